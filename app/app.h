@@ -1,0 +1,22 @@
+/* app.h - the subcommands of rtm3d. Each takes the arguments after its name and returns
+ * a process exit status (0 ok, 1 run-time failure, 2 usage or config error). The app
+ * parses, sets up, runs and reports; it holds no numerics. */
+#ifndef RTM_APP_H
+#define RTM_APP_H
+
+#include "rtm_config.h"
+
+int rtm_cmd_info(int argc, char **argv);
+int rtm_cmd_model(int argc, char **argv);
+int rtm_cmd_bench(int argc, char **argv);
+int rtm_cmd_validate(int argc, char **argv);
+int rtm_cmd_plot(int argc, char **argv);
+
+/* Shared by the subcommands that take CONFIG [--set k=v ...] [--quiet]: loads the deck,
+ * applies the overrides in order and validates. Returns a status (rtm_status.h). Options
+ * it does not know are left for the caller: their indexes go to extra[], count in
+ * *extra_count (extra may be NULL when none are allowed). */
+int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
+                        int *extra_count);
+
+#endif

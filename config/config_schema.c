@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int rtm_placeholder_t;

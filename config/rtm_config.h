@@ -1,0 +1,152 @@
+/* rtm_config.h - the run configuration: one schema table drives INI parsing, defaults,
+ * range checks, --set overrides, the echo of the resolved deck and `rtm3d help-config`.
+ *
+ * Values land in the typed struct rtm_config_t; each schema row names the field it fills
+ * (by offset), its type, its default text, its allowed range or choices and a help line.
+ * A value "auto" is accepted by RTM_CFG_DOUBLE_AUTO keys and stored as NAN. */
+#ifndef RTM_CONFIG_H
+#define RTM_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTM_CONFIG_PATH_MAX 1024
+#define RTM_CONFIG_NAME_MAX 64
+
+typedef enum { RTM_EQUATION_ISO = 0, RTM_EQUATION_VTI, RTM_EQUATION_TTI } rtm_equation_t;
+typedef enum { RTM_RECEIVERS_NONE = 0, RTM_RECEIVERS_PLANE, RTM_RECEIVERS_FILE } rtm_receiver_layout_t;
+typedef enum { RTM_BOUNDARY_SPONGE = 0 } rtm_boundary_kind_t;
+
+typedef struct {
+  struct {
+    int n[3];              /* interior cells nx, ny, nz */
+    double spacing_m[3];   /* dx, dy, dz */
+    double origin_m[3];    /* coordinate of cell (0,0,0) */
+  } grid;
+  struct {
+    int steps;             /* time steps; traces have steps + 1 samples */
+    double dt_s;           /* NAN = auto: cfl * h_min / v_max */
+    double cfl;            /* used by dt = auto; must stay below the stability limit */
+  } time;
+  struct {
+    char file[RTM_CONFIG_PATH_MAX]; /* HDF5 model; empty = constants below */
+    double vp_m_s;
+    double epsilon;
+    double delta;
+    double theta_deg;
+    double phi_deg;
+  } model;
+  struct {
+    rtm_equation_t equation;
+    double sigma;
+  } physics;
+  struct {
+    double position_m[3];
+    double frequency_hz;   /* Ricker peak frequency */
+    double delay_s;        /* NAN = auto: 1.2 / frequency */
+    double amplitude;
+  } source;
+  struct {
+    rtm_receiver_layout_t layout;
+    char file[RTM_CONFIG_PATH_MAX]; /* layout = file: "x y z" in metres per line */
+    double z_m;            /* layout = plane: depth of the plane */
+    double x_first_m, x_step_m;
+    int x_count;
+    double y_first_m, y_step_m;
+    int y_count;
+  } receivers;
+  struct {
+    rtm_boundary_kind_t kind;
+    int width_cells;       /* absorbing layer inside the volume, on every face */
+    double reflection;     /* target amplitude reflection, sets the damping strength */
+  } boundary;
+  struct {
+    int every_steps;       /* 0 = no snapshots */
+  } snapshots;
+  struct {
+    char dir[RTM_CONFIG_PATH_MAX];
+    char name[RTM_CONFIG_NAME_MAX];
+    double trace_dt_s;     /* NAN = auto: the modelling dt */
+  } output;
+  struct {
+    char name[RTM_CONFIG_NAME_MAX]; /* auto | cpu | cuda */
+    int device;
+  } backend;
+  struct {
+    char halo[RTM_CONFIG_NAME_MAX]; /* sync | ldgsts | tma */
+    int stages;
+    int zblock;            /* planes per thread block along z; 0 = whole local nz */
+    int block[2];          /* xy tile */
+  } kernel;
+  struct {
+    char strategy[RTM_CONFIG_NAME_MAX];  /* default strategy for every field class */
+    char wavefield[RTM_CONFIG_NAME_MAX]; /* per-class overrides; empty = strategy */
+    char model[RTM_CONFIG_NAME_MAX];
+    char imaging[RTM_CONFIG_NAME_MAX];
+    int require_compression;
+  } memory;
+  struct {
+    int warmup_steps;
+    int steps;
+  } bench;
+  char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */
+} rtm_config_t;
+
+typedef enum {
+  RTM_CFG_INT,
+  RTM_CFG_DOUBLE,
+  RTM_CFG_DOUBLE_AUTO, /* a number or "auto" (stored as NAN) */
+  RTM_CFG_BOOL,        /* true/false, yes/no, on/off, 1/0 */
+  RTM_CFG_STRING,
+  RTM_CFG_ENUM         /* one of `choices` (|-separated); stored as its int index */
+} rtm_cfg_type_t;
+
+typedef struct {
+  const char *section;
+  const char *key;
+  rtm_cfg_type_t type;
+  size_t offset;        /* into rtm_config_t */
+  size_t size;          /* bytes of the field (strings: buffer size) */
+  const char *default_text;
+  double min, max;      /* inclusive range for numbers */
+  const char *choices;  /* RTM_CFG_ENUM: "iso|vti|tti" */
+  const char *help;
+} rtm_cfg_entry_t;
+
+/* The schema, terminated by a row with section == NULL. */
+extern const rtm_cfg_entry_t rtm_config_schema[];
+
+/* Fills cfg with every default. */
+void rtm_config_defaults(rtm_config_t *cfg);
+
+/* Loads an INI deck over the defaults. Errors name path:line, the key and what was
+ * expected; returns RTM_ERR_CONFIG (or RTM_ERR_INPUT for a missing file). */
+int rtm_config_load(const char *path, rtm_config_t *cfg);
+
+/* Applies one "section.key=value" override (from --set). */
+int rtm_config_set(rtm_config_t *cfg, const char *assignment);
+
+/* Cross-key checks that no single row can make (receiver plane inside the grid, ...). */
+int rtm_config_validate(const rtm_config_t *cfg);
+
+/* Writes the fully resolved deck as INI text (every key, defaults included). */
+void rtm_config_echo(const rtm_config_t *cfg, FILE *out);
+/* Same into a malloc'd string; the caller frees it. Returns NULL on allocation failure. */
+char *rtm_config_echo_string(const rtm_config_t *cfg);
+
+/* Prints the schema: section.key, type, default, range or choices, help. */
+void rtm_config_print_schema(FILE *out);
+
+/* Memory strategy for a field class ("wavefield", "model", "imaging"): the per-class
+ * override when set, else memory.strategy. */
+const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_class);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

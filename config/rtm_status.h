@@ -1,0 +1,59 @@
+/* rtm_status.h - status codes, checking macros and log output shared by every module.
+ *
+ * Every function that can fail returns an int status (RTM_OK on success). Libraries
+ * report what went wrong through rtm_log_error() at the place it happened and return a
+ * code; they never exit. The application maps codes to exit statuses with
+ * rtm_status_exit_code(): usage and configuration errors exit 2, everything else 1. */
+#ifndef RTM_STATUS_H
+#define RTM_STATUS_H
+
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  RTM_OK = 0,
+  RTM_ERR_USAGE = 1,       /* bad command line */
+  RTM_ERR_CONFIG = 2,      /* bad config deck or value: exit 2 */
+  RTM_ERR_INPUT = 3,       /* bad input file (model, receiver list): exit 2 */
+  RTM_ERR_IO = 4,          /* file system or HDF5 failure at run time */
+  RTM_ERR_NOMEM = 5,       /* an allocation failed or would not fit */
+  RTM_ERR_DEVICE = 6,      /* CUDA, driver, cuFFT or CUB failure */
+  RTM_ERR_UNSUPPORTED = 7, /* a feature the build or the device does not have */
+  RTM_ERR_MPI = 8,         /* an MPI call failed */
+  RTM_ERR_NUMERIC = 9,     /* instability, NaN, a check that failed */
+  RTM_ERR_INTERNAL = 10    /* a broken invariant: a bug */
+};
+
+/* Process exit status for a status code: 0, 2 (usage, config, input) or 1. */
+int rtm_status_exit_code(int status);
+const char *rtm_status_name(int status);
+
+/* Log lines go to stderr with a fixed prefix ("rtm3d: error: ", "rtm3d: warning: ",
+ * "rtm3d: "). They carry no global state: what is printed is decided by the caller. */
+void rtm_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rtm_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rtm_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Runs expr; on a non-zero status stores it in `status` and jumps to `fail`. */
+#define RTM_TRY(expr)                                                          \
+  do {                                                                         \
+    status = (expr);                                                           \
+    if (status != RTM_OK) goto fail;                                           \
+  } while (0)
+
+/* Logs a formatted error, stores code in `status` and jumps to `fail`. */
+#define RTM_FAIL(code, ...)                                                    \
+  do {                                                                         \
+    rtm_log_error(__VA_ARGS__);                                                \
+    status = (code);                                                           \
+    goto fail;                                                                 \
+  } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,106 @@
+/* rtm_io.h - HDF5 models and run outputs, the JSON run report, PNG slices, comparisons.
+ *
+ * Layouts (DESIGN.md "Files"):
+ *   model:  /vp /epsilon /delta /theta /phi  [nz][ny][nx] float32, root attrs spacing[3], origin[3]
+ *   output: root attrs version, git_revision, backend, device, config (resolved text);
+ *           /snapshots/<field> [nsnap][nz][ny][nx] with attrs steps[nsnap], times[nsnap];
+ *           /traces/<field> [nrec][nt] with attr dt; /traces/receivers [nrec][3]
+ * An output file is written as PATH.partial and renamed to PATH only by a successful
+ * rtm_output_close(): a failed run never leaves a file that looks finished. */
+#ifndef RTM_IO_H
+#define RTM_IO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "rtm_config.h"
+#include "rtm_grid.h"
+#include "rtm_memory.h"
+#include "rtm_solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- models ---- */
+/* Reads the parameters the equation needs (iso: vp; vti: + epsilon, delta; tti: + theta,
+ * phi) for the grid's local z-range. Missing datasets, shapes that differ from the grid,
+ * a spacing that differs from the config, non-finite values: errors naming file and
+ * dataset (RTM_ERR_INPUT). */
+int rtm_io_read_model(const char *path, const rtm_grid_t *grid, rtm_equation_t equation,
+                      rtm_model_t *model);
+/* Writes every non-NULL parameter of a whole-volume model (z_offset 0). */
+int rtm_io_write_model(const char *path, const rtm_grid_t *grid, const rtm_model_t *model);
+/* The model from the config: the file when model.file is set, else constants. */
+int rtm_io_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
+
+/* ---- run output ---- */
+typedef struct {
+  const char *version;
+  const char *git_revision;
+  const char *backend;
+  const char *device;
+  const char *config_text;
+} rtm_run_info_t;
+
+typedef struct rtm_output rtm_output_t;
+
+int rtm_output_create(const char *path, const rtm_grid_t *grid, const rtm_run_info_t *info,
+                      rtm_output_t **output);
+/* Declares /snapshots/<field> with room for `count` snapshots. */
+int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int count);
+/* Writes snapshot `index` (dense [nz][ny][nx]) taken at `step`, time `time_s`. */
+int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index, int step,
+                              double time_s, const float *dense);
+/* Writes /traces/<field> [count][samples] with dt, and /traces/receivers [count][3]. */
+int rtm_output_write_traces(rtm_output_t *output, const char *field, const float *traces,
+                            int count, int samples, double dt_s, const double *position_m);
+/* success != 0: flush, close, rename PATH.partial -> PATH. Else close and remove. */
+int rtm_output_close(rtm_output_t *output, int success);
+
+/* ---- JSON run report ---- */
+typedef struct {
+  const char *name;
+  double seconds;
+} rtm_timing_t;
+
+typedef struct {
+  const char *command;       /* "model", "bench", ... */
+  const rtm_run_info_t *info;
+  const rtm_grid_t *grid;
+  int steps;
+  double dt_s;
+  const rtm_timing_t *timings;
+  int timing_count;
+  double mcells_per_s;
+  const rtm_mem_ledger_t *ledger;
+  const char *output_path;
+} rtm_report_t;
+
+int rtm_report_write_json(const char *path, const rtm_report_t *report);
+
+/* ---- PNG ---- */
+/* Writes a width x height float image (row-major, row 0 at the top) with a symmetric
+ * red-white-blue colormap clipped at the given percentile of |value| (e.g. 99), and the
+ * title as a PNG tEXt "Title" chunk. */
+int rtm_png_write(const char *path, const float *values, int width, int height,
+                  double clip_percentile, const char *title);
+
+/* ---- datasets for plot and validate ---- */
+typedef struct {
+  int rank;
+  size_t dims[4];
+  float *data; /* whole dataset, row-major, float32 */
+} rtm_dataset_t;
+
+int rtm_io_read_dataset(const char *path, const char *name, rtm_dataset_t *dataset);
+void rtm_dataset_release(rtm_dataset_t *dataset);
+/* Names of the float datasets under /snapshots, /traces (not receivers), /image,
+ * /illumination; malloc'd array of malloc'd strings. */
+int rtm_io_list_datasets(const char *path, char ***names, int *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,43 @@
+/* Strategy `host`: page-aligned malloc for the cpu backend. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_memory.h"
+#include "rtm_status.h"
+
+enum { HOST_ALIGNMENT = 4096 };
+
+static int host_probe(int device, char *why, size_t why_size) {
+  (void)device;
+  (void)why;
+  (void)why_size;
+  return RTM_OK;
+}
+
+static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
+  (void)request;
+  size_t rounded = (bytes + HOST_ALIGNMENT - 1) / HOST_ALIGNMENT * HOST_ALIGNMENT;
+  void *ptr = aligned_alloc(HOST_ALIGNMENT, rounded ? rounded : HOST_ALIGNMENT);
+  if (!ptr) {
+    rtm_log_error("host allocation of %zu bytes for '%s' failed", bytes, out->label);
+    return RTM_ERR_NOMEM;
+  }
+  memset(ptr, 0, rounded);
+  out->ptr = ptr;
+  out->bytes = bytes;
+  out->reserved_bytes = rounded;
+  out->on_device = 0;
+  out->device = -1;
+  return RTM_OK;
+}
+
+static void host_free(rtm_allocation_t *allocation) { free(allocation->ptr); }
+
+const rtm_mem_strategy_t rtm_mem_host = {
+    .name = "host",
+    .description = "aligned malloc in host memory (cpu backend)",
+    .probe = host_probe,
+    .alloc = host_alloc,
+    .free = host_free,
+    .prefetch = NULL,
+};

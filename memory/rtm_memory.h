@@ -1,0 +1,88 @@
+/* rtm_memory.h - every large allocation goes through a named memory strategy.
+ *
+ * A strategy is a const table of function pointers (the sqlite3_mem_methods shape): a new
+ * one is one new file and one line in the registry list of rtm_memory.c. A ledger records
+ * what each field asked for and what it got, for the run report and `rtm3d info`. */
+#ifndef RTM_MEMORY_H
+#define RTM_MEMORY_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTM_MEM_LABEL_MAX 48
+
+struct rtm_mem_strategy;
+
+typedef struct {
+  void *ptr;                  /* host or device address, as the strategy says */
+  size_t bytes;               /* what was asked for */
+  size_t reserved_bytes;      /* what was taken (rounded to the granularity) */
+  int on_device;              /* ptr is a device address (not host-dereferenceable) */
+  int compressed;             /* vmm-compressed: the driver granted generic compression */
+  int device;                 /* CUDA ordinal, -1 for host */
+  unsigned long long handle;  /* strategy-private (VMM generic handle) */
+  const struct rtm_mem_strategy *strategy;
+  char label[RTM_MEM_LABEL_MAX];
+} rtm_allocation_t;
+
+typedef struct {
+  int device;                 /* CUDA ordinal the allocation is for; -1 for host */
+  int require_compression;    /* vmm-compressed: a refusal is an error, not a fallback */
+} rtm_mem_request_t;
+
+typedef struct rtm_mem_strategy {
+  const char *name;
+  const char *description;
+  /* 0 when the strategy can serve `device`; else a status with the reason in why. */
+  int (*probe)(int device, char *why, size_t why_size);
+  int (*alloc)(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out);
+  void (*free)(rtm_allocation_t *allocation);
+  /* Make the memory resident where it will be used (managed); may be NULL. */
+  int (*prefetch)(const rtm_allocation_t *allocation, void *cuda_stream);
+} rtm_mem_strategy_t;
+
+/* Registry lookup by the name the user wrote; NULL when unknown. */
+const rtm_mem_strategy_t *rtm_mem_find(const char *name);
+/* Comma-separated list of the registered names, for error messages and help. */
+const char *rtm_mem_known_names(void);
+/* Number of registered strategies and the i-th one (for `rtm3d info`). */
+int rtm_mem_count(void);
+const rtm_mem_strategy_t *rtm_mem_at(int index);
+
+/* One entry per allocation made through the ledger. */
+typedef struct {
+  char label[RTM_MEM_LABEL_MAX];
+  const char *strategy;
+  size_t bytes;
+  size_t reserved_bytes;
+  int compressed;
+} rtm_mem_record_t;
+
+typedef struct {
+  rtm_mem_record_t *records;
+  int count, capacity;
+  size_t total_bytes;
+} rtm_mem_ledger_t;
+
+/* Allocates through the named strategy: unknown names list the known ones, a strategy the
+ * device cannot serve says why. The ledger may be NULL. */
+int rtm_mem_alloc(const char *strategy, size_t bytes, const char *label,
+                  const rtm_mem_request_t *request, rtm_mem_ledger_t *ledger,
+                  rtm_allocation_t *out);
+void rtm_mem_free(rtm_allocation_t *allocation);
+int rtm_mem_prefetch(const rtm_allocation_t *allocation, void *cuda_stream);
+
+void rtm_mem_ledger_init(rtm_mem_ledger_t *ledger);
+void rtm_mem_ledger_release(rtm_mem_ledger_t *ledger);
+
+/* Strategies compiled into this build; rtm_memory.c lists them. */
+extern const rtm_mem_strategy_t rtm_mem_host;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,1 @@
+# trace pipeline sources (issue: CUDA-graph trace pipeline). Empty until it lands.

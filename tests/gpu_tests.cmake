@@ -1,0 +1,1 @@
+# GPU tests (issue: GPU backend)

@@ -1,0 +1,1 @@
+# trace pipeline tests (issue: trace pipeline)
