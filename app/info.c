@@ -1,2 +1,124 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* rtm3d info: build options, backends, memory strategies and, per GPU, what the driver
+ * says it supports (VMM, generic compression, TMA, clusters, shared memory). */
+#include <stdio.h>
+#include <string.h>
+
+#include <H5public.h>
+
+#include "app.h"
+#include "rtm_memory.h"
+#include "rtm_solver.h"
+#include "rtm_status.h"
+#include "rtm_version.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifdef RTM3D_HAVE_CUDA
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#endif
+
+static const char *yes_no(int flag) { return flag ? "yes" : "no"; }
+
+#ifdef RTM3D_HAVE_CUDA
+static int driver_attribute(CUdevice device, CUdevice_attribute attribute) {
+  int value = 0;
+  if (cuDeviceGetAttribute(&value, attribute, device) != CUDA_SUCCESS) return 0;
+  return value;
+}
+
+static void print_devices(void) {
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0) {
+    printf("GPUs:        none usable (%s)\n",
+           error != cudaSuccess ? cudaGetErrorString(error) : "no device");
+    return;
+  }
+  int driver_version = 0, runtime_version = 0;
+  cudaDriverGetVersion(&driver_version);
+  cudaRuntimeGetVersion(&runtime_version);
+  printf("CUDA:        driver %d.%d, runtime %d.%d\n", driver_version / 1000,
+         (driver_version % 1000) / 10, runtime_version / 1000, (runtime_version % 1000) / 10);
+  if (cuInit(0) != CUDA_SUCCESS) {
+    printf("GPUs:        the driver API failed to initialise\n");
+    return;
+  }
+  for (int d = 0; d < count; ++d) {
+    struct cudaDeviceProp prop;
+    CUdevice device;
+    if (cudaGetDeviceProperties(&prop, d) != cudaSuccess || cuDeviceGet(&device, d) != CUDA_SUCCESS)
+      continue;
+    int cc_major = driver_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    int cc_minor = driver_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    /* TMA (cp.async.bulk.tensor) exists from sm_90 on; the driver must also export the
+     * tensor-map encoder. */
+    void *encode = NULL;
+    CUdriverProcAddressQueryResult found;
+    int has_encoder = cuGetProcAddress("cuTensorMapEncodeTiled", &encode, 12000,
+                                       CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
+                      encode != NULL;
+    printf("GPU %d:       %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB\n", d, prop.name, cc_major,
+           cc_minor, prop.multiProcessorCount, prop.totalGlobalMem / (1024.0 * 1024 * 1024),
+           prop.l2CacheSize / (1024.0 * 1024));
+    printf("  VMM (cuMemCreate/cuMemMap):     %s\n",
+           yes_no(driver_attribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)));
+    printf("  generic compression:            %s\n",
+           yes_no(driver_attribute(device, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED)));
+    printf("  TMA (bulk tensor copies):       %s\n", yes_no(cc_major >= 9 && has_encoder));
+    printf("  thread block clusters:          %s\n",
+           yes_no(driver_attribute(device, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)));
+    printf("  managed memory:                 %s\n",
+           yes_no(driver_attribute(device, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)));
+    printf("  shared memory per block:        %zu KiB (opt-in %d KiB)\n",
+           prop.sharedMemPerBlock / 1024,
+           driver_attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) / 1024);
+  }
+}
+#endif
+
+int rtm_cmd_info(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      printf("usage: rtm3d info\n\nPrints the build options, the backends and memory "
+             "strategies this build has, and\nwhat each GPU supports, as the driver reports it.\n");
+      return 0;
+    }
+    rtm_log_error("info: unknown argument '%s'", argv[i]);
+    return 2;
+  }
+  printf("rtm3d %s (%s)\n", RTM3D_VERSION, RTM3D_GIT_REVISION);
+#ifdef RTM3D_HAVE_CUDA
+  printf("build:       CUDA on (architectures %s)", RTM3D_CUDA_ARCHITECTURES);
+#else
+  printf("build:       CUDA off");
+#endif
+#ifdef RTM3D_HAVE_MPI
+  printf(", MPI on");
+#else
+  printf(", MPI off");
+#endif
+#ifdef _OPENMP
+  printf(", OpenMP on (%d threads)", omp_get_max_threads());
+#else
+  printf(", OpenMP off");
+#endif
+  printf(", HDF5 %d.%d.%d\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+  printf("backends:    %s\n", rtm_backend_known_names());
+  printf("memory:      ");
+  for (int i = 0; i < rtm_mem_count(); ++i) {
+    const rtm_mem_strategy_t *s = rtm_mem_at(i);
+    char why[256] = "";
+    int usable = !s->probe || s->probe(0, why, sizeof why) == RTM_OK;
+    printf("%s%s%s%s%s", i ? "\n             " : "", s->name, usable ? "" : " (unavailable: ",
+           usable ? "" : why, usable ? "" : ")");
+  }
+  printf("\n");
+#ifdef RTM3D_HAVE_CUDA
+  print_devices();
+#else
+  printf("GPUs:        not queried (built without CUDA)\n");
+#endif
+  return 0;
+}

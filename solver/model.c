@@ -1,2 +1,54 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* Model parameters: range of the velocities that set dt, the damping and the sampling. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "rtm_solver.h"
+#include "rtm_status.h"
+
+void rtm_model_release(rtm_model_t *model) {
+  if (!model) return;
+  free(model->vp);
+  free(model->epsilon);
+  free(model->delta);
+  free(model->theta_deg);
+  free(model->phi_deg);
+  model->vp = model->epsilon = model->delta = model->theta_deg = model->phi_deg = NULL;
+  model->vp_min = model->vp_max = model->epsilon_max = 0.0;
+}
+
+int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
+  const size_t nx = (size_t)grid->n[0], ny = (size_t)grid->n[1];
+  const size_t cells = rtm_grid_interior_cells(grid);
+  if (!model->vp) {
+    rtm_log_error("model has no vp array");
+    return RTM_ERR_INTERNAL;
+  }
+  double vp_min = INFINITY, vp_max = 0.0, epsilon_max = 0.0;
+  for (size_t i = 0; i < cells; ++i) {
+    double vp = model->vp[i];
+    if (!(vp > 0.0) || !isfinite(vp)) {
+      rtm_log_error("model vp = %g m/s at cell (ix %zu, iy %zu, iz %zu): velocity must be "
+                    "positive and finite",
+                    vp, i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
+      return RTM_ERR_INPUT;
+    }
+    if (vp < vp_min) vp_min = vp;
+    if (vp > vp_max) vp_max = vp;
+  }
+  if (model->epsilon) {
+    epsilon_max = -INFINITY;
+    for (size_t i = 0; i < cells; ++i) {
+      double epsilon = model->epsilon[i];
+      if (!isfinite(epsilon)) {
+        rtm_log_error("model epsilon = %g at cell (ix %zu, iy %zu, iz %zu) is not finite",
+                      epsilon, i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
+        return RTM_ERR_INPUT;
+      }
+      if (epsilon > epsilon_max) epsilon_max = epsilon;
+    }
+  }
+  model->vp_min = vp_min;
+  model->vp_max = vp_max;
+  model->epsilon_max = epsilon_max;
+  return RTM_OK;
+}

@@ -124,6 +124,9 @@ typedef struct rtm_backend {
   int (*read_traces)(void *state, float *traces);
   /* Waits for queued work (timing); may be NULL for synchronous backends. */
   int (*synchronize)(void *state);
+  /* One line naming where it runs ("NVIDIA H100 80GB HBM3 (sm_90)", "host, 2 OpenMP
+   * threads") for the run report; may be NULL. */
+  void (*describe)(void *state, char *text, size_t size);
   void (*destroy)(void *state);
 } rtm_backend_t;
 

@@ -1,0 +1,25 @@
+/* progress.h - progress of a long run: on a terminal one self-updating line (step,
+ * percent, ETA, MCells/s); otherwise a log line every 10% or every 30 s. */
+#ifndef RTM_PROGRESS_H
+#define RTM_PROGRESS_H
+
+#include <stdio.h>
+
+typedef struct {
+  FILE *out;
+  int total_steps;
+  double cells_per_step;
+  double start_s;
+  double last_print_s;
+  int last_decile;
+  int is_terminal;
+  int quiet;
+} rtm_progress_t;
+
+double rtm_wall_seconds(void);
+void rtm_progress_begin(rtm_progress_t *progress, int total_steps, double cells_per_step,
+                        int quiet);
+void rtm_progress_update(rtm_progress_t *progress, int steps_done);
+void rtm_progress_end(rtm_progress_t *progress);
+
+#endif

@@ -1,0 +1,233 @@
+#define _POSIX_C_SOURCE 200809L
+#include "rtm_io_impl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- error reporting ---- */
+
+typedef struct {
+  char text[256];
+  int found;
+} h5_reason_t;
+
+/* Walking upward visits the most specific error first: that one says what went wrong
+ * ("unable to find a valid file signature", "object 'vp' doesn't exist"). */
+static herr_t first_reason(unsigned n, const H5E_error2_t *error, void *data) {
+  h5_reason_t *reason = data;
+  (void)n;
+  if (!reason->found && error->desc && error->desc[0]) {
+    snprintf(reason->text, sizeof reason->text, "%s", error->desc);
+    reason->found = 1;
+  }
+  return 0;
+}
+
+/* Last two path components of __FILE__ ("io/model_io.c"), which is what a reader of the
+ * message can find in the source tree. */
+static const char *short_source_name(const char *source_file) {
+  const char *last = strrchr(source_file, '/');
+  if (!last) return source_file;
+  const char *p = last;
+  while (p > source_file && p[-1] != '/') --p;
+  return p > source_file ? p : source_file;
+}
+
+void rtm_h5_report(const char *call, const char *source_file, int line, const char *fmt, ...) {
+  char context[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(context, sizeof context, fmt, args);
+  va_end(args);
+  h5_reason_t reason = {"", 0};
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_reason, &reason);
+  H5Eclear2(H5E_DEFAULT);
+  rtm_log_error("%s: HDF5 call %s failed at %s:%d%s%s", context, call,
+                short_source_name(source_file), line, reason.found ? ": " : "", reason.text);
+}
+
+void rtm_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+int rtm_h5_close(hid_t *id) {
+  herr_t result = 0;
+  if (*id >= 0) {
+    switch (H5Iget_type(*id)) {
+    case H5I_FILE: result = H5Fclose(*id); break;
+    case H5I_GROUP: result = H5Gclose(*id); break;
+    case H5I_DATASET: result = H5Dclose(*id); break;
+    case H5I_DATASPACE: result = H5Sclose(*id); break;
+    case H5I_DATATYPE: result = H5Tclose(*id); break;
+    case H5I_ATTR: result = H5Aclose(*id); break;
+    case H5I_GENPROP_LST: result = H5Pclose(*id); break;
+    default: result = H5Oclose(*id); break;
+    }
+  }
+  *id = H5I_INVALID_HID;
+  return result < 0 ? RTM_ERR_IO : RTM_OK;
+}
+
+/* ---- files ---- */
+
+int rtm_h5_open_read(const char *path, const char *what, hid_t *file) {
+  int status = RTM_OK;
+  struct stat info;
+  *file = H5I_INVALID_HID;
+  rtm_h5_quiet();
+  if (stat(path, &info) != 0)
+    RTM_FAIL(RTM_ERR_INPUT, "cannot open %s %s: %s", what, path, strerror(errno));
+  if (S_ISDIR(info.st_mode)) RTM_FAIL(RTM_ERR_INPUT, "%s %s is a directory", what, path);
+#if H5_VERSION_GE(1, 12, 0)
+  htri_t is_hdf5 = H5Fis_accessible(path, H5P_DEFAULT);
+#else
+  htri_t is_hdf5 = H5Fis_hdf5(path);
+#endif
+  if (is_hdf5 <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    RTM_FAIL(RTM_ERR_INPUT, "%s %s is not an HDF5 file (no valid HDF5 signature: wrong file, "
+                            "or the file is corrupt or truncated)",
+             what, path);
+  }
+  RTM_H5_CHECK(*file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), RTM_ERR_INPUT,
+               "cannot open %s %s (corrupt?)", what, path);
+fail:
+  return status;
+}
+
+int rtm_h5_path_exists(hid_t file, const char *path) {
+  char partial[1024];
+  size_t length = strlen(path);
+  if (length == 0 || length >= sizeof partial) return 0;
+  /* H5Lexists needs every intermediate group to exist, so test the components in turn. */
+  for (size_t i = 1; i <= length; ++i) {
+    if (i < length && path[i] != '/') continue;
+    if (i == 1 && path[0] == '/') continue;
+    memcpy(partial, path, i);
+    partial[i] = '\0';
+    htri_t exists = H5Lexists(file, partial, H5P_DEFAULT);
+    if (exists <= 0) return exists < 0 ? -1 : 0;
+  }
+  return 1;
+}
+
+/* ---- attributes ---- */
+
+static int write_attr(hid_t object, const char *name, hid_t type, hid_t space, const void *data) {
+  int status = RTM_OK;
+  hid_t attr = H5I_INVALID_HID;
+  htri_t exists;
+  RTM_H5_CHECK(exists = H5Aexists(object, name), RTM_ERR_IO, "attribute %s", name);
+  if (exists) RTM_H5_CHECK(H5Adelete(object, name), RTM_ERR_IO, "attribute %s", name);
+  RTM_H5_CHECK(attr = H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT),
+               RTM_ERR_IO, "attribute %s", name);
+  RTM_H5_CHECK(H5Awrite(attr, type, data), RTM_ERR_IO, "attribute %s", name);
+fail:
+  if (rtm_h5_close(&attr) != RTM_OK && status == RTM_OK) status = RTM_ERR_IO;
+  return status;
+}
+
+int rtm_h5_write_attr_string(hid_t object, const char *name, const char *value) {
+  int status = RTM_OK;
+  hid_t type = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  if (!value) value = "";
+  /* size includes the terminator so that NULLTERM readers see the whole text */
+  RTM_H5_CHECK(type = H5Tcopy(H5T_C_S1), RTM_ERR_IO, "attribute %s", name);
+  RTM_H5_CHECK(H5Tset_size(type, strlen(value) + 1), RTM_ERR_IO, "attribute %s", name);
+  RTM_H5_CHECK(H5Tset_strpad(type, H5T_STR_NULLTERM), RTM_ERR_IO, "attribute %s", name);
+  RTM_H5_CHECK(H5Tset_cset(type, H5T_CSET_UTF8), RTM_ERR_IO, "attribute %s", name);
+  RTM_H5_CHECK(space = H5Screate(H5S_SCALAR), RTM_ERR_IO, "attribute %s", name);
+  RTM_TRY(write_attr(object, name, type, space, value));
+fail:
+  rtm_h5_close(&space);
+  rtm_h5_close(&type);
+  return status;
+}
+
+static int write_attr_array(hid_t object, const char *name, hid_t type, const void *values,
+                            size_t count) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID;
+  hsize_t dims[1] = {count};
+  RTM_H5_CHECK(space = H5Screate_simple(1, dims, NULL), RTM_ERR_IO, "attribute %s", name);
+  RTM_TRY(write_attr(object, name, type, space, values));
+fail:
+  rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_h5_write_attr_doubles(hid_t object, const char *name, const double *values, size_t count) {
+  return write_attr_array(object, name, H5T_NATIVE_DOUBLE, values, count);
+}
+
+int rtm_h5_write_attr_ints(hid_t object, const char *name, const int *values, size_t count) {
+  return write_attr_array(object, name, H5T_NATIVE_INT, values, count);
+}
+
+hid_t rtm_h5_create_fapl(void) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) return fapl;
+#if H5_VERSION_GE(1, 10, 2)
+  H5F_libver_t low = H5F_LIBVER_V18;
+#else
+  H5F_libver_t low = H5F_LIBVER_LATEST;
+#endif
+  if (H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
+      H5Pset_libver_bounds(fapl, low, H5F_LIBVER_LATEST) < 0) {
+    H5Pclose(fapl);
+    return H5I_INVALID_HID;
+  }
+  return fapl;
+}
+
+/* ---- paths ---- */
+
+int rtm_io_partial_path(const char *path, char *buffer, size_t size) {
+  int written = snprintf(buffer, size, "%s.partial", path);
+  if (written < 0 || (size_t)written >= size) {
+    rtm_log_error("output path too long (%zu characters): %s", strlen(path), path);
+    return RTM_ERR_INTERNAL;
+  }
+  return RTM_OK;
+}
+
+int rtm_io_make_parent_dir(const char *path) {
+  char dir[4096];
+  size_t length = strlen(path);
+  if (length >= sizeof dir) {
+    rtm_log_error("path too long (%zu characters): %s", length, path);
+    return RTM_ERR_IO;
+  }
+  memcpy(dir, path, length + 1);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return RTM_OK;
+  *slash = '\0';
+  for (char *p = dir + 1; ; ++p) {
+    if (*p != '/' && *p != '\0') continue;
+    char saved = *p;
+    *p = '\0';
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+      rtm_log_error("cannot create directory %s (for %s): %s", dir, path, strerror(errno));
+      return RTM_ERR_IO;
+    }
+    struct stat info;
+    if (stat(dir, &info) != 0 || !S_ISDIR(info.st_mode)) {
+      rtm_log_error("cannot create directory %s (for %s): a file of that name exists", dir, path);
+      return RTM_ERR_IO;
+    }
+    *p = saved;
+    if (saved == '\0') break;
+  }
+  return RTM_OK;
+}
+
+int rtm_io_commit_partial(const char *partial, const char *path) {
+  if (rename(partial, path) != 0) {
+    rtm_log_error("cannot rename %s to %s: %s", partial, path, strerror(errno));
+    remove(partial);
+    return RTM_ERR_IO;
+  }
+  return RTM_OK;
+}

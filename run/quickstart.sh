@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# run/quickstart.sh - fresh Debian/Ubuntu machine to a first result: installs the
+# dependencies, builds rtm3d, runs the quickstart example (on the GPU when there is one,
+# on the CPU otherwise) and plots a slice of the last snapshot and the gather.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./run/deps.sh install
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_BUILD_TESTS=OFF
+cmake --build build -j "$(nproc)"
+./build/app/rtm3d info
+./build/app/rtm3d model run/examples/quickstart.ini "$@"
+./build/app/rtm3d plot out/quickstart.h5 /snapshots/p --slice y=80 -o out/quickstart_snapshot.png
+./build/app/rtm3d plot out/quickstart.h5 /traces/p -o out/quickstart_gather.png
+echo "quickstart: wrote out/quickstart.h5, out/quickstart.json, out/quickstart_snapshot.png, out/quickstart_gather.png"

@@ -1,0 +1,51 @@
+/* rtm_modelling.h - a propagator set up from the config: grid, resolved dt, absorbing
+ * boundary, the source and the receivers, and the chosen backend. The app drives the time
+ * loop (snapshots, progress, output); the numerics stay behind the backend table. */
+#ifndef RTM_MODELLING_H
+#define RTM_MODELLING_H
+
+#include "rtm_config.h"
+#include "rtm_grid.h"
+#include "rtm_memory.h"
+#include "rtm_solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  rtm_grid_t grid;
+  const rtm_model_t *model; /* not owned */
+  double dt_s;
+  int steps;
+  double source_position_m[3];
+  rtm_boundary_t boundary;
+  rtm_points_t sources;
+  rtm_points_t receivers;
+  float *wavelets; /* [sources.count][steps + 1], scaled for injection */
+  const rtm_backend_t *backend;
+  void *state;
+  rtm_mem_ledger_t ledger;
+} rtm_propagator_t;
+
+/* Resolves dt, the source and receiver geometry and the backend from the config, then
+ * creates the backend state. On failure everything acquired is released. */
+int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                          const rtm_model_t *model, rtm_propagator_t *prop);
+void rtm_propagator_destroy(rtm_propagator_t *prop);
+
+/* Source position with "auto" coordinates resolved to the centre of the volume. */
+void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]);
+
+/* Receiver positions [count][3] (malloc'd) from receivers.layout: a plane (autos resolved:
+ * z = source depth, first = inner edge of the absorbing layer, step = spacing, count =
+ * up to the far inner edge), a text file ("x y z" per line, '#' comments; errors name
+ * file:line), or none. */
+int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                           const double source_m[3], double **position_m, int *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

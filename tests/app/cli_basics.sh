@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Usage and configuration errors: exit 2 with a message naming the file, line and key;
+# help and version exit 0. Usage: cli_basics.sh RTM3D SOURCE_DIR
+set -u
+rtm3d="$1"
+src="$2"
+failures=0
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# expect STATUS PATTERN COMMAND...: the command exits STATUS and its stderr+stdout match
+# the extended regex PATTERN.
+expect() {
+  local want="$1" pattern="$2"
+  shift 2
+  local output status
+  output="$("$@" 2>&1)"
+  status=$?
+  if [ "$status" -ne "$want" ] || ! grep -Eq -- "$pattern" <<<"$output"; then
+    echo "FAIL: '$*' exited $status (want $want), output:"
+    sed 's/^/    /' <<<"$output"
+    echo "    expected to match: $pattern"
+    failures=$((failures + 1))
+  else
+    echo "ok:   $*"
+  fi
+}
+
+expect 0 "rtm3d [0-9]+\.[0-9]+" "$rtm3d" --version
+expect 0 "usage: rtm3d" "$rtm3d" --help
+expect 2 "unknown command" "$rtm3d" frobnicate
+expect 2 "usage: rtm3d" "$rtm3d"
+for cmd in info model bench validate plot; do
+  expect 0 "usage: rtm3d $cmd" "$rtm3d" "$cmd" --help
+done
+expect 0 "grid\.nx" "$rtm3d" help-config
+expect 0 "time\.dt" "$rtm3d" --help-config
+expect 0 "backends:" "$rtm3d" info
+
+expect 2 "no config file" "$rtm3d" model
+expect 2 "missing\.ini" "$rtm3d" model "$work/missing.ini"
+
+# Every bad deck in tests/data/config names its own line: its first line reads
+# '# expect: TEXT' with TEXT a fixed string the error must contain.
+for deck in "$src"/tests/data/config/bad_*.ini; do
+  [ -e "$deck" ] || continue
+  want="$(sed -n '1s/^# expect: //p' "$deck")"
+  expect 2 "$(printf '%s' "$want" | sed 's/[][\.*^$+?(){}|/]/\\&/g')" "$rtm3d" model "$deck"
+done
+
+cat >"$work/ok.ini" <<'DECK'
+[grid]
+nx = 24
+ny = 24
+nz = 24
+[time]
+steps = 4
+[output]
+dir = out
+DECK
+expect 2 "time\.dt.*(stab|limit)" "$rtm3d" model "$work/ok.ini" --set time.dt=0.01 --set output.dir="$work/o1"
+expect 2 "--set.*nope" "$rtm3d" model "$work/ok.ini" --set grid.nope=3
+expect 2 "grid\.nx" "$rtm3d" model "$work/ok.ini" --set grid.nx=-5
+if ls "$work"/o1 2>/dev/null | grep -q .; then
+  echo "FAIL: a run refused at setup left files in $work/o1:"; ls -l "$work/o1"; failures=$((failures + 1))
+fi
+
+echo "cli_basics: $failures failure(s)"
+[ "$failures" -eq 0 ]
