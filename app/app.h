@@ -11,6 +11,9 @@ int rtm_cmd_model(int argc, char **argv);
 int rtm_cmd_bench(int argc, char **argv);
 int rtm_cmd_validate(int argc, char **argv);
 int rtm_cmd_plot(int argc, char **argv);
+/* `rtm3d bench --traces ...` (bench_traces.c): the trace pipeline alone, graph vs streams.
+ * argv as for rtm_cmd_bench; a "--traces" among the arguments is skipped. */
+int rtm_cmd_bench_traces(int argc, char **argv);
 
 /* Shared by the subcommands that take CONFIG [--set k=v ...] [--quiet]: loads the deck,
  * applies the overrides in order and validates. Returns a status (rtm_status.h). Options

@@ -1,2 +1,511 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* rtm3d bench CONFIG: propagator throughput beside the device's copy bandwidth
+ * (DESIGN.md "Measuring").
+ *
+ * Figures: MCells/s = cells x steps / time (CUDA events around `bench.steps` steps after
+ * `bench.warmup` untimed ones, median of three windows); effective GB/s = 16 B/cell (iso:
+ * read p[n], p[n-1], v^2 dt^2, write p[n+1]) x MCells/s; fraction = that over the copy
+ * bandwidth measured in the same process (a large device-to-device cudaMemcpy, bytes read
+ * plus bytes written). Matrix variants start from random wavefields (never zeros: they
+ * compress and hide unwritten cells). The compression study instead propagates the
+ * config's source through its model and times vmm against vmm-compressed at an early, a
+ * middle and a late window, since compressibility falls as the wavefield fills the volume.
+ * CSV and JSON files are written only when the whole run succeeded. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "rtm_io.h"
+#include "rtm_modelling.h"
+#include "rtm_status.h"
+
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+#include <cuda_runtime_api.h>
+
+enum { BYTES_PER_CELL = 16, WINDOWS = 3, MAX_RESULTS = 256 };
+
+#define BENCH_CUDA_TRY(call)                                                               \
+  do {                                                                                     \
+    cudaError_t bench_err_ = (call);                                                       \
+    if (bench_err_ != cudaSuccess)                                                         \
+      RTM_FAIL(RTM_ERR_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call,          \
+               cudaGetErrorString(bench_err_));                                            \
+  } while (0)
+
+typedef struct {
+  char halo[RTM_CONFIG_NAME_MAX];
+  int stages;
+  int block[2];
+  int zblock;
+  char strategy[RTM_CONFIG_NAME_MAX];
+} variant_t;
+
+typedef struct {
+  const char *kind; /* "single", "matrix", "compression" */
+  variant_t v;
+  int compressed;   /* every wavefield allocation was granted compression */
+  int window_step;  /* compression: first step of the timed window */
+  const char *window; /* compression: early | middle | late */
+  double ms_per_step, mcells, gbs, fraction;
+} result_t;
+
+typedef struct {
+  const rtm_config_t *cfg;
+  const rtm_grid_t *grid;
+  const rtm_model_t *model;
+  const float *initial; /* random dense field for matrix runs; NULL = start from rest */
+  double copy_gbs;
+  int quiet;
+  result_t results[MAX_RESULTS];
+  int count;
+} bench_t;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: rtm3d bench CONFIG [--set section.key=value ...] [--matrix] [--csv FILE]\n"
+          "                   [--json FILE] [--quiet]\n"
+          "       rtm3d bench --traces ...   (the trace pipeline; see rtm3d bench --traces --help)\n\n"
+          "Measures the device copy bandwidth, then times the configured cuda propagator\n"
+          "(kernel.*, memory.*) for bench.warmup + bench.steps steps and prints MCells/s,\n"
+          "bytes per cell (16 for iso), effective GB/s and the fraction of the copy bandwidth.\n\n"
+          "  --matrix    sweep halo x stages x memory strategy, then tile shapes x zblock for the\n"
+          "              fastest halo, then vmm against vmm-compressed at an early, a middle and\n"
+          "              a late window of a time.steps-step propagation of the config's source\n"
+          "              through its model, for several zblocks\n"
+          "  --csv FILE  every result as CSV; --json FILE: the same as JSON\n"
+          "  --quiet     print only the final table\n");
+}
+
+static double median3(double a, double b, double c) {
+  if (a > b) { double t = a; a = b; b = t; }
+  if (b > c) { double t = b; b = c; c = t; }
+  return a > b ? a : b;
+}
+
+/* Copy bandwidth, bytes read + written per second: median of 10 copies of 1 GiB (less when
+ * the device has less than 4 GiB free). */
+static int copy_bandwidth(int device, double *gbs) {
+  int status = RTM_OK;
+  void *a = NULL, *b = NULL;
+  cudaEvent_t start = NULL, stop = NULL;
+  size_t free_bytes = 0, total = 0, bytes = (size_t)1 << 30;
+  float ms[10];
+  BENCH_CUDA_TRY(cudaSetDevice(device));
+  BENCH_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
+  while (bytes > ((size_t)16 << 20) && 4 * bytes > free_bytes) bytes /= 2;
+  BENCH_CUDA_TRY(cudaMalloc(&a, bytes));
+  BENCH_CUDA_TRY(cudaMalloc(&b, bytes));
+  BENCH_CUDA_TRY(cudaMemset(a, 1, bytes));
+  BENCH_CUDA_TRY(cudaEventCreate(&start));
+  BENCH_CUDA_TRY(cudaEventCreate(&stop));
+  BENCH_CUDA_TRY(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+  for (int r = 0; r < 10; ++r) {
+    BENCH_CUDA_TRY(cudaEventRecord(start, 0));
+    BENCH_CUDA_TRY(cudaMemcpyAsync(r % 2 ? a : b, r % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0));
+    BENCH_CUDA_TRY(cudaEventRecord(stop, 0));
+    BENCH_CUDA_TRY(cudaEventSynchronize(stop));
+    BENCH_CUDA_TRY(cudaEventElapsedTime(&ms[r], start, stop));
+  }
+  for (int i = 1; i < 10; ++i) /* insertion sort for the median */
+    for (int j = i; j > 0 && ms[j] < ms[j - 1]; --j) {
+      float t = ms[j]; ms[j] = ms[j - 1]; ms[j - 1] = t;
+    }
+  *gbs = 2.0 * (double)bytes / (0.5 * (ms[4] + ms[5]) * 1e-3) / 1e9;
+fail:
+  if (start) cudaEventDestroy(start);
+  if (stop) cudaEventDestroy(stop);
+  cudaFree(a);
+  cudaFree(b);
+  return status;
+}
+
+/* Milliseconds per step over `steps` steps starting at step `first`. */
+static int time_steps(rtm_propagator_t *prop, int first, int steps, double *ms_per_step) {
+  int status = RTM_OK;
+  cudaEvent_t start = NULL, stop = NULL;
+  float ms = 0.f;
+  BENCH_CUDA_TRY(cudaEventCreate(&start));
+  BENCH_CUDA_TRY(cudaEventCreate(&stop));
+  /* The backend's stream is a blocking one: events on the legacy stream bracket it. */
+  BENCH_CUDA_TRY(cudaEventRecord(start, 0));
+  for (int it = first; it < first + steps; ++it)
+    RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, RTM_FORWARD));
+  BENCH_CUDA_TRY(cudaEventRecord(stop, 0));
+  BENCH_CUDA_TRY(cudaEventSynchronize(stop));
+  BENCH_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+  *ms_per_step = ms / steps;
+fail:
+  if (start) cudaEventDestroy(start);
+  if (stop) cudaEventDestroy(stop);
+  return status;
+}
+
+static void apply_variant(rtm_config_t *cfg, const variant_t *v) {
+  snprintf(cfg->backend.name, sizeof cfg->backend.name, "cuda");
+  snprintf(cfg->kernel.halo, sizeof cfg->kernel.halo, "%s", v->halo);
+  cfg->kernel.stages = v->stages;
+  cfg->kernel.block[0] = v->block[0];
+  cfg->kernel.block[1] = v->block[1];
+  cfg->kernel.zblock = v->zblock;
+  snprintf(cfg->memory.strategy, sizeof cfg->memory.strategy, "%s", v->strategy);
+  cfg->memory.wavefield[0] = '\0';
+  cfg->memory.model[0] = '\0';
+}
+
+static int wavefields_compressed(const rtm_propagator_t *prop) {
+  int any = 0, all = 1;
+  for (int i = 0; i < prop->ledger.count; ++i)
+    if (strncmp(prop->ledger.records[i].label, "p ", 2) == 0) {
+      any = 1;
+      all = all && prop->ledger.records[i].compressed;
+    }
+  return any && all;
+}
+
+static void fill_figures(const bench_t *b, double ms_per_step, result_t *r) {
+  const double cells = (double)rtm_grid_interior_cells(b->grid);
+  r->ms_per_step = ms_per_step;
+  r->mcells = cells / (ms_per_step * 1e-3) / 1e6;
+  r->gbs = r->mcells * 1e6 * BYTES_PER_CELL / 1e9;
+  r->fraction = b->copy_gbs > 0.0 ? r->gbs / b->copy_gbs : 0.0;
+}
+
+static void print_header(FILE *out) {
+  fprintf(out, "%-11s %-6s %2s %7s %5s %-14s %4s %6s %9s %9s %8s %6s\n", "kind", "halo", "st",
+          "block", "zblk", "strategy", "comp", "step", "ms/step", "MCells/s", "GB/s@16B",
+          "%copy");
+}
+
+static void print_row(FILE *out, const result_t *r) {
+  char block[16];
+  snprintf(block, sizeof block, "%dx%d", r->v.block[0], r->v.block[1]);
+  char step[16] = "-";
+  if (r->window) snprintf(step, sizeof step, "%d", r->window_step);
+  fprintf(out, "%-11s %-6s %2d %7s %5d %-14s %4s %6s %9.3f %9.0f %8.0f %5.1f%%\n",
+          r->window ? r->window : r->kind, r->v.halo, r->v.stages, block, r->v.zblock,
+          r->v.strategy, r->compressed ? "yes" : "no", step, r->ms_per_step, r->mcells, r->gbs,
+          100.0 * r->fraction);
+}
+
+static result_t *next_result(bench_t *b) {
+  if (b->count == MAX_RESULTS) return NULL;
+  result_t *r = &b->results[b->count++];
+  memset(r, 0, sizeof *r);
+  return r;
+}
+
+/* Creates the propagator for a variant, starting from b->initial (both levels) or rest. */
+static int create_variant(const bench_t *b, const variant_t *v, int steps, rtm_config_t *cfg,
+                          rtm_propagator_t *prop) {
+  int status = RTM_OK;
+  *cfg = *b->cfg;
+  apply_variant(cfg, v);
+  cfg->time.steps = steps;
+  RTM_TRY(rtm_propagator_create(cfg, b->grid, b->model, prop));
+  if (b->initial) {
+    RTM_TRY(prop->backend->write_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, b->initial));
+    RTM_TRY(prop->backend->write_field(prop->state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, b->initial));
+  }
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* Warm-up, then the median of three timed windows. */
+static int run_variant(bench_t *b, const char *kind, const variant_t *v, result_t **out) {
+  int status = RTM_OK;
+  rtm_config_t cfg;
+  rtm_propagator_t prop;
+  const int warmup = b->cfg->bench.warmup_steps, steps = b->cfg->bench.steps;
+  double ms[WINDOWS];
+  memset(&prop, 0, sizeof prop);
+  *out = NULL;
+  RTM_TRY(create_variant(b, v, warmup + WINDOWS * steps, &cfg, &prop));
+  for (int it = 0; it < warmup; ++it)
+    RTM_TRY(prop.backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD));
+  for (int w = 0; w < WINDOWS; ++w) RTM_TRY(time_steps(&prop, warmup + w * steps, steps, &ms[w]));
+  result_t *r = next_result(b);
+  if (!r) RTM_FAIL(RTM_ERR_INTERNAL, "bench: more than %d results", MAX_RESULTS);
+  r->kind = kind;
+  r->v = *v;
+  r->compressed = wavefields_compressed(&prop);
+  fill_figures(b, median3(ms[0], ms[1], ms[2]), r);
+  if (!b->quiet) print_row(stdout, r);
+  fflush(stdout);
+  *out = r;
+fail:
+  rtm_propagator_destroy(&prop);
+  return status;
+}
+
+/* vmm against vmm-compressed over one real propagation each: windows of bench.steps
+ * starting at 1/8, 1/2 and all of time.steps. */
+static int compression_study(bench_t *b, const variant_t *base, int zblock) {
+  int status = RTM_OK;
+  static const char *const names[3] = {"early", "middle", "late"};
+  static const char *const strategies[2] = {"vmm", "vmm-compressed"};
+  const int total = b->cfg->time.steps, window = b->cfg->bench.steps;
+  const int starts[3] = {total / 8, total / 2, total};
+  rtm_propagator_t prop;
+  memset(&prop, 0, sizeof prop);
+  for (int s = 0; s < 2; ++s) {
+    variant_t v = *base;
+    rtm_config_t cfg;
+    v.zblock = zblock;
+    snprintf(v.strategy, sizeof v.strategy, "%s", strategies[s]);
+    RTM_TRY(create_variant(b, &v, total + window, &cfg, &prop));
+    int it = 0;
+    for (int w = 0; w < 3; ++w) {
+      for (; it < starts[w]; ++it)
+        RTM_TRY(prop.backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD));
+      double ms = 0.0;
+      RTM_TRY(time_steps(&prop, it, window, &ms));
+      it += window;
+      result_t *r = next_result(b);
+      if (!r) RTM_FAIL(RTM_ERR_INTERNAL, "bench: more than %d results", MAX_RESULTS);
+      r->kind = "compression";
+      r->v = v;
+      r->window = names[w];
+      r->window_step = starts[w];
+      r->compressed = wavefields_compressed(&prop);
+      fill_figures(b, ms, r);
+      if (!b->quiet) print_row(stdout, r);
+      fflush(stdout);
+    }
+    rtm_propagator_destroy(&prop);
+  }
+  return RTM_OK;
+fail:
+  rtm_propagator_destroy(&prop);
+  return status;
+}
+
+static const result_t *fastest(const bench_t *b, int from, const char *strategy) {
+  const result_t *best = NULL;
+  for (int i = from; i < b->count; ++i)
+    if ((!strategy || strcmp(b->results[i].v.strategy, strategy) == 0) &&
+        (!best || b->results[i].mcells > best->mcells))
+      best = &b->results[i];
+  return best;
+}
+
+static int run_matrix(bench_t *b, int hopper) {
+  int status = RTM_OK;
+  static const struct { const char *halo; int stages; } halos[] = {
+      {"sync", 2}, {"ldgsts", 2}, {"ldgsts", 3}, {"tma", 2}, {"tma", 3}};
+  static const char *const strategies[] = {"device", "vmm", "vmm-compressed", "managed"};
+  static const int blocks[][2] = {{32, 16}, {32, 8}, {64, 8}, {32, 32}, {64, 4}, {128, 4}, {16, 16}};
+  static const int zblocks[] = {0, 128, 32};
+  static const int study_zblocks[] = {0, 128, 64, 32, 16};
+  result_t *r = NULL;
+  /* 1: halo x stages x strategy at the config's tile and zblock. */
+  for (size_t h = 0; h < sizeof halos / sizeof halos[0]; ++h) {
+    if (strcmp(halos[h].halo, "tma") == 0 && !hopper) {
+      rtm_log_info("bench: skipping tma (needs compute capability 9.0)");
+      continue;
+    }
+    for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
+      variant_t v = {.stages = halos[h].stages, .block = {b->cfg->kernel.block[0], b->cfg->kernel.block[1]},
+                     .zblock = b->cfg->kernel.zblock};
+      snprintf(v.halo, sizeof v.halo, "%s", halos[h].halo);
+      snprintf(v.strategy, sizeof v.strategy, "%s", strategies[s]);
+      RTM_TRY(run_variant(b, "halo", &v, &r));
+    }
+  }
+  const result_t *best = fastest(b, 0, "device");
+  if (!best) RTM_FAIL(RTM_ERR_INTERNAL, "bench: no halo variant ran");
+  variant_t lead = best->v;
+  /* 2: tile shapes x zblock for the fastest halo, device memory. */
+  const int shape_from = b->count;
+  for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; ++k)
+    for (size_t z = 0; z < sizeof zblocks / sizeof zblocks[0]; ++z) {
+      variant_t v = lead;
+      v.block[0] = blocks[k][0];
+      v.block[1] = blocks[k][1];
+      v.zblock = zblocks[z];
+      RTM_TRY(run_variant(b, "shape", &v, &r));
+    }
+  best = fastest(b, shape_from, NULL);
+  if (best) lead = best->v;
+  /* 3: compression over a real propagation, for several zblocks. */
+  for (size_t z = 0; z < sizeof study_zblocks / sizeof study_zblocks[0]; ++z)
+    RTM_TRY(compression_study(b, &lead, study_zblocks[z]));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int write_csv(const char *path, const bench_t *b, const char *device) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    rtm_log_error("--csv %s: cannot write", path);
+    return RTM_ERR_IO;
+  }
+  fprintf(f, "device,copy_gb_s,kind,window,window_step,halo,stages,block_x,block_y,zblock,"
+             "strategy,compressed,ms_per_step,mcells_per_s,bytes_per_cell,gb_per_s,"
+             "fraction_of_copy\n");
+  for (int i = 0; i < b->count; ++i) {
+    const result_t *r = &b->results[i];
+    fprintf(f, "\"%s\",%.1f,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%.5f,%.1f,%d,%.1f,%.4f\n", device,
+            b->copy_gbs, r->kind, r->window ? r->window : "", r->window ? r->window_step : -1,
+            r->v.halo, r->v.stages, r->v.block[0], r->v.block[1], r->v.zblock, r->v.strategy,
+            r->compressed, r->ms_per_step, r->mcells, BYTES_PER_CELL, r->gbs, r->fraction);
+  }
+  return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
+}
+
+static int write_json(const char *path, const bench_t *b, const char *device) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    rtm_log_error("--json %s: cannot write", path);
+    return RTM_ERR_IO;
+  }
+  fprintf(f, "{\n  \"device\": \"%s\",\n  \"copy_gb_s\": %.1f,\n  \"grid\": [%d, %d, %d],\n"
+             "  \"bytes_per_cell\": %d,\n  \"warmup_steps\": %d,\n  \"steps\": %d,\n"
+             "  \"results\": [\n",
+          device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2], BYTES_PER_CELL,
+          b->cfg->bench.warmup_steps, b->cfg->bench.steps);
+  for (int i = 0; i < b->count; ++i) {
+    const result_t *r = &b->results[i];
+    fprintf(f,
+            "    {\"kind\": \"%s\", \"window\": \"%s\", \"window_step\": %d, \"halo\": \"%s\", "
+            "\"stages\": %d, \"block\": [%d, %d], \"zblock\": %d, \"strategy\": \"%s\", "
+            "\"compressed\": %s, \"ms_per_step\": %.5f, \"mcells_per_s\": %.1f, "
+            "\"gb_per_s\": %.1f, \"fraction_of_copy\": %.4f}%s\n",
+            r->kind, r->window ? r->window : "", r->window ? r->window_step : -1, r->v.halo,
+            r->v.stages, r->v.block[0], r->v.block[1], r->v.zblock, r->v.strategy,
+            r->compressed ? "true" : "false", r->ms_per_step, r->mcells, r->gbs, r->fraction,
+            i + 1 < b->count ? "," : "");
+  }
+  fprintf(f, "  ]\n}\n");
+  return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
+}
+
+/* Small random values: a stable leapfrog keeps them bounded, and they do not compress. */
+static float *random_field(const rtm_grid_t *grid) {
+  const size_t cells = rtm_grid_interior_cells(grid);
+  float *f = malloc(cells * sizeof *f);
+  uint64_t s = 0x2545f4914f6cdd1dull;
+  for (size_t i = 0; f && i < cells; ++i) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    f[i] = (float)((double)(s >> 11) * 0x1.0p-53 - 0.5) * 1e-3f;
+  }
+  return f;
+}
+
+static int bench_cuda(int argc, char **argv) {
+  int status = RTM_OK, quiet = 0, matrix = 0, hopper = 0;
+  const char *csv = NULL, *json = NULL;
+  char **rest = calloc((size_t)argc + 1, sizeof *rest);
+  rtm_config_t *cfg = calloc(1, sizeof *cfg);
+  bench_t *b = calloc(1, sizeof *b);
+  rtm_grid_t grid;
+  rtm_model_t model;
+  float *initial = NULL;
+  int nrest = 0;
+  char device[512] = "";
+  memset(&model, 0, sizeof model);
+  if (!rest || !cfg || !b) RTM_FAIL(RTM_ERR_NOMEM, "bench: out of memory");
+  /* Options with values are taken out before the shared config loader sees them. */
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && strcmp(argv[i], "--matrix") == 0) {
+      matrix = 1;
+    } else if (i > 0 && (strcmp(argv[i], "--csv") == 0 || strcmp(argv[i], "--json") == 0)) {
+      if (i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "bench: %s needs a file name", argv[i]);
+      if (strcmp(argv[i], "--csv") == 0)
+        csv = argv[++i];
+      else
+        json = argv[++i];
+    } else {
+      rest[nrest++] = argv[i];
+    }
+  }
+  RTM_TRY(rtm_app_load_config(nrest, rest, cfg, &quiet, NULL, NULL));
+  if (cfg->physics.equation != RTM_EQUATION_ISO)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "bench: physics.equation must be iso (the cuda kernels' only "
+                                  "equation so far)");
+  if (strcmp(cfg->backend.name, "cpu") == 0)
+    RTM_FAIL(RTM_ERR_CONFIG, "bench: backend.name = cpu; bench times the cuda backend");
+  {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+      RTM_FAIL(RTM_ERR_UNSUPPORTED, "bench: no CUDA device");
+    struct cudaDeviceProp prop;
+    BENCH_CUDA_TRY(cudaGetDeviceProperties(&prop, cfg->backend.device));
+    snprintf(device, sizeof device, "%s (sm_%d%d, %d SMs, %.0f MB L2)", prop.name, prop.major,
+             prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1e6);
+    hopper = prop.major >= 9;
+  }
+  RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  RTM_TRY(rtm_io_load_model(cfg, &grid, &model));
+  b->cfg = cfg;
+  b->grid = &grid;
+  b->model = &model;
+  b->quiet = quiet;
+  RTM_TRY(copy_bandwidth(cfg->backend.device, &b->copy_gbs));
+  printf("device      %s\ncopy        %.0f GB/s (device-to-device cudaMemcpy, read + write)\n"
+         "grid        %d x %d x %d, %d warm-up + %d timed steps (median of %d windows)\n",
+         device, b->copy_gbs, grid.n[0], grid.n[1], grid.n[2], cfg->bench.warmup_steps,
+         cfg->bench.steps, WINDOWS);
+  if (!quiet) print_header(stdout);
+  initial = random_field(&grid);
+  if (!initial) RTM_FAIL(RTM_ERR_NOMEM, "bench: out of host memory for the initial field");
+  b->initial = initial;
+  if (matrix) {
+    RTM_TRY(run_matrix(b, hopper));
+  } else {
+    variant_t v = {.stages = cfg->kernel.stages, .block = {cfg->kernel.block[0], cfg->kernel.block[1]},
+                   .zblock = cfg->kernel.zblock};
+    result_t *r = NULL;
+    snprintf(v.halo, sizeof v.halo, "%s", cfg->kernel.halo);
+    const char *strategy = rtm_config_strategy_for(cfg, "wavefield");
+    snprintf(v.strategy, sizeof v.strategy, "%s",
+             !strategy || !strategy[0] || strcmp(strategy, "auto") == 0 ? "device" : strategy);
+    RTM_TRY(run_variant(b, "single", &v, &r));
+  }
+  printf("\n");
+  print_header(stdout);
+  for (int i = 0; i < b->count; ++i) print_row(stdout, &b->results[i]);
+  const result_t *best = fastest(b, 0, NULL);
+  if (best)
+    printf("best: %s, %d stages, block %dx%d, zblock %d, %s: %.0f MCells/s = %.1f%% of %.0f GB/s\n",
+           best->v.halo, best->v.stages, best->v.block[0], best->v.block[1], best->v.zblock,
+           best->v.strategy, best->mcells, 100.0 * best->fraction, b->copy_gbs);
+  if (csv) RTM_TRY(write_csv(csv, b, device));
+  if (json) RTM_TRY(write_json(json, b, device));
+fail:
+  free(initial);
+  rtm_model_release(&model);
+  free(b);
+  free(cfg);
+  free(rest);
+  return status;
+}
+#endif
+
+int rtm_cmd_bench(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--traces") == 0) return rtm_cmd_bench_traces(argc, argv);
+  }
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+      usage(stdout);
+#else
+      printf("usage: rtm3d bench CONFIG [--matrix] [--csv FILE] [--json FILE] (needs the cuda "
+             "backend)\n");
+#endif
+      return 0;
+    }
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+  return rtm_status_exit_code(bench_cuda(argc, argv));
+#else
+  rtm_log_error("bench: this build has no cuda backend (configure with RTM3D_ENABLE_CUDA=ON "
+                "on a machine with nvcc)");
+  return 1;
+#endif
+}

@@ -17,11 +17,13 @@
 #ifdef RTM3D_HAVE_CUDA
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+
+#include "rtm_cuda_driver.h"
 #endif
 
+#ifdef RTM3D_HAVE_CUDA
 static const char *yes_no(int flag) { return flag ? "yes" : "no"; }
 
-#ifdef RTM3D_HAVE_CUDA
 static int driver_attribute(CUdevice device, CUdevice_attribute attribute) {
   int value = 0;
   if (cuDeviceGetAttribute(&value, attribute, device) != CUDA_SUCCESS) return 0;
@@ -54,11 +56,7 @@ static void print_devices(void) {
     int cc_minor = driver_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     /* TMA (cp.async.bulk.tensor) exists from sm_90 on; the driver must also export the
      * tensor-map encoder. */
-    void *encode = NULL;
-    CUdriverProcAddressQueryResult found;
-    int has_encoder = cuGetProcAddress("cuTensorMapEncodeTiled", &encode, 12000,
-                                       CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
-                      encode != NULL;
+    int has_encoder = rtm_cuda_driver_has("cuTensorMapEncodeTiled");
     printf("GPU %d:       %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB\n", d, prop.name, cc_major,
            cc_minor, prop.multiProcessorCount, prop.totalGlobalMem / (1024.0 * 1024 * 1024),
            prop.l2CacheSize / (1024.0 * 1024));

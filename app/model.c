@@ -118,8 +118,9 @@ int rtm_cmd_model(int argc, char **argv) {
     RTM_TRY(rtm_output_write_traces(output, "p", traces, prop.receivers.count, (int)samples,
                                     prop.dt_s, prop.receivers.position_m));
   }
-  RTM_TRY(rtm_output_close(output, 1));
+  status = rtm_output_close(output, 1); /* frees the output whatever it returns */
   output = NULL;
+  RTM_TRY(status);
   double t_end = rtm_wall_seconds();
 
   double propagate_s = (t_loop - t_setup) - snapshot_s;

@@ -1,2 +1,280 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* rtm3d validate RUN.h5 REFERENCE.h5: compares every dataset of the reference (or the
+ * listed ones) with the run. Snapshot series are compared snapshot by snapshot, other
+ * datasets whole. A comparison passes when the relative L2 error ||run - ref|| / ||ref||
+ * is within --rtol and, when --atol is given, the largest absolute error within --atol;
+ * a non-finite value on either side fails. Exit 0 when all pass, 1 when one fails, 2 for
+ * usage errors and unreadable files. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "rtm_io.h"
+#include "rtm_status.h"
+
+#define NAME_COLUMN 28
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: rtm3d validate RUN.h5 REFERENCE.h5 [--rtol X] [--atol X] [--datasets a,b,...]\n\n"
+          "Compares the datasets of a run with a reference run: /snapshots/* snapshot by\n"
+          "snapshot, /traces/* (not receivers), /image and /illumination whole. For each it\n"
+          "prints the relative L2 error ||run - ref|| / ||ref|| (the absolute norm when the\n"
+          "reference is all zero, marked so) and the largest absolute error.\n\n"
+          "  --rtol X          largest relative L2 error that passes (default 1e-05)\n"
+          "  --atol X          also require the largest absolute error <= X\n"
+          "  --datasets a,b    compare only these datasets (e.g. /snapshots/p,/traces/p)\n"
+          "  --help            this text\n\n"
+          "A non-finite value (NaN, Inf) on either side fails, and so does a shape mismatch\n"
+          "or a dataset missing from RUN.\n"
+          "Exit status: 0 all comparisons pass, 1 one fails, 2 usage error or unreadable file.\n");
+}
+
+typedef struct {
+  double rtol;
+  double atol; /* NAN: not checked */
+  int compared, failed;
+} validate_t;
+
+typedef struct {
+  double error_norm; /* ||run - ref|| or ||run - ref|| / ||ref|| */
+  double max_abs;
+  int absolute; /* the reference norm was 0: error_norm is absolute */
+  size_t non_finite;
+} comparison_t;
+
+static comparison_t compare(const float *run, const float *reference, size_t count) {
+  comparison_t c = {0.0, 0.0, 0, 0};
+  double diff2 = 0.0, ref2 = 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!isfinite(run[i]) || !isfinite(reference[i])) {
+      ++c.non_finite;
+      continue;
+    }
+    double d = (double)run[i] - (double)reference[i];
+    diff2 += d * d;
+    ref2 += (double)reference[i] * reference[i];
+    if (fabs(d) > c.max_abs) c.max_abs = fabs(d);
+  }
+  c.absolute = !(ref2 > 0.0);
+  c.error_norm = c.absolute ? sqrt(diff2) : sqrt(diff2 / ref2);
+  return c;
+}
+
+static void format_shape(int rank, const size_t *dims, char *text, size_t size) {
+  size_t used = 0;
+  text[0] = '\0';
+  for (int i = 0; i < rank && used < size; ++i)
+    used += (size_t)snprintf(text + used, size - used, "%s%zu", i ? "x" : "", dims[i]);
+}
+
+static void print_header(void) {
+  printf("%-*s %-18s %12s %12s  %s\n", NAME_COLUMN, "dataset", "shape", "rel_l2_err", "max_abs_err",
+         "result");
+}
+
+static void print_row(validate_t *v, const char *label, const char *shape, const comparison_t *c) {
+  int pass =
+      c->non_finite == 0 && c->error_norm <= v->rtol && (isnan(v->atol) || c->max_abs <= v->atol);
+  ++v->compared;
+  if (!pass) ++v->failed;
+  printf("%-*s %-18s %12.4e %12.4e  %s", NAME_COLUMN, label, shape, c->error_norm, c->max_abs,
+         pass ? "PASS" : "FAIL");
+  if (c->non_finite) printf(" (%zu non-finite values)", c->non_finite);
+  if (c->absolute) printf(" (reference is all zero: absolute L2 norm)");
+  printf("\n");
+}
+
+static void print_failure(validate_t *v, const char *label, const char *why) {
+  ++v->compared;
+  ++v->failed;
+  printf("%-*s %-18s %12s %12s  FAIL (%s)\n", NAME_COLUMN, label, "-", "-", "-", why);
+}
+
+/* Compares one dataset; RTM_OK also when the comparison fails (that is counted in v).
+ * run_names lists the run's datasets in the usual groups; others are looked up. */
+static int validate_dataset(validate_t *v, const char *run_path, const char *ref_path,
+                            const char *name, char **run_names, int run_count) {
+  int status = RTM_OK, run_rank = 0, ref_rank = 0, in_run = 0;
+  size_t run_dims[4], ref_dims[4];
+  rtm_dataset_t run = {0}, ref = {0};
+  char shape[64], run_shape[64], label[256], why[256];
+
+  RTM_TRY(rtm_io_dataset_shape(ref_path, name, &ref_rank, ref_dims));
+  for (int i = 0; i < run_count; ++i)
+    in_run |= strcmp(run_names[i], name) == 0;
+  if (!in_run) in_run = rtm_io_dataset_shape(run_path, name, &run_rank, run_dims) == RTM_OK;
+  if (!in_run) {
+    snprintf(why, sizeof why, "missing in %s", run_path);
+    print_failure(v, name, why);
+    goto fail;
+  }
+  RTM_TRY(rtm_io_dataset_shape(run_path, name, &run_rank, run_dims));
+  format_shape(ref_rank, ref_dims, shape, sizeof shape);
+  format_shape(run_rank, run_dims, run_shape, sizeof run_shape);
+  if (strcmp(shape, run_shape) != 0 || run_rank != ref_rank) {
+    snprintf(why, sizeof why, "shape %s in run, %s in reference", run_shape, shape);
+    print_failure(v, name, why);
+    goto fail;
+  }
+  if (ref_rank == 4 && strncmp(name, "/snapshots/", 11) == 0) {
+    format_shape(3, ref_dims + 1, shape, sizeof shape);
+    for (size_t k = 0; k < ref_dims[0]; ++k) {
+      RTM_TRY(rtm_io_read_dataset_entry(run_path, name, k, &run));
+      RTM_TRY(rtm_io_read_dataset_entry(ref_path, name, k, &ref));
+      comparison_t c = compare(run.data, ref.data, ref_dims[1] * ref_dims[2] * ref_dims[3]);
+      snprintf(label, sizeof label, "%s[%zu]", name, k);
+      print_row(v, label, shape, &c);
+      rtm_dataset_release(&run);
+      rtm_dataset_release(&ref);
+    }
+  } else {
+    RTM_TRY(rtm_io_read_dataset(run_path, name, &run));
+    RTM_TRY(rtm_io_read_dataset(ref_path, name, &ref));
+    comparison_t c =
+        compare(run.data, ref.data, ref_dims[0] * ref_dims[1] * ref_dims[2] * ref_dims[3]);
+    print_row(v, name, shape, &c);
+  }
+fail:
+  rtm_dataset_release(&run);
+  rtm_dataset_release(&ref);
+  return status;
+}
+
+static int parse_tolerance(const char *option, const char *text, double *value) {
+  char *end = NULL;
+  double x = text ? strtod(text, &end) : NAN;
+  if (!text || end == text || *end != '\0' || !isfinite(x) || x < 0.0) {
+    rtm_log_error("validate: %s needs a number >= 0 (got '%s')", option, text ? text : "");
+    return RTM_ERR_USAGE;
+  }
+  *value = x;
+  return RTM_OK;
+}
+
+/* "--opt value" or "--opt=value": the value, advancing *i past a separate one; NULL when
+ * argv[*i] is another option. */
+static const char *option_value(int argc, char **argv, int *i, const char *option, int *matched) {
+  size_t length = strlen(option);
+  *matched = 0;
+  if (strncmp(argv[*i], option, length) != 0) return NULL;
+  if (argv[*i][length] == '=') {
+    *matched = 1;
+    return argv[*i] + length + 1;
+  }
+  if (argv[*i][length] != '\0') return NULL;
+  *matched = 1;
+  return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+/* Splits "a,b,c" into names with a leading '/'. */
+static int split_names(const char *list, char ***names, int *count) {
+  int n = 1;
+  for (const char *c = list; *c; ++c)
+    n += *c == ',';
+  char **out = calloc((size_t)n, sizeof *out);
+  if (!out) return RTM_ERR_NOMEM;
+  int used = 0;
+  const char *start = list;
+  for (;;) {
+    const char *end = strchr(start, ',');
+    size_t length = end ? (size_t)(end - start) : strlen(start);
+    if (length > 0) {
+      int slash = start[0] != '/';
+      out[used] = malloc(length + 1 + (size_t)slash);
+      if (!out[used]) {
+        for (int i = 0; i < used; ++i)
+          free(out[i]);
+        free(out);
+        return RTM_ERR_NOMEM;
+      }
+      if (slash) out[used][0] = '/';
+      memcpy(out[used] + slash, start, length);
+      out[used][length + (size_t)slash] = '\0';
+      ++used;
+    }
+    if (!end) break;
+    start = end + 1;
+  }
+  *names = out;
+  *count = used;
+  return RTM_OK;
+}
+
+int rtm_cmd_validate(int argc, char **argv) {
+  int status = RTM_OK;
+  const char *paths[2] = {NULL, NULL}, *dataset_list = NULL;
+  int path_count = 0, name_count = 0;
+  char **names = NULL, **run_names = NULL;
+  int run_count = 0;
+  validate_t v = {1e-5, NAN, 0, 0};
+
+  for (int i = 1; i < argc; ++i) {
+    int matched;
+    const char *value;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if ((value = option_value(argc, argv, &i, "--rtol", &matched)) || matched) {
+      RTM_TRY(parse_tolerance("--rtol", value, &v.rtol));
+    } else if ((value = option_value(argc, argv, &i, "--atol", &matched)) || matched) {
+      RTM_TRY(parse_tolerance("--atol", value, &v.atol));
+    } else if ((value = option_value(argc, argv, &i, "--datasets", &matched)) || matched) {
+      if (!value || !value[0])
+        RTM_FAIL(RTM_ERR_USAGE, "validate: --datasets needs a comma-separated list of names");
+      dataset_list = value;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      RTM_FAIL(RTM_ERR_USAGE, "validate: unknown option '%s' (see 'rtm3d validate --help')",
+               argv[i]);
+    } else if (path_count < 2) {
+      paths[path_count++] = argv[i];
+    } else {
+      RTM_FAIL(RTM_ERR_USAGE, "validate: unexpected argument '%s': give RUN.h5 REFERENCE.h5",
+               argv[i]);
+    }
+  }
+  if (path_count < 2)
+    RTM_FAIL(RTM_ERR_USAGE, "validate: need RUN.h5 and REFERENCE.h5 (see 'rtm3d validate --help')");
+  const char *run_path = paths[0], *ref_path = paths[1];
+
+  /* Both files must open before anything is compared: an unreadable file is exit 2. */
+  RTM_TRY(rtm_io_list_datasets(run_path, &run_names, &run_count));
+  if (dataset_list) {
+    if (split_names(dataset_list, &names, &name_count) != RTM_OK)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+    if (name_count == 0)
+      RTM_FAIL(RTM_ERR_USAGE, "validate: --datasets needs a comma-separated list of names");
+  } else {
+    RTM_TRY(rtm_io_list_datasets(ref_path, &names, &name_count));
+    if (name_count == 0)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "validate: reference %s holds no /snapshots, /traces, /image or "
+               "/illumination dataset to compare",
+               ref_path);
+  }
+
+  printf("validate: %s against reference %s (rtol %g", run_path, ref_path, v.rtol);
+  if (!isnan(v.atol)) printf(", atol %g", v.atol);
+  printf(")\n");
+  print_header();
+  for (int i = 0; i < name_count; ++i)
+    RTM_TRY(validate_dataset(&v, run_path, ref_path, names[i], run_names, run_count));
+  printf("validate: %d of %d comparisons pass: %s\n", v.compared - v.failed, v.compared,
+         v.failed ? "FAIL" : "PASS");
+  fflush(stdout);
+fail:
+  for (int i = 0; i < name_count; ++i)
+    free(names[i]);
+  free(names);
+  for (int i = 0; i < run_count; ++i)
+    free(run_names[i]);
+  free(run_names);
+  if (status != RTM_OK) {
+    fflush(stdout);
+    /* an unreadable run or reference is an input error (2), not a failed comparison */
+    return status == RTM_ERR_NOMEM ? 1 : 2;
+  }
+  return v.failed ? 1 : 0;
+}

@@ -1,2 +1,404 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* config.c - typed values: parsing and printing one schema row, defaults, --set overrides
+ * and the memory strategy lookup. */
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_impl.h"
+#include "rtm_status.h"
+
+char *rtm_cfg_trim(char *text) {
+  while (isspace((unsigned char)*text))
+    ++text;
+  size_t length = strlen(text);
+  while (length > 0 && isspace((unsigned char)text[length - 1]))
+    text[--length] = '\0';
+  return text;
+}
+
+static int same_text_n(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i]) || a[i] == '\0') return 0;
+  return 1;
+}
+
+static int same_text(const char *a, const char *b) {
+  size_t n = strlen(a);
+  return strlen(b) == n && same_text_n(a, b, n);
+}
+
+/* Index of text among "a|b|c" (ignoring case), with the canonical spelling; -1 if absent. */
+static int choice_index(const char *choices, const char *text, const char **start, size_t *length) {
+  int index = 0;
+  for (const char *piece = choices;; ++index) {
+    const char *bar = strchr(piece, '|');
+    size_t n = bar ? (size_t)(bar - piece) : strlen(piece);
+    if (strlen(text) == n && same_text_n(piece, text, n)) {
+      if (start) *start = piece;
+      if (length) *length = n;
+      return index;
+    }
+    if (!bar) return -1;
+    piece = bar + 1;
+  }
+}
+
+const char *rtm_cfg_type_name(rtm_cfg_type_t type) {
+  switch (type) {
+  case RTM_CFG_INT: return "int";
+  case RTM_CFG_DOUBLE: return "number";
+  case RTM_CFG_DOUBLE_AUTO: return "number|auto";
+  case RTM_CFG_BOOL: return "bool";
+  case RTM_CFG_STRING: return "string";
+  case RTM_CFG_ENUM: return "choice";
+  }
+  return "?";
+}
+
+void rtm_cfg_describe_range(const rtm_cfg_entry_t *row, char *buf, size_t size) {
+  buf[0] = '\0';
+  if (row->choices) {
+    snprintf(buf, size, "%s", row->choices);
+    return;
+  }
+  if (row->type != RTM_CFG_INT && row->type != RTM_CFG_DOUBLE && row->type != RTM_CFG_DOUBLE_AUTO)
+    return;
+  int open_min = row->min == DBL_TRUE_MIN; /* the schema's spelling of "> 0" */
+  double low = open_min ? 0.0 : row->min;
+  int has_min = isfinite(row->min), has_max = isfinite(row->max);
+  if (has_min && has_max)
+    snprintf(buf, size, "%c%g, %g]", open_min ? '(' : '[', low, row->max);
+  else if (has_min)
+    snprintf(buf, size, "%s %g", open_min ? ">" : ">=", low);
+  else if (has_max)
+    snprintf(buf, size, "<= %g", row->max);
+}
+
+/* "an integer in [1, 100000]", "auto or a number > 0", "one of iso|vti|tti", ... */
+static void describe_expected(const rtm_cfg_entry_t *row, char *buf, size_t size) {
+  char range[128];
+  rtm_cfg_describe_range(row, range, sizeof range);
+  const char *joint = (range[0] == '[' || range[0] == '(') ? " in " : " ";
+  switch (row->type) {
+  case RTM_CFG_INT: snprintf(buf, size, "an integer%s%s", range[0] ? joint : "", range); break;
+  case RTM_CFG_DOUBLE:
+    snprintf(buf, size, "a finite number%s%s", range[0] ? joint : "", range);
+    break;
+  case RTM_CFG_DOUBLE_AUTO:
+    snprintf(buf, size, "auto or a finite number%s%s", range[0] ? joint : "", range);
+    break;
+  case RTM_CFG_BOOL: snprintf(buf, size, "true/false, yes/no, on/off or 1/0"); break;
+  case RTM_CFG_ENUM: snprintf(buf, size, "one of %s", row->choices); break;
+  case RTM_CFG_STRING:
+    if (row->choices)
+      snprintf(buf, size, "one of %s", row->choices);
+    else
+      snprintf(buf, size, "text of at most %zu characters", row->size - 1);
+    break;
+  }
+}
+
+static int in_range(const rtm_cfg_entry_t *row, double value) {
+  return value >= row->min && value <= row->max;
+}
+
+/* Reason for characters left after a number; '#' is not a comment inside an INI value. */
+static void trailing_reason(const char *rest, char *buf, size_t size) {
+  while (isspace((unsigned char)*rest))
+    ++rest;
+  snprintf(buf, size, "unexpected \"%.40s\" after the number%s", rest,
+           rest[0] == '#' ? " (comments after a value start with ';')" : "");
+}
+
+static int parse_number(const rtm_cfg_entry_t *row, const char *text, double *value, char *reason,
+                        size_t size) {
+  char *end = NULL;
+  if (text[0] == '\0') {
+    snprintf(reason, size, "empty value");
+    return 0;
+  }
+  errno = 0;
+  double parsed = strtod(text, &end);
+  if (end == text) {
+    snprintf(reason, size, "not a number");
+    return 0;
+  }
+  if (*end != '\0') {
+    trailing_reason(end, reason, size);
+    return 0;
+  }
+  if (!isfinite(parsed)) {
+    snprintf(reason, size, "not a finite number%s",
+             row->type == RTM_CFG_DOUBLE_AUTO ? " (write auto for the automatic value)" : "");
+    return 0;
+  }
+  if (!in_range(row, parsed)) {
+    snprintf(reason, size, "out of range");
+    return 0;
+  }
+  *value = parsed;
+  return 1;
+}
+
+static int parse_int(const rtm_cfg_entry_t *row, const char *text, int *value, char *reason,
+                     size_t size) {
+  char *end = NULL;
+  if (text[0] == '\0') {
+    snprintf(reason, size, "empty value");
+    return 0;
+  }
+  errno = 0;
+  long parsed = strtol(text, &end, 10);
+  if (end == text) {
+    snprintf(reason, size, "not an integer");
+    return 0;
+  }
+  if (*end != '\0') {
+    char *number_end = NULL;
+    strtod(text, &number_end);
+    if (*number_end == '\0')
+      snprintf(reason, size, "not an integer");
+    else
+      trailing_reason(end, reason, size);
+    return 0;
+  }
+  if (errno == ERANGE || parsed < INT_MIN || parsed > INT_MAX || !in_range(row, (double)parsed)) {
+    snprintf(reason, size, "out of range");
+    return 0;
+  }
+  *value = (int)parsed;
+  return 1;
+}
+
+static int parse_bool(const char *text, int *value) {
+  static const char *const truths[] = {"true", "yes", "on", "1"};
+  static const char *const falsehoods[] = {"false", "no", "off", "0"};
+  for (size_t i = 0; i < sizeof truths / sizeof truths[0]; ++i) {
+    if (same_text(text, truths[i])) {
+      *value = 1;
+      return 1;
+    }
+    if (same_text(text, falsehoods[i])) {
+      *value = 0;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Strings: one pair of surrounding double quotes is removed, so that "" is the empty string
+ * and leading or trailing spaces survive. Text the echo could not write back is refused. */
+static int parse_string(const rtm_cfg_entry_t *row, const char *text, char *field, char *reason,
+                        size_t size) {
+  size_t length = strlen(text);
+  if (length >= 2 && text[0] == '"' && text[length - 1] == '"') {
+    ++text;
+    length -= 2;
+  }
+  for (size_t i = 0; i < length; ++i) {
+    if (iscntrl((unsigned char)text[i])) {
+      snprintf(reason, size, "contains a control character");
+      return 0;
+    }
+    if (text[i] == ';' && i > 0 && isspace((unsigned char)text[i - 1])) {
+      snprintf(reason, size, "contains \" ;\", which starts a comment in INI files");
+      return 0;
+    }
+  }
+  if (row->choices) {
+    char value[RTM_CONFIG_NAME_MAX];
+    const char *canonical = NULL;
+    size_t canonical_length = 0;
+    if (length >= sizeof value) length = sizeof value - 1; /* too long to be a choice */
+    memcpy(value, text, length);
+    value[length] = '\0';
+    if (choice_index(row->choices, value, &canonical, &canonical_length) < 0 ||
+        canonical_length >= row->size) {
+      snprintf(reason, size, "not a known choice");
+      return 0;
+    }
+    memcpy(field, canonical, canonical_length);
+    field[canonical_length] = '\0';
+    return 1;
+  }
+  if (length >= row->size) {
+    snprintf(reason, size, "too long (%zu characters)", length);
+    return 0;
+  }
+  memcpy(field, text, length);
+  field[length] = '\0';
+  return 1;
+}
+
+int rtm_cfg_parse_value(const rtm_cfg_entry_t *row, const char *text, rtm_config_t *cfg, char *why,
+                        size_t why_size) {
+  char *field = (char *)cfg + row->offset;
+  char reason[RTM_CFG_WHY_MAX / 2];
+  char expected[RTM_CFG_WHY_MAX / 2];
+  int ok = 0;
+  reason[0] = '\0';
+  switch (row->type) {
+  case RTM_CFG_INT: {
+    int value = 0;
+    ok = row->size == sizeof value && parse_int(row, text, &value, reason, sizeof reason);
+    if (ok) memcpy(field, &value, sizeof value);
+    break;
+  }
+  case RTM_CFG_DOUBLE:
+  case RTM_CFG_DOUBLE_AUTO: {
+    double value = NAN;
+    if (row->type == RTM_CFG_DOUBLE_AUTO && same_text(text, "auto"))
+      ok = 1;
+    else
+      ok = parse_number(row, text, &value, reason, sizeof reason);
+    ok = ok && row->size == sizeof value;
+    if (ok) memcpy(field, &value, sizeof value);
+    break;
+  }
+  case RTM_CFG_BOOL: {
+    int value = 0;
+    ok = row->size == sizeof value && parse_bool(text, &value);
+    if (ok) memcpy(field, &value, sizeof value);
+    break;
+  }
+  case RTM_CFG_ENUM: {
+    int value = choice_index(row->choices, text, NULL, NULL);
+    ok = value >= 0 && row->size == sizeof value;
+    if (ok) memcpy(field, &value, sizeof value);
+    break;
+  }
+  case RTM_CFG_STRING: {
+    char value[RTM_CFG_VALUE_MAX];
+    ok = row->size <= sizeof value && parse_string(row, text, value, reason, sizeof reason);
+    if (ok) memcpy(field, value, strlen(value) + 1);
+    break;
+  }
+  }
+  if (ok) return RTM_OK;
+  describe_expected(row, expected, sizeof expected);
+  if (reason[0])
+    snprintf(why, why_size, "%s; expected %s", reason, expected);
+  else
+    snprintf(why, why_size, "expected %s", expected);
+  return RTM_ERR_CONFIG;
+}
+
+static int needs_quotes(const char *text) {
+  size_t length = strlen(text);
+  return length == 0 || text[0] == '"' || isspace((unsigned char)text[0]) ||
+         isspace((unsigned char)text[length - 1]);
+}
+
+void rtm_cfg_format_value(const rtm_cfg_entry_t *row, const rtm_config_t *cfg, char *buf,
+                          size_t size) {
+  const char *field = (const char *)cfg + row->offset;
+  switch (row->type) {
+  case RTM_CFG_INT:
+  case RTM_CFG_BOOL: {
+    int value;
+    memcpy(&value, field, sizeof value);
+    if (row->type == RTM_CFG_BOOL)
+      snprintf(buf, size, "%s", value ? "true" : "false");
+    else
+      snprintf(buf, size, "%d", value);
+    break;
+  }
+  case RTM_CFG_DOUBLE:
+  case RTM_CFG_DOUBLE_AUTO: {
+    double value;
+    memcpy(&value, field, sizeof value);
+    if (isnan(value)) {
+      snprintf(buf, size, "auto");
+      break;
+    }
+    /* %.17g always reads back to the same double; fewer digits often do too and read
+     * better (0.3 rather than 0.29999999999999999), so the shortest exact one is kept. */
+    for (int digits = 15; digits <= 17; ++digits) {
+      snprintf(buf, size, "%.*g", digits, value);
+      if (strtod(buf, NULL) == value) break;
+    }
+    break;
+  }
+  case RTM_CFG_ENUM: {
+    int value, index = 0;
+    memcpy(&value, field, sizeof value);
+    const char *piece = row->choices;
+    while (piece && index < value) {
+      piece = strchr(piece, '|');
+      if (piece) ++piece;
+      ++index;
+    }
+    if (!piece || value < 0) {
+      snprintf(buf, size, "invalid(%d)", value);
+      break;
+    }
+    const char *bar = strchr(piece, '|');
+    snprintf(buf, size, "%.*s", (int)(bar ? (size_t)(bar - piece) : strlen(piece)), piece);
+    break;
+  }
+  case RTM_CFG_STRING: snprintf(buf, size, needs_quotes(field) ? "\"%s\"" : "%s", field); break;
+  }
+}
+
+void rtm_config_defaults(rtm_config_t *cfg) {
+  char why[RTM_CFG_WHY_MAX];
+  memset(cfg, 0, sizeof *cfg);
+  /* Every default goes through the parser, so the table's text is the one truth; the unit
+   * tests check that each default parses. */
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row)
+    (void)rtm_cfg_parse_value(row, row->default_text, cfg, why, sizeof why);
+}
+
+int rtm_config_set(rtm_config_t *cfg, const char *assignment) {
+  int status = RTM_OK;
+  char *copy = NULL;
+  char why[RTM_CFG_WHY_MAX], hint[RTM_CFG_WHY_MAX];
+  if (!assignment) RTM_FAIL(RTM_ERR_USAGE, "--set needs section.key=value");
+  size_t length = strlen(assignment);
+  copy = malloc(length + 1);
+  if (!copy) RTM_FAIL(RTM_ERR_NOMEM, "--set %s: out of memory", assignment);
+  memcpy(copy, assignment, length + 1);
+  char *equals = strchr(copy, '=');
+  if (!equals) RTM_FAIL(RTM_ERR_CONFIG, "--set %s: expected section.key=value", assignment);
+  *equals = '\0';
+  char *name = rtm_cfg_trim(copy), *value = rtm_cfg_trim(equals + 1);
+  char *dot = strchr(name, '.');
+  if (!dot) {
+    rtm_cfg_suggest_key("", name, hint, sizeof hint);
+    RTM_FAIL(RTM_ERR_CONFIG, "--set %s: expected section.key=value, the key with its section%s",
+             assignment, hint);
+  }
+  *dot = '\0';
+  char *section = rtm_cfg_trim(name), *key = rtm_cfg_trim(dot + 1);
+  const rtm_cfg_entry_t *row = rtm_cfg_find(section, key);
+  if (!row) {
+    rtm_cfg_suggest_key(section, key, hint, sizeof hint);
+    if (!hint[0] && !rtm_cfg_section_known(section))
+      rtm_cfg_suggest_section(section, hint, sizeof hint);
+    RTM_FAIL(RTM_ERR_CONFIG, "--set %s: unknown %s %s.%s%s", assignment,
+             rtm_cfg_section_known(section) ? "key" : "section and key", section, key, hint);
+  }
+  if (rtm_cfg_parse_value(row, value, cfg, why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_CONFIG, "--set %s: %s", assignment, why);
+fail:
+  free(copy);
+  return status;
+}
+
+const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_class) {
+  const char *override = NULL;
+  if (strcmp(field_class, "wavefield") == 0)
+    override = cfg->memory.wavefield;
+  else if (strcmp(field_class, "model") == 0)
+    override = cfg->memory.model;
+  else if (strcmp(field_class, "imaging") == 0)
+    override = cfg->memory.imaging;
+  else
+    return NULL;
+  return override[0] ? override : cfg->memory.strategy;
+}

@@ -1,2 +1,212 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* config_schema.c - the one table of configuration keys, and lookups in it.
+ *
+ * Rows of one section stay together: the echo and `help-config` print a section header
+ * whenever the section changes. A lower bound of POSITIVE means "> 0" exactly, because
+ * DBL_TRUE_MIN is the smallest double above zero. */
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config_impl.h"
+
+#define FIELD(member) offsetof(rtm_config_t, member), sizeof(((rtm_config_t *)0)->member)
+#define POSITIVE DBL_TRUE_MIN
+#define ANY -HUGE_VAL, HUGE_VAL
+#define ABOVE_ZERO POSITIVE, HUGE_VAL
+
+/* One row per line reads as a table. */
+/* clang-format off */
+const rtm_cfg_entry_t rtm_config_schema[] = {
+    {"grid", "nx", RTM_CFG_INT, FIELD(grid.n[0]), "100", 1, 100000, NULL, "interior cells along x"},
+    {"grid", "ny", RTM_CFG_INT, FIELD(grid.n[1]), "100", 1, 100000, NULL, "interior cells along y"},
+    {"grid", "nz", RTM_CFG_INT, FIELD(grid.n[2]), "100", 1, 100000, NULL, "interior cells along z (depth)"},
+    {"grid", "dx", RTM_CFG_DOUBLE, FIELD(grid.spacing_m[0]), "10", ABOVE_ZERO, NULL, "cell spacing along x, metres"},
+    {"grid", "dy", RTM_CFG_DOUBLE, FIELD(grid.spacing_m[1]), "10", ABOVE_ZERO, NULL, "cell spacing along y, metres"},
+    {"grid", "dz", RTM_CFG_DOUBLE, FIELD(grid.spacing_m[2]), "10", ABOVE_ZERO, NULL, "cell spacing along z, metres"},
+    {"grid", "ox", RTM_CFG_DOUBLE, FIELD(grid.origin_m[0]), "0", ANY, NULL, "x of cell (0,0,0), metres"},
+    {"grid", "oy", RTM_CFG_DOUBLE, FIELD(grid.origin_m[1]), "0", ANY, NULL, "y of cell (0,0,0), metres"},
+    {"grid", "oz", RTM_CFG_DOUBLE, FIELD(grid.origin_m[2]), "0", ANY, NULL, "z of cell (0,0,0), metres"},
+
+    {"time", "steps", RTM_CFG_INT, FIELD(time.steps), "500", 1, HUGE_VAL, NULL, "time steps; traces hold steps + 1 samples"},
+    {"time", "dt", RTM_CFG_DOUBLE_AUTO, FIELD(time.dt_s), "auto", ABOVE_ZERO, NULL, "time step, seconds; auto = cfl * h_min / v_max"},
+    {"time", "cfl", RTM_CFG_DOUBLE, FIELD(time.cfl), "0.4", 0.01, 1, NULL, "Courant number for dt = auto; the solver checks it against the stability limit"},
+
+    {"model", "file", RTM_CFG_STRING, FIELD(model.file), "", ANY, NULL, "HDF5 model (/vp, /epsilon, ...); empty = the constants below"},
+    {"model", "vp", RTM_CFG_DOUBLE, FIELD(model.vp_m_s), "2000", POSITIVE, 20000, NULL, "constant P velocity (vertical for VTI/TTI), m/s"},
+    {"model", "epsilon", RTM_CFG_DOUBLE, FIELD(model.epsilon), "0", -0.49, 2, NULL, "constant Thomsen epsilon"},
+    {"model", "delta", RTM_CFG_DOUBLE, FIELD(model.delta), "0", -0.49, 2, NULL, "constant Thomsen delta"},
+    {"model", "theta", RTM_CFG_DOUBLE, FIELD(model.theta_deg), "0", -180, 180, NULL, "constant tilt of the symmetry axis, degrees"},
+    {"model", "phi", RTM_CFG_DOUBLE, FIELD(model.phi_deg), "0", -360, 360, NULL, "constant azimuth of the symmetry axis, degrees"},
+
+    {"physics", "equation", RTM_CFG_ENUM, FIELD(physics.equation), "iso", ANY, "iso|vti|tti", "wave equation: isotropic, VTI or TTI pseudo-acoustic"},
+    {"physics", "sigma", RTM_CFG_DOUBLE, FIELD(physics.sigma), "0.75", POSITIVE, 100, NULL, "VTI/TTI shear term: vsz^2 = vpz^2 (epsilon - delta) / sigma"},
+
+    {"source", "x", RTM_CFG_DOUBLE_AUTO, FIELD(source.position_m[0]), "auto", ANY, NULL, "source x, metres; auto = centre of the volume"},
+    {"source", "y", RTM_CFG_DOUBLE_AUTO, FIELD(source.position_m[1]), "auto", ANY, NULL, "source y, metres; auto = centre of the volume"},
+    {"source", "z", RTM_CFG_DOUBLE_AUTO, FIELD(source.position_m[2]), "auto", ANY, NULL, "source z, metres; auto = centre of the volume"},
+    {"source", "frequency", RTM_CFG_DOUBLE, FIELD(source.frequency_hz), "15", ABOVE_ZERO, NULL, "Ricker peak frequency, Hz"},
+    {"source", "delay", RTM_CFG_DOUBLE_AUTO, FIELD(source.delay_s), "auto", ANY, NULL, "Ricker centre time t0, seconds; auto = 1.2 / frequency"},
+    {"source", "amplitude", RTM_CFG_DOUBLE, FIELD(source.amplitude), "1", ANY, NULL, "wavelet amplitude"},
+
+    {"receivers", "layout", RTM_CFG_ENUM, FIELD(receivers.layout), "plane", ANY, "none|plane|file", "none, a regular plane, or a list in receivers.file"},
+    {"receivers", "file", RTM_CFG_STRING, FIELD(receivers.file), "", ANY, NULL, "layout = file: text file, one \"x y z\" in metres per line"},
+    {"receivers", "z", RTM_CFG_DOUBLE_AUTO, FIELD(receivers.z_m), "auto", ANY, NULL, "plane depth, metres; auto = source depth"},
+    {"receivers", "x_first", RTM_CFG_DOUBLE_AUTO, FIELD(receivers.x_first_m), "auto", ANY, NULL, "first receiver x, metres; auto = first cell inside the absorbing layer"},
+    {"receivers", "x_step", RTM_CFG_DOUBLE_AUTO, FIELD(receivers.x_step_m), "auto", ABOVE_ZERO, NULL, "receiver spacing along x, metres; auto = dx"},
+    {"receivers", "x_count", RTM_CFG_INT, FIELD(receivers.x_count), "0", 0, HUGE_VAL, NULL, "receivers along x; 0 = fill the non-absorbing interior"},
+    {"receivers", "y_first", RTM_CFG_DOUBLE_AUTO, FIELD(receivers.y_first_m), "auto", ANY, NULL, "first receiver y, metres; auto = first cell inside the absorbing layer"},
+    {"receivers", "y_step", RTM_CFG_DOUBLE_AUTO, FIELD(receivers.y_step_m), "auto", ABOVE_ZERO, NULL, "receiver spacing along y, metres; auto = dy"},
+    {"receivers", "y_count", RTM_CFG_INT, FIELD(receivers.y_count), "0", 0, HUGE_VAL, NULL, "receivers along y; 0 = fill the non-absorbing interior"},
+
+    {"boundary", "type", RTM_CFG_ENUM, FIELD(boundary.kind), "sponge", ANY, "sponge", "absorbing boundary"},
+    {"boundary", "width", RTM_CFG_INT, FIELD(boundary.width_cells), "20", 0, 1000, NULL, "absorbing layer width in cells, inside the volume on every face"},
+    {"boundary", "reflection", RTM_CFG_DOUBLE, FIELD(boundary.reflection), "1e-3", 1e-8, 0.5, NULL, "target amplitude reflection; sets the damping strength"},
+
+    {"snapshots", "every", RTM_CFG_INT, FIELD(snapshots.every_steps), "0", 0, HUGE_VAL, NULL, "write the wavefield every N steps; 0 = never"},
+
+    {"output", "dir", RTM_CFG_STRING, FIELD(output.dir), "out", ANY, NULL, "directory for the run's HDF5 file and report"},
+    {"output", "name", RTM_CFG_STRING, FIELD(output.name), "rtm3d", ANY, NULL, "file name stem (no '/')"},
+    {"output", "trace_dt", RTM_CFG_DOUBLE_AUTO, FIELD(output.trace_dt_s), "auto", ABOVE_ZERO, NULL, "sample interval of written traces, seconds; auto = modelling dt"},
+
+    {"backend", "name", RTM_CFG_STRING, FIELD(backend.name), "auto", ANY, "auto|cpu|cuda", "compute backend; auto = cuda when a GPU is present"},
+    {"backend", "device", RTM_CFG_INT, FIELD(backend.device), "0", 0, 63, NULL, "GPU index (MPI ranks add their node-local rank)"},
+
+    {"kernel", "halo", RTM_CFG_STRING, FIELD(kernel.halo), "ldgsts", ANY, "sync|ldgsts|tma", "shared-memory halo loads: plain, cp.async, or Hopper TMA"},
+    {"kernel", "stages", RTM_CFG_INT, FIELD(kernel.stages), "2", 2, 3, NULL, "shared-memory pipeline stages for ldgsts/tma"},
+    {"kernel", "zblock", RTM_CFG_INT, FIELD(kernel.zblock), "0", 0, 100000, NULL, "z planes per thread block; 0 = the whole local nz"},
+    {"kernel", "block_x", RTM_CFG_INT, FIELD(kernel.block[0]), "32", 1, 1024, NULL, "thread-block tile width along x"},
+    {"kernel", "block_y", RTM_CFG_INT, FIELD(kernel.block[1]), "16", 1, 1024, NULL, "thread-block tile height along y"},
+
+    {"memory", "strategy", RTM_CFG_STRING, FIELD(memory.strategy), "auto", ANY, NULL, "default allocation strategy (host, device, vmm, vmm-compressed, managed); auto = device for " "cuda, host for cpu"},
+    {"memory", "wavefield", RTM_CFG_STRING, FIELD(memory.wavefield), "", ANY, NULL, "strategy for wavefields; empty = memory.strategy"},
+    {"memory", "model", RTM_CFG_STRING, FIELD(memory.model), "", ANY, NULL, "strategy for model parameters; empty = memory.strategy"},
+    {"memory", "imaging", RTM_CFG_STRING, FIELD(memory.imaging), "", ANY, NULL, "strategy for imaging buffers; empty = memory.strategy"},
+    {"memory", "require_compression", RTM_CFG_BOOL, FIELD(memory.require_compression), "false", ANY, NULL, "fail when vmm-compressed is not granted compression"},
+
+    {"bench", "warmup", RTM_CFG_INT, FIELD(bench.warmup_steps), "10", 0, HUGE_VAL, NULL, "untimed steps before measuring"},
+    {"bench", "steps", RTM_CFG_INT, FIELD(bench.steps), "50", 1, HUGE_VAL, NULL, "timed steps"},
+
+    {"traces", "pipeline", RTM_CFG_STRING, FIELD(traces.pipeline), "graph", ANY, "graph|streams", "trace processing: CUDA graph replay or plain stream launches"},
+
+    {NULL, NULL, RTM_CFG_INT, 0, 0, NULL, 0, 0, NULL, NULL},
+};
+/* clang-format on */
+
+size_t rtm_cfg_row_count(void) {
+  size_t n = 0;
+  while (rtm_config_schema[n].section)
+    ++n;
+  return n;
+}
+
+static int same_text(const char *a, const char *b) {
+  for (; *a && *b; ++a, ++b)
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+  return *a == *b;
+}
+
+const rtm_cfg_entry_t *rtm_cfg_find(const char *section, const char *key) {
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row)
+    if (strcmp(row->section, section) == 0 && strcmp(row->key, key) == 0) return row;
+  return NULL;
+}
+
+int rtm_cfg_section_known(const char *section) {
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row)
+    if (strcmp(row->section, section) == 0) return 1;
+  return 0;
+}
+
+/* Optimal string alignment distance (Levenshtein plus adjacent transpositions), ignoring
+ * case: "nxx", "NX" and "xn" are all one edit from "nx". */
+static int edit_distance(const char *a, const char *b) {
+  enum { LONGEST = 63 };
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > LONGEST || lb > LONGEST) return LONGEST + 1;
+  int d[LONGEST + 1][LONGEST + 1];
+  for (size_t i = 0; i <= la; ++i)
+    d[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; ++j)
+    d[0][j] = (int)j;
+  for (size_t i = 1; i <= la; ++i) {
+    for (size_t j = 1; j <= lb; ++j) {
+      int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+      int best = d[i - 1][j - 1] + (ca != cb);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  }
+  return d[la][lb];
+}
+
+/* A one-edit typo wins; next a key that exists verbatim in another section (the right key
+ * in the wrong place); then anything within two edits. */
+void rtm_cfg_suggest_key(const char *section, const char *key, char *buf, size_t size) {
+  char given[160], known[160];
+  const rtm_cfg_entry_t *closest = NULL;
+  int closest_distance = 3;
+  buf[0] = '\0';
+  snprintf(given, sizeof given, "%s.%s", section, key);
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+    snprintf(known, sizeof known, "%s.%s", row->section, row->key);
+    int distance = edit_distance(given, known);
+    if (distance < closest_distance) {
+      closest_distance = distance;
+      closest = row;
+    }
+  }
+  if (closest && closest_distance <= 1) {
+    snprintf(buf, size, " (did you mean %s.%s?)", closest->section, closest->key);
+    return;
+  }
+  size_t used = 0;
+  int matches = 0;
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section && used < size; ++row) {
+    if (!same_text(row->key, key)) continue;
+    int n = snprintf(buf + used, size - used, "%s%s.%s", matches ? " or " : " (did you mean ",
+                     row->section, row->key);
+    if (n < 0) break;
+    used += (size_t)n;
+    ++matches;
+  }
+  if (matches) {
+    if (used < size) snprintf(buf + used, size - used, "?)");
+    return;
+  }
+  if (closest) snprintf(buf, size, " (did you mean %s.%s?)", closest->section, closest->key);
+}
+
+void rtm_cfg_suggest_section(const char *section, char *buf, size_t size) {
+  const char *closest = NULL;
+  int closest_distance = 3;
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+    int distance = edit_distance(section, row->section);
+    if (distance < closest_distance) {
+      closest_distance = distance;
+      closest = row->section;
+    }
+  }
+  if (closest) {
+    snprintf(buf, size, " (did you mean [%s]?)", closest);
+    return;
+  }
+  size_t used = 0;
+  const char *previous = NULL;
+  buf[0] = '\0';
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section && used < size; ++row) {
+    if (previous && strcmp(previous, row->section) == 0) continue;
+    int n =
+        snprintf(buf + used, size - used, "%s%s", previous ? ", " : " (sections: ", row->section);
+    if (n < 0) break;
+    used += (size_t)n;
+    previous = row->section;
+  }
+  if (used < size) snprintf(buf + used, size - used, ")");
+}

@@ -93,6 +93,9 @@ typedef struct {
     int warmup_steps;
     int steps;
   } bench;
+  struct {
+    char pipeline[RTM_CONFIG_NAME_MAX]; /* graph (CUDA graph replay) | streams (plain launches) */
+  } traces;
   char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */
 } rtm_config_t;
 
@@ -142,7 +145,7 @@ char *rtm_config_echo_string(const rtm_config_t *cfg);
 void rtm_config_print_schema(FILE *out);
 
 /* Memory strategy for a field class ("wavefield", "model", "imaging"): the per-class
- * override when set, else memory.strategy. */
+ * override when set, else memory.strategy. NULL for any other class name. */
 const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_class);
 
 #ifdef __cplusplus

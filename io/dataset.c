@@ -1,2 +1,230 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* Whole or partial numeric datasets read as float32, for `plot` and `validate`. */
+#include "rtm_io.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_io_impl.h"
+
+#define DATASET_MAX_RANK 4
+
+typedef struct {
+  hid_t file, dataset, space;
+  int rank;
+  hsize_t dims[DATASET_MAX_RANK];
+} open_dataset_t;
+
+static void close_dataset(open_dataset_t *d) {
+  rtm_h5_close(&d->space);
+  rtm_h5_close(&d->dataset);
+  rtm_h5_close(&d->file);
+}
+
+/* Opens name in path and checks that it is a numeric dataset of rank 1 to 4. */
+static int open_dataset(const char *path, const char *name, open_dataset_t *d) {
+  int status = RTM_OK;
+  hid_t type = H5I_INVALID_HID;
+  d->file = d->dataset = d->space = H5I_INVALID_HID;
+  RTM_TRY(rtm_h5_open_read(path, "file", &d->file));
+  int exists = rtm_h5_path_exists(d->file, name);
+  if (exists <= 0) RTM_FAIL(RTM_ERR_INPUT, "%s has no dataset %s", path, name);
+  RTM_H5_CHECK(d->dataset = H5Dopen2(d->file, name, H5P_DEFAULT), RTM_ERR_INPUT,
+               "%s: %s is not a dataset", path, name);
+  RTM_H5_CHECK(type = H5Dget_type(d->dataset), RTM_ERR_INPUT, "%s: dataset %s", path, name);
+  H5T_class_t type_class = H5Tget_class(type);
+  if (type_class != H5T_FLOAT && type_class != H5T_INTEGER)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s is not numeric (float or integer)", path, name);
+  RTM_H5_CHECK(d->space = H5Dget_space(d->dataset), RTM_ERR_INPUT, "%s: dataset %s", path, name);
+  RTM_H5_CHECK(d->rank = H5Sget_simple_extent_ndims(d->space), RTM_ERR_INPUT, "%s: dataset %s",
+               path, name);
+  if (d->rank < 1 || d->rank > DATASET_MAX_RANK)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s has rank %d; only ranks 1 to %d are supported", path,
+             name, d->rank, DATASET_MAX_RANK);
+  RTM_H5_CHECK(H5Sget_simple_extent_dims(d->space, d->dims, NULL), RTM_ERR_INPUT, "%s: dataset %s",
+               path, name);
+fail:
+  rtm_h5_close(&type);
+  if (status != RTM_OK) close_dataset(d);
+  return status;
+}
+
+/* Reads the selection of d->space (count elements) into a new float array. */
+static int read_selection(const char *path, const char *name, open_dataset_t *d, int rank,
+                          const hsize_t *dims, rtm_dataset_t *dataset) {
+  int status = RTM_OK;
+  hid_t memory_space = H5I_INVALID_HID;
+  size_t count = 1;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] && count > (size_t)-1 / sizeof(float) / dims[i])
+      RTM_FAIL(RTM_ERR_NOMEM, "%s: dataset %s is too large for memory", path, name);
+    count *= (size_t)dims[i];
+  }
+  dataset->rank = rank;
+  for (int i = 0; i < DATASET_MAX_RANK; ++i)
+    dataset->dims[i] = i < rank ? (size_t)dims[i] : 1;
+  dataset->data = malloc((count ? count : 1) * sizeof(float));
+  if (!dataset->data)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s from %s (%zu values)", name, path, count);
+  if (count > 0) {
+    RTM_H5_CHECK(memory_space = H5Screate_simple(rank, dims, NULL), RTM_ERR_IO, "%s: %s", path,
+                 name);
+    RTM_H5_CHECK(
+        H5Dread(d->dataset, H5T_NATIVE_FLOAT, memory_space, d->space, H5P_DEFAULT, dataset->data),
+        RTM_ERR_INPUT, "%s: reading dataset %s (corrupt?)", path, name);
+  }
+fail:
+  rtm_h5_close(&memory_space);
+  if (status != RTM_OK) rtm_dataset_release(dataset);
+  return status;
+}
+
+int rtm_io_read_dataset(const char *path, const char *name, rtm_dataset_t *dataset) {
+  int status = RTM_OK;
+  open_dataset_t d;
+  memset(dataset, 0, sizeof *dataset);
+  RTM_TRY(open_dataset(path, name, &d));
+  RTM_H5_CHECK(H5Sselect_all(d.space), RTM_ERR_IO, "%s: %s", path, name);
+  status = read_selection(path, name, &d, d.rank, d.dims, dataset);
+  close_dataset(&d);
+fail:
+  return status;
+}
+
+int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t dims[4]) {
+  int status = RTM_OK;
+  open_dataset_t d;
+  RTM_TRY(open_dataset(path, name, &d));
+  *rank = d.rank;
+  for (int i = 0; i < DATASET_MAX_RANK; ++i)
+    dims[i] = i < d.rank ? (size_t)d.dims[i] : 1;
+  close_dataset(&d);
+fail:
+  return status;
+}
+
+int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
+                              rtm_dataset_t *dataset) {
+  int status = RTM_OK;
+  open_dataset_t d;
+  memset(dataset, 0, sizeof *dataset);
+  RTM_TRY(open_dataset(path, name, &d));
+  if (d.rank < 2) {
+    close_dataset(&d);
+    RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s has rank 1: it has no entries to pick from", path,
+             name);
+  }
+  if (index >= d.dims[0]) {
+    close_dataset(&d);
+    RTM_FAIL(RTM_ERR_INPUT, "%s: index %zu is out of range for %s (0..%llu)", path, index, name,
+             (unsigned long long)d.dims[0] - 1);
+  }
+  hsize_t start[DATASET_MAX_RANK] = {index, 0, 0, 0};
+  hsize_t count[DATASET_MAX_RANK] = {1, 1, 1, 1};
+  for (int i = 1; i < d.rank; ++i)
+    count[i] = d.dims[i];
+  if (H5Sselect_hyperslab(d.space, H5S_SELECT_SET, start, NULL, count, NULL) < 0) {
+    rtm_h5_report("H5Sselect_hyperslab", __FILE__, __LINE__, "%s: %s[%zu]", path, name, index);
+    close_dataset(&d);
+    RTM_FAIL(RTM_ERR_IO, "%s: cannot select %s[%zu]", path, name, index);
+  }
+  status = read_selection(path, name, &d, d.rank - 1, count + 1, dataset);
+  close_dataset(&d);
+fail:
+  return status;
+}
+
+void rtm_dataset_release(rtm_dataset_t *dataset) {
+  if (!dataset) return;
+  free(dataset->data);
+  memset(dataset, 0, sizeof *dataset);
+}
+
+/* ---- listing ---- */
+
+typedef struct {
+  char **names;
+  int count, capacity;
+} name_list_t;
+
+static int add_name(name_list_t *list, const char *name) {
+  if (list->count == list->capacity) {
+    int capacity = list->capacity ? 2 * list->capacity : 8;
+    char **grown = realloc(list->names, (size_t)capacity * sizeof *grown);
+    if (!grown) return RTM_ERR_NOMEM;
+    list->names = grown;
+    list->capacity = capacity;
+  }
+  size_t size = strlen(name) + 1;
+  char *copy = malloc(size);
+  if (!copy) return RTM_ERR_NOMEM;
+  memcpy(copy, name, size);
+  list->names[list->count++] = copy;
+  return RTM_OK;
+}
+
+/* 1 when path names a numeric dataset. */
+static int is_numeric_dataset(hid_t file, const char *path) {
+  int result = 0;
+  hid_t object = H5I_INVALID_HID, type = H5I_INVALID_HID;
+  if (rtm_h5_path_exists(file, path) <= 0) return 0;
+  object = H5Oopen(file, path, H5P_DEFAULT);
+  if (object >= 0 && H5Iget_type(object) == H5I_DATASET) {
+    type = H5Dget_type(object);
+    H5T_class_t type_class = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+    result = type_class == H5T_FLOAT || type_class == H5T_INTEGER;
+  }
+  rtm_h5_close(&type);
+  rtm_h5_close(&object);
+  H5Eclear2(H5E_DEFAULT);
+  return result;
+}
+
+static int list_group(hid_t file, const char *path, const char *group_name, name_list_t *list) {
+  int status = RTM_OK;
+  hid_t group = H5I_INVALID_HID;
+  H5G_info_t info;
+  char name[512], full[1024];
+  if (rtm_h5_path_exists(file, group_name) <= 0) return RTM_OK;
+  RTM_H5_CHECK(group = H5Gopen2(file, group_name, H5P_DEFAULT), RTM_ERR_INPUT,
+               "%s: %s is not a group", path, group_name);
+  RTM_H5_CHECK(H5Gget_info(group, &info), RTM_ERR_INPUT, "%s: group %s", path, group_name);
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    ssize_t length;
+    RTM_H5_CHECK(length = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name,
+                                             sizeof name, H5P_DEFAULT),
+                 RTM_ERR_INPUT, "%s: listing %s", path, group_name);
+    if ((size_t)length >= sizeof name) continue; /* no name of ours is this long */
+    if (strcmp(group_name, "/traces") == 0 && strcmp(name, "receivers") == 0) continue;
+    snprintf(full, sizeof full, "%s/%s", group_name, name);
+    if (is_numeric_dataset(file, full) && add_name(list, full) != RTM_OK)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory listing %s", path);
+  }
+fail:
+  rtm_h5_close(&group);
+  return status;
+}
+
+int rtm_io_list_datasets(const char *path, char ***names, int *count) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID;
+  name_list_t list = {NULL, 0, 0};
+  *names = NULL;
+  *count = 0;
+  RTM_TRY(rtm_h5_open_read(path, "file", &file));
+  RTM_TRY(list_group(file, path, "/snapshots", &list));
+  RTM_TRY(list_group(file, path, "/traces", &list));
+  static const char *const volumes[] = {"/image", "/illumination"};
+  for (size_t i = 0; i < sizeof volumes / sizeof volumes[0]; ++i)
+    if (is_numeric_dataset(file, volumes[i]) && add_name(&list, volumes[i]) != RTM_OK)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory listing %s", path);
+  *names = list.names;
+  *count = list.count;
+  list.names = NULL;
+  list.count = 0;
+fail:
+  for (int i = 0; i < list.count; ++i)
+    free(list.names[i]);
+  free(list.names);
+  rtm_h5_close(&file);
+  return status;
+}

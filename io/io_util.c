@@ -33,7 +33,8 @@ static const char *short_source_name(const char *source_file) {
   const char *last = strrchr(source_file, '/');
   if (!last) return source_file;
   const char *p = last;
-  while (p > source_file && p[-1] != '/') --p;
+  while (p > source_file && p[-1] != '/')
+    --p;
   return p > source_file ? p : source_file;
 }
 
@@ -50,7 +51,9 @@ void rtm_h5_report(const char *call, const char *source_file, int line, const ch
                 short_source_name(source_file), line, reason.found ? ": " : "", reason.text);
 }
 
-void rtm_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+void rtm_h5_quiet(void) {
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
 
 int rtm_h5_close(hid_t *id) {
   herr_t result = 0;
@@ -80,6 +83,9 @@ int rtm_h5_open_read(const char *path, const char *what, hid_t *file) {
   if (stat(path, &info) != 0)
     RTM_FAIL(RTM_ERR_INPUT, "cannot open %s %s: %s", what, path, strerror(errno));
   if (S_ISDIR(info.st_mode)) RTM_FAIL(RTM_ERR_INPUT, "%s %s is a directory", what, path);
+  FILE *probe = fopen(path, "rb");
+  if (!probe) RTM_FAIL(RTM_ERR_INPUT, "cannot read %s %s: %s", what, path, strerror(errno));
+  fclose(probe);
 #if H5_VERSION_GE(1, 12, 0)
   htri_t is_hdf5 = H5Fis_accessible(path, H5P_DEFAULT);
 #else
@@ -87,8 +93,9 @@ int rtm_h5_open_read(const char *path, const char *what, hid_t *file) {
 #endif
   if (is_hdf5 <= 0) {
     H5Eclear2(H5E_DEFAULT);
-    RTM_FAIL(RTM_ERR_INPUT, "%s %s is not an HDF5 file (no valid HDF5 signature: wrong file, "
-                            "or the file is corrupt or truncated)",
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s %s is not an HDF5 file (no valid HDF5 signature: wrong file, "
+             "or the file is corrupt or truncated)",
              what, path);
   }
   RTM_H5_CHECK(*file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), RTM_ERR_INPUT,
@@ -121,8 +128,8 @@ static int write_attr(hid_t object, const char *name, hid_t type, hid_t space, c
   htri_t exists;
   RTM_H5_CHECK(exists = H5Aexists(object, name), RTM_ERR_IO, "attribute %s", name);
   if (exists) RTM_H5_CHECK(H5Adelete(object, name), RTM_ERR_IO, "attribute %s", name);
-  RTM_H5_CHECK(attr = H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT),
-               RTM_ERR_IO, "attribute %s", name);
+  RTM_H5_CHECK(attr = H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), RTM_ERR_IO,
+               "attribute %s", name);
   RTM_H5_CHECK(H5Awrite(attr, type, data), RTM_ERR_IO, "attribute %s", name);
 fail:
   if (rtm_h5_close(&attr) != RTM_OK && status == RTM_OK) status = RTM_ERR_IO;
@@ -204,7 +211,7 @@ int rtm_io_make_parent_dir(const char *path) {
   char *slash = strrchr(dir, '/');
   if (!slash || slash == dir) return RTM_OK;
   *slash = '\0';
-  for (char *p = dir + 1; ; ++p) {
+  for (char *p = dir + 1;; ++p) {
     if (*p != '/' && *p != '\0') continue;
     char saved = *p;
     *p = '\0';

@@ -1,2 +1,317 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* HDF5 models: /vp /epsilon /delta /theta /phi [nz][ny][nx] with root attributes
+ * spacing = (dx, dy, dz) and origin = (x0, y0, z0) in metres. Each rank reads the
+ * hyperslab of its z-range. */
+#include "rtm_io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_io_impl.h"
+
+typedef struct {
+  const char *dataset; /* name under the root */
+  const char *units;
+  size_t offset;                 /* of the float * in rtm_model_t */
+  rtm_equation_t first_equation; /* the simplest equation that needs it */
+} model_parameter_t;
+
+static const model_parameter_t parameters[] = {
+    {"vp", "m/s", offsetof(rtm_model_t, vp), RTM_EQUATION_ISO},
+    {"epsilon", "1", offsetof(rtm_model_t, epsilon), RTM_EQUATION_VTI},
+    {"delta", "1", offsetof(rtm_model_t, delta), RTM_EQUATION_VTI},
+    {"theta", "degrees", offsetof(rtm_model_t, theta_deg), RTM_EQUATION_TTI},
+    {"phi", "degrees", offsetof(rtm_model_t, phi_deg), RTM_EQUATION_TTI},
+};
+enum { PARAMETER_COUNT = sizeof parameters / sizeof parameters[0] };
+
+/* Equations are ordered iso < vti < tti and each needs the parameters of the previous. */
+static int equation_needs(rtm_equation_t equation, const model_parameter_t *parameter) {
+  return equation >= parameter->first_equation;
+}
+
+static const char *equation_name(rtm_equation_t equation) {
+  switch (equation) {
+  case RTM_EQUATION_ISO: return "iso";
+  case RTM_EQUATION_VTI: return "vti";
+  case RTM_EQUATION_TTI: return "tti";
+  }
+  return "?";
+}
+
+static float **parameter_array(rtm_model_t *model, const model_parameter_t *parameter) {
+  return (float **)((char *)model + parameter->offset);
+}
+
+static const float *parameter_array_const(const rtm_model_t *model,
+                                          const model_parameter_t *parameter) {
+  return *(float *const *)((const char *)model + parameter->offset);
+}
+
+static void free_parameters(rtm_model_t *model) {
+  for (int i = 0; i < PARAMETER_COUNT; ++i) {
+    float **array = parameter_array(model, &parameters[i]);
+    free(*array);
+    *array = NULL;
+  }
+}
+
+/* Relative difference used for spacing and origin checks: files written by other tools
+ * round-trip metres through text or single precision, so equality is too strict. */
+static int differs(double a, double b, double scale) {
+  return fabs(a - b) > 1e-6 * scale;
+}
+
+static int read_root_triple(hid_t file, const char *path, const char *name, int *present,
+                            double value[3]) {
+  int status = RTM_OK;
+  hid_t attr = H5I_INVALID_HID, space = H5I_INVALID_HID, type = H5I_INVALID_HID;
+  htri_t exists;
+  *present = 0;
+  RTM_H5_CHECK(exists = H5Aexists(file, name), RTM_ERR_INPUT, "model file %s: attribute %s", path,
+               name);
+  if (!exists) goto fail;
+  RTM_H5_CHECK(attr = H5Aopen(file, name, H5P_DEFAULT), RTM_ERR_INPUT,
+               "model file %s: attribute %s", path, name);
+  RTM_H5_CHECK(space = H5Aget_space(attr), RTM_ERR_INPUT, "model file %s: attribute %s", path,
+               name);
+  RTM_H5_CHECK(type = H5Aget_type(attr), RTM_ERR_INPUT, "model file %s: attribute %s", path, name);
+  hssize_t points = H5Sget_simple_extent_npoints(space);
+  H5T_class_t type_class = H5Tget_class(type);
+  if (points != 3 || (type_class != H5T_FLOAT && type_class != H5T_INTEGER))
+    RTM_FAIL(RTM_ERR_INPUT,
+             "model file %s: root attribute %s must hold 3 numbers (x, y, z in metres), "
+             "found %lld %s",
+             path, name, (long long)points,
+             type_class == H5T_STRING ? "string(s)" : "value(s) of a non-numeric type");
+  RTM_H5_CHECK(H5Aread(attr, H5T_NATIVE_DOUBLE, value), RTM_ERR_INPUT,
+               "model file %s: reading attribute %s", path, name);
+  *present = 1;
+fail:
+  rtm_h5_close(&type);
+  rtm_h5_close(&space);
+  rtm_h5_close(&attr);
+  return status;
+}
+
+static int check_geometry(hid_t file, const char *path, const rtm_grid_t *grid) {
+  int status = RTM_OK, present;
+  double spacing[3], origin[3];
+  RTM_TRY(read_root_triple(file, path, "spacing", &present, spacing));
+  if (!present)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "model file %s has no root attribute 'spacing' (3 doubles: dx, dy, dz in metres)",
+             path);
+  for (int a = 0; a < 3; ++a)
+    if (!(spacing[a] > 0.0) || differs(spacing[a], grid->spacing_m[a], grid->spacing_m[a]))
+      RTM_FAIL(RTM_ERR_INPUT,
+               "model file %s: attribute spacing = (%.9g, %.9g, %.9g) m differs from the "
+               "config's grid.spacing = (%.9g, %.9g, %.9g) m",
+               path, spacing[0], spacing[1], spacing[2], grid->spacing_m[0], grid->spacing_m[1],
+               grid->spacing_m[2]);
+  RTM_TRY(read_root_triple(file, path, "origin", &present, origin));
+  if (present) {
+    double scale = rtm_grid_min_spacing(grid);
+    for (int a = 0; a < 3; ++a)
+      if (differs(origin[a], grid->origin_m[a], scale)) {
+        rtm_log_warning("model file %s: attribute origin = (%.9g, %.9g, %.9g) m differs from the "
+                        "config's grid.origin = (%.9g, %.9g, %.9g) m; using the config's",
+                        path, origin[0], origin[1], origin[2], grid->origin_m[0], grid->origin_m[1],
+                        grid->origin_m[2]);
+        break;
+      }
+  }
+fail:
+  return status;
+}
+
+static int check_finite(const char *path, const char *dataset, const rtm_grid_t *grid,
+                        const float *values) {
+  const size_t nx = (size_t)grid->n[0], ny = (size_t)grid->n[1];
+  const size_t cells = rtm_grid_interior_cells(grid);
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < cells; ++i)
+    if (!isfinite(values[i])) {
+      if (bad++ == 0) first = i;
+    }
+  if (bad == 0) return RTM_OK;
+  rtm_log_error("model file %s: dataset /%s has %zu non-finite value(s), the first %g at "
+                "[z=%zu][y=%zu][x=%zu]",
+                path, dataset, bad, values[first], first / (nx * ny) + (size_t)grid->z_offset,
+                first / nx % ny, first % nx);
+  return RTM_ERR_INPUT;
+}
+
+static int read_parameter(hid_t file, const char *path, const rtm_grid_t *grid,
+                          rtm_equation_t equation, const char *name, float **values) {
+  int status = RTM_OK;
+  hid_t dataset = H5I_INVALID_HID, space = H5I_INVALID_HID, type = H5I_INVALID_HID;
+  hid_t memory_space = H5I_INVALID_HID;
+  char dataset_path[64];
+  float *data = NULL;
+  snprintf(dataset_path, sizeof dataset_path, "/%s", name);
+  *values = NULL;
+
+  int exists = rtm_h5_path_exists(file, dataset_path);
+  if (exists < 0) RTM_FAIL(RTM_ERR_INPUT, "model file %s: cannot look up %s", path, dataset_path);
+  if (!exists)
+    RTM_FAIL(RTM_ERR_INPUT, "model file %s has no dataset %s (physics.equation = %s needs it)",
+             path, dataset_path, equation_name(equation));
+  RTM_H5_CHECK(dataset = H5Dopen2(file, dataset_path, H5P_DEFAULT), RTM_ERR_INPUT,
+               "model file %s: %s is not a readable dataset", path, dataset_path);
+  RTM_H5_CHECK(type = H5Dget_type(dataset), RTM_ERR_INPUT, "model file %s: dataset %s", path,
+               dataset_path);
+  H5T_class_t type_class = H5Tget_class(type);
+  if (type_class != H5T_FLOAT && type_class != H5T_INTEGER)
+    RTM_FAIL(RTM_ERR_INPUT, "model file %s: dataset %s is not numeric (float or integer)", path,
+             dataset_path);
+  RTM_H5_CHECK(space = H5Dget_space(dataset), RTM_ERR_INPUT, "model file %s: dataset %s", path,
+               dataset_path);
+  int rank = H5Sget_simple_extent_ndims(space);
+  hsize_t dims[H5S_MAX_RANK];
+  const hsize_t expected[3] = {(hsize_t)grid->n[2], (hsize_t)grid->n[1], (hsize_t)grid->n[0]};
+  if (rank < 0 || H5Sget_simple_extent_dims(space, dims, NULL) < 0)
+    RTM_FAIL(RTM_ERR_INPUT, "model file %s: cannot read the shape of dataset %s", path,
+             dataset_path);
+  int shape_ok = rank == 3;
+  for (int d = 0; shape_ok && d < 3; ++d)
+    shape_ok = dims[d] == expected[d];
+  if (!shape_ok) {
+    char shape[256] = "";
+    size_t used = 0;
+    for (int d = 0; d < rank && used < sizeof shape; ++d)
+      used += (size_t)snprintf(shape + used, sizeof shape - used, "[%llu]",
+                               (unsigned long long)dims[d]);
+    RTM_FAIL(RTM_ERR_INPUT,
+             "model file %s: dataset %s has shape %s but the grid needs [nz][ny][nx] = "
+             "[%d][%d][%d] (grid.n = %d, %d, %d)",
+             path, dataset_path, rank == 0 ? "scalar" : shape, grid->n[2], grid->n[1], grid->n[0],
+             grid->n[0], grid->n[1], grid->n[2]);
+  }
+
+  const size_t cells = rtm_grid_interior_cells(grid);
+  data = malloc(cells * sizeof *data);
+  if (!data)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s from %s (%zu cells)", dataset_path, path,
+             cells);
+  hsize_t start[3] = {(hsize_t)grid->z_offset, 0, 0};
+  hsize_t count[3] = {(hsize_t)grid->nz_local, expected[1], expected[2]};
+  RTM_H5_CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL), RTM_ERR_INPUT,
+               "model file %s: selecting z = %d..%d of %s", path, grid->z_offset,
+               grid->z_offset + grid->nz_local - 1, dataset_path);
+  RTM_H5_CHECK(memory_space = H5Screate_simple(3, count, NULL), RTM_ERR_IO,
+               "model file %s: dataset %s", path, dataset_path);
+  RTM_H5_CHECK(H5Dread(dataset, H5T_NATIVE_FLOAT, memory_space, space, H5P_DEFAULT, data),
+               RTM_ERR_INPUT, "model file %s: reading dataset %s (corrupt?)", path, dataset_path);
+  RTM_TRY(check_finite(path, name, grid, data));
+  *values = data;
+  data = NULL;
+fail:
+  free(data);
+  rtm_h5_close(&memory_space);
+  rtm_h5_close(&space);
+  rtm_h5_close(&type);
+  rtm_h5_close(&dataset);
+  return status;
+}
+
+int rtm_io_read_model(const char *path, const rtm_grid_t *grid, rtm_equation_t equation,
+                      rtm_model_t *model) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID;
+  memset(model, 0, sizeof *model);
+  RTM_TRY(rtm_h5_open_read(path, "model file", &file));
+  RTM_TRY(check_geometry(file, path, grid));
+  for (int i = 0; i < PARAMETER_COUNT; ++i)
+    if (equation_needs(equation, &parameters[i]))
+      RTM_TRY(read_parameter(file, path, grid, equation, parameters[i].dataset,
+                             parameter_array(model, &parameters[i])));
+  RTM_H5_CHECK(H5Fclose(file), RTM_ERR_INPUT, "model file %s: closing", path);
+  file = H5I_INVALID_HID;
+  status = rtm_model_update_range(model, grid);
+  if (status != RTM_OK) rtm_log_error("in model file %s", path);
+fail:
+  rtm_h5_close(&file);
+  if (status != RTM_OK) free_parameters(model);
+  return status;
+}
+
+static int write_parameter(hid_t file, const rtm_grid_t *grid, const char *path,
+                           const model_parameter_t *parameter, const float *values) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+  const hsize_t dims[3] = {(hsize_t)grid->n[2], (hsize_t)grid->n[1], (hsize_t)grid->n[0]};
+  RTM_H5_CHECK(space = H5Screate_simple(3, dims, NULL), RTM_ERR_IO, "model file %s: /%s", path,
+               parameter->dataset);
+  RTM_H5_CHECK(dataset = H5Dcreate2(file, parameter->dataset, H5T_IEEE_F32LE, space, H5P_DEFAULT,
+                                    H5P_DEFAULT, H5P_DEFAULT),
+               RTM_ERR_IO, "model file %s: creating /%s", path, parameter->dataset);
+  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
+               RTM_ERR_IO, "model file %s: writing /%s", path, parameter->dataset);
+  RTM_TRY(rtm_h5_write_attr_string(dataset, "units", parameter->units));
+fail:
+  rtm_h5_close(&dataset);
+  rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_io_write_model(const char *path, const rtm_grid_t *grid, const rtm_model_t *model) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID, fapl = H5I_INVALID_HID;
+  char partial[4096];
+  int created = 0;
+  rtm_h5_quiet();
+  if (grid->z_offset != 0 || grid->nz_local != grid->n[2])
+    RTM_FAIL(RTM_ERR_INTERNAL,
+             "rtm_io_write_model needs a whole-volume grid (z = 0..%d), got "
+             "z = %d..%d",
+             grid->n[2] - 1, grid->z_offset, grid->z_offset + grid->nz_local - 1);
+  if (!model->vp) RTM_FAIL(RTM_ERR_INTERNAL, "rtm_io_write_model: the model has no vp");
+  RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
+  RTM_TRY(rtm_io_make_parent_dir(path));
+  RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "model file %s", path);
+  RTM_H5_CHECK(file = H5Fcreate(partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), RTM_ERR_IO,
+               "cannot create model file %s", partial);
+  created = 1;
+  RTM_TRY(rtm_h5_write_attr_doubles(file, "spacing", grid->spacing_m, 3));
+  RTM_TRY(rtm_h5_write_attr_doubles(file, "origin", grid->origin_m, 3));
+  for (int i = 0; i < PARAMETER_COUNT; ++i) {
+    const float *values = parameter_array_const(model, &parameters[i]);
+    if (values) RTM_TRY(write_parameter(file, grid, path, &parameters[i], values));
+  }
+  RTM_H5_CHECK(H5Fclose(file), RTM_ERR_IO, "model file %s: closing", partial);
+  file = H5I_INVALID_HID;
+  RTM_TRY(rtm_io_commit_partial(partial, path));
+  created = 0;
+fail:
+  rtm_h5_close(&file);
+  rtm_h5_close(&fapl);
+  if (created) remove(partial);
+  return status;
+}
+
+int rtm_io_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  int status = RTM_OK;
+  const rtm_equation_t equation = cfg->physics.equation;
+  if (cfg->model.file[0]) return rtm_io_read_model(cfg->model.file, grid, equation, model);
+
+  memset(model, 0, sizeof *model);
+  const double constants[PARAMETER_COUNT] = {cfg->model.vp_m_s, cfg->model.epsilon,
+                                             cfg->model.delta, cfg->model.theta_deg,
+                                             cfg->model.phi_deg};
+  const size_t cells = rtm_grid_interior_cells(grid);
+  for (int i = 0; i < PARAMETER_COUNT; ++i) {
+    if (!equation_needs(equation, &parameters[i])) continue;
+    float *values = malloc(cells * sizeof *values);
+    if (!values)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %s model (%zu cells)", parameters[i].dataset,
+               cells);
+    for (size_t c = 0; c < cells; ++c)
+      values[c] = (float)constants[i];
+    *parameter_array(model, &parameters[i]) = values;
+  }
+  RTM_TRY(rtm_model_update_range(model, grid));
+fail:
+  if (status != RTM_OK) free_parameters(model);
+  return status;
+}

@@ -1,2 +1,305 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* The run output file: root attributes describing the run, /snapshots/<field>
+ * [count][nz][ny][nx] with steps and times, /traces/<field> [count][samples] with dt and
+ * /traces/receivers [count][3]. Written as PATH.partial, renamed by a successful close. */
+#include "rtm_io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_io_impl.h"
+
+#define FIELD_NAME_MAX 64
+
+typedef struct {
+  char name[FIELD_NAME_MAX];
+  hid_t dataset;
+  int count;
+  int *steps;    /* -1 until written */
+  double *times; /* NAN until written */
+} snapshot_field_t;
+
+struct rtm_output {
+  char *path;
+  char *partial;
+  hid_t file;
+  hid_t snapshots; /* groups, created on first use */
+  hid_t traces;
+  rtm_grid_t grid;
+  snapshot_field_t *fields;
+  int field_count;
+};
+
+static char *copy_text(const char *text) {
+  size_t size = strlen(text) + 1;
+  char *copy = malloc(size);
+  if (copy) memcpy(copy, text, size);
+  return copy;
+}
+
+static int check_field_name(const char *field) {
+  if (!field || !field[0] || strlen(field) >= FIELD_NAME_MAX || strchr(field, '/') ||
+      strcmp(field, ".") == 0) {
+    rtm_log_error("invalid output field name '%s' (1 to %d characters, no '/')",
+                  field ? field : "(null)", FIELD_NAME_MAX - 1);
+    return RTM_ERR_INTERNAL;
+  }
+  return RTM_OK;
+}
+
+/* Closes every HDF5 handle; RTM_ERR_IO when any close failed (data not flushed). */
+static int close_handles(rtm_output_t *output) {
+  int status = RTM_OK;
+  for (int i = 0; i < output->field_count; ++i)
+    if (rtm_h5_close(&output->fields[i].dataset) != RTM_OK) status = RTM_ERR_IO;
+  if (rtm_h5_close(&output->snapshots) != RTM_OK) status = RTM_ERR_IO;
+  if (rtm_h5_close(&output->traces) != RTM_OK) status = RTM_ERR_IO;
+  if (output->file >= 0 && H5Fclose(output->file) < 0) {
+    rtm_h5_report("H5Fclose(output->file)", __FILE__, __LINE__, "closing output file %s",
+                  output->partial);
+    status = RTM_ERR_IO;
+  }
+  output->file = H5I_INVALID_HID;
+  return status;
+}
+
+static void free_output(rtm_output_t *output) {
+  for (int i = 0; i < output->field_count; ++i) {
+    free(output->fields[i].steps);
+    free(output->fields[i].times);
+  }
+  free(output->fields);
+  free(output->partial);
+  free(output->path);
+  free(output);
+}
+
+int rtm_output_create(const char *path, const rtm_grid_t *grid, const rtm_run_info_t *info,
+                      rtm_output_t **output) {
+  int status = RTM_OK;
+  hid_t fapl = H5I_INVALID_HID;
+  rtm_output_t *o = NULL;
+  *output = NULL;
+  rtm_h5_quiet();
+  o = calloc(1, sizeof *o);
+  if (!o) RTM_FAIL(RTM_ERR_NOMEM, "out of memory opening output %s", path);
+  o->file = o->snapshots = o->traces = H5I_INVALID_HID;
+  o->grid = *grid;
+  o->path = copy_text(path);
+  o->partial = malloc(strlen(path) + sizeof ".partial");
+  if (!o->path || !o->partial) RTM_FAIL(RTM_ERR_NOMEM, "out of memory opening output %s", path);
+  RTM_TRY(rtm_io_partial_path(path, o->partial, strlen(path) + sizeof ".partial"));
+  RTM_TRY(rtm_io_make_parent_dir(path));
+  RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "output file %s", path);
+  RTM_H5_CHECK(o->file = H5Fcreate(o->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), RTM_ERR_IO,
+               "cannot create output file %s", o->partial);
+  const rtm_run_info_t none = {0};
+  if (!info) info = &none;
+  RTM_TRY(rtm_h5_write_attr_string(o->file, "version", info->version));
+  RTM_TRY(rtm_h5_write_attr_string(o->file, "git_revision", info->git_revision));
+  RTM_TRY(rtm_h5_write_attr_string(o->file, "backend", info->backend));
+  RTM_TRY(rtm_h5_write_attr_string(o->file, "device", info->device));
+  RTM_TRY(rtm_h5_write_attr_string(o->file, "config", info->config_text));
+  RTM_TRY(rtm_h5_write_attr_ints(o->file, "n", grid->n, 3));
+  RTM_TRY(rtm_h5_write_attr_doubles(o->file, "spacing", grid->spacing_m, 3));
+  RTM_TRY(rtm_h5_write_attr_doubles(o->file, "origin", grid->origin_m, 3));
+  *output = o;
+  o = NULL;
+fail:
+  rtm_h5_close(&fapl);
+  if (o) {
+    int created = o->file >= 0;
+    close_handles(o);
+    if (created) remove(o->partial);
+    free_output(o);
+  }
+  return status;
+}
+
+static int open_group(rtm_output_t *output, const char *name, hid_t *group) {
+  int status = RTM_OK;
+  if (*group >= 0) return RTM_OK;
+  RTM_H5_CHECK(*group = H5Gcreate2(output->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating group %s", output->partial, name);
+fail:
+  return status;
+}
+
+static snapshot_field_t *find_field(rtm_output_t *output, const char *field) {
+  for (int i = 0; i < output->field_count; ++i)
+    if (strcmp(output->fields[i].name, field) == 0) return &output->fields[i];
+  return NULL;
+}
+
+/* One snapshot per chunk, split along z (then y) only when a snapshot exceeds the 4 GiB
+ * chunk limit of HDF5; 1 GiB keeps well clear of it. */
+static void snapshot_chunk(const rtm_grid_t *grid, hsize_t chunk[4]) {
+  const hsize_t limit_floats = (hsize_t)1 << 28;
+  chunk[0] = 1;
+  chunk[1] = (hsize_t)grid->n[2];
+  chunk[2] = (hsize_t)grid->n[1];
+  chunk[3] = (hsize_t)grid->n[0];
+  while (chunk[1] > 1 && chunk[1] * chunk[2] * chunk[3] > limit_floats)
+    chunk[1] = (chunk[1] + 1) / 2;
+  while (chunk[2] > 1 && chunk[1] * chunk[2] * chunk[3] > limit_floats)
+    chunk[2] = (chunk[2] + 1) / 2;
+}
+
+static int write_snapshot_attrs(rtm_output_t *output, const snapshot_field_t *field) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_h5_write_attr_ints(field->dataset, "steps", field->steps, (size_t)field->count));
+  RTM_TRY(rtm_h5_write_attr_doubles(field->dataset, "times", field->times, (size_t)field->count));
+fail:
+  if (status != RTM_OK)
+    rtm_log_error("output file %s: attributes of /snapshots/%s", output->partial, field->name);
+  return status;
+}
+
+int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int count) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+  RTM_TRY(check_field_name(field));
+  if (count < 1) RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s: count %d < 1", field, count);
+  if (find_field(output, field)) RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s declared twice", field);
+  RTM_TRY(open_group(output, "/snapshots", &output->snapshots));
+
+  snapshot_field_t *grown =
+      realloc(output->fields, (size_t)(output->field_count + 1) * sizeof *grown);
+  if (!grown) RTM_FAIL(RTM_ERR_NOMEM, "out of memory declaring /snapshots/%s", field);
+  output->fields = grown;
+  snapshot_field_t *f = &output->fields[output->field_count++];
+  memset(f, 0, sizeof *f);
+  snprintf(f->name, sizeof f->name, "%s", field);
+  f->dataset = H5I_INVALID_HID;
+  f->count = count;
+  f->steps = malloc((size_t)count * sizeof *f->steps);
+  f->times = malloc((size_t)count * sizeof *f->times);
+  if (!f->steps || !f->times)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory declaring /snapshots/%s", field);
+  for (int i = 0; i < count; ++i) {
+    f->steps[i] = -1;
+    f->times[i] = NAN;
+  }
+
+  const rtm_grid_t *g = &output->grid;
+  hsize_t dims[4] = {(hsize_t)count, (hsize_t)g->n[2], (hsize_t)g->n[1], (hsize_t)g->n[0]};
+  hsize_t chunk[4];
+  snapshot_chunk(g, chunk);
+  /* Snapshots never written read back as NaN, which `rtm3d validate` refuses. */
+  const float fill = NAN;
+  RTM_H5_CHECK(space = H5Screate_simple(4, dims, NULL), RTM_ERR_IO, "/snapshots/%s", field);
+  RTM_H5_CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE), RTM_ERR_IO, "/snapshots/%s", field);
+  RTM_H5_CHECK(H5Pset_chunk(dcpl, 4, chunk), RTM_ERR_IO, "/snapshots/%s", field);
+  RTM_H5_CHECK(H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill), RTM_ERR_IO, "/snapshots/%s",
+               field);
+  RTM_H5_CHECK(f->dataset = H5Dcreate2(output->snapshots, field, H5T_IEEE_F32LE, space, H5P_DEFAULT,
+                                       dcpl, H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating /snapshots/%s", output->partial, field);
+  RTM_TRY(write_snapshot_attrs(output, f));
+fail:
+  rtm_h5_close(&dcpl);
+  rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index, int step,
+                              double time_s, const float *dense) {
+  int status = RTM_OK;
+  hid_t file_space = H5I_INVALID_HID, memory_space = H5I_INVALID_HID;
+  snapshot_field_t *f = find_field(output, field);
+  if (!f)
+    RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s written before rtm_output_snapshots_begin",
+             field ? field : "(null)");
+  if (index < 0 || index >= f->count)
+    RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s: index %d outside 0..%d", field, index, f->count - 1);
+  /* This rank's planes land at its z-offset, so rank-ordered writes compose the volume. */
+  const rtm_grid_t *g = &output->grid;
+  hsize_t start[4] = {(hsize_t)index, (hsize_t)g->z_offset, 0, 0};
+  hsize_t count[4] = {1, (hsize_t)g->nz_local, (hsize_t)g->n[1], (hsize_t)g->n[0]};
+  RTM_H5_CHECK(file_space = H5Dget_space(f->dataset), RTM_ERR_IO, "/snapshots/%s", field);
+  RTM_H5_CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL),
+               RTM_ERR_IO, "/snapshots/%s[%d]", field, index);
+  RTM_H5_CHECK(memory_space = H5Screate_simple(4, count, NULL), RTM_ERR_IO, "/snapshots/%s", field);
+  RTM_H5_CHECK(H5Dwrite(f->dataset, H5T_NATIVE_FLOAT, memory_space, file_space, H5P_DEFAULT, dense),
+               RTM_ERR_IO, "output file %s: writing /snapshots/%s[%d]", output->partial, field,
+               index);
+  f->steps[index] = step;
+  f->times[index] = time_s;
+  RTM_TRY(write_snapshot_attrs(output, f));
+fail:
+  rtm_h5_close(&memory_space);
+  rtm_h5_close(&file_space);
+  return status;
+}
+
+static int write_receivers(rtm_output_t *output, const double *position_m, int count) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+  htri_t exists;
+  RTM_H5_CHECK(exists = H5Lexists(output->traces, "receivers", H5P_DEFAULT), RTM_ERR_IO,
+               "/traces/receivers");
+  if (exists) {
+    /* Every field of a run shares the receivers: the first call wrote them. */
+    hsize_t dims[2] = {0, 0};
+    RTM_H5_CHECK(dataset = H5Dopen2(output->traces, "receivers", H5P_DEFAULT), RTM_ERR_IO,
+                 "/traces/receivers");
+    RTM_H5_CHECK(space = H5Dget_space(dataset), RTM_ERR_IO, "/traces/receivers");
+    RTM_H5_CHECK(H5Sget_simple_extent_dims(space, dims, NULL), RTM_ERR_IO, "/traces/receivers");
+    if (dims[0] != (hsize_t)count)
+      RTM_FAIL(RTM_ERR_INTERNAL, "/traces/receivers holds %llu receivers, a trace set has %d",
+               (unsigned long long)dims[0], count);
+    goto fail;
+  }
+  hsize_t dims[2] = {(hsize_t)count, 3};
+  RTM_H5_CHECK(space = H5Screate_simple(2, dims, NULL), RTM_ERR_IO, "/traces/receivers");
+  RTM_H5_CHECK(dataset = H5Dcreate2(output->traces, "receivers", H5T_IEEE_F64LE, space, H5P_DEFAULT,
+                                    H5P_DEFAULT, H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating /traces/receivers", output->partial);
+  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, position_m),
+               RTM_ERR_IO, "output file %s: writing /traces/receivers", output->partial);
+  RTM_TRY(rtm_h5_write_attr_string(dataset, "units", "m"));
+fail:
+  rtm_h5_close(&dataset);
+  rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_output_write_traces(rtm_output_t *output, const char *field, const float *traces, int count,
+                            int samples, double dt_s, const double *position_m) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+  RTM_TRY(check_field_name(field));
+  if (strcmp(field, "receivers") == 0)
+    RTM_FAIL(RTM_ERR_INTERNAL, "/traces/receivers is reserved for the receiver positions");
+  if (count < 0 || samples < 1)
+    RTM_FAIL(RTM_ERR_INTERNAL, "/traces/%s: %d traces of %d samples", field, count, samples);
+  if (count == 0) return RTM_OK;
+  RTM_TRY(open_group(output, "/traces", &output->traces));
+  hsize_t dims[2] = {(hsize_t)count, (hsize_t)samples};
+  RTM_H5_CHECK(space = H5Screate_simple(2, dims, NULL), RTM_ERR_IO, "/traces/%s", field);
+  RTM_H5_CHECK(dataset = H5Dcreate2(output->traces, field, H5T_IEEE_F32LE, space, H5P_DEFAULT,
+                                    H5P_DEFAULT, H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating /traces/%s", output->partial, field);
+  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, traces),
+               RTM_ERR_IO, "output file %s: writing /traces/%s", output->partial, field);
+  RTM_TRY(rtm_h5_write_attr_doubles(dataset, "dt", &dt_s, 1));
+  if (position_m) RTM_TRY(write_receivers(output, position_m, count));
+fail:
+  rtm_h5_close(&dataset);
+  rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_output_close(rtm_output_t *output, int success) {
+  if (!output) return RTM_OK;
+  int status = close_handles(output);
+  if (success && status == RTM_OK) {
+    status = rtm_io_commit_partial(output->partial, output->path);
+  } else {
+    if (success) rtm_log_error("output file %s was not completed; removed", output->partial);
+    remove(output->partial);
+    if (!success) status = RTM_OK;
+  }
+  free_output(output);
+  return status;
+}

@@ -1,2 +1,159 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* The JSON run report: a small hand-written writer (the report is flat and its keys are
+ * fixed, so a JSON library would add a dependency for nothing). Written as PATH.partial
+ * and renamed once complete. Non-finite numbers are written as null. */
+#include "rtm_io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "rtm_io_impl.h"
+
+static void json_string(FILE *out, const char *text) {
+  if (!text) {
+    fputs("null", out);
+    return;
+  }
+  fputc('"', out);
+  for (const unsigned char *c = (const unsigned char *)text; *c; ++c) {
+    switch (*c) {
+    case '"': fputs("\\\"", out); break;
+    case '\\': fputs("\\\\", out); break;
+    case '\b': fputs("\\b", out); break;
+    case '\f': fputs("\\f", out); break;
+    case '\n': fputs("\\n", out); break;
+    case '\r': fputs("\\r", out); break;
+    case '\t': fputs("\\t", out); break;
+    default:
+      if (*c < 0x20 || *c == 0x7f)
+        fprintf(out, "\\u%04x", *c);
+      else
+        fputc(*c, out); /* UTF-8 passes through: JSON text is UTF-8 */
+    }
+  }
+  fputc('"', out);
+}
+
+static void json_number(FILE *out, double value) {
+  if (isfinite(value))
+    fprintf(out, "%.15g", value);
+  else
+    fputs("null", out);
+}
+
+static void json_key(FILE *out, int indent, const char *key) {
+  fprintf(out, "%*s", indent, "");
+  json_string(out, key);
+  fputs(": ", out);
+}
+
+static void json_doubles(FILE *out, const double *values, int count) {
+  fputc('[', out);
+  for (int i = 0; i < count; ++i) {
+    if (i) fputs(", ", out);
+    json_number(out, values[i]);
+  }
+  fputc(']', out);
+}
+
+static void write_grid(FILE *out, const rtm_grid_t *grid) {
+  if (!grid) {
+    fputs("null", out);
+    return;
+  }
+  fprintf(out, "{\"n\": [%d, %d, %d], \"spacing_m\": ", grid->n[0], grid->n[1], grid->n[2]);
+  json_doubles(out, grid->spacing_m, 3);
+  fputs(", \"origin_m\": ", out);
+  json_doubles(out, grid->origin_m, 3);
+  fputc('}', out);
+}
+
+static void write_memory(FILE *out, const rtm_mem_ledger_t *ledger) {
+  const int count = ledger ? ledger->count : 0;
+  fputc('[', out);
+  for (int i = 0; i < count; ++i) {
+    const rtm_mem_record_t *r = &ledger->records[i];
+    fputs(i ? ",\n    " : "\n    ", out);
+    fputs("{\"label\": ", out);
+    json_string(out, r->label);
+    fputs(", \"strategy\": ", out);
+    json_string(out, r->strategy);
+    fprintf(out, ", \"bytes\": %zu, \"reserved_bytes\": %zu, \"compressed\": %s}", r->bytes,
+            r->reserved_bytes, r->compressed ? "true" : "false");
+  }
+  fputs(count ? "\n  ]" : "]", out);
+}
+
+static void write_report(FILE *out, const rtm_report_t *report) {
+  const rtm_run_info_t none = {0};
+  const rtm_run_info_t *info = report->info ? report->info : &none;
+  fputs("{\n", out);
+  json_key(out, 2, "command");
+  json_string(out, report->command);
+  fputs(",\n", out);
+  json_key(out, 2, "version");
+  json_string(out, info->version);
+  fputs(",\n", out);
+  json_key(out, 2, "git_revision");
+  json_string(out, info->git_revision);
+  fputs(",\n", out);
+  json_key(out, 2, "backend");
+  json_string(out, info->backend);
+  fputs(",\n", out);
+  json_key(out, 2, "device");
+  json_string(out, info->device);
+  fputs(",\n", out);
+  json_key(out, 2, "grid");
+  write_grid(out, report->grid);
+  fputs(",\n", out);
+  json_key(out, 2, "steps");
+  fprintf(out, "%d,\n", report->steps);
+  json_key(out, 2, "dt_s");
+  json_number(out, report->dt_s);
+  fputs(",\n", out);
+  json_key(out, 2, "timings_s");
+  fputc('{', out);
+  for (int i = 0; i < report->timing_count; ++i) {
+    if (i) fputs(", ", out);
+    json_string(out, report->timings[i].name);
+    fputs(": ", out);
+    json_number(out, report->timings[i].seconds);
+  }
+  fputs("},\n", out);
+  json_key(out, 2, "mcells_per_s");
+  json_number(out, report->mcells_per_s);
+  fputs(",\n", out);
+  json_key(out, 2, "memory");
+  write_memory(out, report->ledger);
+  fputs(",\n", out);
+  json_key(out, 2, "memory_total_bytes");
+  fprintf(out, "%zu,\n", report->ledger ? report->ledger->total_bytes : (size_t)0);
+  json_key(out, 2, "output_path");
+  json_string(out, report->output_path);
+  fputs("\n}\n", out);
+}
+
+int rtm_report_write_json(const char *path, const rtm_report_t *report) {
+  int status = RTM_OK;
+  char partial[4096];
+  FILE *out = NULL;
+  RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
+  RTM_TRY(rtm_io_make_parent_dir(path));
+  out = fopen(partial, "w");
+  if (!out) RTM_FAIL(RTM_ERR_IO, "cannot write run report %s: %s", partial, strerror(errno));
+  write_report(out, report);
+  int write_failed = ferror(out);
+  int close_failed = fclose(out) != 0;
+  out = NULL;
+  if (write_failed || close_failed) {
+    remove(partial);
+    RTM_FAIL(RTM_ERR_IO, "writing run report %s failed: %s", partial, strerror(errno));
+  }
+  RTM_TRY(rtm_io_commit_partial(partial, path));
+fail:
+  if (out) {
+    fclose(out);
+    remove(partial);
+  }
+  return status;
+}

@@ -85,6 +85,9 @@ int rtm_report_write_json(const char *path, const rtm_report_t *report);
  * title as a PNG tEXt "Title" chunk. */
 int rtm_png_write(const char *path, const float *values, int width, int height,
                   double clip_percentile, const char *title);
+/* The clip level rtm_png_write uses: the clip_percentile (0 < p <= 100) of |value| over
+ * the finite values; 1 when they are all zero or none is finite. */
+int rtm_png_clip_value(const float *values, size_t count, double clip_percentile, double *clip);
 
 /* ---- datasets for plot and validate ---- */
 typedef struct {
@@ -94,6 +97,12 @@ typedef struct {
 } rtm_dataset_t;
 
 int rtm_io_read_dataset(const char *path, const char *name, rtm_dataset_t *dataset);
+/* Rank and dimensions (unused ones 1) of a dataset, without reading it. */
+int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t dims[4]);
+/* Reads dataset[index] along the first axis (rank - 1 dimensions), so that one snapshot
+ * of a long series is read alone. */
+int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
+                              rtm_dataset_t *dataset);
 void rtm_dataset_release(rtm_dataset_t *dataset);
 /* Names of the float datasets under /snapshots, /traces (not receivers), /image,
  * /illumination; malloc'd array of malloc'd strings. */

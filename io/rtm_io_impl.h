@@ -13,13 +13,13 @@
  * failure logs the context (printf-style, at least a format), the call text, the source
  * file and line and HDF5's innermost reason, stores `code` in `status` and jumps to
  * `fail`. */
-#define RTM_H5_CHECK(call, code, ...)                                                      \
-  do {                                                                                     \
-    if ((call) < 0) {                                                                      \
-      rtm_h5_report(#call, __FILE__, __LINE__, __VA_ARGS__);                               \
-      status = (code);                                                                     \
-      goto fail;                                                                           \
-    }                                                                                      \
+#define RTM_H5_CHECK(call, code, ...)                                                              \
+  do {                                                                                             \
+    if ((call) < 0) {                                                                              \
+      rtm_h5_report(#call, __FILE__, __LINE__, __VA_ARGS__);                                       \
+      status = (code);                                                                             \
+      goto fail;                                                                                   \
+    }                                                                                              \
   } while (0)
 
 void rtm_h5_report(const char *call, const char *source_file, int line, const char *fmt, ...)

@@ -1,2 +1,64 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* Backend registry: a new backend is one extern line and one entry in the list. */
+#include <string.h>
+
+#include "rtm_solver.h"
+#include "rtm_status.h"
+
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+extern const rtm_backend_t rtm_backend_cuda;
+#endif
+
+/* Preference order for "auto": the first whose probe passes. */
+static const rtm_backend_t *const registry[] = {
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+    &rtm_backend_cuda,
+#endif
+    &rtm_backend_cpu,
+};
+
+enum { REGISTRY_COUNT = (int)(sizeof registry / sizeof registry[0]) };
+
+const char *rtm_backend_known_names(void) {
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+  return "auto, cuda, cpu";
+#else
+  return "auto, cpu (this build has no cuda backend)";
+#endif
+}
+
+int rtm_backend_select(const char *name, const rtm_backend_t **backend) {
+  char why[256];
+  *backend = NULL;
+  if (!name) name = "";
+  if (strcmp(name, "auto") == 0) {
+    for (int i = 0; i < REGISTRY_COUNT; ++i) {
+      why[0] = '\0';
+      if (!registry[i]->probe || registry[i]->probe(why, sizeof why) == RTM_OK) {
+        *backend = registry[i];
+        return RTM_OK;
+      }
+      rtm_log_info("backend.name = auto: skipping %s (%s)", registry[i]->name, why);
+    }
+    rtm_log_error("backend.name = auto: no backend can run here");
+    return RTM_ERR_UNSUPPORTED;
+  }
+  for (int i = 0; i < REGISTRY_COUNT; ++i) {
+    if (strcmp(registry[i]->name, name) != 0) continue;
+    why[0] = '\0';
+    if (registry[i]->probe && registry[i]->probe(why, sizeof why) != RTM_OK) {
+      rtm_log_error("backend.name = %s cannot run here: %s", name, why);
+      return RTM_ERR_UNSUPPORTED;
+    }
+    *backend = registry[i];
+    return RTM_OK;
+  }
+#ifndef RTM3D_HAVE_CUDA_BACKEND
+  if (strcmp(name, "cuda") == 0) {
+    rtm_log_error("backend.name = cuda: this build has no cuda backend (configure with "
+                  "RTM3D_ENABLE_CUDA=ON on a machine with nvcc)");
+    return RTM_ERR_UNSUPPORTED;
+  }
+#endif
+  rtm_log_error("backend.name = '%s' is unknown (known: %s)", name, rtm_backend_known_names());
+  return RTM_ERR_CONFIG;
+}

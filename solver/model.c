@@ -40,8 +40,8 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
     for (size_t i = 0; i < cells; ++i) {
       double epsilon = model->epsilon[i];
       if (!isfinite(epsilon)) {
-        rtm_log_error("model epsilon = %g at cell (ix %zu, iy %zu, iz %zu) is not finite",
-                      epsilon, i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
+        rtm_log_error("model epsilon = %g at cell (ix %zu, iy %zu, iz %zu) is not finite", epsilon,
+                      i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
         return RTM_ERR_INPUT;
       }
       if (epsilon > epsilon_max) epsilon_max = epsilon;

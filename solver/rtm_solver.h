@@ -115,7 +115,9 @@ typedef struct rtm_backend {
                      int samples);
   int (*set_receivers)(void *state, const rtm_points_t *points);
   /* Forward: level it+1 from it and it-1, then records sample it+1 of every receiver.
-   * Backward: level it-1 from it and it+1 (for reverse propagation). */
+   * Backward: level it-1 from it and it+1 (for reverse propagation); it undoes forward
+   * step `it`: from current = p[it+1], previous = p[it] to current = p[it], previous =
+   * p[it-1], adding wavelet sample `it` and recording column it - 1 (iso_cpu.c). */
   int (*step)(void *state, int it, rtm_region_t region, rtm_direction_t direction);
   /* Whole fields as dense interior arrays [nz_local][ny][nx] (snapshots, checkpoints). */
   int (*read_field)(void *state, rtm_field_t field, rtm_level_t level, float *dense);

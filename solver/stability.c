@@ -1,2 +1,89 @@
-/* placeholder: being written */
-typedef int rtm_placeholder_t;
+/* Leapfrog stability limit of the 8th-order Laplacian and the choice of dt. */
+#include <math.h>
+#include <stdio.h>
+
+#include "rtm_solver.h"
+#include "rtm_status.h"
+
+/* Anisotropic equations: the speed that sets dt is vp sqrt(1 + 2 eps_max) / 0.8. The TTI
+ * operator mixes second derivatives with products of first-derivative stencils (symbol
+ * peak 1.73/h, reached at kh ~ 2.0 rather than at Nyquist) and couples p and q through
+ * vsz, so its largest eigenvalue is not bounded by the iso symbol at the fastest speed;
+ * 0.8 is a margin, not a proof, and the TTI stability tests are what check it. Folding the
+ * margin into the speed (rather than into the cfl limit) keeps one cfl limit, 0.4529, for
+ * every equation, so the default time.cfl = 0.4 stays valid for vti and tti. */
+static const double anisotropic_safety = 0.8;
+
+/* Points per shortest wavelength below which the sampling warning is printed. */
+static const double min_points_per_wavelength = 5.0;
+
+/* |symbol of the 2nd-derivative stencil at kh = pi| = |c0| + 2 sum |c_k| = 6.5016. */
+static double nyquist_symbol(void) {
+  double s = fabs(rtm_fd2_coeff[0]);
+  for (int k = 1; k <= RTM_RADIUS; ++k)
+    s += 2.0 * fabs(rtm_fd2_coeff[k]);
+  return s;
+}
+
+/* Leapfrog p[n+1] - 2 p[n] + p[n-1] = dt^2 v^2 L p[n] is stable while
+ * dt^2 v^2 max|L| <= 4, and max|L| = S sum_a 1/h_a^2 (the checkerboard mode). */
+double rtm_stable_dt(double v_max, const double spacing_m[3]) {
+  double sum = 0.0;
+  for (int a = 0; a < 3; ++a)
+    sum += 1.0 / (spacing_m[a] * spacing_m[a]);
+  return 2.0 / (v_max * sqrt(nyquist_symbol() * sum));
+}
+
+int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_grid_t *grid,
+                   double *dt_s) {
+  int status = RTM_OK;
+  const int anisotropic = cfg->physics.equation != RTM_EQUATION_ISO;
+  double v_max = model->vp_max;
+  if (anisotropic) {
+    if (model->epsilon_max > 0.0) v_max *= sqrt(1.0 + 2.0 * model->epsilon_max);
+    v_max /= anisotropic_safety;
+  }
+  if (!(v_max > 0.0) || !isfinite(v_max))
+    RTM_FAIL(RTM_ERR_INTERNAL, "model velocity range not set (vp_max = %g m/s)", model->vp_max);
+
+  const double limit_s = rtm_stable_dt(v_max, grid->spacing_m);
+  const double h_min = rtm_grid_min_spacing(grid);
+  const double cfl_limit = limit_s * v_max / h_min;
+  char why[128] = "";
+  if (anisotropic)
+    snprintf(why, sizeof why, " (anisotropic: v_max = vp sqrt(1 + 2 eps_max) / %g)",
+             anisotropic_safety);
+
+  double dt = cfg->time.dt_s;
+  if (isnan(dt)) {
+    if (!(cfg->time.cfl > 0.0) || cfg->time.cfl > cfl_limit)
+      RTM_FAIL(RTM_ERR_CONFIG,
+               "time.cfl = %g is outside (0, %.6g], the stability limit for v_max = %g m/s "
+               "and h_min = %g m%s",
+               cfg->time.cfl, cfl_limit, v_max, h_min, why);
+    dt = cfg->time.cfl * h_min / v_max;
+  } else if (!(dt > 0.0) || dt > limit_s) {
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "time.dt = %g s is outside (0, %.6g s], the stability limit for v_max = %g m/s "
+             "and spacing (%g, %g, %g) m%s",
+             dt, limit_s, v_max, grid->spacing_m[0], grid->spacing_m[1], grid->spacing_m[2], why);
+  }
+
+  /* The Ricker spectrum falls to 3% of its peak at 2.5 f_peak. */
+  double h_max = grid->spacing_m[0];
+  for (int a = 1; a < 3; ++a)
+    if (grid->spacing_m[a] > h_max) h_max = grid->spacing_m[a];
+  const double f = cfg->source.frequency_hz;
+  if (f > 0.0) {
+    double points = model->vp_min / (2.5 * f) / h_max;
+    if (points < min_points_per_wavelength)
+      rtm_log_warning("%.3g points per shortest wavelength (vp_min = %g m/s, 2.5 x "
+                      "source.frequency_hz = %g Hz, h_max = %g m); below %g the 8th-order "
+                      "stencil disperses visibly",
+                      points, model->vp_min, 2.5 * f, h_max, min_points_per_wavelength);
+  }
+  *dt_s = dt;
+  return RTM_OK;
+fail:
+  return status;
+}

@@ -33,8 +33,8 @@ expect 2 "usage: rtm3d" "$rtm3d"
 for cmd in info model bench validate plot; do
   expect 0 "usage: rtm3d $cmd" "$rtm3d" "$cmd" --help
 done
-expect 0 "grid\.nx" "$rtm3d" help-config
-expect 0 "time\.dt" "$rtm3d" --help-config
+expect 0 "\[grid\]" "$rtm3d" help-config
+expect 0 "cfl " "$rtm3d" --help-config
 expect 0 "backends:" "$rtm3d" info
 
 expect 2 "no config file" "$rtm3d" model

@@ -1,0 +1,105 @@
+/* config_echo.c - the resolved deck as INI text, and the schema as a readable table. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_impl.h"
+#include "rtm_version.h"
+
+/* Text goes to a FILE or grows in memory; one writer serves both echo functions. */
+typedef struct {
+  FILE *file;
+  char *text;
+  size_t length, capacity;
+  int failed;
+} sink_t;
+
+static void put(sink_t *sink, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sink_t *sink, const char *fmt, ...) {
+  va_list args;
+  if (sink->failed) return;
+  if (sink->file) {
+    va_start(args, fmt);
+    vfprintf(sink->file, fmt, args);
+    va_end(args);
+    return;
+  }
+  va_start(args, fmt);
+  int needed = vsnprintf(NULL, 0, fmt, args);
+  va_end(args);
+  if (needed < 0) {
+    sink->failed = 1;
+    return;
+  }
+  if (sink->length + (size_t)needed + 1 > sink->capacity) {
+    size_t capacity = sink->capacity ? sink->capacity : 4096;
+    while (sink->length + (size_t)needed + 1 > capacity)
+      capacity *= 2;
+    char *grown = realloc(sink->text, capacity);
+    if (!grown) {
+      sink->failed = 1;
+      return;
+    }
+    sink->text = grown;
+    sink->capacity = capacity;
+  }
+  va_start(args, fmt);
+  vsnprintf(sink->text + sink->length, sink->capacity - sink->length, fmt, args);
+  va_end(args);
+  sink->length += (size_t)needed;
+}
+
+static void echo(const rtm_config_t *cfg, sink_t *sink) {
+  char value[RTM_CFG_VALUE_MAX];
+  const char *section = NULL;
+  put(sink, "# rtm3d %s configuration, every key resolved%s%s\n", RTM3D_VERSION,
+      cfg->path[0] ? "; read from " : "", cfg->path);
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+    if (!section || strcmp(section, row->section) != 0) {
+      put(sink, "%s[%s]\n", section ? "\n" : "", row->section);
+      section = row->section;
+    }
+    rtm_cfg_format_value(row, cfg, value, sizeof value);
+    put(sink, "%s = %s\n", row->key, value);
+  }
+}
+
+void rtm_config_echo(const rtm_config_t *cfg, FILE *out) {
+  sink_t sink = {out, NULL, 0, 0, 0};
+  echo(cfg, &sink);
+}
+
+char *rtm_config_echo_string(const rtm_config_t *cfg) {
+  sink_t sink = {NULL, NULL, 0, 0, 0};
+  echo(cfg, &sink);
+  if (sink.failed) {
+    free(sink.text);
+    return NULL;
+  }
+  return sink.text;
+}
+
+void rtm_config_print_schema(FILE *out) {
+  char range[128], fallback[64];
+  const char *section = NULL;
+  fprintf(out, "rtm3d configuration keys. A deck is an INI file: [section] headers, key = value\n"
+               "lines, comments starting with ';' or '#'. Any key can be overridden on the\n"
+               "command line with --set section.key=value. Strings may be double-quoted;\n"
+               "number|auto keys take \"auto\" for the value the solver works out.\n");
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+    if (!section || strcmp(section, row->section) != 0) {
+      fprintf(out, "\n[%s]\n  %-20s %-12s %-10s %-18s %s\n", row->section, "key", "type", "default",
+              "range", "meaning");
+      section = row->section;
+    }
+    rtm_cfg_describe_range(row, range, sizeof range);
+    if (!range[0] && row->type == RTM_CFG_STRING) {
+      snprintf(fallback, sizeof fallback, "<= %zu chars", row->size - 1);
+      snprintf(range, sizeof range, "%s", fallback);
+    }
+    fprintf(out, "  %-20s %-12s %-10s %-18s %s\n", row->key,
+            row->choices ? "choice" : rtm_cfg_type_name(row->type),
+            row->default_text[0] ? row->default_text : "\"\"", range[0] ? range : "-", row->help);
+  }
+}

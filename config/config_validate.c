@@ -1,0 +1,103 @@
+/* config_validate.c - checks that involve more than one key, run once the deck and every
+ * --set override are in. Every problem is reported before the call fails. */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rtm_config.h"
+#include "rtm_status.h"
+
+typedef struct {
+  const char *where; /* the deck's path, or a stand-in for defaults and --set only */
+  int errors;
+} checker_t;
+
+static void check_error(checker_t *check, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void check_error(checker_t *check, const char *fmt, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(message, sizeof message, fmt, args);
+  va_end(args);
+  rtm_log_error("%s: %s", check->where, message);
+  ++check->errors;
+}
+
+/* A coordinate given by the user (not auto) must lie on the grid's span of cell centres. */
+static void check_inside(checker_t *check, const rtm_config_t *cfg, const char *key, int axis,
+                         double coordinate_m) {
+  static const char *const names[3][3] = {
+      {"nx", "dx", "ox"}, {"ny", "dy", "oy"}, {"nz", "dz", "oz"}};
+  if (isnan(coordinate_m)) return;
+  double low = cfg->grid.origin_m[axis];
+  double high = low + (cfg->grid.n[axis] - 1) * cfg->grid.spacing_m[axis];
+  if (coordinate_m < low || coordinate_m > high)
+    check_error(check,
+                "%s = %g m lies outside the volume, [%g, %g] m from grid.%s, grid.%s and grid.%s",
+                key, coordinate_m, low, high, names[axis][2], names[axis][0], names[axis][1]);
+}
+
+static int only_space(const char *text) {
+  while (isspace((unsigned char)*text))
+    ++text;
+  return *text == '\0';
+}
+
+int rtm_config_validate(const rtm_config_t *cfg) {
+  checker_t check = {cfg->path[0] ? cfg->path : "configuration", 0};
+  const int plane = cfg->receivers.layout == RTM_RECEIVERS_PLANE;
+
+  if (cfg->receivers.layout == RTM_RECEIVERS_FILE && only_space(cfg->receivers.file))
+    check_error(&check, "receivers.layout = file needs receivers.file (one \"x y z\" per line)");
+  if (cfg->receivers.layout != RTM_RECEIVERS_FILE && cfg->receivers.file[0])
+    rtm_log_warning("%s: receivers.file is ignored unless receivers.layout = file", check.where);
+  if (cfg->model.file[0] && only_space(cfg->model.file))
+    check_error(&check,
+                "model.file = \"%s\" is blank: give a path, or leave it empty for the "
+                "constant model (model.vp, model.epsilon, ...)",
+                cfg->model.file);
+
+  long threads = (long)cfg->kernel.block[0] * cfg->kernel.block[1];
+  if (threads > 1024)
+    check_error(&check,
+                "kernel.block_x * kernel.block_y = %d * %d = %ld threads; a CUDA thread "
+                "block holds at most 1024",
+                cfg->kernel.block[0], cfg->kernel.block[1], threads);
+
+  if (!cfg->output.name[0] || strchr(cfg->output.name, '/'))
+    check_error(&check,
+                "output.name = \"%s\": expected a file name stem without '/' (output.dir "
+                "chooses the directory)",
+                cfg->output.name);
+  if (only_space(cfg->output.dir))
+    check_error(&check, "output.dir is empty: give a directory (\".\" for the current one)");
+
+  /* With a model file the grid may come from the file, so positions are checked later. */
+  if (!cfg->model.file[0]) {
+    check_inside(&check, cfg, "source.x", 0, cfg->source.position_m[0]);
+    check_inside(&check, cfg, "source.y", 1, cfg->source.position_m[1]);
+    check_inside(&check, cfg, "source.z", 2, cfg->source.position_m[2]);
+    if (plane) {
+      check_inside(&check, cfg, "receivers.z", 2, cfg->receivers.z_m);
+      check_inside(&check, cfg, "receivers.x_first", 0, cfg->receivers.x_first_m);
+      check_inside(&check, cfg, "receivers.y_first", 1, cfg->receivers.y_first_m);
+    }
+  }
+
+  if (cfg->physics.equation == RTM_EQUATION_ISO && !cfg->model.file[0] &&
+      (cfg->model.epsilon != 0.0 || cfg->model.delta != 0.0))
+    rtm_log_warning("%s: model.epsilon and model.delta are ignored by physics.equation = iso",
+                    check.where);
+  if (cfg->physics.equation != RTM_EQUATION_TTI && !cfg->model.file[0] &&
+      (cfg->model.theta_deg != 0.0 || cfg->model.phi_deg != 0.0))
+    rtm_log_warning("%s: model.theta and model.phi are used only by physics.equation = tti",
+                    check.where);
+  if (cfg->snapshots.every_steps > cfg->time.steps)
+    rtm_log_warning("%s: snapshots.every = %d exceeds time.steps = %d: no snapshot is written",
+                    check.where, cfg->snapshots.every_steps, cfg->time.steps);
+
+  return check.errors ? RTM_ERR_CONFIG : RTM_OK;
+}

@@ -1,0 +1,326 @@
+/* Strategies `device`, `vmm`, `vmm-compressed` and `managed` (DESIGN.md "Memory strategies").
+ *
+ * device          cudaMalloc.
+ * vmm             driver VMM: cuMemCreate + cuMemAddressReserve + cuMemMap + cuMemSetAccess,
+ *                 the size rounded up to the allocation granularity.
+ * vmm-compressed  as vmm with CU_MEM_ALLOCATION_COMP_GENERIC. The driver may grant or refuse
+ *                 compression; the granted properties are read back from the handle and
+ *                 recorded. A refusal is an error only when the request requires compression.
+ * managed         cudaMallocManaged, preferred location on the device, prefetched there.
+ *
+ * Every allocation is zero-filled, like the host strategy, so that padding and halo cells
+ * read as zero whatever strategy holds the field.
+ *
+ * Driver functions are rtm_cuda_driver.h's forwarders (no libcuda at link time). */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rtm_memory.h"
+#include "rtm_status.h"
+
+/* Runtime-API check: logs the call, file and line; stores a status and jumps to fail. */
+#define MEM_CUDA_TRY(call)                                                                 \
+  do {                                                                                     \
+    cudaError_t mem_err_ = (call);                                                         \
+    if (mem_err_ != cudaSuccess) {                                                         \
+      rtm_log_error("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call,                \
+                    cudaGetErrorName(mem_err_), cudaGetErrorString(mem_err_));             \
+      status = mem_err_ == cudaErrorMemoryAllocation ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;     \
+      goto fail;                                                                           \
+    }                                                                                      \
+  } while (0)
+
+/* Driver-API check, same contract. The cu* functions are rtm_cuda_driver.h's forwarders. */
+#define MEM_CU_TRY(call)                                                                   \
+  do {                                                                                     \
+    CUresult mem_res_ = (call);                                                            \
+    if (mem_res_ != CUDA_SUCCESS) {                                                        \
+      const char *mem_name_ = NULL;                                                        \
+      cuGetErrorName(mem_res_, &mem_name_);                                                \
+      rtm_log_error("%s:%d: %s failed: %s", __FILE__, __LINE__, #call,                     \
+                    mem_name_ ? mem_name_ : "unknown driver error");                       \
+      status = mem_res_ == CUDA_ERROR_OUT_OF_MEMORY ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;      \
+      goto fail;                                                                           \
+    }                                                                                      \
+  } while (0)
+
+/* Makes `device` current and its primary context live, so that driver calls that follow
+ * act on the same context as the runtime. */
+static int use_device(int device) {
+  int status = RTM_OK;
+  MEM_CUDA_TRY(cudaSetDevice(device));
+  MEM_CUDA_TRY(cudaFree(NULL));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int probe_device(int device, char *why, size_t why_size) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    snprintf(why, why_size, "no CUDA device is available (%s)",
+             err != cudaSuccess ? cudaGetErrorString(err) : "device count 0");
+    return RTM_ERR_UNSUPPORTED;
+  }
+  if (device < 0 || device >= count) {
+    snprintf(why, why_size, "device %d does not exist (this machine has %d)", device, count);
+    return RTM_ERR_UNSUPPORTED;
+  }
+  return RTM_OK;
+}
+
+static int driver_attribute(CUdevice_attribute attribute, int device, int *value) {
+  int status = RTM_OK;
+  CUdevice cu_device;
+  RTM_TRY(use_device(device));
+  MEM_CU_TRY(cuDeviceGet(&cu_device, device));
+  MEM_CU_TRY(cuDeviceGetAttribute(value, attribute, cu_device));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* ---- device ---- */
+
+static int device_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
+  int status = RTM_OK;
+  void *ptr = NULL;
+  RTM_TRY(use_device(request->device));
+  MEM_CUDA_TRY(cudaMalloc(&ptr, bytes ? bytes : 1));
+  MEM_CUDA_TRY(cudaMemset(ptr, 0, bytes));
+  out->ptr = ptr;
+  out->bytes = bytes;
+  out->reserved_bytes = bytes;
+  out->on_device = 1;
+  out->device = request->device;
+  return RTM_OK;
+fail:
+  if (ptr) cudaFree(ptr);
+  if (status == RTM_ERR_NOMEM)
+    rtm_log_error("device: %zu bytes for '%s' do not fit on device %d", bytes, out->label,
+                  request->device);
+  return status;
+}
+
+static void device_free(rtm_allocation_t *allocation) { cudaFree(allocation->ptr); }
+
+const rtm_mem_strategy_t rtm_mem_device = {
+    .name = "device",
+    .description = "cudaMalloc in device memory",
+    .probe = probe_device,
+    .alloc = device_alloc,
+    .free = device_free,
+    .prefetch = NULL,
+};
+
+/* ---- vmm and vmm-compressed ---- */
+
+static int probe_vmm(int device, char *why, size_t why_size) {
+  int supported = 0;
+  if (probe_device(device, why, why_size) != RTM_OK) return RTM_ERR_UNSUPPORTED;
+  if (driver_attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device,
+                       &supported) != RTM_OK) {
+    snprintf(why, why_size, "the driver could not be asked about virtual memory management");
+    return RTM_ERR_DEVICE;
+  }
+  if (!supported) {
+    snprintf(why, why_size, "device %d does not support virtual memory management", device);
+    return RTM_ERR_UNSUPPORTED;
+  }
+  return RTM_OK;
+}
+
+static void vmm_properties(int device, int compressed, CUmemAllocationProp *prop) {
+  memset(prop, 0, sizeof *prop);
+  prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop->location.id = device;
+  prop->allocFlags.compressionType = compressed ? CU_MEM_ALLOCATION_COMP_GENERIC : 0;
+}
+
+/* Reserves, creates, maps and opens a range; `want_compression` asks for generic
+ * compression and `granted` says whether the handle's properties carry it. */
+static int vmm_map(size_t bytes, int device, int want_compression, rtm_allocation_t *out,
+                   int *granted) {
+  int status = RTM_OK;
+  CUmemAllocationProp prop;
+  CUmemGenericAllocationHandle handle = 0;
+  CUdeviceptr ptr = 0;
+  size_t granularity = 0, size = 0;
+  int created = 0, mapped = 0;
+  CUmemAccessDesc access;
+  CUmemAllocationProp got;
+  memset(&access, 0, sizeof access);
+  memset(&got, 0, sizeof got);
+  vmm_properties(device, want_compression, &prop);
+  MEM_CU_TRY(cuMemGetAllocationGranularity(&granularity, &prop,
+                                           CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+  size = (bytes + granularity - 1) / granularity * granularity;
+  if (size == 0) size = granularity;
+  MEM_CU_TRY(cuMemAddressReserve(&ptr, size, granularity, 0, 0));
+  MEM_CU_TRY(cuMemCreate(&handle, size, &prop, 0));
+  created = 1;
+  MEM_CU_TRY(cuMemMap(ptr, size, 0, handle, 0));
+  mapped = 1;
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = device;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  MEM_CU_TRY(cuMemSetAccess(ptr, size, &access, 1));
+  MEM_CU_TRY(cuMemGetAllocationPropertiesFromHandle(&got, handle));
+  *granted = got.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
+  MEM_CUDA_TRY(cudaMemset((void *)(uintptr_t)ptr, 0, size));
+  out->ptr = (void *)(uintptr_t)ptr;
+  out->bytes = bytes;
+  out->reserved_bytes = size;
+  out->on_device = 1;
+  out->device = device;
+  out->handle = (unsigned long long)handle;
+  return RTM_OK;
+fail:
+  if (mapped) cuMemUnmap(ptr, size);
+  if (created) cuMemRelease(handle);
+  if (ptr) cuMemAddressFree(ptr, size);
+  return status;
+}
+
+static void vmm_free(rtm_allocation_t *allocation) {
+  CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)allocation->ptr;
+  cuMemUnmap(ptr, allocation->reserved_bytes);
+  cuMemRelease((CUmemGenericAllocationHandle)allocation->handle);
+  cuMemAddressFree(ptr, allocation->reserved_bytes);
+}
+
+static int vmm_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
+  int status = RTM_OK, granted = 0;
+  RTM_TRY(use_device(request->device));
+  RTM_TRY(vmm_map(bytes, request->device, 0, out, &granted));
+  out->compressed = 0;
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int probe_compressed(int device, char *why, size_t why_size) {
+  /* Compression itself is decided per allocation (require_compression); the strategy
+   * needs VMM to exist at all. */
+  return probe_vmm(device, why, why_size);
+}
+
+static int compressed_alloc(size_t bytes, const rtm_mem_request_t *request,
+                            rtm_allocation_t *out) {
+  int status = RTM_OK, supported = 0, granted = 0;
+  RTM_TRY(use_device(request->device));
+  RTM_TRY(driver_attribute(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, request->device,
+                           &supported));
+  if (!supported) {
+    if (request->require_compression)
+      RTM_FAIL(RTM_ERR_UNSUPPORTED,
+               "vmm-compressed: device %d does not support generic compression and "
+               "memory.require_compression = true ('%s')",
+               request->device, out->label);
+    rtm_log_warning("vmm-compressed: device %d has no generic compression; '%s' is plain VMM",
+                    request->device, out->label);
+    RTM_TRY(vmm_map(bytes, request->device, 0, out, &granted));
+    out->compressed = 0;
+    return RTM_OK;
+  }
+  RTM_TRY(vmm_map(bytes, request->device, 1, out, &granted));
+  if (!granted) {
+    if (request->require_compression) {
+      vmm_free(out);
+      RTM_FAIL(RTM_ERR_UNSUPPORTED,
+               "vmm-compressed: the driver refused compression for '%s' (%zu bytes) and "
+               "memory.require_compression = true",
+               out->label, bytes);
+    }
+    rtm_log_warning("vmm-compressed: the driver did not grant compression for '%s'", out->label);
+  }
+  out->compressed = granted;
+  return RTM_OK;
+fail:
+  out->ptr = NULL;
+  return status;
+}
+
+const rtm_mem_strategy_t rtm_mem_vmm = {
+    .name = "vmm",
+    .description = "driver virtual memory: cuMemCreate + cuMemMap, granularity-rounded",
+    .probe = probe_vmm,
+    .alloc = vmm_alloc,
+    .free = vmm_free,
+    .prefetch = NULL,
+};
+
+const rtm_mem_strategy_t rtm_mem_vmm_compressed = {
+    .name = "vmm-compressed",
+    .description = "driver virtual memory with generic compression (CU_MEM_ALLOCATION_COMP_GENERIC)",
+    .probe = probe_compressed,
+    .alloc = compressed_alloc,
+    .free = vmm_free,
+    .prefetch = NULL,
+};
+
+/* ---- managed ---- */
+
+static int probe_managed(int device, char *why, size_t why_size) {
+  int supported = 0;
+  if (probe_device(device, why, why_size) != RTM_OK) return RTM_ERR_UNSUPPORTED;
+  if (cudaDeviceGetAttribute(&supported, cudaDevAttrManagedMemory, device) != cudaSuccess ||
+      !supported) {
+    snprintf(why, why_size, "device %d does not support managed memory", device);
+    return RTM_ERR_UNSUPPORTED;
+  }
+  return RTM_OK;
+}
+
+static int managed_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
+  int status = RTM_OK;
+  void *ptr = NULL;
+  size_t free_bytes = 0, total_bytes = 0;
+  RTM_TRY(use_device(request->device));
+  /* Oversubscribed managed memory thrashes (and can stall the whole GPU): refuse what the
+   * device cannot hold instead of letting the driver page it. */
+  MEM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (bytes > free_bytes)
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "managed: %zu bytes for '%s' exceed the %zu bytes free on device %d", bytes,
+             out->label, free_bytes, request->device);
+  MEM_CUDA_TRY(cudaMallocManaged(&ptr, bytes ? bytes : 1, cudaMemAttachGlobal));
+  struct cudaMemLocation location = {.type = cudaMemLocationTypeDevice, .id = request->device};
+  MEM_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, location));
+  MEM_CUDA_TRY(cudaMemPrefetchAsync(ptr, bytes, location, 0, 0));
+  MEM_CUDA_TRY(cudaMemset(ptr, 0, bytes));
+  MEM_CUDA_TRY(cudaDeviceSynchronize());
+  out->ptr = ptr;
+  out->bytes = bytes;
+  out->reserved_bytes = bytes;
+  out->on_device = 1;
+  out->device = request->device;
+  return RTM_OK;
+fail:
+  if (ptr) cudaFree(ptr);
+  return status;
+}
+
+static int managed_prefetch(const rtm_allocation_t *allocation, void *cuda_stream) {
+  int status = RTM_OK;
+  struct cudaMemLocation location = {.type = cudaMemLocationTypeDevice, .id = allocation->device};
+  MEM_CUDA_TRY(cudaMemPrefetchAsync(allocation->ptr, allocation->bytes, location, 0,
+                                    (cudaStream_t)cuda_stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+const rtm_mem_strategy_t rtm_mem_managed = {
+    .name = "managed",
+    .description = "cudaMallocManaged, preferred location on the device, prefetched",
+    .probe = probe_managed,
+    .alloc = managed_alloc,
+    .free = device_free,
+    .prefetch = managed_prefetch,
+};

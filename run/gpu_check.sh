@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# run/gpu_check.sh - the GPU machine's check of the cuda backend, in one call:
+#   configure + build (offline deps from .deps/), ctest -L gpu, compute-sanitizer memcheck
+#   and racecheck on a short run of every variant, the bench matrix on a 512^3 volume, and
+#   a short table last.
+#
+#   run/gpu_check.sh [all|test|bench] [BUILD_DIR]
+#
+# Logs go under $OUT (or run/out/ when OUT is unset), at most 8 files (the device tool's
+# limit): device, cmake, build, ctest, sanitizer_{memcheck,racecheck}; bench.{log,csv,json},
+# ncu.txt. Exit status: non-zero when a build,
+# a test or a sanitizer run failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-all}"
+build="${2:-build-gpu}"
+out="${OUT:-run/out}"
+mkdir -p "$out"
+failed=0
+
+# shellcheck disable=SC1091
+source run/deps.sh env || exit 1
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
+  > "$out/device.txt" 2>&1
+cat "$out/device.txt"
+
+step() { echo "== $*"; }
+
+step "configure + build ($build)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
+  > "$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
+targets="test_cuda_backend"
+[ "$mode" != test ] && targets="$targets rtm3d"
+ninja -C "$build" $targets > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
+grep -E "warning" "$out/build.log" | head -10
+
+if [ "$mode" = all ] || [ "$mode" = test ]; then
+  step "ctest -L gpu"
+  ctest --test-dir "$build" -L gpu --output-on-failure > "$out/ctest.log" 2>&1 || failed=1
+  grep -E "rel L2|tests passed|Failed|FAILED|Passed|seed" "$out/ctest.log" | tail -40
+
+  step "compute-sanitizer (50 steps per variant)"
+  for tool in memcheck racecheck; do
+    RTM3D_TEST_STEPS=50 timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+      "$build/tests/test_cuda_backend" > "$out/sanitizer_$tool.log" 2>&1
+    rc=$?
+    summary="$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer_$tool.log" | tail -1)"
+    echo "$tool: exit $rc ${summary:-no summary}"
+    [ "$rc" -eq 0 ] || failed=1
+  done
+fi
+
+if [ "$mode" = all ] || [ "$mode" = bench ]; then
+  model=/tmp/rtm3d_bench_model.h5
+  if [ ! -s "$model" ]; then
+    step "writing the 512^3 layered model ($model)"
+    python3 - "$model" <<'PY' || exit 1
+import sys, numpy as np, h5py
+n = 512
+z = np.arange(n, dtype=np.float32)[:, None, None]
+y = np.arange(n, dtype=np.float32)[None, :, None]
+x = np.arange(n, dtype=np.float32)[None, None, :]
+# gradient + two layer steps + a gently dipping interface + a fast lens: piecewise smooth
+vp = 1600.0 + 2.0 * z + 400.0 * (z > 180 + 0.1 * x) + 500.0 * (z > 360)
+vp = vp + 600.0 * (((x - 300) ** 2 + (y - 260) ** 2) / 90.0 ** 2 + ((z - 280) / 40.0) ** 2 < 1)
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("vp", data=np.ascontiguousarray(vp.astype(np.float32)))
+    f.attrs["spacing"] = np.array([10.0, 10.0, 10.0])
+    f.attrs["origin"] = np.array([0.0, 0.0, 0.0])
+PY
+  fi
+  step "bench matrix, 512^3"
+  "$build/app/rtm3d" bench run/examples/bench_512.ini --matrix --csv "$out/bench.csv" \
+    --json "$out/bench.json" > "$out/bench.log" 2>&1 || failed=1
+
+  step "ncu: one 512^3 step per halo variant (--clock-control none)"
+  for v in sync:2 ldgsts:2 ldgsts:3 tma:2; do
+    halo="${v%%:*}" stages="${v##*:}"
+    timeout 240 ncu --clock-control none -k regex:iso_zmarch --launch-skip 3 --launch-count 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+      --section WarpStateStats --section LaunchStats \
+      "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet --set kernel.halo="$halo" \
+      --set kernel.stages="$stages" --set bench.warmup=3 --set bench.steps=1 \
+      > "$out/ncu_one.txt" 2>&1
+    { echo "==== $halo stages $stages"; cat "$out/ncu_one.txt"; } >> "$out/ncu.txt"
+    echo "-- $halo stages $stages"
+    grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|L2 Hit Rate|Achieved Occupancy|Registers Per Thread|Stall|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit)" \
+      "$out/ncu_one.txt" | head -14
+  done
+  rm -f "$out/ncu_one.txt"
+  step "bench table"
+  tail -70 "$out/bench.log"
+fi
+exit "$failed"

@@ -1,0 +1,543 @@
+/* iso_cuda.cu - isotropic z-marching kernels (shape: iso_cuda.h) and their launchers. */
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "iso_cuda.h"
+#include "rtm_solver.h"
+#include "rtm_status.h"
+
+constexpr int R = RTM_RADIUS;
+/* sync: planes iz .. iz+4 resident, and the slot written at iteration i (plane i) must not
+ * be the one computed from at iteration i-1 (plane i-1-R), there being no barrier between
+ * that compute and this load: R + 2 slots. */
+constexpr int SYNC_SLOTS = R + 2;
+
+struct IsoArgs {
+  float *p_other;
+  const float *p;
+  const float *v2dt2;
+  const float *eta_x, *eta_y, *eta_z;
+  long long stride_y, stride_z, origin;
+  int nx, ny, z_offset;
+  int row_floats;  /* stride_y: a 16-byte chunk starting below it lies inside the row */
+  int rows;        /* ny + 2R padded rows per plane */
+  int z_begin, z_end, zblock;
+  int stages;
+  float damping_sign; /* +1 forward, -1 backward (the forward update solved for p[n-1]) */
+  float cx[R + 1], cy[R + 1], cz[R + 1];
+  float c0; /* cx[0] + cy[0] + cz[0] */
+};
+
+static __host__ __device__ inline int ring_slots(int halo, int stages) {
+  return halo == RTM_HALO_SYNC ? SYNC_SLOTS : R + stages;
+}
+
+/* Tile floats rounded to 32 so that every slot starts 128-byte aligned (TMA's rule). */
+static __host__ __device__ inline int tile_floats(int bx, int by) {
+  return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
+}
+
+static __device__ inline uint32_t smem_u32(const void *ptr) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
+}
+
+/* ---- cp.async (LDGSTS) ---- */
+static __device__ inline void cp_async16(float *dst, const float *src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  /* src-size 0 writes 16 zero bytes without reading global memory. */
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
+               "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+#endif
+}
+static __device__ inline void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+static __device__ inline void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* ---- mbarrier + bulk tensor copy (TMA, sm_90) ---- */
+static __device__ inline void mbar_init(uint64_t *bar, uint32_t count) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count)
+               : "memory");
+#endif
+}
+static __device__ inline void mbar_fence_init() {
+#if __CUDA_ARCH__ >= 900
+  /* Makes the initialised barriers visible to the async proxy (the copy engine). */
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+static __device__ inline void mbar_expect_tx(uint64_t *bar, uint32_t bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)),
+               "r"(bytes)
+               : "memory");
+#endif
+}
+static __device__ inline bool mbar_try_wait(uint64_t *bar, uint32_t parity) {
+  uint32_t done = 1;
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      " selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(smem_u32(bar)), "r"(parity)
+      : "memory");
+#endif
+  return done != 0;
+}
+static __device__ inline void tma_load_3d(float *dst, const CUtensorMap *map, int x, int y, int z,
+                                   uint64_t *bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
+      : "memory");
+#endif
+}
+
+/* Isotropic leapfrog, z-marching (see iso_cuda.h for the shape and the equation).
+ * Block (bx, by, bz): tile ix in [bx BX, bx BX + BX), iy likewise, output planes
+ * [zb0, zb1) of the launch's z-range. Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1
+ * from plane zb0 - R; plane j lives in ring slot j % slots. Iteration i makes plane i the
+ * front of the register queue and computes plane i - R once the queue is full.
+ * MULTI: a thread copies more than one 16-byte chunk of each tile. */
+template <int HALO, bool MULTI>
+static __global__ void __launch_bounds__(1024, MULTI ? 1 : 2)
+    iso_zmarch(const IsoArgs a, const __grid_constant__ CUtensorMap map) {
+  extern __shared__ __align__(1024) float smem[];
+  const int bx = blockDim.x, by = blockDim.y;
+  const int tw = bx + 2 * R, th = by + 2 * R;
+  const int slot_floats = tile_floats(bx, by);
+  const int stages = HALO == RTM_HALO_SYNC ? 1 : a.stages;
+  const int slots = ring_slots(HALO, a.stages);
+  uint64_t *bars = reinterpret_cast<uint64_t *>(smem + slots * slot_floats);
+
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * bx + tx, nthreads = bx * by;
+  const int ix0 = blockIdx.x * bx, iy0 = blockIdx.y * by;
+  const int ix = ix0 + tx, iy = iy0 + ty;
+  const bool active = ix < a.nx && iy < a.ny;
+  const int zb0 = a.z_begin + blockIdx.z * a.zblock;
+  const int zb1 = min(zb0 + a.zblock, a.z_end);
+  const int kfirst = zb0 - R;
+  const int nplanes = zb1 - zb0 + 2 * R;
+
+  /* Padded x = ix0 is interior ix0 - R: the tile row starts on a 128-byte boundary. */
+  const float *tile_origin =
+      a.p + (long long)(kfirst + R) * a.stride_z + (long long)iy0 * a.stride_y + ix0;
+
+  /* 16-byte chunks of a tile; a thread's first chunk is precomputed (for 32x16 it is the
+   * only one). A chunk is either wholly inside a padded row or wholly beyond it. */
+  const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
+  int first_src = -1, first_dst = 0; /* first_src < 0: the chunk lies outside the field */
+  if (tid < chunks) {
+    const int r = tid / chunks_per_row, col = 4 * (tid - r * chunks_per_row);
+    first_dst = r * tw + col;
+    if (ix0 + col < a.row_floats && iy0 + r < a.rows) first_src = r * (int)a.stride_y + col;
+  }
+
+  auto load_tile = [&](int j, int slot) {
+    const float *src_plane = tile_origin + (long long)j * a.stride_z;
+    float *dst_tile = smem + slot * slot_floats;
+    if (tid < chunks) {
+      if (HALO == RTM_HALO_LDGSTS) {
+        cp_async16(dst_tile + first_dst, src_plane + max(first_src, 0), first_src >= 0);
+      } else {
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (first_src >= 0) v = __ldg(reinterpret_cast<const float4 *>(src_plane + first_src));
+        *reinterpret_cast<float4 *>(dst_tile + first_dst) = v;
+      }
+    }
+    /* Only tiles with more chunks than threads (block_y = 1, say) take this path; it is a
+     * separate instantiation so that its registers do not burden the common case. */
+    if (MULTI) for (int c = tid + nthreads; c < chunks; c += nthreads) {
+      const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
+      const bool valid = ix0 + col < a.row_floats && iy0 + r < a.rows;
+      const float *src = src_plane + (long long)r * a.stride_y + col;
+      if (HALO == RTM_HALO_LDGSTS) {
+        cp_async16(dst_tile + r * tw + col, valid ? src : src_plane, valid);
+      } else {
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (valid) v = __ldg(reinterpret_cast<const float4 *>(src));
+        *reinterpret_cast<float4 *>(dst_tile + r * tw + col) = v;
+      }
+    }
+  };
+  const uint32_t tile_bytes = (uint32_t)(tw * th * sizeof(float));
+  auto issue_tma = [&](int j, int slot) {
+    mbar_expect_tx(&bars[slot], tile_bytes);
+    tma_load_3d(smem + slot * slot_floats, &map, ix0, iy0, kfirst + j + R, &bars[slot]);
+  };
+
+  /* Prologue: planes 0 .. stages-2 in flight. */
+  if (HALO == RTM_HALO_TMA) {
+    if (tid == 0) {
+      for (int s = 0; s < slots; ++s) mbar_init(&bars[s], 1);
+      mbar_fence_init();
+    }
+    __syncthreads();
+    if (tid == 0)
+      for (int j = 0; j < stages - 1 && j < nplanes; ++j) issue_tma(j, j);
+  } else if (HALO == RTM_HALO_LDGSTS) {
+    for (int j = 0; j < stages - 1; ++j) {
+      if (j < nplanes) load_tile(j, j);
+      cp_async_commit();
+    }
+  }
+
+  const long long column = a.origin + (long long)iy * a.stride_y + ix;
+  const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
+  float q0 = 0.f, q1 = 0.f, q2 = 0.f, q3 = 0.f, q4 = 0.f, q5 = 0.f, q6 = 0.f, q7 = 0.f,
+        q8 = 0.f;
+  float pp_cur = 0.f, v_cur = 0.f, ez_cur = 0.f;
+  int slot_front = 0;            /* slot of plane i */
+  int slot_out = slots - R;      /* slot of plane i - R, (i - R) mod slots */
+  uint32_t phases = 0;           /* tma: parity of each slot's next completion */
+
+  for (int i = 0; i < nplanes; ++i) {
+    if (HALO == RTM_HALO_SYNC) {
+      load_tile(i, slot_front);
+    } else if (HALO == RTM_HALO_LDGSTS) {
+      if (stages == 3)
+        cp_async_wait<1>();
+      else
+        cp_async_wait<0>();
+    } else {
+      while (!mbar_try_wait(&bars[slot_front], (phases >> slot_front) & 1u)) {
+      }
+      phases ^= 1u << slot_front;
+    }
+    /* Plane i visible to all; every thread is past the reads of iteration i-1, so the
+     * slot of plane i + stages - 1 (last used by plane i - R - 1) may be refilled. */
+    __syncthreads();
+    /* Plane i + stages - 1 takes the slot of plane i - R - 1 (slots = R + stages). */
+    const int slot_next = slot_out == 0 ? slots - 1 : slot_out - 1;
+    if (HALO == RTM_HALO_LDGSTS) {
+      if (i + stages - 1 < nplanes) load_tile(i + stages - 1, slot_next);
+      cp_async_commit();
+    } else if (HALO == RTM_HALO_TMA) {
+      if (tid == 0 && i + stages - 1 < nplanes) issue_tma(i + stages - 1, slot_next);
+    }
+
+    q0 = q1; q1 = q2; q2 = q3; q3 = q4; q4 = q5; q5 = q6; q6 = q7; q7 = q8;
+    q8 = smem[slot_front * slot_floats + (ty + R) * tw + tx + R];
+
+    const int k = kfirst + i - R; /* output plane of this iteration */
+    /* p[n-1], v^2 dt^2 and eta_z of plane k+1 are loaded now and used next iteration. */
+    float pp_next = 0.f, v_next = 0.f, ez_next = 0.f;
+    if (k + 1 >= zb0 && k + 1 < zb1) {
+      ez_next = __ldg(&a.eta_z[a.z_offset + k + 1]);
+      if (active) {
+        const long long cell = column + (long long)(k + 1) * a.stride_z;
+        pp_next = a.p_other[cell];
+        v_next = __ldg(&a.v2dt2[cell]);
+      }
+    }
+    if (k >= zb0 && active) {
+      const float *t = smem + slot_out * slot_floats + (ty + R) * tw + tx + R;
+      float lap = a.c0 * q4;
+      lap = fmaf(a.cx[1], t[-1] + t[1], lap);
+      lap = fmaf(a.cy[1], t[-tw] + t[tw], lap);
+      lap = fmaf(a.cz[1], q3 + q5, lap);
+      lap = fmaf(a.cx[2], t[-2] + t[2], lap);
+      lap = fmaf(a.cy[2], t[-2 * tw] + t[2 * tw], lap);
+      lap = fmaf(a.cz[2], q2 + q6, lap);
+      lap = fmaf(a.cx[3], t[-3] + t[3], lap);
+      lap = fmaf(a.cy[3], t[-3 * tw] + t[3 * tw], lap);
+      lap = fmaf(a.cz[3], q1 + q7, lap);
+      lap = fmaf(a.cx[4], t[-4] + t[4], lap);
+      lap = fmaf(a.cy[4], t[-4 * tw] + t[4 * tw], lap);
+      lap = fmaf(a.cz[4], q0 + q8, lap);
+      const float d = exy + ez_cur;
+      float out;
+      if (d > 0.f) {
+        const float sd = a.damping_sign * d;
+        out = (2.f * q4 - (1.f - sd) * pp_cur + v_cur * lap) / (1.f + sd);
+      } else
+        out = 2.f * q4 - pp_cur + v_cur * lap;
+      a.p_other[column + (long long)k * a.stride_z] = out;
+    }
+    pp_cur = pp_next;
+    v_cur = v_next;
+    ez_cur = ez_next;
+    slot_front = slot_front + 1 == slots ? 0 : slot_front + 1;
+    slot_out = slot_out + 1 == slots ? 0 : slot_out + 1;
+  }
+}
+
+/* Point injection: one thread per tap, atomicAdd since taps of nearby points may share a
+ * cell. */
+static __global__ void inject_kernel(float *field, const size_t *tap_index, const float *tap_coeff,
+                              const float *wavelets, int taps, int samples, int sample) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= taps) return;
+  const float c = tap_coeff[t];
+  if (c == 0.f) return;
+  atomicAdd(&field[tap_index[t]], c * wavelets[(size_t)(t / RTM_POINT_TAPS) * samples + sample]);
+}
+
+
+/* Receiver recording: one thread per receiver, its 8 trilinear taps summed in tap order.
+ * Taps with weight 0 (outside this rank's z-range) are not read. */
+static __global__ void record_kernel(const float *field, const size_t *tap_index,
+                                     const float *tap_weight, float *traces, int count,
+                                     int trace_length, int sample) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= count) return;
+  float sum = 0.f;
+  for (int k = 0; k < RTM_POINT_TAPS; ++k) {
+    const float w = tap_weight[r * RTM_POINT_TAPS + k];
+    if (w != 0.f) sum = fmaf(w, field[tap_index[r * RTM_POINT_TAPS + k]], sum);
+  }
+  traces[(size_t)r * trace_length + sample] = sum;
+}
+
+/* ---- launchers ---- */
+
+static const char *const halo_names[] = {"sync", "ldgsts", "tma"};
+
+extern "C" int rtm_iso_halo_parse(const char *name, rtm_halo_t *halo) {
+  for (int h = 0; h < 3; ++h)
+    if (name && strcmp(name, halo_names[h]) == 0) {
+      *halo = (rtm_halo_t)h;
+      return RTM_OK;
+    }
+  rtm_log_error("kernel.halo = '%s' is unknown (known: sync, ldgsts, tma)", name ? name : "");
+  return RTM_ERR_CONFIG;
+}
+
+extern "C" const char *rtm_iso_halo_name(rtm_halo_t halo) {
+  return halo >= RTM_HALO_SYNC && halo <= RTM_HALO_TMA ? halo_names[halo] : "?";
+}
+
+extern "C" size_t rtm_iso_cuda_shared_bytes(const rtm_iso_shape_t *shape) {
+  const size_t slots = (size_t)ring_slots(shape->halo, shape->stages);
+  const size_t tiles = slots * (size_t)tile_floats(shape->block[0], shape->block[1]) * sizeof(float);
+  return tiles + (shape->halo == RTM_HALO_TMA ? slots * sizeof(uint64_t) : 0);
+}
+
+template <int HALO>
+static int prepare_kernel(size_t shared_bytes, int *ptx_version) {
+  int status = RTM_OK;
+  cudaFuncAttributes attributes;
+  RTM_CUDA_TRY(cudaFuncGetAttributes(&attributes, iso_zmarch<HALO, false>));
+  *ptx_version = attributes.ptxVersion;
+  RTM_CUDA_TRY(cudaFuncSetAttribute(iso_zmarch<HALO, false>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+  RTM_CUDA_TRY(cudaFuncSetAttribute(iso_zmarch<HALO, true>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
+  int status = RTM_OK, major = 0, minor = 0, optin = 0, ptx_version = 0;
+  const int bx = shape->block[0], by = shape->block[1];
+  size_t bytes = 0;
+  if (bx < 4 || bx % 4 != 0)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "kernel.block_x = %d: the tile width must be a positive multiple of 4 "
+             "(tile rows are copied in 16-byte pieces)",
+             bx);
+  if (by < 1) RTM_FAIL(RTM_ERR_CONFIG, "kernel.block_y = %d: must be at least 1", by);
+  if (bx * by > 1024)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "kernel.block_x x kernel.block_y = %d x %d = %d threads: a thread block holds "
+             "at most 1024",
+             bx, by, bx * by);
+  if ((bx * by) % 32 != 0)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "kernel.block_x x kernel.block_y = %d x %d = %d threads: must be whole warps "
+             "(a multiple of 32)",
+             bx, by, bx * by);
+  if (shape->halo != RTM_HALO_SYNC && (shape->stages < 2 || shape->stages > 3))
+    RTM_FAIL(RTM_ERR_CONFIG, "kernel.stages = %d: must be 2 or 3", shape->stages);
+  if (shape->zblock < 0)
+    RTM_FAIL(RTM_ERR_CONFIG, "kernel.zblock = %d: must be 0 (whole z-range) or positive",
+             shape->zblock);
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (shape->halo == RTM_HALO_LDGSTS && major < 8)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "kernel.halo = ldgsts needs compute capability 8.0 or newer; device %d is %d.%d "
+             "(use kernel.halo = sync)",
+             device, major, minor);
+  if (shape->halo == RTM_HALO_TMA) {
+    if (major < 9)
+      RTM_FAIL(RTM_ERR_UNSUPPORTED,
+               "kernel.halo = tma needs a Hopper GPU (compute capability 9.0 or newer); "
+               "device %d is %d.%d (use kernel.halo = ldgsts or sync)",
+               device, major, minor);
+    if (bx + 2 * R > 256 || by + 2 * R > 256)
+      RTM_FAIL(RTM_ERR_CONFIG,
+               "kernel.block_x, kernel.block_y = %d, %d: with kernel.halo = tma the tile plus "
+               "its halo must be at most 256 cells on each side",
+               bx, by);
+  }
+  bytes = rtm_iso_cuda_shared_bytes(shape);
+  if (bytes > (size_t)optin)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "kernel.block_x x kernel.block_y = %d x %d with kernel.halo = %s, kernel.stages "
+             "= %d needs %zu bytes of shared memory per block; device %d allows %d",
+             bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes, device, optin);
+  switch (shape->halo) {
+    case RTM_HALO_SYNC: RTM_TRY(prepare_kernel<RTM_HALO_SYNC>(bytes, &ptx_version)); break;
+    case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernel<RTM_HALO_LDGSTS>(bytes, &ptx_version)); break;
+    case RTM_HALO_TMA: RTM_TRY(prepare_kernel<RTM_HALO_TMA>(bytes, &ptx_version)); break;
+  }
+  /* The copy instructions exist only in code generated for their architecture: a binary
+   * built for sm_80 alone and run on a Hopper GPU has no TMA in its tma kernel. */
+  if (shape->halo == RTM_HALO_TMA && ptx_version < 90)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "kernel.halo = tma: this build has no sm_90 code for the kernel (compiled for "
+             "compute_%d; configure with RTM3D_CUDA_ARCHITECTURES including 90)",
+             ptx_version);
+  return RTM_OK;
+fail:
+  return status;
+}
+
+extern "C" int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
+                                       const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map) {
+  static_assert(sizeof(CUtensorMap) == sizeof(rtm_iso_tensor_map_t), "tensor map size");
+  int status = RTM_OK;
+  CUtensorMap encoded;
+  /* The whole padded field: x over the padded row, y over ny + 2R rows, z over the local
+   * planes and their halos. Boxes hanging past a far edge are zero-filled. */
+  const cuuint64_t dims[3] = {(cuuint64_t)grid->stride_y, (cuuint64_t)grid->n[1] + 2 * R,
+                              (cuuint64_t)grid->nz_local + 2 * R};
+  const cuuint64_t strides[2] = {(cuuint64_t)grid->stride_y * sizeof(float),
+                                 (cuuint64_t)grid->stride_z * sizeof(float)};
+  const cuuint32_t box[3] = {(cuuint32_t)(shape->block[0] + 2 * R),
+                             (cuuint32_t)(shape->block[1] + 2 * R), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  RTM_CU_TRY(cuTensorMapEncodeTiled(&encoded, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)field,
+                                    dims, strides, box, element_strides,
+                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  memcpy(map, &encoded, sizeof encoded);
+  return RTM_OK;
+fail:
+  return status;
+}
+
+extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
+                                 const rtm_iso_fields_t *fields, int backward, int z_begin,
+                                 int z_end, void *stream) {
+  int status = RTM_OK;
+  if (z_end <= z_begin) return RTM_OK;
+  if (shape->halo == RTM_HALO_TMA && !fields->p_map)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without a tensor map");
+  {
+  const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
+  IsoArgs a;
+  memset(&a, 0, sizeof a);
+  a.p_other = fields->p_other;
+  a.p = fields->p;
+  a.v2dt2 = fields->v2dt2;
+  a.eta_x = fields->eta_dt[0];
+  a.eta_y = fields->eta_dt[1];
+  a.eta_z = fields->eta_dt[2];
+  a.stride_y = (long long)grid->stride_y;
+  a.stride_z = (long long)grid->stride_z;
+  a.origin = (long long)grid->origin_index;
+  a.nx = grid->n[0];
+  a.ny = grid->n[1];
+  a.z_offset = grid->z_offset;
+  a.row_floats = (int)grid->stride_y;
+  a.rows = grid->n[1] + 2 * R;
+  a.z_begin = z_begin;
+  a.z_end = z_end;
+  a.zblock = shape->zblock > 0 && shape->zblock < range ? shape->zblock : range;
+  a.stages = shape->stages;
+  a.damping_sign = backward ? -1.f : 1.f;
+  double c0 = 0.0;
+  for (int k = 0; k <= R; ++k) {
+    a.cx[k] = (float)fields->lap_coeff[0][k];
+    a.cy[k] = (float)fields->lap_coeff[1][k];
+    a.cz[k] = (float)fields->lap_coeff[2][k];
+  }
+  for (int axis = 0; axis < 3; ++axis) c0 += fields->lap_coeff[axis][0];
+  a.c0 = (float)c0;
+
+  CUtensorMap map;
+  memset(&map, 0, sizeof map);
+  if (shape->halo == RTM_HALO_TMA) memcpy(&map, fields->p_map, sizeof map);
+  const dim3 block((unsigned)bx, (unsigned)by, 1);
+  const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
+                    (unsigned)((range + a.zblock - 1) / a.zblock));
+  const size_t shared = rtm_iso_cuda_shared_bytes(shape);
+  cudaStream_t s = (cudaStream_t)stream;
+  const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > bx * by;
+  switch (shape->halo) {
+    case RTM_HALO_SYNC:
+      if (multi)
+        iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a, map);
+      else
+        iso_zmarch<RTM_HALO_SYNC, false><<<blocks, block, shared, s>>>(a, map);
+      RTM_CUDA_TRY_LAUNCH("iso_zmarch<sync>");
+      break;
+    case RTM_HALO_LDGSTS:
+      if (multi)
+        iso_zmarch<RTM_HALO_LDGSTS, true><<<blocks, block, shared, s>>>(a, map);
+      else
+        iso_zmarch<RTM_HALO_LDGSTS, false><<<blocks, block, shared, s>>>(a, map);
+      RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
+      break;
+    case RTM_HALO_TMA:
+      /* one thread copies the whole tile: no chunks */
+      iso_zmarch<RTM_HALO_TMA, false><<<blocks, block, shared, s>>>(a, map);
+      RTM_CUDA_TRY_LAUNCH("iso_zmarch<tma>");
+      break;
+  }
+  }
+  return RTM_OK;
+fail:
+  return status;
+}
+
+extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
+                                   const float *wavelets, int count, int samples, int sample,
+                                   void *stream) {
+  int status = RTM_OK;
+  if (count <= 0 || sample < 0 || sample >= samples) return RTM_OK;
+  const int taps = count * RTM_POINT_TAPS, threads = 128;
+  inject_kernel<<<(taps + threads - 1) / threads, threads, 0, (cudaStream_t)stream>>>(
+      field, tap_index, tap_coeff, wavelets, taps, samples, sample);
+  RTM_CUDA_TRY_LAUNCH("inject_kernel");
+  return RTM_OK;
+fail:
+  return status;
+}
+
+extern "C" int rtm_iso_cuda_record(const float *field, const size_t *tap_index,
+                                   const float *tap_weight, float *traces, int count,
+                                   int trace_length, int sample, void *stream) {
+  int status = RTM_OK;
+  if (count <= 0 || sample < 0 || sample >= trace_length) return RTM_OK;
+  const int threads = 128;
+  record_kernel<<<(count + threads - 1) / threads, threads, 0, (cudaStream_t)stream>>>(
+      field, tap_index, tap_weight, traces, count, trace_length, sample);
+  RTM_CUDA_TRY_LAUNCH("record_kernel");
+  return RTM_OK;
+fail:
+  return status;
+}

@@ -1,0 +1,95 @@
+/* iso_cuda.h - launchers of the isotropic CUDA kernels (iso_cuda.cu), plain C.
+ *
+ * Kernel shape ("z-marching", DESIGN.md):
+ *   equation   forward  p[n+1] = (2 p[n] - (1 - d) p[n-1] + v^2 dt^2 lap(p[n])) / (1 + d),
+ *              backward p[n-1] = (2 p[n] - (1 + d) p[n+1] + v^2 dt^2 lap(p[n])) / (1 - d),
+ *              d = eta_dt_x[ix] + eta_dt_y[iy] + eta_dt_z[iz]; undamped cells (d = 0) take
+ *              2 p - p_other + v^2 dt^2 lap. lap is the 8th-order (R = 4) Laplacian:
+ *              sum over axes a of (1/h_a^2) sum_{k=-4..4} c_|k| p[i + k e_a].
+ *   threads    one thread per (ix, iy) column of a block_x x block_y tile; the block walks
+ *              the planes of its z-block (kernel.zblock, the whole range when 0).
+ *   shared     a ring of (block_y + 8) x (block_x + 8) tiles of p (each plane with its R = 4
+ *              xy halo, loaded once): planes iz .. iz+4 resident while plane iz is
+ *              computed, stages - 1 more in flight (ring of 4 + stages tiles; sync: 6).
+ *   registers  the 2R + 1 = 9 values of p along z of the thread's own column, shifted by one
+ *              per plane (the front value read from the newest tile); p[n-1] and v^2 dt^2 of
+ *              the next plane are loaded one plane ahead.
+ *   halo       sync: plain 16-byte loads through registers, one barrier per plane;
+ *              ldgsts: cp.async 16-byte copies (L1 bypass, zero fill outside the field),
+ *              one commit per plane by every thread (never in divergent code);
+ *              tma: one cp.async.bulk.tensor.3d box per plane issued by one thread,
+ *              completion counted on the slot's mbarrier, OOB zero fill (sm_90 only).
+ *   in place   p[n+1] overwrites p[n-1] (each cell read and written by one thread only).
+ * Traffic per cell at least 16 B: read p[n], p[n-1], v^2 dt^2; write p[n+1]. */
+#ifndef RTM_ISO_CUDA_H
+#define RTM_ISO_CUDA_H
+
+#include <stddef.h>
+
+#include "rtm_grid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { RTM_HALO_SYNC = 0, RTM_HALO_LDGSTS = 1, RTM_HALO_TMA = 2 } rtm_halo_t;
+
+typedef struct {
+  rtm_halo_t halo;
+  int stages;   /* ldgsts, tma: 2 or 3 */
+  int zblock;   /* planes per thread block; 0 = the whole z-range of a launch */
+  int block[2]; /* xy tile = threads per block */
+} rtm_iso_shape_t;
+
+/* Opaque copy of a CUtensorMap (128 bytes) describing one padded field for the tma halo. */
+typedef struct {
+  unsigned long long opaque[16];
+} rtm_iso_tensor_map_t;
+
+typedef struct {
+  float *p_other;            /* in: p[n-1], out: p[n+1] (backward: p[n+1] -> p[n-1]) */
+  const float *p;            /* p[n] (padded layout) */
+  const float *v2dt2;        /* v^2 dt^2 (padded layout) */
+  const float *eta_dt[3];    /* device profiles over the global interior of each axis */
+  const rtm_iso_tensor_map_t *p_map; /* tma: the map of `p`; NULL otherwise */
+  double lap_coeff[3][RTM_RADIUS + 1]; /* c_k / h_a^2 per axis */
+} rtm_iso_fields_t;
+
+/* Name to enum; RTM_ERR_CONFIG naming kernel.halo when unknown. */
+int rtm_iso_halo_parse(const char *name, rtm_halo_t *halo);
+const char *rtm_iso_halo_name(rtm_halo_t halo);
+
+/* Checks that `device` can run `shape` (tile a multiple of 4 wide, at most 1024 threads
+ * and a whole number of warps, shared memory within the device limit, tma only on
+ * compute capability >= 9.0, stages 2 or 3) and raises the kernel's dynamic shared-memory
+ * limit. Errors name the key at fault (kernel.block_x, kernel.halo, ...). */
+int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device);
+
+/* Shared memory one block of `shape` uses, in bytes. */
+size_t rtm_iso_cuda_shared_bytes(const rtm_iso_shape_t *shape);
+
+/* Encodes the tensor map of a padded field of `grid` for the tma halo of `shape`. */
+int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
+                            const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map);
+
+/* One leapfrog update of the local planes [z_begin, z_end) on `stream` (a cudaStream_t);
+ * backward != 0 solves the damped update for the older level. */
+int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
+                      const rtm_iso_fields_t *fields, int backward, int z_begin, int z_end,
+                      void *stream);
+
+/* field[tap_index[t]] += tap_coeff[t] * wavelets[t / 8 * samples + sample] for every tap t
+ * of `count` points (8 taps each); nothing when sample is outside [0, samples). */
+int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
+                        const float *wavelets, int count, int samples, int sample,
+                        void *stream);
+
+/* traces[r * trace_length + sample] = sum_k tap_weight[8r+k] field[tap_index[8r+k]]. */
+int rtm_iso_cuda_record(const float *field, const size_t *tap_index, const float *tap_weight,
+                        float *traces, int count, int trace_length, int sample, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

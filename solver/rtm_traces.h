@@ -1,0 +1,142 @@
+/* rtm_traces.h - the trace pipeline: one or more input traces spread to many output traces
+ * of other lengths and sample intervals, on the GPU (cuFFT + CUB, optionally captured once
+ * as a CUDA graph and replayed) or on the CPU (FFTW, the reference).
+ *
+ * Stages, identical on both backends:
+ *   1. X = R2C(x): forward real FFT of every input, zero-padded in time to fft_length
+ *      samples (window T = fft_length * input_dt);
+ *   2. spread: output bin k of output m has frequency f = k / T, the same as input bin k, so
+ *        Y_k = X_k / fft_length * C(f) * B(f) * (i 2 pi f if derivative) * exp(-i 2 pi f shift)
+ *      C is a cosine taper from 1 at (1 - taper_fraction) fc to 0 at fc, with
+ *      fc = min(input Nyquist, output Nyquist); B the optional band-pass trapezoid;
+ *   3. y = C2R(Y) of size P = T / dt_m per output (one plan per distinct P, outputs of one
+ *      size batched); the output keeps the first `length` <= P samples;
+ *   4. per output: peak |y| and RMS (sqrt of the mean of y^2, summed in double);
+ *   5. normalisation (none, peak -> 1, RMS -> 1) and merge of every output into one gather
+ *      [input][output][length_m].
+ *
+ * Resampling rule: an output covers the window of the (zero-padded) input, so its
+ * P = fft_length * input_dt / dt_m must be a whole number (within 1e-6 samples); length
+ * may be shorter than P (truncation in time). The 1 / fft_length scale keeps the amplitude
+ * of a sinusoid; a sinusoid with a whole number of cycles in T and a frequency below the
+ * taper of both Nyquists is reproduced exactly (to float rounding). The shift is circular
+ * over T. An output whose Nyquist is more than twice the input's draws a warning: nothing
+ * above the input's Nyquist can come back. */
+#ifndef RTM_TRACES_H
+#define RTM_TRACES_H
+
+#include <stddef.h>
+
+#include "rtm_memory.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  RTM_TRACES_NORM_NONE = 0,
+  RTM_TRACES_NORM_PEAK, /* divide by the peak |y|: the output's peak becomes 1 */
+  RTM_TRACES_NORM_RMS   /* divide by the RMS: the output's RMS becomes 1 */
+} rtm_traces_norm_t;
+
+typedef enum {
+  RTM_TRACES_GRAPH = 0, /* capture the pipeline once as a CUDA graph, replay it per run */
+  RTM_TRACES_STREAMS    /* launch every stage directly on the streams, each run */
+} rtm_traces_pipeline_t;
+
+/* One output trace (the same list applies to every input). */
+typedef struct {
+  int length;        /* samples kept, 1 <= length <= P */
+  double dt_s;       /* sample interval; P = fft_length * input_dt / dt_s whole */
+  double band_hz[4]; /* f1 <= f2 <= f3 <= f4, f1 < f4: 0 below f1, cosine ramp up to
+                        f2, 1 to f3, cosine ramp down to 0 at f4; all 0 = off */
+  int derivative;    /* non-zero: time derivative (multiply by i omega) */
+  double shift_s;    /* delay: y(t) = x(t - shift), circular over the window */
+  rtm_traces_norm_t normalisation;
+} rtm_traces_output_t;
+
+typedef struct {
+  const char *backend;            /* "cpu" (FFTW) or "cuda" */
+  rtm_traces_pipeline_t pipeline; /* cuda only; cpu ignores it */
+  int n_inputs;                   /* input traces per run */
+  int input_length;               /* samples per input trace */
+  double input_dt_s;
+  int fft_length;                     /* 0 = input_length; larger zero-pads the inputs in time */
+  const rtm_traces_output_t *outputs; /* copied by plan_create */
+  int n_outputs;                      /* output traces per input */
+  double taper_fraction;              /* width of the cut-off taper over fc; 0 = 0.1 */
+  int streams;                        /* cuda: concurrent streams for the inverse FFTs; 0 = 16 */
+  int device;                         /* cuda ordinal */
+  rtm_mem_ledger_t *ledger;           /* may be NULL */
+} rtm_traces_desc_t;
+
+typedef struct rtm_traces_plan rtm_traces_plan_t;
+
+/* Validates the description (errors name the output and the value), lays out the buffers,
+ * makes every FFT plan and allocates everything; for pipeline = graph the graph is
+ * captured here, after one eager run that loads every module. Sizes that cannot fit in
+ * memory are refused before any allocation, naming the bytes needed and available. */
+int rtm_traces_plan_create(const rtm_traces_desc_t *desc, rtm_traces_plan_t **plan);
+
+/* Makes *plan serve desc: with the same backend, pipeline, counts and sizes only the
+ * per-output options (band, derivative, shift, normalisation) are replaced and a captured
+ * graph is kept (it reads them from device memory); otherwise the plan is rebuilt. */
+int rtm_traces_plan_update(rtm_traces_plan_t **plan, const rtm_traces_desc_t *desc);
+
+void rtm_traces_plan_destroy(rtm_traces_plan_t *plan);
+
+/* One run. inputs: [n_inputs][input_length] host samples, or NULL to use what the caller
+ * wrote into rtm_traces_input_buffer(). gather: [n_inputs][sum of output lengths] host
+ * samples, or NULL to leave the result in rtm_traces_result() only. */
+int rtm_traces_run(rtm_traces_plan_t *plan, const float *inputs, float *gather);
+
+/* The plan's input staging buffer (pinned host memory for cuda): input i starts at
+ * i * *pitch floats; samples past input_length stay zero and must be left so. */
+float *rtm_traces_input_buffer(rtm_traces_plan_t *plan, size_t *pitch);
+/* The gather of the last run (pinned host memory for cuda); valid until the next run. */
+const float *rtm_traces_result(const rtm_traces_plan_t *plan);
+
+/* Samples in one run's gather, and where output m of input i starts in it. */
+size_t rtm_traces_gather_size(const rtm_traces_plan_t *plan);
+size_t rtm_traces_gather_offset(const rtm_traces_plan_t *plan, int input, int output);
+
+/* Peak |y| and RMS of each output of the last run, before normalisation, in gather order
+ * [input][output]. Either array may be NULL. */
+int rtm_traces_stats(const rtm_traces_plan_t *plan, double *peaks, double *rms);
+
+/* pipeline = graph: nodes of the captured graph (cudaGraphGetNodes) and the count it
+ * should have: 4 own nodes (input copy, spread, merge, result copy) plus what each
+ * library call (the forward FFT, every inverse FFT group, the CUB reduction) leaves when
+ * captured alone. A library call that escaped the capture makes nodes < expected.
+ * RTM_ERR_UNSUPPORTED for cpu or streams. */
+int rtm_traces_graph_node_count(const rtm_traces_plan_t *plan, size_t *nodes, size_t *expected);
+
+/* Distinct inverse FFT sizes (one plan each). */
+int rtm_traces_fft_groups(const rtm_traces_plan_t *plan);
+
+/* One line naming the backend, device and layout, for logs and benchmarks. */
+void rtm_traces_describe(const rtm_traces_plan_t *plan, char *text, size_t size);
+
+/* count distinct lengths spread geometrically over [min_length, max_length], each the
+ * nearest free 2-3-5-7-smooth size (the sizes FFT libraries run fastest) when one is near,
+ * else the nearest free integer: the benchmark's "outputs between 128 and 8192". */
+int rtm_traces_spread_lengths(int count, int min_length, int max_length, int *lengths);
+
+/* "graph" | "streams"; anything else is RTM_ERR_CONFIG naming the known values. */
+int rtm_traces_parse_pipeline(const char *name, rtm_traces_pipeline_t *pipeline);
+const char *rtm_traces_pipeline_name(rtm_traces_pipeline_t pipeline);
+
+/* Resamples count traces [count][n_in] at dt_in to [count][n_out] at dt_out, batched in
+ * one run of a streams pipeline. The window is the smallest T >= max(n_in dt_in,
+ * n_out dt_out) that is a whole number of samples at both intervals: the inputs are
+ * zero-padded in time to T and the outputs keep the first n_out samples. The ratio
+ * dt_out / dt_in must therefore be a ratio of integers (p/q with q <= 4096); otherwise
+ * RTM_ERR_UNSUPPORTED says so. */
+int rtm_traces_resample(const char *backend, int count, int n_in, double dt_in, const float *in,
+                        int n_out, double dt_out, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

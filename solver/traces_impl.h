@@ -1,0 +1,179 @@
+/* traces_impl.h - private to the trace pipeline: the plan, its layout, the backend table
+ * and the spectrum-spreading factor shared by the FFTW loops and the CUDA kernels. Plain C
+ * (included by .c and .cu files). */
+#ifndef RTM_TRACES_IMPL_H
+#define RTM_TRACES_IMPL_H
+
+#include <math.h>
+#include <stddef.h>
+
+#include "rtm_traces.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __CUDACC__
+#define RTM_TRACES_HD __host__ __device__
+#else
+#define RTM_TRACES_HD
+#endif
+
+#define RTM_TRACES_PI 3.14159265358979323846
+/* Output Nyquist over input Nyquist above which a warning says no bandwidth is invented. */
+#define RTM_TRACES_NYQUIST_WARN_RATIO 2.0
+/* Largest length or FFT size: keeps every per-trace index an int. */
+#define RTM_TRACES_MAX_LENGTH (1 << 28)
+/* Group offsets are rounded to this many elements (256-byte alignment for complex). */
+#define RTM_TRACES_ALIGN_ELEMS 64
+
+/* One output trace of one input: where its data sit and how its spectrum is made. POD,
+ * copied as is to the device. Offsets count elements (complex or float). */
+typedef struct {
+  long long spectrum_in_offset;  /* complex: its input's R2C output */
+  long long spectrum_out_offset; /* complex: its C2R input */
+  long long real_offset;         /* float: its C2R output (P samples) */
+  long long gather_offset;       /* float: its place in the gather */
+  int bins_in;                   /* fft_length / 2 + 1 */
+  int bins_out;                  /* P / 2 + 1 */
+  int fft_size;                  /* P */
+  int length;                    /* samples kept */
+  int group;                     /* inverse FFT group (one per distinct P) */
+  int derivative;
+  int normalisation; /* rtm_traces_norm_t */
+  int band_on;
+  double df_hz;          /* 1 / T: bin spacing of both spectra */
+  double cutoff_hz;      /* fc = min(input Nyquist, output Nyquist) */
+  double taper_start_hz; /* (1 - taper_fraction) fc */
+  double band_hz[4];
+  double shift_s;
+  double scale; /* 1 / fft_length */
+} rtm_traces_trace_t;
+
+typedef struct {
+  int fft_size;              /* P */
+  int count;                 /* traces batched in this group */
+  int stream;                /* cuda worker stream that runs it */
+  long long spectrum_offset; /* complex: first trace's C2R input */
+  long long real_offset;     /* float: first trace's C2R output */
+} rtm_traces_group_t;
+
+struct rtm_traces_backend;
+
+struct rtm_traces_plan {
+  rtm_traces_desc_t desc;       /* desc.outputs points at outputs below */
+  rtm_traces_output_t *outputs; /* owned copy */
+  char backend_name[16];
+  const struct rtm_traces_backend *backend;
+  void *state;    /* backend-private */
+  int fft_length; /* N: forward FFT size */
+  int n_traces;   /* n_inputs * n_outputs, gather order */
+  int n_groups;
+  rtm_traces_trace_t *traces;
+  rtm_traces_group_t *groups;
+  size_t spectrum_in_elems;  /* complex, all inputs */
+  size_t spectrum_out_elems; /* complex, all groups (aligned) */
+  size_t real_elems;         /* float, all groups (aligned) */
+  size_t gather_per_input;   /* float: sum of output lengths */
+  size_t gather_elems;       /* float: n_inputs * gather_per_input */
+  double *peaks, *rms;       /* [n_traces] of the last run */
+};
+
+/* A backend fills state; the layout above is ready before create is called. */
+typedef struct rtm_traces_backend {
+  const char *name;
+  int (*create)(rtm_traces_plan_t *plan);
+  /* The per-trace options changed (sizes did not): refresh what the runs read. */
+  int (*update_options)(rtm_traces_plan_t *plan);
+  float *(*input_buffer)(rtm_traces_plan_t *plan);
+  /* Runs the pipeline on the input buffer; leaves the gather in result() and the stats
+   * in plan->peaks / plan->rms. */
+  int (*run)(rtm_traces_plan_t *plan);
+  const float *(*result)(const rtm_traces_plan_t *plan);
+  int (*node_count)(const rtm_traces_plan_t *plan, size_t *nodes, size_t *expected);
+  void (*describe)(const rtm_traces_plan_t *plan, char *text, size_t size);
+  void (*destroy)(rtm_traces_plan_t *plan);
+} rtm_traces_backend_t;
+
+extern const rtm_traces_backend_t rtm_traces_fftw;
+#ifdef RTM3D_HAVE_CUDA
+extern const rtm_traces_backend_t rtm_traces_cuda;
+#endif
+
+/* Bytes the buffers of the layout take (inputs, both spectra, C2R output, gather, stats);
+ * backends add their own (work areas, staging). */
+size_t rtm_traces_layout_bytes(const rtm_traces_plan_t *plan);
+
+/* Cosine taper of the cut-off: 1 up to f_start, 0 from f_cut on. */
+static inline RTM_TRACES_HD double rtm_traces_cutoff_taper(double f, double f_start, double f_cut) {
+  if (f <= f_start) return 1.0;
+  if (f >= f_cut) return 0.0;
+  return 0.5 * (1.0 + cos(RTM_TRACES_PI * (f - f_start) / (f_cut - f_start)));
+}
+
+/* Band-pass trapezoid with cosine ramps: 0 at f <= f1 and f >= f4, 1 on [f2, f3]. */
+static inline RTM_TRACES_HD double rtm_traces_band_taper(double f, const double band[4]) {
+  if (f <= band[0] || f >= band[3]) return 0.0;
+  if (f < band[1]) return 0.5 * (1.0 - cos(RTM_TRACES_PI * (f - band[0]) / (band[1] - band[0])));
+  if (f <= band[2]) return 1.0;
+  return 0.5 * (1.0 + cos(RTM_TRACES_PI * (f - band[2]) / (band[3] - band[2])));
+}
+
+/* Complex factor of bin k: Y_k = factor * X_k (see rtm_traces.h, stage 2). */
+static inline RTM_TRACES_HD void rtm_traces_bin_factor(const rtm_traces_trace_t *t, int k,
+                                                       double *re, double *im) {
+  double f = k * t->df_hz;
+  double w = t->scale * rtm_traces_cutoff_taper(f, t->taper_start_hz, t->cutoff_hz);
+  if (t->band_on) w *= rtm_traces_band_taper(f, t->band_hz);
+  double fr = w, fi = 0.0;
+  if (t->derivative) { /* i omega */
+    fi = w * 2.0 * RTM_TRACES_PI * f;
+    fr = 0.0;
+  }
+  if (t->shift_s != 0.0) { /* exp(-i omega shift) */
+    double phase = -2.0 * RTM_TRACES_PI * f * t->shift_s;
+    double c = cos(phase), s = sin(phase);
+    double r = fr * c - fi * s;
+    fi = fr * s + fi * c;
+    fr = r;
+  }
+  *re = fr;
+  *im = fi;
+}
+
+/* Normalisation divisor of a trace from its peak and RMS; 1 when none or silent. */
+static inline RTM_TRACES_HD double rtm_traces_norm_divisor(int normalisation, double peak,
+                                                           double rms) {
+  double d = normalisation == RTM_TRACES_NORM_PEAK  ? peak
+             : normalisation == RTM_TRACES_NORM_RMS ? rms
+                                                    : 1.0;
+  return d > 0.0 ? d : 1.0;
+}
+
+/* ---- CUDA launchers (traces_cuda.cu); streams are cudaStream_t ---- */
+#ifdef RTM3D_HAVE_CUDA
+/* Per-trace peak and energy as reduced by CUB. */
+typedef struct {
+  double energy; /* sum of y^2 */
+  float peak;    /* max |y| */
+} rtm_traces_peak_energy_t;
+
+int rtm_traces_cuda_spread(const rtm_traces_trace_t *d_traces, int n_traces,
+                           const void *d_spectrum_in, void *d_spectrum_out, void *stream);
+/* Temporary storage bytes of rtm_traces_cuda_reduce for n_traces segments. */
+int rtm_traces_cuda_reduce_bytes(int n_traces, size_t *bytes);
+int rtm_traces_cuda_reduce(const rtm_traces_trace_t *d_traces, int n_traces, const float *d_real,
+                           rtm_traces_peak_energy_t *d_peak_energy, void *d_temp, size_t temp_bytes,
+                           void *stream);
+/* gather[t.gather_offset + j] = real[t.real_offset + j] / divisor; stats[2 i] = peak,
+ * stats[2 i + 1] = rms. */
+int rtm_traces_cuda_merge(const rtm_traces_trace_t *d_traces, int n_traces, const float *d_real,
+                          const rtm_traces_peak_energy_t *d_peak_energy, float *d_gather,
+                          double *d_stats, void *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

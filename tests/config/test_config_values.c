@@ -1,0 +1,438 @@
+/* The schema, defaults, --set overrides, "auto" values, cross-key validation, the memory
+ * strategy lookup and the printed schema. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "config_test_util.h"
+#include "rtm_config.h"
+#include "rtm_status.h"
+
+/* Sections stay contiguous (the echo prints each header once), keys are unique, each field
+ * is filled by one row only, and sizes fit the type. */
+static void test_schema_is_consistent(void **state) {
+  (void)state;
+  size_t rows = 0;
+  for (const rtm_cfg_entry_t *a = rtm_config_schema; a->section; ++a, ++rows) {
+    assert_non_null(a->key);
+    assert_non_null(a->default_text);
+    assert_non_null(a->help);
+    assert_true(a->offset + a->size <= offsetof(rtm_config_t, path));
+    switch (a->type) {
+    case RTM_CFG_INT:
+    case RTM_CFG_BOOL:
+    case RTM_CFG_ENUM: assert_int_equal(a->size, sizeof(int)); break;
+    case RTM_CFG_DOUBLE:
+    case RTM_CFG_DOUBLE_AUTO: assert_int_equal(a->size, sizeof(double)); break;
+    case RTM_CFG_STRING: assert_true(a->size >= RTM_CONFIG_NAME_MAX); break;
+    }
+    if (a->type == RTM_CFG_ENUM) assert_non_null(a->choices);
+    for (const rtm_cfg_entry_t *b = rtm_config_schema; b < a; ++b) {
+      if (strcmp(a->section, b->section) == 0 && strcmp(a->key, b->key) == 0)
+        fail_msg("%s.%s appears twice", a->section, a->key);
+      if (a->offset < b->offset + b->size && b->offset < a->offset + a->size)
+        fail_msg("%s.%s and %s.%s share bytes", a->section, a->key, b->section, b->key);
+      /* a section seen before must be the one just before this row */
+      if (strcmp(a->section, b->section) == 0 && strcmp(a->section, (a - 1)->section) != 0)
+        fail_msg("section [%s] is split", a->section);
+    }
+  }
+  /* The brief's keys: 9 grid, 3 time, 6 model, 2 physics, 6 source, 9 receivers, 3 boundary,
+   * 1 snapshots, 3 output, 2 backend, 5 kernel, 5 memory, 2 bench, 1 traces. */
+  assert_int_equal(rows, 57);
+}
+
+/* Every default is legal text for its own row (rtm_config_defaults parses them). */
+static void test_every_default_parses(void **state) {
+  (void)state;
+  char assignment[256];
+  rtm_config_t cfg;
+  rtm_config_defaults(&cfg);
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+    snprintf(assignment, sizeof assignment, "%s.%s=%s", row->section, row->key,
+             row->default_text[0] ? row->default_text : "\"\"");
+    if (rtm_config_set(&cfg, assignment) != RTM_OK) fail_msg("default refused: %s", assignment);
+  }
+}
+
+static void test_defaults(void **state) {
+  (void)state;
+  rtm_config_t cfg;
+  memset(&cfg, 0x7f, sizeof cfg);
+  rtm_config_defaults(&cfg);
+  for (int a = 0; a < 3; ++a) {
+    assert_int_equal(cfg.grid.n[a], 100);
+    assert_true(cfg.grid.spacing_m[a] == 10.0);
+    assert_true(cfg.grid.origin_m[a] == 0.0);
+    assert_true(isnan(cfg.source.position_m[a]));
+  }
+  assert_int_equal(cfg.time.steps, 500);
+  assert_true(isnan(cfg.time.dt_s));
+  assert_true(cfg.time.cfl == 0.4);
+  assert_string_equal(cfg.model.file, "");
+  assert_true(cfg.model.vp_m_s == 2000.0);
+  assert_true(cfg.model.epsilon == 0.0 && cfg.model.delta == 0.0);
+  assert_true(cfg.model.theta_deg == 0.0 && cfg.model.phi_deg == 0.0);
+  assert_int_equal(cfg.physics.equation, RTM_EQUATION_ISO);
+  assert_true(cfg.physics.sigma == 0.75);
+  assert_true(cfg.source.frequency_hz == 15.0);
+  assert_true(isnan(cfg.source.delay_s));
+  assert_true(cfg.source.amplitude == 1.0);
+  assert_int_equal(cfg.receivers.layout, RTM_RECEIVERS_PLANE);
+  assert_string_equal(cfg.receivers.file, "");
+  assert_true(isnan(cfg.receivers.z_m) && isnan(cfg.receivers.x_first_m) &&
+              isnan(cfg.receivers.x_step_m) && isnan(cfg.receivers.y_first_m) &&
+              isnan(cfg.receivers.y_step_m));
+  assert_int_equal(cfg.receivers.x_count, 0);
+  assert_int_equal(cfg.receivers.y_count, 0);
+  assert_int_equal(cfg.boundary.kind, RTM_BOUNDARY_SPONGE);
+  assert_int_equal(cfg.boundary.width_cells, 20);
+  assert_true(cfg.boundary.reflection == 1e-3);
+  assert_int_equal(cfg.snapshots.every_steps, 0);
+  assert_string_equal(cfg.output.dir, "out");
+  assert_string_equal(cfg.output.name, "rtm3d");
+  assert_true(isnan(cfg.output.trace_dt_s));
+  assert_string_equal(cfg.backend.name, "auto");
+  assert_int_equal(cfg.backend.device, 0);
+  assert_string_equal(cfg.kernel.halo, "ldgsts");
+  assert_int_equal(cfg.kernel.stages, 2);
+  assert_int_equal(cfg.kernel.zblock, 0);
+  assert_int_equal(cfg.kernel.block[0], 32);
+  assert_int_equal(cfg.kernel.block[1], 16);
+  assert_string_equal(cfg.memory.strategy, "auto");
+  assert_string_equal(cfg.memory.wavefield, "");
+  assert_string_equal(cfg.memory.model, "");
+  assert_string_equal(cfg.memory.imaging, "");
+  assert_int_equal(cfg.memory.require_compression, 0);
+  assert_int_equal(cfg.bench.warmup_steps, 10);
+  assert_int_equal(cfg.bench.steps, 50);
+  assert_string_equal(cfg.traces.pipeline, "graph");
+  assert_string_equal(cfg.path, "");
+  assert_int_equal(rtm_config_validate(&cfg), RTM_OK);
+}
+
+/* Each key lands in the struct field its name promises (the offsets in the table). */
+static void test_set_lands_in_named_fields(void **state) {
+  (void)state;
+  rtm_config_t cfg;
+  rtm_config_defaults(&cfg);
+  static const char *const sets[] = {"grid.nx=11",
+                                     "grid.ny=12",
+                                     "grid.nz=13",
+                                     "grid.dx=1.5",
+                                     "grid.dy=2.5",
+                                     "grid.dz=3.5",
+                                     "grid.ox=-1",
+                                     "grid.oy=-2",
+                                     "grid.oz=-3",
+                                     "time.steps=7",
+                                     "time.dt=0.002",
+                                     "time.cfl=0.25",
+                                     "model.file=m.h5",
+                                     "model.vp=1500",
+                                     "model.epsilon=0.3",
+                                     "model.delta=-0.2",
+                                     "model.theta=45",
+                                     "model.phi=90",
+                                     "physics.equation=vti",
+                                     "physics.sigma=2",
+                                     "source.x=4",
+                                     "source.y=5",
+                                     "source.z=6",
+                                     "source.frequency=8",
+                                     "source.delay=0.2",
+                                     "source.amplitude=3",
+                                     "receivers.layout=file",
+                                     "receivers.file=r.txt",
+                                     "receivers.z=9",
+                                     "receivers.x_first=10",
+                                     "receivers.x_step=11",
+                                     "receivers.x_count=12",
+                                     "receivers.y_first=13",
+                                     "receivers.y_step=14",
+                                     "receivers.y_count=15",
+                                     "boundary.type=sponge",
+                                     "boundary.width=5",
+                                     "boundary.reflection=0.01",
+                                     "snapshots.every=3",
+                                     "output.dir=d",
+                                     "output.name=n",
+                                     "output.trace_dt=0.008",
+                                     "backend.name=cuda",
+                                     "backend.device=2",
+                                     "kernel.halo=sync",
+                                     "kernel.stages=3",
+                                     "kernel.zblock=64",
+                                     "kernel.block_x=128",
+                                     "kernel.block_y=4",
+                                     "memory.strategy=host",
+                                     "memory.wavefield=vmm",
+                                     "memory.model=device",
+                                     "memory.imaging=managed",
+                                     "memory.require_compression=true",
+                                     "bench.warmup=1",
+                                     "bench.steps=2",
+                                     "traces.pipeline=streams"};
+  for (size_t i = 0; i < sizeof sets / sizeof sets[0]; ++i)
+    if (rtm_config_set(&cfg, sets[i]) != RTM_OK) fail_msg("--set %s refused", sets[i]);
+  assert_int_equal(cfg.grid.n[0], 11);
+  assert_int_equal(cfg.grid.n[1], 12);
+  assert_int_equal(cfg.grid.n[2], 13);
+  assert_true(cfg.grid.spacing_m[0] == 1.5 && cfg.grid.spacing_m[1] == 2.5 &&
+              cfg.grid.spacing_m[2] == 3.5);
+  assert_true(cfg.grid.origin_m[0] == -1 && cfg.grid.origin_m[1] == -2 &&
+              cfg.grid.origin_m[2] == -3);
+  assert_int_equal(cfg.time.steps, 7);
+  assert_true(cfg.time.dt_s == 0.002 && cfg.time.cfl == 0.25);
+  assert_string_equal(cfg.model.file, "m.h5");
+  assert_true(cfg.model.vp_m_s == 1500 && cfg.model.epsilon == 0.3 && cfg.model.delta == -0.2);
+  assert_true(cfg.model.theta_deg == 45 && cfg.model.phi_deg == 90);
+  assert_int_equal(cfg.physics.equation, RTM_EQUATION_VTI);
+  assert_true(cfg.physics.sigma == 2);
+  assert_true(cfg.source.position_m[0] == 4 && cfg.source.position_m[1] == 5 &&
+              cfg.source.position_m[2] == 6);
+  assert_true(cfg.source.frequency_hz == 8 && cfg.source.delay_s == 0.2 &&
+              cfg.source.amplitude == 3);
+  assert_int_equal(cfg.receivers.layout, RTM_RECEIVERS_FILE);
+  assert_string_equal(cfg.receivers.file, "r.txt");
+  assert_true(cfg.receivers.z_m == 9 && cfg.receivers.x_first_m == 10 &&
+              cfg.receivers.x_step_m == 11);
+  assert_int_equal(cfg.receivers.x_count, 12);
+  assert_true(cfg.receivers.y_first_m == 13 && cfg.receivers.y_step_m == 14);
+  assert_int_equal(cfg.receivers.y_count, 15);
+  assert_int_equal(cfg.boundary.width_cells, 5);
+  assert_true(cfg.boundary.reflection == 0.01);
+  assert_int_equal(cfg.snapshots.every_steps, 3);
+  assert_string_equal(cfg.output.dir, "d");
+  assert_string_equal(cfg.output.name, "n");
+  assert_true(cfg.output.trace_dt_s == 0.008);
+  assert_string_equal(cfg.backend.name, "cuda");
+  assert_int_equal(cfg.backend.device, 2);
+  assert_string_equal(cfg.kernel.halo, "sync");
+  assert_int_equal(cfg.kernel.stages, 3);
+  assert_int_equal(cfg.kernel.zblock, 64);
+  assert_int_equal(cfg.kernel.block[0], 128);
+  assert_int_equal(cfg.kernel.block[1], 4);
+  assert_string_equal(cfg.memory.strategy, "host");
+  assert_string_equal(cfg.memory.wavefield, "vmm");
+  assert_string_equal(cfg.memory.model, "device");
+  assert_string_equal(cfg.memory.imaging, "managed");
+  assert_int_equal(cfg.memory.require_compression, 1);
+  assert_int_equal(cfg.bench.warmup_steps, 1);
+  assert_int_equal(cfg.bench.steps, 2);
+  assert_string_equal(cfg.traces.pipeline, "streams");
+}
+
+/* Whitespace around the parts, quotes, every boolean spelling, later --set wins. */
+static void test_set_forms(void **state) {
+  (void)state;
+  rtm_config_t cfg;
+  rtm_config_defaults(&cfg);
+  assert_int_equal(rtm_config_set(&cfg, "  grid.nx =  64 "), RTM_OK);
+  assert_int_equal(cfg.grid.n[0], 64);
+  assert_int_equal(rtm_config_set(&cfg, "grid.nx=65"), RTM_OK);
+  assert_int_equal(cfg.grid.n[0], 65);
+  assert_int_equal(rtm_config_set(&cfg, "output.dir=\" spaced dir\""), RTM_OK);
+  assert_string_equal(cfg.output.dir, " spaced dir");
+  assert_int_equal(rtm_config_set(&cfg, "model.file=a=b.h5"), RTM_OK); /* first '=' splits */
+  assert_string_equal(cfg.model.file, "a=b.h5");
+  static const char *const truths[] = {"true", "YES", "On", "1"};
+  static const char *const falsehoods[] = {"false", "no", "OFF", "0"};
+  char text[64];
+  for (int i = 0; i < 4; ++i) {
+    snprintf(text, sizeof text, "memory.require_compression=%s", truths[i]);
+    assert_int_equal(rtm_config_set(&cfg, text), RTM_OK);
+    assert_int_equal(cfg.memory.require_compression, 1);
+    snprintf(text, sizeof text, "memory.require_compression=%s", falsehoods[i]);
+    assert_int_equal(rtm_config_set(&cfg, text), RTM_OK);
+    assert_int_equal(cfg.memory.require_compression, 0);
+  }
+}
+
+/* Each refused override leaves cfg as it was, returns RTM_ERR_CONFIG and names the whole
+ * --set argument and the reason. */
+static void test_set_errors(void **state) {
+  (void)state;
+  static const struct {
+    const char *assignment;
+    const char *message;
+  } cases[] = {
+      {"grid.nx=abc", "--set grid.nx=abc: not an integer; expected an integer in [1, 100000]"},
+      {"grid.nx=0", "--set grid.nx=0: out of range; expected an integer in [1, 100000]"},
+      {"grid.nx=12abc", "--set grid.nx=12abc: unexpected \"abc\" after the number"},
+      {"grid.nx=", "--set grid.nx=: empty value"},
+      {"grid.dx=-1", "--set grid.dx=-1: out of range; expected a finite number > 0"},
+      {"grid.dx=1e999", "--set grid.dx=1e999: not a finite number"},
+      {"grid.nxx=4", "--set grid.nxx=4: unknown key grid.nxx (did you mean grid.nx?)"},
+      {"gird.nx=4", "--set gird.nx=4: unknown section and key gird.nx (did you mean grid.nx?)"},
+      {"shots.count=4", "--set shots.count=4: unknown section and key shots.count (sections: grid"},
+      {"nx=4",
+       "--set nx=4: expected section.key=value, the key with its section (did you mean grid.nx?)"},
+      {"grid.nx", "--set grid.nx: expected section.key=value"},
+      {"physics.equation=elastic", "--set physics.equation=elastic: expected one of iso|vti|tti"},
+      {"backend.name=opencl",
+       "--set backend.name=opencl: not a known choice; expected one of auto|cpu|cuda"},
+      {"traces.pipeline=graphs", "expected one of graph|streams"},
+      {"kernel.block_x=2000",
+       "--set kernel.block_x=2000: out of range; expected an integer in [1, 1024]"},
+      {"output.name=a ;b", "which starts a comment in INI files"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    rtm_config_t cfg, before;
+    rtm_config_defaults(&cfg);
+    before = cfg;
+    capture_t capture;
+    capture_begin(&capture);
+    int status = rtm_config_set(&cfg, cases[i].assignment);
+    const char *err = capture_end(&capture);
+    if (status != RTM_ERR_CONFIG) fail_msg("--set %s: status %d", cases[i].assignment, status);
+    assert_contains(err, cases[i].message);
+    assert_memory_equal(&cfg, &before, sizeof cfg);
+  }
+}
+
+/* "auto" (any case) stores NAN in number|auto keys only; NaN and infinities are never
+ * accepted as numbers, and a number replaces an auto and back. */
+static void test_auto_values(void **state) {
+  (void)state;
+  rtm_config_t cfg;
+  rtm_config_defaults(&cfg);
+  assert_int_equal(rtm_config_set(&cfg, "time.dt=0.0005"), RTM_OK);
+  assert_true(cfg.time.dt_s == 0.0005);
+  assert_int_equal(rtm_config_set(&cfg, "time.dt=Auto"), RTM_OK);
+  assert_true(isnan(cfg.time.dt_s));
+  assert_int_equal(rtm_config_set(&cfg, "source.delay=-0.01"), RTM_OK);
+  assert_true(cfg.source.delay_s == -0.01);
+  assert_int_equal(rtm_config_set(&cfg, "receivers.z=auto"), RTM_OK);
+  assert_true(isnan(cfg.receivers.z_m));
+
+  static const char *const refused[] = {"time.dt=nan",        "time.dt=inf",  "time.dt=-inf",
+                                        "time.cfl=auto",      "grid.nx=auto", "source.x=NaN",
+                                        "receivers.x_step=0", "time.dt=autox"};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+    capture_t capture;
+    capture_begin(&capture);
+    int status = rtm_config_set(&cfg, refused[i]);
+    capture_end(&capture);
+    if (status != RTM_ERR_CONFIG) fail_msg("--set %s was accepted", refused[i]);
+  }
+  assert_true(isnan(cfg.time.dt_s));
+  assert_true(isnan(cfg.source.position_m[0]));
+}
+
+static void test_strategy_for(void **state) {
+  (void)state;
+  rtm_config_t cfg;
+  rtm_config_defaults(&cfg);
+  assert_int_equal(rtm_config_set(&cfg, "memory.strategy=vmm"), RTM_OK);
+  assert_int_equal(rtm_config_set(&cfg, "memory.imaging=managed"), RTM_OK);
+  assert_string_equal(rtm_config_strategy_for(&cfg, "wavefield"), "vmm");
+  assert_string_equal(rtm_config_strategy_for(&cfg, "model"), "vmm");
+  assert_string_equal(rtm_config_strategy_for(&cfg, "imaging"), "managed");
+  assert_int_equal(rtm_config_set(&cfg, "memory.wavefield=vmm-compressed"), RTM_OK);
+  assert_string_equal(rtm_config_strategy_for(&cfg, "wavefield"), "vmm-compressed");
+  assert_null(rtm_config_strategy_for(&cfg, "snapshots"));
+}
+
+static int validate_captured(const rtm_config_t *cfg, capture_t *capture) {
+  capture_begin(capture);
+  int status = rtm_config_validate(cfg);
+  capture_end(capture);
+  return status;
+}
+
+/* Cross-key errors name the keys involved and are all reported together. */
+static void test_validate(void **state) {
+  (void)state;
+  rtm_config_t cfg;
+  capture_t capture;
+
+  rtm_config_defaults(&cfg);
+  assert_int_equal(rtm_config_set(&cfg, "kernel.block_x=64"), RTM_OK);
+  assert_int_equal(rtm_config_set(&cfg, "kernel.block_y=16"), RTM_OK);
+  assert_int_equal(rtm_config_validate(&cfg), RTM_OK); /* 1024 threads: the limit itself */
+  assert_int_equal(rtm_config_set(&cfg, "kernel.block_y=32"), RTM_OK);
+  assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
+  assert_contains(capture.text,
+                  "configuration: kernel.block_x * kernel.block_y = 64 * 32 = 2048 threads");
+
+  rtm_config_defaults(&cfg);
+  snprintf(cfg.path, sizeof cfg.path, "deck.ini");
+  assert_int_equal(rtm_config_set(&cfg, "receivers.layout=file"), RTM_OK);
+  assert_int_equal(rtm_config_set(&cfg, "output.name=runs/a"), RTM_OK);
+  assert_int_equal(rtm_config_set(&cfg, "source.x=-5"), RTM_OK);
+  assert_int_equal(rtm_config_set(&cfg, "grid.oz=100"), RTM_OK);
+  assert_int_equal(rtm_config_set(&cfg, "source.z=1090"), RTM_OK); /* last cell: 100 + 99 * 10 */
+  assert_int_equal(rtm_config_set(&cfg, "output.dir=\"\""), RTM_OK);
+  assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "deck.ini: receivers.layout = file needs receivers.file");
+  assert_contains(capture.text,
+                  "deck.ini: output.name = \"runs/a\": expected a file name stem without '/'");
+  assert_contains(capture.text, "deck.ini: source.x = -5 m lies outside the volume, [0, 990] m "
+                                "from grid.ox, grid.nx and grid.dx");
+  assert_contains(capture.text, "deck.ini: output.dir is empty");
+  if (strstr(capture.text, "source.z")) fail_msg("source.z = 1090 m is on the last cell");
+
+  rtm_config_defaults(&cfg);
+  assert_int_equal(rtm_config_set(&cfg, "model.file=\"   \""), RTM_OK);
+  assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "model.file = \"   \" is blank");
+
+  /* Warnings do not fail a deck. */
+  rtm_config_defaults(&cfg);
+  assert_int_equal(rtm_config_set(&cfg, "model.epsilon=0.2"), RTM_OK);
+  assert_int_equal(rtm_config_set(&cfg, "snapshots.every=1000"), RTM_OK);
+  assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+  assert_contains(capture.text,
+                  "warning: configuration: model.epsilon and model.delta are ignored");
+  assert_contains(capture.text, "snapshots.every = 1000 exceeds time.steps = 500");
+}
+
+/* help-config lists every section and key with its type, default and range. */
+static void test_print_schema(void **state) {
+  (void)state;
+  FILE *file = tmpfile();
+  assert_non_null(file);
+  rtm_config_print_schema(file);
+  long size = ftell(file);
+  assert_true(size > 0 && size < 65536);
+  rewind(file);
+  char *text = calloc((size_t)size + 1, 1);
+  assert_non_null(text);
+  assert_int_equal(fread(text, 1, (size_t)size, file), (size_t)size);
+  fclose(file);
+  char needle[160];
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+    snprintf(needle, sizeof needle, "[%s]", row->section);
+    assert_contains(text, needle);
+    snprintf(needle, sizeof needle, "\n  %-20s %-12s", row->key, "");
+    needle[3 + strlen(row->key)] = '\0'; /* "\n  key" followed by padding */
+    assert_contains(text, needle);
+    assert_contains(text, row->help);
+  }
+  assert_contains(text, "  nx                   int          100        [1, 100000]");
+  assert_contains(text, "  vp                   number       2000       (0, 20000]");
+  assert_contains(text, "  equation             choice       iso        iso|vti|tti");
+  assert_contains(text, "  dt                   number|auto  auto       > 0");
+  free(text);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_schema_is_consistent),
+      cmocka_unit_test(test_every_default_parses),
+      cmocka_unit_test(test_defaults),
+      cmocka_unit_test(test_set_lands_in_named_fields),
+      cmocka_unit_test(test_set_forms),
+      cmocka_unit_test(test_set_errors),
+      cmocka_unit_test(test_auto_values),
+      cmocka_unit_test(test_strategy_for),
+      cmocka_unit_test(test_validate),
+      cmocka_unit_test(test_print_schema),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,96 @@
+/* io_test_util.h - helpers for the io tests: capturing what a call prints on stderr or
+ * stdout, fresh random inputs, and small files. */
+#ifndef RTM_IO_TEST_UTIL_H
+#define RTM_IO_TEST_UTIL_H
+
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+  int fd; /* 1 or 2 */
+  int saved;
+  char path[64];
+} capture_t;
+
+/* Redirects fd (1 = stdout, 2 = stderr) into a temporary file until capture_end. */
+static inline void capture_begin(capture_t *c, int fd) {
+  fflush(stdout);
+  fflush(stderr);
+  c->fd = fd;
+  snprintf(c->path, sizeof c->path, "capture_%d_XXXXXX", (int)getpid());
+  int tmp = mkstemp(c->path);
+  if (tmp < 0) abort();
+  c->saved = dup(fd);
+  dup2(tmp, fd);
+  close(tmp);
+}
+
+/* Restores the stream; returns what was written (malloc'd, caller frees) and echoes it to
+ * the real stream so that a failing test still shows it. */
+static inline char *capture_end(capture_t *c) {
+  fflush(stdout);
+  fflush(stderr);
+  dup2(c->saved, c->fd);
+  close(c->saved);
+  FILE *f = fopen(c->path, "rb");
+  char *text = NULL;
+  size_t size = 0;
+  if (f) {
+    fseek(f, 0, SEEK_END);
+    size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = malloc(size + 1);
+    if (text) text[fread(text, 1, size, f)] = '\0';
+    fclose(f);
+  }
+  remove(c->path);
+  if (text) {
+    FILE *real = c->fd == 1 ? stdout : stderr;
+    fputs(text, real);
+    fflush(real);
+  }
+  return text;
+}
+
+/* xorshift64*: a seed from the clock makes every run draw fresh inputs; the seed is
+ * printed so that a failure can be reproduced (RTM_TEST_SEED=...). */
+typedef struct {
+  uint64_t state;
+} test_rng_t;
+
+static inline void rng_init(test_rng_t *rng, const char *test_name) {
+  const char *env = getenv("RTM_TEST_SEED");
+  uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+  if (seed == 0) seed = 1;
+  printf("%s: RTM_TEST_SEED=%llu\n", test_name, (unsigned long long)seed);
+  rng->state = seed;
+}
+
+static inline double rng_uniform(test_rng_t *rng) {
+  rng->state ^= rng->state >> 12;
+  rng->state ^= rng->state << 25;
+  rng->state ^= rng->state >> 27;
+  return (double)((rng->state * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Uniform in [lo, hi). */
+static inline double rng_range(test_rng_t *rng, double lo, double hi) {
+  return lo + (hi - lo) * rng_uniform(rng);
+}
+
+static inline int file_exists(const char *path) {
+  struct stat info;
+  return stat(path, &info) == 0;
+}
+
+static inline int contains(const char *text, const char *needle) {
+  return text && needle && strstr(text, needle) != NULL;
+}
+
+#endif

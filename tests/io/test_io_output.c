@@ -1,0 +1,454 @@
+/* Run output files (snapshots, traces, attributes, PATH.partial until a successful close)
+ * and the JSON run report (valid JSON, every key, escaping). */
+#include "io_test_util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <hdf5.h>
+
+#include "rtm_io.h"
+#include "rtm_status.h"
+
+#define OUT_DIR "test_io_output.d"
+#define RUN_PATH OUT_DIR "/nested/run.h5"
+
+enum { NX = 10, NY = 7, NZ = 6, SNAPSHOTS = 3, RECEIVERS = 5, SAMPLES = 17 };
+
+typedef struct {
+  test_rng_t rng;
+  rtm_grid_t grid;
+  float *snapshots; /* [SNAPSHOTS][NZ][NY][NX] */
+  float *traces;    /* [RECEIVERS][SAMPLES] */
+  double receivers[RECEIVERS][3];
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  const int n[3] = {NX, NY, NZ};
+  const double spacing[3] = {5.0, 6.0, 7.0}, origin[3] = {-20.0, 0.0, 15.0};
+  rng_init(&f->rng, "test_io_output");
+  if (rtm_grid_init(&f->grid, n, spacing, origin) != RTM_OK) return -1;
+  f->snapshots = malloc(sizeof(float) * SNAPSHOTS * NZ * NY * NX);
+  f->traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
+  for (size_t i = 0; i < (size_t)SNAPSHOTS * NZ * NY * NX; ++i)
+    f->snapshots[i] = (float)rng_range(&f->rng, -1.0, 1.0);
+  for (size_t i = 0; i < (size_t)RECEIVERS * SAMPLES; ++i)
+    f->traces[i] = (float)rng_range(&f->rng, -1e-3, 1e-3);
+  for (int r = 0; r < RECEIVERS; ++r)
+    for (int a = 0; a < 3; ++a)
+      f->receivers[r][a] = rng_range(&f->rng, 0.0, 30.0);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  free(f->snapshots);
+  free(f->traces);
+  free(f);
+  remove(RUN_PATH);
+  remove(RUN_PATH ".partial");
+  remove(OUT_DIR "/report.json");
+  remove(OUT_DIR "/nested");
+  remove(OUT_DIR);
+  return 0;
+}
+
+static char *read_string_attr(hid_t object, const char *name) {
+  hid_t attr = H5Aopen(object, name, H5P_DEFAULT);
+  assert_true(attr >= 0);
+  hid_t type = H5Aget_type(attr);
+  size_t size = H5Tget_size(type);
+  char *text = calloc(size + 1, 1);
+  assert_true(H5Aread(attr, type, text) >= 0);
+  H5Tclose(type);
+  H5Aclose(attr);
+  return text;
+}
+
+static void read_attr(hid_t object, const char *name, hid_t memory_type, void *values) {
+  hid_t attr = H5Aopen(object, name, H5P_DEFAULT);
+  assert_true(attr >= 0);
+  assert_true(H5Aread(attr, memory_type, values) >= 0);
+  H5Aclose(attr);
+}
+
+static const double dt_s = 1.25e-3;
+
+static void write_run(fixture_t *f, const rtm_run_info_t *info, int success) {
+  rtm_output_t *output = NULL;
+  const size_t volume = (size_t)NZ * NY * NX;
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->grid, info, &output), RTM_OK);
+  assert_true(file_exists(RUN_PATH ".partial"));
+  assert_int_equal(rtm_output_snapshots_begin(output, "p", SNAPSHOTS), RTM_OK);
+  /* out of order on purpose: the index, not the call order, places a snapshot */
+  for (int k = SNAPSHOTS - 1; k >= 0; --k)
+    assert_int_equal(rtm_output_write_snapshot(output, "p", k, 10 * (k + 1), 10 * (k + 1) * dt_s,
+                                               f->snapshots + (size_t)k * volume),
+                     RTM_OK);
+  assert_int_equal(rtm_output_write_traces(output, "p", f->traces, RECEIVERS, SAMPLES, dt_s,
+                                           &f->receivers[0][0]),
+                   RTM_OK);
+  assert_int_equal(rtm_output_close(output, success), RTM_OK);
+  assert_false(file_exists(RUN_PATH ".partial"));
+}
+
+static void test_output_round_trip(void **state) {
+  fixture_t *f = *state;
+  const rtm_run_info_t info = {"0.1.0", "abc123def456", "cpu", "host \"x86\"",
+                               "[grid]\nn = 10 7 6\n"};
+  const size_t volume = (size_t)NZ * NY * NX;
+  remove(RUN_PATH);
+  write_run(f, &info, 1);
+  assert_true(file_exists(RUN_PATH));
+
+  rtm_dataset_t d = {0};
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "/snapshots/p", &d), RTM_OK);
+  assert_int_equal(d.rank, 4);
+  assert_int_equal(d.dims[0], SNAPSHOTS);
+  assert_int_equal(d.dims[1], NZ);
+  assert_int_equal(d.dims[2], NY);
+  assert_int_equal(d.dims[3], NX);
+  assert_memory_equal(d.data, f->snapshots, SNAPSHOTS * volume * sizeof(float));
+  rtm_dataset_release(&d);
+  assert_int_equal(rtm_io_read_dataset_entry(RUN_PATH, "/snapshots/p", 1, &d), RTM_OK);
+  assert_int_equal(d.rank, 3);
+  assert_memory_equal(d.data, f->snapshots + volume, volume * sizeof(float));
+  rtm_dataset_release(&d);
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "traces/p", &d), RTM_OK);
+  assert_int_equal(d.rank, 2);
+  assert_int_equal(d.dims[0], RECEIVERS);
+  assert_int_equal(d.dims[1], SAMPLES);
+  assert_memory_equal(d.data, f->traces, sizeof(float) * RECEIVERS * SAMPLES);
+  rtm_dataset_release(&d);
+
+  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(file >= 0);
+  const char *keys[] = {"version", "git_revision", "backend", "device", "config"};
+  const char *values[] = {info.version, info.git_revision, info.backend, info.device,
+                          info.config_text};
+  for (int i = 0; i < 5; ++i) {
+    char *text = read_string_attr(file, keys[i]);
+    assert_string_equal(text, values[i]);
+    free(text);
+  }
+  int n[3];
+  double spacing[3], origin[3];
+  read_attr(file, "n", H5T_NATIVE_INT, n);
+  read_attr(file, "spacing", H5T_NATIVE_DOUBLE, spacing);
+  read_attr(file, "origin", H5T_NATIVE_DOUBLE, origin);
+  for (int a = 0; a < 3; ++a) {
+    assert_int_equal(n[a], f->grid.n[a]);
+    assert_true(spacing[a] == f->grid.spacing_m[a]);
+    assert_true(origin[a] == f->grid.origin_m[a]);
+  }
+  hid_t snapshots = H5Dopen2(file, "/snapshots/p", H5P_DEFAULT);
+  int steps[SNAPSHOTS];
+  double times[SNAPSHOTS];
+  read_attr(snapshots, "steps", H5T_NATIVE_INT, steps);
+  read_attr(snapshots, "times", H5T_NATIVE_DOUBLE, times);
+  for (int k = 0; k < SNAPSHOTS; ++k) {
+    assert_int_equal(steps[k], 10 * (k + 1));
+    assert_true(times[k] == 10 * (k + 1) * dt_s);
+  }
+  H5Dclose(snapshots);
+  hid_t traces = H5Dopen2(file, "/traces/p", H5P_DEFAULT);
+  double dt_back = 0.0;
+  read_attr(traces, "dt", H5T_NATIVE_DOUBLE, &dt_back);
+  assert_true(dt_back == dt_s);
+  H5Dclose(traces);
+  double receivers[RECEIVERS][3];
+  hid_t positions = H5Dopen2(file, "/traces/receivers", H5P_DEFAULT);
+  assert_true(H5Dread(positions, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, receivers) >= 0);
+  assert_memory_equal(receivers, f->receivers, sizeof receivers);
+  H5Dclose(positions);
+  H5Fclose(file);
+
+  char **names = NULL;
+  int count = 0;
+  assert_int_equal(rtm_io_list_datasets(RUN_PATH, &names, &count), RTM_OK);
+  assert_int_equal(count, 2); /* /traces/receivers is positions, not data */
+  assert_string_equal(names[0], "/snapshots/p");
+  assert_string_equal(names[1], "/traces/p");
+  for (int i = 0; i < count; ++i)
+    free(names[i]);
+  free(names);
+}
+
+static void test_failed_run_leaves_no_file(void **state) {
+  fixture_t *f = *state;
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text"};
+  remove(RUN_PATH);
+  write_run(f, &info, 0);
+  assert_false(file_exists(RUN_PATH));
+  /* a failed rerun must not clobber the finished file of an earlier run */
+  write_run(f, &info, 1);
+  struct stat before, after;
+  assert_int_equal(stat(RUN_PATH, &before), 0);
+  const float written = f->snapshots[0];
+  f->snapshots[0] += 1.0f;
+  write_run(f, &info, 0);
+  assert_int_equal(stat(RUN_PATH, &after), 0);
+  assert_int_equal(before.st_ino, after.st_ino);
+  rtm_dataset_t d = {0};
+  assert_int_equal(rtm_io_read_dataset_entry(RUN_PATH, "/snapshots/p", 0, &d), RTM_OK);
+  assert_true(d.data[0] == written);
+  rtm_dataset_release(&d);
+}
+
+static void test_local_z_range_and_unwritten(void **state) {
+  fixture_t *f = *state;
+  rtm_grid_t local = f->grid;
+  rtm_output_t *output = NULL;
+  const size_t plane = (size_t)NY * NX;
+  /* a large config text: beyond the 64 KiB of compact attribute storage */
+  char *config = malloc(100001);
+  for (int i = 0; i < 100000; ++i)
+    config[i] = (char)('a' + i % 26);
+  config[100000] = '\0';
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", config};
+  assert_int_equal(rtm_grid_set_z_range(&local, 2, 3), RTM_OK);
+  assert_int_equal(rtm_output_create(RUN_PATH, &local, &info, &output), RTM_OK);
+  assert_int_equal(rtm_output_snapshots_begin(output, "p", 2), RTM_OK);
+  assert_int_equal(rtm_output_write_snapshot(output, "p", 1, 7, 7 * dt_s, f->snapshots), RTM_OK);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+
+  rtm_dataset_t d = {0};
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "/snapshots/p", &d), RTM_OK);
+  assert_int_equal(d.dims[1], NZ); /* the global volume, this rank's planes in place */
+  const float *second = d.data + (size_t)NZ * plane;
+  assert_memory_equal(second + 2 * plane, f->snapshots, 3 * plane * sizeof(float));
+  assert_true(isnan(second[0]));         /* plane 0 belongs to another rank */
+  assert_true(isnan(second[5 * plane])); /* so does plane 5 */
+  assert_true(isnan(d.data[0]));         /* snapshot 0 was never written */
+  rtm_dataset_release(&d);
+
+  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
+  char *text = read_string_attr(file, "config");
+  assert_int_equal(strlen(text), 100000);
+  free(text);
+  hid_t snapshots = H5Dopen2(file, "/snapshots/p", H5P_DEFAULT);
+  int steps[2];
+  read_attr(snapshots, "steps", H5T_NATIVE_INT, steps);
+  assert_int_equal(steps[0], -1);
+  assert_int_equal(steps[1], 7);
+  H5Dclose(snapshots);
+  H5Fclose(file);
+  free(config);
+}
+
+static void test_create_error_names_path(void **state) {
+  fixture_t *f = *state;
+  rtm_output_t *output = NULL;
+  capture_t c;
+  /* a regular file where the parent directory should be */
+  FILE *blocker = fopen(OUT_DIR "/blocker", "w");
+  if (!blocker) {
+    mkdir(OUT_DIR, 0777);
+    blocker = fopen(OUT_DIR "/blocker", "w");
+  }
+  assert_non_null(blocker);
+  fclose(blocker);
+  capture_begin(&c, 2);
+  int status = rtm_output_create(OUT_DIR "/blocker/run.h5", &f->grid, NULL, &output);
+  char *text = capture_end(&c);
+  assert_int_equal(status, RTM_ERR_IO);
+  assert_null(output);
+  assert_true(contains(text, OUT_DIR "/blocker"));
+  free(text);
+  remove(OUT_DIR "/blocker");
+}
+
+/* ---- a strict JSON syntax check: RFC 8259 grammar, no extensions ---- */
+typedef struct {
+  const char *p;
+} json_cursor_t;
+
+static void json_space(json_cursor_t *j) {
+  while (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t')
+    ++j->p;
+}
+
+static int json_value(json_cursor_t *j);
+
+static int json_string_ok(json_cursor_t *j) {
+  if (*j->p != '"') return 0;
+  for (++j->p; *j->p != '"'; ++j->p) {
+    if ((unsigned char)*j->p < 0x20) return 0;
+    if (*j->p == '\\') {
+      ++j->p;
+      if (*j->p == 'u') {
+        for (int i = 1; i <= 4; ++i)
+          if (!isxdigit((unsigned char)j->p[i])) return 0;
+        j->p += 4;
+      } else if (!strchr("\"\\/bfnrt", *j->p) || !*j->p) {
+        return 0;
+      }
+    }
+  }
+  ++j->p;
+  return 1;
+}
+
+static int json_number_ok(json_cursor_t *j) {
+  const char *p = j->p;
+  if (*p == '-') ++p;
+  if (*p == '0')
+    ++p;
+  else if (isdigit((unsigned char)*p))
+    while (isdigit((unsigned char)*p))
+      ++p;
+  else
+    return 0;
+  if (*p == '.') {
+    ++p;
+    if (!isdigit((unsigned char)*p)) return 0;
+    while (isdigit((unsigned char)*p))
+      ++p;
+  }
+  if (*p == 'e' || *p == 'E') {
+    ++p;
+    if (*p == '+' || *p == '-') ++p;
+    if (!isdigit((unsigned char)*p)) return 0;
+    while (isdigit((unsigned char)*p))
+      ++p;
+  }
+  j->p = p;
+  return 1;
+}
+
+static int json_members(json_cursor_t *j, char close, int keyed) {
+  ++j->p;
+  json_space(j);
+  if (*j->p == close) {
+    ++j->p;
+    return 1;
+  }
+  for (;;) {
+    json_space(j);
+    if (keyed) {
+      if (!json_string_ok(j)) return 0;
+      json_space(j);
+      if (*j->p++ != ':') return 0;
+    }
+    if (!json_value(j)) return 0;
+    json_space(j);
+    if (*j->p == close) {
+      ++j->p;
+      return 1;
+    }
+    if (*j->p++ != ',') return 0;
+  }
+}
+
+static int json_value(json_cursor_t *j) {
+  json_space(j);
+  switch (*j->p) {
+  case '{': return json_members(j, '}', 1);
+  case '[': return json_members(j, ']', 0);
+  case '"': return json_string_ok(j);
+  case 't': return strncmp(j->p, "true", 4) == 0 ? (j->p += 4, 1) : 0;
+  case 'f': return strncmp(j->p, "false", 5) == 0 ? (j->p += 5, 1) : 0;
+  case 'n': return strncmp(j->p, "null", 4) == 0 ? (j->p += 4, 1) : 0;
+  default: return json_number_ok(j);
+  }
+}
+
+static int json_valid(const char *text) {
+  json_cursor_t j = {text};
+  if (!json_value(&j)) return 0;
+  json_space(&j);
+  return *j.p == '\0';
+}
+
+static void test_json_checker_can_fail(void **state) {
+  (void)state;
+  assert_true(json_valid("{\"a\": [1, -2.5e3, true, null, \"x\\n\"], \"b\": {}}"));
+  assert_false(json_valid("{\"a\": 1,}"));
+  assert_false(json_valid("{\"a\": nan}"));
+  assert_false(json_valid("{\"a\": \"tab\there\"}"));
+  assert_false(json_valid("{\"a\": [1}"));
+}
+
+static char *read_file(const char *path) {
+  FILE *file = fopen(path, "rb");
+  assert_non_null(file);
+  fseek(file, 0, SEEK_END);
+  long size = ftell(file);
+  fseek(file, 0, SEEK_SET);
+  char *text = malloc((size_t)size + 1);
+  text[fread(text, 1, (size_t)size, file)] = '\0';
+  fclose(file);
+  return text;
+}
+
+static void test_report_json(void **state) {
+  fixture_t *f = *state;
+  const char *path = OUT_DIR "/report.json";
+  rtm_mem_record_t records[2] = {
+      {"wavefield \"p\"\n", "host", 1024, 2048, 0},
+      {"model\\vp", "vmm-compressed", 2048, 4096, 1},
+  };
+  rtm_mem_ledger_t ledger = {records, 2, 2, 3072};
+  rtm_timing_t timings[2] = {{"setup", rng_range(&f->rng, 0.1, 1.0)},
+                             {"propagate", rng_range(&f->rng, 1.0, 9.0)}};
+  const rtm_run_info_t info = {"0.1.0", "abc123", "cuda", "NVIDIA H100\t80GB", "[grid]\n"};
+  rtm_report_t report = {.command = "model",
+                         .info = &info,
+                         .grid = &f->grid,
+                         .steps = 500,
+                         .dt_s = NAN, /* not finite: must come out as null */
+                         .timings = timings,
+                         .timing_count = 2,
+                         .mcells_per_s = 1234.5,
+                         .ledger = &ledger,
+                         .output_path = "out/run.h5"};
+  assert_int_equal(rtm_report_write_json(path, &report), RTM_OK);
+  assert_false(file_exists(OUT_DIR "/report.json.partial"));
+  char *text = read_file(path);
+  assert_true(json_valid(text));
+  const char *expected[] = {"\"command\": \"model\"",
+                            "\"version\": \"0.1.0\"",
+                            "\"git_revision\": \"abc123\"",
+                            "\"backend\": \"cuda\"",
+                            "\"device\": \"NVIDIA H100\\t80GB\"",
+                            "\"n\": [10, 7, 6]",
+                            "\"spacing_m\": [5, 6, 7]",
+                            "\"origin_m\": [-20, 0, 15]",
+                            "\"steps\": 500",
+                            "\"dt_s\": null",
+                            "\"timings_s\": {\"setup\": ",
+                            "\"propagate\": ",
+                            "\"mcells_per_s\": 1234.5",
+                            "\"label\": \"wavefield \\\"p\\\"\\n\"",
+                            "\"label\": \"model\\\\vp\"",
+                            "\"strategy\": \"vmm-compressed\"",
+                            "\"bytes\": 2048",
+                            "\"reserved_bytes\": 4096",
+                            "\"compressed\": true",
+                            "\"compressed\": false",
+                            "\"memory_total_bytes\": 3072",
+                            "\"output_path\": \"out/run.h5\""};
+  for (size_t i = 0; i < sizeof expected / sizeof expected[0]; ++i) {
+    if (!contains(text, expected[i])) fprintf(stderr, "missing %s in\n%s\n", expected[i], text);
+    assert_true(contains(text, expected[i]));
+  }
+  free(text);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_output_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_failed_run_leaves_no_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_create_error_names_path, setup, teardown),
+      cmocka_unit_test(test_json_checker_can_fail),
+      cmocka_unit_test_setup_teardown(test_report_json, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

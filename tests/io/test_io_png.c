@@ -1,0 +1,114 @@
+/* PNG slices: size, colormap (positive red, negative blue, zero white, NaN black), the
+ * percentile clip against a sorted reference, the Title text, refused sizes. */
+#include "io_test_util.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "png_read.h"
+#include "rtm_io.h"
+#include "rtm_status.h"
+
+#define PNG_PATH "test_io_png.png"
+
+static int compare_floats(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_colormap_and_title(void **state) {
+  (void)state;
+  test_rng_t rng;
+  rng_init(&rng, "test_io_png");
+  /* 5 x 3, a random positive scale so no fixed value is special */
+  const float s = (float)rng_range(&rng, 0.5, 100.0);
+  const float values[15] = {s,         0.0f, -s,   0.5f * s, NAN,  2.0f * s, -2.0f * s, 0.25f * s,
+                            -0.5f * s, 0.0f, 0.0f, 0.0f,     0.0f, 0.0f,     0.0f};
+  /* 15 values, 80th percentile of |v|: the 12th smallest = s (|v| sorted: 0 x8, .25s, .5s,
+   * .5s, s, s, 2s, 2s); NaN is left out, so 14 finite values: ceil(0.8 * 14) = 12th = s */
+  double clip = 0.0;
+  assert_int_equal(rtm_png_clip_value(values, 15, 80.0, &clip), RTM_OK);
+  assert_true(clip == s);
+  remove(PNG_PATH);
+  assert_int_equal(rtm_png_write(PNG_PATH, values, 5, 3, 80.0,
+                                 "run.h5 /image z=3 (clip \xc2\xb1"
+                                 "1)"),
+                   RTM_OK);
+  test_png_t image;
+  assert_int_equal(test_png_read(PNG_PATH, &image), 0);
+  assert_int_equal(image.width, 5);
+  assert_int_equal(image.height, 3);
+  assert_true(test_png_is(&image, 0, 0, 255, 0, 0));     /* +clip: red */
+  assert_true(test_png_is(&image, 1, 0, 255, 255, 255)); /* 0: white */
+  assert_true(test_png_is(&image, 2, 0, 0, 0, 255));     /* -clip: blue */
+  assert_true(test_png_is(&image, 3, 0, 255, 128, 128)); /* +clip/2: half way to red */
+  assert_true(test_png_is(&image, 4, 0, 0, 0, 0));       /* NaN: black */
+  assert_true(test_png_is(&image, 0, 1, 255, 0, 0));     /* beyond the clip saturates */
+  assert_true(test_png_is(&image, 1, 1, 0, 0, 255));
+  assert_true(test_png_is(&image, 3, 1, 128, 128, 255)); /* -clip/2 */
+  assert_true(test_png_is(&image, 4, 2, 255, 255, 255)); /* row 2 is the bottom row */
+  /* the title is a Latin-1 tEXt chunk: the UTF-8 "±" became the single byte 0xb1 */
+  assert_int_equal(image.title_compression, PNG_TEXT_COMPRESSION_NONE);
+  assert_string_equal(image.title, "run.h5 /image z=3 (clip \xb1"
+                                   "1)");
+  free(image.rgb);
+  remove(PNG_PATH);
+}
+
+static void test_clip_matches_sorted_percentile(void **state) {
+  (void)state;
+  test_rng_t rng;
+  rng_init(&rng, "test_io_png");
+  const double percentiles[] = {1.0, 50.0, 90.0, 99.0, 99.9, 100.0};
+  for (int trial = 0; trial < 20; ++trial) {
+    size_t count = 1 + (size_t)(rng_uniform(&rng) * 5000.0);
+    float *values = malloc(count * sizeof *values);
+    float *sorted = malloc(count * sizeof *sorted);
+    for (size_t i = 0; i < count; ++i) {
+      /* repeated values and both signs exercise the partition's equal-key handling */
+      values[i] = (float)(floor(rng_range(&rng, -50.0, 50.0)) * (trial % 2 ? 1.0 : 0.37));
+      sorted[i] = fabsf(values[i]);
+    }
+    qsort(sorted, count, sizeof *sorted, compare_floats);
+    for (size_t p = 0; p < sizeof percentiles / sizeof percentiles[0]; ++p) {
+      double clip = 0.0;
+      assert_int_equal(rtm_png_clip_value(values, count, percentiles[p], &clip), RTM_OK);
+      size_t k = (size_t)ceil(percentiles[p] / 100.0 * (double)count) - 1;
+      double expected = sorted[k > 0 ? k : 0] > 0.0f ? sorted[k] : 1.0;
+      assert_true(clip == expected);
+    }
+    free(values);
+    free(sorted);
+  }
+}
+
+static void test_refuses_bad_arguments(void **state) {
+  (void)state;
+  const float values[4] = {1.0f, -1.0f, 0.5f, 0.0f};
+  capture_t c;
+  remove(PNG_PATH);
+  capture_begin(&c, 2);
+  int width_zero = rtm_png_write(PNG_PATH, values, 0, 4, 99.0, "t");
+  int height_zero = rtm_png_write(PNG_PATH, values, 4, 0, 99.0, "t");
+  int bad_clip = rtm_png_write(PNG_PATH, values, 2, 2, 0.0, "t");
+  char *text = capture_end(&c);
+  assert_int_not_equal(width_zero, RTM_OK);
+  assert_int_not_equal(height_zero, RTM_OK);
+  assert_int_not_equal(bad_clip, RTM_OK);
+  assert_false(file_exists(PNG_PATH));
+  assert_true(contains(text, "0 x 4"));
+  free(text);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_colormap_and_title),
+      cmocka_unit_test(test_clip_matches_sorted_percentile),
+      cmocka_unit_test(test_refuses_bad_arguments),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,373 @@
+/* rtm3d validate and rtm3d plot, called as functions: pass on identical files, fail on a
+ * 1e-3 relative perturbation, NaN and shape mismatches, exit 2 on unreadable files and bad
+ * usage; plot writes the slice, gather and default name it promises and refuses ranges. */
+#include "io_test_util.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <hdf5.h>
+
+#include "app.h"
+#include "png_read.h"
+#include "rtm_io.h"
+#include "rtm_status.h"
+
+#define DIR "test_io_validate.d"
+#define REF_PATH DIR "/ref.h5"
+#define RUN_PATH DIR "/run.h5"
+
+enum { NX = 9, NY = 8, NZ = 6, SNAPSHOTS = 3, RECEIVERS = 4, SAMPLES = 21 };
+
+typedef struct {
+  test_rng_t rng;
+  rtm_grid_t grid;
+  float *snapshots; /* [SNAPSHOTS][NZ][NY][NX] */
+  float *traces;    /* [RECEIVERS][SAMPLES] */
+  float *image;     /* [NZ][NY][NX] */
+  double receivers[RECEIVERS][3];
+} fixture_t;
+
+static const size_t volume = (size_t)NZ * NY * NX;
+
+static void write_image(const char *path, const float *image, const size_t *dims) {
+  hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(file >= 0);
+  hsize_t h5_dims[3] = {dims[0], dims[1], dims[2]};
+  hid_t space = H5Screate_simple(3, h5_dims, NULL);
+  hid_t dataset =
+      H5Dcreate2(file, "/image", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(dataset >= 0);
+  assert_true(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, image) >= 0);
+  H5Dclose(dataset);
+  H5Sclose(space);
+  H5Fclose(file);
+}
+
+/* A run file like `rtm3d model` writes, plus an /image volume. */
+static void write_file(const fixture_t *f, const char *path, const float *snapshots,
+                       const float *traces, const float *image) {
+  rtm_output_t *output = NULL;
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "[grid]\n"};
+  assert_int_equal(rtm_output_create(path, &f->grid, &info, &output), RTM_OK);
+  assert_int_equal(rtm_output_snapshots_begin(output, "p", SNAPSHOTS), RTM_OK);
+  for (int k = 0; k < SNAPSHOTS; ++k)
+    assert_int_equal(rtm_output_write_snapshot(output, "p", k, k + 1, (k + 1) * 1e-3,
+                                               snapshots + (size_t)k * volume),
+                     RTM_OK);
+  assert_int_equal(
+      rtm_output_write_traces(output, "p", traces, RECEIVERS, SAMPLES, 1e-3, &f->receivers[0][0]),
+      RTM_OK);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+  const size_t dims[3] = {NZ, NY, NX};
+  write_image(path, image, dims);
+}
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  const int n[3] = {NX, NY, NZ};
+  const double spacing[3] = {10.0, 10.0, 10.0};
+  rng_init(&f->rng, "test_io_validate");
+  if (rtm_grid_init(&f->grid, n, spacing, NULL) != RTM_OK) return -1;
+  f->snapshots = malloc(sizeof(float) * SNAPSHOTS * volume);
+  f->traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
+  f->image = malloc(sizeof(float) * volume);
+  for (size_t i = 0; i < SNAPSHOTS * volume; ++i)
+    f->snapshots[i] = (float)rng_range(&f->rng, -1.0, 1.0);
+  for (size_t i = 0; i < (size_t)RECEIVERS * SAMPLES; ++i)
+    f->traces[i] = (float)rng_range(&f->rng, -1.0, 1.0);
+  for (size_t i = 0; i < volume; ++i)
+    f->image[i] = (float)rng_range(&f->rng, 0.5, 2.0);
+  for (int r = 0; r < RECEIVERS; ++r)
+    for (int a = 0; a < 3; ++a)
+      f->receivers[r][a] = 10.0 * r + a;
+  write_file(f, REF_PATH, f->snapshots, f->traces, f->image);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  free(f->snapshots);
+  free(f->traces);
+  free(f->image);
+  free(f);
+  const char *files[] = {REF_PATH,
+                         RUN_PATH,
+                         DIR "/garbage.h5",
+                         DIR "/out.png",
+                         DIR "/ref.snapshots_p.k2.z3.png",
+                         DIR "/ref.traces_p.png",
+                         DIR "/ref.image.y2.png"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i)
+    remove(files[i]);
+  remove(DIR);
+  return 0;
+}
+
+typedef struct {
+  int exit_code;
+  char *out, *err;
+} command_result_t;
+
+static command_result_t run_command(int (*command)(int, char **), const char *const *args) {
+  char *argv[32];
+  int argc = 0;
+  for (; args[argc]; ++argc)
+    argv[argc] = (char *)args[argc];
+  argv[argc] = NULL;
+  command_result_t r;
+  capture_t out, err;
+  capture_begin(&err, 2);
+  capture_begin(&out, 1);
+  r.exit_code = command(argc, argv);
+  r.out = capture_end(&out);
+  r.err = capture_end(&err);
+  return r;
+}
+
+static void release(command_result_t *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static void test_identical_files_pass(void **state) {
+  fixture_t *f = *state;
+  write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
+  command_result_t r = run_command(rtm_cmd_validate, args);
+  assert_int_equal(r.exit_code, 0);
+  assert_true(contains(r.out, "/snapshots/p[0]"));
+  assert_true(contains(r.out, "/snapshots/p[2]"));
+  assert_true(contains(r.out, "/traces/p"));
+  assert_true(contains(r.out, "/image"));
+  assert_false(contains(r.out, "receivers"));
+  assert_true(contains(r.out, "5 of 5 comparisons pass"));
+  assert_false(contains(r.out, "FAIL"));
+  release(&r);
+}
+
+static void test_perturbation_fails(void **state) {
+  fixture_t *f = *state;
+  /* snapshot 1 scaled by 1 + 1e-3: relative L2 error exactly 1e-3 (to float rounding),
+   * a hundred times the default rtol of 1e-5 */
+  float *perturbed = malloc(sizeof(float) * SNAPSHOTS * volume);
+  memcpy(perturbed, f->snapshots, sizeof(float) * SNAPSHOTS * volume);
+  for (size_t i = volume; i < 2 * volume; ++i)
+    perturbed[i] *= 1.001f;
+  write_file(f, RUN_PATH, perturbed, f->traces, f->image);
+
+  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
+  command_result_t r = run_command(rtm_cmd_validate, args);
+  assert_int_equal(r.exit_code, 1);
+  const char *row = strstr(r.out, "/snapshots/p[1]");
+  assert_non_null(row);
+  const char *end = strchr(row, '\n');
+  assert_non_null(strstr(row, "FAIL"));
+  assert_true(strstr(row, "FAIL") < end);
+  /* the printed relative error is the perturbation, 1e-3; 1e-6 allows for 1.001f being
+   * 1.00100005 and the float rounding of each perturbed value (~6e-8 relative) */
+  double rel_error = 0.0, max_error = 0.0;
+  assert_int_equal(sscanf(row, "%*s %*s %lf %lf", &rel_error, &max_error), 2);
+  assert_true(fabs(rel_error - 1e-3) < 1e-6);
+  assert_true(max_error > 0.0 && max_error <= 1.001e-3); /* |values| < 1 */
+  assert_true(contains(r.out, "4 of 5 comparisons pass"));
+  release(&r);
+
+  /* a tolerance above the perturbation passes it; --atol below its max error fails it */
+  const char *loose[] = {"validate", RUN_PATH, REF_PATH, "--rtol", "2e-3", NULL};
+  r = run_command(rtm_cmd_validate, loose);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+  const char *strict[] = {"validate", RUN_PATH, REF_PATH, "--rtol=2e-3", "--atol", "1e-6", NULL};
+  r = run_command(rtm_cmd_validate, strict);
+  assert_int_equal(r.exit_code, 1);
+  release(&r);
+  /* only the traces: the perturbed snapshot is not compared */
+  const char *some[] = {"validate", RUN_PATH, REF_PATH, "--datasets", "traces/p,/image", NULL};
+  r = run_command(rtm_cmd_validate, some);
+  assert_int_equal(r.exit_code, 0);
+  assert_false(contains(r.out, "/snapshots"));
+  assert_true(contains(r.out, "2 of 2 comparisons pass"));
+  release(&r);
+  free(perturbed);
+}
+
+static void test_nan_shape_and_zero_reference(void **state) {
+  fixture_t *f = *state;
+  float *traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
+  memcpy(traces, f->traces, sizeof(float) * RECEIVERS * SAMPLES);
+  traces[7] = NAN;
+  write_file(f, RUN_PATH, f->snapshots, traces, f->image);
+  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
+  command_result_t r = run_command(rtm_cmd_validate, args);
+  assert_int_equal(r.exit_code, 1);
+  assert_true(contains(r.out, "1 non-finite"));
+  release(&r);
+
+  /* /image with another shape in the run */
+  write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDWR, H5P_DEFAULT);
+  H5Ldelete(file, "/image", H5P_DEFAULT);
+  H5Fclose(file);
+  const size_t dims[3] = {NZ, NY, NX - 1};
+  write_image(RUN_PATH, f->image, dims);
+  r = run_command(rtm_cmd_validate, args);
+  assert_int_equal(r.exit_code, 1);
+  assert_true(contains(r.out, "shape 6x8x8 in run, 6x8x9 in reference"));
+  release(&r);
+
+  /* a reference of zeros: the error is the absolute norm, and says so */
+  memset(traces, 0, sizeof(float) * RECEIVERS * SAMPLES);
+  write_file(f, REF_PATH, f->snapshots, traces, f->image);
+  write_file(f, RUN_PATH, f->snapshots, traces, f->image);
+  r = run_command(rtm_cmd_validate, args);
+  assert_int_equal(r.exit_code, 0);
+  assert_true(contains(r.out, "absolute"));
+  release(&r);
+  free(traces);
+}
+
+static void test_usage_and_unreadable_files(void **state) {
+  (void)state;
+  FILE *garbage = fopen(DIR "/garbage.h5", "wb");
+  fputs("this is not HDF5 at all, just text in a file with an .h5 name\n", garbage);
+  fclose(garbage);
+  const char *bad_run[] = {"validate", DIR "/garbage.h5", REF_PATH, NULL};
+  command_result_t r = run_command(rtm_cmd_validate, bad_run);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, DIR "/garbage.h5"));
+  release(&r);
+  const char *missing_ref[] = {"validate", REF_PATH, DIR "/missing.h5", NULL};
+  r = run_command(rtm_cmd_validate, missing_ref);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, DIR "/missing.h5"));
+  release(&r);
+  const char *one_file[] = {"validate", REF_PATH, NULL};
+  r = run_command(rtm_cmd_validate, one_file);
+  assert_int_equal(r.exit_code, 2);
+  release(&r);
+  const char *bad_rtol[] = {"validate", REF_PATH, REF_PATH, "--rtol", "tight", NULL};
+  r = run_command(rtm_cmd_validate, bad_rtol);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "--rtol"));
+  release(&r);
+  const char *help[] = {"validate", "--help", NULL};
+  r = run_command(rtm_cmd_validate, help);
+  assert_int_equal(r.exit_code, 0);
+  assert_true(contains(r.out, "usage: rtm3d validate"));
+  release(&r);
+}
+
+static void test_plot_snapshot_slice_and_default_name(void **state) {
+  fixture_t *f = *state;
+  /* snapshot 2, plane z = 3: a positive and a negative cell where we can find them */
+  float *snapshots = f->snapshots;
+  float *plane = snapshots + 2 * volume + 3 * (size_t)NY * NX;
+  for (size_t i = 0; i < (size_t)NY * NX; ++i)
+    plane[i] = 0.0f;
+  plane[1 * NX + 2] = 5.0f;  /* y = 1, x = 2 */
+  plane[6 * NX + 7] = -5.0f; /* y = 6, x = 7 */
+  write_file(f, REF_PATH, snapshots, f->traces, f->image);
+  const char *args[] = {"plot", REF_PATH, "snapshots/p", "--clip", "100", NULL};
+  command_result_t r = run_command(rtm_cmd_plot, args);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+  test_png_t image;
+  assert_int_equal(test_png_read(DIR "/ref.snapshots_p.k2.z3.png", &image), 0);
+  assert_int_equal(image.width, NX);
+  assert_int_equal(image.height, NY);
+  assert_true(test_png_is(&image, 2, 1, 255, 0, 0));
+  assert_true(test_png_is(&image, 7, 6, 0, 0, 255));
+  assert_true(test_png_is(&image, 0, 0, 255, 255, 255));
+  assert_string_equal(image.title, REF_PATH " /snapshots/p[2] z=3 (clip \xb1"
+                                            "5)");
+  free(image.rgb);
+
+  const char *section[] = {"plot", REF_PATH, "/image", "--slice", "y=2", NULL};
+  r = run_command(rtm_cmd_plot, section);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+  assert_int_equal(test_png_read(DIR "/ref.image.y2.png", &image), 0);
+  assert_int_equal(image.width, NX); /* x across, depth down */
+  assert_int_equal(image.height, NZ);
+  free(image.rgb);
+
+  const char *x_section[] = {"plot",    REF_PATH, "/snapshots/p", "--index",      "0",
+                             "--slice", "x=4",    "-o",           DIR "/out.png", NULL};
+  r = run_command(rtm_cmd_plot, x_section);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+  assert_int_equal(test_png_read(DIR "/out.png", &image), 0);
+  assert_int_equal(image.width, NY);
+  assert_int_equal(image.height, NZ);
+  free(image.rgb);
+}
+
+static void test_plot_gather_time_downward(void **state) {
+  fixture_t *f = *state;
+  float *traces = calloc((size_t)RECEIVERS * SAMPLES, sizeof *traces);
+  traces[1 * SAMPLES + 5] = 3.0f;   /* receiver 1, sample 5 */
+  traces[3 * SAMPLES + 17] = -3.0f; /* receiver 3, sample 17 */
+  write_file(f, REF_PATH, f->snapshots, traces, f->image);
+  const char *args[] = {"plot", REF_PATH, "/traces/p", NULL};
+  command_result_t r = run_command(rtm_cmd_plot, args);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+  test_png_t image;
+  assert_int_equal(test_png_read(DIR "/ref.traces_p.png", &image), 0);
+  assert_int_equal(image.width, RECEIVERS);
+  assert_int_equal(image.height, SAMPLES);
+  assert_true(test_png_is(&image, 1, 5, 255, 0, 0));
+  assert_true(test_png_is(&image, 3, 17, 0, 0, 255));
+  assert_true(test_png_is(&image, 0, 0, 255, 255, 255));
+  free(image.rgb);
+  free(traces);
+}
+
+static void test_plot_refuses_out_of_range(void **state) {
+  (void)state;
+  const char *index[] = {"plot", REF_PATH, "/snapshots/p", "--index", "5", NULL};
+  command_result_t r = run_command(rtm_cmd_plot, index);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "--index 5"));
+  assert_true(contains(r.err, "0..2"));
+  release(&r);
+  const char *slice[] = {"plot", REF_PATH, "/image", "--slice", "z=99", NULL};
+  r = run_command(rtm_cmd_plot, slice);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "z=99"));
+  assert_true(contains(r.err, "z = 0..5"));
+  release(&r);
+  const char *missing[] = {"plot", REF_PATH, "/snapshots/q", NULL};
+  r = run_command(rtm_cmd_plot, missing);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "/snapshots/q"));
+  assert_true(contains(r.err, "/snapshots/p")); /* the hint lists what is there */
+  release(&r);
+  const char *gather_slice[] = {"plot", REF_PATH, "/traces/p", "--slice", "z=1", NULL};
+  r = run_command(rtm_cmd_plot, gather_slice);
+  assert_int_equal(r.exit_code, 2);
+  release(&r);
+  const char *help[] = {"plot", "--help", NULL};
+  r = run_command(rtm_cmd_plot, help);
+  assert_int_equal(r.exit_code, 0);
+  assert_true(contains(r.out, "usage: rtm3d plot"));
+  release(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_identical_files_pass, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_usage_and_unreadable_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_plot_snapshot_slice_and_default_name, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_plot_gather_time_downward, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_plot_refuses_out_of_range, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

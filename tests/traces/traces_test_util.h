@@ -1,0 +1,118 @@
+/* traces_test_util.h - signals with known answers and error measures for the trace
+ * pipeline tests. Inputs are drawn fresh each run from a seed that is printed, so that a
+ * failure can be replayed with RTM3D_TEST_SEED. */
+#ifndef TRACES_TEST_UTIL_H
+#define TRACES_TEST_UTIL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define TT_PI 3.14159265358979323846
+#define TT_MAX_TONES 8
+
+typedef struct {
+  uint64_t state;
+} tt_rng_t;
+
+static inline uint64_t tt_next(tt_rng_t *r) { /* xorshift64* */
+  r->state ^= r->state >> 12;
+  r->state ^= r->state << 25;
+  r->state ^= r->state >> 27;
+  return r->state * 2685821657736338717ULL;
+}
+
+/* Uniform in [lo, hi). */
+static inline double tt_uniform(tt_rng_t *r, double lo, double hi) {
+  return lo + (hi - lo) * (double)(tt_next(r) >> 11) / 9007199254740992.0;
+}
+
+static inline tt_rng_t tt_seed(const char *test) {
+  const char *env = getenv("RTM3D_TEST_SEED");
+  uint64_t seed =
+      env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) * 2654435761ULL + (uint64_t)clock();
+  if (!seed) seed = 88172645463325252ULL;
+  printf("# %s: RTM3D_TEST_SEED=%llu\n", test, (unsigned long long)seed);
+  tt_rng_t r = {seed};
+  return r;
+}
+
+/* Sum of tones a cos(2 pi f t + phi): frequencies in whole Hz so that a window of whole
+ * seconds holds whole cycles. */
+typedef struct {
+  int count;
+  double amplitude[TT_MAX_TONES], frequency_hz[TT_MAX_TONES], phase[TT_MAX_TONES];
+} tt_tones_t;
+
+static inline tt_tones_t tt_random_tones(tt_rng_t *r, int count, double f_min_hz, double f_max_hz) {
+  tt_tones_t t = {.count = count};
+  for (int i = 0; i < count; ++i) {
+    t.amplitude[i] = tt_uniform(r, 0.5, 2.0);
+    t.frequency_hz[i] = floor(tt_uniform(r, f_min_hz, f_max_hz + 1.0));
+    t.phase[i] = tt_uniform(r, -TT_PI, TT_PI);
+  }
+  return t;
+}
+
+/* derivative: 0 the signal, 1 its time derivative; shift: y(t) = x(t - shift). */
+static inline double tt_tones_at(const tt_tones_t *t, double time_s, int derivative,
+                                 double shift_s) {
+  double v = 0.0;
+  for (int i = 0; i < t->count; ++i) {
+    double w = 2.0 * TT_PI * t->frequency_hz[i];
+    double arg = w * (time_s - shift_s) + t->phase[i];
+    v += derivative ? -t->amplitude[i] * w * sin(arg) : t->amplitude[i] * cos(arg);
+  }
+  return v;
+}
+
+static inline double tt_ricker(double time_s, double frequency_hz, double delay_s) {
+  double a = TT_PI * frequency_hz * (time_s - delay_s);
+  a *= a;
+  return (1.0 - 2.0 * a) * exp(-a);
+}
+
+/* ||got - want|| / ||want|| over samples [first, last). */
+static inline double tt_rel_l2(const float *got, const double *want, int first, int last) {
+  double num = 0.0, den = 0.0;
+  for (int j = first; j < last; ++j) {
+    double d = (double)got[j] - want[j];
+    num += d * d;
+    den += want[j] * want[j];
+  }
+  return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+static inline double tt_rel_l2_f(const float *got, const float *want, size_t n) {
+  double num = 0.0, den = 0.0;
+  for (size_t j = 0; j < n; ++j) {
+    double d = (double)got[j] - (double)want[j];
+    num += d * d;
+    den += (double)want[j] * want[j];
+  }
+  return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* |got - want| <= tolerance, or a cmocka failure naming both (needs cmocka.h first). */
+#define tt_assert_close(got, want, tolerance)                                                      \
+  do {                                                                                             \
+    double tt_got_ = (got), tt_want_ = (want), tt_tol_ = (tolerance);                              \
+    if (!(fabs(tt_got_ - tt_want_) <= tt_tol_))                                                    \
+      fail_msg("%s = %.12g, expected %s = %.12g within %.3g", #got, tt_got_, #want, tt_want_,      \
+               tt_tol_);                                                                           \
+  } while (0)
+
+static inline void tt_peak_rms(const float *y, int n, double *peak, double *rms) {
+  double p = 0.0, e = 0.0;
+  for (int j = 0; j < n; ++j) {
+    double v = y[j];
+    if (fabs(v) > p) p = fabs(v);
+    e += v * v;
+  }
+  *peak = p;
+  *rms = sqrt(e / n);
+}
+
+#endif
