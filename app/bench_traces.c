@@ -85,11 +85,16 @@ static int parse_options(int argc, char **argv, bench_options_t *o, int *help) {
       o->check = 0;
       continue;
     }
-    if (!next)
+    static const char *const with_value[] = {
+        "--inputs", "--input-length", "--outputs", "--min-length", "--max-length", "--replays",
+        "--warmup", "--streams",      "--device",  "--backend",    "--pipeline"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; ++k)
+      known = known || strcmp(a, with_value[k]) == 0;
+    if (!known)
       RTM_FAIL(RTM_ERR_USAGE,
-               "bench --traces: %s needs a value (see 'rtm3d bench --traces "
-               "--help')",
-               a);
+               "bench --traces: unknown option '%s' (see 'rtm3d bench --traces --help')", a);
+    if (!next) RTM_FAIL(RTM_ERR_USAGE, "bench --traces: %s needs a value", a);
     ++i;
     if (strcmp(a, "--inputs") == 0)
       RTM_TRY(parse_int(a, next, 1, &o->inputs));
@@ -117,11 +122,6 @@ static int parse_options(int argc, char **argv, bench_options_t *o, int *help) {
       if (!o->run_graph && !o->run_streams)
         RTM_FAIL(RTM_ERR_USAGE, "bench --traces: --pipeline takes graph, streams or both, not '%s'",
                  next);
-    } else {
-      RTM_FAIL(RTM_ERR_USAGE,
-               "bench --traces: unknown option '%s' (see 'rtm3d bench --traces "
-               "--help')",
-               a);
     }
   }
   if (o->min_length > o->max_length)

@@ -10,6 +10,7 @@
 #include "rtm_io.h"
 #include "rtm_modelling.h"
 #include "rtm_status.h"
+#include "rtm_traces.h"
 #include "rtm_version.h"
 
 static void usage(FILE *out) {
@@ -42,7 +43,7 @@ int rtm_cmd_model(int argc, char **argv) {
   rtm_model_t model = {0};
   rtm_propagator_t prop = {0};
   rtm_output_t *output = NULL;
-  float *field = NULL, *traces = NULL;
+  float *field = NULL, *traces = NULL, *resampled = NULL, *dry_in = NULL, *dry_out = NULL;
   char *config_text = NULL;
   char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX], device[256] = "";
   rtm_timing_t timings[4];
@@ -56,11 +57,23 @@ int rtm_cmd_model(int argc, char **argv) {
   RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(rtm_io_load_model(cfg, &grid, &model));
   RTM_TRY(rtm_propagator_create(cfg, &grid, &model, &prop));
-  if (!isnan(cfg->output.trace_dt_s) && fabs(cfg->output.trace_dt_s - prop.dt_s) > 1e-12 * prop.dt_s)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "output.trace_dt = %g s differs from the modelling dt %g s: resampling needs the "
-             "trace pipeline, which this version does not have yet (leave output.trace_dt = auto)",
-             cfg->output.trace_dt_s, prop.dt_s);
+  /* Gathers resampled to output.trace_dt go through the trace pipeline; a ratio it cannot
+   * represent is refused now, before the propagation, on a one-trace dry run. */
+  const int samples = prop.steps + 1;
+  const int resample = !isnan(cfg->output.trace_dt_s) &&
+                       fabs(cfg->output.trace_dt_s - prop.dt_s) > 1e-9 * prop.dt_s;
+  const double trace_dt = resample ? cfg->output.trace_dt_s : prop.dt_s;
+  const int trace_samples = resample ? (int)floor(prop.steps * prop.dt_s / trace_dt + 1e-9) + 1
+                                     : samples;
+  if (resample && prop.receivers.count > 0) {
+    dry_in = calloc((size_t)samples, sizeof *dry_in);
+    dry_out = calloc((size_t)trace_samples, sizeof *dry_out);
+    if (!dry_in || !dry_out) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+    if (rtm_traces_resample("cpu", 1, samples, prop.dt_s, dry_in, trace_samples, trace_dt,
+                            dry_out) != RTM_OK)
+      RTM_FAIL(RTM_ERR_CONFIG, "output.trace_dt = %g s cannot be reached from dt = %g s",
+               trace_dt, prop.dt_s);
+  }
   if (prop.backend->describe) prop.backend->describe(prop.state, device, sizeof device);
 
   snprintf(h5_path, sizeof h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
@@ -109,14 +122,23 @@ int rtm_cmd_model(int argc, char **argv) {
   if (!all_finite(field, cells))
     RTM_FAIL(RTM_ERR_NUMERIC, "the final wavefield is not finite: the run is unstable");
   if (prop.receivers.count > 0) {
-    size_t samples = (size_t)steps + 1;
-    traces = malloc((size_t)prop.receivers.count * samples * sizeof *traces);
-    if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d traces", prop.receivers.count);
+    const size_t count = (size_t)prop.receivers.count;
+    traces = malloc(count * (size_t)samples * sizeof *traces);
+    if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
     RTM_TRY(prop.backend->read_traces(prop.state, traces));
-    if (!all_finite(traces, (size_t)prop.receivers.count * samples))
+    if (!all_finite(traces, count * (size_t)samples))
       RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces are not finite: the run is unstable");
-    RTM_TRY(rtm_output_write_traces(output, "p", traces, prop.receivers.count, (int)samples,
-                                    prop.dt_s, prop.receivers.position_m));
+    const float *written = traces;
+    if (resample) {
+      resampled = malloc(count * (size_t)trace_samples * sizeof *resampled);
+      if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu resampled traces", count);
+      RTM_TRY(rtm_traces_resample(strcmp(prop.backend->name, "cuda") == 0 ? "cuda" : "cpu",
+                                  (int)count, samples, prop.dt_s, traces, trace_samples,
+                                  trace_dt, resampled));
+      written = resampled;
+    }
+    RTM_TRY(rtm_output_write_traces(output, "p", written, (int)count, trace_samples, trace_dt,
+                                    prop.receivers.position_m));
   }
   status = rtm_output_close(output, 1); /* frees the output whatever it returns */
   output = NULL;
@@ -144,6 +166,9 @@ fail:
   rtm_propagator_destroy(&prop);
   rtm_model_release(&model);
   free(traces);
+  free(resampled);
+  free(dry_in);
+  free(dry_out);
   free(field);
   free(config_text);
   free(cfg);

@@ -20,6 +20,7 @@ failed=0
 
 # shellcheck disable=SC1091
 source run/deps.sh env || exit 1
+set +e # deps.sh turns on errexit; this script collects failures in $failed instead
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi

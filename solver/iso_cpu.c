@@ -25,6 +25,11 @@
  * Split steps: EDGE_PLANES updates the first and last R local z planes (every plane when
  * nz_local <= 2R); INTERIOR updates the rest, then injects, records and rotates. Each cell
  * is computed by the same expression in both paths, so the split equals ALL bit for bit. */
+#include <stdio.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,6 +347,15 @@ static int cpu_read_traces(void *state, float *traces) {
   return RTM_OK;
 }
 
+static void cpu_describe(void *state, char *text, size_t size) {
+  (void)state;
+#ifdef _OPENMP
+  snprintf(text, size, "host CPU, %d OpenMP threads", omp_get_max_threads());
+#else
+  snprintf(text, size, "host CPU, 1 thread (built without OpenMP)");
+#endif
+}
+
 const rtm_backend_t rtm_backend_cpu = {
     .name = "cpu",
     .description = "reference propagator in C (OpenMP over rows), iso only",
@@ -354,5 +368,6 @@ const rtm_backend_t rtm_backend_cpu = {
     .write_field = cpu_write_field,
     .read_traces = cpu_read_traces,
     .synchronize = NULL,
+    .describe = cpu_describe,
     .destroy = cpu_destroy,
 };
