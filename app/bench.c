@@ -26,12 +26,12 @@
 
 enum { BYTES_PER_CELL = 16, WINDOWS = 3, MAX_RESULTS = 256 };
 
-#define BENCH_CUDA_TRY(call)                                                               \
-  do {                                                                                     \
-    cudaError_t bench_err_ = (call);                                                       \
-    if (bench_err_ != cudaSuccess)                                                         \
-      RTM_FAIL(RTM_ERR_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call,          \
-               cudaGetErrorString(bench_err_));                                            \
+#define BENCH_CUDA_TRY(call)                                                                       \
+  do {                                                                                             \
+    cudaError_t bench_err_ = (call);                                                               \
+    if (bench_err_ != cudaSuccess)                                                                 \
+      RTM_FAIL(RTM_ERR_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call,                  \
+               cudaGetErrorString(bench_err_));                                                    \
   } while (0)
 
 typedef struct {
@@ -45,8 +45,8 @@ typedef struct {
 typedef struct {
   const char *kind; /* "single", "matrix", "compression" */
   variant_t v;
-  int compressed;   /* every wavefield allocation was granted compression */
-  int window_step;  /* compression: first step of the timed window */
+  int compressed;     /* every wavefield allocation was granted compression */
+  int window_step;    /* compression: first step of the timed window */
   const char *window; /* compression: early | middle | late */
   double ms_per_step, mcells, gbs, fraction;
 } result_t;
@@ -63,24 +63,33 @@ typedef struct {
 } bench_t;
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: rtm3d bench CONFIG [--set section.key=value ...] [--matrix] [--csv FILE]\n"
-          "                   [--json FILE] [--quiet]\n"
-          "       rtm3d bench --traces ...   (the trace pipeline; see rtm3d bench --traces --help)\n\n"
-          "Measures the device copy bandwidth, then times the configured cuda propagator\n"
-          "(kernel.*, memory.*) for bench.warmup + bench.steps steps and prints MCells/s,\n"
-          "bytes per cell (16 for iso), effective GB/s and the fraction of the copy bandwidth.\n\n"
-          "  --matrix    sweep halo x stages x memory strategy, then tile shapes x zblock for the\n"
-          "              fastest halo, then vmm against vmm-compressed at an early, a middle and\n"
-          "              a late window of a time.steps-step propagation of the config's source\n"
-          "              through its model, for several zblocks\n"
-          "  --csv FILE  every result as CSV; --json FILE: the same as JSON\n"
-          "  --quiet     print only the final table\n");
+  fprintf(
+      out,
+      "usage: rtm3d bench CONFIG [--set section.key=value ...] [--matrix] [--csv FILE]\n"
+      "                   [--json FILE] [--quiet]\n"
+      "       rtm3d bench --traces ...   (the trace pipeline; see rtm3d bench --traces --help)\n\n"
+      "Measures the device copy bandwidth, then times the configured cuda propagator\n"
+      "(kernel.*, memory.*) for bench.warmup + bench.steps steps and prints MCells/s,\n"
+      "bytes per cell (16 for iso), effective GB/s and the fraction of the copy bandwidth.\n\n"
+      "  --matrix    sweep halo x stages x memory strategy, then tile shapes x zblock for the\n"
+      "              fastest halo, then vmm against vmm-compressed at an early, a middle and\n"
+      "              a late window of a time.steps-step propagation of the config's source\n"
+      "              through its model, for several zblocks\n"
+      "  --csv FILE  every result as CSV; --json FILE: the same as JSON\n"
+      "  --quiet     print only the final table\n");
 }
 
 static double median3(double a, double b, double c) {
-  if (a > b) { double t = a; a = b; b = t; }
-  if (b > c) { double t = b; b = c; c = t; }
+  if (a > b) {
+    double t = a;
+    a = b;
+    b = t;
+  }
+  if (b > c) {
+    double t = b;
+    b = c;
+    c = t;
+  }
   return a > b ? a : b;
 }
 
@@ -94,7 +103,8 @@ static int copy_bandwidth(int device, double *gbs) {
   float ms[10];
   BENCH_CUDA_TRY(cudaSetDevice(device));
   BENCH_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
-  while (bytes > ((size_t)16 << 20) && 4 * bytes > free_bytes) bytes /= 2;
+  while (bytes > ((size_t)16 << 20) && 4 * bytes > free_bytes)
+    bytes /= 2;
   BENCH_CUDA_TRY(cudaMalloc(&a, bytes));
   BENCH_CUDA_TRY(cudaMalloc(&b, bytes));
   BENCH_CUDA_TRY(cudaMemset(a, 1, bytes));
@@ -103,14 +113,17 @@ static int copy_bandwidth(int device, double *gbs) {
   BENCH_CUDA_TRY(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
   for (int r = 0; r < 10; ++r) {
     BENCH_CUDA_TRY(cudaEventRecord(start, 0));
-    BENCH_CUDA_TRY(cudaMemcpyAsync(r % 2 ? a : b, r % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0));
+    BENCH_CUDA_TRY(
+        cudaMemcpyAsync(r % 2 ? a : b, r % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0));
     BENCH_CUDA_TRY(cudaEventRecord(stop, 0));
     BENCH_CUDA_TRY(cudaEventSynchronize(stop));
     BENCH_CUDA_TRY(cudaEventElapsedTime(&ms[r], start, stop));
   }
   for (int i = 1; i < 10; ++i) /* insertion sort for the median */
     for (int j = i; j > 0 && ms[j] < ms[j - 1]; --j) {
-      float t = ms[j]; ms[j] = ms[j - 1]; ms[j - 1] = t;
+      float t = ms[j];
+      ms[j] = ms[j - 1];
+      ms[j - 1] = t;
     }
   *gbs = 2.0 * (double)bytes / (0.5 * (ms[4] + ms[5]) * 1e-3) / 1e9;
 fail:
@@ -174,8 +187,7 @@ static void fill_figures(const bench_t *b, double ms_per_step, result_t *r) {
 
 static void print_header(FILE *out) {
   fprintf(out, "%-11s %-6s %2s %7s %5s %-14s %4s %6s %9s %9s %8s %6s\n", "kind", "halo", "st",
-          "block", "zblk", "strategy", "comp", "step", "ms/step", "MCells/s", "GB/s@16B",
-          "%copy");
+          "block", "zblk", "strategy", "comp", "step", "ms/step", "MCells/s", "GB/s@16B", "%copy");
 }
 
 static void print_row(FILE *out, const result_t *r) {
@@ -225,7 +237,8 @@ static int run_variant(bench_t *b, const char *kind, const variant_t *v, result_
   RTM_TRY(create_variant(b, v, warmup + WINDOWS * steps, &cfg, &prop));
   for (int it = 0; it < warmup; ++it)
     RTM_TRY(prop.backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD));
-  for (int w = 0; w < WINDOWS; ++w) RTM_TRY(time_steps(&prop, warmup + w * steps, steps, &ms[w]));
+  for (int w = 0; w < WINDOWS; ++w)
+    RTM_TRY(time_steps(&prop, warmup + w * steps, steps, &ms[w]));
   result_t *r = next_result(b);
   if (!r) RTM_FAIL(RTM_ERR_INTERNAL, "bench: more than %d results", MAX_RESULTS);
   r->kind = kind;
@@ -293,10 +306,14 @@ static const result_t *fastest(const bench_t *b, int from, const char *strategy)
 
 static int run_matrix(bench_t *b, int hopper) {
   int status = RTM_OK;
-  static const struct { const char *halo; int stages; } halos[] = {
-      {"sync", 2}, {"ldgsts", 2}, {"ldgsts", 3}, {"tma", 2}, {"tma", 3}};
+  static const struct {
+    const char *halo;
+    int stages;
+  } halos[] = {{"sync", 2}, {"ldgsts", 2}, {"ldgsts", 3}, {"tma", 2}, {"tma", 3}};
   static const char *const strategies[] = {"device", "vmm", "vmm-compressed", "managed"};
-  static const int blocks[][2] = {{32, 16}, {32, 8}, {64, 8}, {32, 32}, {64, 4}, {128, 4}, {16, 16}};
+  /* tiles in cells (4 per thread along x) */
+  static const int blocks[][2] = {{32, 16}, {64, 8},  {128, 4}, {64, 16},
+                                  {128, 8}, {32, 32}, {32, 8}};
   static const int zblocks[] = {0, 128, 32};
   static const int study_zblocks[] = {0, 128, 64, 32, 16};
   result_t *r = NULL;
@@ -307,7 +324,8 @@ static int run_matrix(bench_t *b, int hopper) {
       continue;
     }
     for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
-      variant_t v = {.stages = halos[h].stages, .block = {b->cfg->kernel.block[0], b->cfg->kernel.block[1]},
+      variant_t v = {.stages = halos[h].stages,
+                     .block = {b->cfg->kernel.block[0], b->cfg->kernel.block[1]},
                      .zblock = b->cfg->kernel.zblock};
       snprintf(v.halo, sizeof v.halo, "%s", halos[h].halo);
       snprintf(v.strategy, sizeof v.strategy, "%s", strategies[s]);
@@ -362,9 +380,10 @@ static int write_json(const char *path, const bench_t *b, const char *device) {
     rtm_log_error("--json %s: cannot write", path);
     return RTM_ERR_IO;
   }
-  fprintf(f, "{\n  \"device\": \"%s\",\n  \"copy_gb_s\": %.1f,\n  \"grid\": [%d, %d, %d],\n"
-             "  \"bytes_per_cell\": %d,\n  \"warmup_steps\": %d,\n  \"steps\": %d,\n"
-             "  \"results\": [\n",
+  fprintf(f,
+          "{\n  \"device\": \"%s\",\n  \"copy_gb_s\": %.1f,\n  \"grid\": [%d, %d, %d],\n"
+          "  \"bytes_per_cell\": %d,\n  \"warmup_steps\": %d,\n  \"steps\": %d,\n"
+          "  \"results\": [\n",
           device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2], BYTES_PER_CELL,
           b->cfg->bench.warmup_steps, b->cfg->bench.steps);
   for (int i = 0; i < b->count; ++i) {
@@ -381,6 +400,34 @@ static int write_json(const char *path, const bench_t *b, const char *device) {
   }
   fprintf(f, "  ]\n}\n");
   return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
+}
+
+/* The volume must fit before the model is even read: p[n], p[n-1] (memory.wavefield) and
+ * v^2 dt^2 (memory.model), each a padded field, VMM strategies rounded to 2 MiB. */
+static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  int status = RTM_OK;
+  size_t free_bytes = 0, total = 0;
+  const char *wave = rtm_config_strategy_for(cfg, "wavefield");
+  const char *model = rtm_config_strategy_for(cfg, "model");
+  if (!wave || !wave[0] || strcmp(wave, "auto") == 0) wave = "device";
+  if (!model || !model[0] || strcmp(model, "auto") == 0) model = "device";
+  const size_t granule = (size_t)2 << 20;
+  const size_t field = grid->padded_cells * sizeof(float);
+  const size_t wave_bytes =
+      strncmp(wave, "vmm", 3) == 0 ? (field + granule - 1) / granule * granule : field;
+  const size_t model_bytes =
+      strncmp(model, "vmm", 3) == 0 ? (field + granule - 1) / granule * granule : field;
+  BENCH_CUDA_TRY(cudaSetDevice(cfg->backend.device));
+  BENCH_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
+  if (2 * wave_bytes + model_bytes > free_bytes)
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "bench: grid %d x %d x %d needs %.2f GB on device %d but %.2f GB are free: p[n] "
+             "%.2f GB (%s), p[n-1] %.2f GB (%s), v^2 dt^2 %.2f GB (%s); reduce grid.n",
+             grid->n[0], grid->n[1], grid->n[2], (2 * wave_bytes + model_bytes) / 1e9,
+             cfg->backend.device, free_bytes / 1e9, wave_bytes / 1e9, wave, wave_bytes / 1e9, wave,
+             model_bytes / 1e9, model);
+fail:
+  return status;
 }
 
 /* Small random values: a stable leapfrog keeps them bounded, and they do not compress. */
@@ -441,6 +488,7 @@ static int bench_cuda(int argc, char **argv) {
     hopper = prop.major >= 9;
   }
   RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  RTM_TRY(check_device_fits(cfg, &grid));
   RTM_TRY(rtm_io_load_model(cfg, &grid, &model));
   b->cfg = cfg;
   b->grid = &grid;
@@ -458,7 +506,8 @@ static int bench_cuda(int argc, char **argv) {
   if (matrix) {
     RTM_TRY(run_matrix(b, hopper));
   } else {
-    variant_t v = {.stages = cfg->kernel.stages, .block = {cfg->kernel.block[0], cfg->kernel.block[1]},
+    variant_t v = {.stages = cfg->kernel.stages,
+                   .block = {cfg->kernel.block[0], cfg->kernel.block[1]},
                    .zblock = cfg->kernel.zblock};
     result_t *r = NULL;
     snprintf(v.halo, sizeof v.halo, "%s", cfg->kernel.halo);
@@ -469,7 +518,8 @@ static int bench_cuda(int argc, char **argv) {
   }
   printf("\n");
   print_header(stdout);
-  for (int i = 0; i < b->count; ++i) print_row(stdout, &b->results[i]);
+  for (int i = 0; i < b->count; ++i)
+    print_row(stdout, &b->results[i]);
   const result_t *best = fastest(b, 0, NULL);
   if (best)
     printf("best: %s, %d stages, block %dx%d, zblock %d, %s: %.0f MCells/s = %.1f%% of %.0f GB/s\n",

@@ -43,6 +43,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
 
     {"physics", "equation", RTM_CFG_ENUM, FIELD(physics.equation), "iso", ANY, "iso|vti|tti", "wave equation: isotropic, VTI or TTI pseudo-acoustic"},
     {"physics", "sigma", RTM_CFG_DOUBLE, FIELD(physics.sigma), "0.75", POSITIVE, 100, NULL, "VTI/TTI shear term: vsz^2 = vpz^2 (epsilon - delta) / sigma"},
+    {"physics", "smooth_angles", RTM_CFG_INT, FIELD(physics.smooth_angles_cells), "0", 0, 50, NULL, "TTI: average the symmetry axis over a box of 2N+1 cells per side (tames sharp tilt changes); 0 = off"},
 
     {"source", "x", RTM_CFG_DOUBLE_AUTO, FIELD(source.position_m[0]), "auto", ANY, NULL, "source x, metres; auto = centre of the volume"},
     {"source", "y", RTM_CFG_DOUBLE_AUTO, FIELD(source.position_m[1]), "auto", ANY, NULL, "source y, metres; auto = centre of the volume"},
@@ -66,6 +67,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"boundary", "reflection", RTM_CFG_DOUBLE, FIELD(boundary.reflection), "1e-3", 1e-8, 0.5, NULL, "target amplitude reflection; sets the damping strength"},
 
     {"snapshots", "every", RTM_CFG_INT, FIELD(snapshots.every_steps), "0", 0, HUGE_VAL, NULL, "write the wavefield every N steps; 0 = never"},
+    {"snapshots", "fields", RTM_CFG_STRING, FIELD(snapshots.fields), "p", ANY, "p|q|p,q", "fields to write: p, q (vti/tti only) or both"},
 
     {"output", "dir", RTM_CFG_STRING, FIELD(output.dir), "out", ANY, NULL, "directory for the run's HDF5 file and report"},
     {"output", "name", RTM_CFG_STRING, FIELD(output.name), "rtm3d", ANY, NULL, "file name stem (no '/')"},

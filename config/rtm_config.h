@@ -43,6 +43,7 @@ typedef struct {
   struct {
     rtm_equation_t equation;
     double sigma;
+    int smooth_angles_cells; /* tti: box half-width for averaging the symmetry axis; 0 = none */
   } physics;
   struct {
     double position_m[3];
@@ -66,6 +67,7 @@ typedef struct {
   } boundary;
   struct {
     int every_steps;       /* 0 = no snapshots */
+    char fields[RTM_CONFIG_NAME_MAX]; /* "p", "q" or "p,q" (q: vti and tti) */
   } snapshots;
   struct {
     char dir[RTM_CONFIG_PATH_MAX];

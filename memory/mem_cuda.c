@@ -22,29 +22,29 @@
 #include "rtm_status.h"
 
 /* Runtime-API check: logs the call, file and line; stores a status and jumps to fail. */
-#define MEM_CUDA_TRY(call)                                                                 \
-  do {                                                                                     \
-    cudaError_t mem_err_ = (call);                                                         \
-    if (mem_err_ != cudaSuccess) {                                                         \
-      rtm_log_error("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call,                \
-                    cudaGetErrorName(mem_err_), cudaGetErrorString(mem_err_));             \
-      status = mem_err_ == cudaErrorMemoryAllocation ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;     \
-      goto fail;                                                                           \
-    }                                                                                      \
+#define MEM_CUDA_TRY(call)                                                                         \
+  do {                                                                                             \
+    cudaError_t mem_err_ = (call);                                                                 \
+    if (mem_err_ != cudaSuccess) {                                                                 \
+      rtm_log_error("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call,                        \
+                    cudaGetErrorName(mem_err_), cudaGetErrorString(mem_err_));                     \
+      status = mem_err_ == cudaErrorMemoryAllocation ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;             \
+      goto fail;                                                                                   \
+    }                                                                                              \
   } while (0)
 
 /* Driver-API check, same contract. The cu* functions are rtm_cuda_driver.h's forwarders. */
-#define MEM_CU_TRY(call)                                                                   \
-  do {                                                                                     \
-    CUresult mem_res_ = (call);                                                            \
-    if (mem_res_ != CUDA_SUCCESS) {                                                        \
-      const char *mem_name_ = NULL;                                                        \
-      cuGetErrorName(mem_res_, &mem_name_);                                                \
-      rtm_log_error("%s:%d: %s failed: %s", __FILE__, __LINE__, #call,                     \
-                    mem_name_ ? mem_name_ : "unknown driver error");                       \
-      status = mem_res_ == CUDA_ERROR_OUT_OF_MEMORY ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;      \
-      goto fail;                                                                           \
-    }                                                                                      \
+#define MEM_CU_TRY(call)                                                                           \
+  do {                                                                                             \
+    CUresult mem_res_ = (call);                                                                    \
+    if (mem_res_ != CUDA_SUCCESS) {                                                                \
+      const char *mem_name_ = NULL;                                                                \
+      cuGetErrorName(mem_res_, &mem_name_);                                                        \
+      rtm_log_error("%s:%d: %s failed: %s", __FILE__, __LINE__, #call,                             \
+                    mem_name_ ? mem_name_ : "unknown driver error");                               \
+      status = mem_res_ == CUDA_ERROR_OUT_OF_MEMORY ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;              \
+      goto fail;                                                                                   \
+    }                                                                                              \
   } while (0)
 
 /* Makes `device` current and its primary context live, so that driver calls that follow
@@ -106,7 +106,9 @@ fail:
   return status;
 }
 
-static void device_free(rtm_allocation_t *allocation) { cudaFree(allocation->ptr); }
+static void device_free(rtm_allocation_t *allocation) {
+  cudaFree(allocation->ptr);
+}
 
 const rtm_mem_strategy_t rtm_mem_device = {
     .name = "device",
@@ -157,8 +159,8 @@ static int vmm_map(size_t bytes, int device, int want_compression, rtm_allocatio
   memset(&access, 0, sizeof access);
   memset(&got, 0, sizeof got);
   vmm_properties(device, want_compression, &prop);
-  MEM_CU_TRY(cuMemGetAllocationGranularity(&granularity, &prop,
-                                           CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+  MEM_CU_TRY(
+      cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
   size = (bytes + granularity - 1) / granularity * granularity;
   if (size == 0) size = granularity;
   MEM_CU_TRY(cuMemAddressReserve(&ptr, size, granularity, 0, 0));
@@ -210,8 +212,7 @@ static int probe_compressed(int device, char *why, size_t why_size) {
   return probe_vmm(device, why, why_size);
 }
 
-static int compressed_alloc(size_t bytes, const rtm_mem_request_t *request,
-                            rtm_allocation_t *out) {
+static int compressed_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
   int status = RTM_OK, supported = 0, granted = 0;
   RTM_TRY(use_device(request->device));
   RTM_TRY(driver_attribute(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, request->device,
@@ -257,7 +258,8 @@ const rtm_mem_strategy_t rtm_mem_vmm = {
 
 const rtm_mem_strategy_t rtm_mem_vmm_compressed = {
     .name = "vmm-compressed",
-    .description = "driver virtual memory with generic compression (CU_MEM_ALLOCATION_COMP_GENERIC)",
+    .description =
+        "driver virtual memory with generic compression (CU_MEM_ALLOCATION_COMP_GENERIC)",
     .probe = probe_compressed,
     .alloc = compressed_alloc,
     .free = vmm_free,
@@ -286,9 +288,8 @@ static int managed_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_all
    * device cannot hold instead of letting the driver page it. */
   MEM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (bytes > free_bytes)
-    RTM_FAIL(RTM_ERR_NOMEM,
-             "managed: %zu bytes for '%s' exceed the %zu bytes free on device %d", bytes,
-             out->label, free_bytes, request->device);
+    RTM_FAIL(RTM_ERR_NOMEM, "managed: %zu bytes for '%s' exceed the %zu bytes free on device %d",
+             bytes, out->label, free_bytes, request->device);
   MEM_CUDA_TRY(cudaMallocManaged(&ptr, bytes ? bytes : 1, cudaMemAttachGlobal));
   struct cudaMemLocation location = {.type = cudaMemLocationTypeDevice, .id = request->device};
   MEM_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, location));

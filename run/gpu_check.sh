@@ -33,14 +33,13 @@ step() { echo "== $*"; }
 step "configure + build ($build)"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
   > "$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-targets="test_cuda_backend"
-[ "$mode" != test ] && targets="$targets rtm3d"
+targets="test_cuda_backend rtm3d"
 ninja -C "$build" $targets > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
 grep -E "warning" "$out/build.log" | head -10
 
 if [ "$mode" = all ] || [ "$mode" = test ]; then
   step "ctest -L gpu"
-  ctest --test-dir "$build" -L gpu --output-on-failure > "$out/ctest.log" 2>&1 || failed=1
+  ctest --test-dir "$build" -L gpu -R "^test_cuda" --output-on-failure > "$out/ctest.log" 2>&1 || failed=1
   grep -E "rel L2|tests passed|Failed|FAILED|Passed|seed" "$out/ctest.log" | tail -40
 
   step "compute-sanitizer (50 steps per variant)"
@@ -51,6 +50,31 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
     summary="$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer_$tool.log" | tail -1)"
     echo "$tool: exit $rc ${summary:-no summary}"
     [ "$rc" -eq 0 ] || failed=1
+  done
+
+  step "bad input: each a clear error, non-zero exit, no output file"
+  bad() { # expected-exit description --set ...
+    local want="$1" what="$2"
+    shift 2
+    rm -f "$out/bad.csv"
+    "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet --set model.file= --csv "$out/bad.csv" "$@" \
+      > "$out/bad.log" 2>&1
+    local rc=$?
+    local verdict=ok
+    { [ "$rc" -eq "$want" ] && [ ! -e "$out/bad.csv" ]; } || { verdict=WRONG; failed=1; }
+    echo "$what: exit $rc (want $want) $verdict: $(grep -m1 'error' "$out/bad.log")"
+  }
+  bad 2 "block 33x16" --set kernel.block_x=33
+  bad 2 "block 128x32 (1024 threads)" --set kernel.block_x=128 --set kernel.block_y=32
+  bad 1 "4096^3 volume" --set grid.nx=4096 --set grid.ny=4096 --set grid.nz=4096
+  bad 2 "memory.strategy = host" --set memory.strategy=host
+  rm -f "$out/bad.log" "$out/bad.csv"
+
+  step "recommended variant (tma, 128x4, zblock 32), constant model, device and vmm-compressed"
+  for strategy in device vmm-compressed; do
+    "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet --set model.file= \
+      --set kernel.halo=tma --set kernel.block_x=128 --set kernel.block_y=4 \
+      --set kernel.zblock=32 --set memory.strategy=$strategy 2>&1 | grep -E "^(copy|best)"
   done
 fi
 
@@ -74,7 +98,7 @@ with h5py.File(sys.argv[1], "w") as f:
 PY
   fi
   step "bench matrix, 512^3"
-  "$build/app/rtm3d" bench run/examples/bench_512.ini --matrix --csv "$out/bench.csv" \
+  timeout 300 "$build/app/rtm3d" bench run/examples/bench_512.ini --matrix --csv "$out/bench.csv" \
     --json "$out/bench.json" > "$out/bench.log" 2>&1 || failed=1
 
   step "ncu: one 512^3 step per halo variant (--clock-control none)"

@@ -34,7 +34,8 @@ typedef struct {
   rtm_allocation_t v2dt2;
   rtm_allocation_t eta_dt[3];
   rtm_iso_tensor_map_t map[LEVELS];
-  double lap_coeff[3][RTM_RADIUS + 1];
+  float stencil[RTM_RADIUS + 1]; /* the cpu reference's float coefficients */
+  float inv_h2[3];
 
   int source_count, source_samples;
   rtm_allocation_t source_index, source_coeff, wavelets;
@@ -102,8 +103,8 @@ static int check_fits(const cuda_state_t *s) {
              "p[n] %.2f GB (%s), p[n-1] %.2f GB (%s), v^2 dt^2 %.2f GB (%s), plus about "
              "%.2f GB of working space; reduce grid.n or use more ranks",
              s->grid.n[0], s->grid.n[1], s->grid.n[2], s->grid.nz_local, need / 1e9, s->device,
-             free_bytes / 1e9, wave / 1e9, s->wavefield_strategy, wave / 1e9,
-             s->wavefield_strategy, model / 1e9, s->model_strategy, slack / 1e9);
+             free_bytes / 1e9, wave / 1e9, s->wavefield_strategy, wave / 1e9, s->wavefield_strategy,
+             model / 1e9, s->model_strategy, slack / 1e9);
   return RTM_OK;
 fail:
   return status;
@@ -133,9 +134,9 @@ static int upload_model(cuda_state_t *s, const rtm_model_t *model, double dt_s) 
     for (size_t iy = 0; iy < ny; ++iy) {
       const float *vp = model->vp + ((size_t)iz * ny + iy) * nx;
       float *row = plane + (RTM_RADIUS + iy) * g->stride_y + RTM_RADIUS;
-      for (size_t ix = 0; ix < nx; ++ix) {
-        const double vdt = (double)vp[ix] * dt_s;
-        row[ix] = (float)(vdt * vdt);
+      for (size_t ix = 0; ix < nx; ++ix) { /* the cpu reference's expression, bit for bit */
+        const double v = vp[ix];
+        row[ix] = (float)(v * v * dt_s * dt_s);
       }
     }
     float *dst = (float *)s->v2dt2.ptr + (size_t)(iz + RTM_RADIUS) * g->stride_z;
@@ -177,8 +178,8 @@ static int cuda_create(const rtm_backend_desc_t *desc, void **state_out) {
     int count = 0;
     RTM_CUDA_TRY(cudaGetDeviceCount(&count));
     if (s->device < 0 || s->device >= count)
-      RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)",
-               s->device, count);
+      RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", s->device,
+               count);
   }
   RTM_CUDA_TRY(cudaSetDevice(s->device));
 
@@ -206,13 +207,15 @@ static int cuda_create(const rtm_backend_desc_t *desc, void **state_out) {
     RTM_TRY(alloc_on_device(s, "device", bytes, labels[a], &s->eta_dt[a]));
     if (desc->boundary && desc->boundary->eta_dt[a]) /* else no layer: zeros */
       RTM_TRY(upload(&s->eta_dt[a], desc->boundary->eta_dt[a], bytes));
-    const double h = s->grid.spacing_m[a];
-    for (int k = 0; k <= RTM_RADIUS; ++k) s->lap_coeff[a][k] = rtm_fd2_coeff[k] / (h * h);
+    s->inv_h2[a] = (float)(1.0 / (s->grid.spacing_m[a] * s->grid.spacing_m[a]));
   }
+  for (int k = 0; k <= RTM_RADIUS; ++k)
+    s->stencil[k] = (float)rtm_fd2_coeff[k];
   if (s->shape.halo == RTM_HALO_TMA)
     for (int l = 0; l < LEVELS; ++l)
       RTM_TRY(rtm_iso_cuda_tensor_map(&s->grid, s->level[l].ptr, &s->shape, &s->map[l]));
-  for (int l = 0; l < LEVELS; ++l) RTM_TRY(rtm_mem_prefetch(&s->level[l], s->stream));
+  for (int l = 0; l < LEVELS; ++l)
+    RTM_TRY(rtm_mem_prefetch(&s->level[l], s->stream));
   RTM_TRY(rtm_mem_prefetch(&s->v2dt2, s->stream));
   RTM_CUDA_TRY(cudaStreamSynchronize(s->stream));
   *state_out = s;
@@ -243,11 +246,12 @@ static int cuda_set_sources(void *state, const rtm_points_t *points, const float
   if (!coeff) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for %d sources", points->count);
   /* Sources are added to the new level after the damped update (the cpu reference's
    * order), so the tap weights go in as they are. */
-  for (size_t t = 0; t < taps; ++t) coeff[t] = points->tap_weight[t];
+  for (size_t t = 0; t < taps; ++t)
+    coeff[t] = points->tap_weight[t];
   RTM_TRY(alloc_on_device(s, "device", taps * sizeof(size_t), "source taps", &s->source_index));
   RTM_TRY(alloc_on_device(s, "device", taps * sizeof(float), "source weights", &s->source_coeff));
-  RTM_TRY(alloc_on_device(s, "device", (size_t)points->count * samples * sizeof(float),
-                          "wavelets", &s->wavelets));
+  RTM_TRY(alloc_on_device(s, "device", (size_t)points->count * samples * sizeof(float), "wavelets",
+                          &s->wavelets));
   RTM_TRY(upload(&s->source_index, points->tap_index, taps * sizeof(size_t)));
   RTM_TRY(upload(&s->source_coeff, coeff, taps * sizeof(float)));
   RTM_TRY(upload(&s->wavelets, wavelets, (size_t)points->count * samples * sizeof(float)));
@@ -269,8 +273,8 @@ static int cuda_set_receivers(void *state, const rtm_points_t *points) {
   const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
   s->trace_length = s->steps + 1;
   RTM_TRY(alloc_on_device(s, "device", taps * sizeof(size_t), "receiver taps", &s->receiver_index));
-  RTM_TRY(alloc_on_device(s, "device", taps * sizeof(float), "receiver weights",
-                          &s->receiver_weight));
+  RTM_TRY(
+      alloc_on_device(s, "device", taps * sizeof(float), "receiver weights", &s->receiver_weight));
   RTM_TRY(alloc_on_device(s, "device", (size_t)points->count * s->trace_length * sizeof(float),
                           "traces", &s->traces));
   RTM_TRY(upload(&s->receiver_index, points->tap_index, taps * sizeof(size_t)));
@@ -298,9 +302,11 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   f.p = s->level[centre].ptr;
   f.p_other = s->level[1 - centre].ptr;
   f.v2dt2 = s->v2dt2.ptr;
-  for (int a = 0; a < 3; ++a) f.eta_dt[a] = s->eta_dt[a].ptr;
+  for (int a = 0; a < 3; ++a)
+    f.eta_dt[a] = s->eta_dt[a].ptr;
   f.p_map = s->shape.halo == RTM_HALO_TMA ? &s->map[centre] : NULL;
-  memcpy(f.lap_coeff, s->lap_coeff, sizeof f.lap_coeff);
+  memcpy(f.stencil, s->stencil, sizeof f.stencil);
+  memcpy(f.inv_h2, s->inv_h2, sizeof f.inv_h2);
 
   /* Edge planes: the R next to each z neighbour (all of them when nz <= 2R); the interior
    * is what lies between. */
@@ -319,9 +325,8 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   }
   /* The new level: sources add sample it, receivers record column it + 1 (it - 1
    * backward). */
-  RTM_TRY(rtm_iso_cuda_inject(f.p_other, s->source_index.ptr, s->source_coeff.ptr,
-                              s->wavelets.ptr, s->source_count, s->source_samples, it,
-                              s->stream));
+  RTM_TRY(rtm_iso_cuda_inject(f.p_other, s->source_index.ptr, s->source_coeff.ptr, s->wavelets.ptr,
+                              s->source_count, s->source_samples, it, s->stream));
   RTM_TRY(rtm_iso_cuda_record(f.p_other, s->receiver_index.ptr, s->receiver_weight.ptr,
                               s->traces.ptr, s->receiver_count, s->trace_length,
                               backward ? it - 1 : it + 1, s->stream));
@@ -418,7 +423,8 @@ static void cuda_destroy(void *state) {
   release(&s->wavelets);
   release(&s->source_coeff);
   release(&s->source_index);
-  for (int a = 2; a >= 0; --a) release(&s->eta_dt[a]);
+  for (int a = 2; a >= 0; --a)
+    release(&s->eta_dt[a]);
   release(&s->v2dt2);
   release(&s->level[1]);
   release(&s->level[0]);

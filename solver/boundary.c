@@ -26,7 +26,7 @@ int rtm_boundary_init(rtm_boundary_t *boundary, const rtm_grid_t *grid, int widt
   int status = RTM_OK;
   memset(boundary, 0, sizeof *boundary);
   if (width_cells < 0)
-    RTM_FAIL(RTM_ERR_CONFIG, "boundary.width_cells = %d must be >= 0", width_cells);
+    RTM_FAIL(RTM_ERR_CONFIG, "boundary.width = %d must be >= 0", width_cells);
   if (width_cells > 0 && !(reflection > 0.0 && reflection < 1.0))
     RTM_FAIL(RTM_ERR_CONFIG, "boundary.reflection = %g must lie in (0, 1)", reflection);
   boundary->width_cells = width_cells;
@@ -37,7 +37,7 @@ int rtm_boundary_init(rtm_boundary_t *boundary, const rtm_grid_t *grid, int widt
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %c damping profile", "xyz"[a]);
     if (width_cells == 0) continue;
     if (2 * width_cells >= n)
-      rtm_log_warning("boundary.width_cells = %d leaves no undamped interior along %c "
+      rtm_log_warning("boundary.width = %d leaves no undamped interior along %c "
                       "(n = %d)",
                       width_cells, "xyz"[a], n);
     const double W = width_cells;

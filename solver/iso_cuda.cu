@@ -11,6 +11,9 @@
 #include "rtm_status.h"
 
 constexpr int R = RTM_RADIUS;
+constexpr int VEC = 4; /* cells per thread along x: one float4 */
+constexpr int MAX_THREADS = 512;
+constexpr int MAX_CHUNKS = 4; /* 16-byte tile chunks a thread copies from registers */
 /* sync: planes iz .. iz+4 resident, and the slot written at iteration i (plane i) must not
  * be the one computed from at iteration i-1 (plane i-1-R), there being no barrier between
  * that compute and this load: R + 2 slots. */
@@ -23,13 +26,13 @@ struct IsoArgs {
   const float *eta_x, *eta_y, *eta_z;
   long long stride_y, stride_z, origin;
   int nx, ny, z_offset;
-  int row_floats;  /* stride_y: a 16-byte chunk starting below it lies inside the row */
-  int rows;        /* ny + 2R padded rows per plane */
+  int row_floats; /* stride_y: a 16-byte chunk starting below it lies inside the row */
+  int rows;       /* ny + 2R padded rows per plane */
   int z_begin, z_end, zblock;
   int stages;
   float damping_sign; /* +1 forward, -1 backward (the forward update solved for p[n-1]) */
-  float cx[R + 1], cy[R + 1], cz[R + 1];
-  float c0; /* cx[0] + cy[0] + cz[0] */
+  float c[R + 1];     /* second-derivative stencil */
+  float inv_h2[3];    /* 1 / h_a^2 */
 };
 
 static __host__ __device__ inline int ring_slots(int halo, int stages) {
@@ -49,8 +52,8 @@ static __device__ inline uint32_t smem_u32(const void *ptr) {
 static __device__ inline void cp_async16(float *dst, const float *src, bool valid) {
 #if __CUDA_ARCH__ >= 800
   /* src-size 0 writes 16 zero bytes without reading global memory. */
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
-               "l"(src), "r"(valid ? 16 : 0)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
+               "r"(valid ? 16 : 0)
                : "memory");
 #endif
 }
@@ -59,8 +62,7 @@ static __device__ inline void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
-template <int N>
-static __device__ inline void cp_async_wait() {
+template <int N> static __device__ inline void cp_async_wait() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
@@ -89,38 +91,56 @@ static __device__ inline void mbar_expect_tx(uint64_t *bar, uint32_t bytes) {
 static __device__ inline bool mbar_try_wait(uint64_t *bar, uint32_t parity) {
   uint32_t done = 1;
 #if __CUDA_ARCH__ >= 900
-  asm volatile(
-      "{\n .reg .pred p;\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-      " selp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(smem_u32(bar)), "r"(parity)
-      : "memory");
+  asm volatile("{\n .reg .pred p;\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               " selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(smem_u32(bar)), "r"(parity)
+               : "memory");
 #endif
   return done != 0;
 }
 static __device__ inline void tma_load_3d(float *dst, const CUtensorMap *map, int x, int y, int z,
-                                   uint64_t *bar) {
+                                          uint64_t *bar) {
 #if __CUDA_ARCH__ >= 900
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
-      : "memory");
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
+               : "memory");
 #endif
 }
 
+/* Component c of a float4. */
+static __device__ __forceinline__ float lane(const float4 &v, int c) {
+  return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
+}
+static __device__ __forceinline__ void set_lane(float4 &v, int c, float x) {
+  if (c == 0)
+    v.x = x;
+  else if (c == 1)
+    v.y = x;
+  else if (c == 2)
+    v.z = x;
+  else
+    v.w = x;
+}
+static __device__ __forceinline__ float4 ld4(const float *p) {
+  return *reinterpret_cast<const float4 *>(p);
+}
+
 /* Isotropic leapfrog, z-marching (see iso_cuda.h for the shape and the equation).
- * Block (bx, by, bz): tile ix in [bx BX, bx BX + BX), iy likewise, output planes
- * [zb0, zb1) of the launch's z-range. Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1
+ * Block (bx, by, bz): tile of BX = VEC blockDim.x by BY = blockDim.y cells at
+ * (bx BX, by BY), output planes [zb0, zb1) of the launch's z-range. Thread (tx, ty) owns
+ * the VEC cells ix = bx BX + VEC tx + 0..3 of row iy (one float4 everywhere: tile reads,
+ * queue, global loads and stores). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1
  * from plane zb0 - R; plane j lives in ring slot j % slots. Iteration i makes plane i the
  * front of the register queue and computes plane i - R once the queue is full.
- * MULTI: a thread copies more than one 16-byte chunk of each tile. */
+ * MULTI: a thread copies more than MAX_CHUNKS 16-byte chunks of each tile. */
 template <int HALO, bool MULTI>
-static __global__ void __launch_bounds__(1024, MULTI ? 1 : 2)
+static __global__ void __launch_bounds__(MAX_THREADS)
     iso_zmarch(const IsoArgs a, const __grid_constant__ CUtensorMap map) {
   extern __shared__ __align__(1024) float smem[];
-  const int bx = blockDim.x, by = blockDim.y;
+  const int bx = VEC * blockDim.x, by = blockDim.y;
   const int tw = bx + 2 * R, th = by + 2 * R;
   const int slot_floats = tile_floats(bx, by);
   const int stages = HALO == RTM_HALO_SYNC ? 1 : a.stages;
@@ -128,10 +148,11 @@ static __global__ void __launch_bounds__(1024, MULTI ? 1 : 2)
   uint64_t *bars = reinterpret_cast<uint64_t *>(smem + slots * slot_floats);
 
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int tid = ty * bx + tx, nthreads = bx * by;
+  const int tid = ty * blockDim.x + tx, nthreads = blockDim.x * by;
   const int ix0 = blockIdx.x * bx, iy0 = blockIdx.y * by;
-  const int ix = ix0 + tx, iy = iy0 + ty;
+  const int ix = ix0 + VEC * tx, iy = iy0 + ty;
   const bool active = ix < a.nx && iy < a.ny;
+  const int lanes = active ? min(VEC, a.nx - ix) : 0; /* cells of the float4 inside nx */
   const int zb0 = a.z_begin + blockIdx.z * a.zblock;
   const int zb1 = min(zb0 + a.zblock, a.z_end);
   const int kfirst = zb0 - R;
@@ -141,40 +162,44 @@ static __global__ void __launch_bounds__(1024, MULTI ? 1 : 2)
   const float *tile_origin =
       a.p + (long long)(kfirst + R) * a.stride_z + (long long)iy0 * a.stride_y + ix0;
 
-  /* 16-byte chunks of a tile; a thread's first chunk is precomputed (for 32x16 it is the
-   * only one). A chunk is either wholly inside a padded row or wholly beyond it. */
+  /* 16-byte chunks of a tile, at most MAX_CHUNKS per thread kept as offsets (src < 0: the
+   * chunk lies beyond the padded row or plane and is zero-filled; dst < 0: none). */
   const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
-  int first_src = -1, first_dst = 0; /* first_src < 0: the chunk lies outside the field */
-  if (tid < chunks) {
-    const int r = tid / chunks_per_row, col = 4 * (tid - r * chunks_per_row);
-    first_dst = r * tw + col;
-    if (ix0 + col < a.row_floats && iy0 + r < a.rows) first_src = r * (int)a.stride_y + col;
+  int src_off[MAX_CHUNKS], dst_off[MAX_CHUNKS];
+#pragma unroll
+  for (int j = 0; j < MAX_CHUNKS; ++j) {
+    const int c = tid + j * nthreads;
+    src_off[j] = -1;
+    dst_off[j] = -1;
+    if (HALO != RTM_HALO_TMA && !MULTI && c < chunks) {
+      const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
+      dst_off[j] = r * tw + col;
+      if (ix0 + col < a.row_floats && iy0 + r < a.rows) src_off[j] = r * (int)a.stride_y + col;
+    }
   }
-
+  auto copy_chunk = [&](float *dst, const float *src, bool valid) {
+    if (HALO == RTM_HALO_LDGSTS) {
+      cp_async16(dst, src, valid);
+    } else {
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (valid) v = __ldg(reinterpret_cast<const float4 *>(src));
+      *reinterpret_cast<float4 *>(dst) = v;
+    }
+  };
   auto load_tile = [&](int j, int slot) {
     const float *src_plane = tile_origin + (long long)j * a.stride_z;
     float *dst_tile = smem + slot * slot_floats;
-    if (tid < chunks) {
-      if (HALO == RTM_HALO_LDGSTS) {
-        cp_async16(dst_tile + first_dst, src_plane + max(first_src, 0), first_src >= 0);
-      } else {
-        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (first_src >= 0) v = __ldg(reinterpret_cast<const float4 *>(src_plane + first_src));
-        *reinterpret_cast<float4 *>(dst_tile + first_dst) = v;
-      }
-    }
-    /* Only tiles with more chunks than threads (block_y = 1, say) take this path; it is a
-     * separate instantiation so that its registers do not burden the common case. */
-    if (MULTI) for (int c = tid + nthreads; c < chunks; c += nthreads) {
-      const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-      const bool valid = ix0 + col < a.row_floats && iy0 + r < a.rows;
-      const float *src = src_plane + (long long)r * a.stride_y + col;
-      if (HALO == RTM_HALO_LDGSTS) {
-        cp_async16(dst_tile + r * tw + col, valid ? src : src_plane, valid);
-      } else {
-        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (valid) v = __ldg(reinterpret_cast<const float4 *>(src));
-        *reinterpret_cast<float4 *>(dst_tile + r * tw + col) = v;
+    if (!MULTI) {
+#pragma unroll
+      for (int k = 0; k < MAX_CHUNKS; ++k)
+        if (dst_off[k] >= 0)
+          copy_chunk(dst_tile + dst_off[k], src_plane + max(src_off[k], 0), src_off[k] >= 0);
+    } else {
+      for (int c = tid; c < chunks; c += nthreads) {
+        const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
+        const bool valid = ix0 + col < a.row_floats && iy0 + r < a.rows;
+        copy_chunk(dst_tile + r * tw + col,
+                   valid ? src_plane + (long long)r * a.stride_y + col : src_plane, valid);
       }
     }
   };
@@ -187,12 +212,14 @@ static __global__ void __launch_bounds__(1024, MULTI ? 1 : 2)
   /* Prologue: planes 0 .. stages-2 in flight. */
   if (HALO == RTM_HALO_TMA) {
     if (tid == 0) {
-      for (int s = 0; s < slots; ++s) mbar_init(&bars[s], 1);
+      for (int s = 0; s < slots; ++s)
+        mbar_init(&bars[s], 1);
       mbar_fence_init();
     }
     __syncthreads();
     if (tid == 0)
-      for (int j = 0; j < stages - 1 && j < nplanes; ++j) issue_tma(j, j);
+      for (int j = 0; j < stages - 1 && j < nplanes; ++j)
+        issue_tma(j, j);
   } else if (HALO == RTM_HALO_LDGSTS) {
     for (int j = 0; j < stages - 1; ++j) {
       if (j < nplanes) load_tile(j, j);
@@ -201,13 +228,19 @@ static __global__ void __launch_bounds__(1024, MULTI ? 1 : 2)
   }
 
   const long long column = a.origin + (long long)iy * a.stride_y + ix;
-  const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
-  float q0 = 0.f, q1 = 0.f, q2 = 0.f, q3 = 0.f, q4 = 0.f, q5 = 0.f, q6 = 0.f, q7 = 0.f,
-        q8 = 0.f;
-  float pp_cur = 0.f, v_cur = 0.f, ez_cur = 0.f;
-  int slot_front = 0;            /* slot of plane i */
-  int slot_out = slots - R;      /* slot of plane i - R, (i - R) mod slots */
-  uint32_t phases = 0;           /* tma: parity of each slot's next completion */
+  float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int c = 0; c < lanes; ++c)
+    set_lane(exy, c, a.eta_x[ix + c] + a.eta_y[iy]);
+  const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
+  const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+  float4 q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero,
+         q8 = zero;
+  float4 pp_cur = zero, v_cur = zero;
+  float ez_cur = 0.f;
+  int slot_front = 0;                              /* slot of plane i */
+  int slot_out = slots - R;                        /* slot of plane i - R, (i - R) mod slots */
+  uint32_t phases = 0;                             /* tma: parity of each slot's next completion */
+  const int row_offset = (ty + R) * tw + VEC * tx; /* tile index of cell ix - R, row iy */
 
   for (int i = 0; i < nplanes; ++i) {
     if (HALO == RTM_HALO_SYNC) {
@@ -234,43 +267,82 @@ static __global__ void __launch_bounds__(1024, MULTI ? 1 : 2)
       if (tid == 0 && i + stages - 1 < nplanes) issue_tma(i + stages - 1, slot_next);
     }
 
-    q0 = q1; q1 = q2; q2 = q3; q3 = q4; q4 = q5; q5 = q6; q6 = q7; q7 = q8;
-    q8 = smem[slot_front * slot_floats + (ty + R) * tw + tx + R];
+    q0 = q1;
+    q1 = q2;
+    q2 = q3;
+    q3 = q4;
+    q4 = q5;
+    q5 = q6;
+    q6 = q7;
+    q7 = q8;
+    q8 = ld4(smem + slot_front * slot_floats + row_offset + R);
 
     const int k = kfirst + i - R; /* output plane of this iteration */
     /* p[n-1], v^2 dt^2 and eta_z of plane k+1 are loaded now and used next iteration. */
-    float pp_next = 0.f, v_next = 0.f, ez_next = 0.f;
+    float4 pp_next = zero, v_next = zero;
+    float ez_next = 0.f;
     if (k + 1 >= zb0 && k + 1 < zb1) {
       ez_next = __ldg(&a.eta_z[a.z_offset + k + 1]);
       if (active) {
         const long long cell = column + (long long)(k + 1) * a.stride_z;
-        pp_next = a.p_other[cell];
-        v_next = __ldg(&a.v2dt2[cell]);
+        pp_next = ld4(a.p_other + cell);
+        v_next = __ldg(reinterpret_cast<const float4 *>(a.v2dt2 + cell));
       }
     }
     if (k >= zb0 && active) {
-      const float *t = smem + slot_out * slot_floats + (ty + R) * tw + tx + R;
-      float lap = a.c0 * q4;
-      lap = fmaf(a.cx[1], t[-1] + t[1], lap);
-      lap = fmaf(a.cy[1], t[-tw] + t[tw], lap);
-      lap = fmaf(a.cz[1], q3 + q5, lap);
-      lap = fmaf(a.cx[2], t[-2] + t[2], lap);
-      lap = fmaf(a.cy[2], t[-2 * tw] + t[2 * tw], lap);
-      lap = fmaf(a.cz[2], q2 + q6, lap);
-      lap = fmaf(a.cx[3], t[-3] + t[3], lap);
-      lap = fmaf(a.cy[3], t[-3 * tw] + t[3 * tw], lap);
-      lap = fmaf(a.cz[3], q1 + q7, lap);
-      lap = fmaf(a.cx[4], t[-4] + t[4], lap);
-      lap = fmaf(a.cy[4], t[-4 * tw] + t[4 * tw], lap);
-      lap = fmaf(a.cz[4], q0 + q8, lap);
-      const float d = exy + ez_cur;
-      float out;
-      if (d > 0.f) {
-        const float sd = a.damping_sign * d;
-        out = (2.f * q4 - (1.f - sd) * pp_cur + v_cur * lap) / (1.f + sd);
-      } else
-        out = 2.f * q4 - pp_cur + v_cur * lap;
-      a.p_other[column + (long long)k * a.stride_z] = out;
+      const float *t = smem + slot_out * slot_floats + row_offset;
+      /* Every operation rounded on its own, in the cpu reference's order (no FMA
+       * contraction): the kernel then reproduces the reference bit for bit instead of
+       * drifting from it by rounding that the leapfrog accumulates. */
+      const float4 wl = ld4(t), wr = ld4(t + 2 * R);
+      const float w[3 * VEC] = {wl.x, wl.y, wl.z, wl.w, q4.x, q4.y,
+                                q4.z, q4.w, wr.x, wr.y, wr.z, wr.w};
+      float dx[VEC], dy[VEC], dz[VEC];
+#pragma unroll
+      for (int c = 0; c < VEC; ++c) {
+        dx[c] = __fmul_rn(a.c[0], w[R + c]);
+        dy[c] = dx[c];
+        dz[c] = dx[c];
+      }
+#pragma unroll
+      for (int m = 1; m <= R; ++m) {
+        const float4 up = ld4(t + R + m * tw), down = ld4(t + R - m * tw);
+        const float4 ahead = m == 1 ? q5 : m == 2 ? q6 : m == 3 ? q7 : q8;
+        const float4 behind = m == 1 ? q3 : m == 2 ? q2 : m == 3 ? q1 : q0;
+#pragma unroll
+        for (int c = 0; c < VEC; ++c) {
+          dx[c] = __fadd_rn(dx[c], __fmul_rn(a.c[m], __fadd_rn(w[R + c + m], w[R + c - m])));
+          dy[c] = __fadd_rn(dy[c], __fmul_rn(a.c[m], __fadd_rn(lane(up, c), lane(down, c))));
+          dz[c] = __fadd_rn(dz[c], __fmul_rn(a.c[m], __fadd_rn(lane(ahead, c), lane(behind, c))));
+        }
+      }
+      float4 out;
+      const bool damped = damped_xy || ez_cur > 0.f;
+#pragma unroll
+      for (int c = 0; c < VEC; ++c) {
+        const float lap =
+            __fadd_rn(__fadd_rn(__fmul_rn(dx[c], a.inv_h2[0]), __fmul_rn(dy[c], a.inv_h2[1])),
+                      __fmul_rn(dz[c], a.inv_h2[2]));
+        const float vlap = __fmul_rn(lane(v_cur, c), lap);
+        const float p2 = 2.f * w[R + c], prev = lane(pp_cur, c);
+        float o = __fadd_rn(__fsub_rn(p2, prev), vlap);
+        if (damped) {
+          const float d = lane(exy, c) + ez_cur;
+          if (d > 0.f) {
+            const float sd = a.damping_sign * d;
+            o = __fdiv_rn(__fadd_rn(__fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev)), vlap),
+                          __fadd_rn(1.f, sd));
+          }
+        }
+        set_lane(out, c, o);
+      }
+      float *dst = a.p_other + column + (long long)k * a.stride_z;
+      if (lanes == VEC) {
+        *reinterpret_cast<float4 *>(dst) = out;
+      } else {
+        for (int c = 0; c < lanes; ++c)
+          dst[c] = lane(out, c);
+      }
     }
     pp_cur = pp_next;
     v_cur = v_next;
@@ -283,7 +355,7 @@ static __global__ void __launch_bounds__(1024, MULTI ? 1 : 2)
 /* Point injection: one thread per tap, atomicAdd since taps of nearby points may share a
  * cell. */
 static __global__ void inject_kernel(float *field, const size_t *tap_index, const float *tap_coeff,
-                              const float *wavelets, int taps, int samples, int sample) {
+                                     const float *wavelets, int taps, int samples, int sample) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= taps) return;
   const float c = tap_coeff[t];
@@ -291,9 +363,9 @@ static __global__ void inject_kernel(float *field, const size_t *tap_index, cons
   atomicAdd(&field[tap_index[t]], c * wavelets[(size_t)(t / RTM_POINT_TAPS) * samples + sample]);
 }
 
-
-/* Receiver recording: one thread per receiver, its 8 trilinear taps summed in tap order.
- * Taps with weight 0 (outside this rank's z-range) are not read. */
+/* Receiver recording: one thread per receiver, its 8 trilinear taps summed in tap order
+ * without FMA, as the cpu reference does. Taps with weight 0 (outside this rank's z-range)
+ * are not read. */
 static __global__ void record_kernel(const float *field, const size_t *tap_index,
                                      const float *tap_weight, float *traces, int count,
                                      int trace_length, int sample) {
@@ -302,7 +374,7 @@ static __global__ void record_kernel(const float *field, const size_t *tap_index
   float sum = 0.f;
   for (int k = 0; k < RTM_POINT_TAPS; ++k) {
     const float w = tap_weight[r * RTM_POINT_TAPS + k];
-    if (w != 0.f) sum = fmaf(w, field[tap_index[r * RTM_POINT_TAPS + k]], sum);
+    if (w != 0.f) sum = __fadd_rn(sum, __fmul_rn(w, field[tap_index[r * RTM_POINT_TAPS + k]]));
   }
   traces[(size_t)r * trace_length + sample] = sum;
 }
@@ -327,20 +399,20 @@ extern "C" const char *rtm_iso_halo_name(rtm_halo_t halo) {
 
 extern "C" size_t rtm_iso_cuda_shared_bytes(const rtm_iso_shape_t *shape) {
   const size_t slots = (size_t)ring_slots(shape->halo, shape->stages);
-  const size_t tiles = slots * (size_t)tile_floats(shape->block[0], shape->block[1]) * sizeof(float);
+  const size_t tiles =
+      slots * (size_t)tile_floats(shape->block[0], shape->block[1]) * sizeof(float);
   return tiles + (shape->halo == RTM_HALO_TMA ? slots * sizeof(uint64_t) : 0);
 }
 
-template <int HALO>
-static int prepare_kernel(size_t shared_bytes, int *ptx_version) {
+template <int HALO> static int prepare_kernel(size_t shared_bytes, int *ptx_version) {
   int status = RTM_OK;
   cudaFuncAttributes attributes;
   RTM_CUDA_TRY(cudaFuncGetAttributes(&attributes, iso_zmarch<HALO, false>));
   *ptx_version = attributes.ptxVersion;
-  RTM_CUDA_TRY(cudaFuncSetAttribute(iso_zmarch<HALO, false>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
-  RTM_CUDA_TRY(cudaFuncSetAttribute(iso_zmarch<HALO, true>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+  RTM_CUDA_TRY(cudaFuncSetAttribute(
+      iso_zmarch<HALO, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+  RTM_CUDA_TRY(cudaFuncSetAttribute(
+      iso_zmarch<HALO, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
   return RTM_OK;
 fail:
   return status;
@@ -356,16 +428,16 @@ extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
              "(tile rows are copied in 16-byte pieces)",
              bx);
   if (by < 1) RTM_FAIL(RTM_ERR_CONFIG, "kernel.block_y = %d: must be at least 1", by);
-  if (bx * by > 1024)
+  if (bx / VEC * by > MAX_THREADS)
     RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d = %d threads: a thread block holds "
-             "at most 1024",
-             bx, by, bx * by);
-  if ((bx * by) % 32 != 0)
+             "kernel.block_x x kernel.block_y = %d x %d cells = %d threads (%d cells each): "
+             "the kernel runs at most %d threads per block",
+             bx, by, bx / VEC * by, VEC, MAX_THREADS);
+  if ((bx / VEC * by) % 32 != 0)
     RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d = %d threads: must be whole warps "
-             "(a multiple of 32)",
-             bx, by, bx * by);
+             "kernel.block_x x kernel.block_y = %d x %d cells = %d threads (%d cells each): "
+             "must be whole warps (a multiple of 32 threads)",
+             bx, by, bx / VEC * by, VEC);
   if (shape->halo != RTM_HALO_SYNC && (shape->stages < 2 || shape->stages > 3))
     RTM_FAIL(RTM_ERR_CONFIG, "kernel.stages = %d: must be 2 or 3", shape->stages);
   if (shape->zblock < 0)
@@ -398,9 +470,9 @@ extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
              "= %d needs %zu bytes of shared memory per block; device %d allows %d",
              bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes, device, optin);
   switch (shape->halo) {
-    case RTM_HALO_SYNC: RTM_TRY(prepare_kernel<RTM_HALO_SYNC>(bytes, &ptx_version)); break;
-    case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernel<RTM_HALO_LDGSTS>(bytes, &ptx_version)); break;
-    case RTM_HALO_TMA: RTM_TRY(prepare_kernel<RTM_HALO_TMA>(bytes, &ptx_version)); break;
+  case RTM_HALO_SYNC: RTM_TRY(prepare_kernel<RTM_HALO_SYNC>(bytes, &ptx_version)); break;
+  case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernel<RTM_HALO_LDGSTS>(bytes, &ptx_version)); break;
+  case RTM_HALO_TMA: RTM_TRY(prepare_kernel<RTM_HALO_TMA>(bytes, &ptx_version)); break;
   }
   /* The copy instructions exist only in code generated for their architecture: a binary
    * built for sm_80 alone and run on a Hopper GPU has no TMA in its tma kernel. */
@@ -428,11 +500,10 @@ extern "C" int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *fiel
   const cuuint32_t box[3] = {(cuuint32_t)(shape->block[0] + 2 * R),
                              (cuuint32_t)(shape->block[1] + 2 * R), 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
-  RTM_CU_TRY(cuTensorMapEncodeTiled(&encoded, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)field,
-                                    dims, strides, box, element_strides,
-                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  RTM_CU_TRY(cuTensorMapEncodeTiled(
+      &encoded, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)field, dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   memcpy(map, &encoded, sizeof encoded);
   return RTM_OK;
 fail:
@@ -447,47 +518,43 @@ extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *
   if (shape->halo == RTM_HALO_TMA && !fields->p_map)
     RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without a tensor map");
   {
-  const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
-  IsoArgs a;
-  memset(&a, 0, sizeof a);
-  a.p_other = fields->p_other;
-  a.p = fields->p;
-  a.v2dt2 = fields->v2dt2;
-  a.eta_x = fields->eta_dt[0];
-  a.eta_y = fields->eta_dt[1];
-  a.eta_z = fields->eta_dt[2];
-  a.stride_y = (long long)grid->stride_y;
-  a.stride_z = (long long)grid->stride_z;
-  a.origin = (long long)grid->origin_index;
-  a.nx = grid->n[0];
-  a.ny = grid->n[1];
-  a.z_offset = grid->z_offset;
-  a.row_floats = (int)grid->stride_y;
-  a.rows = grid->n[1] + 2 * R;
-  a.z_begin = z_begin;
-  a.z_end = z_end;
-  a.zblock = shape->zblock > 0 && shape->zblock < range ? shape->zblock : range;
-  a.stages = shape->stages;
-  a.damping_sign = backward ? -1.f : 1.f;
-  double c0 = 0.0;
-  for (int k = 0; k <= R; ++k) {
-    a.cx[k] = (float)fields->lap_coeff[0][k];
-    a.cy[k] = (float)fields->lap_coeff[1][k];
-    a.cz[k] = (float)fields->lap_coeff[2][k];
-  }
-  for (int axis = 0; axis < 3; ++axis) c0 += fields->lap_coeff[axis][0];
-  a.c0 = (float)c0;
+    const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
+    IsoArgs a;
+    memset(&a, 0, sizeof a);
+    a.p_other = fields->p_other;
+    a.p = fields->p;
+    a.v2dt2 = fields->v2dt2;
+    a.eta_x = fields->eta_dt[0];
+    a.eta_y = fields->eta_dt[1];
+    a.eta_z = fields->eta_dt[2];
+    a.stride_y = (long long)grid->stride_y;
+    a.stride_z = (long long)grid->stride_z;
+    a.origin = (long long)grid->origin_index;
+    a.nx = grid->n[0];
+    a.ny = grid->n[1];
+    a.z_offset = grid->z_offset;
+    a.row_floats = (int)grid->stride_y;
+    a.rows = grid->n[1] + 2 * R;
+    a.z_begin = z_begin;
+    a.z_end = z_end;
+    a.zblock = shape->zblock > 0 && shape->zblock < range ? shape->zblock : range;
+    a.stages = shape->stages;
+    a.damping_sign = backward ? -1.f : 1.f;
+    for (int k = 0; k <= R; ++k)
+      a.c[k] = fields->stencil[k];
+    for (int axis = 0; axis < 3; ++axis)
+      a.inv_h2[axis] = fields->inv_h2[axis];
 
-  CUtensorMap map;
-  memset(&map, 0, sizeof map);
-  if (shape->halo == RTM_HALO_TMA) memcpy(&map, fields->p_map, sizeof map);
-  const dim3 block((unsigned)bx, (unsigned)by, 1);
-  const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
-                    (unsigned)((range + a.zblock - 1) / a.zblock));
-  const size_t shared = rtm_iso_cuda_shared_bytes(shape);
-  cudaStream_t s = (cudaStream_t)stream;
-  const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > bx * by;
-  switch (shape->halo) {
+    CUtensorMap map;
+    memset(&map, 0, sizeof map);
+    if (shape->halo == RTM_HALO_TMA) memcpy(&map, fields->p_map, sizeof map);
+    const dim3 block((unsigned)(bx / VEC), (unsigned)by, 1);
+    const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
+                      (unsigned)((range + a.zblock - 1) / a.zblock));
+    const size_t shared = rtm_iso_cuda_shared_bytes(shape);
+    cudaStream_t s = (cudaStream_t)stream;
+    const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > MAX_CHUNKS * (bx / VEC) * by;
+    switch (shape->halo) {
     case RTM_HALO_SYNC:
       if (multi)
         iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a, map);
@@ -503,11 +570,11 @@ extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *
       RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
       break;
     case RTM_HALO_TMA:
-      /* one thread copies the whole tile: no chunks */
+      /* one thread copies the whole tile: no chunks, no MULTI */
       iso_zmarch<RTM_HALO_TMA, false><<<blocks, block, shared, s>>>(a, map);
       RTM_CUDA_TRY_LAUNCH("iso_zmarch<tma>");
       break;
-  }
+    }
   }
   return RTM_OK;
 fail:

@@ -5,15 +5,20 @@
  *              backward p[n-1] = (2 p[n] - (1 + d) p[n+1] + v^2 dt^2 lap(p[n])) / (1 - d),
  *              d = eta_dt_x[ix] + eta_dt_y[iy] + eta_dt_z[iz]; undamped cells (d = 0) take
  *              2 p - p_other + v^2 dt^2 lap. lap is the 8th-order (R = 4) Laplacian:
- *              sum over axes a of (1/h_a^2) sum_{k=-4..4} c_|k| p[i + k e_a].
- *   threads    one thread per (ix, iy) column of a block_x x block_y tile; the block walks
- *              the planes of its z-block (kernel.zblock, the whole range when 0).
+ *              sum over axes a of (1/h_a^2) sum_{k=-4..4} c_|k| p[i + k e_a], evaluated
+ *              in the cpu reference's order with every operation rounded (no FMA), so that
+ *              both backends agree bit for bit.
+ *   threads    a block owns a block_x x block_y tile of cells (kernel.block) and walks the
+ *              planes of its z-block (kernel.zblock, the whole range when 0); each thread
+ *              owns 4 consecutive cells along x (one float4 for every load and store), so a
+ *              block has block_x / 4 x block_y threads (whole warps, at most 512).
  *   shared     a ring of (block_y + 8) x (block_x + 8) tiles of p (each plane with its R = 4
  *              xy halo, loaded once): planes iz .. iz+4 resident while plane iz is
  *              computed, stages - 1 more in flight (ring of 4 + stages tiles; sync: 6).
- *   registers  the 2R + 1 = 9 values of p along z of the thread's own column, shifted by one
- *              per plane (the front value read from the newest tile); p[n-1] and v^2 dt^2 of
- *              the next plane are loaded one plane ahead.
+ *   registers  the 2R + 1 = 9 float4 of p along z of the thread's 4 columns, shifted by one
+ *              per plane (the front read from the newest tile); p[n-1] and v^2 dt^2 of the
+ *              next plane are loaded one plane ahead. The x and y neighbours come from the
+ *              tile as float4 (3 for x, 8 for y per 4 cells).
  *   halo       sync: plain 16-byte loads through registers, one barrier per plane;
  *              ldgsts: cp.async 16-byte copies (L1 bypass, zero fill outside the field),
  *              one commit per plane by every thread (never in divergent code);
@@ -38,7 +43,7 @@ typedef struct {
   rtm_halo_t halo;
   int stages;   /* ldgsts, tma: 2 or 3 */
   int zblock;   /* planes per thread block; 0 = the whole z-range of a launch */
-  int block[2]; /* xy tile = threads per block */
+  int block[2]; /* xy tile in cells; threads = block[0] / 4 x block[1] */
 } rtm_iso_shape_t;
 
 /* Opaque copy of a CUtensorMap (128 bytes) describing one padded field for the tma halo. */
@@ -47,22 +52,24 @@ typedef struct {
 } rtm_iso_tensor_map_t;
 
 typedef struct {
-  float *p_other;            /* in: p[n-1], out: p[n+1] (backward: p[n+1] -> p[n-1]) */
-  const float *p;            /* p[n] (padded layout) */
-  const float *v2dt2;        /* v^2 dt^2 (padded layout) */
-  const float *eta_dt[3];    /* device profiles over the global interior of each axis */
+  float *p_other;                    /* in: p[n-1], out: p[n+1] (backward: p[n+1] -> p[n-1]) */
+  const float *p;                    /* p[n] (padded layout) */
+  const float *v2dt2;                /* v^2 dt^2 (padded layout) */
+  const float *eta_dt[3];            /* device profiles over the global interior of each axis */
   const rtm_iso_tensor_map_t *p_map; /* tma: the map of `p`; NULL otherwise */
-  double lap_coeff[3][RTM_RADIUS + 1]; /* c_k / h_a^2 per axis */
+  float stencil[RTM_RADIUS + 1];     /* rtm_fd2_coeff in float */
+  float inv_h2[3];                   /* 1 / h_a^2 in float */
 } rtm_iso_fields_t;
 
 /* Name to enum; RTM_ERR_CONFIG naming kernel.halo when unknown. */
 int rtm_iso_halo_parse(const char *name, rtm_halo_t *halo);
 const char *rtm_iso_halo_name(rtm_halo_t halo);
 
-/* Checks that `device` can run `shape` (tile a multiple of 4 wide, at most 1024 threads
+/* Checks that `device` can run `shape` (tile a multiple of 4 wide, at most 512 threads
  * and a whole number of warps, shared memory within the device limit, tma only on
- * compute capability >= 9.0, stages 2 or 3) and raises the kernel's dynamic shared-memory
- * limit. Errors name the key at fault (kernel.block_x, kernel.halo, ...). */
+ * compute capability >= 9.0 with a box of at most 256 cells a side, stages 2 or 3) and
+ * raises the kernel's dynamic shared-memory limit. Errors name the key at fault
+ * (kernel.block_x, kernel.halo, ...). */
 int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device);
 
 /* Shared memory one block of `shape` uses, in bytes. */
@@ -81,8 +88,7 @@ int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
 /* field[tap_index[t]] += tap_coeff[t] * wavelets[t / 8 * samples + sample] for every tap t
  * of `count` points (8 taps each); nothing when sample is outside [0, samples). */
 int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
-                        const float *wavelets, int count, int samples, int sample,
-                        void *stream);
+                        const float *wavelets, int count, int samples, int sample, void *stream);
 
 /* traces[r * trace_length + sample] = sum_k tap_weight[8r+k] field[tap_index[8r+k]]. */
 int rtm_iso_cuda_record(const float *field, const size_t *tap_index, const float *tap_weight,

@@ -12,7 +12,11 @@
  * 0.8 is a margin, not a proof, and the TTI stability tests are what check it. Folding the
  * margin into the speed (rather than into the cfl limit) keeps one cfl limit, 0.4529, for
  * every equation, so the default time.cfl = 0.4 stays valid for vti and tti. */
+#ifndef RTM_EXPERIMENT_SAFETY
 static const double anisotropic_safety = 0.8;
+#else
+static const double anisotropic_safety = RTM_EXPERIMENT_SAFETY;
+#endif
 
 /* Points per shortest wavelength below which the sampling warning is printed. */
 static const double min_points_per_wavelength = 5.0;

@@ -1,0 +1,315 @@
+/* VTI/TTI parameters: range checks, conditioning of the FDF system, smoothing of the tilt
+ * (the reasons are in rtm_anisotropy.h). */
+#include "rtm_anisotropy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_status.h"
+
+static const double degrees = 3.14159265358979323846 / 180.0;
+
+/* Thomsen parameters beyond this are not rocks; a file holding percent is the usual cause. */
+static const double thomsen_max = 2.0;
+/* Angles beyond a full turn are not degrees of anything. */
+static const double angle_max_deg = 360.0;
+
+/* Power iteration for the principal axis of the averaged tensor. */
+enum { AXIS_ITERATIONS = 200 };
+
+static void cell_position(const rtm_grid_t *g, size_t cell, char *text, size_t size) {
+  const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
+  snprintf(text, size, "[z=%zu][y=%zu][x=%zu]", cell / (nx * ny) + (size_t)g->z_offset,
+           cell / nx % ny, cell % nx);
+}
+
+typedef struct {
+  const char *dataset; /* under the model file's root, and model.<dataset> for constants */
+  double lo, hi;
+  int lo_open;         /* lo itself is outside */
+  const char *why;
+} parameter_range_t;
+
+static int outside(const parameter_range_t *r, double value) {
+  if (!isfinite(value) || value > r->hi) return 1;
+  return r->lo_open ? !(value > r->lo) : !(value >= r->lo);
+}
+
+static int check_range(const rtm_config_t *cfg, const rtm_grid_t *grid, const float *values,
+                       const parameter_range_t *r) {
+  const size_t cells = rtm_grid_interior_cells(grid);
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < cells; ++i)
+    if (outside(r, values[i]) && bad++ == 0) first = i;
+  if (bad == 0) return RTM_OK;
+  char where[96], range[64];
+  cell_position(grid, first, where, sizeof where);
+  snprintf(range, sizeof range, "%c%g, %g]", r->lo_open ? '(' : '[', r->lo, r->hi);
+  if (cfg->model.file[0])
+    rtm_log_error("model file %s: dataset /%s has %zu value(s) outside %s, the first %g at %s: "
+                  "%s",
+                  cfg->model.file, r->dataset, bad, range, values[first], where, r->why);
+  else if (bad == cells)
+    rtm_log_error("model.%s = %g is outside %s: %s", r->dataset, values[first], range, r->why);
+  else
+    rtm_log_error("model.%s: %zu value(s) outside %s, the first %g at %s: %s", r->dataset, bad,
+                  range, values[first], where, r->why);
+  return RTM_ERR_INPUT;
+}
+
+int rtm_anisotropy_check(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                         const rtm_model_t *model) {
+  int status = RTM_OK;
+  const int tilted = cfg->physics.equation == RTM_EQUATION_TTI;
+  if (cfg->physics.equation == RTM_EQUATION_ISO) return RTM_OK;
+  if (!model->vp || !model->epsilon || !model->delta || (tilted && (!model->theta_deg ||
+                                                                     !model->phi_deg)))
+    RTM_FAIL(RTM_ERR_INTERNAL, "physics.equation = %s: the model lacks %s", tilted ? "tti" : "vti",
+             !model->epsilon ? "epsilon" : !model->delta ? "delta" : "theta/phi");
+  const parameter_range_t thomsen[2] = {
+      {"epsilon", -0.5, thomsen_max, 1,
+       "1 + 2 epsilon must be > 0 (vpx = vp sqrt(1 + 2 epsilon)) and Thomsen parameters are "
+       "fractions (0.1 for 10%)"},
+      {"delta", -0.5, thomsen_max, 1,
+       "1 + 2 delta must be > 0 (vpn = vp sqrt(1 + 2 delta)) and Thomsen parameters are "
+       "fractions (0.1 for 10%)"},
+  };
+  RTM_TRY(check_range(cfg, grid, model->epsilon, &thomsen[0]));
+  RTM_TRY(check_range(cfg, grid, model->delta, &thomsen[1]));
+  if (tilted) {
+    const parameter_range_t angles[2] = {
+        {"theta", -angle_max_deg, angle_max_deg, 0, "the tilt is in degrees"},
+        {"phi", -angle_max_deg, angle_max_deg, 0, "the azimuth is in degrees"},
+    };
+    RTM_TRY(check_range(cfg, grid, model->theta_deg, &angles[0]));
+    RTM_TRY(check_range(cfg, grid, model->phi_deg, &angles[1]));
+  }
+fail:
+  return status;
+}
+
+void rtm_fdf_condition(double epsilon, double delta, double sigma, double *delta_out,
+                       double *vsz2_ratio, int *delta_lowered, int *vsz_lowered) {
+  int lowered_delta = 0, lowered_vsz = 0;
+  if (delta > epsilon) {
+    delta = epsilon;
+    lowered_delta = 1;
+  }
+  double ratio = (epsilon - delta) / sigma;
+  const double limit = fmin(1.0, 1.0 + 2.0 * delta);
+  if (ratio > limit) {
+    ratio = limit;
+    lowered_vsz = 1;
+  }
+  *delta_out = delta;
+  *vsz2_ratio = ratio;
+  if (delta_lowered) *delta_lowered = lowered_delta;
+  if (vsz_lowered) *vsz_lowered = lowered_vsz;
+}
+
+/* Counts the cells conditioning changes and warns once per kind, naming the first. */
+static void count_conditioned(const rtm_config_t *cfg, rtm_anisotropy_t *a) {
+  const rtm_model_t *m = a->model;
+  const size_t cells = rtm_grid_interior_cells(&a->grid);
+  size_t first_delta = 0, first_vsz = 0;
+  double sigma_needed = 0.0;
+  a->delta_lowered = a->vsz_lowered = 0;
+  for (size_t i = 0; i < cells; ++i) {
+    double delta, ratio;
+    int delta_lowered, vsz_lowered;
+    rtm_fdf_condition(m->epsilon[i], m->delta[i], a->sigma, &delta, &ratio, &delta_lowered,
+                      &vsz_lowered);
+    if (delta_lowered && a->delta_lowered++ == 0) first_delta = i;
+    if (vsz_lowered) {
+      if (a->vsz_lowered++ == 0) first_vsz = i;
+      sigma_needed = fmax(sigma_needed, (m->epsilon[i] - delta) / fmin(1.0, 1.0 + 2.0 * delta));
+    }
+  }
+  const char *file = cfg->model.file;
+  char where[96], source[RTM_CONFIG_PATH_MAX + 64];
+  if (file[0])
+    snprintf(source, sizeof source, "model file %s: ", file);
+  else
+    snprintf(source, sizeof source, "model.epsilon, model.delta: ");
+  if (a->delta_lowered) {
+    cell_position(&a->grid, first_delta, where, sizeof where);
+    rtm_log_warning("%sdelta > epsilon in %zu of %zu cells (the first at %s: epsilon %g, delta "
+                    "%g); the pseudo-acoustic system grows without bound there, so delta is "
+                    "set to epsilon (elliptic, vsz = 0) in those cells",
+                    source, a->delta_lowered, cells, where, m->epsilon[first_delta],
+                    m->delta[first_delta]);
+  }
+  if (a->vsz_lowered) {
+    cell_position(&a->grid, first_vsz, where, sizeof where);
+    rtm_log_warning("%svsz^2 = vpz^2 (epsilon - delta) / sigma exceeds min(vpz^2, vpn^2) in %zu "
+                    "of %zu cells (the first at %s: epsilon %g, delta %g, physics.sigma %g), "
+                    "where the system has complex wave speeds; vsz is lowered to min(vpz, vpn) "
+                    "there (physics.sigma >= %.4g avoids this)",
+                    source, a->vsz_lowered, cells, where, m->epsilon[first_vsz],
+                    m->delta[first_vsz], a->sigma, sigma_needed);
+  }
+}
+
+static void axis_from_angles(double theta_deg, double phi_deg, double n[3]) {
+  const double theta = theta_deg * degrees, phi = phi_deg * degrees;
+  n[0] = sin(theta) * cos(phi);
+  n[1] = sin(theta) * sin(phi);
+  n[2] = cos(theta);
+  if (n[2] < 0.0)
+    for (int a = 0; a < 3; ++a)
+      n[a] = -n[a];
+}
+
+/* Tensor components n_a n_b in the order xx, yy, zz, xy, yz, xz. */
+static const int tensor_pair[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {1, 2}, {0, 2}};
+
+/* In-place box average of half-width w along axis `axis` of a dense [nz][ny][nx] volume,
+ * cut at the edges (each output averages the cells that exist). */
+static int box_average(const rtm_grid_t *g, float *volume, int axis, int w) {
+  const long n[3] = {g->n[0], g->n[1], g->nz_local};
+  const long stride[3] = {1, n[0], n[0] * n[1]};
+  const long length = n[axis];
+  /* lines along `axis` are indexed by the other two coordinates */
+  const int u = axis == 0 ? 1 : 0, v = axis == 2 ? 1 : 2;
+  const long lines = n[u] * n[v];
+  int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel
+#endif
+  {
+    double *prefix = malloc((size_t)(length + 1) * sizeof *prefix);
+    if (!prefix) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+      failed = 1;
+    }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (long line = 0; line < lines; ++line) {
+      if (!prefix) continue;
+      const long start = (line % n[u]) * stride[u] + (line / n[u]) * stride[v];
+      float *x = volume + start;
+      prefix[0] = 0.0;
+      for (long i = 0; i < length; ++i)
+        prefix[i + 1] = prefix[i] + x[i * stride[axis]];
+      for (long i = 0; i < length; ++i) {
+        const long lo = i - w < 0 ? 0 : i - w, hi = i + w >= length ? length - 1 : i + w;
+        x[i * stride[axis]] = (float)((prefix[hi + 1] - prefix[lo]) / (double)(hi - lo + 1));
+      }
+    }
+    free(prefix);
+  }
+  if (failed) {
+    rtm_log_error("physics.smooth_angles: out of memory for a line buffer");
+    return RTM_ERR_NOMEM;
+  }
+  return RTM_OK;
+}
+
+/* Smoothed axes: average n n^T over the box, then the principal eigenvector by power
+ * iteration from the cell's own axis (whose weight in the average keeps n.T.n > 0). */
+static int smooth_axes(rtm_anisotropy_t *a, int w) {
+  int status = RTM_OK;
+  const rtm_model_t *m = a->model;
+  const size_t cells = rtm_grid_interior_cells(&a->grid);
+  float *tensor = malloc(cells * 6 * sizeof *tensor);
+  a->axis = malloc(cells * 3 * sizeof *a->axis);
+  if (!tensor || !a->axis)
+    RTM_FAIL(RTM_ERR_NOMEM, "physics.smooth_angles: out of memory (%zu cells)", cells);
+  for (int c = 0; c < 6; ++c) {
+    float *component = tensor + (size_t)c * cells;
+    for (size_t i = 0; i < cells; ++i) {
+      double n[3];
+      axis_from_angles(m->theta_deg[i], m->phi_deg[i], n);
+      component[i] = (float)(n[tensor_pair[c][0]] * n[tensor_pair[c][1]]);
+    }
+    for (int axis = 0; axis < 3; ++axis)
+      RTM_TRY(box_average(&a->grid, component, axis, w));
+  }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (size_t i = 0; i < cells; ++i) {
+    double t[3][3], n[3];
+    for (int c = 0; c < 6; ++c) {
+      const int r = tensor_pair[c][0], s = tensor_pair[c][1];
+      t[r][s] = t[s][r] = tensor[(size_t)c * cells + i];
+    }
+    axis_from_angles(m->theta_deg[i], m->phi_deg[i], n);
+    for (int k = 0; k < AXIS_ITERATIONS; ++k) {
+      double next[3], norm = 0.0, change = 0.0;
+      for (int r = 0; r < 3; ++r) {
+        next[r] = t[r][0] * n[0] + t[r][1] * n[1] + t[r][2] * n[2];
+        norm += next[r] * next[r];
+      }
+      norm = sqrt(norm);
+      for (int r = 0; r < 3; ++r) {
+        next[r] /= norm;
+        change += fabs(next[r] - n[r]);
+        n[r] = next[r];
+      }
+      if (change < 1e-12) break;
+    }
+    const double sign = n[2] < 0.0 ? -1.0 : 1.0;
+    for (int r = 0; r < 3; ++r)
+      a->axis[3 * i + (size_t)r] = (float)(sign * n[r]);
+  }
+fail:
+  free(tensor);
+  return status;
+}
+
+int rtm_anisotropy_prepare(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                           const rtm_model_t *model, rtm_anisotropy_t *out) {
+  int status = RTM_OK;
+  memset(out, 0, sizeof *out);
+  if (cfg->physics.equation == RTM_EQUATION_ISO)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_anisotropy_prepare: physics.equation is iso");
+  RTM_TRY(rtm_anisotropy_check(cfg, grid, model));
+  if (!(cfg->physics.sigma > 0.0) || !isfinite(cfg->physics.sigma))
+    RTM_FAIL(RTM_ERR_CONFIG, "physics.sigma = %g must be positive and finite", cfg->physics.sigma);
+  if (cfg->physics.smooth_angles_cells < 0)
+    RTM_FAIL(RTM_ERR_CONFIG, "physics.smooth_angles = %d must be >= 0",
+             cfg->physics.smooth_angles_cells);
+  out->grid = *grid;
+  out->model = model;
+  out->tilted = cfg->physics.equation == RTM_EQUATION_TTI;
+  out->sigma = cfg->physics.sigma;
+  count_conditioned(cfg, out);
+  if (out->tilted && cfg->physics.smooth_angles_cells > 0)
+    RTM_TRY(smooth_axes(out, cfg->physics.smooth_angles_cells));
+  return RTM_OK;
+fail:
+  rtm_anisotropy_release(out);
+  return status;
+}
+
+void rtm_anisotropy_cell(const rtm_anisotropy_t *a, size_t cell, rtm_fdf_cell_t *out) {
+  const rtm_model_t *m = a->model;
+  const double vp = m->vp[cell], epsilon = m->epsilon[cell];
+  double delta, ratio;
+  rtm_fdf_condition(epsilon, m->delta[cell], a->sigma, &delta, &ratio, NULL, NULL);
+  out->vpz2 = vp * vp;
+  out->vpx2 = out->vpz2 * (1.0 + 2.0 * epsilon);
+  out->vpn2 = out->vpz2 * (1.0 + 2.0 * delta);
+  out->vsz2 = out->vpz2 * ratio;
+  if (!a->tilted) {
+    out->axis[0] = out->axis[1] = 0.0;
+    out->axis[2] = 1.0;
+  } else if (a->axis) {
+    for (int r = 0; r < 3; ++r)
+      out->axis[r] = a->axis[3 * cell + (size_t)r];
+  } else {
+    axis_from_angles(m->theta_deg[cell], m->phi_deg[cell], out->axis);
+  }
+}
+
+void rtm_anisotropy_release(rtm_anisotropy_t *a) {
+  if (!a) return;
+  free(a->axis);
+  a->axis = NULL;
+}

@@ -1,0 +1,317 @@
+/* Backend `cpu`: the reference propagators, the oracle of every GPU kernel.
+ *
+ * One table for every equation. create picks the physics from physics.equation (iso_cpu.c,
+ * or tti_cpu.c for vti and tti); this file does what they share.
+ *
+ * Time levels. Before forward step `it` the state holds current = f[it], previous =
+ * f[it-1] for every field f; the physics writes f[it+1] over f[it-1], then sample `it` of
+ * every source wavelet is added to each field of the new level (p, and q for vti/tti),
+ * p[it+1] is recorded into trace column it + 1, and the levels swap, leaving current =
+ * f[it+1], previous = f[it].
+ * Backward step `it` is its exact inverse: from current = f[it+1], previous = f[it] it
+ * writes f[it-1] over f[it+1], adds sample `it` of every wavelet (f[it+1] held + w[it], so
+ * f[it-1] holds + w[it] as well), records p[it-1] into column it - 1 and swaps, leaving
+ * current = f[it], previous = f[it-1]. Where the source taps lie outside the damping layer
+ * a forward step followed by a backward step with the same `it` restores both levels.
+ *
+ * Split steps: EDGE_PLANES updates the first and last R local z planes (every plane when
+ * nz_local <= 2R); INTERIOR updates the rest, then injects, records and rotates. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cpu_backend.h"
+#include "rtm_status.h"
+
+typedef struct {
+  const rtm_cpu_physics_t *physics;
+  void *fields; /* the physics' state */
+  rtm_grid_t grid;
+  rtm_mem_ledger_t *ledger;
+  int steps;
+  /* sources */
+  int source_count, samples;
+  rtm_allocation_t source_index, source_weight, wavelets;
+  /* receivers */
+  int receiver_count;
+  rtm_allocation_t receiver_index, receiver_weight, traces;
+} cpu_state_t;
+
+int rtm_cpu_alloc(rtm_mem_ledger_t *ledger, size_t bytes, const char *label,
+                  rtm_allocation_t *out) {
+  return rtm_mem_alloc("host", bytes, label, NULL, ledger, out);
+}
+
+int rtm_cpu_copy_damping(const rtm_backend_desc_t *desc, rtm_mem_ledger_t *ledger,
+                         rtm_allocation_t *profiles, const float *eta_dt[3]) {
+  int status = RTM_OK;
+  const rtm_grid_t *g = desc->grid;
+  const size_t cells = (size_t)g->n[0] + (size_t)g->n[1] + (size_t)g->n[2];
+  RTM_TRY(rtm_cpu_alloc(ledger, cells * sizeof(float), "boundary.eta_dt", profiles));
+  float *eta = profiles->ptr;
+  for (int a = 0; a < 3; ++a) {
+    eta_dt[a] = eta;
+    if (desc->boundary && desc->boundary->eta_dt[a])
+      memcpy(eta, desc->boundary->eta_dt[a], (size_t)g->n[a] * sizeof(float));
+    eta += g->n[a];
+  }
+fail:
+  return status;
+}
+
+/* Keeps an allocation when it is large enough (a new shot with as many points), else
+ * replaces it. Host allocations come back zeroed; reused ones are zeroed here. */
+static int host_realloc(cpu_state_t *s, size_t bytes, const char *label, rtm_allocation_t *a) {
+  if (a->ptr && a->bytes >= bytes) {
+    memset(a->ptr, 0, a->bytes);
+    return RTM_OK;
+  }
+  rtm_mem_free(a);
+  return rtm_cpu_alloc(s->ledger, bytes, label, a);
+}
+
+static int cpu_probe(char *why, size_t why_size) {
+  (void)why;
+  (void)why_size;
+  return RTM_OK;
+}
+
+static void cpu_destroy(void *state) {
+  cpu_state_t *s = state;
+  if (!s) return;
+  rtm_mem_free(&s->traces);
+  rtm_mem_free(&s->receiver_weight);
+  rtm_mem_free(&s->receiver_index);
+  rtm_mem_free(&s->wavelets);
+  rtm_mem_free(&s->source_weight);
+  rtm_mem_free(&s->source_index);
+  if (s->physics && s->fields) s->physics->destroy(s->fields);
+  free(s);
+}
+
+static const char *equation_name(rtm_equation_t equation) {
+  switch (equation) {
+  case RTM_EQUATION_ISO: return "iso";
+  case RTM_EQUATION_VTI: return "vti";
+  case RTM_EQUATION_TTI: return "tti";
+  }
+  return "?";
+}
+
+static int cpu_create(const rtm_backend_desc_t *desc, void **state) {
+  int status = RTM_OK;
+  cpu_state_t *s = NULL;
+  *state = NULL;
+  if (!desc->grid || !desc->model || !desc->model->vp || !(desc->dt_s > 0.0) || desc->steps < 0)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: incomplete description (grid, model.vp, dt > 0, "
+                               "steps >= 0 are required)");
+  const rtm_equation_t equation =
+      desc->config ? desc->config->physics.equation : RTM_EQUATION_ISO;
+  s = calloc(1, sizeof *s);
+  if (!s) RTM_FAIL(RTM_ERR_NOMEM, "backend cpu: out of memory for its state");
+  switch (equation) {
+  case RTM_EQUATION_ISO: s->physics = &rtm_cpu_physics_iso; break;
+  case RTM_EQUATION_VTI:
+  case RTM_EQUATION_TTI: s->physics = &rtm_cpu_physics_tti; break;
+  default: RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: unknown physics.equation %d", (int)equation);
+  }
+  s->grid = *desc->grid;
+  s->ledger = desc->ledger;
+  s->steps = desc->steps;
+  status = s->physics->create(desc, &s->fields);
+  if (status != RTM_OK) {
+    rtm_log_error("backend cpu: setting up physics.equation = %s failed",
+                  equation_name(equation));
+    goto fail;
+  }
+  *state = s;
+  return RTM_OK;
+fail:
+  cpu_destroy(s);
+  return status;
+}
+
+static int copy_taps(cpu_state_t *s, const rtm_points_t *points, const char *index_label,
+                     const char *weight_label, rtm_allocation_t *index, rtm_allocation_t *weight) {
+  int status = RTM_OK;
+  const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
+  RTM_TRY(host_realloc(s, taps * sizeof(size_t), index_label, index));
+  RTM_TRY(host_realloc(s, taps * sizeof(float), weight_label, weight));
+  for (size_t t = 0; t < taps; ++t) {
+    if (points->tap_weight[t] != 0.0f && points->tap_index[t] >= s->grid.padded_cells)
+      RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: tap index %zu outside the field (%zu cells)",
+               points->tap_index[t], s->grid.padded_cells);
+  }
+  if (taps) {
+    memcpy(index->ptr, points->tap_index, taps * sizeof(size_t));
+    memcpy(weight->ptr, points->tap_weight, taps * sizeof(float));
+  }
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int cpu_set_sources(void *state, const rtm_points_t *points, const float *wavelets,
+                           int samples) {
+  int status = RTM_OK;
+  cpu_state_t *s = state;
+  if (samples < 0) RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: %d wavelet samples", samples);
+  s->source_count = 0;
+  RTM_TRY(copy_taps(s, points, "sources.tap_index", "sources.tap_weight", &s->source_index,
+                    &s->source_weight));
+  const size_t values = (size_t)points->count * (size_t)samples;
+  RTM_TRY(host_realloc(s, values * sizeof(float), "sources.wavelets", &s->wavelets));
+  if (values) memcpy(s->wavelets.ptr, wavelets, values * sizeof(float));
+  s->source_count = points->count;
+  s->samples = samples;
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int cpu_set_receivers(void *state, const rtm_points_t *points) {
+  int status = RTM_OK;
+  cpu_state_t *s = state;
+  s->receiver_count = 0;
+  RTM_TRY(copy_taps(s, points, "receivers.tap_index", "receivers.tap_weight", &s->receiver_index,
+                    &s->receiver_weight));
+  const size_t samples = (size_t)points->count * ((size_t)s->steps + 1);
+  RTM_TRY(host_realloc(s, samples * sizeof(float), "traces.receivers", &s->traces));
+  s->receiver_count = points->count;
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static void inject(const cpu_state_t *s, float *field, int it) {
+  if (it < 0 || it >= s->samples) return; /* the wavelets have ended */
+  const size_t *index = s->source_index.ptr;
+  const float *weight = s->source_weight.ptr;
+  const float *wavelets = s->wavelets.ptr;
+  for (int src = 0; src < s->source_count; ++src) {
+    const float w = wavelets[(size_t)src * (size_t)s->samples + (size_t)it];
+    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
+      const size_t k = (size_t)src * RTM_POINT_TAPS + (size_t)t;
+      field[index[k]] += weight[k] * w;
+    }
+  }
+}
+
+static void record(cpu_state_t *s, const float *field, int column) {
+  if (column < 0 || column > s->steps) return;
+  const size_t *index = s->receiver_index.ptr;
+  const float *weight = s->receiver_weight.ptr;
+  float *traces = s->traces.ptr;
+  for (int r = 0; r < s->receiver_count; ++r) {
+    float sum = 0.0f;
+    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
+      const size_t k = (size_t)r * RTM_POINT_TAPS + (size_t)t;
+      sum += weight[k] * field[index[k]];
+    }
+    traces[(size_t)r * ((size_t)s->steps + 1) + (size_t)column] = sum;
+  }
+}
+
+static int cpu_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
+  cpu_state_t *s = state;
+  if (direction != RTM_FORWARD && direction != RTM_BACKWARD) {
+    rtm_log_error("backend cpu: step direction %d is neither forward nor backward", (int)direction);
+    return RTM_ERR_INTERNAL;
+  }
+  const rtm_cpu_physics_t *physics = s->physics;
+  const long nz = s->grid.nz_local, R = RTM_RADIUS;
+  const int edges_only = nz <= 2 * R; /* every plane touches a z neighbour's halo */
+
+  switch (region) {
+  case RTM_REGION_ALL: physics->update(s->fields, 0, nz, direction); break;
+  case RTM_REGION_EDGE_PLANES:
+    if (edges_only) {
+      physics->update(s->fields, 0, nz, direction);
+    } else {
+      physics->update(s->fields, 0, R, direction);
+      physics->update(s->fields, nz - R, nz, direction);
+    }
+    return RTM_OK;
+  case RTM_REGION_INTERIOR:
+    if (!edges_only) physics->update(s->fields, R, nz - R, direction);
+    break;
+  default:
+    rtm_log_error("backend cpu: unknown step region %d", (int)region);
+    return RTM_ERR_INTERNAL;
+  }
+  /* the new level: forward overwrote previous, backward overwrote current */
+  const rtm_level_t written = direction == RTM_FORWARD ? RTM_LEVEL_PREVIOUS : RTM_LEVEL_CURRENT;
+  for (int f = 0; f < physics->field_count; ++f)
+    inject(s, physics->level(s->fields, (rtm_field_t)f, written), it);
+  record(s, physics->level(s->fields, RTM_FIELD_P, written),
+         direction == RTM_FORWARD ? it + 1 : it - 1);
+  physics->rotate(s->fields);
+  return RTM_OK;
+}
+
+static float *level_of(cpu_state_t *s, rtm_field_t field, rtm_level_t level, int *status) {
+  float *padded = NULL;
+  if (level != RTM_LEVEL_CURRENT && level != RTM_LEVEL_PREVIOUS) {
+    rtm_log_error("backend cpu: unknown time level %d", (int)level);
+    *status = RTM_ERR_INTERNAL;
+    return NULL;
+  }
+  if (field == RTM_FIELD_P || field == RTM_FIELD_Q)
+    padded = s->physics->level(s->fields, field, level);
+  if (!padded) {
+    rtm_log_error("backend cpu: the %s equation has no field %s", s->physics->name,
+                  field == RTM_FIELD_Q ? "q" : "of that number");
+    *status = RTM_ERR_UNSUPPORTED;
+  }
+  return padded;
+}
+
+static int cpu_read_field(void *state, rtm_field_t field, rtm_level_t level, float *dense) {
+  int status = RTM_OK;
+  const float *padded = level_of(state, field, level, &status);
+  if (padded) rtm_grid_pack(&((cpu_state_t *)state)->grid, padded, dense);
+  return status;
+}
+
+static int cpu_write_field(void *state, rtm_field_t field, rtm_level_t level, const float *dense) {
+  int status = RTM_OK;
+  float *padded = level_of(state, field, level, &status);
+  if (padded) rtm_grid_unpack(&((cpu_state_t *)state)->grid, dense, padded);
+  return status;
+}
+
+static int cpu_read_traces(void *state, float *traces) {
+  cpu_state_t *s = state;
+  const size_t values = (size_t)s->receiver_count * ((size_t)s->steps + 1);
+  if (values) memcpy(traces, s->traces.ptr, values * sizeof(float));
+  return RTM_OK;
+}
+
+static void cpu_describe(void *state, char *text, size_t size) {
+  (void)state;
+#ifdef _OPENMP
+  snprintf(text, size, "host CPU, %d OpenMP threads", omp_get_max_threads());
+#else
+  snprintf(text, size, "host CPU, 1 thread (built without OpenMP)");
+#endif
+}
+
+const rtm_backend_t rtm_backend_cpu = {
+    .name = "cpu",
+    .description = "reference propagator in C (OpenMP over rows): iso, vti, tti",
+    .probe = cpu_probe,
+    .create = cpu_create,
+    .set_sources = cpu_set_sources,
+    .set_receivers = cpu_set_receivers,
+    .step = cpu_step,
+    .read_field = cpu_read_field,
+    .write_field = cpu_write_field,
+    .read_traces = cpu_read_traces,
+    .synchronize = NULL,
+    .describe = cpu_describe,
+    .destroy = cpu_destroy,
+};

@@ -1,0 +1,51 @@
+/* cpu_backend.h - private to the cpu backend (cpu_backend.c): the per-equation propagators
+ * behind the one table rtm_backend_cpu, and the host helpers they share.
+ *
+ * cpu_backend.c owns what every equation does alike: the point sources and receivers, the
+ * split of a step into regions, injection into every field of the new level, recording of
+ * p, and the rotation of the time levels. A physics implements only the update of the new
+ * level over a range of local z planes, and says where its fields are. iso_cpu.c
+ * (p_tt = v^2 lap p) and tti_cpu.c (the Fletcher-Du-Fowler system for vti and tti) are the
+ * two physics. */
+#ifndef RTM_CPU_BACKEND_H
+#define RTM_CPU_BACKEND_H
+
+#include <stddef.h>
+
+#include "rtm_solver.h"
+
+/* OpenMP splits the (z, y) rows of a sweep. */
+#ifdef _OPENMP
+#define RTM_OMP_ROWS _Pragma("omp parallel for collapse(2) schedule(static)")
+#else
+#define RTM_OMP_ROWS
+#endif
+
+typedef struct {
+  const char *name;
+  int field_count; /* 1: p; 2: p and q */
+  int (*create)(const rtm_backend_desc_t *desc, void **state);
+  /* Writes the new level over local planes [z_begin, z_end): forward p[n+1] over p[n-1]
+   * (held by `previous`), backward p[n-1] over p[n+1] (held by `current`); p[n] is the
+   * other level. Each cell comes out of the same expression whatever the range, so split
+   * steps equal whole ones bit for bit. */
+  void (*update)(void *state, long z_begin, long z_end, rtm_direction_t direction);
+  /* The padded array of a field at a time level; NULL when the physics has no such field. */
+  float *(*level)(void *state, rtm_field_t field, rtm_level_t level);
+  /* current <-> previous, for every field */
+  void (*rotate)(void *state);
+  void (*destroy)(void *state);
+} rtm_cpu_physics_t;
+
+extern const rtm_cpu_physics_t rtm_cpu_physics_iso;
+extern const rtm_cpu_physics_t rtm_cpu_physics_tti; /* vti and tti */
+
+/* A host allocation recorded in the ledger (zeroed). */
+int rtm_cpu_alloc(rtm_mem_ledger_t *ledger, size_t bytes, const char *label, rtm_allocation_t *out);
+
+/* The damping profiles eta dt of the description, copied into one allocation: x [nx],
+ * then y [ny], then z [nz global]; all zero without a boundary. */
+int rtm_cpu_copy_damping(const rtm_backend_desc_t *desc, rtm_mem_ledger_t *ledger,
+                         rtm_allocation_t *profiles, const float *eta_dt[3]);
+
+#endif

@@ -1,0 +1,89 @@
+/* rtm_anisotropy.h - VTI/TTI model parameters turned into the coefficients of the
+ * pseudo-acoustic system of Fletcher, Du & Fowler (2009), alpha = 1. Every backend takes its
+ * per-cell coefficients from here, so that all of them propagate through the same medium.
+ *
+ *   p_tt = vpx^2 Hxy p + vpz^2 Hz q + vsz^2 Hz (p - q)
+ *   q_tt = vpn^2 Hxy p + vpz^2 Hz q - vsz^2 Hxy (p - q)
+ *   Hz = (n.grad)^2 = sum_ab n_a n_b d_ab,  Hxy = lap - Hz,
+ *   n = (sin th cos ph, sin th sin ph, cos th),
+ *   vpx^2 = vpz^2 (1 + 2 eps), vpn^2 = vpz^2 (1 + 2 delta), vsz^2 = vpz^2 (eps - delta) / sigma.
+ *
+ * For a plane wave, Hz -> -a and Hxy -> -b with a, b >= 0 (a = k_n^2, b = k_perp^2; the
+ * 8th-order stencils keep both >= 0 because the 2nd-derivative symbol is at least the square
+ * of the 1st-derivative one), and the system becomes omega^2 u = M(a, b) u with
+ *   M = [[vpx^2 b + vsz^2 a, (vpz^2 - vsz^2) a], [(vpn^2 - vsz^2) b, vpz^2 a + vsz^2 b]],
+ * the P-SV Christoffel matrix of an elastic VTI medium with C44 = vsz^2 (Tsvankin's exact
+ * relation). Its eigenvalues are real and non-negative, i.e. the system is stable, exactly when
+ *   (1) delta <= epsilon (else det M < 0 for some direction: exponential growth), and
+ *   (2) 0 <= vsz^2 <= min(vpz^2, vpn^2) (or vsz^2 >= max of both, a shear wave faster than
+ *       P); between vpn^2 and vpz^2, possible only for delta < 0, the eigenvalues are complex.
+ * Conditioning (the usual practice for pseudo-acoustic TTI, e.g. Fletcher et al. 2009,
+ * Duveneck & Bakker 2011): where (1) fails, delta is set to epsilon (elliptic, vsz = 0); where
+ * (2) fails, vsz^2 is lowered to min(vpz^2, vpn^2). Each is a warning naming how many cells
+ * and the first. With (1) and (2) the largest eigenvalue of M over directions is
+ * max(vpz^2, vpx^2) (a + b) (checked numerically, tests/solver/test_anisotropy.c), so the
+ * leapfrog limit is the iso one at vp sqrt(1 + 2 max(eps, 0)).
+ *
+ * Sharp changes of tilt: the variable-coefficient FDF operator is not self-adjoint, and rapid
+ * tilt changes can feed energy into the qSV mode. physics.smooth_angles = w box-averages the
+ * axis over (2w + 1)^3 cells before use. What is averaged is the tensor n n^T (the Hz
+ * coefficients themselves), not the angles: n and -n are the same axis, so theta = 89 and
+ * theta = -89 degrees average to a horizontal axis, not a vertical one. The smoothed axis
+ * is the principal eigenvector of the averaged tensor. The box is cut at the edges of the
+ * local z-range (a decomposed run needs w planes of the neighbours' model to match a single
+ * rank). */
+#ifndef RTM_ANISOTROPY_H
+#define RTM_ANISOTROPY_H
+
+#include <stddef.h>
+
+#include "rtm_config.h"
+#include "rtm_grid.h"
+#include "rtm_solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Coefficients of one cell, conditioned (see above). */
+typedef struct {
+  double vpz2, vpx2, vpn2, vsz2; /* m^2/s^2 */
+  double axis[3];                /* unit symmetry axis n with n_z >= 0; (0, 0, 1) for vti */
+} rtm_fdf_cell_t;
+
+/* Conditions one cell: delta lowered to epsilon where it exceeds it, then vsz^2 / vpz^2 =
+ * (epsilon - delta) / sigma lowered to min(1, 1 + 2 delta). The flags say which happened. */
+void rtm_fdf_condition(double epsilon, double delta, double sigma, double *delta_out,
+                       double *vsz2_ratio, int *delta_lowered, int *vsz_lowered);
+
+/* Prepared parameters of the local grid. Refers to the model; keep it alive. */
+typedef struct {
+  rtm_grid_t grid;
+  const rtm_model_t *model;
+  int tilted;      /* tti: an axis per cell; vti: n = z */
+  double sigma;
+  float *axis;     /* [cells][3] smoothed axes; NULL when taken from the angles directly */
+  size_t delta_lowered, vsz_lowered; /* cells conditioned, for reports and tests */
+} rtm_anisotropy_t;
+
+/* Range checks of the parameters that vti/tti need; RTM_ERR_INPUT naming the dataset of
+ * model.file (or the config key when the model comes from constants), how many cells and
+ * the first: 1 + 2 epsilon > 0 and 1 + 2 delta > 0 (vpx, vpn real), epsilon and delta at most
+ * 2 (Thomsen parameters are fractions, not percent), angles finite and within +-360 degrees.
+ * A missing array is RTM_ERR_INTERNAL (the model loader provides them). */
+int rtm_anisotropy_check(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                         const rtm_model_t *model);
+
+/* Checks, counts (and warns about) the cells that need conditioning, smooths the axes when
+ * physics.smooth_angles > 0. */
+int rtm_anisotropy_prepare(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                           const rtm_model_t *model, rtm_anisotropy_t *out);
+/* Coefficients of dense cell `cell` ([nz_local][ny][nx] order). */
+void rtm_anisotropy_cell(const rtm_anisotropy_t *prepared, size_t cell, rtm_fdf_cell_t *out);
+void rtm_anisotropy_release(rtm_anisotropy_t *prepared);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
