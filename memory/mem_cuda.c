@@ -325,3 +325,34 @@ const rtm_mem_strategy_t rtm_mem_managed = {
     .free = device_free,
     .prefetch = managed_prefetch,
 };
+
+/* ---- pinned: page-locked host memory, the staging side of asynchronous copies ---- */
+
+static int pinned_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
+  int status = RTM_OK;
+  void *ptr = NULL;
+  MEM_CUDA_TRY(cudaHostAlloc(&ptr, bytes ? bytes : 1, cudaHostAllocDefault));
+  memset(ptr, 0, bytes);
+  out->ptr = ptr;
+  out->bytes = bytes;
+  out->reserved_bytes = bytes;
+  out->on_device = 0;
+  out->device = request->device;
+  return RTM_OK;
+fail:
+  if (status == RTM_ERR_NOMEM)
+    rtm_log_error("pinned: %zu bytes of page-locked host memory for '%s' are not available",
+                  bytes, out->label);
+  return status;
+}
+
+static void pinned_free(rtm_allocation_t *allocation) { cudaFreeHost(allocation->ptr); }
+
+const rtm_mem_strategy_t rtm_mem_pinned = {
+    .name = "pinned",
+    .description = "cudaHostAlloc: page-locked host memory for asynchronous copies",
+    .probe = probe_device,
+    .alloc = pinned_alloc,
+    .free = pinned_free,
+    .prefetch = NULL,
+};

@@ -11,6 +11,7 @@ extern const rtm_mem_strategy_t rtm_mem_device;
 extern const rtm_mem_strategy_t rtm_mem_vmm;
 extern const rtm_mem_strategy_t rtm_mem_vmm_compressed;
 extern const rtm_mem_strategy_t rtm_mem_managed;
+extern const rtm_mem_strategy_t rtm_mem_pinned;
 #endif
 
 /* The registry: a new strategy is one line here. */
@@ -21,6 +22,7 @@ static const rtm_mem_strategy_t *const registry[] = {
     &rtm_mem_vmm,
     &rtm_mem_vmm_compressed,
     &rtm_mem_managed,
+    &rtm_mem_pinned,
 #endif
 };
 
@@ -40,9 +42,9 @@ const rtm_mem_strategy_t *rtm_mem_find(const char *name) {
 
 const char *rtm_mem_known_names(void) {
 #ifdef RTM3D_HAVE_CUDA
-  return "host, device, vmm, vmm-compressed, managed";
+  return "host, device, vmm, vmm-compressed, managed, pinned";
 #else
-  return "host (this build has no CUDA: device, vmm, vmm-compressed and managed are absent)";
+  return "host (this build has no CUDA: device, vmm, vmm-compressed, managed and pinned are absent)";
 #endif
 }
 

@@ -81,8 +81,10 @@ typedef struct {
   size_t temp_bytes;
   size_t stats_offset; /* bytes from the start of the result to the stats */
   size_t result_bytes;
-  float *h_input; /* pinned staging, [n_inputs][fft_length] */
-  void *h_result; /* pinned mirror of d_result */
+  rtm_allocation_t h_input_pinned;  /* staging, float [n_inputs][fft_length] */
+  rtm_allocation_t h_result_pinned; /* mirror of d_result */
+  float *h_input;                   /* = h_input_pinned.ptr */
+  void *h_result;                   /* = h_result_pinned.ptr */
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   size_t nodes, expected_nodes;
@@ -110,8 +112,8 @@ static void cuda_destroy(rtm_traces_plan_t *plan) {
   rtm_mem_free(&s->d_spectrum_out);
   rtm_mem_free(&s->d_spectrum_in);
   rtm_mem_free(&s->d_input);
-  if (s->h_result) cudaFreeHost(s->h_result);
-  if (s->h_input) cudaFreeHost(s->h_input);
+  rtm_mem_free(&s->h_result_pinned);
+  rtm_mem_free(&s->h_input_pinned);
   if (s->joins)
     for (int w = 0; w < s->n_workers; ++w)
       if (s->joins[w]) cudaEventDestroy(s->joins[w]);
@@ -329,11 +331,16 @@ fail:
   return status;
 }
 
-static int alloc_device(rtm_traces_plan_t *plan, size_t bytes, const char *label,
-                        rtm_allocation_t *out) {
+static int alloc_in(const char *strategy, rtm_traces_plan_t *plan, size_t bytes,
+                    const char *label, rtm_allocation_t *out) {
   cuda_state_t *s = plan->state;
   rtm_mem_request_t request = {.device = s->device, .require_compression = 0};
-  return rtm_mem_alloc("device", bytes ? bytes : 1, label, &request, plan->desc.ledger, out);
+  return rtm_mem_alloc(strategy, bytes ? bytes : 1, label, &request, plan->desc.ledger, out);
+}
+
+static int alloc_device(rtm_traces_plan_t *plan, size_t bytes, const char *label,
+                        rtm_allocation_t *out) {
+  return alloc_in("device", plan, bytes, label, out);
 }
 
 static int cuda_create(rtm_traces_plan_t *plan) {
@@ -396,10 +403,10 @@ static int cuda_create(rtm_traces_plan_t *plan) {
   for (int g = 0; g < plan->n_groups; ++g)
     CUFFT_TRY(cufftSetWorkArea(s->inverse[g], s->work[1 + plan->groups[g].stream].ptr));
 
-  RTM_CUDA_TRY(cudaHostAlloc((void **)&s->h_input, input_bytes, cudaHostAllocDefault));
-  memset(s->h_input, 0, input_bytes);
-  RTM_CUDA_TRY(cudaHostAlloc(&s->h_result, s->result_bytes, cudaHostAllocDefault));
-  memset(s->h_result, 0, s->result_bytes);
+  RTM_TRY(alloc_in("pinned", plan, input_bytes, "traces input staging", &s->h_input_pinned));
+  RTM_TRY(alloc_in("pinned", plan, s->result_bytes, "traces gather staging", &s->h_result_pinned));
+  s->h_input = s->h_input_pinned.ptr;
+  s->h_result = s->h_result_pinned.ptr;
   RTM_CUDA_TRY(cudaMemcpy(s->d_traces.ptr, plan->traces,
                           (size_t)plan->n_traces * sizeof(rtm_traces_trace_t),
                           cudaMemcpyHostToDevice));
