@@ -17,7 +17,8 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: rtm3d model CONFIG [--set section.key=value ...] [--quiet]\n\n"
           "Forward modelling: propagates a Ricker source through the model of CONFIG and\n"
-          "writes OUTPUT.h5 (snapshots /snapshots/p every snapshots.every steps, the gather\n"
+          "writes OUTPUT.h5 (snapshots /snapshots/p, and /snapshots/q for vti/tti when\n"
+          "snapshots.fields asks, every snapshots.every steps, the gather\n"
           "/traces/p with /traces/receivers) and OUTPUT.json (timings, MCells/s, memory),\n"
           "where OUTPUT = output.dir/output.name.\n\n"
           "  --set k=v   override one key of the deck (repeatable), e.g. --set time.steps=200\n"
@@ -51,9 +52,17 @@ int rtm_cmd_model(int argc, char **argv) {
 
   if (!cfg) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
-  if (cfg->physics.equation != RTM_EQUATION_ISO)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED, "physics.equation = %s is not implemented yet (iso only)",
-             cfg->physics.equation == RTM_EQUATION_VTI ? "vti" : "tti");
+  /* snapshots.fields is one of p, q, p,q (the schema checks the spelling) */
+  const int snap_p = strchr(cfg->snapshots.fields, 'p') != NULL;
+  const int snap_q = strchr(cfg->snapshots.fields, 'q') != NULL;
+  if (snap_q && cfg->physics.equation == RTM_EQUATION_ISO)
+    RTM_FAIL(RTM_ERR_CONFIG, "snapshots.fields = %s: physics.equation = iso has no field q",
+             cfg->snapshots.fields);
+  /* TTI grows where the tilt changes from cell to cell (rtm_anisotropy.h) */
+  const char *unstable_hint =
+      cfg->physics.equation == RTM_EQUATION_TTI
+          ? " (tti: a tilt that changes sharply grows; raise physics.smooth_angles)"
+          : "";
   RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(rtm_io_load_model(cfg, &grid, &model));
   RTM_TRY(rtm_propagator_create(cfg, &grid, &model, &prop));
@@ -89,7 +98,10 @@ int rtm_cmd_model(int argc, char **argv) {
   const size_t cells = rtm_grid_interior_cells(&grid);
   field = malloc(cells * sizeof *field);
   if (!field) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", cells);
-  if (snapshot_count > 0) RTM_TRY(rtm_output_snapshots_begin(output, "p", snapshot_count));
+  if (snapshot_count > 0 && snap_p)
+    RTM_TRY(rtm_output_snapshots_begin(output, "p", snapshot_count));
+  if (snapshot_count > 0 && snap_q)
+    RTM_TRY(rtm_output_snapshots_begin(output, "q", snapshot_count));
 
   if (!quiet)
     rtm_log_info("model: %d x %d x %d cells, %d steps of %.4g ms, backend %s%s%s, %d receivers",
@@ -104,12 +116,17 @@ int rtm_cmd_model(int argc, char **argv) {
     int level = it + 1;
     if (every > 0 && level % every == 0 && level / every <= snapshot_count) {
       double ts = rtm_wall_seconds();
-      RTM_TRY(prop.backend->read_field(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, field));
-      if (!all_finite(field, cells))
-        RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is unstable",
-                 level);
-      RTM_TRY(rtm_output_write_snapshot(output, "p", level / every - 1, level,
-                                        level * prop.dt_s, field));
+      for (int f = 0; f < 2; ++f) {
+        if (!(f == 0 ? snap_p : snap_q)) continue;
+        RTM_TRY(prop.backend->read_field(prop.state, f == 0 ? RTM_FIELD_P : RTM_FIELD_Q,
+                                         RTM_LEVEL_CURRENT, field));
+        if (!all_finite(field, cells))
+          RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is "
+                                    "unstable%s",
+                   level, unstable_hint);
+        RTM_TRY(rtm_output_write_snapshot(output, f == 0 ? "p" : "q", level / every - 1, level,
+                                          level * prop.dt_s, field));
+      }
       snapshot_s += rtm_wall_seconds() - ts;
     }
     rtm_progress_update(&progress, it + 1);
@@ -120,7 +137,8 @@ int rtm_cmd_model(int argc, char **argv) {
 
   RTM_TRY(prop.backend->read_field(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, field));
   if (!all_finite(field, cells))
-    RTM_FAIL(RTM_ERR_NUMERIC, "the final wavefield is not finite: the run is unstable");
+    RTM_FAIL(RTM_ERR_NUMERIC, "the final wavefield is not finite: the run is unstable%s",
+             unstable_hint);
   if (prop.receivers.count > 0) {
     const size_t count = (size_t)prop.receivers.count;
     traces = malloc(count * (size_t)samples * sizeof *traces);

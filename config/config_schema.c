@@ -43,7 +43,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
 
     {"physics", "equation", RTM_CFG_ENUM, FIELD(physics.equation), "iso", ANY, "iso|vti|tti", "wave equation: isotropic, VTI or TTI pseudo-acoustic"},
     {"physics", "sigma", RTM_CFG_DOUBLE, FIELD(physics.sigma), "0.75", POSITIVE, 100, NULL, "VTI/TTI shear term: vsz^2 = vpz^2 (epsilon - delta) / sigma"},
-    {"physics", "smooth_angles", RTM_CFG_INT, FIELD(physics.smooth_angles_cells), "0", 0, 50, NULL, "TTI: average the symmetry axis over a box of 2N+1 cells per side (tames sharp tilt changes); 0 = off"},
+    {"physics", "smooth_angles", RTM_CFG_INT, FIELD(physics.smooth_angles_cells), "1", 0, 50, NULL, "TTI: average the symmetry axis over a box of 2N+1 cells per side (tames tilt that changes from cell to cell); 0 = off"},
 
     {"source", "x", RTM_CFG_DOUBLE_AUTO, FIELD(source.position_m[0]), "auto", ANY, NULL, "source x, metres; auto = centre of the volume"},
     {"source", "y", RTM_CFG_DOUBLE_AUTO, FIELD(source.position_m[1]), "auto", ANY, NULL, "source y, metres; auto = centre of the volume"},

@@ -16,8 +16,10 @@ static const double thomsen_max = 2.0;
 /* Angles beyond a full turn are not degrees of anything. */
 static const double angle_max_deg = 360.0;
 
-/* Power iteration for the principal axis of the averaged tensor. */
-enum { AXIS_ITERATIONS = 200 };
+/* Power iteration for the principal axis of the averaged tensor. Where two eigenvalues are
+ * close (axes at right angles averaged) it converges slowly; any axis of that plane is then
+ * as good as another, so the iterations are capped. */
+enum { AXIS_ITERATIONS = 40 };
 
 static void cell_position(const rtm_grid_t *g, size_t cell, char *text, size_t size) {
   const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
@@ -28,7 +30,7 @@ static void cell_position(const rtm_grid_t *g, size_t cell, char *text, size_t s
 typedef struct {
   const char *dataset; /* under the model file's root, and model.<dataset> for constants */
   double lo, hi;
-  int lo_open;         /* lo itself is outside */
+  int lo_open; /* lo itself is outside */
   const char *why;
 } parameter_range_t;
 
@@ -64,10 +66,12 @@ int rtm_anisotropy_check(const rtm_config_t *cfg, const rtm_grid_t *grid,
   int status = RTM_OK;
   const int tilted = cfg->physics.equation == RTM_EQUATION_TTI;
   if (cfg->physics.equation == RTM_EQUATION_ISO) return RTM_OK;
-  if (!model->vp || !model->epsilon || !model->delta || (tilted && (!model->theta_deg ||
-                                                                     !model->phi_deg)))
+  if (!model->vp || !model->epsilon || !model->delta ||
+      (tilted && (!model->theta_deg || !model->phi_deg)))
     RTM_FAIL(RTM_ERR_INTERNAL, "physics.equation = %s: the model lacks %s", tilted ? "tti" : "vti",
-             !model->epsilon ? "epsilon" : !model->delta ? "delta" : "theta/phi");
+             !model->epsilon ? "epsilon"
+             : !model->delta ? "delta"
+                             : "theta/phi");
   const parameter_range_t thomsen[2] = {
       {"epsilon", -0.5, thomsen_max, 1,
        "1 + 2 epsilon must be > 0 (vpx = vp sqrt(1 + 2 epsilon)) and Thomsen parameters are "
@@ -133,6 +137,21 @@ static void count_conditioned(const rtm_config_t *cfg, rtm_anisotropy_t *a) {
     snprintf(source, sizeof source, "model file %s: ", file);
   else
     snprintf(source, sizeof source, "model.epsilon, model.delta: ");
+  if (!file[0] && (a->delta_lowered == cells || a->vsz_lowered == cells)) {
+    /* constants from the config: one cell says it all */
+    if (a->delta_lowered)
+      rtm_log_warning("model.delta = %g > model.epsilon = %g: the pseudo-acoustic system grows "
+                      "without bound, so delta is set to epsilon (elliptic, vsz = 0)",
+                      m->delta[0], m->epsilon[0]);
+    else
+      rtm_log_warning("vsz^2 = vpz^2 (model.epsilon - model.delta) / physics.sigma exceeds "
+                      "min(vpz^2, vpn^2) (epsilon %g, delta %g, sigma %g): no elastic medium has "
+                      "such speeds (complex, or shear faster than P); vsz is lowered to min(vpz, "
+                      "vpn) (physics.sigma >= "
+                      "%.4g avoids this)",
+                      m->epsilon[0], m->delta[0], a->sigma, sigma_needed);
+    return;
+  }
   if (a->delta_lowered) {
     cell_position(&a->grid, first_delta, where, sizeof where);
     rtm_log_warning("%sdelta > epsilon in %zu of %zu cells (the first at %s: epsilon %g, delta "
@@ -144,9 +163,9 @@ static void count_conditioned(const rtm_config_t *cfg, rtm_anisotropy_t *a) {
   if (a->vsz_lowered) {
     cell_position(&a->grid, first_vsz, where, sizeof where);
     rtm_log_warning("%svsz^2 = vpz^2 (epsilon - delta) / sigma exceeds min(vpz^2, vpn^2) in %zu "
-                    "of %zu cells (the first at %s: epsilon %g, delta %g, physics.sigma %g), "
-                    "where the system has complex wave speeds; vsz is lowered to min(vpz, vpn) "
-                    "there (physics.sigma >= %.4g avoids this)",
+                    "of %zu cells (the first at %s: epsilon %g, delta %g, physics.sigma %g): "
+                    "no elastic medium has such speeds (complex, or shear faster than P); vsz "
+                    "is lowered to min(vpz, vpn) there (physics.sigma >= %.4g avoids this)",
                     source, a->vsz_lowered, cells, where, m->epsilon[first_vsz],
                     m->delta[first_vsz], a->sigma, sigma_needed);
   }
@@ -220,16 +239,18 @@ static int smooth_axes(rtm_anisotropy_t *a, int w) {
   a->axis = malloc(cells * 3 * sizeof *a->axis);
   if (!tensor || !a->axis)
     RTM_FAIL(RTM_ERR_NOMEM, "physics.smooth_angles: out of memory (%zu cells)", cells);
-  for (int c = 0; c < 6; ++c) {
-    float *component = tensor + (size_t)c * cells;
-    for (size_t i = 0; i < cells; ++i) {
-      double n[3];
-      axis_from_angles(m->theta_deg[i], m->phi_deg[i], n);
-      component[i] = (float)(n[tensor_pair[c][0]] * n[tensor_pair[c][1]]);
-    }
-    for (int axis = 0; axis < 3; ++axis)
-      RTM_TRY(box_average(&a->grid, component, axis, w));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (size_t i = 0; i < cells; ++i) {
+    double n[3];
+    axis_from_angles(m->theta_deg[i], m->phi_deg[i], n);
+    for (int c = 0; c < 6; ++c)
+      tensor[(size_t)c * cells + i] = (float)(n[tensor_pair[c][0]] * n[tensor_pair[c][1]]);
   }
+  for (int c = 0; c < 6; ++c)
+    for (int axis = 0; axis < 3; ++axis)
+      RTM_TRY(box_average(&a->grid, tensor + (size_t)c * cells, axis, w));
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
@@ -252,7 +273,7 @@ static int smooth_axes(rtm_anisotropy_t *a, int w) {
         change += fabs(next[r] - n[r]);
         n[r] = next[r];
       }
-      if (change < 1e-12) break;
+      if (change < 1e-7) break; /* stored in float */
     }
     const double sign = n[2] < 0.0 ? -1.0 : 1.0;
     for (int r = 0; r < 3; ++r)
@@ -261,6 +282,15 @@ static int smooth_axes(rtm_anisotropy_t *a, int w) {
 fail:
   free(tensor);
   return status;
+}
+
+/* Smoothing a uniform axis changes nothing but rounding; skip it (and its memory). */
+static int uniform_angles(const rtm_anisotropy_t *a) {
+  const rtm_model_t *m = a->model;
+  const size_t cells = rtm_grid_interior_cells(&a->grid);
+  for (size_t i = 1; i < cells; ++i)
+    if (m->theta_deg[i] != m->theta_deg[0] || m->phi_deg[i] != m->phi_deg[0]) return 0;
+  return 1;
 }
 
 int rtm_anisotropy_prepare(const rtm_config_t *cfg, const rtm_grid_t *grid,
@@ -280,7 +310,7 @@ int rtm_anisotropy_prepare(const rtm_config_t *cfg, const rtm_grid_t *grid,
   out->tilted = cfg->physics.equation == RTM_EQUATION_TTI;
   out->sigma = cfg->physics.sigma;
   count_conditioned(cfg, out);
-  if (out->tilted && cfg->physics.smooth_angles_cells > 0)
+  if (out->tilted && cfg->physics.smooth_angles_cells > 0 && !uniform_angles(out))
     RTM_TRY(smooth_axes(out, cfg->physics.smooth_angles_cells));
   return RTM_OK;
 fail:

@@ -109,8 +109,7 @@ static int cpu_create(const rtm_backend_desc_t *desc, void **state) {
   if (!desc->grid || !desc->model || !desc->model->vp || !(desc->dt_s > 0.0) || desc->steps < 0)
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: incomplete description (grid, model.vp, dt > 0, "
                                "steps >= 0 are required)");
-  const rtm_equation_t equation =
-      desc->config ? desc->config->physics.equation : RTM_EQUATION_ISO;
+  const rtm_equation_t equation = desc->config ? desc->config->physics.equation : RTM_EQUATION_ISO;
   s = calloc(1, sizeof *s);
   if (!s) RTM_FAIL(RTM_ERR_NOMEM, "backend cpu: out of memory for its state");
   switch (equation) {
@@ -124,8 +123,7 @@ static int cpu_create(const rtm_backend_desc_t *desc, void **state) {
   s->steps = desc->steps;
   status = s->physics->create(desc, &s->fields);
   if (status != RTM_OK) {
-    rtm_log_error("backend cpu: setting up physics.equation = %s failed",
-                  equation_name(equation));
+    rtm_log_error("backend cpu: setting up physics.equation = %s failed", equation_name(equation));
     goto fail;
   }
   *state = s;

@@ -4,7 +4,7 @@
  *
  * Per cell, for f = p and q at level n:
  *   d_aa f = (c0 f + sum_{k=1..4} c_k (f[+k e_a] + f[-k e_a])) / h_a^2      (8th order)
- *   D_a f  = sum_{k=1..4} b_k (f[+k e_a] - f[-k e_a]) / h_a                (b: 4/5, -1/5, 4/105, -1/280)
+ *   D_a f  = sum_{k=1..4} b_k (f[+k e_a] - f[-k e_a]) / h_a    (b = 4/5, -1/5, 4/105, -1/280)
  *   d_ab f = D_b (D_a f)  for a != b: the first-derivative stencil in both directions
  *   Hz f   = n_x^2 d_xx f + n_y^2 d_yy f + n_z^2 d_zz f
  *            + 2 n_x n_y d_xy f + 2 n_y n_z d_yz f + 2 n_x n_z d_xz f    (vti: Hz f = d_zz f)
@@ -41,8 +41,8 @@ static const char *const coeff_label[COEFF_COUNT] = {
 
 /* Scratch first derivatives of the centre level (tti). */
 enum { DX_P, DY_P, DX_Q, DY_Q, FIRST_COUNT };
-static const char *const first_label[FIRST_COUNT] = {"scratch.dx_p", "scratch.dy_p",
-                                                     "scratch.dx_q", "scratch.dy_q"};
+static const char *const first_label[FIRST_COUNT] = {"scratch.dx_p", "scratch.dy_p", "scratch.dx_q",
+                                                     "scratch.dy_q"};
 
 typedef struct {
   rtm_grid_t grid;
@@ -159,8 +159,8 @@ static void first_derivatives(const tti_cpu_t *s, const float *restrict f, float
   const rtm_grid_t *g = &s->grid;
   const long nx = g->n[0], ny = g->n[1], sy = (long)g->stride_y;
   const long z_lo = z_begin - RTM_RADIUS > -RTM_RADIUS ? z_begin - RTM_RADIUS : -RTM_RADIUS;
-  const long z_hi = z_end + RTM_RADIUS < g->nz_local + RTM_RADIUS ? z_end + RTM_RADIUS
-                                                                   : g->nz_local + RTM_RADIUS;
+  const long z_hi =
+      z_end + RTM_RADIUS < g->nz_local + RTM_RADIUS ? z_end + RTM_RADIUS : g->nz_local + RTM_RADIUS;
   float c1[RTM_RADIUS];
   memcpy(c1, s->c1, sizeof c1);
   const float inv_hx = s->inv_h[0], inv_hy = s->inv_h[1];
@@ -170,6 +170,7 @@ static void first_derivatives(const tti_cpu_t *s, const float *restrict f, float
     for (long iy = 0; iy < ny; ++iy) {
       const size_t row = rtm_grid_index(g, 0, iy, iz);
       const float *restrict v = f + row;
+      RTM_OMP_SIMD
       for (long ix = 0; ix < nx; ++ix) {
         float dx = 0.0f, dy = 0.0f;
         for (int k = 1; k <= RTM_RADIUS; ++k) {
@@ -201,9 +202,22 @@ static inline float first(const float *restrict g, long i, long stride, const fl
   return d * inv_h;
 }
 
+/* The leapfrog of one cell given Hz and Hxy of p and q. sd = +d forward, -d backward: with
+ * d -> -d the forward formula is the backward one (negation is exact, so the results are those
+ * of the two formulas written out). */
+static inline void advance(const float *restrict p, const float *restrict q, float *restrict p_out,
+                           float *restrict q_out, long i, float hz_p, float hz_q, float hxy_p,
+                           float hxy_q, float vpx2, float vpz2, float vpn2, float vsz2, float sd) {
+  const float rhs_p = vpx2 * hxy_p + vpz2 * hz_q + vsz2 * (hz_p - hz_q);
+  const float rhs_q = vpn2 * hxy_p + vpz2 * hz_q - vsz2 * (hxy_p - hxy_q);
+  p_out[i] = (2.0f * p[i] - (1.0f - sd) * p_out[i] + rhs_p) / (1.0f + sd);
+  q_out[i] = (2.0f * q[i] - (1.0f - sd) * q_out[i] + rhs_q) / (1.0f + sd);
+}
+
 static void tti_update(void *state, long z_begin, long z_end, rtm_direction_t direction) {
   const tti_cpu_t *s = state;
   const int forward = direction == RTM_FORWARD;
+  const float sign = forward ? 1.0f : -1.0f;
   /* Forward: centre f[n] = current, out = previous; backward: centre = previous, out =
    * current (holding f[n+1]). */
   const float *restrict p = forward ? s->current[P] : s->previous[P];
@@ -213,21 +227,8 @@ static void tti_update(void *state, long z_begin, long z_end, rtm_direction_t di
   const rtm_grid_t *g = &s->grid;
   const long nx = g->n[0], ny = g->n[1];
   const long sy = (long)g->stride_y, sz = (long)g->stride_z;
-  const int tilted = s->tilted;
-  float *restrict first_of[FIRST_COUNT] = {NULL, NULL, NULL, NULL};
-  if (tilted) {
-    for (int k = 0; k < FIRST_COUNT; ++k)
-      first_of[k] = s->first[k].ptr;
-    first_derivatives(s, p, first_of[DX_P], first_of[DY_P], z_begin, z_end);
-    first_derivatives(s, q, first_of[DX_Q], first_of[DY_Q], z_begin, z_end);
-  }
-  const float *restrict px = first_of[DX_P], *restrict py = first_of[DY_P];
-  const float *restrict qx = first_of[DX_Q], *restrict qy = first_of[DY_Q];
   const float *restrict vpx2 = s->coeff[VPX2].ptr, *restrict vpz2 = s->coeff[VPZ2].ptr;
   const float *restrict vpn2 = s->coeff[VPN2].ptr, *restrict vsz2 = s->coeff[VSZ2].ptr;
-  const float *restrict a_xx = s->coeff[HZ_XX].ptr, *restrict a_yy = s->coeff[HZ_YY].ptr;
-  const float *restrict a_zz = s->coeff[HZ_ZZ].ptr, *restrict a_xy = s->coeff[HZ_XY].ptr;
-  const float *restrict a_yz = s->coeff[HZ_YZ].ptr, *restrict a_xz = s->coeff[HZ_XZ].ptr;
   const float *restrict eta_x = s->eta_dt[0];
   const float *restrict eta_y = s->eta_dt[1];
   const float *restrict eta_z = s->eta_dt[2] + g->z_offset;
@@ -237,42 +238,56 @@ static void tti_update(void *state, long z_begin, long z_end, rtm_direction_t di
   memcpy(inv_h2, s->inv_h2, sizeof inv_h2);
   memcpy(inv_h, s->inv_h, sizeof inv_h);
 
+  if (!s->tilted) { /* vti: Hz = d_zz, Hxy = d_xx + d_yy */
+    RTM_OMP_ROWS
+    for (long iz = z_begin; iz < z_end; ++iz) {
+      for (long iy = 0; iy < ny; ++iy) {
+        const long row = (long)rtm_grid_index(g, 0, iy, iz);
+        RTM_OMP_SIMD
+        for (long ix = 0; ix < nx; ++ix) {
+          const long i = row + ix;
+          const float hxy_p = second(p, i, 1, c2, inv_h2[0]) + second(p, i, sy, c2, inv_h2[1]);
+          const float hxy_q = second(q, i, 1, c2, inv_h2[0]) + second(q, i, sy, c2, inv_h2[1]);
+          const float hz_p = second(p, i, sz, c2, inv_h2[2]),
+                      hz_q = second(q, i, sz, c2, inv_h2[2]);
+          const float sd = sign * (eta_x[ix] + eta_y[iy] + eta_z[iz]);
+          advance(p, q, p_out, q_out, i, hz_p, hz_q, hxy_p, hxy_q, vpx2[i], vpz2[i], vpn2[i],
+                  vsz2[i], sd);
+        }
+      }
+    }
+    return;
+  }
+
+  float *restrict px = s->first[DX_P].ptr, *restrict py = s->first[DY_P].ptr;
+  float *restrict qx = s->first[DX_Q].ptr, *restrict qy = s->first[DY_Q].ptr;
+  first_derivatives(s, p, px, py, z_begin, z_end);
+  first_derivatives(s, q, qx, qy, z_begin, z_end);
+  const float *restrict a_xx = s->coeff[HZ_XX].ptr, *restrict a_yy = s->coeff[HZ_YY].ptr;
+  const float *restrict a_zz = s->coeff[HZ_ZZ].ptr, *restrict a_xy = s->coeff[HZ_XY].ptr;
+  const float *restrict a_yz = s->coeff[HZ_YZ].ptr, *restrict a_xz = s->coeff[HZ_XZ].ptr;
+
   RTM_OMP_ROWS
   for (long iz = z_begin; iz < z_end; ++iz) {
     for (long iy = 0; iy < ny; ++iy) {
       const long row = (long)rtm_grid_index(g, 0, iy, iz);
+      RTM_OMP_SIMD
       for (long ix = 0; ix < nx; ++ix) {
         const long i = row + ix;
         const float p_xx = second(p, i, 1, c2, inv_h2[0]), q_xx = second(q, i, 1, c2, inv_h2[0]);
         const float p_yy = second(p, i, sy, c2, inv_h2[1]), q_yy = second(q, i, sy, c2, inv_h2[1]);
         const float p_zz = second(p, i, sz, c2, inv_h2[2]), q_zz = second(q, i, sz, c2, inv_h2[2]);
-        float hz_p, hz_q, hxy_p, hxy_q;
-        if (tilted) {
-          const float p_xy = first(px, i, sy, c1, inv_h[1]), q_xy = first(qx, i, sy, c1, inv_h[1]);
-          const float p_xz = first(px, i, sz, c1, inv_h[2]), q_xz = first(qx, i, sz, c1, inv_h[2]);
-          const float p_yz = first(py, i, sz, c1, inv_h[2]), q_yz = first(qy, i, sz, c1, inv_h[2]);
-          hz_p = a_xx[i] * p_xx + a_yy[i] * p_yy + a_zz[i] * p_zz + a_xy[i] * p_xy +
-                 a_yz[i] * p_yz + a_xz[i] * p_xz;
-          hz_q = a_xx[i] * q_xx + a_yy[i] * q_yy + a_zz[i] * q_zz + a_xy[i] * q_xy +
-                 a_yz[i] * q_yz + a_xz[i] * q_xz;
-          hxy_p = (p_xx + p_yy + p_zz) - hz_p;
-          hxy_q = (q_xx + q_yy + q_zz) - hz_q;
-        } else {
-          hz_p = p_zz;
-          hz_q = q_zz;
-          hxy_p = p_xx + p_yy;
-          hxy_q = q_xx + q_yy;
-        }
-        const float rhs_p = vpx2[i] * hxy_p + vpz2[i] * hz_q + vsz2[i] * (hz_p - hz_q);
-        const float rhs_q = vpn2[i] * hxy_p + vpz2[i] * hz_q - vsz2[i] * (hxy_p - hxy_q);
-        const float d = eta_x[ix] + eta_y[iy] + eta_z[iz];
-        if (forward) {
-          p_out[i] = (2.0f * p[i] - (1.0f - d) * p_out[i] + rhs_p) / (1.0f + d);
-          q_out[i] = (2.0f * q[i] - (1.0f - d) * q_out[i] + rhs_q) / (1.0f + d);
-        } else {
-          p_out[i] = (2.0f * p[i] - (1.0f + d) * p_out[i] + rhs_p) / (1.0f - d);
-          q_out[i] = (2.0f * q[i] - (1.0f + d) * q_out[i] + rhs_q) / (1.0f - d);
-        }
+        const float p_xy = first(px, i, sy, c1, inv_h[1]), q_xy = first(qx, i, sy, c1, inv_h[1]);
+        const float p_xz = first(px, i, sz, c1, inv_h[2]), q_xz = first(qx, i, sz, c1, inv_h[2]);
+        const float p_yz = first(py, i, sz, c1, inv_h[2]), q_yz = first(qy, i, sz, c1, inv_h[2]);
+        const float hz_p = a_xx[i] * p_xx + a_yy[i] * p_yy + a_zz[i] * p_zz + a_xy[i] * p_xy +
+                           a_yz[i] * p_yz + a_xz[i] * p_xz;
+        const float hz_q = a_xx[i] * q_xx + a_yy[i] * q_yy + a_zz[i] * q_zz + a_xy[i] * q_xy +
+                           a_yz[i] * q_yz + a_xz[i] * q_xz;
+        const float hxy_p = (p_xx + p_yy + p_zz) - hz_p, hxy_q = (q_xx + q_yy + q_zz) - hz_q;
+        const float sd = sign * (eta_x[ix] + eta_y[iy] + eta_z[iz]);
+        advance(p, q, p_out, q_out, i, hz_p, hz_q, hxy_p, hxy_q, vpx2[i], vpz2[i], vpn2[i], vsz2[i],
+                sd);
       }
     }
   }

@@ -101,8 +101,7 @@ float *tti_run_traces(tti_run_t *run) {
 
 float *tti_run_field(tti_run_t *run, rtm_field_t field) {
   float *f = malloc(run->cells * sizeof *f);
-  if (!f || rtm_backend_cpu.read_field(run->state, field, RTM_LEVEL_CURRENT, f) != RTM_OK)
-    abort();
+  if (!f || rtm_backend_cpu.read_field(run->state, field, RTM_LEVEL_CURRENT, f) != RTM_OK) abort();
   return f;
 }
 

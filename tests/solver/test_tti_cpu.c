@@ -1,0 +1,507 @@
+/* test_tti_cpu - the vti/tti physics of the cpu backend: one step against the equations
+ * computed here in double (mixed derivatives as the direct 64-point product stencil, the
+ * axis from the angles), forward then backward restores both fields, split steps equal
+ * whole steps bit for bit, p and q round trips and the ledger. Random heterogeneous models
+ * (epsilon, delta, theta, phi varying per cell) and random fields each run. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "rtm_solver.h"
+#include "rtm_status.h"
+
+enum { SOURCES = 2, RECEIVERS = 3 };
+static const double degrees = 3.14159265358979323846 / 180.0;
+
+static double uniform(double lo, double hi) {
+  return lo + (hi - lo) * rand() / (double)RAND_MAX;
+}
+
+typedef struct {
+  rtm_grid_t grid;
+  rtm_model_t model;
+  rtm_boundary_t boundary;
+  rtm_config_t cfg;
+  rtm_mem_ledger_t ledger;
+  rtm_points_t sources, receivers;
+  float *wavelets;
+  double dt;
+  int steps;
+  size_t cells;
+} problem_t;
+
+static float *random_array(size_t cells, double lo, double hi) {
+  float *a = malloc(cells * sizeof(float));
+  assert_non_null(a);
+  for (size_t i = 0; i < cells; ++i)
+    a[i] = (float)uniform(lo, hi);
+  return a;
+}
+
+/* A random problem on the z-range [z_offset, z_offset + nz_local) of a volume n. The
+ * parameters need no conditioning: delta <= epsilon - 0.02 and (eps - delta) / sigma <= 0.47
+ * < 1 + 2 delta. */
+static void problem_make(problem_t *pb, rtm_equation_t equation, const int n[3], int z_offset,
+                         int nz_local, int width, double reflection) {
+  memset(pb, 0, sizeof *pb);
+  rtm_mem_ledger_init(&pb->ledger);
+  const double spacing[3] = {10.0, 12.0, 9.0};
+  const double origin[3] = {-40.0, 25.0, 0.0};
+  assert_int_equal(rtm_grid_init(&pb->grid, n, spacing, origin), RTM_OK);
+  assert_int_equal(rtm_grid_set_z_range(&pb->grid, z_offset, nz_local), RTM_OK);
+  pb->cells = rtm_grid_interior_cells(&pb->grid);
+  pb->model.vp = random_array(pb->cells, 1500.0, 3000.0);
+  pb->model.epsilon = random_array(pb->cells, 0.05, 0.3);
+  pb->model.delta = malloc(pb->cells * sizeof(float));
+  assert_non_null(pb->model.delta);
+  for (size_t i = 0; i < pb->cells; ++i)
+    pb->model.delta[i] = (float)uniform(-0.05, pb->model.epsilon[i] - 0.02);
+  if (equation == RTM_EQUATION_TTI) {
+    pb->model.theta_deg = random_array(pb->cells, -70.0, 70.0);
+    pb->model.phi_deg = random_array(pb->cells, 0.0, 360.0);
+  }
+  assert_int_equal(rtm_model_update_range(&pb->model, &pb->grid), RTM_OK);
+  rtm_config_defaults(&pb->cfg);
+  pb->cfg.physics.equation = equation;
+  pb->cfg.physics.sigma = 0.75;
+  pb->cfg.physics.smooth_angles_cells = 0;
+  pb->dt = 0.9 * rtm_stable_dt(pb->model.vp_max * sqrt(1.0 + 2.0 * pb->model.epsilon_max), spacing);
+  pb->steps = 12;
+  assert_int_equal(
+      rtm_boundary_init(&pb->boundary, &pb->grid, width, reflection, pb->model.vp_max, pb->dt),
+      RTM_OK);
+
+  double position[3 * (SOURCES + RECEIVERS)];
+  for (int p = 0; p < SOURCES + RECEIVERS; ++p)
+    for (int a = 0; a < 3; ++a) {
+      double lo = width + 0.0, hi = n[a] - 1.0 - width;
+      if (a == 2) {
+        lo = fmax(lo, z_offset - 1.0);
+        hi = fmin(hi, z_offset + nz_local + 0.0);
+      }
+      position[3 * p + a] = origin[a] + uniform(lo, hi) * spacing[a];
+    }
+  assert_int_equal(rtm_points_init(&pb->sources, &pb->grid, position, SOURCES, "source"), RTM_OK);
+  assert_int_equal(
+      rtm_points_init(&pb->receivers, &pb->grid, position + 3 * SOURCES, RECEIVERS, "receiver"),
+      RTM_OK);
+  pb->wavelets = random_array((size_t)SOURCES * pb->steps, -1.0, 1.0);
+}
+
+static void problem_release(problem_t *pb) {
+  free(pb->wavelets);
+  rtm_points_release(&pb->receivers);
+  rtm_points_release(&pb->sources);
+  rtm_boundary_release(&pb->boundary);
+  rtm_model_release(&pb->model);
+  rtm_mem_ledger_release(&pb->ledger);
+}
+
+static void *backend_make(problem_t *pb) {
+  const rtm_backend_desc_t desc = {.config = &pb->cfg,
+                                   .grid = &pb->grid,
+                                   .model = &pb->model,
+                                   .boundary = &pb->boundary,
+                                   .dt_s = pb->dt,
+                                   .steps = pb->steps,
+                                   .ledger = &pb->ledger};
+  void *state = NULL;
+  assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.set_sources(state, &pb->sources, pb->wavelets, pb->steps),
+                   RTM_OK);
+  assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb->receivers), RTM_OK);
+  return state;
+}
+
+static float *read_field(void *state, rtm_field_t field, rtm_level_t level, size_t cells) {
+  float *f = malloc(cells * sizeof(float));
+  assert_non_null(f);
+  assert_int_equal(rtm_backend_cpu.read_field(state, field, level, f), RTM_OK);
+  return f;
+}
+
+static void write_field(void *state, rtm_field_t field, rtm_level_t level, const float *f) {
+  assert_int_equal(rtm_backend_cpu.write_field(state, field, level, f), RTM_OK);
+}
+
+/* Dense value, zero outside the local slab (the halos of a rank without neighbours). */
+static double at(const problem_t *pb, const float *dense, long ix, long iy, long iz) {
+  const rtm_grid_t *g = &pb->grid;
+  if (ix < 0 || ix >= g->n[0] || iy < 0 || iy >= g->n[1] || iz < 0 || iz >= g->nz_local) return 0.0;
+  return dense[((size_t)iz * g->n[1] + (size_t)iy) * g->n[0] + (size_t)ix];
+}
+
+/* Second derivatives d_ab f (a, b in x, y, z) at a cell in double, and the sum of the
+ * magnitudes of their terms. Mixed ones by the direct 64-point product stencil. */
+static void derivatives(const problem_t *pb, const float *f, const long cell[3], double d[3][3],
+                        double m[3][3]) {
+  const double *h = pb->grid.spacing_m;
+  for (int a = 0; a < 3; ++a) {
+    double sum = rtm_fd2_coeff[0] * at(pb, f, cell[0], cell[1], cell[2]);
+    double mag = fabs(sum);
+    for (int k = 1; k <= RTM_RADIUS; ++k)
+      for (int sign = -1; sign <= 1; sign += 2) {
+        long c[3] = {cell[0], cell[1], cell[2]};
+        c[a] += sign * k;
+        const double v = rtm_fd2_coeff[k] * at(pb, f, c[0], c[1], c[2]);
+        sum += v;
+        mag += fabs(v);
+      }
+    d[a][a] = sum / (h[a] * h[a]);
+    m[a][a] = mag / (h[a] * h[a]);
+    for (int b = a + 1; b < 3; ++b) {
+      double mixed = 0.0, mixed_mag = 0.0;
+      for (int i = 1; i <= RTM_RADIUS; ++i)
+        for (int j = 1; j <= RTM_RADIUS; ++j)
+          for (int si = -1; si <= 1; si += 2)
+            for (int sj = -1; sj <= 1; sj += 2) {
+              long c[3] = {cell[0], cell[1], cell[2]};
+              c[a] += si * i;
+              c[b] += sj * j;
+              const double v = si * sj * rtm_fd1_coeff[i - 1] * rtm_fd1_coeff[j - 1] *
+                               at(pb, f, c[0], c[1], c[2]);
+              mixed += v;
+              mixed_mag += fabs(v);
+            }
+      d[a][b] = d[b][a] = mixed / (h[a] * h[b]);
+      m[a][b] = m[b][a] = mixed_mag / (h[a] * h[b]);
+    }
+  }
+}
+
+/* One forward step of p and q computed in double from the equations of tti_cpu.c with the
+ * parameters as given (they need no conditioning), sources included; the magnitudes of the
+ * terms go to `mag_*` for the rounding bound. */
+static void expected_step(const problem_t *pb, const float *p, const float *pp, const float *q,
+                          const float *qp, int it, double *next_p, double *next_q, double *mag_p,
+                          double *mag_q) {
+  const rtm_grid_t *g = &pb->grid;
+  const long nx = g->n[0], ny = g->n[1], nz = g->nz_local;
+  const double dt2 = pb->dt * pb->dt, sigma = pb->cfg.physics.sigma;
+  for (long iz = 0; iz < nz; ++iz)
+    for (long iy = 0; iy < ny; ++iy)
+      for (long ix = 0; ix < nx; ++ix) {
+        const long cell[3] = {ix, iy, iz};
+        const size_t i = ((size_t)iz * ny + (size_t)iy) * nx + (size_t)ix;
+        double n[3] = {0.0, 0.0, 1.0};
+        if (pb->model.theta_deg) {
+          const double th = pb->model.theta_deg[i] * degrees, ph = pb->model.phi_deg[i] * degrees;
+          n[0] = sin(th) * cos(ph);
+          n[1] = sin(th) * sin(ph);
+          n[2] = cos(th);
+        }
+        double dp[3][3], mp[3][3], dq[3][3], mq[3][3];
+        derivatives(pb, p, cell, dp, mp);
+        derivatives(pb, q, cell, dq, mq);
+        double hz_p = 0.0, hz_q = 0.0, hz_mp = 0.0, hz_mq = 0.0;
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b) {
+            hz_p += n[a] * n[b] * dp[a][b];
+            hz_q += n[a] * n[b] * dq[a][b];
+            hz_mp += fabs(n[a] * n[b]) * mp[a][b];
+            hz_mq += fabs(n[a] * n[b]) * mq[a][b];
+          }
+        const double hxy_p = dp[0][0] + dp[1][1] + dp[2][2] - hz_p;
+        const double hxy_q = dq[0][0] + dq[1][1] + dq[2][2] - hz_q;
+        const double hxy_mp = mp[0][0] + mp[1][1] + mp[2][2] + hz_mp;
+        const double hxy_mq = mq[0][0] + mq[1][1] + mq[2][2] + hz_mq;
+        const double vp = pb->model.vp[i], eps = pb->model.epsilon[i], del = pb->model.delta[i];
+        const double vpz2 = vp * vp * dt2, vpx2 = vpz2 * (1.0 + 2.0 * eps);
+        const double vpn2 = vpz2 * (1.0 + 2.0 * del), vsz2 = vpz2 * (eps - del) / sigma;
+        const double rhs_p = vpx2 * hxy_p + vpz2 * hz_q + vsz2 * (hz_p - hz_q);
+        const double rhs_q = vpn2 * hxy_p + vpz2 * hz_q - vsz2 * (hxy_p - hxy_q);
+        const double rhs_mp = vpx2 * hxy_mp + vpz2 * hz_mq + vsz2 * (hz_mp + hz_mq);
+        const double rhs_mq = vpn2 * hxy_mp + vpz2 * hz_mq + vsz2 * (hxy_mp + hxy_mq);
+        const double d = (double)pb->boundary.eta_dt[0][ix] + pb->boundary.eta_dt[1][iy] +
+                         pb->boundary.eta_dt[2][iz + g->z_offset];
+        next_p[i] = (2.0 * p[i] - (1.0 - d) * pp[i] + rhs_p) / (1.0 + d);
+        next_q[i] = (2.0 * q[i] - (1.0 - d) * qp[i] + rhs_q) / (1.0 + d);
+        mag_p[i] = (2.0 * fabs(p[i]) + fabs(pp[i]) + rhs_mp) / (1.0 + d);
+        mag_q[i] = (2.0 * fabs(q[i]) + fabs(qp[i]) + rhs_mq) / (1.0 + d);
+      }
+  for (int s = 0; s < pb->sources.count; ++s)
+    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
+      const size_t k = (size_t)s * RTM_POINT_TAPS + t;
+      const float w = pb->sources.tap_weight[k];
+      if (w == 0.0f) continue;
+      const size_t off = pb->sources.tap_index[k] - g->origin_index;
+      const size_t iz = off / g->stride_z, iy = off % g->stride_z / g->stride_y,
+                   ix = off % g->stride_y;
+      const size_t i = (iz * (size_t)ny + iy) * (size_t)nx + ix;
+      const double add = (double)w * pb->wavelets[(size_t)s * pb->steps + it];
+      next_p[i] += add; /* into both fields */
+      next_q[i] += add;
+      mag_p[i] += fabs(add);
+      mag_q[i] += fabs(add);
+    }
+}
+
+/* ---- the step is the equation ---- */
+static void check_step(rtm_equation_t equation, const int n[3], int z_offset, int nz_local) {
+  problem_t pb;
+  problem_make(&pb, equation, n, z_offset, nz_local, 3, 0.3);
+  void *state = backend_make(&pb);
+  const size_t cells = pb.cells;
+  float *p = random_array(cells, -1, 1), *pp = random_array(cells, -1, 1);
+  float *q = random_array(cells, -1, 1), *qp = random_array(cells, -1, 1);
+  write_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, p);
+  write_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp);
+  write_field(state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, q);
+  write_field(state, RTM_FIELD_Q, RTM_LEVEL_PREVIOUS, qp);
+  const int it = 5;
+  double *next_p = malloc(cells * sizeof(double)), *next_q = malloc(cells * sizeof(double));
+  double *mag_p = malloc(cells * sizeof(double)), *mag_q = malloc(cells * sizeof(double));
+  assert_true(next_p && next_q && mag_p && mag_q);
+  expected_step(&pb, p, pp, q, qp, it, next_p, next_q, mag_p, mag_q);
+
+  assert_int_equal(rtm_backend_cpu.step(state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
+  float *got_p = read_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, cells);
+  float *got_q = read_field(state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, cells);
+  float *old_p = read_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, cells);
+  float *old_q = read_field(state, RTM_FIELD_Q, RTM_LEVEL_PREVIOUS, cells);
+  assert_memory_equal(old_p, p, cells * sizeof(float)); /* rotated: previous = f[it] */
+  assert_memory_equal(old_q, q, cells * sizeof(float));
+  /* Float evaluation: each derivative sums up to 9 terms (the mixed ones 8 of 8-term first
+   * derivatives), Hz six products, then about 10 more operations, each rounding by u =
+   * FLT_EPSILON / 2 a partial sum no larger than the sum of |terms|; the coefficients are
+   * rounded to float once. The errors seen stay below 1 FLT_EPSILON of the magnitude;
+   * 16 FLT_EPSILON leaves room, and a wrong sign, factor or stencil offset is off by the size
+   * of a term, 10^5 times more. */
+  double worst = 0.0;
+  for (size_t i = 0; i < cells; ++i) {
+    const double tol_p = 16.0 * FLT_EPSILON * mag_p[i], tol_q = 16.0 * FLT_EPSILON * mag_q[i];
+    const double err_p = fabs(got_p[i] - next_p[i]), err_q = fabs(got_q[i] - next_q[i]);
+    if (err_p > tol_p || err_q > tol_q)
+      fail_msg("cell %zu: p %.9g vs %.9g (tol %.3g), q %.9g vs %.9g (tol %.3g)", i, got_p[i],
+               next_p[i], tol_p, got_q[i], next_q[i], tol_q);
+    worst = fmax(worst, fmax(err_p / tol_p, err_q / tol_q));
+  }
+  printf("  %s grid %dx%dx%d, z-range [%d, %d): worst error %.3f of the rounding bound\n",
+         equation == RTM_EQUATION_TTI ? "tti" : "vti", n[0], n[1], n[2], z_offset,
+         z_offset + nz_local, worst);
+
+  /* receivers record p: column it + 1 holds sum w p[it+1] at the taps */
+  float *traces = malloc((size_t)RECEIVERS * (pb.steps + 1) * sizeof(float));
+  assert_non_null(traces);
+  assert_int_equal(rtm_backend_cpu.read_traces(state, traces), RTM_OK);
+  const rtm_grid_t *g = &pb.grid;
+  for (int r = 0; r < RECEIVERS; ++r) {
+    double sum = 0.0, sum_mag = 0.0;
+    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
+      const size_t k = (size_t)r * RTM_POINT_TAPS + t;
+      const float w = pb.receivers.tap_weight[k];
+      if (w == 0.0f) continue;
+      const size_t off = pb.receivers.tap_index[k] - g->origin_index;
+      const size_t iz = off / g->stride_z, iy = off % g->stride_z / g->stride_y,
+                   ix = off % g->stride_y;
+      const size_t i = (iz * (size_t)n[1] + iy) * (size_t)n[0] + ix;
+      sum += w * (double)got_p[i];
+      sum_mag += w * fabs((double)got_p[i]);
+    }
+    assert_true(fabs(traces[(size_t)r * (pb.steps + 1) + it + 1] - sum) <=
+                8.0 * FLT_EPSILON * sum_mag);
+  }
+  free(traces);
+  free(got_p);
+  free(got_q);
+  free(old_p);
+  free(old_q);
+  free(next_p);
+  free(next_q);
+  free(mag_p);
+  free(mag_q);
+  free(p);
+  free(pp);
+  free(q);
+  free(qp);
+  rtm_backend_cpu.destroy(state);
+  problem_release(&pb);
+}
+
+static void test_step_is_the_equation(void **unused) {
+  (void)unused;
+  const int n[3] = {17, 14, 15};
+  check_step(RTM_EQUATION_TTI, n, 0, n[2]);
+  check_step(RTM_EQUATION_TTI, n, 4, 8); /* a middle rank of a z decomposition */
+  check_step(RTM_EQUATION_VTI, n, 0, n[2]);
+}
+
+/* ---- forward then backward ---- */
+static void check_forward_backward(rtm_equation_t equation, int width, double reflection) {
+  const int n[3] = {19, 16, 15};
+  problem_t pb;
+  problem_make(&pb, equation, n, 0, n[2], width, reflection);
+  void *state = backend_make(&pb);
+  const size_t cells = pb.cells;
+  float *now[2], *before[2];
+  for (int f = 0; f < 2; ++f) {
+    now[f] = random_array(cells, -1, 1);
+    before[f] = random_array(cells, -1, 1);
+    write_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, now[f]);
+    write_field(state, (rtm_field_t)f, RTM_LEVEL_PREVIOUS, before[f]);
+  }
+  const int it = 3;
+  assert_int_equal(rtm_backend_cpu.step(state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
+  float *next[2];
+  for (int f = 0; f < 2; ++f)
+    next[f] = read_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, cells);
+  assert_int_equal(rtm_backend_cpu.step(state, it, RTM_REGION_ALL, RTM_BACKWARD), RTM_OK);
+  float d_max = 0.0f;
+  for (int a = 0; a < 3; ++a)
+    for (int i = 0; i < n[a]; ++i)
+      d_max = fmaxf(d_max, pb.boundary.eta_dt[a][i]);
+  d_max *= 3.0f;
+  assert_true(d_max < 1.0f);
+  /* As for iso (test_backend_cpu.c): the right-hand side of f[it] is recomputed bit for bit,
+   * so only the leapfrog's own additions round: 4 FLT_EPSILON of the values involved
+   * undamped, 8 FLT_EPSILON / (1 - d_max) damped. */
+  const double factor = width == 0 ? 4.0 * FLT_EPSILON : 8.0 * FLT_EPSILON / (1.0 - d_max);
+  double worst = 0.0, changed = 0.0;
+  for (int f = 0; f < 2; ++f) {
+    float *current = read_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, cells);
+    float *previous = read_field(state, (rtm_field_t)f, RTM_LEVEL_PREVIOUS, cells);
+    assert_memory_equal(current, now[f], cells * sizeof(float));
+    for (size_t i = 0; i < cells; ++i) {
+      const double tolerance =
+          factor * (2.0 * fabs(now[f][i]) + fabs(before[f][i]) + 2.0 * fabs(next[f][i]));
+      const double error = fabs(previous[i] - before[f][i]);
+      if (error > tolerance)
+        fail_msg("field %d cell %zu: %.9g came back as %.9g (tolerance %.3g)", f, i, before[f][i],
+                 previous[i], tolerance);
+      worst = fmax(worst, error / tolerance);
+      changed = fmax(changed, fabs(next[f][i] - before[f][i]));
+    }
+    free(current);
+    free(previous);
+  }
+  assert_true(changed > 0.1); /* the step did move the fields */
+  printf("  %s width %d: worst error %.3f of the rounding bound\n",
+         equation == RTM_EQUATION_TTI ? "tti" : "vti", width, worst);
+  for (int f = 0; f < 2; ++f) {
+    free(now[f]);
+    free(before[f]);
+    free(next[f]);
+  }
+  rtm_backend_cpu.destroy(state);
+  problem_release(&pb);
+}
+
+static void test_forward_then_backward_restores(void **unused) {
+  (void)unused;
+  check_forward_backward(RTM_EQUATION_TTI, 0, 1e-3);
+  check_forward_backward(RTM_EQUATION_TTI, 4, 0.3);
+  check_forward_backward(RTM_EQUATION_VTI, 4, 0.3);
+}
+
+/* ---- split steps ---- */
+static void check_split(const int n[3], int z_offset, int nz_local) {
+  problem_t pb;
+  problem_make(&pb, RTM_EQUATION_TTI, n, z_offset, nz_local, 3, 0.3);
+  void *whole = backend_make(&pb), *split = backend_make(&pb);
+  void *both[2] = {whole, split};
+  for (int f = 0; f < 2; ++f)
+    for (int l = 0; l < 2; ++l) {
+      float *values = random_array(pb.cells, -1, 1);
+      for (int b = 0; b < 2; ++b)
+        write_field(both[b], (rtm_field_t)f, (rtm_level_t)l, values);
+      free(values);
+    }
+  for (int it = 0; it < 6; ++it) {
+    const rtm_direction_t dir = it < 4 ? RTM_FORWARD : RTM_BACKWARD;
+    const int step = it < 4 ? it : 7 - it; /* forward 0..3, then backward 3, 2 */
+    assert_int_equal(rtm_backend_cpu.step(whole, step, RTM_REGION_ALL, dir), RTM_OK);
+    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_EDGE_PLANES, dir), RTM_OK);
+    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_INTERIOR, dir), RTM_OK);
+  }
+  for (int f = 0; f < 2; ++f)
+    for (int l = 0; l < 2; ++l) {
+      float *a = read_field(whole, (rtm_field_t)f, (rtm_level_t)l, pb.cells);
+      float *b = read_field(split, (rtm_field_t)f, (rtm_level_t)l, pb.cells);
+      assert_memory_equal(a, b, pb.cells * sizeof(float));
+      free(a);
+      free(b);
+    }
+  const size_t samples = (size_t)RECEIVERS * (pb.steps + 1);
+  float *ta = malloc(samples * sizeof(float)), *tb = malloc(samples * sizeof(float));
+  assert_true(ta && tb);
+  assert_int_equal(rtm_backend_cpu.read_traces(whole, ta), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.read_traces(split, tb), RTM_OK);
+  assert_memory_equal(ta, tb, samples * sizeof(float));
+  free(ta);
+  free(tb);
+  rtm_backend_cpu.destroy(whole);
+  rtm_backend_cpu.destroy(split);
+  problem_release(&pb);
+}
+
+static void test_split_equals_all(void **unused) {
+  (void)unused;
+  const int n[3] = {21, 13, 26};
+  check_split(n, 0, n[2]); /* interior planes exist */
+  check_split(n, 9, 12);   /* a middle rank */
+  check_split(n, 20, 6);   /* nz_local <= 2R: edge planes are everything */
+}
+
+/* ---- fields and ledger ---- */
+static int ledger_has(const problem_t *pb, const char *label) {
+  int found = 0;
+  for (int r = 0; r < pb->ledger.count; ++r)
+    found += strcmp(pb->ledger.records[r].label, label) == 0 &&
+             pb->ledger.records[r].bytes == pb->grid.padded_cells * sizeof(float);
+  return found;
+}
+
+static void test_fields_and_ledger(void **unused) {
+  (void)unused;
+  const int n[3] = {12, 9, 10};
+  for (int e = 0; e < 2; ++e) {
+    const rtm_equation_t equation = e == 0 ? RTM_EQUATION_VTI : RTM_EQUATION_TTI;
+    problem_t pb;
+    problem_make(&pb, equation, n, 0, n[2], 2, 0.1);
+    void *state = backend_make(&pb);
+    float *values[2][2];
+    for (int f = 0; f < 2; ++f)
+      for (int l = 0; l < 2; ++l) {
+        values[f][l] = random_array(pb.cells, -1, 1);
+        write_field(state, (rtm_field_t)f, (rtm_level_t)l, values[f][l]);
+      }
+    for (int f = 0; f < 2; ++f)
+      for (int l = 0; l < 2; ++l) {
+        float *back = read_field(state, (rtm_field_t)f, (rtm_level_t)l, pb.cells);
+        assert_memory_equal(back, values[f][l], pb.cells * sizeof(float)); /* four distinct */
+        free(back);
+        free(values[f][l]);
+      }
+    const char *always[] = {"p.current",     "p.previous",    "q.current",     "q.previous",
+                            "model.vpx2dt2", "model.vpz2dt2", "model.vpn2dt2", "model.vsz2dt2"};
+    for (size_t l = 0; l < sizeof always / sizeof always[0]; ++l)
+      assert_int_equal(ledger_has(&pb, always[l]), 1);
+    /* tti only: the Hz factors and the first-derivative scratch */
+    assert_int_equal(ledger_has(&pb, "model.hz_xz"), equation == RTM_EQUATION_TTI);
+    assert_int_equal(ledger_has(&pb, "scratch.dy_q"), equation == RTM_EQUATION_TTI);
+    rtm_backend_cpu.destroy(state);
+    problem_release(&pb);
+  }
+}
+
+int main(void) {
+  const unsigned seed = (unsigned)time(NULL);
+  printf("seed %u\n", seed);
+  srand(seed);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_step_is_the_equation),
+      cmocka_unit_test(test_forward_then_backward_restores),
+      cmocka_unit_test(test_split_equals_all),
+      cmocka_unit_test(test_fields_and_ledger),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
