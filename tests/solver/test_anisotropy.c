@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "rtm_test_capture.h"
+
 #include "rtm_anisotropy.h"
 #include "rtm_io.h"
 #include "rtm_solver.h"
@@ -27,35 +29,6 @@ static const char *model_path = "test_anisotropy_model.h5";
 
 static double uniform(double lo, double hi) {
   return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
-
-/* ---- stderr capture ---- */
-typedef struct {
-  int saved_fd;
-  FILE *file;
-} capture_t;
-
-static void capture_begin(capture_t *c) {
-  fflush(stderr);
-  c->file = tmpfile();
-  assert_non_null(c->file);
-  c->saved_fd = dup(STDERR_FILENO);
-  dup2(fileno(c->file), STDERR_FILENO);
-}
-
-static void capture_end(capture_t *c, char *text, size_t size) {
-  fflush(stderr);
-  dup2(c->saved_fd, STDERR_FILENO);
-  close(c->saved_fd);
-  rewind(c->file);
-  size_t n = fread(text, 1, size - 1, c->file);
-  text[n] = '\0';
-  fclose(c->file);
-  printf("  [stderr] %s", n ? text : "(nothing)\n");
-}
-
-static void assert_contains(const char *text, const char *part) {
-  if (!strstr(text, part)) fail_msg("expected \"%s\" in: %s", part, text);
 }
 
 /* ---- the plane-wave matrix ---- */
@@ -247,11 +220,11 @@ static void test_von_neumann_at_the_limit(void **unused) {
     assert_int_equal(rtm_resolve_dt(&setup.cfg, &setup.model, &setup.grid, &dt), RTM_OK);
     assert_true(dt == limit);
     setup.cfg.time.dt_s = 1.001 * limit;
-    char text[2048];
+    char text[RTM_TEST_CAPTURE_MAX];
     capture_t cap;
     capture_begin(&cap);
     assert_int_equal(rtm_resolve_dt(&setup.cfg, &setup.model, &setup.grid, &dt), RTM_ERR_CONFIG);
-    capture_end(&cap, text, sizeof text);
+    snprintf(text, sizeof text, "%s", capture_end(&cap));
 
     double delta, ratio;
     int dl, vl;
@@ -293,11 +266,11 @@ static void test_prepare_warns_and_repairs(void **unused) {
     c.model.delta[bad_vsz[k]] = -0.2f;
   }
   rtm_anisotropy_t prepared;
-  char text[4096];
+  char text[RTM_TEST_CAPTURE_MAX];
   capture_t cap;
   capture_begin(&cap);
   assert_int_equal(rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared), RTM_OK);
-  capture_end(&cap, text, sizeof text);
+  snprintf(text, sizeof text, "%s", capture_end(&cap));
   assert_true(prepared.delta_lowered == 3 && prepared.vsz_lowered == 2);
   assert_contains(text, "delta > epsilon in 3 of 504 cells");
   assert_contains(text, "[z=2][y=3][x=4]");
@@ -330,7 +303,7 @@ static void test_prepare_warns_and_repairs(void **unused) {
     c.model.delta[bad_vsz[k]] = 0.1f;
   capture_begin(&cap);
   assert_int_equal(rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared), RTM_OK);
-  capture_end(&cap, text, sizeof text);
+  snprintf(text, sizeof text, "%s", capture_end(&cap));
   assert_null(strstr(text, "warning"));
   rtm_anisotropy_release(&prepared);
   rtm_model_release(&c.model);
@@ -342,7 +315,7 @@ static int check_capturing(const rtm_config_t *cfg, const rtm_grid_t *grid,
   capture_t cap;
   capture_begin(&cap);
   const int status = rtm_anisotropy_check(cfg, grid, model);
-  capture_end(&cap, text, size);
+  snprintf(text, size, "%s", capture_end(&cap));
   return status;
 }
 
@@ -351,7 +324,7 @@ static void test_bad_parameters(void **unused) {
   const int n[3] = {7, 6, 5};
   const double h[3] = {10, 10, 10};
   constant_t c;
-  char text[4096];
+  char text[RTM_TEST_CAPTURE_MAX];
   double dt;
 
   /* constants: the config key */
@@ -362,7 +335,7 @@ static void test_bad_parameters(void **unused) {
   capture_t cap;
   capture_begin(&cap); /* rtm_resolve_dt checks before it computes */
   assert_int_equal(rtm_resolve_dt(&c.cfg, &c.model, &c.grid, &dt), RTM_ERR_INPUT);
-  capture_end(&cap, text, sizeof text);
+  snprintf(text, sizeof text, "%s", capture_end(&cap));
   assert_contains(text, "model.delta");
   rtm_model_release(&c.model);
 
@@ -410,7 +383,7 @@ static void test_bad_parameters(void **unused) {
   assert_int_equal(rtm_io_write_model(model_path, &c.grid, &vti_only), RTM_OK);
   capture_begin(&cap);
   assert_int_equal(rtm_io_read_model(model_path, &c.grid, RTM_EQUATION_TTI, &read), RTM_ERR_INPUT);
-  capture_end(&cap, text, sizeof text);
+  snprintf(text, sizeof text, "%s", capture_end(&cap));
   assert_contains(text, "/theta");
   assert_contains(text, "tti");
   assert_null(read.vp);

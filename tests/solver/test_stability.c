@@ -14,36 +14,13 @@
 
 #include <cmocka.h>
 
+#include "rtm_test_capture.h"
+
 #include "rtm_solver.h"
 #include "rtm_status.h"
 
 static double uniform(double lo, double hi) {
   return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
-
-/* ---- stderr capture, to check what the library says ---- */
-typedef struct {
-  int saved_fd;
-  FILE *file;
-} capture_t;
-
-static void capture_begin(capture_t *c) {
-  fflush(stderr);
-  c->file = tmpfile();
-  assert_non_null(c->file);
-  c->saved_fd = dup(STDERR_FILENO);
-  dup2(fileno(c->file), STDERR_FILENO);
-}
-
-static void capture_end(capture_t *c, char *text, size_t size) {
-  fflush(stderr);
-  dup2(c->saved_fd, STDERR_FILENO);
-  close(c->saved_fd);
-  rewind(c->file);
-  size_t n = fread(text, 1, size - 1, c->file);
-  text[n] = '\0';
-  fclose(c->file);
-  printf("  [stderr] %s", n ? text : "(nothing)\n");
 }
 
 /* ---- a homogeneous model on a grid ---- */
@@ -143,11 +120,11 @@ static void test_explicit_dt(void **unused) {
   assert_true(dt == s.cfg.time.dt_s);
 
   s.cfg.time.dt_s = 1.01 * limit;
-  char text[1024];
+  char text[RTM_TEST_CAPTURE_MAX];
   capture_t c;
   capture_begin(&c);
   int status = rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt);
-  capture_end(&c, text, sizeof text);
+  snprintf(text, sizeof text, "%s", capture_end(&c));
   assert_int_equal(status, RTM_ERR_CONFIG);
   assert_non_null(strstr(text, "time.dt"));
 
@@ -156,7 +133,7 @@ static void test_explicit_dt(void **unused) {
   s.cfg.time.cfl = 0.46;
   capture_begin(&c);
   status = rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt);
-  capture_end(&c, text, sizeof text);
+  snprintf(text, sizeof text, "%s", capture_end(&c));
   assert_int_equal(status, RTM_ERR_CONFIG);
   assert_non_null(strstr(text, "time.cfl"));
   assert_non_null(strstr(text, "0.452"));
@@ -195,20 +172,20 @@ static void test_sampling_warning(void **unused) {
   const double spacing[3] = {h, 0.5 * h, h};
   setup_t s;
   setup_make(&s, spacing, v, 0.0, RTM_EQUATION_ISO);
-  char text[1024];
+  char text[RTM_TEST_CAPTURE_MAX];
   capture_t c;
   double dt;
 
   s.cfg.source.frequency_hz = v / (2.5 * 5.2 * h); /* 5.2 points */
   capture_begin(&c);
   assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
-  capture_end(&c, text, sizeof text);
+  snprintf(text, sizeof text, "%s", capture_end(&c));
   assert_null(strstr(text, "warning"));
 
   s.cfg.source.frequency_hz = v / (2.5 * 4.8 * h); /* 4.8 points */
   capture_begin(&c);
   assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
-  capture_end(&c, text, sizeof text);
+  snprintf(text, sizeof text, "%s", capture_end(&c));
   assert_non_null(strstr(text, "warning"));
   assert_non_null(strstr(text, "points per shortest wavelength"));
   setup_release(&s);
@@ -241,11 +218,11 @@ static void test_model_range(void **unused) {
     const size_t cell = (size_t)rand() % cells;
     const float keep = model.vp[cell];
     model.vp[cell] = bad[b];
-    char text[1024];
+    char text[RTM_TEST_CAPTURE_MAX];
     capture_t c;
     capture_begin(&c);
     int status = rtm_model_update_range(&model, &grid);
-    capture_end(&c, text, sizeof text);
+    snprintf(text, sizeof text, "%s", capture_end(&c));
     assert_int_equal(status, RTM_ERR_INPUT);
     char where[64];
     snprintf(where, sizeof where, "(ix %zu, iy %zu, iz %zu)", cell % 7, cell / 7 % 6, cell / 42);

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "rtm_test_capture.h"
+
 #include "rtm_status.h"
 #include "rtm_traces.h"
 #include "traces_test_util.h"
@@ -21,33 +23,6 @@
 /* The Ricker wavelet is not band-limited; its spectrum beyond the cut-off tapers is below
  * 1e-4 of the peak in these cases, so 1e-3 holds with margin (the issue's bound). */
 #define RICKER_TOLERANCE 1e-3
-
-/* stderr captured into a temporary file, to check warnings and error texts. */
-typedef struct {
-  int saved;
-  FILE *file;
-  char text[8192];
-} capture_t;
-
-static void capture_begin(capture_t *c) {
-  fflush(stderr);
-  c->file = tmpfile();
-  assert_non_null(c->file);
-  c->saved = dup(2);
-  dup2(fileno(c->file), 2);
-}
-
-static const char *capture_end(capture_t *c) {
-  fflush(stderr);
-  dup2(c->saved, 2);
-  close(c->saved);
-  rewind(c->file);
-  size_t n = fread(c->text, 1, sizeof c->text - 1, c->file);
-  c->text[n] = '\0';
-  fclose(c->file);
-  fputs(c->text, stderr); /* keep the log readable */
-  return c->text;
-}
 
 static rtm_traces_desc_t cpu_desc(int n_inputs, int length, double dt,
                                   const rtm_traces_output_t *outputs, int n_outputs) {

@@ -1,0 +1,49 @@
+/* rtm_test_capture.h - stderr redirected into a temporary file for the length of a call, so
+ * that a test can check what the library told the user. rtm_log_* write to the stderr
+ * stream, which is unbuffered and so lands on descriptor 2 at once. Include after
+ * <cmocka.h>. */
+#ifndef RTM_TEST_CAPTURE_H
+#define RTM_TEST_CAPTURE_H
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RTM_TEST_CAPTURE_MAX 32768
+
+typedef struct {
+  FILE *file;
+  int saved_fd;
+  char text[RTM_TEST_CAPTURE_MAX];
+} capture_t;
+
+static inline void capture_begin(capture_t *capture) {
+  fflush(stderr);
+  capture->file = tmpfile();
+  assert_non_null(capture->file);
+  capture->saved_fd = dup(STDERR_FILENO);
+  assert_true(capture->saved_fd >= 0);
+  assert_true(dup2(fileno(capture->file), STDERR_FILENO) >= 0);
+}
+
+/* Restores stderr, keeps what was written in capture->text and shows it in the test log. */
+static inline const char *capture_end(capture_t *capture) {
+  fflush(stderr);
+  dup2(capture->saved_fd, STDERR_FILENO);
+  close(capture->saved_fd);
+  rewind(capture->file);
+  size_t n = fread(capture->text, 1, sizeof capture->text - 1, capture->file);
+  capture->text[n] = '\0';
+  fclose(capture->file);
+  printf("--- captured stderr ---\n%s-----------------------\n", capture->text);
+  return capture->text;
+}
+
+static inline void assert_contains(const char *text, const char *needle) {
+  if (!strstr(text, needle)) {
+    print_error("expected to find \"%s\" in:\n%s\n", needle, text);
+    fail();
+  }
+}
+
+#endif
