@@ -75,16 +75,15 @@ int rtm_config_validate(const rtm_config_t *cfg) {
   if (only_space(cfg->output.dir))
     check_error(&check, "output.dir is empty: give a directory (\".\" for the current one)");
 
-  /* With a model file the grid may come from the file, so positions are checked later. */
-  if (!cfg->model.file[0]) {
-    check_inside(&check, cfg, "source.x", 0, cfg->source.position_m[0]);
-    check_inside(&check, cfg, "source.y", 1, cfg->source.position_m[1]);
-    check_inside(&check, cfg, "source.z", 2, cfg->source.position_m[2]);
-    if (plane) {
-      check_inside(&check, cfg, "receivers.z", 2, cfg->receivers.z_m);
-      check_inside(&check, cfg, "receivers.x_first", 0, cfg->receivers.x_first_m);
-      check_inside(&check, cfg, "receivers.y_first", 1, cfg->receivers.y_first_m);
-    }
+  /* The grid is always the deck's (a model file must match it), so positions can be
+   * checked here, before anything is read. */
+  check_inside(&check, cfg, "source.x", 0, cfg->source.position_m[0]);
+  check_inside(&check, cfg, "source.y", 1, cfg->source.position_m[1]);
+  check_inside(&check, cfg, "source.z", 2, cfg->source.position_m[2]);
+  if (plane) {
+    check_inside(&check, cfg, "receivers.z", 2, cfg->receivers.z_m);
+    check_inside(&check, cfg, "receivers.x_first", 0, cfg->receivers.x_first_m);
+    check_inside(&check, cfg, "receivers.y_first", 1, cfg->receivers.y_first_m);
   }
 
   if (cfg->physics.equation == RTM_EQUATION_ISO && !cfg->model.file[0] &&
