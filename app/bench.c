@@ -2,7 +2,7 @@
  * (DESIGN.md "Measuring").
  *
  * Figures: MCells/s = cells x steps / time (CUDA events around `bench.steps` steps after
- * `bench.warmup` untimed ones, median of three windows); effective GB/s = 16 B/cell (iso:
+ * `bench.warmup` untimed ones, median of three windows); effective GB/s = bytes_per_cell() (iso 16:
  * read p[n], p[n-1], v^2 dt^2, write p[n+1]) x MCells/s; fraction = that over the copy
  * bandwidth measured in the same process (a large device-to-device cudaMemcpy, bytes read
  * plus bytes written). Matrix variants start from random wavefields (never zeros: they
@@ -24,7 +24,18 @@
 #ifdef RTM3D_HAVE_CUDA_BACKEND
 #include <cuda_runtime_api.h>
 
-enum { BYTES_PER_CELL = 16, WINDOWS = 3, MAX_RESULTS = 256 };
+enum { WINDOWS = 3, MAX_RESULTS = 256 };
+
+/* Bytes a step must move per cell at least (fp32): iso reads p[n], p[n-1], v^2 dt^2 and
+ * writes p[n+1]; vti/tti read p, q at two levels and write both (24 B) plus the per-cell
+ * coefficients of solver/tti_cuda.h: 4 volumes for vti, 7 for tti. */
+static int bytes_per_cell(const rtm_config_t *cfg) {
+  switch (cfg->physics.equation) {
+  case RTM_EQUATION_VTI: return 24 + 4 * 4;
+  case RTM_EQUATION_TTI: return 24 + 7 * 4;
+  default: return 16;
+  }
+}
 
 #define BENCH_CUDA_TRY(call)                                                                       \
   do {                                                                                             \
@@ -70,7 +81,8 @@ static void usage(FILE *out) {
       "       rtm3d bench --traces ...   (the trace pipeline; see rtm3d bench --traces --help)\n\n"
       "Measures the device copy bandwidth, then times the configured cuda propagator\n"
       "(kernel.*, memory.*) for bench.warmup + bench.steps steps and prints MCells/s,\n"
-      "bytes per cell (16 for iso), effective GB/s and the fraction of the copy bandwidth.\n\n"
+      "bytes per cell (16 iso, 40 vti, 52 tti), effective GB/s and the fraction of the copy\n"
+      "bandwidth.\n\n"
       "  --matrix    sweep halo x stages x memory strategy, then tile shapes x zblock for the\n"
       "              fastest halo, then vmm against vmm-compressed at an early, a middle and\n"
       "              a late window of a time.steps-step propagation of the config's source\n"
@@ -181,13 +193,13 @@ static void fill_figures(const bench_t *b, double ms_per_step, result_t *r) {
   const double cells = (double)rtm_grid_interior_cells(b->grid);
   r->ms_per_step = ms_per_step;
   r->mcells = cells / (ms_per_step * 1e-3) / 1e6;
-  r->gbs = r->mcells * 1e6 * BYTES_PER_CELL / 1e9;
+  r->gbs = r->mcells * 1e6 * bytes_per_cell(b->cfg) / 1e9;
   r->fraction = b->copy_gbs > 0.0 ? r->gbs / b->copy_gbs : 0.0;
 }
 
 static void print_header(FILE *out) {
   fprintf(out, "%-11s %-6s %2s %7s %5s %-14s %4s %6s %9s %9s %8s %6s\n", "kind", "halo", "st",
-          "block", "zblk", "strategy", "comp", "step", "ms/step", "MCells/s", "GB/s@16B", "%copy");
+          "block", "zblk", "strategy", "comp", "step", "ms/step", "MCells/s", "GB/s", "%copy");
 }
 
 static void print_row(FILE *out, const result_t *r) {
@@ -219,6 +231,9 @@ static int create_variant(const bench_t *b, const variant_t *v, int steps, rtm_c
   if (b->initial) {
     RTM_TRY(prop->backend->write_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, b->initial));
     RTM_TRY(prop->backend->write_field(prop->state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, b->initial));
+    if (b->cfg->physics.equation != RTM_EQUATION_ISO)
+      for (int l = RTM_LEVEL_CURRENT; l <= RTM_LEVEL_PREVIOUS; ++l)
+        RTM_TRY(prop->backend->write_field(prop->state, RTM_FIELD_Q, (rtm_level_t)l, b->initial));
   }
   return RTM_OK;
 fail:
@@ -369,7 +384,7 @@ static int write_csv(const char *path, const bench_t *b, const char *device) {
     fprintf(f, "\"%s\",%.1f,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%.5f,%.1f,%d,%.1f,%.4f\n", device,
             b->copy_gbs, r->kind, r->window ? r->window : "", r->window ? r->window_step : -1,
             r->v.halo, r->v.stages, r->v.block[0], r->v.block[1], r->v.zblock, r->v.strategy,
-            r->compressed, r->ms_per_step, r->mcells, BYTES_PER_CELL, r->gbs, r->fraction);
+            r->compressed, r->ms_per_step, r->mcells, bytes_per_cell(b->cfg), r->gbs, r->fraction);
   }
   return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
 }
@@ -384,7 +399,7 @@ static int write_json(const char *path, const bench_t *b, const char *device) {
           "{\n  \"device\": \"%s\",\n  \"copy_gb_s\": %.1f,\n  \"grid\": [%d, %d, %d],\n"
           "  \"bytes_per_cell\": %d,\n  \"warmup_steps\": %d,\n  \"steps\": %d,\n"
           "  \"results\": [\n",
-          device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2], BYTES_PER_CELL,
+          device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2], bytes_per_cell(b->cfg),
           b->cfg->bench.warmup_steps, b->cfg->bench.steps);
   for (int i = 0; i < b->count; ++i) {
     const result_t *r = &b->results[i];
@@ -472,9 +487,6 @@ static int bench_cuda(int argc, char **argv) {
     }
   }
   RTM_TRY(rtm_app_load_config(nrest, rest, cfg, &quiet, NULL, NULL));
-  if (cfg->physics.equation != RTM_EQUATION_ISO)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED, "bench: physics.equation must be iso (the cuda kernels' only "
-                                  "equation so far)");
   if (strcmp(cfg->backend.name, "cpu") == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "bench: backend.name = cpu; bench times the cuda backend");
   {
@@ -496,8 +508,13 @@ static int bench_cuda(int argc, char **argv) {
   b->quiet = quiet;
   RTM_TRY(copy_bandwidth(cfg->backend.device, &b->copy_gbs));
   printf("device      %s\ncopy        %.0f GB/s (device-to-device cudaMemcpy, read + write)\n"
-         "grid        %d x %d x %d, %d warm-up + %d timed steps (median of %d windows)\n",
-         device, b->copy_gbs, grid.n[0], grid.n[1], grid.n[2], cfg->bench.warmup_steps,
+         "grid        %d x %d x %d, %s, %d B/cell counted, %d warm-up + %d timed steps (median of "
+         "%d windows)\n",
+         device, b->copy_gbs, grid.n[0], grid.n[1], grid.n[2],
+         cfg->physics.equation == RTM_EQUATION_TTI   ? "tti"
+         : cfg->physics.equation == RTM_EQUATION_VTI ? "vti"
+                                                     : "iso",
+         bytes_per_cell(cfg), cfg->bench.warmup_steps,
          cfg->bench.steps, WINDOWS);
   if (!quiet) print_header(stdout);
   initial = random_field(&grid);

@@ -13,6 +13,7 @@
 
 #include "cuda_check.h"
 #include "iso_cuda.h"
+#include "tti_cuda.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
 
@@ -33,7 +34,9 @@ typedef struct {
   int current;
   rtm_allocation_t v2dt2;
   rtm_allocation_t eta_dt[3];
-  rtm_iso_tensor_map_t map[LEVELS];
+  rtm_iso_tensor_map_t map[LEVELS];      /* tma: p levels, tile-with-halo boxes */
+  rtm_iso_tensor_map_t cell_map[LEVELS]; /* tma: p levels, tile boxes (as p[n-1]) */
+  rtm_iso_tensor_map_t v2dt2_map;        /* tma: v^2 dt^2, tile boxes */
   float stencil[RTM_RADIUS + 1]; /* the cpu reference's float coefficients */
   float inv_h2[3];
 
@@ -211,9 +214,13 @@ static int cuda_create(const rtm_backend_desc_t *desc, void **state_out) {
   }
   for (int k = 0; k <= RTM_RADIUS; ++k)
     s->stencil[k] = (float)rtm_fd2_coeff[k];
-  if (s->shape.halo == RTM_HALO_TMA)
-    for (int l = 0; l < LEVELS; ++l)
+  if (s->shape.halo == RTM_HALO_TMA) {
+    for (int l = 0; l < LEVELS; ++l) {
       RTM_TRY(rtm_iso_cuda_tensor_map(&s->grid, s->level[l].ptr, &s->shape, &s->map[l]));
+      RTM_TRY(rtm_iso_cuda_cell_map(&s->grid, s->level[l].ptr, &s->shape, &s->cell_map[l]));
+    }
+    RTM_TRY(rtm_iso_cuda_cell_map(&s->grid, s->v2dt2.ptr, &s->shape, &s->v2dt2_map));
+  }
   for (int l = 0; l < LEVELS; ++l)
     RTM_TRY(rtm_mem_prefetch(&s->level[l], s->stream));
   RTM_TRY(rtm_mem_prefetch(&s->v2dt2, s->stream));
@@ -304,7 +311,11 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   f.v2dt2 = s->v2dt2.ptr;
   for (int a = 0; a < 3; ++a)
     f.eta_dt[a] = s->eta_dt[a].ptr;
-  f.p_map = s->shape.halo == RTM_HALO_TMA ? &s->map[centre] : NULL;
+  if (s->shape.halo == RTM_HALO_TMA) {
+    f.p_map = &s->map[centre];
+    f.p_other_map = &s->cell_map[1 - centre];
+    f.v2dt2_map = &s->v2dt2_map;
+  }
   memcpy(f.stencil, s->stencil, sizeof f.stencil);
   memcpy(f.inv_h2, s->inv_h2, sizeof f.inv_h2);
 
@@ -432,7 +443,7 @@ static void cuda_destroy(void *state) {
   free(s);
 }
 
-const rtm_backend_t rtm_backend_cuda = {
+static const rtm_backend_t cuda_iso = {
     .name = "cuda",
     .description = "CUDA z-marching kernels (iso; halo sync | ldgsts | tma)",
     .probe = cuda_probe,
@@ -446,4 +457,83 @@ const rtm_backend_t rtm_backend_cuda = {
     .synchronize = cuda_synchronize,
     .describe = cuda_describe,
     .destroy = cuda_destroy,
+};
+
+/* physics.equation = vti | tti runs on backend_cuda_tti.c's table: the state handed out
+ * remembers which table made it, and every entry forwards to that table. */
+typedef struct {
+  const rtm_backend_t *impl;
+  void *state;
+} cuda_dispatch_t;
+
+static int dispatch_create(const rtm_backend_desc_t *desc, void **state) {
+  int status = RTM_OK;
+  *state = NULL;
+  cuda_dispatch_t *d = calloc(1, sizeof *d);
+  if (!d) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the cuda backend");
+  d->impl = desc->config && desc->config->physics.equation != RTM_EQUATION_ISO
+                ? &rtm_backend_cuda_tti
+                : &cuda_iso;
+  RTM_TRY(d->impl->create(desc, &d->state));
+  *state = d;
+  return RTM_OK;
+fail:
+  free(d);
+  return status;
+}
+static int dispatch_set_sources(void *state, const rtm_points_t *points, const float *wavelets,
+                                int samples) {
+  const cuda_dispatch_t *d = state;
+  return d->impl->set_sources(d->state, points, wavelets, samples);
+}
+static int dispatch_set_receivers(void *state, const rtm_points_t *points) {
+  const cuda_dispatch_t *d = state;
+  return d->impl->set_receivers(d->state, points);
+}
+static int dispatch_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
+  const cuda_dispatch_t *d = state;
+  return d->impl->step(d->state, it, region, direction);
+}
+static int dispatch_read_field(void *state, rtm_field_t field, rtm_level_t level, float *dense) {
+  const cuda_dispatch_t *d = state;
+  return d->impl->read_field(d->state, field, level, dense);
+}
+static int dispatch_write_field(void *state, rtm_field_t field, rtm_level_t level,
+                                const float *dense) {
+  const cuda_dispatch_t *d = state;
+  return d->impl->write_field(d->state, field, level, dense);
+}
+static int dispatch_read_traces(void *state, float *traces) {
+  const cuda_dispatch_t *d = state;
+  return d->impl->read_traces(d->state, traces);
+}
+static int dispatch_synchronize(void *state) {
+  const cuda_dispatch_t *d = state;
+  return d->impl->synchronize(d->state);
+}
+static void dispatch_describe(void *state, char *text, size_t size) {
+  const cuda_dispatch_t *d = state;
+  d->impl->describe(d->state, text, size);
+}
+static void dispatch_destroy(void *state) {
+  cuda_dispatch_t *d = state;
+  if (!d) return;
+  d->impl->destroy(d->state);
+  free(d);
+}
+
+const rtm_backend_t rtm_backend_cuda = {
+    .name = "cuda",
+    .description = "CUDA z-marching kernels (iso: halo sync | ldgsts | tma; vti, tti: sync)",
+    .probe = cuda_probe,
+    .create = dispatch_create,
+    .set_sources = dispatch_set_sources,
+    .set_receivers = dispatch_set_receivers,
+    .step = dispatch_step,
+    .read_field = dispatch_read_field,
+    .write_field = dispatch_write_field,
+    .read_traces = dispatch_read_traces,
+    .synchronize = dispatch_synchronize,
+    .describe = dispatch_describe,
+    .destroy = dispatch_destroy,
 };

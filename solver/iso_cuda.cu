@@ -30,6 +30,12 @@ struct IsoArgs {
   int rows;       /* ny + 2R padded rows per plane */
   int z_begin, z_end, zblock;
   int stages;
+  /* tma kernel: the tile (blockDim is one-dimensional there), the grid's tiles and z-chunks,
+   * and the launch order of the blocks */
+  int block_x, block_y, tiles_x, tiles, chunks;
+  int chunk_fastest; /* block b: chunk b % chunks, tile b / chunks (else tile-fastest) */
+  int zigzag;        /* even chunks march down, odd ones up */
+  int stream_hint;   /* p[n-1], v^2 dt^2 loaded evict-first, p[n+1] stored streaming */
   float damping_sign; /* +1 forward, -1 backward (the forward update solved for p[n-1]) */
   float c[R + 1];     /* second-derivative stencil */
   float inv_h2[3];    /* 1 / h_a^2 */
@@ -126,6 +132,65 @@ static __device__ __forceinline__ void set_lane(float4 &v, int c, float x) {
 }
 static __device__ __forceinline__ float4 ld4(const float *p) {
   return *reinterpret_cast<const float4 *>(p);
+}
+
+/* The new value of 4 cells along x (one float4): t points at the tile row of plane k at
+ * cell ix - R (x neighbours t[0..3], t[8..11]; y neighbours t[4 + m tw], t[4 - m tw]),
+ * q0 .. q8 hold p along z from k - 4 to k + 4 (in either marching direction: each pair
+ * is added as a sum, and IEEE addition is commutative), prev = p_other, v = v^2 dt^2.
+ * Every operation is rounded on its own, in the cpu reference's order (no FMA
+ * contraction): the kernel then reproduces the reference bit for bit instead of drifting
+ * from it by rounding that the leapfrog accumulates. */
+static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *t, int tw,
+                                                 const float4 &q0, const float4 &q1,
+                                                 const float4 &q2, const float4 &q3,
+                                                 const float4 &q4, const float4 &q5,
+                                                 const float4 &q6, const float4 &q7,
+                                                 const float4 &q8, const float4 &pp,
+                                                 const float4 &v, const float4 &exy, float ez,
+                                                 bool damped_xy) {
+  const float4 wl = ld4(t), wr = ld4(t + 2 * R);
+  const float w[3 * VEC] = {wl.x, wl.y, wl.z, wl.w, q4.x, q4.y, q4.z, q4.w, wr.x, wr.y, wr.z, wr.w};
+  float dx[VEC], dy[VEC], dz[VEC];
+#pragma unroll
+  for (int c = 0; c < VEC; ++c) {
+    dx[c] = __fmul_rn(a.c[0], w[R + c]);
+    dy[c] = dx[c];
+    dz[c] = dx[c];
+  }
+#pragma unroll
+  for (int m = 1; m <= R; ++m) {
+    const float4 up = ld4(t + R + m * tw), down = ld4(t + R - m * tw);
+    const float4 ahead = m == 1 ? q5 : m == 2 ? q6 : m == 3 ? q7 : q8;
+    const float4 behind = m == 1 ? q3 : m == 2 ? q2 : m == 3 ? q1 : q0;
+#pragma unroll
+    for (int c = 0; c < VEC; ++c) {
+      dx[c] = __fadd_rn(dx[c], __fmul_rn(a.c[m], __fadd_rn(w[R + c + m], w[R + c - m])));
+      dy[c] = __fadd_rn(dy[c], __fmul_rn(a.c[m], __fadd_rn(lane(up, c), lane(down, c))));
+      dz[c] = __fadd_rn(dz[c], __fmul_rn(a.c[m], __fadd_rn(lane(ahead, c), lane(behind, c))));
+    }
+  }
+  float4 out;
+  const bool damped = damped_xy || ez > 0.f;
+#pragma unroll
+  for (int c = 0; c < VEC; ++c) {
+    const float lap =
+        __fadd_rn(__fadd_rn(__fmul_rn(dx[c], a.inv_h2[0]), __fmul_rn(dy[c], a.inv_h2[1])),
+                  __fmul_rn(dz[c], a.inv_h2[2]));
+    const float vlap = __fmul_rn(lane(v, c), lap);
+    const float p2 = 2.f * w[R + c], prev = lane(pp, c);
+    float o = __fadd_rn(__fsub_rn(p2, prev), vlap);
+    if (damped) {
+      const float d = lane(exy, c) + ez;
+      if (d > 0.f) {
+        const float sd = a.damping_sign * d;
+        o = __fdiv_rn(__fadd_rn(__fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev)), vlap),
+                      __fadd_rn(1.f, sd));
+      }
+    }
+    set_lane(out, c, o);
+  }
+  return out;
 }
 
 /* Isotropic leapfrog, z-marching (see iso_cuda.h for the shape and the equation).
@@ -290,52 +355,8 @@ static __global__ void __launch_bounds__(MAX_THREADS)
       }
     }
     if (k >= zb0 && active) {
-      const float *t = smem + slot_out * slot_floats + row_offset;
-      /* Every operation rounded on its own, in the cpu reference's order (no FMA
-       * contraction): the kernel then reproduces the reference bit for bit instead of
-       * drifting from it by rounding that the leapfrog accumulates. */
-      const float4 wl = ld4(t), wr = ld4(t + 2 * R);
-      const float w[3 * VEC] = {wl.x, wl.y, wl.z, wl.w, q4.x, q4.y,
-                                q4.z, q4.w, wr.x, wr.y, wr.z, wr.w};
-      float dx[VEC], dy[VEC], dz[VEC];
-#pragma unroll
-      for (int c = 0; c < VEC; ++c) {
-        dx[c] = __fmul_rn(a.c[0], w[R + c]);
-        dy[c] = dx[c];
-        dz[c] = dx[c];
-      }
-#pragma unroll
-      for (int m = 1; m <= R; ++m) {
-        const float4 up = ld4(t + R + m * tw), down = ld4(t + R - m * tw);
-        const float4 ahead = m == 1 ? q5 : m == 2 ? q6 : m == 3 ? q7 : q8;
-        const float4 behind = m == 1 ? q3 : m == 2 ? q2 : m == 3 ? q1 : q0;
-#pragma unroll
-        for (int c = 0; c < VEC; ++c) {
-          dx[c] = __fadd_rn(dx[c], __fmul_rn(a.c[m], __fadd_rn(w[R + c + m], w[R + c - m])));
-          dy[c] = __fadd_rn(dy[c], __fmul_rn(a.c[m], __fadd_rn(lane(up, c), lane(down, c))));
-          dz[c] = __fadd_rn(dz[c], __fmul_rn(a.c[m], __fadd_rn(lane(ahead, c), lane(behind, c))));
-        }
-      }
-      float4 out;
-      const bool damped = damped_xy || ez_cur > 0.f;
-#pragma unroll
-      for (int c = 0; c < VEC; ++c) {
-        const float lap =
-            __fadd_rn(__fadd_rn(__fmul_rn(dx[c], a.inv_h2[0]), __fmul_rn(dy[c], a.inv_h2[1])),
-                      __fmul_rn(dz[c], a.inv_h2[2]));
-        const float vlap = __fmul_rn(lane(v_cur, c), lap);
-        const float p2 = 2.f * w[R + c], prev = lane(pp_cur, c);
-        float o = __fadd_rn(__fsub_rn(p2, prev), vlap);
-        if (damped) {
-          const float d = lane(exy, c) + ez_cur;
-          if (d > 0.f) {
-            const float sd = a.damping_sign * d;
-            o = __fdiv_rn(__fadd_rn(__fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev)), vlap),
-                          __fadd_rn(1.f, sd));
-          }
-        }
-        set_lane(out, c, o);
-      }
+      const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, q0, q1, q2, q3,
+                                 q4, q5, q6, q7, q8, pp_cur, v_cur, exy, ez_cur, damped_xy);
       float *dst = a.p_other + column + (long long)k * a.stride_z;
       if (lanes == VEC) {
         *reinterpret_cast<float4 *>(dst) = out;
@@ -349,6 +370,182 @@ static __global__ void __launch_bounds__(MAX_THREADS)
     ez_cur = ez_next;
     slot_front = slot_front + 1 == slots ? 0 : slot_front + 1;
     slot_out = slot_out + 1 == slots ? 0 : slot_out + 1;
+  }
+}
+
+static __device__ inline void mbar_arrive(uint64_t *bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+#endif
+}
+static __device__ inline void mbar_wait(uint64_t *bar, uint32_t parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+/* An L2 policy that marks lines first to go: for data read once (p[n-1], v^2 dt^2), so that
+ * the L2 keeps the p[n] planes and rows that neighbouring blocks read again. */
+static __device__ inline uint64_t evict_first_policy() {
+  uint64_t policy = 0;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+static __device__ inline void tma_load_3d_hint(float *dst, const CUtensorMap *map, int x, int y,
+                                               int z, uint64_t *bar, uint64_t policy) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(smem_u32(dst)),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar)),
+               "l"(policy)
+               : "memory");
+#endif
+}
+
+/* Isotropic leapfrog, z-marching, every input through the tensor memory accelerator in a
+ * pipeline of S planes (see iso_cuda.h for the shape and the equation).
+ * Threads: bx / 4 x by consumers (thread c: cells ix = ix0 + 4 (c % (bx/4)) + 0..3 of row
+ * iy = iy0 + c / (bx/4)) and one producer warp, of which one thread issues the copies.
+ * Block b: tile and z-chunk from b (chunk-fastest: the chunks of one column run side by
+ * side). Planes of p are numbered j = 0 .. nplanes - 1 along the marching direction from
+ * R planes outside the chunk; the output numbered o = j - R. Even chunks march down and
+ * odd ones up (zigzag), so that two chunks sharing a boundary read its 2R halo planes at
+ * the same time - both at their start or both at their end - and the second read hits L2.
+ * Shared memory: a ring of P = R + S tiles of p with halo (plane j in slot j % P: front of
+ * the register queue at iteration j, centre of output j - R at iteration j + R, released
+ * then) and a ring of S pairs (p[n-1], v^2 dt^2) of the tile's cells (output o in slot
+ * o % S). Each slot has a full mbarrier (the producer's expect_tx, completed by the copy)
+ * and an empty one (every consumer thread arrives once it has read the slot): the
+ * consumers never meet at a block-wide barrier, and the producer runs up to S - 1 planes
+ * ahead of the slowest consumer. */
+template <int S>
+static __global__ void __launch_bounds__(MAX_THREADS + 32)
+    iso_zmarch_tma(const IsoArgs a, const __grid_constant__ CUtensorMap p_map,
+                   const __grid_constant__ CUtensorMap pp_map,
+                   const __grid_constant__ CUtensorMap v_map) {
+  constexpr int P = R + S;
+  extern __shared__ __align__(1024) float smem[];
+  const int bx = a.block_x, by = a.block_y, tw = bx + 2 * R;
+  const int slot_floats = tile_floats(bx, by), cells = bx * by;
+  const int consumers = bx / VEC * by;
+  float *p_ring = smem;
+  float *pv_ring = smem + P * slot_floats; /* slot s: p[n-1] at 2 s cells, v^2 dt^2 after it */
+  uint64_t *full_p = reinterpret_cast<uint64_t *>(pv_ring + 2 * S * cells);
+  uint64_t *empty_p = full_p + P, *full_pv = empty_p + P, *empty_pv = full_pv + S;
+
+  const int b = blockIdx.x;
+  const int chunk = a.chunk_fastest ? b % a.chunks : b / a.tiles;
+  const int tile = a.chunk_fastest ? b / a.chunks : b % a.tiles;
+  const int ix0 = (tile % a.tiles_x) * bx, iy0 = (tile / a.tiles_x) * by;
+  const int zb0 = a.z_begin + chunk * a.zblock, zb1 = min(zb0 + a.zblock, a.z_end);
+  const int nplanes = zb1 - zb0 + 2 * R;
+  const bool down = a.zigzag && a.chunks > 1 && chunk % 2 == 0;
+  const int zstep = down ? -1 : 1;
+  const int zplane0 = down ? zb1 - 1 + R : zb0 - R; /* local z of plane 0 */
+  const int zout0 = down ? zb1 - 1 : zb0;           /* local z of output 0 */
+  const int tid = threadIdx.x;
+
+  if (tid == 0) {
+    for (int s = 0; s < P; ++s) {
+      mbar_init(&full_p[s], 1);
+      mbar_init(&empty_p[s], consumers);
+    }
+    for (int s = 0; s < S; ++s) {
+      mbar_init(&full_pv[s], 1);
+      mbar_init(&empty_pv[s], consumers);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (tid >= consumers) {
+    if (tid != consumers) return;
+    /* Producer: plane i of p, then p[n-1] and v^2 dt^2 of output i - 2R, the order in which
+     * the consumers wait for them. A slot is refilled once every consumer released it:
+     * plane i waits for the release of plane i - P (completion i / P - 1 of its empty
+     * barrier), the pair of output o for that of output o - S. */
+    const uint64_t policy = evict_first_policy();
+    const uint32_t p_bytes = (uint32_t)(tw * (by + 2 * R) * sizeof(float));
+    const uint32_t pv_bytes = (uint32_t)(cells * sizeof(float));
+    for (int i = 0; i < nplanes; ++i) {
+      const int s = i % P;
+      if (i >= P) mbar_wait(&empty_p[s], (uint32_t)(i / P - 1) & 1u);
+      mbar_expect_tx(&full_p[s], p_bytes);
+      tma_load_3d(p_ring + s * slot_floats, &p_map, ix0, iy0, zplane0 + zstep * i + R, &full_p[s]);
+      const int o = i - 2 * R;
+      if (o < 0) continue;
+      const int s2 = o % S;
+      if (o >= S) mbar_wait(&empty_pv[s2], (uint32_t)(o / S - 1) & 1u);
+      mbar_expect_tx(&full_pv[s2], 2 * pv_bytes);
+      float *dst = pv_ring + 2 * s2 * cells;
+      const int z = zout0 + zstep * o + R;
+      if (a.stream_hint) {
+        tma_load_3d_hint(dst, &pp_map, ix0 + R, iy0 + R, z, &full_pv[s2], policy);
+        tma_load_3d_hint(dst + cells, &v_map, ix0 + R, iy0 + R, z, &full_pv[s2], policy);
+      } else {
+        tma_load_3d(dst, &pp_map, ix0 + R, iy0 + R, z, &full_pv[s2]);
+        tma_load_3d(dst + cells, &v_map, ix0 + R, iy0 + R, z, &full_pv[s2]);
+      }
+    }
+    return;
+  }
+
+  /* Consumers. Threads outside the field wait and release like the others (the empty
+   * barriers count every consumer) but neither compute nor store. */
+  const int row_threads = bx / VEC;
+  const int tx = tid % row_threads, ty = tid / row_threads;
+  const int ix = ix0 + VEC * tx, iy = iy0 + ty;
+  const bool active = ix < a.nx && iy < a.ny;
+  const int lanes = active ? min(VEC, a.nx - ix) : 0;
+  const long long column = a.origin + (long long)iy * a.stride_y + ix;
+  float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int c = 0; c < lanes; ++c)
+    set_lane(exy, c, a.eta_x[ix + c] + a.eta_y[iy]);
+  const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
+  const int row_offset = (ty + R) * tw + VEC * tx; /* tile index of cell ix - R, row iy */
+  const int cell_offset = ty * bx + VEC * tx;
+  const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+  float4 q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero,
+         q8 = zero;
+
+  for (int i = 0; i < nplanes; ++i) {
+    const int o = i - 2 * R, k = zout0 + zstep * o;
+    const float ez = o >= 0 ? __ldg(&a.eta_z[a.z_offset + k]) : 0.f;
+    const int s = i % P;
+    mbar_wait(&full_p[s], (uint32_t)(i / P) & 1u);
+    q0 = q1;
+    q1 = q2;
+    q2 = q3;
+    q3 = q4;
+    q4 = q5;
+    q5 = q6;
+    q6 = q7;
+    q7 = q8;
+    q8 = ld4(p_ring + s * slot_floats + row_offset + R);
+    if (i < R) continue;
+    const int centre_slot = (i - R) % P;
+    if (o >= 0) {
+      const int s2 = o % S;
+      mbar_wait(&full_pv[s2], (uint32_t)(o / S) & 1u);
+      const float *pv = pv_ring + 2 * s2 * cells + cell_offset;
+      const float4 pp = ld4(pv), v = ld4(pv + cells);
+      mbar_arrive(&empty_pv[s2]);
+      if (active) {
+        const float4 out = update4(a, p_ring + centre_slot * slot_floats + row_offset, tw, q0, q1,
+                                   q2, q3, q4, q5, q6, q7, q8, pp, v, exy, ez, damped_xy);
+        float *dst = a.p_other + column + (long long)k * a.stride_z;
+        if (lanes == VEC) {
+          if (a.stream_hint)
+            __stcs(reinterpret_cast<float4 *>(dst), out);
+          else
+            *reinterpret_cast<float4 *>(dst) = out;
+        } else {
+          for (int c = 0; c < lanes; ++c)
+            dst[c] = lane(out, c);
+        }
+      }
+    }
+    mbar_arrive(&empty_p[centre_slot]);
   }
 }
 
@@ -381,6 +578,20 @@ static __global__ void record_kernel(const float *field, const size_t *tap_index
 
 /* ---- launchers ---- */
 
+/* DEV ONLY (removed before commit): A/B switches for the measurements. */
+#include <stdlib.h>
+static bool legacy_tma() {
+  const char *e = getenv("RTM3D_DEV_TMA");
+  return e && strcmp(e, "legacy") == 0;
+}
+static void dev_order(IsoArgs *a) {
+  const char *o = getenv("RTM3D_DEV_ORDER"), *h = getenv("RTM3D_DEV_HINT");
+  const int order = o ? atoi(o) : 2;
+  a->chunk_fastest = order >= 1;
+  a->zigzag = order >= 2;
+  a->stream_hint = h ? atoi(h) : 1;
+}
+
 static const char *const halo_names[] = {"sync", "ldgsts", "tma"};
 
 extern "C" int rtm_iso_halo_parse(const char *name, rtm_halo_t *halo) {
@@ -398,21 +609,33 @@ extern "C" const char *rtm_iso_halo_name(rtm_halo_t halo) {
 }
 
 extern "C" size_t rtm_iso_cuda_shared_bytes(const rtm_iso_shape_t *shape) {
-  const size_t slots = (size_t)ring_slots(shape->halo, shape->stages);
-  const size_t tiles =
-      slots * (size_t)tile_floats(shape->block[0], shape->block[1]) * sizeof(float);
-  return tiles + (shape->halo == RTM_HALO_TMA ? slots * sizeof(uint64_t) : 0);
+  const size_t tile = (size_t)tile_floats(shape->block[0], shape->block[1]) * sizeof(float);
+  if (shape->halo == RTM_HALO_TMA) {
+    /* R + S tiles of p, S pairs of cell tiles, a full and an empty barrier per slot */
+    const size_t p_slots = (size_t)(R + shape->stages), pv_slots = (size_t)shape->stages;
+    const size_t cells = (size_t)shape->block[0] * shape->block[1] * sizeof(float);
+    return p_slots * tile + pv_slots * 2 * cells + 2 * (p_slots + pv_slots) * sizeof(uint64_t);
+  }
+  return (size_t)ring_slots(shape->halo, shape->stages) * tile;
+}
+
+template <typename Kernel>
+static int prepare_one(Kernel kernel, size_t shared_bytes, int *ptx_version) {
+  int status = RTM_OK;
+  cudaFuncAttributes attributes;
+  RTM_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+  *ptx_version = attributes.ptxVersion;
+  RTM_CUDA_TRY(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+  return RTM_OK;
+fail:
+  return status;
 }
 
 template <int HALO> static int prepare_kernel(size_t shared_bytes, int *ptx_version) {
   int status = RTM_OK;
-  cudaFuncAttributes attributes;
-  RTM_CUDA_TRY(cudaFuncGetAttributes(&attributes, iso_zmarch<HALO, false>));
-  *ptx_version = attributes.ptxVersion;
-  RTM_CUDA_TRY(cudaFuncSetAttribute(
-      iso_zmarch<HALO, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
-  RTM_CUDA_TRY(cudaFuncSetAttribute(
-      iso_zmarch<HALO, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+  RTM_TRY(prepare_one(iso_zmarch<HALO, false>, shared_bytes, ptx_version));
+  RTM_TRY(prepare_one(iso_zmarch<HALO, true>, shared_bytes, ptx_version));
   return RTM_OK;
 fail:
   return status;
@@ -472,7 +695,13 @@ extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
   switch (shape->halo) {
   case RTM_HALO_SYNC: RTM_TRY(prepare_kernel<RTM_HALO_SYNC>(bytes, &ptx_version)); break;
   case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernel<RTM_HALO_LDGSTS>(bytes, &ptx_version)); break;
-  case RTM_HALO_TMA: RTM_TRY(prepare_kernel<RTM_HALO_TMA>(bytes, &ptx_version)); break;
+  case RTM_HALO_TMA:
+    if (shape->stages == 2)
+      RTM_TRY(prepare_one(iso_zmarch_tma<2>, bytes, &ptx_version));
+    else
+      RTM_TRY(prepare_one(iso_zmarch_tma<3>, bytes, &ptx_version));
+    if (legacy_tma()) RTM_TRY(prepare_kernel<RTM_HALO_TMA>(bytes, &ptx_version));
+    break;
   }
   /* The copy instructions exist only in code generated for their architecture: a binary
    * built for sm_80 alone and run on a Hopper GPU has no TMA in its tma kernel. */
@@ -486,19 +715,19 @@ fail:
   return status;
 }
 
-extern "C" int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
-                                       const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map) {
+/* A map over the whole padded field: x over the padded row, y over ny + 2R rows, z over
+ * the local planes and their halos; boxes of box_x x box_y cells, one plane deep. Boxes
+ * hanging past a far edge are zero-filled. */
+static int encode_map(const rtm_grid_t *grid, const float *field, int box_x, int box_y,
+                      rtm_iso_tensor_map_t *map) {
   static_assert(sizeof(CUtensorMap) == sizeof(rtm_iso_tensor_map_t), "tensor map size");
   int status = RTM_OK;
   CUtensorMap encoded;
-  /* The whole padded field: x over the padded row, y over ny + 2R rows, z over the local
-   * planes and their halos. Boxes hanging past a far edge are zero-filled. */
   const cuuint64_t dims[3] = {(cuuint64_t)grid->stride_y, (cuuint64_t)grid->n[1] + 2 * R,
                               (cuuint64_t)grid->nz_local + 2 * R};
   const cuuint64_t strides[2] = {(cuuint64_t)grid->stride_y * sizeof(float),
                                  (cuuint64_t)grid->stride_z * sizeof(float)};
-  const cuuint32_t box[3] = {(cuuint32_t)(shape->block[0] + 2 * R),
-                             (cuuint32_t)(shape->block[1] + 2 * R), 1};
+  const cuuint32_t box[3] = {(cuuint32_t)box_x, (cuuint32_t)box_y, 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   RTM_CU_TRY(cuTensorMapEncodeTiled(
       &encoded, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)field, dims, strides, box,
@@ -510,13 +739,24 @@ fail:
   return status;
 }
 
+extern "C" int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
+                                       const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map) {
+  return encode_map(grid, field, shape->block[0] + 2 * R, shape->block[1] + 2 * R, map);
+}
+
+extern "C" int rtm_iso_cuda_cell_map(const rtm_grid_t *grid, const float *field,
+                                     const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map) {
+  return encode_map(grid, field, shape->block[0], shape->block[1], map);
+}
+
 extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
                                  const rtm_iso_fields_t *fields, int backward, int z_begin,
                                  int z_end, void *stream) {
   int status = RTM_OK;
   if (z_end <= z_begin) return RTM_OK;
-  if (shape->halo == RTM_HALO_TMA && !fields->p_map)
-    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without a tensor map");
+  if (shape->halo == RTM_HALO_TMA &&
+      (!fields->p_map || !fields->p_other_map || !fields->v2dt2_map))
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without its tensor maps");
   {
     const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
     IsoArgs a;
@@ -570,9 +810,29 @@ extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *
       RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
       break;
     case RTM_HALO_TMA:
-      /* one thread copies the whole tile: no chunks, no MULTI */
-      iso_zmarch<RTM_HALO_TMA, false><<<blocks, block, shared, s>>>(a, map);
-      RTM_CUDA_TRY_LAUNCH("iso_zmarch<tma>");
+      if (legacy_tma()) {
+        iso_zmarch<RTM_HALO_TMA, false><<<blocks, block, shared, s>>>(a, map);
+        RTM_CUDA_TRY_LAUNCH("iso_zmarch<tma legacy>");
+        break;
+      }
+      {
+        CUtensorMap pp_map, v_map;
+        memcpy(&pp_map, fields->p_other_map, sizeof pp_map);
+        memcpy(&v_map, fields->v2dt2_map, sizeof v_map);
+        a.block_x = bx;
+        a.block_y = by;
+        a.tiles_x = (int)blocks.x;
+        a.tiles = (int)(blocks.x * blocks.y);
+        a.chunks = (int)blocks.z;
+        dev_order(&a);
+        const unsigned threads = (unsigned)(bx / VEC * by + 32);
+        const unsigned count = blocks.x * blocks.y * blocks.z;
+        if (shape->stages == 2)
+          iso_zmarch_tma<2><<<count, threads, shared, s>>>(a, map, pp_map, v_map);
+        else
+          iso_zmarch_tma<3><<<count, threads, shared, s>>>(a, map, pp_map, v_map);
+        RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
+      }
       break;
     }
   }

@@ -11,19 +11,27 @@
  *   threads    a block owns a block_x x block_y tile of cells (kernel.block) and walks the
  *              planes of its z-block (kernel.zblock, the whole range when 0); each thread
  *              owns 4 consecutive cells along x (one float4 for every load and store), so a
- *              block has block_x / 4 x block_y threads (whole warps, at most 512).
- *   shared     a ring of (block_y + 8) x (block_x + 8) tiles of p (each plane with its R = 4
- *              xy halo, loaded once): planes iz .. iz+4 resident while plane iz is
- *              computed, stages - 1 more in flight (ring of 4 + stages tiles; sync: 6).
+ *              block has block_x / 4 x block_y threads (whole warps, at most 512); tma adds
+ *              one producer warp.
+ *   shared     sync, ldgsts: a ring of (block_y + 8) x (block_x + 8) tiles of p (each plane
+ *              with its R = 4 xy halo, loaded once): planes iz .. iz+4 resident while plane
+ *              iz is computed, stages - 1 more in flight (ring of 4 + stages tiles; sync: 6).
+ *              tma: the same ring of 4 + stages p tiles, and a ring of `stages` pairs of
+ *              block_x x block_y tiles of p[n-1] and v^2 dt^2.
  *   registers  the 2R + 1 = 9 float4 of p along z of the thread's 4 columns, shifted by one
- *              per plane (the front read from the newest tile); p[n-1] and v^2 dt^2 of the
- *              next plane are loaded one plane ahead. The x and y neighbours come from the
- *              tile as float4 (3 for x, 8 for y per 4 cells).
+ *              per plane (the front read from the newest tile); sync, ldgsts: p[n-1] and
+ *              v^2 dt^2 of the next plane are loaded one plane ahead into registers. The x
+ *              and y neighbours come from the tile as float4 (3 for x, 8 for y per 4 cells).
  *   halo       sync: plain 16-byte loads through registers, one barrier per plane;
  *              ldgsts: cp.async 16-byte copies (L1 bypass, zero fill outside the field),
  *              one commit per plane by every thread (never in divergent code);
- *              tma: one cp.async.bulk.tensor.3d box per plane issued by one thread,
- *              completion counted on the slot's mbarrier, OOB zero fill (sm_90 only).
+ *              tma (sm_90 only): a producer thread issues cp.async.bulk.tensor.3d boxes
+ *              (p with halo; p[n-1] and v^2 dt^2 without, L2 evict-first) up to
+ *              stages - 1 planes ahead, each slot with a full and an empty mbarrier, no
+ *              block-wide barrier per plane; OOB zero fill. Blocks are launched z-chunk
+ *              fastest and alternate chunks march down and up, so the 2R halo planes two
+ *              chunks share are read by both at the same time (L2 hits); p[n+1] is stored
+ *              streaming (st.global.cs).
  *   in place   p[n+1] overwrites p[n-1] (each cell read and written by one thread only).
  * Traffic per cell at least 16 B: read p[n], p[n-1], v^2 dt^2; write p[n+1]. */
 #ifndef RTM_ISO_CUDA_H
@@ -56,7 +64,10 @@ typedef struct {
   const float *p;                    /* p[n] (padded layout) */
   const float *v2dt2;                /* v^2 dt^2 (padded layout) */
   const float *eta_dt[3];            /* device profiles over the global interior of each axis */
-  const rtm_iso_tensor_map_t *p_map; /* tma: the map of `p`; NULL otherwise */
+  const rtm_iso_tensor_map_t *p_map; /* tma: halo map of `p` (rtm_iso_cuda_tensor_map) */
+  const rtm_iso_tensor_map_t *p_other_map; /* tma: cell map of `p_other` (..._cell_map) */
+  const rtm_iso_tensor_map_t *v2dt2_map;   /* tma: cell map of `v2dt2`; all three NULL
+                                              for sync and ldgsts */
   float stencil[RTM_RADIUS + 1];     /* rtm_fd2_coeff in float */
   float inv_h2[3];                   /* 1 / h_a^2 in float */
 } rtm_iso_fields_t;
@@ -75,9 +86,14 @@ int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device);
 /* Shared memory one block of `shape` uses, in bytes. */
 size_t rtm_iso_cuda_shared_bytes(const rtm_iso_shape_t *shape);
 
-/* Encodes the tensor map of a padded field of `grid` for the tma halo of `shape`. */
+/* Encodes the tensor map of a padded field of `grid` for the tma halo of `shape`: boxes of
+ * the tile with its R-wide xy halo, one plane deep (p[n]). */
 int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
                             const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map);
+
+/* The same for boxes of the tile's own cells, no halo (p[n-1] and v^2 dt^2 under tma). */
+int rtm_iso_cuda_cell_map(const rtm_grid_t *grid, const float *field,
+                          const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map);
 
 /* One leapfrog update of the local planes [z_begin, z_end) on `stream` (a cudaStream_t);
  * backward != 0 solves the damped update for the older level. */

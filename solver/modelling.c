@@ -202,16 +202,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
     prop->wavelets[it] =
         (float)(scale * rtm_ricker(it * prop->dt_s, cfg->source.frequency_hz, delay));
 
-  /* The cuda backend has no anisotropic kernel yet: "auto" takes the reference for vti/tti
-   * rather than choosing a backend that will refuse the run. */
-  const char *backend_name = cfg->backend.name;
-  if (strcmp(backend_name, "auto") == 0 && cfg->physics.equation != RTM_EQUATION_ISO) {
-    backend_name = "cpu";
-    rtm_log_info("backend auto: physics.equation = %s runs on the cpu backend (the cuda "
-                 "backend is iso only for now)",
-                 cfg->physics.equation == RTM_EQUATION_VTI ? "vti" : "tti");
-  }
-  RTM_TRY(rtm_backend_select(backend_name, &prop->backend));
+  RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
   rtm_backend_desc_t desc = {
       .config = cfg,
       .grid = &prop->grid,

@@ -265,6 +265,45 @@ static void test_tma_3(void **state) {
   check_variant(*state, "tma", 3, 4);
 }
 
+/* The tma pipeline's own shapes on device memory: the tiles it runs fastest on a 512^3
+ * volume (128x8, 128x16, 64x8) and zblocks that give 4, 6 and 3 z-chunks with a short last
+ * one, so that chunks marching down (even) and up (odd) meet at every kind of boundary;
+ * 128x16 has 512 consumer threads plus the producer warp, the most a block may hold. */
+static void test_tma_pipeline_shapes(void **state) {
+  fixture_t *f = *state;
+  static const shape_t tma_shapes[] = {
+      {{128, 8}, 8}, {{128, 16}, 0}, {{64, 8}, 5}, {{32, 16}, 13}, {{128, 4}, 2},
+  };
+  for (int stages = 2; stages <= 3; ++stages)
+    for (size_t k = 0; k < sizeof tma_shapes / sizeof tma_shapes[0]; ++k) {
+      const shape_t *shape = &tma_shapes[k];
+      rtm_config_t cfg = f->cfg;
+      snprintf(cfg.backend.name, sizeof cfg.backend.name, "cuda");
+      snprintf(cfg.memory.strategy, sizeof cfg.memory.strategy, "device");
+      snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "tma");
+      cfg.kernel.stages = stages;
+      cfg.kernel.block[0] = shape->block[0];
+      cfg.kernel.block[1] = shape->block[1];
+      cfg.kernel.zblock = shape->zblock;
+      run_t got;
+      const int status = run(f, &cfg, &got);
+      if (!f->hopper) {
+        assert_int_equal(status, RTM_ERR_UNSUPPORTED);
+        continue;
+      }
+      assert_int_equal(status, RTM_OK);
+      const double snap = relative_l2(got.snapshot, f->snapshot, rtm_grid_interior_cells(&f->grid));
+      const double traces =
+          relative_l2(got.traces, f->traces, (size_t)f->receiver_count * (f->steps + 1));
+      printf("  tma    stages %d  device         block %3dx%-2d zblock %2d  "
+             "rel L2 snapshot %.2e traces %.2e\n",
+             stages, shape->block[0], shape->block[1], shape->zblock, snap, traces);
+      assert_true(snap <= tolerance);
+      assert_true(traces <= tolerance);
+      free_run(&got);
+    }
+}
+
 /* The reference itself must be non-trivial: the wave reached the receivers. */
 static void test_reference_not_trivial(void **state) {
   fixture_t *f = *state;
@@ -404,6 +443,7 @@ int main(void) {
       cmocka_unit_test(test_ldgsts_3),
       cmocka_unit_test(test_tma_2),
       cmocka_unit_test(test_tma_3),
+      cmocka_unit_test(test_tma_pipeline_shapes),
       cmocka_unit_test(test_split_and_backward),
       cmocka_unit_test(test_refusals),
   };

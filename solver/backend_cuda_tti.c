@@ -1,0 +1,476 @@
+/* Backend `cuda` for physics.equation = vti | tti: the z-marching kernel of tti_cuda.cu
+ * behind rtm_backend_t (backend_cuda.c hands these equations here).
+ *
+ * Device state: p and q at two padded levels (memory.wavefield strategy), the per-cell
+ * coefficient volumes of tti_cuda.h padded like them (memory.model strategy), the three 1D
+ * damping profiles, the point taps and wavelets, and the traces [count][steps + 1]. As in
+ * the cpu reference (cpu_backend.c): a step writes the new level of p and q, adds sample
+ * `it` of every wavelet to both, records p, and swaps the levels. Sources and receivers use
+ * the iso launchers of iso_cuda.cu. Only the `sync` halo exists for vti/tti so far; another
+ * kernel.halo runs sync with a warning. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "iso_cuda.h"
+#include "rtm_anisotropy.h"
+#include "rtm_solver.h"
+#include "rtm_status.h"
+#include "tti_cuda.h"
+
+enum { FIELDS = 2, LEVELS = 2 };
+
+typedef struct {
+  rtm_grid_t grid;
+  int device;
+  int steps;
+  rtm_tti_shape_t shape;
+  int coeff_count;
+  cudaStream_t stream;
+  rtm_mem_ledger_t *ledger;
+  rtm_mem_request_t request;
+  char wavefield_strategy[RTM_CONFIG_NAME_MAX];
+  char model_strategy[RTM_CONFIG_NAME_MAX];
+
+  rtm_allocation_t level[FIELDS][LEVELS]; /* [p|q][a|b]: level[f][current] = f[n] */
+  int current;
+  rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
+  rtm_allocation_t eta_dt[3];
+  float c2[RTM_RADIUS + 1], c1[RTM_RADIUS];
+  float inv_h2[3], inv_h[3];
+
+  int source_count, source_samples;
+  rtm_allocation_t source_index, source_coeff, wavelets;
+
+  int receiver_count, trace_length;
+  rtm_allocation_t receiver_index, receiver_weight, traces;
+} tti_state_t;
+
+static const char *const coeff_label[RTM_TTI_COEFF_MAX] = {
+    "vpx2dt2", "vpz2dt2", "vpn2dt2", "vsz2dt2", "axis n_x", "axis n_y", "axis n_z"};
+
+static int tti_probe(char *why, size_t why_size) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    snprintf(why, why_size, "no usable CUDA device (%s)",
+             err != cudaSuccess ? cudaGetErrorString(err) : "none found");
+    return RTM_ERR_UNSUPPORTED;
+  }
+  return RTM_OK;
+}
+
+/* As backend_cuda.c: "auto" is device memory; host memory cannot serve. */
+static int resolve_strategy(const rtm_config_t *cfg, const char *field_class, char *name,
+                            size_t name_size) {
+  const char *chosen = rtm_config_strategy_for(cfg, field_class);
+  const char *key = strcmp(field_class, "wavefield") == 0 ? "memory.wavefield" : "memory.model";
+  if (!chosen || !chosen[0] || strcmp(chosen, "auto") == 0) chosen = "device";
+  if (!rtm_mem_find(chosen)) {
+    rtm_log_error("%s (or memory.strategy) = '%s' is unknown (known: %s)", key, chosen,
+                  rtm_mem_known_names());
+    return RTM_ERR_CONFIG;
+  }
+  if (strcmp(chosen, "host") == 0) {
+    rtm_log_error("%s (or memory.strategy) = host: the cuda backend keeps %ss in device "
+                  "memory (device, vmm, vmm-compressed, managed)",
+                  key, field_class);
+    return RTM_ERR_CONFIG;
+  }
+  snprintf(name, name_size, "%s", chosen);
+  return RTM_OK;
+}
+
+/* Bytes a strategy takes for a request: VMM rounds to its 2 MiB granularity. */
+static size_t taken_bytes(const char *strategy, size_t bytes) {
+  const size_t granule = (size_t)2 << 20;
+  if (strncmp(strategy, "vmm", 3) == 0) return (bytes + granule - 1) / granule * granule;
+  return bytes;
+}
+
+/* Refuses a volume that cannot fit before anything is allocated. */
+static int check_fits(const tti_state_t *s) {
+  int status = RTM_OK;
+  size_t free_bytes = 0, total_bytes = 0;
+  const size_t field_bytes = s->grid.padded_cells * sizeof(float);
+  const size_t wave = taken_bytes(s->wavefield_strategy, field_bytes);
+  const size_t model = taken_bytes(s->model_strategy, field_bytes);
+  const size_t need = FIELDS * LEVELS * wave + (size_t)s->coeff_count * model;
+  const size_t slack = (size_t)256 << 20; /* context, profiles, taps, traces */
+  RTM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (need + slack > free_bytes)
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "grid %d x %d x %d (local nz %d, %s) needs %.2f GB on device %d but %.2f GB are "
+             "free: p and q at two levels 4 x %.2f GB (%s), %d coefficient volumes %d x %.2f "
+             "GB (%s), plus about %.2f GB of working space; reduce grid.n or use more ranks",
+             s->grid.n[0], s->grid.n[1], s->grid.n[2], s->grid.nz_local,
+             s->shape.tilted ? "tti" : "vti", need / 1e9, s->device, free_bytes / 1e9, wave / 1e9,
+             s->wavefield_strategy, s->coeff_count, s->coeff_count, model / 1e9, s->model_strategy,
+             slack / 1e9);
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int alloc_on_device(tti_state_t *s, const char *strategy, size_t bytes, const char *label,
+                           rtm_allocation_t *out) {
+  return rtm_mem_alloc(strategy, bytes, label, &s->request, s->ledger, out);
+}
+
+static int upload(rtm_allocation_t *dst, const void *src, size_t bytes) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaMemcpy(dst->ptr, src, bytes, cudaMemcpyHostToDevice));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* The coefficient volumes from the conditioned parameters, one plane at a time through host
+ * staging planes; the velocities are tti_cpu.c's floats bit for bit. */
+static int upload_coefficients(tti_state_t *s, const rtm_backend_desc_t *desc) {
+  int status = RTM_OK;
+  rtm_anisotropy_t prepared;
+  int prepared_ok = 0;
+  const rtm_grid_t *g = &s->grid;
+  const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
+  const double dt2 = desc->dt_s * desc->dt_s;
+  float *planes = calloc((size_t)s->coeff_count * g->stride_z, sizeof(float));
+  if (!planes) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the vti/tti coefficients");
+  RTM_TRY(rtm_anisotropy_prepare(desc->config, desc->grid, desc->model, &prepared));
+  prepared_ok = 1;
+  for (long iz = 0; iz < g->nz_local; ++iz) {
+    for (size_t iy = 0; iy < ny; ++iy)
+      for (size_t ix = 0; ix < nx; ++ix) {
+        rtm_fdf_cell_t cell;
+        rtm_anisotropy_cell(&prepared, ((size_t)iz * ny + iy) * nx + ix, &cell);
+        const size_t at = (RTM_RADIUS + iy) * g->stride_y + RTM_RADIUS + ix;
+        const float value[RTM_TTI_COEFF_MAX] = {
+            (float)(cell.vpx2 * dt2), (float)(cell.vpz2 * dt2), (float)(cell.vpn2 * dt2),
+            (float)(cell.vsz2 * dt2), (float)cell.axis[0],      (float)cell.axis[1],
+            (float)cell.axis[2]};
+        for (int k = 0; k < s->coeff_count; ++k)
+          planes[(size_t)k * g->stride_z + at] = value[k];
+      }
+    for (int k = 0; k < s->coeff_count; ++k) {
+      float *dst = (float *)s->coeff[k].ptr + (size_t)(iz + RTM_RADIUS) * g->stride_z;
+      RTM_CUDA_TRY(cudaMemcpy(dst, planes + (size_t)k * g->stride_z, g->stride_z * sizeof(float),
+                              cudaMemcpyHostToDevice));
+    }
+  }
+fail:
+  if (prepared_ok) rtm_anisotropy_release(&prepared);
+  free(planes);
+  return status;
+}
+
+static void release(rtm_allocation_t *a) {
+  rtm_mem_free(a);
+  memset(a, 0, sizeof *a);
+}
+
+static void tti_destroy(void *state) {
+  tti_state_t *s = state;
+  if (!s) return;
+  if (s->stream) cudaStreamSynchronize(s->stream);
+  release(&s->traces);
+  release(&s->receiver_weight);
+  release(&s->receiver_index);
+  release(&s->wavelets);
+  release(&s->source_coeff);
+  release(&s->source_index);
+  for (int a = 2; a >= 0; --a)
+    release(&s->eta_dt[a]);
+  for (int k = RTM_TTI_COEFF_MAX - 1; k >= 0; --k)
+    release(&s->coeff[k]);
+  for (int f = FIELDS - 1; f >= 0; --f)
+    for (int l = LEVELS - 1; l >= 0; --l)
+      release(&s->level[f][l]);
+  if (s->stream) cudaStreamDestroy(s->stream);
+  free(s);
+}
+
+static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = desc->config;
+  char why[256] = "";
+  tti_state_t *s = NULL;
+  rtm_halo_t halo = RTM_HALO_SYNC;
+  *state_out = NULL;
+  if (!cfg || !desc->grid || !desc->model || !desc->model->vp || !(desc->dt_s > 0.0) ||
+      desc->steps < 0)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: incomplete description (config, grid, model.vp, "
+                               "dt > 0, steps >= 0 are required)");
+  if (cfg->physics.equation == RTM_EQUATION_ISO)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (vti/tti): physics.equation is iso");
+  s = calloc(1, sizeof *s);
+  if (!s) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the cuda backend");
+  s->grid = *desc->grid;
+  s->device = cfg->backend.device;
+  s->steps = desc->steps;
+  s->ledger = desc->ledger;
+  s->request.device = s->device;
+  s->request.require_compression = cfg->memory.require_compression;
+  s->shape.tilted = cfg->physics.equation == RTM_EQUATION_TTI;
+  s->coeff_count = s->shape.tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
+  if (tti_probe(why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "backend.name = cuda: %s", why);
+  {
+    int count = 0;
+    RTM_CUDA_TRY(cudaGetDeviceCount(&count));
+    if (s->device < 0 || s->device >= count)
+      RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", s->device,
+               count);
+  }
+  RTM_CUDA_TRY(cudaSetDevice(s->device));
+  RTM_TRY(rtm_iso_halo_parse(cfg->kernel.halo, &halo));
+  if (halo != RTM_HALO_SYNC)
+    rtm_log_warning("kernel.halo = %s: the vti/tti kernel has only the sync halo so far; it "
+                    "runs with sync",
+                    rtm_iso_halo_name(halo));
+  s->shape.zblock = cfg->kernel.zblock;
+  s->shape.block[0] = cfg->kernel.block[0];
+  s->shape.block[1] = cfg->kernel.block[1];
+  RTM_TRY(rtm_tti_cuda_prepare(&s->shape, s->device));
+
+  RTM_TRY(resolve_strategy(cfg, "wavefield", s->wavefield_strategy, sizeof s->wavefield_strategy));
+  RTM_TRY(resolve_strategy(cfg, "model", s->model_strategy, sizeof s->model_strategy));
+  RTM_TRY(check_fits(s));
+  RTM_CUDA_TRY(cudaStreamCreate(&s->stream));
+
+  const size_t field_bytes = s->grid.padded_cells * sizeof(float);
+  static const char *const level_label[FIELDS][LEVELS] = {{"p (level a)", "p (level b)"},
+                                                          {"q (level a)", "q (level b)"}};
+  for (int f = 0; f < FIELDS; ++f)
+    for (int l = 0; l < LEVELS; ++l)
+      RTM_TRY(alloc_on_device(s, s->wavefield_strategy, field_bytes, level_label[f][l],
+                              &s->level[f][l]));
+  for (int k = 0; k < s->coeff_count; ++k)
+    RTM_TRY(alloc_on_device(s, s->model_strategy, field_bytes, coeff_label[k], &s->coeff[k]));
+  RTM_TRY(upload_coefficients(s, desc));
+
+  for (int a = 0; a < 3; ++a) {
+    static const char *const labels[3] = {"eta_dt x", "eta_dt y", "eta_dt z"};
+    const size_t bytes = (size_t)s->grid.n[a] * sizeof(float);
+    RTM_TRY(alloc_on_device(s, "device", bytes, labels[a], &s->eta_dt[a]));
+    if (desc->boundary && desc->boundary->eta_dt[a]) /* else no layer: zeros */
+      RTM_TRY(upload(&s->eta_dt[a], desc->boundary->eta_dt[a], bytes));
+    s->inv_h2[a] = (float)(1.0 / (s->grid.spacing_m[a] * s->grid.spacing_m[a]));
+    s->inv_h[a] = (float)(1.0 / s->grid.spacing_m[a]);
+  }
+  for (int k = 0; k <= RTM_RADIUS; ++k)
+    s->c2[k] = (float)rtm_fd2_coeff[k];
+  for (int k = 0; k < RTM_RADIUS; ++k)
+    s->c1[k] = (float)rtm_fd1_coeff[k];
+  for (int f = 0; f < FIELDS; ++f)
+    for (int l = 0; l < LEVELS; ++l)
+      RTM_TRY(rtm_mem_prefetch(&s->level[f][l], s->stream));
+  for (int k = 0; k < s->coeff_count; ++k)
+    RTM_TRY(rtm_mem_prefetch(&s->coeff[k], s->stream));
+  RTM_CUDA_TRY(cudaStreamSynchronize(s->stream));
+  *state_out = s;
+  return RTM_OK;
+fail:
+  tti_destroy(s);
+  return status;
+}
+
+static int tti_set_sources(void *state, const rtm_points_t *points, const float *wavelets,
+                           int samples) {
+  int status = RTM_OK;
+  tti_state_t *s = state;
+  release(&s->source_index);
+  release(&s->source_coeff);
+  release(&s->wavelets);
+  s->source_count = 0;
+  s->source_samples = 0;
+  if (!points || points->count == 0) return RTM_OK;
+  const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
+  const size_t values = (size_t)points->count * (size_t)samples;
+  RTM_TRY(alloc_on_device(s, "device", taps * sizeof(size_t), "source taps", &s->source_index));
+  RTM_TRY(alloc_on_device(s, "device", taps * sizeof(float), "source weights", &s->source_coeff));
+  RTM_TRY(alloc_on_device(s, "device", values * sizeof(float), "wavelets", &s->wavelets));
+  RTM_TRY(upload(&s->source_index, points->tap_index, taps * sizeof(size_t)));
+  RTM_TRY(upload(&s->source_coeff, points->tap_weight, taps * sizeof(float)));
+  RTM_TRY(upload(&s->wavelets, wavelets, values * sizeof(float)));
+  s->source_count = points->count;
+  s->source_samples = samples;
+fail:
+  return status;
+}
+
+static int tti_set_receivers(void *state, const rtm_points_t *points) {
+  int status = RTM_OK;
+  tti_state_t *s = state;
+  release(&s->receiver_index);
+  release(&s->receiver_weight);
+  release(&s->traces);
+  s->receiver_count = 0;
+  if (!points || points->count == 0) return RTM_OK;
+  const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
+  s->trace_length = s->steps + 1;
+  RTM_TRY(alloc_on_device(s, "device", taps * sizeof(size_t), "receiver taps", &s->receiver_index));
+  RTM_TRY(
+      alloc_on_device(s, "device", taps * sizeof(float), "receiver weights", &s->receiver_weight));
+  RTM_TRY(alloc_on_device(s, "device", (size_t)points->count * s->trace_length * sizeof(float),
+                          "traces", &s->traces));
+  RTM_TRY(upload(&s->receiver_index, points->tap_index, taps * sizeof(size_t)));
+  RTM_TRY(upload(&s->receiver_weight, points->tap_weight, taps * sizeof(float)));
+  s->receiver_count = points->count;
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int tti_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
+  int status = RTM_OK;
+  tti_state_t *s = state;
+  const int nz = s->grid.nz_local, R = RTM_RADIUS;
+  const int backward = direction == RTM_BACKWARD;
+  /* Forward: centre f[it] = current, the other level f[it-1] becomes f[it+1]; backward:
+   * centre f[it] = previous, current f[it+1] becomes f[it-1]; a swap afterwards for both. */
+  const int centre = backward ? 1 - s->current : s->current;
+  if (direction != RTM_FORWARD && !backward)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: step direction %d is neither forward nor backward",
+             (int)direction);
+  rtm_tti_fields_t f;
+  memset(&f, 0, sizeof f);
+  f.p = s->level[0][centre].ptr;
+  f.q = s->level[1][centre].ptr;
+  f.p_other = s->level[0][1 - centre].ptr;
+  f.q_other = s->level[1][1 - centre].ptr;
+  for (int k = 0; k < s->coeff_count; ++k)
+    f.coeff[k] = s->coeff[k].ptr;
+  for (int a = 0; a < 3; ++a)
+    f.eta_dt[a] = s->eta_dt[a].ptr;
+  memcpy(f.c2, s->c2, sizeof f.c2);
+  memcpy(f.c1, s->c1, sizeof f.c1);
+  memcpy(f.inv_h2, s->inv_h2, sizeof f.inv_h2);
+  memcpy(f.inv_h, s->inv_h, sizeof f.inv_h);
+
+  const int low_end = nz < R ? nz : R;
+  const int high_begin = nz - R > low_end ? nz - R : low_end;
+  if (region == RTM_REGION_ALL) {
+    RTM_TRY(rtm_tti_cuda_step(&s->grid, &s->shape, &f, backward, 0, nz, s->stream));
+  } else if (region == RTM_REGION_EDGE_PLANES) {
+    RTM_TRY(rtm_tti_cuda_step(&s->grid, &s->shape, &f, backward, 0, low_end, s->stream));
+    RTM_TRY(rtm_tti_cuda_step(&s->grid, &s->shape, &f, backward, high_begin, nz, s->stream));
+    return RTM_OK;
+  } else if (region == RTM_REGION_INTERIOR) {
+    RTM_TRY(rtm_tti_cuda_step(&s->grid, &s->shape, &f, backward, low_end, high_begin, s->stream));
+  } else {
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: unknown step region %d", (int)region);
+  }
+  /* The new level of both fields gets sample it; receivers record p. */
+  RTM_TRY(rtm_iso_cuda_inject(f.p_other, s->source_index.ptr, s->source_coeff.ptr, s->wavelets.ptr,
+                              s->source_count, s->source_samples, it, s->stream));
+  RTM_TRY(rtm_iso_cuda_inject(f.q_other, s->source_index.ptr, s->source_coeff.ptr, s->wavelets.ptr,
+                              s->source_count, s->source_samples, it, s->stream));
+  RTM_TRY(rtm_iso_cuda_record(f.p_other, s->receiver_index.ptr, s->receiver_weight.ptr,
+                              s->traces.ptr, s->receiver_count, s->trace_length,
+                              backward ? it - 1 : it + 1, s->stream));
+  s->current = 1 - s->current;
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static float *level_ptr(tti_state_t *s, rtm_field_t field, rtm_level_t level, int *status) {
+  if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) ||
+      (level != RTM_LEVEL_CURRENT && level != RTM_LEVEL_PREVIOUS)) {
+    rtm_log_error("backend cuda (vti/tti): no field %d at level %d", (int)field, (int)level);
+    *status = RTM_ERR_UNSUPPORTED;
+    return NULL;
+  }
+  const int f = field == RTM_FIELD_P ? 0 : 1;
+  const int l = level == RTM_LEVEL_CURRENT ? s->current : 1 - s->current;
+  return s->level[f][l].ptr;
+}
+
+static int tti_read_field(void *state, rtm_field_t field, rtm_level_t level, float *dense) {
+  int status = RTM_OK;
+  tti_state_t *s = state;
+  const rtm_grid_t *g = &s->grid;
+  const float *padded = level_ptr(s, field, level, &status);
+  if (!padded) goto fail;
+  const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
+  for (long iz = 0; iz < g->nz_local; ++iz)
+    RTM_CUDA_TRY(cudaMemcpy2DAsync(dense + (size_t)iz * ny * nx, nx * sizeof(float),
+                                   padded + rtm_grid_index(g, 0, 0, iz),
+                                   g->stride_y * sizeof(float), nx * sizeof(float), ny,
+                                   cudaMemcpyDeviceToHost, s->stream));
+  RTM_CUDA_TRY(cudaStreamSynchronize(s->stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int tti_write_field(void *state, rtm_field_t field, rtm_level_t level, const float *dense) {
+  int status = RTM_OK;
+  tti_state_t *s = state;
+  const rtm_grid_t *g = &s->grid;
+  float *padded = level_ptr(s, field, level, &status);
+  if (!padded) goto fail;
+  const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
+  for (long iz = 0; iz < g->nz_local; ++iz)
+    RTM_CUDA_TRY(cudaMemcpy2DAsync(padded + rtm_grid_index(g, 0, 0, iz),
+                                   g->stride_y * sizeof(float), dense + (size_t)iz * ny * nx,
+                                   nx * sizeof(float), nx * sizeof(float), ny,
+                                   cudaMemcpyHostToDevice, s->stream));
+  RTM_CUDA_TRY(cudaStreamSynchronize(s->stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int tti_read_traces(void *state, float *traces) {
+  int status = RTM_OK;
+  tti_state_t *s = state;
+  if (s->receiver_count == 0) return RTM_OK;
+  RTM_CUDA_TRY(cudaMemcpyAsync(traces, s->traces.ptr,
+                               (size_t)s->receiver_count * s->trace_length * sizeof(float),
+                               cudaMemcpyDeviceToHost, s->stream));
+  RTM_CUDA_TRY(cudaStreamSynchronize(s->stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int tti_synchronize(void *state) {
+  int status = RTM_OK;
+  tti_state_t *s = state;
+  RTM_CUDA_TRY(cudaStreamSynchronize(s->stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static void tti_describe(void *state, char *text, size_t size) {
+  const tti_state_t *s = state;
+  struct cudaDeviceProp prop;
+  const char *equation = s->shape.tilted ? "tti" : "vti";
+  if (cudaGetDeviceProperties(&prop, s->device) != cudaSuccess) {
+    snprintf(text, size, "CUDA device %d, %s", s->device, equation);
+    return;
+  }
+  snprintf(text, size, "%s (sm_%d%d), %s, halo sync, block %dx%d, zblock %d", prop.name,
+           prop.major, prop.minor, equation, s->shape.block[0], s->shape.block[1],
+           s->shape.zblock);
+}
+
+const rtm_backend_t rtm_backend_cuda_tti = {
+    .name = "cuda",
+    .description = "CUDA z-marching kernel for vti/tti (halo sync)",
+    .probe = tti_probe,
+    .create = tti_create,
+    .set_sources = tti_set_sources,
+    .set_receivers = tti_set_receivers,
+    .step = tti_step,
+    .read_field = tti_read_field,
+    .write_field = tti_write_field,
+    .read_traces = tti_read_traces,
+    .synchronize = tti_synchronize,
+    .describe = tti_describe,
+    .destroy = tti_destroy,
+};

@@ -1,0 +1,90 @@
+/* tti_cuda.h - launchers of the VTI/TTI z-marching kernel (tti_cuda.cu), plain C.
+ *
+ * Equations (rtm_anisotropy.h, tti_cpu.c): the Fletcher-Du-Fowler system, alpha = 1,
+ *   rhs_p = vpx^2 dt^2 Hxy p + vpz^2 dt^2 Hz q + vsz^2 dt^2 (Hz p - Hz q)
+ *   rhs_q = vpn^2 dt^2 Hxy p + vpz^2 dt^2 Hz q - vsz^2 dt^2 (Hxy p - Hxy q)
+ *   Hz f = n_x^2 d_xx f + n_y^2 d_yy f + n_z^2 d_zz f + 2 n_x n_y d_xy f + 2 n_y n_z d_yz f
+ *          + 2 n_x n_z d_xz f   (vti: Hz f = d_zz f),   Hxy f = lap f - Hz f,
+ *   forward f[n+1] = (2 f[n] - (1 - d) f[n-1] + rhs_f) / (1 + d), backward with d -> -d,
+ *   d = eta_dt_x[ix] + eta_dt_y[iy] + eta_dt_z[iz].
+ * Space: 8th order (R = 4); d_aa the second-derivative stencil, d_ab (a != b) the
+ * first-derivative stencil in a of the first-derivative stencil in b, as in the reference.
+ *
+ * Per-cell coefficients (memory.model strategy, padded like the fields), from
+ * rtm_anisotropy_prepare / rtm_anisotropy_cell, so the kernel sees the reference's medium:
+ *   vti: vpx^2 dt^2, vpz^2 dt^2, vpn^2 dt^2, vsz^2 dt^2                         16 B/cell
+ *   tti: the same and the unit axis n_x, n_y, n_z                               28 B/cell
+ * Four velocities are the least that carries vp, epsilon, delta and the conditioned vsz
+ * (sigma, the delta <= epsilon and vsz limits of rtm_fdf_condition) without recomputing the
+ * conditioning per cell; the products dt^2 are the reference's floats bit for bit. The six
+ * Hz factors are products of n (3 floats instead of 6: 12 B/cell less for 6 multiplications).
+ * Two components would do for a unit n with n_z >= 0, but n_z = sqrt(1 - n_x^2 - n_y^2)
+ * loses half its digits for a near-horizontal axis, and 2 n_x n_z with it.
+ * Traffic per cell at least (fp32): read p, q, p[n-1], q[n-1]; write p[n+1], q[n+1] (24 B),
+ * plus the coefficients: 40 B vti, 52 B tti.
+ *
+ * Kernel shape: see tti_cuda.cu's header. */
+#ifndef RTM_TTI_CUDA_H
+#define RTM_TTI_CUDA_H
+
+#include <stddef.h>
+
+#include "rtm_grid.h"
+#include "rtm_solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Coefficient volumes, in this order. */
+enum {
+  RTM_TTI_VPX2,
+  RTM_TTI_VPZ2,
+  RTM_TTI_VPN2,
+  RTM_TTI_VSZ2,
+  RTM_TTI_NX,
+  RTM_TTI_NY,
+  RTM_TTI_NZ,
+  RTM_TTI_COEFF_MAX
+};
+#define RTM_VTI_COEFF_COUNT 4
+#define RTM_TTI_COEFF_COUNT 7
+
+typedef struct {
+  int tilted;   /* 0: vti (4 coefficient volumes), 1: tti (7) */
+  int zblock;   /* planes per thread block; 0 = the whole z-range of a launch */
+  int block[2]; /* xy tile in cells, one thread per cell */
+} rtm_tti_shape_t;
+
+typedef struct {
+  float *p_other, *q_other;            /* in: f[n-1], out: f[n+1] (backward the reverse) */
+  const float *p, *q;                  /* f[n] */
+  const float *coeff[RTM_TTI_COEFF_MAX]; /* padded volumes, see above */
+  const float *eta_dt[3];              /* device profiles over each axis' global interior */
+  float c2[RTM_RADIUS + 1];            /* rtm_fd2_coeff in float */
+  float c1[RTM_RADIUS];                /* rtm_fd1_coeff in float */
+  float inv_h2[3], inv_h[3];
+} rtm_tti_fields_t;
+
+/* Checks that `device` can run `shape` (tile width a positive multiple of 4, at most 512
+ * threads and whole warps, shared memory within the device's limit) and raises the
+ * kernel's dynamic shared-memory limit. Errors name the config key. */
+int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device);
+
+/* Shared memory one block of `shape` uses, in bytes. */
+size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape);
+
+/* One leapfrog update of p and q over the local planes [z_begin, z_end) on `stream`. */
+int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *shape,
+                      const rtm_tti_fields_t *fields, int backward, int z_begin, int z_end,
+                      void *stream);
+
+/* The cuda backend's table for physics.equation = vti | tti (backend_cuda_tti.c);
+ * backend_cuda.c hands those equations to it. */
+extern const rtm_backend_t rtm_backend_cuda_tti;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
