@@ -79,8 +79,8 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"kernel", "halo", RTM_CFG_STRING, FIELD(kernel.halo), "ldgsts", ANY, "sync|ldgsts|tma", "shared-memory halo loads: plain, cp.async, or Hopper TMA"},
     {"kernel", "stages", RTM_CFG_INT, FIELD(kernel.stages), "2", 2, 3, NULL, "shared-memory pipeline stages for ldgsts/tma"},
     {"kernel", "zblock", RTM_CFG_INT, FIELD(kernel.zblock), "0", 0, 100000, NULL, "z planes per thread block; 0 = the whole local nz"},
-    {"kernel", "block_x", RTM_CFG_INT, FIELD(kernel.block[0]), "32", 1, 1024, NULL, "thread-block tile width along x"},
-    {"kernel", "block_y", RTM_CFG_INT, FIELD(kernel.block[1]), "16", 1, 1024, NULL, "thread-block tile height along y"},
+    {"kernel", "block_x", RTM_CFG_INT, FIELD(kernel.block[0]), "32", 1, 1024, NULL, "thread-block tile width along x, in cells"},
+    {"kernel", "block_y", RTM_CFG_INT, FIELD(kernel.block[1]), "16", 1, 1024, NULL, "thread-block tile height along y, in cells"},
 
     {"memory", "strategy", RTM_CFG_STRING, FIELD(memory.strategy), "auto", ANY, NULL, "default allocation strategy (host, device, vmm, vmm-compressed, managed); auto = device for " "cuda, host for cpu"},
     {"memory", "wavefield", RTM_CFG_STRING, FIELD(memory.wavefield), "", ANY, NULL, "strategy for wavefields; empty = memory.strategy"},

@@ -4,11 +4,18 @@
 #   and racecheck on a short run of every variant, the bench matrix on a 512^3 volume, and
 #   a short table last.
 #
-#   run/gpu_check.sh [all|test|bench] [BUILD_DIR]
+#   run/gpu_check.sh [all|test|bench|tune] [BUILD_DIR]
+#
+#   test   ctest -L gpu, compute-sanitizer, bad input, the recommended variant
+#   bench  the --matrix sweep and ncu of each halo variant (long)
+#   tune   the gate (bench_512.ini as it is, device and vmm-compressed memory), a sweep
+#          of tma tile x zblock x stages on device memory, and ncu of the gate's kernel
+#          with the bytes it moves per cell
 #
 # Logs go under $OUT (or run/out/ when OUT is unset), at most 8 files (the device tool's
 # limit): device, cmake, build, ctest, sanitizer_{memcheck,racecheck}; bench.{log,csv,json},
-# ncu.txt. Exit status: non-zero when a build,
+# ncu.txt; tune.log, ncu_tune.txt. SANITIZER_TIMEOUT (seconds, default 400) bounds each
+# compute-sanitizer run. Exit status: non-zero when a build,
 # a test or a sanitizer run failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,12 +46,12 @@ grep -E "warning" "$out/build.log" | head -10
 
 if [ "$mode" = all ] || [ "$mode" = test ]; then
   step "ctest -L gpu"
-  ctest --test-dir "$build" -L gpu -R "^test_cuda" --output-on-failure > "$out/ctest.log" 2>&1 || failed=1
+  ctest --test-dir "$build" -L gpu -R "^test_cuda_backend$" --output-on-failure > "$out/ctest.log" 2>&1 || failed=1
   grep -E "rel L2|tests passed|Failed|FAILED|Passed|seed" "$out/ctest.log" | tail -40
 
   step "compute-sanitizer (50 steps per variant)"
   for tool in memcheck racecheck; do
-    RTM3D_TEST_STEPS=50 timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+    RTM3D_TEST_STEPS=50 timeout "${SANITIZER_TIMEOUT:-400}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
       "$build/tests/test_cuda_backend" > "$out/sanitizer_$tool.log" 2>&1
     rc=$?
     summary="$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer_$tool.log" | tail -1)"
@@ -70,19 +77,20 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
   bad 2 "memory.strategy = host" --set memory.strategy=host
   rm -f "$out/bad.log" "$out/bad.csv"
 
-  step "recommended variant (tma, 128x4, zblock 32), constant model, device and vmm-compressed"
+  step "recommended variant (tma, 128x8, zblock 32, 3 stages), constant model, device and vmm-compressed"
   for strategy in device vmm-compressed; do
     "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet --set model.file= \
-      --set kernel.halo=tma --set kernel.block_x=128 --set kernel.block_y=4 \
-      --set kernel.zblock=32 --set memory.strategy=$strategy 2>&1 | grep -E "^(copy|best)"
+      --set kernel.halo=tma --set kernel.block_x=128 --set kernel.block_y=8 \
+      --set kernel.zblock=32 --set kernel.stages=3 --set memory.strategy=$strategy 2>&1 |
+      grep -E "^(copy|best)"
   done
 fi
 
-if [ "$mode" = all ] || [ "$mode" = bench ]; then
-  model=/tmp/rtm3d_bench_model.h5
-  if [ ! -s "$model" ]; then
-    step "writing the 512^3 layered model ($model)"
-    python3 - "$model" <<'PY' || exit 1
+write_model() { # the layered 512^3 model bench_512.ini reads
+  local model=/tmp/rtm3d_bench_model.h5
+  [ -s "$model" ] && return 0
+  step "writing the 512^3 layered model ($model)"
+  python3 - "$model" <<'PY'
 import sys, numpy as np, h5py
 n = 512
 z = np.arange(n, dtype=np.float32)[:, None, None]
@@ -96,7 +104,53 @@ with h5py.File(sys.argv[1], "w") as f:
     f.attrs["spacing"] = np.array([10.0, 10.0, 10.0])
     f.attrs["origin"] = np.array([0.0, 0.0, 0.0])
 PY
-  fi
+}
+
+if [ "$mode" = tune ]; then
+  write_model || exit 1
+  tune() { # label --set ... : one row of the bench table
+    local label="$1"
+    shift
+    local row
+    row="$(timeout 90 "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet "$@" 2>&1 |
+      tee -a "$out/tune.log" | grep -E "^single|error" | head -1)"
+    printf "%-26s %s\n" "$label" "$row"
+  }
+  step "gate: rtm3d bench run/examples/bench_512.ini (as it is; then vmm-compressed)"
+  timeout 90 "$build/app/rtm3d" bench run/examples/bench_512.ini 2>&1 | tee -a "$out/tune.log" |
+    grep -E "^(device|copy|best)"
+  tune "gate vmm-compressed" --set memory.strategy=vmm-compressed
+  step "tma tile x zblock x stages, device memory, constant model"
+  T="--set model.file= --set kernel.halo=tma"
+  for shape in 128x8 128x4 64x16; do
+    for zblock in 16 32 48 64; do
+      for stages in 2 3; do
+        tune "tma $shape z$zblock s$stages" $T --set kernel.block_x="${shape%x*}" \
+          --set kernel.block_y="${shape#*x}" --set kernel.zblock=$zblock --set kernel.stages=$stages
+      done
+    done
+  done
+  for halo in sync ldgsts; do
+    tune "$halo 128x8 z32 s2 (same tile)" --set model.file= --set kernel.halo=$halo \
+      --set kernel.stages=2
+  done
+  step "ncu: the gate's kernel, one 512^3 step (--clock-control none)"
+  timeout 240 ncu --clock-control none -k regex:iso_zmarch --launch-skip 3 --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+    --section WarpStateStats --section LaunchStats \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct \
+    "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet --set bench.warmup=3 \
+    --set bench.steps=1 > "$out/ncu_tune.txt" 2>&1
+  grep -E "^ +(Duration|DRAM Throughput|L2 Cache Throughput|L2 Hit Rate|Achieved Occupancy|Registers Per Thread|Warp Cycles Per Issued|dram__bytes|lts__t_sector_hit)" \
+    "$out/ncu_tune.txt" | head -12
+  awk '/dram__bytes_(read|write).sum/ { v = $NF; gsub(",", "", v); u = $(NF-1);
+         f = u == "Gbyte" ? 1e9 : u == "Mbyte" ? 1e6 : u == "Kbyte" ? 1e3 : 1; b += v * f }
+       END { if (b > 0) printf "DRAM bytes per cell: %.2f (16 counted)\n", b / (512 * 512 * 512) }' \
+    "$out/ncu_tune.txt"
+fi
+
+if [ "$mode" = all ] || [ "$mode" = bench ]; then
+  write_model || exit 1
   step "bench matrix, 512^3"
   timeout 300 "$build/app/rtm3d" bench run/examples/bench_512.ini --matrix --csv "$out/bench.csv" \
     --json "$out/bench.json" > "$out/bench.log" 2>&1 || failed=1

@@ -30,12 +30,7 @@ struct IsoArgs {
   int rows;       /* ny + 2R padded rows per plane */
   int z_begin, z_end, zblock;
   int stages;
-  /* tma kernel: the tile (blockDim is one-dimensional there), the grid's tiles and z-chunks,
-   * and the launch order of the blocks */
-  int block_x, block_y, tiles_x, tiles, chunks;
-  int chunk_fastest; /* block b: chunk b % chunks, tile b / chunks (else tile-fastest) */
-  int zigzag;        /* even chunks march down, odd ones up */
-  int stream_hint;   /* p[n-1], v^2 dt^2 loaded evict-first, p[n+1] stored streaming */
+  int block_x, block_y, tiles_x, tiles; /* tma: the tile (blockDim is one-dimensional) */
   float damping_sign; /* +1 forward, -1 backward (the forward update solved for p[n-1]) */
   float c[R + 1];     /* second-derivative stencil */
   float inv_h2[3];    /* 1 / h_a^2 */
@@ -141,14 +136,11 @@ static __device__ __forceinline__ float4 ld4(const float *p) {
  * Every operation is rounded on its own, in the cpu reference's order (no FMA
  * contraction): the kernel then reproduces the reference bit for bit instead of drifting
  * from it by rounding that the leapfrog accumulates. */
-static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *t, int tw,
-                                                 const float4 &q0, const float4 &q1,
-                                                 const float4 &q2, const float4 &q3,
-                                                 const float4 &q4, const float4 &q5,
-                                                 const float4 &q6, const float4 &q7,
-                                                 const float4 &q8, const float4 &pp,
-                                                 const float4 &v, const float4 &exy, float ez,
-                                                 bool damped_xy) {
+static __device__ __forceinline__ float4
+update4(const IsoArgs &a, const float *t, int tw, const float4 &q0, const float4 &q1,
+        const float4 &q2, const float4 &q3, const float4 &q4, const float4 &q5, const float4 &q6,
+        const float4 &q7, const float4 &q8, const float4 &pp, const float4 &v, const float4 &exy,
+        float ez, bool damped_xy) {
   const float4 wl = ld4(t), wr = ld4(t + 2 * R);
   const float w[3 * VEC] = {wl.x, wl.y, wl.z, wl.w, q4.x, q4.y, q4.z, q4.w, wr.x, wr.y, wr.z, wr.w};
   float dx[VEC], dy[VEC], dz[VEC];
@@ -193,8 +185,8 @@ static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *
   return out;
 }
 
-/* Isotropic leapfrog, z-marching (see iso_cuda.h for the shape and the equation).
- * Block (bx, by, bz): tile of BX = VEC blockDim.x by BY = blockDim.y cells at
+/* Isotropic leapfrog, z-marching, halo sync or ldgsts (see iso_cuda.h for the shape and
+ * the equation). Block (bx, by, bz): tile of BX = VEC blockDim.x by BY = blockDim.y cells at
  * (bx BX, by BY), output planes [zb0, zb1) of the launch's z-range. Thread (tx, ty) owns
  * the VEC cells ix = bx BX + VEC tx + 0..3 of row iy (one float4 everywhere: tile reads,
  * queue, global loads and stores). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1
@@ -202,15 +194,13 @@ static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *
  * front of the register queue and computes plane i - R once the queue is full.
  * MULTI: a thread copies more than MAX_CHUNKS 16-byte chunks of each tile. */
 template <int HALO, bool MULTI>
-static __global__ void __launch_bounds__(MAX_THREADS)
-    iso_zmarch(const IsoArgs a, const __grid_constant__ CUtensorMap map) {
+static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a) {
   extern __shared__ __align__(1024) float smem[];
   const int bx = VEC * blockDim.x, by = blockDim.y;
   const int tw = bx + 2 * R, th = by + 2 * R;
   const int slot_floats = tile_floats(bx, by);
   const int stages = HALO == RTM_HALO_SYNC ? 1 : a.stages;
   const int slots = ring_slots(HALO, a.stages);
-  uint64_t *bars = reinterpret_cast<uint64_t *>(smem + slots * slot_floats);
 
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int tid = ty * blockDim.x + tx, nthreads = blockDim.x * by;
@@ -236,7 +226,7 @@ static __global__ void __launch_bounds__(MAX_THREADS)
     const int c = tid + j * nthreads;
     src_off[j] = -1;
     dst_off[j] = -1;
-    if (HALO != RTM_HALO_TMA && !MULTI && c < chunks) {
+    if (!MULTI && c < chunks) {
       const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
       dst_off[j] = r * tw + col;
       if (ix0 + col < a.row_floats && iy0 + r < a.rows) src_off[j] = r * (int)a.stride_y + col;
@@ -268,24 +258,9 @@ static __global__ void __launch_bounds__(MAX_THREADS)
       }
     }
   };
-  const uint32_t tile_bytes = (uint32_t)(tw * th * sizeof(float));
-  auto issue_tma = [&](int j, int slot) {
-    mbar_expect_tx(&bars[slot], tile_bytes);
-    tma_load_3d(smem + slot * slot_floats, &map, ix0, iy0, kfirst + j + R, &bars[slot]);
-  };
 
   /* Prologue: planes 0 .. stages-2 in flight. */
-  if (HALO == RTM_HALO_TMA) {
-    if (tid == 0) {
-      for (int s = 0; s < slots; ++s)
-        mbar_init(&bars[s], 1);
-      mbar_fence_init();
-    }
-    __syncthreads();
-    if (tid == 0)
-      for (int j = 0; j < stages - 1 && j < nplanes; ++j)
-        issue_tma(j, j);
-  } else if (HALO == RTM_HALO_LDGSTS) {
+  if (HALO == RTM_HALO_LDGSTS) {
     for (int j = 0; j < stages - 1; ++j) {
       if (j < nplanes) load_tile(j, j);
       cp_async_commit();
@@ -304,21 +279,16 @@ static __global__ void __launch_bounds__(MAX_THREADS)
   float ez_cur = 0.f;
   int slot_front = 0;                              /* slot of plane i */
   int slot_out = slots - R;                        /* slot of plane i - R, (i - R) mod slots */
-  uint32_t phases = 0;                             /* tma: parity of each slot's next completion */
   const int row_offset = (ty + R) * tw + VEC * tx; /* tile index of cell ix - R, row iy */
 
   for (int i = 0; i < nplanes; ++i) {
     if (HALO == RTM_HALO_SYNC) {
       load_tile(i, slot_front);
-    } else if (HALO == RTM_HALO_LDGSTS) {
+    } else {
       if (stages == 3)
         cp_async_wait<1>();
       else
         cp_async_wait<0>();
-    } else {
-      while (!mbar_try_wait(&bars[slot_front], (phases >> slot_front) & 1u)) {
-      }
-      phases ^= 1u << slot_front;
     }
     /* Plane i visible to all; every thread is past the reads of iteration i-1, so the
      * slot of plane i + stages - 1 (last used by plane i - R - 1) may be refilled. */
@@ -328,8 +298,6 @@ static __global__ void __launch_bounds__(MAX_THREADS)
     if (HALO == RTM_HALO_LDGSTS) {
       if (i + stages - 1 < nplanes) load_tile(i + stages - 1, slot_next);
       cp_async_commit();
-    } else if (HALO == RTM_HALO_TMA) {
-      if (tid == 0 && i + stages - 1 < nplanes) issue_tma(i + stages - 1, slot_next);
     }
 
     q0 = q1;
@@ -382,42 +350,25 @@ static __device__ inline void mbar_wait(uint64_t *bar, uint32_t parity) {
   while (!mbar_try_wait(bar, parity)) {
   }
 }
-/* An L2 policy that marks lines first to go: for data read once (p[n-1], v^2 dt^2), so that
- * the L2 keeps the p[n] planes and rows that neighbouring blocks read again. */
-static __device__ inline uint64_t evict_first_policy() {
-  uint64_t policy = 0;
-#if __CUDA_ARCH__ >= 900
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-#endif
-  return policy;
-}
-static __device__ inline void tma_load_3d_hint(float *dst, const CUtensorMap *map, int x, int y,
-                                               int z, uint64_t *bar, uint64_t policy) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-               ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(smem_u32(dst)),
-               "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar)),
-               "l"(policy)
-               : "memory");
-#endif
-}
 
 /* Isotropic leapfrog, z-marching, every input through the tensor memory accelerator in a
- * pipeline of S planes (see iso_cuda.h for the shape and the equation).
- * Threads: bx / 4 x by consumers (thread c: cells ix = ix0 + 4 (c % (bx/4)) + 0..3 of row
- * iy = iy0 + c / (bx/4)) and one producer warp, of which one thread issues the copies.
- * Block b: tile and z-chunk from b (chunk-fastest: the chunks of one column run side by
- * side). Planes of p are numbered j = 0 .. nplanes - 1 along the marching direction from
- * R planes outside the chunk; the output numbered o = j - R. Even chunks march down and
- * odd ones up (zigzag), so that two chunks sharing a boundary read its 2R halo planes at
- * the same time - both at their start or both at their end - and the second read hits L2.
- * Shared memory: a ring of P = R + S tiles of p with halo (plane j in slot j % P: front of
- * the register queue at iteration j, centre of output j - R at iteration j + R, released
- * then) and a ring of S pairs (p[n-1], v^2 dt^2) of the tile's cells (output o in slot
- * o % S). Each slot has a full mbarrier (the producer's expect_tx, completed by the copy)
- * and an empty one (every consumer thread arrives once it has read the slot): the
- * consumers never meet at a block-wide barrier, and the producer runs up to S - 1 planes
- * ahead of the slowest consumer. */
+ * pipeline S planes deep (kernel.stages; see iso_cuda.h for the shape and the equation).
+ * Threads: bx / 4 x by consumers (thread c owns cells ix = ix0 + 4 (c % (bx/4)) + 0..3 of
+ * row iy = iy0 + c / (bx/4)) and one producer warp, of which one thread issues the copies.
+ * Block b: tile b % tiles (x fastest, so the blocks that share halo rows start together
+ * and march through z side by side: their second reads of a row hit L2), z-chunk
+ * b / tiles, output planes [zb0, zb1). Planes of p are numbered j = 0 .. nplanes - 1 from
+ * zb0 - R; iteration i makes plane i the front of the register queue and computes plane
+ * i - R, output o = i - 2R.
+ * Shared memory: a ring of P = R + S tiles of p with halo (plane j in slot j % P: read at
+ * iteration j as the queue's front and at j + R as the centre, released then) and a ring
+ * of S pairs (p[n-1], v^2 dt^2) of the tile's cells (output o in slot o % S). Each slot has
+ * a full mbarrier (the producer's expect_tx, completed by the copy) and an empty one
+ * (every consumer thread arrives once it has read the slot): consumers never meet at a
+ * block-wide barrier, and the producer runs up to S - 1 planes ahead of the slowest one.
+ * Measured on an H100 (run/results/gpu_iso.md): marking p[n-1] and v^2 dt^2 evict-first in
+ * L2 cost 13% of the throughput, and launching the z-chunks of a column side by side cost
+ * 10% (y neighbours no longer in step); neither is done. */
 template <int S>
 static __global__ void __launch_bounds__(MAX_THREADS + 32)
     iso_zmarch_tma(const IsoArgs a, const __grid_constant__ CUtensorMap p_map,
@@ -433,16 +384,10 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
   uint64_t *full_p = reinterpret_cast<uint64_t *>(pv_ring + 2 * S * cells);
   uint64_t *empty_p = full_p + P, *full_pv = empty_p + P, *empty_pv = full_pv + S;
 
-  const int b = blockIdx.x;
-  const int chunk = a.chunk_fastest ? b % a.chunks : b / a.tiles;
-  const int tile = a.chunk_fastest ? b / a.chunks : b % a.tiles;
+  const int tile = blockIdx.x % a.tiles, chunk = blockIdx.x / a.tiles;
   const int ix0 = (tile % a.tiles_x) * bx, iy0 = (tile / a.tiles_x) * by;
   const int zb0 = a.z_begin + chunk * a.zblock, zb1 = min(zb0 + a.zblock, a.z_end);
   const int nplanes = zb1 - zb0 + 2 * R;
-  const bool down = a.zigzag && a.chunks > 1 && chunk % 2 == 0;
-  const int zstep = down ? -1 : 1;
-  const int zplane0 = down ? zb1 - 1 + R : zb0 - R; /* local z of plane 0 */
-  const int zout0 = down ? zb1 - 1 : zb0;           /* local z of output 0 */
   const int tid = threadIdx.x;
 
   if (tid == 0) {
@@ -463,29 +408,23 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
     /* Producer: plane i of p, then p[n-1] and v^2 dt^2 of output i - 2R, the order in which
      * the consumers wait for them. A slot is refilled once every consumer released it:
      * plane i waits for the release of plane i - P (completion i / P - 1 of its empty
-     * barrier), the pair of output o for that of output o - S. */
-    const uint64_t policy = evict_first_policy();
+     * barrier), the pair of output o for that of output o - S. Planes are in local z + R,
+     * the tensor maps' coordinates. */
     const uint32_t p_bytes = (uint32_t)(tw * (by + 2 * R) * sizeof(float));
     const uint32_t pv_bytes = (uint32_t)(cells * sizeof(float));
     for (int i = 0; i < nplanes; ++i) {
       const int s = i % P;
       if (i >= P) mbar_wait(&empty_p[s], (uint32_t)(i / P - 1) & 1u);
       mbar_expect_tx(&full_p[s], p_bytes);
-      tma_load_3d(p_ring + s * slot_floats, &p_map, ix0, iy0, zplane0 + zstep * i + R, &full_p[s]);
+      tma_load_3d(p_ring + s * slot_floats, &p_map, ix0, iy0, zb0 + i, &full_p[s]);
       const int o = i - 2 * R;
       if (o < 0) continue;
       const int s2 = o % S;
       if (o >= S) mbar_wait(&empty_pv[s2], (uint32_t)(o / S - 1) & 1u);
       mbar_expect_tx(&full_pv[s2], 2 * pv_bytes);
       float *dst = pv_ring + 2 * s2 * cells;
-      const int z = zout0 + zstep * o + R;
-      if (a.stream_hint) {
-        tma_load_3d_hint(dst, &pp_map, ix0 + R, iy0 + R, z, &full_pv[s2], policy);
-        tma_load_3d_hint(dst + cells, &v_map, ix0 + R, iy0 + R, z, &full_pv[s2], policy);
-      } else {
-        tma_load_3d(dst, &pp_map, ix0 + R, iy0 + R, z, &full_pv[s2]);
-        tma_load_3d(dst + cells, &v_map, ix0 + R, iy0 + R, z, &full_pv[s2]);
-      }
+      tma_load_3d(dst, &pp_map, ix0 + R, iy0 + R, zb0 + o + R, &full_pv[s2]);
+      tma_load_3d(dst + cells, &v_map, ix0 + R, iy0 + R, zb0 + o + R, &full_pv[s2]);
     }
     return;
   }
@@ -509,7 +448,7 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
          q8 = zero;
 
   for (int i = 0; i < nplanes; ++i) {
-    const int o = i - 2 * R, k = zout0 + zstep * o;
+    const int o = i - 2 * R, k = zb0 + o; /* output of this iteration when o >= 0 */
     const float ez = o >= 0 ? __ldg(&a.eta_z[a.z_offset + k]) : 0.f;
     const int s = i % P;
     mbar_wait(&full_p[s], (uint32_t)(i / P) & 1u);
@@ -535,10 +474,7 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
                                    q2, q3, q4, q5, q6, q7, q8, pp, v, exy, ez, damped_xy);
         float *dst = a.p_other + column + (long long)k * a.stride_z;
         if (lanes == VEC) {
-          if (a.stream_hint)
-            __stcs(reinterpret_cast<float4 *>(dst), out);
-          else
-            *reinterpret_cast<float4 *>(dst) = out;
+          *reinterpret_cast<float4 *>(dst) = out;
         } else {
           for (int c = 0; c < lanes; ++c)
             dst[c] = lane(out, c);
@@ -577,20 +513,6 @@ static __global__ void record_kernel(const float *field, const size_t *tap_index
 }
 
 /* ---- launchers ---- */
-
-/* DEV ONLY (removed before commit): A/B switches for the measurements. */
-#include <stdlib.h>
-static bool legacy_tma() {
-  const char *e = getenv("RTM3D_DEV_TMA");
-  return e && strcmp(e, "legacy") == 0;
-}
-static void dev_order(IsoArgs *a) {
-  const char *o = getenv("RTM3D_DEV_ORDER"), *h = getenv("RTM3D_DEV_HINT");
-  const int order = o ? atoi(o) : 2;
-  a->chunk_fastest = order >= 1;
-  a->zigzag = order >= 2;
-  a->stream_hint = h ? atoi(h) : 1;
-}
 
 static const char *const halo_names[] = {"sync", "ldgsts", "tma"};
 
@@ -700,7 +622,6 @@ extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
       RTM_TRY(prepare_one(iso_zmarch_tma<2>, bytes, &ptx_version));
     else
       RTM_TRY(prepare_one(iso_zmarch_tma<3>, bytes, &ptx_version));
-    if (legacy_tma()) RTM_TRY(prepare_kernel<RTM_HALO_TMA>(bytes, &ptx_version));
     break;
   }
   /* The copy instructions exist only in code generated for their architecture: a binary
@@ -754,8 +675,7 @@ extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *
                                  int z_end, void *stream) {
   int status = RTM_OK;
   if (z_end <= z_begin) return RTM_OK;
-  if (shape->halo == RTM_HALO_TMA &&
-      (!fields->p_map || !fields->p_other_map || !fields->v2dt2_map))
+  if (shape->halo == RTM_HALO_TMA && (!fields->p_map || !fields->p_other_map || !fields->v2dt2_map))
     RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without its tensor maps");
   {
     const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
@@ -785,9 +705,6 @@ extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *
     for (int axis = 0; axis < 3; ++axis)
       a.inv_h2[axis] = fields->inv_h2[axis];
 
-    CUtensorMap map;
-    memset(&map, 0, sizeof map);
-    if (shape->halo == RTM_HALO_TMA) memcpy(&map, fields->p_map, sizeof map);
     const dim3 block((unsigned)(bx / VEC), (unsigned)by, 1);
     const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
                       (unsigned)((range + a.zblock - 1) / a.zblock));
@@ -797,43 +714,37 @@ extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *
     switch (shape->halo) {
     case RTM_HALO_SYNC:
       if (multi)
-        iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a, map);
+        iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a);
       else
-        iso_zmarch<RTM_HALO_SYNC, false><<<blocks, block, shared, s>>>(a, map);
+        iso_zmarch<RTM_HALO_SYNC, false><<<blocks, block, shared, s>>>(a);
       RTM_CUDA_TRY_LAUNCH("iso_zmarch<sync>");
       break;
     case RTM_HALO_LDGSTS:
       if (multi)
-        iso_zmarch<RTM_HALO_LDGSTS, true><<<blocks, block, shared, s>>>(a, map);
+        iso_zmarch<RTM_HALO_LDGSTS, true><<<blocks, block, shared, s>>>(a);
       else
-        iso_zmarch<RTM_HALO_LDGSTS, false><<<blocks, block, shared, s>>>(a, map);
+        iso_zmarch<RTM_HALO_LDGSTS, false><<<blocks, block, shared, s>>>(a);
       RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
       break;
-    case RTM_HALO_TMA:
-      if (legacy_tma()) {
-        iso_zmarch<RTM_HALO_TMA, false><<<blocks, block, shared, s>>>(a, map);
-        RTM_CUDA_TRY_LAUNCH("iso_zmarch<tma legacy>");
-        break;
-      }
-      {
-        CUtensorMap pp_map, v_map;
-        memcpy(&pp_map, fields->p_other_map, sizeof pp_map);
-        memcpy(&v_map, fields->v2dt2_map, sizeof v_map);
-        a.block_x = bx;
-        a.block_y = by;
-        a.tiles_x = (int)blocks.x;
-        a.tiles = (int)(blocks.x * blocks.y);
-        a.chunks = (int)blocks.z;
-        dev_order(&a);
-        const unsigned threads = (unsigned)(bx / VEC * by + 32);
-        const unsigned count = blocks.x * blocks.y * blocks.z;
-        if (shape->stages == 2)
-          iso_zmarch_tma<2><<<count, threads, shared, s>>>(a, map, pp_map, v_map);
-        else
-          iso_zmarch_tma<3><<<count, threads, shared, s>>>(a, map, pp_map, v_map);
-        RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
-      }
+    case RTM_HALO_TMA: {
+      /* one-dimensional grid, tiles fastest (see iso_zmarch_tma) */
+      CUtensorMap p_map, pp_map, v_map;
+      memcpy(&p_map, fields->p_map, sizeof p_map);
+      memcpy(&pp_map, fields->p_other_map, sizeof pp_map);
+      memcpy(&v_map, fields->v2dt2_map, sizeof v_map);
+      a.block_x = bx;
+      a.block_y = by;
+      a.tiles_x = (int)blocks.x;
+      a.tiles = (int)(blocks.x * blocks.y);
+      const unsigned threads = (unsigned)(bx / VEC * by + 32);
+      const unsigned count = blocks.x * blocks.y * blocks.z;
+      if (shape->stages == 2)
+        iso_zmarch_tma<2><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+      else
+        iso_zmarch_tma<3><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+      RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
       break;
+    }
     }
   }
   return RTM_OK;

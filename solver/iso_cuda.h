@@ -25,13 +25,11 @@
  *   halo       sync: plain 16-byte loads through registers, one barrier per plane;
  *              ldgsts: cp.async 16-byte copies (L1 bypass, zero fill outside the field),
  *              one commit per plane by every thread (never in divergent code);
- *              tma (sm_90 only): a producer thread issues cp.async.bulk.tensor.3d boxes
- *              (p with halo; p[n-1] and v^2 dt^2 without, L2 evict-first) up to
- *              stages - 1 planes ahead, each slot with a full and an empty mbarrier, no
- *              block-wide barrier per plane; OOB zero fill. Blocks are launched z-chunk
- *              fastest and alternate chunks march down and up, so the 2R halo planes two
- *              chunks share are read by both at the same time (L2 hits); p[n+1] is stored
- *              streaming (st.global.cs).
+ *              tma (sm_90 only): a producer warp's thread issues cp.async.bulk.tensor.3d
+ *              boxes (p with halo; p[n-1] and v^2 dt^2 without) up to stages - 1 planes
+ *              ahead, each slot with a full and an empty mbarrier, no block-wide barrier
+ *              per plane; OOB zero fill. Blocks are launched tiles fastest, so the blocks
+ *              sharing halo rows march through z side by side and re-read them from L2.
  *   in place   p[n+1] overwrites p[n-1] (each cell read and written by one thread only).
  * Traffic per cell at least 16 B: read p[n], p[n-1], v^2 dt^2; write p[n+1]. */
 #ifndef RTM_ISO_CUDA_H
@@ -68,8 +66,8 @@ typedef struct {
   const rtm_iso_tensor_map_t *p_other_map; /* tma: cell map of `p_other` (..._cell_map) */
   const rtm_iso_tensor_map_t *v2dt2_map;   /* tma: cell map of `v2dt2`; all three NULL
                                               for sync and ldgsts */
-  float stencil[RTM_RADIUS + 1];     /* rtm_fd2_coeff in float */
-  float inv_h2[3];                   /* 1 / h_a^2 in float */
+  float stencil[RTM_RADIUS + 1];           /* rtm_fd2_coeff in float */
+  float inv_h2[3];                         /* 1 / h_a^2 in float */
 } rtm_iso_fields_t;
 
 /* Name to enum; RTM_ERR_CONFIG naming kernel.halo when unknown. */
@@ -92,8 +90,8 @@ int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
                             const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map);
 
 /* The same for boxes of the tile's own cells, no halo (p[n-1] and v^2 dt^2 under tma). */
-int rtm_iso_cuda_cell_map(const rtm_grid_t *grid, const float *field,
-                          const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map);
+int rtm_iso_cuda_cell_map(const rtm_grid_t *grid, const float *field, const rtm_iso_shape_t *shape,
+                          rtm_iso_tensor_map_t *map);
 
 /* One leapfrog update of the local planes [z_begin, z_end) on `stream` (a cudaStream_t);
  * backward != 0 solves the damped update for the older level. */

@@ -4,13 +4,15 @@
  * and all traces must match the cpu backend. Grid 45 x 37 x 29: nx and ny are not
  * multiples of any tile, so edge tiles are partial; the shapes cycle through zblock 0 and
  * zblocks that do not divide nz, and through tiles whose halo needs more than one 16-byte
- * copy per thread. Also: the EDGE_PLANES + INTERIOR split equals ALL bit for bit, a field
+ * copy per thread; the tma pipeline also runs its fastest tiles with both pipeline depths.
+ * Also: the EDGE_PLANES + INTERIOR split equals ALL bit for bit, a field
  * written comes back unchanged, a backward step undoes a forward one, and bad shapes or a
  * volume that cannot fit are refused before anything is allocated.
  *
  * Exit 77 (skipped) when there is no CUDA device. Inputs are fresh on each run: the seed
  * is printed, and RTM3D_TEST_SEED repeats a run. RTM3D_TEST_STEPS shortens the run for
- * compute-sanitizer (run/gpu_check.sh). */
+ * compute-sanitizer (run/gpu_check.sh); RTM3D_TEST_FILTER (a cmocka glob such as
+ * "test_tma*") runs only the tests it matches. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -265,10 +267,12 @@ static void test_tma_3(void **state) {
   check_variant(*state, "tma", 3, 4);
 }
 
-/* The tma pipeline's own shapes on device memory: the tiles it runs fastest on a 512^3
- * volume (128x8, 128x16, 64x8) and zblocks that give 4, 6 and 3 z-chunks with a short last
- * one, so that chunks marching down (even) and up (odd) meet at every kind of boundary;
- * 128x16 has 512 consumer threads plus the producer warp, the most a block may hold. */
+/* The tma pipeline's own shapes on device memory, with stages 2 and 3: the tiles it runs
+ * fastest on a 512^3 volume (128x8, 64x8, 128x4; run/results/gpu_iso.md) with zblocks that
+ * leave a short last z-chunk (29 = 3*8 + 5, 5*5 + 4, 2*13 + 3, 14*2 + 1: a chunk of one
+ * plane, whose pipeline holds fewer planes than its rings have slots), and 128x16, whose
+ * 512 consumer threads plus the producer warp are the most a block may hold. A wrong
+ * barrier phase or slot gives O(1e-2) or a hang, not a rounding difference. */
 static void test_tma_pipeline_shapes(void **state) {
   fixture_t *f = *state;
   static const shape_t tma_shapes[] = {
@@ -447,5 +451,7 @@ int main(void) {
       cmocka_unit_test(test_split_and_backward),
       cmocka_unit_test(test_refusals),
   };
+  const char *filter = getenv("RTM3D_TEST_FILTER");
+  if (filter && filter[0]) cmocka_set_test_filter(filter);
   return cmocka_run_group_tests(tests, setup, teardown);
 }
