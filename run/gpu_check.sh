@@ -86,25 +86,7 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
   done
 fi
 
-write_model() { # the layered 512^3 model bench_512.ini reads
-  local model=/tmp/rtm3d_bench_model.h5
-  [ -s "$model" ] && return 0
-  step "writing the 512^3 layered model ($model)"
-  python3 - "$model" <<'PY'
-import sys, numpy as np, h5py
-n = 512
-z = np.arange(n, dtype=np.float32)[:, None, None]
-y = np.arange(n, dtype=np.float32)[None, :, None]
-x = np.arange(n, dtype=np.float32)[None, None, :]
-# gradient + two layer steps + a gently dipping interface + a fast lens: piecewise smooth
-vp = 1600.0 + 2.0 * z + 400.0 * (z > 180 + 0.1 * x) + 500.0 * (z > 360)
-vp = vp + 600.0 * (((x - 300) ** 2 + (y - 260) ** 2) / 90.0 ** 2 + ((z - 280) / 40.0) ** 2 < 1)
-with h5py.File(sys.argv[1], "w") as f:
-    f.create_dataset("vp", data=np.ascontiguousarray(vp.astype(np.float32)))
-    f.attrs["spacing"] = np.array([10.0, 10.0, 10.0])
-    f.attrs["origin"] = np.array([0.0, 0.0, 0.0])
-PY
-}
+write_model() { run/bench_model.sh; }
 
 if [ "$mode" = tune ]; then
   write_model || exit 1
