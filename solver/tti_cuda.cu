@@ -26,6 +26,7 @@
  * The edges: outside the interior in x and y, f and the reference's first-derivative
  * scratch are zero; the tile's padding is zero, so D_x of a padding row is zero here too. In
  * the z halo planes the first derivatives come from f's halo planes, as in the reference. */
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -49,7 +50,7 @@ constexpr int SLOTS = R + 2;
 struct TtiArgs {
   float *p_other, *q_other;
   const float *p, *q;
-  const float *coeff[RTM_TTI_COEFF_MAX];
+  const void *coeff[RTM_TTI_COEFF_MAX];
   const float *eta_x, *eta_y, *eta_z;
   long long stride_y, stride_z, origin;
   int nx, ny, z_offset;
@@ -69,6 +70,15 @@ __host__ __device__ inline int tile_floats(int bx, int by) {
 __host__ __device__ inline size_t shared_floats(int bx, int by, bool tilted) {
   return (size_t)SLOTS * 2 * (size_t)tile_floats(bx, by) +
          (tilted ? 2 * (size_t)(by + 2 * R) * (size_t)bx : 0);
+}
+
+/* Coefficient k of `cell`: float, or binary16 widened exactly to float. */
+template <typename C> __device__ __forceinline__ float coeff_at(const void *volume, long long cell);
+template <> __device__ __forceinline__ float coeff_at<float>(const void *volume, long long cell) {
+  return __ldg(static_cast<const float *>(volume) + cell);
+}
+template <> __device__ __forceinline__ float coeff_at<__half>(const void *volume, long long cell) {
+  return __half2float(__ldg(static_cast<const __half *>(volume) + cell));
 }
 
 __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
@@ -122,7 +132,7 @@ __device__ __forceinline__ void push(float (&f)[Q], float front) {
  * [zb0, zb1). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1 from plane zb0 - R;
  * iteration i loads plane i into slot i % SLOTS, pushes it onto the queues and, once they
  * are full (i >= 2R), updates plane c = zb0 + i - 2R. */
-template <bool TILTED>
+template <bool TILTED, typename C>
 __global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
   extern __shared__ __align__(16) float smem[];
   const int bx = blockDim.x, by = blockDim.y;
@@ -191,14 +201,14 @@ __global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
       cell = column + (long long)c * a.stride_z;
       pp = a.p_other[cell];
       qp = a.q_other[cell];
-      vpx2 = __ldg(a.coeff[RTM_TTI_VPX2] + cell);
-      vpz2 = __ldg(a.coeff[RTM_TTI_VPZ2] + cell);
-      vpn2 = __ldg(a.coeff[RTM_TTI_VPN2] + cell);
-      vsz2 = __ldg(a.coeff[RTM_TTI_VSZ2] + cell);
+      vpx2 = coeff_at<C>(a.coeff[RTM_TTI_VPX2], cell);
+      vpz2 = coeff_at<C>(a.coeff[RTM_TTI_VPZ2], cell);
+      vpn2 = coeff_at<C>(a.coeff[RTM_TTI_VPN2], cell);
+      vsz2 = coeff_at<C>(a.coeff[RTM_TTI_VSZ2], cell);
       if (TILTED) {
-        nx = __ldg(a.coeff[RTM_TTI_NX] + cell);
-        ny = __ldg(a.coeff[RTM_TTI_NY] + cell);
-        nz = __ldg(a.coeff[RTM_TTI_NZ] + cell);
+        nx = coeff_at<C>(a.coeff[RTM_TTI_NX], cell);
+        ny = coeff_at<C>(a.coeff[RTM_TTI_NY], cell);
+        nz = coeff_at<C>(a.coeff[RTM_TTI_NZ], cell);
       }
       ez = __ldg(a.eta_z + a.z_offset + c);
     }
@@ -284,10 +294,10 @@ __global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
   }
 }
 
-template <bool TILTED> int prepare_kernel(size_t shared_bytes) {
+template <bool TILTED, typename C> int prepare_kernel(size_t shared_bytes) {
   int status = RTM_OK;
-  RTM_CUDA_TRY(cudaFuncSetAttribute(tti_zmarch<TILTED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    (int)shared_bytes));
+  RTM_CUDA_TRY(cudaFuncSetAttribute(tti_zmarch<TILTED, C>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
   return RTM_OK;
 fail:
   return status;
@@ -329,10 +339,14 @@ extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
              "kernel.block_x x kernel.block_y = %d x %d needs %zu bytes of shared memory per "
              "block for %s; device %d allows %d",
              bx, by, bytes, shape->tilted ? "tti" : "vti", device, optin);
-  if (shape->tilted)
-    RTM_TRY(prepare_kernel<true>(bytes));
+  if (shape->tilted && shape->coeff_half)
+    RTM_TRY((prepare_kernel<true, __half>(bytes)));
+  else if (shape->tilted)
+    RTM_TRY((prepare_kernel<true, float>(bytes)));
+  else if (shape->coeff_half)
+    RTM_TRY((prepare_kernel<false, __half>(bytes)));
   else
-    RTM_TRY(prepare_kernel<false>(bytes));
+    RTM_TRY((prepare_kernel<false, float>(bytes)));
   return RTM_OK;
 fail:
   return status;
@@ -381,13 +395,15 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
                       (unsigned)((range + a.zblock - 1) / a.zblock));
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
     cudaStream_t s = (cudaStream_t)stream;
-    if (shape->tilted) {
-      tti_zmarch<true><<<blocks, block, shared, s>>>(a);
-      RTM_CUDA_TRY_LAUNCH("tti_zmarch<tti>");
-    } else {
-      tti_zmarch<false><<<blocks, block, shared, s>>>(a);
-      RTM_CUDA_TRY_LAUNCH("tti_zmarch<vti>");
-    }
+    if (shape->tilted && shape->coeff_half)
+      tti_zmarch<true, __half><<<blocks, block, shared, s>>>(a);
+    else if (shape->tilted)
+      tti_zmarch<true, float><<<blocks, block, shared, s>>>(a);
+    else if (shape->coeff_half)
+      tti_zmarch<false, __half><<<blocks, block, shared, s>>>(a);
+    else
+      tti_zmarch<false, float><<<blocks, block, shared, s>>>(a);
+    RTM_CUDA_TRY_LAUNCH("tti_zmarch");
   }
   return RTM_OK;
 fail:

@@ -51,7 +51,9 @@ enum {
 #define RTM_TTI_COEFF_COUNT 7
 
 typedef struct {
-  int tilted;   /* 0: vti (4 coefficient volumes), 1: tti (7) */
+  int tilted;     /* 0: vti (4 coefficient volumes), 1: tti (7) */
+  int coeff_half; /* 1: the coefficient volumes hold IEEE binary16 (memory.model_precision =
+                     fp16), converted to float on load; 0: float */
   int zblock;   /* planes per thread block; 0 = the whole z-range of a launch */
   int block[2]; /* xy tile in cells, one thread per cell */
 } rtm_tti_shape_t;
@@ -59,7 +61,8 @@ typedef struct {
 typedef struct {
   float *p_other, *q_other;            /* in: f[n-1], out: f[n+1] (backward the reverse) */
   const float *p, *q;                  /* f[n] */
-  const float *coeff[RTM_TTI_COEFF_MAX]; /* padded volumes, see above */
+  const void *coeff[RTM_TTI_COEFF_MAX]; /* padded volumes, see above: float, or binary16
+                                           when shape.coeff_half */
   const float *eta_dt[3];              /* device profiles over each axis' global interior */
   float c2[RTM_RADIUS + 1];            /* rtm_fd2_coeff in float */
   float c1[RTM_RADIUS];                /* rtm_fd1_coeff in float */
