@@ -402,3 +402,12 @@ const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_c
     return NULL;
   return override[0] ? override : cfg->memory.strategy;
 }
+
+rtm_precision_t rtm_config_model_precision(const rtm_config_t *cfg) {
+  return cfg->physics.equation == RTM_EQUATION_ISO ? RTM_PRECISION_FP32
+                                                   : cfg->memory.model_precision;
+}
+
+const char *rtm_precision_name(rtm_precision_t precision) {
+  return precision == RTM_PRECISION_FP16 ? "fp16" : "fp32";
+}

@@ -86,6 +86,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"memory", "wavefield", RTM_CFG_STRING, FIELD(memory.wavefield), "", ANY, NULL, "strategy for wavefields; empty = memory.strategy"},
     {"memory", "model", RTM_CFG_STRING, FIELD(memory.model), "", ANY, NULL, "strategy for model parameters; empty = memory.strategy"},
     {"memory", "imaging", RTM_CFG_STRING, FIELD(memory.imaging), "", ANY, NULL, "strategy for imaging buffers; empty = memory.strategy"},
+    {"memory", "model_precision", RTM_CFG_ENUM, FIELD(memory.model_precision), "fp32", ANY, "fp32|fp16", "vti/tti: store the per-cell coefficient volumes (v^2 dt^2, tilt axis) as IEEE half (2 B a cell instead of 4; 11 significant bits), computing in fp32; ignored for iso"},
     {"memory", "require_compression", RTM_CFG_BOOL, FIELD(memory.require_compression), "false", ANY, NULL, "fail when vmm-compressed is not granted compression"},
 
     {"bench", "warmup", RTM_CFG_INT, FIELD(bench.warmup_steps), "10", 0, HUGE_VAL, NULL, "untimed steps before measuring"},

@@ -91,6 +91,11 @@ int rtm_config_validate(const rtm_config_t *cfg) {
       (cfg->model.theta_deg != 0.0 || cfg->model.phi_deg != 0.0))
     rtm_log_warning("%s: model.theta and model.phi are used only by physics.equation = tti",
                     check.where);
+  if (cfg->physics.equation == RTM_EQUATION_ISO &&
+      cfg->memory.model_precision != RTM_PRECISION_FP32)
+    rtm_log_warning("%s: memory.model_precision = %s is ignored by physics.equation = iso (it "
+                    "applies to the vti/tti coefficient volumes)",
+                    check.where, rtm_precision_name(cfg->memory.model_precision));
   if (cfg->snapshots.every_steps > cfg->time.steps)
     rtm_log_warning("%s: snapshots.every = %d exceeds time.steps = %d: no snapshot is written",
                     check.where, cfg->snapshots.every_steps, cfg->time.steps);

@@ -20,6 +20,8 @@ extern "C" {
 typedef enum { RTM_EQUATION_ISO = 0, RTM_EQUATION_VTI, RTM_EQUATION_TTI } rtm_equation_t;
 typedef enum { RTM_RECEIVERS_NONE = 0, RTM_RECEIVERS_PLANE, RTM_RECEIVERS_FILE } rtm_receiver_layout_t;
 typedef enum { RTM_BOUNDARY_SPONGE = 0 } rtm_boundary_kind_t;
+/* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
+typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
 
 typedef struct {
   struct {
@@ -90,6 +92,7 @@ typedef struct {
     char model[RTM_CONFIG_NAME_MAX];
     char imaging[RTM_CONFIG_NAME_MAX];
     int require_compression;
+    rtm_precision_t model_precision; /* vti/tti coefficient volumes: float or binary16 */
   } memory;
   struct {
     int warmup_steps;
@@ -149,6 +152,12 @@ void rtm_config_print_schema(FILE *out);
 /* Memory strategy for a field class ("wavefield", "model", "imaging"): the per-class
  * override when set, else memory.strategy. NULL for any other class name. */
 const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_class);
+
+/* The precision the model's coefficient volumes are stored in: memory.model_precision for
+ * vti and tti, fp32 for iso (which ignores the key). */
+rtm_precision_t rtm_config_model_precision(const rtm_config_t *cfg);
+/* "fp32" or "fp16", for reports. */
+const char *rtm_precision_name(rtm_precision_t precision);
 
 #ifdef __cplusplus
 }

@@ -42,8 +42,8 @@ static void test_schema_is_consistent(void **state) {
     }
   }
   /* The brief's keys: 9 grid, 3 time, 6 model, 3 physics, 6 source, 9 receivers, 3 boundary,
-   * 2 snapshots, 3 output, 2 backend, 5 kernel, 5 memory, 2 bench, 1 traces. */
-  assert_int_equal(rows, 59);
+   * 2 snapshots, 3 output, 2 backend, 5 kernel, 6 memory, 2 bench, 1 traces. */
+  assert_int_equal(rows, 60);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */
@@ -108,6 +108,7 @@ static void test_defaults(void **state) {
   assert_string_equal(cfg.memory.model, "");
   assert_string_equal(cfg.memory.imaging, "");
   assert_int_equal(cfg.memory.require_compression, 0);
+  assert_int_equal(cfg.memory.model_precision, RTM_PRECISION_FP32);
   assert_int_equal(cfg.bench.warmup_steps, 10);
   assert_int_equal(cfg.bench.steps, 50);
   assert_string_equal(cfg.traces.pipeline, "graph");
@@ -174,6 +175,7 @@ static void test_set_lands_in_named_fields(void **state) {
                                      "memory.model=device",
                                      "memory.imaging=managed",
                                      "memory.require_compression=true",
+                                     "memory.model_precision=fp16",
                                      "bench.warmup=1",
                                      "bench.steps=2",
                                      "traces.pipeline=streams"};
@@ -222,6 +224,7 @@ static void test_set_lands_in_named_fields(void **state) {
   assert_string_equal(cfg.memory.model, "device");
   assert_string_equal(cfg.memory.imaging, "managed");
   assert_int_equal(cfg.memory.require_compression, 1);
+  assert_int_equal(cfg.memory.model_precision, RTM_PRECISION_FP16);
   assert_int_equal(cfg.bench.warmup_steps, 1);
   assert_int_equal(cfg.bench.steps, 2);
   assert_string_equal(cfg.traces.pipeline, "streams");
@@ -277,6 +280,7 @@ static void test_set_errors(void **state) {
       {"backend.name=opencl",
        "--set backend.name=opencl: not a known choice; expected one of auto|cpu|cuda"},
       {"traces.pipeline=graphs", "expected one of graph|streams"},
+      {"memory.model_precision=fp8", "--set memory.model_precision=fp8: expected one of fp32|fp16"},
       {"kernel.block_x=2000",
        "--set kernel.block_x=2000: out of range; expected an integer in [1, 1024]"},
       {"output.name=a ;b", "which starts a comment in INI files"},
@@ -388,6 +392,19 @@ static void test_validate(void **state) {
   assert_contains(capture.text,
                   "warning: configuration: model.epsilon and model.delta are ignored");
   assert_contains(capture.text, "snapshots.every = 1000 exceeds time.steps = 500");
+
+  /* fp16 coefficients exist for vti/tti only: a warning for iso, silence otherwise. */
+  rtm_config_defaults(&cfg);
+  assert_int_equal(rtm_config_set(&cfg, "memory.model_precision=fp16"), RTM_OK);
+  assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+  assert_contains(capture.text, "warning: configuration: memory.model_precision = fp16 is "
+                                "ignored by physics.equation = iso");
+  assert_int_equal(rtm_config_model_precision(&cfg), RTM_PRECISION_FP32);
+  assert_int_equal(rtm_config_set(&cfg, "physics.equation=tti"), RTM_OK);
+  assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+  assert_true(strstr(capture.text, "model_precision") == NULL);
+  assert_int_equal(rtm_config_model_precision(&cfg), RTM_PRECISION_FP16);
+  assert_string_equal(rtm_precision_name(rtm_config_model_precision(&cfg)), "fp16");
 }
 
 /* help-config lists every section and key with its type, default and range. */
@@ -415,6 +432,7 @@ static void test_print_schema(void **state) {
   assert_contains(text, "  nx                   int          100        [1, 100000]");
   assert_contains(text, "  vp                   number       2000       (0, 20000]");
   assert_contains(text, "  equation             choice       iso        iso|vti|tti");
+  assert_contains(text, "  model_precision      choice       fp32       fp32|fp16");
   assert_contains(text, "  dt                   number|auto  auto       > 0");
   free(text);
 }
