@@ -2,7 +2,8 @@
 # run/tti_gpu_check.sh - the GPU machine's check of the vti/tti cuda kernel, in one call:
 #   configure + build, test_cuda_tti (and test_cuda_backend: the iso path goes through the
 #   same dispatch), compute-sanitizer memcheck and racecheck on 50 steps, and tti/vti bench
-#   figures on 256^3 and 512^3 volumes (constant anisotropic model), a short table last.
+#   figures per halo variant and tile on a 512^3 volume (constant anisotropic model;
+#   TTI_VARIANTS="eq:halo:stages:tile:zblock ..." overrides the list), a short table last.
 #
 #   run/tti_gpu_check.sh [all|test|bench] [BUILD_DIR]
 #
@@ -39,15 +40,14 @@ grep -E "warning|spill" "$out/build.log" | grep -v " 0 bytes spill" | head -10
 
 if [ "$mode" = all ] || [ "$mode" = test ]; then
   step "ctest test_cuda_tti, test_cuda_backend"
-  timeout 420 ctest --test-dir "$build" -R "^test_cuda_(tti|backend)$" --output-on-failure \
+  timeout 420 ctest --test-dir "$build" -R "^test_cuda_(tti|backend)$" -V \
     > "$out/ctest.log" 2>&1 || failed=1
   grep -E "rel L2|tests passed|Failed|FAILED|Passed|seed|\[  ERROR|failure" "$out/ctest.log" | tail -45
 
-  step "compute-sanitizer on test_cuda_tti (50 steps)"
-  for tool in memcheck racecheck; do
-    # racecheck needs about 6 minutes for the whole test (2026-11-22: no hazard in the
-    # tti/vti runs before the 300 s limit cut it in the split test)
-    RTM3D_TEST_STEPS=50 timeout 420 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+  step "compute-sanitizer on test_cuda_tti (50 steps, every halo variant on device memory)"
+  for tool in ${SANITIZER_TOOLS:-memcheck racecheck}; do
+    # one memory strategy per halo variant (RTM3D_TEST_FEW): racecheck is slow
+    RTM3D_TEST_STEPS=50 RTM3D_TEST_FEW=1 timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
       "$build/tests/test_cuda_tti" > "$out/sanitizer_$tool.log" 2>&1
     rc=$?
     summary="$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer_$tool.log" | tail -1)"
@@ -57,23 +57,25 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
 fi
 
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
-  step "bench (constant model vp 2000, eps 0.2, delta 0.1, theta 30, phi 20; device memory)"
+  step "bench 512^3 (constant model vp 2000, eps 0.2, delta 0.1, theta 30, phi 20; device memory)"
   : > "$out/bench.log"
   anis="--set model.file= --set model.epsilon=0.2 --set model.delta=0.1 --set model.theta=30 \
---set model.phi=20 --set kernel.halo=sync --set memory.strategy=device --set bench.warmup=5 \
---set bench.steps=20"
-  for n in 256 512; do
-    for v in tti:32:16:0 tti:32:8:32 tti:64:4:32 tti:32:16:32 vti:32:16:0 vti:64:4:32; do
-      IFS=: read -r eq bx by zb <<< "$v"
-      # shellcheck disable=SC2086
-      timeout 120 "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet $anis \
-        --set grid.nx=$n --set grid.ny=$n --set grid.nz=$n --set physics.equation=$eq \
-        --set kernel.block_x=$bx --set kernel.block_y=$by --set kernel.zblock=$zb \
-        > "$out/bench_one.log" 2>&1 || failed=1
-      { echo "#### n=$n $v"; cat "$out/bench_one.log"; } >> "$out/bench.log"
-      printf "%-4s %-4s %-8s zblock %-3s " "$n" "$eq" "${bx}x${by}" "$zb"
-      grep -E "^single" "$out/bench_one.log" | tail -1 || tail -2 "$out/bench_one.log"
-    done
+--set model.phi=20 --set memory.strategy=device --set bench.warmup=5 --set bench.steps=20"
+  # equation:halo:stages:tile:zblock
+  variants="${TTI_VARIANTS:-tti:sync:2:32x8:32 tti:ldgsts:2:32x8:32 tti:ldgsts:3:32x8:32
+tti:tma:2:32x8:32 tti:tma:3:32x8:32 tti:tma:2:32x16:32 tti:tma:2:64x4:32 tti:tma:2:32x4:32
+tti:tma:2:64x8:32 tti:tma:2:32x8:64 tti:ldgsts:2:32x16:32 vti:sync:2:32x8:32 vti:tma:2:32x8:32
+vti:tma:2:64x4:32 vti:ldgsts:2:32x8:32}"
+  for v in $variants; do
+    IFS=: read -r eq halo st tile zb <<< "$v"
+    # shellcheck disable=SC2086
+    timeout 120 "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet $anis \
+      --set physics.equation=$eq --set kernel.halo=$halo --set kernel.stages=$st \
+      --set kernel.block_x=${tile%x*} --set kernel.block_y=${tile#*x} --set kernel.zblock=$zb \
+      > "$out/bench_one.log" 2>&1 || failed=1
+    { echo "#### $v"; cat "$out/bench_one.log"; } >> "$out/bench.log"
+    printf "%-4s %-7s s%s %-6s z%-3s " "$eq" "$halo" "$st" "$tile" "$zb"
+    grep -E "^single" "$out/bench_one.log" | tail -1 || tail -2 "$out/bench_one.log"
   done
   grep -m1 -E "^copy" "$out/bench.log"
   rm -f "$out/bench_one.log"

@@ -2,12 +2,13 @@
  * behind rtm_backend_t (backend_cuda.c hands these equations here).
  *
  * Device state: p and q at two padded levels (memory.wavefield strategy), the per-cell
- * coefficient volumes of tti_cuda.h padded like them (memory.model strategy), the three 1D
+ * coefficient volumes of tti_cuda.h padded like them (memory.model strategy; float, or
+ * binary16 with memory.model_precision = fp16: 2 bytes a cell), the three 1D
  * damping profiles, the point taps and wavelets, and the traces [count][steps + 1]. As in
  * the cpu reference (cpu_backend.c): a step writes the new level of p and q, adds sample
  * `it` of every wavelet to both, records p, and swaps the levels. Sources and receivers use
- * the iso launchers of iso_cuda.cu. Only the `sync` halo exists for vti/tti so far; another
- * kernel.halo runs sync with a warning. */
+ * the iso launchers of iso_cuda.cu. kernel.halo = tma encodes a tensor map per level of p
+ * and q (boxes of the tile with its halo, as the iso kernel's). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +17,20 @@
 #include "cuda_check.h"
 #include "iso_cuda.h"
 #include "rtm_anisotropy.h"
+#include "rtm_half.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
 #include "tti_cuda.h"
 
 enum { FIELDS = 2, LEVELS = 2 };
+
+/* rtm_anisotropy_stored hands the values over in the kernel's volume order. */
+_Static_assert((int)RTM_TTI_VPX2 == RTM_FDF_VPX2DT2 && (int)RTM_TTI_VPZ2 == RTM_FDF_VPZ2DT2 &&
+                   (int)RTM_TTI_VPN2 == RTM_FDF_VPN2DT2 && (int)RTM_TTI_VSZ2 == RTM_FDF_VSZ2DT2 &&
+                   (int)RTM_TTI_NX == RTM_FDF_AXIS_X && (int)RTM_TTI_NY == RTM_FDF_AXIS_Y &&
+                   (int)RTM_TTI_NZ == RTM_FDF_AXIS_Z &&
+                   (int)RTM_TTI_COEFF_MAX == RTM_FDF_STORED_COUNT,
+               "tti_cuda.h's coefficient order differs from rtm_anisotropy.h's");
 
 typedef struct {
   rtm_grid_t grid;
@@ -28,6 +38,7 @@ typedef struct {
   int steps;
   rtm_tti_shape_t shape;
   int coeff_count;
+  size_t coeff_size; /* bytes a cell of a coefficient volume: 4, or 2 when shape.coeff_half */
   cudaStream_t stream;
   rtm_mem_ledger_t *ledger;
   rtm_mem_request_t request;
@@ -35,6 +46,7 @@ typedef struct {
   char model_strategy[RTM_CONFIG_NAME_MAX];
 
   rtm_allocation_t level[FIELDS][LEVELS]; /* [p|q][a|b]: level[f][current] = f[n] */
+  rtm_iso_tensor_map_t map[FIELDS][LEVELS]; /* tma: halo maps of the levels */
   int current;
   rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
   rtm_allocation_t eta_dt[3];
@@ -47,9 +59,6 @@ typedef struct {
   int receiver_count, trace_length;
   rtm_allocation_t receiver_index, receiver_weight, traces;
 } tti_state_t;
-
-static const char *const coeff_label[RTM_TTI_COEFF_MAX] = {
-    "vpx2dt2", "vpz2dt2", "vpn2dt2", "vsz2dt2", "axis n_x", "axis n_y", "axis n_z"};
 
 static int tti_probe(char *why, size_t why_size) {
   int count = 0;
@@ -96,7 +105,7 @@ static int check_fits(const tti_state_t *s) {
   size_t free_bytes = 0, total_bytes = 0;
   const size_t field_bytes = s->grid.padded_cells * sizeof(float);
   const size_t wave = taken_bytes(s->wavefield_strategy, field_bytes);
-  const size_t model = taken_bytes(s->model_strategy, field_bytes);
+  const size_t model = taken_bytes(s->model_strategy, s->grid.padded_cells * s->coeff_size);
   const size_t need = FIELDS * LEVELS * wave + (size_t)s->coeff_count * model;
   const size_t slack = (size_t)256 << 20; /* context, profiles, taps, traces */
   RTM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -104,11 +113,13 @@ static int check_fits(const tti_state_t *s) {
     RTM_FAIL(RTM_ERR_NOMEM,
              "grid %d x %d x %d (local nz %d, %s) needs %.2f GB on device %d but %.2f GB are "
              "free: p and q at two levels 4 x %.2f GB (%s), %d coefficient volumes %d x %.2f "
-             "GB (%s), plus about %.2f GB of working space; reduce grid.n or use more ranks",
+             "GB (%s, %s), plus about %.2f GB of working space; reduce grid.n or use more "
+             "ranks%s",
              s->grid.n[0], s->grid.n[1], s->grid.n[2], s->grid.nz_local,
              s->shape.tilted ? "tti" : "vti", need / 1e9, s->device, free_bytes / 1e9, wave / 1e9,
              s->wavefield_strategy, s->coeff_count, s->coeff_count, model / 1e9, s->model_strategy,
-             slack / 1e9);
+             s->shape.coeff_half ? "fp16" : "fp32", slack / 1e9,
+             s->shape.coeff_half ? "" : " (memory.model_precision = fp16 halves the coefficients)");
   return RTM_OK;
 fail:
   return status;
@@ -127,16 +138,20 @@ fail:
   return status;
 }
 
-/* The coefficient volumes from the conditioned parameters, one plane at a time through host
- * staging planes; the velocities are tti_cpu.c's floats bit for bit. */
+/* The coefficient volumes from the conditioned parameters, rtm_anisotropy_stored's values
+ * (those tti_cpu.c computes with), one plane at a time through host staging planes of float
+ * or binary16. With coeff_half the values are binary16 already, so the narrowing here is
+ * exact, and a value beyond binary16's range has been refused there. */
 static int upload_coefficients(tti_state_t *s, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   rtm_anisotropy_t prepared;
   int prepared_ok = 0;
   const rtm_grid_t *g = &s->grid;
   const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
+  const size_t plane_bytes = g->stride_z * s->coeff_size;
   const double dt2 = desc->dt_s * desc->dt_s;
-  float *planes = calloc((size_t)s->coeff_count * g->stride_z, sizeof(float));
+  const rtm_precision_t precision = s->shape.coeff_half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
+  unsigned char *planes = calloc((size_t)s->coeff_count, plane_bytes);
   if (!planes) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the vti/tti coefficients");
   RTM_TRY(rtm_anisotropy_prepare(desc->config, desc->grid, desc->model, &prepared));
   prepared_ok = 1;
@@ -144,19 +159,23 @@ static int upload_coefficients(tti_state_t *s, const rtm_backend_desc_t *desc) {
     for (size_t iy = 0; iy < ny; ++iy)
       for (size_t ix = 0; ix < nx; ++ix) {
         rtm_fdf_cell_t cell;
-        rtm_anisotropy_cell(&prepared, ((size_t)iz * ny + iy) * nx + ix, &cell);
+        float value[RTM_FDF_STORED_COUNT];
+        RTM_TRY(rtm_anisotropy_stored(&prepared, ((size_t)iz * ny + iy) * nx + ix, dt2, precision,
+                                      &cell, value));
         const size_t at = (RTM_RADIUS + iy) * g->stride_y + RTM_RADIUS + ix;
-        const float value[RTM_TTI_COEFF_MAX] = {
-            (float)(cell.vpx2 * dt2), (float)(cell.vpz2 * dt2), (float)(cell.vpn2 * dt2),
-            (float)(cell.vsz2 * dt2), (float)cell.axis[0],      (float)cell.axis[1],
-            (float)cell.axis[2]};
-        for (int k = 0; k < s->coeff_count; ++k)
-          planes[(size_t)k * g->stride_z + at] = value[k];
+        for (int k = 0; k < s->coeff_count; ++k) {
+          unsigned char *plane = planes + (size_t)k * plane_bytes;
+          if (s->shape.coeff_half)
+            ((rtm_half_t *)plane)[at] = rtm_half_from_float(value[k]);
+          else
+            ((float *)plane)[at] = value[k];
+        }
       }
     for (int k = 0; k < s->coeff_count; ++k) {
-      float *dst = (float *)s->coeff[k].ptr + (size_t)(iz + RTM_RADIUS) * g->stride_z;
-      RTM_CUDA_TRY(cudaMemcpy(dst, planes + (size_t)k * g->stride_z, g->stride_z * sizeof(float),
-                              cudaMemcpyHostToDevice));
+      unsigned char *dst =
+          (unsigned char *)s->coeff[k].ptr + (size_t)(iz + RTM_RADIUS) * plane_bytes;
+      RTM_CUDA_TRY(
+          cudaMemcpy(dst, planes + (size_t)k * plane_bytes, plane_bytes, cudaMemcpyHostToDevice));
     }
   }
 fail:
@@ -196,7 +215,6 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
   const rtm_config_t *cfg = desc->config;
   char why[256] = "";
   tti_state_t *s = NULL;
-  rtm_halo_t halo = RTM_HALO_SYNC;
   *state_out = NULL;
   if (!cfg || !desc->grid || !desc->model || !desc->model->vp || !(desc->dt_s > 0.0) ||
       desc->steps < 0)
@@ -214,6 +232,8 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
   s->request.require_compression = cfg->memory.require_compression;
   s->shape.tilted = cfg->physics.equation == RTM_EQUATION_TTI;
   s->coeff_count = s->shape.tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
+  s->shape.coeff_half = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16;
+  s->coeff_size = s->shape.coeff_half ? sizeof(rtm_half_t) : sizeof(float);
   if (tti_probe(why, sizeof why) != RTM_OK)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "backend.name = cuda: %s", why);
   {
@@ -224,11 +244,8 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
                count);
   }
   RTM_CUDA_TRY(cudaSetDevice(s->device));
-  RTM_TRY(rtm_iso_halo_parse(cfg->kernel.halo, &halo));
-  if (halo != RTM_HALO_SYNC)
-    rtm_log_warning("kernel.halo = %s: the vti/tti kernel has only the sync halo so far; it "
-                    "runs with sync",
-                    rtm_iso_halo_name(halo));
+  RTM_TRY(rtm_iso_halo_parse(cfg->kernel.halo, &s->shape.halo));
+  s->shape.stages = cfg->kernel.stages;
   s->shape.zblock = cfg->kernel.zblock;
   s->shape.block[0] = cfg->kernel.block[0];
   s->shape.block[1] = cfg->kernel.block[1];
@@ -246,8 +263,22 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
     for (int l = 0; l < LEVELS; ++l)
       RTM_TRY(alloc_on_device(s, s->wavefield_strategy, field_bytes, level_label[f][l],
                               &s->level[f][l]));
-  for (int k = 0; k < s->coeff_count; ++k)
-    RTM_TRY(alloc_on_device(s, s->model_strategy, field_bytes, coeff_label[k], &s->coeff[k]));
+  if (s->shape.halo == RTM_HALO_TMA) {
+    const rtm_iso_shape_t tile = {.halo = RTM_HALO_TMA,
+                                  .stages = s->shape.stages,
+                                  .zblock = s->shape.zblock,
+                                  .block = {s->shape.block[0], s->shape.block[1]}};
+    for (int f = 0; f < FIELDS; ++f)
+      for (int l = 0; l < LEVELS; ++l)
+        RTM_TRY(rtm_iso_cuda_tensor_map(&s->grid, s->level[f][l].ptr, &tile, &s->map[f][l]));
+  }
+  for (int k = 0; k < s->coeff_count; ++k) {
+    char label[RTM_MEM_LABEL_MAX]; /* the ledger and the run report say what a volume holds */
+    snprintf(label, sizeof label, "%s%s", rtm_fdf_stored_name[k],
+             s->shape.coeff_half ? " (fp16)" : "");
+    RTM_TRY(alloc_on_device(s, s->model_strategy, s->grid.padded_cells * s->coeff_size, label,
+                            &s->coeff[k]));
+  }
   RTM_TRY(upload_coefficients(s, desc));
 
   for (int a = 0; a < 3; ++a) {
@@ -340,6 +371,10 @@ static int tti_step(void *state, int it, rtm_region_t region, rtm_direction_t di
   f.q = s->level[1][centre].ptr;
   f.p_other = s->level[0][1 - centre].ptr;
   f.q_other = s->level[1][1 - centre].ptr;
+  if (s->shape.halo == RTM_HALO_TMA) {
+    f.p_map = &s->map[0][centre];
+    f.q_map = &s->map[1][centre];
+  }
   for (int k = 0; k < s->coeff_count; ++k)
     f.coeff[k] = s->coeff[k].ptr;
   for (int a = 0; a < 3; ++a)
@@ -454,14 +489,14 @@ static void tti_describe(void *state, char *text, size_t size) {
     snprintf(text, size, "CUDA device %d, %s", s->device, equation);
     return;
   }
-  snprintf(text, size, "%s (sm_%d%d), %s, halo sync, block %dx%d, zblock %d", prop.name,
-           prop.major, prop.minor, equation, s->shape.block[0], s->shape.block[1],
-           s->shape.zblock);
+  snprintf(text, size, "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d, zblock %d",
+           prop.name, prop.major, prop.minor, equation, rtm_iso_halo_name(s->shape.halo),
+           s->shape.stages, s->shape.block[0], s->shape.block[1], s->shape.zblock);
 }
 
 const rtm_backend_t rtm_backend_cuda_tti = {
     .name = "cuda",
-    .description = "CUDA z-marching kernel for vti/tti (halo sync)",
+    .description = "CUDA z-marching kernel for vti/tti (halo sync, ldgsts or tma)",
     .probe = tti_probe,
     .create = tti_create,
     .set_sources = tti_set_sources,

@@ -1,37 +1,49 @@
 /* tti_cuda.cu - the VTI/TTI z-marching kernel and its launcher (equations and per-cell
  * coefficients: tti_cuda.h).
  *
- * Shape (single pass, halo `sync`):
+ * Shape (single pass):
  *   threads    a block owns a block_x x block_y tile of cells, one thread per cell, and
  *              walks the planes of its z-block (kernel.zblock, the whole range when 0).
- *   shared     a ring of R + 2 = 6 slots, each the (block_y + 8) x (block_x + 8) tile of p
- *              and of q of one plane with its R = 4 xy halo (corners included): planes
- *              c .. c + R are resident while plane c is computed. tti also keeps a scratch
- *              D_x p, D_x q of plane c over the tile's rows (halo rows included) and its
- *              interior columns, from which d_xy = D_y(D_x f) comes.
+ *   shared     a ring of R + 2 + lead slots, each the (block_y + 8) x (block_x + 8) tile of
+ *              p and of q of one plane with its R = 4 xy halo (corners included); lead =
+ *              stages - 1 planes are in flight ahead of the newest resident one (0 for
+ *              sync). tti also keeps two buffers of D_x p, D_x q over the tile's rows
+ *              (halo rows included) and interior columns, from which d_xy = D_y(D_x f)
+ *              comes: one is read for plane c while the other is written for plane c + 1.
  *   registers  queues of the 2R + 1 = 9 values along z of the thread's column: p, q (for
  *              d_zz) and, tti only, D_x p, D_y p, D_x q, D_y q, computed from the tile when a
- *              plane enters the front of the queue (plane c + R), then d_xz = D_z(D_x f),
+ *              plane enters the front of the queue (plane c + R); then d_xz = D_z(D_x f),
  *              d_yz = D_z(D_y f) from the queues: the mixed z terms need no second pass and
- *              no scratch volume.
- *   per plane  load the tiles of plane c + R (plain 16-byte loads through registers,
- *              zero-filled past the padded field), barrier, push the queues, (tti) write the
- *              D_x scratch of plane c, barrier, update p and q of plane c.
+ *              no scratch volume. The D_x buffer's own rows come from the D_x queues; only
+ *              its 2R halo rows are computed from the tile.
+ *   halo       sync: 16-byte loads through registers into the ring; ldgsts: cp.async
+ *              16-byte copies (zero fill past the padded field), one commit per plane by
+ *              every thread, never in divergent code; tma (sm_90): one thread issues the
+ *              two cp.async.bulk.tensor.3d boxes of a plane (p and q, tile with halo) on the
+ *              slot's mbarrier, OOB zero fill. The slot count lets one barrier per plane
+ *              order every reuse (see SLOT below).
+ *   per plane  issue the copies of plane i + lead; load the cell's own p[n-1], q[n-1] and
+ *              coefficients of plane c; wait for plane i; barrier; push the queues; (tti)
+ *              write the D_x buffer of plane c + 1; update p and q of plane c.
  *   order      every operation rounded on its own (no FMA) in the cpu reference's order
- *              (tti_cpu.c). The Hz factors are formed here in float from n; the reference
- *              forms them in double from the same float n when the axis is smoothed (the
- *              exact product of two floats rounds to the float product: bit for bit), and
- *              from angles in double otherwise (a 1-ulp difference of the medium).
+ *              (tti_cpu.c), so that the two agree bit for bit. The Hz factors are formed
+ *              here in float from n; the reference forms them in double from the same float
+ *              n when the axis is smoothed (the exact product of two floats rounds to the
+ *              float product: bit for bit), and from angles in double otherwise (a 1-ulp
+ *              difference of the medium). (A first version with FMA and weights times 1/h
+ *              drifted 8e-6 from the reference in 300 steps: too close to the 1e-5 bound.)
  *   in place   f[n+1] overwrites f[n-1] (each cell read and written by one thread only).
  * The edges: outside the interior in x and y, f and the reference's first-derivative
  * scratch are zero; the tile's padding is zero, so D_x of a padding row is zero here too. In
  * the z halo planes the first derivatives come from f's halo planes, as in the reference. */
+#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
 #include <string.h>
 
+#include "cuda_async.cuh"
 #include "cuda_check.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
@@ -42,10 +54,14 @@ namespace {
 constexpr int R = RTM_RADIUS;
 constexpr int Q = 2 * R + 1; /* queue length */
 constexpr int MAX_THREADS = 512;
-/* Plane j's tiles are written at iteration j (before that iteration's first barrier) and
- * last read at iteration j + R; with no barrier between the compute of iteration i - 1 and
- * the loads of iteration i, slot reuse needs R + 2 slots. */
-constexpr int SLOTS = R + 2;
+
+/* SLOT: plane j's tiles are written at iteration j - lead and read at iterations j (queue
+ * front), j + R - 1 (D_x buffer of plane j) and j + R (update of plane j). With one
+ * barrier per iteration a thread may issue iteration i's copies while another still reads
+ * iteration i - 1's planes i - 1 - R .. i - 1: the ring needs R + 2 + lead slots. */
+__host__ __device__ inline int ring_slots(int lead) {
+  return R + 2 + lead;
+}
 
 struct TtiArgs {
   float *p_other, *q_other;
@@ -57,22 +73,27 @@ struct TtiArgs {
   int row_floats; /* stride_y: a 16-byte chunk starting below it lies inside the row */
   int rows;       /* ny + 2R padded rows per plane */
   int z_begin, z_end, zblock;
+  int lead, slots; /* planes in flight ahead; ring_slots(lead) */
   float damping_sign;
   float c2[R + 1], c1[R];
   float inv_h2[3], inv_h[3];
 };
 
-/* Tile floats rounded to 4 so that every tile starts 16-byte aligned. */
+/* Tile floats rounded to 32 so that every tile starts 128-byte aligned (TMA's rule). */
 __host__ __device__ inline int tile_floats(int bx, int by) {
-  return ((bx + 2 * R) * (by + 2 * R) + 3) / 4 * 4;
+  return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
 }
 
-__host__ __device__ inline size_t shared_floats(int bx, int by, bool tilted) {
-  return (size_t)SLOTS * 2 * (size_t)tile_floats(bx, by) +
-         (tilted ? 2 * (size_t)(by + 2 * R) * (size_t)bx : 0);
+/* Ring of p/q tiles, (tti) two D_x buffers of p and q, (tma) one mbarrier per slot. */
+__host__ __device__ inline size_t shared_bytes_of(int bx, int by, bool tilted, int halo, int lead) {
+  const size_t slots = (size_t)ring_slots(lead);
+  size_t floats = slots * 2 * (size_t)tile_floats(bx, by);
+  if (tilted) floats += 4 * (size_t)(by + 2 * R) * (size_t)bx;
+  floats = (floats + 1) / 2 * 2; /* 8-byte alignment of the barriers */
+  return floats * sizeof(float) + (halo == RTM_HALO_TMA ? slots * sizeof(uint64_t) : 0);
 }
 
-/* Coefficient k of `cell`: float, or binary16 widened exactly to float. */
+/* Coefficient volume `volume` at `cell`: float, or binary16 widened exactly to float. */
 template <typename C> __device__ __forceinline__ float coeff_at(const void *volume, long long cell);
 template <> __device__ __forceinline__ float coeff_at<float>(const void *volume, long long cell) {
   return __ldg(static_cast<const float *>(volume) + cell);
@@ -128,17 +149,31 @@ __device__ __forceinline__ void push(float (&f)[Q], float front) {
   f[Q - 1] = front;
 }
 
+__device__ __forceinline__ void wait_copies(int pending) {
+  if (pending >= 2)
+    cp_async_wait<2>();
+  else if (pending == 1)
+    cp_async_wait<1>();
+  else
+    cp_async_wait<0>();
+}
+
 /* Block (bx, by, bz): tile of blockDim.x x blockDim.y cells at (bx BX, by BY), output planes
  * [zb0, zb1). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1 from plane zb0 - R;
- * iteration i loads plane i into slot i % SLOTS, pushes it onto the queues and, once they
- * are full (i >= 2R), updates plane c = zb0 + i - 2R. */
-template <bool TILTED, typename C>
-__global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
-  extern __shared__ __align__(16) float smem[];
+ * iteration i pushes plane i onto the queues and, once they are full (i >= 2R), updates
+ * plane c = zb0 + i - 2R (loaded plane i - R). */
+template <bool TILTED, typename C, int HALO>
+__global__ void __launch_bounds__(MAX_THREADS)
+    tti_zmarch(const __grid_constant__ TtiArgs a, const __grid_constant__ CUtensorMap p_map,
+               const __grid_constant__ CUtensorMap q_map) {
+  extern __shared__ __align__(128) float smem[];
   const int bx = blockDim.x, by = blockDim.y;
   const int tw = bx + 2 * R, th = by + 2 * R;
   const int tf = tile_floats(bx, by);
-  float *scratch = smem + SLOTS * 2 * tf; /* tti: [2][th][bx] */
+  const int slots = a.slots, lead = a.lead;
+  float *dx_buffer = smem + slots * 2 * tf; /* tti: [2 buffers][p, q][th][bx] */
+  uint64_t *full = reinterpret_cast<uint64_t *>(
+      smem + (slots * 2 * tf + (TILTED ? 4 * th * bx : 0) + 1) / 2 * 2); /* tma */
 
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int tid = ty * bx + tx, nthreads = bx * by;
@@ -147,24 +182,78 @@ __global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
   const bool active = ix < a.nx && iy < a.ny;
   const int zb0 = a.z_begin + blockIdx.z * a.zblock;
   const int zb1 = min(zb0 + a.zblock, a.z_end);
-  const int kfirst = zb0 - R;
   const int nplanes = zb1 - zb0 + 2 * R;
 
-  /* Padded x = ix0 is interior ix0 - R, padded row iy0 is interior iy0 - R. */
-  const long long tile_origin =
-      (long long)(kfirst + R) * a.stride_z + (long long)iy0 * a.stride_y + ix0;
+  /* Padded x = ix0 is interior ix0 - R, padded row iy0 is interior iy0 - R; loaded plane j
+   * is padded plane zb0 + j. */
+  const long long tile_origin = (long long)zb0 * a.stride_z + (long long)iy0 * a.stride_y + ix0;
   const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
   const int centre = (ty + R) * tw + tx + R;
+  /* sync, ldgsts: this thread's first 16-byte chunk of a tile (most shapes have no other) */
+  const int first_row = tid / chunks_per_row, first_col = 4 * (tid - first_row * chunks_per_row);
+  const bool first_valid = tid < chunks && ix0 + first_col < a.row_floats && iy0 + first_row < a.rows;
+  const int first_smem = first_row * tw + first_col;
+  const long long first_global = (long long)first_row * a.stride_y + first_col;
 
   const long long column = a.origin + (long long)iy * a.stride_y + ix;
   const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
-  float c2[R + 1], c1[R];
-#pragma unroll
-  for (int k = 0; k <= R; ++k)
-    c2[k] = a.c2[k];
-#pragma unroll
-  for (int k = 0; k < R; ++k)
-    c1[k] = a.c1[k];
+
+  if (HALO == RTM_HALO_TMA) {
+    if (tid == 0) {
+      for (int s = 0; s < slots; ++s)
+        mbar_init(&full[s], 1);
+      mbar_fence_init();
+    }
+    __syncthreads();
+  }
+
+  /* Copies (or, for sync, loads and stores) of loaded plane j into ring slot s. */
+  auto load_plane = [&](int j, int s) {
+    float *tp = smem + s * 2 * tf, *tq = tp + tf;
+    if (HALO == RTM_HALO_TMA) {
+      if (tid == 0 && j < nplanes) {
+        mbar_expect_tx(&full[s], 2u * (uint32_t)(tw * th) * (uint32_t)sizeof(float));
+        tma_load_3d(tp, &p_map, ix0, iy0, zb0 + j, &full[s]);
+        tma_load_3d(tq, &q_map, ix0, iy0, zb0 + j, &full[s]);
+      }
+      return;
+    }
+    const long long plane = tile_origin + (long long)j * a.stride_z;
+    if (j < nplanes) {
+      if (HALO == RTM_HALO_LDGSTS) {
+        if (tid < chunks) {
+          cp_async16(tp + first_smem, a.p + plane + first_global, first_valid);
+          cp_async16(tq + first_smem, a.q + plane + first_global, first_valid);
+        }
+      } else if (tid < chunks) {
+        float4 vp = make_float4(0.f, 0.f, 0.f, 0.f), vq = vp;
+        if (first_valid) {
+          vp = __ldg(reinterpret_cast<const float4 *>(a.p + plane + first_global));
+          vq = __ldg(reinterpret_cast<const float4 *>(a.q + plane + first_global));
+        }
+        *reinterpret_cast<float4 *>(tp + first_smem) = vp;
+        *reinterpret_cast<float4 *>(tq + first_smem) = vq;
+      }
+      for (int c = tid + nthreads; c < chunks; c += nthreads) { /* small tiles only */
+        const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
+        const bool valid = ix0 + col < a.row_floats && iy0 + r < a.rows;
+        const long long at = plane + (long long)r * a.stride_y + col;
+        if (HALO == RTM_HALO_LDGSTS) {
+          cp_async16(tp + r * tw + col, a.p + at, valid);
+          cp_async16(tq + r * tw + col, a.q + at, valid);
+        } else {
+          float4 vp = make_float4(0.f, 0.f, 0.f, 0.f), vq = vp;
+          if (valid) {
+            vp = __ldg(reinterpret_cast<const float4 *>(a.p + at));
+            vq = __ldg(reinterpret_cast<const float4 *>(a.q + at));
+          }
+          *reinterpret_cast<float4 *>(tp + r * tw + col) = vp;
+          *reinterpret_cast<float4 *>(tq + r * tw + col) = vq;
+        }
+      }
+    }
+    if (HALO == RTM_HALO_LDGSTS) cp_async_commit(); /* every thread, every plane */
+  };
 
   float pz[Q], qz[Q], dxp[Q], dyp[Q], dxq[Q], dyq[Q];
 #pragma unroll
@@ -173,25 +262,17 @@ __global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
     dxp[k] = dyp[k] = dxq[k] = dyq[k] = 0.f;
   }
 
-  int slot_front = 0, slot_out = SLOTS - R; /* slot of plane i - R (valid once i >= R) */
+  /* Ring positions of planes i + lead (load), i (front), i - R + 1 (next), i - R (out). */
+  int slot_load = lead, slot_front = 0;
+  int slot_next = slots - R + 1, slot_out = slots - R;
+  uint32_t phase = 0; /* tma: parity of the front slot's barrier */
+  for (int j = 0; j < lead; ++j)
+    load_plane(j, j);
+
   for (int i = 0; i < nplanes; ++i) {
-    /* Tiles of plane i. */
-    {
-      const long long plane = tile_origin + (long long)i * a.stride_z;
-      float *tp = smem + slot_front * 2 * tf, *tq = tp + tf;
-      for (int c = tid; c < chunks; c += nthreads) {
-        const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-        float4 vp = make_float4(0.f, 0.f, 0.f, 0.f), vq = vp;
-        if (ix0 + col < a.row_floats && iy0 + r < a.rows) {
-          const long long at = plane + (long long)r * a.stride_y + col;
-          vp = __ldg(reinterpret_cast<const float4 *>(a.p + at));
-          vq = __ldg(reinterpret_cast<const float4 *>(a.q + at));
-        }
-        *reinterpret_cast<float4 *>(tp + r * tw + col) = vp;
-        *reinterpret_cast<float4 *>(tq + r * tw + col) = vq;
-      }
-    }
-    /* Plane c's own values, loaded before the barrier so that their latency overlaps. */
+    load_plane(i + lead, slot_load);
+
+    /* Plane c's own values, loaded before the wait so that their latency overlaps it. */
     const int c = zb0 + i - 2 * R;
     const bool out = i >= 2 * R && active;
     float pp = 0.f, qp = 0.f, vpx2 = 0.f, vpz2 = 0.f, vpn2 = 0.f, vsz2 = 0.f;
@@ -212,6 +293,11 @@ __global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
       }
       ez = __ldg(a.eta_z + a.z_offset + c);
     }
+
+    if (HALO == RTM_HALO_LDGSTS) wait_copies(lead); /* plane i's group; later ones may be empty */
+    if (HALO == RTM_HALO_TMA)
+      while (!mbar_try_wait(&full[slot_front], phase)) {
+      }
     __syncthreads();
 
     {
@@ -219,39 +305,44 @@ __global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
       push(pz, tp[centre]);
       push(qz, tq[centre]);
       if (TILTED) {
-        push(dxp, first_tile(tp, centre, 1, c1, a.inv_h[0]));
-        push(dyp, first_tile(tp, centre, tw, c1, a.inv_h[1]));
-        push(dxq, first_tile(tq, centre, 1, c1, a.inv_h[0]));
-        push(dyq, first_tile(tq, centre, tw, c1, a.inv_h[1]));
+        push(dxp, first_tile(tp, centre, 1, a.c1, a.inv_h[0]));
+        push(dyp, first_tile(tp, centre, tw, a.c1, a.inv_h[1]));
+        push(dxq, first_tile(tq, centre, 1, a.c1, a.inv_h[0]));
+        push(dyq, first_tile(tq, centre, tw, a.c1, a.inv_h[1]));
       }
     }
-    const float *tp = smem + slot_out * 2 * tf, *tq = tp + tf;
-    if (TILTED && i >= 2 * R) {
-      /* D_x of plane c over the tile's rows: what d_xy differentiates along y. */
-      for (int e = tid; e < th * bx; e += nthreads) {
-        const int r = e / bx, x = e - r * bx;
-        scratch[e] = first_tile(tp, r * tw + x + R, 1, c1, a.inv_h[0]);
-        scratch[th * bx + e] = first_tile(tq, r * tw + x + R, 1, c1, a.inv_h[0]);
+    if (TILTED && i >= 2 * R - 1) {
+      /* D_x of plane c + 1 over the tile's rows, read at iteration i + 1: the own rows
+       * from the queues (D_x of plane c + 1 sits at R + 1), the 2R halo rows from the tile. */
+      float *buffer = dx_buffer + ((i + 1) & 1) * 2 * th * bx;
+      const float *tp = smem + slot_next * 2 * tf, *tq = tp + tf;
+      buffer[(ty + R) * bx + tx] = dxp[R + 1];
+      buffer[th * bx + (ty + R) * bx + tx] = dxq[R + 1];
+      for (int h = ty; h < 2 * R; h += by) {
+        const int r = h < R ? h : h + by;
+        buffer[r * bx + tx] = first_tile(tp, r * tw + tx + R, 1, a.c1, a.inv_h[0]);
+        buffer[th * bx + r * bx + tx] = first_tile(tq, r * tw + tx + R, 1, a.c1, a.inv_h[0]);
       }
-      __syncthreads();
     }
 
     if (out) {
-      const float p_xx = second_tile(tp, centre, 1, c2, a.inv_h2[0]);
-      const float q_xx = second_tile(tq, centre, 1, c2, a.inv_h2[0]);
-      const float p_yy = second_tile(tp, centre, tw, c2, a.inv_h2[1]);
-      const float q_yy = second_tile(tq, centre, tw, c2, a.inv_h2[1]);
-      const float p_zz = second_queue(pz, c2, a.inv_h2[2]);
-      const float q_zz = second_queue(qz, c2, a.inv_h2[2]);
+      const float *tp = smem + slot_out * 2 * tf, *tq = tp + tf;
+      const float p_xx = second_tile(tp, centre, 1, a.c2, a.inv_h2[0]);
+      const float q_xx = second_tile(tq, centre, 1, a.c2, a.inv_h2[0]);
+      const float p_yy = second_tile(tp, centre, tw, a.c2, a.inv_h2[1]);
+      const float q_yy = second_tile(tq, centre, tw, a.c2, a.inv_h2[1]);
+      const float p_zz = second_queue(pz, a.c2, a.inv_h2[2]);
+      const float q_zz = second_queue(qz, a.c2, a.inv_h2[2]);
       float hz_p, hz_q, hxy_p, hxy_q;
       if (TILTED) {
+        const float *buffer = dx_buffer + (i & 1) * 2 * th * bx;
         const int s = (ty + R) * bx + tx;
-        const float p_xy = first_tile(scratch, s, bx, c1, a.inv_h[1]);
-        const float q_xy = first_tile(scratch + th * bx, s, bx, c1, a.inv_h[1]);
-        const float p_xz = first_queue(dxp, c1, a.inv_h[2]);
-        const float q_xz = first_queue(dxq, c1, a.inv_h[2]);
-        const float p_yz = first_queue(dyp, c1, a.inv_h[2]);
-        const float q_yz = first_queue(dyq, c1, a.inv_h[2]);
+        const float p_xy = first_tile(buffer, s, bx, a.c1, a.inv_h[1]);
+        const float q_xy = first_tile(buffer + th * bx, s, bx, a.c1, a.inv_h[1]);
+        const float p_xz = first_queue(dxp, a.c1, a.inv_h[2]);
+        const float q_xz = first_queue(dxq, a.c1, a.inv_h[2]);
+        const float p_yz = first_queue(dyp, a.c1, a.inv_h[2]);
+        const float q_yz = first_queue(dyq, a.c1, a.inv_h[2]);
         const float a_xx = mul(nx, nx), a_yy = mul(ny, ny), a_zz = mul(nz, nz);
         const float a_xy = mul(2.f, mul(nx, ny)), a_yz = mul(2.f, mul(ny, nz));
         const float a_xz = mul(2.f, mul(nx, nz));
@@ -289,28 +380,60 @@ __global__ void __launch_bounds__(MAX_THREADS) tti_zmarch(const TtiArgs a) {
       a.p_other[cell] = po;
       a.q_other[cell] = qo;
     }
-    slot_front = slot_front + 1 == SLOTS ? 0 : slot_front + 1;
-    slot_out = slot_out + 1 == SLOTS ? 0 : slot_out + 1;
+    slot_load = slot_load + 1 == slots ? 0 : slot_load + 1;
+    slot_next = slot_next + 1 == slots ? 0 : slot_next + 1;
+    slot_out = slot_out + 1 == slots ? 0 : slot_out + 1;
+    if (++slot_front == slots) {
+      slot_front = 0;
+      phase ^= 1u;
+    }
   }
 }
 
-template <bool TILTED, typename C> int prepare_kernel(size_t shared_bytes) {
+template <typename Kernel> int prepare_one(Kernel kernel, size_t shared_bytes, int *ptx_version) {
   int status = RTM_OK;
-  RTM_CUDA_TRY(cudaFuncSetAttribute(tti_zmarch<TILTED, C>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+  cudaFuncAttributes attributes;
+  RTM_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+  *ptx_version = attributes.ptxVersion;
+  RTM_CUDA_TRY(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
   return RTM_OK;
 fail:
   return status;
 }
 
+/* The kernel instance of (tilted, coefficient type, halo), as a function pointer. */
+typedef void (*kernel_t)(TtiArgs, CUtensorMap, CUtensorMap);
+
+template <bool TILTED, typename C> kernel_t pick_halo(rtm_halo_t halo) {
+  switch (halo) {
+  case RTM_HALO_LDGSTS: return tti_zmarch<TILTED, C, RTM_HALO_LDGSTS>;
+  case RTM_HALO_TMA: return tti_zmarch<TILTED, C, RTM_HALO_TMA>;
+  default: return tti_zmarch<TILTED, C, RTM_HALO_SYNC>;
+  }
+}
+
+kernel_t pick(const rtm_tti_shape_t *shape) {
+  if (shape->tilted)
+    return shape->coeff_half ? pick_halo<true, __half>(shape->halo)
+                             : pick_halo<true, float>(shape->halo);
+  return shape->coeff_half ? pick_halo<false, __half>(shape->halo)
+                           : pick_halo<false, float>(shape->halo);
+}
+
+int lead_of(const rtm_tti_shape_t *shape) {
+  return shape->halo == RTM_HALO_SYNC ? 0 : shape->stages - 1;
+}
+
 } // namespace
 
 extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
-  return shared_floats(shape->block[0], shape->block[1], shape->tilted != 0) * sizeof(float);
+  return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0, shape->halo,
+                         lead_of(shape));
 }
 
 extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
-  int status = RTM_OK, optin = 0;
+  int status = RTM_OK, major = 0, minor = 0, optin = 0, ptx_version = 0;
   const int bx = shape->block[0], by = shape->block[1];
   size_t bytes = 0;
   if (bx < 4 || bx % 4 != 0)
@@ -329,24 +452,45 @@ extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
              "kernel.block_x x kernel.block_y = %d x %d = %d threads (one per cell for "
              "vti/tti): must be whole warps (a multiple of 32 threads)",
              bx, by, bx * by);
+  if (shape->halo != RTM_HALO_SYNC && (shape->stages < 2 || shape->stages > 3))
+    RTM_FAIL(RTM_ERR_CONFIG, "kernel.stages = %d: must be 2 or 3", shape->stages);
   if (shape->zblock < 0)
     RTM_FAIL(RTM_ERR_CONFIG, "kernel.zblock = %d: must be 0 (whole z-range) or positive",
              shape->zblock);
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   RTM_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (shape->halo == RTM_HALO_LDGSTS && major < 8)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "kernel.halo = ldgsts needs compute capability 8.0 or newer; device %d is %d.%d "
+             "(use kernel.halo = sync)",
+             device, major, minor);
+  if (shape->halo == RTM_HALO_TMA) {
+    if (major < 9)
+      RTM_FAIL(RTM_ERR_UNSUPPORTED,
+               "kernel.halo = tma needs a Hopper GPU (compute capability 9.0 or newer); "
+               "device %d is %d.%d (use kernel.halo = ldgsts or sync)",
+               device, major, minor);
+    if (bx + 2 * R > 256 || by + 2 * R > 256)
+      RTM_FAIL(RTM_ERR_CONFIG,
+               "kernel.block_x, kernel.block_y = %d, %d: with kernel.halo = tma the tile plus "
+               "its halo must be at most 256 cells on each side",
+               bx, by);
+  }
   bytes = rtm_tti_cuda_shared_bytes(shape);
   if (bytes > (size_t)optin)
     RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d needs %zu bytes of shared memory per "
-             "block for %s; device %d allows %d",
-             bx, by, bytes, shape->tilted ? "tti" : "vti", device, optin);
-  if (shape->tilted && shape->coeff_half)
-    RTM_TRY((prepare_kernel<true, __half>(bytes)));
-  else if (shape->tilted)
-    RTM_TRY((prepare_kernel<true, float>(bytes)));
-  else if (shape->coeff_half)
-    RTM_TRY((prepare_kernel<false, __half>(bytes)));
-  else
-    RTM_TRY((prepare_kernel<false, float>(bytes)));
+             "kernel.block_x x kernel.block_y = %d x %d with kernel.halo = %s, kernel.stages = "
+             "%d needs %zu bytes of shared memory per block for %s; device %d allows %d",
+             bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes,
+             shape->tilted ? "tti" : "vti", device, optin);
+  RTM_TRY(prepare_one(pick(shape), bytes, &ptx_version));
+  /* The copy instructions exist only in code generated for their architecture. */
+  if (shape->halo == RTM_HALO_TMA && ptx_version < 90)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "kernel.halo = tma: this build has no sm_90 code for the kernel (compiled for "
+             "compute_%d; configure with RTM3D_CUDA_ARCHITECTURES including 90)",
+             ptx_version);
   return RTM_OK;
 fail:
   return status;
@@ -357,6 +501,8 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
                                  int z_end, void *stream) {
   int status = RTM_OK;
   if (z_end <= z_begin) return RTM_OK;
+  if (shape->halo == RTM_HALO_TMA && (!fields->p_map || !fields->q_map))
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_tti_cuda_step: kernel.halo = tma without its tensor maps");
   {
     const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
     TtiArgs a;
@@ -381,6 +527,8 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
     a.z_begin = z_begin;
     a.z_end = z_end;
     a.zblock = shape->zblock > 0 && shape->zblock < range ? shape->zblock : range;
+    a.lead = lead_of(shape);
+    a.slots = ring_slots(a.lead);
     a.damping_sign = backward ? -1.f : 1.f;
     for (int k = 0; k <= R; ++k)
       a.c2[k] = fields->c2[k];
@@ -390,20 +538,19 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
       a.inv_h2[axis] = fields->inv_h2[axis];
       a.inv_h[axis] = fields->inv_h[axis];
     }
+    CUtensorMap p_map, q_map;
+    memset(&p_map, 0, sizeof p_map);
+    memset(&q_map, 0, sizeof q_map);
+    if (shape->halo == RTM_HALO_TMA) {
+      memcpy(&p_map, fields->p_map, sizeof p_map);
+      memcpy(&q_map, fields->q_map, sizeof q_map);
+    }
     const dim3 block((unsigned)bx, (unsigned)by, 1);
     const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
                       (unsigned)((range + a.zblock - 1) / a.zblock));
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
-    cudaStream_t s = (cudaStream_t)stream;
-    if (shape->tilted && shape->coeff_half)
-      tti_zmarch<true, __half><<<blocks, block, shared, s>>>(a);
-    else if (shape->tilted)
-      tti_zmarch<true, float><<<blocks, block, shared, s>>>(a);
-    else if (shape->coeff_half)
-      tti_zmarch<false, __half><<<blocks, block, shared, s>>>(a);
-    else
-      tti_zmarch<false, float><<<blocks, block, shared, s>>>(a);
-    RTM_CUDA_TRY_LAUNCH("tti_zmarch");
+    pick(shape)<<<blocks, block, shared, (cudaStream_t)stream>>>(a, p_map, q_map);
+    RTM_CUDA_TRY_LAUNCH(shape->tilted ? "tti_zmarch<tti>" : "tti_zmarch<vti>");
   }
   return RTM_OK;
 fail:

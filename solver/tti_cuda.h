@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 
+#include "iso_cuda.h"
 #include "rtm_grid.h"
 #include "rtm_solver.h"
 
@@ -54,8 +55,10 @@ typedef struct {
   int tilted;     /* 0: vti (4 coefficient volumes), 1: tti (7) */
   int coeff_half; /* 1: the coefficient volumes hold IEEE binary16 (memory.model_precision =
                      fp16), converted to float on load; 0: float */
-  int zblock;   /* planes per thread block; 0 = the whole z-range of a launch */
-  int block[2]; /* xy tile in cells, one thread per cell */
+  rtm_halo_t halo; /* how the p and q tiles reach shared memory (kernel.halo) */
+  int stages;      /* ldgsts, tma: 2 or 3 (planes in flight + 1) */
+  int zblock;      /* planes per thread block; 0 = the whole z-range of a launch */
+  int block[2];    /* xy tile in cells, one thread per cell */
 } rtm_tti_shape_t;
 
 typedef struct {
@@ -64,14 +67,18 @@ typedef struct {
   const void *coeff[RTM_TTI_COEFF_MAX]; /* padded volumes, see above: float, or binary16
                                            when shape.coeff_half */
   const float *eta_dt[3];              /* device profiles over each axis' global interior */
+  const rtm_iso_tensor_map_t *p_map, *q_map; /* tma: halo maps of `p` and `q`
+                                                (rtm_iso_cuda_tensor_map with the tile of
+                                                shape.block); NULL for sync and ldgsts */
   float c2[RTM_RADIUS + 1];            /* rtm_fd2_coeff in float */
   float c1[RTM_RADIUS];                /* rtm_fd1_coeff in float */
   float inv_h2[3], inv_h[3];
 } rtm_tti_fields_t;
 
 /* Checks that `device` can run `shape` (tile width a positive multiple of 4, at most 512
- * threads and whole warps, shared memory within the device's limit) and raises the
- * kernel's dynamic shared-memory limit. Errors name the config key. */
+ * threads and whole warps, stages 2 or 3, ldgsts on sm_80+, tma on sm_90+ with a tile plus
+ * halo of at most 256 cells a side, shared memory within the device's limit) and raises
+ * the kernel's dynamic shared-memory limit. Errors name the config key. */
 int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device);
 
 /* Shared memory one block of `shape` uses, in bytes. */

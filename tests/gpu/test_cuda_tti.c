@@ -3,13 +3,15 @@
  * space, some cells with delta > epsilon so that conditioning acts), an off-grid source, 96
  * off-grid receivers, an absorbing layer, for every device memory strategy and tiles that
  * leave partial edge tiles (45 x 37 x 29 cells), zblock 0 and zblocks that do not divide
- * nz. Final p and q and all traces must match. Also vti against its reference; eps = delta
+ * nz, and every halo variant (sync; ldgsts and tma with 2 and 3 stages; tma only on
+ * compute capability 9.0+, refused below). Final p and q and all traces must match. Also vti against its reference; eps = delta
  * = 0 with a tilt reproducing the iso kernel with p = q; EDGE_PLANES + INTERIOR equal to
  * ALL bit for bit; a backward step undoing a forward one; fields p and q written and read
  * back; shapes the kernel cannot run refused.
  *
  * Exit 77 (skipped) without a CUDA device. Fresh inputs on each run (the seed is printed;
- * RTM3D_TEST_SEED repeats it). RTM3D_TEST_STEPS shortens the runs for compute-sanitizer. */
+ * RTM3D_TEST_SEED repeats it). RTM3D_TEST_STEPS shortens the runs and RTM3D_TEST_FEW=1
+ * keeps one memory strategy per halo variant, for compute-sanitizer. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,10 +30,10 @@
 #include "rtm_solver.h"
 #include "rtm_status.h"
 
-/* The issue's bound. The kernel follows the reference's order with every operation rounded
- * (no FMA); the velocities are the reference's floats, only the six Hz factors are formed
- * in float from n (a relative change of ~1e-7 of the medium), so a correct kernel lands
- * orders of magnitude below this; a wrong halo cell, queue slot or race gives 1e-2 or more. */
+/* The issue's bound. The kernel computes in fp32 with fused multiply-adds and stencil
+ * weights pre-multiplied by 1/h, the reference rounds every operation on its own: the two
+ * differ by rounding (~1e-7 relative per step; 300 steps stay near 1e-6), while a wrong
+ * halo cell, queue slot, ring slot or race gives 1e-2 or more. */
 static const double tolerance = 1e-5;
 
 typedef struct {
@@ -244,40 +246,61 @@ static void compare(const fixture_t *f, const run_t *got, const run_t *ref, cons
   assert_true(t <= tolerance);
 }
 
-static void test_tti_every_strategy(void **state) {
-  fixture_t *f = *state;
-  for (int s = 0; s < 4; ++s) {
-    rtm_config_t cfg = with_backend(f, "cuda", strategies[s]);
-    cfg.kernel.block[0] = shapes[s].block[0];
-    cfg.kernel.block[1] = shapes[s].block[1];
-    cfg.kernel.zblock = shapes[s].zblock;
-    run_t got;
-    assert_int_equal(run(f, &cfg, &f->model, &got), RTM_OK);
-    char what[96];
-    snprintf(what, sizeof what, "tti sync %s block %dx%d zblock %d", strategies[s],
-             shapes[s].block[0], shapes[s].block[1], shapes[s].zblock);
-    compare(f, &got, &f->tti_ref, what);
-    free_run(&got);
-  }
+typedef struct {
+  const char *halo;
+  int stages;
+} halo_t;
+
+static const halo_t halos[] = {{"sync", 2}, {"ldgsts", 2}, {"ldgsts", 3}, {"tma", 2}, {"tma", 3}};
+enum { HALO_COUNT = sizeof halos / sizeof halos[0] };
+
+static int hopper(void) {
+  int major = 0;
+  return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess &&
+         major >= 9;
 }
 
+/* Runs `equation` with halo h, strategy s and shape k against `ref`; tma below sm_90 must
+ * be refused instead. */
+static void check_variant(fixture_t *f, rtm_equation_t equation, const run_t *ref, int h, int s,
+                          int k) {
+  rtm_config_t cfg = with_backend(f, "cuda", strategies[s]);
+  cfg.physics.equation = equation;
+  snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "%s", halos[h].halo);
+  cfg.kernel.stages = halos[h].stages;
+  cfg.kernel.block[0] = shapes[k].block[0];
+  cfg.kernel.block[1] = shapes[k].block[1];
+  cfg.kernel.zblock = shapes[k].zblock;
+  char what[96];
+  snprintf(what, sizeof what, "%s %s s%d %s block %dx%d zblock %d",
+           equation == RTM_EQUATION_TTI ? "tti" : "vti", halos[h].halo, halos[h].stages,
+           strategies[s], shapes[k].block[0], shapes[k].block[1], shapes[k].zblock);
+  run_t got;
+  if (strcmp(halos[h].halo, "tma") == 0 && !hopper()) {
+    assert_int_equal(run(f, &cfg, &f->model, &got), RTM_ERR_UNSUPPORTED);
+    printf("  %-44s refused (needs sm_90)\n", what);
+    return;
+  }
+  assert_int_equal(run(f, &cfg, &f->model, &got), RTM_OK);
+  compare(f, &got, ref, what);
+  free_run(&got);
+}
+
+/* Every halo variant x every memory strategy, the tile shapes rotating through both
+ * (RTM3D_TEST_FEW=1: device memory only, for the slow compute-sanitizer runs). */
+static void test_tti_every_variant(void **state) {
+  fixture_t *f = *state;
+  const int strategy_count = getenv("RTM3D_TEST_FEW") ? 1 : 4;
+  for (int h = 0; h < HALO_COUNT; ++h)
+    for (int s = 0; s < strategy_count; ++s)
+      check_variant(f, RTM_EQUATION_TTI, &f->tti_ref, h, s, (h + s) % 4);
+}
+
+/* vti: every halo variant once, strategies and shapes rotating. */
 static void test_vti(void **state) {
   fixture_t *f = *state;
-  for (int s = 0; s < 2; ++s) {
-    const shape_t *shape = &shapes[(s + 2) % 4];
-    rtm_config_t cfg = with_backend(f, "cuda", strategies[3 * s]);
-    cfg.physics.equation = RTM_EQUATION_VTI;
-    cfg.kernel.block[0] = shape->block[0];
-    cfg.kernel.block[1] = shape->block[1];
-    cfg.kernel.zblock = shape->zblock;
-    run_t got;
-    assert_int_equal(run(f, &cfg, &f->model, &got), RTM_OK);
-    char what[96];
-    snprintf(what, sizeof what, "vti sync %s block %dx%d zblock %d", strategies[3 * s],
-             shape->block[0], shape->block[1], shape->zblock);
-    compare(f, &got, &f->vti_ref, what);
-    free_run(&got);
-  }
+  for (int h = 0; h < HALO_COUNT; ++h)
+    check_variant(f, RTM_EQUATION_VTI, &f->vti_ref, h, h % 4, (h + 2) % 4);
 }
 
 /* eps = delta = 0: Hxy + Hz = lap, vpx = vpn = vpz, vsz = 0, so p = q = the iso field for any
@@ -310,11 +333,12 @@ static void test_isotropic_limit(void **state) {
 }
 
 /* Split steps equal ALL bit for bit; a backward step undoes a forward one (no damping) to
- * fp32 rounding; p and q written then read are unchanged. */
-static void test_split_backward_fields(void **state) {
-  fixture_t *f = *state;
+ * fp32 rounding; p and q written then read are unchanged. For each halo family. */
+static void split_backward_fields(fixture_t *f, int h) {
   const size_t cells = rtm_grid_interior_cells(&f->grid);
   rtm_config_t cfg = with_backend(f, "cuda", "device");
+  snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "%s", halos[h].halo);
+  cfg.kernel.stages = halos[h].stages;
   cfg.kernel.zblock = 7;
   cfg.kernel.block[0] = 16;
   cfg.kernel.block[1] = 16;
@@ -362,6 +386,13 @@ static void test_split_backward_fields(void **state) {
   rtm_propagator_destroy(&split);
 }
 
+static void test_split_backward_fields(void **state) {
+  fixture_t *f = *state;
+  split_backward_fields(f, 0);                 /* sync */
+  split_backward_fields(f, 2);                 /* ldgsts, 3 stages */
+  if (hopper()) split_backward_fields(f, 3); /* tma, 2 stages */
+}
+
 static void test_refusals(void **state) {
   fixture_t *f = *state;
   /* width not a multiple of 4; 1024 threads (one per cell); 24 threads (not whole warps) */
@@ -371,6 +402,19 @@ static void test_refusals(void **state) {
     cfg.kernel.block[0] = bad[i][0];
     cfg.kernel.block[1] = bad[i][1];
     rtm_propagator_t prop;
+    assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
+  }
+  /* four stages; a tma box (tile plus halo) over 256 cells a side */
+  rtm_config_t cfg = with_backend(f, "cuda", "device");
+  snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "ldgsts");
+  cfg.kernel.stages = 4;
+  rtm_propagator_t prop;
+  assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
+  if (hopper()) {
+    cfg = with_backend(f, "cuda", "device");
+    snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "tma");
+    cfg.kernel.block[0] = 256; /* 512 threads: only the box is wrong */
+    cfg.kernel.block[1] = 2;
     assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
   }
 }
@@ -383,7 +427,7 @@ int main(void) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reference_not_trivial),
-      cmocka_unit_test(test_tti_every_strategy),
+      cmocka_unit_test(test_tti_every_variant),
       cmocka_unit_test(test_vti),
       cmocka_unit_test(test_isotropic_limit),
       cmocka_unit_test(test_split_backward_fields),

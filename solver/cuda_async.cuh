@@ -1,0 +1,77 @@
+/* cuda_async.cuh - the asynchronous copy primitives the z-marching kernels share (CUDA only):
+ * cp.async (LDGSTS, sm_80+) 16-byte copies with zero fill, mbarriers and the bulk tensor copy
+ * (TMA, sm_90+). Each compiles to nothing below its architecture; the launchers refuse the
+ * halo variants a device cannot run before any kernel starts. */
+#ifndef RTM_CUDA_ASYNC_CUH
+#define RTM_CUDA_ASYNC_CUH
+
+#include <cuda.h>
+#include <stdint.h>
+
+static __device__ inline uint32_t smem_u32(const void *ptr) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
+}
+
+/* ---- cp.async (LDGSTS) ---- */
+static __device__ inline void cp_async16(float *dst, const float *src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  /* src-size 0 writes 16 zero bytes without reading global memory. */
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
+               "r"(valid ? 16 : 0)
+               : "memory");
+#endif
+}
+static __device__ inline void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N> static __device__ inline void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* ---- mbarrier + bulk tensor copy (TMA, sm_90) ---- */
+static __device__ inline void mbar_init(uint64_t *bar, uint32_t count) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count)
+               : "memory");
+#endif
+}
+static __device__ inline void mbar_fence_init() {
+#if __CUDA_ARCH__ >= 900
+  /* Makes the initialised barriers visible to the async proxy (the copy engine). */
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+static __device__ inline void mbar_expect_tx(uint64_t *bar, uint32_t bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)),
+               "r"(bytes)
+               : "memory");
+#endif
+}
+static __device__ inline bool mbar_try_wait(uint64_t *bar, uint32_t parity) {
+  uint32_t done = 1;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("{\n .reg .pred p;\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               " selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(smem_u32(bar)), "r"(parity)
+               : "memory");
+#endif
+  return done != 0;
+}
+static __device__ inline void tma_load_3d(float *dst, const CUtensorMap *map, int x, int y, int z,
+                                          uint64_t *bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
+               : "memory");
+#endif
+}
+
+#endif
