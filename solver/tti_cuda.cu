@@ -116,12 +116,14 @@ __device__ __forceinline__ float second_tile(const float *t, int centre, int str
   return mul(d, inv_h2);
 }
 
-/* The reference's first(): sum b_k (g[+k] - g[-k]) from 0, then times 1/h. */
+/* The reference's first(): sum b_k (g[+k] - g[-k]) from 0, then times 1/h. The leading
+ * 0 + x is left out: it equals x except that -0 becomes +0, a sign of zero that no later
+ * operation turns into a different non-zero value. */
 __device__ __forceinline__ float first_tile(const float *t, int centre, int stride, const float *c1,
                                             float inv_h) {
-  float d = 0.f;
+  float d = mul(c1[0], sub(t[centre + stride], t[centre - stride]));
 #pragma unroll
-  for (int k = 1; k <= R; ++k)
+  for (int k = 2; k <= R; ++k)
     d = add(d, mul(c1[k - 1], sub(t[centre + k * stride], t[centre - k * stride])));
   return mul(d, inv_h);
 }
@@ -135,9 +137,9 @@ __device__ __forceinline__ float second_queue(const float (&f)[Q], const float *
 }
 
 __device__ __forceinline__ float first_queue(const float (&g)[Q], const float *c1, float inv_h) {
-  float d = 0.f;
+  float d = mul(c1[0], sub(g[R + 1], g[R - 1]));
 #pragma unroll
-  for (int k = 1; k <= R; ++k)
+  for (int k = 2; k <= R; ++k)
     d = add(d, mul(c1[k - 1], sub(g[R + k], g[R - k])));
   return mul(d, inv_h);
 }
