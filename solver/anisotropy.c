@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rtm_half.h"
 #include "rtm_status.h"
 
 static const double degrees = 3.14159265358979323846 / 180.0;
@@ -336,6 +337,39 @@ void rtm_anisotropy_cell(const rtm_anisotropy_t *a, size_t cell, rtm_fdf_cell_t 
   } else {
     axis_from_angles(m->theta_deg[cell], m->phi_deg[cell], out->axis);
   }
+}
+
+const char *const rtm_fdf_stored_name[RTM_FDF_STORED_COUNT] = {
+    "vpx2dt2", "vpz2dt2", "vpn2dt2", "vsz2dt2", "axis n_x", "axis n_y", "axis n_z"};
+
+int rtm_anisotropy_stored(const rtm_anisotropy_t *a, size_t cell, double dt2,
+                          rtm_precision_t precision, rtm_fdf_cell_t *conditioned,
+                          float stored[RTM_FDF_STORED_COUNT]) {
+  static const char *const symbol[RTM_FDF_STORED_COUNT] = {
+      "vpx^2 dt^2", "vpz^2 dt^2", "vpn^2 dt^2", "vsz^2 dt^2", "n_x", "n_y", "n_z"};
+  rtm_fdf_cell_t *c = conditioned;
+  rtm_anisotropy_cell(a, cell, c);
+  stored[RTM_FDF_VPX2DT2] = (float)(c->vpx2 * dt2);
+  stored[RTM_FDF_VPZ2DT2] = (float)(c->vpz2 * dt2);
+  stored[RTM_FDF_VPN2DT2] = (float)(c->vpn2 * dt2);
+  stored[RTM_FDF_VSZ2DT2] = (float)(c->vsz2 * dt2);
+  for (int r = 0; r < 3; ++r)
+    stored[RTM_FDF_AXIS_X + r] = (float)c->axis[r];
+  if (precision != RTM_PRECISION_FP16) return RTM_OK;
+  for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k) {
+    const rtm_half_t half = rtm_half_from_float(stored[k]);
+    if (!rtm_half_is_finite(half)) {
+      char where[96];
+      cell_position(&a->grid, cell, where, sizeof where);
+      rtm_log_error("memory.model_precision = fp16: %s (%s) = %g at %s is beyond binary16's "
+                    "largest value %g (v^2 dt^2 in m^2 fits while v dt < 255.9 m); use "
+                    "memory.model_precision = fp32",
+                    symbol[k], rtm_fdf_stored_name[k], stored[k], where, RTM_HALF_MAX);
+      return RTM_ERR_CONFIG;
+    }
+    stored[k] = rtm_half_to_float(half);
+  }
+  return RTM_OK;
 }
 
 void rtm_anisotropy_release(rtm_anisotropy_t *a) {

@@ -89,6 +89,32 @@ int rtm_anisotropy_prepare(const rtm_config_t *cfg, const rtm_grid_t *grid,
                            const rtm_model_t *model, rtm_anisotropy_t *out);
 /* Coefficients of dense cell `cell` ([nz_local][ny][nx] order). */
 void rtm_anisotropy_cell(const rtm_anisotropy_t *prepared, size_t cell, rtm_fdf_cell_t *out);
+
+/* The per-cell values a backend stores, in this order (tti_cuda.h's coefficient volumes):
+ * vpx^2 dt^2, vpz^2 dt^2, vpn^2 dt^2, vsz^2 dt^2 (m^2) and the axis n_x, n_y, n_z. */
+enum {
+  RTM_FDF_VPX2DT2,
+  RTM_FDF_VPZ2DT2,
+  RTM_FDF_VPN2DT2,
+  RTM_FDF_VSZ2DT2,
+  RTM_FDF_AXIS_X,
+  RTM_FDF_AXIS_Y,
+  RTM_FDF_AXIS_Z,
+  RTM_FDF_STORED_COUNT
+};
+extern const char *const rtm_fdf_stored_name[RTM_FDF_STORED_COUNT]; /* "vpx2dt2", "axis n_x" */
+
+/* The stored values of dense cell `cell`, with `dt2` = dt^2: each v^2 dt^2 formed in double
+ * and rounded to float, the axis rounded to float; with precision fp16 (memory.model_precision)
+ * each float then rounded to the nearest binary16 (rtm_half.h), so that stored[k] is exactly
+ * what a binary16 volume holds and a kernel widens it to. Every backend takes its values from
+ * here, so the cpu reference computes with what the GPU reads. `conditioned` receives the
+ * cell's coefficients in double (rtm_anisotropy_cell). A value beyond binary16's range
+ * (v^2 dt^2 of 65520 m^2 or more, i.e. v dt above 255.9 m) is RTM_ERR_CONFIG naming
+ * memory.model_precision, the value and the cell, never a silent infinity. */
+int rtm_anisotropy_stored(const rtm_anisotropy_t *prepared, size_t cell, double dt2,
+                          rtm_precision_t precision, rtm_fdf_cell_t *conditioned,
+                          float stored[RTM_FDF_STORED_COUNT]);
 void rtm_anisotropy_release(rtm_anisotropy_t *prepared);
 
 #ifdef __cplusplus

@@ -23,7 +23,9 @@
  * p[n] = q[n] (same expression, vsz = 0).
  *
  * Per cell, precomputed at create (padded like the fields): vpx^2 dt^2, vpz^2 dt^2,
- * vpn^2 dt^2, vsz^2 dt^2 and, for tti, the six factors of Hz. */
+ * vpn^2 dt^2, vsz^2 dt^2 and, for tti, the six factors of Hz. With memory.model_precision =
+ * fp16 they hold the values of the binary16 volumes the cuda backend reads (still floats
+ * here: the reference is for comparing numbers, not bytes). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,14 +76,21 @@ static void tti_destroy(void *state) {
   free(s);
 }
 
-/* Fills the per-cell coefficients from the conditioned parameters. */
+/* Fills the per-cell coefficients from the conditioned parameters, as the GPU stores them
+ * (rtm_anisotropy_stored). The Hz factors are products of the axis in double rounded to
+ * float: with fp32 the axis itself (from the angles, or the smoothed float axis); with fp16
+ * the binary16 axis the GPU holds, whose products are exact in float, so that they equal
+ * the kernel's float products of the widened halves bit for bit. */
 static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   rtm_anisotropy_t prepared;
+  int prepared_ok = 0;
   RTM_TRY(rtm_anisotropy_prepare(desc->config, desc->grid, desc->model, &prepared));
+  prepared_ok = 1;
   const rtm_grid_t *g = &s->grid;
   const long nx = g->n[0], ny = g->n[1];
   const double dt2 = desc->dt_s * desc->dt_s;
+  const rtm_precision_t precision = rtm_config_model_precision(desc->config);
   float *c[COEFF_COUNT];
   for (int k = 0; k < s->coeff_count; ++k)
     c[k] = s->coeff[k].ptr;
@@ -89,14 +98,18 @@ static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
     for (long iy = 0; iy < ny; ++iy)
       for (long ix = 0; ix < nx; ++ix) {
         rtm_fdf_cell_t cell;
-        rtm_anisotropy_cell(&prepared, (size_t)((iz * ny + iy) * nx + ix), &cell);
+        float stored[RTM_FDF_STORED_COUNT];
+        RTM_TRY(rtm_anisotropy_stored(&prepared, (size_t)((iz * ny + iy) * nx + ix), dt2,
+                                      precision, &cell, stored));
         const size_t i = rtm_grid_index(g, ix, iy, iz);
-        c[VPX2][i] = (float)(cell.vpx2 * dt2);
-        c[VPZ2][i] = (float)(cell.vpz2 * dt2);
-        c[VPN2][i] = (float)(cell.vpn2 * dt2);
-        c[VSZ2][i] = (float)(cell.vsz2 * dt2);
+        c[VPX2][i] = stored[RTM_FDF_VPX2DT2];
+        c[VPZ2][i] = stored[RTM_FDF_VPZ2DT2];
+        c[VPN2][i] = stored[RTM_FDF_VPN2DT2];
+        c[VSZ2][i] = stored[RTM_FDF_VSZ2DT2];
         if (!s->tilted) continue;
-        const double *n = cell.axis;
+        double n[3];
+        for (int r = 0; r < 3; ++r)
+          n[r] = precision == RTM_PRECISION_FP16 ? stored[RTM_FDF_AXIS_X + r] : cell.axis[r];
         c[HZ_XX][i] = (float)(n[0] * n[0]);
         c[HZ_YY][i] = (float)(n[1] * n[1]);
         c[HZ_ZZ][i] = (float)(n[2] * n[2]);
@@ -104,8 +117,8 @@ static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
         c[HZ_YZ][i] = (float)(2.0 * n[1] * n[2]);
         c[HZ_XZ][i] = (float)(2.0 * n[0] * n[2]);
       }
-  rtm_anisotropy_release(&prepared);
 fail:
+  if (prepared_ok) rtm_anisotropy_release(&prepared);
   return status;
 }
 

@@ -60,21 +60,12 @@ static result_t run(rtm_equation_t equation, double theta_deg, double phi_deg, i
   return out;
 }
 
-static double relative_l2(const float *a, const float *b, size_t count) {
-  double diff = 0.0, norm = 0.0;
-  for (size_t i = 0; i < count; ++i) {
-    diff += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-    norm += (double)b[i] * b[i];
-  }
-  return sqrt(diff / norm);
-}
-
 static void compare(const result_t *iso, rtm_equation_t equation, double theta, double phi,
                     int varying) {
   result_t aniso = run(equation, theta, phi, varying);
   const size_t cells = (size_t)NX * NY * NZ, samples = (size_t)RECEIVERS * (STEPS + 1);
-  const double field = relative_l2(aniso.p, iso->p, cells);
-  const double traces = relative_l2(aniso.traces, iso->traces, samples);
+  const double field = tti_relative_l2(aniso.p, iso->p, cells);
+  const double traces = tti_relative_l2(aniso.traces, iso->traces, samples);
   printf("  %s theta %s%g phi %g: relative L2 of p %.3g, of the traces %.3g; q == p %s "
          "(%.2f s, iso %.2f s)\n",
          equation == RTM_EQUATION_TTI ? "tti" : "vti", varying ? "varying up to " : "",
