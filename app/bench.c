@@ -26,13 +26,15 @@
 
 enum { WINDOWS = 3, MAX_RESULTS = 256 };
 
-/* Bytes a step must move per cell at least (fp32): iso reads p[n], p[n-1], v^2 dt^2 and
- * writes p[n+1]; vti/tti read p, q at two levels and write both (24 B) plus the per-cell
- * coefficients of solver/tti_cuda.h: 4 volumes for vti, 7 for tti. */
+/* Bytes a step must move per cell at least: iso reads p[n], p[n-1], v^2 dt^2 and writes
+ * p[n+1] (16); vti/tti read p, q at two levels and write both (24) plus the per-cell
+ * coefficients of solver/tti_cuda.h, 4 volumes for vti, 7 for tti, each 4 bytes a cell, or 2
+ * with memory.model_precision = fp16: vti 40 or 32, tti 52 or 38. */
 static int bytes_per_cell(const rtm_config_t *cfg) {
+  const int coefficient = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16 ? 2 : 4;
   switch (cfg->physics.equation) {
-  case RTM_EQUATION_VTI: return 24 + 4 * 4;
-  case RTM_EQUATION_TTI: return 24 + 7 * 4;
+  case RTM_EQUATION_VTI: return 24 + 4 * coefficient;
+  case RTM_EQUATION_TTI: return 24 + 7 * coefficient;
   default: return 16;
   }
 }
@@ -81,8 +83,8 @@ static void usage(FILE *out) {
       "       rtm3d bench --traces ...   (the trace pipeline; see rtm3d bench --traces --help)\n\n"
       "Measures the device copy bandwidth, then times the configured cuda propagator\n"
       "(kernel.*, memory.*) for bench.warmup + bench.steps steps and prints MCells/s,\n"
-      "bytes per cell (16 iso, 40 vti, 52 tti), effective GB/s and the fraction of the copy\n"
-      "bandwidth.\n\n"
+      "bytes per cell (16 iso, 40 vti, 52 tti; 32 vti and 38 tti with\n"
+      "memory.model_precision = fp16), effective GB/s and the fraction of the copy bandwidth.\n\n"
       "  --matrix    sweep halo x stages x memory strategy, then tile shapes x zblock for the\n"
       "              fastest halo, then vmm against vmm-compressed at an early, a middle and\n"
       "              a late window of a time.steps-step propagation of the config's source\n"
@@ -397,10 +399,11 @@ static int write_json(const char *path, const bench_t *b, const char *device) {
   }
   fprintf(f,
           "{\n  \"device\": \"%s\",\n  \"copy_gb_s\": %.1f,\n  \"grid\": [%d, %d, %d],\n"
-          "  \"bytes_per_cell\": %d,\n  \"warmup_steps\": %d,\n  \"steps\": %d,\n"
-          "  \"results\": [\n",
+          "  \"bytes_per_cell\": %d,\n  \"model_precision\": \"%s\",\n  \"warmup_steps\": %d,\n"
+          "  \"steps\": %d,\n  \"results\": [\n",
           device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2], bytes_per_cell(b->cfg),
-          b->cfg->bench.warmup_steps, b->cfg->bench.steps);
+          rtm_precision_name(rtm_config_model_precision(b->cfg)), b->cfg->bench.warmup_steps,
+          b->cfg->bench.steps);
   for (int i = 0; i < b->count; ++i) {
     const result_t *r = &b->results[i];
     fprintf(f,
@@ -508,14 +511,14 @@ static int bench_cuda(int argc, char **argv) {
   b->quiet = quiet;
   RTM_TRY(copy_bandwidth(cfg->backend.device, &b->copy_gbs));
   printf("device      %s\ncopy        %.0f GB/s (device-to-device cudaMemcpy, read + write)\n"
-         "grid        %d x %d x %d, %s, %d B/cell counted, %d warm-up + %d timed steps (median of "
-         "%d windows)\n",
+         "grid        %d x %d x %d, %s, coefficients %s, %d B/cell counted, %d warm-up + %d timed "
+         "steps (median of %d windows)\n",
          device, b->copy_gbs, grid.n[0], grid.n[1], grid.n[2],
          cfg->physics.equation == RTM_EQUATION_TTI   ? "tti"
          : cfg->physics.equation == RTM_EQUATION_VTI ? "vti"
                                                      : "iso",
-         bytes_per_cell(cfg), cfg->bench.warmup_steps,
-         cfg->bench.steps, WINDOWS);
+         rtm_precision_name(rtm_config_model_precision(cfg)), bytes_per_cell(cfg),
+         cfg->bench.warmup_steps, cfg->bench.steps, WINDOWS);
   if (!quiet) print_header(stdout);
   initial = random_field(&grid);
   if (!initial) RTM_FAIL(RTM_ERR_NOMEM, "bench: out of host memory for the initial field");

@@ -171,6 +171,7 @@ int rtm_cmd_model(int argc, char **argv) {
   timings[3] = (rtm_timing_t){"write", t_end - t_loop};
   rtm_report_t report = {
       .command = "model", .info = &info, .grid = &grid, .steps = steps, .dt_s = prop.dt_s,
+      .model_precision = rtm_precision_name(rtm_config_model_precision(cfg)),
       .timings = timings, .timing_count = 4, .mcells_per_s = mcells, .ledger = &prop.ledger,
       .output_path = h5_path};
   RTM_TRY(rtm_report_write_json(json_path, &report));

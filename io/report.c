@@ -111,6 +111,9 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   json_key(out, 2, "dt_s");
   json_number(out, report->dt_s);
   fputs(",\n", out);
+  json_key(out, 2, "model_precision");
+  json_string(out, report->model_precision);
+  fputs(",\n", out);
   json_key(out, 2, "timings_s");
   fputc('{', out);
   for (int i = 0; i < report->timing_count; ++i) {

@@ -70,6 +70,7 @@ typedef struct {
   const rtm_grid_t *grid;
   int steps;
   double dt_s;
+  const char *model_precision; /* "fp32" | "fp16": how the model coefficients were stored */
   const rtm_timing_t *timings;
   int timing_count;
   double mcells_per_s;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # VTI/TTI end to end on the cpu backend: a tti run writes /snapshots/p and /snapshots/q when
 # snapshots.fields = p,q (and only p by default); q for iso is a config error (exit 2);
-# delta > epsilon is repaired with a warning (errors in model files: test_anisotropy).
+# delta > epsilon is repaired with a warning (errors in model files: test_anisotropy);
+# memory.model_precision = fp16 is in the run report, ignored with a warning for iso, and an
+# error naming the coefficient when a value exceeds binary16 (test_model_precision).
 # Usage: cli_tti.sh RTM3D SOURCE_DIR
 set -eu
 rtm3d="$1"
@@ -41,4 +43,18 @@ expect_exit 2 "physics.equation = iso has no field q" "$rtm3d" model "$deck" "${
   --set output.dir="$work" --set physics.equation=iso --set snapshots.fields=q
 expect_exit 0 "delta is set to epsilon" "$rtm3d" model "$deck" "${small[@]}" \
   --set output.dir="$work" --set model.delta=0.3 --set time.steps=5
+
+"$rtm3d" model "$deck" "${small[@]}" --set output.dir="$work" --set output.name=half \
+  --set memory.model_precision=fp16 --set time.steps=20
+grep -q '"model_precision": "fp16"' "$work/half.json" ||
+  { echo "FAIL: half.json does not say model_precision fp16"; exit 1; }
+grep -q '"model_precision": "fp32"' "$work/p.json" ||
+  { echo "FAIL: p.json does not say model_precision fp32"; exit 1; }
+expect_exit 0 "memory.model_precision = fp16 is ignored by physics.equation = iso" \
+  "$rtm3d" model "$deck" "${small[@]}" --set output.dir="$work" --set physics.equation=iso \
+  --set memory.model_precision=fp16 --set time.steps=5
+# 1 km cells: vpx dt = 0.4 x 1000 m at dt = auto, vpx^2 dt^2 = 1.6e5 m^2 > 65504
+expect_exit 2 "vpx^2 dt^2 (vpx2dt2) = 160000 at \[z=0\]\[y=0\]\[x=0\] is beyond binary16" \
+  "$rtm3d" model "$deck" "${small[@]}" --set output.dir="$work" --set memory.model_precision=fp16 \
+  --set grid.dx=1000 --set grid.dy=1000 --set grid.dz=1000 --set time.steps=5
 echo "cli_tti: ok"

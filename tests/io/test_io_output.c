@@ -403,6 +403,7 @@ static void test_report_json(void **state) {
                          .grid = &f->grid,
                          .steps = 500,
                          .dt_s = NAN, /* not finite: must come out as null */
+                         .model_precision = "fp16",
                          .timings = timings,
                          .timing_count = 2,
                          .mcells_per_s = 1234.5,
@@ -422,6 +423,7 @@ static void test_report_json(void **state) {
                             "\"origin_m\": [-20, 0, 15]",
                             "\"steps\": 500",
                             "\"dt_s\": null",
+                            "\"model_precision\": \"fp16\"",
                             "\"timings_s\": {\"setup\": ",
                             "\"propagate\": ",
                             "\"mcells_per_s\": 1234.5",
