@@ -7,7 +7,8 @@
  * compute capability 9.0+, refused below). Final p and q and all traces must match. Also vti against its reference; eps = delta
  * = 0 with a tilt reproducing the iso kernel with p = q; EDGE_PLANES + INTERIOR equal to
  * ALL bit for bit; a backward step undoing a forward one; fields p and q written and read
- * back; shapes the kernel cannot run refused.
+ * back; shapes the kernel cannot run refused; memory.model_precision = fp16 (binary16
+ * coefficient volumes) against the cpu reference's fp16, with the fp16 - fp32 difference.
  *
  * Exit 77 (skipped) without a CUDA device. Fresh inputs on each run (the seed is printed;
  * RTM3D_TEST_SEED repeats it). RTM3D_TEST_STEPS shortens the runs and RTM3D_TEST_FEW=1
@@ -48,6 +49,7 @@ typedef struct {
   rtm_grid_t grid;
   rtm_model_t model;
   run_t tti_ref, vti_ref;
+  run_t tti_half_ref, vti_half_ref; /* memory.model_precision = fp16 */
 } fixture_t;
 
 static uint64_t next_random(uint64_t *s) {
@@ -195,6 +197,10 @@ static int setup(void **state) {
   if (run(f, &cpu, &f->model, &f->tti_ref) != RTM_OK) return -1;
   cpu.physics.equation = RTM_EQUATION_VTI;
   if (run(f, &cpu, &f->model, &f->vti_ref) != RTM_OK) return -1;
+  cpu.memory.model_precision = RTM_PRECISION_FP16;
+  if (run(f, &cpu, &f->model, &f->vti_half_ref) != RTM_OK) return -1;
+  cpu.physics.equation = RTM_EQUATION_TTI;
+  if (run(f, &cpu, &f->model, &f->tti_half_ref) != RTM_OK) return -1;
   *state = f;
   return 0;
 }
@@ -204,6 +210,8 @@ static int teardown(void **state) {
   if (!f) return 0;
   free_run(&f->tti_ref);
   free_run(&f->vti_ref);
+  free_run(&f->tti_half_ref);
+  free_run(&f->vti_half_ref);
   rtm_model_release(&f->model);
   free(f);
   return 0;
@@ -393,6 +401,76 @@ static void test_split_backward_fields(void **state) {
   if (hopper()) split_backward_fields(f, 3); /* tma, 2 stages */
 }
 
+/* memory.model_precision = fp16: the kernel reads binary16 volumes and widens them to float,
+ * the reference computes with the same values (rtm_anisotropy_stored: the binary16 axis
+ * gives Hz factors exact in float), so cuda fp16 against cpu fp16 is held to the fp32 bound,
+ * for tti with the sync, ldgsts and tma halos and for vti. That bound tells the two apart:
+ * the fp16 and fp32 references differ by 1e-4 to 3e-4 in p (measured on the cpu over 11
+ * seeds), so a kernel that ignored coeff_half, or volumes left in float, would fail; the
+ * check below (3 x the bound) keeps that true. The seven (four) coefficient volumes take 2
+ * bytes a padded cell. The fp16 - fp32 difference on the GPU is printed: the accuracy cost
+ * (tests/solver/test_model_precision.c bounds it). */
+static void test_fp16_coefficients(void **state) {
+  fixture_t *f = *state;
+  const size_t cells = rtm_grid_interior_cells(&f->grid);
+  const size_t samples = (size_t)f->tti_ref.receiver_count * (f->steps + 1);
+  assert_true(relative_l2(f->tti_half_ref.p, f->tti_ref.p, cells) > 3.0 * tolerance);
+  assert_true(relative_l2(f->vti_half_ref.p, f->vti_ref.p, cells) > 3.0 * tolerance);
+  static const struct {
+    rtm_equation_t equation;
+    int halo, strategy, shape;               /* indices into halos, strategies, shapes */
+  } cases[] = {{RTM_EQUATION_TTI, 0, 0, 1},  /* sync, device */
+               {RTM_EQUATION_TTI, 2, 1, 0},  /* ldgsts 3 stages, vmm */
+               {RTM_EQUATION_TTI, 3, 0, 2},  /* tma 2 stages, device (sm_90) */
+               {RTM_EQUATION_VTI, 1, 3, 3}}; /* ldgsts 2 stages, managed */
+  int printed[2] = {0, 0};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    const int tilted = cases[c].equation == RTM_EQUATION_TTI;
+    const shape_t *shape = &shapes[cases[c].shape];
+    if (strcmp(halos[cases[c].halo].halo, "tma") == 0 && !hopper())
+      continue; /* refused below sm_90: test_tti_every_variant */
+    rtm_config_t cfg = with_backend(f, "cuda", strategies[cases[c].strategy]);
+    cfg.physics.equation = cases[c].equation;
+    snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "%s", halos[cases[c].halo].halo);
+    cfg.kernel.stages = halos[cases[c].halo].stages;
+    cfg.kernel.block[0] = shape->block[0];
+    cfg.kernel.block[1] = shape->block[1];
+    cfg.kernel.zblock = shape->zblock;
+    cfg.memory.model_precision = RTM_PRECISION_FP16;
+
+    rtm_propagator_t prop;
+    assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_OK);
+    int volumes = 0;
+    for (int i = 0; i < prop.ledger.count; ++i)
+      if (strstr(prop.ledger.records[i].label, " (fp16)")) {
+        assert_int_equal(prop.ledger.records[i].bytes, f->grid.padded_cells * 2);
+        ++volumes;
+      }
+    assert_int_equal(volumes, tilted ? 7 : 4);
+    rtm_propagator_destroy(&prop);
+
+    run_t half;
+    char what[96];
+    assert_int_equal(run(f, &cfg, &f->model, &half), RTM_OK);
+    snprintf(what, sizeof what, "%s fp16 %s s%d %s block %dx%d zblock %d", tilted ? "tti" : "vti",
+             halos[cases[c].halo].halo, halos[cases[c].halo].stages, strategies[cases[c].strategy],
+             shape->block[0], shape->block[1], shape->zblock);
+    compare(f, &half, tilted ? &f->tti_half_ref : &f->vti_half_ref, what);
+    if (!printed[tilted]) {
+      run_t full;
+      cfg.memory.model_precision = RTM_PRECISION_FP32;
+      assert_int_equal(run(f, &cfg, &f->model, &full), RTM_OK);
+      printf("  %s on the GPU, fp16 against fp32 after %d steps: rel L2 p %.2e q %.2e traces "
+             "%.2e\n",
+             tilted ? "tti" : "vti", f->steps, relative_l2(half.p, full.p, cells),
+             relative_l2(half.q, full.q, cells), relative_l2(half.traces, full.traces, samples));
+      free_run(&full);
+      printed[tilted] = 1;
+    }
+    free_run(&half);
+  }
+}
+
 static void test_refusals(void **state) {
   fixture_t *f = *state;
   /* width not a multiple of 4; 1024 threads (one per cell); 24 threads (not whole warps) */
@@ -432,6 +510,7 @@ int main(void) {
       cmocka_unit_test(test_isotropic_limit),
       cmocka_unit_test(test_split_backward_fields),
       cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_fp16_coefficients),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
