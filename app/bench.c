@@ -78,8 +78,8 @@ typedef struct {
 static void usage(FILE *out) {
   fprintf(
       out,
-      "usage: rtm3d bench CONFIG [--set section.key=value ...] [--matrix] [--csv FILE]\n"
-      "                   [--json FILE] [--quiet]\n"
+      "usage: rtm3d bench CONFIG [--set section.key=value ...] [--matrix | --compression]\n"
+      "                   [--csv FILE] [--json FILE] [--quiet]\n"
       "       rtm3d bench --traces ...   (the trace pipeline; see rtm3d bench --traces --help)\n\n"
       "Measures the device copy bandwidth, then times the configured cuda propagator\n"
       "(kernel.*, memory.*) for bench.warmup + bench.steps steps and prints MCells/s,\n"
@@ -89,6 +89,7 @@ static void usage(FILE *out) {
       "              fastest halo, then vmm against vmm-compressed at an early, a middle and\n"
       "              a late window of a time.steps-step propagation of the config's source\n"
       "              through its model, for several zblocks\n"
+      "  --compression  only that last study, for the config's halo, stages and tile\n"
       "  --csv FILE  every result as CSV; --json FILE: the same as JSON\n"
       "  --quiet     print only the final table\n");
 }
@@ -270,6 +271,9 @@ fail:
   return status;
 }
 
+/* The zblocks of the compression study (--matrix, --compression). */
+static const int study_zblocks[] = {0, 128, 64, 32, 16};
+
 /* vmm against vmm-compressed over one real propagation each: windows of bench.steps
  * starting at 1/8, 1/2 and all of time.steps. */
 static int compression_study(bench_t *b, const variant_t *base, int zblock) {
@@ -328,11 +332,14 @@ static int run_matrix(bench_t *b, int hopper) {
     int stages;
   } halos[] = {{"sync", 2}, {"ldgsts", 2}, {"ldgsts", 3}, {"tma", 2}, {"tma", 3}};
   static const char *const strategies[] = {"device", "vmm", "vmm-compressed", "managed"};
-  /* tiles in cells (4 per thread along x) */
-  static const int blocks[][2] = {{32, 16}, {64, 8},  {128, 4}, {64, 16},
-                                  {128, 8}, {32, 32}, {32, 8}};
+  /* tiles in cells: iso 4 per thread along x (at most 512 threads), vti/tti one per cell */
+  static const int iso_blocks[][2] = {{32, 16}, {64, 8},  {128, 4}, {64, 16},
+                                      {128, 8}, {32, 32}, {32, 8}};
+  static const int tti_blocks[][2] = {{32, 8}, {32, 16}, {64, 4}, {64, 8},
+                                      {16, 16}, {32, 4}, {128, 4}};
+  _Static_assert(sizeof iso_blocks == sizeof tti_blocks, "one count of tiles");
+  const int(*blocks)[2] = b->cfg->physics.equation == RTM_EQUATION_ISO ? iso_blocks : tti_blocks;
   static const int zblocks[] = {0, 128, 32};
-  static const int study_zblocks[] = {0, 128, 64, 32, 16};
   result_t *r = NULL;
   /* 1: halo x stages x strategy at the config's tile and zblock. */
   for (size_t h = 0; h < sizeof halos / sizeof halos[0]; ++h) {
@@ -354,7 +361,7 @@ static int run_matrix(bench_t *b, int hopper) {
   variant_t lead = best->v;
   /* 2: tile shapes x zblock for the fastest halo, device memory. */
   const int shape_from = b->count;
-  for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; ++k)
+  for (size_t k = 0; k < sizeof iso_blocks / sizeof iso_blocks[0]; ++k)
     for (size_t z = 0; z < sizeof zblocks / sizeof zblocks[0]; ++z) {
       variant_t v = lead;
       v.block[0] = blocks[k][0];
@@ -422,6 +429,10 @@ static int write_json(const char *path, const bench_t *b, const char *device) {
 
 /* The volume must fit before the model is even read: p[n], p[n-1] (memory.wavefield) and
  * v^2 dt^2 (memory.model), each a padded field, VMM strategies rounded to 2 MiB. */
+/* Estimate before the model is read (and before any allocation): the wavefield levels
+ * (iso p[n], p[n-1]; vti/tti p and q at two levels) and the model volumes (iso v^2 dt^2;
+ * vti 4, tti 7 coefficient volumes, 2 bytes per cell with fp16), each on its strategy and
+ * rounded to the VMM granularity there. The backends check again with their exact sizes. */
 static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   int status = RTM_OK;
   size_t free_bytes = 0, total = 0;
@@ -429,21 +440,27 @@ static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   const char *model = rtm_config_strategy_for(cfg, "model");
   if (!wave || !wave[0] || strcmp(wave, "auto") == 0) wave = "device";
   if (!model || !model[0] || strcmp(model, "auto") == 0) model = "device";
+  const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
+  const int levels = iso ? 2 : 4;
+  const int volumes = iso ? 1 : cfg->physics.equation == RTM_EQUATION_VTI ? 4 : 7;
+  const size_t coefficient =
+      !iso && rtm_config_model_precision(cfg) == RTM_PRECISION_FP16 ? 2 : sizeof(float);
   const size_t granule = (size_t)2 << 20;
   const size_t field = grid->padded_cells * sizeof(float);
+  const size_t volume = grid->padded_cells * coefficient;
   const size_t wave_bytes =
       strncmp(wave, "vmm", 3) == 0 ? (field + granule - 1) / granule * granule : field;
   const size_t model_bytes =
-      strncmp(model, "vmm", 3) == 0 ? (field + granule - 1) / granule * granule : field;
+      strncmp(model, "vmm", 3) == 0 ? (volume + granule - 1) / granule * granule : volume;
+  const size_t need = levels * wave_bytes + volumes * model_bytes;
   BENCH_CUDA_TRY(cudaSetDevice(cfg->backend.device));
   BENCH_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
-  if (2 * wave_bytes + model_bytes > free_bytes)
+  if (need > free_bytes)
     RTM_FAIL(RTM_ERR_NOMEM,
-             "bench: grid %d x %d x %d needs %.2f GB on device %d but %.2f GB are free: p[n] "
-             "%.2f GB (%s), p[n-1] %.2f GB (%s), v^2 dt^2 %.2f GB (%s); reduce grid.n",
-             grid->n[0], grid->n[1], grid->n[2], (2 * wave_bytes + model_bytes) / 1e9,
-             cfg->backend.device, free_bytes / 1e9, wave_bytes / 1e9, wave, wave_bytes / 1e9, wave,
-             model_bytes / 1e9, model);
+             "bench: grid %d x %d x %d needs %.2f GB on device %d but %.2f GB are free: %d "
+             "wavefield levels x %.2f GB (%s), %d model volumes x %.2f GB (%s); reduce grid.n",
+             grid->n[0], grid->n[1], grid->n[2], need / 1e9, cfg->backend.device,
+             free_bytes / 1e9, levels, wave_bytes / 1e9, wave, volumes, model_bytes / 1e9, model);
 fail:
   return status;
 }
@@ -463,7 +480,7 @@ static float *random_field(const rtm_grid_t *grid) {
 }
 
 static int bench_cuda(int argc, char **argv) {
-  int status = RTM_OK, quiet = 0, matrix = 0, hopper = 0;
+  int status = RTM_OK, quiet = 0, matrix = 0, compression = 0, hopper = 0;
   const char *csv = NULL, *json = NULL;
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   rtm_config_t *cfg = calloc(1, sizeof *cfg);
@@ -479,6 +496,8 @@ static int bench_cuda(int argc, char **argv) {
   for (int i = 0; i < argc; ++i) {
     if (i > 0 && strcmp(argv[i], "--matrix") == 0) {
       matrix = 1;
+    } else if (i > 0 && strcmp(argv[i], "--compression") == 0) {
+      compression = 1;
     } else if (i > 0 && (strcmp(argv[i], "--csv") == 0 || strcmp(argv[i], "--json") == 0)) {
       if (i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "bench: %s needs a file name", argv[i]);
       if (strcmp(argv[i], "--csv") == 0)
@@ -490,6 +509,8 @@ static int bench_cuda(int argc, char **argv) {
     }
   }
   RTM_TRY(rtm_app_load_config(nrest, rest, cfg, &quiet, NULL, NULL));
+  if (matrix && compression)
+    RTM_FAIL(RTM_ERR_USAGE, "bench: --matrix already ends with the compression study; give one");
   if (strcmp(cfg->backend.name, "cpu") == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "bench: backend.name = cpu; bench times the cuda backend");
   {
@@ -534,7 +555,12 @@ static int bench_cuda(int argc, char **argv) {
     const char *strategy = rtm_config_strategy_for(cfg, "wavefield");
     snprintf(v.strategy, sizeof v.strategy, "%s",
              !strategy || !strategy[0] || strcmp(strategy, "auto") == 0 ? "device" : strategy);
-    RTM_TRY(run_variant(b, "single", &v, &r));
+    if (compression) {
+      for (size_t z = 0; z < sizeof study_zblocks / sizeof study_zblocks[0]; ++z)
+        RTM_TRY(compression_study(b, &v, study_zblocks[z]));
+    } else {
+      RTM_TRY(run_variant(b, "single", &v, &r));
+    }
   }
   printf("\n");
   print_header(stdout);

@@ -489,9 +489,10 @@ static void tti_describe(void *state, char *text, size_t size) {
     snprintf(text, size, "CUDA device %d, %s", s->device, equation);
     return;
   }
-  snprintf(text, size, "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d, zblock %d",
+  snprintf(text, size, "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d, zblock %d, %s coefficients",
            prop.name, prop.major, prop.minor, equation, rtm_iso_halo_name(s->shape.halo),
-           s->shape.stages, s->shape.block[0], s->shape.block[1], s->shape.zblock);
+           s->shape.stages, s->shape.block[0], s->shape.block[1], s->shape.zblock,
+           s->shape.coeff_half ? "fp16" : "fp32");
 }
 
 const rtm_backend_t rtm_backend_cuda_tti = {

@@ -12,7 +12,8 @@
  *
  * Exit 77 (skipped) without a CUDA device. Fresh inputs on each run (the seed is printed;
  * RTM3D_TEST_SEED repeats it). RTM3D_TEST_STEPS shortens the runs and RTM3D_TEST_FEW=1
- * keeps one memory strategy per halo variant, for compute-sanitizer. */
+ * keeps one memory strategy per halo variant, for compute-sanitizer; RTM3D_TEST_FILTER (a
+ * cmocka glob such as "test_tti*") runs only the tests it matches. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -512,5 +513,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_fp16_coefficients),
   };
+  const char *filter = getenv("RTM3D_TEST_FILTER");
+  if (filter && filter[0]) cmocka_set_test_filter(filter);
   return cmocka_run_group_tests(tests, setup, teardown);
 }
