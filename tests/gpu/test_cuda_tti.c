@@ -13,7 +13,8 @@
  * Exit 77 (skipped) without a CUDA device. Fresh inputs on each run (the seed is printed;
  * RTM3D_TEST_SEED repeats it). RTM3D_TEST_STEPS shortens the runs and RTM3D_TEST_FEW=1
  * keeps one memory strategy per halo variant, for compute-sanitizer; RTM3D_TEST_FILTER (a
- * cmocka glob such as "test_tti*") runs only the tests it matches. */
+ * cmocka glob such as "test_tti*") runs only the tests it matches, and RTM3D_TEST_HALO
+ * (sync, ldgsts or tma) limits test_tti_every_variant to one halo family. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -300,8 +301,9 @@ static void check_variant(fixture_t *f, rtm_equation_t equation, const run_t *re
 static void test_tti_every_variant(void **state) {
   fixture_t *f = *state;
   const int strategy_count = getenv("RTM3D_TEST_FEW") ? 1 : 4;
+  const char *only = getenv("RTM3D_TEST_HALO"); /* e.g. "tma": one halo family */
   for (int h = 0; h < HALO_COUNT; ++h)
-    for (int s = 0; s < strategy_count; ++s)
+    for (int s = 0; s < strategy_count && (!only || !only[0] || strcmp(only, halos[h].halo) == 0); ++s)
       check_variant(f, RTM_EQUATION_TTI, &f->tti_ref, h, s, (h + s) % 4);
 }
 
