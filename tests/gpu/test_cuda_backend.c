@@ -27,6 +27,7 @@
 #include <cuda_runtime_api.h>
 
 #include "rtm_config.h"
+#include "rtm_test_compare.h"
 #include "rtm_modelling.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
@@ -59,16 +60,6 @@ static uint64_t next_random(uint64_t *s) {
 
 static double uniform(uint64_t *s) {
   return (double)(next_random(s) >> 11) * 0x1.0p-53;
-}
-
-static double relative_l2(const float *a, const float *ref, size_t count) {
-  double diff = 0.0, norm = 0.0;
-  for (size_t i = 0; i < count; ++i) {
-    const double d = (double)a[i] - (double)ref[i];
-    diff += d * d;
-    norm += (double)ref[i] * ref[i];
-  }
-  return norm > 0.0 ? sqrt(diff / norm) : (diff > 0.0 ? INFINITY : 0.0);
 }
 
 static void base_config(fixture_t *f, uint64_t *rng) {
@@ -238,9 +229,9 @@ static void check_variant(fixture_t *f, const char *halo, int stages, int first_
     }
     assert_int_equal(status, RTM_OK);
     assert_int_equal(got.receiver_count, f->receiver_count);
-    const double snap = relative_l2(got.snapshot, f->snapshot, rtm_grid_interior_cells(&f->grid));
+    const double snap = rtm_test_relative_l2(got.snapshot, f->snapshot, rtm_grid_interior_cells(&f->grid));
     const double traces =
-        relative_l2(got.traces, f->traces, (size_t)f->receiver_count * (f->steps + 1));
+        rtm_test_relative_l2(got.traces, f->traces, (size_t)f->receiver_count * (f->steps + 1));
     printf("  %-6s stages %d  %-14s block %2dx%-2d zblock %2d  compressed %d  "
            "rel L2 snapshot %.2e traces %.2e\n",
            halo, stages, strategies[s], shape->block[0], shape->block[1], shape->zblock,
@@ -296,9 +287,9 @@ static void test_tma_pipeline_shapes(void **state) {
         continue;
       }
       assert_int_equal(status, RTM_OK);
-      const double snap = relative_l2(got.snapshot, f->snapshot, rtm_grid_interior_cells(&f->grid));
+      const double snap = rtm_test_relative_l2(got.snapshot, f->snapshot, rtm_grid_interior_cells(&f->grid));
       const double traces =
-          relative_l2(got.traces, f->traces, (size_t)f->receiver_count * (f->steps + 1));
+          rtm_test_relative_l2(got.traces, f->traces, (size_t)f->receiver_count * (f->steps + 1));
       printf("  tma    stages %d  device         block %3dx%-2d zblock %2d  "
              "rel L2 snapshot %.2e traces %.2e\n",
              stages, shape->block[0], shape->block[1], shape->zblock, snap, traces);
@@ -361,10 +352,10 @@ static void test_split_and_backward(void **state) {
     assert_int_equal(all.backend->step(all.state, 40, RTM_REGION_ALL, RTM_BACKWARD), RTM_OK);
     assert_int_equal(all.backend->read_field(all.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, b), RTM_OK);
     /* two fp32 updates of O(1) relative rounding each */
-    assert_true(relative_l2(b, a, cells) < 1e-5);
+    assert_true(rtm_test_relative_l2(b, a, cells) < 1e-5);
     assert_int_equal(all.backend->read_field(all.state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, b),
                      RTM_OK);
-    assert_true(relative_l2(b, before, cells) < 1e-5);
+    assert_true(rtm_test_relative_l2(b, before, cells) < 1e-5);
 
     /* write then read: exact */
     for (size_t i = 0; i < cells; ++i)

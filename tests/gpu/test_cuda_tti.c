@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 
 #include "rtm_config.h"
+#include "rtm_test_compare.h"
 #include "rtm_modelling.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
@@ -63,16 +64,6 @@ static uint64_t next_random(uint64_t *s) {
 
 static double uniform(uint64_t *s) {
   return (double)(next_random(s) >> 11) * 0x1.0p-53;
-}
-
-static double relative_l2(const float *a, const float *ref, size_t count) {
-  double diff = 0.0, norm = 0.0;
-  for (size_t i = 0; i < count; ++i) {
-    const double d = (double)a[i] - (double)ref[i];
-    diff += d * d;
-    norm += (double)ref[i] * ref[i];
-  }
-  return norm > 0.0 ? sqrt(diff / norm) : (diff > 0.0 ? INFINITY : 0.0);
 }
 
 static void base_config(fixture_t *f, uint64_t *rng) {
@@ -230,8 +221,8 @@ static void test_reference_not_trivial(void **state) {
   assert_int_equal(f->tti_ref.receiver_count, 96);
   assert_true(peak > 0.0);
   const size_t cells = rtm_grid_interior_cells(&f->grid);
-  assert_true(relative_l2(f->tti_ref.q, f->tti_ref.p, cells) > 1e-3);
-  assert_true(relative_l2(f->vti_ref.p, f->tti_ref.p, cells) > 1e-3);
+  assert_true(rtm_test_relative_l2(f->tti_ref.q, f->tti_ref.p, cells) > 1e-3);
+  assert_true(rtm_test_relative_l2(f->vti_ref.p, f->tti_ref.p, cells) > 1e-3);
 }
 
 typedef struct {
@@ -246,9 +237,9 @@ static const char *const strategies[] = {"device", "vmm", "vmm-compressed", "man
 
 static void compare(const fixture_t *f, const run_t *got, const run_t *ref, const char *what) {
   const size_t cells = rtm_grid_interior_cells(&f->grid);
-  const double p = relative_l2(got->p, ref->p, cells);
-  const double q = relative_l2(got->q, ref->q, cells);
-  const double t = relative_l2(got->traces, ref->traces, (size_t)ref->receiver_count * (f->steps + 1));
+  const double p = rtm_test_relative_l2(got->p, ref->p, cells);
+  const double q = rtm_test_relative_l2(got->q, ref->q, cells);
+  const double t = rtm_test_relative_l2(got->traces, ref->traces, (size_t)ref->receiver_count * (f->steps + 1));
   printf("  %-44s rel L2 p %.2e q %.2e traces %.2e\n", what, p, q, t);
   assert_int_equal(got->receiver_count, ref->receiver_count);
   assert_true(p <= tolerance);
@@ -331,12 +322,12 @@ static void test_isotropic_limit(void **state) {
   assert_int_equal(run(f, &cfg, &iso_model, &tti), RTM_OK);
   cfg.physics.equation = RTM_EQUATION_ISO;
   assert_int_equal(run(f, &cfg, &iso_model, &iso), RTM_OK);
-  const double pq = relative_l2(tti.q, tti.p, cells);
-  const double piso = relative_l2(tti.p, iso.p, cells);
+  const double pq = rtm_test_relative_l2(tti.q, tti.p, cells);
+  const double piso = rtm_test_relative_l2(tti.p, iso.p, cells);
   printf("  eps = delta = 0, tilted: rel L2 q vs p %.2e, p vs iso %.2e\n", pq, piso);
   assert_true(pq == 0.0);
   assert_true(piso <= tolerance);
-  assert_true(relative_l2(iso.p, f->tti_ref.p, cells) > 1e-3); /* the anisotropy mattered */
+  assert_true(rtm_test_relative_l2(iso.p, f->tti_ref.p, cells) > 1e-3); /* the anisotropy mattered */
   free_run(&tti);
   free_run(&iso);
   free(iso_model.epsilon);
@@ -380,9 +371,9 @@ static void split_backward_fields(fixture_t *f, int h) {
   assert_int_equal(all.backend->step(all.state, 40, RTM_REGION_ALL, RTM_BACKWARD), RTM_OK);
   assert_int_equal(all.backend->read_field(all.state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, b), RTM_OK);
   /* two fp32 updates of O(1) relative rounding each */
-  assert_true(relative_l2(b, a, cells) < 1e-5);
+  assert_true(rtm_test_relative_l2(b, a, cells) < 1e-5);
   assert_int_equal(all.backend->read_field(all.state, RTM_FIELD_Q, RTM_LEVEL_PREVIOUS, b), RTM_OK);
-  assert_true(relative_l2(b, before, cells) < 1e-5);
+  assert_true(rtm_test_relative_l2(b, before, cells) < 1e-5);
   for (int field = RTM_FIELD_P; field <= RTM_FIELD_Q; ++field) {
     for (size_t i = 0; i < cells; ++i)
       a[i] = (float)(i % (field ? 977 : 613)) - 300.0f;
@@ -417,8 +408,8 @@ static void test_fp16_coefficients(void **state) {
   fixture_t *f = *state;
   const size_t cells = rtm_grid_interior_cells(&f->grid);
   const size_t samples = (size_t)f->tti_ref.receiver_count * (f->steps + 1);
-  assert_true(relative_l2(f->tti_half_ref.p, f->tti_ref.p, cells) > 3.0 * tolerance);
-  assert_true(relative_l2(f->vti_half_ref.p, f->vti_ref.p, cells) > 3.0 * tolerance);
+  assert_true(rtm_test_relative_l2(f->tti_half_ref.p, f->tti_ref.p, cells) > 3.0 * tolerance);
+  assert_true(rtm_test_relative_l2(f->vti_half_ref.p, f->vti_ref.p, cells) > 3.0 * tolerance);
   static const struct {
     rtm_equation_t equation;
     int halo, strategy, shape;               /* indices into halos, strategies, shapes */
@@ -465,8 +456,8 @@ static void test_fp16_coefficients(void **state) {
       assert_int_equal(run(f, &cfg, &f->model, &full), RTM_OK);
       printf("  %s on the GPU, fp16 against fp32 after %d steps: rel L2 p %.2e q %.2e traces "
              "%.2e\n",
-             tilted ? "tti" : "vti", f->steps, relative_l2(half.p, full.p, cells),
-             relative_l2(half.q, full.q, cells), relative_l2(half.traces, full.traces, samples));
+             tilted ? "tti" : "vti", f->steps, rtm_test_relative_l2(half.p, full.p, cells),
+             rtm_test_relative_l2(half.q, full.q, cells), rtm_test_relative_l2(half.traces, full.traces, samples));
       free_run(&full);
       printed[tilted] = 1;
     }

@@ -175,7 +175,7 @@ static void test_fp16_against_fp32(void **unused) {
     size_t cells;
     propagate(equations[e], RTM_PRECISION_FP32, model_seed, &p32, &q32, &cells);
     propagate(equations[e], RTM_PRECISION_FP16, model_seed, &p16, &q16, &cells);
-    const double dp = tti_relative_l2(p16, p32, cells), dq = tti_relative_l2(q16, q32, cells);
+    const double dp = rtm_test_relative_l2(p16, p32, cells), dq = rtm_test_relative_l2(q16, q32, cells);
     printf("  %s: fp16 against fp32 after %d steps: rel L2 p %.2e q %.2e\n", e == 0 ? "tti" : "vti",
            STEPS, dp, dq);
     assert_true(dp > 1e-6 && dp < 1e-2);

@@ -64,8 +64,8 @@ static void compare(const result_t *iso, rtm_equation_t equation, double theta, 
                     int varying) {
   result_t aniso = run(equation, theta, phi, varying);
   const size_t cells = (size_t)NX * NY * NZ, samples = (size_t)RECEIVERS * (STEPS + 1);
-  const double field = tti_relative_l2(aniso.p, iso->p, cells);
-  const double traces = tti_relative_l2(aniso.traces, iso->traces, samples);
+  const double field = rtm_test_relative_l2(aniso.p, iso->p, cells);
+  const double traces = rtm_test_relative_l2(aniso.traces, iso->traces, samples);
   printf("  %s theta %s%g phi %g: relative L2 of p %.3g, of the traces %.3g; q == p %s "
          "(%.2f s, iso %.2f s)\n",
          equation == RTM_EQUATION_TTI ? "tti" : "vti", varying ? "varying up to " : "",

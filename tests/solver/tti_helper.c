@@ -14,16 +14,6 @@ double tti_now_s(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-double tti_relative_l2(const float *a, const float *ref, size_t count) {
-  double diff = 0.0, norm = 0.0;
-  for (size_t i = 0; i < count; ++i) {
-    const double d = (double)a[i] - (double)ref[i];
-    diff += d * d;
-    norm += (double)ref[i] * ref[i];
-  }
-  return norm > 0.0 ? sqrt(diff / norm) : (diff > 0.0 ? INFINITY : 0.0);
-}
-
 static float *filled(size_t cells, float value) {
   float *a = malloc(cells * sizeof *a);
   if (!a) abort();

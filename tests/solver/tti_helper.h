@@ -8,6 +8,7 @@
 #include "rtm_grid.h"
 #include "rtm_memory.h"
 #include "rtm_solver.h"
+#include "rtm_test_compare.h" /* rtm_test_relative_l2 */
 
 typedef struct {
   rtm_config_t cfg; /* defaults; the test sets physics.*, time.cfl or time.dt */
@@ -42,10 +43,6 @@ float *tti_run_traces(tti_run_t *run);
 float *tti_run_field(tti_run_t *run, rtm_field_t field);
 
 void tti_run_release(tti_run_t *run);
-
-/* sqrt(sum (a - ref)^2 / sum ref^2) in double; 0 for equal zero arrays, infinity when only
- * ref is zero. */
-double tti_relative_l2(const float *a, const float *ref, size_t count);
 
 /* Monotonic wall clock, seconds. */
 double tti_now_s(void);
