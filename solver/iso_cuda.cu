@@ -476,30 +476,69 @@ extern "C" size_t rtm_iso_cuda_shared_bytes(const rtm_iso_shape_t *shape) {
   return (size_t)ring_slots(shape->halo, shape->stages) * tile;
 }
 
-template <typename Kernel>
-static int prepare_one(Kernel kernel, size_t shared_bytes, int *ptx_version) {
-  int status = RTM_OK;
-  cudaFuncAttributes attributes;
-  RTM_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
-  *ptx_version = attributes.ptxVersion;
-  RTM_CUDA_TRY(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+extern "C" int rtm_cuda_halo_check(rtm_halo_t halo, int stages, int zblock, const int block[2],
+                                   int device, int *optin) {
+  int status = RTM_OK, major = 0, minor = 0;
+  if (halo != RTM_HALO_SYNC && (stages < 2 || stages > 3))
+    RTM_FAIL(RTM_ERR_CONFIG, "kernel.stages = %d: must be 2 or 3", stages);
+  if (zblock < 0)
+    RTM_FAIL(RTM_ERR_CONFIG, "kernel.zblock = %d: must be 0 (whole z-range) or positive", zblock);
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (halo == RTM_HALO_LDGSTS && major < 8)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "kernel.halo = ldgsts needs compute capability 8.0 or newer; device %d is %d.%d "
+             "(use kernel.halo = sync)",
+             device, major, minor);
+  if (halo == RTM_HALO_TMA) {
+    if (major < 9)
+      RTM_FAIL(RTM_ERR_UNSUPPORTED,
+               "kernel.halo = tma needs a Hopper GPU (compute capability 9.0 or newer); "
+               "device %d is %d.%d (use kernel.halo = ldgsts or sync)",
+               device, major, minor);
+    if (block[0] + 2 * R > 256 || block[1] + 2 * R > 256)
+      RTM_FAIL(RTM_ERR_CONFIG,
+               "kernel.block_x, kernel.block_y = %d, %d: with kernel.halo = tma the tile plus "
+               "its halo must be at most 256 cells on each side",
+               block[0], block[1]);
+  }
   return RTM_OK;
 fail:
   return status;
 }
 
-template <int HALO> static int prepare_kernel(size_t shared_bytes, int *ptx_version) {
+extern "C" int rtm_cuda_kernel_prepare(const void *kernel, size_t shared_bytes, rtm_halo_t halo) {
   int status = RTM_OK;
-  RTM_TRY(prepare_one(iso_zmarch<HALO, false>, shared_bytes, ptx_version));
-  RTM_TRY(prepare_one(iso_zmarch<HALO, true>, shared_bytes, ptx_version));
+  cudaFuncAttributes attributes;
+  RTM_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+  RTM_CUDA_TRY(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
+  /* The copy instructions exist only in code generated for their architecture: a binary
+   * built for sm_80 alone and run on a Hopper GPU has no TMA in its tma kernel. */
+  if (halo == RTM_HALO_TMA && attributes.ptxVersion < 90)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "kernel.halo = tma: this build has no sm_90 code for the kernel (compiled for "
+             "compute_%d; configure with RTM3D_CUDA_ARCHITECTURES including 90)",
+             attributes.ptxVersion);
+  return RTM_OK;
+fail:
+  return status;
+}
+
+template <int HALO> static int prepare_kernels(size_t shared_bytes) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_cuda_kernel_prepare((const void *)iso_zmarch<HALO, false>, shared_bytes,
+                                  (rtm_halo_t)HALO));
+  RTM_TRY(rtm_cuda_kernel_prepare((const void *)iso_zmarch<HALO, true>, shared_bytes,
+                                  (rtm_halo_t)HALO));
   return RTM_OK;
 fail:
   return status;
 }
 
 extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
-  int status = RTM_OK, major = 0, minor = 0, optin = 0, ptx_version = 0;
+  int status = RTM_OK, optin = 0;
   const int bx = shape->block[0], by = shape->block[1];
   size_t bytes = 0;
   if (bx < 4 || bx % 4 != 0)
@@ -518,31 +557,8 @@ extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
              "kernel.block_x x kernel.block_y = %d x %d cells = %d threads (%d cells each): "
              "must be whole warps (a multiple of 32 threads)",
              bx, by, bx / VEC * by, VEC);
-  if (shape->halo != RTM_HALO_SYNC && (shape->stages < 2 || shape->stages > 3))
-    RTM_FAIL(RTM_ERR_CONFIG, "kernel.stages = %d: must be 2 or 3", shape->stages);
-  if (shape->zblock < 0)
-    RTM_FAIL(RTM_ERR_CONFIG, "kernel.zblock = %d: must be 0 (whole z-range) or positive",
-             shape->zblock);
-  RTM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  RTM_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  RTM_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (shape->halo == RTM_HALO_LDGSTS && major < 8)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "kernel.halo = ldgsts needs compute capability 8.0 or newer; device %d is %d.%d "
-             "(use kernel.halo = sync)",
-             device, major, minor);
-  if (shape->halo == RTM_HALO_TMA) {
-    if (major < 9)
-      RTM_FAIL(RTM_ERR_UNSUPPORTED,
-               "kernel.halo = tma needs a Hopper GPU (compute capability 9.0 or newer); "
-               "device %d is %d.%d (use kernel.halo = ldgsts or sync)",
-               device, major, minor);
-    if (bx + 2 * R > 256 || by + 2 * R > 256)
-      RTM_FAIL(RTM_ERR_CONFIG,
-               "kernel.block_x, kernel.block_y = %d, %d: with kernel.halo = tma the tile plus "
-               "its halo must be at most 256 cells on each side",
-               bx, by);
-  }
+  RTM_TRY(rtm_cuda_halo_check(shape->halo, shape->stages, shape->zblock, shape->block, device,
+                              &optin));
   bytes = rtm_iso_cuda_shared_bytes(shape);
   if (bytes > (size_t)optin)
     RTM_FAIL(RTM_ERR_CONFIG,
@@ -550,22 +566,14 @@ extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
              "= %d needs %zu bytes of shared memory per block; device %d allows %d",
              bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes, device, optin);
   switch (shape->halo) {
-  case RTM_HALO_SYNC: RTM_TRY(prepare_kernel<RTM_HALO_SYNC>(bytes, &ptx_version)); break;
-  case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernel<RTM_HALO_LDGSTS>(bytes, &ptx_version)); break;
+  case RTM_HALO_SYNC: RTM_TRY(prepare_kernels<RTM_HALO_SYNC>(bytes)); break;
+  case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernels<RTM_HALO_LDGSTS>(bytes)); break;
   case RTM_HALO_TMA:
-    if (shape->stages == 2)
-      RTM_TRY(prepare_one(iso_zmarch_tma<2>, bytes, &ptx_version));
-    else
-      RTM_TRY(prepare_one(iso_zmarch_tma<3>, bytes, &ptx_version));
+    RTM_TRY(rtm_cuda_kernel_prepare(shape->stages == 2 ? (const void *)iso_zmarch_tma<2>
+                                                        : (const void *)iso_zmarch_tma<3>,
+                                    bytes, RTM_HALO_TMA));
     break;
   }
-  /* The copy instructions exist only in code generated for their architecture: a binary
-   * built for sm_80 alone and run on a Hopper GPU has no TMA in its tma kernel. */
-  if (shape->halo == RTM_HALO_TMA && ptx_version < 90)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "kernel.halo = tma: this build has no sm_90 code for the kernel (compiled for "
-             "compute_%d; configure with RTM3D_CUDA_ARCHITECTURES including 90)",
-             ptx_version);
   return RTM_OK;
 fail:
   return status;

@@ -81,6 +81,17 @@ const char *rtm_iso_halo_name(rtm_halo_t halo);
  * (kernel.block_x, kernel.halo, ...). */
 int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device);
 
+/* Checks every z-marching launcher shares (iso and vti/tti): kernel.stages 2 or 3 for
+ * ldgsts and tma, kernel.zblock >= 0, ldgsts on compute capability 8.0+, tma on 9.0+ with a
+ * tile plus halo of at most 256 cells a side. Stores the device's opt-in shared memory per
+ * block in *optin. Errors name the key at fault. */
+int rtm_cuda_halo_check(rtm_halo_t halo, int stages, int zblock, const int block[2], int device,
+                        int *optin);
+
+/* Raises `kernel`'s (a __global__ function) dynamic shared-memory limit to `shared_bytes`;
+ * with halo tma, refuses a kernel built without sm_90 code. */
+int rtm_cuda_kernel_prepare(const void *kernel, size_t shared_bytes, rtm_halo_t halo);
+
 /* Shared memory one block of `shape` uses, in bytes. */
 size_t rtm_iso_cuda_shared_bytes(const rtm_iso_shape_t *shape);
 

@@ -392,18 +392,6 @@ __global__ void __launch_bounds__(MAX_THREADS)
   }
 }
 
-template <typename Kernel> int prepare_one(Kernel kernel, size_t shared_bytes, int *ptx_version) {
-  int status = RTM_OK;
-  cudaFuncAttributes attributes;
-  RTM_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
-  *ptx_version = attributes.ptxVersion;
-  RTM_CUDA_TRY(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes));
-  return RTM_OK;
-fail:
-  return status;
-}
-
 /* The kernel instance of (tilted, coefficient type, halo), as a function pointer. */
 typedef void (*kernel_t)(TtiArgs, CUtensorMap, CUtensorMap);
 
@@ -435,7 +423,7 @@ extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
 }
 
 extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
-  int status = RTM_OK, major = 0, minor = 0, optin = 0, ptx_version = 0;
+  int status = RTM_OK, optin = 0;
   const int bx = shape->block[0], by = shape->block[1];
   size_t bytes = 0;
   if (bx < 4 || bx % 4 != 0)
@@ -454,31 +442,8 @@ extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
              "kernel.block_x x kernel.block_y = %d x %d = %d threads (one per cell for "
              "vti/tti): must be whole warps (a multiple of 32 threads)",
              bx, by, bx * by);
-  if (shape->halo != RTM_HALO_SYNC && (shape->stages < 2 || shape->stages > 3))
-    RTM_FAIL(RTM_ERR_CONFIG, "kernel.stages = %d: must be 2 or 3", shape->stages);
-  if (shape->zblock < 0)
-    RTM_FAIL(RTM_ERR_CONFIG, "kernel.zblock = %d: must be 0 (whole z-range) or positive",
-             shape->zblock);
-  RTM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  RTM_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  RTM_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (shape->halo == RTM_HALO_LDGSTS && major < 8)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "kernel.halo = ldgsts needs compute capability 8.0 or newer; device %d is %d.%d "
-             "(use kernel.halo = sync)",
-             device, major, minor);
-  if (shape->halo == RTM_HALO_TMA) {
-    if (major < 9)
-      RTM_FAIL(RTM_ERR_UNSUPPORTED,
-               "kernel.halo = tma needs a Hopper GPU (compute capability 9.0 or newer); "
-               "device %d is %d.%d (use kernel.halo = ldgsts or sync)",
-               device, major, minor);
-    if (bx + 2 * R > 256 || by + 2 * R > 256)
-      RTM_FAIL(RTM_ERR_CONFIG,
-               "kernel.block_x, kernel.block_y = %d, %d: with kernel.halo = tma the tile plus "
-               "its halo must be at most 256 cells on each side",
-               bx, by);
-  }
+  RTM_TRY(rtm_cuda_halo_check(shape->halo, shape->stages, shape->zblock, shape->block, device,
+                              &optin));
   bytes = rtm_tti_cuda_shared_bytes(shape);
   if (bytes > (size_t)optin)
     RTM_FAIL(RTM_ERR_CONFIG,
@@ -486,13 +451,7 @@ extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
              "%d needs %zu bytes of shared memory per block for %s; device %d allows %d",
              bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes,
              shape->tilted ? "tti" : "vti", device, optin);
-  RTM_TRY(prepare_one(pick(shape), bytes, &ptx_version));
-  /* The copy instructions exist only in code generated for their architecture. */
-  if (shape->halo == RTM_HALO_TMA && ptx_version < 90)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "kernel.halo = tma: this build has no sm_90 code for the kernel (compiled for "
-             "compute_%d; configure with RTM3D_CUDA_ARCHITECTURES including 90)",
-             ptx_version);
+  RTM_TRY(rtm_cuda_kernel_prepare((const void *)pick(shape), bytes, shape->halo));
   return RTM_OK;
 fail:
   return status;
