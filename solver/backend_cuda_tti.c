@@ -38,7 +38,6 @@ typedef struct {
   int steps;
   rtm_tti_shape_t shape;
   int coeff_count;
-  size_t coeff_size; /* bytes a cell of a coefficient volume: 4, or 2 when shape.coeff_half */
   cudaStream_t stream;
   rtm_mem_ledger_t *ledger;
   rtm_mem_request_t request;
@@ -59,6 +58,11 @@ typedef struct {
   int receiver_count, trace_length;
   rtm_allocation_t receiver_index, receiver_weight, traces;
 } tti_state_t;
+
+/* Bytes a cell of a coefficient volume: float, or binary16 with memory.model_precision = fp16. */
+static size_t coeff_size(const tti_state_t *s) {
+  return s->shape.coeff_half ? sizeof(rtm_half_t) : sizeof(float);
+}
 
 static int tti_probe(char *why, size_t why_size) {
   int count = 0;
@@ -105,7 +109,7 @@ static int check_fits(const tti_state_t *s) {
   size_t free_bytes = 0, total_bytes = 0;
   const size_t field_bytes = s->grid.padded_cells * sizeof(float);
   const size_t wave = taken_bytes(s->wavefield_strategy, field_bytes);
-  const size_t model = taken_bytes(s->model_strategy, s->grid.padded_cells * s->coeff_size);
+  const size_t model = taken_bytes(s->model_strategy, s->grid.padded_cells * coeff_size(s));
   const size_t need = FIELDS * LEVELS * wave + (size_t)s->coeff_count * model;
   const size_t slack = (size_t)256 << 20; /* context, profiles, taps, traces */
   RTM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -148,7 +152,7 @@ static int upload_coefficients(tti_state_t *s, const rtm_backend_desc_t *desc) {
   int prepared_ok = 0;
   const rtm_grid_t *g = &s->grid;
   const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
-  const size_t plane_bytes = g->stride_z * s->coeff_size;
+  const size_t plane_bytes = g->stride_z * coeff_size(s);
   const double dt2 = desc->dt_s * desc->dt_s;
   const rtm_precision_t precision = s->shape.coeff_half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
   unsigned char *planes = calloc((size_t)s->coeff_count, plane_bytes);
@@ -233,7 +237,6 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
   s->shape.tilted = cfg->physics.equation == RTM_EQUATION_TTI;
   s->coeff_count = s->shape.tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
   s->shape.coeff_half = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16;
-  s->coeff_size = s->shape.coeff_half ? sizeof(rtm_half_t) : sizeof(float);
   if (tti_probe(why, sizeof why) != RTM_OK)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "backend.name = cuda: %s", why);
   {
@@ -276,7 +279,7 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
     char label[RTM_MEM_LABEL_MAX]; /* the ledger and the run report say what a volume holds */
     snprintf(label, sizeof label, "%s%s", rtm_fdf_stored_name[k],
              s->shape.coeff_half ? " (fp16)" : "");
-    RTM_TRY(alloc_on_device(s, s->model_strategy, s->grid.padded_cells * s->coeff_size, label,
+    RTM_TRY(alloc_on_device(s, s->model_strategy, s->grid.padded_cells * coeff_size(s), label,
                             &s->coeff[k]));
   }
   RTM_TRY(upload_coefficients(s, desc));
