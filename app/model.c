@@ -18,9 +18,9 @@ static void usage(FILE *out) {
           "usage: rtm3d model CONFIG [--set section.key=value ...] [--quiet]\n\n"
           "Forward modelling: propagates a Ricker source through the model of CONFIG and\n"
           "writes OUTPUT.h5 (snapshots /snapshots/p, and /snapshots/q for vti/tti when\n"
-          "snapshots.fields asks, every snapshots.every steps, the gather\n"
-          "/traces/p with /traces/receivers) and OUTPUT.json (timings, MCells/s, memory),\n"
-          "where OUTPUT = output.dir/output.name.\n\n"
+          "snapshots.fields asks, every snapshots.every steps; the gather /traces/p, and\n"
+          "/traces/q for vti/tti when receivers.fields asks, with /traces/receivers) and\n"
+          "OUTPUT.json (timings, MCells/s, memory), where OUTPUT = output.dir/output.name.\n\n"
           "  --set k=v   override one key of the deck (repeatable), e.g. --set time.steps=200\n"
           "  --quiet     no progress output\n\n"
           "'rtm3d help-config' lists every key.\n");
@@ -143,20 +143,29 @@ int rtm_cmd_model(int argc, char **argv) {
     const size_t count = (size_t)prop.receivers.count;
     traces = malloc(count * (size_t)samples * sizeof *traces);
     if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
-    RTM_TRY(prop.backend->read_traces(prop.state, traces));
-    if (!all_finite(traces, count * (size_t)samples))
-      RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces are not finite: the run is unstable");
-    const float *written = traces;
     if (resample) {
       resampled = malloc(count * (size_t)trace_samples * sizeof *resampled);
       if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu resampled traces", count);
-      RTM_TRY(rtm_traces_resample(strcmp(prop.backend->name, "cuda") == 0 ? "cuda" : "cpu",
-                                  (int)count, samples, prop.dt_s, traces, trace_samples,
-                                  trace_dt, resampled));
-      written = resampled;
     }
-    RTM_TRY(rtm_output_write_traces(output, "p", written, (int)count, trace_samples, trace_dt,
-                                    prop.receivers.position_m));
+    /* /traces/<field> for each field receivers.fields asks for, the same way */
+    for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+      if (!(prop.trace_fields & RTM_FIELD_BIT(f))) continue;
+      const char *name = f == RTM_FIELD_P ? "p" : "q";
+      RTM_TRY(prop.backend->read_traces(prop.state, (rtm_field_t)f, traces));
+      if (!all_finite(traces, count * (size_t)samples))
+        RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is "
+                                  "unstable%s",
+                 name, unstable_hint);
+      const float *written = traces;
+      if (resample) {
+        RTM_TRY(rtm_traces_resample(strcmp(prop.backend->name, "cuda") == 0 ? "cuda" : "cpu",
+                                    (int)count, samples, prop.dt_s, traces, trace_samples,
+                                    trace_dt, resampled));
+        written = resampled;
+      }
+      RTM_TRY(rtm_output_write_traces(output, name, written, (int)count, trace_samples,
+                                      trace_dt, prop.receivers.position_m));
+    }
   }
   status = rtm_output_close(output, 1); /* frees the output whatever it returns */
   output = NULL;

@@ -61,6 +61,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"receivers", "y_first", RTM_CFG_DOUBLE_AUTO, FIELD(receivers.y_first_m), "auto", ANY, NULL, "first receiver y, metres; auto = first cell inside the absorbing layer"},
     {"receivers", "y_step", RTM_CFG_DOUBLE_AUTO, FIELD(receivers.y_step_m), "auto", ABOVE_ZERO, NULL, "receiver spacing along y, metres; auto = dy"},
     {"receivers", "y_count", RTM_CFG_INT, FIELD(receivers.y_count), "0", 0, HUGE_VAL, NULL, "receivers along y; 0 = fill the non-absorbing interior"},
+    {"receivers", "fields", RTM_CFG_STRING, FIELD(receivers.fields), "p", ANY, "p|q|p,q", "fields to record, each written as /traces/<field>: p, q (vti/tti only) or both"},
 
     {"boundary", "type", RTM_CFG_ENUM, FIELD(boundary.kind), "sponge", ANY, "sponge", "absorbing boundary"},
     {"boundary", "width", RTM_CFG_INT, FIELD(boundary.width_cells), "20", 0, 1000, NULL, "absorbing layer width in cells, inside the volume on every face"},

@@ -83,6 +83,11 @@ int rtm_config_validate(const rtm_config_t *cfg) {
     check_inside(&check, cfg, "receivers.y_first", 1, cfg->receivers.y_first_m);
   }
 
+  /* receivers.fields is one of p, q, p,q (the schema checks the spelling) */
+  if (cfg->physics.equation == RTM_EQUATION_ISO && strchr(cfg->receivers.fields, 'q'))
+    check_error(&check, "receivers.fields = %s: physics.equation = iso has no field q (record "
+                        "p, or use vti or tti)",
+                cfg->receivers.fields);
   if (cfg->physics.equation == RTM_EQUATION_ISO && !cfg->model.file[0] &&
       (cfg->model.epsilon != 0.0 || cfg->model.delta != 0.0))
     rtm_log_warning("%s: model.epsilon and model.delta are ignored by physics.equation = iso",

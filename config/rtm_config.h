@@ -61,6 +61,7 @@ typedef struct {
     int x_count;
     double y_first_m, y_step_m;
     int y_count;
+    char fields[RTM_CONFIG_NAME_MAX]; /* recorded: "p", "q" or "p,q" (q: vti and tti) */
   } receivers;
   struct {
     rtm_boundary_kind_t kind;

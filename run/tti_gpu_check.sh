@@ -49,7 +49,7 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
   grep -E "rel L2|tests passed|Failed|FAILED|Passed|seed|\[  ERROR|failure" "$out/ctest.log" | tail -45
 
   step "compute-sanitizer on test_cuda_tti (50 steps, every halo variant on device memory)"
-  for tool in ${SANITIZER_TOOLS:-memcheck racecheck}; do
+  for tool in ${SANITIZER_TOOLS-memcheck racecheck}; do # SANITIZER_TOOLS="" skips them
     # one memory strategy per halo variant (RTM3D_TEST_FEW); racecheck (slow) only on the
     # tti halo variants unless RACECHECK_FILTER says otherwise
     filter=""

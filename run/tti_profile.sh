@@ -27,7 +27,7 @@ timeout 240 ncu --clock-control none -k regex:tti_zmarch --launch-skip 3 --launc
   --set bench.steps=1 "${variant[@]}" > "$out/ncu_tti.txt" 2>&1
 obj="$(find "$build" -name 'tti_cuda.cu.o' | head -1)"
 cuobjdump -sass "$obj" 2>/dev/null | awk '
-  /Function :/ { keep = ($0 ~ /tti_zmarchILb1EfLi2E/) }
+  /Function :/ { keep = ($0 ~ /tti_zmarchILb1EfLi2ELi32E/) }
   keep && /\/\*[0-9a-f]+\*\// { for (i = 1; i <= NF; ++i) if ($i ~ /^[A-Z][A-Z0-9_.]+$/ && $i != "PT") { split($i, o, "."); n[o[1]]++; t++; break } }
   END { for (k in n) printf "%-10s %6d\n", k, n[k]; printf "%-10s %6d\n", "TOTAL", t }' |
   sort -k2 -n -r > "$out/sass_hist.txt"

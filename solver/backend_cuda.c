@@ -1,9 +1,10 @@
 /* Backend `cuda`: the isotropic z-marching kernels of iso_cuda.cu behind rtm_backend_t.
  *
  * Device state: two padded p levels (wavefield strategy), v^2 dt^2 padded like them (model
- * strategy), the three 1D damping profiles, the point taps and wavelets, and the traces
- * [count][steps + 1], which stay on the device until read_traces. A step queues its
- * launches on the backend's stream and returns; nothing crosses to the host per step.
+ * strategy), the three 1D damping profiles, the point taps and wavelets, and the traces of p
+ * [count][steps + 1] (iso has no q to record), which stay on the device until read_traces. A
+ * step queues its launches on the backend's stream and returns; nothing crosses to the host
+ * per step.
  * The stream is a blocking one, so work queued on the legacy default stream (the bench's
  * timing events) is ordered after it. */
 #include <math.h>
@@ -44,6 +45,7 @@ typedef struct {
   rtm_allocation_t source_index, source_coeff, wavelets;
 
   int receiver_count, trace_length;
+  int recording; /* set_receivers asked for p */
   rtm_allocation_t receiver_index, receiver_weight, traces;
 } cuda_state_t;
 
@@ -269,14 +271,19 @@ fail:
   return status;
 }
 
-static int cuda_set_receivers(void *state, const rtm_points_t *points) {
+static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned fields) {
   int status = RTM_OK;
   cuda_state_t *s = state;
   release(&s->receiver_index);
   release(&s->receiver_weight);
   release(&s->traces);
   s->receiver_count = 0;
-  if (!points || points->count == 0) return RTM_OK;
+  s->recording = 0;
+  if (fields & ~RTM_FIELD_BIT(RTM_FIELD_P))
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (iso): receivers record p only, not fields %#x",
+             fields);
+  s->recording = fields != 0;
+  if (!points || points->count == 0 || !s->recording) return RTM_OK;
   const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
   s->trace_length = s->steps + 1;
   RTM_TRY(alloc_on_device(s, "device", taps * sizeof(size_t), "receiver taps", &s->receiver_index));
@@ -338,9 +345,10 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
    * backward). */
   RTM_TRY(rtm_iso_cuda_inject(f.p_other, s->source_index.ptr, s->source_coeff.ptr, s->wavelets.ptr,
                               s->source_count, s->source_samples, it, s->stream));
-  RTM_TRY(rtm_iso_cuda_record(f.p_other, s->receiver_index.ptr, s->receiver_weight.ptr,
-                              s->traces.ptr, s->receiver_count, s->trace_length,
-                              backward ? it - 1 : it + 1, s->stream));
+  if (s->recording)
+    RTM_TRY(rtm_iso_cuda_record(f.p_other, s->receiver_index.ptr, s->receiver_weight.ptr,
+                                s->traces.ptr, s->receiver_count, s->trace_length,
+                                backward ? it - 1 : it + 1, s->stream));
   s->current = 1 - s->current;
   return RTM_OK;
 fail:
@@ -390,9 +398,12 @@ fail:
   return status;
 }
 
-static int cuda_read_traces(void *state, float *traces) {
+static int cuda_read_traces(void *state, rtm_field_t field, float *traces) {
   int status = RTM_OK;
   cuda_state_t *s = state;
+  if (field != RTM_FIELD_P || !s->recording)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (iso): traces of %s were not recorded",
+             field == RTM_FIELD_Q ? "q" : "p");
   if (s->receiver_count == 0) return RTM_OK;
   RTM_CUDA_TRY(cudaMemcpyAsync(traces, s->traces.ptr,
                                (size_t)s->receiver_count * s->trace_length * sizeof(float),
@@ -486,9 +497,9 @@ static int dispatch_set_sources(void *state, const rtm_points_t *points, const f
   const cuda_dispatch_t *d = state;
   return d->impl->set_sources(d->state, points, wavelets, samples);
 }
-static int dispatch_set_receivers(void *state, const rtm_points_t *points) {
+static int dispatch_set_receivers(void *state, const rtm_points_t *points, unsigned fields) {
   const cuda_dispatch_t *d = state;
-  return d->impl->set_receivers(d->state, points);
+  return d->impl->set_receivers(d->state, points, fields);
 }
 static int dispatch_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
   const cuda_dispatch_t *d = state;
@@ -503,9 +514,9 @@ static int dispatch_write_field(void *state, rtm_field_t field, rtm_level_t leve
   const cuda_dispatch_t *d = state;
   return d->impl->write_field(d->state, field, level, dense);
 }
-static int dispatch_read_traces(void *state, float *traces) {
+static int dispatch_read_traces(void *state, rtm_field_t field, float *traces) {
   const cuda_dispatch_t *d = state;
-  return d->impl->read_traces(d->state, traces);
+  return d->impl->read_traces(d->state, field, traces);
 }
 static int dispatch_synchronize(void *state) {
   const cuda_dispatch_t *d = state;

@@ -4,11 +4,12 @@
  * Device state: p and q at two padded levels (memory.wavefield strategy), the per-cell
  * coefficient volumes of tti_cuda.h padded like them (memory.model strategy; float, or
  * binary16 with memory.model_precision = fp16: 2 bytes a cell), the three 1D
- * damping profiles, the point taps and wavelets, and the traces [count][steps + 1]. As in
- * the cpu reference (cpu_backend.c): a step writes the new level of p and q, adds sample
- * `it` of every wavelet to both, records p, and swaps the levels. Sources and receivers use
- * the iso launchers of iso_cuda.cu. kernel.halo = tma encodes a tensor map per level of p
- * and q (boxes of the tile with its halo, as the iso kernel's). */
+ * damping profiles, the point taps and wavelets, and the traces [count][steps + 1] of each
+ * field the receivers record (p, q or both; only those are allocated). As in the cpu
+ * reference (cpu_backend.c): a step writes the new level of p and q, adds sample `it` of
+ * every wavelet to both, records the fields asked for, and swaps the levels. Sources and
+ * receivers use the iso launchers of iso_cuda.cu. kernel.halo = tma encodes a tensor map per
+ * level of p and q (boxes of the tile with its halo, as the iso kernel's). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,14 +50,14 @@ typedef struct {
   int current;
   rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
   rtm_allocation_t eta_dt[3];
-  float c2[RTM_RADIUS + 1], c1[RTM_RADIUS];
-  float inv_h2[3], inv_h[3];
+  rtm_fd_weights_t weights[3];
 
   int source_count, source_samples;
   rtm_allocation_t source_index, source_coeff, wavelets;
 
   int receiver_count, trace_length;
-  rtm_allocation_t receiver_index, receiver_weight, traces;
+  unsigned trace_fields; /* RTM_FIELD_BIT mask of the recorded fields */
+  rtm_allocation_t receiver_index, receiver_weight, traces[FIELDS]; /* [p|q] */
 } tti_state_t;
 
 /* Bytes a cell of a coefficient volume: float, or binary16 with memory.model_precision = fp16. */
@@ -197,7 +198,8 @@ static void tti_destroy(void *state) {
   tti_state_t *s = state;
   if (!s) return;
   if (s->stream) cudaStreamSynchronize(s->stream);
-  release(&s->traces);
+  for (int f = FIELDS - 1; f >= 0; --f)
+    release(&s->traces[f]);
   release(&s->receiver_weight);
   release(&s->receiver_index);
   release(&s->wavelets);
@@ -290,13 +292,8 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
     RTM_TRY(alloc_on_device(s, "device", bytes, labels[a], &s->eta_dt[a]));
     if (desc->boundary && desc->boundary->eta_dt[a]) /* else no layer: zeros */
       RTM_TRY(upload(&s->eta_dt[a], desc->boundary->eta_dt[a], bytes));
-    s->inv_h2[a] = (float)(1.0 / (s->grid.spacing_m[a] * s->grid.spacing_m[a]));
-    s->inv_h[a] = (float)(1.0 / s->grid.spacing_m[a]);
+    rtm_fd_weights(s->grid.spacing_m[a], &s->weights[a]);
   }
-  for (int k = 0; k <= RTM_RADIUS; ++k)
-    s->c2[k] = (float)rtm_fd2_coeff[k];
-  for (int k = 0; k < RTM_RADIUS; ++k)
-    s->c1[k] = (float)rtm_fd1_coeff[k];
   for (int f = 0; f < FIELDS; ++f)
     for (int l = 0; l < LEVELS; ++l)
       RTM_TRY(rtm_mem_prefetch(&s->level[f][l], s->stream));
@@ -334,21 +331,32 @@ fail:
   return status;
 }
 
-static int tti_set_receivers(void *state, const rtm_points_t *points) {
+static int tti_set_receivers(void *state, const rtm_points_t *points, unsigned fields) {
   int status = RTM_OK;
   tti_state_t *s = state;
+  static const char *const trace_label[FIELDS] = {"traces p", "traces q"};
   release(&s->receiver_index);
   release(&s->receiver_weight);
-  release(&s->traces);
+  for (int f = 0; f < FIELDS; ++f)
+    release(&s->traces[f]);
   s->receiver_count = 0;
-  if (!points || points->count == 0) return RTM_OK;
+  s->trace_fields = 0;
+  if (fields & ~(RTM_FIELD_BIT(RTM_FIELD_P) | RTM_FIELD_BIT(RTM_FIELD_Q)))
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (vti/tti): receivers asked to record unknown "
+                               "fields (mask %#x)",
+             fields);
+  s->trace_fields = fields;
+  if (!points || points->count == 0 || fields == 0) return RTM_OK;
   const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
   s->trace_length = s->steps + 1;
   RTM_TRY(alloc_on_device(s, "device", taps * sizeof(size_t), "receiver taps", &s->receiver_index));
   RTM_TRY(
       alloc_on_device(s, "device", taps * sizeof(float), "receiver weights", &s->receiver_weight));
-  RTM_TRY(alloc_on_device(s, "device", (size_t)points->count * s->trace_length * sizeof(float),
-                          "traces", &s->traces));
+  for (int f = 0; f < FIELDS; ++f)
+    if (fields & RTM_FIELD_BIT(f))
+      RTM_TRY(alloc_on_device(s, "device",
+                              (size_t)points->count * s->trace_length * sizeof(float),
+                              trace_label[f], &s->traces[f]));
   RTM_TRY(upload(&s->receiver_index, points->tap_index, taps * sizeof(size_t)));
   RTM_TRY(upload(&s->receiver_weight, points->tap_weight, taps * sizeof(float)));
   s->receiver_count = points->count;
@@ -382,10 +390,7 @@ static int tti_step(void *state, int it, rtm_region_t region, rtm_direction_t di
     f.coeff[k] = s->coeff[k].ptr;
   for (int a = 0; a < 3; ++a)
     f.eta_dt[a] = s->eta_dt[a].ptr;
-  memcpy(f.c2, s->c2, sizeof f.c2);
-  memcpy(f.c1, s->c1, sizeof f.c1);
-  memcpy(f.inv_h2, s->inv_h2, sizeof f.inv_h2);
-  memcpy(f.inv_h, s->inv_h, sizeof f.inv_h);
+  memcpy(f.weights, s->weights, sizeof f.weights);
 
   const int low_end = nz < R ? nz : R;
   const int high_begin = nz - R > low_end ? nz - R : low_end;
@@ -400,14 +405,17 @@ static int tti_step(void *state, int it, rtm_region_t region, rtm_direction_t di
   } else {
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: unknown step region %d", (int)region);
   }
-  /* The new level of both fields gets sample it; receivers record p. */
+  /* The new level of both fields gets sample it; receivers record the fields asked for. */
   RTM_TRY(rtm_iso_cuda_inject(f.p_other, s->source_index.ptr, s->source_coeff.ptr, s->wavelets.ptr,
                               s->source_count, s->source_samples, it, s->stream));
   RTM_TRY(rtm_iso_cuda_inject(f.q_other, s->source_index.ptr, s->source_coeff.ptr, s->wavelets.ptr,
                               s->source_count, s->source_samples, it, s->stream));
-  RTM_TRY(rtm_iso_cuda_record(f.p_other, s->receiver_index.ptr, s->receiver_weight.ptr,
-                              s->traces.ptr, s->receiver_count, s->trace_length,
-                              backward ? it - 1 : it + 1, s->stream));
+  float *const written[FIELDS] = {f.p_other, f.q_other};
+  for (int k = 0; k < FIELDS; ++k)
+    if (s->trace_fields & RTM_FIELD_BIT(k))
+      RTM_TRY(rtm_iso_cuda_record(written[k], s->receiver_index.ptr, s->receiver_weight.ptr,
+                                  s->traces[k].ptr, s->receiver_count, s->trace_length,
+                                  backward ? it - 1 : it + 1, s->stream));
   s->current = 1 - s->current;
   return RTM_OK;
 fail:
@@ -462,11 +470,14 @@ fail:
   return status;
 }
 
-static int tti_read_traces(void *state, float *traces) {
+static int tti_read_traces(void *state, rtm_field_t field, float *traces) {
   int status = RTM_OK;
   tti_state_t *s = state;
+  if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(s->trace_fields & RTM_FIELD_BIT(field)))
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (vti/tti): traces of %s were not recorded",
+             field == RTM_FIELD_Q ? "q" : "p");
   if (s->receiver_count == 0) return RTM_OK;
-  RTM_CUDA_TRY(cudaMemcpyAsync(traces, s->traces.ptr,
+  RTM_CUDA_TRY(cudaMemcpyAsync(traces, s->traces[field].ptr,
                                (size_t)s->receiver_count * s->trace_length * sizeof(float),
                                cudaMemcpyDeviceToHost, s->stream));
   RTM_CUDA_TRY(cudaStreamSynchronize(s->stream));

@@ -6,11 +6,11 @@
  * Time levels. Before forward step `it` the state holds current = f[it], previous =
  * f[it-1] for every field f; the physics writes f[it+1] over f[it-1], then sample `it` of
  * every source wavelet is added to each field of the new level (p, and q for vti/tti),
- * p[it+1] is recorded into trace column it + 1, and the levels swap, leaving current =
- * f[it+1], previous = f[it].
+ * f[it+1] of each recorded field (set_receivers: p, q or both) goes into trace column
+ * it + 1, and the levels swap, leaving current = f[it+1], previous = f[it].
  * Backward step `it` is its exact inverse: from current = f[it+1], previous = f[it] it
  * writes f[it-1] over f[it+1], adds sample `it` of every wavelet (f[it+1] held + w[it], so
- * f[it-1] holds + w[it] as well), records p[it-1] into column it - 1 and swaps, leaving
+ * f[it-1] holds + w[it] as well), records f[it-1] into column it - 1 and swaps, leaving
  * current = f[it], previous = f[it-1]. Where the source taps lie outside the damping layer
  * a forward step followed by a backward step with the same `it` restores both levels.
  *
@@ -36,9 +36,10 @@ typedef struct {
   /* sources */
   int source_count, samples;
   rtm_allocation_t source_index, source_weight, wavelets;
-  /* receivers */
+  /* receivers: traces [count][steps + 1] of each field in trace_fields, indexed by field */
   int receiver_count;
-  rtm_allocation_t receiver_index, receiver_weight, traces;
+  unsigned trace_fields;
+  rtm_allocation_t receiver_index, receiver_weight, traces[2];
 } cpu_state_t;
 
 int rtm_cpu_alloc(rtm_mem_ledger_t *ledger, size_t bytes, const char *label,
@@ -83,7 +84,8 @@ static int cpu_probe(char *why, size_t why_size) {
 static void cpu_destroy(void *state) {
   cpu_state_t *s = state;
   if (!s) return;
-  rtm_mem_free(&s->traces);
+  rtm_mem_free(&s->traces[RTM_FIELD_Q]);
+  rtm_mem_free(&s->traces[RTM_FIELD_P]);
   rtm_mem_free(&s->receiver_weight);
   rtm_mem_free(&s->receiver_index);
   rtm_mem_free(&s->wavelets);
@@ -171,15 +173,30 @@ fail:
   return status;
 }
 
-static int cpu_set_receivers(void *state, const rtm_points_t *points) {
+static int cpu_set_receivers(void *state, const rtm_points_t *points, unsigned fields) {
   int status = RTM_OK;
   cpu_state_t *s = state;
+  static const char *const trace_label[2] = {"traces.p", "traces.q"};
   s->receiver_count = 0;
+  s->trace_fields = 0;
+  if (fields & ~(RTM_FIELD_BIT(RTM_FIELD_P) | RTM_FIELD_BIT(RTM_FIELD_Q)))
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: receivers asked to record unknown fields (mask %#x)",
+             fields);
+  if ((fields & RTM_FIELD_BIT(RTM_FIELD_Q)) &&
+      !s->physics->level(s->fields, RTM_FIELD_Q, RTM_LEVEL_CURRENT))
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: receivers cannot record q: the %s equation has no q",
+             s->physics->name);
   RTM_TRY(copy_taps(s, points, "receivers.tap_index", "receivers.tap_weight", &s->receiver_index,
                     &s->receiver_weight));
   const size_t samples = (size_t)points->count * ((size_t)s->steps + 1);
-  RTM_TRY(host_realloc(s, samples * sizeof(float), "traces.receivers", &s->traces));
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    if (fields & RTM_FIELD_BIT(f))
+      RTM_TRY(host_realloc(s, samples * sizeof(float), trace_label[f], &s->traces[f]));
+    else
+      rtm_mem_free(&s->traces[f]); /* a shot before may have asked for it */
+  }
   s->receiver_count = points->count;
+  s->trace_fields = fields;
   return RTM_OK;
 fail:
   return status;
@@ -199,11 +216,10 @@ static void inject(const cpu_state_t *s, float *field, int it) {
   }
 }
 
-static void record(cpu_state_t *s, const float *field, int column) {
+static void record(cpu_state_t *s, const float *field, float *traces, int column) {
   if (column < 0 || column > s->steps) return;
   const size_t *index = s->receiver_index.ptr;
   const float *weight = s->receiver_weight.ptr;
-  float *traces = s->traces.ptr;
   for (int r = 0; r < s->receiver_count; ++r) {
     float sum = 0.0f;
     for (int t = 0; t < RTM_POINT_TAPS; ++t) {
@@ -245,8 +261,10 @@ static int cpu_step(void *state, int it, rtm_region_t region, rtm_direction_t di
   const rtm_level_t written = direction == RTM_FORWARD ? RTM_LEVEL_PREVIOUS : RTM_LEVEL_CURRENT;
   for (int f = 0; f < physics->field_count; ++f)
     inject(s, physics->level(s->fields, (rtm_field_t)f, written), it);
-  record(s, physics->level(s->fields, RTM_FIELD_P, written),
-         direction == RTM_FORWARD ? it + 1 : it - 1);
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f)
+    if (s->trace_fields & RTM_FIELD_BIT(f))
+      record(s, physics->level(s->fields, (rtm_field_t)f, written), s->traces[f].ptr,
+             direction == RTM_FORWARD ? it + 1 : it - 1);
   physics->rotate(s->fields);
   return RTM_OK;
 }
@@ -282,10 +300,16 @@ static int cpu_write_field(void *state, rtm_field_t field, rtm_level_t level, co
   return status;
 }
 
-static int cpu_read_traces(void *state, float *traces) {
+static int cpu_read_traces(void *state, rtm_field_t field, float *traces) {
   cpu_state_t *s = state;
+  if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(s->trace_fields & RTM_FIELD_BIT(field))) {
+    rtm_log_error("backend cpu: traces of %s were not recorded (set_receivers did not ask for "
+                  "them)",
+                  field == RTM_FIELD_Q ? "q" : "p");
+    return RTM_ERR_INTERNAL;
+  }
   const size_t values = (size_t)s->receiver_count * ((size_t)s->steps + 1);
-  if (values) memcpy(traces, s->traces.ptr, values * sizeof(float));
+  if (values) memcpy(traces, s->traces[field].ptr, values * sizeof(float));
   return RTM_OK;
 }
 

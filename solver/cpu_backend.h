@@ -3,10 +3,10 @@
  *
  * cpu_backend.c owns what every equation does alike: the point sources and receivers, the
  * split of a step into regions, injection into every field of the new level, recording of
- * p, and the rotation of the time levels. A physics implements only the update of the new
- * level over a range of local z planes, and says where its fields are. iso_cpu.c
- * (p_tt = v^2 lap p) and tti_cpu.c (the Fletcher-Du-Fowler system for vti and tti) are the
- * two physics. */
+ * the fields the receivers ask for (p, q), and the rotation of the time levels. A physics
+ * implements only the update of the new level over a range of local z planes, and says
+ * where its fields are. iso_cpu.c (p_tt = v^2 lap p) and tti_cpu.c (the Fletcher-Du-Fowler
+ * system for vti and tti) are the two physics. */
 #ifndef RTM_CPU_BACKEND_H
 #define RTM_CPU_BACKEND_H
 

@@ -183,6 +183,10 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
 
   RTM_TRY(rtm_receiver_positions(cfg, grid, prop->source_position_m, &receiver_m,
                                  &receiver_count));
+  /* receivers.fields is one of p, q, p,q (the schema checks the spelling, the validation
+   * refuses q for iso) */
+  prop->trace_fields = (strchr(cfg->receivers.fields, 'p') ? RTM_FIELD_BIT(RTM_FIELD_P) : 0u) |
+                       (strchr(cfg->receivers.fields, 'q') ? RTM_FIELD_BIT(RTM_FIELD_Q) : 0u);
   if (receiver_count > 0) {
     RTM_TRY(rtm_points_init(&prop->receivers, grid, receiver_m, receiver_count, "receiver"));
     warn_if_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count, "receivers");
@@ -214,7 +218,8 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
   };
   RTM_TRY(prop->backend->create(&desc, &prop->state));
   RTM_TRY(prop->backend->set_sources(prop->state, &prop->sources, prop->wavelets, samples));
-  if (receiver_count > 0) RTM_TRY(prop->backend->set_receivers(prop->state, &prop->receivers));
+  if (receiver_count > 0)
+    RTM_TRY(prop->backend->set_receivers(prop->state, &prop->receivers, prop->trace_fields));
   free(receiver_m);
   return RTM_OK;
 fail:

@@ -41,6 +41,13 @@ static inline size_t rtm_grid_index(const rtm_grid_t *g, long ix, long iy, long 
   return (size_t)((long)g->origin_index + iz * (long)g->stride_z + iy * (long)g->stride_y + ix);
 }
 
+/* The dense [nz_local][ny][nx] index of interior element `padded` (an rtm_grid_index). */
+static inline size_t rtm_grid_dense_index(const rtm_grid_t *g, size_t padded) {
+  const size_t off = padded - g->origin_index;
+  const size_t iz = off / g->stride_z, iy = off % g->stride_z / g->stride_y;
+  return (iz * (size_t)g->n[1] + iy) * (size_t)g->n[0] + off % g->stride_y;
+}
+
 static inline size_t rtm_grid_interior_cells(const rtm_grid_t *g) {
   return (size_t)g->n[0] * (size_t)g->n[1] * (size_t)g->nz_local;
 }

@@ -22,14 +22,15 @@ typedef struct {
   rtm_boundary_t boundary;
   rtm_points_t sources;
   rtm_points_t receivers;
-  float *wavelets; /* [sources.count][steps + 1], scaled for injection */
+  unsigned trace_fields; /* RTM_FIELD_BIT mask the receivers record (receivers.fields) */
+  float *wavelets;       /* [sources.count][steps + 1], scaled for injection */
   const rtm_backend_t *backend;
   void *state;
   rtm_mem_ledger_t ledger;
 } rtm_propagator_t;
 
-/* Resolves dt, the source and receiver geometry and the backend from the config, then
- * creates the backend state. On failure everything acquired is released. */
+/* Resolves dt, the source and receiver geometry, the recorded fields and the backend from
+ * the config, then creates the backend state. On failure everything acquired is released. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
                           const rtm_model_t *model, rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);

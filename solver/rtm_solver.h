@@ -28,6 +28,20 @@ extern const double rtm_fd2_coeff[RTM_RADIUS + 1];
 /* First derivative: c[k-1] for offset +k, antisymmetric (divide by h). */
 extern const double rtm_fd1_coeff[RTM_RADIUS];
 
+/* The stencils' floats along an axis of spacing h, as the vti/tti reference (tti_cpu.c) and
+ * kernel (tti_cuda.cu) use them, in the same order and with fused multiply-adds, so that
+ * the two agree bit for bit. The second derivative keeps the iso kernel's weights and its
+ * final 1 / h^2: weights rounded otherwise (c_k / h^2 each) sum to another tiny non-zero,
+ * a zeroth-order term whose effect grows steadily (3.9e-5 against the iso run after 300
+ * steps) where eps = delta = 0 must reproduce it. The first derivative, antisymmetric, has
+ * no such term and folds 1 / h into its weights. */
+typedef struct {
+  float c2[RTM_RADIUS + 1]; /* rtm_fd2_coeff in float */
+  float inv_h2;             /* 1 / h^2 */
+  float w1[RTM_RADIUS];     /* rtm_fd1_coeff[k] / h */
+} rtm_fd_weights_t;
+void rtm_fd_weights(double h, rtm_fd_weights_t *weights);
+
 /* ---- model parameters: dense [nz_local][ny][nx] arrays on the host ---- */
 typedef struct {
   float *vp;        /* m/s, always present */
@@ -86,6 +100,8 @@ void rtm_boundary_release(rtm_boundary_t *boundary);
 
 /* ---- backends ---- */
 typedef enum { RTM_FIELD_P = 0, RTM_FIELD_Q = 1 } rtm_field_t;
+/* A set of fields as a bit mask: RTM_FIELD_BIT(RTM_FIELD_P) | RTM_FIELD_BIT(RTM_FIELD_Q). */
+#define RTM_FIELD_BIT(field) (1u << (unsigned)(field))
 typedef enum { RTM_LEVEL_CURRENT = 0, RTM_LEVEL_PREVIOUS = 1 } rtm_level_t;
 /* A step may be split so that a halo exchange overlaps the interior: EDGE_PLANES first
  * (the R planes next to each z neighbour), then INTERIOR, which also injects, records and
@@ -113,17 +129,22 @@ typedef struct rtm_backend {
    * step `it` adds sample `it` to the new level. */
   int (*set_sources)(void *state, const rtm_points_t *points, const float *wavelets,
                      int samples);
-  int (*set_receivers)(void *state, const rtm_points_t *points);
+  /* Receivers record each field of `fields` (RTM_FIELD_BIT mask; receivers.fields, p by
+   * default) into its own traces [count][steps + 1]; only those are allocated. A field the
+   * physics lacks (q for iso) is an internal error: the config refuses it first. */
+  int (*set_receivers)(void *state, const rtm_points_t *points, unsigned fields);
   /* Forward: level it+1 from it and it-1, then records sample it+1 of every receiver.
    * Backward: level it-1 from it and it+1 (for reverse propagation); it undoes forward
    * step `it`: from current = p[it+1], previous = p[it] to current = p[it], previous =
-   * p[it-1], adding wavelet sample `it` and recording column it - 1 (iso_cpu.c). */
+   * p[it-1], adding wavelet sample `it` and recording column it - 1 (iso_cpu.c). Both
+   * record every field set_receivers asked for, from the new level. */
   int (*step)(void *state, int it, rtm_region_t region, rtm_direction_t direction);
   /* Whole fields as dense interior arrays [nz_local][ny][nx] (snapshots, checkpoints). */
   int (*read_field)(void *state, rtm_field_t field, rtm_level_t level, float *dense);
   int (*write_field)(void *state, rtm_field_t field, rtm_level_t level, const float *dense);
-  /* All receiver samples recorded so far: [count][steps + 1]. */
-  int (*read_traces)(void *state, float *traces);
+  /* The samples of `field` recorded so far: [count][steps + 1]. A field set_receivers did
+   * not ask for is an internal error. */
+  int (*read_traces)(void *state, rtm_field_t field, float *traces);
   /* Waits for queued work (timing); may be NULL for synchronous backends. */
   int (*synchronize)(void *state);
   /* One line naming where it runs ("NVIDIA H100 80GB HBM3 (sm_90)", "host, 2 OpenMP

@@ -1,6 +1,7 @@
 /* The VTI and TTI physics of backend `cpu`: the pseudo-acoustic system of Fletcher, Du &
  * Fowler (2009) with alpha = 1 (rtm_anisotropy.h has the equations and the conditioning).
- * cpu_backend.c does sources (added to p and q), receivers (p) and the time levels.
+ * cpu_backend.c does sources (added to p and q), receivers (p, q or both: tti_level hands it
+ * either field) and the time levels.
  *
  * Per cell, for f = p and q at level n:
  *   d_aa f = (c0 f + sum_{k=1..4} c_k (f[+k e_a] + f[-k e_a])) / h_a^2      (8th order)
@@ -15,9 +16,21 @@
  *   forward   f[n+1] = (2 f[n] - (1 - d) f[n-1] + rhs_f) / (1 + d)
  *   backward  f[n-1] = (2 f[n] - (1 + d) f[n+1] + rhs_f) / (1 - d)
  * The mixed derivatives go through two scratch fields per field, D_x f and D_y f, computed
- * first over the planes the update needs (R more on each side along z): d_xy = D_y(D_x f),
+ * first over the planes the update needs (R more on each side along z): d_xy = D_x(D_y f),
  * d_xz = D_z(D_x f), d_yz = D_z(D_y f). That is the 64-point product stencil, summed in
- * another order. Outside the interior in x and y the scratch stays zero, as f does (the
+ * another order.
+ *
+ * Rounding (the order the cuda kernel repeats bit for bit): the floats of rtm_fd_weights
+ * (c, 1 / h^2 and w1 = b / h), every sum a chain of fused multiply-adds from its first term:
+ *   d_aa f = fma(c_4, f[+4] + f[-4], ... fma(c_1, f[+1] + f[-1], c_0 f)) * (1 / h^2)
+ *   D_a g  = fma(w1_4, g[+4] - g[-4], ... fma(w1_2, g[+2] - g[-2], w1_1 (g[+1] - g[-1])))
+ *   Hz f   = fma(a_xz, d_xz f, fma(a_yz, d_yz f, ... fma(a_yy, d_yy f, a_xx d_xx f)))
+ *   Hxy f  = ((d_xx f + d_yy f) + d_zz f) - Hz f
+ *   rhs_p  = fma(vpx2, Hxy p, fma(vsz2, Hz p - Hz q, vpz2 Hz q))
+ *   rhs_q  = fma(vpn2, Hxy p, fma(-vsz2, Hxy p - Hxy q, vpz2 Hz q))
+ *   f[n+1] = fma(2, f[n], fma(-(1 - d), f[n-1], rhs_f)) / (1 + d)
+ * (fmaf is exactly rounded: the same floats with and without a hardware fma, see
+ * RTM_FMA_CLONES). Outside the interior in x and y the scratch stays zero, as f does (the
  * wall one cell past each face); in the z halos it is computed from f's halo planes, which
  * MPI fills. With eps = delta = 0 both equations are the iso one with p = q, bit for bit
  * p[n] = q[n] (same expression, vsz = 0).
@@ -26,6 +39,7 @@
  * vpn^2 dt^2, vsz^2 dt^2 and, for tti, the six factors of Hz. With memory.model_precision =
  * fp16 they hold the values of the binary16 volumes the cuda backend reads (still floats
  * here: the reference is for comparing numbers, not bytes). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,9 +64,7 @@ typedef struct {
   rtm_grid_t grid;
   int tilted;
   int coeff_count;
-  float c2[RTM_RADIUS + 1]; /* rtm_fd2_coeff */
-  float c1[RTM_RADIUS];     /* rtm_fd1_coeff */
-  float inv_h2[3], inv_h[3];
+  rtm_fd_weights_t weights[3]; /* per axis */
   rtm_allocation_t level[2][2]; /* [field][0/1] */
   float *current[2], *previous[2];
   rtm_allocation_t coeff[COEFF_COUNT];
@@ -133,14 +145,8 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state) {
   s->grid = *desc->grid;
   s->tilted = desc->config->physics.equation == RTM_EQUATION_TTI;
   s->coeff_count = s->tilted ? COEFF_COUNT : HZ_XX;
-  for (int k = 0; k <= RTM_RADIUS; ++k)
-    s->c2[k] = (float)rtm_fd2_coeff[k];
-  for (int k = 0; k < RTM_RADIUS; ++k)
-    s->c1[k] = (float)rtm_fd1_coeff[k];
-  for (int a = 0; a < 3; ++a) {
-    s->inv_h2[a] = (float)(1.0 / (s->grid.spacing_m[a] * s->grid.spacing_m[a]));
-    s->inv_h[a] = (float)(1.0 / s->grid.spacing_m[a]);
-  }
+  for (int a = 0; a < 3; ++a)
+    rtm_fd_weights(s->grid.spacing_m[a], &s->weights[a]);
 
   const size_t field_bytes = s->grid.padded_cells * sizeof(float);
   static const char *const level_label[2][2] = {{"p.current", "p.previous"},
@@ -165,6 +171,44 @@ fail:
   return status;
 }
 
+/* fmaf is one instruction on x86-64 processors with FMA3 but a call into libm on the
+ * baseline x86-64 target, too slow for the sweeps: there the row functions are compiled
+ * twice and the loader picks the fma clone when the processor has one. Both give the same
+ * floats (fmaf is exactly rounded); only the speed differs. */
+#if defined(__x86_64__) && !defined(__FMA__) && defined(__ELF__) &&                         \
+    (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8))
+#define RTM_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define RTM_FMA_CLONES
+#endif
+
+/* d_aa f at element i along a stride (the axis' weights w) */
+static inline float second(const float *restrict f, long i, long stride,
+                           const rtm_fd_weights_t *w) {
+  float d = w->c2[0] * f[i];
+  for (int k = 1; k <= RTM_RADIUS; ++k)
+    d = fmaf(w->c2[k], f[i + k * stride] + f[i - k * stride], d);
+  return d * w->inv_h2;
+}
+
+/* D_b g at element i along a stride (weights w1 of the axis) */
+static inline float first(const float *restrict g, long i, long stride, const float *w1) {
+  float d = w1[0] * (g[i + stride] - g[i - stride]);
+  for (int k = 2; k <= RTM_RADIUS; ++k)
+    d = fmaf(w1[k - 1], g[i + k * stride] - g[i - k * stride], d);
+  return d;
+}
+
+/* D_x f and D_y f of one row of nx cells starting at f (row stride sy). */
+RTM_FMA_CLONES static void first_row(const float *f, float *fx, float *fy, long nx, long sy,
+                                     const float *w1x, const float *w1y) {
+  RTM_OMP_SIMD
+  for (long ix = 0; ix < nx; ++ix) {
+    fx[ix] = first(f, ix, 1, w1x);
+    fy[ix] = first(f, ix, sy, w1y);
+  }
+}
+
 /* D_x f and D_y f over the interior x, y of planes [z_begin - R, z_end + R) within the
  * padded z-range. */
 static void first_derivatives(const tti_cpu_t *s, const float *restrict f, float *restrict fx,
@@ -174,135 +218,118 @@ static void first_derivatives(const tti_cpu_t *s, const float *restrict f, float
   const long z_lo = z_begin - RTM_RADIUS > -RTM_RADIUS ? z_begin - RTM_RADIUS : -RTM_RADIUS;
   const long z_hi =
       z_end + RTM_RADIUS < g->nz_local + RTM_RADIUS ? z_end + RTM_RADIUS : g->nz_local + RTM_RADIUS;
-  float c1[RTM_RADIUS];
-  memcpy(c1, s->c1, sizeof c1);
-  const float inv_hx = s->inv_h[0], inv_hy = s->inv_h[1];
+  const float *w1x = s->weights[0].w1, *w1y = s->weights[1].w1;
 
   RTM_OMP_ROWS
   for (long iz = z_lo; iz < z_hi; ++iz) {
     for (long iy = 0; iy < ny; ++iy) {
       const size_t row = rtm_grid_index(g, 0, iy, iz);
-      const float *restrict v = f + row;
-      RTM_OMP_SIMD
-      for (long ix = 0; ix < nx; ++ix) {
-        float dx = 0.0f, dy = 0.0f;
-        for (int k = 1; k <= RTM_RADIUS; ++k) {
-          dx += c1[k - 1] * (v[ix + k] - v[ix - k]);
-          dy += c1[k - 1] * (v[ix + k * sy] - v[ix - k * sy]);
-        }
-        fx[row + (size_t)ix] = dx * inv_hx;
-        fy[row + (size_t)ix] = dy * inv_hy;
-      }
+      first_row(f + row, fx + row, fy + row, nx, sy, w1x, w1y);
     }
   }
 }
 
-/* d_aa f at element i along a stride, times 1 / h_a^2 */
-static inline float second(const float *restrict f, long i, long stride, const float *c2,
-                           float inv_h2) {
-  float d2 = c2[0] * f[i];
-  for (int k = 1; k <= RTM_RADIUS; ++k)
-    d2 += c2[k] * (f[i + k * stride] + f[i - k * stride]);
-  return d2 * inv_h2;
+/* The leapfrog of one field at one cell from its rhs: sd = +d forward, -d backward (with
+ * d -> -d the forward formula is the backward one, and negation is exact). */
+static inline float leapfrog(float f, float f_other, float rhs, float sd) {
+  return fmaf(2.0f, f, fmaf(-(1.0f - sd), f_other, rhs)) / (1.0f + sd);
 }
 
-/* D_b g at element i along a stride, times 1 / h_b (g is a first derivative) */
-static inline float first(const float *restrict g, long i, long stride, const float *c1,
-                          float inv_h) {
-  float d = 0.0f;
-  for (int k = 1; k <= RTM_RADIUS; ++k)
-    d += c1[k - 1] * (g[i + k * stride] - g[i - k * stride]);
-  return d * inv_h;
-}
+/* What one row sweep reads and writes: the fields at the centre level, the new level, the
+ * per-cell coefficients and (tti) the first-derivative scratch. */
+typedef struct {
+  const float *p, *q;
+  float *p_out, *q_out;
+  const float *coeff[COEFF_COUNT];
+  const float *first[FIRST_COUNT];
+  const float *eta_x;
+  long sy, sz;
+  const rtm_fd_weights_t *w; /* [3] */
+} sweep_t;
 
-/* The leapfrog of one cell given Hz and Hxy of p and q. sd = +d forward, -d backward: with
- * d -> -d the forward formula is the backward one (negation is exact, so the results are those
- * of the two formulas written out). */
-static inline void advance(const float *restrict p, const float *restrict q, float *restrict p_out,
-                           float *restrict q_out, long i, float hz_p, float hz_q, float hxy_p,
-                           float hxy_q, float vpx2, float vpz2, float vpn2, float vsz2, float sd) {
-  const float rhs_p = vpx2 * hxy_p + vpz2 * hz_q + vsz2 * (hz_p - hz_q);
-  const float rhs_q = vpn2 * hxy_p + vpz2 * hz_q - vsz2 * (hxy_p - hxy_q);
-  p_out[i] = (2.0f * p[i] - (1.0f - sd) * p_out[i] + rhs_p) / (1.0f + sd);
-  q_out[i] = (2.0f * q[i] - (1.0f - sd) * q_out[i] + rhs_q) / (1.0f + sd);
+/* One row of nx cells starting at element `row`, whose damping profiles along y and z are
+ * eta_y and eta_z; vti (Hz = d_zz, Hxy = d_xx + d_yy) or tti. */
+RTM_FMA_CLONES static void update_row(const sweep_t *w, long row, long nx, float eta_y,
+                                      float eta_z, float sign, int tilted) {
+  const float *restrict p = w->p, *restrict q = w->q;
+  float *restrict p_out = w->p_out, *restrict q_out = w->q_out;
+  const float *restrict vpx2 = w->coeff[VPX2], *restrict vpz2 = w->coeff[VPZ2];
+  const float *restrict vpn2 = w->coeff[VPN2], *restrict vsz2 = w->coeff[VSZ2];
+  const float *restrict a_xx = w->coeff[HZ_XX], *restrict a_yy = w->coeff[HZ_YY];
+  const float *restrict a_zz = w->coeff[HZ_ZZ], *restrict a_xy = w->coeff[HZ_XY];
+  const float *restrict a_yz = w->coeff[HZ_YZ], *restrict a_xz = w->coeff[HZ_XZ];
+  const float *restrict px = w->first[DX_P], *restrict py = w->first[DY_P];
+  const float *restrict qx = w->first[DX_Q], *restrict qy = w->first[DY_Q];
+  const float *restrict eta_x = w->eta_x;
+  const long sy = w->sy, sz = w->sz;
+  const rtm_fd_weights_t wx = w->w[0], wy = w->w[1], wz = w->w[2];
+  const float *w1x = wx.w1, *w1z = wz.w1;
+
+  RTM_OMP_SIMD
+  for (long ix = 0; ix < nx; ++ix) {
+    const long i = row + ix;
+    const float p_xx = second(p, i, 1, &wx), q_xx = second(q, i, 1, &wx);
+    const float p_yy = second(p, i, sy, &wy), q_yy = second(q, i, sy, &wy);
+    const float p_zz = second(p, i, sz, &wz), q_zz = second(q, i, sz, &wz);
+    float hz_p = p_zz, hz_q = q_zz, hxy_p = p_xx + p_yy, hxy_q = q_xx + q_yy;
+    if (tilted) {
+      const float p_xy = first(py, i, 1, w1x), q_xy = first(qy, i, 1, w1x);
+      const float p_xz = first(px, i, sz, w1z), q_xz = first(qx, i, sz, w1z);
+      const float p_yz = first(py, i, sz, w1z), q_yz = first(qy, i, sz, w1z);
+      hz_p = fmaf(a_xz[i], p_xz,
+                  fmaf(a_yz[i], p_yz,
+                       fmaf(a_xy[i], p_xy,
+                            fmaf(a_zz[i], p_zz, fmaf(a_yy[i], p_yy, a_xx[i] * p_xx)))));
+      hz_q = fmaf(a_xz[i], q_xz,
+                  fmaf(a_yz[i], q_yz,
+                       fmaf(a_xy[i], q_xy,
+                            fmaf(a_zz[i], q_zz, fmaf(a_yy[i], q_yy, a_xx[i] * q_xx)))));
+      hxy_p = (hxy_p + p_zz) - hz_p;
+      hxy_q = (hxy_q + q_zz) - hz_q;
+    }
+    const float vz_hz_q = vpz2[i] * hz_q;
+    const float rhs_p = fmaf(vpx2[i], hxy_p, fmaf(vsz2[i], hz_p - hz_q, vz_hz_q));
+    const float rhs_q = fmaf(vpn2[i], hxy_p, fmaf(-vsz2[i], hxy_p - hxy_q, vz_hz_q));
+    const float sd = sign * (eta_x[ix] + eta_y + eta_z);
+    p_out[i] = leapfrog(p[i], p_out[i], rhs_p, sd);
+    q_out[i] = leapfrog(q[i], q_out[i], rhs_q, sd);
+  }
 }
 
 static void tti_update(void *state, long z_begin, long z_end, rtm_direction_t direction) {
-  const tti_cpu_t *s = state;
+  tti_cpu_t *s = state;
   const int forward = direction == RTM_FORWARD;
   const float sign = forward ? 1.0f : -1.0f;
-  /* Forward: centre f[n] = current, out = previous; backward: centre = previous, out =
-   * current (holding f[n+1]). */
-  const float *restrict p = forward ? s->current[P] : s->previous[P];
-  const float *restrict q = forward ? s->current[Q] : s->previous[Q];
-  float *restrict p_out = forward ? s->previous[P] : s->current[P];
-  float *restrict q_out = forward ? s->previous[Q] : s->current[Q];
   const rtm_grid_t *g = &s->grid;
   const long nx = g->n[0], ny = g->n[1];
-  const long sy = (long)g->stride_y, sz = (long)g->stride_z;
-  const float *restrict vpx2 = s->coeff[VPX2].ptr, *restrict vpz2 = s->coeff[VPZ2].ptr;
-  const float *restrict vpn2 = s->coeff[VPN2].ptr, *restrict vsz2 = s->coeff[VSZ2].ptr;
-  const float *restrict eta_x = s->eta_dt[0];
-  const float *restrict eta_y = s->eta_dt[1];
-  const float *restrict eta_z = s->eta_dt[2] + g->z_offset;
-  float c2[RTM_RADIUS + 1], c1[RTM_RADIUS], inv_h2[3], inv_h[3];
-  memcpy(c2, s->c2, sizeof c2);
-  memcpy(c1, s->c1, sizeof c1);
-  memcpy(inv_h2, s->inv_h2, sizeof inv_h2);
-  memcpy(inv_h, s->inv_h, sizeof inv_h);
-
-  if (!s->tilted) { /* vti: Hz = d_zz, Hxy = d_xx + d_yy */
-    RTM_OMP_ROWS
-    for (long iz = z_begin; iz < z_end; ++iz) {
-      for (long iy = 0; iy < ny; ++iy) {
-        const long row = (long)rtm_grid_index(g, 0, iy, iz);
-        RTM_OMP_SIMD
-        for (long ix = 0; ix < nx; ++ix) {
-          const long i = row + ix;
-          const float hxy_p = second(p, i, 1, c2, inv_h2[0]) + second(p, i, sy, c2, inv_h2[1]);
-          const float hxy_q = second(q, i, 1, c2, inv_h2[0]) + second(q, i, sy, c2, inv_h2[1]);
-          const float hz_p = second(p, i, sz, c2, inv_h2[2]),
-                      hz_q = second(q, i, sz, c2, inv_h2[2]);
-          const float sd = sign * (eta_x[ix] + eta_y[iy] + eta_z[iz]);
-          advance(p, q, p_out, q_out, i, hz_p, hz_q, hxy_p, hxy_q, vpx2[i], vpz2[i], vpn2[i],
-                  vsz2[i], sd);
-        }
-      }
-    }
-    return;
+  const float *eta_y = s->eta_dt[1];
+  const float *eta_z = s->eta_dt[2] + g->z_offset;
+  /* Forward: centre f[n] = current, out = previous; backward: centre = previous, out =
+   * current (holding f[n+1]). */
+  sweep_t w = {
+      .p = forward ? s->current[P] : s->previous[P],
+      .q = forward ? s->current[Q] : s->previous[Q],
+      .p_out = forward ? s->previous[P] : s->current[P],
+      .q_out = forward ? s->previous[Q] : s->current[Q],
+      .eta_x = s->eta_dt[0],
+      .sy = (long)g->stride_y,
+      .sz = (long)g->stride_z,
+      .w = s->weights,
+  };
+  for (int k = 0; k < s->coeff_count; ++k)
+    w.coeff[k] = s->coeff[k].ptr;
+  if (s->tilted) {
+    first_derivatives(s, w.p, s->first[DX_P].ptr, s->first[DY_P].ptr, z_begin, z_end);
+    first_derivatives(s, w.q, s->first[DX_Q].ptr, s->first[DY_Q].ptr, z_begin, z_end);
+    for (int k = 0; k < FIRST_COUNT; ++k)
+      w.first[k] = s->first[k].ptr;
   }
-
-  float *restrict px = s->first[DX_P].ptr, *restrict py = s->first[DY_P].ptr;
-  float *restrict qx = s->first[DX_Q].ptr, *restrict qy = s->first[DY_Q].ptr;
-  first_derivatives(s, p, px, py, z_begin, z_end);
-  first_derivatives(s, q, qx, qy, z_begin, z_end);
-  const float *restrict a_xx = s->coeff[HZ_XX].ptr, *restrict a_yy = s->coeff[HZ_YY].ptr;
-  const float *restrict a_zz = s->coeff[HZ_ZZ].ptr, *restrict a_xy = s->coeff[HZ_XY].ptr;
-  const float *restrict a_yz = s->coeff[HZ_YZ].ptr, *restrict a_xz = s->coeff[HZ_XZ].ptr;
 
   RTM_OMP_ROWS
   for (long iz = z_begin; iz < z_end; ++iz) {
-    for (long iy = 0; iy < ny; ++iy) {
-      const long row = (long)rtm_grid_index(g, 0, iy, iz);
-      RTM_OMP_SIMD
-      for (long ix = 0; ix < nx; ++ix) {
-        const long i = row + ix;
-        const float p_xx = second(p, i, 1, c2, inv_h2[0]), q_xx = second(q, i, 1, c2, inv_h2[0]);
-        const float p_yy = second(p, i, sy, c2, inv_h2[1]), q_yy = second(q, i, sy, c2, inv_h2[1]);
-        const float p_zz = second(p, i, sz, c2, inv_h2[2]), q_zz = second(q, i, sz, c2, inv_h2[2]);
-        const float p_xy = first(px, i, sy, c1, inv_h[1]), q_xy = first(qx, i, sy, c1, inv_h[1]);
-        const float p_xz = first(px, i, sz, c1, inv_h[2]), q_xz = first(qx, i, sz, c1, inv_h[2]);
-        const float p_yz = first(py, i, sz, c1, inv_h[2]), q_yz = first(qy, i, sz, c1, inv_h[2]);
-        const float hz_p = a_xx[i] * p_xx + a_yy[i] * p_yy + a_zz[i] * p_zz + a_xy[i] * p_xy +
-                           a_yz[i] * p_yz + a_xz[i] * p_xz;
-        const float hz_q = a_xx[i] * q_xx + a_yy[i] * q_yy + a_zz[i] * q_zz + a_xy[i] * q_xy +
-                           a_yz[i] * q_yz + a_xz[i] * q_xz;
-        const float hxy_p = (p_xx + p_yy + p_zz) - hz_p, hxy_q = (q_xx + q_yy + q_zz) - hz_q;
-        const float sd = sign * (eta_x[ix] + eta_y[iy] + eta_z[iz]);
-        advance(p, q, p_out, q_out, i, hz_p, hz_q, hxy_p, hxy_q, vpx2[i], vpz2[i], vpn2[i], vsz2[i],
-                sd);
-      }
-    }
+    for (long iy = 0; iy < ny; ++iy)
+      update_row(&w, (long)rtm_grid_index(g, 0, iy, iz), nx, eta_y[iy], eta_z[iz], sign,
+                 s->tilted);
   }
 }
 

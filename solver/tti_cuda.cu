@@ -7,15 +7,16 @@
  *   shared     a ring of R + 2 + lead slots, each the (block_y + 8) x (block_x + 8) tile of
  *              p and of q of one plane with its R = 4 xy halo (corners included); lead =
  *              stages - 1 planes are in flight ahead of the newest resident one (0 for
- *              sync). tti also keeps two buffers of D_x p, D_x q over the tile's rows
- *              (halo rows included) and interior columns, from which d_xy = D_y(D_x f)
+ *              sync). tti also keeps two buffers of D_y p, D_y q over the tile's columns
+ *              (halo columns included) and interior rows, from which d_xy = D_x(D_y f)
  *              comes: one is read for plane c while the other is written for plane c + 1.
  *   registers  queues of the 2R + 1 = 9 values along z of the thread's column: p, q (for
  *              d_zz) and, tti only, D_x p, D_y p, D_x q, D_y q, computed from the tile when a
  *              plane enters the front of the queue (plane c + R); then d_xz = D_z(D_x f),
  *              d_yz = D_z(D_y f) from the queues: the mixed z terms need no second pass and
- *              no scratch volume. The D_x buffer's own rows come from the D_x queues; only
- *              its 2R halo rows are computed from the tile.
+ *              no scratch volume. The D_y buffer's own columns come from the D_y queues;
+ *              only its 2R halo columns are computed from the tile, by as many threads
+ *              (2 x 2R x block_y: half the block for 32-wide tiles, whole warps).
  *   halo       sync: 16-byte loads through registers into the ring; ldgsts: cp.async
  *              16-byte copies (zero fill past the padded field), one commit per plane by
  *              every thread, never in divergent code; tma (sm_90): one thread issues the
@@ -24,14 +25,16 @@
  *              order every reuse (see SLOT below).
  *   per plane  issue the copies of plane i + lead; load the cell's own p[n-1], q[n-1] and
  *              coefficients of plane c; wait for plane i; barrier; push the queues; (tti)
- *              write the D_x buffer of plane c + 1; update p and q of plane c.
- *   order      every operation rounded on its own (no FMA) in the cpu reference's order
- *              (tti_cpu.c), so that the two agree bit for bit. The Hz factors are formed
- *              here in float from n; the reference forms them in double from the same float
- *              n when the axis is smoothed (the exact product of two floats rounds to the
- *              float product: bit for bit), and from angles in double otherwise (a 1-ulp
- *              difference of the medium). (A first version with FMA and weights times 1/h
- *              drifted 8e-6 from the reference in 300 steps: too close to the 1e-5 bound.)
+ *              write the D_y buffer of plane c + 1; update p and q of plane c.
+ *   tile width kernel.block_x = 32 and 64 are compiled with the width known (every y
+ *              offset of a shared load an immediate); other widths run the generic build.
+ *   order      the cpu reference's operations in its order (tti_cpu.c's header), with the
+ *              same floats c, 1 / h^2 and w1 = b / h (rtm_fd_weights) and the same fused
+ *              multiply-adds, so that the two agree bit for bit. The Hz factors are
+ *              formed here in float from n; the reference forms them in double from the
+ *              same float n when the axis is smoothed (the exact product of two floats
+ *              rounds to the float product: bit for bit), and from angles in double
+ *              otherwise (a 1-ulp difference of the medium).
  *   in place   f[n+1] overwrites f[n-1] (each cell read and written by one thread only).
  * The edges: outside the interior in x and y, f and the reference's first-derivative
  * scratch are zero; the tile's padding is zero, so D_x of a padding row is zero here too. In
@@ -75,8 +78,7 @@ struct TtiArgs {
   int z_begin, z_end, zblock;
   int lead, slots; /* planes in flight ahead; ring_slots(lead) */
   float damping_sign;
-  float c2[R + 1], c1[R];
-  float inv_h2[3], inv_h[3];
+  float c2[R + 1], inv_h2[3], w1[3][R]; /* rtm_fd_weights of the axes */
 };
 
 /* Tile floats rounded to 32 so that every tile starts 128-byte aligned (TMA's rule). */
@@ -84,11 +86,16 @@ __host__ __device__ inline int tile_floats(int bx, int by) {
   return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
 }
 
-/* Ring of p/q tiles, (tti) two D_x buffers of p and q, (tma) one mbarrier per slot. */
+/* Floats of the two D_y buffers of p and q (tti): [2][p, q][block_y][block_x + 2R]. */
+__host__ __device__ inline int dy_buffer_floats(int bx, int by) {
+  return 4 * by * (bx + 2 * R);
+}
+
+/* Ring of p/q tiles, (tti) the D_y buffers, (tma) one mbarrier per slot. */
 __host__ __device__ inline size_t shared_bytes_of(int bx, int by, bool tilted, int halo, int lead) {
   const size_t slots = (size_t)ring_slots(lead);
   size_t floats = slots * 2 * (size_t)tile_floats(bx, by);
-  if (tilted) floats += 4 * (size_t)(by + 2 * R) * (size_t)bx;
+  if (tilted) floats += (size_t)dy_buffer_floats(bx, by);
   floats = (floats + 1) / 2 * 2; /* 8-byte alignment of the barriers */
   return floats * sizeof(float) + (halo == RTM_HALO_TMA ? slots * sizeof(uint64_t) : 0);
 }
@@ -102,46 +109,57 @@ template <> __device__ __forceinline__ float coeff_at<__half>(const void *volume
   return __half2float(__ldg(static_cast<const __half *>(volume) + cell));
 }
 
+/* Rounded operations, spelled out so that nvcc neither fuses nor reorders them. */
 __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
 __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float fmadd(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 
-/* The reference's second(): c0 f + sum c_k (f[+k] + f[-k]), then times 1/h^2. */
-__device__ __forceinline__ float second_tile(const float *t, int centre, int stride, const float *c2,
-                                             float inv_h2) {
+/* The reference's second(): fma chain of c_k (f[+k] + f[-k]) from c_0 f, times 1 / h^2. */
+__device__ __forceinline__ float second_tile(const float *t, int centre, int stride,
+                                             const float *c2, float inv_h2) {
   float d = mul(c2[0], t[centre]);
 #pragma unroll
   for (int k = 1; k <= R; ++k)
-    d = add(d, mul(c2[k], add(t[centre + k * stride], t[centre - k * stride])));
+    d = fmadd(c2[k], add(t[centre + k * stride], t[centre - k * stride]), d);
   return mul(d, inv_h2);
 }
 
-/* The reference's first(): sum b_k (g[+k] - g[-k]) from 0, then times 1/h. The leading
- * 0 + x is left out: it equals x except that -0 becomes +0, a sign of zero that no later
- * operation turns into a different non-zero value. */
-__device__ __forceinline__ float first_tile(const float *t, int centre, int stride, const float *c1,
-                                            float inv_h) {
-  float d = mul(c1[0], sub(t[centre + stride], t[centre - stride]));
+/* The reference's first(): fma chain of w1_k (g[+k] - g[-k]) from w1_1 (g[+1] - g[-1]). */
+__device__ __forceinline__ float first_tile(const float *t, int centre, int stride,
+                                            const float *w1) {
+  float d = mul(w1[0], sub(t[centre + stride], t[centre - stride]));
 #pragma unroll
   for (int k = 2; k <= R; ++k)
-    d = add(d, mul(c1[k - 1], sub(t[centre + k * stride], t[centre - k * stride])));
-  return mul(d, inv_h);
+    d = fmadd(w1[k - 1], sub(t[centre + k * stride], t[centre - k * stride]), d);
+  return d;
 }
 
-__device__ __forceinline__ float second_queue(const float (&f)[Q], const float *c2, float inv_h2) {
+__device__ __forceinline__ float second_queue(const float (&f)[Q], const float *c2,
+                                              float inv_h2) {
   float d = mul(c2[0], f[R]);
 #pragma unroll
   for (int k = 1; k <= R; ++k)
-    d = add(d, mul(c2[k], add(f[R + k], f[R - k])));
+    d = fmadd(c2[k], add(f[R + k], f[R - k]), d);
   return mul(d, inv_h2);
 }
 
-__device__ __forceinline__ float first_queue(const float (&g)[Q], const float *c1, float inv_h) {
-  float d = mul(c1[0], sub(g[R + 1], g[R - 1]));
+__device__ __forceinline__ float first_queue(const float (&g)[Q], const float *w1) {
+  float d = mul(w1[0], sub(g[R + 1], g[R - 1]));
 #pragma unroll
   for (int k = 2; k <= R; ++k)
-    d = add(d, mul(c1[k - 1], sub(g[R + k], g[R - k])));
-  return mul(d, inv_h);
+    d = fmadd(w1[k - 1], sub(g[R + k], g[R - k]), d);
+  return d;
+}
+
+/* The reference's leapfrog: fma(2, f, fma(-keep, f_other, rhs)), over `scale` in the layer. */
+__device__ __forceinline__ float leapfrog_layer(float f, float f_other, float rhs, float keep,
+                                                float scale) {
+  return __fdiv_rn(fmadd(2.f, f, fmadd(-keep, f_other, rhs)), scale);
+}
+/* Outside the layer keep = scale = 1: fma(-1, g, rhs) is rhs - g and x / 1 is x. */
+__device__ __forceinline__ float leapfrog(float f, float f_other, float rhs) {
+  return fmadd(2.f, f, sub(rhs, f_other));
 }
 
 __device__ __forceinline__ void push(float (&f)[Q], float front) {
@@ -163,19 +181,21 @@ __device__ __forceinline__ void wait_copies(int pending) {
 /* Block (bx, by, bz): tile of blockDim.x x blockDim.y cells at (bx BX, by BY), output planes
  * [zb0, zb1). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1 from plane zb0 - R;
  * iteration i pushes plane i onto the queues and, once they are full (i >= 2R), updates
- * plane c = zb0 + i - 2R (loaded plane i - R). */
-template <bool TILTED, typename C, int HALO>
+ * plane c = zb0 + i - 2R (loaded plane i - R). BXC: the tile width when compiled in
+ * (blockDim.x equals it), 0 for any width. */
+template <bool TILTED, typename C, int HALO, int BXC>
 __global__ void __launch_bounds__(MAX_THREADS)
     tti_zmarch(const __grid_constant__ TtiArgs a, const __grid_constant__ CUtensorMap p_map,
                const __grid_constant__ CUtensorMap q_map) {
   extern __shared__ __align__(128) float smem[];
-  const int bx = blockDim.x, by = blockDim.y;
+  const int bx = BXC > 0 ? BXC : (int)blockDim.x, by = blockDim.y;
   const int tw = bx + 2 * R, th = by + 2 * R;
   const int tf = tile_floats(bx, by);
   const int slots = a.slots, lead = a.lead;
-  float *dx_buffer = smem + slots * 2 * tf; /* tti: [2 buffers][p, q][th][bx] */
+  float *dy_buffer = smem + slots * 2 * tf; /* tti: [2 buffers][p, q][by][tw] */
+  const int dy_floats = by * tw;            /* one field of one buffer */
   uint64_t *full = reinterpret_cast<uint64_t *>(
-      smem + (slots * 2 * tf + (TILTED ? 4 * th * bx : 0) + 1) / 2 * 2); /* tma */
+      smem + (slots * 2 * tf + (TILTED ? dy_buffer_floats(bx, by) : 0) + 1) / 2 * 2); /* tma */
 
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int tid = ty * bx + tx, nthreads = bx * by;
@@ -191,11 +211,25 @@ __global__ void __launch_bounds__(MAX_THREADS)
   const long long tile_origin = (long long)zb0 * a.stride_z + (long long)iy0 * a.stride_y + ix0;
   const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
   const int centre = (ty + R) * tw + tx + R;
+  const int own_dy = ty * tw + tx + R; /* the cell in a D_y buffer */
   /* sync, ldgsts: this thread's first 16-byte chunk of a tile (most shapes have no other) */
   const int first_row = tid / chunks_per_row, first_col = 4 * (tid - first_row * chunks_per_row);
   const bool first_valid = tid < chunks && ix0 + first_col < a.row_floats && iy0 + first_row < a.rows;
   const int first_smem = first_row * tw + first_col;
   const long long first_global = (long long)first_row * a.stride_y + first_col;
+  /* tti: D_y of the 2R halo columns of the buffer, 2 x by x 2R entries (p and q); entry e
+   * is field e / (2R by), row (e mod 2R by) / 2R, halo column e mod 2R (R left, R right).
+   * Its place in a tile slot (field offset included) and in a buffer. */
+  const int halo_entries = 2 * by * 2 * R;
+  auto halo_entry = [&](int e, int &in_tile, int &in_buffer) {
+    const int f = e / (2 * R * by), rest = e - f * 2 * R * by;
+    const int r = rest / (2 * R), h = rest - r * 2 * R;
+    const int col = h < R ? h : h + bx;
+    in_tile = f * tf + (r + R) * tw + col;
+    in_buffer = f * dy_floats + r * tw + col;
+  };
+  int halo_tile = 0, halo_buffer = 0;
+  if (TILTED && tid < halo_entries) halo_entry(tid, halo_tile, halo_buffer);
 
   const long long column = a.origin + (long long)iy * a.stride_y + ix;
   const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
@@ -307,23 +341,25 @@ __global__ void __launch_bounds__(MAX_THREADS)
       push(pz, tp[centre]);
       push(qz, tq[centre]);
       if (TILTED) {
-        push(dxp, first_tile(tp, centre, 1, a.c1, a.inv_h[0]));
-        push(dyp, first_tile(tp, centre, tw, a.c1, a.inv_h[1]));
-        push(dxq, first_tile(tq, centre, 1, a.c1, a.inv_h[0]));
-        push(dyq, first_tile(tq, centre, tw, a.c1, a.inv_h[1]));
+        push(dxp, first_tile(tp, centre, 1, a.w1[0]));
+        push(dyp, first_tile(tp, centre, tw, a.w1[1]));
+        push(dxq, first_tile(tq, centre, 1, a.w1[0]));
+        push(dyq, first_tile(tq, centre, tw, a.w1[1]));
       }
     }
     if (TILTED && i >= 2 * R - 1) {
-      /* D_x of plane c + 1 over the tile's rows, read at iteration i + 1: the own rows
-       * from the queues (D_x of plane c + 1 sits at R + 1), the 2R halo rows from the tile. */
-      float *buffer = dx_buffer + ((i + 1) & 1) * 2 * th * bx;
-      const float *tp = smem + slot_next * 2 * tf, *tq = tp + tf;
-      buffer[(ty + R) * bx + tx] = dxp[R + 1];
-      buffer[th * bx + (ty + R) * bx + tx] = dxq[R + 1];
-      for (int h = ty; h < 2 * R; h += by) {
-        const int r = h < R ? h : h + by;
-        buffer[r * bx + tx] = first_tile(tp, r * tw + tx + R, 1, a.c1, a.inv_h[0]);
-        buffer[th * bx + r * bx + tx] = first_tile(tq, r * tw + tx + R, 1, a.c1, a.inv_h[0]);
+      /* D_y of plane c + 1 over the tile's columns, read at iteration i + 1: the own
+       * columns from the queues (D_y of plane c + 1 sits at R + 1), the 2R halo columns
+       * from the tile. */
+      float *buffer = dy_buffer + ((i + 1) & 1) * 2 * dy_floats;
+      const float *tn = smem + slot_next * 2 * tf;
+      buffer[own_dy] = dyp[R + 1];
+      buffer[dy_floats + own_dy] = dyq[R + 1];
+      if (tid < halo_entries) buffer[halo_buffer] = first_tile(tn, halo_tile, tw, a.w1[1]);
+      for (int e = tid + nthreads; e < halo_entries; e += nthreads) { /* narrow tiles only */
+        int in_tile, in_buffer;
+        halo_entry(e, in_tile, in_buffer);
+        buffer[in_buffer] = first_tile(tn, in_tile, tw, a.w1[1]);
       }
     }
 
@@ -335,49 +371,40 @@ __global__ void __launch_bounds__(MAX_THREADS)
       const float q_yy = second_tile(tq, centre, tw, a.c2, a.inv_h2[1]);
       const float p_zz = second_queue(pz, a.c2, a.inv_h2[2]);
       const float q_zz = second_queue(qz, a.c2, a.inv_h2[2]);
-      float hz_p, hz_q, hxy_p, hxy_q;
+      float hz_p = p_zz, hz_q = q_zz, hxy_p = add(p_xx, p_yy), hxy_q = add(q_xx, q_yy);
       if (TILTED) {
-        const float *buffer = dx_buffer + (i & 1) * 2 * th * bx;
-        const int s = (ty + R) * bx + tx;
-        const float p_xy = first_tile(buffer, s, bx, a.c1, a.inv_h[1]);
-        const float q_xy = first_tile(buffer + th * bx, s, bx, a.c1, a.inv_h[1]);
-        const float p_xz = first_queue(dxp, a.c1, a.inv_h[2]);
-        const float q_xz = first_queue(dxq, a.c1, a.inv_h[2]);
-        const float p_yz = first_queue(dyp, a.c1, a.inv_h[2]);
-        const float q_yz = first_queue(dyq, a.c1, a.inv_h[2]);
+        const float *buffer = dy_buffer + (i & 1) * 2 * dy_floats;
+        const float p_xy = first_tile(buffer, own_dy, 1, a.w1[0]);
+        const float q_xy = first_tile(buffer + dy_floats, own_dy, 1, a.w1[0]);
+        const float p_xz = first_queue(dxp, a.w1[2]);
+        const float q_xz = first_queue(dxq, a.w1[2]);
+        const float p_yz = first_queue(dyp, a.w1[2]);
+        const float q_yz = first_queue(dyq, a.w1[2]);
         const float a_xx = mul(nx, nx), a_yy = mul(ny, ny), a_zz = mul(nz, nz);
         const float a_xy = mul(2.f, mul(nx, ny)), a_yz = mul(2.f, mul(ny, nz));
         const float a_xz = mul(2.f, mul(nx, nz));
-        hz_p = add(add(add(add(add(mul(a_xx, p_xx), mul(a_yy, p_yy)), mul(a_zz, p_zz)),
-                           mul(a_xy, p_xy)),
-                       mul(a_yz, p_yz)),
-                   mul(a_xz, p_xz));
-        hz_q = add(add(add(add(add(mul(a_xx, q_xx), mul(a_yy, q_yy)), mul(a_zz, q_zz)),
-                           mul(a_xy, q_xy)),
-                       mul(a_yz, q_yz)),
-                   mul(a_xz, q_xz));
-        hxy_p = sub(add(add(p_xx, p_yy), p_zz), hz_p);
-        hxy_q = sub(add(add(q_xx, q_yy), q_zz), hz_q);
-      } else {
-        hxy_p = add(p_xx, p_yy);
-        hxy_q = add(q_xx, q_yy);
-        hz_p = p_zz;
-        hz_q = q_zz;
+        hz_p = fmadd(a_xz, p_xz,
+                     fmadd(a_yz, p_yz,
+                           fmadd(a_xy, p_xy, fmadd(a_zz, p_zz, fmadd(a_yy, p_yy, mul(a_xx, p_xx))))));
+        hz_q = fmadd(a_xz, q_xz,
+                     fmadd(a_yz, q_yz,
+                           fmadd(a_xy, q_xy, fmadd(a_zz, q_zz, fmadd(a_yy, q_yy, mul(a_xx, q_xx))))));
+        hxy_p = sub(add(hxy_p, p_zz), hz_p);
+        hxy_q = sub(add(hxy_q, q_zz), hz_q);
       }
-      const float rhs_p = add(add(mul(vpx2, hxy_p), mul(vpz2, hz_q)), mul(vsz2, sub(hz_p, hz_q)));
-      const float rhs_q =
-          sub(add(mul(vpn2, hxy_p), mul(vpz2, hz_q)), mul(vsz2, sub(hxy_p, hxy_q)));
-      const float p2 = mul(2.f, pz[R]), q2 = mul(2.f, qz[R]);
+      const float vz_hz_q = mul(vpz2, hz_q);
+      const float rhs_p = fmadd(vpx2, hxy_p, fmadd(vsz2, sub(hz_p, hz_q), vz_hz_q));
+      const float rhs_q = fmadd(vpn2, hxy_p, fmadd(-vsz2, sub(hxy_p, hxy_q), vz_hz_q));
       const float d = add(exy, ez);
       float po, qo;
       if (d > 0.f) {
         const float sd = a.damping_sign * d;
         const float keep = sub(1.f, sd), scale = add(1.f, sd);
-        po = __fdiv_rn(add(sub(p2, mul(keep, pp)), rhs_p), scale);
-        qo = __fdiv_rn(add(sub(q2, mul(keep, qp)), rhs_q), scale);
-      } else { /* (1 - 0) f and x / 1 are exact: the same numbers */
-        po = add(sub(p2, pp), rhs_p);
-        qo = add(sub(q2, qp), rhs_q);
+        po = leapfrog_layer(pz[R], pp, rhs_p, keep, scale);
+        qo = leapfrog_layer(qz[R], qp, rhs_q, keep, scale);
+      } else {
+        po = leapfrog(pz[R], pp, rhs_p);
+        qo = leapfrog(qz[R], qp, rhs_q);
       }
       a.p_other[cell] = po;
       a.q_other[cell] = qo;
@@ -392,23 +419,33 @@ __global__ void __launch_bounds__(MAX_THREADS)
   }
 }
 
-/* The kernel instance of (tilted, coefficient type, halo), as a function pointer. */
+/* The kernel instance of (tilted, coefficient type, halo, tile width), as a function
+ * pointer. */
 typedef void (*kernel_t)(TtiArgs, CUtensorMap, CUtensorMap);
 
-template <bool TILTED, typename C> kernel_t pick_halo(rtm_halo_t halo) {
+template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx) {
+  switch (bx) {
+  case 32: return tti_zmarch<TILTED, C, HALO, 32>;
+  case 64: return tti_zmarch<TILTED, C, HALO, 64>;
+  default: return tti_zmarch<TILTED, C, HALO, 0>;
+  }
+}
+
+template <bool TILTED, typename C> kernel_t pick_halo(rtm_halo_t halo, int bx) {
   switch (halo) {
-  case RTM_HALO_LDGSTS: return tti_zmarch<TILTED, C, RTM_HALO_LDGSTS>;
-  case RTM_HALO_TMA: return tti_zmarch<TILTED, C, RTM_HALO_TMA>;
-  default: return tti_zmarch<TILTED, C, RTM_HALO_SYNC>;
+  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx);
+  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx);
+  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx);
   }
 }
 
 kernel_t pick(const rtm_tti_shape_t *shape) {
+  const int bx = shape->block[0];
   if (shape->tilted)
-    return shape->coeff_half ? pick_halo<true, __half>(shape->halo)
-                             : pick_halo<true, float>(shape->halo);
-  return shape->coeff_half ? pick_halo<false, __half>(shape->halo)
-                           : pick_halo<false, float>(shape->halo);
+    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx)
+                             : pick_halo<true, float>(shape->halo, bx);
+  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx)
+                           : pick_halo<false, float>(shape->halo, bx);
 }
 
 int lead_of(const rtm_tti_shape_t *shape) {
@@ -491,13 +528,10 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
     a.lead = lead_of(shape);
     a.slots = ring_slots(a.lead);
     a.damping_sign = backward ? -1.f : 1.f;
-    for (int k = 0; k <= R; ++k)
-      a.c2[k] = fields->c2[k];
-    for (int k = 0; k < R; ++k)
-      a.c1[k] = fields->c1[k];
+    memcpy(a.c2, fields->weights[0].c2, sizeof a.c2); /* the same on every axis */
     for (int axis = 0; axis < 3; ++axis) {
-      a.inv_h2[axis] = fields->inv_h2[axis];
-      a.inv_h[axis] = fields->inv_h[axis];
+      a.inv_h2[axis] = fields->weights[axis].inv_h2;
+      memcpy(a.w1[axis], fields->weights[axis].w1, sizeof a.w1[axis]);
     }
     CUtensorMap p_map, q_map;
     memset(&p_map, 0, sizeof p_map);

@@ -8,7 +8,9 @@
  *   forward f[n+1] = (2 f[n] - (1 - d) f[n-1] + rhs_f) / (1 + d), backward with d -> -d,
  *   d = eta_dt_x[ix] + eta_dt_y[iy] + eta_dt_z[iz].
  * Space: 8th order (R = 4); d_aa the second-derivative stencil, d_ab (a != b) the
- * first-derivative stencil in a of the first-derivative stencil in b, as in the reference.
+ * first-derivative stencil in b of the first-derivative stencil in a (d_xy = D_x(D_y f),
+ * d_xz = D_z(D_x f), d_yz = D_z(D_y f)), summed with fused multiply-adds in the
+ * reference's order (tti_cpu.c).
  *
  * Per-cell coefficients (memory.model strategy, padded like the fields), from
  * rtm_anisotropy_prepare / rtm_anisotropy_cell, so the kernel sees the reference's medium:
@@ -70,9 +72,7 @@ typedef struct {
   const rtm_iso_tensor_map_t *p_map, *q_map; /* tma: halo maps of `p` and `q`
                                                 (rtm_iso_cuda_tensor_map with the tile of
                                                 shape.block); NULL for sync and ldgsts */
-  float c2[RTM_RADIUS + 1];            /* rtm_fd2_coeff in float */
-  float c1[RTM_RADIUS];                /* rtm_fd1_coeff in float */
-  float inv_h2[3], inv_h[3];
+  rtm_fd_weights_t weights[3];         /* rtm_fd_weights of each axis' spacing */
 } rtm_tti_fields_t;
 
 /* Checks that `device` can run `shape` (tile width a positive multiple of 4, at most 512

@@ -41,9 +41,9 @@ static void test_schema_is_consistent(void **state) {
         fail_msg("section [%s] is split", a->section);
     }
   }
-  /* The brief's keys: 9 grid, 3 time, 6 model, 3 physics, 6 source, 9 receivers, 3 boundary,
-   * 2 snapshots, 3 output, 2 backend, 5 kernel, 6 memory, 2 bench, 1 traces. */
-  assert_int_equal(rows, 60);
+  /* The brief's keys: 9 grid, 3 time, 6 model, 3 physics, 6 source, 10 receivers,
+   * 3 boundary, 2 snapshots, 3 output, 2 backend, 5 kernel, 6 memory, 2 bench, 1 traces. */
+  assert_int_equal(rows, 61);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */
@@ -89,6 +89,7 @@ static void test_defaults(void **state) {
               isnan(cfg.receivers.y_step_m));
   assert_int_equal(cfg.receivers.x_count, 0);
   assert_int_equal(cfg.receivers.y_count, 0);
+  assert_string_equal(cfg.receivers.fields, "p");
   assert_int_equal(cfg.boundary.kind, RTM_BOUNDARY_SPONGE);
   assert_int_equal(cfg.boundary.width_cells, 20);
   assert_true(cfg.boundary.reflection == 1e-3);
@@ -156,6 +157,7 @@ static void test_set_lands_in_named_fields(void **state) {
                                      "receivers.y_first=13",
                                      "receivers.y_step=14",
                                      "receivers.y_count=15",
+                                     "receivers.fields=p,q",
                                      "boundary.type=sponge",
                                      "boundary.width=5",
                                      "boundary.reflection=0.01",
@@ -206,6 +208,7 @@ static void test_set_lands_in_named_fields(void **state) {
   assert_int_equal(cfg.receivers.x_count, 12);
   assert_true(cfg.receivers.y_first_m == 13 && cfg.receivers.y_step_m == 14);
   assert_int_equal(cfg.receivers.y_count, 15);
+  assert_string_equal(cfg.receivers.fields, "p,q");
   assert_int_equal(cfg.boundary.width_cells, 5);
   assert_true(cfg.boundary.reflection == 0.01);
   assert_int_equal(cfg.snapshots.every_steps, 3);
@@ -280,6 +283,8 @@ static void test_set_errors(void **state) {
       {"backend.name=opencl",
        "--set backend.name=opencl: not a known choice; expected one of auto|cpu|cuda"},
       {"traces.pipeline=graphs", "expected one of graph|streams"},
+      {"receivers.fields=q,p", "--set receivers.fields=q,p: not a known choice; expected one of "
+                               "p|q|p,q"},
       {"memory.model_precision=fp8", "--set memory.model_precision=fp8: expected one of fp32|fp16"},
       {"kernel.block_x=2000",
        "--set kernel.block_x=2000: out of range; expected an integer in [1, 1024]"},
@@ -383,6 +388,23 @@ static void test_validate(void **state) {
   assert_int_equal(rtm_config_set(&cfg, "model.file=\"   \""), RTM_OK);
   assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
   assert_contains(capture.text, "model.file = \"   \" is blank");
+
+  /* q traces exist for vti and tti only; p alone is fine for every equation */
+  static const char *const q_fields[] = {"receivers.fields=q", "receivers.fields=p,q"};
+  for (int i = 0; i < 2; ++i) {
+    rtm_config_defaults(&cfg);
+    snprintf(cfg.path, sizeof cfg.path, "deck.ini");
+    assert_int_equal(rtm_config_set(&cfg, q_fields[i]), RTM_OK);
+    assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
+    assert_contains(capture.text, i == 0 ? "deck.ini: receivers.fields = q: physics.equation = "
+                                           "iso has no field q"
+                                         : "deck.ini: receivers.fields = p,q: physics.equation = "
+                                           "iso has no field q");
+    assert_int_equal(rtm_config_set(&cfg, "physics.equation=vti"), RTM_OK);
+    assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+    assert_int_equal(rtm_config_set(&cfg, "physics.equation=tti"), RTM_OK);
+    assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+  }
 
   /* Warnings do not fail a deck. */
   rtm_config_defaults(&cfg);

@@ -135,7 +135,7 @@ static int run(const fixture_t *f, const rtm_config_t *cfg, run_t *out) {
   out->traces = malloc((size_t)prop.receivers.count * (f->steps + 1) * sizeof(float));
   if (!out->snapshot || !out->traces) RTM_FAIL(RTM_ERR_NOMEM, "test: out of memory");
   RTM_TRY(prop.backend->read_field(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, out->snapshot));
-  RTM_TRY(prop.backend->read_traces(prop.state, out->traces));
+  RTM_TRY(prop.backend->read_traces(prop.state, RTM_FIELD_P, out->traces));
   for (int i = 0; i < prop.ledger.count; ++i)
     if (strncmp(prop.ledger.records[i].label, "p ", 2) == 0)
       out->compressed = prop.ledger.records[i].compressed;

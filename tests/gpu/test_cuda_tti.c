@@ -4,8 +4,10 @@
  * off-grid receivers, an absorbing layer, for every device memory strategy and tiles that
  * leave partial edge tiles (45 x 37 x 29 cells), zblock 0 and zblocks that do not divide
  * nz, and every halo variant (sync; ldgsts and tma with 2 and 3 stages; tma only on
- * compute capability 9.0+, refused below). Final p and q and all traces must match. Also vti against its reference; eps = delta
- * = 0 with a tilt reproducing the iso kernel with p = q; EDGE_PLANES + INTERIOR equal to
+ * compute capability 9.0+, refused below). Final p and q and all traces must match: the
+ * receivers record p and q (receivers.fields = p,q), both compared. Also vti against its
+ * reference; eps = delta = 0 with a tilt reproducing the iso kernel with p = q (and q traces
+ * = p traces); EDGE_PLANES + INTERIOR equal to
  * ALL bit for bit; a backward step undoing a forward one; fields p and q written and read
  * back; shapes the kernel cannot run refused; memory.model_precision = fp16 (binary16
  * coefficient volumes) against the cpu reference's fp16, with the fp16 - fp32 difference.
@@ -42,6 +44,7 @@ static const double tolerance = 1e-5;
 
 typedef struct {
   float *p, *q, *traces;
+  float *q_traces; /* NULL unless the receivers recorded q */
   int receiver_count;
 } run_t;
 
@@ -96,6 +99,7 @@ static void base_config(fixture_t *f, uint64_t *rng) {
   c->receivers.y_first_m = c->grid.origin_m[1] + (1.0 + uniform(rng)) * c->grid.spacing_m[1];
   c->receivers.y_step_m = 4.1 * c->grid.spacing_m[1];
   c->receivers.y_count = 8;
+  snprintf(c->receivers.fields, sizeof c->receivers.fields, "p,q");
   c->boundary.width_cells = 6;
   c->boundary.reflection = 1e-3;
   c->backend.device = 0;
@@ -134,6 +138,7 @@ static void free_run(run_t *r) {
   free(r->p);
   free(r->q);
   free(r->traces);
+  free(r->q_traces);
   memset(r, 0, sizeof *r);
 }
 
@@ -149,12 +154,18 @@ static int run(const fixture_t *f, const rtm_config_t *cfg, const rtm_model_t *m
   out->receiver_count = prop.receivers.count;
   out->p = malloc(cells * sizeof(float));
   out->q = malloc(cells * sizeof(float));
-  out->traces = malloc((size_t)prop.receivers.count * (f->steps + 1) * sizeof(float));
+  const size_t samples = (size_t)prop.receivers.count * (f->steps + 1);
+  out->traces = malloc(samples * sizeof(float));
   if (!out->p || !out->q || !out->traces) RTM_FAIL(RTM_ERR_NOMEM, "test: out of memory");
   RTM_TRY(prop.backend->read_field(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, out->p));
   if (cfg->physics.equation != RTM_EQUATION_ISO)
     RTM_TRY(prop.backend->read_field(prop.state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, out->q));
-  RTM_TRY(prop.backend->read_traces(prop.state, out->traces));
+  RTM_TRY(prop.backend->read_traces(prop.state, RTM_FIELD_P, out->traces));
+  if (prop.trace_fields & RTM_FIELD_BIT(RTM_FIELD_Q)) {
+    out->q_traces = malloc(samples * sizeof(float));
+    if (!out->q_traces) RTM_FAIL(RTM_ERR_NOMEM, "test: out of memory");
+    RTM_TRY(prop.backend->read_traces(prop.state, RTM_FIELD_Q, out->q_traces));
+  }
   rtm_propagator_destroy(&prop);
   return RTM_OK;
 fail:
@@ -223,6 +234,11 @@ static void test_reference_not_trivial(void **state) {
   const size_t cells = rtm_grid_interior_cells(&f->grid);
   assert_true(rtm_test_relative_l2(f->tti_ref.q, f->tti_ref.p, cells) > 1e-3);
   assert_true(rtm_test_relative_l2(f->vti_ref.p, f->tti_ref.p, cells) > 1e-3);
+  /* the q traces are recorded, and they are not the p traces */
+  assert_non_null(f->tti_ref.q_traces);
+  assert_non_null(f->vti_ref.q_traces);
+  assert_true(rtm_test_relative_l2(f->tti_ref.q_traces, f->tti_ref.traces, n) > 1e-3);
+  assert_true(rtm_test_relative_l2(f->vti_ref.q_traces, f->vti_ref.traces, n) > 1e-3);
 }
 
 typedef struct {
@@ -239,12 +255,18 @@ static void compare(const fixture_t *f, const run_t *got, const run_t *ref, cons
   const size_t cells = rtm_grid_interior_cells(&f->grid);
   const double p = rtm_test_relative_l2(got->p, ref->p, cells);
   const double q = rtm_test_relative_l2(got->q, ref->q, cells);
-  const double t = rtm_test_relative_l2(got->traces, ref->traces, (size_t)ref->receiver_count * (f->steps + 1));
-  printf("  %-44s rel L2 p %.2e q %.2e traces %.2e\n", what, p, q, t);
+  const size_t samples = (size_t)ref->receiver_count * (f->steps + 1);
+  const double t = rtm_test_relative_l2(got->traces, ref->traces, samples);
+  /* q traces: the same recording kernel on q, held to the same bound */
+  assert_true((got->q_traces != NULL) == (ref->q_traces != NULL));
+  const double tq =
+      ref->q_traces ? rtm_test_relative_l2(got->q_traces, ref->q_traces, samples) : 0.0;
+  printf("  %-44s rel L2 p %.2e q %.2e traces p %.2e q %.2e\n", what, p, q, t, tq);
   assert_int_equal(got->receiver_count, ref->receiver_count);
   assert_true(p <= tolerance);
   assert_true(q <= tolerance);
   assert_true(t <= tolerance);
+  assert_true(tq <= tolerance);
 }
 
 typedef struct {
@@ -321,12 +343,17 @@ static void test_isotropic_limit(void **state) {
   run_t tti, iso;
   assert_int_equal(run(f, &cfg, &iso_model, &tti), RTM_OK);
   cfg.physics.equation = RTM_EQUATION_ISO;
+  snprintf(cfg.receivers.fields, sizeof cfg.receivers.fields, "p"); /* iso has no q */
   assert_int_equal(run(f, &cfg, &iso_model, &iso), RTM_OK);
   const double pq = rtm_test_relative_l2(tti.q, tti.p, cells);
   const double piso = rtm_test_relative_l2(tti.p, iso.p, cells);
   printf("  eps = delta = 0, tilted: rel L2 q vs p %.2e, p vs iso %.2e\n", pq, piso);
   assert_true(pq == 0.0);
   assert_true(piso <= tolerance);
+  /* p = q bit for bit, recorded by the same kernel with the same taps: equal traces */
+  assert_non_null(tti.q_traces);
+  assert_memory_equal(tti.q_traces, tti.traces,
+                      (size_t)tti.receiver_count * (f->steps + 1) * sizeof(float));
   assert_true(rtm_test_relative_l2(iso.p, f->tti_ref.p, cells) > 1e-3); /* the anisotropy mattered */
   free_run(&tti);
   free_run(&iso);

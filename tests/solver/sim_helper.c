@@ -78,7 +78,7 @@ int sim_run(const sim_params_t *params, sim_result_t *result) {
                                    .ledger = &ledger};
   RTM_TRY(rtm_backend_cpu.create(&desc, &state));
   RTM_TRY(rtm_backend_cpu.set_sources(state, &sources, wavelet, steps));
-  RTM_TRY(rtm_backend_cpu.set_receivers(state, &receivers));
+  RTM_TRY(rtm_backend_cpu.set_receivers(state, &receivers, RTM_FIELD_BIT(RTM_FIELD_P)));
   const double start = now_s();
   for (int it = 0; it < steps; ++it)
     RTM_TRY(rtm_backend_cpu.step(state, it, RTM_REGION_ALL, RTM_FORWARD));
@@ -86,7 +86,7 @@ int sim_run(const sim_params_t *params, sim_result_t *result) {
 
   result->traces = malloc((size_t)params->receiver_count * ((size_t)steps + 1) * sizeof(float));
   if (!result->traces) RTM_FAIL(RTM_ERR_NOMEM, "test: no memory for the traces");
-  RTM_TRY(rtm_backend_cpu.read_traces(state, result->traces));
+  RTM_TRY(rtm_backend_cpu.read_traces(state, RTM_FIELD_P, result->traces));
   result->dt_s = dt;
   result->steps = steps;
 

@@ -104,7 +104,8 @@ static void *backend_make(problem_t *pb) {
   assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_OK);
   assert_int_equal(rtm_backend_cpu.set_sources(state, &pb->sources, pb->wavelets, pb->steps),
                    RTM_OK);
-  assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb->receivers), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb->receivers, RTM_FIELD_BIT(RTM_FIELD_P)),
+                   RTM_OK);
   return state;
 }
 
@@ -173,10 +174,7 @@ static void expected_step(const problem_t *pb, const float *p, const float *pp, 
       const size_t k = (size_t)s * RTM_POINT_TAPS + t;
       const float w = pb->sources.tap_weight[k];
       if (w == 0.0f) continue;
-      const size_t off = pb->sources.tap_index[k] - g->origin_index;
-      const size_t iz = off / g->stride_z, iy = off % g->stride_z / g->stride_y,
-                   ix = off % g->stride_y;
-      const size_t i = (iz * (size_t)ny + iy) * (size_t)nx + ix;
+      const size_t i = rtm_grid_dense_index(g, pb->sources.tap_index[k]);
       const double add = (double)w * pb->wavelets[(size_t)s * pb->steps + it];
       next[i] += add;
       magnitude[i] += fabs(add);
@@ -217,7 +215,7 @@ static void check_step_against_equation(const int n[3], int z_offset, int nz_loc
   /* receivers: column it + 1 holds sum w p[it+1] at the taps */
   float *traces = malloc((size_t)RECEIVERS * (pb.steps + 1) * sizeof(float));
   assert_non_null(traces);
-  assert_int_equal(rtm_backend_cpu.read_traces(state, traces), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.read_traces(state, RTM_FIELD_P, traces), RTM_OK);
   for (int r = 0; r < RECEIVERS; ++r) {
     double sum = 0.0, sum_mag = 0.0;
     for (int t = 0; t < RTM_POINT_TAPS; ++t) {
@@ -342,8 +340,8 @@ static void check_split(const int n[3], int z_offset, int nz_local) {
   float *ta = malloc(samples * sizeof(float)), *tb = malloc(samples * sizeof(float));
   assert_non_null(ta);
   assert_non_null(tb);
-  assert_int_equal(rtm_backend_cpu.read_traces(whole, ta), RTM_OK);
-  assert_int_equal(rtm_backend_cpu.read_traces(split, tb), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.read_traces(whole, RTM_FIELD_P, ta), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.read_traces(split, RTM_FIELD_P, tb), RTM_OK);
   assert_memory_equal(ta, tb, samples * sizeof(float));
   free(ta);
   free(tb);

@@ -1,8 +1,10 @@
 /* test_tti_cpu - the vti/tti physics of the cpu backend: one step against the equations
  * computed here in double (mixed derivatives as the direct 64-point product stencil, the
  * axis from the angles), forward then backward restores both fields, split steps equal
- * whole steps bit for bit, p and q round trips and the ledger. Random heterogeneous models
- * (epsilon, delta, theta, phi varying per cell) and random fields each run. */
+ * whole steps bit for bit, p and q round trips and the ledger, and receivers that record p
+ * and q (receivers.fields = p,q) sampling the level each step wrote. Random heterogeneous
+ * models (epsilon, delta, theta, phi varying per cell) and random fields each run. */
+#define _POSIX_C_SOURCE 200809L /* fileno, for rtm_test_capture.h */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -18,8 +20,11 @@
 
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_capture.h"
+#include "rtm_test_compare.h"
 
 enum { SOURCES = 2, RECEIVERS = 3 };
+static const unsigned p_and_q = RTM_FIELD_BIT(RTM_FIELD_P) | RTM_FIELD_BIT(RTM_FIELD_Q);
 static const double degrees = 3.14159265358979323846 / 180.0;
 
 static double uniform(double lo, double hi) {
@@ -106,7 +111,8 @@ static void problem_release(problem_t *pb) {
   rtm_mem_ledger_release(&pb->ledger);
 }
 
-static void *backend_make(problem_t *pb) {
+/* A cpu backend on the problem whose receivers record `trace_fields`. */
+static void *backend_make(problem_t *pb, unsigned trace_fields) {
   const rtm_backend_desc_t desc = {.config = &pb->cfg,
                                    .grid = &pb->grid,
                                    .model = &pb->model,
@@ -118,7 +124,7 @@ static void *backend_make(problem_t *pb) {
   assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_OK);
   assert_int_equal(rtm_backend_cpu.set_sources(state, &pb->sources, pb->wavelets, pb->steps),
                    RTM_OK);
-  assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb->receivers), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb->receivers, trace_fields), RTM_OK);
   return state;
 }
 
@@ -131,6 +137,47 @@ static float *read_field(void *state, rtm_field_t field, rtm_level_t level, size
 
 static void write_field(void *state, rtm_field_t field, rtm_level_t level, const float *f) {
   assert_int_equal(rtm_backend_cpu.write_field(state, field, level, f), RTM_OK);
+}
+
+/* The trilinear sample of a dense field at receiver r in double, as the backend records it
+ * in float; *magnitude gets the sum of |terms| for the rounding bound. */
+static double receiver_sample(const problem_t *pb, const float *dense, int r, double *magnitude) {
+  const rtm_grid_t *g = &pb->grid;
+  double sum = 0.0, sum_mag = 0.0;
+  for (int t = 0; t < RTM_POINT_TAPS; ++t) {
+    const size_t k = (size_t)r * RTM_POINT_TAPS + t;
+    const float w = pb->receivers.tap_weight[k];
+    if (w == 0.0f) continue;
+    const double v = dense[rtm_grid_dense_index(g, pb->receivers.tap_index[k])];
+    sum += w * v;
+    sum_mag += w * fabs(v);
+  }
+  *magnitude = sum_mag;
+  return sum;
+}
+
+/* Column `column` of the p and q traces against the samples of the fields at `level` (the
+ * level the last step wrote, once rotated: current forward, previous backward). The float
+ * sum of 8 products rounds each product and each partial sum by at most FLT_EPSILON / 2 of
+ * the sum of |terms|: 8 FLT_EPSILON of it is a bound with room, and a trace of the other
+ * field, of the other level or in another column is off by the size of the field. */
+static void check_recorded(const problem_t *pb, void *state, rtm_level_t level, int column) {
+  float *traces = malloc((size_t)RECEIVERS * (pb->steps + 1) * sizeof(float));
+  assert_non_null(traces);
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    float *dense = read_field(state, (rtm_field_t)f, level, pb->cells);
+    assert_int_equal(rtm_backend_cpu.read_traces(state, (rtm_field_t)f, traces), RTM_OK);
+    for (int r = 0; r < RECEIVERS; ++r) {
+      double magnitude;
+      const double want = receiver_sample(pb, dense, r, &magnitude);
+      const float got = traces[(size_t)r * (pb->steps + 1) + (size_t)column];
+      if (fabs(got - want) > 8.0 * FLT_EPSILON * magnitude)
+        fail_msg("%s trace of receiver %d, column %d: %.9g, the field samples %.9g there",
+                 f == RTM_FIELD_P ? "p" : "q", r, column, got, want);
+    }
+    free(dense);
+  }
+  free(traces);
 }
 
 /* Dense value, zero outside the local slab (the halos of a rank without neighbours). */
@@ -233,10 +280,7 @@ static void expected_step(const problem_t *pb, const float *p, const float *pp, 
       const size_t k = (size_t)s * RTM_POINT_TAPS + t;
       const float w = pb->sources.tap_weight[k];
       if (w == 0.0f) continue;
-      const size_t off = pb->sources.tap_index[k] - g->origin_index;
-      const size_t iz = off / g->stride_z, iy = off % g->stride_z / g->stride_y,
-                   ix = off % g->stride_y;
-      const size_t i = (iz * (size_t)ny + iy) * (size_t)nx + ix;
+      const size_t i = rtm_grid_dense_index(g, pb->sources.tap_index[k]);
       const double add = (double)w * pb->wavelets[(size_t)s * pb->steps + it];
       next_p[i] += add; /* into both fields */
       next_q[i] += add;
@@ -249,7 +293,7 @@ static void expected_step(const problem_t *pb, const float *p, const float *pp, 
 static void check_step(rtm_equation_t equation, const int n[3], int z_offset, int nz_local) {
   problem_t pb;
   problem_make(&pb, equation, n, z_offset, nz_local, 3, 0.3);
-  void *state = backend_make(&pb);
+  void *state = backend_make(&pb, p_and_q);
   const size_t cells = pb.cells;
   float *p = random_array(cells, -1, 1), *pp = random_array(cells, -1, 1);
   float *q = random_array(cells, -1, 1), *qp = random_array(cells, -1, 1);
@@ -289,28 +333,8 @@ static void check_step(rtm_equation_t equation, const int n[3], int z_offset, in
          equation == RTM_EQUATION_TTI ? "tti" : "vti", n[0], n[1], n[2], z_offset,
          z_offset + nz_local, worst);
 
-  /* receivers record p: column it + 1 holds sum w p[it+1] at the taps */
-  float *traces = malloc((size_t)RECEIVERS * (pb.steps + 1) * sizeof(float));
-  assert_non_null(traces);
-  assert_int_equal(rtm_backend_cpu.read_traces(state, traces), RTM_OK);
-  const rtm_grid_t *g = &pb.grid;
-  for (int r = 0; r < RECEIVERS; ++r) {
-    double sum = 0.0, sum_mag = 0.0;
-    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
-      const size_t k = (size_t)r * RTM_POINT_TAPS + t;
-      const float w = pb.receivers.tap_weight[k];
-      if (w == 0.0f) continue;
-      const size_t off = pb.receivers.tap_index[k] - g->origin_index;
-      const size_t iz = off / g->stride_z, iy = off % g->stride_z / g->stride_y,
-                   ix = off % g->stride_y;
-      const size_t i = (iz * (size_t)n[1] + iy) * (size_t)n[0] + ix;
-      sum += w * (double)got_p[i];
-      sum_mag += w * fabs((double)got_p[i]);
-    }
-    assert_true(fabs(traces[(size_t)r * (pb.steps + 1) + it + 1] - sum) <=
-                8.0 * FLT_EPSILON * sum_mag);
-  }
-  free(traces);
+  /* receivers record p and q: column it + 1 holds sum w f[it+1] at the taps */
+  check_recorded(&pb, state, RTM_LEVEL_CURRENT, it + 1);
   free(got_p);
   free(got_q);
   free(old_p);
@@ -340,7 +364,7 @@ static void check_forward_backward(rtm_equation_t equation, int width, double re
   const int n[3] = {19, 16, 15};
   problem_t pb;
   problem_make(&pb, equation, n, 0, n[2], width, reflection);
-  void *state = backend_make(&pb);
+  void *state = backend_make(&pb, p_and_q);
   const size_t cells = pb.cells;
   float *now[2], *before[2];
   for (int f = 0; f < 2; ++f) {
@@ -406,7 +430,7 @@ static void test_forward_then_backward_restores(void **unused) {
 static void check_split(const int n[3], int z_offset, int nz_local) {
   problem_t pb;
   problem_make(&pb, RTM_EQUATION_TTI, n, z_offset, nz_local, 3, 0.3);
-  void *whole = backend_make(&pb), *split = backend_make(&pb);
+  void *whole = backend_make(&pb, p_and_q), *split = backend_make(&pb, p_and_q);
   void *both[2] = {whole, split};
   for (int f = 0; f < 2; ++f)
     for (int l = 0; l < 2; ++l) {
@@ -433,9 +457,11 @@ static void check_split(const int n[3], int z_offset, int nz_local) {
   const size_t samples = (size_t)RECEIVERS * (pb.steps + 1);
   float *ta = malloc(samples * sizeof(float)), *tb = malloc(samples * sizeof(float));
   assert_true(ta && tb);
-  assert_int_equal(rtm_backend_cpu.read_traces(whole, ta), RTM_OK);
-  assert_int_equal(rtm_backend_cpu.read_traces(split, tb), RTM_OK);
-  assert_memory_equal(ta, tb, samples * sizeof(float));
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    assert_int_equal(rtm_backend_cpu.read_traces(whole, (rtm_field_t)f, ta), RTM_OK);
+    assert_int_equal(rtm_backend_cpu.read_traces(split, (rtm_field_t)f, tb), RTM_OK);
+    assert_memory_equal(ta, tb, samples * sizeof(float));
+  }
   free(ta);
   free(tb);
   rtm_backend_cpu.destroy(whole);
@@ -467,7 +493,7 @@ static void test_fields_and_ledger(void **unused) {
     const rtm_equation_t equation = e == 0 ? RTM_EQUATION_VTI : RTM_EQUATION_TTI;
     problem_t pb;
     problem_make(&pb, equation, n, 0, n[2], 2, 0.1);
-    void *state = backend_make(&pb);
+    void *state = backend_make(&pb, p_and_q);
     float *values[2][2];
     for (int f = 0; f < 2; ++f)
       for (int l = 0; l < 2; ++l) {
@@ -493,6 +519,103 @@ static void test_fields_and_ledger(void **unused) {
   }
 }
 
+/* ---- receivers.fields ---- */
+static int ledger_count(const problem_t *pb, const char *label, size_t bytes) {
+  int found = 0;
+  for (int r = 0; r < pb->ledger.count; ++r)
+    found +=
+        strcmp(pb->ledger.records[r].label, label) == 0 && pb->ledger.records[r].bytes == bytes;
+  return found;
+}
+
+/* p,q: after every step, forward then backward, the column the step recorded holds the
+ * samples of the level it wrote, for p and for q, and the q traces are not the p traces.
+ * p alone allocates and records no q: its p traces equal the p,q run's bit for bit and
+ * asking it for the q traces is an internal error; iso cannot record q at all. */
+static void check_receivers(rtm_equation_t equation) {
+  const int n[3] = {16, 13, 14};
+  problem_t pb;
+  problem_make(&pb, equation, n, 0, n[2], 3, 0.3);
+  void *both = backend_make(&pb, p_and_q);
+  void *p_only = backend_make(&pb, RTM_FIELD_BIT(RTM_FIELD_P));
+  for (int f = 0; f < 2; ++f)
+    for (int l = 0; l < 2; ++l) {
+      float *values = random_array(pb.cells, -1, 1);
+      write_field(both, (rtm_field_t)f, (rtm_level_t)l, values);
+      write_field(p_only, (rtm_field_t)f, (rtm_level_t)l, values);
+      free(values);
+    }
+  for (int k = 0; k < 10; ++k) {
+    const rtm_direction_t dir = k < 7 ? RTM_FORWARD : RTM_BACKWARD;
+    const int it = k < 7 ? k : 13 - k; /* forward 0..6, then backward 6, 5, 4 */
+    assert_int_equal(rtm_backend_cpu.step(both, it, RTM_REGION_ALL, dir), RTM_OK);
+    assert_int_equal(rtm_backend_cpu.step(p_only, it, RTM_REGION_ALL, dir), RTM_OK);
+    if (dir == RTM_FORWARD)
+      check_recorded(&pb, both, RTM_LEVEL_CURRENT, it + 1);
+    else
+      check_recorded(&pb, both, RTM_LEVEL_PREVIOUS, it - 1);
+  }
+  const size_t samples = (size_t)RECEIVERS * (pb.steps + 1);
+  float *p = malloc(samples * sizeof(float)), *q = malloc(samples * sizeof(float));
+  float *alone = malloc(samples * sizeof(float));
+  assert_true(p && q && alone);
+  assert_int_equal(rtm_backend_cpu.read_traces(both, RTM_FIELD_P, p), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.read_traces(both, RTM_FIELD_Q, q), RTM_OK);
+  assert_int_equal(rtm_backend_cpu.read_traces(p_only, RTM_FIELD_P, alone), RTM_OK);
+  const double q_vs_p = rtm_test_relative_l2(q, p, samples);
+  printf("  %s: q traces against p traces rel L2 %.3g\n",
+         equation == RTM_EQUATION_TTI ? "tti" : "vti", q_vs_p);
+  assert_true(q_vs_p > 0.1); /* independent random fields: O(1) apart */
+  assert_memory_equal(alone, p, samples * sizeof(float));
+  capture_t capture;
+  capture_begin(&capture);
+  const int status = rtm_backend_cpu.read_traces(p_only, RTM_FIELD_Q, q);
+  capture_end(&capture);
+  assert_int_equal(status, RTM_ERR_INTERNAL);
+  assert_contains(capture.text, "traces of q were not recorded");
+  /* traces [RECEIVERS][steps + 1] of p for both backends, of q for one */
+  const size_t trace_bytes = samples * sizeof(float);
+  assert_int_equal(ledger_count(&pb, "traces.p", trace_bytes), 2);
+  assert_int_equal(ledger_count(&pb, "traces.q", trace_bytes), 1);
+  free(p);
+  free(q);
+  free(alone);
+  rtm_backend_cpu.destroy(both);
+  rtm_backend_cpu.destroy(p_only);
+  problem_release(&pb);
+}
+
+static void test_receivers_record_p_and_q(void **unused) {
+  (void)unused;
+  check_receivers(RTM_EQUATION_TTI);
+  check_receivers(RTM_EQUATION_VTI);
+
+  /* iso has no q: the config refuses receivers.fields = q (test_config_values), and the
+   * backend treats the request as the internal error it is */
+  const int n[3] = {12, 9, 10};
+  problem_t pb;
+  problem_make(&pb, RTM_EQUATION_ISO, n, 0, n[2], 2, 0.1);
+  const rtm_backend_desc_t desc = {.config = &pb.cfg,
+                                   .grid = &pb.grid,
+                                   .model = &pb.model,
+                                   .boundary = &pb.boundary,
+                                   .dt_s = pb.dt,
+                                   .steps = pb.steps,
+                                   .ledger = &pb.ledger};
+  void *state = NULL;
+  assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_OK);
+  capture_t capture;
+  capture_begin(&capture);
+  const int status = rtm_backend_cpu.set_receivers(state, &pb.receivers, p_and_q);
+  capture_end(&capture);
+  assert_int_equal(status, RTM_ERR_INTERNAL);
+  assert_contains(capture.text, "receivers cannot record q: the iso equation has no q");
+  assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb.receivers, RTM_FIELD_BIT(RTM_FIELD_P)),
+                   RTM_OK);
+  rtm_backend_cpu.destroy(state);
+  problem_release(&pb);
+}
+
 int main(void) {
   const unsigned seed = (unsigned)time(NULL);
   printf("seed %u\n", seed);
@@ -502,6 +625,7 @@ int main(void) {
       cmocka_unit_test(test_forward_then_backward_restores),
       cmocka_unit_test(test_split_equals_all),
       cmocka_unit_test(test_fields_and_ledger),
+      cmocka_unit_test(test_receivers_record_p_and_q),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

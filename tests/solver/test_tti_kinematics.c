@@ -182,7 +182,7 @@ static picks_t run(rtm_equation_t equation) {
   const double start = tti_now_s();
   assert_int_equal(tti_run_steps(&r, 0, steps), RTM_OK);
   picks_t out = {.seconds = tti_now_s() - start, .cells = (int)r.cells};
-  float *traces = tti_run_traces(&r);
+  float *traces = tti_run_traces(&r, RTM_FIELD_P);
   const int samples = steps + 1;
   double *a = malloc((size_t)samples * sizeof *a), *b = malloc((size_t)samples * sizeof *b);
   double *ricker = malloc((size_t)samples * sizeof *ricker);

@@ -26,6 +26,7 @@ void tti_run_init(tti_run_t *run, const int n[3], double h_m, rtm_equation_t equ
   memset(run, 0, sizeof *run);
   rtm_config_defaults(&run->cfg);
   run->cfg.physics.equation = equation;
+  run->trace_fields = RTM_FIELD_BIT(RTM_FIELD_P);
   rtm_mem_ledger_init(&run->ledger);
   const double spacing[3] = {h_m, h_m, h_m};
   const double origin[3] = {0.0, 0.0, 0.0};
@@ -80,7 +81,8 @@ int tti_run_start(tti_run_t *run, const double source_m[3], const double *receiv
                                    .ledger = &run->ledger};
   RTM_TRY(rtm_backend_cpu.create(&desc, &run->state));
   RTM_TRY(rtm_backend_cpu.set_sources(run->state, &run->sources, run->wavelet, steps + 1));
-  if (receiver_count > 0) RTM_TRY(rtm_backend_cpu.set_receivers(run->state, &run->receivers));
+  if (receiver_count > 0)
+    RTM_TRY(rtm_backend_cpu.set_receivers(run->state, &run->receivers, run->trace_fields));
 fail:
   return status;
 }
@@ -93,9 +95,9 @@ fail:
   return status;
 }
 
-float *tti_run_traces(tti_run_t *run) {
+float *tti_run_traces(tti_run_t *run, rtm_field_t field) {
   float *t = malloc((size_t)run->receivers.count * ((size_t)run->steps + 1) * sizeof *t);
-  if (!t || rtm_backend_cpu.read_traces(run->state, t) != RTM_OK) abort();
+  if (!t || rtm_backend_cpu.read_traces(run->state, field, t) != RTM_OK) abort();
   return t;
 }
 

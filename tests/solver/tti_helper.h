@@ -17,6 +17,7 @@ typedef struct {
   size_t cells;
   rtm_boundary_t boundary;
   rtm_points_t sources, receivers;
+  unsigned trace_fields; /* what the receivers record: p unless the test adds q */
   rtm_mem_ledger_t ledger;
   float *wavelet;
   double dt_s;
@@ -37,8 +38,8 @@ int tti_run_start(tti_run_t *run, const double source_m[3], const double *receiv
 /* Steps [first, last) forward. */
 int tti_run_steps(tti_run_t *run, int first, int last);
 
-/* Traces [receivers][steps + 1], malloc'd. */
-float *tti_run_traces(tti_run_t *run);
+/* Traces of a recorded field [receivers][steps + 1], malloc'd. */
+float *tti_run_traces(tti_run_t *run, rtm_field_t field);
 /* A dense copy of a field at the current level, malloc'd. */
 float *tti_run_field(tti_run_t *run, rtm_field_t field);
 
