@@ -37,8 +37,9 @@
  *              otherwise (a 1-ulp difference of the medium).
  *   in place   f[n+1] overwrites f[n-1] (each cell read and written by one thread only).
  * The edges: outside the interior in x and y, f and the reference's first-derivative
- * scratch are zero; the tile's padding is zero, so D_x of a padding row is zero here too. In
- * the z halo planes the first derivatives come from f's halo planes, as in the reference. */
+ * scratch are zero; the tile's padding is zero, so D_y of a padding column is zero here too.
+ * In the z halo planes the first derivatives come from f's halo planes, as in the
+ * reference. */
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
