@@ -247,10 +247,17 @@ typedef struct {
   const rtm_fd_weights_t *w; /* [3] */
 } sweep_t;
 
+#if defined(__GNUC__) || defined(__clang__)
+#define RTM_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define RTM_ALWAYS_INLINE inline
+#endif
+
 /* One row of nx cells starting at element `row`, whose damping profiles along y and z are
- * eta_y and eta_z; vti (Hz = d_zz, Hxy = d_xx + d_yy) or tti. */
-RTM_FMA_CLONES static void update_row(const sweep_t *w, long row, long nx, float eta_y,
-                                      float eta_z, float sign, int tilted) {
+ * eta_y and eta_z; vti (Hz = d_zz, Hxy = d_xx + d_yy) or tti. Inlined with `tilted` a
+ * constant (update_row), so that the loop has no branch and vectorises. */
+static RTM_ALWAYS_INLINE void row_cells(const sweep_t *w, long row, long nx, float eta_y,
+                                        float eta_z, float sign, const int tilted) {
   const float *restrict p = w->p, *restrict q = w->q;
   float *restrict p_out = w->p_out, *restrict q_out = w->q_out;
   const float *restrict vpx2 = w->coeff[VPX2], *restrict vpz2 = w->coeff[VPZ2];
@@ -294,6 +301,14 @@ RTM_FMA_CLONES static void update_row(const sweep_t *w, long row, long nx, float
     p_out[i] = leapfrog(p[i], p_out[i], rhs_p, sd);
     q_out[i] = leapfrog(q[i], q_out[i], rhs_q, sd);
   }
+}
+
+RTM_FMA_CLONES static void update_row(const sweep_t *w, long row, long nx, float eta_y,
+                                      float eta_z, float sign, int tilted) {
+  if (tilted)
+    row_cells(w, row, nx, eta_y, eta_z, sign, 1);
+  else
+    row_cells(w, row, nx, eta_y, eta_z, sign, 0);
 }
 
 static void tti_update(void *state, long z_begin, long z_end, rtm_direction_t direction) {
