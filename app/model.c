@@ -52,12 +52,7 @@ int rtm_cmd_model(int argc, char **argv) {
 
   if (!cfg) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
-  /* snapshots.fields is one of p, q, p,q (the schema checks the spelling) */
-  const int snap_p = strchr(cfg->snapshots.fields, 'p') != NULL;
-  const int snap_q = strchr(cfg->snapshots.fields, 'q') != NULL;
-  if (snap_q && cfg->physics.equation == RTM_EQUATION_ISO)
-    RTM_FAIL(RTM_ERR_CONFIG, "snapshots.fields = %s: physics.equation = iso has no field q",
-             cfg->snapshots.fields);
+  const unsigned snapshot_fields = rtm_field_mask(cfg->snapshots.fields);
   /* TTI grows where the tilt changes from cell to cell (rtm_anisotropy.h) */
   const char *unstable_hint =
       cfg->physics.equation == RTM_EQUATION_TTI
@@ -98,9 +93,9 @@ int rtm_cmd_model(int argc, char **argv) {
   const size_t cells = rtm_grid_interior_cells(&grid);
   field = malloc(cells * sizeof *field);
   if (!field) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", cells);
-  if (snapshot_count > 0 && snap_p)
+  if (snapshot_count > 0 && (snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
     RTM_TRY(rtm_output_snapshots_begin(output, "p", snapshot_count));
-  if (snapshot_count > 0 && snap_q)
+  if (snapshot_count > 0 && (snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q)))
     RTM_TRY(rtm_output_snapshots_begin(output, "q", snapshot_count));
 
   if (!quiet)
@@ -117,7 +112,7 @@ int rtm_cmd_model(int argc, char **argv) {
     if (every > 0 && level % every == 0 && level / every <= snapshot_count) {
       double ts = rtm_wall_seconds();
       for (int f = 0; f < 2; ++f) {
-        if (!(f == 0 ? snap_p : snap_q)) continue;
+        if (!(snapshot_fields & RTM_FIELD_BIT(f))) continue;
         RTM_TRY(prop.backend->read_field(prop.state, f == 0 ? RTM_FIELD_P : RTM_FIELD_Q,
                                          RTM_LEVEL_CURRENT, field));
         if (!all_finite(field, cells))

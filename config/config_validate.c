@@ -83,11 +83,19 @@ int rtm_config_validate(const rtm_config_t *cfg) {
     check_inside(&check, cfg, "receivers.y_first", 1, cfg->receivers.y_first_m);
   }
 
-  /* receivers.fields is one of p, q, p,q (the schema checks the spelling) */
-  if (cfg->physics.equation == RTM_EQUATION_ISO && strchr(cfg->receivers.fields, 'q'))
-    check_error(&check, "receivers.fields = %s: physics.equation = iso has no field q (record "
-                        "p, or use vti or tti)",
-                cfg->receivers.fields);
+  /* snapshots.fields and receivers.fields are each one of p, q, p,q (the schema checks the
+   * spelling); iso has no q */
+  if (cfg->physics.equation == RTM_EQUATION_ISO) {
+    const struct {
+      const char *key, *value;
+    } lists[] = {{"snapshots.fields", cfg->snapshots.fields},
+                 {"receivers.fields", cfg->receivers.fields}};
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; ++k)
+      if (strchr(lists[k].value, 'q'))
+        check_error(&check, "%s = %s: physics.equation = iso has no field q (record p, or use "
+                            "vti or tti)",
+                    lists[k].key, lists[k].value);
+  }
   if (cfg->physics.equation == RTM_EQUATION_ISO && !cfg->model.file[0] &&
       (cfg->model.epsilon != 0.0 || cfg->model.delta != 0.0))
     rtm_log_warning("%s: model.epsilon and model.delta are ignored by physics.equation = iso",

@@ -162,6 +162,11 @@ static double velocity_squared_at(const rtm_points_t *points, int point, const r
   return weight_sum > 0.0 ? v2 / weight_sum : 0.0;
 }
 
+unsigned rtm_field_mask(const char *list) {
+  return (strchr(list, 'p') ? RTM_FIELD_BIT(RTM_FIELD_P) : 0u) |
+         (strchr(list, 'q') ? RTM_FIELD_BIT(RTM_FIELD_Q) : 0u);
+}
+
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
                           const rtm_model_t *model, rtm_propagator_t *prop) {
   int status = RTM_OK;
@@ -183,10 +188,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
 
   RTM_TRY(rtm_receiver_positions(cfg, grid, prop->source_position_m, &receiver_m,
                                  &receiver_count));
-  /* receivers.fields is one of p, q, p,q (the schema checks the spelling, the validation
-   * refuses q for iso) */
-  prop->trace_fields = (strchr(cfg->receivers.fields, 'p') ? RTM_FIELD_BIT(RTM_FIELD_P) : 0u) |
-                       (strchr(cfg->receivers.fields, 'q') ? RTM_FIELD_BIT(RTM_FIELD_Q) : 0u);
+  prop->trace_fields = rtm_field_mask(cfg->receivers.fields);
   if (receiver_count > 0) {
     RTM_TRY(rtm_points_init(&prop->receivers, grid, receiver_m, receiver_count, "receiver"));
     warn_if_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count, "receivers");

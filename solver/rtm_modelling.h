@@ -35,6 +35,10 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
                           const rtm_model_t *model, rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);
 
+/* The fields a snapshots.fields or receivers.fields value names ("p", "q" or "p,q": the
+ * schema checks the spelling, the validation refuses q for iso) as an RTM_FIELD_BIT mask. */
+unsigned rtm_field_mask(const char *list);
+
 /* Source position with "auto" coordinates resolved to the centre of the volume. */
 void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]);
 

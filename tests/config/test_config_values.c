@@ -389,17 +389,19 @@ static void test_validate(void **state) {
   assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
   assert_contains(capture.text, "model.file = \"   \" is blank");
 
-  /* q traces exist for vti and tti only; p alone is fine for every equation */
-  static const char *const q_fields[] = {"receivers.fields=q", "receivers.fields=p,q"};
-  for (int i = 0; i < 2; ++i) {
+  /* q traces and snapshots exist for vti and tti only; p alone is fine for every equation */
+  static const char *const q_fields[] = {"receivers.fields=q", "receivers.fields=p,q",
+                                         "snapshots.fields=q"};
+  static const char *const q_refusals[] = {
+      "deck.ini: receivers.fields = q: physics.equation = iso has no field q",
+      "deck.ini: receivers.fields = p,q: physics.equation = iso has no field q",
+      "deck.ini: snapshots.fields = q: physics.equation = iso has no field q"};
+  for (int i = 0; i < 3; ++i) {
     rtm_config_defaults(&cfg);
     snprintf(cfg.path, sizeof cfg.path, "deck.ini");
     assert_int_equal(rtm_config_set(&cfg, q_fields[i]), RTM_OK);
     assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
-    assert_contains(capture.text, i == 0 ? "deck.ini: receivers.fields = q: physics.equation = "
-                                           "iso has no field q"
-                                         : "deck.ini: receivers.fields = p,q: physics.equation = "
-                                           "iso has no field q");
+    assert_contains(capture.text, q_refusals[i]);
     assert_int_equal(rtm_config_set(&cfg, "physics.equation=vti"), RTM_OK);
     assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
     assert_int_equal(rtm_config_set(&cfg, "physics.equation=tti"), RTM_OK);
