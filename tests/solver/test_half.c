@@ -20,22 +20,9 @@
 #include <cmocka.h>
 
 #include "rtm_half.h"
+#include "rtm_test_random.h"
 
 enum { RANDOM_FLOATS = 2000000, FINITE_POSITIVE = 0x7c00 };
-
-static uint64_t next_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
-static uint64_t seed(void) {
-  const char *fixed = getenv("RTM3D_TEST_SEED");
-  uint64_t s = fixed ? strtoull(fixed, NULL, 0) : (uint64_t)time(NULL) ^ 0x9e3779b97f4a7c15ull;
-  printf("test_half: seed %llu (RTM3D_TEST_SEED repeats it)\n", (unsigned long long)s);
-  return s ? s : 1;
-}
 
 static float float_of_bits(uint32_t bits) {
   float value;
@@ -45,8 +32,8 @@ static float float_of_bits(uint32_t bits) {
 
 /* Random sign and fraction, exponent from 2^-30 to 2^18: zero, the subnormal and normal
  * ranges, overflow. */
-static float random_float(uint64_t *s) {
-  const uint64_t r = next_random(s);
+static float random_float(rtm_test_rng_t *s) {
+  const uint64_t r = rtm_test_next(s);
   const uint32_t exponent = 127 - 30 + (uint32_t)(r % 49);
   return float_of_bits((uint32_t)(r >> 32 & 0x807fffffu) | exponent << 23);
 }
@@ -178,7 +165,7 @@ static void test_midpoints(void **unused) {
 /* Random floats against the search. */
 static void test_random_against_search(void **unused) {
   (void)unused;
-  uint64_t s = seed();
+  rtm_test_rng_t s = rtm_test_seed(__func__);
   for (int i = 0; i < RANDOM_FLOATS; ++i) {
     const float x = random_float(&s);
     const rtm_half_t want = nearest_by_search(x);
@@ -191,7 +178,7 @@ static void test_random_against_search(void **unused) {
 /* The compiler's float -> _Float16 rounds to nearest even as well (IEEE 754). */
 static void test_against_compiler(void **unused) {
   (void)unused;
-  uint64_t s = seed();
+  rtm_test_rng_t s = rtm_test_seed(__func__);
   for (int i = 0; i < RANDOM_FLOATS; ++i) {
     const float x = random_float(&s);
     const _Float16 h = (_Float16)x;

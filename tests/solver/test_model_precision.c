@@ -20,42 +20,29 @@
 #include "rtm_half.h"
 #include "rtm_status.h"
 #include "rtm_test_capture.h"
+#include "rtm_test_random.h"
 #include "tti_helper.h"
 
 enum { N = 40, STEPS = 160 };
 static const double h_m = 10.0, frequency_hz = 15.0;
 
-static double uniform(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return (double)((*s * 2685821657736338717ull) >> 11) * 0x1.0p-53;
-}
-
-static uint64_t seed(void) {
-  const char *fixed = getenv("RTM3D_TEST_SEED");
-  uint64_t s = fixed ? strtoull(fixed, NULL, 0) : (uint64_t)time(NULL) ^ 0x2545f4914f6cdd1dull;
-  printf("  seed %llu (RTM3D_TEST_SEED repeats it)\n", (unsigned long long)s);
-  return s ? s : 1;
-}
-
 /* Layered vp with 5% noise, epsilon 0.05-0.35 and delta -0.05-0.2 across the volume with
  * noise (delta > epsilon in some cells: conditioning acts), tilt 0-60 degrees with depth
  * and an azimuth turning across x, with a few degrees of noise. */
-static void heterogeneous_model(tti_run_t *r, uint64_t *rng) {
+static void heterogeneous_model(tti_run_t *r, rtm_test_rng_t *rng) {
   const int *n = r->grid.n;
   for (int iz = 0; iz < n[2]; ++iz)
     for (int iy = 0; iy < n[1]; ++iy)
       for (int ix = 0; ix < n[0]; ++ix) {
         const size_t i = ((size_t)iz * n[1] + iy) * n[0] + ix;
         const double v = 1800.0 + 30.0 * iz + (iz > n[2] / 2 ? 600.0 : 0.0) + 8.0 * ix;
-        r->model.vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * uniform(rng) - 1.0)));
-        r->model.epsilon[i] = (float)(0.05 + 0.25 * ix / (double)n[0] + 0.05 * uniform(rng));
-        r->model.delta[i] = (float)(-0.05 + 0.2 * iy / (double)n[1] + 0.05 * uniform(rng));
+        r->model.vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * rtm_test_uniform(rng, 0.0, 1.0) - 1.0)));
+        r->model.epsilon[i] = (float)(0.05 + 0.25 * ix / (double)n[0] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+        r->model.delta[i] = (float)(-0.05 + 0.2 * iy / (double)n[1] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
         if (!r->model.theta_deg) continue;
-        r->model.theta_deg[i] = (float)(60.0 * iz / (double)n[2] + 4.0 * (uniform(rng) - 0.5));
+        r->model.theta_deg[i] = (float)(60.0 * iz / (double)n[2] + 4.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
         r->model.phi_deg[i] =
-            (float)(-150.0 + 300.0 * ix / (double)n[0] + 6.0 * (uniform(rng) - 0.5));
+            (float)(-150.0 + 300.0 * ix / (double)n[0] + 6.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
       }
 }
 
@@ -63,7 +50,7 @@ static void heterogeneous_model(tti_run_t *r, uint64_t *rng) {
  * binary16 values within half an ulp (2^-11 relative for normals, 2^-25 absolute below). */
 static void test_stored_values(void **unused) {
   (void)unused;
-  uint64_t rng = seed();
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   const int n[3] = {12, 10, 9};
   for (int smooth = 0; smooth <= 1; ++smooth) {
     tti_run_t r;
@@ -134,11 +121,11 @@ static void test_overflow_is_an_error(void **unused) {
 }
 
 /* p and q of a run through the heterogeneous model after STEPS steps. */
-static void propagate(rtm_equation_t equation, rtm_precision_t precision, uint64_t model_seed,
-                      float **p, float **q, size_t *cells) {
+static void propagate(rtm_equation_t equation, rtm_precision_t precision,
+                      rtm_test_rng_t model_seed, float **p, float **q, size_t *cells) {
   tti_run_t r;
   const int n[3] = {N, N, N};
-  uint64_t rng = model_seed;
+  rtm_test_rng_t rng = model_seed;
   tti_run_init(&r, n, h_m, equation);
   heterogeneous_model(&r, &rng);
   r.cfg.memory.model_precision = precision;
@@ -168,7 +155,7 @@ static void propagate(rtm_equation_t equation, rtm_precision_t precision, uint64
  * bound 1e-6 shows that fp16 took effect (fp32 against itself differs by exactly 0). */
 static void test_fp16_against_fp32(void **unused) {
   (void)unused;
-  const uint64_t model_seed = seed();
+  const rtm_test_rng_t model_seed = rtm_test_seed(__func__);
   static const rtm_equation_t equations[2] = {RTM_EQUATION_TTI, RTM_EQUATION_VTI};
   for (int e = 0; e < 2; ++e) {
     float *p32, *q32, *p16, *q16;

@@ -78,7 +78,7 @@ static void check_tones(rtm_traces_plan_t *plan, const rtm_traces_desc_t *d,
  * odd and a non-power-of-two size, one truncated in time (1200 of 1600 samples). */
 static void test_periodic_resampled_to_five_outputs(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   rtm_traces_output_t out[5] = {{.length = 400, .dt_s = 1.0 / 400},
                                 {.length = 500, .dt_s = 1.0 / 500},
                                 {.length = 750, .dt_s = 1.0 / 750},
@@ -100,10 +100,10 @@ static void test_periodic_resampled_to_five_outputs(void **state) {
  * length, the outputs keeping only part of the longer window. */
 static void test_ricker_resampled(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   const double f_peak = 25.0, dt_in = 4e-3;
   const int n_in = 256;
-  double delay = tt_uniform(&rng, 0.3, 0.7);
+  double delay = rtm_test_uniform(&rng, 0.3, 0.7);
   rtm_traces_output_t out[4] = {{.length = 1024, .dt_s = 1e-3},
                                 {.length = 2048, .dt_s = 0.5e-3},
                                 {.length = 512, .dt_s = 2e-3},
@@ -149,12 +149,12 @@ static void test_ricker_resampled(void **state) {
  * shifts are not whole numbers of samples. */
 static void test_derivative_and_shift(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   rtm_traces_output_t out[4] = {
       {.length = 2000, .dt_s = 0.5e-3, .derivative = 1},
-      {.length = 500, .dt_s = 2e-3, .shift_s = tt_uniform(&rng, 0.001, 0.05)},
-      {.length = 800, .dt_s = 1.25e-3, .derivative = 1, .shift_s = -tt_uniform(&rng, 0.1, 0.3)},
-      {.length = 1000, .dt_s = 1e-3, .shift_s = tt_uniform(&rng, 1.2, 2.5)}};
+      {.length = 500, .dt_s = 2e-3, .shift_s = rtm_test_uniform(&rng, 0.001, 0.05)},
+      {.length = 800, .dt_s = 1.25e-3, .derivative = 1, .shift_s = -rtm_test_uniform(&rng, 0.1, 0.3)},
+      {.length = 1000, .dt_s = 1e-3, .shift_s = rtm_test_uniform(&rng, 1.2, 2.5)}};
   rtm_traces_desc_t d = cpu_desc(2, 1000, 1e-3, out, 4);
   /* Tones from 20 Hz: the derivative lifts float rounding noise near the 450 Hz cut-off by
    * up to f_cut / f_tone, which stays below 25 this way (errors near 3e-6 at worst). */
@@ -170,7 +170,7 @@ static void test_derivative_and_shift(void **state) {
  * 90 Hz sit half-way up and down the cosine ramps (weight 0.5). */
 static void test_band_pass(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   rtm_traces_output_t out[2] = {
       {.length = 500, .dt_s = 2e-3, .band_hz = {30, 40, 80, 100}},
       {.length = 1500, .dt_s = 1.0 / 1500, .band_hz = {30, 40, 80, 100}, .derivative = 1}};
@@ -190,7 +190,7 @@ static void test_band_pass(void **state) {
  * sizes (777 in, 311 and 1554 out) exercise FFTW's non-power-of-two paths. */
 static void test_stats_and_normalisation(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   const int n = 777;
   const double dt = 1e-3, window = n * dt;
   rtm_traces_output_t out[6];
@@ -207,7 +207,7 @@ static void test_stats_and_normalisation(void **state) {
   rtm_traces_desc_t d = cpu_desc(2, n, dt, out, 6);
   float input[2 * 777];
   for (int j = 0; j < 2 * n; ++j)
-    input[j] = (float)tt_uniform(&rng, -3.0, 3.0);
+    input[j] = (float)rtm_test_uniform(&rng, -3.0, 3.0);
   rtm_traces_plan_t *plan = NULL;
   assert_int_equal(rtm_traces_plan_create(&d, &plan), RTM_OK);
   float *gather = malloc(rtm_traces_gather_size(plan) * sizeof *gather);
@@ -245,7 +245,7 @@ static void test_stats_and_normalisation(void **state) {
  * refused. */
 static void test_resample_convenience(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   const struct {
     int n_in;
     double dt_in;
@@ -260,7 +260,7 @@ static void test_resample_convenience(void **state) {
     double *want = malloc((size_t)cases[c].n_out * sizeof *want);
     assert_true(in && out && want);
     for (int i = 0; i < count; ++i) {
-      delay[i] = tt_uniform(&rng, 0.3, 0.7);
+      delay[i] = rtm_test_uniform(&rng, 0.3, 0.7);
       for (int j = 0; j < cases[c].n_in; ++j)
         in[(size_t)i * cases[c].n_in + j] = (float)tt_ricker(j * cases[c].dt_in, f_peak, delay[i]);
     }
@@ -289,7 +289,7 @@ static void test_resample_convenience(void **state) {
 /* New options with the same sizes keep the plan; new sizes rebuild it. */
 static void test_update(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   rtm_traces_output_t out[2] = {{.length = 500, .dt_s = 2e-3}, {.length = 1000, .dt_s = 1e-3}};
   rtm_traces_desc_t d = cpu_desc(1, 1000, 1e-3, out, 2);
   tt_tones_t tones = tt_random_tones(&rng, 4, 20.0, 150.0); /* from 20 Hz: derivative below */

@@ -118,14 +118,14 @@ static void check_stats(const rtm_traces_plan_t *plan, const float *gather,
   free(peaks);
 }
 
-static void fill_noise(tt_rng_t *rng, float *x, size_t n) {
+static void fill_noise(rtm_test_rng_t *rng, float *x, size_t n) {
   for (size_t j = 0; j < n; ++j)
-    x[j] = (float)tt_uniform(rng, -1.0, 1.0);
+    x[j] = (float)rtm_test_uniform(rng, -1.0, 1.0);
 }
 
 /* Runs the same description on cpu and on cuda (graph and streams, several stream counts),
  * twice with fresh inputs: the second run proves that a replay reads the new input. */
-static void check_against_fftw(const rtm_traces_desc_t *base, tt_rng_t *rng, const char *name) {
+static void check_against_fftw(const rtm_traces_desc_t *base, rtm_test_rng_t *rng, const char *name) {
   rtm_traces_desc_t cpu_d = *base;
   cpu_d.backend = "cpu";
   rtm_traces_plan_t *cpu = NULL;
@@ -173,7 +173,7 @@ static void check_against_fftw(const rtm_traces_desc_t *base, tt_rng_t *rng, con
 
 static void test_talk_case_matches_fftw(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   rtm_traces_output_t *out = talk_outputs(100);
   rtm_traces_desc_t d = make_desc("cuda", RTM_TRACES_GRAPH, 1, 1024, 1e-3, 0, out, 100);
   check_against_fftw(&d, &rng, "1 x 1024 -> 100 outputs");
@@ -184,7 +184,7 @@ static void test_talk_case_matches_fftw(void **state) {
  * outputs, an odd size and several outputs per size (batched inverse FFTs). */
 static void test_batched_padded_matches_fftw(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   const int sizes[7] = {240, 600, 1200, 2400, 3600, 999, 600};
   const int lengths[7] = {200, 600, 1000, 2400, 3000, 999, 550};
   rtm_traces_output_t out[7];
@@ -232,7 +232,7 @@ static void test_graph_node_count(void **state) {
  * replay; new sizes rebuild it. Checked against FFTW each time. */
 static void test_update_keeps_or_rebuilds_graph(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   rtm_traces_output_t out[3] = {{.length = 500, .dt_s = 2e-3},
                                 {.length = 1000, .dt_s = 1e-3},
                                 {.length = 3000, .dt_s = 1.0 / 3000}};
@@ -286,7 +286,7 @@ static void test_update_keeps_or_rebuilds_graph(void **state) {
 /* The convenience the app uses for gathers: cuda equals cpu. */
 static void test_resample_matches_fftw(void **state) {
   (void)state;
-  tt_rng_t rng = tt_seed(__func__);
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
   const int count = 50, n_in = 1001, n_out = 251;
   float *in = malloc((size_t)count * n_in * sizeof *in);
   float *want = malloc((size_t)count * n_out * sizeof *want);

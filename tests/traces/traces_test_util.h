@@ -1,6 +1,6 @@
 /* traces_test_util.h - signals with known answers and error measures for the trace
  * pipeline tests. Inputs are drawn fresh each run from a seed that is printed, so that a
- * failure can be replayed with RTM3D_TEST_SEED. */
+ * failure can be replayed with RTM3D_TEST_SEED (rtm_test_random.h). */
 #ifndef TRACES_TEST_UTIL_H
 #define TRACES_TEST_UTIL_H
 
@@ -10,34 +10,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "rtm_test_random.h"
+
 #define TT_PI 3.14159265358979323846
 #define TT_MAX_TONES 8
-
-typedef struct {
-  uint64_t state;
-} tt_rng_t;
-
-static inline uint64_t tt_next(tt_rng_t *r) { /* xorshift64* */
-  r->state ^= r->state >> 12;
-  r->state ^= r->state << 25;
-  r->state ^= r->state >> 27;
-  return r->state * 2685821657736338717ULL;
-}
-
-/* Uniform in [lo, hi). */
-static inline double tt_uniform(tt_rng_t *r, double lo, double hi) {
-  return lo + (hi - lo) * (double)(tt_next(r) >> 11) / 9007199254740992.0;
-}
-
-static inline tt_rng_t tt_seed(const char *test) {
-  const char *env = getenv("RTM3D_TEST_SEED");
-  uint64_t seed =
-      env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) * 2654435761ULL + (uint64_t)clock();
-  if (!seed) seed = 88172645463325252ULL;
-  printf("# %s: RTM3D_TEST_SEED=%llu\n", test, (unsigned long long)seed);
-  tt_rng_t r = {seed};
-  return r;
-}
 
 /* Sum of tones a cos(2 pi f t + phi): frequencies in whole Hz so that a window of whole
  * seconds holds whole cycles. */
@@ -46,12 +22,12 @@ typedef struct {
   double amplitude[TT_MAX_TONES], frequency_hz[TT_MAX_TONES], phase[TT_MAX_TONES];
 } tt_tones_t;
 
-static inline tt_tones_t tt_random_tones(tt_rng_t *r, int count, double f_min_hz, double f_max_hz) {
+static inline tt_tones_t tt_random_tones(rtm_test_rng_t *r, int count, double f_min_hz, double f_max_hz) {
   tt_tones_t t = {.count = count};
   for (int i = 0; i < count; ++i) {
-    t.amplitude[i] = tt_uniform(r, 0.5, 2.0);
-    t.frequency_hz[i] = floor(tt_uniform(r, f_min_hz, f_max_hz + 1.0));
-    t.phase[i] = tt_uniform(r, -TT_PI, TT_PI);
+    t.amplitude[i] = rtm_test_uniform(r, 0.5, 2.0);
+    t.frequency_hz[i] = floor(rtm_test_uniform(r, f_min_hz, f_max_hz + 1.0));
+    t.phase[i] = rtm_test_uniform(r, -TT_PI, TT_PI);
   }
   return t;
 }
