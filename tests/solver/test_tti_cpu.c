@@ -111,8 +111,8 @@ static void problem_release(problem_t *pb) {
   rtm_mem_ledger_release(&pb->ledger);
 }
 
-/* A cpu backend on the problem whose receivers record `trace_fields`. */
-static void *backend_make(problem_t *pb, unsigned trace_fields) {
+/* A cpu backend on the problem, with no sources or receivers yet. */
+static void *backend_create(problem_t *pb) {
   const rtm_backend_desc_t desc = {.config = &pb->cfg,
                                    .grid = &pb->grid,
                                    .model = &pb->model,
@@ -122,6 +122,12 @@ static void *backend_make(problem_t *pb, unsigned trace_fields) {
                                    .ledger = &pb->ledger};
   void *state = NULL;
   assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_OK);
+  return state;
+}
+
+/* A cpu backend on the problem whose receivers record `trace_fields`. */
+static void *backend_make(problem_t *pb, unsigned trace_fields) {
+  void *state = backend_create(pb);
   assert_int_equal(rtm_backend_cpu.set_sources(state, &pb->sources, pb->wavelets, pb->steps),
                    RTM_OK);
   assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb->receivers, trace_fields), RTM_OK);
@@ -595,15 +601,7 @@ static void test_receivers_record_p_and_q(void **unused) {
   const int n[3] = {12, 9, 10};
   problem_t pb;
   problem_make(&pb, RTM_EQUATION_ISO, n, 0, n[2], 2, 0.1);
-  const rtm_backend_desc_t desc = {.config = &pb.cfg,
-                                   .grid = &pb.grid,
-                                   .model = &pb.model,
-                                   .boundary = &pb.boundary,
-                                   .dt_s = pb.dt,
-                                   .steps = pb.steps,
-                                   .ledger = &pb.ledger};
-  void *state = NULL;
-  assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_OK);
+  void *state = backend_create(&pb);
   capture_t capture;
   capture_begin(&capture);
   const int status = rtm_backend_cpu.set_receivers(state, &pb.receivers, p_and_q);
