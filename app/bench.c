@@ -26,17 +26,29 @@
 
 enum { WINDOWS = 3, MAX_RESULTS = 256 };
 
-/* Bytes a step must move per cell at least: iso reads p[n], p[n-1], v^2 dt^2 and writes
- * p[n+1] (16); vti/tti read p, q at two levels and write both (24) plus the per-cell
- * coefficients of solver/tti_cuda.h, 4 volumes for vti, 7 for tti, each 4 bytes a cell, or 2
- * with memory.model_precision = fp16: vti 40 or 32, tti 52 or 38. */
-static int bytes_per_cell(const rtm_config_t *cfg) {
-  const int coefficient = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16 ? 2 : 4;
+/* What a step holds per cell: wavefield levels (iso p[n], p[n-1]; vti/tti p and q at two
+ * levels), float each, and model volumes (iso v^2 dt^2; the per-cell coefficients of
+ * solver/tti_cuda.h, 4 volumes for vti, 7 for tti), 4 bytes a cell, or 2 with
+ * memory.model_precision = fp16. */
+typedef struct {
+  int levels, volumes, volume_bytes;
+} footprint_t;
+
+static footprint_t footprint_of(const rtm_config_t *cfg) {
+  const int fp16 = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16;
   switch (cfg->physics.equation) {
-  case RTM_EQUATION_VTI: return 24 + 4 * coefficient;
-  case RTM_EQUATION_TTI: return 24 + 7 * coefficient;
-  default: return 16;
+  case RTM_EQUATION_VTI: return (footprint_t){4, 4, fp16 ? 2 : 4};
+  case RTM_EQUATION_TTI: return (footprint_t){4, 7, fp16 ? 2 : 4};
+  default: return (footprint_t){2, 1, 4};
   }
+}
+
+/* Bytes a step must move per cell at least: every level read, the new one written over the
+ * oldest (levels + levels / 2 fields), and every model volume read: iso 16, vti 40 or 32,
+ * tti 52 or 38 (fp32 or fp16 coefficients). */
+static int bytes_per_cell(const rtm_config_t *cfg) {
+  const footprint_t f = footprint_of(cfg);
+  return (f.levels + f.levels / 2) * 4 + f.volumes * f.volume_bytes;
 }
 
 #define BENCH_CUDA_TRY(call)                                                                       \
@@ -427,12 +439,9 @@ static int write_json(const char *path, const bench_t *b, const char *device) {
   return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
 }
 
-/* The volume must fit before the model is even read: p[n], p[n-1] (memory.wavefield) and
- * v^2 dt^2 (memory.model), each a padded field, VMM strategies rounded to 2 MiB. */
-/* Estimate before the model is read (and before any allocation): the wavefield levels
- * (iso p[n], p[n-1]; vti/tti p and q at two levels) and the model volumes (iso v^2 dt^2;
- * vti 4, tti 7 coefficient volumes, 2 bytes per cell with fp16), each on its strategy and
- * rounded to the VMM granularity there. The backends check again with their exact sizes. */
+/* Estimate before the model is read (and before any allocation): the wavefield levels and
+ * the model volumes of footprint_of, each a padded volume on its strategy, rounded to the
+ * VMM granularity there. The backends check again with their exact sizes. */
 static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   int status = RTM_OK;
   size_t free_bytes = 0, total = 0;
@@ -440,14 +449,11 @@ static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   const char *model = rtm_config_strategy_for(cfg, "model");
   if (!wave || !wave[0] || strcmp(wave, "auto") == 0) wave = "device";
   if (!model || !model[0] || strcmp(model, "auto") == 0) model = "device";
-  const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
-  const int levels = iso ? 2 : 4;
-  const int volumes = iso ? 1 : cfg->physics.equation == RTM_EQUATION_VTI ? 4 : 7;
-  const size_t coefficient =
-      !iso && rtm_config_model_precision(cfg) == RTM_PRECISION_FP16 ? 2 : sizeof(float);
+  const footprint_t f = footprint_of(cfg);
+  const int levels = f.levels, volumes = f.volumes;
   const size_t granule = (size_t)2 << 20;
   const size_t field = grid->padded_cells * sizeof(float);
-  const size_t volume = grid->padded_cells * coefficient;
+  const size_t volume = grid->padded_cells * (size_t)f.volume_bytes;
   const size_t wave_bytes =
       strncmp(wave, "vmm", 3) == 0 ? (field + granule - 1) / granule * granule : field;
   const size_t model_bytes =
