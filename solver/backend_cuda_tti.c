@@ -8,8 +8,9 @@
  * field the receivers record (p, q or both; only those are allocated). As in the cpu
  * reference (cpu_backend.c): a step writes the new level of p and q, adds sample `it` of
  * every wavelet to both, records the fields asked for, and swaps the levels. Sources and
- * receivers use the iso launchers of iso_cuda.cu. kernel.halo = tma encodes a tensor map per
- * level of p and q (boxes of the tile with its halo, as the iso kernel's). */
+ * receivers use the iso launchers of iso_cuda.cu. kernel.halo = tma encodes tensor maps per
+ * level of p and q (boxes of the tile with its halo, as the iso kernel's, and of the tile's
+ * own cells) and per coefficient volume (own cells). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,9 @@ typedef struct {
   char model_strategy[RTM_CONFIG_NAME_MAX];
 
   rtm_allocation_t level[FIELDS][LEVELS]; /* [p|q][a|b]: level[f][current] = f[n] */
-  rtm_iso_tensor_map_t map[FIELDS][LEVELS]; /* tma: halo maps of the levels */
+  rtm_iso_tensor_map_t map[FIELDS][LEVELS];      /* tma: halo maps of the levels */
+  rtm_iso_tensor_map_t cell_map[FIELDS][LEVELS]; /* tma: own-cell maps of the levels */
+  rtm_iso_tensor_map_t coeff_map[RTM_TTI_COEFF_MAX]; /* tma: own-cell maps */
   int current;
   rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
   rtm_allocation_t eta_dt[3];
@@ -268,15 +271,6 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
     for (int l = 0; l < LEVELS; ++l)
       RTM_TRY(alloc_on_device(s, s->wavefield_strategy, field_bytes, level_label[f][l],
                               &s->level[f][l]));
-  if (s->shape.halo == RTM_HALO_TMA) {
-    const rtm_iso_shape_t tile = {.halo = RTM_HALO_TMA,
-                                  .stages = s->shape.stages,
-                                  .zblock = s->shape.zblock,
-                                  .block = {s->shape.block[0], s->shape.block[1]}};
-    for (int f = 0; f < FIELDS; ++f)
-      for (int l = 0; l < LEVELS; ++l)
-        RTM_TRY(rtm_iso_cuda_tensor_map(&s->grid, s->level[f][l].ptr, &tile, &s->map[f][l]));
-  }
   for (int k = 0; k < s->coeff_count; ++k) {
     char label[RTM_MEM_LABEL_MAX]; /* the ledger and the run report say what a volume holds */
     snprintf(label, sizeof label, "%s%s", rtm_fdf_stored_name[k],
@@ -285,6 +279,21 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state_out) {
                             &s->coeff[k]));
   }
   RTM_TRY(upload_coefficients(s, desc));
+  if (s->shape.halo == RTM_HALO_TMA) {
+    const rtm_iso_shape_t tile = {.halo = RTM_HALO_TMA,
+                                  .stages = s->shape.stages,
+                                  .zblock = s->shape.zblock,
+                                  .block = {s->shape.block[0], s->shape.block[1]}};
+    for (int f = 0; f < FIELDS; ++f)
+      for (int l = 0; l < LEVELS; ++l) {
+        RTM_TRY(rtm_iso_cuda_tensor_map(&s->grid, s->level[f][l].ptr, &tile, &s->map[f][l]));
+        RTM_TRY(rtm_iso_cuda_cell_map(&s->grid, s->level[f][l].ptr, &tile, &s->cell_map[f][l]));
+      }
+    for (int k = 0; k < s->coeff_count; ++k)
+      RTM_TRY(s->shape.coeff_half
+                  ? rtm_iso_cuda_cell_map_half(&s->grid, s->coeff[k].ptr, &tile, &s->coeff_map[k])
+                  : rtm_iso_cuda_cell_map(&s->grid, s->coeff[k].ptr, &tile, &s->coeff_map[k]));
+  }
 
   for (int a = 0; a < 3; ++a) {
     static const char *const labels[3] = {"eta_dt x", "eta_dt y", "eta_dt z"};
@@ -385,6 +394,10 @@ static int tti_step(void *state, int it, rtm_region_t region, rtm_direction_t di
   if (s->shape.halo == RTM_HALO_TMA) {
     f.p_map = &s->map[0][centre];
     f.q_map = &s->map[1][centre];
+    f.p_other_map = &s->cell_map[0][1 - centre];
+    f.q_other_map = &s->cell_map[1][1 - centre];
+    for (int k = 0; k < s->coeff_count; ++k)
+      f.coeff_map[k] = &s->coeff_map[k];
   }
   for (int k = 0; k < s->coeff_count; ++k)
     f.coeff[k] = s->coeff[k].ptr;

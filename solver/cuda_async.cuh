@@ -64,7 +64,16 @@ static __device__ inline bool mbar_try_wait(uint64_t *bar, uint32_t parity) {
 #endif
   return done != 0;
 }
-static __device__ inline void tma_load_3d(float *dst, const CUtensorMap *map, int x, int y, int z,
+static __device__ inline void mbar_arrive(uint64_t *bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+#endif
+}
+static __device__ inline void mbar_wait(uint64_t *bar, uint32_t parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+static __device__ inline void tma_load_3d(void *dst, const CUtensorMap *map, int x, int y, int z,
                                           uint64_t *bar) {
 #if __CUDA_ARCH__ >= 900
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"

@@ -276,16 +276,6 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
   }
 }
 
-static __device__ inline void mbar_arrive(uint64_t *bar) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
-#endif
-}
-static __device__ inline void mbar_wait(uint64_t *bar, uint32_t parity) {
-  while (!mbar_try_wait(bar, parity)) {
-  }
-}
-
 /* Isotropic leapfrog, z-marching, every input through the tensor memory accelerator in a
  * pipeline S planes deep (kernel.stages; see iso_cuda.h for the shape and the equation).
  * Threads: bx / 4 x by consumers (thread c owns cells ix = ix0 + 4 (c % (bx/4)) + 0..3 of
@@ -582,19 +572,21 @@ fail:
 /* A map over the whole padded field: x over the padded row, y over ny + 2R rows, z over
  * the local planes and their halos; boxes of box_x x box_y cells, one plane deep. Boxes
  * hanging past a far edge are zero-filled. */
-static int encode_map(const rtm_grid_t *grid, const float *field, int box_x, int box_y,
-                      rtm_iso_tensor_map_t *map) {
+static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int box_y,
+                      bool half, rtm_iso_tensor_map_t *map) {
   static_assert(sizeof(CUtensorMap) == sizeof(rtm_iso_tensor_map_t), "tensor map size");
   int status = RTM_OK;
   CUtensorMap encoded;
+  const size_t element = half ? 2 : sizeof(float);
   const cuuint64_t dims[3] = {(cuuint64_t)grid->stride_y, (cuuint64_t)grid->n[1] + 2 * R,
                               (cuuint64_t)grid->nz_local + 2 * R};
-  const cuuint64_t strides[2] = {(cuuint64_t)grid->stride_y * sizeof(float),
-                                 (cuuint64_t)grid->stride_z * sizeof(float)};
+  const cuuint64_t strides[2] = {(cuuint64_t)(grid->stride_y * element),
+                                 (cuuint64_t)(grid->stride_z * element)};
   const cuuint32_t box[3] = {(cuuint32_t)box_x, (cuuint32_t)box_y, 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   RTM_CU_TRY(cuTensorMapEncodeTiled(
-      &encoded, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)field, dims, strides, box,
+      &encoded, half ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3,
+      const_cast<void *>(field), dims, strides, box,
       element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   memcpy(map, &encoded, sizeof encoded);
@@ -605,12 +597,17 @@ fail:
 
 extern "C" int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
                                        const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map) {
-  return encode_map(grid, field, shape->block[0] + 2 * R, shape->block[1] + 2 * R, map);
+  return encode_map(grid, field, shape->block[0] + 2 * R, shape->block[1] + 2 * R, false, map);
 }
 
 extern "C" int rtm_iso_cuda_cell_map(const rtm_grid_t *grid, const float *field,
                                      const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map) {
-  return encode_map(grid, field, shape->block[0], shape->block[1], map);
+  return encode_map(grid, field, shape->block[0], shape->block[1], false, map);
+}
+
+extern "C" int rtm_iso_cuda_cell_map_half(const rtm_grid_t *grid, const void *volume,
+                                          const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map) {
+  return encode_map(grid, volume, shape->block[0], shape->block[1], true, map);
 }
 
 extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,

@@ -103,6 +103,9 @@ int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
 /* The same for boxes of the tile's own cells, no halo (p[n-1] and v^2 dt^2 under tma). */
 int rtm_iso_cuda_cell_map(const rtm_grid_t *grid, const float *field, const rtm_iso_shape_t *shape,
                           rtm_iso_tensor_map_t *map);
+/* A cell map of a padded volume of IEEE binary16 values (vti/tti fp16 coefficients). */
+int rtm_iso_cuda_cell_map_half(const rtm_grid_t *grid, const void *volume,
+                               const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map);
 
 /* One leapfrog update of the local planes [z_begin, z_end) on `stream` (a cudaStream_t);
  * backward != 0 solves the damped update for the older level. */

@@ -58,14 +58,31 @@ namespace {
 constexpr int R = RTM_RADIUS;
 constexpr int Q = 2 * R + 1; /* queue length */
 constexpr int MAX_THREADS = 512;
+/* Build option (-DRTM_TTI_TMA_THREE_BLOCKS, an occupancy experiment): the tma kernels of
+ * the compiled-in tile widths bounded to 256 threads and three blocks per SM (85 registers)
+ * instead of 512 threads; wider tiles then run the generic instance. */
+#ifdef RTM_TTI_TMA_THREE_BLOCKS
+constexpr int TMA_BOUND_THREADS = 256, TMA_MIN_BLOCKS = 3;
+#else
+constexpr int TMA_BOUND_THREADS = MAX_THREADS, TMA_MIN_BLOCKS = 1;
+#endif
 
-/* SLOT: plane j's tiles are written at iteration j - lead and read at iterations j (queue
- * front), j + R - 1 (D_x buffer of plane j) and j + R (update of plane j). With one
- * barrier per iteration a thread may issue iteration i's copies while another still reads
- * iteration i - 1's planes i - 1 - R .. i - 1: the ring needs R + 2 + lead slots. */
-__host__ __device__ inline int ring_slots(int lead) {
+/* SLOT (sync, ldgsts): plane j's tiles are written at iteration j - lead and read at
+ * iterations j (queue front), j + R - 1 (D_y buffer of plane j) and j + R (update of plane
+ * j). With one barrier per iteration a thread may issue iteration i's copies while another
+ * still reads iteration i - 1's planes i - 1 - R .. i - 1: the ring needs R + 2 + lead
+ * slots. The tma kernel has the same count: there a slot is refilled once every thread
+ * released it (its empty barrier), and the spare slot lets the slowest warp trail by two
+ * iterations before the producer waits for it. */
+__host__ __device__ constexpr int ring_slots(int lead) {
   return R + 2 + lead;
 }
+/* tma: slots of the own-cell inputs (p[n-1], q[n-1], coefficients), one output plane each,
+ * and D_y buffers; both leave the slowest warp two iterations of slack as well. */
+__host__ __device__ constexpr int cell_slots(int lead) {
+  return lead + 2;
+}
+constexpr int DY_BUFFERS_TMA = 3;
 
 struct TtiArgs {
   float *p_other, *q_other;
@@ -82,23 +99,44 @@ struct TtiArgs {
   float c2[R + 1], inv_h2[3], w1[3][R]; /* rtm_fd_weights of the axes */
 };
 
+/* tma: boxes of the p and q tiles with halo (plane of f[n]), and of the tile's own cells:
+ * p[n-1], q[n-1] and the coefficient volumes. */
+struct TtiMaps {
+  CUtensorMap p, q, p_other, q_other, coeff[RTM_TTI_COEFF_MAX];
+};
+
 /* Tile floats rounded to 32 so that every tile starts 128-byte aligned (TMA's rule). */
 __host__ __device__ inline int tile_floats(int bx, int by) {
   return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
 }
 
-/* Floats of the two D_y buffers of p and q (tti): [2][p, q][block_y][block_x + 2R]. */
-__host__ __device__ inline int dy_buffer_floats(int bx, int by) {
-  return 4 * by * (bx + 2 * R);
+/* Floats of one field of one D_y buffer (tti): [block_y][block_x + 2R]. */
+__host__ __device__ inline int dy_floats_of(int bx, int by) {
+  return by * (bx + 2 * R);
 }
 
-/* Ring of p/q tiles, (tti) the D_y buffers, (tma) one mbarrier per slot. */
-__host__ __device__ inline size_t shared_bytes_of(int bx, int by, bool tilted, int halo, int lead) {
+/* tma: bytes of one own-cell array of `element` bytes per cell, 128-byte aligned. */
+__host__ __device__ inline int cell_array_bytes(int bx, int by, int element) {
+  return (bx * by * element + 127) / 128 * 128;
+}
+/* tma: bytes of one cell slot: p[n-1], q[n-1] (float) and the coefficient arrays. */
+__host__ __device__ inline int cell_slot_bytes(int bx, int by, bool tilted, bool half) {
+  const int coeffs = tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
+  return 2 * cell_array_bytes(bx, by, 4) + coeffs * cell_array_bytes(bx, by, half ? 2 : 4);
+}
+
+/* sync, ldgsts: the ring of p/q tiles and (tti) two D_y buffers. tma: the ring, the cell
+ * slots, (tti) DY_BUFFERS_TMA D_y buffers and the full and empty mbarriers of all three. */
+__host__ __device__ inline size_t shared_bytes_of(int bx, int by, bool tilted, bool half, int halo,
+                                                  int lead) {
   const size_t slots = (size_t)ring_slots(lead);
-  size_t floats = slots * 2 * (size_t)tile_floats(bx, by);
-  if (tilted) floats += (size_t)dy_buffer_floats(bx, by);
-  floats = (floats + 1) / 2 * 2; /* 8-byte alignment of the barriers */
-  return floats * sizeof(float) + (halo == RTM_HALO_TMA ? slots * sizeof(uint64_t) : 0);
+  const size_t tiles = slots * 2 * (size_t)tile_floats(bx, by) * sizeof(float);
+  const size_t dy = 2 * (size_t)dy_floats_of(bx, by) * sizeof(float);
+  if (halo != RTM_HALO_TMA) return tiles + (tilted ? 2 * dy : 0);
+  size_t bytes = tiles + (size_t)cell_slots(lead) * cell_slot_bytes(bx, by, tilted, half);
+  if (tilted) bytes += DY_BUFFERS_TMA * dy;
+  bytes = (bytes + 7) / 8 * 8;
+  return bytes + 2 * (slots + cell_slots(lead) + (tilted ? DY_BUFFERS_TMA : 0)) * sizeof(uint64_t);
 }
 
 /* Coefficient volume `volume` at `cell`: float, or binary16 widened exactly to float. */
@@ -179,24 +217,130 @@ __device__ __forceinline__ void wait_copies(int pending) {
     cp_async_wait<0>();
 }
 
-/* Block (bx, by, bz): tile of blockDim.x x blockDim.y cells at (bx BX, by BY), output planes
- * [zb0, zb1). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1 from plane zb0 - R;
- * iteration i pushes plane i onto the queues and, once they are full (i >= 2R), updates
- * plane c = zb0 + i - 2R (loaded plane i - R). BXC: the tile width when compiled in
- * (blockDim.x equals it), 0 for any width. */
+/* The register queues of a thread's column: p and q (d_zz); tti also D_x p, D_y p, D_x q,
+ * D_y q (d_xz, d_yz). */
+struct Queues {
+  float pz[Q], qz[Q], dxp[Q], dyp[Q], dxq[Q], dyq[Q];
+};
+
+__device__ __forceinline__ void clear(Queues &z) {
+#pragma unroll
+  for (int k = 0; k < Q; ++k) {
+    z.pz[k] = z.qz[k] = 0.f;
+    z.dxp[k] = z.dyp[k] = z.dxq[k] = z.dyq[k] = 0.f;
+  }
+}
+
+/* Pushes the plane of tiles tp, tq (the queues' new front). */
+template <bool TILTED>
+__device__ __forceinline__ void push_plane(Queues &z, const TtiArgs &a, const float *tp,
+                                           const float *tq, int centre, int tw) {
+  push(z.pz, tp[centre]);
+  push(z.qz, tq[centre]);
+  if (TILTED) {
+    push(z.dxp, first_tile(tp, centre, 1, a.w1[0]));
+    push(z.dyp, first_tile(tp, centre, tw, a.w1[1]));
+    push(z.dxq, first_tile(tq, centre, 1, a.w1[0]));
+    push(z.dyq, first_tile(tq, centre, tw, a.w1[1]));
+  }
+}
+
+/* The D_y buffer's halo entries: 2 x block_y x 2R (p and q, the R columns left and right
+ * of the tile's own); entry e is field e / (2R by), row (e mod 2R by) / 2R, halo column
+ * e mod 2R. Its place in a tile slot (q's tile tf floats after p's) and in a buffer. */
+struct DyHalo {
+  int entries, in_tile, in_buffer;
+};
+__device__ __forceinline__ void dy_halo_entry(int e, int bx, int by, int tw, int tf, int dy_floats,
+                                              int &in_tile, int &in_buffer) {
+  const int f = e / (2 * R * by), rest = e - f * 2 * R * by;
+  const int r = rest / (2 * R), h = rest - r * 2 * R;
+  const int col = h < R ? h : h + bx;
+  in_tile = f * tf + (r + R) * tw + col;
+  in_buffer = f * dy_floats + r * tw + col;
+}
+
+/* Writes D_y of the plane in tile slot tn (p, then q tf floats on) into a buffer of p and
+ * q (q dy_floats on): the own columns from the queues (that plane sits at R + 1), the halo
+ * columns from the tile, the thread's first entry precomputed in `halo`. */
+__device__ __forceinline__ void write_dy(float *buffer, const Queues &z, const TtiArgs &a,
+                                         const float *tn, const DyHalo &halo, int own_dy, int tid,
+                                         int nthreads, int bx, int by, int tw, int tf,
+                                         int dy_floats) {
+  buffer[own_dy] = z.dyp[R + 1];
+  buffer[dy_floats + own_dy] = z.dyq[R + 1];
+  if (tid < halo.entries) buffer[halo.in_buffer] = first_tile(tn, halo.in_tile, tw, a.w1[1]);
+  for (int e = tid + nthreads; e < halo.entries; e += nthreads) { /* narrow tiles only */
+    int in_tile, in_buffer;
+    dy_halo_entry(e, bx, by, tw, tf, dy_floats, in_tile, in_buffer);
+    buffer[in_buffer] = first_tile(tn, in_tile, tw, a.w1[1]);
+  }
+}
+
+/* The output cell's own inputs: f[n-1] of p and q, the coefficients, eta_z dt. */
+struct CellIn {
+  float pp, qp, vpx2, vpz2, vpn2, vsz2, nx, ny, nz;
+};
+
+/* The new p and q of the output cell, whose tiles (plane c) are tp, tq: the reference's
+ * expressions in its order. p_xy, q_xy (tti) come from the D_y buffer; d = eta dt. */
+template <bool TILTED>
+__device__ __forceinline__ void update_cell(const TtiArgs &a, const Queues &z, const float *tp,
+                                            const float *tq, int centre, int tw, float p_xy,
+                                            float q_xy, const CellIn &in, float d, float &po,
+                                            float &qo) {
+  const float p_xx = second_tile(tp, centre, 1, a.c2, a.inv_h2[0]);
+  const float q_xx = second_tile(tq, centre, 1, a.c2, a.inv_h2[0]);
+  const float p_yy = second_tile(tp, centre, tw, a.c2, a.inv_h2[1]);
+  const float q_yy = second_tile(tq, centre, tw, a.c2, a.inv_h2[1]);
+  const float p_zz = second_queue(z.pz, a.c2, a.inv_h2[2]);
+  const float q_zz = second_queue(z.qz, a.c2, a.inv_h2[2]);
+  float hz_p = p_zz, hz_q = q_zz, hxy_p = add(p_xx, p_yy), hxy_q = add(q_xx, q_yy);
+  if (TILTED) {
+    const float p_xz = first_queue(z.dxp, a.w1[2]);
+    const float q_xz = first_queue(z.dxq, a.w1[2]);
+    const float p_yz = first_queue(z.dyp, a.w1[2]);
+    const float q_yz = first_queue(z.dyq, a.w1[2]);
+    const float a_xx = mul(in.nx, in.nx), a_yy = mul(in.ny, in.ny), a_zz = mul(in.nz, in.nz);
+    const float a_xy = mul(2.f, mul(in.nx, in.ny)), a_yz = mul(2.f, mul(in.ny, in.nz));
+    const float a_xz = mul(2.f, mul(in.nx, in.nz));
+    hz_p = fmadd(a_xz, p_xz,
+                 fmadd(a_yz, p_yz,
+                       fmadd(a_xy, p_xy, fmadd(a_zz, p_zz, fmadd(a_yy, p_yy, mul(a_xx, p_xx))))));
+    hz_q = fmadd(a_xz, q_xz,
+                 fmadd(a_yz, q_yz,
+                       fmadd(a_xy, q_xy, fmadd(a_zz, q_zz, fmadd(a_yy, q_yy, mul(a_xx, q_xx))))));
+    hxy_p = sub(add(hxy_p, p_zz), hz_p);
+    hxy_q = sub(add(hxy_q, q_zz), hz_q);
+  }
+  const float vz_hz_q = mul(in.vpz2, hz_q);
+  const float rhs_p = fmadd(in.vpx2, hxy_p, fmadd(in.vsz2, sub(hz_p, hz_q), vz_hz_q));
+  const float rhs_q = fmadd(in.vpn2, hxy_p, fmadd(-in.vsz2, sub(hxy_p, hxy_q), vz_hz_q));
+  if (d > 0.f) {
+    const float sd = a.damping_sign * d;
+    const float keep = sub(1.f, sd), scale = add(1.f, sd);
+    po = leapfrog_layer(z.pz[R], in.pp, rhs_p, keep, scale);
+    qo = leapfrog_layer(z.qz[R], in.qp, rhs_q, keep, scale);
+  } else {
+    po = leapfrog(z.pz[R], in.pp, rhs_p);
+    qo = leapfrog(z.qz[R], in.qp, rhs_q);
+  }
+}
+
+/* sync and ldgsts. Block (bx, by, bz): tile of blockDim.x x blockDim.y cells at (bx BX,
+ * by BY), output planes [zb0, zb1). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1
+ * from plane zb0 - R; iteration i pushes plane i onto the queues and, once they are full
+ * (i >= 2R), updates plane c = zb0 + i - 2R (loaded plane i - R). BXC: the tile width when
+ * compiled in (blockDim.x equals it), 0 for any width. */
 template <bool TILTED, typename C, int HALO, int BXC>
 __global__ void __launch_bounds__(MAX_THREADS)
-    tti_zmarch(const __grid_constant__ TtiArgs a, const __grid_constant__ CUtensorMap p_map,
-               const __grid_constant__ CUtensorMap q_map) {
+    tti_zmarch(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
   extern __shared__ __align__(128) float smem[];
   const int bx = BXC > 0 ? BXC : (int)blockDim.x, by = blockDim.y;
   const int tw = bx + 2 * R, th = by + 2 * R;
-  const int tf = tile_floats(bx, by);
+  const int tf = tile_floats(bx, by), dy_floats = dy_floats_of(bx, by);
   const int slots = a.slots, lead = a.lead;
   float *dy_buffer = smem + slots * 2 * tf; /* tti: [2 buffers][p, q][by][tw] */
-  const int dy_floats = by * tw;            /* one field of one buffer */
-  uint64_t *full = reinterpret_cast<uint64_t *>(
-      smem + (slots * 2 * tf + (TILTED ? dy_buffer_floats(bx, by) : 0) + 1) / 2 * 2); /* tma */
 
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int tid = ty * bx + tx, nthreads = bx * by;
@@ -213,48 +357,21 @@ __global__ void __launch_bounds__(MAX_THREADS)
   const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
   const int centre = (ty + R) * tw + tx + R;
   const int own_dy = ty * tw + tx + R; /* the cell in a D_y buffer */
-  /* sync, ldgsts: this thread's first 16-byte chunk of a tile (most shapes have no other) */
+  /* this thread's first 16-byte chunk of a tile (most shapes have no other) */
   const int first_row = tid / chunks_per_row, first_col = 4 * (tid - first_row * chunks_per_row);
   const bool first_valid = tid < chunks && ix0 + first_col < a.row_floats && iy0 + first_row < a.rows;
   const int first_smem = first_row * tw + first_col;
   const long long first_global = (long long)first_row * a.stride_y + first_col;
-  /* tti: D_y of the 2R halo columns of the buffer, 2 x by x 2R entries (p and q); entry e
-   * is field e / (2R by), row (e mod 2R by) / 2R, halo column e mod 2R (R left, R right).
-   * Its place in a tile slot (field offset included) and in a buffer. */
-  const int halo_entries = 2 * by * 2 * R;
-  auto halo_entry = [&](int e, int &in_tile, int &in_buffer) {
-    const int f = e / (2 * R * by), rest = e - f * 2 * R * by;
-    const int r = rest / (2 * R), h = rest - r * 2 * R;
-    const int col = h < R ? h : h + bx;
-    in_tile = f * tf + (r + R) * tw + col;
-    in_buffer = f * dy_floats + r * tw + col;
-  };
-  int halo_tile = 0, halo_buffer = 0;
-  if (TILTED && tid < halo_entries) halo_entry(tid, halo_tile, halo_buffer);
+  DyHalo halo = {2 * by * 2 * R, 0, 0};
+  if (TILTED && tid < halo.entries)
+    dy_halo_entry(tid, bx, by, tw, tf, dy_floats, halo.in_tile, halo.in_buffer);
 
   const long long column = a.origin + (long long)iy * a.stride_y + ix;
   const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
 
-  if (HALO == RTM_HALO_TMA) {
-    if (tid == 0) {
-      for (int s = 0; s < slots; ++s)
-        mbar_init(&full[s], 1);
-      mbar_fence_init();
-    }
-    __syncthreads();
-  }
-
-  /* Copies (or, for sync, loads and stores) of loaded plane j into ring slot s. */
+  /* Copies (ldgsts) or loads and stores (sync) of loaded plane j into ring slot s. */
   auto load_plane = [&](int j, int s) {
     float *tp = smem + s * 2 * tf, *tq = tp + tf;
-    if (HALO == RTM_HALO_TMA) {
-      if (tid == 0 && j < nplanes) {
-        mbar_expect_tx(&full[s], 2u * (uint32_t)(tw * th) * (uint32_t)sizeof(float));
-        tma_load_3d(tp, &p_map, ix0, iy0, zb0 + j, &full[s]);
-        tma_load_3d(tq, &q_map, ix0, iy0, zb0 + j, &full[s]);
-      }
-      return;
-    }
     const long long plane = tile_origin + (long long)j * a.stride_z;
     if (j < nplanes) {
       if (HALO == RTM_HALO_LDGSTS) {
@@ -292,17 +409,12 @@ __global__ void __launch_bounds__(MAX_THREADS)
     if (HALO == RTM_HALO_LDGSTS) cp_async_commit(); /* every thread, every plane */
   };
 
-  float pz[Q], qz[Q], dxp[Q], dyp[Q], dxq[Q], dyq[Q];
-#pragma unroll
-  for (int k = 0; k < Q; ++k) {
-    pz[k] = qz[k] = 0.f;
-    dxp[k] = dyp[k] = dxq[k] = dyq[k] = 0.f;
-  }
+  Queues z;
+  clear(z);
 
   /* Ring positions of planes i + lead (load), i (front), i - R + 1 (next), i - R (out). */
   int slot_load = lead, slot_front = 0;
   int slot_next = slots - R + 1, slot_out = slots - R;
-  uint32_t phase = 0; /* tma: parity of the front slot's barrier */
   for (int j = 0; j < lead; ++j)
     load_plane(j, j);
 
@@ -312,119 +424,238 @@ __global__ void __launch_bounds__(MAX_THREADS)
     /* Plane c's own values, loaded before the wait so that their latency overlaps it. */
     const int c = zb0 + i - 2 * R;
     const bool out = i >= 2 * R && active;
-    float pp = 0.f, qp = 0.f, vpx2 = 0.f, vpz2 = 0.f, vpn2 = 0.f, vsz2 = 0.f;
-    float nx = 0.f, ny = 0.f, nz = 0.f, ez = 0.f;
+    CellIn in = {};
+    float ez = 0.f;
     long long cell = 0;
     if (out) {
       cell = column + (long long)c * a.stride_z;
-      pp = a.p_other[cell];
-      qp = a.q_other[cell];
-      vpx2 = coeff_at<C>(a.coeff[RTM_TTI_VPX2], cell);
-      vpz2 = coeff_at<C>(a.coeff[RTM_TTI_VPZ2], cell);
-      vpn2 = coeff_at<C>(a.coeff[RTM_TTI_VPN2], cell);
-      vsz2 = coeff_at<C>(a.coeff[RTM_TTI_VSZ2], cell);
+      in.pp = a.p_other[cell];
+      in.qp = a.q_other[cell];
+      in.vpx2 = coeff_at<C>(a.coeff[RTM_TTI_VPX2], cell);
+      in.vpz2 = coeff_at<C>(a.coeff[RTM_TTI_VPZ2], cell);
+      in.vpn2 = coeff_at<C>(a.coeff[RTM_TTI_VPN2], cell);
+      in.vsz2 = coeff_at<C>(a.coeff[RTM_TTI_VSZ2], cell);
       if (TILTED) {
-        nx = coeff_at<C>(a.coeff[RTM_TTI_NX], cell);
-        ny = coeff_at<C>(a.coeff[RTM_TTI_NY], cell);
-        nz = coeff_at<C>(a.coeff[RTM_TTI_NZ], cell);
+        in.nx = coeff_at<C>(a.coeff[RTM_TTI_NX], cell);
+        in.ny = coeff_at<C>(a.coeff[RTM_TTI_NY], cell);
+        in.nz = coeff_at<C>(a.coeff[RTM_TTI_NZ], cell);
       }
       ez = __ldg(a.eta_z + a.z_offset + c);
     }
 
     if (HALO == RTM_HALO_LDGSTS) wait_copies(lead); /* plane i's group; later ones may be empty */
-    if (HALO == RTM_HALO_TMA)
-      while (!mbar_try_wait(&full[slot_front], phase)) {
-      }
     __syncthreads();
 
     {
-      const float *tp = smem + slot_front * 2 * tf, *tq = tp + tf;
-      push(pz, tp[centre]);
-      push(qz, tq[centre]);
-      if (TILTED) {
-        push(dxp, first_tile(tp, centre, 1, a.w1[0]));
-        push(dyp, first_tile(tp, centre, tw, a.w1[1]));
-        push(dxq, first_tile(tq, centre, 1, a.w1[0]));
-        push(dyq, first_tile(tq, centre, tw, a.w1[1]));
-      }
+      const float *tp = smem + slot_front * 2 * tf;
+      push_plane<TILTED>(z, a, tp, tp + tf, centre, tw);
     }
-    if (TILTED && i >= 2 * R - 1) {
-      /* D_y of plane c + 1 over the tile's columns, read at iteration i + 1: the own
-       * columns from the queues (D_y of plane c + 1 sits at R + 1), the 2R halo columns
-       * from the tile. */
-      float *buffer = dy_buffer + ((i + 1) & 1) * 2 * dy_floats;
-      const float *tn = smem + slot_next * 2 * tf;
-      buffer[own_dy] = dyp[R + 1];
-      buffer[dy_floats + own_dy] = dyq[R + 1];
-      if (tid < halo_entries) buffer[halo_buffer] = first_tile(tn, halo_tile, tw, a.w1[1]);
-      for (int e = tid + nthreads; e < halo_entries; e += nthreads) { /* narrow tiles only */
-        int in_tile, in_buffer;
-        halo_entry(e, in_tile, in_buffer);
-        buffer[in_buffer] = first_tile(tn, in_tile, tw, a.w1[1]);
-      }
-    }
+    if (TILTED && i >= 2 * R - 1) /* D_y of plane c + 1, read at iteration i + 1 */
+      write_dy(dy_buffer + ((i + 1) & 1) * 2 * dy_floats, z, a, smem + slot_next * 2 * tf, halo,
+               own_dy, tid, nthreads, bx, by, tw, tf, dy_floats);
 
     if (out) {
-      const float *tp = smem + slot_out * 2 * tf, *tq = tp + tf;
-      const float p_xx = second_tile(tp, centre, 1, a.c2, a.inv_h2[0]);
-      const float q_xx = second_tile(tq, centre, 1, a.c2, a.inv_h2[0]);
-      const float p_yy = second_tile(tp, centre, tw, a.c2, a.inv_h2[1]);
-      const float q_yy = second_tile(tq, centre, tw, a.c2, a.inv_h2[1]);
-      const float p_zz = second_queue(pz, a.c2, a.inv_h2[2]);
-      const float q_zz = second_queue(qz, a.c2, a.inv_h2[2]);
-      float hz_p = p_zz, hz_q = q_zz, hxy_p = add(p_xx, p_yy), hxy_q = add(q_xx, q_yy);
+      const float *tp = smem + slot_out * 2 * tf;
+      float p_xy = 0.f, q_xy = 0.f;
       if (TILTED) {
         const float *buffer = dy_buffer + (i & 1) * 2 * dy_floats;
-        const float p_xy = first_tile(buffer, own_dy, 1, a.w1[0]);
-        const float q_xy = first_tile(buffer + dy_floats, own_dy, 1, a.w1[0]);
-        const float p_xz = first_queue(dxp, a.w1[2]);
-        const float q_xz = first_queue(dxq, a.w1[2]);
-        const float p_yz = first_queue(dyp, a.w1[2]);
-        const float q_yz = first_queue(dyq, a.w1[2]);
-        const float a_xx = mul(nx, nx), a_yy = mul(ny, ny), a_zz = mul(nz, nz);
-        const float a_xy = mul(2.f, mul(nx, ny)), a_yz = mul(2.f, mul(ny, nz));
-        const float a_xz = mul(2.f, mul(nx, nz));
-        hz_p = fmadd(a_xz, p_xz,
-                     fmadd(a_yz, p_yz,
-                           fmadd(a_xy, p_xy, fmadd(a_zz, p_zz, fmadd(a_yy, p_yy, mul(a_xx, p_xx))))));
-        hz_q = fmadd(a_xz, q_xz,
-                     fmadd(a_yz, q_yz,
-                           fmadd(a_xy, q_xy, fmadd(a_zz, q_zz, fmadd(a_yy, q_yy, mul(a_xx, q_xx))))));
-        hxy_p = sub(add(hxy_p, p_zz), hz_p);
-        hxy_q = sub(add(hxy_q, q_zz), hz_q);
+        p_xy = first_tile(buffer, own_dy, 1, a.w1[0]);
+        q_xy = first_tile(buffer + dy_floats, own_dy, 1, a.w1[0]);
       }
-      const float vz_hz_q = mul(vpz2, hz_q);
-      const float rhs_p = fmadd(vpx2, hxy_p, fmadd(vsz2, sub(hz_p, hz_q), vz_hz_q));
-      const float rhs_q = fmadd(vpn2, hxy_p, fmadd(-vsz2, sub(hxy_p, hxy_q), vz_hz_q));
-      const float d = add(exy, ez);
       float po, qo;
-      if (d > 0.f) {
-        const float sd = a.damping_sign * d;
-        const float keep = sub(1.f, sd), scale = add(1.f, sd);
-        po = leapfrog_layer(pz[R], pp, rhs_p, keep, scale);
-        qo = leapfrog_layer(qz[R], qp, rhs_q, keep, scale);
-      } else {
-        po = leapfrog(pz[R], pp, rhs_p);
-        qo = leapfrog(qz[R], qp, rhs_q);
-      }
+      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po, qo);
       a.p_other[cell] = po;
       a.q_other[cell] = qo;
     }
     slot_load = slot_load + 1 == slots ? 0 : slot_load + 1;
     slot_next = slot_next + 1 == slots ? 0 : slot_next + 1;
     slot_out = slot_out + 1 == slots ? 0 : slot_out + 1;
-    if (++slot_front == slots) {
-      slot_front = 0;
-      phase ^= 1u;
-    }
+    slot_front = slot_front + 1 == slots ? 0 : slot_front + 1;
   }
 }
 
-/* The kernel instance of (tilted, coefficient type, halo, tile width), as a function
- * pointer. */
-typedef void (*kernel_t)(TtiArgs, CUtensorMap, CUtensorMap);
+/* Own-cell array k of a cell slot at this thread's cell: float, or binary16 widened. */
+template <typename C> __device__ __forceinline__ float cell_value(const unsigned char *array, int tid) {
+  return reinterpret_cast<const float *>(array)[tid];
+}
+template <> __device__ __forceinline__ float cell_value<__half>(const unsigned char *array, int tid) {
+  return __half2float(reinterpret_cast<const __half *>(array)[tid]);
+}
 
-template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx) {
+/* tma (sm_90): the same iterations as tti_zmarch, every input through the tensor memory
+ * accelerator and no block-wide barrier. Thread 0 also produces: at iteration i it copies
+ * plane i + LEAD of p and q (tiles with halo) into the ring and, for the output of that
+ * plane's iteration, the own cells' p[n-1], q[n-1] and coefficients into a cell slot; each
+ * slot's full mbarrier counts the bytes in. Every thread consumes: it waits on the full
+ * barriers, and arrives on a slot's empty barrier once it no longer reads it (ring slot
+ * of plane j after iteration j + R, cell slot after reading its inputs); the producer
+ * refills a slot only after all nthreads arrivals. The D_y buffers (DY_BUFFERS_TMA of them)
+ * are handed over the same way: every thread arrives on the buffer's full barrier once it
+ * wrote its entries, reads it after waiting on it one iteration later, and arrives on its
+ * empty barrier after reading. Slack: a warp may trail the producer by two iterations
+ * before anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of
+ * a family of N slots: k % N and (k / N) & 1, N known at compile time. The protocol is
+ * modelled, with these formulas, in run/models/tti_tma_protocol.py. */
+template <bool TILTED, typename C, int BXC, int LEAD>
+__global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
+                                  BXC > 0 ? TMA_MIN_BLOCKS : 1)
+    tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
+  constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD);
+  constexpr int DYB = DY_BUFFERS_TMA;
+  constexpr int COEFFS = TILTED ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
+  extern __shared__ __align__(128) float smem[];
+  const int bx = BXC > 0 ? BXC : (int)blockDim.x, by = blockDim.y;
+  const int tw = bx + 2 * R, th = by + 2 * R;
+  const int tf = tile_floats(bx, by), dy_floats = dy_floats_of(bx, by);
+  const int cell_float_bytes = cell_array_bytes(bx, by, 4);
+  const int cell_coeff_bytes = cell_array_bytes(bx, by, (int)sizeof(C));
+  const int cell_slot = cell_slot_bytes(bx, by, TILTED, sizeof(C) == 2);
+  unsigned char *cells = reinterpret_cast<unsigned char *>(smem + SLOTS * 2 * tf);
+  float *dy_buffer = reinterpret_cast<float *>(cells + CELL_SLOTS * cell_slot);
+  uint64_t *full = reinterpret_cast<uint64_t *>(
+      (reinterpret_cast<uintptr_t>(dy_buffer + (TILTED ? DYB * 2 * dy_floats : 0)) + 7) /
+      8 * 8);
+  uint64_t *empty = full + SLOTS, *cell_full = empty + SLOTS;
+  uint64_t *cell_empty = cell_full + CELL_SLOTS, *dy_full = cell_empty + CELL_SLOTS;
+  uint64_t *dy_empty = dy_full + DYB;
+
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * bx + tx, nthreads = bx * by;
+  const int ix0 = blockIdx.x * bx, iy0 = blockIdx.y * by;
+  const int ix = ix0 + tx, iy = iy0 + ty;
+  const bool active = ix < a.nx && iy < a.ny;
+  const int zb0 = a.z_begin + blockIdx.z * a.zblock;
+  const int zb1 = min(zb0 + a.zblock, a.z_end);
+  const int nplanes = zb1 - zb0 + 2 * R;
+  const int centre = (ty + R) * tw + tx + R;
+  const int own_dy = ty * tw + tx + R;
+  DyHalo halo = {2 * by * 2 * R, 0, 0};
+  if (TILTED && tid < halo.entries)
+    dy_halo_entry(tid, bx, by, tw, tf, dy_floats, halo.in_tile, halo.in_buffer);
+  const long long column = a.origin + (long long)iy * a.stride_y + ix;
+  const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
+
+  if (tid == 0) {
+    for (int s = 0; s < SLOTS; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], nthreads);
+    }
+    for (int s = 0; s < CELL_SLOTS; ++s) {
+      mbar_init(&cell_full[s], 1);
+      mbar_init(&cell_empty[s], nthreads);
+    }
+    if (TILTED) /* vti has no D_y buffers, and no room for their barriers */
+      for (int s = 0; s < DYB; ++s) {
+        mbar_init(&dy_full[s], nthreads);
+        mbar_init(&dy_empty[s], nthreads);
+      }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  /* Thread 0: plane j into the ring and, from j = 2R on, the cells of output j - 2R. The
+   * maps' coordinates are padded ones (local z + R). */
+  auto produce = [&](int j) {
+    if (j >= nplanes) return;
+    const int s = j % SLOTS;
+    if (j >= SLOTS) mbar_wait(&empty[s], (uint32_t)(j / SLOTS - 1) & 1u);
+    float *tp = smem + s * 2 * tf;
+    mbar_expect_tx(&full[s], 2u * (uint32_t)(tw * th) * (uint32_t)sizeof(float));
+    tma_load_3d(tp, &maps.p, ix0, iy0, zb0 + j, &full[s]);
+    tma_load_3d(tp + tf, &maps.q, ix0, iy0, zb0 + j, &full[s]);
+    const int o = j - 2 * R;
+    if (o < 0) return;
+    const int s2 = o % CELL_SLOTS;
+    if (o >= CELL_SLOTS) mbar_wait(&cell_empty[s2], (uint32_t)(o / CELL_SLOTS - 1) & 1u);
+    unsigned char *slot = cells + s2 * cell_slot;
+    const uint32_t own = (uint32_t)(bx * by);
+    mbar_expect_tx(&cell_full[s2], own * (2u * 4u + (uint32_t)(COEFFS * sizeof(C))));
+    const int x = ix0 + R, y = iy0 + R, zc = zb0 + o + R;
+    tma_load_3d(slot, &maps.p_other, x, y, zc, &cell_full[s2]);
+    tma_load_3d(slot + cell_float_bytes, &maps.q_other, x, y, zc, &cell_full[s2]);
+#pragma unroll
+    for (int k = 0; k < COEFFS; ++k)
+      tma_load_3d(slot + 2 * cell_float_bytes + k * cell_coeff_bytes, &maps.coeff[k], x, y, zc,
+                  &cell_full[s2]);
+  };
+
+  Queues z;
+  clear(z);
+  if (tid == 0)
+    for (int j = 0; j < LEAD; ++j)
+      produce(j);
+
+  for (int i = 0; i < nplanes; ++i) {
+    if (tid == 0) produce(i + LEAD);
+    const int o = i - 2 * R, c = zb0 + o;
+    const float ez = o >= 0 ? __ldg(a.eta_z + a.z_offset + c) : 0.f;
+
+    mbar_wait(&full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
+    {
+      const float *tp = smem + (i % SLOTS) * 2 * tf;
+      push_plane<TILTED>(z, a, tp, tp + tf, centre, tw);
+    }
+    if (TILTED && i >= 2 * R - 1) { /* D_y of plane c + 1 (output o + 1) */
+      const int k = o + 1, b = k % DYB;
+      if (k >= DYB) mbar_wait(&dy_empty[b], (uint32_t)(k / DYB - 1) & 1u);
+      write_dy(dy_buffer + b * 2 * dy_floats, z, a, smem + ((i - R + 1) % SLOTS) * 2 * tf, halo,
+               own_dy, tid, nthreads, bx, by, tw, tf, dy_floats);
+      mbar_arrive(&dy_full[b]);
+    }
+
+    if (o >= 0) {
+      const int s2 = o % CELL_SLOTS;
+      mbar_wait(&cell_full[s2], (uint32_t)(o / CELL_SLOTS) & 1u);
+      const unsigned char *slot = cells + s2 * cell_slot;
+      const unsigned char *coeff = slot + 2 * cell_float_bytes;
+      CellIn in = {};
+      in.pp = cell_value<float>(slot, tid);
+      in.qp = cell_value<float>(slot + cell_float_bytes, tid);
+      in.vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * cell_coeff_bytes, tid);
+      in.vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * cell_coeff_bytes, tid);
+      in.vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * cell_coeff_bytes, tid);
+      in.vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * cell_coeff_bytes, tid);
+      if (TILTED) {
+        in.nx = cell_value<C>(coeff + RTM_TTI_NX * cell_coeff_bytes, tid);
+        in.ny = cell_value<C>(coeff + RTM_TTI_NY * cell_coeff_bytes, tid);
+        in.nz = cell_value<C>(coeff + RTM_TTI_NZ * cell_coeff_bytes, tid);
+      }
+      mbar_arrive(&cell_empty[s2]);
+      float p_xy = 0.f, q_xy = 0.f;
+      if (TILTED) {
+        const int b = o % DYB;
+        mbar_wait(&dy_full[b], (uint32_t)(o / DYB) & 1u);
+        const float *buffer = dy_buffer + b * 2 * dy_floats;
+        p_xy = first_tile(buffer, own_dy, 1, a.w1[0]);
+        q_xy = first_tile(buffer + dy_floats, own_dy, 1, a.w1[0]);
+        mbar_arrive(&dy_empty[b]);
+      }
+      const float *tp = smem + ((i - R) % SLOTS) * 2 * tf;
+      float po, qo;
+      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po, qo);
+      if (active) {
+        const long long cell = column + (long long)c * a.stride_z;
+        a.p_other[cell] = po;
+        a.q_other[cell] = qo;
+      }
+    }
+    if (i >= R) mbar_arrive(&empty[(i - R) % SLOTS]); /* plane i - R: last read */
+  }
+}
+
+/* The kernel instance of (tilted, coefficient type, halo, tile width, stages), as a
+ * function pointer. */
+typedef void (*kernel_t)(TtiArgs, TtiMaps);
+
+template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int by, int stages) {
+  if (HALO == RTM_HALO_TMA) {
+    const bool three = stages == 3;
+    switch (bx * by <= TMA_BOUND_THREADS ? bx : 0) {
+    case 32: return three ? tti_zmarch_tma<TILTED, C, 32, 2> : tti_zmarch_tma<TILTED, C, 32, 1>;
+    case 64: return three ? tti_zmarch_tma<TILTED, C, 64, 2> : tti_zmarch_tma<TILTED, C, 64, 1>;
+    default: return three ? tti_zmarch_tma<TILTED, C, 0, 2> : tti_zmarch_tma<TILTED, C, 0, 1>;
+    }
+  }
   switch (bx) {
   case 32: return tti_zmarch<TILTED, C, HALO, 32>;
   case 64: return tti_zmarch<TILTED, C, HALO, 64>;
@@ -432,21 +663,21 @@ template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx) {
   }
 }
 
-template <bool TILTED, typename C> kernel_t pick_halo(rtm_halo_t halo, int bx) {
+template <bool TILTED, typename C> kernel_t pick_halo(rtm_halo_t halo, int bx, int by, int stages) {
   switch (halo) {
-  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx);
-  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx);
-  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx);
+  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, by, stages);
+  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, by, stages);
+  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, by, stages);
   }
 }
 
 kernel_t pick(const rtm_tti_shape_t *shape) {
-  const int bx = shape->block[0];
+  const int bx = shape->block[0], by = shape->block[1], st = shape->stages;
   if (shape->tilted)
-    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx)
-                             : pick_halo<true, float>(shape->halo, bx);
-  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx)
-                           : pick_halo<false, float>(shape->halo, bx);
+    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, by, st)
+                             : pick_halo<true, float>(shape->halo, bx, by, st);
+  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, by, st)
+                           : pick_halo<false, float>(shape->halo, bx, by, st);
 }
 
 int lead_of(const rtm_tti_shape_t *shape) {
@@ -456,8 +687,8 @@ int lead_of(const rtm_tti_shape_t *shape) {
 } // namespace
 
 extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
-  return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0, shape->halo,
-                         lead_of(shape));
+  return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0,
+                         shape->coeff_half != 0, shape->halo, lead_of(shape));
 }
 
 extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
@@ -480,6 +711,12 @@ extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
              "kernel.block_x x kernel.block_y = %d x %d = %d threads (one per cell for "
              "vti/tti): must be whole warps (a multiple of 32 threads)",
              bx, by, bx * by);
+  if (shape->halo == RTM_HALO_TMA && shape->coeff_half && bx % 8 != 0)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "kernel.block_x = %d with kernel.halo = tma and memory.model_precision = fp16: "
+             "must be a multiple of 8 (a row of binary16 coefficients is copied in 16-byte "
+             "pieces)",
+             bx);
   RTM_TRY(rtm_cuda_halo_check(shape->halo, shape->stages, shape->zblock, shape->block, device,
                               &optin));
   bytes = rtm_tti_cuda_shared_bytes(shape);
@@ -500,8 +737,13 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
                                  int z_end, void *stream) {
   int status = RTM_OK;
   if (z_end <= z_begin) return RTM_OK;
-  if (shape->halo == RTM_HALO_TMA && (!fields->p_map || !fields->q_map))
-    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_tti_cuda_step: kernel.halo = tma without its tensor maps");
+  if (shape->halo == RTM_HALO_TMA) {
+    bool complete = fields->p_map && fields->q_map && fields->p_other_map && fields->q_other_map;
+    for (int k = 0; k < (shape->tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT); ++k)
+      complete = complete && fields->coeff_map[k];
+    if (!complete)
+      RTM_FAIL(RTM_ERR_INTERNAL, "rtm_tti_cuda_step: kernel.halo = tma without its tensor maps");
+  }
   {
     const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
     TtiArgs a;
@@ -534,18 +776,21 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
       a.inv_h2[axis] = fields->weights[axis].inv_h2;
       memcpy(a.w1[axis], fields->weights[axis].w1, sizeof a.w1[axis]);
     }
-    CUtensorMap p_map, q_map;
-    memset(&p_map, 0, sizeof p_map);
-    memset(&q_map, 0, sizeof q_map);
+    TtiMaps maps;
+    memset(&maps, 0, sizeof maps);
     if (shape->halo == RTM_HALO_TMA) {
-      memcpy(&p_map, fields->p_map, sizeof p_map);
-      memcpy(&q_map, fields->q_map, sizeof q_map);
+      memcpy(&maps.p, fields->p_map, sizeof maps.p);
+      memcpy(&maps.q, fields->q_map, sizeof maps.q);
+      memcpy(&maps.p_other, fields->p_other_map, sizeof maps.p_other);
+      memcpy(&maps.q_other, fields->q_other_map, sizeof maps.q_other);
+      for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
+        if (fields->coeff_map[k]) memcpy(&maps.coeff[k], fields->coeff_map[k], sizeof maps.coeff[k]);
     }
     const dim3 block((unsigned)bx, (unsigned)by, 1);
     const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
                       (unsigned)((range + a.zblock - 1) / a.zblock));
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
-    pick(shape)<<<blocks, block, shared, (cudaStream_t)stream>>>(a, p_map, q_map);
+    pick(shape)<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);
     RTM_CUDA_TRY_LAUNCH(shape->tilted ? "tti_zmarch<tti>" : "tti_zmarch<vti>");
   }
   return RTM_OK;

@@ -69,15 +69,19 @@ typedef struct {
   const void *coeff[RTM_TTI_COEFF_MAX]; /* padded volumes, see above: float, or binary16
                                            when shape.coeff_half */
   const float *eta_dt[3];              /* device profiles over each axis' global interior */
-  const rtm_iso_tensor_map_t *p_map, *q_map; /* tma: halo maps of `p` and `q`
-                                                (rtm_iso_cuda_tensor_map with the tile of
-                                                shape.block); NULL for sync and ldgsts */
+  /* tma only (NULL for sync and ldgsts), maps made with the tile of shape.block: the halo
+   * maps of `p` and `q` (rtm_iso_cuda_tensor_map) and the cell maps of `p_other`, `q_other`
+   * (rtm_iso_cuda_cell_map) and of the coefficient volumes (rtm_iso_cuda_cell_map, or
+   * rtm_iso_cuda_cell_map_half for binary16) */
+  const rtm_iso_tensor_map_t *p_map, *q_map, *p_other_map, *q_other_map;
+  const rtm_iso_tensor_map_t *coeff_map[RTM_TTI_COEFF_MAX];
   rtm_fd_weights_t weights[3];         /* rtm_fd_weights of each axis' spacing */
 } rtm_tti_fields_t;
 
 /* Checks that `device` can run `shape` (tile width a positive multiple of 4, at most 512
  * threads and whole warps, stages 2 or 3, ldgsts on sm_80+, tma on sm_90+ with a tile plus
- * halo of at most 256 cells a side, shared memory within the device's limit) and raises
+ * halo of at most 256 cells a side and, with fp16 coefficients, a tile width that is a
+ * multiple of 8, shared memory within the device's limit) and raises
  * the kernel's dynamic shared-memory limit. Errors name the config key. */
 int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device);
 
