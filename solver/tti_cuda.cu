@@ -648,18 +648,19 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
 typedef void (*kernel_t)(TtiArgs, TtiMaps);
 
 template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int by, int stages) {
-  if (HALO == RTM_HALO_TMA) {
+  if constexpr (HALO == RTM_HALO_TMA) {
     const bool three = stages == 3;
     switch (bx * by <= TMA_BOUND_THREADS ? bx : 0) {
     case 32: return three ? tti_zmarch_tma<TILTED, C, 32, 2> : tti_zmarch_tma<TILTED, C, 32, 1>;
     case 64: return three ? tti_zmarch_tma<TILTED, C, 64, 2> : tti_zmarch_tma<TILTED, C, 64, 1>;
     default: return three ? tti_zmarch_tma<TILTED, C, 0, 2> : tti_zmarch_tma<TILTED, C, 0, 1>;
     }
-  }
-  switch (bx) {
-  case 32: return tti_zmarch<TILTED, C, HALO, 32>;
-  case 64: return tti_zmarch<TILTED, C, HALO, 64>;
-  default: return tti_zmarch<TILTED, C, HALO, 0>;
+  } else {
+    switch (bx) {
+    case 32: return tti_zmarch<TILTED, C, HALO, 32>;
+    case 64: return tti_zmarch<TILTED, C, HALO, 64>;
+    default: return tti_zmarch<TILTED, C, HALO, 0>;
+    }
   }
 }
 
