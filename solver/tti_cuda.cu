@@ -483,10 +483,11 @@ template <> __device__ __forceinline__ float cell_value<__half>(const unsigned c
 }
 
 /* tma (sm_90): the same iterations as tti_zmarch, every input through the tensor memory
- * accelerator and no block-wide barrier. Thread 0 also produces: at iteration i it copies
- * plane i + LEAD of p and q (tiles with halo) into the ring and, for the output of that
- * plane's iteration, the own cells' p[n-1], q[n-1] and coefficients into a cell slot; each
- * slot's full mbarrier counts the bytes in. Every thread consumes: it waits on the full
+ * accelerator and no block-wide barrier. Two threads also produce, in different warps so
+ * that neither warp carries all of it: at iteration i thread 0 copies plane i + LEAD of p
+ * and q (tiles with halo) into the ring, and thread 32 (0 in a one-warp block), for the
+ * output of that plane's iteration, the own cells' p[n-1], q[n-1] and coefficients into a
+ * cell slot; each slot's full mbarrier counts the bytes in. Every thread consumes: it waits on the full
  * barriers, and arrives on a slot's empty barrier once it no longer reads it (ring slot
  * of plane j after iteration j + R, cell slot after reading its inputs); the producer
  * refills a slot only after all nthreads arrivals. The D_y buffers (DY_BUFFERS_TMA of them)
@@ -553,18 +554,21 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
   }
   __syncthreads();
 
-  /* Thread 0: plane j into the ring and, from j = 2R on, the cells of output j - 2R. The
-   * maps' coordinates are padded ones (local z + R). */
+  /* Producers of plane j: the ring (thread 0) and, from j = 2R on, the cells of output
+   * j - 2R (thread 32). The maps' coordinates are padded ones (local z + R). */
+  const bool ring_producer = tid == 0, cell_producer = tid == (nthreads > 32 ? 32 : 0);
   auto produce = [&](int j) {
     if (j >= nplanes) return;
-    const int s = j % SLOTS;
-    if (j >= SLOTS) mbar_wait(&empty[s], (uint32_t)(j / SLOTS - 1) & 1u);
-    float *tp = smem + s * 2 * tf;
-    mbar_expect_tx(&full[s], 2u * (uint32_t)(tw * th) * (uint32_t)sizeof(float));
-    tma_load_3d(tp, &maps.p, ix0, iy0, zb0 + j, &full[s]);
-    tma_load_3d(tp + tf, &maps.q, ix0, iy0, zb0 + j, &full[s]);
+    if (ring_producer) {
+      const int s = j % SLOTS;
+      if (j >= SLOTS) mbar_wait(&empty[s], (uint32_t)(j / SLOTS - 1) & 1u);
+      float *tp = smem + s * 2 * tf;
+      mbar_expect_tx(&full[s], 2u * (uint32_t)(tw * th) * (uint32_t)sizeof(float));
+      tma_load_3d(tp, &maps.p, ix0, iy0, zb0 + j, &full[s]);
+      tma_load_3d(tp + tf, &maps.q, ix0, iy0, zb0 + j, &full[s]);
+    }
     const int o = j - 2 * R;
-    if (o < 0) return;
+    if (!cell_producer || o < 0) return;
     const int s2 = o % CELL_SLOTS;
     if (o >= CELL_SLOTS) mbar_wait(&cell_empty[s2], (uint32_t)(o / CELL_SLOTS - 1) & 1u);
     unsigned char *slot = cells + s2 * cell_slot;
@@ -581,12 +585,12 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
 
   Queues z;
   clear(z);
-  if (tid == 0)
+  if (ring_producer || cell_producer)
     for (int j = 0; j < LEAD; ++j)
       produce(j);
 
   for (int i = 0; i < nplanes; ++i) {
-    if (tid == 0) produce(i + LEAD);
+    if (ring_producer || cell_producer) produce(i + LEAD);
     const int o = i - 2 * R, c = zb0 + o;
     const float ez = o >= 0 ? __ldg(a.eta_z + a.z_offset + c) : 0.f;
 

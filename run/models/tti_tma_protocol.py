@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # run/models/tti_tma_protocol.py [RUNS] - a model of the mbarrier protocol of
 # tti_zmarch_tma (solver/tti_cuda.cu), run under random interleavings of T threads and the
-# copy engine: thread 0 produces (ring of p/q planes, cell slots), every thread consumes
-# and hands the D_y buffers over; the slot and parity formulas are the kernel's. It checks
+# copy engine: thread 0 produces the ring of p/q planes and thread 1 (the kernel's thread
+# 32, another warp) the cell slots, every thread consumes and hands the D_y buffers over;
+# the slot and parity formulas are the kernel's. It checks
 # that every read sees the plane, output or D_y entries it expects (never a slot refilled
 # too early) and that nothing deadlocks. A model, not the kernel: keep the two in step.
 # Mutations that it catches: a parity off by one phase, too few ring slots, a ring slot
@@ -32,20 +33,22 @@ def run(T, nplanes, LEAD, DYB, seed):
     def thread(t):
         def wait(bar, parity):
             while not bar.done(parity): yield
+        ring_producer, cell_producer = t == 0, t == (1 if T > 1 else 0)
         def produce(j):
             if j >= nplanes: return
-            s = j % S
-            if j >= S: yield from wait(empty[s], (j // S - 1) & 1)
-            full[s].expect(1); inflight.append(('ring', s, j, full[s]))
+            if ring_producer:
+                s = j % S
+                if j >= S: yield from wait(empty[s], (j // S - 1) & 1)
+                full[s].expect(1); inflight.append(('ring', s, j, full[s]))
             o = j - 2 * R
-            if o < 0: return
+            if not cell_producer or o < 0: return
             s2 = o % CS
             if o >= CS: yield from wait(cempty[s2], (o // CS - 1) & 1)
             cfull[s2].expect(1); inflight.append(('cell', s2, o, cfull[s2]))
-        if t == 0:
+        if ring_producer or cell_producer:
             for j in range(LEAD): yield from produce(j)
         for i in range(nplanes):
-            if t == 0: yield from produce(i + LEAD)
+            if ring_producer or cell_producer: yield from produce(i + LEAD)
             o = i - 2 * R
             yield from wait(full[i % S], (i // S) & 1)
             assert ring[i % S] == i, ('front', t, i, ring[i % S]); yield
