@@ -227,6 +227,28 @@ __device__ __forceinline__ void wait_copies(int pending) {
     cp_async_wait<0>();
 }
 
+/* Where a thread works: its cell (tx, ty) of the block's tile at (ix0, iy0), inside the
+ * interior or not, and the block's planes: output planes [zb0, zb0 + zblock) clipped to the
+ * launch's range, loaded planes nplanes = outputs + 2R from plane zb0 - R. */
+struct Place {
+  int tx, ty, tid, ix0, iy0, ix, iy, zb0, nplanes;
+  bool active;
+};
+__device__ __forceinline__ Place place_of(const TtiArgs &a, int bx, int by) {
+  Place p;
+  p.tx = threadIdx.x;
+  p.ty = threadIdx.y;
+  p.tid = p.ty * bx + p.tx;
+  p.ix0 = blockIdx.x * bx;
+  p.iy0 = blockIdx.y * by;
+  p.ix = p.ix0 + p.tx;
+  p.iy = p.iy0 + p.ty;
+  p.active = p.ix < a.nx && p.iy < a.ny;
+  p.zb0 = a.z_begin + blockIdx.z * a.zblock;
+  p.nplanes = min(p.zb0 + a.zblock, a.z_end) - p.zb0 + 2 * R;
+  return p;
+}
+
 /* The register queues of a thread's column: p and q (d_zz); tti also D_x p, D_y p, D_x q,
  * D_y q (d_xz, d_yz). */
 struct Queues {
@@ -360,14 +382,11 @@ __global__ void __launch_bounds__(MAX_THREADS)
   const int slots = a.slots, lead = a.lead;
   float *dy_buffer = smem + slots * 2 * tf; /* tti: [2 buffers][p, q][by][tw] */
 
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int tid = ty * bx + tx, nthreads = bx * by;
-  const int ix0 = blockIdx.x * bx, iy0 = blockIdx.y * by;
-  const int ix = ix0 + tx, iy = iy0 + ty;
-  const bool active = ix < a.nx && iy < a.ny;
-  const int zb0 = a.z_begin + blockIdx.z * a.zblock;
-  const int zb1 = min(zb0 + a.zblock, a.z_end);
-  const int nplanes = zb1 - zb0 + 2 * R;
+  const Place place = place_of(a, bx, by);
+  const int tx = place.tx, ty = place.ty, tid = place.tid, nthreads = bx * by;
+  const int ix0 = place.ix0, iy0 = place.iy0, ix = place.ix, iy = place.iy;
+  const bool active = place.active;
+  const int zb0 = place.zb0, nplanes = place.nplanes;
 
   /* Padded x = ix0 is interior ix0 - R, padded row iy0 is interior iy0 - R; loaded plane j
    * is padded plane zb0 + j. */
@@ -539,14 +558,11 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
   uint64_t *cell_empty = cell_full + CELL_SLOTS, *dy_full = cell_empty + CELL_SLOTS;
   uint64_t *dy_empty = dy_full + DYB;
 
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int tid = ty * bx + tx, nthreads = bx * by;
-  const int ix0 = blockIdx.x * bx, iy0 = blockIdx.y * by;
-  const int ix = ix0 + tx, iy = iy0 + ty;
-  const bool active = ix < a.nx && iy < a.ny;
-  const int zb0 = a.z_begin + blockIdx.z * a.zblock;
-  const int zb1 = min(zb0 + a.zblock, a.z_end);
-  const int nplanes = zb1 - zb0 + 2 * R;
+  const Place place = place_of(a, bx, by);
+  const int tx = place.tx, ty = place.ty, tid = place.tid, nthreads = bx * by;
+  const int ix0 = place.ix0, iy0 = place.iy0, ix = place.ix, iy = place.iy;
+  const bool active = place.active;
+  const int zb0 = place.zb0, nplanes = place.nplanes;
   const int centre = (ty + R) * tw + tx + R;
   const int own_dy = ty * tw + tx + R;
   DyHalo halo = {2 * by * 2 * R, 0, 0};
