@@ -19,13 +19,15 @@
  *              (2 x 2R x block_y: half the block for 32-wide tiles, whole warps).
  *   halo       sync: 16-byte loads through registers into the ring; ldgsts: cp.async
  *              16-byte copies (zero fill past the padded field), one commit per plane by
- *              every thread, never in divergent code; tma (sm_90): one thread issues the
- *              two cp.async.bulk.tensor.3d boxes of a plane (p and q, tile with halo) on the
- *              slot's mbarrier, OOB zero fill. The slot count lets one barrier per plane
- *              order every reuse (see SLOT below).
- *   per plane  issue the copies of plane i + lead; load the cell's own p[n-1], q[n-1] and
- *              coefficients of plane c; wait for plane i; barrier; push the queues; (tti)
- *              write the D_y buffer of plane c + 1; update p and q of plane c.
+ *              every thread, never in divergent code; the slot count lets one barrier per
+ *              plane order every reuse (see SLOT below). tma (sm_90): its own kernel,
+ *              tti_zmarch_tma, with no block-wide barrier: cp.async.bulk.tensor.3d boxes of
+ *              the p and q tiles and of the own cells' inputs, every slot handed over by
+ *              full and empty mbarriers (its header says how).
+ *   per plane  (sync, ldgsts) issue the copies of plane i + lead; load the cell's own
+ *              p[n-1], q[n-1] and coefficients of plane c; wait for plane i; barrier; push
+ *              the queues; (tti) write the D_y buffer of plane c + 1; update p and q of
+ *              plane c.
  *   tile width kernel.block_x = 32 and 64 are compiled with the width known (every y
  *              offset of a shared load an immediate); other widths run the generic build.
  *   order      the cpu reference's operations in its order (tti_cpu.c's header), with the
