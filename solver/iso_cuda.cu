@@ -607,7 +607,7 @@ extern "C" int rtm_iso_cuda_cell_map(const rtm_grid_t *grid, const float *field,
 
 extern "C" int rtm_iso_cuda_cell_map_half(const rtm_grid_t *grid, const void *volume,
                                           const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map) {
-  return encode_map(grid, volume, shape->block[0], shape->block[1], true, map);
+  return encode_map(grid, volume, shape->block[0] + RTM_TMA_HALF_EXTRA, shape->block[1], true, map);
 }
 
 extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,

@@ -103,7 +103,17 @@ int rtm_iso_cuda_tensor_map(const rtm_grid_t *grid, const float *field,
 /* The same for boxes of the tile's own cells, no halo (p[n-1] and v^2 dt^2 under tma). */
 int rtm_iso_cuda_cell_map(const rtm_grid_t *grid, const float *field, const rtm_iso_shape_t *shape,
                           rtm_iso_tensor_map_t *map);
-/* A cell map of a padded volume of IEEE binary16 values (vti/tti fp16 coefficients). */
+/* TMA copies a box only from a 16-byte aligned start in x: a box starting 8 bytes into a
+ * 16-byte piece stops the kernel with an illegal instruction (measured on an H100,
+ * run/experiments/tma_start.cu). A tile's own cells start R cells into the padded row:
+ * 16 bytes for float, but 8 for binary16. So a binary16 cell box starts
+ * RTM_TMA_HALF_SHIFT cells left of the tile and is block_x + RTM_TMA_HALF_EXTRA wide (a
+ * whole number of 16-byte pieces when block_x is a multiple of 8). */
+#define RTM_TMA_HALF_SHIFT (RTM_RADIUS % 8)
+#define RTM_TMA_HALF_EXTRA (RTM_TMA_HALF_SHIFT ? 8 : 0)
+
+/* A cell map of a padded volume of IEEE binary16 values (vti/tti fp16 coefficients): boxes
+ * of block_x + RTM_TMA_HALF_EXTRA x block_y cells, to be read from x - RTM_TMA_HALF_SHIFT. */
 int rtm_iso_cuda_cell_map_half(const rtm_grid_t *grid, const void *volume,
                                const rtm_iso_shape_t *shape, rtm_iso_tensor_map_t *map);
 

@@ -124,10 +124,16 @@ __host__ __device__ inline int dy_floats_of(int bx, int by) {
 __host__ __device__ inline int cell_array_bytes(int bx, int by, int element) {
   return (bx * by * element + 127) / 128 * 128;
 }
+/* tma: cells per row of a coefficient box; binary16 rows are wider (RTM_TMA_HALF_EXTRA:
+ * a box starts at a 16-byte aligned cell). */
+__host__ __device__ inline int coeff_row(int bx, bool half) {
+  return half ? bx + RTM_TMA_HALF_EXTRA : bx;
+}
 /* tma: bytes of one cell slot: p[n-1], q[n-1] (float) and the coefficient arrays. */
 __host__ __device__ inline int cell_slot_bytes(int bx, int by, bool tilted, bool half) {
   const int coeffs = tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
-  return 2 * cell_array_bytes(bx, by, 4) + coeffs * cell_array_bytes(bx, by, half ? 2 : 4);
+  return 2 * cell_array_bytes(bx, by, 4) +
+         coeffs * cell_array_bytes(coeff_row(bx, half), by, half ? 2 : 4);
 }
 
 /* sync, ldgsts: the ring of p/q tiles and (tti) two D_y buffers. tma: the ring, the cell
@@ -549,8 +555,9 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
   const int tw = bx + 2 * R, th = by + 2 * R;
   const int tf = tile_floats(bx, by), dy_floats = dy_floats_of(bx, by);
   const int cell_float_bytes = cell_array_bytes(bx, by, 4);
-  const int cell_coeff_bytes = cell_array_bytes(bx, by, (int)sizeof(C));
-  const int cell_slot = cell_slot_bytes(bx, by, TILTED, sizeof(C) == 2);
+  constexpr bool HALF = sizeof(C) == 2;
+  const int cell_coeff_bytes = cell_array_bytes(coeff_row(bx, HALF), by, (int)sizeof(C));
+  const int cell_slot = cell_slot_bytes(bx, by, TILTED, HALF);
   unsigned char *cells = reinterpret_cast<unsigned char *>(smem + SLOTS * 2 * tf);
   float *dy_buffer = reinterpret_cast<float *>(cells + CELL_SLOTS * cell_slot);
   uint64_t *full = reinterpret_cast<uint64_t *>(
@@ -567,6 +574,7 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
   const int zb0 = place.zb0, nplanes = place.nplanes;
   const int centre = (ty + R) * tw + tx + R;
   const int own_dy = ty * tw + tx + R;
+  const int own_coeff = HALF ? ty * coeff_row(bx, true) + tx + RTM_TMA_HALF_SHIFT : tid;
   DyHalo halo = {2 * by * 2 * R, 0, 0};
   if (TILTED && tid < halo.entries)
     dy_halo_entry(tid, bx, by, tw, tf, dy_floats, halo.in_tile, halo.in_buffer);
@@ -609,15 +617,16 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
     const int s2 = o % CELL_SLOTS;
     if (o >= CELL_SLOTS) mbar_wait(&cell_empty[s2], (uint32_t)(o / CELL_SLOTS - 1) & 1u);
     unsigned char *slot = cells + s2 * cell_slot;
-    const uint32_t own = (uint32_t)(bx * by);
-    mbar_expect_tx(&cell_full[s2], own * (2u * 4u + (uint32_t)(COEFFS * sizeof(C))));
+    const uint32_t own = (uint32_t)(bx * by), coeff_box = (uint32_t)(coeff_row(bx, HALF) * by);
+    mbar_expect_tx(&cell_full[s2], own * 2u * 4u + coeff_box * (uint32_t)(COEFFS * sizeof(C)));
     const int x = ix0 + R, y = iy0 + R, zc = zb0 + o + R;
     tma_load_3d(slot, &maps.p_other, x, y, zc, &cell_full[s2]);
     tma_load_3d(slot + cell_float_bytes, &maps.q_other, x, y, zc, &cell_full[s2]);
+    const int coeff_x = HALF ? x - RTM_TMA_HALF_SHIFT : x;
 #pragma unroll
     for (int k = 0; k < COEFFS; ++k)
-      tma_load_3d(slot + 2 * cell_float_bytes + k * cell_coeff_bytes, &maps.coeff[k], x, y, zc,
-                  &cell_full[s2]);
+      tma_load_3d(slot + 2 * cell_float_bytes + k * cell_coeff_bytes, &maps.coeff[k], coeff_x, y,
+                  zc, &cell_full[s2]);
   };
 
   Queues z;
@@ -653,14 +662,14 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
       CellIn in = {};
       in.pp = cell_value<float>(slot, tid);
       in.qp = cell_value<float>(slot + cell_float_bytes, tid);
-      in.vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * cell_coeff_bytes, tid);
-      in.vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * cell_coeff_bytes, tid);
-      in.vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * cell_coeff_bytes, tid);
-      in.vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * cell_coeff_bytes, tid);
+      in.vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * cell_coeff_bytes, own_coeff);
+      in.vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * cell_coeff_bytes, own_coeff);
+      in.vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * cell_coeff_bytes, own_coeff);
+      in.vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * cell_coeff_bytes, own_coeff);
       if (TILTED) {
-        in.nx = cell_value<C>(coeff + RTM_TTI_NX * cell_coeff_bytes, tid);
-        in.ny = cell_value<C>(coeff + RTM_TTI_NY * cell_coeff_bytes, tid);
-        in.nz = cell_value<C>(coeff + RTM_TTI_NZ * cell_coeff_bytes, tid);
+        in.nx = cell_value<C>(coeff + RTM_TTI_NX * cell_coeff_bytes, own_coeff);
+        in.ny = cell_value<C>(coeff + RTM_TTI_NY * cell_coeff_bytes, own_coeff);
+        in.nz = cell_value<C>(coeff + RTM_TTI_NZ * cell_coeff_bytes, own_coeff);
       }
       mbar_arrive(&cell_empty[s2]);
       float p_xy = 0.f, q_xy = 0.f;

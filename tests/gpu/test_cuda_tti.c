@@ -444,7 +444,9 @@ static void test_fp16_coefficients(void **state) {
     int halo, strategy, shape;               /* indices into halos, strategies, shapes */
   } cases[] = {{RTM_EQUATION_TTI, 0, 0, 1},  /* sync, device */
                {RTM_EQUATION_TTI, 2, 1, 0},  /* ldgsts 3 stages, vmm */
-               {RTM_EQUATION_TTI, 3, 0, 2},  /* tma 2 stages, device (sm_90) */
+               {RTM_EQUATION_TTI, 3, 0, 2},  /* tma 2 stages, device (sm_90), 64 wide */
+               {RTM_EQUATION_TTI, 4, 2, 1},  /* tma 3 stages, vmm-compressed, 16 wide */
+               {RTM_EQUATION_VTI, 4, 0, 3},  /* tma 3 stages, device, 8 wide */
                {RTM_EQUATION_VTI, 1, 3, 3}}; /* ldgsts 2 stages, managed */
   int printed[2] = {0, 0};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
