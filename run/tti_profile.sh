@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # run/tti_profile.sh [BUILD_DIR] - profile of the tti kernel on a GPU machine, one call:
-# build rtm3d, ncu (--clock-control none) of one 512^3 tti step (tma, 3 stages, 32x8,
-# zblock 64, constant anisotropic model), and a histogram of the kernel's SASS opcodes
-# (what the instruction count per cell is made of). Files under $OUT: ncu_tti.txt,
-# sass_hist.txt. Short table last.
+# build rtm3d, ncu (--clock-control none) of one 512^3 tti step (HALO tma, 3 stages, TILE
+# 64x4, zblock 64, constant anisotropic model), a histogram of the kernel's SASS opcodes
+# (what the instruction count per cell is made of) and the kernel's SASS with the warp
+# stall samples of each instruction (where the time goes). Files under $OUT: ncu_tti.txt,
+# sass_hist.txt, sass_stalls.csv. Short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build-ttigpu}"
@@ -15,22 +16,26 @@ set +e
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 > /dev/null 2>&1
 ninja -C "$build" rtm3d > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head; exit 1; }
+tile="${TILE:-64x4}"
 variant=(--set physics.equation=tti --set model.file= --set model.epsilon=0.2 --set model.delta=0.1
   --set model.theta=30 --set model.phi=20 --set kernel.halo="${HALO:-tma}" --set kernel.stages=3
-  --set kernel.block_x=32 --set kernel.block_y=8 --set kernel.zblock=64)
+  --set kernel.block_x="${tile%x*}" --set kernel.block_y="${tile#*x}" --set kernel.zblock=64)
 timeout 240 ncu --clock-control none -k regex:tti_zmarch --launch-skip 3 --launch-count 1 \
   --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
   --section ComputeWorkloadAnalysis --section InstructionStats --section SchedulerStats \
-  --section MemoryWorkloadAnalysis \
+  --section MemoryWorkloadAnalysis --section SourceCounters --import-source no \
+  --export "$out/tti.ncu-rep" --force-overwrite \
   --metrics smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_global_ld.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio \
   "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet --set bench.warmup=3 \
   --set bench.steps=1 "${variant[@]}" > "$out/ncu_tti.txt" 2>&1
 obj="$(find "$build" -name 'tti_cuda.cu.o' | head -1)"
 cuobjdump -sass "$obj" 2>/dev/null | awk '
-  /Function :/ { keep = ($0 ~ /tti_zmarchILb1EfLi2ELi32E/) }
+  /Function :/ { keep = ($0 ~ /'"${SASS_KERNEL:-tti_zmarch_tmaILb1EfLi64ELi2E}"'/) }
   keep && /\/\*[0-9a-f]+\*\// { for (i = 1; i <= NF; ++i) if ($i ~ /^[A-Z][A-Z0-9_.]+$/ && $i != "PT") { split($i, o, "."); n[o[1]]++; t++; break } }
   END { for (k in n) printf "%-10s %6d\n", k, n[k]; printf "%-10s %6d\n", "TOTAL", t }' |
   sort -k2 -n -r > "$out/sass_hist.txt"
+ncu --import "$out/tti.ncu-rep" --page source --csv --print-source sass > "$out/sass_stalls.csv" 2>&1
+rm -f "$out/tti.ncu-rep"
 head -25 "$out/sass_hist.txt"
 grep -E "^ +(Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Executed Ipc Active|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per Thread|Warp Cycles Per Issued|Theoretical Occupancy)" "$out/ncu_tti.txt"
 grep -E "smsp__|Stall|stall" "$out/ncu_tti.txt" | head -30

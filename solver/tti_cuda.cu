@@ -119,6 +119,12 @@ __host__ __device__ inline int tile_floats(int bx, int by) {
 __host__ __device__ inline int dy_floats_of(int bx, int by) {
   return by * (bx + 2 * R);
 }
+/* tma: the same, or of the warp-private layout [warp][32 + 2R] (tti_zmarch_tma, compiled-in
+ * widths): whichever is larger, so that one size serves both instances of a shape. */
+__host__ __device__ inline int dy_floats_tma(int bx, int by) {
+  const int shared = dy_floats_of(bx, by), warps = (bx * by + 31) / 32;
+  return warps * (32 + 2 * R) > shared ? warps * (32 + 2 * R) : shared;
+}
 
 /* tma: bytes of one own-cell array of `element` bytes per cell, 128-byte aligned. */
 __host__ __device__ inline int cell_array_bytes(int bx, int by, int element) {
@@ -145,7 +151,7 @@ __host__ __device__ inline size_t shared_bytes_of(int bx, int by, bool tilted, b
   const size_t dy = 2 * (size_t)dy_floats_of(bx, by) * sizeof(float);
   if (halo != RTM_HALO_TMA) return tiles + (tilted ? 2 * dy : 0);
   size_t bytes = tiles + (size_t)cell_slots(lead) * cell_slot_bytes(bx, by, tilted, half);
-  if (tilted) bytes += DY_BUFFERS_TMA * dy;
+  if (tilted) bytes += DY_BUFFERS_TMA * 2 * (size_t)dy_floats_tma(bx, by) * sizeof(float);
   bytes = (bytes + 7) / 8 * 8;
   return bytes + 2 * (slots + cell_slots(lead) + (tilted ? DY_BUFFERS_TMA : 0)) * sizeof(uint64_t);
 }
@@ -536,8 +542,13 @@ template <> __device__ __forceinline__ float cell_value<__half>(const unsigned c
  * cell slot; each slot's full mbarrier counts the bytes in. Every thread consumes: it waits on the full
  * barriers, and arrives on a slot's empty barrier once it no longer reads it (ring slot
  * of plane j after iteration j + R, cell slot after reading its inputs); the producer
- * refills a slot only after all nthreads arrivals. The D_y buffers (DY_BUFFERS_TMA of them)
- * are handed over the same way: every thread arrives on the buffer's full barrier once it
+ * refills a slot only after all nthreads arrivals. D_y: with a compiled-in width (32 or
+ * 64, WARP_DY) a warp holds 32 cells of one row and keeps DY_BUFFERS_TMA buffers of its
+ * own: lanes 0 .. 4R - 1 compute the row's 2R halo columns of p and q again (a neighbour
+ * warp's cells included) instead of waiting for other warps, so d_xy ties no warp to
+ * another (a block-wide handover made warps wait there for the two that also produce and
+ * compute the halo: a fifth of the stall samples on an H200). Other widths hand block-wide
+ * buffers over like the slots: every thread arrives on the buffer's full barrier once it
  * wrote its entries, reads it after waiting on it one iteration later, and arrives on its
  * empty barrier after reading. Slack: a warp may trail the producer by two iterations
  * before anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of
@@ -549,11 +560,14 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
   constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD);
   constexpr int DYB = DY_BUFFERS_TMA;
+  /* Compiled-in widths are whole warps of one row: D_y buffers private to each warp. */
+  constexpr bool WARP_DY = BXC > 0 && BXC % 32 == 0;
+  constexpr int WARP_DY_ROW = 32 + 2 * R;
   constexpr int COEFFS = TILTED ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
   extern __shared__ __align__(128) float smem[];
   const int bx = BXC > 0 ? BXC : (int)blockDim.x, by = blockDim.y;
   const int tw = bx + 2 * R, th = by + 2 * R;
-  const int tf = tile_floats(bx, by), dy_floats = dy_floats_of(bx, by);
+  const int tf = tile_floats(bx, by), dy_floats = dy_floats_tma(bx, by);
   const int cell_float_bytes = cell_array_bytes(bx, by, 4);
   constexpr bool HALF = sizeof(C) == 2;
   const int cell_coeff_bytes = cell_array_bytes(coeff_row(bx, HALF), by, (int)sizeof(C));
@@ -573,11 +587,19 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
   const bool active = place.active;
   const int zb0 = place.zb0, nplanes = place.nplanes;
   const int centre = (ty + R) * tw + tx + R;
-  const int own_dy = ty * tw + tx + R;
   const int own_coeff = HALF ? ty * coeff_row(bx, true) + tx + RTM_TMA_HALF_SHIFT : tid;
-  DyHalo halo = {2 * by * 2 * R, 0, 0};
-  if (TILTED && tid < halo.entries)
+  /* D_y: warp-private buffers (WARP_DY) or block-wide ones; this thread's own entry and
+   * the halo entry it computes, if any. */
+  const int lane = tid & 31;
+  const int own_dy = WARP_DY ? (tid >> 5) * WARP_DY_ROW + lane + R : ty * tw + tx + R;
+  DyHalo halo = {WARP_DY ? 4 * R : 2 * by * 2 * R, 0, 0};
+  if (TILTED && WARP_DY && lane < halo.entries) {
+    const int f = lane / (2 * R), h = lane - f * 2 * R, col = h < R ? h : h + 32;
+    halo.in_tile = f * tf + (ty + R) * tw + (tx - lane) + col;
+    halo.in_buffer = f * dy_floats + (tid >> 5) * WARP_DY_ROW + col;
+  } else if (TILTED && !WARP_DY && tid < halo.entries) {
     dy_halo_entry(tid, bx, by, tw, tf, dy_floats, halo.in_tile, halo.in_buffer);
+  }
   const long long column = a.origin + (long long)iy * a.stride_y + ix;
   const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
 
@@ -590,7 +612,7 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
       mbar_init(&cell_full[s], 1);
       mbar_init(&cell_empty[s], nthreads);
     }
-    if (TILTED) /* vti has no D_y buffers, and no room for their barriers */
+    if (TILTED && !WARP_DY) /* vti has no D_y buffers, and no room for their barriers */
       for (int s = 0; s < DYB; ++s) {
         mbar_init(&dy_full[s], nthreads);
         mbar_init(&dy_empty[s], nthreads);
@@ -648,11 +670,21 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
     }
     if (TILTED && i >= 2 * R - 1) { /* D_y of plane c + 1 (output o + 1) */
       const int k = o + 1, b = k % DYB;
-      if (k >= DYB) mbar_wait(&dy_empty[b], (uint32_t)(k / DYB - 1) & 1u);
-      write_dy(dy_buffer + b * 2 * dy_floats, z, rot, a, smem + ((i - R + 1) % SLOTS) * 2 * tf,
-               halo, own_dy, tid, nthreads, bx, by, tw, tf, dy_floats);
-      mbar_arrive(&dy_full[b]);
+      const float *tn = smem + ((i - R + 1) % SLOTS) * 2 * tf;
+      if (WARP_DY) { /* the warp's halo entries by lanes 0 .. 4R - 1 */
+        write_dy(dy_buffer + b * 2 * dy_floats, z, rot, a, tn, halo, own_dy, lane, 32, bx, by, tw,
+                 tf, dy_floats);
+      } else {
+        if (k >= DYB) mbar_wait(&dy_empty[b], (uint32_t)(k / DYB - 1) & 1u);
+        write_dy(dy_buffer + b * 2 * dy_floats, z, rot, a, tn, halo, own_dy, tid, nthreads, bx, by,
+                 tw, tf, dy_floats);
+        mbar_arrive(&dy_full[b]);
+      }
     }
+    /* WARP_DY: buffer o % DYB, written at iteration i - 1, is read below; buffer (o + 1) %
+     * DYB, written above, was last read at iteration i - 2: one __syncwarp per iteration
+     * orders both. */
+    if (TILTED && WARP_DY) __syncwarp();
 
     if (o >= 0) {
       const int s2 = o % CELL_SLOTS;
@@ -675,11 +707,11 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
       float p_xy = 0.f, q_xy = 0.f;
       if (TILTED) {
         const int b = o % DYB;
-        mbar_wait(&dy_full[b], (uint32_t)(o / DYB) & 1u);
+        if (!WARP_DY) mbar_wait(&dy_full[b], (uint32_t)(o / DYB) & 1u);
         const float *buffer = dy_buffer + b * 2 * dy_floats;
         p_xy = first_tile(buffer, own_dy, 1, a.w1[0]);
         q_xy = first_tile(buffer + dy_floats, own_dy, 1, a.w1[0]);
-        mbar_arrive(&dy_empty[b]);
+        if (!WARP_DY) mbar_arrive(&dy_empty[b]);
       }
       const float *tp = smem + ((i - R) % SLOTS) * 2 * tf;
       float po, qo;
