@@ -16,7 +16,9 @@
  *              d_yz = D_z(D_y f) from the queues: the mixed z terms need no second pass and
  *              no scratch volume. The D_y buffer's own columns come from the D_y queues;
  *              only its 2R halo columns are computed from the tile, by as many threads
- *              (2 x 2R x block_y: half the block for 32-wide tiles, whole warps).
+ *              (2 x 2R x block_y: half the block for 32-wide tiles, whole warps). The tma
+ *              kernel at widths 32 and 64 keeps a D_y buffer per warp instead (32 cells of
+ *              one row and their 2R halo columns, computed by the warp's lanes 0 .. 4R - 1).
  *   halo       sync: 16-byte loads through registers into the ring; ldgsts: cp.async
  *              16-byte copies (zero fill past the padded field), one commit per plane by
  *              every thread, never in divergent code; the slot count lets one barrier per

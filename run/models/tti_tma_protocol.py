@@ -7,7 +7,9 @@
 # that every read sees the plane, output or D_y entries it expects (never a slot refilled
 # too early) and that nothing deadlocks. A model, not the kernel: keep the two in step.
 # Mutations that it catches: a parity off by one phase, too few ring slots, a ring slot
-# released one iteration early, a double arrival.
+# released one iteration early, a double arrival. The D_y handover modelled here is the
+# generic width's; at widths 32 and 64 each warp keeps its own D_y buffers, ordered by one
+# __syncwarp per iteration (the kernel's comment there; compute-sanitizer racecheck).
 import random, sys
 R = 4
 class Bar:
