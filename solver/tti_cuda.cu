@@ -62,18 +62,6 @@ namespace {
 constexpr int R = RTM_RADIUS;
 constexpr int Q = 2 * R + 1; /* queue length */
 constexpr int MAX_THREADS = 512;
-/* Build option (-DRTM_TTI_TMA_THREE_BLOCKS, an occupancy experiment): the tma kernels of
- * the compiled-in tile widths bounded to 256 threads and three blocks per SM (85 registers)
- * instead of 512 threads; wider tiles then run the generic instance. */
-/* Build option -DRTM_TTI_UNROLL_QUEUES (an instruction-count experiment): the tma kernel's
- * plane loop unrolled Q = 2R + 1 times so that the register queues become rings with fixed
- * registers instead of shifting by one per plane (6 queues x 8 moves per cell). */
-#ifdef RTM_TTI_TMA_THREE_BLOCKS
-constexpr int TMA_BOUND_THREADS = 256, TMA_MIN_BLOCKS = 3;
-#else
-constexpr int TMA_BOUND_THREADS = MAX_THREADS, TMA_MIN_BLOCKS = 1;
-#endif
-
 /* SLOT (sync, ldgsts): plane j's tiles are written at iteration j - lead and read at
  * iterations j (queue front), j + R - 1 (D_y buffer of plane j) and j + R (update of plane
  * j). With one barrier per iteration a thread may issue iteration i's copies while another
@@ -173,9 +161,12 @@ __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b);
 __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ float fmadd(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 
-/* The reference's second(): fma chain of c_k (f[+k] + f[-k]) from c_0 f, times 1 / h^2. */
-__device__ __forceinline__ float second_tile(const float *t, int centre, int stride,
-                                             const float *c2, float inv_h2) {
+/* The reference's second() and first() along a stride of t around t[centre]: t is a tile in
+ * shared memory, or a register queue (centre R, stride 1; the indices are constants once
+ * inlined, so the queue stays in registers). second(): fma chain of c_k (f[+k] + f[-k])
+ * from c_0 f, times 1 / h^2. */
+__device__ __forceinline__ float second(const float *t, int centre, int stride, const float *c2,
+                                        float inv_h2) {
   float d = mul(c2[0], t[centre]);
 #pragma unroll
   for (int k = 1; k <= R; ++k)
@@ -183,37 +174,12 @@ __device__ __forceinline__ float second_tile(const float *t, int centre, int str
   return mul(d, inv_h2);
 }
 
-/* The reference's first(): fma chain of w1_k (g[+k] - g[-k]) from w1_1 (g[+1] - g[-1]). */
-__device__ __forceinline__ float first_tile(const float *t, int centre, int stride,
-                                            const float *w1) {
+/* first(): fma chain of w1_k (g[+k] - g[-k]) from w1_1 (g[+1] - g[-1]). */
+__device__ __forceinline__ float first(const float *t, int centre, int stride, const float *w1) {
   float d = mul(w1[0], sub(t[centre + stride], t[centre - stride]));
 #pragma unroll
   for (int k = 2; k <= R; ++k)
     d = fmadd(w1[k - 1], sub(t[centre + k * stride], t[centre - k * stride]), d);
-  return d;
-}
-
-/* Element k of a queue (0 the oldest plane, 2R the front). Queues either shift by one per
- * plane (rot = 0) or, in a loop unrolled Q times, stay put as a ring whose oldest element
- * sits at rot; rot is then a constant in every unrolled copy, so both are registers. */
-__device__ __forceinline__ float at(const float (&f)[Q], int k, int rot) {
-  return f[(k + rot) % Q];
-}
-
-__device__ __forceinline__ float second_queue(const float (&f)[Q], const float *c2, float inv_h2,
-                                              int rot) {
-  float d = mul(c2[0], at(f, R, rot));
-#pragma unroll
-  for (int k = 1; k <= R; ++k)
-    d = fmadd(c2[k], add(at(f, R + k, rot), at(f, R - k, rot)), d);
-  return mul(d, inv_h2);
-}
-
-__device__ __forceinline__ float first_queue(const float (&g)[Q], const float *w1, int rot) {
-  float d = mul(w1[0], sub(at(g, R + 1, rot), at(g, R - 1, rot)));
-#pragma unroll
-  for (int k = 2; k <= R; ++k)
-    d = fmadd(w1[k - 1], sub(at(g, R + k, rot), at(g, R - k, rot)), d);
   return d;
 }
 
@@ -279,24 +245,17 @@ __device__ __forceinline__ void clear(Queues &z) {
   }
 }
 
-/* Pushes the plane of tiles tp, tq (the queues' new front): shifting queues when slot < 0,
- * else into ring slot `slot` (see at()). */
-__device__ __forceinline__ void push_to(float (&f)[Q], float front, int slot) {
-  if (slot < 0)
-    push(f, front);
-  else
-    f[slot] = front;
-}
+/* Pushes the plane of tiles tp, tq onto the queues (their new front). */
 template <bool TILTED>
 __device__ __forceinline__ void push_plane(Queues &z, const TtiArgs &a, const float *tp,
-                                           const float *tq, int centre, int tw, int slot) {
-  push_to(z.pz, tp[centre], slot);
-  push_to(z.qz, tq[centre], slot);
+                                           const float *tq, int centre, int tw) {
+  push(z.pz, tp[centre]);
+  push(z.qz, tq[centre]);
   if (TILTED) {
-    push_to(z.dxp, first_tile(tp, centre, 1, a.w1[0]), slot);
-    push_to(z.dyp, first_tile(tp, centre, tw, a.w1[1]), slot);
-    push_to(z.dxq, first_tile(tq, centre, 1, a.w1[0]), slot);
-    push_to(z.dyq, first_tile(tq, centre, tw, a.w1[1]), slot);
+    push(z.dxp, first(tp, centre, 1, a.w1[0]));
+    push(z.dyp, first(tp, centre, tw, a.w1[1]));
+    push(z.dxq, first(tq, centre, 1, a.w1[0]));
+    push(z.dyq, first(tq, centre, tw, a.w1[1]));
   }
 }
 
@@ -318,17 +277,17 @@ __device__ __forceinline__ void dy_halo_entry(int e, int bx, int by, int tw, int
 /* Writes D_y of the plane in tile slot tn (p, then q tf floats on) into a buffer of p and
  * q (q dy_floats on): the own columns from the queues (that plane sits at R + 1), the halo
  * columns from the tile, the thread's first entry precomputed in `halo`. */
-__device__ __forceinline__ void write_dy(float *buffer, const Queues &z, int rot, const TtiArgs &a,
+__device__ __forceinline__ void write_dy(float *buffer, const Queues &z, const TtiArgs &a,
                                          const float *tn, const DyHalo &halo, int own_dy, int tid,
                                          int nthreads, int bx, int by, int tw, int tf,
                                          int dy_floats) {
-  buffer[own_dy] = at(z.dyp, R + 1, rot);
-  buffer[dy_floats + own_dy] = at(z.dyq, R + 1, rot);
-  if (tid < halo.entries) buffer[halo.in_buffer] = first_tile(tn, halo.in_tile, tw, a.w1[1]);
+  buffer[own_dy] = z.dyp[R + 1];
+  buffer[dy_floats + own_dy] = z.dyq[R + 1];
+  if (tid < halo.entries) buffer[halo.in_buffer] = first(tn, halo.in_tile, tw, a.w1[1]);
   for (int e = tid + nthreads; e < halo.entries; e += nthreads) { /* narrow tiles only */
     int in_tile, in_buffer;
     dy_halo_entry(e, bx, by, tw, tf, dy_floats, in_tile, in_buffer);
-    buffer[in_buffer] = first_tile(tn, in_tile, tw, a.w1[1]);
+    buffer[in_buffer] = first(tn, in_tile, tw, a.w1[1]);
   }
 }
 
@@ -340,23 +299,22 @@ struct CellIn {
 /* The new p and q of the output cell, whose tiles (plane c) are tp, tq: the reference's
  * expressions in its order. p_xy, q_xy (tti) come from the D_y buffer; d = eta dt. */
 template <bool TILTED>
-__device__ __forceinline__ void update_cell(const TtiArgs &a, const Queues &z, int rot,
-                                            const float *tp,
+__device__ __forceinline__ void update_cell(const TtiArgs &a, const Queues &z, const float *tp,
                                             const float *tq, int centre, int tw, float p_xy,
                                             float q_xy, const CellIn &in, float d, float &po,
                                             float &qo) {
-  const float p_xx = second_tile(tp, centre, 1, a.c2, a.inv_h2[0]);
-  const float q_xx = second_tile(tq, centre, 1, a.c2, a.inv_h2[0]);
-  const float p_yy = second_tile(tp, centre, tw, a.c2, a.inv_h2[1]);
-  const float q_yy = second_tile(tq, centre, tw, a.c2, a.inv_h2[1]);
-  const float p_zz = second_queue(z.pz, a.c2, a.inv_h2[2], rot);
-  const float q_zz = second_queue(z.qz, a.c2, a.inv_h2[2], rot);
+  const float p_xx = second(tp, centre, 1, a.c2, a.inv_h2[0]);
+  const float q_xx = second(tq, centre, 1, a.c2, a.inv_h2[0]);
+  const float p_yy = second(tp, centre, tw, a.c2, a.inv_h2[1]);
+  const float q_yy = second(tq, centre, tw, a.c2, a.inv_h2[1]);
+  const float p_zz = second(z.pz, R, 1, a.c2, a.inv_h2[2]);
+  const float q_zz = second(z.qz, R, 1, a.c2, a.inv_h2[2]);
   float hz_p = p_zz, hz_q = q_zz, hxy_p = add(p_xx, p_yy), hxy_q = add(q_xx, q_yy);
   if (TILTED) {
-    const float p_xz = first_queue(z.dxp, a.w1[2], rot);
-    const float q_xz = first_queue(z.dxq, a.w1[2], rot);
-    const float p_yz = first_queue(z.dyp, a.w1[2], rot);
-    const float q_yz = first_queue(z.dyq, a.w1[2], rot);
+    const float p_xz = first(z.dxp, R, 1, a.w1[2]);
+    const float q_xz = first(z.dxq, R, 1, a.w1[2]);
+    const float p_yz = first(z.dyp, R, 1, a.w1[2]);
+    const float q_yz = first(z.dyq, R, 1, a.w1[2]);
     const float a_xx = mul(in.nx, in.nx), a_yy = mul(in.ny, in.ny), a_zz = mul(in.nz, in.nz);
     const float a_xy = mul(2.f, mul(in.nx, in.ny)), a_yz = mul(2.f, mul(in.ny, in.nz));
     const float a_xz = mul(2.f, mul(in.nx, in.nz));
@@ -375,11 +333,11 @@ __device__ __forceinline__ void update_cell(const TtiArgs &a, const Queues &z, i
   if (d > 0.f) {
     const float sd = a.damping_sign * d;
     const float keep = sub(1.f, sd), scale = add(1.f, sd);
-    po = leapfrog_layer(at(z.pz, R, rot), in.pp, rhs_p, keep, scale);
-    qo = leapfrog_layer(at(z.qz, R, rot), in.qp, rhs_q, keep, scale);
+    po = leapfrog_layer(z.pz[R], in.pp, rhs_p, keep, scale);
+    qo = leapfrog_layer(z.qz[R], in.qp, rhs_q, keep, scale);
   } else {
-    po = leapfrog(at(z.pz, R, rot), in.pp, rhs_p);
-    qo = leapfrog(at(z.qz, R, rot), in.qp, rhs_q);
+    po = leapfrog(z.pz[R], in.pp, rhs_p);
+    qo = leapfrog(z.qz[R], in.qp, rhs_q);
   }
 }
 
@@ -501,10 +459,10 @@ __global__ void __launch_bounds__(MAX_THREADS)
 
     {
       const float *tp = smem + slot_front * 2 * tf;
-      push_plane<TILTED>(z, a, tp, tp + tf, centre, tw, -1);
+      push_plane<TILTED>(z, a, tp, tp + tf, centre, tw);
     }
     if (TILTED && i >= 2 * R - 1) /* D_y of plane c + 1, read at iteration i + 1 */
-      write_dy(dy_buffer + ((i + 1) & 1) * 2 * dy_floats, z, 0, a, smem + slot_next * 2 * tf, halo,
+      write_dy(dy_buffer + ((i + 1) & 1) * 2 * dy_floats, z, a, smem + slot_next * 2 * tf, halo,
                own_dy, tid, nthreads, bx, by, tw, tf, dy_floats);
 
     if (out) {
@@ -512,11 +470,11 @@ __global__ void __launch_bounds__(MAX_THREADS)
       float p_xy = 0.f, q_xy = 0.f;
       if (TILTED) {
         const float *buffer = dy_buffer + (i & 1) * 2 * dy_floats;
-        p_xy = first_tile(buffer, own_dy, 1, a.w1[0]);
-        q_xy = first_tile(buffer + dy_floats, own_dy, 1, a.w1[0]);
+        p_xy = first(buffer, own_dy, 1, a.w1[0]);
+        q_xy = first(buffer + dy_floats, own_dy, 1, a.w1[0]);
       }
       float po, qo;
-      update_cell<TILTED>(a, z, 0, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po,
+      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po,
                           qo);
       a.p_other[cell] = po;
       a.q_other[cell] = qo;
@@ -557,8 +515,7 @@ template <> __device__ __forceinline__ float cell_value<__half>(const unsigned c
  * a family of N slots: k % N and (k / N) & 1, N known at compile time. The protocol is
  * modelled, with these formulas, in run/models/tti_tma_protocol.py. */
 template <bool TILTED, typename C, int BXC, int LEAD>
-__global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
-                                  BXC > 0 ? TMA_MIN_BLOCKS : 1)
+__global__ void __launch_bounds__(MAX_THREADS, 1)
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
   constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD);
   constexpr int DYB = DY_BUFFERS_TMA;
@@ -659,8 +616,10 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
     for (int j = 0; j < LEAD; ++j)
       produce(j);
 
-  /* Iteration i; the queues shift (slot -1, rot 0) or are a ring (see at()). */
-  auto iteration = [&](int i, int queue_slot, int rot) {
+  /* Iteration i (a lambda called by a plain loop: that is the form whose instructions were
+   * measured in run/results/gpu_tti.md; the body written into the loop schedules
+   * differently). */
+  auto iteration = [&](int i) {
     if (ring_producer || cell_producer) produce(i + LEAD);
     const int o = i - 2 * R, c = zb0 + o;
     const float ez = o >= 0 ? __ldg(a.eta_z + a.z_offset + c) : 0.f;
@@ -668,17 +627,17 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
     mbar_wait(&full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
     {
       const float *tp = smem + (i % SLOTS) * 2 * tf;
-      push_plane<TILTED>(z, a, tp, tp + tf, centre, tw, queue_slot);
+      push_plane<TILTED>(z, a, tp, tp + tf, centre, tw);
     }
     if (TILTED && i >= 2 * R - 1) { /* D_y of plane c + 1 (output o + 1) */
       const int k = o + 1, b = k % DYB;
       const float *tn = smem + ((i - R + 1) % SLOTS) * 2 * tf;
       if (WARP_DY) { /* the warp's halo entries by lanes 0 .. 4R - 1 */
-        write_dy(dy_buffer + b * 2 * dy_floats, z, rot, a, tn, halo, own_dy, lane, 32, bx, by, tw,
+        write_dy(dy_buffer + b * 2 * dy_floats, z, a, tn, halo, own_dy, lane, 32, bx, by, tw,
                  tf, dy_floats);
       } else {
         if (k >= DYB) mbar_wait(&dy_empty[b], (uint32_t)(k / DYB - 1) & 1u);
-        write_dy(dy_buffer + b * 2 * dy_floats, z, rot, a, tn, halo, own_dy, tid, nthreads, bx, by,
+        write_dy(dy_buffer + b * 2 * dy_floats, z, a, tn, halo, own_dy, tid, nthreads, bx, by,
                  tw, tf, dy_floats);
         mbar_arrive(&dy_full[b]);
       }
@@ -711,13 +670,13 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
         const int b = o % DYB;
         if (!WARP_DY) mbar_wait(&dy_full[b], (uint32_t)(o / DYB) & 1u);
         const float *buffer = dy_buffer + b * 2 * dy_floats;
-        p_xy = first_tile(buffer, own_dy, 1, a.w1[0]);
-        q_xy = first_tile(buffer + dy_floats, own_dy, 1, a.w1[0]);
+        p_xy = first(buffer, own_dy, 1, a.w1[0]);
+        q_xy = first(buffer + dy_floats, own_dy, 1, a.w1[0]);
         if (!WARP_DY) mbar_arrive(&dy_empty[b]);
       }
       const float *tp = smem + ((i - R) % SLOTS) * 2 * tf;
       float po, qo;
-      update_cell<TILTED>(a, z, rot, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po,
+      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po,
                           qo);
       if (active) {
         const long long cell = column + (long long)c * a.stride_z;
@@ -727,29 +686,18 @@ __global__ void __launch_bounds__(BXC > 0 ? TMA_BOUND_THREADS : MAX_THREADS,
     }
     if (i >= R) mbar_arrive(&empty[(i - R) % SLOTS]); /* plane i - R: last read */
   };
-
-#ifdef RTM_TTI_UNROLL_QUEUES
-  /* Q iterations per trip, unrolled: plane i goes into ring slot i % Q (i0 is a multiple of
-   * Q) and the oldest element, plane i - 2R, sits at (i + 1) % Q: no queue moves. */
-  for (int i0 = 0; i0 < nplanes; i0 += Q) {
-#pragma unroll
-    for (int u = 0; u < Q; ++u)
-      if (i0 + u < nplanes) iteration(i0 + u, u, (u + 1) % Q);
-  }
-#else
   for (int i = 0; i < nplanes; ++i)
-    iteration(i, -1, 0);
-#endif
+    iteration(i);
 }
 
 /* The kernel instance of (tilted, coefficient type, halo, tile width, stages), as a
  * function pointer. */
 typedef void (*kernel_t)(TtiArgs, TtiMaps);
 
-template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int by, int stages) {
+template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int stages) {
   if constexpr (HALO == RTM_HALO_TMA) {
     const bool three = stages == 3;
-    switch (bx * by <= TMA_BOUND_THREADS ? bx : 0) {
+    switch (bx) {
     case 32: return three ? tti_zmarch_tma<TILTED, C, 32, 2> : tti_zmarch_tma<TILTED, C, 32, 1>;
     case 64: return three ? tti_zmarch_tma<TILTED, C, 64, 2> : tti_zmarch_tma<TILTED, C, 64, 1>;
     default: return three ? tti_zmarch_tma<TILTED, C, 0, 2> : tti_zmarch_tma<TILTED, C, 0, 1>;
@@ -763,21 +711,21 @@ template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int by,
   }
 }
 
-template <bool TILTED, typename C> kernel_t pick_halo(rtm_halo_t halo, int bx, int by, int stages) {
+template <bool TILTED, typename C> kernel_t pick_halo(rtm_halo_t halo, int bx, int stages) {
   switch (halo) {
-  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, by, stages);
-  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, by, stages);
-  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, by, stages);
+  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, stages);
+  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, stages);
+  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, stages);
   }
 }
 
 kernel_t pick(const rtm_tti_shape_t *shape) {
-  const int bx = shape->block[0], by = shape->block[1], st = shape->stages;
+  const int bx = shape->block[0], st = shape->stages;
   if (shape->tilted)
-    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, by, st)
-                             : pick_halo<true, float>(shape->halo, bx, by, st);
-  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, by, st)
-                           : pick_halo<false, float>(shape->halo, bx, by, st);
+    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, st)
+                             : pick_halo<true, float>(shape->halo, bx, st);
+  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, st)
+                           : pick_halo<false, float>(shape->halo, bx, st);
 }
 
 int lead_of(const rtm_tti_shape_t *shape) {
