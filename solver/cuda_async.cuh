@@ -39,6 +39,15 @@ static __device__ inline void mbar_init(uint64_t *bar, uint32_t count) {
                : "memory");
 #endif
 }
+/* n slots' full barriers (full_count arrivals each: the producer's expect_tx, or every
+ * writer) and empty barriers (empty_count arrivals: every reader). */
+static __device__ inline void mbar_init_slots(uint64_t *full, uint64_t *empty, int n,
+                                              uint32_t full_count, uint32_t empty_count) {
+  for (int s = 0; s < n; ++s) {
+    mbar_init(&full[s], full_count);
+    mbar_init(&empty[s], empty_count);
+  }
+}
 static __device__ inline void mbar_fence_init() {
 #if __CUDA_ARCH__ >= 900
   /* Makes the initialised barriers visible to the async proxy (the copy engine). */

@@ -316,14 +316,8 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
   const int tid = threadIdx.x;
 
   if (tid == 0) {
-    for (int s = 0; s < P; ++s) {
-      mbar_init(&full_p[s], 1);
-      mbar_init(&empty_p[s], consumers);
-    }
-    for (int s = 0; s < S; ++s) {
-      mbar_init(&full_pv[s], 1);
-      mbar_init(&empty_pv[s], consumers);
-    }
+    mbar_init_slots(full_p, empty_p, P, 1, consumers);
+    mbar_init_slots(full_pv, empty_pv, S, 1, consumers);
     mbar_fence_init();
   }
   __syncthreads();

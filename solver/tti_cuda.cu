@@ -563,19 +563,10 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
   const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
 
   if (tid == 0) {
-    for (int s = 0; s < SLOTS; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], nthreads);
-    }
-    for (int s = 0; s < CELL_SLOTS; ++s) {
-      mbar_init(&cell_full[s], 1);
-      mbar_init(&cell_empty[s], nthreads);
-    }
+    mbar_init_slots(full, empty, SLOTS, 1, nthreads);
+    mbar_init_slots(cell_full, cell_empty, CELL_SLOTS, 1, nthreads);
     if (TILTED && !WARP_DY) /* vti has no D_y buffers, and no room for their barriers */
-      for (int s = 0; s < DYB; ++s) {
-        mbar_init(&dy_full[s], nthreads);
-        mbar_init(&dy_empty[s], nthreads);
-      }
+      mbar_init_slots(dy_full, dy_empty, DYB, nthreads, nthreads);
     mbar_fence_init();
   }
   __syncthreads();
