@@ -152,10 +152,7 @@ static double velocity_squared_at(const rtm_points_t *points, int point, const r
   for (int k = 0; k < RTM_POINT_TAPS; ++k) {
     double w = points->tap_weight[point * RTM_POINT_TAPS + k];
     if (w == 0.0) continue;
-    size_t padded = points->tap_index[point * RTM_POINT_TAPS + k] - grid->origin_index;
-    size_t iz = padded / grid->stride_z, rest = padded % grid->stride_z;
-    size_t iy = rest / grid->stride_y, ix = rest % grid->stride_y;
-    double v = model->vp[(iz * (size_t)grid->n[1] + iy) * (size_t)grid->n[0] + ix];
+    double v = model->vp[rtm_grid_dense_index(grid, points->tap_index[point * RTM_POINT_TAPS + k])];
     v2 += w * v * v;
     weight_sum += w;
   }

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "point_sample.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
 
@@ -217,18 +218,8 @@ static void check_step_against_equation(const int n[3], int z_offset, int nz_loc
   assert_non_null(traces);
   assert_int_equal(rtm_backend_cpu.read_traces(state, RTM_FIELD_P, traces), RTM_OK);
   for (int r = 0; r < RECEIVERS; ++r) {
-    double sum = 0.0, sum_mag = 0.0;
-    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
-      const size_t k = (size_t)r * RTM_POINT_TAPS + t;
-      const float w = pb.receivers.tap_weight[k];
-      const size_t off = pb.receivers.tap_index[k] - pb.grid.origin_index;
-      const size_t iz = off / pb.grid.stride_z, iy = off % pb.grid.stride_z / pb.grid.stride_y,
-                   ix = off % pb.grid.stride_y;
-      const size_t i = (iz * (size_t)n[1] + iy) * (size_t)n[0] + ix;
-      if (w == 0.0f) continue;
-      sum += w * (double)got[i];
-      sum_mag += w * fabs((double)got[i]);
-    }
+    double sum_mag;
+    const double sum = rtm_test_point_sample(&pb.grid, &pb.receivers, got, r, &sum_mag);
     const float recorded = traces[(size_t)r * (pb.steps + 1) + it + 1];
     assert_true(fabs(recorded - sum) <= 8.0 * FLT_EPSILON * sum_mag);
     assert_true(traces[(size_t)r * (pb.steps + 1) + it + 2] == 0.0f);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "point_sample.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
 #include "rtm_test_capture.h"
@@ -145,23 +146,6 @@ static void write_field(void *state, rtm_field_t field, rtm_level_t level, const
   assert_int_equal(rtm_backend_cpu.write_field(state, field, level, f), RTM_OK);
 }
 
-/* The trilinear sample of a dense field at receiver r in double, as the backend records it
- * in float; *magnitude gets the sum of |terms| for the rounding bound. */
-static double receiver_sample(const problem_t *pb, const float *dense, int r, double *magnitude) {
-  const rtm_grid_t *g = &pb->grid;
-  double sum = 0.0, sum_mag = 0.0;
-  for (int t = 0; t < RTM_POINT_TAPS; ++t) {
-    const size_t k = (size_t)r * RTM_POINT_TAPS + t;
-    const float w = pb->receivers.tap_weight[k];
-    if (w == 0.0f) continue;
-    const double v = dense[rtm_grid_dense_index(g, pb->receivers.tap_index[k])];
-    sum += w * v;
-    sum_mag += w * fabs(v);
-  }
-  *magnitude = sum_mag;
-  return sum;
-}
-
 /* Column `column` of the p and q traces against the samples of the fields at `level` (the
  * level the last step wrote, once rotated: current forward, previous backward). The float
  * sum of 8 products rounds each product and each partial sum by at most FLT_EPSILON / 2 of
@@ -175,7 +159,7 @@ static void check_recorded(const problem_t *pb, void *state, rtm_level_t level, 
     assert_int_equal(rtm_backend_cpu.read_traces(state, (rtm_field_t)f, traces), RTM_OK);
     for (int r = 0; r < RECEIVERS; ++r) {
       double magnitude;
-      const double want = receiver_sample(pb, dense, r, &magnitude);
+      const double want = rtm_test_point_sample(&pb->grid, &pb->receivers, dense, r, &magnitude);
       const float got = traces[(size_t)r * (pb->steps + 1) + (size_t)column];
       if (fabs(got - want) > 8.0 * FLT_EPSILON * magnitude)
         fail_msg("%s trace of receiver %d, column %d: %.9g, the field samples %.9g there",

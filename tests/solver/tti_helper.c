@@ -59,11 +59,10 @@ int tti_run_start(tti_run_t *run, const double source_m[3], const double *receiv
     RTM_TRY(rtm_points_init(&run->receivers, g, receiver_m, receiver_count, "receiver"));
 
   /* the source cell's vp, as rtm_propagator_create scales it (the source sits on a node) */
-  size_t at = 0;
+  size_t at = g->origin_index;
   for (int t = 0; t < RTM_POINT_TAPS; ++t)
-    if (run->sources.tap_weight[t] > 0.5f) at = run->sources.tap_index[t] - g->origin_index;
-  const size_t iz = at / g->stride_z, iy = at % g->stride_z / g->stride_y, ix = at % g->stride_y;
-  const double vp = run->model.vp[(iz * (size_t)g->n[1] + iy) * (size_t)g->n[0] + ix];
+    if (run->sources.tap_weight[t] > 0.5f) at = run->sources.tap_index[t];
+  const double vp = run->model.vp[rtm_grid_dense_index(g, at)];
   const double h = g->spacing_m[0];
   const double scale = run->dt_s * run->dt_s * vp * vp / (h * h * h);
   run->wavelet = malloc(((size_t)steps + 1) * sizeof *run->wavelet);
