@@ -47,7 +47,7 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
   step "ctest test_cuda_tti, test_cuda_backend"
   timeout 420 ctest --test-dir "$build" -R "^test_cuda_(tti|backend)$" -V \
     > "$out/ctest.log" 2>&1 || failed=1
-  grep -E "rel L2|tests passed|Failed|FAILED|Passed|seed|\[  ERROR|failure" "$out/ctest.log" | tail -45
+  grep -E "rel L2|tests passed|Failed|FAILED|Passed|seed|TEST_SEED|\[  ERROR|failure" "$out/ctest.log" | tail -45
 
   step "compute-sanitizer on test_cuda_tti (50 steps, every halo variant on device memory)"
   for tool in ${SANITIZER_TOOLS-memcheck racecheck}; do # SANITIZER_TOOLS="" skips them

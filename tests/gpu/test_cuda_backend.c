@@ -17,17 +17,16 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
 
 #include "rtm_config.h"
 #include "rtm_test_compare.h"
+#include "rtm_test_random.h"
 #include "rtm_modelling.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
@@ -39,7 +38,6 @@
 static const double tolerance = 1e-5;
 
 typedef struct {
-  uint64_t seed;
   int steps; /* 300 unless RTM3D_TEST_STEPS says otherwise */
   rtm_config_t cfg;
   rtm_grid_t grid;
@@ -50,19 +48,7 @@ typedef struct {
   int hopper; /* compute capability >= 9.0 */
 } fixture_t;
 
-static uint64_t next_random(uint64_t *s) {
-  /* xorshift64* */
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
-static double uniform(uint64_t *s) {
-  return (double)(next_random(s) >> 11) * 0x1.0p-53;
-}
-
-static void base_config(fixture_t *f, uint64_t *rng) {
+static void base_config(fixture_t *f, rtm_test_rng_t *rng) {
   rtm_config_t *c = &f->cfg;
   rtm_config_defaults(c);
   c->grid.n[0] = 45;
@@ -79,7 +65,7 @@ static void base_config(fixture_t *f, uint64_t *rng) {
   c->physics.equation = RTM_EQUATION_ISO;
   c->model.file[0] = '\0';
   /* Off-grid source, away from the layer, at a fresh fractional position. */
-  const double cell[3] = {19.0 + uniform(rng), 15.0 + uniform(rng), 12.0 + uniform(rng)};
+  const double cell[3] = {19.0 + rtm_test_uniform(rng, 0.0, 1.0), 15.0 + rtm_test_uniform(rng, 0.0, 1.0), 12.0 + rtm_test_uniform(rng, 0.0, 1.0)};
   for (int a = 0; a < 3; ++a)
     c->source.position_m[a] = c->grid.origin_m[a] + cell[a] * c->grid.spacing_m[a];
   c->source.frequency_hz = 10.0;
@@ -87,11 +73,11 @@ static void base_config(fixture_t *f, uint64_t *rng) {
   c->source.amplitude = 1.0;
   /* An off-grid plane of receivers, some inside the absorbing layer. */
   c->receivers.layout = RTM_RECEIVERS_PLANE;
-  c->receivers.z_m = c->grid.origin_m[2] + (5.0 + uniform(rng)) * c->grid.spacing_m[2];
-  c->receivers.x_first_m = c->grid.origin_m[0] + (2.0 + uniform(rng)) * c->grid.spacing_m[0];
+  c->receivers.z_m = c->grid.origin_m[2] + (5.0 + rtm_test_uniform(rng, 0.0, 1.0)) * c->grid.spacing_m[2];
+  c->receivers.x_first_m = c->grid.origin_m[0] + (2.0 + rtm_test_uniform(rng, 0.0, 1.0)) * c->grid.spacing_m[0];
   c->receivers.x_step_m = 3.3 * c->grid.spacing_m[0];
   c->receivers.x_count = 12;
-  c->receivers.y_first_m = c->grid.origin_m[1] + (1.0 + uniform(rng)) * c->grid.spacing_m[1];
+  c->receivers.y_first_m = c->grid.origin_m[1] + (1.0 + rtm_test_uniform(rng, 0.0, 1.0)) * c->grid.spacing_m[1];
   c->receivers.y_step_m = 4.1 * c->grid.spacing_m[1];
   c->receivers.y_count = 8;
   c->boundary.width_cells = 6;
@@ -101,7 +87,7 @@ static void base_config(fixture_t *f, uint64_t *rng) {
 }
 
 /* Layered velocity with a gradient and 5% cell-by-cell noise. */
-static int make_model(fixture_t *f, uint64_t *rng) {
+static int make_model(fixture_t *f, rtm_test_rng_t *rng) {
   const int nx = f->grid.n[0], ny = f->grid.n[1], nz = f->grid.n[2];
   f->model.vp = malloc((size_t)nx * ny * nz * sizeof(float));
   if (!f->model.vp) return -1;
@@ -109,7 +95,7 @@ static int make_model(fixture_t *f, uint64_t *rng) {
     for (int iy = 0; iy < ny; ++iy)
       for (int ix = 0; ix < nx; ++ix) {
         double v = 1800.0 + 30.0 * iz + (iz > nz / 2 ? 600.0 : 0.0) + 8.0 * ix - 5.0 * iy;
-        v *= 1.0 + 0.05 * (2.0 * uniform(rng) - 1.0);
+        v *= 1.0 + 0.05 * (2.0 * rtm_test_uniform(rng, 0.0, 1.0) - 1.0);
         f->model.vp[((size_t)iz * ny + iy) * nx + ix] = (float)v;
       }
   return rtm_model_update_range(&f->model, &f->grid) == RTM_OK ? 0 : -1;
@@ -154,15 +140,10 @@ static void free_run(run_t *r) {
 static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
   if (!f) return -1;
-  const char *fixed = getenv("RTM3D_TEST_SEED");
-  f->seed = fixed ? strtoull(fixed, NULL, 0) : (uint64_t)time(NULL) ^ 0x9e3779b97f4a7c15ull;
-  if (f->seed == 0) f->seed = 1;
   const char *steps = getenv("RTM3D_TEST_STEPS");
   f->steps = steps ? atoi(steps) : 300;
   if (f->steps < 50) f->steps = 50; /* the split/backward test steps 41 times */
-  printf("test_cuda_backend: seed %llu (RTM3D_TEST_SEED repeats it)\n",
-         (unsigned long long)f->seed);
-  uint64_t rng = f->seed;
+  rtm_test_rng_t rng = rtm_test_seed("test_cuda_backend");
   base_config(f, &rng);
   if (rtm_grid_init(&f->grid, f->cfg.grid.n, f->cfg.grid.spacing_m, f->cfg.grid.origin_m) != RTM_OK)
     return -1;

@@ -21,17 +21,16 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
 
 #include "rtm_config.h"
 #include "rtm_test_compare.h"
+#include "rtm_test_random.h"
 #include "rtm_modelling.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
@@ -51,7 +50,6 @@ typedef struct {
 } run_t;
 
 typedef struct {
-  uint64_t seed;
   int steps;
   rtm_config_t cfg;
   rtm_grid_t grid;
@@ -60,18 +58,7 @@ typedef struct {
   run_t tti_half_ref, vti_half_ref; /* memory.model_precision = fp16 */
 } fixture_t;
 
-static uint64_t next_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
-static double uniform(uint64_t *s) {
-  return (double)(next_random(s) >> 11) * 0x1.0p-53;
-}
-
-static void base_config(fixture_t *f, uint64_t *rng) {
+static void base_config(fixture_t *f, rtm_test_rng_t *rng) {
   rtm_config_t *c = &f->cfg;
   rtm_config_defaults(c);
   c->grid.n[0] = 45;
@@ -87,18 +74,18 @@ static void base_config(fixture_t *f, uint64_t *rng) {
   c->time.cfl = 0.4;
   c->physics.equation = RTM_EQUATION_TTI;
   c->model.file[0] = '\0';
-  const double cell[3] = {19.0 + uniform(rng), 15.0 + uniform(rng), 12.0 + uniform(rng)};
+  const double cell[3] = {19.0 + rtm_test_uniform(rng, 0.0, 1.0), 15.0 + rtm_test_uniform(rng, 0.0, 1.0), 12.0 + rtm_test_uniform(rng, 0.0, 1.0)};
   for (int a = 0; a < 3; ++a)
     c->source.position_m[a] = c->grid.origin_m[a] + cell[a] * c->grid.spacing_m[a];
   c->source.frequency_hz = 10.0;
   c->source.delay_s = NAN;
   c->source.amplitude = 1.0;
   c->receivers.layout = RTM_RECEIVERS_PLANE;
-  c->receivers.z_m = c->grid.origin_m[2] + (5.0 + uniform(rng)) * c->grid.spacing_m[2];
-  c->receivers.x_first_m = c->grid.origin_m[0] + (2.0 + uniform(rng)) * c->grid.spacing_m[0];
+  c->receivers.z_m = c->grid.origin_m[2] + (5.0 + rtm_test_uniform(rng, 0.0, 1.0)) * c->grid.spacing_m[2];
+  c->receivers.x_first_m = c->grid.origin_m[0] + (2.0 + rtm_test_uniform(rng, 0.0, 1.0)) * c->grid.spacing_m[0];
   c->receivers.x_step_m = 3.3 * c->grid.spacing_m[0];
   c->receivers.x_count = 12;
-  c->receivers.y_first_m = c->grid.origin_m[1] + (1.0 + uniform(rng)) * c->grid.spacing_m[1];
+  c->receivers.y_first_m = c->grid.origin_m[1] + (1.0 + rtm_test_uniform(rng, 0.0, 1.0)) * c->grid.spacing_m[1];
   c->receivers.y_step_m = 4.1 * c->grid.spacing_m[1];
   c->receivers.y_count = 8;
   snprintf(c->receivers.fields, sizeof c->receivers.fields, "p,q");
@@ -112,7 +99,7 @@ static void base_config(fixture_t *f, uint64_t *rng) {
 /* Layered vp with 5% noise; epsilon 0.05-0.35 and delta -0.05-0.2 varying smoothly with
  * noise (delta > epsilon in some cells); a tilt turning from 0 to 60 degrees with depth and
  * an azimuth turning across x, plus noise of a few degrees. */
-static int make_model(fixture_t *f, uint64_t *rng) {
+static int make_model(fixture_t *f, rtm_test_rng_t *rng) {
   const int nx = f->grid.n[0], ny = f->grid.n[1], nz = f->grid.n[2];
   const size_t cells = (size_t)nx * ny * nz;
   rtm_model_t *m = &f->model;
@@ -127,11 +114,11 @@ static int make_model(fixture_t *f, uint64_t *rng) {
       for (int ix = 0; ix < nx; ++ix) {
         const size_t i = ((size_t)iz * ny + iy) * nx + ix;
         double v = 1800.0 + 30.0 * iz + (iz > nz / 2 ? 600.0 : 0.0) + 8.0 * ix - 5.0 * iy;
-        m->vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * uniform(rng) - 1.0)));
-        m->epsilon[i] = (float)(0.05 + 0.25 * ix / (double)nx + 0.05 * uniform(rng));
-        m->delta[i] = (float)(-0.05 + 0.2 * iy / (double)ny + 0.05 * uniform(rng));
-        m->theta_deg[i] = (float)(60.0 * iz / (double)nz + 4.0 * (uniform(rng) - 0.5));
-        m->phi_deg[i] = (float)(-150.0 + 300.0 * ix / (double)nx + 6.0 * (uniform(rng) - 0.5));
+        m->vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * rtm_test_uniform(rng, 0.0, 1.0) - 1.0)));
+        m->epsilon[i] = (float)(0.05 + 0.25 * ix / (double)nx + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+        m->delta[i] = (float)(-0.05 + 0.2 * iy / (double)ny + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+        m->theta_deg[i] = (float)(60.0 * iz / (double)nz + 4.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
+        m->phi_deg[i] = (float)(-150.0 + 300.0 * ix / (double)nx + 6.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
       }
   return rtm_model_update_range(m, &f->grid) == RTM_OK ? 0 : -1;
 }
@@ -186,15 +173,11 @@ static rtm_config_t with_backend(const fixture_t *f, const char *backend, const 
 static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
   if (!f) return -1;
-  const char *fixed = getenv("RTM3D_TEST_SEED");
-  f->seed = fixed ? strtoull(fixed, NULL, 0) : (uint64_t)time(NULL) ^ 0x51ed270b27a3c5f1ull;
-  if (f->seed == 0) f->seed = 1;
   const char *steps = getenv("RTM3D_TEST_STEPS");
   f->steps = steps ? atoi(steps) : 300;
   if (f->steps < 50) f->steps = 50;
-  printf("test_cuda_tti: seed %llu (RTM3D_TEST_SEED repeats it), %d steps\n",
-         (unsigned long long)f->seed, f->steps);
-  uint64_t rng = f->seed;
+  printf("test_cuda_tti: %d steps\n", f->steps);
+  rtm_test_rng_t rng = rtm_test_seed("test_cuda_tti");
   base_config(f, &rng);
   if (rtm_grid_init(&f->grid, f->cfg.grid.n, f->cfg.grid.spacing_m, f->cfg.grid.origin_m) != RTM_OK)
     return -1;

@@ -4,13 +4,13 @@
 #define RTM_IO_TEST_UTIL_H
 
 #define _POSIX_C_SOURCE 200809L
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "rtm_test_random.h" /* the io tests' random inputs */
 
 typedef struct {
   int fd; /* 1 or 2 */
@@ -56,32 +56,6 @@ static inline char *capture_end(capture_t *c) {
     fflush(real);
   }
   return text;
-}
-
-/* xorshift64*: a seed from the clock makes every run draw fresh inputs; the seed is
- * printed so that a failure can be reproduced (RTM_TEST_SEED=...). */
-typedef struct {
-  uint64_t state;
-} test_rng_t;
-
-static inline void rng_init(test_rng_t *rng, const char *test_name) {
-  const char *env = getenv("RTM_TEST_SEED");
-  uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
-  if (seed == 0) seed = 1;
-  printf("%s: RTM_TEST_SEED=%llu\n", test_name, (unsigned long long)seed);
-  rng->state = seed;
-}
-
-static inline double rng_uniform(test_rng_t *rng) {
-  rng->state ^= rng->state >> 12;
-  rng->state ^= rng->state << 25;
-  rng->state ^= rng->state >> 27;
-  return (double)((rng->state * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* Uniform in [lo, hi). */
-static inline double rng_range(test_rng_t *rng, double lo, double hi) {
-  return lo + (hi - lo) * rng_uniform(rng);
 }
 
 static inline int file_exists(const char *path) {

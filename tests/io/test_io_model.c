@@ -17,16 +17,16 @@
 #define MODEL_PATH "test_io_model.h5"
 
 typedef struct {
-  test_rng_t rng;
+  rtm_test_rng_t rng;
   rtm_grid_t grid; /* 13 x 9 x 11: odd sizes catch x/z mix-ups */
   rtm_model_t model;
 } fixture_t;
 
-static float *random_array(test_rng_t *rng, size_t count, double lo, double hi) {
+static float *random_array(rtm_test_rng_t *rng, size_t count, double lo, double hi) {
   float *a = malloc(count * sizeof *a);
   assert_non_null(a);
   for (size_t i = 0; i < count; ++i)
-    a[i] = (float)rng_range(rng, lo, hi);
+    a[i] = (float)rtm_test_uniform(rng, lo, hi);
   return a;
 }
 
@@ -34,7 +34,7 @@ static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
   const int n[3] = {13, 9, 11};
   const double spacing[3] = {10.0, 12.5, 7.5}, origin[3] = {100.0, -50.0, 0.0};
-  rng_init(&f->rng, "test_io_model");
+  f->rng = rtm_test_seed("test_io_model");
   if (rtm_grid_init(&f->grid, n, spacing, origin) != RTM_OK) return -1;
   size_t cells = rtm_grid_interior_cells(&f->grid);
   f->model.vp = random_array(&f->rng, cells, 1500.0, 4500.0);
@@ -147,7 +147,7 @@ static void test_corrupt_and_missing_files(void **state) {
   FILE *garbage = fopen(MODEL_PATH, "wb");
   assert_non_null(garbage);
   for (int i = 0; i < 4096; ++i)
-    fputc((int)(rng_uniform(&f->rng) * 256.0), garbage);
+    fputc((int)(rtm_test_uniform(&f->rng, 0.0, 1.0) * 256.0), garbage);
   fclose(garbage);
   assert_int_equal(read_capturing(MODEL_PATH, &f->grid, RTM_EQUATION_ISO, &back, &text),
                    RTM_ERR_INPUT);
@@ -239,7 +239,7 @@ static void test_float64_model_is_converted(void **state) {
   const size_t cells = rtm_grid_interior_cells(&f->grid);
   double *vp = malloc(cells * sizeof *vp);
   for (size_t i = 0; i < cells; ++i)
-    vp[i] = rng_range(&f->rng, 1500.0, 4500.0);
+    vp[i] = rtm_test_uniform(&f->rng, 1500.0, 4500.0);
   hid_t file = H5Fcreate(MODEL_PATH, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t dims[3] = {11, 9, 13}, three = 3;
   hid_t space = H5Screate_simple(3, dims, NULL), attr_space = H5Screate_simple(1, &three, NULL);
@@ -267,9 +267,9 @@ static void test_load_model_from_config(void **state) {
   const size_t cells = rtm_grid_interior_cells(&f->grid);
   assert_non_null(cfg);
   cfg->physics.equation = RTM_EQUATION_VTI;
-  cfg->model.vp_m_s = rng_range(&f->rng, 1500.0, 4000.0);
-  cfg->model.epsilon = rng_range(&f->rng, 0.05, 0.3);
-  cfg->model.delta = rng_range(&f->rng, 0.01, 0.05);
+  cfg->model.vp_m_s = rtm_test_uniform(&f->rng, 1500.0, 4000.0);
+  cfg->model.epsilon = rtm_test_uniform(&f->rng, 0.05, 0.3);
+  cfg->model.delta = rtm_test_uniform(&f->rng, 0.01, 0.05);
   cfg->model.theta_deg = 30.0;
   cfg->model.phi_deg = 45.0;
   assert_int_equal(rtm_io_load_model(cfg, &f->grid, &model), RTM_OK);

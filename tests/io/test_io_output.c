@@ -20,7 +20,7 @@
 enum { NX = 10, NY = 7, NZ = 6, SNAPSHOTS = 3, RECEIVERS = 5, SAMPLES = 17 };
 
 typedef struct {
-  test_rng_t rng;
+  rtm_test_rng_t rng;
   rtm_grid_t grid;
   float *snapshots; /* [SNAPSHOTS][NZ][NY][NX] */
   float *traces;    /* [RECEIVERS][SAMPLES] */
@@ -31,17 +31,17 @@ static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
   const int n[3] = {NX, NY, NZ};
   const double spacing[3] = {5.0, 6.0, 7.0}, origin[3] = {-20.0, 0.0, 15.0};
-  rng_init(&f->rng, "test_io_output");
+  f->rng = rtm_test_seed("test_io_output");
   if (rtm_grid_init(&f->grid, n, spacing, origin) != RTM_OK) return -1;
   f->snapshots = malloc(sizeof(float) * SNAPSHOTS * NZ * NY * NX);
   f->traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
   for (size_t i = 0; i < (size_t)SNAPSHOTS * NZ * NY * NX; ++i)
-    f->snapshots[i] = (float)rng_range(&f->rng, -1.0, 1.0);
+    f->snapshots[i] = (float)rtm_test_uniform(&f->rng, -1.0, 1.0);
   for (size_t i = 0; i < (size_t)RECEIVERS * SAMPLES; ++i)
-    f->traces[i] = (float)rng_range(&f->rng, -1e-3, 1e-3);
+    f->traces[i] = (float)rtm_test_uniform(&f->rng, -1e-3, 1e-3);
   for (int r = 0; r < RECEIVERS; ++r)
     for (int a = 0; a < 3; ++a)
-      f->receivers[r][a] = rng_range(&f->rng, 0.0, 30.0);
+      f->receivers[r][a] = rtm_test_uniform(&f->rng, 0.0, 30.0);
   *state = f;
   return 0;
 }
@@ -395,8 +395,8 @@ static void test_report_json(void **state) {
       {"model\\vp", "vmm-compressed", 2048, 4096, 1},
   };
   rtm_mem_ledger_t ledger = {records, 2, 2, 3072};
-  rtm_timing_t timings[2] = {{"setup", rng_range(&f->rng, 0.1, 1.0)},
-                             {"propagate", rng_range(&f->rng, 1.0, 9.0)}};
+  rtm_timing_t timings[2] = {{"setup", rtm_test_uniform(&f->rng, 0.1, 1.0)},
+                             {"propagate", rtm_test_uniform(&f->rng, 1.0, 9.0)}};
   const rtm_run_info_t info = {"0.1.0", "abc123", "cuda", "NVIDIA H100\t80GB", "[grid]\n"};
   rtm_report_t report = {.command = "model",
                          .info = &info,

@@ -22,10 +22,9 @@ static int compare_floats(const void *a, const void *b) {
 
 static void test_colormap_and_title(void **state) {
   (void)state;
-  test_rng_t rng;
-  rng_init(&rng, "test_io_png");
+  rtm_test_rng_t rng = rtm_test_seed("test_io_png");
   /* 5 x 3, a random positive scale so no fixed value is special */
-  const float s = (float)rng_range(&rng, 0.5, 100.0);
+  const float s = (float)rtm_test_uniform(&rng, 0.5, 100.0);
   const float values[15] = {s,         0.0f, -s,   0.5f * s, NAN,  2.0f * s, -2.0f * s, 0.25f * s,
                             -0.5f * s, 0.0f, 0.0f, 0.0f,     0.0f, 0.0f,     0.0f};
   /* 15 values, 80th percentile of |v|: the 12th smallest = s (|v| sorted: 0 x8, .25s, .5s,
@@ -61,16 +60,15 @@ static void test_colormap_and_title(void **state) {
 
 static void test_clip_matches_sorted_percentile(void **state) {
   (void)state;
-  test_rng_t rng;
-  rng_init(&rng, "test_io_png");
+  rtm_test_rng_t rng = rtm_test_seed("test_io_png");
   const double percentiles[] = {1.0, 50.0, 90.0, 99.0, 99.9, 100.0};
   for (int trial = 0; trial < 20; ++trial) {
-    size_t count = 1 + (size_t)(rng_uniform(&rng) * 5000.0);
+    size_t count = 1 + (size_t)(rtm_test_uniform(&rng, 0.0, 1.0) * 5000.0);
     float *values = malloc(count * sizeof *values);
     float *sorted = malloc(count * sizeof *sorted);
     for (size_t i = 0; i < count; ++i) {
       /* repeated values and both signs exercise the partition's equal-key handling */
-      values[i] = (float)(floor(rng_range(&rng, -50.0, 50.0)) * (trial % 2 ? 1.0 : 0.37));
+      values[i] = (float)(floor(rtm_test_uniform(&rng, -50.0, 50.0)) * (trial % 2 ? 1.0 : 0.37));
       sorted[i] = fabsf(values[i]);
     }
     qsort(sorted, count, sizeof *sorted, compare_floats);

@@ -23,7 +23,7 @@
 enum { NX = 9, NY = 8, NZ = 6, SNAPSHOTS = 3, RECEIVERS = 4, SAMPLES = 21 };
 
 typedef struct {
-  test_rng_t rng;
+  rtm_test_rng_t rng;
   rtm_grid_t grid;
   float *snapshots; /* [SNAPSHOTS][NZ][NY][NX] */
   float *traces;    /* [RECEIVERS][SAMPLES] */
@@ -70,17 +70,17 @@ static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
   const int n[3] = {NX, NY, NZ};
   const double spacing[3] = {10.0, 10.0, 10.0};
-  rng_init(&f->rng, "test_io_validate");
+  f->rng = rtm_test_seed("test_io_validate");
   if (rtm_grid_init(&f->grid, n, spacing, NULL) != RTM_OK) return -1;
   f->snapshots = malloc(sizeof(float) * SNAPSHOTS * volume);
   f->traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
   f->image = malloc(sizeof(float) * volume);
   for (size_t i = 0; i < SNAPSHOTS * volume; ++i)
-    f->snapshots[i] = (float)rng_range(&f->rng, -1.0, 1.0);
+    f->snapshots[i] = (float)rtm_test_uniform(&f->rng, -1.0, 1.0);
   for (size_t i = 0; i < (size_t)RECEIVERS * SAMPLES; ++i)
-    f->traces[i] = (float)rng_range(&f->rng, -1.0, 1.0);
+    f->traces[i] = (float)rtm_test_uniform(&f->rng, -1.0, 1.0);
   for (size_t i = 0; i < volume; ++i)
-    f->image[i] = (float)rng_range(&f->rng, 0.5, 2.0);
+    f->image[i] = (float)rtm_test_uniform(&f->rng, 0.5, 2.0);
   for (int r = 0; r < RECEIVERS; ++r)
     for (int a = 0; a < 3; ++a)
       f->receivers[r][a] = 10.0 * r + a;
