@@ -328,6 +328,15 @@ fail:
   return status;
 }
 
+/* The study at every zblock of study_zblocks (--matrix, --compression). */
+static int compression_studies(bench_t *b, const variant_t *base) {
+  int status = RTM_OK;
+  for (size_t z = 0; z < sizeof study_zblocks / sizeof study_zblocks[0]; ++z)
+    RTM_TRY(compression_study(b, base, study_zblocks[z]));
+fail:
+  return status;
+}
+
 static const result_t *fastest(const bench_t *b, int from, const char *strategy) {
   const result_t *best = NULL;
   for (int i = from; i < b->count; ++i)
@@ -350,6 +359,7 @@ static int run_matrix(bench_t *b, int hopper) {
   static const int tti_blocks[][2] = {{32, 8}, {32, 16}, {64, 4}, {64, 8},
                                       {16, 16}, {32, 4}, {128, 4}};
   _Static_assert(sizeof iso_blocks == sizeof tti_blocks, "one count of tiles");
+  const size_t block_count = sizeof iso_blocks / sizeof iso_blocks[0];
   const int(*blocks)[2] = b->cfg->physics.equation == RTM_EQUATION_ISO ? iso_blocks : tti_blocks;
   static const int zblocks[] = {0, 128, 32};
   result_t *r = NULL;
@@ -373,7 +383,7 @@ static int run_matrix(bench_t *b, int hopper) {
   variant_t lead = best->v;
   /* 2: tile shapes x zblock for the fastest halo, device memory. */
   const int shape_from = b->count;
-  for (size_t k = 0; k < sizeof iso_blocks / sizeof iso_blocks[0]; ++k)
+  for (size_t k = 0; k < block_count; ++k)
     for (size_t z = 0; z < sizeof zblocks / sizeof zblocks[0]; ++z) {
       variant_t v = lead;
       v.block[0] = blocks[k][0];
@@ -384,8 +394,7 @@ static int run_matrix(bench_t *b, int hopper) {
   best = fastest(b, shape_from, NULL);
   if (best) lead = best->v;
   /* 3: compression over a real propagation, for several zblocks. */
-  for (size_t z = 0; z < sizeof study_zblocks / sizeof study_zblocks[0]; ++z)
-    RTM_TRY(compression_study(b, &lead, study_zblocks[z]));
+  RTM_TRY(compression_studies(b, &lead));
   return RTM_OK;
 fail:
   return status;
@@ -450,7 +459,6 @@ static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   if (!wave || !wave[0] || strcmp(wave, "auto") == 0) wave = "device";
   if (!model || !model[0] || strcmp(model, "auto") == 0) model = "device";
   const footprint_t f = footprint_of(cfg);
-  const int levels = f.levels, volumes = f.volumes;
   const size_t granule = (size_t)2 << 20;
   const size_t field = grid->padded_cells * sizeof(float);
   const size_t volume = grid->padded_cells * (size_t)f.volume_bytes;
@@ -458,7 +466,7 @@ static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
       strncmp(wave, "vmm", 3) == 0 ? (field + granule - 1) / granule * granule : field;
   const size_t model_bytes =
       strncmp(model, "vmm", 3) == 0 ? (volume + granule - 1) / granule * granule : volume;
-  const size_t need = levels * wave_bytes + volumes * model_bytes;
+  const size_t need = f.levels * wave_bytes + f.volumes * model_bytes;
   BENCH_CUDA_TRY(cudaSetDevice(cfg->backend.device));
   BENCH_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
   if (need > free_bytes)
@@ -466,7 +474,7 @@ static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
              "bench: grid %d x %d x %d needs %.2f GB on device %d but %.2f GB are free: %d "
              "wavefield levels x %.2f GB (%s), %d model volumes x %.2f GB (%s); reduce grid.n",
              grid->n[0], grid->n[1], grid->n[2], need / 1e9, cfg->backend.device,
-             free_bytes / 1e9, levels, wave_bytes / 1e9, wave, volumes, model_bytes / 1e9, model);
+             free_bytes / 1e9, f.levels, wave_bytes / 1e9, wave, f.volumes, model_bytes / 1e9, model);
 fail:
   return status;
 }
@@ -561,12 +569,10 @@ static int bench_cuda(int argc, char **argv) {
     const char *strategy = rtm_config_strategy_for(cfg, "wavefield");
     snprintf(v.strategy, sizeof v.strategy, "%s",
              !strategy || !strategy[0] || strcmp(strategy, "auto") == 0 ? "device" : strategy);
-    if (compression) {
-      for (size_t z = 0; z < sizeof study_zblocks / sizeof study_zblocks[0]; ++z)
-        RTM_TRY(compression_study(b, &v, study_zblocks[z]));
-    } else {
+    if (compression)
+      RTM_TRY(compression_studies(b, &v));
+    else
       RTM_TRY(run_variant(b, "single", &v, &r));
-    }
   }
   printf("\n");
   print_header(stdout);
