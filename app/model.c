@@ -111,16 +111,15 @@ int rtm_cmd_model(int argc, char **argv) {
     int level = it + 1;
     if (every > 0 && level % every == 0 && level / every <= snapshot_count) {
       double ts = rtm_wall_seconds();
-      for (int f = 0; f < 2; ++f) {
+      for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
         if (!(snapshot_fields & RTM_FIELD_BIT(f))) continue;
-        RTM_TRY(prop.backend->read_field(prop.state, f == 0 ? RTM_FIELD_P : RTM_FIELD_Q,
-                                         RTM_LEVEL_CURRENT, field));
+        RTM_TRY(prop.backend->read_field(prop.state, (rtm_field_t)f, RTM_LEVEL_CURRENT, field));
         if (!all_finite(field, cells))
           RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is "
                                     "unstable%s",
                    level, unstable_hint);
-        RTM_TRY(rtm_output_write_snapshot(output, f == 0 ? "p" : "q", level / every - 1, level,
-                                          level * prop.dt_s, field));
+        RTM_TRY(rtm_output_write_snapshot(output, rtm_field_name((rtm_field_t)f), level / every - 1,
+                                          level, level * prop.dt_s, field));
       }
       snapshot_s += rtm_wall_seconds() - ts;
     }
@@ -145,7 +144,7 @@ int rtm_cmd_model(int argc, char **argv) {
     /* /traces/<field> for each field receivers.fields asks for, the same way */
     for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
       if (!(prop.trace_fields & RTM_FIELD_BIT(f))) continue;
-      const char *name = f == RTM_FIELD_P ? "p" : "q";
+      const char *name = rtm_field_name((rtm_field_t)f);
       RTM_TRY(prop.backend->read_traces(prop.state, (rtm_field_t)f, traces));
       if (!all_finite(traces, count * (size_t)samples))
         RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is "

@@ -403,7 +403,7 @@ static int cuda_read_traces(void *state, rtm_field_t field, float *traces) {
   cuda_state_t *s = state;
   if (field != RTM_FIELD_P || !s->recording)
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (iso): traces of %s were not recorded",
-             field == RTM_FIELD_Q ? "q" : "p");
+             rtm_field_name(field));
   if (s->receiver_count == 0) return RTM_OK;
   RTM_CUDA_TRY(cudaMemcpyAsync(traces, s->traces.ptr,
                                (size_t)s->receiver_count * s->trace_length * sizeof(float),

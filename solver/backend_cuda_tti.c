@@ -488,7 +488,7 @@ static int tti_read_traces(void *state, rtm_field_t field, float *traces) {
   tti_state_t *s = state;
   if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(s->trace_fields & RTM_FIELD_BIT(field)))
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (vti/tti): traces of %s were not recorded",
-             field == RTM_FIELD_Q ? "q" : "p");
+             rtm_field_name(field));
   if (s->receiver_count == 0) return RTM_OK;
   RTM_CUDA_TRY(cudaMemcpyAsync(traces, s->traces[field].ptr,
                                (size_t)s->receiver_count * s->trace_length * sizeof(float),

@@ -305,7 +305,7 @@ static int cpu_read_traces(void *state, rtm_field_t field, float *traces) {
   if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(s->trace_fields & RTM_FIELD_BIT(field))) {
     rtm_log_error("backend cpu: traces of %s were not recorded (set_receivers did not ask for "
                   "them)",
-                  field == RTM_FIELD_Q ? "q" : "p");
+                  rtm_field_name(field));
     return RTM_ERR_INTERNAL;
   }
   const size_t values = (size_t)s->receiver_count * ((size_t)s->steps + 1);

@@ -102,6 +102,10 @@ void rtm_boundary_release(rtm_boundary_t *boundary);
 typedef enum { RTM_FIELD_P = 0, RTM_FIELD_Q = 1 } rtm_field_t;
 /* A set of fields as a bit mask: RTM_FIELD_BIT(RTM_FIELD_P) | RTM_FIELD_BIT(RTM_FIELD_Q). */
 #define RTM_FIELD_BIT(field) (1u << (unsigned)(field))
+/* "p", "q" (the datasets' and the config's names), "?" for anything else. */
+static inline const char *rtm_field_name(rtm_field_t field) {
+  return field == RTM_FIELD_P ? "p" : field == RTM_FIELD_Q ? "q" : "?";
+}
 typedef enum { RTM_LEVEL_CURRENT = 0, RTM_LEVEL_PREVIOUS = 1 } rtm_level_t;
 /* A step may be split so that a halo exchange overlaps the interior: EDGE_PLANES first
  * (the R planes next to each z neighbour), then INTERIOR, which also injects, records and

@@ -41,7 +41,6 @@
  * here: the reference is for comparing numbers, not bytes). */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cpu_backend.h"
 #include "rtm_anisotropy.h"

@@ -163,7 +163,7 @@ static void check_recorded(const problem_t *pb, void *state, rtm_level_t level, 
       const float got = traces[(size_t)r * (pb->steps + 1) + (size_t)column];
       if (fabs(got - want) > 8.0 * FLT_EPSILON * magnitude)
         fail_msg("%s trace of receiver %d, column %d: %.9g, the field samples %.9g there",
-                 f == RTM_FIELD_P ? "p" : "q", r, column, got, want);
+                 rtm_field_name((rtm_field_t)f), r, column, got, want);
     }
     free(dense);
   }
