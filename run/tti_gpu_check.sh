@@ -35,6 +35,9 @@ date -u >> "$out/device.txt"
 cat "$out/device.txt"
 
 step() { echo "== $*"; }
+# the constant anisotropic model of the bench rows (and of the study without h5py)
+constant_model=(--set model.file= --set model.epsilon=0.2 --set model.delta=0.1
+  --set model.theta=30 --set model.phi=20)
 
 step "configure + build ($build)"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
@@ -70,8 +73,7 @@ fi
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
   step "bench 512^3 (constant model vp 2000, eps 0.2, delta 0.1, theta 30, phi 20; device memory)"
   : > "$out/bench.log"
-  anis="--set model.file= --set model.epsilon=0.2 --set model.delta=0.1 --set model.theta=30 \
---set model.phi=20 --set memory.strategy=device --set bench.warmup=5 --set bench.steps=20"
+  timing=(--set memory.strategy=device --set bench.warmup=5 --set bench.steps=20)
   # equation:halo:stages:tile:zblock[:fp16]
   variants="${TTI_VARIANTS:-tti:sync:2:32x8:32 tti:ldgsts:2:32x8:32 tti:ldgsts:3:32x8:32
 tti:tma:2:32x8:32 tti:tma:3:32x8:32 tti:tma:2:32x16:32 tti:tma:2:64x4:32 tti:tma:2:32x4:32
@@ -81,7 +83,7 @@ tti:ldgsts:3:32x8:64:fp16 vti:tma:3:64x4:64:fp16}"
   for v in $variants; do
     IFS=: read -r eq halo st tile zb precision <<< "$v"
     # shellcheck disable=SC2086
-    timeout 120 "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet $anis \
+    timeout 120 "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet "${constant_model[@]}" "${timing[@]}" \
       --set physics.equation=$eq --set kernel.halo=$halo --set kernel.stages=$st \
       --set kernel.block_x=${tile%x*} --set kernel.block_y=${tile#*x} --set kernel.zblock=$zb \
       --set memory.model_precision="${precision:-fp32}" > "$out/bench_one.log" 2>&1 || failed=1
@@ -100,7 +102,7 @@ if [ "$mode" = study ]; then
     run/bench_model.sh tti || exit 1
     step "gate: rtm3d bench run/examples/bench_tti_512.ini (layered tti model)"
   else
-    read -r -a model <<< "--set model.file= --set model.epsilon=0.2 --set model.delta=0.1 --set model.theta=30 --set model.phi=20"
+    model=("${constant_model[@]}")
     step "gate: rtm3d bench run/examples/bench_tti_512.ini, constant model (no h5py here: ${model[*]})"
   fi
   for precision in fp32 fp16; do
