@@ -86,10 +86,8 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
   done
 fi
 
-write_model() { run/bench_model.sh; }
-
 if [ "$mode" = tune ]; then
-  write_model || exit 1
+  run/bench_model.sh || exit 1
   tune() { # label --set ... : one row of the bench table
     local label="$1"
     shift
@@ -132,7 +130,7 @@ if [ "$mode" = tune ]; then
 fi
 
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
-  write_model || exit 1
+  run/bench_model.sh || exit 1
   step "bench matrix, 512^3"
   timeout 300 "$build/app/rtm3d" bench run/examples/bench_512.ini --matrix --csv "$out/bench.csv" \
     --json "$out/bench.json" > "$out/bench.log" 2>&1 || failed=1
