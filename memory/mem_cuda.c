@@ -18,41 +18,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rtm_cuda_check.h"
 #include "rtm_memory.h"
 #include "rtm_status.h"
-
-/* Runtime-API check: logs the call, file and line; stores a status and jumps to fail. */
-#define MEM_CUDA_TRY(call)                                                                         \
-  do {                                                                                             \
-    cudaError_t mem_err_ = (call);                                                                 \
-    if (mem_err_ != cudaSuccess) {                                                                 \
-      rtm_log_error("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call,                        \
-                    cudaGetErrorName(mem_err_), cudaGetErrorString(mem_err_));                     \
-      status = mem_err_ == cudaErrorMemoryAllocation ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;             \
-      goto fail;                                                                                   \
-    }                                                                                              \
-  } while (0)
-
-/* Driver-API check, same contract. The cu* functions are rtm_cuda_driver.h's forwarders. */
-#define MEM_CU_TRY(call)                                                                           \
-  do {                                                                                             \
-    CUresult mem_res_ = (call);                                                                    \
-    if (mem_res_ != CUDA_SUCCESS) {                                                                \
-      const char *mem_name_ = NULL;                                                                \
-      cuGetErrorName(mem_res_, &mem_name_);                                                        \
-      rtm_log_error("%s:%d: %s failed: %s", __FILE__, __LINE__, #call,                             \
-                    mem_name_ ? mem_name_ : "unknown driver error");                               \
-      status = mem_res_ == CUDA_ERROR_OUT_OF_MEMORY ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;              \
-      goto fail;                                                                                   \
-    }                                                                                              \
-  } while (0)
 
 /* Makes `device` current and its primary context live, so that driver calls that follow
  * act on the same context as the runtime. */
 static int use_device(int device) {
   int status = RTM_OK;
-  MEM_CUDA_TRY(cudaSetDevice(device));
-  MEM_CUDA_TRY(cudaFree(NULL));
+  RTM_CUDA_TRY(cudaSetDevice(device));
+  RTM_CUDA_TRY(cudaFree(NULL));
   return RTM_OK;
 fail:
   return status;
@@ -77,8 +52,8 @@ static int driver_attribute(CUdevice_attribute attribute, int device, int *value
   int status = RTM_OK;
   CUdevice cu_device;
   RTM_TRY(use_device(device));
-  MEM_CU_TRY(cuDeviceGet(&cu_device, device));
-  MEM_CU_TRY(cuDeviceGetAttribute(value, attribute, cu_device));
+  RTM_CU_TRY(cuDeviceGet(&cu_device, device));
+  RTM_CU_TRY(cuDeviceGetAttribute(value, attribute, cu_device));
   return RTM_OK;
 fail:
   return status;
@@ -90,8 +65,8 @@ static int device_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allo
   int status = RTM_OK;
   void *ptr = NULL;
   RTM_TRY(use_device(request->device));
-  MEM_CUDA_TRY(cudaMalloc(&ptr, bytes ? bytes : 1));
-  MEM_CUDA_TRY(cudaMemset(ptr, 0, bytes));
+  RTM_CUDA_TRY(cudaMalloc(&ptr, bytes ? bytes : 1));
+  RTM_CUDA_TRY(cudaMemset(ptr, 0, bytes));
   out->ptr = ptr;
   out->bytes = bytes;
   out->reserved_bytes = bytes;
@@ -159,22 +134,22 @@ static int vmm_map(size_t bytes, int device, int want_compression, rtm_allocatio
   memset(&access, 0, sizeof access);
   memset(&got, 0, sizeof got);
   vmm_properties(device, want_compression, &prop);
-  MEM_CU_TRY(
+  RTM_CU_TRY(
       cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
   size = (bytes + granularity - 1) / granularity * granularity;
   if (size == 0) size = granularity;
-  MEM_CU_TRY(cuMemAddressReserve(&ptr, size, granularity, 0, 0));
-  MEM_CU_TRY(cuMemCreate(&handle, size, &prop, 0));
+  RTM_CU_TRY(cuMemAddressReserve(&ptr, size, granularity, 0, 0));
+  RTM_CU_TRY(cuMemCreate(&handle, size, &prop, 0));
   created = 1;
-  MEM_CU_TRY(cuMemMap(ptr, size, 0, handle, 0));
+  RTM_CU_TRY(cuMemMap(ptr, size, 0, handle, 0));
   mapped = 1;
   access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   access.location.id = device;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  MEM_CU_TRY(cuMemSetAccess(ptr, size, &access, 1));
-  MEM_CU_TRY(cuMemGetAllocationPropertiesFromHandle(&got, handle));
+  RTM_CU_TRY(cuMemSetAccess(ptr, size, &access, 1));
+  RTM_CU_TRY(cuMemGetAllocationPropertiesFromHandle(&got, handle));
   *granted = got.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
-  MEM_CUDA_TRY(cudaMemset((void *)(uintptr_t)ptr, 0, size));
+  RTM_CUDA_TRY(cudaMemset((void *)(uintptr_t)ptr, 0, size));
   out->ptr = (void *)(uintptr_t)ptr;
   out->bytes = bytes;
   out->reserved_bytes = size;
@@ -286,16 +261,16 @@ static int managed_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_all
   RTM_TRY(use_device(request->device));
   /* Oversubscribed managed memory thrashes (and can stall the whole GPU): refuse what the
    * device cannot hold instead of letting the driver page it. */
-  MEM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  RTM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (bytes > free_bytes)
     RTM_FAIL(RTM_ERR_NOMEM, "managed: %zu bytes for '%s' exceed the %zu bytes free on device %d",
              bytes, out->label, free_bytes, request->device);
-  MEM_CUDA_TRY(cudaMallocManaged(&ptr, bytes ? bytes : 1, cudaMemAttachGlobal));
+  RTM_CUDA_TRY(cudaMallocManaged(&ptr, bytes ? bytes : 1, cudaMemAttachGlobal));
   struct cudaMemLocation location = {.type = cudaMemLocationTypeDevice, .id = request->device};
-  MEM_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, location));
-  MEM_CUDA_TRY(cudaMemPrefetchAsync(ptr, bytes, location, 0, 0));
-  MEM_CUDA_TRY(cudaMemset(ptr, 0, bytes));
-  MEM_CUDA_TRY(cudaDeviceSynchronize());
+  RTM_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, location));
+  RTM_CUDA_TRY(cudaMemPrefetchAsync(ptr, bytes, location, 0, 0));
+  RTM_CUDA_TRY(cudaMemset(ptr, 0, bytes));
+  RTM_CUDA_TRY(cudaDeviceSynchronize());
   out->ptr = ptr;
   out->bytes = bytes;
   out->reserved_bytes = bytes;
@@ -310,7 +285,7 @@ fail:
 static int managed_prefetch(const rtm_allocation_t *allocation, void *cuda_stream) {
   int status = RTM_OK;
   struct cudaMemLocation location = {.type = cudaMemLocationTypeDevice, .id = allocation->device};
-  MEM_CUDA_TRY(cudaMemPrefetchAsync(allocation->ptr, allocation->bytes, location, 0,
+  RTM_CUDA_TRY(cudaMemPrefetchAsync(allocation->ptr, allocation->bytes, location, 0,
                                     (cudaStream_t)cuda_stream));
   return RTM_OK;
 fail:
@@ -331,7 +306,7 @@ const rtm_mem_strategy_t rtm_mem_managed = {
 static int pinned_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
   int status = RTM_OK;
   void *ptr = NULL;
-  MEM_CUDA_TRY(cudaHostAlloc(&ptr, bytes ? bytes : 1, cudaHostAllocDefault));
+  RTM_CUDA_TRY(cudaHostAlloc(&ptr, bytes ? bytes : 1, cudaHostAllocDefault));
   memset(ptr, 0, bytes);
   out->ptr = ptr;
   out->bytes = bytes;

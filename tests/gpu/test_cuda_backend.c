@@ -27,7 +27,7 @@
 #include "rtm_config.h"
 #include "rtm_test_compare.h"
 #include "rtm_test_random.h"
-#include "rtm_modelling.h"
+#include "rtm_propagator.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
 

@@ -1,8 +1,8 @@
-/* rtm_modelling.h - a propagator set up from the config: grid, resolved dt, absorbing
+/* rtm_propagator.h - a propagator set up from the config: grid, resolved dt, absorbing
  * boundary, the source and the receivers, and the chosen backend. The app drives the time
  * loop (snapshots, progress, output); the numerics stay behind the backend table. */
-#ifndef RTM_MODELLING_H
-#define RTM_MODELLING_H
+#ifndef RTM_PROPAGATOR_H
+#define RTM_PROPAGATOR_H
 
 #include "rtm_config.h"
 #include "rtm_grid.h"
@@ -38,16 +38,6 @@ void rtm_propagator_destroy(rtm_propagator_t *prop);
 /* The fields a snapshots.fields or receivers.fields value names ("p", "q" or "p,q": the
  * schema checks the spelling, the validation refuses q for iso) as an RTM_FIELD_BIT mask. */
 unsigned rtm_field_mask(const char *list);
-
-/* Source position with "auto" coordinates resolved to the centre of the volume. */
-void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]);
-
-/* Receiver positions [count][3] (malloc'd) from receivers.layout: a plane (autos resolved:
- * z = source depth, first = inner edge of the absorbing layer, step = spacing, count =
- * up to the far inner edge), a text file ("x y z" per line, '#' comments; errors name
- * file:line), or none. */
-int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
-                           const double source_m[3], double **position_m, int *count);
 
 #ifdef __cplusplus
 }

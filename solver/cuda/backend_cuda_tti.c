@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_check.h"
+#include "rtm_cuda_check.h"
 #include "iso_cuda.h"
 #include "rtm_anisotropy.h"
 #include "rtm_half.h"

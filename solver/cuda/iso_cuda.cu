@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cuda_async.cuh"
-#include "cuda_check.h"
+#include "rtm_cuda_check.h"
 #include "iso_cuda.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"

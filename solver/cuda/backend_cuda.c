@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_check.h"
+#include "rtm_cuda_check.h"
 #include "iso_cuda.h"
 #include "tti_cuda.h"
 #include "rtm_solver.h"

@@ -18,7 +18,7 @@
 
 #include "app.h"
 #include "rtm_io.h"
-#include "rtm_modelling.h"
+#include "rtm_propagator.h"
 #include "rtm_status.h"
 
 #ifdef RTM3D_HAVE_CUDA_BACKEND

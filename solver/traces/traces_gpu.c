@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_check.h"
+#include "rtm_cuda_check.h"
 #include "rtm_status.h"
 #include "traces_impl.h"
 

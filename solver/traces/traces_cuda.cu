@@ -8,7 +8,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-#include "cuda_check.h"
+#include "rtm_cuda_check.h"
 #include "traces_impl.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include "app.h"
 #include "progress.h"
 #include "rtm_io.h"
-#include "rtm_modelling.h"
+#include "rtm_propagator.h"
 #include "rtm_status.h"
 #include "rtm_traces.h"
 #include "rtm_version.h"

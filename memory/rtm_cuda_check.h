@@ -1,4 +1,5 @@
-/* cuda_check.h - checking macros for CUDA runtime and driver calls in solver/ (C and CUDA).
+/* rtm_cuda_check.h - checking macros for CUDA runtime and driver calls (C and CUDA), for
+ * memory/ and every module above it.
  *
  * Each logs the call text, file and line with the CUDA error name, stores a status in the
  * enclosing function's `status` and jumps to its `fail:` label (RTM_TRY's contract).

@@ -1,0 +1,90 @@
+/* rtm_physics.h - solver/physics: the equations and their cpu reference.
+ *
+ * This folder holds what the propagator computes, independent of where it runs: the grid
+ * (rtm_grid.h), the 8th-order finite-difference weights, the medium (rtm_model_t) and its
+ * conditioning for vti/tti (rtm_anisotropy.h), the stable time step, the Ricker wavelet,
+ * the absorbing layer, binary16 model storage (rtm_half.h), and the cpu backend
+ * (cpu_backend.c, iso_cpu.c, tti_cpu.c): plain loops, the oracle every GPU kernel is
+ * tested against.
+ *
+ * iso: p_tt = v^2 lap(p) + s, leapfrog in time, 8th order in space, an absorbing damping
+ * layer of boundary.width cells inside every face:
+ *   p_tt + 2 eta p_t = v^2 lap(p) + s
+ *   p[n+1] = (2 p[n] - (1 - eta dt) p[n-1] + dt^2 v^2 lap(p[n]) + dt^2 s[n]) / (1 + eta dt)
+ * with eta(x) = eta_x(ix) + eta_y(iy) + eta_z(iz) from 1D profiles. vti/tti: tti_cpu.c. */
+#ifndef RTM_PHYSICS_H
+#define RTM_PHYSICS_H
+
+#include <stddef.h>
+
+#include "rtm_config.h"
+#include "rtm_grid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- finite-difference coefficients (8th order, R = 4) ---- */
+/* Second derivative: c[0] centre, c[k] for offsets +-k (divide by h^2). */
+extern const double rtm_fd2_coeff[RTM_RADIUS + 1];
+/* First derivative: c[k-1] for offset +k, antisymmetric (divide by h). */
+extern const double rtm_fd1_coeff[RTM_RADIUS];
+
+/* The stencils' floats along an axis of spacing h, as the vti/tti reference (tti_cpu.c) and
+ * kernel (tti_cuda.cu) use them, in the same order and with fused multiply-adds, so that
+ * the two agree bit for bit. The second derivative keeps the iso kernel's weights and its
+ * final 1 / h^2: weights rounded otherwise (c_k / h^2 each) sum to another tiny non-zero,
+ * a zeroth-order term whose effect grows steadily (3.9e-5 against the iso run after 300
+ * steps) where eps = delta = 0 must reproduce it. The first derivative, antisymmetric, has
+ * no such term and folds 1 / h into its weights. */
+typedef struct {
+  float c2[RTM_RADIUS + 1]; /* rtm_fd2_coeff in float */
+  float inv_h2;             /* 1 / h^2 */
+  float w1[RTM_RADIUS];     /* rtm_fd1_coeff[k] / h */
+} rtm_fd_weights_t;
+void rtm_fd_weights(double h, rtm_fd_weights_t *weights);
+
+/* ---- model parameters: dense [nz_local][ny][nx] arrays on the host ---- */
+typedef struct {
+  float *vp;        /* m/s, always present */
+  float *epsilon;   /* NULL for iso */
+  float *delta;
+  float *theta_deg; /* NULL for iso and vti */
+  float *phi_deg;
+  double vp_min, vp_max;
+  double epsilon_max;
+} rtm_model_t;
+
+void rtm_model_release(rtm_model_t *model);
+/* Computes vp_min, vp_max, epsilon_max; fails on non-positive or non-finite velocity. */
+int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid);
+
+/* ---- stability and sampling ---- */
+/* Largest stable leapfrog dt for the 8th-order Laplacian: 2 / (v sqrt(S sum 1/h_a^2)),
+ * S = |symbol of the 2nd-derivative stencil at Nyquist| = 6.5016. */
+double rtm_stable_dt(double v_max, const double spacing_m[3]);
+/* Resolves time.dt (auto or explicit) against the stability limit; an unstable explicit dt
+ * or cfl is an error naming the key. Warns below 5 points per shortest wavelength
+ * (v_min / (2.5 f_peak), the Ricker spectrum being 3% of its peak there). */
+int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_grid_t *grid,
+                   double *dt_s);
+
+/* ---- wavelets ---- */
+/* Ricker w(t) = (1 - 2 pi^2 f^2 (t - t0)^2) exp(-pi^2 f^2 (t - t0)^2). */
+double rtm_ricker(double t_s, double frequency_hz, double delay_s);
+
+/* ---- absorbing boundary: 1D damping profiles, eta * dt per cell along each axis ---- */
+typedef struct {
+  int width_cells;
+  float *eta_dt[3]; /* [n[a]] over the global interior of axis a */
+} rtm_boundary_t;
+
+int rtm_boundary_init(rtm_boundary_t *boundary, const rtm_grid_t *grid, int width_cells,
+                      double reflection, double v_max, double dt_s);
+void rtm_boundary_release(rtm_boundary_t *boundary);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

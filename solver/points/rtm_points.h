@@ -1,0 +1,54 @@
+/* rtm_points.h - solver/points: the point operators and the acquisition geometry.
+ *
+ * Sources and receivers are point lists with trilinear taps computed here once, so that
+ * every backend injects and records the same way; injection and recording use the same
+ * weights (each other's adjoint). The acquisition (acquisition.c) turns the config into
+ * positions: the source, a plane of receivers or a file of them. */
+#ifndef RTM_POINTS_H
+#define RTM_POINTS_H
+
+#include <stddef.h>
+
+#include "rtm_config.h"
+#include "rtm_grid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- point sources and receivers ---- */
+#define RTM_POINT_TAPS 8 /* trilinear */
+typedef struct {
+  int count;
+  double *position_m;  /* [count][3] as requested */
+  size_t *tap_index;   /* [count][8] into a padded field of the local grid */
+  float *tap_weight;   /* [count][8]; 0 for taps outside this rank's z-range */
+} rtm_points_t;
+
+/* Builds trilinear taps for positions (metres) on the local grid. A position outside the
+ * global interior is an error naming `what` and the point's number. */
+int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *position_m,
+                    int count, const char *what);
+void rtm_points_release(rtm_points_t *points);
+
+/* ---- acquisition ---- */
+/* Source position with "auto" coordinates resolved to the centre of the volume. */
+void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]);
+
+/* Receiver positions [count][3] (malloc'd) from receivers.layout: a plane (autos resolved:
+ * z = source depth, first = inner edge of the absorbing layer, step = spacing, count =
+ * up to the far inner edge), a text file ("x y z" per line, '#' comments; errors name
+ * file:line), or none. */
+int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                           const double source_m[3], double **position_m, int *count);
+
+/* Warns once when points lie inside the absorbing layer (width cells), where they are
+ * damped; `what` names them ("source(s)", "receivers"). */
+void rtm_points_warn_in_layer(const rtm_grid_t *grid, int width, const double *position_m,
+                              int count, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

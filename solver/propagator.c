@@ -1,0 +1,105 @@
+/* One shot's propagator from the config: dt, the absorbing layer, the source with its
+ * scaled wavelet, the receivers, and the backend state they are handed to. */
+#include "rtm_propagator.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_status.h"
+
+/* v^2 at a point from the trilinear taps of the model (taps outside the local range have
+ * weight 0 and do not count). */
+static double velocity_squared_at(const rtm_points_t *points, int point, const rtm_grid_t *grid,
+                                  const rtm_model_t *model) {
+  double v2 = 0.0, weight_sum = 0.0;
+  for (int k = 0; k < RTM_POINT_TAPS; ++k) {
+    double w = points->tap_weight[point * RTM_POINT_TAPS + k];
+    if (w == 0.0) continue;
+    double v = model->vp[rtm_grid_dense_index(grid, points->tap_index[point * RTM_POINT_TAPS + k])];
+    v2 += w * v * v;
+    weight_sum += w;
+  }
+  return weight_sum > 0.0 ? v2 / weight_sum : 0.0;
+}
+
+unsigned rtm_field_mask(const char *list) {
+  return (strchr(list, 'p') ? RTM_FIELD_BIT(RTM_FIELD_P) : 0u) |
+         (strchr(list, 'q') ? RTM_FIELD_BIT(RTM_FIELD_Q) : 0u);
+}
+
+int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                          const rtm_model_t *model, rtm_propagator_t *prop) {
+  int status = RTM_OK;
+  double *receiver_m = NULL;
+  int receiver_count = 0;
+  memset(prop, 0, sizeof *prop);
+  rtm_mem_ledger_init(&prop->ledger);
+  prop->grid = *grid;
+  prop->model = model;
+  prop->steps = cfg->time.steps;
+
+  RTM_TRY(rtm_resolve_dt(cfg, model, grid, &prop->dt_s));
+  RTM_TRY(rtm_boundary_init(&prop->boundary, grid, cfg->boundary.width_cells,
+                            cfg->boundary.reflection, model->vp_max, prop->dt_s));
+
+  rtm_source_position(cfg, grid, prop->source_position_m);
+  RTM_TRY(rtm_points_init(&prop->sources, grid, prop->source_position_m, 1, "source"));
+  rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, prop->source_position_m, 1, "source(s)");
+
+  RTM_TRY(rtm_receiver_positions(cfg, grid, prop->source_position_m, &receiver_m,
+                                 &receiver_count));
+  prop->trace_fields = rtm_field_mask(cfg->receivers.fields);
+  if (receiver_count > 0) {
+    RTM_TRY(rtm_points_init(&prop->receivers, grid, receiver_m, receiver_count, "receiver"));
+    rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count, "receivers");
+  }
+
+  /* The source term v^2 s enters the leapfrog as dt^2 v^2 w(t) / (dx dy dz): a point
+   * source of unit strength spread over one cell volume. */
+  const int samples = prop->steps + 1;
+  prop->wavelets = malloc((size_t)samples * sizeof *prop->wavelets);
+  if (!prop->wavelets) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the source wavelet");
+  const double cell_volume = grid->spacing_m[0] * grid->spacing_m[1] * grid->spacing_m[2];
+  const double delay = isnan(cfg->source.delay_s) ? 1.2 / cfg->source.frequency_hz
+                                                  : cfg->source.delay_s;
+  const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s *
+                       velocity_squared_at(&prop->sources, 0, grid, model) / cell_volume;
+  for (int it = 0; it < samples; ++it)
+    prop->wavelets[it] =
+        (float)(scale * rtm_ricker(it * prop->dt_s, cfg->source.frequency_hz, delay));
+
+  RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
+  rtm_backend_desc_t desc = {
+      .config = cfg,
+      .grid = &prop->grid,
+      .model = model,
+      .boundary = &prop->boundary,
+      .dt_s = prop->dt_s,
+      .steps = prop->steps,
+      .ledger = &prop->ledger,
+  };
+  RTM_TRY(prop->backend->create(&desc, &prop->state));
+  RTM_TRY(prop->backend->set_sources(prop->state, &prop->sources, prop->wavelets, samples));
+  if (receiver_count > 0)
+    RTM_TRY(prop->backend->set_receivers(prop->state, &prop->receivers, prop->trace_fields));
+  free(receiver_m);
+  return RTM_OK;
+fail:
+  free(receiver_m);
+  rtm_propagator_destroy(prop);
+  return status;
+}
+
+void rtm_propagator_destroy(rtm_propagator_t *prop) {
+  if (prop->backend && prop->state) prop->backend->destroy(prop->state);
+  prop->state = NULL;
+  rtm_points_release(&prop->sources);
+  rtm_points_release(&prop->receivers);
+  rtm_boundary_release(&prop->boundary);
+  free(prop->wavelets);
+  prop->wavelets = NULL;
+  rtm_mem_ledger_release(&prop->ledger);
+}

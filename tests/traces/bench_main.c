@@ -1,4 +1,0 @@
-#include "app.h"
-int main(int argc, char **argv) {
-  return rtm_cmd_bench_traces(argc, argv);
-}
