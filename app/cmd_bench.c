@@ -20,6 +20,7 @@
 #include "rtm_io.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
+#include "solver_io.h"
 
 #ifdef RTM3D_HAVE_CUDA_BACKEND
 #include <cuda_runtime_api.h>
@@ -356,8 +357,8 @@ static int run_matrix(bench_t *b, int hopper) {
   /* tiles in cells: iso 4 per thread along x (at most 512 threads), vti/tti one per cell */
   static const int iso_blocks[][2] = {{32, 16}, {64, 8},  {128, 4}, {64, 16},
                                       {128, 8}, {32, 32}, {32, 8}};
-  static const int tti_blocks[][2] = {{32, 8}, {32, 16}, {64, 4}, {64, 8},
-                                      {16, 16}, {32, 4}, {128, 4}};
+  static const int tti_blocks[][2] = {{32, 8},  {32, 16}, {64, 4}, {64, 8},
+                                      {16, 16}, {32, 4},  {128, 4}};
   _Static_assert(sizeof iso_blocks == sizeof tti_blocks, "one count of tiles");
   const size_t block_count = sizeof iso_blocks / sizeof iso_blocks[0];
   const int(*blocks)[2] = b->cfg->physics.equation == RTM_EQUATION_ISO ? iso_blocks : tti_blocks;
@@ -473,8 +474,8 @@ static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
     RTM_FAIL(RTM_ERR_NOMEM,
              "bench: grid %d x %d x %d needs %.2f GB on device %d but %.2f GB are free: %d "
              "wavefield levels x %.2f GB (%s), %d model volumes x %.2f GB (%s); reduce grid.n",
-             grid->n[0], grid->n[1], grid->n[2], need / 1e9, cfg->backend.device,
-             free_bytes / 1e9, f.levels, wave_bytes / 1e9, wave, f.volumes, model_bytes / 1e9, model);
+             grid->n[0], grid->n[1], grid->n[2], need / 1e9, cfg->backend.device, free_bytes / 1e9,
+             f.levels, wave_bytes / 1e9, wave, f.volumes, model_bytes / 1e9, model);
 fail:
   return status;
 }
@@ -539,7 +540,7 @@ static int bench_cuda(int argc, char **argv) {
   }
   RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(check_device_fits(cfg, &grid));
-  RTM_TRY(rtm_io_load_model(cfg, &grid, &model));
+  RTM_TRY(rtm_app_load_model(cfg, &grid, &model));
   b->cfg = cfg;
   b->grid = &grid;
   b->model = &model;

@@ -10,6 +10,7 @@
 #include "rtm_io.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
+#include "solver_io.h"
 #include "rtm_traces.h"
 #include "rtm_version.h"
 
@@ -59,24 +60,24 @@ int rtm_cmd_model(int argc, char **argv) {
           ? " (tti: a tilt that changes sharply grows; raise physics.smooth_angles)"
           : "";
   RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
-  RTM_TRY(rtm_io_load_model(cfg, &grid, &model));
+  RTM_TRY(rtm_app_load_model(cfg, &grid, &model));
   RTM_TRY(rtm_propagator_create(cfg, &grid, &model, &prop));
   /* Gathers resampled to output.trace_dt go through the trace pipeline; a ratio it cannot
    * represent is refused now, before the propagation, on a one-trace dry run. */
   const int samples = prop.steps + 1;
-  const int resample = !isnan(cfg->output.trace_dt_s) &&
-                       fabs(cfg->output.trace_dt_s - prop.dt_s) > 1e-9 * prop.dt_s;
+  const int resample =
+      !isnan(cfg->output.trace_dt_s) && fabs(cfg->output.trace_dt_s - prop.dt_s) > 1e-9 * prop.dt_s;
   const double trace_dt = resample ? cfg->output.trace_dt_s : prop.dt_s;
-  const int trace_samples = resample ? (int)floor(prop.steps * prop.dt_s / trace_dt + 1e-9) + 1
-                                     : samples;
+  const int trace_samples =
+      resample ? (int)floor(prop.steps * prop.dt_s / trace_dt + 1e-9) + 1 : samples;
   if (resample && prop.receivers.count > 0) {
     dry_in = calloc((size_t)samples, sizeof *dry_in);
     dry_out = calloc((size_t)trace_samples, sizeof *dry_out);
     if (!dry_in || !dry_out) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
     if (rtm_traces_resample("cpu", 1, samples, prop.dt_s, dry_in, trace_samples, trace_dt,
                             dry_out) != RTM_OK)
-      RTM_FAIL(RTM_ERR_CONFIG, "output.trace_dt = %g s cannot be reached from dt = %g s",
-               trace_dt, prop.dt_s);
+      RTM_FAIL(RTM_ERR_CONFIG, "output.trace_dt = %g s cannot be reached from dt = %g s", trace_dt,
+               prop.dt_s);
   }
   if (prop.backend->describe) prop.backend->describe(prop.state, device, sizeof device);
 
@@ -86,7 +87,8 @@ int rtm_cmd_model(int argc, char **argv) {
   if (!config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   rtm_run_info_t info = {RTM3D_VERSION, RTM3D_GIT_REVISION, prop.backend->name, device,
                          config_text};
-  RTM_TRY(rtm_output_create(h5_path, &grid, &info, &output));
+  const rtm_io_volume_t volume = rtm_app_volume(&grid);
+  RTM_TRY(rtm_output_create(h5_path, &volume, &info, &output));
 
   const int every = cfg->snapshots.every_steps, steps = prop.steps;
   const int snapshot_count = every > 0 ? steps / every : 0;
@@ -115,8 +117,9 @@ int rtm_cmd_model(int argc, char **argv) {
         if (!(snapshot_fields & RTM_FIELD_BIT(f))) continue;
         RTM_TRY(prop.backend->read_field(prop.state, (rtm_field_t)f, RTM_LEVEL_CURRENT, field));
         if (!all_finite(field, cells))
-          RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is "
-                                    "unstable%s",
+          RTM_FAIL(RTM_ERR_NUMERIC,
+                   "the wavefield is not finite at step %d: the run is "
+                   "unstable%s",
                    level, unstable_hint);
         RTM_TRY(rtm_output_write_snapshot(output, rtm_field_name((rtm_field_t)f), level / every - 1,
                                           level, level * prop.dt_s, field));
@@ -147,18 +150,19 @@ int rtm_cmd_model(int argc, char **argv) {
       const char *name = rtm_field_name((rtm_field_t)f);
       RTM_TRY(prop.backend->read_traces(prop.state, (rtm_field_t)f, traces));
       if (!all_finite(traces, count * (size_t)samples))
-        RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is "
-                                  "unstable%s",
+        RTM_FAIL(RTM_ERR_NUMERIC,
+                 "the recorded traces of %s are not finite: the run is "
+                 "unstable%s",
                  name, unstable_hint);
       const float *written = traces;
       if (resample) {
         RTM_TRY(rtm_traces_resample(strcmp(prop.backend->name, "cuda") == 0 ? "cuda" : "cpu",
-                                    (int)count, samples, prop.dt_s, traces, trace_samples,
-                                    trace_dt, resampled));
+                                    (int)count, samples, prop.dt_s, traces, trace_samples, trace_dt,
+                                    resampled));
         written = resampled;
       }
-      RTM_TRY(rtm_output_write_traces(output, name, written, (int)count, trace_samples,
-                                      trace_dt, prop.receivers.position_m));
+      RTM_TRY(rtm_output_write_traces(output, name, written, (int)count, trace_samples, trace_dt,
+                                      prop.receivers.position_m));
     }
   }
   status = rtm_output_close(output, 1); /* frees the output whatever it returns */
@@ -172,12 +176,16 @@ int rtm_cmd_model(int argc, char **argv) {
   timings[1] = (rtm_timing_t){"propagate", propagate_s};
   timings[2] = (rtm_timing_t){"snapshots", snapshot_s};
   timings[3] = (rtm_timing_t){"write", t_end - t_loop};
-  rtm_report_t report = {
-      .command = "model", .info = &info, .grid = &grid, .steps = steps, .dt_s = prop.dt_s,
-      .model_precision = rtm_precision_name(rtm_config_model_precision(cfg)),
-      .timings = timings, .timing_count = 4, .mcells_per_s = mcells, .ledger = &prop.ledger,
-      .output_path = h5_path};
-  RTM_TRY(rtm_report_write_json(json_path, &report));
+  rtm_report_t report = {.command = "model",
+                         .info = &info,
+                         .steps = steps,
+                         .dt_s = prop.dt_s,
+                         .model_precision = rtm_precision_name(rtm_config_model_precision(cfg)),
+                         .timings = timings,
+                         .timing_count = 4,
+                         .mcells_per_s = mcells,
+                         .output_path = h5_path};
+  RTM_TRY(rtm_app_write_report(json_path, &report, &grid, &prop.ledger));
   if (!quiet) {
     rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", t_end - t0, propagate_s,
                  mcells);

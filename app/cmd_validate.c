@@ -37,31 +37,6 @@ typedef struct {
   int compared, failed;
 } validate_t;
 
-typedef struct {
-  double error_norm; /* ||run - ref|| or ||run - ref|| / ||ref|| */
-  double max_abs;
-  int absolute; /* the reference norm was 0: error_norm is absolute */
-  size_t non_finite;
-} comparison_t;
-
-static comparison_t compare(const float *run, const float *reference, size_t count) {
-  comparison_t c = {0.0, 0.0, 0, 0};
-  double diff2 = 0.0, ref2 = 0.0;
-  for (size_t i = 0; i < count; ++i) {
-    if (!isfinite(run[i]) || !isfinite(reference[i])) {
-      ++c.non_finite;
-      continue;
-    }
-    double d = (double)run[i] - (double)reference[i];
-    diff2 += d * d;
-    ref2 += (double)reference[i] * reference[i];
-    if (fabs(d) > c.max_abs) c.max_abs = fabs(d);
-  }
-  c.absolute = !(ref2 > 0.0);
-  c.error_norm = c.absolute ? sqrt(diff2) : sqrt(diff2 / ref2);
-  return c;
-}
-
 static void format_shape(int rank, const size_t *dims, char *text, size_t size) {
   size_t used = 0;
   text[0] = '\0';
@@ -74,7 +49,8 @@ static void print_header(void) {
          "result");
 }
 
-static void print_row(validate_t *v, const char *label, const char *shape, const comparison_t *c) {
+static void print_row(validate_t *v, const char *label, const char *shape,
+                      const rtm_comparison_t *c) {
   int pass =
       c->non_finite == 0 && c->error_norm <= v->rtol && (isnan(v->atol) || c->max_abs <= v->atol);
   ++v->compared;
@@ -123,7 +99,7 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
     for (size_t k = 0; k < ref_dims[0]; ++k) {
       RTM_TRY(rtm_io_read_dataset_entry(run_path, name, k, &run));
       RTM_TRY(rtm_io_read_dataset_entry(ref_path, name, k, &ref));
-      comparison_t c = compare(run.data, ref.data, ref_dims[1] * ref_dims[2] * ref_dims[3]);
+      rtm_comparison_t c = rtm_compare(run.data, ref.data, ref_dims[1] * ref_dims[2] * ref_dims[3]);
       snprintf(label, sizeof label, "%s[%zu]", name, k);
       print_row(v, label, shape, &c);
       rtm_dataset_release(&run);
@@ -132,8 +108,8 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
   } else {
     RTM_TRY(rtm_io_read_dataset(run_path, name, &run));
     RTM_TRY(rtm_io_read_dataset(ref_path, name, &ref));
-    comparison_t c =
-        compare(run.data, ref.data, ref_dims[0] * ref_dims[1] * ref_dims[2] * ref_dims[3]);
+    rtm_comparison_t c =
+        rtm_compare(run.data, ref.data, ref_dims[0] * ref_dims[1] * ref_dims[2] * ref_dims[3]);
     print_row(v, name, shape, &c);
   }
 fail:

@@ -1,6 +1,6 @@
 /* HDF5 models: /vp /epsilon /delta /theta /phi [nz][ny][nx] with root attributes
  * spacing = (dx, dy, dz) and origin = (x0, y0, z0) in metres. Each rank reads the
- * hyperslab of its z-range. */
+ * hyperslab of its z-range. The arrays are io's own; the app hands them to the solver. */
 #include "rtm_io.h"
 
 #include <math.h>
@@ -12,22 +12,19 @@
 typedef struct {
   const char *dataset; /* name under the root */
   const char *units;
-  size_t offset;                 /* of the float * in rtm_model_t */
   rtm_equation_t first_equation; /* the simplest equation that needs it */
 } model_parameter_t;
 
-static const model_parameter_t parameters[] = {
-    {"vp", "m/s", offsetof(rtm_model_t, vp), RTM_EQUATION_ISO},
-    {"epsilon", "1", offsetof(rtm_model_t, epsilon), RTM_EQUATION_VTI},
-    {"delta", "1", offsetof(rtm_model_t, delta), RTM_EQUATION_VTI},
-    {"theta", "degrees", offsetof(rtm_model_t, theta_deg), RTM_EQUATION_TTI},
-    {"phi", "degrees", offsetof(rtm_model_t, phi_deg), RTM_EQUATION_TTI},
+/* indexed by rtm_io_parameter_t */
+static const model_parameter_t parameters[RTM_IO_PARAMETERS] = {
+    {"vp", "m/s", RTM_EQUATION_ISO},      {"epsilon", "1", RTM_EQUATION_VTI},
+    {"delta", "1", RTM_EQUATION_VTI},     {"theta", "degrees", RTM_EQUATION_TTI},
+    {"phi", "degrees", RTM_EQUATION_TTI},
 };
-enum { PARAMETER_COUNT = sizeof parameters / sizeof parameters[0] };
 
 /* Equations are ordered iso < vti < tti and each needs the parameters of the previous. */
-static int equation_needs(rtm_equation_t equation, const model_parameter_t *parameter) {
-  return equation >= parameter->first_equation;
+int rtm_io_equation_needs(rtm_equation_t equation, rtm_io_parameter_t parameter) {
+  return equation >= parameters[parameter].first_equation;
 }
 
 static const char *equation_name(rtm_equation_t equation) {
@@ -39,20 +36,18 @@ static const char *equation_name(rtm_equation_t equation) {
   return "?";
 }
 
-static float **parameter_array(rtm_model_t *model, const model_parameter_t *parameter) {
-  return (float **)((char *)model + parameter->offset);
+static size_t volume_cells(const rtm_io_volume_t *volume) {
+  return (size_t)volume->n[0] * (size_t)volume->n[1] * (size_t)volume->nz_local;
 }
 
-static const float *parameter_array_const(const rtm_model_t *model,
-                                          const model_parameter_t *parameter) {
-  return *(float *const *)((const char *)model + parameter->offset);
+static double min_spacing(const rtm_io_volume_t *volume) {
+  return fmin(volume->spacing_m[0], fmin(volume->spacing_m[1], volume->spacing_m[2]));
 }
 
-static void free_parameters(rtm_model_t *model) {
-  for (int i = 0; i < PARAMETER_COUNT; ++i) {
-    float **array = parameter_array(model, &parameters[i]);
-    free(*array);
-    *array = NULL;
+void rtm_io_model_release(float *values[RTM_IO_PARAMETERS]) {
+  for (int i = 0; i < RTM_IO_PARAMETERS; ++i) {
+    free(values[i]);
+    values[i] = NULL;
   }
 }
 
@@ -94,7 +89,7 @@ fail:
   return status;
 }
 
-static int check_geometry(hid_t file, const char *path, const rtm_grid_t *grid) {
+static int check_geometry(hid_t file, const char *path, const rtm_io_volume_t *volume) {
   int status = RTM_OK, present;
   double spacing[3], origin[3];
   RTM_TRY(read_root_triple(file, path, "spacing", &present, spacing));
@@ -103,21 +98,21 @@ static int check_geometry(hid_t file, const char *path, const rtm_grid_t *grid) 
              "model file %s has no root attribute 'spacing' (3 doubles: dx, dy, dz in metres)",
              path);
   for (int a = 0; a < 3; ++a)
-    if (!(spacing[a] > 0.0) || differs(spacing[a], grid->spacing_m[a], grid->spacing_m[a]))
+    if (!(spacing[a] > 0.0) || differs(spacing[a], volume->spacing_m[a], volume->spacing_m[a]))
       RTM_FAIL(RTM_ERR_INPUT,
                "model file %s: attribute spacing = (%.9g, %.9g, %.9g) m differs from the "
                "config's grid.spacing = (%.9g, %.9g, %.9g) m",
-               path, spacing[0], spacing[1], spacing[2], grid->spacing_m[0], grid->spacing_m[1],
-               grid->spacing_m[2]);
+               path, spacing[0], spacing[1], spacing[2], volume->spacing_m[0], volume->spacing_m[1],
+               volume->spacing_m[2]);
   RTM_TRY(read_root_triple(file, path, "origin", &present, origin));
   if (present) {
-    double scale = rtm_grid_min_spacing(grid);
+    double scale = min_spacing(volume);
     for (int a = 0; a < 3; ++a)
-      if (differs(origin[a], grid->origin_m[a], scale)) {
+      if (differs(origin[a], volume->origin_m[a], scale)) {
         rtm_log_warning("model file %s: attribute origin = (%.9g, %.9g, %.9g) m differs from the "
                         "config's grid.origin = (%.9g, %.9g, %.9g) m; using the config's",
-                        path, origin[0], origin[1], origin[2], grid->origin_m[0], grid->origin_m[1],
-                        grid->origin_m[2]);
+                        path, origin[0], origin[1], origin[2], volume->origin_m[0],
+                        volume->origin_m[1], volume->origin_m[2]);
         break;
       }
   }
@@ -125,10 +120,10 @@ fail:
   return status;
 }
 
-static int check_finite(const char *path, const char *dataset, const rtm_grid_t *grid,
+static int check_finite(const char *path, const char *dataset, const rtm_io_volume_t *volume,
                         const float *values) {
-  const size_t nx = (size_t)grid->n[0], ny = (size_t)grid->n[1];
-  const size_t cells = rtm_grid_interior_cells(grid);
+  const size_t nx = (size_t)volume->n[0], ny = (size_t)volume->n[1];
+  const size_t cells = volume_cells(volume);
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < cells; ++i)
     if (!isfinite(values[i])) {
@@ -137,12 +132,12 @@ static int check_finite(const char *path, const char *dataset, const rtm_grid_t 
   if (bad == 0) return RTM_OK;
   rtm_log_error("model file %s: dataset /%s has %zu non-finite value(s), the first %g at "
                 "[z=%zu][y=%zu][x=%zu]",
-                path, dataset, bad, values[first], first / (nx * ny) + (size_t)grid->z_offset,
+                path, dataset, bad, values[first], first / (nx * ny) + (size_t)volume->z_offset,
                 first / nx % ny, first % nx);
   return RTM_ERR_INPUT;
 }
 
-static int read_parameter(hid_t file, const char *path, const rtm_grid_t *grid,
+static int read_parameter(hid_t file, const char *path, const rtm_io_volume_t *volume,
                           rtm_equation_t equation, const char *name, float **values) {
   int status = RTM_OK;
   hid_t dataset = H5I_INVALID_HID, space = H5I_INVALID_HID, type = H5I_INVALID_HID;
@@ -169,7 +164,7 @@ static int read_parameter(hid_t file, const char *path, const rtm_grid_t *grid,
                dataset_path);
   int rank = H5Sget_simple_extent_ndims(space);
   hsize_t dims[H5S_MAX_RANK];
-  const hsize_t expected[3] = {(hsize_t)grid->n[2], (hsize_t)grid->n[1], (hsize_t)grid->n[0]};
+  const hsize_t expected[3] = {(hsize_t)volume->n[2], (hsize_t)volume->n[1], (hsize_t)volume->n[0]};
   if (rank < 0 || H5Sget_simple_extent_dims(space, dims, NULL) < 0)
     RTM_FAIL(RTM_ERR_INPUT, "model file %s: cannot read the shape of dataset %s", path,
              dataset_path);
@@ -185,25 +180,25 @@ static int read_parameter(hid_t file, const char *path, const rtm_grid_t *grid,
     RTM_FAIL(RTM_ERR_INPUT,
              "model file %s: dataset %s has shape %s but the grid needs [nz][ny][nx] = "
              "[%d][%d][%d] (grid.n = %d, %d, %d)",
-             path, dataset_path, rank == 0 ? "scalar" : shape, grid->n[2], grid->n[1], grid->n[0],
-             grid->n[0], grid->n[1], grid->n[2]);
+             path, dataset_path, rank == 0 ? "scalar" : shape, volume->n[2], volume->n[1],
+             volume->n[0], volume->n[0], volume->n[1], volume->n[2]);
   }
 
-  const size_t cells = rtm_grid_interior_cells(grid);
+  const size_t cells = volume_cells(volume);
   data = malloc(cells * sizeof *data);
   if (!data)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s from %s (%zu cells)", dataset_path, path,
              cells);
-  hsize_t start[3] = {(hsize_t)grid->z_offset, 0, 0};
-  hsize_t count[3] = {(hsize_t)grid->nz_local, expected[1], expected[2]};
+  hsize_t start[3] = {(hsize_t)volume->z_offset, 0, 0};
+  hsize_t count[3] = {(hsize_t)volume->nz_local, expected[1], expected[2]};
   RTM_H5_CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL), RTM_ERR_INPUT,
-               "model file %s: selecting z = %d..%d of %s", path, grid->z_offset,
-               grid->z_offset + grid->nz_local - 1, dataset_path);
+               "model file %s: selecting z = %d..%d of %s", path, volume->z_offset,
+               volume->z_offset + volume->nz_local - 1, dataset_path);
   RTM_H5_CHECK(memory_space = H5Screate_simple(3, count, NULL), RTM_ERR_IO,
                "model file %s: dataset %s", path, dataset_path);
   RTM_H5_CHECK(H5Dread(dataset, H5T_NATIVE_FLOAT, memory_space, space, H5P_DEFAULT, data),
                RTM_ERR_INPUT, "model file %s: reading dataset %s (corrupt?)", path, dataset_path);
-  RTM_TRY(check_finite(path, name, grid, data));
+  RTM_TRY(check_finite(path, name, volume, data));
   *values = data;
   data = NULL;
 fail:
@@ -215,32 +210,30 @@ fail:
   return status;
 }
 
-int rtm_io_read_model(const char *path, const rtm_grid_t *grid, rtm_equation_t equation,
-                      rtm_model_t *model) {
+int rtm_io_read_model(const char *path, const rtm_io_volume_t *volume, rtm_equation_t equation,
+                      float *values[RTM_IO_PARAMETERS]) {
   int status = RTM_OK;
   hid_t file = H5I_INVALID_HID;
-  memset(model, 0, sizeof *model);
+  for (int i = 0; i < RTM_IO_PARAMETERS; ++i)
+    values[i] = NULL;
   RTM_TRY(rtm_h5_open_read(path, "model file", &file));
-  RTM_TRY(check_geometry(file, path, grid));
-  for (int i = 0; i < PARAMETER_COUNT; ++i)
-    if (equation_needs(equation, &parameters[i]))
-      RTM_TRY(read_parameter(file, path, grid, equation, parameters[i].dataset,
-                             parameter_array(model, &parameters[i])));
+  RTM_TRY(check_geometry(file, path, volume));
+  for (int i = 0; i < RTM_IO_PARAMETERS; ++i)
+    if (rtm_io_equation_needs(equation, (rtm_io_parameter_t)i))
+      RTM_TRY(read_parameter(file, path, volume, equation, parameters[i].dataset, &values[i]));
   RTM_H5_CHECK(H5Fclose(file), RTM_ERR_INPUT, "model file %s: closing", path);
   file = H5I_INVALID_HID;
-  status = rtm_model_update_range(model, grid);
-  if (status != RTM_OK) rtm_log_error("in model file %s", path);
 fail:
   rtm_h5_close(&file);
-  if (status != RTM_OK) free_parameters(model);
+  if (status != RTM_OK) rtm_io_model_release(values);
   return status;
 }
 
-static int write_parameter(hid_t file, const rtm_grid_t *grid, const char *path,
+static int write_parameter(hid_t file, const rtm_io_volume_t *volume, const char *path,
                            const model_parameter_t *parameter, const float *values) {
   int status = RTM_OK;
   hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
-  const hsize_t dims[3] = {(hsize_t)grid->n[2], (hsize_t)grid->n[1], (hsize_t)grid->n[0]};
+  const hsize_t dims[3] = {(hsize_t)volume->n[2], (hsize_t)volume->n[1], (hsize_t)volume->n[0]};
   RTM_H5_CHECK(space = H5Screate_simple(3, dims, NULL), RTM_ERR_IO, "model file %s: /%s", path,
                parameter->dataset);
   RTM_H5_CHECK(dataset = H5Dcreate2(file, parameter->dataset, H5T_IEEE_F32LE, space, H5P_DEFAULT,
@@ -255,30 +248,29 @@ fail:
   return status;
 }
 
-int rtm_io_write_model(const char *path, const rtm_grid_t *grid, const rtm_model_t *model) {
+int rtm_io_write_model(const char *path, const rtm_io_volume_t *volume,
+                       const float *const values[RTM_IO_PARAMETERS]) {
   int status = RTM_OK;
   hid_t file = H5I_INVALID_HID, fapl = H5I_INVALID_HID;
   char partial[4096];
   int created = 0;
   rtm_h5_quiet();
-  if (grid->z_offset != 0 || grid->nz_local != grid->n[2])
+  if (volume->z_offset != 0 || volume->nz_local != volume->n[2])
     RTM_FAIL(RTM_ERR_INTERNAL,
              "rtm_io_write_model needs a whole-volume grid (z = 0..%d), got "
              "z = %d..%d",
-             grid->n[2] - 1, grid->z_offset, grid->z_offset + grid->nz_local - 1);
-  if (!model->vp) RTM_FAIL(RTM_ERR_INTERNAL, "rtm_io_write_model: the model has no vp");
+             volume->n[2] - 1, volume->z_offset, volume->z_offset + volume->nz_local - 1);
+  if (!values[RTM_IO_VP]) RTM_FAIL(RTM_ERR_INTERNAL, "rtm_io_write_model: the model has no vp");
   RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
   RTM_TRY(rtm_io_make_parent_dir(path));
   RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "model file %s", path);
   RTM_H5_CHECK(file = H5Fcreate(partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), RTM_ERR_IO,
                "cannot create model file %s", partial);
   created = 1;
-  RTM_TRY(rtm_h5_write_attr_doubles(file, "spacing", grid->spacing_m, 3));
-  RTM_TRY(rtm_h5_write_attr_doubles(file, "origin", grid->origin_m, 3));
-  for (int i = 0; i < PARAMETER_COUNT; ++i) {
-    const float *values = parameter_array_const(model, &parameters[i]);
-    if (values) RTM_TRY(write_parameter(file, grid, path, &parameters[i], values));
-  }
+  RTM_TRY(rtm_h5_write_attr_doubles(file, "spacing", volume->spacing_m, 3));
+  RTM_TRY(rtm_h5_write_attr_doubles(file, "origin", volume->origin_m, 3));
+  for (int i = 0; i < RTM_IO_PARAMETERS; ++i)
+    if (values[i]) RTM_TRY(write_parameter(file, volume, path, &parameters[i], values[i]));
   RTM_H5_CHECK(H5Fclose(file), RTM_ERR_IO, "model file %s: closing", partial);
   file = H5I_INVALID_HID;
   RTM_TRY(rtm_io_commit_partial(partial, path));
@@ -287,31 +279,5 @@ fail:
   rtm_h5_close(&file);
   rtm_h5_close(&fapl);
   if (created) remove(partial);
-  return status;
-}
-
-int rtm_io_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
-  int status = RTM_OK;
-  const rtm_equation_t equation = cfg->physics.equation;
-  if (cfg->model.file[0]) return rtm_io_read_model(cfg->model.file, grid, equation, model);
-
-  memset(model, 0, sizeof *model);
-  const double constants[PARAMETER_COUNT] = {cfg->model.vp_m_s, cfg->model.epsilon,
-                                             cfg->model.delta, cfg->model.theta_deg,
-                                             cfg->model.phi_deg};
-  const size_t cells = rtm_grid_interior_cells(grid);
-  for (int i = 0; i < PARAMETER_COUNT; ++i) {
-    if (!equation_needs(equation, &parameters[i])) continue;
-    float *values = malloc(cells * sizeof *values);
-    if (!values)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %s model (%zu cells)", parameters[i].dataset,
-               cells);
-    for (size_t c = 0; c < cells; ++c)
-      values[c] = (float)constants[i];
-    *parameter_array(model, &parameters[i]) = values;
-  }
-  RTM_TRY(rtm_model_update_range(model, grid));
-fail:
-  if (status != RTM_OK) free_parameters(model);
   return status;
 }

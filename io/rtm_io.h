@@ -1,4 +1,9 @@
-/* rtm_io.h - HDF5 models and run outputs, the JSON run report, PNG slices, comparisons.
+/* rtm_io.h - HDF5 models and run outputs, the JSON run report, PNG slices, datasets and
+ * their comparison.
+ *
+ * io reads and writes arrays and metadata it owns (io -> config only): a volume is
+ * described by rtm_io_volume_t, a model by its parameter arrays, the report's memory
+ * section by rows; app/ hands them to and from the solver.
  *
  * Layouts (DESIGN.md "Files"):
  *   model:  /vp /epsilon /delta /theta /phi  [nz][ny][nx] float32, root attrs spacing[3], origin[3]
@@ -14,25 +19,48 @@
 #include <stdio.h>
 
 #include "rtm_config.h"
-#include "rtm_grid.h"
-#include "rtm_memory.h"
-#include "rtm_solver.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- models ---- */
-/* Reads the parameters the equation needs (iso: vp; vti: + epsilon, delta; tti: + theta,
- * phi) for the grid's local z-range. Missing datasets, shapes that differ from the grid,
- * a spacing that differs from the config, non-finite values: errors naming file and
- * dataset (RTM_ERR_INPUT). */
-int rtm_io_read_model(const char *path, const rtm_grid_t *grid, rtm_equation_t equation,
-                      rtm_model_t *model);
-/* Writes every non-NULL parameter of a whole-volume model (z_offset 0). */
-int rtm_io_write_model(const char *path, const rtm_grid_t *grid, const rtm_model_t *model);
-/* The model from the config: the file when model.file is set, else constants. */
-int rtm_io_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
+/* ---- volumes ---- */
+/* What a file says of the grid: global interior cells and spacing and origin in metres
+ * (x, y, z), and the z-range [z_offset, z_offset + nz_local) this process reads or
+ * writes. Arrays of a volume are dense [nz_local][ny][nx] float32, x fastest. */
+typedef struct {
+  int n[3];
+  double spacing_m[3];
+  double origin_m[3];
+  int z_offset;
+  int nz_local;
+} rtm_io_volume_t;
+
+/* ---- model files ---- */
+/* The parameters of a model file, in the order of this enum: /vp (m/s), /epsilon, /delta,
+ * /theta and /phi (degrees, the symmetry axis's tilt from vertical and azimuth). */
+typedef enum {
+  RTM_IO_VP = 0,
+  RTM_IO_EPSILON,
+  RTM_IO_DELTA,
+  RTM_IO_THETA,
+  RTM_IO_PHI,
+  RTM_IO_PARAMETERS
+} rtm_io_parameter_t;
+
+/* 1 when the equation needs the parameter (iso: vp; vti: + epsilon, delta; tti: all). */
+int rtm_io_equation_needs(rtm_equation_t equation, rtm_io_parameter_t parameter);
+/* Reads the parameters the equation needs, each a malloc'd dense array of the volume's
+ * z-range; the others are left NULL. Missing datasets, shapes that differ from the volume,
+ * a spacing that differs from it, non-finite values: errors naming file and dataset
+ * (RTM_ERR_INPUT), and then every array is NULL. */
+int rtm_io_read_model(const char *path, const rtm_io_volume_t *volume, rtm_equation_t equation,
+                      float *values[RTM_IO_PARAMETERS]);
+/* Writes every non-NULL parameter of a whole volume (z_offset 0, nz_local = n[2]). */
+int rtm_io_write_model(const char *path, const rtm_io_volume_t *volume,
+                       const float *const values[RTM_IO_PARAMETERS]);
+/* Frees the arrays and sets them to NULL. */
+void rtm_io_model_release(float *values[RTM_IO_PARAMETERS]);
 
 /* ---- run output ---- */
 typedef struct {
@@ -45,7 +73,7 @@ typedef struct {
 
 typedef struct rtm_output rtm_output_t;
 
-int rtm_output_create(const char *path, const rtm_grid_t *grid, const rtm_run_info_t *info,
+int rtm_output_create(const char *path, const rtm_io_volume_t *volume, const rtm_run_info_t *info,
                       rtm_output_t **output);
 /* Declares /snapshots/<field> with room for `count` snapshots. */
 int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int count);
@@ -53,8 +81,8 @@ int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int coun
 int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index, int step,
                               double time_s, const float *dense);
 /* Writes /traces/<field> [count][samples] with dt, and /traces/receivers [count][3]. */
-int rtm_output_write_traces(rtm_output_t *output, const char *field, const float *traces,
-                            int count, int samples, double dt_s, const double *position_m);
+int rtm_output_write_traces(rtm_output_t *output, const char *field, const float *traces, int count,
+                            int samples, double dt_s, const double *position_m);
 /* success != 0: flush, close, rename PATH.partial -> PATH. Else close and remove. */
 int rtm_output_close(rtm_output_t *output, int success);
 
@@ -64,17 +92,28 @@ typedef struct {
   double seconds;
 } rtm_timing_t;
 
+/* One allocation of the run, as the memory ledger recorded it. */
 typedef struct {
-  const char *command;       /* "model", "bench", ... */
+  const char *label;
+  const char *strategy;
+  size_t bytes;
+  size_t reserved_bytes;
+  int compressed; /* the driver granted generic compression */
+} rtm_report_allocation_t;
+
+typedef struct {
+  const char *command; /* "model", "bench", ... */
   const rtm_run_info_t *info;
-  const rtm_grid_t *grid;
+  const rtm_io_volume_t *volume;
   int steps;
   double dt_s;
   const char *model_precision; /* "fp32" | "fp16": how the model coefficients were stored */
   const rtm_timing_t *timings;
   int timing_count;
   double mcells_per_s;
-  const rtm_mem_ledger_t *ledger;
+  const rtm_report_allocation_t *allocations;
+  int allocation_count;
+  size_t allocation_total_bytes;
   const char *output_path;
 } rtm_report_t;
 
@@ -108,6 +147,19 @@ void rtm_dataset_release(rtm_dataset_t *dataset);
 /* Names of the float datasets under /snapshots, /traces (not receivers), /image,
  * /illumination; malloc'd array of malloc'd strings. */
 int rtm_io_list_datasets(const char *path, char ***names, int *count);
+
+/* ---- comparison ---- */
+/* How far `values` lies from `reference` (count floats each), for `rtm3d validate` and the
+ * tests: the L2 norm of the difference relative to the reference's (absolute when the
+ * reference is all zero), and the largest absolute difference, both in double over the
+ * pairs that are finite on both sides; the others are counted. */
+typedef struct {
+  double error_norm; /* ||values - reference|| / ||reference||, or ||values - reference|| */
+  double max_abs;
+  int absolute; /* ||reference|| = 0: error_norm is the absolute norm */
+  size_t non_finite;
+} rtm_comparison_t;
+rtm_comparison_t rtm_compare(const float *values, const float *reference, size_t count);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,7 @@ struct rtm_output {
   hid_t file;
   hid_t snapshots; /* groups, created on first use */
   hid_t traces;
-  rtm_grid_t grid;
+  rtm_io_volume_t volume;
   snapshot_field_t *fields;
   int field_count;
 };
@@ -74,7 +74,7 @@ static void free_output(rtm_output_t *output) {
   free(output);
 }
 
-int rtm_output_create(const char *path, const rtm_grid_t *grid, const rtm_run_info_t *info,
+int rtm_output_create(const char *path, const rtm_io_volume_t *volume, const rtm_run_info_t *info,
                       rtm_output_t **output) {
   int status = RTM_OK;
   hid_t fapl = H5I_INVALID_HID;
@@ -84,7 +84,7 @@ int rtm_output_create(const char *path, const rtm_grid_t *grid, const rtm_run_in
   o = calloc(1, sizeof *o);
   if (!o) RTM_FAIL(RTM_ERR_NOMEM, "out of memory opening output %s", path);
   o->file = o->snapshots = o->traces = H5I_INVALID_HID;
-  o->grid = *grid;
+  o->volume = *volume;
   o->path = copy_text(path);
   o->partial = malloc(strlen(path) + sizeof ".partial");
   if (!o->path || !o->partial) RTM_FAIL(RTM_ERR_NOMEM, "out of memory opening output %s", path);
@@ -100,9 +100,9 @@ int rtm_output_create(const char *path, const rtm_grid_t *grid, const rtm_run_in
   RTM_TRY(rtm_h5_write_attr_string(o->file, "backend", info->backend));
   RTM_TRY(rtm_h5_write_attr_string(o->file, "device", info->device));
   RTM_TRY(rtm_h5_write_attr_string(o->file, "config", info->config_text));
-  RTM_TRY(rtm_h5_write_attr_ints(o->file, "n", grid->n, 3));
-  RTM_TRY(rtm_h5_write_attr_doubles(o->file, "spacing", grid->spacing_m, 3));
-  RTM_TRY(rtm_h5_write_attr_doubles(o->file, "origin", grid->origin_m, 3));
+  RTM_TRY(rtm_h5_write_attr_ints(o->file, "n", volume->n, 3));
+  RTM_TRY(rtm_h5_write_attr_doubles(o->file, "spacing", volume->spacing_m, 3));
+  RTM_TRY(rtm_h5_write_attr_doubles(o->file, "origin", volume->origin_m, 3));
   *output = o;
   o = NULL;
 fail:
@@ -133,12 +133,12 @@ static snapshot_field_t *find_field(rtm_output_t *output, const char *field) {
 
 /* One snapshot per chunk, split along z (then y) only when a snapshot exceeds the 4 GiB
  * chunk limit of HDF5; 1 GiB keeps well clear of it. */
-static void snapshot_chunk(const rtm_grid_t *grid, hsize_t chunk[4]) {
+static void snapshot_chunk(const rtm_io_volume_t *volume, hsize_t chunk[4]) {
   const hsize_t limit_floats = (hsize_t)1 << 28;
   chunk[0] = 1;
-  chunk[1] = (hsize_t)grid->n[2];
-  chunk[2] = (hsize_t)grid->n[1];
-  chunk[3] = (hsize_t)grid->n[0];
+  chunk[1] = (hsize_t)volume->n[2];
+  chunk[2] = (hsize_t)volume->n[1];
+  chunk[3] = (hsize_t)volume->n[0];
   while (chunk[1] > 1 && chunk[1] * chunk[2] * chunk[3] > limit_floats)
     chunk[1] = (chunk[1] + 1) / 2;
   while (chunk[2] > 1 && chunk[1] * chunk[2] * chunk[3] > limit_floats)
@@ -181,7 +181,7 @@ int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int coun
     f->times[i] = NAN;
   }
 
-  const rtm_grid_t *g = &output->grid;
+  const rtm_io_volume_t *g = &output->volume;
   hsize_t dims[4] = {(hsize_t)count, (hsize_t)g->n[2], (hsize_t)g->n[1], (hsize_t)g->n[0]};
   hsize_t chunk[4];
   snapshot_chunk(g, chunk);
@@ -213,7 +213,7 @@ int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index
   if (index < 0 || index >= f->count)
     RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s: index %d outside 0..%d", field, index, f->count - 1);
   /* This rank's planes land at its z-offset, so rank-ordered writes compose the volume. */
-  const rtm_grid_t *g = &output->grid;
+  const rtm_io_volume_t *g = &output->volume;
   hsize_t start[4] = {(hsize_t)index, (hsize_t)g->z_offset, 0, 0};
   hsize_t count[4] = {1, (hsize_t)g->nz_local, (hsize_t)g->n[1], (hsize_t)g->n[0]};
   RTM_H5_CHECK(file_space = H5Dget_space(f->dataset), RTM_ERR_IO, "/snapshots/%s", field);

@@ -56,23 +56,22 @@ static void json_doubles(FILE *out, const double *values, int count) {
   fputc(']', out);
 }
 
-static void write_grid(FILE *out, const rtm_grid_t *grid) {
-  if (!grid) {
+static void write_grid(FILE *out, const rtm_io_volume_t *volume) {
+  if (!volume) {
     fputs("null", out);
     return;
   }
-  fprintf(out, "{\"n\": [%d, %d, %d], \"spacing_m\": ", grid->n[0], grid->n[1], grid->n[2]);
-  json_doubles(out, grid->spacing_m, 3);
+  fprintf(out, "{\"n\": [%d, %d, %d], \"spacing_m\": ", volume->n[0], volume->n[1], volume->n[2]);
+  json_doubles(out, volume->spacing_m, 3);
   fputs(", \"origin_m\": ", out);
-  json_doubles(out, grid->origin_m, 3);
+  json_doubles(out, volume->origin_m, 3);
   fputc('}', out);
 }
 
-static void write_memory(FILE *out, const rtm_mem_ledger_t *ledger) {
-  const int count = ledger ? ledger->count : 0;
+static void write_memory(FILE *out, const rtm_report_allocation_t *allocations, int count) {
   fputc('[', out);
   for (int i = 0; i < count; ++i) {
-    const rtm_mem_record_t *r = &ledger->records[i];
+    const rtm_report_allocation_t *r = &allocations[i];
     fputs(i ? ",\n    " : "\n    ", out);
     fputs("{\"label\": ", out);
     json_string(out, r->label);
@@ -104,7 +103,7 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   json_string(out, info->device);
   fputs(",\n", out);
   json_key(out, 2, "grid");
-  write_grid(out, report->grid);
+  write_grid(out, report->volume);
   fputs(",\n", out);
   json_key(out, 2, "steps");
   fprintf(out, "%d,\n", report->steps);
@@ -127,10 +126,10 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   json_number(out, report->mcells_per_s);
   fputs(",\n", out);
   json_key(out, 2, "memory");
-  write_memory(out, report->ledger);
+  write_memory(out, report->allocations, report->allocation_count);
   fputs(",\n", out);
   json_key(out, 2, "memory_total_bytes");
-  fprintf(out, "%zu,\n", report->ledger ? report->ledger->total_bytes : (size_t)0);
+  fprintf(out, "%zu,\n", report->allocation_total_bytes);
   json_key(out, 2, "output_path");
   json_string(out, report->output_path);
   fputs("\n}\n", out);

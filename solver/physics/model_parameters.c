@@ -1,6 +1,8 @@
-/* Model parameters: range of the velocities that set dt, the damping and the sampling. */
+/* Model parameters: constant models from the config, and the range of the velocities that
+ * set dt, the damping and the sampling. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rtm_solver.h"
 #include "rtm_status.h"
@@ -51,4 +53,38 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
   model->vp_max = vp_max;
   model->epsilon_max = epsilon_max;
   return RTM_OK;
+}
+
+int rtm_model_from_constants(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  int status = RTM_OK;
+  const rtm_equation_t equation = cfg->physics.equation;
+  const size_t cells = rtm_grid_interior_cells(grid);
+  /* iso needs vp; vti also epsilon and delta; tti also the axis angles */
+  struct {
+    const char *name;
+    double value;
+    float **array;
+    int needed;
+  } parameters[] = {
+      {"vp", cfg->model.vp_m_s, &model->vp, 1},
+      {"epsilon", cfg->model.epsilon, &model->epsilon, equation >= RTM_EQUATION_VTI},
+      {"delta", cfg->model.delta, &model->delta, equation >= RTM_EQUATION_VTI},
+      {"theta", cfg->model.theta_deg, &model->theta_deg, equation >= RTM_EQUATION_TTI},
+      {"phi", cfg->model.phi_deg, &model->phi_deg, equation >= RTM_EQUATION_TTI},
+  };
+  memset(model, 0, sizeof *model);
+  for (size_t i = 0; i < sizeof parameters / sizeof parameters[0]; ++i) {
+    if (!parameters[i].needed) continue;
+    float *values = malloc(cells * sizeof *values);
+    if (!values)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %s model (%zu cells)", parameters[i].name,
+               cells);
+    for (size_t c = 0; c < cells; ++c)
+      values[c] = (float)parameters[i].value;
+    *parameters[i].array = values;
+  }
+  RTM_TRY(rtm_model_update_range(model, grid));
+fail:
+  if (status != RTM_OK) rtm_model_release(model);
+  return status;
 }

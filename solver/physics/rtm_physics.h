@@ -46,8 +46,8 @@ void rtm_fd_weights(double h, rtm_fd_weights_t *weights);
 
 /* ---- model parameters: dense [nz_local][ny][nx] arrays on the host ---- */
 typedef struct {
-  float *vp;        /* m/s, always present */
-  float *epsilon;   /* NULL for iso */
+  float *vp;      /* m/s, always present */
+  float *epsilon; /* NULL for iso */
   float *delta;
   float *theta_deg; /* NULL for iso and vti */
   float *phi_deg;
@@ -56,6 +56,10 @@ typedef struct {
 } rtm_model_t;
 
 void rtm_model_release(rtm_model_t *model);
+/* A model of the grid's local z-range with the [model] constants of the config (the
+ * parameters physics.equation needs; the others NULL), its range computed. A model from a
+ * file comes through io (rtm_io_read_model), wired by the app. */
+int rtm_model_from_constants(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
 /* Computes vp_min, vp_max, epsilon_max; fails on non-positive or non-finite velocity. */
 int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid);
 

@@ -21,7 +21,7 @@ enum { NX = 10, NY = 7, NZ = 6, SNAPSHOTS = 3, RECEIVERS = 5, SAMPLES = 17 };
 
 typedef struct {
   rtm_test_rng_t rng;
-  rtm_grid_t grid;
+  rtm_io_volume_t volume;
   float *snapshots; /* [SNAPSHOTS][NZ][NY][NX] */
   float *traces;    /* [RECEIVERS][SAMPLES] */
   double receivers[RECEIVERS][3];
@@ -32,7 +32,11 @@ static int setup(void **state) {
   const int n[3] = {NX, NY, NZ};
   const double spacing[3] = {5.0, 6.0, 7.0}, origin[3] = {-20.0, 0.0, 15.0};
   f->rng = rtm_test_seed("test_io_output");
-  if (rtm_grid_init(&f->grid, n, spacing, origin) != RTM_OK) return -1;
+  f->volume = (rtm_io_volume_t){.n = {n[0], n[1], n[2]},
+                                .spacing_m = {spacing[0], spacing[1], spacing[2]},
+                                .origin_m = {origin[0], origin[1], origin[2]},
+                                .z_offset = 0,
+                                .nz_local = n[2]};
   f->snapshots = malloc(sizeof(float) * SNAPSHOTS * NZ * NY * NX);
   f->traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
   for (size_t i = 0; i < (size_t)SNAPSHOTS * NZ * NY * NX; ++i)
@@ -83,7 +87,7 @@ static const double dt_s = 1.25e-3;
 static void write_run(fixture_t *f, const rtm_run_info_t *info, int success) {
   rtm_output_t *output = NULL;
   const size_t volume = (size_t)NZ * NY * NX;
-  assert_int_equal(rtm_output_create(RUN_PATH, &f->grid, info, &output), RTM_OK);
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->volume, info, &output), RTM_OK);
   assert_true(file_exists(RUN_PATH ".partial"));
   assert_int_equal(rtm_output_snapshots_begin(output, "p", SNAPSHOTS), RTM_OK);
   /* out of order on purpose: the index, not the call order, places a snapshot */
@@ -143,9 +147,9 @@ static void test_output_round_trip(void **state) {
   read_attr(file, "spacing", H5T_NATIVE_DOUBLE, spacing);
   read_attr(file, "origin", H5T_NATIVE_DOUBLE, origin);
   for (int a = 0; a < 3; ++a) {
-    assert_int_equal(n[a], f->grid.n[a]);
-    assert_true(spacing[a] == f->grid.spacing_m[a]);
-    assert_true(origin[a] == f->grid.origin_m[a]);
+    assert_int_equal(n[a], f->volume.n[a]);
+    assert_true(spacing[a] == f->volume.spacing_m[a]);
+    assert_true(origin[a] == f->volume.origin_m[a]);
   }
   hid_t snapshots = H5Dopen2(file, "/snapshots/p", H5P_DEFAULT);
   int steps[SNAPSHOTS];
@@ -203,7 +207,7 @@ static void test_failed_run_leaves_no_file(void **state) {
 
 static void test_local_z_range_and_unwritten(void **state) {
   fixture_t *f = *state;
-  rtm_grid_t local = f->grid;
+  rtm_io_volume_t local = f->volume;
   rtm_output_t *output = NULL;
   const size_t plane = (size_t)NY * NX;
   /* a large config text: beyond the 64 KiB of compact attribute storage */
@@ -212,7 +216,8 @@ static void test_local_z_range_and_unwritten(void **state) {
     config[i] = (char)('a' + i % 26);
   config[100000] = '\0';
   const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", config};
-  assert_int_equal(rtm_grid_set_z_range(&local, 2, 3), RTM_OK);
+  local.z_offset = 2; /* planes 2 .. 4 of this rank */
+  local.nz_local = 3;
   assert_int_equal(rtm_output_create(RUN_PATH, &local, &info, &output), RTM_OK);
   assert_int_equal(rtm_output_snapshots_begin(output, "p", 2), RTM_OK);
   assert_int_equal(rtm_output_write_snapshot(output, "p", 1, 7, 7 * dt_s, f->snapshots), RTM_OK);
@@ -255,7 +260,7 @@ static void test_create_error_names_path(void **state) {
   assert_non_null(blocker);
   fclose(blocker);
   capture_begin(&c, 2);
-  int status = rtm_output_create(OUT_DIR "/blocker/run.h5", &f->grid, NULL, &output);
+  int status = rtm_output_create(OUT_DIR "/blocker/run.h5", &f->volume, NULL, &output);
   char *text = capture_end(&c);
   assert_int_equal(status, RTM_ERR_IO);
   assert_null(output);
@@ -390,24 +395,25 @@ static char *read_file(const char *path) {
 static void test_report_json(void **state) {
   fixture_t *f = *state;
   const char *path = OUT_DIR "/report.json";
-  rtm_mem_record_t records[2] = {
+  const rtm_report_allocation_t allocations[2] = {
       {"wavefield \"p\"\n", "host", 1024, 2048, 0},
       {"model\\vp", "vmm-compressed", 2048, 4096, 1},
   };
-  rtm_mem_ledger_t ledger = {records, 2, 2, 3072};
   rtm_timing_t timings[2] = {{"setup", rtm_test_uniform(&f->rng, 0.1, 1.0)},
                              {"propagate", rtm_test_uniform(&f->rng, 1.0, 9.0)}};
   const rtm_run_info_t info = {"0.1.0", "abc123", "cuda", "NVIDIA H100\t80GB", "[grid]\n"};
   rtm_report_t report = {.command = "model",
                          .info = &info,
-                         .grid = &f->grid,
+                         .volume = &f->volume,
                          .steps = 500,
                          .dt_s = NAN, /* not finite: must come out as null */
                          .model_precision = "fp16",
                          .timings = timings,
                          .timing_count = 2,
                          .mcells_per_s = 1234.5,
-                         .ledger = &ledger,
+                         .allocations = allocations,
+                         .allocation_count = 2,
+                         .allocation_total_bytes = 3072,
                          .output_path = "out/run.h5"};
   assert_int_equal(rtm_report_write_json(path, &report), RTM_OK);
   assert_false(file_exists(OUT_DIR "/report.json.partial"));

@@ -1,22 +1,23 @@
-/* rtm3d validate and rtm3d plot, called as functions: pass on identical files, fail on a
- * 1e-3 relative perturbation, NaN and shape mismatches, exit 2 on unreadable files and bad
- * usage; plot writes the slice, gather and default name it promises and refuses ranges. */
+/* rtm3d validate and rtm3d plot, run as a user runs them (the binary is the test's first
+ * argument): pass on identical files, fail on a 1e-3 relative perturbation, NaN and shape
+ * mismatches, exit 2 on unreadable files and bad usage; plot writes the slice, gather and
+ * default name it promises and refuses ranges. */
 #include "io_test_util.h"
 
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 #include <hdf5.h>
 
-#include "app.h"
 #include "png_read.h"
 #include "rtm_io.h"
 #include "rtm_status.h"
 
-#define DIR "test_io_validate.d"
+#define DIR "test_cli_validate_plot.d"
 #define REF_PATH DIR "/ref.h5"
 #define RUN_PATH DIR "/run.h5"
 
@@ -24,7 +25,7 @@ enum { NX = 9, NY = 8, NZ = 6, SNAPSHOTS = 3, RECEIVERS = 4, SAMPLES = 21 };
 
 typedef struct {
   rtm_test_rng_t rng;
-  rtm_grid_t grid;
+  rtm_io_volume_t volume;
   float *snapshots; /* [SNAPSHOTS][NZ][NY][NX] */
   float *traces;    /* [RECEIVERS][SAMPLES] */
   float *image;     /* [NZ][NY][NX] */
@@ -52,7 +53,7 @@ static void write_file(const fixture_t *f, const char *path, const float *snapsh
                        const float *traces, const float *image) {
   rtm_output_t *output = NULL;
   const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "[grid]\n"};
-  assert_int_equal(rtm_output_create(path, &f->grid, &info, &output), RTM_OK);
+  assert_int_equal(rtm_output_create(path, &f->volume, &info, &output), RTM_OK);
   assert_int_equal(rtm_output_snapshots_begin(output, "p", SNAPSHOTS), RTM_OK);
   for (int k = 0; k < SNAPSHOTS; ++k)
     assert_int_equal(rtm_output_write_snapshot(output, "p", k, k + 1, (k + 1) * 1e-3,
@@ -70,8 +71,11 @@ static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
   const int n[3] = {NX, NY, NZ};
   const double spacing[3] = {10.0, 10.0, 10.0};
-  f->rng = rtm_test_seed("test_io_validate");
-  if (rtm_grid_init(&f->grid, n, spacing, NULL) != RTM_OK) return -1;
+  f->rng = rtm_test_seed("test_cli_validate_plot");
+  f->volume = (rtm_io_volume_t){.n = {n[0], n[1], n[2]},
+                                .spacing_m = {spacing[0], spacing[1], spacing[2]},
+                                .z_offset = 0,
+                                .nz_local = n[2]};
   f->snapshots = malloc(sizeof(float) * SNAPSHOTS * volume);
   f->traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
   f->image = malloc(sizeof(float) * volume);
@@ -113,19 +117,31 @@ typedef struct {
   char *out, *err;
 } command_result_t;
 
-static command_result_t run_command(int (*command)(int, char **), const char *const *args) {
-  char *argv[32];
-  int argc = 0;
-  for (; args[argc]; ++argc)
-    argv[argc] = (char *)args[argc];
+static const char *rtm3d_path; /* the binary under test: argv[1] */
+
+/* Runs `rtm3d ARGS...` (args[0] is the subcommand) with its stdout and stderr captured. */
+static command_result_t run_rtm3d(const char *const *args) {
+  char *argv[32] = {"rtm3d"};
+  int argc = 1;
+  for (; args[argc - 1] && argc < 31; ++argc)
+    argv[argc] = (char *)args[argc - 1];
   argv[argc] = NULL;
   command_result_t r;
   capture_t out, err;
   capture_begin(&err, 2);
   capture_begin(&out, 1);
-  r.exit_code = command(argc, argv);
+  const pid_t child = fork();
+  if (child == 0) {
+    execv(rtm3d_path, argv);
+    _exit(127);
+  }
+  int wait_status = 0;
+  const int waited = child > 0 && waitpid(child, &wait_status, 0) == child;
   r.out = capture_end(&out);
   r.err = capture_end(&err);
+  assert_true(waited);
+  assert_true(WIFEXITED(wait_status)); /* a crash is never an answer */
+  r.exit_code = WEXITSTATUS(wait_status);
   return r;
 }
 
@@ -138,7 +154,7 @@ static void test_identical_files_pass(void **state) {
   fixture_t *f = *state;
   write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
   const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
-  command_result_t r = run_command(rtm_cmd_validate, args);
+  command_result_t r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 0);
   assert_true(contains(r.out, "/snapshots/p[0]"));
   assert_true(contains(r.out, "/snapshots/p[2]"));
@@ -161,7 +177,7 @@ static void test_perturbation_fails(void **state) {
   write_file(f, RUN_PATH, perturbed, f->traces, f->image);
 
   const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
-  command_result_t r = run_command(rtm_cmd_validate, args);
+  command_result_t r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 1);
   const char *row = strstr(r.out, "/snapshots/p[1]");
   assert_non_null(row);
@@ -179,16 +195,16 @@ static void test_perturbation_fails(void **state) {
 
   /* a tolerance above the perturbation passes it; --atol below its max error fails it */
   const char *loose[] = {"validate", RUN_PATH, REF_PATH, "--rtol", "2e-3", NULL};
-  r = run_command(rtm_cmd_validate, loose);
+  r = run_rtm3d(loose);
   assert_int_equal(r.exit_code, 0);
   release(&r);
   const char *strict[] = {"validate", RUN_PATH, REF_PATH, "--rtol=2e-3", "--atol", "1e-6", NULL};
-  r = run_command(rtm_cmd_validate, strict);
+  r = run_rtm3d(strict);
   assert_int_equal(r.exit_code, 1);
   release(&r);
   /* only the traces: the perturbed snapshot is not compared */
   const char *some[] = {"validate", RUN_PATH, REF_PATH, "--datasets", "traces/p,/image", NULL};
-  r = run_command(rtm_cmd_validate, some);
+  r = run_rtm3d(some);
   assert_int_equal(r.exit_code, 0);
   assert_false(contains(r.out, "/snapshots"));
   assert_true(contains(r.out, "2 of 2 comparisons pass"));
@@ -203,7 +219,7 @@ static void test_nan_shape_and_zero_reference(void **state) {
   traces[7] = NAN;
   write_file(f, RUN_PATH, f->snapshots, traces, f->image);
   const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
-  command_result_t r = run_command(rtm_cmd_validate, args);
+  command_result_t r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 1);
   assert_true(contains(r.out, "1 non-finite"));
   release(&r);
@@ -215,7 +231,7 @@ static void test_nan_shape_and_zero_reference(void **state) {
   H5Fclose(file);
   const size_t dims[3] = {NZ, NY, NX - 1};
   write_image(RUN_PATH, f->image, dims);
-  r = run_command(rtm_cmd_validate, args);
+  r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 1);
   assert_true(contains(r.out, "shape 6x8x8 in run, 6x8x9 in reference"));
   release(&r);
@@ -224,7 +240,7 @@ static void test_nan_shape_and_zero_reference(void **state) {
   memset(traces, 0, sizeof(float) * RECEIVERS * SAMPLES);
   write_file(f, REF_PATH, f->snapshots, traces, f->image);
   write_file(f, RUN_PATH, f->snapshots, traces, f->image);
-  r = run_command(rtm_cmd_validate, args);
+  r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 0);
   assert_true(contains(r.out, "absolute"));
   release(&r);
@@ -237,26 +253,26 @@ static void test_usage_and_unreadable_files(void **state) {
   fputs("this is not HDF5 at all, just text in a file with an .h5 name\n", garbage);
   fclose(garbage);
   const char *bad_run[] = {"validate", DIR "/garbage.h5", REF_PATH, NULL};
-  command_result_t r = run_command(rtm_cmd_validate, bad_run);
+  command_result_t r = run_rtm3d(bad_run);
   assert_int_equal(r.exit_code, 2);
   assert_true(contains(r.err, DIR "/garbage.h5"));
   release(&r);
   const char *missing_ref[] = {"validate", REF_PATH, DIR "/missing.h5", NULL};
-  r = run_command(rtm_cmd_validate, missing_ref);
+  r = run_rtm3d(missing_ref);
   assert_int_equal(r.exit_code, 2);
   assert_true(contains(r.err, DIR "/missing.h5"));
   release(&r);
   const char *one_file[] = {"validate", REF_PATH, NULL};
-  r = run_command(rtm_cmd_validate, one_file);
+  r = run_rtm3d(one_file);
   assert_int_equal(r.exit_code, 2);
   release(&r);
   const char *bad_rtol[] = {"validate", REF_PATH, REF_PATH, "--rtol", "tight", NULL};
-  r = run_command(rtm_cmd_validate, bad_rtol);
+  r = run_rtm3d(bad_rtol);
   assert_int_equal(r.exit_code, 2);
   assert_true(contains(r.err, "--rtol"));
   release(&r);
   const char *help[] = {"validate", "--help", NULL};
-  r = run_command(rtm_cmd_validate, help);
+  r = run_rtm3d(help);
   assert_int_equal(r.exit_code, 0);
   assert_true(contains(r.out, "usage: rtm3d validate"));
   release(&r);
@@ -273,7 +289,7 @@ static void test_plot_snapshot_slice_and_default_name(void **state) {
   plane[6 * NX + 7] = -5.0f; /* y = 6, x = 7 */
   write_file(f, REF_PATH, snapshots, f->traces, f->image);
   const char *args[] = {"plot", REF_PATH, "snapshots/p", "--clip", "100", NULL};
-  command_result_t r = run_command(rtm_cmd_plot, args);
+  command_result_t r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 0);
   release(&r);
   test_png_t image;
@@ -288,7 +304,7 @@ static void test_plot_snapshot_slice_and_default_name(void **state) {
   free(image.rgb);
 
   const char *section[] = {"plot", REF_PATH, "/image", "--slice", "y=2", NULL};
-  r = run_command(rtm_cmd_plot, section);
+  r = run_rtm3d(section);
   assert_int_equal(r.exit_code, 0);
   release(&r);
   assert_int_equal(test_png_read(DIR "/ref.image.y2.png", &image), 0);
@@ -298,7 +314,7 @@ static void test_plot_snapshot_slice_and_default_name(void **state) {
 
   const char *x_section[] = {"plot",    REF_PATH, "/snapshots/p", "--index",      "0",
                              "--slice", "x=4",    "-o",           DIR "/out.png", NULL};
-  r = run_command(rtm_cmd_plot, x_section);
+  r = run_rtm3d(x_section);
   assert_int_equal(r.exit_code, 0);
   release(&r);
   assert_int_equal(test_png_read(DIR "/out.png", &image), 0);
@@ -314,7 +330,7 @@ static void test_plot_gather_time_downward(void **state) {
   traces[3 * SAMPLES + 17] = -3.0f; /* receiver 3, sample 17 */
   write_file(f, REF_PATH, f->snapshots, traces, f->image);
   const char *args[] = {"plot", REF_PATH, "/traces/p", NULL};
-  command_result_t r = run_command(rtm_cmd_plot, args);
+  command_result_t r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 0);
   release(&r);
   test_png_t image;
@@ -331,35 +347,40 @@ static void test_plot_gather_time_downward(void **state) {
 static void test_plot_refuses_out_of_range(void **state) {
   (void)state;
   const char *index[] = {"plot", REF_PATH, "/snapshots/p", "--index", "5", NULL};
-  command_result_t r = run_command(rtm_cmd_plot, index);
+  command_result_t r = run_rtm3d(index);
   assert_int_equal(r.exit_code, 2);
   assert_true(contains(r.err, "--index 5"));
   assert_true(contains(r.err, "0..2"));
   release(&r);
   const char *slice[] = {"plot", REF_PATH, "/image", "--slice", "z=99", NULL};
-  r = run_command(rtm_cmd_plot, slice);
+  r = run_rtm3d(slice);
   assert_int_equal(r.exit_code, 2);
   assert_true(contains(r.err, "z=99"));
   assert_true(contains(r.err, "z = 0..5"));
   release(&r);
   const char *missing[] = {"plot", REF_PATH, "/snapshots/q", NULL};
-  r = run_command(rtm_cmd_plot, missing);
+  r = run_rtm3d(missing);
   assert_int_equal(r.exit_code, 2);
   assert_true(contains(r.err, "/snapshots/q"));
   assert_true(contains(r.err, "/snapshots/p")); /* the hint lists what is there */
   release(&r);
   const char *gather_slice[] = {"plot", REF_PATH, "/traces/p", "--slice", "z=1", NULL};
-  r = run_command(rtm_cmd_plot, gather_slice);
+  r = run_rtm3d(gather_slice);
   assert_int_equal(r.exit_code, 2);
   release(&r);
   const char *help[] = {"plot", "--help", NULL};
-  r = run_command(rtm_cmd_plot, help);
+  r = run_rtm3d(help);
   assert_int_equal(r.exit_code, 0);
   assert_true(contains(r.out, "usage: rtm3d plot"));
   release(&r);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_cli_validate_plot PATH/TO/rtm3d\n");
+    return 2;
+  }
+  rtm3d_path = argv[1];
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_identical_files_pass, setup, teardown),
       cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),

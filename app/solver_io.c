@@ -1,0 +1,69 @@
+/* The wiring between io's arrays and the solver's structs (solver_io.h). */
+#include "solver_io.h"
+
+#include <stdlib.h>
+
+#include "rtm_status.h"
+
+rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid) {
+  rtm_io_volume_t volume = {.z_offset = grid->z_offset, .nz_local = grid->nz_local};
+  for (int a = 0; a < 3; ++a) {
+    volume.n[a] = grid->n[a];
+    volume.spacing_m[a] = grid->spacing_m[a];
+    volume.origin_m[a] = grid->origin_m[a];
+  }
+  return volume;
+}
+
+static int read_model_file(const char *path, const rtm_grid_t *grid, rtm_equation_t equation,
+                           rtm_model_t *model) {
+  int status = RTM_OK;
+  float *values[RTM_IO_PARAMETERS];
+  const rtm_io_volume_t volume = rtm_app_volume(grid);
+  RTM_TRY(rtm_io_read_model(path, &volume, equation, values));
+  *model = (rtm_model_t){.vp = values[RTM_IO_VP],
+                         .epsilon = values[RTM_IO_EPSILON],
+                         .delta = values[RTM_IO_DELTA],
+                         .theta_deg = values[RTM_IO_THETA],
+                         .phi_deg = values[RTM_IO_PHI]};
+  status = rtm_model_update_range(model, grid);
+  if (status != RTM_OK) {
+    rtm_log_error("in model file %s", path);
+    rtm_model_release(model);
+  }
+fail:
+  return status;
+}
+
+int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  if (cfg->model.file[0])
+    return read_model_file(cfg->model.file, grid, cfg->physics.equation, model);
+  return rtm_model_from_constants(cfg, grid, model);
+}
+
+int rtm_app_write_report(const char *path, rtm_report_t *report, const rtm_grid_t *grid,
+                         const rtm_mem_ledger_t *ledger) {
+  int status = RTM_OK;
+  const int count = ledger ? ledger->count : 0;
+  const rtm_io_volume_t volume = rtm_app_volume(grid);
+  rtm_report_allocation_t *rows = NULL;
+  if (count > 0) {
+    rows = malloc((size_t)count * sizeof *rows);
+    if (!rows) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the run report");
+  }
+  for (int i = 0; i < count; ++i) {
+    const rtm_mem_record_t *r = &ledger->records[i];
+    rows[i] = (rtm_report_allocation_t){r->label, r->strategy, r->bytes, r->reserved_bytes,
+                                        r->compressed};
+  }
+  report->volume = &volume;
+  report->allocations = rows;
+  report->allocation_count = count;
+  report->allocation_total_bytes = ledger ? ledger->total_bytes : 0;
+  status = rtm_report_write_json(path, report);
+  report->volume = NULL;
+  report->allocations = NULL;
+fail:
+  free(rows);
+  return status;
+}

@@ -1,0 +1,67 @@
+/* Constant models from the config (rtm_model_from_constants): the parameters the equation
+ * needs, each cell the constant rounded to float, the others absent, the range computed.
+ * (Moved from the io tests: io reads model files only; the app chooses file or constants.) */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "rtm_solver.h"
+#include "rtm_status.h"
+#include "rtm_test_random.h"
+
+static void test_model_from_constants(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_model_from_constants");
+  rtm_config_t *cfg = calloc(1, sizeof *cfg);
+  rtm_grid_t grid;
+  rtm_model_t model = {0};
+  const int n[3] = {13, 9, 11};
+  const double spacing[3] = {10.0, 12.5, 7.5};
+  assert_non_null(cfg);
+  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  const size_t cells = rtm_grid_interior_cells(&grid);
+  cfg->physics.equation = RTM_EQUATION_VTI;
+  cfg->model.vp_m_s = rtm_test_uniform(&rng, 1500.0, 4000.0);
+  cfg->model.epsilon = rtm_test_uniform(&rng, 0.05, 0.3);
+  cfg->model.delta = rtm_test_uniform(&rng, 0.01, 0.05);
+  cfg->model.theta_deg = 30.0;
+  cfg->model.phi_deg = 45.0;
+  assert_int_equal(rtm_model_from_constants(cfg, &grid, &model), RTM_OK);
+  assert_null(model.theta_deg); /* vti: no axis angles */
+  assert_null(model.phi_deg);
+  for (size_t i = 0; i < cells; ++i) {
+    assert_true(model.vp[i] == (float)cfg->model.vp_m_s);
+    assert_true(model.epsilon[i] == (float)cfg->model.epsilon);
+    assert_true(model.delta[i] == (float)cfg->model.delta);
+  }
+  assert_true(model.vp_max == (double)(float)cfg->model.vp_m_s);
+  assert_true(model.epsilon_max == (double)(float)cfg->model.epsilon);
+  rtm_model_release(&model);
+
+  /* tti: the angles too; iso: vp alone */
+  cfg->physics.equation = RTM_EQUATION_TTI;
+  assert_int_equal(rtm_model_from_constants(cfg, &grid, &model), RTM_OK);
+  assert_true(model.theta_deg[cells - 1] == 30.0f && model.phi_deg[0] == 45.0f);
+  rtm_model_release(&model);
+  cfg->physics.equation = RTM_EQUATION_ISO;
+  assert_int_equal(rtm_model_from_constants(cfg, &grid, &model), RTM_OK);
+  assert_null(model.epsilon);
+  assert_null(model.delta);
+  rtm_model_release(&model);
+
+  /* a non-physical constant is refused by the range check, nothing left allocated */
+  cfg->model.vp_m_s = -1.0;
+  assert_int_equal(rtm_model_from_constants(cfg, &grid, &model), RTM_ERR_INPUT);
+  assert_null(model.vp);
+  free(cfg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_model_from_constants),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
