@@ -75,7 +75,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"output", "trace_dt", RTM_CFG_DOUBLE_AUTO, FIELD(output.trace_dt_s), "auto", ABOVE_ZERO, NULL, "sample interval of written traces, seconds; auto = modelling dt"},
 
     {"backend", "name", RTM_CFG_STRING, FIELD(backend.name), "auto", ANY, "auto|cpu|cuda", "compute backend; auto = cuda when a GPU is present"},
-    {"backend", "device", RTM_CFG_INT, FIELD(backend.device), "0", 0, 63, NULL, "GPU index (MPI ranks add their node-local rank)"},
+    {"backend", "device", RTM_CFG_INT, FIELD(backend.device), "0", 0, 63, NULL, "GPU index"},
 
     {"kernel", "halo", RTM_CFG_STRING, FIELD(kernel.halo), "ldgsts", ANY, "sync|ldgsts|tma", "shared-memory halo loads: plain, cp.async, or Hopper TMA"},
     {"kernel", "stages", RTM_CFG_INT, FIELD(kernel.stages), "2", 2, 3, NULL, "shared-memory pipeline stages for ldgsts/tma"},
