@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# run/tti_profile.sh [BUILD_DIR] - profile of the tti kernel on a GPU machine, one call:
+# run/tools/tti_profile.sh [BUILD_DIR] - profile of the tti kernel on a GPU machine, one call:
 # build rtm3d, ncu (--clock-control none) of one 512^3 tti step (HALO tma, 3 stages, TILE
 # 64x4, zblock 64, constant anisotropic model), a histogram of the kernel's SASS opcodes
 # (what the instruction count per cell is made of) and the kernel's SASS with the warp
 # stall samples of each instruction (where the time goes). Files under $OUT: ncu_tti.txt,
 # sass_hist.txt, sass_stalls.csv. Short table last.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build="${1:-build-ttigpu}"
 out="${OUT:-run/out}"
 mkdir -p "$out"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# run/gpu_check.sh - the GPU machine's check of the cuda backend, in one call:
+# run/tools/gpu_check.sh - the GPU machine's check of the cuda backend, in one call:
 #   configure + build (offline deps from .deps/), ctest -L gpu, compute-sanitizer memcheck
 #   and racecheck on a short run of every variant, the bench matrix on a 512^3 volume, and
 #   a short table last.
 #
-#   run/gpu_check.sh [all|test|bench|tune] [BUILD_DIR]
+#   run/tools/gpu_check.sh [all|test|bench|tune] [BUILD_DIR]
 #
 #   test   ctest -L gpu, compute-sanitizer, bad input, the recommended variant
 #   bench  the --matrix sweep and ncu of each halo variant (long)
@@ -18,7 +18,7 @@
 # compute-sanitizer run. Exit status: non-zero when a build,
 # a test or a sanitizer run failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 mode="${1:-all}"
 build="${2:-build-gpu}"
 out="${OUT:-run/out}"
@@ -87,7 +87,7 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
 fi
 
 if [ "$mode" = tune ]; then
-  run/bench_model.sh || exit 1
+  run/tools/bench_model.sh || exit 1
   tune() { # label --set ... : one row of the bench table
     local label="$1"
     shift
@@ -130,7 +130,7 @@ if [ "$mode" = tune ]; then
 fi
 
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
-  run/bench_model.sh || exit 1
+  run/tools/bench_model.sh || exit 1
   step "bench matrix, 512^3"
   timeout 300 "$build/app/rtm3d" bench run/examples/bench_512.ini --matrix --csv "$out/bench.csv" \
     --json "$out/bench.json" > "$out/bench.log" 2>&1 || failed=1

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# run/traces_check.sh - the trace pipeline on a GPU machine in one call: build, the traces
+# run/tools/traces_check.sh - the trace pipeline on a GPU machine in one call: build, the traces
 # tests (unit and gpu), the benchmark (the reference talk's case at several stream counts,
 # and a batched case), compute-sanitizer over the gpu test, and a short table last.
 #
-#   source run/deps.sh env && run/traces_check.sh        (device tool: carry .deps)
+#   source run/deps.sh env && run/tools/traces_check.sh        (device tool: carry .deps)
 #
 # Logs go to $OUT (or run/out/traces); the table is also written to $OUT/summary.txt.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out="${OUT:-run/out/traces}"
 mkdir -p "$out"
 build=build-traces-dev

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# run/device_smoke.sh - the whole project on a GPU machine in one call: build (kernels for
+# run/tools/device_smoke.sh - the whole project on a GPU machine in one call: build (kernels for
 # sm_90), every ctest label (gpu included), `rtm3d info`, and the quickstart run on the
 # cuda backend validated against the same run on the cpu reference.
 #
-#   source run/deps.sh env && run/device_smoke.sh      (device tool: carry .deps)
+#   source run/deps.sh env && run/tools/device_smoke.sh      (device tool: carry .deps)
 #
 # Logs go to $OUT (or run/out/smoke); a short table is printed last.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out="${OUT:-run/out/smoke}"
 mkdir -p "$out"
 build=build-smoke

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# run/tti_gpu_check.sh - the GPU machine's check of the vti/tti cuda kernel, in one call:
+# run/tools/tti_gpu_check.sh - the GPU machine's check of the vti/tti cuda kernel, in one call:
 #   configure + build, test_cuda_tti (and test_cuda_backend: the iso path goes through the
 #   same dispatch), compute-sanitizer memcheck (50 steps) and racecheck (RACECHECK_STEPS,
 #   20), SANITIZER_TOOLS="" for neither, and tti/vti bench
 #   figures per halo variant and tile on a 512^3 volume (constant anisotropic model;
 #   TTI_VARIANTS="eq:halo:stages:tile:zblock[:fp16] ..." overrides the list), a short table last.
 #
-#   run/tti_gpu_check.sh [all|test|bench|study] [BUILD_DIR]
+#   run/tools/tti_gpu_check.sh [all|test|bench|study] [BUILD_DIR]
 #
-#   study  the 512^3 tti model (run/bench_model.sh tti), the gate deck
+#   study  the 512^3 tti model (run/tools/bench_model.sh tti), the gate deck
 #          run/examples/bench_tti_512.ini on device and vmm-compressed memory, fp32 and fp16,
 #          and `rtm3d bench --compression` (vmm vs vmm-compressed, early/middle/late)
 #
@@ -16,7 +16,7 @@
 # sanitizer_memcheck.log, sanitizer_racecheck.log, bench.log. Exit status non-zero when a
 # build, a test or a sanitizer run failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 mode="${1:-all}"
 build="${2:-build-ttigpu}"
 out="${OUT:-run/out}"
@@ -99,7 +99,7 @@ if [ "$mode" = study ]; then
   # image) the constant anisotropic model of the bench rows above, said in the log
   model=()
   if python3 -c "import numpy, h5py" 2> /dev/null; then
-    run/bench_model.sh tti || exit 1
+    run/tools/bench_model.sh tti || exit 1
     step "gate: rtm3d bench run/examples/bench_tti_512.ini (layered tti model)"
   else
     model=("${constant_model[@]}")
