@@ -5,15 +5,14 @@
 # --matrix` (halo x strategy, tile x zblock, compression study) on the 512^3 deck with the
 # build `smoke` left behind (call it while the machine is still warm).
 #
-#   source run/deps.sh env && run/tools/session_check.sh smoke     (device tool: carry .deps)
+#   run/tools/session_check.sh smoke     (device tool: carry .deps)
 #
 # Files under $OUT (the device tool brings back 8): smoke: summary.txt, ctest.log,
 # info.txt; matrix: matrix.{log,csv,json}. Short tables last. (A profile of the tti
 # kernel: run/tools/tti_profile.sh.)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-out="${OUT:-run/out/session}"
-mkdir -p "$out"
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/session || exit 1 # repo root, $out, .deps, nvcc
 build=build-smoke
 rtm3d="$build/app/rtm3d"
 

@@ -3,21 +3,15 @@
 # tests (unit and gpu), the benchmark (the reference talk's case at several stream counts,
 # and a batched case), compute-sanitizer over the gpu test, and a short table last.
 #
-#   source run/deps.sh env && run/tools/traces_check.sh        (device tool: carry .deps)
+#   run/tools/traces_check.sh        (device tool: carry .deps)
 #
 # Logs go to $OUT (or run/out/traces); the table is also written to $OUT/summary.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-out="${OUT:-run/out/traces}"
-mkdir -p "$out"
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/traces || exit 1 # repo root, $out, .deps, nvcc
 build=build-traces-dev
-if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
-
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv \
-  > "$out/device.txt" 2>&1
-cat "$out/device.txt"
-if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
-  > "$out/cmake.log" 2>&1; then
+device_info "$out/device.txt"
+if ! device_configure "$build" > "$out/cmake.log" 2>&1; then
   tail -30 "$out/cmake.log"
   exit 1
 fi

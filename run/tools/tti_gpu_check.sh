@@ -16,32 +16,19 @@
 # sanitizer_memcheck.log, sanitizer_racecheck.log, bench.log. Exit status non-zero when a
 # build, a test or a sanitizer run failed.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out || exit 1 # repo root, $out, .deps, nvcc
 mode="${1:-all}"
 build="${2:-build-ttigpu}"
-out="${OUT:-run/out}"
-mkdir -p "$out"
 failed=0
+device_info "$out/device.txt"
 
-# shellcheck disable=SC1091
-source run/deps.sh env || exit 1
-set +e
-if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
-  export PATH="/usr/local/cuda/bin:$PATH"
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
-  > "$out/device.txt" 2>&1
-date -u >> "$out/device.txt"
-cat "$out/device.txt"
-
-step() { echo "== $*"; }
 # the constant anisotropic model of the bench rows (and of the study without h5py)
 constant_model=(--set model.file= --set model.epsilon=0.2 --set model.delta=0.1
   --set model.theta=30 --set model.phi=20)
 
 step "configure + build ($build)"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
-  > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+device_configure "$build" > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 ninja -C "$build" test_cuda_tti test_cuda_backend rtm3d >> "$out/build.log" 2>&1 ||
   { grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
 grep -E "warning|spill" "$out/build.log" | grep -v " 0 bytes spill" | head -10
