@@ -15,18 +15,12 @@ if ! device_configure "$build" > "$out/cmake.log" 2>&1; then
   tail -30 "$out/cmake.log"
   exit 1
 fi
-if ! ninja -C "$build" test_traces_cpu test_traces_gpu traces_bench > "$out/build.log" 2>&1; then
+if ! ninja -C "$build" test_traces_cpu test_traces_gpu rtm3d > "$out/build.log" 2>&1; then
   grep -E "error|FAILED" -A4 "$out/build.log" | head -80
   exit 1
 fi
 grep -E "warning" "$out/build.log" | grep -i traces | head -20
-# The app's own entry when the rest of it builds; the same function standalone otherwise.
-bench="$build/tests/traces_bench"
-if ninja -C "$build" rtm3d >> "$out/build.log" 2>&1 &&
-  "$build/app/rtm3d" bench --traces --help 2>/dev/null | grep -q -- "--traces"; then
-  bench="$build/app/rtm3d bench"
-fi
-echo "benchmark entry: $bench"
+rtm3d="$build/app/rtm3d" # the benchmark: rtm3d bench --traces
 
 (cd "$build" && ctest -R traces --output-on-failure) > "$out/ctest.log" 2>&1
 tests_rc=$?
@@ -40,7 +34,7 @@ run_case() { # name, arguments
   local name="$1"
   shift
   echo "=== $name: $*" >> "$out/bench.log"
-  $bench --traces "$@" >> "$out/bench.log" 2>&1
+  "$rtm3d" bench --traces "$@" >> "$out/bench.log" 2>&1
   local rc=$?
   local g s r t
   g=$(tail -n 14 "$out/bench.log" | awk '$1 == "graph" && $2 ~ /^[0-9.]+$/ {print $2}')
