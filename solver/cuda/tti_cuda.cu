@@ -513,7 +513,7 @@ template <> __device__ __forceinline__ float cell_value<__half>(const unsigned c
  * empty barrier after reading. Slack: a warp may trail the producer by two iterations
  * before anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of
  * a family of N slots: k % N and (k / N) & 1, N known at compile time. The protocol is
- * modelled, with these formulas, in run/models/tti_tma_protocol.py. */
+ * modelled, with these formulas, in run/experiments/tti_tma_protocol.py. */
 template <bool TILTED, typename C, int BXC, int LEAD>
 __global__ void __launch_bounds__(MAX_THREADS, 1)
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {

@@ -11,7 +11,7 @@
  *
  * Exit 77 (skipped) when there is no CUDA device. Inputs are fresh on each run: the seed
  * is printed, and RTM3D_TEST_SEED repeats a run. RTM3D_TEST_STEPS shortens the run for
- * compute-sanitizer (run/gpu_check.sh); RTM3D_TEST_FILTER (a cmocka glob such as
+ * compute-sanitizer (run/tools/gpu_check.sh); RTM3D_TEST_FILTER (a cmocka glob such as
  * "test_tma*") runs only the tests it matches. */
 #include <math.h>
 #include <setjmp.h>

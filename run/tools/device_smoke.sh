@@ -1,25 +1,22 @@
 #!/usr/bin/env bash
-# run/device_smoke.sh - the whole project on a GPU machine in one call: build (kernels for
+# run/tools/device_smoke.sh - the whole project on a GPU machine in one call: build (kernels for
 # sm_90), every ctest label (gpu included), `rtm3d info`, and the quickstart run on the
 # cuda backend validated against the same run on the cpu reference.
 #
-#   source run/deps.sh env && run/device_smoke.sh      (device tool: carry .deps)
+#   run/tools/device_smoke.sh      (device tool: carry .deps)
 #
 # Logs go to $OUT (or run/out/smoke); a short table is printed last.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-out="${OUT:-run/out/smoke}"
-mkdir -p "$out"
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/smoke || exit 1 # repo root, $out, .deps, nvcc
 build=build-smoke
-if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 row() { printf '%-34s %s\n' "$1" "$2" >> "$out/summary.txt"; }
 : > "$out/summary.txt"
-row "device" "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+row "device" "$(device_info | sed -n 2p)" # the first GPU's csv row (the file limit: no device.txt)
 
-if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
-  > "$out/cmake.log" 2>&1; then
+if ! device_configure "$build" > "$out/cmake.log" 2>&1; then
   tail -30 "$out/cmake.log"; exit 1
 fi
 if ! ninja -C "$build" > "$out/build.log" 2>&1; then

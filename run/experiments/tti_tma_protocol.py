@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# run/models/tti_tma_protocol.py [RUNS] - a model of the mbarrier protocol of
-# tti_zmarch_tma (solver/tti_cuda.cu), run under random interleavings of T threads and the
+# run/experiments/tti_tma_protocol.py [RUNS] - a model of the mbarrier protocol of
+# tti_zmarch_tma (solver/cuda/tti_cuda.cu), run under random interleavings of T threads and the
 # copy engine: thread 0 produces the ring of p/q planes and thread 1 (the kernel's thread
 # 32, another warp) the cell slots, every thread consumes and hands the D_y buffers over;
 # the slot and parity formulas are the kernel's. It checks

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run/bench_model.sh [iso|tti] [PATH] - writes the 512^3 model the bench decks read (kept
+# run/tools/bench_model.sh [iso|tti] [PATH] - writes the 512^3 model the bench decks read (kept
 # when it already exists). iso (default /tmp/rtm3d_bench_model.h5, run/examples/bench_512.ini):
 # /vp with a velocity gradient, two layer steps, a gently dipping interface and a fast lens,
 # piecewise smooth. tti (default /tmp/rtm3d_bench_tti.h5): the same /vp plus /epsilon 0.05-0.3
@@ -11,7 +11,7 @@ kind="${1:-iso}"
 case "$kind" in
 iso) model="${2:-/tmp/rtm3d_bench_model.h5}" ;;
 tti) model="${2:-/tmp/rtm3d_bench_tti.h5}" ;;
-*) echo "usage: run/bench_model.sh [iso|tti] [PATH]" >&2; exit 2 ;;
+*) echo "usage: run/tools/bench_model.sh [iso|tti] [PATH]" >&2; exit 2 ;;
 esac
 [ -s "$model" ] && exit 0
 echo "== writing the 512^3 $kind model ($model)"

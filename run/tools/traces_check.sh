@@ -1,38 +1,26 @@
 #!/usr/bin/env bash
-# run/traces_check.sh - the trace pipeline on a GPU machine in one call: build, the traces
+# run/tools/traces_check.sh - the trace pipeline on a GPU machine in one call: build, the traces
 # tests (unit and gpu), the benchmark (the reference talk's case at several stream counts,
 # and a batched case), compute-sanitizer over the gpu test, and a short table last.
 #
-#   source run/deps.sh env && run/traces_check.sh        (device tool: carry .deps)
+#   run/tools/traces_check.sh        (device tool: carry .deps)
 #
 # Logs go to $OUT (or run/out/traces); the table is also written to $OUT/summary.txt.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-out="${OUT:-run/out/traces}"
-mkdir -p "$out"
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/traces || exit 1 # repo root, $out, .deps, nvcc
 build=build-traces-dev
-if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
-
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv \
-  > "$out/device.txt" 2>&1
-cat "$out/device.txt"
-if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
-  > "$out/cmake.log" 2>&1; then
+device_info "$out/device.txt"
+if ! device_configure "$build" > "$out/cmake.log" 2>&1; then
   tail -30 "$out/cmake.log"
   exit 1
 fi
-if ! ninja -C "$build" test_traces_cpu test_traces_gpu traces_bench > "$out/build.log" 2>&1; then
+if ! ninja -C "$build" test_traces_cpu test_traces_gpu rtm3d > "$out/build.log" 2>&1; then
   grep -E "error|FAILED" -A4 "$out/build.log" | head -80
   exit 1
 fi
 grep -E "warning" "$out/build.log" | grep -i traces | head -20
-# The app's own entry when the rest of it builds; the same function standalone otherwise.
-bench="$build/tests/traces_bench"
-if ninja -C "$build" rtm3d >> "$out/build.log" 2>&1 &&
-  "$build/app/rtm3d" bench --traces --help 2>/dev/null | grep -q -- "--traces"; then
-  bench="$build/app/rtm3d bench"
-fi
-echo "benchmark entry: $bench"
+rtm3d="$build/app/rtm3d" # the benchmark: rtm3d bench --traces
 
 (cd "$build" && ctest -R traces --output-on-failure) > "$out/ctest.log" 2>&1
 tests_rc=$?
@@ -46,7 +34,7 @@ run_case() { # name, arguments
   local name="$1"
   shift
   echo "=== $name: $*" >> "$out/bench.log"
-  $bench --traces "$@" >> "$out/bench.log" 2>&1
+  "$rtm3d" bench --traces "$@" >> "$out/bench.log" 2>&1
   local rc=$?
   local g s r t
   g=$(tail -n 14 "$out/bench.log" | awk '$1 == "graph" && $2 ~ /^[0-9.]+$/ {print $2}')

@@ -1,20 +1,15 @@
 #!/usr/bin/env bash
-# run/tti_profile.sh [BUILD_DIR] - profile of the tti kernel on a GPU machine, one call:
+# run/tools/tti_profile.sh [BUILD_DIR] - profile of the tti kernel on a GPU machine, one call:
 # build rtm3d, ncu (--clock-control none) of one 512^3 tti step (HALO tma, 3 stages, TILE
 # 64x4, zblock 64, constant anisotropic model), a histogram of the kernel's SASS opcodes
 # (what the instruction count per cell is made of) and the kernel's SASS with the warp
 # stall samples of each instruction (where the time goes). Files under $OUT: ncu_tti.txt,
 # sass_hist.txt, sass_stalls.csv. Short table last.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out || exit 1 # repo root, $out, .deps, nvcc
 build="${1:-build-ttigpu}"
-out="${OUT:-run/out}"
-mkdir -p "$out"
-# shellcheck disable=SC1091
-source run/deps.sh env || exit 1
-set +e
-if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 > /dev/null 2>&1
+device_configure "$build" > /dev/null 2>&1
 ninja -C "$build" rtm3d > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head; exit 1; }
 tile="${TILE:-64x4}"
 variant=(--set physics.equation=tti --set model.file= --set model.epsilon=0.2 --set model.delta=0.1

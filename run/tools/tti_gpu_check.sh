@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# run/tti_gpu_check.sh - the GPU machine's check of the vti/tti cuda kernel, in one call:
+# run/tools/tti_gpu_check.sh - the GPU machine's check of the vti/tti cuda kernel, in one call:
 #   configure + build, test_cuda_tti (and test_cuda_backend: the iso path goes through the
 #   same dispatch), compute-sanitizer memcheck (50 steps) and racecheck (RACECHECK_STEPS,
 #   20), SANITIZER_TOOLS="" for neither, and tti/vti bench
 #   figures per halo variant and tile on a 512^3 volume (constant anisotropic model;
 #   TTI_VARIANTS="eq:halo:stages:tile:zblock[:fp16] ..." overrides the list), a short table last.
 #
-#   run/tti_gpu_check.sh [all|test|bench|study] [BUILD_DIR]
+#   run/tools/tti_gpu_check.sh [all|test|bench|study] [BUILD_DIR]
 #
-#   study  the 512^3 tti model (run/bench_model.sh tti), the gate deck
+#   study  the 512^3 tti model (run/tools/bench_model.sh tti), the gate deck
 #          run/examples/bench_tti_512.ini on device and vmm-compressed memory, fp32 and fp16,
 #          and `rtm3d bench --compression` (vmm vs vmm-compressed, early/middle/late)
 #
@@ -16,32 +16,19 @@
 # sanitizer_memcheck.log, sanitizer_racecheck.log, bench.log. Exit status non-zero when a
 # build, a test or a sanitizer run failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out || exit 1 # repo root, $out, .deps, nvcc
 mode="${1:-all}"
 build="${2:-build-ttigpu}"
-out="${OUT:-run/out}"
-mkdir -p "$out"
 failed=0
+device_info "$out/device.txt"
 
-# shellcheck disable=SC1091
-source run/deps.sh env || exit 1
-set +e
-if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
-  export PATH="/usr/local/cuda/bin:$PATH"
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
-  > "$out/device.txt" 2>&1
-date -u >> "$out/device.txt"
-cat "$out/device.txt"
-
-step() { echo "== $*"; }
 # the constant anisotropic model of the bench rows (and of the study without h5py)
 constant_model=(--set model.file= --set model.epsilon=0.2 --set model.delta=0.1
   --set model.theta=30 --set model.phi=20)
 
 step "configure + build ($build)"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
-  > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+device_configure "$build" > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 ninja -C "$build" test_cuda_tti test_cuda_backend rtm3d >> "$out/build.log" 2>&1 ||
   { grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
 grep -E "warning|spill" "$out/build.log" | grep -v " 0 bytes spill" | head -10
@@ -99,7 +86,7 @@ if [ "$mode" = study ]; then
   # image) the constant anisotropic model of the bench rows above, said in the log
   model=()
   if python3 -c "import numpy, h5py" 2> /dev/null; then
-    run/bench_model.sh tti || exit 1
+    run/tools/bench_model.sh tti || exit 1
     step "gate: rtm3d bench run/examples/bench_tti_512.ini (layered tti model)"
   else
     model=("${constant_model[@]}")

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# run/gpu_check.sh - the GPU machine's check of the cuda backend, in one call:
+# run/tools/gpu_check.sh - the GPU machine's check of the cuda backend, in one call:
 #   configure + build (offline deps from .deps/), ctest -L gpu, compute-sanitizer memcheck
 #   and racecheck on a short run of every variant, the bench matrix on a 512^3 volume, and
 #   a short table last.
 #
-#   run/gpu_check.sh [all|test|bench|tune] [BUILD_DIR]
+#   run/tools/gpu_check.sh [all|test|bench|tune] [BUILD_DIR]
 #
 #   test   ctest -L gpu, compute-sanitizer, bad input, the recommended variant
 #   bench  the --matrix sweep and ncu of each halo variant (long)
@@ -18,28 +18,15 @@
 # compute-sanitizer run. Exit status: non-zero when a build,
 # a test or a sanitizer run failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out || exit 1 # repo root, $out, .deps, nvcc
 mode="${1:-all}"
 build="${2:-build-gpu}"
-out="${OUT:-run/out}"
-mkdir -p "$out"
 failed=0
-
-# shellcheck disable=SC1091
-source run/deps.sh env || exit 1
-set +e # deps.sh turns on errexit; this script collects failures in $failed instead
-if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
-  export PATH="/usr/local/cuda/bin:$PATH"
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
-  > "$out/device.txt" 2>&1
-cat "$out/device.txt"
-
-step() { echo "== $*"; }
+device_info "$out/device.txt"
 
 step "configure + build ($build)"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
-  > "$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
+device_configure "$build" > "$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
 targets="test_cuda_backend rtm3d"
 ninja -C "$build" $targets > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
 grep -E "warning" "$out/build.log" | head -10
@@ -87,7 +74,7 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
 fi
 
 if [ "$mode" = tune ]; then
-  run/bench_model.sh || exit 1
+  run/tools/bench_model.sh || exit 1
   tune() { # label --set ... : one row of the bench table
     local label="$1"
     shift
@@ -130,7 +117,7 @@ if [ "$mode" = tune ]; then
 fi
 
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
-  run/bench_model.sh || exit 1
+  run/tools/bench_model.sh || exit 1
   step "bench matrix, 512^3"
   timeout 300 "$build/app/rtm3d" bench run/examples/bench_512.ini --matrix --csv "$out/bench.csv" \
     --json "$out/bench.json" > "$out/bench.log" 2>&1 || failed=1

@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# run/tools/device_env.sh OUT_DEFAULT - the set-up the device scripts of run/tools/ share;
+# sourced by them (source "$(dirname "$0")/device_env.sh" run/out/NAME), not run on its own.
+# It
+#   - makes the repository root the working directory;
+#   - sets out to $OUT, or to OUT_DEFAULT when OUT is unset, and creates that folder;
+#   - puts the offline libraries of .deps/ on the pkg-config and loader paths
+#     (source run/deps.sh env) when .deps/ was carried along, and leaves the system's
+#     libraries otherwise;
+#   - turns errexit off again (deps.sh turns it on; the scripts collect failures themselves);
+#   - puts /usr/local/cuda/bin on PATH when nvcc is not on it;
+# and defines
+#   device_info [FILE]     the GPU's name, driver, memory and clocks (nvidia-smi, csv) and
+#                          the date (UTC), printed and, with FILE, written to FILE too
+#   device_configure DIR   cmake of a Release build with the kernels for sm_90 in DIR (Ninja)
+#   step TEXT              prints "== TEXT", a section of the script's output
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+out="${OUT:-${1:?device_env.sh: the default output folder}}"
+mkdir -p "$out"
+if [ -d .deps ]; then
+  # shellcheck disable=SC1091
+  source run/deps.sh env || exit 1
+fi
+set +e
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
+device_info() {
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem \
+      --format=csv 2>&1
+    date -u
+  } | tee "${1:-/dev/null}"
+}
+
+device_configure() {
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90
+}
+
+step() { echo "== $*"; }
