@@ -23,10 +23,9 @@
 # and printed last. Exit status non-zero when a build, a comparison or a test failed.
 #   device tool: run/tools/arch_check.sh build,decks,gputests   (carry .deps and .baseline)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
 steps="${1:-build,decks,gputests}"
-out="${OUT:-run/out/arch}"
-mkdir -p "$out"
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/arch || exit 1
 baseline_tar="${BASELINE:-.baseline/e21e7dd.tar.gz}"
 base_src=/tmp/rtm3d_baseline
 base_build="$base_src/build"
@@ -34,29 +33,21 @@ new_build=build-arch
 summary="$out/summary.txt"
 failed=0
 
-# shellcheck disable=SC1091
-source run/deps.sh env || exit 1
-set +e
-if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
-  export PATH="/usr/local/cuda/bin:$PATH"
-fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$summary"; }
 has_step() { [[ ",$steps," == *",$1,"* ]]; }
 
 build_tree() { # source dir, build dir, log name
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90 \
-    > "$out/$3.log" 2>&1 && ninja -C "$2" >> "$out/$3.log" 2>&1
+  (cd "$1" && device_configure "$2") > "$out/$3.log" 2>&1 && ninja -C "$2" >> "$out/$3.log" 2>&1
 }
 
 if has_step build; then
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader \
-    | tee -a "$summary"
+  device_info >> "$summary"
   rm -rf "$base_src" && mkdir -p "$base_src" && tar -xzf "$baseline_tar" -C "$base_src" ||
     { echo "cannot unpack $baseline_tar"; exit 1; }
   t0=$SECONDS
   build_tree "$base_src" "$base_build" build_baseline || { tail -20 "$out/build_baseline.log"; exit 1; }
-  build_tree . "$new_build" build_new || { grep -E "error|FAILED" "$out/build_new.log" | head -20; exit 1; }
+  build_tree "$PWD" "$PWD/$new_build" build_new || { grep -E "error|FAILED" "$out/build_new.log" | head -20; exit 1; }
   row "build both trees" "ok in $((SECONDS - t0)) s ($(grep -c -i warning "$out/build_new.log") warning lines here)"
 fi
 
@@ -150,10 +141,10 @@ if has_step ncu; then
       row "ncu $label $tree" "$(awk -v i="${inst:-0}" 'BEGIN { printf "%.2f warp instructions per cell (%s)", i / 512^3, i }')"
     done
   }
-  profile "iso_zmarch ldgsts 128x8 z32 s2" "iso_zmarch<" run/examples/bench_512.ini "${constant_iso[@]}" \
+  profile "iso_zmarch ldgsts 128x8 z32 s2" "iso_zmarch" run/examples/bench_512.ini "${constant_iso[@]}" \
     --set kernel.halo=ldgsts --set kernel.stages=2
   profile "iso_zmarch_tma 128x8 z32 s3" "iso_zmarch_tma" run/examples/bench_512.ini "${constant_iso[@]}"
-  profile "tti_zmarch ldgsts 32x8 z32 s3" "tti_zmarch<" run/examples/bench_tti_512.ini "${constant_tti[@]}" \
+  profile "tti_zmarch ldgsts 32x8 z32 s3" "tti_zmarch" run/examples/bench_tti_512.ini "${constant_tti[@]}" \
     --set kernel.halo=ldgsts --set kernel.block_x=32 --set kernel.block_y=8 --set kernel.zblock=32
   profile "tti_zmarch_tma 64x4 z64 s3" "tti_zmarch_tma" run/examples/bench_tti_512.ini "${constant_tti[@]}"
   rm -f "$out/ncu_one.txt"
