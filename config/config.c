@@ -115,23 +115,31 @@ static void trailing_reason(const char *rest, char *buf, size_t size) {
            rest[0] == '#' ? " (comments after a value start with ';')" : "");
 }
 
-static int parse_number(const rtm_cfg_entry_t *row, const char *text, double *value, char *reason,
-                        size_t size) {
-  char *end = NULL;
+/* After strtod or strtol stopped at end: 1 when the whole text was the number; else 0
+ * with the reason (nothing read: `none`; characters left: what they are). */
+static int read_whole(const char *text, const char *end, const char *none, char *reason,
+                      size_t size) {
   if (text[0] == '\0') {
     snprintf(reason, size, "empty value");
     return 0;
   }
-  errno = 0;
-  double parsed = strtod(text, &end);
   if (end == text) {
-    snprintf(reason, size, "not a number");
+    snprintf(reason, size, "%s", none);
     return 0;
   }
   if (*end != '\0') {
     trailing_reason(end, reason, size);
     return 0;
   }
+  return 1;
+}
+
+static int parse_number(const rtm_cfg_entry_t *row, const char *text, double *value, char *reason,
+                        size_t size) {
+  char *end = NULL;
+  errno = 0;
+  double parsed = strtod(text, &end);
+  if (!read_whole(text, end, "not a number", reason, size)) return 0;
   if (!isfinite(parsed)) {
     snprintf(reason, size, "not a finite number%s",
              row->type == RTM_CFG_DOUBLE_AUTO ? " (write auto for the automatic value)" : "");
@@ -148,25 +156,18 @@ static int parse_number(const rtm_cfg_entry_t *row, const char *text, double *va
 static int parse_int(const rtm_cfg_entry_t *row, const char *text, int *value, char *reason,
                      size_t size) {
   char *end = NULL;
-  if (text[0] == '\0') {
-    snprintf(reason, size, "empty value");
-    return 0;
-  }
   errno = 0;
   long parsed = strtol(text, &end, 10);
-  if (end == text) {
-    snprintf(reason, size, "not an integer");
-    return 0;
-  }
-  if (*end != '\0') {
+  if (end != text && *end != '\0') {
+    /* "2.5" or "1e3": a number, but not an integer */
     char *number_end = NULL;
     strtod(text, &number_end);
-    if (*number_end == '\0')
+    if (*number_end == '\0') {
       snprintf(reason, size, "not an integer");
-    else
-      trailing_reason(end, reason, size);
-    return 0;
+      return 0;
+    }
   }
+  if (!read_whole(text, end, "not an integer", reason, size)) return 0;
   if (errno == ERANGE || parsed < INT_MIN || parsed > INT_MAX || !in_range(row, (double)parsed)) {
     snprintf(reason, size, "out of range");
     return 0;
@@ -406,6 +407,15 @@ const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_c
 rtm_precision_t rtm_config_model_precision(const rtm_config_t *cfg) {
   return cfg->physics.equation == RTM_EQUATION_ISO ? RTM_PRECISION_FP32
                                                    : cfg->memory.model_precision;
+}
+
+const char *rtm_equation_name(rtm_equation_t equation) {
+  switch (equation) {
+  case RTM_EQUATION_ISO: return "iso";
+  case RTM_EQUATION_VTI: return "vti";
+  case RTM_EQUATION_TTI: return "tti";
+  }
+  return "?";
 }
 
 const char *rtm_precision_name(rtm_precision_t precision) {

@@ -18,21 +18,25 @@ extern "C" {
 #define RTM_CONFIG_NAME_MAX 64
 
 typedef enum { RTM_EQUATION_ISO = 0, RTM_EQUATION_VTI, RTM_EQUATION_TTI } rtm_equation_t;
-typedef enum { RTM_RECEIVERS_NONE = 0, RTM_RECEIVERS_PLANE, RTM_RECEIVERS_FILE } rtm_receiver_layout_t;
+typedef enum {
+  RTM_RECEIVERS_NONE = 0,
+  RTM_RECEIVERS_PLANE,
+  RTM_RECEIVERS_FILE
+} rtm_receiver_layout_t;
 typedef enum { RTM_BOUNDARY_SPONGE = 0 } rtm_boundary_kind_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
 
 typedef struct {
   struct {
-    int n[3];              /* interior cells nx, ny, nz */
-    double spacing_m[3];   /* dx, dy, dz */
-    double origin_m[3];    /* coordinate of cell (0,0,0) */
+    int n[3];            /* interior cells nx, ny, nz */
+    double spacing_m[3]; /* dx, dy, dz */
+    double origin_m[3];  /* coordinate of cell (0,0,0) */
   } grid;
   struct {
-    int steps;             /* time steps; traces have steps + 1 samples */
-    double dt_s;           /* NAN = auto: cfl * h_min / v_max */
-    double cfl;            /* used by dt = auto; must stay below the stability limit */
+    int steps;   /* time steps; traces have steps + 1 samples */
+    double dt_s; /* NAN = auto: cfl * h_min / v_max */
+    double cfl;  /* used by dt = auto; must stay below the stability limit */
   } time;
   struct {
     char file[RTM_CONFIG_PATH_MAX]; /* HDF5 model; empty = constants below */
@@ -49,14 +53,14 @@ typedef struct {
   } physics;
   struct {
     double position_m[3];
-    double frequency_hz;   /* Ricker peak frequency */
-    double delay_s;        /* NAN = auto: 1.2 / frequency */
+    double frequency_hz; /* Ricker peak frequency */
+    double delay_s;      /* NAN = auto: 1.2 / frequency */
     double amplitude;
   } source;
   struct {
     rtm_receiver_layout_t layout;
     char file[RTM_CONFIG_PATH_MAX]; /* layout = file: "x y z" in metres per line */
-    double z_m;            /* layout = plane: depth of the plane */
+    double z_m;                     /* layout = plane: depth of the plane */
     double x_first_m, x_step_m;
     int x_count;
     double y_first_m, y_step_m;
@@ -65,17 +69,17 @@ typedef struct {
   } receivers;
   struct {
     rtm_boundary_kind_t kind;
-    int width_cells;       /* absorbing layer inside the volume, on every face */
-    double reflection;     /* target amplitude reflection, sets the damping strength */
+    int width_cells;   /* absorbing layer inside the volume, on every face */
+    double reflection; /* target amplitude reflection, sets the damping strength */
   } boundary;
   struct {
-    int every_steps;       /* 0 = no snapshots */
+    int every_steps;                  /* 0 = no snapshots */
     char fields[RTM_CONFIG_NAME_MAX]; /* "p", "q" or "p,q" (q: vti and tti) */
   } snapshots;
   struct {
     char dir[RTM_CONFIG_PATH_MAX];
     char name[RTM_CONFIG_NAME_MAX];
-    double trace_dt_s;     /* NAN = auto: the modelling dt */
+    double trace_dt_s; /* NAN = auto: the modelling dt */
   } output;
   struct {
     char name[RTM_CONFIG_NAME_MAX]; /* auto | cpu | cuda */
@@ -84,8 +88,8 @@ typedef struct {
   struct {
     char halo[RTM_CONFIG_NAME_MAX]; /* sync | ldgsts | tma */
     int stages;
-    int zblock;            /* planes per thread block along z; 0 = whole local nz */
-    int block[2];          /* xy tile */
+    int zblock;   /* planes per thread block along z; 0 = whole local nz */
+    int block[2]; /* xy tile */
   } kernel;
   struct {
     char strategy[RTM_CONFIG_NAME_MAX];  /* default strategy for every field class */
@@ -111,18 +115,18 @@ typedef enum {
   RTM_CFG_DOUBLE_AUTO, /* a number or "auto" (stored as NAN) */
   RTM_CFG_BOOL,        /* true/false, yes/no, on/off, 1/0 */
   RTM_CFG_STRING,
-  RTM_CFG_ENUM         /* one of `choices` (|-separated); stored as its int index */
+  RTM_CFG_ENUM /* one of `choices` (|-separated); stored as its int index */
 } rtm_cfg_type_t;
 
 typedef struct {
   const char *section;
   const char *key;
   rtm_cfg_type_t type;
-  size_t offset;        /* into rtm_config_t */
-  size_t size;          /* bytes of the field (strings: buffer size) */
+  size_t offset; /* into rtm_config_t */
+  size_t size;   /* bytes of the field (strings: buffer size) */
   const char *default_text;
-  double min, max;      /* inclusive range for numbers */
-  const char *choices;  /* RTM_CFG_ENUM: "iso|vti|tti" */
+  double min, max;     /* inclusive range for numbers */
+  const char *choices; /* RTM_CFG_ENUM: "iso|vti|tti" */
   const char *help;
 } rtm_cfg_entry_t;
 
@@ -157,6 +161,8 @@ const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_c
 /* The precision the model's coefficient volumes are stored in: memory.model_precision for
  * vti and tti, fp32 for iso (which ignores the key). */
 rtm_precision_t rtm_config_model_precision(const rtm_config_t *cfg);
+/* "iso", "vti", "tti": physics.equation as the deck spells it. */
+const char *rtm_equation_name(rtm_equation_t equation);
 /* "fp32" or "fp16", for reports. */
 const char *rtm_precision_name(rtm_precision_t precision);
 

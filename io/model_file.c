@@ -27,15 +27,6 @@ int rtm_io_equation_needs(rtm_equation_t equation, rtm_io_parameter_t parameter)
   return equation >= parameters[parameter].first_equation;
 }
 
-static const char *equation_name(rtm_equation_t equation) {
-  switch (equation) {
-  case RTM_EQUATION_ISO: return "iso";
-  case RTM_EQUATION_VTI: return "vti";
-  case RTM_EQUATION_TTI: return "tti";
-  }
-  return "?";
-}
-
 static size_t volume_cells(const rtm_io_volume_t *volume) {
   return (size_t)volume->n[0] * (size_t)volume->n[1] * (size_t)volume->nz_local;
 }
@@ -151,7 +142,7 @@ static int read_parameter(hid_t file, const char *path, const rtm_io_volume_t *v
   if (exists < 0) RTM_FAIL(RTM_ERR_INPUT, "model file %s: cannot look up %s", path, dataset_path);
   if (!exists)
     RTM_FAIL(RTM_ERR_INPUT, "model file %s has no dataset %s (physics.equation = %s needs it)",
-             path, dataset_path, equation_name(equation));
+             path, dataset_path, rtm_equation_name(equation));
   RTM_H5_CHECK(dataset = H5Dopen2(file, dataset_path, H5P_DEFAULT), RTM_ERR_INPUT,
                "model file %s: %s is not a readable dataset", path, dataset_path);
   RTM_H5_CHECK(type = H5Dget_type(dataset), RTM_ERR_INPUT, "model file %s: dataset %s", path,

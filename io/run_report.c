@@ -83,48 +83,51 @@ static void write_memory(FILE *out, const rtm_report_allocation_t *allocations, 
   fputs(count ? "\n  ]" : "]", out);
 }
 
+/* "key": value, at the report's top level; every field but the last ends its line with a
+ * comma. */
+static void field_string(FILE *out, const char *key, const char *value) {
+  json_key(out, 2, key);
+  json_string(out, value);
+  fputs(",\n", out);
+}
+
+static void field_number(FILE *out, const char *key, double value) {
+  json_key(out, 2, key);
+  json_number(out, value);
+  fputs(",\n", out);
+}
+
+static void write_timings(FILE *out, const rtm_timing_t *timings, int count) {
+  fputc('{', out);
+  for (int i = 0; i < count; ++i) {
+    if (i) fputs(", ", out);
+    json_string(out, timings[i].name);
+    fputs(": ", out);
+    json_number(out, timings[i].seconds);
+  }
+  fputc('}', out);
+}
+
 static void write_report(FILE *out, const rtm_report_t *report) {
   const rtm_run_info_t none = {0};
   const rtm_run_info_t *info = report->info ? report->info : &none;
   fputs("{\n", out);
-  json_key(out, 2, "command");
-  json_string(out, report->command);
-  fputs(",\n", out);
-  json_key(out, 2, "version");
-  json_string(out, info->version);
-  fputs(",\n", out);
-  json_key(out, 2, "git_revision");
-  json_string(out, info->git_revision);
-  fputs(",\n", out);
-  json_key(out, 2, "backend");
-  json_string(out, info->backend);
-  fputs(",\n", out);
-  json_key(out, 2, "device");
-  json_string(out, info->device);
-  fputs(",\n", out);
+  field_string(out, "command", report->command);
+  field_string(out, "version", info->version);
+  field_string(out, "git_revision", info->git_revision);
+  field_string(out, "backend", info->backend);
+  field_string(out, "device", info->device);
   json_key(out, 2, "grid");
   write_grid(out, report->volume);
   fputs(",\n", out);
   json_key(out, 2, "steps");
   fprintf(out, "%d,\n", report->steps);
-  json_key(out, 2, "dt_s");
-  json_number(out, report->dt_s);
-  fputs(",\n", out);
-  json_key(out, 2, "model_precision");
-  json_string(out, report->model_precision);
-  fputs(",\n", out);
+  field_number(out, "dt_s", report->dt_s);
+  field_string(out, "model_precision", report->model_precision);
   json_key(out, 2, "timings_s");
-  fputc('{', out);
-  for (int i = 0; i < report->timing_count; ++i) {
-    if (i) fputs(", ", out);
-    json_string(out, report->timings[i].name);
-    fputs(": ", out);
-    json_number(out, report->timings[i].seconds);
-  }
-  fputs("},\n", out);
-  json_key(out, 2, "mcells_per_s");
-  json_number(out, report->mcells_per_s);
+  write_timings(out, report->timings, report->timing_count);
   fputs(",\n", out);
+  field_number(out, "mcells_per_s", report->mcells_per_s);
   json_key(out, 2, "memory");
   write_memory(out, report->allocations, report->allocation_count);
   fputs(",\n", out);

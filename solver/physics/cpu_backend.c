@@ -95,15 +95,6 @@ static void cpu_destroy(void *state) {
   free(s);
 }
 
-static const char *equation_name(rtm_equation_t equation) {
-  switch (equation) {
-  case RTM_EQUATION_ISO: return "iso";
-  case RTM_EQUATION_VTI: return "vti";
-  case RTM_EQUATION_TTI: return "tti";
-  }
-  return "?";
-}
-
 static int cpu_create(const rtm_backend_desc_t *desc, void **state) {
   int status = RTM_OK;
   cpu_state_t *s = NULL;
@@ -125,7 +116,8 @@ static int cpu_create(const rtm_backend_desc_t *desc, void **state) {
   s->steps = desc->steps;
   status = s->physics->create(desc, &s->fields);
   if (status != RTM_OK) {
-    rtm_log_error("backend cpu: setting up physics.equation = %s failed", equation_name(equation));
+    rtm_log_error("backend cpu: setting up physics.equation = %s failed",
+                  rtm_equation_name(equation));
     goto fail;
   }
   *state = s;
