@@ -1,4 +1,4 @@
-/* bench_traces.c - `rtm3d bench --traces`: the trace pipeline alone, graph replay against
+/* cmd_bench_traces.c - `rtm3d bench --traces`: the trace pipeline alone, graph replay against
  * plain stream launches, on the case of the reference talk (one 1024-sample input, 100
  * outputs between 128 and 8192 samples) or a batched one. Times are host wall-clock per
  * run (input copy, pipeline, result in pinned memory, synchronised), median of many runs
