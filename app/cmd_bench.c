@@ -494,72 +494,68 @@ static float *random_field(const rtm_grid_t *grid) {
   return f;
 }
 
-static int bench_cuda(int argc, char **argv) {
-  int status = RTM_OK, quiet = 0, matrix = 0, compression = 0, hopper = 0;
-  const char *csv = NULL, *json = NULL;
-  char **rest = calloc((size_t)argc + 1, sizeof *rest);
-  rtm_config_t *cfg = calloc(1, sizeof *cfg);
-  bench_t *b = calloc(1, sizeof *b);
-  rtm_grid_t grid;
-  rtm_model_t model;
-  float *initial = NULL;
-  int nrest = 0;
-  char device[512] = "";
-  memset(&model, 0, sizeof model);
-  if (!rest || !cfg || !b) RTM_FAIL(RTM_ERR_NOMEM, "bench: out of memory");
-  /* Options with values are taken out before the shared config loader sees them. */
+/* The options of bench itself; the rest go to the shared config loader. */
+typedef struct {
+  int matrix, compression;
+  const char *csv, *json;
+  char **rest; /* argv without the options above */
+  int rest_count;
+} bench_args_t;
+
+/* Options with values are taken out before the shared config loader sees them. */
+static int split_arguments(int argc, char **argv, bench_args_t *args) {
+  int status = RTM_OK;
   for (int i = 0; i < argc; ++i) {
     if (i > 0 && strcmp(argv[i], "--matrix") == 0) {
-      matrix = 1;
+      args->matrix = 1;
     } else if (i > 0 && strcmp(argv[i], "--compression") == 0) {
-      compression = 1;
+      args->compression = 1;
     } else if (i > 0 && (strcmp(argv[i], "--csv") == 0 || strcmp(argv[i], "--json") == 0)) {
       if (i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "bench: %s needs a file name", argv[i]);
       if (strcmp(argv[i], "--csv") == 0)
-        csv = argv[++i];
+        args->csv = argv[++i];
       else
-        json = argv[++i];
+        args->json = argv[++i];
     } else {
-      rest[nrest++] = argv[i];
+      args->rest[args->rest_count++] = argv[i];
     }
   }
-  RTM_TRY(rtm_app_load_config(nrest, rest, cfg, &quiet, NULL, NULL));
-  if (matrix && compression)
-    RTM_FAIL(RTM_ERR_USAGE, "bench: --matrix already ends with the compression study; give one");
-  if (strcmp(cfg->backend.name, "cpu") == 0)
-    RTM_FAIL(RTM_ERR_CONFIG, "bench: backend.name = cpu; bench times the cuda backend");
-  {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
-      RTM_FAIL(RTM_ERR_UNSUPPORTED, "bench: no CUDA device");
-    struct cudaDeviceProp prop;
-    BENCH_CUDA_TRY(cudaGetDeviceProperties(&prop, cfg->backend.device));
-    snprintf(device, sizeof device, "%s (sm_%d%d, %d SMs, %.0f MB L2)", prop.name, prop.major,
-             prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1e6);
-    hopper = prop.major >= 9;
-  }
-  RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
-  RTM_TRY(check_device_fits(cfg, &grid));
-  RTM_TRY(rtm_app_load_model(cfg, &grid, &model));
-  b->cfg = cfg;
-  b->grid = &grid;
-  b->model = &model;
-  b->quiet = quiet;
-  RTM_TRY(copy_bandwidth(cfg->backend.device, &b->copy_gbs));
+fail:
+  return status;
+}
+
+/* The device's name and shape for the report; hopper: compute capability 9.0 or above. */
+static int describe_device(int device, char *text, size_t size, int *hopper) {
+  int status = RTM_OK, count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "bench: no CUDA device");
+  struct cudaDeviceProp prop;
+  BENCH_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+  snprintf(text, size, "%s (sm_%d%d, %d SMs, %.0f MB L2)", prop.name, prop.major, prop.minor,
+           prop.multiProcessorCount, prop.l2CacheSize / 1e6);
+  *hopper = prop.major >= 9;
+fail:
+  return status;
+}
+
+static void print_preamble(const bench_t *b, const char *device) {
+  const rtm_config_t *cfg = b->cfg;
   printf("device      %s\ncopy        %.0f GB/s (device-to-device cudaMemcpy, read + write)\n"
          "grid        %d x %d x %d, %s, coefficients %s, %d B/cell counted, %d warm-up + %d timed "
          "steps (median of %d windows)\n",
-         device, b->copy_gbs, grid.n[0], grid.n[1], grid.n[2],
+         device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2],
          cfg->physics.equation == RTM_EQUATION_TTI   ? "tti"
          : cfg->physics.equation == RTM_EQUATION_VTI ? "vti"
                                                      : "iso",
          rtm_precision_name(rtm_config_model_precision(cfg)), bytes_per_cell(cfg),
          cfg->bench.warmup_steps, cfg->bench.steps, WINDOWS);
-  if (!quiet) print_header(stdout);
-  initial = random_field(&grid);
-  if (!initial) RTM_FAIL(RTM_ERR_NOMEM, "bench: out of host memory for the initial field");
-  b->initial = initial;
-  if (matrix) {
+}
+
+/* The matrix, the compression study or the one variant the config names. */
+static int run_requested(bench_t *b, const bench_args_t *args, int hopper) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = b->cfg;
+  if (args->matrix) {
     RTM_TRY(run_matrix(b, hopper));
   } else {
     variant_t v = {.stages = cfg->kernel.stages,
@@ -570,11 +566,17 @@ static int bench_cuda(int argc, char **argv) {
     const char *strategy = rtm_config_strategy_for(cfg, "wavefield");
     snprintf(v.strategy, sizeof v.strategy, "%s",
              !strategy || !strategy[0] || strcmp(strategy, "auto") == 0 ? "device" : strategy);
-    if (compression)
+    if (args->compression)
       RTM_TRY(compression_studies(b, &v));
     else
       RTM_TRY(run_variant(b, "single", &v, &r));
   }
+fail:
+  return status;
+}
+
+/* Every result again under one header, and the fastest. */
+static void print_summary(const bench_t *b) {
   printf("\n");
   print_header(stdout);
   for (int i = 0; i < b->count; ++i)
@@ -584,14 +586,49 @@ static int bench_cuda(int argc, char **argv) {
     printf("best: %s, %d stages, block %dx%d, zblock %d, %s: %.0f MCells/s = %.1f%% of %.0f GB/s\n",
            best->v.halo, best->v.stages, best->v.block[0], best->v.block[1], best->v.zblock,
            best->v.strategy, best->mcells, 100.0 * best->fraction, b->copy_gbs);
-  if (csv) RTM_TRY(write_csv(csv, b, device));
-  if (json) RTM_TRY(write_json(json, b, device));
+}
+
+static int bench_cuda(int argc, char **argv) {
+  int status = RTM_OK, quiet = 0, hopper = 0;
+  bench_args_t args = {.rest = calloc((size_t)argc + 1, sizeof *args.rest)};
+  rtm_config_t *cfg = calloc(1, sizeof *cfg);
+  bench_t *b = calloc(1, sizeof *b);
+  rtm_grid_t grid;
+  rtm_model_t model;
+  float *initial = NULL;
+  char device[512] = "";
+  memset(&model, 0, sizeof model);
+  if (!args.rest || !cfg || !b) RTM_FAIL(RTM_ERR_NOMEM, "bench: out of memory");
+  RTM_TRY(split_arguments(argc, argv, &args));
+  RTM_TRY(rtm_app_load_config(args.rest_count, args.rest, cfg, &quiet, NULL, NULL));
+  if (args.matrix && args.compression)
+    RTM_FAIL(RTM_ERR_USAGE, "bench: --matrix already ends with the compression study; give one");
+  if (strcmp(cfg->backend.name, "cpu") == 0)
+    RTM_FAIL(RTM_ERR_CONFIG, "bench: backend.name = cpu; bench times the cuda backend");
+  RTM_TRY(describe_device(cfg->backend.device, device, sizeof device, &hopper));
+  RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  RTM_TRY(check_device_fits(cfg, &grid));
+  RTM_TRY(rtm_app_load_model(cfg, &grid, &model));
+  b->cfg = cfg;
+  b->grid = &grid;
+  b->model = &model;
+  b->quiet = quiet;
+  RTM_TRY(copy_bandwidth(cfg->backend.device, &b->copy_gbs));
+  print_preamble(b, device);
+  if (!quiet) print_header(stdout);
+  initial = random_field(&grid);
+  if (!initial) RTM_FAIL(RTM_ERR_NOMEM, "bench: out of host memory for the initial field");
+  b->initial = initial;
+  RTM_TRY(run_requested(b, &args, hopper));
+  print_summary(b);
+  if (args.csv) RTM_TRY(write_csv(args.csv, b, device));
+  if (args.json) RTM_TRY(write_json(args.json, b, device));
 fail:
   free(initial);
   rtm_model_release(&model);
   free(b);
   free(cfg);
-  free(rest);
+  free(args.rest);
   return status;
 }
 #endif

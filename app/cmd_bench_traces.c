@@ -1,4 +1,4 @@
-/* bench_traces.c - `rtm3d bench --traces`: the trace pipeline alone, graph replay against
+/* cmd_bench_traces.c - `rtm3d bench --traces`: the trace pipeline alone, graph replay against
  * plain stream launches, on the case of the reference talk (one 1024-sample input, 100
  * outputs between 128 and 8192 samples) or a batched one. Times are host wall-clock per
  * run (input copy, pipeline, result in pinned memory, synchronised), median of many runs
@@ -55,6 +55,26 @@ static int parse_int(const char *option, const char *text, int min, int *value) 
   return RTM_OK;
 }
 
+/* The field an option with an integer value fills, and its least value; NULL for any
+ * other option. */
+static int *integer_option(bench_options_t *o, const char *name, int *min) {
+  const struct {
+    const char *name;
+    int min;
+    int *value;
+  } options[] = {{"--inputs", 1, &o->inputs},         {"--input-length", 2, &o->input_length},
+                 {"--outputs", 1, &o->outputs},       {"--min-length", 2, &o->min_length},
+                 {"--max-length", 2, &o->max_length}, {"--replays", 1, &o->replays},
+                 {"--warmup", 0, &o->warmup},         {"--streams", 1, &o->streams},
+                 {"--device", 0, &o->device}};
+  for (size_t k = 0; k < sizeof options / sizeof options[0]; ++k)
+    if (strcmp(name, options[k].name) == 0) {
+      *min = options[k].min;
+      return options[k].value;
+    }
+  return NULL;
+}
+
 static int parse_options(int argc, char **argv, bench_options_t *o, int *help) {
   int status = RTM_OK;
   *o = (bench_options_t){.inputs = 1,
@@ -85,38 +105,18 @@ static int parse_options(int argc, char **argv, bench_options_t *o, int *help) {
       o->check = 0;
       continue;
     }
-    static const char *const with_value[] = {
-        "--inputs", "--input-length", "--outputs", "--min-length", "--max-length", "--replays",
-        "--warmup", "--streams",      "--device",  "--backend",    "--pipeline"};
-    int known = 0;
-    for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; ++k)
-      known = known || strcmp(a, with_value[k]) == 0;
-    if (!known)
+    int min = 0;
+    int *integer = integer_option(o, a, &min);
+    if (!integer && strcmp(a, "--backend") != 0 && strcmp(a, "--pipeline") != 0)
       RTM_FAIL(RTM_ERR_USAGE,
                "bench --traces: unknown option '%s' (see 'rtm3d bench --traces --help')", a);
     if (!next) RTM_FAIL(RTM_ERR_USAGE, "bench --traces: %s needs a value", a);
     ++i;
-    if (strcmp(a, "--inputs") == 0)
-      RTM_TRY(parse_int(a, next, 1, &o->inputs));
-    else if (strcmp(a, "--input-length") == 0)
-      RTM_TRY(parse_int(a, next, 2, &o->input_length));
-    else if (strcmp(a, "--outputs") == 0)
-      RTM_TRY(parse_int(a, next, 1, &o->outputs));
-    else if (strcmp(a, "--min-length") == 0)
-      RTM_TRY(parse_int(a, next, 2, &o->min_length));
-    else if (strcmp(a, "--max-length") == 0)
-      RTM_TRY(parse_int(a, next, 2, &o->max_length));
-    else if (strcmp(a, "--replays") == 0)
-      RTM_TRY(parse_int(a, next, 1, &o->replays));
-    else if (strcmp(a, "--warmup") == 0)
-      RTM_TRY(parse_int(a, next, 0, &o->warmup));
-    else if (strcmp(a, "--streams") == 0)
-      RTM_TRY(parse_int(a, next, 1, &o->streams));
-    else if (strcmp(a, "--device") == 0)
-      RTM_TRY(parse_int(a, next, 0, &o->device));
+    if (integer)
+      RTM_TRY(parse_int(a, next, min, integer));
     else if (strcmp(a, "--backend") == 0)
       o->backend = next;
-    else if (strcmp(a, "--pipeline") == 0) {
+    else {
       o->run_graph = strcmp(next, "graph") == 0 || strcmp(next, "both") == 0;
       o->run_streams = strcmp(next, "streams") == 0 || strcmp(next, "both") == 0;
       if (!o->run_graph && !o->run_streams)
@@ -214,109 +214,154 @@ static double worst_difference(const rtm_traces_plan_t *plan, const rtm_traces_d
   return worst;
 }
 
-int rtm_cmd_bench_traces(int argc, char **argv) {
-  int status = RTM_OK, help = 0;
+static const rtm_traces_pipeline_t pipelines[2] = {RTM_TRACES_GRAPH, RTM_TRACES_STREAMS};
+
+/* One bench: the case, its buffers and what each of the pipelines measured. */
+typedef struct {
   bench_options_t o;
-  int *lengths = NULL;
-  rtm_traces_output_t *outputs = NULL;
-  float *input = NULL, *result = NULL, *want = NULL;
-  rtm_traces_plan_t *reference = NULL;
+  int *lengths;
+  rtm_traces_output_t *outputs;
+  float *input;
+  rtm_traces_desc_t desc;
+  size_t gather_n; /* samples in one result: every input's outputs */
+  float *result, *want;
+  rtm_traces_plan_t *reference;
   bench_result_t results[2];
-  double worst[2] = {0.0, 0.0};
-  int ran[2] = {0, 0};
-  RTM_TRY(parse_options(argc, argv, &o, &help));
-  if (help) {
-    usage(stdout);
-    return 0;
-  }
-  const double dt = 1e-3, window = o.input_length * dt;
-  lengths = malloc((size_t)o.outputs * sizeof *lengths);
-  outputs = calloc((size_t)o.outputs, sizeof *outputs);
-  input = malloc((size_t)o.inputs * o.input_length * sizeof *input);
-  if (!lengths || !outputs || !input) RTM_FAIL(RTM_ERR_NOMEM, "bench --traces: out of memory");
-  RTM_TRY(rtm_traces_spread_lengths(o.outputs, o.min_length, o.max_length, lengths));
-  for (int m = 0; m < o.outputs; ++m) {
-    outputs[m].length = lengths[m];
-    outputs[m].dt_s = window / lengths[m];
-  }
-  /* Fresh noise in [-1, 1): never zeros, which would hide unwritten outputs. */
+  double worst[2];
+  int ran[2];
+} traces_bench_t;
+
+/* Fresh noise in [-1, 1): never zeros, which would hide unwritten outputs. */
+static void fill_noise(float *input, size_t count) {
   unsigned long long seed = (unsigned long long)time(NULL) | 1ULL;
-  for (size_t j = 0; j < (size_t)o.inputs * o.input_length; ++j) {
+  for (size_t j = 0; j < count; ++j) {
     seed ^= seed << 13;
     seed ^= seed >> 7;
     seed ^= seed << 17;
     input[j] = (float)((double)(seed >> 11) / 4503599627370496.0 - 1.0);
   }
-  rtm_traces_desc_t desc = {.backend = o.backend,
-                            .n_inputs = o.inputs,
-                            .input_length = o.input_length,
-                            .input_dt_s = dt,
-                            .outputs = outputs,
-                            .n_outputs = o.outputs,
-                            .streams = o.streams,
-                            .device = o.device};
+}
+
+/* The output lengths spread over [min, max] on the input's window, the input noise and
+ * the pipeline's description of them. */
+static int make_case(traces_bench_t *t) {
+  int status = RTM_OK;
+  const bench_options_t *o = &t->o;
+  const double dt = 1e-3, window = o->input_length * dt;
+  t->lengths = malloc((size_t)o->outputs * sizeof *t->lengths);
+  t->outputs = calloc((size_t)o->outputs, sizeof *t->outputs);
+  t->input = malloc((size_t)o->inputs * o->input_length * sizeof *t->input);
+  if (!t->lengths || !t->outputs || !t->input)
+    RTM_FAIL(RTM_ERR_NOMEM, "bench --traces: out of memory");
+  RTM_TRY(rtm_traces_spread_lengths(o->outputs, o->min_length, o->max_length, t->lengths));
+  for (int m = 0; m < o->outputs; ++m) {
+    t->outputs[m].length = t->lengths[m];
+    t->outputs[m].dt_s = window / t->lengths[m];
+  }
+  fill_noise(t->input, (size_t)o->inputs * o->input_length);
+  t->desc = (rtm_traces_desc_t){.backend = o->backend,
+                                .n_inputs = o->inputs,
+                                .input_length = o->input_length,
+                                .input_dt_s = dt,
+                                .outputs = t->outputs,
+                                .n_outputs = o->outputs,
+                                .streams = o->streams,
+                                .device = o->device};
+fail:
+  return status;
+}
+
+/* Times each pipeline asked for and, unless --no-check, compares its last result with
+ * the FFTW one. */
+static int run_pipelines(traces_bench_t *t) {
+  int status = RTM_OK;
+  const bench_options_t *o = &t->o;
   printf("bench --traces: %d inputs x %d samples -> %d outputs each, lengths %d..%d, "
          "%d replays after %d warm-up runs\n",
-         o.inputs, o.input_length, o.outputs, lengths[0], lengths[o.outputs - 1], o.replays,
-         o.warmup);
+         o->inputs, o->input_length, o->outputs, t->lengths[0], t->lengths[o->outputs - 1],
+         o->replays, o->warmup);
   fflush(stdout);
-  size_t gather_n = 0;
-  for (int m = 0; m < o.outputs; ++m)
-    gather_n += (size_t)lengths[m];
-  gather_n *= (size_t)o.inputs;
-  result = malloc(gather_n * sizeof *result);
-  if (!result) RTM_FAIL(RTM_ERR_NOMEM, "bench --traces: out of memory");
-  const rtm_traces_pipeline_t pipelines[2] = {RTM_TRACES_GRAPH, RTM_TRACES_STREAMS};
-  int wanted[2] = {o.run_graph, o.run_streams};
-  if (strcmp(o.backend, "cpu") == 0) wanted[1] = 0; /* one cpu path: label it graph-less */
-  if (o.check) RTM_TRY(reference_gather(desc, input, &reference, &want));
+  for (int m = 0; m < o->outputs; ++m)
+    t->gather_n += (size_t)t->lengths[m];
+  t->gather_n *= (size_t)o->inputs;
+  t->result = malloc(t->gather_n * sizeof *t->result);
+  if (!t->result) RTM_FAIL(RTM_ERR_NOMEM, "bench --traces: out of memory");
+  int wanted[2] = {o->run_graph, o->run_streams};
+  if (strcmp(o->backend, "cpu") == 0) wanted[1] = 0; /* one cpu path: label it graph-less */
+  if (o->check) RTM_TRY(reference_gather(t->desc, t->input, &t->reference, &t->want));
   for (int p = 0; p < 2; ++p) {
     if (!wanted[p]) continue;
-    RTM_TRY(time_pipeline(&o, desc, pipelines[p], input, result, &results[p]));
-    if (o.check) worst[p] = worst_difference(reference, &desc, result, want);
-    ran[p] = 1;
+    RTM_TRY(time_pipeline(o, t->desc, pipelines[p], t->input, t->result, &t->results[p]));
+    if (o->check) t->worst[p] = worst_difference(t->reference, &t->desc, t->result, t->want);
+    t->ran[p] = 1;
   }
+fail:
+  return status;
+}
 
+static const char *pipeline_label(const traces_bench_t *t, int p) {
+  return strcmp(t->o.backend, "cpu") == 0 ? "cpu" : rtm_traces_pipeline_name(pipelines[p]);
+}
+
+static void print_results(const traces_bench_t *t) {
+  const bench_options_t *o = &t->o;
   printf("\n%-9s %11s %11s %11s %13s %14s\n", "pipeline", "median_us", "p10_us", "p90_us",
          "inputs/s", "outputs/s");
   for (int p = 0; p < 2; ++p) {
-    if (!ran[p]) continue;
-    const bench_result_t *r = &results[p];
-    printf("%-9s %11.1f %11.1f %11.1f %13.4g %14.4g\n",
-           strcmp(o.backend, "cpu") == 0 ? "cpu" : rtm_traces_pipeline_name(pipelines[p]),
-           r->median_us, r->p10_us, r->p90_us, o.inputs * 1e6 / r->median_us,
-           (double)o.inputs * o.outputs * 1e6 / r->median_us);
+    if (!t->ran[p]) continue;
+    const bench_result_t *r = &t->results[p];
+    printf("%-9s %11.1f %11.1f %11.1f %13.4g %14.4g\n", pipeline_label(t, p), r->median_us,
+           r->p10_us, r->p90_us, o->inputs * 1e6 / r->median_us,
+           (double)o->inputs * o->outputs * 1e6 / r->median_us);
   }
-  if (ran[0] && results[0].have_nodes)
-    printf("graph nodes: %zu (expected %zu)\n", results[0].nodes, results[0].expected_nodes);
+  if (t->ran[0] && t->results[0].have_nodes)
+    printf("graph nodes: %zu (expected %zu)\n", t->results[0].nodes, t->results[0].expected_nodes);
   /* Every run copies the inputs in and the gather and stats out: a floor set by PCIe. */
-  double h2d = (double)o.inputs * o.input_length * sizeof(float);
-  double d2h = (double)gather_n * sizeof(float) + (double)o.inputs * o.outputs * 2 * sizeof(double);
+  double h2d = (double)o->inputs * o->input_length * sizeof(float);
+  double d2h =
+      (double)t->gather_n * sizeof(float) + (double)o->inputs * o->outputs * 2 * sizeof(double);
   for (int p = 0; p < 2; ++p)
-    if (ran[p] && strcmp(o.backend, "cuda") == 0)
+    if (t->ran[p] && strcmp(o->backend, "cuda") == 0)
       printf("%s: %.3g MB in + %.3g MB out per run = %.3g GB/s of host transfers at the median\n",
              rtm_traces_pipeline_name(pipelines[p]), h2d / 1e6, d2h / 1e6,
-             (h2d + d2h) / (results[p].median_us * 1e3));
-  if (ran[0] && ran[1])
-    printf("graph speed-up over streams: %.2fx\n", results[1].median_us / results[0].median_us);
-  if (o.check) {
-    int pass = 1;
-    for (int p = 0; p < 2; ++p) {
-      if (!ran[p]) continue;
-      int ok = worst[p] <= CHECK_TOLERANCE;
-      printf("check %s against FFTW: worst output rel L2 %.3g (tolerance %g): %s\n",
-             strcmp(o.backend, "cpu") == 0 ? "cpu" : rtm_traces_pipeline_name(pipelines[p]),
-             worst[p], CHECK_TOLERANCE, ok ? "PASS" : "FAIL");
-      pass = pass && ok;
-    }
-    if (!pass) status = RTM_ERR_NUMERIC;
+             (h2d + d2h) / (t->results[p].median_us * 1e3));
+  if (t->ran[0] && t->ran[1])
+    printf("graph speed-up over streams: %.2fx\n",
+           t->results[1].median_us / t->results[0].median_us);
+}
+
+/* A line for each pipeline that ran; RTM_ERR_NUMERIC when one is off FFTW. */
+static int check_results(const traces_bench_t *t) {
+  int pass = 1;
+  for (int p = 0; p < 2; ++p) {
+    if (!t->ran[p]) continue;
+    int ok = t->worst[p] <= CHECK_TOLERANCE;
+    printf("check %s against FFTW: worst output rel L2 %.3g (tolerance %g): %s\n",
+           pipeline_label(t, p), t->worst[p], CHECK_TOLERANCE, ok ? "PASS" : "FAIL");
+    pass = pass && ok;
   }
+  return pass ? RTM_OK : RTM_ERR_NUMERIC;
+}
+
+int rtm_cmd_bench_traces(int argc, char **argv) {
+  int status = RTM_OK, help = 0;
+  traces_bench_t t;
+  memset(&t, 0, sizeof t);
+  RTM_TRY(parse_options(argc, argv, &t.o, &help));
+  if (help) {
+    usage(stdout);
+    return 0;
+  }
+  RTM_TRY(make_case(&t));
+  RTM_TRY(run_pipelines(&t));
+  print_results(&t);
+  if (t.o.check) RTM_TRY(check_results(&t));
 fail:
-  rtm_traces_plan_destroy(reference);
-  free(want);
-  free(result);
-  free(input);
-  free(outputs);
-  free(lengths);
+  rtm_traces_plan_destroy(t.reference);
+  free(t.want);
+  free(t.result);
+  free(t.input);
+  free(t.outputs);
+  free(t.lengths);
   return rtm_status_exit_code(status);
 }

@@ -33,174 +33,268 @@ static int all_finite(const float *values, size_t count) {
   return 1;
 }
 
-int rtm_cmd_model(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i)
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(stdout);
-      return 0;
-    }
-  int status = RTM_OK, quiet = 0;
-  rtm_config_t *cfg = calloc(1, sizeof *cfg);
+/* The state of one modelling run, shared by its phases. */
+typedef struct {
+  rtm_config_t cfg;
+  int quiet;
+  unsigned snapshot_fields;
+  const char *unstable_hint; /* appended to the messages that report an unstable run */
   rtm_grid_t grid;
-  rtm_model_t model = {0};
-  rtm_propagator_t prop = {0};
-  rtm_output_t *output = NULL;
-  float *field = NULL, *traces = NULL, *resampled = NULL, *dry_in = NULL, *dry_out = NULL;
-  char *config_text = NULL;
-  char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX], device[256] = "";
-  rtm_timing_t timings[4];
-  double t0 = rtm_wall_seconds();
+  rtm_model_t model;
+  rtm_propagator_t prop;
+  /* gathers: prop.steps + 1 samples of prop.dt_s, written as trace_samples of trace_dt */
+  int samples, trace_samples, resample;
+  double trace_dt;
+  char device[256];
+  char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX];
+  char *config_text;
+  rtm_run_info_t info;
+  rtm_output_t *output;
+  int every, snapshot_count;
+  size_t cells;
+  float *field; /* one interior volume: snapshots and the final check */
+  double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
+} model_run_t;
 
-  if (!cfg) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
-  RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
-  const unsigned snapshot_fields = rtm_field_mask(cfg->snapshots.fields);
+static int wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+  return 0;
+}
+
+static int set_up_propagator(model_run_t *run, int argc, char **argv) {
+  int status = RTM_OK;
+  rtm_config_t *cfg = &run->cfg;
+  RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, NULL, NULL));
+  run->snapshot_fields = rtm_field_mask(cfg->snapshots.fields);
   /* TTI grows where the tilt changes from cell to cell (rtm_anisotropy.h) */
-  const char *unstable_hint =
+  run->unstable_hint =
       cfg->physics.equation == RTM_EQUATION_TTI
           ? " (tti: a tilt that changes sharply grows; raise physics.smooth_angles)"
           : "";
-  RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
-  RTM_TRY(rtm_app_load_model(cfg, &grid, &model));
-  RTM_TRY(rtm_propagator_create(cfg, &grid, &model, &prop));
-  /* Gathers resampled to output.trace_dt go through the trace pipeline; a ratio it cannot
-   * represent is refused now, before the propagation, on a one-trace dry run. */
-  const int samples = prop.steps + 1;
-  const int resample =
-      !isnan(cfg->output.trace_dt_s) && fabs(cfg->output.trace_dt_s - prop.dt_s) > 1e-9 * prop.dt_s;
-  const double trace_dt = resample ? cfg->output.trace_dt_s : prop.dt_s;
-  const int trace_samples =
-      resample ? (int)floor(prop.steps * prop.dt_s / trace_dt + 1e-9) + 1 : samples;
-  if (resample && prop.receivers.count > 0) {
-    dry_in = calloc((size_t)samples, sizeof *dry_in);
-    dry_out = calloc((size_t)trace_samples, sizeof *dry_out);
+  RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
+  RTM_TRY(rtm_propagator_create(cfg, &run->grid, &run->model, &run->prop));
+fail:
+  return status;
+}
+
+/* Gathers resampled to output.trace_dt go through the trace pipeline; a ratio it cannot
+ * represent is refused now, before the propagation, on a one-trace dry run. */
+static int plan_trace_sampling(model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_propagator_t *prop = &run->prop;
+  const double trace_dt_s = run->cfg.output.trace_dt_s;
+  float *dry_in = NULL, *dry_out = NULL;
+  run->samples = prop->steps + 1;
+  run->resample = !isnan(trace_dt_s) && fabs(trace_dt_s - prop->dt_s) > 1e-9 * prop->dt_s;
+  run->trace_dt = run->resample ? trace_dt_s : prop->dt_s;
+  run->trace_samples = run->resample
+                           ? (int)floor(prop->steps * prop->dt_s / run->trace_dt + 1e-9) + 1
+                           : run->samples;
+  if (run->resample && prop->receivers.count > 0) {
+    dry_in = calloc((size_t)run->samples, sizeof *dry_in);
+    dry_out = calloc((size_t)run->trace_samples, sizeof *dry_out);
     if (!dry_in || !dry_out) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
-    if (rtm_traces_resample("cpu", 1, samples, prop.dt_s, dry_in, trace_samples, trace_dt,
-                            dry_out) != RTM_OK)
-      RTM_FAIL(RTM_ERR_CONFIG, "output.trace_dt = %g s cannot be reached from dt = %g s", trace_dt,
-               prop.dt_s);
+    if (rtm_traces_resample("cpu", 1, run->samples, prop->dt_s, dry_in, run->trace_samples,
+                            run->trace_dt, dry_out) != RTM_OK)
+      RTM_FAIL(RTM_ERR_CONFIG, "output.trace_dt = %g s cannot be reached from dt = %g s",
+               run->trace_dt, prop->dt_s);
   }
-  if (prop.backend->describe) prop.backend->describe(prop.state, device, sizeof device);
+fail:
+  free(dry_in);
+  free(dry_out);
+  return status;
+}
 
-  snprintf(h5_path, sizeof h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
-  snprintf(json_path, sizeof json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
-  config_text = rtm_config_echo_string(cfg);
-  if (!config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
-  rtm_run_info_t info = {RTM3D_VERSION, RTM3D_GIT_REVISION, prop.backend->name, device,
-                         config_text};
-  const rtm_io_volume_t volume = rtm_app_volume(&grid);
-  RTM_TRY(rtm_output_create(h5_path, &volume, &info, &output));
+/* OUTPUT.h5 with the run's provenance, the snapshot buffer and the snapshot datasets. */
+static int open_output(model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  const rtm_propagator_t *prop = &run->prop;
+  if (prop->backend->describe)
+    prop->backend->describe(prop->state, run->device, sizeof run->device);
+  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
+  snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
+  run->config_text = rtm_config_echo_string(cfg);
+  if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->info = (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, prop->backend->name, run->device,
+                               run->config_text};
+  const rtm_io_volume_t volume = rtm_app_volume(&run->grid);
+  RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
 
-  const int every = cfg->snapshots.every_steps, steps = prop.steps;
-  const int snapshot_count = every > 0 ? steps / every : 0;
-  const size_t cells = rtm_grid_interior_cells(&grid);
-  field = malloc(cells * sizeof *field);
-  if (!field) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", cells);
-  if (snapshot_count > 0 && (snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
-    RTM_TRY(rtm_output_snapshots_begin(output, "p", snapshot_count));
-  if (snapshot_count > 0 && (snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q)))
-    RTM_TRY(rtm_output_snapshots_begin(output, "q", snapshot_count));
+  run->every = cfg->snapshots.every_steps;
+  run->snapshot_count = run->every > 0 ? prop->steps / run->every : 0;
+  run->cells = rtm_grid_interior_cells(&run->grid);
+  run->field = malloc(run->cells * sizeof *run->field);
+  if (!run->field)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", run->cells);
+  if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
+    RTM_TRY(rtm_output_snapshots_begin(run->output, "p", run->snapshot_count));
+  if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q)))
+    RTM_TRY(rtm_output_snapshots_begin(run->output, "q", run->snapshot_count));
+fail:
+  return status;
+}
 
-  if (!quiet)
+/* Snapshot `level / every - 1` of each field snapshots.fields asks for. */
+static int write_snapshots(model_run_t *run, int level) {
+  int status = RTM_OK;
+  const rtm_propagator_t *prop = &run->prop;
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    if (!(run->snapshot_fields & RTM_FIELD_BIT(f))) continue;
+    RTM_TRY(prop->backend->read_field(prop->state, (rtm_field_t)f, RTM_LEVEL_CURRENT, run->field));
+    if (!all_finite(run->field, run->cells))
+      RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is unstable%s",
+               level, run->unstable_hint);
+    RTM_TRY(rtm_output_write_snapshot(run->output, rtm_field_name((rtm_field_t)f),
+                                      level / run->every - 1, level, level * prop->dt_s,
+                                      run->field));
+  }
+fail:
+  return status;
+}
+
+/* The time loop, with snapshots and progress; the time spent on snapshots is kept apart. */
+static int propagate(model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_propagator_t *prop = &run->prop;
+  const int steps = prop->steps, every = run->every;
+  if (!run->quiet)
     rtm_log_info("model: %d x %d x %d cells, %d steps of %.4g ms, backend %s%s%s, %d receivers",
-                 grid.n[0], grid.n[1], grid.n[2], steps, prop.dt_s * 1e3, prop.backend->name,
-                 device[0] ? " on " : "", device, prop.receivers.count);
-  double t_setup = rtm_wall_seconds();
-  double snapshot_s = 0.0;
+                 run->grid.n[0], run->grid.n[1], run->grid.n[2], steps, prop->dt_s * 1e3,
+                 prop->backend->name, run->device[0] ? " on " : "", run->device,
+                 prop->receivers.count);
+  run->setup_end_s = rtm_wall_seconds();
   rtm_progress_t progress;
-  rtm_progress_begin(&progress, steps, (double)cells, quiet);
+  rtm_progress_begin(&progress, steps, (double)run->cells, run->quiet);
   for (int it = 0; it < steps; ++it) {
-    RTM_TRY(prop.backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD));
+    RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, RTM_FORWARD));
     int level = it + 1;
-    if (every > 0 && level % every == 0 && level / every <= snapshot_count) {
-      double ts = rtm_wall_seconds();
-      for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
-        if (!(snapshot_fields & RTM_FIELD_BIT(f))) continue;
-        RTM_TRY(prop.backend->read_field(prop.state, (rtm_field_t)f, RTM_LEVEL_CURRENT, field));
-        if (!all_finite(field, cells))
-          RTM_FAIL(RTM_ERR_NUMERIC,
-                   "the wavefield is not finite at step %d: the run is "
-                   "unstable%s",
-                   level, unstable_hint);
-        RTM_TRY(rtm_output_write_snapshot(output, rtm_field_name((rtm_field_t)f), level / every - 1,
-                                          level, level * prop.dt_s, field));
-      }
-      snapshot_s += rtm_wall_seconds() - ts;
+    if (every > 0 && level % every == 0 && level / every <= run->snapshot_count) {
+      double snapshot_start_s = rtm_wall_seconds();
+      RTM_TRY(write_snapshots(run, level));
+      run->snapshot_s += rtm_wall_seconds() - snapshot_start_s;
     }
     rtm_progress_update(&progress, it + 1);
   }
-  if (prop.backend->synchronize) RTM_TRY(prop.backend->synchronize(prop.state));
+  if (prop->backend->synchronize) RTM_TRY(prop->backend->synchronize(prop->state));
   rtm_progress_end(&progress);
-  double t_loop = rtm_wall_seconds();
+  run->loop_end_s = rtm_wall_seconds();
+fail:
+  return status;
+}
 
-  RTM_TRY(prop.backend->read_field(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, field));
-  if (!all_finite(field, cells))
+static int check_final_wavefield(model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_propagator_t *prop = &run->prop;
+  RTM_TRY(prop->backend->read_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, run->field));
+  if (!all_finite(run->field, run->cells))
     RTM_FAIL(RTM_ERR_NUMERIC, "the final wavefield is not finite: the run is unstable%s",
-             unstable_hint);
-  if (prop.receivers.count > 0) {
-    const size_t count = (size_t)prop.receivers.count;
-    traces = malloc(count * (size_t)samples * sizeof *traces);
-    if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
-    if (resample) {
-      resampled = malloc(count * (size_t)trace_samples * sizeof *resampled);
-      if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu resampled traces", count);
-    }
-    /* /traces/<field> for each field receivers.fields asks for, the same way */
-    for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
-      if (!(prop.trace_fields & RTM_FIELD_BIT(f))) continue;
-      const char *name = rtm_field_name((rtm_field_t)f);
-      RTM_TRY(prop.backend->read_traces(prop.state, (rtm_field_t)f, traces));
-      if (!all_finite(traces, count * (size_t)samples))
-        RTM_FAIL(RTM_ERR_NUMERIC,
-                 "the recorded traces of %s are not finite: the run is "
-                 "unstable%s",
-                 name, unstable_hint);
-      const float *written = traces;
-      if (resample) {
-        RTM_TRY(rtm_traces_resample(strcmp(prop.backend->name, "cuda") == 0 ? "cuda" : "cpu",
-                                    (int)count, samples, prop.dt_s, traces, trace_samples, trace_dt,
-                                    resampled));
-        written = resampled;
-      }
-      RTM_TRY(rtm_output_write_traces(output, name, written, (int)count, trace_samples, trace_dt,
-                                      prop.receivers.position_m));
-    }
-  }
-  status = rtm_output_close(output, 1); /* frees the output whatever it returns */
-  output = NULL;
-  RTM_TRY(status);
-  double t_end = rtm_wall_seconds();
+             run->unstable_hint);
+fail:
+  return status;
+}
 
-  double propagate_s = (t_loop - t_setup) - snapshot_s;
-  double mcells = propagate_s > 0.0 ? (double)cells * steps / propagate_s * 1e-6 : 0.0;
-  timings[0] = (rtm_timing_t){"setup", t_setup - t0};
-  timings[1] = (rtm_timing_t){"propagate", propagate_s};
-  timings[2] = (rtm_timing_t){"snapshots", snapshot_s};
-  timings[3] = (rtm_timing_t){"write", t_end - t_loop};
+/* /traces/<field> for each field receivers.fields asks for, resampled to output.trace_dt
+ * where it differs from dt. */
+static int write_traces(model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_propagator_t *prop = &run->prop;
+  if (prop->receivers.count <= 0) return RTM_OK;
+  const size_t count = (size_t)prop->receivers.count, samples = (size_t)run->samples;
+  float *traces = NULL, *resampled = NULL;
+  traces = malloc(count * samples * sizeof *traces);
+  if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
+  if (run->resample) {
+    resampled = malloc(count * (size_t)run->trace_samples * sizeof *resampled);
+    if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu resampled traces", count);
+  }
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
+    const char *name = rtm_field_name((rtm_field_t)f);
+    RTM_TRY(prop->backend->read_traces(prop->state, (rtm_field_t)f, traces));
+    if (!all_finite(traces, count * samples))
+      RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is unstable%s",
+               name, run->unstable_hint);
+    const float *written = traces;
+    if (run->resample) {
+      RTM_TRY(rtm_traces_resample(strcmp(prop->backend->name, "cuda") == 0 ? "cuda" : "cpu",
+                                  (int)count, run->samples, prop->dt_s, traces, run->trace_samples,
+                                  run->trace_dt, resampled));
+      written = resampled;
+    }
+    RTM_TRY(rtm_output_write_traces(run->output, name, written, (int)count, run->trace_samples,
+                                    run->trace_dt, prop->receivers.position_m));
+  }
+fail:
+  free(traces);
+  free(resampled);
+  return status;
+}
+
+static int close_output(model_run_t *run) {
+  int status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
+  run->output = NULL;
+  run->end_s = rtm_wall_seconds();
+  return status;
+}
+
+/* OUTPUT.json: the phases' times and the propagation's MCells/s, then the summary lines. */
+static int write_report(model_run_t *run) {
+  int status = RTM_OK;
+  const int steps = run->prop.steps;
+  const double propagate_s = (run->loop_end_s - run->setup_end_s) - run->snapshot_s;
+  const double mcells = propagate_s > 0.0 ? (double)run->cells * steps / propagate_s * 1e-6 : 0.0;
+  const rtm_timing_t timings[4] = {{"setup", run->setup_end_s - run->start_s},
+                                   {"propagate", propagate_s},
+                                   {"snapshots", run->snapshot_s},
+                                   {"write", run->end_s - run->loop_end_s}};
   rtm_report_t report = {.command = "model",
-                         .info = &info,
+                         .info = &run->info,
                          .steps = steps,
-                         .dt_s = prop.dt_s,
-                         .model_precision = rtm_precision_name(rtm_config_model_precision(cfg)),
+                         .dt_s = run->prop.dt_s,
+                         .model_precision =
+                             rtm_precision_name(rtm_config_model_precision(&run->cfg)),
                          .timings = timings,
                          .timing_count = 4,
                          .mcells_per_s = mcells,
-                         .output_path = h5_path};
-  RTM_TRY(rtm_app_write_report(json_path, &report, &grid, &prop.ledger));
-  if (!quiet) {
-    rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", t_end - t0, propagate_s,
-                 mcells);
-    rtm_log_info("wrote %s and %s", h5_path, json_path);
+                         .output_path = run->h5_path};
+  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->grid, &run->prop.ledger));
+  if (!run->quiet) {
+    rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,
+                 propagate_s, mcells);
+    rtm_log_info("wrote %s and %s", run->h5_path, run->json_path);
   }
 fail:
-  if (output) rtm_output_close(output, 0);
-  rtm_propagator_destroy(&prop);
-  rtm_model_release(&model);
-  free(traces);
-  free(resampled);
-  free(dry_in);
-  free(dry_out);
-  free(field);
-  free(config_text);
-  free(cfg);
+  return status;
+}
+
+int rtm_cmd_model(int argc, char **argv) {
+  if (wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  int status = RTM_OK;
+  model_run_t *run = calloc(1, sizeof *run);
+  if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->start_s = rtm_wall_seconds();
+  RTM_TRY(set_up_propagator(run, argc, argv));
+  RTM_TRY(plan_trace_sampling(run));
+  RTM_TRY(open_output(run));
+  RTM_TRY(propagate(run));
+  RTM_TRY(check_final_wavefield(run));
+  RTM_TRY(write_traces(run));
+  RTM_TRY(close_output(run));
+  RTM_TRY(write_report(run));
+fail:
+  if (run) {
+    free(run->field);
+    if (run->output) rtm_output_close(run->output, 0);
+    free(run->config_text);
+    rtm_propagator_destroy(&run->prop);
+    rtm_model_release(&run->model);
+    free(run);
+  }
   return rtm_status_exit_code(status);
 }

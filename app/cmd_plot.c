@@ -159,95 +159,131 @@ static void default_output(const plot_args_t *a, int rank, long index, char axis
   snprintf(out, size, "%s.%s%s.png", stem, name, suffix);
 }
 
-int rtm_cmd_plot(int argc, char **argv) {
-  int status = RTM_OK, help = 0, rank = 0, width = 0, height = 0;
-  size_t dims[4];
+/* One plot: the arguments, the dataset's shape, the snapshot and plane chosen, the image. */
+typedef struct {
   plot_args_t a;
-  rtm_dataset_t data = {0};
-  float *image = NULL;
-  char out[2048], title[2048], where[96] = "";
-  long index = -1, plane = -1;
-  char axis = 0;
-  double clip = 0.0;
+  int rank;
+  size_t dims[4];
+  long index; /* the snapshot shown; -1: not a snapshot series */
+  char axis;  /* the plane shown: axis=plane; 0 and -1: a gather */
+  long plane;
+  rtm_dataset_t data;
+  float *image;
+  int width, height;
+  char where[96]; /* the title's snapshot and plane */
+} plot_t;
 
-  RTM_TRY(parse_args(argc, argv, &a, &help));
-  if (help) {
-    usage(stdout);
-    return 0;
-  }
-  status = rtm_io_dataset_shape(a.file, a.dataset, &rank, dims);
+/* The dataset's shape, refused where it does not fit the options given. */
+static int read_shape(plot_t *p) {
+  int status = rtm_io_dataset_shape(p->a.file, p->a.dataset, &p->rank, p->dims);
   if (status != RTM_OK) {
-    hint_datasets(a.file);
+    hint_datasets(p->a.file);
     goto fail;
   }
-  if (rank < 2)
+  if (p->rank < 2)
     RTM_FAIL(RTM_ERR_USAGE,
              "plot: %s in %s has rank %d: need a gather [nrec][nt], a volume "
              "[nz][ny][nx] or snapshots [nsnap][nz][ny][nx]",
-             a.dataset, a.file, rank);
-  if (rank < 4 && a.index >= 0)
+             p->a.dataset, p->a.file, p->rank);
+  if (p->rank < 4 && p->a.index >= 0)
     RTM_FAIL(RTM_ERR_USAGE,
              "plot: --index applies to snapshot series [nsnap][nz][ny][nx]; %s "
              "has rank %d",
-             a.dataset, rank);
-  if (rank == 2 && a.axis)
+             p->a.dataset, p->rank);
+  if (p->rank == 2 && p->a.axis)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --slice applies to volumes; %s is a gather [nrec][nt]",
-             a.dataset);
+             p->a.dataset);
+fail:
+  return status;
+}
 
-  if (rank == 4) {
-    index = a.index >= 0 ? a.index : (long)dims[0] - 1;
-    if ((size_t)index >= dims[0])
+/* One plane of a volume, or of snapshot p->index of a series. */
+static int read_slice(plot_t *p) {
+  int status = RTM_OK;
+  const plot_args_t *a = &p->a;
+  if (p->rank == 4) {
+    p->index = a->index >= 0 ? a->index : (long)p->dims[0] - 1;
+    if ((size_t)p->index >= p->dims[0])
       RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld is out of range: %s has %zu snapshots (0..%zu)",
-               index, a.dataset, dims[0], dims[0] - 1);
+               p->index, a->dataset, p->dims[0], p->dims[0] - 1);
   }
-  if (rank >= 3) {
-    const size_t *volume = dims + (rank == 4);
-    axis = a.axis ? a.axis : 'z';
-    size_t extent = volume[axis == 'z' ? 0 : axis == 'y' ? 1 : 2];
-    plane = a.axis ? a.plane : (long)(volume[0] / 2);
-    if (plane < 0 || (size_t)plane >= extent)
-      RTM_FAIL(RTM_ERR_USAGE,
-               "plot: --slice %c=%ld is out of range: %s has n%c = %zu (%c = 0..%zu)", axis, plane,
-               a.dataset, axis, extent, axis, extent - 1);
-    if (rank == 4)
-      RTM_TRY(rtm_io_read_dataset_entry(a.file, a.dataset, (size_t)index, &data));
-    else
-      RTM_TRY(rtm_io_read_dataset(a.file, a.dataset, &data));
-    image = malloc(volume[0] * volume[1] * volume[2] / extent * sizeof *image);
-    if (!image) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a slice of %s", a.dataset);
-    extract_slice(data.data, volume, axis, (size_t)plane, image, &width, &height);
-    if (rank == 4)
-      snprintf(where, sizeof where, "[%ld] %c=%ld", index, axis, plane);
-    else
-      snprintf(where, sizeof where, " %c=%ld", axis, plane);
-  } else {
-    /* [nrec][nt] -> one column per receiver, time running down the rows */
-    RTM_TRY(rtm_io_read_dataset(a.file, a.dataset, &data));
-    const size_t nrec = dims[0], nt = dims[1];
-    image = malloc(nrec * nt * sizeof *image);
-    if (!image) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %s", a.dataset);
-    for (size_t t = 0; t < nt; ++t)
-      for (size_t r = 0; r < nrec; ++r)
-        image[t * nrec + r] = data.data[r * nt + t];
-    width = (int)nrec;
-    height = (int)nt;
-  }
-
-  RTM_TRY(rtm_png_clip_value(image, (size_t)width * (size_t)height, a.clip_percentile, &clip));
-  if (a.out)
-    snprintf(out, sizeof out, "%s", a.out);
+  const size_t *volume = p->dims + (p->rank == 4);
+  p->axis = a->axis ? a->axis : 'z';
+  size_t extent = volume[p->axis == 'z' ? 0 : p->axis == 'y' ? 1 : 2];
+  p->plane = a->axis ? a->plane : (long)(volume[0] / 2);
+  if (p->plane < 0 || (size_t)p->plane >= extent)
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --slice %c=%ld is out of range: %s has n%c = %zu (%c = 0..%zu)",
+             p->axis, p->plane, a->dataset, p->axis, extent, p->axis, extent - 1);
+  if (p->rank == 4)
+    RTM_TRY(rtm_io_read_dataset_entry(a->file, a->dataset, (size_t)p->index, &p->data));
   else
-    default_output(&a, rank, index, axis, plane, out, sizeof out);
-  snprintf(title, sizeof title, "%s %s%s (clip \xc2\xb1%.3g)", a.file, a.dataset, where, clip);
-  status = rtm_png_write(out, image, width, height, a.clip_percentile, title);
+    RTM_TRY(rtm_io_read_dataset(a->file, a->dataset, &p->data));
+  p->image = malloc(volume[0] * volume[1] * volume[2] / extent * sizeof *p->image);
+  if (!p->image) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a slice of %s", a->dataset);
+  extract_slice(p->data.data, volume, p->axis, (size_t)p->plane, p->image, &p->width, &p->height);
+  if (p->rank == 4)
+    snprintf(p->where, sizeof p->where, "[%ld] %c=%ld", p->index, p->axis, p->plane);
+  else
+    snprintf(p->where, sizeof p->where, " %c=%ld", p->axis, p->plane);
+fail:
+  return status;
+}
+
+/* [nrec][nt] -> one column per receiver, time running down the rows */
+static int read_gather(plot_t *p) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_io_read_dataset(p->a.file, p->a.dataset, &p->data));
+  const size_t nrec = p->dims[0], nt = p->dims[1];
+  p->image = malloc(nrec * nt * sizeof *p->image);
+  if (!p->image) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %s", p->a.dataset);
+  for (size_t t = 0; t < nt; ++t)
+    for (size_t r = 0; r < nrec; ++r)
+      p->image[t * nrec + r] = p->data.data[r * nt + t];
+  p->width = (int)nrec;
+  p->height = (int)nt;
+fail:
+  return status;
+}
+
+static int write_png(const plot_t *p) {
+  int status = RTM_OK;
+  const plot_args_t *a = &p->a;
+  char out[2048], title[2048];
+  double clip = 0.0;
+  RTM_TRY(rtm_png_clip_value(p->image, (size_t)p->width * (size_t)p->height, a->clip_percentile,
+                             &clip));
+  if (a->out)
+    snprintf(out, sizeof out, "%s", a->out);
+  else
+    default_output(a, p->rank, p->index, p->axis, p->plane, out, sizeof out);
+  snprintf(title, sizeof title, "%s %s%s (clip \xc2\xb1%.3g)", a->file, a->dataset, p->where, clip);
+  status = rtm_png_write(out, p->image, p->width, p->height, a->clip_percentile, title);
   if (status != RTM_OK) {
     status = RTM_ERR_IO; /* a failed write is a run-time failure (exit 1) */
     goto fail;
   }
-  printf("wrote %s (%d x %d, clip \xc2\xb1%.3g at the %g percentile of |value|)\n", out, width,
-         height, clip, a.clip_percentile);
+  printf("wrote %s (%d x %d, clip \xc2\xb1%.3g at the %g percentile of |value|)\n", out, p->width,
+         p->height, clip, a->clip_percentile);
 fail:
-  free(image);
-  rtm_dataset_release(&data);
+  return status;
+}
+
+int rtm_cmd_plot(int argc, char **argv) {
+  int status = RTM_OK, help = 0;
+  plot_t p;
+  memset(&p, 0, sizeof p);
+  p.index = -1;
+  p.plane = -1;
+  RTM_TRY(parse_args(argc, argv, &p.a, &help));
+  if (help) {
+    usage(stdout);
+    return 0;
+  }
+  RTM_TRY(read_shape(&p));
+  RTM_TRY(p.rank >= 3 ? read_slice(&p) : read_gather(&p));
+  RTM_TRY(write_png(&p));
+fail:
+  free(p.image);
+  rtm_dataset_release(&p.data);
   return rtm_status_exit_code(status);
 }

@@ -178,29 +178,26 @@ static int split_names(const char *list, char ***names, int *count) {
   return RTM_OK;
 }
 
-int rtm_cmd_validate(int argc, char **argv) {
-  int status = RTM_OK;
-  const char *paths[2] = {NULL, NULL}, *dataset_list = NULL;
-  int path_count = 0, name_count = 0;
-  char **names = NULL, **run_names = NULL;
-  int run_count = 0;
-  validate_t v = {1e-5, NAN, 0, 0};
-
+/* RUN.h5, REFERENCE.h5 and the options; *help when --help is asked. */
+static int parse_args(int argc, char **argv, const char *paths[2], const char **dataset_list,
+                      validate_t *v, int *help) {
+  int status = RTM_OK, path_count = 0;
+  *help = 0;
   for (int i = 1; i < argc; ++i) {
     int matched;
     const char *value;
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(stdout);
-      return 0;
+      *help = 1;
+      return RTM_OK;
     }
     if ((value = option_value(argc, argv, &i, "--rtol", &matched)) || matched) {
-      RTM_TRY(parse_tolerance("--rtol", value, &v.rtol));
+      RTM_TRY(parse_tolerance("--rtol", value, &v->rtol));
     } else if ((value = option_value(argc, argv, &i, "--atol", &matched)) || matched) {
-      RTM_TRY(parse_tolerance("--atol", value, &v.atol));
+      RTM_TRY(parse_tolerance("--atol", value, &v->atol));
     } else if ((value = option_value(argc, argv, &i, "--datasets", &matched)) || matched) {
       if (!value || !value[0])
         RTM_FAIL(RTM_ERR_USAGE, "validate: --datasets needs a comma-separated list of names");
-      dataset_list = value;
+      *dataset_list = value;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       RTM_FAIL(RTM_ERR_USAGE, "validate: unknown option '%s' (see 'rtm3d validate --help')",
                argv[i]);
@@ -213,6 +210,23 @@ int rtm_cmd_validate(int argc, char **argv) {
   }
   if (path_count < 2)
     RTM_FAIL(RTM_ERR_USAGE, "validate: need RUN.h5 and REFERENCE.h5 (see 'rtm3d validate --help')");
+fail:
+  return status;
+}
+
+int rtm_cmd_validate(int argc, char **argv) {
+  int status = RTM_OK, help = 0;
+  const char *paths[2] = {NULL, NULL}, *dataset_list = NULL;
+  int name_count = 0;
+  char **names = NULL, **run_names = NULL;
+  int run_count = 0;
+  validate_t v = {1e-5, NAN, 0, 0};
+
+  RTM_TRY(parse_args(argc, argv, paths, &dataset_list, &v, &help));
+  if (help) {
+    usage(stdout);
+    return 0;
+  }
   const char *run_path = paths[0], *ref_path = paths[1];
 
   /* Both files must open before anything is compared: an unreadable file is exit 2. */
