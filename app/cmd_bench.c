@@ -544,9 +544,7 @@ static void print_preamble(const bench_t *b, const char *device) {
          "grid        %d x %d x %d, %s, coefficients %s, %d B/cell counted, %d warm-up + %d timed "
          "steps (median of %d windows)\n",
          device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2],
-         cfg->physics.equation == RTM_EQUATION_TTI   ? "tti"
-         : cfg->physics.equation == RTM_EQUATION_VTI ? "vti"
-                                                     : "iso",
+         rtm_equation_name(cfg->physics.equation),
          rtm_precision_name(rtm_config_model_precision(cfg)), bytes_per_cell(cfg),
          cfg->bench.warmup_steps, cfg->bench.steps, WINDOWS);
 }

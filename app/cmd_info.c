@@ -22,7 +22,9 @@
 #endif
 
 #ifdef RTM3D_HAVE_CUDA
-static const char *yes_no(int flag) { return flag ? "yes" : "no"; }
+static const char *yes_no(int flag) {
+  return flag ? "yes" : "no";
+}
 
 static int driver_attribute(CUdevice device, CUdevice_attribute attribute) {
   int value = 0;
@@ -60,8 +62,9 @@ static void print_devices(void) {
     printf("GPU %d:       %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB\n", d, prop.name, cc_major,
            cc_minor, prop.multiProcessorCount, prop.totalGlobalMem / (1024.0 * 1024 * 1024),
            prop.l2CacheSize / (1024.0 * 1024));
-    printf("  VMM (cuMemCreate/cuMemMap):     %s\n",
-           yes_no(driver_attribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)));
+    printf(
+        "  VMM (cuMemCreate/cuMemMap):     %s\n",
+        yes_no(driver_attribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)));
     printf("  generic compression:            %s\n",
            yes_no(driver_attribute(device, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED)));
     printf("  TMA (bulk tensor copies):       %s\n", yes_no(cc_major >= 9 && has_encoder));
@@ -92,11 +95,6 @@ int rtm_cmd_info(int argc, char **argv) {
 #else
   printf("build:       CUDA off");
 #endif
-#ifdef RTM3D_HAVE_MPI
-  printf(", MPI on");
-#else
-  printf(", MPI off");
-#endif
 #ifdef _OPENMP
   printf(", OpenMP on (%d threads)", omp_get_max_threads());
 #else
@@ -109,8 +107,8 @@ int rtm_cmd_info(int argc, char **argv) {
     const rtm_mem_strategy_t *s = rtm_mem_at(i);
     char why[256] = "";
     int usable = !s->probe || s->probe(0, why, sizeof why) == RTM_OK;
-    printf("%s%s%s%s%s", i ? "\n             " : "", s->name, usable ? "" : " (unavailable: ",
-           usable ? "" : why, usable ? "" : ")");
+    printf("%s%s%s%s%s", i ? "\n             " : "", s->name,
+           usable ? "" : " (unavailable: ", usable ? "" : why, usable ? "" : ")");
   }
   printf("\n");
 #ifdef RTM3D_HAVE_CUDA

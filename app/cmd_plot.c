@@ -15,7 +15,7 @@ static void usage(FILE *out) {
           "Writes a PNG of DATASET in a red (positive) - white (zero) - blue (negative)\n"
           "colormap that saturates at the PCT percentile of |value|:\n"
           "  snapshots [nsnap][nz][ny][nx]  snapshot K (default the last), one slice\n"
-          "  volumes [nz][ny][nx]           (/image, /illumination, model /vp) one slice\n"
+          "  volumes [nz][ny][nx]           (a model file's /vp, /epsilon, ...) one slice\n"
           "  gathers [nrec][nt]             (/traces/p) receivers across, time downward\n\n"
           "  --index K        snapshot index, 0 .. nsnap-1 (default nsnap-1)\n"
           "  --slice a=N      plane to show: z=N (map view, default z = nz/2), y=N or x=N\n"
@@ -24,7 +24,7 @@ static void usage(FILE *out) {
           "  -o OUT.png       output (default: beside FILE, e.g. run.snapshots_p.k3.z50.png)\n"
           "  --help           this text\n\n"
           "Datasets in a file: the names 'rtm3d validate' compares, e.g. /snapshots/p,\n"
-          "/traces/p, /image. Exit status: 0 written, 1 write failure, 2 usage or input error.\n");
+          "/traces/p, /vp. Exit status: 0 written, 1 write failure, 2 usage or input error.\n");
 }
 
 typedef struct {

@@ -195,7 +195,7 @@ static int list_group(hid_t file, const char *path, const char *group_name, name
                  RTM_ERR_INPUT, "%s: listing %s", path, group_name);
     if ((size_t)length >= sizeof name) continue; /* no name of ours is this long */
     if (strcmp(group_name, "/traces") == 0 && strcmp(name, "receivers") == 0) continue;
-    snprintf(full, sizeof full, "%s/%s", group_name, name);
+    snprintf(full, sizeof full, "%s/%s", strcmp(group_name, "/") == 0 ? "" : group_name, name);
     if (is_numeric_dataset(file, full) && add_name(list, full) != RTM_OK)
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory listing %s", path);
   }
@@ -213,10 +213,7 @@ int rtm_io_list_datasets(const char *path, char ***names, int *count) {
   RTM_TRY(rtm_h5_open_read(path, "file", &file));
   RTM_TRY(list_group(file, path, "/snapshots", &list));
   RTM_TRY(list_group(file, path, "/traces", &list));
-  static const char *const volumes[] = {"/image", "/illumination"};
-  for (size_t i = 0; i < sizeof volumes / sizeof volumes[0]; ++i)
-    if (is_numeric_dataset(file, volumes[i]) && add_name(&list, volumes[i]) != RTM_OK)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory listing %s", path);
+  RTM_TRY(list_group(file, path, "/", &list)); /* volumes at the root: a model's /vp, ... */
   *names = list.names;
   *count = list.count;
   list.names = NULL;

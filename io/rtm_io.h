@@ -144,8 +144,8 @@ int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t d
 int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
                               rtm_dataset_t *dataset);
 void rtm_dataset_release(rtm_dataset_t *dataset);
-/* Names of the float datasets under /snapshots, /traces (not receivers), /image,
- * /illumination; malloc'd array of malloc'd strings. */
+/* Names of the numeric datasets under /snapshots, under /traces (not receivers) and at the
+ * root (a model file's /vp, ...), in that order; malloc'd array of malloc'd strings. */
 int rtm_io_list_datasets(const char *path, char ***names, int *count);
 
 /* ---- comparison ---- */
