@@ -11,6 +11,7 @@
 #include "config_test_util.h"
 #include "rtm_config.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 /* Decimal text in a deck parses to the nearest double, and the same text in the assertion
  * compiles to that same double, so doubles compare exactly. */
@@ -358,19 +359,11 @@ static void test_unknown_section_reported_once(void **state) {
   assert_int_equal(lines, 1);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_good_deck_every_type),
-      cmocka_unit_test(test_partial_deck_keeps_defaults),
-      cmocka_unit_test(test_line_ends_bom_and_long_lines),
-      cmocka_unit_test(test_echo_round_trip),
-      cmocka_unit_test(test_missing_file),
-      cmocka_unit_test(test_directory_is_not_a_deck),
-      cmocka_unit_test(test_bad_decks_for_the_cli),
-      cmocka_unit_test(test_bad_values),
-      cmocka_unit_test(test_bad_ranges),
-      cmocka_unit_test(test_bad_syntax),
-      cmocka_unit_test(test_unknown_section_reported_once),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_good_deck_every_type),
+              cmocka_unit_test(test_partial_deck_keeps_defaults),
+              cmocka_unit_test(test_line_ends_bom_and_long_lines),
+              cmocka_unit_test(test_echo_round_trip), cmocka_unit_test(test_missing_file),
+              cmocka_unit_test(test_directory_is_not_a_deck),
+              cmocka_unit_test(test_bad_decks_for_the_cli), cmocka_unit_test(test_bad_values),
+              cmocka_unit_test(test_bad_ranges), cmocka_unit_test(test_bad_syntax),
+              cmocka_unit_test(test_unknown_section_reported_once))

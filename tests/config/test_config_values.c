@@ -11,6 +11,7 @@
 #include "config_test_util.h"
 #include "rtm_config.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 /* Sections stay contiguous (the echo prints each header once), keys are unique, each field
  * is filled by one row only, and sizes fit the type. */
@@ -461,18 +462,9 @@ static void test_print_schema(void **state) {
   free(text);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_schema_is_consistent),
-      cmocka_unit_test(test_every_default_parses),
-      cmocka_unit_test(test_defaults),
-      cmocka_unit_test(test_set_lands_in_named_fields),
-      cmocka_unit_test(test_set_forms),
-      cmocka_unit_test(test_set_errors),
-      cmocka_unit_test(test_auto_values),
-      cmocka_unit_test(test_strategy_for),
-      cmocka_unit_test(test_validate),
-      cmocka_unit_test(test_print_schema),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_schema_is_consistent),
+              cmocka_unit_test(test_every_default_parses), cmocka_unit_test(test_defaults),
+              cmocka_unit_test(test_set_lands_in_named_fields), cmocka_unit_test(test_set_forms),
+              cmocka_unit_test(test_set_errors), cmocka_unit_test(test_auto_values),
+              cmocka_unit_test(test_strategy_for), cmocka_unit_test(test_validate),
+              cmocka_unit_test(test_print_schema))

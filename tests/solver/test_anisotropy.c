@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -23,13 +22,10 @@
 #include "rtm_io.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 static const double pi = 3.14159265358979323846;
 static const char *model_path = "test_anisotropy_model.h5";
-
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
 
 /* ---- the plane-wave matrix ---- */
 /* Eigenvalues of M(a, b) (rtm_anisotropy.h) for vpz = 1: a = k_n^2, b = k_perp^2 symbols. */
@@ -88,8 +84,9 @@ static void test_conditioning(void **unused) {
   double worst = 0.0;
   int conditioned = 0;
   for (int trial = 0; trial < 20000; ++trial) {
-    const double epsilon = uniform(-0.49, 2.0), sigma = exp(uniform(log(0.05), log(5.0)));
-    rtm_fdf_condition(epsilon, uniform(-0.49, 2.0), sigma, &delta, &ratio, &dl, &vl);
+    const double epsilon = rtm_test_rand_uniform(-0.49, 2.0),
+                 sigma = exp(rtm_test_rand_uniform(log(0.05), log(5.0)));
+    rtm_fdf_condition(epsilon, rtm_test_rand_uniform(-0.49, 2.0), sigma, &delta, &ratio, &dl, &vl);
     conditioned += dl || vl;
     scan_directions(epsilon, delta, ratio, &min_disc, &min_lambda, &max_lambda);
     const double fastest = fmax(1.0, 1.0 + 2.0 * epsilon);
@@ -478,8 +475,8 @@ static void test_smoothing(void **unused) {
 
   /* random tilt from cell to cell: the smoothed field is much less rough */
   for (size_t i = 0; i < cells; ++i) {
-    c.model.theta_deg[i] = (float)uniform(-60.0, 60.0);
-    c.model.phi_deg[i] = (float)uniform(0.0, 360.0);
+    c.model.theta_deg[i] = (float)rtm_test_rand_uniform(-60.0, 60.0);
+    c.model.phi_deg[i] = (float)rtm_test_rand_uniform(0.0, 360.0);
   }
   c.cfg.physics.smooth_angles_cells = 0;
   assert_int_equal(rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &raw), RTM_OK);
@@ -504,16 +501,7 @@ static void test_smoothing(void **unused) {
   rtm_model_release(&c.model);
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_conditioning),
-      cmocka_unit_test(test_von_neumann_at_the_limit),
-      cmocka_unit_test(test_prepare_warns_and_repairs),
-      cmocka_unit_test(test_bad_parameters),
-      cmocka_unit_test(test_smoothing),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_conditioning),
+                     cmocka_unit_test(test_von_neumann_at_the_limit),
+                     cmocka_unit_test(test_prepare_warns_and_repairs),
+                     cmocka_unit_test(test_bad_parameters), cmocka_unit_test(test_smoothing))

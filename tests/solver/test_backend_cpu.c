@@ -10,19 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "point_sample.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 enum { SOURCES = 2, RECEIVERS = 3 };
-
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
 
 /* A random heterogeneous problem on a grid of the z-range [z_offset, z_offset + nz_local)
  * of a volume n. */
@@ -53,7 +49,7 @@ static void problem_make(problem_t *pb, const int n[3], int z_offset, int nz_loc
   pb->model.vp = malloc(pb->cells * sizeof(float));
   assert_non_null(pb->model.vp);
   for (size_t i = 0; i < pb->cells; ++i)
-    pb->model.vp[i] = (float)uniform(1500.0, 3000.0);
+    pb->model.vp[i] = (float)rtm_test_rand_uniform(1500.0, 3000.0);
   assert_int_equal(rtm_model_update_range(&pb->model, &pb->grid), RTM_OK);
   pb->cfg.physics.equation = RTM_EQUATION_ISO;
   pb->dt = 0.9 * rtm_stable_dt(pb->model.vp_max, spacing);
@@ -72,7 +68,7 @@ static void problem_make(problem_t *pb, const int n[3], int z_offset, int nz_loc
         lo = fmax(lo, z_offset - 1.0);
         hi = fmin(hi, z_offset + nz_local + 0.0);
       }
-      position[3 * p + a] = origin[a] + uniform(lo, hi) * spacing[a];
+      position[3 * p + a] = origin[a] + rtm_test_rand_uniform(lo, hi) * spacing[a];
     }
   assert_int_equal(rtm_points_init(&pb->sources, &pb->grid, position, SOURCES, "source"), RTM_OK);
   assert_int_equal(
@@ -81,7 +77,7 @@ static void problem_make(problem_t *pb, const int n[3], int z_offset, int nz_loc
   pb->wavelets = malloc((size_t)SOURCES * pb->steps * sizeof(float));
   assert_non_null(pb->wavelets);
   for (int i = 0; i < SOURCES * pb->steps; ++i)
-    pb->wavelets[i] = (float)uniform(-1.0, 1.0);
+    pb->wavelets[i] = (float)rtm_test_rand_uniform(-1.0, 1.0);
 }
 
 static void problem_release(problem_t *pb) {
@@ -114,7 +110,7 @@ static float *random_field(size_t cells) {
   float *f = malloc(cells * sizeof(float));
   assert_non_null(f);
   for (size_t i = 0; i < cells; ++i)
-    f[i] = (float)uniform(-1.0, 1.0);
+    f[i] = (float)rtm_test_rand_uniform(-1.0, 1.0);
   return f;
 }
 
@@ -418,16 +414,8 @@ static void test_registry_and_equations(void **unused) {
   problem_release(&pb);
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_step_is_the_equation),
-      cmocka_unit_test(test_forward_then_backward_restores),
-      cmocka_unit_test(test_split_equals_all),
-      cmocka_unit_test(test_field_round_trip),
-      cmocka_unit_test(test_registry_and_equations),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_step_is_the_equation),
+                     cmocka_unit_test(test_forward_then_backward_restores),
+                     cmocka_unit_test(test_split_equals_all),
+                     cmocka_unit_test(test_field_round_trip),
+                     cmocka_unit_test(test_registry_and_equations))

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -23,14 +22,11 @@
 #include "rtm_status.h"
 #include "rtm_test_capture.h"
 #include "rtm_test_compare.h"
+#include "rtm_test_main.h"
 
 enum { SOURCES = 2, RECEIVERS = 3 };
 static const unsigned p_and_q = RTM_FIELD_BIT(RTM_FIELD_P) | RTM_FIELD_BIT(RTM_FIELD_Q);
 static const double degrees = 3.14159265358979323846 / 180.0;
-
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
 
 typedef struct {
   rtm_grid_t grid;
@@ -49,7 +45,7 @@ static float *random_array(size_t cells, double lo, double hi) {
   float *a = malloc(cells * sizeof(float));
   assert_non_null(a);
   for (size_t i = 0; i < cells; ++i)
-    a[i] = (float)uniform(lo, hi);
+    a[i] = (float)rtm_test_rand_uniform(lo, hi);
   return a;
 }
 
@@ -70,7 +66,7 @@ static void problem_make(problem_t *pb, rtm_equation_t equation, const int n[3],
   pb->model.delta = malloc(pb->cells * sizeof(float));
   assert_non_null(pb->model.delta);
   for (size_t i = 0; i < pb->cells; ++i)
-    pb->model.delta[i] = (float)uniform(-0.05, pb->model.epsilon[i] - 0.02);
+    pb->model.delta[i] = (float)rtm_test_rand_uniform(-0.05, pb->model.epsilon[i] - 0.02);
   if (equation == RTM_EQUATION_TTI) {
     pb->model.theta_deg = random_array(pb->cells, -70.0, 70.0);
     pb->model.phi_deg = random_array(pb->cells, 0.0, 360.0);
@@ -94,7 +90,7 @@ static void problem_make(problem_t *pb, rtm_equation_t equation, const int n[3],
         lo = fmax(lo, z_offset - 1.0);
         hi = fmin(hi, z_offset + nz_local + 0.0);
       }
-      position[3 * p + a] = origin[a] + uniform(lo, hi) * spacing[a];
+      position[3 * p + a] = origin[a] + rtm_test_rand_uniform(lo, hi) * spacing[a];
     }
   assert_int_equal(rtm_points_init(&pb->sources, &pb->grid, position, SOURCES, "source"), RTM_OK);
   assert_int_equal(
@@ -598,16 +594,8 @@ static void test_receivers_record_p_and_q(void **unused) {
   problem_release(&pb);
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_step_is_the_equation),
-      cmocka_unit_test(test_forward_then_backward_restores),
-      cmocka_unit_test(test_split_equals_all),
-      cmocka_unit_test(test_fields_and_ledger),
-      cmocka_unit_test(test_receivers_record_p_and_q),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_step_is_the_equation),
+                     cmocka_unit_test(test_forward_then_backward_restores),
+                     cmocka_unit_test(test_split_equals_all),
+                     cmocka_unit_test(test_fields_and_ledger),
+                     cmocka_unit_test(test_receivers_record_p_and_q))

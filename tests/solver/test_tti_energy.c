@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "tti_helper.h"
 
 enum { N = 48, STEPS = 5000, EVERY = 250 };
@@ -89,9 +90,4 @@ static void test_long_run_stays_bounded(void **unused) {
   tti_run_release(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_long_run_stays_bounded),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_long_run_stays_bounded))

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "tti_helper.h"
 
 enum { NX = 40, NY = 36, NZ = 32, STEPS = 200, RECEIVERS = 4 };
@@ -109,9 +110,4 @@ static void test_zero_anisotropy_is_iso(void **unused) {
   free(iso.traces);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_zero_anisotropy_is_iso),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_zero_anisotropy_is_iso))

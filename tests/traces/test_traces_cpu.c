@@ -14,6 +14,7 @@
 #include "rtm_test_capture.h"
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "rtm_traces.h"
 #include "traces_test_util.h"
 
@@ -153,7 +154,10 @@ static void test_derivative_and_shift(void **state) {
   rtm_traces_output_t out[4] = {
       {.length = 2000, .dt_s = 0.5e-3, .derivative = 1},
       {.length = 500, .dt_s = 2e-3, .shift_s = rtm_test_uniform(&rng, 0.001, 0.05)},
-      {.length = 800, .dt_s = 1.25e-3, .derivative = 1, .shift_s = -rtm_test_uniform(&rng, 0.1, 0.3)},
+      {.length = 800,
+       .dt_s = 1.25e-3,
+       .derivative = 1,
+       .shift_s = -rtm_test_uniform(&rng, 0.1, 0.3)},
       {.length = 1000, .dt_s = 1e-3, .shift_s = rtm_test_uniform(&rng, 1.2, 2.5)}};
   rtm_traces_desc_t d = cpu_desc(2, 1000, 1e-3, out, 4);
   /* Tones from 20 Hz: the derivative lifts float rounding noise near the 450 Hz cut-off by
@@ -438,17 +442,8 @@ static void test_cpu_has_no_graph(void **state) {
   rtm_traces_plan_destroy(plan);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_periodic_resampled_to_five_outputs),
-      cmocka_unit_test(test_ricker_resampled),
-      cmocka_unit_test(test_derivative_and_shift),
-      cmocka_unit_test(test_band_pass),
-      cmocka_unit_test(test_stats_and_normalisation),
-      cmocka_unit_test(test_resample_convenience),
-      cmocka_unit_test(test_update),
-      cmocka_unit_test(test_bad_input),
-      cmocka_unit_test(test_cpu_has_no_graph),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_periodic_resampled_to_five_outputs),
+              cmocka_unit_test(test_ricker_resampled), cmocka_unit_test(test_derivative_and_shift),
+              cmocka_unit_test(test_band_pass), cmocka_unit_test(test_stats_and_normalisation),
+              cmocka_unit_test(test_resample_convenience), cmocka_unit_test(test_update),
+              cmocka_unit_test(test_bad_input), cmocka_unit_test(test_cpu_has_no_graph))
