@@ -32,22 +32,21 @@ static const double h_m = 10.0, frequency_hz = 15.0;
  * and an azimuth turning across x, with a few degrees of noise. */
 static void heterogeneous_model(tti_run_t *r, rtm_test_rng_t *rng) {
   const int *n = r->grid.n;
-  for (int iz = 0; iz < n[2]; ++iz)
-    for (int iy = 0; iy < n[1]; ++iy)
-      for (int ix = 0; ix < n[0]; ++ix) {
-        const size_t i = ((size_t)iz * n[1] + iy) * n[0] + ix;
-        const double v = 1800.0 + 30.0 * iz + (iz > n[2] / 2 ? 600.0 : 0.0) + 8.0 * ix;
-        r->model.vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * rtm_test_uniform(rng, 0.0, 1.0) - 1.0)));
-        r->model.epsilon[i] =
-            (float)(0.05 + 0.25 * ix / (double)n[0] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
-        r->model.delta[i] =
-            (float)(-0.05 + 0.2 * iy / (double)n[1] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
-        if (!r->model.theta_deg) continue;
-        r->model.theta_deg[i] =
-            (float)(60.0 * iz / (double)n[2] + 4.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
-        r->model.phi_deg[i] = (float)(-150.0 + 300.0 * ix / (double)n[0] +
-                                      6.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
-      }
+  for (size_t i = 0; i < r->cells; ++i) {
+    int ix, iy, iz;
+    tti_run_cell(r, i, &ix, &iy, &iz);
+    const double v = 1800.0 + 30.0 * iz + (iz > n[2] / 2 ? 600.0 : 0.0) + 8.0 * ix;
+    r->model.vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * rtm_test_uniform(rng, 0.0, 1.0) - 1.0)));
+    r->model.epsilon[i] =
+        (float)(0.05 + 0.25 * ix / (double)n[0] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+    r->model.delta[i] =
+        (float)(-0.05 + 0.2 * iy / (double)n[1] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+    if (!r->model.theta_deg) continue;
+    r->model.theta_deg[i] =
+        (float)(60.0 * iz / (double)n[2] + 4.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
+    r->model.phi_deg[i] =
+        (float)(-150.0 + 300.0 * ix / (double)n[0] + 6.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
+  }
 }
 
 /* fp32: the reference's floats; fp16: those rounded to the nearest binary16, i.e. exact

@@ -118,23 +118,16 @@ static void test_explicit_dt(void **unused) {
   assert_true(dt == s.cfg.time.dt_s);
 
   s.cfg.time.dt_s = 1.01 * limit;
-  char text[RTM_TEST_CAPTURE_MAX];
   capture_t c;
-  capture_begin(&c);
-  int status = rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt);
-  snprintf(text, sizeof text, "%s", capture_end(&c));
-  assert_int_equal(status, RTM_ERR_CONFIG);
-  assert_non_null(strstr(text, "time.dt"));
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
+  assert_non_null(strstr(c.text, "time.dt"));
 
   /* cfl above the limit 0.4529 */
   s.cfg.time.dt_s = NAN;
   s.cfg.time.cfl = 0.46;
-  capture_begin(&c);
-  status = rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt);
-  snprintf(text, sizeof text, "%s", capture_end(&c));
-  assert_int_equal(status, RTM_ERR_CONFIG);
-  assert_non_null(strstr(text, "time.cfl"));
-  assert_non_null(strstr(text, "0.452"));
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
+  assert_non_null(strstr(c.text, "time.cfl"));
+  assert_non_null(strstr(c.text, "0.452"));
   s.cfg.time.cfl = 0.45;
   assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
   setup_release(&s);
@@ -171,22 +164,17 @@ static void test_sampling_warning(void **unused) {
   const double spacing[3] = {h, 0.5 * h, h};
   setup_t s;
   setup_make(&s, spacing, v, 0.0, RTM_EQUATION_ISO);
-  char text[RTM_TEST_CAPTURE_MAX];
   capture_t c;
   double dt;
 
   s.cfg.source.frequency_hz = v / (2.5 * 5.2 * h); /* 5.2 points */
-  capture_begin(&c);
-  assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
-  snprintf(text, sizeof text, "%s", capture_end(&c));
-  assert_null(strstr(text, "warning"));
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_OK);
+  assert_null(strstr(c.text, "warning"));
 
   s.cfg.source.frequency_hz = v / (2.5 * 4.8 * h); /* 4.8 points */
-  capture_begin(&c);
-  assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
-  snprintf(text, sizeof text, "%s", capture_end(&c));
-  assert_non_null(strstr(text, "warning"));
-  assert_non_null(strstr(text, "points per shortest wavelength"));
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_OK);
+  assert_non_null(strstr(c.text, "warning"));
+  assert_non_null(strstr(c.text, "points per shortest wavelength"));
   setup_release(&s);
 }
 
@@ -217,15 +205,11 @@ static void test_model_range(void **unused) {
     const size_t cell = (size_t)rand() % cells;
     const float keep = model.vp[cell];
     model.vp[cell] = bad[b];
-    char text[RTM_TEST_CAPTURE_MAX];
     capture_t c;
-    capture_begin(&c);
-    int status = rtm_model_update_range(&model, &grid);
-    snprintf(text, sizeof text, "%s", capture_end(&c));
-    assert_int_equal(status, RTM_ERR_INPUT);
+    assert_int_equal(captured(&c, rtm_model_update_range(&model, &grid)), RTM_ERR_INPUT);
     char where[64];
     snprintf(where, sizeof where, "(ix %zu, iy %zu, iz %zu)", cell % 7, cell / 7 % 6, cell / 42);
-    assert_non_null(strstr(text, where));
+    assert_non_null(strstr(c.text, where));
     model.vp[cell] = keep;
   }
   rtm_model_release(&model);
