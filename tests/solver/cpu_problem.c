@@ -130,17 +130,8 @@ void problem_add_sources(const problem_t *pb, int it, double *next, double *magn
     }
 }
 
-void problem_step_whole_and_split(void *whole, void *split) {
-  for (int it = 0; it < 6; ++it) {
-    const rtm_direction_t dir = it < 4 ? RTM_FORWARD : RTM_BACKWARD;
-    const int step = it < 4 ? it : 7 - it; /* forward 0..3, then backward 3, 2 */
-    assert_int_equal(rtm_backend_cpu.step(whole, step, RTM_REGION_ALL, dir), RTM_OK);
-    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_EDGE_PLANES, dir), RTM_OK);
-    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_INTERIOR, dir), RTM_OK);
-  }
-}
-
-void problem_assert_same_field(const problem_t *pb, void *a, void *b, rtm_field_t field) {
+/* Both levels of `field` and its traces are the same in backends `a` and `b`, bit for bit. */
+static void assert_same_field(const problem_t *pb, void *a, void *b, rtm_field_t field) {
   for (int level = 0; level < 2; ++level) {
     float *in_a = problem_read_field(a, field, (rtm_level_t)level, pb->cells);
     float *in_b = problem_read_field(b, field, (rtm_level_t)level, pb->cells);
@@ -154,6 +145,26 @@ void problem_assert_same_field(const problem_t *pb, void *a, void *b, rtm_field_
                       (size_t)PROBLEM_RECEIVERS * (pb->steps + 1) * sizeof(float));
   free(traces_a);
   free(traces_b);
+}
+
+void problem_check_split_equals_whole(const problem_t *pb, void *whole, void *split,
+                                      rtm_field_t last) {
+  for (int it = 0; it < 6; ++it) {
+    const rtm_direction_t dir = it < 4 ? RTM_FORWARD : RTM_BACKWARD;
+    const int step = it < 4 ? it : 7 - it; /* forward 0..3, then backward 3, 2 */
+    assert_int_equal(rtm_backend_cpu.step(whole, step, RTM_REGION_ALL, dir), RTM_OK);
+    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_EDGE_PLANES, dir), RTM_OK);
+    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_INTERIOR, dir), RTM_OK);
+  }
+  for (int field = RTM_FIELD_P; field <= (int)last; ++field)
+    assert_same_field(pb, whole, split, (rtm_field_t)field);
+}
+
+void problem_for_split_ranges(void (*check)(const int n[3], int z_offset, int nz_local),
+                              const int n[3], int middle) {
+  check(n, 0, n[2]);
+  check(n, middle, 12);
+  check(n, n[2] - 6, 6);
 }
 
 float problem_damping_max(const problem_t *pb) {

@@ -63,11 +63,16 @@ double problem_at(const problem_t *pb, const float *dense, long ix, long iy, lon
 void problem_add_sources(const problem_t *pb, int it, double *next, double *magnitude);
 
 /* Steps forward 0..3 then backward 3, 2: `whole` by whole steps, `split` by the edge planes
- * then the interior. */
-void problem_step_whole_and_split(void *whole, void *split);
+ * then the interior. Then the fields p up to `last` hold the same levels and traces in both,
+ * bit for bit. */
+void problem_check_split_equals_whole(const problem_t *pb, void *whole, void *split,
+                                      rtm_field_t last);
 
-/* Both levels of `field` and its traces are the same in backends `a` and `b`, bit for bit. */
-void problem_assert_same_field(const problem_t *pb, void *a, void *b, rtm_field_t field);
+/* Runs check(n, z_offset, nz_local) on the z-ranges that matter to split steps: the whole
+ * volume n (interior planes exist), a middle rank of 12 planes from `middle`, and the last 6
+ * planes (nz_local <= 2R: the edge planes are everything). */
+void problem_for_split_ranges(void (*check)(const int n[3], int z_offset, int nz_local),
+                              const int n[3], int middle);
 
 /* d_max = 3 max(eta dt), the largest damping a cell gets (a corner), asserted below 1: a
  * backward step divides by 1 - d. */

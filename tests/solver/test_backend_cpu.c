@@ -203,8 +203,7 @@ static void check_split(const int n[3], int z_offset, int nz_local) {
     problem_write_field(both[b], RTM_FIELD_P, RTM_LEVEL_CURRENT, p);
     problem_write_field(both[b], RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp);
   }
-  problem_step_whole_and_split(whole, split);
-  problem_assert_same_field(&pb, whole, split, RTM_FIELD_P);
+  problem_check_split_equals_whole(&pb, whole, split, RTM_FIELD_P);
   free(p);
   free(pp);
   rtm_backend_cpu.destroy(whole);
@@ -215,9 +214,7 @@ static void check_split(const int n[3], int z_offset, int nz_local) {
 static void test_split_equals_all(void **unused) {
   (void)unused;
   const int n[3] = {23, 15, 30};
-  check_split(n, 0, n[2]); /* interior planes exist */
-  check_split(n, 11, 12);  /* a middle rank */
-  check_split(n, 24, 6);   /* nz_local <= 2R: edge planes are everything */
+  problem_for_split_ranges(check_split, n, 11); /* z-ranges [0, 30), [11, 23), [24, 30) */
 }
 
 /* ---- fields ---- */

@@ -33,19 +33,18 @@ static const double h_m = 10.0, frequency_hz = 15.0;
 static void heterogeneous_model(tti_run_t *r, rtm_test_rng_t *rng) {
   const int *n = r->grid.n;
   for (size_t i = 0; i < r->cells; ++i) {
-    int ix, iy, iz;
-    tti_run_cell(r, i, &ix, &iy, &iz);
-    const double v = 1800.0 + 30.0 * iz + (iz > n[2] / 2 ? 600.0 : 0.0) + 8.0 * ix;
+    const tti_cell_t c = tti_run_cell(r, i);
+    const double v = 1800.0 + 30.0 * c.z + (c.z > n[2] / 2 ? 600.0 : 0.0) + 8.0 * c.x;
     r->model.vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * rtm_test_uniform(rng, 0.0, 1.0) - 1.0)));
     r->model.epsilon[i] =
-        (float)(0.05 + 0.25 * ix / (double)n[0] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+        (float)(0.05 + 0.25 * c.x / (double)n[0] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
     r->model.delta[i] =
-        (float)(-0.05 + 0.2 * iy / (double)n[1] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+        (float)(-0.05 + 0.2 * c.y / (double)n[1] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
     if (!r->model.theta_deg) continue;
     r->model.theta_deg[i] =
-        (float)(60.0 * iz / (double)n[2] + 4.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
-    r->model.phi_deg[i] =
-        (float)(-150.0 + 300.0 * ix / (double)n[0] + 6.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
+        (float)(60.0 * c.z / (double)n[2] + 4.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
+    r->model.phi_deg[i] = (float)(-150.0 + 300.0 * c.x / (double)n[0] +
+                                  6.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
   }
 }
 

@@ -36,9 +36,8 @@ static void test_long_run_stays_bounded(void **unused) {
   const int n[3] = {N, N, N};
   tti_run_init(&r, n, h_m, RTM_EQUATION_TTI);
   for (size_t i = 0; i < r.cells; ++i) {
-    int ix, iy, iz;
-    tti_run_cell(&r, i, &ix, &iy, &iz);
-    const double x = (double)ix / N, y = (double)iy / N, z = (double)iz / N;
+    const tti_cell_t c = tti_run_cell(&r, i);
+    const double x = (double)c.x / N, y = (double)c.y / N, z = (double)c.z / N;
     r.model.vp[i] = (float)(2000.0 + 800.0 * z + 200.0 * sin(6.28 * x));
     r.model.epsilon[i] = 0.3f;
     r.model.delta[i] = 0.1f;

@@ -38,12 +38,11 @@ static result_t run(rtm_equation_t equation, double theta_deg, double phi_deg, i
   const int n[3] = {NX, NY, NZ};
   tti_run_init(&r, n, h_m, equation);
   for (size_t i = 0; i < r.cells; ++i) {
-    int ix, iy, iz;
-    tti_run_cell(&r, i, &ix, &iy, &iz);
-    r.model.vp[i] = (float)velocity(ix, iy, iz);
+    const tti_cell_t c = tti_run_cell(&r, i);
+    r.model.vp[i] = (float)velocity(c.x, c.y, c.z);
     if (equation != RTM_EQUATION_TTI) continue;
-    r.model.theta_deg[i] = (float)(varying_angles ? 60.0 * sin(0.2 * ix + 0.1 * iz) : theta_deg);
-    r.model.phi_deg[i] = (float)(varying_angles ? 10.0 * iy : phi_deg);
+    r.model.theta_deg[i] = (float)(varying_angles ? 60.0 * sin(0.2 * c.x + 0.1 * c.z) : theta_deg);
+    r.model.phi_deg[i] = (float)(varying_angles ? 10.0 * c.y : phi_deg);
   }
   const double source[3] = {17 * h_m, 19 * h_m, 15 * h_m};
   const double receivers[3 * RECEIVERS] = {10 * h_m, 10 * h_m, 10 * h_m,   25.5 * h_m,

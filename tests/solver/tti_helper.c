@@ -43,11 +43,10 @@ void tti_run_init(tti_run_t *run, const int n[3], double h_m, rtm_equation_t equ
   }
 }
 
-void tti_run_cell(const tti_run_t *run, size_t i, int *ix, int *iy, int *iz) {
+tti_cell_t tti_run_cell(const tti_run_t *run, size_t i) {
   const size_t nx = (size_t)run->grid.n[0], ny = (size_t)run->grid.n[1];
-  *ix = (int)(i % nx);
-  *iy = (int)(i / nx % ny);
-  *iz = (int)(i / (nx * ny));
+  const tti_cell_t cell = {(int)(i % nx), (int)(i / nx % ny), (int)(i / (nx * ny))};
+  return cell;
 }
 
 int tti_run_start(tti_run_t *run, const double source_m[3], const double *receiver_m,
