@@ -141,6 +141,20 @@ void cuda_set_kernel(rtm_config_t *cfg, const char *halo, int stages, const cuda
   cfg->kernel.zblock = shape->zblock;
 }
 
+void cuda_check_refused(const cuda_fixture_t *f, const rtm_config_t *cfg) {
+  rtm_propagator_t prop;
+  assert_int_equal(rtm_propagator_create(cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
+}
+
+void cuda_check_tiles_refused(const cuda_fixture_t *f, const int (*tiles)[2], size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
+    cfg.kernel.block[0] = tiles[i][0];
+    cfg.kernel.block[1] = tiles[i][1];
+    cuda_check_refused(f, &cfg);
+  }
+}
+
 void cuda_run_free(cuda_run_t *run) {
   free(run->p);
   free(run->q);

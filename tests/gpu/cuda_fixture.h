@@ -60,6 +60,13 @@ typedef struct {
 
 void cuda_set_kernel(rtm_config_t *cfg, const char *halo, int stages, const cuda_shape_t *shape);
 
+/* rtm_propagator_create refuses cfg as a config error. */
+void cuda_check_refused(const cuda_fixture_t *f, const rtm_config_t *cfg);
+
+/* The fixture's configuration on cuda device memory with each of `count` tiles (block x,
+ * block y) is refused as a config error. */
+void cuda_check_tiles_refused(const cuda_fixture_t *f, const int (*tiles)[2], size_t count);
+
 /* `steps` forward steps of cfg on the model; the results in *out (cuda_run_free). Returns
  * the status of the first call that failed, with nothing left allocated. */
 int cuda_run(const cuda_fixture_t *f, const rtm_config_t *cfg, const rtm_model_t *model,

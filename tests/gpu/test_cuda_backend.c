@@ -158,17 +158,10 @@ static void test_refusals(void **state) {
   cuda_fixture_t *f = *state;
   /* width not a multiple of 4; 1024 threads; 6 threads (not whole warps); empty */
   static const int bad[][2] = {{33, 16}, {128, 32}, {12, 2}, {0, 16}};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-    rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
-    cfg.kernel.block[0] = bad[i][0];
-    cfg.kernel.block[1] = bad[i][1];
-    rtm_propagator_t prop;
-    assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
-  }
+  cuda_check_tiles_refused(f, bad, sizeof bad / sizeof bad[0]);
   {
-    rtm_config_t cfg = cuda_with_backend(f, "cuda", "host");
-    rtm_propagator_t prop;
-    assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
+    const rtm_config_t cfg = cuda_with_backend(f, "cuda", "host");
+    cuda_check_refused(f, &cfg);
   }
   /* 4096^3 needs 3 x 280 GB: refused by the estimate, before any allocation. The model
    * arrays are never touched by the backend before the estimate. */

@@ -285,25 +285,18 @@ static void test_refusals(void **state) {
   cuda_fixture_t *f = *state;
   /* width not a multiple of 4; 1024 threads (one per cell); 24 threads (not whole warps) */
   static const int bad[][2] = {{33, 16}, {64, 16}, {12, 2}};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-    rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
-    cfg.kernel.block[0] = bad[i][0];
-    cfg.kernel.block[1] = bad[i][1];
-    rtm_propagator_t prop;
-    assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
-  }
+  cuda_check_tiles_refused(f, bad, sizeof bad / sizeof bad[0]);
   /* four stages; a tma box (tile plus halo) over 256 cells a side */
   rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
   snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "ldgsts");
   cfg.kernel.stages = 4;
-  rtm_propagator_t prop;
-  assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
+  cuda_check_refused(f, &cfg);
   if (f->hopper) {
     cfg = cuda_with_backend(f, "cuda", "device");
     snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "tma");
     cfg.kernel.block[0] = 256; /* 512 threads: only the box is wrong */
     cfg.kernel.block[1] = 2;
-    assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_ERR_CONFIG);
+    cuda_check_refused(f, &cfg);
   }
 }
 
