@@ -19,6 +19,13 @@
 #include "rtm_status.h"
 #include "rtm_test_main.h"
 
+/* A grid of n cells with its origin at 0. */
+static rtm_grid_t grid_at_origin(const int n[3], const double spacing[3]) {
+  rtm_grid_t grid;
+  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  return grid;
+}
+
 /* ---- a homogeneous model on a grid ---- */
 typedef struct {
   rtm_grid_t grid;
@@ -30,7 +37,7 @@ static void setup_make(setup_t *s, const double spacing[3], double vp, double ep
                        rtm_equation_t equation) {
   const int n[3] = {6, 5, 4};
   memset(s, 0, sizeof *s);
-  assert_int_equal(rtm_grid_init(&s->grid, n, spacing, NULL), RTM_OK);
+  s->grid = grid_at_origin(n, spacing);
   const size_t cells = rtm_grid_interior_cells(&s->grid);
   s->model.vp = malloc(cells * sizeof(float));
   assert_non_null(s->model.vp);
@@ -183,8 +190,7 @@ static void test_model_range(void **unused) {
   (void)unused;
   const int n[3] = {7, 6, 5};
   const double spacing[3] = {10, 10, 10};
-  rtm_grid_t grid;
-  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  const rtm_grid_t grid = grid_at_origin(n, spacing);
   const size_t cells = rtm_grid_interior_cells(&grid);
   rtm_model_t model;
   memset(&model, 0, sizeof model);
@@ -237,8 +243,7 @@ static void test_boundary_profile(void **unused) {
   (void)unused;
   const int n[3] = {60, 47, 52};
   const double spacing[3] = {10.0, 12.0, 8.0};
-  rtm_grid_t grid;
-  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  const rtm_grid_t grid = grid_at_origin(n, spacing);
   const int W = 20;
   const double R = 1e-3, v = rtm_test_rand_uniform(1500, 4500), dt = 1e-3;
   rtm_boundary_t b;
