@@ -39,6 +39,17 @@ static inline const char *capture_end(capture_t *capture) {
   return capture->text;
 }
 
+/* capture_end, passing `value` through (for captured). */
+static inline int capture_end_with(capture_t *capture, int value) {
+  capture_end(capture);
+  return value;
+}
+
+/* The value of `call` (an int, such as a status) evaluated with stderr captured in *capture
+ * (capture->text): the comma operator begins the capture before the call, and the call, an
+ * argument of capture_end_with, is evaluated before that ends it. */
+#define captured(capture, call) (capture_begin(capture), capture_end_with((capture), (call)))
+
 static inline void assert_contains(const char *text, const char *needle) {
   if (!strstr(text, needle)) {
     print_error("expected to find \"%s\" in:\n%s\n", needle, text);

@@ -1,5 +1,6 @@
 /* rtm_test_random.h - the tests' random inputs (header only): xorshift64* from a seed drawn
- * fresh each run and printed, so that RTM3D_TEST_SEED=<seed> replays a failure. */
+ * fresh each run and printed, so that RTM3D_TEST_SEED=<seed> replays a failure; and the same
+ * seeding for the tests that draw with rand(). */
 #ifndef RTM_TEST_RANDOM_H
 #define RTM_TEST_RANDOM_H
 
@@ -33,6 +34,20 @@ static inline rtm_test_rng_t rtm_test_seed(const char *test) {
   printf("# %s: RTM3D_TEST_SEED=%llu\n", test, (unsigned long long)seed);
   rtm_test_rng_t r = {seed};
   return r;
+}
+
+/* The tests that draw with rand() (the solver unit tests): srand from RTM3D_TEST_SEED when
+ * set, else from the clock as before; printed either way, so that a failure replays. */
+static inline void rtm_test_srand(void) {
+  const char *env = getenv("RTM3D_TEST_SEED");
+  const unsigned seed = env ? (unsigned)strtoul(env, NULL, 0) : (unsigned)time(NULL);
+  printf("seed %u (RTM3D_TEST_SEED=%u replays it)\n", seed, seed);
+  srand(seed);
+}
+
+/* Uniform in [lo, hi] from rand(). */
+static inline double rtm_test_rand_uniform(double lo, double hi) {
+  return lo + (hi - lo) * rand() / (double)RAND_MAX;
 }
 
 #endif

@@ -3,11 +3,8 @@
 # file, a JSON report and PNG slices; validate passes against itself and fails against a
 # run with a different source frequency. Usage: cli_model_run.sh RTM3D SOURCE_DIR
 set -eu
-rtm3d="$1"
-src="$2"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-deck="$src/run/examples/quickstart.ini"
+# shellcheck source=SCRIPTDIR/cli_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
 small=(--set grid.nx=64 --set grid.ny=64 --set grid.nz=48 --set source.x=315
        --set source.y=315 --set source.z=240 --set receivers.z=160 --set receivers.y_first=315
        --set time.steps=120 --set snapshots.every=40 --set backend.name=cpu --quiet)

@@ -7,11 +7,8 @@
 # error naming the coefficient when a value exceeds binary16 (test_model_precision).
 # Usage: cli_tti.sh RTM3D SOURCE_DIR
 set -eu
-rtm3d="$1"
-src="$2"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-deck="$src/run/examples/quickstart.ini"
+# shellcheck source=SCRIPTDIR/cli_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
 small=(--set grid.nx=40 --set grid.ny=36 --set grid.nz=32 --set source.x=195
        --set source.y=175 --set source.z=155 --set receivers.z=100 --set receivers.y_first=175
        --set boundary.width=8 --set time.steps=60 --set snapshots.every=30

@@ -1,5 +1,6 @@
 /* config_test_util.h - helpers for the config tests: stderr capture, deck paths, temporary
- * decks. Include after <cmocka.h>. */
+ * decks, and the checks of the keys that choose how a run executes.
+ * Include after <cmocka.h>. */
 #ifndef RTM_CONFIG_TEST_UTIL_H
 #define RTM_CONFIG_TEST_UTIL_H
 
@@ -12,6 +13,7 @@
 #define RTM3D_TEST_DATA_DIR "tests/data"
 #endif
 
+#include "rtm_config.h"
 #include "rtm_test_capture.h"
 
 /* Path of a deck in tests/data/config (ctest sets RTM3D_TEST_DATA). */
@@ -30,6 +32,39 @@ static inline void write_temp_deck(const char *text, size_t length, char *path, 
   assert_non_null(file);
   assert_int_equal(fwrite(text, 1, length, file), length);
   assert_int_equal(fclose(file), 0);
+}
+
+/* What the [backend], [kernel], [memory], [bench] and [traces] keys should hold, by field. */
+typedef struct {
+  const char *backend;
+  int device;
+  const char *halo;
+  int stages, zblock, block_x, block_y;
+  const char *strategy, *wavefield, *model, *imaging;
+  int require_compression;
+  rtm_precision_t model_precision;
+  int warmup_steps, bench_steps;
+  const char *pipeline;
+} run_keys_t;
+
+/* Each of those keys landed in the struct field its name promises. */
+static inline void assert_run_keys(const rtm_config_t *cfg, const run_keys_t *want) {
+  assert_string_equal(cfg->backend.name, want->backend);
+  assert_int_equal(cfg->backend.device, want->device);
+  assert_string_equal(cfg->kernel.halo, want->halo);
+  assert_int_equal(cfg->kernel.stages, want->stages);
+  assert_int_equal(cfg->kernel.zblock, want->zblock);
+  assert_int_equal(cfg->kernel.block[0], want->block_x);
+  assert_int_equal(cfg->kernel.block[1], want->block_y);
+  assert_string_equal(cfg->memory.strategy, want->strategy);
+  assert_string_equal(cfg->memory.wavefield, want->wavefield);
+  assert_string_equal(cfg->memory.model, want->model);
+  assert_string_equal(cfg->memory.imaging, want->imaging);
+  assert_int_equal(cfg->memory.require_compression, want->require_compression);
+  assert_int_equal(cfg->memory.model_precision, want->model_precision);
+  assert_int_equal(cfg->bench.warmup_steps, want->warmup_steps);
+  assert_int_equal(cfg->bench.steps, want->bench_steps);
+  assert_string_equal(cfg->traces.pipeline, want->pipeline);
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include "config_test_util.h"
 #include "rtm_config.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 /* Decimal text in a deck parses to the nearest double, and the same text in the assertion
  * compiles to that same double, so doubles compare exactly. */
@@ -62,21 +63,22 @@ static void test_good_deck_every_type(void **state) {
   assert_string_equal(cfg.output.dir, "runs/with space "); /* quotes keep the space */
   assert_string_equal(cfg.output.name, "shot_001");
   assert_true(cfg.output.trace_dt_s == 0.004);
-  assert_string_equal(cfg.backend.name, "cpu"); /* "CPU" stored as the canonical choice */
-  assert_int_equal(cfg.backend.device, 3);
-  assert_string_equal(cfg.kernel.halo, "tma");
-  assert_int_equal(cfg.kernel.stages, 3);
-  assert_int_equal(cfg.kernel.zblock, 16);
-  assert_int_equal(cfg.kernel.block[0], 64);
-  assert_int_equal(cfg.kernel.block[1], 8);
-  assert_string_equal(cfg.memory.strategy, "vmm");
-  assert_string_equal(cfg.memory.wavefield, "vmm-compressed");
-  assert_string_equal(cfg.memory.model, "managed");
-  assert_string_equal(cfg.memory.imaging, "");
-  assert_int_equal(cfg.memory.require_compression, 1);
-  assert_int_equal(cfg.bench.warmup_steps, 0);
-  assert_int_equal(cfg.bench.steps, 5);
-  assert_string_equal(cfg.traces.pipeline, "streams");
+  assert_run_keys(&cfg, &(run_keys_t){.backend = "cpu", /* "CPU": stored as the canonical choice */
+                                      .device = 3,
+                                      .halo = "tma",
+                                      .stages = 3,
+                                      .zblock = 16,
+                                      .block_x = 64,
+                                      .block_y = 8,
+                                      .strategy = "vmm",
+                                      .wavefield = "vmm-compressed",
+                                      .model = "managed",
+                                      .imaging = "",
+                                      .require_compression = 1,
+                                      .model_precision = RTM_PRECISION_FP32, /* not in the deck */
+                                      .warmup_steps = 0,
+                                      .bench_steps = 5,
+                                      .pipeline = "streams"});
   assert_int_equal(rtm_config_validate(&cfg), RTM_OK);
 }
 
@@ -135,15 +137,13 @@ static void test_line_ends_bom_and_long_lines(void **state) {
   n = snprintf(text, sizeof text, "[model]\nvp = 2500\nfile = %s\nvp = 1\n", long_path);
   write_temp_deck(text, (size_t)n, path, sizeof path);
   capture_t capture;
-  capture_begin(&capture);
-  int status = rtm_config_load(path, &cfg);
-  const char *err = capture_end(&capture);
+  int status = captured(&capture, rtm_config_load(path, &cfg));
   remove(path);
   assert_int_equal(status, RTM_ERR_CONFIG);
   char needle[128];
   snprintf(needle, sizeof needle, "%s:4: model.vp = \"1\": key given twice (first at line 2)",
            path);
-  assert_contains(err, needle);
+  assert_contains(capture.text, needle);
 }
 
 static int same_value(const rtm_cfg_entry_t *row, const rtm_config_t *a, const rtm_config_t *b) {
@@ -261,22 +261,17 @@ static void test_missing_file(void **state) {
   (void)state;
   rtm_config_t cfg;
   capture_t capture;
-  capture_begin(&capture);
-  int status = rtm_config_load("no/such/deck.ini", &cfg);
-  const char *err = capture_end(&capture);
-  assert_int_equal(status, RTM_ERR_INPUT);
-  assert_contains(err, "no/such/deck.ini: cannot open config file: No such file or directory");
+  assert_int_equal(captured(&capture, rtm_config_load("no/such/deck.ini", &cfg)), RTM_ERR_INPUT);
+  assert_contains(capture.text,
+                  "no/such/deck.ini: cannot open config file: No such file or directory");
 }
 
 static void test_directory_is_not_a_deck(void **state) {
   (void)state;
   rtm_config_t cfg;
   capture_t capture;
-  capture_begin(&capture);
-  int status = rtm_config_load(".", &cfg);
-  const char *err = capture_end(&capture);
-  assert_int_equal(status, RTM_ERR_INPUT);
-  assert_contains(err, ".: cannot read config file");
+  assert_int_equal(captured(&capture, rtm_config_load(".", &cfg)), RTM_ERR_INPUT);
+  assert_contains(capture.text, ".: cannot read config file");
 }
 
 /* Each deck lists what stderr must contain on "# expect: ..." lines at its top. The decks
@@ -290,9 +285,8 @@ static void check_bad_deck(const char *name) {
   untouched = cfg;
 
   capture_t capture;
-  capture_begin(&capture);
-  int status = rtm_config_load(path, &cfg);
-  const char *err = capture_end(&capture);
+  int status = captured(&capture, rtm_config_load(path, &cfg));
+  const char *err = capture.text;
   if (status != RTM_ERR_CONFIG) fail_msg("%s: status %d, expected RTM_ERR_CONFIG", name, status);
   assert_memory_equal(&cfg, &untouched, sizeof cfg); /* a failed load changes nothing */
 
@@ -321,20 +315,14 @@ static void test_bad_decks_for_the_cli(void **state) {
   check_bad_deck("bad_duplicate.ini");
 }
 
-static void test_bad_values(void **state) {
-  (void)state;
-  check_bad_deck("err_values.ini");
+/* test_bad_values, test_bad_ranges, test_bad_syntax: one deck of many errors each, its name
+ * the test's state. */
+static void test_bad_deck(void **state) {
+  check_bad_deck(*state);
 }
 
-static void test_bad_ranges(void **state) {
-  (void)state;
-  check_bad_deck("err_range.ini");
-}
-
-static void test_bad_syntax(void **state) {
-  (void)state;
-  check_bad_deck("err_syntax.ini");
-}
+#define BAD_DECK_TEST(test, deck)                                                                  \
+  { .name = #test, .test_func = test_bad_deck, .initial_state = (void *)(deck) }
 
 /* Keys in an unknown section are not reported one by one: the header error covers them. */
 static void test_unknown_section_reported_once(void **state) {
@@ -344,9 +332,8 @@ static void test_unknown_section_reported_once(void **state) {
   rtm_config_t cfg;
   write_temp_deck(text, sizeof text - 1, path, sizeof path);
   capture_t capture;
-  capture_begin(&capture);
-  int status = rtm_config_load(path, &cfg);
-  const char *err = capture_end(&capture);
+  int status = captured(&capture, rtm_config_load(path, &cfg));
+  const char *err = capture.text;
   remove(path);
   assert_int_equal(status, RTM_ERR_CONFIG);
   char needle[128];
@@ -358,19 +345,13 @@ static void test_unknown_section_reported_once(void **state) {
   assert_int_equal(lines, 1);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_good_deck_every_type),
-      cmocka_unit_test(test_partial_deck_keeps_defaults),
-      cmocka_unit_test(test_line_ends_bom_and_long_lines),
-      cmocka_unit_test(test_echo_round_trip),
-      cmocka_unit_test(test_missing_file),
-      cmocka_unit_test(test_directory_is_not_a_deck),
-      cmocka_unit_test(test_bad_decks_for_the_cli),
-      cmocka_unit_test(test_bad_values),
-      cmocka_unit_test(test_bad_ranges),
-      cmocka_unit_test(test_bad_syntax),
-      cmocka_unit_test(test_unknown_section_reported_once),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_good_deck_every_type),
+              cmocka_unit_test(test_partial_deck_keeps_defaults),
+              cmocka_unit_test(test_line_ends_bom_and_long_lines),
+              cmocka_unit_test(test_echo_round_trip), cmocka_unit_test(test_missing_file),
+              cmocka_unit_test(test_directory_is_not_a_deck),
+              cmocka_unit_test(test_bad_decks_for_the_cli),
+              BAD_DECK_TEST(test_bad_values, "err_values.ini"),
+              BAD_DECK_TEST(test_bad_ranges, "err_range.ini"),
+              BAD_DECK_TEST(test_bad_syntax, "err_syntax.ini"),
+              cmocka_unit_test(test_unknown_section_reported_once))

@@ -11,6 +11,7 @@
 #include "config_test_util.h"
 #include "rtm_config.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 /* Sections stay contiguous (the echo prints each header once), keys are unique, each field
  * is filled by one row only, and sizes fit the type. */
@@ -97,140 +98,164 @@ static void test_defaults(void **state) {
   assert_string_equal(cfg.output.dir, "out");
   assert_string_equal(cfg.output.name, "rtm3d");
   assert_true(isnan(cfg.output.trace_dt_s));
-  assert_string_equal(cfg.backend.name, "auto");
-  assert_int_equal(cfg.backend.device, 0);
-  assert_string_equal(cfg.kernel.halo, "ldgsts");
-  assert_int_equal(cfg.kernel.stages, 2);
-  assert_int_equal(cfg.kernel.zblock, 0);
-  assert_int_equal(cfg.kernel.block[0], 32);
-  assert_int_equal(cfg.kernel.block[1], 16);
-  assert_string_equal(cfg.memory.strategy, "auto");
-  assert_string_equal(cfg.memory.wavefield, "");
-  assert_string_equal(cfg.memory.model, "");
-  assert_string_equal(cfg.memory.imaging, "");
-  assert_int_equal(cfg.memory.require_compression, 0);
-  assert_int_equal(cfg.memory.model_precision, RTM_PRECISION_FP32);
-  assert_int_equal(cfg.bench.warmup_steps, 10);
-  assert_int_equal(cfg.bench.steps, 50);
-  assert_string_equal(cfg.traces.pipeline, "graph");
+  assert_run_keys(&cfg, &(run_keys_t){.backend = "auto",
+                                      .device = 0,
+                                      .halo = "ldgsts",
+                                      .stages = 2,
+                                      .zblock = 0,
+                                      .block_x = 32,
+                                      .block_y = 16,
+                                      .strategy = "auto",
+                                      .wavefield = "",
+                                      .model = "",
+                                      .imaging = "",
+                                      .require_compression = 0,
+                                      .model_precision = RTM_PRECISION_FP32,
+                                      .warmup_steps = 10,
+                                      .bench_steps = 50,
+                                      .pipeline = "graph"});
   assert_string_equal(cfg.path, "");
   assert_int_equal(rtm_config_validate(&cfg), RTM_OK);
 }
 
-/* Each key lands in the struct field its name promises (the offsets in the table). */
-static void test_set_lands_in_named_fields(void **state) {
-  (void)state;
-  rtm_config_t cfg;
-  rtm_config_defaults(&cfg);
-  static const char *const sets[] = {"grid.nx=11",
-                                     "grid.ny=12",
-                                     "grid.nz=13",
-                                     "grid.dx=1.5",
-                                     "grid.dy=2.5",
-                                     "grid.dz=3.5",
-                                     "grid.ox=-1",
-                                     "grid.oy=-2",
-                                     "grid.oz=-3",
-                                     "time.steps=7",
-                                     "time.dt=0.002",
-                                     "time.cfl=0.25",
-                                     "model.file=m.h5",
-                                     "model.vp=1500",
-                                     "model.epsilon=0.3",
-                                     "model.delta=-0.2",
-                                     "model.theta=45",
-                                     "model.phi=90",
-                                     "physics.equation=vti",
-                                     "physics.sigma=2",
-                                     "source.x=4",
-                                     "source.y=5",
-                                     "source.z=6",
-                                     "source.frequency=8",
-                                     "source.delay=0.2",
-                                     "source.amplitude=3",
-                                     "receivers.layout=file",
-                                     "receivers.file=r.txt",
-                                     "receivers.z=9",
-                                     "receivers.x_first=10",
-                                     "receivers.x_step=11",
-                                     "receivers.x_count=12",
-                                     "receivers.y_first=13",
-                                     "receivers.y_step=14",
-                                     "receivers.y_count=15",
-                                     "receivers.fields=p,q",
-                                     "boundary.type=sponge",
-                                     "boundary.width=5",
-                                     "boundary.reflection=0.01",
-                                     "snapshots.every=3",
-                                     "output.dir=d",
-                                     "output.name=n",
-                                     "output.trace_dt=0.008",
-                                     "backend.name=cuda",
-                                     "backend.device=2",
-                                     "kernel.halo=sync",
-                                     "kernel.stages=3",
-                                     "kernel.zblock=64",
-                                     "kernel.block_x=128",
-                                     "kernel.block_y=4",
-                                     "memory.strategy=host",
-                                     "memory.wavefield=vmm",
-                                     "memory.model=device",
-                                     "memory.imaging=managed",
-                                     "memory.require_compression=true",
-                                     "memory.model_precision=fp16",
-                                     "bench.warmup=1",
-                                     "bench.steps=2",
-                                     "traces.pipeline=streams"};
-  for (size_t i = 0; i < sizeof sets / sizeof sets[0]; ++i)
-    if (rtm_config_set(&cfg, sets[i]) != RTM_OK) fail_msg("--set %s refused", sets[i]);
-  assert_int_equal(cfg.grid.n[0], 11);
-  assert_int_equal(cfg.grid.n[1], 12);
-  assert_int_equal(cfg.grid.n[2], 13);
-  assert_true(cfg.grid.spacing_m[0] == 1.5 && cfg.grid.spacing_m[1] == 2.5 &&
-              cfg.grid.spacing_m[2] == 3.5);
-  assert_true(cfg.grid.origin_m[0] == -1 && cfg.grid.origin_m[1] == -2 &&
-              cfg.grid.origin_m[2] == -3);
-  assert_int_equal(cfg.time.steps, 7);
-  assert_true(cfg.time.dt_s == 0.002 && cfg.time.cfl == 0.25);
-  assert_string_equal(cfg.model.file, "m.h5");
-  assert_true(cfg.model.vp_m_s == 1500 && cfg.model.epsilon == 0.3 && cfg.model.delta == -0.2);
-  assert_true(cfg.model.theta_deg == 45 && cfg.model.phi_deg == 90);
-  assert_int_equal(cfg.physics.equation, RTM_EQUATION_VTI);
-  assert_true(cfg.physics.sigma == 2);
-  assert_true(cfg.source.position_m[0] == 4 && cfg.source.position_m[1] == 5 &&
-              cfg.source.position_m[2] == 6);
-  assert_true(cfg.source.frequency_hz == 8 && cfg.source.delay_s == 0.2 &&
-              cfg.source.amplitude == 3);
-  assert_int_equal(cfg.receivers.layout, RTM_RECEIVERS_FILE);
-  assert_string_equal(cfg.receivers.file, "r.txt");
-  assert_true(cfg.receivers.z_m == 9 && cfg.receivers.x_first_m == 10 &&
-              cfg.receivers.x_step_m == 11);
-  assert_int_equal(cfg.receivers.x_count, 12);
-  assert_true(cfg.receivers.y_first_m == 13 && cfg.receivers.y_step_m == 14);
-  assert_int_equal(cfg.receivers.y_count, 15);
-  assert_string_equal(cfg.receivers.fields, "p,q");
-  assert_int_equal(cfg.boundary.width_cells, 5);
-  assert_true(cfg.boundary.reflection == 0.01);
-  assert_int_equal(cfg.snapshots.every_steps, 3);
-  assert_string_equal(cfg.output.dir, "d");
-  assert_string_equal(cfg.output.name, "n");
-  assert_true(cfg.output.trace_dt_s == 0.008);
-  assert_string_equal(cfg.backend.name, "cuda");
-  assert_int_equal(cfg.backend.device, 2);
-  assert_string_equal(cfg.kernel.halo, "sync");
-  assert_int_equal(cfg.kernel.stages, 3);
-  assert_int_equal(cfg.kernel.zblock, 64);
-  assert_int_equal(cfg.kernel.block[0], 128);
-  assert_int_equal(cfg.kernel.block[1], 4);
-  assert_string_equal(cfg.memory.strategy, "host");
-  assert_string_equal(cfg.memory.wavefield, "vmm");
-  assert_string_equal(cfg.memory.model, "device");
-  assert_string_equal(cfg.memory.imaging, "managed");
-  assert_int_equal(cfg.memory.require_compression, 1);
-  assert_int_equal(cfg.memory.model_precision, RTM_PRECISION_FP16);
-  assert_int_equal(cfg.bench.warmup_steps, 1);
-  assert_int_equal(cfg.bench.steps, 2);
-  assert_string_equal(cfg.traces.pipeline, "streams");
+/* Each key lands in the struct field its name promises (the offsets in the table): every key
+ * is set once, in one config (set_every_key), and the tests below read the fields section by
+ * section. */
+static const char *const every_key[] = {"grid.nx=11",
+                                        "grid.ny=12",
+                                        "grid.nz=13",
+                                        "grid.dx=1.5",
+                                        "grid.dy=2.5",
+                                        "grid.dz=3.5",
+                                        "grid.ox=-1",
+                                        "grid.oy=-2",
+                                        "grid.oz=-3",
+                                        "time.steps=7",
+                                        "time.dt=0.002",
+                                        "time.cfl=0.25",
+                                        "model.file=m.h5",
+                                        "model.vp=1500",
+                                        "model.epsilon=0.3",
+                                        "model.delta=-0.2",
+                                        "model.theta=45",
+                                        "model.phi=90",
+                                        "physics.equation=vti",
+                                        "physics.sigma=2",
+                                        "source.x=4",
+                                        "source.y=5",
+                                        "source.z=6",
+                                        "source.frequency=8",
+                                        "source.delay=0.2",
+                                        "source.amplitude=3",
+                                        "receivers.layout=file",
+                                        "receivers.file=r.txt",
+                                        "receivers.z=9",
+                                        "receivers.x_first=10",
+                                        "receivers.x_step=11",
+                                        "receivers.x_count=12",
+                                        "receivers.y_first=13",
+                                        "receivers.y_step=14",
+                                        "receivers.y_count=15",
+                                        "receivers.fields=p,q",
+                                        "boundary.type=sponge",
+                                        "boundary.width=5",
+                                        "boundary.reflection=0.01",
+                                        "snapshots.every=3",
+                                        "output.dir=d",
+                                        "output.name=n",
+                                        "output.trace_dt=0.008",
+                                        "backend.name=cuda",
+                                        "backend.device=2",
+                                        "kernel.halo=sync",
+                                        "kernel.stages=3",
+                                        "kernel.zblock=64",
+                                        "kernel.block_x=128",
+                                        "kernel.block_y=4",
+                                        "memory.strategy=host",
+                                        "memory.wavefield=vmm",
+                                        "memory.model=device",
+                                        "memory.imaging=managed",
+                                        "memory.require_compression=true",
+                                        "memory.model_precision=fp16",
+                                        "bench.warmup=1",
+                                        "bench.steps=2",
+                                        "traces.pipeline=streams"};
+
+static int set_every_key(void **state) {
+  rtm_config_t *cfg = malloc(sizeof *cfg);
+  if (!cfg) return -1;
+  rtm_config_defaults(cfg);
+  *state = cfg;
+  for (size_t i = 0; i < sizeof every_key / sizeof every_key[0]; ++i)
+    if (rtm_config_set(cfg, every_key[i]) != RTM_OK) {
+      print_error("--set %s refused\n", every_key[i]);
+      return -1;
+    }
+  return 0;
+}
+
+static int free_state(void **state) {
+  free(*state);
+  return 0;
+}
+
+static void test_set_lands_in_grid_time_model_fields(void **state) {
+  const rtm_config_t *cfg = *state;
+  assert_int_equal(cfg->grid.n[0], 11);
+  assert_int_equal(cfg->grid.n[1], 12);
+  assert_int_equal(cfg->grid.n[2], 13);
+  assert_true(cfg->grid.spacing_m[0] == 1.5 && cfg->grid.spacing_m[1] == 2.5 &&
+              cfg->grid.spacing_m[2] == 3.5);
+  assert_true(cfg->grid.origin_m[0] == -1 && cfg->grid.origin_m[1] == -2 &&
+              cfg->grid.origin_m[2] == -3);
+  assert_int_equal(cfg->time.steps, 7);
+  assert_true(cfg->time.dt_s == 0.002 && cfg->time.cfl == 0.25);
+  assert_string_equal(cfg->model.file, "m.h5");
+  assert_true(cfg->model.vp_m_s == 1500 && cfg->model.epsilon == 0.3 && cfg->model.delta == -0.2);
+  assert_true(cfg->model.theta_deg == 45 && cfg->model.phi_deg == 90);
+  assert_int_equal(cfg->physics.equation, RTM_EQUATION_VTI);
+  assert_true(cfg->physics.sigma == 2);
+}
+
+static void test_set_lands_in_source_receiver_output_fields(void **state) {
+  const rtm_config_t *cfg = *state;
+  assert_true(cfg->source.position_m[0] == 4 && cfg->source.position_m[1] == 5 &&
+              cfg->source.position_m[2] == 6);
+  assert_true(cfg->source.frequency_hz == 8 && cfg->source.delay_s == 0.2 &&
+              cfg->source.amplitude == 3);
+  assert_int_equal(cfg->receivers.layout, RTM_RECEIVERS_FILE);
+  assert_string_equal(cfg->receivers.file, "r.txt");
+  assert_true(cfg->receivers.z_m == 9 && cfg->receivers.x_first_m == 10 &&
+              cfg->receivers.x_step_m == 11);
+  assert_int_equal(cfg->receivers.x_count, 12);
+  assert_true(cfg->receivers.y_first_m == 13 && cfg->receivers.y_step_m == 14);
+  assert_int_equal(cfg->receivers.y_count, 15);
+  assert_string_equal(cfg->receivers.fields, "p,q");
+  assert_int_equal(cfg->boundary.width_cells, 5);
+  assert_true(cfg->boundary.reflection == 0.01);
+  assert_int_equal(cfg->snapshots.every_steps, 3);
+  assert_string_equal(cfg->output.dir, "d");
+  assert_string_equal(cfg->output.name, "n");
+  assert_true(cfg->output.trace_dt_s == 0.008);
+}
+
+static void test_set_lands_in_run_fields(void **state) {
+  assert_run_keys(*state, &(run_keys_t){.backend = "cuda",
+                                        .device = 2,
+                                        .halo = "sync",
+                                        .stages = 3,
+                                        .zblock = 64,
+                                        .block_x = 128,
+                                        .block_y = 4,
+                                        .strategy = "host",
+                                        .wavefield = "vmm",
+                                        .model = "device",
+                                        .imaging = "managed",
+                                        .require_compression = 1,
+                                        .model_precision = RTM_PRECISION_FP16,
+                                        .warmup_steps = 1,
+                                        .bench_steps = 2,
+                                        .pipeline = "streams"});
 }
 
 /* Whitespace around the parts, quotes, every boolean spelling, later --set wins. */
@@ -347,13 +372,6 @@ static void test_strategy_for(void **state) {
   assert_null(rtm_config_strategy_for(&cfg, "snapshots"));
 }
 
-static int validate_captured(const rtm_config_t *cfg, capture_t *capture) {
-  capture_begin(capture);
-  int status = rtm_config_validate(cfg);
-  capture_end(capture);
-  return status;
-}
-
 /* Cross-key errors name the keys involved and are all reported together. */
 static void test_validate(void **state) {
   (void)state;
@@ -375,7 +393,7 @@ static void test_validate(void **state) {
   assert_int_equal(rtm_config_set(&cfg, "grid.oz=100"), RTM_OK);
   assert_int_equal(rtm_config_set(&cfg, "source.z=1090"), RTM_OK); /* last cell: 100 + 99 * 10 */
   assert_int_equal(rtm_config_set(&cfg, "output.dir=\"\""), RTM_OK);
-  assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
+  assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_ERR_CONFIG);
   assert_contains(capture.text, "deck.ini: receivers.layout = file needs receivers.file");
   assert_contains(capture.text,
                   "deck.ini: output.name = \"runs/a\": expected a file name stem without '/'");
@@ -386,7 +404,7 @@ static void test_validate(void **state) {
 
   rtm_config_defaults(&cfg);
   assert_int_equal(rtm_config_set(&cfg, "model.file=\"   \""), RTM_OK);
-  assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
+  assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_ERR_CONFIG);
   assert_contains(capture.text, "model.file = \"   \" is blank");
 
   /* q traces and snapshots exist for vti and tti only; p alone is fine for every equation */
@@ -400,19 +418,19 @@ static void test_validate(void **state) {
     rtm_config_defaults(&cfg);
     snprintf(cfg.path, sizeof cfg.path, "deck.ini");
     assert_int_equal(rtm_config_set(&cfg, q_fields[i]), RTM_OK);
-    assert_int_equal(validate_captured(&cfg, &capture), RTM_ERR_CONFIG);
+    assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_ERR_CONFIG);
     assert_contains(capture.text, q_refusals[i]);
     assert_int_equal(rtm_config_set(&cfg, "physics.equation=vti"), RTM_OK);
-    assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+    assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_OK);
     assert_int_equal(rtm_config_set(&cfg, "physics.equation=tti"), RTM_OK);
-    assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+    assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_OK);
   }
 
   /* Warnings do not fail a deck. */
   rtm_config_defaults(&cfg);
   assert_int_equal(rtm_config_set(&cfg, "model.epsilon=0.2"), RTM_OK);
   assert_int_equal(rtm_config_set(&cfg, "snapshots.every=1000"), RTM_OK);
-  assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+  assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_OK);
   assert_contains(capture.text,
                   "warning: configuration: model.epsilon and model.delta are ignored");
   assert_contains(capture.text, "snapshots.every = 1000 exceeds time.steps = 500");
@@ -420,12 +438,12 @@ static void test_validate(void **state) {
   /* fp16 coefficients exist for vti/tti only: a warning for iso, silence otherwise. */
   rtm_config_defaults(&cfg);
   assert_int_equal(rtm_config_set(&cfg, "memory.model_precision=fp16"), RTM_OK);
-  assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+  assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_OK);
   assert_contains(capture.text, "warning: configuration: memory.model_precision = fp16 is "
                                 "ignored by physics.equation = iso");
   assert_int_equal(rtm_config_model_precision(&cfg), RTM_PRECISION_FP32);
   assert_int_equal(rtm_config_set(&cfg, "physics.equation=tti"), RTM_OK);
-  assert_int_equal(validate_captured(&cfg, &capture), RTM_OK);
+  assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_OK);
   assert_true(strstr(capture.text, "model_precision") == NULL);
   assert_int_equal(rtm_config_model_precision(&cfg), RTM_PRECISION_FP16);
   assert_string_equal(rtm_precision_name(rtm_config_model_precision(&cfg)), "fp16");
@@ -461,18 +479,14 @@ static void test_print_schema(void **state) {
   free(text);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_schema_is_consistent),
-      cmocka_unit_test(test_every_default_parses),
-      cmocka_unit_test(test_defaults),
-      cmocka_unit_test(test_set_lands_in_named_fields),
-      cmocka_unit_test(test_set_forms),
-      cmocka_unit_test(test_set_errors),
-      cmocka_unit_test(test_auto_values),
-      cmocka_unit_test(test_strategy_for),
-      cmocka_unit_test(test_validate),
-      cmocka_unit_test(test_print_schema),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_schema_is_consistent),
+              cmocka_unit_test(test_every_default_parses), cmocka_unit_test(test_defaults),
+              cmocka_unit_test_setup_teardown(test_set_lands_in_grid_time_model_fields,
+                                              set_every_key, free_state),
+              cmocka_unit_test_setup_teardown(test_set_lands_in_source_receiver_output_fields,
+                                              set_every_key, free_state),
+              cmocka_unit_test_setup_teardown(test_set_lands_in_run_fields, set_every_key,
+                                              free_state),
+              cmocka_unit_test(test_set_forms), cmocka_unit_test(test_set_errors),
+              cmocka_unit_test(test_auto_values), cmocka_unit_test(test_strategy_for),
+              cmocka_unit_test(test_validate), cmocka_unit_test(test_print_schema))

@@ -13,6 +13,7 @@
 
 #include "rtm_io.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 #define OUT_DIR "test_io_output.d"
 #define RUN_PATH OUT_DIR "/nested/run.h5"
@@ -449,14 +450,9 @@ static void test_report_json(void **state) {
   free(text);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_output_round_trip, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_failed_run_leaves_no_file, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_create_error_names_path, setup, teardown),
-      cmocka_unit_test(test_json_checker_can_fail),
-      cmocka_unit_test_setup_teardown(test_report_json, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test_setup_teardown(test_output_round_trip, setup, teardown),
+              cmocka_unit_test_setup_teardown(test_failed_run_leaves_no_file, setup, teardown),
+              cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
+              cmocka_unit_test_setup_teardown(test_create_error_names_path, setup, teardown),
+              cmocka_unit_test(test_json_checker_can_fail),
+              cmocka_unit_test_setup_teardown(test_report_json, setup, teardown))

@@ -12,6 +12,7 @@
 #include "png_read.h"
 #include "rtm_io.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 #define PNG_PATH "test_io_png.png"
 
@@ -102,11 +103,6 @@ static void test_refuses_bad_arguments(void **state) {
   free(text);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_colormap_and_title),
-      cmocka_unit_test(test_clip_matches_sorted_percentile),
-      cmocka_unit_test(test_refuses_bad_arguments),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_colormap_and_title),
+              cmocka_unit_test(test_clip_matches_sorted_percentile),
+              cmocka_unit_test(test_refuses_bad_arguments))

@@ -37,6 +37,7 @@
 #include <cmocka.h>
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "sim_helper.h"
 
 enum {
@@ -121,9 +122,4 @@ static void test_homogeneous_point_source(void **unused) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_homogeneous_point_source),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_homogeneous_point_source))

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -23,6 +22,7 @@
 #include "rtm_io.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 static const double pi = 3.14159265358979323846;
 static const char *model_path = "test_anisotropy_model.h5";
@@ -56,10 +56,6 @@ static int read_model_file(const char *path, const rtm_grid_t *grid, rtm_equatio
                      .theta_deg = values[RTM_IO_THETA],
                      .phi_deg = values[RTM_IO_PHI]};
   return status;
-}
-
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
 }
 
 /* ---- the plane-wave matrix ---- */
@@ -119,8 +115,9 @@ static void test_conditioning(void **unused) {
   double worst = 0.0;
   int conditioned = 0;
   for (int trial = 0; trial < 20000; ++trial) {
-    const double epsilon = uniform(-0.49, 2.0), sigma = exp(uniform(log(0.05), log(5.0)));
-    rtm_fdf_condition(epsilon, uniform(-0.49, 2.0), sigma, &delta, &ratio, &dl, &vl);
+    const double epsilon = rtm_test_rand_uniform(-0.49, 2.0),
+                 sigma = exp(rtm_test_rand_uniform(log(0.05), log(5.0)));
+    rtm_fdf_condition(epsilon, rtm_test_rand_uniform(-0.49, 2.0), sigma, &delta, &ratio, &dl, &vl);
     conditioned += dl || vl;
     scan_directions(epsilon, delta, ratio, &min_disc, &min_lambda, &max_lambda);
     const double fastest = fmax(1.0, 1.0 + 2.0 * epsilon);
@@ -233,6 +230,14 @@ static void constant_make(constant_t *c, const int n[3], const double h[3], doub
   c->cfg.source.frequency_hz = 5.0; /* well sampled: no warning */
 }
 
+/* constant_make on cubic 10 m cells with vp 2000 m/s; returns the cell count. */
+static size_t constant_make_10m(constant_t *c, const int n[3], double epsilon, double delta,
+                                double theta, double phi) {
+  const double h[3] = {10.0, 10.0, 10.0};
+  constant_make(c, n, h, 2000.0, epsilon, delta, theta, phi);
+  return rtm_grid_interior_cells(&c->grid);
+}
+
 static void test_von_neumann_at_the_limit(void **unused) {
   (void)unused;
   const double h[3] = {10.0, 12.0, 9.0}, vp = 2500.0;
@@ -283,10 +288,8 @@ static void test_von_neumann_at_the_limit(void **unused) {
 static void test_prepare_warns_and_repairs(void **unused) {
   (void)unused;
   const int n[3] = {9, 8, 7};
-  const double h[3] = {10, 10, 10};
   constant_t c;
-  constant_make(&c, n, h, 2000.0, 0.2, 0.1, 20.0, 10.0);
-  const size_t cells = rtm_grid_interior_cells(&c.grid);
+  const size_t cells = constant_make_10m(&c, n, 0.2, 0.1, 20.0, 10.0);
   /* three cells with delta > epsilon, the first at [z=2][y=3][x=4]; two with vsz > vpn */
   const size_t bad_delta[3] = {(2 * 8 + 3) * 9 + 4, (3 * 8 + 1) * 9 + 7, (6 * 8 + 7) * 9 + 8};
   for (int k = 0; k < 3; ++k)
@@ -297,16 +300,14 @@ static void test_prepare_warns_and_repairs(void **unused) {
     c.model.delta[bad_vsz[k]] = -0.2f;
   }
   rtm_anisotropy_t prepared;
-  char text[RTM_TEST_CAPTURE_MAX];
   capture_t cap;
-  capture_begin(&cap);
-  assert_int_equal(rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared), RTM_OK);
-  snprintf(text, sizeof text, "%s", capture_end(&cap));
+  assert_int_equal(captured(&cap, rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared)),
+                   RTM_OK);
   assert_true(prepared.delta_lowered == 3 && prepared.vsz_lowered == 2);
-  assert_contains(text, "delta > epsilon in 3 of 504 cells");
-  assert_contains(text, "[z=2][y=3][x=4]");
-  assert_contains(text, "in 2 of 504 cells");
-  assert_contains(text, "physics.sigma >= 0.8333"); /* (0.3 + 0.2) / (1 - 0.4) */
+  assert_contains(cap.text, "delta > epsilon in 3 of 504 cells");
+  assert_contains(cap.text, "[z=2][y=3][x=4]");
+  assert_contains(cap.text, "in 2 of 504 cells");
+  assert_contains(cap.text, "physics.sigma >= 0.8333"); /* (0.3 + 0.2) / (1 - 0.4) */
   for (size_t i = 0; i < cells; ++i) {
     rtm_fdf_cell_t cell;
     rtm_anisotropy_cell(&prepared, i, &cell);
@@ -332,10 +333,9 @@ static void test_prepare_warns_and_repairs(void **unused) {
     c.model.delta[bad_delta[k]] = 0.1f;
   for (int k = 0; k < 2; ++k)
     c.model.delta[bad_vsz[k]] = 0.1f;
-  capture_begin(&cap);
-  assert_int_equal(rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared), RTM_OK);
-  snprintf(text, sizeof text, "%s", capture_end(&cap));
-  assert_null(strstr(text, "warning"));
+  assert_int_equal(captured(&cap, rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared)),
+                   RTM_OK);
+  assert_null(strstr(cap.text, "warning"));
   rtm_anisotropy_release(&prepared);
   rtm_model_release(&c.model);
 }
@@ -353,13 +353,12 @@ static int check_capturing(const rtm_config_t *cfg, const rtm_grid_t *grid,
 static void test_bad_parameters(void **unused) {
   (void)unused;
   const int n[3] = {7, 6, 5};
-  const double h[3] = {10, 10, 10};
   constant_t c;
   char text[RTM_TEST_CAPTURE_MAX];
   double dt;
 
   /* constants: the config key */
-  constant_make(&c, n, h, 2000.0, 0.1, -0.6, 0.0, 0.0);
+  constant_make_10m(&c, n, 0.1, -0.6, 0.0, 0.0);
   assert_int_equal(check_capturing(&c.cfg, &c.grid, &c.model, text, sizeof text), RTM_ERR_INPUT);
   assert_contains(text, "model.delta = -0.6");
   assert_contains(text, "1 + 2 delta must be > 0");
@@ -371,7 +370,7 @@ static void test_bad_parameters(void **unused) {
   rtm_model_release(&c.model);
 
   /* a model file: the dataset, how many cells, the first */
-  constant_make(&c, n, h, 2000.0, 0.2, 0.1, 30.0, 45.0);
+  constant_make_10m(&c, n, 0.2, 0.1, 30.0, 45.0);
   const size_t first = (2 * 6 + 4) * 7 + 3; /* [z=2][y=4][x=3] */
   c.model.delta[first] = -0.5f;             /* 1 + 2 delta = 0 exactly */
   c.model.delta[first + 5] = -0.7f;
@@ -437,10 +436,8 @@ static void axis_of(const rtm_anisotropy_t *p, size_t cell, double n[3]) {
 static void test_smoothing(void **unused) {
   (void)unused;
   const int n[3] = {16, 10, 9};
-  const double h[3] = {10, 10, 10};
   constant_t c;
-  constant_make(&c, n, h, 2000.0, 0.2, 0.1, 40.0, 25.0);
-  const size_t cells = rtm_grid_interior_cells(&c.grid);
+  const size_t cells = constant_make_10m(&c, n, 0.2, 0.1, 40.0, 25.0);
   rtm_anisotropy_t raw, smooth;
 
   /* a uniform tilt stays as it is (float rounding of the averaged tensor) away from the one
@@ -509,8 +506,8 @@ static void test_smoothing(void **unused) {
 
   /* random tilt from cell to cell: the smoothed field is much less rough */
   for (size_t i = 0; i < cells; ++i) {
-    c.model.theta_deg[i] = (float)uniform(-60.0, 60.0);
-    c.model.phi_deg[i] = (float)uniform(0.0, 360.0);
+    c.model.theta_deg[i] = (float)rtm_test_rand_uniform(-60.0, 60.0);
+    c.model.phi_deg[i] = (float)rtm_test_rand_uniform(0.0, 360.0);
   }
   c.cfg.physics.smooth_angles_cells = 0;
   assert_int_equal(rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &raw), RTM_OK);
@@ -535,16 +532,7 @@ static void test_smoothing(void **unused) {
   rtm_model_release(&c.model);
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_conditioning),
-      cmocka_unit_test(test_von_neumann_at_the_limit),
-      cmocka_unit_test(test_prepare_warns_and_repairs),
-      cmocka_unit_test(test_bad_parameters),
-      cmocka_unit_test(test_smoothing),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_conditioning),
+                     cmocka_unit_test(test_von_neumann_at_the_limit),
+                     cmocka_unit_test(test_prepare_warns_and_repairs),
+                     cmocka_unit_test(test_bad_parameters), cmocka_unit_test(test_smoothing))

@@ -10,126 +10,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
+#include "cpu_problem.h"
 #include "point_sample.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
-enum { SOURCES = 2, RECEIVERS = 3 };
-
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
-
-/* A random heterogeneous problem on a grid of the z-range [z_offset, z_offset + nz_local)
- * of a volume n. */
-typedef struct {
-  rtm_grid_t grid;
-  rtm_model_t model;
-  rtm_boundary_t boundary;
-  rtm_config_t cfg;
-  rtm_mem_ledger_t ledger;
-  rtm_points_t sources, receivers;
-  float *wavelets;
-  double dt;
-  int steps;
-  size_t cells; /* interior cells of the local grid */
-} problem_t;
-
-/* width/reflection: damping layer. Sources and receivers stay out of the layer, so that a
- * damped backward step still inverts the forward one where they inject. */
+/* A random heterogeneous iso problem (cpu_problem.h): vp uniform in [1500, 3000] m/s. */
 static void problem_make(problem_t *pb, const int n[3], int z_offset, int nz_local, int width,
                          double reflection) {
-  memset(pb, 0, sizeof *pb);
-  rtm_mem_ledger_init(&pb->ledger);
-  const double spacing[3] = {10.0, 12.0, 9.0};
-  const double origin[3] = {-40.0, 25.0, 0.0};
-  assert_int_equal(rtm_grid_init(&pb->grid, n, spacing, origin), RTM_OK);
-  assert_int_equal(rtm_grid_set_z_range(&pb->grid, z_offset, nz_local), RTM_OK);
-  pb->cells = rtm_grid_interior_cells(&pb->grid);
-  pb->model.vp = malloc(pb->cells * sizeof(float));
-  assert_non_null(pb->model.vp);
-  for (size_t i = 0; i < pb->cells; ++i)
-    pb->model.vp[i] = (float)uniform(1500.0, 3000.0);
+  problem_grid(pb, n, z_offset, nz_local);
+  pb->model.vp = problem_random_array(pb->cells, 1500.0, 3000.0);
   assert_int_equal(rtm_model_update_range(&pb->model, &pb->grid), RTM_OK);
   pb->cfg.physics.equation = RTM_EQUATION_ISO;
-  pb->dt = 0.9 * rtm_stable_dt(pb->model.vp_max, spacing);
-  pb->steps = 12;
-  assert_int_equal(
-      rtm_boundary_init(&pb->boundary, &pb->grid, width, reflection, pb->model.vp_max, pb->dt),
-      RTM_OK);
-
-  double position[3 * (SOURCES + RECEIVERS)];
-  for (int p = 0; p < SOURCES + RECEIVERS; ++p)
-    for (int a = 0; a < 3; ++a) {
-      /* inside the undamped part of the global volume; z over the local slab when it
-       * lies there, so that some taps are owned and some are not */
-      double lo = width + 0.0, hi = n[a] - 1.0 - width;
-      if (a == 2) {
-        lo = fmax(lo, z_offset - 1.0);
-        hi = fmin(hi, z_offset + nz_local + 0.0);
-      }
-      position[3 * p + a] = origin[a] + uniform(lo, hi) * spacing[a];
-    }
-  assert_int_equal(rtm_points_init(&pb->sources, &pb->grid, position, SOURCES, "source"), RTM_OK);
-  assert_int_equal(
-      rtm_points_init(&pb->receivers, &pb->grid, position + 3 * SOURCES, RECEIVERS, "receiver"),
-      RTM_OK);
-  pb->wavelets = malloc((size_t)SOURCES * pb->steps * sizeof(float));
-  assert_non_null(pb->wavelets);
-  for (int i = 0; i < SOURCES * pb->steps; ++i)
-    pb->wavelets[i] = (float)uniform(-1.0, 1.0);
+  problem_finish(pb, pb->model.vp_max, width, reflection);
 }
 
-static void problem_release(problem_t *pb) {
-  free(pb->wavelets);
-  rtm_points_release(&pb->receivers);
-  rtm_points_release(&pb->sources);
-  rtm_boundary_release(&pb->boundary);
-  rtm_model_release(&pb->model);
-  rtm_mem_ledger_release(&pb->ledger);
-}
-
+/* A backend whose receivers record p. */
 static void *backend_make(problem_t *pb) {
-  const rtm_backend_desc_t desc = {.config = &pb->cfg,
-                                   .grid = &pb->grid,
-                                   .model = &pb->model,
-                                   .boundary = &pb->boundary,
-                                   .dt_s = pb->dt,
-                                   .steps = pb->steps,
-                                   .ledger = &pb->ledger};
-  void *state = NULL;
-  assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_OK);
-  assert_int_equal(rtm_backend_cpu.set_sources(state, &pb->sources, pb->wavelets, pb->steps),
-                   RTM_OK);
-  assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb->receivers, RTM_FIELD_BIT(RTM_FIELD_P)),
-                   RTM_OK);
-  return state;
-}
-
-static float *random_field(size_t cells) {
-  float *f = malloc(cells * sizeof(float));
-  assert_non_null(f);
-  for (size_t i = 0; i < cells; ++i)
-    f[i] = (float)uniform(-1.0, 1.0);
-  return f;
+  return problem_backend_make(pb, RTM_FIELD_BIT(RTM_FIELD_P));
 }
 
 static float *read_level(void *state, rtm_level_t level, size_t cells) {
-  float *f = malloc(cells * sizeof(float));
-  assert_non_null(f);
-  assert_int_equal(rtm_backend_cpu.read_field(state, RTM_FIELD_P, level, f), RTM_OK);
-  return f;
-}
-
-/* Dense value with zeros outside the local slab (the halos of a rank without neighbours). */
-static double at(const problem_t *pb, const float *dense, long ix, long iy, long iz) {
-  const rtm_grid_t *g = &pb->grid;
-  if (ix < 0 || ix >= g->n[0] || iy < 0 || iy >= g->n[1] || iz < 0 || iz >= g->nz_local) return 0.0;
-  return dense[((size_t)iz * g->n[1] + (size_t)iy) * g->n[0] + (size_t)ix];
+  return problem_read_field(state, RTM_FIELD_P, level, cells);
 }
 
 /* One forward step computed here in double from the header's equation, sources included;
@@ -144,42 +50,32 @@ static void expected_step(const problem_t *pb, const float *p, const float *pp, 
         double lap = 0.0, lap_mag = 0.0;
         const long cell[3] = {ix, iy, iz};
         for (int a = 0; a < 3; ++a) {
-          double d2 = rtm_fd2_coeff[0] * at(pb, p, ix, iy, iz);
+          double d2 = rtm_fd2_coeff[0] * problem_at(pb, p, ix, iy, iz);
           double m2 = fabs(d2);
           for (int k = 1; k <= RTM_RADIUS; ++k) {
             long plus[3] = {cell[0], cell[1], cell[2]}, minus[3] = {cell[0], cell[1], cell[2]};
             plus[a] += k;
             minus[a] -= k;
-            const double s =
-                at(pb, p, plus[0], plus[1], plus[2]) + at(pb, p, minus[0], minus[1], minus[2]);
+            const double s = problem_at(pb, p, plus[0], plus[1], plus[2]) +
+                             problem_at(pb, p, minus[0], minus[1], minus[2]);
             d2 += rtm_fd2_coeff[k] * s;
-            m2 += fabs(rtm_fd2_coeff[k]) * (fabs(at(pb, p, plus[0], plus[1], plus[2])) +
-                                            fabs(at(pb, p, minus[0], minus[1], minus[2])));
+            m2 += fabs(rtm_fd2_coeff[k]) * (fabs(problem_at(pb, p, plus[0], plus[1], plus[2])) +
+                                            fabs(problem_at(pb, p, minus[0], minus[1], minus[2])));
           }
           const double inv_h2 = 1.0 / (g->spacing_m[a] * g->spacing_m[a]);
           lap += d2 * inv_h2;
           lap_mag += m2 * inv_h2;
         }
-        const double v = at(pb, pb->model.vp, ix, iy, iz);
+        const double v = problem_at(pb, pb->model.vp, ix, iy, iz);
         const double v2dt2 = v * v * pb->dt * pb->dt;
         const double d = (double)pb->boundary.eta_dt[0][ix] + pb->boundary.eta_dt[1][iy] +
                          pb->boundary.eta_dt[2][iz + g->z_offset];
         const size_t i = ((size_t)iz * ny + (size_t)iy) * nx + (size_t)ix;
-        const double pc = at(pb, p, ix, iy, iz), po = at(pb, pp, ix, iy, iz);
+        const double pc = problem_at(pb, p, ix, iy, iz), po = problem_at(pb, pp, ix, iy, iz);
         next[i] = (2.0 * pc - (1.0 - d) * po + v2dt2 * lap) / (1.0 + d);
         magnitude[i] = (2.0 * fabs(pc) + fabs(po) + v2dt2 * lap_mag) / (1.0 + d);
       }
-  /* sources: sample `it` added to the new level */
-  for (int s = 0; s < pb->sources.count; ++s)
-    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
-      const size_t k = (size_t)s * RTM_POINT_TAPS + t;
-      const float w = pb->sources.tap_weight[k];
-      if (w == 0.0f) continue;
-      const size_t i = rtm_grid_dense_index(g, pb->sources.tap_index[k]);
-      const double add = (double)w * pb->wavelets[(size_t)s * pb->steps + it];
-      next[i] += add;
-      magnitude[i] += fabs(add);
-    }
+  problem_add_sources(pb, it, next, magnitude); /* sample `it` added to the new level */
 }
 
 /* ---- the step is the equation ---- */
@@ -187,9 +83,10 @@ static void check_step_against_equation(const int n[3], int z_offset, int nz_loc
   problem_t pb;
   problem_make(&pb, n, z_offset, nz_local, 3, 0.3);
   void *state = backend_make(&pb);
-  float *p = random_field(pb.cells), *pp = random_field(pb.cells);
-  assert_int_equal(rtm_backend_cpu.write_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, p), RTM_OK);
-  assert_int_equal(rtm_backend_cpu.write_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp), RTM_OK);
+  float *p = problem_random_array(pb.cells, -1.0, 1.0),
+        *pp = problem_random_array(pb.cells, -1.0, 1.0);
+  problem_write_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, p);
+  problem_write_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp);
   const int it = 4;
   double *next = malloc(pb.cells * sizeof(double)), *mag = malloc(pb.cells * sizeof(double));
   assert_non_null(next);
@@ -214,10 +111,8 @@ static void check_step_against_equation(const int n[3], int z_offset, int nz_loc
          n[2], z_offset, z_offset + nz_local, worst);
 
   /* receivers: column it + 1 holds sum w p[it+1] at the taps */
-  float *traces = malloc((size_t)RECEIVERS * (pb.steps + 1) * sizeof(float));
-  assert_non_null(traces);
-  assert_int_equal(rtm_backend_cpu.read_traces(state, RTM_FIELD_P, traces), RTM_OK);
-  for (int r = 0; r < RECEIVERS; ++r) {
+  float *traces = problem_read_traces(&pb, state, RTM_FIELD_P);
+  for (int r = 0; r < PROBLEM_RECEIVERS; ++r) {
     double sum_mag;
     const double sum = rtm_test_point_sample(&pb.grid, &pb.receivers, got, r, &sum_mag);
     const float recorded = traces[(size_t)r * (pb.steps + 1) + it + 1];
@@ -248,9 +143,10 @@ static void check_forward_backward(int width, double reflection) {
   problem_t pb;
   problem_make(&pb, n, 0, n[2], width, reflection);
   void *state = backend_make(&pb);
-  float *p = random_field(pb.cells), *pp = random_field(pb.cells);
-  assert_int_equal(rtm_backend_cpu.write_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, p), RTM_OK);
-  assert_int_equal(rtm_backend_cpu.write_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp), RTM_OK);
+  float *p = problem_random_array(pb.cells, -1.0, 1.0),
+        *pp = problem_random_array(pb.cells, -1.0, 1.0);
+  problem_write_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, p);
+  problem_write_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp);
   const int it = 3;
   assert_int_equal(rtm_backend_cpu.step(state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
   float *next = read_level(state, RTM_LEVEL_CURRENT, pb.cells);
@@ -260,12 +156,7 @@ static void check_forward_backward(int width, double reflection) {
 
   /* p[it] was never overwritten: it comes back bit for bit */
   assert_memory_equal(current, p, pb.cells * sizeof(float));
-  float d_max = 0.0f;
-  for (int a = 0; a < 3; ++a)
-    for (int i = 0; i < n[a]; ++i)
-      d_max = fmaxf(d_max, pb.boundary.eta_dt[a][i]);
-  d_max *= 3.0f;
-  assert_true(d_max < 1.0f);
+  const float d_max = problem_damping_max(&pb);
   /* In exact arithmetic p[it-1] returns exactly (the Laplacian of p[it] is recomputed bit
    * for bit). Undamped, four float additions round, each by u = FLT_EPSILON / 2 of a value
    * below 2|p| + |pp| + |p[it+1]| (two more with a source tap): 4 u = 2 FLT_EPSILON, doubled.
@@ -305,37 +196,14 @@ static void check_split(const int n[3], int z_offset, int nz_local) {
   problem_t pb;
   problem_make(&pb, n, z_offset, nz_local, 3, 0.3);
   void *whole = backend_make(&pb), *split = backend_make(&pb);
-  float *p = random_field(pb.cells), *pp = random_field(pb.cells);
+  float *p = problem_random_array(pb.cells, -1.0, 1.0),
+        *pp = problem_random_array(pb.cells, -1.0, 1.0);
   void *both[2] = {whole, split};
   for (int b = 0; b < 2; ++b) {
-    assert_int_equal(rtm_backend_cpu.write_field(both[b], RTM_FIELD_P, RTM_LEVEL_CURRENT, p),
-                     RTM_OK);
-    assert_int_equal(rtm_backend_cpu.write_field(both[b], RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp),
-                     RTM_OK);
+    problem_write_field(both[b], RTM_FIELD_P, RTM_LEVEL_CURRENT, p);
+    problem_write_field(both[b], RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp);
   }
-  for (int it = 0; it < 6; ++it) {
-    const rtm_direction_t dir = it < 4 ? RTM_FORWARD : RTM_BACKWARD;
-    const int step = it < 4 ? it : 7 - it; /* forward 0..3, then backward 3, 2 */
-    assert_int_equal(rtm_backend_cpu.step(whole, step, RTM_REGION_ALL, dir), RTM_OK);
-    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_EDGE_PLANES, dir), RTM_OK);
-    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_INTERIOR, dir), RTM_OK);
-  }
-  for (int level = 0; level < 2; ++level) {
-    float *a = read_level(whole, (rtm_level_t)level, pb.cells);
-    float *b = read_level(split, (rtm_level_t)level, pb.cells);
-    assert_memory_equal(a, b, pb.cells * sizeof(float));
-    free(a);
-    free(b);
-  }
-  const size_t samples = (size_t)RECEIVERS * (pb.steps + 1);
-  float *ta = malloc(samples * sizeof(float)), *tb = malloc(samples * sizeof(float));
-  assert_non_null(ta);
-  assert_non_null(tb);
-  assert_int_equal(rtm_backend_cpu.read_traces(whole, RTM_FIELD_P, ta), RTM_OK);
-  assert_int_equal(rtm_backend_cpu.read_traces(split, RTM_FIELD_P, tb), RTM_OK);
-  assert_memory_equal(ta, tb, samples * sizeof(float));
-  free(ta);
-  free(tb);
+  problem_check_split_equals_whole(&pb, whole, split, RTM_FIELD_P);
   free(p);
   free(pp);
   rtm_backend_cpu.destroy(whole);
@@ -346,9 +214,7 @@ static void check_split(const int n[3], int z_offset, int nz_local) {
 static void test_split_equals_all(void **unused) {
   (void)unused;
   const int n[3] = {23, 15, 30};
-  check_split(n, 0, n[2]); /* interior planes exist */
-  check_split(n, 11, 12);  /* a middle rank */
-  check_split(n, 24, 6);   /* nz_local <= 2R: edge planes are everything */
+  problem_for_split_ranges(check_split, n, 11); /* z-ranges [0, 30), [11, 23), [24, 30) */
 }
 
 /* ---- fields ---- */
@@ -359,15 +225,14 @@ static void test_field_round_trip(void **unused) {
   problem_make(&pb, n, 0, n[2], 2, 0.1);
   void *state = backend_make(&pb);
   for (int level = 0; level < 2; ++level) {
-    float *f = random_field(pb.cells);
-    assert_int_equal(rtm_backend_cpu.write_field(state, RTM_FIELD_P, (rtm_level_t)level, f),
-                     RTM_OK);
+    float *f = problem_random_array(pb.cells, -1.0, 1.0);
+    problem_write_field(state, RTM_FIELD_P, (rtm_level_t)level, f);
     float *g = read_level(state, (rtm_level_t)level, pb.cells);
     assert_memory_equal(f, g, pb.cells * sizeof(float));
     free(f);
     free(g);
   }
-  float *q = random_field(pb.cells);
+  float *q = problem_random_array(pb.cells, -1.0, 1.0);
   assert_int_equal(rtm_backend_cpu.read_field(state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, q),
                    RTM_ERR_UNSUPPORTED);
   assert_int_equal(rtm_backend_cpu.write_field(state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, q),
@@ -375,13 +240,8 @@ static void test_field_round_trip(void **unused) {
   free(q);
   /* every field went through the ledger */
   const char *labels[] = {"p.current", "p.previous", "model.vp2dt2"};
-  for (int l = 0; l < 3; ++l) {
-    int found = 0;
-    for (int r = 0; r < pb.ledger.count; ++r)
-      found += strcmp(pb.ledger.records[r].label, labels[l]) == 0 &&
-               pb.ledger.records[r].bytes == pb.grid.padded_cells * sizeof(float);
-    assert_int_equal(found, 1);
-  }
+  for (int l = 0; l < 3; ++l)
+    assert_int_equal(problem_ledger_count(&pb, labels[l], pb.grid.padded_cells * sizeof(float)), 1);
   rtm_backend_cpu.destroy(state);
   problem_release(&pb);
 }
@@ -404,13 +264,7 @@ static void test_registry_and_equations(void **unused) {
   problem_t pb;
   problem_make(&pb, n, 0, n[2], 0, 1e-3);
   pb.cfg.physics.equation = RTM_EQUATION_VTI;
-  const rtm_backend_desc_t desc = {.config = &pb.cfg,
-                                   .grid = &pb.grid,
-                                   .model = &pb.model,
-                                   .boundary = &pb.boundary,
-                                   .dt_s = pb.dt,
-                                   .steps = pb.steps,
-                                   .ledger = &pb.ledger};
+  const rtm_backend_desc_t desc = problem_desc(&pb);
   /* vti is served (tests/solver/test_tti_cpu.c), but not without its epsilon and delta */
   void *state = (void *)&pb;
   assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_ERR_INTERNAL);
@@ -418,16 +272,8 @@ static void test_registry_and_equations(void **unused) {
   problem_release(&pb);
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_step_is_the_equation),
-      cmocka_unit_test(test_forward_then_backward_restores),
-      cmocka_unit_test(test_split_equals_all),
-      cmocka_unit_test(test_field_round_trip),
-      cmocka_unit_test(test_registry_and_equations),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_step_is_the_equation),
+                     cmocka_unit_test(test_forward_then_backward_restores),
+                     cmocka_unit_test(test_split_equals_all),
+                     cmocka_unit_test(test_field_round_trip),
+                     cmocka_unit_test(test_registry_and_equations))

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "sim_helper.h"
 
 enum {
@@ -125,9 +126,4 @@ static void test_normal_incidence(void **unused) {
   free(bare);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_normal_incidence),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_normal_incidence))

@@ -13,11 +13,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "rtm_solver.h"
+#include "rtm_test_main.h"
 
 enum { MAX_DEGREE = 10, TRIALS = 200 };
 
@@ -26,15 +26,11 @@ typedef struct {
   double a[MAX_DEGREE + 1];
 } poly_t;
 
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
-
 /* Non-zero coefficients of either sign, magnitudes in [0.25, 1]. */
 static void random_poly(poly_t *p, int degree) {
   p->degree = degree;
   for (int j = 0; j <= degree; ++j)
-    p->a[j] = (rand() & 1 ? 1.0 : -1.0) * uniform(0.25, 1.0);
+    p->a[j] = (rand() & 1 ? 1.0 : -1.0) * rtm_test_rand_uniform(0.25, 1.0);
 }
 
 /* Value, and the same sum of |a_j x^j| that bounds Horner's rounding error. */
@@ -87,38 +83,34 @@ static double first_derivative(const poly_t *p, double x, double h, double *tole
   return sum / h;
 }
 
-static void test_second_derivative_exact_to_degree_9(void **unused) {
-  (void)unused;
+typedef double (*stencil_t)(const poly_t *p, double x, double h, double *tolerance);
+
+/* TRIALS random polynomials of degrees 0..max_degree at random x and h: the stencil for the
+ * derivative of `order` is exact within its rounding bound. */
+static void check_exact(stencil_t stencil, int order, int max_degree, const char *name) {
   double worst = 0.0;
   for (int trial = 0; trial < TRIALS; ++trial) {
     poly_t p;
-    random_poly(&p, trial % 10); /* degrees 0..9 */
-    const double x = uniform(-2.0, 2.0), h = uniform(0.05, 0.5);
+    random_poly(&p, trial % (max_degree + 1));
+    const double x = rtm_test_rand_uniform(-2.0, 2.0), h = rtm_test_rand_uniform(0.05, 0.5);
     double tolerance;
-    const double error = fabs(second_derivative(&p, x, h, &tolerance) - derivative(&p, 2, x));
+    const double error = fabs(stencil(&p, x, h, &tolerance) - derivative(&p, order, x));
     if (error > tolerance)
-      fail_msg("degree %d, x = %.17g, h = %.17g: |D2 p - p''| = %.3e > %.3e", p.degree, x, h, error,
-               tolerance);
+      fail_msg("%s, degree %d, x = %.17g, h = %.17g: error %.3e > %.3e", name, p.degree, x, h,
+               error, tolerance);
     if (error / tolerance > worst) worst = error / tolerance;
   }
-  printf("second derivative, degree <= 9: worst error %.3f of the rounding bound\n", worst);
+  printf("%s, degree <= %d: worst error %.3f of the rounding bound\n", name, max_degree, worst);
+}
+
+static void test_second_derivative_exact_to_degree_9(void **unused) {
+  (void)unused;
+  check_exact(second_derivative, 2, 9, "second derivative");
 }
 
 static void test_first_derivative_exact_to_degree_8(void **unused) {
   (void)unused;
-  double worst = 0.0;
-  for (int trial = 0; trial < TRIALS; ++trial) {
-    poly_t p;
-    random_poly(&p, trial % 9); /* degrees 0..8 */
-    const double x = uniform(-2.0, 2.0), h = uniform(0.05, 0.5);
-    double tolerance;
-    const double error = fabs(first_derivative(&p, x, h, &tolerance) - derivative(&p, 1, x));
-    if (error > tolerance)
-      fail_msg("degree %d, x = %.17g, h = %.17g: |D1 p - p'| = %.3e > %.3e", p.degree, x, h, error,
-               tolerance);
-    if (error / tolerance > worst) worst = error / tolerance;
-  }
-  printf("first derivative, degree <= 8: worst error %.3f of the rounding bound\n", worst);
+  check_exact(first_derivative, 1, 8, "first derivative");
 }
 
 /* One degree more and the truncation term appears: for a_10 x^10 the second-derivative
@@ -128,7 +120,7 @@ static void test_one_degree_more_is_not_exact(void **unused) {
   (void)unused;
   for (int trial = 0; trial < 20; ++trial) {
     poly_t p;
-    const double x = uniform(-1.0, 1.0), h = uniform(0.3, 0.5);
+    const double x = rtm_test_rand_uniform(-1.0, 1.0), h = rtm_test_rand_uniform(0.3, 0.5);
     double tolerance;
     random_poly(&p, 10);
     double error = fabs(second_derivative(&p, x, h, &tolerance) - derivative(&p, 2, x));
@@ -145,14 +137,6 @@ static void test_one_degree_more_is_not_exact(void **unused) {
   }
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_second_derivative_exact_to_degree_9),
-      cmocka_unit_test(test_first_derivative_exact_to_degree_8),
-      cmocka_unit_test(test_one_degree_more_is_not_exact),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_second_derivative_exact_to_degree_9),
+                     cmocka_unit_test(test_first_derivative_exact_to_degree_8),
+                     cmocka_unit_test(test_one_degree_more_is_not_exact))

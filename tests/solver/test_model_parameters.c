@@ -10,6 +10,7 @@
 
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "rtm_test_random.h"
 
 static void test_model_from_constants(void **state) {
@@ -59,9 +60,4 @@ static void test_model_from_constants(void **state) {
   free(cfg);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_model_from_constants),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_model_from_constants))

@@ -20,6 +20,7 @@
 #include "rtm_half.h"
 #include "rtm_status.h"
 #include "rtm_test_capture.h"
+#include "rtm_test_main.h"
 #include "rtm_test_random.h"
 #include "tti_helper.h"
 
@@ -31,19 +32,20 @@ static const double h_m = 10.0, frequency_hz = 15.0;
  * and an azimuth turning across x, with a few degrees of noise. */
 static void heterogeneous_model(tti_run_t *r, rtm_test_rng_t *rng) {
   const int *n = r->grid.n;
-  for (int iz = 0; iz < n[2]; ++iz)
-    for (int iy = 0; iy < n[1]; ++iy)
-      for (int ix = 0; ix < n[0]; ++ix) {
-        const size_t i = ((size_t)iz * n[1] + iy) * n[0] + ix;
-        const double v = 1800.0 + 30.0 * iz + (iz > n[2] / 2 ? 600.0 : 0.0) + 8.0 * ix;
-        r->model.vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * rtm_test_uniform(rng, 0.0, 1.0) - 1.0)));
-        r->model.epsilon[i] = (float)(0.05 + 0.25 * ix / (double)n[0] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
-        r->model.delta[i] = (float)(-0.05 + 0.2 * iy / (double)n[1] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
-        if (!r->model.theta_deg) continue;
-        r->model.theta_deg[i] = (float)(60.0 * iz / (double)n[2] + 4.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
-        r->model.phi_deg[i] =
-            (float)(-150.0 + 300.0 * ix / (double)n[0] + 6.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
-      }
+  for (size_t i = 0; i < r->cells; ++i) {
+    const tti_cell_t c = tti_run_cell(r, i);
+    const double v = 1800.0 + 30.0 * c.z + (c.z > n[2] / 2 ? 600.0 : 0.0) + 8.0 * c.x;
+    r->model.vp[i] = (float)(v * (1.0 + 0.05 * (2.0 * rtm_test_uniform(rng, 0.0, 1.0) - 1.0)));
+    r->model.epsilon[i] =
+        (float)(0.05 + 0.25 * c.x / (double)n[0] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+    r->model.delta[i] =
+        (float)(-0.05 + 0.2 * c.y / (double)n[1] + 0.05 * rtm_test_uniform(rng, 0.0, 1.0));
+    if (!r->model.theta_deg) continue;
+    r->model.theta_deg[i] =
+        (float)(60.0 * c.z / (double)n[2] + 4.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
+    r->model.phi_deg[i] = (float)(-150.0 + 300.0 * c.x / (double)n[0] +
+                                  6.0 * (rtm_test_uniform(rng, 0.0, 1.0) - 0.5));
+  }
 }
 
 /* fp32: the reference's floats; fp16: those rounded to the nearest binary16, i.e. exact
@@ -121,8 +123,8 @@ static void test_overflow_is_an_error(void **unused) {
 }
 
 /* p and q of a run through the heterogeneous model after STEPS steps. */
-static void propagate(rtm_equation_t equation, rtm_precision_t precision,
-                      rtm_test_rng_t model_seed, float **p, float **q, size_t *cells) {
+static void propagate(rtm_equation_t equation, rtm_precision_t precision, rtm_test_rng_t model_seed,
+                      float **p, float **q, size_t *cells) {
   tti_run_t r;
   const int n[3] = {N, N, N};
   rtm_test_rng_t rng = model_seed;
@@ -162,7 +164,8 @@ static void test_fp16_against_fp32(void **unused) {
     size_t cells;
     propagate(equations[e], RTM_PRECISION_FP32, model_seed, &p32, &q32, &cells);
     propagate(equations[e], RTM_PRECISION_FP16, model_seed, &p16, &q16, &cells);
-    const double dp = rtm_test_relative_l2(p16, p32, cells), dq = rtm_test_relative_l2(q16, q32, cells);
+    const double dp = rtm_test_relative_l2(p16, p32, cells),
+                 dq = rtm_test_relative_l2(q16, q32, cells);
     printf("  %s: fp16 against fp32 after %d steps: rel L2 p %.2e q %.2e\n", e == 0 ? "tti" : "vti",
            STEPS, dp, dq);
     assert_true(dp > 1e-6 && dp < 1e-2);
@@ -174,11 +177,5 @@ static void test_fp16_against_fp32(void **unused) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_stored_values),
-      cmocka_unit_test(test_overflow_is_an_error),
-      cmocka_unit_test(test_fp16_against_fp32),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_stored_values), cmocka_unit_test(test_overflow_is_an_error),
+              cmocka_unit_test(test_fp16_against_fp32))

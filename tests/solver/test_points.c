@@ -8,18 +8,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
 enum { POINTS = 64 };
-
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
 
 /* A grid with unequal spacings, a non-zero origin and rows padded beyond nx + 2R. */
 static void make_grid(rtm_grid_t *grid) {
@@ -32,7 +28,8 @@ static void make_grid(rtm_grid_t *grid) {
 static void random_positions(const rtm_grid_t *grid, double *position, int count) {
   for (int p = 0; p < count; ++p)
     for (int a = 0; a < 3; ++a)
-      position[3 * p + a] = grid->origin_m[a] + uniform(0.0, grid->n[a] - 1.0) * grid->spacing_m[a];
+      position[3 * p + a] =
+          grid->origin_m[a] + rtm_test_rand_uniform(0.0, grid->n[a] - 1.0) * grid->spacing_m[a];
 }
 
 /* Interior cell of a padded index (taps never point into the halo). */
@@ -53,8 +50,9 @@ static void test_weights_sum_to_one_and_reproduce_linear(void **unused) {
   assert_int_equal(rtm_points_init(&points, &grid, position, POINTS, "receiver"), RTM_OK);
   assert_int_equal(points.count, POINTS);
 
-  const double gradient[3] = {uniform(-2, 2), uniform(-2, 2), uniform(-2, 2)};
-  const double offset = uniform(-100, 100);
+  const double gradient[3] = {rtm_test_rand_uniform(-2, 2), rtm_test_rand_uniform(-2, 2),
+                              rtm_test_rand_uniform(-2, 2)};
+  const double offset = rtm_test_rand_uniform(-100, 100);
   for (int p = 0; p < POINTS; ++p) {
     double sum = 0.0, value = 0.0, magnitude = 0.0;
     for (int t = 0; t < RTM_POINT_TAPS; ++t) {
@@ -196,16 +194,8 @@ static void test_outside_is_an_error(void **unused) {
   assert_int_equal(rtm_points_init(&points, &grid, bad, 1, "source"), RTM_ERR_CONFIG);
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_weights_sum_to_one_and_reproduce_linear),
-      cmocka_unit_test(test_grid_nodes_and_last_cell),
-      cmocka_unit_test(test_single_cell_axis),
-      cmocka_unit_test(test_z_decomposition),
-      cmocka_unit_test(test_outside_is_an_error),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_weights_sum_to_one_and_reproduce_linear),
+                     cmocka_unit_test(test_grid_nodes_and_last_cell),
+                     cmocka_unit_test(test_single_cell_axis),
+                     cmocka_unit_test(test_z_decomposition),
+                     cmocka_unit_test(test_outside_is_an_error))

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -18,9 +17,13 @@
 
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
+/* A grid of n cells with its origin at 0. */
+static rtm_grid_t grid_at_origin(const int n[3], const double spacing[3]) {
+  rtm_grid_t grid;
+  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  return grid;
 }
 
 /* ---- a homogeneous model on a grid ---- */
@@ -34,7 +37,7 @@ static void setup_make(setup_t *s, const double spacing[3], double vp, double ep
                        rtm_equation_t equation) {
   const int n[3] = {6, 5, 4};
   memset(s, 0, sizeof *s);
-  assert_int_equal(rtm_grid_init(&s->grid, n, spacing, NULL), RTM_OK);
+  s->grid = grid_at_origin(n, spacing);
   const size_t cells = rtm_grid_interior_cells(&s->grid);
   s->model.vp = malloc(cells * sizeof(float));
   assert_non_null(s->model.vp);
@@ -69,7 +72,7 @@ static void setup_release(setup_t *s) {
 static void test_limit_uniform_spacing(void **unused) {
   (void)unused;
   for (int trial = 0; trial < 20; ++trial) {
-    const double h = uniform(1.0, 50.0), v = uniform(1000.0, 6000.0);
+    const double h = rtm_test_rand_uniform(1.0, 50.0), v = rtm_test_rand_uniform(1000.0, 6000.0);
     const double spacing[3] = {h, h, h};
     const double expected = sqrt(105.0 / 512.0) * h / v;
     assert_true(fabs(rtm_stable_dt(v, spacing) / expected - 1.0) <= 16 * DBL_EPSILON);
@@ -80,8 +83,9 @@ static void test_limit_unequal_spacing(void **unused) {
   (void)unused;
   const double S = 205.0 / 72.0 + 2.0 * (8.0 / 5.0 + 1.0 / 5.0 + 8.0 / 315.0 + 1.0 / 560.0);
   assert_true(fabs(S - 6.5016) < 1e-4);
-  const double spacing[3] = {uniform(5, 20), uniform(5, 20), uniform(5, 20)};
-  const double v = uniform(1500, 4500);
+  const double spacing[3] = {rtm_test_rand_uniform(5, 20), rtm_test_rand_uniform(5, 20),
+                             rtm_test_rand_uniform(5, 20)};
+  const double v = rtm_test_rand_uniform(1500, 4500);
   double sum = 0.0;
   for (int a = 0; a < 3; ++a)
     sum += 1.0 / (spacing[a] * spacing[a]);
@@ -92,11 +96,12 @@ static void test_limit_unequal_spacing(void **unused) {
 static void test_dt_auto_is_cfl_h_over_v(void **unused) {
   (void)unused;
   for (int trial = 0; trial < 10; ++trial) {
-    const double spacing[3] = {uniform(5, 20), uniform(5, 20), uniform(5, 20)};
+    const double spacing[3] = {rtm_test_rand_uniform(5, 20), rtm_test_rand_uniform(5, 20),
+                               rtm_test_rand_uniform(5, 20)};
     setup_t s;
-    setup_make(&s, spacing, uniform(1500, 4500), 0.0, RTM_EQUATION_ISO);
+    setup_make(&s, spacing, rtm_test_rand_uniform(1500, 4500), 0.0, RTM_EQUATION_ISO);
     const double h_min = fmin(spacing[0], fmin(spacing[1], spacing[2]));
-    s.cfg.time.cfl = uniform(0.05, 0.45);
+    s.cfg.time.cfl = rtm_test_rand_uniform(0.05, 0.45);
     double dt = 0.0;
     assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
     const double expected = s.cfg.time.cfl * h_min / s.model.vp_max;
@@ -108,7 +113,7 @@ static void test_dt_auto_is_cfl_h_over_v(void **unused) {
 
 static void test_explicit_dt(void **unused) {
   (void)unused;
-  const double h = uniform(5, 20), v = uniform(1500, 4500);
+  const double h = rtm_test_rand_uniform(5, 20), v = rtm_test_rand_uniform(1500, 4500);
   const double spacing[3] = {h, h, h};
   setup_t s;
   setup_make(&s, spacing, v, 0.0, RTM_EQUATION_ISO);
@@ -120,23 +125,16 @@ static void test_explicit_dt(void **unused) {
   assert_true(dt == s.cfg.time.dt_s);
 
   s.cfg.time.dt_s = 1.01 * limit;
-  char text[RTM_TEST_CAPTURE_MAX];
   capture_t c;
-  capture_begin(&c);
-  int status = rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt);
-  snprintf(text, sizeof text, "%s", capture_end(&c));
-  assert_int_equal(status, RTM_ERR_CONFIG);
-  assert_non_null(strstr(text, "time.dt"));
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
+  assert_non_null(strstr(c.text, "time.dt"));
 
   /* cfl above the limit 0.4529 */
   s.cfg.time.dt_s = NAN;
   s.cfg.time.cfl = 0.46;
-  capture_begin(&c);
-  status = rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt);
-  snprintf(text, sizeof text, "%s", capture_end(&c));
-  assert_int_equal(status, RTM_ERR_CONFIG);
-  assert_non_null(strstr(text, "time.cfl"));
-  assert_non_null(strstr(text, "0.452"));
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
+  assert_non_null(strstr(c.text, "time.cfl"));
+  assert_non_null(strstr(c.text, "0.452"));
   s.cfg.time.cfl = 0.45;
   assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
   setup_release(&s);
@@ -147,7 +145,8 @@ static void test_explicit_dt(void **unused) {
  * accordingly. */
 static void test_anisotropic_speed(void **unused) {
   (void)unused;
-  const double h = uniform(5, 20), v = 2000.0, epsilon = uniform(0.05, 0.3);
+  const double h = rtm_test_rand_uniform(5, 20), v = 2000.0,
+               epsilon = rtm_test_rand_uniform(0.05, 0.3);
   const double spacing[3] = {h, h, h};
   setup_t s;
   setup_make(&s, spacing, v, epsilon, RTM_EQUATION_VTI);
@@ -172,22 +171,17 @@ static void test_sampling_warning(void **unused) {
   const double spacing[3] = {h, 0.5 * h, h};
   setup_t s;
   setup_make(&s, spacing, v, 0.0, RTM_EQUATION_ISO);
-  char text[RTM_TEST_CAPTURE_MAX];
   capture_t c;
   double dt;
 
   s.cfg.source.frequency_hz = v / (2.5 * 5.2 * h); /* 5.2 points */
-  capture_begin(&c);
-  assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
-  snprintf(text, sizeof text, "%s", capture_end(&c));
-  assert_null(strstr(text, "warning"));
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_OK);
+  assert_null(strstr(c.text, "warning"));
 
   s.cfg.source.frequency_hz = v / (2.5 * 4.8 * h); /* 4.8 points */
-  capture_begin(&c);
-  assert_int_equal(rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt), RTM_OK);
-  snprintf(text, sizeof text, "%s", capture_end(&c));
-  assert_non_null(strstr(text, "warning"));
-  assert_non_null(strstr(text, "points per shortest wavelength"));
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_OK);
+  assert_non_null(strstr(c.text, "warning"));
+  assert_non_null(strstr(c.text, "points per shortest wavelength"));
   setup_release(&s);
 }
 
@@ -196,8 +190,7 @@ static void test_model_range(void **unused) {
   (void)unused;
   const int n[3] = {7, 6, 5};
   const double spacing[3] = {10, 10, 10};
-  rtm_grid_t grid;
-  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  const rtm_grid_t grid = grid_at_origin(n, spacing);
   const size_t cells = rtm_grid_interior_cells(&grid);
   rtm_model_t model;
   memset(&model, 0, sizeof model);
@@ -205,7 +198,7 @@ static void test_model_range(void **unused) {
   assert_non_null(model.vp);
   float lo = INFINITY, hi = 0.0f;
   for (size_t i = 0; i < cells; ++i) {
-    model.vp[i] = (float)uniform(1500, 4500);
+    model.vp[i] = (float)rtm_test_rand_uniform(1500, 4500);
     lo = fminf(lo, model.vp[i]);
     hi = fmaxf(hi, model.vp[i]);
   }
@@ -218,15 +211,11 @@ static void test_model_range(void **unused) {
     const size_t cell = (size_t)rand() % cells;
     const float keep = model.vp[cell];
     model.vp[cell] = bad[b];
-    char text[RTM_TEST_CAPTURE_MAX];
     capture_t c;
-    capture_begin(&c);
-    int status = rtm_model_update_range(&model, &grid);
-    snprintf(text, sizeof text, "%s", capture_end(&c));
-    assert_int_equal(status, RTM_ERR_INPUT);
+    assert_int_equal(captured(&c, rtm_model_update_range(&model, &grid)), RTM_ERR_INPUT);
     char where[64];
     snprintf(where, sizeof where, "(ix %zu, iy %zu, iz %zu)", cell % 7, cell / 7 % 6, cell / 42);
-    assert_non_null(strstr(text, where));
+    assert_non_null(strstr(c.text, where));
     model.vp[cell] = keep;
   }
   rtm_model_release(&model);
@@ -237,7 +226,7 @@ static void test_model_range(void **unused) {
 static void test_ricker(void **unused) {
   (void)unused;
   const double pi = 3.14159265358979323846;
-  const double f = uniform(5, 40), t0 = 1.2 / f;
+  const double f = rtm_test_rand_uniform(5, 40), t0 = 1.2 / f;
   assert_true(fabs(rtm_ricker(t0, f, t0) - 1.0) <= DBL_EPSILON);
   /* zeros where pi^2 f^2 tau^2 = 1/2; minima -2 exp(-3/2) where it is 3/2 */
   const double zero = 1.0 / (pi * f * sqrt(2.0)), trough = sqrt(1.5) / (pi * f);
@@ -245,7 +234,7 @@ static void test_ricker(void **unused) {
   assert_true(fabs(rtm_ricker(t0 - zero, f, t0)) <= 1e-15);
   assert_true(fabs(rtm_ricker(t0 + trough, f, t0) + 2.0 * exp(-1.5)) <= 1e-15);
   /* symmetric about t0, up to the rounding of t0 +- tau */
-  const double tau = uniform(0, 2.0 / f);
+  const double tau = rtm_test_rand_uniform(0, 2.0 / f);
   assert_true(fabs(rtm_ricker(t0 + tau, f, t0) - rtm_ricker(t0 - tau, f, t0)) <= 1e-13);
 }
 
@@ -254,10 +243,9 @@ static void test_boundary_profile(void **unused) {
   (void)unused;
   const int n[3] = {60, 47, 52};
   const double spacing[3] = {10.0, 12.0, 8.0};
-  rtm_grid_t grid;
-  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  const rtm_grid_t grid = grid_at_origin(n, spacing);
   const int W = 20;
-  const double R = 1e-3, v = uniform(1500, 4500), dt = 1e-3;
+  const double R = 1e-3, v = rtm_test_rand_uniform(1500, 4500), dt = 1e-3;
   rtm_boundary_t b;
   assert_int_equal(rtm_boundary_init(&b, &grid, W, R, v, dt), RTM_OK);
   for (int a = 0; a < 3; ++a) {
@@ -290,20 +278,9 @@ static void test_boundary_profile(void **unused) {
   assert_int_equal(rtm_boundary_init(&b, &grid, W, 0.0, v, dt), RTM_ERR_CONFIG);
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_limit_uniform_spacing),
-      cmocka_unit_test(test_limit_unequal_spacing),
-      cmocka_unit_test(test_dt_auto_is_cfl_h_over_v),
-      cmocka_unit_test(test_explicit_dt),
-      cmocka_unit_test(test_anisotropic_speed),
-      cmocka_unit_test(test_sampling_warning),
-      cmocka_unit_test(test_model_range),
-      cmocka_unit_test(test_ricker),
-      cmocka_unit_test(test_boundary_profile),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_limit_uniform_spacing),
+                     cmocka_unit_test(test_limit_unequal_spacing),
+                     cmocka_unit_test(test_dt_auto_is_cfl_h_over_v),
+                     cmocka_unit_test(test_explicit_dt), cmocka_unit_test(test_anisotropic_speed),
+                     cmocka_unit_test(test_sampling_warning), cmocka_unit_test(test_model_range),
+                     cmocka_unit_test(test_ricker), cmocka_unit_test(test_boundary_profile))

@@ -14,136 +14,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
+#include "cpu_problem.h"
 #include "point_sample.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
 #include "rtm_test_capture.h"
 #include "rtm_test_compare.h"
+#include "rtm_test_main.h"
 
-enum { SOURCES = 2, RECEIVERS = 3 };
 static const unsigned p_and_q = RTM_FIELD_BIT(RTM_FIELD_P) | RTM_FIELD_BIT(RTM_FIELD_Q);
 static const double degrees = 3.14159265358979323846 / 180.0;
 
-static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * rand() / (double)RAND_MAX;
-}
-
-typedef struct {
-  rtm_grid_t grid;
-  rtm_model_t model;
-  rtm_boundary_t boundary;
-  rtm_config_t cfg;
-  rtm_mem_ledger_t ledger;
-  rtm_points_t sources, receivers;
-  float *wavelets;
-  double dt;
-  int steps;
-  size_t cells;
-} problem_t;
-
-static float *random_array(size_t cells, double lo, double hi) {
-  float *a = malloc(cells * sizeof(float));
-  assert_non_null(a);
-  for (size_t i = 0; i < cells; ++i)
-    a[i] = (float)uniform(lo, hi);
-  return a;
-}
-
-/* A random problem on the z-range [z_offset, z_offset + nz_local) of a volume n. The
- * parameters need no conditioning: delta <= epsilon - 0.02 and (eps - delta) / sigma <= 0.47
- * < 1 + 2 delta. */
+/* A random heterogeneous problem (cpu_problem.h) for `equation`. The parameters need no
+ * conditioning: delta <= epsilon - 0.02 and (eps - delta) / sigma <= 0.47 < 1 + 2 delta. */
 static void problem_make(problem_t *pb, rtm_equation_t equation, const int n[3], int z_offset,
                          int nz_local, int width, double reflection) {
-  memset(pb, 0, sizeof *pb);
-  rtm_mem_ledger_init(&pb->ledger);
-  const double spacing[3] = {10.0, 12.0, 9.0};
-  const double origin[3] = {-40.0, 25.0, 0.0};
-  assert_int_equal(rtm_grid_init(&pb->grid, n, spacing, origin), RTM_OK);
-  assert_int_equal(rtm_grid_set_z_range(&pb->grid, z_offset, nz_local), RTM_OK);
-  pb->cells = rtm_grid_interior_cells(&pb->grid);
-  pb->model.vp = random_array(pb->cells, 1500.0, 3000.0);
-  pb->model.epsilon = random_array(pb->cells, 0.05, 0.3);
+  problem_grid(pb, n, z_offset, nz_local);
+  pb->model.vp = problem_random_array(pb->cells, 1500.0, 3000.0);
+  pb->model.epsilon = problem_random_array(pb->cells, 0.05, 0.3);
   pb->model.delta = malloc(pb->cells * sizeof(float));
   assert_non_null(pb->model.delta);
   for (size_t i = 0; i < pb->cells; ++i)
-    pb->model.delta[i] = (float)uniform(-0.05, pb->model.epsilon[i] - 0.02);
+    pb->model.delta[i] = (float)rtm_test_rand_uniform(-0.05, pb->model.epsilon[i] - 0.02);
   if (equation == RTM_EQUATION_TTI) {
-    pb->model.theta_deg = random_array(pb->cells, -70.0, 70.0);
-    pb->model.phi_deg = random_array(pb->cells, 0.0, 360.0);
+    pb->model.theta_deg = problem_random_array(pb->cells, -70.0, 70.0);
+    pb->model.phi_deg = problem_random_array(pb->cells, 0.0, 360.0);
   }
   assert_int_equal(rtm_model_update_range(&pb->model, &pb->grid), RTM_OK);
   rtm_config_defaults(&pb->cfg);
   pb->cfg.physics.equation = equation;
   pb->cfg.physics.sigma = 0.75;
   pb->cfg.physics.smooth_angles_cells = 0;
-  pb->dt = 0.9 * rtm_stable_dt(pb->model.vp_max * sqrt(1.0 + 2.0 * pb->model.epsilon_max), spacing);
-  pb->steps = 12;
-  assert_int_equal(
-      rtm_boundary_init(&pb->boundary, &pb->grid, width, reflection, pb->model.vp_max, pb->dt),
-      RTM_OK);
-
-  double position[3 * (SOURCES + RECEIVERS)];
-  for (int p = 0; p < SOURCES + RECEIVERS; ++p)
-    for (int a = 0; a < 3; ++a) {
-      double lo = width + 0.0, hi = n[a] - 1.0 - width;
-      if (a == 2) {
-        lo = fmax(lo, z_offset - 1.0);
-        hi = fmin(hi, z_offset + nz_local + 0.0);
-      }
-      position[3 * p + a] = origin[a] + uniform(lo, hi) * spacing[a];
-    }
-  assert_int_equal(rtm_points_init(&pb->sources, &pb->grid, position, SOURCES, "source"), RTM_OK);
-  assert_int_equal(
-      rtm_points_init(&pb->receivers, &pb->grid, position + 3 * SOURCES, RECEIVERS, "receiver"),
-      RTM_OK);
-  pb->wavelets = random_array((size_t)SOURCES * pb->steps, -1.0, 1.0);
-}
-
-static void problem_release(problem_t *pb) {
-  free(pb->wavelets);
-  rtm_points_release(&pb->receivers);
-  rtm_points_release(&pb->sources);
-  rtm_boundary_release(&pb->boundary);
-  rtm_model_release(&pb->model);
-  rtm_mem_ledger_release(&pb->ledger);
-}
-
-/* A cpu backend on the problem, with no sources or receivers yet. */
-static void *backend_create(problem_t *pb) {
-  const rtm_backend_desc_t desc = {.config = &pb->cfg,
-                                   .grid = &pb->grid,
-                                   .model = &pb->model,
-                                   .boundary = &pb->boundary,
-                                   .dt_s = pb->dt,
-                                   .steps = pb->steps,
-                                   .ledger = &pb->ledger};
-  void *state = NULL;
-  assert_int_equal(rtm_backend_cpu.create(&desc, &state), RTM_OK);
-  return state;
-}
-
-/* A cpu backend on the problem whose receivers record `trace_fields`. */
-static void *backend_make(problem_t *pb, unsigned trace_fields) {
-  void *state = backend_create(pb);
-  assert_int_equal(rtm_backend_cpu.set_sources(state, &pb->sources, pb->wavelets, pb->steps),
-                   RTM_OK);
-  assert_int_equal(rtm_backend_cpu.set_receivers(state, &pb->receivers, trace_fields), RTM_OK);
-  return state;
-}
-
-static float *read_field(void *state, rtm_field_t field, rtm_level_t level, size_t cells) {
-  float *f = malloc(cells * sizeof(float));
-  assert_non_null(f);
-  assert_int_equal(rtm_backend_cpu.read_field(state, field, level, f), RTM_OK);
-  return f;
-}
-
-static void write_field(void *state, rtm_field_t field, rtm_level_t level, const float *f) {
-  assert_int_equal(rtm_backend_cpu.write_field(state, field, level, f), RTM_OK);
+  problem_finish(pb, pb->model.vp_max * sqrt(1.0 + 2.0 * pb->model.epsilon_max), width, reflection);
 }
 
 /* Column `column` of the p and q traces against the samples of the fields at `level` (the
@@ -152,12 +57,10 @@ static void write_field(void *state, rtm_field_t field, rtm_level_t level, const
  * the sum of |terms|: 8 FLT_EPSILON of it is a bound with room, and a trace of the other
  * field, of the other level or in another column is off by the size of the field. */
 static void check_recorded(const problem_t *pb, void *state, rtm_level_t level, int column) {
-  float *traces = malloc((size_t)RECEIVERS * (pb->steps + 1) * sizeof(float));
-  assert_non_null(traces);
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
-    float *dense = read_field(state, (rtm_field_t)f, level, pb->cells);
-    assert_int_equal(rtm_backend_cpu.read_traces(state, (rtm_field_t)f, traces), RTM_OK);
-    for (int r = 0; r < RECEIVERS; ++r) {
+    float *dense = problem_read_field(state, (rtm_field_t)f, level, pb->cells);
+    float *traces = problem_read_traces(pb, state, (rtm_field_t)f);
+    for (int r = 0; r < PROBLEM_RECEIVERS; ++r) {
       double magnitude;
       const double want = rtm_test_point_sample(&pb->grid, &pb->receivers, dense, r, &magnitude);
       const float got = traces[(size_t)r * (pb->steps + 1) + (size_t)column];
@@ -166,15 +69,8 @@ static void check_recorded(const problem_t *pb, void *state, rtm_level_t level, 
                  rtm_field_name((rtm_field_t)f), r, column, got, want);
     }
     free(dense);
+    free(traces);
   }
-  free(traces);
-}
-
-/* Dense value, zero outside the local slab (the halos of a rank without neighbours). */
-static double at(const problem_t *pb, const float *dense, long ix, long iy, long iz) {
-  const rtm_grid_t *g = &pb->grid;
-  if (ix < 0 || ix >= g->n[0] || iy < 0 || iy >= g->n[1] || iz < 0 || iz >= g->nz_local) return 0.0;
-  return dense[((size_t)iz * g->n[1] + (size_t)iy) * g->n[0] + (size_t)ix];
 }
 
 /* Second derivatives d_ab f (a, b in x, y, z) at a cell in double, and the sum of the
@@ -183,13 +79,13 @@ static void derivatives(const problem_t *pb, const float *f, const long cell[3],
                         double m[3][3]) {
   const double *h = pb->grid.spacing_m;
   for (int a = 0; a < 3; ++a) {
-    double sum = rtm_fd2_coeff[0] * at(pb, f, cell[0], cell[1], cell[2]);
+    double sum = rtm_fd2_coeff[0] * problem_at(pb, f, cell[0], cell[1], cell[2]);
     double mag = fabs(sum);
     for (int k = 1; k <= RTM_RADIUS; ++k)
       for (int sign = -1; sign <= 1; sign += 2) {
         long c[3] = {cell[0], cell[1], cell[2]};
         c[a] += sign * k;
-        const double v = rtm_fd2_coeff[k] * at(pb, f, c[0], c[1], c[2]);
+        const double v = rtm_fd2_coeff[k] * problem_at(pb, f, c[0], c[1], c[2]);
         sum += v;
         mag += fabs(v);
       }
@@ -205,7 +101,7 @@ static void derivatives(const problem_t *pb, const float *f, const long cell[3],
               c[a] += si * i;
               c[b] += sj * j;
               const double v = si * sj * rtm_fd1_coeff[i - 1] * rtm_fd1_coeff[j - 1] *
-                               at(pb, f, c[0], c[1], c[2]);
+                               problem_at(pb, f, c[0], c[1], c[2]);
               mixed += v;
               mixed_mag += fabs(v);
             }
@@ -265,32 +161,22 @@ static void expected_step(const problem_t *pb, const float *p, const float *pp, 
         mag_p[i] = (2.0 * fabs(p[i]) + fabs(pp[i]) + rhs_mp) / (1.0 + d);
         mag_q[i] = (2.0 * fabs(q[i]) + fabs(qp[i]) + rhs_mq) / (1.0 + d);
       }
-  for (int s = 0; s < pb->sources.count; ++s)
-    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
-      const size_t k = (size_t)s * RTM_POINT_TAPS + t;
-      const float w = pb->sources.tap_weight[k];
-      if (w == 0.0f) continue;
-      const size_t i = rtm_grid_dense_index(g, pb->sources.tap_index[k]);
-      const double add = (double)w * pb->wavelets[(size_t)s * pb->steps + it];
-      next_p[i] += add; /* into both fields */
-      next_q[i] += add;
-      mag_p[i] += fabs(add);
-      mag_q[i] += fabs(add);
-    }
+  problem_add_sources(pb, it, next_p, mag_p); /* into both fields */
+  problem_add_sources(pb, it, next_q, mag_q);
 }
 
 /* ---- the step is the equation ---- */
 static void check_step(rtm_equation_t equation, const int n[3], int z_offset, int nz_local) {
   problem_t pb;
   problem_make(&pb, equation, n, z_offset, nz_local, 3, 0.3);
-  void *state = backend_make(&pb, p_and_q);
+  void *state = problem_backend_make(&pb, p_and_q);
   const size_t cells = pb.cells;
-  float *p = random_array(cells, -1, 1), *pp = random_array(cells, -1, 1);
-  float *q = random_array(cells, -1, 1), *qp = random_array(cells, -1, 1);
-  write_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, p);
-  write_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp);
-  write_field(state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, q);
-  write_field(state, RTM_FIELD_Q, RTM_LEVEL_PREVIOUS, qp);
+  float *p = problem_random_array(cells, -1, 1), *pp = problem_random_array(cells, -1, 1);
+  float *q = problem_random_array(cells, -1, 1), *qp = problem_random_array(cells, -1, 1);
+  problem_write_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, p);
+  problem_write_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, pp);
+  problem_write_field(state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, q);
+  problem_write_field(state, RTM_FIELD_Q, RTM_LEVEL_PREVIOUS, qp);
   const int it = 5;
   double *next_p = malloc(cells * sizeof(double)), *next_q = malloc(cells * sizeof(double));
   double *mag_p = malloc(cells * sizeof(double)), *mag_q = malloc(cells * sizeof(double));
@@ -298,10 +184,10 @@ static void check_step(rtm_equation_t equation, const int n[3], int z_offset, in
   expected_step(&pb, p, pp, q, qp, it, next_p, next_q, mag_p, mag_q);
 
   assert_int_equal(rtm_backend_cpu.step(state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
-  float *got_p = read_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, cells);
-  float *got_q = read_field(state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, cells);
-  float *old_p = read_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, cells);
-  float *old_q = read_field(state, RTM_FIELD_Q, RTM_LEVEL_PREVIOUS, cells);
+  float *got_p = problem_read_field(state, RTM_FIELD_P, RTM_LEVEL_CURRENT, cells);
+  float *got_q = problem_read_field(state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, cells);
+  float *old_p = problem_read_field(state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, cells);
+  float *old_q = problem_read_field(state, RTM_FIELD_Q, RTM_LEVEL_PREVIOUS, cells);
   assert_memory_equal(old_p, p, cells * sizeof(float)); /* rotated: previous = f[it] */
   assert_memory_equal(old_q, q, cells * sizeof(float));
   /* Float evaluation: each derivative sums up to 9 terms (the mixed ones 8 of 8-term first
@@ -354,35 +240,30 @@ static void check_forward_backward(rtm_equation_t equation, int width, double re
   const int n[3] = {19, 16, 15};
   problem_t pb;
   problem_make(&pb, equation, n, 0, n[2], width, reflection);
-  void *state = backend_make(&pb, p_and_q);
+  void *state = problem_backend_make(&pb, p_and_q);
   const size_t cells = pb.cells;
   float *now[2], *before[2];
   for (int f = 0; f < 2; ++f) {
-    now[f] = random_array(cells, -1, 1);
-    before[f] = random_array(cells, -1, 1);
-    write_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, now[f]);
-    write_field(state, (rtm_field_t)f, RTM_LEVEL_PREVIOUS, before[f]);
+    now[f] = problem_random_array(cells, -1, 1);
+    before[f] = problem_random_array(cells, -1, 1);
+    problem_write_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, now[f]);
+    problem_write_field(state, (rtm_field_t)f, RTM_LEVEL_PREVIOUS, before[f]);
   }
   const int it = 3;
   assert_int_equal(rtm_backend_cpu.step(state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
   float *next[2];
   for (int f = 0; f < 2; ++f)
-    next[f] = read_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, cells);
+    next[f] = problem_read_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, cells);
   assert_int_equal(rtm_backend_cpu.step(state, it, RTM_REGION_ALL, RTM_BACKWARD), RTM_OK);
-  float d_max = 0.0f;
-  for (int a = 0; a < 3; ++a)
-    for (int i = 0; i < n[a]; ++i)
-      d_max = fmaxf(d_max, pb.boundary.eta_dt[a][i]);
-  d_max *= 3.0f;
-  assert_true(d_max < 1.0f);
+  const float d_max = problem_damping_max(&pb);
   /* As for iso (test_backend_cpu.c): the right-hand side of f[it] is recomputed bit for bit,
    * so only the leapfrog's own additions round: 4 FLT_EPSILON of the values involved
    * undamped, 8 FLT_EPSILON / (1 - d_max) damped. */
   const double factor = width == 0 ? 4.0 * FLT_EPSILON : 8.0 * FLT_EPSILON / (1.0 - d_max);
   double worst = 0.0, changed = 0.0;
   for (int f = 0; f < 2; ++f) {
-    float *current = read_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, cells);
-    float *previous = read_field(state, (rtm_field_t)f, RTM_LEVEL_PREVIOUS, cells);
+    float *current = problem_read_field(state, (rtm_field_t)f, RTM_LEVEL_CURRENT, cells);
+    float *previous = problem_read_field(state, (rtm_field_t)f, RTM_LEVEL_PREVIOUS, cells);
     assert_memory_equal(current, now[f], cells * sizeof(float));
     for (size_t i = 0; i < cells; ++i) {
       const double tolerance =
@@ -420,40 +301,16 @@ static void test_forward_then_backward_restores(void **unused) {
 static void check_split(const int n[3], int z_offset, int nz_local) {
   problem_t pb;
   problem_make(&pb, RTM_EQUATION_TTI, n, z_offset, nz_local, 3, 0.3);
-  void *whole = backend_make(&pb, p_and_q), *split = backend_make(&pb, p_and_q);
+  void *whole = problem_backend_make(&pb, p_and_q), *split = problem_backend_make(&pb, p_and_q);
   void *both[2] = {whole, split};
   for (int f = 0; f < 2; ++f)
     for (int l = 0; l < 2; ++l) {
-      float *values = random_array(pb.cells, -1, 1);
+      float *values = problem_random_array(pb.cells, -1, 1);
       for (int b = 0; b < 2; ++b)
-        write_field(both[b], (rtm_field_t)f, (rtm_level_t)l, values);
+        problem_write_field(both[b], (rtm_field_t)f, (rtm_level_t)l, values);
       free(values);
     }
-  for (int it = 0; it < 6; ++it) {
-    const rtm_direction_t dir = it < 4 ? RTM_FORWARD : RTM_BACKWARD;
-    const int step = it < 4 ? it : 7 - it; /* forward 0..3, then backward 3, 2 */
-    assert_int_equal(rtm_backend_cpu.step(whole, step, RTM_REGION_ALL, dir), RTM_OK);
-    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_EDGE_PLANES, dir), RTM_OK);
-    assert_int_equal(rtm_backend_cpu.step(split, step, RTM_REGION_INTERIOR, dir), RTM_OK);
-  }
-  for (int f = 0; f < 2; ++f)
-    for (int l = 0; l < 2; ++l) {
-      float *a = read_field(whole, (rtm_field_t)f, (rtm_level_t)l, pb.cells);
-      float *b = read_field(split, (rtm_field_t)f, (rtm_level_t)l, pb.cells);
-      assert_memory_equal(a, b, pb.cells * sizeof(float));
-      free(a);
-      free(b);
-    }
-  const size_t samples = (size_t)RECEIVERS * (pb.steps + 1);
-  float *ta = malloc(samples * sizeof(float)), *tb = malloc(samples * sizeof(float));
-  assert_true(ta && tb);
-  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
-    assert_int_equal(rtm_backend_cpu.read_traces(whole, (rtm_field_t)f, ta), RTM_OK);
-    assert_int_equal(rtm_backend_cpu.read_traces(split, (rtm_field_t)f, tb), RTM_OK);
-    assert_memory_equal(ta, tb, samples * sizeof(float));
-  }
-  free(ta);
-  free(tb);
+  problem_check_split_equals_whole(&pb, whole, split, RTM_FIELD_Q);
   rtm_backend_cpu.destroy(whole);
   rtm_backend_cpu.destroy(split);
   problem_release(&pb);
@@ -462,18 +319,13 @@ static void check_split(const int n[3], int z_offset, int nz_local) {
 static void test_split_equals_all(void **unused) {
   (void)unused;
   const int n[3] = {21, 13, 26};
-  check_split(n, 0, n[2]); /* interior planes exist */
-  check_split(n, 9, 12);   /* a middle rank */
-  check_split(n, 20, 6);   /* nz_local <= 2R: edge planes are everything */
+  problem_for_split_ranges(check_split, n, 9); /* z-ranges [0, 26), [9, 21), [20, 26) */
 }
 
 /* ---- fields and ledger ---- */
+/* Ledger records of one padded field named `label`. */
 static int ledger_has(const problem_t *pb, const char *label) {
-  int found = 0;
-  for (int r = 0; r < pb->ledger.count; ++r)
-    found += strcmp(pb->ledger.records[r].label, label) == 0 &&
-             pb->ledger.records[r].bytes == pb->grid.padded_cells * sizeof(float);
-  return found;
+  return problem_ledger_count(pb, label, pb->grid.padded_cells * sizeof(float));
 }
 
 static void test_fields_and_ledger(void **unused) {
@@ -483,16 +335,16 @@ static void test_fields_and_ledger(void **unused) {
     const rtm_equation_t equation = e == 0 ? RTM_EQUATION_VTI : RTM_EQUATION_TTI;
     problem_t pb;
     problem_make(&pb, equation, n, 0, n[2], 2, 0.1);
-    void *state = backend_make(&pb, p_and_q);
+    void *state = problem_backend_make(&pb, p_and_q);
     float *values[2][2];
     for (int f = 0; f < 2; ++f)
       for (int l = 0; l < 2; ++l) {
-        values[f][l] = random_array(pb.cells, -1, 1);
-        write_field(state, (rtm_field_t)f, (rtm_level_t)l, values[f][l]);
+        values[f][l] = problem_random_array(pb.cells, -1, 1);
+        problem_write_field(state, (rtm_field_t)f, (rtm_level_t)l, values[f][l]);
       }
     for (int f = 0; f < 2; ++f)
       for (int l = 0; l < 2; ++l) {
-        float *back = read_field(state, (rtm_field_t)f, (rtm_level_t)l, pb.cells);
+        float *back = problem_read_field(state, (rtm_field_t)f, (rtm_level_t)l, pb.cells);
         assert_memory_equal(back, values[f][l], pb.cells * sizeof(float)); /* four distinct */
         free(back);
         free(values[f][l]);
@@ -510,14 +362,6 @@ static void test_fields_and_ledger(void **unused) {
 }
 
 /* ---- receivers.fields ---- */
-static int ledger_count(const problem_t *pb, const char *label, size_t bytes) {
-  int found = 0;
-  for (int r = 0; r < pb->ledger.count; ++r)
-    found +=
-        strcmp(pb->ledger.records[r].label, label) == 0 && pb->ledger.records[r].bytes == bytes;
-  return found;
-}
-
 /* p,q: after every step, forward then backward, the column the step recorded holds the
  * samples of the level it wrote, for p and for q, and the q traces are not the p traces.
  * p alone allocates and records no q: its p traces equal the p,q run's bit for bit and
@@ -526,13 +370,13 @@ static void check_receivers(rtm_equation_t equation) {
   const int n[3] = {16, 13, 14};
   problem_t pb;
   problem_make(&pb, equation, n, 0, n[2], 3, 0.3);
-  void *both = backend_make(&pb, p_and_q);
-  void *p_only = backend_make(&pb, RTM_FIELD_BIT(RTM_FIELD_P));
+  void *both = problem_backend_make(&pb, p_and_q);
+  void *p_only = problem_backend_make(&pb, RTM_FIELD_BIT(RTM_FIELD_P));
   for (int f = 0; f < 2; ++f)
     for (int l = 0; l < 2; ++l) {
-      float *values = random_array(pb.cells, -1, 1);
-      write_field(both, (rtm_field_t)f, (rtm_level_t)l, values);
-      write_field(p_only, (rtm_field_t)f, (rtm_level_t)l, values);
+      float *values = problem_random_array(pb.cells, -1, 1);
+      problem_write_field(both, (rtm_field_t)f, (rtm_level_t)l, values);
+      problem_write_field(p_only, (rtm_field_t)f, (rtm_level_t)l, values);
       free(values);
     }
   for (int k = 0; k < 10; ++k) {
@@ -545,13 +389,10 @@ static void check_receivers(rtm_equation_t equation) {
     else
       check_recorded(&pb, both, RTM_LEVEL_PREVIOUS, it - 1);
   }
-  const size_t samples = (size_t)RECEIVERS * (pb.steps + 1);
-  float *p = malloc(samples * sizeof(float)), *q = malloc(samples * sizeof(float));
-  float *alone = malloc(samples * sizeof(float));
-  assert_true(p && q && alone);
-  assert_int_equal(rtm_backend_cpu.read_traces(both, RTM_FIELD_P, p), RTM_OK);
-  assert_int_equal(rtm_backend_cpu.read_traces(both, RTM_FIELD_Q, q), RTM_OK);
-  assert_int_equal(rtm_backend_cpu.read_traces(p_only, RTM_FIELD_P, alone), RTM_OK);
+  const size_t samples = (size_t)PROBLEM_RECEIVERS * (pb.steps + 1);
+  float *p = problem_read_traces(&pb, both, RTM_FIELD_P);
+  float *q = problem_read_traces(&pb, both, RTM_FIELD_Q);
+  float *alone = problem_read_traces(&pb, p_only, RTM_FIELD_P);
   const double q_vs_p = rtm_test_relative_l2(q, p, samples);
   printf("  %s: q traces against p traces rel L2 %.3g\n",
          equation == RTM_EQUATION_TTI ? "tti" : "vti", q_vs_p);
@@ -563,10 +404,10 @@ static void check_receivers(rtm_equation_t equation) {
   capture_end(&capture);
   assert_int_equal(status, RTM_ERR_INTERNAL);
   assert_contains(capture.text, "traces of q were not recorded");
-  /* traces [RECEIVERS][steps + 1] of p for both backends, of q for one */
+  /* traces [receivers][steps + 1] of p for both backends, of q for one */
   const size_t trace_bytes = samples * sizeof(float);
-  assert_int_equal(ledger_count(&pb, "traces.p", trace_bytes), 2);
-  assert_int_equal(ledger_count(&pb, "traces.q", trace_bytes), 1);
+  assert_int_equal(problem_ledger_count(&pb, "traces.p", trace_bytes), 2);
+  assert_int_equal(problem_ledger_count(&pb, "traces.q", trace_bytes), 1);
   free(p);
   free(q);
   free(alone);
@@ -585,7 +426,7 @@ static void test_receivers_record_p_and_q(void **unused) {
   const int n[3] = {12, 9, 10};
   problem_t pb;
   problem_make(&pb, RTM_EQUATION_ISO, n, 0, n[2], 2, 0.1);
-  void *state = backend_create(&pb);
+  void *state = problem_backend_create(&pb);
   capture_t capture;
   capture_begin(&capture);
   const int status = rtm_backend_cpu.set_receivers(state, &pb.receivers, p_and_q);
@@ -598,16 +439,8 @@ static void test_receivers_record_p_and_q(void **unused) {
   problem_release(&pb);
 }
 
-int main(void) {
-  const unsigned seed = (unsigned)time(NULL);
-  printf("seed %u\n", seed);
-  srand(seed);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_step_is_the_equation),
-      cmocka_unit_test(test_forward_then_backward_restores),
-      cmocka_unit_test(test_split_equals_all),
-      cmocka_unit_test(test_fields_and_ledger),
-      cmocka_unit_test(test_receivers_record_p_and_q),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_step_is_the_equation),
+                     cmocka_unit_test(test_forward_then_backward_restores),
+                     cmocka_unit_test(test_split_equals_all),
+                     cmocka_unit_test(test_fields_and_ledger),
+                     cmocka_unit_test(test_receivers_record_p_and_q))

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "tti_helper.h"
 
 enum { N = 48, STEPS = 5000, EVERY = 250 };
@@ -34,18 +35,15 @@ static void test_long_run_stays_bounded(void **unused) {
   tti_run_t r;
   const int n[3] = {N, N, N};
   tti_run_init(&r, n, h_m, RTM_EQUATION_TTI);
-  for (int iz = 0; iz < N; ++iz)
-    for (int iy = 0; iy < N; ++iy)
-      for (int ix = 0; ix < N; ++ix) {
-        const size_t i = ((size_t)iz * N + iy) * N + ix;
-        const double x = (double)ix / N, y = (double)iy / N, z = (double)iz / N;
-        r.model.vp[i] = (float)(2000.0 + 800.0 * z + 200.0 * sin(6.28 * x));
-        r.model.epsilon[i] = 0.3f;
-        r.model.delta[i] = 0.1f;
-        r.model.theta_deg[i] =
-            (float)(60.0 * (0.5 + 0.5 * sin(6.28 * x) * cos(6.28 * y + 3.0 * z)));
-        r.model.phi_deg[i] = (float)(180.0 * z + 90.0 * y);
-      }
+  for (size_t i = 0; i < r.cells; ++i) {
+    const tti_cell_t c = tti_run_cell(&r, i);
+    const double x = (double)c.x / N, y = (double)c.y / N, z = (double)c.z / N;
+    r.model.vp[i] = (float)(2000.0 + 800.0 * z + 200.0 * sin(6.28 * x));
+    r.model.epsilon[i] = 0.3f;
+    r.model.delta[i] = 0.1f;
+    r.model.theta_deg[i] = (float)(60.0 * (0.5 + 0.5 * sin(6.28 * x) * cos(6.28 * y + 3.0 * z)));
+    r.model.phi_deg[i] = (float)(180.0 * z + 90.0 * y);
+  }
   r.cfg.physics.sigma = 0.75;
   r.cfg.physics.smooth_angles_cells = 0; /* the operator as given */
   r.cfg.time.cfl = 0.45;                 /* the limit is 0.4529 */
@@ -89,9 +87,4 @@ static void test_long_run_stays_bounded(void **unused) {
   tti_run_release(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_long_run_stays_bounded),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_long_run_stays_bounded))

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "tti_helper.h"
 
 enum { NX = 40, NY = 36, NZ = 32, STEPS = 200, RECEIVERS = 4 };
@@ -36,16 +37,13 @@ static result_t run(rtm_equation_t equation, double theta_deg, double phi_deg, i
   tti_run_t r;
   const int n[3] = {NX, NY, NZ};
   tti_run_init(&r, n, h_m, equation);
-  for (int iz = 0; iz < NZ; ++iz)
-    for (int iy = 0; iy < NY; ++iy)
-      for (int ix = 0; ix < NX; ++ix) {
-        const size_t i = ((size_t)iz * NY + iy) * NX + ix;
-        r.model.vp[i] = (float)velocity(ix, iy, iz);
-        if (equation != RTM_EQUATION_TTI) continue;
-        r.model.theta_deg[i] =
-            (float)(varying_angles ? 60.0 * sin(0.2 * ix + 0.1 * iz) : theta_deg);
-        r.model.phi_deg[i] = (float)(varying_angles ? 10.0 * iy : phi_deg);
-      }
+  for (size_t i = 0; i < r.cells; ++i) {
+    const tti_cell_t c = tti_run_cell(&r, i);
+    r.model.vp[i] = (float)velocity(c.x, c.y, c.z);
+    if (equation != RTM_EQUATION_TTI) continue;
+    r.model.theta_deg[i] = (float)(varying_angles ? 60.0 * sin(0.2 * c.x + 0.1 * c.z) : theta_deg);
+    r.model.phi_deg[i] = (float)(varying_angles ? 10.0 * c.y : phi_deg);
+  }
   const double source[3] = {17 * h_m, 19 * h_m, 15 * h_m};
   const double receivers[3 * RECEIVERS] = {10 * h_m, 10 * h_m, 10 * h_m,   25.5 * h_m,
                                            20 * h_m, 8 * h_m,  30 * h_m,   12 * h_m,
@@ -109,9 +107,4 @@ static void test_zero_anisotropy_is_iso(void **unused) {
   free(iso.traces);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_zero_anisotropy_is_iso),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_zero_anisotropy_is_iso))

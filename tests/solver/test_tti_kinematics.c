@@ -31,6 +31,7 @@
 
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "tti_helper.h"
 
 static const double pi = 3.14159265358979323846;
@@ -240,9 +241,4 @@ static void test_vti_and_tilted_arrivals(void **unused) {
   assert_true(vti.differential_s[0] / vti.differential_s[ANGLES - 1] > 1.15);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_vti_and_tilted_arrivals),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_vti_and_tilted_arrivals))

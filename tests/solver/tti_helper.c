@@ -43,6 +43,12 @@ void tti_run_init(tti_run_t *run, const int n[3], double h_m, rtm_equation_t equ
   }
 }
 
+tti_cell_t tti_run_cell(const tti_run_t *run, size_t i) {
+  const size_t nx = (size_t)run->grid.n[0], ny = (size_t)run->grid.n[1];
+  const tti_cell_t cell = {(int)(i % nx), (int)(i / nx % ny), (int)(i / (nx * ny))};
+  return cell;
+}
+
 int tti_run_start(tti_run_t *run, const double source_m[3], const double *receiver_m,
                   int receiver_count, double frequency_hz, int steps, int boundary_width,
                   double boundary_reflection) {

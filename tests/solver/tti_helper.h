@@ -28,6 +28,14 @@ typedef struct {
 /* Grid n with uniform spacing h; model arrays for `equation` (vp 2000, the rest 0). */
 void tti_run_init(tti_run_t *run, const int n[3], double h_m, rtm_equation_t equation);
 
+typedef struct {
+  int x, y, z;
+} tti_cell_t;
+
+/* The interior cell of dense index i, which runs over x fastest: the tests fill the model by
+ * looping over i. */
+tti_cell_t tti_run_cell(const tti_run_t *run, size_t i);
+
 /* Resolves dt from cfg (auto or explicit), builds the damping layer, the source (Ricker of
  * peak frequency f, delay 1.2 / f, scaled by dt^2 vp^2 / h^3 at the source) and receivers,
  * and creates the backend for `steps` steps. Returns the status of the first failure. */

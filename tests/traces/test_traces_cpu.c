@@ -14,6 +14,7 @@
 #include "rtm_test_capture.h"
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "rtm_traces.h"
 #include "traces_test_util.h"
 
@@ -26,14 +27,39 @@
 
 static rtm_traces_desc_t cpu_desc(int n_inputs, int length, double dt,
                                   const rtm_traces_output_t *outputs, int n_outputs) {
-  rtm_traces_desc_t d = {.backend = "cpu",
-                         .pipeline = RTM_TRACES_STREAMS,
-                         .n_inputs = n_inputs,
-                         .input_length = length,
-                         .input_dt_s = dt,
-                         .outputs = outputs,
-                         .n_outputs = n_outputs};
-  return d;
+  return tt_desc("cpu", RTM_TRACES_STREAMS, n_inputs, length, dt, 0, outputs, n_outputs);
+}
+
+/* The value an output should hold at time t: the signal, evaluated as the output asks. */
+typedef double (*answer_t)(const void *signal, double time_s, const rtm_traces_output_t *output);
+
+/* Output m of input i in the plan's gather against `answer` at the output's sample times,
+ * over samples [first, last). */
+static void check_output(const rtm_traces_plan_t *plan, const float *gather, int i, int m,
+                         const rtm_traces_output_t *o, answer_t answer, const void *signal,
+                         int first, int last, double tolerance, const char *what) {
+  double *want = calloc((size_t)o->length, sizeof *want);
+  assert_non_null(want);
+  for (int j = first; j < last; ++j)
+    want[j] = answer(signal, j * o->dt_s, o);
+  tt_assert_rel_l2(gather + rtm_traces_gather_offset(plan, i, m), want, first, last, tolerance,
+                   what);
+  free(want);
+}
+
+/* Tones (tt_tones_t), differentiated and shifted as the output asks. */
+static double tones_answer(const void *tones, double time_s, const rtm_traces_output_t *o) {
+  return tt_tones_at(tones, time_s, o->derivative, o->shift_s);
+}
+
+typedef struct {
+  double peak_hz, delay_s;
+} wavelet_t;
+
+/* A Ricker wavelet (wavelet_t), for outputs without options. */
+static double ricker_answer(const void *signal, double time_s, const rtm_traces_output_t *o) {
+  const wavelet_t *w = signal;
+  return tt_ricker(time_s, w->peak_hz, w->delay_s);
 }
 
 /* Runs a plan and compares every output of every input with tones evaluated at its own
@@ -57,16 +83,10 @@ static void check_tones(rtm_traces_plan_t *plan, const rtm_traces_desc_t *d,
       if (weights)
         for (int k = 0; k < want_tones.count; ++k)
           want_tones.amplitude[k] *= weights[k];
-      double *want = malloc((size_t)o->length * sizeof *want);
-      assert_non_null(want);
-      for (int j = 0; j < o->length; ++j)
-        want[j] = tt_tones_at(&want_tones, j * o->dt_s, o->derivative, o->shift_s);
-      double err = tt_rel_l2(gather + rtm_traces_gather_offset(plan, i, m), want, 0, o->length);
-      printf("# input %d output %d (L %d, dt %.6g s): rel L2 %.3g\n", i, m, o->length, o->dt_s,
-             err);
-      if (!(err <= PERIODIC_TOLERANCE))
-        fail_msg("input %d output %d: rel L2 %.3g > %g", i, m, err, PERIODIC_TOLERANCE);
-      free(want);
+      char what[96];
+      snprintf(what, sizeof what, "input %d output %d (L %d, dt %.6g s)", i, m, o->length, o->dt_s);
+      check_output(plan, gather, i, m, o, tones_answer, &want_tones, 0, o->length,
+                   PERIODIC_TOLERANCE, what);
     }
   }
   free(gather);
@@ -103,7 +123,7 @@ static void test_ricker_resampled(void **state) {
   rtm_test_rng_t rng = rtm_test_seed(__func__);
   const double f_peak = 25.0, dt_in = 4e-3;
   const int n_in = 256;
-  double delay = rtm_test_uniform(&rng, 0.3, 0.7);
+  const wavelet_t wavelet = {f_peak, rtm_test_uniform(&rng, 0.3, 0.7)};
   rtm_traces_output_t out[4] = {{.length = 1024, .dt_s = 1e-3},
                                 {.length = 2048, .dt_s = 0.5e-3},
                                 {.length = 512, .dt_s = 2e-3},
@@ -112,7 +132,7 @@ static void test_ricker_resampled(void **state) {
                                        {.length = 700, .dt_s = 2.048 / 1000}};
   float input[256];
   for (int j = 0; j < n_in; ++j)
-    input[j] = (float)tt_ricker(j * dt_in, f_peak, delay);
+    input[j] = (float)tt_ricker(j * dt_in, f_peak, wavelet.delay_s);
 
   for (int pass = 0; pass < 2; ++pass) {
     rtm_traces_desc_t d =
@@ -125,20 +145,15 @@ static void test_ricker_resampled(void **state) {
     assert_int_equal(rtm_traces_run(plan, input, gather), RTM_OK);
     for (int m = 0; m < d.n_outputs; ++m) {
       const rtm_traces_output_t *o = &d.outputs[m];
-      double *want = malloc((size_t)o->length * sizeof *want);
-      assert_non_null(want);
-      for (int j = 0; j < o->length; ++j)
-        want[j] = tt_ricker(j * o->dt_s, f_peak, delay);
       /* away from the ends: the inner 80% of the input's duration */
       double duration = n_in * dt_in;
       int first = (int)ceil(0.1 * duration / o->dt_s);
       int last = (int)floor(0.9 * duration / o->dt_s);
       if (last > o->length) last = o->length;
-      double err = tt_rel_l2(gather + rtm_traces_gather_offset(plan, 0, m), want, first, last);
-      printf("# pass %d output %d (dt %.4g s): rel L2 %.3g\n", pass, m, o->dt_s, err);
-      if (!(err <= RICKER_TOLERANCE))
-        fail_msg("pass %d output %d: rel L2 %.3g > %g", pass, m, err, RICKER_TOLERANCE);
-      free(want);
+      char what[64];
+      snprintf(what, sizeof what, "pass %d output %d (dt %.4g s)", pass, m, o->dt_s);
+      check_output(plan, gather, 0, m, o, ricker_answer, &wavelet, first, last, RICKER_TOLERANCE,
+                   what);
     }
     free(gather);
     rtm_traces_plan_destroy(plan);
@@ -153,7 +168,10 @@ static void test_derivative_and_shift(void **state) {
   rtm_traces_output_t out[4] = {
       {.length = 2000, .dt_s = 0.5e-3, .derivative = 1},
       {.length = 500, .dt_s = 2e-3, .shift_s = rtm_test_uniform(&rng, 0.001, 0.05)},
-      {.length = 800, .dt_s = 1.25e-3, .derivative = 1, .shift_s = -rtm_test_uniform(&rng, 0.1, 0.3)},
+      {.length = 800,
+       .dt_s = 1.25e-3,
+       .derivative = 1,
+       .shift_s = -rtm_test_uniform(&rng, 0.1, 0.3)},
       {.length = 1000, .dt_s = 1e-3, .shift_s = rtm_test_uniform(&rng, 1.2, 2.5)}};
   rtm_traces_desc_t d = cpu_desc(2, 1000, 1e-3, out, 4);
   /* Tones from 20 Hz: the derivative lifts float rounding noise near the 450 Hz cut-off by
@@ -218,20 +236,8 @@ static void test_stats_and_normalisation(void **state) {
   for (int i = 0; i < 2; ++i) {
     for (int m = 0; m < 6; ++m) {
       int o = i * 6 + m;
-      const float *y = gather + rtm_traces_gather_offset(plan, i, m);
-      double peak, r;
-      tt_peak_rms(y, out[m].length, &peak, &r);
-      assert_true(peaks[o] > 0.0 && rms[o] > 0.0);
-      if (out[m].normalisation == RTM_TRACES_NORM_NONE) {
-        tt_assert_close(peaks[o], peak, 1e-6 * peak);
-        tt_assert_close(rms[o], r, 1e-6 * r);
-      } else if (out[m].normalisation == RTM_TRACES_NORM_PEAK) {
-        tt_assert_close(peak, 1.0, 1e-6);
-        tt_assert_close(r, rms[o] / peaks[o], 1e-6 * r);
-      } else {
-        tt_assert_close(r, 1.0, 1e-6);
-        tt_assert_close(peak, peaks[o] / rms[o], 1e-6 * peak);
-      }
+      tt_check_output_stats(peaks[o], rms[o], gather + rtm_traces_gather_offset(plan, i, m),
+                            out[m].length, out[m].normalisation, 1e-6);
       /* the same output size normalised or not: the stats describe the same signal */
       if (m >= 3) tt_assert_close(peaks[o], peaks[i * 6 + m - 3], 1e-12 * peaks[o]);
     }
@@ -271,9 +277,9 @@ static void test_resample_convenience(void **state) {
       for (int j = 0; j < cases[c].n_out; ++j)
         want[j] = tt_ricker(j * cases[c].dt_out, f_peak, delay[i]);
       int first = cases[c].n_out / 10, last = cases[c].n_out - cases[c].n_out / 10;
-      double err = tt_rel_l2(out + (size_t)i * cases[c].n_out, want, first, last);
-      printf("# case %d trace %d: rel L2 %.3g\n", c, i, err);
-      if (!(err <= RICKER_TOLERANCE)) fail_msg("case %d trace %d: rel L2 %.3g", c, i, err);
+      char what[32];
+      snprintf(what, sizeof what, "case %d trace %d", c, i);
+      tt_assert_rel_l2(out + (size_t)i * cases[c].n_out, want, first, last, RICKER_TOLERANCE, what);
     }
     free(want);
     free(out);
@@ -318,13 +324,14 @@ static int create_status(rtm_traces_desc_t d) {
   return status;
 }
 
-/* Zero or negative lengths and intervals, windows that are no whole number of samples,
- * outputs longer than the window, bad band corners, unknown names, and sizes beyond the
- * machine are refused with a message naming the value; an output Nyquist far above the
- * input's is accepted with a warning. */
-static void test_bad_input(void **state) {
+/* The bad-input tests start from one good plan: one input of 1000 samples at 1 ms (a 1 s
+ * window) to one output of 500 samples at 2 ms. */
+static const rtm_traces_output_t good = {.length = 500, .dt_s = 2e-3};
+
+/* Zero or negative counts, lengths and intervals of the input, a window shorter than the
+ * input, no outputs and an unknown backend are refused. */
+static void test_bad_description(void **state) {
   (void)state;
-  rtm_traces_output_t good = {.length = 500, .dt_s = 2e-3};
   rtm_traces_output_t o = good;
   rtm_traces_desc_t d = cpu_desc(1, 1000, 1e-3, &o, 1);
   assert_int_equal(create_status(d), RTM_OK);
@@ -332,20 +339,20 @@ static void test_bad_input(void **state) {
   rtm_traces_desc_t bad = d;
   bad.n_inputs = 0;
   assert_int_equal(create_status(bad), RTM_ERR_INPUT);
+  const int lengths[] = {0, -5};
+  for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; ++k) {
+    bad = d;
+    bad.input_length = lengths[k];
+    assert_int_equal(create_status(bad), RTM_ERR_INPUT);
+  }
+  const double intervals[] = {0.0, -1e-3, NAN};
+  for (size_t k = 0; k < sizeof intervals / sizeof intervals[0]; ++k) {
+    bad = d;
+    bad.input_dt_s = intervals[k];
+    assert_int_equal(create_status(bad), RTM_ERR_INPUT);
+  }
   bad = d;
-  bad.input_length = 0;
-  assert_int_equal(create_status(bad), RTM_ERR_INPUT);
-  bad.input_length = -5;
-  assert_int_equal(create_status(bad), RTM_ERR_INPUT);
-  bad = d;
-  bad.input_dt_s = 0.0;
-  assert_int_equal(create_status(bad), RTM_ERR_INPUT);
-  bad.input_dt_s = -1e-3;
-  assert_int_equal(create_status(bad), RTM_ERR_INPUT);
-  bad.input_dt_s = NAN;
-  assert_int_equal(create_status(bad), RTM_ERR_INPUT);
-  bad = d;
-  bad.fft_length = 999;
+  bad.fft_length = 999; /* shorter than the input */
   assert_int_equal(create_status(bad), RTM_ERR_INPUT);
   bad = d;
   bad.n_outputs = 0;
@@ -353,20 +360,26 @@ static void test_bad_input(void **state) {
   bad = d;
   bad.backend = "quantum";
   assert_int_equal(create_status(bad), RTM_ERR_CONFIG);
+}
 
-  o = good;
-  o.length = 0;
-  assert_int_equal(create_status(d), RTM_ERR_INPUT);
-  o.length = -3;
-  assert_int_equal(create_status(d), RTM_ERR_INPUT);
-  o = good;
-  o.dt_s = 0.0;
-  assert_int_equal(create_status(d), RTM_ERR_INPUT);
-  o.dt_s = -2e-3;
-  assert_int_equal(create_status(d), RTM_ERR_INPUT);
-  o = good;
-  o.length = 501; /* the 1 s window holds 500 samples at 2 ms */
-  assert_int_equal(create_status(d), RTM_ERR_INPUT);
+/* Outputs of zero or negative length or interval, longer than the window, with band corners
+ * out of order or an unknown normalisation are refused. */
+static void test_bad_outputs(void **state) {
+  (void)state;
+  rtm_traces_output_t o = good;
+  rtm_traces_desc_t d = cpu_desc(1, 1000, 1e-3, &o, 1);
+  const int lengths[] = {0, -3, 501}; /* the 1 s window holds 500 samples at 2 ms */
+  for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; ++k) {
+    o = good;
+    o.length = lengths[k];
+    assert_int_equal(create_status(d), RTM_ERR_INPUT);
+  }
+  const double intervals[] = {0.0, -2e-3};
+  for (size_t k = 0; k < sizeof intervals / sizeof intervals[0]; ++k) {
+    o = good;
+    o.dt_s = intervals[k];
+    assert_int_equal(create_status(d), RTM_ERR_INPUT);
+  }
   o = good;
   o.band_hz[0] = 50;
   o.band_hz[1] = 40;
@@ -376,47 +389,46 @@ static void test_bad_input(void **state) {
   o = good;
   o.normalisation = (rtm_traces_norm_t)7;
   assert_int_equal(create_status(d), RTM_ERR_INPUT);
+}
 
+/* A window that is no whole number of output samples is refused naming the output; an
+ * output Nyquist far above the input's is accepted with a warning, 1.5 times it without. */
+static void test_window_and_bandwidth_messages(void **state) {
+  (void)state;
+  rtm_traces_output_t o = good;
+  rtm_traces_desc_t d = cpu_desc(1, 1000, 1e-3, &o, 1);
   capture_t cap;
-  o = good;
   o.dt_s = 1.3e-3; /* 769.23 samples in the 1 s window */
-  capture_begin(&cap);
-  int status = create_status(d);
-  const char *text = capture_end(&cap);
-  assert_int_equal(status, RTM_ERR_INPUT);
-  assert_non_null(strstr(text, "output 0"));
-  assert_non_null(strstr(text, "not a whole number"));
+  assert_int_equal(captured(&cap, create_status(d)), RTM_ERR_INPUT);
+  assert_non_null(strstr(cap.text, "output 0"));
+  assert_non_null(strstr(cap.text, "not a whole number"));
 
   o = good;
   o.length = 4000;
   o.dt_s = 0.25e-3; /* Nyquist 2000 Hz from an input of 500 Hz: accepted, with a warning */
-  capture_begin(&cap);
-  status = create_status(d);
-  text = capture_end(&cap);
-  assert_int_equal(status, RTM_OK);
-  assert_non_null(strstr(text, "warning"));
-  assert_non_null(strstr(text, "cannot invent bandwidth"));
+  assert_int_equal(captured(&cap, create_status(d)), RTM_OK);
+  assert_non_null(strstr(cap.text, "warning"));
+  assert_non_null(strstr(cap.text, "cannot invent bandwidth"));
   o.length = 1500;
   o.dt_s = 1.0 / 1500; /* 1.5x: no warning */
-  capture_begin(&cap);
-  status = create_status(d);
-  text = capture_end(&cap);
-  assert_int_equal(status, RTM_OK);
-  assert_null(strstr(text, "warning"));
+  assert_int_equal(captured(&cap, create_status(d)), RTM_OK);
+  assert_null(strstr(cap.text, "warning"));
+}
 
-  /* 4096 inputs of 2^26 samples: a terabyte of input alone */
-  o = good;
-  bad = d;
-  bad.n_inputs = 4096;
-  bad.input_length = 1 << 26;
+/* 4096 inputs of 2^26 samples, a terabyte of input alone: refused, in GiB. */
+static void test_too_large_for_the_host(void **state) {
+  (void)state;
+  rtm_traces_output_t o = good;
+  rtm_traces_desc_t d = cpu_desc(4096, 1 << 26, 1e-3, &o, 1);
   o.length = 1 << 25;
   o.dt_s = 2e-3;
-  capture_begin(&cap);
-  status = create_status(bad);
-  text = capture_end(&cap);
-  assert_int_equal(status, RTM_ERR_NOMEM);
-  assert_non_null(strstr(text, "GiB"));
+  capture_t cap;
+  assert_int_equal(captured(&cap, create_status(d)), RTM_ERR_NOMEM);
+  assert_non_null(strstr(cap.text, "GiB"));
+}
 
+static void test_parse_pipeline(void **state) {
+  (void)state;
   rtm_traces_pipeline_t p;
   assert_int_equal(rtm_traces_parse_pipeline("graph", &p), RTM_OK);
   assert_int_equal(p, RTM_TRACES_GRAPH);
@@ -438,17 +450,11 @@ static void test_cpu_has_no_graph(void **state) {
   rtm_traces_plan_destroy(plan);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_periodic_resampled_to_five_outputs),
-      cmocka_unit_test(test_ricker_resampled),
-      cmocka_unit_test(test_derivative_and_shift),
-      cmocka_unit_test(test_band_pass),
-      cmocka_unit_test(test_stats_and_normalisation),
-      cmocka_unit_test(test_resample_convenience),
-      cmocka_unit_test(test_update),
-      cmocka_unit_test(test_bad_input),
-      cmocka_unit_test(test_cpu_has_no_graph),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN(cmocka_unit_test(test_periodic_resampled_to_five_outputs),
+              cmocka_unit_test(test_ricker_resampled), cmocka_unit_test(test_derivative_and_shift),
+              cmocka_unit_test(test_band_pass), cmocka_unit_test(test_stats_and_normalisation),
+              cmocka_unit_test(test_resample_convenience), cmocka_unit_test(test_update),
+              cmocka_unit_test(test_bad_description), cmocka_unit_test(test_bad_outputs),
+              cmocka_unit_test(test_window_and_bandwidth_messages),
+              cmocka_unit_test(test_too_large_for_the_host), cmocka_unit_test(test_parse_pipeline),
+              cmocka_unit_test(test_cpu_has_no_graph))

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "rtm_status.h"
+#include "rtm_test_main.h"
 #include "rtm_traces.h"
 #include "traces_test_util.h"
 
@@ -48,20 +49,6 @@ static rtm_traces_output_t *talk_outputs(int n) {
   return out;
 }
 
-static rtm_traces_desc_t make_desc(const char *backend, rtm_traces_pipeline_t pipeline,
-                                   int n_inputs, int length, double dt, int fft_length,
-                                   const rtm_traces_output_t *outputs, int n_outputs) {
-  rtm_traces_desc_t d = {.backend = backend,
-                         .pipeline = pipeline,
-                         .n_inputs = n_inputs,
-                         .input_length = length,
-                         .input_dt_s = dt,
-                         .fft_length = fft_length,
-                         .outputs = outputs,
-                         .n_outputs = n_outputs};
-  return d;
-}
-
 /* Every output trace of gpu against cpu, by its own relative L2. */
 static void compare_gathers(const rtm_traces_plan_t *gpu, const rtm_traces_plan_t *cpu,
                             const float *g, const float *c, const rtm_traces_desc_t *d,
@@ -95,24 +82,9 @@ static void check_stats(const rtm_traces_plan_t *plan, const float *gather,
   assert_int_equal(rtm_traces_stats(plan, peaks, rms), RTM_OK);
   for (int i = 0; i < d->n_inputs; ++i)
     for (int m = 0; m < d->n_outputs; ++m) {
-      int o = i * d->n_outputs + m;
-      double peak, r;
-      tt_peak_rms(gather + rtm_traces_gather_offset(plan, i, m), d->outputs[m].length, &peak, &r);
-      assert_true(peaks[o] > 0.0 && rms[o] > 0.0);
-      switch (d->outputs[m].normalisation) {
-      case RTM_TRACES_NORM_NONE:
-        tt_assert_close(peaks[o], peak, STATS_TOLERANCE * peak);
-        tt_assert_close(rms[o], r, STATS_TOLERANCE * r);
-        break;
-      case RTM_TRACES_NORM_PEAK:
-        tt_assert_close(peak, 1.0, STATS_TOLERANCE);
-        tt_assert_close(r, rms[o] / peaks[o], STATS_TOLERANCE * r);
-        break;
-      case RTM_TRACES_NORM_RMS:
-        tt_assert_close(r, 1.0, STATS_TOLERANCE);
-        tt_assert_close(peak, peaks[o] / rms[o], STATS_TOLERANCE * peak);
-        break;
-      }
+      const int o = i * d->n_outputs + m;
+      tt_check_output_stats(peaks[o], rms[o], gather + rtm_traces_gather_offset(plan, i, m),
+                            d->outputs[m].length, d->outputs[m].normalisation, STATS_TOLERANCE);
     }
   free(rms);
   free(peaks);
@@ -123,9 +95,21 @@ static void fill_noise(rtm_test_rng_t *rng, float *x, size_t n) {
     x[j] = (float)rtm_test_uniform(rng, -1.0, 1.0);
 }
 
+/* Fresh noise through both plans into want (cpu) and got (cuda), then every output of the
+ * cuda plan against the cpu one. */
+static void run_both_and_compare(rtm_traces_plan_t *gpu, rtm_traces_plan_t *cpu,
+                                 const rtm_traces_desc_t *d, rtm_test_rng_t *rng, float *input,
+                                 float *want, float *got, const char *what) {
+  fill_noise(rng, input, (size_t)d->n_inputs * d->input_length);
+  assert_int_equal(rtm_traces_run(cpu, input, want), RTM_OK);
+  assert_int_equal(rtm_traces_run(gpu, input, got), RTM_OK);
+  compare_gathers(gpu, cpu, got, want, d, what);
+}
+
 /* Runs the same description on cpu and on cuda (graph and streams, several stream counts),
  * twice with fresh inputs: the second run proves that a replay reads the new input. */
-static void check_against_fftw(const rtm_traces_desc_t *base, rtm_test_rng_t *rng, const char *name) {
+static void check_against_fftw(const rtm_traces_desc_t *base, rtm_test_rng_t *rng,
+                               const char *name) {
   rtm_traces_desc_t cpu_d = *base;
   cpu_d.backend = "cpu";
   rtm_traces_plan_t *cpu = NULL;
@@ -151,14 +135,11 @@ static void check_against_fftw(const rtm_traces_desc_t *base, rtm_test_rng_t *rn
     printf("# %s\n", text);
     assert_int_equal(rtm_traces_gather_size(gpu), gather_n);
     for (int run = 0; run < 2; ++run) {
-      fill_noise(rng, input, input_n);
-      memset(got, 0xff, gather_n * sizeof *got); /* NaN: every sample must be written */
-      assert_int_equal(rtm_traces_run(cpu, input, want), RTM_OK);
-      assert_int_equal(rtm_traces_run(gpu, input, got), RTM_OK);
       char what[128];
       snprintf(what, sizeof what, "%s %s streams %d run %d", name,
                rtm_traces_pipeline_name(d.pipeline), d.streams, run);
-      compare_gathers(gpu, cpu, got, want, &d, what);
+      memset(got, 0xff, gather_n * sizeof *got); /* NaN: every sample must be written */
+      run_both_and_compare(gpu, cpu, &d, rng, input, want, got, what);
       check_stats(gpu, got, &d);
       /* the pinned result is the gather just copied out */
       assert_memory_equal(rtm_traces_result(gpu), got, gather_n * sizeof *got);
@@ -175,7 +156,7 @@ static void test_talk_case_matches_fftw(void **state) {
   (void)state;
   rtm_test_rng_t rng = rtm_test_seed(__func__);
   rtm_traces_output_t *out = talk_outputs(100);
-  rtm_traces_desc_t d = make_desc("cuda", RTM_TRACES_GRAPH, 1, 1024, 1e-3, 0, out, 100);
+  rtm_traces_desc_t d = tt_desc("cuda", RTM_TRACES_GRAPH, 1, 1024, 1e-3, 0, out, 100);
   check_against_fftw(&d, &rng, "1 x 1024 -> 100 outputs");
   free(out);
 }
@@ -199,7 +180,7 @@ static void test_batched_padded_matches_fftw(void **state) {
   out[6].normalisation = RTM_TRACES_NORM_PEAK;
   const double band[4] = {0, 20, 60, 90};
   memcpy(out[4].band_hz, band, sizeof band);
-  rtm_traces_desc_t d = make_desc("cuda", RTM_TRACES_GRAPH, 37, 1000, 1e-3, 1200, out, 7);
+  rtm_traces_desc_t d = tt_desc("cuda", RTM_TRACES_GRAPH, 37, 1000, 1e-3, 1200, out, 7);
   check_against_fftw(&d, &rng, "37 x 1000 (fft 1200) -> 7 outputs");
 }
 
@@ -208,7 +189,7 @@ static void test_batched_padded_matches_fftw(void **state) {
 static void test_graph_node_count(void **state) {
   (void)state;
   rtm_traces_output_t *out = talk_outputs(100);
-  rtm_traces_desc_t d = make_desc("cuda", RTM_TRACES_GRAPH, 1, 1024, 1e-3, 0, out, 100);
+  rtm_traces_desc_t d = tt_desc("cuda", RTM_TRACES_GRAPH, 1, 1024, 1e-3, 0, out, 100);
   rtm_traces_plan_t *plan = NULL;
   size_t nodes = 0, expected = 0;
   assert_int_equal(rtm_traces_plan_create(&d, &plan), RTM_OK);
@@ -236,7 +217,7 @@ static void test_update_keeps_or_rebuilds_graph(void **state) {
   rtm_traces_output_t out[3] = {{.length = 500, .dt_s = 2e-3},
                                 {.length = 1000, .dt_s = 1e-3},
                                 {.length = 3000, .dt_s = 1.0 / 3000}};
-  rtm_traces_desc_t d = make_desc("cuda", RTM_TRACES_GRAPH, 4, 1000, 1e-3, 0, out, 3);
+  rtm_traces_desc_t d = tt_desc("cuda", RTM_TRACES_GRAPH, 4, 1000, 1e-3, 0, out, 3);
   rtm_traces_desc_t c = d;
   c.backend = "cpu";
   rtm_traces_plan_t *gpu = NULL, *cpu = NULL;
@@ -270,12 +251,9 @@ static void test_update_keeps_or_rebuilds_graph(void **state) {
     rtm_traces_plan_destroy(cpu);
     cpu = NULL;
     assert_int_equal(rtm_traces_plan_create(&c, &cpu), RTM_OK);
-    fill_noise(&rng, input, 4000);
-    assert_int_equal(rtm_traces_run(cpu, input, want), RTM_OK);
-    assert_int_equal(rtm_traces_run(gpu, input, got), RTM_OK);
     char what[64];
     snprintf(what, sizeof what, "update step %d", step);
-    compare_gathers(gpu, cpu, got, want, &d, what);
+    run_both_and_compare(gpu, cpu, &d, &rng, input, want, got, what);
   }
   rtm_traces_plan_destroy(cpu);
   rtm_traces_plan_destroy(gpu);
@@ -308,25 +286,15 @@ static void test_resample_matches_fftw(void **state) {
 static void test_too_large_for_device(void **state) {
   (void)state;
   rtm_traces_output_t o = {.length = 1 << 25, .dt_s = 2e-3};
-  rtm_traces_desc_t d = make_desc("cuda", RTM_TRACES_GRAPH, 4096, 1 << 26, 1e-3, 0, &o, 1);
+  rtm_traces_desc_t d = tt_desc("cuda", RTM_TRACES_GRAPH, 4096, 1 << 26, 1e-3, 0, &o, 1);
   rtm_traces_plan_t *plan = NULL;
   assert_int_equal(rtm_traces_plan_create(&d, &plan), RTM_ERR_NOMEM);
   assert_null(plan);
 }
 
-int main(void) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    printf("no CUDA device: skipped\n");
-    return 77;
-  }
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_talk_case_matches_fftw),
-      cmocka_unit_test(test_batched_padded_matches_fftw),
-      cmocka_unit_test(test_graph_node_count),
-      cmocka_unit_test(test_update_keeps_or_rebuilds_graph),
-      cmocka_unit_test(test_resample_matches_fftw),
-      cmocka_unit_test(test_too_large_for_device),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_CUDA("test_traces_gpu", NULL, NULL, cmocka_unit_test(test_talk_case_matches_fftw),
+                   cmocka_unit_test(test_batched_padded_matches_fftw),
+                   cmocka_unit_test(test_graph_node_count),
+                   cmocka_unit_test(test_update_keeps_or_rebuilds_graph),
+                   cmocka_unit_test(test_resample_matches_fftw),
+                   cmocka_unit_test(test_too_large_for_device))

@@ -11,9 +11,26 @@
 #include <time.h>
 
 #include "rtm_test_random.h"
+#include "rtm_traces.h"
 
 #define TT_PI 3.14159265358979323846
 #define TT_MAX_TONES 8
+
+/* A plan description: n_inputs traces of `length` samples at dt to the outputs; fft_length 0
+ * lets the plan choose the window. */
+static inline rtm_traces_desc_t tt_desc(const char *backend, rtm_traces_pipeline_t pipeline,
+                                        int n_inputs, int length, double dt, int fft_length,
+                                        const rtm_traces_output_t *outputs, int n_outputs) {
+  rtm_traces_desc_t d = {.backend = backend,
+                         .pipeline = pipeline,
+                         .n_inputs = n_inputs,
+                         .input_length = length,
+                         .input_dt_s = dt,
+                         .fft_length = fft_length,
+                         .outputs = outputs,
+                         .n_outputs = n_outputs};
+  return d;
+}
 
 /* Sum of tones a cos(2 pi f t + phi): frequencies in whole Hz so that a window of whole
  * seconds holds whole cycles. */
@@ -22,7 +39,8 @@ typedef struct {
   double amplitude[TT_MAX_TONES], frequency_hz[TT_MAX_TONES], phase[TT_MAX_TONES];
 } tt_tones_t;
 
-static inline tt_tones_t tt_random_tones(rtm_test_rng_t *r, int count, double f_min_hz, double f_max_hz) {
+static inline tt_tones_t tt_random_tones(rtm_test_rng_t *r, int count, double f_min_hz,
+                                         double f_max_hz) {
   tt_tones_t t = {.count = count};
   for (int i = 0; i < count; ++i) {
     t.amplitude[i] = rtm_test_uniform(r, 0.5, 2.0);
@@ -89,6 +107,42 @@ static inline void tt_peak_rms(const float *y, int n, double *peak, double *rms)
   }
   *peak = p;
   *rms = sqrt(e / n);
+}
+
+/* ||got - want|| / ||want|| over samples [first, last) within `tolerance`, printed as
+ * "# what: rel L2 ..." (needs cmocka.h first). */
+static inline void tt_assert_rel_l2(const float *got, const double *want, int first, int last,
+                                    double tolerance, const char *what) {
+  const double err = tt_rel_l2(got, want, first, last);
+  printf("# %s: rel L2 %.3g\n", what, err);
+  if (!(err <= tolerance)) fail_msg("%s: rel L2 %.3g > %g", what, err, tolerance);
+}
+
+/* The statistics the plan reports for one output (peak_stat, rms_stat: of the signal before
+ * normalisation) against a double loop over its `length` samples y, within `tolerance`
+ * relative: the same for an un-normalised output; a normalised one reaches peak 1 or RMS 1
+ * and keeps the ratio of the two (needs cmocka.h first). */
+static inline void tt_check_output_stats(double peak_stat, double rms_stat, const float *y,
+                                         int length, rtm_traces_norm_t normalisation,
+                                         double tolerance) {
+  double peak, r;
+  tt_peak_rms(y, length, &peak, &r);
+  assert_true(peak_stat > 0.0 && rms_stat > 0.0);
+  switch (normalisation) {
+  case RTM_TRACES_NORM_NONE:
+    tt_assert_close(peak_stat, peak, tolerance * peak);
+    tt_assert_close(rms_stat, r, tolerance * r);
+    break;
+  case RTM_TRACES_NORM_PEAK:
+    tt_assert_close(peak, 1.0, tolerance);
+    tt_assert_close(r, rms_stat / peak_stat, tolerance * r);
+    break;
+  case RTM_TRACES_NORM_RMS:
+    tt_assert_close(r, 1.0, tolerance);
+    tt_assert_close(peak, peak_stat / rms_stat, tolerance * peak);
+    break;
+  default: fail_msg("unknown normalisation %d", (int)normalisation);
+  }
 }
 
 #endif

@@ -1,0 +1,44 @@
+/* rtm_test_main.h - the main() of a cmocka test file, written once. Include after <cmocka.h>.
+ *
+ * RTM_TEST_MAIN(entries...) runs the entries (cmocka_unit_test(...) and the like) as one
+ * group without group fixtures. RTM_TEST_MAIN_SEEDED first seeds rand() for the tests that
+ * draw their inputs with it (rtm_test_srand: printed, replayed with RTM3D_TEST_SEED).
+ * RTM_TEST_MAIN_CUDA(name, setup, teardown, entries...) is for the GPU tests (the file
+ * includes <cuda_runtime_api.h>): without a CUDA device it exits 77, which ctest reports as
+ * skipped; RTM3D_TEST_FILTER (a cmocka glob such as "test_tma*") runs only the tests it
+ * matches, for the compute-sanitizer runs of run/gpu_check.sh and run/tti_gpu_check.sh. */
+#ifndef RTM_TEST_MAIN_H
+#define RTM_TEST_MAIN_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rtm_test_random.h"
+
+#define RTM_TEST_MAIN(...)                                                                         \
+  int main(void) {                                                                                 \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                                               \
+    return cmocka_run_group_tests(tests, NULL, NULL);                                              \
+  }
+
+#define RTM_TEST_MAIN_SEEDED(...)                                                                  \
+  int main(void) {                                                                                 \
+    rtm_test_srand();                                                                              \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                                               \
+    return cmocka_run_group_tests(tests, NULL, NULL);                                              \
+  }
+
+#define RTM_TEST_MAIN_CUDA(name, setup, teardown, ...)                                             \
+  int main(void) {                                                                                 \
+    int devices = 0;                                                                               \
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {                             \
+      printf("%s: no CUDA device, skipped\n", name);                                               \
+      return 77;                                                                                   \
+    }                                                                                              \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                                               \
+    const char *filter = getenv("RTM3D_TEST_FILTER");                                              \
+    if (filter && filter[0]) cmocka_set_test_filter(filter);                                       \
+    return cmocka_run_group_tests(tests, setup, teardown);                                         \
+  }
+
+#endif
