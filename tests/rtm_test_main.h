@@ -6,7 +6,10 @@
  * RTM_TEST_MAIN_CUDA(name, setup, teardown, entries...) is for the GPU tests (the file
  * includes <cuda_runtime_api.h>): without a CUDA device it exits 77, which ctest reports as
  * skipped; RTM3D_TEST_FILTER (a cmocka glob such as "test_tma*") runs only the tests it
- * matches, for the compute-sanitizer runs of run/gpu_check.sh and run/tti_gpu_check.sh. */
+ * matches, for the compute-sanitizer runs of run/tools/gpu_check.sh and tti_gpu_check.sh.
+ * RTM_TEST_MAIN_CLI(name, decks, entries...) is for the tests that run the rtm3d binary as
+ * a user does: argv[1] is the binary (rtm_test_rtm3d) and, when decks is 1, argv[2] a deck
+ * (rtm_test_deck); ctest passes them. */
 #ifndef RTM_TEST_MAIN_H
 #define RTM_TEST_MAIN_H
 
@@ -39,6 +42,21 @@
     const char *filter = getenv("RTM3D_TEST_FILTER");                                              \
     if (filter && filter[0]) cmocka_set_test_filter(filter);                                       \
     return cmocka_run_group_tests(tests, setup, teardown);                                         \
+  }
+
+/* the binary and the deck of RTM_TEST_MAIN_CLI (unused by the other tests) */
+static const char *rtm_test_rtm3d __attribute__((unused)), *rtm_test_deck __attribute__((unused));
+
+#define RTM_TEST_MAIN_CLI(name, decks, ...)                                                        \
+  int main(int argc, char **argv) {                                                                \
+    if (argc < 2 + (decks)) {                                                                      \
+      fprintf(stderr, "usage: %s PATH/TO/rtm3d%s\n", name, (decks) ? " DECK.ini" : "");            \
+      return 2;                                                                                    \
+    }                                                                                              \
+    rtm_test_rtm3d = argv[1];                                                                      \
+    rtm_test_deck = (decks) ? argv[2] : NULL;                                                      \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                                               \
+    return cmocka_run_group_tests(tests, NULL, NULL);                                              \
   }
 
 #endif

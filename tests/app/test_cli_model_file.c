@@ -17,12 +17,12 @@
 #include <cmocka.h>
 
 #include "io_test_util.h"
+#include "rtm_test_main.h"
 #include "rtm_io.h"
 
 #define DIR "test_cli_model_file.d"
 enum { NX = 30, NY = 26, NZ = 22 };
 
-static const char *rtm3d_path, *deck_path;
 static const size_t cells = (size_t)NX * NY * NZ;
 
 /* Runs `rtm3d model` on the deck shrunk to the model's grid; returns the exit status and
@@ -35,7 +35,7 @@ static int run_model(const char *model_path, const char *equation) {
            "--set receivers.layout=none --set boundary.width=4 --set time.steps=10 "
            "--set snapshots.every=0 --set model.vp=1000 --set physics.equation=%s "
            "--set model.file=%s --set output.dir=" DIR " --set output.name=run 2> " DIR "/err.txt",
-           rtm3d_path, deck_path, NX, NY, NZ, equation, model_path);
+           rtm_test_rtm3d, rtm_test_deck, NX, NY, NZ, equation, model_path);
   const int status = system(command);
   assert_true(WIFEXITED(status));
   return WEXITSTATUS(status);
@@ -113,19 +113,18 @@ static void test_bad_velocity_names_the_file(void **state) {
   rtm_io_model_release(model);
 }
 
-int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: test_cli_model_file PATH/TO/rtm3d DECK.ini\n");
-    return 2;
-  }
-  rtm3d_path = argv[1];
-  deck_path = argv[2];
-  if (system("mkdir -p " DIR) != 0) return 1;
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_file_wins_over_constants),
-      cmocka_unit_test(test_bad_velocity_names_the_file),
-  };
-  const int failed = cmocka_run_group_tests(tests, NULL, NULL);
-  if (!failed && system("rm -rf " DIR) != 0) return 1;
-  return failed;
+/* DIR holds the model files and the runs; test_bad_velocity_names_the_file clears it. */
+static int make_dir(void **state) {
+  (void)state;
+  return system("mkdir -p " DIR) == 0 ? 0 : -1;
 }
+
+static int remove_dir(void **state) {
+  (void)state;
+  return system("rm -rf " DIR) == 0 ? 0 : -1;
+}
+
+RTM_TEST_MAIN_CLI("test_cli_model_file", 1,
+                  cmocka_unit_test_setup(test_file_wins_over_constants, make_dir),
+                  cmocka_unit_test_setup_teardown(test_bad_velocity_names_the_file, make_dir,
+                                                  remove_dir))

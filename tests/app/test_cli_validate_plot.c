@@ -14,6 +14,7 @@
 #include <hdf5.h>
 
 #include "png_read.h"
+#include "rtm_test_main.h"
 #include "rtm_io.h"
 #include "rtm_status.h"
 
@@ -117,8 +118,6 @@ typedef struct {
   char *out, *err;
 } command_result_t;
 
-static const char *rtm3d_path; /* the binary under test: argv[1] */
-
 /* Runs `rtm3d ARGS...` (args[0] is the subcommand) with its stdout and stderr captured. */
 static command_result_t run_rtm3d(const char *const *args) {
   char *argv[32] = {"rtm3d"};
@@ -132,7 +131,7 @@ static command_result_t run_rtm3d(const char *const *args) {
   capture_begin(&out, 1);
   const pid_t child = fork();
   if (child == 0) {
-    execv(rtm3d_path, argv);
+    execv(rtm_test_rtm3d, argv);
     _exit(127);
   }
   int wait_status = 0;
@@ -375,20 +374,13 @@ static void test_plot_refuses_out_of_range(void **state) {
   release(&r);
 }
 
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: test_cli_validate_plot PATH/TO/rtm3d\n");
-    return 2;
-  }
-  rtm3d_path = argv[1];
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_identical_files_pass, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_usage_and_unreadable_files, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_plot_snapshot_slice_and_default_name, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_plot_gather_time_downward, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_plot_refuses_out_of_range, setup, teardown),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
+                  cmocka_unit_test_setup_teardown(test_identical_files_pass, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup,
+                                                  teardown),
+                  cmocka_unit_test_setup_teardown(test_usage_and_unreadable_files, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_plot_snapshot_slice_and_default_name, setup,
+                                                  teardown),
+                  cmocka_unit_test_setup_teardown(test_plot_gather_time_downward, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_plot_refuses_out_of_range, setup, teardown))

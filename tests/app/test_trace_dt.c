@@ -18,19 +18,19 @@
 
 #include <cmocka.h>
 
-#include "rtm_io.h"
+#include "rtm_test_main.h"
 
-static const char *rtm3d_path;
-static const char *deck_path;
+#include "rtm_io.h"
 
 static void run_model(const char *dir, const char *name, const char *extra) {
   char command[4096];
-  snprintf(command, sizeof command,
-           "%s model %s --quiet --set backend.name=cpu --set grid.nx=48 --set grid.ny=48 "
-           "--set grid.nz=40 --set source.x=235 --set source.y=235 --set source.z=200 "
-           "--set receivers.z=120 --set receivers.y_first=235 --set time.steps=300 "
-           "--set snapshots.every=0 --set boundary.width=10 --set output.dir=%s --set output.name=%s %s",
-           rtm3d_path, deck_path, dir, name, extra);
+  snprintf(
+      command, sizeof command,
+      "%s model %s --quiet --set backend.name=cpu --set grid.nx=48 --set grid.ny=48 "
+      "--set grid.nz=40 --set source.x=235 --set source.y=235 --set source.z=200 "
+      "--set receivers.z=120 --set receivers.y_first=235 --set time.steps=300 "
+      "--set snapshots.every=0 --set boundary.width=10 --set output.dir=%s --set output.name=%s %s",
+      rtm_test_rtm3d, rtm_test_deck, dir, name, extra);
   assert_int_equal(system(command), 0);
 }
 
@@ -117,14 +117,5 @@ static void resampled_q_gather_matches_decimated(void **state) {
   remove_dir(dir);
 }
 
-int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: test_trace_dt RTM3D DECK\n");
-    return 2;
-  }
-  rtm3d_path = argv[1];
-  deck_path = argv[2];
-  const struct CMUnitTest tests[] = {cmocka_unit_test(resampled_gather_matches_decimated),
-                                     cmocka_unit_test(resampled_q_gather_matches_decimated)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RTM_TEST_MAIN_CLI("test_trace_dt", 1, cmocka_unit_test(resampled_gather_matches_decimated),
+                  cmocka_unit_test(resampled_q_gather_matches_decimated))
