@@ -59,6 +59,23 @@ fail:
   return status;
 }
 
+/* The probe of a strategy that needs a feature of the device: the device exists and `ask`
+ * (RTM_OK when it could ask) says it has the feature. */
+static int probe_feature(int device, int (*ask)(int device, int *supported), const char *feature,
+                         char *why, size_t why_size) {
+  int supported = 0;
+  if (probe_device(device, why, why_size) != RTM_OK) return RTM_ERR_UNSUPPORTED;
+  if (ask(device, &supported) != RTM_OK) {
+    snprintf(why, why_size, "the driver could not be asked about %s", feature);
+    return RTM_ERR_DEVICE;
+  }
+  if (!supported) {
+    snprintf(why, why_size, "device %d does not support %s", device, feature);
+    return RTM_ERR_UNSUPPORTED;
+  }
+  return RTM_OK;
+}
+
 /* ---- device ---- */
 
 static int device_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
@@ -67,11 +84,7 @@ static int device_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allo
   RTM_TRY(use_device(request->device));
   RTM_CUDA_TRY(cudaMalloc(&ptr, bytes ? bytes : 1));
   RTM_CUDA_TRY(cudaMemset(ptr, 0, bytes));
-  out->ptr = ptr;
-  out->bytes = bytes;
-  out->reserved_bytes = bytes;
-  out->on_device = 1;
-  out->device = request->device;
+  rtm_mem_fill_allocation(out, ptr, bytes, bytes, 1, request->device);
   return RTM_OK;
 fail:
   if (ptr) cudaFree(ptr);
@@ -96,19 +109,13 @@ const rtm_mem_strategy_t rtm_mem_device = {
 
 /* ---- vmm and vmm-compressed ---- */
 
+static int ask_vmm(int device, int *supported) {
+  return driver_attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device,
+                          supported);
+}
+
 static int probe_vmm(int device, char *why, size_t why_size) {
-  int supported = 0;
-  if (probe_device(device, why, why_size) != RTM_OK) return RTM_ERR_UNSUPPORTED;
-  if (driver_attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device,
-                       &supported) != RTM_OK) {
-    snprintf(why, why_size, "the driver could not be asked about virtual memory management");
-    return RTM_ERR_DEVICE;
-  }
-  if (!supported) {
-    snprintf(why, why_size, "device %d does not support virtual memory management", device);
-    return RTM_ERR_UNSUPPORTED;
-  }
-  return RTM_OK;
+  return probe_feature(device, ask_vmm, "virtual memory management", why, why_size);
 }
 
 static void vmm_properties(int device, int compressed, CUmemAllocationProp *prop) {
@@ -150,11 +157,7 @@ static int vmm_map(size_t bytes, int device, int want_compression, rtm_allocatio
   RTM_CU_TRY(cuMemGetAllocationPropertiesFromHandle(&got, handle));
   *granted = got.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
   RTM_CUDA_TRY(cudaMemset((void *)(uintptr_t)ptr, 0, size));
-  out->ptr = (void *)(uintptr_t)ptr;
-  out->bytes = bytes;
-  out->reserved_bytes = size;
-  out->on_device = 1;
-  out->device = device;
+  rtm_mem_fill_allocation(out, (void *)(uintptr_t)ptr, bytes, size, 1, device);
   out->handle = (unsigned long long)handle;
   return RTM_OK;
 fail:
@@ -243,15 +246,15 @@ const rtm_mem_strategy_t rtm_mem_vmm_compressed = {
 
 /* ---- managed ---- */
 
-static int probe_managed(int device, char *why, size_t why_size) {
-  int supported = 0;
-  if (probe_device(device, why, why_size) != RTM_OK) return RTM_ERR_UNSUPPORTED;
-  if (cudaDeviceGetAttribute(&supported, cudaDevAttrManagedMemory, device) != cudaSuccess ||
-      !supported) {
-    snprintf(why, why_size, "device %d does not support managed memory", device);
-    return RTM_ERR_UNSUPPORTED;
-  }
+/* A runtime that cannot answer is taken as a no. */
+static int ask_managed(int device, int *supported) {
+  if (cudaDeviceGetAttribute(supported, cudaDevAttrManagedMemory, device) != cudaSuccess)
+    *supported = 0;
   return RTM_OK;
+}
+
+static int probe_managed(int device, char *why, size_t why_size) {
+  return probe_feature(device, ask_managed, "managed memory", why, why_size);
 }
 
 static int managed_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
@@ -271,11 +274,7 @@ static int managed_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_all
   RTM_CUDA_TRY(cudaMemPrefetchAsync(ptr, bytes, location, 0, 0));
   RTM_CUDA_TRY(cudaMemset(ptr, 0, bytes));
   RTM_CUDA_TRY(cudaDeviceSynchronize());
-  out->ptr = ptr;
-  out->bytes = bytes;
-  out->reserved_bytes = bytes;
-  out->on_device = 1;
-  out->device = request->device;
+  rtm_mem_fill_allocation(out, ptr, bytes, bytes, 1, request->device);
   return RTM_OK;
 fail:
   if (ptr) cudaFree(ptr);
@@ -308,11 +307,7 @@ static int pinned_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allo
   void *ptr = NULL;
   RTM_CUDA_TRY(cudaHostAlloc(&ptr, bytes ? bytes : 1, cudaHostAllocDefault));
   memset(ptr, 0, bytes);
-  out->ptr = ptr;
-  out->bytes = bytes;
-  out->reserved_bytes = bytes;
-  out->on_device = 0;
-  out->device = request->device;
+  rtm_mem_fill_allocation(out, ptr, bytes, bytes, 0, request->device);
   return RTM_OK;
 fail:
   if (status == RTM_ERR_NOMEM)

@@ -23,11 +23,7 @@ static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_alloca
     return RTM_ERR_NOMEM;
   }
   memset(ptr, 0, rounded);
-  out->ptr = ptr;
-  out->bytes = bytes;
-  out->reserved_bytes = rounded;
-  out->on_device = 0;
-  out->device = -1;
+  rtm_mem_fill_allocation(out, ptr, bytes, rounded, 0, -1);
   return RTM_OK;
 }
 

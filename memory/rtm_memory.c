@@ -101,6 +101,15 @@ fail:
   return status;
 }
 
+void rtm_mem_fill_allocation(rtm_allocation_t *out, void *ptr, size_t bytes, size_t reserved_bytes,
+                             int on_device, int device) {
+  out->ptr = ptr;
+  out->bytes = bytes;
+  out->reserved_bytes = reserved_bytes;
+  out->on_device = on_device;
+  out->device = device;
+}
+
 void rtm_mem_free(rtm_allocation_t *allocation) {
   if (allocation && allocation->strategy && allocation->ptr) allocation->strategy->free(allocation);
   if (allocation) allocation->ptr = NULL;

@@ -73,6 +73,9 @@ int rtm_mem_alloc(const char *strategy, size_t bytes, const char *label,
                   const rtm_mem_request_t *request, rtm_mem_ledger_t *ledger,
                   rtm_allocation_t *out);
 void rtm_mem_free(rtm_allocation_t *allocation);
+/* For a strategy's alloc: the address it got, the bytes asked for and taken, and where. */
+void rtm_mem_fill_allocation(rtm_allocation_t *out, void *ptr, size_t bytes, size_t reserved_bytes,
+                             int on_device, int device);
 int rtm_mem_prefetch(const rtm_allocation_t *allocation, void *cuda_stream);
 
 void rtm_mem_ledger_init(rtm_mem_ledger_t *ledger);

@@ -1,0 +1,457 @@
+/* Backend `cuda`: the z-marching kernels of iso_cuda.cu and tti_cuda.cu behind
+ * rtm_backend_t. This file holds what every equation shares (backend_cuda_impl.h); the
+ * physics lives in backend_cuda.c (iso) and backend_cuda_tti.c (vti, tti).
+ *
+ * Device state: p (and q for vti and tti) at two padded levels (memory.wavefield strategy),
+ * the physics' model volumes padded like them (memory.model strategy), the three 1D damping
+ * profiles, the point taps and wavelets, and the traces [count][steps + 1] of each field the
+ * receivers record, which stay on the device until read_traces. A step queues its launches
+ * on the backend's stream and returns; nothing crosses to the host per step. As in the cpu
+ * reference (cpu_backend.c): a step writes the new level of every field, adds sample `it` of
+ * every wavelet to each, records the fields asked for, and swaps the levels.
+ * The stream is a blocking one, so work queued on the legacy default stream (the bench's
+ * timing events) is ordered after it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cuda_impl.h"
+#include "rtm_cuda_check.h"
+#include "rtm_solver.h"
+#include "rtm_status.h"
+
+/* ---- helpers for the physics ---- */
+
+size_t rtm_cuda_backend_taken_bytes(const char *strategy, size_t bytes) {
+  const size_t granule = (size_t)2 << 20;
+  if (strncmp(strategy, "vmm", 3) == 0) return (bytes + granule - 1) / granule * granule;
+  return bytes;
+}
+
+int rtm_cuda_backend_check_fits(const rtm_cuda_backend_state_t *b, size_t need,
+                                const char *grid_note, const char *volumes, const char *advice) {
+  int status = RTM_OK;
+  size_t free_bytes = 0, total_bytes = 0;
+  /* Headroom for the context, profiles, taps and traces. */
+  const size_t slack = (size_t)256 << 20;
+  RTM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (need + slack > free_bytes)
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "grid %d x %d x %d (local nz %d%s) needs %.2f GB on device %d but %.2f GB are "
+             "free: %s, plus about %.2f GB of working space; reduce grid.n or use more ranks%s",
+             b->grid.n[0], b->grid.n[1], b->grid.n[2], b->grid.nz_local, grid_note, need / 1e9,
+             b->device, free_bytes / 1e9, volumes, slack / 1e9, advice);
+  return RTM_OK;
+fail:
+  return status;
+}
+
+int rtm_cuda_backend_alloc(rtm_cuda_backend_state_t *b, const char *strategy, size_t bytes,
+                           const char *label, rtm_allocation_t *out) {
+  return rtm_mem_alloc(strategy, bytes, label, &b->request, b->ledger, out);
+}
+
+static int upload(rtm_allocation_t *dst, const void *src, size_t bytes) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaMemcpy(dst->ptr, src, bytes, cudaMemcpyHostToDevice));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+void rtm_cuda_backend_release(rtm_allocation_t *allocation) {
+  rtm_mem_free(allocation);
+  memset(allocation, 0, sizeof *allocation);
+}
+
+int rtm_cuda_backend_damping(rtm_cuda_backend_state_t *b, const rtm_boundary_t *boundary) {
+  int status = RTM_OK;
+  static const char *const label[3] = {"eta_dt x", "eta_dt y", "eta_dt z"};
+  for (int a = 0; a < 3; ++a) {
+    const size_t bytes = (size_t)b->grid.n[a] * sizeof(float);
+    RTM_TRY(rtm_cuda_backend_alloc(b, "device", bytes, label[a], &b->eta_dt[a]));
+    if (boundary && boundary->eta_dt[a]) /* else no layer: zeros */
+      RTM_TRY(upload(&b->eta_dt[a], boundary->eta_dt[a], bytes));
+  }
+  return RTM_OK;
+fail:
+  return status;
+}
+
+int rtm_cuda_backend_level_maps(rtm_cuda_backend_state_t *b) {
+  int status = RTM_OK;
+  for (int f = 0; f < b->fields; ++f)
+    for (int l = 0; l < RTM_CUDA_LEVELS; ++l) {
+      const float *field = b->level[f][l].ptr;
+      RTM_TRY(rtm_iso_cuda_tensor_map(&b->grid, field, &b->kernel, &b->map[f][l]));
+      RTM_TRY(rtm_iso_cuda_cell_map(&b->grid, field, &b->kernel, &b->cell_map[f][l]));
+    }
+  return RTM_OK;
+fail:
+  return status;
+}
+
+int rtm_cuda_backend_prefetch(rtm_cuda_backend_state_t *b, const rtm_allocation_t *volumes,
+                              int count) {
+  int status = RTM_OK;
+  for (int f = 0; f < b->fields; ++f)
+    for (int l = 0; l < RTM_CUDA_LEVELS; ++l)
+      RTM_TRY(rtm_mem_prefetch(&b->level[f][l], b->stream));
+  for (int k = 0; k < count; ++k)
+    RTM_TRY(rtm_mem_prefetch(&volumes[k], b->stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* ---- create ---- */
+
+static int cuda_probe(char *why, size_t why_size) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    snprintf(why, why_size, "no usable CUDA driver or device (%s)", cudaGetErrorString(err));
+    return RTM_ERR_UNSUPPORTED;
+  }
+  if (count == 0) {
+    snprintf(why, why_size, "no CUDA device");
+    return RTM_ERR_UNSUPPORTED;
+  }
+  return RTM_OK;
+}
+
+/* Checks the description and allocates the physics' state, the common part filled in. */
+static int new_state(const rtm_backend_desc_t *desc, rtm_cuda_backend_state_t **state) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = desc->config;
+  rtm_cuda_backend_state_t *b = NULL;
+  *state = NULL;
+  if (!cfg || !desc->grid || !desc->model || !desc->model->vp || !(desc->dt_s > 0.0) ||
+      desc->steps < 0)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: incomplete description (config, grid, model.vp, "
+                               "dt > 0, steps >= 0 are required)");
+  const int anisotropic = cfg->physics.equation != RTM_EQUATION_ISO;
+  b = calloc(1, anisotropic ? rtm_cuda_tti_state_bytes : rtm_cuda_iso_state_bytes);
+  if (!b) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the cuda backend");
+  b->anisotropic = anisotropic;
+  b->fields = anisotropic ? 2 : 1; /* iso has no q */
+  b->grid = *desc->grid;
+  b->device = cfg->backend.device;
+  b->steps = desc->steps;
+  b->ledger = desc->ledger;
+  b->request.device = b->device;
+  b->request.require_compression = cfg->memory.require_compression;
+  *state = b;
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* Probes, checks backend.device, makes it current and reads the kernel.* shape. */
+static int open_device(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
+  int status = RTM_OK;
+  char why[256] = "";
+  int count = 0;
+  if (cuda_probe(why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "backend.name = cuda: %s", why);
+  RTM_CUDA_TRY(cudaGetDeviceCount(&count));
+  if (b->device < 0 || b->device >= count)
+    RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", b->device,
+             count);
+  RTM_CUDA_TRY(cudaSetDevice(b->device));
+  RTM_TRY(rtm_iso_halo_parse(cfg->kernel.halo, &b->kernel.halo));
+  b->kernel.stages = cfg->kernel.stages;
+  b->kernel.zblock = cfg->kernel.zblock;
+  b->kernel.block[0] = cfg->kernel.block[0];
+  b->kernel.block[1] = cfg->kernel.block[1];
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* The strategy a field class gets: "auto" is device memory; host memory cannot serve. */
+static int resolve_strategy(const rtm_config_t *cfg, const char *field_class, char *name,
+                            size_t name_size) {
+  const char *chosen = rtm_config_strategy_for(cfg, field_class);
+  const char *key = strcmp(field_class, "wavefield") == 0 ? "memory.wavefield" : "memory.model";
+  if (!chosen || !chosen[0] || strcmp(chosen, "auto") == 0) chosen = "device";
+  if (!rtm_mem_find(chosen)) {
+    rtm_log_error("%s (or memory.strategy) = '%s' is unknown (known: %s)", key, chosen,
+                  rtm_mem_known_names());
+    return RTM_ERR_CONFIG;
+  }
+  if (strcmp(chosen, "host") == 0) {
+    rtm_log_error("%s (or memory.strategy) = host: the cuda backend keeps %ss in device "
+                  "memory (device, vmm, vmm-compressed, managed)",
+                  key, field_class);
+    return RTM_ERR_CONFIG;
+  }
+  snprintf(name, name_size, "%s", chosen);
+  return RTM_OK;
+}
+
+static int alloc_levels(rtm_cuda_backend_state_t *b) {
+  int status = RTM_OK;
+  static const char *const label[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS] = {
+      {"p (level a)", "p (level b)"}, {"q (level a)", "q (level b)"}};
+  const size_t field_bytes = b->grid.padded_cells * sizeof(float);
+  for (int f = 0; f < b->fields; ++f)
+    for (int l = 0; l < RTM_CUDA_LEVELS; ++l)
+      RTM_TRY(rtm_cuda_backend_alloc(b, b->wavefield_strategy, field_bytes, label[f][l],
+                                     &b->level[f][l]));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static void cuda_destroy(void *state);
+
+static int cuda_create(const rtm_backend_desc_t *desc, void **state_out) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = desc->config;
+  rtm_cuda_backend_state_t *b = NULL;
+  *state_out = NULL;
+  RTM_TRY(new_state(desc, &b));
+  RTM_TRY(open_device(b, cfg));
+  RTM_TRY(b->anisotropic ? rtm_cuda_tti_prepare(b, cfg) : rtm_cuda_iso_prepare(b, cfg));
+  RTM_TRY(resolve_strategy(cfg, "wavefield", b->wavefield_strategy, sizeof b->wavefield_strategy));
+  RTM_TRY(resolve_strategy(cfg, "model", b->model_strategy, sizeof b->model_strategy));
+  RTM_TRY(b->anisotropic ? rtm_cuda_tti_check_fits(b) : rtm_cuda_iso_check_fits(b));
+  RTM_CUDA_TRY(cudaStreamCreate(&b->stream));
+  RTM_TRY(alloc_levels(b));
+  RTM_TRY(b->anisotropic ? rtm_cuda_tti_fill(b, desc) : rtm_cuda_iso_fill(b, desc));
+  RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
+  *state_out = b;
+  return RTM_OK;
+fail:
+  cuda_destroy(b);
+  return status;
+}
+
+static void cuda_destroy(void *state) {
+  rtm_cuda_backend_state_t *b = state;
+  if (!b) return;
+  if (b->stream) cudaStreamSynchronize(b->stream);
+  for (int f = RTM_CUDA_FIELDS - 1; f >= 0; --f)
+    rtm_cuda_backend_release(&b->traces[f]);
+  rtm_cuda_backend_release(&b->receiver_weight);
+  rtm_cuda_backend_release(&b->receiver_index);
+  rtm_cuda_backend_release(&b->wavelets);
+  rtm_cuda_backend_release(&b->source_coeff);
+  rtm_cuda_backend_release(&b->source_index);
+  for (int a = 2; a >= 0; --a)
+    rtm_cuda_backend_release(&b->eta_dt[a]);
+  if (b->anisotropic)
+    rtm_cuda_tti_release(b);
+  else
+    rtm_cuda_iso_release(b);
+  for (int f = RTM_CUDA_FIELDS - 1; f >= 0; --f)
+    for (int l = RTM_CUDA_LEVELS - 1; l >= 0; --l)
+      rtm_cuda_backend_release(&b->level[f][l]);
+  if (b->stream) cudaStreamDestroy(b->stream);
+  free(b);
+}
+
+/* ---- sources and receivers ---- */
+
+static int cuda_set_sources(void *state, const rtm_points_t *points, const float *wavelets,
+                            int samples) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  rtm_cuda_backend_release(&b->source_index);
+  rtm_cuda_backend_release(&b->source_coeff);
+  rtm_cuda_backend_release(&b->wavelets);
+  b->source_count = 0;
+  b->source_samples = 0;
+  if (!points || points->count == 0) return RTM_OK;
+  const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
+  const size_t values = (size_t)points->count * (size_t)samples;
+  /* Sources are added to the new level after the damped update (the cpu reference's
+   * order), so the tap weights go in as they are. */
+  RTM_TRY(
+      rtm_cuda_backend_alloc(b, "device", taps * sizeof(size_t), "source taps", &b->source_index));
+  RTM_TRY(rtm_cuda_backend_alloc(b, "device", taps * sizeof(float), "source weights",
+                                 &b->source_coeff));
+  RTM_TRY(rtm_cuda_backend_alloc(b, "device", values * sizeof(float), "wavelets", &b->wavelets));
+  RTM_TRY(upload(&b->source_index, points->tap_index, taps * sizeof(size_t)));
+  RTM_TRY(upload(&b->source_coeff, points->tap_weight, taps * sizeof(float)));
+  RTM_TRY(upload(&b->wavelets, wavelets, values * sizeof(float)));
+  b->source_count = points->count;
+  b->source_samples = samples;
+fail:
+  return status;
+}
+
+static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned fields) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  const char *const *trace_label =
+      b->anisotropic ? rtm_cuda_tti_trace_label : rtm_cuda_iso_trace_label;
+  rtm_cuda_backend_release(&b->receiver_index);
+  rtm_cuda_backend_release(&b->receiver_weight);
+  for (int f = 0; f < RTM_CUDA_FIELDS; ++f)
+    rtm_cuda_backend_release(&b->traces[f]);
+  b->receiver_count = 0;
+  b->trace_fields = 0;
+  RTM_TRY(b->anisotropic ? rtm_cuda_tti_check_recorded(fields)
+                         : rtm_cuda_iso_check_recorded(fields));
+  b->trace_fields = fields;
+  if (!points || points->count == 0 || fields == 0) return RTM_OK;
+  const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
+  b->trace_length = b->steps + 1;
+  RTM_TRY(rtm_cuda_backend_alloc(b, "device", taps * sizeof(size_t), "receiver taps",
+                                 &b->receiver_index));
+  RTM_TRY(rtm_cuda_backend_alloc(b, "device", taps * sizeof(float), "receiver weights",
+                                 &b->receiver_weight));
+  for (int f = 0; f < RTM_CUDA_FIELDS; ++f)
+    if (fields & RTM_FIELD_BIT(f))
+      RTM_TRY(rtm_cuda_backend_alloc(b, "device",
+                                     (size_t)points->count * b->trace_length * sizeof(float),
+                                     trace_label[f], &b->traces[f]));
+  RTM_TRY(upload(&b->receiver_index, points->tap_index, taps * sizeof(size_t)));
+  RTM_TRY(upload(&b->receiver_weight, points->tap_weight, taps * sizeof(float)));
+  b->receiver_count = points->count;
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* ---- step ---- */
+
+static int launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin, int z_end) {
+  return b->anisotropic ? rtm_cuda_tti_launch(b, centre, backward, z_begin, z_end)
+                        : rtm_cuda_iso_launch(b, centre, backward, z_begin, z_end);
+}
+
+static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  const int nz = b->grid.nz_local, R = RTM_RADIUS;
+  const int backward = direction == RTM_BACKWARD;
+  /* Forward: centre f[it] = current, the other level f[it-1] becomes f[it+1]. Backward:
+   * centre f[it] = previous, the current level f[it+1] becomes f[it-1]. Swapping the
+   * levels afterwards is right for both (the cpu reference's convention). */
+  const int centre = backward ? 1 - b->current : b->current;
+  if (direction != RTM_FORWARD && !backward)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: step direction %d is neither forward nor backward",
+             (int)direction);
+  /* Edge planes: the R next to each z neighbour (all of them when nz <= 2R); the interior
+   * is what lies between. */
+  const int low_end = nz < R ? nz : R;
+  const int high_begin = nz - R > low_end ? nz - R : low_end;
+  if (region == RTM_REGION_ALL) {
+    RTM_TRY(launch(b, centre, backward, 0, nz));
+  } else if (region == RTM_REGION_EDGE_PLANES) {
+    RTM_TRY(launch(b, centre, backward, 0, low_end));
+    RTM_TRY(launch(b, centre, backward, high_begin, nz));
+    return RTM_OK;
+  } else if (region == RTM_REGION_INTERIOR) {
+    RTM_TRY(launch(b, centre, backward, low_end, high_begin));
+  } else {
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: unknown step region %d", (int)region);
+  }
+  /* The new level of every field gets sample it; receivers record the fields asked for,
+   * column it + 1 (it - 1 backward). */
+  for (int f = 0; f < b->fields; ++f)
+    RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
+                                b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
+                                b->source_samples, it, b->stream));
+  for (int f = 0; f < b->fields; ++f)
+    if (b->trace_fields & RTM_FIELD_BIT(f))
+      RTM_TRY(rtm_iso_cuda_record(b->level[f][1 - centre].ptr, b->receiver_index.ptr,
+                                  b->receiver_weight.ptr, b->traces[f].ptr, b->receiver_count,
+                                  b->trace_length, backward ? it - 1 : it + 1, b->stream));
+  b->current = 1 - b->current;
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* ---- fields and traces to and from the host ---- */
+
+/* The padded level of `field` at `level` to a dense [nz_local][ny][nx] host array
+ * (`to_host`, kind cudaMemcpyDeviceToHost) or from one (`from_host`), one 2D copy a plane. */
+static int copy_field(rtm_cuda_backend_state_t *b, rtm_field_t field, rtm_level_t level,
+                      float *to_host, const float *from_host, enum cudaMemcpyKind kind) {
+  int status = RTM_OK;
+  const rtm_grid_t *g = &b->grid;
+  RTM_TRY(b->anisotropic ? rtm_cuda_tti_check_field(field, level)
+                         : rtm_cuda_iso_check_field(field, level));
+  float *padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
+  const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
+  const size_t dense_pitch = nx * sizeof(float), padded_pitch = g->stride_y * sizeof(float);
+  for (long iz = 0; iz < g->nz_local; ++iz) {
+    const size_t dense_at = (size_t)iz * ny * nx;
+    float *padded_plane = padded + rtm_grid_index(g, 0, 0, iz);
+    if (kind == cudaMemcpyDeviceToHost)
+      RTM_CUDA_TRY(cudaMemcpy2DAsync(to_host + dense_at, dense_pitch, padded_plane, padded_pitch,
+                                     dense_pitch, ny, kind, b->stream));
+    else
+      RTM_CUDA_TRY(cudaMemcpy2DAsync(padded_plane, padded_pitch, from_host + dense_at, dense_pitch,
+                                     dense_pitch, ny, kind, b->stream));
+  }
+  RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int cuda_read_field(void *state, rtm_field_t field, rtm_level_t level, float *dense) {
+  return copy_field(state, field, level, dense, NULL, cudaMemcpyDeviceToHost);
+}
+
+static int cuda_write_field(void *state, rtm_field_t field, rtm_level_t level, const float *dense) {
+  return copy_field(state, field, level, NULL, dense, cudaMemcpyHostToDevice);
+}
+
+static int cuda_read_traces(void *state, rtm_field_t field, float *traces) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(b->trace_fields & RTM_FIELD_BIT(field)))
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (%s): traces of %s were not recorded",
+             b->anisotropic ? "vti/tti" : "iso", rtm_field_name(field));
+  if (b->receiver_count == 0) return RTM_OK;
+  RTM_CUDA_TRY(cudaMemcpyAsync(traces, b->traces[field].ptr,
+                               (size_t)b->receiver_count * b->trace_length * sizeof(float),
+                               cudaMemcpyDeviceToHost, b->stream));
+  RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static int cuda_synchronize(void *state) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+static void cuda_describe(void *state, char *text, size_t size) {
+  const rtm_cuda_backend_state_t *b = state;
+  struct cudaDeviceProp prop;
+  const struct cudaDeviceProp *known =
+      cudaGetDeviceProperties(&prop, b->device) == cudaSuccess ? &prop : NULL;
+  if (b->anisotropic)
+    rtm_cuda_tti_describe(b, known, text, size);
+  else
+    rtm_cuda_iso_describe(b, known, text, size);
+}
+
+const rtm_backend_t rtm_backend_cuda = {
+    .name = "cuda",
+    .description = "CUDA z-marching kernels (iso: halo sync | ldgsts | tma; vti, tti: sync)",
+    .probe = cuda_probe,
+    .create = cuda_create,
+    .set_sources = cuda_set_sources,
+    .set_receivers = cuda_set_receivers,
+    .step = cuda_step,
+    .read_field = cuda_read_field,
+    .write_field = cuda_write_field,
+    .read_traces = cuda_read_traces,
+    .synchronize = cuda_synchronize,
+    .describe = cuda_describe,
+    .destroy = cuda_destroy,
+};

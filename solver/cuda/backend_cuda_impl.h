@@ -1,0 +1,117 @@
+/* backend_cuda_impl.h - the cuda backend inside: what every equation shares
+ * (backend_cuda_common.c) and what each physics supplies to it (backend_cuda.c: iso,
+ * backend_cuda_tti.c: vti and tti).
+ *
+ * backend_cuda_common.c holds the backend's table (rtm_backend_cuda) and everything that
+ * does not depend on the equation: the device, the stream, the memory strategies per field
+ * class, the fit check, the levels of p (and q) with their tma maps, the damping profiles,
+ * sources, receivers and traces, the step's plane ranges with its inject / record / swap,
+ * dense field copies. It calls the physics below where the equation decides.
+ *
+ * A physics' state begins with an rtm_cuda_backend_state_t, so the common code and the
+ * physics hand the same pointer to each other. Fields are indexed like rtm_field_t:
+ * [0] p, [1] q (iso has p only). */
+#ifndef RTM_BACKEND_CUDA_IMPL_H
+#define RTM_BACKEND_CUDA_IMPL_H
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+#include "iso_cuda.h"
+#include "rtm_solver.h"
+
+enum { RTM_CUDA_FIELDS = 2, RTM_CUDA_LEVELS = 2 };
+
+typedef struct {
+  int anisotropic; /* vti or tti (backend_cuda_tti.c); else iso (backend_cuda.c) */
+  int fields;      /* fields the kernel updates: 1 (p) or 2 (p and q) */
+  rtm_grid_t grid;
+  int device;
+  int steps;
+  rtm_iso_shape_t kernel; /* kernel.halo, stages, zblock, block */
+  cudaStream_t stream;
+  rtm_mem_ledger_t *ledger;
+  rtm_mem_request_t request;
+  char wavefield_strategy[RTM_CONFIG_NAME_MAX];
+  char model_strategy[RTM_CONFIG_NAME_MAX];
+
+  rtm_allocation_t level[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS]; /* [p|q][a|b] */
+  int current; /* level[f][current] = f[n], the other level f[n-1] */
+  rtm_iso_tensor_map_t map[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS];      /* tma: tile-with-halo boxes */
+  rtm_iso_tensor_map_t cell_map[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS]; /* tma: tile boxes */
+  rtm_allocation_t eta_dt[3];
+
+  int source_count, source_samples;
+  rtm_allocation_t source_index, source_coeff, wavelets;
+
+  int receiver_count, trace_length;
+  unsigned trace_fields; /* RTM_FIELD_BIT mask of the recorded fields */
+  rtm_allocation_t receiver_index, receiver_weight, traces[RTM_CUDA_FIELDS];
+} rtm_cuda_backend_state_t;
+
+/* ---- backend_cuda_common.c: helpers for the physics ---- */
+
+/* Bytes a strategy takes for a request: VMM rounds to its 2 MiB granularity. */
+size_t rtm_cuda_backend_taken_bytes(const char *strategy, size_t bytes);
+/* Refuses volumes of `need` bytes that cannot fit before anything is allocated: the message
+ * names the grid (then `grid_note`), the free memory, `volumes` (each field class, its size
+ * and strategy) and ends with `advice`. */
+int rtm_cuda_backend_check_fits(const rtm_cuda_backend_state_t *b, size_t need,
+                                const char *grid_note, const char *volumes, const char *advice);
+/* Through the ledger, with the backend's device request. */
+int rtm_cuda_backend_alloc(rtm_cuda_backend_state_t *b, const char *strategy, size_t bytes,
+                           const char *label, rtm_allocation_t *out);
+/* Frees and forgets an allocation (a second release does nothing). */
+void rtm_cuda_backend_release(rtm_allocation_t *allocation);
+/* The three 1D damping profiles on the device: zeros where `boundary` has no layer. */
+int rtm_cuda_backend_damping(rtm_cuda_backend_state_t *b, const rtm_boundary_t *boundary);
+/* kernel.halo = tma: the halo map and the own-cell map of every level. */
+int rtm_cuda_backend_level_maps(rtm_cuda_backend_state_t *b);
+/* Makes the levels, then `count` model volumes, resident on the device (managed), queued on
+ * the stream. */
+int rtm_cuda_backend_prefetch(rtm_cuda_backend_state_t *b, const rtm_allocation_t *volumes,
+                              int count);
+
+/* ---- what each physics supplies: rtm_cuda_iso_* in backend_cuda.c, rtm_cuda_tti_* in
+ * backend_cuda_tti.c, by the entry that calls them ---- */
+
+/* Bytes of the physics' state (an rtm_cuda_backend_state_t first). */
+extern const size_t rtm_cuda_iso_state_bytes;
+extern const size_t rtm_cuda_tti_state_bytes;
+/* create, the device open and kernel.* read into b->kernel: the physics' settings and the
+ * kernel's checks of them on the device. */
+int rtm_cuda_iso_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg);
+int rtm_cuda_tti_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg);
+/* create, the strategies resolved: rtm_cuda_backend_check_fits with the physics' volumes. */
+int rtm_cuda_iso_check_fits(const rtm_cuda_backend_state_t *b);
+int rtm_cuda_tti_check_fits(const rtm_cuda_backend_state_t *b);
+/* create, the stream made and the levels allocated: the model volumes and their upload, the
+ * kernel's constants, the damping profiles, the tma maps, the prefetches (levels first). */
+int rtm_cuda_iso_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc);
+int rtm_cuda_tti_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc);
+/* destroy, the stream idle: frees the model volumes. */
+void rtm_cuda_iso_release(rtm_cuda_backend_state_t *b);
+void rtm_cuda_tti_release(rtm_cuda_backend_state_t *b);
+/* set_receivers: RTM_OK when the physics has every field of `fields`, else says why. */
+int rtm_cuda_iso_check_recorded(unsigned fields);
+int rtm_cuda_tti_check_recorded(unsigned fields);
+/* Ledger labels of the traces of p and q (NULL: the physics has no such field). */
+extern const char *const rtm_cuda_iso_trace_label[RTM_CUDA_FIELDS];
+extern const char *const rtm_cuda_tti_trace_label[RTM_CUDA_FIELDS];
+/* step: the kernel over the local planes [z_begin, z_end), f[n] at level `centre` and the
+ * new level written over the other. */
+int rtm_cuda_iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
+                        int z_end);
+int rtm_cuda_tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
+                        int z_end);
+/* read_field, write_field: RTM_OK when the physics has `field` at `level`, else says why. */
+int rtm_cuda_iso_check_field(rtm_field_t field, rtm_level_t level);
+int rtm_cuda_tti_check_field(rtm_field_t field, rtm_level_t level);
+/* describe: the device (`prop`, NULL when its properties could not be read) and the kernel. */
+void rtm_cuda_iso_describe(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop,
+                           char *text, size_t size);
+void rtm_cuda_tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop,
+                           char *text, size_t size);
+
+#endif
