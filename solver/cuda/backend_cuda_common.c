@@ -1,6 +1,6 @@
 /* Backend `cuda`: the z-marching kernels of iso_cuda.cu and tti_cuda.cu behind
  * rtm_backend_t. This file holds what every equation shares (backend_cuda_impl.h); the
- * physics lives in backend_cuda.c (iso) and backend_cuda_tti.c (vti, tti).
+ * physics lives in backend_cuda_iso.c (iso) and backend_cuda_tti.c (vti, tti).
  *
  * Device state: p (and q for vti and tti) at two padded levels (memory.wavefield strategy),
  * the physics' model volumes padded like them (memory.model strategy), the three 1D damping

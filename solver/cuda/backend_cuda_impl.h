@@ -1,5 +1,5 @@
 /* backend_cuda_impl.h - the cuda backend inside: what every equation shares
- * (backend_cuda_common.c) and what each physics supplies to it (backend_cuda.c: iso,
+ * (backend_cuda_common.c) and what each physics supplies to it (backend_cuda_iso.c: iso,
  * backend_cuda_tti.c: vti and tti).
  *
  * backend_cuda_common.c holds the backend's table (rtm_backend_cuda) and everything that
@@ -24,7 +24,7 @@
 enum { RTM_CUDA_FIELDS = 2, RTM_CUDA_LEVELS = 2 };
 
 typedef struct {
-  int anisotropic; /* vti or tti (backend_cuda_tti.c); else iso (backend_cuda.c) */
+  int anisotropic; /* vti or tti (backend_cuda_tti.c); else iso (backend_cuda_iso.c) */
   int fields;      /* fields the kernel updates: 1 (p) or 2 (p and q) */
   rtm_grid_t grid;
   int device;
@@ -73,7 +73,7 @@ int rtm_cuda_backend_level_maps(rtm_cuda_backend_state_t *b);
 int rtm_cuda_backend_prefetch(rtm_cuda_backend_state_t *b, const rtm_allocation_t *volumes,
                               int count);
 
-/* ---- what each physics supplies: rtm_cuda_iso_* in backend_cuda.c, rtm_cuda_tti_* in
+/* ---- what each physics supplies: rtm_cuda_iso_* in backend_cuda_iso.c, rtm_cuda_tti_* in
  * backend_cuda_tti.c, by the entry that calls them ---- */
 
 /* Bytes of the physics' state (an rtm_cuda_backend_state_t first). */

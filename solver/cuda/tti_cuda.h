@@ -93,10 +93,6 @@ int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *shape,
                       const rtm_tti_fields_t *fields, int backward, int z_begin, int z_end,
                       void *stream);
 
-/* The cuda backend's table for physics.equation = vti | tti (backend_cuda_tti.c);
- * backend_cuda.c hands those equations to it. */
-extern const rtm_backend_t rtm_backend_cuda_tti;
-
 #ifdef __cplusplus
 }
 #endif
