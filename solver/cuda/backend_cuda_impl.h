@@ -1,4 +1,9 @@
-/* backend_cuda_impl.h - the cuda backend inside: what every equation shares
+/* backend_cuda_impl.h - the cuda backend inside.
+ *
+ * solver/cuda holds the cuda backend: the z-marching kernels with their launchers
+ * (iso_cuda.cu / iso_cuda.h, tti_cuda.cu / tti_cuda.h; what both launchers share in
+ * zmarch_common.cuh, the asynchronous copies and barriers in cuda_async.cuh), and the
+ * backend's C host side described here: what every equation shares
  * (backend_cuda_common.c) and what each physics supplies to it (backend_cuda_iso.c: iso,
  * backend_cuda_tti.c: vti and tti).
  *

@@ -1,4 +1,6 @@
-/* rtm_traces.h - the trace pipeline: one or more input traces spread to many output traces
+/* rtm_traces.h - solver/traces, the trace pipeline (traces.c: validation and layout;
+ * traces_fftw.c: the CPU reference; traces_gpu.c, traces_cuda.cu: cuFFT + CUB under a CUDA
+ * graph): one or more input traces spread to many output traces
  * of other lengths and sample intervals, on the GPU (cuFFT + CUB, optionally captured once
  * as a CUDA graph and replayed) or on the CPU (FFTW, the reference).
  *
