@@ -10,8 +10,8 @@
 #include "iso_cuda.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "zmarch_common.cuh"
 
-constexpr int R = RTM_RADIUS;
 constexpr int VEC = 4; /* cells per thread along x: one float4 */
 constexpr int MAX_THREADS = 512;
 constexpr int MAX_CHUNKS = 4; /* 16-byte tile chunks a thread copies from registers */
@@ -24,12 +24,7 @@ struct IsoArgs {
   float *p_other;
   const float *p;
   const float *v2dt2;
-  const float *eta_x, *eta_y, *eta_z;
-  long long stride_y, stride_z, origin;
-  int nx, ny, z_offset;
-  int row_floats; /* stride_y: a 16-byte chunk starting below it lies inside the row */
-  int rows;       /* ny + 2R padded rows per plane */
-  int z_begin, z_end, zblock;
+  ZmarchDomain domain;
   int stages;
   int block_x, block_y, tiles_x, tiles; /* tma: the tile (blockDim is one-dimensional) */
   float damping_sign; /* +1 forward, -1 backward (the forward update solved for p[n-1]) */
@@ -39,11 +34,6 @@ struct IsoArgs {
 
 static __host__ __device__ inline int ring_slots(int halo, int stages) {
   return halo == RTM_HALO_SYNC ? SYNC_SLOTS : R + stages;
-}
-
-/* Tile floats rounded to 32 so that every slot starts 128-byte aligned (TMA's rule). */
-static __host__ __device__ inline int tile_floats(int bx, int by) {
-  return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
 }
 
 /* Component c of a float4. */
@@ -141,16 +131,16 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
   const int tid = ty * blockDim.x + tx, nthreads = blockDim.x * by;
   const int ix0 = blockIdx.x * bx, iy0 = blockIdx.y * by;
   const int ix = ix0 + VEC * tx, iy = iy0 + ty;
-  const bool active = ix < a.nx && iy < a.ny;
-  const int lanes = active ? min(VEC, a.nx - ix) : 0; /* cells of the float4 inside nx */
-  const int zb0 = a.z_begin + blockIdx.z * a.zblock;
-  const int zb1 = min(zb0 + a.zblock, a.z_end);
+  const bool active = ix < a.domain.nx && iy < a.domain.ny;
+  const int lanes = active ? min(VEC, a.domain.nx - ix) : 0; /* cells of the float4 inside nx */
+  const int zb0 = a.domain.z_begin + blockIdx.z * a.domain.zblock;
+  const int zb1 = min(zb0 + a.domain.zblock, a.domain.z_end);
   const int kfirst = zb0 - R;
   const int nplanes = zb1 - zb0 + 2 * R;
 
   /* Padded x = ix0 is interior ix0 - R: the tile row starts on a 128-byte boundary. */
   const float *tile_origin =
-      a.p + (long long)(kfirst + R) * a.stride_z + (long long)iy0 * a.stride_y + ix0;
+      a.p + (long long)(kfirst + R) * a.domain.stride_z + (long long)iy0 * a.domain.stride_y + ix0;
 
   /* 16-byte chunks of a tile, at most MAX_CHUNKS per thread kept as offsets (src < 0: the
    * chunk lies beyond the padded row or plane and is zero-filled; dst < 0: none). */
@@ -164,7 +154,8 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
     if (!MULTI && c < chunks) {
       const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
       dst_off[j] = r * tw + col;
-      if (ix0 + col < a.row_floats && iy0 + r < a.rows) src_off[j] = r * (int)a.stride_y + col;
+      if (ix0 + col < a.domain.row_floats && iy0 + r < a.domain.rows)
+        src_off[j] = r * (int)a.domain.stride_y + col;
     }
   }
   auto copy_chunk = [&](float *dst, const float *src, bool valid) {
@@ -177,7 +168,7 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
     }
   };
   auto load_tile = [&](int j, int slot) {
-    const float *src_plane = tile_origin + (long long)j * a.stride_z;
+    const float *src_plane = tile_origin + (long long)j * a.domain.stride_z;
     float *dst_tile = smem + slot * slot_floats;
     if (!MULTI) {
 #pragma unroll
@@ -187,9 +178,9 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
     } else {
       for (int c = tid; c < chunks; c += nthreads) {
         const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-        const bool valid = ix0 + col < a.row_floats && iy0 + r < a.rows;
+        const bool valid = ix0 + col < a.domain.row_floats && iy0 + r < a.domain.rows;
         copy_chunk(dst_tile + r * tw + col,
-                   valid ? src_plane + (long long)r * a.stride_y + col : src_plane, valid);
+                   valid ? src_plane + (long long)r * a.domain.stride_y + col : src_plane, valid);
       }
     }
   };
@@ -202,10 +193,10 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
     }
   }
 
-  const long long column = a.origin + (long long)iy * a.stride_y + ix;
+  const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
   float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int c = 0; c < lanes; ++c)
-    set_lane(exy, c, a.eta_x[ix + c] + a.eta_y[iy]);
+    set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
   const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
   float4 q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero,
@@ -250,9 +241,9 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
     float4 pp_next = zero, v_next = zero;
     float ez_next = 0.f;
     if (k + 1 >= zb0 && k + 1 < zb1) {
-      ez_next = __ldg(&a.eta_z[a.z_offset + k + 1]);
+      ez_next = __ldg(&a.domain.eta_z[a.domain.z_offset + k + 1]);
       if (active) {
-        const long long cell = column + (long long)(k + 1) * a.stride_z;
+        const long long cell = column + (long long)(k + 1) * a.domain.stride_z;
         pp_next = ld4(a.p_other + cell);
         v_next = __ldg(reinterpret_cast<const float4 *>(a.v2dt2 + cell));
       }
@@ -260,7 +251,7 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
     if (k >= zb0 && active) {
       const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, q0, q1, q2, q3,
                                  q4, q5, q6, q7, q8, pp_cur, v_cur, exy, ez_cur, damped_xy);
-      float *dst = a.p_other + column + (long long)k * a.stride_z;
+      float *dst = a.p_other + column + (long long)k * a.domain.stride_z;
       if (lanes == VEC) {
         *reinterpret_cast<float4 *>(dst) = out;
       } else {
@@ -311,7 +302,8 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
 
   const int tile = blockIdx.x % a.tiles, chunk = blockIdx.x / a.tiles;
   const int ix0 = (tile % a.tiles_x) * bx, iy0 = (tile / a.tiles_x) * by;
-  const int zb0 = a.z_begin + chunk * a.zblock, zb1 = min(zb0 + a.zblock, a.z_end);
+  const int zb0 = a.domain.z_begin + chunk * a.domain.zblock,
+            zb1 = min(zb0 + a.domain.zblock, a.domain.z_end);
   const int nplanes = zb1 - zb0 + 2 * R;
   const int tid = threadIdx.x;
 
@@ -353,12 +345,12 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
   const int row_threads = bx / VEC;
   const int tx = tid % row_threads, ty = tid / row_threads;
   const int ix = ix0 + VEC * tx, iy = iy0 + ty;
-  const bool active = ix < a.nx && iy < a.ny;
-  const int lanes = active ? min(VEC, a.nx - ix) : 0;
-  const long long column = a.origin + (long long)iy * a.stride_y + ix;
+  const bool active = ix < a.domain.nx && iy < a.domain.ny;
+  const int lanes = active ? min(VEC, a.domain.nx - ix) : 0;
+  const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
   float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int c = 0; c < lanes; ++c)
-    set_lane(exy, c, a.eta_x[ix + c] + a.eta_y[iy]);
+    set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
   const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
   const int row_offset = (ty + R) * tw + VEC * tx; /* tile index of cell ix - R, row iy */
   const int cell_offset = ty * bx + VEC * tx;
@@ -368,7 +360,7 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
 
   for (int i = 0; i < nplanes; ++i) {
     const int o = i - 2 * R, k = zb0 + o; /* output of this iteration when o >= 0 */
-    const float ez = o >= 0 ? __ldg(&a.eta_z[a.z_offset + k]) : 0.f;
+    const float ez = o >= 0 ? __ldg(&a.domain.eta_z[a.domain.z_offset + k]) : 0.f;
     const int s = i % P;
     mbar_wait(&full_p[s], (uint32_t)(i / P) & 1u);
     q0 = q1;
@@ -391,7 +383,7 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
       if (active) {
         const float4 out = update4(a, p_ring + centre_slot * slot_floats + row_offset, tw, q0, q1,
                                    q2, q3, q4, q5, q6, q7, q8, pp, v, exy, ez, damped_xy);
-        float *dst = a.p_other + column + (long long)k * a.stride_z;
+        float *dst = a.p_other + column + (long long)k * a.domain.stride_z;
         if (lanes == VEC) {
           *reinterpret_cast<float4 *>(dst) = out;
         } else {
@@ -522,39 +514,16 @@ fail:
 }
 
 extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
-  int status = RTM_OK, optin = 0;
-  const int bx = shape->block[0], by = shape->block[1];
-  size_t bytes = 0;
-  if (bx < 4 || bx % 4 != 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x = %d: the tile width must be a positive multiple of 4 "
-             "(tile rows are copied in 16-byte pieces)",
-             bx);
-  if (by < 1) RTM_FAIL(RTM_ERR_CONFIG, "kernel.block_y = %d: must be at least 1", by);
-  if (bx / VEC * by > MAX_THREADS)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d cells = %d threads (%d cells each): "
-             "the kernel runs at most %d threads per block",
-             bx, by, bx / VEC * by, VEC, MAX_THREADS);
-  if ((bx / VEC * by) % 32 != 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d cells = %d threads (%d cells each): "
-             "must be whole warps (a multiple of 32 threads)",
-             bx, by, bx / VEC * by, VEC);
-  RTM_TRY(rtm_cuda_halo_check(shape->halo, shape->stages, shape->zblock, shape->block, device,
-                              &optin));
-  bytes = rtm_iso_cuda_shared_bytes(shape);
-  if (bytes > (size_t)optin)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d with kernel.halo = %s, kernel.stages "
-             "= %d needs %zu bytes of shared memory per block; device %d allows %d",
-             bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes, device, optin);
+  int status = RTM_OK;
+  const size_t bytes = rtm_iso_cuda_shared_bytes(shape);
+  RTM_TRY(zmarch_shape_check(shape->block, VEC, MAX_THREADS, shape->halo, shape->stages,
+                             shape->zblock, bytes, "iso", device));
   switch (shape->halo) {
   case RTM_HALO_SYNC: RTM_TRY(prepare_kernels<RTM_HALO_SYNC>(bytes)); break;
   case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernels<RTM_HALO_LDGSTS>(bytes)); break;
   case RTM_HALO_TMA:
     RTM_TRY(rtm_cuda_kernel_prepare(shape->stages == 2 ? (const void *)iso_zmarch_tma<2>
-                                                        : (const void *)iso_zmarch_tma<3>,
+                                                       : (const void *)iso_zmarch_tma<3>,
                                     bytes, RTM_HALO_TMA));
     break;
   }
@@ -566,8 +535,8 @@ fail:
 /* A map over the whole padded field: x over the padded row, y over ny + 2R rows, z over
  * the local planes and their halos; boxes of box_x x box_y cells, one plane deep. Boxes
  * hanging past a far edge are zero-filled. */
-static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int box_y,
-                      bool half, rtm_iso_tensor_map_t *map) {
+static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int box_y, bool half,
+                      rtm_iso_tensor_map_t *map) {
   static_assert(sizeof(CUtensorMap) == sizeof(rtm_iso_tensor_map_t), "tensor map size");
   int status = RTM_OK;
   CUtensorMap encoded;
@@ -580,9 +549,9 @@ static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int 
   const cuuint32_t element_strides[3] = {1, 1, 1};
   RTM_CU_TRY(cuTensorMapEncodeTiled(
       &encoded, half ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3,
-      const_cast<void *>(field), dims, strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+      const_cast<void *>(field), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   memcpy(map, &encoded, sizeof encoded);
   return RTM_OK;
 fail:
@@ -604,86 +573,83 @@ extern "C" int rtm_iso_cuda_cell_map_half(const rtm_grid_t *grid, const void *vo
   return encode_map(grid, volume, shape->block[0] + RTM_TMA_HALF_EXTRA, shape->block[1], true, map);
 }
 
-extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
-                                 const rtm_iso_fields_t *fields, int backward, int z_begin,
-                                 int z_end, void *stream) {
-  int status = RTM_OK;
-  if (z_end <= z_begin) return RTM_OK;
-  if (shape->halo == RTM_HALO_TMA && (!fields->p_map || !fields->p_other_map || !fields->v2dt2_map))
-    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without its tensor maps");
-  {
-    const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
-    IsoArgs a;
-    memset(&a, 0, sizeof a);
-    a.p_other = fields->p_other;
-    a.p = fields->p;
-    a.v2dt2 = fields->v2dt2;
-    a.eta_x = fields->eta_dt[0];
-    a.eta_y = fields->eta_dt[1];
-    a.eta_z = fields->eta_dt[2];
-    a.stride_y = (long long)grid->stride_y;
-    a.stride_z = (long long)grid->stride_z;
-    a.origin = (long long)grid->origin_index;
-    a.nx = grid->n[0];
-    a.ny = grid->n[1];
-    a.z_offset = grid->z_offset;
-    a.row_floats = (int)grid->stride_y;
-    a.rows = grid->n[1] + 2 * R;
-    a.z_begin = z_begin;
-    a.z_end = z_end;
-    a.zblock = shape->zblock > 0 && shape->zblock < range ? shape->zblock : range;
-    a.stages = shape->stages;
-    a.damping_sign = backward ? -1.f : 1.f;
-    for (int k = 0; k <= R; ++k)
-      a.c[k] = fields->stencil[k];
-    for (int axis = 0; axis < 3; ++axis)
-      a.inv_h2[axis] = fields->inv_h2[axis];
+/* The arguments of a launch; the tma tile fields are iso_launch_tma's. */
+static IsoArgs iso_args(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
+                        const rtm_iso_fields_t *fields, int backward, int z_begin, int z_end) {
+  IsoArgs a = zmarch_args<IsoArgs>(grid, fields->eta_dt, shape->zblock, backward, z_begin, z_end);
+  a.p_other = fields->p_other;
+  a.p = fields->p;
+  a.v2dt2 = fields->v2dt2;
+  a.stages = shape->stages;
+  for (int k = 0; k <= R; ++k)
+    a.c[k] = fields->stencil[k];
+  for (int axis = 0; axis < 3; ++axis)
+    a.inv_h2[axis] = fields->inv_h2[axis];
+  return a;
+}
 
-    const dim3 block((unsigned)(bx / VEC), (unsigned)by, 1);
-    const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
-                      (unsigned)((range + a.zblock - 1) / a.zblock));
-    const size_t shared = rtm_iso_cuda_shared_bytes(shape);
-    cudaStream_t s = (cudaStream_t)stream;
-    const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > MAX_CHUNKS * (bx / VEC) * by;
-    switch (shape->halo) {
-    case RTM_HALO_SYNC:
-      if (multi)
-        iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a);
-      else
-        iso_zmarch<RTM_HALO_SYNC, false><<<blocks, block, shared, s>>>(a);
-      RTM_CUDA_TRY_LAUNCH("iso_zmarch<sync>");
-      break;
-    case RTM_HALO_LDGSTS:
-      if (multi)
-        iso_zmarch<RTM_HALO_LDGSTS, true><<<blocks, block, shared, s>>>(a);
-      else
-        iso_zmarch<RTM_HALO_LDGSTS, false><<<blocks, block, shared, s>>>(a);
-      RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
-      break;
-    case RTM_HALO_TMA: {
-      /* one-dimensional grid, tiles fastest (see iso_zmarch_tma) */
-      CUtensorMap p_map, pp_map, v_map;
-      memcpy(&p_map, fields->p_map, sizeof p_map);
-      memcpy(&pp_map, fields->p_other_map, sizeof pp_map);
-      memcpy(&v_map, fields->v2dt2_map, sizeof v_map);
-      a.block_x = bx;
-      a.block_y = by;
-      a.tiles_x = (int)blocks.x;
-      a.tiles = (int)(blocks.x * blocks.y);
-      const unsigned threads = (unsigned)(bx / VEC * by + 32);
-      const unsigned count = blocks.x * blocks.y * blocks.z;
-      if (shape->stages == 2)
-        iso_zmarch_tma<2><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
-      else
-        iso_zmarch_tma<3><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
-      RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
-      break;
-    }
-    }
+/* sync and ldgsts: blocks of bx / VEC x by threads over tiles (x, y) and z-blocks (z). */
+static int iso_launch_ring(const IsoArgs &a, const rtm_iso_shape_t *shape, cudaStream_t s) {
+  int status = RTM_OK;
+  const int bx = shape->block[0], by = shape->block[1];
+  const dim3 block((unsigned)(bx / VEC), (unsigned)by, 1);
+  const dim3 blocks = zmarch_blocks(a.domain, bx, by);
+  const size_t shared = rtm_iso_cuda_shared_bytes(shape);
+  const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > MAX_CHUNKS * (bx / VEC) * by;
+  if (shape->halo == RTM_HALO_SYNC) {
+    if (multi)
+      iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a);
+    else
+      iso_zmarch<RTM_HALO_SYNC, false><<<blocks, block, shared, s>>>(a);
+    RTM_CUDA_TRY_LAUNCH("iso_zmarch<sync>");
+  } else {
+    if (multi)
+      iso_zmarch<RTM_HALO_LDGSTS, true><<<blocks, block, shared, s>>>(a);
+    else
+      iso_zmarch<RTM_HALO_LDGSTS, false><<<blocks, block, shared, s>>>(a);
+    RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
   }
   return RTM_OK;
 fail:
   return status;
+}
+
+/* tma: a one-dimensional grid, tiles fastest (see iso_zmarch_tma), of bx / VEC x by
+ * consumer threads and a producer warp. */
+static int iso_launch_tma(IsoArgs a, const rtm_iso_shape_t *shape, const rtm_iso_fields_t *fields,
+                          cudaStream_t s) {
+  int status = RTM_OK;
+  const int bx = shape->block[0], by = shape->block[1];
+  const dim3 blocks = zmarch_blocks(a.domain, bx, by);
+  const unsigned count = blocks.x * blocks.y * blocks.z, threads = (unsigned)(bx / VEC * by + 32);
+  const size_t shared = rtm_iso_cuda_shared_bytes(shape);
+  CUtensorMap p_map, pp_map, v_map;
+  if (!fields->p_map || !fields->p_other_map || !fields->v2dt2_map)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without its tensor maps");
+  memcpy(&p_map, fields->p_map, sizeof p_map);
+  memcpy(&pp_map, fields->p_other_map, sizeof pp_map);
+  memcpy(&v_map, fields->v2dt2_map, sizeof v_map);
+  a.block_x = bx;
+  a.block_y = by;
+  a.tiles_x = (int)blocks.x;
+  a.tiles = (int)(blocks.x * blocks.y);
+  if (shape->stages == 2)
+    iso_zmarch_tma<2><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+  else
+    iso_zmarch_tma<3><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+  RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
+  return RTM_OK;
+fail:
+  return status;
+}
+
+extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
+                                 const rtm_iso_fields_t *fields, int backward, int z_begin,
+                                 int z_end, void *stream) {
+  if (z_end <= z_begin) return RTM_OK;
+  const IsoArgs a = iso_args(grid, shape, fields, backward, z_begin, z_end);
+  if (shape->halo == RTM_HALO_TMA) return iso_launch_tma(a, shape, fields, (cudaStream_t)stream);
+  return iso_launch_ring(a, shape, (cudaStream_t)stream);
 }
 
 extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,

@@ -56,10 +56,10 @@
 #include "rtm_solver.h"
 #include "rtm_status.h"
 #include "tti_cuda.h"
+#include "zmarch_common.cuh"
 
 namespace {
 
-constexpr int R = RTM_RADIUS;
 constexpr int Q = 2 * R + 1; /* queue length */
 constexpr int MAX_THREADS = 512;
 /* SLOT (sync, ldgsts): plane j's tiles are written at iteration j - lead and read at
@@ -83,12 +83,7 @@ struct TtiArgs {
   float *p_other, *q_other;
   const float *p, *q;
   const void *coeff[RTM_TTI_COEFF_MAX];
-  const float *eta_x, *eta_y, *eta_z;
-  long long stride_y, stride_z, origin;
-  int nx, ny, z_offset;
-  int row_floats; /* stride_y: a 16-byte chunk starting below it lies inside the row */
-  int rows;       /* ny + 2R padded rows per plane */
-  int z_begin, z_end, zblock;
+  ZmarchDomain domain;
   int lead, slots; /* planes in flight ahead; ring_slots(lead) */
   float damping_sign;
   float c2[R + 1], inv_h2[3], w1[3][R]; /* rtm_fd_weights of the axes */
@@ -99,11 +94,6 @@ struct TtiArgs {
 struct TtiMaps {
   CUtensorMap p, q, p_other, q_other, coeff[RTM_TTI_COEFF_MAX];
 };
-
-/* Tile floats rounded to 32 so that every tile starts 128-byte aligned (TMA's rule). */
-__host__ __device__ inline int tile_floats(int bx, int by) {
-  return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
-}
 
 /* Floats of one field of one D_y buffer (tti): [block_y][block_x + 2R]. */
 __host__ __device__ inline int dy_floats_of(int bx, int by) {
@@ -156,10 +146,18 @@ template <> __device__ __forceinline__ float coeff_at<__half>(const void *volume
 }
 
 /* Rounded operations, spelled out so that nvcc neither fuses nor reorders them. */
-__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ float fmadd(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ float add(float a, float b) {
+  return __fadd_rn(a, b);
+}
+__device__ __forceinline__ float sub(float a, float b) {
+  return __fsub_rn(a, b);
+}
+__device__ __forceinline__ float mul(float a, float b) {
+  return __fmul_rn(a, b);
+}
+__device__ __forceinline__ float fmadd(float a, float b, float c) {
+  return __fmaf_rn(a, b, c);
+}
 
 /* The reference's second() and first() along a stride of t around t[centre]: t is a tile in
  * shared memory, or a register queue (centre R, stride 1; the indices are constants once
@@ -225,9 +223,9 @@ __device__ __forceinline__ Place place_of(const TtiArgs &a, int bx, int by) {
   p.iy0 = blockIdx.y * by;
   p.ix = p.ix0 + p.tx;
   p.iy = p.iy0 + p.ty;
-  p.active = p.ix < a.nx && p.iy < a.ny;
-  p.zb0 = a.z_begin + blockIdx.z * a.zblock;
-  p.nplanes = min(p.zb0 + a.zblock, a.z_end) - p.zb0 + 2 * R;
+  p.active = p.ix < a.domain.nx && p.iy < a.domain.ny;
+  p.zb0 = a.domain.z_begin + blockIdx.z * a.domain.zblock;
+  p.nplanes = min(p.zb0 + a.domain.zblock, a.domain.z_end) - p.zb0 + 2 * R;
   return p;
 }
 
@@ -299,10 +297,9 @@ struct CellIn {
 /* The new p and q of the output cell, whose tiles (plane c) are tp, tq: the reference's
  * expressions in its order. p_xy, q_xy (tti) come from the D_y buffer; d = eta dt. */
 template <bool TILTED>
-__device__ __forceinline__ void update_cell(const TtiArgs &a, const Queues &z, const float *tp,
-                                            const float *tq, int centre, int tw, float p_xy,
-                                            float q_xy, const CellIn &in, float d, float &po,
-                                            float &qo) {
+__device__ __forceinline__ void
+update_cell(const TtiArgs &a, const Queues &z, const float *tp, const float *tq, int centre, int tw,
+            float p_xy, float q_xy, const CellIn &in, float d, float &po, float &qo) {
   const float p_xx = second(tp, centre, 1, a.c2, a.inv_h2[0]);
   const float q_xx = second(tq, centre, 1, a.c2, a.inv_h2[0]);
   const float p_yy = second(tp, centre, tw, a.c2, a.inv_h2[1]);
@@ -364,26 +361,28 @@ __global__ void __launch_bounds__(MAX_THREADS)
 
   /* Padded x = ix0 is interior ix0 - R, padded row iy0 is interior iy0 - R; loaded plane j
    * is padded plane zb0 + j. */
-  const long long tile_origin = (long long)zb0 * a.stride_z + (long long)iy0 * a.stride_y + ix0;
+  const long long tile_origin =
+      (long long)zb0 * a.domain.stride_z + (long long)iy0 * a.domain.stride_y + ix0;
   const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
   const int centre = (ty + R) * tw + tx + R;
   const int own_dy = ty * tw + tx + R; /* the cell in a D_y buffer */
   /* this thread's first 16-byte chunk of a tile (most shapes have no other) */
   const int first_row = tid / chunks_per_row, first_col = 4 * (tid - first_row * chunks_per_row);
-  const bool first_valid = tid < chunks && ix0 + first_col < a.row_floats && iy0 + first_row < a.rows;
+  const bool first_valid =
+      tid < chunks && ix0 + first_col < a.domain.row_floats && iy0 + first_row < a.domain.rows;
   const int first_smem = first_row * tw + first_col;
-  const long long first_global = (long long)first_row * a.stride_y + first_col;
+  const long long first_global = (long long)first_row * a.domain.stride_y + first_col;
   DyHalo halo = {2 * by * 2 * R, 0, 0};
   if (TILTED && tid < halo.entries)
     dy_halo_entry(tid, bx, by, tw, tf, dy_floats, halo.in_tile, halo.in_buffer);
 
-  const long long column = a.origin + (long long)iy * a.stride_y + ix;
-  const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
+  const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
+  const float exy = active ? a.domain.eta_x[ix] + a.domain.eta_y[iy] : 0.f;
 
   /* Copies (ldgsts) or loads and stores (sync) of loaded plane j into ring slot s. */
   auto load_plane = [&](int j, int s) {
     float *tp = smem + s * 2 * tf, *tq = tp + tf;
-    const long long plane = tile_origin + (long long)j * a.stride_z;
+    const long long plane = tile_origin + (long long)j * a.domain.stride_z;
     if (j < nplanes) {
       if (HALO == RTM_HALO_LDGSTS) {
         if (tid < chunks) {
@@ -401,8 +400,8 @@ __global__ void __launch_bounds__(MAX_THREADS)
       }
       for (int c = tid + nthreads; c < chunks; c += nthreads) { /* small tiles only */
         const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-        const bool valid = ix0 + col < a.row_floats && iy0 + r < a.rows;
-        const long long at = plane + (long long)r * a.stride_y + col;
+        const bool valid = ix0 + col < a.domain.row_floats && iy0 + r < a.domain.rows;
+        const long long at = plane + (long long)r * a.domain.stride_y + col;
         if (HALO == RTM_HALO_LDGSTS) {
           cp_async16(tp + r * tw + col, a.p + at, valid);
           cp_async16(tq + r * tw + col, a.q + at, valid);
@@ -439,7 +438,7 @@ __global__ void __launch_bounds__(MAX_THREADS)
     float ez = 0.f;
     long long cell = 0;
     if (out) {
-      cell = column + (long long)c * a.stride_z;
+      cell = column + (long long)c * a.domain.stride_z;
       in.pp = a.p_other[cell];
       in.qp = a.q_other[cell];
       in.vpx2 = coeff_at<C>(a.coeff[RTM_TTI_VPX2], cell);
@@ -451,7 +450,7 @@ __global__ void __launch_bounds__(MAX_THREADS)
         in.ny = coeff_at<C>(a.coeff[RTM_TTI_NY], cell);
         in.nz = coeff_at<C>(a.coeff[RTM_TTI_NZ], cell);
       }
-      ez = __ldg(a.eta_z + a.z_offset + c);
+      ez = __ldg(a.domain.eta_z + a.domain.z_offset + c);
     }
 
     if (HALO == RTM_HALO_LDGSTS) wait_copies(lead); /* plane i's group; later ones may be empty */
@@ -474,8 +473,7 @@ __global__ void __launch_bounds__(MAX_THREADS)
         q_xy = first(buffer + dy_floats, own_dy, 1, a.w1[0]);
       }
       float po, qo;
-      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po,
-                          qo);
+      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po, qo);
       a.p_other[cell] = po;
       a.q_other[cell] = qo;
     }
@@ -487,10 +485,12 @@ __global__ void __launch_bounds__(MAX_THREADS)
 }
 
 /* Own-cell array k of a cell slot at this thread's cell: float, or binary16 widened. */
-template <typename C> __device__ __forceinline__ float cell_value(const unsigned char *array, int tid) {
+template <typename C>
+__device__ __forceinline__ float cell_value(const unsigned char *array, int tid) {
   return reinterpret_cast<const float *>(array)[tid];
 }
-template <> __device__ __forceinline__ float cell_value<__half>(const unsigned char *array, int tid) {
+template <>
+__device__ __forceinline__ float cell_value<__half>(const unsigned char *array, int tid) {
   return __half2float(reinterpret_cast<const __half *>(array)[tid]);
 }
 
@@ -499,21 +499,20 @@ template <> __device__ __forceinline__ float cell_value<__half>(const unsigned c
  * that neither warp carries all of it: at iteration i thread 0 copies plane i + LEAD of p
  * and q (tiles with halo) into the ring, and thread 32 (0 in a one-warp block), for the
  * output of that plane's iteration, the own cells' p[n-1], q[n-1] and coefficients into a
- * cell slot; each slot's full mbarrier counts the bytes in. Every thread consumes: it waits on the full
- * barriers, and arrives on a slot's empty barrier once it no longer reads it (ring slot
- * of plane j after iteration j + R, cell slot after reading its inputs); the producer
- * refills a slot only after all nthreads arrivals. D_y: with a compiled-in width (32 or
- * 64, WARP_DY) a warp holds 32 cells of one row and keeps DY_BUFFERS_TMA buffers of its
- * own: lanes 0 .. 4R - 1 compute the row's 2R halo columns of p and q again (a neighbour
- * warp's cells included) instead of waiting for other warps, so d_xy ties no warp to
- * another (a block-wide handover made warps wait there for the two that also produce and
- * compute the halo: a fifth of the stall samples on an H200). Other widths hand block-wide
- * buffers over like the slots: every thread arrives on the buffer's full barrier once it
- * wrote its entries, reads it after waiting on it one iteration later, and arrives on its
- * empty barrier after reading. Slack: a warp may trail the producer by two iterations
- * before anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of
- * a family of N slots: k % N and (k / N) & 1, N known at compile time. The protocol is
- * modelled, with these formulas, in run/models/tti_tma_protocol.py. */
+ * cell slot; each slot's full mbarrier counts the bytes in. Every thread consumes: it waits on the
+ * full barriers, and arrives on a slot's empty barrier once it no longer reads it (ring slot of
+ * plane j after iteration j + R, cell slot after reading its inputs); the producer refills a slot
+ * only after all nthreads arrivals. D_y: with a compiled-in width (32 or 64, WARP_DY) a warp holds
+ * 32 cells of one row and keeps DY_BUFFERS_TMA buffers of its own: lanes 0 .. 4R - 1 compute the
+ * row's 2R halo columns of p and q again (a neighbour warp's cells included) instead of waiting for
+ * other warps, so d_xy ties no warp to another (a block-wide handover made warps wait there for the
+ * two that also produce and compute the halo: a fifth of the stall samples on an H200). Other
+ * widths hand block-wide buffers over like the slots: every thread arrives on the buffer's full
+ * barrier once it wrote its entries, reads it after waiting on it one iteration later, and arrives
+ * on its empty barrier after reading. Slack: a warp may trail the producer by two iterations before
+ * anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of a family of N
+ * slots: k % N and (k / N) & 1, N known at compile time. The protocol is modelled, with these
+ * formulas, in run/models/tti_tma_protocol.py. */
 template <bool TILTED, typename C, int BXC, int LEAD>
 __global__ void __launch_bounds__(MAX_THREADS, 1)
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
@@ -534,8 +533,7 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
   unsigned char *cells = reinterpret_cast<unsigned char *>(smem + SLOTS * 2 * tf);
   float *dy_buffer = reinterpret_cast<float *>(cells + CELL_SLOTS * cell_slot);
   uint64_t *full = reinterpret_cast<uint64_t *>(
-      (reinterpret_cast<uintptr_t>(dy_buffer + (TILTED ? DYB * 2 * dy_floats : 0)) + 7) /
-      8 * 8);
+      (reinterpret_cast<uintptr_t>(dy_buffer + (TILTED ? DYB * 2 * dy_floats : 0)) + 7) / 8 * 8);
   uint64_t *empty = full + SLOTS, *cell_full = empty + SLOTS;
   uint64_t *cell_empty = cell_full + CELL_SLOTS, *dy_full = cell_empty + CELL_SLOTS;
   uint64_t *dy_empty = dy_full + DYB;
@@ -559,8 +557,8 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
   } else if (TILTED && !WARP_DY && tid < halo.entries) {
     dy_halo_entry(tid, bx, by, tw, tf, dy_floats, halo.in_tile, halo.in_buffer);
   }
-  const long long column = a.origin + (long long)iy * a.stride_y + ix;
-  const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
+  const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
+  const float exy = active ? a.domain.eta_x[ix] + a.domain.eta_y[iy] : 0.f;
 
   if (tid == 0) {
     mbar_init_slots(full, empty, SLOTS, 1, nthreads);
@@ -613,7 +611,7 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
   auto iteration = [&](int i) {
     if (ring_producer || cell_producer) produce(i + LEAD);
     const int o = i - 2 * R, c = zb0 + o;
-    const float ez = o >= 0 ? __ldg(a.eta_z + a.z_offset + c) : 0.f;
+    const float ez = o >= 0 ? __ldg(a.domain.eta_z + a.domain.z_offset + c) : 0.f;
 
     mbar_wait(&full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
     {
@@ -624,12 +622,12 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
       const int k = o + 1, b = k % DYB;
       const float *tn = smem + ((i - R + 1) % SLOTS) * 2 * tf;
       if (WARP_DY) { /* the warp's halo entries by lanes 0 .. 4R - 1 */
-        write_dy(dy_buffer + b * 2 * dy_floats, z, a, tn, halo, own_dy, lane, 32, bx, by, tw,
-                 tf, dy_floats);
+        write_dy(dy_buffer + b * 2 * dy_floats, z, a, tn, halo, own_dy, lane, 32, bx, by, tw, tf,
+                 dy_floats);
       } else {
         if (k >= DYB) mbar_wait(&dy_empty[b], (uint32_t)(k / DYB - 1) & 1u);
-        write_dy(dy_buffer + b * 2 * dy_floats, z, a, tn, halo, own_dy, tid, nthreads, bx, by,
-                 tw, tf, dy_floats);
+        write_dy(dy_buffer + b * 2 * dy_floats, z, a, tn, halo, own_dy, tid, nthreads, bx, by, tw,
+                 tf, dy_floats);
         mbar_arrive(&dy_full[b]);
       }
     }
@@ -667,10 +665,9 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
       }
       const float *tp = smem + ((i - R) % SLOTS) * 2 * tf;
       float po, qo;
-      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po,
-                          qo);
+      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po, qo);
       if (active) {
-        const long long cell = column + (long long)c * a.stride_z;
+        const long long cell = column + (long long)c * a.domain.stride_z;
         a.p_other[cell] = po;
         a.q_other[cell] = qo;
       }
@@ -723,52 +720,63 @@ int lead_of(const rtm_tti_shape_t *shape) {
   return shape->halo == RTM_HALO_SYNC ? 0 : shape->stages - 1;
 }
 
-} // namespace
-
-extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
-  return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0,
-                         shape->coeff_half != 0, shape->halo, lead_of(shape));
+/* The arguments of a launch. */
+TtiArgs tti_args(const rtm_grid_t *grid, const rtm_tti_shape_t *shape,
+                 const rtm_tti_fields_t *fields, int backward, int z_begin, int z_end) {
+  TtiArgs a = zmarch_args<TtiArgs>(grid, fields->eta_dt, shape->zblock, backward, z_begin, z_end);
+  a.lead = lead_of(shape);
+  a.slots = ring_slots(a.lead);
+  memcpy(a.c2, fields->weights[0].c2, sizeof a.c2); /* the same on every axis */
+  for (int axis = 0; axis < 3; ++axis) {
+    a.inv_h2[axis] = fields->weights[axis].inv_h2;
+    memcpy(a.w1[axis], fields->weights[axis].w1, sizeof a.w1[axis]);
+  }
+  a.p_other = fields->p_other;
+  a.q_other = fields->q_other;
+  a.p = fields->p;
+  a.q = fields->q;
+  for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
+    a.coeff[k] = fields->coeff[k];
+  return a;
 }
 
+/* tma: the maps of the fields; zero for sync and ldgsts. */
+TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
+  TtiMaps maps;
+  memset(&maps, 0, sizeof maps);
+  if (shape->halo == RTM_HALO_TMA) {
+    memcpy(&maps.p, fields->p_map, sizeof maps.p);
+    memcpy(&maps.q, fields->q_map, sizeof maps.q);
+    memcpy(&maps.p_other, fields->p_other_map, sizeof maps.p_other);
+    memcpy(&maps.q_other, fields->q_other_map, sizeof maps.q_other);
+    for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
+      if (fields->coeff_map[k]) memcpy(&maps.coeff[k], fields->coeff_map[k], sizeof maps.coeff[k]);
+  }
+  return maps;
+}
+
+} // namespace
+
 extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
-  int status = RTM_OK, optin = 0;
-  const int bx = shape->block[0], by = shape->block[1];
-  size_t bytes = 0;
-  if (bx < 4 || bx % 4 != 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x = %d: the tile width must be a positive multiple of 4 "
-             "(tile rows are copied in 16-byte pieces)",
-             bx);
-  if (by < 1) RTM_FAIL(RTM_ERR_CONFIG, "kernel.block_y = %d: must be at least 1", by);
-  if (bx * by > MAX_THREADS)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d: the vti/tti kernel runs one thread per "
-             "cell and at most %d threads per block",
-             bx, by, MAX_THREADS);
-  if ((bx * by) % 32 != 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d = %d threads (one per cell for "
-             "vti/tti): must be whole warps (a multiple of 32 threads)",
-             bx, by, bx * by);
-  if (shape->halo == RTM_HALO_TMA && shape->coeff_half && bx % 8 != 0)
+  int status = RTM_OK;
+  const size_t bytes = rtm_tti_cuda_shared_bytes(shape);
+  RTM_TRY(zmarch_shape_check(shape->block, 1, MAX_THREADS, shape->halo, shape->stages,
+                             shape->zblock, bytes, shape->tilted ? "tti" : "vti", device));
+  if (shape->halo == RTM_HALO_TMA && shape->coeff_half && shape->block[0] % 8 != 0)
     RTM_FAIL(RTM_ERR_CONFIG,
              "kernel.block_x = %d with kernel.halo = tma and memory.model_precision = fp16: "
              "must be a multiple of 8 (a row of binary16 coefficients is copied in 16-byte "
              "pieces)",
-             bx);
-  RTM_TRY(rtm_cuda_halo_check(shape->halo, shape->stages, shape->zblock, shape->block, device,
-                              &optin));
-  bytes = rtm_tti_cuda_shared_bytes(shape);
-  if (bytes > (size_t)optin)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d with kernel.halo = %s, kernel.stages = "
-             "%d needs %zu bytes of shared memory per block for %s; device %d allows %d",
-             bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes,
-             shape->tilted ? "tti" : "vti", device, optin);
+             shape->block[0]);
   RTM_TRY(rtm_cuda_kernel_prepare((const void *)pick(shape), bytes, shape->halo));
   return RTM_OK;
 fail:
   return status;
+}
+
+extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
+  return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0,
+                         shape->coeff_half != 0, shape->halo, lead_of(shape));
 }
 
 extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *shape,
@@ -784,50 +792,10 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
       RTM_FAIL(RTM_ERR_INTERNAL, "rtm_tti_cuda_step: kernel.halo = tma without its tensor maps");
   }
   {
-    const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
-    TtiArgs a;
-    memset(&a, 0, sizeof a);
-    a.p_other = fields->p_other;
-    a.q_other = fields->q_other;
-    a.p = fields->p;
-    a.q = fields->q;
-    for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
-      a.coeff[k] = fields->coeff[k];
-    a.eta_x = fields->eta_dt[0];
-    a.eta_y = fields->eta_dt[1];
-    a.eta_z = fields->eta_dt[2];
-    a.stride_y = (long long)grid->stride_y;
-    a.stride_z = (long long)grid->stride_z;
-    a.origin = (long long)grid->origin_index;
-    a.nx = grid->n[0];
-    a.ny = grid->n[1];
-    a.z_offset = grid->z_offset;
-    a.row_floats = (int)grid->stride_y;
-    a.rows = grid->n[1] + 2 * R;
-    a.z_begin = z_begin;
-    a.z_end = z_end;
-    a.zblock = shape->zblock > 0 && shape->zblock < range ? shape->zblock : range;
-    a.lead = lead_of(shape);
-    a.slots = ring_slots(a.lead);
-    a.damping_sign = backward ? -1.f : 1.f;
-    memcpy(a.c2, fields->weights[0].c2, sizeof a.c2); /* the same on every axis */
-    for (int axis = 0; axis < 3; ++axis) {
-      a.inv_h2[axis] = fields->weights[axis].inv_h2;
-      memcpy(a.w1[axis], fields->weights[axis].w1, sizeof a.w1[axis]);
-    }
-    TtiMaps maps;
-    memset(&maps, 0, sizeof maps);
-    if (shape->halo == RTM_HALO_TMA) {
-      memcpy(&maps.p, fields->p_map, sizeof maps.p);
-      memcpy(&maps.q, fields->q_map, sizeof maps.q);
-      memcpy(&maps.p_other, fields->p_other_map, sizeof maps.p_other);
-      memcpy(&maps.q_other, fields->q_other_map, sizeof maps.q_other);
-      for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
-        if (fields->coeff_map[k]) memcpy(&maps.coeff[k], fields->coeff_map[k], sizeof maps.coeff[k]);
-    }
-    const dim3 block((unsigned)bx, (unsigned)by, 1);
-    const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
-                      (unsigned)((range + a.zblock - 1) / a.zblock));
+    const TtiArgs a = tti_args(grid, shape, fields, backward, z_begin, z_end);
+    const TtiMaps maps = tti_maps(shape, fields);
+    const dim3 block((unsigned)shape->block[0], (unsigned)shape->block[1], 1);
+    const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
     pick(shape)<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);
     RTM_CUDA_TRY_LAUNCH(shape->tilted ? "tti_zmarch<tti>" : "tti_zmarch<vti>");
