@@ -54,19 +54,35 @@ static __device__ __forceinline__ float4 ld4(const float *p) {
   return *reinterpret_cast<const float4 *>(p);
 }
 
+/* The register queue: p along z of a thread's 4 columns, 2R + 1 = 9 planes, q4 the centre. */
+struct ZQueue {
+  float4 q0, q1, q2, q3, q4, q5, q6, q7, q8;
+};
+/* Shifts the queue by one plane: `front` (read from the newest tile) enters at q8. (By value:
+ * a reference to the temporary float4 changes the generated code.) */
+static __device__ __forceinline__ void push(ZQueue &z, float4 front) {
+  z.q0 = z.q1;
+  z.q1 = z.q2;
+  z.q2 = z.q3;
+  z.q3 = z.q4;
+  z.q4 = z.q5;
+  z.q5 = z.q6;
+  z.q6 = z.q7;
+  z.q7 = z.q8;
+  z.q8 = front;
+}
+
 /* The new value of 4 cells along x (one float4): t points at the tile row of plane k at
  * cell ix - R (x neighbours t[0..3], t[8..11]; y neighbours t[4 + m tw], t[4 - m tw]),
- * q0 .. q8 hold p along z from k - 4 to k + 4 (in either marching direction: each pair
+ * z.q0 .. z.q8 hold p along z from k - 4 to k + 4 (in either marching direction: each pair
  * is added as a sum, and IEEE addition is commutative), prev = p_other, v = v^2 dt^2.
  * Every operation is rounded on its own, in the cpu reference's order (no FMA
  * contraction): the kernel then reproduces the reference bit for bit instead of drifting
  * from it by rounding that the leapfrog accumulates. */
-static __device__ __forceinline__ float4
-update4(const IsoArgs &a, const float *t, int tw, const float4 &q0, const float4 &q1,
-        const float4 &q2, const float4 &q3, const float4 &q4, const float4 &q5, const float4 &q6,
-        const float4 &q7, const float4 &q8, const float4 &pp, const float4 &v, const float4 &exy,
-        float ez, bool damped_xy) {
-  const float4 wl = ld4(t), wr = ld4(t + 2 * R);
+static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *t, int tw,
+                                                 const ZQueue &z, const float4 &pp, const float4 &v,
+                                                 const float4 &exy, float ez, bool damped_xy) {
+  const float4 wl = ld4(t), wr = ld4(t + 2 * R), q4 = z.q4;
   const float w[3 * VEC] = {wl.x, wl.y, wl.z, wl.w, q4.x, q4.y, q4.z, q4.w, wr.x, wr.y, wr.z, wr.w};
   float dx[VEC], dy[VEC], dz[VEC];
 #pragma unroll
@@ -78,8 +94,8 @@ update4(const IsoArgs &a, const float *t, int tw, const float4 &q0, const float4
 #pragma unroll
   for (int m = 1; m <= R; ++m) {
     const float4 up = ld4(t + R + m * tw), down = ld4(t + R - m * tw);
-    const float4 ahead = m == 1 ? q5 : m == 2 ? q6 : m == 3 ? q7 : q8;
-    const float4 behind = m == 1 ? q3 : m == 2 ? q2 : m == 3 ? q1 : q0;
+    const float4 ahead = m == 1 ? z.q5 : m == 2 ? z.q6 : m == 3 ? z.q7 : z.q8;
+    const float4 behind = m == 1 ? z.q3 : m == 2 ? z.q2 : m == 3 ? z.q1 : z.q0;
 #pragma unroll
     for (int c = 0; c < VEC; ++c) {
       dx[c] = __fadd_rn(dx[c], __fmul_rn(a.c[m], __fadd_rn(w[R + c + m], w[R + c - m])));
@@ -110,6 +126,113 @@ update4(const IsoArgs &a, const float *t, int tw, const float4 &q0, const float4
   return out;
 }
 
+/* Writes `out` to the thread's cells at dst: one float4, or the lanes inside nx. Callers
+ * compute `out` before dst, the order that keeps the generated code. */
+static __device__ __forceinline__ void store4(float *dst, int lanes, float4 out) {
+  if (lanes == VEC) {
+    *reinterpret_cast<float4 *>(dst) = out;
+  } else {
+    for (int c = 0; c < lanes; ++c)
+      dst[c] = lane(out, c);
+  }
+}
+
+/* One 16-byte chunk of a tile: a cp.async copy (ldgsts) or a load and a store (sync); zeros
+ * when not `valid`. */
+template <int HALO>
+static __device__ __forceinline__ void copy_chunk(float *dst, const float *src, bool valid) {
+  if (HALO == RTM_HALO_LDGSTS) {
+    cp_async16(dst, src, valid);
+  } else {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (valid) v = __ldg(reinterpret_cast<const float4 *>(src));
+    *reinterpret_cast<float4 *>(dst) = v;
+  }
+}
+
+/* sync, ldgsts: how a block's threads copy the tile of a loaded plane (tw x th floats: the
+ * block's tile with its R-wide halo) into a ring slot, in 16-byte chunks, chunk c by thread
+ * c % nthreads. */
+struct TileCopy {
+  const float *origin; /* the tile's first float in loaded plane 0 */
+  float *ring;
+  int slot_floats, tw, tid, nthreads, chunks_per_row, chunks, ix0, iy0;
+};
+static __device__ __forceinline__ TileCopy tile_copy(const IsoArgs &a, float *ring, int ix0,
+                                                     int iy0, int zb0, int tid, int nthreads) {
+  const int bx = VEC * blockDim.x, by = blockDim.y;
+  TileCopy t;
+  /* Padded x = ix0 is interior ix0 - R: the tile row starts on a 128-byte boundary. */
+  t.origin = a.p + (long long)zb0 * a.domain.stride_z + (long long)iy0 * a.domain.stride_y + ix0;
+  t.ring = ring;
+  t.slot_floats = tile_floats(bx, by);
+  t.tw = bx + 2 * R;
+  t.tid = tid;
+  t.nthreads = nthreads;
+  t.chunks_per_row = t.tw / 4;
+  t.chunks = t.chunks_per_row * (by + 2 * R);
+  t.ix0 = ix0;
+  t.iy0 = iy0;
+  return t;
+}
+
+/* A thread's chunks, at most MAX_CHUNKS, kept as offsets (src < 0: the chunk lies beyond the
+ * padded row or plane and is zero-filled; dst < 0: none). MULTI: more chunks than that per
+ * thread, none kept (load_tile computes them per plane). Apart from TileCopy: arrays indexed
+ * in a loop stay in memory until the loop is unrolled, and would keep TileCopy's fields
+ * there with them, which changes the generated code (as does src_off before dst_off). */
+struct TileChunks {
+  int dst_off[MAX_CHUNKS], src_off[MAX_CHUNKS];
+};
+template <bool MULTI>
+static __device__ __forceinline__ TileChunks tile_chunks(const IsoArgs &a, const TileCopy &t) {
+  TileChunks own;
+#pragma unroll
+  for (int j = 0; j < MAX_CHUNKS; ++j) {
+    const int c = t.tid + j * t.nthreads;
+    own.src_off[j] = -1;
+    own.dst_off[j] = -1;
+    if (!MULTI && c < t.chunks) {
+      const int r = c / t.chunks_per_row, col = 4 * (c - r * t.chunks_per_row);
+      own.dst_off[j] = r * t.tw + col;
+      if (t.ix0 + col < a.domain.row_floats && t.iy0 + r < a.domain.rows)
+        own.src_off[j] = r * (int)a.domain.stride_y + col;
+    }
+  }
+  return own;
+}
+/* The thread's chunks of loaded plane j into ring slot `slot`. */
+template <int HALO, bool MULTI>
+static __device__ __forceinline__ void load_tile(const IsoArgs &a, const TileCopy &t,
+                                                 const TileChunks &own, int j, int slot) {
+  const float *src_plane = t.origin + (long long)j * a.domain.stride_z;
+  float *dst_tile = t.ring + slot * t.slot_floats;
+  if (!MULTI) {
+#pragma unroll
+    for (int k = 0; k < MAX_CHUNKS; ++k)
+      if (own.dst_off[k] >= 0)
+        copy_chunk<HALO>(dst_tile + own.dst_off[k], src_plane + max(own.src_off[k], 0),
+                         own.src_off[k] >= 0);
+  } else {
+    for (int c = t.tid; c < t.chunks; c += t.nthreads) {
+      const int r = c / t.chunks_per_row, col = 4 * (c - r * t.chunks_per_row);
+      const bool valid = t.ix0 + col < a.domain.row_floats && t.iy0 + r < a.domain.rows;
+      copy_chunk<HALO>(dst_tile + r * t.tw + col,
+                       valid ? src_plane + (long long)r * a.domain.stride_y + col : src_plane,
+                       valid);
+    }
+  }
+}
+
+/* ldgsts: waits for plane i's copies; the stages - 2 groups committed after it may still be
+ * in flight. */
+static __device__ __forceinline__ void wait_ring_copies(int stages) {
+  if (stages == 3)
+    cp_async_wait<1>();
+  else
+    cp_async_wait<0>();
+}
+
 /* Isotropic leapfrog, z-marching, halo sync or ldgsts (see iso_cuda.h for the shape and
  * the equation). Block (bx, by, bz): tile of BX = VEC blockDim.x by BY = blockDim.y cells at
  * (bx BX, by BY), output planes [zb0, zb1) of the launch's z-range. Thread (tx, ty) owns
@@ -122,8 +245,6 @@ template <int HALO, bool MULTI>
 static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a) {
   extern __shared__ __align__(1024) float smem[];
   const int bx = VEC * blockDim.x, by = blockDim.y;
-  const int tw = bx + 2 * R, th = by + 2 * R;
-  const int slot_floats = tile_floats(bx, by);
   const int stages = HALO == RTM_HALO_SYNC ? 1 : a.stages;
   const int slots = ring_slots(HALO, a.stages);
 
@@ -133,62 +254,17 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
   const int ix = ix0 + VEC * tx, iy = iy0 + ty;
   const bool active = ix < a.domain.nx && iy < a.domain.ny;
   const int lanes = active ? min(VEC, a.domain.nx - ix) : 0; /* cells of the float4 inside nx */
-  const int zb0 = a.domain.z_begin + blockIdx.z * a.domain.zblock;
-  const int zb1 = min(zb0 + a.domain.zblock, a.domain.z_end);
-  const int kfirst = zb0 - R;
-  const int nplanes = zb1 - zb0 + 2 * R;
+  const ZmarchPlanes planes = zmarch_planes(a.domain, blockIdx.z);
+  const int zb0 = planes.zb0, zb1 = planes.zb1, nplanes = planes.nplanes, kfirst = zb0 - R;
 
-  /* Padded x = ix0 is interior ix0 - R: the tile row starts on a 128-byte boundary. */
-  const float *tile_origin =
-      a.p + (long long)(kfirst + R) * a.domain.stride_z + (long long)iy0 * a.domain.stride_y + ix0;
-
-  /* 16-byte chunks of a tile, at most MAX_CHUNKS per thread kept as offsets (src < 0: the
-   * chunk lies beyond the padded row or plane and is zero-filled; dst < 0: none). */
-  const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
-  int src_off[MAX_CHUNKS], dst_off[MAX_CHUNKS];
-#pragma unroll
-  for (int j = 0; j < MAX_CHUNKS; ++j) {
-    const int c = tid + j * nthreads;
-    src_off[j] = -1;
-    dst_off[j] = -1;
-    if (!MULTI && c < chunks) {
-      const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-      dst_off[j] = r * tw + col;
-      if (ix0 + col < a.domain.row_floats && iy0 + r < a.domain.rows)
-        src_off[j] = r * (int)a.domain.stride_y + col;
-    }
-  }
-  auto copy_chunk = [&](float *dst, const float *src, bool valid) {
-    if (HALO == RTM_HALO_LDGSTS) {
-      cp_async16(dst, src, valid);
-    } else {
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (valid) v = __ldg(reinterpret_cast<const float4 *>(src));
-      *reinterpret_cast<float4 *>(dst) = v;
-    }
-  };
-  auto load_tile = [&](int j, int slot) {
-    const float *src_plane = tile_origin + (long long)j * a.domain.stride_z;
-    float *dst_tile = smem + slot * slot_floats;
-    if (!MULTI) {
-#pragma unroll
-      for (int k = 0; k < MAX_CHUNKS; ++k)
-        if (dst_off[k] >= 0)
-          copy_chunk(dst_tile + dst_off[k], src_plane + max(src_off[k], 0), src_off[k] >= 0);
-    } else {
-      for (int c = tid; c < chunks; c += nthreads) {
-        const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-        const bool valid = ix0 + col < a.domain.row_floats && iy0 + r < a.domain.rows;
-        copy_chunk(dst_tile + r * tw + col,
-                   valid ? src_plane + (long long)r * a.domain.stride_y + col : src_plane, valid);
-      }
-    }
-  };
+  const TileCopy copy = tile_copy(a, smem, ix0, iy0, zb0, tid, nthreads);
+  const TileChunks chunk = tile_chunks<MULTI>(a, copy);
+  const int tw = copy.tw, slot_floats = copy.slot_floats;
 
   /* Prologue: planes 0 .. stages-2 in flight. */
   if (HALO == RTM_HALO_LDGSTS) {
     for (int j = 0; j < stages - 1; ++j) {
-      if (j < nplanes) load_tile(j, j);
+      if (j < nplanes) load_tile<HALO, MULTI>(a, copy, chunk, j, j);
       cp_async_commit();
     }
   }
@@ -199,8 +275,7 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
     set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
   const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
-  float4 q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero,
-         q8 = zero;
+  ZQueue z = {zero, zero, zero, zero, zero, zero, zero, zero, zero};
   float4 pp_cur = zero, v_cur = zero;
   float ez_cur = 0.f;
   int slot_front = 0;                              /* slot of plane i */
@@ -208,33 +283,22 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
   const int row_offset = (ty + R) * tw + VEC * tx; /* tile index of cell ix - R, row iy */
 
   for (int i = 0; i < nplanes; ++i) {
-    if (HALO == RTM_HALO_SYNC) {
-      load_tile(i, slot_front);
-    } else {
-      if (stages == 3)
-        cp_async_wait<1>();
-      else
-        cp_async_wait<0>();
-    }
+    if (HALO == RTM_HALO_SYNC)
+      load_tile<HALO, MULTI>(a, copy, chunk, i, slot_front);
+    else
+      wait_ring_copies(stages);
     /* Plane i visible to all; every thread is past the reads of iteration i-1, so the
      * slot of plane i + stages - 1 (last used by plane i - R - 1) may be refilled. */
     __syncthreads();
     /* Plane i + stages - 1 takes the slot of plane i - R - 1 (slots = R + stages). */
     const int slot_next = slot_out == 0 ? slots - 1 : slot_out - 1;
     if (HALO == RTM_HALO_LDGSTS) {
-      if (i + stages - 1 < nplanes) load_tile(i + stages - 1, slot_next);
+      if (i + stages - 1 < nplanes)
+        load_tile<HALO, MULTI>(a, copy, chunk, i + stages - 1, slot_next);
       cp_async_commit();
     }
 
-    q0 = q1;
-    q1 = q2;
-    q2 = q3;
-    q3 = q4;
-    q4 = q5;
-    q5 = q6;
-    q6 = q7;
-    q7 = q8;
-    q8 = ld4(smem + slot_front * slot_floats + row_offset + R);
+    push(z, ld4(smem + slot_front * slot_floats + row_offset + R));
 
     const int k = kfirst + i - R; /* output plane of this iteration */
     /* p[n-1], v^2 dt^2 and eta_z of plane k+1 are loaded now and used next iteration. */
@@ -249,21 +313,77 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
       }
     }
     if (k >= zb0 && active) {
-      const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, q0, q1, q2, q3,
-                                 q4, q5, q6, q7, q8, pp_cur, v_cur, exy, ez_cur, damped_xy);
-      float *dst = a.p_other + column + (long long)k * a.domain.stride_z;
-      if (lanes == VEC) {
-        *reinterpret_cast<float4 *>(dst) = out;
-      } else {
-        for (int c = 0; c < lanes; ++c)
-          dst[c] = lane(out, c);
-      }
+      const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, z, pp_cur,
+                                 v_cur, exy, ez_cur, damped_xy);
+      store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
     }
     pp_cur = pp_next;
     v_cur = v_next;
     ez_cur = ez_next;
     slot_front = slot_front + 1 == slots ? 0 : slot_front + 1;
     slot_out = slot_out + 1 == slots ? 0 : slot_out + 1;
+  }
+}
+
+/* iso_zmarch_tma's shared memory and block: a ring of P = R + S tiles of p with halo, a ring
+ * of S pairs (p[n-1], v^2 dt^2) of the tile's cells (slot s: p[n-1] at 2 s cells, v^2 dt^2
+ * after it), each slot's full and empty mbarriers; the tile of bx x by cells at (ix0, iy0)
+ * and its planes. */
+struct IsoTmaBlock {
+  float *p_ring, *pv_ring;
+  uint64_t *full_p, *empty_p, *full_pv, *empty_pv;
+  int bx, by, tw, slot_floats, cells, consumers, ix0, iy0;
+  ZmarchPlanes planes;
+};
+template <int S>
+static __device__ __forceinline__ IsoTmaBlock iso_tma_block(const IsoArgs &a, float *smem) {
+  constexpr int P = R + S;
+  IsoTmaBlock b;
+  b.bx = a.block_x;
+  b.by = a.block_y;
+  b.tw = b.bx + 2 * R;
+  b.slot_floats = tile_floats(b.bx, b.by);
+  b.cells = b.bx * b.by;
+  b.consumers = b.bx / VEC * b.by;
+  b.p_ring = smem;
+  b.pv_ring = smem + P * b.slot_floats;
+  b.full_p = reinterpret_cast<uint64_t *>(b.pv_ring + 2 * S * b.cells);
+  b.empty_p = b.full_p + P;
+  b.full_pv = b.empty_p + P;
+  b.empty_pv = b.full_pv + S;
+  const int tile = blockIdx.x % a.tiles, chunk = blockIdx.x / a.tiles;
+  b.ix0 = (tile % a.tiles_x) * b.bx;
+  b.iy0 = (tile / a.tiles_x) * b.by;
+  b.planes = zmarch_planes(a.domain, chunk);
+  return b;
+}
+
+/* Producer: plane i of p, then p[n-1] and v^2 dt^2 of output i - 2R, the order in which
+ * the consumers wait for them. A slot is refilled once every consumer released it: plane i
+ * waits for the release of plane i - P (completion i / P - 1 of its empty barrier), the pair
+ * of output o for that of output o - S. Planes are in local z + R, the tensor maps'
+ * coordinates. */
+template <int S>
+static __device__ __forceinline__ void
+iso_tma_produce(const IsoTmaBlock &b, const CUtensorMap &p_map, const CUtensorMap &pp_map,
+                const CUtensorMap &v_map) {
+  constexpr int P = R + S;
+  const int zb0 = b.planes.zb0;
+  const uint32_t p_bytes = (uint32_t)(b.tw * (b.by + 2 * R) * sizeof(float));
+  const uint32_t pv_bytes = (uint32_t)(b.cells * sizeof(float));
+  for (int i = 0; i < b.planes.nplanes; ++i) {
+    const int s = i % P;
+    if (i >= P) mbar_wait(&b.empty_p[s], (uint32_t)(i / P - 1) & 1u);
+    mbar_expect_tx(&b.full_p[s], p_bytes);
+    tma_load_3d(b.p_ring + s * b.slot_floats, &p_map, b.ix0, b.iy0, zb0 + i, &b.full_p[s]);
+    const int o = i - 2 * R;
+    if (o < 0) continue;
+    const int s2 = o % S;
+    if (o >= S) mbar_wait(&b.empty_pv[s2], (uint32_t)(o / S - 1) & 1u);
+    mbar_expect_tx(&b.full_pv[s2], 2 * pv_bytes);
+    float *dst = b.pv_ring + 2 * s2 * b.cells;
+    tma_load_3d(dst, &pp_map, b.ix0 + R, b.iy0 + R, zb0 + o + R, &b.full_pv[s2]);
+    tma_load_3d(dst + b.cells, &v_map, b.ix0 + R, b.iy0 + R, zb0 + o + R, &b.full_pv[s2]);
   }
 }
 
@@ -292,59 +412,26 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
                    const __grid_constant__ CUtensorMap v_map) {
   constexpr int P = R + S;
   extern __shared__ __align__(1024) float smem[];
-  const int bx = a.block_x, by = a.block_y, tw = bx + 2 * R;
-  const int slot_floats = tile_floats(bx, by), cells = bx * by;
-  const int consumers = bx / VEC * by;
-  float *p_ring = smem;
-  float *pv_ring = smem + P * slot_floats; /* slot s: p[n-1] at 2 s cells, v^2 dt^2 after it */
-  uint64_t *full_p = reinterpret_cast<uint64_t *>(pv_ring + 2 * S * cells);
-  uint64_t *empty_p = full_p + P, *full_pv = empty_p + P, *empty_pv = full_pv + S;
-
-  const int tile = blockIdx.x % a.tiles, chunk = blockIdx.x / a.tiles;
-  const int ix0 = (tile % a.tiles_x) * bx, iy0 = (tile / a.tiles_x) * by;
-  const int zb0 = a.domain.z_begin + chunk * a.domain.zblock,
-            zb1 = min(zb0 + a.domain.zblock, a.domain.z_end);
-  const int nplanes = zb1 - zb0 + 2 * R;
+  const IsoTmaBlock b = iso_tma_block<S>(a, smem);
   const int tid = threadIdx.x;
 
   if (tid == 0) {
-    mbar_init_slots(full_p, empty_p, P, 1, consumers);
-    mbar_init_slots(full_pv, empty_pv, S, 1, consumers);
+    mbar_init_slots(b.full_p, b.empty_p, P, 1, b.consumers);
+    mbar_init_slots(b.full_pv, b.empty_pv, S, 1, b.consumers);
     mbar_fence_init();
   }
   __syncthreads();
 
-  if (tid >= consumers) {
-    if (tid != consumers) return;
-    /* Producer: plane i of p, then p[n-1] and v^2 dt^2 of output i - 2R, the order in which
-     * the consumers wait for them. A slot is refilled once every consumer released it:
-     * plane i waits for the release of plane i - P (completion i / P - 1 of its empty
-     * barrier), the pair of output o for that of output o - S. Planes are in local z + R,
-     * the tensor maps' coordinates. */
-    const uint32_t p_bytes = (uint32_t)(tw * (by + 2 * R) * sizeof(float));
-    const uint32_t pv_bytes = (uint32_t)(cells * sizeof(float));
-    for (int i = 0; i < nplanes; ++i) {
-      const int s = i % P;
-      if (i >= P) mbar_wait(&empty_p[s], (uint32_t)(i / P - 1) & 1u);
-      mbar_expect_tx(&full_p[s], p_bytes);
-      tma_load_3d(p_ring + s * slot_floats, &p_map, ix0, iy0, zb0 + i, &full_p[s]);
-      const int o = i - 2 * R;
-      if (o < 0) continue;
-      const int s2 = o % S;
-      if (o >= S) mbar_wait(&empty_pv[s2], (uint32_t)(o / S - 1) & 1u);
-      mbar_expect_tx(&full_pv[s2], 2 * pv_bytes);
-      float *dst = pv_ring + 2 * s2 * cells;
-      tma_load_3d(dst, &pp_map, ix0 + R, iy0 + R, zb0 + o + R, &full_pv[s2]);
-      tma_load_3d(dst + cells, &v_map, ix0 + R, iy0 + R, zb0 + o + R, &full_pv[s2]);
-    }
+  if (tid >= b.consumers) {
+    if (tid != b.consumers) return;
+    iso_tma_produce<S>(b, p_map, pp_map, v_map);
     return;
   }
-
   /* Consumers. Threads outside the field wait and release like the others (the empty
    * barriers count every consumer) but neither compute nor store. */
-  const int row_threads = bx / VEC;
+  const int row_threads = b.bx / VEC;
   const int tx = tid % row_threads, ty = tid / row_threads;
-  const int ix = ix0 + VEC * tx, iy = iy0 + ty;
+  const int ix = b.ix0 + VEC * tx, iy = b.iy0 + ty;
   const bool active = ix < a.domain.nx && iy < a.domain.ny;
   const int lanes = active ? min(VEC, a.domain.nx - ix) : 0;
   const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
@@ -352,47 +439,32 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
   for (int c = 0; c < lanes; ++c)
     set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
   const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
-  const int row_offset = (ty + R) * tw + VEC * tx; /* tile index of cell ix - R, row iy */
-  const int cell_offset = ty * bx + VEC * tx;
+  const int row_offset = (ty + R) * b.tw + VEC * tx; /* tile index of cell ix - R, row iy */
+  const int cell_offset = ty * b.bx + VEC * tx;
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
-  float4 q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero,
-         q8 = zero;
+  ZQueue z = {zero, zero, zero, zero, zero, zero, zero, zero, zero};
 
-  for (int i = 0; i < nplanes; ++i) {
-    const int o = i - 2 * R, k = zb0 + o; /* output of this iteration when o >= 0 */
+  for (int i = 0; i < b.planes.nplanes; ++i) {
+    const int o = i - 2 * R, k = b.planes.zb0 + o; /* output of this iteration when o >= 0 */
     const float ez = o >= 0 ? __ldg(&a.domain.eta_z[a.domain.z_offset + k]) : 0.f;
     const int s = i % P;
-    mbar_wait(&full_p[s], (uint32_t)(i / P) & 1u);
-    q0 = q1;
-    q1 = q2;
-    q2 = q3;
-    q3 = q4;
-    q4 = q5;
-    q5 = q6;
-    q6 = q7;
-    q7 = q8;
-    q8 = ld4(p_ring + s * slot_floats + row_offset + R);
+    mbar_wait(&b.full_p[s], (uint32_t)(i / P) & 1u);
+    push(z, ld4(b.p_ring + s * b.slot_floats + row_offset + R));
     if (i < R) continue;
     const int centre_slot = (i - R) % P;
     if (o >= 0) {
       const int s2 = o % S;
-      mbar_wait(&full_pv[s2], (uint32_t)(o / S) & 1u);
-      const float *pv = pv_ring + 2 * s2 * cells + cell_offset;
-      const float4 pp = ld4(pv), v = ld4(pv + cells);
-      mbar_arrive(&empty_pv[s2]);
+      mbar_wait(&b.full_pv[s2], (uint32_t)(o / S) & 1u);
+      const float *pv = b.pv_ring + 2 * s2 * b.cells + cell_offset;
+      const float4 pp = ld4(pv), v = ld4(pv + b.cells);
+      mbar_arrive(&b.empty_pv[s2]);
       if (active) {
-        const float4 out = update4(a, p_ring + centre_slot * slot_floats + row_offset, tw, q0, q1,
-                                   q2, q3, q4, q5, q6, q7, q8, pp, v, exy, ez, damped_xy);
-        float *dst = a.p_other + column + (long long)k * a.domain.stride_z;
-        if (lanes == VEC) {
-          *reinterpret_cast<float4 *>(dst) = out;
-        } else {
-          for (int c = 0; c < lanes; ++c)
-            dst[c] = lane(out, c);
-        }
+        const float4 out = update4(a, b.p_ring + centre_slot * b.slot_floats + row_offset, b.tw, z,
+                                   pp, v, exy, ez, damped_xy);
+        store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
       }
     }
-    mbar_arrive(&empty_p[centre_slot]);
+    mbar_arrive(&b.empty_p[centre_slot]);
   }
 }
 
@@ -652,30 +724,35 @@ extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *
   return iso_launch_ring(a, shape, (cudaStream_t)stream);
 }
 
-extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
-                                   const float *wavelets, int count, int samples, int sample,
-                                   void *stream) {
+/* Point kernels: one thread per tap or receiver, in blocks of POINT_THREADS. */
+constexpr int POINT_THREADS = 128;
+
+/* The status of the kernel launch just made, `what` naming the kernel in the error. */
+static int launch_status(const char *what) {
   int status = RTM_OK;
-  if (count <= 0 || sample < 0 || sample >= samples) return RTM_OK;
-  const int taps = count * RTM_POINT_TAPS, threads = 128;
-  inject_kernel<<<(taps + threads - 1) / threads, threads, 0, (cudaStream_t)stream>>>(
-      field, tap_index, tap_coeff, wavelets, taps, samples, sample);
-  RTM_CUDA_TRY_LAUNCH("inject_kernel");
+  RTM_CUDA_TRY_LAUNCH(what);
   return RTM_OK;
 fail:
   return status;
 }
 
+extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
+                                   const float *wavelets, int count, int samples, int sample,
+                                   void *stream) {
+  if (count <= 0 || sample < 0 || sample >= samples) return RTM_OK;
+  const int taps = count * RTM_POINT_TAPS;
+  inject_kernel<<<(taps + POINT_THREADS - 1) / POINT_THREADS, POINT_THREADS, 0,
+                  (cudaStream_t)stream>>>(field, tap_index, tap_coeff, wavelets, taps, samples,
+                                          sample);
+  return launch_status("inject_kernel");
+}
+
 extern "C" int rtm_iso_cuda_record(const float *field, const size_t *tap_index,
                                    const float *tap_weight, float *traces, int count,
                                    int trace_length, int sample, void *stream) {
-  int status = RTM_OK;
   if (count <= 0 || sample < 0 || sample >= trace_length) return RTM_OK;
-  const int threads = 128;
-  record_kernel<<<(count + threads - 1) / threads, threads, 0, (cudaStream_t)stream>>>(
-      field, tap_index, tap_weight, traces, count, trace_length, sample);
-  RTM_CUDA_TRY_LAUNCH("record_kernel");
-  return RTM_OK;
-fail:
-  return status;
+  record_kernel<<<(count + POINT_THREADS - 1) / POINT_THREADS, POINT_THREADS, 0,
+                  (cudaStream_t)stream>>>(field, tap_index, tap_weight, traces, count, trace_length,
+                                          sample);
+  return launch_status("record_kernel");
 }

@@ -33,6 +33,19 @@ static __host__ __device__ inline int tile_floats(int bx, int by) {
   return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
 }
 
+/* The planes of z-block `chunk`: output planes [zb0, zb1), the launch's range clipped, and
+ * nplanes = zb1 - zb0 + 2R loaded planes from plane zb0 - R. */
+struct ZmarchPlanes {
+  int zb0, zb1, nplanes;
+};
+static __device__ __forceinline__ ZmarchPlanes zmarch_planes(const ZmarchDomain &d, int chunk) {
+  ZmarchPlanes planes;
+  planes.zb0 = d.z_begin + chunk * d.zblock;
+  planes.zb1 = min(planes.zb0 + d.zblock, d.z_end);
+  planes.nplanes = planes.zb1 - planes.zb0 + 2 * R;
+  return planes;
+}
+
 /* The domain of a launch over the local planes [z_begin, z_end) of `grid`, in z-blocks of
  * `zblock` planes (kernel.zblock; 0 or more than the range: the whole range). */
 static inline ZmarchDomain zmarch_domain(const rtm_grid_t *grid, const float *const eta_dt[3],
