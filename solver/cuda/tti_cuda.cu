@@ -224,8 +224,9 @@ __device__ __forceinline__ Place place_of(const TtiArgs &a, int bx, int by) {
   p.ix = p.ix0 + p.tx;
   p.iy = p.iy0 + p.ty;
   p.active = p.ix < a.domain.nx && p.iy < a.domain.ny;
-  p.zb0 = a.domain.z_begin + blockIdx.z * a.domain.zblock;
-  p.nplanes = min(p.zb0 + a.domain.zblock, a.domain.z_end) - p.zb0 + 2 * R;
+  const ZmarchPlanes planes = zmarch_planes(a.domain, blockIdx.z);
+  p.zb0 = planes.zb0;
+  p.nplanes = planes.nplanes;
   return p;
 }
 
