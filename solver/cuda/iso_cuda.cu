@@ -587,9 +587,11 @@ fail:
 
 extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
   int status = RTM_OK;
-  const size_t bytes = rtm_iso_cuda_shared_bytes(shape);
-  RTM_TRY(zmarch_shape_check(shape->block, VEC, MAX_THREADS, shape->halo, shape->stages,
-                             shape->zblock, bytes, "iso", device));
+  size_t bytes = 0;
+  RTM_TRY(zmarch_block_check(shape->block, VEC, MAX_THREADS, "iso"));
+  bytes = rtm_iso_cuda_shared_bytes(shape);
+  RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, "iso",
+                              device));
   switch (shape->halo) {
   case RTM_HALO_SYNC: RTM_TRY(prepare_kernels<RTM_HALO_SYNC>(bytes)); break;
   case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernels<RTM_HALO_LDGSTS>(bytes)); break;

@@ -878,15 +878,18 @@ TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
 
 extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
   int status = RTM_OK;
-  const size_t bytes = rtm_tti_cuda_shared_bytes(shape);
-  RTM_TRY(zmarch_shape_check(shape->block, 1, MAX_THREADS, shape->halo, shape->stages,
-                             shape->zblock, bytes, shape->tilted ? "tti" : "vti", device));
+  const char *what = shape->tilted ? "tti" : "vti";
+  size_t bytes = 0;
+  RTM_TRY(zmarch_block_check(shape->block, 1, MAX_THREADS, what));
   if (shape->halo == RTM_HALO_TMA && shape->coeff_half && shape->block[0] % 8 != 0)
     RTM_FAIL(RTM_ERR_CONFIG,
              "kernel.block_x = %d with kernel.halo = tma and memory.model_precision = fp16: "
              "must be a multiple of 8 (a row of binary16 coefficients is copied in 16-byte "
              "pieces)",
              shape->block[0]);
+  bytes = rtm_tti_cuda_shared_bytes(shape);
+  RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, what,
+                              device));
   RTM_TRY(rtm_cuda_kernel_prepare((const void *)pick(shape), bytes, shape->halo));
   return RTM_OK;
 fail:

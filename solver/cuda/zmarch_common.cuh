@@ -1,6 +1,7 @@
 /* zmarch_common.cuh - what the iso (iso_cuda.cu) and vti/tti (tti_cuda.cu) z-marching kernels
  * and launchers share (CUDA only): the launch's domain in the kernel arguments, the tile
- * size, and the launchers' argument packing, grid of blocks and shape checks. */
+ * size, the block's z-range, and the launchers' argument packing, grid of blocks and shape
+ * checks. */
 #ifndef RTM_ZMARCH_COMMON_CUH
 #define RTM_ZMARCH_COMMON_CUH
 
@@ -87,15 +88,12 @@ static inline dim3 zmarch_blocks(const ZmarchDomain &d, int bx, int by) {
               (unsigned)((d.z_end - d.z_begin + d.zblock - 1) / d.zblock));
 }
 
-/* The checks of a shape both launchers make (errors name the key at fault): the tile, whose
- * rows are copied in 16-byte pieces; the block's threads, `cells_per_thread` cells each along
- * x, at most max_threads and whole warps; the halo variant on `device`
- * (rtm_cuda_halo_check); and `shared_bytes` per block within the device's opt-in limit.
- * `what` names the kernel (iso, vti, tti). */
-static inline int zmarch_shape_check(const int block[2], int cells_per_thread, int max_threads,
-                                     rtm_halo_t halo, int stages, int zblock, size_t shared_bytes,
-                                     const char *what, int device) {
-  int status = RTM_OK, optin = 0;
+/* The checks of a tile both launchers make first (errors name the key at fault): its rows
+ * are copied in 16-byte pieces, and its block's threads, `cells_per_thread` cells each along
+ * x, are at most max_threads and whole warps. `what` names the kernel (iso, vti, tti). */
+static inline int zmarch_block_check(const int block[2], int cells_per_thread, int max_threads,
+                                     const char *what) {
+  int status = RTM_OK;
   const int bx = block[0], by = block[1], threads = bx / cells_per_thread * by;
   const char *plural = cells_per_thread == 1 ? "" : "s";
   if (bx < 4 || bx % 4 != 0)
@@ -114,12 +112,23 @@ static inline int zmarch_shape_check(const int block[2], int cells_per_thread, i
              "kernel.block_x x kernel.block_y = %d x %d cells = %d threads (%s: %d cell%s "
              "each): must be whole warps (a multiple of 32 threads)",
              bx, by, threads, what, cells_per_thread, plural);
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* The checks both launchers make last: the halo variant on `device` (rtm_cuda_halo_check)
+ * and `shared_bytes` per block of `block` within the device's opt-in limit. */
+static inline int zmarch_device_check(rtm_halo_t halo, int stages, int zblock, const int block[2],
+                                      size_t shared_bytes, const char *what, int device) {
+  int status = RTM_OK, optin = 0;
   RTM_TRY(rtm_cuda_halo_check(halo, stages, zblock, block, device, &optin));
   if (shared_bytes > (size_t)optin)
     RTM_FAIL(RTM_ERR_CONFIG,
              "kernel.block_x x kernel.block_y = %d x %d with kernel.halo = %s, kernel.stages "
              "= %d needs %zu bytes of shared memory per block for %s; device %d allows %d",
-             bx, by, rtm_iso_halo_name(halo), stages, shared_bytes, what, device, optin);
+             block[0], block[1], rtm_iso_halo_name(halo), stages, shared_bytes, what, device,
+             optin);
   return RTM_OK;
 fail:
   return status;
