@@ -10,8 +10,8 @@
 #include "iso_cuda.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
+#include "zmarch_common.cuh"
 
-constexpr int R = RTM_RADIUS;
 constexpr int VEC = 4; /* cells per thread along x: one float4 */
 constexpr int MAX_THREADS = 512;
 constexpr int MAX_CHUNKS = 4; /* 16-byte tile chunks a thread copies from registers */
@@ -24,12 +24,7 @@ struct IsoArgs {
   float *p_other;
   const float *p;
   const float *v2dt2;
-  const float *eta_x, *eta_y, *eta_z;
-  long long stride_y, stride_z, origin;
-  int nx, ny, z_offset;
-  int row_floats; /* stride_y: a 16-byte chunk starting below it lies inside the row */
-  int rows;       /* ny + 2R padded rows per plane */
-  int z_begin, z_end, zblock;
+  ZmarchDomain domain;
   int stages;
   int block_x, block_y, tiles_x, tiles; /* tma: the tile (blockDim is one-dimensional) */
   float damping_sign; /* +1 forward, -1 backward (the forward update solved for p[n-1]) */
@@ -39,11 +34,6 @@ struct IsoArgs {
 
 static __host__ __device__ inline int ring_slots(int halo, int stages) {
   return halo == RTM_HALO_SYNC ? SYNC_SLOTS : R + stages;
-}
-
-/* Tile floats rounded to 32 so that every slot starts 128-byte aligned (TMA's rule). */
-static __host__ __device__ inline int tile_floats(int bx, int by) {
-  return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
 }
 
 /* Component c of a float4. */
@@ -64,19 +54,35 @@ static __device__ __forceinline__ float4 ld4(const float *p) {
   return *reinterpret_cast<const float4 *>(p);
 }
 
+/* The register queue: p along z of a thread's 4 columns, 2R + 1 = 9 planes, q4 the centre. */
+struct ZQueue {
+  float4 q0, q1, q2, q3, q4, q5, q6, q7, q8;
+};
+/* Shifts the queue by one plane: `front` (read from the newest tile) enters at q8. (By value:
+ * a reference to the temporary float4 changes the generated code.) */
+static __device__ __forceinline__ void push(ZQueue &z, float4 front) {
+  z.q0 = z.q1;
+  z.q1 = z.q2;
+  z.q2 = z.q3;
+  z.q3 = z.q4;
+  z.q4 = z.q5;
+  z.q5 = z.q6;
+  z.q6 = z.q7;
+  z.q7 = z.q8;
+  z.q8 = front;
+}
+
 /* The new value of 4 cells along x (one float4): t points at the tile row of plane k at
  * cell ix - R (x neighbours t[0..3], t[8..11]; y neighbours t[4 + m tw], t[4 - m tw]),
- * q0 .. q8 hold p along z from k - 4 to k + 4 (in either marching direction: each pair
+ * z.q0 .. z.q8 hold p along z from k - 4 to k + 4 (in either marching direction: each pair
  * is added as a sum, and IEEE addition is commutative), prev = p_other, v = v^2 dt^2.
  * Every operation is rounded on its own, in the cpu reference's order (no FMA
  * contraction): the kernel then reproduces the reference bit for bit instead of drifting
  * from it by rounding that the leapfrog accumulates. */
-static __device__ __forceinline__ float4
-update4(const IsoArgs &a, const float *t, int tw, const float4 &q0, const float4 &q1,
-        const float4 &q2, const float4 &q3, const float4 &q4, const float4 &q5, const float4 &q6,
-        const float4 &q7, const float4 &q8, const float4 &pp, const float4 &v, const float4 &exy,
-        float ez, bool damped_xy) {
-  const float4 wl = ld4(t), wr = ld4(t + 2 * R);
+static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *t, int tw,
+                                                 const ZQueue &z, const float4 &pp, const float4 &v,
+                                                 const float4 &exy, float ez, bool damped_xy) {
+  const float4 wl = ld4(t), wr = ld4(t + 2 * R), q4 = z.q4;
   const float w[3 * VEC] = {wl.x, wl.y, wl.z, wl.w, q4.x, q4.y, q4.z, q4.w, wr.x, wr.y, wr.z, wr.w};
   float dx[VEC], dy[VEC], dz[VEC];
 #pragma unroll
@@ -88,8 +94,8 @@ update4(const IsoArgs &a, const float *t, int tw, const float4 &q0, const float4
 #pragma unroll
   for (int m = 1; m <= R; ++m) {
     const float4 up = ld4(t + R + m * tw), down = ld4(t + R - m * tw);
-    const float4 ahead = m == 1 ? q5 : m == 2 ? q6 : m == 3 ? q7 : q8;
-    const float4 behind = m == 1 ? q3 : m == 2 ? q2 : m == 3 ? q1 : q0;
+    const float4 ahead = m == 1 ? z.q5 : m == 2 ? z.q6 : m == 3 ? z.q7 : z.q8;
+    const float4 behind = m == 1 ? z.q3 : m == 2 ? z.q2 : m == 3 ? z.q1 : z.q0;
 #pragma unroll
     for (int c = 0; c < VEC; ++c) {
       dx[c] = __fadd_rn(dx[c], __fmul_rn(a.c[m], __fadd_rn(w[R + c + m], w[R + c - m])));
@@ -120,6 +126,113 @@ update4(const IsoArgs &a, const float *t, int tw, const float4 &q0, const float4
   return out;
 }
 
+/* Writes `out` to the thread's cells at dst: one float4, or the lanes inside nx. Callers
+ * compute `out` before dst, the order that keeps the generated code. */
+static __device__ __forceinline__ void store4(float *dst, int lanes, float4 out) {
+  if (lanes == VEC) {
+    *reinterpret_cast<float4 *>(dst) = out;
+  } else {
+    for (int c = 0; c < lanes; ++c)
+      dst[c] = lane(out, c);
+  }
+}
+
+/* One 16-byte chunk of a tile: a cp.async copy (ldgsts) or a load and a store (sync); zeros
+ * when not `valid`. */
+template <int HALO>
+static __device__ __forceinline__ void copy_chunk(float *dst, const float *src, bool valid) {
+  if (HALO == RTM_HALO_LDGSTS) {
+    cp_async16(dst, src, valid);
+  } else {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (valid) v = __ldg(reinterpret_cast<const float4 *>(src));
+    *reinterpret_cast<float4 *>(dst) = v;
+  }
+}
+
+/* sync, ldgsts: how a block's threads copy the tile of a loaded plane (tw x th floats: the
+ * block's tile with its R-wide halo) into a ring slot, in 16-byte chunks, chunk c by thread
+ * c % nthreads. */
+struct TileCopy {
+  const float *origin; /* the tile's first float in loaded plane 0 */
+  float *ring;
+  int slot_floats, tw, tid, nthreads, chunks_per_row, chunks, ix0, iy0;
+};
+static __device__ __forceinline__ TileCopy tile_copy(const IsoArgs &a, float *ring, int ix0,
+                                                     int iy0, int zb0, int tid, int nthreads) {
+  const int bx = VEC * blockDim.x, by = blockDim.y;
+  TileCopy t;
+  /* Padded x = ix0 is interior ix0 - R: the tile row starts on a 128-byte boundary. */
+  t.origin = a.p + (long long)zb0 * a.domain.stride_z + (long long)iy0 * a.domain.stride_y + ix0;
+  t.ring = ring;
+  t.slot_floats = tile_floats(bx, by);
+  t.tw = bx + 2 * R;
+  t.tid = tid;
+  t.nthreads = nthreads;
+  t.chunks_per_row = t.tw / 4;
+  t.chunks = t.chunks_per_row * (by + 2 * R);
+  t.ix0 = ix0;
+  t.iy0 = iy0;
+  return t;
+}
+
+/* A thread's chunks, at most MAX_CHUNKS, kept as offsets (src < 0: the chunk lies beyond the
+ * padded row or plane and is zero-filled; dst < 0: none). MULTI: more chunks than that per
+ * thread, none kept (load_tile computes them per plane). Apart from TileCopy: arrays indexed
+ * in a loop stay in memory until the loop is unrolled, and would keep TileCopy's fields
+ * there with them, which changes the generated code (as does src_off before dst_off). */
+struct TileChunks {
+  int dst_off[MAX_CHUNKS], src_off[MAX_CHUNKS];
+};
+template <bool MULTI>
+static __device__ __forceinline__ TileChunks tile_chunks(const IsoArgs &a, const TileCopy &t) {
+  TileChunks own;
+#pragma unroll
+  for (int j = 0; j < MAX_CHUNKS; ++j) {
+    const int c = t.tid + j * t.nthreads;
+    own.src_off[j] = -1;
+    own.dst_off[j] = -1;
+    if (!MULTI && c < t.chunks) {
+      const int r = c / t.chunks_per_row, col = 4 * (c - r * t.chunks_per_row);
+      own.dst_off[j] = r * t.tw + col;
+      if (t.ix0 + col < a.domain.row_floats && t.iy0 + r < a.domain.rows)
+        own.src_off[j] = r * (int)a.domain.stride_y + col;
+    }
+  }
+  return own;
+}
+/* The thread's chunks of loaded plane j into ring slot `slot`. */
+template <int HALO, bool MULTI>
+static __device__ __forceinline__ void load_tile(const IsoArgs &a, const TileCopy &t,
+                                                 const TileChunks &own, int j, int slot) {
+  const float *src_plane = t.origin + (long long)j * a.domain.stride_z;
+  float *dst_tile = t.ring + slot * t.slot_floats;
+  if (!MULTI) {
+#pragma unroll
+    for (int k = 0; k < MAX_CHUNKS; ++k)
+      if (own.dst_off[k] >= 0)
+        copy_chunk<HALO>(dst_tile + own.dst_off[k], src_plane + max(own.src_off[k], 0),
+                         own.src_off[k] >= 0);
+  } else {
+    for (int c = t.tid; c < t.chunks; c += t.nthreads) {
+      const int r = c / t.chunks_per_row, col = 4 * (c - r * t.chunks_per_row);
+      const bool valid = t.ix0 + col < a.domain.row_floats && t.iy0 + r < a.domain.rows;
+      copy_chunk<HALO>(dst_tile + r * t.tw + col,
+                       valid ? src_plane + (long long)r * a.domain.stride_y + col : src_plane,
+                       valid);
+    }
+  }
+}
+
+/* ldgsts: waits for plane i's copies; the stages - 2 groups committed after it may still be
+ * in flight. */
+static __device__ __forceinline__ void wait_ring_copies(int stages) {
+  if (stages == 3)
+    cp_async_wait<1>();
+  else
+    cp_async_wait<0>();
+}
+
 /* Isotropic leapfrog, z-marching, halo sync or ldgsts (see iso_cuda.h for the shape and
  * the equation). Block (bx, by, bz): tile of BX = VEC blockDim.x by BY = blockDim.y cells at
  * (bx BX, by BY), output planes [zb0, zb1) of the launch's z-range. Thread (tx, ty) owns
@@ -132,8 +245,6 @@ template <int HALO, bool MULTI>
 static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a) {
   extern __shared__ __align__(1024) float smem[];
   const int bx = VEC * blockDim.x, by = blockDim.y;
-  const int tw = bx + 2 * R, th = by + 2 * R;
-  const int slot_floats = tile_floats(bx, by);
   const int stages = HALO == RTM_HALO_SYNC ? 1 : a.stages;
   const int slots = ring_slots(HALO, a.stages);
 
@@ -141,75 +252,30 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
   const int tid = ty * blockDim.x + tx, nthreads = blockDim.x * by;
   const int ix0 = blockIdx.x * bx, iy0 = blockIdx.y * by;
   const int ix = ix0 + VEC * tx, iy = iy0 + ty;
-  const bool active = ix < a.nx && iy < a.ny;
-  const int lanes = active ? min(VEC, a.nx - ix) : 0; /* cells of the float4 inside nx */
-  const int zb0 = a.z_begin + blockIdx.z * a.zblock;
-  const int zb1 = min(zb0 + a.zblock, a.z_end);
-  const int kfirst = zb0 - R;
-  const int nplanes = zb1 - zb0 + 2 * R;
+  const bool active = ix < a.domain.nx && iy < a.domain.ny;
+  const int lanes = active ? min(VEC, a.domain.nx - ix) : 0; /* cells of the float4 inside nx */
+  const ZmarchPlanes planes = zmarch_planes(a.domain, blockIdx.z);
+  const int zb0 = planes.zb0, zb1 = planes.zb1, nplanes = planes.nplanes, kfirst = zb0 - R;
 
-  /* Padded x = ix0 is interior ix0 - R: the tile row starts on a 128-byte boundary. */
-  const float *tile_origin =
-      a.p + (long long)(kfirst + R) * a.stride_z + (long long)iy0 * a.stride_y + ix0;
-
-  /* 16-byte chunks of a tile, at most MAX_CHUNKS per thread kept as offsets (src < 0: the
-   * chunk lies beyond the padded row or plane and is zero-filled; dst < 0: none). */
-  const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
-  int src_off[MAX_CHUNKS], dst_off[MAX_CHUNKS];
-#pragma unroll
-  for (int j = 0; j < MAX_CHUNKS; ++j) {
-    const int c = tid + j * nthreads;
-    src_off[j] = -1;
-    dst_off[j] = -1;
-    if (!MULTI && c < chunks) {
-      const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-      dst_off[j] = r * tw + col;
-      if (ix0 + col < a.row_floats && iy0 + r < a.rows) src_off[j] = r * (int)a.stride_y + col;
-    }
-  }
-  auto copy_chunk = [&](float *dst, const float *src, bool valid) {
-    if (HALO == RTM_HALO_LDGSTS) {
-      cp_async16(dst, src, valid);
-    } else {
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (valid) v = __ldg(reinterpret_cast<const float4 *>(src));
-      *reinterpret_cast<float4 *>(dst) = v;
-    }
-  };
-  auto load_tile = [&](int j, int slot) {
-    const float *src_plane = tile_origin + (long long)j * a.stride_z;
-    float *dst_tile = smem + slot * slot_floats;
-    if (!MULTI) {
-#pragma unroll
-      for (int k = 0; k < MAX_CHUNKS; ++k)
-        if (dst_off[k] >= 0)
-          copy_chunk(dst_tile + dst_off[k], src_plane + max(src_off[k], 0), src_off[k] >= 0);
-    } else {
-      for (int c = tid; c < chunks; c += nthreads) {
-        const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-        const bool valid = ix0 + col < a.row_floats && iy0 + r < a.rows;
-        copy_chunk(dst_tile + r * tw + col,
-                   valid ? src_plane + (long long)r * a.stride_y + col : src_plane, valid);
-      }
-    }
-  };
+  const TileCopy copy = tile_copy(a, smem, ix0, iy0, zb0, tid, nthreads);
+  const TileChunks chunk = tile_chunks<MULTI>(a, copy);
+  const int tw = copy.tw, slot_floats = copy.slot_floats;
 
   /* Prologue: planes 0 .. stages-2 in flight. */
   if (HALO == RTM_HALO_LDGSTS) {
     for (int j = 0; j < stages - 1; ++j) {
-      if (j < nplanes) load_tile(j, j);
+      if (j < nplanes) load_tile<HALO, MULTI>(a, copy, chunk, j, j);
       cp_async_commit();
     }
   }
 
-  const long long column = a.origin + (long long)iy * a.stride_y + ix;
+  const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
   float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int c = 0; c < lanes; ++c)
-    set_lane(exy, c, a.eta_x[ix + c] + a.eta_y[iy]);
+    set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
   const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
-  float4 q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero,
-         q8 = zero;
+  ZQueue z = {zero, zero, zero, zero, zero, zero, zero, zero, zero};
   float4 pp_cur = zero, v_cur = zero;
   float ez_cur = 0.f;
   int slot_front = 0;                              /* slot of plane i */
@@ -217,62 +283,107 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
   const int row_offset = (ty + R) * tw + VEC * tx; /* tile index of cell ix - R, row iy */
 
   for (int i = 0; i < nplanes; ++i) {
-    if (HALO == RTM_HALO_SYNC) {
-      load_tile(i, slot_front);
-    } else {
-      if (stages == 3)
-        cp_async_wait<1>();
-      else
-        cp_async_wait<0>();
-    }
+    if (HALO == RTM_HALO_SYNC)
+      load_tile<HALO, MULTI>(a, copy, chunk, i, slot_front);
+    else
+      wait_ring_copies(stages);
     /* Plane i visible to all; every thread is past the reads of iteration i-1, so the
      * slot of plane i + stages - 1 (last used by plane i - R - 1) may be refilled. */
     __syncthreads();
     /* Plane i + stages - 1 takes the slot of plane i - R - 1 (slots = R + stages). */
     const int slot_next = slot_out == 0 ? slots - 1 : slot_out - 1;
     if (HALO == RTM_HALO_LDGSTS) {
-      if (i + stages - 1 < nplanes) load_tile(i + stages - 1, slot_next);
+      if (i + stages - 1 < nplanes)
+        load_tile<HALO, MULTI>(a, copy, chunk, i + stages - 1, slot_next);
       cp_async_commit();
     }
 
-    q0 = q1;
-    q1 = q2;
-    q2 = q3;
-    q3 = q4;
-    q4 = q5;
-    q5 = q6;
-    q6 = q7;
-    q7 = q8;
-    q8 = ld4(smem + slot_front * slot_floats + row_offset + R);
+    push(z, ld4(smem + slot_front * slot_floats + row_offset + R));
 
     const int k = kfirst + i - R; /* output plane of this iteration */
     /* p[n-1], v^2 dt^2 and eta_z of plane k+1 are loaded now and used next iteration. */
     float4 pp_next = zero, v_next = zero;
     float ez_next = 0.f;
     if (k + 1 >= zb0 && k + 1 < zb1) {
-      ez_next = __ldg(&a.eta_z[a.z_offset + k + 1]);
+      ez_next = __ldg(&a.domain.eta_z[a.domain.z_offset + k + 1]);
       if (active) {
-        const long long cell = column + (long long)(k + 1) * a.stride_z;
+        const long long cell = column + (long long)(k + 1) * a.domain.stride_z;
         pp_next = ld4(a.p_other + cell);
         v_next = __ldg(reinterpret_cast<const float4 *>(a.v2dt2 + cell));
       }
     }
     if (k >= zb0 && active) {
-      const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, q0, q1, q2, q3,
-                                 q4, q5, q6, q7, q8, pp_cur, v_cur, exy, ez_cur, damped_xy);
-      float *dst = a.p_other + column + (long long)k * a.stride_z;
-      if (lanes == VEC) {
-        *reinterpret_cast<float4 *>(dst) = out;
-      } else {
-        for (int c = 0; c < lanes; ++c)
-          dst[c] = lane(out, c);
-      }
+      const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, z, pp_cur,
+                                 v_cur, exy, ez_cur, damped_xy);
+      store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
     }
     pp_cur = pp_next;
     v_cur = v_next;
     ez_cur = ez_next;
     slot_front = slot_front + 1 == slots ? 0 : slot_front + 1;
     slot_out = slot_out + 1 == slots ? 0 : slot_out + 1;
+  }
+}
+
+/* iso_zmarch_tma's shared memory and block: a ring of P = R + S tiles of p with halo, a ring
+ * of S pairs (p[n-1], v^2 dt^2) of the tile's cells (slot s: p[n-1] at 2 s cells, v^2 dt^2
+ * after it), each slot's full and empty mbarriers; the tile of bx x by cells at (ix0, iy0)
+ * and its planes. */
+struct IsoTmaBlock {
+  float *p_ring, *pv_ring;
+  uint64_t *full_p, *empty_p, *full_pv, *empty_pv;
+  int bx, by, tw, slot_floats, cells, consumers, ix0, iy0;
+  ZmarchPlanes planes;
+};
+template <int S>
+static __device__ __forceinline__ IsoTmaBlock iso_tma_block(const IsoArgs &a, float *smem) {
+  constexpr int P = R + S;
+  IsoTmaBlock b;
+  b.bx = a.block_x;
+  b.by = a.block_y;
+  b.tw = b.bx + 2 * R;
+  b.slot_floats = tile_floats(b.bx, b.by);
+  b.cells = b.bx * b.by;
+  b.consumers = b.bx / VEC * b.by;
+  b.p_ring = smem;
+  b.pv_ring = smem + P * b.slot_floats;
+  b.full_p = reinterpret_cast<uint64_t *>(b.pv_ring + 2 * S * b.cells);
+  b.empty_p = b.full_p + P;
+  b.full_pv = b.empty_p + P;
+  b.empty_pv = b.full_pv + S;
+  const int tile = blockIdx.x % a.tiles, chunk = blockIdx.x / a.tiles;
+  b.ix0 = (tile % a.tiles_x) * b.bx;
+  b.iy0 = (tile / a.tiles_x) * b.by;
+  b.planes = zmarch_planes(a.domain, chunk);
+  return b;
+}
+
+/* Producer: plane i of p, then p[n-1] and v^2 dt^2 of output i - 2R, the order in which
+ * the consumers wait for them. A slot is refilled once every consumer released it: plane i
+ * waits for the release of plane i - P (completion i / P - 1 of its empty barrier), the pair
+ * of output o for that of output o - S. Planes are in local z + R, the tensor maps'
+ * coordinates. */
+template <int S>
+static __device__ __forceinline__ void
+iso_tma_produce(const IsoTmaBlock &b, const CUtensorMap &p_map, const CUtensorMap &pp_map,
+                const CUtensorMap &v_map) {
+  constexpr int P = R + S;
+  const int zb0 = b.planes.zb0;
+  const uint32_t p_bytes = (uint32_t)(b.tw * (b.by + 2 * R) * sizeof(float));
+  const uint32_t pv_bytes = (uint32_t)(b.cells * sizeof(float));
+  for (int i = 0; i < b.planes.nplanes; ++i) {
+    const int s = i % P;
+    if (i >= P) mbar_wait(&b.empty_p[s], (uint32_t)(i / P - 1) & 1u);
+    mbar_expect_tx(&b.full_p[s], p_bytes);
+    tma_load_3d(b.p_ring + s * b.slot_floats, &p_map, b.ix0, b.iy0, zb0 + i, &b.full_p[s]);
+    const int o = i - 2 * R;
+    if (o < 0) continue;
+    const int s2 = o % S;
+    if (o >= S) mbar_wait(&b.empty_pv[s2], (uint32_t)(o / S - 1) & 1u);
+    mbar_expect_tx(&b.full_pv[s2], 2 * pv_bytes);
+    float *dst = b.pv_ring + 2 * s2 * b.cells;
+    tma_load_3d(dst, &pp_map, b.ix0 + R, b.iy0 + R, zb0 + o + R, &b.full_pv[s2]);
+    tma_load_3d(dst + b.cells, &v_map, b.ix0 + R, b.iy0 + R, zb0 + o + R, &b.full_pv[s2]);
   }
 }
 
@@ -301,106 +412,59 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
                    const __grid_constant__ CUtensorMap v_map) {
   constexpr int P = R + S;
   extern __shared__ __align__(1024) float smem[];
-  const int bx = a.block_x, by = a.block_y, tw = bx + 2 * R;
-  const int slot_floats = tile_floats(bx, by), cells = bx * by;
-  const int consumers = bx / VEC * by;
-  float *p_ring = smem;
-  float *pv_ring = smem + P * slot_floats; /* slot s: p[n-1] at 2 s cells, v^2 dt^2 after it */
-  uint64_t *full_p = reinterpret_cast<uint64_t *>(pv_ring + 2 * S * cells);
-  uint64_t *empty_p = full_p + P, *full_pv = empty_p + P, *empty_pv = full_pv + S;
-
-  const int tile = blockIdx.x % a.tiles, chunk = blockIdx.x / a.tiles;
-  const int ix0 = (tile % a.tiles_x) * bx, iy0 = (tile / a.tiles_x) * by;
-  const int zb0 = a.z_begin + chunk * a.zblock, zb1 = min(zb0 + a.zblock, a.z_end);
-  const int nplanes = zb1 - zb0 + 2 * R;
+  const IsoTmaBlock b = iso_tma_block<S>(a, smem);
   const int tid = threadIdx.x;
 
   if (tid == 0) {
-    mbar_init_slots(full_p, empty_p, P, 1, consumers);
-    mbar_init_slots(full_pv, empty_pv, S, 1, consumers);
+    mbar_init_slots(b.full_p, b.empty_p, P, 1, b.consumers);
+    mbar_init_slots(b.full_pv, b.empty_pv, S, 1, b.consumers);
     mbar_fence_init();
   }
   __syncthreads();
 
-  if (tid >= consumers) {
-    if (tid != consumers) return;
-    /* Producer: plane i of p, then p[n-1] and v^2 dt^2 of output i - 2R, the order in which
-     * the consumers wait for them. A slot is refilled once every consumer released it:
-     * plane i waits for the release of plane i - P (completion i / P - 1 of its empty
-     * barrier), the pair of output o for that of output o - S. Planes are in local z + R,
-     * the tensor maps' coordinates. */
-    const uint32_t p_bytes = (uint32_t)(tw * (by + 2 * R) * sizeof(float));
-    const uint32_t pv_bytes = (uint32_t)(cells * sizeof(float));
-    for (int i = 0; i < nplanes; ++i) {
-      const int s = i % P;
-      if (i >= P) mbar_wait(&empty_p[s], (uint32_t)(i / P - 1) & 1u);
-      mbar_expect_tx(&full_p[s], p_bytes);
-      tma_load_3d(p_ring + s * slot_floats, &p_map, ix0, iy0, zb0 + i, &full_p[s]);
-      const int o = i - 2 * R;
-      if (o < 0) continue;
-      const int s2 = o % S;
-      if (o >= S) mbar_wait(&empty_pv[s2], (uint32_t)(o / S - 1) & 1u);
-      mbar_expect_tx(&full_pv[s2], 2 * pv_bytes);
-      float *dst = pv_ring + 2 * s2 * cells;
-      tma_load_3d(dst, &pp_map, ix0 + R, iy0 + R, zb0 + o + R, &full_pv[s2]);
-      tma_load_3d(dst + cells, &v_map, ix0 + R, iy0 + R, zb0 + o + R, &full_pv[s2]);
-    }
+  if (tid >= b.consumers) {
+    if (tid != b.consumers) return;
+    iso_tma_produce<S>(b, p_map, pp_map, v_map);
     return;
   }
-
   /* Consumers. Threads outside the field wait and release like the others (the empty
    * barriers count every consumer) but neither compute nor store. */
-  const int row_threads = bx / VEC;
+  const int row_threads = b.bx / VEC;
   const int tx = tid % row_threads, ty = tid / row_threads;
-  const int ix = ix0 + VEC * tx, iy = iy0 + ty;
-  const bool active = ix < a.nx && iy < a.ny;
-  const int lanes = active ? min(VEC, a.nx - ix) : 0;
-  const long long column = a.origin + (long long)iy * a.stride_y + ix;
+  const int ix = b.ix0 + VEC * tx, iy = b.iy0 + ty;
+  const bool active = ix < a.domain.nx && iy < a.domain.ny;
+  const int lanes = active ? min(VEC, a.domain.nx - ix) : 0;
+  const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
   float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int c = 0; c < lanes; ++c)
-    set_lane(exy, c, a.eta_x[ix + c] + a.eta_y[iy]);
+    set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
   const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
-  const int row_offset = (ty + R) * tw + VEC * tx; /* tile index of cell ix - R, row iy */
-  const int cell_offset = ty * bx + VEC * tx;
+  const int row_offset = (ty + R) * b.tw + VEC * tx; /* tile index of cell ix - R, row iy */
+  const int cell_offset = ty * b.bx + VEC * tx;
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
-  float4 q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero,
-         q8 = zero;
+  ZQueue z = {zero, zero, zero, zero, zero, zero, zero, zero, zero};
 
-  for (int i = 0; i < nplanes; ++i) {
-    const int o = i - 2 * R, k = zb0 + o; /* output of this iteration when o >= 0 */
-    const float ez = o >= 0 ? __ldg(&a.eta_z[a.z_offset + k]) : 0.f;
+  for (int i = 0; i < b.planes.nplanes; ++i) {
+    const int o = i - 2 * R, k = b.planes.zb0 + o; /* output of this iteration when o >= 0 */
+    const float ez = o >= 0 ? __ldg(&a.domain.eta_z[a.domain.z_offset + k]) : 0.f;
     const int s = i % P;
-    mbar_wait(&full_p[s], (uint32_t)(i / P) & 1u);
-    q0 = q1;
-    q1 = q2;
-    q2 = q3;
-    q3 = q4;
-    q4 = q5;
-    q5 = q6;
-    q6 = q7;
-    q7 = q8;
-    q8 = ld4(p_ring + s * slot_floats + row_offset + R);
+    mbar_wait(&b.full_p[s], (uint32_t)(i / P) & 1u);
+    push(z, ld4(b.p_ring + s * b.slot_floats + row_offset + R));
     if (i < R) continue;
     const int centre_slot = (i - R) % P;
     if (o >= 0) {
       const int s2 = o % S;
-      mbar_wait(&full_pv[s2], (uint32_t)(o / S) & 1u);
-      const float *pv = pv_ring + 2 * s2 * cells + cell_offset;
-      const float4 pp = ld4(pv), v = ld4(pv + cells);
-      mbar_arrive(&empty_pv[s2]);
+      mbar_wait(&b.full_pv[s2], (uint32_t)(o / S) & 1u);
+      const float *pv = b.pv_ring + 2 * s2 * b.cells + cell_offset;
+      const float4 pp = ld4(pv), v = ld4(pv + b.cells);
+      mbar_arrive(&b.empty_pv[s2]);
       if (active) {
-        const float4 out = update4(a, p_ring + centre_slot * slot_floats + row_offset, tw, q0, q1,
-                                   q2, q3, q4, q5, q6, q7, q8, pp, v, exy, ez, damped_xy);
-        float *dst = a.p_other + column + (long long)k * a.stride_z;
-        if (lanes == VEC) {
-          *reinterpret_cast<float4 *>(dst) = out;
-        } else {
-          for (int c = 0; c < lanes; ++c)
-            dst[c] = lane(out, c);
-        }
+        const float4 out = update4(a, b.p_ring + centre_slot * b.slot_floats + row_offset, b.tw, z,
+                                   pp, v, exy, ez, damped_xy);
+        store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
       }
     }
-    mbar_arrive(&empty_p[centre_slot]);
+    mbar_arrive(&b.empty_p[centre_slot]);
   }
 }
 
@@ -522,39 +586,18 @@ fail:
 }
 
 extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
-  int status = RTM_OK, optin = 0;
-  const int bx = shape->block[0], by = shape->block[1];
+  int status = RTM_OK;
   size_t bytes = 0;
-  if (bx < 4 || bx % 4 != 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x = %d: the tile width must be a positive multiple of 4 "
-             "(tile rows are copied in 16-byte pieces)",
-             bx);
-  if (by < 1) RTM_FAIL(RTM_ERR_CONFIG, "kernel.block_y = %d: must be at least 1", by);
-  if (bx / VEC * by > MAX_THREADS)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d cells = %d threads (%d cells each): "
-             "the kernel runs at most %d threads per block",
-             bx, by, bx / VEC * by, VEC, MAX_THREADS);
-  if ((bx / VEC * by) % 32 != 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d cells = %d threads (%d cells each): "
-             "must be whole warps (a multiple of 32 threads)",
-             bx, by, bx / VEC * by, VEC);
-  RTM_TRY(rtm_cuda_halo_check(shape->halo, shape->stages, shape->zblock, shape->block, device,
-                              &optin));
+  RTM_TRY(zmarch_block_check(shape->block, VEC, MAX_THREADS, "iso"));
   bytes = rtm_iso_cuda_shared_bytes(shape);
-  if (bytes > (size_t)optin)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d with kernel.halo = %s, kernel.stages "
-             "= %d needs %zu bytes of shared memory per block; device %d allows %d",
-             bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes, device, optin);
+  RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, "iso",
+                              device));
   switch (shape->halo) {
   case RTM_HALO_SYNC: RTM_TRY(prepare_kernels<RTM_HALO_SYNC>(bytes)); break;
   case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernels<RTM_HALO_LDGSTS>(bytes)); break;
   case RTM_HALO_TMA:
     RTM_TRY(rtm_cuda_kernel_prepare(shape->stages == 2 ? (const void *)iso_zmarch_tma<2>
-                                                        : (const void *)iso_zmarch_tma<3>,
+                                                       : (const void *)iso_zmarch_tma<3>,
                                     bytes, RTM_HALO_TMA));
     break;
   }
@@ -566,8 +609,8 @@ fail:
 /* A map over the whole padded field: x over the padded row, y over ny + 2R rows, z over
  * the local planes and their halos; boxes of box_x x box_y cells, one plane deep. Boxes
  * hanging past a far edge are zero-filled. */
-static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int box_y,
-                      bool half, rtm_iso_tensor_map_t *map) {
+static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int box_y, bool half,
+                      rtm_iso_tensor_map_t *map) {
   static_assert(sizeof(CUtensorMap) == sizeof(rtm_iso_tensor_map_t), "tensor map size");
   int status = RTM_OK;
   CUtensorMap encoded;
@@ -580,9 +623,9 @@ static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int 
   const cuuint32_t element_strides[3] = {1, 1, 1};
   RTM_CU_TRY(cuTensorMapEncodeTiled(
       &encoded, half ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3,
-      const_cast<void *>(field), dims, strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+      const_cast<void *>(field), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   memcpy(map, &encoded, sizeof encoded);
   return RTM_OK;
 fail:
@@ -604,83 +647,92 @@ extern "C" int rtm_iso_cuda_cell_map_half(const rtm_grid_t *grid, const void *vo
   return encode_map(grid, volume, shape->block[0] + RTM_TMA_HALF_EXTRA, shape->block[1], true, map);
 }
 
+/* The arguments of a launch; the tma tile fields are iso_launch_tma's. */
+static IsoArgs iso_args(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
+                        const rtm_iso_fields_t *fields, int backward, int z_begin, int z_end) {
+  IsoArgs a = zmarch_args<IsoArgs>(grid, fields->eta_dt, shape->zblock, backward, z_begin, z_end);
+  a.p_other = fields->p_other;
+  a.p = fields->p;
+  a.v2dt2 = fields->v2dt2;
+  a.stages = shape->stages;
+  for (int k = 0; k <= R; ++k)
+    a.c[k] = fields->stencil[k];
+  for (int axis = 0; axis < 3; ++axis)
+    a.inv_h2[axis] = fields->inv_h2[axis];
+  return a;
+}
+
+/* sync and ldgsts: blocks of bx / VEC x by threads over tiles (x, y) and z-blocks (z). */
+static int iso_launch_ring(const IsoArgs &a, const rtm_iso_shape_t *shape, cudaStream_t s) {
+  int status = RTM_OK;
+  const int bx = shape->block[0], by = shape->block[1];
+  const dim3 block((unsigned)(bx / VEC), (unsigned)by, 1);
+  const dim3 blocks = zmarch_blocks(a.domain, bx, by);
+  const size_t shared = rtm_iso_cuda_shared_bytes(shape);
+  const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > MAX_CHUNKS * (bx / VEC) * by;
+  if (shape->halo == RTM_HALO_SYNC) {
+    if (multi)
+      iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a);
+    else
+      iso_zmarch<RTM_HALO_SYNC, false><<<blocks, block, shared, s>>>(a);
+    RTM_CUDA_TRY_LAUNCH("iso_zmarch<sync>");
+  } else {
+    if (multi)
+      iso_zmarch<RTM_HALO_LDGSTS, true><<<blocks, block, shared, s>>>(a);
+    else
+      iso_zmarch<RTM_HALO_LDGSTS, false><<<blocks, block, shared, s>>>(a);
+    RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
+  }
+  return RTM_OK;
+fail:
+  return status;
+}
+
+/* tma: a one-dimensional grid, tiles fastest (see iso_zmarch_tma), of bx / VEC x by
+ * consumer threads and a producer warp. */
+static int iso_launch_tma(IsoArgs a, const rtm_iso_shape_t *shape, const rtm_iso_fields_t *fields,
+                          cudaStream_t s) {
+  int status = RTM_OK;
+  const int bx = shape->block[0], by = shape->block[1];
+  const dim3 blocks = zmarch_blocks(a.domain, bx, by);
+  const unsigned count = blocks.x * blocks.y * blocks.z, threads = (unsigned)(bx / VEC * by + 32);
+  const size_t shared = rtm_iso_cuda_shared_bytes(shape);
+  CUtensorMap p_map, pp_map, v_map;
+  if (!fields->p_map || !fields->p_other_map || !fields->v2dt2_map)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without its tensor maps");
+  memcpy(&p_map, fields->p_map, sizeof p_map);
+  memcpy(&pp_map, fields->p_other_map, sizeof pp_map);
+  memcpy(&v_map, fields->v2dt2_map, sizeof v_map);
+  a.block_x = bx;
+  a.block_y = by;
+  a.tiles_x = (int)blocks.x;
+  a.tiles = (int)(blocks.x * blocks.y);
+  if (shape->stages == 2)
+    iso_zmarch_tma<2><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+  else
+    iso_zmarch_tma<3><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+  RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
+  return RTM_OK;
+fail:
+  return status;
+}
+
 extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
                                  const rtm_iso_fields_t *fields, int backward, int z_begin,
                                  int z_end, void *stream) {
-  int status = RTM_OK;
   if (z_end <= z_begin) return RTM_OK;
-  if (shape->halo == RTM_HALO_TMA && (!fields->p_map || !fields->p_other_map || !fields->v2dt2_map))
-    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without its tensor maps");
-  {
-    const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
-    IsoArgs a;
-    memset(&a, 0, sizeof a);
-    a.p_other = fields->p_other;
-    a.p = fields->p;
-    a.v2dt2 = fields->v2dt2;
-    a.eta_x = fields->eta_dt[0];
-    a.eta_y = fields->eta_dt[1];
-    a.eta_z = fields->eta_dt[2];
-    a.stride_y = (long long)grid->stride_y;
-    a.stride_z = (long long)grid->stride_z;
-    a.origin = (long long)grid->origin_index;
-    a.nx = grid->n[0];
-    a.ny = grid->n[1];
-    a.z_offset = grid->z_offset;
-    a.row_floats = (int)grid->stride_y;
-    a.rows = grid->n[1] + 2 * R;
-    a.z_begin = z_begin;
-    a.z_end = z_end;
-    a.zblock = shape->zblock > 0 && shape->zblock < range ? shape->zblock : range;
-    a.stages = shape->stages;
-    a.damping_sign = backward ? -1.f : 1.f;
-    for (int k = 0; k <= R; ++k)
-      a.c[k] = fields->stencil[k];
-    for (int axis = 0; axis < 3; ++axis)
-      a.inv_h2[axis] = fields->inv_h2[axis];
+  const IsoArgs a = iso_args(grid, shape, fields, backward, z_begin, z_end);
+  if (shape->halo == RTM_HALO_TMA) return iso_launch_tma(a, shape, fields, (cudaStream_t)stream);
+  return iso_launch_ring(a, shape, (cudaStream_t)stream);
+}
 
-    const dim3 block((unsigned)(bx / VEC), (unsigned)by, 1);
-    const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
-                      (unsigned)((range + a.zblock - 1) / a.zblock));
-    const size_t shared = rtm_iso_cuda_shared_bytes(shape);
-    cudaStream_t s = (cudaStream_t)stream;
-    const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > MAX_CHUNKS * (bx / VEC) * by;
-    switch (shape->halo) {
-    case RTM_HALO_SYNC:
-      if (multi)
-        iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a);
-      else
-        iso_zmarch<RTM_HALO_SYNC, false><<<blocks, block, shared, s>>>(a);
-      RTM_CUDA_TRY_LAUNCH("iso_zmarch<sync>");
-      break;
-    case RTM_HALO_LDGSTS:
-      if (multi)
-        iso_zmarch<RTM_HALO_LDGSTS, true><<<blocks, block, shared, s>>>(a);
-      else
-        iso_zmarch<RTM_HALO_LDGSTS, false><<<blocks, block, shared, s>>>(a);
-      RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
-      break;
-    case RTM_HALO_TMA: {
-      /* one-dimensional grid, tiles fastest (see iso_zmarch_tma) */
-      CUtensorMap p_map, pp_map, v_map;
-      memcpy(&p_map, fields->p_map, sizeof p_map);
-      memcpy(&pp_map, fields->p_other_map, sizeof pp_map);
-      memcpy(&v_map, fields->v2dt2_map, sizeof v_map);
-      a.block_x = bx;
-      a.block_y = by;
-      a.tiles_x = (int)blocks.x;
-      a.tiles = (int)(blocks.x * blocks.y);
-      const unsigned threads = (unsigned)(bx / VEC * by + 32);
-      const unsigned count = blocks.x * blocks.y * blocks.z;
-      if (shape->stages == 2)
-        iso_zmarch_tma<2><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
-      else
-        iso_zmarch_tma<3><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
-      RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
-      break;
-    }
-    }
-  }
+/* Point kernels: one thread per tap or receiver, in blocks of POINT_THREADS. */
+constexpr int POINT_THREADS = 128;
+
+/* The status of the kernel launch just made, `what` naming the kernel in the error. */
+static int launch_status(const char *what) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY_LAUNCH(what);
   return RTM_OK;
 fail:
   return status;
@@ -689,27 +741,20 @@ fail:
 extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
                                    const float *wavelets, int count, int samples, int sample,
                                    void *stream) {
-  int status = RTM_OK;
   if (count <= 0 || sample < 0 || sample >= samples) return RTM_OK;
-  const int taps = count * RTM_POINT_TAPS, threads = 128;
-  inject_kernel<<<(taps + threads - 1) / threads, threads, 0, (cudaStream_t)stream>>>(
-      field, tap_index, tap_coeff, wavelets, taps, samples, sample);
-  RTM_CUDA_TRY_LAUNCH("inject_kernel");
-  return RTM_OK;
-fail:
-  return status;
+  const int taps = count * RTM_POINT_TAPS;
+  inject_kernel<<<(taps + POINT_THREADS - 1) / POINT_THREADS, POINT_THREADS, 0,
+                  (cudaStream_t)stream>>>(field, tap_index, tap_coeff, wavelets, taps, samples,
+                                          sample);
+  return launch_status("inject_kernel");
 }
 
 extern "C" int rtm_iso_cuda_record(const float *field, const size_t *tap_index,
                                    const float *tap_weight, float *traces, int count,
                                    int trace_length, int sample, void *stream) {
-  int status = RTM_OK;
   if (count <= 0 || sample < 0 || sample >= trace_length) return RTM_OK;
-  const int threads = 128;
-  record_kernel<<<(count + threads - 1) / threads, threads, 0, (cudaStream_t)stream>>>(
-      field, tap_index, tap_weight, traces, count, trace_length, sample);
-  RTM_CUDA_TRY_LAUNCH("record_kernel");
-  return RTM_OK;
-fail:
-  return status;
+  record_kernel<<<(count + POINT_THREADS - 1) / POINT_THREADS, POINT_THREADS, 0,
+                  (cudaStream_t)stream>>>(field, tap_index, tap_weight, traces, count, trace_length,
+                                          sample);
+  return launch_status("record_kernel");
 }

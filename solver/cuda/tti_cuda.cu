@@ -56,10 +56,10 @@
 #include "rtm_solver.h"
 #include "rtm_status.h"
 #include "tti_cuda.h"
+#include "zmarch_common.cuh"
 
 namespace {
 
-constexpr int R = RTM_RADIUS;
 constexpr int Q = 2 * R + 1; /* queue length */
 constexpr int MAX_THREADS = 512;
 /* SLOT (sync, ldgsts): plane j's tiles are written at iteration j - lead and read at
@@ -83,12 +83,7 @@ struct TtiArgs {
   float *p_other, *q_other;
   const float *p, *q;
   const void *coeff[RTM_TTI_COEFF_MAX];
-  const float *eta_x, *eta_y, *eta_z;
-  long long stride_y, stride_z, origin;
-  int nx, ny, z_offset;
-  int row_floats; /* stride_y: a 16-byte chunk starting below it lies inside the row */
-  int rows;       /* ny + 2R padded rows per plane */
-  int z_begin, z_end, zblock;
+  ZmarchDomain domain;
   int lead, slots; /* planes in flight ahead; ring_slots(lead) */
   float damping_sign;
   float c2[R + 1], inv_h2[3], w1[3][R]; /* rtm_fd_weights of the axes */
@@ -99,11 +94,6 @@ struct TtiArgs {
 struct TtiMaps {
   CUtensorMap p, q, p_other, q_other, coeff[RTM_TTI_COEFF_MAX];
 };
-
-/* Tile floats rounded to 32 so that every tile starts 128-byte aligned (TMA's rule). */
-__host__ __device__ inline int tile_floats(int bx, int by) {
-  return ((bx + 2 * R) * (by + 2 * R) + 31) / 32 * 32;
-}
 
 /* Floats of one field of one D_y buffer (tti): [block_y][block_x + 2R]. */
 __host__ __device__ inline int dy_floats_of(int bx, int by) {
@@ -156,10 +146,18 @@ template <> __device__ __forceinline__ float coeff_at<__half>(const void *volume
 }
 
 /* Rounded operations, spelled out so that nvcc neither fuses nor reorders them. */
-__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ float fmadd(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ float add(float a, float b) {
+  return __fadd_rn(a, b);
+}
+__device__ __forceinline__ float sub(float a, float b) {
+  return __fsub_rn(a, b);
+}
+__device__ __forceinline__ float mul(float a, float b) {
+  return __fmul_rn(a, b);
+}
+__device__ __forceinline__ float fmadd(float a, float b, float c) {
+  return __fmaf_rn(a, b, c);
+}
 
 /* The reference's second() and first() along a stride of t around t[centre]: t is a tile in
  * shared memory, or a register queue (centre R, stride 1; the indices are constants once
@@ -225,9 +223,10 @@ __device__ __forceinline__ Place place_of(const TtiArgs &a, int bx, int by) {
   p.iy0 = blockIdx.y * by;
   p.ix = p.ix0 + p.tx;
   p.iy = p.iy0 + p.ty;
-  p.active = p.ix < a.nx && p.iy < a.ny;
-  p.zb0 = a.z_begin + blockIdx.z * a.zblock;
-  p.nplanes = min(p.zb0 + a.zblock, a.z_end) - p.zb0 + 2 * R;
+  p.active = p.ix < a.domain.nx && p.iy < a.domain.ny;
+  const ZmarchPlanes planes = zmarch_planes(a.domain, blockIdx.z);
+  p.zb0 = planes.zb0;
+  p.nplanes = planes.nplanes;
   return p;
 }
 
@@ -299,10 +298,9 @@ struct CellIn {
 /* The new p and q of the output cell, whose tiles (plane c) are tp, tq: the reference's
  * expressions in its order. p_xy, q_xy (tti) come from the D_y buffer; d = eta dt. */
 template <bool TILTED>
-__device__ __forceinline__ void update_cell(const TtiArgs &a, const Queues &z, const float *tp,
-                                            const float *tq, int centre, int tw, float p_xy,
-                                            float q_xy, const CellIn &in, float d, float &po,
-                                            float &qo) {
+__device__ __forceinline__ void
+update_cell(const TtiArgs &a, const Queues &z, const float *tp, const float *tq, int centre, int tw,
+            float p_xy, float q_xy, const CellIn &in, float d, float &po, float &qo) {
   const float p_xx = second(tp, centre, 1, a.c2, a.inv_h2[0]);
   const float q_xx = second(tq, centre, 1, a.c2, a.inv_h2[0]);
   const float p_yy = second(tp, centre, tw, a.c2, a.inv_h2[1]);
@@ -341,6 +339,97 @@ __device__ __forceinline__ void update_cell(const TtiArgs &a, const Queues &z, c
   }
 }
 
+/* sync, ldgsts: how a block's threads copy the p and q tiles of a loaded plane (tw x th
+ * floats each: the block's tile with its R-wide halo) into a ring slot, in 16-byte chunks,
+ * chunk c by thread c % nthreads, the thread's first chunk precomputed (most shapes have no
+ * other). The kernel computes the fields in its own body: computed in a helper, they change
+ * the generated code. */
+struct PlaneCopy {
+  long long tile_origin; /* the tile's first float in loaded plane 0 */
+  long long first_global;
+  int chunks_per_row, chunks, first_smem;
+  bool first_valid;
+};
+
+/* Copies (ldgsts) or loads and stores (sync) of loaded plane j into ring slot s. */
+template <int HALO>
+__device__ __forceinline__ void load_plane(const TtiArgs &a, const Place &place,
+                                           const PlaneCopy &pc, float *smem, int tf, int tw,
+                                           int nthreads, int j, int s) {
+  float *tp = smem + s * 2 * tf, *tq = tp + tf;
+  const long long plane = pc.tile_origin + (long long)j * a.domain.stride_z;
+  const int tid = place.tid;
+  if (j < place.nplanes) {
+    if (HALO == RTM_HALO_LDGSTS) {
+      if (tid < pc.chunks) {
+        cp_async16(tp + pc.first_smem, a.p + plane + pc.first_global, pc.first_valid);
+        cp_async16(tq + pc.first_smem, a.q + plane + pc.first_global, pc.first_valid);
+      }
+    } else if (tid < pc.chunks) {
+      float4 vp = make_float4(0.f, 0.f, 0.f, 0.f), vq = vp;
+      if (pc.first_valid) {
+        vp = __ldg(reinterpret_cast<const float4 *>(a.p + plane + pc.first_global));
+        vq = __ldg(reinterpret_cast<const float4 *>(a.q + plane + pc.first_global));
+      }
+      *reinterpret_cast<float4 *>(tp + pc.first_smem) = vp;
+      *reinterpret_cast<float4 *>(tq + pc.first_smem) = vq;
+    }
+    for (int c = tid + nthreads; c < pc.chunks; c += nthreads) { /* small tiles only */
+      const int r = c / pc.chunks_per_row, col = 4 * (c - r * pc.chunks_per_row);
+      const bool valid = place.ix0 + col < a.domain.row_floats && place.iy0 + r < a.domain.rows;
+      const long long at = plane + (long long)r * a.domain.stride_y + col;
+      if (HALO == RTM_HALO_LDGSTS) {
+        cp_async16(tp + r * tw + col, a.p + at, valid);
+        cp_async16(tq + r * tw + col, a.q + at, valid);
+      } else {
+        float4 vp = make_float4(0.f, 0.f, 0.f, 0.f), vq = vp;
+        if (valid) {
+          vp = __ldg(reinterpret_cast<const float4 *>(a.p + at));
+          vq = __ldg(reinterpret_cast<const float4 *>(a.q + at));
+        }
+        *reinterpret_cast<float4 *>(tp + r * tw + col) = vp;
+        *reinterpret_cast<float4 *>(tq + r * tw + col) = vq;
+      }
+    }
+  }
+  if (HALO == RTM_HALO_LDGSTS) cp_async_commit(); /* every thread, every plane */
+}
+
+/* sync, ldgsts: the output cell's own inputs but eta_z, from global memory. */
+template <bool TILTED, typename C>
+__device__ __forceinline__ void load_cell_in(const TtiArgs &a, long long cell, CellIn &in) {
+  in.pp = a.p_other[cell];
+  in.qp = a.q_other[cell];
+  in.vpx2 = coeff_at<C>(a.coeff[RTM_TTI_VPX2], cell);
+  in.vpz2 = coeff_at<C>(a.coeff[RTM_TTI_VPZ2], cell);
+  in.vpn2 = coeff_at<C>(a.coeff[RTM_TTI_VPN2], cell);
+  in.vsz2 = coeff_at<C>(a.coeff[RTM_TTI_VSZ2], cell);
+  if (TILTED) {
+    in.nx = coeff_at<C>(a.coeff[RTM_TTI_NX], cell);
+    in.ny = coeff_at<C>(a.coeff[RTM_TTI_NY], cell);
+    in.nz = coeff_at<C>(a.coeff[RTM_TTI_NZ], cell);
+  }
+}
+
+/* d_xy = D_x(D_y f) of p and q at the thread's cell, from a D_y buffer (q dy_floats on). */
+__device__ __forceinline__ void mixed_xy(const TtiArgs &a, const float *buffer, int own_dy,
+                                         int dy_floats, float &p_xy, float &q_xy) {
+  p_xy = first(buffer, own_dy, 1, a.w1[0]);
+  q_xy = first(buffer + dy_floats, own_dy, 1, a.w1[0]);
+}
+
+/* sync, ldgsts: the ring slots of planes i + lead (load), i (front), i - R + 1 (next) and
+ * i - R (out) at iteration i; advance() moves them on to iteration i + 1. */
+struct RingSlots {
+  int load, front, next, out;
+};
+__device__ __forceinline__ void advance(RingSlots &ring, int slots) {
+  ring.load = ring.load + 1 == slots ? 0 : ring.load + 1;
+  ring.next = ring.next + 1 == slots ? 0 : ring.next + 1;
+  ring.out = ring.out + 1 == slots ? 0 : ring.out + 1;
+  ring.front = ring.front + 1 == slots ? 0 : ring.front + 1;
+}
+
 /* sync and ldgsts. Block (bx, by, bz): tile of blockDim.x x blockDim.y cells at (bx BX,
  * by BY), output planes [zb0, zb1). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1
  * from plane zb0 - R; iteration i pushes plane i onto the queues and, once they are full
@@ -355,143 +444,286 @@ __global__ void __launch_bounds__(MAX_THREADS)
   const int tf = tile_floats(bx, by), dy_floats = dy_floats_of(bx, by);
   const int slots = a.slots, lead = a.lead;
   float *dy_buffer = smem + slots * 2 * tf; /* tti: [2 buffers][p, q][by][tw] */
-
   const Place place = place_of(a, bx, by);
   const int tx = place.tx, ty = place.ty, tid = place.tid, nthreads = bx * by;
-  const int ix0 = place.ix0, iy0 = place.iy0, ix = place.ix, iy = place.iy;
-  const bool active = place.active;
-  const int zb0 = place.zb0, nplanes = place.nplanes;
 
+  PlaneCopy copy;
   /* Padded x = ix0 is interior ix0 - R, padded row iy0 is interior iy0 - R; loaded plane j
    * is padded plane zb0 + j. */
-  const long long tile_origin = (long long)zb0 * a.stride_z + (long long)iy0 * a.stride_y + ix0;
-  const int chunks_per_row = tw / 4, chunks = chunks_per_row * th;
+  copy.tile_origin = (long long)place.zb0 * a.domain.stride_z +
+                     (long long)place.iy0 * a.domain.stride_y + place.ix0;
+  copy.chunks_per_row = tw / 4;
+  copy.chunks = copy.chunks_per_row * th;
   const int centre = (ty + R) * tw + tx + R;
   const int own_dy = ty * tw + tx + R; /* the cell in a D_y buffer */
-  /* this thread's first 16-byte chunk of a tile (most shapes have no other) */
-  const int first_row = tid / chunks_per_row, first_col = 4 * (tid - first_row * chunks_per_row);
-  const bool first_valid = tid < chunks && ix0 + first_col < a.row_floats && iy0 + first_row < a.rows;
-  const int first_smem = first_row * tw + first_col;
-  const long long first_global = (long long)first_row * a.stride_y + first_col;
+  const int first_row = tid / copy.chunks_per_row;
+  const int first_col = 4 * (tid - first_row * copy.chunks_per_row);
+  copy.first_valid = tid < copy.chunks && place.ix0 + first_col < a.domain.row_floats &&
+                     place.iy0 + first_row < a.domain.rows;
+  copy.first_smem = first_row * tw + first_col;
+  copy.first_global = (long long)first_row * a.domain.stride_y + first_col;
   DyHalo halo = {2 * by * 2 * R, 0, 0};
   if (TILTED && tid < halo.entries)
     dy_halo_entry(tid, bx, by, tw, tf, dy_floats, halo.in_tile, halo.in_buffer);
 
-  const long long column = a.origin + (long long)iy * a.stride_y + ix;
-  const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
-
-  /* Copies (ldgsts) or loads and stores (sync) of loaded plane j into ring slot s. */
-  auto load_plane = [&](int j, int s) {
-    float *tp = smem + s * 2 * tf, *tq = tp + tf;
-    const long long plane = tile_origin + (long long)j * a.stride_z;
-    if (j < nplanes) {
-      if (HALO == RTM_HALO_LDGSTS) {
-        if (tid < chunks) {
-          cp_async16(tp + first_smem, a.p + plane + first_global, first_valid);
-          cp_async16(tq + first_smem, a.q + plane + first_global, first_valid);
-        }
-      } else if (tid < chunks) {
-        float4 vp = make_float4(0.f, 0.f, 0.f, 0.f), vq = vp;
-        if (first_valid) {
-          vp = __ldg(reinterpret_cast<const float4 *>(a.p + plane + first_global));
-          vq = __ldg(reinterpret_cast<const float4 *>(a.q + plane + first_global));
-        }
-        *reinterpret_cast<float4 *>(tp + first_smem) = vp;
-        *reinterpret_cast<float4 *>(tq + first_smem) = vq;
-      }
-      for (int c = tid + nthreads; c < chunks; c += nthreads) { /* small tiles only */
-        const int r = c / chunks_per_row, col = 4 * (c - r * chunks_per_row);
-        const bool valid = ix0 + col < a.row_floats && iy0 + r < a.rows;
-        const long long at = plane + (long long)r * a.stride_y + col;
-        if (HALO == RTM_HALO_LDGSTS) {
-          cp_async16(tp + r * tw + col, a.p + at, valid);
-          cp_async16(tq + r * tw + col, a.q + at, valid);
-        } else {
-          float4 vp = make_float4(0.f, 0.f, 0.f, 0.f), vq = vp;
-          if (valid) {
-            vp = __ldg(reinterpret_cast<const float4 *>(a.p + at));
-            vq = __ldg(reinterpret_cast<const float4 *>(a.q + at));
-          }
-          *reinterpret_cast<float4 *>(tp + r * tw + col) = vp;
-          *reinterpret_cast<float4 *>(tq + r * tw + col) = vq;
-        }
-      }
-    }
-    if (HALO == RTM_HALO_LDGSTS) cp_async_commit(); /* every thread, every plane */
-  };
-
+  const long long column = a.domain.origin + (long long)place.iy * a.domain.stride_y + place.ix;
+  const float exy = place.active ? a.domain.eta_x[place.ix] + a.domain.eta_y[place.iy] : 0.f;
   Queues z;
   clear(z);
-
-  /* Ring positions of planes i + lead (load), i (front), i - R + 1 (next), i - R (out). */
-  int slot_load = lead, slot_front = 0;
-  int slot_next = slots - R + 1, slot_out = slots - R;
+  RingSlots ring = {lead, 0, slots - R + 1, slots - R};
   for (int j = 0; j < lead; ++j)
-    load_plane(j, j);
+    load_plane<HALO>(a, place, copy, smem, tf, tw, nthreads, j, j);
 
-  for (int i = 0; i < nplanes; ++i) {
-    load_plane(i + lead, slot_load);
+  for (int i = 0; i < place.nplanes; ++i) {
+    load_plane<HALO>(a, place, copy, smem, tf, tw, nthreads, i + lead, ring.load);
 
     /* Plane c's own values, loaded before the wait so that their latency overlaps it. */
-    const int c = zb0 + i - 2 * R;
-    const bool out = i >= 2 * R && active;
+    const int c = place.zb0 + i - 2 * R;
+    const bool out = i >= 2 * R && place.active;
     CellIn in = {};
     float ez = 0.f;
     long long cell = 0;
     if (out) {
-      cell = column + (long long)c * a.stride_z;
-      in.pp = a.p_other[cell];
-      in.qp = a.q_other[cell];
-      in.vpx2 = coeff_at<C>(a.coeff[RTM_TTI_VPX2], cell);
-      in.vpz2 = coeff_at<C>(a.coeff[RTM_TTI_VPZ2], cell);
-      in.vpn2 = coeff_at<C>(a.coeff[RTM_TTI_VPN2], cell);
-      in.vsz2 = coeff_at<C>(a.coeff[RTM_TTI_VSZ2], cell);
-      if (TILTED) {
-        in.nx = coeff_at<C>(a.coeff[RTM_TTI_NX], cell);
-        in.ny = coeff_at<C>(a.coeff[RTM_TTI_NY], cell);
-        in.nz = coeff_at<C>(a.coeff[RTM_TTI_NZ], cell);
-      }
-      ez = __ldg(a.eta_z + a.z_offset + c);
+      cell = column + (long long)c * a.domain.stride_z;
+      load_cell_in<TILTED, C>(a, cell, in);
+      ez = __ldg(a.domain.eta_z + a.domain.z_offset + c);
     }
 
     if (HALO == RTM_HALO_LDGSTS) wait_copies(lead); /* plane i's group; later ones may be empty */
     __syncthreads();
 
     {
-      const float *tp = smem + slot_front * 2 * tf;
+      const float *tp = smem + ring.front * 2 * tf;
       push_plane<TILTED>(z, a, tp, tp + tf, centre, tw);
     }
     if (TILTED && i >= 2 * R - 1) /* D_y of plane c + 1, read at iteration i + 1 */
-      write_dy(dy_buffer + ((i + 1) & 1) * 2 * dy_floats, z, a, smem + slot_next * 2 * tf, halo,
+      write_dy(dy_buffer + ((i + 1) & 1) * 2 * dy_floats, z, a, smem + ring.next * 2 * tf, halo,
                own_dy, tid, nthreads, bx, by, tw, tf, dy_floats);
 
     if (out) {
-      const float *tp = smem + slot_out * 2 * tf;
+      const float *tp = smem + ring.out * 2 * tf;
       float p_xy = 0.f, q_xy = 0.f;
-      if (TILTED) {
-        const float *buffer = dy_buffer + (i & 1) * 2 * dy_floats;
-        p_xy = first(buffer, own_dy, 1, a.w1[0]);
-        q_xy = first(buffer + dy_floats, own_dy, 1, a.w1[0]);
-      }
+      if (TILTED) mixed_xy(a, dy_buffer + (i & 1) * 2 * dy_floats, own_dy, dy_floats, p_xy, q_xy);
       float po, qo;
-      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po,
-                          qo);
+      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po, qo);
       a.p_other[cell] = po;
       a.q_other[cell] = qo;
     }
-    slot_load = slot_load + 1 == slots ? 0 : slot_load + 1;
-    slot_next = slot_next + 1 == slots ? 0 : slot_next + 1;
-    slot_out = slot_out + 1 == slots ? 0 : slot_out + 1;
-    slot_front = slot_front + 1 == slots ? 0 : slot_front + 1;
+    advance(ring, slots);
   }
 }
 
 /* Own-cell array k of a cell slot at this thread's cell: float, or binary16 widened. */
-template <typename C> __device__ __forceinline__ float cell_value(const unsigned char *array, int tid) {
+template <typename C>
+__device__ __forceinline__ float cell_value(const unsigned char *array, int tid) {
   return reinterpret_cast<const float *>(array)[tid];
 }
-template <> __device__ __forceinline__ float cell_value<__half>(const unsigned char *array, int tid) {
+template <>
+__device__ __forceinline__ float cell_value<__half>(const unsigned char *array, int tid) {
   return __half2float(reinterpret_cast<const __half *>(array)[tid]);
+}
+
+/* tma: compiled-in widths are whole warps of one row, with D_y buffers private to each warp
+ * ([warp][WARP_DY_ROW]: 32 cells of one row and their 2R halo columns). */
+template <int BXC> __host__ __device__ constexpr bool warp_dy() {
+  return BXC > 0 && BXC % 32 == 0;
+}
+constexpr int WARP_DY_ROW = 32 + 2 * R;
+
+/* tti_zmarch_tma's block: its tile (bx x by cells at ix0, iy0, with halo tw x th), planes,
+ * and shared memory: the ring of ring_slots(LEAD) p/q tile pairs (tf floats each), the
+ * cell_slots(LEAD) cell slots (cell_slot bytes: p[n-1] and q[n-1], cell_float_bytes each,
+ * then the coefficient arrays, cell_coeff_bytes each), tti's DY_BUFFERS_TMA D_y buffers
+ * (dy_floats per field) and the full and empty mbarriers of all three. The kernel fills it in
+ * its own body: filled in a helper, the generic-width instances' code changes. */
+struct TmaBlock {
+  float *ring, *dy_buffer;
+  unsigned char *cells;
+  uint64_t *full, *empty, *cell_full, *cell_empty, *dy_full, *dy_empty;
+  int bx, by, tw, th, tf, dy_floats, cell_float_bytes, cell_coeff_bytes, cell_slot, nthreads;
+  int ix0, iy0, zb0, nplanes;
+};
+
+/* A thread of it: its cell (tid, lane in its warp; centre in a tile, own_coeff in a
+ * coefficient array, own_dy in a D_y buffer, column in a padded plane), the D_y halo entry
+ * it computes if any, eta_x + eta_y dt, and whether it produces ring or cell copies. */
+struct TmaThread {
+  int tid, lane, centre, own_coeff, own_dy;
+  DyHalo halo;
+  long long column;
+  float exy;
+  bool active, ring_producer, cell_producer;
+};
+
+/* The thread's part. Its loads of eta dt come before the barriers are set up. */
+template <bool TILTED, typename C, int BXC>
+__device__ __forceinline__ TmaThread tma_thread(const TtiArgs &a, const TmaBlock &b,
+                                                const Place &place) {
+  constexpr bool HALF = sizeof(C) == 2, WARP_DY = warp_dy<BXC>();
+  const int tx = place.tx, ty = place.ty, tid = place.tid;
+  TmaThread t;
+  t.tid = tid;
+  t.active = place.active;
+  t.centre = (ty + R) * b.tw + tx + R;
+  t.own_coeff = HALF ? ty * coeff_row(b.bx, true) + tx + RTM_TMA_HALF_SHIFT : tid;
+  /* D_y: warp-private buffers (WARP_DY) or block-wide ones; this thread's own entry and
+   * the halo entry it computes, if any. */
+  t.lane = tid & 31;
+  t.own_dy = WARP_DY ? (tid >> 5) * WARP_DY_ROW + t.lane + R : ty * b.tw + tx + R;
+  t.halo = {WARP_DY ? 4 * R : 2 * b.by * 2 * R, 0, 0};
+  if (TILTED && WARP_DY && t.lane < t.halo.entries) {
+    const int f = t.lane / (2 * R), h = t.lane - f * 2 * R, col = h < R ? h : h + 32;
+    t.halo.in_tile = f * b.tf + (ty + R) * b.tw + (tx - t.lane) + col;
+    t.halo.in_buffer = f * b.dy_floats + (tid >> 5) * WARP_DY_ROW + col;
+  } else if (TILTED && !WARP_DY && tid < t.halo.entries) {
+    dy_halo_entry(tid, b.bx, b.by, b.tw, b.tf, b.dy_floats, t.halo.in_tile, t.halo.in_buffer);
+  }
+  t.column = a.domain.origin + (long long)place.iy * a.domain.stride_y + place.ix;
+  t.exy = place.active ? a.domain.eta_x[place.ix] + a.domain.eta_y[place.iy] : 0.f;
+  t.ring_producer = tid == 0;
+  t.cell_producer = tid == (b.nthreads > 32 ? 32 : 0);
+  return t;
+}
+
+/* tma: the barriers' initial counts (thread 0). */
+template <bool TILTED, int BXC, int LEAD>
+__device__ __forceinline__ void tma_init_barriers(const TmaBlock &b) {
+  mbar_init_slots(b.full, b.empty, ring_slots(LEAD), 1, b.nthreads);
+  mbar_init_slots(b.cell_full, b.cell_empty, cell_slots(LEAD), 1, b.nthreads);
+  if (TILTED && !warp_dy<BXC>()) /* vti has no D_y buffers, and no room for their barriers */
+    mbar_init_slots(b.dy_full, b.dy_empty, DY_BUFFERS_TMA, b.nthreads, b.nthreads);
+  mbar_fence_init();
+}
+
+/* Producers of plane j: the ring (thread 0) and, from j = 2R on, the cells of output
+ * j - 2R (thread 32). The maps' coordinates are padded ones (local z + R). */
+template <bool TILTED, typename C, int LEAD>
+__device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread &t,
+                                            const TtiMaps &maps, int j) {
+  constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD);
+  constexpr int COEFFS = TILTED ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
+  constexpr bool HALF = sizeof(C) == 2;
+  if (j >= b.nplanes) return;
+  if (t.ring_producer) {
+    const int s = j % SLOTS;
+    if (j >= SLOTS) mbar_wait(&b.empty[s], (uint32_t)(j / SLOTS - 1) & 1u);
+    float *tp = b.ring + s * 2 * b.tf;
+    mbar_expect_tx(&b.full[s], 2u * (uint32_t)(b.tw * b.th) * (uint32_t)sizeof(float));
+    tma_load_3d(tp, &maps.p, b.ix0, b.iy0, b.zb0 + j, &b.full[s]);
+    tma_load_3d(tp + b.tf, &maps.q, b.ix0, b.iy0, b.zb0 + j, &b.full[s]);
+  }
+  const int o = j - 2 * R;
+  if (!t.cell_producer || o < 0) return;
+  const int s2 = o % CELL_SLOTS;
+  if (o >= CELL_SLOTS) mbar_wait(&b.cell_empty[s2], (uint32_t)(o / CELL_SLOTS - 1) & 1u);
+  unsigned char *slot = b.cells + s2 * b.cell_slot;
+  const uint32_t own = (uint32_t)(b.bx * b.by),
+                 coeff_box = (uint32_t)(coeff_row(b.bx, HALF) * b.by);
+  mbar_expect_tx(&b.cell_full[s2], own * 2u * 4u + coeff_box * (uint32_t)(COEFFS * sizeof(C)));
+  const int x = b.ix0 + R, y = b.iy0 + R, zc = b.zb0 + o + R;
+  tma_load_3d(slot, &maps.p_other, x, y, zc, &b.cell_full[s2]);
+  tma_load_3d(slot + b.cell_float_bytes, &maps.q_other, x, y, zc, &b.cell_full[s2]);
+  const int coeff_x = HALF ? x - RTM_TMA_HALF_SHIFT : x;
+#pragma unroll
+  for (int k = 0; k < COEFFS; ++k)
+    tma_load_3d(slot + 2 * b.cell_float_bytes + k * b.cell_coeff_bytes, &maps.coeff[k], coeff_x, y,
+                zc, &b.cell_full[s2]);
+}
+
+/* tti, iteration i: D_y of plane c + 1 (output o + 1), written into buffer (o + 1) % DYB:
+ * by the warp's lanes 0 .. 4R - 1 for its halo entries (WARP_DY), or block-wide once the
+ * buffer's last readers released it. */
+template <int BXC, int LEAD>
+__device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b,
+                                             const TmaThread &t, const Queues &z, int i) {
+  constexpr int SLOTS = ring_slots(LEAD), DYB = DY_BUFFERS_TMA;
+  const int k = i - 2 * R + 1, buffer = k % DYB;
+  const float *tn = b.ring + ((i - R + 1) % SLOTS) * 2 * b.tf;
+  if (warp_dy<BXC>()) {
+    write_dy(b.dy_buffer + buffer * 2 * b.dy_floats, z, a, tn, t.halo, t.own_dy, t.lane, 32, b.bx,
+             b.by, b.tw, b.tf, b.dy_floats);
+  } else {
+    if (k >= DYB) mbar_wait(&b.dy_empty[buffer], (uint32_t)(k / DYB - 1) & 1u);
+    write_dy(b.dy_buffer + buffer * 2 * b.dy_floats, z, a, tn, t.halo, t.own_dy, t.tid, b.nthreads,
+             b.bx, b.by, b.tw, b.tf, b.dy_floats);
+    mbar_arrive(&b.dy_full[buffer]);
+  }
+}
+
+/* The output o's own inputs from its cell slot (waited for, then released). */
+template <bool TILTED, typename C, int LEAD>
+__device__ __forceinline__ CellIn tma_cell_in(const TmaBlock &b, const TmaThread &t, int o) {
+  constexpr int CELL_SLOTS = cell_slots(LEAD);
+  const int s2 = o % CELL_SLOTS;
+  mbar_wait(&b.cell_full[s2], (uint32_t)(o / CELL_SLOTS) & 1u);
+  const unsigned char *slot = b.cells + s2 * b.cell_slot;
+  const unsigned char *coeff = slot + 2 * b.cell_float_bytes;
+  const int array = b.cell_coeff_bytes; /* bytes of one coefficient array */
+  CellIn in = {};
+  in.pp = cell_value<float>(slot, t.tid);
+  in.qp = cell_value<float>(slot + b.cell_float_bytes, t.tid);
+  in.vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * array, t.own_coeff);
+  in.vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * array, t.own_coeff);
+  in.vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * array, t.own_coeff);
+  in.vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * array, t.own_coeff);
+  if (TILTED) {
+    in.nx = cell_value<C>(coeff + RTM_TTI_NX * array, t.own_coeff);
+    in.ny = cell_value<C>(coeff + RTM_TTI_NY * array, t.own_coeff);
+    in.nz = cell_value<C>(coeff + RTM_TTI_NZ * array, t.own_coeff);
+  }
+  mbar_arrive(&b.cell_empty[s2]);
+  return in;
+}
+
+/* tti: d_xy of output o from D_y buffer o % DYB (block-wide ones waited for, then released). */
+template <int BXC>
+__device__ __forceinline__ void tma_mixed_xy(const TtiArgs &a, const TmaBlock &b,
+                                             const TmaThread &t, int o, float &p_xy, float &q_xy) {
+  constexpr int DYB = DY_BUFFERS_TMA;
+  const int buffer = o % DYB;
+  if (!warp_dy<BXC>()) mbar_wait(&b.dy_full[buffer], (uint32_t)(o / DYB) & 1u);
+  mixed_xy(a, b.dy_buffer + buffer * 2 * b.dy_floats, t.own_dy, b.dy_floats, p_xy, q_xy);
+  if (!warp_dy<BXC>()) mbar_arrive(&b.dy_empty[buffer]);
+}
+
+/* Iteration i of a thread: its copies for plane i + LEAD if it produces, the queues' new
+ * front (plane i), tti's D_y of plane c + 1, and the update of plane c = zb0 + i - 2R
+ * (output o = i - 2R) once the queues are full; then plane i - R's slot is released. */
+template <bool TILTED, typename C, int BXC, int LEAD>
+__device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &maps,
+                                              const TmaBlock &b, const TmaThread &t, Queues &z,
+                                              int i) {
+  constexpr int SLOTS = ring_slots(LEAD);
+  if (t.ring_producer || t.cell_producer) tma_produce<TILTED, C, LEAD>(b, t, maps, i + LEAD);
+  const int o = i - 2 * R, c = b.zb0 + o;
+  const float ez = o >= 0 ? __ldg(a.domain.eta_z + a.domain.z_offset + c) : 0.f;
+
+  mbar_wait(&b.full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
+  {
+    const float *tp = b.ring + (i % SLOTS) * 2 * b.tf;
+    push_plane<TILTED>(z, a, tp, tp + b.tf, t.centre, b.tw);
+  }
+  if (TILTED && i >= 2 * R - 1) tma_write_dy<BXC, LEAD>(a, b, t, z, i);
+  /* WARP_DY: buffer o % DYB, written at iteration i - 1, is read below; buffer (o + 1) %
+   * DYB, written above, was last read at iteration i - 2: one __syncwarp per iteration
+   * orders both. */
+  if (TILTED && warp_dy<BXC>()) __syncwarp();
+
+  if (o >= 0) {
+    const CellIn in = tma_cell_in<TILTED, C, LEAD>(b, t, o);
+    float p_xy = 0.f, q_xy = 0.f;
+    if (TILTED) tma_mixed_xy<BXC>(a, b, t, o, p_xy, q_xy);
+    const float *tp = b.ring + ((i - R) % SLOTS) * 2 * b.tf;
+    float po, qo;
+    update_cell<TILTED>(a, z, tp, tp + b.tf, t.centre, b.tw, p_xy, q_xy, in, add(t.exy, ez), po,
+                        qo);
+    if (t.active) {
+      const long long cell = t.column + (long long)c * a.domain.stride_z;
+      a.p_other[cell] = po;
+      a.q_other[cell] = qo;
+    }
+  }
+  if (i >= R) mbar_arrive(&b.empty[(i - R) % SLOTS]); /* plane i - R: last read */
 }
 
 /* tma (sm_90): the same iterations as tti_zmarch, every input through the tensor memory
@@ -499,186 +731,70 @@ template <> __device__ __forceinline__ float cell_value<__half>(const unsigned c
  * that neither warp carries all of it: at iteration i thread 0 copies plane i + LEAD of p
  * and q (tiles with halo) into the ring, and thread 32 (0 in a one-warp block), for the
  * output of that plane's iteration, the own cells' p[n-1], q[n-1] and coefficients into a
- * cell slot; each slot's full mbarrier counts the bytes in. Every thread consumes: it waits on the full
- * barriers, and arrives on a slot's empty barrier once it no longer reads it (ring slot
- * of plane j after iteration j + R, cell slot after reading its inputs); the producer
- * refills a slot only after all nthreads arrivals. D_y: with a compiled-in width (32 or
- * 64, WARP_DY) a warp holds 32 cells of one row and keeps DY_BUFFERS_TMA buffers of its
- * own: lanes 0 .. 4R - 1 compute the row's 2R halo columns of p and q again (a neighbour
- * warp's cells included) instead of waiting for other warps, so d_xy ties no warp to
- * another (a block-wide handover made warps wait there for the two that also produce and
- * compute the halo: a fifth of the stall samples on an H200). Other widths hand block-wide
- * buffers over like the slots: every thread arrives on the buffer's full barrier once it
- * wrote its entries, reads it after waiting on it one iteration later, and arrives on its
- * empty barrier after reading. Slack: a warp may trail the producer by two iterations
- * before anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of
- * a family of N slots: k % N and (k / N) & 1, N known at compile time. The protocol is
- * modelled, with these formulas, in run/experiments/tti_tma_protocol.py. */
+ * cell slot; each slot's full mbarrier counts the bytes in. Every thread consumes: it waits on the
+ * full barriers, and arrives on a slot's empty barrier once it no longer reads it (ring slot of
+ * plane j after iteration j + R, cell slot after reading its inputs); the producer refills a slot
+ * only after all nthreads arrivals. D_y: with a compiled-in width (32 or 64, WARP_DY) a warp holds
+ * 32 cells of one row and keeps DY_BUFFERS_TMA buffers of its own: lanes 0 .. 4R - 1 compute the
+ * row's 2R halo columns of p and q again (a neighbour warp's cells included) instead of waiting for
+ * other warps, so d_xy ties no warp to another (a block-wide handover made warps wait there for the
+ * two that also produce and compute the halo: a fifth of the stall samples on an H200). Other
+ * widths hand block-wide buffers over like the slots: every thread arrives on the buffer's full
+ * barrier once it wrote its entries, reads it after waiting on it one iteration later, and arrives
+ * on its empty barrier after reading. Slack: a warp may trail the producer by two iterations before
+ * anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of a family of N
+ * slots: k % N and (k / N) & 1, N known at compile time. The protocol is modelled, with these
+ * formulas, in run/experiments/tti_tma_protocol.py. */
 template <bool TILTED, typename C, int BXC, int LEAD>
 __global__ void __launch_bounds__(MAX_THREADS, 1)
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
-  constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD);
-  constexpr int DYB = DY_BUFFERS_TMA;
-  /* Compiled-in widths are whole warps of one row: D_y buffers private to each warp. */
-  constexpr bool WARP_DY = BXC > 0 && BXC % 32 == 0;
-  constexpr int WARP_DY_ROW = 32 + 2 * R;
-  constexpr int COEFFS = TILTED ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
   extern __shared__ __align__(128) float smem[];
-  const int bx = BXC > 0 ? BXC : (int)blockDim.x, by = blockDim.y;
-  const int tw = bx + 2 * R, th = by + 2 * R;
-  const int tf = tile_floats(bx, by), dy_floats = dy_floats_tma(bx, by);
-  const int cell_float_bytes = cell_array_bytes(bx, by, 4);
+  constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD), DYB = DY_BUFFERS_TMA;
   constexpr bool HALF = sizeof(C) == 2;
-  const int cell_coeff_bytes = cell_array_bytes(coeff_row(bx, HALF), by, (int)sizeof(C));
-  const int cell_slot = cell_slot_bytes(bx, by, TILTED, HALF);
-  unsigned char *cells = reinterpret_cast<unsigned char *>(smem + SLOTS * 2 * tf);
-  float *dy_buffer = reinterpret_cast<float *>(cells + CELL_SLOTS * cell_slot);
-  uint64_t *full = reinterpret_cast<uint64_t *>(
-      (reinterpret_cast<uintptr_t>(dy_buffer + (TILTED ? DYB * 2 * dy_floats : 0)) + 7) /
-      8 * 8);
-  uint64_t *empty = full + SLOTS, *cell_full = empty + SLOTS;
-  uint64_t *cell_empty = cell_full + CELL_SLOTS, *dy_full = cell_empty + CELL_SLOTS;
-  uint64_t *dy_empty = dy_full + DYB;
+  TmaBlock b;
+  b.bx = BXC > 0 ? BXC : (int)blockDim.x;
+  b.by = blockDim.y;
+  b.tw = b.bx + 2 * R;
+  b.th = b.by + 2 * R;
+  b.tf = tile_floats(b.bx, b.by);
+  b.dy_floats = dy_floats_tma(b.bx, b.by);
+  b.cell_float_bytes = cell_array_bytes(b.bx, b.by, 4);
+  b.cell_coeff_bytes = cell_array_bytes(coeff_row(b.bx, HALF), b.by, (int)sizeof(C));
+  b.cell_slot = cell_slot_bytes(b.bx, b.by, TILTED, HALF);
+  b.ring = smem;
+  b.cells = reinterpret_cast<unsigned char *>(smem + SLOTS * 2 * b.tf);
+  b.dy_buffer = reinterpret_cast<float *>(b.cells + CELL_SLOTS * b.cell_slot);
+  /* the barriers, 8-byte aligned, after the D_y buffers */
+  const uintptr_t dy_end =
+      reinterpret_cast<uintptr_t>(b.dy_buffer + (TILTED ? DYB * 2 * b.dy_floats : 0));
+  b.full = reinterpret_cast<uint64_t *>((dy_end + 7) / 8 * 8);
+  b.empty = b.full + SLOTS;
+  b.cell_full = b.empty + SLOTS;
+  b.cell_empty = b.cell_full + CELL_SLOTS;
+  b.dy_full = b.cell_empty + CELL_SLOTS;
+  b.dy_empty = b.dy_full + DYB;
+  b.nthreads = b.bx * b.by;
+  const Place place = place_of(a, b.bx, b.by);
+  b.ix0 = place.ix0;
+  b.iy0 = place.iy0;
+  b.zb0 = place.zb0;
+  b.nplanes = place.nplanes;
+  const TmaThread t = tma_thread<TILTED, C, BXC>(a, b, place);
 
-  const Place place = place_of(a, bx, by);
-  const int tx = place.tx, ty = place.ty, tid = place.tid, nthreads = bx * by;
-  const int ix0 = place.ix0, iy0 = place.iy0, ix = place.ix, iy = place.iy;
-  const bool active = place.active;
-  const int zb0 = place.zb0, nplanes = place.nplanes;
-  const int centre = (ty + R) * tw + tx + R;
-  const int own_coeff = HALF ? ty * coeff_row(bx, true) + tx + RTM_TMA_HALF_SHIFT : tid;
-  /* D_y: warp-private buffers (WARP_DY) or block-wide ones; this thread's own entry and
-   * the halo entry it computes, if any. */
-  const int lane = tid & 31;
-  const int own_dy = WARP_DY ? (tid >> 5) * WARP_DY_ROW + lane + R : ty * tw + tx + R;
-  DyHalo halo = {WARP_DY ? 4 * R : 2 * by * 2 * R, 0, 0};
-  if (TILTED && WARP_DY && lane < halo.entries) {
-    const int f = lane / (2 * R), h = lane - f * 2 * R, col = h < R ? h : h + 32;
-    halo.in_tile = f * tf + (ty + R) * tw + (tx - lane) + col;
-    halo.in_buffer = f * dy_floats + (tid >> 5) * WARP_DY_ROW + col;
-  } else if (TILTED && !WARP_DY && tid < halo.entries) {
-    dy_halo_entry(tid, bx, by, tw, tf, dy_floats, halo.in_tile, halo.in_buffer);
-  }
-  const long long column = a.origin + (long long)iy * a.stride_y + ix;
-  const float exy = active ? a.eta_x[ix] + a.eta_y[iy] : 0.f;
-
-  if (tid == 0) {
-    mbar_init_slots(full, empty, SLOTS, 1, nthreads);
-    mbar_init_slots(cell_full, cell_empty, CELL_SLOTS, 1, nthreads);
-    if (TILTED && !WARP_DY) /* vti has no D_y buffers, and no room for their barriers */
-      mbar_init_slots(dy_full, dy_empty, DYB, nthreads, nthreads);
-    mbar_fence_init();
-  }
+  if (t.tid == 0) tma_init_barriers<TILTED, BXC, LEAD>(b);
   __syncthreads();
-
-  /* Producers of plane j: the ring (thread 0) and, from j = 2R on, the cells of output
-   * j - 2R (thread 32). The maps' coordinates are padded ones (local z + R). */
-  const bool ring_producer = tid == 0, cell_producer = tid == (nthreads > 32 ? 32 : 0);
-  auto produce = [&](int j) {
-    if (j >= nplanes) return;
-    if (ring_producer) {
-      const int s = j % SLOTS;
-      if (j >= SLOTS) mbar_wait(&empty[s], (uint32_t)(j / SLOTS - 1) & 1u);
-      float *tp = smem + s * 2 * tf;
-      mbar_expect_tx(&full[s], 2u * (uint32_t)(tw * th) * (uint32_t)sizeof(float));
-      tma_load_3d(tp, &maps.p, ix0, iy0, zb0 + j, &full[s]);
-      tma_load_3d(tp + tf, &maps.q, ix0, iy0, zb0 + j, &full[s]);
-    }
-    const int o = j - 2 * R;
-    if (!cell_producer || o < 0) return;
-    const int s2 = o % CELL_SLOTS;
-    if (o >= CELL_SLOTS) mbar_wait(&cell_empty[s2], (uint32_t)(o / CELL_SLOTS - 1) & 1u);
-    unsigned char *slot = cells + s2 * cell_slot;
-    const uint32_t own = (uint32_t)(bx * by), coeff_box = (uint32_t)(coeff_row(bx, HALF) * by);
-    mbar_expect_tx(&cell_full[s2], own * 2u * 4u + coeff_box * (uint32_t)(COEFFS * sizeof(C)));
-    const int x = ix0 + R, y = iy0 + R, zc = zb0 + o + R;
-    tma_load_3d(slot, &maps.p_other, x, y, zc, &cell_full[s2]);
-    tma_load_3d(slot + cell_float_bytes, &maps.q_other, x, y, zc, &cell_full[s2]);
-    const int coeff_x = HALF ? x - RTM_TMA_HALF_SHIFT : x;
-#pragma unroll
-    for (int k = 0; k < COEFFS; ++k)
-      tma_load_3d(slot + 2 * cell_float_bytes + k * cell_coeff_bytes, &maps.coeff[k], coeff_x, y,
-                  zc, &cell_full[s2]);
-  };
 
   Queues z;
   clear(z);
-  if (ring_producer || cell_producer)
+  if (t.ring_producer || t.cell_producer)
     for (int j = 0; j < LEAD; ++j)
-      produce(j);
+      tma_produce<TILTED, C, LEAD>(b, t, maps, j);
 
-  /* Iteration i (a lambda called by a plain loop: that is the form whose instructions were
-   * measured in run/results/gpu_tti.md; the body written into the loop schedules
+  /* Iteration i as a function called by a plain loop, as the lambda was whose instructions
+   * were measured in run/results/gpu_tti.md (the body written into the loop schedules
    * differently). */
-  auto iteration = [&](int i) {
-    if (ring_producer || cell_producer) produce(i + LEAD);
-    const int o = i - 2 * R, c = zb0 + o;
-    const float ez = o >= 0 ? __ldg(a.eta_z + a.z_offset + c) : 0.f;
-
-    mbar_wait(&full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
-    {
-      const float *tp = smem + (i % SLOTS) * 2 * tf;
-      push_plane<TILTED>(z, a, tp, tp + tf, centre, tw);
-    }
-    if (TILTED && i >= 2 * R - 1) { /* D_y of plane c + 1 (output o + 1) */
-      const int k = o + 1, b = k % DYB;
-      const float *tn = smem + ((i - R + 1) % SLOTS) * 2 * tf;
-      if (WARP_DY) { /* the warp's halo entries by lanes 0 .. 4R - 1 */
-        write_dy(dy_buffer + b * 2 * dy_floats, z, a, tn, halo, own_dy, lane, 32, bx, by, tw,
-                 tf, dy_floats);
-      } else {
-        if (k >= DYB) mbar_wait(&dy_empty[b], (uint32_t)(k / DYB - 1) & 1u);
-        write_dy(dy_buffer + b * 2 * dy_floats, z, a, tn, halo, own_dy, tid, nthreads, bx, by,
-                 tw, tf, dy_floats);
-        mbar_arrive(&dy_full[b]);
-      }
-    }
-    /* WARP_DY: buffer o % DYB, written at iteration i - 1, is read below; buffer (o + 1) %
-     * DYB, written above, was last read at iteration i - 2: one __syncwarp per iteration
-     * orders both. */
-    if (TILTED && WARP_DY) __syncwarp();
-
-    if (o >= 0) {
-      const int s2 = o % CELL_SLOTS;
-      mbar_wait(&cell_full[s2], (uint32_t)(o / CELL_SLOTS) & 1u);
-      const unsigned char *slot = cells + s2 * cell_slot;
-      const unsigned char *coeff = slot + 2 * cell_float_bytes;
-      CellIn in = {};
-      in.pp = cell_value<float>(slot, tid);
-      in.qp = cell_value<float>(slot + cell_float_bytes, tid);
-      in.vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * cell_coeff_bytes, own_coeff);
-      in.vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * cell_coeff_bytes, own_coeff);
-      in.vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * cell_coeff_bytes, own_coeff);
-      in.vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * cell_coeff_bytes, own_coeff);
-      if (TILTED) {
-        in.nx = cell_value<C>(coeff + RTM_TTI_NX * cell_coeff_bytes, own_coeff);
-        in.ny = cell_value<C>(coeff + RTM_TTI_NY * cell_coeff_bytes, own_coeff);
-        in.nz = cell_value<C>(coeff + RTM_TTI_NZ * cell_coeff_bytes, own_coeff);
-      }
-      mbar_arrive(&cell_empty[s2]);
-      float p_xy = 0.f, q_xy = 0.f;
-      if (TILTED) {
-        const int b = o % DYB;
-        if (!WARP_DY) mbar_wait(&dy_full[b], (uint32_t)(o / DYB) & 1u);
-        const float *buffer = dy_buffer + b * 2 * dy_floats;
-        p_xy = first(buffer, own_dy, 1, a.w1[0]);
-        q_xy = first(buffer + dy_floats, own_dy, 1, a.w1[0]);
-        if (!WARP_DY) mbar_arrive(&dy_empty[b]);
-      }
-      const float *tp = smem + ((i - R) % SLOTS) * 2 * tf;
-      float po, qo;
-      update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po,
-                          qo);
-      if (active) {
-        const long long cell = column + (long long)c * a.stride_z;
-        a.p_other[cell] = po;
-        a.q_other[cell] = qo;
-      }
-    }
-    if (i >= R) mbar_arrive(&empty[(i - R) % SLOTS]); /* plane i - R: last read */
-  };
-  for (int i = 0; i < nplanes; ++i)
-    iteration(i);
+  for (int i = 0; i < b.nplanes; ++i)
+    tma_iteration<TILTED, C, BXC, LEAD>(a, maps, b, t, z, i);
 }
 
 /* The kernel instance of (tilted, coefficient type, halo, tile width, stages), as a
@@ -723,52 +839,66 @@ int lead_of(const rtm_tti_shape_t *shape) {
   return shape->halo == RTM_HALO_SYNC ? 0 : shape->stages - 1;
 }
 
-} // namespace
-
-extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
-  return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0,
-                         shape->coeff_half != 0, shape->halo, lead_of(shape));
+/* The arguments of a launch. */
+TtiArgs tti_args(const rtm_grid_t *grid, const rtm_tti_shape_t *shape,
+                 const rtm_tti_fields_t *fields, int backward, int z_begin, int z_end) {
+  TtiArgs a = zmarch_args<TtiArgs>(grid, fields->eta_dt, shape->zblock, backward, z_begin, z_end);
+  a.lead = lead_of(shape);
+  a.slots = ring_slots(a.lead);
+  memcpy(a.c2, fields->weights[0].c2, sizeof a.c2); /* the same on every axis */
+  for (int axis = 0; axis < 3; ++axis) {
+    a.inv_h2[axis] = fields->weights[axis].inv_h2;
+    memcpy(a.w1[axis], fields->weights[axis].w1, sizeof a.w1[axis]);
+  }
+  a.p_other = fields->p_other;
+  a.q_other = fields->q_other;
+  a.p = fields->p;
+  a.q = fields->q;
+  for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
+    a.coeff[k] = fields->coeff[k];
+  return a;
 }
 
+/* tma: the maps of the fields; zero for sync and ldgsts. */
+TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
+  TtiMaps maps;
+  memset(&maps, 0, sizeof maps);
+  if (shape->halo == RTM_HALO_TMA) {
+    memcpy(&maps.p, fields->p_map, sizeof maps.p);
+    memcpy(&maps.q, fields->q_map, sizeof maps.q);
+    memcpy(&maps.p_other, fields->p_other_map, sizeof maps.p_other);
+    memcpy(&maps.q_other, fields->q_other_map, sizeof maps.q_other);
+    for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
+      if (fields->coeff_map[k]) memcpy(&maps.coeff[k], fields->coeff_map[k], sizeof maps.coeff[k]);
+  }
+  return maps;
+}
+
+} // namespace
+
 extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
-  int status = RTM_OK, optin = 0;
-  const int bx = shape->block[0], by = shape->block[1];
+  int status = RTM_OK;
+  const char *what = shape->tilted ? "tti" : "vti";
   size_t bytes = 0;
-  if (bx < 4 || bx % 4 != 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x = %d: the tile width must be a positive multiple of 4 "
-             "(tile rows are copied in 16-byte pieces)",
-             bx);
-  if (by < 1) RTM_FAIL(RTM_ERR_CONFIG, "kernel.block_y = %d: must be at least 1", by);
-  if (bx * by > MAX_THREADS)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d: the vti/tti kernel runs one thread per "
-             "cell and at most %d threads per block",
-             bx, by, MAX_THREADS);
-  if ((bx * by) % 32 != 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d = %d threads (one per cell for "
-             "vti/tti): must be whole warps (a multiple of 32 threads)",
-             bx, by, bx * by);
-  if (shape->halo == RTM_HALO_TMA && shape->coeff_half && bx % 8 != 0)
+  RTM_TRY(zmarch_block_check(shape->block, 1, MAX_THREADS, what));
+  if (shape->halo == RTM_HALO_TMA && shape->coeff_half && shape->block[0] % 8 != 0)
     RTM_FAIL(RTM_ERR_CONFIG,
              "kernel.block_x = %d with kernel.halo = tma and memory.model_precision = fp16: "
              "must be a multiple of 8 (a row of binary16 coefficients is copied in 16-byte "
              "pieces)",
-             bx);
-  RTM_TRY(rtm_cuda_halo_check(shape->halo, shape->stages, shape->zblock, shape->block, device,
-                              &optin));
+             shape->block[0]);
   bytes = rtm_tti_cuda_shared_bytes(shape);
-  if (bytes > (size_t)optin)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "kernel.block_x x kernel.block_y = %d x %d with kernel.halo = %s, kernel.stages = "
-             "%d needs %zu bytes of shared memory per block for %s; device %d allows %d",
-             bx, by, rtm_iso_halo_name(shape->halo), shape->stages, bytes,
-             shape->tilted ? "tti" : "vti", device, optin);
+  RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, what,
+                              device));
   RTM_TRY(rtm_cuda_kernel_prepare((const void *)pick(shape), bytes, shape->halo));
   return RTM_OK;
 fail:
   return status;
+}
+
+extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
+  return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0,
+                         shape->coeff_half != 0, shape->halo, lead_of(shape));
 }
 
 extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *shape,
@@ -784,50 +914,10 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
       RTM_FAIL(RTM_ERR_INTERNAL, "rtm_tti_cuda_step: kernel.halo = tma without its tensor maps");
   }
   {
-    const int bx = shape->block[0], by = shape->block[1], range = z_end - z_begin;
-    TtiArgs a;
-    memset(&a, 0, sizeof a);
-    a.p_other = fields->p_other;
-    a.q_other = fields->q_other;
-    a.p = fields->p;
-    a.q = fields->q;
-    for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
-      a.coeff[k] = fields->coeff[k];
-    a.eta_x = fields->eta_dt[0];
-    a.eta_y = fields->eta_dt[1];
-    a.eta_z = fields->eta_dt[2];
-    a.stride_y = (long long)grid->stride_y;
-    a.stride_z = (long long)grid->stride_z;
-    a.origin = (long long)grid->origin_index;
-    a.nx = grid->n[0];
-    a.ny = grid->n[1];
-    a.z_offset = grid->z_offset;
-    a.row_floats = (int)grid->stride_y;
-    a.rows = grid->n[1] + 2 * R;
-    a.z_begin = z_begin;
-    a.z_end = z_end;
-    a.zblock = shape->zblock > 0 && shape->zblock < range ? shape->zblock : range;
-    a.lead = lead_of(shape);
-    a.slots = ring_slots(a.lead);
-    a.damping_sign = backward ? -1.f : 1.f;
-    memcpy(a.c2, fields->weights[0].c2, sizeof a.c2); /* the same on every axis */
-    for (int axis = 0; axis < 3; ++axis) {
-      a.inv_h2[axis] = fields->weights[axis].inv_h2;
-      memcpy(a.w1[axis], fields->weights[axis].w1, sizeof a.w1[axis]);
-    }
-    TtiMaps maps;
-    memset(&maps, 0, sizeof maps);
-    if (shape->halo == RTM_HALO_TMA) {
-      memcpy(&maps.p, fields->p_map, sizeof maps.p);
-      memcpy(&maps.q, fields->q_map, sizeof maps.q);
-      memcpy(&maps.p_other, fields->p_other_map, sizeof maps.p_other);
-      memcpy(&maps.q_other, fields->q_other_map, sizeof maps.q_other);
-      for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
-        if (fields->coeff_map[k]) memcpy(&maps.coeff[k], fields->coeff_map[k], sizeof maps.coeff[k]);
-    }
-    const dim3 block((unsigned)bx, (unsigned)by, 1);
-    const dim3 blocks((unsigned)((a.nx + bx - 1) / bx), (unsigned)((a.ny + by - 1) / by),
-                      (unsigned)((range + a.zblock - 1) / a.zblock));
+    const TtiArgs a = tti_args(grid, shape, fields, backward, z_begin, z_end);
+    const TtiMaps maps = tti_maps(shape, fields);
+    const dim3 block((unsigned)shape->block[0], (unsigned)shape->block[1], 1);
+    const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
     pick(shape)<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);
     RTM_CUDA_TRY_LAUNCH(shape->tilted ? "tti_zmarch<tti>" : "tti_zmarch<vti>");
