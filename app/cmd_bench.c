@@ -29,7 +29,7 @@ enum { WINDOWS = 3, MAX_RESULTS = 256 };
 
 /* What a step holds per cell: wavefield levels (iso p[n], p[n-1]; vti/tti p and q at two
  * levels), float each, and model volumes (iso v^2 dt^2; the per-cell coefficients of
- * solver/tti_cuda.h, 4 volumes for vti, 7 for tti), 4 bytes a cell, or 2 with
+ * solver/cuda/tti_cuda.h, 4 volumes for vti, 7 for tti), 4 bytes a cell, or 2 with
  * memory.model_precision = fp16. */
 typedef struct {
   int levels, volumes, volume_bytes;

@@ -36,12 +36,13 @@ fail:
 }
 
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  *model = (rtm_model_t){0}; /* empty on every failure */
   if (cfg->model.file[0])
     return read_model_file(cfg->model.file, grid, cfg->physics.equation, model);
   return rtm_model_from_constants(cfg, grid, model);
 }
 
-int rtm_app_write_report(const char *path, rtm_report_t *report, const rtm_grid_t *grid,
+int rtm_app_write_report(const char *path, const rtm_report_t *report, const rtm_grid_t *grid,
                          const rtm_mem_ledger_t *ledger) {
   int status = RTM_OK;
   const int count = ledger ? ledger->count : 0;
@@ -56,13 +57,12 @@ int rtm_app_write_report(const char *path, rtm_report_t *report, const rtm_grid_
     rows[i] = (rtm_report_allocation_t){r->label, r->strategy, r->bytes, r->reserved_bytes,
                                         r->compressed};
   }
-  report->volume = &volume;
-  report->allocations = rows;
-  report->allocation_count = count;
-  report->allocation_total_bytes = ledger ? ledger->total_bytes : 0;
-  status = rtm_report_write_json(path, report);
-  report->volume = NULL;
-  report->allocations = NULL;
+  rtm_report_t filled = *report;
+  filled.volume = &volume;
+  filled.allocations = rows;
+  filled.allocation_count = count;
+  filled.allocation_total_bytes = ledger ? ledger->total_bytes : 0;
+  status = rtm_report_write_json(path, &filled);
 fail:
   free(rows);
   return status;

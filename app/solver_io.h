@@ -1,5 +1,5 @@
 /* solver_io.h - the app's wiring between io and the solver, which know nothing of each
- * other (DESIGN.md: io -> config, solver -> memory, config): grids become io volumes,
+ * other (README "Layout": io -> config, solver -> memory, config): grids become io volumes,
  * model files become rtm_model_t, the memory ledger becomes the report's rows. */
 #ifndef RTM_APP_SOLVER_IO_H
 #define RTM_APP_SOLVER_IO_H
@@ -16,9 +16,9 @@ rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid);
  * the file), else the [model] constants; its range computed. */
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
 
-/* Writes the JSON run report with the grid's volume and the ledger's allocations filled in
- * (report->volume and report->allocations are set for the call only). */
-int rtm_app_write_report(const char *path, rtm_report_t *report, const rtm_grid_t *grid,
+/* Writes the JSON run report: `report` with the grid's volume and the ledger's
+ * allocations filled in. */
+int rtm_app_write_report(const char *path, const rtm_report_t *report, const rtm_grid_t *grid,
                          const rtm_mem_ledger_t *ledger);
 
 #endif

@@ -39,7 +39,7 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
   step "compute-sanitizer (50 steps per variant)"
   for tool in memcheck racecheck; do
     RTM3D_TEST_STEPS=50 timeout "${SANITIZER_TIMEOUT:-400}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-      "$build/tests/test_cuda_backend" > "$out/sanitizer_$tool.log" 2>&1
+      "$build/tests/gpu/test_cuda_backend" > "$out/sanitizer_$tool.log" 2>&1
     rc=$?
     summary="$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer_$tool.log" | tail -1)"
     echo "$tool: exit $rc ${summary:-no summary}"

@@ -25,7 +25,7 @@ rtm3d="$build/app/rtm3d" # the benchmark: rtm3d bench --traces
 (cd "$build" && ctest -R traces --output-on-failure) > "$out/ctest.log" 2>&1
 tests_rc=$?
 grep -E "Test +#|tests passed|graph nodes|worst output" "$out/ctest.log"
-"$build/tests/test_traces_gpu" 2>/dev/null | grep -E "graph nodes|worst output" >> "$out/ctest.log"
+"$build/tests/traces/test_traces_gpu" 2>/dev/null | grep -E "graph nodes|worst output" >> "$out/ctest.log"
 
 : > "$out/bench.log"
 summary="$out/summary.txt"
@@ -56,7 +56,7 @@ grep -E "graph nodes|check|GB/s" "$out/bench.log" | sort | uniq -c | head -30
 
 if command -v compute-sanitizer >/dev/null; then
   timeout 240 compute-sanitizer --tool memcheck --error-exitcode 3 \
-    "$build/tests/test_traces_gpu" > "$out/sanitizer.log" 2>&1
+    "$build/tests/traces/test_traces_gpu" > "$out/sanitizer.log" 2>&1
   echo "compute-sanitizer memcheck on test_traces_gpu: rc $? ($(grep -c 'ERROR SUMMARY: 0' "$out/sanitizer.log") clean summaries)"
   tail -3 "$out/sanitizer.log"
 fi

@@ -49,7 +49,7 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
     steps=50
     [ "$tool" = racecheck ] && steps="${RACECHECK_STEPS:-20}"
     RTM3D_TEST_STEPS=$steps RTM3D_TEST_FEW=1 RTM3D_TEST_FILTER="$filter" timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-      "$build/tests/test_cuda_tti" > "$out/sanitizer_$tool.log" 2>&1
+      "$build/tests/gpu/test_cuda_tti" > "$out/sanitizer_$tool.log" 2>&1
     rc=$?
     summary="$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer_$tool.log" | tail -1)"
     echo "$tool: exit $rc ${summary:-no summary}"

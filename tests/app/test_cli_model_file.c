@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "io_test_util.h"
+#include "rtm_test_io.h"
 #include "rtm_test_main.h"
 #include "rtm_io.h"
 

@@ -2,7 +2,7 @@
  * argument): pass on identical files, fail on a 1e-3 relative perturbation, NaN and shape
  * mismatches, exit 2 on unreadable files and bad usage; plot writes the slice, gather and
  * default name it promises and refuses ranges. */
-#include "io_test_util.h"
+#include "rtm_test_io.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
-#include "png_read.h"
+#include "rtm_test_png.h"
 #include "rtm_test_main.h"
 #include "rtm_io.h"
 #include "rtm_status.h"

@@ -2,7 +2,7 @@
  * error the reader must name: shape, missing dataset, corrupt or truncated file, spacing,
  * non-finite values. (Constant models: tests/solver/test_model_parameters.c; model.file
  * through `rtm3d model`: tests/app/test_cli_model_file.c.) */
-#include "io_test_util.h"
+#include "rtm_test_io.h"
 
 #include <math.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /* Run output files (snapshots, traces, attributes, PATH.partial until a successful close)
  * and the JSON run report (valid JSON, every key, escaping). */
-#include "io_test_util.h"
+#include "rtm_test_io.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* PNG slices: size, colormap (positive red, negative blue, zero white, NaN black), the
  * percentile clip against a sorted reference, the Title text, refused sizes. */
-#include "io_test_util.h"
+#include "rtm_test_io.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "png_read.h"
+#include "rtm_test_png.h"
 #include "rtm_io.h"
 #include "rtm_status.h"
 #include "rtm_test_main.h"

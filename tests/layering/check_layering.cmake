@@ -1,5 +1,5 @@
 # check_layering.cmake - fails when a module includes a header of a module it must not
-# depend on (DESIGN.md "Layout"):
+# depend on (README.md "Layout", after the design card):
 #
 #   app    -> solver, io, config, memory, status
 #   solver -> memory, config, status
@@ -8,10 +8,14 @@
 #   tests  -> everything but app
 #
 # A file belongs to the module of its folder (config/status/ is the module "status",
-# solver/<sub-folder>/ is solver, tests/... is tests); a quoted #include names a header
-# that belongs to the module whose folder holds it (rtm_version.h, generated from
-# config/rtm_version.h.in, belongs to config). A quoted include that no module holds is an
-# error too: the check must be able to place every header.
+# solver/<sub-folder>/ is solver, tests/... is tests); an #include, quoted or in angle
+# brackets, names a header that belongs to the module whose folder holds it (rtm_version.h,
+# generated from config/rtm_version.h.in, belongs to config). A quoted include that no
+# module holds is an error too (the check must place every header); an angle-bracket one
+# that no module holds is a system header. Two headers of one name anywhere in the tree
+# are an error (one include path per module cannot tell them apart). A private header (a
+# name not beginning with rtm_, or ending in _impl.h, or a .cuh) may be included only from
+# its own folder: app/ may use config, but not config/config_impl.h.
 #
 #   cmake -DROOT=<source dir> -P tests/layering/check_layering.cmake
 if(NOT ROOT)
@@ -43,10 +47,10 @@ set(headers "")
 foreach(dir config memory solver io app tests)
   if(IS_DIRECTORY "${ROOT}/${dir}")
     file(GLOB_RECURSE found "${ROOT}/${dir}/*.c" "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.cu"
-         "${ROOT}/${dir}/*.cuh")
+         "${ROOT}/${dir}/*.cuh" "${ROOT}/${dir}/*.cpp" "${ROOT}/${dir}/*.hpp")
     list(APPEND sources ${found})
     file(GLOB_RECURSE found_headers "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.cuh"
-         "${ROOT}/${dir}/*.h.in")
+         "${ROOT}/${dir}/*.hpp" "${ROOT}/${dir}/*.h.in")
     list(APPEND headers ${found_headers})
   endif()
 endforeach()
@@ -62,28 +66,43 @@ foreach(list_name sources headers)
   set(${list_name} ${kept})
 endforeach()
 
-# header name -> owning module (the same name in two modules would be ambiguous: an error)
+# header name -> owning module and folder (a name twice in the tree is ambiguous: an error)
 set(violations 0)
 foreach(header ${headers})
   get_filename_component(name "${header}" NAME)
   string(REGEX REPLACE "\\.in$" "" name "${name}")
+  get_filename_component(folder "${header}" DIRECTORY)
   module_of("${header}" owner)
-  if(DEFINED owner_of_${name} AND NOT owner_of_${name} STREQUAL owner)
-    message("layering: header ${name} exists in ${owner_of_${name}} and ${owner}")
+  if(DEFINED owner_of_${name})
+    file(RELATIVE_PATH first "${ROOT}" "${folder_of_${name}}")
+    file(RELATIVE_PATH second "${ROOT}" "${folder}")
+    message("layering: header ${name} exists in ${first}/ and in ${second}/")
     math(EXPR violations "${violations} + 1")
   endif()
   set(owner_of_${name} ${owner})
+  set(folder_of_${name} "${folder}")
 endforeach()
 
 foreach(source ${sources})
   module_of("${source}" module)
   file(RELATIVE_PATH rel "${ROOT}" "${source}")
-  file(STRINGS "${source}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  get_filename_component(source_folder "${source}" DIRECTORY)
+  file(STRINGS "${source}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
   foreach(line ${lines})
-    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" included "${line}")
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">].*" "\\1" included "${line}")
+    string(REGEX MATCH "^[ \t]*#[ \t]*include[ \t]*\"" quoted "${line}")
     get_filename_component(name "${included}" NAME)
     if(NOT DEFINED owner_of_${name})
-      message("layering: ${rel} includes \"${included}\", which no module holds")
+      if(quoted)
+        message("layering: ${rel} includes \"${included}\", which no module holds")
+        math(EXPR violations "${violations} + 1")
+      endif()
+      continue()
+    endif()
+    if(NOT folder_of_${name} STREQUAL source_folder AND
+       (NOT name MATCHES "^rtm_" OR name MATCHES "_impl\\.h$" OR name MATCHES "\\.cuh$"))
+      file(RELATIVE_PATH private_folder "${ROOT}" "${folder_of_${name}}")
+      message("layering: ${rel} includes \"${included}\", private to ${private_folder}/")
       math(EXPR violations "${violations} + 1")
       continue()
     endif()

@@ -1,12 +1,19 @@
+#define _POSIX_C_SOURCE 200809L
 /* Constant models from the config (rtm_model_from_constants): the parameters the equation
  * needs, each cell the constant rounded to float, the others absent, the range computed.
- * (Moved from the io tests: io reads model files only; the app chooses file or constants.) */
+ * (Moved from the io tests: io reads model files only; the app chooses file or constants.)
+ * The range of a rank's slab (rtm_model_update_range on a local z-range, as the app calls
+ * it after reading a slab): over the slab's cells only, a bad cell named by its global z. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
+
+#include "rtm_test_capture.h"
 
 #include "rtm_solver.h"
 #include "rtm_status.h"
@@ -60,4 +67,41 @@ static void test_model_from_constants(void **state) {
   free(cfg);
 }
 
-RTM_TEST_MAIN(cmocka_unit_test(test_model_from_constants))
+static void test_range_of_a_local_slab(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_range_of_a_local_slab");
+  rtm_grid_t grid;
+  const int n[3] = {7, 6, 12};
+  const double spacing[3] = {10.0, 10.0, 10.0};
+  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  assert_int_equal(rtm_grid_set_z_range(&grid, 5, 4), RTM_OK); /* planes 5 .. 8 */
+  const size_t cells = rtm_grid_interior_cells(&grid);
+  assert_int_equal(cells, (size_t)7 * 6 * 4);
+  rtm_model_t model = {.vp = malloc(cells * sizeof(float)),
+                       .epsilon = malloc(cells * sizeof(float))};
+  assert_non_null(model.vp);
+  assert_non_null(model.epsilon);
+  double vp_max = 0.0, epsilon_max = -1.0;
+  for (size_t i = 0; i < cells; ++i) {
+    model.vp[i] = (float)rtm_test_uniform(&rng, 1500.0, 4500.0);
+    model.epsilon[i] = (float)rtm_test_uniform(&rng, -0.1, 0.3);
+    vp_max = fmax(vp_max, model.vp[i]);
+    epsilon_max = fmax(epsilon_max, model.epsilon[i]);
+  }
+  assert_int_equal(rtm_model_update_range(&model, &grid), RTM_OK);
+  assert_true(model.vp_max == vp_max);
+  assert_true(model.epsilon_max == epsilon_max);
+
+  /* local plane 2 is global plane 7: the message says iz 7 */
+  const size_t bad = (2 * 6 + 3) * 7 + 4;
+  model.vp[bad] = -1.0f;
+  capture_t c;
+  capture_begin(&c);
+  assert_int_equal(rtm_model_update_range(&model, &grid), RTM_ERR_INPUT);
+  const char *text = capture_end(&c);
+  assert_non_null(strstr(text, "(ix 4, iy 3, iz 7)"));
+  rtm_model_release(&model);
+}
+
+RTM_TEST_MAIN(cmocka_unit_test(test_model_from_constants),
+              cmocka_unit_test(test_range_of_a_local_slab))

@@ -1,6 +1,6 @@
-/* png_read.h - reads a PNG back with libpng for the tests: size, RGB pixels, Title text. */
-#ifndef RTM_PNG_READ_H
-#define RTM_PNG_READ_H
+/* rtm_test_png.h - reads a PNG back with libpng for the tests: size, RGB pixels, Title text. */
+#ifndef RTM_TEST_PNG_H
+#define RTM_TEST_PNG_H
 
 #include <png.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-/* io_test_util.h - helpers for the io tests: capturing what a call prints on stderr or
+/* rtm_test_io.h - helpers for the io and cli tests: capturing what a call prints on stderr or
  * stdout, fresh random inputs, and small files. */
-#ifndef RTM_IO_TEST_UTIL_H
-#define RTM_IO_TEST_UTIL_H
+#ifndef RTM_TEST_IO_H
+#define RTM_TEST_IO_H
 
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

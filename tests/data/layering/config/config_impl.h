@@ -1,0 +1,1 @@
+/* A fixture of tests/layering: a private header of config. */
