@@ -21,8 +21,11 @@ typedef enum { RTM_EQUATION_ISO = 0, RTM_EQUATION_VTI, RTM_EQUATION_TTI } rtm_eq
 typedef enum {
   RTM_RECEIVERS_NONE = 0,
   RTM_RECEIVERS_PLANE,
-  RTM_RECEIVERS_FILE
+  RTM_RECEIVERS_FILE,
+  RTM_RECEIVERS_PATCH /* a plane moving with each shot: x_first, y_first are offsets */
 } rtm_receiver_layout_t;
+typedef enum { RTM_SHOTS_SINGLE = 0, RTM_SHOTS_GRID, RTM_SHOTS_FILE } rtm_shot_layout_t;
+typedef enum { RTM_RECONSTRUCT_SNAPSHOTS = 0 } rtm_reconstruction_t;
 typedef enum { RTM_BOUNDARY_SPONGE = 0 } rtm_boundary_kind_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
@@ -57,6 +60,15 @@ typedef struct {
     double delay_s;      /* NAN = auto: 1.2 / frequency */
     double amplitude;
   } source;
+  struct {
+    rtm_shot_layout_t layout;       /* single: the [source] position */
+    char file[RTM_CONFIG_PATH_MAX]; /* layout = file: "x y z" in metres per line */
+    double x_first_m, x_step_m;     /* layout = grid; NAN = auto */
+    int x_count;
+    double y_first_m, y_step_m;
+    int y_count;
+    double z_m; /* NAN = auto: source.z */
+  } shots;
   struct {
     rtm_receiver_layout_t layout;
     char file[RTM_CONFIG_PATH_MAX]; /* layout = file: "x y z" in metres per line */
@@ -99,6 +111,19 @@ typedef struct {
     int require_compression;
     rtm_precision_t model_precision; /* vti/tti coefficient volumes: float or binary16 */
   } memory;
+  struct {
+    char observed[RTM_CONFIG_PATH_MAX]; /* the gathers to migrate (rtm3d model's shot layout) */
+    rtm_reconstruction_t reconstruction;
+    int imaging_step;              /* 0 = auto */
+    rtm_precision_t snapshot_precision;
+    int illumination;              /* divide by sum S^2 + eps */
+    double illumination_eps;       /* relative to the largest illumination */
+    int laplacian;                 /* Laplacian filter of the image */
+    int mute;                      /* mute the direct arrival in the observed data */
+    double mute_velocity_m_s;      /* NAN = auto: vp at the source */
+    double mute_taper_s;           /* NAN = auto: 1.5 / source.frequency */
+    int shot_images;               /* also write each shot's image */
+  } rtm;
   struct {
     int warmup_steps;
     int steps;

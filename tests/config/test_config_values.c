@@ -42,9 +42,10 @@ static void test_schema_is_consistent(void **state) {
         fail_msg("section [%s] is split", a->section);
     }
   }
-  /* The brief's keys: 9 grid, 3 time, 6 model, 3 physics, 6 source, 10 receivers,
-   * 3 boundary, 2 snapshots, 3 output, 2 backend, 5 kernel, 6 memory, 2 bench, 1 traces. */
-  assert_int_equal(rows, 61);
+  /* The keys: 9 grid, 3 time, 6 model, 3 physics, 6 source, 9 shots, 10 receivers,
+   * 3 boundary, 2 snapshots, 3 output, 2 backend, 5 kernel, 6 memory, 11 rtm, 2 bench,
+   * 1 traces. */
+  assert_int_equal(rows, 81);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */
@@ -300,7 +301,7 @@ static void test_set_errors(void **state) {
       {"grid.dx=1e999", "--set grid.dx=1e999: not a finite number"},
       {"grid.nxx=4", "--set grid.nxx=4: unknown key grid.nxx (did you mean grid.nx?)"},
       {"gird.nx=4", "--set gird.nx=4: unknown section and key gird.nx (did you mean grid.nx?)"},
-      {"shots.count=4", "--set shots.count=4: unknown section and key shots.count (sections: grid"},
+      {"survey.count=4", "--set survey.count=4: unknown section and key survey.count (sections: grid"},
       {"nx=4",
        "--set nx=4: expected section.key=value, the key with its section (did you mean grid.nx?)"},
       {"grid.nx", "--set grid.nx: expected section.key=value"},
