@@ -80,7 +80,7 @@ fail:
 
 int rtm_cuda_backend_level_maps(rtm_cuda_backend_state_t *b) {
   int status = RTM_OK;
-  for (int f = 0; f < b->fields; ++f)
+  for (int f = 0; f < b->physics->field_count; ++f)
     for (int l = 0; l < RTM_CUDA_LEVELS; ++l) {
       const float *field = b->level[f][l].ptr;
       RTM_TRY(rtm_iso_cuda_tensor_map(&b->grid, field, &b->kernel, &b->map[f][l]));
@@ -94,7 +94,7 @@ fail:
 int rtm_cuda_backend_prefetch(rtm_cuda_backend_state_t *b, const rtm_allocation_t *volumes,
                               int count) {
   int status = RTM_OK;
-  for (int f = 0; f < b->fields; ++f)
+  for (int f = 0; f < b->physics->field_count; ++f)
     for (int l = 0; l < RTM_CUDA_LEVELS; ++l)
       RTM_TRY(rtm_mem_prefetch(&b->level[f][l], b->stream));
   for (int k = 0; k < count; ++k)
@@ -130,11 +130,11 @@ static int new_state(const rtm_backend_desc_t *desc, rtm_cuda_backend_state_t **
       desc->steps < 0)
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: incomplete description (config, grid, model.vp, "
                                "dt > 0, steps >= 0 are required)");
-  const int anisotropic = cfg->physics.equation != RTM_EQUATION_ISO;
-  b = calloc(1, anisotropic ? rtm_cuda_tti_state_bytes : rtm_cuda_iso_state_bytes);
+  const rtm_cuda_physics_t *physics =
+      cfg->physics.equation == RTM_EQUATION_ISO ? &rtm_cuda_physics_iso : &rtm_cuda_physics_tti;
+  b = calloc(1, physics->state_bytes);
   if (!b) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the cuda backend");
-  b->anisotropic = anisotropic;
-  b->fields = anisotropic ? 2 : 1; /* iso has no q */
+  b->physics = physics;
   b->grid = *desc->grid;
   b->device = cfg->backend.device;
   b->steps = desc->steps;
@@ -195,7 +195,7 @@ static int alloc_levels(rtm_cuda_backend_state_t *b) {
   static const char *const label[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS] = {
       {"p (level a)", "p (level b)"}, {"q (level a)", "q (level b)"}};
   const size_t field_bytes = b->grid.padded_cells * sizeof(float);
-  for (int f = 0; f < b->fields; ++f)
+  for (int f = 0; f < b->physics->field_count; ++f)
     for (int l = 0; l < RTM_CUDA_LEVELS; ++l)
       RTM_TRY(rtm_cuda_backend_alloc(b, b->wavefield_strategy, field_bytes, label[f][l],
                                      &b->level[f][l]));
@@ -213,13 +213,13 @@ static int cuda_create(const rtm_backend_desc_t *desc, void **state_out) {
   *state_out = NULL;
   RTM_TRY(new_state(desc, &b));
   RTM_TRY(open_device(b, cfg));
-  RTM_TRY(b->anisotropic ? rtm_cuda_tti_prepare(b, cfg) : rtm_cuda_iso_prepare(b, cfg));
+  RTM_TRY(b->physics->prepare(b, cfg));
   RTM_TRY(resolve_strategy(cfg, "wavefield", b->wavefield_strategy, sizeof b->wavefield_strategy));
   RTM_TRY(resolve_strategy(cfg, "model", b->model_strategy, sizeof b->model_strategy));
-  RTM_TRY(b->anisotropic ? rtm_cuda_tti_check_fits(b) : rtm_cuda_iso_check_fits(b));
+  RTM_TRY(b->physics->check_fits(b));
   RTM_CUDA_TRY(cudaStreamCreate(&b->stream));
   RTM_TRY(alloc_levels(b));
-  RTM_TRY(b->anisotropic ? rtm_cuda_tti_fill(b, desc) : rtm_cuda_iso_fill(b, desc));
+  RTM_TRY(b->physics->fill(b, desc));
   RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
   *state_out = b;
   return RTM_OK;
@@ -241,10 +241,7 @@ static void cuda_destroy(void *state) {
   rtm_cuda_backend_release(&b->source_index);
   for (int a = 2; a >= 0; --a)
     rtm_cuda_backend_release(&b->eta_dt[a]);
-  if (b->anisotropic)
-    rtm_cuda_tti_release(b);
-  else
-    rtm_cuda_iso_release(b);
+  b->physics->release(b);
   for (int f = RTM_CUDA_FIELDS - 1; f >= 0; --f)
     for (int l = RTM_CUDA_LEVELS - 1; l >= 0; --l)
       rtm_cuda_backend_release(&b->level[f][l]);
@@ -285,16 +282,13 @@ fail:
 static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned fields) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
-  const char *const *trace_label =
-      b->anisotropic ? rtm_cuda_tti_trace_label : rtm_cuda_iso_trace_label;
   rtm_cuda_backend_release(&b->receiver_index);
   rtm_cuda_backend_release(&b->receiver_weight);
   for (int f = 0; f < RTM_CUDA_FIELDS; ++f)
     rtm_cuda_backend_release(&b->traces[f]);
   b->receiver_count = 0;
   b->trace_fields = 0;
-  RTM_TRY(b->anisotropic ? rtm_cuda_tti_check_recorded(fields)
-                         : rtm_cuda_iso_check_recorded(fields));
+  RTM_TRY(b->physics->check_recorded(fields));
   b->trace_fields = fields;
   if (!points || points->count == 0 || fields == 0) return RTM_OK;
   const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
@@ -307,7 +301,7 @@ static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned 
     if (fields & RTM_FIELD_BIT(f))
       RTM_TRY(rtm_cuda_backend_alloc(b, "device",
                                      (size_t)points->count * b->trace_length * sizeof(float),
-                                     trace_label[f], &b->traces[f]));
+                                     b->physics->trace_label[f], &b->traces[f]));
   RTM_TRY(upload(&b->receiver_index, points->tap_index, taps * sizeof(size_t)));
   RTM_TRY(upload(&b->receiver_weight, points->tap_weight, taps * sizeof(float)));
   b->receiver_count = points->count;
@@ -317,11 +311,6 @@ fail:
 }
 
 /* ---- step ---- */
-
-static int launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin, int z_end) {
-  return b->anisotropic ? rtm_cuda_tti_launch(b, centre, backward, z_begin, z_end)
-                        : rtm_cuda_iso_launch(b, centre, backward, z_begin, z_end);
-}
 
 static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
   int status = RTM_OK;
@@ -340,23 +329,23 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   const int low_end = nz < R ? nz : R;
   const int high_begin = nz - R > low_end ? nz - R : low_end;
   if (region == RTM_REGION_ALL) {
-    RTM_TRY(launch(b, centre, backward, 0, nz));
+    RTM_TRY(b->physics->launch(b, centre, backward, 0, nz));
   } else if (region == RTM_REGION_EDGE_PLANES) {
-    RTM_TRY(launch(b, centre, backward, 0, low_end));
-    RTM_TRY(launch(b, centre, backward, high_begin, nz));
+    RTM_TRY(b->physics->launch(b, centre, backward, 0, low_end));
+    RTM_TRY(b->physics->launch(b, centre, backward, high_begin, nz));
     return RTM_OK;
   } else if (region == RTM_REGION_INTERIOR) {
-    RTM_TRY(launch(b, centre, backward, low_end, high_begin));
+    RTM_TRY(b->physics->launch(b, centre, backward, low_end, high_begin));
   } else {
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: unknown step region %d", (int)region);
   }
   /* The new level of every field gets sample it; receivers record the fields asked for,
    * column it + 1 (it - 1 backward). */
-  for (int f = 0; f < b->fields; ++f)
+  for (int f = 0; f < b->physics->field_count; ++f)
     RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
                                 b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
                                 b->source_samples, it, b->stream));
-  for (int f = 0; f < b->fields; ++f)
+  for (int f = 0; f < b->physics->field_count; ++f)
     if (b->trace_fields & RTM_FIELD_BIT(f))
       RTM_TRY(rtm_iso_cuda_record(b->level[f][1 - centre].ptr, b->receiver_index.ptr,
                                   b->receiver_weight.ptr, b->traces[f].ptr, b->receiver_count,
@@ -375,8 +364,7 @@ static int copy_field(rtm_cuda_backend_state_t *b, rtm_field_t field, rtm_level_
                       float *to_host, const float *from_host, enum cudaMemcpyKind kind) {
   int status = RTM_OK;
   const rtm_grid_t *g = &b->grid;
-  RTM_TRY(b->anisotropic ? rtm_cuda_tti_check_field(field, level)
-                         : rtm_cuda_iso_check_field(field, level));
+  RTM_TRY(b->physics->check_field(field, level));
   float *padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
   const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
   const size_t dense_pitch = nx * sizeof(float), padded_pitch = g->stride_y * sizeof(float);
@@ -409,7 +397,7 @@ static int cuda_read_traces(void *state, rtm_field_t field, float *traces) {
   rtm_cuda_backend_state_t *b = state;
   if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(b->trace_fields & RTM_FIELD_BIT(field)))
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (%s): traces of %s were not recorded",
-             b->anisotropic ? "vti/tti" : "iso", rtm_field_name(field));
+             b->physics->name, rtm_field_name(field));
   if (b->receiver_count == 0) return RTM_OK;
   RTM_CUDA_TRY(cudaMemcpyAsync(traces, b->traces[field].ptr,
                                (size_t)b->receiver_count * b->trace_length * sizeof(float),
@@ -434,10 +422,7 @@ static void cuda_describe(void *state, char *text, size_t size) {
   struct cudaDeviceProp prop;
   const struct cudaDeviceProp *known =
       cudaGetDeviceProperties(&prop, b->device) == cudaSuccess ? &prop : NULL;
-  if (b->anisotropic)
-    rtm_cuda_tti_describe(b, known, text, size);
-  else
-    rtm_cuda_iso_describe(b, known, text, size);
+  b->physics->describe(b, known, text, size);
 }
 
 const rtm_backend_t rtm_backend_cuda = {

@@ -11,7 +11,8 @@
  * does not depend on the equation: the device, the stream, the memory strategies per field
  * class, the fit check, the levels of p (and q) with their tma maps, the damping profiles,
  * sources, receivers and traces, the step's plane ranges with its inject / record / swap,
- * dense field copies. It calls the physics below where the equation decides.
+ * dense field copies. Where the equation decides, it calls through the physics' table
+ * (rtm_cuda_physics_t below), chosen once in create from physics.equation.
  *
  * A physics' state begins with an rtm_cuda_backend_state_t, so the common code and the
  * physics hand the same pointer to each other. Fields are indexed like rtm_field_t:
@@ -28,9 +29,10 @@
 
 enum { RTM_CUDA_FIELDS = 2, RTM_CUDA_LEVELS = 2 };
 
+struct rtm_cuda_physics;
+
 typedef struct {
-  int anisotropic; /* vti or tti (backend_cuda_tti.c); else iso (backend_cuda_iso.c) */
-  int fields;      /* fields the kernel updates: 1 (p) or 2 (p and q) */
+  const struct rtm_cuda_physics *physics; /* chosen in create from physics.equation */
   rtm_grid_t grid;
   int device;
   int steps;
@@ -78,45 +80,37 @@ int rtm_cuda_backend_level_maps(rtm_cuda_backend_state_t *b);
 int rtm_cuda_backend_prefetch(rtm_cuda_backend_state_t *b, const rtm_allocation_t *volumes,
                               int count);
 
-/* ---- what each physics supplies: rtm_cuda_iso_* in backend_cuda_iso.c, rtm_cuda_tti_* in
- * backend_cuda_tti.c, by the entry that calls them ---- */
+/* ---- what each physics supplies, called by the entry named in each member ---- */
 
-/* Bytes of the physics' state (an rtm_cuda_backend_state_t first). */
-extern const size_t rtm_cuda_iso_state_bytes;
-extern const size_t rtm_cuda_tti_state_bytes;
-/* create, the device open and kernel.* read into b->kernel: the physics' settings and the
- * kernel's checks of them on the device. */
-int rtm_cuda_iso_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg);
-int rtm_cuda_tti_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg);
-/* create, the strategies resolved: rtm_cuda_backend_check_fits with the physics' volumes. */
-int rtm_cuda_iso_check_fits(const rtm_cuda_backend_state_t *b);
-int rtm_cuda_tti_check_fits(const rtm_cuda_backend_state_t *b);
-/* create, the stream made and the levels allocated: the model volumes and their upload, the
- * kernel's constants, the damping profiles, the tma maps, the prefetches (levels first). */
-int rtm_cuda_iso_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc);
-int rtm_cuda_tti_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc);
-/* destroy, the stream idle: frees the model volumes. */
-void rtm_cuda_iso_release(rtm_cuda_backend_state_t *b);
-void rtm_cuda_tti_release(rtm_cuda_backend_state_t *b);
-/* set_receivers: RTM_OK when the physics has every field of `fields`, else says why. */
-int rtm_cuda_iso_check_recorded(unsigned fields);
-int rtm_cuda_tti_check_recorded(unsigned fields);
-/* Ledger labels of the traces of p and q (NULL: the physics has no such field). */
-extern const char *const rtm_cuda_iso_trace_label[RTM_CUDA_FIELDS];
-extern const char *const rtm_cuda_tti_trace_label[RTM_CUDA_FIELDS];
-/* step: the kernel over the local planes [z_begin, z_end), f[n] at level `centre` and the
- * new level written over the other. */
-int rtm_cuda_iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
-                        int z_end);
-int rtm_cuda_tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
-                        int z_end);
-/* read_field, write_field: RTM_OK when the physics has `field` at `level`, else says why. */
-int rtm_cuda_iso_check_field(rtm_field_t field, rtm_level_t level);
-int rtm_cuda_tti_check_field(rtm_field_t field, rtm_level_t level);
-/* describe: the device (`prop`, NULL when its properties could not be read) and the kernel. */
-void rtm_cuda_iso_describe(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop,
-                           char *text, size_t size);
-void rtm_cuda_tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop,
-                           char *text, size_t size);
+typedef struct rtm_cuda_physics {
+  const char *name;   /* in messages: "iso", "vti/tti" */
+  int field_count;    /* fields the kernel updates: 1 (p) or 2 (p and q) */
+  size_t state_bytes; /* of the physics' state (an rtm_cuda_backend_state_t first) */
+  /* Ledger labels of the traces of p and q (NULL: the physics has no such field). */
+  const char *trace_label[RTM_CUDA_FIELDS];
+  /* create, the device open and kernel.* read into b->kernel: the physics' settings and the
+   * kernel's checks of them on the device. */
+  int (*prepare)(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg);
+  /* create, the strategies resolved: rtm_cuda_backend_check_fits with the physics' volumes. */
+  int (*check_fits)(const rtm_cuda_backend_state_t *b);
+  /* create, the stream made and the levels allocated: the model volumes and their upload, the
+   * kernel's constants, the damping profiles, the tma maps, the prefetches (levels first). */
+  int (*fill)(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc);
+  /* destroy, the stream idle: frees the model volumes. */
+  void (*release)(rtm_cuda_backend_state_t *b);
+  /* set_receivers: RTM_OK when the physics has every field of `fields`, else says why. */
+  int (*check_recorded)(unsigned fields);
+  /* step: the kernel over the local planes [z_begin, z_end), f[n] at level `centre` and the
+   * new level written over the other. */
+  int (*launch)(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin, int z_end);
+  /* read_field, write_field: RTM_OK when the physics has `field` at `level`, else says why. */
+  int (*check_field)(rtm_field_t field, rtm_level_t level);
+  /* describe: the device (`prop`, NULL when its properties could not be read) and the kernel. */
+  void (*describe)(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop, char *text,
+                   size_t size);
+} rtm_cuda_physics_t;
+
+extern const rtm_cuda_physics_t rtm_cuda_physics_iso; /* backend_cuda_iso.c */
+extern const rtm_cuda_physics_t rtm_cuda_physics_tti; /* backend_cuda_tti.c: vti and tti */
 
 #endif

@@ -25,16 +25,14 @@ typedef struct {
 } iso_state_t;
 _Static_assert(offsetof(iso_state_t, common) == 0, "the common state must come first");
 
-const size_t rtm_cuda_iso_state_bytes = sizeof(iso_state_t);
-const char *const rtm_cuda_iso_trace_label[RTM_CUDA_FIELDS] = {"traces", NULL};
-
-int rtm_cuda_iso_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
-  (void)cfg; /* kernel.* is in b->kernel already, the iso launchers' own shape */
+static int iso_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
+  (void)cfg; /* kernel.* is in b->kernel already, the iso launchers' own shape; the table's
+                signature carries cfg for vti/tti's equation and model precision */
   return rtm_iso_cuda_prepare(&b->kernel, b->device);
 }
 
 /* Names each field in the message. */
-int rtm_cuda_iso_check_fits(const rtm_cuda_backend_state_t *b) {
+static int iso_check_fits(const rtm_cuda_backend_state_t *b) {
   const size_t field_bytes = b->grid.padded_cells * sizeof(float);
   const size_t wave = rtm_cuda_backend_taken_bytes(b->wavefield_strategy, field_bytes);
   const size_t model = rtm_cuda_backend_taken_bytes(b->model_strategy, field_bytes);
@@ -69,7 +67,7 @@ fail:
   return status;
 }
 
-int rtm_cuda_iso_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc) {
+static int iso_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   iso_state_t *s = (iso_state_t *)b;
   RTM_TRY(rtm_cuda_backend_alloc(b, b->model_strategy, b->grid.padded_cells * sizeof(float),
@@ -90,12 +88,12 @@ fail:
   return status;
 }
 
-void rtm_cuda_iso_release(rtm_cuda_backend_state_t *b) {
+static void iso_release(rtm_cuda_backend_state_t *b) {
   rtm_cuda_backend_release(&((iso_state_t *)b)->v2dt2);
 }
 
-int rtm_cuda_iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
-                        int z_end) {
+static int iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
+                      int z_end) {
   const iso_state_t *s = (const iso_state_t *)b;
   rtm_iso_fields_t f = {
       .p_other = b->level[RTM_FIELD_P][1 - centre].ptr,
@@ -113,21 +111,21 @@ int rtm_cuda_iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, i
   return rtm_iso_cuda_step(&b->grid, &b->kernel, &f, backward, z_begin, z_end, b->stream);
 }
 
-int rtm_cuda_iso_check_recorded(unsigned fields) {
+static int iso_check_recorded(unsigned fields) {
   if (!(fields & ~RTM_FIELD_BIT(RTM_FIELD_P))) return RTM_OK;
   rtm_log_error("backend cuda (iso): receivers record p only, not fields %#x", fields);
   return RTM_ERR_INTERNAL;
 }
 
-int rtm_cuda_iso_check_field(rtm_field_t field, rtm_level_t level) {
+static int iso_check_field(rtm_field_t field, rtm_level_t level) {
   (void)level; /* any level but the current one is the previous */
   if (field == RTM_FIELD_P) return RTM_OK;
   rtm_log_error("cuda backend (iso): there is no field q");
   return RTM_ERR_UNSUPPORTED;
 }
 
-void rtm_cuda_iso_describe(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop,
-                           char *text, size_t size) {
+static void iso_describe(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop,
+                         char *text, size_t size) {
   const rtm_iso_shape_t *k = &b->kernel;
   if (!prop)
     snprintf(text, size, "CUDA device %d", b->device);
@@ -136,3 +134,18 @@ void rtm_cuda_iso_describe(const rtm_cuda_backend_state_t *b, const struct cudaD
              prop->major, prop->minor, rtm_iso_halo_name(k->halo), k->stages, k->block[0],
              k->block[1], k->zblock);
 }
+
+const rtm_cuda_physics_t rtm_cuda_physics_iso = {
+    .name = "iso",
+    .field_count = 1, /* p: iso has no q */
+    .state_bytes = sizeof(iso_state_t),
+    .trace_label = {"traces", NULL},
+    .prepare = iso_prepare,
+    .check_fits = iso_check_fits,
+    .fill = iso_fill,
+    .release = iso_release,
+    .check_recorded = iso_check_recorded,
+    .launch = iso_launch,
+    .check_field = iso_check_field,
+    .describe = iso_describe,
+};

@@ -32,7 +32,8 @@ _Static_assert((int)RTM_TTI_VPX2 == RTM_FDF_VPX2DT2 && (int)RTM_TTI_VPZ2 == RTM_
 
 typedef struct {
   rtm_cuda_backend_state_t common; /* first: the common code's view of this state */
-  rtm_tti_shape_t shape;
+  int tilted;                      /* tti; else vti */
+  int coeff_half; /* the coefficient volumes hold binary16 (memory.model_precision = fp16) */
   int coeff_count;
   rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
   rtm_iso_tensor_map_t coeff_map[RTM_TTI_COEFF_MAX]; /* tma: own-cell maps */
@@ -40,29 +41,37 @@ typedef struct {
 } tti_state_t;
 _Static_assert(offsetof(tti_state_t, common) == 0, "the common state must come first");
 
-const size_t rtm_cuda_tti_state_bytes = sizeof(tti_state_t);
-const char *const rtm_cuda_tti_trace_label[RTM_CUDA_FIELDS] = {"traces p", "traces q"};
-
 /* Bytes a cell of a coefficient volume: float, or binary16 with memory.model_precision = fp16. */
 static size_t coeff_size(const tti_state_t *s) {
-  return s->shape.coeff_half ? sizeof(rtm_half_t) : sizeof(float);
+  return s->coeff_half ? sizeof(rtm_half_t) : sizeof(float);
+}
+
+/* The launchers' shape: the equation's, and kernel.* as b->kernel holds it, the one copy that
+ * the tensor maps are made with too, so a launch cannot disagree with its maps. */
+static rtm_tti_shape_t shape_of(const tti_state_t *s) {
+  const rtm_iso_shape_t *k = &s->common.kernel;
+  const rtm_tti_shape_t shape = {
+      .tilted = s->tilted,
+      .coeff_half = s->coeff_half,
+      .halo = k->halo,
+      .stages = k->stages,
+      .zblock = k->zblock,
+      .block = {k->block[0], k->block[1]},
+  };
+  return shape;
 }
 
 /* The equation's volumes and precision, and the kernel's shape checked on the device. */
-int rtm_cuda_tti_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
+static int tti_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   tti_state_t *s = (tti_state_t *)b;
-  s->shape.tilted = cfg->physics.equation == RTM_EQUATION_TTI;
-  s->coeff_count = s->shape.tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
-  s->shape.coeff_half = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16;
-  s->shape.halo = b->kernel.halo;
-  s->shape.stages = b->kernel.stages;
-  s->shape.zblock = b->kernel.zblock;
-  s->shape.block[0] = b->kernel.block[0];
-  s->shape.block[1] = b->kernel.block[1];
-  return rtm_tti_cuda_prepare(&s->shape, b->device);
+  s->tilted = cfg->physics.equation == RTM_EQUATION_TTI;
+  s->coeff_count = s->tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
+  s->coeff_half = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16;
+  const rtm_tti_shape_t shape = shape_of(s);
+  return rtm_tti_cuda_prepare(&shape, b->device);
 }
 
-int rtm_cuda_tti_check_fits(const rtm_cuda_backend_state_t *b) {
+static int tti_check_fits(const rtm_cuda_backend_state_t *b) {
   const tti_state_t *s = (const tti_state_t *)b;
   const size_t field_bytes = b->grid.padded_cells * sizeof(float);
   const size_t wave = rtm_cuda_backend_taken_bytes(b->wavefield_strategy, field_bytes);
@@ -73,10 +82,10 @@ int rtm_cuda_tti_check_fits(const rtm_cuda_backend_state_t *b) {
   snprintf(volumes, sizeof volumes,
            "p and q at two levels 4 x %.2f GB (%s), %d coefficient volumes %d x %.2f GB (%s, %s)",
            wave / 1e9, b->wavefield_strategy, s->coeff_count, s->coeff_count, model / 1e9,
-           b->model_strategy, s->shape.coeff_half ? "fp16" : "fp32");
+           b->model_strategy, s->coeff_half ? "fp16" : "fp32");
   return rtm_cuda_backend_check_fits(
-      b, need, s->shape.tilted ? ", tti" : ", vti", volumes,
-      s->shape.coeff_half ? "" : " (memory.model_precision = fp16 halves the coefficients)");
+      b, need, s->tilted ? ", tti" : ", vti", volumes,
+      s->coeff_half ? "" : " (memory.model_precision = fp16 halves the coefficients)");
 }
 
 /* The coefficient volumes from the conditioned parameters, rtm_anisotropy_stored's values
@@ -91,7 +100,7 @@ static int upload_coefficients(tti_state_t *s, const rtm_backend_desc_t *desc) {
   const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
   const size_t plane_bytes = g->stride_z * coeff_size(s);
   const double dt2 = desc->dt_s * desc->dt_s;
-  const rtm_precision_t precision = s->shape.coeff_half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
+  const rtm_precision_t precision = s->coeff_half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
   unsigned char *planes = calloc((size_t)s->coeff_count, plane_bytes);
   if (!planes) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the vti/tti coefficients");
   RTM_TRY(rtm_anisotropy_prepare(desc->config, desc->grid, desc->model, &prepared));
@@ -106,7 +115,7 @@ static int upload_coefficients(tti_state_t *s, const rtm_backend_desc_t *desc) {
         const size_t at = (RTM_RADIUS + iy) * g->stride_y + RTM_RADIUS + ix;
         for (int k = 0; k < s->coeff_count; ++k) {
           unsigned char *plane = planes + (size_t)k * plane_bytes;
-          if (s->shape.coeff_half)
+          if (s->coeff_half)
             ((rtm_half_t *)plane)[at] = rtm_half_from_float(value[k]);
           else
             ((float *)plane)[at] = value[k];
@@ -130,8 +139,7 @@ static int alloc_coefficients(tti_state_t *s) {
   rtm_cuda_backend_state_t *b = &s->common;
   for (int k = 0; k < s->coeff_count; ++k) {
     char label[RTM_MEM_LABEL_MAX]; /* the ledger and the run report say what a volume holds */
-    snprintf(label, sizeof label, "%s%s", rtm_fdf_stored_name[k],
-             s->shape.coeff_half ? " (fp16)" : "");
+    snprintf(label, sizeof label, "%s%s", rtm_fdf_stored_name[k], s->coeff_half ? " (fp16)" : "");
     RTM_TRY(rtm_cuda_backend_alloc(b, b->model_strategy, b->grid.padded_cells * coeff_size(s),
                                    label, &s->coeff[k]));
   }
@@ -147,7 +155,7 @@ static int encode_maps(tti_state_t *s) {
   RTM_TRY(rtm_cuda_backend_level_maps(b));
   for (int k = 0; k < s->coeff_count; ++k)
     RTM_TRY(
-        s->shape.coeff_half
+        s->coeff_half
             ? rtm_iso_cuda_cell_map_half(&b->grid, s->coeff[k].ptr, &b->kernel, &s->coeff_map[k])
             : rtm_iso_cuda_cell_map(&b->grid, s->coeff[k].ptr, &b->kernel, &s->coeff_map[k]));
   return RTM_OK;
@@ -155,7 +163,7 @@ fail:
   return status;
 }
 
-int rtm_cuda_tti_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc) {
+static int tti_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   tti_state_t *s = (tti_state_t *)b;
   RTM_TRY(alloc_coefficients(s));
@@ -170,14 +178,14 @@ fail:
   return status;
 }
 
-void rtm_cuda_tti_release(rtm_cuda_backend_state_t *b) {
+static void tti_release(rtm_cuda_backend_state_t *b) {
   tti_state_t *s = (tti_state_t *)b;
   for (int k = RTM_TTI_COEFF_MAX - 1; k >= 0; --k)
     rtm_cuda_backend_release(&s->coeff[k]);
 }
 
-int rtm_cuda_tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
-                        int z_end) {
+static int tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
+                      int z_end) {
   const tti_state_t *s = (const tti_state_t *)b;
   rtm_tti_fields_t f = {
       .p_other = b->level[RTM_FIELD_P][1 - centre].ptr,
@@ -188,7 +196,7 @@ int rtm_cuda_tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, i
   };
   for (int k = 0; k < s->coeff_count; ++k)
     f.coeff[k] = s->coeff[k].ptr;
-  if (s->shape.halo == RTM_HALO_TMA) {
+  if (b->kernel.halo == RTM_HALO_TMA) {
     f.p_map = &b->map[RTM_FIELD_P][centre];
     f.q_map = &b->map[RTM_FIELD_Q][centre];
     f.p_other_map = &b->cell_map[RTM_FIELD_P][1 - centre];
@@ -197,17 +205,18 @@ int rtm_cuda_tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, i
       f.coeff_map[k] = &s->coeff_map[k];
   }
   memcpy(f.weights, s->weights, sizeof f.weights);
-  return rtm_tti_cuda_step(&b->grid, &s->shape, &f, backward, z_begin, z_end, b->stream);
+  const rtm_tti_shape_t shape = shape_of(s);
+  return rtm_tti_cuda_step(&b->grid, &shape, &f, backward, z_begin, z_end, b->stream);
 }
 
-int rtm_cuda_tti_check_recorded(unsigned fields) {
+static int tti_check_recorded(unsigned fields) {
   if (!(fields & ~(RTM_FIELD_BIT(RTM_FIELD_P) | RTM_FIELD_BIT(RTM_FIELD_Q)))) return RTM_OK;
   rtm_log_error("backend cuda (vti/tti): receivers asked to record unknown fields (mask %#x)",
                 fields);
   return RTM_ERR_INTERNAL;
 }
 
-int rtm_cuda_tti_check_field(rtm_field_t field, rtm_level_t level) {
+static int tti_check_field(rtm_field_t field, rtm_level_t level) {
   if ((field == RTM_FIELD_P || field == RTM_FIELD_Q) &&
       (level == RTM_LEVEL_CURRENT || level == RTM_LEVEL_PREVIOUS))
     return RTM_OK;
@@ -215,16 +224,31 @@ int rtm_cuda_tti_check_field(rtm_field_t field, rtm_level_t level) {
   return RTM_ERR_UNSUPPORTED;
 }
 
-void rtm_cuda_tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop,
-                           char *text, size_t size) {
+static void tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDeviceProp *prop,
+                         char *text, size_t size) {
   const tti_state_t *s = (const tti_state_t *)b;
-  const char *equation = s->shape.tilted ? "tti" : "vti";
+  const rtm_iso_shape_t *k = &b->kernel;
+  const char *equation = s->tilted ? "tti" : "vti";
   if (!prop)
     snprintf(text, size, "CUDA device %d, %s", b->device, equation);
   else
     snprintf(text, size,
              "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d, zblock %d, %s coefficients",
-             prop->name, prop->major, prop->minor, equation, rtm_iso_halo_name(s->shape.halo),
-             s->shape.stages, s->shape.block[0], s->shape.block[1], s->shape.zblock,
-             s->shape.coeff_half ? "fp16" : "fp32");
+             prop->name, prop->major, prop->minor, equation, rtm_iso_halo_name(k->halo), k->stages,
+             k->block[0], k->block[1], k->zblock, s->coeff_half ? "fp16" : "fp32");
 }
+
+const rtm_cuda_physics_t rtm_cuda_physics_tti = {
+    .name = "vti/tti",
+    .field_count = 2,
+    .state_bytes = sizeof(tti_state_t),
+    .trace_label = {"traces p", "traces q"},
+    .prepare = tti_prepare,
+    .check_fits = tti_check_fits,
+    .fill = tti_fill,
+    .release = tti_release,
+    .check_recorded = tti_check_recorded,
+    .launch = tti_launch,
+    .check_field = tti_check_field,
+    .describe = tti_describe,
+};
