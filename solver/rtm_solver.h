@@ -40,14 +40,25 @@ typedef enum { RTM_LEVEL_CURRENT = 0, RTM_LEVEL_PREVIOUS = 1 } rtm_level_t;
 typedef enum { RTM_REGION_ALL = 0, RTM_REGION_EDGE_PLANES, RTM_REGION_INTERIOR } rtm_region_t;
 typedef enum { RTM_FORWARD = 1, RTM_BACKWARD = -1 } rtm_direction_t;
 
+/* A field level in the backend's own memory, for code that works on whole fields where they
+ * live (solver/rtm: imaging, snapshots): the padded array of the backend's grid
+ * (rtm_grid_t's strides and origin_index). device < 0: host memory. device >= 0: that CUDA
+ * device's memory; work on it goes on the legacy default stream, which runs after the
+ * backend's queued steps and before its later ones (the backend's stream is a blocking
+ * stream). Valid until the next step, which swaps the levels. */
 typedef struct {
-  const rtm_config_t *config;  /* kernel and memory choices */
-  const rtm_grid_t *grid;      /* this rank's grid */
-  const rtm_model_t *model;    /* host parameters of the local z-range */
+  float *padded;
+  int device;
+} rtm_field_view_t;
+
+typedef struct {
+  const rtm_config_t *config; /* kernel and memory choices */
+  const rtm_grid_t *grid;     /* this rank's grid */
+  const rtm_model_t *model;   /* host parameters of the local z-range */
   const rtm_boundary_t *boundary;
   double dt_s;
-  int steps;                   /* traces hold steps + 1 samples */
-  rtm_mem_ledger_t *ledger;    /* every allocation is recorded here */
+  int steps;                /* traces hold steps + 1 samples */
+  rtm_mem_ledger_t *ledger; /* every allocation is recorded here */
 } rtm_backend_desc_t;
 
 typedef struct rtm_backend {
@@ -58,8 +69,7 @@ typedef struct rtm_backend {
   int (*create)(const rtm_backend_desc_t *desc, void **state);
   /* wavelets [count][samples], already scaled (dt^2 v^2 / (dx dy dz) times amplitude);
    * step `it` adds sample `it` to the new level. */
-  int (*set_sources)(void *state, const rtm_points_t *points, const float *wavelets,
-                     int samples);
+  int (*set_sources)(void *state, const rtm_points_t *points, const float *wavelets, int samples);
   /* Receivers record each field of `fields` (RTM_FIELD_BIT mask; receivers.fields, p by
    * default) into its own traces [count][steps + 1]; only those are allocated. A field the
    * physics lacks (q for iso) is an internal error: the config refuses it first. */
@@ -73,6 +83,11 @@ typedef struct rtm_backend {
   /* Whole fields as dense interior arrays [nz_local][ny][nx] (snapshots, checkpoints). */
   int (*read_field)(void *state, rtm_field_t field, rtm_level_t level, float *dense);
   int (*write_field)(void *state, rtm_field_t field, rtm_level_t level, const float *dense);
+  /* The field level in place, no copy (rtm_field_view_t). */
+  int (*view_field)(void *state, rtm_field_t field, rtm_level_t level, rtm_field_view_t *view);
+  /* Zeroes every field at both levels and the recorded traces: the next shot on the same
+   * state, which may also get new sources and receivers. */
+  int (*reset)(void *state);
   /* The samples of `field` recorded so far: [count][steps + 1]. A field set_receivers did
    * not ask for is an internal error. */
   int (*read_traces)(void *state, rtm_field_t field, float *traces);

@@ -384,6 +384,30 @@ fail:
   return status;
 }
 
+static int cuda_view_field(void *state, rtm_field_t field, rtm_level_t level,
+                           rtm_field_view_t *view) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  *view = (rtm_field_view_t){NULL, b->device};
+  RTM_TRY(b->physics->check_field(field, level));
+  view->padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
+fail:
+  return status;
+}
+
+static int cuda_reset(void *state) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  for (int f = 0; f < b->physics->field_count; ++f) {
+    for (int l = 0; l < 2; ++l)
+      RTM_CUDA_TRY(cudaMemsetAsync(b->level[f][l].ptr, 0, b->level[f][l].bytes, b->stream));
+    if (b->traces[f].ptr)
+      RTM_CUDA_TRY(cudaMemsetAsync(b->traces[f].ptr, 0, b->traces[f].bytes, b->stream));
+  }
+fail:
+  return status;
+}
+
 static int cuda_read_field(void *state, rtm_field_t field, rtm_level_t level, float *dense) {
   return copy_field(state, field, level, dense, NULL, cudaMemcpyDeviceToHost);
 }
@@ -435,6 +459,8 @@ const rtm_backend_t rtm_backend_cuda = {
     .step = cuda_step,
     .read_field = cuda_read_field,
     .write_field = cuda_write_field,
+    .view_field = cuda_view_field,
+    .reset = cuda_reset,
     .read_traces = cuda_read_traces,
     .synchronize = cuda_synchronize,
     .describe = cuda_describe,

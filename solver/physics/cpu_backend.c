@@ -292,6 +292,25 @@ static int cpu_write_field(void *state, rtm_field_t field, rtm_level_t level, co
   return status;
 }
 
+static int cpu_view_field(void *state, rtm_field_t field, rtm_level_t level,
+                          rtm_field_view_t *view) {
+  int status = RTM_OK;
+  *view = (rtm_field_view_t){level_of(state, field, level, &status), -1};
+  return status;
+}
+
+static int cpu_reset(void *state) {
+  cpu_state_t *s = state;
+  const rtm_level_t levels[2] = {RTM_LEVEL_CURRENT, RTM_LEVEL_PREVIOUS};
+  for (int f = 0; f < s->physics->field_count; ++f)
+    for (int l = 0; l < 2; ++l)
+      memset(s->physics->level(s->fields, (rtm_field_t)f, levels[l]), 0,
+             s->grid.padded_cells * sizeof(float));
+  for (int f = 0; f < 2; ++f)
+    if (s->traces[f].ptr) memset(s->traces[f].ptr, 0, s->traces[f].bytes);
+  return RTM_OK;
+}
+
 static int cpu_read_traces(void *state, rtm_field_t field, float *traces) {
   cpu_state_t *s = state;
   if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(s->trace_fields & RTM_FIELD_BIT(field))) {
@@ -324,6 +343,8 @@ const rtm_backend_t rtm_backend_cpu = {
     .step = cpu_step,
     .read_field = cpu_read_field,
     .write_field = cpu_write_field,
+    .view_field = cpu_view_field,
+    .reset = cpu_reset,
     .read_traces = cpu_read_traces,
     .synchronize = NULL,
     .describe = cpu_describe,
