@@ -9,7 +9,12 @@
  *   model:  /vp /epsilon /delta /theta /phi  [nz][ny][nx] float32, root attrs spacing[3], origin[3]
  *   output: root attrs version, git_revision, backend, device, config (resolved text);
  *           /snapshots/<field> [nsnap][nz][ny][nx] with attrs steps[nsnap], times[nsnap];
- *           /traces/<field> [nrec][nt] with attr dt; /traces/receivers [nrec][3]
+ *           /traces/<field> [nrec][nt] with attr dt; /traces/receivers [nrec][3];
+ *           /traces attr source [3] (the shot's position)
+ *   many shots (rtm3d model with shots.layout grid or file): root attr shot_count; per
+ *           shot k = 0, 1, ...: /shots/<k>/source [3], /shots/<k>/receivers [nrec][3],
+ *           /shots/<k>/traces/<field> [nrec][nt] with attr dt; and for migrate /image,
+ *           /illumination [nz][ny][nx] (and /shots/<k>/image on request)
  * An output file is written as PATH.partial and renamed to PATH only by a successful
  * rtm_output_close(): a failed run never leaves a file that looks finished. */
 #ifndef RTM_IO_H
@@ -83,6 +88,16 @@ int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index
 /* Writes /traces/<field> [count][samples] with dt, and /traces/receivers [count][3]. */
 int rtm_output_write_traces(rtm_output_t *output, const char *field, const float *traces, int count,
                             int samples, double dt_s, const double *position_m);
+/* The single-shot layout's source position: attribute source [3] of /traces. */
+int rtm_output_write_source(rtm_output_t *output, const double source_m[3]);
+/* Shot `shot` of a many-shot file: /shots/<shot>/source, /shots/<shot>/receivers (written
+ * with the first field of the shot) and /shots/<shot>/traces/<field> with dt. */
+int rtm_output_write_shot(rtm_output_t *output, int shot, const double source_m[3],
+                          const char *field, const float *traces, int count, int samples,
+                          double dt_s, const double *receivers_m);
+/* A volume [nz][ny][nx] at `name` (an absolute path such as "/image" or "/shots/3/image";
+ * groups created as needed), this rank's planes at its z-offset. */
+int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense);
 /* success != 0: flush, close, rename PATH.partial -> PATH. Else close and remove. */
 int rtm_output_close(rtm_output_t *output, int success);
 
@@ -147,6 +162,25 @@ void rtm_dataset_release(rtm_dataset_t *dataset);
 /* Names of the numeric datasets under /snapshots, under /traces (not receivers) and at the
  * root (a model file's /vp, ...), in that order; malloc'd array of malloc'd strings. */
 int rtm_io_list_datasets(const char *path, char ***names, int *count);
+
+/* ---- shot gathers, for migrate ---- */
+/* One shot's recorded field as a file holds it. */
+typedef struct {
+  double source_m[3];
+  int count, samples; /* traces [count][samples] */
+  double dt_s;
+  double *receivers_m; /* [count][3] */
+  float *traces;
+} rtm_io_gather_t;
+/* How many shots a run file holds: shot_count of a many-shot file, 1 for the single-shot
+ * layout (/traces/<field> with its source attribute); a file with neither is an input error
+ * naming it. */
+int rtm_io_shot_count(const char *path, int *count);
+/* Shot `shot`'s gather of `field` ("p"): /shots/<shot>/..., or /traces/... for shot 0 of a
+ * single-shot file. A missing shot or field, or shapes that disagree, are input errors
+ * naming the file and the dataset. */
+int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather);
+void rtm_io_gather_release(rtm_io_gather_t *gather);
 
 /* ---- comparison ---- */
 /* How far `values` lies from `reference` (count floats each), for `rtm3d validate` and the

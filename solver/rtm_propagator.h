@@ -35,6 +35,13 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
                           const rtm_model_t *model, rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);
 
+/* Moves the propagator to another shot at source_m: the backend's fields and traces reset,
+ * the source (its wavelet scaled with v^2 at the new position) and the receivers of that
+ * shot (rtm_receiver_positions) handed to the backend. Bit for bit, the run that follows
+ * equals a propagator created for that source. */
+int rtm_propagator_set_shot(rtm_propagator_t *prop, const rtm_config_t *cfg,
+                            const double source_m[3]);
+
 /* The fields a snapshots.fields or receivers.fields value names ("p", "q" or "p,q": the
  * schema checks the spelling, the validation refuses q for iso) as an RTM_FIELD_BIT mask. */
 unsigned rtm_field_mask(const char *list);

@@ -32,13 +32,25 @@ int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *
 void rtm_points_release(rtm_points_t *points);
 
 /* ---- acquisition ---- */
+/* The shot positions of the config (shots.layout): single = the [source] position (autos at
+ * the centre); grid = shots.x_count x shots.y_count at shots.z (x fastest); file = one
+ * "x y z" per line of shots.file ('#' comments; errors name file:line). A shot outside the
+ * volume is an error naming it. */
+typedef struct {
+  int count;
+  double *source_m; /* [count][3] */
+} rtm_shots_t;
+int rtm_shots_init(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t *shots);
+void rtm_shots_release(rtm_shots_t *shots);
+
 /* Source position with "auto" coordinates resolved to the centre of the volume. */
 void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]);
 
 /* Receiver positions [count][3] (malloc'd) from receivers.layout: a plane (autos resolved:
  * z = source depth, first = inner edge of the absorbing layer, step = spacing, count =
  * up to the far inner edge), a text file ("x y z" per line, '#' comments; errors name
- * file:line), or none. */
+ * file:line), a patch (the plane's keys, x_first and y_first as offsets from source_m:
+ * receivers that fall outside the volume are left out, with a warning), or none. */
 int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
                            const double source_m[3], double **position_m, int *count);
 

@@ -1,0 +1,120 @@
+/* rtm_imaging.h - solver/rtm: the pieces of reverse-time migration that work on whole fields
+ * where the backend keeps them (rtm_field_view_t: host memory for cpu, device memory for
+ * cuda), so that nothing crosses to the host per step:
+ *
+ *   image        I(x) += S(x, t) R(x, t) and the source illumination L(x) += S(x, t)^2 over
+ *                the interior cells, accumulated in float in the fields' memory; read back
+ *                dense [nz_local][ny][nx]; the zero-lag cross-correlation imaging condition.
+ *   snapshots    the source wavefield stored every imaging step of the forward pass: slots
+ *                of dense interior volumes (fp32, or binary16 to halve the bytes) held by a
+ *                memory strategy (memory.imaging: device, vmm, vmm-compressed, managed,
+ *                pinned, host), given back in the backward pass as fp32.
+ *   injection    the receiver-side point operator that makes back-propagation the adjoint
+ *                of forward modelling with recording (below).
+ *   filters      on the dense image at the end: illumination compensation, Laplacian.
+ *
+ * Where a volume is laid out: a view's padded array (rtm_grid_t strides, origin_index) or a
+ * dense interior array; rtm_layout_t says which, so that one accumulation serves a snapshot
+ * (dense) and a reconstructed field (padded) alike. Work on device memory runs on the legacy
+ * default stream (ordered after the backends' queued steps, see rtm_field_view_t) and is
+ * asynchronous: reading an image back synchronises.
+ *
+ * The adjoint pairing (iso, absorbing layer included). The forward leapfrog of the
+ * backends is, per step, u[n+1] = A u[n] + B u[n-1] + P^T s[n] with A = D (2 + V L),
+ * B = -D (1 - E), D = (1 + E)^-1, V = dt^2 v^2, E = eta dt (diagonal), L the symmetric
+ * 8th-order Laplacian, P^T the source taps; recording is d[n] = R u[n]. Its adjoint runs
+ * backward in time, lambda[n] = A^T lambda[n+1] + B lambda[n+2] + R^T d[n], and
+ * chi = D V lambda obeys chi[n] = A chi[n+1] + B chi[n+2] + D V R^T d[n]: the same forward
+ * kernel, stepped over the time-reversed gather, with the receiver taps' weights multiplied
+ * by dt^2 v^2 / (1 + eta dt) at each tap. rtm_adjoint_receivers builds those taps; the
+ * image correlates S = u with that chi (chi = dt^2 v^2 lambda outside the absorbing layer).
+ * vti/tti use the same weights with vp: not an exact adjoint there. */
+#ifndef RTM_IMAGING_H
+#define RTM_IMAGING_H
+
+#include <stddef.h>
+
+#include "rtm_config.h"
+#include "rtm_grid.h"
+#include "rtm_memory.h"
+#include "rtm_solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How an array of the local grid is laid out: element of interior cell (ix, iy, iz_local)
+ * at origin + iz stride_z + iy stride_y + ix. */
+typedef struct {
+  long long origin, stride_y, stride_z;
+} rtm_layout_t;
+
+/* The padded layout of the grid (a field view), and the dense [nz_local][ny][nx] one. */
+rtm_layout_t rtm_layout_padded(const rtm_grid_t *grid);
+rtm_layout_t rtm_layout_dense(const rtm_grid_t *grid);
+
+/* ---- image and illumination ---- */
+typedef struct rtm_image rtm_image_t;
+
+/* Zeroed image and illumination, dense over the grid's interior, in the memory of `device`
+ * (-1: host, the cpu backend's fields; else that CUDA device) through `strategy` (a memory
+ * strategy name, e.g. rtm_config_strategy_for(cfg, "imaging")), recorded in the ledger as
+ * "image" and "illumination". */
+int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
+                     rtm_mem_ledger_t *ledger, rtm_image_t **image);
+/* image += source * receiver, illumination += source^2 over the interior cells; each volume
+ * where the image is, laid out as its layout says. In float, each cell one fused
+ * multiply-add per term in this order, the same on host and device. */
+int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
+                         const float *receiver, rtm_layout_t receiver_layout);
+/* Both volumes back to the host, dense [nz_local][ny][nx] (either may be NULL). Waits for
+ * the queued accumulations. */
+int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_dense);
+/* Zeroes both (the next shot of a run that keeps per-shot images). */
+int rtm_image_clear(rtm_image_t *image);
+void rtm_image_destroy(rtm_image_t *image);
+
+/* ---- source snapshots ---- */
+typedef struct rtm_snapshots rtm_snapshots_t;
+
+/* `count` slots of the grid's interior in the memory `strategy` gives (device ones on
+ * `device`; "host" and "pinned" in host memory), each dense fp32 or, with fp16, binary16
+ * (rounded to nearest even; 2 bytes a cell). The fp16 store and any store not in the
+ * fields' memory (host slots for a cuda backend) keep one fp32 staging volume beside the
+ * fields for get. Slots are recorded in the ledger as "snapshots". A store that does not
+ * fit is RTM_ERR_NOMEM naming rtm.imaging_step, rtm.snapshot_precision and
+ * memory.imaging. */
+int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const char *strategy,
+                         rtm_precision_t precision, rtm_mem_ledger_t *ledger,
+                         rtm_snapshots_t **store);
+/* Bytes the store would take (slots and staging), for the preflight estimate. */
+size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
+                           rtm_precision_t precision);
+/* Slot `slot` := the interior of a field view (padded, in the fields' memory). */
+int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view);
+/* Slot `slot` as fp32 in the fields' memory: the slot itself when it is fp32 there, else
+ * converted or copied into the staging volume (valid until the next get). Layout: dense. */
+int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume);
+void rtm_snapshots_destroy(rtm_snapshots_t *store);
+
+/* ---- the adjoint receiver taps ---- */
+/* Copies receivers (their positions and taps) into *adjoint with each tap weight multiplied
+ * by dt^2 v^2 / (1 + eta dt) at its cell (v = vp; eta dt from the boundary's profiles,
+ * eta_dt[x] + eta_dt[y] + eta_dt[z] as the backends add them; none without a boundary). */
+int rtm_adjoint_receivers(const rtm_points_t *receivers, const rtm_grid_t *grid,
+                          const rtm_model_t *model, const rtm_boundary_t *boundary, double dt_s,
+                          rtm_points_t *adjoint);
+
+/* ---- filters of the final image (host, dense) ---- */
+/* image[i] /= illumination[i] + eps max(illumination), eps relative (rtm.illumination_eps). */
+void rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps);
+/* image := -lap(image), the 8th-order Laplacian with the grid's spacings (zero outside the
+ * volume), which keeps the reflectors and removes the low-wavenumber backscatter of the
+ * cross-correlation. `scratch` holds as many cells as the image. */
+void rtm_image_laplacian(const rtm_grid_t *grid, float *image, float *scratch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
