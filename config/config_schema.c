@@ -40,6 +40,9 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"model", "delta", RTM_CFG_DOUBLE, FIELD(model.delta), "0", -0.49, 2, NULL, "constant Thomsen delta"},
     {"model", "theta", RTM_CFG_DOUBLE, FIELD(model.theta_deg), "0", -180, 180, NULL, "constant tilt of the symmetry axis, degrees"},
     {"model", "phi", RTM_CFG_DOUBLE, FIELD(model.phi_deg), "0", -360, 360, NULL, "constant azimuth of the symmetry axis, degrees"},
+    {"model", "interface_z", RTM_CFG_DOUBLE_AUTO, FIELD(model.interface_z_m), "auto", ANY, NULL, "constant model: depth of a plane interface at the volume's centre in x, metres; below it vp is model.vp_below; auto = none"},
+    {"model", "interface_dip", RTM_CFG_DOUBLE, FIELD(model.interface_dip_deg), "0", -60, 60, NULL, "dip of model.interface_z along x, degrees (depth grows with x)"},
+    {"model", "vp_below", RTM_CFG_DOUBLE_AUTO, FIELD(model.vp_below_m_s), "auto", POSITIVE, 20000, NULL, "P velocity below model.interface_z, m/s; auto = model.vp"},
 
     {"physics", "equation", RTM_CFG_ENUM, FIELD(physics.equation), "iso", ANY, "iso|vti|tti", "wave equation: isotropic, VTI or TTI pseudo-acoustic"},
     {"physics", "sigma", RTM_CFG_DOUBLE, FIELD(physics.sigma), "0.75", POSITIVE, 100, NULL, "VTI/TTI shear term: vsz^2 = vpz^2 (epsilon - delta) / sigma"},

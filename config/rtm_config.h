@@ -48,6 +48,9 @@ typedef struct {
     double delta;
     double theta_deg;
     double phi_deg;
+    double interface_z_m;       /* NAN = none: the constant model is one layer */
+    double interface_dip_deg;   /* along x, depth growing with x */
+    double vp_below_m_s;        /* NAN = auto: vp */
   } model;
   struct {
     rtm_equation_t equation;

@@ -55,6 +55,25 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
   return RTM_OK;
 }
 
+/* model.interface_z: the cells whose centre lies below the plane through interface_z at the
+ * centre of the volume in x, dipping interface_dip along x, get vp_below. */
+static void lower_layer(const rtm_config_t *cfg, const rtm_grid_t *grid, float *vp) {
+  const double pi = 3.14159265358979323846;
+  const double below = isnan(cfg->model.vp_below_m_s) ? cfg->model.vp_m_s : cfg->model.vp_below_m_s;
+  const double slope = tan(cfg->model.interface_dip_deg * pi / 180.0);
+  const double x_centre = grid->origin_m[0] + 0.5 * (grid->n[0] - 1) * grid->spacing_m[0];
+  const size_t nx = (size_t)grid->n[0], ny = (size_t)grid->n[1];
+  for (int iz = 0; iz < grid->nz_local; ++iz) {
+    const double z = grid->origin_m[2] + (grid->z_offset + iz) * grid->spacing_m[2];
+    for (size_t ix = 0; ix < nx; ++ix) {
+      const double x = grid->origin_m[0] + (double)ix * grid->spacing_m[0];
+      if (z <= cfg->model.interface_z_m + slope * (x - x_centre)) continue;
+      for (size_t iy = 0; iy < ny; ++iy)
+        vp[((size_t)iz * ny + iy) * nx + ix] = (float)below;
+    }
+  }
+}
+
 int rtm_model_from_constants(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
   int status = RTM_OK;
   const rtm_equation_t equation = cfg->physics.equation;
@@ -83,6 +102,7 @@ int rtm_model_from_constants(const rtm_config_t *cfg, const rtm_grid_t *grid, rt
       values[c] = (float)parameters[i].value;
     *parameters[i].array = values;
   }
+  if (!isnan(cfg->model.interface_z_m)) lower_layer(cfg, grid, model->vp);
   RTM_TRY(rtm_model_update_range(model, grid));
 fail:
   if (status != RTM_OK) rtm_model_release(model);

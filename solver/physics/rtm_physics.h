@@ -57,7 +57,8 @@ typedef struct {
 
 void rtm_model_release(rtm_model_t *model);
 /* A model of the grid's local z-range with the [model] constants of the config (the
- * parameters physics.equation needs; the others NULL), its range computed. A model from a
+ * parameters physics.equation needs; the others NULL), below model.interface_z (when set)
+ * vp = model.vp_below, its range computed. A model from a
  * file comes through io (rtm_io_read_model), wired by the app. */
 int rtm_model_from_constants(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
 /* Computes vp_min, vp_max, epsilon_max; fails on non-positive or non-finite velocity. */

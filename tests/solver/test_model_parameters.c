@@ -29,6 +29,7 @@ static void test_model_from_constants(void **state) {
   const int n[3] = {13, 9, 11};
   const double spacing[3] = {10.0, 12.5, 7.5};
   assert_non_null(cfg);
+  rtm_config_defaults(cfg); /* one layer: model.interface_z = auto */
   assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
   const size_t cells = rtm_grid_interior_cells(&grid);
   cfg->physics.equation = RTM_EQUATION_VTI;
@@ -103,5 +104,38 @@ static void test_range_of_a_local_slab(void **state) {
   rtm_model_release(&model);
 }
 
-RTM_TEST_MAIN(cmocka_unit_test(test_model_from_constants),
+/* model.interface_z: a plane through 205 m at the centre in x dipping 20 degrees; cells whose
+ * centre lies below it get vp_below, the others vp (checked cell by cell against the plane's
+ * depth at the cell's x). */
+static void test_two_layers(void **state) {
+  (void)state;
+  rtm_config_t *cfg = calloc(1, sizeof *cfg);
+  rtm_grid_t grid;
+  rtm_model_t model = {0};
+  const int n[3] = {21, 5, 40};
+  const double spacing[3] = {10.0, 10.0, 10.0};
+  assert_non_null(cfg);
+  rtm_config_defaults(cfg);
+  assert_int_equal(rtm_grid_init(&grid, n, spacing, NULL), RTM_OK);
+  assert_int_equal(rtm_config_set(cfg, "model.vp=2000"), RTM_OK);
+  assert_int_equal(rtm_config_set(cfg, "model.interface_z=205"), RTM_OK);
+  assert_int_equal(rtm_config_set(cfg, "model.interface_dip=20"), RTM_OK);
+  assert_int_equal(rtm_config_set(cfg, "model.vp_below=3000"), RTM_OK);
+  assert_int_equal(rtm_model_from_constants(cfg, &grid, &model), RTM_OK);
+  int below = 0;
+  for (int iz = 0; iz < n[2]; ++iz)
+    for (int ix = 0; ix < n[0]; ++ix) {
+      const double depth = 205.0 + tan(20.0 * 3.14159265358979323846 / 180.0) * (ix - 10) * 10.0;
+      const float expected = iz * 10.0 > depth ? 3000.0f : 2000.0f;
+      below += expected == 3000.0f;
+      for (int iy = 0; iy < n[1]; ++iy)
+        assert_true(model.vp[((size_t)iz * n[1] + iy) * n[0] + ix] == expected);
+    }
+  assert_true(below > 0 && below < n[0] * n[2]);
+  assert_true(model.vp_min == 2000.0 && model.vp_max == 3000.0);
+  rtm_model_release(&model);
+  free(cfg);
+}
+
+RTM_TEST_MAIN(cmocka_unit_test(test_model_from_constants), cmocka_unit_test(test_two_layers),
               cmocka_unit_test(test_range_of_a_local_slab))
