@@ -55,28 +55,26 @@ static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__r
   }
 }
 
-/* dense[cell] = field[cell] over the interior (fp32 snapshot). Thread mapping as
- * accumulate_kernel. */
-static __global__ void pack_kernel(rtm_imaging_extent_t extent, const float *__restrict__ field,
-                                   rtm_layout_t layout, float *__restrict__ dense) {
-  const int ix = blockIdx.x * blockDim.x + threadIdx.x;
-  if (ix >= extent.nx) return;
-  const long long rows = (long long)extent.ny * extent.nz;
-  for (long long row = blockIdx.y; row < rows; row += gridDim.y)
-    dense[row * extent.nx + ix] = field[element(layout, ix, row % extent.ny, row / extent.ny)];
+/* The value a snapshot slot stores for a field value: the float itself, or its binary16 bits
+ * rounded to nearest even (__float2half_rn, as rtm_half_from_float). */
+static __device__ __forceinline__ float stored(float value, float *) {
+  return value;
+}
+static __device__ __forceinline__ unsigned short stored(float value, unsigned short *) {
+  return __half_as_ushort(__float2half_rn(value));
 }
 
-/* dense[cell] = binary16 bits of field[cell], rounded to nearest even (__float2half_rn, as
- * rtm_half_from_float). Thread mapping as accumulate_kernel. */
-static __global__ void pack_half_kernel(rtm_imaging_extent_t extent,
-                                        const float *__restrict__ field, rtm_layout_t layout,
-                                        unsigned short *__restrict__ dense) {
+/* dense[cell] = stored(field[cell]) over the interior: an fp32 or a binary16 snapshot.
+ * Thread mapping as accumulate_kernel. */
+template <typename T>
+static __global__ void pack_kernel(rtm_imaging_extent_t extent, const float *__restrict__ field,
+                                   rtm_layout_t layout, T *__restrict__ dense) {
   const int ix = blockIdx.x * blockDim.x + threadIdx.x;
   if (ix >= extent.nx) return;
   const long long rows = (long long)extent.ny * extent.nz;
   for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
     const float value = field[element(layout, ix, row % extent.ny, row / extent.ny)];
-    dense[row * extent.nx + ix] = __half_as_ushort(__float2half_rn(value));
+    dense[row * extent.nx + ix] = stored(value, dense);
   }
 }
 
@@ -96,39 +94,36 @@ fail:
   return status;
 }
 
+/* Launches a row kernel (row_grid's shape) on the legacy default stream and checks the
+ * launch; nothing to do for an empty extent. */
+template <typename... Parameters, typename... Arguments>
+static int launch_rows(void (*kernel)(rtm_imaging_extent_t, Parameters...), const char *name,
+                       rtm_imaging_extent_t extent, Arguments... arguments) {
+  int status = RTM_OK;
+  if (empty(extent)) return RTM_OK;
+  kernel<<<row_grid(extent), ROW_THREADS, 0, cudaStreamLegacy>>>(extent, arguments...);
+  RTM_CUDA_TRY_LAUNCH(name);
+fail:
+  return status;
+}
+
 extern "C" int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image,
                                            float *d_illumination, const float *d_source,
                                            rtm_layout_t source_layout, const float *d_receiver,
                                            rtm_layout_t receiver_layout) {
-  int status = RTM_OK;
-  if (empty(extent)) return RTM_OK;
-  accumulate_kernel<<<row_grid(extent), ROW_THREADS, 0, cudaStreamLegacy>>>(
-      extent, d_image, d_illumination, d_source, source_layout, d_receiver, receiver_layout);
-  RTM_CUDA_TRY_LAUNCH("accumulate_kernel");
-fail:
-  return status;
+  return launch_rows(accumulate_kernel, "accumulate_kernel", extent, d_image, d_illumination,
+                     d_source, source_layout, d_receiver, receiver_layout);
 }
 
 extern "C" int rtm_imaging_cuda_pack(rtm_imaging_extent_t extent, const float *d_field,
                                      rtm_layout_t layout, float *d_dense) {
-  int status = RTM_OK;
-  if (empty(extent)) return RTM_OK;
-  pack_kernel<<<row_grid(extent), ROW_THREADS, 0, cudaStreamLegacy>>>(extent, d_field, layout,
-                                                                      d_dense);
-  RTM_CUDA_TRY_LAUNCH("pack_kernel");
-fail:
-  return status;
+  return launch_rows(pack_kernel<float>, "pack_kernel<float>", extent, d_field, layout, d_dense);
 }
 
 extern "C" int rtm_imaging_cuda_pack_half(rtm_imaging_extent_t extent, const float *d_field,
                                           rtm_layout_t layout, uint16_t *d_dense) {
-  int status = RTM_OK;
-  if (empty(extent)) return RTM_OK;
-  pack_half_kernel<<<row_grid(extent), ROW_THREADS, 0, cudaStreamLegacy>>>(
-      extent, d_field, layout, reinterpret_cast<unsigned short *>(d_dense));
-  RTM_CUDA_TRY_LAUNCH("pack_half_kernel");
-fail:
-  return status;
+  return launch_rows(pack_kernel<unsigned short>, "pack_kernel<binary16>", extent, d_field, layout,
+                     reinterpret_cast<unsigned short *>(d_dense));
 }
 
 extern "C" int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t cells) {

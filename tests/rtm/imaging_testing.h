@@ -1,7 +1,8 @@
 /* imaging_testing.h - what the host and GPU tests of rtm_imaging.h share (header only): the
  * odd-sized grid with a local z-range, fresh non-zero inputs, the plain triple loop the
  * accumulation is checked against, values that exercise binary16 rounding, and the ledger's
- * total. Include after <cmocka.h>. */
+ * total, the refusals of image strategies. Include after <cmocka.h>, with _POSIX_C_SOURCE
+ * defined for rtm_test_capture.h. */
 #ifndef RTM_TEST_IMAGING_TESTING_H
 #define RTM_TEST_IMAGING_TESTING_H
 
@@ -13,6 +14,8 @@
 #include "rtm_grid.h"
 #include "rtm_imaging.h"
 #include "rtm_memory.h"
+#include "rtm_status.h"
+#include "rtm_test_capture.h"
 #include "rtm_test_random.h"
 
 /* 13 x 11 x 17 cells, this rank owning planes [5, 12): odd extents (no row is a whole number
@@ -92,6 +95,19 @@ static inline const rtm_mem_record_t *imaging_test_record(const rtm_mem_ledger_t
   print_error("no ledger record labelled '%s'\n", label);
   fail();
   return NULL;
+}
+
+/* rtm_image_create for the fields of `device` through `strategy` is a config error naming
+ * memory.imaging, and leaves no image. */
+static inline void imaging_test_image_refused(int device, const char *strategy) {
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  rtm_image_t *image = NULL;
+  capture_t capture;
+  assert_int_equal(captured(&capture, rtm_image_create(&grid, device, strategy, NULL, &image)),
+                   RTM_ERR_CONFIG);
+  assert_contains(capture.text, "memory.imaging");
+  assert_null(image);
 }
 
 #endif

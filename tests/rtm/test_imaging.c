@@ -88,14 +88,8 @@ static void test_accumulate_matches_loop(void **state) {
  * key. */
 static void test_image_refuses_device_strategy(void **state) {
   (void)state;
-  rtm_grid_t grid;
-  imaging_test_grid(&grid);
-  rtm_image_t *image = NULL;
-  capture_t capture;
-  assert_int_equal(captured(&capture, rtm_image_create(&grid, -1, "managed", NULL, &image)),
-                   RTM_ERR_CONFIG);
-  assert_contains(capture.text, "memory.imaging");
-  assert_null(image);
+  imaging_test_image_refused(-1, "managed");
+  imaging_test_image_refused(-1, "pinned");
 }
 
 /* ---- snapshots ---- */

@@ -18,7 +18,6 @@
 #include "rtm_imaging.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
-#include "rtm_test_capture.h"
 #include "rtm_test_main.h"
 
 enum { DEVICE = 0 };
@@ -124,16 +123,8 @@ static void test_device_accumulate_bitwise(void **state) {
 /* A cuda backend's image lives in device memory: host strategies are config errors. */
 static void test_device_image_refuses_host_memory(void **state) {
   (void)state;
-  rtm_grid_t grid;
-  imaging_test_grid(&grid);
-  rtm_image_t *image = NULL;
-  capture_t capture;
-  assert_int_equal(captured(&capture, rtm_image_create(&grid, DEVICE, "pinned", NULL, &image)),
-                   RTM_ERR_CONFIG);
-  assert_contains(capture.text, "memory.imaging");
-  assert_int_equal(captured(&capture, rtm_image_create(&grid, DEVICE, "host", NULL, &image)),
-                   RTM_ERR_CONFIG);
-  assert_null(image);
+  imaging_test_image_refused(DEVICE, "pinned");
+  imaging_test_image_refused(DEVICE, "host");
 }
 
 /* ---- snapshots ---- */
