@@ -1,0 +1,164 @@
+/* The image and the source illumination (rtm_imaging.h): two dense interior volumes where the
+ * fields are, the host loop below or imaging_cuda.cu's kernel adding one imaging step to
+ * them with the same fused multiply-adds. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imaging_cuda.h"
+#include "imaging_impl.h"
+#include "rtm_imaging.h"
+#include "rtm_status.h"
+
+struct rtm_image {
+  rtm_grid_t grid;
+  int device; /* -1: host memory */
+  rtm_allocation_t image, illumination;
+};
+
+rtm_layout_t rtm_layout_padded(const rtm_grid_t *grid) {
+  rtm_layout_t layout = {(long long)grid->origin_index, (long long)grid->stride_y,
+                         (long long)grid->stride_z};
+  return layout;
+}
+
+rtm_layout_t rtm_layout_dense(const rtm_grid_t *grid) {
+  rtm_layout_t layout = {0, grid->n[0], (long long)grid->n[0] * grid->n[1]};
+  return layout;
+}
+
+/* A cpu backend's image is in host memory and a cuda backend's in device memory, where each
+ * accumulates it: refuse the strategies that would put it on the other side. */
+static int check_image_strategy(const char *strategy, int device) {
+  if (device < 0 && strcmp(strategy, "host") != 0) {
+    rtm_log_error("memory.imaging (or memory.strategy) = %s: the cpu backend's fields are in "
+                  "host memory, and so is its image: use host",
+                  strategy);
+    return RTM_ERR_CONFIG;
+  }
+  if (device >= 0 && rtm_imaging_host_strategy(strategy)) {
+    rtm_log_error("memory.imaging (or memory.strategy) = %s: the cuda backend accumulates its "
+                  "image where its fields are, in device memory (device, vmm, vmm-compressed, "
+                  "managed)",
+                  strategy);
+    return RTM_ERR_CONFIG;
+  }
+  return RTM_OK;
+}
+
+int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
+                     rtm_mem_ledger_t *ledger, rtm_image_t **image) {
+  int status = RTM_OK;
+  rtm_image_t *created = NULL;
+  *image = NULL;
+  strategy = rtm_imaging_strategy(strategy, device);
+  RTM_TRY(check_image_strategy(strategy, device));
+  created = calloc(1, sizeof *created);
+  if (!created) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the image's state");
+  created->grid = *grid;
+  created->device = device;
+  const size_t bytes = rtm_grid_interior_cells(grid) * sizeof(float);
+  RTM_TRY(rtm_imaging_alloc(strategy, bytes, "image", device, ledger, &created->image));
+  RTM_TRY(
+      rtm_imaging_alloc(strategy, bytes, "illumination", device, ledger, &created->illumination));
+  *image = created;
+  return RTM_OK;
+fail:
+  if (status == RTM_ERR_NOMEM)
+    rtm_log_error("the image and the illumination (2 x %.3f GB, grid %d x %d x %d local) do not "
+                  "fit in memory.imaging = %s",
+                  rtm_grid_interior_cells(grid) * sizeof(float) / 1e9, grid->n[0], grid->n[1],
+                  grid->nz_local, strategy);
+  rtm_image_destroy(created);
+  return status;
+}
+
+/* One row of cells: image first, then illumination, one fma each. */
+IMAGING_FMA_CLONES static void accumulate_row(float *image, float *illumination,
+                                              const float *source, const float *receiver, long nx) {
+  IMAGING_OMP_SIMD
+  for (long ix = 0; ix < nx; ++ix) {
+    const float s = source[ix];
+    image[ix] = fmaf(s, receiver[ix], image[ix]);
+    illumination[ix] = fmaf(s, s, illumination[ix]);
+  }
+}
+
+static void accumulate_host(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
+                            const float *receiver, rtm_layout_t receiver_layout) {
+  const long nx = image->grid.n[0], ny = image->grid.n[1], nz = image->grid.nz_local;
+  float *image_dense = image->image.ptr, *illumination_dense = image->illumination.ptr;
+  IMAGING_OMP_ROWS
+  for (long iz = 0; iz < nz; ++iz)
+    for (long iy = 0; iy < ny; ++iy) {
+      const long long s =
+          source_layout.origin + iz * source_layout.stride_z + iy * source_layout.stride_y;
+      const long long r =
+          receiver_layout.origin + iz * receiver_layout.stride_z + iy * receiver_layout.stride_y;
+      const size_t dense = ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
+      accumulate_row(image_dense + dense, illumination_dense + dense, source + s, receiver + r, nx);
+    }
+}
+
+int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
+                         const float *receiver, rtm_layout_t receiver_layout) {
+  int status = RTM_OK;
+  if (!image || !source || !receiver)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_image_accumulate: an image, a source and a receiver field "
+                               "are required");
+  if (image->device < 0) {
+    accumulate_host(image, source, source_layout, receiver, receiver_layout);
+    return RTM_OK;
+  }
+  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(rtm_imaging_cuda_accumulate(rtm_imaging_extent(&image->grid), image->image.ptr,
+                                      image->illumination.ptr, source, source_layout, receiver,
+                                      receiver_layout));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_dense) {
+  int status = RTM_OK;
+  const size_t bytes = image->image.bytes;
+  if (image->device < 0) {
+    if (image_dense) memcpy(image_dense, image->image.ptr, bytes);
+    if (illumination_dense) memcpy(illumination_dense, image->illumination.ptr, bytes);
+    return RTM_OK;
+  }
+  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  if (image_dense) RTM_TRY(rtm_imaging_cuda_read(image_dense, image->image.ptr, bytes));
+  if (illumination_dense)
+    RTM_TRY(rtm_imaging_cuda_read(illumination_dense, image->illumination.ptr, bytes));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+int rtm_image_clear(rtm_image_t *image) {
+  int status = RTM_OK;
+  const size_t bytes = image->image.bytes;
+  if (image->device < 0) {
+    memset(image->image.ptr, 0, bytes);
+    memset(image->illumination.ptr, 0, bytes);
+    return RTM_OK;
+  }
+  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(rtm_imaging_cuda_zero(image->image.ptr, bytes));
+  RTM_TRY(rtm_imaging_cuda_zero(image->illumination.ptr, bytes));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+void rtm_image_destroy(rtm_image_t *image) {
+  if (!image) return;
+  /* Queued accumulations still read and write the volumes: let them finish first. */
+  if (image->device >= 0 && (image->image.ptr || image->illumination.ptr) &&
+      rtm_imaging_cuda_use_device(image->device) == RTM_OK)
+    (void)rtm_imaging_cuda_synchronize();
+  rtm_mem_free(&image->illumination);
+  rtm_mem_free(&image->image);
+  free(image);
+}

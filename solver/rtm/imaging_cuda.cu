@@ -1,0 +1,182 @@
+/* imaging_cuda.cu - the device side of solver/rtm's imaging (imaging_cuda.h): the image
+ * accumulation, the snapshot pack (fp32 and binary16) and binary16 unpack kernels, and the
+ * copies around them, all on the legacy default stream, with the host loops' arithmetic. */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "imaging_cuda.h"
+#include "rtm_cuda_check.h"
+
+namespace {
+
+constexpr int ROW_THREADS = 256;            /* threads along a row of x */
+constexpr long long MAX_ROW_BLOCKS = 65535; /* gridDim.y limit; more rows are strided over */
+constexpr int CELL_THREADS = 256;
+constexpr long long MAX_CELL_BLOCKS = 1 << 20;
+
+/* Launch shape of the row kernels: x tiles of ROW_THREADS cells, then the (z, y) rows. */
+dim3 row_grid(rtm_imaging_extent_t extent) {
+  const long long rows = (long long)extent.ny * extent.nz;
+  return dim3((unsigned)((extent.nx + ROW_THREADS - 1) / ROW_THREADS),
+              (unsigned)(rows < MAX_ROW_BLOCKS ? rows : MAX_ROW_BLOCKS));
+}
+
+bool empty(rtm_imaging_extent_t extent) {
+  return extent.nx <= 0 || extent.ny <= 0 || extent.nz <= 0;
+}
+
+} // namespace
+
+/* Element of interior cell (ix, iy, iz) in an array laid out as `layout`. */
+static __device__ __forceinline__ long long element(const rtm_layout_t &layout, int ix,
+                                                    long long iy, long long iz) {
+  return layout.origin + iz * layout.stride_z + iy * layout.stride_y + ix;
+}
+
+/* image += source * receiver, then illumination += source^2, one __fmaf_rn each (the host
+ * loop's fmaf, exactly rounded: the same floats). Outputs dense [nz][ny][nx].
+ * Thread mapping: ix = blockIdx.x * blockDim.x + threadIdx.x (one cell each, coalesced along
+ * x); row = iz ny + iy from blockIdx.y, striding by gridDim.y over the rows. */
+static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__restrict__ image,
+                                         float *__restrict__ illumination,
+                                         const float *__restrict__ source,
+                                         rtm_layout_t source_layout,
+                                         const float *__restrict__ receiver,
+                                         rtm_layout_t receiver_layout) {
+  const int ix = blockIdx.x * blockDim.x + threadIdx.x;
+  if (ix >= extent.nx) return;
+  const long long rows = (long long)extent.ny * extent.nz;
+  for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
+    const long long iz = row / extent.ny, iy = row % extent.ny;
+    const long long dense = row * extent.nx + ix;
+    const float s = source[element(source_layout, ix, iy, iz)];
+    image[dense] = __fmaf_rn(s, receiver[element(receiver_layout, ix, iy, iz)], image[dense]);
+    illumination[dense] = __fmaf_rn(s, s, illumination[dense]);
+  }
+}
+
+/* The value a snapshot slot stores for a field value: the float itself, or its binary16 bits
+ * rounded to nearest even (__float2half_rn, as rtm_half_from_float). */
+static __device__ __forceinline__ float stored(float value, float *) {
+  return value;
+}
+static __device__ __forceinline__ unsigned short stored(float value, unsigned short *) {
+  return __half_as_ushort(__float2half_rn(value));
+}
+
+/* dense[cell] = stored(field[cell]) over the interior: an fp32 or a binary16 snapshot.
+ * Thread mapping as accumulate_kernel. */
+template <typename T>
+static __global__ void pack_kernel(rtm_imaging_extent_t extent, const float *__restrict__ field,
+                                   rtm_layout_t layout, T *__restrict__ dense) {
+  const int ix = blockIdx.x * blockDim.x + threadIdx.x;
+  if (ix >= extent.nx) return;
+  const long long rows = (long long)extent.ny * extent.nz;
+  for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
+    const float value = field[element(layout, ix, row % extent.ny, row / extent.ny)];
+    dense[row * extent.nx + ix] = stored(value, dense);
+  }
+}
+
+/* out[i] = binary16 half_bits[i] as float (exact). Thread mapping: one cell per thread, a
+ * grid-stride loop over the cells. */
+static __global__ void unpack_half_kernel(const unsigned short *__restrict__ half_bits,
+                                          float *__restrict__ out, size_t cells) {
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
+       i += (size_t)gridDim.x * blockDim.x)
+    out[i] = __half2float(__ushort_as_half(half_bits[i]));
+}
+
+extern "C" int rtm_imaging_cuda_use_device(int device) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaSetDevice(device));
+fail:
+  return status;
+}
+
+/* Launches a row kernel (row_grid's shape) on the legacy default stream and checks the
+ * launch; nothing to do for an empty extent. */
+template <typename... Parameters, typename... Arguments>
+static int launch_rows(void (*kernel)(rtm_imaging_extent_t, Parameters...), const char *name,
+                       rtm_imaging_extent_t extent, Arguments... arguments) {
+  int status = RTM_OK;
+  if (empty(extent)) return RTM_OK;
+  kernel<<<row_grid(extent), ROW_THREADS, 0, cudaStreamLegacy>>>(extent, arguments...);
+  RTM_CUDA_TRY_LAUNCH(name);
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image,
+                                           float *d_illumination, const float *d_source,
+                                           rtm_layout_t source_layout, const float *d_receiver,
+                                           rtm_layout_t receiver_layout) {
+  return launch_rows(accumulate_kernel, "accumulate_kernel", extent, d_image, d_illumination,
+                     d_source, source_layout, d_receiver, receiver_layout);
+}
+
+extern "C" int rtm_imaging_cuda_pack(rtm_imaging_extent_t extent, const float *d_field,
+                                     rtm_layout_t layout, float *d_dense) {
+  return launch_rows(pack_kernel<float>, "pack_kernel<float>", extent, d_field, layout, d_dense);
+}
+
+extern "C" int rtm_imaging_cuda_pack_half(rtm_imaging_extent_t extent, const float *d_field,
+                                          rtm_layout_t layout, uint16_t *d_dense) {
+  return launch_rows(pack_kernel<unsigned short>, "pack_kernel<binary16>", extent, d_field, layout,
+                     reinterpret_cast<unsigned short *>(d_dense));
+}
+
+extern "C" int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t cells) {
+  int status = RTM_OK;
+  if (cells == 0) return RTM_OK;
+  const long long blocks = ((long long)cells + CELL_THREADS - 1) / CELL_THREADS;
+  unpack_half_kernel<<<(unsigned)(blocks < MAX_CELL_BLOCKS ? blocks : MAX_CELL_BLOCKS),
+                       CELL_THREADS, 0, cudaStreamLegacy>>>(
+      reinterpret_cast<const unsigned short *>(d_half), d_out, cells);
+  RTM_CUDA_TRY_LAUNCH("unpack_half_kernel");
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_pack_to_host(rtm_imaging_extent_t extent, const float *d_field,
+                                             rtm_layout_t layout, float *host_dense) {
+  int status = RTM_OK;
+  const size_t row_bytes = (size_t)extent.nx * sizeof(float);
+  const size_t plane = (size_t)extent.nx * (size_t)extent.ny;
+  for (long long iz = 0; iz < extent.nz; ++iz)
+    RTM_CUDA_TRY(cudaMemcpy2DAsync(host_dense + iz * plane, row_bytes,
+                                   d_field + layout.origin + iz * layout.stride_z,
+                                   (size_t)layout.stride_y * sizeof(float), row_bytes,
+                                   (size_t)extent.ny, cudaMemcpyDefault, cudaStreamLegacy));
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_copy(void *dst, const void *src, size_t bytes) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamLegacy));
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_read(void *host, const void *d_src, size_t bytes) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaMemcpyAsync(host, d_src, bytes, cudaMemcpyDefault, cudaStreamLegacy));
+  RTM_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_zero(void *d_ptr, size_t bytes) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaMemsetAsync(d_ptr, 0, bytes, cudaStreamLegacy));
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_synchronize(void) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
+fail:
+  return status;
+}

@@ -1,0 +1,97 @@
+/* imaging_cuda.h - private to solver/rtm: the extern "C" launchers and device calls of
+ * imaging_cuda.cu, for image.c and snapshots.c, which stay plain C.
+ *
+ * Everything runs on the legacy default stream (cudaStreamLegacy): it runs after the work a
+ * backend queued on its blocking stream and before what the backend queues later
+ * (rtm_field_view_t), and it is ordered with itself, so an accumulation that reads a snapshot
+ * follows the copy or conversion that produced it. Nothing here synchronises except
+ * rtm_imaging_cuda_read and rtm_imaging_cuda_synchronize. Each returns a status; CUDA errors
+ * are logged where they happen (rtm_cuda_check.h).
+ *
+ * Arithmetic shared with the host loops (image.c, snapshots.c), bit for bit:
+ *   accumulate  image = fmaf(source, receiver, image), then illumination =
+ *               fmaf(source, source, illumination), per cell (__fmaf_rn);
+ *   fp16        float -> binary16 rounded to nearest even (__float2half_rn, as
+ *               rtm_half_from_float), binary16 -> float exact (__half2float, as
+ *               rtm_half_to_float). NaN payloads are the one difference: the device gives its
+ *               canonical NaN.
+ *
+ * Without CUDA in the build, each is a stub that says so and returns RTM_ERR_UNSUPPORTED
+ * (no device memory strategy exists then, so no store reaches them). */
+#ifndef RTM_IMAGING_CUDA_H
+#define RTM_IMAGING_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtm_imaging.h"
+#include "rtm_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The interior extents a launcher walks: nx, ny and the local planes. */
+typedef struct {
+  int nx, ny, nz;
+} rtm_imaging_extent_t;
+
+static inline rtm_imaging_extent_t rtm_imaging_extent(const rtm_grid_t *grid) {
+  rtm_imaging_extent_t extent = {grid->n[0], grid->n[1], grid->nz_local};
+  return extent;
+}
+
+#ifdef RTM3D_HAVE_CUDA
+
+/* Makes `device` current for the calls that follow. */
+int rtm_imaging_cuda_use_device(int device);
+/* d_image += d_source * d_receiver, d_illumination += d_source^2 (dense outputs). */
+int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image, float *d_illumination,
+                                const float *d_source, rtm_layout_t source_layout,
+                                const float *d_receiver, rtm_layout_t receiver_layout);
+/* The interior of d_field (laid out as `layout`) into dense d_dense: as float, or as
+ * binary16 bit patterns. */
+int rtm_imaging_cuda_pack(rtm_imaging_extent_t extent, const float *d_field, rtm_layout_t layout,
+                          float *d_dense);
+int rtm_imaging_cuda_pack_half(rtm_imaging_extent_t extent, const float *d_field,
+                               rtm_layout_t layout, uint16_t *d_dense);
+/* d_out[i] = the binary16 d_half[i] as float, i < cells. */
+int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t cells);
+/* The interior of the padded device field d_field into the dense host array, one 2D copy a
+ * plane (asynchronous with page-locked memory). */
+int rtm_imaging_cuda_pack_to_host(rtm_imaging_extent_t extent, const float *d_field,
+                                  rtm_layout_t layout, float *host_dense);
+/* `bytes` from src to dst, either side host or device (cudaMemcpyDefault), queued. */
+int rtm_imaging_cuda_copy(void *dst, const void *src, size_t bytes);
+/* `bytes` of device memory to the host, after the queued work: returns when they are there. */
+int rtm_imaging_cuda_read(void *host, const void *d_src, size_t bytes);
+int rtm_imaging_cuda_zero(void *d_ptr, size_t bytes);
+/* Waits for the work queued on the legacy default stream (before memory is freed). */
+int rtm_imaging_cuda_synchronize(void);
+
+#else
+
+/* Takes the arguments, so that a caller's variables count as used in a build without CUDA. */
+static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
+  (void)unused;
+  rtm_log_error("solver/rtm: device memory, but this build has no CUDA");
+  return RTM_ERR_UNSUPPORTED;
+}
+#define rtm_imaging_cuda_use_device(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_accumulate(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_pack(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_pack_half(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_unpack_half(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_pack_to_host(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_copy(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_read(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_zero(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_synchronize() rtm_imaging_cuda_unavailable(0)
+
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,271 @@
+/* Source snapshots (rtm_imaging.h): `count` dense interior slots in one allocation of the
+ * memory.imaging strategy, fp32 or binary16, and the volumes get hands back as fp32 where
+ * the fields are.
+ *
+ * Where the work happens, by the fields' memory (device) and the slots' memory:
+ *   fields  slots   save                                 get
+ *   host    host    pack loop (fp16: rtm_half_from_float)  fp32: the slot; fp16: convert
+ *                                                          into the staging volume
+ *   device  device  pack kernel (fp16: __float2half_rn)    fp32: the slot; fp16: convert
+ *                                                          kernel into the staging volume
+ *   device  host    fp32: a 2D copy a plane to the slot;   fp32: one copy into the staging;
+ *                   fp16: pack kernel into the transfer    fp16: one copy into the transfer,
+ *                   buffer, one copy to the slot           convert kernel into the staging
+ * The staging volume (fp32, the fields' memory) exists only when get needs it; the transfer
+ * buffer (binary16, device) only for fp16 host slots of a device. Save never writes the
+ * staging volume, so the volume get returned stays valid until the next get. Device work is
+ * queued on the legacy default stream (imaging_cuda.h) and is asynchronous, page-locked
+ * ("pinned") host slots included. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imaging_cuda.h"
+#include "imaging_impl.h"
+#include "rtm_half.h"
+#include "rtm_imaging.h"
+#include "rtm_status.h"
+
+struct rtm_snapshots {
+  rtm_grid_t grid;
+  int device; /* the fields' memory: -1 host, else that CUDA device */
+  int count;
+  rtm_precision_t precision;
+  int host_slots_of_device; /* the slots are host memory, the fields device memory */
+  size_t slot_bytes;
+  rtm_allocation_t slots;    /* count x slot_bytes */
+  rtm_allocation_t staging;  /* fp32 volume for get, when needed */
+  rtm_allocation_t transfer; /* binary16 volume on the device, fp16 host slots only */
+};
+
+/* What a store of these settings allocates; create and rtm_snapshots_bytes both follow it. */
+typedef struct {
+  const char *slots_strategy, *fields_strategy;
+  int host_slots_of_device;
+  size_t cells, slot_bytes, slots_bytes, staging_bytes, transfer_bytes;
+  int too_large; /* the byte count overflows size_t */
+} snapshot_plan_t;
+
+static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
+                                  const char *strategy, rtm_precision_t precision) {
+  snapshot_plan_t plan;
+  memset(&plan, 0, sizeof plan);
+  plan.slots_strategy = rtm_imaging_strategy(strategy, device);
+  plan.fields_strategy = device < 0 ? "host" : "device";
+  plan.host_slots_of_device = device >= 0 && rtm_imaging_host_strategy(plan.slots_strategy);
+  const int fp16 = precision == RTM_PRECISION_FP16;
+  plan.cells = rtm_grid_interior_cells(grid);
+  plan.slot_bytes = plan.cells * (fp16 ? sizeof(uint16_t) : sizeof(float));
+  plan.too_large = count > 0 && plan.slot_bytes > SIZE_MAX / 2 / (size_t)count;
+  plan.slots_bytes = plan.too_large ? SIZE_MAX : plan.slot_bytes * (size_t)(count > 0 ? count : 0);
+  if (fp16 || plan.host_slots_of_device) plan.staging_bytes = plan.cells * sizeof(float);
+  if (fp16 && plan.host_slots_of_device) plan.transfer_bytes = plan.cells * sizeof(uint16_t);
+  return plan;
+}
+
+size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
+                           rtm_precision_t precision) {
+  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision);
+  if (plan.too_large) return SIZE_MAX;
+  size_t bytes = rtm_imaging_taken_bytes(plan.slots_strategy, plan.slots_bytes);
+  if (plan.staging_bytes)
+    bytes += rtm_imaging_taken_bytes(plan.fields_strategy, plan.staging_bytes);
+  if (plan.transfer_bytes) bytes += rtm_imaging_taken_bytes("device", plan.transfer_bytes);
+  return bytes;
+}
+
+/* The message every store that does not fit ends with: the three settings that shrink it. */
+static void log_does_not_fit(const rtm_grid_t *grid, int count, const snapshot_plan_t *plan,
+                             rtm_precision_t precision) {
+  char size[64];
+  if (plan->too_large)
+    snprintf(size, sizeof size, "more bytes than this machine addresses");
+  else
+    snprintf(size, sizeof size, "%.3f GB", plan->slots_bytes / 1e9);
+  rtm_log_error("%d source snapshots of %d x %d x %d cells (local z) in %s (%s in memory.imaging "
+                "= %s, plus %.3f GB of staging) do not fit: raise rtm.imaging_step (fewer "
+                "snapshots), %s, or choose another memory.imaging (pinned or host: host memory)",
+                count, grid->n[0], grid->n[1], grid->nz_local, rtm_precision_name(precision), size,
+                plan->slots_strategy, (plan->staging_bytes + plan->transfer_bytes) / 1e9,
+                precision == RTM_PRECISION_FP16
+                    ? "rtm.snapshot_precision is fp16 already (half the bytes of fp32)"
+                    : "set rtm.snapshot_precision = fp16 (half the bytes)");
+}
+
+static int allocate_store(rtm_snapshots_t *store, const snapshot_plan_t *plan,
+                          rtm_mem_ledger_t *ledger) {
+  int status = RTM_OK;
+  if (plan->too_large) return RTM_ERR_NOMEM;
+  RTM_TRY(rtm_imaging_alloc(plan->slots_strategy, plan->slots_bytes, "snapshots", store->device,
+                            ledger, &store->slots));
+  if (plan->staging_bytes)
+    RTM_TRY(rtm_imaging_alloc(plan->fields_strategy, plan->staging_bytes, "snapshots staging",
+                              store->device, ledger, &store->staging));
+  if (plan->transfer_bytes)
+    RTM_TRY(rtm_imaging_alloc("device", plan->transfer_bytes, "snapshots transfer", store->device,
+                              ledger, &store->transfer));
+fail:
+  return status;
+}
+
+int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const char *strategy,
+                         rtm_precision_t precision, rtm_mem_ledger_t *ledger,
+                         rtm_snapshots_t **store) {
+  int status = RTM_OK;
+  rtm_snapshots_t *created = NULL;
+  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision);
+  *store = NULL;
+  if (count < 1)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_snapshots_create: %d snapshots (at least 1)", count);
+  if (precision != RTM_PRECISION_FP32 && precision != RTM_PRECISION_FP16)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_snapshots_create: unknown precision %d", (int)precision);
+  if (device < 0 && strcmp(plan.slots_strategy, "host") != 0)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "memory.imaging (or memory.strategy) = %s: the cpu backend keeps its source "
+             "snapshots in host memory: use host",
+             plan.slots_strategy);
+  created = calloc(1, sizeof *created);
+  if (!created) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the snapshots' state");
+  created->grid = *grid;
+  created->device = device;
+  created->count = count;
+  created->precision = precision;
+  created->host_slots_of_device = plan.host_slots_of_device;
+  created->slot_bytes = plan.slot_bytes;
+  status = allocate_store(created, &plan, ledger);
+  if (status == RTM_ERR_NOMEM) log_does_not_fit(grid, count, &plan, precision);
+  RTM_TRY(status);
+  *store = created;
+  return RTM_OK;
+fail:
+  rtm_snapshots_destroy(created);
+  return status;
+}
+
+static int check_slot(const rtm_snapshots_t *store, int slot, const char *what) {
+  if (!store || slot < 0 || slot >= store->count) {
+    rtm_log_error("%s: slot %d of a store of %d", what, slot, store ? store->count : 0);
+    return RTM_ERR_INTERNAL;
+  }
+  return RTM_OK;
+}
+
+/* Slot address: the host pointer for host slots, the device pointer for device slots. */
+static void *slot_at(const rtm_snapshots_t *store, int slot) {
+  return (char *)store->slots.ptr + (size_t)slot * store->slot_bytes;
+}
+
+/* Host fields, binary16 slot: each interior cell rounded to nearest even. */
+static void save_half_host(const rtm_grid_t *grid, const float *padded, uint16_t *dense) {
+  const long nx = grid->n[0], ny = grid->n[1], nz = grid->nz_local;
+  IMAGING_OMP_ROWS
+  for (long iz = 0; iz < nz; ++iz)
+    for (long iy = 0; iy < ny; ++iy) {
+      const float *row = padded + rtm_grid_index(grid, 0, iy, iz);
+      uint16_t *out = dense + ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
+      for (long ix = 0; ix < nx; ++ix)
+        out[ix] = rtm_half_from_float(row[ix]);
+    }
+}
+
+static void get_half_host(const rtm_grid_t *grid, const uint16_t *dense, float *out) {
+  const long nx = grid->n[0], ny = grid->n[1], nz = grid->nz_local;
+  IMAGING_OMP_ROWS
+  for (long iz = 0; iz < nz; ++iz)
+    for (long iy = 0; iy < ny; ++iy) {
+      const size_t row = ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
+      for (long ix = 0; ix < nx; ++ix)
+        out[row + ix] = rtm_half_to_float(dense[row + ix]);
+    }
+}
+
+static int save_device(rtm_snapshots_t *store, int slot, const float *d_padded) {
+  int status = RTM_OK;
+  const rtm_imaging_extent_t extent = rtm_imaging_extent(&store->grid);
+  const rtm_layout_t layout = rtm_layout_padded(&store->grid);
+  void *destination = slot_at(store, slot);
+  RTM_TRY(rtm_imaging_cuda_use_device(store->device));
+  if (store->precision == RTM_PRECISION_FP32) {
+    if (store->host_slots_of_device)
+      RTM_TRY(rtm_imaging_cuda_pack_to_host(extent, d_padded, layout, destination));
+    else
+      RTM_TRY(rtm_imaging_cuda_pack(extent, d_padded, layout, destination));
+  } else if (store->host_slots_of_device) {
+    RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, store->transfer.ptr));
+    RTM_TRY(rtm_imaging_cuda_copy(destination, store->transfer.ptr, store->slot_bytes));
+  } else {
+    RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, destination));
+  }
+fail:
+  return status;
+}
+
+int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view) {
+  int status = RTM_OK;
+  RTM_TRY(check_slot(store, slot, "rtm_snapshots_save"));
+  if (!view || !view->padded || (view->device < 0) != (store->device < 0) ||
+      (view->device >= 0 && view->device != store->device))
+    RTM_FAIL(RTM_ERR_INTERNAL,
+             "rtm_snapshots_save: a field view of device %d for a store of "
+             "the fields of device %d",
+             view ? view->device : -2, store->device);
+  if (store->device >= 0) return save_device(store, slot, view->padded);
+  if (store->precision == RTM_PRECISION_FP32)
+    rtm_grid_pack(&store->grid, view->padded, slot_at(store, slot));
+  else
+    save_half_host(&store->grid, view->padded, slot_at(store, slot));
+fail:
+  return status;
+}
+
+static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
+  int status = RTM_OK;
+  const size_t cells = rtm_grid_interior_cells(&store->grid);
+  const void *source = slot_at(store, slot);
+  float *staging = store->staging.ptr;
+  RTM_TRY(rtm_imaging_cuda_use_device(store->device));
+  if (store->host_slots_of_device) {
+    if (store->precision == RTM_PRECISION_FP32) {
+      RTM_TRY(rtm_imaging_cuda_copy(staging, source, store->slot_bytes));
+    } else {
+      RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, source, store->slot_bytes));
+      RTM_TRY(rtm_imaging_cuda_unpack_half(store->transfer.ptr, staging, cells));
+    }
+    *volume = staging;
+  } else if (store->precision == RTM_PRECISION_FP32) {
+    *volume = source;
+  } else {
+    RTM_TRY(rtm_imaging_cuda_unpack_half(source, staging, cells));
+    *volume = staging;
+  }
+fail:
+  return status;
+}
+
+int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume) {
+  int status = RTM_OK;
+  *volume = NULL;
+  RTM_TRY(check_slot(store, slot, "rtm_snapshots_get"));
+  if (store->device >= 0) return get_device(store, slot, volume);
+  if (store->precision == RTM_PRECISION_FP32) {
+    *volume = slot_at(store, slot);
+  } else {
+    get_half_host(&store->grid, slot_at(store, slot), store->staging.ptr);
+    *volume = store->staging.ptr;
+  }
+fail:
+  return status;
+}
+
+void rtm_snapshots_destroy(rtm_snapshots_t *store) {
+  if (!store) return;
+  /* Queued packs, copies and conversions still use the slots and buffers. */
+  if (store->device >= 0 && store->slots.ptr &&
+      rtm_imaging_cuda_use_device(store->device) == RTM_OK)
+    (void)rtm_imaging_cuda_synchronize();
+  rtm_mem_free(&store->transfer);
+  rtm_mem_free(&store->staging);
+  rtm_mem_free(&store->slots);
+  free(store);
+}

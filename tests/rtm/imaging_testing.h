@@ -1,0 +1,113 @@
+/* imaging_testing.h - what the host and GPU tests of rtm_imaging.h share (header only): the
+ * odd-sized grid with a local z-range, fresh non-zero inputs, the plain triple loop the
+ * accumulation is checked against, values that exercise binary16 rounding, and the ledger's
+ * total, the refusals of image strategies. Include after <cmocka.h>, with _POSIX_C_SOURCE
+ * defined for rtm_test_capture.h. */
+#ifndef RTM_TEST_IMAGING_TESTING_H
+#define RTM_TEST_IMAGING_TESTING_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_grid.h"
+#include "rtm_imaging.h"
+#include "rtm_memory.h"
+#include "rtm_status.h"
+#include "rtm_test_capture.h"
+#include "rtm_test_random.h"
+
+/* 13 x 11 x 17 cells, this rank owning planes [5, 12): odd extents (no row is a whole number
+ * of vectors or warps), a padded row of 32 floats (21 + 11 of padding), a z-offset. */
+static inline void imaging_test_grid(rtm_grid_t *grid) {
+  const int n[3] = {13, 11, 17};
+  const double spacing_m[3] = {10.0, 12.5, 8.0};
+  assert_int_equal(rtm_grid_init(grid, n, spacing_m, NULL), 0);
+  assert_int_equal(rtm_grid_set_z_range(grid, 5, 7), 0);
+}
+
+/* Uniform magnitudes in [lo, hi), random signs: never zero. */
+static inline void imaging_test_fill(rtm_test_rng_t *rng, float *values, size_t count, double lo,
+                                     double hi) {
+  for (size_t i = 0; i < count; ++i) {
+    const double magnitude = rtm_test_uniform(rng, lo, hi);
+    values[i] = (float)((rtm_test_next(rng) >> 63) ? -magnitude : magnitude);
+  }
+}
+
+static inline float *imaging_test_alloc(size_t count) {
+  float *values = calloc(count ? count : 1, sizeof *values);
+  assert_non_null(values);
+  return values;
+}
+
+/* The accumulation written plainly: every cell, image then illumination, fmaf each. */
+static inline void imaging_test_accumulate(const rtm_grid_t *grid, float *image,
+                                           float *illumination, const float *source,
+                                           rtm_layout_t source_layout, const float *receiver,
+                                           rtm_layout_t receiver_layout) {
+  for (long long iz = 0; iz < grid->nz_local; ++iz)
+    for (long long iy = 0; iy < grid->n[1]; ++iy)
+      for (long long ix = 0; ix < grid->n[0]; ++ix) {
+        const size_t dense = (size_t)((iz * grid->n[1] + iy) * grid->n[0] + ix);
+        const float s = source[source_layout.origin + iz * source_layout.stride_z +
+                               iy * source_layout.stride_y + ix];
+        const float r = receiver[receiver_layout.origin + iz * receiver_layout.stride_z +
+                                 iy * receiver_layout.stride_y + ix];
+        image[dense] = fmaf(s, r, image[dense]);
+        illumination[dense] = fmaf(s, s, illumination[dense]);
+      }
+}
+
+/* Values binary16 rounds in every way: normal ones of 11 significant bits and more, ties
+ * between two halves (even and odd), the subnormal range (below 2^-14), values that round
+ * to zero (below 2^-25), and magnitudes past 65520 that become infinity. */
+static inline void imaging_test_half_values(rtm_test_rng_t *rng, float *values, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    float v;
+    switch (i % 6) {
+    case 0: v = (float)rtm_test_uniform(rng, 1e-3, 6e4); break;
+    case 1: v = (float)rtm_test_uniform(rng, 1e-8, 6e-5); break;
+    case 2: v = (float)rtm_test_uniform(rng, 6.6e4, 1e6); break;
+    case 3: v = (float)rtm_test_uniform(rng, 1e-12, 2.9e-8); break;
+    case 4: /* k + 1/2 units of the last place of a half in [1, 2): a tie */
+      v = 1.0f + ((float)(rtm_test_next(rng) % 1024) + 0.5f) * 0x1p-10f;
+      break;
+    default: v = (float)rtm_test_uniform(rng, 0.5, 2.0); break;
+    }
+    values[i] = (rtm_test_next(rng) >> 63) ? -v : v;
+  }
+}
+
+static inline size_t imaging_test_ledger_total(const rtm_mem_ledger_t *ledger) {
+  size_t total = 0;
+  for (int i = 0; i < ledger->count; ++i)
+    total += ledger->records[i].reserved_bytes;
+  return total;
+}
+
+/* The ledger's record labelled `label`; fails the test when there is none. */
+static inline const rtm_mem_record_t *imaging_test_record(const rtm_mem_ledger_t *ledger,
+                                                          const char *label) {
+  for (int i = 0; i < ledger->count; ++i)
+    if (strcmp(ledger->records[i].label, label) == 0) return &ledger->records[i];
+  print_error("no ledger record labelled '%s'\n", label);
+  fail();
+  return NULL;
+}
+
+/* rtm_image_create for the fields of `device` through `strategy` is a config error naming
+ * memory.imaging, and leaves no image. */
+static inline void imaging_test_image_refused(int device, const char *strategy) {
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  rtm_image_t *image = NULL;
+  capture_t capture;
+  assert_int_equal(captured(&capture, rtm_image_create(&grid, device, strategy, NULL, &image)),
+                   RTM_ERR_CONFIG);
+  assert_contains(capture.text, "memory.imaging");
+  assert_null(image);
+}
+
+#endif

@@ -1,0 +1,443 @@
+/* The imaging pieces of rtm_imaging.h on the host (the cpu backend's memory): the image
+ * accumulation against a plain loop, snapshots in fp32 and binary16, the store's byte
+ * estimate against its ledger, the adjoint receiver taps against a hand computation, and
+ * the final filters on volumes whose answer is known. */
+#define _POSIX_C_SOURCE 200809L /* fileno, dup2: rtm_test_capture.h */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "imaging_testing.h"
+#include "rtm_half.h"
+#include "rtm_imaging.h"
+#include "rtm_physics.h"
+#include "rtm_points.h"
+#include "rtm_status.h"
+#include "rtm_test_capture.h"
+#include "rtm_test_main.h"
+
+/* ---- layouts ---- */
+
+static void test_layouts(void **state) {
+  (void)state;
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  const rtm_layout_t padded = rtm_layout_padded(&grid), dense = rtm_layout_dense(&grid);
+  /* element of cell (ix, iy, iz) = origin + iz stride_z + iy stride_y + ix, both ways */
+  assert_int_equal(padded.origin + 6 * padded.stride_z + 10 * padded.stride_y + 12,
+                   rtm_grid_index(&grid, 12, 10, 6));
+  assert_int_equal(dense.origin + 6 * dense.stride_z + 10 * dense.stride_y + 12,
+                   rtm_grid_dense_index(&grid, rtm_grid_index(&grid, 12, 10, 6)));
+  assert_int_equal(dense.stride_z, 13 * 11);
+}
+
+/* ---- image ---- */
+
+/* Two accumulations, each layout on each side, against the plain loop bit for bit; then a
+ * read of one volume alone, and clear. */
+static void test_accumulate_matches_loop(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_accumulate_matches_loop");
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
+  float *source_padded = imaging_test_alloc(padded), *receiver_padded = imaging_test_alloc(padded);
+  float *source_dense = imaging_test_alloc(cells), *receiver_dense = imaging_test_alloc(cells);
+  float *want_image = imaging_test_alloc(cells), *want_illumination = imaging_test_alloc(cells);
+  float *got_image = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
+  /* halos and padding too: a wrong index reads a non-zero value there */
+  imaging_test_fill(&rng, source_padded, padded, 0.1, 3.0);
+  imaging_test_fill(&rng, receiver_padded, padded, 0.1, 3.0);
+  imaging_test_fill(&rng, source_dense, cells, 0.1, 3.0);
+  imaging_test_fill(&rng, receiver_dense, cells, 0.1, 3.0);
+  const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
+
+  rtm_mem_ledger_t ledger;
+  rtm_mem_ledger_init(&ledger);
+  rtm_image_t *image = NULL;
+  assert_int_equal(rtm_image_create(&grid, -1, "auto", &ledger, &image), RTM_OK);
+  assert_string_equal(imaging_test_record(&ledger, "image")->strategy, "host");
+  assert_string_equal(imaging_test_record(&ledger, "illumination")->strategy, "host");
+  assert_int_equal(rtm_image_accumulate(image, source_padded, p, receiver_dense, d), RTM_OK);
+  assert_int_equal(rtm_image_accumulate(image, source_dense, d, receiver_padded, p), RTM_OK);
+  imaging_test_accumulate(&grid, want_image, want_illumination, source_padded, p, receiver_dense,
+                          d);
+  imaging_test_accumulate(&grid, want_image, want_illumination, source_dense, d, receiver_padded,
+                          p);
+  assert_int_equal(rtm_image_read(image, got_image, got_illumination), RTM_OK);
+  assert_memory_equal(got_image, want_image, cells * sizeof(float));
+  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
+  memset(got_illumination, 0, cells * sizeof(float));
+  assert_int_equal(rtm_image_read(image, NULL, got_illumination), RTM_OK);
+  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
+
+  assert_int_equal(rtm_image_clear(image), RTM_OK);
+  assert_int_equal(rtm_image_read(image, got_image, got_illumination), RTM_OK);
+  for (size_t i = 0; i < cells; ++i)
+    assert_true(got_image[i] == 0.0f && got_illumination[i] == 0.0f);
+  rtm_image_destroy(image);
+  rtm_mem_ledger_release(&ledger);
+  free(source_padded), free(receiver_padded), free(source_dense), free(receiver_dense);
+  free(want_image), free(want_illumination), free(got_image), free(got_illumination);
+}
+
+/* The cpu backend's image is host memory: another strategy is a config error naming the
+ * key. */
+static void test_image_refuses_device_strategy(void **state) {
+  (void)state;
+  imaging_test_image_refused(-1, "managed");
+  imaging_test_image_refused(-1, "pinned");
+}
+
+/* ---- snapshots ---- */
+
+/* Saves `count` random padded fields into a host store of `precision` and checks each get
+ * against `expected` (the interior, rounded as the store rounds), the ledger against the
+ * estimate, and whether get hands back the slot itself (fp32) or the staging volume. */
+static void check_host_round_trip(rtm_precision_t precision, const char *test) {
+  enum { COUNT = 3 };
+  rtm_test_rng_t rng = rtm_test_seed(test);
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  const size_t cells = rtm_grid_interior_cells(&grid);
+  float *fields[COUNT], *expected[COUNT];
+  rtm_mem_ledger_t ledger;
+  rtm_mem_ledger_init(&ledger);
+  rtm_snapshots_t *store = NULL;
+  assert_int_equal(rtm_snapshots_create(&grid, COUNT, -1, "host", precision, &ledger, &store),
+                   RTM_OK);
+  for (int k = 0; k < COUNT; ++k) {
+    fields[k] = imaging_test_alloc(grid.padded_cells);
+    expected[k] = imaging_test_alloc(cells);
+    if (precision == RTM_PRECISION_FP16)
+      imaging_test_half_values(&rng, fields[k], grid.padded_cells);
+    else
+      imaging_test_fill(&rng, fields[k], grid.padded_cells, 1e-30, 1e30);
+    rtm_grid_pack(&grid, fields[k], expected[k]);
+    for (size_t i = 0; precision == RTM_PRECISION_FP16 && i < cells; ++i)
+      expected[k][i] = rtm_half_to_float(rtm_half_from_float(expected[k][i]));
+    const rtm_field_view_t view = {fields[k], -1};
+    assert_int_equal(rtm_snapshots_save(store, k, &view), RTM_OK);
+  }
+  const float *first = NULL;
+  for (int k = COUNT - 1; k >= 0; --k) { /* backward, as migration reads them */
+    const float *volume = NULL;
+    assert_int_equal(rtm_snapshots_get(store, k, &volume), RTM_OK);
+    assert_memory_equal(volume, expected[k], cells * sizeof(float));
+    if (k == COUNT - 1) first = volume;
+    /* fp32: each slot is its own volume; fp16: one staging volume for every get */
+    assert_true((volume == first) == (precision == RTM_PRECISION_FP16 || k == COUNT - 1));
+  }
+  assert_int_equal(imaging_test_ledger_total(&ledger),
+                   rtm_snapshots_bytes(&grid, COUNT, -1, "host", precision));
+  assert_int_equal(imaging_test_record(&ledger, "snapshots")->bytes,
+                   COUNT * cells * (precision == RTM_PRECISION_FP16 ? 2 : 4));
+  assert_int_equal(ledger.count, precision == RTM_PRECISION_FP16 ? 2 : 1);
+  rtm_snapshots_destroy(store);
+  rtm_mem_ledger_release(&ledger);
+  for (int k = 0; k < COUNT; ++k)
+    free(fields[k]), free(expected[k]);
+}
+
+static void test_snapshots_fp32_round_trip(void **state) {
+  (void)state;
+  check_host_round_trip(RTM_PRECISION_FP32, "test_snapshots_fp32_round_trip");
+}
+
+/* Equal to rtm_half's conversion bit for bit; and the values really are rounded (a store
+ * that kept fp32 would fail). */
+static void test_snapshots_fp16_round_trip(void **state) {
+  (void)state;
+  check_host_round_trip(RTM_PRECISION_FP16, "test_snapshots_fp16_round_trip");
+  rtm_test_rng_t rng = rtm_test_seed("test_snapshots_fp16_round_trip (rounding)");
+  float values[60];
+  int rounded = 0;
+  imaging_test_half_values(&rng, values, 60);
+  for (int i = 0; i < 60; ++i)
+    rounded += rtm_half_round(values[i]) != values[i];
+  assert_true(rounded > 30);
+}
+
+/* A slot outside the store, a view of another device: internal errors. */
+static void test_snapshots_refuse_bad_slots(void **state) {
+  (void)state;
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  float *field = imaging_test_alloc(grid.padded_cells);
+  rtm_snapshots_t *store = NULL;
+  const float *volume = NULL;
+  assert_int_equal(rtm_snapshots_create(&grid, 2, -1, "", RTM_PRECISION_FP32, NULL, &store),
+                   RTM_OK);
+  const rtm_field_view_t view = {field, -1}, device_view = {field, 0};
+  capture_t capture;
+  assert_int_equal(captured(&capture, rtm_snapshots_save(store, 2, &view)), RTM_ERR_INTERNAL);
+  assert_int_equal(captured(&capture, rtm_snapshots_get(store, -1, &volume)), RTM_ERR_INTERNAL);
+  assert_null(volume);
+  assert_int_equal(captured(&capture, rtm_snapshots_save(store, 0, &device_view)),
+                   RTM_ERR_INTERNAL);
+  rtm_snapshots_destroy(store);
+  free(field);
+}
+
+/* What does not fit names the three settings that make it fit; pinned memory has no place
+ * beside a cpu backend. */
+static void test_snapshots_too_large(void **state) {
+  (void)state;
+  rtm_grid_t grid;
+  const int n[3] = {4000, 4000, 4000};
+  const double spacing_m[3] = {5.0, 5.0, 5.0};
+  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), RTM_OK);
+  rtm_snapshots_t *store = NULL;
+  capture_t capture;
+  /* 2^31 - 1 slots of 128 GB: more bytes than a size_t holds */
+  assert_int_equal(captured(&capture, rtm_snapshots_create(&grid, 2147483647, -1, "host",
+                                                           RTM_PRECISION_FP16, NULL, &store)),
+                   RTM_ERR_NOMEM);
+  assert_contains(capture.text, "rtm.imaging_step");
+  assert_contains(capture.text, "rtm.snapshot_precision");
+  assert_contains(capture.text, "memory.imaging");
+  assert_null(store);
+  assert_true(rtm_snapshots_bytes(&grid, 2147483647, -1, "host", RTM_PRECISION_FP16) == SIZE_MAX);
+  imaging_test_grid(&grid);
+  assert_int_equal(captured(&capture, rtm_snapshots_create(&grid, 2, -1, "pinned",
+                                                           RTM_PRECISION_FP32, NULL, &store)),
+                   RTM_ERR_CONFIG);
+  assert_contains(capture.text, "memory.imaging");
+}
+
+/* ---- adjoint receiver taps ---- */
+
+typedef struct {
+  rtm_grid_t grid;
+  rtm_model_t model;
+  rtm_boundary_t boundary;
+  double dt_s;
+  rtm_points_t receivers;
+} adjoint_case_t;
+
+/* 40 x 36 x 30 cells of 12.5 x 10 x 8 m, this rank owning planes [3, 27), an absorbing layer
+ * of 8 cells, vp drawn per cell; receivers: one in the interior, one in the layer (x and z),
+ * and one whose lower taps lie on the rank above (plane 2). */
+static void adjoint_case(adjoint_case_t *c, rtm_test_rng_t *rng) {
+  const int n[3] = {40, 36, 30};
+  const double spacing_m[3] = {12.5, 10.0, 8.0};
+  memset(c, 0, sizeof *c);
+  assert_int_equal(rtm_grid_init(&c->grid, n, spacing_m, NULL), RTM_OK);
+  assert_int_equal(rtm_grid_set_z_range(&c->grid, 3, 24), RTM_OK);
+  const size_t cells = rtm_grid_interior_cells(&c->grid);
+  c->model.vp = imaging_test_alloc(cells);
+  for (size_t i = 0; i < cells; ++i)
+    c->model.vp[i] = (float)rtm_test_uniform(rng, 1500.0, 4500.0);
+  c->model.vp_min = 1500.0;
+  c->model.vp_max = 4500.0;
+  c->dt_s = 0.4 * rtm_stable_dt(4500.0, spacing_m);
+  assert_int_equal(rtm_boundary_init(&c->boundary, &c->grid, 8, 1e-3, 4500.0, c->dt_s), RTM_OK);
+  const double positions_m[3][3] = {
+      {rtm_test_uniform(rng, 200.0, 300.0), rtm_test_uniform(rng, 150.0, 200.0),
+       rtm_test_uniform(rng, 100.0, 120.0)},
+      {rtm_test_uniform(rng, 12.5, 50.0), rtm_test_uniform(rng, 150.0, 200.0),
+       rtm_test_uniform(rng, 190.0, 200.0)},
+      {rtm_test_uniform(rng, 200.0, 300.0), rtm_test_uniform(rng, 150.0, 200.0),
+       rtm_test_uniform(rng, 16.5, 23.5)}};
+  assert_int_equal(rtm_points_init(&c->receivers, &c->grid, &positions_m[0][0], 3, "receivers"),
+                   RTM_OK);
+}
+
+static void adjoint_case_release(adjoint_case_t *c) {
+  rtm_points_release(&c->receivers);
+  rtm_boundary_release(&c->boundary);
+  free(c->model.vp);
+}
+
+/* The weight of tap t of receiver r worked out from its position: the trilinear weight times
+ * dt^2 vp^2 / (1 + eta dt) at the tap's cell; sets *damping to its eta dt. */
+static double hand_weight(const adjoint_case_t *c, const rtm_boundary_t *boundary, int r, int t,
+                          double *damping) {
+  const rtm_grid_t *g = &c->grid;
+  long cell[3];
+  double weight = 1.0;
+  for (int a = 0; a < 3; ++a) {
+    const double u = c->receivers.position_m[3 * r + a] / g->spacing_m[a];
+    const long below = (long)floor(u);
+    const int upper = (t >> a) & 1;
+    weight *= upper ? u - (double)below : 1.0 - (u - (double)below);
+    cell[a] = below + upper;
+  }
+  const long iz = cell[2] - g->z_offset;
+  if (iz < 0 || iz >= g->nz_local) return 0.0; /* another rank's tap */
+  /* the taps rtm_points_init made are the ones worked out here; the adjoint scales the
+   * stored float weight, so the hand computation does too */
+  assert_int_equal(c->receivers.tap_index[r * RTM_POINT_TAPS + t],
+                   rtm_grid_index(g, cell[0], cell[1], iz));
+  const double stored = c->receivers.tap_weight[r * RTM_POINT_TAPS + t];
+  assert_true(fabs(stored - weight) <= 0x1p-24 * weight);
+  weight = stored;
+  *damping = 0.0;
+  for (int a = 0; boundary && a < 3; ++a)
+    *damping += boundary->eta_dt[a][cell[a]];
+  const double vp = c->model.vp[((size_t)iz * g->n[1] + (size_t)cell[1]) * g->n[0] + cell[0]];
+  return weight * c->dt_s * c->dt_s * vp * vp / (1.0 + *damping);
+}
+
+/* Each adjoint weight is the hand computation rounded once to float: within half a float ulp
+ * (2^-24 relative) of it, and a hair more for the double product formed in another order. */
+static void check_adjoint_weights(const adjoint_case_t *c, const rtm_boundary_t *boundary,
+                                  const rtm_points_t *adjoint, double *max_damping) {
+  *max_damping = 0.0;
+  for (int r = 0; r < c->receivers.count; ++r)
+    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
+      double damping = 0.0;
+      const double want = hand_weight(c, boundary, r, t, &damping);
+      const float got = adjoint->tap_weight[r * RTM_POINT_TAPS + t];
+      if (fabs(got - want) > 0x1.0001p-24 * fabs(want) || (want == 0.0) != (got == 0.0)) {
+        print_error("receiver %d tap %d: adjoint weight %.9g, by hand %.9g\n", r, t, got, want);
+        fail();
+      }
+      if (damping > *max_damping) *max_damping = damping;
+    }
+}
+
+static void test_adjoint_weights(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_adjoint_weights");
+  adjoint_case_t c;
+  adjoint_case(&c, &rng);
+  rtm_points_t adjoint;
+  assert_int_equal(
+      rtm_adjoint_receivers(&c.receivers, &c.grid, &c.model, &c.boundary, c.dt_s, &adjoint),
+      RTM_OK);
+  assert_int_equal(adjoint.count, 3);
+  assert_memory_equal(adjoint.tap_index, c.receivers.tap_index,
+                      3 * RTM_POINT_TAPS * sizeof(size_t));
+  assert_memory_equal(adjoint.position_m, c.receivers.position_m, 9 * sizeof(double));
+  double max_damping = 0.0;
+  check_adjoint_weights(&c, &c.boundary, &adjoint, &max_damping);
+  /* the second receiver is deep enough in the layer for the damping to matter */
+  printf("largest eta dt at a tap: %g\n", max_damping);
+  assert_true(max_damping > 1e-3);
+  /* the third straddles the rank boundary: its lower taps stay 0 */
+  assert_true(adjoint.tap_weight[2 * RTM_POINT_TAPS + 0] == 0.0f);
+  rtm_points_release(&adjoint);
+
+  /* without a boundary: dt^2 vp^2 alone */
+  assert_int_equal(rtm_adjoint_receivers(&c.receivers, &c.grid, &c.model, NULL, c.dt_s, &adjoint),
+                   RTM_OK);
+  check_adjoint_weights(&c, NULL, &adjoint, &max_damping);
+  assert_true(max_damping == 0.0);
+  rtm_points_release(&adjoint);
+  adjoint_case_release(&c);
+}
+
+/* ---- filters ---- */
+
+/* u = a x^2 + b y^2 + c z^2 + d xy + e yz + f x + g on spacings 0.5, 2, 1 (powers of two:
+ * every u and 1 / h^2 exact in float), integer coefficients: the 8th-order stencil is exact
+ * for polynomials of degree <= 9, so at least R = 4 cells from every face -lap u is
+ * -(2a + 2b + 2c) to the last bit (the double sums err by 1e-12, a float ulp there is 1e-6). */
+static void test_laplacian_of_quadratic(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_laplacian_of_quadratic");
+  const int n[3] = {15, 13, 12};
+  const double spacing_m[3] = {0.5, 2.0, 1.0};
+  rtm_grid_t grid;
+  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), RTM_OK);
+  assert_int_equal(rtm_grid_set_z_range(&grid, 2, 10), RTM_OK);
+  int k[7];
+  for (int i = 0; i < 7; ++i)
+    k[i] = (int)(rtm_test_next(&rng) % 9) - 4 + (i < 3 ? 10 : 0); /* a, b, c never zero */
+  const size_t cells = rtm_grid_interior_cells(&grid);
+  float *image = imaging_test_alloc(cells), *scratch = imaging_test_alloc(cells);
+  for (int iz = 0; iz < grid.nz_local; ++iz)
+    for (int iy = 0; iy < n[1]; ++iy)
+      for (int ix = 0; ix < n[0]; ++ix) {
+        const double x = ix * 0.5, y = iy * 2.0, z = (iz + grid.z_offset) * 1.0;
+        image[((size_t)iz * n[1] + iy) * n[0] + ix] =
+            (float)(k[0] * x * x + k[1] * y * y + k[2] * z * z + k[3] * x * y + k[4] * y * z +
+                    k[5] * x + k[6]);
+      }
+  rtm_image_laplacian(&grid, image, scratch);
+  const float want = (float)-(2.0 * (k[0] + k[1] + k[2]));
+  int checked = 0;
+  for (int iz = RTM_RADIUS; iz < grid.nz_local - RTM_RADIUS; ++iz)
+    for (int iy = RTM_RADIUS; iy < n[1] - RTM_RADIUS; ++iy)
+      for (int ix = RTM_RADIUS; ix < n[0] - RTM_RADIUS; ++ix, ++checked) {
+        const float got = image[((size_t)iz * n[1] + iy) * n[0] + ix];
+        if (got != want) {
+          print_error("-lap at (%d, %d, %d) = %.9g, want %.9g\n", ix, iy, iz, got, want);
+          fail();
+        }
+      }
+  assert_true(checked == 7 * 5 * 2);
+  free(image), free(scratch);
+}
+
+/* A unit impulse on the x = 0 face: -lap spreads -c_k / h^2 along each axis and nothing
+ * else, in particular nothing into the previous row's last cells (cells past the face are
+ * zero, not the dense array's neighbours). */
+static void test_laplacian_zero_outside(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_laplacian_zero_outside");
+  const int n[3] = {9, 8, 7};
+  const double spacing_m[3] = {0.5, 2.0, 1.0};
+  const double inv_h2[3] = {4.0, 0.25, 1.0};
+  rtm_grid_t grid;
+  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), RTM_OK);
+  const size_t cells = rtm_grid_interior_cells(&grid);
+  float *image = imaging_test_alloc(cells), *scratch = imaging_test_alloc(cells);
+  float *want = imaging_test_alloc(cells);
+  const int centre[3] = {0, 2 + (int)(rtm_test_next(&rng) % 4), 3};
+  const float amplitude = (float)rtm_test_uniform(&rng, 0.5, 2.0);
+#define AT(ix, iy, iz) (((size_t)(iz)*n[1] + (size_t)(iy)) * n[0] + (size_t)(ix))
+  image[AT(centre[0], centre[1], centre[2])] = amplitude;
+  for (int a = 0; a < 3; ++a)
+    for (int k = 1; k <= RTM_RADIUS; ++k)
+      for (int side = -1; side <= 1; side += 2) {
+        int cell[3] = {centre[0], centre[1], centre[2]};
+        cell[a] += side * k;
+        if (cell[a] < 0 || cell[a] >= n[a]) continue;
+        want[AT(cell[0], cell[1], cell[2])] = (float)-(rtm_fd2_coeff[k] * amplitude * inv_h2[a]);
+      }
+  want[AT(centre[0], centre[1], centre[2])] =
+      (float)-(rtm_fd2_coeff[0] * amplitude * (inv_h2[0] + inv_h2[1] + inv_h2[2]));
+#undef AT
+  rtm_image_laplacian(&grid, image, scratch);
+  for (size_t i = 0; i < cells; ++i)
+    if (fabsf(image[i] - want[i]) > 1e-6f * fabsf(want[i]) ||
+        (want[i] == 0.0f) != (image[i] == 0.0f)) {
+      print_error("cell %zu: -lap = %.9g, want %.9g\n", i, image[i], want[i]);
+      fail();
+    }
+  free(image), free(scratch), free(want);
+}
+
+/* image / (illumination + eps max illumination) on values whose quotients are exact, scaled
+ * by fresh powers of two; with eps = 0 a cell without illumination keeps its value. */
+static void test_compensate(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_compensate");
+  const float image_scale = ldexpf(1.0f, (int)(rtm_test_next(&rng) % 21) - 10);
+  const float light_scale = ldexpf(1.0f, (int)(rtm_test_next(&rng) % 21) - 10);
+  float image[5] = {12, 3, -6, 8, 20}, illumination[5] = {4, 0, 1, 2, 8};
+  const float want[5] = {2, 1.5f, -2, 2, 2}; /* denominators 6, 2, 3, 4, 10: max 8, eps 1/4 */
+  for (int i = 0; i < 5; ++i)
+    image[i] *= image_scale, illumination[i] *= light_scale;
+  rtm_image_compensate(image, illumination, 5, 0.25);
+  for (int i = 0; i < 5; ++i)
+    assert_true(image[i] == want[i] * image_scale / light_scale);
+
+  float bare[3] = {5, 7, -9}, light[3] = {0, 2, 0.5f};
+  rtm_image_compensate(bare, light, 3, 0.0);
+  assert_true(bare[0] == 5 && bare[1] == 3.5f && bare[2] == -18);
+}
+
+RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_matches_loop),
+              cmocka_unit_test(test_image_refuses_device_strategy),
+              cmocka_unit_test(test_snapshots_fp32_round_trip),
+              cmocka_unit_test(test_snapshots_fp16_round_trip),
+              cmocka_unit_test(test_snapshots_refuse_bad_slots),
+              cmocka_unit_test(test_snapshots_too_large), cmocka_unit_test(test_adjoint_weights),
+              cmocka_unit_test(test_laplacian_of_quadratic),
+              cmocka_unit_test(test_laplacian_zero_outside), cmocka_unit_test(test_compensate))

@@ -1,0 +1,292 @@
+/* The imaging pieces of rtm_imaging.h on a CUDA device: the accumulation kernel equals the
+ * host loop bit for bit in every device strategy; snapshots round-trip through device, vmm,
+ * vmm-compressed, managed, pinned and host slots, fp32 exactly and fp16 with the host's
+ * binary16 bits; the store's byte estimate equals what its ledger records; and the whole
+ * sits correctly between the cuda backend's steps (views saved and accumulated on the legacy
+ * default stream, the next steps queued right after). Exits 77 without a device. */
+#define _POSIX_C_SOURCE 200809L /* fileno, dup2: rtm_test_capture.h */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+
+#include "imaging_testing.h"
+#include "rtm_half.h"
+#include "rtm_imaging.h"
+#include "rtm_propagator.h"
+#include "rtm_status.h"
+#include "rtm_test_main.h"
+
+enum { DEVICE = 0 };
+
+static float *to_device(const float *host, size_t count) {
+  void *device = NULL;
+  assert_int_equal(cudaMalloc(&device, count * sizeof(float)), cudaSuccess);
+  assert_int_equal(cudaMemcpy(device, host, count * sizeof(float), cudaMemcpyHostToDevice),
+                   cudaSuccess);
+  return device;
+}
+
+static void from_device(float *host, const float *device, size_t count) {
+  assert_int_equal(cudaMemcpy(host, device, count * sizeof(float), cudaMemcpyDefault), cudaSuccess);
+}
+
+/* ---- image ---- */
+
+/* Inputs on the device in both layouts, and the loop's answers for one and for two
+ * accumulations. */
+typedef struct {
+  rtm_grid_t grid;
+  size_t cells;
+  float *d_source_padded, *d_receiver_padded, *d_source_dense, *d_receiver_dense;
+  float *want_image[2], *want_illumination[2]; /* after the first, after both */
+} accumulate_case_t;
+
+static void accumulate_case(accumulate_case_t *c, rtm_test_rng_t *rng) {
+  imaging_test_grid(&c->grid);
+  const size_t padded = c->grid.padded_cells, cells = rtm_grid_interior_cells(&c->grid);
+  const rtm_layout_t p = rtm_layout_padded(&c->grid), d = rtm_layout_dense(&c->grid);
+  c->cells = cells;
+  float *source_padded = imaging_test_alloc(padded), *receiver_padded = imaging_test_alloc(padded);
+  float *source_dense = imaging_test_alloc(cells), *receiver_dense = imaging_test_alloc(cells);
+  imaging_test_fill(rng, source_padded, padded, 0.1, 3.0);
+  imaging_test_fill(rng, receiver_padded, padded, 0.1, 3.0);
+  imaging_test_fill(rng, source_dense, cells, 0.1, 3.0);
+  imaging_test_fill(rng, receiver_dense, cells, 0.1, 3.0);
+  for (int k = 0; k < 2; ++k) {
+    c->want_image[k] = imaging_test_alloc(cells);
+    c->want_illumination[k] = imaging_test_alloc(cells);
+    imaging_test_accumulate(&c->grid, c->want_image[k], c->want_illumination[k], source_padded, p,
+                            receiver_dense, d);
+  }
+  imaging_test_accumulate(&c->grid, c->want_image[1], c->want_illumination[1], source_dense, d,
+                          receiver_padded, p);
+  c->d_source_padded = to_device(source_padded, padded);
+  c->d_receiver_padded = to_device(receiver_padded, padded);
+  c->d_source_dense = to_device(source_dense, cells);
+  c->d_receiver_dense = to_device(receiver_dense, cells);
+  free(source_padded), free(receiver_padded), free(source_dense), free(receiver_dense);
+}
+
+static void accumulate_case_release(accumulate_case_t *c) {
+  cudaFree(c->d_source_padded), cudaFree(c->d_receiver_padded);
+  cudaFree(c->d_source_dense), cudaFree(c->d_receiver_dense);
+  for (int k = 0; k < 2; ++k)
+    free(c->want_image[k]), free(c->want_illumination[k]);
+}
+
+static void check_image(rtm_image_t *image, const accumulate_case_t *c, int after,
+                        const char *strategy) {
+  float *image_dense = imaging_test_alloc(c->cells), *illumination = imaging_test_alloc(c->cells);
+  assert_int_equal(rtm_image_read(image, image_dense, illumination), RTM_OK);
+  if (memcmp(image_dense, c->want_image[after], c->cells * sizeof(float)) != 0 ||
+      memcmp(illumination, c->want_illumination[after], c->cells * sizeof(float)) != 0) {
+    print_error("%s: the device image after %d accumulation(s) differs from the host loop\n",
+                strategy, after + 1);
+    fail();
+  }
+  free(image_dense), free(illumination);
+}
+
+/* Both layouts on each side, twice, then clear and once more: the host loop's floats. */
+static void test_device_accumulate_bitwise(void **state) {
+  (void)state;
+  static const char *const strategies[] = {"device", "vmm-compressed", "managed", "auto"};
+  rtm_test_rng_t rng = rtm_test_seed("test_device_accumulate_bitwise");
+  accumulate_case_t c;
+  accumulate_case(&c, &rng);
+  const rtm_layout_t p = rtm_layout_padded(&c.grid), d = rtm_layout_dense(&c.grid);
+  for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
+    rtm_mem_ledger_t ledger;
+    rtm_mem_ledger_init(&ledger);
+    rtm_image_t *image = NULL;
+    assert_int_equal(rtm_image_create(&c.grid, DEVICE, strategies[s], &ledger, &image), RTM_OK);
+    printf("image in %s\n", imaging_test_record(&ledger, "image")->strategy);
+    assert_int_equal(rtm_image_accumulate(image, c.d_source_padded, p, c.d_receiver_dense, d),
+                     RTM_OK);
+    assert_int_equal(rtm_image_accumulate(image, c.d_source_dense, d, c.d_receiver_padded, p),
+                     RTM_OK);
+    check_image(image, &c, 1, strategies[s]);
+    assert_int_equal(rtm_image_clear(image), RTM_OK);
+    assert_int_equal(rtm_image_accumulate(image, c.d_source_padded, p, c.d_receiver_dense, d),
+                     RTM_OK);
+    check_image(image, &c, 0, strategies[s]);
+    rtm_image_destroy(image);
+    rtm_mem_ledger_release(&ledger);
+  }
+  accumulate_case_release(&c);
+}
+
+/* A cuda backend's image lives in device memory: host strategies are config errors. */
+static void test_device_image_refuses_host_memory(void **state) {
+  (void)state;
+  imaging_test_image_refused(DEVICE, "pinned");
+  imaging_test_image_refused(DEVICE, "host");
+}
+
+/* ---- snapshots ---- */
+
+/* Saves COUNT device fields into a store of `strategy` and `precision`, clobbers the fields,
+ * and reads every slot back through get (backward) against the interior, rounded by the
+ * host's rtm_half for fp16: bit for bit. get's volume is device-accessible, the slot itself
+ * exactly when fp32 slots are in device memory; the ledger holds what the estimate said. */
+static void check_device_round_trip(const char *strategy, rtm_precision_t precision,
+                                    rtm_test_rng_t *rng) {
+  enum { COUNT = 3 };
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
+  const int fp16 = precision == RTM_PRECISION_FP16;
+  const int direct = !fp16 && strcmp(strategy, "host") != 0 && strcmp(strategy, "pinned") != 0;
+  float *d_fields[COUNT], *expected[COUNT], *field = imaging_test_alloc(padded);
+  float *got = imaging_test_alloc(cells);
+  rtm_mem_ledger_t ledger;
+  rtm_mem_ledger_init(&ledger);
+  rtm_snapshots_t *store = NULL;
+  printf("snapshots: %s, %s\n", strategy, rtm_precision_name(precision));
+  assert_int_equal(rtm_snapshots_create(&grid, COUNT, DEVICE, strategy, precision, &ledger, &store),
+                   RTM_OK);
+  for (int k = 0; k < COUNT; ++k) {
+    if (fp16)
+      imaging_test_half_values(rng, field, padded);
+    else
+      imaging_test_fill(rng, field, padded, 1e-30, 1e30);
+    expected[k] = imaging_test_alloc(cells);
+    rtm_grid_pack(&grid, field, expected[k]);
+    for (size_t i = 0; fp16 && i < cells; ++i)
+      expected[k][i] = rtm_half_to_float(rtm_half_from_float(expected[k][i]));
+    d_fields[k] = to_device(field, padded);
+    const rtm_field_view_t view = {d_fields[k], DEVICE};
+    assert_int_equal(rtm_snapshots_save(store, k, &view), RTM_OK);
+  }
+  for (int k = 0; k < COUNT; ++k) /* queued after the saves: what they copied must not change */
+    assert_int_equal(cudaMemset(d_fields[k], 0x7f, padded * sizeof(float)), cudaSuccess);
+  const float *previous = NULL;
+  for (int k = COUNT - 1; k >= 0; --k) {
+    const float *volume = NULL;
+    struct cudaPointerAttributes attributes;
+    assert_int_equal(rtm_snapshots_get(store, k, &volume), RTM_OK);
+    assert_int_equal(cudaPointerGetAttributes(&attributes, volume), cudaSuccess);
+    assert_true(attributes.type == cudaMemoryTypeDevice ||
+                attributes.type == cudaMemoryTypeManaged);
+    if (previous) assert_true((volume == previous) == !direct);
+    previous = volume;
+    from_device(got, volume, cells);
+    if (memcmp(got, expected[k], cells * sizeof(float)) != 0) {
+      print_error("%s %s: slot %d differs from the saved field\n", strategy,
+                  rtm_precision_name(precision), k);
+      fail();
+    }
+  }
+  const size_t estimate = rtm_snapshots_bytes(&grid, COUNT, DEVICE, strategy, precision);
+  printf("  ledger %zu bytes, estimate %zu\n", imaging_test_ledger_total(&ledger), estimate);
+  assert_int_equal(imaging_test_ledger_total(&ledger), estimate);
+  assert_string_equal(imaging_test_record(&ledger, "snapshots")->strategy, strategy);
+  rtm_snapshots_destroy(store);
+  rtm_mem_ledger_release(&ledger);
+  for (int k = 0; k < COUNT; ++k)
+    cudaFree(d_fields[k]), free(expected[k]);
+  free(field), free(got);
+}
+
+static void test_device_snapshots(void **state) {
+  (void)state;
+  static const char *const strategies[] = {"device",  "vmm",    "vmm-compressed",
+                                           "managed", "pinned", "host"};
+  rtm_test_rng_t rng = rtm_test_seed("test_device_snapshots");
+  for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
+    check_device_round_trip(strategies[s], RTM_PRECISION_FP32, &rng);
+    check_device_round_trip(strategies[s], RTM_PRECISION_FP16, &rng);
+  }
+}
+
+/* ---- between the backend's steps ---- */
+
+/* The cuda backend on a 45 x 37 x 29 constant model; the source at the centre. */
+static void backend_propagator(rtm_config_t *cfg, rtm_grid_t *grid, rtm_model_t *model,
+                               rtm_propagator_t *prop) {
+  rtm_config_defaults(cfg);
+  cfg->grid.n[0] = 45;
+  cfg->grid.n[1] = 37;
+  cfg->grid.n[2] = 29;
+  cfg->time.steps = 60;
+  cfg->receivers.layout = RTM_RECEIVERS_NONE;
+  cfg->boundary.width_cells = 6;
+  snprintf(cfg->backend.name, sizeof cfg->backend.name, "cuda");
+  snprintf(cfg->memory.strategy, sizeof cfg->memory.strategy, "device");
+  cfg->backend.device = DEVICE;
+  assert_int_equal(rtm_grid_init(grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m),
+                   RTM_OK);
+  assert_int_equal(rtm_model_from_constants(cfg, grid, model), RTM_OK);
+  assert_int_equal(rtm_propagator_create(cfg, grid, model, prop), RTM_OK);
+}
+
+/* After 30 steps: a snapshot of the current p and the image of current x previous saved
+ * from views, the next 20 steps queued at once behind them. The snapshot and the image must
+ * hold the fields of step 30 (read_field's copies), not of a later step. */
+static void test_views_between_steps(void **state) {
+  (void)state;
+  rtm_config_t cfg;
+  rtm_grid_t grid;
+  rtm_model_t model;
+  rtm_propagator_t prop;
+  backend_propagator(&cfg, &grid, &model, &prop);
+  const rtm_backend_t *backend = prop.backend;
+  const size_t cells = rtm_grid_interior_cells(&grid);
+  float *current = imaging_test_alloc(cells), *previous = imaging_test_alloc(cells);
+  float *want_image = imaging_test_alloc(cells), *want_illumination = imaging_test_alloc(cells);
+  float *got = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
+  rtm_snapshots_t *store = NULL;
+  rtm_image_t *image = NULL;
+  assert_int_equal(
+      rtm_snapshots_create(&grid, 1, DEVICE, "device", RTM_PRECISION_FP32, &prop.ledger, &store),
+      RTM_OK);
+  assert_int_equal(rtm_image_create(&grid, DEVICE, "device", &prop.ledger, &image), RTM_OK);
+  for (int it = 0; it < 30; ++it)
+    assert_int_equal(backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
+  assert_int_equal(backend->read_field(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, current),
+                   RTM_OK);
+  assert_int_equal(backend->read_field(prop.state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, previous),
+                   RTM_OK);
+  rtm_field_view_t view_current, view_previous;
+  assert_int_equal(backend->view_field(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view_current),
+                   RTM_OK);
+  assert_int_equal(backend->view_field(prop.state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, &view_previous),
+                   RTM_OK);
+  assert_int_equal(rtm_snapshots_save(store, 0, &view_current), RTM_OK);
+  assert_int_equal(rtm_image_accumulate(image, view_current.padded, rtm_layout_padded(&grid),
+                                        view_previous.padded, rtm_layout_padded(&grid)),
+                   RTM_OK);
+  for (int it = 30; it < 50; ++it)
+    assert_int_equal(backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
+
+  const float *volume = NULL;
+  assert_int_equal(rtm_snapshots_get(store, 0, &volume), RTM_OK);
+  from_device(got, volume, cells);
+  assert_memory_equal(got, current, cells * sizeof(float));
+  const rtm_layout_t d = rtm_layout_dense(&grid);
+  imaging_test_accumulate(&grid, want_image, want_illumination, current, d, previous, d);
+  assert_int_equal(rtm_image_read(image, got, got_illumination), RTM_OK);
+  assert_memory_equal(got, want_image, cells * sizeof(float));
+  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
+  double energy = 0.0; /* the wavefield has left the source by step 30: a real test */
+  for (size_t i = 0; i < cells; ++i)
+    energy += (double)want_illumination[i];
+  printf("illumination at step 30: %g\n", energy);
+  assert_true(energy > 0.0);
+
+  rtm_image_destroy(image);
+  rtm_snapshots_destroy(store);
+  rtm_propagator_destroy(&prop);
+  rtm_model_release(&model);
+  free(current), free(previous), free(want_image), free(want_illumination), free(got);
+  free(got_illumination);
+}
+
+RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_accumulate_bitwise),
+                   cmocka_unit_test(test_device_image_refuses_host_memory),
+                   cmocka_unit_test(test_device_snapshots),
+                   cmocka_unit_test(test_views_between_steps))
