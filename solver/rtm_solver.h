@@ -7,7 +7,7 @@
  *   points/   sources and receivers: trilinear taps, the acquisition geometry
  *   cuda/     the z-marching kernels and the cuda backend's host side
  *   traces/   the trace pipeline (FFTW reference, cuFFT + CUB under a CUDA graph)
- *   rtm/      reverse-time migration: imaging, source-wavefield reconstruction (to come)
+ *   rtm/      reverse-time migration: imaging, snapshots, the migration driver
  *   mpi/      z-slab decomposition and halo exchange (to come)
  * rtm_propagator.h sets a backend up from the config for one shot. */
 #ifndef RTM_SOLVER_H
