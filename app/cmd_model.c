@@ -1,5 +1,7 @@
 /* rtm3d model CONFIG: forward modelling. Sets up the propagator, runs the time loop with
- * snapshots and progress, writes the HDF5 output and the JSON run report. */
+ * snapshots and progress, writes the HDF5 output and the JSON run report. With
+ * shots.layout = grid or file it runs every shot on the one propagator, moved from shot to
+ * shot (rtm_propagator_set_shot), and writes the many-shot layout (/shots/<k>/...). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,9 @@ static void usage(FILE *out) {
           "writes OUTPUT.h5 (snapshots /snapshots/p, and /snapshots/q for vti/tti when\n"
           "snapshots.fields asks, every snapshots.every steps; the gather /traces/p, and\n"
           "/traces/q for vti/tti when receivers.fields asks, with /traces/receivers) and\n"
-          "OUTPUT.json (timings, MCells/s, memory), where OUTPUT = output.dir/output.name.\n\n"
+          "OUTPUT.json (timings, MCells/s, memory), where OUTPUT = output.dir/output.name.\n"
+          "shots.layout = grid or file runs many shots and writes each one's gathers as\n"
+          "/shots/<k>/traces/<field> with /shots/<k>/source and /shots/<k>/receivers.\n\n"
           "  --set k=v   override one key of the deck (repeatable), e.g. --set time.steps=200\n"
           "  --quiet     no progress output\n\n"
           "'rtm3d help-config' lists every key.\n");
@@ -42,6 +46,9 @@ typedef struct {
   rtm_grid_t grid;
   rtm_model_t model;
   rtm_propagator_t prop;
+  rtm_shots_t shots;
+  int many_shots;       /* shots.layout grid or file: the many-shot layout, whatever the count */
+  double *shot_seconds; /* [3][shots.count]: set_shot, propagate, write of each shot */
   /* gathers: prop.steps + 1 samples of prop.dt_s, written as trace_samples of trace_dt */
   int samples, trace_samples, resample;
   double trace_dt;
@@ -54,6 +61,7 @@ typedef struct {
   size_t cells;
   float *field; /* one interior volume: snapshots and the final check */
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
+  double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
 } model_run_t;
 
 static int wants_help(int argc, char **argv) {
@@ -74,6 +82,11 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
           : "";
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
+  /* every shot is placed before the first step: one outside the volume stops the run here */
+  RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
+  run->many_shots = cfg->shots.layout != RTM_SHOTS_SINGLE;
+  run->shot_seconds = calloc(3 * (size_t)run->shots.count, sizeof *run->shot_seconds);
+  if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);
   RTM_TRY(rtm_propagator_create(cfg, &run->grid, &run->model, &run->prop));
 fail:
   return status;
@@ -155,19 +168,26 @@ fail:
   return status;
 }
 
-/* The time loop, with snapshots and progress; the time spent on snapshots is kept apart. */
-static int propagate(model_run_t *run) {
+static void print_run_line(const model_run_t *run) {
+  const rtm_propagator_t *prop = &run->prop;
+  if (run->quiet) return;
+  if (run->many_shots)
+    rtm_log_info("model: %d shots, %d x %d x %d cells, %d steps of %.4g ms each, backend %s%s%s",
+                 run->shots.count, run->grid.n[0], run->grid.n[1], run->grid.n[2], prop->steps,
+                 prop->dt_s * 1e3, prop->backend->name, run->device[0] ? " on " : "", run->device);
+  else
+    rtm_log_info("model: %d x %d x %d cells, %d steps of %.4g ms, backend %s%s%s, %d receivers",
+                 run->grid.n[0], run->grid.n[1], run->grid.n[2], prop->steps, prop->dt_s * 1e3,
+                 prop->backend->name, run->device[0] ? " on " : "", run->device,
+                 prop->receivers.count);
+}
+
+/* The time loop of one shot, with snapshots and progress (steps_before: the steps of the
+ * shots before it); the time spent on snapshots is kept apart. */
+static int propagate(model_run_t *run, rtm_progress_t *progress, int steps_before) {
   int status = RTM_OK;
   const rtm_propagator_t *prop = &run->prop;
   const int steps = prop->steps, every = run->every;
-  if (!run->quiet)
-    rtm_log_info("model: %d x %d x %d cells, %d steps of %.4g ms, backend %s%s%s, %d receivers",
-                 run->grid.n[0], run->grid.n[1], run->grid.n[2], steps, prop->dt_s * 1e3,
-                 prop->backend->name, run->device[0] ? " on " : "", run->device,
-                 prop->receivers.count);
-  run->setup_end_s = rtm_wall_seconds();
-  rtm_progress_t progress;
-  rtm_progress_begin(&progress, steps, (double)run->cells, run->quiet);
   for (int it = 0; it < steps; ++it) {
     RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, RTM_FORWARD));
     int level = it + 1;
@@ -176,11 +196,9 @@ static int propagate(model_run_t *run) {
       RTM_TRY(write_snapshots(run, level));
       run->snapshot_s += rtm_wall_seconds() - snapshot_start_s;
     }
-    rtm_progress_update(&progress, it + 1);
+    rtm_progress_update(progress, steps_before + it + 1);
   }
   if (prop->backend->synchronize) RTM_TRY(prop->backend->synchronize(prop->state));
-  rtm_progress_end(&progress);
-  run->loop_end_s = rtm_wall_seconds();
 fail:
   return status;
 }
@@ -196,12 +214,18 @@ fail:
   return status;
 }
 
-/* /traces/<field> for each field receivers.fields asks for, resampled to output.trace_dt
- * where it differs from dt. */
-static int write_traces(model_run_t *run) {
+/* /traces/<field> (shot < 0), or /shots/<shot>/traces/<field> with the shot's source and
+ * receivers, for each field receivers.fields asks for, resampled to output.trace_dt where it
+ * differs from dt. */
+static int write_traces(model_run_t *run, int shot) {
   int status = RTM_OK;
   const rtm_propagator_t *prop = &run->prop;
-  if (prop->receivers.count <= 0) return RTM_OK;
+  const char *first_field =
+      rtm_field_name(prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q);
+  if (prop->receivers.count <= 0)
+    return shot < 0 ? RTM_OK
+                    : rtm_output_write_shot(run->output, shot, prop->source_position_m, first_field,
+                                            NULL, 0, run->trace_samples, run->trace_dt, NULL);
   const size_t count = (size_t)prop->receivers.count, samples = (size_t)run->samples;
   float *traces = NULL, *resampled = NULL;
   traces = malloc(count * samples * sizeof *traces);
@@ -224,12 +248,78 @@ static int write_traces(model_run_t *run) {
                                   run->trace_dt, resampled));
       written = resampled;
     }
-    RTM_TRY(rtm_output_write_traces(run->output, name, written, (int)count, run->trace_samples,
-                                    run->trace_dt, prop->receivers.position_m));
+    if (shot < 0)
+      RTM_TRY(rtm_output_write_traces(run->output, name, written, (int)count, run->trace_samples,
+                                      run->trace_dt, prop->receivers.position_m));
+    else
+      RTM_TRY(rtm_output_write_shot(run->output, shot, prop->source_position_m, name, written,
+                                    (int)count, run->trace_samples, run->trace_dt,
+                                    prop->receivers.position_m));
   }
+  if (shot < 0) RTM_TRY(rtm_output_write_source(run->output, prop->source_position_m));
 fail:
   free(traces);
   free(resampled);
+  return status;
+}
+
+/* One shot at the [source] position: /snapshots and /traces, today's layout. */
+static int run_single_shot(model_run_t *run) {
+  int status = RTM_OK;
+  rtm_progress_t progress;
+  print_run_line(run);
+  run->setup_end_s = rtm_wall_seconds();
+  rtm_progress_begin(&progress, run->prop.steps, (double)run->cells, run->quiet);
+  RTM_TRY(propagate(run, &progress, 0));
+  rtm_progress_end(&progress);
+  run->loop_end_s = rtm_wall_seconds();
+  RTM_TRY(check_final_wavefield(run));
+  RTM_TRY(write_traces(run, -1));
+  run->setup_s = run->setup_end_s - run->start_s;
+  run->propagate_s = (run->loop_end_s - run->setup_end_s) - run->snapshot_s;
+fail:
+  return status;
+}
+
+/* Every shot on the one propagator, moved from shot to shot; its gathers under /shots/<k>.
+ * The progress counts the steps of all shots; a line per shot gives its own figures. */
+static int run_many_shots(model_run_t *run) {
+  int status = RTM_OK;
+  const int count = run->shots.count, steps = run->prop.steps;
+  double *set_shot_s = run->shot_seconds, *propagate_s = set_shot_s + count;
+  double *write_s = propagate_s + count;
+  char label[64];
+  rtm_progress_t progress;
+  print_run_line(run);
+  run->setup_end_s = rtm_wall_seconds();
+  rtm_progress_begin(&progress, count * steps, (double)run->cells, run->quiet);
+  for (int k = 0; k < count; ++k) {
+    const double *source_m = run->shots.source_m + 3 * (size_t)k;
+    const double start_s = rtm_wall_seconds();
+    RTM_TRY(rtm_propagator_set_shot(&run->prop, &run->cfg, source_m));
+    const double placed_s = rtm_wall_seconds();
+    snprintf(label, sizeof label, "shot %d/%d", k + 1, count);
+    rtm_progress_label(&progress, label);
+    RTM_TRY(propagate(run, &progress, k * steps));
+    const double propagated_s = rtm_wall_seconds();
+    RTM_TRY(check_final_wavefield(run));
+    RTM_TRY(write_traces(run, k));
+    set_shot_s[k] = placed_s - start_s;
+    propagate_s[k] = propagated_s - placed_s;
+    write_s[k] = rtm_wall_seconds() - propagated_s;
+    run->setup_s += set_shot_s[k];
+    run->propagate_s += propagate_s[k];
+    run->write_s += write_s[k];
+    if (!run->quiet)
+      rtm_log_info("shot %d/%d at (%g, %g, %g) m: %d receivers, propagation %.2f s, %.1f MCells/s",
+                   k + 1, count, source_m[0], source_m[1], source_m[2], run->prop.receivers.count,
+                   propagate_s[k],
+                   propagate_s[k] > 0.0 ? (double)run->cells * steps / propagate_s[k] * 1e-6 : 0.0);
+  }
+  rtm_progress_end(&progress);
+  run->loop_end_s = rtm_wall_seconds();
+  run->setup_s += run->setup_end_s - run->start_s;
+fail:
   return status;
 }
 
@@ -243,13 +333,17 @@ static int close_output(model_run_t *run) {
 /* OUTPUT.json: the phases' times and the propagation's MCells/s, then the summary lines. */
 static int write_report(model_run_t *run) {
   int status = RTM_OK;
-  const int steps = run->prop.steps;
-  const double propagate_s = (run->loop_end_s - run->setup_end_s) - run->snapshot_s;
-  const double mcells = propagate_s > 0.0 ? (double)run->cells * steps / propagate_s * 1e-6 : 0.0;
-  const rtm_timing_t timings[4] = {{"setup", run->setup_end_s - run->start_s},
+  const int steps = run->prop.steps, count = run->shots.count;
+  const double propagate_s = run->propagate_s;
+  const double mcells =
+      propagate_s > 0.0 ? (double)run->cells * steps * count / propagate_s * 1e-6 : 0.0;
+  const rtm_timing_t timings[4] = {{"setup", run->setup_s},
                                    {"propagate", propagate_s},
                                    {"snapshots", run->snapshot_s},
-                                   {"write", run->end_s - run->loop_end_s}};
+                                   {"write", run->write_s + run->end_s - run->loop_end_s}};
+  const rtm_report_shot_values_t shot_values[3] = {{"set_shot_s", run->shot_seconds},
+                                                   {"propagate_s", run->shot_seconds + count},
+                                                   {"write_s", run->shot_seconds + 2 * count}};
   rtm_report_t report = {.command = "model",
                          .info = &run->info,
                          .steps = steps,
@@ -259,6 +353,9 @@ static int write_report(model_run_t *run) {
                          .timings = timings,
                          .timing_count = 4,
                          .mcells_per_s = mcells,
+                         .shot_count = run->many_shots ? count : 0,
+                         .shot_values = shot_values,
+                         .shot_value_count = 3,
                          .output_path = run->h5_path};
   RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->grid, &run->prop.ledger));
   if (!run->quiet) {
@@ -282,9 +379,7 @@ int rtm_cmd_model(int argc, char **argv) {
   RTM_TRY(set_up_propagator(run, argc, argv));
   RTM_TRY(plan_trace_sampling(run));
   RTM_TRY(open_output(run));
-  RTM_TRY(propagate(run));
-  RTM_TRY(check_final_wavefield(run));
-  RTM_TRY(write_traces(run));
+  RTM_TRY(run->many_shots ? run_many_shots(run) : run_single_shot(run));
   RTM_TRY(close_output(run));
   RTM_TRY(write_report(run));
 fail:
@@ -293,6 +388,8 @@ fail:
     if (run->output) rtm_output_close(run->output, 0);
     free(run->config_text);
     rtm_propagator_destroy(&run->prop);
+    rtm_shots_release(&run->shots);
+    free(run->shot_seconds);
     rtm_model_release(&run->model);
     free(run);
   }

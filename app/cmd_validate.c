@@ -19,8 +19,8 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: rtm3d validate RUN.h5 REFERENCE.h5 [--rtol X] [--atol X] [--datasets a,b,...]\n\n"
           "Compares the datasets of a run with a reference run: /snapshots/* snapshot by\n"
-          "snapshot, /traces/* (not receivers) and datasets at the root (a model file's /vp,\n"
-          "...) whole. For each it\n"
+          "snapshot, /traces/* (not receivers), a many-shot run's /shots/<k>/traces/* and\n"
+          "datasets at the root (a model file's /vp, ...) whole. For each it\n"
           "prints the relative L2 error ||run - ref|| / ||ref|| (the absolute norm when the\n"
           "reference is all zero, marked so) and the largest absolute error.\n\n"
           "  --rtol X          largest relative L2 error that passes (default 1e-05)\n"
@@ -241,8 +241,8 @@ int rtm_cmd_validate(int argc, char **argv) {
     RTM_TRY(rtm_io_list_datasets(ref_path, &names, &name_count));
     if (name_count == 0)
       RTM_FAIL(RTM_ERR_INPUT,
-               "validate: reference %s holds no dataset under /snapshots or /traces, nor at "
-               "the root, to compare",
+               "validate: reference %s holds no dataset under /snapshots, /traces or "
+               "/shots/<k>/traces, nor at the root, to compare",
                ref_path);
   }
 

@@ -20,6 +20,11 @@ void rtm_progress_begin(rtm_progress_t *progress, int total_steps, double cells_
   progress->last_decile = 0;
   progress->is_terminal = isatty(fileno(stderr));
   progress->quiet = quiet;
+  progress->label[0] = '\0';
+}
+
+void rtm_progress_label(rtm_progress_t *progress, const char *label) {
+  snprintf(progress->label, sizeof progress->label, "%s", label);
 }
 
 static void format_duration(double seconds, char *text, size_t size) {
@@ -46,10 +51,10 @@ void rtm_progress_update(rtm_progress_t *progress, int steps_done) {
   char eta[32];
   format_duration(rate > 0.0 ? (progress->total_steps - steps_done) / rate : 0.0, eta, sizeof eta);
   double mcells = rate * progress->cells_per_step * 1e-6;
-  fprintf(progress->out, "%sstep %d/%d  %3d%%  ETA %s  %.1f MCells/s%s",
-          progress->is_terminal ? "\r" : "rtm3d: ", steps_done, progress->total_steps,
-          (int)(100L * steps_done / progress->total_steps), eta, mcells,
-          progress->is_terminal ? "   " : "\n");
+  fprintf(progress->out, "%s%s%sstep %d/%d  %3d%%  ETA %s  %.1f MCells/s%s",
+          progress->is_terminal ? "\r" : "rtm3d: ", progress->label, progress->label[0] ? ": " : "",
+          steps_done, progress->total_steps, (int)(100L * steps_done / progress->total_steps), eta,
+          mcells, progress->is_terminal ? "   " : "\n");
   fflush(progress->out);
 }
 

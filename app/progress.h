@@ -1,5 +1,6 @@
 /* progress.h - progress of a long run: on a terminal one self-updating line (step,
- * percent, ETA, MCells/s); otherwise a log line every 10% or every 30 s. */
+ * percent, ETA, MCells/s); otherwise a log line every 10% or every 30 s. A run of many
+ * shots counts the steps of all of them and labels the line with the current shot. */
 #ifndef RTM_PROGRESS_H
 #define RTM_PROGRESS_H
 
@@ -14,12 +15,15 @@ typedef struct {
   int last_decile;
   int is_terminal;
   int quiet;
+  char label[64]; /* printed before the step count ("shot 2/5"); empty for none */
 } rtm_progress_t;
 
 double rtm_wall_seconds(void);
 void rtm_progress_begin(rtm_progress_t *progress, int total_steps, double cells_per_step,
                         int quiet);
 void rtm_progress_update(rtm_progress_t *progress, int steps_done);
+/* Sets the label of the lines that follow. */
+void rtm_progress_label(rtm_progress_t *progress, const char *label);
 void rtm_progress_end(rtm_progress_t *progress);
 
 #endif

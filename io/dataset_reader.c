@@ -204,6 +204,30 @@ fail:
   return status;
 }
 
+/* The gathers of a many-shot file, /shots/<k>/traces/<field>, in shot order: k below its
+ * shot_count and below the number of entries of /shots (a damaged count lists no more). */
+static int list_shots(hid_t file, const char *path, name_list_t *list) {
+  int status = RTM_OK, present = 0;
+  double shot_count = 0.0;
+  hid_t shots = H5I_INVALID_HID;
+  H5G_info_t info;
+  char context[1100], group_name[64];
+  snprintf(context, sizeof context, "file %s", path);
+  RTM_TRY(rtm_h5_read_attr_doubles(file, context, "shot_count", 1, "the number of shots",
+                                   &shot_count, &present));
+  if (!present || rtm_h5_path_exists(file, "/shots") <= 0) goto fail;
+  RTM_H5_CHECK(shots = H5Gopen2(file, "/shots", H5P_DEFAULT), RTM_ERR_INPUT,
+               "%s: /shots is not a group", path);
+  RTM_H5_CHECK(H5Gget_info(shots, &info), RTM_ERR_INPUT, "%s: group /shots", path);
+  for (hsize_t k = 0; k < info.nlinks && (double)k < shot_count; ++k) {
+    snprintf(group_name, sizeof group_name, "/shots/%llu/traces", (unsigned long long)k);
+    RTM_TRY(list_group(file, path, group_name, list));
+  }
+fail:
+  rtm_h5_close(&shots);
+  return status;
+}
+
 int rtm_io_list_datasets(const char *path, char ***names, int *count) {
   int status = RTM_OK;
   hid_t file = H5I_INVALID_HID;
@@ -213,6 +237,7 @@ int rtm_io_list_datasets(const char *path, char ***names, int *count) {
   RTM_TRY(rtm_h5_open_read(path, "file", &file));
   RTM_TRY(list_group(file, path, "/snapshots", &list));
   RTM_TRY(list_group(file, path, "/traces", &list));
+  RTM_TRY(list_shots(file, path, &list));
   RTM_TRY(list_group(file, path, "/", &list)); /* volumes at the root: a model's /vp, ... */
   *names = list.names;
   *count = list.count;

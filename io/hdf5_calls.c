@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -174,6 +175,75 @@ int rtm_h5_write_attr_doubles(hid_t object, const char *name, const double *valu
 
 int rtm_h5_write_attr_ints(hid_t object, const char *name, const int *values, size_t count) {
   return write_attr_array(object, name, H5T_NATIVE_INT, values, count);
+}
+
+int rtm_h5_read_attr_doubles(hid_t object, const char *context, const char *name, size_t count,
+                             const char *meaning, double *values, int *present) {
+  int status = RTM_OK;
+  hid_t attr = H5I_INVALID_HID, space = H5I_INVALID_HID, type = H5I_INVALID_HID;
+  htri_t exists;
+  *present = 0;
+  RTM_H5_CHECK(exists = H5Aexists(object, name), RTM_ERR_INPUT, "%s: attribute %s", context, name);
+  if (!exists) goto fail;
+  RTM_H5_CHECK(attr = H5Aopen(object, name, H5P_DEFAULT), RTM_ERR_INPUT, "%s: attribute %s",
+               context, name);
+  RTM_H5_CHECK(space = H5Aget_space(attr), RTM_ERR_INPUT, "%s: attribute %s", context, name);
+  RTM_H5_CHECK(type = H5Aget_type(attr), RTM_ERR_INPUT, "%s: attribute %s", context, name);
+  hssize_t points = H5Sget_simple_extent_npoints(space);
+  H5T_class_t type_class = H5Tget_class(type);
+  if (points != (hssize_t)count || (type_class != H5T_FLOAT && type_class != H5T_INTEGER))
+    RTM_FAIL(RTM_ERR_INPUT, "%s: attribute %s must hold %zu number(s) (%s), found %lld %s", context,
+             name, count, meaning, (long long)points,
+             type_class == H5T_STRING ? "string(s)" : "value(s) of a non-numeric type");
+  RTM_H5_CHECK(H5Aread(attr, H5T_NATIVE_DOUBLE, values), RTM_ERR_INPUT, "%s: reading attribute %s",
+               context, name);
+  *present = 1;
+fail:
+  rtm_h5_close(&type);
+  rtm_h5_close(&space);
+  rtm_h5_close(&attr);
+  return status;
+}
+
+/* ---- datasets ---- */
+
+int rtm_h5_read_array(hid_t file, const char *context, const char *name, hid_t memory_type,
+                      size_t element_size, int rank, hsize_t *dims, void **data) {
+  int status = RTM_OK, found_rank;
+  hid_t dataset = H5I_INVALID_HID, space = H5I_INVALID_HID, type = H5I_INVALID_HID;
+  *data = NULL;
+  if (rtm_h5_path_exists(file, name) <= 0)
+    RTM_FAIL(RTM_ERR_INPUT, "%s has no dataset %s", context, name);
+  RTM_H5_CHECK(dataset = H5Dopen2(file, name, H5P_DEFAULT), RTM_ERR_INPUT,
+               "%s: %s is not a dataset", context, name);
+  RTM_H5_CHECK(type = H5Dget_type(dataset), RTM_ERR_INPUT, "%s: dataset %s", context, name);
+  H5T_class_t type_class = H5Tget_class(type);
+  RTM_H5_CHECK(space = H5Dget_space(dataset), RTM_ERR_INPUT, "%s: dataset %s", context, name);
+  RTM_H5_CHECK(found_rank = H5Sget_simple_extent_ndims(space), RTM_ERR_INPUT, "%s: dataset %s",
+               context, name);
+  if ((type_class != H5T_FLOAT && type_class != H5T_INTEGER) || found_rank != rank)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s is not a numeric array of rank %d (found rank %d%s)",
+             context, name, rank, found_rank,
+             type_class != H5T_FLOAT && type_class != H5T_INTEGER ? ", not numeric" : "");
+  RTM_H5_CHECK(H5Sget_simple_extent_dims(space, dims, NULL), RTM_ERR_INPUT, "%s: dataset %s",
+               context, name);
+  size_t elements = 1;
+  for (int i = 0; i < rank; ++i)
+    elements *= (size_t)dims[i];
+  *data = malloc((elements ? elements : 1) * element_size);
+  if (!*data) RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory reading %s", context, name);
+  if (elements)
+    RTM_H5_CHECK(H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *data), RTM_ERR_INPUT,
+                 "%s: reading dataset %s (corrupt?)", context, name);
+fail:
+  if (status != RTM_OK) {
+    free(*data);
+    *data = NULL;
+  }
+  rtm_h5_close(&type);
+  rtm_h5_close(&space);
+  rtm_h5_close(&dataset);
+  return status;
 }
 
 hid_t rtm_h5_create_fapl(void) {

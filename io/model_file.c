@@ -48,42 +48,13 @@ static int differs(double a, double b, double scale) {
   return fabs(a - b) > 1e-6 * scale;
 }
 
-static int read_root_triple(hid_t file, const char *path, const char *name, int *present,
-                            double value[3]) {
-  int status = RTM_OK;
-  hid_t attr = H5I_INVALID_HID, space = H5I_INVALID_HID, type = H5I_INVALID_HID;
-  htri_t exists;
-  *present = 0;
-  RTM_H5_CHECK(exists = H5Aexists(file, name), RTM_ERR_INPUT, "model file %s: attribute %s", path,
-               name);
-  if (!exists) goto fail;
-  RTM_H5_CHECK(attr = H5Aopen(file, name, H5P_DEFAULT), RTM_ERR_INPUT,
-               "model file %s: attribute %s", path, name);
-  RTM_H5_CHECK(space = H5Aget_space(attr), RTM_ERR_INPUT, "model file %s: attribute %s", path,
-               name);
-  RTM_H5_CHECK(type = H5Aget_type(attr), RTM_ERR_INPUT, "model file %s: attribute %s", path, name);
-  hssize_t points = H5Sget_simple_extent_npoints(space);
-  H5T_class_t type_class = H5Tget_class(type);
-  if (points != 3 || (type_class != H5T_FLOAT && type_class != H5T_INTEGER))
-    RTM_FAIL(RTM_ERR_INPUT,
-             "model file %s: root attribute %s must hold 3 numbers (x, y, z in metres), "
-             "found %lld %s",
-             path, name, (long long)points,
-             type_class == H5T_STRING ? "string(s)" : "value(s) of a non-numeric type");
-  RTM_H5_CHECK(H5Aread(attr, H5T_NATIVE_DOUBLE, value), RTM_ERR_INPUT,
-               "model file %s: reading attribute %s", path, name);
-  *present = 1;
-fail:
-  rtm_h5_close(&type);
-  rtm_h5_close(&space);
-  rtm_h5_close(&attr);
-  return status;
-}
-
 static int check_geometry(hid_t file, const char *path, const rtm_io_volume_t *volume) {
   int status = RTM_OK, present;
   double spacing[3], origin[3];
-  RTM_TRY(read_root_triple(file, path, "spacing", &present, spacing));
+  char context[RTM_CONFIG_PATH_MAX + 32];
+  snprintf(context, sizeof context, "model file %s", path);
+  RTM_TRY(rtm_h5_read_attr_doubles(file, context, "spacing", 3, "x, y, z in metres", spacing,
+                                   &present));
   if (!present)
     RTM_FAIL(RTM_ERR_INPUT,
              "model file %s has no root attribute 'spacing' (3 doubles: dx, dy, dz in metres)",
@@ -95,7 +66,8 @@ static int check_geometry(hid_t file, const char *path, const rtm_io_volume_t *v
                "config's grid.spacing = (%.9g, %.9g, %.9g) m",
                path, spacing[0], spacing[1], spacing[2], volume->spacing_m[0], volume->spacing_m[1],
                volume->spacing_m[2]);
-  RTM_TRY(read_root_triple(file, path, "origin", &present, origin));
+  RTM_TRY(
+      rtm_h5_read_attr_doubles(file, context, "origin", 3, "x, y, z in metres", origin, &present));
   if (present) {
     double scale = min_spacing(volume);
     for (int a = 0; a < 3; ++a)

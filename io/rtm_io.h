@@ -91,7 +91,9 @@ int rtm_output_write_traces(rtm_output_t *output, const char *field, const float
 /* The single-shot layout's source position: attribute source [3] of /traces. */
 int rtm_output_write_source(rtm_output_t *output, const double source_m[3]);
 /* Shot `shot` of a many-shot file: /shots/<shot>/source, /shots/<shot>/receivers (written
- * with the first field of the shot) and /shots/<shot>/traces/<field> with dt. */
+ * with the first field of the shot) and /shots/<shot>/traces/<field> with dt; the root
+ * attribute shot_count follows the highest shot written. count 0 (a shot without
+ * receivers) writes its source alone. */
 int rtm_output_write_shot(rtm_output_t *output, int shot, const double source_m[3],
                           const char *field, const float *traces, int count, int samples,
                           double dt_s, const double *receivers_m);
@@ -116,6 +118,13 @@ typedef struct {
   int compressed; /* the driver granted generic compression */
 } rtm_report_allocation_t;
 
+/* One number per shot of a many-shot run under a name ("propagate_s"): rtm_report_t's
+ * shot_values. */
+typedef struct {
+  const char *name;
+  const double *values; /* [shot_count] */
+} rtm_report_shot_values_t;
+
 typedef struct {
   const char *command; /* "model", "bench", ... */
   const rtm_run_info_t *info;
@@ -126,6 +135,11 @@ typedef struct {
   const rtm_timing_t *timings;
   int timing_count;
   double mcells_per_s;
+  /* A run of many shots: shot_count > 0 writes "shots": {"count": shot_count, <name>: [one
+   * value per shot], ...}; 0 (a single-shot run, bench) leaves the key out. */
+  int shot_count;
+  const rtm_report_shot_values_t *shot_values;
+  int shot_value_count;
   const rtm_report_allocation_t *allocations;
   int allocation_count;
   size_t allocation_total_bytes;
@@ -159,8 +173,9 @@ int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t d
 int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
                               rtm_dataset_t *dataset);
 void rtm_dataset_release(rtm_dataset_t *dataset);
-/* Names of the numeric datasets under /snapshots, under /traces (not receivers) and at the
- * root (a model file's /vp, ...), in that order; malloc'd array of malloc'd strings. */
+/* Names of the numeric datasets under /snapshots, under /traces (not receivers), under
+ * /shots/<k>/traces of a many-shot file (shot by shot) and at the root (a model file's /vp,
+ * ...), in that order; malloc'd array of malloc'd strings. */
 int rtm_io_list_datasets(const char *path, char ***names, int *count);
 
 /* ---- shot gathers, for migrate ---- */

@@ -7,6 +7,7 @@
 
 #include <hdf5.h>
 
+#include "rtm_io.h"
 #include "rtm_status.h"
 
 /* Runs an HDF5 call whose result (herr_t, htri_t or hid_t) is negative on failure. On
@@ -51,6 +52,63 @@ int rtm_h5_write_attr_ints(hid_t object, const char *name, const int *values, si
  * still open, so a failure path cannot leak the file) and the 1.8 object format, which
  * allows attributes larger than 64 KiB (the resolved config text). */
 hid_t rtm_h5_create_fapl(void);
+
+/* Reads attribute `name` of object as `count` doubles (integers convert). *present = 0, and
+ * RTM_OK, when there is no such attribute; one of another size or a non-numeric type is an
+ * RTM_ERR_INPUT error naming `context` ("model file PATH"), the attribute and what it should
+ * hold (`meaning`: "x, y, z in metres"). */
+int rtm_h5_read_attr_doubles(hid_t object, const char *context, const char *name, size_t count,
+                             const char *meaning, double *values, int *present);
+
+/* Reads the whole numeric dataset `name` (an absolute path) of file, which must have `rank`
+ * dimensions, as memory_type (elements of element_size bytes) into a malloc'd *data; dims
+ * receives its extents. A missing dataset, another rank or a non-numeric type is an
+ * RTM_ERR_INPUT error naming `context` ("run file PATH") and the dataset. */
+int rtm_h5_read_array(hid_t file, const char *context, const char *name, hid_t memory_type,
+                      size_t element_size, int rank, hsize_t *dims, void **data);
+
+/* ---- the run output file (run_file.c), which shot_gathers.c writes into too ---- */
+#define FIELD_NAME_MAX 64
+
+typedef struct {
+  char name[FIELD_NAME_MAX];
+  hid_t dataset;
+  int count;
+  int *steps;    /* -1 until written */
+  double *times; /* NAN until written */
+} snapshot_field_t;
+
+struct rtm_output {
+  char *path;
+  char *partial;
+  hid_t file;
+  hid_t snapshots; /* groups, created on first use */
+  hid_t traces;
+  rtm_io_volume_t volume;
+  snapshot_field_t *fields;
+  int field_count;
+  int shot_count; /* the many-shot layout: 1 + the highest shot written, 0 for none */
+};
+
+/* A field name fit for a dataset name: 1 to FIELD_NAME_MAX - 1 characters, no '/'. */
+int rtm_output_check_field_name(const char *field);
+/* Opens the group at the absolute path `name` into *group unless *group is already open;
+ * creates it, and the groups leading to it, when the file lacks it. */
+int rtm_output_group(rtm_output_t *output, const char *name, hid_t *group);
+/* A gather's arguments: a field name other than "receivers", count >= 0, samples >= 1;
+ * group_name ("/traces") names it in the message. */
+int rtm_output_check_gather(const char *group_name, const char *field, int count, int samples);
+/* <group>/<field> [count][samples] float32 with attribute dt. */
+int rtm_output_write_gather(rtm_output_t *output, hid_t group, const char *group_name,
+                            const char *field, const float *traces, int count, int samples,
+                            double dt_s);
+/* <group>/receivers [count][3] float64, units "m"; when a field before wrote them, only
+ * checks that the count agrees. */
+int rtm_output_write_receivers(rtm_output_t *output, hid_t group, const char *group_name,
+                               const double *position_m, int count);
+/* <group>/<name>: positions in metres, float64 of `rank` dims, with attribute units "m". */
+int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group_name,
+                            const char *name, int rank, const hsize_t *dims, const double *values);
 
 /* "PATH.partial" into buffer; RTM_ERR_INTERNAL when it does not fit. */
 int rtm_io_partial_path(const char *path, char *buffer, size_t size);

@@ -1,6 +1,8 @@
 /* The run output file: root attributes describing the run, /snapshots/<field>
  * [count][nz][ny][nx] with steps and times, /traces/<field> [count][samples] with dt and
- * /traces/receivers [count][3]. Written as PATH.partial, renamed by a successful close. */
+ * /traces/receivers [count][3], volumes [nz][ny][nx] at any path. Written as PATH.partial,
+ * renamed by a successful close. The shot gathers (shot_gathers.c) are written through the
+ * helpers of rtm_io_impl.h. */
 #include "rtm_io.h"
 
 #include <math.h>
@@ -9,27 +11,6 @@
 
 #include "rtm_io_impl.h"
 
-#define FIELD_NAME_MAX 64
-
-typedef struct {
-  char name[FIELD_NAME_MAX];
-  hid_t dataset;
-  int count;
-  int *steps;    /* -1 until written */
-  double *times; /* NAN until written */
-} snapshot_field_t;
-
-struct rtm_output {
-  char *path;
-  char *partial;
-  hid_t file;
-  hid_t snapshots; /* groups, created on first use */
-  hid_t traces;
-  rtm_io_volume_t volume;
-  snapshot_field_t *fields;
-  int field_count;
-};
-
 static char *copy_text(const char *text) {
   size_t size = strlen(text) + 1;
   char *copy = malloc(size);
@@ -37,7 +18,7 @@ static char *copy_text(const char *text) {
   return copy;
 }
 
-static int check_field_name(const char *field) {
+int rtm_output_check_field_name(const char *field) {
   if (!field || !field[0] || strlen(field) >= FIELD_NAME_MAX || strchr(field, '/') ||
       strcmp(field, ".") == 0) {
     rtm_log_error("invalid output field name '%s' (1 to %d characters, no '/')",
@@ -116,12 +97,33 @@ fail:
   return status;
 }
 
-static int open_group(rtm_output_t *output, const char *name, hid_t *group) {
+/* Link creation properties that create the groups leading to a new object. */
+static int create_intermediate_groups(rtm_output_t *output, const char *name, hid_t *lcpl) {
   int status = RTM_OK;
-  if (*group >= 0) return RTM_OK;
-  RTM_H5_CHECK(*group = H5Gcreate2(output->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-               RTM_ERR_IO, "output file %s: creating group %s", output->partial, name);
+  RTM_H5_CHECK(*lcpl = H5Pcreate(H5P_LINK_CREATE), RTM_ERR_IO, "output file %s: %s",
+               output->partial, name);
+  RTM_H5_CHECK(H5Pset_create_intermediate_group(*lcpl, 1), RTM_ERR_IO, "output file %s: %s",
+               output->partial, name);
 fail:
+  return status;
+}
+
+int rtm_output_group(rtm_output_t *output, const char *name, hid_t *group) {
+  int status = RTM_OK, exists;
+  hid_t lcpl = H5I_INVALID_HID;
+  if (*group >= 0) return RTM_OK;
+  RTM_H5_CHECK(exists = rtm_h5_path_exists(output->file, name), RTM_ERR_IO,
+               "output file %s: group %s", output->partial, name);
+  if (exists) {
+    RTM_H5_CHECK(*group = H5Gopen2(output->file, name, H5P_DEFAULT), RTM_ERR_IO,
+                 "output file %s: opening group %s", output->partial, name);
+    goto fail;
+  }
+  RTM_TRY(create_intermediate_groups(output, name, &lcpl));
+  RTM_H5_CHECK(*group = H5Gcreate2(output->file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT), RTM_ERR_IO,
+               "output file %s: creating group %s", output->partial, name);
+fail:
+  rtm_h5_close(&lcpl);
   return status;
 }
 
@@ -158,10 +160,10 @@ fail:
 int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int count) {
   int status = RTM_OK;
   hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
-  RTM_TRY(check_field_name(field));
+  RTM_TRY(rtm_output_check_field_name(field));
   if (count < 1) RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s: count %d < 1", field, count);
   if (find_field(output, field)) RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s declared twice", field);
-  RTM_TRY(open_group(output, "/snapshots", &output->snapshots));
+  RTM_TRY(rtm_output_group(output, "/snapshots", &output->snapshots));
 
   snapshot_field_t *grown =
       realloc(output->fields, (size_t)(output->field_count + 1) * sizeof *grown);
@@ -202,61 +204,137 @@ fail:
   return status;
 }
 
-int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index, int step,
-                              double time_s, const float *dense) {
+/* Writes this rank's planes of a volume into dataset: at [index][z_offset...] of a series
+ * (rank 4), or at [z_offset...] of a single volume (rank 3). `name` names it in messages.
+ * Rank-ordered writes thus compose the volume. */
+static int write_local_planes(rtm_output_t *output, hid_t dataset, int rank, int index,
+                              const char *name, const float *dense) {
   int status = RTM_OK;
   hid_t file_space = H5I_INVALID_HID, memory_space = H5I_INVALID_HID;
-  snapshot_field_t *f = find_field(output, field);
-  if (!f)
-    RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s written before rtm_output_snapshots_begin",
-             field ? field : "(null)");
-  if (index < 0 || index >= f->count)
-    RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s: index %d outside 0..%d", field, index, f->count - 1);
-  /* This rank's planes land at its z-offset, so rank-ordered writes compose the volume. */
   const rtm_io_volume_t *g = &output->volume;
-  hsize_t start[4] = {(hsize_t)index, (hsize_t)g->z_offset, 0, 0};
-  hsize_t count[4] = {1, (hsize_t)g->nz_local, (hsize_t)g->n[1], (hsize_t)g->n[0]};
-  RTM_H5_CHECK(file_space = H5Dget_space(f->dataset), RTM_ERR_IO, "/snapshots/%s", field);
+  const int lead = rank - 3; /* 1 for a series, else 0 */
+  hsize_t start[4] = {(hsize_t)index, 0, 0, 0};
+  hsize_t count[4] = {1, 1, 1, 1};
+  start[lead] = (hsize_t)g->z_offset;
+  count[lead] = (hsize_t)g->nz_local;
+  count[lead + 1] = (hsize_t)g->n[1];
+  count[lead + 2] = (hsize_t)g->n[0];
+  RTM_H5_CHECK(file_space = H5Dget_space(dataset), RTM_ERR_IO, "%s", name);
   RTM_H5_CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL),
-               RTM_ERR_IO, "/snapshots/%s[%d]", field, index);
-  RTM_H5_CHECK(memory_space = H5Screate_simple(4, count, NULL), RTM_ERR_IO, "/snapshots/%s", field);
-  RTM_H5_CHECK(H5Dwrite(f->dataset, H5T_NATIVE_FLOAT, memory_space, file_space, H5P_DEFAULT, dense),
-               RTM_ERR_IO, "output file %s: writing /snapshots/%s[%d]", output->partial, field,
-               index);
-  f->steps[index] = step;
-  f->times[index] = time_s;
-  RTM_TRY(write_snapshot_attrs(output, f));
+               RTM_ERR_IO, "%s", name);
+  RTM_H5_CHECK(memory_space = H5Screate_simple(rank, count, NULL), RTM_ERR_IO, "%s", name);
+  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory_space, file_space, H5P_DEFAULT, dense),
+               RTM_ERR_IO, "output file %s: writing %s", output->partial, name);
 fail:
   rtm_h5_close(&memory_space);
   rtm_h5_close(&file_space);
   return status;
 }
 
-static int write_receivers(rtm_output_t *output, const double *position_m, int count) {
+int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index, int step,
+                              double time_s, const float *dense) {
+  int status = RTM_OK;
+  char name[FIELD_NAME_MAX + 32];
+  snapshot_field_t *f = find_field(output, field);
+  if (!f)
+    RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s written before rtm_output_snapshots_begin",
+             field ? field : "(null)");
+  if (index < 0 || index >= f->count)
+    RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s: index %d outside 0..%d", field, index, f->count - 1);
+  snprintf(name, sizeof name, "/snapshots/%s[%d]", field, index);
+  RTM_TRY(write_local_planes(output, f->dataset, 4, index, name, dense));
+  f->steps[index] = step;
+  f->times[index] = time_s;
+  RTM_TRY(write_snapshot_attrs(output, f));
+fail:
+  return status;
+}
+
+/* The dataset [nz][ny][nx] at name, created (NaN where no rank has written) or, when a
+ * rank before created it, opened and checked. */
+static int open_volume(rtm_output_t *output, const char *name, hid_t *dataset) {
+  int status = RTM_OK, exists;
+  hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
+  const rtm_io_volume_t *g = &output->volume;
+  hsize_t dims[3] = {(hsize_t)g->n[2], (hsize_t)g->n[1], (hsize_t)g->n[0]}, found[3] = {0, 0, 0};
+  RTM_H5_CHECK(exists = rtm_h5_path_exists(output->file, name), RTM_ERR_IO, "output file %s: %s",
+               output->partial, name);
+  if (exists) {
+    RTM_H5_CHECK(*dataset = H5Dopen2(output->file, name, H5P_DEFAULT), RTM_ERR_IO,
+                 "output file %s: opening %s", output->partial, name);
+    RTM_H5_CHECK(space = H5Dget_space(*dataset), RTM_ERR_IO, "%s", name);
+    if (H5Sget_simple_extent_ndims(space) != 3 ||
+        H5Sget_simple_extent_dims(space, found, NULL) < 0 || memcmp(found, dims, sizeof dims) != 0)
+      RTM_FAIL(RTM_ERR_INTERNAL, "output file %s: %s exists with another shape than [%d][%d][%d]",
+               output->partial, name, g->n[2], g->n[1], g->n[0]);
+    goto fail;
+  }
+  const float fill = NAN;
+  RTM_H5_CHECK(space = H5Screate_simple(3, dims, NULL), RTM_ERR_IO, "%s", name);
+  RTM_H5_CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE), RTM_ERR_IO, "%s", name);
+  RTM_H5_CHECK(H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill), RTM_ERR_IO, "%s", name);
+  RTM_TRY(create_intermediate_groups(output, name, &lcpl));
+  RTM_H5_CHECK(*dataset =
+                   H5Dcreate2(output->file, name, H5T_IEEE_F32LE, space, lcpl, dcpl, H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating %s", output->partial, name);
+fail:
+  rtm_h5_close(&lcpl);
+  rtm_h5_close(&dcpl);
+  rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense) {
+  int status = RTM_OK;
+  hid_t dataset = H5I_INVALID_HID;
+  if (!name || name[0] != '/' || name[strlen(name) - 1] == '/')
+    RTM_FAIL(RTM_ERR_INTERNAL, "output volume name '%s': expected an absolute path such as /image",
+             name ? name : "(null)");
+  RTM_TRY(open_volume(output, name, &dataset));
+  RTM_TRY(write_local_planes(output, dataset, 3, 0, name, dense));
+fail:
+  rtm_h5_close(&dataset);
+  return status;
+}
+
+int rtm_output_write_receivers(rtm_output_t *output, hid_t group, const char *group_name,
+                               const double *position_m, int count) {
   int status = RTM_OK;
   hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
   htri_t exists;
-  RTM_H5_CHECK(exists = H5Lexists(output->traces, "receivers", H5P_DEFAULT), RTM_ERR_IO,
-               "/traces/receivers");
+  RTM_H5_CHECK(exists = H5Lexists(group, "receivers", H5P_DEFAULT), RTM_ERR_IO, "%s/receivers",
+               group_name);
   if (exists) {
-    /* Every field of a run shares the receivers: the first call wrote them. */
+    /* Every field of a shot shares the receivers: the first call wrote them. */
     hsize_t dims[2] = {0, 0};
-    RTM_H5_CHECK(dataset = H5Dopen2(output->traces, "receivers", H5P_DEFAULT), RTM_ERR_IO,
-                 "/traces/receivers");
-    RTM_H5_CHECK(space = H5Dget_space(dataset), RTM_ERR_IO, "/traces/receivers");
-    RTM_H5_CHECK(H5Sget_simple_extent_dims(space, dims, NULL), RTM_ERR_IO, "/traces/receivers");
+    RTM_H5_CHECK(dataset = H5Dopen2(group, "receivers", H5P_DEFAULT), RTM_ERR_IO, "%s/receivers",
+                 group_name);
+    RTM_H5_CHECK(space = H5Dget_space(dataset), RTM_ERR_IO, "%s/receivers", group_name);
+    RTM_H5_CHECK(H5Sget_simple_extent_dims(space, dims, NULL), RTM_ERR_IO, "%s/receivers",
+                 group_name);
     if (dims[0] != (hsize_t)count)
-      RTM_FAIL(RTM_ERR_INTERNAL, "/traces/receivers holds %llu receivers, a trace set has %d",
-               (unsigned long long)dims[0], count);
+      RTM_FAIL(RTM_ERR_INTERNAL, "%s/receivers holds %llu receivers, a trace set has %d",
+               group_name, (unsigned long long)dims[0], count);
     goto fail;
   }
-  hsize_t dims[2] = {(hsize_t)count, 3};
-  RTM_H5_CHECK(space = H5Screate_simple(2, dims, NULL), RTM_ERR_IO, "/traces/receivers");
-  RTM_H5_CHECK(dataset = H5Dcreate2(output->traces, "receivers", H5T_IEEE_F64LE, space, H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT),
-               RTM_ERR_IO, "output file %s: creating /traces/receivers", output->partial);
-  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, position_m),
-               RTM_ERR_IO, "output file %s: writing /traces/receivers", output->partial);
+  const hsize_t dims[2] = {(hsize_t)count, 3};
+  RTM_TRY(rtm_output_write_metres(output, group, group_name, "receivers", 2, dims, position_m));
+fail:
+  rtm_h5_close(&dataset);
+  rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group_name,
+                            const char *name, int rank, const hsize_t *dims, const double *values) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+  RTM_H5_CHECK(space = H5Screate_simple(rank, dims, NULL), RTM_ERR_IO, "%s/%s", group_name, name);
+  RTM_H5_CHECK(dataset = H5Dcreate2(group, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                                    H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating %s/%s", output->partial, group_name, name);
+  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
+               RTM_ERR_IO, "output file %s: writing %s/%s", output->partial, group_name, name);
   RTM_TRY(rtm_h5_write_attr_string(dataset, "units", "m"));
 fail:
   rtm_h5_close(&dataset);
@@ -264,29 +342,48 @@ fail:
   return status;
 }
 
-int rtm_output_write_traces(rtm_output_t *output, const char *field, const float *traces, int count,
-                            int samples, double dt_s, const double *position_m) {
+int rtm_output_write_gather(rtm_output_t *output, hid_t group, const char *group_name,
+                            const char *field, const float *traces, int count, int samples,
+                            double dt_s) {
   int status = RTM_OK;
   hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
-  RTM_TRY(check_field_name(field));
-  if (strcmp(field, "receivers") == 0)
-    RTM_FAIL(RTM_ERR_INTERNAL, "/traces/receivers is reserved for the receiver positions");
-  if (count < 0 || samples < 1)
-    RTM_FAIL(RTM_ERR_INTERNAL, "/traces/%s: %d traces of %d samples", field, count, samples);
-  if (count == 0) return RTM_OK;
-  RTM_TRY(open_group(output, "/traces", &output->traces));
   hsize_t dims[2] = {(hsize_t)count, (hsize_t)samples};
-  RTM_H5_CHECK(space = H5Screate_simple(2, dims, NULL), RTM_ERR_IO, "/traces/%s", field);
-  RTM_H5_CHECK(dataset = H5Dcreate2(output->traces, field, H5T_IEEE_F32LE, space, H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT),
-               RTM_ERR_IO, "output file %s: creating /traces/%s", output->partial, field);
+  RTM_H5_CHECK(space = H5Screate_simple(2, dims, NULL), RTM_ERR_IO, "%s/%s", group_name, field);
+  RTM_H5_CHECK(dataset = H5Dcreate2(group, field, H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                                    H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating %s/%s", output->partial, group_name, field);
   RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, traces),
-               RTM_ERR_IO, "output file %s: writing /traces/%s", output->partial, field);
+               RTM_ERR_IO, "output file %s: writing %s/%s", output->partial, group_name, field);
   RTM_TRY(rtm_h5_write_attr_doubles(dataset, "dt", &dt_s, 1));
-  if (position_m) RTM_TRY(write_receivers(output, position_m, count));
 fail:
   rtm_h5_close(&dataset);
   rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_output_check_gather(const char *group_name, const char *field, int count, int samples) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_output_check_field_name(field));
+  if (strcmp(field, "receivers") == 0)
+    RTM_FAIL(RTM_ERR_INTERNAL, "%s/receivers: 'receivers' names the receiver positions",
+             group_name);
+  if (count < 0 || samples < 1)
+    RTM_FAIL(RTM_ERR_INTERNAL, "%s/%s: %d traces of %d samples", group_name, field, count, samples);
+fail:
+  return status;
+}
+
+int rtm_output_write_traces(rtm_output_t *output, const char *field, const float *traces, int count,
+                            int samples, double dt_s, const double *position_m) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_output_check_gather("/traces", field, count, samples));
+  if (count == 0) return RTM_OK;
+  RTM_TRY(rtm_output_group(output, "/traces", &output->traces));
+  RTM_TRY(rtm_output_write_gather(output, output->traces, "/traces", field, traces, count, samples,
+                                  dt_s));
+  if (position_m)
+    RTM_TRY(rtm_output_write_receivers(output, output->traces, "/traces", position_m, count));
+fail:
   return status;
 }
 

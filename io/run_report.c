@@ -108,6 +108,19 @@ static void write_timings(FILE *out, const rtm_timing_t *timings, int count) {
   fputc('}', out);
 }
 
+/* "shots": {"count": N, "<name>": [N numbers], ...} */
+static void write_shots(FILE *out, const rtm_report_t *report) {
+  json_key(out, 2, "shots");
+  fprintf(out, "{\"count\": %d", report->shot_count);
+  for (int i = 0; i < report->shot_value_count; ++i) {
+    fputs(", ", out);
+    json_string(out, report->shot_values[i].name);
+    fputs(": ", out);
+    json_doubles(out, report->shot_values[i].values, report->shot_count);
+  }
+  fputs("},\n", out);
+}
+
 static void write_report(FILE *out, const rtm_report_t *report) {
   const rtm_run_info_t none = {0};
   const rtm_run_info_t *info = report->info ? report->info : &none;
@@ -128,6 +141,7 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   write_timings(out, report->timings, report->timing_count);
   fputs(",\n", out);
   field_number(out, "mcells_per_s", report->mcells_per_s);
+  if (report->shot_count > 0) write_shots(out, report);
   json_key(out, 2, "memory");
   write_memory(out, report->allocations, report->allocation_count);
   fputs(",\n", out);

@@ -30,11 +30,69 @@ unsigned rtm_field_mask(const char *list) {
          (strchr(list, 'q') ? RTM_FIELD_BIT(RTM_FIELD_Q) : 0u);
 }
 
-int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
-                          const rtm_model_t *model, rtm_propagator_t *prop) {
+/* The shot's geometry and wavelet: the source at source_m with its wavelet scaled by v^2
+ * there, and the receivers of that shot. Built aside and swapped in whole, so that a
+ * failure leaves the propagator's shot as it was. */
+static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const double source_m[3]) {
   int status = RTM_OK;
+  const rtm_grid_t *grid = &prop->grid;
+  rtm_points_t sources = {0}, receivers = {0};
   double *receiver_m = NULL;
   int receiver_count = 0;
+  const int samples = prop->steps + 1;
+  float *wavelets = NULL;
+
+  RTM_TRY(rtm_points_init(&sources, grid, source_m, 1, "source"));
+  rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, source_m, 1, "source(s)");
+  RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &receiver_m, &receiver_count));
+  if (receiver_count > 0) {
+    RTM_TRY(rtm_points_init(&receivers, grid, receiver_m, receiver_count, "receiver"));
+    rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count,
+                             "receivers");
+  }
+
+  /* The source term v^2 s enters the leapfrog as dt^2 v^2 w(t) / (dx dy dz): a point
+   * source of unit strength spread over one cell volume. */
+  wavelets = malloc((size_t)samples * sizeof *wavelets);
+  if (!wavelets) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the source wavelet");
+  const double cell_volume = grid->spacing_m[0] * grid->spacing_m[1] * grid->spacing_m[2];
+  const double delay = isnan(cfg->source.delay_s) ? 1.2 / cfg->source.frequency_hz
+                                                  : cfg->source.delay_s;
+  const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s *
+                       velocity_squared_at(&sources, 0, grid, prop->model) / cell_volume;
+  for (int it = 0; it < samples; ++it)
+    wavelets[it] = (float)(scale * rtm_ricker(it * prop->dt_s, cfg->source.frequency_hz, delay));
+
+  memcpy(prop->source_position_m, source_m, sizeof prop->source_position_m);
+  rtm_points_release(&prop->sources);
+  rtm_points_release(&prop->receivers);
+  free(prop->wavelets);
+  prop->sources = sources;
+  prop->receivers = receivers;
+  prop->wavelets = wavelets;
+  free(receiver_m);
+  return RTM_OK;
+fail:
+  free(wavelets);
+  free(receiver_m);
+  rtm_points_release(&sources);
+  rtm_points_release(&receivers);
+  return status;
+}
+
+/* Hands the propagator's source and receivers to its backend state. */
+static int hand_shot_to_backend(rtm_propagator_t *prop) {
+  int status = RTM_OK;
+  RTM_TRY(prop->backend->set_sources(prop->state, &prop->sources, prop->wavelets, prop->steps + 1));
+  if (prop->receivers.count > 0)
+    RTM_TRY(prop->backend->set_receivers(prop->state, &prop->receivers, prop->trace_fields));
+fail:
+  return status;
+}
+
+int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
+                          rtm_propagator_t *prop) {
+  int status = RTM_OK;
   memset(prop, 0, sizeof *prop);
   rtm_mem_ledger_init(&prop->ledger);
   prop->grid = *grid;
@@ -44,32 +102,10 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
   RTM_TRY(rtm_resolve_dt(cfg, model, grid, &prop->dt_s));
   RTM_TRY(rtm_boundary_init(&prop->boundary, grid, cfg->boundary.width_cells,
                             cfg->boundary.reflection, model->vp_max, prop->dt_s));
-
-  rtm_source_position(cfg, grid, prop->source_position_m);
-  RTM_TRY(rtm_points_init(&prop->sources, grid, prop->source_position_m, 1, "source"));
-  rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, prop->source_position_m, 1, "source(s)");
-
-  RTM_TRY(rtm_receiver_positions(cfg, grid, prop->source_position_m, &receiver_m,
-                                 &receiver_count));
   prop->trace_fields = rtm_field_mask(cfg->receivers.fields);
-  if (receiver_count > 0) {
-    RTM_TRY(rtm_points_init(&prop->receivers, grid, receiver_m, receiver_count, "receiver"));
-    rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count, "receivers");
-  }
-
-  /* The source term v^2 s enters the leapfrog as dt^2 v^2 w(t) / (dx dy dz): a point
-   * source of unit strength spread over one cell volume. */
-  const int samples = prop->steps + 1;
-  prop->wavelets = malloc((size_t)samples * sizeof *prop->wavelets);
-  if (!prop->wavelets) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the source wavelet");
-  const double cell_volume = grid->spacing_m[0] * grid->spacing_m[1] * grid->spacing_m[2];
-  const double delay = isnan(cfg->source.delay_s) ? 1.2 / cfg->source.frequency_hz
-                                                  : cfg->source.delay_s;
-  const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s *
-                       velocity_squared_at(&prop->sources, 0, grid, model) / cell_volume;
-  for (int it = 0; it < samples; ++it)
-    prop->wavelets[it] =
-        (float)(scale * rtm_ricker(it * prop->dt_s, cfg->source.frequency_hz, delay));
+  double source_m[3];
+  rtm_source_position(cfg, grid, source_m);
+  RTM_TRY(place_shot(prop, cfg, source_m));
 
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
   rtm_backend_desc_t desc = {
@@ -82,14 +118,22 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
       .ledger = &prop->ledger,
   };
   RTM_TRY(prop->backend->create(&desc, &prop->state));
-  RTM_TRY(prop->backend->set_sources(prop->state, &prop->sources, prop->wavelets, samples));
-  if (receiver_count > 0)
-    RTM_TRY(prop->backend->set_receivers(prop->state, &prop->receivers, prop->trace_fields));
-  free(receiver_m);
+  RTM_TRY(hand_shot_to_backend(prop));
   return RTM_OK;
 fail:
-  free(receiver_m);
   rtm_propagator_destroy(prop);
+  return status;
+}
+
+int rtm_propagator_set_shot(rtm_propagator_t *prop, const rtm_config_t *cfg,
+                            const double source_m[3]) {
+  int status = RTM_OK;
+  if (!prop->backend || !prop->state)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_propagator_set_shot on a propagator not created");
+  RTM_TRY(place_shot(prop, cfg, source_m));
+  RTM_TRY(prop->backend->reset(prop->state));
+  RTM_TRY(hand_shot_to_backend(prop));
+fail:
   return status;
 }
 

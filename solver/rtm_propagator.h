@@ -38,7 +38,9 @@ void rtm_propagator_destroy(rtm_propagator_t *prop);
 /* Moves the propagator to another shot at source_m: the backend's fields and traces reset,
  * the source (its wavelet scaled with v^2 at the new position) and the receivers of that
  * shot (rtm_receiver_positions) handed to the backend. Bit for bit, the run that follows
- * equals a propagator created for that source. */
+ * equals a propagator created for that source. A shot the geometry refuses (outside the
+ * volume, a patch with no receiver inside) changes nothing; a backend failure after the
+ * reset leaves the propagator fit only for rtm_propagator_destroy. */
 int rtm_propagator_set_shot(rtm_propagator_t *prop, const rtm_config_t *cfg,
                             const double source_m[3]);
 

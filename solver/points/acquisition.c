@@ -1,18 +1,46 @@
-/* The acquisition geometry from the config: the source position (autos at the centre) and
- * the receivers, a plane (autos inside the absorbing layer's inner edges) or a file of
- * "x y z" lines. */
+/* The acquisition geometry from the config: the shots (the [source] position, a grid of
+ * them or a file), and each shot's receivers: a plane (autos inside the absorbing layer's
+ * inner edges), a file of "x y z" lines, or a patch that moves with the shot. */
 #include "rtm_points.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "points_impl.h"
 #include "rtm_status.h"
 
 static double axis_coordinate(const rtm_grid_t *grid, int axis, double cell) {
   return grid->origin_m[axis] + cell * grid->spacing_m[axis];
+}
+
+static int inside_volume(const rtm_grid_t *grid, const double position_m[3]) {
+  for (int a = 0; a < 3; ++a)
+    if (!rtm_points_axis_inside(grid, a, position_m[a])) return 0;
+  return 1;
+}
+
+/* "[x0, x1] x [y0, y1] x [z0, z1] m", the span of cell centres, for messages. */
+static void describe_volume(const rtm_grid_t *grid, char *text, size_t size) {
+  snprintf(text, size, "[%g, %g] x [%g, %g] x [%g, %g] m", grid->origin_m[0],
+           axis_coordinate(grid, 0, grid->n[0] - 1), grid->origin_m[1],
+           axis_coordinate(grid, 1, grid->n[1] - 1), grid->origin_m[2],
+           axis_coordinate(grid, 2, grid->n[2] - 1));
+}
+
+/* The non-absorbing interior along axis: the cells from the absorbing layer's inner edge
+ * to the far one, as coordinates; the whole axis when the layers leave no cell between. */
+static void interior_span(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis, double *low_m,
+                          double *high_m) {
+  int width = cfg->boundary.width_cells;
+  int last_cell = grid->n[axis] - 1 - width;
+  int first_cell = width <= last_cell ? width : 0;
+  if (width > last_cell) last_cell = grid->n[axis] - 1;
+  *low_m = axis_coordinate(grid, axis, first_cell);
+  *high_m = axis_coordinate(grid, axis, last_cell);
 }
 
 void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]) {
@@ -22,16 +50,146 @@ void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double
                         : cfg->source.position_m[a];
 }
 
+/* ---- files of positions ---- */
+
+/* One "x y z" per line of path ('#' comments, blank lines skipped) for the config key `key`
+ * ("receivers.file"), the points called `noun` ("receiver"). With `volume`, every point
+ * must lie inside it (the error names file:line); without, rtm_points_init checks later. */
+static int read_positions_file(const char *path, const char *key, const char *noun,
+                               const rtm_grid_t *volume, double **position_m, int *count) {
+  int status = RTM_OK, line_number = 0, n = 0, capacity = 0;
+  double *p = NULL;
+  char line[1024], extent[256];
+  FILE *f = fopen(path, "r");
+  if (!f) RTM_FAIL(RTM_ERR_INPUT, "%s '%s': %s", key, path, strerror(errno));
+  while (fgets(line, sizeof line, f)) {
+    ++line_number;
+    char *hash = strchr(line, '#');
+    if (hash) *hash = '\0';
+    double x, y, z;
+    char trailing[2];
+    int fields = sscanf(line, "%lf %lf %lf %1s", &x, &y, &z, trailing);
+    if (fields <= 0) {
+      char blank[2];
+      if (sscanf(line, "%1s", blank) != 1) continue; /* empty or comment line */
+    }
+    if (fields != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z))
+      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: expected three numbers 'x y z' in metres", path, line_number);
+    if (volume && !inside_volume(volume, (const double[3]){x, y, z})) {
+      describe_volume(volume, extent, sizeof extent);
+      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s (%g, %g, %g) m lies outside the volume, %s", path,
+               line_number, noun, x, y, z, extent);
+    }
+    if (n == capacity) {
+      capacity = capacity ? 2 * capacity : 64;
+      double *grown = realloc(p, (size_t)capacity * 3 * sizeof *grown);
+      if (!grown) RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s", path);
+      p = grown;
+    }
+    p[3 * n] = x;
+    p[3 * n + 1] = y;
+    p[3 * n + 2] = z;
+    ++n;
+  }
+  if (n == 0) RTM_FAIL(RTM_ERR_INPUT, "%s '%s' lists no %s", key, path, noun);
+  fclose(f);
+  *position_m = p;
+  *count = n;
+  return RTM_OK;
+fail:
+  if (f) fclose(f);
+  free(p);
+  return status;
+}
+
+/* ---- shots ---- */
+
+/* A shot axis of shots.layout = grid: step auto = the non-absorbing interior's width /
+ * count, first auto = the row of shots centred on that interior (so with both auto, one
+ * shot in the middle of each of count equal parts). */
+static int shot_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis, double first,
+                     double step, int count, double *first_out, double *step_out) {
+  double low, high;
+  interior_span(cfg, grid, axis, &low, &high);
+  *step_out = isnan(step) ? (high - low) / count : step;
+  if (count > 1 && !(*step_out > 0.0)) {
+    rtm_log_error("shots.%c_count = %d: the non-absorbing interior along %c has no width to "
+                  "spread them over; give shots.%c_step",
+                  "xy"[axis], count, "xy"[axis], "xy"[axis]);
+    return RTM_ERR_CONFIG;
+  }
+  *first_out = isnan(first) ? 0.5 * (low + high) - 0.5 * (count - 1) * *step_out : first;
+  return RTM_OK;
+}
+
+static int shots_from_grid(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t *shots) {
+  int status = RTM_OK;
+  double x0, dxs, y0, dys, source_m[3];
+  char extent[256];
+  const int nx = cfg->shots.x_count, ny = cfg->shots.y_count;
+  RTM_TRY(shot_axis(cfg, grid, 0, cfg->shots.x_first_m, cfg->shots.x_step_m, nx, &x0, &dxs));
+  RTM_TRY(shot_axis(cfg, grid, 1, cfg->shots.y_first_m, cfg->shots.y_step_m, ny, &y0, &dys));
+  if ((long long)nx * ny > INT_MAX / 3)
+    RTM_FAIL(RTM_ERR_CONFIG, "shots.x_count x shots.y_count = %d x %d: too many shots", nx, ny);
+  rtm_source_position(cfg, grid, source_m);
+  const double z = isnan(cfg->shots.z_m) ? source_m[2] : cfg->shots.z_m;
+  shots->source_m = malloc((size_t)nx * (size_t)ny * 3 * sizeof *shots->source_m);
+  if (!shots->source_m) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d x %d shots", nx, ny);
+  for (int j = 0; j < ny; ++j)
+    for (int i = 0; i < nx; ++i) {
+      double *s = shots->source_m + 3 * ((size_t)j * nx + i);
+      s[0] = x0 + i * dxs;
+      s[1] = y0 + j * dys;
+      s[2] = z;
+      if (!inside_volume(grid, s)) {
+        describe_volume(grid, extent, sizeof extent);
+        RTM_FAIL(RTM_ERR_CONFIG,
+                 "shots.layout = grid: shot %d (x %d, y %d) at (%g, %g, %g) m lies outside the "
+                 "volume, %s (shots.x_first, x_step, x_count, y_..., z place the shots)",
+                 j * nx + i, i, j, s[0], s[1], s[2], extent);
+      }
+    }
+  shots->count = nx * ny;
+fail:
+  return status;
+}
+
+int rtm_shots_init(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t *shots) {
+  int status = RTM_OK;
+  memset(shots, 0, sizeof *shots);
+  switch (cfg->shots.layout) {
+  case RTM_SHOTS_GRID: RTM_TRY(shots_from_grid(cfg, grid, shots)); break;
+  case RTM_SHOTS_FILE:
+    RTM_TRY(read_positions_file(cfg->shots.file, "shots.file", "shot", grid, &shots->source_m,
+                                &shots->count));
+    break;
+  default:
+    shots->source_m = malloc(3 * sizeof *shots->source_m);
+    if (!shots->source_m) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the shot");
+    rtm_source_position(cfg, grid, shots->source_m);
+    shots->count = 1;
+  }
+  return RTM_OK;
+fail:
+  rtm_shots_release(shots);
+  return status;
+}
+
+void rtm_shots_release(rtm_shots_t *shots) {
+  if (!shots) return;
+  free(shots->source_m);
+  memset(shots, 0, sizeof *shots);
+}
+
+/* ---- receivers ---- */
+
 /* A plane receiver axis: first, step and count with autos filling the cells that lie
  * inside the absorbing layer's inner edges. */
 static int plane_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis, double first,
-                      double step, int count, double *first_out, double *step_out,
-                      int *count_out) {
-  int width = cfg->boundary.width_cells;
-  int last_cell = grid->n[axis] - 1 - width;
-  int first_cell = width <= last_cell ? width : 0;
-  if (width > last_cell) last_cell = grid->n[axis] - 1;
-  *first_out = isnan(first) ? axis_coordinate(grid, axis, first_cell) : first;
+                      double step, int count, double *first_out, double *step_out, int *count_out) {
+  double low, high;
+  interior_span(cfg, grid, axis, &low, &high);
+  *first_out = isnan(first) ? low : first;
   *step_out = isnan(step) ? grid->spacing_m[axis] : step;
   if (!(*step_out > 0.0)) {
     rtm_log_error("receivers.%c_step = %g: must be > 0", "xy"[axis], *step_out);
@@ -40,7 +198,7 @@ static int plane_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis,
   if (count > 0) {
     *count_out = count;
   } else {
-    double span = axis_coordinate(grid, axis, last_cell) - *first_out;
+    double span = high - *first_out;
     *count_out = span < 0.0 ? 0 : (int)floor(span / *step_out + 1e-9) + 1;
   }
   if (*count_out < 1) {
@@ -51,16 +209,25 @@ static int plane_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis,
   return RTM_OK;
 }
 
-static int receivers_from_plane(const rtm_config_t *cfg, const rtm_grid_t *grid,
-                                const double source_m[3], double **position_m, int *count) {
+/* A patch axis: step auto = the spacing; count auto = as many as the plane layout fits in
+ * the non-absorbing interior (a centred shot then sees the same spread as the plane);
+ * first = the offset from the shot, auto = the patch centred on it. */
+static void patch_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis, double first,
+                       double step, int count, double *first_out, double *step_out,
+                       int *count_out) {
+  double low, high;
+  interior_span(cfg, grid, axis, &low, &high);
+  *step_out = isnan(step) ? grid->spacing_m[axis] : step;
+  *count_out = count > 0 ? count : (int)floor((high - low) / *step_out + 1e-9) + 1;
+  *first_out = isnan(first) ? -0.5 * (*count_out - 1) * *step_out : first;
+}
+
+/* nxr x nyr receivers at x0 + i dxr, y0 + j dyr, depth z; x fastest. */
+static int receiver_plane(double x0, double dxr, int nxr, double y0, double dyr, int nyr, double z,
+                          double **position_m, int *count) {
   int status = RTM_OK;
-  double x0, dxr, y0, dyr;
-  int nxr, nyr;
-  RTM_TRY(plane_axis(cfg, grid, 0, cfg->receivers.x_first_m, cfg->receivers.x_step_m,
-                     cfg->receivers.x_count, &x0, &dxr, &nxr));
-  RTM_TRY(plane_axis(cfg, grid, 1, cfg->receivers.y_first_m, cfg->receivers.y_step_m,
-                     cfg->receivers.y_count, &y0, &dyr, &nyr));
-  double z = isnan(cfg->receivers.z_m) ? source_m[2] : cfg->receivers.z_m;
+  if ((long long)nxr * nyr > INT_MAX / 3)
+    RTM_FAIL(RTM_ERR_CONFIG, "receivers: %d x %d receivers are too many", nxr, nyr);
   double *p = malloc((size_t)nxr * (size_t)nyr * 3 * sizeof *p);
   if (!p) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d x %d receivers", nxr, nyr);
   for (int j = 0; j < nyr; ++j)
@@ -76,44 +243,50 @@ fail:
   return status;
 }
 
-static int receivers_from_file(const char *path, double **position_m, int *count) {
-  int status = RTM_OK, line_number = 0, n = 0, capacity = 0;
-  double *p = NULL;
-  char line[1024];
-  FILE *f = fopen(path, "r");
-  if (!f) RTM_FAIL(RTM_ERR_INPUT, "receivers.file '%s': %s", path, strerror(errno));
-  while (fgets(line, sizeof line, f)) {
-    ++line_number;
-    char *hash = strchr(line, '#');
-    if (hash) *hash = '\0';
-    double x, y, z;
-    char trailing[2];
-    int fields = sscanf(line, "%lf %lf %lf %1s", &x, &y, &z, trailing);
-    if (fields <= 0) {
-      char blank[2];
-      if (sscanf(line, "%1s", blank) != 1) continue; /* empty or comment line */
-    }
-    if (fields != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z))
-      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: expected three numbers 'x y z' in metres", path,
-               line_number);
-    if (n == capacity) {
-      capacity = capacity ? 2 * capacity : 64;
-      double *grown = realloc(p, (size_t)capacity * 3 * sizeof *grown);
-      if (!grown) RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s", path);
-      p = grown;
-    }
-    p[3 * n] = x;
-    p[3 * n + 1] = y;
-    p[3 * n + 2] = z;
-    ++n;
-  }
-  if (n == 0) RTM_FAIL(RTM_ERR_INPUT, "receivers.file '%s' lists no receiver", path);
-  fclose(f);
+static int receivers_from_plane(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                                const double source_m[3], double **position_m, int *count) {
+  int status = RTM_OK;
+  double x0, dxr, y0, dyr;
+  int nxr, nyr;
+  RTM_TRY(plane_axis(cfg, grid, 0, cfg->receivers.x_first_m, cfg->receivers.x_step_m,
+                     cfg->receivers.x_count, &x0, &dxr, &nxr));
+  RTM_TRY(plane_axis(cfg, grid, 1, cfg->receivers.y_first_m, cfg->receivers.y_step_m,
+                     cfg->receivers.y_count, &y0, &dyr, &nyr));
+  double z = isnan(cfg->receivers.z_m) ? source_m[2] : cfg->receivers.z_m;
+  RTM_TRY(receiver_plane(x0, dxr, nxr, y0, dyr, nyr, z, position_m, count));
+fail:
+  return status;
+}
+
+/* The patch around the shot; receivers outside the volume are left out (one warning says
+ * how many), and a patch with none inside is an error. */
+static int receivers_from_patch(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                                const double source_m[3], double **position_m, int *count) {
+  int status = RTM_OK, nxr, nyr, all = 0, kept = 0;
+  double x0, dxr, y0, dyr, *p = NULL;
+  char extent[256];
+  patch_axis(cfg, grid, 0, cfg->receivers.x_first_m, cfg->receivers.x_step_m,
+             cfg->receivers.x_count, &x0, &dxr, &nxr);
+  patch_axis(cfg, grid, 1, cfg->receivers.y_first_m, cfg->receivers.y_step_m,
+             cfg->receivers.y_count, &y0, &dyr, &nyr);
+  double z = isnan(cfg->receivers.z_m) ? source_m[2] : cfg->receivers.z_m;
+  RTM_TRY(receiver_plane(source_m[0] + x0, dxr, nxr, source_m[1] + y0, dyr, nyr, z, &p, &all));
+  for (int r = 0; r < all; ++r)
+    if (inside_volume(grid, p + 3 * r)) memmove(p + 3 * kept++, p + 3 * r, 3 * sizeof *p);
+  describe_volume(grid, extent, sizeof extent);
+  if (kept == 0)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "receivers.layout = patch: none of the %d receivers around the shot at (%g, %g, "
+             "%g) m lies inside the volume, %s",
+             all, source_m[0], source_m[1], source_m[2], extent);
+  if (kept < all)
+    rtm_log_warning("receivers.layout = patch: %d of the %d receivers around the shot at (%g, "
+                    "%g, %g) m lie outside the volume and are left out",
+                    all - kept, all, source_m[0], source_m[1], source_m[2]);
   *position_m = p;
-  *count = n;
+  *count = kept;
   return RTM_OK;
 fail:
-  if (f) fclose(f);
   free(p);
   return status;
 }
@@ -124,7 +297,10 @@ int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
   *count = 0;
   switch (cfg->receivers.layout) {
   case RTM_RECEIVERS_PLANE: return receivers_from_plane(cfg, grid, source_m, position_m, count);
-  case RTM_RECEIVERS_FILE: return receivers_from_file(cfg->receivers.file, position_m, count);
+  case RTM_RECEIVERS_PATCH: return receivers_from_patch(cfg, grid, source_m, position_m, count);
+  case RTM_RECEIVERS_FILE:
+    return read_positions_file(cfg->receivers.file, "receivers.file", "receiver", NULL, position_m,
+                               count);
   default: return RTM_OK;
   }
 }

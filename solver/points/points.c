@@ -3,12 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "points_impl.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
 
 /* A coordinate may lie this many cells beyond the first or last cell and still count as
  * inside: positions written as origin + (n - 1) h come back with a rounding error. */
 static const double edge_tolerance_cells = 1e-6;
+
+int rtm_points_axis_inside(const rtm_grid_t *grid, int axis, double coordinate_m) {
+  const double u = (coordinate_m - grid->origin_m[axis]) / grid->spacing_m[axis];
+  return isfinite(u) && u >= -edge_tolerance_cells && u <= grid->n[axis] - 1 + edge_tolerance_cells;
+}
 
 /* Axis position in cells: lower tap i0 in [0, max(n - 2, 0)] and fraction f in [0, 1]. */
 static void axis_taps(double u, int n, int *i0, double *f) {
@@ -46,7 +52,7 @@ int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *
       const double x = position_m[3 * p + a];
       const double u = (x - grid->origin_m[a]) / grid->spacing_m[a];
       const int last = grid->n[a] - 1;
-      if (!isfinite(u) || u < -edge_tolerance_cells || u > last + edge_tolerance_cells)
+      if (!rtm_points_axis_inside(grid, a, x))
         RTM_FAIL(RTM_ERR_CONFIG, "%s %d: %c = %g m lies outside the grid [%g, %g] m", what, p,
                  "xyz"[a], x, grid -> origin_m[a],
                  grid -> origin_m[a] + last * grid -> spacing_m[a]);

@@ -3,7 +3,8 @@
  * Sources and receivers are point lists with trilinear taps computed here once, so that
  * every backend injects and records the same way; injection and recording use the same
  * weights (each other's adjoint). The acquisition (acquisition.c) turns the config into
- * positions: the source, a plane of receivers or a file of them. */
+ * positions: the shots (the source, a grid or a file of them) and each shot's receivers (a
+ * plane, a file, or a patch that moves with the shot). */
 #ifndef RTM_POINTS_H
 #define RTM_POINTS_H
 
@@ -33,9 +34,10 @@ void rtm_points_release(rtm_points_t *points);
 
 /* ---- acquisition ---- */
 /* The shot positions of the config (shots.layout): single = the [source] position (autos at
- * the centre); grid = shots.x_count x shots.y_count at shots.z (x fastest); file = one
- * "x y z" per line of shots.file ('#' comments; errors name file:line). A shot outside the
- * volume is an error naming it. */
+ * the centre); grid = shots.x_count x shots.y_count at shots.z (x fastest; step auto = the
+ * non-absorbing interior's width / count, first auto = the row centred on that interior,
+ * z auto = source.z); file = one "x y z" per line of shots.file ('#' comments; errors name
+ * file:line). A shot outside the volume is an error naming it. */
 typedef struct {
   int count;
   double *source_m; /* [count][3] */
@@ -50,7 +52,9 @@ void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double
  * z = source depth, first = inner edge of the absorbing layer, step = spacing, count =
  * up to the far inner edge), a text file ("x y z" per line, '#' comments; errors name
  * file:line), a patch (the plane's keys, x_first and y_first as offsets from source_m:
- * receivers that fall outside the volume are left out, with a warning), or none. */
+ * receivers that fall outside the volume are left out, with a warning), or none. Patch
+ * autos: z = source depth, step = spacing, count = what a plane holds between the layer's
+ * inner edges, first = the patch centred on source_m; none inside is an error. */
 int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
                            const double source_m[3], double **position_m, int *count);
 

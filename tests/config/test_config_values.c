@@ -450,6 +450,82 @@ static void test_validate(void **state) {
   assert_string_equal(rtm_precision_name(rtm_config_model_precision(&cfg)), "fp16");
 }
 
+/* Validates a deck of the defaults with `assignments` set (NULL-terminated), named
+ * deck.ini; returns the status, the messages in capture->text. */
+static int validate_with(capture_t *capture, const char *const *assignments) {
+  rtm_config_t cfg;
+  rtm_config_defaults(&cfg);
+  snprintf(cfg.path, sizeof cfg.path, "deck.ini");
+  for (const char *const *a = assignments; *a; ++a)
+    if (rtm_config_set(&cfg, *a) != RTM_OK) fail_msg("refused: %s", *a);
+  return captured(capture, rtm_config_validate(&cfg));
+}
+
+/* [shots] and receivers.layout = patch: what each layout needs, positions in metres inside
+ * the volume (the default grid spans [0, 990] m), the keys a layout ignores, snapshots
+ * refused with many shots, and patch offsets that are not positions. */
+static void test_validate_shots(void **state) {
+  (void)state;
+  capture_t capture;
+  assert_int_equal(validate_with(&capture, (const char *const[]){"shots.layout=file", NULL}),
+                   RTM_ERR_CONFIG);
+  assert_contains(capture.text, "deck.ini: shots.layout = file needs shots.file");
+
+  const char *const grid_outside[] = {"shots.layout=grid",
+                                      "shots.x_first=100",
+                                      "shots.x_step=300",
+                                      "shots.x_count=4",
+                                      "shots.y_first=-1",
+                                      "shots.z=2000",
+                                      NULL};
+  assert_int_equal(validate_with(&capture, grid_outside), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "deck.ini: shots.x_first + (x_count - 1) x_step (the last "
+                                "shot's x) = 1000 m lies outside the volume, [0, 990] m");
+  assert_contains(capture.text, "deck.ini: shots.y_first = -1 m lies outside the volume");
+  assert_contains(capture.text, "deck.ini: shots.z = 2000 m lies outside the volume");
+  if (strstr(capture.text, "shots.x_first ="))
+    fail_msg("shots.x_first = 100 m lies inside the volume");
+
+  /* the same shots fit at x_step = 290: the last one at 970 m */
+  const char *const grid_inside[] = {"shots.layout=grid", "shots.x_first=100", "shots.x_step=290",
+                                     "shots.x_count=4", NULL};
+  assert_int_equal(validate_with(&capture, grid_inside), RTM_OK);
+
+  const char *const snapshots[] = {"shots.layout=grid", "shots.x_count=2", "snapshots.every=10",
+                                   NULL};
+  assert_int_equal(validate_with(&capture, snapshots), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "deck.ini: snapshots.every = 10 with shots.layout = grid: runs "
+                                "of many shots write no snapshots");
+
+  /* keys of another layout are warnings, not errors */
+  const char *const ignored[] = {"shots.x_count=3", "shots.z=100", "shots.file=s.txt", NULL};
+  assert_int_equal(validate_with(&capture, ignored), RTM_OK);
+  assert_contains(capture.text, "warning: deck.ini: shots.x_count, shots.z ignored unless "
+                                "shots.layout = grid (shots.layout = single)");
+  assert_contains(capture.text, "warning: deck.ini: shots.file is ignored unless shots.layout "
+                                "= file");
+  const char *const source_ignored[] = {"shots.layout=file", "shots.file=s.txt", "source.x=50",
+                                        "source.z=60", NULL};
+  assert_int_equal(validate_with(&capture, source_ignored), RTM_OK);
+  assert_contains(capture.text, "source.x is ignored by shots.layout = file");
+  assert_contains(capture.text, "source.z is ignored by shots.layout = file");
+
+  /* patch: x_first is an offset (-500 m is no position), the depth is one */
+  const char *const patch[] = {"receivers.layout=patch", "receivers.x_first=-500",
+                               "receivers.z=-10", NULL};
+  assert_int_equal(validate_with(&capture, patch), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "deck.ini: receivers.z = -10 m lies outside the volume");
+  if (strstr(capture.text, "x_first")) fail_msg("a patch's x_first is an offset");
+  const char *const wide_patch[] = {"receivers.layout=patch", "receivers.y_count=101", NULL};
+  assert_int_equal(validate_with(&capture, wide_patch), RTM_OK);
+  assert_contains(capture.text, "receivers.y_count = 101 at y_step = 10 m spans 1000 m, more "
+                                "than the volume's 990 m");
+  const char *const too_many[] = {"receivers.x_count=100000", "receivers.y_count=100000", NULL};
+  assert_int_equal(validate_with(&capture, too_many), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "receivers.x_count x receivers.y_count = 100000 x 100000: too "
+                                "many receivers");
+}
+
 /* help-config lists every section and key with its type, default and range. */
 static void test_print_schema(void **state) {
   (void)state;
@@ -490,4 +566,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_schema_is_consistent),
                                               free_state),
               cmocka_unit_test(test_set_forms), cmocka_unit_test(test_set_errors),
               cmocka_unit_test(test_auto_values), cmocka_unit_test(test_strategy_for),
-              cmocka_unit_test(test_validate), cmocka_unit_test(test_print_schema))
+              cmocka_unit_test(test_validate), cmocka_unit_test(test_validate_shots),
+              cmocka_unit_test(test_print_schema))

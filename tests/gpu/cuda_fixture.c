@@ -163,40 +163,77 @@ void cuda_run_free(cuda_run_t *run) {
   memset(run, 0, sizeof *run);
 }
 
-int cuda_run(const cuda_fixture_t *f, const rtm_config_t *cfg, const rtm_model_t *model,
-             cuda_run_t *out) {
+/* f->steps forward steps of prop, then its fields and traces into *out (cuda_run_free). */
+static int step_and_read(const cuda_fixture_t *f, const rtm_config_t *cfg, rtm_propagator_t *prop,
+                         cuda_run_t *out) {
   int status = RTM_OK;
-  rtm_propagator_t prop;
   const size_t cells = rtm_grid_interior_cells(&f->grid);
   const int has_q = cfg->physics.equation != RTM_EQUATION_ISO;
   memset(out, 0, sizeof *out);
-  RTM_TRY(rtm_propagator_create(cfg, &f->grid, model, &prop));
   for (int it = 0; it < f->steps; ++it)
-    RTM_TRY(prop.backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD));
-  if (prop.backend->synchronize) RTM_TRY(prop.backend->synchronize(prop.state));
-  out->receiver_count = prop.receivers.count;
-  const size_t samples = (size_t)prop.receivers.count * (f->steps + 1);
+    RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, RTM_FORWARD));
+  if (prop->backend->synchronize) RTM_TRY(prop->backend->synchronize(prop->state));
+  out->receiver_count = prop->receivers.count;
+  const size_t samples = (size_t)prop->receivers.count * (f->steps + 1);
   out->p = malloc(cells * sizeof(float));
   out->q = has_q ? malloc(cells * sizeof(float)) : NULL;
   out->traces = malloc(samples * sizeof(float));
   if (!out->p || (has_q && !out->q) || !out->traces) RTM_FAIL(RTM_ERR_NOMEM, "test: out of memory");
-  RTM_TRY(prop.backend->read_field(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, out->p));
-  if (has_q) RTM_TRY(prop.backend->read_field(prop.state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, out->q));
-  RTM_TRY(prop.backend->read_traces(prop.state, RTM_FIELD_P, out->traces));
-  if (prop.trace_fields & RTM_FIELD_BIT(RTM_FIELD_Q)) {
+  RTM_TRY(prop->backend->read_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, out->p));
+  if (has_q)
+    RTM_TRY(prop->backend->read_field(prop->state, RTM_FIELD_Q, RTM_LEVEL_CURRENT, out->q));
+  RTM_TRY(prop->backend->read_traces(prop->state, RTM_FIELD_P, out->traces));
+  if (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_Q)) {
     out->q_traces = malloc(samples * sizeof(float));
     if (!out->q_traces) RTM_FAIL(RTM_ERR_NOMEM, "test: out of memory");
-    RTM_TRY(prop.backend->read_traces(prop.state, RTM_FIELD_Q, out->q_traces));
+    RTM_TRY(prop->backend->read_traces(prop->state, RTM_FIELD_Q, out->q_traces));
   }
-  for (int i = 0; i < prop.ledger.count; ++i)
-    if (strncmp(prop.ledger.records[i].label, "p ", 2) == 0)
-      out->compressed = prop.ledger.records[i].compressed;
-  rtm_propagator_destroy(&prop);
+  for (int i = 0; i < prop->ledger.count; ++i)
+    if (strncmp(prop->ledger.records[i].label, "p ", 2) == 0)
+      out->compressed = prop->ledger.records[i].compressed;
   return RTM_OK;
 fail:
-  rtm_propagator_destroy(&prop);
   cuda_run_free(out);
   return status;
+}
+
+int cuda_run(const cuda_fixture_t *f, const rtm_config_t *cfg, const rtm_model_t *model,
+             cuda_run_t *out) {
+  int status = RTM_OK;
+  rtm_propagator_t prop;
+  memset(out, 0, sizeof *out);
+  RTM_TRY(rtm_propagator_create(cfg, &f->grid, model, &prop));
+  RTM_TRY(step_and_read(f, cfg, &prop, out));
+fail:
+  rtm_propagator_destroy(&prop);
+  return status;
+}
+
+void cuda_check_set_shot(const cuda_fixture_t *f, const rtm_config_t *cfg) {
+  /* a patch of the fixture's 12 x 8 receivers centred on each shot; the second shot sits
+   * 10.3 cells from the x = 0 face, so that its patch loses receivers there */
+  rtm_config_t patch = *cfg;
+  patch.receivers.layout = RTM_RECEIVERS_PATCH;
+  patch.receivers.x_first_m = NAN;
+  patch.receivers.y_first_m = NAN;
+  rtm_config_t second = patch;
+  const double cell[3] = {10.3, 21.6, 15.2};
+  for (int a = 0; a < 3; ++a)
+    second.source.position_m[a] = f->grid.origin_m[a] + cell[a] * f->grid.spacing_m[a];
+  cuda_run_t first_run, moved, fresh;
+  rtm_propagator_t prop;
+  assert_int_equal(rtm_propagator_create(&patch, &f->grid, &f->model, &prop), RTM_OK);
+  assert_int_equal(step_and_read(f, &patch, &prop, &first_run), RTM_OK);
+  assert_int_equal(rtm_propagator_set_shot(&prop, &patch, second.source.position_m), RTM_OK);
+  assert_int_equal(step_and_read(f, &patch, &prop, &moved), RTM_OK);
+  rtm_propagator_destroy(&prop);
+  assert_int_equal(cuda_run(f, &second, &f->model, &fresh), RTM_OK);
+  assert_true(moved.receiver_count < first_run.receiver_count);
+  /* bit for bit: a relative L2 error of 0 */
+  cuda_compare(f, &moved, &fresh, 0.0, "set_shot: moved against created there");
+  cuda_run_free(&first_run);
+  cuda_run_free(&moved);
+  cuda_run_free(&fresh);
 }
 
 void cuda_compare(const cuda_fixture_t *f, const cuda_run_t *got, const cuda_run_t *ref,

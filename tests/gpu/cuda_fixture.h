@@ -2,7 +2,8 @@
  * for iso, test_cuda_tti for vti and tti): the 45 x 37 x 29 configuration with an off-grid
  * source, 96 off-grid receivers and an absorbing layer, drawn fresh from a printed seed; a
  * run of a configuration through rtm_propagator; its comparison with a cpu reference run;
- * and the split, backward and write/read checks on a pair of propagators. Include after
+ * the split, backward and write/read checks on a pair of propagators; and a propagator
+ * moved to another shot against one created there. Include after
  * <cmocka.h>: the checks assert. */
 #ifndef RTM_TEST_CUDA_FIXTURE_H
 #define RTM_TEST_CUDA_FIXTURE_H
@@ -72,6 +73,11 @@ void cuda_check_tiles_refused(const cuda_fixture_t *f, const int (*tiles)[2], si
 int cuda_run(const cuda_fixture_t *f, const rtm_config_t *cfg, const rtm_model_t *model,
              cuda_run_t *out);
 void cuda_run_free(cuda_run_t *run);
+
+/* rtm_propagator_set_shot on cfg (its receivers made a patch that moves with the shot): a
+ * propagator created at cfg's source, run, moved to a second shot near a face (whose patch
+ * loses receivers) and run again equals, bit for bit, one created at the second shot. */
+void cuda_check_set_shot(const cuda_fixture_t *f, const rtm_config_t *cfg);
 
 /* got against ref: the same receivers; p, q (where both have it), the p traces and the q
  * traces (recorded by both or by neither) within `tolerance` in relative L2. Prints the

@@ -152,6 +152,13 @@ static void test_split_and_backward(void **state) {
   }
 }
 
+/* A propagator moved to another shot (reset, new source and patch) equals a fresh one. */
+static void test_set_shot(void **state) {
+  const cuda_fixture_t *f = *state;
+  const rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
+  cuda_check_set_shot(f, &cfg);
+}
+
 /* Shapes the kernel cannot run and volumes that cannot fit: a config error or NOMEM, and
  * nothing left allocated. */
 static void test_refusals(void **state) {
@@ -196,4 +203,5 @@ RTM_TEST_MAIN_CUDA("test_cuda_backend", setup, cuda_fixture_teardown,
                    cmocka_unit_test(test_ldgsts_2), cmocka_unit_test(test_ldgsts_3),
                    cmocka_unit_test(test_tma_2), cmocka_unit_test(test_tma_3),
                    cmocka_unit_test(test_tma_pipeline_shapes),
-                   cmocka_unit_test(test_split_and_backward), cmocka_unit_test(test_refusals))
+                   cmocka_unit_test(test_split_and_backward), cmocka_unit_test(test_set_shot),
+                   cmocka_unit_test(test_refusals))

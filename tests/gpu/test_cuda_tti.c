@@ -281,6 +281,14 @@ static void test_fp16_coefficients(void **state) {
   }
 }
 
+/* A tti propagator moved to another shot (p and q reset, new source and patch, both fields
+ * recorded: the fixture's receivers.fields) equals a fresh one. */
+static void test_set_shot(void **state) {
+  const cuda_fixture_t *f = *state;
+  const rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
+  cuda_check_set_shot(f, &cfg);
+}
+
 static void test_refusals(void **state) {
   cuda_fixture_t *f = *state;
   /* width not a multiple of 4; 1024 threads (one per cell); 24 threads (not whole warps) */
@@ -304,5 +312,5 @@ RTM_TEST_MAIN_CUDA("test_cuda_tti", setup, cuda_fixture_teardown,
                    cmocka_unit_test(test_reference_not_trivial),
                    cmocka_unit_test(test_tti_every_variant), cmocka_unit_test(test_vti),
                    cmocka_unit_test(test_isotropic_limit),
-                   cmocka_unit_test(test_split_backward_fields), cmocka_unit_test(test_refusals),
-                   cmocka_unit_test(test_fp16_coefficients))
+                   cmocka_unit_test(test_split_backward_fields), cmocka_unit_test(test_set_shot),
+                   cmocka_unit_test(test_refusals), cmocka_unit_test(test_fp16_coefficients))

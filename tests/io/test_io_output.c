@@ -447,6 +447,22 @@ static void test_report_json(void **state) {
     if (!contains(text, expected[i])) fprintf(stderr, "missing %s in\n%s\n", expected[i], text);
     assert_true(contains(text, expected[i]));
   }
+  assert_false(contains(text, "\"shots\"")); /* a single-shot run's report has none */
+  free(text);
+
+  /* a run of many shots: the count and each named series, one value per shot */
+  const double propagate_s[2] = {1.5, 2.25}, write_s[2] = {0.125, NAN};
+  const rtm_report_shot_values_t shot_values[2] = {{"propagate_s", propagate_s},
+                                                   {"write_s", write_s}};
+  report.shot_count = 2;
+  report.shot_values = shot_values;
+  report.shot_value_count = 2;
+  assert_int_equal(rtm_report_write_json(path, &report), RTM_OK);
+  text = read_file(path);
+  assert_true(json_valid(text));
+  if (!contains(text, "\"shots\": {\"count\": 2, \"propagate_s\": [1.5, 2.25], \"write_s\": "
+                      "[0.125, null]},\n"))
+    fail_msg("no shots line in\n%s", text);
   free(text);
 }
 
