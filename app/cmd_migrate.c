@@ -171,9 +171,9 @@ static int to_modelling_dt(const migrate_run_t *run, int shot, const rtm_io_gath
   if (resample) {
     resampled = malloc((size_t)gather->count * (size_t)available * sizeof *resampled);
     if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory resampling shot %d", shot);
-    RTM_TRY(rtm_traces_resample(strcmp(run->info.backend, "cuda") == 0 ? "cuda" : "cpu",
-                                gather->count, gather->samples, gather->dt_s, gather->traces,
-                                available, dt_s, resampled));
+    RTM_TRY(rtm_traces_resample(
+        strcmp(rtm_migration_backend(run->migration), "cuda") == 0 ? "cuda" : "cpu", gather->count,
+        gather->samples, gather->dt_s, gather->traces, available, dt_s, resampled));
     source = resampled;
   }
   out = malloc((size_t)gather->count * (size_t)samples * sizeof *out);
@@ -185,6 +185,26 @@ static int to_modelling_dt(const migrate_run_t *run, int shot, const rtm_io_gath
 fail:
   free(resampled);
   free(out);
+  return status;
+}
+
+/* Every shot of the file checked before the first step: present, recorded where the
+ * acquisition says, long enough. (Each gather is read again when its turn comes.) */
+static int preflight_shots(const migrate_run_t *run) {
+  int status = RTM_OK;
+  rtm_io_gather_t gather = {0};
+  float *observed = NULL;
+  for (int shot = 0; shot < run->shots.count; ++shot) {
+    RTM_TRY(rtm_io_read_shot(run->cfg.rtm.observed, shot, "p", &gather));
+    RTM_TRY(check_geometry(run, shot, &gather));
+    RTM_TRY(to_modelling_dt(run, shot, &gather, &observed));
+    free(observed);
+    observed = NULL;
+    rtm_io_gather_release(&gather);
+  }
+fail:
+  free(observed);
+  rtm_io_gather_release(&gather);
   return status;
 }
 
@@ -352,6 +372,7 @@ int rtm_cmd_migrate(int argc, char **argv) {
   if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   run->start_s = rtm_wall_seconds();
   RTM_TRY(set_up(run, argc, argv));
+  RTM_TRY(preflight_shots(run));
   RTM_TRY(open_output(run));
   RTM_TRY(migrate_shots(run));
   RTM_TRY(write_image(run));
