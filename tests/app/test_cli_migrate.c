@@ -28,6 +28,7 @@ enum { NX = 48, NY = 40, NZ = 44 };
 static const char *const settings =
     "--set backend.name=cpu --set grid.nx=48 --set grid.ny=40 --set grid.nz=44 "
     "--set model.file=" DIR "/model.h5 --set boundary.width=8 --set source.frequency=20 "
+    "--set source.x=auto --set source.y=auto --set source.z=auto "
     "--set shots.layout=grid --set shots.x_count=2 --set shots.z=100 "
     "--set receivers.layout=plane --set receivers.z=100 --set receivers.x_first=auto "
     "--set receivers.y_first=auto --set receivers.y_count=0 --set receivers.x_step=20 "
