@@ -8,6 +8,7 @@
 
 int rtm_cmd_info(int argc, char **argv);
 int rtm_cmd_model(int argc, char **argv);
+int rtm_cmd_migrate(int argc, char **argv);
 int rtm_cmd_bench(int argc, char **argv);
 int rtm_cmd_validate(int argc, char **argv);
 int rtm_cmd_plot(int argc, char **argv);

@@ -18,6 +18,7 @@ static int cmd_help_config(int argc, char **argv);
 static const rtm_command_t commands[] = {
     {"info", rtm_cmd_info, "devices, features and build options"},
     {"model", rtm_cmd_model, "forward modelling: snapshots and shot gathers"},
+    {"migrate", rtm_cmd_migrate, "reverse-time migration of recorded gathers into an image"},
     {"bench", rtm_cmd_bench, "kernel throughput beside the measured copy bandwidth"},
     {"validate", rtm_cmd_validate, "compare a run with a reference, exit 0 only within tolerance"},
     {"plot", rtm_cmd_plot, "PNG slice of a snapshot, image or gather"},

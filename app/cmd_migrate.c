@@ -1,0 +1,385 @@
+/* rtm3d migrate CONFIG: reverse-time migration of the observed gathers of rtm.observed, one
+ * shot after another (solver/rtm/rtm_migration.h), into /image and /illumination of the
+ * run's HDF5 file, with the JSON run report beside it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "progress.h"
+#include "rtm_io.h"
+#include "rtm_migration.h"
+#include "rtm_status.h"
+#include "rtm_traces.h"
+#include "rtm_version.h"
+#include "solver_io.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: rtm3d migrate CONFIG [--set section.key=value ...] [--quiet]\n\n"
+          "Reverse-time migration: for each shot of the acquisition ([shots], [receivers])\n"
+          "the source wavefield is propagated forward and stored every rtm.imaging_step\n"
+          "steps, the observed gather of rtm.observed (an HDF5 file as 'rtm3d model' writes\n"
+          "it: /shots/<k>/..., or /traces/... for one shot) is back-propagated from its\n"
+          "receivers, and the image I += S R is summed over the shots. Writes OUTPUT.h5\n"
+          "(/image and /illumination [nz][ny][nx]; /shots/<k>/image with rtm.shot_images)\n"
+          "and OUTPUT.json (timings per phase, MCells/s, memory), where OUTPUT =\n"
+          "output.dir/output.name. The file's shots must be the acquisition's (positions,\n"
+          "receivers); gathers at another sample interval are resampled to the modelling dt.\n\n"
+          "  --set k=v   override one key of the deck (repeatable)\n"
+          "  --quiet     no progress output\n\n"
+          "'rtm3d help-config' lists every key ([rtm] for the migration's own).\n");
+}
+
+/* The state of one migration run, shared by its phases. */
+typedef struct {
+  rtm_config_t cfg;
+  int quiet;
+  rtm_grid_t grid;
+  rtm_model_t model;
+  rtm_shots_t shots;
+  rtm_migration_t *migration;
+  char device[256];
+  char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX];
+  char *config_text;
+  rtm_run_info_t info;
+  rtm_output_t *output;
+  size_t cells;
+  float *image, *illumination, *shot_image; /* dense interior volumes on the host */
+  rtm_progress_t progress;
+  int shot; /* the one being migrated, for the progress line */
+  double start_s, setup_end_s, end_s;
+  rtm_shot_timing_t total;
+  double read_s, write_s;
+} migrate_run_t;
+
+static int wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+  return 0;
+}
+
+/* The observed file holds as many shots as the acquisition has. */
+static int check_shot_count(const migrate_run_t *run) {
+  int status = RTM_OK, count = 0;
+  RTM_TRY(rtm_io_shot_count(run->cfg.rtm.observed, &count));
+  if (count != run->shots.count)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "rtm.observed = %s holds %d shot(s) but the acquisition of the config has %d "
+             "(shots.layout and its keys must describe the shots that were recorded)",
+             run->cfg.rtm.observed, count, run->shots.count);
+fail:
+  return status;
+}
+
+static int set_up(migrate_run_t *run, int argc, char **argv) {
+  int status = RTM_OK;
+  rtm_config_t *cfg = &run->cfg;
+  RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, NULL, NULL));
+  if (!cfg->rtm.observed[0])
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: migrate needs rtm.observed, the HDF5 file of the recorded "
+             "gathers (rtm3d model writes one)",
+             cfg->path[0] ? cfg->path : "configuration");
+  RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
+  RTM_TRY(check_shot_count(run));
+  RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
+  RTM_TRY(rtm_migration_create(cfg, &run->grid, &run->model, &run->migration));
+  rtm_migration_describe(run->migration, run->device, sizeof run->device);
+fail:
+  return status;
+}
+
+/* OUTPUT.h5 with the run's provenance, and the host volumes. */
+static int open_output(migrate_run_t *run) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
+  snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
+  run->config_text = rtm_config_echo_string(cfg);
+  if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->info =
+      (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, rtm_migration_backend(run->migration),
+                       run->device, run->config_text};
+  const rtm_io_volume_t volume = rtm_app_volume(&run->grid);
+  RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
+  run->cells = rtm_grid_interior_cells(&run->grid);
+  run->image = calloc(run->cells, sizeof *run->image);
+  run->illumination = calloc(run->cells, sizeof *run->illumination);
+  if (cfg->rtm.shot_images) run->shot_image = calloc(run->cells, sizeof *run->shot_image);
+  if (!run->image || !run->illumination || (cfg->rtm.shot_images && !run->shot_image))
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
+fail:
+  return status;
+}
+
+/* The file's shot must be the acquisition's: the same source and receivers, to a
+ * millimetre (positions go through text and back). */
+static int check_geometry(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather) {
+  int status = RTM_OK, count = 0;
+  double *receivers = NULL;
+  const double *source = run->shots.source_m + 3 * (size_t)shot;
+  const double tolerance_m = 1e-3;
+  for (int a = 0; a < 3; ++a)
+    if (fabs(gather->source_m[a] - source[a]) > tolerance_m)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "rtm.observed = %s: shot %d was recorded from (%g, %g, %g) m but the "
+               "acquisition puts it at (%g, %g, %g) m",
+               run->cfg.rtm.observed, shot, gather->source_m[0], gather->source_m[1],
+               gather->source_m[2], source[0], source[1], source[2]);
+  RTM_TRY(rtm_receiver_positions(&run->cfg, &run->grid, source, &receivers, &count));
+  if (count != gather->count)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "rtm.observed = %s: shot %d has %d receivers but the acquisition ([receivers]) "
+             "gives it %d",
+             run->cfg.rtm.observed, shot, gather->count, count);
+  for (int r = 0; r < count; ++r)
+    for (int a = 0; a < 3; ++a)
+      if (fabs(gather->receivers_m[3 * (size_t)r + a] - receivers[3 * (size_t)r + a]) > tolerance_m)
+        RTM_FAIL(RTM_ERR_INPUT,
+                 "rtm.observed = %s: receiver %d of shot %d lies at %c = %g m but the "
+                 "acquisition puts it at %g m",
+                 run->cfg.rtm.observed, r, shot, "xyz"[a], gather -> receivers_m[3 * (size_t)r + a],
+                 receivers[3 * (size_t)r + a]);
+fail:
+  free(receivers);
+  return status;
+}
+
+/* The gather at the modelling dt, steps + 1 samples: resampled through the trace pipeline
+ * when its dt differs, cut to the modelling window; shorter than the window is an error. */
+static int to_modelling_dt(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather,
+                           float **observed) {
+  int status = RTM_OK;
+  const double dt_s = rtm_migration_dt(run->migration);
+  const int samples = rtm_migration_steps(run->migration) + 1;
+  const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
+  const int available = resample
+                            ? (int)floor((gather->samples - 1) * gather->dt_s / dt_s + 1e-9) + 1
+                            : gather->samples;
+  float *resampled = NULL, *out = NULL;
+  *observed = NULL;
+  if (available < samples)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "rtm.observed = %s: shot %d's gather lasts %g s (%d samples of %g s) but the "
+             "migration needs %g s (time.steps = %d of %g s)",
+             run->cfg.rtm.observed, shot, (gather->samples - 1) * gather->dt_s, gather->samples,
+             gather->dt_s, (samples - 1) * dt_s, samples - 1, dt_s);
+  const float *source = gather->traces;
+  if (resample) {
+    resampled = malloc((size_t)gather->count * (size_t)available * sizeof *resampled);
+    if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory resampling shot %d", shot);
+    RTM_TRY(rtm_traces_resample(
+        strcmp(rtm_migration_backend(run->migration), "cuda") == 0 ? "cuda" : "cpu", gather->count,
+        gather->samples, gather->dt_s, gather->traces, available, dt_s, resampled));
+    source = resampled;
+  }
+  out = malloc((size_t)gather->count * (size_t)samples * sizeof *out);
+  if (!out) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for shot %d's gather", shot);
+  for (int r = 0; r < gather->count; ++r)
+    memcpy(out + (size_t)r * samples, source + (size_t)r * available, samples * sizeof *out);
+  *observed = out;
+  out = NULL;
+fail:
+  free(resampled);
+  free(out);
+  return status;
+}
+
+/* Every shot of the file checked before the first step: present, recorded where the
+ * acquisition says, long enough. (Each gather is read again when its turn comes.) */
+static int preflight_shots(const migrate_run_t *run) {
+  int status = RTM_OK;
+  rtm_io_gather_t gather = {0};
+  float *observed = NULL;
+  for (int shot = 0; shot < run->shots.count; ++shot) {
+    RTM_TRY(rtm_io_read_shot(run->cfg.rtm.observed, shot, "p", &gather));
+    RTM_TRY(check_geometry(run, shot, &gather));
+    RTM_TRY(to_modelling_dt(run, shot, &gather, &observed));
+    free(observed);
+    observed = NULL;
+    rtm_io_gather_release(&gather);
+  }
+fail:
+  free(observed);
+  rtm_io_gather_release(&gather);
+  return status;
+}
+
+static void report_progress(void *context, int steps_done) {
+  migrate_run_t *run = context;
+  const int per_shot = 2 * rtm_migration_steps(run->migration);
+  rtm_progress_update(&run->progress, run->shot * per_shot + steps_done);
+}
+
+/* Reads, checks, resamples and mutes shot `shot`'s gather, then migrates it. */
+static int migrate_shot(migrate_run_t *run, int shot) {
+  int status = RTM_OK;
+  rtm_io_gather_t gather = {0};
+  float *observed = NULL;
+  rtm_shot_timing_t timing;
+  const rtm_config_t *cfg = &run->cfg;
+  const double *source = run->shots.source_m + 3 * (size_t)shot;
+  double start_s = rtm_wall_seconds();
+  RTM_TRY(rtm_io_read_shot(cfg->rtm.observed, shot, "p", &gather));
+  RTM_TRY(check_geometry(run, shot, &gather));
+  RTM_TRY(to_modelling_dt(run, shot, &gather, &observed));
+  if (cfg->rtm.mute) {
+    const double velocity = isnan(cfg->rtm.mute_velocity_m_s)
+                                ? rtm_migration_velocity_at(run->migration, source)
+                                : cfg->rtm.mute_velocity_m_s;
+    const double delay =
+        isnan(cfg->source.delay_s) ? 1.2 / cfg->source.frequency_hz : cfg->source.delay_s;
+    const double taper =
+        isnan(cfg->rtm.mute_taper_s) ? 1.5 / cfg->source.frequency_hz : cfg->rtm.mute_taper_s;
+    rtm_mute_direct(observed, gather.count, rtm_migration_steps(run->migration) + 1,
+                    rtm_migration_dt(run->migration), source, gather.receivers_m, velocity, delay,
+                    taper);
+  }
+  run->read_s += rtm_wall_seconds() - start_s;
+  run->shot = shot;
+  RTM_TRY(rtm_migration_shot(run->migration, source, gather.receivers_m, gather.count, observed,
+                             report_progress, run, &timing));
+  run->total.forward_s += timing.forward_s;
+  run->total.backward_s += timing.backward_s;
+  run->total.imaging_s += timing.imaging_s;
+fail:
+  free(observed);
+  rtm_io_gather_release(&gather);
+  return status;
+}
+
+/* rtm.shot_images: each shot's image written on its own, the run's summed on the host. */
+static int keep_shot_image(migrate_run_t *run, int shot) {
+  int status = RTM_OK;
+  char name[64];
+  double start_s = rtm_wall_seconds();
+  RTM_TRY(rtm_migration_read(run->migration, run->shot_image, NULL));
+  for (size_t i = 0; i < run->cells; ++i)
+    run->image[i] += run->shot_image[i];
+  snprintf(name, sizeof name, "/shots/%d/image", shot);
+  RTM_TRY(rtm_output_write_volume(run->output, name, run->shot_image));
+  RTM_TRY(rtm_migration_clear(run->migration));
+  run->write_s += rtm_wall_seconds() - start_s;
+fail:
+  return status;
+}
+
+static int migrate_shots(migrate_run_t *run) {
+  int status = RTM_OK;
+  const int steps = rtm_migration_steps(run->migration);
+  if (!run->quiet)
+    rtm_log_info("migrate: %d x %d x %d cells, %d shot(s) of %d steps of %.4g ms, imaging every "
+                 "%d steps, backend %s%s%s",
+                 run->grid.n[0], run->grid.n[1], run->grid.n[2], run->shots.count, steps,
+                 rtm_migration_dt(run->migration) * 1e3, rtm_migration_imaging_step(run->migration),
+                 run->info.backend, run->device[0] ? " on " : "", run->device);
+  run->setup_end_s = rtm_wall_seconds();
+  rtm_progress_begin(&run->progress, 2 * steps * run->shots.count, (double)run->cells, run->quiet);
+  for (int shot = 0; shot < run->shots.count; ++shot) {
+    RTM_TRY(migrate_shot(run, shot));
+    if (run->cfg.rtm.shot_images) RTM_TRY(keep_shot_image(run, shot));
+  }
+  rtm_progress_end(&run->progress);
+fail:
+  return status;
+}
+
+/* The summed image with the filters the config asks for, and the illumination. */
+static int write_image(migrate_run_t *run) {
+  int status = RTM_OK;
+  float *scratch = NULL;
+  double start_s = rtm_wall_seconds();
+  if (run->cfg.rtm.shot_images) {
+    RTM_TRY(rtm_migration_read(run->migration, NULL, run->illumination));
+  } else {
+    RTM_TRY(rtm_migration_read(run->migration, run->image, run->illumination));
+  }
+  if (run->cfg.rtm.illumination)
+    rtm_image_compensate(run->image, run->illumination, run->cells, run->cfg.rtm.illumination_eps);
+  if (run->cfg.rtm.laplacian) {
+    scratch = malloc(run->cells * sizeof *scratch);
+    if (!scratch) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image filter");
+    rtm_image_laplacian(&run->grid, run->image, scratch);
+  }
+  RTM_TRY(rtm_output_write_volume(run->output, "/image", run->image));
+  RTM_TRY(rtm_output_write_volume(run->output, "/illumination", run->illumination));
+  status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
+  run->output = NULL;
+  RTM_TRY(status);
+  run->write_s += rtm_wall_seconds() - start_s;
+fail:
+  free(scratch);
+  return status;
+}
+
+static int write_report(migrate_run_t *run) {
+  int status = RTM_OK;
+  const int steps = rtm_migration_steps(run->migration);
+  const double propagate_s = run->total.forward_s + run->total.backward_s;
+  /* two propagations a shot */
+  const double mcells =
+      propagate_s > 0.0 ? 2.0 * (double)run->cells * steps * run->shots.count / propagate_s * 1e-6
+                        : 0.0;
+  const rtm_timing_t timings[6] = {{"setup", run->setup_end_s - run->start_s},
+                                   {"forward", run->total.forward_s},
+                                   {"backward", run->total.backward_s},
+                                   {"imaging", run->total.imaging_s},
+                                   {"read", run->read_s},
+                                   {"write", run->write_s}};
+  const rtm_report_t report = {.command = "migrate",
+                               .info = &run->info,
+                               .steps = steps,
+                               .dt_s = rtm_migration_dt(run->migration),
+                               .model_precision =
+                                   rtm_precision_name(rtm_config_model_precision(&run->cfg)),
+                               .timings = timings,
+                               .timing_count = 6,
+                               .mcells_per_s = mcells,
+                               .output_path = run->h5_path};
+  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->grid,
+                               rtm_migration_ledger(run->migration)));
+  if (!run->quiet) {
+    rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
+                 run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,
+                 run->total.imaging_s, mcells);
+    rtm_log_info("wrote %s and %s", run->h5_path, run->json_path);
+  }
+fail:
+  return status;
+}
+
+static void release_run(migrate_run_t *run) {
+  if (run->output) rtm_output_close(run->output, 0);
+  rtm_migration_destroy(run->migration);
+  rtm_shots_release(&run->shots);
+  rtm_model_release(&run->model);
+  free(run->shot_image);
+  free(run->illumination);
+  free(run->image);
+  free(run->config_text);
+}
+
+int rtm_cmd_migrate(int argc, char **argv) {
+  if (wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  int status = RTM_OK;
+  migrate_run_t *run = calloc(1, sizeof *run);
+  if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->start_s = rtm_wall_seconds();
+  RTM_TRY(set_up(run, argc, argv));
+  RTM_TRY(preflight_shots(run));
+  RTM_TRY(open_output(run));
+  RTM_TRY(migrate_shots(run));
+  RTM_TRY(write_image(run));
+  run->end_s = rtm_wall_seconds();
+  RTM_TRY(write_report(run));
+fail:
+  if (run) release_run(run);
+  free(run);
+  return rtm_status_exit_code(status);
+}

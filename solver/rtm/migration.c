@@ -1,0 +1,254 @@
+#define _POSIX_C_SOURCE 200809L
+/* One migration run, shot after shot (rtm_migration.h): the source side forward with its
+ * snapshots, the receiver side over the reversed gather, the imaging condition between. */
+#include "rtm_migration.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rtm_status.h"
+
+struct rtm_migration {
+  rtm_config_t cfg; /* the run's, receivers.layout none: neither side records */
+  rtm_grid_t grid;
+  const rtm_model_t *model;
+  rtm_propagator_t source, receiver;
+  int steps, imaging_step, slots;
+  int device; /* where the fields live: -1 host */
+  rtm_image_t *image;
+  rtm_snapshots_t *snapshots;
+  float *reversed; /* [count][steps + 1], the gather back to front */
+  size_t reversed_floats;
+};
+
+static double wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Four samples a period at 2.5 f, where the Ricker's spectrum is 3% of its peak. */
+static int auto_imaging_step(const rtm_config_t *cfg, double dt_s) {
+  const int step = (int)floor(1.0 / (4.0 * 2.5 * cfg->source.frequency_hz * dt_s));
+  return step < 1 ? 1 : step;
+}
+
+/* memory.imaging (or memory.strategy), auto resolved as the backends resolve it. */
+static const char *imaging_strategy(const rtm_config_t *cfg, int device) {
+  const char *strategy = rtm_config_strategy_for(cfg, "imaging");
+  if (strcmp(strategy, "auto") == 0) return device >= 0 ? "device" : "host";
+  return strategy;
+}
+
+static int create_propagators(rtm_migration_t *m, const rtm_config_t *cfg) {
+  int status = RTM_OK;
+  m->cfg = *cfg;
+  m->cfg.receivers.layout = RTM_RECEIVERS_NONE;
+  RTM_TRY(rtm_propagator_create(&m->cfg, &m->grid, m->model, &m->source));
+  RTM_TRY(rtm_propagator_create(&m->cfg, &m->grid, m->model, &m->receiver));
+  m->steps = m->source.steps;
+  m->imaging_step =
+      cfg->rtm.imaging_step > 0 ? cfg->rtm.imaging_step : auto_imaging_step(cfg, m->source.dt_s);
+  if (m->imaging_step > m->steps)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "rtm.imaging_step = %d exceeds time.steps = %d: the imaging condition would "
+             "never be applied",
+             m->imaging_step, m->steps);
+  m->slots = m->steps / m->imaging_step;
+fail:
+  return status;
+}
+
+static int create_buffers(rtm_migration_t *m) {
+  int status = RTM_OK;
+  rtm_field_view_t view;
+  RTM_TRY(m->source.backend->view_field(m->source.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
+  m->device = view.device;
+  const char *strategy = imaging_strategy(&m->cfg, m->device);
+  RTM_TRY(rtm_image_create(&m->grid, m->device, strategy, &m->source.ledger, &m->image));
+  RTM_TRY(rtm_snapshots_create(&m->grid, m->slots, m->device, strategy,
+                               m->cfg.rtm.snapshot_precision, &m->source.ledger, &m->snapshots));
+fail:
+  return status;
+}
+
+int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
+                         rtm_migration_t **migration) {
+  int status = RTM_OK;
+  rtm_migration_t *m = calloc(1, sizeof *m);
+  *migration = NULL;
+  if (!m) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the migration");
+  m->grid = *grid;
+  m->model = model;
+  RTM_TRY(create_propagators(m, cfg));
+  RTM_TRY(create_buffers(m));
+  *migration = m;
+  return RTM_OK;
+fail:
+  rtm_migration_destroy(m);
+  return status;
+}
+
+void rtm_migration_destroy(rtm_migration_t *m) {
+  if (!m) return;
+  rtm_snapshots_destroy(m->snapshots);
+  rtm_image_destroy(m->image);
+  rtm_propagator_destroy(&m->receiver);
+  rtm_propagator_destroy(&m->source);
+  free(m->reversed);
+  free(m);
+}
+
+/* The receiver side's sources: the adjoint taps of the receivers and the gather reversed in
+ * time (sample tau = observed sample steps - tau). */
+static int set_receiver_side(rtm_migration_t *m, const double *receivers_m, int count,
+                             const float *observed) {
+  int status = RTM_OK;
+  rtm_points_t receivers = {0}, adjoint = {0};
+  const int samples = m->steps + 1;
+  const size_t floats = (size_t)count * (size_t)samples;
+  if (floats > m->reversed_floats) {
+    free(m->reversed);
+    m->reversed = malloc(floats * sizeof *m->reversed);
+    m->reversed_floats = m->reversed ? floats : 0;
+    if (!m->reversed) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d reversed traces", count);
+  }
+  for (int r = 0; r < count; ++r)
+    for (int k = 0; k < samples; ++k)
+      m->reversed[(size_t)r * samples + k] = observed[(size_t)r * samples + (samples - 1 - k)];
+  RTM_TRY(rtm_points_init(&receivers, &m->grid, receivers_m, count, "receiver"));
+  RTM_TRY(rtm_adjoint_receivers(&receivers, &m->grid, m->model, &m->receiver.boundary,
+                                m->receiver.dt_s, &adjoint));
+  const rtm_backend_t *backend = m->receiver.backend;
+  RTM_TRY(backend->reset(m->receiver.state));
+  RTM_TRY(backend->set_sources(m->receiver.state, &adjoint, m->reversed, samples));
+fail:
+  rtm_points_release(&adjoint);
+  rtm_points_release(&receivers);
+  return status;
+}
+
+static int drain(const rtm_propagator_t *prop) {
+  return prop->backend->synchronize ? prop->backend->synchronize(prop->state) : RTM_OK;
+}
+
+/* Forward: S(n) into slot n / k - 1 for n = k, 2k, ... */
+static int forward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context) {
+  int status = RTM_OK;
+  const rtm_propagator_t *s = &m->source;
+  for (int it = 0; it < m->steps; ++it) {
+    RTM_TRY(s->backend->step(s->state, it, RTM_REGION_ALL, RTM_FORWARD));
+    const int n = it + 1;
+    if (n % m->imaging_step == 0) {
+      rtm_field_view_t view;
+      RTM_TRY(s->backend->view_field(s->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
+      RTM_TRY(rtm_snapshots_save(m->snapshots, n / m->imaging_step - 1, &view));
+    }
+    if (progress) progress(context, it + 1);
+  }
+  RTM_TRY(drain(s));
+fail:
+  return status;
+}
+
+/* The imaging condition at time n: S(n) from its slot, R(n) in place. */
+static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
+  int status = RTM_OK;
+  const rtm_propagator_t *r = &m->receiver;
+  const float *source = NULL;
+  rtm_field_view_t view;
+  RTM_TRY(drain(r));
+  const double start_s = wall_seconds();
+  RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
+  RTM_TRY(rtm_snapshots_get(m->snapshots, n / m->imaging_step - 1, &source));
+  RTM_TRY(rtm_image_accumulate(m->image, source, rtm_layout_dense(&m->grid), view.padded,
+                               rtm_layout_padded(&m->grid)));
+  RTM_TRY(rtm_image_read(m->image, NULL, NULL)); /* waits for the accumulation */
+  *imaging_s += wall_seconds() - start_s;
+fail:
+  return status;
+}
+
+/* Backward: after receiver step tau the current level is R(steps - tau). */
+static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context,
+                         double *imaging_s) {
+  int status = RTM_OK;
+  const rtm_propagator_t *r = &m->receiver;
+  for (int tau = 0; tau < m->steps; ++tau) {
+    RTM_TRY(r->backend->step(r->state, tau, RTM_REGION_ALL, RTM_FORWARD));
+    const int n = m->steps - tau;
+    if (n % m->imaging_step == 0) RTM_TRY(image_at(m, n, imaging_s));
+    if (progress) progress(context, m->steps + tau + 1);
+  }
+  RTM_TRY(drain(r));
+fail:
+  return status;
+}
+
+int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const double *receivers_m,
+                       int count, const float *observed, rtm_migration_progress_t progress,
+                       void *progress_context, rtm_shot_timing_t *timing) {
+  int status = RTM_OK;
+  rtm_shot_timing_t t = {0.0, 0.0, 0.0};
+  RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
+  RTM_TRY(set_receiver_side(m, receivers_m, count, observed));
+  double start_s = wall_seconds();
+  RTM_TRY(forward_pass(m, progress, progress_context));
+  t.forward_s = wall_seconds() - start_s;
+  start_s = wall_seconds();
+  RTM_TRY(backward_pass(m, progress, progress_context, &t.imaging_s));
+  t.backward_s = wall_seconds() - start_s - t.imaging_s;
+  if (timing) *timing = t;
+fail:
+  return status;
+}
+
+int rtm_migration_read(rtm_migration_t *m, float *image, float *illumination) {
+  return rtm_image_read(m->image, image, illumination);
+}
+
+int rtm_migration_clear(rtm_migration_t *m) {
+  return rtm_image_clear(m->image);
+}
+
+double rtm_migration_dt(const rtm_migration_t *m) {
+  return m->source.dt_s;
+}
+
+int rtm_migration_steps(const rtm_migration_t *m) {
+  return m->steps;
+}
+
+int rtm_migration_imaging_step(const rtm_migration_t *m) {
+  return m->imaging_step;
+}
+
+double rtm_migration_velocity_at(const rtm_migration_t *m, const double position_m[3]) {
+  rtm_points_t point = {0};
+  double v = 0.0, weight_sum = 0.0;
+  if (rtm_points_init(&point, &m->grid, position_m, 1, "mute point") != RTM_OK) return 0.0;
+  for (int k = 0; k < RTM_POINT_TAPS; ++k) {
+    const double w = point.tap_weight[k];
+    if (w == 0.0) continue;
+    v += w * m->model->vp[rtm_grid_dense_index(&m->grid, point.tap_index[k])];
+    weight_sum += w;
+  }
+  rtm_points_release(&point);
+  return weight_sum > 0.0 ? v / weight_sum : 0.0;
+}
+
+const rtm_mem_ledger_t *rtm_migration_ledger(const rtm_migration_t *m) {
+  return &m->source.ledger;
+}
+
+const char *rtm_migration_backend(const rtm_migration_t *m) {
+  return m->source.backend->name;
+}
+
+void rtm_migration_describe(const rtm_migration_t *m, char *text, size_t size) {
+  text[0] = '\0';
+  if (m->source.backend->describe) m->source.backend->describe(m->source.state, text, size);
+}

@@ -1,0 +1,83 @@
+/* rtm_migration.h - reverse-time migration of one shot after another on one backend.
+ *
+ * Two propagators share the grid, the model, dt and the absorbing layer: the source side
+ * steps the shot's Ricker forward and stores the source wavefield S every imaging step
+ * (rtm.reconstruction = snapshots); the receiver side steps the same kernel over the
+ * time-reversed observed gather, injected at the adjoint receiver taps (rtm_imaging.h says
+ * why that is the adjoint of recording). After receiver step tau its current level holds
+ * R at time n = steps - tau, which meets S(n) in the imaging condition
+ *   I(x) += S(x, n) R(x, n),   L(x) += S(x, n)^2,   n = k, 2k, ... <= steps (k = imaging step)
+ * accumulated where the fields live, summed over shots. The app reads the observed gathers
+ * (io), resamples and mutes them (rtm_mute_direct), and writes the image; this drives the
+ * steps and holds no file. */
+#ifndef RTM_MIGRATION_H
+#define RTM_MIGRATION_H
+
+#include <stddef.h>
+
+#include "rtm_config.h"
+#include "rtm_imaging.h"
+#include "rtm_propagator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Wall seconds of one shot's phases: forward (with the snapshot saves), backward (the
+ * receiver side's steps) and imaging (the imaging condition, measured with the queued work
+ * drained before and after each application). */
+typedef struct {
+  double forward_s, backward_s, imaging_s;
+} rtm_shot_timing_t;
+
+/* Called after every step of either pass with the steps done in the shot (forward and
+ * backward together: 2 x steps in all); NULL for none. */
+typedef void (*rtm_migration_progress_t)(void *context, int steps_done);
+
+typedef struct rtm_migration rtm_migration_t;
+
+/* The two propagators, the snapshot store and the image for cfg's grid and model; dt, the
+ * layer and the backend as `rtm3d model` resolves them. The ledger of the source side
+ * records every allocation (rtm_migration_ledger). An imaging step of 0 (auto) becomes the
+ * largest that samples 2.5 x source.frequency four times a period. */
+int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
+                         rtm_migration_t **migration);
+void rtm_migration_destroy(rtm_migration_t *migration);
+
+/* Migrates one shot at source_m with its receivers [count][3] and observed gather
+ * [count][steps + 1] at the modelling dt, adding its image to the run's. */
+int rtm_migration_shot(rtm_migration_t *migration, const double source_m[3],
+                       const double *receivers_m, int count, const float *observed,
+                       rtm_migration_progress_t progress, void *progress_context,
+                       rtm_shot_timing_t *timing);
+
+/* The accumulated image and illumination, dense [nz_local][ny][nx] (either may be NULL). */
+int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumination);
+/* Zeroes the accumulation (the next shot's image on its own). */
+int rtm_migration_clear(rtm_migration_t *migration);
+
+double rtm_migration_dt(const rtm_migration_t *migration);
+int rtm_migration_steps(const rtm_migration_t *migration);
+int rtm_migration_imaging_step(const rtm_migration_t *migration);
+/* vp at a point (trilinear, as the source scaling uses it): the mute's auto velocity. */
+double rtm_migration_velocity_at(const rtm_migration_t *migration, const double position_m[3]);
+const rtm_mem_ledger_t *rtm_migration_ledger(const rtm_migration_t *migration);
+/* The backend's name and where it runs, for the report. */
+const char *rtm_migration_backend(const rtm_migration_t *migration);
+void rtm_migration_describe(const rtm_migration_t *migration, char *text, size_t size);
+
+/* ---- the observed data ---- */
+/* Mutes the direct arrival: with t_d = |r - s| / velocity + delay + taper_s (the arrival's
+ * peak at offset / velocity + delay, delay the Ricker's centre time t0, plus one taper
+ * length, past the wavelet's end when taper_s >= 1.2 / frequency), sample k of receiver r
+ * is zero while k dt < t_d, rises as a half cosine over the next taper_s and is kept from
+ * then on. */
+void rtm_mute_direct(float *traces, int count, int samples, double dt_s, const double source_m[3],
+                     const double *receivers_m, double velocity_m_s, double delay_s,
+                     double taper_s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

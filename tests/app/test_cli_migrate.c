@@ -1,0 +1,151 @@
+#define _POSIX_C_SOURCE 200809L
+/* `rtm3d model` then `rtm3d migrate` as a user runs them, cpu backend: a flat reflector
+ * (2000 over 2800 m/s between cells 27 and 28 of 10 m, written as a model file) under a
+ * 2 x 1 shot grid and a receiver plane. The migrated /image peaks at the reflector (cell 27
+ * or 28, within a cell of 27.5) in the columns between the shots, /illumination is
+ * positive, the report names the phases. Bad input is refused before the first step with
+ * exit 2 and no output file: a file with fewer shots than the acquisition, receivers that
+ * are not the acquisition's, a gather shorter than the migration, no rtm.observed. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "rtm_io.h"
+#include "rtm_test_io.h"
+#include "rtm_test_main.h"
+
+#define DIR "test_cli_migrate.d"
+enum { NX = 48, NY = 40, NZ = 44 };
+
+/* The deck's settings for both commands (the quickstart deck, shrunk and overridden). */
+static const char *const settings =
+    "--set backend.name=cpu --set grid.nx=48 --set grid.ny=40 --set grid.nz=44 "
+    "--set model.file=" DIR "/model.h5 --set boundary.width=8 --set source.frequency=20 "
+    "--set source.x=auto --set source.y=auto --set source.z=auto "
+    "--set shots.layout=grid --set shots.x_count=2 --set shots.z=100 "
+    "--set receivers.layout=plane --set receivers.z=100 --set receivers.x_first=auto "
+    "--set receivers.y_first=auto --set receivers.y_count=0 --set receivers.x_step=20 "
+    "--set receivers.y_step=20 --set snapshots.every=0 --set time.steps=260 "
+    "--set output.dir=" DIR;
+
+/* Runs `rtm3d COMMAND DECK SETTINGS EXTRA`; returns its exit status, stderr in DIR/err.txt. */
+static int rtm3d(const char *command, const char *extra) {
+  char line[4096];
+  snprintf(line, sizeof line, "%s %s %s --quiet %s %s 2> " DIR "/err.txt", rtm_test_rtm3d, command,
+           rtm_test_deck, settings, extra);
+  const int status = system(line);
+  assert_true(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  static char text[65536];
+  text[fread(text, 1, sizeof text - 1, f)] = '\0';
+  fclose(f);
+  return text;
+}
+
+static void write_flat_model(void) {
+  const rtm_io_volume_t volume = {
+      .n = {NX, NY, NZ}, .spacing_m = {10.0, 10.0, 10.0}, .z_offset = 0, .nz_local = NZ};
+  float *vp = malloc((size_t)NX * NY * NZ * sizeof(float));
+  assert_non_null(vp);
+  for (int iz = 0; iz < NZ; ++iz)
+    for (size_t i = 0; i < (size_t)NX * NY; ++i)
+      vp[(size_t)iz * NX * NY + i] = iz <= 27 ? 2000.0f : 2800.0f;
+  const float *const values[RTM_IO_PARAMETERS] = {vp};
+  assert_int_equal(rtm_io_write_model(DIR "/model.h5", &volume, values), 0);
+  free(vp);
+}
+
+static int set_up(void **state) {
+  (void)state;
+  if (system("rm -rf " DIR " && mkdir -p " DIR) != 0) return -1;
+  write_flat_model();
+  /* the observed gathers: two shots, the same deck */
+  return rtm3d("model", "--set output.name=observed") == 0 ? 0 : -1;
+}
+
+static int tear_down(void **state) {
+  (void)state;
+  return system("rm -rf " DIR) == 0 ? 0 : -1;
+}
+
+static void test_flat_reflector_image(void **state) {
+  (void)state;
+  assert_int_equal(rtm3d("migrate", "--set rtm.observed=" DIR "/observed.h5 "
+                                    "--set output.name=image"),
+                   0);
+  rtm_dataset_t image = {0}, illumination = {0};
+  assert_int_equal(rtm_io_read_dataset(DIR "/image.h5", "/image", &image), 0);
+  assert_int_equal(rtm_io_read_dataset(DIR "/image.h5", "/illumination", &illumination), 0);
+  assert_int_equal(image.rank, 3);
+  assert_true(image.dims[0] == NZ && image.dims[1] == NY && image.dims[2] == NX);
+  int misses = 0;
+  for (int iy = 16; iy < 25; iy += 2)
+    for (int ix = 16; ix < 33; ix += 2) { /* between and around the two shots */
+      int peak = 16;
+      for (int iz = 16; iz < NZ - 8; ++iz)
+        if (fabsf(image.data[((size_t)iz * NY + iy) * NX + ix]) >
+            fabsf(image.data[((size_t)peak * NY + iy) * NX + ix]))
+          peak = iz;
+      if (peak != 27 && peak != 28) {
+        printf("column (%d, %d) peaks at %d\n", ix, iy, peak);
+        ++misses;
+      }
+    }
+  assert_int_equal(misses, 0);
+  double illumination_sum = 0.0;
+  for (size_t i = 0; i < (size_t)NX * NY * NZ; ++i) {
+    assert_true(illumination.data[i] >= 0.0f);
+    illumination_sum += illumination.data[i];
+  }
+  assert_true(illumination_sum > 0.0);
+  const char *report = read_text(DIR "/image.json");
+  assert_true(contains(report, "\"command\": \"migrate\""));
+  assert_true(contains(report, "\"forward\":") && contains(report, "\"backward\":") &&
+              contains(report, "\"imaging\":"));
+  rtm_dataset_release(&image);
+  rtm_dataset_release(&illumination);
+}
+
+/* A refusal: exit 2, the message, and no output left behind. */
+static void assert_refused(const char *extra, const char *message) {
+  remove(DIR "/bad.h5");
+  assert_int_equal(rtm3d("migrate", extra), 2);
+  const char *err = read_text(DIR "/err.txt");
+  if (!contains(err, message)) printf("expected \"%s\" in: %s\n", message, err);
+  assert_true(contains(err, message));
+  assert_false(file_exists(DIR "/bad.h5"));
+  assert_false(file_exists(DIR "/bad.h5.partial"));
+}
+
+static void test_bad_input_refused(void **state) {
+  (void)state;
+  assert_refused("--set output.name=bad", "migrate needs rtm.observed");
+  /* three shots in the config, two in the file */
+  assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
+                 "--set shots.x_count=3",
+                 "holds 2 shot(s) but the acquisition of the config has 3");
+  /* receivers every 30 m instead of 20 m */
+  assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
+                 "--set receivers.x_step=30",
+                 "receivers but the acquisition ([receivers]) gives it");
+  /* a longer migration than the recording */
+  assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
+                 "--set time.steps=300",
+                 "but the migration needs");
+}
+
+RTM_TEST_MAIN_CLI("test_cli_migrate", 1,
+                  cmocka_unit_test_setup_teardown(test_flat_reflector_image, set_up, NULL),
+                  cmocka_unit_test_setup_teardown(test_bad_input_refused, NULL, tear_down))

@@ -1,0 +1,139 @@
+/* The survey of migration_helper.h: model, gathers, migration, in one process. */
+#include "migration_helper.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rtm_status.h"
+
+void survey_config(survey_t *s, const int n[3], const char *const *settings) {
+  static const char *const base[] = {"grid.dx=10",
+                                     "grid.dy=10",
+                                     "grid.dz=10",
+                                     "boundary.width=10",
+                                     "source.frequency=20",
+                                     "shots.layout=grid",
+                                     "shots.z=120",
+                                     "receivers.layout=plane",
+                                     "receivers.z=120",
+                                     "receivers.x_step=20",
+                                     "receivers.y_step=20",
+                                     "backend.name=cpu",
+                                     NULL};
+  char text[128];
+  memset(s, 0, sizeof *s);
+  rtm_config_defaults(&s->cfg);
+  for (int a = 0; a < 3; ++a) {
+    snprintf(text, sizeof text, "grid.n%c=%d", "xyz"[a], n[a]);
+    assert_int_equal(rtm_config_set(&s->cfg, text), RTM_OK);
+  }
+  for (const char *const *set = base; *set; ++set)
+    assert_int_equal(rtm_config_set(&s->cfg, *set), RTM_OK);
+  for (const char *const *set = settings; set && *set; ++set)
+    assert_int_equal(rtm_config_set(&s->cfg, *set), RTM_OK);
+  assert_int_equal(rtm_config_validate(&s->cfg), RTM_OK);
+  assert_int_equal(
+      rtm_grid_init(&s->grid, s->cfg.grid.n, s->cfg.grid.spacing_m, s->cfg.grid.origin_m), RTM_OK);
+  assert_int_equal(rtm_shots_init(&s->cfg, &s->grid, &s->shots), RTM_OK);
+}
+
+static void fill_model(survey_t *s, survey_velocity_t velocity, const void *context) {
+  const int nx = s->grid.n[0], ny = s->grid.n[1], nz = s->grid.n[2];
+  s->model.vp = malloc((size_t)nx * ny * nz * sizeof(float));
+  assert_non_null(s->model.vp);
+  for (int iz = 0; iz < nz; ++iz)
+    for (int iy = 0; iy < ny; ++iy)
+      for (int ix = 0; ix < nx; ++ix)
+        s->model.vp[((size_t)iz * ny + iy) * nx + ix] = velocity(context, ix, iy, iz);
+  assert_int_equal(rtm_model_update_range(&s->model, &s->grid), RTM_OK);
+}
+
+void survey_model(survey_t *s, survey_velocity_t velocity, const void *context) {
+  rtm_propagator_t prop;
+  fill_model(s, velocity, context);
+  assert_int_equal(rtm_propagator_create(&s->cfg, &s->grid, &s->model, &prop), RTM_OK);
+  s->steps = prop.steps;
+  s->receiver_count = prop.receivers.count;
+  const size_t samples = (size_t)s->steps + 1, shots = (size_t)s->shots.count;
+  const size_t count = (size_t)s->receiver_count;
+  s->receivers_m = malloc(shots * count * 3 * sizeof(double));
+  s->observed = malloc(shots * count * samples * sizeof(float));
+  assert_non_null(s->receivers_m);
+  assert_non_null(s->observed);
+  for (size_t shot = 0; shot < shots; ++shot) {
+    assert_int_equal(rtm_propagator_set_shot(&prop, &s->cfg, s->shots.source_m + 3 * shot), RTM_OK);
+    assert_int_equal(prop.receivers.count, s->receiver_count); /* a fixed plane */
+    memcpy(s->receivers_m + shot * count * 3, prop.receivers.position_m,
+           count * 3 * sizeof(double));
+    for (int it = 0; it < s->steps; ++it)
+      assert_int_equal(prop.backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
+    assert_int_equal(
+        prop.backend->read_traces(prop.state, RTM_FIELD_P, s->observed + shot * count * samples),
+        RTM_OK);
+  }
+  rtm_propagator_destroy(&prop);
+}
+
+/* The direct arrival muted as `rtm3d migrate` does with its defaults: vp at the source,
+ * the Ricker's delay 1.2 / f, a taper of 1.5 / f. */
+static void mute(const survey_t *s, rtm_migration_t *m, int shot, float *observed) {
+  const double *source = s->shots.source_m + 3 * (size_t)shot;
+  const double f = s->cfg.source.frequency_hz;
+  rtm_mute_direct(observed, s->receiver_count, s->steps + 1, rtm_migration_dt(m), source,
+                  s->receivers_m + 3 * (size_t)shot * s->receiver_count,
+                  rtm_migration_velocity_at(m, source), 1.2 / f, 1.5 / f);
+}
+
+void survey_migrate(survey_t *s) {
+  rtm_migration_t *m = NULL;
+  const size_t cells = rtm_grid_interior_cells(&s->grid);
+  const size_t per_shot = (size_t)s->receiver_count * ((size_t)s->steps + 1);
+  float *observed = malloc(per_shot * sizeof(float)), *scratch = malloc(cells * sizeof(float));
+  s->image = malloc(cells * sizeof(float));
+  s->illumination = malloc(cells * sizeof(float));
+  assert_true(observed && scratch && s->image && s->illumination);
+  assert_int_equal(rtm_migration_create(&s->cfg, &s->grid, &s->model, &m), RTM_OK);
+  for (int shot = 0; shot < s->shots.count; ++shot) {
+    memcpy(observed, s->observed + shot * per_shot, per_shot * sizeof(float));
+    if (s->cfg.rtm.mute) mute(s, m, shot, observed);
+    assert_int_equal(rtm_migration_shot(m, s->shots.source_m + 3 * (size_t)shot,
+                                        s->receivers_m + 3 * (size_t)shot * s->receiver_count,
+                                        s->receiver_count, observed, NULL, NULL, NULL),
+                     RTM_OK);
+  }
+  assert_int_equal(rtm_migration_read(m, s->image, s->illumination), RTM_OK);
+  if (s->cfg.rtm.illumination)
+    rtm_image_compensate(s->image, s->illumination, cells, s->cfg.rtm.illumination_eps);
+  if (s->cfg.rtm.laplacian) rtm_image_laplacian(&s->grid, s->image, scratch);
+  rtm_migration_destroy(m);
+  free(scratch);
+  free(observed);
+}
+
+void survey_release(survey_t *s) {
+  rtm_shots_release(&s->shots);
+  rtm_model_release(&s->model);
+  free(s->receivers_m);
+  free(s->observed);
+  free(s->image);
+  free(s->illumination);
+}
+
+int survey_column_peak(const survey_t *s, int ix, int iy, int z_begin, int z_end) {
+  int peak = z_begin;
+  float largest = -1.0f;
+  for (int iz = z_begin; iz < z_end; ++iz) {
+    const float value = fabsf(survey_image_at(s, ix, iy, iz));
+    if (value > largest) {
+      largest = value;
+      peak = iz;
+    }
+  }
+  return peak;
+}
