@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "rtm_imaging.h"
+#include "rtm_status.h"
 #include "rtm_test_main.h"
 #include "rtm_test_random.h"
 
