@@ -226,18 +226,7 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   RTM_TRY(rtm_io_read_shot(cfg->rtm.observed, shot, "p", &gather));
   RTM_TRY(check_geometry(run, shot, &gather));
   RTM_TRY(to_modelling_dt(run, shot, &gather, &observed));
-  if (cfg->rtm.mute) {
-    const double velocity = isnan(cfg->rtm.mute_velocity_m_s)
-                                ? rtm_migration_velocity_at(run->migration, source)
-                                : cfg->rtm.mute_velocity_m_s;
-    const double delay =
-        isnan(cfg->source.delay_s) ? 1.2 / cfg->source.frequency_hz : cfg->source.delay_s;
-    const double taper =
-        isnan(cfg->rtm.mute_taper_s) ? 1.5 / cfg->source.frequency_hz : cfg->rtm.mute_taper_s;
-    rtm_mute_direct(observed, gather.count, rtm_migration_steps(run->migration) + 1,
-                    rtm_migration_dt(run->migration), source, gather.receivers_m, velocity, delay,
-                    taper);
-  }
+  rtm_migration_prepare(run->migration, source, gather.receivers_m, gather.count, observed);
   run->read_s += rtm_wall_seconds() - start_s;
   run->shot = shot;
   RTM_TRY(rtm_migration_shot(run->migration, source, gather.receivers_m, gather.count, observed,

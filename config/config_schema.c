@@ -111,6 +111,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"rtm", "illumination_eps", RTM_CFG_DOUBLE, FIELD(rtm.illumination_eps), "1e-3", 0, 1, NULL, "eps of the illumination division, relative to the largest illumination"},
     {"rtm", "laplacian", RTM_CFG_BOOL, FIELD(rtm.laplacian), "true", ANY, NULL, "Laplacian filter of the image (suppresses the low-wavenumber backscatter)"},
     {"rtm", "mute", RTM_CFG_BOOL, FIELD(rtm.mute), "true", ANY, NULL, "mute the direct arrival in the observed gathers before back-propagation"},
+    {"rtm", "phase_correction", RTM_CFG_BOOL, FIELD(rtm.phase_correction), "true", ANY, NULL, "apply -d/dt to the observed gathers, which makes the 3D image of a reflector zero phase (peak at the interface, positive where the velocity increases downward); false: the raw cross-correlation"},
     {"rtm", "mute_velocity", RTM_CFG_DOUBLE_AUTO, FIELD(rtm.mute_velocity_m_s), "auto", ABOVE_ZERO, NULL, "velocity of the mute line t = offset / v + delay, m/s; auto = vp at the source"},
     {"rtm", "mute_taper", RTM_CFG_DOUBLE_AUTO, FIELD(rtm.mute_taper_s), "auto", 0, HUGE_VAL, NULL, "length of the mute's cosine taper after the direct arrival, seconds; auto = 1.5 / source.frequency"},
     {"rtm", "shot_images", RTM_CFG_BOOL, FIELD(rtm.shot_images), "false", ANY, NULL, "also write each shot's image as /shots/<k>/image"},

@@ -123,6 +123,7 @@ typedef struct {
     double illumination_eps;       /* relative to the largest illumination */
     int laplacian;                 /* Laplacian filter of the image */
     int mute;                      /* mute the direct arrival in the observed data */
+    int phase_correction;          /* -d/dt of the observed data: a zero-phase image */
     double mute_velocity_m_s;      /* NAN = auto: vp at the source */
     double mute_taper_s;           /* NAN = auto: 1.5 / source.frequency */
     int shot_images;               /* also write each shot's image */

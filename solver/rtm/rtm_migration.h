@@ -66,6 +66,14 @@ const rtm_mem_ledger_t *rtm_migration_ledger(const rtm_migration_t *migration);
 const char *rtm_migration_backend(const rtm_migration_t *migration);
 void rtm_migration_describe(const rtm_migration_t *migration, char *text, size_t size);
 
+/* The observed gather [count][steps + 1] at the modelling dt made ready for
+ * back-propagation as the config says: the direct arrival muted (rtm.mute: velocity
+ * rtm.mute_velocity or vp at the source, delay source.delay or 1.2 / source.frequency, taper
+ * rtm.mute_taper or 1.5 / source.frequency), then the phase correction
+ * (rtm.phase_correction). */
+void rtm_migration_prepare(const rtm_migration_t *migration, const double source_m[3],
+                           const double *receivers_m, int count, float *observed);
+
 /* ---- the observed data ---- */
 /* Mutes the direct arrival: with t_d = |r - s| / velocity + delay + taper_s (the arrival's
  * peak at offset / velocity + delay, delay the Ricker's centre time t0, plus one taper
@@ -75,6 +83,14 @@ void rtm_migration_describe(const rtm_migration_t *migration, char *text, size_t
 void rtm_mute_direct(float *traces, int count, int samples, double dt_s, const double source_m[3],
                      const double *receivers_m, double velocity_m_s, double delay_s,
                      double taper_s);
+
+/* -d/dt of every trace (centred differences, zero outside the trace): the phase correction
+ * of the 3D image. Back-propagating the gathers as recorded images a reflector with a
+ * 90-degree phase, a positive lobe above the interface and a negative one below it (the 3D
+ * point-source summation's phase, which Kirchhoff migration corrects with a time
+ * derivative of the data); after -d/dt the image is zero phase, its peak at the interface,
+ * positive where the velocity increases with depth. */
+void rtm_phase_correction(float *traces, int count, int samples, double dt_s);
 
 #ifdef __cplusplus
 }

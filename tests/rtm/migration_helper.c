@@ -25,6 +25,7 @@ void survey_config(survey_t *s, const int n[3], const char *const *settings) {
                                      "receivers.x_step=20",
                                      "receivers.y_step=20",
                                      "backend.name=cpu",
+                                     "time.dt=0.0014",
                                      NULL};
   char text[128];
   memset(s, 0, sizeof *s);
@@ -45,7 +46,7 @@ void survey_config(survey_t *s, const int n[3], const char *const *settings) {
 
 static void fill_model(survey_t *s, survey_velocity_t velocity, const void *context) {
   const int nx = s->grid.n[0], ny = s->grid.n[1], nz = s->grid.n[2];
-  s->model.vp = malloc((size_t)nx * ny * nz * sizeof(float));
+  if (!s->model.vp) s->model.vp = malloc((size_t)nx * ny * nz * sizeof(float));
   assert_non_null(s->model.vp);
   for (int iz = 0; iz < nz; ++iz)
     for (int iy = 0; iy < ny; ++iy)
@@ -80,18 +81,9 @@ void survey_model(survey_t *s, survey_velocity_t velocity, const void *context) 
   rtm_propagator_destroy(&prop);
 }
 
-/* The direct arrival muted as `rtm3d migrate` does with its defaults: vp at the source,
- * the Ricker's delay 1.2 / f, a taper of 1.5 / f. */
-static void mute(const survey_t *s, rtm_migration_t *m, int shot, float *observed) {
-  const double *source = s->shots.source_m + 3 * (size_t)shot;
-  const double f = s->cfg.source.frequency_hz;
-  rtm_mute_direct(observed, s->receiver_count, s->steps + 1, rtm_migration_dt(m), source,
-                  s->receivers_m + 3 * (size_t)shot * s->receiver_count,
-                  rtm_migration_velocity_at(m, source), 1.2 / f, 1.5 / f);
-}
-
-void survey_migrate(survey_t *s) {
+void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context) {
   rtm_migration_t *m = NULL;
+  if (velocity) fill_model(s, velocity, context);
   const size_t cells = rtm_grid_interior_cells(&s->grid);
   const size_t per_shot = (size_t)s->receiver_count * ((size_t)s->steps + 1);
   float *observed = malloc(per_shot * sizeof(float)), *scratch = malloc(cells * sizeof(float));
@@ -101,7 +93,9 @@ void survey_migrate(survey_t *s) {
   assert_int_equal(rtm_migration_create(&s->cfg, &s->grid, &s->model, &m), RTM_OK);
   for (int shot = 0; shot < s->shots.count; ++shot) {
     memcpy(observed, s->observed + shot * per_shot, per_shot * sizeof(float));
-    if (s->cfg.rtm.mute) mute(s, m, shot, observed);
+    rtm_migration_prepare(m, s->shots.source_m + 3 * (size_t)shot,
+                          s->receivers_m + 3 * (size_t)shot * s->receiver_count, s->receiver_count,
+                          observed);
     assert_int_equal(rtm_migration_shot(m, s->shots.source_m + 3 * (size_t)shot,
                                         s->receivers_m + 3 * (size_t)shot * s->receiver_count,
                                         s->receiver_count, observed, NULL, NULL, NULL),
@@ -127,9 +121,9 @@ void survey_release(survey_t *s) {
 
 int survey_column_peak(const survey_t *s, int ix, int iy, int z_begin, int z_end) {
   int peak = z_begin;
-  float largest = -1.0f;
+  float largest = -INFINITY;
   for (int iz = z_begin; iz < z_end; ++iz) {
-    const float value = fabsf(survey_image_at(s, ix, iy, iz));
+    const float value = survey_image_at(s, ix, iy, iz);
     if (value > largest) {
       largest = value;
       peak = iz;

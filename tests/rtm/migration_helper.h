@@ -27,19 +27,23 @@ typedef struct {
 
 /* The config of a survey on an n[0] x n[1] x n[2] grid of 10 m cells, overridden by the
  * `settings` ("section.key=value", NULL-terminated): absorbing layer 10 cells, shots and
- * receivers at z = 120 m, 20 Hz. */
+ * receivers at z = 120 m, 20 Hz, dt = 1.4 ms (fixed, so that modelling and migration in
+ * different velocities share it; stable up to 3200 m/s). */
 void survey_config(survey_t *s, const int n[3], const char *const *settings);
 /* The model from `velocity`, then the observed gathers of every shot on cfg's backend. */
 void survey_model(survey_t *s, survey_velocity_t velocity, const void *context);
-/* Migrates the observed gathers with cfg's backend and filters into s->image. */
-void survey_migrate(survey_t *s);
+/* Migrates the observed gathers with cfg's backend and filters into s->image, in the
+ * migration velocity `velocity` (NULL: the model the data were modelled in). */
+void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context);
 void survey_release(survey_t *s);
 
 /* The image value at (ix, iy, iz). */
 static inline float survey_image_at(const survey_t *s, int ix, int iy, int iz) {
   return s->image[((size_t)iz * s->grid.n[1] + iy) * s->grid.n[0] + ix];
 }
-/* The depth index of the largest |image| in column (ix, iy) over [z_begin, z_end). */
+/* The depth index of the largest image value in column (ix, iy) over [z_begin, z_end): with
+ * the phase correction a velocity increase downward images as a positive peak between
+ * negative side lobes, so the largest value picks the interface, not a side lobe. */
 int survey_column_peak(const survey_t *s, int ix, int iy, int z_begin, int z_end);
 
 #endif

@@ -1,4 +1,5 @@
-/* The direct-arrival mute of the observed gathers (rtm_migration.h). */
+/* The observed gathers before back-propagation (rtm_migration.h): the direct-arrival mute,
+ * and -d/dt, the phase correction of the 3D image. */
 #include <math.h>
 
 #include "rtm_migration.h"
@@ -20,6 +21,18 @@ void rtm_mute_direct(float *traces, int count, int samples, double dt_s, const d
       const double gain =
           t < muted_until_s ? 0.0 : 0.5 - 0.5 * cos(pi * (t - muted_until_s) / taper_s);
       trace[k] = (float)(trace[k] * gain);
+    }
+  }
+}
+
+void rtm_phase_correction(float *traces, int count, int samples, double dt_s) {
+  for (int r = 0; r < count; ++r) {
+    float *trace = traces + (size_t)r * (size_t)samples;
+    double before = 0.0; /* the trace is zero before its first sample and after its last */
+    for (int k = 0; k < samples; ++k) {
+      const double here = trace[k], after = k + 1 < samples ? trace[k + 1] : 0.0;
+      trace[k] = (float)(-(after - before) / (2.0 * dt_s));
+      before = here;
     }
   }
 }
