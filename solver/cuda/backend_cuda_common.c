@@ -251,13 +251,23 @@ static void cuda_destroy(void *state) {
 
 /* ---- sources and receivers ---- */
 
+/* A device buffer of at least `bytes`: the one held when it is large enough (the next shot
+ * with no more points), so that a run of many shots allocates, and enters in the ledger,
+ * once rather than once a shot. */
+static int device_buffer(rtm_cuda_backend_state_t *b, size_t bytes, const char *label,
+                         rtm_allocation_t *buffer) {
+  int status = RTM_OK;
+  if (buffer->ptr && buffer->bytes >= bytes) return RTM_OK;
+  rtm_cuda_backend_release(buffer);
+  RTM_TRY(rtm_cuda_backend_alloc(b, "device", bytes, label, buffer));
+fail:
+  return status;
+}
+
 static int cuda_set_sources(void *state, const rtm_points_t *points, const float *wavelets,
                             int samples) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
-  rtm_cuda_backend_release(&b->source_index);
-  rtm_cuda_backend_release(&b->source_coeff);
-  rtm_cuda_backend_release(&b->wavelets);
   b->source_count = 0;
   b->source_samples = 0;
   if (!points || points->count == 0) return RTM_OK;
@@ -265,11 +275,9 @@ static int cuda_set_sources(void *state, const rtm_points_t *points, const float
   const size_t values = (size_t)points->count * (size_t)samples;
   /* Sources are added to the new level after the damped update (the cpu reference's
    * order), so the tap weights go in as they are. */
-  RTM_TRY(
-      rtm_cuda_backend_alloc(b, "device", taps * sizeof(size_t), "source taps", &b->source_index));
-  RTM_TRY(rtm_cuda_backend_alloc(b, "device", taps * sizeof(float), "source weights",
-                                 &b->source_coeff));
-  RTM_TRY(rtm_cuda_backend_alloc(b, "device", values * sizeof(float), "wavelets", &b->wavelets));
+  RTM_TRY(device_buffer(b, taps * sizeof(size_t), "source taps", &b->source_index));
+  RTM_TRY(device_buffer(b, taps * sizeof(float), "source weights", &b->source_coeff));
+  RTM_TRY(device_buffer(b, values * sizeof(float), "wavelets", &b->wavelets));
   RTM_TRY(upload(&b->source_index, points->tap_index, taps * sizeof(size_t)));
   RTM_TRY(upload(&b->source_coeff, points->tap_weight, taps * sizeof(float)));
   RTM_TRY(upload(&b->wavelets, wavelets, values * sizeof(float)));
@@ -282,10 +290,6 @@ fail:
 static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned fields) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
-  rtm_cuda_backend_release(&b->receiver_index);
-  rtm_cuda_backend_release(&b->receiver_weight);
-  for (int f = 0; f < RTM_CUDA_FIELDS; ++f)
-    rtm_cuda_backend_release(&b->traces[f]);
   b->receiver_count = 0;
   b->trace_fields = 0;
   RTM_TRY(b->physics->check_recorded(fields));
@@ -293,15 +297,15 @@ static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned 
   if (!points || points->count == 0 || fields == 0) return RTM_OK;
   const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
   b->trace_length = b->steps + 1;
-  RTM_TRY(rtm_cuda_backend_alloc(b, "device", taps * sizeof(size_t), "receiver taps",
-                                 &b->receiver_index));
-  RTM_TRY(rtm_cuda_backend_alloc(b, "device", taps * sizeof(float), "receiver weights",
-                                 &b->receiver_weight));
-  for (int f = 0; f < RTM_CUDA_FIELDS; ++f)
-    if (fields & RTM_FIELD_BIT(f))
-      RTM_TRY(rtm_cuda_backend_alloc(b, "device",
-                                     (size_t)points->count * b->trace_length * sizeof(float),
-                                     b->physics->trace_label[f], &b->traces[f]));
+  RTM_TRY(device_buffer(b, taps * sizeof(size_t), "receiver taps", &b->receiver_index));
+  RTM_TRY(device_buffer(b, taps * sizeof(float), "receiver weights", &b->receiver_weight));
+  for (int f = 0; f < RTM_CUDA_FIELDS; ++f) {
+    if (!(fields & RTM_FIELD_BIT(f))) continue;
+    const size_t bytes = (size_t)points->count * b->trace_length * sizeof(float);
+    RTM_TRY(device_buffer(b, bytes, b->physics->trace_label[f], &b->traces[f]));
+    /* a kept buffer holds the last shot's samples; column 0 is never recorded */
+    RTM_CUDA_TRY(cudaMemsetAsync(b->traces[f].ptr, 0, bytes, b->stream));
+  }
   RTM_TRY(upload(&b->receiver_index, points->tap_index, taps * sizeof(size_t)));
   RTM_TRY(upload(&b->receiver_weight, points->tap_weight, taps * sizeof(float)));
   b->receiver_count = points->count;
