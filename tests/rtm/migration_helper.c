@@ -44,10 +44,12 @@ void survey_config(survey_t *s, const int n[3], const char *const *settings) {
   assert_int_equal(rtm_shots_init(&s->cfg, &s->grid, &s->shots), RTM_OK);
 }
 
+/* The config's constant model (vti/tti: its epsilon, delta and axis) with vp from
+ * `velocity`. */
 static void fill_model(survey_t *s, survey_velocity_t velocity, const void *context) {
   const int nx = s->grid.n[0], ny = s->grid.n[1], nz = s->grid.n[2];
-  if (!s->model.vp) s->model.vp = malloc((size_t)nx * ny * nz * sizeof(float));
-  assert_non_null(s->model.vp);
+  rtm_model_release(&s->model);
+  assert_int_equal(rtm_model_from_constants(&s->cfg, &s->grid, &s->model), RTM_OK);
   for (int iz = 0; iz < nz; ++iz)
     for (int iy = 0; iy < ny; ++iy)
       for (int ix = 0; ix < nx; ++ix)
