@@ -52,6 +52,7 @@ typedef struct {
   double start_s, setup_end_s, end_s;
   rtm_shot_timing_t total;
   double read_s, write_s;
+  double *shot_seconds; /* [4][shot count]: forward, backward, imaging, I/O of each shot */
 } migrate_run_t;
 
 static int wants_help(int argc, char **argv) {
@@ -109,7 +110,9 @@ static int open_output(migrate_run_t *run) {
   run->image = calloc(run->cells, sizeof *run->image);
   run->illumination = calloc(run->cells, sizeof *run->illumination);
   if (cfg->rtm.shot_images) run->shot_image = calloc(run->cells, sizeof *run->shot_image);
-  if (!run->image || !run->illumination || (cfg->rtm.shot_images && !run->shot_image))
+  run->shot_seconds = calloc(4 * (size_t)run->shots.count, sizeof *run->shot_seconds);
+  if (!run->image || !run->illumination || (cfg->rtm.shot_images && !run->shot_image) ||
+      !run->shot_seconds)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
 fail:
   return status;
@@ -227,13 +230,19 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   RTM_TRY(check_geometry(run, shot, &gather));
   RTM_TRY(to_modelling_dt(run, shot, &gather, &observed));
   rtm_migration_prepare(run->migration, source, gather.receivers_m, gather.count, observed);
-  run->read_s += rtm_wall_seconds() - start_s;
+  const double read_s = rtm_wall_seconds() - start_s;
+  run->read_s += read_s;
   run->shot = shot;
   RTM_TRY(rtm_migration_shot(run->migration, source, gather.receivers_m, gather.count, observed,
                              report_progress, run, &timing));
   run->total.forward_s += timing.forward_s;
   run->total.backward_s += timing.backward_s;
   run->total.imaging_s += timing.imaging_s;
+  const int shots = run->shots.count;
+  run->shot_seconds[shot] = timing.forward_s;
+  run->shot_seconds[shots + shot] = timing.backward_s;
+  run->shot_seconds[2 * shots + shot] = timing.imaging_s;
+  run->shot_seconds[3 * shots + shot] = read_s;
 fail:
   free(observed);
   rtm_io_gather_release(&gather);
@@ -252,6 +261,7 @@ static int keep_shot_image(migrate_run_t *run, int shot) {
   RTM_TRY(rtm_output_write_volume(run->output, name, run->shot_image));
   RTM_TRY(rtm_migration_clear(run->migration));
   run->write_s += rtm_wall_seconds() - start_s;
+  run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
 fail:
   return status;
 }
@@ -306,6 +316,8 @@ fail:
 
 static int write_report(migrate_run_t *run) {
   int status = RTM_OK;
+  rtm_mem_ledger_t memory;
+  rtm_mem_ledger_init(&memory);
   const int steps = rtm_migration_steps(run->migration);
   const double propagate_s = run->total.forward_s + run->total.backward_s;
   /* two propagations a shot */
@@ -318,7 +330,15 @@ static int write_report(migrate_run_t *run) {
                                    {"imaging", run->total.imaging_s},
                                    {"read", run->read_s},
                                    {"write", run->write_s}};
+  const int shots = run->shots.count;
+  const rtm_report_shot_values_t shot_values[4] = {{"forward_s", run->shot_seconds},
+                                                   {"backward_s", run->shot_seconds + shots},
+                                                   {"imaging_s", run->shot_seconds + 2 * shots},
+                                                   {"io_s", run->shot_seconds + 3 * shots}};
   const rtm_report_t report = {.command = "migrate",
+                               .shot_count = shots,
+                               .shot_values = shot_values,
+                               .shot_value_count = 4,
                                .info = &run->info,
                                .steps = steps,
                                .dt_s = rtm_migration_dt(run->migration),
@@ -328,8 +348,8 @@ static int write_report(migrate_run_t *run) {
                                .timing_count = 6,
                                .mcells_per_s = mcells,
                                .output_path = run->h5_path};
-  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->grid,
-                               rtm_migration_ledger(run->migration)));
+  RTM_TRY(rtm_migration_memory(run->migration, &memory));
+  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->grid, &memory));
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
                  run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,
@@ -337,6 +357,7 @@ static int write_report(migrate_run_t *run) {
     rtm_log_info("wrote %s and %s", run->h5_path, run->json_path);
   }
 fail:
+  rtm_mem_ledger_release(&memory);
   return status;
 }
 
@@ -345,6 +366,7 @@ static void release_run(migrate_run_t *run) {
   rtm_migration_destroy(run->migration);
   rtm_shots_release(&run->shots);
   rtm_model_release(&run->model);
+  free(run->shot_seconds);
   free(run->shot_image);
   free(run->illumination);
   free(run->image);

@@ -22,6 +22,7 @@ struct rtm_migration {
   rtm_snapshots_t *snapshots;
   float *reversed; /* [count][steps + 1], the gather back to front */
   size_t reversed_floats;
+  rtm_mem_ledger_t ledger; /* the image and the snapshots; each side has its own */
 };
 
 static double wall_seconds(void) {
@@ -68,9 +69,9 @@ static int create_buffers(rtm_migration_t *m) {
   RTM_TRY(m->source.backend->view_field(m->source.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   m->device = view.device;
   const char *strategy = imaging_strategy(&m->cfg, m->device);
-  RTM_TRY(rtm_image_create(&m->grid, m->device, strategy, &m->source.ledger, &m->image));
+  RTM_TRY(rtm_image_create(&m->grid, m->device, strategy, &m->ledger, &m->image));
   RTM_TRY(rtm_snapshots_create(&m->grid, m->slots, m->device, strategy,
-                               m->cfg.rtm.snapshot_precision, &m->source.ledger, &m->snapshots));
+                               m->cfg.rtm.snapshot_precision, &m->ledger, &m->snapshots));
 fail:
   return status;
 }
@@ -83,6 +84,7 @@ int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const 
   if (!m) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the migration");
   m->grid = *grid;
   m->model = model;
+  rtm_mem_ledger_init(&m->ledger);
   RTM_TRY(create_propagators(m, cfg));
   RTM_TRY(create_buffers(m));
   *migration = m;
@@ -99,6 +101,7 @@ void rtm_migration_destroy(rtm_migration_t *m) {
   rtm_propagator_destroy(&m->receiver);
   rtm_propagator_destroy(&m->source);
   free(m->reversed);
+  rtm_mem_ledger_release(&m->ledger);
   free(m);
 }
 
@@ -257,8 +260,25 @@ void rtm_migration_prepare(const rtm_migration_t *m, const double source_m[3],
     rtm_phase_correction(observed, count, m->steps + 1, m->source.dt_s);
 }
 
-const rtm_mem_ledger_t *rtm_migration_ledger(const rtm_migration_t *m) {
-  return &m->source.ledger;
+int rtm_migration_memory(const rtm_migration_t *m, rtm_mem_ledger_t *memory) {
+  const rtm_mem_ledger_t *parts[3] = {&m->source.ledger, &m->receiver.ledger, &m->ledger};
+  const char *const prefix[3] = {"source ", "receiver ", ""};
+  rtm_mem_ledger_init(memory);
+  const int count = parts[0]->count + parts[1]->count + parts[2]->count;
+  memory->records = malloc((size_t)(count > 0 ? count : 1) * sizeof *memory->records);
+  if (!memory->records) {
+    rtm_log_error("out of memory for the migration's memory report");
+    return RTM_ERR_NOMEM;
+  }
+  memory->capacity = count;
+  for (int p = 0; p < 3; ++p)
+    for (int r = 0; r < parts[p]->count; ++r) {
+      rtm_mem_record_t *record = &memory->records[memory->count++];
+      *record = parts[p]->records[r];
+      snprintf(record->label, sizeof record->label, "%s%s", prefix[p], parts[p]->records[r].label);
+      memory->total_bytes += record->bytes;
+    }
+  return RTM_OK;
 }
 
 const char *rtm_migration_backend(const rtm_migration_t *m) {

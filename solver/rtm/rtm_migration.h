@@ -37,9 +37,8 @@ typedef void (*rtm_migration_progress_t)(void *context, int steps_done);
 typedef struct rtm_migration rtm_migration_t;
 
 /* The two propagators, the snapshot store and the image for cfg's grid and model; dt, the
- * layer and the backend as `rtm3d model` resolves them. The ledger of the source side
- * records every allocation (rtm_migration_ledger). An imaging step of 0 (auto) becomes the
- * largest that samples 2.5 x source.frequency four times a period. */
+ * layer and the backend as `rtm3d model` resolves them. An imaging step of 0 (auto) becomes
+ * the largest that samples 2.5 x source.frequency four times a period. */
 int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                          rtm_migration_t **migration);
 void rtm_migration_destroy(rtm_migration_t *migration);
@@ -61,7 +60,9 @@ int rtm_migration_steps(const rtm_migration_t *migration);
 int rtm_migration_imaging_step(const rtm_migration_t *migration);
 /* vp at a point (trilinear, as the source scaling uses it): the mute's auto velocity. */
 double rtm_migration_velocity_at(const rtm_migration_t *migration, const double position_m[3]);
-const rtm_mem_ledger_t *rtm_migration_ledger(const rtm_migration_t *migration);
+/* Every allocation of the run in one ledger (malloc'd; rtm_mem_ledger_release it): the
+ * source side's and the receiver side's, labelled so, then the image and the snapshots. */
+int rtm_migration_memory(const rtm_migration_t *migration, rtm_mem_ledger_t *memory);
 /* The backend's name and where it runs, for the report. */
 const char *rtm_migration_backend(const rtm_migration_t *migration);
 void rtm_migration_describe(const rtm_migration_t *migration, char *text, size_t size);
