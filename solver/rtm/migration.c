@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "imaging_cuda.h"
+#include "imaging_impl.h"
 #include "rtm_status.h"
 
 struct rtm_migration {
@@ -44,21 +47,84 @@ static const char *imaging_strategy(const rtm_config_t *cfg, int device) {
   return strategy;
 }
 
-static int create_propagators(rtm_migration_t *m, const rtm_config_t *cfg) {
+/* The imaging step and the snapshots it takes, from the config and dt. */
+static int plan_imaging(rtm_migration_t *m, const rtm_config_t *cfg) {
   int status = RTM_OK;
-  m->cfg = *cfg;
-  m->cfg.receivers.layout = RTM_RECEIVERS_NONE;
-  RTM_TRY(rtm_propagator_create(&m->cfg, &m->grid, m->model, &m->source));
-  RTM_TRY(rtm_propagator_create(&m->cfg, &m->grid, m->model, &m->receiver));
-  m->steps = m->source.steps;
+  double dt_s = 0.0;
+  RTM_TRY(rtm_resolve_dt(cfg, m->model, &m->grid, &dt_s));
+  m->steps = cfg->time.steps;
   m->imaging_step =
-      cfg->rtm.imaging_step > 0 ? cfg->rtm.imaging_step : auto_imaging_step(cfg, m->source.dt_s);
+      cfg->rtm.imaging_step > 0 ? cfg->rtm.imaging_step : auto_imaging_step(cfg, dt_s);
   if (m->imaging_step > m->steps)
     RTM_FAIL(RTM_ERR_CONFIG,
              "rtm.imaging_step = %d exceeds time.steps = %d: the imaging condition would "
              "never be applied",
              m->imaging_step, m->steps);
   m->slots = m->steps / m->imaging_step;
+fail:
+  return status;
+}
+
+/* Host memory available now: MemAvailable of /proc/meminfo (free memory and what the page
+ * cache would give back), else the free physical pages, else no limit. */
+static size_t host_available_bytes(void) {
+  FILE *meminfo = fopen("/proc/meminfo", "r");
+  char line[256];
+  unsigned long long kib = 0;
+  while (meminfo && fgets(line, sizeof line, meminfo))
+    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  if (meminfo) fclose(meminfo);
+  if (kib > 0) return (size_t)kib * 1024;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
+}
+
+/* The preflight of the snapshots strategy, before anything is allocated: the snapshots and
+ * the image where they would live (the device the backend takes, or host memory) against
+ * what is free there now. The propagators come on top, so a store that passes may still
+ * leave too little for them (the backend then says so); one that cannot fit is refused
+ * here, with the settings that shrink it. */
+static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
+  int status = RTM_OK;
+  const rtm_backend_t *backend = NULL;
+  size_t available = 0;
+  RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
+  const int device = strcmp(backend->name, "cuda") == 0 ? cfg->backend.device : -1;
+  const char *strategy = imaging_strategy(cfg, device);
+  const int on_device = device >= 0 && !rtm_imaging_host_strategy(strategy);
+  const size_t volume = rtm_grid_interior_cells(&m->grid) * sizeof(float);
+  const size_t need =
+      rtm_snapshots_bytes(&m->grid, m->slots, device, strategy, cfg->rtm.snapshot_precision) +
+      2 * volume;
+  if (on_device)
+    RTM_TRY(rtm_imaging_cuda_free_bytes(device, &available));
+  else
+    available = host_available_bytes();
+  if (need > available) {
+    const size_t per_slot = (cfg->rtm.snapshot_precision == RTM_PRECISION_FP16 ? 2 : 4) *
+                            rtm_grid_interior_cells(&m->grid);
+    const size_t fit = available > 3 * volume ? (available - 3 * volume) / per_slot : 0;
+    char advice[128] = "not one snapshot fits";
+    if (fit > 0) snprintf(advice, sizeof advice, "to %zu or more", (size_t)m->steps / fit + 1);
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "rtm.reconstruction = snapshots needs %.3g GB (%d snapshots of %.3g GB, one every "
+             "rtm.imaging_step = %d steps at rtm.snapshot_precision = %s, and the image) in "
+             "%s, where %.3g GB are free: raise rtm.imaging_step (%s), use "
+             "rtm.snapshot_precision = fp16, or hold the snapshots elsewhere (memory.imaging)",
+             need / 1e9, m->slots, per_slot / 1e9, m->imaging_step,
+             rtm_precision_name(cfg->rtm.snapshot_precision),
+             on_device ? "device memory" : "host memory", available / 1e9, advice);
+  }
+fail:
+  return status;
+}
+
+static int create_propagators(rtm_migration_t *m, const rtm_config_t *cfg) {
+  int status = RTM_OK;
+  m->cfg = *cfg;
+  m->cfg.receivers.layout = RTM_RECEIVERS_NONE;
+  RTM_TRY(rtm_propagator_create(&m->cfg, &m->grid, m->model, &m->source));
+  RTM_TRY(rtm_propagator_create(&m->cfg, &m->grid, m->model, &m->receiver));
 fail:
   return status;
 }
@@ -85,6 +151,8 @@ int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const 
   m->grid = *grid;
   m->model = model;
   rtm_mem_ledger_init(&m->ledger);
+  RTM_TRY(plan_imaging(m, cfg));
+  RTM_TRY(preflight(m, cfg));
   RTM_TRY(create_propagators(m, cfg));
   RTM_TRY(create_buffers(m));
   *migration = m;

@@ -121,15 +121,19 @@ static void test_flat_reflector_image(void **state) {
   rtm_dataset_release(&illumination);
 }
 
-/* A refusal: exit 2, the message, and no output left behind. */
-static void assert_refused(const char *extra, const char *message) {
+/* A refusal: the exit status, the message, and no output left behind. */
+static void assert_refused_with(int exit_status, const char *extra, const char *message) {
   remove(DIR "/bad.h5");
-  assert_int_equal(rtm3d("migrate", extra), 2);
+  assert_int_equal(rtm3d("migrate", extra), exit_status);
   const char *err = read_text(DIR "/err.txt");
   if (!contains(err, message)) printf("expected \"%s\" in: %s\n", message, err);
   assert_true(contains(err, message));
   assert_false(file_exists(DIR "/bad.h5"));
   assert_false(file_exists(DIR "/bad.h5.partial"));
+}
+
+static void assert_refused(const char *extra, const char *message) {
+  assert_refused_with(2, extra, message);
 }
 
 static void test_bad_input_refused(void **state) {
@@ -147,6 +151,11 @@ static void test_bad_input_refused(void **state) {
   assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
                  "--set time.steps=300",
                  "but the migration needs");
+  /* 10^8 snapshots: refused before anything is allocated */
+  assert_refused_with(1,
+                      "--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
+                      "--set time.steps=100000000 --set rtm.imaging_step=1",
+                      "raise rtm.imaging_step");
 }
 
 RTM_TEST_MAIN_CLI("test_cli_migrate", 1,
