@@ -12,6 +12,7 @@
 
 #include "imaging_cuda.h"
 #include "imaging_impl.h"
+#include "reconstruction_impl.h"
 #include "rtm_status.h"
 
 struct rtm_migration {
@@ -19,10 +20,11 @@ struct rtm_migration {
   rtm_grid_t grid;
   const rtm_model_t *model;
   rtm_propagator_t source, receiver;
-  int steps, imaging_step, slots;
+  int steps, imaging_step;
   int device; /* where the fields live: -1 host */
   rtm_image_t *image;
-  rtm_snapshots_t *snapshots;
+  const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
+  void *reconstruction_state;
   float *reversed; /* [count][steps + 1], the gather back to front */
   size_t reversed_floats;
   rtm_mem_ledger_t ledger; /* the image and the snapshots; each side has its own */
@@ -60,9 +62,24 @@ static int plan_imaging(rtm_migration_t *m, const rtm_config_t *cfg) {
              "rtm.imaging_step = %d exceeds time.steps = %d: the imaging condition would "
              "never be applied",
              m->imaging_step, m->steps);
-  m->slots = m->steps / m->imaging_step;
 fail:
   return status;
+}
+
+/* The ways of rtm.reconstruction; the config's enum indexes them. */
+static const rtm_reconstruction_ops_t *const reconstructions[] = {&rtm_reconstruction_snapshots};
+
+/* What the reconstruction is made for (the device: -1 before the backend says). */
+static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
+  return (rtm_reconstruction_plan_t){.cfg = cfg,
+                                     .grid = &m->grid,
+                                     .boundary = &m->source.boundary,
+                                     .steps = m->steps,
+                                     .imaging_step = m->imaging_step,
+                                     .device = device,
+                                     .strategy = imaging_strategy(cfg, device),
+                                     .precision = cfg->rtm.snapshot_precision,
+                                     .ledger = &m->ledger};
 }
 
 /* Host memory available now: MemAvailable of /proc/meminfo (free memory and what the page
@@ -79,23 +96,20 @@ static size_t host_available_bytes(void) {
   return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
 }
 
-/* The preflight of the snapshots strategy, before anything is allocated: the snapshots and
- * the image where they would live (the device the backend takes, or host memory) against
- * what is free there now. The propagators come on top, so a store that passes may still
- * leave too little for them (the backend then says so); one that cannot fit is refused
- * here, with the settings that shrink it. */
+/* The preflight, before anything is allocated: what the reconstruction would hold and the
+ * image, where they would live (the device the backend takes, or host memory), against what
+ * is free there now. The propagators come on top, so a plan that passes may still leave too
+ * little for them (the backend then says so); one that cannot fit is refused here, with the
+ * settings that shrink it. */
 static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
-  int status = RTM_OK;
+  int status = RTM_OK, on_device = 0;
   const rtm_backend_t *backend = NULL;
   size_t available = 0;
   RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
   const int device = strcmp(backend->name, "cuda") == 0 ? cfg->backend.device : -1;
-  const char *strategy = imaging_strategy(cfg, device);
-  const int on_device = device >= 0 && !rtm_imaging_host_strategy(strategy);
+  const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   const size_t volume = rtm_grid_interior_cells(&m->grid) * sizeof(float);
-  const size_t need =
-      rtm_snapshots_bytes(&m->grid, m->slots, device, strategy, cfg->rtm.snapshot_precision) +
-      2 * volume;
+  const size_t need = m->reconstruction->bytes(&plan, &on_device) + 2 * volume;
   if (on_device)
     RTM_TRY(rtm_imaging_cuda_free_bytes(device, &available));
   else
@@ -107,13 +121,11 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
     char advice[128] = "not one snapshot fits";
     if (fit > 0) snprintf(advice, sizeof advice, "to %zu or more", (size_t)m->steps / fit + 1);
     RTM_FAIL(RTM_ERR_NOMEM,
-             "rtm.reconstruction = snapshots needs %.3g GB (%d snapshots of %.3g GB, one every "
-             "rtm.imaging_step = %d steps at rtm.snapshot_precision = %s, and the image) in "
-             "%s, where %.3g GB are free: raise rtm.imaging_step (%s), use "
-             "rtm.snapshot_precision = fp16, or hold the snapshots elsewhere (memory.imaging)",
-             need / 1e9, m->slots, per_slot / 1e9, m->imaging_step,
-             rtm_precision_name(cfg->rtm.snapshot_precision),
-             on_device ? "device memory" : "host memory", available / 1e9, advice);
+             "rtm.reconstruction = %s needs %.3g GB (with the image) in %s, where %.3g GB are "
+             "free: raise rtm.imaging_step (now %d; %s), use rtm.snapshot_precision = fp16, or "
+             "hold them elsewhere (memory.imaging)",
+             m->reconstruction->name, need / 1e9, on_device ? "device memory" : "host memory",
+             available / 1e9, m->imaging_step, advice);
   }
 fail:
   return status;
@@ -134,10 +146,9 @@ static int create_buffers(rtm_migration_t *m) {
   rtm_field_view_t view;
   RTM_TRY(m->source.backend->view_field(m->source.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   m->device = view.device;
-  const char *strategy = imaging_strategy(&m->cfg, m->device);
-  RTM_TRY(rtm_image_create(&m->grid, m->device, strategy, &m->ledger, &m->image));
-  RTM_TRY(rtm_snapshots_create(&m->grid, m->slots, m->device, strategy,
-                               m->cfg.rtm.snapshot_precision, &m->ledger, &m->snapshots));
+  const rtm_reconstruction_plan_t plan = plan_of(m, &m->cfg, m->device);
+  RTM_TRY(rtm_image_create(&m->grid, m->device, plan.strategy, &m->ledger, &m->image));
+  RTM_TRY(m->reconstruction->create(&plan, &m->reconstruction_state));
 fail:
   return status;
 }
@@ -151,6 +162,7 @@ int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const 
   m->grid = *grid;
   m->model = model;
   rtm_mem_ledger_init(&m->ledger);
+  m->reconstruction = reconstructions[cfg->rtm.reconstruction];
   RTM_TRY(plan_imaging(m, cfg));
   RTM_TRY(preflight(m, cfg));
   RTM_TRY(create_propagators(m, cfg));
@@ -164,7 +176,8 @@ fail:
 
 void rtm_migration_destroy(rtm_migration_t *m) {
   if (!m) return;
-  rtm_snapshots_destroy(m->snapshots);
+  if (m->reconstruction && m->reconstruction_state)
+    m->reconstruction->destroy(m->reconstruction_state);
   rtm_image_destroy(m->image);
   rtm_propagator_destroy(&m->receiver);
   rtm_propagator_destroy(&m->source);
@@ -206,18 +219,13 @@ static int drain(const rtm_propagator_t *prop) {
   return prop->backend->synchronize ? prop->backend->synchronize(prop->state) : RTM_OK;
 }
 
-/* Forward: S(n) into slot n / k - 1 for n = k, 2k, ... */
+/* Forward: the source side to S(steps), the reconstruction told of every level. */
 static int forward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context) {
   int status = RTM_OK;
   const rtm_propagator_t *s = &m->source;
   for (int it = 0; it < m->steps; ++it) {
     RTM_TRY(s->backend->step(s->state, it, RTM_REGION_ALL, RTM_FORWARD));
-    const int n = it + 1;
-    if (n % m->imaging_step == 0) {
-      rtm_field_view_t view;
-      RTM_TRY(s->backend->view_field(s->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
-      RTM_TRY(rtm_snapshots_save(m->snapshots, n / m->imaging_step - 1, &view));
-    }
+    RTM_TRY(m->reconstruction->after_forward(m->reconstruction_state, s, it + 1));
     if (progress) progress(context, it + 1);
   }
   RTM_TRY(drain(s));
@@ -225,17 +233,22 @@ fail:
   return status;
 }
 
-/* The imaging condition at time n: S(n) from its slot, R(n) in place. */
+/* Time n of the backward pass: S(n) from the reconstruction, and at an imaging step the
+ * imaging condition with R(n) in place. */
 static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
   int status = RTM_OK;
   const rtm_propagator_t *r = &m->receiver;
   const float *source = NULL;
+  rtm_layout_t source_layout;
   rtm_field_view_t view;
+  const int wanted = n % m->imaging_step == 0;
+  RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,
+                                       &source_layout));
+  if (!wanted) return RTM_OK;
   RTM_TRY(drain(r));
   const double start_s = wall_seconds();
   RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
-  RTM_TRY(rtm_snapshots_get(m->snapshots, n / m->imaging_step - 1, &source));
-  RTM_TRY(rtm_image_accumulate(m->image, source, rtm_layout_dense(&m->grid), view.padded,
+  RTM_TRY(rtm_image_accumulate(m->image, source, source_layout, view.padded,
                                rtm_layout_padded(&m->grid)));
   RTM_TRY(rtm_image_read(m->image, NULL, NULL)); /* waits for the accumulation */
   *imaging_s += wall_seconds() - start_s;
@@ -250,10 +263,11 @@ static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, 
   const rtm_propagator_t *r = &m->receiver;
   for (int tau = 0; tau < m->steps; ++tau) {
     RTM_TRY(r->backend->step(r->state, tau, RTM_REGION_ALL, RTM_FORWARD));
-    const int n = m->steps - tau;
-    if (n % m->imaging_step == 0) RTM_TRY(image_at(m, n, imaging_s));
+    RTM_TRY(image_at(m, m->steps - tau, imaging_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
+  if (m->reconstruction->finish_shot)
+    RTM_TRY(m->reconstruction->finish_shot(m->reconstruction_state, &m->source));
   RTM_TRY(drain(r));
 fail:
   return status;

@@ -1,0 +1,55 @@
+/* reconstruction_impl.h - private to solver/rtm: how the source wavefield S(n) comes back in
+ * the backward pass of a migration (rtm.reconstruction). Each way is a const table of
+ * function pointers (reconstruction_snapshots.c, ...), chosen by name in migration.c.
+ *
+ * The driver (migration.c) calls, per shot:
+ *   after_forward(n)   after the source side's forward step to level n, n = 1 .. steps, with
+ *                      the source propagator holding current = S(n), previous = S(n - 1);
+ *   source_at(n)       in the backward pass for n = steps, steps - 1, ..., 1, in that order
+ *                      and each once, whether or not n is an imaging step (a reconstruction
+ *                      that steps backward needs every level); when `wanted` (n is an
+ *                      imaging step) it returns S(n) in the fields' memory with its layout.
+ *                      At n = steps the source propagator still holds the forward pass's
+ *                      last levels, current = S(steps), previous = S(steps - 1);
+ *   finish_shot()      after source_at(1): leaves the source propagator fit for the next
+ *                      shot's forward pass (e.g. its absorbing layer back in place).
+ * Work on device memory goes on the legacy default stream, as the imaging does
+ * (rtm_field_view_t). The source propagator's time levels are its own to use in the backward
+ * pass: the next shot resets them (rtm_propagator_set_shot). */
+#ifndef RTM_RECONSTRUCTION_IMPL_H
+#define RTM_RECONSTRUCTION_IMPL_H
+
+#include <stddef.h>
+
+#include "rtm_imaging.h"
+#include "rtm_propagator.h"
+
+/* What a reconstruction is made for: the run's grid and steps, where the fields live, the
+ * imaging strategy and precision (memory.imaging, rtm.snapshot_precision), the config (its
+ * rtm.* keys) and the source side's absorbing layer. */
+typedef struct {
+  const rtm_config_t *cfg;
+  const rtm_grid_t *grid;
+  const rtm_boundary_t *boundary;
+  int steps, imaging_step;
+  int device; /* the fields' memory: -1 host, else that CUDA device */
+  const char *strategy;
+  rtm_precision_t precision;
+  rtm_mem_ledger_t *ledger;
+} rtm_reconstruction_plan_t;
+
+typedef struct {
+  const char *name; /* as rtm.reconstruction spells it */
+  /* The bytes it would hold, for the preflight; *on_device: in device memory (else host). */
+  size_t (*bytes)(const rtm_reconstruction_plan_t *plan, int *on_device);
+  int (*create)(const rtm_reconstruction_plan_t *plan, void **state);
+  int (*after_forward)(void *state, const rtm_propagator_t *source, int n);
+  int (*source_at)(void *state, const rtm_propagator_t *source, int n, int wanted,
+                   const float **volume, rtm_layout_t *layout);
+  int (*finish_shot)(void *state, const rtm_propagator_t *source); /* may be NULL */
+  void (*destroy)(void *state);
+} rtm_reconstruction_ops_t;
+
+extern const rtm_reconstruction_ops_t rtm_reconstruction_snapshots;
+
+#endif

@@ -1,0 +1,80 @@
+/* rtm.reconstruction = snapshots: S(n) stored every imaging step of the forward pass in an
+ * rtm_snapshots_t (memory.imaging, rtm.snapshot_precision) and handed back in the backward
+ * pass; nothing is recomputed. */
+#include <stdlib.h>
+
+#include "imaging_impl.h"
+#include "reconstruction_impl.h"
+#include "rtm_status.h"
+
+static int slot_of(const rtm_reconstruction_plan_t *plan) {
+  return plan->steps / plan->imaging_step;
+}
+
+typedef struct {
+  rtm_snapshots_t *store;
+  const rtm_grid_t *grid;
+  int imaging_step;
+} snapshots_state_t;
+
+static size_t snapshots_bytes(const rtm_reconstruction_plan_t *plan, int *on_device) {
+  *on_device = plan->device >= 0 && !rtm_imaging_host_strategy(plan->strategy);
+  return rtm_snapshots_bytes(plan->grid, slot_of(plan), plan->device, plan->strategy,
+                             plan->precision);
+}
+
+static int snapshots_create(const rtm_reconstruction_plan_t *plan, void **state) {
+  int status = RTM_OK;
+  snapshots_state_t *s = calloc(1, sizeof *s);
+  *state = NULL;
+  if (!s) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the snapshots");
+  s->imaging_step = plan->imaging_step;
+  s->grid = plan->grid;
+  RTM_TRY(rtm_snapshots_create(plan->grid, slot_of(plan), plan->device, plan->strategy,
+                               plan->precision, plan->ledger, &s->store));
+  *state = s;
+  return RTM_OK;
+fail:
+  free(s);
+  return status;
+}
+
+static int snapshots_after_forward(void *state, const rtm_propagator_t *source, int n) {
+  int status = RTM_OK;
+  snapshots_state_t *s = state;
+  rtm_field_view_t view;
+  if (n % s->imaging_step != 0) return RTM_OK;
+  RTM_TRY(source->backend->view_field(source->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
+  RTM_TRY(rtm_snapshots_save(s->store, n / s->imaging_step - 1, &view));
+fail:
+  return status;
+}
+
+static int snapshots_source_at(void *state, const rtm_propagator_t *source, int n, int wanted,
+                               const float **volume, rtm_layout_t *layout) {
+  int status = RTM_OK;
+  snapshots_state_t *s = state;
+  (void)source;
+  if (!wanted) return RTM_OK;
+  RTM_TRY(rtm_snapshots_get(s->store, n / s->imaging_step - 1, volume));
+  *layout = rtm_layout_dense(s->grid);
+fail:
+  return status;
+}
+
+static void snapshots_destroy(void *state) {
+  snapshots_state_t *s = state;
+  if (!s) return;
+  rtm_snapshots_destroy(s->store);
+  free(s);
+}
+
+const rtm_reconstruction_ops_t rtm_reconstruction_snapshots = {
+    .name = "snapshots",
+    .bytes = snapshots_bytes,
+    .create = snapshots_create,
+    .after_forward = snapshots_after_forward,
+    .source_at = snapshots_source_at,
+    .finish_shot = NULL,
+    .destroy = snapshots_destroy,
+};
