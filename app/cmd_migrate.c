@@ -27,8 +27,14 @@ static void usage(FILE *out) {
           "and OUTPUT.json (timings per phase, MCells/s, memory), where OUTPUT =\n"
           "output.dir/output.name. The file's shots must be the acquisition's (positions,\n"
           "receivers); gathers at another sample interval are resampled to the modelling dt.\n\n"
-          "  --set k=v   override one key of the deck (repeatable)\n"
-          "  --quiet     no progress output\n\n"
+          "After every shot the sums so far go to OUTPUT.resume.h5 (atomically): a run that\n"
+          "stops resumes there when started again with the same config, and ends with the\n"
+          "image an uninterrupted run gives, bit for bit; another config is refused, naming\n"
+          "the key that changed. (Not with rtm.shot_images.)\n\n"
+          "  --set k=v         override one key of the deck (repeatable)\n"
+          "  --max-shots=N     migrate at most N shots in this run, then stop (exit 0) with\n"
+          "                    the state saved for the next run to resume\n"
+          "  --quiet           no progress output\n\n"
           "'rtm3d help-config' lists every key ([rtm] for the migration's own).\n");
 }
 
@@ -42,6 +48,10 @@ typedef struct {
   rtm_migration_t *migration;
   char device[256];
   char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX];
+  char resume_path[2 * RTM_CONFIG_PATH_MAX];
+  int first_shot; /* shots before it are in the resumed sums */
+  int stopped;    /* --max-shots ended the run before the last shot */
+  int shot_limit; /* --max-shots: shots to migrate in this run; 0 = all */
   char *config_text;
   rtm_run_info_t info;
   rtm_output_t *output;
@@ -74,10 +84,31 @@ fail:
   return status;
 }
 
+/* --max-shots=N, the one option of migrate beyond the shared ones. */
+static int parse_options(migrate_run_t *run, char **argv, const int *extra, int extra_count) {
+  for (int k = 0; k < extra_count; ++k) {
+    const char *option = argv[extra[k]];
+    char *end = NULL;
+    if (strncmp(option, "--max-shots=", 12) == 0) {
+      const long value = strtol(option + 12, &end, 10);
+      if (end != option + 12 && *end == '\0' && value >= 1 && value <= 1000000000L) {
+        run->shot_limit = (int)value;
+        continue;
+      }
+      rtm_log_error("migrate: %s: expected --max-shots=N with N a positive integer", option);
+    } else {
+      rtm_log_error("migrate: unknown option '%s' (see 'rtm3d migrate --help')", option);
+    }
+    return RTM_ERR_USAGE;
+  }
+  return RTM_OK;
+}
+
 static int set_up(migrate_run_t *run, int argc, char **argv) {
-  int status = RTM_OK;
+  int status = RTM_OK, extra[4], extra_count = 4;
   rtm_config_t *cfg = &run->cfg;
-  RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, NULL, NULL));
+  RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, extra, &extra_count));
+  RTM_TRY(parse_options(run, argv, extra, extra_count));
   if (!cfg->rtm.observed[0])
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: migrate needs rtm.observed, the HDF5 file of the recorded "
@@ -89,7 +120,102 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   RTM_TRY(rtm_migration_create(cfg, &run->grid, &run->model, &run->migration));
   rtm_migration_describe(run->migration, run->device, sizeof run->device);
+  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
+  snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
+  snprintf(run->resume_path, sizeof run->resume_path, "%s/%s.resume.h5", cfg->output.dir,
+           cfg->output.name);
+  run->config_text = rtm_config_echo_string(cfg);
+  if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->cells = rtm_grid_interior_cells(&run->grid);
+  run->image = calloc(run->cells, sizeof *run->image);
+  run->illumination = calloc(run->cells, sizeof *run->illumination);
+  if (!run->image || !run->illumination)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
 fail:
+  return status;
+}
+
+/* The first line where two resolved configs differ, as "section.key = A there, B here". */
+static void describe_change(const char *saved, const char *now, char *text, size_t size) {
+  char section[128] = "";
+  snprintf(text, size, "the config text differs");
+  while (*saved || *now) {
+    const size_t saved_length = strcspn(saved, "\n"), now_length = strcspn(now, "\n");
+    if (saved[0] == '[')
+      snprintf(section, sizeof section, "%.*s", (int)strcspn(saved + 1, "]"), saved + 1);
+    if (saved_length != now_length || strncmp(saved, now, saved_length) != 0) {
+      const size_t key_length = strcspn(saved, " =");
+      if (key_length < saved_length && strncmp(saved, now, key_length + 3) == 0)
+        snprintf(text, size, "%s.%.*s was %.*s there and is %.*s now", section, (int)key_length,
+                 saved, (int)(saved_length - key_length - 3), saved + key_length + 3,
+                 (int)(now_length - key_length - 3), now + key_length + 3);
+      else
+        snprintf(text, size, "\"%.*s\" there, \"%.*s\" now", (int)saved_length, saved,
+                 (int)now_length, now);
+      return;
+    }
+    saved += saved_length + (saved[saved_length] == '\n');
+    now += now_length + (now[now_length] == '\n');
+  }
+}
+
+/* A run stopped after some shots left OUTPUT.resume.h5: the sums so far come back, and the
+ * run goes on from the next shot, when the config is the one they were made under. */
+static int resume_if_interrupted(migrate_run_t *run) {
+  int status = RTM_OK, done = 0;
+  char *saved = NULL, change[512];
+  rtm_dataset_t image = {0}, illumination = {0};
+  FILE *exists = fopen(run->resume_path, "rb");
+  if (!exists) return RTM_OK;
+  fclose(exists);
+  if (run->cfg.rtm.shot_images)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s holds a stopped run's state, but rtm.shot_images runs do not "
+             "resume: remove it to start over",
+             run->resume_path);
+  RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
+  if (strcmp(saved, run->config_text) != 0) {
+    describe_change(saved, run->config_text, change, sizeof change);
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s was written by a run with another config (%s): resume with the same config, "
+             "or remove it to start over",
+             run->resume_path, change);
+  }
+  if (done < 0 || done > run->shots.count)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: completed_shots = %d, but the acquisition has %d shots",
+             run->resume_path, done, run->shots.count);
+  RTM_TRY(rtm_io_read_dataset(run->resume_path, "/image", &image));
+  RTM_TRY(rtm_io_read_dataset(run->resume_path, "/illumination", &illumination));
+  if (image.dims[0] * image.dims[1] * image.dims[2] != run->cells ||
+      illumination.dims[0] * illumination.dims[1] * illumination.dims[2] != run->cells)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: the saved volumes are not of the grid", run->resume_path);
+  RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
+  run->first_shot = done;
+  if (!run->quiet)
+    rtm_log_info("migrate: resuming after shot %d of %d (%s)", done, run->shots.count,
+                 run->resume_path);
+fail:
+  rtm_dataset_release(&image);
+  rtm_dataset_release(&illumination);
+  free(saved);
+  return status;
+}
+
+/* After a shot: the sums so far and the shots they hold into OUTPUT.resume.h5, written
+ * aside and renamed, so that a stop at any moment leaves the last complete state. */
+static int save_state(migrate_run_t *run, int completed) {
+  int status = RTM_OK;
+  rtm_output_t *state = NULL;
+  const rtm_io_volume_t volume = rtm_app_volume(&run->grid);
+  RTM_TRY(rtm_migration_read(run->migration, run->image, run->illumination));
+  RTM_TRY(rtm_output_create(run->resume_path, &volume, &run->info, &state));
+  RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
+  RTM_TRY(rtm_output_write_volume(state, "/image", run->image));
+  RTM_TRY(rtm_output_write_volume(state, "/illumination", run->illumination));
+  status = rtm_output_close(state, 1);
+  state = NULL;
+fail:
+  if (state) rtm_output_close(state, 0);
   return status;
 }
 
@@ -97,22 +223,14 @@ fail:
 static int open_output(migrate_run_t *run) {
   int status = RTM_OK;
   const rtm_config_t *cfg = &run->cfg;
-  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
-  snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
-  run->config_text = rtm_config_echo_string(cfg);
-  if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   run->info =
       (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, rtm_migration_backend(run->migration),
                        run->device, run->config_text};
   const rtm_io_volume_t volume = rtm_app_volume(&run->grid);
   RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
-  run->cells = rtm_grid_interior_cells(&run->grid);
-  run->image = calloc(run->cells, sizeof *run->image);
-  run->illumination = calloc(run->cells, sizeof *run->illumination);
   if (cfg->rtm.shot_images) run->shot_image = calloc(run->cells, sizeof *run->shot_image);
   run->shot_seconds = calloc(4 * (size_t)run->shots.count, sizeof *run->shot_seconds);
-  if (!run->image || !run->illumination || (cfg->rtm.shot_images && !run->shot_image) ||
-      !run->shot_seconds)
+  if ((cfg->rtm.shot_images && !run->shot_image) || !run->shot_seconds)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
 fail:
   return status;
@@ -277,11 +395,22 @@ static int migrate_shots(migrate_run_t *run) {
                  run->info.backend, run->device[0] ? " on " : "", run->device);
   run->setup_end_s = rtm_wall_seconds();
   rtm_progress_begin(&run->progress, 2 * steps * run->shots.count, (double)run->cells, run->quiet);
-  for (int shot = 0; shot < run->shots.count; ++shot) {
+  int last = run->shots.count;
+  if (run->shot_limit > 0 && run->first_shot + run->shot_limit < last)
+    last = run->first_shot + run->shot_limit;
+  for (int shot = run->first_shot; shot < last; ++shot) {
     RTM_TRY(migrate_shot(run, shot));
-    if (run->cfg.rtm.shot_images) RTM_TRY(keep_shot_image(run, shot));
+    if (run->cfg.rtm.shot_images) {
+      RTM_TRY(keep_shot_image(run, shot));
+    } else {
+      const double start_s = rtm_wall_seconds();
+      RTM_TRY(save_state(run, shot + 1));
+      run->write_s += rtm_wall_seconds() - start_s;
+      run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
+    }
   }
   rtm_progress_end(&run->progress);
+  run->stopped = last < run->shots.count;
 fail:
   return status;
 }
@@ -384,9 +513,18 @@ int rtm_cmd_migrate(int argc, char **argv) {
   run->start_s = rtm_wall_seconds();
   RTM_TRY(set_up(run, argc, argv));
   RTM_TRY(preflight_shots(run));
+  RTM_TRY(resume_if_interrupted(run));
   RTM_TRY(open_output(run));
   RTM_TRY(migrate_shots(run));
+  if (run->stopped) {
+    if (!run->quiet)
+      rtm_log_info("migrate: stopped after shot %d of %d (--max-shots); run again to resume from "
+                   "%s",
+                   run->first_shot + run->shot_limit, run->shots.count, run->resume_path);
+    goto fail; /* status RTM_OK: no image yet, the state saved */
+  }
   RTM_TRY(write_image(run));
+  remove(run->resume_path); /* the image is complete */
   run->end_s = rtm_wall_seconds();
   RTM_TRY(write_report(run));
 fail:

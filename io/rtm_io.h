@@ -100,6 +100,8 @@ int rtm_output_write_shot(rtm_output_t *output, int shot, const double source_m[
 /* A volume [nz][ny][nx] at `name` (an absolute path such as "/image" or "/shots/3/image";
  * groups created as needed), this rank's planes at its z-offset. */
 int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense);
+/* A root attribute `name` holding one integer (a run state's counters). */
+int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
 /* success != 0: flush, close, rename PATH.partial -> PATH. Else close and remove. */
 int rtm_output_close(rtm_output_t *output, int success);
 
@@ -196,6 +198,11 @@ int rtm_io_shot_count(const char *path, int *count);
  * naming the file and the dataset. */
 int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather);
 void rtm_io_gather_release(rtm_io_gather_t *gather);
+
+/* ---- run states, for resuming ---- */
+/* Of a run file written with rtm_output_write_count: the count `count_name` and the resolved
+ * config text it was written under (malloc'd; the caller frees it). */
+int rtm_io_read_run_state(const char *path, const char *count_name, int *count, char **config);
 
 /* ---- comparison ---- */
 /* How far `values` lies from `reference` (count floats each), for `rtm3d validate` and the

@@ -136,6 +136,23 @@ fail:
   return status;
 }
 
+int rtm_image_load(rtm_image_t *image, const float *image_dense, const float *illumination_dense) {
+  int status = RTM_OK;
+  const size_t bytes = image->image.bytes;
+  if (image->device < 0) {
+    memcpy(image->image.ptr, image_dense, bytes);
+    memcpy(image->illumination.ptr, illumination_dense, bytes);
+    return RTM_OK;
+  }
+  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(rtm_imaging_cuda_copy(image->image.ptr, image_dense, bytes));
+  RTM_TRY(rtm_imaging_cuda_copy(image->illumination.ptr, illumination_dense, bytes));
+  RTM_TRY(rtm_imaging_cuda_synchronize()); /* the host arrays may go once this returns */
+  return RTM_OK;
+fail:
+  return status;
+}
+
 int rtm_image_clear(rtm_image_t *image) {
   int status = RTM_OK;
   const size_t bytes = image->image.bytes;

@@ -250,7 +250,7 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
   RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   RTM_TRY(rtm_image_accumulate(m->image, source, source_layout, view.padded,
                                rtm_layout_padded(&m->grid)));
-  RTM_TRY(rtm_image_read(m->image, NULL, NULL)); /* waits for the accumulation */
+  if (m->device >= 0) RTM_TRY(rtm_imaging_cuda_synchronize()); /* the accumulation done */
   *imaging_s += wall_seconds() - start_s;
 fail:
   return status;
@@ -293,6 +293,10 @@ fail:
 
 int rtm_migration_read(rtm_migration_t *m, float *image, float *illumination) {
   return rtm_image_read(m->image, image, illumination);
+}
+
+int rtm_migration_load(rtm_migration_t *m, const float *image, const float *illumination) {
+  return rtm_image_load(m->image, image, illumination);
 }
 
 int rtm_migration_clear(rtm_migration_t *m) {

@@ -70,6 +70,8 @@ int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t s
 /* Both volumes back to the host, dense [nz_local][ny][nx] (either may be NULL). Waits for
  * the queued accumulations. */
 int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_dense);
+/* Both volumes from the host, dense (a resumed run's sums so far); returns once copied. */
+int rtm_image_load(rtm_image_t *image, const float *image_dense, const float *illumination_dense);
 /* Zeroes both (the next shot of a run that keeps per-shot images). */
 int rtm_image_clear(rtm_image_t *image);
 void rtm_image_destroy(rtm_image_t *image);

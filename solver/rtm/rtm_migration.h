@@ -52,6 +52,8 @@ int rtm_migration_shot(rtm_migration_t *migration, const double source_m[3],
 
 /* The accumulated image and illumination, dense [nz_local][ny][nx] (either may be NULL). */
 int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumination);
+/* The accumulation so far, from the host (a resumed run's sums). */
+int rtm_migration_load(rtm_migration_t *migration, const float *image, const float *illumination);
 /* Zeroes the accumulation (the next shot's image on its own). */
 int rtm_migration_clear(rtm_migration_t *migration);
 

@@ -7,7 +7,12 @@
  * 27.5, in the columns between and around the shots; /illumination is not negative and not
  * zero; the report names the phases. Bad input is refused before the first step with
  * exit 2 and no output file: a file with fewer shots than the acquisition, receivers that
- * are not the acquisition's, a gather shorter than the migration, no rtm.observed. */
+ * are not the acquisition's, a gather shorter than the migration, no rtm.observed; and
+ * snapshots that cannot fit the memory (10^8 steps) with exit 1, naming the settings.
+ * Resuming: a run stopped after its first shot (--max-shots=1) leaves OUTPUT.resume.h5 and no
+ * image; started again with another config it is refused naming the key; with the same
+ * config it finishes with the uninterrupted run's image and illumination, bit for bit, and
+ * removes the resume state. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,6 +141,39 @@ static void assert_refused(const char *extra, const char *message) {
   assert_refused_with(2, extra, message);
 }
 
+static void assert_same_dataset(const char *a_path, const char *b_path, const char *name) {
+  rtm_dataset_t a = {0}, b = {0};
+  assert_int_equal(rtm_io_read_dataset(a_path, name, &a), 0);
+  assert_int_equal(rtm_io_read_dataset(b_path, name, &b), 0);
+  const size_t count = a.dims[0] * a.dims[1] * a.dims[2];
+  assert_true(count == b.dims[0] * b.dims[1] * b.dims[2]);
+  assert_memory_equal(a.data, b.data, count * sizeof(float));
+  rtm_dataset_release(&a);
+  rtm_dataset_release(&b);
+}
+
+static void test_resume_after_a_stop(void **state) {
+  (void)state;
+  const char *run = "--set rtm.observed=" DIR "/observed.h5 --set output.name=resumed "
+                    "--set model.file= --set model.vp=2000";
+  char line[1024];
+  remove(DIR "/resumed.h5");
+  snprintf(line, sizeof line, "%s --max-shots=1", run);
+  assert_int_equal(rtm3d("migrate", line), 0);
+  assert_true(file_exists(DIR "/resumed.resume.h5"));
+  assert_false(file_exists(DIR "/resumed.h5"));
+  /* another config: refused, the key named, the state kept */
+  snprintf(line, sizeof line, "%s --set rtm.laplacian=false", run);
+  assert_int_equal(rtm3d("migrate", line), 2);
+  assert_true(contains(read_text(DIR "/err.txt"), "rtm.laplacian was true there and is false now"));
+  assert_true(file_exists(DIR "/resumed.resume.h5"));
+  /* the same config: the second shot, then the image */
+  assert_int_equal(rtm3d("migrate", run), 0);
+  assert_false(file_exists(DIR "/resumed.resume.h5"));
+  assert_same_dataset(DIR "/resumed.h5", DIR "/image.h5", "/image");
+  assert_same_dataset(DIR "/resumed.h5", DIR "/image.h5", "/illumination");
+}
+
 static void test_bad_input_refused(void **state) {
   (void)state;
   assert_refused("--set output.name=bad", "migrate needs rtm.observed");
@@ -160,4 +198,5 @@ static void test_bad_input_refused(void **state) {
 
 RTM_TEST_MAIN_CLI("test_cli_migrate", 1,
                   cmocka_unit_test_setup_teardown(test_flat_reflector_image, set_up, NULL),
+                  cmocka_unit_test(test_resume_after_a_stop),
                   cmocka_unit_test_setup_teardown(test_bad_input_refused, NULL, tear_down))
