@@ -52,7 +52,9 @@ typedef struct {
   double start_s, setup_end_s, end_s;
   rtm_shot_timing_t total;
   double read_s, write_s;
-  double *shot_seconds; /* [4][shot count]: forward, backward, imaging, I/O of each shot */
+  /* [5][shot count]: forward, backward, imaging, I/O seconds of each shot, and the steps the
+   * reconstruction recomputed */
+  double *shot_seconds;
 } migrate_run_t;
 
 static int wants_help(int argc, char **argv) {
@@ -110,7 +112,7 @@ static int open_output(migrate_run_t *run) {
   run->image = calloc(run->cells, sizeof *run->image);
   run->illumination = calloc(run->cells, sizeof *run->illumination);
   if (cfg->rtm.shot_images) run->shot_image = calloc(run->cells, sizeof *run->shot_image);
-  run->shot_seconds = calloc(4 * (size_t)run->shots.count, sizeof *run->shot_seconds);
+  run->shot_seconds = calloc(5 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if (!run->image || !run->illumination || (cfg->rtm.shot_images && !run->shot_image) ||
       !run->shot_seconds)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
@@ -243,6 +245,7 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   run->shot_seconds[shots + shot] = timing.backward_s;
   run->shot_seconds[2 * shots + shot] = timing.imaging_s;
   run->shot_seconds[3 * shots + shot] = read_s;
+  run->shot_seconds[4 * shots + shot] = (double)timing.recomputed_steps;
 fail:
   free(observed);
   rtm_io_gather_release(&gather);
@@ -331,14 +334,16 @@ static int write_report(migrate_run_t *run) {
                                    {"read", run->read_s},
                                    {"write", run->write_s}};
   const int shots = run->shots.count;
-  const rtm_report_shot_values_t shot_values[4] = {{"forward_s", run->shot_seconds},
-                                                   {"backward_s", run->shot_seconds + shots},
-                                                   {"imaging_s", run->shot_seconds + 2 * shots},
-                                                   {"io_s", run->shot_seconds + 3 * shots}};
+  const rtm_report_shot_values_t shot_values[5] = {
+      {"forward_s", run->shot_seconds},
+      {"backward_s", run->shot_seconds + shots},
+      {"imaging_s", run->shot_seconds + 2 * shots},
+      {"io_s", run->shot_seconds + 3 * shots},
+      {"recomputed_steps", run->shot_seconds + 4 * shots}};
   const rtm_report_t report = {.command = "migrate",
                                .shot_count = shots,
                                .shot_values = shot_values,
-                               .shot_value_count = 4,
+                               .shot_value_count = 5,
                                .info = &run->info,
                                .steps = steps,
                                .dt_s = rtm_migration_dt(run->migration),

@@ -42,11 +42,17 @@ typedef struct {
   const char *name; /* as rtm.reconstruction spells it */
   /* The bytes it would hold, for the preflight; *on_device: in device memory (else host). */
   size_t (*bytes)(const rtm_reconstruction_plan_t *plan, int *on_device);
+  /* When bytes() exceeds `available` (the memory free there less the image's): the settings
+   * that shrink it, one clause for the preflight's refusal. May be NULL. */
+  void (*advise)(const rtm_reconstruction_plan_t *plan, size_t available, char *text, size_t size);
   int (*create)(const rtm_reconstruction_plan_t *plan, void **state);
   int (*after_forward)(void *state, const rtm_propagator_t *source, int n);
   int (*source_at)(void *state, const rtm_propagator_t *source, int n, int wanted,
                    const float **volume, rtm_layout_t *layout);
   int (*finish_shot)(void *state, const rtm_propagator_t *source); /* may be NULL */
+  /* Forward steps of the source side in the last shot's backward pass (the recomputation);
+   * NULL for none. */
+  long long (*recomputed_steps)(const void *state);
   void (*destroy)(void *state);
 } rtm_reconstruction_ops_t;
 
