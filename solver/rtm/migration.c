@@ -66,7 +66,10 @@ fail:
 }
 
 /* The ways of rtm.reconstruction; the config's enum indexes them. */
-static const rtm_reconstruction_ops_t *const reconstructions[] = {&rtm_reconstruction_snapshots};
+static const rtm_reconstruction_ops_t *const reconstructions[] = {
+    [RTM_RECONSTRUCT_SNAPSHOTS] = &rtm_reconstruction_snapshots,
+    [RTM_RECONSTRUCT_CHECKPOINT] = &rtm_reconstruction_checkpoint,
+};
 
 /* What the reconstruction is made for (the device: -1 before the backend says). */
 static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t *cfg, int device) {

@@ -1,6 +1,7 @@
 /* reconstruction_impl.h - private to solver/rtm: how the source wavefield S(n) comes back in
  * the backward pass of a migration (rtm.reconstruction). Each way is a const table of
- * function pointers (reconstruction_snapshots.c, ...), chosen by name in migration.c.
+ * function pointers (reconstruction_snapshots.c, reconstruction_checkpoint.c), chosen by name
+ * in migration.c.
  *
  * The driver (migration.c) calls, per shot:
  *   after_forward(n)   after the source side's forward step to level n, n = 1 .. steps, with
@@ -57,5 +58,6 @@ typedef struct {
 } rtm_reconstruction_ops_t;
 
 extern const rtm_reconstruction_ops_t rtm_reconstruction_snapshots;
+extern const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint;
 
 #endif

@@ -2,10 +2,11 @@
  *
  * Two propagators share the grid, the model, dt and the absorbing layer: the source side
  * steps the shot's Ricker forward and stores the source wavefield S every imaging step
- * (rtm.reconstruction = snapshots); the receiver side steps the same kernel over the
- * time-reversed observed gather, injected at the adjoint receiver taps (rtm_imaging.h says
- * why that is the adjoint of recording). After receiver step tau its current level holds
- * R at time n = steps - tau, which meets S(n) in the imaging condition
+ * (rtm.reconstruction = snapshots), or keeps checkpoints of its state from which S is
+ * recomputed in the backward pass (checkpoint); the receiver side steps the same kernel
+ * over the time-reversed observed gather, injected at the adjoint receiver taps
+ * (rtm_imaging.h says why that is the adjoint of recording). After receiver step tau its
+ * current level holds R at time n = steps - tau, which meets S(n) in the imaging condition
  *   I(x) += S(x, n) R(x, n),   L(x) += S(x, n)^2,   n = k, 2k, ... <= steps (k = imaging step)
  * accumulated where the fields live, summed over shots. The app reads the observed gathers
  * (io), resamples and mutes them (rtm_mute_direct), and writes the image; this drives the
