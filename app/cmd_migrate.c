@@ -20,13 +20,15 @@ static void usage(FILE *out) {
           "usage: rtm3d migrate CONFIG [--set section.key=value ...] [--quiet]\n\n"
           "Reverse-time migration: for each shot of the acquisition ([shots], [receivers])\n"
           "the source wavefield is propagated forward and stored every rtm.imaging_step\n"
-          "steps, the observed gather of rtm.observed (an HDF5 file as 'rtm3d model' writes\n"
+          "steps (or recomputed from rtm.checkpoints states: rtm.reconstruction = checkpoint),\n"
+          "the observed gather of rtm.observed (an HDF5 file as 'rtm3d model' writes\n"
           "it: /shots/<k>/..., or /traces/... for one shot) is back-propagated from its\n"
           "receivers, and the image I += S R is summed over the shots. Writes OUTPUT.h5\n"
           "(/image and /illumination [nz][ny][nx]; /shots/<k>/image with rtm.shot_images)\n"
-          "and OUTPUT.json (timings per phase, MCells/s, memory), where OUTPUT =\n"
-          "output.dir/output.name. The file's shots must be the acquisition's (positions,\n"
-          "receivers); gathers at another sample interval are resampled to the modelling dt.\n\n"
+          "and OUTPUT.json (timings per phase and shot, recomputed steps, MCells/s,\n"
+          "memory), where OUTPUT = output.dir/output.name. The file's shots must be the\n"
+          "acquisition's (positions, receivers); gathers at another sample interval are\n"
+          "resampled to the modelling dt.\n\n"
           "After every shot the sums so far go to OUTPUT.resume.h5 (atomically): a run that\n"
           "stops resumes there when started again with the same config, and ends with the\n"
           "image an uninterrupted run gives, bit for bit; another config is refused, naming\n"
@@ -62,7 +64,9 @@ typedef struct {
   double start_s, setup_end_s, end_s;
   rtm_shot_timing_t total;
   double read_s, write_s;
-  double *shot_seconds; /* [4][shot count]: forward, backward, imaging, I/O of each shot */
+  /* [5][shot count]: forward, backward, imaging, I/O seconds of each shot, and the steps the
+   * reconstruction recomputed */
+  double *shot_seconds;
 } migrate_run_t;
 
 static int wants_help(int argc, char **argv) {
@@ -229,7 +233,7 @@ static int open_output(migrate_run_t *run) {
   const rtm_io_volume_t volume = rtm_app_volume(&run->grid);
   RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
   if (cfg->rtm.shot_images) run->shot_image = calloc(run->cells, sizeof *run->shot_image);
-  run->shot_seconds = calloc(4 * (size_t)run->shots.count, sizeof *run->shot_seconds);
+  run->shot_seconds = calloc(5 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if ((cfg->rtm.shot_images && !run->shot_image) || !run->shot_seconds)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
 fail:
@@ -361,6 +365,7 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   run->shot_seconds[shots + shot] = timing.backward_s;
   run->shot_seconds[2 * shots + shot] = timing.imaging_s;
   run->shot_seconds[3 * shots + shot] = read_s;
+  run->shot_seconds[4 * shots + shot] = (double)timing.recomputed_steps;
 fail:
   free(observed);
   rtm_io_gather_release(&gather);
@@ -460,14 +465,16 @@ static int write_report(migrate_run_t *run) {
                                    {"read", run->read_s},
                                    {"write", run->write_s}};
   const int shots = run->shots.count;
-  const rtm_report_shot_values_t shot_values[4] = {{"forward_s", run->shot_seconds},
-                                                   {"backward_s", run->shot_seconds + shots},
-                                                   {"imaging_s", run->shot_seconds + 2 * shots},
-                                                   {"io_s", run->shot_seconds + 3 * shots}};
+  const rtm_report_shot_values_t shot_values[5] = {
+      {"forward_s", run->shot_seconds},
+      {"backward_s", run->shot_seconds + shots},
+      {"imaging_s", run->shot_seconds + 2 * shots},
+      {"io_s", run->shot_seconds + 3 * shots},
+      {"recomputed_steps", run->shot_seconds + 4 * shots}};
   const rtm_report_t report = {.command = "migrate",
                                .shot_count = shots,
                                .shot_values = shot_values,
-                               .shot_value_count = 4,
+                               .shot_value_count = 5,
                                .info = &run->info,
                                .steps = steps,
                                .dt_s = rtm_migration_dt(run->migration),

@@ -25,7 +25,7 @@ typedef enum {
   RTM_RECEIVERS_PATCH /* a plane moving with each shot: x_first, y_first are offsets */
 } rtm_receiver_layout_t;
 typedef enum { RTM_SHOTS_SINGLE = 0, RTM_SHOTS_GRID, RTM_SHOTS_FILE } rtm_shot_layout_t;
-typedef enum { RTM_RECONSTRUCT_SNAPSHOTS = 0 } rtm_reconstruction_t;
+typedef enum { RTM_RECONSTRUCT_SNAPSHOTS = 0, RTM_RECONSTRUCT_CHECKPOINT } rtm_reconstruction_t;
 typedef enum { RTM_BOUNDARY_SPONGE = 0 } rtm_boundary_kind_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
@@ -119,6 +119,7 @@ typedef struct {
     rtm_reconstruction_t reconstruction;
     int imaging_step;              /* 0 = auto */
     rtm_precision_t snapshot_precision;
+    int checkpoints;               /* reconstruction checkpoint: states kept; 0 = as many fit */
     int illumination;              /* divide by sum S^2 + eps */
     double illumination_eps;       /* relative to the largest illumination */
     int laplacian;                 /* Laplacian filter of the image */

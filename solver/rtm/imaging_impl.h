@@ -1,5 +1,6 @@
-/* imaging_impl.h - private to solver/rtm: what image.c, snapshots.c and filters.c share on
- * the host (the strategy names they resolve, the bytes a strategy takes, the loop pragmas). */
+/* imaging_impl.h - private to solver/rtm: what image.c, snapshots.c, filters.c and the
+ * reconstructions share on the host (the strategy names they resolve, the bytes a strategy
+ * takes and finds free, the loop pragmas). */
 #ifndef RTM_IMAGING_IMPL_H
 #define RTM_IMAGING_IMPL_H
 
@@ -39,6 +40,12 @@ int rtm_imaging_host_strategy(const char *strategy);
  * 4096-byte alignment (mem_host.c), vmm and vmm-compressed to the 2 MiB granularity the cuda
  * backend also assumes (rtm_cuda_backend_taken_bytes), the others take what is asked. */
 size_t rtm_imaging_taken_bytes(const char *strategy, size_t bytes);
+/* Host memory available now: MemAvailable of /proc/meminfo (free memory and what the page
+ * cache would give back), else the free physical pages, else no limit. */
+size_t rtm_imaging_host_free_bytes(void);
+/* The bytes free now where `strategy` allocates for the fields of `device`: host memory for
+ * the host strategies and the cpu backend, else the device's (cudaMemGetInfo). */
+int rtm_imaging_free_bytes(const char *strategy, int device, size_t *free_bytes);
 /* An allocation through memory/ for the fields of `device`. */
 int rtm_imaging_alloc(const char *strategy, size_t bytes, const char *label, int device,
                       rtm_mem_ledger_t *ledger, rtm_allocation_t *out);

@@ -1,7 +1,11 @@
+#define _POSIX_C_SOURCE 200809L
 /* The memory side of the imaging stores (imaging_impl.h): which strategy, how many bytes it
- * takes, the request that names the device. */
+ * takes, the request that names the device, how much is free. */
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "imaging_cuda.h"
 #include "imaging_impl.h"
 
 enum {
@@ -33,4 +37,24 @@ int rtm_imaging_alloc(const char *strategy, size_t bytes, const char *label, int
    * the wavefields' setting: a store that is refused compression stays a plain vmm one. */
   const rtm_mem_request_t request = {device, 0};
   return rtm_mem_alloc(strategy, bytes, label, &request, ledger, out);
+}
+
+size_t rtm_imaging_host_free_bytes(void) {
+  FILE *meminfo = fopen("/proc/meminfo", "r");
+  char line[256];
+  unsigned long long kib = 0;
+  while (meminfo && fgets(line, sizeof line, meminfo))
+    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  if (meminfo) fclose(meminfo);
+  if (kib > 0) return (size_t)kib * 1024;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
+}
+
+int rtm_imaging_free_bytes(const char *strategy, int device, size_t *free_bytes) {
+  if (device < 0 || rtm_imaging_host_strategy(strategy)) {
+    *free_bytes = rtm_imaging_host_free_bytes();
+    return RTM_OK;
+  }
+  return rtm_imaging_cuda_free_bytes(device, free_bytes);
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "imaging_cuda.h"
 #include "imaging_impl.h"
@@ -67,7 +66,10 @@ fail:
 }
 
 /* The ways of rtm.reconstruction; the config's enum indexes them. */
-static const rtm_reconstruction_ops_t *const reconstructions[] = {&rtm_reconstruction_snapshots};
+static const rtm_reconstruction_ops_t *const reconstructions[] = {
+    [RTM_RECONSTRUCT_SNAPSHOTS] = &rtm_reconstruction_snapshots,
+    [RTM_RECONSTRUCT_CHECKPOINT] = &rtm_reconstruction_checkpoint,
+};
 
 /* What the reconstruction is made for (the device: -1 before the backend says). */
 static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
@@ -80,20 +82,6 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .strategy = imaging_strategy(cfg, device),
                                      .precision = cfg->rtm.snapshot_precision,
                                      .ledger = &m->ledger};
-}
-
-/* Host memory available now: MemAvailable of /proc/meminfo (free memory and what the page
- * cache would give back), else the free physical pages, else no limit. */
-static size_t host_available_bytes(void) {
-  FILE *meminfo = fopen("/proc/meminfo", "r");
-  char line[256];
-  unsigned long long kib = 0;
-  while (meminfo && fgets(line, sizeof line, meminfo))
-    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
-  if (meminfo) fclose(meminfo);
-  if (kib > 0) return (size_t)kib * 1024;
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
 }
 
 /* The preflight, before anything is allocated: what the reconstruction would hold and the
@@ -113,19 +101,17 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   if (on_device)
     RTM_TRY(rtm_imaging_cuda_free_bytes(device, &available));
   else
-    available = host_available_bytes();
+    available = rtm_imaging_host_free_bytes();
   if (need > available) {
-    const size_t per_slot = (cfg->rtm.snapshot_precision == RTM_PRECISION_FP16 ? 2 : 4) *
-                            rtm_grid_interior_cells(&m->grid);
-    const size_t fit = available > 3 * volume ? (available - 3 * volume) / per_slot : 0;
-    char advice[128] = "not one snapshot fits";
-    if (fit > 0) snprintf(advice, sizeof advice, "to %zu or more", (size_t)m->steps / fit + 1);
+    char advice[256] = "hold it elsewhere (memory.imaging)";
+    if (m->reconstruction->advise)
+      m->reconstruction->advise(&plan, available > 2 * volume ? available - 2 * volume : 0, advice,
+                                sizeof advice);
     RTM_FAIL(RTM_ERR_NOMEM,
              "rtm.reconstruction = %s needs %.3g GB (with the image) in %s, where %.3g GB are "
-             "free: raise rtm.imaging_step (now %d; %s), use rtm.snapshot_precision = fp16, or "
-             "hold them elsewhere (memory.imaging)",
+             "free: %s",
              m->reconstruction->name, need / 1e9, on_device ? "device memory" : "host memory",
-             available / 1e9, m->imaging_step, advice);
+             available / 1e9, advice);
   }
 fail:
   return status;
@@ -277,7 +263,7 @@ int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const doubl
                        int count, const float *observed, rtm_migration_progress_t progress,
                        void *progress_context, rtm_shot_timing_t *timing) {
   int status = RTM_OK;
-  rtm_shot_timing_t t = {0.0, 0.0, 0.0};
+  rtm_shot_timing_t t = {0.0, 0.0, 0.0, 0};
   RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
   RTM_TRY(set_receiver_side(m, receivers_m, count, observed));
   double start_s = wall_seconds();
@@ -286,7 +272,30 @@ int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const doubl
   start_s = wall_seconds();
   RTM_TRY(backward_pass(m, progress, progress_context, &t.imaging_s));
   t.backward_s = wall_seconds() - start_s - t.imaging_s;
+  if (m->reconstruction->recomputed_steps)
+    t.recomputed_steps = m->reconstruction->recomputed_steps(m->reconstruction_state);
   if (timing) *timing = t;
+fail:
+  return status;
+}
+
+int rtm_migration_replay_source(rtm_migration_t *m, const double source_m[3],
+                                rtm_migration_source_visit_t visit, void *context) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
+  RTM_TRY(forward_pass(m, NULL, NULL));
+  for (int n = m->steps; n >= 1; --n) {
+    const float *volume = NULL;
+    rtm_layout_t layout;
+    const int wanted = n % m->imaging_step == 0;
+    RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &volume,
+                                         &layout));
+    if (!wanted) continue;
+    RTM_TRY(drain(&m->source));
+    RTM_TRY(visit(context, n, volume, layout, m->device));
+  }
+  if (m->reconstruction->finish_shot)
+    RTM_TRY(m->reconstruction->finish_shot(m->reconstruction_state, &m->source));
 fail:
   return status;
 }

@@ -1,6 +1,7 @@
 /* reconstruction_impl.h - private to solver/rtm: how the source wavefield S(n) comes back in
  * the backward pass of a migration (rtm.reconstruction). Each way is a const table of
- * function pointers (reconstruction_snapshots.c, ...), chosen by name in migration.c.
+ * function pointers (reconstruction_snapshots.c, reconstruction_checkpoint.c), chosen by name
+ * in migration.c.
  *
  * The driver (migration.c) calls, per shot:
  *   after_forward(n)   after the source side's forward step to level n, n = 1 .. steps, with
@@ -42,14 +43,21 @@ typedef struct {
   const char *name; /* as rtm.reconstruction spells it */
   /* The bytes it would hold, for the preflight; *on_device: in device memory (else host). */
   size_t (*bytes)(const rtm_reconstruction_plan_t *plan, int *on_device);
+  /* When bytes() exceeds `available` (the memory free there less the image's): the settings
+   * that shrink it, one clause for the preflight's refusal. May be NULL. */
+  void (*advise)(const rtm_reconstruction_plan_t *plan, size_t available, char *text, size_t size);
   int (*create)(const rtm_reconstruction_plan_t *plan, void **state);
   int (*after_forward)(void *state, const rtm_propagator_t *source, int n);
   int (*source_at)(void *state, const rtm_propagator_t *source, int n, int wanted,
                    const float **volume, rtm_layout_t *layout);
   int (*finish_shot)(void *state, const rtm_propagator_t *source); /* may be NULL */
+  /* Forward steps of the source side in the last shot's backward pass (the recomputation);
+   * NULL for none. */
+  long long (*recomputed_steps)(const void *state);
   void (*destroy)(void *state);
 } rtm_reconstruction_ops_t;
 
 extern const rtm_reconstruction_ops_t rtm_reconstruction_snapshots;
+extern const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint;
 
 #endif

@@ -2,10 +2,11 @@
  *
  * Two propagators share the grid, the model, dt and the absorbing layer: the source side
  * steps the shot's Ricker forward and stores the source wavefield S every imaging step
- * (rtm.reconstruction = snapshots); the receiver side steps the same kernel over the
- * time-reversed observed gather, injected at the adjoint receiver taps (rtm_imaging.h says
- * why that is the adjoint of recording). After receiver step tau its current level holds
- * R at time n = steps - tau, which meets S(n) in the imaging condition
+ * (rtm.reconstruction = snapshots), or keeps checkpoints of its state from which S is
+ * recomputed in the backward pass (checkpoint); the receiver side steps the same kernel
+ * over the time-reversed observed gather, injected at the adjoint receiver taps
+ * (rtm_imaging.h says why that is the adjoint of recording). After receiver step tau its
+ * current level holds R at time n = steps - tau, which meets S(n) in the imaging condition
  *   I(x) += S(x, n) R(x, n),   L(x) += S(x, n)^2,   n = k, 2k, ... <= steps (k = imaging step)
  * accumulated where the fields live, summed over shots. The app reads the observed gathers
  * (io), resamples and mutes them (rtm_mute_direct), and writes the image; this drives the
@@ -24,10 +25,13 @@ extern "C" {
 #endif
 
 /* Wall seconds of one shot's phases: forward (with the snapshot saves), backward (the
- * receiver side's steps) and imaging (the imaging condition, measured with the queued work
- * drained before and after each application). */
+ * receiver side's steps, and the source side's recomputation) and imaging (the imaging
+ * condition, measured with the queued work drained before and after each application); and
+ * the forward steps the source side took in the backward pass (rtm.reconstruction =
+ * checkpoint: the recomputation; 0 for snapshots). */
 typedef struct {
   double forward_s, backward_s, imaging_s;
+  long long recomputed_steps;
 } rtm_shot_timing_t;
 
 /* Called after every step of either pass with the steps done in the shot (forward and
@@ -49,6 +53,16 @@ int rtm_migration_shot(rtm_migration_t *migration, const double source_m[3],
                        const double *receivers_m, int count, const float *observed,
                        rtm_migration_progress_t progress, void *progress_context,
                        rtm_shot_timing_t *timing);
+
+/* S(n) as rtm.reconstruction brings it back, for tests of a reconstruction: the source side
+ * of the shot at source_m forward, then the backward pass's calls without the receiver side
+ * or the imaging. `visit` gets each imaging step n, descending, with S(n) where the fields
+ * live (device -1: host), laid out as `layout`, valid during the call; a status other than
+ * RTM_OK stops the replay with it. */
+typedef int (*rtm_migration_source_visit_t)(void *context, int n, const float *volume,
+                                            rtm_layout_t layout, int device);
+int rtm_migration_replay_source(rtm_migration_t *migration, const double source_m[3],
+                                rtm_migration_source_visit_t visit, void *context);
 
 /* The accumulated image and illumination, dense [nz_local][ny][nx] (either may be NULL). */
 int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumination);

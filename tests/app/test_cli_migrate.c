@@ -126,6 +126,28 @@ static void test_flat_reflector_image(void **state) {
   rtm_dataset_release(&illumination);
 }
 
+/* rtm.reconstruction = checkpoint through the command: the same /image as snapshots (fp32)
+ * bit for bit, and the report's recomputed steps per shot: 260 steps, imaging every 3 (the
+ * auto step at 20 Hz and 1.4 ms), so 87 points (the last at step 260), and 3 checkpoints
+ * recompute 3 (t(88, 4) - 87) = 3 x 227 = 681 steps a shot (rtm_revolve.h). */
+static void test_checkpoint_image(void **state) {
+  (void)state;
+  assert_int_equal(rtm3d("migrate", "--set rtm.observed=" DIR "/observed.h5 "
+                                    "--set output.name=checkpoint --set model.file= "
+                                    "--set model.vp=2000 --set rtm.reconstruction=checkpoint "
+                                    "--set rtm.checkpoints=3"),
+                   0);
+  rtm_dataset_t snapshots = {0}, checkpoint = {0};
+  assert_int_equal(rtm_io_read_dataset(DIR "/image.h5", "/image", &snapshots), 0);
+  assert_int_equal(rtm_io_read_dataset(DIR "/checkpoint.h5", "/image", &checkpoint), 0);
+  assert_memory_equal(checkpoint.data, snapshots.data, (size_t)NX * NY * NZ * sizeof(float));
+  const char *report = read_text(DIR "/checkpoint.json");
+  if (!contains(report, "\"recomputed_steps\": [681, 681]")) printf("%s\n", report);
+  assert_true(contains(report, "\"recomputed_steps\": [681, 681]"));
+  rtm_dataset_release(&snapshots);
+  rtm_dataset_release(&checkpoint);
+}
+
 /* A refusal: the exit status, the message, and no output left behind. */
 static void assert_refused_with(int exit_status, const char *extra, const char *message) {
   remove(DIR "/bad.h5");
@@ -222,4 +244,5 @@ RTM_TEST_MAIN_CLI("test_cli_migrate", 1,
                   cmocka_unit_test_setup_teardown(test_flat_reflector_image, set_up, NULL),
                   cmocka_unit_test(test_resume_after_a_stop),
                   cmocka_unit_test(test_resampled_gathers),
+                  cmocka_unit_test(test_checkpoint_image),
                   cmocka_unit_test_setup_teardown(test_bad_input_refused, NULL, tear_down))

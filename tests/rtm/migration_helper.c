@@ -85,6 +85,7 @@ void survey_model(survey_t *s, survey_velocity_t velocity, const void *context) 
 
 void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context) {
   rtm_migration_t *m = NULL;
+  rtm_shot_timing_t timing;
   if (velocity) fill_model(s, velocity, context);
   const size_t cells = rtm_grid_interior_cells(&s->grid);
   const size_t per_shot = (size_t)s->receiver_count * ((size_t)s->steps + 1);
@@ -93,6 +94,7 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
   s->illumination = malloc(cells * sizeof(float));
   assert_true(observed && scratch && s->image && s->illumination);
   assert_int_equal(rtm_migration_create(&s->cfg, &s->grid, &s->model, &m), RTM_OK);
+  s->recomputed_steps = 0;
   for (int shot = 0; shot < s->shots.count; ++shot) {
     memcpy(observed, s->observed + shot * per_shot, per_shot * sizeof(float));
     rtm_migration_prepare(m, s->shots.source_m + 3 * (size_t)shot,
@@ -100,8 +102,9 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
                           observed);
     assert_int_equal(rtm_migration_shot(m, s->shots.source_m + 3 * (size_t)shot,
                                         s->receivers_m + 3 * (size_t)shot * s->receiver_count,
-                                        s->receiver_count, observed, NULL, NULL, NULL),
+                                        s->receiver_count, observed, NULL, NULL, &timing),
                      RTM_OK);
+    s->recomputed_steps += timing.recomputed_steps;
   }
   assert_int_equal(rtm_migration_read(m, s->image, s->illumination), RTM_OK);
   if (s->cfg.rtm.illumination)

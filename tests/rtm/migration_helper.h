@@ -23,6 +23,7 @@ typedef struct {
   float *observed;     /* per shot [shot][receiver_count][steps + 1] */
   int steps;
   float *image, *illumination; /* dense, after rtm_migration and the filters */
+  long long recomputed_steps;  /* by the last survey_migrate, all shots */
 } survey_t;
 
 /* The config of a survey on an n[0] x n[1] x n[2] grid of 10 m cells, overridden by the
