@@ -4,6 +4,7 @@
 #include "rtm_migration.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,15 @@ static const char *imaging_strategy(const rtm_config_t *cfg, int device) {
   const char *strategy = rtm_config_strategy_for(cfg, "imaging");
   if (strcmp(strategy, "auto") == 0) return device >= 0 ? "device" : "host";
   return strategy;
+}
+
+/* The image lives where the fields are and is accumulated there: host memory on the cpu
+ * backend, the wavefield's strategy (memory.wavefield or memory.strategy) on cuda. Only the
+ * reconstruction's store follows memory.imaging, which may be host memory (pinned). */
+static const char *image_strategy(const rtm_config_t *cfg, int device) {
+  if (device < 0) return "host";
+  const char *strategy = rtm_imaging_strategy(rtm_config_strategy_for(cfg, "wavefield"), device);
+  return rtm_imaging_host_strategy(strategy) ? "device" : strategy;
 }
 
 /* The imaging step and the snapshots it takes, from the config and dt. */
@@ -97,7 +107,11 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   const int device = strcmp(backend->name, "cuda") == 0 ? cfg->backend.device : -1;
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   const size_t volume = rtm_grid_interior_cells(&m->grid) * sizeof(float);
-  const size_t need = m->reconstruction->bytes(&plan, &on_device) + 2 * volume;
+  const size_t store = m->reconstruction->bytes(&plan, &on_device);
+  /* the image and the illumination count where they live: with the store on the device,
+   * or with it in host memory on the cpu backend */
+  const size_t image = (on_device || device < 0) ? 2 * volume : 0;
+  const size_t need = store > SIZE_MAX - image ? SIZE_MAX : store + image;
   if (on_device)
     RTM_TRY(rtm_imaging_cuda_free_bytes(device, &available));
   else
@@ -105,13 +119,13 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   if (need > available) {
     char advice[256] = "hold it elsewhere (memory.imaging)";
     if (m->reconstruction->advise)
-      m->reconstruction->advise(&plan, available > 2 * volume ? available - 2 * volume : 0, advice,
+      m->reconstruction->advise(&plan, available > image ? available - image : 0, advice,
                                 sizeof advice);
     RTM_FAIL(RTM_ERR_NOMEM,
-             "rtm.reconstruction = %s needs %.3g GB (with the image) in %s, where %.3g GB are "
+             "rtm.reconstruction = %s needs %.3g GB%s in %s, where %.3g GB are "
              "free: %s",
-             m->reconstruction->name, need / 1e9, on_device ? "device memory" : "host memory",
-             available / 1e9, advice);
+             m->reconstruction->name, need / 1e9, image ? " (with the image)" : "",
+             on_device ? "device memory" : "host memory", available / 1e9, advice);
   }
 fail:
   return status;
@@ -133,7 +147,8 @@ static int create_buffers(rtm_migration_t *m) {
   RTM_TRY(m->source.backend->view_field(m->source.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   m->device = view.device;
   const rtm_reconstruction_plan_t plan = plan_of(m, &m->cfg, m->device);
-  RTM_TRY(rtm_image_create(&m->grid, m->device, plan.strategy, &m->ledger, &m->image));
+  RTM_TRY(rtm_image_create(&m->grid, m->device, image_strategy(&m->cfg, m->device), &m->ledger,
+                           &m->image));
   RTM_TRY(m->reconstruction->create(&plan, &m->reconstruction_state));
 fail:
   return status;

@@ -29,13 +29,14 @@ static float flat(const void *context, int ix, int iy, int iz) {
   return iz <= 30 ? 2000.0f : 2600.0f;
 }
 
-static void migrate_on(const char *backend, const char *equation, survey_t *s) {
+/* extra: one more setting, or NULL */
+static void migrate_on(const char *backend, const char *equation, const char *extra, survey_t *s) {
   char backend_set[64], equation_set[64];
   snprintf(backend_set, sizeof backend_set, "backend.name=%s", backend);
   snprintf(equation_set, sizeof equation_set, "physics.equation=%s", equation);
-  const char *settings[] = {"shots.x_count=2", "time.steps=300",     backend_set,
-                            equation_set,      "model.epsilon=0.15", "model.delta=0.05",
-                            "model.theta=20",  "model.phi=30",       NULL};
+  const char *settings[] = {
+      "shots.x_count=2",  "time.steps=300", backend_set,    equation_set, "model.epsilon=0.15",
+      "model.delta=0.05", "model.theta=20", "model.phi=30", extra,        NULL};
   survey_config(s, grid_n, settings);
   survey_model(s, flat, NULL);
   survey_migrate(s, NULL, NULL);
@@ -43,8 +44,8 @@ static void migrate_on(const char *backend, const char *equation, survey_t *s) {
 
 static void compare_backends(const char *equation) {
   survey_t cpu, cuda;
-  migrate_on("cpu", equation, &cpu);
-  migrate_on("cuda", equation, &cuda);
+  migrate_on("cpu", equation, NULL, &cpu);
+  migrate_on("cuda", equation, NULL, &cuda);
   const size_t cells = (size_t)NX * NY * NZ;
   const double image = rtm_test_relative_l2(cuda.image, cpu.image, cells);
   const double illumination = rtm_test_relative_l2(cuda.illumination, cpu.illumination, cells);
@@ -71,5 +72,22 @@ static void test_tti(void **state) {
   compare_backends("tti");
 }
 
+/* Snapshots in pinned host memory (memory.imaging = pinned, for volumes whose store does not
+ * fit on the device): the image stays in device memory with the fields, and equals the
+ * device-snapshot image bit for bit (fp32 slots are copies). */
+static void test_snapshots_in_pinned_memory(void **state) {
+  (void)state;
+  survey_t device, pinned;
+  migrate_on("cuda", "iso", NULL, &device);
+  migrate_on("cuda", "iso", "memory.imaging=pinned", &pinned);
+  const size_t cells = (size_t)NX * NY * NZ;
+  assert_memory_equal(pinned.image, device.image, cells * sizeof *device.image);
+  assert_memory_equal(pinned.illumination, device.illumination,
+                      cells * sizeof *device.illumination);
+  survey_release(&device);
+  survey_release(&pinned);
+}
+
 RTM_TEST_MAIN_CUDA("test_migration_gpu", NULL, NULL, cmocka_unit_test(test_iso),
-                   cmocka_unit_test(test_vti), cmocka_unit_test(test_tti))
+                   cmocka_unit_test(test_vti), cmocka_unit_test(test_tti),
+                   cmocka_unit_test(test_snapshots_in_pinned_memory))
