@@ -336,7 +336,7 @@ fail:
 static void report_progress(void *context, int steps_done) {
   migrate_run_t *run = context;
   const int per_shot = 2 * rtm_migration_steps(run->migration);
-  rtm_progress_update(&run->progress, run->shot * per_shot + steps_done);
+  rtm_progress_update(&run->progress, (run->shot - run->first_shot) * per_shot + steps_done);
 }
 
 /* Reads, checks, resamples and mutes shot `shot`'s gather, then migrates it. */
@@ -355,6 +355,9 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   const double read_s = rtm_wall_seconds() - start_s;
   run->read_s += read_s;
   run->shot = shot;
+  char label[64];
+  snprintf(label, sizeof label, "shot %d/%d", shot + 1, run->shots.count);
+  rtm_progress_label(&run->progress, label);
   RTM_TRY(rtm_migration_shot(run->migration, source, gather.receivers_m, gather.count, observed,
                              report_progress, run, &timing));
   run->total.forward_s += timing.forward_s;
@@ -366,6 +369,11 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   run->shot_seconds[2 * shots + shot] = timing.imaging_s;
   run->shot_seconds[3 * shots + shot] = read_s;
   run->shot_seconds[4 * shots + shot] = (double)timing.recomputed_steps;
+  if (!run->quiet)
+    rtm_log_info("migrate: shot %d/%d in %.3g s (forward %.3g, backward %.3g, imaging %.3g, "
+                 "read %.3g)",
+                 shot + 1, shots, timing.forward_s + timing.backward_s + timing.imaging_s + read_s,
+                 timing.forward_s, timing.backward_s, timing.imaging_s, read_s);
 fail:
   free(observed);
   rtm_io_gather_release(&gather);
@@ -399,10 +407,12 @@ static int migrate_shots(migrate_run_t *run) {
                  rtm_migration_dt(run->migration) * 1e3, rtm_migration_imaging_step(run->migration),
                  run->info.backend, run->device[0] ? " on " : "", run->device);
   run->setup_end_s = rtm_wall_seconds();
-  rtm_progress_begin(&run->progress, 2 * steps * run->shots.count, (double)run->cells, run->quiet);
   int last = run->shots.count;
   if (run->shot_limit > 0 && run->first_shot + run->shot_limit < last)
     last = run->first_shot + run->shot_limit;
+  /* the shots of this run: a resumed one's ETA counts only what is left */
+  rtm_progress_begin(&run->progress, 2 * steps * (last - run->first_shot), (double)run->cells,
+                     run->quiet);
   for (int shot = run->first_shot; shot < last; ++shot) {
     RTM_TRY(migrate_shot(run, shot));
     if (run->cfg.rtm.shot_images) {

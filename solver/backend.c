@@ -27,17 +27,20 @@ const char *rtm_backend_known_names(void) {
 }
 
 int rtm_backend_select(const char *name, const rtm_backend_t **backend) {
+  static int skip_said; /* a run that selects more than once (a migration) says it once */
   char why[256];
   *backend = NULL;
   if (!name) name = "";
   if (strcmp(name, "auto") == 0) {
+    const int quiet = skip_said;
     for (int i = 0; i < REGISTRY_COUNT; ++i) {
       why[0] = '\0';
       if (!registry[i]->probe || registry[i]->probe(why, sizeof why) == RTM_OK) {
         *backend = registry[i];
         return RTM_OK;
       }
-      rtm_log_info("backend.name = auto: skipping %s (%s)", registry[i]->name, why);
+      if (!quiet) rtm_log_info("backend.name = auto: skipping %s (%s)", registry[i]->name, why);
+      skip_said = 1;
     }
     rtm_log_error("backend.name = auto: no backend can run here");
     return RTM_ERR_UNSUPPORTED;
