@@ -104,7 +104,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"memory", "require_compression", RTM_CFG_BOOL, FIELD(memory.require_compression), "false", ANY, NULL, "fail when vmm-compressed is not granted compression"},
 
     {"rtm", "observed", RTM_CFG_STRING, FIELD(rtm.observed), "", ANY, NULL, "migrate: the observed gathers, an HDF5 file in the layout rtm3d model writes (/shots/<k>/...)"},
-    {"rtm", "reconstruction", RTM_CFG_ENUM, FIELD(rtm.reconstruction), "snapshots", ANY, "snapshots", "how the source wavefield comes back in the backward pass: snapshots = stored every imaging_step steps (memory.imaging strategy)"},
+    {"rtm", "reconstruction", RTM_CFG_ENUM, FIELD(rtm.reconstruction), "snapshots", ANY, "snapshots|boundary", "how the source wavefield comes back in the backward pass: snapshots = stored every imaging_step steps (memory.imaging strategy); boundary = the outer 4 planes of the undamped interior stored every step (memory.imaging, fp32) and the wavefield rebuilt backwards inside them (3 propagations)"},
     {"rtm", "imaging_step", RTM_CFG_INT, FIELD(rtm.imaging_step), "0", 0, 100000, NULL, "steps between applications of the imaging condition; 0 = auto (4 per period at 2.5 x source.frequency)"},
     {"rtm", "snapshot_precision", RTM_CFG_ENUM, FIELD(rtm.snapshot_precision), "fp32", ANY, "fp32|fp16", "stored source snapshots as float or IEEE half"},
     {"rtm", "illumination", RTM_CFG_BOOL, FIELD(rtm.illumination), "true", ANY, NULL, "divide the image by the source illumination sum S^2 + eps"},

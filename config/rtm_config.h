@@ -25,7 +25,7 @@ typedef enum {
   RTM_RECEIVERS_PATCH /* a plane moving with each shot: x_first, y_first are offsets */
 } rtm_receiver_layout_t;
 typedef enum { RTM_SHOTS_SINGLE = 0, RTM_SHOTS_GRID, RTM_SHOTS_FILE } rtm_shot_layout_t;
-typedef enum { RTM_RECONSTRUCT_SNAPSHOTS = 0 } rtm_reconstruction_t;
+typedef enum { RTM_RECONSTRUCT_SNAPSHOTS = 0, RTM_RECONSTRUCT_BOUNDARY } rtm_reconstruction_t;
 typedef enum { RTM_BOUNDARY_SPONGE = 0 } rtm_boundary_kind_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;

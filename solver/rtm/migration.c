@@ -67,7 +67,8 @@ fail:
 }
 
 /* The ways of rtm.reconstruction; the config's enum indexes them. */
-static const rtm_reconstruction_ops_t *const reconstructions[] = {&rtm_reconstruction_snapshots};
+static const rtm_reconstruction_ops_t *const reconstructions[] = {&rtm_reconstruction_snapshots,
+                                                                  &rtm_reconstruction_boundary};
 
 /* What the reconstruction is made for (the device: -1 before the backend says). */
 static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
@@ -80,6 +81,12 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .strategy = imaging_strategy(cfg, device),
                                      .precision = cfg->rtm.snapshot_precision,
                                      .ledger = &m->ledger};
+}
+
+/* The image accumulates where the fields are (image.c): a host strategy of memory.imaging
+ * (pinned, host) moves a cuda backend's reconstruction store to host memory, not its image. */
+static const char *image_strategy(const rtm_reconstruction_plan_t *plan) {
+  return plan->device >= 0 && rtm_imaging_host_strategy(plan->strategy) ? "device" : plan->strategy;
 }
 
 /* Host memory available now: MemAvailable of /proc/meminfo (free memory and what the page
@@ -109,23 +116,22 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   const int device = strcmp(backend->name, "cuda") == 0 ? cfg->backend.device : -1;
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   const size_t volume = rtm_grid_interior_cells(&m->grid) * sizeof(float);
-  const size_t need = m->reconstruction->bytes(&plan, &on_device) + 2 * volume;
+  const size_t store = m->reconstruction->bytes(&plan, &on_device);
+  const int image_beside = on_device || device < 0; /* else it is on the device, the store not */
+  const size_t need = store + (image_beside ? 2 * volume : 0);
   if (on_device)
     RTM_TRY(rtm_imaging_cuda_free_bytes(device, &available));
   else
     available = host_available_bytes();
   if (need > available) {
-    const size_t per_slot = (cfg->rtm.snapshot_precision == RTM_PRECISION_FP16 ? 2 : 4) *
-                            rtm_grid_interior_cells(&m->grid);
-    const size_t fit = available > 3 * volume ? (available - 3 * volume) / per_slot : 0;
-    char advice[128] = "not one snapshot fits";
-    if (fit > 0) snprintf(advice, sizeof advice, "to %zu or more", (size_t)m->steps / fit + 1);
+    char advice[512] = "hold it elsewhere (memory.imaging)";
+    if (m->reconstruction->advice)
+      m->reconstruction->advice(&plan, available, advice, sizeof advice);
     RTM_FAIL(RTM_ERR_NOMEM,
              "rtm.reconstruction = %s needs %.3g GB (with the image) in %s, where %.3g GB are "
-             "free: raise rtm.imaging_step (now %d; %s), use rtm.snapshot_precision = fp16, or "
-             "hold them elsewhere (memory.imaging)",
+             "free: %s",
              m->reconstruction->name, need / 1e9, on_device ? "device memory" : "host memory",
-             available / 1e9, m->imaging_step, advice);
+             available / 1e9, advice);
   }
 fail:
   return status;
@@ -147,7 +153,7 @@ static int create_buffers(rtm_migration_t *m) {
   RTM_TRY(m->source.backend->view_field(m->source.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   m->device = view.device;
   const rtm_reconstruction_plan_t plan = plan_of(m, &m->cfg, m->device);
-  RTM_TRY(rtm_image_create(&m->grid, m->device, plan.strategy, &m->ledger, &m->image));
+  RTM_TRY(rtm_image_create(&m->grid, m->device, image_strategy(&plan), &m->ledger, &m->image));
   RTM_TRY(m->reconstruction->create(&plan, &m->reconstruction_state));
 fail:
   return status;
@@ -256,6 +262,11 @@ fail:
   return status;
 }
 
+static int finish_shot(rtm_migration_t *m) {
+  if (!m->reconstruction->finish_shot) return RTM_OK;
+  return m->reconstruction->finish_shot(m->reconstruction_state, &m->source);
+}
+
 /* Backward: after receiver step tau the current level is R(steps - tau). */
 static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context,
                          double *imaging_s) {
@@ -266,8 +277,7 @@ static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, 
     RTM_TRY(image_at(m, m->steps - tau, imaging_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
-  if (m->reconstruction->finish_shot)
-    RTM_TRY(m->reconstruction->finish_shot(m->reconstruction_state, &m->source));
+  RTM_TRY(finish_shot(m));
   RTM_TRY(drain(r));
 fail:
   return status;
@@ -291,8 +301,91 @@ fail:
   return status;
 }
 
+/* Zeroes a dense volume outside the non-absorbing interior (`width` cells inside every
+ * face). There the source wavefield is the damped one (snapshots), or one the forward pass
+ * never had (boundary does not rebuild the layer), so the image means nothing there. Zeroed
+ * for every reconstruction, their images agree, and the Laplacian filter that follows does
+ * not smear the layer into the interior. */
+static void zero_layer(const rtm_grid_t *g, int width, float *dense) {
+  const long nx = g->n[0], ny = g->n[1];
+  const long x_low = width < nx ? width : nx, x_high = nx - width > x_low ? nx - width : x_low;
+  if (!dense || width <= 0) return;
+  for (long iz = 0; iz < g->nz_local; ++iz) {
+    const long z = g->z_offset + iz;
+    const int z_inside = z >= width && z < g->n[2] - width;
+    for (long iy = 0; iy < ny; ++iy) {
+      float *row = dense + ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
+      if (!z_inside || iy < width || iy >= ny - width) {
+        memset(row, 0, (size_t)nx * sizeof *row);
+        continue;
+      }
+      memset(row, 0, (size_t)x_low * sizeof *row);
+      memset(row + x_high, 0, (size_t)(nx - x_high) * sizeof *row);
+    }
+  }
+}
+
+static int same_layout(rtm_layout_t a, rtm_layout_t b) {
+  return a.origin == b.origin && a.stride_y == b.stride_y && a.stride_z == b.stride_z;
+}
+
+/* A volume the reconstruction handed back (in the fields' memory, dense or padded) as a dense
+ * host array; a device's padded volume comes through the host array `padded`. */
+static int source_to_host(const rtm_migration_t *m, const float *volume, rtm_layout_t layout,
+                          float *padded, float *dense) {
+  int status = RTM_OK;
+  const rtm_grid_t *g = &m->grid;
+  const int is_dense = same_layout(layout, rtm_layout_dense(g));
+  if (!is_dense && !same_layout(layout, rtm_layout_padded(g)))
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm.reconstruction = %s handed back a volume of an unknown layout",
+             m->reconstruction->name);
+  if (m->device < 0 && is_dense) {
+    memcpy(dense, volume, rtm_grid_interior_cells(g) * sizeof *dense);
+  } else if (m->device < 0) {
+    rtm_grid_pack(g, volume, dense);
+  } else if (is_dense) {
+    RTM_TRY(rtm_imaging_cuda_read(dense, volume, rtm_grid_interior_cells(g) * sizeof *dense));
+  } else {
+    RTM_TRY(rtm_imaging_cuda_read(padded, volume, g->padded_cells * sizeof *padded));
+    rtm_grid_pack(g, padded, dense);
+  }
+fail:
+  return status;
+}
+
+int rtm_migration_replay_source(rtm_migration_t *m, const double source_m[3],
+                                rtm_migration_visit_t visit, void *context) {
+  int status = RTM_OK;
+  float *dense = malloc(rtm_grid_interior_cells(&m->grid) * sizeof *dense);
+  float *padded = m->device >= 0 ? malloc(m->grid.padded_cells * sizeof *padded) : NULL;
+  const float *volume = NULL;
+  rtm_layout_t layout;
+  if (!dense || (m->device >= 0 && !padded))
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the replayed source wavefield");
+  RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
+  RTM_TRY(forward_pass(m, NULL, NULL));
+  for (int n = m->steps; n >= 1; --n) {
+    const int wanted = n % m->imaging_step == 0;
+    RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &volume,
+                                         &layout));
+    if (!wanted) continue;
+    RTM_TRY(source_to_host(m, volume, layout, padded, dense));
+    RTM_TRY(visit(context, n, dense));
+  }
+  RTM_TRY(finish_shot(m));
+fail:
+  free(padded);
+  free(dense);
+  return status;
+}
+
 int rtm_migration_read(rtm_migration_t *m, float *image, float *illumination) {
-  return rtm_image_read(m->image, image, illumination);
+  int status = RTM_OK;
+  RTM_TRY(rtm_image_read(m->image, image, illumination));
+  zero_layer(&m->grid, m->source.boundary.width_cells, image);
+  zero_layer(&m->grid, m->source.boundary.width_cells, illumination);
+fail:
+  return status;
 }
 
 int rtm_migration_clear(rtm_migration_t *m) {

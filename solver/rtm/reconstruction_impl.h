@@ -42,6 +42,9 @@ typedef struct {
   const char *name; /* as rtm.reconstruction spells it */
   /* The bytes it would hold, for the preflight; *on_device: in device memory (else host). */
   size_t (*bytes)(const rtm_reconstruction_plan_t *plan, int *on_device);
+  /* The settings that shrink what bytes counts, for the preflight's refusal when it does not
+   * fit in the `available` bytes (NULL: memory.imaging alone is named). */
+  void (*advice)(const rtm_reconstruction_plan_t *plan, size_t available, char *text, size_t size);
   int (*create)(const rtm_reconstruction_plan_t *plan, void **state);
   int (*after_forward)(void *state, const rtm_propagator_t *source, int n);
   int (*source_at)(void *state, const rtm_propagator_t *source, int n, int wanted,
@@ -51,5 +54,6 @@ typedef struct {
 } rtm_reconstruction_ops_t;
 
 extern const rtm_reconstruction_ops_t rtm_reconstruction_snapshots;
+extern const rtm_reconstruction_ops_t rtm_reconstruction_boundary;
 
 #endif

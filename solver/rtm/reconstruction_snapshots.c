@@ -1,6 +1,7 @@
 /* rtm.reconstruction = snapshots: S(n) stored every imaging step of the forward pass in an
  * rtm_snapshots_t (memory.imaging, rtm.snapshot_precision) and handed back in the backward
  * pass; nothing is recomputed. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "imaging_impl.h"
@@ -21,6 +22,21 @@ static size_t snapshots_bytes(const rtm_reconstruction_plan_t *plan, int *on_dev
   *on_device = plan->device >= 0 && !rtm_imaging_host_strategy(plan->strategy);
   return rtm_snapshots_bytes(plan->grid, slot_of(plan), plan->device, plan->strategy,
                              plan->precision);
+}
+
+/* Fewer snapshots (how many fit beside the image), half the bytes, or another memory. */
+static void snapshots_advice(const rtm_reconstruction_plan_t *plan, size_t available, char *text,
+                             size_t size) {
+  const size_t volume = rtm_grid_interior_cells(plan->grid) * sizeof(float);
+  const size_t per_slot =
+      (plan->precision == RTM_PRECISION_FP16 ? 2 : 4) * rtm_grid_interior_cells(plan->grid);
+  const size_t fit = available > 3 * volume ? (available - 3 * volume) / per_slot : 0;
+  char count[64] = "not one snapshot fits";
+  if (fit > 0) snprintf(count, sizeof count, "to %zu or more", (size_t)plan->steps / fit + 1);
+  snprintf(text, size,
+           "raise rtm.imaging_step (now %d; %s), use rtm.snapshot_precision = fp16, or hold "
+           "them elsewhere (memory.imaging)",
+           plan->imaging_step, count);
 }
 
 static int snapshots_create(const rtm_reconstruction_plan_t *plan, void **state) {
@@ -72,6 +88,7 @@ static void snapshots_destroy(void *state) {
 const rtm_reconstruction_ops_t rtm_reconstruction_snapshots = {
     .name = "snapshots",
     .bytes = snapshots_bytes,
+    .advice = snapshots_advice,
     .create = snapshots_create,
     .after_forward = snapshots_after_forward,
     .source_at = snapshots_source_at,

@@ -2,14 +2,14 @@
  *
  * Two propagators share the grid, the model, dt and the absorbing layer: the source side
  * steps the shot's Ricker forward and stores the source wavefield S every imaging step
- * (rtm.reconstruction = snapshots); the receiver side steps the same kernel over the
- * time-reversed observed gather, injected at the adjoint receiver taps (rtm_imaging.h says
- * why that is the adjoint of recording). After receiver step tau its current level holds
- * R at time n = steps - tau, which meets S(n) in the imaging condition
- *   I(x) += S(x, n) R(x, n),   L(x) += S(x, n)^2,   n = k, 2k, ... <= steps (k = imaging step)
- * accumulated where the fields live, summed over shots. The app reads the observed gathers
- * (io), resamples and mutes them (rtm_mute_direct), and writes the image; this drives the
- * steps and holds no file. */
+ * (rtm.reconstruction = snapshots), or the shell of S inside the layer every step, from
+ * which S is rebuilt backwards in the backward pass (boundary); the receiver side steps the same
+ * kernel over the time-reversed observed gather, injected at the adjoint receiver taps
+ * (rtm_imaging.h says why that is the adjoint of recording). After receiver step tau its current
+ * level holds R at time n = steps - tau, which meets S(n) in the imaging condition I(x) += S(x, n)
+ * R(x, n),   L(x) += S(x, n)^2,   n = k, 2k, ... <= steps (k = imaging step) accumulated where the
+ * fields live, summed over shots. The app reads the observed gathers (io), resamples and mutes them
+ * (rtm_mute_direct), and writes the image; this drives the steps and holds no file. */
 #ifndef RTM_MIGRATION_H
 #define RTM_MIGRATION_H
 
@@ -50,7 +50,18 @@ int rtm_migration_shot(rtm_migration_t *migration, const double source_m[3],
                        rtm_migration_progress_t progress, void *progress_context,
                        rtm_shot_timing_t *timing);
 
-/* The accumulated image and illumination, dense [nz_local][ny][nx] (either may be NULL). */
+/* For tests of rtm.reconstruction: the source side alone for the shot at source_m, forward
+ * then backward as rtm_migration_shot runs it, no image made; at every imaging step n
+ * (n = steps, ..., 1 with n % rtm.imaging_step == 0) S(n) of p as the reconstruction hands it
+ * back goes to `visit`, dense [nz_local][ny][nx] in host memory, valid during the call. A
+ * visit's status other than RTM_OK stops the replay and is returned. */
+typedef int (*rtm_migration_visit_t)(void *context, int n, const float *source_p);
+int rtm_migration_replay_source(rtm_migration_t *migration, const double source_m[3],
+                                rtm_migration_visit_t visit, void *context);
+
+/* The accumulated image and illumination, dense [nz_local][ny][nx] (either may be NULL),
+ * zero outside the non-absorbing interior (the absorbing layer's boundary.width cells inside
+ * every face), where the source wavefield is not the forward pass's. */
 int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumination);
 /* Zeroes the accumulation (the next shot's image on its own). */
 int rtm_migration_clear(rtm_migration_t *migration);
