@@ -10,34 +10,38 @@
 #include "progress.h"
 #include "rtm_io.h"
 #include "rtm_migration.h"
+#include "rtm_physics.h"
 #include "rtm_status.h"
 #include "rtm_traces.h"
 #include "rtm_version.h"
 #include "solver_io.h"
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: rtm3d migrate CONFIG [--set section.key=value ...] [--quiet]\n\n"
-          "Reverse-time migration: for each shot of the acquisition ([shots], [receivers])\n"
-          "the source wavefield is propagated forward and stored every rtm.imaging_step\n"
-          "steps (or recomputed from rtm.checkpoints states: rtm.reconstruction = checkpoint),\n"
-          "the observed gather of rtm.observed (an HDF5 file as 'rtm3d model' writes\n"
-          "it: /shots/<k>/..., or /traces/... for one shot) is back-propagated from its\n"
-          "receivers, and the image I += S R is summed over the shots. Writes OUTPUT.h5\n"
-          "(/image and /illumination [nz][ny][nx]; /shots/<k>/image with rtm.shot_images)\n"
-          "and OUTPUT.json (timings per phase and shot, recomputed steps, MCells/s,\n"
-          "memory), where OUTPUT = output.dir/output.name. The file's shots must be the\n"
-          "acquisition's (positions, receivers); gathers at another sample interval are\n"
-          "resampled to the modelling dt.\n\n"
-          "After every shot the sums so far go to OUTPUT.resume.h5 (atomically): a run that\n"
-          "stops resumes there when started again with the same config, and ends with the\n"
-          "image an uninterrupted run gives, bit for bit; another config is refused, naming\n"
-          "the key that changed. (Not with rtm.shot_images.)\n\n"
-          "  --set k=v         override one key of the deck (repeatable)\n"
-          "  --max-shots=N     migrate at most N shots in this run, then stop (exit 0) with\n"
-          "                    the state saved for the next run to resume\n"
-          "  --quiet           no progress output\n\n"
-          "'rtm3d help-config' lists every key ([rtm] for the migration's own).\n");
+  fprintf(out, "usage: rtm3d migrate CONFIG [--set section.key=value ...] [--quiet]\n\n"
+               "Reverse-time migration: for each shot of the acquisition ([shots], [receivers])\n"
+               "the source wavefield is propagated forward and brought back in the backward pass\n"
+               "as rtm.reconstruction says: snapshots every rtm.imaging_step steps, boundary (its\n"
+               "shell every step, the rest rebuilt backwards), checkpoint (recomputed from\n"
+               "rtm.checkpoints states), or auto (the default: the fastest that fits memory,\n"
+               "within memory.limit_gb when set; the run says which and why),\n"
+               "the observed gather of rtm.observed (an HDF5 file as 'rtm3d model' writes\n"
+               "it: /shots/<k>/..., or /traces/... for one shot) is back-propagated from its\n"
+               "receivers, and the image I += S R is summed over the shots. Writes OUTPUT.h5\n"
+               "(/image and /illumination [nz][ny][nx]; /shots/<k>/image with rtm.shot_images)\n"
+               "and OUTPUT.json (timings per phase and shot, recomputed steps, MCells/s, the\n"
+               "reconstruction with its memory estimated and taken, every buffer), where OUTPUT = "
+               "output.dir/output.name. The file's shots must be the\n"
+               "acquisition's (positions, receivers); gathers at another sample interval are\n"
+               "resampled to the modelling dt.\n\n"
+               "After every shot the sums so far go to OUTPUT.resume.h5 (atomically): a run that\n"
+               "stops resumes there when started again with the same config, and ends with the\n"
+               "image an uninterrupted run gives, bit for bit; another config is refused, naming\n"
+               "the key that changed. (Not with rtm.shot_images.)\n\n"
+               "  --set k=v         override one key of the deck (repeatable)\n"
+               "  --max-shots=N     migrate at most N shots in this run, then stop (exit 0) with\n"
+               "                    the state saved for the next run to resume\n"
+               "  --quiet           no progress output\n\n"
+               "'rtm3d help-config' lists every key ([rtm] for the migration's own).\n");
 }
 
 /* The state of one migration run, shared by its phases. */
@@ -48,6 +52,7 @@ typedef struct {
   rtm_model_t model;
   rtm_shots_t shots;
   rtm_migration_t *migration;
+  double dt_s; /* the modelling dt (time.dt, or auto from the model), before the migration */
   char device[256];
   char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX];
   char resume_path[2 * RTM_CONFIG_PATH_MAX];
@@ -108,6 +113,8 @@ static int parse_options(migrate_run_t *run, char **argv, const int *extra, int 
   return RTM_OK;
 }
 
+static int preflight_shots(const migrate_run_t *run);
+
 static int set_up(migrate_run_t *run, int argc, char **argv) {
   int status = RTM_OK, extra[4], extra_count = 4;
   rtm_config_t *cfg = &run->cfg;
@@ -122,6 +129,9 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   RTM_TRY(check_shot_count(run));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
+  RTM_TRY(rtm_resolve_dt(cfg, &run->model, &run->grid, &run->dt_s));
+  /* the gathers before the migration takes its memory: a wrong file is refused at once */
+  RTM_TRY(preflight_shots(run));
   RTM_TRY(rtm_migration_create(cfg, &run->grid, &run->model, &run->migration));
   rtm_migration_describe(run->migration, run->device, sizeof run->device);
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
@@ -273,25 +283,37 @@ fail:
   return status;
 }
 
-/* The gather at the modelling dt, steps + 1 samples: resampled through the trace pipeline
- * when its dt differs, cut to the modelling window; shorter than the window is an error. */
-static int to_modelling_dt(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather,
-                           float **observed) {
+/* Samples of the gather at the modelling dt (resampled when its dt differs); fewer than the
+ * migration's steps + 1 is an error. */
+static int check_duration(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather,
+                          int *available) {
   int status = RTM_OK;
-  const double dt_s = rtm_migration_dt(run->migration);
-  const int samples = rtm_migration_steps(run->migration) + 1;
+  const double dt_s = run->dt_s;
+  const int samples = run->cfg.time.steps + 1;
   const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
-  const int available = resample
-                            ? (int)floor((gather->samples - 1) * gather->dt_s / dt_s + 1e-9) + 1
-                            : gather->samples;
-  float *resampled = NULL, *out = NULL;
-  *observed = NULL;
-  if (available < samples)
+  *available = resample ? (int)floor((gather->samples - 1) * gather->dt_s / dt_s + 1e-9) + 1
+                        : gather->samples;
+  if (*available < samples)
     RTM_FAIL(RTM_ERR_INPUT,
              "rtm.observed = %s: shot %d's gather lasts %g s (%d samples of %g s) but the "
              "migration needs %g s (time.steps = %d of %g s)",
              run->cfg.rtm.observed, shot, (gather->samples - 1) * gather->dt_s, gather->samples,
              gather->dt_s, (samples - 1) * dt_s, samples - 1, dt_s);
+fail:
+  return status;
+}
+
+/* The gather at the modelling dt, steps + 1 samples: resampled through the trace pipeline
+ * when its dt differs, cut to the modelling window; shorter than the window is an error. */
+static int to_modelling_dt(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather,
+                           float **observed) {
+  int status = RTM_OK, available = 0;
+  const double dt_s = run->dt_s;
+  const int samples = run->cfg.time.steps + 1;
+  const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
+  float *resampled = NULL, *out = NULL;
+  *observed = NULL;
+  RTM_TRY(check_duration(run, shot, gather, &available));
   const float *source = gather->traces;
   if (resample) {
     resampled = malloc((size_t)gather->count * (size_t)available * sizeof *resampled);
@@ -313,22 +335,18 @@ fail:
   return status;
 }
 
-/* Every shot of the file checked before the first step: present, recorded where the
+/* Every shot of the file checked before the migration is set up: present, recorded where the
  * acquisition says, long enough. (Each gather is read again when its turn comes.) */
 static int preflight_shots(const migrate_run_t *run) {
-  int status = RTM_OK;
+  int status = RTM_OK, available = 0;
   rtm_io_gather_t gather = {0};
-  float *observed = NULL;
   for (int shot = 0; shot < run->shots.count; ++shot) {
     RTM_TRY(rtm_io_read_shot(run->cfg.rtm.observed, shot, "p", &gather));
     RTM_TRY(check_geometry(run, shot, &gather));
-    RTM_TRY(to_modelling_dt(run, shot, &gather, &observed));
-    free(observed);
-    observed = NULL;
+    RTM_TRY(check_duration(run, shot, &gather, &available));
     rtm_io_gather_release(&gather);
   }
 fail:
-  free(observed);
   rtm_io_gather_release(&gather);
   return status;
 }
@@ -445,7 +463,7 @@ static int write_image(migrate_run_t *run) {
   if (run->cfg.rtm.laplacian) {
     scratch = malloc(run->cells * sizeof *scratch);
     if (!scratch) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image filter");
-    rtm_image_laplacian(&run->grid, run->image, scratch);
+    rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->image, scratch);
   }
   RTM_TRY(rtm_output_write_volume(run->output, "/image", run->image));
   RTM_TRY(rtm_output_write_volume(run->output, "/illumination", run->illumination));
@@ -481,6 +499,9 @@ static int write_report(migrate_run_t *run) {
       {"imaging_s", run->shot_seconds + 2 * shots},
       {"io_s", run->shot_seconds + 3 * shots},
       {"recomputed_steps", run->shot_seconds + 4 * shots}};
+  size_t estimate = 0, measured = 0;
+  int on_device = 0;
+  rtm_migration_store_bytes(run->migration, &estimate, &measured, &on_device);
   const rtm_report_t report = {.command = "migrate",
                                .shot_count = shots,
                                .shot_values = shot_values,
@@ -490,6 +511,10 @@ static int write_report(migrate_run_t *run) {
                                .dt_s = rtm_migration_dt(run->migration),
                                .model_precision =
                                    rtm_precision_name(rtm_config_model_precision(&run->cfg)),
+                               .reconstruction = rtm_migration_reconstruction(run->migration),
+                               .reconstruction_estimate_bytes = estimate,
+                               .reconstruction_measured_bytes = measured,
+                               .reconstruction_measured_in = on_device ? "device" : "host",
                                .timings = timings,
                                .timing_count = 6,
                                .mcells_per_s = mcells,
@@ -529,7 +554,6 @@ int rtm_cmd_migrate(int argc, char **argv) {
   if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   run->start_s = rtm_wall_seconds();
   RTM_TRY(set_up(run, argc, argv));
-  RTM_TRY(preflight_shots(run));
   RTM_TRY(resume_if_interrupted(run));
   RTM_TRY(open_output(run));
   RTM_TRY(migrate_shots(run));

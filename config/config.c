@@ -409,6 +409,12 @@ rtm_precision_t rtm_config_model_precision(const rtm_config_t *cfg) {
                                                    : cfg->memory.model_precision;
 }
 
+size_t rtm_config_free_within_limit(const rtm_config_t *cfg, size_t free_bytes) {
+  const double limit = cfg->memory.limit_gb * 1e9;
+  if (limit <= 0.0 || limit >= (double)free_bytes) return free_bytes;
+  return (size_t)limit;
+}
+
 const char *rtm_equation_name(rtm_equation_t equation) {
   switch (equation) {
   case RTM_EQUATION_ISO: return "iso";

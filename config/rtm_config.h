@@ -25,7 +25,12 @@ typedef enum {
   RTM_RECEIVERS_PATCH /* a plane moving with each shot: x_first, y_first are offsets */
 } rtm_receiver_layout_t;
 typedef enum { RTM_SHOTS_SINGLE = 0, RTM_SHOTS_GRID, RTM_SHOTS_FILE } rtm_shot_layout_t;
-typedef enum { RTM_RECONSTRUCT_SNAPSHOTS = 0, RTM_RECONSTRUCT_CHECKPOINT } rtm_reconstruction_t;
+typedef enum {
+  RTM_RECONSTRUCT_SNAPSHOTS = 0,
+  RTM_RECONSTRUCT_BOUNDARY,
+  RTM_RECONSTRUCT_CHECKPOINT,
+  RTM_RECONSTRUCT_AUTO /* the fastest that fits: snapshots, then boundary, then checkpoint */
+} rtm_reconstruction_t;
 typedef enum { RTM_BOUNDARY_SPONGE = 0 } rtm_boundary_kind_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
@@ -48,9 +53,9 @@ typedef struct {
     double delta;
     double theta_deg;
     double phi_deg;
-    double interface_z_m;       /* NAN = none: the constant model is one layer */
-    double interface_dip_deg;   /* along x, depth growing with x */
-    double vp_below_m_s;        /* NAN = auto: vp */
+    double interface_z_m;     /* NAN = none: the constant model is one layer */
+    double interface_dip_deg; /* along x, depth growing with x */
+    double vp_below_m_s;      /* NAN = auto: vp */
   } model;
   struct {
     rtm_equation_t equation;
@@ -112,22 +117,23 @@ typedef struct {
     char model[RTM_CONFIG_NAME_MAX];
     char imaging[RTM_CONFIG_NAME_MAX];
     int require_compression;
+    double limit_gb; /* migrate: the most counted as free in one memory; 0 = all free */
     rtm_precision_t model_precision; /* vti/tti coefficient volumes: float or binary16 */
   } memory;
   struct {
     char observed[RTM_CONFIG_PATH_MAX]; /* the gathers to migrate (rtm3d model's shot layout) */
     rtm_reconstruction_t reconstruction;
-    int imaging_step;              /* 0 = auto */
+    int imaging_step; /* 0 = auto */
     rtm_precision_t snapshot_precision;
-    int checkpoints;               /* reconstruction checkpoint: states kept; 0 = as many fit */
-    int illumination;              /* divide by sum S^2 + eps */
-    double illumination_eps;       /* relative to the largest illumination */
-    int laplacian;                 /* Laplacian filter of the image */
-    int mute;                      /* mute the direct arrival in the observed data */
-    int phase_correction;          /* -d/dt of the observed data: a zero-phase image */
-    double mute_velocity_m_s;      /* NAN = auto: vp at the source */
-    double mute_taper_s;           /* NAN = auto: 1.5 / source.frequency */
-    int shot_images;               /* also write each shot's image */
+    int checkpoints;          /* reconstruction checkpoint: states kept; 0 = as many fit */
+    int illumination;         /* divide by sum S^2 + eps */
+    double illumination_eps;  /* relative to the largest illumination */
+    int laplacian;            /* Laplacian filter of the image */
+    int mute;                 /* mute the direct arrival in the observed data */
+    int phase_correction;     /* -d/dt of the observed data: a zero-phase image */
+    double mute_velocity_m_s; /* NAN = auto: vp at the source */
+    double mute_taper_s;      /* NAN = auto: 1.5 / source.frequency */
+    int shot_images;          /* also write each shot's image */
   } rtm;
   struct {
     int warmup_steps;
@@ -191,6 +197,8 @@ const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_c
 /* The precision the model's coefficient volumes are stored in: memory.model_precision for
  * vti and tti, fp32 for iso (which ignores the key). */
 rtm_precision_t rtm_config_model_precision(const rtm_config_t *cfg);
+/* What a run counts as free in one memory: `free_bytes`, or memory.limit_gb when less. */
+size_t rtm_config_free_within_limit(const rtm_config_t *cfg, size_t free_bytes);
 /* "iso", "vti", "tti": physics.equation as the deck spells it. */
 const char *rtm_equation_name(rtm_equation_t equation);
 /* "fp32" or "fp16", for reports. */

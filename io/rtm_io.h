@@ -134,6 +134,11 @@ typedef struct {
   int steps;
   double dt_s;
   const char *model_precision; /* "fp32" | "fp16": how the model coefficients were stored */
+  /* migrate: rtm.reconstruction as run (auto resolved), else NULL; its store with the image
+   * as the preflight estimated them and as they took (measured where: "device" | "host") */
+  const char *reconstruction;
+  size_t reconstruction_estimate_bytes, reconstruction_measured_bytes;
+  const char *reconstruction_measured_in;
   const rtm_timing_t *timings;
   int timing_count;
   double mcells_per_s;

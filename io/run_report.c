@@ -121,6 +121,18 @@ static void write_shots(FILE *out, const rtm_report_t *report) {
   fputs("},\n", out);
 }
 
+/* "reconstruction": {"name": ..., "estimate_bytes": ..., "measured_bytes": ..., "measured_in": ...}
+ */
+static void write_reconstruction(FILE *out, const rtm_report_t *report) {
+  json_key(out, 2, "reconstruction");
+  fputs("{\"name\": ", out);
+  json_string(out, report->reconstruction);
+  fprintf(out, ", \"estimate_bytes\": %zu, \"measured_bytes\": %zu, \"measured_in\": ",
+          report->reconstruction_estimate_bytes, report->reconstruction_measured_bytes);
+  json_string(out, report->reconstruction_measured_in ? report->reconstruction_measured_in : "");
+  fputs("},\n", out);
+}
+
 static void write_report(FILE *out, const rtm_report_t *report) {
   const rtm_run_info_t none = {0};
   const rtm_run_info_t *info = report->info ? report->info : &none;
@@ -137,6 +149,7 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   fprintf(out, "%d,\n", report->steps);
   field_number(out, "dt_s", report->dt_s);
   field_string(out, "model_precision", report->model_precision);
+  if (report->reconstruction) write_reconstruction(out, report);
   json_key(out, 2, "timings_s");
   write_timings(out, report->timings, report->timing_count);
   fputs(",\n", out);

@@ -88,6 +88,12 @@ typedef struct rtm_backend {
   /* Zeroes every field at both levels and the recorded traces: the next shot on the same
    * state, which may also get new sources and receivers. */
   int (*reset)(void *state);
+  /* The absorbing layer of the steps that follow: the damping profiles of `boundary`
+   * (copied), or none with NULL (every cell undamped). The backward step's damping is not
+   * time-reversible (it amplifies by (1 + d) / (1 - d) a step, iso_cpu.c), so a pass that
+   * rebuilds a wavefield backwards runs without it (rtm.reconstruction = boundary) and puts
+   * the propagator's own layer back afterwards. Ordered with the queued steps. */
+  int (*set_damping)(void *state, const rtm_boundary_t *boundary);
   /* The samples of `field` recorded so far: [count][steps + 1]. A field set_receivers did
    * not ask for is an internal error. */
   int (*read_traces)(void *state, rtm_field_t field, float *traces);

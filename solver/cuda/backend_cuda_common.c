@@ -412,6 +412,24 @@ fail:
   return status;
 }
 
+/* The profiles rewritten on the stream, between the queued steps and the later ones (the
+ * copy from pageable memory is staged before cudaMemcpyAsync returns, so `boundary` may
+ * go away after the call). */
+static int cuda_set_damping(void *state, const rtm_boundary_t *boundary) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  for (int a = 0; a < 3; ++a) {
+    const size_t bytes = (size_t)b->grid.n[a] * sizeof(float);
+    if (boundary && boundary->eta_dt[a])
+      RTM_CUDA_TRY(cudaMemcpyAsync(b->eta_dt[a].ptr, boundary->eta_dt[a], bytes,
+                                   cudaMemcpyHostToDevice, b->stream));
+    else
+      RTM_CUDA_TRY(cudaMemsetAsync(b->eta_dt[a].ptr, 0, bytes, b->stream));
+  }
+fail:
+  return status;
+}
+
 static int cuda_read_field(void *state, rtm_field_t field, rtm_level_t level, float *dense) {
   return copy_field(state, field, level, dense, NULL, cudaMemcpyDeviceToHost);
 }
@@ -465,6 +483,7 @@ const rtm_backend_t rtm_backend_cuda = {
     .write_field = cuda_write_field,
     .view_field = cuda_view_field,
     .reset = cuda_reset,
+    .set_damping = cuda_set_damping,
     .read_traces = cuda_read_traces,
     .synchronize = cuda_synchronize,
     .describe = cuda_describe,

@@ -13,6 +13,8 @@
  * f[it-1] holds + w[it] as well), records f[it-1] into column it - 1 and swaps, leaving
  * current = f[it], previous = f[it-1]. Where the source taps lie outside the damping layer
  * a forward step followed by a backward step with the same `it` restores both levels.
+ * set_damping rewrites the physics' damping profiles: none (NULL) for a backward rebuild,
+ * then the propagator's own again.
  *
  * Split steps: EDGE_PLANES updates the first and last R local z planes (every plane when
  * nz_local <= 2R); INTERIOR updates the rest, then injects, records and rotates. */
@@ -47,6 +49,17 @@ int rtm_cpu_alloc(rtm_mem_ledger_t *ledger, size_t bytes, const char *label,
   return rtm_mem_alloc("host", bytes, label, NULL, ledger, out);
 }
 
+void rtm_cpu_fill_damping(const rtm_grid_t *grid, const rtm_boundary_t *boundary, float *profiles) {
+  for (int a = 0; a < 3; ++a) {
+    const size_t bytes = (size_t)grid->n[a] * sizeof(float);
+    if (boundary && boundary->eta_dt[a])
+      memcpy(profiles, boundary->eta_dt[a], bytes);
+    else
+      memset(profiles, 0, bytes);
+    profiles += grid->n[a];
+  }
+}
+
 int rtm_cpu_copy_damping(const rtm_backend_desc_t *desc, rtm_mem_ledger_t *ledger,
                          rtm_allocation_t *profiles, const float *eta_dt[3]) {
   int status = RTM_OK;
@@ -54,10 +67,9 @@ int rtm_cpu_copy_damping(const rtm_backend_desc_t *desc, rtm_mem_ledger_t *ledge
   const size_t cells = (size_t)g->n[0] + (size_t)g->n[1] + (size_t)g->n[2];
   RTM_TRY(rtm_cpu_alloc(ledger, cells * sizeof(float), "boundary.eta_dt", profiles));
   float *eta = profiles->ptr;
+  rtm_cpu_fill_damping(g, desc->boundary, eta);
   for (int a = 0; a < 3; ++a) {
     eta_dt[a] = eta;
-    if (desc->boundary && desc->boundary->eta_dt[a])
-      memcpy(eta, desc->boundary->eta_dt[a], (size_t)g->n[a] * sizeof(float));
     eta += g->n[a];
   }
 fail:
@@ -311,6 +323,12 @@ static int cpu_reset(void *state) {
   return RTM_OK;
 }
 
+static int cpu_set_damping(void *state, const rtm_boundary_t *boundary) {
+  cpu_state_t *s = state;
+  rtm_cpu_fill_damping(&s->grid, boundary, s->physics->damping(s->fields));
+  return RTM_OK;
+}
+
 static int cpu_read_traces(void *state, rtm_field_t field, float *traces) {
   cpu_state_t *s = state;
   if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(s->trace_fields & RTM_FIELD_BIT(field))) {
@@ -345,6 +363,7 @@ const rtm_backend_t rtm_backend_cpu = {
     .write_field = cpu_write_field,
     .view_field = cpu_view_field,
     .reset = cpu_reset,
+    .set_damping = cpu_set_damping,
     .read_traces = cpu_read_traces,
     .synchronize = NULL,
     .describe = cpu_describe,

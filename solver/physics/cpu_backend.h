@@ -39,6 +39,9 @@ typedef struct {
   float *(*level)(void *state, rtm_field_t field, rtm_level_t level);
   /* current <-> previous, for every field */
   void (*rotate)(void *state);
+  /* The damping profiles the update reads (rtm_cpu_copy_damping's allocation), for
+   * set_damping to rewrite. */
+  float *(*damping)(void *state);
   void (*destroy)(void *state);
 } rtm_cpu_physics_t;
 
@@ -52,5 +55,8 @@ int rtm_cpu_alloc(rtm_mem_ledger_t *ledger, size_t bytes, const char *label, rtm
  * then y [ny], then z [nz global]; all zero without a boundary. */
 int rtm_cpu_copy_damping(const rtm_backend_desc_t *desc, rtm_mem_ledger_t *ledger,
                          rtm_allocation_t *profiles, const float *eta_dt[3]);
+/* Writes the profiles of `boundary` (zeros where it has none, or for NULL) into such an
+ * allocation. */
+void rtm_cpu_fill_damping(const rtm_grid_t *grid, const rtm_boundary_t *boundary, float *profiles);
 
 #endif

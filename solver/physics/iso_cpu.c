@@ -126,6 +126,10 @@ static float *iso_level(void *state, rtm_field_t field, rtm_level_t level) {
   return level == RTM_LEVEL_CURRENT ? s->current : s->previous;
 }
 
+static float *iso_damping(void *state) {
+  return ((iso_cpu_t *)state)->eta.ptr;
+}
+
 static void iso_rotate(void *state) {
   iso_cpu_t *s = state;
   float *swap = s->current;
@@ -140,5 +144,6 @@ const rtm_cpu_physics_t rtm_cpu_physics_iso = {
     .update = iso_update,
     .level = iso_level,
     .rotate = iso_rotate,
+    .damping = iso_damping,
     .destroy = iso_destroy,
 };

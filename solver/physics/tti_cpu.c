@@ -354,6 +354,10 @@ static float *tti_level(void *state, rtm_field_t field, rtm_level_t level) {
   return level == RTM_LEVEL_CURRENT ? s->current[f] : s->previous[f];
 }
 
+static float *tti_damping(void *state) {
+  return ((tti_cpu_t *)state)->eta.ptr;
+}
+
 static void tti_rotate(void *state) {
   tti_cpu_t *s = state;
   for (int f = 0; f < 2; ++f) {
@@ -370,5 +374,6 @@ const rtm_cpu_physics_t rtm_cpu_physics_tti = {
     .update = tti_update,
     .level = tti_level,
     .rotate = tti_rotate,
+    .damping = tti_damping,
     .destroy = tti_destroy,
 };

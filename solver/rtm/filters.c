@@ -26,37 +26,54 @@ void rtm_image_compensate(float *image, const float *illumination, size_t cells,
   }
 }
 
-/* sum_a (c0 u + sum_k c_k (u[+k e_a] + u[-k e_a])) / h_a^2 at cell (ix, iy, iz) of the dense
- * volume u, cells beyond a face taken as zero. */
-static double laplacian_at(const float *u, const long n[3], const long stride[3],
+/* j folded back into the box [lo, hi) by even reflection across its faces (lo - 1 - i is
+ * lo + i), clamped should a box narrower than the stencil fold it out again. */
+static long mirror(long j, long lo, long hi) {
+  if (j < lo) j = 2 * lo - 1 - j;
+  if (j >= hi) j = 2 * hi - 1 - j;
+  return j < lo ? lo : j;
+}
+
+/* sum_a (c0 u + sum_k c_k (u[+k e_a] + u[-k e_a])) / h_a^2 at `cell` of the dense volume u,
+ * the neighbours mirrored into the box [lo, hi). */
+static double laplacian_at(const float *u, const long lo[3], const long hi[3], const long stride[3],
                            const long cell[3], const double inv_h2[3]) {
   const size_t i = (size_t)(cell[2] * stride[2] + cell[1] * stride[1] + cell[0]);
   double lap = 0.0;
   for (int a = 0; a < 3; ++a) {
     double d2 = rtm_fd2_coeff[0] * (double)u[i];
     for (long k = 1; k <= RTM_RADIUS; ++k) {
-      const double plus = cell[a] + k < n[a] ? (double)u[i + (size_t)(k * stride[a])] : 0.0;
-      const double minus = cell[a] - k >= 0 ? (double)u[i - (size_t)(k * stride[a])] : 0.0;
-      d2 += rtm_fd2_coeff[k] * (plus + minus);
+      const long plus = mirror(cell[a] + k, lo[a], hi[a]) - cell[a];
+      const long minus = mirror(cell[a] - k, lo[a], hi[a]) - cell[a];
+      d2 += rtm_fd2_coeff[k] *
+            ((double)u[(long)i + plus * stride[a]] + (double)u[(long)i + minus * stride[a]]);
     }
     lap += d2 * inv_h2[a];
   }
   return lap;
 }
 
-void rtm_image_laplacian(const rtm_grid_t *grid, float *image, float *scratch) {
+void rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch) {
   const long n[3] = {grid->n[0], grid->n[1], grid->nz_local};
   const long stride[3] = {1, n[0], n[0] * n[1]};
+  const long offset[3] = {0, 0, grid->z_offset}; /* the box in global cells, here local */
+  long lo[3], hi[3];
   double inv_h2[3];
-  for (int a = 0; a < 3; ++a)
+  for (int a = 0; a < 3; ++a) {
+    const long global_lo = width, global_hi = (long)grid->n[a] - width;
+    lo[a] = global_lo - offset[a] > 0 ? global_lo - offset[a] : 0;
+    hi[a] = global_hi - offset[a] < n[a] ? global_hi - offset[a] : n[a];
     inv_h2[a] = 1.0 / (grid->spacing_m[a] * grid->spacing_m[a]);
+  }
   memcpy(scratch, image, rtm_grid_interior_cells(grid) * sizeof(float));
   IMAGING_OMP_ROWS
   for (long iz = 0; iz < n[2]; ++iz)
     for (long iy = 0; iy < n[1]; ++iy)
       for (long ix = 0; ix < n[0]; ++ix) {
         const long cell[3] = {ix, iy, iz};
+        const int inside =
+            ix >= lo[0] && ix < hi[0] && iy >= lo[1] && iy < hi[1] && iz >= lo[2] && iz < hi[2];
         image[(size_t)(iz * stride[2] + iy * stride[1] + ix)] =
-            (float)-laplacian_at(scratch, n, stride, cell, inv_h2);
+            inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2) : 0.0f;
       }
 }

@@ -13,7 +13,17 @@
 #include "imaging_cuda.h"
 #include "imaging_impl.h"
 #include "reconstruction_impl.h"
+#include "rtm_anisotropy.h"
 #include "rtm_status.h"
+
+/* A reconstruction's store with the image against what is free where they would live. */
+typedef struct {
+  size_t need;     /* the store and the image, and a reserve beside them (auto) */
+  size_t estimate; /* the store and the image alone: the preflight's estimate */
+  size_t available, image;
+  int on_device;
+  int limited; /* available is memory.limit_gb, less than is free */
+} rtm_fit_t;
 
 struct rtm_migration {
   rtm_config_t cfg; /* the run's, receivers.layout none: neither side records */
@@ -28,6 +38,8 @@ struct rtm_migration {
   float *reversed; /* [count][steps + 1], the gather back to front */
   size_t reversed_floats;
   rtm_mem_ledger_t ledger; /* the image and the snapshots; each side has its own */
+  rtm_fit_t fit;           /* the preflight's, for the chosen reconstruction */
+  size_t measured_bytes;   /* what the image and the store took where fit counted them */
 };
 
 static double wall_seconds(void) {
@@ -78,6 +90,7 @@ fail:
 /* The ways of rtm.reconstruction; the config's enum indexes them. */
 static const rtm_reconstruction_ops_t *const reconstructions[] = {
     [RTM_RECONSTRUCT_SNAPSHOTS] = &rtm_reconstruction_snapshots,
+    [RTM_RECONSTRUCT_BOUNDARY] = &rtm_reconstruction_boundary,
     [RTM_RECONSTRUCT_CHECKPOINT] = &rtm_reconstruction_checkpoint,
 };
 
@@ -94,39 +107,112 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .ledger = &m->ledger};
 }
 
-/* The preflight, before anything is allocated: what the reconstruction would hold and the
- * image, where they would live (the device the backend takes, or host memory), against what
- * is free there now. The propagators come on top, so a plan that passes may still leave too
- * little for them (the backend then says so); one that cannot fit is refused here, with the
- * settings that shrink it. */
-static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
-  int status = RTM_OK, on_device = 0;
-  const rtm_backend_t *backend = NULL;
-  size_t available = 0;
-  RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
-  const int device = strcmp(backend->name, "cuda") == 0 ? cfg->backend.device : -1;
-  const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
-  const size_t volume = rtm_grid_interior_cells(&m->grid) * sizeof(float);
-  const size_t store = m->reconstruction->bytes(&plan, &on_device);
+/* What a reconstruction would hold with the image, against what is free where it would
+ * live (the device the backend takes, or host memory). `reserve`: more to find room for
+ * beside them where the fields live (auto's estimate of the propagators), 0 for none. */
+static int measure_fit(const rtm_reconstruction_ops_t *ops, const rtm_reconstruction_plan_t *plan,
+                       size_t reserve, rtm_fit_t *fit) {
+  int status = RTM_OK;
+  const size_t volume = rtm_grid_interior_cells(plan->grid) * sizeof(float);
+  const size_t store = ops->bytes(plan, &fit->on_device);
   /* the image and the illumination count where they live: with the store on the device,
    * or with it in host memory on the cpu backend */
-  const size_t image = (on_device || device < 0) ? 2 * volume : 0;
-  const size_t need = store > SIZE_MAX - image ? SIZE_MAX : store + image;
-  if (on_device)
-    RTM_TRY(rtm_imaging_cuda_free_bytes(device, &available));
+  const int with_fields = fit->on_device || plan->device < 0;
+  fit->image = with_fields ? 2 * volume : 0;
+  const size_t beside = fit->image + (with_fields ? reserve : 0);
+  fit->need = store > SIZE_MAX - beside ? SIZE_MAX : store + beside;
+  fit->estimate = store > SIZE_MAX - fit->image ? SIZE_MAX : store + fit->image;
+  if (fit->on_device)
+    RTM_TRY(rtm_imaging_cuda_free_bytes(plan->device, &fit->available));
   else
-    available = rtm_imaging_host_free_bytes();
-  if (need > available) {
-    char advice[256] = "hold it elsewhere (memory.imaging)";
-    if (m->reconstruction->advise)
-      m->reconstruction->advise(&plan, available > image ? available - image : 0, advice,
-                                sizeof advice);
-    RTM_FAIL(RTM_ERR_NOMEM,
-             "rtm.reconstruction = %s needs %.3g GB%s in %s, where %.3g GB are "
-             "free: %s",
-             m->reconstruction->name, need / 1e9, image ? " (with the image)" : "",
-             on_device ? "device memory" : "host memory", available / 1e9, advice);
+    fit->available = rtm_imaging_host_free_bytes();
+  const size_t free_bytes = fit->available;
+  fit->available = rtm_config_free_within_limit(plan->cfg, free_bytes);
+  fit->limited = fit->available < free_bytes;
+fail:
+  return status;
+}
+
+static int refuse(const rtm_reconstruction_ops_t *ops, const rtm_reconstruction_plan_t *plan,
+                  const rtm_fit_t *fit) {
+  int status = RTM_OK;
+  char advice[512] = "hold it elsewhere (memory.imaging)";
+  if (ops->advise)
+    ops->advise(plan, fit->available > fit->image ? fit->available - fit->image : 0, advice,
+                sizeof advice);
+  RTM_FAIL(RTM_ERR_NOMEM, "rtm.reconstruction = %s needs %.3g GB%s in %s, where %.3g GB are %s: %s",
+           ops->name, fit->need / 1e9, fit->image ? " (with the image)" : "",
+           fit->on_device ? "device memory" : "host memory", fit->available / 1e9,
+           fit->limited ? "allowed (memory.limit_gb)" : "free", advice);
+fail:
+  return status;
+}
+
+/* The two propagators' volumes, which auto finds room for beside its choice: a side holds
+ * both time levels of p (and q) and the model's coefficient volumes (1 for iso, 7 for
+ * vti/tti, binary16 with memory.model_precision = fp16). An estimate within a few planes. */
+static size_t propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
+  const size_t coefficient =
+      !iso && rtm_config_model_precision(cfg) == RTM_PRECISION_FP16 ? 2 : sizeof(float);
+  const size_t side =
+      (iso ? 2 : 4) * sizeof(float) + (iso ? 1 : RTM_FDF_STORED_COUNT) * coefficient;
+  return 2 * side * grid->padded_cells;
+}
+
+/* rtm.reconstruction = auto: the fastest way that can serve the run and fits with the
+ * propagators: snapshots (2 propagations a shot), boundary (3), checkpoint (3 or more). */
+static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
+  static const rtm_reconstruction_t fastest_first[] = {
+      RTM_RECONSTRUCT_SNAPSHOTS, RTM_RECONSTRUCT_BOUNDARY, RTM_RECONSTRUCT_CHECKPOINT};
+  const int count = (int)(sizeof fastest_first / sizeof fastest_first[0]);
+  int status = RTM_OK;
+  char passed[512] = "";
+  rtm_fit_t fit = {0};
+  const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
+  const size_t reserve = propagator_bytes(cfg, &m->grid);
+  for (int i = 0; i < count; ++i) {
+    const rtm_reconstruction_ops_t *ops = reconstructions[fastest_first[i]];
+    char why[256];
+    const size_t used = strlen(passed);
+    m->reconstruction = ops;
+    if (ops->usable && !ops->usable(&plan, why, sizeof why)) {
+      snprintf(passed + used, sizeof passed - used, "%s%s: %s", used ? "; " : "", ops->name, why);
+      continue;
+    }
+    RTM_TRY(measure_fit(ops, &plan, reserve, &fit));
+    if (fit.need <= fit.available) {
+      m->fit = fit;
+      if (used) rtm_log_info("rtm.reconstruction = auto: %s (%s)", ops->name, passed);
+      return RTM_OK;
+    }
+    snprintf(passed + used, sizeof passed - used,
+             "%s%s needs %.3g GB with the propagators, %.3g GB %s", used ? "; " : "", ops->name,
+             fit.need / 1e9, fit.available / 1e9, fit.limited ? "allowed" : "free");
   }
+  rtm_log_error("rtm.reconstruction = auto: none fits (%s)", passed);
+  RTM_TRY(refuse(m->reconstruction, &plan, &fit)); /* the last, the smallest, says what to change */
+fail:
+  return status;
+}
+
+/* The preflight, before anything is allocated: the reconstruction's store and the image
+ * against the memory free where they would live. The propagators come on top, so a plan that
+ * passes may still leave too little for them (the backend then says so); one that cannot fit
+ * is refused here, with the settings that shrink it. auto chooses with the propagators
+ * counted. */
+static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
+  int status = RTM_OK;
+  const rtm_backend_t *backend = NULL;
+  rtm_fit_t fit = {0};
+  RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
+  const int device = strcmp(backend->name, "cuda") == 0 ? cfg->backend.device : -1;
+  if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) return choose_reconstruction(m, cfg, device);
+  m->reconstruction = reconstructions[cfg->rtm.reconstruction];
+  const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
+  RTM_TRY(measure_fit(m->reconstruction, &plan, 0, &fit));
+  if (fit.need > fit.available) RTM_TRY(refuse(m->reconstruction, &plan, &fit));
+  m->fit = fit;
 fail:
   return status;
 }
@@ -141,15 +227,39 @@ fail:
   return status;
 }
 
+/* What the ledger holds of what the preflight counted: the store, and the image where the
+ * preflight counted it (as taken: rounded to the strategy's granularity). */
+static size_t ledger_counted(const rtm_migration_t *m) {
+  size_t bytes = 0;
+  for (int r = 0; r < m->ledger.count; ++r) {
+    const rtm_mem_record_t *record = &m->ledger.records[r];
+    const int image =
+        strcmp(record->label, "image") == 0 || strcmp(record->label, "illumination") == 0;
+    if (!image || m->fit.image)
+      bytes += record->reserved_bytes ? record->reserved_bytes : record->bytes;
+  }
+  return bytes;
+}
+
+/* The image and the store, and what they took: on the device the drop of its free memory
+ * (what the driver gave, whatever the ledger says), in host memory the ledger's. */
 static int create_buffers(rtm_migration_t *m) {
   int status = RTM_OK;
   rtm_field_view_t view;
+  size_t free_before = 0, free_after = 0;
   RTM_TRY(m->source.backend->view_field(m->source.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   m->device = view.device;
   const rtm_reconstruction_plan_t plan = plan_of(m, &m->cfg, m->device);
+  if (m->fit.on_device) RTM_TRY(rtm_imaging_cuda_free_bytes(m->device, &free_before));
   RTM_TRY(rtm_image_create(&m->grid, m->device, image_strategy(&m->cfg, m->device), &m->ledger,
                            &m->image));
   RTM_TRY(m->reconstruction->create(&plan, &m->reconstruction_state));
+  if (m->fit.on_device) {
+    RTM_TRY(rtm_imaging_cuda_free_bytes(m->device, &free_after));
+    m->measured_bytes = free_before > free_after ? free_before - free_after : 0;
+  } else {
+    m->measured_bytes = ledger_counted(m);
+  }
 fail:
   return status;
 }
@@ -163,7 +273,6 @@ int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const 
   m->grid = *grid;
   m->model = model;
   rtm_mem_ledger_init(&m->ledger);
-  m->reconstruction = reconstructions[cfg->rtm.reconstruction];
   RTM_TRY(plan_imaging(m, cfg));
   RTM_TRY(preflight(m, cfg));
   RTM_TRY(create_propagators(m, cfg));
@@ -246,6 +355,10 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
   RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,
                                        &source_layout));
   if (!wanted) return RTM_OK;
+  /* both sides' queued steps done (the source side's include a recomputation's), so that
+   * the clock below times the imaging condition alone and a recomputation counts as
+   * backward time */
+  RTM_TRY(drain(&m->source));
   RTM_TRY(drain(r));
   const double start_s = wall_seconds();
   RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
@@ -255,6 +368,11 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
   *imaging_s += wall_seconds() - start_s;
 fail:
   return status;
+}
+
+static int finish_shot(rtm_migration_t *m) {
+  if (!m->reconstruction->finish_shot) return RTM_OK;
+  return m->reconstruction->finish_shot(m->reconstruction_state, &m->source);
 }
 
 /* Backward: after receiver step tau the current level is R(steps - tau). */
@@ -267,8 +385,7 @@ static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, 
     RTM_TRY(image_at(m, m->steps - tau, imaging_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
-  if (m->reconstruction->finish_shot)
-    RTM_TRY(m->reconstruction->finish_shot(m->reconstruction_state, &m->source));
+  RTM_TRY(finish_shot(m));
   RTM_TRY(drain(r));
 fail:
   return status;
@@ -294,29 +411,92 @@ fail:
   return status;
 }
 
-int rtm_migration_replay_source(rtm_migration_t *m, const double source_m[3],
-                                rtm_migration_source_visit_t visit, void *context) {
-  int status = RTM_OK;
-  RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
-  RTM_TRY(forward_pass(m, NULL, NULL));
-  for (int n = m->steps; n >= 1; --n) {
-    const float *volume = NULL;
-    rtm_layout_t layout;
-    const int wanted = n % m->imaging_step == 0;
-    RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &volume,
-                                         &layout));
-    if (!wanted) continue;
-    RTM_TRY(drain(&m->source));
-    RTM_TRY(visit(context, n, volume, layout, m->device));
+/* Zeroes a dense volume outside the non-absorbing interior (`width` cells inside every
+ * face). There the source wavefield is the damped one (snapshots), or one the forward pass
+ * never had (boundary does not rebuild the layer), so the image means nothing there. Zeroed
+ * for every reconstruction, their images agree; the Laplacian filter that follows works
+ * inside the interior, mirrored at its faces (rtm_image_laplacian), so that the cut rings no
+ * false reflector along the interior's edge. */
+static void zero_layer(const rtm_grid_t *g, int width, float *dense) {
+  const long nx = g->n[0], ny = g->n[1];
+  const long x_low = width < nx ? width : nx, x_high = nx - width > x_low ? nx - width : x_low;
+  if (!dense || width <= 0) return;
+  for (long iz = 0; iz < g->nz_local; ++iz) {
+    const long z = g->z_offset + iz;
+    const int z_inside = z >= width && z < g->n[2] - width;
+    for (long iy = 0; iy < ny; ++iy) {
+      float *row = dense + ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
+      if (!z_inside || iy < width || iy >= ny - width) {
+        memset(row, 0, (size_t)nx * sizeof *row);
+        continue;
+      }
+      memset(row, 0, (size_t)x_low * sizeof *row);
+      memset(row + x_high, 0, (size_t)(nx - x_high) * sizeof *row);
+    }
   }
-  if (m->reconstruction->finish_shot)
-    RTM_TRY(m->reconstruction->finish_shot(m->reconstruction_state, &m->source));
+}
+
+static int same_layout(rtm_layout_t a, rtm_layout_t b) {
+  return a.origin == b.origin && a.stride_y == b.stride_y && a.stride_z == b.stride_z;
+}
+
+/* A volume the reconstruction handed back (in the fields' memory, dense or padded) as a dense
+ * host array; a device's padded volume comes through the host array `padded`. */
+static int source_to_host(const rtm_migration_t *m, const float *volume, rtm_layout_t layout,
+                          float *padded, float *dense) {
+  int status = RTM_OK;
+  const rtm_grid_t *g = &m->grid;
+  const int is_dense = same_layout(layout, rtm_layout_dense(g));
+  if (!is_dense && !same_layout(layout, rtm_layout_padded(g)))
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm.reconstruction = %s handed back a volume of an unknown layout",
+             m->reconstruction->name);
+  if (m->device < 0 && is_dense) {
+    memcpy(dense, volume, rtm_grid_interior_cells(g) * sizeof *dense);
+  } else if (m->device < 0) {
+    rtm_grid_pack(g, volume, dense);
+  } else if (is_dense) {
+    RTM_TRY(rtm_imaging_cuda_read(dense, volume, rtm_grid_interior_cells(g) * sizeof *dense));
+  } else {
+    RTM_TRY(rtm_imaging_cuda_read(padded, volume, g->padded_cells * sizeof *padded));
+    rtm_grid_pack(g, padded, dense);
+  }
 fail:
   return status;
 }
 
+int rtm_migration_replay_source(rtm_migration_t *m, const double source_m[3],
+                                rtm_migration_visit_t visit, void *context) {
+  int status = RTM_OK;
+  float *dense = malloc(rtm_grid_interior_cells(&m->grid) * sizeof *dense);
+  float *padded = m->device >= 0 ? malloc(m->grid.padded_cells * sizeof *padded) : NULL;
+  const float *volume = NULL;
+  rtm_layout_t layout;
+  if (!dense || (m->device >= 0 && !padded))
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the replayed source wavefield");
+  RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
+  RTM_TRY(forward_pass(m, NULL, NULL));
+  for (int n = m->steps; n >= 1; --n) {
+    const int wanted = n % m->imaging_step == 0;
+    RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &volume,
+                                         &layout));
+    if (!wanted) continue;
+    RTM_TRY(source_to_host(m, volume, layout, padded, dense));
+    RTM_TRY(visit(context, n, dense));
+  }
+  RTM_TRY(finish_shot(m));
+fail:
+  free(padded);
+  free(dense);
+  return status;
+}
+
 int rtm_migration_read(rtm_migration_t *m, float *image, float *illumination) {
-  return rtm_image_read(m->image, image, illumination);
+  int status = RTM_OK;
+  RTM_TRY(rtm_image_read(m->image, image, illumination));
+  zero_layer(&m->grid, m->source.boundary.width_cells, image);
+  zero_layer(&m->grid, m->source.boundary.width_cells, illumination);
+fail:
+  return status;
 }
 
 int rtm_migration_load(rtm_migration_t *m, const float *image, const float *illumination) {
@@ -393,6 +573,17 @@ int rtm_migration_memory(const rtm_migration_t *m, rtm_mem_ledger_t *memory) {
 
 const char *rtm_migration_backend(const rtm_migration_t *m) {
   return m->source.backend->name;
+}
+
+const char *rtm_migration_reconstruction(const rtm_migration_t *m) {
+  return m->reconstruction->name;
+}
+
+void rtm_migration_store_bytes(const rtm_migration_t *m, size_t *estimate, size_t *measured,
+                               int *on_device) {
+  *estimate = m->fit.estimate;
+  *measured = m->measured_bytes;
+  *on_device = m->fit.on_device;
 }
 
 void rtm_migration_describe(const rtm_migration_t *m, char *text, size_t size) {

@@ -104,6 +104,7 @@ static int choose_slots(const rtm_reconstruction_plan_t *plan, size_t state, int
   *slots = useful_slots(plan, plan->cfg->rtm.checkpoints);
   if (plan->cfg->rtm.checkpoints > 0 || useful_slots(plan, 1) == 0) return RTM_OK;
   RTM_TRY(rtm_imaging_free_bytes(plan->strategy, plan->device, &free_bytes));
+  free_bytes = rtm_config_free_within_limit(plan->cfg, free_bytes);
   const size_t fit = (size_t)(auto_share * (double)free_bytes) / state;
   *slots = useful_slots(plan, fit < (size_t)plan->steps ? (int)fit : plan->steps);
   if (*slots < 1)

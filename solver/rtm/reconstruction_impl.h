@@ -43,6 +43,9 @@ typedef struct {
   const char *name; /* as rtm.reconstruction spells it */
   /* The bytes it would hold, for the preflight; *on_device: in device memory (else host). */
   size_t (*bytes)(const rtm_reconstruction_plan_t *plan, int *on_device);
+  /* Whether it can serve this run at all, else why not in `why` (create refuses the same run
+   * with the keys to change); rtm.reconstruction = auto passes over it. NULL: always. */
+  int (*usable)(const rtm_reconstruction_plan_t *plan, char *why, size_t size);
   /* When bytes() exceeds `available` (the memory free there less the image's): the settings
    * that shrink it, one clause for the preflight's refusal. May be NULL. */
   void (*advise)(const rtm_reconstruction_plan_t *plan, size_t available, char *text, size_t size);
@@ -59,5 +62,6 @@ typedef struct {
 
 extern const rtm_reconstruction_ops_t rtm_reconstruction_snapshots;
 extern const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint;
+extern const rtm_reconstruction_ops_t rtm_reconstruction_boundary;
 
 #endif

@@ -110,10 +110,13 @@ int rtm_adjoint_receivers(const rtm_points_t *receivers, const rtm_grid_t *grid,
 /* ---- filters of the final image (host, dense) ---- */
 /* image[i] /= illumination[i] + eps max(illumination), eps relative (rtm.illumination_eps). */
 void rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps);
-/* image := -lap(image), the 8th-order Laplacian with the grid's spacings (zero outside the
- * volume), which keeps the reflectors and removes the low-wavenumber backscatter of the
- * cross-correlation. `scratch` holds as many cells as the image. */
-void rtm_image_laplacian(const rtm_grid_t *grid, float *image, float *scratch);
+/* image := -lap(image), the 8th-order Laplacian with the grid's spacings, which keeps the
+ * reflectors and removes the low-wavenumber backscatter of the cross-correlation, over the
+ * box `width` cells in from every face of the grid (the non-absorbing interior, where the
+ * image means something; 0: the whole volume) with the image mirrored (even) across the
+ * box's faces, so that its edge, where the image stops, rings no false reflector; zero
+ * outside the box. `scratch` holds as many cells as the image. */
+void rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch);
 
 #ifdef __cplusplus
 }

@@ -2,11 +2,12 @@
  *
  * Two propagators share the grid, the model, dt and the absorbing layer: the source side
  * steps the shot's Ricker forward and stores the source wavefield S every imaging step
- * (rtm.reconstruction = snapshots), or keeps checkpoints of its state from which S is
- * recomputed in the backward pass (checkpoint); the receiver side steps the same kernel
- * over the time-reversed observed gather, injected at the adjoint receiver taps
- * (rtm_imaging.h says why that is the adjoint of recording). After receiver step tau its
- * current level holds R at time n = steps - tau, which meets S(n) in the imaging condition
+ * (rtm.reconstruction = snapshots), rebuilds it backwards inside its shell saved every step
+ * (boundary), or keeps checkpoints of its state from which S is recomputed in the backward
+ * pass (checkpoint); the receiver side steps the same kernel over the time-reversed observed
+ * gather, injected at the adjoint receiver taps (rtm_imaging.h says why that is the adjoint
+ * of recording). After receiver step tau its current level holds R at time n = steps - tau,
+ * which meets S(n) in the imaging condition
  *   I(x) += S(x, n) R(x, n),   L(x) += S(x, n)^2,   n = k, 2k, ... <= steps (k = imaging step)
  * accumulated where the fields live, summed over shots. The app reads the observed gathers
  * (io), resamples and mutes them (rtm_mute_direct), and writes the image; this drives the
@@ -54,17 +55,18 @@ int rtm_migration_shot(rtm_migration_t *migration, const double source_m[3],
                        rtm_migration_progress_t progress, void *progress_context,
                        rtm_shot_timing_t *timing);
 
-/* S(n) as rtm.reconstruction brings it back, for tests of a reconstruction: the source side
- * of the shot at source_m forward, then the backward pass's calls without the receiver side
- * or the imaging. `visit` gets each imaging step n, descending, with S(n) where the fields
- * live (device -1: host), laid out as `layout`, valid during the call; a status other than
- * RTM_OK stops the replay with it. */
-typedef int (*rtm_migration_source_visit_t)(void *context, int n, const float *volume,
-                                            rtm_layout_t layout, int device);
+/* For tests of rtm.reconstruction: the source side alone for the shot at source_m, forward
+ * then backward as rtm_migration_shot runs it, no image made; at every imaging step n
+ * (n = steps, ..., 1 with n % rtm.imaging_step == 0) S(n) of p as the reconstruction hands it
+ * back goes to `visit`, dense [nz_local][ny][nx] in host memory, valid during the call. A
+ * visit's status other than RTM_OK stops the replay and is returned. */
+typedef int (*rtm_migration_visit_t)(void *context, int n, const float *source_p);
 int rtm_migration_replay_source(rtm_migration_t *migration, const double source_m[3],
-                                rtm_migration_source_visit_t visit, void *context);
+                                rtm_migration_visit_t visit, void *context);
 
-/* The accumulated image and illumination, dense [nz_local][ny][nx] (either may be NULL). */
+/* The accumulated image and illumination, dense [nz_local][ny][nx] (either may be NULL),
+ * zero outside the non-absorbing interior (the absorbing layer's boundary.width cells inside
+ * every face), where the source wavefield is not the forward pass's. */
 int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumination);
 /* The accumulation so far, from the host (a resumed run's sums). */
 int rtm_migration_load(rtm_migration_t *migration, const float *image, const float *illumination);
@@ -82,6 +84,14 @@ int rtm_migration_memory(const rtm_migration_t *migration, rtm_mem_ledger_t *mem
 /* The backend's name and where it runs, for the report. */
 const char *rtm_migration_backend(const rtm_migration_t *migration);
 void rtm_migration_describe(const rtm_migration_t *migration, char *text, size_t size);
+/* rtm.reconstruction as it runs ("snapshots", "boundary", "checkpoint"; auto resolved). */
+const char *rtm_migration_reconstruction(const rtm_migration_t *migration);
+/* The reconstruction's store with the image where it counts them (with the store on the
+ * device, or all in host memory on the cpu backend): the preflight's estimate, and what they
+ * took, measured on the device as the drop of its free memory across their allocation, in
+ * host memory from the ledger (*on_device says which). */
+void rtm_migration_store_bytes(const rtm_migration_t *migration, size_t *estimate, size_t *measured,
+                               int *on_device);
 
 /* The observed gather [count][steps + 1] at the modelling dt made ready for
  * back-propagation as the config says: the direct arrival muted (rtm.mute: velocity

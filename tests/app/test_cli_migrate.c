@@ -5,10 +5,13 @@
  * model of the deck, dt fixed for both runs). The migrated /image peaks (its largest value:
  * a velocity increase images positive) at the reflector, cell 27 or 28, within a cell of
  * 27.5, in the columns between and around the shots; /illumination is not negative and not
- * zero; the report names the phases. Bad input is refused before the first step with
+ * zero; the report names the phases, the reconstruction rtm.reconstruction = auto chose
+ * (snapshots, which fit) and its store with the image as taken, within 10% of the
+ * preflight's estimate. Bad input is refused before the first step with
  * exit 2 and no output file: a file with fewer shots than the acquisition, receivers that
  * are not the acquisition's, a gather shorter than the migration, no rtm.observed; and
- * snapshots that cannot fit the memory (10^8 steps) with exit 1, naming the settings.
+ * snapshots that cannot fit the memory (memory.limit_gb) with exit 1, naming the settings,
+ * and nothing that fits for rtm.reconstruction = auto.
  * Resuming: a run stopped after its first shot (--max-shots=1) leaves OUTPUT.resume.h5 and no
  * image; started again with another config it is refused naming the key; with the same
  * config it finishes with the uninterrupted run's image and illumination, bit for bit, and
@@ -87,6 +90,20 @@ static int tear_down(void **state) {
   return system("rm -rf " DIR) == 0 ? 0 : -1;
 }
 
+/* The report's store and image as taken within 10% of the preflight's estimate (the issue's
+ * bar; in host memory both count the same bytes, so a formula that drifts from what is
+ * allocated fails here). */
+static void assert_store_as_estimated(const char *report) {
+  const char *at = strstr(report, "\"estimate_bytes\": ");
+  assert_non_null(at);
+  double estimate = 0.0, measured = 0.0;
+  assert_int_equal(
+      sscanf(at, "\"estimate_bytes\": %lf, \"measured_bytes\": %lf", &estimate, &measured), 2);
+  printf("store and image: estimated %.0f bytes, took %.0f\n", estimate, measured);
+  assert_true(estimate > 0.0);
+  assert_true(fabs(measured - estimate) <= 0.1 * estimate);
+}
+
 static void test_flat_reflector_image(void **state) {
   (void)state;
   assert_int_equal(rtm3d("migrate",
@@ -122,6 +139,9 @@ static void test_flat_reflector_image(void **state) {
   assert_true(contains(report, "\"command\": \"migrate\""));
   assert_true(contains(report, "\"forward\":") && contains(report, "\"backward\":") &&
               contains(report, "\"imaging\":"));
+  /* rtm.reconstruction = auto (the default) took the fastest, which fits */
+  assert_true(contains(report, "\"reconstruction\": {\"name\": \"snapshots\""));
+  assert_store_as_estimated(report);
   rtm_dataset_release(&image);
   rtm_dataset_release(&illumination);
 }
@@ -144,6 +164,8 @@ static void test_checkpoint_image(void **state) {
   const char *report = read_text(DIR "/checkpoint.json");
   if (!contains(report, "\"recomputed_steps\": [681, 681]")) printf("%s\n", report);
   assert_true(contains(report, "\"recomputed_steps\": [681, 681]"));
+  assert_true(contains(report, "\"reconstruction\": {\"name\": \"checkpoint\""));
+  assert_store_as_estimated(report);
   rtm_dataset_release(&snapshots);
   rtm_dataset_release(&checkpoint);
 }
@@ -233,16 +255,25 @@ static void test_bad_input_refused(void **state) {
   assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
                  "--set time.steps=300",
                  "but the migration needs");
-  /* 10^8 snapshots: refused before anything is allocated */
+  /* 87 snapshots of 0.34 MB in the 1 MB memory.limit_gb allows: refused before anything is
+   * allocated, naming the settings; rtm.reconstruction = auto finds that nothing fits */
   assert_refused_with(1,
                       "--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
-                      "--set time.steps=100000000 --set rtm.imaging_step=1",
+                      "--set rtm.reconstruction=snapshots --set memory.limit_gb=0.001",
                       "raise rtm.imaging_step");
+  assert_refused_with(1,
+                      "--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
+                      "--set memory.limit_gb=0.001",
+                      "rtm.reconstruction = auto: none fits");
+  /* a 10^8-step migration of 260-step gathers is refused for the gathers (exit 2) before
+   * any reconstruction takes memory for 10^8 steps */
+  assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
+                 "--set time.steps=100000000",
+                 "but the migration needs");
 }
 
 RTM_TEST_MAIN_CLI("test_cli_migrate", 1,
                   cmocka_unit_test_setup_teardown(test_flat_reflector_image, set_up, NULL),
                   cmocka_unit_test(test_resume_after_a_stop),
-                  cmocka_unit_test(test_resampled_gathers),
-                  cmocka_unit_test(test_checkpoint_image),
+                  cmocka_unit_test(test_resampled_gathers), cmocka_unit_test(test_checkpoint_image),
                   cmocka_unit_test_setup_teardown(test_bad_input_refused, NULL, tear_down))

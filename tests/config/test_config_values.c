@@ -43,9 +43,9 @@ static void test_schema_is_consistent(void **state) {
     }
   }
   /* The keys: 9 grid, 3 time, 9 model, 3 physics, 6 source, 9 shots, 10 receivers,
-   * 3 boundary, 2 snapshots, 3 output, 2 backend, 5 kernel, 6 memory, 13 rtm, 2 bench,
+   * 3 boundary, 2 snapshots, 3 output, 2 backend, 5 kernel, 7 memory, 13 rtm, 2 bench,
    * 1 traces. */
-  assert_int_equal(rows, 86);
+  assert_int_equal(rows, 87);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */
@@ -115,6 +115,8 @@ static void test_defaults(void **state) {
                                       .warmup_steps = 10,
                                       .bench_steps = 50,
                                       .pipeline = "graph"});
+  assert_true(cfg.memory.limit_gb == 0.0);                        /* all that is free */
+  assert_int_equal(cfg.rtm.reconstruction, RTM_RECONSTRUCT_AUTO); /* the fastest that fits */
   assert_string_equal(cfg.path, "");
   assert_int_equal(rtm_config_validate(&cfg), RTM_OK);
 }
@@ -178,6 +180,7 @@ static const char *const every_key[] = {"grid.nx=11",
                                         "memory.imaging=managed",
                                         "memory.require_compression=true",
                                         "memory.model_precision=fp16",
+                                        "memory.limit_gb=2.5",
                                         "bench.warmup=1",
                                         "bench.steps=2",
                                         "traces.pipeline=streams"};
@@ -257,6 +260,7 @@ static void test_set_lands_in_run_fields(void **state) {
                                         .warmup_steps = 1,
                                         .bench_steps = 2,
                                         .pipeline = "streams"});
+  assert_true(((const rtm_config_t *)*state)->memory.limit_gb == 2.5);
 }
 
 /* Whitespace around the parts, quotes, every boolean spelling, later --set wins. */
@@ -301,7 +305,8 @@ static void test_set_errors(void **state) {
       {"grid.dx=1e999", "--set grid.dx=1e999: not a finite number"},
       {"grid.nxx=4", "--set grid.nxx=4: unknown key grid.nxx (did you mean grid.nx?)"},
       {"gird.nx=4", "--set gird.nx=4: unknown section and key gird.nx (did you mean grid.nx?)"},
-      {"survey.count=4", "--set survey.count=4: unknown section and key survey.count (sections: grid"},
+      {"survey.count=4",
+       "--set survey.count=4: unknown section and key survey.count (sections: grid"},
       {"nx=4",
        "--set nx=4: expected section.key=value, the key with its section (did you mean grid.nx?)"},
       {"grid.nx", "--set grid.nx: expected section.key=value"},

@@ -16,10 +16,6 @@
 
 #include <stddef.h>
 
-/* Copies `floats` floats of device memory to the host (the GPU test's cudaMemcpy); NULL on
- * the cpu backend. Returns 0 on success. */
-typedef int (*checkpoint_to_host_t)(float *host, const float *device, size_t floats);
-
 typedef struct {
   const char *backend;  /* backend.name */
   const char *equation; /* physics.equation */
@@ -28,7 +24,7 @@ typedef struct {
 } checkpoint_case_t;
 
 /* S(n) of the checkpoint replay equals the forward pass's at every imaging step. */
-void checkpoint_check_source(const checkpoint_case_t *c, checkpoint_to_host_t to_host);
+void checkpoint_check_source(const checkpoint_case_t *c);
 /* The checkpoint image equals the snapshots image; the recomputation is optimal. */
 void checkpoint_check_image(const checkpoint_case_t *c);
 

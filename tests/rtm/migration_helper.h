@@ -38,6 +38,30 @@ void survey_model(survey_t *s, survey_velocity_t velocity, const void *context);
 void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context);
 void survey_release(survey_t *s);
 
+/* The model from `velocity` alone (no gathers), for tests of the source side. */
+void survey_set_model(survey_t *s, survey_velocity_t velocity, const void *context);
+/* The relative L2 difference of `a` from `reference` (dense volumes of the grid) over the
+ * non-absorbing interior, the box inside boundary.width cells of every face. */
+double survey_interior_l2(const survey_t *s, const float *a, const float *reference);
+/* S(n) of p as the migration's reconstruction (cfg's rtm.reconstruction and backend) hands
+ * it back in the backward pass of the survey's first shot, against S(n) of a forward
+ * propagator, at every imaging step n (rtm.imaging_step): the largest survey_interior_l2
+ * over them, each printed with `label`. Every value of the volume handed back, the layer's
+ * included, must be finite. */
+double survey_reconstruction_error(const survey_t *s, const char *label);
+/* vp of the reconstruction tests: 2000 m/s over 2400 m/s below cell 30 (a reflector, so that
+ * waves come back up). */
+float survey_two_layers(const void *context, int ix, int iy, int iz);
+/* survey_reconstruction_error of the reconstruction tests' survey: 40^3 cells (a layer of
+ * 10), survey_two_layers, rtm.reconstruction = boundary, 250 steps imaged every 50 (the wave
+ * runs through the layer and back), for vti and tti epsilon 0.15, delta 0.05, theta 20, phi
+ * 30; `settings` (NULL-terminated) on top. */
+double survey_rebuild_error(const char *const *settings, const char *label);
+/* The reconstructions' image survey (test_migration_gpu's): 48 x 44 x 48 cells, 2 shots
+ * along x, 300 steps, a flat reflector (2000 over 2600 m/s below cell 30), the anisotropy
+ * of survey_rebuild_error; `settings` on top; modelled (survey_model), ready to migrate. */
+void survey_flat_modelled(survey_t *s, const char *const *settings);
+
 /* The image value at (ix, iy, iz). */
 static inline float survey_image_at(const survey_t *s, int ix, int iy, int iz) {
   return s->image[((size_t)iz * s->grid.n[1] + iy) * s->grid.n[0] + ix];

@@ -22,13 +22,13 @@
 static void test_source_iso(void **state) {
   (void)state;
   const checkpoint_case_t c = {"cpu", "iso", "", 150, 3, 3};
-  checkpoint_check_source(&c, NULL);
+  checkpoint_check_source(&c);
 }
 
 static void test_source_tti(void **state) {
   (void)state;
   const checkpoint_case_t c = {"cpu", "tti", "", 151, 3, 3};
-  checkpoint_check_source(&c, NULL);
+  checkpoint_check_source(&c);
 }
 
 static void test_image_iso(void **state) {

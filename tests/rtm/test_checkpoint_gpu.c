@@ -18,20 +18,16 @@
 #include "checkpoint_testing.h"
 #include "rtm_test_main.h"
 
-static int device_to_host(float *host, const float *device, size_t floats) {
-  return cudaMemcpy(host, device, floats * sizeof *host, cudaMemcpyDefault) == cudaSuccess ? 0 : 1;
-}
-
 static void test_source_iso(void **state) {
   (void)state;
   const checkpoint_case_t c = {"cuda", "iso", "device", 150, 3, 3};
-  checkpoint_check_source(&c, device_to_host);
+  checkpoint_check_source(&c);
 }
 
 static void test_source_tti_managed(void **state) {
   (void)state;
   const checkpoint_case_t c = {"cuda", "tti", "managed", 151, 3, 3};
-  checkpoint_check_source(&c, device_to_host);
+  checkpoint_check_source(&c);
 }
 
 static void test_image_iso(void **state) {

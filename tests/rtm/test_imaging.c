@@ -358,7 +358,7 @@ static void test_laplacian_of_quadratic(void **state) {
             (float)(k[0] * x * x + k[1] * y * y + k[2] * z * z + k[3] * x * y + k[4] * y * z +
                     k[5] * x + k[6]);
       }
-  rtm_image_laplacian(&grid, image, scratch);
+  rtm_image_laplacian(&grid, 0, image, scratch);
   const float want = (float)-(2.0 * (k[0] + k[1] + k[2]));
   int checked = 0;
   for (int iz = RTM_RADIUS; iz < grid.nz_local - RTM_RADIUS; ++iz)
@@ -374,13 +374,15 @@ static void test_laplacian_of_quadratic(void **state) {
   free(image), free(scratch);
 }
 
-/* A unit impulse on the x = 0 face: -lap spreads -c_k / h^2 along each axis and nothing
- * else, in particular nothing into the previous row's last cells (cells past the face are
- * zero, not the dense array's neighbours). */
-static void test_laplacian_zero_outside(void **state) {
+/* The box 2 cells in from every face of a 12 x 16 x 16 grid (a layer of 2), an impulse on its
+ * x face and 1e30 in every cell outside it: -lap reads nothing outside the box (no 1e30
+ * comes through), writes zero there, and mirrors the impulse across the face, so that along
+ * x the cell m in from the face gets -(c_m + c_(m+1)) / h_x^2 (the impulse and its mirror
+ * image at lo - 1), while along y and z, far from their faces, -c_k / h^2 as in the open. */
+static void test_laplacian_mirrored_in_box(void **state) {
   (void)state;
-  rtm_test_rng_t rng = rtm_test_seed("test_laplacian_zero_outside");
-  const int n[3] = {9, 8, 7};
+  rtm_test_rng_t rng = rtm_test_seed("test_laplacian_mirrored_in_box");
+  const int n[3] = {12, 16, 16}, width = 2;
   const double spacing_m[3] = {0.5, 2.0, 1.0};
   const double inv_h2[3] = {4.0, 0.25, 1.0};
   rtm_grid_t grid;
@@ -388,28 +390,42 @@ static void test_laplacian_zero_outside(void **state) {
   const size_t cells = rtm_grid_interior_cells(&grid);
   float *image = imaging_test_alloc(cells), *scratch = imaging_test_alloc(cells);
   float *want = imaging_test_alloc(cells);
-  const int centre[3] = {0, 2 + (int)(rtm_test_next(&rng) % 4), 3};
-  const float amplitude = (float)rtm_test_uniform(&rng, 0.5, 2.0);
 #define AT(ix, iy, iz) (((size_t)(iz)*n[1] + (size_t)(iy)) * n[0] + (size_t)(ix))
-  image[AT(centre[0], centre[1], centre[2])] = amplitude;
-  for (int a = 0; a < 3; ++a)
+#define INSIDE(ix, iy, iz)                                                                         \
+  ((ix) >= width && (ix) < n[0] - width && (iy) >= width && (iy) < n[1] - width &&                 \
+   (iz) >= width && (iz) < n[2] - width)
+  for (int iz = 0; iz < n[2]; ++iz)
+    for (int iy = 0; iy < n[1]; ++iy)
+      for (int ix = 0; ix < n[0]; ++ix)
+        if (!INSIDE(ix, iy, iz)) image[AT(ix, iy, iz)] = 1e30f;
+  const int centre[3] = {width, 7 + (int)(rtm_test_next(&rng) % 2), 8};
+  const double amplitude = rtm_test_uniform(&rng, 0.5, 2.0);
+  image[AT(centre[0], centre[1], centre[2])] = (float)amplitude;
+  for (int m = 1; m <= RTM_RADIUS; ++m) {
+    const double next = m < RTM_RADIUS ? rtm_fd2_coeff[m + 1] : 0.0;
+    want[AT(width + m, centre[1], centre[2])] =
+        (float)-((rtm_fd2_coeff[m] + next) * amplitude * inv_h2[0]);
+  }
+  for (int a = 1; a < 3; ++a)
     for (int k = 1; k <= RTM_RADIUS; ++k)
       for (int side = -1; side <= 1; side += 2) {
         int cell[3] = {centre[0], centre[1], centre[2]};
         cell[a] += side * k;
-        if (cell[a] < 0 || cell[a] >= n[a]) continue;
         want[AT(cell[0], cell[1], cell[2])] = (float)-(rtm_fd2_coeff[k] * amplitude * inv_h2[a]);
       }
   want[AT(centre[0], centre[1], centre[2])] =
-      (float)-(rtm_fd2_coeff[0] * amplitude * (inv_h2[0] + inv_h2[1] + inv_h2[2]));
-#undef AT
-  rtm_image_laplacian(&grid, image, scratch);
+      (float)-(((rtm_fd2_coeff[0] + rtm_fd2_coeff[1]) * inv_h2[0] +
+                rtm_fd2_coeff[0] * (inv_h2[1] + inv_h2[2])) *
+               amplitude);
+  rtm_image_laplacian(&grid, width, image, scratch);
   for (size_t i = 0; i < cells; ++i)
     if (fabsf(image[i] - want[i]) > 1e-6f * fabsf(want[i]) ||
         (want[i] == 0.0f) != (image[i] == 0.0f)) {
       print_error("cell %zu: -lap = %.9g, want %.9g\n", i, image[i], want[i]);
       fail();
     }
+#undef INSIDE
+#undef AT
   free(image), free(scratch), free(want);
 }
 
@@ -440,4 +456,4 @@ RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_m
               cmocka_unit_test(test_snapshots_refuse_bad_slots),
               cmocka_unit_test(test_snapshots_too_large), cmocka_unit_test(test_adjoint_weights),
               cmocka_unit_test(test_laplacian_of_quadratic),
-              cmocka_unit_test(test_laplacian_zero_outside), cmocka_unit_test(test_compensate))
+              cmocka_unit_test(test_laplacian_mirrored_in_box), cmocka_unit_test(test_compensate))

@@ -1,5 +1,6 @@
 /* The cuda backend migrates as the cpu reference does: a flat-reflector survey (the image
- * test's, smaller) modelled and migrated on each backend, iso, vti and tti, with the image
+ * test's, smaller) modelled and migrated on each backend, iso, vti and tti, each with every
+ * rtm.reconstruction (snapshots, boundary, checkpoint with 3 states), with the image
  * and the illumination of cuda within 1e-4 relative L2 of cpu's, the issue's bar. The
  * backends propagate iso and vti bit for bit and accumulate with the same fused
  * multiply-adds: 0 measured on an H100. tti differs by the medium's last bit where the cpu
@@ -29,32 +30,48 @@ static float flat(const void *context, int ix, int iy, int iz) {
   return iz <= 30 ? 2000.0f : 2600.0f;
 }
 
-/* extra: one more setting, or NULL */
-static void migrate_on(const char *backend, const char *equation, const char *extra, survey_t *s) {
+/* extra, extra2: more settings, or NULL */
+static void migrate_on(const char *backend, const char *equation, const char *extra,
+                       const char *extra2, survey_t *s) {
   char backend_set[64], equation_set[64];
   snprintf(backend_set, sizeof backend_set, "backend.name=%s", backend);
   snprintf(equation_set, sizeof equation_set, "physics.equation=%s", equation);
-  const char *settings[] = {
-      "shots.x_count=2",  "time.steps=300", backend_set,    equation_set, "model.epsilon=0.15",
-      "model.delta=0.05", "model.theta=20", "model.phi=30", extra,        NULL};
+  const char *settings[] = {"shots.x_count=2",
+                            "time.steps=300",
+                            backend_set,
+                            equation_set,
+                            "model.epsilon=0.15",
+                            "model.delta=0.05",
+                            "model.theta=20",
+                            "model.phi=30",
+                            extra,
+                            extra ? extra2 : NULL,
+                            NULL};
   survey_config(s, grid_n, settings);
   survey_model(s, flat, NULL);
   survey_migrate(s, NULL, NULL);
 }
 
+/* Every reconstruction: snapshots (fp32), boundary, and checkpoint with 3 states (which
+ * recompute) on each backend. */
 static void compare_backends(const char *equation) {
-  survey_t cpu, cuda;
-  migrate_on("cpu", equation, NULL, &cpu);
-  migrate_on("cuda", equation, NULL, &cuda);
+  static const char *const ways[][2] = {{"rtm.reconstruction=snapshots", NULL},
+                                        {"rtm.reconstruction=boundary", NULL},
+                                        {"rtm.reconstruction=checkpoint", "rtm.checkpoints=3"}};
   const size_t cells = (size_t)NX * NY * NZ;
-  const double image = rtm_test_relative_l2(cuda.image, cpu.image, cells);
-  const double illumination = rtm_test_relative_l2(cuda.illumination, cpu.illumination, cells);
-  printf("%s: cuda against cpu, relative L2: image %.3e, illumination %.3e\n", equation, image,
-         illumination);
-  assert_true(image <= 1e-4);
-  assert_true(illumination <= 1e-4);
-  survey_release(&cpu);
-  survey_release(&cuda);
+  for (size_t w = 0; w < sizeof ways / sizeof ways[0]; ++w) {
+    survey_t cpu, cuda;
+    migrate_on("cpu", equation, ways[w][0], ways[w][1], &cpu);
+    migrate_on("cuda", equation, ways[w][0], ways[w][1], &cuda);
+    const double image = rtm_test_relative_l2(cuda.image, cpu.image, cells);
+    const double illumination = rtm_test_relative_l2(cuda.illumination, cpu.illumination, cells);
+    printf("%s, %s: cuda against cpu, relative L2: image %.3e, illumination %.3e\n", equation,
+           ways[w][0] + strlen("rtm.reconstruction="), image, illumination);
+    assert_true(image <= 1e-4);
+    assert_true(illumination <= 1e-4);
+    survey_release(&cpu);
+    survey_release(&cuda);
+  }
 }
 
 static void test_iso(void **state) {
@@ -78,8 +95,8 @@ static void test_tti(void **state) {
 static void test_snapshots_in_pinned_memory(void **state) {
   (void)state;
   survey_t device, pinned;
-  migrate_on("cuda", "iso", NULL, &device);
-  migrate_on("cuda", "iso", "memory.imaging=pinned", &pinned);
+  migrate_on("cuda", "iso", "rtm.reconstruction=snapshots", NULL, &device);
+  migrate_on("cuda", "iso", "rtm.reconstruction=snapshots", "memory.imaging=pinned", &pinned);
   const size_t cells = (size_t)NX * NY * NZ;
   assert_memory_equal(pinned.image, device.image, cells * sizeof *device.image);
   assert_memory_equal(pinned.illumination, device.illumination,

@@ -1,0 +1,232 @@
+/* rtm.reconstruction = boundary on the cpu backend (reconstruction_boundary.c).
+ *
+ *   rebuilt against stored   S(n) of p as the backward pass rebuilds it, at the 5 imaging
+ *                            steps of 250 (every 50), against the forward propagator's S(n):
+ *                            within 1e-4 relative L2 inside the non-absorbing interior (the
+ *                            issue's bar; float rounding of the reverse leapfrog, some 1e-6),
+ *                            iso, vti and tti, on 40^3 cells of 10 m with a layer of 10 and a
+ *                            shot in the core; iso also with the shot's taps in the shell
+ *                            (z = 120 m: cell 12, the shell is cells 10 .. 13) and in the
+ *                            layer (z = 60 m), which the backward step's injection must not
+ *                            disturb. The wave runs through the layer and back by step 250.
+ *   images                   the survey of test_migration_gpu (a flat reflector under two
+ *                            shots) migrated with boundary and with snapshots (fp32): within
+ *                            1e-3 relative L2 inside the interior (the issue's bar), iso and
+ *                            tti; both zero outside it (rtm_migration_read).
+ *   store                    the ledger's "boundary shell": shell cells x fields x
+ *                            (steps - 2) x 4 bytes.
+ *   refusals                 a grid whose interior holds no core inside the shell, a cpu
+ *                            store in other than host memory, and a store that cannot fit
+ *                            (the preflight), each naming the keys. */
+#define _POSIX_C_SOURCE 200809L /* fileno, dup2: rtm_test_capture.h */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "migration_helper.h"
+#include "rtm_status.h"
+#include "rtm_test_capture.h"
+#include "rtm_test_main.h"
+
+/* The rebuilt S(n) of survey_rebuild_error's survey with these two settings. */
+static double rebuild_error(const char *equation, const char *shot_z, const char *label) {
+  const char *const settings[] = {equation, shot_z, NULL};
+  return survey_rebuild_error(settings, label);
+}
+
+static void test_rebuilt_iso(void **state) {
+  (void)state;
+  const double core = rebuild_error("physics.equation=iso", "shots.z=200", "iso, shot in the core");
+  const double shell =
+      rebuild_error("physics.equation=iso", "shots.z=120", "iso, shot in the shell");
+  const double layer =
+      rebuild_error("physics.equation=iso", "shots.z=60", "iso, shot in the layer");
+  printf("iso: worst relative L2 %.3e (core), %.3e (shell), %.3e (layer)\n", core, shell, layer);
+  assert_true(core <= 1e-4);
+  assert_true(shell <= 1e-4);
+  assert_true(layer <= 1e-4);
+}
+
+static void test_rebuilt_vti(void **state) {
+  (void)state;
+  const double error = rebuild_error("physics.equation=vti", "shots.z=200", "vti");
+  printf("vti: worst relative L2 %.3e\n", error);
+  assert_true(error <= 1e-4);
+}
+
+static void test_rebuilt_tti(void **state) {
+  (void)state;
+  const double error = rebuild_error("physics.equation=tti", "shots.z=200", "tti");
+  printf("tti: worst relative L2 %.3e\n", error);
+  assert_true(error <= 1e-4);
+}
+
+enum { NX = 48, NY = 44, NZ = 48 }; /* survey_flat_modelled's grid */
+
+/* 1 when every cell outside the interior box is zero. */
+static int zero_outside(const survey_t *s, const float *volume) {
+  const int w = s->cfg.boundary.width_cells;
+  size_t i = 0;
+  for (int iz = 0; iz < NZ; ++iz)
+    for (int iy = 0; iy < NY; ++iy)
+      for (int ix = 0; ix < NX; ++ix, ++i) {
+        const int inside =
+            ix >= w && ix < NX - w && iy >= w && iy < NY - w && iz >= w && iz < NZ - w;
+        if (!inside && volume[i] != 0.0f) return 0;
+      }
+  return 1;
+}
+
+static void compare_images(const char *equation) {
+  const char *const settings[] = {equation, NULL};
+  survey_t s;
+  survey_flat_modelled(&s, settings);
+  s.cfg.rtm.reconstruction = RTM_RECONSTRUCT_SNAPSHOTS;
+  survey_migrate(&s, NULL, NULL);
+  float *snapshots_image = s.image, *snapshots_illumination = s.illumination;
+  s.cfg.rtm.reconstruction = RTM_RECONSTRUCT_BOUNDARY;
+  survey_migrate(&s, NULL, NULL);
+  const double image = survey_interior_l2(&s, s.image, snapshots_image);
+  const double illumination = survey_interior_l2(&s, s.illumination, snapshots_illumination);
+  printf("%s: boundary against snapshots inside the interior, relative L2: image %.3e, "
+         "illumination %.3e\n",
+         equation, image, illumination);
+  assert_true(image <= 1e-3);
+  assert_true(illumination <= 1e-3);
+  assert_true(zero_outside(&s, s.illumination) && zero_outside(&s, snapshots_illumination));
+  free(snapshots_image);
+  free(snapshots_illumination);
+  survey_release(&s);
+}
+
+static void test_images_iso(void **state) {
+  (void)state;
+  compare_images("physics.equation=iso");
+}
+
+static void test_images_tti(void **state) {
+  (void)state;
+  compare_images("physics.equation=tti");
+}
+
+/* rtm_migration_create's status for a survey of these settings, its messages in capture. */
+static int create_with(const int n[3], const char *const *settings, capture_t *capture) {
+  survey_t s;
+  rtm_migration_t *m = NULL;
+  survey_config(&s, n, settings);
+  survey_set_model(&s, survey_two_layers, NULL);
+  const int status = captured(capture, rtm_migration_create(&s.cfg, &s.grid, &s.model, &m));
+  rtm_migration_destroy(m);
+  survey_release(&s);
+  return status;
+}
+
+static void test_refusals(void **state) {
+  (void)state;
+  static capture_t capture;
+  /* 28 - 2 x 10 = 8 undamped cells along y: all shell, no core */
+  const int narrow[3] = {40, 28, 40};
+  const char *const boundary[] = {"rtm.reconstruction=boundary", "time.steps=20", NULL};
+  assert_int_equal(create_with(narrow, boundary, &capture), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "grid.ny = 28 with boundary.width = 10 leaves 8");
+  const int n[3] = {40, 40, 40};
+  const char *const pinned[] = {"rtm.reconstruction=boundary", "time.steps=20",
+                                "memory.imaging=pinned", NULL};
+  assert_int_equal(create_with(n, pinned, &capture), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "memory.imaging (or memory.strategy) = pinned");
+  /* 10^8 steps of a 25 kB shell: refused by the preflight before anything is allocated */
+  const char *const long_run[] = {"rtm.reconstruction=boundary", "time.steps=100000000", NULL};
+  assert_int_equal(create_with(n, long_run, &capture), RTM_ERR_NOMEM);
+  assert_contains(capture.text, "rtm.reconstruction = boundary needs 2.51e+03 GB");
+  assert_contains(capture.text, "run fewer time.steps (now 100000000)");
+}
+
+/* rtm.reconstruction = auto's choice for these settings ("" when refused): the status, the
+ * messages in capture. */
+static int choose_with(const int n[3], const char *const *settings, capture_t *capture,
+                       char chosen[16]) {
+  survey_t s;
+  rtm_migration_t *m = NULL;
+  survey_config(&s, n, settings);
+  survey_set_model(&s, survey_two_layers, NULL);
+  const int status = captured(capture, rtm_migration_create(&s.cfg, &s.grid, &s.model, &m));
+  snprintf(chosen, 16, "%s", m ? rtm_migration_reconstruction(m) : "");
+  printf("%-22s -> %s (status %d)\n", settings[2], chosen, status);
+  rtm_migration_destroy(m);
+  survey_release(&s);
+  return status;
+}
+
+/* auto takes the fastest that fits with the propagators, as memory.limit_gb shrinks what is
+ * free. 40^3 iso cells, 400 steps imaged every step: snapshots hold 400 x 256 kB = 102 MB,
+ * boundary 398 x 6272 x 4 B = 10 MB, checkpoint at least one state of 2 x 48^3 x 4 B (some
+ * 0.9 MB, padded); the image 0.5 MB and the propagators some 2.7 MB come beside each. */
+static void test_auto(void **state) {
+  (void)state;
+  static capture_t capture;
+  char chosen[16];
+  const int n[3] = {40, 40, 40};
+  const char *auto_unlimited[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0",
+                                  NULL};
+  assert_int_equal(choose_with(n, auto_unlimited, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "snapshots");
+  const char *auto_50mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.05", NULL};
+  assert_int_equal(choose_with(n, auto_50mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "boundary");
+  assert_contains(capture.text, "rtm.reconstruction = auto: boundary (snapshots needs 0.1");
+  /* 12 MB hold boundary's store and the image but not the propagators beside them: auto
+   * passes on to checkpoint, where boundary asked for by name passes the preflight */
+  const char *auto_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012", NULL};
+  assert_int_equal(choose_with(n, auto_12mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "checkpoint");
+  assert_contains(capture.text, "boundary needs 0.014 GB with the propagators, 0.012 GB allowed");
+  const char *boundary_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012",
+                                 "rtm.reconstruction=boundary", NULL};
+  assert_int_equal(choose_with(n, boundary_12mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "boundary");
+  const char *auto_2mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.002", NULL};
+  assert_int_equal(choose_with(n, auto_2mb, &capture, chosen), RTM_ERR_NOMEM);
+  assert_contains(capture.text, "rtm.reconstruction = auto: none fits");
+  assert_contains(capture.text, "rtm.reconstruction = checkpoint needs");
+  assert_contains(capture.text, "allowed (memory.limit_gb)");
+  /* no core inside the shell along y: boundary cannot serve, checkpoint is next */
+  const int narrow[3] = {40, 28, 40};
+  assert_int_equal(choose_with(narrow, auto_50mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "checkpoint");
+  assert_contains(capture.text, "boundary: boundary.width = 10 leaves 20 x 8 x 20");
+}
+
+/* The store in the ledger: shell cells x fields x (steps - 2) x 4 bytes; 40^3 cells with a
+ * layer of 10 leave a 20^3 interior, whose shell is 20^3 - 12^3 = 6272 cells. */
+static void test_store_bytes(void **state) {
+  (void)state;
+  const int n[3] = {40, 40, 40};
+  const char *const settings[] = {"rtm.reconstruction=boundary", "time.steps=20",
+                                  "physics.equation=vti", NULL};
+  survey_t s;
+  rtm_migration_t *m = NULL;
+  rtm_mem_ledger_t memory;
+  survey_config(&s, n, settings);
+  survey_set_model(&s, survey_two_layers, NULL);
+  assert_int_equal(rtm_migration_create(&s.cfg, &s.grid, &s.model, &m), RTM_OK);
+  assert_int_equal(rtm_migration_memory(m, &memory), RTM_OK);
+  size_t bytes = 0;
+  for (int r = 0; r < memory.count; ++r)
+    if (strcmp(memory.records[r].label, "boundary shell") == 0) bytes = memory.records[r].bytes;
+  printf("boundary shell: %zu bytes\n", bytes);
+  assert_int_equal(bytes, (size_t)6272 * 2 * 18 * sizeof(float));
+  rtm_mem_ledger_release(&memory);
+  rtm_migration_destroy(m);
+  survey_release(&s);
+}
+
+RTM_TEST_MAIN(cmocka_unit_test(test_rebuilt_iso), cmocka_unit_test(test_rebuilt_vti),
+              cmocka_unit_test(test_rebuilt_tti), cmocka_unit_test(test_images_iso),
+              cmocka_unit_test(test_images_tti), cmocka_unit_test(test_store_bytes),
+              cmocka_unit_test(test_refusals), cmocka_unit_test(test_auto))
