@@ -27,7 +27,8 @@ static void usage(FILE *out) {
                "the observed gather of rtm.observed (an HDF5 file as 'rtm3d model' writes\n"
                "it: /shots/<k>/..., or /traces/... for one shot) is back-propagated from its\n"
                "receivers, and the image I += S R is summed over the shots. Writes OUTPUT.h5\n"
-               "(/image and /illumination [nz][ny][nx]; /shots/<k>/image with rtm.shot_images)\n"
+               "(/image and /illumination [nz][ny][nx]; /shots/<k>/image with rtm.shot_images),\n"
+               "OUTPUT_image_x.png, _y.png, _z.png (its planes through the middle of the grid)\n"
                "and OUTPUT.json (timings per phase and shot, recomputed steps, MCells/s, the\n"
                "reconstruction with its memory estimated and taken, every buffer), where OUTPUT = "
                "output.dir/output.name. The file's shots must be the\n"
@@ -476,6 +477,34 @@ fail:
   return status;
 }
 
+/* OUTPUT_image_x.png, _y.png, _z.png: the image's planes through the middle of the grid
+ * (rtm3d plot draws any other), clipped at the 99th percentile of |value|. */
+static int write_pngs(migrate_run_t *run) {
+  int status = RTM_OK;
+  const size_t dims[3] = {(size_t)run->grid.n[2], (size_t)run->grid.n[1], (size_t)run->grid.n[0]};
+  const size_t cells = dims[0] * dims[1] * dims[2];
+  size_t largest_plane = 0; /* the cells of the volume less its shortest axis */
+  for (int a = 0; a < 3; ++a)
+    if (cells / dims[a] > largest_plane) largest_plane = cells / dims[a];
+  float *plane = malloc(largest_plane * sizeof *plane);
+  if (!plane) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image's PNG slices");
+  for (int a = 0; a < 3; ++a) {
+    const char axis = "xyz"[a];
+    const size_t index = (size_t)run->grid.n[a] / 2;
+    char path[2 * RTM_CONFIG_PATH_MAX + 32], title[128];
+    int width = 0, height = 0;
+    snprintf(path, sizeof path, "%s/%s_image_%c.png", run->cfg.output.dir, run->cfg.output.name,
+             axis);
+    snprintf(title, sizeof title, "rtm3d migrate: /image at %c = %zu (%g m)", axis, index,
+             run->grid.origin_m[a] + (double)index * run->grid.spacing_m[a]);
+    rtm_volume_slice(run->image, dims, axis, index, plane, &width, &height);
+    RTM_TRY(rtm_png_write(path, plane, width, height, 99.0, title));
+  }
+fail:
+  free(plane);
+  return status;
+}
+
 static int write_report(migrate_run_t *run) {
   int status = RTM_OK;
   rtm_mem_ledger_t memory;
@@ -525,7 +554,8 @@ static int write_report(migrate_run_t *run) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
                  run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,
                  run->total.imaging_s, mcells);
-    rtm_log_info("wrote %s and %s", run->h5_path, run->json_path);
+    rtm_log_info("wrote %s, %s and %s/%s_image_{x,y,z}.png", run->h5_path, run->json_path,
+                 run->cfg.output.dir, run->cfg.output.name);
   }
 fail:
   rtm_mem_ledger_release(&memory);
@@ -566,6 +596,7 @@ int rtm_cmd_migrate(int argc, char **argv) {
   }
   RTM_TRY(write_image(run));
   remove(run->resume_path); /* the image is complete */
+  RTM_TRY(write_pngs(run));
   run->end_s = rtm_wall_seconds();
   RTM_TRY(write_report(run));
 fail:

@@ -116,29 +116,6 @@ static void hint_datasets(const char *file) {
   free(names);
 }
 
-/* Copies plane `plane` of a [nz][ny][nx] volume across `axis` into a row-major image:
- * z: rows y, columns x; y: rows z, columns x; x: rows z, columns y. */
-static void extract_slice(const float *volume, const size_t dims[3], char axis, size_t plane,
-                          float *image, int *width, int *height) {
-  const size_t nz = dims[0], ny = dims[1], nx = dims[2];
-  if (axis == 'z') {
-    memcpy(image, volume + plane * ny * nx, ny * nx * sizeof *image);
-    *width = (int)nx;
-    *height = (int)ny;
-  } else if (axis == 'y') {
-    for (size_t z = 0; z < nz; ++z)
-      memcpy(image + z * nx, volume + (z * ny + plane) * nx, nx * sizeof *image);
-    *width = (int)nx;
-    *height = (int)nz;
-  } else {
-    for (size_t z = 0; z < nz; ++z)
-      for (size_t y = 0; y < ny; ++y)
-        image[z * ny + y] = volume[(z * ny + y) * nx + plane];
-    *width = (int)ny;
-    *height = (int)nz;
-  }
-}
-
 /* FILE without .h5, then DATASET with '/' as '_', the index and the slice: beside FILE. */
 static void default_output(const plot_args_t *a, int rank, long index, char axis, long plane,
                            char *out, size_t size) {
@@ -220,7 +197,8 @@ static int read_slice(plot_t *p) {
     RTM_TRY(rtm_io_read_dataset(a->file, a->dataset, &p->data));
   p->image = malloc(volume[0] * volume[1] * volume[2] / extent * sizeof *p->image);
   if (!p->image) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a slice of %s", a->dataset);
-  extract_slice(p->data.data, volume, p->axis, (size_t)p->plane, p->image, &p->width, &p->height);
+  rtm_volume_slice(p->data.data, volume, p->axis, (size_t)p->plane, p->image, &p->width,
+                   &p->height);
   if (p->rank == 4)
     snprintf(p->where, sizeof p->where, "[%ld] %c=%ld", p->index, p->axis, p->plane);
   else

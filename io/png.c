@@ -200,3 +200,26 @@ fail:
   free(row);
   return status;
 }
+
+/* Copies plane `plane` of a [nz][ny][nx] volume across `axis` into a row-major image:
+ * z: rows y, columns x; y: rows z, columns x; x: rows z, columns y. */
+void rtm_volume_slice(const float *volume, const size_t dims[3], char axis, size_t plane,
+                      float *image, int *width, int *height) {
+  const size_t nz = dims[0], ny = dims[1], nx = dims[2];
+  if (axis == 'z') {
+    memcpy(image, volume + plane * ny * nx, ny * nx * sizeof *image);
+    *width = (int)nx;
+    *height = (int)ny;
+  } else if (axis == 'y') {
+    for (size_t z = 0; z < nz; ++z)
+      memcpy(image + z * nx, volume + (z * ny + plane) * nx, nx * sizeof *image);
+    *width = (int)nx;
+    *height = (int)nz;
+  } else {
+    for (size_t z = 0; z < nz; ++z)
+      for (size_t y = 0; y < ny; ++y)
+        image[z * ny + y] = volume[(z * ny + y) * nx + plane];
+    *width = (int)ny;
+    *height = (int)nz;
+  }
+}

@@ -5,10 +5,10 @@
  * model of the deck, dt fixed for both runs). The migrated /image peaks (its largest value:
  * a velocity increase images positive) at the reflector, cell 27 or 28, within a cell of
  * 27.5, in the columns between and around the shots; /illumination is not negative and not
- * zero; the report names the phases, the reconstruction rtm.reconstruction = auto chose
- * (snapshots, which fit) and its store with the image as taken, within 10% of the
- * preflight's estimate. Bad input is refused before the first step with
- * exit 2 and no output file: a file with fewer shots than the acquisition, receivers that
+ * zero; PNGs of its three planes through the middle of the grid; the report names the phases, the
+ * reconstruction rtm.reconstruction = auto chose (snapshots, which fit) and its store with the
+ * image as taken, within 10% of the preflight's estimate. Bad input is refused before the first
+ * step with exit 2 and no output file: a file with fewer shots than the acquisition, receivers that
  * are not the acquisition's, a gather shorter than the migration, no rtm.observed; and
  * snapshots that cannot fit the memory (memory.limit_gb) with exit 1, naming the settings,
  * and nothing that fits for rtm.reconstruction = auto.
@@ -30,6 +30,7 @@
 #include "rtm_io.h"
 #include "rtm_test_io.h"
 #include "rtm_test_main.h"
+#include "rtm_test_png.h"
 
 #define DIR "test_cli_migrate.d"
 enum { NX = 48, NY = 40, NZ = 44 };
@@ -139,6 +140,21 @@ static void test_flat_reflector_image(void **state) {
   assert_true(contains(report, "\"command\": \"migrate\""));
   assert_true(contains(report, "\"forward\":") && contains(report, "\"backward\":") &&
               contains(report, "\"imaging\":"));
+  /* the image's planes through the middle of the grid, titled with their place */
+  static const struct {
+    const char *path, *title;
+    int width, height;
+  } slices[3] = {{DIR "/image_image_x.png", "rtm3d migrate: /image at x = 24 (240 m)", NY, NZ},
+                 {DIR "/image_image_y.png", "rtm3d migrate: /image at y = 20 (200 m)", NX, NZ},
+                 {DIR "/image_image_z.png", "rtm3d migrate: /image at z = 22 (220 m)", NX, NY}};
+  for (int a = 0; a < 3; ++a) {
+    test_png_t png;
+    assert_int_equal(test_png_read(slices[a].path, &png), 0);
+    assert_int_equal(png.width, slices[a].width);
+    assert_int_equal(png.height, slices[a].height);
+    assert_string_equal(png.title, slices[a].title);
+    free(png.rgb);
+  }
   /* rtm.reconstruction = auto (the default) took the fastest, which fits */
   assert_true(contains(report, "\"reconstruction\": {\"name\": \"snapshots\""));
   assert_store_as_estimated(report);
