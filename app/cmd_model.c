@@ -10,6 +10,7 @@
 #include "app.h"
 #include "progress.h"
 #include "rtm_io.h"
+#include "rtm_mpi.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
 #include "solver_io.h"
@@ -58,8 +59,11 @@ typedef struct {
   rtm_run_info_t info;
   rtm_output_t *output;
   int every, snapshot_count;
-  size_t cells;
-  float *field; /* one interior volume: snapshots and the final check */
+  int root;           /* rank 0 (or the only rank): it writes the file and the report */
+  size_t cells;       /* of the whole grid: the rates */
+  size_t local_cells; /* of this rank's slab */
+  float *field;       /* this rank's slab of one volume: snapshots and the final check */
+  float *whole;       /* rank 0 under MPI: the whole volume the slabs are gathered into */
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
   double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
 } model_run_t;
@@ -81,6 +85,13 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
           ? " (tti: a tilt that changes sharply grows; raise physics.smooth_angles)"
           : "";
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  run->root = rtm_mpi_rank() == 0;
+  run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
+  if (rtm_mpi_size() > 1) {              /* this rank's z-slab */
+    int z_offset = 0, nz_local = 0;
+    RTM_TRY(rtm_mpi_slab(cfg->grid.n[2], rtm_mpi_size(), rtm_mpi_rank(), &z_offset, &nz_local));
+    RTM_TRY(rtm_grid_set_z_range(&run->grid, z_offset, nz_local));
+  }
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   /* every shot is placed before the first step: one outside the volume stops the run here */
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
@@ -133,15 +144,25 @@ static int open_output(model_run_t *run) {
   if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   run->info = (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, prop->backend->name, run->device,
                                run->config_text};
-  const rtm_io_volume_t volume = rtm_app_volume(&run->grid);
-  RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
-
   run->every = cfg->snapshots.every_steps;
   run->snapshot_count = run->every > 0 ? prop->steps / run->every : 0;
-  run->cells = rtm_grid_interior_cells(&run->grid);
-  run->field = malloc(run->cells * sizeof *run->field);
+  run->local_cells = rtm_grid_interior_cells(&run->grid);
+  run->cells = (size_t)run->grid.n[0] * (size_t)run->grid.n[1] * (size_t)run->grid.n[2];
+  run->field = malloc(run->local_cells * sizeof *run->field);
   if (!run->field)
-    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", run->cells);
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", run->local_cells);
+  if (!run->root) return RTM_OK; /* rank 0 writes */
+  run->whole = run->field;
+  if (run->cells != run->local_cells && run->snapshot_count > 0) {
+    run->whole = malloc(run->cells * sizeof *run->whole);
+    if (!run->whole)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell volume to gather the slabs in",
+               run->cells);
+  }
+  rtm_grid_t whole_grid = run->grid; /* the file holds the whole volume */
+  RTM_TRY(rtm_grid_set_z_range(&whole_grid, 0, whole_grid.n[2]));
+  const rtm_io_volume_t volume = rtm_app_volume(&whole_grid);
+  RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
     RTM_TRY(rtm_output_snapshots_begin(run->output, "p", run->snapshot_count));
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q)))
@@ -157,12 +178,14 @@ static int write_snapshots(model_run_t *run, int level) {
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(run->snapshot_fields & RTM_FIELD_BIT(f))) continue;
     RTM_TRY(prop->backend->read_field(prop->state, (rtm_field_t)f, RTM_LEVEL_CURRENT, run->field));
-    if (!all_finite(run->field, run->cells))
+    if (!all_finite(run->field, run->local_cells))
       RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is unstable%s",
                level, run->unstable_hint);
-    RTM_TRY(rtm_output_write_snapshot(run->output, rtm_field_name((rtm_field_t)f),
-                                      level / run->every - 1, level, level * prop->dt_s,
-                                      run->field));
+    RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->field, run->whole));
+    if (run->root)
+      RTM_TRY(rtm_output_write_snapshot(run->output, rtm_field_name((rtm_field_t)f),
+                                        level / run->every - 1, level, level * prop->dt_s,
+                                        run->whole));
   }
 fail:
   return status;
@@ -189,7 +212,7 @@ static int propagate(model_run_t *run, rtm_progress_t *progress, int steps_befor
   const rtm_propagator_t *prop = &run->prop;
   const int steps = prop->steps, every = run->every;
   for (int it = 0; it < steps; ++it) {
-    RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, RTM_FORWARD));
+    RTM_TRY(rtm_propagator_step(prop, it, RTM_FORWARD));
     int level = it + 1;
     if (every > 0 && level % every == 0 && level / every <= run->snapshot_count) {
       double snapshot_start_s = rtm_wall_seconds();
@@ -207,7 +230,7 @@ static int check_final_wavefield(model_run_t *run) {
   int status = RTM_OK;
   const rtm_propagator_t *prop = &run->prop;
   RTM_TRY(prop->backend->read_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, run->field));
-  if (!all_finite(run->field, run->cells))
+  if (!all_finite(run->field, run->local_cells))
     RTM_FAIL(RTM_ERR_NUMERIC, "the final wavefield is not finite: the run is unstable%s",
              run->unstable_hint);
 fail:
@@ -223,9 +246,10 @@ static int write_traces(model_run_t *run, int shot) {
   const char *first_field =
       rtm_field_name(prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q);
   if (prop->receivers.count <= 0)
-    return shot < 0 ? RTM_OK
-                    : rtm_output_write_shot(run->output, shot, prop->source_position_m, first_field,
-                                            NULL, 0, run->trace_samples, run->trace_dt, NULL);
+    return shot < 0 || !run->root
+               ? RTM_OK
+               : rtm_output_write_shot(run->output, shot, prop->source_position_m, first_field,
+                                       NULL, 0, run->trace_samples, run->trace_dt, NULL);
   const size_t count = (size_t)prop->receivers.count, samples = (size_t)run->samples;
   float *traces = NULL, *resampled = NULL;
   traces = malloc(count * samples * sizeof *traces);
@@ -238,6 +262,9 @@ static int write_traces(model_run_t *run, int shot) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     const char *name = rtm_field_name((rtm_field_t)f);
     RTM_TRY(prop->backend->read_traces(prop->state, (rtm_field_t)f, traces));
+    /* each rank recorded the taps in its slab: rank 0 gets the sums (rtm_mpi.h) */
+    RTM_TRY(rtm_mpi_sum_to_root(traces, count * samples));
+    if (!run->root) continue;
     if (!all_finite(traces, count * samples))
       RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is unstable%s",
                name, run->unstable_hint);
@@ -256,7 +283,7 @@ static int write_traces(model_run_t *run, int shot) {
                                     (int)count, run->trace_samples, run->trace_dt,
                                     prop->receivers.position_m));
   }
-  if (shot < 0) RTM_TRY(rtm_output_write_source(run->output, prop->source_position_m));
+  if (shot < 0 && run->root) RTM_TRY(rtm_output_write_source(run->output, prop->source_position_m));
 fail:
   free(traces);
   free(resampled);
@@ -324,6 +351,7 @@ fail:
 }
 
 static int close_output(model_run_t *run) {
+  if (!run->root) return RTM_OK;
   int status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
   run->output = NULL;
   run->end_s = rtm_wall_seconds();
@@ -333,6 +361,7 @@ static int close_output(model_run_t *run) {
 /* OUTPUT.json: the phases' times and the propagation's MCells/s, then the summary lines. */
 static int write_report(model_run_t *run) {
   int status = RTM_OK;
+  if (!run->root) return RTM_OK;
   const int steps = run->prop.steps, count = run->shots.count;
   const double propagate_s = run->propagate_s;
   const double mcells =
@@ -357,7 +386,9 @@ static int write_report(model_run_t *run) {
                          .shot_values = shot_values,
                          .shot_value_count = 3,
                          .output_path = run->h5_path};
-  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->grid, &run->prop.ledger));
+  rtm_grid_t whole_grid = run->grid; /* the report describes the whole volume */
+  RTM_TRY(rtm_grid_set_z_range(&whole_grid, 0, whole_grid.n[2]));
+  RTM_TRY(rtm_app_write_report(run->json_path, &report, &whole_grid, &run->prop.ledger));
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,
                  propagate_s, mcells);
@@ -384,6 +415,7 @@ int rtm_cmd_model(int argc, char **argv) {
   RTM_TRY(write_report(run));
 fail:
   if (run) {
+    if (run->whole != run->field) free(run->whole);
     free(run->field);
     if (run->output) rtm_output_close(run->output, 0);
     free(run->config_text);

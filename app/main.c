@@ -4,6 +4,7 @@
 
 #include "app.h"
 #include "rtm_config.h"
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 #include "rtm_version.h"
 
@@ -34,8 +35,9 @@ static void usage(FILE *out) {
           "commands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
     fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-  fprintf(out, "\n'rtm3d COMMAND --help' describes each command. Exit status: 0 success, 1 run-time\n"
-               "failure or failed validation, 2 usage or configuration error.\n");
+  fprintf(out,
+          "\n'rtm3d COMMAND --help' describes each command. Exit status: 0 success, 1 run-time\n"
+          "failure or failed validation, 2 usage or configuration error.\n");
 }
 
 static int cmd_help_config(int argc, char **argv) {
@@ -59,17 +61,18 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
       if (quiet) *quiet = 1;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       if (n_extra >= max_extra)
-        RTM_FAIL(RTM_ERR_USAGE, "%s: unknown option '%s' (see 'rtm3d %s --help')", argv[0],
-                 argv[i], argv[0]);
+        RTM_FAIL(RTM_ERR_USAGE, "%s: unknown option '%s' (see 'rtm3d %s --help')", argv[0], argv[i],
+                 argv[0]);
       extra[n_extra++] = i;
     } else if (!path) {
       path = argv[i];
     } else {
-      RTM_FAIL(RTM_ERR_USAGE, "%s: more than one config file given ('%s' and '%s')", argv[0],
-               path, argv[i]);
+      RTM_FAIL(RTM_ERR_USAGE, "%s: more than one config file given ('%s' and '%s')", argv[0], path,
+               argv[i]);
     }
   }
-  if (!path) RTM_FAIL(RTM_ERR_USAGE, "%s: no config file given (see 'rtm3d %s --help')", argv[0], argv[0]);
+  if (!path)
+    RTM_FAIL(RTM_ERR_USAGE, "%s: no config file given (see 'rtm3d %s --help')", argv[0], argv[0]);
   RTM_TRY(rtm_config_load(path, cfg));
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--set") != 0) continue;
@@ -99,7 +102,23 @@ int main(int argc, char **argv) {
   }
   if (strcmp(name, "--help-config") == 0) return cmd_help_config(argc - 1, argv + 1);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
-    if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (strcmp(name, commands[i].name) == 0) {
+      /* under an MPI launcher every rank runs the command; a rank that fails takes the
+       * others down with it rather than leave them waiting in a collective */
+      if (rtm_mpi_init(&argc, &argv) != RTM_OK) return 1;
+      if (rtm_mpi_size() > 1 && strcmp(name, "model") != 0) {
+        rtm_log_error("rtm3d %s under an MPI launcher with %d ranks: only 'rtm3d model' runs "
+                      "across ranks yet (z-slabs); run %s on one rank",
+                      name, rtm_mpi_size(), name);
+        rtm_mpi_abort(2);
+        rtm_mpi_finalize();
+        return 2;
+      }
+      const int code = commands[i].run(argc - 1, argv + 1);
+      if (code != 0) rtm_mpi_abort(code);
+      rtm_mpi_finalize();
+      return code;
+    }
   rtm_log_error("unknown command '%s' (see 'rtm3d --help')", name);
   return 2;
 }

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
 rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid) {
@@ -35,11 +36,32 @@ fail:
   return status;
 }
 
+/* On a z-slab the range of the whole model (dt and the layer follow vp_max, the sampling
+ * warning vp_min): the same on every rank, as one rank would find it. */
+static int range_over_ranks(const rtm_grid_t *grid, rtm_model_t *model) {
+  int status = RTM_OK;
+  double lowest = model->vp_min, highest[2] = {model->vp_max, model->epsilon_max};
+  if (grid->nz_local == grid->n[2]) return RTM_OK;
+  RTM_TRY(rtm_mpi_allreduce(&lowest, 1, RTM_MPI_MIN));
+  RTM_TRY(rtm_mpi_allreduce(highest, 2, RTM_MPI_MAX));
+  model->vp_min = lowest;
+  model->vp_max = highest[0];
+  model->epsilon_max = highest[1];
+fail:
+  return status;
+}
+
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  int status = RTM_OK;
   *model = (rtm_model_t){0}; /* empty on every failure */
   if (cfg->model.file[0])
-    return read_model_file(cfg->model.file, grid, cfg->physics.equation, model);
-  return rtm_model_from_constants(cfg, grid, model);
+    RTM_TRY(read_model_file(cfg->model.file, grid, cfg->physics.equation, model));
+  else
+    RTM_TRY(rtm_model_from_constants(cfg, grid, model));
+  status = range_over_ranks(grid, model);
+fail:
+  if (status != RTM_OK) rtm_model_release(model);
+  return status;
 }
 
 int rtm_app_write_report(const char *path, const rtm_report_t *report, const rtm_grid_t *grid,

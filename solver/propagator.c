@@ -8,21 +8,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
-/* v^2 at a point from the trilinear taps of the model (taps outside the local range have
- * weight 0 and do not count). */
-static double velocity_squared_at(const rtm_points_t *points, int point, const rtm_grid_t *grid,
-                                  const rtm_model_t *model) {
-  double v2 = 0.0, weight_sum = 0.0;
+/* v^2 at a point from the trilinear taps of the model, summed plane by plane (taps 0..3 lie
+ * in the point's lower z plane, 4..7 in the upper one) and over the ranks, whose taps
+ * outside their slab have weight 0: the same sums in the same order whatever the slabs
+ * (rtm_mpi.h). */
+static int velocity_squared_at(const rtm_points_t *points, int point, const rtm_grid_t *grid,
+                               const rtm_model_t *model, double *v2) {
+  int status = RTM_OK;
+  double sums[4] = {0.0, 0.0, 0.0, 0.0}; /* v^2 w of each plane, then w of each plane */
   for (int k = 0; k < RTM_POINT_TAPS; ++k) {
-    double w = points->tap_weight[point * RTM_POINT_TAPS + k];
+    const double w = points->tap_weight[point * RTM_POINT_TAPS + k];
     if (w == 0.0) continue;
-    double v = model->vp[rtm_grid_dense_index(grid, points->tap_index[point * RTM_POINT_TAPS + k])];
-    v2 += w * v * v;
-    weight_sum += w;
+    const double v =
+        model->vp[rtm_grid_dense_index(grid, points->tap_index[point * RTM_POINT_TAPS + k])];
+    sums[k / 4] += w * v * v;
+    sums[2 + k / 4] += w;
   }
-  return weight_sum > 0.0 ? v2 / weight_sum : 0.0;
+  if (grid->nz_local != grid->n[2]) RTM_TRY(rtm_mpi_allreduce(sums, 4, RTM_MPI_SUM));
+  const double weight_sum = sums[2] + sums[3];
+  *v2 = weight_sum > 0.0 ? (sums[0] + sums[1]) / weight_sum : 0.0;
+fail:
+  return status;
 }
 
 unsigned rtm_field_mask(const char *list) {
@@ -56,10 +65,11 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   wavelets = malloc((size_t)samples * sizeof *wavelets);
   if (!wavelets) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the source wavelet");
   const double cell_volume = grid->spacing_m[0] * grid->spacing_m[1] * grid->spacing_m[2];
-  const double delay = isnan(cfg->source.delay_s) ? 1.2 / cfg->source.frequency_hz
-                                                  : cfg->source.delay_s;
-  const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s *
-                       velocity_squared_at(&sources, 0, grid, prop->model) / cell_volume;
+  const double delay =
+      isnan(cfg->source.delay_s) ? 1.2 / cfg->source.frequency_hz : cfg->source.delay_s;
+  double v2 = 0.0;
+  RTM_TRY(velocity_squared_at(&sources, 0, grid, prop->model, &v2));
+  const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s * v2 / cell_volume;
   for (int it = 0; it < samples; ++it)
     wavelets[it] = (float)(scale * rtm_ricker(it * prop->dt_s, cfg->source.frequency_hz, delay));
 
@@ -103,11 +113,29 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(rtm_boundary_init(&prop->boundary, grid, cfg->boundary.width_cells,
                             cfg->boundary.reflection, model->vp_max, prop->dt_s));
   prop->trace_fields = rtm_field_mask(cfg->receivers.fields);
+  prop->field_count = cfg->physics.equation == RTM_EQUATION_ISO ? 1 : 2;
+  if (grid->nz_local != grid->n[2] && cfg->physics.equation == RTM_EQUATION_TTI)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "physics.equation = tti on z-slabs (mpirun with %d ranks) is not implemented yet: "
+             "the smoothing of the tilt stops at the cuts; run tti on one rank",
+             rtm_mpi_size());
   double source_m[3];
   rtm_source_position(cfg, grid, source_m);
   RTM_TRY(place_shot(prop, cfg, source_m));
 
-  RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
+  const char *backend = cfg->backend.name;
+  if (grid->nz_local != grid->n[2] && strcmp(backend, "auto") == 0) {
+    backend = "cpu";
+    rtm_log_warning("backend.name = auto on z-slabs (mpirun with %d ranks) takes cpu: the halo "
+                    "exchange of cuda fields is not implemented yet",
+                    rtm_mpi_size());
+  }
+  if (grid->nz_local != grid->n[2] && strcmp(backend, "cpu") != 0)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "backend.name = %s on z-slabs (mpirun with %d ranks) is not implemented yet: the "
+             "halo exchange runs on host memory; set backend.name = cpu",
+             backend, rtm_mpi_size());
+  RTM_TRY(rtm_backend_select(backend, &prop->backend));
   rtm_backend_desc_t desc = {
       .config = cfg,
       .grid = &prop->grid,
@@ -122,6 +150,20 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   return RTM_OK;
 fail:
   rtm_propagator_destroy(prop);
+  return status;
+}
+
+int rtm_propagator_step(const rtm_propagator_t *prop, int it, rtm_direction_t direction) {
+  int status = RTM_OK;
+  RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, direction));
+  if (prop->grid.nz_local == prop->grid.n[2]) return RTM_OK;
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    rtm_field_view_t view;
+    if (f == RTM_FIELD_Q && prop->field_count < 2) break;
+    RTM_TRY(prop->backend->view_field(prop->state, (rtm_field_t)f, RTM_LEVEL_CURRENT, &view));
+    RTM_TRY(rtm_mpi_exchange_planes(&prop->grid, view.padded));
+  }
+fail:
   return status;
 }
 

@@ -23,6 +23,7 @@ typedef struct {
   rtm_points_t sources;
   rtm_points_t receivers;
   unsigned trace_fields; /* RTM_FIELD_BIT mask the receivers record (receivers.fields) */
+  int field_count;       /* 1: p (iso); 2: p and q (vti, tti) */
   float *wavelets;       /* [sources.count][steps + 1], scaled for injection */
   const rtm_backend_t *backend;
   void *state;
@@ -30,10 +31,17 @@ typedef struct {
 } rtm_propagator_t;
 
 /* Resolves dt, the source and receiver geometry, the recorded fields and the backend from
- * the config, then creates the backend state. On failure everything acquired is released. */
-int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid,
-                          const rtm_model_t *model, rtm_propagator_t *prop);
+ * the config, then creates the backend state. On failure everything acquired is released.
+ * A grid cut into z-slabs (rtm_mpi.h) runs on the cpu backend, iso or vti, for now: cuda
+ * (the staged transport) and tti (its tilt smoothing across the cuts) are refused. */
+int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
+                          rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);
+
+/* Forward or backward step `it` of the whole slab, then, on a grid cut into z-slabs (MPI),
+ * the new level's planes next to each neighbour exchanged into its ghost planes
+ * (rtm_mpi.h), so that the next step sees what one rank would. */
+int rtm_propagator_step(const rtm_propagator_t *prop, int it, rtm_direction_t direction);
 
 /* Moves the propagator to another shot at source_m: the backend's fields and traces reset,
  * the source (its wavelet scaled with v^2 at the new position) and the receivers of that

@@ -8,7 +8,7 @@
  *   cuda/     the z-marching kernels and the cuda backend's host side
  *   traces/   the trace pipeline (FFTW reference, cuFFT + CUB under a CUDA graph)
  *   rtm/      reverse-time migration: imaging, snapshots, the migration driver
- *   mpi/      z-slab decomposition and halo exchange (to come)
+ *   mpi/      the z-slab decomposition and every MPI call (rtm_mpi.h)
  * rtm_propagator.h sets a backend up from the config for one shot. */
 #ifndef RTM_SOLVER_H
 #define RTM_SOLVER_H

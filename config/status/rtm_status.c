@@ -28,10 +28,21 @@ const char *rtm_status_name(int status) {
   }
 }
 
+/* Under MPI (rtm_log_set_rank): the rank and the rank count; size 1 prints as before. */
+static int log_rank = 0, log_size = 1;
+
+void rtm_log_set_rank(int rank, int size) {
+  log_rank = rank;
+  log_size = size > 0 ? size : 1;
+}
+
 static void log_line(const char *prefix, const char *fmt, va_list args) {
-  fputs(prefix, stderr);
-  vfprintf(stderr, fmt, args);
-  fputc('\n', stderr);
+  char line[4096];
+  vsnprintf(line, sizeof line, fmt, args);
+  if (log_size > 1)
+    fprintf(stderr, "%s[rank %d of %d] %s\n", prefix, log_rank, log_size, line);
+  else
+    fprintf(stderr, "%s%s\n", prefix, line); /* one write: lines of ranks do not interleave */
 }
 
 void rtm_log_error(const char *fmt, ...) {
@@ -42,6 +53,7 @@ void rtm_log_error(const char *fmt, ...) {
 }
 
 void rtm_log_warning(const char *fmt, ...) {
+  if (log_rank != 0) return;
   va_list args;
   va_start(args, fmt);
   log_line("rtm3d: warning: ", fmt, args);
@@ -49,6 +61,7 @@ void rtm_log_warning(const char *fmt, ...) {
 }
 
 void rtm_log_info(const char *fmt, ...) {
+  if (log_rank != 0) return;
   va_list args;
   va_start(args, fmt);
   log_line("rtm3d: ", fmt, args);

@@ -32,7 +32,10 @@ int rtm_status_exit_code(int status);
 const char *rtm_status_name(int status);
 
 /* Log lines go to stderr with a fixed prefix ("rtm3d: error: ", "rtm3d: warning: ",
- * "rtm3d: "). They carry no global state: what is printed is decided by the caller. */
+ * "rtm3d: "). Under MPI with more than one rank (rtm_log_set_rank, called once at start),
+ * errors come from every rank and name it ("[rank 2 of 4]"); warnings and information come
+ * from rank 0 alone, which says what every rank would. */
+void rtm_log_set_rank(int rank, int size);
 void rtm_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

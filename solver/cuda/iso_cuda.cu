@@ -479,20 +479,23 @@ static __global__ void inject_kernel(float *field, const size_t *tap_index, cons
   atomicAdd(&field[tap_index[t]], c * wavelets[(size_t)(t / RTM_POINT_TAPS) * samples + sample]);
 }
 
-/* Receiver recording: one thread per receiver, its 8 trilinear taps summed in tap order
- * without FMA, as the cpu reference does. Taps with weight 0 (outside this rank's z-range)
- * are not read. */
+/* Receiver recording: one thread per receiver, its 8 trilinear taps summed without FMA as
+ * the cpu reference does: the 4 of the lower z plane in tap order, the 4 of the upper one,
+ * then the two sums, so that ranks owning one plane each sum to the one-rank value
+ * (rtm_mpi.h). Taps with weight 0 (outside this rank's z-range) are not read. */
 static __global__ void record_kernel(const float *field, const size_t *tap_index,
                                      const float *tap_weight, float *traces, int count,
                                      int trace_length, int sample) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= count) return;
-  float sum = 0.f;
+  float plane_sum[2] = {0.f, 0.f};
   for (int k = 0; k < RTM_POINT_TAPS; ++k) {
     const float w = tap_weight[r * RTM_POINT_TAPS + k];
-    if (w != 0.f) sum = __fadd_rn(sum, __fmul_rn(w, field[tap_index[r * RTM_POINT_TAPS + k]]));
+    if (w != 0.f)
+      plane_sum[k / 4] =
+          __fadd_rn(plane_sum[k / 4], __fmul_rn(w, field[tap_index[r * RTM_POINT_TAPS + k]]));
   }
-  traces[(size_t)r * trace_length + sample] = sum;
+  traces[(size_t)r * trace_length + sample] = __fadd_rn(plane_sum[0], plane_sum[1]);
 }
 
 /* ---- launchers ---- */

@@ -225,12 +225,15 @@ static void record(cpu_state_t *s, const float *field, float *traces, int column
   const size_t *index = s->receiver_index.ptr;
   const float *weight = s->receiver_weight.ptr;
   for (int r = 0; r < s->receiver_count; ++r) {
-    float sum = 0.0f;
+    /* the taps of the lower z plane (0..3), of the upper one (4..7), then the two: ranks
+     * that own one plane each sum to the one-rank value (rtm_mpi.h); taps of weight 0 (in
+     * another rank's planes) are not read, as on cuda */
+    float plane_sum[2] = {0.0f, 0.0f};
     for (int t = 0; t < RTM_POINT_TAPS; ++t) {
       const size_t k = (size_t)r * RTM_POINT_TAPS + (size_t)t;
-      sum += weight[k] * field[index[k]];
+      if (weight[k] != 0.0f) plane_sum[t / 4] += weight[k] * field[index[k]];
     }
-    traces[(size_t)r * ((size_t)s->steps + 1) + (size_t)column] = sum;
+    traces[(size_t)r * ((size_t)s->steps + 1) + (size_t)column] = plane_sum[0] + plane_sum[1];
   }
 }
 

@@ -1,0 +1,194 @@
+/* The MPI calls of rtm_mpi.h over MPI_COMM_WORLD, one rank per slab in rank order; for one
+ * rank (no MPI in the build, or no launcher) each is a no-op. */
+#include "rtm_mpi.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_status.h"
+
+#ifdef RTM3D_HAVE_MPI
+#include <mpi.h>
+#endif
+
+static int world_rank = 0, world_size = 1, started = 0;
+
+/* The launchers' marks: Open MPI, PMI (MPICH, Intel MPI, Slurm's srun --mpi), PMIx. */
+static int started_by_launcher(void) {
+  static const char *const marks[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof marks / sizeof marks[0]; ++i)
+    if (getenv(marks[i])) return 1;
+  return 0;
+}
+
+int rtm_mpi_rank(void) {
+  return world_rank;
+}
+
+int rtm_mpi_size(void) {
+  return world_size;
+}
+
+#ifdef RTM3D_HAVE_MPI
+
+/* An MPI failure as a status, with the library's words. */
+static int mpi_status(int code, const char *what) {
+  if (code == MPI_SUCCESS) return RTM_OK;
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  rtm_log_error("MPI: %s failed: %s", what, text);
+  return RTM_ERR_MPI;
+}
+
+int rtm_mpi_init(int *argc, char ***argv) {
+  int status = RTM_OK;
+  if (!started_by_launcher()) return RTM_OK;
+  RTM_TRY(mpi_status(MPI_Init(argc, argv), "MPI_Init"));
+  started = 1;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  rtm_log_set_rank(world_rank, world_size);
+fail:
+  return status;
+}
+
+void rtm_mpi_finalize(void) {
+  if (started) MPI_Finalize();
+  started = 0;
+}
+
+void rtm_mpi_abort(int exit_code) {
+  if (started && world_size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
+}
+
+int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
+  if (world_size == 1) return RTM_OK;
+  const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
+  return mpi_status(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], MPI_COMM_WORLD),
+                    "MPI_Allreduce");
+}
+
+int rtm_mpi_sum_to_root(float *values, size_t count) {
+  int status = RTM_OK;
+  if (world_size == 1) return RTM_OK;
+  for (size_t done = 0; done < count;) { /* MPI counts are ints */
+    const int chunk = count - done > (size_t)INT_MAX ? INT_MAX : (int)(count - done);
+    void *send = world_rank == 0 ? MPI_IN_PLACE : (void *)(values + done);
+    RTM_TRY(
+        mpi_status(MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD),
+                   "MPI_Reduce of the traces"));
+    done += (size_t)chunk;
+  }
+fail:
+  return status;
+}
+
+int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole) {
+  int status = RTM_OK;
+  int *counts = NULL, *offsets = NULL;
+  const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
+  if (world_size == 1) {
+    if (whole != slab) memcpy(whole, slab, plane * (size_t)grid->nz_local * sizeof *whole);
+    return RTM_OK;
+  }
+  if (plane * (size_t)grid->n[2] > (size_t)INT_MAX)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "gathering a volume of %zu cells on rank 0 is not implemented past 2^31 cells "
+             "(snapshots of a grid this large under MPI: write fewer or none)",
+             plane * (size_t)grid->n[2]);
+  counts = malloc((size_t)world_size * sizeof *counts);
+  offsets = malloc((size_t)world_size * sizeof *offsets);
+  if (!counts || !offsets) RTM_FAIL(RTM_ERR_NOMEM, "out of memory gathering the slabs");
+  for (int r = 0; r < world_size; ++r) {
+    int z_offset = 0, nz_local = 0;
+    RTM_TRY(rtm_mpi_slab(grid->n[2], world_size, r, &z_offset, &nz_local));
+    counts[r] = (int)(plane * (size_t)nz_local);
+    offsets[r] = (int)(plane * (size_t)z_offset);
+  }
+  RTM_TRY(mpi_status(MPI_Gatherv(slab, counts[world_rank], MPI_FLOAT, whole, counts, offsets,
+                                 MPI_FLOAT, 0, MPI_COMM_WORLD),
+                     "MPI_Gatherv of the slabs"));
+fail:
+  free(counts);
+  free(offsets);
+  return status;
+}
+
+int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
+  int status = RTM_OK;
+  if (world_size == 1) return RTM_OK;
+  const size_t R = RTM_RADIUS, planes = R * grid->stride_z, nz = (size_t)grid->nz_local;
+  if (planes > (size_t)INT_MAX)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "planes of %zu floats are past MPI's int counts", planes);
+  const int below = world_rank > 0 ? world_rank - 1 : MPI_PROC_NULL;
+  const int above = world_rank < world_size - 1 ? world_rank + 1 : MPI_PROC_NULL;
+  /* local plane iz starts at (R + iz) stride_z: ghosts below at 0, the first R planes at
+   * R stride_z, the last R at nz stride_z, ghosts above at (nz + R) stride_z */
+  float *ghosts_below = padded, *first = padded + planes;
+  float *last = padded + nz * grid->stride_z, *ghosts_above = padded + (nz + R) * grid->stride_z;
+  RTM_TRY(mpi_status(MPI_Sendrecv(last, (int)planes, MPI_FLOAT, above, 1, ghosts_below, (int)planes,
+                                  MPI_FLOAT, below, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                     "MPI_Sendrecv of the planes upwards"));
+  RTM_TRY(
+      mpi_status(MPI_Sendrecv(first, (int)planes, MPI_FLOAT, below, 2, ghosts_above, (int)planes,
+                              MPI_FLOAT, above, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                 "MPI_Sendrecv of the planes downwards"));
+fail:
+  return status;
+}
+
+#else /* one rank: no MPI in this build */
+
+int rtm_mpi_init(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  if (started_by_launcher() && (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))) {
+    const char *size =
+        getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : getenv("PMI_SIZE");
+    if (atoi(size) > 1) {
+      rtm_log_error("started by an MPI launcher with %s ranks, but this rtm3d was built "
+                    "without MPI (install an MPI library, e.g. libopenmpi-dev, and rebuild)",
+                    size);
+      return RTM_ERR_UNSUPPORTED;
+    }
+  }
+  return RTM_OK;
+}
+
+void rtm_mpi_finalize(void) {
+  (void)started;
+}
+
+void rtm_mpi_abort(int exit_code) {
+  (void)exit_code;
+}
+
+int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
+  (void)values;
+  (void)count;
+  (void)op;
+  return RTM_OK;
+}
+
+int rtm_mpi_sum_to_root(float *values, size_t count) {
+  (void)values;
+  (void)count;
+  return RTM_OK;
+}
+
+int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole) {
+  const size_t cells = (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)grid->nz_local;
+  if (whole != slab) memcpy(whole, slab, cells * sizeof *whole);
+  return RTM_OK;
+}
+
+int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
+  (void)grid;
+  (void)padded;
+  return RTM_OK;
+}
+
+#endif

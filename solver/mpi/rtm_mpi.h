@@ -1,0 +1,56 @@
+/* rtm_mpi.h - the z-slab domain decomposition and the MPI calls it needs. Every MPI call of
+ * the project is behind these functions (mpi_comm.c); without MPI in the build, or in a
+ * process no MPI launcher started, they act for one rank and change nothing.
+ *
+ * Each rank owns the planes [z_offset, z_offset + nz_local) of the grid (rtm_grid_t's
+ * z-range) and holds R = 4 ghost planes on each side of every field, filled from its
+ * neighbours after every step (rtm_mpi_exchange_planes), so that the stencil sees what one
+ * rank would. Results do not depend on the rank count: a cell is updated by one rank with
+ * the same neighbours, a point's taps inject into the cells their rank owns (the others
+ * have weight 0, rtm_points_init), and what is summed over the taps is summed plane by plane
+ * (the taps of plane z0, then of z0 + 1, then the two), so that the sum over ranks of the
+ * partial sums (one of them non-zero a plane) is the one-rank sum to the bit. */
+#ifndef RTM_MPI_H
+#define RTM_MPI_H
+
+#include <stddef.h>
+
+#include "rtm_grid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MPI_Init when an MPI launcher started the process (mpirun, srun: its environment says
+ * so), so that a plain `rtm3d ...` never starts MPI; then rank and size, and the log's rank
+ * (rtm_log_set_rank). RTM_OK, or RTM_ERR_MPI when MPI does not start. */
+int rtm_mpi_init(int *argc, char ***argv);
+void rtm_mpi_finalize(void);
+int rtm_mpi_rank(void);
+int rtm_mpi_size(void);
+/* A failure on one rank ends every rank with `exit_code` (MPI_Abort), so that none waits
+ * for it in a collective; returns with one rank. */
+void rtm_mpi_abort(int exit_code);
+
+/* The slab of `rank` among `ranks` over nz planes: nz / ranks each, the first nz % ranks
+ * one more. A slab thinner than the stencil's reach (R planes: the ghosts come from the
+ * neighbour alone) is refused, naming grid.nz and the rank count, the same on every rank. */
+int rtm_mpi_slab(int nz, int ranks, int rank, int *z_offset, int *nz_local);
+
+typedef enum { RTM_MPI_SUM = 0, RTM_MPI_MIN, RTM_MPI_MAX } rtm_mpi_op_t;
+/* values := op over the ranks of values, on every rank (in place). */
+int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op);
+/* Rank 0's values := the sum over the ranks (in place on rank 0; the others' unchanged). */
+int rtm_mpi_sum_to_root(float *values, size_t count);
+/* The ranks' dense slabs [nz_local][ny][nx] stacked into the whole volume [nz][ny][nx] on
+ * rank 0 (`whole` may be NULL on the others). */
+int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole);
+/* The R planes next to each neighbour of a padded field (host memory) sent to it, and its
+ * planes received into the ghost planes; the volume's first and last planes have none. */
+int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `rtm3d model` across z-slabs under mpirun (cpu backend): the snapshots and the traces of
+# 2, 3 and 4 ranks equal one rank's to the bit (validate --rtol 0 --atol 0):
+#   iso, one shot, 37 planes (uneven: 19/18, 13/12/12, 10/9/9/9), the source at z = 18.3
+#       cells and the receivers at 18.1, so that their taps (planes 18 and 19) straddle the
+#       cut of 2 ranks, and a velocity step below 250 m (vp_max on the lower ranks only);
+#   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes.
+# Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
+# planes on 10 ranks, naming grid.nz; exit 2), tti and the cuda backend on slabs (not yet:
+# exit 1, unsupported), migrate under 2 ranks (exit 2).
+# Usage: mpi_slabs.sh RTM3D SOURCE_DIR MPIEXEC
+set -eu
+# shellcheck source=SCRIPTDIR/../app/cli_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../app/cli_setup.sh" "$1" "$2"
+mpiexec="$3"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+run() { # NP OUTPUT_NAME SETTINGS...: rtm3d model on NP ranks
+  local np="$1" name="$2"
+  shift 2
+  "$mpiexec" --oversubscribe -np "$np" "$rtm3d" model "$deck" "$@" --set output.dir="$work" \
+    --set output.name="$name"
+}
+same() { # RUN REFERENCE: every dataset equal
+  "$rtm3d" validate "$work/$1.h5" "$work/$2.h5" --rtol 0 --atol 0 > "$work/$1.validate" ||
+    { echo "FAIL: $1 differs from $2:"; cat "$work/$1.validate"; exit 1; }
+  echo "$1 = $2: $(tail -1 "$work/$1.validate")"
+}
+
+iso=(--quiet --set backend.name=cpu --set grid.nx=40 --set grid.ny=36 --set grid.nz=37
+     --set boundary.width=8 --set time.steps=120 --set snapshots.every=40
+     --set source.x=auto --set source.y=auto --set source.z=183
+     --set receivers.x_first=auto --set receivers.y_first=auto --set receivers.z=181
+     --set model.interface_z=250 --set model.vp_below=2600)
+run 1 iso1 "${iso[@]}"
+for np in 2 3 4; do
+  run "$np" "iso$np" "${iso[@]}"
+  same "iso$np" iso1
+done
+
+vti=(--quiet --set backend.name=cpu --set grid.nx=36 --set grid.ny=32 --set grid.nz=33
+     --set boundary.width=8 --set time.steps=90 --set snapshots.every=0
+     --set physics.equation=vti --set model.epsilon=0.2 --set model.delta=0.1
+     --set source.x=auto --set source.y=auto --set source.z=auto
+     --set shots.layout=grid --set shots.x_count=2 --set shots.z=155
+     --set receivers.x_first=auto --set receivers.y_first=auto --set receivers.z=161
+     --set receivers.fields=p,q)
+run 1 vti1 "${vti[@]}"
+run 4 vti4 "${vti[@]}"
+same vti4 vti1
+
+refused() { # CODE MESSAGE NP SETTINGS...: exit CODE with MESSAGE, no output file
+  local expected="$1" message="$2" np="$3"
+  shift 3
+  local code=0
+  "$mpiexec" --oversubscribe -np "$np" "$rtm3d" "$@" --set output.dir="$work" \
+    --set output.name=bad > "$work/bad.out" 2>&1 || code=$?
+  if [ "$code" -ne "$expected" ] || ! grep -q "$message" "$work/bad.out"; then
+    echo "FAIL: expected exit $expected with \"$message\", got exit $code:"
+    cat "$work/bad.out"
+    exit 1
+  fi
+  if [ -e "$work/bad.h5" ] || [ -e "$work/bad.h5.partial" ]; then
+    echo "FAIL: a refused run left $work/bad.h5"
+    exit 1
+  fi
+  echo "refused on $np ranks: $message"
+}
+refused 2 "grid.nz = 37 over 10 ranks leaves slabs of 3 planes" 10 model "$deck" "${iso[@]}"
+refused 1 "physics.equation = tti on z-slabs" 2 model "$deck" "${iso[@]}" \
+  --set physics.equation=tti --set model.epsilon=0.1 --set model.theta=20
+refused 1 "backend.name = cuda on z-slabs" 2 model "$deck" "${iso[@]}" --set backend.name=cuda
+refused 2 "only 'rtm3d model' runs across ranks" 2 migrate "$deck" "${iso[@]}"
+echo "mpi_slabs: all passed"
