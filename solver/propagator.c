@@ -123,19 +123,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   rtm_source_position(cfg, grid, source_m);
   RTM_TRY(place_shot(prop, cfg, source_m));
 
-  const char *backend = cfg->backend.name;
-  if (grid->nz_local != grid->n[2] && strcmp(backend, "auto") == 0) {
-    backend = "cpu";
-    rtm_log_warning("backend.name = auto on z-slabs (mpirun with %d ranks) takes cpu: the halo "
-                    "exchange of cuda fields is not implemented yet",
-                    rtm_mpi_size());
-  }
-  if (grid->nz_local != grid->n[2] && strcmp(backend, "cpu") != 0)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "backend.name = %s on z-slabs (mpirun with %d ranks) is not implemented yet: the "
-             "halo exchange runs on host memory; set backend.name = cpu",
-             backend, rtm_mpi_size());
-  RTM_TRY(rtm_backend_select(backend, &prop->backend));
+  RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
   rtm_backend_desc_t desc = {
       .config = cfg,
       .grid = &prop->grid,
@@ -147,9 +135,33 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   };
   RTM_TRY(prop->backend->create(&desc, &prop->state));
   RTM_TRY(hand_shot_to_backend(prop));
+  if (grid->nz_local != grid->n[2] && prop->backend->copy_planes) {
+    /* the planes of a device's fields travel through host memory: pinned, allocated once */
+    const rtm_mem_request_t request = {.device = cfg->backend.device};
+    RTM_TRY(rtm_mem_alloc("pinned", 4 * RTM_RADIUS * grid->stride_z * sizeof(float), "halo staging",
+                          &request, &prop->ledger, &prop->staging));
+  }
   return RTM_OK;
 fail:
   rtm_propagator_destroy(prop);
+  return status;
+}
+
+/* The exchange of a field whose planes the backend copies (a device's): its first and last
+ * R planes out to the staging buffers, across, and the neighbours' into the ghost planes. */
+static int exchange_staged(const rtm_propagator_t *prop, rtm_field_t field) {
+  int status = RTM_OK, has_below = 0, has_above = 0;
+  const rtm_backend_t *b = prop->backend;
+  const int R = RTM_RADIUS, nz = prop->grid.nz_local;
+  const size_t planes = (size_t)R * prop->grid.stride_z;
+  float *first = prop->staging.ptr, *last = first + planes, *below = last + planes;
+  float *above = below + planes;
+  RTM_TRY(b->copy_planes(prop->state, field, RTM_LEVEL_CURRENT, 0, R, first, NULL));
+  RTM_TRY(b->copy_planes(prop->state, field, RTM_LEVEL_CURRENT, nz - R, R, last, NULL));
+  RTM_TRY(rtm_mpi_exchange_staged(&prop->grid, first, last, below, above, &has_below, &has_above));
+  if (has_below) RTM_TRY(b->copy_planes(prop->state, field, RTM_LEVEL_CURRENT, -R, R, NULL, below));
+  if (has_above) RTM_TRY(b->copy_planes(prop->state, field, RTM_LEVEL_CURRENT, nz, R, NULL, above));
+fail:
   return status;
 }
 
@@ -157,9 +169,12 @@ int rtm_propagator_step(const rtm_propagator_t *prop, int it, rtm_direction_t di
   int status = RTM_OK;
   RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, direction));
   if (prop->grid.nz_local == prop->grid.n[2]) return RTM_OK;
-  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+  for (int f = RTM_FIELD_P; f < RTM_FIELD_P + prop->field_count; ++f) {
     rtm_field_view_t view;
-    if (f == RTM_FIELD_Q && prop->field_count < 2) break;
+    if (prop->backend->copy_planes) {
+      RTM_TRY(exchange_staged(prop, (rtm_field_t)f));
+      continue;
+    }
     RTM_TRY(prop->backend->view_field(prop->state, (rtm_field_t)f, RTM_LEVEL_CURRENT, &view));
     RTM_TRY(rtm_mpi_exchange_planes(&prop->grid, view.padded));
   }
@@ -185,6 +200,7 @@ void rtm_propagator_destroy(rtm_propagator_t *prop) {
   rtm_points_release(&prop->sources);
   rtm_points_release(&prop->receivers);
   rtm_boundary_release(&prop->boundary);
+  rtm_mem_free(&prop->staging);
   free(prop->wavelets);
   prop->wavelets = NULL;
   rtm_mem_ledger_release(&prop->ledger);

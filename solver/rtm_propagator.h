@@ -27,13 +27,15 @@ typedef struct {
   float *wavelets;       /* [sources.count][steps + 1], scaled for injection */
   const rtm_backend_t *backend;
   void *state;
+  rtm_allocation_t staging; /* z-slabs of a device's fields: 4 x R planes, pinned host */
   rtm_mem_ledger_t ledger;
 } rtm_propagator_t;
 
 /* Resolves dt, the source and receiver geometry, the recorded fields and the backend from
  * the config, then creates the backend state. On failure everything acquired is released.
- * A grid cut into z-slabs (rtm_mpi.h) runs on the cpu backend, iso or vti, for now: cuda
- * (the staged transport) and tti (its tilt smoothing across the cuts) are refused. */
+ * A grid cut into z-slabs (rtm_mpi.h) runs iso or vti, for now (tti, whose tilt smoothing
+ * stops at the cuts, is refused); a backend whose fields are not host memory (cuda) has
+ * its planes staged through pinned host buffers allocated here. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);

@@ -85,6 +85,13 @@ typedef struct rtm_backend {
   int (*write_field)(void *state, rtm_field_t field, rtm_level_t level, const float *dense);
   /* The field level in place, no copy (rtm_field_view_t). */
   int (*view_field)(void *state, rtm_field_t field, rtm_level_t level, rtm_field_view_t *view);
+  /* Planes [first, first + count) of the local z-range of a field level, each whole with its
+   * x/y halo (grid.stride_z floats a plane; first = -R names the ghost planes below, nz_local
+   * those above), copied into host memory `out` (in NULL) or from host memory `in` (out
+   * NULL), ordered with the queued steps, done on return: the z-slabs' halo exchange through
+   * host staging buffers (rtm_mpi.h). NULL where view_field gives host memory (cpu). */
+  int (*copy_planes)(void *state, rtm_field_t field, rtm_level_t level, int first, int count,
+                     float *out, const float *in);
   /* Zeroes every field at both levels and the recorded traces: the next shot on the same
    * state, which may also get new sources and receivers. */
   int (*reset)(void *state);

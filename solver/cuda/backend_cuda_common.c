@@ -399,6 +399,27 @@ fail:
   return status;
 }
 
+static int cuda_copy_planes(void *state, rtm_field_t field, rtm_level_t level, int first, int count,
+                            float *out, const float *in) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  const rtm_grid_t *g = &b->grid;
+  RTM_TRY(b->physics->check_field(field, level));
+  if (first < -RTM_RADIUS || count < 0 || first + count > g->nz_local + RTM_RADIUS)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: planes %d .. %d are outside the slab's %d + 2 x %d",
+             first, first + count - 1, g->nz_local, RTM_RADIUS);
+  float *padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
+  float *planes = padded + (size_t)(first + RTM_RADIUS) * g->stride_z;
+  const size_t bytes = (size_t)count * g->stride_z * sizeof(float);
+  if (out)
+    RTM_CUDA_TRY(cudaMemcpyAsync(out, planes, bytes, cudaMemcpyDeviceToHost, b->stream));
+  else
+    RTM_CUDA_TRY(cudaMemcpyAsync(planes, in, bytes, cudaMemcpyHostToDevice, b->stream));
+  RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
+fail:
+  return status;
+}
+
 static int cuda_reset(void *state) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
@@ -482,6 +503,7 @@ const rtm_backend_t rtm_backend_cuda = {
     .read_field = cuda_read_field,
     .write_field = cuda_write_field,
     .view_field = cuda_view_field,
+    .copy_planes = cuda_copy_planes,
     .reset = cuda_reset,
     .set_damping = cuda_set_damping,
     .read_traces = cuda_read_traces,

@@ -117,27 +117,36 @@ fail:
   return status;
 }
 
-int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
+int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
+                            float *below, float *above, int *has_below, int *has_above) {
   int status = RTM_OK;
+  const size_t planes = (size_t)RTM_RADIUS * grid->stride_z;
+  *has_below = world_rank > 0;
+  *has_above = world_rank < world_size - 1;
   if (world_size == 1) return RTM_OK;
-  const size_t R = RTM_RADIUS, planes = R * grid->stride_z, nz = (size_t)grid->nz_local;
   if (planes > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "planes of %zu floats are past MPI's int counts", planes);
-  const int below = world_rank > 0 ? world_rank - 1 : MPI_PROC_NULL;
-  const int above = world_rank < world_size - 1 ? world_rank + 1 : MPI_PROC_NULL;
-  /* local plane iz starts at (R + iz) stride_z: ghosts below at 0, the first R planes at
-   * R stride_z, the last R at nz stride_z, ghosts above at (nz + R) stride_z */
-  float *ghosts_below = padded, *first = padded + planes;
-  float *last = padded + nz * grid->stride_z, *ghosts_above = padded + (nz + R) * grid->stride_z;
-  RTM_TRY(mpi_status(MPI_Sendrecv(last, (int)planes, MPI_FLOAT, above, 1, ghosts_below, (int)planes,
-                                  MPI_FLOAT, below, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+  const int down = *has_below ? world_rank - 1 : MPI_PROC_NULL;
+  const int up = *has_above ? world_rank + 1 : MPI_PROC_NULL;
+  RTM_TRY(mpi_status(MPI_Sendrecv(last, (int)planes, MPI_FLOAT, up, 1, below, (int)planes,
+                                  MPI_FLOAT, down, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                      "MPI_Sendrecv of the planes upwards"));
-  RTM_TRY(
-      mpi_status(MPI_Sendrecv(first, (int)planes, MPI_FLOAT, below, 2, ghosts_above, (int)planes,
-                              MPI_FLOAT, above, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                 "MPI_Sendrecv of the planes downwards"));
+  RTM_TRY(mpi_status(MPI_Sendrecv(first, (int)planes, MPI_FLOAT, down, 2, above, (int)planes,
+                                  MPI_FLOAT, up, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                     "MPI_Sendrecv of the planes downwards"));
 fail:
   return status;
+}
+
+int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
+  int has_below = 0, has_above = 0;
+  const size_t R = RTM_RADIUS, nz = (size_t)grid->nz_local;
+  /* local plane iz starts at (R + iz) stride_z: ghosts below at 0, the first R planes at
+   * R stride_z, the last R at nz stride_z, ghosts above at (nz + R) stride_z; MPI writes no
+   * ghost of a side without a neighbour */
+  return rtm_mpi_exchange_staged(grid, padded + R * grid->stride_z, padded + nz * grid->stride_z,
+                                 padded, padded + (nz + R) * grid->stride_z, &has_below,
+                                 &has_above);
 }
 
 #else /* one rank: no MPI in this build */
@@ -188,6 +197,17 @@ int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole
 int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
   (void)grid;
   (void)padded;
+  return RTM_OK;
+}
+
+int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
+                            float *below, float *above, int *has_below, int *has_above) {
+  (void)grid;
+  (void)first;
+  (void)last;
+  (void)below;
+  (void)above;
+  *has_below = *has_above = 0;
   return RTM_OK;
 }
 

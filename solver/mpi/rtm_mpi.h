@@ -48,6 +48,13 @@ int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole
 /* The R planes next to each neighbour of a padded field (host memory) sent to it, and its
  * planes received into the ghost planes; the volume's first and last planes have none. */
 int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded);
+/* The same through host buffers of R stride_z floats each (a device's planes staged by the
+ * backend's copy_planes): `first` and `last` (the R planes next to the neighbour below and
+ * above) sent, the neighbours' planes received into `below` and `above`. A side without a
+ * neighbour (the volume's first or last slab) receives nothing and sets *has_below or
+ * *has_above to 0: its ghost planes stay as they are (zero). */
+int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
+                            float *below, float *above, int *has_below, int *has_above);
 
 #ifdef __cplusplus
 }

@@ -365,6 +365,7 @@ const rtm_backend_t rtm_backend_cpu = {
     .read_field = cpu_read_field,
     .write_field = cpu_write_field,
     .view_field = cpu_view_field,
+    .copy_planes = NULL, /* the fields are host memory: view_field */
     .reset = cpu_reset,
     .set_damping = cpu_set_damping,
     .read_traces = cpu_read_traces,
