@@ -66,6 +66,7 @@ typedef struct {
   float *whole;       /* rank 0 under MPI: the whole volume the slabs are gathered into */
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
   double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
+  double halo_s[3]; /* under MPI: the ranks' exchange seconds, least, mean and most */
 } model_run_t;
 
 static int wants_help(int argc, char **argv) {
@@ -209,7 +210,7 @@ static void print_run_line(const model_run_t *run) {
  * shots before it); the time spent on snapshots is kept apart. */
 static int propagate(model_run_t *run, rtm_progress_t *progress, int steps_before) {
   int status = RTM_OK;
-  const rtm_propagator_t *prop = &run->prop;
+  rtm_propagator_t *prop = &run->prop;
   const int steps = prop->steps, every = run->every;
   for (int it = 0; it < steps; ++it) {
     RTM_TRY(rtm_propagator_step(prop, it, RTM_FORWARD));
@@ -358,6 +359,21 @@ static int close_output(model_run_t *run) {
   return status;
 }
 
+/* The ranks' exchange times (host seconds waiting for the planes and in MPI, within the
+ * propagation): least, mean, most, on every rank. */
+static int reduce_halo(model_run_t *run) {
+  int status = RTM_OK;
+  double least = run->prop.halo_s, most = run->prop.halo_s, sum = run->prop.halo_s;
+  RTM_TRY(rtm_mpi_allreduce(&least, 1, RTM_MPI_MIN));
+  RTM_TRY(rtm_mpi_allreduce(&most, 1, RTM_MPI_MAX));
+  RTM_TRY(rtm_mpi_allreduce(&sum, 1, RTM_MPI_SUM));
+  run->halo_s[0] = least;
+  run->halo_s[1] = sum / rtm_mpi_size();
+  run->halo_s[2] = most;
+fail:
+  return status;
+}
+
 /* OUTPUT.json: the phases' times and the propagation's MCells/s, then the summary lines. */
 static int write_report(model_run_t *run) {
   int status = RTM_OK;
@@ -366,10 +382,13 @@ static int write_report(model_run_t *run) {
   const double propagate_s = run->propagate_s;
   const double mcells =
       propagate_s > 0.0 ? (double)run->cells * steps * count / propagate_s * 1e-6 : 0.0;
-  const rtm_timing_t timings[4] = {{"setup", run->setup_s},
+  const rtm_timing_t timings[7] = {{"setup", run->setup_s},
                                    {"propagate", propagate_s},
                                    {"snapshots", run->snapshot_s},
-                                   {"write", run->write_s + run->end_s - run->loop_end_s}};
+                                   {"write", run->write_s + run->end_s - run->loop_end_s},
+                                   {"halo_exchange_min", run->halo_s[0]},
+                                   {"halo_exchange_mean", run->halo_s[1]},
+                                   {"halo_exchange_max", run->halo_s[2]}};
   const rtm_report_shot_values_t shot_values[3] = {{"set_shot_s", run->shot_seconds},
                                                    {"propagate_s", run->shot_seconds + count},
                                                    {"write_s", run->shot_seconds + 2 * count}};
@@ -380,7 +399,7 @@ static int write_report(model_run_t *run) {
                          .model_precision =
                              rtm_precision_name(rtm_config_model_precision(&run->cfg)),
                          .timings = timings,
-                         .timing_count = 4,
+                         .timing_count = rtm_mpi_size() > 1 ? 7 : 4,
                          .mcells_per_s = mcells,
                          .shot_count = run->many_shots ? count : 0,
                          .shot_values = shot_values,
@@ -412,6 +431,7 @@ int rtm_cmd_model(int argc, char **argv) {
   RTM_TRY(open_output(run));
   RTM_TRY(run->many_shots ? run_many_shots(run) : run_single_shot(run));
   RTM_TRY(close_output(run));
+  RTM_TRY(reduce_halo(run));
   RTM_TRY(write_report(run));
 fail:
   if (run) {

@@ -32,6 +32,11 @@ typedef enum {
   RTM_RECONSTRUCT_AUTO /* the fastest that fits: snapshots, then boundary, then checkpoint */
 } rtm_reconstruction_t;
 typedef enum { RTM_BOUNDARY_SPONGE = 0 } rtm_boundary_kind_t;
+typedef enum {
+  RTM_EXCHANGE_OVERLAP = 0,
+  RTM_EXCHANGE_BLOCKING,
+  RTM_EXCHANGE_OFF
+} rtm_mpi_exchange_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
 
@@ -142,6 +147,9 @@ typedef struct {
   struct {
     char pipeline[RTM_CONFIG_NAME_MAX]; /* graph (CUDA graph replay) | streams (plain launches) */
   } traces;
+  struct {
+    rtm_mpi_exchange_t exchange; /* z-slabs: overlap | blocking | off (benchmarks only) */
+  } mpi;
   char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */
 } rtm_config_t;
 

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 /* One shot's propagator from the config: dt, the absorbing layer, the source with its
  * scaled wavelet, the receivers, and the backend state they are handed to. */
 #include "rtm_propagator.h"
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rtm_mpi.h"
 #include "rtm_status.h"
@@ -114,6 +116,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
                             cfg->boundary.reflection, model->vp_max, prop->dt_s));
   prop->trace_fields = rtm_field_mask(cfg->receivers.fields);
   prop->field_count = cfg->physics.equation == RTM_EQUATION_ISO ? 1 : 2;
+  prop->exchange = cfg->mpi.exchange;
   if (grid->nz_local != grid->n[2] && cfg->physics.equation == RTM_EQUATION_TTI)
     RTM_FAIL(RTM_ERR_UNSUPPORTED,
              "physics.equation = tti on z-slabs (mpirun with %d ranks) is not implemented yet: "
@@ -147,37 +150,87 @@ fail:
   return status;
 }
 
-/* The exchange of a field whose planes the backend copies (a device's): its first and last
- * R planes out to the staging buffers, across, and the neighbours' into the ghost planes. */
-static int exchange_staged(const rtm_propagator_t *prop, rtm_field_t field) {
-  int status = RTM_OK, has_below = 0, has_above = 0;
+/* The new level's first and last R planes of every field sent to the neighbours and theirs
+ * received into its ghost planes. Host fields (cpu) travel from and into the padded arrays;
+ * a device's through the staging buffers, the copies out queued after the steps so far and
+ * the copies in before the steps queued later (copy_planes), so that the interior queued
+ * between `begin` and `end` runs while the planes travel. */
+static int exchange_begin(const rtm_propagator_t *prop, rtm_level_t level) {
+  int status = RTM_OK;
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
   const size_t planes = (size_t)R * prop->grid.stride_z;
-  float *first = prop->staging.ptr, *last = first + planes, *below = last + planes;
-  float *above = below + planes;
-  RTM_TRY(b->copy_planes(prop->state, field, RTM_LEVEL_CURRENT, 0, R, first, NULL));
-  RTM_TRY(b->copy_planes(prop->state, field, RTM_LEVEL_CURRENT, nz - R, R, last, NULL));
-  RTM_TRY(rtm_mpi_exchange_staged(&prop->grid, first, last, below, above, &has_below, &has_above));
-  if (has_below) RTM_TRY(b->copy_planes(prop->state, field, RTM_LEVEL_CURRENT, -R, R, NULL, below));
-  if (has_above) RTM_TRY(b->copy_planes(prop->state, field, RTM_LEVEL_CURRENT, nz, R, NULL, above));
+  if (!b->copy_planes) return RTM_OK;
+  for (int f = 0; f < prop->field_count; ++f) {
+    float *first = (float *)prop->staging.ptr + 4 * planes * (size_t)f, *last = first + planes;
+    RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, 0, R, first, NULL));
+    RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, nz - R, R, last, NULL));
+  }
 fail:
   return status;
 }
 
-int rtm_propagator_step(const rtm_propagator_t *prop, int it, rtm_direction_t direction) {
-  int status = RTM_OK;
-  RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, direction));
-  if (prop->grid.nz_local == prop->grid.n[2]) return RTM_OK;
-  for (int f = RTM_FIELD_P; f < RTM_FIELD_P + prop->field_count; ++f) {
-    rtm_field_view_t view;
-    if (prop->backend->copy_planes) {
-      RTM_TRY(exchange_staged(prop, (rtm_field_t)f));
+static int exchange_end(const rtm_propagator_t *prop, rtm_level_t sent, rtm_level_t received) {
+  int status = RTM_OK, has_below = 0, has_above = 0;
+  const rtm_backend_t *b = prop->backend;
+  const int R = RTM_RADIUS, nz = prop->grid.nz_local;
+  const size_t planes = (size_t)R * prop->grid.stride_z;
+  if (b->copy_planes) RTM_TRY(b->wait_copies(prop->state)); /* the planes are out */
+  for (int f = 0; f < prop->field_count; ++f) {
+    if (!b->copy_planes) {
+      rtm_field_view_t view;
+      RTM_TRY(b->view_field(prop->state, (rtm_field_t)f, sent, &view));
+      RTM_TRY(rtm_mpi_exchange_planes(&prop->grid, view.padded));
       continue;
     }
-    RTM_TRY(prop->backend->view_field(prop->state, (rtm_field_t)f, RTM_LEVEL_CURRENT, &view));
-    RTM_TRY(rtm_mpi_exchange_planes(&prop->grid, view.padded));
+    float *first = (float *)prop->staging.ptr + 4 * planes * (size_t)f, *last = first + planes;
+    float *below = last + planes, *above = below + planes;
+    RTM_TRY(
+        rtm_mpi_exchange_staged(&prop->grid, first, last, below, above, &has_below, &has_above));
+    if (has_below)
+      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, received, -R, R, NULL, below));
+    if (has_above)
+      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, received, nz, R, NULL, above));
   }
+fail:
+  return status;
+}
+
+static double wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction) {
+  int status = RTM_OK;
+  const rtm_backend_t *b = prop->backend;
+  if (prop->grid.nz_local == prop->grid.n[2] || prop->exchange == RTM_EXCHANGE_OFF)
+    return b->step(prop->state, it, RTM_REGION_ALL, direction);
+  if (prop->exchange == RTM_EXCHANGE_BLOCKING) {
+    RTM_TRY(b->step(prop->state, it, RTM_REGION_ALL, direction));
+    const double start_s = wall_seconds();
+    RTM_TRY(exchange_begin(prop, RTM_LEVEL_CURRENT));
+    RTM_TRY(exchange_end(prop, RTM_LEVEL_CURRENT, RTM_LEVEL_CURRENT));
+    prop->halo_s += wall_seconds() - start_s;
+    return RTM_OK;
+  }
+  /* overlap: the edge planes first, on their way while the interior is computed; the new
+   * level is the one the step writes (previous forward, current backward) until INTERIOR
+   * swaps the levels, after which it is the current one */
+  const rtm_level_t written = direction == RTM_FORWARD ? RTM_LEVEL_PREVIOUS : RTM_LEVEL_CURRENT;
+  RTM_TRY(b->step(prop->state, it, RTM_REGION_EDGE_PLANES, direction));
+  RTM_TRY(exchange_begin(prop, written));
+  if (!b->copy_planes) { /* host fields: across before the interior, which reads no ghost */
+    const double start_s = wall_seconds();
+    RTM_TRY(exchange_end(prop, written, written));
+    prop->halo_s += wall_seconds() - start_s;
+    return b->step(prop->state, it, RTM_REGION_INTERIOR, direction);
+  }
+  RTM_TRY(b->step(prop->state, it, RTM_REGION_INTERIOR, direction));
+  const double start_s = wall_seconds(); /* the interior is queued: what follows waits */
+  RTM_TRY(exchange_end(prop, written, RTM_LEVEL_CURRENT));
+  prop->halo_s += wall_seconds() - start_s;
 fail:
   return status;
 }

@@ -22,12 +22,14 @@ typedef struct {
   rtm_boundary_t boundary;
   rtm_points_t sources;
   rtm_points_t receivers;
-  unsigned trace_fields; /* RTM_FIELD_BIT mask the receivers record (receivers.fields) */
-  int field_count;       /* 1: p (iso); 2: p and q (vti, tti) */
-  float *wavelets;       /* [sources.count][steps + 1], scaled for injection */
+  unsigned trace_fields;       /* RTM_FIELD_BIT mask the receivers record (receivers.fields) */
+  int field_count;             /* 1: p (iso); 2: p and q (vti, tti) */
+  rtm_mpi_exchange_t exchange; /* z-slabs: mpi.exchange */
+  double halo_s;   /* z-slabs: host seconds spent exchanging (waiting for the planes, MPI) */
+  float *wavelets; /* [sources.count][steps + 1], scaled for injection */
   const rtm_backend_t *backend;
   void *state;
-  rtm_allocation_t staging; /* z-slabs of a device's fields: 4 x R planes, pinned host */
+  rtm_allocation_t staging; /* z-slabs of a device's fields: 4 x R planes a field, pinned */
   rtm_mem_ledger_t ledger;
 } rtm_propagator_t;
 
@@ -40,10 +42,12 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
                           rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);
 
-/* Forward or backward step `it` of the whole slab, then, on a grid cut into z-slabs (MPI),
- * the new level's planes next to each neighbour exchanged into its ghost planes
- * (rtm_mpi.h), so that the next step sees what one rank would. */
-int rtm_propagator_step(const rtm_propagator_t *prop, int it, rtm_direction_t direction);
+/* Forward or backward step `it`. On a grid cut into z-slabs (MPI) the new level's planes next
+ * to each neighbour go into its ghost planes (rtm_mpi.h), so that the next step sees what
+ * one rank would: with mpi.exchange = overlap the edge planes are computed first and
+ * travel while the interior is (a device's through pinned buffers on a copy stream);
+ * blocking exchanges after the whole step; off skips it (wrong results: benchmarks). */
+int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction);
 
 /* Moves the propagator to another shot at source_m: the backend's fields and traces reset,
  * the source (its wavelet scaled with v^2 at the new position) and the receivers of that

@@ -36,10 +36,11 @@ void rtm_log_set_rank(int rank, int size) {
   log_size = size > 0 ? size : 1;
 }
 
-static void log_line(const char *prefix, const char *fmt, va_list args) {
+/* name_rank: errors, which come from every rank, say which. */
+static void log_line(const char *prefix, int name_rank, const char *fmt, va_list args) {
   char line[4096];
   vsnprintf(line, sizeof line, fmt, args);
-  if (log_size > 1)
+  if (name_rank && log_size > 1)
     fprintf(stderr, "%s[rank %d of %d] %s\n", prefix, log_rank, log_size, line);
   else
     fprintf(stderr, "%s%s\n", prefix, line); /* one write: lines of ranks do not interleave */
@@ -48,7 +49,7 @@ static void log_line(const char *prefix, const char *fmt, va_list args) {
 void rtm_log_error(const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: error: ", fmt, args);
+  log_line("rtm3d: error: ", 1, fmt, args);
   va_end(args);
 }
 
@@ -56,7 +57,7 @@ void rtm_log_warning(const char *fmt, ...) {
   if (log_rank != 0) return;
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: warning: ", fmt, args);
+  log_line("rtm3d: warning: ", 0, fmt, args);
   va_end(args);
 }
 
@@ -64,6 +65,6 @@ void rtm_log_info(const char *fmt, ...) {
   if (log_rank != 0) return;
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: ", fmt, args);
+  log_line("rtm3d: ", 0, fmt, args);
   va_end(args);
 }

@@ -245,6 +245,12 @@ static void cuda_destroy(void *state) {
   for (int f = RTM_CUDA_FIELDS - 1; f >= 0; --f)
     for (int l = RTM_CUDA_LEVELS - 1; l >= 0; --l)
       rtm_cuda_backend_release(&b->level[f][l]);
+  if (b->copies) {
+    cudaStreamSynchronize(b->copies);
+    cudaStreamDestroy(b->copies);
+  }
+  if (b->steps_done) cudaEventDestroy(b->steps_done);
+  if (b->copies_done) cudaEventDestroy(b->copies_done);
   if (b->stream) cudaStreamDestroy(b->stream);
   free(b);
 }
@@ -316,6 +322,20 @@ fail:
 
 /* ---- step ---- */
 
+/* Sample `it` of every source into the new level (the one opposite `centre`) of every field,
+ * at the taps in local planes [z_begin, z_end). */
+static int inject_planes(rtm_cuda_backend_state_t *b, int centre, int it, int z_begin, int z_end) {
+  int status = RTM_OK;
+  const size_t begin = (size_t)(z_begin + RTM_RADIUS) * b->grid.stride_z;
+  const size_t end = (size_t)(z_end + RTM_RADIUS) * b->grid.stride_z;
+  for (int f = 0; f < b->physics->field_count; ++f)
+    RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
+                                b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
+                                b->source_samples, it, begin, end, b->stream));
+fail:
+  return status;
+}
+
 static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
@@ -334,21 +354,22 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   const int high_begin = nz - R > low_end ? nz - R : low_end;
   if (region == RTM_REGION_ALL) {
     RTM_TRY(b->physics->launch(b, centre, backward, 0, nz));
+    RTM_TRY(inject_planes(b, centre, it, 0, nz));
   } else if (region == RTM_REGION_EDGE_PLANES) {
+    /* the taps in the edge planes get sample it now, before the planes leave (MPI) */
     RTM_TRY(b->physics->launch(b, centre, backward, 0, low_end));
     RTM_TRY(b->physics->launch(b, centre, backward, high_begin, nz));
+    RTM_TRY(inject_planes(b, centre, it, 0, low_end));
+    RTM_TRY(inject_planes(b, centre, it, high_begin, nz));
     return RTM_OK;
   } else if (region == RTM_REGION_INTERIOR) {
     RTM_TRY(b->physics->launch(b, centre, backward, low_end, high_begin));
+    RTM_TRY(inject_planes(b, centre, it, low_end, high_begin));
   } else {
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: unknown step region %d", (int)region);
   }
-  /* The new level of every field gets sample it; receivers record the fields asked for,
-   * column it + 1 (it - 1 backward). */
-  for (int f = 0; f < b->physics->field_count; ++f)
-    RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
-                                b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
-                                b->source_samples, it, b->stream));
+  /* Receivers record the fields asked for, column it + 1 (it - 1 backward), from the new
+   * level whole (a split step's INTERIOR comes after its EDGE_PLANES). */
   for (int f = 0; f < b->physics->field_count; ++f)
     if (b->trace_fields & RTM_FIELD_BIT(f))
       RTM_TRY(rtm_iso_cuda_record(b->level[f][1 - centre].ptr, b->receiver_index.ptr,
@@ -361,6 +382,65 @@ fail:
 }
 
 /* ---- fields and traces to and from the host ---- */
+
+/* Planes [first, first + count) of a level (first = -R: the ghosts below), whole with
+ * their x/y halo: the first float and the byte count. */
+static int planes_of(rtm_cuda_backend_state_t *b, rtm_field_t field, rtm_level_t level, int first,
+                     int count, float **planes, size_t *bytes) {
+  int status = RTM_OK;
+  const rtm_grid_t *g = &b->grid;
+  RTM_TRY(b->physics->check_field(field, level));
+  if (first < -RTM_RADIUS || count < 0 || first + count > g->nz_local + RTM_RADIUS)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: planes %d .. %d are outside the slab's %d + 2 x %d",
+             first, first + count - 1, g->nz_local, RTM_RADIUS);
+  float *padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
+  *planes = padded + (size_t)(first + RTM_RADIUS) * g->stride_z;
+  *bytes = (size_t)count * g->stride_z * sizeof(float);
+fail:
+  return status;
+}
+
+static int ensure_copy_stream(rtm_cuda_backend_state_t *b) {
+  int status = RTM_OK;
+  if (b->copies) return RTM_OK;
+  RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->steps_done, cudaEventDisableTiming));
+  RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->copies_done, cudaEventDisableTiming));
+  RTM_CUDA_TRY(cudaStreamCreateWithFlags(&b->copies, cudaStreamNonBlocking));
+fail:
+  return status;
+}
+
+/* On the copy stream: out of the level after the steps queued so far (an event on the
+ * step stream), into it before the steps queued later (an event the step stream waits
+ * for). */
+static int cuda_copy_planes(void *state, rtm_field_t field, rtm_level_t level, int first, int count,
+                            float *out, const float *in) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  float *planes = NULL;
+  size_t bytes = 0;
+  RTM_TRY(planes_of(b, field, level, first, count, &planes, &bytes));
+  RTM_TRY(ensure_copy_stream(b));
+  if (out) {
+    RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
+    RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->steps_done, 0));
+    RTM_CUDA_TRY(cudaMemcpyAsync(out, planes, bytes, cudaMemcpyDeviceToHost, b->copies));
+  } else {
+    RTM_CUDA_TRY(cudaMemcpyAsync(planes, in, bytes, cudaMemcpyHostToDevice, b->copies));
+    RTM_CUDA_TRY(cudaEventRecord(b->copies_done, b->copies));
+    RTM_CUDA_TRY(cudaStreamWaitEvent(b->stream, b->copies_done, 0));
+  }
+fail:
+  return status;
+}
+
+static int cuda_wait_copies(void *state) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  if (b->copies) RTM_CUDA_TRY(cudaStreamSynchronize(b->copies));
+fail:
+  return status;
+}
 
 /* The padded level of `field` at `level` to a dense [nz_local][ny][nx] host array
  * (`to_host`, kind cudaMemcpyDeviceToHost) or from one (`from_host`), one 2D copy a plane. */
@@ -395,27 +475,6 @@ static int cuda_view_field(void *state, rtm_field_t field, rtm_level_t level,
   *view = (rtm_field_view_t){NULL, b->device};
   RTM_TRY(b->physics->check_field(field, level));
   view->padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
-fail:
-  return status;
-}
-
-static int cuda_copy_planes(void *state, rtm_field_t field, rtm_level_t level, int first, int count,
-                            float *out, const float *in) {
-  int status = RTM_OK;
-  rtm_cuda_backend_state_t *b = state;
-  const rtm_grid_t *g = &b->grid;
-  RTM_TRY(b->physics->check_field(field, level));
-  if (first < -RTM_RADIUS || count < 0 || first + count > g->nz_local + RTM_RADIUS)
-    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: planes %d .. %d are outside the slab's %d + 2 x %d",
-             first, first + count - 1, g->nz_local, RTM_RADIUS);
-  float *padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
-  float *planes = padded + (size_t)(first + RTM_RADIUS) * g->stride_z;
-  const size_t bytes = (size_t)count * g->stride_z * sizeof(float);
-  if (out)
-    RTM_CUDA_TRY(cudaMemcpyAsync(out, planes, bytes, cudaMemcpyDeviceToHost, b->stream));
-  else
-    RTM_CUDA_TRY(cudaMemcpyAsync(planes, in, bytes, cudaMemcpyHostToDevice, b->stream));
-  RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
 fail:
   return status;
 }
@@ -504,6 +563,7 @@ const rtm_backend_t rtm_backend_cuda = {
     .write_field = cuda_write_field,
     .view_field = cuda_view_field,
     .copy_planes = cuda_copy_planes,
+    .wait_copies = cuda_wait_copies,
     .reset = cuda_reset,
     .set_damping = cuda_set_damping,
     .read_traces = cuda_read_traces,

@@ -38,6 +38,10 @@ typedef struct {
   int steps;
   rtm_iso_shape_t kernel; /* kernel.halo, stages, zblock, block */
   cudaStream_t stream;
+  /* the z-slabs' plane copies (copy_planes): a non-blocking stream of their own, ordered
+   * with the steps by events; created on first use */
+  cudaStream_t copies;
+  cudaEvent_t steps_done, copies_done;
   rtm_mem_ledger_t *ledger;
   rtm_mem_request_t request;
   char wavefield_strategy[RTM_CONFIG_NAME_MAX];

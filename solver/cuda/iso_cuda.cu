@@ -469,13 +469,15 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
 }
 
 /* Point injection: one thread per tap, atomicAdd since taps of nearby points may share a
- * cell. */
+ * cell; only the taps whose cell lies in [index_begin, index_end) (the planes a split step
+ * has just updated). */
 static __global__ void inject_kernel(float *field, const size_t *tap_index, const float *tap_coeff,
-                                     const float *wavelets, int taps, int samples, int sample) {
+                                     const float *wavelets, int taps, int samples, int sample,
+                                     size_t index_begin, size_t index_end) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= taps) return;
   const float c = tap_coeff[t];
-  if (c == 0.f) return;
+  if (c == 0.f || tap_index[t] < index_begin || tap_index[t] >= index_end) return;
   atomicAdd(&field[tap_index[t]], c * wavelets[(size_t)(t / RTM_POINT_TAPS) * samples + sample]);
 }
 
@@ -743,12 +745,12 @@ fail:
 
 extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
                                    const float *wavelets, int count, int samples, int sample,
-                                   void *stream) {
-  if (count <= 0 || sample < 0 || sample >= samples) return RTM_OK;
+                                   size_t index_begin, size_t index_end, void *stream) {
+  if (count <= 0 || sample < 0 || sample >= samples || index_begin >= index_end) return RTM_OK;
   const int taps = count * RTM_POINT_TAPS;
   inject_kernel<<<(taps + POINT_THREADS - 1) / POINT_THREADS, POINT_THREADS, 0,
                   (cudaStream_t)stream>>>(field, tap_index, tap_coeff, wavelets, taps, samples,
-                                          sample);
+                                          sample, index_begin, index_end);
   return launch_status("inject_kernel");
 }
 

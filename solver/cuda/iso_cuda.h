@@ -124,9 +124,11 @@ int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
                       void *stream);
 
 /* field[tap_index[t]] += tap_coeff[t] * wavelets[t / 8 * samples + sample] for every tap t
- * of `count` points (8 taps each); nothing when sample is outside [0, samples). */
+ * of `count` points (8 taps each) whose tap_index lies in [index_begin, index_end); nothing
+ * when sample is outside [0, samples). */
 int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
-                        const float *wavelets, int count, int samples, int sample, void *stream);
+                        const float *wavelets, int count, int samples, int sample,
+                        size_t index_begin, size_t index_end, void *stream);
 
 /* traces[r * trace_length + sample] = sum_k tap_weight[8r+k] field[tap_index[8r+k]]. */
 int rtm_iso_cuda_record(const float *field, const size_t *tap_index, const float *tap_weight,

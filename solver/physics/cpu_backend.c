@@ -17,7 +17,9 @@
  * then the propagator's own again.
  *
  * Split steps: EDGE_PLANES updates the first and last R local z planes (every plane when
- * nz_local <= 2R); INTERIOR updates the rest, then injects, records and rotates. */
+ * nz_local <= 2R) and injects at the taps there; INTERIOR updates the rest and injects at
+ * its taps, then records and rotates. Each cell gets its taps' samples once, after its
+ * update, either way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,16 +208,21 @@ fail:
   return status;
 }
 
-static void inject(const cpu_state_t *s, float *field, int it) {
-  if (it < 0 || it >= s->samples) return; /* the wavelets have ended */
+/* Sample `it` of every source at its taps in local planes [z_begin, z_end) (the planes a
+ * split step has just updated). */
+static void inject(const cpu_state_t *s, float *field, int it, long z_begin, long z_end) {
+  if (it < 0 || it >= s->samples || z_begin >= z_end) return; /* the wavelets have ended */
   const size_t *index = s->source_index.ptr;
   const float *weight = s->source_weight.ptr;
   const float *wavelets = s->wavelets.ptr;
+  const size_t begin = (size_t)(z_begin + RTM_RADIUS) * s->grid.stride_z;
+  const size_t end = (size_t)(z_end + RTM_RADIUS) * s->grid.stride_z;
   for (int src = 0; src < s->source_count; ++src) {
     const float w = wavelets[(size_t)src * (size_t)s->samples + (size_t)it];
     for (int t = 0; t < RTM_POINT_TAPS; ++t) {
       const size_t k = (size_t)src * RTM_POINT_TAPS + (size_t)t;
-      field[index[k]] += weight[k] * w;
+      if (weight[k] != 0.0f && index[k] >= begin && index[k] < end)
+        field[index[k]] += weight[k] * w;
     }
   }
 }
@@ -247,27 +254,39 @@ static int cpu_step(void *state, int it, rtm_region_t region, rtm_direction_t di
   const long nz = s->grid.nz_local, R = RTM_RADIUS;
   const int edges_only = nz <= 2 * R; /* every plane touches a z neighbour's halo */
 
+  /* the new level: forward overwrote previous, backward overwrote current */
+  const rtm_level_t written = direction == RTM_FORWARD ? RTM_LEVEL_PREVIOUS : RTM_LEVEL_CURRENT;
   switch (region) {
-  case RTM_REGION_ALL: physics->update(s->fields, 0, nz, direction); break;
+  case RTM_REGION_ALL:
+    physics->update(s->fields, 0, nz, direction);
+    for (int f = 0; f < physics->field_count; ++f)
+      inject(s, physics->level(s->fields, (rtm_field_t)f, written), it, 0, nz);
+    break;
   case RTM_REGION_EDGE_PLANES:
+    /* the taps in the edge planes get sample it now, before the planes leave (MPI) */
     if (edges_only) {
       physics->update(s->fields, 0, nz, direction);
     } else {
       physics->update(s->fields, 0, R, direction);
       physics->update(s->fields, nz - R, nz, direction);
     }
+    for (int f = 0; f < physics->field_count; ++f) {
+      float *level = physics->level(s->fields, (rtm_field_t)f, written);
+      inject(s, level, it, 0, edges_only ? nz : R);
+      if (!edges_only) inject(s, level, it, nz - R, nz);
+    }
     return RTM_OK;
   case RTM_REGION_INTERIOR:
-    if (!edges_only) physics->update(s->fields, R, nz - R, direction);
+    if (!edges_only) {
+      physics->update(s->fields, R, nz - R, direction);
+      for (int f = 0; f < physics->field_count; ++f)
+        inject(s, physics->level(s->fields, (rtm_field_t)f, written), it, R, nz - R);
+    }
     break;
   default:
     rtm_log_error("backend cpu: unknown step region %d", (int)region);
     return RTM_ERR_INTERNAL;
   }
-  /* the new level: forward overwrote previous, backward overwrote current */
-  const rtm_level_t written = direction == RTM_FORWARD ? RTM_LEVEL_PREVIOUS : RTM_LEVEL_CURRENT;
-  for (int f = 0; f < physics->field_count; ++f)
-    inject(s, physics->level(s->fields, (rtm_field_t)f, written), it);
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f)
     if (s->trace_fields & RTM_FIELD_BIT(f))
       record(s, physics->level(s->fields, (rtm_field_t)f, written), s->traces[f].ptr,
@@ -366,6 +385,7 @@ const rtm_backend_t rtm_backend_cpu = {
     .write_field = cpu_write_field,
     .view_field = cpu_view_field,
     .copy_planes = NULL, /* the fields are host memory: view_field */
+    .wait_copies = NULL,
     .reset = cpu_reset,
     .set_damping = cpu_set_damping,
     .read_traces = cpu_read_traces,

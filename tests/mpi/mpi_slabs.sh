@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `rtm3d model` across z-slabs under mpirun (cpu backend): the snapshots and the traces of
-# 2, 3 and 4 ranks equal one rank's to the bit (validate --rtol 0 --atol 0):
+# 2, 3 and 4 ranks equal one rank's to the bit (validate --rtol 0 --atol 0), with the
+# exchange overlapped (the default: edge planes first) and, on 3 ranks, blocking:
 #   iso, one shot, 37 planes (uneven: 19/18, 13/12/12, 10/9/9/9), the source at z = 18.3
 #       cells and the receivers at 18.1, so that their taps (planes 18 and 19) straddle the
 #       cut of 2 ranks, and a velocity step below 250 m (vp_max on the lower ranks only);
@@ -36,6 +37,8 @@ for np in 2 3 4; do
   run "$np" "iso$np" "${iso[@]}"
   same "iso$np" iso1
 done
+run 3 iso3b "${iso[@]}" --set mpi.exchange=blocking # after the whole step, not overlapped
+same iso3b iso1
 
 vti=(--quiet --set backend.name=cpu --set grid.nx=36 --set grid.ny=32 --set grid.nz=33
      --set boundary.width=8 --set time.steps=90 --set snapshots.every=0

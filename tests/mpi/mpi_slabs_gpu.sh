@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `rtm3d model` across z-slabs on the cuda backend (planes staged through pinned host
-# memory): 2 and 3 ranks sharing the one GPU give the snapshots and traces of one cuda rank
-# to the bit (validate --rtol 0 --atol 0), iso with the source and receivers straddling the
+# memory, on a copy stream while the interior is computed; on 2 ranks also blocking): 2 and
+# 3 ranks sharing the one GPU give the snapshots and traces of one cuda rank to the bit
+# (validate --rtol 0 --atol 0), iso with the source and receivers straddling the
 # 2-rank cut and vti with two shots recording p and q. Exits 77 (skipped) without a GPU.
 # Usage: mpi_slabs_gpu.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
@@ -37,6 +38,8 @@ for np in 2 3; do
   run "$np" "iso$np" "${iso[@]}"
   same "iso$np" iso1
 done
+run 2 iso2b "${iso[@]}" --set mpi.exchange=blocking
+same iso2b iso1
 vti=(--quiet --set backend.name=cuda --set grid.nx=36 --set grid.ny=32 --set grid.nz=33
      --set boundary.width=8 --set time.steps=90 --set snapshots.every=0
      --set physics.equation=vti --set model.epsilon=0.2 --set model.delta=0.1
