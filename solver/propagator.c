@@ -160,11 +160,15 @@ static int exchange_begin(const rtm_propagator_t *prop, rtm_level_t level) {
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
   const size_t planes = (size_t)R * prop->grid.stride_z;
+  /* only the sides that have a neighbour: the volume's first and last slabs have one */
+  const int has_below = prop->grid.z_offset > 0;
+  const int has_above = prop->grid.z_offset + nz < prop->grid.n[2];
   if (!b->copy_planes) return RTM_OK;
   for (int f = 0; f < prop->field_count; ++f) {
     float *first = (float *)prop->staging.ptr + 4 * planes * (size_t)f, *last = first + planes;
-    RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, 0, R, first, NULL));
-    RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, nz - R, R, last, NULL));
+    if (has_below) RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, 0, R, first, NULL));
+    if (has_above)
+      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, nz - R, R, last, NULL));
   }
 fail:
   return status;
