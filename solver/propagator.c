@@ -117,11 +117,6 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   prop->trace_fields = rtm_field_mask(cfg->receivers.fields);
   prop->field_count = cfg->physics.equation == RTM_EQUATION_ISO ? 1 : 2;
   prop->exchange = cfg->mpi.exchange;
-  if (grid->nz_local != grid->n[2] && cfg->physics.equation == RTM_EQUATION_TTI)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "physics.equation = tti on z-slabs (mpirun with %d ranks) is not implemented yet: "
-             "the smoothing of the tilt stops at the cuts; run tti on one rank",
-             rtm_mpi_size());
   double source_m[3];
   rtm_source_position(cfg, grid, source_m);
   RTM_TRY(place_shot(prop, cfg, source_m));

@@ -35,9 +35,8 @@ typedef struct {
 
 /* Resolves dt, the source and receiver geometry, the recorded fields and the backend from
  * the config, then creates the backend state. On failure everything acquired is released.
- * A grid cut into z-slabs (rtm_mpi.h) runs iso or vti, for now (tti, whose tilt smoothing
- * stops at the cuts, is refused); a backend whose fields are not host memory (cuda) has
- * its planes staged through pinned host buffers allocated here. */
+ * On a grid cut into z-slabs (rtm_mpi.h) a backend whose fields are not host memory (cuda)
+ * has its planes staged through pinned host buffers allocated here. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);

@@ -149,6 +149,30 @@ int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
                                  &has_above);
 }
 
+int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const float *slab,
+                                  float *extended) {
+  int status = RTM_OK;
+  const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1], nz = (size_t)grid->nz_local;
+  const size_t count = (size_t)planes * plane, p = (size_t)planes;
+  memcpy(extended + count, slab, nz * plane * sizeof *extended);
+  if (world_size == 1 || planes == 0) return RTM_OK;
+  if (count > (size_t)INT_MAX)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "%d planes of %zu cells are past MPI's int counts", planes,
+             plane);
+  const int down = grid->z_offset > 0 ? world_rank - 1 : MPI_PROC_NULL;
+  const int up = grid->z_offset + grid->nz_local < grid->n[2] ? world_rank + 1 : MPI_PROC_NULL;
+  /* the last planes up into the neighbour's planes below, the first down into its above */
+  RTM_TRY(
+      mpi_status(MPI_Sendrecv(slab + (nz - p) * plane, (int)count, MPI_FLOAT, up, 3, extended,
+                              (int)count, MPI_FLOAT, down, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                 "MPI_Sendrecv of dense planes upwards"));
+  RTM_TRY(mpi_status(MPI_Sendrecv(slab, (int)count, MPI_FLOAT, down, 4, extended + (p + nz) * plane,
+                                  (int)count, MPI_FLOAT, up, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                     "MPI_Sendrecv of dense planes downwards"));
+fail:
+  return status;
+}
+
 #else /* one rank: no MPI in this build */
 
 int rtm_mpi_init(int *argc, char ***argv) {
@@ -208,6 +232,13 @@ int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const fl
   (void)below;
   (void)above;
   *has_below = *has_above = 0;
+  return RTM_OK;
+}
+
+int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const float *slab,
+                                  float *extended) {
+  const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
+  memcpy(extended + (size_t)planes * plane, slab, (size_t)grid->nz_local * plane * sizeof *slab);
   return RTM_OK;
 }
 

@@ -45,6 +45,12 @@ int rtm_mpi_sum_to_root(float *values, size_t count);
 /* The ranks' dense slabs [nz_local][ny][nx] stacked into the whole volume [nz][ny][nx] on
  * rank 0 (`whole` may be NULL on the others). */
 int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole);
+/* A dense slab [nz_local][ny][nx] into `extended` [nz_local + 2 planes][ny][nx] (the slab
+ * from plane `planes` on), with the neighbours' nearest `planes` planes below and above it
+ * (for a filter that reaches across the cuts); a side without a neighbour is left as it
+ * is. `planes` must not exceed the neighbours' slabs (the caller refuses that). */
+int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const float *slab,
+                                  float *extended);
 /* The R planes next to each neighbour of a padded field (host memory) sent to it, and its
  * planes received into the ghost planes; the volume's first and last planes have none. */
 int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rtm_half.h"
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
 static const double degrees = 3.14159265358979323846 / 180.0;
@@ -230,6 +231,38 @@ static int box_average(const rtm_grid_t *g, float *volume, int axis, int w) {
   return RTM_OK;
 }
 
+/* In-place average of half-width w along z of a dense [nz_local][ny][nx] slab, the window
+ * [z - w, z + w] cut at the volume's faces, summed cell by cell in double from its lowest
+ * plane up: the same sums whatever the z-slabs, the neighbours' planes brought over
+ * (rtm_mpi_exchange_dense_planes). */
+static int z_average(const rtm_grid_t *g, float *volume, int w) {
+  int status = RTM_OK;
+  const size_t plane = (size_t)g->n[0] * (size_t)g->n[1];
+  const long nz = g->nz_local;
+  float *extended = malloc(((size_t)nz + 2 * (size_t)w) * plane * sizeof *extended);
+  if (!extended)
+    RTM_FAIL(RTM_ERR_NOMEM, "physics.smooth_angles: out of memory for %ld planes", nz + 2L * w);
+  RTM_TRY(rtm_mpi_exchange_dense_planes(g, w, volume, extended));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (long iz = 0; iz < nz; ++iz) {
+    const long z = g->z_offset + iz;
+    const long lo = z - w < 0 ? 0 : z - w, hi = z + w >= g->n[2] ? g->n[2] - 1 : z + w;
+    /* plane k (global) of the window is row k - z_offset + w of `extended` */
+    const float *first = extended + (size_t)(lo - g->z_offset + w) * plane;
+    for (size_t i = 0; i < plane; ++i) {
+      double sum = 0.0;
+      for (long k = 0; k <= hi - lo; ++k)
+        sum += first[(size_t)k * plane + i];
+      volume[(size_t)iz * plane + i] = (float)(sum / (double)(hi - lo + 1));
+    }
+  }
+fail:
+  free(extended);
+  return status;
+}
+
 /* Smoothed axes: average n n^T over the box, then the principal eigenvector by power
  * iteration from the cell's own axis (whose weight in the average keeps n.T.n > 0). */
 static int smooth_axes(rtm_anisotropy_t *a, int w) {
@@ -249,9 +282,11 @@ static int smooth_axes(rtm_anisotropy_t *a, int w) {
     for (int c = 0; c < 6; ++c)
       tensor[(size_t)c * cells + i] = (float)(n[tensor_pair[c][0]] * n[tensor_pair[c][1]]);
   }
-  for (int c = 0; c < 6; ++c)
-    for (int axis = 0; axis < 3; ++axis)
+  for (int c = 0; c < 6; ++c) {
+    for (int axis = 0; axis < 2; ++axis) /* x and y: within the slab's planes */
       RTM_TRY(box_average(&a->grid, tensor + (size_t)c * cells, axis, w));
+    RTM_TRY(z_average(&a->grid, tensor + (size_t)c * cells, w));
+  }
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
@@ -285,13 +320,34 @@ fail:
   return status;
 }
 
-/* Smoothing a uniform axis changes nothing but rounding; skip it (and its memory). */
-static int uniform_angles(const rtm_anisotropy_t *a) {
+/* Smoothing a uniform axis changes nothing but rounding; skip it (and its memory). On
+ * z-slabs uniform means the same angles on every rank, which all decide alike. */
+static int uniform_angles(const rtm_anisotropy_t *a, int *uniform) {
+  int status = RTM_OK;
   const rtm_model_t *m = a->model;
   const size_t cells = rtm_grid_interior_cells(&a->grid);
-  for (size_t i = 1; i < cells; ++i)
-    if (m->theta_deg[i] != m->theta_deg[0] || m->phi_deg[i] != m->phi_deg[0]) return 0;
-  return 1;
+  double local = 1.0, angles[4] = {m->theta_deg[0], m->phi_deg[0], -m->theta_deg[0],
+                                   -m->phi_deg[0]}; /* max of theta, phi, -theta, -phi */
+  for (size_t i = 1; i < cells && local > 0.0; ++i)
+    if (m->theta_deg[i] != m->theta_deg[0] || m->phi_deg[i] != m->phi_deg[0]) local = 0.0;
+  RTM_TRY(rtm_mpi_allreduce(&local, 1, RTM_MPI_MIN));
+  RTM_TRY(rtm_mpi_allreduce(angles, 4, RTM_MPI_MAX)); /* equal on every rank: max = -min */
+  *uniform = local > 0.0 && angles[0] == -angles[2] && angles[1] == -angles[3];
+fail:
+  return status;
+}
+
+/* The z pass reaches w planes into the neighbours' slabs, which must hold them. */
+static int check_reach(const rtm_grid_t *g, int w) {
+  int status = RTM_OK;
+  const int ranks = g->nz_local == g->n[2] ? 1 : rtm_mpi_size();
+  if (ranks > 1 && w > g->n[2] / ranks)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "physics.smooth_angles = %d reaches past the neighbouring slab of %d planes "
+             "(grid.nz = %d over %d ranks): lower it to %d or run on fewer ranks",
+             w, g->n[2] / ranks, g->n[2], ranks, g->n[2] / ranks);
+fail:
+  return status;
 }
 
 int rtm_anisotropy_prepare(const rtm_config_t *cfg, const rtm_grid_t *grid,
@@ -311,8 +367,14 @@ int rtm_anisotropy_prepare(const rtm_config_t *cfg, const rtm_grid_t *grid,
   out->tilted = cfg->physics.equation == RTM_EQUATION_TTI;
   out->sigma = cfg->physics.sigma;
   count_conditioned(cfg, out);
-  if (out->tilted && cfg->physics.smooth_angles_cells > 0 && !uniform_angles(out))
-    RTM_TRY(smooth_axes(out, cfg->physics.smooth_angles_cells));
+  if (out->tilted && cfg->physics.smooth_angles_cells > 0) {
+    int uniform = 0;
+    RTM_TRY(uniform_angles(out, &uniform));
+    if (!uniform) {
+      RTM_TRY(check_reach(grid, cfg->physics.smooth_angles_cells));
+      RTM_TRY(smooth_axes(out, cfg->physics.smooth_angles_cells));
+    }
+  }
   return RTM_OK;
 fail:
   rtm_anisotropy_release(out);

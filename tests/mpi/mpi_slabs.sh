@@ -7,8 +7,8 @@
 #       cut of 2 ranks, and a velocity step below 250 m (vp_max on the lower ranks only);
 #   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes.
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
-# planes on 10 ranks, naming grid.nz; exit 2), tti on slabs (not yet: exit 1, unsupported),
-# migrate under 2 ranks (exit 2). The cuda backend on slabs: mpi_slabs_gpu.sh.
+# planes on 10 ranks, naming grid.nz; exit 2), migrate under 2 ranks (exit 2). The cuda
+# backend on slabs: mpi_slabs_gpu.sh; tti with a varying tilt: test_mpi_tti.c.
 # Usage: mpi_slabs.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
 # shellcheck source=SCRIPTDIR/../app/cli_setup.sh
@@ -69,7 +69,5 @@ refused() { # CODE MESSAGE NP SETTINGS...: exit CODE with MESSAGE, no output fil
   echo "refused on $np ranks: $message"
 }
 refused 2 "grid.nz = 37 over 10 ranks leaves slabs of 3 planes" 10 model "$deck" "${iso[@]}"
-refused 1 "physics.equation = tti on z-slabs" 2 model "$deck" "${iso[@]}" \
-  --set physics.equation=tti --set model.epsilon=0.1 --set model.theta=20
 refused 2 "only 'rtm3d model' runs across ranks" 2 migrate "$deck" "${iso[@]}"
 echo "mpi_slabs: all passed"
