@@ -2,7 +2,7 @@
 # run/tools/mpi_check.sh [BUILD_DIR] - the z-slab decomposition on a GPU machine, one call:
 # build, ctest -L mpi (cpu ranks, and cuda ranks sharing the one GPU, each to the bit
 # against one rank), then `rtm3d model` of run/examples/bench_512.ini (iso, 512^3, STEPS
-# steps, default 200, no snapshots, no receivers) on 1 cuda rank and on 2 sharing the GPU
+# steps, default 1000, no snapshots, no receivers) on 1 cuda rank and on 2 sharing the GPU
 # with mpi.exchange = off, blocking and overlap: the propagation times, and the share of
 # the exchange's cost (blocking - off) that overlapping hides. Two ranks on one GPU share
 # its bandwidth: this measures the exchange, not a speed-up. Short table last; logs under
@@ -11,7 +11,7 @@ set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out/mpi || exit 1
 build="${1:-build-mpi}"
-steps="${STEPS:-200}"
+steps="${STEPS:-1000}"
 summary="$out/summary.txt"
 : > "$summary"
 failed=0
