@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* gethostname */
 /* rtm3d model CONFIG: forward modelling. Sets up the propagator, runs the time loop with
  * snapshots and progress, writes the HDF5 output and the JSON run report. With
  * shots.layout = grid or file it runs every shot on the one propagator, moved from shot to
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "progress.h"
@@ -67,6 +69,7 @@ typedef struct {
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
   double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
   double halo_s[3]; /* under MPI: the ranks' exchange seconds, least, mean and most */
+  char *rank_lines; /* rank 0 under MPI: [ranks][RANK_LINE] "rank r: host, device" */
 } model_run_t;
 
 static int wants_help(int argc, char **argv) {
@@ -359,6 +362,26 @@ static int close_output(model_run_t *run) {
   return status;
 }
 
+enum { RANK_LINE = 320 };
+
+/* Rank 0 gets a line per rank naming its host and where it runs, for the report. */
+static int gather_rank_lines(model_run_t *run) {
+  int status = RTM_OK;
+  char line[RANK_LINE], host[64] = "?";
+  if (rtm_mpi_size() == 1) return RTM_OK;
+  gethostname(host, sizeof host - 1);
+  snprintf(line, sizeof line, "rank %d: %s, %s, planes %d..%d", rtm_mpi_rank(), host,
+           run->device[0] ? run->device : run->prop.backend->name, run->grid.z_offset,
+           run->grid.z_offset + run->grid.nz_local - 1);
+  if (run->root) {
+    run->rank_lines = calloc((size_t)rtm_mpi_size(), RANK_LINE);
+    if (!run->rank_lines) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the ranks' lines");
+  }
+  RTM_TRY(rtm_mpi_gather_lines(line, RANK_LINE, run->rank_lines));
+fail:
+  return status;
+}
+
 /* The ranks' exchange times (host seconds waiting for the planes and in MPI, within the
  * propagation): least, mean, most, on every rank. */
 static int reduce_halo(model_run_t *run) {
@@ -404,7 +427,10 @@ static int write_report(model_run_t *run) {
                          .shot_count = run->many_shots ? count : 0,
                          .shot_values = shot_values,
                          .shot_value_count = 3,
-                         .output_path = run->h5_path};
+                         .output_path = run->h5_path,
+                         .rank_lines = run->rank_lines,
+                         .rank_line_size = RANK_LINE,
+                         .rank_count = rtm_mpi_size()};
   rtm_grid_t whole_grid = run->grid; /* the report describes the whole volume */
   RTM_TRY(rtm_grid_set_z_range(&whole_grid, 0, whole_grid.n[2]));
   RTM_TRY(rtm_app_write_report(run->json_path, &report, &whole_grid, &run->prop.ledger));
@@ -432,6 +458,7 @@ int rtm_cmd_model(int argc, char **argv) {
   RTM_TRY(run->many_shots ? run_many_shots(run) : run_single_shot(run));
   RTM_TRY(close_output(run));
   RTM_TRY(reduce_halo(run));
+  RTM_TRY(gather_rank_lines(run));
   RTM_TRY(write_report(run));
 fail:
   if (run) {
@@ -439,6 +466,7 @@ fail:
     free(run->field);
     if (run->output) rtm_output_close(run->output, 0);
     free(run->config_text);
+    free(run->rank_lines);
     rtm_propagator_destroy(&run->prop);
     rtm_shots_release(&run->shots);
     free(run->shot_seconds);

@@ -151,6 +151,11 @@ typedef struct {
   int allocation_count;
   size_t allocation_total_bytes;
   const char *output_path;
+  /* Under MPI (rank_count > 1): one line per rank, `rank_line_size` chars each, written as
+   * "ranks": [...] (the host and the device of each). */
+  const char *rank_lines;
+  size_t rank_line_size;
+  int rank_count;
 } rtm_report_t;
 
 int rtm_report_write_json(const char *path, const rtm_report_t *report);

@@ -155,6 +155,15 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   fputs(",\n", out);
   field_number(out, "mcells_per_s", report->mcells_per_s);
   if (report->shot_count > 0) write_shots(out, report);
+  if (report->rank_count > 1 && report->rank_lines) {
+    json_key(out, 2, "ranks");
+    fputc('[', out);
+    for (int r = 0; r < report->rank_count; ++r) {
+      if (r) fputs(", ", out);
+      json_string(out, report->rank_lines + (size_t)r * report->rank_line_size);
+    }
+    fputs("],\n", out);
+  }
   json_key(out, 2, "memory");
   write_memory(out, report->allocations, report->allocation_count);
   fputs(",\n", out);

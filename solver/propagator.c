@@ -135,7 +135,9 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(hand_shot_to_backend(prop));
   if (grid->nz_local != grid->n[2] && prop->backend->copy_planes) {
     /* the planes of a device's fields travel through host memory: pinned, allocated once */
-    const rtm_mem_request_t request = {.device = cfg->backend.device};
+    rtm_field_view_t view; /* the device the backend took (a rank's, under MPI) */
+    RTM_TRY(prop->backend->view_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
+    const rtm_mem_request_t request = {.device = view.device};
     RTM_TRY(rtm_mem_alloc("pinned", 4 * RTM_RADIUS * grid->stride_z * sizeof(float), "halo staging",
                           &request, &prop->ledger, &prop->staging));
   }

@@ -18,6 +18,7 @@
 #include "backend_cuda_impl.h"
 #include "rtm_cuda_check.h"
 #include "rtm_solver.h"
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
 /* ---- helpers for the physics ---- */
@@ -158,6 +159,9 @@ static int open_device(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   if (b->device < 0 || b->device >= count)
     RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", b->device,
              count);
+  /* under MPI the ranks of a node take the GPUs in turn from backend.device on (more ranks
+   * than GPUs share them) */
+  if (rtm_mpi_size() > 1) b->device = (b->device + rtm_mpi_local_rank()) % count;
   RTM_CUDA_TRY(cudaSetDevice(b->device));
   RTM_TRY(rtm_iso_halo_parse(cfg->kernel.halo, &b->kernel.halo));
   b->kernel.stages = cfg->kernel.stages;

@@ -12,7 +12,7 @@
 #include <mpi.h>
 #endif
 
-static int world_rank = 0, world_size = 1, started = 0;
+static int world_rank = 0, world_size = 1, local_rank = 0, started = 0;
 
 /* The launchers' marks: Open MPI, PMI (MPICH, Intel MPI, Slurm's srun --mpi), PMIx. */
 static int started_by_launcher(void) {
@@ -28,6 +28,10 @@ int rtm_mpi_rank(void) {
 
 int rtm_mpi_size(void) {
   return world_size;
+}
+
+int rtm_mpi_local_rank(void) {
+  return local_rank;
 }
 
 #ifdef RTM3D_HAVE_MPI
@@ -51,6 +55,12 @@ int rtm_mpi_init(int *argc, char ***argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   rtm_log_set_rank(world_rank, world_size);
+  MPI_Comm node;
+  RTM_TRY(mpi_status(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node),
+      "MPI_Comm_split_type (the ranks of this node)"));
+  MPI_Comm_rank(node, &local_rank);
+  MPI_Comm_free(&node);
 fail:
   return status;
 }
@@ -115,6 +125,17 @@ fail:
   free(counts);
   free(offsets);
   return status;
+}
+
+int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
+  if (world_size == 1) {
+    memcpy(lines, line, size);
+    return RTM_OK;
+  }
+  if (size > (size_t)INT_MAX) return RTM_ERR_INTERNAL;
+  return mpi_status(
+      MPI_Gather(line, (int)size, MPI_CHAR, lines, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD),
+      "MPI_Gather of the ranks' lines");
 }
 
 int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
@@ -239,6 +260,11 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
                                   float *extended) {
   const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
   memcpy(extended + (size_t)planes * plane, slab, (size_t)grid->nz_local * plane * sizeof *slab);
+  return RTM_OK;
+}
+
+int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
+  memcpy(lines, line, size);
   return RTM_OK;
 }
 

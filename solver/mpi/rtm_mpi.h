@@ -28,6 +28,12 @@ int rtm_mpi_init(int *argc, char ***argv);
 void rtm_mpi_finalize(void);
 int rtm_mpi_rank(void);
 int rtm_mpi_size(void);
+/* This rank among the ranks of its node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED): the
+ * cuda backend takes GPU (backend.device + local rank) mod the node's GPUs. 0 with one. */
+int rtm_mpi_local_rank(void);
+/* Rank 0 gets every rank's line of `size` chars in `lines` [ranks][size] (rank order);
+ * `lines` may be NULL on the others. */
+int rtm_mpi_gather_lines(const char *line, size_t size, char *lines);
 /* A failure on one rank ends every rank with `exit_code` (MPI_Abort), so that none waits
  * for it in a collective; returns with one rank. */
 void rtm_mpi_abort(int exit_code);
