@@ -10,6 +10,7 @@
 #include "progress.h"
 #include "rtm_io.h"
 #include "rtm_migration.h"
+#include "rtm_mpi.h"
 #include "rtm_physics.h"
 #include "rtm_status.h"
 #include "rtm_traces.h"
@@ -63,8 +64,14 @@ typedef struct {
   char *config_text;
   rtm_run_info_t info;
   rtm_output_t *output;
-  size_t cells;
-  float *image, *illumination, *shot_image; /* dense interior volumes on the host */
+  int root;           /* rank 0 (or the only rank): it writes the files */
+  rtm_grid_t whole;   /* the grid's whole z-range (grid: this rank's slab under MPI) */
+  size_t cells;       /* of the whole grid */
+  size_t local_cells; /* of this rank's slab */
+  /* the whole volumes on rank 0 (NULL on the others), dense interior, on the host */
+  float *image, *illumination, *shot_image;
+  /* this rank's slabs of them as the migration reads them; with one rank the same arrays */
+  float *slab_image, *slab_illumination, *slab_shot;
   rtm_progress_t progress;
   int shot; /* the one being migrated, for the progress line */
   double start_s, setup_end_s, end_s;
@@ -127,6 +134,14 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "gathers (rtm3d model writes one)",
              cfg->path[0] ? cfg->path : "configuration");
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  run->whole = run->grid;
+  run->root = rtm_mpi_rank() == 0;
+  run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
+  if (rtm_mpi_size() > 1) {              /* this rank's z-slab */
+    int z_offset = 0, nz_local = 0;
+    RTM_TRY(rtm_mpi_slab(cfg->grid.n[2], rtm_mpi_size(), rtm_mpi_rank(), &z_offset, &nz_local));
+    RTM_TRY(rtm_grid_set_z_range(&run->grid, z_offset, nz_local));
+  }
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   RTM_TRY(check_shot_count(run));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
@@ -141,11 +156,22 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
            cfg->output.name);
   run->config_text = rtm_config_echo_string(cfg);
   if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
-  run->cells = rtm_grid_interior_cells(&run->grid);
-  run->image = calloc(run->cells, sizeof *run->image);
-  run->illumination = calloc(run->cells, sizeof *run->illumination);
-  if (!run->image || !run->illumination)
-    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
+  run->cells = rtm_grid_interior_cells(&run->whole);
+  run->local_cells = rtm_grid_interior_cells(&run->grid);
+  if (run->root) {
+    run->image = calloc(run->cells, sizeof *run->image);
+    run->illumination = calloc(run->cells, sizeof *run->illumination);
+    if (!run->image || !run->illumination)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
+  }
+  run->slab_image = run->image;
+  run->slab_illumination = run->illumination;
+  if (rtm_mpi_size() > 1) {
+    run->slab_image = calloc(run->local_cells, sizeof *run->slab_image);
+    run->slab_illumination = calloc(run->local_cells, sizeof *run->slab_illumination);
+    if (!run->slab_image || !run->slab_illumination)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of the image", run->local_cells);
+  }
 fail:
   return status;
 }
@@ -204,7 +230,9 @@ static int resume_if_interrupted(migrate_run_t *run) {
   if (image.dims[0] * image.dims[1] * image.dims[2] != run->cells ||
       illumination.dims[0] * illumination.dims[1] * illumination.dims[2] != run->cells)
     RTM_FAIL(RTM_ERR_INPUT, "%s: the saved volumes are not of the grid", run->resume_path);
-  RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
+  /* every rank reads the saved sums and takes its slab */
+  const size_t slab_at = (size_t)run->grid.z_offset * (size_t)run->grid.n[0] * run->grid.n[1];
+  RTM_TRY(rtm_migration_load(run->migration, image.data + slab_at, illumination.data + slab_at));
   run->first_shot = done;
   if (!run->quiet)
     rtm_log_info("migrate: resuming after shot %d of %d (%s)", done, run->shots.count,
@@ -218,11 +246,25 @@ fail:
 
 /* After a shot: the sums so far and the shots they hold into OUTPUT.resume.h5, written
  * aside and renamed, so that a stop at any moment leaves the last complete state. */
+/* The sums so far, the image and / or the illumination, into the whole volumes on rank 0
+ * (every rank calls it alike: the gathers are collective). */
+static int read_sums(migrate_run_t *run, int image, int illumination) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_migration_read(run->migration, image ? run->slab_image : NULL,
+                             illumination ? run->slab_illumination : NULL));
+  if (image) RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->slab_image, run->image));
+  if (illumination)
+    RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->slab_illumination, run->illumination));
+fail:
+  return status;
+}
+
 static int save_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   rtm_output_t *state = NULL;
-  const rtm_io_volume_t volume = rtm_app_volume(&run->grid);
-  RTM_TRY(rtm_migration_read(run->migration, run->image, run->illumination));
+  const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
+  RTM_TRY(read_sums(run, 1, 1));
+  if (!run->root) return RTM_OK;
   RTM_TRY(rtm_output_create(run->resume_path, &volume, &run->info, &state));
   RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
   RTM_TRY(rtm_output_write_volume(state, "/image", run->image));
@@ -241,12 +283,20 @@ static int open_output(migrate_run_t *run) {
   run->info =
       (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, rtm_migration_backend(run->migration),
                        run->device, run->config_text};
-  const rtm_io_volume_t volume = rtm_app_volume(&run->grid);
-  RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
-  if (cfg->rtm.shot_images) run->shot_image = calloc(run->cells, sizeof *run->shot_image);
+  const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
   run->shot_seconds = calloc(5 * (size_t)run->shots.count, sizeof *run->shot_seconds);
-  if ((cfg->rtm.shot_images && !run->shot_image) || !run->shot_seconds)
-    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
+  if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);
+  if (cfg->rtm.shot_images) {
+    run->slab_shot = calloc(run->local_cells, sizeof *run->slab_shot);
+    if (!run->slab_shot)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
+    run->shot_image = run->slab_shot;
+    if (run->root && rtm_mpi_size() > 1)
+      run->shot_image = calloc(run->cells, sizeof *run->shot_image);
+    if (!run->shot_image)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
+  }
+  if (run->root) RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
 fail:
   return status;
 }
@@ -404,11 +454,14 @@ static int keep_shot_image(migrate_run_t *run, int shot) {
   int status = RTM_OK;
   char name[64];
   double start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_migration_read(run->migration, run->shot_image, NULL));
-  for (size_t i = 0; i < run->cells; ++i)
-    run->image[i] += run->shot_image[i];
-  snprintf(name, sizeof name, "/shots/%d/image", shot);
-  RTM_TRY(rtm_output_write_volume(run->output, name, run->shot_image));
+  RTM_TRY(rtm_migration_read(run->migration, run->slab_shot, NULL));
+  RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->slab_shot, run->root ? run->shot_image : NULL));
+  if (run->root) {
+    for (size_t i = 0; i < run->cells; ++i)
+      run->image[i] += run->shot_image[i];
+    snprintf(name, sizeof name, "/shots/%d/image", shot);
+    RTM_TRY(rtm_output_write_volume(run->output, name, run->shot_image));
+  }
   RTM_TRY(rtm_migration_clear(run->migration));
   run->write_s += rtm_wall_seconds() - start_s;
   run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
@@ -454,17 +507,14 @@ static int write_image(migrate_run_t *run) {
   int status = RTM_OK;
   float *scratch = NULL;
   double start_s = rtm_wall_seconds();
-  if (run->cfg.rtm.shot_images) {
-    RTM_TRY(rtm_migration_read(run->migration, NULL, run->illumination));
-  } else {
-    RTM_TRY(rtm_migration_read(run->migration, run->image, run->illumination));
-  }
+  RTM_TRY(read_sums(run, !run->cfg.rtm.shot_images, 1));
+  if (!run->root) return RTM_OK; /* rank 0 filters and writes the whole image */
   if (run->cfg.rtm.illumination)
     rtm_image_compensate(run->image, run->illumination, run->cells, run->cfg.rtm.illumination_eps);
   if (run->cfg.rtm.laplacian) {
     scratch = malloc(run->cells * sizeof *scratch);
     if (!scratch) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image filter");
-    rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->image, scratch);
+    rtm_image_laplacian(&run->whole, run->cfg.boundary.width_cells, run->image, scratch);
   }
   RTM_TRY(rtm_output_write_volume(run->output, "/image", run->image));
   RTM_TRY(rtm_output_write_volume(run->output, "/illumination", run->illumination));
@@ -549,7 +599,7 @@ static int write_report(migrate_run_t *run) {
                                .mcells_per_s = mcells,
                                .output_path = run->h5_path};
   RTM_TRY(rtm_migration_memory(run->migration, &memory));
-  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->grid, &memory));
+  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->whole, &memory));
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
                  run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,
@@ -568,7 +618,10 @@ static void release_run(migrate_run_t *run) {
   rtm_shots_release(&run->shots);
   rtm_model_release(&run->model);
   free(run->shot_seconds);
-  free(run->shot_image);
+  if (run->shot_image != run->slab_shot) free(run->shot_image);
+  free(run->slab_shot);
+  if (run->slab_illumination != run->illumination) free(run->slab_illumination);
+  if (run->slab_image != run->image) free(run->slab_image);
   free(run->illumination);
   free(run->image);
   free(run->config_text);
@@ -595,10 +648,12 @@ int rtm_cmd_migrate(int argc, char **argv) {
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
   RTM_TRY(write_image(run));
-  remove(run->resume_path); /* the image is complete */
-  RTM_TRY(write_pngs(run));
+  if (run->root) {
+    remove(run->resume_path); /* the image is complete */
+    RTM_TRY(write_pngs(run));
+  }
   run->end_s = rtm_wall_seconds();
-  RTM_TRY(write_report(run));
+  if (run->root) RTM_TRY(write_report(run));
 fail:
   if (run) release_run(run);
   free(run);

@@ -14,6 +14,7 @@
 #include "imaging_impl.h"
 #include "reconstruction_impl.h"
 #include "rtm_anisotropy.h"
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
 /* A reconstruction's store with the image against what is free where they would live. */
@@ -166,32 +167,47 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   static const rtm_reconstruction_t fastest_first[] = {
       RTM_RECONSTRUCT_SNAPSHOTS, RTM_RECONSTRUCT_BOUNDARY, RTM_RECONSTRUCT_CHECKPOINT};
   const int count = (int)(sizeof fastest_first / sizeof fastest_first[0]);
-  int status = RTM_OK;
+  int status = RTM_OK, chosen = count;
   char passed[512] = "";
-  rtm_fit_t fit = {0};
+  rtm_fit_t fits[3] = {{0}};
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   const size_t reserve = propagator_bytes(cfg, &m->grid);
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < count && chosen == count; ++i) {
     const rtm_reconstruction_ops_t *ops = reconstructions[fastest_first[i]];
     char why[256];
     const size_t used = strlen(passed);
-    m->reconstruction = ops;
     if (ops->usable && !ops->usable(&plan, why, sizeof why)) {
       snprintf(passed + used, sizeof passed - used, "%s%s: %s", used ? "; " : "", ops->name, why);
       continue;
     }
-    RTM_TRY(measure_fit(ops, &plan, reserve, &fit));
-    if (fit.need <= fit.available) {
-      m->fit = fit;
-      if (used) rtm_log_info("rtm.reconstruction = auto: %s (%s)", ops->name, passed);
-      return RTM_OK;
+    RTM_TRY(measure_fit(ops, &plan, reserve, &fits[i]));
+    if (fits[i].need <= fits[i].available) {
+      chosen = i;
+      break;
     }
     snprintf(passed + used, sizeof passed - used,
              "%s%s needs %.3g GB with the propagators, %.3g GB %s", used ? "; " : "", ops->name,
-             fit.need / 1e9, fit.available / 1e9, fit.limited ? "allowed" : "free");
+             fits[i].need / 1e9, fits[i].available / 1e9, fits[i].limited ? "allowed" : "free");
   }
+  if (m->grid.nz_local != m->grid.n[2]) { /* z-slabs: the way every rank can take */
+    double slowest = chosen;
+    RTM_TRY(rtm_mpi_allreduce(&slowest, 1, RTM_MPI_MAX));
+    if ((int)slowest != chosen && (int)slowest < count)
+      RTM_TRY(measure_fit(reconstructions[fastest_first[(int)slowest]], &plan, reserve,
+                          &fits[(int)slowest]));
+    chosen = (int)slowest;
+  }
+  if (chosen < count) {
+    m->reconstruction = reconstructions[fastest_first[chosen]];
+    m->fit = fits[chosen];
+    if (passed[0])
+      rtm_log_info("rtm.reconstruction = auto: %s (%s)", m->reconstruction->name, passed);
+    return RTM_OK;
+  }
+  m->reconstruction = reconstructions[fastest_first[count - 1]];
   rtm_log_error("rtm.reconstruction = auto: none fits (%s)", passed);
-  RTM_TRY(refuse(m->reconstruction, &plan, &fit)); /* the last, the smallest, says what to change */
+  /* the last, the smallest, says what to change */
+  RTM_TRY(refuse(m->reconstruction, &plan, &fits[count - 1]));
 fail:
   return status;
 }
@@ -332,9 +348,9 @@ static int drain(const rtm_propagator_t *prop) {
 /* Forward: the source side to S(steps), the reconstruction told of every level. */
 static int forward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context) {
   int status = RTM_OK;
-  const rtm_propagator_t *s = &m->source;
+  rtm_propagator_t *s = &m->source;
   for (int it = 0; it < m->steps; ++it) {
-    RTM_TRY(s->backend->step(s->state, it, RTM_REGION_ALL, RTM_FORWARD));
+    RTM_TRY(rtm_propagator_step(s, it, RTM_FORWARD)); /* with the z-slabs' exchange */
     RTM_TRY(m->reconstruction->after_forward(m->reconstruction_state, s, it + 1));
     if (progress) progress(context, it + 1);
   }
@@ -379,9 +395,9 @@ static int finish_shot(rtm_migration_t *m) {
 static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context,
                          double *imaging_s) {
   int status = RTM_OK;
-  const rtm_propagator_t *r = &m->receiver;
+  rtm_propagator_t *r = &m->receiver;
   for (int tau = 0; tau < m->steps; ++tau) {
-    RTM_TRY(r->backend->step(r->state, tau, RTM_REGION_ALL, RTM_FORWARD));
+    RTM_TRY(rtm_propagator_step(r, tau, RTM_FORWARD));
     RTM_TRY(image_at(m, m->steps - tau, imaging_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
@@ -521,16 +537,20 @@ int rtm_migration_imaging_step(const rtm_migration_t *m) {
 
 double rtm_migration_velocity_at(const rtm_migration_t *m, const double position_m[3]) {
   rtm_points_t point = {0};
-  double v = 0.0, weight_sum = 0.0;
+  double sums[4] = {0.0, 0.0, 0.0, 0.0}; /* v w of each z plane, then w of each plane */
   if (rtm_points_init(&point, &m->grid, position_m, 1, "mute point") != RTM_OK) return 0.0;
   for (int k = 0; k < RTM_POINT_TAPS; ++k) {
     const double w = point.tap_weight[k];
     if (w == 0.0) continue;
-    v += w * m->model->vp[rtm_grid_dense_index(&m->grid, point.tap_index[k])];
-    weight_sum += w;
+    sums[k / 4] += w * m->model->vp[rtm_grid_dense_index(&m->grid, point.tap_index[k])];
+    sums[2 + k / 4] += w;
   }
   rtm_points_release(&point);
-  return weight_sum > 0.0 ? v / weight_sum : 0.0;
+  /* on z-slabs the taps of the other ranks' planes come from them (rtm_mpi.h) */
+  if (m->grid.nz_local != m->grid.n[2] && rtm_mpi_allreduce(sums, 4, RTM_MPI_SUM) != RTM_OK)
+    return 0.0;
+  const double weight_sum = sums[2] + sums[3];
+  return weight_sum > 0.0 ? (sums[0] + sums[1]) / weight_sum : 0.0;
 }
 
 void rtm_migration_prepare(const rtm_migration_t *m, const double source_m[3],

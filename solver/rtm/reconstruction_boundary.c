@@ -256,7 +256,7 @@ static void move_host(const boundary_shell_t *shell, rtm_layout_t layout, float 
 
 /* The shell of every field at `level` of the source propagator into `compact` (to_shell)
  * or back from it; compact is in the fields' memory. */
-static int move_fields(boundary_state_t *s, const rtm_propagator_t *source, rtm_level_t level,
+static int move_fields(boundary_state_t *s, rtm_propagator_t *source, rtm_level_t level,
                        float *compact, int to_shell) {
   int status = RTM_OK;
   const boundary_shell_t *shell = &s->store.shell;
@@ -277,7 +277,7 @@ fail:
 }
 
 /* The source propagator holds current = S(n), previous = S(n - 1). */
-static int boundary_after_forward(void *state, const rtm_propagator_t *source, int n) {
+static int boundary_after_forward(void *state, rtm_propagator_t *source, int n) {
   int status = RTM_OK;
   boundary_state_t *s = state;
   if (n < 1 || n > s->store.levels) return RTM_OK;
@@ -305,7 +305,7 @@ fail:
 }
 
 /* The stored shell of S(level) over the source propagator's previous level. */
-static int restore(boundary_state_t *s, const rtm_propagator_t *source, int level) {
+static int restore(boundary_state_t *s, rtm_propagator_t *source, int level) {
   int status = RTM_OK;
   if (level < 1 || level > s->store.levels) return RTM_OK;
   if (!s->store.host_slots_of_device)
@@ -321,7 +321,7 @@ fail:
 
 /* n = steps: the forward pass's last levels, the layer switched off for what follows. Then
  * backward step n: (S(n + 1), S(n)) -> (S(n), S(n - 1)), and S(n - 1)'s shell restored. */
-static int boundary_source_at(void *state, const rtm_propagator_t *source, int n, int wanted,
+static int boundary_source_at(void *state, rtm_propagator_t *source, int n, int wanted,
                               const float **volume, rtm_layout_t *layout) {
   int status = RTM_OK;
   boundary_state_t *s = state;
@@ -342,7 +342,7 @@ fail:
   return status;
 }
 
-static int boundary_finish_shot(void *state, const rtm_propagator_t *source) {
+static int boundary_finish_shot(void *state, rtm_propagator_t *source) {
   const boundary_state_t *s = state;
   return source->backend->set_damping(source->state, s->boundary);
 }

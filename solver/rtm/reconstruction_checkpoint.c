@@ -29,6 +29,7 @@
 #include "imaging_impl.h"
 #include "reconstruction_impl.h"
 #include "rtm_revolve.h"
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
 enum { LEVELS = 2 };
@@ -107,6 +108,12 @@ static int choose_slots(const rtm_reconstruction_plan_t *plan, size_t state, int
   free_bytes = rtm_config_free_within_limit(plan->cfg, free_bytes);
   const size_t fit = (size_t)(auto_share * (double)free_bytes) / state;
   *slots = useful_slots(plan, fit < (size_t)plan->steps ? (int)fit : plan->steps);
+  if (plan->grid->nz_local != plan->grid->n[2]) {
+    /* z-slabs: the same schedule on every rank, whose recomputing steps exchange planes */
+    double fewest = *slots;
+    RTM_TRY(rtm_mpi_allreduce(&fewest, 1, RTM_MPI_MIN));
+    *slots = (int)fewest;
+  }
   if (*slots < 1)
     RTM_FAIL(RTM_ERR_NOMEM,
              "rtm.checkpoints = 0 (as many as fit): not one checkpoint (%.3g GB: both time "
@@ -167,7 +174,7 @@ fail:
 }
 
 /* Store: slot := the source side's levels; restore: the reverse; zero: the levels := 0. */
-static int move_state(checkpoint_state_t *c, const rtm_propagator_t *source, int slot,
+static int move_state(checkpoint_state_t *c, rtm_propagator_t *source, int slot,
                       state_move_t move) {
   int status = RTM_OK;
   rtm_field_view_t view;
@@ -203,11 +210,11 @@ static long long step_of(const checkpoint_state_t *c, int point) {
 }
 
 /* The source side from its point to `point`, each step with the forward pass's index. */
-static int advance(checkpoint_state_t *c, const rtm_propagator_t *source, int point) {
+static int advance(checkpoint_state_t *c, rtm_propagator_t *source, int point) {
   int status = RTM_OK;
   const long long from = step_of(c, c->position), to = step_of(c, point);
   for (long long it = from; it < to; ++it)
-    RTM_TRY(source->backend->step(source->state, (int)it, RTM_REGION_ALL, RTM_FORWARD));
+    RTM_TRY(rtm_propagator_step(source, (int)it, RTM_FORWARD));
   c->recomputed_steps += to - from;
   c->position = point;
 fail:
@@ -215,7 +222,7 @@ fail:
 }
 
 /* A new shot's forward sweep: the schedule's stores at their steps. */
-static int checkpoint_after_forward(void *state, const rtm_propagator_t *source, int n) {
+static int checkpoint_after_forward(void *state, rtm_propagator_t *source, int n) {
   int status = RTM_OK;
   checkpoint_state_t *c = state;
   if (n == 1) {
@@ -240,7 +247,7 @@ fail:
 }
 
 /* The schedule's restores, advances and stores up to the delivery of `point`. */
-static int play_until(checkpoint_state_t *c, const rtm_propagator_t *source, int point) {
+static int play_until(checkpoint_state_t *c, rtm_propagator_t *source, int point) {
   int status = RTM_OK;
   while (c->next < c->schedule.count) {
     const rtm_revolve_action_t *action = &c->schedule.actions[c->next++];
@@ -264,7 +271,7 @@ fail:
   return status;
 }
 
-static int checkpoint_source_at(void *state, const rtm_propagator_t *source, int n, int wanted,
+static int checkpoint_source_at(void *state, rtm_propagator_t *source, int n, int wanted,
                                 const float **volume, rtm_layout_t *layout) {
   int status = RTM_OK;
   checkpoint_state_t *c = state;
@@ -285,7 +292,7 @@ fail:
   return status;
 }
 
-static int checkpoint_finish_shot(void *state, const rtm_propagator_t *source) {
+static int checkpoint_finish_shot(void *state, rtm_propagator_t *source) {
   const checkpoint_state_t *c = state;
   (void)source;
   if (c->next == c->schedule.count) return RTM_OK;

@@ -50,10 +50,10 @@ typedef struct {
    * that shrink it, one clause for the preflight's refusal. May be NULL. */
   void (*advise)(const rtm_reconstruction_plan_t *plan, size_t available, char *text, size_t size);
   int (*create)(const rtm_reconstruction_plan_t *plan, void **state);
-  int (*after_forward)(void *state, const rtm_propagator_t *source, int n);
-  int (*source_at)(void *state, const rtm_propagator_t *source, int n, int wanted,
-                   const float **volume, rtm_layout_t *layout);
-  int (*finish_shot)(void *state, const rtm_propagator_t *source); /* may be NULL */
+  int (*after_forward)(void *state, rtm_propagator_t *source, int n);
+  int (*source_at)(void *state, rtm_propagator_t *source, int n, int wanted, const float **volume,
+                   rtm_layout_t *layout);
+  int (*finish_shot)(void *state, rtm_propagator_t *source); /* may be NULL */
   /* Forward steps of the source side in the last shot's backward pass (the recomputation);
    * NULL for none. */
   long long (*recomputed_steps)(const void *state);

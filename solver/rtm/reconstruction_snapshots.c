@@ -55,7 +55,7 @@ fail:
   return status;
 }
 
-static int snapshots_after_forward(void *state, const rtm_propagator_t *source, int n) {
+static int snapshots_after_forward(void *state, rtm_propagator_t *source, int n) {
   int status = RTM_OK;
   snapshots_state_t *s = state;
   rtm_field_view_t view;
@@ -66,7 +66,7 @@ fail:
   return status;
 }
 
-static int snapshots_source_at(void *state, const rtm_propagator_t *source, int n, int wanted,
+static int snapshots_source_at(void *state, rtm_propagator_t *source, int n, int wanted,
                                const float **volume, rtm_layout_t *layout) {
   int status = RTM_OK;
   snapshots_state_t *s = state;

@@ -7,14 +7,15 @@
 #       cut of 2 ranks, and a velocity step below 250 m (vp_max on the lower ranks only);
 #   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes.
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
-# planes on 10 ranks, naming grid.nz; exit 2), migrate under 2 ranks (exit 2). The cuda
+# planes on 10 ranks, naming grid.nz; exit 2), bench under 2 ranks (exit 2). The cuda
 # backend on slabs: mpi_slabs_gpu.sh; tti with a varying tilt: test_mpi_tti.c.
 # Usage: mpi_slabs.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
 # shellcheck source=SCRIPTDIR/../app/cli_setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../app/cli_setup.sh" "$1" "$2"
 mpiexec="$3"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# one OpenMP thread a rank: several ranks share the few cores of a CI machine
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 run() { # NP OUTPUT_NAME SETTINGS...: rtm3d model on NP ranks
   local np="$1" name="$2"
   shift 2
@@ -56,6 +57,35 @@ run 1 vti1 "${vti[@]}"
 run 4 vti4 "${vti[@]}"
 same vti4 vti1
 
+# migrate: the small example's survey (4 shots over a dipping reflector, 80 x 80 x 64
+# cells), 200 steps; /image and /illumination on 2 and 3 ranks equal one rank's, with
+# rtm.reconstruction = auto (snapshots here) and with 3 checkpoints (which recompute, their
+# steps exchanging planes like the others); a 2-rank run stopped after its first shot
+# (--max-shots=1) resumes to the uninterrupted image.
+small="$src/run/examples/migrate_small.ini"
+mig=(--quiet --set backend.name=cpu --set time.steps=200)
+"$rtm3d" model "$small" "${mig[@]}" --set output.dir="$work" --set output.name=observed
+migrate() { # NP OUTPUT_NAME SETTINGS...
+  local np="$1" name="$2"
+  shift 2
+  "$mpiexec" --oversubscribe -np "$np" "$rtm3d" migrate "$small" "${mig[@]}" \
+    --set model.interface_z=auto --set rtm.observed="$work/observed.h5" \
+    --set output.dir="$work" --set output.name="$name" "$@"
+}
+migrate 1 image1
+for np in 2 3; do
+  migrate "$np" "image$np"
+  same "image$np" image1
+done
+migrate 1 checkpoint1 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
+migrate 3 checkpoint3 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
+same checkpoint3 checkpoint1
+migrate 2 resumed --max-shots=1
+test -e "$work/resumed.resume.h5" && test ! -e "$work/resumed.h5" ||
+  { echo "FAIL: --max-shots=1 on 2 ranks left no resume state, or an image"; exit 1; }
+migrate 2 resumed
+same resumed image1
+
 refused() { # CODE MESSAGE NP SETTINGS...: exit CODE with MESSAGE, no output file
   local expected="$1" message="$2" np="$3"
   shift 3
@@ -74,5 +104,5 @@ refused() { # CODE MESSAGE NP SETTINGS...: exit CODE with MESSAGE, no output fil
   echo "refused on $np ranks: $message"
 }
 refused 2 "grid.nz = 37 over 10 ranks leaves slabs of 3 planes" 10 model "$deck" "${iso[@]}"
-refused 2 "only 'rtm3d model' runs across ranks" 2 migrate "$deck" "${iso[@]}"
+refused 2 "only 'rtm3d model' and 'rtm3d migrate' run across ranks" 2 bench "$deck" "${iso[@]}"
 echo "mpi_slabs: all passed"
