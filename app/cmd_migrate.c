@@ -137,11 +137,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   run->whole = run->grid;
   run->root = rtm_mpi_rank() == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
-  if (rtm_mpi_size() > 1) {              /* this rank's z-slab */
-    int z_offset = 0, nz_local = 0;
-    RTM_TRY(rtm_mpi_slab(cfg->grid.n[2], rtm_mpi_size(), rtm_mpi_rank(), &z_offset, &nz_local));
-    RTM_TRY(rtm_grid_set_z_range(&run->grid, z_offset, nz_local));
-  }
+  RTM_TRY(rtm_app_slab(&run->grid));
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   RTM_TRY(check_shot_count(run));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));

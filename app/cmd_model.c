@@ -91,11 +91,7 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   run->root = rtm_mpi_rank() == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
-  if (rtm_mpi_size() > 1) {              /* this rank's z-slab */
-    int z_offset = 0, nz_local = 0;
-    RTM_TRY(rtm_mpi_slab(cfg->grid.n[2], rtm_mpi_size(), rtm_mpi_rank(), &z_offset, &nz_local));
-    RTM_TRY(rtm_grid_set_z_range(&run->grid, z_offset, nz_local));
-  }
+  RTM_TRY(rtm_app_slab(&run->grid));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   /* every shot is placed before the first step: one outside the volume stops the run here */
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));

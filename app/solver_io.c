@@ -51,6 +51,15 @@ fail:
   return status;
 }
 
+int rtm_app_slab(rtm_grid_t *grid) {
+  int status = RTM_OK, z_offset = 0, nz_local = 0;
+  if (rtm_mpi_size() == 1) return RTM_OK;
+  RTM_TRY(rtm_mpi_slab(grid->n[2], rtm_mpi_size(), rtm_mpi_rank(), &z_offset, &nz_local));
+  RTM_TRY(rtm_grid_set_z_range(grid, z_offset, nz_local));
+fail:
+  return status;
+}
+
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
   int status = RTM_OK;
   *model = (rtm_model_t){0}; /* empty on every failure */

@@ -15,6 +15,9 @@ rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid);
 /* The model of the grid's local z-range: read from model.file when it is set (errors name
  * the file), else the [model] constants; its range computed. */
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
+/* Under MPI with several ranks, the grid cut to this rank's z-slab (rtm_mpi_slab); with one
+ * rank unchanged. */
+int rtm_app_slab(rtm_grid_t *grid);
 
 /* Writes the JSON run report: `report` with the grid's volume and the ledger's
  * allocations filled in. */

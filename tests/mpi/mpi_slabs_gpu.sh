@@ -3,7 +3,8 @@
 # memory, on a copy stream while the interior is computed; on 2 ranks also blocking): 2 and
 # 3 ranks sharing the one GPU give the snapshots and traces of one cuda rank to the bit
 # (validate --rtol 0 --atol 0), iso with the source and receivers straddling the
-# 2-rank cut and vti with two shots recording p and q. Exits 77 (skipped) without a GPU.
+# 2-rank cut and vti with two shots recording p and q; and the small migration's image on
+# 2 cuda ranks equals one cuda rank's. Exits 77 (skipped) without a GPU.
 # Usage: mpi_slabs_gpu.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
 # shellcheck source=SCRIPTDIR/../app/cli_setup.sh
@@ -50,4 +51,14 @@ vti=(--quiet --set backend.name=cuda --set grid.nx=36 --set grid.ny=32 --set gri
 run 1 vti1 "${vti[@]}"
 run 2 vti2 "${vti[@]}"
 same vti2 vti1
+# migrate: the small example's survey on 2 cuda ranks against one
+small="$src/run/examples/migrate_small.ini"
+mig=(--quiet --set backend.name=cuda --set time.steps=200)
+"$rtm3d" model "$small" "${mig[@]}" --set output.dir="$work" --set output.name=observed
+for np in 1 2; do
+  "$mpiexec" --oversubscribe -np "$np" "$rtm3d" migrate "$small" "${mig[@]}" \
+    --set model.interface_z=auto --set rtm.observed="$work/observed.h5" \
+    --set output.dir="$work" --set output.name="image$np"
+done
+same image2 image1
 echo "mpi_slabs_gpu: all passed"
