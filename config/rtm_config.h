@@ -122,7 +122,7 @@ typedef struct {
     char model[RTM_CONFIG_NAME_MAX];
     char imaging[RTM_CONFIG_NAME_MAX];
     int require_compression;
-    double limit_gb; /* migrate: the most counted as free in one memory; 0 = all free */
+    double limit_gb; /* the most a run (a rank) counts as free in one memory; 0 = all */
     rtm_precision_t model_precision; /* vti/tti coefficient volumes: float or binary16 */
   } memory;
   struct {

@@ -1,6 +1,9 @@
-/* Strategy `host`: page-aligned malloc for the cpu backend. */
+/* Strategy `host`: page-aligned malloc for the cpu backend; and what host memory is left. */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rtm_memory.h"
 #include "rtm_status.h"
@@ -27,7 +30,9 @@ static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_alloca
   return RTM_OK;
 }
 
-static void host_free(rtm_allocation_t *allocation) { free(allocation->ptr); }
+static void host_free(rtm_allocation_t *allocation) {
+  free(allocation->ptr);
+}
 
 const rtm_mem_strategy_t rtm_mem_host = {
     .name = "host",
@@ -37,3 +42,15 @@ const rtm_mem_strategy_t rtm_mem_host = {
     .free = host_free,
     .prefetch = NULL,
 };
+
+size_t rtm_mem_host_available_bytes(void) {
+  FILE *meminfo = fopen("/proc/meminfo", "r");
+  char line[256];
+  unsigned long long kib = 0;
+  while (meminfo && fgets(line, sizeof line, meminfo))
+    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  if (meminfo) fclose(meminfo);
+  if (kib > 0) return (size_t)kib * 1024;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
+}

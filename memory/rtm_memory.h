@@ -17,20 +17,20 @@ extern "C" {
 struct rtm_mem_strategy;
 
 typedef struct {
-  void *ptr;                  /* host or device address, as the strategy says */
-  size_t bytes;               /* what was asked for */
-  size_t reserved_bytes;      /* what was taken (rounded to the granularity) */
-  int on_device;              /* ptr is a device address (not host-dereferenceable) */
-  int compressed;             /* vmm-compressed: the driver granted generic compression */
-  int device;                 /* CUDA ordinal, -1 for host */
-  unsigned long long handle;  /* strategy-private (VMM generic handle) */
+  void *ptr;                 /* host or device address, as the strategy says */
+  size_t bytes;              /* what was asked for */
+  size_t reserved_bytes;     /* what was taken (rounded to the granularity) */
+  int on_device;             /* ptr is a device address (not host-dereferenceable) */
+  int compressed;            /* vmm-compressed: the driver granted generic compression */
+  int device;                /* CUDA ordinal, -1 for host */
+  unsigned long long handle; /* strategy-private (VMM generic handle) */
   const struct rtm_mem_strategy *strategy;
   char label[RTM_MEM_LABEL_MAX];
 } rtm_allocation_t;
 
 typedef struct {
-  int device;                 /* CUDA ordinal the allocation is for; -1 for host */
-  int require_compression;    /* vmm-compressed: a refusal is an error, not a fallback */
+  int device;              /* CUDA ordinal the allocation is for; -1 for host */
+  int require_compression; /* vmm-compressed: a refusal is an error, not a fallback */
 } rtm_mem_request_t;
 
 typedef struct rtm_mem_strategy {
@@ -73,6 +73,9 @@ int rtm_mem_alloc(const char *strategy, size_t bytes, const char *label,
                   const rtm_mem_request_t *request, rtm_mem_ledger_t *ledger,
                   rtm_allocation_t *out);
 void rtm_mem_free(rtm_allocation_t *allocation);
+/* Host memory a process can still take (MemAvailable of /proc/meminfo, else the free
+ * pages); SIZE_MAX when neither says. */
+size_t rtm_mem_host_available_bytes(void);
 /* For a strategy's alloc: the address it got, the bytes asked for and taken, and where. */
 void rtm_mem_fill_allocation(rtm_allocation_t *out, void *ptr, size_t bytes, size_t reserved_bytes,
                              int on_device, int device);

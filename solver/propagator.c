@@ -5,11 +5,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "rtm_anisotropy.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 
@@ -102,6 +104,39 @@ fail:
   return status;
 }
 
+size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
+  const size_t coefficient =
+      !iso && rtm_config_model_precision(cfg) == RTM_PRECISION_FP16 ? 2 : sizeof(float);
+  const size_t per_cell =
+      (iso ? 2 : 4) * sizeof(float) + (iso ? 1 : RTM_FDF_STORED_COUNT) * coefficient;
+  return per_cell * grid->padded_cells;
+}
+
+/* The propagator against the memory it may take, before any allocation. */
+static int preflight(const rtm_config_t *cfg, const rtm_grid_t *grid, const char *backend) {
+  int status = RTM_OK;
+  const size_t need = rtm_propagator_bytes(cfg, grid);
+  const int host = strcmp(backend, "cpu") == 0; /* cuda's create checks the device itself */
+  size_t available = host ? rtm_mem_host_available_bytes() : SIZE_MAX;
+  available = rtm_config_free_within_limit(cfg, available);
+  if (need <= available) return RTM_OK;
+  const int limited = cfg->memory.limit_gb > 0.0 && (double)available <= cfg->memory.limit_gb * 1e9;
+  if (grid->nz_local != grid->n[2])
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "the propagator needs %.3g GB on each rank (%d of the %d planes of grid.nz, over %d "
+             "ranks), where %.3g GB are %s: run on more ranks or fewer cells",
+             need / 1e9, grid->nz_local, grid->n[2], rtm_mpi_size(), available / 1e9,
+             limited ? "allowed (memory.limit_gb)" : "available");
+  RTM_FAIL(RTM_ERR_NOMEM,
+           "the propagator needs %.3g GB (%d x %d x %d cells), where %.3g GB are %s: run on "
+           "more ranks (mpirun, z-slabs) or fewer cells",
+           need / 1e9, grid->n[0], grid->n[1], grid->n[2], available / 1e9,
+           limited ? "allowed (memory.limit_gb)" : "available");
+fail:
+  return status;
+}
+
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop) {
   int status = RTM_OK;
@@ -122,6 +157,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(place_shot(prop, cfg, source_m));
 
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
+  RTM_TRY(preflight(cfg, grid, prop->backend->name));
   rtm_backend_desc_t desc = {
       .config = cfg,
       .grid = &prop->grid,

@@ -33,10 +33,18 @@ typedef struct {
   rtm_mem_ledger_t ledger;
 } rtm_propagator_t;
 
+/* The bytes one propagator of this config holds on `grid` (this rank's slab): both time
+ * levels of p (and q) and the model's coefficient volumes (1 for iso, 7 for vti/tti,
+ * binary16 with memory.model_precision = fp16), padded; within a few planes. */
+size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
+
 /* Resolves dt, the source and receiver geometry, the recorded fields and the backend from
  * the config, then creates the backend state. On failure everything acquired is released.
  * On a grid cut into z-slabs (rtm_mpi.h) a backend whose fields are not host memory (cuda)
- * has its planes staged through pinned host buffers allocated here. */
+ * has its planes staged through pinned host buffers allocated here. Before anything is
+ * allocated, rtm_propagator_bytes is weighed against memory.limit_gb (and, on the cpu
+ * backend, the host memory available): a slab that cannot fit is refused naming its need
+ * per rank. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);

@@ -40,15 +40,7 @@ int rtm_imaging_alloc(const char *strategy, size_t bytes, const char *label, int
 }
 
 size_t rtm_imaging_host_free_bytes(void) {
-  FILE *meminfo = fopen("/proc/meminfo", "r");
-  char line[256];
-  unsigned long long kib = 0;
-  while (meminfo && fgets(line, sizeof line, meminfo))
-    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
-  if (meminfo) fclose(meminfo);
-  if (kib > 0) return (size_t)kib * 1024;
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
+  return rtm_mem_host_available_bytes();
 }
 
 int rtm_imaging_free_bytes(const char *strategy, int device, size_t *free_bytes) {

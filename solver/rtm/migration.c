@@ -13,7 +13,6 @@
 #include "imaging_cuda.h"
 #include "imaging_impl.h"
 #include "reconstruction_impl.h"
-#include "rtm_anisotropy.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 
@@ -149,18 +148,6 @@ fail:
   return status;
 }
 
-/* The two propagators' volumes, which auto finds room for beside its choice: a side holds
- * both time levels of p (and q) and the model's coefficient volumes (1 for iso, 7 for
- * vti/tti, binary16 with memory.model_precision = fp16). An estimate within a few planes. */
-static size_t propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
-  const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
-  const size_t coefficient =
-      !iso && rtm_config_model_precision(cfg) == RTM_PRECISION_FP16 ? 2 : sizeof(float);
-  const size_t side =
-      (iso ? 2 : 4) * sizeof(float) + (iso ? 1 : RTM_FDF_STORED_COUNT) * coefficient;
-  return 2 * side * grid->padded_cells;
-}
-
 /* rtm.reconstruction = auto: the fastest way that can serve the run and fits with the
  * propagators: snapshots (2 propagations a shot), boundary (3), checkpoint (3 or more). */
 static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
@@ -171,7 +158,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   char passed[512] = "";
   rtm_fit_t fits[3] = {{0}};
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
-  const size_t reserve = propagator_bytes(cfg, &m->grid);
+  const size_t reserve = 2 * rtm_propagator_bytes(cfg, &m->grid); /* the two sides */
   for (int i = 0; i < count && chosen == count; ++i) {
     const rtm_reconstruction_ops_t *ops = reconstructions[fastest_first[i]];
     char why[256];

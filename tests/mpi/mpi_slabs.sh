@@ -7,7 +7,8 @@
 #       cut of 2 ranks, and a velocity step below 250 m (vp_max on the lower ranks only);
 #   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes.
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
-# planes on 10 ranks, naming grid.nz; exit 2), bench under 2 ranks (exit 2). The cuda
+# planes on 10 ranks, naming grid.nz; exit 2), a volume whose propagator does not fit one
+# rank's memory.limit_gb, which two ranks run (exit 1), bench under 2 ranks (exit 2). The cuda
 # backend on slabs: mpi_slabs_gpu.sh; tti with a varying tilt: test_mpi_tti.c.
 # Usage: mpi_slabs.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
@@ -104,5 +105,12 @@ refused() { # CODE MESSAGE NP SETTINGS...: exit CODE with MESSAGE, no output fil
   echo "refused on $np ranks: $message"
 }
 refused 2 "grid.nz = 37 over 10 ranks leaves slabs of 3 planes" 10 model "$deck" "${iso[@]}"
+# memory per rank: the iso propagator of 40 x 36 x 37 cells holds 1.52 MB (2816 floats a
+# padded plane, 45 planes, 3 volumes), of a 19-plane slab 0.91 MB: with 1.2 MB allowed one
+# rank is refused, naming the need, and two run (to the one-rank result)
+refused 1 "the propagator needs 0.00152 GB (40 x 36 x 37 cells), where 0.0012 GB are allowed" 1 \
+  model "$deck" "${iso[@]}" --set memory.limit_gb=0.0012
+run 2 iso2m "${iso[@]}" --set memory.limit_gb=0.0012
+same iso2m iso1
 refused 2 "only 'rtm3d model' and 'rtm3d migrate' run across ranks" 2 bench "$deck" "${iso[@]}"
 echo "mpi_slabs: all passed"
