@@ -15,6 +15,10 @@ int rtm_cmd_plot(int argc, char **argv);
 /* `rtm3d bench --traces ...` (cmd_bench_traces.c): the trace pipeline alone, graph vs streams.
  * argv as for rtm_cmd_bench; a "--traces" among the arguments is skipped. */
 int rtm_cmd_bench_traces(int argc, char **argv);
+/* rtm3d bench under an MPI launcher with several ranks (cmd_bench_mpi.c): the deck across
+ * z-slabs with the exchange overlapped, blocking and off, against rank 0 alone on the whole
+ * volume: aggregate MCells/s, parallel efficiency, the share of the exchange hidden. */
+int rtm_cmd_bench_mpi(int argc, char **argv);
 
 /* Shared by the subcommands that take CONFIG [--set k=v ...] [--quiet]: loads the deck,
  * applies the overrides in order and validates. Returns a status (rtm_status.h). Options

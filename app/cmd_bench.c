@@ -18,6 +18,7 @@
 
 #include "app.h"
 #include "rtm_io.h"
+#include "rtm_mpi.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
 #include "solver_io.h"
@@ -635,6 +636,7 @@ int rtm_cmd_bench(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--traces") == 0) return rtm_cmd_bench_traces(argc, argv);
   }
+  if (rtm_mpi_size() > 1) return rtm_cmd_bench_mpi(argc, argv); /* under mpirun: z-slabs */
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 #ifdef RTM3D_HAVE_CUDA_BACKEND

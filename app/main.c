@@ -106,9 +106,10 @@ int main(int argc, char **argv) {
       /* under an MPI launcher every rank runs the command; a rank that fails takes the
        * others down with it rather than leave them waiting in a collective */
       if (rtm_mpi_init(&argc, &argv) != RTM_OK) return 1;
-      if (rtm_mpi_size() > 1 && strcmp(name, "model") != 0 && strcmp(name, "migrate") != 0) {
-        rtm_log_error("rtm3d %s under an MPI launcher with %d ranks: only 'rtm3d model' and "
-                      "'rtm3d migrate' run across ranks yet (z-slabs); run %s on one rank",
+      if (rtm_mpi_size() > 1 && strcmp(name, "model") != 0 && strcmp(name, "migrate") != 0 &&
+          strcmp(name, "bench") != 0) {
+        rtm_log_error("rtm3d %s under an MPI launcher with %d ranks: only 'rtm3d model', "
+                      "'migrate' and 'bench' run across ranks (z-slabs); run %s on one rank",
                       name, rtm_mpi_size(), name);
         rtm_mpi_abort(2);
         rtm_mpi_finalize();

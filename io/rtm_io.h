@@ -156,6 +156,9 @@ typedef struct {
   const char *rank_lines;
   size_t rank_line_size;
   int rank_count;
+  /* bench under MPI (rank_count > 1, command "bench"): against the one-rank run of the deck,
+   * and the share of the exchange the overlap hides; written as "mpi": {...} */
+  double parallel_efficiency, exchange_hidden;
 } rtm_report_t;
 
 int rtm_report_write_json(const char *path, const rtm_report_t *report);

@@ -155,6 +155,14 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   fputs(",\n", out);
   field_number(out, "mcells_per_s", report->mcells_per_s);
   if (report->shot_count > 0) write_shots(out, report);
+  if (report->rank_count > 1 && report->command && strcmp(report->command, "bench") == 0) {
+    json_key(out, 2, "mpi");
+    fprintf(out, "{\"ranks\": %d, \"parallel_efficiency\": ", report->rank_count);
+    json_number(out, report->parallel_efficiency);
+    fputs(", \"exchange_hidden\": ", out);
+    json_number(out, report->exchange_hidden);
+    fputs("},\n", out);
+  }
   if (report->rank_count > 1 && report->rank_lines) {
     json_key(out, 2, "ranks");
     fputc('[', out);

@@ -74,6 +74,11 @@ void rtm_mpi_abort(int exit_code) {
   if (started && world_size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
 }
 
+int rtm_mpi_barrier(void) {
+  if (world_size == 1) return RTM_OK;
+  return mpi_status(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
   if (world_size == 1) return RTM_OK;
   const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
@@ -218,6 +223,10 @@ void rtm_mpi_finalize(void) {
 
 void rtm_mpi_abort(int exit_code) {
   (void)exit_code;
+}
+
+int rtm_mpi_barrier(void) {
+  return RTM_OK;
 }
 
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {

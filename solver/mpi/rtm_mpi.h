@@ -43,6 +43,9 @@ void rtm_mpi_abort(int exit_code);
  * neighbour alone) is refused, naming grid.nz and the rank count, the same on every rank. */
 int rtm_mpi_slab(int nz, int ranks, int rank, int *z_offset, int *nz_local);
 
+/* Every rank waits for the others (timing). */
+int rtm_mpi_barrier(void);
+
 typedef enum { RTM_MPI_SUM = 0, RTM_MPI_MIN, RTM_MPI_MAX } rtm_mpi_op_t;
 /* values := op over the ranks of values, on every rank (in place). */
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op);

@@ -330,8 +330,10 @@ static int uniform_angles(const rtm_anisotropy_t *a, int *uniform) {
                                    -m->phi_deg[0]}; /* max of theta, phi, -theta, -phi */
   for (size_t i = 1; i < cells && local > 0.0; ++i)
     if (m->theta_deg[i] != m->theta_deg[0] || m->phi_deg[i] != m->phi_deg[0]) local = 0.0;
-  RTM_TRY(rtm_mpi_allreduce(&local, 1, RTM_MPI_MIN));
-  RTM_TRY(rtm_mpi_allreduce(angles, 4, RTM_MPI_MAX)); /* equal on every rank: max = -min */
+  if (a->grid.nz_local != a->grid.n[2]) { /* z-slabs: every rank's angles */
+    RTM_TRY(rtm_mpi_allreduce(&local, 1, RTM_MPI_MIN));
+    RTM_TRY(rtm_mpi_allreduce(angles, 4, RTM_MPI_MAX)); /* equal on every rank: max = -min */
+  }
   *uniform = local > 0.0 && angles[0] == -angles[2] && angles[1] == -angles[3];
 fail:
   return status;

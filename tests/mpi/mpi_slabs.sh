@@ -8,7 +8,7 @@
 #   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes.
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
 # planes on 10 ranks, naming grid.nz; exit 2), a volume whose propagator does not fit one
-# rank's memory.limit_gb, which two ranks run (exit 1), bench under 2 ranks (exit 2). The cuda
+# rank's memory.limit_gb, which two ranks run (exit 1), plot under 2 ranks (exit 2). The cuda
 # backend on slabs: mpi_slabs_gpu.sh; tti with a varying tilt: test_mpi_tti.c.
 # Usage: mpi_slabs.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
@@ -87,6 +87,14 @@ test -e "$work/resumed.resume.h5" && test ! -e "$work/resumed.h5" ||
 migrate 2 resumed
 same resumed image1
 
+# bench on 2 ranks: the one-rank reference, the three exchanges, the report's "mpi" object
+"$mpiexec" --oversubscribe -np 2 "$rtm3d" bench "$deck" "${iso[@]}" --set receivers.layout=none \
+  --set bench.steps=10 --set bench.warmup=2 --set output.dir="$work" --set output.name=bench \
+  > "$work/bench.out" 2>&1 || { echo "FAIL: bench on 2 ranks:"; cat "$work/bench.out"; exit 1; }
+grep -q "parallel efficiency (overlap against one rank)" "$work/bench.out" &&
+  grep -q '"mpi": {"ranks": 2, "parallel_efficiency": [0-9.e+-]*, "exchange_hidden": ' \
+    "$work/bench.json" || { echo "FAIL: bench's figures:"; cat "$work/bench.out"; exit 1; }
+
 refused() { # CODE MESSAGE NP SETTINGS...: exit CODE with MESSAGE, no output file
   local expected="$1" message="$2" np="$3"
   shift 3
@@ -112,5 +120,5 @@ refused 1 "the propagator needs 0.00152 GB (40 x 36 x 37 cells), where 0.0012 GB
   model "$deck" "${iso[@]}" --set memory.limit_gb=0.0012
 run 2 iso2m "${iso[@]}" --set memory.limit_gb=0.0012
 same iso2m iso1
-refused 2 "only 'rtm3d model' and 'rtm3d migrate' run across ranks" 2 bench "$deck" "${iso[@]}"
+refused 2 "only 'rtm3d model', 'migrate' and 'bench' run across ranks" 2 plot "$work/iso1.h5" /snapshots/p
 echo "mpi_slabs: all passed"

@@ -1,0 +1,156 @@
+/* rtm3d bench under an MPI launcher (app.h): the deck's propagation across z-slabs, timed
+ * with the exchange off, blocking and overlapped, against the one-rank run of the same deck
+ * on rank 0; aggregate MCells/s, parallel efficiency and the share of the exchange the
+ * overlap hides, on stdout and in OUTPUT.json. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "progress.h"
+#include "rtm_io.h"
+#include "rtm_mpi.h"
+#include "rtm_propagator.h"
+#include "rtm_status.h"
+#include "rtm_version.h"
+#include "solver_io.h"
+
+typedef struct {
+  rtm_config_t cfg;
+  rtm_grid_t whole, slab;
+  rtm_model_t model;
+  size_t cells; /* of the whole grid */
+  int steps, warmup;
+  double one_rank_s; /* rank 0 alone, the whole volume */
+  double seconds[3]; /* mpi.exchange = overlap, blocking, off: the slowest rank's */
+  char device[256];
+} mpi_bench_t;
+
+/* bench.warmup untimed then bench.steps timed steps of `grid` with `exchange`; the time of
+ * the slowest rank of `ranks` (1: this rank alone). */
+static int time_steps(mpi_bench_t *b, const rtm_grid_t *grid, const rtm_model_t *model,
+                      rtm_mpi_exchange_t exchange, int ranks, double *seconds) {
+  int status = RTM_OK;
+  rtm_propagator_t prop;
+  rtm_config_t cfg = b->cfg;
+  cfg.mpi.exchange = exchange;
+  cfg.receivers.layout = RTM_RECEIVERS_NONE;
+  RTM_TRY(rtm_propagator_create(&cfg, grid, model, &prop));
+  if (!b->device[0] && prop.backend->describe)
+    prop.backend->describe(prop.state, b->device, sizeof b->device);
+  for (int it = 0; it < b->warmup; ++it)
+    RTM_TRY(rtm_propagator_step(&prop, it, RTM_FORWARD));
+  if (prop.backend->synchronize) RTM_TRY(prop.backend->synchronize(prop.state));
+  if (ranks > 1) RTM_TRY(rtm_mpi_barrier());
+  const double start_s = rtm_wall_seconds();
+  for (int it = b->warmup; it < b->warmup + b->steps; ++it)
+    RTM_TRY(rtm_propagator_step(&prop, it, RTM_FORWARD));
+  if (prop.backend->synchronize) RTM_TRY(prop.backend->synchronize(prop.state));
+  *seconds = rtm_wall_seconds() - start_s;
+  if (ranks > 1) RTM_TRY(rtm_mpi_allreduce(seconds, 1, RTM_MPI_MAX));
+fail:
+  rtm_propagator_destroy(&prop);
+  return status;
+}
+
+static int set_up(mpi_bench_t *b, int argc, char **argv) {
+  int status = RTM_OK, quiet = 0;
+  rtm_config_t *cfg = &b->cfg;
+  RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
+  RTM_TRY(rtm_grid_init(&b->whole, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  b->slab = b->whole;
+  RTM_TRY(rtm_app_slab(&b->slab));
+  RTM_TRY(rtm_app_load_model(cfg, &b->slab, &b->model));
+  b->cells = rtm_grid_interior_cells(&b->whole);
+  b->steps = cfg->bench.steps;
+  b->warmup = cfg->bench.warmup_steps;
+  if (cfg->time.steps < b->warmup + b->steps) cfg->time.steps = b->warmup + b->steps;
+fail:
+  return status;
+}
+
+/* Rank 0 alone with the whole volume while the others wait: the one-rank reference. */
+static int time_one_rank(mpi_bench_t *b) {
+  int status = RTM_OK, failed = 0;
+  if (rtm_mpi_rank() == 0) {
+    rtm_model_t whole_model = {0};
+    status = rtm_app_load_model(&b->cfg, &b->whole, &whole_model);
+    if (status == RTM_OK)
+      status = time_steps(b, &b->whole, &whole_model, RTM_EXCHANGE_OFF, 1, &b->one_rank_s);
+    rtm_model_release(&whole_model);
+    failed = status != RTM_OK;
+  }
+  double verdict[2] = {failed, b->one_rank_s};
+  RTM_TRY(rtm_mpi_allreduce(verdict, 2, RTM_MPI_MAX)); /* every rank learns rank 0's */
+  if (verdict[0] > 0.0 && status == RTM_OK)
+    RTM_FAIL(RTM_ERR_NOMEM, "bench: rank 0 could not run the one-rank reference (see its error)");
+  RTM_TRY(status);
+  b->one_rank_s = verdict[1];
+fail:
+  return status;
+}
+
+static int report(const mpi_bench_t *b) {
+  int status = RTM_OK;
+  const int ranks = rtm_mpi_size();
+  const double cell_steps = (double)b->cells * b->steps;
+  const double overlap = b->seconds[0], blocking = b->seconds[1], off = b->seconds[2];
+  const double efficiency = b->one_rank_s / (ranks * overlap);
+  const double cost = blocking - off, hidden = cost > 0.0 ? 1.0 - (overlap - off) / cost : NAN;
+  char output[2 * RTM_CONFIG_PATH_MAX];
+  printf("bench: %d x %d x %d cells, %d steps, %d ranks (z-slabs), %s\n", b->whole.n[0],
+         b->whole.n[1], b->whole.n[2], b->steps, ranks, b->device);
+  printf("  %-38s %9.4f s  %10.1f MCells/s\n", "1 rank, the whole volume", b->one_rank_s,
+         cell_steps / b->one_rank_s * 1e-6);
+  static const char *const names[3] = {"overlap", "blocking", "off (wrong results)"};
+  for (int e = 0; e < 3; ++e) {
+    char label[64];
+    snprintf(label, sizeof label, "%d ranks, exchange %s", ranks, names[e]);
+    printf("  %-38s %9.4f s  %10.1f MCells/s\n", label, b->seconds[e],
+           cell_steps / b->seconds[e] * 1e-6);
+  }
+  printf("  parallel efficiency (overlap against one rank): %.3f\n", efficiency);
+  printf("  exchange hidden by the overlap: %.0f%% (blocking costs %.4f s, overlapped %.4f s)\n",
+         100.0 * hidden, cost, overlap - off);
+  snprintf(output, sizeof output, "%s/%s.json", b->cfg.output.dir, b->cfg.output.name);
+  const rtm_timing_t timings[4] = {{"one_rank", b->one_rank_s},
+                                   {"overlap", overlap},
+                                   {"blocking", blocking},
+                                   {"exchange_off", off}};
+  char *config_text = rtm_config_echo_string(&b->cfg);
+  const rtm_run_info_t info = {RTM3D_VERSION, RTM3D_GIT_REVISION, b->cfg.backend.name, b->device,
+                               config_text};
+  const rtm_report_t json = {.command = "bench",
+                             .info = &info,
+                             .steps = b->steps,
+                             .model_precision =
+                                 rtm_precision_name(rtm_config_model_precision(&b->cfg)),
+                             .timings = timings,
+                             .timing_count = 4,
+                             .mcells_per_s = cell_steps / overlap * 1e-6,
+                             .parallel_efficiency = efficiency,
+                             .exchange_hidden = hidden,
+                             .rank_count = ranks};
+  status = rtm_app_write_report(output, &json, &b->whole, NULL);
+  free(config_text);
+  if (status == RTM_OK) printf("  wrote %s\n", output);
+  return status;
+}
+
+int rtm_cmd_bench_mpi(int argc, char **argv) {
+  int status = RTM_OK;
+  mpi_bench_t *b = calloc(1, sizeof *b);
+  if (!b) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  RTM_TRY(set_up(b, argc, argv));
+  RTM_TRY(time_one_rank(b));
+  static const rtm_mpi_exchange_t order[3] = {RTM_EXCHANGE_OVERLAP, RTM_EXCHANGE_BLOCKING,
+                                              RTM_EXCHANGE_OFF};
+  for (int e = 0; e < 3; ++e)
+    RTM_TRY(time_steps(b, &b->slab, &b->model, order[e], rtm_mpi_size(), &b->seconds[e]));
+  if (rtm_mpi_rank() == 0) RTM_TRY(report(b));
+fail:
+  if (b) rtm_model_release(&b->model);
+  free(b);
+  return rtm_status_exit_code(status);
+}
