@@ -6,7 +6,8 @@
  * slab), p and q snapshots and traces equal to the one-rank run's value for value; the
  * smoothing reaching past a neighbour's whole slab (13 cells on 3 ranks of 12 or 13) is
  * refused before any step (exit 2, naming physics.smooth_angles and grid.nz) with no
- * output left. The launcher is $RTM3D_MPIEXEC (ctest sets it). */
+ * output left; and a model file broken in the last rank's slab only ends the whole job,
+ * the failing rank named. The launcher is $RTM3D_MPIEXEC (ctest sets it). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,5 +124,43 @@ static void test_reach_past_a_slab_refused(void **state) {
   assert_null(f);
 }
 
+/* A failure on one rank only: a model file whose vp is not a number in one cell of the last
+ * slab. That rank refuses its slab, naming itself and the cell, and takes the job down
+ * (the others wait in a collective); mpirun ends non-zero within the test's time, no
+ * output is left. */
+static void test_one_rank_failing_ends_the_job(void **state) {
+  (void)state;
+  rtm_dataset_t vp = {0};
+  float *values[RTM_IO_PARAMETERS] = {0};
+  static const char *const names[RTM_IO_PARAMETERS] = {"/vp", "/epsilon", "/delta", "/theta",
+                                                       "/phi"};
+  for (int p = 0; p < RTM_IO_PARAMETERS; ++p) {
+    assert_int_equal(rtm_io_read_dataset(DIR "/tilted.h5", names[p], &vp), 0);
+    values[p] = vp.data; /* taken over */
+    vp.data = NULL;
+  }
+  values[RTM_IO_VP][(size_t)(NZ - 2) * NX * NY + 5] = NAN; /* z = 35: the last rank's */
+  const rtm_io_volume_t volume = {
+      .n = {NX, NY, NZ}, .spacing_m = {10.0, 10.0, 10.0}, .z_offset = 0, .nz_local = NZ};
+  assert_int_equal(rtm_io_write_model(DIR "/broken.h5", &volume, (const float *const *)values), 0);
+  for (int p = 0; p < RTM_IO_PARAMETERS; ++p)
+    free(values[p]);
+  remove(DIR "/bad.h5");
+  const int code = run_model(2, "bad", "--set model.file=" DIR "/broken.h5");
+  FILE *f = fopen(DIR "/err.txt", "r");
+  assert_non_null(f);
+  char text[16384];
+  text[fread(text, 1, sizeof text - 1, f)] = '\0';
+  fclose(f);
+  printf("exit %d, stderr:\n%s\n", code, text);
+  assert_true(code != 0);
+  assert_non_null(strstr(text, "[rank 1 of 2]"));
+  assert_non_null(strstr(text, "broken.h5"));
+  f = fopen(DIR "/bad.h5", "r");
+  if (f) fclose(f);
+  assert_null(f);
+}
+
 RTM_TEST_MAIN_CLI("test_mpi_tti", 1, cmocka_unit_test(test_tilted_tti_on_slabs),
-                  cmocka_unit_test(test_reach_past_a_slab_refused))
+                  cmocka_unit_test(test_reach_past_a_slab_refused),
+                  cmocka_unit_test(test_one_rank_failing_ends_the_job))
