@@ -26,6 +26,8 @@
 #ifdef RTM3D_HAVE_CUDA_BACKEND
 #include <cuda_runtime_api.h>
 
+#include "rtm_cuda_kernel.h"
+
 enum { WINDOWS = 3, MAX_RESULTS = 256 };
 
 /* What a step holds per cell: wavefield levels (iso p[n], p[n-1]; vti/tti p and q at two
@@ -194,6 +196,23 @@ static void apply_variant(rtm_config_t *cfg, const variant_t *v) {
   snprintf(cfg->memory.strategy, sizeof cfg->memory.strategy, "%s", v->strategy);
   cfg->memory.wavefield[0] = '\0';
   cfg->memory.model[0] = '\0';
+}
+
+/* kernel.* = auto resolved for this GPU (rtm_cuda_kernel.h), so that the variants and
+ * their rows name what runs. */
+static int resolve_kernel(rtm_config_t *cfg, int quiet) {
+  int status = RTM_OK;
+  rtm_cuda_kernel_t kernel;
+  char why[160];
+  RTM_TRY(rtm_cuda_kernel_resolve(cfg, cfg->backend.device, &kernel, why, sizeof why));
+  snprintf(cfg->kernel.halo, sizeof cfg->kernel.halo, "%s", kernel.halo);
+  cfg->kernel.stages = kernel.stages;
+  cfg->kernel.block[0] = kernel.block[0];
+  cfg->kernel.block[1] = kernel.block[1];
+  cfg->kernel.zblock = kernel.zblock;
+  if (!quiet) rtm_log_info("bench: kernel.* %s%s", strcmp(why, "explicit") ? "auto: " : "", why);
+fail:
+  return status;
 }
 
 static int wavefields_compressed(const rtm_propagator_t *prop) {
@@ -605,6 +624,7 @@ static int bench_cuda(int argc, char **argv) {
   if (strcmp(cfg->backend.name, "cpu") == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "bench: backend.name = cpu; bench times the cuda backend");
   RTM_TRY(describe_device(cfg->backend.device, device, sizeof device, &hopper));
+  RTM_TRY(resolve_kernel(cfg, quiet));
   RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(check_device_fits(cfg, &grid));
   RTM_TRY(rtm_app_load_model(cfg, &grid, &model));

@@ -51,6 +51,7 @@ static int choice_index(const char *choices, const char *text, const char **star
 const char *rtm_cfg_type_name(rtm_cfg_type_t type) {
   switch (type) {
   case RTM_CFG_INT: return "int";
+  case RTM_CFG_INT_AUTO: return "int|auto";
   case RTM_CFG_DOUBLE: return "number";
   case RTM_CFG_DOUBLE_AUTO: return "number|auto";
   case RTM_CFG_BOOL: return "bool";
@@ -66,7 +67,8 @@ void rtm_cfg_describe_range(const rtm_cfg_entry_t *row, char *buf, size_t size) 
     snprintf(buf, size, "%s", row->choices);
     return;
   }
-  if (row->type != RTM_CFG_INT && row->type != RTM_CFG_DOUBLE && row->type != RTM_CFG_DOUBLE_AUTO)
+  if (row->type != RTM_CFG_INT && row->type != RTM_CFG_INT_AUTO && row->type != RTM_CFG_DOUBLE &&
+      row->type != RTM_CFG_DOUBLE_AUTO)
     return;
   int open_min = row->min == DBL_TRUE_MIN; /* the schema's spelling of "> 0" */
   double low = open_min ? 0.0 : row->min;
@@ -86,6 +88,9 @@ static void describe_expected(const rtm_cfg_entry_t *row, char *buf, size_t size
   const char *joint = (range[0] == '[' || range[0] == '(') ? " in " : " ";
   switch (row->type) {
   case RTM_CFG_INT: snprintf(buf, size, "an integer%s%s", range[0] ? joint : "", range); break;
+  case RTM_CFG_INT_AUTO:
+    snprintf(buf, size, "auto or an integer%s%s", range[0] ? joint : "", range);
+    break;
   case RTM_CFG_DOUBLE:
     snprintf(buf, size, "a finite number%s%s", range[0] ? joint : "", range);
     break;
@@ -244,9 +249,13 @@ int rtm_cfg_parse_value(const rtm_cfg_entry_t *row, const char *text, rtm_config
   int ok = 0;
   reason[0] = '\0';
   switch (row->type) {
-  case RTM_CFG_INT: {
-    int value = 0;
-    ok = row->size == sizeof value && parse_int(row, text, &value, reason, sizeof reason);
+  case RTM_CFG_INT:
+  case RTM_CFG_INT_AUTO: {
+    int value = RTM_CFG_AUTO_INT;
+    if (row->type == RTM_CFG_INT_AUTO && same_text(text, "auto"))
+      ok = row->size == sizeof value;
+    else
+      ok = row->size == sizeof value && parse_int(row, text, &value, reason, sizeof reason);
     if (ok) memcpy(field, &value, sizeof value);
     break;
   }
@@ -300,10 +309,13 @@ void rtm_cfg_format_value(const rtm_cfg_entry_t *row, const rtm_config_t *cfg, c
   const char *field = (const char *)cfg + row->offset;
   switch (row->type) {
   case RTM_CFG_INT:
+  case RTM_CFG_INT_AUTO:
   case RTM_CFG_BOOL: {
     int value;
     memcpy(&value, field, sizeof value);
-    if (row->type == RTM_CFG_BOOL)
+    if (row->type == RTM_CFG_INT_AUTO && value == RTM_CFG_AUTO_INT)
+      snprintf(buf, size, "auto");
+    else if (row->type == RTM_CFG_BOOL)
       snprintf(buf, size, "%s", value ? "true" : "false");
     else
       snprintf(buf, size, "%d", value);

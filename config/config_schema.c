@@ -90,11 +90,11 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"backend", "name", RTM_CFG_STRING, FIELD(backend.name), "auto", ANY, "auto|cpu|cuda", "compute backend; auto = cuda when a GPU is present"},
     {"backend", "device", RTM_CFG_INT, FIELD(backend.device), "0", 0, 63, NULL, "GPU index"},
 
-    {"kernel", "halo", RTM_CFG_STRING, FIELD(kernel.halo), "ldgsts", ANY, "sync|ldgsts|tma", "shared-memory halo loads: plain, cp.async, or Hopper TMA"},
-    {"kernel", "stages", RTM_CFG_INT, FIELD(kernel.stages), "2", 2, 3, NULL, "shared-memory pipeline stages for ldgsts/tma"},
-    {"kernel", "zblock", RTM_CFG_INT, FIELD(kernel.zblock), "0", 0, 100000, NULL, "z planes per thread block; 0 = the whole local nz"},
-    {"kernel", "block_x", RTM_CFG_INT, FIELD(kernel.block[0]), "32", 1, 1024, NULL, "thread-block tile width along x, in cells"},
-    {"kernel", "block_y", RTM_CFG_INT, FIELD(kernel.block[1]), "16", 1, 1024, NULL, "thread-block tile height along y, in cells"},
+    {"kernel", "halo", RTM_CFG_STRING, FIELD(kernel.halo), "auto", ANY, "auto|sync|ldgsts|tma", "shared-memory halo loads: plain, cp.async, or Hopper TMA; auto = the measured winner for the GPU and the equation (README: GPU backend)"},
+    {"kernel", "stages", RTM_CFG_INT_AUTO, FIELD(kernel.stages), "auto", 2, 3, NULL, "shared-memory pipeline stages for ldgsts/tma; auto = the measured winner"},
+    {"kernel", "zblock", RTM_CFG_INT_AUTO, FIELD(kernel.zblock), "auto", 0, 100000, NULL, "z planes per thread block; 0 = the whole local nz; auto = the measured winner"},
+    {"kernel", "block_x", RTM_CFG_INT_AUTO, FIELD(kernel.block[0]), "auto", 1, 1024, NULL, "thread-block tile width along x, in cells; auto = the measured winner"},
+    {"kernel", "block_y", RTM_CFG_INT_AUTO, FIELD(kernel.block[1]), "auto", 1, 1024, NULL, "thread-block tile height along y, in cells; auto = the measured winner"},
 
     {"memory", "strategy", RTM_CFG_STRING, FIELD(memory.strategy), "auto", ANY, NULL, "default allocation strategy (host, device, vmm, vmm-compressed, managed); auto = device for " "cuda, host for cpu"},
     {"memory", "wavefield", RTM_CFG_STRING, FIELD(memory.wavefield), "", ANY, NULL, "strategy for wavefields; empty = memory.strategy"},

@@ -176,8 +176,9 @@ int rtm_config_validate(const rtm_config_t *cfg) {
                  {"receivers.fields", cfg->receivers.fields}};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; ++k)
       if (strchr(lists[k].value, 'q'))
-        check_error(&check, "%s = %s: physics.equation = iso has no field q (record p, or use "
-                            "vti or tti)",
+        check_error(&check,
+                    "%s = %s: physics.equation = iso has no field q (record p, or use "
+                    "vti or tti)",
                     lists[k].key, lists[k].value);
   }
   if (cfg->physics.equation == RTM_EQUATION_ISO && !cfg->model.file[0] &&

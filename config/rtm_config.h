@@ -111,7 +111,9 @@ typedef struct {
     int device;
   } backend;
   struct {
-    char halo[RTM_CONFIG_NAME_MAX]; /* sync | ldgsts | tma */
+    /* each "auto" (halo) or RTM_CFG_AUTO_INT: the table of measured winners for the GPU
+     * and the equation (rtm_cuda_kernel_choice) */
+    char halo[RTM_CONFIG_NAME_MAX]; /* auto | sync | ldgsts | tma */
     int stages;
     int zblock;   /* planes per thread block along z; 0 = whole local nz */
     int block[2]; /* xy tile */
@@ -155,12 +157,15 @@ typedef struct {
 
 typedef enum {
   RTM_CFG_INT,
+  RTM_CFG_INT_AUTO, /* an integer or "auto" (stored as RTM_CFG_AUTO_INT) */
   RTM_CFG_DOUBLE,
   RTM_CFG_DOUBLE_AUTO, /* a number or "auto" (stored as NAN) */
   RTM_CFG_BOOL,        /* true/false, yes/no, on/off, 1/0 */
   RTM_CFG_STRING,
   RTM_CFG_ENUM /* one of `choices` (|-separated); stored as its int index */
 } rtm_cfg_type_t;
+/* The value an RTM_CFG_INT_AUTO key holds for "auto". */
+#define RTM_CFG_AUTO_INT (-1)
 
 typedef struct {
   const char *section;

@@ -17,6 +17,7 @@
 
 #include "backend_cuda_impl.h"
 #include "rtm_cuda_check.h"
+#include "rtm_cuda_kernel.h"
 #include "rtm_solver.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
@@ -149,6 +150,49 @@ fail:
 }
 
 /* Probes, checks backend.device, makes it current and reads the kernel.* shape. */
+/* kernel.* = auto. The winners of the sweeps on an H100 (run/results/gpu_iso.md, iso: 87%
+ * of the copy bandwidth; gpu_tti.md, vti/tti fp32 and fp16), for Hopper and later; before
+ * Hopper (no TMA) the shape that was the default before, not measured as a winner. */
+static const struct {
+  int min_major;   /* compute capability from */
+  int anisotropic; /* 0: iso, 1: vti/tti */
+  rtm_cuda_kernel_t kernel;
+  const char *row;
+} kernel_table[] = {
+    {9, 0, {"tma", 3, {128, 8}, 32}, "sm_90+ iso: tma, 3 stages, 128 x 8, zblock 32"},
+    {9, 1, {"tma", 3, {64, 4}, 64}, "sm_90+ vti/tti: tma, 3 stages, 64 x 4, zblock 64"},
+    {0, 0, {"ldgsts", 2, {32, 16}, 0}, "pre-Hopper iso: ldgsts, 2 stages, 32 x 16, whole nz"},
+    {0, 1, {"ldgsts", 2, {32, 16}, 0}, "pre-Hopper vti/tti: ldgsts, 2 stages, 32 x 16, whole nz"},
+};
+
+int rtm_cuda_kernel_resolve(const rtm_config_t *cfg, int device, rtm_cuda_kernel_t *kernel,
+                            char *why, size_t size) {
+  int status = RTM_OK, major = 0;
+  const int anisotropic = cfg->physics.equation != RTM_EQUATION_ISO;
+  const rtm_cuda_kernel_t *winner = NULL;
+  const char *row = "explicit";
+  RTM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  for (size_t i = 0; i < sizeof kernel_table / sizeof kernel_table[0] && !winner; ++i)
+    if (major >= kernel_table[i].min_major && anisotropic == kernel_table[i].anisotropic) {
+      winner = &kernel_table[i].kernel;
+      row = kernel_table[i].row;
+    }
+  const int any_auto =
+      strcmp(cfg->kernel.halo, "auto") == 0 || cfg->kernel.stages == RTM_CFG_AUTO_INT ||
+      cfg->kernel.block[0] == RTM_CFG_AUTO_INT || cfg->kernel.block[1] == RTM_CFG_AUTO_INT ||
+      cfg->kernel.zblock == RTM_CFG_AUTO_INT;
+  snprintf(kernel->halo, sizeof kernel->halo, "%s",
+           strcmp(cfg->kernel.halo, "auto") == 0 ? winner->halo : cfg->kernel.halo);
+  kernel->stages = cfg->kernel.stages == RTM_CFG_AUTO_INT ? winner->stages : cfg->kernel.stages;
+  for (int a = 0; a < 2; ++a)
+    kernel->block[a] =
+        cfg->kernel.block[a] == RTM_CFG_AUTO_INT ? winner->block[a] : cfg->kernel.block[a];
+  kernel->zblock = cfg->kernel.zblock == RTM_CFG_AUTO_INT ? winner->zblock : cfg->kernel.zblock;
+  if (why) snprintf(why, size, "%s", any_auto ? row : "explicit");
+fail:
+  return status;
+}
+
 static int open_device(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   int status = RTM_OK;
   char why[256] = "";
@@ -163,11 +207,13 @@ static int open_device(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
    * than GPUs share them) */
   if (rtm_mpi_size() > 1) b->device = (b->device + rtm_mpi_local_rank()) % count;
   RTM_CUDA_TRY(cudaSetDevice(b->device));
-  RTM_TRY(rtm_iso_halo_parse(cfg->kernel.halo, &b->kernel.halo));
-  b->kernel.stages = cfg->kernel.stages;
-  b->kernel.zblock = cfg->kernel.zblock;
-  b->kernel.block[0] = cfg->kernel.block[0];
-  b->kernel.block[1] = cfg->kernel.block[1];
+  rtm_cuda_kernel_t kernel;
+  RTM_TRY(rtm_cuda_kernel_resolve(cfg, b->device, &kernel, NULL, 0));
+  RTM_TRY(rtm_iso_halo_parse(kernel.halo, &b->kernel.halo));
+  b->kernel.stages = kernel.stages;
+  b->kernel.zblock = kernel.zblock;
+  b->kernel.block[0] = kernel.block[0];
+  b->kernel.block[1] = kernel.block[1];
   return RTM_OK;
 fail:
   return status;

@@ -178,6 +178,12 @@ static void random_value(const rtm_cfg_entry_t *row, uint64_t *s, char *buf, siz
   double high = isfinite(row->max) ? row->max : 1e4;
   if (high > 1e6) high = low + 1e6;
   switch (row->type) {
+  case RTM_CFG_INT_AUTO:
+    if (next_random(s) % 3 == 0) {
+      snprintf(buf, size, "auto");
+      break;
+    }
+    /* fall through */
   case RTM_CFG_INT:
     snprintf(buf, size, "%d", (int)(low + floor(uniform(s) * (high - low + 1))));
     break;

@@ -25,6 +25,7 @@ static void test_schema_is_consistent(void **state) {
     assert_true(a->offset + a->size <= offsetof(rtm_config_t, path));
     switch (a->type) {
     case RTM_CFG_INT:
+    case RTM_CFG_INT_AUTO:
     case RTM_CFG_BOOL:
     case RTM_CFG_ENUM: assert_int_equal(a->size, sizeof(int)); break;
     case RTM_CFG_DOUBLE:
@@ -101,11 +102,11 @@ static void test_defaults(void **state) {
   assert_true(isnan(cfg.output.trace_dt_s));
   assert_run_keys(&cfg, &(run_keys_t){.backend = "auto",
                                       .device = 0,
-                                      .halo = "ldgsts",
-                                      .stages = 2,
-                                      .zblock = 0,
-                                      .block_x = 32,
-                                      .block_y = 16,
+                                      .halo = "auto", /* the measured winners for the GPU */
+                                      .stages = RTM_CFG_AUTO_INT,
+                                      .zblock = RTM_CFG_AUTO_INT,
+                                      .block_x = RTM_CFG_AUTO_INT,
+                                      .block_y = RTM_CFG_AUTO_INT,
                                       .strategy = "auto",
                                       .wavefield = "",
                                       .model = "",
@@ -290,6 +291,15 @@ static void test_set_forms(void **state) {
     assert_int_equal(rtm_config_set(&cfg, text), RTM_OK);
     assert_int_equal(cfg.memory.require_compression, 0);
   }
+  /* an integer key that takes auto: a number, then auto again, echoed as written */
+  assert_int_equal(rtm_config_set(&cfg, "kernel.stages=3"), RTM_OK);
+  assert_int_equal(cfg.kernel.stages, 3);
+  assert_int_equal(rtm_config_set(&cfg, "kernel.stages=AUTO"), RTM_OK);
+  assert_int_equal(cfg.kernel.stages, RTM_CFG_AUTO_INT);
+  char *echo = rtm_config_echo_string(&cfg);
+  assert_non_null(echo);
+  assert_non_null(strstr(echo, "stages = auto"));
+  free(echo);
 }
 
 /* Each refused override leaves cfg as it was, returns RTM_ERR_CONFIG and names the whole
@@ -320,8 +330,9 @@ static void test_set_errors(void **state) {
       {"receivers.fields=q,p", "--set receivers.fields=q,p: not a known choice; expected one of "
                                "p|q|p,q"},
       {"memory.model_precision=fp8", "--set memory.model_precision=fp8: expected one of fp32|fp16"},
+      {"kernel.stages=1", "auto or an integer in [2, 3]"},
       {"kernel.block_x=2000",
-       "--set kernel.block_x=2000: out of range; expected an integer in [1, 1024]"},
+       "--set kernel.block_x=2000: out of range; expected auto or an integer in [1, 1024]"},
       {"output.name=a ;b", "which starts a comment in INI files"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
