@@ -3,7 +3,9 @@
  * hyperslab of its z-range. The arrays are io's own; the app hands them to the solver. */
 #include "rtm_io.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,21 +85,47 @@ fail:
   return status;
 }
 
-static int check_finite(const char *path, const char *dataset, const rtm_io_volume_t *volume,
+/* The range a model file's /vp must keep: model.vp's, what the deck's constant may (epsilon,
+ * delta and the angles have their physical checks in the solver, rtm_anisotropy_check). */
+static const rtm_cfg_entry_t *key_of(const char *dataset) {
+  if (strcmp(dataset, "vp") != 0) return NULL;
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row)
+    if (strcmp(row->section, "model") == 0 && strcmp(row->key, dataset) == 0) return row;
+  return NULL;
+}
+
+static int check_values(const char *path, const char *dataset, const rtm_io_volume_t *volume,
                         const float *values) {
   const size_t nx = (size_t)volume->n[0], ny = (size_t)volume->n[1];
   const size_t cells = volume_cells(volume);
-  size_t bad = 0, first = 0;
-  for (size_t i = 0; i < cells; ++i)
+  const rtm_cfg_entry_t *key = key_of(dataset);
+  size_t bad = 0, first = 0, outside = 0, first_outside = 0;
+  for (size_t i = 0; i < cells; ++i) {
     if (!isfinite(values[i])) {
       if (bad++ == 0) first = i;
+    } else if (key && (values[i] < key->min || values[i] > key->max)) {
+      if (outside++ == 0) first_outside = i;
     }
-  if (bad == 0) return RTM_OK;
-  rtm_log_error("model file %s: dataset /%s has %zu non-finite value(s), the first %g at "
-                "[z=%zu][y=%zu][x=%zu]",
-                path, dataset, bad, values[first], first / (nx * ny) + (size_t)volume->z_offset,
-                first / nx % ny, first % nx);
-  return RTM_ERR_INPUT;
+  }
+  if (bad > 0) {
+    rtm_log_error("model file %s: dataset /%s has %zu non-finite value(s), the first %g at "
+                  "[z=%zu][y=%zu][x=%zu]",
+                  path, dataset, bad, values[first], first / (nx * ny) + (size_t)volume->z_offset,
+                  first / nx % ny, first % nx);
+    return RTM_ERR_INPUT;
+  }
+  if (outside > 0) {
+    char range[64]; /* the schema writes "> 0" as the smallest positive double */
+    snprintf(range, sizeof range, "%c%g, %g]", key->min == DBL_TRUE_MIN ? '(' : '[',
+             key->min == DBL_TRUE_MIN ? 0.0 : key->min, key->max);
+    rtm_log_error("model file %s: dataset /%s has %zu value(s) outside %s (the range of "
+                  "model.%s), the first %g at [z=%zu][y=%zu][x=%zu]",
+                  path, dataset, outside, range, dataset, values[first_outside],
+                  first_outside / (nx * ny) + (size_t)volume->z_offset, first_outside / nx % ny,
+                  first_outside % nx);
+    return RTM_ERR_INPUT;
+  }
+  return RTM_OK;
 }
 
 static int read_parameter(hid_t file, const char *path, const rtm_io_volume_t *volume,
@@ -161,7 +189,7 @@ static int read_parameter(hid_t file, const char *path, const rtm_io_volume_t *v
                "model file %s: dataset %s", path, dataset_path);
   RTM_H5_CHECK(H5Dread(dataset, H5T_NATIVE_FLOAT, memory_space, space, H5P_DEFAULT, data),
                RTM_ERR_INPUT, "model file %s: reading dataset %s (corrupt?)", path, dataset_path);
-  RTM_TRY(check_finite(path, name, volume, data));
+  RTM_TRY(check_values(path, name, volume, data));
   *values = data;
   data = NULL;
 fail:

@@ -113,6 +113,40 @@ size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   return per_cell * grid->padded_cells;
 }
 
+/* memory.* names a strategy of rtm3d (or auto), built in or not (a build without CUDA
+ * has only host; the cuda backend refuses what its build lacks); the cpu backend keeps its
+ * fields in host memory whatever they say, and says so. */
+static int check_strategies(const rtm_config_t *cfg, const char *backend) {
+  static const char *const names[] = {"host",           "device",  "vmm",
+                                      "vmm-compressed", "managed", "pinned"};
+  int status = RTM_OK;
+  const struct {
+    const char *key, *value;
+    int fields; /* a class of the propagator's own fields */
+  } keys[] = {{"memory.strategy", cfg->memory.strategy, 1},
+              {"memory.wavefield", cfg->memory.wavefield, 1},
+              {"memory.model", cfg->memory.model, 1},
+              {"memory.imaging", cfg->memory.imaging, 0}};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) {
+    const char *value = keys[i].value;
+    if (!value[0] || strcmp(value, "auto") == 0) continue;
+    int known = 0;
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; ++n)
+      known = known || strcmp(value, names[n]) == 0;
+    if (!known)
+      RTM_FAIL(RTM_ERR_CONFIG,
+               "%s = '%s' is unknown (known: auto, host, device, vmm, vmm-compressed, "
+               "managed, pinned)",
+               keys[i].key, value);
+    if (keys[i].fields && strcmp(backend, "cpu") == 0 && strcmp(value, "host") != 0)
+      rtm_log_warning("%s = %s is for the cuda backend: the cpu backend keeps its fields in "
+                      "host memory",
+                      keys[i].key, value);
+  }
+fail:
+  return status;
+}
+
 /* The propagator against the memory it may take, before any allocation. */
 static int preflight(const rtm_config_t *cfg, const rtm_grid_t *grid, const char *backend) {
   int status = RTM_OK;
@@ -157,6 +191,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(place_shot(prop, cfg, source_m));
 
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
+  RTM_TRY(check_strategies(cfg, prop->backend->name));
   RTM_TRY(preflight(cfg, grid, prop->backend->name));
   rtm_backend_desc_t desc = {
       .config = cfg,

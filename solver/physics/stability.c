@@ -58,8 +58,7 @@ int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_
   const double h_min = rtm_grid_min_spacing(grid);
   const double cfl_limit = limit_s * v_max / h_min;
   char why[128] = "";
-  if (anisotropic)
-    snprintf(why, sizeof why, " (anisotropic: v_max = vp sqrt(1 + 2 eps_max))");
+  if (anisotropic) snprintf(why, sizeof why, " (anisotropic: v_max = vp sqrt(1 + 2 eps_max))");
 
   double dt = cfg->time.dt_s;
   if (isnan(dt)) {
@@ -83,12 +82,25 @@ int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_
   const double f = cfg->source.frequency_hz;
   if (f > 0.0) {
     double points = model->vp_min / (2.5 * f) / h_max;
+    if (points < 2.0) /* past Nyquist: the grid cannot carry the wavelet at all */
+      RTM_FAIL(RTM_ERR_CONFIG,
+               "source.frequency = %g Hz leaves %.3g points per shortest wavelength (vp_min = "
+               "%g m/s, 2.5 x source.frequency = %g Hz, h_max = %g m): below 2 the grid cannot "
+               "carry the wavelet (aliased); lower source.frequency or refine the grid",
+               f, points, model->vp_min, 2.5 * f, h_max);
     if (points < min_points_per_wavelength)
       rtm_log_warning("%.3g points per shortest wavelength (vp_min = %g m/s, 2.5 x "
                       "source.frequency_hz = %g Hz, h_max = %g m); below %g the 8th-order "
                       "stencil disperses visibly",
                       points, model->vp_min, 2.5 * f, h_max, min_points_per_wavelength);
   }
+  /* a run that ends before the wavelet's peak records nothing: say so before it starts */
+  const double delay_s = isnan(cfg->source.delay_s) ? 1.2 / f : cfg->source.delay_s;
+  if (f > 0.0 && cfg->time.steps * dt < delay_s)
+    rtm_log_warning("time.steps x dt = %d x %g s = %g s ends before the source wavelet's peak "
+                    "at %g s (source.delay, auto 1.2 / source.frequency): the traces and "
+                    "snapshots will be all but zero; raise time.steps or time.dt",
+                    cfg->time.steps, dt, cfg->time.steps * dt, delay_s);
   *dt_s = dt;
   return RTM_OK;
 fail:

@@ -61,6 +61,17 @@ DECK
 expect 2 "time\.dt.*(stab|limit)" "$rtm3d" model "$work/ok.ini" --set time.dt=0.01 --set output.dir="$work/o1"
 expect 2 "--set.*nope" "$rtm3d" model "$work/ok.ini" --set grid.nope=3
 expect 2 "grid\.nx" "$rtm3d" model "$work/ok.ini" --set grid.nx=-5
+# known before the first step (the hardening probe's cases): a wavelet the grid cannot carry,
+# a memory strategy nobody knows, a run that ends before the wavelet's peak (a warning)
+expect 2 "source\.frequency = 1e\+300 Hz leaves .* points per shortest wavelength.*below 2" \
+  "$rtm3d" model "$work/ok.ini" --set source.frequency=1e300 --set output.dir="$work/o1"
+expect 2 "memory\.strategy = 'bogus' is unknown \(known: auto, " \
+  "$rtm3d" model "$work/ok.ini" --set memory.strategy=bogus --set output.dir="$work/o1"
+expect 0 "warning: memory\.strategy = device is for the cuda backend" \
+  "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set memory.strategy=device \
+  --set output.dir="$work/o2"
+expect 0 "warning: time\.steps x dt = 4 x 1e-300 s = 4e-300 s ends before the source wavelet" \
+  "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set time.dt=1e-300 --set output.dir="$work/o2"
 if ls "$work"/o1 2>/dev/null | grep -q .; then
   echo "FAIL: a run refused at setup left files in $work/o1:"; ls -l "$work/o1"; failures=$((failures + 1))
 fi

@@ -3,8 +3,9 @@
  * the solver (app/solver_io.c). The file wins over the [model] constants: dt = auto must
  * come from the file's fastest speed (cfl h_min / vp_max; tti: vp_max sqrt(1 + 2 eps_max)),
  * to 1e-12 relative (the report prints 15 digits), where the constant model.vp = 1000
- * would give a dt 1.5 to 4.5 times longer. A velocity of 0 in the file is refused before
- * the run with the file and the cell named, exit 2, and no output file left behind. */
+ * would give a dt 1.5 to 4.5 times longer. A velocity of 0, or of 1e30 m/s, in the file is
+ * refused before the run with the file, the key whose range it breaks and the cell named,
+ * exit 2, and no output file left behind. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -106,10 +107,22 @@ static void test_bad_velocity_names_the_file(void **state) {
   char text[4096];
   text[fread(text, 1, sizeof text - 1, f)] = '\0';
   fclose(f);
-  assert_true(contains(text, "in model file " DIR "/zero.h5"));
-  assert_true(contains(text, "(ix 3, iy 7, iz 5)"));
+  if (!contains(text, "outside (0, 20000] (the range of model.vp), the first 0 at [z=5][y=7][x=3]"))
+    printf("%s\n", text);
+  assert_true(contains(text, "model file " DIR "/zero.h5: dataset /vp has 1 value(s) outside "
+                             "(0, 20000] (the range of model.vp), the first 0 at [z=5][y=7][x=3]"));
   assert_false(file_exists(DIR "/run.h5"));
   assert_false(file_exists(DIR "/run.h5.partial"));
+  /* one cell at 1e30 m/s ran before (dt 4e-30 s, all-zero traces): refused the same way */
+  model[RTM_IO_VP][cell] = 1e30f;
+  write_model(DIR "/fast.h5", model);
+  assert_int_equal(run_model(DIR "/fast.h5", "iso"), 2);
+  f = fopen(DIR "/err.txt", "r");
+  assert_non_null(f);
+  text[fread(text, 1, sizeof text - 1, f)] = '\0';
+  fclose(f);
+  assert_true(contains(text, "the first 1e+30 at [z=5][y=7][x=3]"));
+  assert_false(file_exists(DIR "/run.h5"));
   rtm_io_model_release(model);
 }
 
