@@ -209,8 +209,10 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
     rtm_field_view_t view; /* the device the backend took (a rank's, under MPI) */
     RTM_TRY(prop->backend->view_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
     const rtm_mem_request_t request = {.device = view.device};
-    RTM_TRY(rtm_mem_alloc("pinned", 4 * RTM_RADIUS * grid->stride_z * sizeof(float), "halo staging",
-                          &request, &prop->ledger, &prop->staging));
+    /* per field: its first and last R planes going out, the neighbours' coming in */
+    const size_t floats = 4 * (size_t)prop->field_count * RTM_RADIUS * grid->stride_z;
+    RTM_TRY(rtm_mem_alloc("pinned", floats * sizeof(float), "halo staging", &request,
+                          &prop->ledger, &prop->staging));
   }
   return RTM_OK;
 fail:

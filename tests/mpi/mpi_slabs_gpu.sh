@@ -51,6 +51,10 @@ vti=(--quiet --set backend.name=cuda --set grid.nx=36 --set grid.ny=32 --set gri
 run 1 vti1 "${vti[@]}"
 run 2 vti2 "${vti[@]}"
 same vti2 vti1
+# the staging holds, for each of p and q, R = 4 planes out and in on each side: 4 x 2 x 4
+# padded planes of 64 x 40 floats (36 + 8 cells rounded to 64, 32 + 8 rows) = 327680 bytes
+grep -q '"label": "halo staging", "strategy": "pinned", "bytes": 327680,' "$work/vti2.json" ||
+  { echo "FAIL: vti2.json: the halo staging is not 2 fields' worth:"; grep staging "$work/vti2.json"; exit 1; }
 # migrate: the small example's survey on 2 cuda ranks against one
 small="$src/run/examples/migrate_small.ini"
 mig=(--quiet --set backend.name=cuda --set time.steps=200)
