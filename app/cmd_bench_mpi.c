@@ -5,10 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "app.h"
-#include "progress.h"
 #include "rtm_io.h"
 #include "rtm_mpi.h"
 #include "rtm_propagator.h"

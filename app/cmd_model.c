@@ -46,7 +46,8 @@ typedef struct {
   int quiet;
   unsigned snapshot_fields;
   const char *unstable_hint; /* appended to the messages that report an unstable run */
-  rtm_grid_t grid;
+  rtm_grid_t grid;           /* this rank's slab under MPI */
+  rtm_grid_t whole_grid;     /* the volume */
   rtm_model_t model;
   rtm_propagator_t prop;
   rtm_shots_t shots;
@@ -91,6 +92,7 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   run->root = rtm_mpi_rank() == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
+  run->whole_grid = run->grid;           /* the file and the report describe the whole volume */
   RTM_TRY(rtm_app_slab(&run->grid));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   /* every shot is placed before the first step: one outside the volume stops the run here */
@@ -147,7 +149,7 @@ static int open_output(model_run_t *run) {
   run->every = cfg->snapshots.every_steps;
   run->snapshot_count = run->every > 0 ? prop->steps / run->every : 0;
   run->local_cells = rtm_grid_interior_cells(&run->grid);
-  run->cells = (size_t)run->grid.n[0] * (size_t)run->grid.n[1] * (size_t)run->grid.n[2];
+  run->cells = rtm_grid_interior_cells(&run->whole_grid);
   run->field = malloc(run->local_cells * sizeof *run->field);
   if (!run->field)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", run->local_cells);
@@ -159,9 +161,7 @@ static int open_output(model_run_t *run) {
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell volume to gather the slabs in",
                run->cells);
   }
-  rtm_grid_t whole_grid = run->grid; /* the file holds the whole volume */
-  RTM_TRY(rtm_grid_set_z_range(&whole_grid, 0, whole_grid.n[2]));
-  const rtm_io_volume_t volume = rtm_app_volume(&whole_grid);
+  const rtm_io_volume_t volume = rtm_app_volume(&run->whole_grid);
   RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
     RTM_TRY(rtm_output_snapshots_begin(run->output, "p", run->snapshot_count));
@@ -427,9 +427,7 @@ static int write_report(model_run_t *run) {
                          .rank_lines = run->rank_lines,
                          .rank_line_size = RANK_LINE,
                          .rank_count = rtm_mpi_size()};
-  rtm_grid_t whole_grid = run->grid; /* the report describes the whole volume */
-  RTM_TRY(rtm_grid_set_z_range(&whole_grid, 0, whole_grid.n[2]));
-  RTM_TRY(rtm_app_write_report(run->json_path, &report, &whole_grid, &run->prop.ledger));
+  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->whole_grid, &run->prop.ledger));
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,
                  propagate_s, mcells);

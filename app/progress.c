@@ -1,14 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "progress.h"
 
-#include <time.h>
 #include <unistd.h>
 
-double rtm_wall_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "rtm_status.h"
 
 void rtm_progress_begin(rtm_progress_t *progress, int total_steps, double cells_per_step,
                         int quiet) {

@@ -18,7 +18,6 @@ typedef struct {
   char label[64]; /* printed before the step count ("shot 2/5"); empty for none */
 } rtm_progress_t;
 
-double rtm_wall_seconds(void);
 void rtm_progress_begin(rtm_progress_t *progress, int total_steps, double cells_per_step,
                         int quiet);
 void rtm_progress_update(rtm_progress_t *progress, int steps_done);

@@ -41,7 +41,7 @@ fail:
 static int range_over_ranks(const rtm_grid_t *grid, rtm_model_t *model) {
   int status = RTM_OK;
   double lowest = model->vp_min, highest[2] = {model->vp_max, model->epsilon_max};
-  if (grid->nz_local == grid->n[2]) return RTM_OK;
+  if (!rtm_grid_is_slab(grid)) return RTM_OK;
   RTM_TRY(rtm_mpi_allreduce(&lowest, 1, RTM_MPI_MIN));
   RTM_TRY(rtm_mpi_allreduce(highest, 2, RTM_MPI_MAX));
   model->vp_min = lowest;

@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 /* One shot's propagator from the config: dt, the absorbing layer, the source with its
  * scaled wavelet, the receivers, and the backend state they are handed to. */
 #include "rtm_propagator.h"
@@ -9,34 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rtm_anisotropy.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
-
-/* v^2 at a point from the trilinear taps of the model, summed plane by plane (taps 0..3 lie
- * in the point's lower z plane, 4..7 in the upper one) and over the ranks, whose taps
- * outside their slab have weight 0: the same sums in the same order whatever the slabs
- * (rtm_mpi.h). */
-static int velocity_squared_at(const rtm_points_t *points, int point, const rtm_grid_t *grid,
-                               const rtm_model_t *model, double *v2) {
-  int status = RTM_OK;
-  double sums[4] = {0.0, 0.0, 0.0, 0.0}; /* v^2 w of each plane, then w of each plane */
-  for (int k = 0; k < RTM_POINT_TAPS; ++k) {
-    const double w = points->tap_weight[point * RTM_POINT_TAPS + k];
-    if (w == 0.0) continue;
-    const double v =
-        model->vp[rtm_grid_dense_index(grid, points->tap_index[point * RTM_POINT_TAPS + k])];
-    sums[k / 4] += w * v * v;
-    sums[2 + k / 4] += w;
-  }
-  if (grid->nz_local != grid->n[2]) RTM_TRY(rtm_mpi_allreduce(sums, 4, RTM_MPI_SUM));
-  const double weight_sum = sums[2] + sums[3];
-  *v2 = weight_sum > 0.0 ? (sums[0] + sums[1]) / weight_sum : 0.0;
-fail:
-  return status;
-}
 
 unsigned rtm_field_mask(const char *list) {
   return (strchr(list, 'p') ? RTM_FIELD_BIT(RTM_FIELD_P) : 0u) |
@@ -72,7 +47,7 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   const double delay =
       isnan(cfg->source.delay_s) ? 1.2 / cfg->source.frequency_hz : cfg->source.delay_s;
   double v2 = 0.0;
-  RTM_TRY(velocity_squared_at(&sources, 0, grid, prop->model, &v2));
+  RTM_TRY(rtm_points_mean(&sources, 0, grid, prop->model->vp, 1, &v2)); /* v^2 there */
   const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s * v2 / cell_volume;
   for (int it = 0; it < samples; ++it)
     wavelets[it] = (float)(scale * rtm_ricker(it * prop->dt_s, cfg->source.frequency_hz, delay));
@@ -156,7 +131,7 @@ static int preflight(const rtm_config_t *cfg, const rtm_grid_t *grid, const char
   available = rtm_config_free_within_limit(cfg, available);
   if (need <= available) return RTM_OK;
   const int limited = cfg->memory.limit_gb > 0.0 && (double)available <= cfg->memory.limit_gb * 1e9;
-  if (grid->nz_local != grid->n[2])
+  if (rtm_grid_is_slab(grid))
     RTM_FAIL(RTM_ERR_NOMEM,
              "the propagator needs %.3g GB on each rank (%d of the %d planes of grid.nz, over %d "
              "ranks), where %.3g GB are %s: run on more ranks or fewer cells",
@@ -204,15 +179,15 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   };
   RTM_TRY(prop->backend->create(&desc, &prop->state));
   RTM_TRY(hand_shot_to_backend(prop));
-  if (grid->nz_local != grid->n[2] && prop->backend->copy_planes) {
+  if (rtm_grid_is_slab(grid) && prop->backend->copy_planes) {
     /* the planes of a device's fields travel through host memory: pinned, allocated once */
     rtm_field_view_t view; /* the device the backend took (a rank's, under MPI) */
     RTM_TRY(prop->backend->view_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
     const rtm_mem_request_t request = {.device = view.device};
     /* per field: its first and last R planes going out, the neighbours' coming in */
     const size_t floats = 4 * (size_t)prop->field_count * RTM_RADIUS * grid->stride_z;
-    RTM_TRY(rtm_mem_alloc("pinned", floats * sizeof(float), "halo staging", &request,
-                          &prop->ledger, &prop->staging));
+    RTM_TRY(rtm_mem_alloc("pinned", floats * sizeof(float), "halo staging", &request, &prop->ledger,
+                          &prop->staging));
   }
   return RTM_OK;
 fail:
@@ -230,14 +205,13 @@ static int exchange_begin(const rtm_propagator_t *prop, rtm_level_t level) {
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
   const size_t planes = (size_t)R * prop->grid.stride_z;
-  /* only the sides that have a neighbour: the volume's first and last slabs have one */
-  const int has_below = prop->grid.z_offset > 0;
-  const int has_above = prop->grid.z_offset + nz < prop->grid.n[2];
   if (!b->copy_planes) return RTM_OK;
   for (int f = 0; f < prop->field_count; ++f) {
     float *first = (float *)prop->staging.ptr + 4 * planes * (size_t)f, *last = first + planes;
-    if (has_below) RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, 0, R, first, NULL));
-    if (has_above)
+    /* only toward a neighbour: the volume's first and last slabs have one */
+    if (rtm_slab_has_below(&prop->grid))
+      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, 0, R, first, NULL));
+    if (rtm_slab_has_above(&prop->grid))
       RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, nz - R, R, last, NULL));
   }
 fail:
@@ -245,7 +219,7 @@ fail:
 }
 
 static int exchange_end(const rtm_propagator_t *prop, rtm_level_t sent, rtm_level_t received) {
-  int status = RTM_OK, has_below = 0, has_above = 0;
+  int status = RTM_OK;
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
   const size_t planes = (size_t)R * prop->grid.stride_z;
@@ -259,34 +233,27 @@ static int exchange_end(const rtm_propagator_t *prop, rtm_level_t sent, rtm_leve
     }
     float *first = (float *)prop->staging.ptr + 4 * planes * (size_t)f, *last = first + planes;
     float *below = last + planes, *above = below + planes;
-    RTM_TRY(
-        rtm_mpi_exchange_staged(&prop->grid, first, last, below, above, &has_below, &has_above));
-    if (has_below)
+    RTM_TRY(rtm_mpi_exchange_staged(&prop->grid, first, last, below, above));
+    if (rtm_slab_has_below(&prop->grid))
       RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, received, -R, R, NULL, below));
-    if (has_above)
+    if (rtm_slab_has_above(&prop->grid))
       RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, received, nz, R, NULL, above));
   }
 fail:
   return status;
 }
 
-static double wall_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction) {
   int status = RTM_OK;
   const rtm_backend_t *b = prop->backend;
-  if (prop->grid.nz_local == prop->grid.n[2] || prop->exchange == RTM_EXCHANGE_OFF)
+  if (!rtm_grid_is_slab(&prop->grid) || prop->exchange == RTM_EXCHANGE_OFF)
     return b->step(prop->state, it, RTM_REGION_ALL, direction);
   if (prop->exchange == RTM_EXCHANGE_BLOCKING) {
     RTM_TRY(b->step(prop->state, it, RTM_REGION_ALL, direction));
-    const double start_s = wall_seconds();
+    const double start_s = rtm_wall_seconds();
     RTM_TRY(exchange_begin(prop, RTM_LEVEL_CURRENT));
     RTM_TRY(exchange_end(prop, RTM_LEVEL_CURRENT, RTM_LEVEL_CURRENT));
-    prop->halo_s += wall_seconds() - start_s;
+    prop->halo_s += rtm_wall_seconds() - start_s;
     return RTM_OK;
   }
   /* overlap: the edge planes first, on their way while the interior is computed; the new
@@ -296,15 +263,15 @@ int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t directio
   RTM_TRY(b->step(prop->state, it, RTM_REGION_EDGE_PLANES, direction));
   RTM_TRY(exchange_begin(prop, written));
   if (!b->copy_planes) { /* host fields: across before the interior, which reads no ghost */
-    const double start_s = wall_seconds();
+    const double start_s = rtm_wall_seconds();
     RTM_TRY(exchange_end(prop, written, written));
-    prop->halo_s += wall_seconds() - start_s;
+    prop->halo_s += rtm_wall_seconds() - start_s;
     return b->step(prop->state, it, RTM_REGION_INTERIOR, direction);
   }
   RTM_TRY(b->step(prop->state, it, RTM_REGION_INTERIOR, direction));
-  const double start_s = wall_seconds(); /* the interior is queued: what follows waits */
+  const double start_s = rtm_wall_seconds(); /* the interior is queued: what follows waits */
   RTM_TRY(exchange_end(prop, written, RTM_LEVEL_CURRENT));
-  prop->halo_s += wall_seconds() - start_s;
+  prop->halo_s += rtm_wall_seconds() - start_s;
 fail:
   return status;
 }

@@ -1,6 +1,14 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "rtm_status.h"
 
 #include <stdio.h>
+#include <time.h>
+
+double rtm_wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int rtm_status_exit_code(int status) {
   switch (status) {

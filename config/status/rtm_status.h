@@ -40,19 +40,22 @@ void rtm_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Seconds on a monotonic clock, for the phases' timings. */
+double rtm_wall_seconds(void);
+
 /* Runs expr; on a non-zero status stores it in `status` and jumps to `fail`. */
-#define RTM_TRY(expr)                                                          \
-  do {                                                                         \
-    status = (expr);                                                           \
-    if (status != RTM_OK) goto fail;                                           \
+#define RTM_TRY(expr)                                                                              \
+  do {                                                                                             \
+    status = (expr);                                                                               \
+    if (status != RTM_OK) goto fail;                                                               \
   } while (0)
 
 /* Logs a formatted error, stores code in `status` and jumps to `fail`. */
-#define RTM_FAIL(code, ...)                                                    \
-  do {                                                                         \
-    rtm_log_error(__VA_ARGS__);                                                \
-    status = (code);                                                           \
-    goto fail;                                                                 \
+#define RTM_FAIL(code, ...)                                                                        \
+  do {                                                                                             \
+    rtm_log_error(__VA_ARGS__);                                                                    \
+    status = (code);                                                                               \
+    goto fail;                                                                                     \
   } while (0)
 
 #ifdef __cplusplus

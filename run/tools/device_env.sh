@@ -13,6 +13,8 @@
 #   device_info [FILE]     the GPU's name, driver, memory and clocks (nvidia-smi, csv) and
 #                          the date (UTC), printed and, with FILE, written to FILE too
 #   device_configure DIR   cmake of a Release build with the kernels for sm_90 in DIR (Ninja)
+#   device_build DIR LOG   device_configure and ninja into LOG; on failure its errors, status 1
+#   row NAME TEXT          a line of the script's short table, also appended to $summary
 #   step TEXT              prints "== TEXT", a section of the script's output
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out="${OUT:-${1:?device_env.sh: the default output folder}}"
@@ -37,5 +39,12 @@ device_info() {
 device_configure() {
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES=90
 }
+
+device_build() {
+  device_configure "$1" > "$2" 2>&1 && ninja -C "$1" >> "$2" 2>&1 ||
+    { grep -E "error|FAILED" "$2" | head -20; return 1; }
+}
+
+row() { printf '%-46s %s\n' "$1" "$2" | tee -a "$summary"; }
 
 step() { echo "== $*"; }

@@ -16,11 +16,9 @@ summary="$out/summary.txt"
 : > "$summary"
 failed=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-row() { printf '%-40s %s\n' "$1" "$2" | tee -a "$summary"; }
 device_info >> "$summary"
 
-device_configure "$build" > "$out/build.log" 2>&1 && ninja -C "$build" >> "$out/build.log" 2>&1 ||
-  { grep -E "error|FAILED" "$out/build.log" | head -20; exit 1; }
+device_build "$build" "$out/build.log" || exit 1
 row "build" "ok ($(grep -c -i warning "$out/build.log") warning lines)"
 ctest --test-dir "$build" -L mpi -V > "$out/ctest_mpi.log" 2>&1 || failed=1
 row "ctest -L mpi" "$(grep -E 'tests passed' "$out/ctest_mpi.log")"

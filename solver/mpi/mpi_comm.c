@@ -144,16 +144,14 @@ int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
 }
 
 int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
-                            float *below, float *above, int *has_below, int *has_above) {
+                            float *below, float *above) {
   int status = RTM_OK;
   const size_t planes = (size_t)RTM_RADIUS * grid->stride_z;
-  *has_below = world_rank > 0;
-  *has_above = world_rank < world_size - 1;
   if (world_size == 1) return RTM_OK;
   if (planes > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "planes of %zu floats are past MPI's int counts", planes);
-  const int down = *has_below ? world_rank - 1 : MPI_PROC_NULL;
-  const int up = *has_above ? world_rank + 1 : MPI_PROC_NULL;
+  const int down = rtm_slab_has_below(grid) ? world_rank - 1 : MPI_PROC_NULL;
+  const int up = rtm_slab_has_above(grid) ? world_rank + 1 : MPI_PROC_NULL;
   RTM_TRY(mpi_status(MPI_Sendrecv(last, (int)planes, MPI_FLOAT, up, 1, below, (int)planes,
                                   MPI_FLOAT, down, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                      "MPI_Sendrecv of the planes upwards"));
@@ -165,14 +163,12 @@ fail:
 }
 
 int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
-  int has_below = 0, has_above = 0;
   const size_t R = RTM_RADIUS, nz = (size_t)grid->nz_local;
   /* local plane iz starts at (R + iz) stride_z: ghosts below at 0, the first R planes at
    * R stride_z, the last R at nz stride_z, ghosts above at (nz + R) stride_z; MPI writes no
    * ghost of a side without a neighbour */
   return rtm_mpi_exchange_staged(grid, padded + R * grid->stride_z, padded + nz * grid->stride_z,
-                                 padded, padded + (nz + R) * grid->stride_z, &has_below,
-                                 &has_above);
+                                 padded, padded + (nz + R) * grid->stride_z);
 }
 
 int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const float *slab,
@@ -185,8 +181,8 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
   if (count > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "%d planes of %zu cells are past MPI's int counts", planes,
              plane);
-  const int down = grid->z_offset > 0 ? world_rank - 1 : MPI_PROC_NULL;
-  const int up = grid->z_offset + grid->nz_local < grid->n[2] ? world_rank + 1 : MPI_PROC_NULL;
+  const int down = rtm_slab_has_below(grid) ? world_rank - 1 : MPI_PROC_NULL;
+  const int up = rtm_slab_has_above(grid) ? world_rank + 1 : MPI_PROC_NULL;
   /* the last planes up into the neighbour's planes below, the first down into its above */
   RTM_TRY(
       mpi_status(MPI_Sendrecv(slab + (nz - p) * plane, (int)count, MPI_FLOAT, up, 3, extended,
@@ -255,13 +251,12 @@ int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
 }
 
 int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
-                            float *below, float *above, int *has_below, int *has_above) {
+                            float *below, float *above) {
   (void)grid;
   (void)first;
   (void)last;
   (void)below;
   (void)above;
-  *has_below = *has_above = 0;
   return RTM_OK;
 }
 

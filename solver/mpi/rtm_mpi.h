@@ -66,10 +66,17 @@ int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded);
 /* The same through host buffers of R stride_z floats each (a device's planes staged by the
  * backend's copy_planes): `first` and `last` (the R planes next to the neighbour below and
  * above) sent, the neighbours' planes received into `below` and `above`. A side without a
- * neighbour (the volume's first or last slab) receives nothing and sets *has_below or
- * *has_above to 0: its ghost planes stay as they are (zero). */
+ * neighbour (rtm_slab_has_below, rtm_slab_has_above) sends and receives nothing. */
 int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
-                            float *below, float *above, int *has_below, int *has_above);
+                            float *below, float *above);
+/* Whether a slab has a neighbour below (a lower z-range) and above: the volume's first and
+ * last slabs have one side. */
+static inline int rtm_slab_has_below(const rtm_grid_t *grid) {
+  return grid->z_offset > 0;
+}
+static inline int rtm_slab_has_above(const rtm_grid_t *grid) {
+  return grid->z_offset + grid->nz_local < grid->n[2];
+}
 
 #ifdef __cplusplus
 }

@@ -330,7 +330,7 @@ static int uniform_angles(const rtm_anisotropy_t *a, int *uniform) {
                                    -m->phi_deg[0]}; /* max of theta, phi, -theta, -phi */
   for (size_t i = 1; i < cells && local > 0.0; ++i)
     if (m->theta_deg[i] != m->theta_deg[0] || m->phi_deg[i] != m->phi_deg[0]) local = 0.0;
-  if (a->grid.nz_local != a->grid.n[2]) { /* z-slabs: every rank's angles */
+  if (rtm_grid_is_slab(&a->grid)) { /* z-slabs: every rank's angles */
     RTM_TRY(rtm_mpi_allreduce(&local, 1, RTM_MPI_MIN));
     RTM_TRY(rtm_mpi_allreduce(angles, 4, RTM_MPI_MAX)); /* equal on every rank: max = -min */
   }
@@ -342,7 +342,7 @@ fail:
 /* The z pass reaches w planes into the neighbours' slabs, which must hold them. */
 static int check_reach(const rtm_grid_t *g, int w) {
   int status = RTM_OK;
-  const int ranks = g->nz_local == g->n[2] ? 1 : rtm_mpi_size();
+  const int ranks = rtm_grid_is_slab(g) ? rtm_mpi_size() : 1;
   if (ranks > 1 && w > g->n[2] / ranks)
     RTM_FAIL(RTM_ERR_CONFIG,
              "physics.smooth_angles = %d reaches past the neighbouring slab of %d planes "

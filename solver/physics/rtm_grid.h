@@ -20,15 +20,15 @@ extern "C" {
 #define RTM_ROW_ALIGN_FLOATS 32 /* 128 bytes */
 
 typedef struct {
-  int n[3];              /* global interior cells nx, ny, nz */
-  double spacing_m[3];   /* dx, dy, dz */
-  double origin_m[3];    /* coordinate of global cell (0, 0, 0) */
-  int z_offset;          /* first global z plane owned by this rank */
-  int nz_local;          /* planes owned by this rank */
-  size_t stride_y;       /* floats between rows (>= nx + 2R, multiple of 32) */
-  size_t stride_z;       /* floats between planes: stride_y * (ny + 2R) */
-  size_t origin_index;   /* index of interior cell (0, 0, 0) */
-  size_t padded_cells;   /* floats in one padded field: stride_z * (nz_local + 2R) */
+  int n[3];            /* global interior cells nx, ny, nz */
+  double spacing_m[3]; /* dx, dy, dz */
+  double origin_m[3];  /* coordinate of global cell (0, 0, 0) */
+  int z_offset;        /* first global z plane owned by this rank */
+  int nz_local;        /* planes owned by this rank */
+  size_t stride_y;     /* floats between rows (>= nx + 2R, multiple of 32) */
+  size_t stride_z;     /* floats between planes: stride_y * (ny + 2R) */
+  size_t origin_index; /* index of interior cell (0, 0, 0) */
+  size_t padded_cells; /* floats in one padded field: stride_z * (nz_local + 2R) */
 } rtm_grid_t;
 
 /* Describes the whole volume owned by one rank (z_offset 0, nz_local nz). */
@@ -46,6 +46,11 @@ static inline size_t rtm_grid_dense_index(const rtm_grid_t *g, size_t padded) {
   const size_t off = padded - g->origin_index;
   const size_t iz = off / g->stride_z, iy = off % g->stride_z / g->stride_y;
   return (iz * (size_t)g->n[1] + iy) * (size_t)g->n[0] + off % g->stride_y;
+}
+
+/* 1 when the grid is a z-slab of the volume (MPI, rtm_mpi.h), not the whole of it. */
+static inline int rtm_grid_is_slab(const rtm_grid_t *g) {
+  return g->nz_local != g->n[2];
 }
 
 static inline size_t rtm_grid_interior_cells(const rtm_grid_t *g) {

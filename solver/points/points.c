@@ -5,6 +5,7 @@
 
 #include "points_impl.h"
 #include "rtm_solver.h"
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
 /* A coordinate may lie this many cells beyond the first or last cell and still count as
@@ -80,6 +81,25 @@ int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *
   return RTM_OK;
 fail:
   rtm_points_release(points);
+  return status;
+}
+
+int rtm_points_mean(const rtm_points_t *points, int point, const rtm_grid_t *grid,
+                    const float *values, int squared, double *mean) {
+  int status = RTM_OK;
+  double sums[4] = {0.0, 0.0, 0.0, 0.0}; /* w value of each plane, then w of each plane */
+  for (int k = 0; k < RTM_POINT_TAPS; ++k) {
+    const double w = points->tap_weight[point * RTM_POINT_TAPS + k];
+    if (w == 0.0) continue;
+    const double v =
+        values[rtm_grid_dense_index(grid, points->tap_index[point * RTM_POINT_TAPS + k])];
+    sums[k / 4] += w * (squared ? v * v : v);
+    sums[2 + k / 4] += w;
+  }
+  if (rtm_grid_is_slab(grid)) RTM_TRY(rtm_mpi_allreduce(sums, 4, RTM_MPI_SUM));
+  const double weight_sum = sums[2] + sums[3];
+  *mean = weight_sum > 0.0 ? (sums[0] + sums[1]) / weight_sum : 0.0;
+fail:
   return status;
 }
 

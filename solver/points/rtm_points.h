@@ -21,9 +21,9 @@ extern "C" {
 #define RTM_POINT_TAPS 8 /* trilinear */
 typedef struct {
   int count;
-  double *position_m;  /* [count][3] as requested */
-  size_t *tap_index;   /* [count][8] into a padded field of the local grid */
-  float *tap_weight;   /* [count][8]; 0 for taps outside this rank's z-range */
+  double *position_m; /* [count][3] as requested */
+  size_t *tap_index;  /* [count][8] into a padded field of the local grid */
+  float *tap_weight;  /* [count][8]; 0 for taps outside this rank's z-range */
 } rtm_points_t;
 
 /* Builds trilinear taps for positions (metres) on the local grid. A position outside the
@@ -31,6 +31,14 @@ typedef struct {
 int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *position_m,
                     int count, const char *what);
 void rtm_points_release(rtm_points_t *points);
+/* The taps' weighted mean of `values` (a dense [nz_local][ny][nx] volume of this rank's
+ * slab, the model's vp) at point `point`, of the squares with `squared`; 0 where no tap has
+ * weight. Summed plane by plane (taps 0..3 lie in the point's lower z plane, 4..7 in the
+ * upper one) and, on z-slabs, over the ranks, whose taps outside their slab have weight 0:
+ * the same sums in the same order whatever the slabs (rtm_mpi.h), so every rank gets the
+ * one-rank value. Collective on z-slabs. */
+int rtm_points_mean(const rtm_points_t *points, int point, const rtm_grid_t *grid,
+                    const float *values, int squared, double *mean);
 
 /* ---- acquisition ---- */
 /* The shot positions of the config (shots.layout): single = the [source] position (autos at

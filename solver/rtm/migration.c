@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L
 /* One migration run, shot after shot (rtm_migration.h): the source side forward with its
  * snapshots, the receiver side over the reversed gather, the imaging condition between. */
 #include "rtm_migration.h"
@@ -8,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "imaging_cuda.h"
 #include "imaging_impl.h"
@@ -41,12 +39,6 @@ struct rtm_migration {
   rtm_fit_t fit;           /* the preflight's, for the chosen reconstruction */
   size_t measured_bytes;   /* what the image and the store took where fit counted them */
 };
-
-static double wall_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Four samples a period at 2.5 f, where the Ricker's spectrum is 3% of its peak. */
 static int auto_imaging_step(const rtm_config_t *cfg, double dt_s) {
@@ -156,7 +148,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   const int count = (int)(sizeof fastest_first / sizeof fastest_first[0]);
   int status = RTM_OK, chosen = count;
   char passed[512] = "";
-  rtm_fit_t fits[3] = {{0}};
+  rtm_fit_t fits[sizeof fastest_first / sizeof fastest_first[0]] = {{0}};
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   const size_t reserve = 2 * rtm_propagator_bytes(cfg, &m->grid); /* the two sides */
   for (int i = 0; i < count && chosen == count; ++i) {
@@ -176,7 +168,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
              "%s%s needs %.3g GB with the propagators, %.3g GB %s", used ? "; " : "", ops->name,
              fits[i].need / 1e9, fits[i].available / 1e9, fits[i].limited ? "allowed" : "free");
   }
-  if (m->grid.nz_local != m->grid.n[2]) { /* z-slabs: the way every rank can take */
+  if (rtm_grid_is_slab(&m->grid)) { /* z-slabs: the way every rank can take */
     double slowest = chosen;
     RTM_TRY(rtm_mpi_allreduce(&slowest, 1, RTM_MPI_MAX));
     if ((int)slowest != chosen && (int)slowest < count)
@@ -363,12 +355,12 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
    * backward time */
   RTM_TRY(drain(&m->source));
   RTM_TRY(drain(r));
-  const double start_s = wall_seconds();
+  const double start_s = rtm_wall_seconds();
   RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   RTM_TRY(rtm_image_accumulate(m->image, source, source_layout, view.padded,
                                rtm_layout_padded(&m->grid)));
   if (m->device >= 0) RTM_TRY(rtm_imaging_cuda_synchronize()); /* the accumulation done */
-  *imaging_s += wall_seconds() - start_s;
+  *imaging_s += rtm_wall_seconds() - start_s;
 fail:
   return status;
 }
@@ -401,12 +393,12 @@ int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const doubl
   rtm_shot_timing_t t = {0.0, 0.0, 0.0, 0};
   RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
   RTM_TRY(set_receiver_side(m, receivers_m, count, observed));
-  double start_s = wall_seconds();
+  double start_s = rtm_wall_seconds();
   RTM_TRY(forward_pass(m, progress, progress_context));
-  t.forward_s = wall_seconds() - start_s;
-  start_s = wall_seconds();
+  t.forward_s = rtm_wall_seconds() - start_s;
+  start_s = rtm_wall_seconds();
   RTM_TRY(backward_pass(m, progress, progress_context, &t.imaging_s));
-  t.backward_s = wall_seconds() - start_s - t.imaging_s;
+  t.backward_s = rtm_wall_seconds() - start_s - t.imaging_s;
   if (m->reconstruction->recomputed_steps)
     t.recomputed_steps = m->reconstruction->recomputed_steps(m->reconstruction_state);
   if (timing) *timing = t;
@@ -524,20 +516,12 @@ int rtm_migration_imaging_step(const rtm_migration_t *m) {
 
 double rtm_migration_velocity_at(const rtm_migration_t *m, const double position_m[3]) {
   rtm_points_t point = {0};
-  double sums[4] = {0.0, 0.0, 0.0, 0.0}; /* v w of each z plane, then w of each plane */
-  if (rtm_points_init(&point, &m->grid, position_m, 1, "mute point") != RTM_OK) return 0.0;
-  for (int k = 0; k < RTM_POINT_TAPS; ++k) {
-    const double w = point.tap_weight[k];
-    if (w == 0.0) continue;
-    sums[k / 4] += w * m->model->vp[rtm_grid_dense_index(&m->grid, point.tap_index[k])];
-    sums[2 + k / 4] += w;
-  }
+  double v = 0.0;
+  if (rtm_points_init(&point, &m->grid, position_m, 1, "mute point") == RTM_OK &&
+      rtm_points_mean(&point, 0, &m->grid, m->model->vp, 0, &v) != RTM_OK)
+    v = 0.0;
   rtm_points_release(&point);
-  /* on z-slabs the taps of the other ranks' planes come from them (rtm_mpi.h) */
-  if (m->grid.nz_local != m->grid.n[2] && rtm_mpi_allreduce(sums, 4, RTM_MPI_SUM) != RTM_OK)
-    return 0.0;
-  const double weight_sum = sums[2] + sums[3];
-  return weight_sum > 0.0 ? (sums[0] + sums[1]) / weight_sum : 0.0;
+  return v;
 }
 
 void rtm_migration_prepare(const rtm_migration_t *m, const double source_m[3],

@@ -62,7 +62,7 @@ static store_plan_t plan_store(const rtm_reconstruction_plan_t *plan) {
   /* the config's: the preflight plans before the propagators (and their layer) exist */
   const int width = plan->cfg->boundary.width_cells;
   memset(&store, 0, sizeof store);
-  store.valid = g->z_offset == 0 && g->nz_local == g->n[2];
+  store.valid = !rtm_grid_is_slab(g);
   for (int a = 0; a < 3; ++a) {
     store.shell.first[a] = width;
     store.shell.box[a] = g->n[a] - 2 * width;
@@ -102,7 +102,7 @@ static int boundary_usable(const rtm_reconstruction_plan_t *plan, char *why, siz
   const rtm_grid_t *g = plan->grid;
   const store_plan_t store = plan_store(plan);
   if (store.valid) return 1;
-  if (g->z_offset != 0 || g->nz_local != g->n[2])
+  if (rtm_grid_is_slab(g))
     snprintf(why, size, "the grid is cut into z-slabs");
   else
     snprintf(why, size,
@@ -148,7 +148,7 @@ static int check_shell(const rtm_reconstruction_plan_t *plan, const store_plan_t
   int status = RTM_OK;
   const rtm_grid_t *g = plan->grid;
   const int width = plan->cfg->boundary.width_cells;
-  if (g->z_offset != 0 || g->nz_local != g->n[2])
+  if (rtm_grid_is_slab(g))
     RTM_FAIL(RTM_ERR_UNSUPPORTED,
              "rtm.reconstruction = boundary on a z-slab of the grid (planes %d .. %d of %d) is "
              "not implemented: the shell is saved on one rank",

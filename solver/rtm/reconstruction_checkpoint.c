@@ -108,7 +108,7 @@ static int choose_slots(const rtm_reconstruction_plan_t *plan, size_t state, int
   free_bytes = rtm_config_free_within_limit(plan->cfg, free_bytes);
   const size_t fit = (size_t)(auto_share * (double)free_bytes) / state;
   *slots = useful_slots(plan, fit < (size_t)plan->steps ? (int)fit : plan->steps);
-  if (plan->grid->nz_local != plan->grid->n[2]) {
+  if (rtm_grid_is_slab(plan->grid)) {
     /* z-slabs: the same schedule on every rank, whose recomputing steps exchange planes */
     double fewest = *slots;
     RTM_TRY(rtm_mpi_allreduce(&fewest, 1, RTM_MPI_MIN));

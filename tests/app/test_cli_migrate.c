@@ -237,7 +237,7 @@ static void test_resume_after_a_stop(void **state) {
 /* Gathers recorded at twice the modelling dt are resampled to it by the trace pipeline
  * before back-propagation: the image is the full-rate one's to the resampling's accuracy.
  * Down and up again through periodic FFT windows, with reflections still arriving at the
- * record's end, measured 3.5e-2 relative L2 (the window's edges: they are the start of the
+ * record's end, measured 1.8e-2 relative L2 (the window's edges: they are the start of the
  * back-propagation); a wrong rate, scale or shift gives order 1. The bar is 0.1. */
 static void test_resampled_gathers(void **state) {
   (void)state;

@@ -16,24 +16,10 @@ set -eu
 source "$(dirname "${BASH_SOURCE[0]}")/../app/cli_setup.sh" "$1" "$2"
 mpiexec="$3"
 # one OpenMP thread a rank: several ranks share the few cores of a CI machine
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-run() { # NP OUTPUT_NAME SETTINGS...: rtm3d model on NP ranks
-  local np="$1" name="$2"
-  shift 2
-  "$mpiexec" --oversubscribe -np "$np" "$rtm3d" model "$deck" "$@" --set output.dir="$work" \
-    --set output.name="$name"
-}
-same() { # RUN REFERENCE: every dataset equal
-  "$rtm3d" validate "$work/$1.h5" "$work/$2.h5" --rtol 0 --atol 0 > "$work/$1.validate" ||
-    { echo "FAIL: $1 differs from $2:"; cat "$work/$1.validate"; exit 1; }
-  echo "$1 = $2: $(tail -1 "$work/$1.validate")"
-}
+export OMP_NUM_THREADS=1
+# shellcheck source=SCRIPTDIR/mpi_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_setup.sh" cpu
 
-iso=(--quiet --set backend.name=cpu --set grid.nx=40 --set grid.ny=36 --set grid.nz=37
-     --set boundary.width=8 --set time.steps=120 --set snapshots.every=40
-     --set source.x=auto --set source.y=auto --set source.z=183
-     --set receivers.x_first=auto --set receivers.y_first=auto --set receivers.z=181
-     --set model.interface_z=250 --set model.vp_below=2600)
 run 1 iso1 "${iso[@]}"
 for np in 2 3 4; do
   run "$np" "iso$np" "${iso[@]}"
@@ -47,32 +33,15 @@ grep -q '"halo_exchange_max"' "$work/iso3.json" ||
 run 3 iso3b "${iso[@]}" --set mpi.exchange=blocking # after the whole step, not overlapped
 same iso3b iso1
 
-vti=(--quiet --set backend.name=cpu --set grid.nx=36 --set grid.ny=32 --set grid.nz=33
-     --set boundary.width=8 --set time.steps=90 --set snapshots.every=0
-     --set physics.equation=vti --set model.epsilon=0.2 --set model.delta=0.1
-     --set source.x=auto --set source.y=auto --set source.z=auto
-     --set shots.layout=grid --set shots.x_count=2 --set shots.z=155
-     --set receivers.x_first=auto --set receivers.y_first=auto --set receivers.z=161
-     --set receivers.fields=p,q)
 run 1 vti1 "${vti[@]}"
 run 4 vti4 "${vti[@]}"
 same vti4 vti1
 
-# migrate: the small example's survey (4 shots over a dipping reflector, 80 x 80 x 64
-# cells), 200 steps; /image and /illumination on 2 and 3 ranks equal one rank's, with
+# migrate: /image and /illumination on 2 and 3 ranks equal one rank's, with
 # rtm.reconstruction = auto (snapshots here) and with 3 checkpoints (which recompute, their
 # steps exchanging planes like the others); a 2-rank run stopped after its first shot
 # (--max-shots=1) resumes to the uninterrupted image.
-small="$src/run/examples/migrate_small.ini"
-mig=(--quiet --set backend.name=cpu --set time.steps=200)
-"$rtm3d" model "$small" "${mig[@]}" --set output.dir="$work" --set output.name=observed
-migrate() { # NP OUTPUT_NAME SETTINGS...
-  local np="$1" name="$2"
-  shift 2
-  "$mpiexec" --oversubscribe -np "$np" "$rtm3d" migrate "$small" "${mig[@]}" \
-    --set model.interface_z=auto --set rtm.observed="$work/observed.h5" \
-    --set output.dir="$work" --set output.name="$name" "$@"
-}
+model_observed
 migrate 1 image1
 for np in 2 3; do
   migrate "$np" "image$np"
