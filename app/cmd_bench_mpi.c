@@ -5,10 +5,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "app.h"
 #include "rtm_io.h"
 #include "rtm_mpi.h"
+#include "rtm_mpi_halo.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
 #include "rtm_version.h"
@@ -22,7 +24,11 @@ typedef struct {
   int steps, warmup;
   double one_rank_s; /* rank 0 alone, the whole volume */
   double seconds[3]; /* mpi.exchange = overlap, blocking, off: the slowest rank's */
+  /* the overlapped run's phases (rtm_phase_t, then the host's wait in the exchange), the
+   * most any rank spent in each */
+  double phases[RTM_PHASE_COUNT + 1];
   char device[256];
+  char transport[16]; /* how a device's planes travel (rtm_mpi_halo.h), "" for host fields */
 } mpi_bench_t;
 
 /* bench.warmup untimed then bench.steps timed steps of `grid` with `exchange`; the time of
@@ -37,9 +43,16 @@ static int time_steps(mpi_bench_t *b, const rtm_grid_t *grid, const rtm_model_t 
   RTM_TRY(rtm_propagator_create(&cfg, grid, model, &prop));
   if (!b->device[0] && prop.backend->describe)
     prop.backend->describe(prop.state, b->device, sizeof b->device);
+  if (prop.halo) /* rank 0's, toward the rank above */
+    snprintf(b->transport, sizeof b->transport, "%s",
+             rtm_mpi_halo_side_transport(prop.halo, RTM_SIDE_ABOVE));
   for (int it = 0; it < b->warmup; ++it)
     RTM_TRY(rtm_propagator_step(&prop, it, RTM_FORWARD));
   if (prop.backend->synchronize) RTM_TRY(prop.backend->synchronize(prop.state));
+  double warmup_phases[RTM_PHASE_COUNT]; /* read and dropped: the timed steps' alone */
+  RTM_TRY(rtm_propagator_phase_seconds(&prop, warmup_phases));
+  memset(prop.phase_s, 0, sizeof prop.phase_s);
+  prop.halo_s = 0.0;
   if (ranks > 1) RTM_TRY(rtm_mpi_barrier());
   const double start_s = rtm_wall_seconds();
   for (int it = b->warmup; it < b->warmup + b->steps; ++it)
@@ -47,6 +60,11 @@ static int time_steps(mpi_bench_t *b, const rtm_grid_t *grid, const rtm_model_t 
   if (prop.backend->synchronize) RTM_TRY(prop.backend->synchronize(prop.state));
   *seconds = rtm_wall_seconds() - start_s;
   if (ranks > 1) RTM_TRY(rtm_mpi_allreduce(seconds, 1, RTM_MPI_MAX));
+  if (ranks > 1 && exchange == RTM_EXCHANGE_OVERLAP) {
+    RTM_TRY(rtm_propagator_phase_seconds(&prop, b->phases));
+    b->phases[RTM_PHASE_COUNT] = prop.halo_s;
+    RTM_TRY(rtm_mpi_allreduce(b->phases, RTM_PHASE_COUNT + 1, RTM_MPI_MAX));
+  }
 fail:
   rtm_propagator_destroy(&prop);
   return status;
@@ -97,8 +115,9 @@ static int report(const mpi_bench_t *b) {
   const double efficiency = b->one_rank_s / (ranks * overlap);
   const double cost = blocking - off, hidden = cost > 0.0 ? 1.0 - (overlap - off) / cost : NAN;
   char output[2 * RTM_CONFIG_PATH_MAX];
-  printf("bench: %d x %d x %d cells, %d steps, %d ranks (z-slabs), %s\n", b->whole.n[0],
-         b->whole.n[1], b->whole.n[2], b->steps, ranks, b->device);
+  printf("bench: %d x %d x %d cells, %d steps, %d ranks (z-slabs), %s%s%s\n", b->whole.n[0],
+         b->whole.n[1], b->whole.n[2], b->steps, ranks, b->device,
+         b->transport[0] ? ", planes through the transport " : "", b->transport);
   printf("  %-38s %9.4f s  %10.1f MCells/s\n", "1 rank, the whole volume", b->one_rank_s,
          cell_steps / b->one_rank_s * 1e-6);
   static const char *const names[3] = {"overlap", "blocking", "off (wrong results)"};
@@ -108,6 +127,11 @@ static int report(const mpi_bench_t *b) {
     printf("  %-38s %9.4f s  %10.1f MCells/s\n", label, b->seconds[e],
            cell_steps / b->seconds[e] * 1e-6);
   }
+  const double *phase = b->phases;
+  printf("  overlap's phases (the most a rank spent): edge planes %.4f s, interior %.4f s, "
+         "copies out %.4f s, in %.4f s, host waiting in the exchange %.4f s\n",
+         phase[RTM_PHASE_EDGE], phase[RTM_PHASE_INTERIOR], phase[RTM_PHASE_COPY_OUT],
+         phase[RTM_PHASE_COPY_IN], phase[RTM_PHASE_COUNT]);
   printf("  parallel efficiency (overlap against one rank): %.3f\n", efficiency);
   printf("  exchange hidden by the overlap: %.0f%% (blocking costs %.4f s, overlapped %.4f s)\n",
          100.0 * hidden, cost, overlap - off);

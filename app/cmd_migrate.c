@@ -77,6 +77,7 @@ typedef struct {
   double start_s, setup_end_s, end_s;
   rtm_shot_timing_t total;
   double read_s, write_s;
+  rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
   /* [5][shot count]: forward, backward, imaging, I/O seconds of each shot, and the steps the
    * reconstruction recomputed */
   double *shot_seconds;
@@ -551,6 +552,19 @@ fail:
   return status;
 }
 
+/* Under MPI, the ranks' phases (the split steps', the host's wait in the exchanges, the
+ * reading and writing) reduced over the ranks for the report. */
+static int reduce_rank_phases(migrate_run_t *run) {
+  int status = RTM_OK;
+  double seconds[RTM_APP_RANK_PHASES];
+  if (rtm_mpi_size() == 1) return RTM_OK;
+  RTM_TRY(rtm_migration_phase_seconds(run->migration, seconds, &seconds[RTM_PHASE_COUNT]));
+  seconds[RTM_PHASE_COUNT + 1] = run->read_s + run->write_s;
+  RTM_TRY(rtm_app_rank_timings(seconds, run->rank_timings));
+fail:
+  return status;
+}
+
 static int write_report(migrate_run_t *run) {
   int status = RTM_OK;
   rtm_mem_ledger_t memory;
@@ -561,12 +575,15 @@ static int write_report(migrate_run_t *run) {
   const double mcells =
       propagate_s > 0.0 ? 2.0 * (double)run->cells * steps * run->shots.count / propagate_s * 1e-6
                         : 0.0;
-  const rtm_timing_t timings[6] = {{"setup", run->setup_end_s - run->start_s},
-                                   {"forward", run->total.forward_s},
-                                   {"backward", run->total.backward_s},
-                                   {"imaging", run->total.imaging_s},
-                                   {"read", run->read_s},
-                                   {"write", run->write_s}};
+  rtm_timing_t timings[6 + RTM_APP_RANK_TIMINGS] = {{"setup", run->setup_end_s - run->start_s},
+                                                    {"forward", run->total.forward_s},
+                                                    {"backward", run->total.backward_s},
+                                                    {"imaging", run->total.imaging_s},
+                                                    {"read", run->read_s},
+                                                    {"write", run->write_s}};
+  const int timing_count = rtm_mpi_size() > 1 ? 6 + RTM_APP_RANK_TIMINGS : 6;
+  for (int k = 6; k < timing_count; ++k)
+    timings[k] = run->rank_timings[k - 6];
   const int shots = run->shots.count;
   const rtm_report_shot_values_t shot_values[5] = {
       {"forward_s", run->shot_seconds},
@@ -591,7 +608,7 @@ static int write_report(migrate_run_t *run) {
                                .reconstruction_measured_bytes = measured,
                                .reconstruction_measured_in = on_device ? "device" : "host",
                                .timings = timings,
-                               .timing_count = 6,
+                               .timing_count = timing_count,
                                .mcells_per_s = mcells,
                                .output_path = run->h5_path};
   RTM_TRY(rtm_migration_memory(run->migration, &memory));
@@ -649,6 +666,7 @@ int rtm_cmd_migrate(int argc, char **argv) {
     RTM_TRY(write_pngs(run));
   }
   run->end_s = rtm_wall_seconds();
+  RTM_TRY(reduce_rank_phases(run));
   if (run->root) RTM_TRY(write_report(run));
 fail:
   if (run) release_run(run);

@@ -13,6 +13,7 @@
 #include "progress.h"
 #include "rtm_io.h"
 #include "rtm_mpi.h"
+#include "rtm_mpi_halo.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
 #include "solver_io.h"
@@ -68,8 +69,8 @@ typedef struct {
   float *field;       /* this rank's slab of one volume: snapshots and the final check */
   float *whole;       /* rank 0 under MPI: the whole volume the slabs are gathered into */
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
-  double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
-  double halo_s[3]; /* under MPI: the ranks' exchange seconds, least, mean and most */
+  double setup_s, propagate_s, write_s;            /* the report's phases, summed over the shots */
+  rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
   char *rank_lines; /* rank 0 under MPI: [ranks][RANK_LINE] "rank r: host, device" */
 } model_run_t;
 
@@ -360,15 +361,21 @@ static int close_output(model_run_t *run) {
 
 enum { RANK_LINE = 320 };
 
-/* Rank 0 gets a line per rank naming its host and where it runs, for the report. */
+/* Rank 0 gets a line per rank naming its host, where it runs, its planes, the memory it
+ * took and how a device's planes travel to each neighbour, for the report. */
 static int gather_rank_lines(model_run_t *run) {
   int status = RTM_OK;
-  char line[RANK_LINE], host[64] = "?";
+  char line[RANK_LINE], host[64] = "?", halo[96] = "";
   if (rtm_mpi_size() == 1) return RTM_OK;
   gethostname(host, sizeof host - 1);
-  snprintf(line, sizeof line, "rank %d: %s, %s, planes %d..%d", rtm_mpi_rank(), host,
-           run->device[0] ? run->device : run->prop.backend->name, run->grid.z_offset,
-           run->grid.z_offset + run->grid.nz_local - 1);
+  if (run->prop.halo)
+    snprintf(halo, sizeof halo, ", halo below %s, above %s, buffers %zu bytes",
+             rtm_mpi_halo_side_transport(run->prop.halo, RTM_SIDE_BELOW),
+             rtm_mpi_halo_side_transport(run->prop.halo, RTM_SIDE_ABOVE),
+             rtm_mpi_halo_bytes(run->prop.halo));
+  snprintf(line, sizeof line, "rank %d: %s, %s, planes %d..%d, memory %.3f GB%s", rtm_mpi_rank(),
+           host, run->device[0] ? run->device : run->prop.backend->name, run->grid.z_offset,
+           run->grid.z_offset + run->grid.nz_local - 1, run->prop.ledger.total_bytes * 1e-9, halo);
   if (run->root) {
     run->rank_lines = calloc((size_t)rtm_mpi_size(), RANK_LINE);
     if (!run->rank_lines) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the ranks' lines");
@@ -378,17 +385,16 @@ fail:
   return status;
 }
 
-/* The ranks' exchange times (host seconds waiting for the planes and in MPI, within the
- * propagation): least, mean, most, on every rank. */
-static int reduce_halo(model_run_t *run) {
+/* Under MPI, the ranks' phases (the split steps', the host's wait in the exchange, the
+ * I/O) reduced over the ranks for the report. */
+static int reduce_rank_phases(model_run_t *run) {
   int status = RTM_OK;
-  double least = run->prop.halo_s, most = run->prop.halo_s, sum = run->prop.halo_s;
-  RTM_TRY(rtm_mpi_allreduce(&least, 1, RTM_MPI_MIN));
-  RTM_TRY(rtm_mpi_allreduce(&most, 1, RTM_MPI_MAX));
-  RTM_TRY(rtm_mpi_allreduce(&sum, 1, RTM_MPI_SUM));
-  run->halo_s[0] = least;
-  run->halo_s[1] = sum / rtm_mpi_size();
-  run->halo_s[2] = most;
+  double seconds[RTM_APP_RANK_PHASES];
+  if (rtm_mpi_size() == 1) return RTM_OK;
+  RTM_TRY(rtm_propagator_phase_seconds(&run->prop, seconds));
+  seconds[RTM_PHASE_COUNT] = run->prop.halo_s;
+  seconds[RTM_PHASE_COUNT + 1] = run->snapshot_s + run->write_s + run->end_s - run->loop_end_s;
+  RTM_TRY(rtm_app_rank_timings(seconds, run->rank_timings));
 fail:
   return status;
 }
@@ -401,13 +407,14 @@ static int write_report(model_run_t *run) {
   const double propagate_s = run->propagate_s;
   const double mcells =
       propagate_s > 0.0 ? (double)run->cells * steps * count / propagate_s * 1e-6 : 0.0;
-  const rtm_timing_t timings[7] = {{"setup", run->setup_s},
-                                   {"propagate", propagate_s},
-                                   {"snapshots", run->snapshot_s},
-                                   {"write", run->write_s + run->end_s - run->loop_end_s},
-                                   {"halo_exchange_min", run->halo_s[0]},
-                                   {"halo_exchange_mean", run->halo_s[1]},
-                                   {"halo_exchange_max", run->halo_s[2]}};
+  rtm_timing_t timings[4 + RTM_APP_RANK_TIMINGS] = {
+      {"setup", run->setup_s},
+      {"propagate", propagate_s},
+      {"snapshots", run->snapshot_s},
+      {"write", run->write_s + run->end_s - run->loop_end_s}};
+  const int timing_count = rtm_mpi_size() > 1 ? 4 + RTM_APP_RANK_TIMINGS : 4;
+  for (int k = 4; k < timing_count; ++k)
+    timings[k] = run->rank_timings[k - 4];
   const rtm_report_shot_values_t shot_values[3] = {{"set_shot_s", run->shot_seconds},
                                                    {"propagate_s", run->shot_seconds + count},
                                                    {"write_s", run->shot_seconds + 2 * count}};
@@ -418,7 +425,7 @@ static int write_report(model_run_t *run) {
                          .model_precision =
                              rtm_precision_name(rtm_config_model_precision(&run->cfg)),
                          .timings = timings,
-                         .timing_count = rtm_mpi_size() > 1 ? 7 : 4,
+                         .timing_count = timing_count,
                          .mcells_per_s = mcells,
                          .shot_count = run->many_shots ? count : 0,
                          .shot_values = shot_values,
@@ -451,7 +458,7 @@ int rtm_cmd_model(int argc, char **argv) {
   RTM_TRY(open_output(run));
   RTM_TRY(run->many_shots ? run_many_shots(run) : run_single_shot(run));
   RTM_TRY(close_output(run));
-  RTM_TRY(reduce_halo(run));
+  RTM_TRY(reduce_rank_phases(run));
   RTM_TRY(gather_rank_lines(run));
   RTM_TRY(write_report(run));
 fail:

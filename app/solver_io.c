@@ -98,3 +98,30 @@ fail:
   free(rows);
   return status;
 }
+
+int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
+                         rtm_timing_t timings[RTM_APP_RANK_TIMINGS]) {
+  int status = RTM_OK;
+  static const char *const names[RTM_APP_RANK_TIMINGS] = {"edge_planes_min",   "edge_planes_mean",
+                                                          "edge_planes_max",   "interior_min",
+                                                          "interior_mean",     "interior_max",
+                                                          "copy_out_min",      "copy_out_mean",
+                                                          "copy_out_max",      "copy_in_min",
+                                                          "copy_in_mean",      "copy_in_max",
+                                                          "halo_exchange_min", "halo_exchange_mean",
+                                                          "halo_exchange_max", "io_min",
+                                                          "io_mean",           "io_max"};
+  double least[RTM_APP_RANK_PHASES], most[RTM_APP_RANK_PHASES], sum[RTM_APP_RANK_PHASES];
+  for (int p = 0; p < RTM_APP_RANK_PHASES; ++p)
+    least[p] = most[p] = sum[p] = seconds[p];
+  RTM_TRY(rtm_mpi_allreduce(least, RTM_APP_RANK_PHASES, RTM_MPI_MIN));
+  RTM_TRY(rtm_mpi_allreduce(most, RTM_APP_RANK_PHASES, RTM_MPI_MAX));
+  RTM_TRY(rtm_mpi_allreduce(sum, RTM_APP_RANK_PHASES, RTM_MPI_SUM));
+  for (int p = 0; p < RTM_APP_RANK_PHASES; ++p) {
+    const double value[3] = {least[p], sum[p] / rtm_mpi_size(), most[p]};
+    for (int k = 0; k < 3; ++k)
+      timings[3 * p + k] = (rtm_timing_t){names[3 * p + k], value[k]};
+  }
+fail:
+  return status;
+}

@@ -19,6 +19,14 @@ int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mode
  * rank unchanged. */
 int rtm_app_slab(rtm_grid_t *grid);
 
+/* Under MPI, the phases of a run on each rank (rtm_phase_t's edge planes, interior, copies
+ * out and in, then the host's wait in the halo exchange and the I/O: `seconds` in that
+ * order, this rank's) reduced over the ranks into the report's timings PHASE_min,
+ * PHASE_mean and PHASE_max, RTM_APP_RANK_TIMINGS of them. Collective. */
+enum { RTM_APP_RANK_PHASES = RTM_PHASE_COUNT + 2, RTM_APP_RANK_TIMINGS = 3 * RTM_APP_RANK_PHASES };
+int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
+                         rtm_timing_t timings[RTM_APP_RANK_TIMINGS]);
+
 /* Writes the JSON run report: `report` with the grid's volume and the ledger's
  * allocations filled in. */
 int rtm_app_write_report(const char *path, const rtm_report_t *report, const rtm_grid_t *grid,

@@ -37,6 +37,12 @@ typedef enum {
   RTM_EXCHANGE_BLOCKING,
   RTM_EXCHANGE_OFF
 } rtm_mpi_exchange_t;
+/* How a device's planes travel between z-slabs (rtm_mpi_halo.h). */
+typedef enum {
+  RTM_TRANSPORT_AUTO = 0, /* shared within a node, staged between nodes */
+  RTM_TRANSPORT_SHARED,   /* staged, the host buffers in an MPI shared-memory window */
+  RTM_TRANSPORT_STAGED    /* staged, the host buffers sent as MPI messages */
+} rtm_mpi_transport_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
 
@@ -150,7 +156,8 @@ typedef struct {
     char pipeline[RTM_CONFIG_NAME_MAX]; /* graph (CUDA graph replay) | streams (plain launches) */
   } traces;
   struct {
-    rtm_mpi_exchange_t exchange; /* z-slabs: overlap | blocking | off (benchmarks only) */
+    rtm_mpi_exchange_t exchange;   /* z-slabs: overlap | blocking | off (benchmarks only) */
+    rtm_mpi_transport_t transport; /* z-slabs of a device's fields: auto | shared | staged */
   } mpi;
   char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */
 } rtm_config_t;

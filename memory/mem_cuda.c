@@ -311,12 +311,14 @@ static int pinned_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allo
   return RTM_OK;
 fail:
   if (status == RTM_ERR_NOMEM)
-    rtm_log_error("pinned: %zu bytes of page-locked host memory for '%s' are not available",
-                  bytes, out->label);
+    rtm_log_error("pinned: %zu bytes of page-locked host memory for '%s' are not available", bytes,
+                  out->label);
   return status;
 }
 
-static void pinned_free(rtm_allocation_t *allocation) { cudaFreeHost(allocation->ptr); }
+static void pinned_free(rtm_allocation_t *allocation) {
+  cudaFreeHost(allocation->ptr);
+}
 
 const rtm_mem_strategy_t rtm_mem_pinned = {
     .name = "pinned",
@@ -326,3 +328,16 @@ const rtm_mem_strategy_t rtm_mem_pinned = {
     .free = pinned_free,
     .prefetch = NULL,
 };
+
+int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
+  return RTM_OK;
+fail:
+  rtm_log_error("pinned: %zu bytes of host memory for '%s' could not be page-locked", bytes, label);
+  return status;
+}
+
+void rtm_mem_host_unpin(void *ptr) {
+  cudaHostUnregister(ptr);
+}

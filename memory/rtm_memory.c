@@ -18,17 +18,15 @@ extern const rtm_mem_strategy_t rtm_mem_pinned;
 static const rtm_mem_strategy_t *const registry[] = {
     &rtm_mem_host,
 #ifdef RTM3D_HAVE_CUDA
-    &rtm_mem_device,
-    &rtm_mem_vmm,
-    &rtm_mem_vmm_compressed,
-    &rtm_mem_managed,
-    &rtm_mem_pinned,
+    &rtm_mem_device, &rtm_mem_vmm, &rtm_mem_vmm_compressed, &rtm_mem_managed, &rtm_mem_pinned,
 #endif
 };
 
 enum { REGISTRY_COUNT = (int)(sizeof registry / sizeof registry[0]) };
 
-int rtm_mem_count(void) { return REGISTRY_COUNT; }
+int rtm_mem_count(void) {
+  return REGISTRY_COUNT;
+}
 
 const rtm_mem_strategy_t *rtm_mem_at(int index) {
   return index >= 0 && index < REGISTRY_COUNT ? registry[index] : NULL;
@@ -44,11 +42,14 @@ const char *rtm_mem_known_names(void) {
 #ifdef RTM3D_HAVE_CUDA
   return "host, device, vmm, vmm-compressed, managed, pinned";
 #else
-  return "host (this build has no CUDA: device, vmm, vmm-compressed, managed and pinned are absent)";
+  return "host (this build has no CUDA: device, vmm, vmm-compressed, managed and pinned are "
+         "absent)";
 #endif
 }
 
-void rtm_mem_ledger_init(rtm_mem_ledger_t *ledger) { memset(ledger, 0, sizeof *ledger); }
+void rtm_mem_ledger_init(rtm_mem_ledger_t *ledger) {
+  memset(ledger, 0, sizeof *ledger);
+}
 
 void rtm_mem_ledger_release(rtm_mem_ledger_t *ledger) {
   free(ledger->records);
@@ -119,3 +120,16 @@ int rtm_mem_prefetch(const rtm_allocation_t *allocation, void *cuda_stream) {
   if (!allocation->strategy->prefetch) return RTM_OK;
   return allocation->strategy->prefetch(allocation, cuda_stream);
 }
+
+#ifndef RTM3D_HAVE_CUDA
+int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label) {
+  (void)ptr;
+  (void)bytes;
+  (void)label;
+  return RTM_OK;
+}
+
+void rtm_mem_host_unpin(void *ptr) {
+  (void)ptr;
+}
+#endif

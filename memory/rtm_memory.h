@@ -80,6 +80,11 @@ size_t rtm_mem_host_available_bytes(void);
 void rtm_mem_fill_allocation(rtm_allocation_t *out, void *ptr, size_t bytes, size_t reserved_bytes,
                              int on_device, int device);
 int rtm_mem_prefetch(const rtm_allocation_t *allocation, void *cuda_stream);
+/* Host memory allocated elsewhere (an MPI window) page-locked for asynchronous copies, and
+ * released again (cudaHostRegister, cudaHostUnregister); without CUDA in the build nothing
+ * is copied asynchronously and both do nothing. */
+int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label);
+void rtm_mem_host_unpin(void *ptr);
 
 void rtm_mem_ledger_init(rtm_mem_ledger_t *ledger);
 void rtm_mem_ledger_release(rtm_mem_ledger_t *ledger);

@@ -11,6 +11,7 @@
 
 #include "rtm_anisotropy.h"
 #include "rtm_mpi.h"
+#include "rtm_mpi_halo.h"
 #include "rtm_status.h"
 
 unsigned rtm_field_mask(const char *list) {
@@ -180,14 +181,15 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(prop->backend->create(&desc, &prop->state));
   RTM_TRY(hand_shot_to_backend(prop));
   if (rtm_grid_is_slab(grid) && prop->backend->copy_planes) {
-    /* the planes of a device's fields travel through host memory: pinned, allocated once */
-    rtm_field_view_t view; /* the device the backend took (a rank's, under MPI) */
-    RTM_TRY(prop->backend->view_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
-    const rtm_mem_request_t request = {.device = view.device};
-    /* per field: its first and last R planes going out, the neighbours' coming in */
-    const size_t floats = 4 * (size_t)prop->field_count * RTM_RADIUS * grid->stride_z;
-    RTM_TRY(rtm_mem_alloc("pinned", floats * sizeof(float), "halo staging", &request, &prop->ledger,
-                          &prop->staging));
+    /* the planes of a device's fields travel through host memory: pinned, set up once; a
+     * side holds R planes of every field */
+    const size_t side_floats = (size_t)prop->field_count * RTM_RADIUS * grid->stride_z;
+    RTM_TRY(rtm_mpi_halo_create(grid, side_floats, cfg->mpi.transport, &prop->halo));
+    void *start = NULL;
+    size_t bytes = 0;
+    rtm_mpi_halo_host_range(prop->halo, &start, &bytes);
+    RTM_TRY(rtm_mem_host_pin(start, bytes, "halo buffers"));
+    prop->halo_pinned = start;
   }
   return RTM_OK;
 fail:
@@ -206,13 +208,15 @@ static int exchange_begin(const rtm_propagator_t *prop, rtm_level_t level) {
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
   const size_t planes = (size_t)R * prop->grid.stride_z;
   if (!b->copy_planes) return RTM_OK;
+  /* only toward a neighbour (the volume's first and last slabs have one), each field's R
+   * planes after the last's */
+  float *below = rtm_mpi_halo_out(prop->halo, RTM_SIDE_BELOW);
+  float *above = rtm_mpi_halo_out(prop->halo, RTM_SIDE_ABOVE);
   for (int f = 0; f < prop->field_count; ++f) {
-    float *first = (float *)prop->staging.ptr + 4 * planes * (size_t)f, *last = first + planes;
-    /* only toward a neighbour: the volume's first and last slabs have one */
-    if (rtm_slab_has_below(&prop->grid))
-      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, 0, R, first, NULL));
-    if (rtm_slab_has_above(&prop->grid))
-      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, nz - R, R, last, NULL));
+    const size_t at = planes * (size_t)f;
+    if (below) RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, 0, R, below + at, NULL));
+    if (above)
+      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, level, nz - R, R, above + at, NULL));
   }
 fail:
   return status;
@@ -223,23 +227,49 @@ static int exchange_end(const rtm_propagator_t *prop, rtm_level_t sent, rtm_leve
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
   const size_t planes = (size_t)R * prop->grid.stride_z;
-  if (b->copy_planes) RTM_TRY(b->wait_copies(prop->state)); /* the planes are out */
-  for (int f = 0; f < prop->field_count; ++f) {
-    if (!b->copy_planes) {
+  if (!b->copy_planes) {
+    for (int f = 0; f < prop->field_count; ++f) {
       rtm_field_view_t view;
       RTM_TRY(b->view_field(prop->state, (rtm_field_t)f, sent, &view));
       RTM_TRY(rtm_mpi_exchange_planes(&prop->grid, view.padded));
-      continue;
     }
-    float *first = (float *)prop->staging.ptr + 4 * planes * (size_t)f, *last = first + planes;
-    float *below = last + planes, *above = below + planes;
-    RTM_TRY(rtm_mpi_exchange_staged(&prop->grid, first, last, below, above));
-    if (rtm_slab_has_below(&prop->grid))
-      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, received, -R, R, NULL, below));
-    if (rtm_slab_has_above(&prop->grid))
-      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, received, nz, R, NULL, above));
+    return RTM_OK;
+  }
+  RTM_TRY(b->wait_copies(prop->state)); /* the planes are out */
+  RTM_TRY(rtm_mpi_halo_exchange(prop->halo));
+  const float *below = rtm_mpi_halo_in(prop->halo, RTM_SIDE_BELOW);
+  const float *above = rtm_mpi_halo_in(prop->halo, RTM_SIDE_ABOVE);
+  for (int f = 0; f < prop->field_count; ++f) {
+    const size_t at = planes * (size_t)f;
+    if (below)
+      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, received, -R, R, NULL, below + at));
+    if (above)
+      RTM_TRY(b->copy_planes(prop->state, (rtm_field_t)f, received, nz, R, NULL, above + at));
   }
 fail:
+  return status;
+}
+
+/* A split step's region, timed by the host's clock when the backend is synchronous (the
+ * device's own timers measure the others: phase_seconds). */
+static int timed_step(rtm_propagator_t *prop, int it, rtm_region_t region,
+                      rtm_direction_t direction) {
+  const rtm_backend_t *b = prop->backend;
+  if (b->phase_seconds) return b->step(prop->state, it, region, direction);
+  const double start_s = rtm_wall_seconds();
+  const int status = b->step(prop->state, it, region, direction);
+  prop->phase_s[region == RTM_REGION_EDGE_PLANES ? RTM_PHASE_EDGE : RTM_PHASE_INTERIOR] +=
+      rtm_wall_seconds() - start_s;
+  return status;
+}
+
+int rtm_propagator_phase_seconds(rtm_propagator_t *prop, double seconds[RTM_PHASE_COUNT]) {
+  for (int p = 0; p < RTM_PHASE_COUNT; ++p)
+    seconds[p] = prop->phase_s[p];
+  if (!prop->backend || !prop->state || !prop->backend->phase_seconds) return RTM_OK;
+  const int status = prop->backend->phase_seconds(prop->state, prop->phase_s);
+  for (int p = 0; p < RTM_PHASE_COUNT; ++p)
+    seconds[p] = prop->phase_s[p];
   return status;
 }
 
@@ -260,15 +290,15 @@ int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t directio
    * level is the one the step writes (previous forward, current backward) until INTERIOR
    * swaps the levels, after which it is the current one */
   const rtm_level_t written = direction == RTM_FORWARD ? RTM_LEVEL_PREVIOUS : RTM_LEVEL_CURRENT;
-  RTM_TRY(b->step(prop->state, it, RTM_REGION_EDGE_PLANES, direction));
+  RTM_TRY(timed_step(prop, it, RTM_REGION_EDGE_PLANES, direction));
   RTM_TRY(exchange_begin(prop, written));
   if (!b->copy_planes) { /* host fields: across before the interior, which reads no ghost */
     const double start_s = rtm_wall_seconds();
     RTM_TRY(exchange_end(prop, written, written));
     prop->halo_s += rtm_wall_seconds() - start_s;
-    return b->step(prop->state, it, RTM_REGION_INTERIOR, direction);
+    return timed_step(prop, it, RTM_REGION_INTERIOR, direction);
   }
-  RTM_TRY(b->step(prop->state, it, RTM_REGION_INTERIOR, direction));
+  RTM_TRY(timed_step(prop, it, RTM_REGION_INTERIOR, direction));
   const double start_s = rtm_wall_seconds(); /* the interior is queued: what follows waits */
   RTM_TRY(exchange_end(prop, written, RTM_LEVEL_CURRENT));
   prop->halo_s += rtm_wall_seconds() - start_s;
@@ -294,7 +324,10 @@ void rtm_propagator_destroy(rtm_propagator_t *prop) {
   rtm_points_release(&prop->sources);
   rtm_points_release(&prop->receivers);
   rtm_boundary_release(&prop->boundary);
-  rtm_mem_free(&prop->staging);
+  if (prop->halo_pinned) rtm_mem_host_unpin(prop->halo_pinned);
+  prop->halo_pinned = NULL;
+  rtm_mpi_halo_destroy(prop->halo);
+  prop->halo = NULL;
   free(prop->wavelets);
   prop->wavelets = NULL;
   rtm_mem_ledger_release(&prop->ledger);

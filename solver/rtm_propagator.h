@@ -25,11 +25,13 @@ typedef struct {
   unsigned trace_fields;       /* RTM_FIELD_BIT mask the receivers record (receivers.fields) */
   int field_count;             /* 1: p (iso); 2: p and q (vti, tti) */
   rtm_mpi_exchange_t exchange; /* z-slabs: mpi.exchange */
-  double halo_s;   /* z-slabs: host seconds spent exchanging (waiting for the planes, MPI) */
-  float *wavelets; /* [sources.count][steps + 1], scaled for injection */
+  double halo_s; /* z-slabs: host seconds spent exchanging (waiting for the planes, MPI) */
+  double phase_s[RTM_PHASE_COUNT]; /* z-slabs, a synchronous backend's: its phases' seconds */
+  float *wavelets;                 /* [sources.count][steps + 1], scaled for injection */
   const rtm_backend_t *backend;
   void *state;
-  rtm_allocation_t staging; /* z-slabs of a device's fields: 4 x R planes a field, pinned */
+  struct rtm_mpi_halo *halo; /* z-slabs of a device's fields: their planes' host buffers */
+  void *halo_pinned;         /* the range of them this process page-locked */
   rtm_mem_ledger_t ledger;
 } rtm_propagator_t;
 
@@ -41,10 +43,9 @@ size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
 /* Resolves dt, the source and receiver geometry, the recorded fields and the backend from
  * the config, then creates the backend state. On failure everything acquired is released.
  * On a grid cut into z-slabs (rtm_mpi.h) a backend whose fields are not host memory (cuda)
- * has its planes staged through pinned host buffers allocated here. Before anything is
- * allocated, rtm_propagator_bytes is weighed against memory.limit_gb (and, on the cpu
- * backend, the host memory available): a slab that cannot fit is refused naming its need
- * per rank. */
+ * has its planes staged through pinned host buffers (rtm_mpi_halo.h) set up here. Before anything
+ * is allocated, rtm_propagator_bytes is weighed against memory.limit_gb (and, on the cpu backend,
+ * the host memory available): a slab that cannot fit is refused naming its need per rank. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop);
 void rtm_propagator_destroy(rtm_propagator_t *prop);
@@ -55,6 +56,11 @@ void rtm_propagator_destroy(rtm_propagator_t *prop);
  * travel while the interior is (a device's through pinned buffers on a copy stream);
  * blocking exchanges after the whole step; off skips it (wrong results: benchmarks). */
 int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction);
+
+/* z-slabs: the seconds so far in each phase of the split steps (rtm_phase_t: edge planes,
+ * interior, a device's copies out and in), on the device where it is asynchronous (waits
+ * for its queued work) and by the host's clock otherwise; zeros without a split. */
+int rtm_propagator_phase_seconds(rtm_propagator_t *prop, double seconds[RTM_PHASE_COUNT]);
 
 /* Moves the propagator to another shot at source_m: the backend's fields and traces reset,
  * the source (its wavelet scaled with v^2 at the new position) and the receivers of that

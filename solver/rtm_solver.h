@@ -38,6 +38,15 @@ typedef enum { RTM_LEVEL_CURRENT = 0, RTM_LEVEL_PREVIOUS = 1 } rtm_level_t;
  * (the R planes next to each z neighbour), then INTERIOR, which also injects, records and
  * rotates the time levels. ALL does both. */
 typedef enum { RTM_REGION_ALL = 0, RTM_REGION_EDGE_PLANES, RTM_REGION_INTERIOR } rtm_region_t;
+/* The phases of a step split for the z-slabs, timed apart (the run report): the edge planes,
+ * the interior, and a device's plane copies out to host memory and in from it. */
+typedef enum {
+  RTM_PHASE_EDGE = 0,
+  RTM_PHASE_INTERIOR,
+  RTM_PHASE_COPY_OUT,
+  RTM_PHASE_COPY_IN,
+  RTM_PHASE_COUNT
+} rtm_phase_t;
 typedef enum { RTM_FORWARD = 1, RTM_BACKWARD = -1 } rtm_direction_t;
 
 /* A field level in the backend's own memory, for code that works on whole fields where they
@@ -110,6 +119,11 @@ typedef struct rtm_backend {
   int (*read_traces)(void *state, rtm_field_t field, float *traces);
   /* Waits for queued work (timing); may be NULL for synchronous backends. */
   int (*synchronize)(void *state);
+  /* Device seconds so far in each phase (rtm_phase_t) of the split steps (EDGE_PLANES,
+   * INTERIOR) and of copy_planes, measured on the device (events) and added to `seconds`;
+   * waits for the queued work. NULL for a synchronous backend (cpu), whose phases the
+   * caller's clock measures. */
+  int (*phase_seconds)(void *state, double seconds[RTM_PHASE_COUNT]);
   /* One line naming where it runs ("NVIDIA H100 80GB HBM3 (sm_90)", "host, 2 OpenMP
    * threads") for the run report; may be NULL. */
   void (*describe)(void *state, char *text, size_t size);

@@ -5,7 +5,7 @@
 # steps, default 1000) by `rtm3d bench` under mpirun -np 2: rank 0 alone on the whole
 # volume, then 2 ranks sharing the GPU with mpi.exchange = overlap, blocking and off: the
 # times, the parallel efficiency and the share of the exchange's cost (blocking - off) that
-# overlapping hides. Two ranks on one GPU share its bandwidth: this measures the exchange,
+# overlapping hides; with mpi.transport = shared (the default on one node) and staged. Two ranks on one GPU share its bandwidth: this measures the exchange,
 # not a speed-up. Short table last; logs under $OUT (or run/out/mpi).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -26,11 +26,15 @@ grep -E "= .*(iso|vti)1: |skipped|FAIL" "$out/ctest_mpi.log" | sed 's/^[0-9]*: /
 
 rtm3d="$build/app/rtm3d"
 # rtm3d bench on 2 ranks: rank 0 alone on the whole volume, then the slabs with the
-# exchange overlapped, blocking and off (its table, and $out/bench.json)
-mpirun --oversubscribe -np 2 "$rtm3d" bench run/examples/bench_512.ini --set backend.name=cuda \
-  --set model.file= --set model.vp=2000 --set bench.steps="$steps" --set receivers.layout=none \
-  --set output.dir="$out" --set output.name=bench > "$out/bench.log" 2>&1 || failed=1
-grep -E "^bench:|^  " "$out/bench.log" | tee -a "$summary"
+# exchange overlapped, blocking and off (its table, and $out/bench_TRANSPORT.json), with
+# the planes through the node's shared window (the default) and as MPI messages
+for transport in shared staged; do
+  mpirun --oversubscribe -np 2 "$rtm3d" bench run/examples/bench_512.ini \
+    --set backend.name=cuda --set model.file= --set model.vp=2000 --set bench.steps="$steps" \
+    --set receivers.layout=none --set mpi.transport="$transport" --set output.dir="$out" \
+    --set output.name="bench_$transport" > "$out/bench_$transport.log" 2>&1 || failed=1
+  grep -E "^bench:|^  " "$out/bench_$transport.log" | tee -a "$summary"
+done
 echo
 cat "$summary"
 exit "$failed"

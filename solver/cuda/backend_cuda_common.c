@@ -301,6 +301,12 @@ static void cuda_destroy(void *state) {
   }
   if (b->steps_done) cudaEventDestroy(b->steps_done);
   if (b->copies_done) cudaEventDestroy(b->copies_done);
+  for (int p = 0; p < RTM_PHASE_COUNT; ++p)
+    for (int i = 0; i < RTM_CUDA_PHASE_RING; ++i)
+      if (b->phase[p].start[i]) {
+        cudaEventDestroy(b->phase[p].start[i]);
+        cudaEventDestroy(b->phase[p].end[i]);
+      }
   if (b->stream) cudaStreamDestroy(b->stream);
   free(b);
 }
@@ -386,10 +392,62 @@ fail:
   return status;
 }
 
+/* ---- phase timing: an event pair around each split step region and each plane copy ---- */
+
+/* The pair in slot i of `phase` read into its seconds (waits for its end). */
+static int phase_read(rtm_cuda_backend_state_t *b, rtm_phase_t phase, int i) {
+  int status = RTM_OK;
+  float ms = 0.0f;
+  if (!b->phase[phase].used[i]) return RTM_OK;
+  RTM_CUDA_TRY(cudaEventSynchronize(b->phase[phase].end[i]));
+  RTM_CUDA_TRY(cudaEventElapsedTime(&ms, b->phase[phase].start[i], b->phase[phase].end[i]));
+  b->phase[phase].seconds += 1e-3 * ms;
+  b->phase[phase].used[i] = 0;
+fail:
+  return status;
+}
+
+/* The start of `phase` on `stream`: the slot's last pair (a ring ago, long done) read first. */
+static int phase_start(rtm_cuda_backend_state_t *b, rtm_phase_t phase, cudaStream_t stream) {
+  int status = RTM_OK;
+  const int i = b->phase[phase].next;
+  if (!b->phase[phase].start[i]) {
+    RTM_CUDA_TRY(cudaEventCreate(&b->phase[phase].start[i]));
+    RTM_CUDA_TRY(cudaEventCreate(&b->phase[phase].end[i]));
+  }
+  RTM_TRY(phase_read(b, phase, i));
+  RTM_CUDA_TRY(cudaEventRecord(b->phase[phase].start[i], stream));
+fail:
+  return status;
+}
+
+static int phase_stop(rtm_cuda_backend_state_t *b, rtm_phase_t phase, cudaStream_t stream) {
+  int status = RTM_OK;
+  const int i = b->phase[phase].next;
+  RTM_CUDA_TRY(cudaEventRecord(b->phase[phase].end[i], stream));
+  b->phase[phase].used[i] = 1;
+  b->phase[phase].next = (i + 1) % RTM_CUDA_PHASE_RING;
+fail:
+  return status;
+}
+
+static int cuda_phase_seconds(void *state, double seconds[RTM_PHASE_COUNT]) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  for (int p = 0; p < RTM_PHASE_COUNT; ++p) {
+    for (int i = 0; i < RTM_CUDA_PHASE_RING; ++i)
+      RTM_TRY(phase_read(b, (rtm_phase_t)p, i));
+    seconds[p] += b->phase[p].seconds;
+    b->phase[p].seconds = 0.0;
+  }
+fail:
+  return status;
+}
+
 static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
-  const int nz = b->grid.nz_local, R = RTM_RADIUS;
+  const int nz = b->grid.nz_local;
   const int backward = direction == RTM_BACKWARD;
   /* Forward: centre f[it] = current, the other level f[it-1] becomes f[it+1]. Backward:
    * centre f[it] = previous, the current level f[it+1] becomes f[it-1]. Swapping the
@@ -398,23 +456,28 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   if (direction != RTM_FORWARD && !backward)
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: step direction %d is neither forward nor backward",
              (int)direction);
-  /* Edge planes: the R next to each z neighbour (all of them when nz <= 2R); the interior
-   * is what lies between. */
-  const int low_end = nz < R ? nz : R;
-  const int high_begin = nz - R > low_end ? nz - R : low_end;
+  /* Edge planes: the R next to each z neighbour (all of them when the slab is thinner);
+   * the interior is what lies between (rtm_slab_edges) */
+  int low_end = 0, high_begin = 0;
+  rtm_slab_edges(&b->grid, &low_end, &high_begin);
   if (region == RTM_REGION_ALL) {
     RTM_TRY(b->physics->launch(b, centre, backward, 0, nz));
     RTM_TRY(inject_planes(b, centre, it, 0, nz));
   } else if (region == RTM_REGION_EDGE_PLANES) {
     /* the taps in the edge planes get sample it now, before the planes leave (MPI) */
-    RTM_TRY(b->physics->launch(b, centre, backward, 0, low_end));
-    RTM_TRY(b->physics->launch(b, centre, backward, high_begin, nz));
-    RTM_TRY(inject_planes(b, centre, it, 0, low_end));
-    RTM_TRY(inject_planes(b, centre, it, high_begin, nz));
-    return RTM_OK;
+    RTM_TRY(phase_start(b, RTM_PHASE_EDGE, b->stream));
+    if (low_end > 0) RTM_TRY(b->physics->launch(b, centre, backward, 0, low_end));
+    if (high_begin < nz) RTM_TRY(b->physics->launch(b, centre, backward, high_begin, nz));
+    if (low_end > 0) RTM_TRY(inject_planes(b, centre, it, 0, low_end));
+    if (high_begin < nz) RTM_TRY(inject_planes(b, centre, it, high_begin, nz));
+    return phase_stop(b, RTM_PHASE_EDGE, b->stream);
   } else if (region == RTM_REGION_INTERIOR) {
-    RTM_TRY(b->physics->launch(b, centre, backward, low_end, high_begin));
-    RTM_TRY(inject_planes(b, centre, it, low_end, high_begin));
+    RTM_TRY(phase_start(b, RTM_PHASE_INTERIOR, b->stream));
+    if (high_begin > low_end) {
+      RTM_TRY(b->physics->launch(b, centre, backward, low_end, high_begin));
+      RTM_TRY(inject_planes(b, centre, it, low_end, high_begin));
+    }
+    RTM_TRY(phase_stop(b, RTM_PHASE_INTERIOR, b->stream));
   } else {
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: unknown step region %d", (int)region);
   }
@@ -474,9 +537,13 @@ static int cuda_copy_planes(void *state, rtm_field_t field, rtm_level_t level, i
   if (out) {
     RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
     RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->steps_done, 0));
+    RTM_TRY(phase_start(b, RTM_PHASE_COPY_OUT, b->copies));
     RTM_CUDA_TRY(cudaMemcpyAsync(out, planes, bytes, cudaMemcpyDeviceToHost, b->copies));
+    RTM_TRY(phase_stop(b, RTM_PHASE_COPY_OUT, b->copies));
   } else {
+    RTM_TRY(phase_start(b, RTM_PHASE_COPY_IN, b->copies));
     RTM_CUDA_TRY(cudaMemcpyAsync(planes, in, bytes, cudaMemcpyHostToDevice, b->copies));
+    RTM_TRY(phase_stop(b, RTM_PHASE_COPY_IN, b->copies));
     RTM_CUDA_TRY(cudaEventRecord(b->copies_done, b->copies));
     RTM_CUDA_TRY(cudaStreamWaitEvent(b->stream, b->copies_done, 0));
   }
@@ -614,6 +681,7 @@ const rtm_backend_t rtm_backend_cuda = {
     .view_field = cuda_view_field,
     .copy_planes = cuda_copy_planes,
     .wait_copies = cuda_wait_copies,
+    .phase_seconds = cuda_phase_seconds,
     .reset = cuda_reset,
     .set_damping = cuda_set_damping,
     .read_traces = cuda_read_traces,

@@ -27,7 +27,7 @@
 #include "iso_cuda.h"
 #include "rtm_solver.h"
 
-enum { RTM_CUDA_FIELDS = 2, RTM_CUDA_LEVELS = 2 };
+enum { RTM_CUDA_FIELDS = 2, RTM_CUDA_LEVELS = 2, RTM_CUDA_PHASE_RING = 32 };
 
 struct rtm_cuda_physics;
 
@@ -42,6 +42,13 @@ typedef struct {
    * with the steps by events; created on first use */
   cudaStream_t copies;
   cudaEvent_t steps_done, copies_done;
+  /* the split steps' and the copies' device time (phase_seconds): a ring of event pairs
+   * a phase, created on first use; a pair is read when its slot comes round again */
+  struct {
+    cudaEvent_t start[RTM_CUDA_PHASE_RING], end[RTM_CUDA_PHASE_RING];
+    int used[RTM_CUDA_PHASE_RING], next;
+    double seconds;
+  } phase[RTM_PHASE_COUNT];
   rtm_mem_ledger_t *ledger;
   rtm_mem_request_t request;
   char wavefield_strategy[RTM_CONFIG_NAME_MAX];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_internal.h"
 #include "rtm_status.h"
 
 #ifdef RTM3D_HAVE_MPI
@@ -13,6 +14,9 @@
 #endif
 
 static int world_rank = 0, world_size = 1, local_rank = 0, started = 0;
+#ifdef RTM3D_HAVE_MPI
+static MPI_Comm node_comm = MPI_COMM_NULL; /* the ranks of this node */
+#endif
 
 /* The launchers' marks: Open MPI, PMI (MPICH, Intel MPI, Slurm's srun --mpi), PMIx. */
 static int started_by_launcher(void) {
@@ -37,7 +41,7 @@ int rtm_mpi_local_rank(void) {
 #ifdef RTM3D_HAVE_MPI
 
 /* An MPI failure as a status, with the library's words. */
-static int mpi_status(int code, const char *what) {
+int rtm_mpi_status(int code, const char *what) {
   if (code == MPI_SUCCESS) return RTM_OK;
   char text[MPI_MAX_ERROR_STRING] = "";
   int length = 0;
@@ -49,23 +53,26 @@ static int mpi_status(int code, const char *what) {
 int rtm_mpi_init(int *argc, char ***argv) {
   int status = RTM_OK;
   if (!started_by_launcher()) return RTM_OK;
-  RTM_TRY(mpi_status(MPI_Init(argc, argv), "MPI_Init"));
+  RTM_TRY(rtm_mpi_status(MPI_Init(argc, argv), "MPI_Init"));
   started = 1;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   rtm_log_set_rank(world_rank, world_size);
-  MPI_Comm node;
-  RTM_TRY(mpi_status(
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node),
-      "MPI_Comm_split_type (the ranks of this node)"));
-  MPI_Comm_rank(node, &local_rank);
-  MPI_Comm_free(&node);
+  RTM_TRY(rtm_mpi_status(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank,
+                                             MPI_INFO_NULL, &node_comm),
+                         "MPI_Comm_split_type (the ranks of this node)"));
+  MPI_Comm_rank(node_comm, &local_rank);
 fail:
   return status;
 }
 
+MPI_Comm rtm_mpi_node_comm(void) {
+  return node_comm;
+}
+
 void rtm_mpi_finalize(void) {
+  if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
   if (started) MPI_Finalize();
   started = 0;
 }
@@ -76,14 +83,15 @@ void rtm_mpi_abort(int exit_code) {
 
 int rtm_mpi_barrier(void) {
   if (world_size == 1) return RTM_OK;
-  return mpi_status(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  return rtm_mpi_status(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }
 
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
   if (world_size == 1) return RTM_OK;
   const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
-  return mpi_status(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], MPI_COMM_WORLD),
-                    "MPI_Allreduce");
+  return rtm_mpi_status(
+      MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], MPI_COMM_WORLD),
+      "MPI_Allreduce");
 }
 
 int rtm_mpi_sum_to_root(float *values, size_t count) {
@@ -92,9 +100,9 @@ int rtm_mpi_sum_to_root(float *values, size_t count) {
   for (size_t done = 0; done < count;) { /* MPI counts are ints */
     const int chunk = count - done > (size_t)INT_MAX ? INT_MAX : (int)(count - done);
     void *send = world_rank == 0 ? MPI_IN_PLACE : (void *)(values + done);
-    RTM_TRY(
-        mpi_status(MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD),
-                   "MPI_Reduce of the traces"));
+    RTM_TRY(rtm_mpi_status(
+        MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD),
+        "MPI_Reduce of the traces"));
     done += (size_t)chunk;
   }
 fail:
@@ -123,9 +131,9 @@ int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole
     counts[r] = (int)(plane * (size_t)nz_local);
     offsets[r] = (int)(plane * (size_t)z_offset);
   }
-  RTM_TRY(mpi_status(MPI_Gatherv(slab, counts[world_rank], MPI_FLOAT, whole, counts, offsets,
-                                 MPI_FLOAT, 0, MPI_COMM_WORLD),
-                     "MPI_Gatherv of the slabs"));
+  RTM_TRY(rtm_mpi_status(MPI_Gatherv(slab, counts[world_rank], MPI_FLOAT, whole, counts, offsets,
+                                     MPI_FLOAT, 0, MPI_COMM_WORLD),
+                         "MPI_Gatherv of the slabs"));
 fail:
   free(counts);
   free(offsets);
@@ -138,13 +146,16 @@ int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
     return RTM_OK;
   }
   if (size > (size_t)INT_MAX) return RTM_ERR_INTERNAL;
-  return mpi_status(
+  return rtm_mpi_status(
       MPI_Gather(line, (int)size, MPI_CHAR, lines, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD),
       "MPI_Gather of the ranks' lines");
 }
 
-int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
-                            float *below, float *above) {
+/* `first` and `last` (the R planes next to the neighbour below and above) sent, the
+ * neighbours' planes received into `below` and `above`; a side without a neighbour sends and
+ * receives nothing. */
+static int exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
+                           float *below, float *above) {
   int status = RTM_OK;
   const size_t planes = (size_t)RTM_RADIUS * grid->stride_z;
   if (world_size == 1) return RTM_OK;
@@ -152,12 +163,12 @@ int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const fl
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "planes of %zu floats are past MPI's int counts", planes);
   const int down = rtm_slab_has_below(grid) ? world_rank - 1 : MPI_PROC_NULL;
   const int up = rtm_slab_has_above(grid) ? world_rank + 1 : MPI_PROC_NULL;
-  RTM_TRY(mpi_status(MPI_Sendrecv(last, (int)planes, MPI_FLOAT, up, 1, below, (int)planes,
-                                  MPI_FLOAT, down, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                     "MPI_Sendrecv of the planes upwards"));
-  RTM_TRY(mpi_status(MPI_Sendrecv(first, (int)planes, MPI_FLOAT, down, 2, above, (int)planes,
-                                  MPI_FLOAT, up, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                     "MPI_Sendrecv of the planes downwards"));
+  RTM_TRY(rtm_mpi_status(MPI_Sendrecv(last, (int)planes, MPI_FLOAT, up, 1, below, (int)planes,
+                                      MPI_FLOAT, down, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                         "MPI_Sendrecv of the planes upwards"));
+  RTM_TRY(rtm_mpi_status(MPI_Sendrecv(first, (int)planes, MPI_FLOAT, down, 2, above, (int)planes,
+                                      MPI_FLOAT, up, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                         "MPI_Sendrecv of the planes downwards"));
 fail:
   return status;
 }
@@ -167,8 +178,8 @@ int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
   /* local plane iz starts at (R + iz) stride_z: ghosts below at 0, the first R planes at
    * R stride_z, the last R at nz stride_z, ghosts above at (nz + R) stride_z; MPI writes no
    * ghost of a side without a neighbour */
-  return rtm_mpi_exchange_staged(grid, padded + R * grid->stride_z, padded + nz * grid->stride_z,
-                                 padded, padded + (nz + R) * grid->stride_z);
+  return exchange_staged(grid, padded + R * grid->stride_z, padded + nz * grid->stride_z, padded,
+                         padded + (nz + R) * grid->stride_z);
 }
 
 int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const float *slab,
@@ -184,11 +195,12 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
   const int down = rtm_slab_has_below(grid) ? world_rank - 1 : MPI_PROC_NULL;
   const int up = rtm_slab_has_above(grid) ? world_rank + 1 : MPI_PROC_NULL;
   /* the last planes up into the neighbour's planes below, the first down into its above */
+  RTM_TRY(rtm_mpi_status(MPI_Sendrecv(slab + (nz - p) * plane, (int)count, MPI_FLOAT, up, 3,
+                                      extended, (int)count, MPI_FLOAT, down, 3, MPI_COMM_WORLD,
+                                      MPI_STATUS_IGNORE),
+                         "MPI_Sendrecv of dense planes upwards"));
   RTM_TRY(
-      mpi_status(MPI_Sendrecv(slab + (nz - p) * plane, (int)count, MPI_FLOAT, up, 3, extended,
-                              (int)count, MPI_FLOAT, down, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                 "MPI_Sendrecv of dense planes upwards"));
-  RTM_TRY(mpi_status(MPI_Sendrecv(slab, (int)count, MPI_FLOAT, down, 4, extended + (p + nz) * plane,
+      rtm_mpi_status(MPI_Sendrecv(slab, (int)count, MPI_FLOAT, down, 4, extended + (p + nz) * plane,
                                   (int)count, MPI_FLOAT, up, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                      "MPI_Sendrecv of dense planes downwards"));
 fail:
@@ -247,16 +259,6 @@ int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole
 int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
   (void)grid;
   (void)padded;
-  return RTM_OK;
-}
-
-int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
-                            float *below, float *above) {
-  (void)grid;
-  (void)first;
-  (void)last;
-  (void)below;
-  (void)above;
   return RTM_OK;
 }
 

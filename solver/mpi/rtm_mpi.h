@@ -61,14 +61,9 @@ int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole
 int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const float *slab,
                                   float *extended);
 /* The R planes next to each neighbour of a padded field (host memory) sent to it, and its
- * planes received into the ghost planes; the volume's first and last planes have none. */
+ * planes received into the ghost planes; the volume's first and last planes have none. (A
+ * device's planes travel through rtm_mpi_halo.h's buffers.) */
 int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded);
-/* The same through host buffers of R stride_z floats each (a device's planes staged by the
- * backend's copy_planes): `first` and `last` (the R planes next to the neighbour below and
- * above) sent, the neighbours' planes received into `below` and `above`. A side without a
- * neighbour (rtm_slab_has_below, rtm_slab_has_above) sends and receives nothing. */
-int rtm_mpi_exchange_staged(const rtm_grid_t *grid, const float *first, const float *last,
-                            float *below, float *above);
 /* Whether a slab has a neighbour below (a lower z-range) and above: the volume's first and
  * last slabs have one side. */
 static inline int rtm_slab_has_below(const rtm_grid_t *grid) {
@@ -76,6 +71,15 @@ static inline int rtm_slab_has_below(const rtm_grid_t *grid) {
 }
 static inline int rtm_slab_has_above(const rtm_grid_t *grid) {
   return grid->z_offset + grid->nz_local < grid->n[2];
+}
+/* A split step's edge planes (RTM_REGION_EDGE_PLANES): the R next to each neighbour, local
+ * planes [0, *low_end) and [*high_begin, nz_local) (all of them when the slab is thinner);
+ * the interior is [*low_end, *high_begin), the side of the volume's first or last slab
+ * included, which sends nothing. */
+static inline void rtm_slab_edges(const rtm_grid_t *grid, int *low_end, int *high_begin) {
+  const int nz = grid->nz_local, R = RTM_RADIUS;
+  *low_end = rtm_slab_has_below(grid) ? (nz < R ? nz : R) : 0;
+  *high_begin = rtm_slab_has_above(grid) ? (nz - R > *low_end ? nz - R : *low_end) : nz;
 }
 
 #ifdef __cplusplus

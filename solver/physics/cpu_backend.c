@@ -29,6 +29,7 @@
 #endif
 
 #include "cpu_backend.h"
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
 typedef struct {
@@ -251,8 +252,9 @@ static int cpu_step(void *state, int it, rtm_region_t region, rtm_direction_t di
     return RTM_ERR_INTERNAL;
   }
   const rtm_cpu_physics_t *physics = s->physics;
-  const long nz = s->grid.nz_local, R = RTM_RADIUS;
-  const int edges_only = nz <= 2 * R; /* every plane touches a z neighbour's halo */
+  const long nz = s->grid.nz_local;
+  int low_end = 0, high_begin = 0; /* the edge planes next to the neighbours, and the rest */
+  rtm_slab_edges(&s->grid, &low_end, &high_begin);
 
   /* the new level: forward overwrote previous, backward overwrote current */
   const rtm_level_t written = direction == RTM_FORWARD ? RTM_LEVEL_PREVIOUS : RTM_LEVEL_CURRENT;
@@ -264,23 +266,19 @@ static int cpu_step(void *state, int it, rtm_region_t region, rtm_direction_t di
     break;
   case RTM_REGION_EDGE_PLANES:
     /* the taps in the edge planes get sample it now, before the planes leave (MPI) */
-    if (edges_only) {
-      physics->update(s->fields, 0, nz, direction);
-    } else {
-      physics->update(s->fields, 0, R, direction);
-      physics->update(s->fields, nz - R, nz, direction);
-    }
+    if (low_end > 0) physics->update(s->fields, 0, low_end, direction);
+    if (high_begin < nz) physics->update(s->fields, high_begin, nz, direction);
     for (int f = 0; f < physics->field_count; ++f) {
       float *level = physics->level(s->fields, (rtm_field_t)f, written);
-      inject(s, level, it, 0, edges_only ? nz : R);
-      if (!edges_only) inject(s, level, it, nz - R, nz);
+      if (low_end > 0) inject(s, level, it, 0, low_end);
+      if (high_begin < nz) inject(s, level, it, high_begin, nz);
     }
     return RTM_OK;
   case RTM_REGION_INTERIOR:
-    if (!edges_only) {
-      physics->update(s->fields, R, nz - R, direction);
+    if (high_begin > low_end) {
+      physics->update(s->fields, low_end, high_begin, direction);
       for (int f = 0; f < physics->field_count; ++f)
-        inject(s, physics->level(s->fields, (rtm_field_t)f, written), it, R, nz - R);
+        inject(s, physics->level(s->fields, (rtm_field_t)f, written), it, low_end, high_begin);
     }
     break;
   default:

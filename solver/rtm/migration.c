@@ -562,6 +562,19 @@ int rtm_migration_memory(const rtm_migration_t *m, rtm_mem_ledger_t *memory) {
   return RTM_OK;
 }
 
+int rtm_migration_phase_seconds(rtm_migration_t *m, double seconds[RTM_PHASE_COUNT],
+                                double *halo_s) {
+  int status = RTM_OK;
+  double source[RTM_PHASE_COUNT], receiver[RTM_PHASE_COUNT];
+  RTM_TRY(rtm_propagator_phase_seconds(&m->source, source));
+  RTM_TRY(rtm_propagator_phase_seconds(&m->receiver, receiver));
+  for (int p = 0; p < RTM_PHASE_COUNT; ++p)
+    seconds[p] = source[p] + receiver[p];
+  *halo_s = m->source.halo_s + m->receiver.halo_s;
+fail:
+  return status;
+}
+
 const char *rtm_migration_backend(const rtm_migration_t *m) {
   return m->source.backend->name;
 }

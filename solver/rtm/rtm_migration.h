@@ -81,6 +81,10 @@ double rtm_migration_velocity_at(const rtm_migration_t *migration, const double 
 /* Every allocation of the run in one ledger (malloc'd; rtm_mem_ledger_release it): the
  * source side's and the receiver side's, labelled so, then the image and the snapshots. */
 int rtm_migration_memory(const rtm_migration_t *migration, rtm_mem_ledger_t *memory);
+/* z-slabs: the seconds of the split steps' phases (rtm_propagator_phase_seconds) of both
+ * sides' propagators, and of the host's waits in their halo exchanges, summed. */
+int rtm_migration_phase_seconds(rtm_migration_t *migration, double seconds[RTM_PHASE_COUNT],
+                                double *halo_s);
 /* The backend's name and where it runs, for the report. */
 const char *rtm_migration_backend(const rtm_migration_t *migration);
 void rtm_migration_describe(const rtm_migration_t *migration, char *text, size_t size);

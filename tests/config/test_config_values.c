@@ -45,8 +45,8 @@ static void test_schema_is_consistent(void **state) {
   }
   /* The keys: 9 grid, 3 time, 9 model, 3 physics, 6 source, 9 shots, 10 receivers,
    * 3 boundary, 2 snapshots, 3 output, 2 backend, 5 kernel, 7 memory, 13 rtm, 2 bench,
-   * 1 traces, 1 mpi. */
-  assert_int_equal(rows, 88);
+   * 1 traces, 2 mpi. */
+  assert_int_equal(rows, 89);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */
@@ -119,6 +119,7 @@ static void test_defaults(void **state) {
   assert_true(cfg.memory.limit_gb == 0.0);                        /* all that is free */
   assert_int_equal(cfg.rtm.reconstruction, RTM_RECONSTRUCT_AUTO); /* the fastest that fits */
   assert_int_equal(cfg.mpi.exchange, RTM_EXCHANGE_OVERLAP);
+  assert_int_equal(cfg.mpi.transport, RTM_TRANSPORT_AUTO);
   assert_string_equal(cfg.path, "");
   assert_int_equal(rtm_config_validate(&cfg), RTM_OK);
 }
@@ -186,7 +187,8 @@ static const char *const every_key[] = {"grid.nx=11",
                                         "bench.warmup=1",
                                         "bench.steps=2",
                                         "traces.pipeline=streams",
-                                        "mpi.exchange=blocking"};
+                                        "mpi.exchange=blocking",
+                                        "mpi.transport=staged"};
 
 static int set_every_key(void **state) {
   rtm_config_t *cfg = malloc(sizeof *cfg);
@@ -265,6 +267,7 @@ static void test_set_lands_in_run_fields(void **state) {
                                         .pipeline = "streams"});
   assert_true(((const rtm_config_t *)*state)->memory.limit_gb == 2.5);
   assert_int_equal(((const rtm_config_t *)*state)->mpi.exchange, RTM_EXCHANGE_BLOCKING);
+  assert_int_equal(((const rtm_config_t *)*state)->mpi.transport, RTM_TRANSPORT_STAGED);
 }
 
 /* Whitespace around the parts, quotes, every boolean spelling, later --set wins. */

@@ -25,8 +25,9 @@ for np in 2 3 4; do
   run "$np" "iso$np" "${iso[@]}"
   same "iso$np" iso1
 done
-# the report names each rank's host, device and planes, and the exchange times
-grep -q '"ranks": \["rank 0: .*planes 0\.\.12", "rank 1: .*planes 13\.\.24", "rank 2: .*planes 25\.\.36"\]' \
+# the report names each rank's host, device, planes and memory, and the exchange times
+m=', memory 0\.00[0-9] GB'
+grep -q "\"ranks\": \\[\"rank 0: .*planes 0\\.\\.12$m\", \"rank 1: .*planes 13\\.\\.24$m\", \"rank 2: .*planes 25\\.\\.36$m\"\\]" \
   "$work/iso3.json" || { echo "FAIL: iso3.json lacks the ranks:"; cat "$work/iso3.json"; exit 1; }
 grep -q '"halo_exchange_max"' "$work/iso3.json" ||
   { echo "FAIL: iso3.json lacks the exchange times"; exit 1; }

@@ -3,8 +3,10 @@
 # memory, on a copy stream while the interior is computed; on 2 ranks also blocking): 2 and
 # 3 ranks sharing the one GPU give the snapshots and traces of one cuda rank to the bit
 # (validate --rtol 0 --atol 0), iso with the source and receivers straddling the
-# 2-rank cut and vti with two shots recording p and q; and the small migration's image on
-# 2 cuda ranks equals one cuda rank's. Exits 77 (skipped) without a GPU.
+# 2-rank cut and vti with two shots recording p and q (through the node's shared window, the
+# default, and as MPI messages, mpi.transport = staged, with the report's halo line checked);
+# and the small migration's image on 2 cuda ranks equals one cuda rank's. Exits 77 (skipped)
+# without a GPU.
 # Usage: mpi_slabs_gpu.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
 # shellcheck source=SCRIPTDIR/../app/cli_setup.sh
@@ -29,10 +31,19 @@ same iso2b iso1
 run 1 vti1 "${vti[@]}"
 run 2 vti2 "${vti[@]}"
 same vti2 vti1
-# the staging holds, for each of p and q, R = 4 planes out and in on each side: 4 x 2 x 4
-# padded planes of 64 x 40 floats (36 + 8 cells rounded to 64, 32 + 8 rows) = 327680 bytes
-grep -q '"label": "halo staging", "strategy": "pinned", "bytes": 327680,' "$work/vti2.json" ||
-  { echo "FAIL: vti2.json: the halo staging is not 2 fields' worth:"; grep staging "$work/vti2.json"; exit 1; }
+# a rank's halo buffers hold, for each of p and q, R = 4 padded planes of 64 x 40 floats
+# (36 + 8 cells rounded to 64, 32 + 8 rows) a side, 6 sides' worth (incoming: two sets of
+# two sides; outgoing: two sides): 6 x 2 x 4 x 2560 floats = 491520 bytes; on one node both
+# ranks' planes travel through the shared window (mpi.transport = auto)
+for want in "rank 0: .*halo below none, above shared, buffers 491520 bytes" \
+  "rank 1: .*halo below shared, above none, buffers 491520 bytes"; do
+  grep -q "$want" "$work/vti2.json" ||
+    { echo "FAIL: vti2.json: no '$want':"; grep "rank " "$work/vti2.json"; exit 1; }
+done
+run 2 vti2s "${vti[@]}" --set mpi.transport=staged
+same vti2s vti1
+grep -q "rank 0: .*halo below none, above staged" "$work/vti2s.json" ||
+  { echo "FAIL: vti2s.json: mpi.transport = staged is not what ran"; exit 1; }
 # migrate: the small example's survey on 2 cuda ranks against one
 model_observed
 migrate 1 image1
