@@ -65,6 +65,7 @@ typedef struct {
   rtm_run_info_t info;
   rtm_output_t *output;
   int root;           /* rank 0 (or the only rank): it writes the files */
+  int shot_lines;     /* a line per shot: each shot group's first rank, unless --quiet */
   rtm_grid_t whole;   /* the grid's whole z-range (grid: this rank's slab under MPI) */
   size_t cells;       /* of the whole grid */
   size_t local_cells; /* of this rank's slab */
@@ -73,7 +74,8 @@ typedef struct {
   /* this rank's slabs of them as the migration reads them; with one rank the same arrays */
   float *slab_image, *slab_illumination, *slab_shot;
   rtm_progress_t progress;
-  int shot; /* the one being migrated, for the progress line */
+  int shot;           /* the one being migrated, for the progress line */
+  int shots_migrated; /* by this rank in this run, before the one being migrated */
   double start_s, setup_end_s, end_s;
   rtm_shot_timing_t total;
   double read_s, write_s;
@@ -136,11 +138,22 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              cfg->path[0] ? cfg->path : "configuration");
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   run->whole = run->grid;
-  run->root = rtm_mpi_rank() == 0;
+  RTM_TRY(rtm_mpi_split_groups(cfg->mpi.shot_groups)); /* refused alike on every rank */
+  run->root = rtm_mpi_world_rank() == 0;
+  run->shot_lines = !run->quiet && rtm_mpi_rank() == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
   RTM_TRY(rtm_app_slab(&run->grid));
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   RTM_TRY(check_shot_count(run));
+  if (cfg->mpi.shot_groups > run->shots.count)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d", cfg->path,
+             cfg->mpi.shot_groups, run->shots.count, run->shots.count);
+  if (cfg->mpi.shot_groups > 1 && cfg->rtm.shot_images)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "%s: rtm.shot_images with mpi.shot_groups = %d is not implemented (each shot's image "
+             "would travel to the first rank): set one of them off",
+             cfg->path, cfg->mpi.shot_groups);
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   RTM_TRY(rtm_resolve_dt(cfg, &run->model, &run->grid, &run->dt_s));
   /* the gathers before the migration takes its memory: a wrong file is refused at once */
@@ -163,7 +176,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   }
   run->slab_image = run->image;
   run->slab_illumination = run->illumination;
-  if (rtm_mpi_size() > 1) {
+  if (rtm_mpi_size() > 1 || !run->root) { /* slabs, or another shot group's whole volume */
     run->slab_image = calloc(run->local_cells, sizeof *run->slab_image);
     run->slab_illumination = calloc(run->local_cells, sizeof *run->slab_illumination);
     if (!run->slab_image || !run->slab_illumination)
@@ -227,9 +240,11 @@ static int resume_if_interrupted(migrate_run_t *run) {
   if (image.dims[0] * image.dims[1] * image.dims[2] != run->cells ||
       illumination.dims[0] * illumination.dims[1] * illumination.dims[2] != run->cells)
     RTM_FAIL(RTM_ERR_INPUT, "%s: the saved volumes are not of the grid", run->resume_path);
-  /* every rank reads the saved sums and takes its slab */
+  /* every rank of the first shot group takes its slab of the saved sums (the other groups
+   * start from zero: their sums are added to the first's at the end) */
   const size_t slab_at = (size_t)run->grid.z_offset * (size_t)run->grid.n[0] * run->grid.n[1];
-  RTM_TRY(rtm_migration_load(run->migration, image.data + slab_at, illumination.data + slab_at));
+  if (rtm_mpi_group() == 0)
+    RTM_TRY(rtm_migration_load(run->migration, image.data + slab_at, illumination.data + slab_at));
   run->first_shot = done;
   if (!run->quiet)
     rtm_log_info("migrate: resuming after shot %d of %d (%s)", done, run->shots.count,
@@ -244,11 +259,15 @@ fail:
 /* After a shot: the sums so far and the shots they hold into OUTPUT.resume.h5, written
  * aside and renamed, so that a stop at any moment leaves the last complete state. */
 /* The sums so far, the image and / or the illumination, into the whole volumes on rank 0
- * (every rank calls it alike: the gathers are collective). */
+ * (every rank calls it alike: the gathers are collective). With shot groups each group's
+ * sums are added slab by slab into the first group's (rtm_mpi_groups_sum), which gathers. */
 static int read_sums(migrate_run_t *run, int image, int illumination) {
   int status = RTM_OK;
   RTM_TRY(rtm_migration_read(run->migration, image ? run->slab_image : NULL,
                              illumination ? run->slab_illumination : NULL));
+  if (image) RTM_TRY(rtm_mpi_groups_sum(run->slab_image, run->local_cells));
+  if (illumination) RTM_TRY(rtm_mpi_groups_sum(run->slab_illumination, run->local_cells));
+  if (rtm_mpi_group() != 0) return RTM_OK;
   if (image) RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->slab_image, run->image));
   if (illumination)
     RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->slab_illumination, run->illumination));
@@ -402,7 +421,7 @@ fail:
 static void report_progress(void *context, int steps_done) {
   migrate_run_t *run = context;
   const int per_shot = 2 * rtm_migration_steps(run->migration);
-  rtm_progress_update(&run->progress, (run->shot - run->first_shot) * per_shot + steps_done);
+  rtm_progress_update(&run->progress, run->shots_migrated * per_shot + steps_done);
 }
 
 /* Reads, checks, resamples and mutes shot `shot`'s gather, then migrates it. */
@@ -435,11 +454,14 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   run->shot_seconds[2 * shots + shot] = timing.imaging_s;
   run->shot_seconds[3 * shots + shot] = read_s;
   run->shot_seconds[4 * shots + shot] = (double)timing.recomputed_steps;
-  if (!run->quiet)
-    rtm_log_info("migrate: shot %d/%d in %.3g s (forward %.3g, backward %.3g, imaging %.3g, "
-                 "read %.3g)",
-                 shot + 1, shots, timing.forward_s + timing.backward_s + timing.imaging_s + read_s,
-                 timing.forward_s, timing.backward_s, timing.imaging_s, read_s);
+  char who[32] = "";
+  if (rtm_mpi_groups() > 1) snprintf(who, sizeof who, "group %d: ", rtm_mpi_group());
+  if (run->shot_lines)
+    rtm_log_info_any_rank(
+        "migrate: %sshot %d/%d in %.3g s (forward %.3g, backward %.3g, imaging %.3g, "
+        "read %.3g)",
+        who, shot + 1, shots, timing.forward_s + timing.backward_s + timing.imaging_s + read_s,
+        timing.forward_s, timing.backward_s, timing.imaging_s, read_s);
 fail:
   free(observed);
   rtm_io_gather_release(&gather);
@@ -479,18 +501,26 @@ static int migrate_shots(migrate_run_t *run) {
   int last = run->shots.count;
   if (run->shot_limit > 0 && run->first_shot + run->shot_limit < last)
     last = run->first_shot + run->shot_limit;
-  /* the shots of this run: a resumed one's ETA counts only what is left */
-  rtm_progress_begin(&run->progress, 2 * steps * (last - run->first_shot), (double)run->cells,
-                     run->quiet);
-  for (int shot = run->first_shot; shot < last; ++shot) {
-    RTM_TRY(migrate_shot(run, shot));
+  /* the shots of this run, G at a time with G shot groups (group g takes the round's g-th):
+   * a resumed one's ETA counts only what is left, the first group's */
+  const int groups = rtm_mpi_groups();
+  rtm_progress_begin(&run->progress, 2 * steps * ((last - run->first_shot + groups - 1) / groups),
+                     (double)run->cells, run->quiet);
+  for (int round = run->first_shot; round < last; round += groups) {
+    const int shot = round + rtm_mpi_group();
+    if (shot < last) {
+      RTM_TRY(migrate_shot(run, shot));
+      ++run->shots_migrated;
+    }
     if (run->cfg.rtm.shot_images) {
       RTM_TRY(keep_shot_image(run, shot));
-    } else {
+    } else { /* every rank: the sums are collective */
       const double start_s = rtm_wall_seconds();
-      RTM_TRY(save_state(run, shot + 1));
-      run->write_s += rtm_wall_seconds() - start_s;
-      run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
+      RTM_TRY(save_state(run, round + groups < last ? round + groups : last));
+      if (shot < last) {
+        run->write_s += rtm_wall_seconds() - start_s;
+        run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
+      }
     }
   }
   rtm_progress_end(&run->progress);
@@ -557,7 +587,9 @@ fail:
 static int reduce_rank_phases(migrate_run_t *run) {
   int status = RTM_OK;
   double seconds[RTM_APP_RANK_PHASES];
-  if (rtm_mpi_size() == 1) return RTM_OK;
+  if (rtm_mpi_world_size() == 1) return RTM_OK;
+  if (rtm_mpi_groups() > 1) /* each shot's figures are its group's: the file's rank gets them */
+    RTM_TRY(rtm_mpi_world_allreduce(run->shot_seconds, 5 * run->shots.count, RTM_MPI_MAX));
   RTM_TRY(rtm_migration_phase_seconds(run->migration, seconds, &seconds[RTM_PHASE_COUNT]));
   seconds[RTM_PHASE_COUNT + 1] = run->read_s + run->write_s;
   RTM_TRY(rtm_app_rank_timings(seconds, run->rank_timings));
@@ -581,7 +613,7 @@ static int write_report(migrate_run_t *run) {
                                                     {"imaging", run->total.imaging_s},
                                                     {"read", run->read_s},
                                                     {"write", run->write_s}};
-  const int timing_count = rtm_mpi_size() > 1 ? 6 + RTM_APP_RANK_TIMINGS : 6;
+  const int timing_count = rtm_mpi_world_size() > 1 ? 6 + RTM_APP_RANK_TIMINGS : 6;
   for (int k = 6; k < timing_count; ++k)
     timings[k] = run->rank_timings[k - 6];
   const int shots = run->shots.count;

@@ -64,6 +64,7 @@ typedef struct {
   rtm_output_t *output;
   int every, snapshot_count;
   int root;           /* rank 0 (or the only rank): it writes the file and the report */
+  int shot_lines;     /* a line per shot: each group's first rank, unless --quiet */
   size_t cells;       /* of the whole grid: the rates */
   size_t local_cells; /* of this rank's slab */
   float *field;       /* this rank's slab of one volume: snapshots and the final check */
@@ -80,6 +81,8 @@ static int wants_help(int argc, char **argv) {
   return 0;
 }
 
+static int check_shot_groups(const model_run_t *run);
+
 static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   int status = RTM_OK;
   rtm_config_t *cfg = &run->cfg;
@@ -91,7 +94,9 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
           ? " (tti: a tilt that changes sharply grows; raise physics.smooth_angles)"
           : "";
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
-  run->root = rtm_mpi_rank() == 0;
+  RTM_TRY(rtm_mpi_split_groups(cfg->mpi.shot_groups)); /* refused alike on every rank */
+  run->root = rtm_mpi_world_rank() == 0;
+  run->shot_lines = !run->quiet && rtm_mpi_rank() == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
   run->whole_grid = run->grid;           /* the file and the report describe the whole volume */
   RTM_TRY(rtm_app_slab(&run->grid));
@@ -99,9 +104,30 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   /* every shot is placed before the first step: one outside the volume stops the run here */
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   run->many_shots = cfg->shots.layout != RTM_SHOTS_SINGLE;
+  RTM_TRY(check_shot_groups(run));
   run->shot_seconds = calloc(3 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);
   RTM_TRY(rtm_propagator_create(cfg, &run->grid, &run->model, &run->prop));
+fail:
+  return status;
+}
+
+/* mpi.shot_groups > 1 needs the many-shot layout (which writes no snapshots) and a shot for
+ * every group; refused on every rank alike. */
+static int check_shot_groups(const model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  const int groups = cfg->mpi.shot_groups;
+  if (groups == 1) return RTM_OK;
+  if (!run->many_shots)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: mpi.shot_groups = %d shares shots among groups of ranks, and shots.layout = "
+             "single has one: set shots.layout = grid or file, or mpi.shot_groups = 1",
+             cfg->path, groups);
+  if (run->shots.count < groups)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d", cfg->path,
+             groups, run->shots.count, run->shots.count);
 fail:
   return status;
 }
@@ -238,56 +264,151 @@ fail:
   return status;
 }
 
-/* /traces/<field> (shot < 0), or /shots/<shot>/traces/<field> with the shot's source and
- * receivers, for each field receivers.fields asks for, resampled to output.trace_dt where it
- * differs from dt. */
-static int write_traces(model_run_t *run, int shot) {
+/* One shot's gathers as its group's first rank holds them: the source, the receivers and,
+ * for each field receivers.fields asks for, count x trace_samples samples (resampled to
+ * output.trace_dt where it differs from dt). */
+typedef struct {
+  int count;       /* receivers */
+  unsigned fields; /* RTM_FIELD_BIT mask */
+  double source_m[3];
+  double *position_m; /* [count][3] */
+  float *samples;     /* [fields present][count][trace_samples] */
+} shot_gathers_t;
+
+static void gathers_release(shot_gathers_t *g) {
+  free(g->position_m);
+  free(g->samples);
+  memset(g, 0, sizeof *g);
+}
+
+static int gathers_alloc(shot_gathers_t *g, int count, unsigned fields, int trace_samples) {
+  const int nfields =
+      !!(fields & RTM_FIELD_BIT(RTM_FIELD_P)) + !!(fields & RTM_FIELD_BIT(RTM_FIELD_Q));
+  g->count = count;
+  g->fields = fields;
+  g->position_m = malloc(((size_t)count * 3 + 1) * sizeof *g->position_m);
+  g->samples = malloc(((size_t)nfields * count * (size_t)trace_samples + 1) * sizeof *g->samples);
+  if (g->position_m && g->samples) return RTM_OK;
+  rtm_log_error("out of memory for the gathers of %d receivers", count);
+  return RTM_ERR_NOMEM;
+}
+
+/* The shot's traces recorded on the group's ranks summed on its first rank (rtm_mpi.h),
+ * checked and resampled there into `g` (the other ranks' `g` stays empty). */
+static int collect_gathers(model_run_t *run, shot_gathers_t *g) {
   int status = RTM_OK;
   const rtm_propagator_t *prop = &run->prop;
-  const char *first_field =
-      rtm_field_name(prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q);
-  if (prop->receivers.count <= 0)
-    return shot < 0 || !run->root
-               ? RTM_OK
-               : rtm_output_write_shot(run->output, shot, prop->source_position_m, first_field,
-                                       NULL, 0, run->trace_samples, run->trace_dt, NULL);
   const size_t count = (size_t)prop->receivers.count, samples = (size_t)run->samples;
-  float *traces = NULL, *resampled = NULL;
+  float *traces = NULL;
+  memset(g, 0, sizeof *g);
+  if (rtm_mpi_rank() == 0) {
+    RTM_TRY(gathers_alloc(g, (int)count, prop->trace_fields, run->trace_samples));
+    memcpy(g->source_m, prop->source_position_m, sizeof g->source_m);
+    if (count) memcpy(g->position_m, prop->receivers.position_m, count * 3 * sizeof(double));
+  }
+  if (count == 0) return RTM_OK;
   traces = malloc(count * samples * sizeof *traces);
   if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
-  if (run->resample) {
-    resampled = malloc(count * (size_t)run->trace_samples * sizeof *resampled);
-    if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu resampled traces", count);
-  }
+  float *out = g->samples;
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     const char *name = rtm_field_name((rtm_field_t)f);
     RTM_TRY(prop->backend->read_traces(prop->state, (rtm_field_t)f, traces));
-    /* each rank recorded the taps in its slab: rank 0 gets the sums (rtm_mpi.h) */
+    /* each rank recorded the taps in its slab: the group's first rank gets the sums */
     RTM_TRY(rtm_mpi_sum_to_root(traces, count * samples));
-    if (!run->root) continue;
+    if (rtm_mpi_rank() != 0) continue;
     if (!all_finite(traces, count * samples))
       RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is unstable%s",
                name, run->unstable_hint);
-    const float *written = traces;
-    if (run->resample) {
+    if (run->resample)
       RTM_TRY(rtm_traces_resample(strcmp(prop->backend->name, "cuda") == 0 ? "cuda" : "cpu",
                                   (int)count, run->samples, prop->dt_s, traces, run->trace_samples,
-                                  run->trace_dt, resampled));
-      written = resampled;
-    }
-    if (shot < 0)
-      RTM_TRY(rtm_output_write_traces(run->output, name, written, (int)count, run->trace_samples,
-                                      run->trace_dt, prop->receivers.position_m));
+                                  run->trace_dt, out));
     else
-      RTM_TRY(rtm_output_write_shot(run->output, shot, prop->source_position_m, name, written,
-                                    (int)count, run->trace_samples, run->trace_dt,
-                                    prop->receivers.position_m));
+      memcpy(out, traces, count * samples * sizeof *traces);
+    out += count * (size_t)run->trace_samples;
   }
-  if (shot < 0 && run->root) RTM_TRY(rtm_output_write_source(run->output, prop->source_position_m));
 fail:
   free(traces);
-  free(resampled);
+  if (status != RTM_OK) gathers_release(g);
+  return status;
+}
+
+/* /traces/<field> with the source (shot < 0), or /shots/<shot>/traces/<field> with the
+ * shot's source and receivers: the file's first rank writes. */
+static int write_gathers(model_run_t *run, int shot, const shot_gathers_t *g) {
+  int status = RTM_OK;
+  const rtm_field_t first = g->fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q;
+  if (g->count <= 0) {
+    if (shot >= 0)
+      RTM_TRY(rtm_output_write_shot(run->output, shot, g->source_m, rtm_field_name(first), NULL, 0,
+                                    run->trace_samples, run->trace_dt, NULL));
+  } else {
+    const float *samples = g->samples;
+    for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+      if (!(g->fields & RTM_FIELD_BIT(f))) continue;
+      const char *name = rtm_field_name((rtm_field_t)f);
+      if (shot < 0)
+        RTM_TRY(rtm_output_write_traces(run->output, name, samples, g->count, run->trace_samples,
+                                        run->trace_dt, g->position_m));
+      else
+        RTM_TRY(rtm_output_write_shot(run->output, shot, g->source_m, name, samples, g->count,
+                                      run->trace_samples, run->trace_dt, g->position_m));
+      samples += (size_t)g->count * (size_t)run->trace_samples;
+    }
+  }
+  if (shot < 0) RTM_TRY(rtm_output_write_source(run->output, g->source_m));
+fail:
+  return status;
+}
+
+/* Shot groups: the gathers of a group's shot travel from its first rank to the file's
+ * (rtm_mpi_leader_send): the receiver count and fields, then the source and receivers,
+ * then the samples. */
+enum { TAG_GATHER_HEAD = 21, TAG_GATHER_POSITIONS, TAG_GATHER_SAMPLES };
+
+static size_t gathers_samples(const shot_gathers_t *g, int trace_samples) {
+  const int nfields =
+      !!(g->fields & RTM_FIELD_BIT(RTM_FIELD_P)) + !!(g->fields & RTM_FIELD_BIT(RTM_FIELD_Q));
+  return (size_t)nfields * (size_t)g->count * (size_t)trace_samples;
+}
+
+static int send_gathers(const model_run_t *run, const shot_gathers_t *g) {
+  int status = RTM_OK;
+  const int head[2] = {g->count, (int)g->fields};
+  RTM_TRY(rtm_mpi_leader_send(head, sizeof head, TAG_GATHER_HEAD));
+  RTM_TRY(rtm_mpi_leader_send(g->source_m, sizeof g->source_m, TAG_GATHER_POSITIONS));
+  RTM_TRY(rtm_mpi_leader_send(g->position_m, (size_t)g->count * 3 * sizeof(double),
+                              TAG_GATHER_POSITIONS));
+  RTM_TRY(rtm_mpi_leader_send(g->samples, gathers_samples(g, run->trace_samples) * sizeof(float),
+                              TAG_GATHER_SAMPLES));
+fail:
+  return status;
+}
+
+static int receive_gathers(const model_run_t *run, int from_group, shot_gathers_t *g) {
+  int status = RTM_OK;
+  int head[2] = {0, 0};
+  RTM_TRY(rtm_mpi_leader_recv(from_group, head, sizeof head, TAG_GATHER_HEAD));
+  RTM_TRY(gathers_alloc(g, head[0], (unsigned)head[1], run->trace_samples));
+  RTM_TRY(rtm_mpi_leader_recv(from_group, g->source_m, sizeof g->source_m, TAG_GATHER_POSITIONS));
+  RTM_TRY(rtm_mpi_leader_recv(from_group, g->position_m, (size_t)g->count * 3 * sizeof(double),
+                              TAG_GATHER_POSITIONS));
+  RTM_TRY(rtm_mpi_leader_recv(from_group, g->samples,
+                              gathers_samples(g, run->trace_samples) * sizeof(float),
+                              TAG_GATHER_SAMPLES));
+fail:
+  return status;
+}
+
+/* The traces of the shot just propagated into the file (shot < 0: the single-shot layout). */
+static int write_traces(model_run_t *run, int shot) {
+  int status = RTM_OK;
+  shot_gathers_t g;
+  RTM_TRY(collect_gathers(run, &g));
+  if (run->root) RTM_TRY(write_gathers(run, shot, &g));
+fail:
+  gathers_release(&g);
   return status;
 }
 
@@ -309,45 +430,87 @@ fail:
   return status;
 }
 
+/* The gathers of round `round`'s shots into the file, in shot order: the file's rank
+ * writes its own group's (`own`, shot round G) and receives the other groups' from their
+ * first ranks, which send theirs. */
+static int write_round(model_run_t *run, int round, shot_gathers_t *own) {
+  int status = RTM_OK;
+  const int groups = rtm_mpi_groups(), count = run->shots.count;
+  shot_gathers_t other = {0};
+  if (run->root) {
+    RTM_TRY(write_gathers(run, round * groups, own));
+    for (int g = 1; g < groups && round * groups + g < count; ++g) {
+      RTM_TRY(receive_gathers(run, g, &other));
+      RTM_TRY(write_gathers(run, round * groups + g, &other));
+      gathers_release(&other);
+    }
+  } else if (rtm_mpi_rank() == 0 && round * groups + rtm_mpi_group() < count) {
+    RTM_TRY(send_gathers(run, own));
+  }
+fail:
+  gathers_release(&other);
+  return status;
+}
+
 /* Every shot on the one propagator, moved from shot to shot; its gathers under /shots/<k>.
- * The progress counts the steps of all shots; a line per shot gives its own figures. */
+ * With shot groups (mpi.shot_groups = G) group g takes shots g, g + G, ..., a round of G
+ * shots at a time, and the gathers of each round are written in shot order. The progress
+ * counts the steps of the first group's shots; a line per shot (from each group's first
+ * rank) gives its own figures. */
 static int run_many_shots(model_run_t *run) {
   int status = RTM_OK;
   const int count = run->shots.count, steps = run->prop.steps;
+  const int groups = rtm_mpi_groups(), group = rtm_mpi_group();
   double *set_shot_s = run->shot_seconds, *propagate_s = set_shot_s + count;
   double *write_s = propagate_s + count;
   char label[64];
   rtm_progress_t progress;
+  shot_gathers_t gathers = {0};
   print_run_line(run);
   run->setup_end_s = rtm_wall_seconds();
-  rtm_progress_begin(&progress, count * steps, (double)run->cells, run->quiet);
-  for (int k = 0; k < count; ++k) {
-    const double *source_m = run->shots.source_m + 3 * (size_t)k;
-    const double start_s = rtm_wall_seconds();
-    RTM_TRY(rtm_propagator_set_shot(&run->prop, &run->cfg, source_m));
-    const double placed_s = rtm_wall_seconds();
-    snprintf(label, sizeof label, "shot %d/%d", k + 1, count);
-    rtm_progress_label(&progress, label);
-    RTM_TRY(propagate(run, &progress, k * steps));
-    const double propagated_s = rtm_wall_seconds();
-    RTM_TRY(check_final_wavefield(run));
-    RTM_TRY(write_traces(run, k));
-    set_shot_s[k] = placed_s - start_s;
-    propagate_s[k] = propagated_s - placed_s;
-    write_s[k] = rtm_wall_seconds() - propagated_s;
-    run->setup_s += set_shot_s[k];
-    run->propagate_s += propagate_s[k];
-    run->write_s += write_s[k];
-    if (!run->quiet)
-      rtm_log_info("shot %d/%d at (%g, %g, %g) m: %d receivers, propagation %.2f s, %.1f MCells/s",
-                   k + 1, count, source_m[0], source_m[1], source_m[2], run->prop.receivers.count,
-                   propagate_s[k],
-                   propagate_s[k] > 0.0 ? (double)run->cells * steps / propagate_s[k] * 1e-6 : 0.0);
+  rtm_progress_begin(&progress, (count + groups - 1) / groups * steps, (double)run->cells,
+                     run->quiet);
+  for (int round = 0; round * groups < count; ++round) {
+    const int k = round * groups + group;
+    double propagated_s = rtm_wall_seconds();
+    if (k < count) {
+      const double *source_m = run->shots.source_m + 3 * (size_t)k;
+      const double start_s = rtm_wall_seconds();
+      RTM_TRY(rtm_propagator_set_shot(&run->prop, &run->cfg, source_m));
+      const double placed_s = rtm_wall_seconds();
+      snprintf(label, sizeof label, "shot %d/%d", k + 1, count);
+      rtm_progress_label(&progress, label);
+      RTM_TRY(propagate(run, &progress, round * steps));
+      propagated_s = rtm_wall_seconds();
+      RTM_TRY(check_final_wavefield(run));
+      RTM_TRY(collect_gathers(run, &gathers));
+      set_shot_s[k] = placed_s - start_s;
+      propagate_s[k] = propagated_s - placed_s;
+      run->setup_s += set_shot_s[k];
+      run->propagate_s += propagate_s[k];
+      if (run->shot_lines) {
+        char who[32] = "";
+        if (groups > 1) snprintf(who, sizeof who, "group %d: ", group);
+        rtm_log_info_any_rank(
+            "%sshot %d/%d at (%g, %g, %g) m: %d receivers, propagation %.2f s, %.1f "
+            "MCells/s",
+            who, k + 1, count, source_m[0], source_m[1], source_m[2], run->prop.receivers.count,
+            propagate_s[k],
+            propagate_s[k] > 0.0 ? (double)run->cells * steps / propagate_s[k] * 1e-6 : 0.0);
+      }
+    }
+    RTM_TRY(write_round(run, round, &gathers));
+    gathers_release(&gathers);
+    if (k < count) {
+      write_s[k] = rtm_wall_seconds() - propagated_s;
+      run->write_s += write_s[k];
+    }
   }
   rtm_progress_end(&progress);
   run->loop_end_s = rtm_wall_seconds();
   run->setup_s += run->setup_end_s - run->start_s;
 fail:
+  gathers_release(&gathers);
   return status;
 }
 
@@ -365,19 +528,21 @@ enum { RANK_LINE = 320 };
  * took and how a device's planes travel to each neighbour, for the report. */
 static int gather_rank_lines(model_run_t *run) {
   int status = RTM_OK;
-  char line[RANK_LINE], host[64] = "?", halo[96] = "";
-  if (rtm_mpi_size() == 1) return RTM_OK;
+  char line[RANK_LINE], host[64] = "?", halo[96] = "", group[32] = "";
+  if (rtm_mpi_world_size() == 1) return RTM_OK;
+  if (rtm_mpi_groups() > 1) snprintf(group, sizeof group, "group %d, ", rtm_mpi_group());
   gethostname(host, sizeof host - 1);
   if (run->prop.halo)
     snprintf(halo, sizeof halo, ", halo below %s, above %s, buffers %zu bytes",
              rtm_mpi_halo_side_transport(run->prop.halo, RTM_SIDE_BELOW),
              rtm_mpi_halo_side_transport(run->prop.halo, RTM_SIDE_ABOVE),
              rtm_mpi_halo_bytes(run->prop.halo));
-  snprintf(line, sizeof line, "rank %d: %s, %s, planes %d..%d, memory %.3f GB%s", rtm_mpi_rank(),
-           host, run->device[0] ? run->device : run->prop.backend->name, run->grid.z_offset,
-           run->grid.z_offset + run->grid.nz_local - 1, run->prop.ledger.total_bytes * 1e-9, halo);
+  snprintf(line, sizeof line, "rank %d: %s, %s, %splanes %d..%d, memory %.3f GB%s",
+           rtm_mpi_world_rank(), host, run->device[0] ? run->device : run->prop.backend->name,
+           group, run->grid.z_offset, run->grid.z_offset + run->grid.nz_local - 1,
+           run->prop.ledger.total_bytes * 1e-9, halo);
   if (run->root) {
-    run->rank_lines = calloc((size_t)rtm_mpi_size(), RANK_LINE);
+    run->rank_lines = calloc((size_t)rtm_mpi_world_size(), RANK_LINE);
     if (!run->rank_lines) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the ranks' lines");
   }
   RTM_TRY(rtm_mpi_gather_lines(line, RANK_LINE, run->rank_lines));
@@ -390,7 +555,9 @@ fail:
 static int reduce_rank_phases(model_run_t *run) {
   int status = RTM_OK;
   double seconds[RTM_APP_RANK_PHASES];
-  if (rtm_mpi_size() == 1) return RTM_OK;
+  if (rtm_mpi_world_size() == 1) return RTM_OK;
+  if (rtm_mpi_groups() > 1) /* each shot's figures are its group's: the file's rank gets them */
+    RTM_TRY(rtm_mpi_world_allreduce(run->shot_seconds, 3 * run->shots.count, RTM_MPI_MAX));
   RTM_TRY(rtm_propagator_phase_seconds(&run->prop, seconds));
   seconds[RTM_PHASE_COUNT] = run->prop.halo_s;
   seconds[RTM_PHASE_COUNT + 1] = run->snapshot_s + run->write_s + run->end_s - run->loop_end_s;
@@ -412,7 +579,7 @@ static int write_report(model_run_t *run) {
       {"propagate", propagate_s},
       {"snapshots", run->snapshot_s},
       {"write", run->write_s + run->end_s - run->loop_end_s}};
-  const int timing_count = rtm_mpi_size() > 1 ? 4 + RTM_APP_RANK_TIMINGS : 4;
+  const int timing_count = rtm_mpi_world_size() > 1 ? 4 + RTM_APP_RANK_TIMINGS : 4;
   for (int k = 4; k < timing_count; ++k)
     timings[k] = run->rank_timings[k - 4];
   const rtm_report_shot_values_t shot_values[3] = {{"set_shot_s", run->shot_seconds},
@@ -433,7 +600,7 @@ static int write_report(model_run_t *run) {
                          .output_path = run->h5_path,
                          .rank_lines = run->rank_lines,
                          .rank_line_size = RANK_LINE,
-                         .rank_count = rtm_mpi_size()};
+                         .rank_count = rtm_mpi_world_size()};
   RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->whole_grid, &run->prop.ledger));
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,

@@ -114,11 +114,11 @@ int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
   double least[RTM_APP_RANK_PHASES], most[RTM_APP_RANK_PHASES], sum[RTM_APP_RANK_PHASES];
   for (int p = 0; p < RTM_APP_RANK_PHASES; ++p)
     least[p] = most[p] = sum[p] = seconds[p];
-  RTM_TRY(rtm_mpi_allreduce(least, RTM_APP_RANK_PHASES, RTM_MPI_MIN));
-  RTM_TRY(rtm_mpi_allreduce(most, RTM_APP_RANK_PHASES, RTM_MPI_MAX));
-  RTM_TRY(rtm_mpi_allreduce(sum, RTM_APP_RANK_PHASES, RTM_MPI_SUM));
+  RTM_TRY(rtm_mpi_world_allreduce(least, RTM_APP_RANK_PHASES, RTM_MPI_MIN));
+  RTM_TRY(rtm_mpi_world_allreduce(most, RTM_APP_RANK_PHASES, RTM_MPI_MAX));
+  RTM_TRY(rtm_mpi_world_allreduce(sum, RTM_APP_RANK_PHASES, RTM_MPI_SUM));
   for (int p = 0; p < RTM_APP_RANK_PHASES; ++p) {
-    const double value[3] = {least[p], sum[p] / rtm_mpi_size(), most[p]};
+    const double value[3] = {least[p], sum[p] / rtm_mpi_world_size(), most[p]};
     for (int k = 0; k < 3; ++k)
       timings[3 * p + k] = (rtm_timing_t){names[3 * p + k], value[k]};
   }

@@ -158,6 +158,7 @@ typedef struct {
   struct {
     rtm_mpi_exchange_t exchange;   /* z-slabs: overlap | blocking | off (benchmarks only) */
     rtm_mpi_transport_t transport; /* z-slabs of a device's fields: auto | shared | staged */
+    int shot_groups;               /* the ranks in groups, each its own shots and slabs */
   } mpi;
   char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */
 } rtm_config_t;

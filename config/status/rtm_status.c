@@ -76,3 +76,10 @@ void rtm_log_info(const char *fmt, ...) {
   log_line("rtm3d: ", 0, fmt, args);
   va_end(args);
 }
+
+void rtm_log_info_any_rank(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  log_line("rtm3d: ", 1, fmt, args);
+  va_end(args);
+}

@@ -39,6 +39,8 @@ void rtm_log_set_rank(int rank, int size);
 void rtm_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An info line from whichever rank calls it (a shot group's own lines), its rank named. */
+void rtm_log_info_any_rank(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Seconds on a monotonic clock, for the phases' timings. */
 double rtm_wall_seconds(void);

@@ -47,7 +47,7 @@ static void widen_range(rtm_mpi_halo_t *h, const float *segment) {
 int rtm_mpi_halo_create(const rtm_grid_t *grid, size_t side_floats, rtm_mpi_transport_t transport,
                         rtm_mpi_halo_t **out) {
   int status = RTM_OK;
-  MPI_Group world_group = MPI_GROUP_NULL, node_group = MPI_GROUP_NULL;
+  MPI_Group slab_group = MPI_GROUP_NULL, node_group = MPI_GROUP_NULL;
   rtm_mpi_halo_t *h = calloc(1, sizeof *h);
   if (!h) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the halo exchange");
   if (side_floats > (size_t)INT_MAX)
@@ -66,12 +66,12 @@ int rtm_mpi_halo_create(const rtm_grid_t *grid, size_t side_floats, rtm_mpi_tran
       "MPI_Win_allocate_shared (the halo buffers)"));
   RTM_TRY(rtm_mpi_status(MPI_Win_lock_all(MPI_MODE_NOCHECK, h->window), "MPI_Win_lock_all"));
   widen_range(h, h->own);
-  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Comm_group(rtm_mpi_slab_comm(), &slab_group);
   MPI_Comm_group(node, &node_group);
   for (int s = 0; s < 2; ++s) {
     if (h->neighbour[s] == MPI_PROC_NULL || transport == RTM_TRANSPORT_STAGED) continue;
     int node_rank = MPI_UNDEFINED;
-    MPI_Group_translate_ranks(world_group, 1, &h->neighbour[s], node_group, &node_rank);
+    MPI_Group_translate_ranks(slab_group, 1, &h->neighbour[s], node_group, &node_rank);
     if (node_rank == MPI_UNDEFINED) continue; /* on another node: messages */
     MPI_Aint size = 0;
     int unit = 0;
@@ -83,7 +83,7 @@ int rtm_mpi_halo_create(const rtm_grid_t *grid, size_t side_floats, rtm_mpi_tran
   *out = h;
   h = NULL;
 fail:
-  if (world_group != MPI_GROUP_NULL) MPI_Group_free(&world_group);
+  if (slab_group != MPI_GROUP_NULL) MPI_Group_free(&slab_group);
   if (node_group != MPI_GROUP_NULL) MPI_Group_free(&node_group);
   rtm_mpi_halo_destroy(h);
   return status;
@@ -122,12 +122,13 @@ int rtm_mpi_halo_exchange(rtm_mpi_halo_t *h) {
     const int tag_in = s == RTM_SIDE_BELOW ? TAG_UP : TAG_DOWN;
     const size_t n = h->shared[s] ? 0 : h->side_floats;
     float *in = incoming(h->own, h->side_floats, h->set, (rtm_side_t)s);
-    RTM_TRY(rtm_mpi_status(MPI_Irecv(in, (int)n, MPI_FLOAT, h->neighbour[s], tag_in, MPI_COMM_WORLD,
-                                     &requests[count++]),
+    RTM_TRY(rtm_mpi_status(MPI_Irecv(in, (int)n, MPI_FLOAT, h->neighbour[s], tag_in,
+                                     rtm_mpi_slab_comm(), &requests[count++]),
                            "MPI_Irecv of a neighbour's planes"));
-    RTM_TRY(rtm_mpi_status(MPI_Isend(rtm_mpi_halo_out(h, (rtm_side_t)s), (int)n, MPI_FLOAT,
-                                     h->neighbour[s], tag_out, MPI_COMM_WORLD, &requests[count++]),
-                           "MPI_Isend of the planes to a neighbour"));
+    RTM_TRY(
+        rtm_mpi_status(MPI_Isend(rtm_mpi_halo_out(h, (rtm_side_t)s), (int)n, MPI_FLOAT,
+                                 h->neighbour[s], tag_out, rtm_mpi_slab_comm(), &requests[count++]),
+                       "MPI_Isend of the planes to a neighbour"));
   }
   RTM_TRY(rtm_mpi_status(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE),
                          "MPI_Waitall of the halo exchange"));

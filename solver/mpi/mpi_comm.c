@@ -1,5 +1,7 @@
-/* The MPI calls of rtm_mpi.h over MPI_COMM_WORLD, one rank per slab in rank order; for one
- * rank (no MPI in the build, or no launcher) each is a no-op. */
+/* The MPI calls of rtm_mpi.h: the slabs' over the slab communicator (the world, or this
+ * rank's shot group after rtm_mpi_split_groups), one rank per slab in rank order; the
+ * groups' between them; for one rank (no MPI in the build, or no launcher) each is a
+ * no-op. */
 #include "rtm_mpi.h"
 
 #include <limits.h>
@@ -14,8 +16,11 @@
 #endif
 
 static int world_rank = 0, world_size = 1, local_rank = 0, started = 0;
+static int slab_rank = 0, slab_size = 1, group = 0, groups = 1;
 #ifdef RTM3D_HAVE_MPI
-static MPI_Comm node_comm = MPI_COMM_NULL; /* the ranks of this node */
+static MPI_Comm node_comm = MPI_COMM_NULL;  /* the ranks of this node */
+static MPI_Comm slab_comm = MPI_COMM_NULL;  /* the ranks sharing the slabs: world, or a group */
+static MPI_Comm cross_comm = MPI_COMM_NULL; /* the same slab in every group */
 #endif
 
 /* The launchers' marks: Open MPI, PMI (MPICH, Intel MPI, Slurm's srun --mpi), PMIx. */
@@ -27,11 +32,27 @@ static int started_by_launcher(void) {
 }
 
 int rtm_mpi_rank(void) {
-  return world_rank;
+  return slab_rank;
 }
 
 int rtm_mpi_size(void) {
+  return slab_size;
+}
+
+int rtm_mpi_world_rank(void) {
+  return world_rank;
+}
+
+int rtm_mpi_world_size(void) {
   return world_size;
+}
+
+int rtm_mpi_group(void) {
+  return group;
+}
+
+int rtm_mpi_groups(void) {
+  return groups;
 }
 
 int rtm_mpi_local_rank(void) {
@@ -63,6 +84,9 @@ int rtm_mpi_init(int *argc, char ***argv) {
                                              MPI_INFO_NULL, &node_comm),
                          "MPI_Comm_split_type (the ranks of this node)"));
   MPI_Comm_rank(node_comm, &local_rank);
+  slab_comm = MPI_COMM_WORLD;
+  slab_rank = world_rank;
+  slab_size = world_size;
 fail:
   return status;
 }
@@ -71,7 +95,83 @@ MPI_Comm rtm_mpi_node_comm(void) {
   return node_comm;
 }
 
+MPI_Comm rtm_mpi_slab_comm(void) {
+  return slab_comm;
+}
+
+int rtm_mpi_split_groups(int count) {
+  int status = RTM_OK;
+  if (count < 1 || world_size % count != 0)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "mpi.shot_groups = %d does not divide the %d ranks into groups of one size: "
+             "choose a divisor of the rank count",
+             count, world_size);
+  if (count == 1 || world_size == 1) return RTM_OK;
+  const int per_group = world_size / count;
+  group = world_rank / per_group;
+  groups = count;
+  RTM_TRY(rtm_mpi_status(MPI_Comm_split(MPI_COMM_WORLD, group, world_rank, &slab_comm),
+                         "MPI_Comm_split (the shot groups)"));
+  MPI_Comm_set_errhandler(slab_comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(slab_comm, &slab_rank);
+  MPI_Comm_size(slab_comm, &slab_size);
+  RTM_TRY(rtm_mpi_status(MPI_Comm_split(MPI_COMM_WORLD, slab_rank, group, &cross_comm),
+                         "MPI_Comm_split (a slab across the groups)"));
+  MPI_Comm_set_errhandler(cross_comm, MPI_ERRORS_RETURN);
+fail:
+  return status;
+}
+
+int rtm_mpi_groups_sum(float *values, size_t count) {
+  int status = RTM_OK;
+  if (groups == 1) return RTM_OK;
+  for (size_t done = 0; done < count;) { /* MPI counts are ints */
+    const int chunk = count - done > (size_t)INT_MAX ? INT_MAX : (int)(count - done);
+    void *send = group == 0 ? MPI_IN_PLACE : (void *)(values + done);
+    RTM_TRY(
+        rtm_mpi_status(MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, cross_comm),
+                       "MPI_Reduce over the shot groups"));
+    done += (size_t)chunk;
+  }
+fail:
+  return status;
+}
+
+int rtm_mpi_world_allreduce(double *values, int count, rtm_mpi_op_t op) {
+  if (world_size == 1) return RTM_OK;
+  const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
+  return rtm_mpi_status(
+      MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], MPI_COMM_WORLD),
+      "MPI_Allreduce over every rank");
+}
+
+/* `bytes` from or to world rank `peer`, in chunks of at most INT_MAX. */
+static int move_bytes(void *data, size_t bytes, int peer, int tag, int sending) {
+  int status = RTM_OK;
+  for (size_t done = 0; done < bytes;) {
+    const int chunk = bytes - done > (size_t)INT_MAX ? INT_MAX : (int)(bytes - done);
+    char *at = (char *)data + done;
+    RTM_TRY(rtm_mpi_status(
+        sending ? MPI_Send(at, chunk, MPI_BYTE, peer, tag, MPI_COMM_WORLD)
+                : MPI_Recv(at, chunk, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        sending ? "MPI_Send to the first rank" : "MPI_Recv from a shot group"));
+    done += (size_t)chunk;
+  }
+fail:
+  return status;
+}
+
+int rtm_mpi_leader_send(const void *data, size_t bytes, int tag) {
+  return move_bytes((void *)data, bytes, 0, tag, 1);
+}
+
+int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag) {
+  return move_bytes(data, bytes, from_group * (world_size / groups), tag, 0);
+}
+
 void rtm_mpi_finalize(void) {
+  if (cross_comm != MPI_COMM_NULL) MPI_Comm_free(&cross_comm);
+  if (slab_comm != MPI_COMM_NULL && slab_comm != MPI_COMM_WORLD) MPI_Comm_free(&slab_comm);
   if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
   if (started) MPI_Finalize();
   started = 0;
@@ -82,27 +182,25 @@ void rtm_mpi_abort(int exit_code) {
 }
 
 int rtm_mpi_barrier(void) {
-  if (world_size == 1) return RTM_OK;
-  return rtm_mpi_status(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  if (slab_size == 1) return RTM_OK;
+  return rtm_mpi_status(MPI_Barrier(slab_comm), "MPI_Barrier");
 }
 
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
-  if (world_size == 1) return RTM_OK;
+  if (slab_size == 1) return RTM_OK;
   const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
-  return rtm_mpi_status(
-      MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], MPI_COMM_WORLD),
-      "MPI_Allreduce");
+  return rtm_mpi_status(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], slab_comm),
+                        "MPI_Allreduce");
 }
 
 int rtm_mpi_sum_to_root(float *values, size_t count) {
   int status = RTM_OK;
-  if (world_size == 1) return RTM_OK;
+  if (slab_size == 1) return RTM_OK;
   for (size_t done = 0; done < count;) { /* MPI counts are ints */
     const int chunk = count - done > (size_t)INT_MAX ? INT_MAX : (int)(count - done);
-    void *send = world_rank == 0 ? MPI_IN_PLACE : (void *)(values + done);
-    RTM_TRY(rtm_mpi_status(
-        MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD),
-        "MPI_Reduce of the traces"));
+    void *send = slab_rank == 0 ? MPI_IN_PLACE : (void *)(values + done);
+    RTM_TRY(rtm_mpi_status(MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, slab_comm),
+                           "MPI_Reduce of the traces"));
     done += (size_t)chunk;
   }
 fail:
@@ -113,7 +211,7 @@ int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole
   int status = RTM_OK;
   int *counts = NULL, *offsets = NULL;
   const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
-  if (world_size == 1) {
+  if (slab_size == 1) {
     if (whole != slab) memcpy(whole, slab, plane * (size_t)grid->nz_local * sizeof *whole);
     return RTM_OK;
   }
@@ -122,17 +220,17 @@ int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole
              "gathering a volume of %zu cells on rank 0 is not implemented past 2^31 cells "
              "(snapshots of a grid this large under MPI: write fewer or none)",
              plane * (size_t)grid->n[2]);
-  counts = malloc((size_t)world_size * sizeof *counts);
-  offsets = malloc((size_t)world_size * sizeof *offsets);
+  counts = malloc((size_t)slab_size * sizeof *counts);
+  offsets = malloc((size_t)slab_size * sizeof *offsets);
   if (!counts || !offsets) RTM_FAIL(RTM_ERR_NOMEM, "out of memory gathering the slabs");
-  for (int r = 0; r < world_size; ++r) {
+  for (int r = 0; r < slab_size; ++r) {
     int z_offset = 0, nz_local = 0;
-    RTM_TRY(rtm_mpi_slab(grid->n[2], world_size, r, &z_offset, &nz_local));
+    RTM_TRY(rtm_mpi_slab(grid->n[2], slab_size, r, &z_offset, &nz_local));
     counts[r] = (int)(plane * (size_t)nz_local);
     offsets[r] = (int)(plane * (size_t)z_offset);
   }
-  RTM_TRY(rtm_mpi_status(MPI_Gatherv(slab, counts[world_rank], MPI_FLOAT, whole, counts, offsets,
-                                     MPI_FLOAT, 0, MPI_COMM_WORLD),
+  RTM_TRY(rtm_mpi_status(MPI_Gatherv(slab, counts[slab_rank], MPI_FLOAT, whole, counts, offsets,
+                                     MPI_FLOAT, 0, slab_comm),
                          "MPI_Gatherv of the slabs"));
 fail:
   free(counts);
@@ -158,16 +256,16 @@ static int exchange_staged(const rtm_grid_t *grid, const float *first, const flo
                            float *below, float *above) {
   int status = RTM_OK;
   const size_t planes = (size_t)RTM_RADIUS * grid->stride_z;
-  if (world_size == 1) return RTM_OK;
+  if (slab_size == 1) return RTM_OK;
   if (planes > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "planes of %zu floats are past MPI's int counts", planes);
-  const int down = rtm_slab_has_below(grid) ? world_rank - 1 : MPI_PROC_NULL;
-  const int up = rtm_slab_has_above(grid) ? world_rank + 1 : MPI_PROC_NULL;
+  const int down = rtm_slab_has_below(grid) ? slab_rank - 1 : MPI_PROC_NULL;
+  const int up = rtm_slab_has_above(grid) ? slab_rank + 1 : MPI_PROC_NULL;
   RTM_TRY(rtm_mpi_status(MPI_Sendrecv(last, (int)planes, MPI_FLOAT, up, 1, below, (int)planes,
-                                      MPI_FLOAT, down, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                                      MPI_FLOAT, down, 1, slab_comm, MPI_STATUS_IGNORE),
                          "MPI_Sendrecv of the planes upwards"));
   RTM_TRY(rtm_mpi_status(MPI_Sendrecv(first, (int)planes, MPI_FLOAT, down, 2, above, (int)planes,
-                                      MPI_FLOAT, up, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                                      MPI_FLOAT, up, 2, slab_comm, MPI_STATUS_IGNORE),
                          "MPI_Sendrecv of the planes downwards"));
 fail:
   return status;
@@ -188,20 +286,20 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
   const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1], nz = (size_t)grid->nz_local;
   const size_t count = (size_t)planes * plane, p = (size_t)planes;
   memcpy(extended + count, slab, nz * plane * sizeof *extended);
-  if (world_size == 1 || planes == 0) return RTM_OK;
+  if (slab_size == 1 || planes == 0) return RTM_OK;
   if (count > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "%d planes of %zu cells are past MPI's int counts", planes,
              plane);
-  const int down = rtm_slab_has_below(grid) ? world_rank - 1 : MPI_PROC_NULL;
-  const int up = rtm_slab_has_above(grid) ? world_rank + 1 : MPI_PROC_NULL;
+  const int down = rtm_slab_has_below(grid) ? slab_rank - 1 : MPI_PROC_NULL;
+  const int up = rtm_slab_has_above(grid) ? slab_rank + 1 : MPI_PROC_NULL;
   /* the last planes up into the neighbour's planes below, the first down into its above */
-  RTM_TRY(rtm_mpi_status(MPI_Sendrecv(slab + (nz - p) * plane, (int)count, MPI_FLOAT, up, 3,
-                                      extended, (int)count, MPI_FLOAT, down, 3, MPI_COMM_WORLD,
-                                      MPI_STATUS_IGNORE),
-                         "MPI_Sendrecv of dense planes upwards"));
+  RTM_TRY(
+      rtm_mpi_status(MPI_Sendrecv(slab + (nz - p) * plane, (int)count, MPI_FLOAT, up, 3, extended,
+                                  (int)count, MPI_FLOAT, down, 3, slab_comm, MPI_STATUS_IGNORE),
+                     "MPI_Sendrecv of dense planes upwards"));
   RTM_TRY(
       rtm_mpi_status(MPI_Sendrecv(slab, (int)count, MPI_FLOAT, down, 4, extended + (p + nz) * plane,
-                                  (int)count, MPI_FLOAT, up, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                                  (int)count, MPI_FLOAT, up, 4, slab_comm, MPI_STATUS_IGNORE),
                      "MPI_Sendrecv of dense planes downwards"));
 fail:
   return status;
@@ -272,6 +370,40 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
 int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
   memcpy(lines, line, size);
   return RTM_OK;
+}
+
+int rtm_mpi_split_groups(int count) {
+  if (count == 1) return RTM_OK;
+  rtm_log_error("mpi.shot_groups = %d needs as many ranks at least (one rank here)", count);
+  return RTM_ERR_CONFIG;
+}
+
+int rtm_mpi_groups_sum(float *values, size_t count) {
+  (void)values;
+  (void)count;
+  return RTM_OK;
+}
+
+int rtm_mpi_world_allreduce(double *values, int count, rtm_mpi_op_t op) {
+  (void)values;
+  (void)count;
+  (void)op;
+  return RTM_OK;
+}
+
+int rtm_mpi_leader_send(const void *data, size_t bytes, int tag) {
+  (void)data;
+  (void)bytes;
+  (void)tag;
+  return RTM_ERR_INTERNAL;
+}
+
+int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag) {
+  (void)from_group;
+  (void)data;
+  (void)bytes;
+  (void)tag;
+  return RTM_ERR_INTERNAL;
 }
 
 #endif

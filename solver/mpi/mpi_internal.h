@@ -10,6 +10,8 @@
 int rtm_mpi_status(int code, const char *what);
 /* The ranks of this node (MPI_COMM_TYPE_SHARED), MPI_COMM_NULL before rtm_mpi_init. */
 MPI_Comm rtm_mpi_node_comm(void);
+/* The ranks sharing the slabs (rtm_mpi_rank's): the world, or this rank's shot group. */
+MPI_Comm rtm_mpi_slab_comm(void);
 #endif
 
 #endif

@@ -21,18 +21,43 @@
 extern "C" {
 #endif
 
+typedef enum { RTM_MPI_SUM = 0, RTM_MPI_MIN, RTM_MPI_MAX } rtm_mpi_op_t;
+
 /* MPI_Init when an MPI launcher started the process (mpirun, srun: its environment says
  * so), so that a plain `rtm3d ...` never starts MPI; then rank and size, and the log's rank
  * (rtm_log_set_rank). RTM_OK, or RTM_ERR_MPI when MPI does not start. */
 int rtm_mpi_init(int *argc, char ***argv);
 void rtm_mpi_finalize(void);
+/* This rank among the ranks that share the slabs, and their count: every rank of the run,
+ * or, after rtm_mpi_split_groups, this rank's shot group. Every function below that names
+ * no group acts among these ranks, so that a group runs as a run of its own. */
 int rtm_mpi_rank(void);
 int rtm_mpi_size(void);
+
+/* ---- shot groups (mpi.shot_groups) ---- */
+/* The ranks split into `count` groups of consecutive ranks, each its own slabs: world ranks
+ * [g P, (g + 1) P) form group g, P = ranks / count. A count that does not divide the rank
+ * count is refused (naming mpi.shot_groups), the same on every rank. Collective. */
+int rtm_mpi_split_groups(int count);
+int rtm_mpi_group(void);  /* this rank's group, 0 without groups */
+int rtm_mpi_groups(void); /* the group count, 1 without groups */
+int rtm_mpi_world_rank(void);
+int rtm_mpi_world_size(void);
+/* values := the sum over the groups of the values of the ranks holding the same slab, on
+ * group 0's ranks (in place; the others' unchanged): images summed across the groups. */
+int rtm_mpi_groups_sum(float *values, size_t count);
+/* values := op over every rank of the run, on every rank (in place). */
+int rtm_mpi_world_allreduce(double *values, int count, rtm_mpi_op_t op);
+/* A group's first rank sends `bytes` to the run's first rank (world rank 0), which receives
+ * them from group `from_group`'s first rank; the tag tells the messages apart. */
+int rtm_mpi_leader_send(const void *data, size_t bytes, int tag);
+int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag);
+
 /* This rank among the ranks of its node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED): the
  * cuda backend takes GPU (backend.device + local rank) mod the node's GPUs. 0 with one. */
 int rtm_mpi_local_rank(void);
-/* Rank 0 gets every rank's line of `size` chars in `lines` [ranks][size] (rank order);
- * `lines` may be NULL on the others. */
+/* World rank 0 gets every rank's line of `size` chars in `lines` [ranks][size] (world
+ * rank order, every group's); `lines` may be NULL on the others. */
 int rtm_mpi_gather_lines(const char *line, size_t size, char *lines);
 /* A failure on one rank ends every rank with `exit_code` (MPI_Abort), so that none waits
  * for it in a collective; returns with one rank. */
@@ -46,7 +71,6 @@ int rtm_mpi_slab(int nz, int ranks, int rank, int *z_offset, int *nz_local);
 /* Every rank waits for the others (timing). */
 int rtm_mpi_barrier(void);
 
-typedef enum { RTM_MPI_SUM = 0, RTM_MPI_MIN, RTM_MPI_MAX } rtm_mpi_op_t;
 /* values := op over the ranks of values, on every rank (in place). */
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op);
 /* Rank 0's values := the sum over the ranks (in place on rank 0; the others' unchanged). */

@@ -3,6 +3,8 @@
 #   run NP NAME SETTINGS...      rtm3d model on NP ranks into $work/NAME.h5
 #   same RUN REFERENCE           every dataset of the two files equal (validate --rtol 0
 #                                --atol 0), or the script fails
+#   refused CODE MESSAGE NP ARGS...  rtm3d ARGS on NP ranks exits CODE saying MESSAGE and
+#                                leaves no output file, or the script fails
 #   migrate NP NAME SETTINGS...  rtm3d migrate of the small example's survey ($work/
 #                                observed.h5, from model_observed) into $work/NAME.h5
 #   iso, vti, mig                the decks (arrays of settings) on BACKEND:
@@ -48,4 +50,22 @@ migrate() {
   "$mpiexec" --oversubscribe -np "$np" "$rtm3d" migrate "$small" "${mig[@]}" \
     --set model.interface_z=auto --set rtm.observed="$work/observed.h5" \
     --set output.dir="$work" --set output.name="$name" "$@"
+}
+
+refused() { # CODE MESSAGE NP ARGS...: exit CODE with MESSAGE, no output file
+  local expected="$1" message="$2" np="$3"
+  shift 3
+  local code=0
+  "$mpiexec" --oversubscribe -np "$np" "$rtm3d" "$@" --set output.dir="$work" \
+    --set output.name=bad > "$work/bad.out" 2>&1 || code=$?
+  if [ "$code" -ne "$expected" ] || ! grep -q "$message" "$work/bad.out"; then
+    echo "FAIL: expected exit $expected with \"$message\", got exit $code:"
+    cat "$work/bad.out"
+    exit 1
+  fi
+  if [ -e "$work/bad.h5" ] || [ -e "$work/bad.h5.partial" ]; then
+    echo "FAIL: a refused run left $work/bad.h5"
+    exit 1
+  fi
+  echo "refused on $np ranks: $message"
 }

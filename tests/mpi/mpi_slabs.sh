@@ -65,23 +65,6 @@ grep -q "parallel efficiency (overlap against one rank)" "$work/bench.out" &&
   grep -q '"mpi": {"ranks": 2, "parallel_efficiency": [0-9.e+-]*, "exchange_hidden": ' \
     "$work/bench.json" || { echo "FAIL: bench's figures:"; cat "$work/bench.out"; exit 1; }
 
-refused() { # CODE MESSAGE NP SETTINGS...: exit CODE with MESSAGE, no output file
-  local expected="$1" message="$2" np="$3"
-  shift 3
-  local code=0
-  "$mpiexec" --oversubscribe -np "$np" "$rtm3d" "$@" --set output.dir="$work" \
-    --set output.name=bad > "$work/bad.out" 2>&1 || code=$?
-  if [ "$code" -ne "$expected" ] || ! grep -q "$message" "$work/bad.out"; then
-    echo "FAIL: expected exit $expected with \"$message\", got exit $code:"
-    cat "$work/bad.out"
-    exit 1
-  fi
-  if [ -e "$work/bad.h5" ] || [ -e "$work/bad.h5.partial" ]; then
-    echo "FAIL: a refused run left $work/bad.h5"
-    exit 1
-  fi
-  echo "refused on $np ranks: $message"
-}
 refused 2 "grid.nz = 37 over 10 ranks leaves slabs of 3 planes" 10 model "$deck" "${iso[@]}"
 # memory per rank: the iso propagator of 40 x 36 x 37 cells holds 1.52 MB (2816 floats a
 # padded plane, 45 planes, 3 volumes), of a 19-plane slab 0.91 MB: with 1.2 MB allowed one

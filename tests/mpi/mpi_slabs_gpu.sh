@@ -4,7 +4,8 @@
 # 3 ranks sharing the one GPU give the snapshots and traces of one cuda rank to the bit
 # (validate --rtol 0 --atol 0), iso with the source and receivers straddling the
 # 2-rank cut and vti with two shots recording p and q (through the node's shared window, the
-# default, and as MPI messages, mpi.transport = staged, with the report's halo line checked);
+# default, and as MPI messages, mpi.transport = staged, with the report's halo line checked,
+# and in 2 shot groups of one rank each);
 # and the small migration's image on 2 cuda ranks equals one cuda rank's. Exits 77 (skipped)
 # without a GPU.
 # Usage: mpi_slabs_gpu.sh RTM3D SOURCE_DIR MPIEXEC
@@ -44,6 +45,9 @@ run 2 vti2s "${vti[@]}" --set mpi.transport=staged
 same vti2s vti1
 grep -q "rank 0: .*halo below none, above staged" "$work/vti2s.json" ||
   { echo "FAIL: vti2s.json: mpi.transport = staged is not what ran"; exit 1; }
+# shot groups: 2 ranks in 2 groups, each a whole volume on the shared GPU, one shot each
+run 2 vti2g "${vti[@]}" --set mpi.shot_groups=2
+same vti2g vti1
 # migrate: the small example's survey on 2 cuda ranks against one
 model_observed
 migrate 1 image1
