@@ -28,13 +28,30 @@ rtm3d="$build/app/rtm3d"
 # rtm3d bench on 2 ranks: rank 0 alone on the whole volume, then the slabs with the
 # exchange overlapped, blocking and off (its table, and $out/bench_TRANSPORT.json), with
 # the planes through the node's shared window (the default) and as MPI messages
-for transport in shared staged; do
+for transport in ${TRANSPORTS:-shared staged}; do
   mpirun --oversubscribe -np 2 "$rtm3d" bench run/examples/bench_512.ini \
     --set backend.name=cuda --set model.file= --set model.vp=2000 --set bench.steps="$steps" \
     --set receivers.layout=none --set mpi.transport="$transport" --set output.dir="$out" \
     --set output.name="bench_$transport" > "$out/bench_$transport.log" 2>&1 || failed=1
   grep -E "^bench:|^  " "$out/bench_$transport.log" | tee -a "$summary"
 done
+# MPS=1: the shared-window bench again with the two ranks' kernels in one MPS server (the
+# way several ranks share a GPU in production), the daemon this script's own and stopped
+if [ "${MPS:-0}" = 1 ] && command -v nvidia-cuda-mps-control > /dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY="$out/mps_pipe" CUDA_MPS_LOG_DIRECTORY="$out/mps_log"
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if nvidia-cuda-mps-control -d; then
+    mpirun --oversubscribe -np 2 -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY \
+      "$rtm3d" bench run/examples/bench_512.ini --set backend.name=cuda --set model.file= \
+      --set model.vp=2000 --set bench.steps="$steps" --set receivers.layout=none \
+      --set output.dir="$out" --set output.name=bench_mps > "$out/bench_mps.log" 2>&1 || failed=1
+    echo quit | nvidia-cuda-mps-control
+    grep -E "^bench:|^  " "$out/bench_mps.log" | sed 's/^/[MPS] /' | tee -a "$summary"
+  else
+    row "MPS" "the daemon did not start"
+  fi
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
 echo
 cat "$summary"
 exit "$failed"

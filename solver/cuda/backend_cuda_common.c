@@ -299,8 +299,14 @@ static void cuda_destroy(void *state) {
     cudaStreamSynchronize(b->copies);
     cudaStreamDestroy(b->copies);
   }
+  if (b->edges) {
+    cudaStreamSynchronize(b->edges);
+    cudaStreamDestroy(b->edges);
+  }
   if (b->steps_done) cudaEventDestroy(b->steps_done);
   if (b->copies_done) cudaEventDestroy(b->copies_done);
+  if (b->edges_start) cudaEventDestroy(b->edges_start);
+  if (b->edges_done) cudaEventDestroy(b->edges_done);
   for (int p = 0; p < RTM_PHASE_COUNT; ++p)
     for (int i = 0; i < RTM_CUDA_PHASE_RING; ++i)
       if (b->phase[p].start[i]) {
@@ -379,15 +385,16 @@ fail:
 /* ---- step ---- */
 
 /* Sample `it` of every source into the new level (the one opposite `centre`) of every field,
- * at the taps in local planes [z_begin, z_end). */
-static int inject_planes(rtm_cuda_backend_state_t *b, int centre, int it, int z_begin, int z_end) {
+ * at the taps in local planes [z_begin, z_end), on `stream`. */
+static int inject_planes(rtm_cuda_backend_state_t *b, int centre, int it, int z_begin, int z_end,
+                         cudaStream_t stream) {
   int status = RTM_OK;
   const size_t begin = (size_t)(z_begin + RTM_RADIUS) * b->grid.stride_z;
   const size_t end = (size_t)(z_end + RTM_RADIUS) * b->grid.stride_z;
   for (int f = 0; f < b->physics->field_count; ++f)
     RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
                                 b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
-                                b->source_samples, it, begin, end, b->stream));
+                                b->source_samples, it, begin, end, stream));
 fail:
   return status;
 }
@@ -444,6 +451,8 @@ fail:
   return status;
 }
 
+static int ensure_copy_stream(rtm_cuda_backend_state_t *b);
+
 static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
@@ -461,23 +470,31 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   int low_end = 0, high_begin = 0;
   rtm_slab_edges(&b->grid, &low_end, &high_begin);
   if (region == RTM_REGION_ALL) {
-    RTM_TRY(b->physics->launch(b, centre, backward, 0, nz));
-    RTM_TRY(inject_planes(b, centre, it, 0, nz));
+    RTM_TRY(b->physics->launch(b, centre, backward, 0, nz, b->stream));
+    RTM_TRY(inject_planes(b, centre, it, 0, nz, b->stream));
   } else if (region == RTM_REGION_EDGE_PLANES) {
-    /* the taps in the edge planes get sample it now, before the planes leave (MPI) */
-    RTM_TRY(phase_start(b, RTM_PHASE_EDGE, b->stream));
-    if (low_end > 0) RTM_TRY(b->physics->launch(b, centre, backward, 0, low_end));
-    if (high_begin < nz) RTM_TRY(b->physics->launch(b, centre, backward, high_begin, nz));
-    if (low_end > 0) RTM_TRY(inject_planes(b, centre, it, 0, low_end));
-    if (high_begin < nz) RTM_TRY(inject_planes(b, centre, it, high_begin, nz));
-    return phase_stop(b, RTM_PHASE_EDGE, b->stream);
+    /* on the edge stream after what the step stream holds, beside the interior queued next;
+     * the taps in the edge planes get sample it now, before the planes leave (MPI) */
+    RTM_TRY(ensure_copy_stream(b));
+    RTM_CUDA_TRY(cudaEventRecord(b->edges_start, b->stream));
+    RTM_CUDA_TRY(cudaStreamWaitEvent(b->edges, b->edges_start, 0));
+    RTM_TRY(phase_start(b, RTM_PHASE_EDGE, b->edges));
+    if (low_end > 0) RTM_TRY(b->physics->launch(b, centre, backward, 0, low_end, b->edges));
+    if (high_begin < nz) RTM_TRY(b->physics->launch(b, centre, backward, high_begin, nz, b->edges));
+    if (low_end > 0) RTM_TRY(inject_planes(b, centre, it, 0, low_end, b->edges));
+    if (high_begin < nz) RTM_TRY(inject_planes(b, centre, it, high_begin, nz, b->edges));
+    RTM_TRY(phase_stop(b, RTM_PHASE_EDGE, b->edges));
+    RTM_CUDA_TRY(cudaEventRecord(b->edges_done, b->edges));
+    return RTM_OK;
   } else if (region == RTM_REGION_INTERIOR) {
     RTM_TRY(phase_start(b, RTM_PHASE_INTERIOR, b->stream));
     if (high_begin > low_end) {
-      RTM_TRY(b->physics->launch(b, centre, backward, low_end, high_begin));
-      RTM_TRY(inject_planes(b, centre, it, low_end, high_begin));
+      RTM_TRY(b->physics->launch(b, centre, backward, low_end, high_begin, b->stream));
+      RTM_TRY(inject_planes(b, centre, it, low_end, high_begin, b->stream));
     }
     RTM_TRY(phase_stop(b, RTM_PHASE_INTERIOR, b->stream));
+    /* the receivers read the whole new level, and what follows on the step stream too */
+    if (b->edges) RTM_CUDA_TRY(cudaStreamWaitEvent(b->stream, b->edges_done, 0));
   } else {
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: unknown step region %d", (int)region);
   }
@@ -515,9 +532,14 @@ fail:
 
 static int ensure_copy_stream(rtm_cuda_backend_state_t *b) {
   int status = RTM_OK;
+  int least = 0, greatest = 0;
   if (b->copies) return RTM_OK;
   RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->steps_done, cudaEventDisableTiming));
   RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->copies_done, cudaEventDisableTiming));
+  RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->edges_start, cudaEventDisableTiming));
+  RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->edges_done, cudaEventDisableTiming));
+  RTM_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  RTM_CUDA_TRY(cudaStreamCreateWithPriority(&b->edges, cudaStreamNonBlocking, greatest));
   RTM_CUDA_TRY(cudaStreamCreateWithFlags(&b->copies, cudaStreamNonBlocking));
 fail:
   return status;
@@ -534,9 +556,10 @@ static int cuda_copy_planes(void *state, rtm_field_t field, rtm_level_t level, i
   size_t bytes = 0;
   RTM_TRY(planes_of(b, field, level, first, count, &planes, &bytes));
   RTM_TRY(ensure_copy_stream(b));
-  if (out) {
+  if (out) { /* after the step stream's work and a split step's edge planes */
     RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
     RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->steps_done, 0));
+    RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->edges_done, 0));
     RTM_TRY(phase_start(b, RTM_PHASE_COPY_OUT, b->copies));
     RTM_CUDA_TRY(cudaMemcpyAsync(out, planes, bytes, cudaMemcpyDeviceToHost, b->copies));
     RTM_TRY(phase_stop(b, RTM_PHASE_COPY_OUT, b->copies));

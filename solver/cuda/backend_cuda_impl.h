@@ -42,6 +42,11 @@ typedef struct {
    * with the steps by events; created on first use */
   cudaStream_t copies;
   cudaEvent_t steps_done, copies_done;
+  /* a split step's edge planes: a stream of their own, of the highest priority, so that they
+   * run beside the interior and their copies start as soon as they are done; ordered with
+   * the step stream by events (created with the copy stream) */
+  cudaStream_t edges;
+  cudaEvent_t edges_start, edges_done;
   /* the split steps' and the copies' device time (phase_seconds): a ring of event pairs
    * a phase, created on first use; a pair is read when its slot comes round again */
   struct {
@@ -113,7 +118,8 @@ typedef struct rtm_cuda_physics {
   int (*check_recorded)(unsigned fields);
   /* step: the kernel over the local planes [z_begin, z_end), f[n] at level `centre` and the
    * new level written over the other. */
-  int (*launch)(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin, int z_end);
+  int (*launch)(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin, int z_end,
+                cudaStream_t stream);
   /* read_field, write_field: RTM_OK when the physics has `field` at `level`, else says why. */
   int (*check_field)(rtm_field_t field, rtm_level_t level);
   /* describe: the device (`prop`, NULL when its properties could not be read) and the kernel. */

@@ -92,8 +92,8 @@ static void iso_release(rtm_cuda_backend_state_t *b) {
   rtm_cuda_backend_release(&((iso_state_t *)b)->v2dt2);
 }
 
-static int iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
-                      int z_end) {
+static int iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin, int z_end,
+                      cudaStream_t stream) {
   const iso_state_t *s = (const iso_state_t *)b;
   rtm_iso_fields_t f = {
       .p_other = b->level[RTM_FIELD_P][1 - centre].ptr,
@@ -108,7 +108,7 @@ static int iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int
   }
   memcpy(f.stencil, s->stencil, sizeof f.stencil);
   memcpy(f.inv_h2, s->inv_h2, sizeof f.inv_h2);
-  return rtm_iso_cuda_step(&b->grid, &b->kernel, &f, backward, z_begin, z_end, b->stream);
+  return rtm_iso_cuda_step(&b->grid, &b->kernel, &f, backward, z_begin, z_end, stream);
 }
 
 static int iso_check_recorded(unsigned fields) {

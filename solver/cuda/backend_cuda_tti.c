@@ -184,8 +184,8 @@ static void tti_release(rtm_cuda_backend_state_t *b) {
     rtm_cuda_backend_release(&s->coeff[k]);
 }
 
-static int tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin,
-                      int z_end) {
+static int tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int z_begin, int z_end,
+                      cudaStream_t stream) {
   const tti_state_t *s = (const tti_state_t *)b;
   rtm_tti_fields_t f = {
       .p_other = b->level[RTM_FIELD_P][1 - centre].ptr,
@@ -206,7 +206,7 @@ static int tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int
   }
   memcpy(f.weights, s->weights, sizeof f.weights);
   const rtm_tti_shape_t shape = shape_of(s);
-  return rtm_tti_cuda_step(&b->grid, &shape, &f, backward, z_begin, z_end, b->stream);
+  return rtm_tti_cuda_step(&b->grid, &shape, &f, backward, z_begin, z_end, stream);
 }
 
 static int tti_check_recorded(unsigned fields) {
