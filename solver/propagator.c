@@ -147,6 +147,11 @@ fail:
   return status;
 }
 
+/* The floats of R planes of a field as copy_planes stages them: their interior cells. */
+static size_t staged_floats(const rtm_grid_t *grid) {
+  return (size_t)RTM_RADIUS * (size_t)grid->n[0] * (size_t)grid->n[1];
+}
+
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop) {
   int status = RTM_OK;
@@ -182,8 +187,8 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(hand_shot_to_backend(prop));
   if (rtm_grid_is_slab(grid) && prop->backend->copy_planes) {
     /* the planes of a device's fields travel through host memory: pinned, set up once; a
-     * side holds R planes of every field */
-    const size_t side_floats = (size_t)prop->field_count * RTM_RADIUS * grid->stride_z;
+     * side holds the R planes of every field, their interior cells (copy_planes) */
+    const size_t side_floats = (size_t)prop->field_count * staged_floats(grid);
     RTM_TRY(rtm_mpi_halo_create(grid, side_floats, cfg->mpi.transport, &prop->halo));
     void *start = NULL;
     size_t bytes = 0;
@@ -206,7 +211,7 @@ static int exchange_begin(const rtm_propagator_t *prop, rtm_level_t level) {
   int status = RTM_OK;
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
-  const size_t planes = (size_t)R * prop->grid.stride_z;
+  const size_t planes = staged_floats(&prop->grid); /* a field's R planes on a side */
   if (!b->copy_planes) return RTM_OK;
   /* only toward a neighbour (the volume's first and last slabs have one), each field's R
    * planes after the last's */
@@ -226,7 +231,7 @@ static int exchange_end(const rtm_propagator_t *prop, rtm_level_t sent, rtm_leve
   int status = RTM_OK;
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
-  const size_t planes = (size_t)R * prop->grid.stride_z;
+  const size_t planes = staged_floats(&prop->grid); /* a field's R planes on a side */
   if (!b->copy_planes) {
     for (int f = 0; f < prop->field_count; ++f) {
       rtm_field_view_t view;

@@ -94,14 +94,14 @@ typedef struct rtm_backend {
   int (*write_field)(void *state, rtm_field_t field, rtm_level_t level, const float *dense);
   /* The field level in place, no copy (rtm_field_view_t). */
   int (*view_field)(void *state, rtm_field_t field, rtm_level_t level, rtm_field_view_t *view);
-  /* Planes [first, first + count) of the local z-range of a field level, each whole with its
-   * x/y halo (grid.stride_z floats a plane; first = -R names the ghost planes below, nz_local
-   * those above), copied into host memory `out` (in NULL) or from host memory `in` (out
-   * NULL), asynchronously on a stream of the backend's own: a copy out starts after the
-   * steps queued so far, the steps queued after a copy in wait for it. `out` is ready, and
-   * `in` may be reused, when wait_copies returns. The z-slabs' halo exchange through host
-   * staging buffers, overlapped with the interior (rtm_mpi.h). Both NULL where view_field
-   * gives host memory (cpu). */
+  /* Planes [first, first + count) of the local z-range of a field level (first = -R names
+   * the ghost planes below, nz_local those above), their nx x ny interior cells (a dense
+   * [count][ny][nx] host array; the x/y halo, zeros, stays as it is), copied into host
+   * memory `out` (in NULL) or from host memory `in` (out NULL), asynchronously on a stream of the
+   * backend's own: a copy out starts after the steps queued so far, the steps queued after a copy
+   * in wait for it. `out` is ready, and `in` may be reused, when wait_copies returns. The z-slabs'
+   * halo exchange through host staging buffers, overlapped with the interior (rtm_mpi.h). Both NULL
+   * where view_field gives host memory (cpu). */
   int (*copy_planes)(void *state, rtm_field_t field, rtm_level_t level, int first, int count,
                      float *out, const float *in);
   int (*wait_copies)(void *state);

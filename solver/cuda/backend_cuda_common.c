@@ -513,10 +513,12 @@ fail:
 
 /* ---- fields and traces to and from the host ---- */
 
-/* Planes [first, first + count) of a level (first = -R: the ghosts below), whole with
- * their x/y halo: the first float and the byte count. */
-static int planes_of(rtm_cuda_backend_state_t *b, rtm_field_t field, rtm_level_t level, int first,
-                     int count, float **planes, size_t *bytes) {
+/* The copy of planes [first, first + count) of a level (first = -R: the ghosts below), their
+ * nx x ny interior cells, to a dense host array [count][ny][nx] (kind cudaMemcpyDeviceToHost)
+ * or from one (cudaMemcpyHostToDevice): one 3D copy. */
+static int planes_copy(rtm_cuda_backend_state_t *b, rtm_field_t field, rtm_level_t level, int first,
+                       int count, float *host, enum cudaMemcpyKind kind,
+                       struct cudaMemcpy3DParms *copy) {
   int status = RTM_OK;
   const rtm_grid_t *g = &b->grid;
   RTM_TRY(b->physics->check_field(field, level));
@@ -524,8 +526,27 @@ static int planes_of(rtm_cuda_backend_state_t *b, rtm_field_t field, rtm_level_t
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: planes %d .. %d are outside the slab's %d + 2 x %d",
              first, first + count - 1, g->nz_local, RTM_RADIUS);
   float *padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
-  *planes = padded + (size_t)(first + RTM_RADIUS) * g->stride_z;
-  *bytes = (size_t)count * g->stride_z * sizeof(float);
+  const size_t row = (size_t)g->n[0] * sizeof(float);
+  const struct cudaPitchedPtr device = {.ptr = padded + (size_t)(first + RTM_RADIUS) * g->stride_z,
+                                        .pitch = g->stride_y * sizeof(float),
+                                        .xsize = row,
+                                        .ysize = (size_t)g->n[1] + 2 * RTM_RADIUS};
+  const struct cudaPitchedPtr dense = {
+      .ptr = host, .pitch = row, .xsize = row, .ysize = (size_t)g->n[1]};
+  const struct cudaPos interior = {.x = RTM_RADIUS * sizeof(float), .y = RTM_RADIUS, .z = 0};
+  memset(copy, 0, sizeof *copy);
+  copy->extent =
+      (struct cudaExtent){.width = row, .height = (size_t)g->n[1], .depth = (size_t)count};
+  copy->kind = kind;
+  if (kind == cudaMemcpyDeviceToHost) {
+    copy->srcPtr = device;
+    copy->srcPos = interior;
+    copy->dstPtr = dense;
+  } else {
+    copy->srcPtr = dense;
+    copy->dstPtr = device;
+    copy->dstPos = interior;
+  }
 fail:
   return status;
 }
@@ -552,20 +573,20 @@ static int cuda_copy_planes(void *state, rtm_field_t field, rtm_level_t level, i
                             float *out, const float *in) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
-  float *planes = NULL;
-  size_t bytes = 0;
-  RTM_TRY(planes_of(b, field, level, first, count, &planes, &bytes));
+  struct cudaMemcpy3DParms copy;
+  RTM_TRY(planes_copy(b, field, level, first, count, out ? out : (float *)in,
+                      out ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, &copy));
   RTM_TRY(ensure_copy_stream(b));
   if (out) { /* after the step stream's work and a split step's edge planes */
     RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
     RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->steps_done, 0));
     RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->edges_done, 0));
     RTM_TRY(phase_start(b, RTM_PHASE_COPY_OUT, b->copies));
-    RTM_CUDA_TRY(cudaMemcpyAsync(out, planes, bytes, cudaMemcpyDeviceToHost, b->copies));
+    RTM_CUDA_TRY(cudaMemcpy3DAsync(&copy, b->copies));
     RTM_TRY(phase_stop(b, RTM_PHASE_COPY_OUT, b->copies));
   } else {
     RTM_TRY(phase_start(b, RTM_PHASE_COPY_IN, b->copies));
-    RTM_CUDA_TRY(cudaMemcpyAsync(planes, in, bytes, cudaMemcpyHostToDevice, b->copies));
+    RTM_CUDA_TRY(cudaMemcpy3DAsync(&copy, b->copies));
     RTM_TRY(phase_stop(b, RTM_PHASE_COPY_IN, b->copies));
     RTM_CUDA_TRY(cudaEventRecord(b->copies_done, b->copies));
     RTM_CUDA_TRY(cudaStreamWaitEvent(b->stream, b->copies_done, 0));

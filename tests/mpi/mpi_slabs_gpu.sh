@@ -32,12 +32,12 @@ same iso2b iso1
 run 1 vti1 "${vti[@]}"
 run 2 vti2 "${vti[@]}"
 same vti2 vti1
-# a rank's halo buffers hold, for each of p and q, R = 4 padded planes of 64 x 40 floats
-# (36 + 8 cells rounded to 64, 32 + 8 rows) a side, 6 sides' worth (incoming: two sets of
-# two sides; outgoing: two sides): 6 x 2 x 4 x 2560 floats = 491520 bytes; on one node both
+# a rank's halo buffers hold, for each of p and q, R = 4 planes of 36 x 32 interior cells a
+# side, 6 sides' worth (incoming: two sets of two sides; outgoing: two sides):
+# 6 x 2 x 4 x 1152 floats = 221184 bytes; on one node both
 # ranks' planes travel through the shared window (mpi.transport = auto)
-for want in "rank 0: .*halo below none, above shared, buffers 491520 bytes" \
-  "rank 1: .*halo below shared, above none, buffers 491520 bytes"; do
+for want in "rank 0: .*halo below none, above shared, buffers 221184 bytes" \
+  "rank 1: .*halo below shared, above none, buffers 221184 bytes"; do
   grep -q "$want" "$work/vti2.json" ||
     { echo "FAIL: vti2.json: no '$want':"; grep "rank " "$work/vti2.json"; exit 1; }
 done
