@@ -136,6 +136,12 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "%s: migrate needs rtm.observed, the HDF5 file of the recorded "
              "gathers (rtm3d model writes one)",
              cfg->path[0] ? cfg->path : "configuration");
+  if (cfg->time.dispersion_correction == RTM_DISPERSION_TRACES)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: time.dispersion_correction = traces warps recorded traces, and a migration "
+             "records none: set full (the source wavelet and the observed gathers warped "
+             "before they are injected) or none",
+             cfg->path);
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   run->whole = run->grid;
   RTM_TRY(rtm_mpi_split_groups(cfg->mpi.shot_groups)); /* refused alike on every rank */
@@ -371,7 +377,12 @@ fail:
 }
 
 /* The gather at the modelling dt, steps + 1 samples: resampled through the trace pipeline
- * when its dt differs, cut to the modelling window; shorter than the window is an error. */
+ * when its dt differs, cut to the modelling window; shorter than the window is an error.
+ * With time.dispersion_correction = full the gather, a source of the receiver side's
+ * propagation, is warped forward like the source wavelet (rtm_traces.h): both wavefields
+ * are then the exact ones at the warped frequencies, and their zero-lag correlation, the
+ * image, has no time-dispersion error (only a weight 1 / cos(omega dt / 2) >= 1 per
+ * frequency, Parseval). */
 static int to_modelling_dt(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather,
                            float **observed) {
   int status = RTM_OK, available = 0;
@@ -394,6 +405,10 @@ static int to_modelling_dt(const migrate_run_t *run, int shot, const rtm_io_gath
   if (!out) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for shot %d's gather", shot);
   for (int r = 0; r < gather->count; ++r)
     memcpy(out + (size_t)r * samples, source + (size_t)r * available, samples * sizeof *out);
+  if (run->cfg.time.dispersion_correction == RTM_DISPERSION_FULL)
+    RTM_TRY(rtm_traces_dispersion(
+        strcmp(rtm_migration_backend(run->migration), "cuda") == 0 ? "cuda" : "cpu",
+        RTM_TRACES_WARP_FORWARD, gather->count, samples, dt_s, out));
   *observed = out;
   out = NULL;
 fail:

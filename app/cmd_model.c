@@ -320,10 +320,11 @@ static int collect_gathers(model_run_t *run, shot_gathers_t *g) {
     if (!all_finite(traces, count * samples))
       RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is unstable%s",
                name, run->unstable_hint);
+    const char *pipeline = strcmp(prop->backend->name, "cuda") == 0 ? "cuda" : "cpu";
+    RTM_TRY(rtm_propagator_correct_traces(prop, pipeline, (int)count, traces));
     if (run->resample)
-      RTM_TRY(rtm_traces_resample(strcmp(prop->backend->name, "cuda") == 0 ? "cuda" : "cpu",
-                                  (int)count, run->samples, prop->dt_s, traces, run->trace_samples,
-                                  run->trace_dt, out));
+      RTM_TRY(rtm_traces_resample(pipeline, (int)count, run->samples, prop->dt_s, traces,
+                                  run->trace_samples, run->trace_dt, out));
     else
       memcpy(out, traces, count * samples * sizeof *traces);
     out += count * (size_t)run->trace_samples;

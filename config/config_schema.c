@@ -33,6 +33,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"time", "steps", RTM_CFG_INT, FIELD(time.steps), "500", 1, HUGE_VAL, NULL, "time steps; traces hold steps + 1 samples"},
     {"time", "dt", RTM_CFG_DOUBLE_AUTO, FIELD(time.dt_s), "auto", ABOVE_ZERO, NULL, "time step, seconds; auto = cfl * h_min / v_max"},
     {"time", "cfl", RTM_CFG_DOUBLE, FIELD(time.cfl), "0.4", 0.01, 1, NULL, "Courant number for dt = auto; the solver checks it against the stability limit"},
+    {"time", "dispersion_correction", RTM_CFG_ENUM, FIELD(time.dispersion_correction), "none", ANY, "none|traces|full", "the leapfrog's time dispersion (high frequencies run early at large Courant numbers) removed after the run by a frequency warp of the recorded traces (traces), or fully: the source wavelet warped the other way before the run as well (full; Koene et al. 2018); snapshots are not corrected"},
 
     {"model", "file", RTM_CFG_STRING, FIELD(model.file), "", ANY, NULL, "HDF5 model (/vp, /epsilon, ...); empty = the constants below"},
     {"model", "vp", RTM_CFG_DOUBLE, FIELD(model.vp_m_s), "2000", POSITIVE, 20000, NULL, "constant P velocity (vertical for VTI/TTI), m/s"},

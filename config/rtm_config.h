@@ -37,6 +37,14 @@ typedef enum {
   RTM_EXCHANGE_BLOCKING,
   RTM_EXCHANGE_OFF
 } rtm_mpi_exchange_t;
+/* The leapfrog's time dispersion removed (rtm_traces.h, rtm_traces_warp_t): not at all,
+ * from the recorded traces (the inverse warp), or fully (the source wavelet warped forward
+ * before the run as well). */
+typedef enum {
+  RTM_DISPERSION_NONE = 0,
+  RTM_DISPERSION_TRACES,
+  RTM_DISPERSION_FULL
+} rtm_dispersion_correction_t;
 /* How a device's planes travel between z-slabs (rtm_mpi_halo.h). */
 typedef enum {
   RTM_TRANSPORT_AUTO = 0, /* shared within a node, staged between nodes */
@@ -56,6 +64,7 @@ typedef struct {
     int steps;   /* time steps; traces have steps + 1 samples */
     double dt_s; /* NAN = auto: cfl * h_min / v_max */
     double cfl;  /* used by dt = auto; must stay below the stability limit */
+    rtm_dispersion_correction_t dispersion_correction; /* none | traces | full */
   } time;
   struct {
     char file[RTM_CONFIG_PATH_MAX]; /* HDF5 model; empty = constants below */

@@ -13,6 +13,7 @@
 #include "rtm_mpi.h"
 #include "rtm_mpi_halo.h"
 #include "rtm_status.h"
+#include "rtm_traces.h"
 
 unsigned rtm_field_mask(const char *list) {
   return (strchr(list, 'p') ? RTM_FIELD_BIT(RTM_FIELD_P) : 0u) |
@@ -52,6 +53,11 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s * v2 / cell_volume;
   for (int it = 0; it < samples; ++it)
     wavelets[it] = (float)(scale * rtm_ricker(it * prop->dt_s, cfg->source.frequency_hz, delay));
+  /* full dispersion correction: the wavelet warped so that the run at omega gives the exact
+   * response at psi(omega), which the recorded traces are warped back from */
+  if (prop->dispersion == RTM_DISPERSION_FULL)
+    RTM_TRY(
+        rtm_traces_dispersion("cpu", RTM_TRACES_WARP_FORWARD, 1, samples, prop->dt_s, wavelets));
 
   memcpy(prop->source_position_m, source_m, sizeof prop->source_position_m);
   rtm_points_release(&prop->sources);
@@ -167,6 +173,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   prop->trace_fields = rtm_field_mask(cfg->receivers.fields);
   prop->field_count = cfg->physics.equation == RTM_EQUATION_ISO ? 1 : 2;
   prop->exchange = cfg->mpi.exchange;
+  prop->dispersion = cfg->time.dispersion_correction;
   double source_m[3];
   rtm_source_position(cfg, grid, source_m);
   RTM_TRY(place_shot(prop, cfg, source_m));
@@ -276,6 +283,13 @@ int rtm_propagator_phase_seconds(rtm_propagator_t *prop, double seconds[RTM_PHAS
   for (int p = 0; p < RTM_PHASE_COUNT; ++p)
     seconds[p] = prop->phase_s[p];
   return status;
+}
+
+int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *backend, int count,
+                                  float *traces) {
+  if (prop->dispersion == RTM_DISPERSION_NONE) return RTM_OK;
+  return rtm_traces_dispersion(backend, RTM_TRACES_WARP_INVERSE, count, prop->steps + 1, prop->dt_s,
+                               traces);
 }
 
 int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction) {

@@ -25,6 +25,7 @@ typedef struct {
   unsigned trace_fields;       /* RTM_FIELD_BIT mask the receivers record (receivers.fields) */
   int field_count;             /* 1: p (iso); 2: p and q (vti, tti) */
   rtm_mpi_exchange_t exchange; /* z-slabs: mpi.exchange */
+  rtm_dispersion_correction_t dispersion; /* time.dispersion_correction */
   double halo_s; /* z-slabs: host seconds spent exchanging (waiting for the planes, MPI) */
   double phase_s[RTM_PHASE_COUNT]; /* z-slabs, a synchronous backend's: its phases' seconds */
   float *wavelets;                 /* [sources.count][steps + 1], scaled for injection */
@@ -61,6 +62,13 @@ int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t directio
  * interior, a device's copies out and in), on the device where it is asynchronous (waits
  * for its queued work) and by the host's clock otherwise; zeros without a split. */
 int rtm_propagator_phase_seconds(rtm_propagator_t *prop, double seconds[RTM_PHASE_COUNT]);
+
+/* time.dispersion_correction = traces or full: `count` traces of steps + 1 samples at dt,
+ * as the receivers recorded them, warped back from the leapfrog's frequencies to the true
+ * ones (rtm_traces_dispersion, INVERSE) on `backend`'s trace pipeline ("cpu" or "cuda");
+ * none leaves them. Under MPI, on the summed traces. */
+int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *backend, int count,
+                                  float *traces);
 
 /* Moves the propagator to another shot at source_m: the backend's fields and traces reset,
  * the source (its wavelet scaled with v^2 at the new position) and the receivers of that

@@ -41,6 +41,22 @@ typedef enum {
   RTM_TRACES_NORM_RMS   /* divide by the RMS: the output's RMS becomes 1 */
 } rtm_traces_norm_t;
 
+/* A frequency warp of the input spectrum (stage 2), for a leapfrog's time dispersion
+ * (Koene, Robertsson, Broggini and Andersson 2018, Geophys. J. Int. 213(1)): the second-order
+ * time step dt turns the equation's omega^2 into psi(omega)^2, psi = (2 / dt) sin(omega dt /
+ * 2), so a leapfrog run at frequency omega gives the exact response at psi(omega).
+ *   FORWARD: output frequency f takes the input at sin(pi f dt) / (pi dt): a source wavelet
+ *            warped so, the run's output at omega is the exact output at psi(omega);
+ *   INVERSE: output frequency f takes the input at asin(pi f dt) / (pi dt) (0 above
+ *            1 / (pi dt)): recorded traces back from psi(omega) to omega.
+ * The input spectrum is interpolated between bins (cubic), so the input should be
+ * zero-padded (fft_length) well past its length: rtm_traces_dispersion pads 16x. */
+typedef enum {
+  RTM_TRACES_WARP_NONE = 0,
+  RTM_TRACES_WARP_FORWARD,
+  RTM_TRACES_WARP_INVERSE
+} rtm_traces_warp_t;
+
 typedef enum {
   RTM_TRACES_GRAPH = 0, /* capture the pipeline once as a CUDA graph, replay it per run */
   RTM_TRACES_STREAMS    /* launch every stage directly on the streams, each run */
@@ -55,6 +71,8 @@ typedef struct {
   int derivative;    /* non-zero: time derivative (multiply by i omega) */
   double shift_s;    /* delay: y(t) = x(t - shift), circular over the window */
   rtm_traces_norm_t normalisation;
+  rtm_traces_warp_t warp; /* before the other factors; NONE = off */
+  double warp_dt_s;       /* the leapfrog's dt the warp undoes or anticipates */
 } rtm_traces_output_t;
 
 typedef struct {
@@ -134,6 +152,11 @@ const char *rtm_traces_pipeline_name(rtm_traces_pipeline_t pipeline);
  * zero-padded in time to T and the outputs keep the first n_out samples. The ratio
  * dt_out / dt_in must therefore be a ratio of integers (p/q with q <= 4096); otherwise
  * RTM_ERR_UNSUPPORTED says so. */
+/* The leapfrog time-dispersion warp (rtm_traces_warp_t) of count traces [count][n] at dt,
+ * in place, the inputs zero-padded to 16 n in time (the cubic interpolation of the
+ * spectrum then errs by about 1e-4 of the trace). */
+int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
+                          float *traces);
 int rtm_traces_resample(const char *backend, int count, int n_in, double dt_in, const float *in,
                         int n_out, double dt_out, float *out);
 

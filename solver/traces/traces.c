@@ -107,6 +107,15 @@ static int validate_output(const rtm_traces_desc_t *desc, int fft_length, int m,
     rtm_log_error("traces: output %d: shift %g s must be finite", m, o->shift_s);
     return RTM_ERR_INPUT;
   }
+  if (o->warp < RTM_TRACES_WARP_NONE || o->warp > RTM_TRACES_WARP_INVERSE) {
+    rtm_log_error("traces: output %d: unknown warp %d (none, forward, inverse)", m, (int)o->warp);
+    return RTM_ERR_INPUT;
+  }
+  if (o->warp != RTM_TRACES_WARP_NONE && (!(o->warp_dt_s > 0.0) || !isfinite(o->warp_dt_s))) {
+    rtm_log_error("traces: output %d: the warp's dt %g s must be positive and finite", m,
+                  o->warp_dt_s);
+    return RTM_ERR_INPUT;
+  }
   if (o->normalisation < RTM_TRACES_NORM_NONE || o->normalisation > RTM_TRACES_NORM_RMS) {
     rtm_log_error("traces: output %d: unknown normalisation %d (none, peak, rms)", m,
                   (int)o->normalisation);
@@ -295,6 +304,8 @@ static void apply_options(rtm_traces_plan_t *plan) {
     for (int i = 0; i < 4; ++i)
       t->band_hz[i] = out->band_hz[i];
     t->shift_s = out->shift_s;
+    t->warp = (int)out->warp;
+    t->warp_dt_s = out->warp_dt_s;
   }
 }
 
@@ -519,6 +530,45 @@ static int common_window(int n_in, double dt_in, int n_out, double dt_out, int *
                 "samples at both; choose the output interval as such a multiple of the input's",
                 dt_in, dt_out, ratio);
   return RTM_ERR_UNSUPPORTED;
+}
+
+int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
+                          float *traces) {
+  int status = RTM_OK;
+  rtm_traces_plan_t *plan = NULL;
+  /* samples of the interpolated spectrum per cycle of its phase; traces a run at most */
+  enum { PADDING = 16, PADDED_FLOATS_A_RUN = 1 << 26 };
+  if (warp == RTM_TRACES_WARP_NONE || count == 0) return RTM_OK;
+  if (n <= 0 || count < 0 || (long long)n * PADDING > RTM_TRACES_MAX_LENGTH)
+    RTM_FAIL(RTM_ERR_INPUT, "traces: a dispersion warp of %d traces of %d samples", count, n);
+  const rtm_traces_output_t output = {.length = n,
+                                      .dt_s = dt,
+                                      .normalisation = RTM_TRACES_NORM_NONE,
+                                      .warp = warp,
+                                      .warp_dt_s = dt};
+  int batch = PADDED_FLOATS_A_RUN / (PADDING * n);
+  if (batch < 1) batch = 1;
+  for (int first = 0; first < count; first += batch) {
+    const int inputs = count - first < batch ? count - first : batch;
+    if (!plan || plan->desc.n_inputs != inputs) { /* the last batch may be smaller */
+      rtm_traces_plan_destroy(plan);
+      plan = NULL;
+      const rtm_traces_desc_t desc = {.backend = backend,
+                                      .pipeline = RTM_TRACES_STREAMS,
+                                      .n_inputs = inputs,
+                                      .input_length = n,
+                                      .input_dt_s = dt,
+                                      .fft_length = PADDING * n,
+                                      .outputs = &output,
+                                      .n_outputs = 1};
+      RTM_TRY(rtm_traces_plan_create(&desc, &plan));
+    }
+    float *at = traces + (size_t)first * (size_t)n;
+    RTM_TRY(rtm_traces_run(plan, at, at));
+  }
+fail:
+  rtm_traces_plan_destroy(plan);
+  return status;
 }
 
 int rtm_traces_resample(const char *backend, int count, int n_in, double dt_in, const float *in,

@@ -16,7 +16,8 @@ namespace {
 constexpr int SPREAD_THREADS = 256;
 constexpr int MERGE_THREADS = 256;
 
-/* Spread: Y_k = factor_k X_k for k < bins_in, 0 beyond (zero-padding of the spectrum).
+/* Spread: Y_k = factor_k X_k for k < bins_in (X at a warped frequency with a warp:
+ * rtm_traces_input_at), 0 beyond (zero-padding of the spectrum).
  * Thread mapping: one block per output trace, threads stride over its bins_out bins. The
  * factor is formed in double (the phase ramp of a long shift needs it) exactly as the
  * FFTW loops do, so both backends apply the same numbers. */
@@ -30,11 +31,11 @@ __global__ void spread_kernel(const rtm_traces_trace_t *__restrict__ traces,
   for (int k = threadIdx.x; k < bins_out; k += blockDim.x) {
     float2 v = make_float2(0.0f, 0.0f);
     if (k < bins_in) {
-      double re, im;
+      double re, im, xr, xi;
       rtm_traces_bin_factor(t, k, &re, &im);
-      const float2 xk = x[k];
-      v.x = (float)((double)xk.x * re - (double)xk.y * im);
-      v.y = (float)((double)xk.x * im + (double)xk.y * re);
+      rtm_traces_input_at(t, (const float *)x, k, &xr, &xi);
+      v.x = (float)(xr * re - xi * im);
+      v.y = (float)(xr * im + xi * re);
     }
     y[k] = v;
   }

@@ -126,9 +126,9 @@ static int fftw_run(rtm_traces_plan_t *plan) {
     const fftwf_complex *x = spectrum_in + t->spectrum_in_offset;
     fftwf_complex *y = spectrum_out + t->spectrum_out_offset;
     for (int k = 0; k < t->bins_out; ++k) {
-      double re = 0.0, im = 0.0;
+      double re = 0.0, im = 0.0, xr = 0.0, xi = 0.0;
       if (k < t->bins_in) rtm_traces_bin_factor(t, k, &re, &im);
-      double xr = k < t->bins_in ? x[k][0] : 0.0, xi = k < t->bins_in ? x[k][1] : 0.0;
+      rtm_traces_input_at(t, (const float *)x, k, &xr, &xi);
       y[k][0] = (float)(xr * re - xi * im);
       y[k][1] = (float)(xr * im + xi * re);
     }

@@ -331,8 +331,8 @@ fail:
   return status;
 }
 
-static int alloc_in(const char *strategy, rtm_traces_plan_t *plan, size_t bytes,
-                    const char *label, rtm_allocation_t *out) {
+static int alloc_in(const char *strategy, rtm_traces_plan_t *plan, size_t bytes, const char *label,
+                    rtm_allocation_t *out) {
   cuda_state_t *s = plan->state;
   rtm_mem_request_t request = {.device = s->device, .require_compression = 0};
   return rtm_mem_alloc(strategy, bytes ? bytes : 1, label, &request, plan->desc.ledger, out);

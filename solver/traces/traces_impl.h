@@ -47,7 +47,9 @@ typedef struct {
   double taper_start_hz; /* (1 - taper_fraction) fc */
   double band_hz[4];
   double shift_s;
-  double scale; /* 1 / fft_length */
+  double scale;     /* 1 / fft_length */
+  int warp;         /* rtm_traces_warp_t */
+  double warp_dt_s; /* its leapfrog dt */
 } rtm_traces_trace_t;
 
 typedef struct {
@@ -139,6 +141,39 @@ static inline RTM_TRACES_HD void rtm_traces_bin_factor(const rtm_traces_trace_t 
   }
   *re = fr;
   *im = fi;
+}
+
+/* Input spectrum value for output bin k (x: the input's bins_in complex values, interleaved
+ * re, im): bin k itself, or, warped (rtm_traces_warp_t), the input at the warped frequency
+ * by cubic (4-point Lagrange) interpolation between bins, the bins below 0 the conjugates
+ * of those above (a real input), 0 past the last bin and where the inverse warp has no
+ * source (pi f dt >= 1). */
+static inline RTM_TRACES_HD void rtm_traces_input_at(const rtm_traces_trace_t *t, const float *x,
+                                                     int k, double *re, double *im) {
+  *re = *im = 0.0;
+  if (t->warp == RTM_TRACES_WARP_NONE) {
+    if (k < t->bins_in) {
+      *re = x[2 * k];
+      *im = x[2 * k + 1];
+    }
+    return;
+  }
+  const double a = RTM_TRACES_PI * k * t->df_hz * t->warp_dt_s; /* pi f dt */
+  if (t->warp == RTM_TRACES_WARP_INVERSE && a >= 1.0) return;
+  const double f_in =
+      (t->warp == RTM_TRACES_WARP_FORWARD ? sin(a) : asin(a)) / (RTM_TRACES_PI * t->warp_dt_s);
+  const double u = f_in / t->df_hz;
+  const int j = (int)floor(u);
+  const double s = u - j;
+  /* Lagrange weights of nodes j - 1, j, j + 1, j + 2 at j + s */
+  const double w[4] = {-s * (s - 1.0) * (s - 2.0) / 6.0, (s + 1.0) * (s - 1.0) * (s - 2.0) / 2.0,
+                       -(s + 1.0) * s * (s - 2.0) / 2.0, (s + 1.0) * s * (s - 1.0) / 6.0};
+  for (int n = 0; n < 4; ++n) {
+    const int b = j - 1 + n, m = b < 0 ? -b : b;
+    if (m >= t->bins_in) continue;
+    *re += w[n] * x[2 * m];
+    *im += w[n] * (b < 0 ? -x[2 * m + 1] : x[2 * m + 1]);
+  }
 }
 
 /* Normalisation divisor of a trace from its peak and RMS; 1 when none or silent. */

@@ -27,4 +27,24 @@ if [ "$status" -ne 1 ]; then
   echo "FAIL: validate of a different run exited $status, want 1"
   exit 1
 fi
+
+# time.dispersion_correction: the traces of full differ from a's (the warps ran), and
+# migrate refuses traces (it records none) before it reads anything
+"$rtm3d" model "$deck" "${small[@]}" --set output.dir="$work" --set output.name=c \
+  --set time.dispersion_correction=full
+status=0
+"$rtm3d" validate "$work/c.h5" "$work/a.h5" --datasets /traces/p > "$work/c.validate" || status=$?
+if [ "$status" -ne 1 ]; then
+  echo "FAIL: dispersion_correction = full left the traces as they were (validate exit $status)"
+  exit 1
+fi
+status=0
+"$rtm3d" migrate "$deck" "${small[@]}" --set rtm.observed="$work/a.h5" \
+  --set time.dispersion_correction=traces --set output.dir="$work" --set output.name=m \
+  > "$work/m.out" 2>&1 || status=$?
+if [ "$status" -ne 2 ] || ! grep -q "a migration records none: set full" "$work/m.out"; then
+  echo "FAIL: migrate with dispersion_correction = traces: exit $status"
+  cat "$work/m.out"
+  exit 1
+fi
 echo "cli_model_run: ok"

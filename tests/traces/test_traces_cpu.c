@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -15,6 +16,7 @@
 
 #include "rtm_status.h"
 #include "rtm_test_main.h"
+#include "rtm_physics.h"
 #include "rtm_traces.h"
 #include "traces_test_util.h"
 
@@ -438,6 +440,66 @@ static void test_parse_pipeline(void **state) {
 }
 
 /* The cpu backend has no graph: asking for its node count is refused. */
+/* Spectrum of rtm_ricker(t, f, delay) with a = (pi f)^2: sqrt(pi / a) w^2 / (2 a)
+ * exp(-w^2 / (4 a)), times exp(-i w delay). */
+static double ricker_amplitude(double omega, double frequency) {
+  const double a = TT_PI * TT_PI * frequency * frequency;
+  return sqrt(TT_PI / a) * omega * omega / (2.0 * a) * exp(-omega * omega / (4.0 * a));
+}
+
+/* The leapfrog warps against a direct quadrature of their definition (rtm_traces.h), the
+ * input's spectrum X(w) = R(w) exp(-i w delay) taken at the warped frequency: forward
+ * y(t) = (1 / pi) int_0^{pi/dt} R(psi(w)) cos(w t - psi(w) delay) dw with psi(w) = (2 / dt)
+ * sin(w dt / 2); inverse y(t) = (1 / pi) int_0^{2/dt} R(psi^-1(v)) cos(v t - psi^-1(v) delay)
+ * dv; and the two in turn give the wavelet back. A 20 Hz Ricker at dt = 2 ms (the warp moves
+ * it by several percent), 400 samples padded 16x (rtm_traces_dispersion). */
+static void test_dispersion_warps(void **state) {
+  (void)state;
+  enum { N = 400, QUADRATURE = 200000 };
+  const double dt = 0.002, frequency = 20.0, delay = 0.3;
+  float x[N], forward[N], inverse[N];
+  double exact_forward[N], exact_inverse[N];
+  for (int i = 0; i < N; ++i)
+    x[i] = forward[i] = inverse[i] = (float)rtm_ricker(i * dt, frequency, delay);
+  for (int i = 0; i < N; ++i) {
+    const double t = i * dt;
+    double fsum = 0.0, isum = 0.0;
+    const double dw = TT_PI / dt / QUADRATURE, dv = 2.0 / dt / QUADRATURE;
+    for (int q = 0; q < QUADRATURE; ++q) {
+      const double w = (q + 0.5) * dw, v = (q + 0.5) * dv;
+      const double psi = 2.0 / dt * sin(w * dt / 2.0), back = 2.0 / dt * asin(v * dt / 2.0);
+      fsum += ricker_amplitude(psi, frequency) * cos(w * t - psi * delay) * dw;
+      isum += ricker_amplitude(back, frequency) * cos(v * t - back * delay) * dv;
+    }
+    exact_forward[i] = fsum / TT_PI;
+    exact_inverse[i] = isum / TT_PI;
+  }
+  assert_int_equal(rtm_traces_dispersion("cpu", RTM_TRACES_WARP_FORWARD, 1, N, dt, forward),
+                   RTM_OK);
+  assert_int_equal(rtm_traces_dispersion("cpu", RTM_TRACES_WARP_INVERSE, 1, N, dt, inverse),
+                   RTM_OK);
+  double ef = 0.0, ei = 0.0, moved = 0.0, norm = 0.0;
+  for (int i = 0; i < N; ++i) {
+    ef += (forward[i] - exact_forward[i]) * (forward[i] - exact_forward[i]);
+    ei += (inverse[i] - exact_inverse[i]) * (inverse[i] - exact_inverse[i]);
+    moved += (exact_forward[i] - x[i]) * (exact_forward[i] - x[i]);
+    norm += (double)x[i] * x[i];
+  }
+  printf("dispersion warps: forward %.2e, inverse %.2e from the quadrature; the warp moves the "
+         "wavelet by %.3f\n",
+         sqrt(ef / norm), sqrt(ei / norm), sqrt(moved / norm));
+  assert_true(sqrt(moved / norm) > 0.02); /* a warp that did nothing would fail below */
+  assert_true(sqrt(ef / norm) < RICKER_TOLERANCE);
+  assert_true(sqrt(ei / norm) < RICKER_TOLERANCE);
+  assert_int_equal(rtm_traces_dispersion("cpu", RTM_TRACES_WARP_INVERSE, 1, N, dt, forward),
+                   RTM_OK);
+  double round_trip = 0.0;
+  for (int i = 0; i < N; ++i)
+    round_trip += (forward[i] - x[i]) * (forward[i] - x[i]);
+  printf("  forward then inverse: %.2e\n", sqrt(round_trip / norm));
+  assert_true(sqrt(round_trip / norm) < RICKER_TOLERANCE);
+}
+
 static void test_cpu_has_no_graph(void **state) {
   (void)state;
   rtm_traces_output_t o = {.length = 100, .dt_s = 1e-3};
@@ -457,4 +519,4 @@ RTM_TEST_MAIN(cmocka_unit_test(test_periodic_resampled_to_five_outputs),
               cmocka_unit_test(test_bad_description), cmocka_unit_test(test_bad_outputs),
               cmocka_unit_test(test_window_and_bandwidth_messages),
               cmocka_unit_test(test_too_large_for_the_host), cmocka_unit_test(test_parse_pipeline),
-              cmocka_unit_test(test_cpu_has_no_graph))
+              cmocka_unit_test(test_cpu_has_no_graph), cmocka_unit_test(test_dispersion_warps))

@@ -282,6 +282,32 @@ static void test_resample_matches_fftw(void **state) {
   free(in);
 }
 
+/* The leapfrog dispersion warps (forward, inverse) on cuFFT against FFTW, on noise (every
+ * bin's interpolation weighs in). */
+static void test_dispersion_matches_fftw(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
+  const int count = 40, n = 700;
+  float *want = malloc((size_t)count * n * sizeof *want);
+  float *got = malloc((size_t)count * n * sizeof *got);
+  assert_true(want && got);
+  for (int warp = RTM_TRACES_WARP_FORWARD; warp <= RTM_TRACES_WARP_INVERSE; ++warp) {
+    fill_noise(&rng, want, (size_t)count * n);
+    memcpy(got, want, (size_t)count * n * sizeof *got);
+    assert_int_equal(rtm_traces_dispersion("cpu", (rtm_traces_warp_t)warp, count, n, 2e-3, want),
+                     RTM_OK);
+    assert_int_equal(rtm_traces_dispersion("cuda", (rtm_traces_warp_t)warp, count, n, 2e-3, got),
+                     RTM_OK);
+    for (int i = 0; i < count; ++i) {
+      double err = tt_rel_l2_f(got + (size_t)i * n, want + (size_t)i * n, (size_t)n);
+      if (!(err <= GPU_CPU_TOLERANCE))
+        fail_msg("warp %d, trace %d: rel L2 %.3g vs FFTW", warp, i, err);
+    }
+  }
+  free(got);
+  free(want);
+}
+
 /* Sizes beyond the device are refused before any allocation. */
 static void test_too_large_for_device(void **state) {
   (void)state;
@@ -297,4 +323,5 @@ RTM_TEST_MAIN_CUDA("test_traces_gpu", NULL, NULL, cmocka_unit_test(test_talk_cas
                    cmocka_unit_test(test_graph_node_count),
                    cmocka_unit_test(test_update_keeps_or_rebuilds_graph),
                    cmocka_unit_test(test_resample_matches_fftw),
+                   cmocka_unit_test(test_dispersion_matches_fftw),
                    cmocka_unit_test(test_too_large_for_device))
