@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# run/tools/dispersion_check.sh [BUILD_DIR] - time.dispersion_correction on the GPU machine,
+# one call: build, ctest -L gpu (every cuda test; the trace pipeline's leapfrog warps on
+# cuFFT against FFTW among them), then what the correction costs: rtm3d model of
+# run/examples/bench_512.ini (iso 512^3 of 10 m, constant 2000 m/s, STEPS steps, default
+# 2000, cuda) with a receiver plane every 80 m (59 x 59) and every 10 m (the whole plane
+# inside the absorbing layer, 472 x 472), each with the correction none and full: the run
+# report's propagate, write and dispersion_correction seconds. Short table last; logs
+# under $OUT (or run/out/dispersion).
+set -uo pipefail
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/dispersion || exit 1
+build="${1:-build-mpi}"
+steps="${STEPS:-2000}"
+summary="$out/summary.txt"
+: > "$summary"
+failed=0
+device_info >> "$summary"
+device_build "$build" "$out/build.log" || exit 1
+row "build" "ok ($(grep -c -i warning "$out/build.log") warning lines)"
+ctest --test-dir "$build" -L gpu -j 4 --output-on-failure > "$out/ctest_gpu.log" 2>&1 || failed=1
+row "ctest -L gpu" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
+grep -E "Failed|\*\*\*" "$out/ctest_gpu.log" | head -10 | tee -a "$summary"
+for spacing in 80 10; do
+  for mode in none full; do
+    name="cost_${spacing}m_$mode"
+    "$build/app/rtm3d" model run/examples/bench_512.ini --quiet --set backend.name=cuda \
+      --set model.file= --set model.vp=2000 --set time.steps="$steps" \
+      --set receivers.x_step="$spacing" --set receivers.y_step="$spacing" \
+      --set time.dispersion_correction="$mode" --set output.dir="$out" --set output.name="$name" \
+      > "$out/$name.log" 2>&1 || { failed=1; tail -3 "$out/$name.log"; }
+    python3 - "$out/$name.json" "$name" << 'PY' | tee -a "$summary"
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["timings_s"]
+share = 100.0 * t["dispersion_correction"] / t["propagate"] if t["propagate"] else float("nan")
+print(f"{sys.argv[2]:<22} propagate {t['propagate']:.3f} s  write {t['write']:.3f} s  "
+      f"correction {t['dispersion_correction']:.3f} s ({share:.1f}% of propagate)")
+PY
+    rm -f "$out/$name.h5"
+  done
+done
+echo
+cat "$summary"
+exit "$failed"
