@@ -18,8 +18,11 @@ failed=0
 device_info >> "$summary"
 device_build "$build" "$out/build.log" || exit 1
 row "build" "ok ($(grep -c -i warning "$out/build.log") warning lines)"
-ctest --test-dir "$build" -L gpu -j 4 --output-on-failure > "$out/ctest_gpu.log" 2>&1 || failed=1
-row "ctest -L gpu" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
+# CTEST_ARGS picks the tests (default -L gpu)
+# shellcheck disable=SC2086
+ctest --test-dir "$build" ${CTEST_ARGS:--L gpu} -j 4 --output-on-failure > "$out/ctest_gpu.log" 2>&1 ||
+  failed=1
+row "ctest ${CTEST_ARGS:--L gpu}" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
 grep -E "Failed|\*\*\*" "$out/ctest_gpu.log" | head -10 | tee -a "$summary"
 for spacing in 80 10; do
   for mode in none full; do

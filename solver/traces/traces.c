@@ -359,6 +359,7 @@ int rtm_traces_plan_create(const rtm_traces_desc_t *desc, rtm_traces_plan_t **ou
   snprintf(plan->backend_name, sizeof plan->backend_name, "%s", desc->backend);
   plan->desc.backend = plan->backend_name;
   plan->fft_length = fft_length;
+  plan->input_pitch = fft_length; /* a backend that pads on the device narrows it */
   plan->backend = find_backend(desc->backend);
   warn_bandwidth(plan);
   RTM_TRY(build_layout(plan, fft_size));
@@ -411,7 +412,7 @@ fail:
 }
 
 float *rtm_traces_input_buffer(rtm_traces_plan_t *plan, size_t *pitch) {
-  if (pitch) *pitch = (size_t)plan->fft_length;
+  if (pitch) *pitch = (size_t)plan->input_pitch;
   return plan->backend->input_buffer(plan);
 }
 
@@ -424,7 +425,7 @@ int rtm_traces_run(rtm_traces_plan_t *plan, const float *inputs, float *gather) 
   if (inputs) {
     float *staging = plan->backend->input_buffer(plan);
     for (int i = 0; i < plan->desc.n_inputs; ++i)
-      memcpy(staging + (size_t)i * plan->fft_length, inputs + (size_t)i * plan->desc.input_length,
+      memcpy(staging + (size_t)i * plan->input_pitch, inputs + (size_t)i * plan->desc.input_length,
              (size_t)plan->desc.input_length * sizeof(float));
   }
   RTM_TRY(plan->backend->run(plan));
@@ -536,6 +537,7 @@ int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count
                           float *traces) {
   int status = RTM_OK;
   rtm_traces_plan_t *plan = NULL;
+  float *last = NULL; /* a last, partial batch, padded with silent traces */
   /* samples of the interpolated spectrum per cycle of its phase; traces a run at most */
   enum { PADDING = 16, PADDED_FLOATS_A_RUN = 1 << 26 };
   if (warp == RTM_TRACES_WARP_NONE || count == 0) return RTM_OK;
@@ -548,25 +550,31 @@ int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count
                                       .warp_dt_s = dt};
   int batch = PADDED_FLOATS_A_RUN / (PADDING * n);
   if (batch < 1) batch = 1;
+  if (batch > count) batch = count;
+  const rtm_traces_desc_t desc = {.backend = backend,
+                                  .pipeline = RTM_TRACES_STREAMS,
+                                  .n_inputs = batch,
+                                  .input_length = n,
+                                  .input_dt_s = dt,
+                                  .fft_length = PADDING * n,
+                                  .outputs = &output,
+                                  .n_outputs = 1};
+  RTM_TRY(rtm_traces_plan_create(&desc, &plan)); /* one plan for every batch */
   for (int first = 0; first < count; first += batch) {
-    const int inputs = count - first < batch ? count - first : batch;
-    if (!plan || plan->desc.n_inputs != inputs) { /* the last batch may be smaller */
-      rtm_traces_plan_destroy(plan);
-      plan = NULL;
-      const rtm_traces_desc_t desc = {.backend = backend,
-                                      .pipeline = RTM_TRACES_STREAMS,
-                                      .n_inputs = inputs,
-                                      .input_length = n,
-                                      .input_dt_s = dt,
-                                      .fft_length = PADDING * n,
-                                      .outputs = &output,
-                                      .n_outputs = 1};
-      RTM_TRY(rtm_traces_plan_create(&desc, &plan));
-    }
     float *at = traces + (size_t)first * (size_t)n;
-    RTM_TRY(rtm_traces_run(plan, at, at));
+    const int inputs = count - first < batch ? count - first : batch;
+    if (inputs == batch) {
+      RTM_TRY(rtm_traces_run(plan, at, at));
+      continue;
+    }
+    last = calloc((size_t)batch * (size_t)n, sizeof *last);
+    if (!last) RTM_FAIL(RTM_ERR_NOMEM, "traces: out of memory for the warp's last batch");
+    memcpy(last, at, (size_t)inputs * (size_t)n * sizeof *last);
+    RTM_TRY(rtm_traces_run(plan, last, last));
+    memcpy(at, last, (size_t)inputs * (size_t)n * sizeof *last);
   }
 fail:
+  free(last);
   rtm_traces_plan_destroy(plan);
   return status;
 }

@@ -81,7 +81,7 @@ typedef struct {
   size_t temp_bytes;
   size_t stats_offset; /* bytes from the start of the result to the stats */
   size_t result_bytes;
-  rtm_allocation_t h_input_pinned;  /* staging, float [n_inputs][fft_length] */
+  rtm_allocation_t h_input_pinned;  /* staging, float [n_inputs][input_length] */
   rtm_allocation_t h_result_pinned; /* mirror of d_result */
   float *h_input;                   /* = h_input_pinned.ptr */
   void *h_result;                   /* = h_result_pinned.ptr */
@@ -185,12 +185,15 @@ static void assign_streams(rtm_traces_plan_t *plan, cuda_state_t *s) {
 static int enqueue(rtm_traces_plan_t *plan) {
   int status = RTM_OK;
   cuda_state_t *s = plan->state;
-  size_t input_bytes = (size_t)plan->desc.n_inputs * plan->fft_length * sizeof(float);
   cufftComplex *spectrum_out = s->d_spectrum_out.ptr;
   float *real = s->d_real.ptr;
+  const size_t row = (size_t)plan->desc.input_length * sizeof(float);
 
-  RTM_CUDA_TRY(
-      cudaMemcpyAsync(s->d_input.ptr, s->h_input, input_bytes, cudaMemcpyHostToDevice, s->origin));
+  /* the inputs only: their zero-padding to fft_length stays on the device (zero-filled at
+   * allocation; the forward FFT is out of place) */
+  RTM_CUDA_TRY(cudaMemcpy2DAsync(s->d_input.ptr, (size_t)plan->fft_length * sizeof(float),
+                                 s->h_input, row, row, (size_t)plan->desc.n_inputs,
+                                 cudaMemcpyHostToDevice, s->origin));
   CUFFT_TRY(cufftExecR2C(s->forward, s->d_input.ptr, s->d_spectrum_in.ptr));
   RTM_TRY(rtm_traces_cuda_spread(s->d_traces.ptr, plan->n_traces, s->d_spectrum_in.ptr,
                                  spectrum_out, s->origin));
@@ -403,7 +406,9 @@ static int cuda_create(rtm_traces_plan_t *plan) {
   for (int g = 0; g < plan->n_groups; ++g)
     CUFFT_TRY(cufftSetWorkArea(s->inverse[g], s->work[1 + plan->groups[g].stream].ptr));
 
-  RTM_TRY(alloc_in("pinned", plan, input_bytes, "traces input staging", &s->h_input_pinned));
+  plan->input_pitch = d->input_length; /* dense on the host, padded by the copy */
+  RTM_TRY(alloc_in("pinned", plan, (size_t)d->n_inputs * d->input_length * sizeof(float),
+                   "traces input staging", &s->h_input_pinned));
   RTM_TRY(alloc_in("pinned", plan, s->result_bytes, "traces gather staging", &s->h_result_pinned));
   s->h_input = s->h_input_pinned.ptr;
   s->h_result = s->h_result_pinned.ptr;

@@ -67,9 +67,11 @@ struct rtm_traces_plan {
   rtm_traces_output_t *outputs; /* owned copy */
   char backend_name[16];
   const struct rtm_traces_backend *backend;
-  void *state;    /* backend-private */
-  int fft_length; /* N: forward FFT size */
-  int n_traces;   /* n_inputs * n_outputs, gather order */
+  void *state;     /* backend-private */
+  int fft_length;  /* N: forward FFT size */
+  int input_pitch; /* floats between inputs in input_buffer: N, or input_length where the
+                      backend pads on the device (cuda) */
+  int n_traces;    /* n_inputs * n_outputs, gather order */
   int n_groups;
   rtm_traces_trace_t *traces;
   rtm_traces_group_t *groups;
