@@ -11,6 +11,9 @@ int rtm_cmd_model(int argc, char **argv);
 int rtm_cmd_migrate(int argc, char **argv);
 int rtm_cmd_bench(int argc, char **argv);
 int rtm_cmd_validate(int argc, char **argv);
+/* The deck's grid spacing, dt and wavelet on a homogeneous medium against the exact solution,
+ * without and with time.dispersion_correction (cmd_accuracy.c). */
+int rtm_cmd_accuracy(int argc, char **argv);
 int rtm_cmd_plot(int argc, char **argv);
 /* `rtm3d bench --traces ...` (cmd_bench_traces.c): the trace pipeline alone, graph vs streams.
  * argv as for rtm_cmd_bench; a "--traces" among the arguments is skipped. */

@@ -21,6 +21,7 @@ static const rtm_command_t commands[] = {
     {"model", rtm_cmd_model, "forward modelling: snapshots and shot gathers"},
     {"migrate", rtm_cmd_migrate, "reverse-time migration of recorded gathers into an image"},
     {"bench", rtm_cmd_bench, "kernel throughput beside the measured copy bandwidth"},
+    {"accuracy", rtm_cmd_accuracy, "what the deck's spacing, dt and wavelet cost in accuracy"},
     {"validate", rtm_cmd_validate, "compare a run with a reference, exit 0 only within tolerance"},
     {"plot", rtm_cmd_plot, "PNG slice of a snapshot, image or gather"},
     {"help-config", cmd_help_config, "every configuration key: type, default, range, help"},

@@ -1,0 +1,206 @@
+/* rtm3d accuracy CONFIG: what the deck's grid spacing, time step and wavelet cost in
+ * accuracy, before a long run. The deck's model gives vp_min and vp_max, and with them the
+ * deck's dt (time.dt, or time.cfl against vp_max); then a homogeneous medium at vp_min (the
+ * fewest points per wavelength) is run on the deck's spacing and dt, with the deck's
+ * wavelet and backend, the source on a node at the centre of a box closed by walls, large
+ * enough that no wall's reflection reaches a receiver within its window, and receivers
+ * 1.5, 2.5 and 4 peak wavelengths away along the x and z axes, the xy diagonal, the body
+ * diagonal and an oblique direction off the grid nodes. Each trace is compared with
+ * p = w(t - r / v) / (4 pi r) over [0, r / v + 2.4 / f] (relative L2), once with
+ * time.dispersion_correction = none and once with full (tests/solver/test_dispersion.c). */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "rtm_propagator.h"
+#include "rtm_status.h"
+#include "solver_io.h"
+
+enum { DIRECTIONS = 5, OFFSETS = 3, RECEIVERS = DIRECTIONS * OFFSETS, MODES = 2 };
+
+static const char *const direction_names[DIRECTIONS] = {"x axis", "z axis", "xy diagonal",
+                                                        "body diagonal", "oblique, off grid"};
+/* unit vectors (the oblique one is not along any grid line: its receivers fall between
+ * nodes) */
+static const double directions[DIRECTIONS][3] = {
+    {1.0, 0.0, 0.0},
+    {0.0, 0.0, 1.0},
+    {0.70710678118654752, 0.70710678118654752, 0.0},
+    {0.57735026918962576, 0.57735026918962576, 0.57735026918962576},
+    {0.52573111211913361, 0.30901699437494742, 0.79263379155996680}};
+static const double offset_wavelengths[OFFSETS] = {1.5, 2.5, 4.0};
+static const rtm_dispersion_correction_t modes[MODES] = {RTM_DISPERSION_NONE, RTM_DISPERSION_FULL};
+static const double pi = 3.14159265358979323846;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: rtm3d accuracy CONFIG [--set section.key=value ...]\n\n"
+          "What the deck's grid spacing, time step and wavelet cost in accuracy, before a\n"
+          "long run: a homogeneous medium at the model's slowest velocity (the fewest points\n"
+          "per wavelength) runs on the deck's spacing and dt (time.dt, or time.cfl against the\n"
+          "fastest velocity) with its wavelet and backend, and the traces of receivers 1.5,\n"
+          "2.5 and 4 peak wavelengths from the source along the x and z axes, the xy and body\n"
+          "diagonals and an oblique line off the grid nodes are compared with the exact\n"
+          "p = w(t - r/v) / (4 pi r) (relative L2 over the arrival), without and with\n"
+          "time.dispersion_correction = full. Nothing is written.\n\n"
+          "  --set k=v   override one key of the deck (repeatable)\n");
+}
+
+/* The homogeneous run of `mode`: each receiver's relative L2 error. */
+static int run_mode(const rtm_config_t *deck, double velocity, double dt, const int n[3],
+                    const double receiver_m[RECEIVERS][3], const double distance[RECEIVERS],
+                    rtm_dispersion_correction_t mode, double error[RECEIVERS]) {
+  int status = RTM_OK;
+  char path[] = "/tmp/rtm3d_accuracy_XXXXXX", setting[2 * RTM_CONFIG_PATH_MAX];
+  rtm_config_t cfg = *deck;
+  rtm_model_t model = {0};
+  rtm_propagator_t prop = {0};
+  int created = 0;
+  float *traces = NULL;
+  FILE *file = NULL;
+  const int fd = mkstemp(path);
+  if (fd < 0) RTM_FAIL(RTM_ERR_IO, "accuracy: cannot create a receiver file in /tmp");
+  file = fdopen(fd, "w");
+  if (!file) RTM_FAIL(RTM_ERR_IO, "accuracy: cannot write %s", path);
+  for (int r = 0; r < RECEIVERS; ++r)
+    fprintf(file, "%.17g %.17g %.17g\n", receiver_m[r][0], receiver_m[r][1], receiver_m[r][2]);
+  fclose(file);
+  file = NULL;
+  const double source_delay =
+      isnan(deck->source.delay_s) ? 1.2 / deck->source.frequency_hz : deck->source.delay_s;
+  double longest = 0.0;
+  for (int r = 0; r < RECEIVERS; ++r)
+    longest =
+        fmax(longest, distance[r] / velocity + source_delay + 1.2 / deck->source.frequency_hz);
+  for (int a = 0; a < 3; ++a) {
+    cfg.grid.n[a] = n[a];
+    cfg.grid.origin_m[a] = 0.0;
+  }
+  cfg.model.file[0] = '\0';
+  cfg.physics.equation = RTM_EQUATION_ISO;
+  cfg.time.dt_s = dt;
+  cfg.time.steps = (int)ceil(longest / dt) + 1;
+  cfg.time.dispersion_correction = mode;
+  cfg.boundary.width_cells = 0;
+  cfg.snapshots.every_steps = 0;
+  cfg.shots.layout = RTM_SHOTS_SINGLE;
+  cfg.mpi.shot_groups = 1;
+  snprintf(setting, sizeof setting, "receivers.file=%s", path);
+  RTM_TRY(rtm_config_set(&cfg, "receivers.layout=file"));
+  RTM_TRY(rtm_config_set(&cfg, setting));
+  snprintf(setting, sizeof setting, "model.vp=%.17g", velocity);
+  RTM_TRY(rtm_config_set(&cfg, setting));
+  for (int a = 0; a < 3; ++a) { /* the source on the centre node */
+    snprintf(setting, sizeof setting, "source.%c=%.17g", "xyz"[a],
+             (n[a] / 2) * cfg.grid.spacing_m[a]);
+    RTM_TRY(rtm_config_set(&cfg, setting));
+  }
+  rtm_grid_t grid;
+  RTM_TRY(rtm_grid_init(&grid, cfg.grid.n, cfg.grid.spacing_m, cfg.grid.origin_m));
+  RTM_TRY(rtm_app_load_model(&cfg, &grid, &model));
+  RTM_TRY(rtm_propagator_create(&cfg, &grid, &model, &prop));
+  created = 1;
+  for (int it = 0; it < prop.steps; ++it)
+    RTM_TRY(rtm_propagator_step(&prop, it, RTM_FORWARD));
+  const int samples = prop.steps + 1;
+  traces = malloc((size_t)RECEIVERS * samples * sizeof *traces);
+  if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "accuracy: out of memory for the traces");
+  RTM_TRY(prop.backend->read_traces(prop.state, RTM_FIELD_P, traces));
+  RTM_TRY(rtm_propagator_correct_traces(
+      &prop, strcmp(prop.backend->name, "cuda") == 0 ? "cuda" : "cpu", RECEIVERS, traces));
+  const double f = cfg.source.frequency_hz, amplitude = cfg.source.amplitude;
+  for (int r = 0; r < RECEIVERS; ++r) {
+    const double end_s = distance[r] / velocity + source_delay + 1.2 / f;
+    double num = 0.0, den = 0.0;
+    for (int k = 0; k < samples && k * dt <= end_s; ++k) {
+      const double exact = amplitude *
+                           rtm_ricker(k * dt - distance[r] / velocity, f, source_delay) /
+                           (4.0 * pi * distance[r]);
+      const double e = traces[(size_t)r * samples + k] - exact;
+      num += e * e;
+      den += exact * exact;
+    }
+    error[r] = den > 0.0 ? sqrt(num / den) : NAN;
+  }
+fail:
+  if (file) fclose(file);
+  if (fd >= 0) remove(path);
+  free(traces);
+  if (created) rtm_propagator_destroy(&prop);
+  rtm_model_release(&model);
+  return status;
+}
+
+int rtm_cmd_accuracy(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+  int status = RTM_OK, quiet = 0;
+  rtm_config_t cfg;
+  rtm_model_t deck_model = {0};
+  double error[MODES][RECEIVERS];
+  RTM_TRY(rtm_app_load_config(argc, argv, &cfg, &quiet, NULL, NULL));
+  rtm_grid_t deck_grid;
+  RTM_TRY(rtm_grid_init(&deck_grid, cfg.grid.n, cfg.grid.spacing_m, cfg.grid.origin_m));
+  RTM_TRY(rtm_app_load_model(&cfg, &deck_grid, &deck_model));
+  double dt = 0.0;
+  RTM_TRY(rtm_resolve_dt(&cfg, &deck_model, &deck_grid, &dt));
+  const double velocity = deck_model.vp_min, v_max = deck_model.vp_max;
+  rtm_model_release(&deck_model);
+  const double f = cfg.source.frequency_hz, wavelength = velocity / f;
+  double h_min = cfg.grid.spacing_m[0], h_max = cfg.grid.spacing_m[0];
+  for (int a = 1; a < 3; ++a) {
+    h_min = fmin(h_min, cfg.grid.spacing_m[a]);
+    h_max = fmax(h_max, cfg.grid.spacing_m[a]);
+  }
+  /* a wall's reflection reaches an axis receiver r away after 2 H - r: past its window
+   * (r + 2.4 wavelengths of travel) with 4 cells to spare when H = r + 1.2 wavelengths +
+   * 4 cells */
+  int n[3];
+  for (int a = 0; a < 3; ++a) {
+    const double half =
+        (offset_wavelengths[OFFSETS - 1] + 1.2) * wavelength / cfg.grid.spacing_m[a];
+    n[a] = 2 * ((int)ceil(half) + 4) + 1;
+  }
+  double receiver_m[RECEIVERS][3], distance[RECEIVERS];
+  for (int d = 0; d < DIRECTIONS; ++d)
+    for (int o = 0; o < OFFSETS; ++o) {
+      const int r = d * OFFSETS + o;
+      double squared = 0.0;
+      for (int a = 0; a < 3; ++a) {
+        const double centre = (n[a] / 2) * cfg.grid.spacing_m[a];
+        /* on a node along the grid lines (rounded), exactly at the offset off them */
+        double step = offset_wavelengths[o] * wavelength * directions[d][a];
+        if (d < DIRECTIONS - 1) step = round(step / cfg.grid.spacing_m[a]) * cfg.grid.spacing_m[a];
+        receiver_m[r][a] = centre + step;
+        squared += step * step;
+      }
+      distance[r] = sqrt(squared);
+    }
+  printf("accuracy: spacing %g x %g x %g m, dt %.4g s (Courant %.3g at vp_max %g m/s), Ricker "
+         "%g Hz;\n  a homogeneous %g m/s (the model's vp_min: %.3g points per peak wavelength, "
+         "%.3g at 2.5 f) on %d x %d x %d cells\n",
+         cfg.grid.spacing_m[0], cfg.grid.spacing_m[1], cfg.grid.spacing_m[2], dt,
+         v_max * dt / h_min, v_max, f, velocity, wavelength / h_max, wavelength / 2.5 / h_max, n[0],
+         n[1], n[2]);
+  fflush(stdout);
+  for (int m = 0; m < MODES; ++m)
+    RTM_TRY(run_mode(&cfg, velocity, dt, n, receiver_m, distance, modes[m], error[m]));
+  printf("  %-18s %10s %14s %14s\n", "direction", "offset", "none", "full");
+  for (int r = 0; r < RECEIVERS; ++r)
+    printf("  %-18s %7.2f wl %13.3f%% %13.3f%%\n", direction_names[r / OFFSETS],
+           distance[r] / wavelength, 100.0 * error[0][r], 100.0 * error[1][r]);
+  printf("  relative L2 error of each trace against the exact one (wl: peak wavelengths);\n"
+         "  none and full: time.dispersion_correction (this deck: %s)\n",
+         cfg.time.dispersion_correction == RTM_DISPERSION_FULL     ? "full"
+         : cfg.time.dispersion_correction == RTM_DISPERSION_TRACES ? "traces"
+                                                                   : "none");
+fail:
+  return rtm_status_exit_code(status);
+}
