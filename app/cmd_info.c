@@ -102,13 +102,26 @@ int rtm_cmd_info(int argc, char **argv) {
 #endif
   printf(", HDF5 %d.%d.%d\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
   printf("backends:    %s\n", rtm_backend_known_names());
-  printf("memory:      ");
-  for (int i = 0; i < rtm_mem_count(); ++i) {
+  /* each strategy once; strategies unavailable for the same reason share one line */
+  enum { MAX_STRATEGIES = 16 };
+  char why[MAX_STRATEGIES][256];
+  int usable[MAX_STRATEGIES], count = rtm_mem_count(), lines = 0;
+  if (count > MAX_STRATEGIES) count = MAX_STRATEGIES;
+  for (int i = 0; i < count; ++i) {
     const rtm_mem_strategy_t *s = rtm_mem_at(i);
-    char why[256] = "";
-    int usable = !s->probe || s->probe(0, why, sizeof why) == RTM_OK;
-    printf("%s%s%s%s%s", i ? "\n             " : "", s->name,
-           usable ? "" : " (unavailable: ", usable ? "" : why, usable ? "" : ")");
+    why[i][0] = '\0';
+    usable[i] = !s->probe || s->probe(0, why[i], sizeof why[i]) == RTM_OK;
+  }
+  for (int i = 0; i < count; ++i) {
+    int seen = 0; /* an unavailable one listed with an earlier one of the same reason */
+    for (int j = 0; j < i && !usable[i]; ++j)
+      seen = seen || (!usable[j] && strcmp(why[j], why[i]) == 0);
+    if (seen) continue;
+    printf("%s%s", lines++ ? "\n             " : "memory:      ", rtm_mem_at(i)->name);
+    if (usable[i]) continue;
+    for (int j = i + 1; j < count; ++j)
+      if (!usable[j] && strcmp(why[j], why[i]) == 0) printf(", %s", rtm_mem_at(j)->name);
+    printf(" (unavailable: %s)", why[i]);
   }
   printf("\n");
 #ifdef RTM3D_HAVE_CUDA

@@ -30,12 +30,17 @@ expect 0 "rtm3d [0-9]+\.[0-9]+" "$rtm3d" --version
 expect 0 "usage: rtm3d" "$rtm3d" --help
 expect 2 "unknown command" "$rtm3d" frobnicate
 expect 2 "usage: rtm3d" "$rtm3d"
-for cmd in info model bench validate plot; do
+for cmd in info model bench validate plot accuracy; do
   expect 0 "usage: rtm3d $cmd" "$rtm3d" "$cmd" --help
 done
 expect 0 "\[grid\]" "$rtm3d" help-config
 expect 0 "cfl " "$rtm3d" --help-config
 expect 0 "backends:" "$rtm3d" info
+# info says each fact once: memory strategies unavailable for one reason share a line
+repeated="$("$rtm3d" info 2>&1 | grep -o '(unavailable: .*)' | sort | uniq -d)"
+if [ -n "$repeated" ]; then
+  echo "FAIL: rtm3d info repeats: $repeated"; failures=$((failures + 1))
+fi
 
 expect 2 "no config file" "$rtm3d" model
 expect 2 "missing\.ini" "$rtm3d" model "$work/missing.ini"
