@@ -5,8 +5,9 @@
 # run/examples/bench_512.ini (iso 512^3 of 10 m, constant 2000 m/s, STEPS steps, default
 # 2000, cuda) with a receiver plane every 80 m (59 x 59) and every 10 m (the whole plane
 # inside the absorbing layer, 472 x 472), each with the correction none and full: the run
-# report's propagate, write and dispersion_correction seconds. Short table last; logs
-# under $OUT (or run/out/dispersion).
+# report's propagate, write and dispersion_correction seconds (COST=0 skips them); and
+# rtm3d accuracy on the cuda backend. Short table last; logs under $OUT (or
+# run/out/dispersion).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out/dispersion || exit 1
@@ -24,7 +25,14 @@ ctest --test-dir "$build" ${CTEST_ARGS:--L gpu} -j 4 --output-on-failure > "$out
   failed=1
 row "ctest ${CTEST_ARGS:--L gpu}" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
 grep -E "Failed|\*\*\*" "$out/ctest_gpu.log" | head -10 | tee -a "$summary"
-for spacing in 80 10; do
+# rtm3d accuracy on the GPU (cuda backend): 10 m, 20 Hz, 2000 m/s, the default cfl
+"$build/app/rtm3d" accuracy run/examples/quickstart.ini --set backend.name=cuda --set model.file= \
+  --set model.vp=2000 --set grid.dx=10 --set grid.dy=10 --set grid.dz=10 \
+  --set source.frequency=20 --set time.cfl=0.4 > "$out/accuracy.txt" 2> "$out/accuracy.err" ||
+  { failed=1; tail -3 "$out/accuracy.err"; }
+tee -a "$summary" < "$out/accuracy.txt"
+# COST=0 skips the cost runs
+for spacing in $([ "${COST:-1}" = 0 ] || echo 80 10); do
   for mode in none full; do
     name="cost_${spacing}m_$mode"
     "$build/app/rtm3d" model run/examples/bench_512.ini --quiet --set backend.name=cuda \
