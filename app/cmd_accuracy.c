@@ -20,7 +20,7 @@
 #include "rtm_status.h"
 #include "solver_io.h"
 
-enum { DIRECTIONS = 5, OFFSETS = 3, RECEIVERS = DIRECTIONS * OFFSETS, MODES = 2 };
+enum { DIRECTIONS = 5, OFFSETS = 3, RECEIVERS = DIRECTIONS * OFFSETS, MODES = 3 };
 
 static const char *const direction_names[DIRECTIONS] = {"x axis", "z axis", "xy diagonal",
                                                         "body diagonal", "oblique, off grid"};
@@ -33,7 +33,11 @@ static const double directions[DIRECTIONS][3] = {
     {0.57735026918962576, 0.57735026918962576, 0.57735026918962576},
     {0.52573111211913361, 0.30901699437494742, 0.79263379155996680}};
 static const double offset_wavelengths[OFFSETS] = {1.5, 2.5, 4.0};
-static const rtm_dispersion_correction_t modes[MODES] = {RTM_DISPERSION_NONE, RTM_DISPERSION_FULL};
+/* the columns: the correction, and the point operator (sinc runs on the cpu backend) */
+static const rtm_dispersion_correction_t modes[MODES] = {RTM_DISPERSION_NONE, RTM_DISPERSION_FULL,
+                                                         RTM_DISPERSION_FULL};
+static const rtm_point_interpolation_t operators[MODES] = {
+    RTM_INTERPOLATION_TRILINEAR, RTM_INTERPOLATION_TRILINEAR, RTM_INTERPOLATION_SINC};
 static const double pi = 3.14159265358979323846;
 
 static void usage(FILE *out) {
@@ -53,7 +57,8 @@ static void usage(FILE *out) {
 /* The homogeneous run of `mode`: each receiver's relative L2 error. */
 static int run_mode(const rtm_config_t *deck, double velocity, double dt, const int n[3],
                     const double receiver_m[RECEIVERS][3], const double distance[RECEIVERS],
-                    rtm_dispersion_correction_t mode, double error[RECEIVERS]) {
+                    rtm_dispersion_correction_t mode, rtm_point_interpolation_t points,
+                    double error[RECEIVERS]) {
   int status = RTM_OK;
   char path[] = "/tmp/rtm3d_accuracy_XXXXXX", setting[2 * RTM_CONFIG_PATH_MAX];
   rtm_config_t cfg = *deck;
@@ -85,6 +90,9 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   cfg.time.dt_s = dt;
   cfg.time.steps = (int)ceil(longest / dt) + 1;
   cfg.time.dispersion_correction = mode;
+  cfg.points.interpolation = points;
+  if (points == RTM_INTERPOLATION_SINC) /* the cuda kernels take trilinear points for now */
+    snprintf(cfg.backend.name, sizeof cfg.backend.name, "cpu");
   cfg.boundary.width_cells = 0;
   cfg.snapshots.every_steps = 0;
   cfg.shots.layout = RTM_SHOTS_SINGLE;
@@ -191,16 +199,19 @@ int rtm_cmd_accuracy(int argc, char **argv) {
          n[1], n[2]);
   fflush(stdout);
   for (int m = 0; m < MODES; ++m)
-    RTM_TRY(run_mode(&cfg, velocity, dt, n, receiver_m, distance, modes[m], error[m]));
-  printf("  %-18s %10s %14s %14s\n", "direction", "offset", "none", "full");
+    RTM_TRY(
+        run_mode(&cfg, velocity, dt, n, receiver_m, distance, modes[m], operators[m], error[m]));
+  printf("  %-18s %10s %14s %14s %14s\n", "direction", "offset", "none", "full", "full, sinc");
   for (int r = 0; r < RECEIVERS; ++r)
-    printf("  %-18s %7.2f wl %13.3f%% %13.3f%%\n", direction_names[r / OFFSETS],
-           distance[r] / wavelength, 100.0 * error[0][r], 100.0 * error[1][r]);
+    printf("  %-18s %7.2f wl %13.3f%% %13.3f%% %13.3f%%\n", direction_names[r / OFFSETS],
+           distance[r] / wavelength, 100.0 * error[0][r], 100.0 * error[1][r], 100.0 * error[2][r]);
   printf("  relative L2 error of each trace against the exact one (wl: peak wavelengths);\n"
-         "  none and full: time.dispersion_correction (this deck: %s)\n",
+         "  none and full: time.dispersion_correction (this deck: %s), trilinear points;\n"
+         "  full, sinc: with points.interpolation = sinc, radius %d (on the cpu backend)\n",
          cfg.time.dispersion_correction == RTM_DISPERSION_FULL     ? "full"
          : cfg.time.dispersion_correction == RTM_DISPERSION_TRACES ? "traces"
-                                                                   : "none");
+                                                                   : "none",
+         cfg.points.radius);
 fail:
   return rtm_status_exit_code(status);
 }

@@ -45,6 +45,8 @@ typedef enum {
   RTM_DISPERSION_TRACES,
   RTM_DISPERSION_FULL
 } rtm_dispersion_correction_t;
+/* How sources and receivers between nodes meet the grid (rtm_points.h). */
+typedef enum { RTM_INTERPOLATION_TRILINEAR = 0, RTM_INTERPOLATION_SINC } rtm_point_interpolation_t;
 /* How a device's planes travel between z-slabs (rtm_mpi_halo.h). */
 typedef enum {
   RTM_TRANSPORT_AUTO = 0, /* shared within a node, staged between nodes */
@@ -107,6 +109,10 @@ typedef struct {
     int y_count;
     char fields[RTM_CONFIG_NAME_MAX]; /* recorded: "p", "q" or "p,q" (q: vti and tti) */
   } receivers;
+  struct {
+    rtm_point_interpolation_t interpolation; /* trilinear | sinc */
+    int radius;                              /* sinc: half-width in cells */
+  } points;
   struct {
     rtm_boundary_kind_t kind;
     int width_cells;   /* absorbing layer inside the volume, on every face */

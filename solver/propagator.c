@@ -32,11 +32,15 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   const int samples = prop->steps + 1;
   float *wavelets = NULL;
 
-  RTM_TRY(rtm_points_init(&sources, grid, source_m, 1, "source"));
+  const rtm_point_operator_t op = {
+      cfg->points.interpolation == RTM_INTERPOLATION_SINC ? RTM_POINTS_SINC : RTM_POINTS_TRILINEAR,
+      cfg->points.radius};
+  RTM_TRY(rtm_points_init_operator(&sources, grid, source_m, 1, "source", &op));
   rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, source_m, 1, "source(s)");
   RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &receiver_m, &receiver_count));
   if (receiver_count > 0) {
-    RTM_TRY(rtm_points_init(&receivers, grid, receiver_m, receiver_count, "receiver"));
+    RTM_TRY(
+        rtm_points_init_operator(&receivers, grid, receiver_m, receiver_count, "receiver", &op));
     rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count,
                              "receivers");
   }
@@ -176,6 +180,12 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   prop->dispersion = cfg->time.dispersion_correction;
   double source_m[3];
   rtm_source_position(cfg, grid, source_m);
+  if (cfg->points.interpolation == RTM_INTERPOLATION_SINC && rtm_grid_is_slab(grid))
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "%s: points.interpolation = sinc across MPI ranks is not implemented yet (a "
+             "receiver's taps span %d planes, whose sum must not depend on the cut): run it on "
+             "one rank, or set points.interpolation = trilinear",
+             cfg->path, 2 * cfg->points.radius);
   RTM_TRY(place_shot(prop, cfg, source_m));
 
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));

@@ -339,6 +339,12 @@ static int cuda_set_sources(void *state, const rtm_points_t *points, const float
   b->source_count = 0;
   b->source_samples = 0;
   if (!points || points->count == 0) return RTM_OK;
+  if (points->taps != RTM_POINT_TAPS)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "backend cuda: sources of %d taps: the cuda kernels inject "
+             "trilinear points (8 taps) for now; set points.interpolation = trilinear or "
+             "backend.name = cpu",
+             points->taps);
   const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
   const size_t values = (size_t)points->count * (size_t)samples;
   /* Sources are added to the new level after the damped update (the cpu reference's
@@ -363,6 +369,11 @@ static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned 
   RTM_TRY(b->physics->check_recorded(fields));
   b->trace_fields = fields;
   if (!points || points->count == 0 || fields == 0) return RTM_OK;
+  if (points->taps != RTM_POINT_TAPS)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "backend cuda: receivers of %d taps: the cuda kernels record trilinear points (8 "
+             "taps) for now; set points.interpolation = trilinear or backend.name = cpu",
+             points->taps);
   const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
   b->trace_length = b->steps + 1;
   RTM_TRY(device_buffer(b, taps * sizeof(size_t), "receiver taps", &b->receiver_index));

@@ -39,10 +39,10 @@ typedef struct {
   rtm_mem_ledger_t *ledger;
   int steps;
   /* sources */
-  int source_count, samples;
+  int source_count, samples, source_taps; /* taps a point (rtm_points_t) */
   rtm_allocation_t source_index, source_weight, wavelets;
   /* receivers: traces [count][steps + 1] of each field in trace_fields, indexed by field */
-  int receiver_count;
+  int receiver_count, receiver_taps, receiver_taps_per_plane;
   unsigned trace_fields;
   rtm_allocation_t receiver_index, receiver_weight, traces[2];
 } cpu_state_t;
@@ -145,7 +145,7 @@ fail:
 static int copy_taps(cpu_state_t *s, const rtm_points_t *points, const char *index_label,
                      const char *weight_label, rtm_allocation_t *index, rtm_allocation_t *weight) {
   int status = RTM_OK;
-  const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
+  const size_t taps = (size_t)points->count * (size_t)points->taps;
   RTM_TRY(host_realloc(s, taps * sizeof(size_t), index_label, index));
   RTM_TRY(host_realloc(s, taps * sizeof(float), weight_label, weight));
   for (size_t t = 0; t < taps; ++t) {
@@ -174,6 +174,7 @@ static int cpu_set_sources(void *state, const rtm_points_t *points, const float 
   RTM_TRY(host_realloc(s, values * sizeof(float), "sources.wavelets", &s->wavelets));
   if (values) memcpy(s->wavelets.ptr, wavelets, values * sizeof(float));
   s->source_count = points->count;
+  s->source_taps = points->taps;
   s->samples = samples;
   return RTM_OK;
 fail:
@@ -203,6 +204,8 @@ static int cpu_set_receivers(void *state, const rtm_points_t *points, unsigned f
       rtm_mem_free(&s->traces[f]); /* a shot before may have asked for it */
   }
   s->receiver_count = points->count;
+  s->receiver_taps = points->taps;
+  s->receiver_taps_per_plane = points->taps_per_plane;
   s->trace_fields = fields;
   return RTM_OK;
 fail:
@@ -220,8 +223,8 @@ static void inject(const cpu_state_t *s, float *field, int it, long z_begin, lon
   const size_t end = (size_t)(z_end + RTM_RADIUS) * s->grid.stride_z;
   for (int src = 0; src < s->source_count; ++src) {
     const float w = wavelets[(size_t)src * (size_t)s->samples + (size_t)it];
-    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
-      const size_t k = (size_t)src * RTM_POINT_TAPS + (size_t)t;
+    for (int t = 0; t < s->source_taps; ++t) {
+      const size_t k = (size_t)src * (size_t)s->source_taps + (size_t)t;
       if (weight[k] != 0.0f && index[k] >= begin && index[k] < end)
         field[index[k]] += weight[k] * w;
     }
@@ -232,16 +235,21 @@ static void record(cpu_state_t *s, const float *field, float *traces, int column
   if (column < 0 || column > s->steps) return;
   const size_t *index = s->receiver_index.ptr;
   const float *weight = s->receiver_weight.ptr;
+  const int taps = s->receiver_taps, per_plane = s->receiver_taps_per_plane;
   for (int r = 0; r < s->receiver_count; ++r) {
-    /* the taps of the lower z plane (0..3), of the upper one (4..7), then the two: ranks
-     * that own one plane each sum to the one-rank value (rtm_mpi.h); taps of weight 0 (in
+    /* the taps of each z plane summed, then the planes in order: ranks that own the planes
+     * of a trilinear point (two) sum to the one-rank value (rtm_mpi.h); taps of weight 0 (in
      * another rank's planes) are not read, as on cuda */
-    float plane_sum[2] = {0.0f, 0.0f};
-    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
-      const size_t k = (size_t)r * RTM_POINT_TAPS + (size_t)t;
-      if (weight[k] != 0.0f) plane_sum[t / 4] += weight[k] * field[index[k]];
+    float sum = 0.0f;
+    for (int plane = 0; plane < taps / per_plane; ++plane) {
+      float plane_sum = 0.0f;
+      for (int t = plane * per_plane; t < (plane + 1) * per_plane; ++t) {
+        const size_t k = (size_t)r * (size_t)taps + (size_t)t;
+        if (weight[k] != 0.0f) plane_sum += weight[k] * field[index[k]];
+      }
+      sum += plane_sum;
     }
-    traces[(size_t)r * ((size_t)s->steps + 1) + (size_t)column] = plane_sum[0] + plane_sum[1];
+    traces[(size_t)r * ((size_t)s->steps + 1) + (size_t)column] = sum;
   }
 }
 

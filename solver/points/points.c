@@ -1,4 +1,5 @@
-/* Point sources and receivers: trilinear taps computed once, shared by every backend. */
+/* Point sources and receivers: trilinear or windowed-sinc taps computed once, shared by
+ * every backend. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,23 +33,85 @@ static void axis_taps(double u, int n, int *i0, double *f) {
   *f = frac < 0.0 ? 0.0 : frac > 1.0 ? 1.0 : frac;
 }
 
+/* I0, the modified Bessel function of the first kind, by its series (x <= 20 here). */
+static double bessel_i0(double x) {
+  double sum = 1.0, term = 1.0;
+  for (int k = 1; k < 64 && term > 1e-17 * sum; ++k) {
+    term *= (x / (2.0 * k)) * (x / (2.0 * k));
+    sum += term;
+  }
+  return sum;
+}
+
+/* Hicks (2002), table 2: the Kaiser window's b for a monopole, kmax = pi / 2, radius 1..4. */
+static const double hicks_b[RTM_POINT_MAX_RADIUS + 1] = {0.0, 1.24, 2.94, 4.53, 6.31};
+
+/* One axis of an operator at position u (cells) on n cells: the first tap's cell and the
+ * weights of `width` taps (2 for trilinear, 2 radius for sinc); a tap outside [0, n) gets
+ * weight 0 (the taps stay in the volume), and on a node every operator is the node. */
+static void axis_weights(const rtm_point_operator_t *op, double u, int n, int *first, double *w) {
+  if (op->kind == RTM_POINTS_TRILINEAR) {
+    int i0 = 0;
+    double f = 0.0;
+    axis_taps(u, n, &i0, &f);
+    *first = i0;
+    w[0] = 1.0 - f;
+    w[1] = f;
+    if (n == 1) w[1] = 0.0;
+    return;
+  }
+  const int r = op->radius;
+  int node = (int)floor(u);
+  if (node > n - 1) node = n - 1;
+  if (node < 0) node = 0;
+  const double frac = u - node;
+  *first = node - r + 1;
+  const double pi = 3.14159265358979323846, b = hicks_b[r], window_norm = bessel_i0(b);
+  for (int k = 0; k < 2 * r; ++k) {
+    const int cell = *first + k;
+    const double x = cell - u;
+    if (fabs(frac) < 1e-12) {
+      w[k] = cell == node ? 1.0 : 0.0;
+    } else {
+      const double q = x / r;
+      w[k] = fabs(q) < 1.0 ? sin(pi * x) / (pi * x) * bessel_i0(b * sqrt(1.0 - q * q)) / window_norm
+                           : 0.0;
+    }
+    if (cell < 0 || cell >= n) w[k] = 0.0;
+  }
+}
+
 int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *position_m,
                     int count, const char *what) {
+  return rtm_points_init_operator(points, grid, position_m, count, what, NULL);
+}
+
+int rtm_points_init_operator(rtm_points_t *points, const rtm_grid_t *grid, const double *position_m,
+                             int count, const char *what, const rtm_point_operator_t *op) {
   int status = RTM_OK;
+  const rtm_point_operator_t trilinear = {RTM_POINTS_TRILINEAR, 1};
   memset(points, 0, sizeof *points);
+  if (!op) op = &trilinear;
+  if (op->kind == RTM_POINTS_SINC && (op->radius < 1 || op->radius > RTM_POINT_MAX_RADIUS))
+    RTM_FAIL(RTM_ERR_CONFIG, "%s: points.radius = %d is outside [1, %d]", what, op->radius,
+             RTM_POINT_MAX_RADIUS);
+  const int width = op->kind == RTM_POINTS_TRILINEAR ? 2 : 2 * op->radius;
   if (count < 0) RTM_FAIL(RTM_ERR_INTERNAL, "%s: negative point count %d", what, count);
+  points->taps = width * width * width;
+  points->taps_per_plane = width * width;
   if (count == 0) return RTM_OK;
+  const size_t taps = (size_t)count * (size_t)points->taps;
   points->position_m = malloc((size_t)count * 3 * sizeof *points->position_m);
-  points->tap_index = malloc((size_t)count * RTM_POINT_TAPS * sizeof *points->tap_index);
-  points->tap_weight = malloc((size_t)count * RTM_POINT_TAPS * sizeof *points->tap_weight);
+  points->tap_index = malloc(taps * sizeof *points->tap_index);
+  points->tap_weight = malloc(taps * sizeof *points->tap_weight);
   if (!points->position_m || !points->tap_index || !points->tap_weight)
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d points", what, count);
   memcpy(points->position_m, position_m, (size_t)count * 3 * sizeof *position_m);
   points->count = count;
 
   for (int p = 0; p < count; ++p) {
-    int i0[3];
-    double f[3];
+    int first[3];
+    double w[3][2 * RTM_POINT_MAX_RADIUS];
     for (int a = 0; a < 3; ++a) {
       const double x = position_m[3 * p + a];
       const double u = (x - grid->origin_m[a]) / grid->spacing_m[a];
@@ -57,25 +120,27 @@ int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *
         RTM_FAIL(RTM_ERR_CONFIG, "%s %d: %c = %g m lies outside the grid [%g, %g] m", what, p,
                  "xyz"[a], x, grid -> origin_m[a],
                  grid -> origin_m[a] + last * grid -> spacing_m[a]);
-      axis_taps(u, grid->n[a], &i0[a], &f[a]);
+      axis_weights(op, u, grid->n[a], &first[a], w[a]);
     }
-    for (int t = 0; t < RTM_POINT_TAPS; ++t) {
-      const int b[3] = {t & 1, (t >> 1) & 1, (t >> 2) & 1};
+    /* plane by plane: z slowest, then y, then x */
+    for (int t = 0; t < points->taps; ++t) {
+      const int k[3] = {t % width, t / width % width, t / (width * width)};
       int cell[3];
       double weight = 1.0;
       for (int a = 0; a < 3; ++a) {
-        weight *= b[a] ? f[a] : 1.0 - f[a];
-        cell[a] = i0[a] + b[a];
-        if (cell[a] > grid->n[a] - 1) cell[a] = grid->n[a] - 1; /* n == 1: weight is 0 */
+        weight *= w[a][k[a]];
+        cell[a] = first[a] + k[a];
+        if (cell[a] < 0) cell[a] = 0; /* weight 0 there */
+        if (cell[a] > grid->n[a] - 1) cell[a] = grid->n[a] - 1;
       }
       const long iz_local = cell[2] - grid->z_offset;
       size_t index = grid->origin_index;
-      if (iz_local < 0 || iz_local >= grid->nz_local)
-        weight = 0.0; /* another rank owns this tap */
+      if (weight == 0.0 || iz_local < 0 || iz_local >= grid->nz_local)
+        weight = 0.0; /* outside the volume, or another rank owns this tap */
       else
         index = rtm_grid_index(grid, cell[0], cell[1], iz_local);
-      points->tap_index[(size_t)p * RTM_POINT_TAPS + t] = index;
-      points->tap_weight[(size_t)p * RTM_POINT_TAPS + t] = (float)weight;
+      points->tap_index[(size_t)p * points->taps + t] = index;
+      points->tap_weight[(size_t)p * points->taps + t] = (float)weight;
     }
   }
   return RTM_OK;
@@ -87,18 +152,25 @@ fail:
 int rtm_points_mean(const rtm_points_t *points, int point, const rtm_grid_t *grid,
                     const float *values, int squared, double *mean) {
   int status = RTM_OK;
-  double sums[4] = {0.0, 0.0, 0.0, 0.0}; /* w value of each plane, then w of each plane */
-  for (int k = 0; k < RTM_POINT_TAPS; ++k) {
-    const double w = points->tap_weight[point * RTM_POINT_TAPS + k];
+  enum { MAX_PLANES = 2 * RTM_POINT_MAX_RADIUS };
+  /* w value of each plane, then w of each plane */
+  double sums[2 * MAX_PLANES] = {0.0};
+  const int planes = points->taps / points->taps_per_plane;
+  const size_t first = (size_t)point * (size_t)points->taps;
+  for (int k = 0; k < points->taps; ++k) {
+    const double w = points->tap_weight[first + k];
     if (w == 0.0) continue;
-    const double v =
-        values[rtm_grid_dense_index(grid, points->tap_index[point * RTM_POINT_TAPS + k])];
-    sums[k / 4] += w * (squared ? v * v : v);
-    sums[2 + k / 4] += w;
+    const double v = values[rtm_grid_dense_index(grid, points->tap_index[first + k])];
+    sums[k / points->taps_per_plane] += w * (squared ? v * v : v);
+    sums[MAX_PLANES + k / points->taps_per_plane] += w;
   }
-  if (rtm_grid_is_slab(grid)) RTM_TRY(rtm_mpi_allreduce(sums, 4, RTM_MPI_SUM));
-  const double weight_sum = sums[2] + sums[3];
-  *mean = weight_sum > 0.0 ? (sums[0] + sums[1]) / weight_sum : 0.0;
+  if (rtm_grid_is_slab(grid)) RTM_TRY(rtm_mpi_allreduce(sums, 2 * MAX_PLANES, RTM_MPI_SUM));
+  double value_sum = 0.0, weight_sum = 0.0;
+  for (int p = 0; p < planes; ++p) {
+    value_sum += sums[p];
+    weight_sum += sums[MAX_PLANES + p];
+  }
+  *mean = weight_sum != 0.0 ? value_sum / weight_sum : 0.0;
 fail:
   return status;
 }

@@ -18,25 +18,44 @@ extern "C" {
 #endif
 
 /* ---- point sources and receivers ---- */
-#define RTM_POINT_TAPS 8 /* trilinear */
+#define RTM_POINT_TAPS 8        /* trilinear: taps a point */
+#define RTM_POINT_MAX_RADIUS 4  /* sinc: half-width in cells, at most the ghost planes' R */
+
+/* How a point meets the grid (points.interpolation, points.radius): trilinear over the 8
+ * cells around it (second-order accurate between nodes), or a tensor product of
+ * Kaiser-windowed sincs over 2 radius cells an axis (Hicks 2002, Geophysics 67(1): his b
+ * for kmax = pi / 2, the band of 4 points per wavelength); on a node both are the node. */
+typedef enum { RTM_POINTS_TRILINEAR = 0, RTM_POINTS_SINC } rtm_points_kind_t;
+typedef struct {
+  rtm_points_kind_t kind;
+  int radius; /* sinc: 1 .. RTM_POINT_MAX_RADIUS */
+} rtm_point_operator_t;
+
 typedef struct {
   int count;
+  int taps;           /* a point: 8, or (2 radius)^3; plane by plane (z slowest), then y, x */
+  int taps_per_plane; /* 4, or (2 radius)^2 */
   double *position_m; /* [count][3] as requested */
-  size_t *tap_index;  /* [count][8] into a padded field of the local grid */
-  float *tap_weight;  /* [count][8]; 0 for taps outside this rank's z-range */
+  size_t *tap_index;  /* [count][taps] into a padded field of the local grid */
+  float *tap_weight;  /* [count][taps]; 0 for taps outside this rank's z-range or outside
+                         the volume (a sinc near a face) */
 } rtm_points_t;
 
 /* Builds trilinear taps for positions (metres) on the local grid. A position outside the
  * global interior is an error naming `what` and the point's number. */
 int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *position_m,
                     int count, const char *what);
+/* The same with the operator `op` (NULL: trilinear). */
+int rtm_points_init_operator(rtm_points_t *points, const rtm_grid_t *grid,
+                             const double *position_m, int count, const char *what,
+                             const rtm_point_operator_t *op);
 void rtm_points_release(rtm_points_t *points);
 /* The taps' weighted mean of `values` (a dense [nz_local][ny][nx] volume of this rank's
  * slab, the model's vp) at point `point`, of the squares with `squared`; 0 where no tap has
- * weight. Summed plane by plane (taps 0..3 lie in the point's lower z plane, 4..7 in the
- * upper one) and, on z-slabs, over the ranks, whose taps outside their slab have weight 0:
- * the same sums in the same order whatever the slabs (rtm_mpi.h), so every rank gets the
- * one-rank value. Collective on z-slabs. */
+ * weight. Summed plane by plane (the point's taps_per_plane taps of each z plane, then the
+ * planes in order) and, on z-slabs, each plane's sums over the ranks, whose taps outside
+ * their slab have weight 0: the same sums in the same order whatever the slabs (rtm_mpi.h),
+ * so every rank gets the one-rank value. Collective on z-slabs. */
 int rtm_points_mean(const rtm_points_t *points, int point, const rtm_grid_t *grid,
                     const float *values, int squared, double *mean);
 

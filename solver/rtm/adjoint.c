@@ -39,8 +39,10 @@ static double tap_factor(const rtm_grid_t *grid, const rtm_model_t *model,
 
 static int copy_points(const rtm_points_t *from, rtm_points_t *to) {
   int status = RTM_OK;
-  const size_t count = (size_t)from->count, taps = count * RTM_POINT_TAPS;
+  const size_t count = (size_t)from->count, taps = count * (size_t)from->taps;
   memset(to, 0, sizeof *to);
+  to->taps = from->taps;
+  to->taps_per_plane = from->taps_per_plane;
   if (count == 0) return RTM_OK;
   to->position_m = malloc(count * 3 * sizeof *to->position_m);
   to->tap_index = malloc(taps * sizeof *to->tap_index);
@@ -67,13 +69,14 @@ int rtm_adjoint_receivers(const rtm_points_t *receivers, const rtm_grid_t *grid,
                                "model.vp and dt > 0 are required");
   RTM_TRY(copy_points(receivers, adjoint));
   copied = 1;
-  for (size_t t = 0; t < (size_t)adjoint->count * RTM_POINT_TAPS; ++t) {
+  for (size_t t = 0; t < (size_t)adjoint->count * (size_t)adjoint->taps; ++t) {
     long cell[3];
+    if (adjoint->tap_weight[t] == 0.0f) continue; /* outside the volume or the slab */
     if (tap_cell(grid, adjoint->tap_index[t], cell) != RTM_OK)
       RTM_FAIL(RTM_ERR_INTERNAL,
                "rtm_adjoint_receivers: tap %zu of receiver %zu (index %zu) is "
                "not an interior cell of the local grid",
-               t % RTM_POINT_TAPS, t / RTM_POINT_TAPS, adjoint->tap_index[t]);
+               t % (size_t)adjoint->taps, t / (size_t)adjoint->taps, adjoint->tap_index[t]);
     const double factor = tap_factor(grid, model, boundary, dt_s, cell);
     adjoint->tap_weight[t] = (float)((double)adjoint->tap_weight[t] * factor);
   }

@@ -74,4 +74,6 @@ refused 1 "the propagator needs 0.00152 GB (40 x 36 x 37 cells), where 0.0012 GB
 run 2 iso2m "${iso[@]}" --set memory.limit_gb=0.0012
 same iso2m iso1
 refused 2 "only 'rtm3d model', 'migrate' and 'bench' run across ranks" 2 plot "$work/iso1.h5" /snapshots/p
+refused 1 "points.interpolation = sinc across MPI ranks is not implemented yet" 2 model "$deck" \
+  "${iso[@]}" --set points.interpolation=sinc
 echo "mpi_slabs: all passed"

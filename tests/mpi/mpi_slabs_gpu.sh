@@ -48,6 +48,9 @@ grep -q "rank 0: .*halo below none, above staged" "$work/vti2s.json" ||
 # shot groups: 2 ranks in 2 groups, each a whole volume on the shared GPU, one shot each
 run 2 vti2g "${vti[@]}" --set mpi.shot_groups=2
 same vti2g vti1
+# sinc points are the cpu backend's for now: cuda refuses them, naming the key
+refused 1 "the cuda kernels inject trilinear points (8 taps) for now" 1 model "$deck" \
+  "${iso[@]}" --set points.interpolation=sinc
 # migrate: the small example's survey on 2 cuda ranks against one
 model_observed
 migrate 1 image1
