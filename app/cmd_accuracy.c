@@ -33,7 +33,7 @@ static const double directions[DIRECTIONS][3] = {
     {0.57735026918962576, 0.57735026918962576, 0.57735026918962576},
     {0.52573111211913361, 0.30901699437494742, 0.79263379155996680}};
 static const double offset_wavelengths[OFFSETS] = {1.5, 2.5, 4.0};
-/* the columns: the correction, and the point operator (sinc runs on the cpu backend) */
+/* the columns: the correction, and the point operator */
 static const rtm_dispersion_correction_t modes[MODES] = {RTM_DISPERSION_NONE, RTM_DISPERSION_FULL,
                                                          RTM_DISPERSION_FULL};
 static const rtm_point_interpolation_t operators[MODES] = {
@@ -91,8 +91,6 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   cfg.time.steps = (int)ceil(longest / dt) + 1;
   cfg.time.dispersion_correction = mode;
   cfg.points.interpolation = points;
-  if (points == RTM_INTERPOLATION_SINC) /* the cuda kernels take trilinear points for now */
-    snprintf(cfg.backend.name, sizeof cfg.backend.name, "cpu");
   cfg.boundary.width_cells = 0;
   cfg.snapshots.every_steps = 0;
   cfg.shots.layout = RTM_SHOTS_SINGLE;
@@ -207,7 +205,7 @@ int rtm_cmd_accuracy(int argc, char **argv) {
            distance[r] / wavelength, 100.0 * error[0][r], 100.0 * error[1][r], 100.0 * error[2][r]);
   printf("  relative L2 error of each trace against the exact one (wl: peak wavelengths);\n"
          "  none and full: time.dispersion_correction (this deck: %s), trilinear points;\n"
-         "  full, sinc: with points.interpolation = sinc, radius %d (on the cpu backend)\n",
+         "  full, sinc: with points.interpolation = sinc, radius %d\n",
          cfg.time.dispersion_correction == RTM_DISPERSION_FULL     ? "full"
          : cfg.time.dispersion_correction == RTM_DISPERSION_TRACES ? "traces"
                                                                    : "none",

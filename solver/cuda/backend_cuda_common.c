@@ -339,13 +339,7 @@ static int cuda_set_sources(void *state, const rtm_points_t *points, const float
   b->source_count = 0;
   b->source_samples = 0;
   if (!points || points->count == 0) return RTM_OK;
-  if (points->taps != RTM_POINT_TAPS)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "backend cuda: sources of %d taps: the cuda kernels inject "
-             "trilinear points (8 taps) for now; set points.interpolation = trilinear or "
-             "backend.name = cpu",
-             points->taps);
-  const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
+  const size_t taps = (size_t)points->count * (size_t)points->taps;
   const size_t values = (size_t)points->count * (size_t)samples;
   /* Sources are added to the new level after the damped update (the cpu reference's
    * order), so the tap weights go in as they are. */
@@ -356,6 +350,7 @@ static int cuda_set_sources(void *state, const rtm_points_t *points, const float
   RTM_TRY(upload(&b->source_coeff, points->tap_weight, taps * sizeof(float)));
   RTM_TRY(upload(&b->wavelets, wavelets, values * sizeof(float)));
   b->source_count = points->count;
+  b->source_taps = points->taps;
   b->source_samples = samples;
 fail:
   return status;
@@ -369,12 +364,7 @@ static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned 
   RTM_TRY(b->physics->check_recorded(fields));
   b->trace_fields = fields;
   if (!points || points->count == 0 || fields == 0) return RTM_OK;
-  if (points->taps != RTM_POINT_TAPS)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "backend cuda: receivers of %d taps: the cuda kernels record trilinear points (8 "
-             "taps) for now; set points.interpolation = trilinear or backend.name = cpu",
-             points->taps);
-  const size_t taps = (size_t)points->count * RTM_POINT_TAPS;
+  const size_t taps = (size_t)points->count * (size_t)points->taps;
   b->trace_length = b->steps + 1;
   RTM_TRY(device_buffer(b, taps * sizeof(size_t), "receiver taps", &b->receiver_index));
   RTM_TRY(device_buffer(b, taps * sizeof(float), "receiver weights", &b->receiver_weight));
@@ -388,6 +378,8 @@ static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned 
   RTM_TRY(upload(&b->receiver_index, points->tap_index, taps * sizeof(size_t)));
   RTM_TRY(upload(&b->receiver_weight, points->tap_weight, taps * sizeof(float)));
   b->receiver_count = points->count;
+  b->receiver_taps = points->taps;
+  b->receiver_taps_per_plane = points->taps_per_plane;
   return RTM_OK;
 fail:
   return status;
@@ -405,7 +397,7 @@ static int inject_planes(rtm_cuda_backend_state_t *b, int centre, int it, int z_
   for (int f = 0; f < b->physics->field_count; ++f)
     RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
                                 b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
-                                b->source_samples, it, begin, end, stream));
+                                b->source_taps, b->source_samples, it, begin, end, stream));
 fail:
   return status;
 }
@@ -515,7 +507,8 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
     if (b->trace_fields & RTM_FIELD_BIT(f))
       RTM_TRY(rtm_iso_cuda_record(b->level[f][1 - centre].ptr, b->receiver_index.ptr,
                                   b->receiver_weight.ptr, b->traces[f].ptr, b->receiver_count,
-                                  b->trace_length, backward ? it - 1 : it + 1, b->stream));
+                                  b->receiver_taps, b->receiver_taps_per_plane, b->trace_length,
+                                  backward ? it - 1 : it + 1, b->stream));
   b->current = 1 - b->current;
   return RTM_OK;
 fail:

@@ -65,10 +65,10 @@ typedef struct {
   rtm_iso_tensor_map_t cell_map[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS]; /* tma: tile boxes */
   rtm_allocation_t eta_dt[3];
 
-  int source_count, source_samples;
+  int source_count, source_samples, source_taps; /* taps a point (rtm_points_t) */
   rtm_allocation_t source_index, source_coeff, wavelets;
 
-  int receiver_count, trace_length;
+  int receiver_count, trace_length, receiver_taps, receiver_taps_per_plane;
   unsigned trace_fields; /* RTM_FIELD_BIT mask of the recorded fields */
   rtm_allocation_t receiver_index, receiver_weight, traces[RTM_CUDA_FIELDS];
 } rtm_cuda_backend_state_t;

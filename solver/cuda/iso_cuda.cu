@@ -472,32 +472,37 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
  * cell; only the taps whose cell lies in [index_begin, index_end) (the planes a split step
  * has just updated). */
 static __global__ void inject_kernel(float *field, const size_t *tap_index, const float *tap_coeff,
-                                     const float *wavelets, int taps, int samples, int sample,
-                                     size_t index_begin, size_t index_end) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= taps) return;
+                                     const float *wavelets, long long all_taps, int taps,
+                                     int samples, int sample, size_t index_begin,
+                                     size_t index_end) {
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (t >= all_taps) return;
   const float c = tap_coeff[t];
   if (c == 0.f || tap_index[t] < index_begin || tap_index[t] >= index_end) return;
-  atomicAdd(&field[tap_index[t]], c * wavelets[(size_t)(t / RTM_POINT_TAPS) * samples + sample]);
+  atomicAdd(&field[tap_index[t]], c * wavelets[(size_t)(t / taps) * samples + sample]);
 }
 
-/* Receiver recording: one thread per receiver, its 8 trilinear taps summed without FMA as
- * the cpu reference does: the 4 of the lower z plane in tap order, the 4 of the upper one,
- * then the two sums, so that ranks owning one plane each sum to the one-rank value
- * (rtm_mpi.h). Taps with weight 0 (outside this rank's z-range) are not read. */
+/* Receiver recording: one thread per receiver, its taps summed without FMA as the cpu
+ * reference does: each z plane's taps in tap order, then the planes in order (trilinear:
+ * the 4 of the lower plane, the 4 of the upper one, then the two), so that ranks owning one
+ * plane each of a trilinear point sum to the one-rank value (rtm_mpi.h). Taps with weight 0
+ * (outside this rank's z-range or the volume) are not read. */
 static __global__ void record_kernel(const float *field, const size_t *tap_index,
-                                     const float *tap_weight, float *traces, int count,
-                                     int trace_length, int sample) {
+                                     const float *tap_weight, float *traces, int count, int taps,
+                                     int per_plane, int trace_length, int sample) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= count) return;
-  float plane_sum[2] = {0.f, 0.f};
-  for (int k = 0; k < RTM_POINT_TAPS; ++k) {
-    const float w = tap_weight[r * RTM_POINT_TAPS + k];
-    if (w != 0.f)
-      plane_sum[k / 4] =
-          __fadd_rn(plane_sum[k / 4], __fmul_rn(w, field[tap_index[r * RTM_POINT_TAPS + k]]));
+  const size_t first = (size_t)r * taps;
+  float sum = 0.f;
+  for (int plane = 0; plane < taps / per_plane; ++plane) {
+    float plane_sum = 0.f;
+    for (int k = plane * per_plane; k < (plane + 1) * per_plane; ++k) {
+      const float w = tap_weight[first + k];
+      if (w != 0.f) plane_sum = __fadd_rn(plane_sum, __fmul_rn(w, field[tap_index[first + k]]));
+    }
+    sum = __fadd_rn(sum, plane_sum);
   }
-  traces[(size_t)r * trace_length + sample] = __fadd_rn(plane_sum[0], plane_sum[1]);
+  traces[(size_t)r * trace_length + sample] = sum;
 }
 
 /* ---- launchers ---- */
@@ -744,22 +749,22 @@ fail:
 }
 
 extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
-                                   const float *wavelets, int count, int samples, int sample,
-                                   size_t index_begin, size_t index_end, void *stream) {
+                                   const float *wavelets, int count, int taps, int samples,
+                                   int sample, size_t index_begin, size_t index_end, void *stream) {
   if (count <= 0 || sample < 0 || sample >= samples || index_begin >= index_end) return RTM_OK;
-  const int taps = count * RTM_POINT_TAPS;
-  inject_kernel<<<(taps + POINT_THREADS - 1) / POINT_THREADS, POINT_THREADS, 0,
-                  (cudaStream_t)stream>>>(field, tap_index, tap_coeff, wavelets, taps, samples,
-                                          sample, index_begin, index_end);
+  const long long all_taps = (long long)count * taps;
+  inject_kernel<<<(unsigned)((all_taps + POINT_THREADS - 1) / POINT_THREADS), POINT_THREADS, 0,
+                  (cudaStream_t)stream>>>(field, tap_index, tap_coeff, wavelets, all_taps, taps,
+                                          samples, sample, index_begin, index_end);
   return launch_status("inject_kernel");
 }
 
 extern "C" int rtm_iso_cuda_record(const float *field, const size_t *tap_index,
-                                   const float *tap_weight, float *traces, int count,
-                                   int trace_length, int sample, void *stream) {
+                                   const float *tap_weight, float *traces, int count, int taps,
+                                   int per_plane, int trace_length, int sample, void *stream) {
   if (count <= 0 || sample < 0 || sample >= trace_length) return RTM_OK;
   record_kernel<<<(count + POINT_THREADS - 1) / POINT_THREADS, POINT_THREADS, 0,
-                  (cudaStream_t)stream>>>(field, tap_index, tap_weight, traces, count, trace_length,
-                                          sample);
+                  (cudaStream_t)stream>>>(field, tap_index, tap_weight, traces, count, taps,
+                                          per_plane, trace_length, sample);
   return launch_status("record_kernel");
 }

@@ -123,16 +123,20 @@ int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
                       const rtm_iso_fields_t *fields, int backward, int z_begin, int z_end,
                       void *stream);
 
-/* field[tap_index[t]] += tap_coeff[t] * wavelets[t / 8 * samples + sample] for every tap t
- * of `count` points (8 taps each) whose tap_index lies in [index_begin, index_end); nothing
- * when sample is outside [0, samples). */
+/* field[tap_index[t]] += tap_coeff[t] * wavelets[t / taps * samples + sample] for every tap t
+ * of `count` points (`taps` each, rtm_points_t) whose tap_index lies in [index_begin,
+ * index_end); nothing when sample is outside [0, samples). */
 int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_coeff,
-                        const float *wavelets, int count, int samples, int sample,
+                        const float *wavelets, int count, int taps, int samples, int sample,
                         size_t index_begin, size_t index_end, void *stream);
 
-/* traces[r * trace_length + sample] = sum_k tap_weight[8r+k] field[tap_index[8r+k]]. */
+/* traces[r * trace_length + sample] = sum over the planes of receiver r's taps (`taps` a
+ * receiver, `per_plane` a plane, rtm_points_t) of sum_k tap_weight[k] field[tap_index[k]],
+ * each plane's sum formed in tap order, the planes added in order, without FMA: the cpu
+ * reference's sums. */
 int rtm_iso_cuda_record(const float *field, const size_t *tap_index, const float *tap_weight,
-                        float *traces, int count, int trace_length, int sample, void *stream);
+                        float *traces, int count, int taps, int per_plane, int trace_length,
+                        int sample, void *stream);
 
 #ifdef __cplusplus
 }
