@@ -11,7 +11,8 @@
  * The two inner products <F x, y> and <x, F^T y> agree to fp32 rounding: their relative
  * difference is held to 1e-4 (the issue's bar; measured about 1e-6 here). For vti and tti
  * the same pairing is not an adjoint (the coupled system's operator is not symmetric under
- * this scaling): their mismatch is printed, with no bar. */
+ * this scaling): their mismatch is printed, with no bar. With sinc points (512 taps a point,
+ * negative weights among them) iso holds the same bar (measured about 2e-6). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,7 +46,8 @@ static void random_positions(rtm_test_rng_t *rng, const rtm_grid_t *g, int count
       p[3 * i + a] = rtm_test_uniform(rng, 1.0, g->n[a] - 2.0) * g->spacing_m[a];
 }
 
-static void problem_create(problem_t *pb, rtm_test_rng_t *rng, rtm_equation_t equation) {
+static void problem_create(problem_t *pb, rtm_test_rng_t *rng, rtm_equation_t equation,
+                           const rtm_point_operator_t *op) {
   const int n[3] = {34, 30, 28};
   const double spacing[3] = {10.0, 10.0, 10.0};
   double source_m[3 * SOURCES], receiver_m[3 * RECEIVERS];
@@ -84,9 +86,11 @@ static void problem_create(problem_t *pb, rtm_test_rng_t *rng, rtm_equation_t eq
                    RTM_OK);
   random_positions(rng, &pb->grid, SOURCES, source_m);
   random_positions(rng, &pb->grid, RECEIVERS, receiver_m);
-  assert_int_equal(rtm_points_init(&pb->sources, &pb->grid, source_m, SOURCES, "source"), RTM_OK);
-  assert_int_equal(rtm_points_init(&pb->receivers, &pb->grid, receiver_m, RECEIVERS, "receiver"),
-                   RTM_OK);
+  assert_int_equal(
+      rtm_points_init_operator(&pb->sources, &pb->grid, source_m, SOURCES, "source", op), RTM_OK);
+  assert_int_equal(
+      rtm_points_init_operator(&pb->receivers, &pb->grid, receiver_m, RECEIVERS, "receiver", op),
+      RTM_OK);
 }
 
 static void problem_release(problem_t *pb) {
@@ -124,14 +128,15 @@ static float *run(problem_t *pb, const rtm_points_t *injected, const float *wave
 
 /* The source points with each tap weight w divided by its adjoint factor (a = w dt^2 v^2 /
  * (1 + eta dt) from rtm_adjoint_receivers): w^2 / a. */
-static void readout_points(problem_t *pb, rtm_points_t *readout) {
+static void readout_points(problem_t *pb, const rtm_point_operator_t *op, rtm_points_t *readout) {
   rtm_points_t adjoint = {0};
   assert_int_equal(
       rtm_adjoint_receivers(&pb->sources, &pb->grid, &pb->model, &pb->boundary, pb->dt_s, &adjoint),
       RTM_OK);
-  assert_int_equal(rtm_points_init(readout, &pb->grid, pb->sources.position_m, SOURCES, "source"),
-                   RTM_OK);
-  for (int k = 0; k < SOURCES * RTM_POINT_TAPS; ++k) {
+  assert_int_equal(
+      rtm_points_init_operator(readout, &pb->grid, pb->sources.position_m, SOURCES, "source", op),
+      RTM_OK);
+  for (int k = 0; k < SOURCES * pb->sources.taps; ++k) {
     const double w = pb->sources.tap_weight[k];
     readout->tap_weight[k] = w == 0.0 ? 0.0f : (float)(w * w / adjoint.tap_weight[k]);
   }
@@ -139,11 +144,11 @@ static void readout_points(problem_t *pb, rtm_points_t *readout) {
 }
 
 /* |<F x, y> - <x, F^T y>| / max(|<F x, y>|, |<x, F^T y>|) on fresh random x and y. */
-static double mismatch(rtm_equation_t equation, const char *name) {
+static double mismatch(rtm_equation_t equation, const rtm_point_operator_t *op, const char *name) {
   rtm_test_rng_t rng = rtm_test_seed(name);
   problem_t pb;
   rtm_points_t adjoint = {0}, readout = {0};
-  problem_create(&pb, &rng, equation);
+  problem_create(&pb, &rng, equation, op);
   float x[SOURCES][STEPS + 1], y[RECEIVERS][STEPS + 1], reversed[RECEIVERS][STEPS + 1];
   for (int s = 0; s < SOURCES; ++s)
     for (int m = 0; m <= STEPS; ++m)
@@ -157,7 +162,7 @@ static double mismatch(rtm_equation_t equation, const char *name) {
   assert_int_equal(
       rtm_adjoint_receivers(&pb.receivers, &pb.grid, &pb.model, &pb.boundary, pb.dt_s, &adjoint),
       RTM_OK);
-  readout_points(&pb, &readout);
+  readout_points(&pb, op, &readout);
   float *fty = run(&pb, &adjoint, &reversed[0][0], &readout);
   double forward = 0.0, backward = 0.0;
   for (int r = 0; r < RECEIVERS; ++r)
@@ -180,15 +185,24 @@ static double mismatch(rtm_equation_t equation, const char *name) {
 
 static void test_iso_adjoint(void **state) {
   (void)state;
-  assert_true(mismatch(RTM_EQUATION_ISO, "test_iso_adjoint") <= 1e-4);
+  assert_true(mismatch(RTM_EQUATION_ISO, NULL, "test_iso_adjoint") <= 1e-4);
+}
+
+/* The same with sinc points (points.interpolation = sinc, radius 4): 512 taps a point, some
+ * of them in the layer or dropped at the faces, negative weights among them. */
+static void test_iso_adjoint_sinc(void **state) {
+  (void)state;
+  const rtm_point_operator_t sinc = {RTM_POINTS_SINC, 4};
+  assert_true(mismatch(RTM_EQUATION_ISO, &sinc, "test_iso_adjoint_sinc") <= 1e-4);
 }
 
 /* Reported, not judged: the scaling is iso's. */
 static void test_anisotropic_mismatch(void **state) {
   (void)state;
-  const double vti = mismatch(RTM_EQUATION_VTI, "vti (reported)");
-  const double tti = mismatch(RTM_EQUATION_TTI, "tti (reported)");
+  const double vti = mismatch(RTM_EQUATION_VTI, NULL, "vti (reported)");
+  const double tti = mismatch(RTM_EQUATION_TTI, NULL, "tti (reported)");
   assert_true(isfinite(vti) && isfinite(tti));
 }
 
-RTM_TEST_MAIN(cmocka_unit_test(test_iso_adjoint), cmocka_unit_test(test_anisotropic_mismatch))
+RTM_TEST_MAIN(cmocka_unit_test(test_iso_adjoint), cmocka_unit_test(test_iso_adjoint_sinc),
+              cmocka_unit_test(test_anisotropic_mismatch))
