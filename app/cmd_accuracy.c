@@ -70,7 +70,10 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   const int fd = mkstemp(path);
   if (fd < 0) RTM_FAIL(RTM_ERR_IO, "accuracy: cannot create a receiver file in /tmp");
   file = fdopen(fd, "w");
-  if (!file) RTM_FAIL(RTM_ERR_IO, "accuracy: cannot write %s", path);
+  if (!file) {
+    close(fd);
+    RTM_FAIL(RTM_ERR_IO, "accuracy: cannot write %s", path);
+  }
   for (int r = 0; r < RECEIVERS; ++r)
     fprintf(file, "%.17g %.17g %.17g\n", receiver_m[r][0], receiver_m[r][1], receiver_m[r][2]);
   fclose(file);

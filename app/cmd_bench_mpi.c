@@ -66,6 +66,7 @@ static int time_steps(mpi_bench_t *b, const rtm_grid_t *grid, const rtm_model_t 
     RTM_TRY(rtm_mpi_allreduce(b->phases, RTM_PHASE_COUNT + 1, RTM_MPI_MAX));
   }
 fail:
+  rtm_mpi_fail_fast(status); /* before the propagator's collective release */
   rtm_propagator_destroy(&prop);
   return status;
 }
@@ -172,6 +173,7 @@ int rtm_cmd_bench_mpi(int argc, char **argv) {
     RTM_TRY(time_steps(b, &b->slab, &b->model, order[e], rtm_mpi_size(), &b->seconds[e]));
   if (rtm_mpi_rank() == 0) RTM_TRY(report(b));
 fail:
+  rtm_mpi_fail_fast(status);
   if (b) rtm_model_release(&b->model);
   free(b);
   return rtm_status_exit_code(status);

@@ -716,6 +716,7 @@ int rtm_cmd_migrate(int argc, char **argv) {
   RTM_TRY(reduce_rank_phases(run));
   if (run->root) RTM_TRY(write_report(run));
 fail:
+  rtm_mpi_fail_fast(status); /* before the propagators' collective release */
   if (run) release_run(run);
   free(run);
   return rtm_status_exit_code(status);

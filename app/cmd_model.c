@@ -634,6 +634,7 @@ int rtm_cmd_model(int argc, char **argv) {
   RTM_TRY(gather_rank_lines(run));
   RTM_TRY(write_report(run));
 fail:
+  rtm_mpi_fail_fast(status); /* before the propagator's collective release */
   if (run) {
     if (run->whole != run->field) free(run->whole);
     free(run->field);

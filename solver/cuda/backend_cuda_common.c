@@ -558,13 +558,19 @@ fail:
 static int ensure_copy_stream(rtm_cuda_backend_state_t *b) {
   int status = RTM_OK;
   int least = 0, greatest = 0;
-  if (b->copies) return RTM_OK;
-  RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->steps_done, cudaEventDisableTiming));
-  RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->copies_done, cudaEventDisableTiming));
-  RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->edges_start, cudaEventDisableTiming));
-  RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->edges_done, cudaEventDisableTiming));
+  if (b->copies) return RTM_OK; /* created last: everything before it exists */
+  /* each created once, so that a failure part way leaks nothing on the next call */
+  if (!b->steps_done)
+    RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->steps_done, cudaEventDisableTiming));
+  if (!b->copies_done)
+    RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->copies_done, cudaEventDisableTiming));
+  if (!b->edges_start)
+    RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->edges_start, cudaEventDisableTiming));
+  if (!b->edges_done)
+    RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->edges_done, cudaEventDisableTiming));
   RTM_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  RTM_CUDA_TRY(cudaStreamCreateWithPriority(&b->edges, cudaStreamNonBlocking, greatest));
+  if (!b->edges)
+    RTM_CUDA_TRY(cudaStreamCreateWithPriority(&b->edges, cudaStreamNonBlocking, greatest));
   RTM_CUDA_TRY(cudaStreamCreateWithFlags(&b->copies, cudaStreamNonBlocking));
 fail:
   return status;

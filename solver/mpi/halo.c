@@ -50,20 +50,21 @@ int rtm_mpi_halo_create(const rtm_grid_t *grid, size_t side_floats, rtm_mpi_tran
   MPI_Group slab_group = MPI_GROUP_NULL, node_group = MPI_GROUP_NULL;
   rtm_mpi_halo_t *h = calloc(1, sizeof *h);
   if (!h) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the halo exchange");
+  h->window = MPI_WIN_NULL;
   if (side_floats > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "halo planes of %zu floats are past MPI's int counts",
              side_floats);
-  h->window = MPI_WIN_NULL;
   h->side_floats = side_floats;
   const int rank = rtm_mpi_rank();
   h->neighbour[RTM_SIDE_BELOW] = rtm_slab_has_below(grid) ? rank - 1 : MPI_PROC_NULL;
   h->neighbour[RTM_SIDE_ABOVE] = rtm_slab_has_above(grid) ? rank + 1 : MPI_PROC_NULL;
 
-  MPI_Comm node = rtm_mpi_node_comm();
+  MPI_Comm node = rtm_mpi_slab_node_comm();
   const MPI_Aint bytes = (MPI_Aint)(SEGMENT_BUFFERS * side_floats * sizeof(float));
   RTM_TRY(rtm_mpi_status(
       MPI_Win_allocate_shared(bytes, sizeof(float), MPI_INFO_NULL, node, &h->own, &h->window),
       "MPI_Win_allocate_shared (the halo buffers)"));
+  MPI_Win_set_errhandler(h->window, MPI_ERRORS_RETURN);
   RTM_TRY(rtm_mpi_status(MPI_Win_lock_all(MPI_MODE_NOCHECK, h->window), "MPI_Win_lock_all"));
   widen_range(h, h->own);
   MPI_Comm_group(rtm_mpi_slab_comm(), &slab_group);

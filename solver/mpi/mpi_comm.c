@@ -21,6 +21,7 @@ static int slab_rank = 0, slab_size = 1, group = 0, groups = 1;
 static MPI_Comm node_comm = MPI_COMM_NULL;  /* the ranks of this node */
 static MPI_Comm slab_comm = MPI_COMM_NULL;  /* the ranks sharing the slabs: world, or a group */
 static MPI_Comm cross_comm = MPI_COMM_NULL; /* the same slab in every group */
+static MPI_Comm group_node_comm = MPI_COMM_NULL; /* a group's ranks on this node */
 #endif
 
 /* The launchers' marks: Open MPI, PMI (MPICH, Intel MPI, Slurm's srun --mpi), PMIx. */
@@ -99,6 +100,10 @@ MPI_Comm rtm_mpi_slab_comm(void) {
   return slab_comm;
 }
 
+MPI_Comm rtm_mpi_slab_node_comm(void) {
+  return group_node_comm != MPI_COMM_NULL ? group_node_comm : node_comm;
+}
+
 int rtm_mpi_split_groups(int count) {
   int status = RTM_OK;
   if (count < 1 || world_size % count != 0)
@@ -118,6 +123,10 @@ int rtm_mpi_split_groups(int count) {
   RTM_TRY(rtm_mpi_status(MPI_Comm_split(MPI_COMM_WORLD, slab_rank, group, &cross_comm),
                          "MPI_Comm_split (a slab across the groups)"));
   MPI_Comm_set_errhandler(cross_comm, MPI_ERRORS_RETURN);
+  /* the halo windows of a group among its own ranks: groups do not wait for each other */
+  RTM_TRY(rtm_mpi_status(MPI_Comm_split_type(slab_comm, MPI_COMM_TYPE_SHARED, slab_rank,
+                                             MPI_INFO_NULL, &group_node_comm),
+                         "MPI_Comm_split_type (a group's ranks on this node)"));
 fail:
   return status;
 }
@@ -170,6 +179,7 @@ int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag) {
 }
 
 void rtm_mpi_finalize(void) {
+  if (group_node_comm != MPI_COMM_NULL) MPI_Comm_free(&group_node_comm);
   if (cross_comm != MPI_COMM_NULL) MPI_Comm_free(&cross_comm);
   if (slab_comm != MPI_COMM_NULL && slab_comm != MPI_COMM_WORLD) MPI_Comm_free(&slab_comm);
   if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
@@ -179,6 +189,10 @@ void rtm_mpi_finalize(void) {
 
 void rtm_mpi_abort(int exit_code) {
   if (started && world_size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
+}
+
+void rtm_mpi_fail_fast(int status) {
+  if (status != RTM_OK) rtm_mpi_abort(rtm_status_exit_code(status));
 }
 
 int rtm_mpi_barrier(void) {
@@ -329,6 +343,10 @@ void rtm_mpi_finalize(void) {
 
 void rtm_mpi_abort(int exit_code) {
   (void)exit_code;
+}
+
+void rtm_mpi_fail_fast(int status) {
+  (void)status;
 }
 
 int rtm_mpi_barrier(void) {

@@ -12,6 +12,8 @@ int rtm_mpi_status(int code, const char *what);
 MPI_Comm rtm_mpi_node_comm(void);
 /* The ranks sharing the slabs (rtm_mpi_rank's): the world, or this rank's shot group. */
 MPI_Comm rtm_mpi_slab_comm(void);
+/* Those of them on this node (the halo windows'). */
+MPI_Comm rtm_mpi_slab_node_comm(void);
 #endif
 
 #endif

@@ -62,6 +62,10 @@ int rtm_mpi_gather_lines(const char *line, size_t size, char *lines);
 /* A failure on one rank ends every rank with `exit_code` (MPI_Abort), so that none waits
  * for it in a collective; returns with one rank. */
 void rtm_mpi_abort(int exit_code);
+/* A command's cleanup after `status`: a failure under several ranks aborts the job here,
+ * before anything collective is released (a halo window's MPI_Win_free would wait for
+ * ranks that wait in their own exchange); RTM_OK, or one rank, returns. */
+void rtm_mpi_fail_fast(int status);
 
 /* The slab of `rank` among `ranks` over nz planes: nz / ranks each, the first nz % ranks
  * one more. A slab thinner than the stencil's reach (R planes: the ghosts come from the

@@ -146,17 +146,18 @@ int rtm_traces_spread_lengths(int count, int min_length, int max_length, int *le
 int rtm_traces_parse_pipeline(const char *name, rtm_traces_pipeline_t *pipeline);
 const char *rtm_traces_pipeline_name(rtm_traces_pipeline_t pipeline);
 
+/* The leapfrog time-dispersion warp (rtm_traces_warp_t) of count traces [count][n] at dt,
+ * in place, the inputs zero-padded to 16 n in time (the cubic interpolation of the
+ * spectrum then errs by about 1e-4 of the trace), in batches of one plan. The pipeline's
+ * cut-off taper (the top 10% below Nyquist) applies to the warped spectrum too. */
+int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
+                          float *traces);
 /* Resamples count traces [count][n_in] at dt_in to [count][n_out] at dt_out, batched in
  * one run of a streams pipeline. The window is the smallest T >= max(n_in dt_in,
  * n_out dt_out) that is a whole number of samples at both intervals: the inputs are
  * zero-padded in time to T and the outputs keep the first n_out samples. The ratio
  * dt_out / dt_in must therefore be a ratio of integers (p/q with q <= 4096); otherwise
  * RTM_ERR_UNSUPPORTED says so. */
-/* The leapfrog time-dispersion warp (rtm_traces_warp_t) of count traces [count][n] at dt,
- * in place, the inputs zero-padded to 16 n in time (the cubic interpolation of the
- * spectrum then errs by about 1e-4 of the trace). */
-int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
-                          float *traces);
 int rtm_traces_resample(const char *backend, int count, int n_in, double dt_in, const float *in,
                         int n_out, double dt_out, float *out);
 

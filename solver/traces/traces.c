@@ -271,6 +271,7 @@ static int build_layout(rtm_traces_plan_t *plan, const long long *fft_size) {
       t->gather_offset = (long long)(i * plan->gather_per_input + prefix);
       prefix += (size_t)o->length;
       t->bins_in = N / 2 + 1;
+      t->fft_in = N;
       t->bins_out = gr->fft_size / 2 + 1;
       t->fft_size = gr->fft_size;
       t->length = o->length;

@@ -35,6 +35,7 @@ typedef struct {
   long long real_offset;         /* float: its C2R output (P samples) */
   long long gather_offset;       /* float: its place in the gather */
   int bins_in;                   /* fft_length / 2 + 1 */
+  int fft_in;                    /* fft_length: bins past bins_in mirror those below */
   int bins_out;                  /* P / 2 + 1 */
   int fft_size;                  /* P */
   int length;                    /* samples kept */
@@ -147,9 +148,9 @@ static inline RTM_TRACES_HD void rtm_traces_bin_factor(const rtm_traces_trace_t 
 
 /* Input spectrum value for output bin k (x: the input's bins_in complex values, interleaved
  * re, im): bin k itself, or, warped (rtm_traces_warp_t), the input at the warped frequency
- * by cubic (4-point Lagrange) interpolation between bins, the bins below 0 the conjugates
- * of those above (a real input), 0 past the last bin and where the inverse warp has no
- * source (pi f dt >= 1). */
+ * by cubic (4-point Lagrange) interpolation between bins, the bins below 0 and past
+ * fft_length / 2 the conjugates of their mirrors (a real input), 0 where the inverse warp
+ * has no source (pi f dt >= 1). */
 static inline RTM_TRACES_HD void rtm_traces_input_at(const rtm_traces_trace_t *t, const float *x,
                                                      int k, double *re, double *im) {
   *re = *im = 0.0;
@@ -171,10 +172,12 @@ static inline RTM_TRACES_HD void rtm_traces_input_at(const rtm_traces_trace_t *t
   const double w[4] = {-s * (s - 1.0) * (s - 2.0) / 6.0, (s + 1.0) * (s - 1.0) * (s - 2.0) / 2.0,
                        -(s + 1.0) * s * (s - 2.0) / 2.0, (s + 1.0) * s * (s - 1.0) / 6.0};
   for (int n = 0; n < 4; ++n) {
-    const int b = j - 1 + n, m = b < 0 ? -b : b;
-    if (m >= t->bins_in) continue;
+    const int b = j - 1 + n;
+    const int mirrored = b < 0 || b >= t->bins_in; /* X[-b] = X[N - b] = conj(X[b]) */
+    const int m = b < 0 ? -b : b >= t->bins_in ? t->fft_in - b : b;
+    if (m < 0 || m >= t->bins_in) continue;
     *re += w[n] * x[2 * m];
-    *im += w[n] * (b < 0 ? -x[2 * m + 1] : x[2 * m + 1]);
+    *im += w[n] * (mirrored ? -x[2 * m + 1] : x[2 * m + 1]);
   }
 }
 

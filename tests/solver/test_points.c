@@ -194,7 +194,49 @@ static void test_outside_is_an_error(void **unused) {
   assert_int_equal(rtm_points_init(&points, &grid, bad, 1, "source"), RTM_ERR_CONFIG);
 }
 
+/* Sinc points: the weights of a point far from the faces sum to about 1 (the operator
+ * passes a constant within Hicks' band error); near a face, where taps are cut off, the
+ * kept ones are scaled to the same sum (cut off as they were, a point 0.3 cells from the
+ * face summed to 1.11 an axis); a coordinate a rounding below a node is the node. */
+static void test_sinc_faces_and_nodes(void **unused) {
+  (void)unused;
+  rtm_grid_t grid;
+  make_grid(&grid);
+  const rtm_point_operator_t sinc = {RTM_POINTS_SINC, 4};
+  const double inside[3] = {100.0 + 8.37 * 10.0, -50.0 + 6.21 * 12.5, 20.0 + 5.55 * 8.0};
+  const double near_face[3] = {100.0 + 0.3 * 10.0, -50.0 + 6.21 * 12.5, 20.0 + 5.55 * 8.0};
+  const double *positions[2] = {inside, near_face};
+  double sums[2];
+  for (int c = 0; c < 2; ++c) {
+    rtm_points_t points;
+    assert_int_equal(rtm_points_init_operator(&points, &grid, positions[c], 1, "point", &sinc),
+                     RTM_OK);
+    assert_int_equal(points.taps, 512);
+    sums[c] = 0.0;
+    for (int t = 0; t < points.taps; ++t)
+      sums[c] += points.tap_weight[t];
+    rtm_points_release(&points);
+  }
+  printf("sinc weights: %.5f inside, %.5f 0.3 cells from a face\n", sums[0], sums[1]);
+  assert_true(fabs(sums[0] - 1.0) < 0.02);
+  assert_true(fabs(sums[1] - sums[0]) < 0.02);
+  /* a rounding below node (8, 6, 5): the node alone, weight 1 */
+  const double below[3] = {nextafter(100.0 + 80.0, 0.0), nextafter(-50.0 + 75.0, 0.0),
+                           nextafter(20.0 + 40.0, 0.0)};
+  rtm_points_t points;
+  assert_int_equal(rtm_points_init_operator(&points, &grid, below, 1, "point", &sinc), RTM_OK);
+  int ones = 0, others = 0;
+  for (int t = 0; t < points.taps; ++t) {
+    ones += points.tap_weight[t] == 1.0f;
+    others += points.tap_weight[t] != 0.0f && points.tap_weight[t] != 1.0f;
+  }
+  assert_int_equal(ones, 1);
+  assert_int_equal(others, 0);
+  rtm_points_release(&points);
+}
+
 RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_weights_sum_to_one_and_reproduce_linear),
+                     cmocka_unit_test(test_sinc_faces_and_nodes),
                      cmocka_unit_test(test_grid_nodes_and_last_cell),
                      cmocka_unit_test(test_single_cell_axis),
                      cmocka_unit_test(test_z_decomposition),
