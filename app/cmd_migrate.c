@@ -18,7 +18,7 @@
 #include "solver_io.h"
 
 static void usage(FILE *out) {
-  fprintf(out, "usage: rtm3d migrate CONFIG [--set section.key=value ...] [--quiet]\n\n"
+  fprintf(out, "usage: rtm3d migrate CONFIG [--set section.key=value ...] [--quiet] [--force]\n\n"
                "Reverse-time migration: for each shot of the acquisition ([shots], [receivers])\n"
                "the source wavefield is propagated forward and brought back in the backward pass\n"
                "as rtm.reconstruction says: snapshots every rtm.imaging_step steps, boundary (its\n"
@@ -42,7 +42,8 @@ static void usage(FILE *out) {
                "  --set k=v         override one key of the deck (repeatable)\n"
                "  --max-shots=N     migrate at most N shots in this run, then stop (exit 0) with\n"
                "                    the state saved for the next run to resume\n"
-               "  --quiet           no progress output\n\n"
+               "  --quiet           no progress output\n"
+               "  --force           replace OUTPUT.h5 when it exists (output.overwrite = true)\n\n"
                "'rtm3d help-config' lists every key ([rtm] for the migration's own).\n");
 }
 
@@ -131,6 +132,8 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   rtm_config_t *cfg = &run->cfg;
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, extra, &extra_count));
   RTM_TRY(parse_options(run, argv, extra, extra_count));
+  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
+  RTM_TRY(rtm_app_check_overwrite(cfg, run->h5_path)); /* before any work */
   if (!cfg->rtm.observed[0])
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: migrate needs rtm.observed, the HDF5 file of the recorded "

@@ -22,7 +22,7 @@
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: rtm3d model CONFIG [--set section.key=value ...] [--quiet]\n\n"
+          "usage: rtm3d model CONFIG [--set section.key=value ...] [--quiet] [--force]\n\n"
           "Forward modelling: propagates a Ricker source through the model of CONFIG and\n"
           "writes OUTPUT.h5 (snapshots /snapshots/p, and /snapshots/q for vti/tti when\n"
           "snapshots.fields asks, every snapshots.every steps; the gather /traces/p, and\n"
@@ -31,7 +31,8 @@ static void usage(FILE *out) {
           "shots.layout = grid or file runs many shots and writes each one's gathers as\n"
           "/shots/<k>/traces/<field> with /shots/<k>/source and /shots/<k>/receivers.\n\n"
           "  --set k=v   override one key of the deck (repeatable), e.g. --set time.steps=200\n"
-          "  --quiet     no progress output\n\n"
+          "  --quiet     no progress output\n"
+          "  --force     replace OUTPUT.h5 when it exists (output.overwrite = true)\n\n"
           "'rtm3d help-config' lists every key.\n");
 }
 
@@ -88,6 +89,8 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   int status = RTM_OK;
   rtm_config_t *cfg = &run->cfg;
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, NULL, NULL));
+  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
+  RTM_TRY(rtm_app_check_overwrite(cfg, run->h5_path)); /* before any work */
   run->snapshot_fields = rtm_field_mask(cfg->snapshots.fields);
   /* TTI grows where the tilt changes from cell to cell (rtm_anisotropy.h) */
   run->unstable_hint =

@@ -60,6 +60,8 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
       ++i;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       if (quiet) *quiet = 1;
+    } else if (strcmp(argv[i], "--force") == 0) {
+      continue; /* output.overwrite = true, applied after the deck below */
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       if (n_extra >= max_extra)
         RTM_FAIL(RTM_ERR_USAGE, "%s: unknown option '%s' (see 'rtm3d %s --help')", argv[0], argv[i],
@@ -76,6 +78,7 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
     RTM_FAIL(RTM_ERR_USAGE, "%s: no config file given (see 'rtm3d %s --help')", argv[0], argv[0]);
   RTM_TRY(rtm_config_load(path, cfg));
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--force") == 0) cfg->output.overwrite = 1;
     if (strcmp(argv[i], "--set") != 0) continue;
     if (i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "--set needs section.key=value");
     RTM_TRY(rtm_config_set(cfg, argv[++i]));

@@ -1,6 +1,7 @@
 /* The wiring between io's arrays and the solver's structs (solver_io.h). */
 #include "solver_io.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "rtm_mpi.h"
@@ -124,4 +125,15 @@ int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
   }
 fail:
   return status;
+}
+
+int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path) {
+  if (cfg->output.overwrite) return RTM_OK;
+  FILE *existing = fopen(path, "rb");
+  if (!existing) return RTM_OK;
+  fclose(existing);
+  rtm_log_error("%s exists: a run does not replace an earlier one's output; pass --force (or "
+                "set output.overwrite = true) to replace it, or choose another output.name",
+                path);
+  return RTM_ERR_CONFIG;
 }

@@ -27,6 +27,11 @@ enum { RTM_APP_RANK_PHASES = RTM_PHASE_COUNT + 2, RTM_APP_RANK_TIMINGS = 3 * RTM
 int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
                          rtm_timing_t timings[RTM_APP_RANK_TIMINGS]);
 
+/* Refuses to replace `path` (a run's output file) that exists, unless output.overwrite
+ * (--force): RTM_ERR_CONFIG naming the file and both ways to allow it, before any work.
+ * Every rank checks the same path (rank 0's file system). */
+int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path);
+
 /* Writes the JSON run report: `report` with the grid's volume and the ledger's
  * allocations filled in. */
 int rtm_app_write_report(const char *path, const rtm_report_t *report, const rtm_grid_t *grid,

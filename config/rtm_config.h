@@ -126,6 +126,7 @@ typedef struct {
     char dir[RTM_CONFIG_PATH_MAX];
     char name[RTM_CONFIG_NAME_MAX];
     double trace_dt_s; /* NAN = auto: the modelling dt */
+    int overwrite;     /* replace an existing dir/name.h5 (--force) */
   } output;
   struct {
     char name[RTM_CONFIG_NAME_MAX]; /* auto | cpu | cuda */

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 rtm3d=./build/app/rtm3d
 [ -x "$rtm3d" ] || { echo "run ./run/quickstart.sh first (it builds $rtm3d)" >&2; exit 1; }
 deck=run/examples/migrate_small.ini
-"$rtm3d" model "$deck" --set output.name=migrate_small_observed "$@"
-"$rtm3d" migrate "$deck" --set model.interface_z=auto "$@"
+# --force: a second run of the example replaces the first's files
+"$rtm3d" model "$deck" --force --set output.name=migrate_small_observed "$@"
+"$rtm3d" migrate "$deck" --force --set model.interface_z=auto "$@"
 "$rtm3d" plot out/migrate_small.h5 /image --slice y=40 -o out/migrate_small_image.png
 echo "migrate_example: wrote out/migrate_small.h5, out/migrate_small.json, out/migrate_small_image.png"

@@ -52,7 +52,7 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}" OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
 
 # the deck's grid.nz as the run resolves it (the --set list may change it)
-"$rtm3d" model "$deck" "$@" --quiet --set time.steps=1 --set snapshots.every=0 \
+"$rtm3d" model "$deck" "$@" --quiet --force --set time.steps=1 --set snapshots.every=0 \
   --set receivers.layout=none --set output.dir="$out" --set output.name=probe > "$out/probe.log" 2>&1 ||
   { echo "scaling.sh: the deck does not run:"; cat "$out/probe.log"; exit 1; } >&2
 nz=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['grid']['n'][2])" "$out/probe.json")
@@ -65,7 +65,7 @@ run() { # MODE N NZ SETTINGS...: one run, its line in the CSV
   local command="${launcher//\{n\}/$n}"
   echo "scaling.sh: $m, $n rank(s), grid.nz = $z" >&2
   # shellcheck disable=SC2086  # the launcher is words
-  $command "$rtm3d" model "$deck" "$@" --quiet --set grid.nz="$z" --set snapshots.every=0 \
+  $command "$rtm3d" model "$deck" "$@" --quiet --force --set grid.nz="$z" --set snapshots.every=0 \
     --set receivers.layout=none --set output.dir="$out" --set output.name="$name" \
     > "$out/$name.log" 2>&1 || { echo "scaling.sh: $name failed:"; tail -5 "$out/$name.log"; exit 1; } >&2
   python3 - "$out/$name.json" "$m" "$n" "$z" >> "$csv" <<'PY'

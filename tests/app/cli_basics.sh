@@ -76,10 +76,23 @@ expect 0 "warning: memory\.strategy = device is for the cuda backend" \
   "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set memory.strategy=device \
   --set output.dir="$work/o2"
 expect 0 "warning: time\.steps x dt = 4 x 1e-300 s = 4e-300 s ends before the source wavelet" \
-  "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set time.dt=1e-300 --set output.dir="$work/o2"
+  "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set time.dt=1e-300 --force \
+  --set output.dir="$work/o2"
 if ls "$work"/o1 2>/dev/null | grep -q .; then
   echo "FAIL: a run refused at setup left files in $work/o1:"; ls -l "$work/o1"; failures=$((failures + 1))
 fi
+# a second run into o2's file is refused before any work, the file left as it was; --force
+# (or output.overwrite = true) replaces it
+before="$(cksum < "$work/o2/rtm3d.h5")"
+expect 2 "o2/rtm3d\.h5 exists: a run does not replace an earlier one's output; pass --force" \
+  "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set output.dir="$work/o2"
+if [ "$(cksum < "$work/o2/rtm3d.h5")" != "$before" ]; then
+  echo "FAIL: a refused run changed $work/o2/rtm3d.h5"; failures=$((failures + 1))
+fi
+expect 0 "" "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set output.overwrite=true \
+  --set output.dir="$work/o2"
+expect 2 "rtm3d\.h5 exists" "$rtm3d" migrate "$work/ok.ini" --set rtm.observed="$work/o2/rtm3d.h5" \
+  --set output.dir="$work/o2"
 
 echo "cli_basics: $failures failure(s)"
 [ "$failures" -eq 0 ]

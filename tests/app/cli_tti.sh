@@ -9,7 +9,8 @@
 set -eu
 # shellcheck source=SCRIPTDIR/cli_setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
-small=(--set grid.nx=40 --set grid.ny=36 --set grid.nz=32 --set source.x=195
+# --force: the runs below write into the same files in turn
+small=(--force --set grid.nx=40 --set grid.ny=36 --set grid.nz=32 --set source.x=195
        --set source.y=175 --set source.z=155 --set receivers.z=100 --set receivers.y_first=175
        --set boundary.width=8 --set time.steps=60 --set snapshots.every=30
        --set backend.name=cpu --set physics.equation=tti --set model.epsilon=0.2

@@ -35,7 +35,8 @@ static int run_model(const char *model_path, const char *equation) {
            "--set grid.nz=%d --set source.x=auto --set source.y=auto --set source.z=auto "
            "--set receivers.layout=none --set boundary.width=4 --set time.steps=10 "
            "--set snapshots.every=0 --set model.vp=1000 --set physics.equation=%s "
-           "--set model.file=%s --set output.dir=" DIR " --set output.name=run 2> " DIR "/err.txt",
+           "--set model.file=%s --set output.dir=" DIR " --set output.name=run --force 2> " DIR
+           "/err.txt",
            rtm_test_rtm3d, rtm_test_deck, NX, NY, NZ, equation, model_path);
   const int status = system(command);
   assert_true(WIFEXITED(status));

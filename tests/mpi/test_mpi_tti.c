@@ -62,7 +62,7 @@ static int run_model(int ranks, const char *name, const char *extra) {
            "--set snapshots.every=45 --set snapshots.fields=p,q --set source.x=auto "
            "--set source.y=auto --set source.z=183 --set receivers.x_first=auto "
            "--set receivers.y_first=auto --set receivers.z=121 --set receivers.fields=p,q "
-           "--set output.dir=" DIR " --set output.name=%s %s 2> " DIR "/err.txt",
+           "--set output.dir=" DIR " --set output.name=%s --force %s 2> " DIR "/err.txt",
            mpiexec, ranks, rtm_test_rtm3d, rtm_test_deck, NX, NY, NZ, name, extra);
   const int status = system(command);
   assert_true(WIFEXITED(status));
