@@ -285,13 +285,18 @@ static void gathers_release(shot_gathers_t *g) {
   memset(g, 0, sizeof *g);
 }
 
-static int gathers_alloc(shot_gathers_t *g, int count, unsigned fields, int trace_samples) {
+/* The samples of `g`'s traces: trace_samples a receiver and recorded field. */
+static size_t gathers_samples(const shot_gathers_t *g, int trace_samples) {
   const int nfields =
-      !!(fields & RTM_FIELD_BIT(RTM_FIELD_P)) + !!(fields & RTM_FIELD_BIT(RTM_FIELD_Q));
+      !!(g->fields & RTM_FIELD_BIT(RTM_FIELD_P)) + !!(g->fields & RTM_FIELD_BIT(RTM_FIELD_Q));
+  return (size_t)nfields * (size_t)g->count * (size_t)trace_samples;
+}
+
+static int gathers_alloc(shot_gathers_t *g, int count, unsigned fields, int trace_samples) {
   g->count = count;
   g->fields = fields;
   g->position_m = malloc(((size_t)count * 3 + 1) * sizeof *g->position_m);
-  g->samples = malloc(((size_t)nfields * count * (size_t)trace_samples + 1) * sizeof *g->samples);
+  g->samples = malloc((gathers_samples(g, trace_samples) + 1) * sizeof *g->samples);
   if (g->position_m && g->samples) return RTM_OK;
   rtm_log_error("out of memory for the gathers of %d receivers", count);
   return RTM_ERR_NOMEM;
@@ -373,12 +378,6 @@ fail:
  * (rtm_mpi_leader_send): the receiver count and fields, then the source and receivers,
  * then the samples. */
 enum { TAG_GATHER_HEAD = 21, TAG_GATHER_POSITIONS, TAG_GATHER_SAMPLES };
-
-static size_t gathers_samples(const shot_gathers_t *g, int trace_samples) {
-  const int nfields =
-      !!(g->fields & RTM_FIELD_BIT(RTM_FIELD_P)) + !!(g->fields & RTM_FIELD_BIT(RTM_FIELD_Q));
-  return (size_t)nfields * (size_t)g->count * (size_t)trace_samples;
-}
 
 static int send_gathers(const model_run_t *run, const shot_gathers_t *g) {
   int status = RTM_OK;

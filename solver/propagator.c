@@ -286,12 +286,11 @@ static int timed_step(rtm_propagator_t *prop, int it, rtm_region_t region,
 }
 
 int rtm_propagator_phase_seconds(rtm_propagator_t *prop, double seconds[RTM_PHASE_COUNT]) {
-  for (int p = 0; p < RTM_PHASE_COUNT; ++p)
-    seconds[p] = prop->phase_s[p];
-  if (!prop->backend || !prop->state || !prop->backend->phase_seconds) return RTM_OK;
-  const int status = prop->backend->phase_seconds(prop->state, prop->phase_s);
-  for (int p = 0; p < RTM_PHASE_COUNT; ++p)
-    seconds[p] = prop->phase_s[p];
+  int status = RTM_OK;
+  /* a device's timers add what they measured since the last call to phase_s */
+  if (prop->backend && prop->state && prop->backend->phase_seconds)
+    status = prop->backend->phase_seconds(prop->state, prop->phase_s);
+  memcpy(seconds, prop->phase_s, sizeof prop->phase_s);
   return status;
 }
 

@@ -72,6 +72,30 @@ int rtm_mpi_status(int code, const char *what) {
   return RTM_ERR_MPI;
 }
 
+/* values := op over the ranks of `comm`, on each of them (in place). */
+static int allreduce_doubles(double *values, int count, rtm_mpi_op_t op, MPI_Comm comm,
+                             const char *what) {
+  const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
+  return rtm_mpi_status(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], comm),
+                        what);
+}
+
+/* values := the sum over the ranks of `comm` on its rank 0 (`root`: this rank is it), in
+ * place there, in chunks of MPI's int counts. */
+static int sum_floats_to_root(float *values, size_t count, MPI_Comm comm, int root,
+                              const char *what) {
+  int status = RTM_OK;
+  for (size_t done = 0; done < count;) {
+    const int chunk = count - done > (size_t)INT_MAX ? INT_MAX : (int)(count - done);
+    void *send = root ? MPI_IN_PLACE : (void *)(values + done);
+    RTM_TRY(
+        rtm_mpi_status(MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, comm), what));
+    done += (size_t)chunk;
+  }
+fail:
+  return status;
+}
+
 int rtm_mpi_init(int *argc, char ***argv) {
   int status = RTM_OK;
   if (!started_by_launcher()) return RTM_OK;
@@ -132,26 +156,14 @@ fail:
 }
 
 int rtm_mpi_groups_sum(float *values, size_t count) {
-  int status = RTM_OK;
   if (groups == 1) return RTM_OK;
-  for (size_t done = 0; done < count;) { /* MPI counts are ints */
-    const int chunk = count - done > (size_t)INT_MAX ? INT_MAX : (int)(count - done);
-    void *send = group == 0 ? MPI_IN_PLACE : (void *)(values + done);
-    RTM_TRY(
-        rtm_mpi_status(MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, cross_comm),
-                       "MPI_Reduce over the shot groups"));
-    done += (size_t)chunk;
-  }
-fail:
-  return status;
+  return sum_floats_to_root(values, count, cross_comm, group == 0,
+                            "MPI_Reduce over the shot groups");
 }
 
 int rtm_mpi_world_allreduce(double *values, int count, rtm_mpi_op_t op) {
   if (world_size == 1) return RTM_OK;
-  const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
-  return rtm_mpi_status(
-      MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], MPI_COMM_WORLD),
-      "MPI_Allreduce over every rank");
+  return allreduce_doubles(values, count, op, MPI_COMM_WORLD, "MPI_Allreduce over every rank");
 }
 
 /* `bytes` from or to world rank `peer`, in chunks of at most INT_MAX. */
@@ -202,23 +214,12 @@ int rtm_mpi_barrier(void) {
 
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
   if (slab_size == 1) return RTM_OK;
-  const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
-  return rtm_mpi_status(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], slab_comm),
-                        "MPI_Allreduce");
+  return allreduce_doubles(values, count, op, slab_comm, "MPI_Allreduce");
 }
 
 int rtm_mpi_sum_to_root(float *values, size_t count) {
-  int status = RTM_OK;
   if (slab_size == 1) return RTM_OK;
-  for (size_t done = 0; done < count;) { /* MPI counts are ints */
-    const int chunk = count - done > (size_t)INT_MAX ? INT_MAX : (int)(count - done);
-    void *send = slab_rank == 0 ? MPI_IN_PLACE : (void *)(values + done);
-    RTM_TRY(rtm_mpi_status(MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, slab_comm),
-                           "MPI_Reduce of the traces"));
-    done += (size_t)chunk;
-  }
-fail:
-  return status;
+  return sum_floats_to_root(values, count, slab_comm, slab_rank == 0, "MPI_Reduce of the traces");
 }
 
 int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole) {
