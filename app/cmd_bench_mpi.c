@@ -10,7 +10,6 @@
 #include "app.h"
 #include "rtm_io.h"
 #include "rtm_mpi.h"
-#include "rtm_mpi_halo.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
 #include "rtm_version.h"
@@ -28,7 +27,7 @@ typedef struct {
    * most any rank spent in each */
   double phases[RTM_PHASE_COUNT + 1];
   char device[256];
-  char transport[16]; /* how a device's planes travel (rtm_mpi_halo.h), "" for host fields */
+  char transport[16]; /* how a device's planes travel (rtm_propagator_transport), "" for host */
 } mpi_bench_t;
 
 /* bench.warmup untimed then bench.steps timed steps of `grid` with `exchange`; the time of
@@ -43,9 +42,8 @@ static int time_steps(mpi_bench_t *b, const rtm_grid_t *grid, const rtm_model_t 
   RTM_TRY(rtm_propagator_create(&cfg, grid, model, &prop));
   if (!b->device[0] && prop.backend->describe)
     prop.backend->describe(prop.state, b->device, sizeof b->device);
-  if (prop.halo) /* rank 0's, toward the rank above */
-    snprintf(b->transport, sizeof b->transport, "%s",
-             rtm_mpi_halo_side_transport(prop.halo, RTM_SIDE_ABOVE));
+  if (prop.halo || prop.nccl) /* rank 0's, toward the rank above */
+    snprintf(b->transport, sizeof b->transport, "%s", rtm_propagator_transport(&prop, 1));
   for (int it = 0; it < b->warmup; ++it)
     RTM_TRY(rtm_propagator_step(&prop, it, RTM_FORWARD));
   if (prop.backend->synchronize) RTM_TRY(prop.backend->synchronize(prop.state));

@@ -521,6 +521,7 @@ fail:
 }
 
 static int close_output(model_run_t *run) {
+  run->end_s = rtm_wall_seconds(); /* a rank without the file ends here (its I/O time) */
   if (!run->root) return RTM_OK;
   int status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
   run->output = NULL;
@@ -538,11 +539,10 @@ static int gather_rank_lines(model_run_t *run) {
   if (rtm_mpi_world_size() == 1) return RTM_OK;
   if (rtm_mpi_groups() > 1) snprintf(group, sizeof group, "group %d, ", rtm_mpi_group());
   gethostname(host, sizeof host - 1);
-  if (run->prop.halo)
+  if (run->prop.halo || run->prop.nccl)
     snprintf(halo, sizeof halo, ", halo below %s, above %s, buffers %zu bytes",
-             rtm_mpi_halo_side_transport(run->prop.halo, RTM_SIDE_BELOW),
-             rtm_mpi_halo_side_transport(run->prop.halo, RTM_SIDE_ABOVE),
-             rtm_mpi_halo_bytes(run->prop.halo));
+             rtm_propagator_transport(&run->prop, 0), rtm_propagator_transport(&run->prop, 1),
+             run->prop.halo ? rtm_mpi_halo_bytes(run->prop.halo) : 0);
   snprintf(line, sizeof line, "rank %d: %s, %s, %splanes %d..%d, memory %.3f GB%s",
            rtm_mpi_world_rank(), host, run->device[0] ? run->device : run->prop.backend->name,
            group, run->grid.z_offset, run->grid.z_offset + run->grid.nz_local - 1,

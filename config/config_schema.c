@@ -130,7 +130,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
 
     {"mpi", "exchange", RTM_CFG_ENUM, FIELD(mpi.exchange), "overlap", ANY, "overlap|blocking|off", "z-slabs under mpirun: the ghost planes exchanged while the interior is computed (overlap), after the whole step (blocking), or not at all (off: wrong results, for measuring what the exchange costs)"},
     {"mpi", "shot_groups", RTM_CFG_INT, FIELD(mpi.shot_groups), "1", 1, 100000, NULL, "under mpirun with several shots: the ranks split into this many groups of consecutive ranks (it must divide the rank count), each modelling or migrating every shot_groups-th shot across its own z-slabs; the gathers written and the images summed as one run's"},
-    {"mpi", "transport", RTM_CFG_ENUM, FIELD(mpi.transport), "auto", ANY, "auto|shared|staged", "z-slabs of a GPU's fields: how the planes travel between neighbours, through pinned host buffers either way; shared: the buffers in an MPI shared-memory window of the node, so that the planes cross host memory once (a neighbour on another node is sent messages); staged: MPI messages always; auto: shared"},
+    {"mpi", "transport", RTM_CFG_ENUM, FIELD(mpi.transport), "auto", ANY, "auto|shared|staged|nccl", "z-slabs of a GPU's fields: how the planes travel between neighbours; nccl: GPU to GPU through NCCL on the stream of the edge planes (every rank needs a GPU of its own); shared: through pinned host buffers in an MPI shared-memory window of the node, so that the planes cross host memory once (a neighbour on another node is sent messages); staged: pinned host buffers sent as MPI messages; auto: nccl when the build has it and every rank has its own GPU, else shared"},
 
     {NULL, NULL, RTM_CFG_INT, 0, 0, NULL, 0, 0, NULL, NULL},
 };

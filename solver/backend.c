@@ -6,6 +6,7 @@
 
 #ifdef RTM3D_HAVE_CUDA_BACKEND
 extern const rtm_backend_t rtm_backend_cuda;
+int rtm_cuda_rank_device(int configured, int *device); /* backend_cuda_common.c */
 #endif
 
 /* Preference order for "auto": the first whose probe passes. */
@@ -64,4 +65,15 @@ int rtm_backend_select(const char *name, const rtm_backend_t **backend) {
 #endif
   rtm_log_error("backend.name = '%s' is unknown (known: %s)", name, rtm_backend_known_names());
   return RTM_ERR_CONFIG;
+}
+
+int rtm_backend_device(const rtm_config_t *cfg, int *device) {
+  const rtm_backend_t *backend = NULL;
+  *device = -1;
+  const int status = rtm_backend_select(cfg->backend.name, &backend);
+  if (status != RTM_OK) return status;
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+  if (backend == &rtm_backend_cuda) return rtm_cuda_rank_device(cfg->backend.device, device);
+#endif
+  return RTM_OK;
 }

@@ -70,6 +70,8 @@ typedef struct {
   rtm_mem_ledger_t *ledger; /* every allocation is recorded here */
 } rtm_backend_desc_t;
 
+struct rtm_mpi_nccl; /* rtm_mpi_nccl.h */
+
 typedef struct rtm_backend {
   const char *name;
   const char *description;
@@ -105,6 +107,12 @@ typedef struct rtm_backend {
   int (*copy_planes)(void *state, rtm_field_t field, rtm_level_t level, int first, int count,
                      float *out, const float *in);
   int (*wait_copies)(void *state);
+  /* The z-slabs' exchange device to device (mpi.transport = nccl, rtm_mpi_nccl.h): every
+   * field's R planes of `level` next to each neighbour sent, and the neighbours' received
+   * into its ghost planes, queued after the steps so far and a split step's edge planes,
+   * beside its interior; the steps queued after that interior (or, unsplit, the next step)
+   * wait for it. No host wait. NULL where the fields are host memory (cpu). */
+  int (*exchange_planes)(void *state, struct rtm_mpi_nccl *link, rtm_level_t level);
   /* Zeroes every field at both levels and the recorded traces: the next shot on the same
    * state, which may also get new sources and receivers. */
   int (*reset)(void *state);
@@ -134,6 +142,12 @@ typedef struct rtm_backend {
  * Unknown names list the known ones; a backend that cannot run says why. */
 int rtm_backend_select(const char *name, const rtm_backend_t **backend);
 const char *rtm_backend_known_names(void);
+/* The CUDA device this process computes on for cfg, -1 when its backend is not cuda (auto
+ * that resolves to cpu included): backend.device, and under MPI the ranks of a node take the
+ * node's GPUs in turn from it, (backend.device + rank on the node) mod the GPU count. The
+ * cuda backend places everything there and leaves it the current device; the migration's
+ * preflight measures its free memory. */
+int rtm_backend_device(const rtm_config_t *cfg, int *device);
 
 extern const rtm_backend_t rtm_backend_cpu;
 

@@ -20,6 +20,7 @@
 #include "rtm_cuda_kernel.h"
 #include "rtm_solver.h"
 #include "rtm_mpi.h"
+#include "rtm_mpi_nccl.h"
 #include "rtm_status.h"
 
 /* ---- helpers for the physics ---- */
@@ -122,6 +123,24 @@ static int cuda_probe(char *why, size_t why_size) {
   return RTM_OK;
 }
 
+/* backend.device, and under MPI the ranks of a node take its GPUs in turn from it
+ * (rtm_backend_device). */
+int rtm_cuda_rank_device(int configured, int *device) {
+  int status = RTM_OK;
+  char why[256] = "";
+  int count = 0;
+  *device = -1;
+  if (cuda_probe(why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "backend.name = cuda: %s", why);
+  RTM_CUDA_TRY(cudaGetDeviceCount(&count));
+  if (configured < 0 || configured >= count)
+    RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", configured,
+             count);
+  *device = rtm_mpi_size() > 1 ? (configured + rtm_mpi_local_rank()) % count : configured;
+fail:
+  return status;
+}
+
 /* Checks the description and allocates the physics' state, the common part filled in. */
 static int new_state(const rtm_backend_desc_t *desc, rtm_cuda_backend_state_t **state) {
   int status = RTM_OK;
@@ -138,10 +157,8 @@ static int new_state(const rtm_backend_desc_t *desc, rtm_cuda_backend_state_t **
   if (!b) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the cuda backend");
   b->physics = physics;
   b->grid = *desc->grid;
-  b->device = cfg->backend.device;
   b->steps = desc->steps;
   b->ledger = desc->ledger;
-  b->request.device = b->device;
   b->request.require_compression = cfg->memory.require_compression;
   *state = b;
   return RTM_OK;
@@ -195,17 +212,9 @@ fail:
 
 static int open_device(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   int status = RTM_OK;
-  char why[256] = "";
-  int count = 0;
-  if (cuda_probe(why, sizeof why) != RTM_OK)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED, "backend.name = cuda: %s", why);
-  RTM_CUDA_TRY(cudaGetDeviceCount(&count));
-  if (b->device < 0 || b->device >= count)
-    RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", b->device,
-             count);
-  /* under MPI the ranks of a node take the GPUs in turn from backend.device on (more ranks
-   * than GPUs share them) */
-  if (rtm_mpi_size() > 1) b->device = (b->device + rtm_mpi_local_rank()) % count;
+  /* every allocation, stream and event of the backend on this device (a rank's own GPU) */
+  RTM_TRY(rtm_cuda_rank_device(cfg->backend.device, &b->device));
+  b->request.device = b->device;
   RTM_CUDA_TRY(cudaSetDevice(b->device));
   rtm_cuda_kernel_t kernel;
   RTM_TRY(rtm_cuda_kernel_resolve(cfg, b->device, &kernel, NULL, 0));
@@ -456,6 +465,15 @@ fail:
 
 static int ensure_copy_stream(rtm_cuda_backend_state_t *b);
 
+/* The step stream's later work after what the edge stream holds: the edge planes and an
+ * exchange device to device (cuda_exchange_planes) that a whole step left queued there. */
+static int join_edges(rtm_cuda_backend_state_t *b) {
+  int status = RTM_OK;
+  if (b->edges) RTM_CUDA_TRY(cudaStreamWaitEvent(b->stream, b->edges_done, 0));
+fail:
+  return status;
+}
+
 static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t direction) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
@@ -473,6 +491,7 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   int low_end = 0, high_begin = 0;
   rtm_slab_edges(&b->grid, &low_end, &high_begin);
   if (region == RTM_REGION_ALL) {
+    RTM_TRY(join_edges(b));
     RTM_TRY(b->physics->launch(b, centre, backward, 0, nz, b->stream));
     RTM_TRY(inject_planes(b, centre, it, 0, nz, b->stream));
   } else if (region == RTM_REGION_EDGE_PLANES) {
@@ -605,6 +624,29 @@ fail:
   return status;
 }
 
+/* NCCL on the edge stream: after the step stream's work so far (a whole step when the
+ * exchange blocks) and the edge planes queued there; edges_done, recorded after it, is what
+ * the interior's end and the next whole step wait for. */
+static int cuda_exchange_planes(void *state, struct rtm_mpi_nccl *link, rtm_level_t level) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  float *fields[RTM_CUDA_FIELDS] = {NULL};
+  const int index = level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current;
+  RTM_TRY(ensure_copy_stream(b));
+  for (int f = 0; f < b->physics->field_count; ++f)
+    fields[f] = b->level[f][index].ptr;
+  RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
+  RTM_CUDA_TRY(cudaStreamWaitEvent(b->edges, b->steps_done, 0));
+  RTM_TRY(phase_start(b, RTM_PHASE_COPY_OUT, b->edges));
+  RTM_TRY(rtm_mpi_nccl_exchange(link, fields, b->physics->field_count, b->grid.stride_z,
+                                b->grid.nz_local, rtm_slab_has_below(&b->grid),
+                                rtm_slab_has_above(&b->grid), b->edges));
+  RTM_TRY(phase_stop(b, RTM_PHASE_COPY_OUT, b->edges));
+  RTM_CUDA_TRY(cudaEventRecord(b->edges_done, b->edges));
+fail:
+  return status;
+}
+
 static int cuda_wait_copies(void *state) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
@@ -622,6 +664,7 @@ static int copy_field(rtm_cuda_backend_state_t *b, rtm_field_t field, rtm_level_
   RTM_TRY(b->physics->check_field(field, level));
   float *padded = b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr;
   const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
+  RTM_TRY(join_edges(b));
   const size_t dense_pitch = nx * sizeof(float), padded_pitch = g->stride_y * sizeof(float);
   for (long iz = 0; iz < g->nz_local; ++iz) {
     const size_t dense_at = (size_t)iz * ny * nx;
@@ -653,6 +696,7 @@ fail:
 static int cuda_reset(void *state) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
+  RTM_TRY(join_edges(b));
   for (int f = 0; f < b->physics->field_count; ++f) {
     for (int l = 0; l < 2; ++l)
       RTM_CUDA_TRY(cudaMemsetAsync(b->level[f][l].ptr, 0, b->level[f][l].bytes, b->stream));
@@ -708,6 +752,7 @@ fail:
 static int cuda_synchronize(void *state) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
+  RTM_TRY(join_edges(b));
   RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
   return RTM_OK;
 fail:
@@ -735,6 +780,7 @@ const rtm_backend_t rtm_backend_cuda = {
     .view_field = cuda_view_field,
     .copy_planes = cuda_copy_planes,
     .wait_copies = cuda_wait_copies,
+    .exchange_planes = cuda_exchange_planes,
     .phase_seconds = cuda_phase_seconds,
     .reset = cuda_reset,
     .set_damping = cuda_set_damping,

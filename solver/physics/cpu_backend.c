@@ -392,6 +392,7 @@ const rtm_backend_t rtm_backend_cpu = {
     .view_field = cpu_view_field,
     .copy_planes = NULL, /* the fields are host memory: view_field */
     .wait_copies = NULL,
+    .exchange_planes = NULL,
     .reset = cpu_reset,
     .set_damping = cpu_set_damping,
     .read_traces = cpu_read_traces,

@@ -198,10 +198,9 @@ fail:
  * counted. */
 static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   int status = RTM_OK;
-  const rtm_backend_t *backend = NULL;
   rtm_fit_t fit = {0};
-  RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
-  const int device = strcmp(backend->name, "cuda") == 0 ? cfg->backend.device : -1;
+  int device = -1;
+  RTM_TRY(rtm_backend_device(cfg, &device));
   if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) return choose_reconstruction(m, cfg, device);
   m->reconstruction = reconstructions[cfg->rtm.reconstruction];
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);

@@ -75,6 +75,10 @@ typedef struct {
   double warp_dt_s;       /* the leapfrog's dt the warp undoes or anticipates */
 } rtm_traces_output_t;
 
+/* rtm_traces_desc_t.device: the CUDA device current on the calling thread when the plan is
+ * made (a run's backend leaves its rank's GPU current) */
+enum { RTM_TRACES_CURRENT_DEVICE = -1 };
+
 typedef struct {
   const char *backend;            /* "cpu" (FFTW) or "cuda" */
   rtm_traces_pipeline_t pipeline; /* cuda only; cpu ignores it */
@@ -86,8 +90,8 @@ typedef struct {
   int n_outputs;                      /* output traces per input */
   double taper_fraction;              /* width of the cut-off taper over fc; 0 = 0.1 */
   int streams;                        /* cuda: concurrent streams for the inverse FFTs; 0 = 16 */
-  int device;                         /* cuda ordinal */
-  rtm_mem_ledger_t *ledger;           /* may be NULL */
+  int device;               /* cuda ordinal; RTM_TRACES_CURRENT_DEVICE: the caller's current one */
+  rtm_mem_ledger_t *ledger; /* may be NULL */
 } rtm_traces_desc_t;
 
 typedef struct rtm_traces_plan rtm_traces_plan_t;

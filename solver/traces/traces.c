@@ -553,6 +553,7 @@ int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count
   if (batch < 1) batch = 1;
   if (batch > count) batch = count;
   const rtm_traces_desc_t desc = {.backend = backend,
+                                  .device = RTM_TRACES_CURRENT_DEVICE,
                                   .pipeline = RTM_TRACES_STREAMS,
                                   .n_inputs = batch,
                                   .input_length = n,
@@ -595,6 +596,7 @@ int rtm_traces_resample(const char *backend, int count, int n_in, double dt_in, 
                                 .dt_s = fft_length * dt_in / fft_size,
                                 .normalisation = RTM_TRACES_NORM_NONE};
   rtm_traces_desc_t desc = {.backend = backend,
+                            .device = RTM_TRACES_CURRENT_DEVICE,
                             .pipeline = RTM_TRACES_STREAMS,
                             .n_inputs = count,
                             .input_length = n_in,

@@ -355,6 +355,7 @@ static int cuda_create(rtm_traces_plan_t *plan) {
   if (!s) RTM_FAIL(RTM_ERR_NOMEM, "traces: no host memory for the cuda state");
   plan->state = s;
   s->device = d->device;
+  if (s->device == RTM_TRACES_CURRENT_DEVICE) RTM_CUDA_TRY(cudaGetDevice(&s->device));
   RTM_CUDA_TRY(cudaSetDevice(s->device));
   RTM_CUDA_TRY(cudaGetDeviceProperties(&prop, s->device));
   snprintf(s->device_name, sizeof s->device_name, "%s", prop.name);

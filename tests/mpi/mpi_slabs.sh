@@ -76,4 +76,6 @@ same iso2m iso1
 refused 2 "only 'rtm3d model', 'migrate' and 'bench' run across ranks" 2 plot "$work/iso1.h5" /snapshots/p
 refused 1 "points.interpolation = sinc across MPI ranks is not implemented yet" 2 model "$deck" \
   "${iso[@]}" --set points.interpolation=sinc
+refused 2 "mpi.transport = nccl moves a GPU's planes; backend cpu keeps its fields in host memory" \
+  2 model "$deck" "${iso[@]}" --set mpi.transport=nccl
 echo "mpi_slabs: all passed"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # `rtm3d model` across z-slabs on the cuda backend (planes staged through pinned host
 # memory, on a copy stream while the interior is computed; on 2 ranks also blocking): 2 and
-# 3 ranks sharing the one GPU give the snapshots and traces of one cuda rank to the bit
-# (validate --rtol 0 --atol 0), iso with the source and receivers straddling the
-# 2-rank cut and vti with two shots recording p and q (through the node's shared window, the
-# default, and as MPI messages, mpi.transport = staged, with the report's halo line checked,
-# and in 2 shot groups of one rank each);
+# 3 ranks (sharing the GPUs when there are fewer) give the snapshots and traces of one cuda
+# rank to the bit (validate --rtol 0 --atol 0), iso with the source and receivers straddling
+# the 2-rank cut and vti with two shots recording p and q (through the node's shared window,
+# as MPI messages, mpi.transport = staged, with the report's halo line checked, and in 2 shot
+# groups of one rank each). With 2 GPUs or more the default is NCCL, GPU to GPU (checked, and
+# blocking too); ranks sharing a GPU refuse mpi.transport = nccl;
 # and the small migration's image on 2 cuda ranks equals one cuda rank's. Exits 77 (skipped)
 # without a GPU.
 # Usage: mpi_slabs_gpu.sh RTM3D SOURCE_DIR MPIEXEC
@@ -32,15 +33,35 @@ same iso2b iso1
 run 1 vti1 "${vti[@]}"
 run 2 vti2 "${vti[@]}"
 same vti2 vti1
+halo_lines() { # RUN BELOW ABOVE BYTES: the report's line of ranks 0 and 1
+  for want in "rank 0: .*halo below none, above $2, buffers $4 bytes" \
+    "rank 1: .*halo below $3, above none, buffers $4 bytes"; do
+    grep -q "$want" "$work/$1.json" ||
+      { echo "FAIL: $1.json: no '$want':"; grep "rank " "$work/$1.json"; exit 1; }
+  done
+}
+gpus=$("$rtm3d" info | grep -c '^GPU [0-9]*:' || true)
+nccl=$("$rtm3d" info | grep -c '^NCCL: .*mpi.transport = nccl' || true)
 # a rank's halo buffers hold, for each of p and q, R = 4 planes of 36 x 32 interior cells a
 # side, 6 sides' worth (incoming: two sets of two sides; outgoing: two sides):
-# 6 x 2 x 4 x 1152 floats = 221184 bytes; on one node both
-# ranks' planes travel through the shared window (mpi.transport = auto)
-for want in "rank 0: .*halo below none, above shared, buffers 221184 bytes" \
-  "rank 1: .*halo below shared, above none, buffers 221184 bytes"; do
-  grep -q "$want" "$work/vti2.json" ||
-    { echo "FAIL: vti2.json: no '$want':"; grep "rank " "$work/vti2.json"; exit 1; }
-done
+# 6 x 2 x 4 x 1152 floats = 221184 bytes; on one node through the shared window, the
+# default where ranks share a GPU; with a GPU each (and NCCL built) GPU to GPU, no buffers
+if [ "$gpus" -ge 2 ] && [ "$nccl" -ge 1 ]; then
+  halo_lines vti2 nccl nccl 0
+  run 2 vti2n "${vti[@]}" --set mpi.transport=nccl --set mpi.exchange=blocking
+  same vti2n vti1
+  run 2 iso2n "${iso[@]}" --set mpi.transport=nccl
+  same iso2n iso1
+  run 2 vti2w "${vti[@]}" --set mpi.transport=shared
+  same vti2w vti1
+  halo_lines vti2w shared shared 221184
+else
+  halo_lines vti2 shared shared 221184
+fi
+if [ "$nccl" -ge 1 ]; then # one rank more than the GPUs: two share one
+  refused 1 "mpi.transport = nccl: ranks [0-9]* and [0-9]* share one GPU" $((gpus + 1)) model \
+    "$deck" "${iso[@]}" --set mpi.transport=nccl
+fi
 run 2 vti2s "${vti[@]}" --set mpi.transport=staged
 same vti2s vti1
 grep -q "rank 0: .*halo below none, above staged" "$work/vti2s.json" ||
