@@ -322,9 +322,8 @@ static int collect_gathers(model_run_t *run, shot_gathers_t *g) {
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     const char *name = rtm_field_name((rtm_field_t)f);
-    RTM_TRY(prop->backend->read_traces(prop->state, (rtm_field_t)f, traces));
     /* each rank recorded the taps in its slab: the group's first rank gets the sums */
-    RTM_TRY(rtm_mpi_sum_to_root(traces, count * samples));
+    RTM_TRY(rtm_propagator_gather_traces(prop, (rtm_field_t)f, traces));
     if (rtm_mpi_rank() != 0) continue;
     if (!all_finite(traces, count * samples))
       RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is unstable%s",

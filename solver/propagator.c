@@ -21,13 +21,99 @@ unsigned rtm_field_mask(const char *list) {
          (strchr(list, 'q') ? RTM_FIELD_BIT(RTM_FIELD_Q) : 0u);
 }
 
+/* z-slabs with a point operator wider than two planes (sinc): a receiver whose taps fall in
+ * the planes of more than one rank is recorded in parts, one a plane (that plane's taps, the
+ * others weighed 0). A part is then one rank's sum, its sum over the ranks exact (the others
+ * add zeros), and the first rank adds the parts in plane order as one rank's recording adds
+ * its planes (rtm_propagator_gather_traces). A trilinear point's two planes need no parts:
+ * a + b is b + a. Collective over the ranks that share the slabs. */
+static int split_receivers(const rtm_grid_t *grid, const rtm_points_t *receivers,
+                           rtm_points_t *recorded, int **parts_out) {
+  int status = RTM_OK;
+  const int count = receivers->count, taps = receivers->taps;
+  const int planes = taps > 0 ? taps / receivers->taps_per_plane : 0;
+  double *owners = NULL;
+  int *parts = NULL;
+  memset(recorded, 0, sizeof *recorded);
+  *parts_out = NULL;
+  if (!rtm_grid_is_slab(grid) || planes <= 2 || count == 0) return RTM_OK;
+  owners = calloc((size_t)count, sizeof *owners);
+  parts = malloc((size_t)count * sizeof *parts);
+  if (!owners || !parts) RTM_FAIL(RTM_ERR_NOMEM, "out of memory splitting %d receivers", count);
+  for (int r = 0; r < count; ++r)
+    for (int t = 0; t < taps && owners[r] == 0.0; ++t)
+      if (receivers->tap_weight[(size_t)r * taps + t] != 0.0f) owners[r] = 1.0;
+  RTM_TRY(rtm_mpi_allreduce(owners, count, RTM_MPI_SUM)); /* the ranks holding its taps */
+  int total = 0;
+  for (int r = 0; r < count; ++r) {
+    parts[r] = owners[r] > 1.0 ? planes : 1;
+    total += parts[r];
+  }
+  if (total == count) goto fail; /* nothing to split: status RTM_OK, no parts */
+  const size_t all_taps = (size_t)total * (size_t)taps;
+  recorded->position_m = malloc((size_t)total * 3 * sizeof *recorded->position_m);
+  recorded->tap_index = malloc(all_taps * sizeof *recorded->tap_index);
+  recorded->tap_weight = malloc(all_taps * sizeof *recorded->tap_weight);
+  if (!recorded->position_m || !recorded->tap_index || !recorded->tap_weight)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d receiver parts", total);
+  recorded->count = total;
+  recorded->taps = taps;
+  recorded->taps_per_plane = receivers->taps_per_plane;
+  for (int r = 0, at = 0; r < count; ++r)
+    for (int part = 0; part < parts[r]; ++part, ++at) {
+      const size_t from = (size_t)r * taps, to = (size_t)at * taps;
+      memcpy(recorded->position_m + 3 * (size_t)at, receivers->position_m + 3 * (size_t)r,
+             3 * sizeof *recorded->position_m);
+      memcpy(recorded->tap_index + to, receivers->tap_index + from,
+             (size_t)taps * sizeof *recorded->tap_index);
+      for (int t = 0; t < taps; ++t) /* a part: its plane's taps alone */
+        recorded->tap_weight[to + t] = parts[r] == 1 || t / receivers->taps_per_plane == part
+                                           ? receivers->tap_weight[from + t]
+                                           : 0.0f;
+    }
+  *parts_out = parts;
+  parts = NULL;
+fail:
+  if (status != RTM_OK) rtm_points_release(recorded);
+  free(owners);
+  free(parts);
+  return status;
+}
+
+int rtm_propagator_gather_traces(const rtm_propagator_t *prop, rtm_field_t field, float *traces) {
+  int status = RTM_OK;
+  const size_t samples = (size_t)prop->steps + 1, count = (size_t)prop->receivers.count;
+  float *parts = NULL;
+  if (!prop->receiver_parts) {
+    RTM_TRY(prop->backend->read_traces(prop->state, field, traces));
+    return rtm_mpi_sum_to_root(traces, count * samples); /* each rank's taps summed */
+  }
+  const size_t recorded = (size_t)prop->recorded.count;
+  parts = malloc(recorded * samples * sizeof *parts);
+  if (!parts) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu receiver parts' traces", recorded);
+  RTM_TRY(prop->backend->read_traces(prop->state, field, parts));
+  RTM_TRY(rtm_mpi_sum_to_root(parts, recorded * samples));
+  if (rtm_mpi_rank() != 0) goto fail;
+  for (size_t r = 0, at = 0; r < count; at += (size_t)prop->receiver_parts[r], ++r)
+    for (size_t s = 0; s < samples; ++s) {
+      float sum = 0.0f; /* the parts in plane order, as the backends add a point's planes */
+      for (int part = 0; part < prop->receiver_parts[r]; ++part)
+        sum += parts[(at + (size_t)part) * samples + s];
+      traces[r * samples + s] = sum;
+    }
+fail:
+  free(parts);
+  return status;
+}
+
 /* The shot's geometry and wavelet: the source at source_m with its wavelet scaled by v^2
  * there, and the receivers of that shot. Built aside and swapped in whole, so that a
  * failure leaves the propagator's shot as it was. */
 static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const double source_m[3]) {
   int status = RTM_OK;
   const rtm_grid_t *grid = &prop->grid;
-  rtm_points_t sources = {0}, receivers = {0};
+  rtm_points_t sources = {0}, receivers = {0}, recorded = {0};
+  int *receiver_parts = NULL;
   double *receiver_m = NULL;
   int receiver_count = 0;
   const int samples = prop->steps + 1;
@@ -45,6 +131,7 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
     rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count,
                              "receivers");
   }
+  RTM_TRY(split_receivers(grid, &receivers, &recorded, &receiver_parts));
 
   /* The source term v^2 s enters the leapfrog as dt^2 v^2 w(t) / (dx dy dz): a point
    * source of unit strength spread over one cell volume. */
@@ -67,17 +154,23 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   memcpy(prop->source_position_m, source_m, sizeof prop->source_position_m);
   rtm_points_release(&prop->sources);
   rtm_points_release(&prop->receivers);
+  rtm_points_release(&prop->recorded);
+  free(prop->receiver_parts);
   free(prop->wavelets);
   prop->sources = sources;
   prop->receivers = receivers;
+  prop->recorded = recorded;
+  prop->receiver_parts = receiver_parts;
   prop->wavelets = wavelets;
   free(receiver_m);
   return RTM_OK;
 fail:
   free(wavelets);
   free(receiver_m);
+  free(receiver_parts);
   rtm_points_release(&sources);
   rtm_points_release(&receivers);
+  rtm_points_release(&recorded);
   return status;
 }
 
@@ -86,7 +179,9 @@ static int hand_shot_to_backend(rtm_propagator_t *prop) {
   int status = RTM_OK;
   RTM_TRY(prop->backend->set_sources(prop->state, &prop->sources, prop->wavelets, prop->steps + 1));
   if (prop->receivers.count > 0)
-    RTM_TRY(prop->backend->set_receivers(prop->state, &prop->receivers, prop->trace_fields));
+    RTM_TRY(prop->backend->set_receivers(prop->state,
+                                         prop->receiver_parts ? &prop->recorded : &prop->receivers,
+                                         prop->trace_fields));
 fail:
   return status;
 }
@@ -215,12 +310,6 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   prop->dispersion = cfg->time.dispersion_correction;
   double source_m[3];
   rtm_source_position(cfg, grid, source_m);
-  if (cfg->points.interpolation == RTM_INTERPOLATION_SINC && rtm_grid_is_slab(grid))
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "%s: points.interpolation = sinc across MPI ranks is not implemented yet (a "
-             "receiver's taps span %d planes, whose sum must not depend on the cut): run it on "
-             "one rank, or set points.interpolation = trilinear",
-             cfg->path, 2 * cfg->points.radius);
   RTM_TRY(place_shot(prop, cfg, source_m));
 
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
@@ -402,6 +491,9 @@ void rtm_propagator_destroy(rtm_propagator_t *prop) {
   prop->state = NULL;
   rtm_points_release(&prop->sources);
   rtm_points_release(&prop->receivers);
+  rtm_points_release(&prop->recorded);
+  free(prop->receiver_parts);
+  prop->receiver_parts = NULL;
   rtm_boundary_release(&prop->boundary);
   if (prop->halo_pinned) rtm_mem_host_unpin(prop->halo_pinned);
   prop->halo_pinned = NULL;

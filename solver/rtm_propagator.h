@@ -22,6 +22,11 @@ typedef struct {
   rtm_boundary_t boundary;
   rtm_points_t sources;
   rtm_points_t receivers;
+  /* z-slabs, sinc: the receivers as the backend records them, one part a plane for those
+   * whose taps fall in several ranks' planes (receiver_parts[r]: 1 or the planes); without
+   * such a receiver receiver_parts is NULL and the backend records `receivers` */
+  rtm_points_t recorded;
+  int *receiver_parts;
   unsigned trace_fields;       /* RTM_FIELD_BIT mask the receivers record (receivers.fields) */
   int field_count;             /* 1: p (iso); 2: p and q (vti, tti) */
   rtm_mpi_exchange_t exchange; /* z-slabs: mpi.exchange */
@@ -63,6 +68,13 @@ void rtm_propagator_destroy(rtm_propagator_t *prop);
  * travel while the interior is (a device's through pinned buffers on a copy stream);
  * blocking exchanges after the whole step; off skips it (wrong results: benchmarks). */
 int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction);
+
+/* The traces of `field` the receivers recorded, [receivers.count][steps + 1], on the first
+ * rank of the ranks that share the slabs (rtm_mpi_rank 0): each rank's taps summed over the
+ * ranks, a receiver recorded in parts added part after part, as one rank's recording adds
+ * its planes, so the traces are one rank's to the bit. Collective; `traces` holds the
+ * count x (steps + 1) floats on every rank (scratch on the others). */
+int rtm_propagator_gather_traces(const rtm_propagator_t *prop, rtm_field_t field, float *traces);
 
 /* z-slabs: the seconds so far in each phase of the split steps (rtm_phase_t: edge planes,
  * interior, a device's copies out and in), on the device where it is asynchronous (waits

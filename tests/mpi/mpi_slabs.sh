@@ -5,10 +5,12 @@
 #   iso, one shot, 37 planes (uneven: 19/18, 13/12/12, 10/9/9/9), the source at z = 18.3
 #       cells and the receivers at 18.1, so that their taps (planes 18 and 19) straddle the
 #       cut of 2 ranks, and a velocity step below 250 m (vp_max on the lower ranks only);
-#   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes.
+#   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes;
+#   iso with sinc points (taps over 8 planes: receivers cut by 2 and 4 ranks).
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
 # planes on 10 ranks, naming grid.nz; exit 2), a volume whose propagator does not fit one
-# rank's memory.limit_gb, which two ranks run (exit 1), plot under 2 ranks (exit 2). The cuda
+# rank's memory.limit_gb, which two ranks run (exit 1), plot under 2 ranks (exit 2),
+# mpi.transport = nccl on the cpu backend (exit 2). The cuda
 # backend on slabs: mpi_slabs_gpu.sh; tti with a varying tilt: test_mpi_tti.c.
 # Usage: mpi_slabs.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
@@ -74,8 +76,14 @@ refused 1 "the propagator needs 0.00152 GB (40 x 36 x 37 cells), where 0.0012 GB
 run 2 iso2m "${iso[@]}" --set memory.limit_gb=0.0012
 same iso2m iso1
 refused 2 "only 'rtm3d model', 'migrate' and 'bench' run across ranks" 2 plot "$work/iso1.h5" /snapshots/p
-refused 1 "points.interpolation = sinc across MPI ranks is not implemented yet" 2 model "$deck" \
-  "${iso[@]}" --set points.interpolation=sinc
+# sinc points (8 planes of taps): the receivers at 18.1 cells (taps on planes 15..22) cut by
+# 2 ranks (at 19) and 4 (at 19 again, and the source's taps too), whole in one of 3 ranks'
+# slabs: recorded in parts a plane where they are cut, the traces one rank's to the bit
+run 1 sinc1 "${iso[@]}" --set points.interpolation=sinc
+for np in 2 3 4; do
+  run "$np" "sinc$np" "${iso[@]}" --set points.interpolation=sinc
+  same "sinc$np" sinc1
+done
 refused 2 "mpi.transport = nccl moves a GPU's planes; backend cpu keeps its fields in host memory" \
   2 model "$deck" "${iso[@]}" --set mpi.transport=nccl
 echo "mpi_slabs: all passed"

@@ -77,6 +77,9 @@ run 1 sinc_cuda "${iso[@]}" --set points.interpolation=sinc
 "$rtm3d" validate "$work/sinc_cuda.h5" "$work/sinc_cpu.h5" > "$work/sinc.validate" ||
   { echo "FAIL: sinc points on cuda differ from the cpu's:"; cat "$work/sinc.validate"; exit 1; }
 echo "sinc_cuda ~ sinc_cpu: $(tail -1 "$work/sinc.validate")"
+# and across the 2-rank cut (the receivers recorded in parts), to the bit against one rank
+run 2 sinc_cuda2 "${iso[@]}" --set points.interpolation=sinc
+same sinc_cuda2 sinc_cuda
 # migrate: the small example's survey on 2 cuda ranks against one
 model_observed
 migrate 1 image1
