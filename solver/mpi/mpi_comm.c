@@ -166,16 +166,18 @@ int rtm_mpi_world_allreduce(double *values, int count, rtm_mpi_op_t op) {
   return allreduce_doubles(values, count, op, MPI_COMM_WORLD, "MPI_Allreduce over every rank");
 }
 
-/* `bytes` from or to world rank `peer`, in chunks of at most INT_MAX. */
-static int move_bytes(void *data, size_t bytes, int peer, int tag, int sending) {
+/* `bytes` from or to rank `peer` of `comm`, in chunks of at most INT_MAX; `what` names the
+ * transfer in a failure. */
+static int move_bytes(void *data, size_t bytes, int peer, int tag, int sending, MPI_Comm comm,
+                      const char *what) {
   int status = RTM_OK;
   for (size_t done = 0; done < bytes;) {
     const int chunk = bytes - done > (size_t)INT_MAX ? INT_MAX : (int)(bytes - done);
     char *at = (char *)data + done;
-    RTM_TRY(rtm_mpi_status(
-        sending ? MPI_Send(at, chunk, MPI_BYTE, peer, tag, MPI_COMM_WORLD)
-                : MPI_Recv(at, chunk, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-        sending ? "MPI_Send to the first rank" : "MPI_Recv from a shot group"));
+    RTM_TRY(rtm_mpi_status(sending
+                               ? MPI_Send(at, chunk, MPI_BYTE, peer, tag, comm)
+                               : MPI_Recv(at, chunk, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE),
+                           what));
     done += (size_t)chunk;
   }
 fail:
@@ -183,11 +185,12 @@ fail:
 }
 
 int rtm_mpi_leader_send(const void *data, size_t bytes, int tag) {
-  return move_bytes((void *)data, bytes, 0, tag, 1);
+  return move_bytes((void *)data, bytes, 0, tag, 1, MPI_COMM_WORLD, "MPI_Send to the first rank");
 }
 
 int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag) {
-  return move_bytes(data, bytes, from_group * (world_size / groups), tag, 0);
+  return move_bytes(data, bytes, from_group * (world_size / groups), tag, 0, MPI_COMM_WORLD,
+                    "MPI_Recv from a shot group");
 }
 
 void rtm_mpi_finalize(void) {
@@ -222,34 +225,23 @@ int rtm_mpi_sum_to_root(float *values, size_t count) {
   return sum_floats_to_root(values, count, slab_comm, slab_rank == 0, "MPI_Reduce of the traces");
 }
 
+/* Rank by rank, point to point in chunks of MPI's int counts (MPI_Gatherv's int counts and
+ * displacements stopped at 2^31 cells a volume). */
 int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole) {
   int status = RTM_OK;
-  int *counts = NULL, *offsets = NULL;
+  enum { TAG_SLAB = 21 };
   const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
-  if (slab_size == 1) {
-    if (whole != slab) memcpy(whole, slab, plane * (size_t)grid->nz_local * sizeof *whole);
-    return RTM_OK;
-  }
-  if (plane * (size_t)grid->n[2] > (size_t)INT_MAX)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "gathering a volume of %zu cells on rank 0 is not implemented past 2^31 cells "
-             "(snapshots of a grid this large under MPI: write fewer or none)",
-             plane * (size_t)grid->n[2]);
-  counts = malloc((size_t)slab_size * sizeof *counts);
-  offsets = malloc((size_t)slab_size * sizeof *offsets);
-  if (!counts || !offsets) RTM_FAIL(RTM_ERR_NOMEM, "out of memory gathering the slabs");
-  for (int r = 0; r < slab_size; ++r) {
+  const size_t own = plane * (size_t)grid->nz_local * sizeof *slab;
+  if (slab_rank != 0)
+    return move_bytes((void *)slab, own, 0, TAG_SLAB, 1, slab_comm, "MPI_Send of a slab to rank 0");
+  if (whole != slab) memcpy(whole, slab, own); /* rank 0's slab starts the volume */
+  for (int r = 1; r < slab_size; ++r) {
     int z_offset = 0, nz_local = 0;
     RTM_TRY(rtm_mpi_slab(grid->n[2], slab_size, r, &z_offset, &nz_local));
-    counts[r] = (int)(plane * (size_t)nz_local);
-    offsets[r] = (int)(plane * (size_t)z_offset);
+    RTM_TRY(move_bytes(whole + plane * (size_t)z_offset, plane * (size_t)nz_local * sizeof *whole,
+                       r, TAG_SLAB, 0, slab_comm, "MPI_Recv of a slab on rank 0"));
   }
-  RTM_TRY(rtm_mpi_status(MPI_Gatherv(slab, counts[slab_rank], MPI_FLOAT, whole, counts, offsets,
-                                     MPI_FLOAT, 0, slab_comm),
-                         "MPI_Gatherv of the slabs"));
 fail:
-  free(counts);
-  free(offsets);
   return status;
 }
 
