@@ -42,7 +42,7 @@ static int time_steps(mpi_bench_t *b, const rtm_grid_t *grid, const rtm_model_t 
   RTM_TRY(rtm_propagator_create(&cfg, grid, model, &prop));
   if (!b->device[0] && prop.backend->describe)
     prop.backend->describe(prop.state, b->device, sizeof b->device);
-  if (prop.halo || prop.nccl) /* rank 0's, toward the rank above */
+  if (prop.halo || prop.link) /* rank 0's, toward the rank above */
     snprintf(b->transport, sizeof b->transport, "%s", rtm_propagator_transport(&prop, 1));
   for (int it = 0; it < b->warmup; ++it)
     RTM_TRY(rtm_propagator_step(&prop, it, RTM_FORWARD));

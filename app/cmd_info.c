@@ -7,7 +7,7 @@
 
 #include "app.h"
 #include "rtm_memory.h"
-#include "rtm_mpi_nccl.h"
+#include "rtm_mpi_device.h"
 #include "rtm_solver.h"
 #include "rtm_status.h"
 #include "rtm_version.h"
@@ -103,9 +103,11 @@ int rtm_cmd_info(int argc, char **argv) {
 #endif
   printf(", HDF5 %d.%d.%d\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
   printf("backends:    %s\n", rtm_backend_known_names());
-  char nccl[160];
-  rtm_mpi_nccl_describe(nccl, sizeof nccl);
-  printf("NCCL:        %s%s\n", nccl, rtm_mpi_nccl_built() ? " (mpi.transport = nccl)" : "");
+  char link[200];
+  rtm_mpi_nccl_describe(link, sizeof link);
+  printf("NCCL:        %s (mpi.transport = nccl)\n", link);
+  rtm_mpi_cuda_aware_describe(link, sizeof link);
+  printf("CUDA-aware:  %s (mpi.transport = cuda-aware)\n", link);
   /* each strategy once; strategies unavailable for the same reason share one line */
   enum { MAX_STRATEGIES = 16 };
   char why[MAX_STRATEGIES][256];

@@ -538,7 +538,7 @@ static int gather_rank_lines(model_run_t *run) {
   if (rtm_mpi_world_size() == 1) return RTM_OK;
   if (rtm_mpi_groups() > 1) snprintf(group, sizeof group, "group %d, ", rtm_mpi_group());
   gethostname(host, sizeof host - 1);
-  if (run->prop.halo || run->prop.nccl)
+  if (run->prop.halo || run->prop.link)
     snprintf(halo, sizeof halo, ", halo below %s, above %s, buffers %zu bytes",
              rtm_propagator_transport(&run->prop, 0), rtm_propagator_transport(&run->prop, 1),
              run->prop.halo ? rtm_mpi_halo_bytes(run->prop.halo) : 0);

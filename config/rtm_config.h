@@ -47,13 +47,14 @@ typedef enum {
 } rtm_dispersion_correction_t;
 /* How sources and receivers between nodes meet the grid (rtm_points.h). */
 typedef enum { RTM_INTERPOLATION_TRILINEAR = 0, RTM_INTERPOLATION_SINC } rtm_point_interpolation_t;
-/* How a device's planes travel between z-slabs (rtm_mpi_halo.h). */
+/* How a device's planes travel between z-slabs (rtm_mpi_halo.h, rtm_mpi_device.h). */
 typedef enum {
-  RTM_TRANSPORT_AUTO = 0, /* nccl when each rank has its own GPU, else shared (staged between
-                             nodes) */
-  RTM_TRANSPORT_SHARED,   /* staged, the host buffers in an MPI shared-memory window */
-  RTM_TRANSPORT_STAGED,   /* staged, the host buffers sent as MPI messages */
-  RTM_TRANSPORT_NCCL      /* GPU to GPU through NCCL (rtm_mpi_nccl.h) */
+  RTM_TRANSPORT_AUTO = 0,  /* nccl when each rank has its own GPU, else shared (staged between
+                              nodes) */
+  RTM_TRANSPORT_SHARED,    /* staged, the host buffers in an MPI shared-memory window */
+  RTM_TRANSPORT_STAGED,    /* staged, the host buffers sent as MPI messages */
+  RTM_TRANSPORT_NCCL,      /* GPU to GPU through NCCL (rtm_mpi_device.h) */
+  RTM_TRANSPORT_CUDA_AWARE /* GPU to GPU as MPI messages of device memory (rtm_mpi_device.h) */
 } rtm_mpi_transport_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
@@ -175,7 +176,7 @@ typedef struct {
   } traces;
   struct {
     rtm_mpi_exchange_t exchange;   /* z-slabs: overlap | blocking | off (benchmarks only) */
-    rtm_mpi_transport_t transport; /* z-slabs of a device's fields: auto|shared|staged|nccl */
+    rtm_mpi_transport_t transport; /* a GPU's planes: auto|shared|staged|nccl|cuda-aware */
     int shot_groups;               /* the ranks in groups, each its own shots and slabs */
   } mpi;
   char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */

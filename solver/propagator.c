@@ -12,7 +12,7 @@
 #include "rtm_anisotropy.h"
 #include "rtm_mpi.h"
 #include "rtm_mpi_halo.h"
-#include "rtm_mpi_nccl.h"
+#include "rtm_mpi_device.h"
 #include "rtm_status.h"
 #include "rtm_traces.h"
 
@@ -258,33 +258,35 @@ static size_t staged_floats(const rtm_grid_t *grid) {
   return (size_t)RTM_RADIUS * (size_t)grid->n[0] * (size_t)grid->n[1];
 }
 
-/* z-slabs: whether a device's planes go GPU to GPU (mpi.transport, rtm_mpi_nccl_choose), the
- * same answer on every rank, before anything is allocated. */
-static int choose_transport(const rtm_config_t *cfg, const rtm_backend_t *backend, int *nccl) {
+/* z-slabs: whether a device's planes go GPU to GPU (mpi.transport, rtm_mpi_device_choose:
+ * RTM_TRANSPORT_AUTO for no), the same answer on every rank, before anything is allocated. */
+static int choose_transport(const rtm_config_t *cfg, const rtm_backend_t *backend,
+                            rtm_mpi_transport_t *link) {
   int status = RTM_OK, device = -1;
-  *nccl = 0;
+  *link = RTM_TRANSPORT_AUTO;
   if (!backend->exchange_planes) {
-    if (cfg->mpi.transport == RTM_TRANSPORT_NCCL)
+    if (cfg->mpi.transport == RTM_TRANSPORT_NCCL || cfg->mpi.transport == RTM_TRANSPORT_CUDA_AWARE)
       RTM_FAIL(RTM_ERR_CONFIG,
-               "%s: mpi.transport = nccl moves a GPU's planes; backend %s keeps its fields in "
+               "%s: mpi.transport = %s moves a GPU's planes; backend %s keeps its fields in "
                "host memory (set mpi.transport = auto, or backend.name = cuda)",
-               cfg->path, backend->name);
+               cfg->path, cfg->mpi.transport == RTM_TRANSPORT_NCCL ? "nccl" : "cuda-aware",
+               backend->name);
     return RTM_OK;
   }
   RTM_TRY(rtm_backend_device(cfg, &device));
-  RTM_TRY(rtm_mpi_nccl_choose(cfg->mpi.transport, device, nccl));
+  RTM_TRY(rtm_mpi_device_choose(cfg->mpi.transport, device, link));
 fail:
   return status;
 }
 
 /* NCCL connects to a peer at the first message to it (about a second on the 2 H100s of
- * run/results/multi_gpu_h100x2_2026-11-25.md, both ranks waiting): one exchange of the
- * fresh fields' zeros (ghosts stay zeros) now, so that the set-up pays for it, not the first
- * step, and its time is not counted in the phases. */
+ * run/results/multi_gpu_h100x2_2026-11-25.md, both ranks waiting), as a CUDA-aware MPI may:
+ * one exchange of the fresh fields' zeros (ghosts stay zeros) now, so that the set-up pays
+ * for it, not the first step, and its time is not counted in the phases. */
 static int connect_neighbours(rtm_propagator_t *prop) {
   int status = RTM_OK;
   double dropped[RTM_PHASE_COUNT];
-  RTM_TRY(prop->backend->exchange_planes(prop->state, prop->nccl, RTM_LEVEL_CURRENT));
+  RTM_TRY(prop->backend->exchange_planes(prop->state, prop->link, RTM_LEVEL_CURRENT));
   RTM_TRY(prop->backend->synchronize(prop->state));
   RTM_TRY(rtm_propagator_phase_seconds(prop, dropped));
   memset(prop->phase_s, 0, sizeof prop->phase_s);
@@ -315,7 +317,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
   RTM_TRY(check_strategies(cfg, prop->backend->name));
   RTM_TRY(preflight(cfg, grid, prop->backend->name));
-  int device_to_device = 0;
+  rtm_mpi_transport_t device_to_device = RTM_TRANSPORT_AUTO; /* none */
   if (rtm_grid_is_slab(grid)) RTM_TRY(choose_transport(cfg, prop->backend, &device_to_device));
   rtm_backend_desc_t desc = {
       .config = cfg,
@@ -328,8 +330,9 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   };
   RTM_TRY(prop->backend->create(&desc, &prop->state));
   RTM_TRY(hand_shot_to_backend(prop));
-  if (device_to_device) {
-    RTM_TRY(rtm_mpi_nccl_create(&prop->nccl)); /* on the GPU the backend left current */
+  if (device_to_device != RTM_TRANSPORT_AUTO) {
+    /* on the GPU the backend left current */
+    RTM_TRY(rtm_mpi_device_create(device_to_device, &prop->link));
     RTM_TRY(connect_neighbours(prop));
   } else if (rtm_grid_is_slab(grid) && prop->backend->copy_planes) {
     /* the planes of a device's fields travel through host memory: pinned, set up once; a
@@ -352,7 +355,7 @@ const char *rtm_propagator_transport(const rtm_propagator_t *prop, int side) {
   const int neighbour =
       side == 0 ? rtm_slab_has_below(&prop->grid) : rtm_slab_has_above(&prop->grid);
   if (!neighbour) return "none";
-  if (prop->nccl) return "nccl";
+  if (prop->link) return rtm_mpi_device_name(prop->link);
   if (prop->halo) return rtm_mpi_halo_side_transport(prop->halo, (rtm_side_t)side);
   return "host";
 }
@@ -367,7 +370,9 @@ static int exchange_begin(const rtm_propagator_t *prop, rtm_level_t level) {
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
   const size_t planes = staged_floats(&prop->grid); /* a field's R planes on a side */
-  if (prop->nccl) return b->exchange_planes(prop->state, prop->nccl, level);
+  if (prop->link) /* queued now; a host-driven link starts in exchange_end */
+    return rtm_mpi_device_queued(prop->link) ? b->exchange_planes(prop->state, prop->link, level)
+                                             : RTM_OK;
   if (!b->copy_planes) return RTM_OK;
   /* only toward a neighbour (the volume's first and last slabs have one), each field's R
    * planes after the last's */
@@ -388,7 +393,10 @@ static int exchange_end(const rtm_propagator_t *prop, rtm_level_t sent, rtm_leve
   const rtm_backend_t *b = prop->backend;
   const int R = RTM_RADIUS, nz = prop->grid.nz_local;
   const size_t planes = staged_floats(&prop->grid); /* a field's R planes on a side */
-  if (prop->nccl) return RTM_OK; /* queued on the device: the steps after it wait there */
+  if (prop->link) /* queued: the steps after it wait on the device; else the host waits */
+    return rtm_mpi_device_queued(prop->link)
+               ? RTM_OK
+               : b->exchange_planes(prop->state, prop->link, received);
   if (!b->copy_planes) {
     for (int f = 0; f < prop->field_count; ++f) {
       rtm_field_view_t view;
@@ -499,8 +507,8 @@ void rtm_propagator_destroy(rtm_propagator_t *prop) {
   prop->halo_pinned = NULL;
   rtm_mpi_halo_destroy(prop->halo);
   prop->halo = NULL;
-  rtm_mpi_nccl_destroy(prop->nccl);
-  prop->nccl = NULL;
+  rtm_mpi_device_destroy(prop->link);
+  prop->link = NULL;
   free(prop->wavelets);
   prop->wavelets = NULL;
   rtm_mem_ledger_release(&prop->ledger);

@@ -36,9 +36,9 @@ typedef struct {
   float *wavelets;                 /* [sources.count][steps + 1], scaled for injection */
   const rtm_backend_t *backend;
   void *state;
-  struct rtm_mpi_halo *halo; /* z-slabs of a device's fields: their planes' host buffers */
-  void *halo_pinned;         /* the range of them this process page-locked */
-  struct rtm_mpi_nccl *nccl; /* or their planes GPU to GPU (mpi.transport = nccl) */
+  struct rtm_mpi_halo *halo;        /* z-slabs of a device's fields: their planes' host buffers */
+  void *halo_pinned;                /* the range of them this process page-locked */
+  struct rtm_mpi_device_link *link; /* or GPU to GPU (mpi.transport = nccl, cuda-aware) */
   rtm_mem_ledger_t ledger;
 } rtm_propagator_t;
 
@@ -50,15 +50,15 @@ size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
 /* Resolves dt, the source and receiver geometry, the recorded fields and the backend from
  * the config, then creates the backend state. On failure everything acquired is released.
  * On a grid cut into z-slabs (rtm_mpi.h) a backend whose fields are not host memory (cuda)
- * has its planes sent GPU to GPU (NCCL, rtm_mpi_nccl.h) or staged through pinned host
- * buffers (rtm_mpi_halo.h) as mpi.transport resolves, set up here. Before anything
- * is allocated, rtm_propagator_bytes is weighed against memory.limit_gb (and, on the cpu backend,
- * the host memory available): a slab that cannot fit is refused naming its need per rank. */
+ * has its planes sent GPU to GPU (NCCL or CUDA-aware MPI, rtm_mpi_device.h) or staged through
+ * pinned host buffers (rtm_mpi_halo.h) as mpi.transport resolves, set up here. Before anything is
+ * allocated, rtm_propagator_bytes is weighed against memory.limit_gb (and, on the cpu backend, the
+ * host memory available): a slab that cannot fit is refused naming its need per rank. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop);
 /* How the planes travel toward the neighbour below (side 0) or above (1), for the reports:
- * "nccl", "shared" or "staged" (mpi.transport as resolved), "none" without a neighbour, or
- * "host" for a backend whose fields are host memory (cpu: MPI messages from them). */
+ * "nccl", "cuda-aware", "shared" or "staged" (mpi.transport as resolved), "none" without a
+ * neighbour, or "host" for a backend whose fields are host memory (cpu: MPI messages from them). */
 const char *rtm_propagator_transport(const rtm_propagator_t *prop, int side);
 void rtm_propagator_destroy(rtm_propagator_t *prop);
 

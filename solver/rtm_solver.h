@@ -70,7 +70,7 @@ typedef struct {
   rtm_mem_ledger_t *ledger; /* every allocation is recorded here */
 } rtm_backend_desc_t;
 
-struct rtm_mpi_nccl; /* rtm_mpi_nccl.h */
+struct rtm_mpi_device_link; /* rtm_mpi_device.h */
 
 typedef struct rtm_backend {
   const char *name;
@@ -107,12 +107,14 @@ typedef struct rtm_backend {
   int (*copy_planes)(void *state, rtm_field_t field, rtm_level_t level, int first, int count,
                      float *out, const float *in);
   int (*wait_copies)(void *state);
-  /* The z-slabs' exchange device to device (mpi.transport = nccl, rtm_mpi_nccl.h): every
-   * field's R planes of `level` next to each neighbour sent, and the neighbours' received
-   * into its ghost planes, queued after the steps so far and a split step's edge planes,
-   * beside its interior; the steps queued after that interior (or, unsplit, the next step)
-   * wait for it. No host wait. NULL where the fields are host memory (cpu). */
-  int (*exchange_planes)(void *state, struct rtm_mpi_nccl *link, rtm_level_t level);
+  /* The z-slabs' exchange GPU to GPU (mpi.transport = nccl or cuda-aware, rtm_mpi_device.h):
+   * every field's R planes of `level` next to each neighbour sent, and the neighbours'
+   * received into its ghost planes. A queued link (nccl): after the steps so far and a split
+   * step's edge planes, beside its interior; the steps queued after that interior (or,
+   * unsplit, the next step) wait for it, the host does not. Otherwise (cuda-aware) done when
+   * it returns, the host having waited for the planes alone. NULL where the fields are host
+   * memory (cpu). */
+  int (*exchange_planes)(void *state, struct rtm_mpi_device_link *link, rtm_level_t level);
   /* Zeroes every field at both levels and the recorded traces: the next shot on the same
    * state, which may also get new sources and receivers. */
   int (*reset)(void *state);

@@ -20,7 +20,7 @@
 #include "rtm_cuda_kernel.h"
 #include "rtm_solver.h"
 #include "rtm_mpi.h"
-#include "rtm_mpi_nccl.h"
+#include "rtm_mpi_device.h"
 #include "rtm_status.h"
 
 /* ---- helpers for the physics ---- */
@@ -490,6 +490,7 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
    * the interior is what lies between (rtm_slab_edges) */
   int low_end = 0, high_begin = 0;
   rtm_slab_edges(&b->grid, &low_end, &high_begin);
+  b->last_split = region != RTM_REGION_ALL;
   if (region == RTM_REGION_ALL) {
     RTM_TRY(join_edges(b));
     RTM_TRY(b->physics->launch(b, centre, backward, 0, nz, b->stream));
@@ -624,23 +625,33 @@ fail:
   return status;
 }
 
-/* NCCL on the edge stream: after the step stream's work so far (a whole step when the
- * exchange blocks) and the edge planes queued there; edges_done, recorded after it, is what
- * the interior's end and the next whole step wait for. */
-static int cuda_exchange_planes(void *state, struct rtm_mpi_nccl *link, rtm_level_t level) {
+/* Queued (nccl): on the edge stream, after the step stream's work so far (a whole step when
+ * the exchange blocks) and the edge planes queued there; edges_done, recorded after it, is
+ * what the interior's end and the next whole step wait for. Host-driven (cuda-aware): the
+ * host waits for the planes alone (a split step's edge planes, else the whole step), the
+ * interior queued behind them running on. */
+static int cuda_exchange_planes(void *state, struct rtm_mpi_device_link *link, rtm_level_t level) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
   float *fields[RTM_CUDA_FIELDS] = {NULL};
   const int index = level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current;
+  const int below = rtm_slab_has_below(&b->grid), above = rtm_slab_has_above(&b->grid);
   RTM_TRY(ensure_copy_stream(b));
   for (int f = 0; f < b->physics->field_count; ++f)
     fields[f] = b->level[f][index].ptr;
+  if (!rtm_mpi_device_queued(link)) {
+    if (b->last_split)
+      RTM_CUDA_TRY(cudaEventSynchronize(b->edges_done));
+    else
+      RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
+    return rtm_mpi_device_exchange(link, fields, b->physics->field_count, b->grid.stride_z,
+                                   b->grid.nz_local, below, above, NULL);
+  }
   RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
   RTM_CUDA_TRY(cudaStreamWaitEvent(b->edges, b->steps_done, 0));
   RTM_TRY(phase_start(b, RTM_PHASE_COPY_OUT, b->edges));
-  RTM_TRY(rtm_mpi_nccl_exchange(link, fields, b->physics->field_count, b->grid.stride_z,
-                                b->grid.nz_local, rtm_slab_has_below(&b->grid),
-                                rtm_slab_has_above(&b->grid), b->edges));
+  RTM_TRY(rtm_mpi_device_exchange(link, fields, b->physics->field_count, b->grid.stride_z,
+                                  b->grid.nz_local, below, above, b->edges));
   RTM_TRY(phase_stop(b, RTM_PHASE_COPY_OUT, b->edges));
   RTM_CUDA_TRY(cudaEventRecord(b->edges_done, b->edges));
 fail:

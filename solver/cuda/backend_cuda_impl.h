@@ -60,7 +60,9 @@ typedef struct {
   char model_strategy[RTM_CONFIG_NAME_MAX];
 
   rtm_allocation_t level[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS]; /* [p|q][a|b] */
-  int current; /* level[f][current] = f[n], the other level f[n-1] */
+  int current;    /* level[f][current] = f[n], the other level f[n-1] */
+  int last_split; /* the last step was split (EDGE_PLANES, INTERIOR): its edge planes end at
+                     edges_done */
   rtm_iso_tensor_map_t map[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS];      /* tma: tile-with-halo boxes */
   rtm_iso_tensor_map_t cell_map[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS]; /* tma: tile boxes */
   rtm_allocation_t eta_dt[3];

@@ -10,7 +10,7 @@
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
 # planes on 10 ranks, naming grid.nz; exit 2), a volume whose propagator does not fit one
 # rank's memory.limit_gb, which two ranks run (exit 1), plot under 2 ranks (exit 2),
-# mpi.transport = nccl on the cpu backend (exit 2). The cuda
+# mpi.transport = nccl or cuda-aware on the cpu backend (exit 2). The cuda
 # backend on slabs: mpi_slabs_gpu.sh; tti with a varying tilt: test_mpi_tti.c.
 # Usage: mpi_slabs.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
@@ -84,6 +84,8 @@ for np in 2 3 4; do
   run "$np" "sinc$np" "${iso[@]}" --set points.interpolation=sinc
   same "sinc$np" sinc1
 done
-refused 2 "mpi.transport = nccl moves a GPU's planes; backend cpu keeps its fields in host memory" \
-  2 model "$deck" "${iso[@]}" --set mpi.transport=nccl
+for transport in nccl cuda-aware; do
+  refused 2 "mpi.transport = $transport moves a GPU's planes; backend cpu keeps its fields in host" \
+    2 model "$deck" "${iso[@]}" --set mpi.transport="$transport"
+done
 echo "mpi_slabs: all passed"

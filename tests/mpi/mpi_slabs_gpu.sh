@@ -6,7 +6,8 @@
 # the 2-rank cut and vti with two shots recording p and q (through the node's shared window,
 # as MPI messages, mpi.transport = staged, with the report's halo line checked, and in 2 shot
 # groups of one rank each). With 2 GPUs or more the default is NCCL, GPU to GPU (checked, and
-# blocking too); ranks sharing a GPU refuse mpi.transport = nccl;
+# blocking too); ranks sharing a GPU refuse mpi.transport = nccl; cuda-aware runs where the
+# MPI takes device memory and is refused, saying why, where it does not;
 # and the small migration's image on 2 cuda ranks equals one cuda rank's. Exits 77 (skipped)
 # without a GPU.
 # Usage: mpi_slabs_gpu.sh RTM3D SOURCE_DIR MPIEXEC
@@ -61,6 +62,16 @@ fi
 if [ "$nccl" -ge 1 ]; then # one rank more than the GPUs: two share one
   refused 1 "mpi.transport = nccl: ranks [0-9]* and [0-9]* share one GPU" $((gpus + 1)) model \
     "$deck" "${iso[@]}" --set mpi.transport=nccl
+fi
+# device memory as MPI messages where the MPI says it takes them, else refused saying why
+if "$rtm3d" info | grep -q '^CUDA-aware: *yes'; then
+  run 2 iso2c "${iso[@]}" --set mpi.transport=cuda-aware
+  same iso2c iso1
+  run 2 vti2c "${vti[@]}" --set mpi.transport=cuda-aware --set mpi.exchange=blocking
+  same vti2c vti1
+else
+  refused 1 "mpi.transport = cuda-aware: does this MPI take device memory? no" 2 model "$deck" \
+    "${iso[@]}" --set mpi.transport=cuda-aware
 fi
 run 2 vti2s "${vti[@]}" --set mpi.transport=staged
 same vti2s vti1
