@@ -146,9 +146,24 @@ static int plan_trace_sampling(model_run_t *run) {
   run->samples = prop->steps + 1;
   run->resample = !isnan(trace_dt_s) && fabs(trace_dt_s - prop->dt_s) > 1e-9 * prop->dt_s;
   run->trace_dt = run->resample ? trace_dt_s : prop->dt_s;
-  run->trace_samples = run->resample
-                           ? (int)floor(prop->steps * prop->dt_s / run->trace_dt + 1e-9) + 1
-                           : run->samples;
+  const double trace_samples =
+      run->resample ? floor(prop->steps * prop->dt_s / run->trace_dt + 1e-9) + 1 : run->samples;
+  /* a shot's gathers on rank 0: the recorded traces, the resampled ones of each field and the
+   * pipeline's spectra (about 12 bytes a resampled sample), weighed now, not after the run */
+  const int fields = (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? 1 : 0) +
+                     (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_Q) ? 1 : 0);
+  const double gathers_bytes =
+      (double)prop->receivers.count * (run->samples * 4.0 + trace_samples * (4.0 * fields + 12.0));
+  const double available = (double)rtm_mem_host_available_bytes();
+  if (prop->receivers.count > 0 &&
+      (trace_samples > 1e9 || (available > 0.0 && gathers_bytes > available)))
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "output.trace_dt = %g s makes %.4g samples a trace (the run lasts %g s): the "
+             "gathers of %d receivers would need %.3g GB on rank 0, %.3g GB are available; "
+             "raise output.trace_dt (dt = %g s) or record fewer receivers",
+             run->trace_dt, trace_samples, prop->steps * prop->dt_s, prop->receivers.count,
+             gathers_bytes * 1e-9, available * 1e-9, prop->dt_s);
+  run->trace_samples = (int)trace_samples;
   if (run->resample && prop->receivers.count > 0) {
     dry_in = calloc((size_t)run->samples, sizeof *dry_in);
     dry_out = calloc((size_t)run->trace_samples, sizeof *dry_out);

@@ -60,6 +60,7 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
       ++i;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       if (quiet) *quiet = 1;
+      rtm_log_set_quiet(1); /* errors alone */
     } else if (strcmp(argv[i], "--force") == 0) {
       continue; /* output.overwrite = true, applied after the deck below */
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {

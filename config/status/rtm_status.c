@@ -38,16 +38,35 @@ const char *rtm_status_name(int status) {
 
 /* Under MPI (rtm_log_set_rank): the rank and the rank count; size 1 prints as before. */
 static int log_rank = 0, log_size = 1;
+static int log_quiet = 0; /* --quiet: errors alone */
+
+void rtm_log_set_quiet(int quiet) {
+  log_quiet = quiet;
+}
 
 void rtm_log_set_rank(int rank, int size) {
   log_rank = rank;
   log_size = size > 0 ? size : 1;
 }
 
+/* Control bytes other than newline and tab (a deck of binary garbage echoed in a message)
+ * as \xNN, in place into `out` of `size` bytes. */
+static void escape_controls(const char *in, char *out, size_t size) {
+  size_t o = 0;
+  for (const unsigned char *c = (const unsigned char *)in; *c && o + 5 < size; ++c) {
+    if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+      o += (size_t)snprintf(out + o, size - o, "\\x%02x", *c);
+    else
+      out[o++] = (char)*c;
+  }
+  out[o] = '\0';
+}
+
 /* name_rank: errors, which come from every rank, say which. */
 static void log_line(const char *prefix, int name_rank, const char *fmt, va_list args) {
-  char line[4096];
-  vsnprintf(line, sizeof line, fmt, args);
+  char raw[4096], line[4096];
+  vsnprintf(raw, sizeof raw, fmt, args);
+  escape_controls(raw, line, sizeof line);
   if (name_rank && log_size > 1)
     fprintf(stderr, "%s[rank %d of %d] %s\n", prefix, log_rank, log_size, line);
   else
@@ -62,7 +81,7 @@ void rtm_log_error(const char *fmt, ...) {
 }
 
 void rtm_log_warning(const char *fmt, ...) {
-  if (log_rank != 0) return;
+  if (log_rank != 0 || log_quiet) return;
   va_list args;
   va_start(args, fmt);
   log_line("rtm3d: warning: ", 0, fmt, args);
@@ -70,7 +89,7 @@ void rtm_log_warning(const char *fmt, ...) {
 }
 
 void rtm_log_info(const char *fmt, ...) {
-  if (log_rank != 0) return;
+  if (log_rank != 0 || log_quiet) return;
   va_list args;
   va_start(args, fmt);
   log_line("rtm3d: ", 0, fmt, args);
@@ -78,6 +97,7 @@ void rtm_log_info(const char *fmt, ...) {
 }
 
 void rtm_log_info_any_rank(const char *fmt, ...) {
+  if (log_quiet) return;
   va_list args;
   va_start(args, fmt);
   log_line("rtm3d: ", 1, fmt, args);

@@ -36,6 +36,8 @@ const char *rtm_status_name(int status);
  * errors come from every rank and name it ("[rank 2 of 4]"); warnings and information come
  * from rank 0 alone, which says what every rank would. */
 void rtm_log_set_rank(int rank, int size);
+/* --quiet: from now on warnings and info lines are dropped; errors still print. */
+void rtm_log_set_quiet(int quiet);
 void rtm_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -70,6 +70,10 @@ expect 2 "grid\.nx" "$rtm3d" model "$work/ok.ini" --set grid.nx=-5
 # a memory strategy nobody knows, a run that ends before the wavelet's peak (a warning)
 expect 2 "source\.frequency = 1e\+300 Hz leaves .* points per shortest wavelength.*below 2" \
   "$rtm3d" model "$work/ok.ini" --set source.frequency=1e300 --set output.dir="$work/o1"
+# a trace interval that would need terabytes for the gathers: refused before the run
+expect 2 "output\.trace_dt = 1e-12 s makes 8e\+10 samples a trace .* raise output\.trace_dt" \
+  "$rtm3d" model "$work/ok.ini" --set time.steps=40 --set output.trace_dt=1e-12 \
+  --set output.dir="$work/o1"
 expect 2 "memory\.strategy = 'bogus' is unknown \(known: auto, " \
   "$rtm3d" model "$work/ok.ini" --set memory.strategy=bogus --set output.dir="$work/o1"
 expect 0 "warning: memory\.strategy = device is for the cuda backend" \
@@ -78,6 +82,20 @@ expect 0 "warning: memory\.strategy = device is for the cuda backend" \
 expect 0 "warning: time\.steps x dt = 4 x 1e-300 s = 4e-300 s ends before the source wavelet" \
   "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set time.dt=1e-300 --force \
   --set output.dir="$work/o2"
+# --quiet prints errors alone: nothing for a run that warns (the wavelet's peak after its
+# end); an error still prints
+quiet_out="$("$rtm3d" model "$work/ok.ini" --set backend.name=cpu --quiet --force \
+  --set output.dir="$work/o4" 2>&1)"
+if [ -n "$quiet_out" ]; then
+  echo "FAIL: model --quiet printed:"; sed 's/^/    /' <<<"$quiet_out"; failures=$((failures + 1))
+fi
+expect 2 "error: --set grid\.nx=0: out of range" "$rtm3d" model "$work/ok.ini" --quiet --set grid.nx=0
+# a deck of control bytes: the message shows them escaped, never raw
+printf '[grid]\nnx = \001\002\033[31mred\n' >"$work/garbage.ini"
+expect 2 'grid\.nx = "\\x01\\x02\\x1b\[31mred": not an integer' "$rtm3d" model "$work/garbage.ini"
+if "$rtm3d" model "$work/garbage.ini" 2>&1 | grep -q $'\033'; then
+  echo "FAIL: a raw escape byte reached the terminal"; failures=$((failures + 1))
+fi
 # the quickstart's 15 Hz, dt and 400 steps: the leapfrog's time dispersion leaves the last
 # arrivals about 24% off; the warning names the key that removes it, and is gone with it set
 dispersive=(model "$work/ok.ini" --set backend.name=cpu --set source.frequency=15
