@@ -111,6 +111,10 @@ int main(int argc, char **argv) {
       /* under an MPI launcher every rank runs the command; a rank that fails takes the
        * others down with it rather than leave them waiting in a collective */
       if (rtm_mpi_init(&argc, &argv) != RTM_OK) return 1;
+      /* the long-running commands stop between steps on SIGINT or SIGTERM, cleaning up */
+      if (strcmp(name, "model") == 0 || strcmp(name, "migrate") == 0 ||
+          strcmp(name, "bench") == 0 || strcmp(name, "accuracy") == 0)
+        rtm_interrupt_install();
       if (rtm_mpi_size() > 1 && strcmp(name, "model") != 0 && strcmp(name, "migrate") != 0 &&
           strcmp(name, "bench") != 0) {
         rtm_log_error("rtm3d %s under an MPI launcher with %d ranks: only 'rtm3d model', "

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,6 +453,9 @@ int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *back
 int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction) {
   int status = RTM_OK;
   const rtm_backend_t *b = prop->backend;
+  if (rtm_interrupted())
+    RTM_FAIL(RTM_ERR_INTERRUPTED, "stopped by %s before step %d (a second one ends it at once)",
+             rtm_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT", it);
   if (!rtm_grid_is_slab(&prop->grid) || prop->exchange == RTM_EXCHANGE_OFF)
     return b->step(prop->state, it, RTM_REGION_ALL, direction);
   if (prop->exchange == RTM_EXCHANGE_BLOCKING) {

@@ -1,8 +1,30 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction */
 #include "rtm_status.h"
 
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+
+static volatile sig_atomic_t interrupt_signal = 0;
+
+static void on_interrupt(int signal_number) {
+  interrupt_signal = signal_number;
+}
+
+void rtm_interrupt_install(void) {
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_interrupt;
+  action.sa_flags = SA_RESETHAND; /* a second signal: the default, the process ends */
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, NULL);
+  sigaction(SIGTERM, &action, NULL);
+}
+
+int rtm_interrupted(void) {
+  return (int)interrupt_signal;
+}
 
 double rtm_wall_seconds(void) {
   struct timespec ts;
@@ -16,6 +38,7 @@ int rtm_status_exit_code(int status) {
   case RTM_ERR_USAGE:
   case RTM_ERR_CONFIG:
   case RTM_ERR_INPUT: return 2;
+  case RTM_ERR_INTERRUPTED: return 128 + (interrupt_signal ? (int)interrupt_signal : SIGINT);
   default: return 1;
   }
 }
@@ -32,6 +55,7 @@ const char *rtm_status_name(int status) {
   case RTM_ERR_UNSUPPORTED: return "unsupported";
   case RTM_ERR_MPI: return "MPI error";
   case RTM_ERR_NUMERIC: return "numerical error";
+  case RTM_ERR_INTERRUPTED: return "interrupted";
   default: return "internal error";
   }
 }

@@ -24,10 +24,12 @@ enum {
   RTM_ERR_UNSUPPORTED = 7, /* a feature the build or the device does not have */
   RTM_ERR_MPI = 8,         /* an MPI call failed */
   RTM_ERR_NUMERIC = 9,     /* instability, NaN, a check that failed */
-  RTM_ERR_INTERNAL = 10    /* a broken invariant: a bug */
+  RTM_ERR_INTERNAL = 10,   /* a broken invariant: a bug */
+  RTM_ERR_INTERRUPTED = 11 /* SIGINT or SIGTERM stopped the run between two steps */
 };
 
-/* Process exit status for a status code: 0, 2 (usage, config, input) or 1. */
+/* Process exit status for a status code: 0, 2 (usage, config, input), 128 + the signal for
+ * RTM_ERR_INTERRUPTED (130 SIGINT, 143 SIGTERM), or 1. */
 int rtm_status_exit_code(int status);
 const char *rtm_status_name(int status);
 
@@ -38,6 +40,13 @@ const char *rtm_status_name(int status);
 void rtm_log_set_rank(int rank, int size);
 /* --quiet: from now on warnings and info lines are dropped; errors still print. */
 void rtm_log_set_quiet(int quiet);
+
+/* SIGINT and SIGTERM, once rtm_interrupt_install has run, set a flag instead of ending the
+ * process: a propagation stops before its next step (rtm_propagator_step returns
+ * RTM_ERR_INTERRUPTED) and the command cleans up as after any failure (no output file
+ * left). A second signal ends the process at once. rtm_interrupted: the signal, 0 none. */
+void rtm_interrupt_install(void);
+int rtm_interrupted(void);
 void rtm_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

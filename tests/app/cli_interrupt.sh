@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SIGINT and SIGTERM during a run: rtm3d model stops before its next step, says so, leaves
+# no output (neither NAME.h5 nor NAME.h5.partial nor the report) and exits 128 + the signal
+# (130, 143); a later run of the same name replaces a stale NAME.h5.partial.
+# Usage: cli_interrupt.sh RTM3D SOURCE_DIR
+set -eu
+# shellcheck source=SCRIPTDIR/cli_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
+long=(--quiet --set backend.name=cpu --set grid.nx=48 --set grid.ny=48 --set grid.nz=48
+      --set boundary.width=8 --set time.steps=1000000 --set snapshots.every=0
+      --set source.x=auto --set source.y=auto --set source.z=auto --set receivers.layout=none
+      --set output.dir="$work")
+
+stop() { # SIGNAL CODE NAME: a run interrupted once it writes, its exit status and leftovers
+  local signal="$1" want="$2" name="$3" code=0
+  "$rtm3d" model "$deck" "${long[@]}" --set output.name="$name" > "$work/$name.out" 2>&1 &
+  local pid=$!
+  # the partial file exists once the set-up is done and the handler installed
+  for _ in $(seq 100); do [ -e "$work/$name.h5.partial" ] && break; sleep 0.1; done
+  [ -e "$work/$name.h5.partial" ] || { echo "FAIL: $name never started writing"; kill -9 "$pid"; exit 1; }
+  sleep 0.3
+  kill "-$signal" "$pid"
+  wait "$pid" || code=$?
+  if [ "$code" -ne "$want" ] || ! grep -q "error: stopped by SIG$signal before step" "$work/$name.out"; then
+    echo "FAIL: SIG$signal: exit $code (want $want), output:"; cat "$work/$name.out"; exit 1
+  fi
+  for leftover in "$name.h5" "$name.h5.partial" "$name.json"; do
+    [ ! -e "$work/$leftover" ] || { echo "FAIL: SIG$signal left $leftover"; exit 1; }
+  done
+  echo "SIG$signal: exit $code, $(grep -o 'stopped by .*' "$work/$name.out")"
+}
+stop INT 130 interrupted
+stop TERM 143 terminated
+
+# a stale partial file of the same name (a run killed with -9) is replaced by the next run
+echo "not an HDF5 file" > "$work/stale.h5.partial"
+"$rtm3d" model "$deck" "${long[@]}" --set time.steps=5 --set output.name=stale
+[ -e "$work/stale.h5" ] && [ ! -e "$work/stale.h5.partial" ] ||
+  { echo "FAIL: the stale partial file was not replaced"; ls -l "$work"; exit 1; }
+echo "cli_interrupt: ok"
