@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* access */
 /* rtm3d migrate CONFIG: reverse-time migration of the observed gathers of rtm.observed, one
  * shot after another (solver/rtm/rtm_migration.h), into /image and /illumination of the
  * run's HDF5 file, with the JSON run report beside it. */
@@ -5,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "progress.h"
@@ -719,6 +721,10 @@ int rtm_cmd_migrate(int argc, char **argv) {
   RTM_TRY(reduce_rank_phases(run));
   if (run->root) RTM_TRY(write_report(run));
 fail:
+  if (status == RTM_ERR_INTERRUPTED && run && run->root && access(run->resume_path, F_OK) == 0)
+    rtm_log_info("migrate: the sums of the shots done are kept in %s: the same command resumes "
+                 "there",
+                 run->resume_path);
   rtm_mpi_fail_fast(status); /* before the propagators' collective release */
   if (run) release_run(run);
   free(run);

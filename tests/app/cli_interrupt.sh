@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SIGINT and SIGTERM during a run: rtm3d model stops before its next step, says so, leaves
 # no output (neither NAME.h5 nor NAME.h5.partial nor the report) and exits 128 + the signal
-# (130, 143); a later run of the same name replaces a stale NAME.h5.partial.
+# (130, 143); a later run of the same name replaces a stale NAME.h5.partial; an interrupted
+# migrate keeps the shots done and the same command resumes.
 # Usage: cli_interrupt.sh RTM3D SOURCE_DIR
 set -eu
 # shellcheck source=SCRIPTDIR/cli_setup.sh
@@ -37,4 +38,25 @@ echo "not an HDF5 file" > "$work/stale.h5.partial"
 "$rtm3d" model "$deck" "${long[@]}" --set time.steps=5 --set output.name=stale
 [ -e "$work/stale.h5" ] && [ ! -e "$work/stale.h5.partial" ] ||
   { echo "FAIL: the stale partial file was not replaced"; ls -l "$work"; exit 1; }
+# migrate keeps the sums of the shots done (OUTPUT.resume.h5) and says the same command
+# resumes there; it does
+small="$src/run/examples/migrate_small.ini"
+"$rtm3d" model "$small" --quiet --set backend.name=cpu --set time.steps=200 \
+  --set output.dir="$work" --set output.name=observed
+mig=(migrate "$small" --set backend.name=cpu --set time.steps=200 --set model.interface_z=auto
+     --set rtm.observed="$work/observed.h5" --set output.dir="$work" --set output.name=image)
+"$rtm3d" "${mig[@]}" > "$work/mig.out" 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ -e "$work/image.resume.h5" ] && break; sleep 0.05; done
+kill -INT "$pid"
+code=0
+wait "$pid" || code=$?
+if [ "$code" -ne 130 ] || ! grep -q "image.resume.h5: the same command resumes there" "$work/mig.out"; then
+  echo "FAIL: migrate on SIGINT: exit $code, output:"; cat "$work/mig.out"; exit 1
+fi
+"$rtm3d" "${mig[@]}" > "$work/mig2.out" 2>&1 ||
+  { echo "FAIL: the resumed migration:"; cat "$work/mig2.out"; exit 1; }
+grep -q "resuming after shot" "$work/mig2.out" && [ -e "$work/image.h5" ] ||
+  { echo "FAIL: the migration did not resume:"; cat "$work/mig2.out"; exit 1; }
+echo "migrate: SIGINT kept the shots done, and the next run resumed"
 echo "cli_interrupt: ok"
