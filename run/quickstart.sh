@@ -4,7 +4,15 @@
 # on the CPU otherwise) and plots a slice of the last snapshot and the gather.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./run/deps.sh install
+mkdir -p out
+# the package manager's many lines go to a log; one line here
+if ./run/deps.sh install > out/deps.log 2>&1; then
+  echo "quickstart: dependencies installed (log: out/deps.log)"
+else
+  echo "quickstart: installing the dependencies failed; the end of out/deps.log:" >&2
+  tail -20 out/deps.log >&2
+  exit 1
+fi
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_BUILD_TESTS=OFF
 cmake --build build -j "$(nproc)"
@@ -17,3 +25,4 @@ cmake --build build -j "$(nproc)"
 ./build/app/rtm3d plot out/quickstart.h5 /snapshots/p --index 1 --slice y=80 -o out/quickstart_snapshot.png
 ./build/app/rtm3d plot out/quickstart.h5 /traces/p -o out/quickstart_gather.png
 echo "quickstart: wrote out/quickstart.h5, out/quickstart.json, out/quickstart_snapshot.png, out/quickstart_gather.png"
+echo "quickstart: the binary is build/app/rtm3d (README: Building by hand, to put it on PATH)"
