@@ -88,7 +88,13 @@ struct rtm_output {
   snapshot_field_t *fields;
   int field_count;
   int shot_count; /* the many-shot layout: 1 + the highest shot written, 0 for none */
+  char **volumes; /* the paths rtm_output_write_volume wrote ("/image"), for the sidecar */
+  int volume_count;
 };
+
+/* NAME.xmf beside a completed NAME.h5 with snapshots or volumes (xdmf.c): ParaView and VisIt
+ * read the volumes through it with their spacing and origin; nothing for traces alone. */
+int rtm_output_write_xdmf(const rtm_output_t *output);
 
 /* A field name fit for a dataset name: 1 to FIELD_NAME_MAX - 1 characters, no '/'. */
 int rtm_output_check_field_name(const char *field);

@@ -50,6 +50,9 @@ static void free_output(rtm_output_t *output) {
     free(output->fields[i].times);
   }
   free(output->fields);
+  for (int v = 0; v < output->volume_count; ++v)
+    free(output->volumes[v]);
+  free(output->volumes);
   free(output->partial);
   free(output->path);
   free(output);
@@ -284,6 +287,18 @@ fail:
   return status;
 }
 
+/* A volume's path once, for the XDMF sidecar. */
+static int remember_volume(rtm_output_t *output, const char *name) {
+  for (int v = 0; v < output->volume_count; ++v)
+    if (strcmp(output->volumes[v], name) == 0) return RTM_OK;
+  char **grown = realloc(output->volumes, (size_t)(output->volume_count + 1) * sizeof *grown);
+  if (!grown) return RTM_ERR_NOMEM;
+  output->volumes = grown;
+  if (!(output->volumes[output->volume_count] = copy_text(name))) return RTM_ERR_NOMEM;
+  ++output->volume_count;
+  return RTM_OK;
+}
+
 int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense) {
   int status = RTM_OK;
   hid_t dataset = H5I_INVALID_HID;
@@ -292,6 +307,7 @@ int rtm_output_write_volume(rtm_output_t *output, const char *name, const float 
              name ? name : "(null)");
   RTM_TRY(open_volume(output, name, &dataset));
   RTM_TRY(write_local_planes(output, dataset, 3, 0, name, dense));
+  RTM_TRY(remember_volume(output, name));
 fail:
   rtm_h5_close(&dataset);
   return status;
@@ -392,6 +408,10 @@ int rtm_output_close(rtm_output_t *output, int success) {
   int status = close_handles(output);
   if (success && status == RTM_OK) {
     status = rtm_io_commit_partial(output->partial, output->path);
+    /* the sidecar of a complete file; without it the file is still whole: a warning */
+    if (status == RTM_OK && rtm_output_write_xdmf(output) != RTM_OK)
+      rtm_log_warning("no XDMF sidecar for %s (ParaView opens the .h5 without spacing then)",
+                      output->path);
   } else {
     if (success) rtm_log_error("output file %s was not completed; removed", output->partial);
     remove(output->partial);

@@ -466,7 +466,93 @@ static void test_report_json(void **state) {
   free(text);
 }
 
+#define XMF_PATH OUT_DIR "/nested/run.xmf"
+
+/* The dimensions of the <DataItem ...> tag that ends at `end` (its '>'), in `dims`. */
+static int item_dims(const char *text, const char *end, hsize_t dims[4]) {
+  const char *tag = end;
+  while (tag > text && strncmp(tag, "<DataItem", 9) != 0)
+    --tag;
+  const char *at = strstr(tag, "Dimensions=\"");
+  assert_true(at && at < end);
+  at += strlen("Dimensions=\"");
+  int count = 0;
+  while (*at != '"' && count < 4) {
+    char *next = NULL;
+    dims[count++] = (hsize_t)strtoull(at, &next, 10);
+    at = next;
+  }
+  return count;
+}
+
+/* The XDMF sidecar: every HDF data item it names exists in the run file with the shape it
+ * states, the mesh has the volume's origin and spacing (z, y, x), each snapshot is a time
+ * step; none for a failed run or a run of traces alone. */
+static void test_xdmf_sidecar(void **state) {
+  fixture_t *f = *state;
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text"};
+  const size_t volume = (size_t)NZ * NY * NX;
+  rtm_output_t *output = NULL;
+  remove(XMF_PATH);
+  write_run(f, &info, 0); /* failed: no sidecar */
+  assert_false(file_exists(XMF_PATH));
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->volume, &info, &output), RTM_OK);
+  assert_int_equal(rtm_output_snapshots_begin(output, "p", SNAPSHOTS), RTM_OK);
+  for (int k = 0; k < SNAPSHOTS; ++k)
+    assert_int_equal(rtm_output_write_snapshot(output, "p", k, 10 * (k + 1), 10 * (k + 1) * dt_s,
+                                               f->snapshots + (size_t)k * volume),
+                     RTM_OK);
+  assert_int_equal(rtm_output_write_volume(output, "/image", f->snapshots), RTM_OK);
+  assert_int_equal(rtm_output_write_volume(output, "/shots/1/image", f->snapshots), RTM_OK);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+  char *text = read_file(XMF_PATH);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "TopologyType=\"3DCoRectMesh\" Dimensions=\"6 7 10\""));
+  assert_non_null(strstr(text, "Format=\"XML\">15 0 -20</DataItem>")); /* origin z y x */
+  assert_non_null(strstr(text, "Format=\"XML\">7 6 5</DataItem>"));    /* spacing z y x */
+  for (int k = 0; k < SNAPSHOTS; ++k) {
+    char step[64];
+    snprintf(step, sizeof step, "<Time Value=\"%.9g\"/>", 10 * (k + 1) * dt_s);
+    if (!strstr(text, step)) fail_msg("no '%s' in\n%s", step, text);
+  }
+  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(file >= 0);
+  int items = 0;
+  for (const char *at = strstr(text, "Format=\"HDF\">"); at;
+       at = strstr(at + 1, "Format=\"HDF\">")) {
+    const char *end = strchr(at, '>'), *close = strchr(end, '<');
+    hsize_t stated[4], found[4];
+    const int rank = item_dims(text, end, stated);
+    char reference[256];
+    snprintf(reference, sizeof reference, "%.*s", (int)(close - end - 1), end + 1);
+    assert_true(strncmp(reference, "run.h5:", 7) == 0); /* by file name: the pair moves */
+    hid_t dataset = H5Dopen2(file, reference + 7, H5P_DEFAULT);
+    if (dataset < 0) fail_msg("the sidecar names %s, which run.h5 lacks", reference);
+    hid_t space = H5Dget_space(dataset);
+    assert_int_equal(H5Sget_simple_extent_ndims(space), rank);
+    H5Sget_simple_extent_dims(space, found, NULL);
+    for (int d = 0; d < rank; ++d)
+      if (found[d] != stated[d])
+        fail_msg("%s: dimension %d is %llu, the sidecar says %llu", reference, d,
+                 (unsigned long long)found[d], (unsigned long long)stated[d]);
+    H5Sclose(space);
+    H5Dclose(dataset);
+    ++items;
+  }
+  H5Fclose(file);
+  assert_int_equal(items, SNAPSHOTS + 2); /* a slab of the series a step, two volumes */
+  free(text);
+  /* traces alone: no volume to show, and no stale sidecar left */
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->volume, &info, &output), RTM_OK);
+  assert_int_equal(rtm_output_write_traces(output, "p", f->traces, RECEIVERS, SAMPLES, dt_s,
+                                           &f->receivers[0][0]),
+                   RTM_OK);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+  assert_false(file_exists(XMF_PATH));
+}
+
 RTM_TEST_MAIN(cmocka_unit_test_setup_teardown(test_output_round_trip, setup, teardown),
+              cmocka_unit_test_setup_teardown(test_xdmf_sidecar, setup, teardown),
               cmocka_unit_test_setup_teardown(test_failed_run_leaves_no_file, setup, teardown),
               cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
               cmocka_unit_test_setup_teardown(test_create_error_names_path, setup, teardown),

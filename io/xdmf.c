@@ -1,0 +1,109 @@
+#define _POSIX_C_SOURCE 200809L
+/* The XDMF sidecar of a run file (rtm_output_write_xdmf): NAME.xmf beside NAME.h5, so that
+ * ParaView and VisIt open the volumes with their spacing and origin. XDMF 3: one uniform
+ * 3DCoRectMesh grid [nz][ny][nx] (its origin and spacing in z, y, x order, ORIGIN_DXDYDZ),
+ * the snapshots of each field a temporal collection whose steps read their slab of the
+ * series through a HyperSlab, the other volumes (image, illumination, ...) node attributes
+ * of one more grid. The data stay in NAME.h5, named by file name so the two move together. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rtm_io_impl.h"
+
+/* The mesh of the volume: topology and geometry of a grid element. */
+static void write_mesh(FILE *f, const rtm_io_volume_t *g, const char *indent) {
+  fprintf(f, "%s<Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%d %d %d\"/>\n", indent,
+          g->n[2], g->n[1], g->n[0]);
+  fprintf(f, "%s<Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n", indent);
+  fprintf(f,
+          "%s  <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+          "Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
+          indent, g->origin_m[2], g->origin_m[1], g->origin_m[0]);
+  fprintf(f,
+          "%s  <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+          "Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
+          indent, g->spacing_m[2], g->spacing_m[1], g->spacing_m[0]);
+  fprintf(f, "%s</Geometry>\n", indent);
+}
+
+static void write_snapshots(FILE *f, const rtm_output_t *o, const snapshot_field_t *field,
+                            const char *file_name) {
+  const rtm_io_volume_t *g = &o->volume;
+  fprintf(f,
+          "    <Grid Name=\"snapshots/%s\" GridType=\"Collection\" "
+          "CollectionType=\"Temporal\">\n",
+          field->name);
+  for (int i = 0; i < field->count; ++i) {
+    if (field->steps[i] < 0) continue; /* never written: NaN in the file */
+    fprintf(f, "      <Grid Name=\"%s step %d\" GridType=\"Uniform\">\n", field->name,
+            field->steps[i]);
+    fprintf(f, "        <Time Value=\"%.9g\"/>\n", field->times[i]);
+    write_mesh(f, g, "        ");
+    fprintf(f, "        <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n",
+            field->name);
+    fprintf(f,
+            "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d %d %d\" "
+            "Type=\"HyperSlab\">\n",
+            g->n[2], g->n[1], g->n[0]);
+    fprintf(f,
+            "            <DataItem Dimensions=\"3 4\" Format=\"XML\">%d 0 0 0 1 1 1 1 1 %d %d "
+            "%d</DataItem>\n",
+            i, g->n[2], g->n[1], g->n[0]);
+    fprintf(f,
+            "            <DataItem Dimensions=\"%d %d %d %d\" NumberType=\"Float\" "
+            "Precision=\"4\" Format=\"HDF\">%s:/snapshots/%s</DataItem>\n",
+            field->count, g->n[2], g->n[1], g->n[0], file_name, field->name);
+    fprintf(f, "          </DataItem>\n        </Attribute>\n      </Grid>\n");
+  }
+  fprintf(f, "    </Grid>\n");
+}
+
+int rtm_output_write_xdmf(const rtm_output_t *o) {
+  int status = RTM_OK;
+  char path[4096], partial[4096 + 16] = "";
+  FILE *f = NULL;
+  const size_t length = strlen(o->path);
+  const size_t stem = length > 3 && strcmp(o->path + length - 3, ".h5") == 0 ? length - 3 : length;
+  if (stem + 5 > sizeof path)
+    RTM_FAIL(RTM_ERR_IO, "output path too long for its XDMF sidecar: %s", o->path);
+  memcpy(path, o->path, stem);
+  strcpy(path + stem, ".xmf");
+  if (o->field_count == 0 && o->volume_count == 0) { /* traces alone: nothing to show */
+    remove(path);                                    /* an earlier run's, now wrong */
+    return RTM_OK;
+  }
+  snprintf(partial, sizeof partial, "%s.partial", path);
+  const char *slash = strrchr(o->path, '/');
+  const char *file_name = slash ? slash + 1 : o->path;
+  f = fopen(partial, "w");
+  if (!f) RTM_FAIL(RTM_ERR_IO, "cannot create %s", partial);
+  fprintf(f, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n");
+  for (int i = 0; i < o->field_count; ++i)
+    write_snapshots(f, o, &o->fields[i], file_name);
+  if (o->volume_count > 0) {
+    fprintf(f, "    <Grid Name=\"volumes\" GridType=\"Uniform\">\n");
+    write_mesh(f, &o->volume, "      ");
+    for (int v = 0; v < o->volume_count; ++v)
+      fprintf(f,
+              "      <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+              "        <DataItem Dimensions=\"%d %d %d\" NumberType=\"Float\" "
+              "Precision=\"4\" Format=\"HDF\">%s:%s</DataItem>\n      </Attribute>\n",
+              o->volumes[v] + 1, o->volume.n[2], o->volume.n[1], o->volume.n[0], file_name,
+              o->volumes[v]);
+    fprintf(f, "    </Grid>\n");
+  }
+  fprintf(f, "  </Domain>\n</Xdmf>\n");
+  const int failed = ferror(f);
+  if (fclose(f) != 0 || failed) {
+    f = NULL;
+    RTM_FAIL(RTM_ERR_IO, "cannot write %s", partial);
+  }
+  f = NULL;
+  RTM_TRY(rtm_io_commit_partial(partial, path));
+  return RTM_OK;
+fail:
+  if (f) fclose(f);
+  if (partial[0]) remove(partial);
+  return status;
+}
