@@ -200,6 +200,18 @@ static int open_output(model_run_t *run) {
   if (!run->field)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", run->local_cells);
   if (!run->root) return RTM_OK; /* rank 0 writes */
+  /* the file's size, weighed against the disk before the first step: snapshots of each
+   * field, and every shot's gathers */
+  const int snapshot_fields = (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? 1 : 0) +
+                              (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q) ? 1 : 0);
+  const int trace_fields = (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? 1 : 0) +
+                           (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_Q) ? 1 : 0);
+  const double file_bytes =
+      4.0 * ((double)run->snapshot_count * snapshot_fields * (double)run->cells +
+             (double)run->shots.count * prop->receivers.count * trace_fields * run->trace_samples);
+  RTM_TRY(rtm_app_check_disk(cfg->output.dir, file_bytes,
+                             "raise snapshots.every, snapshot fewer snapshots.fields, record "
+                             "fewer receivers, or set output.dir on a larger disk"));
   run->whole = run->field;
   if (run->cells != run->local_cells && run->snapshot_count > 0) {
     run->whole = malloc(run->cells * sizeof *run->whole);

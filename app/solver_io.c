@@ -1,8 +1,11 @@
 /* The wiring between io's arrays and the solver's structs (solver_io.h). */
+#define _POSIX_C_SOURCE 200809L /* statvfs */
 #include "solver_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
 
 #include "rtm_mpi.h"
 #include "rtm_status.h"
@@ -125,6 +128,30 @@ int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
   }
 fail:
   return status;
+}
+
+int rtm_app_check_disk(const char *dir, double bytes, const char *advice) {
+  char path[4096];
+  struct statvfs fs;
+  snprintf(path, sizeof path, "%s", dir && dir[0] ? dir : ".");
+  while (statvfs(path, &fs) != 0) { /* not created yet: the nearest parent that exists */
+    char *slash = strrchr(path, '/');
+    if (!slash) {
+      snprintf(path, sizeof path, ".");
+      if (statvfs(path, &fs) != 0) return RTM_OK; /* nothing to weigh against */
+      break;
+    }
+    if (slash == path)
+      slash[1] = '\0'; /* "/" */
+    else
+      *slash = '\0';
+    if (slash == path && statvfs(path, &fs) != 0) return RTM_OK;
+  }
+  const double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+  if (bytes <= free_bytes) return RTM_OK;
+  rtm_log_error("the outputs need about %.3g GB in %s, where %.3g GB are free: %s", bytes * 1e-9,
+                dir, free_bytes * 1e-9, advice);
+  return RTM_ERR_IO;
 }
 
 int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path) {

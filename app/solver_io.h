@@ -32,6 +32,12 @@ int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
  * Every rank checks the same path (rank 0's file system). */
 int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path);
 
+/* Refuses, before any step, outputs of about `bytes` that the file system holding `dir`
+ * (or its nearest existing parent) has no room for (statvfs, the space an unprivileged
+ * process may take): RTM_ERR_IO naming the need, the free space, the folder and `advice`
+ * (the keys that shrink it). */
+int rtm_app_check_disk(const char *dir, double bytes, const char *advice);
+
 /* Writes the JSON run report: `report` with the grid's volume and the ledger's
  * allocations filled in. */
 int rtm_app_write_report(const char *path, const rtm_report_t *report, const rtm_grid_t *grid,

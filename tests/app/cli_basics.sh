@@ -70,6 +70,12 @@ expect 2 "grid\.nx" "$rtm3d" model "$work/ok.ini" --set grid.nx=-5
 # a memory strategy nobody knows, a run that ends before the wavelet's peak (a warning)
 expect 2 "source\.frequency = 1e\+300 Hz leaves .* points per shortest wavelength.*below 2" \
   "$rtm3d" model "$work/ok.ini" --set source.frequency=1e300 --set output.dir="$work/o1"
+# snapshots that would fill tens of terabytes: refused before the first step (statvfs), and
+# nothing is created
+expect 1 "the outputs need about 4e\+04 GB in .*/o1, where .* GB are free: raise snapshots\.every" \
+  "$rtm3d" model "$work/ok.ini" --set grid.nx=100 --set grid.ny=100 --set grid.nz=100 \
+  --set time.steps=10000000 --set snapshots.every=1 --set receivers.layout=none \
+  --set output.dir="$work/o1"
 # a trace interval that would need terabytes for the gathers: refused before the run
 expect 2 "output\.trace_dt = 1e-12 s makes 8e\+10 samples a trace .* raise output\.trace_dt" \
   "$rtm3d" model "$work/ok.ini" --set time.steps=40 --set output.trace_dt=1e-12 \
