@@ -179,6 +179,9 @@ static int read_slice(plot_t *p) {
   int status = RTM_OK;
   const plot_args_t *a = &p->a;
   if (p->rank == 4) {
+    if (p->dims[0] == 0)
+      RTM_FAIL(RTM_ERR_INPUT, "plot: %s in %s holds no snapshots (an empty series)", a->dataset,
+               a->file);
     p->index = a->index >= 0 ? a->index : (long)p->dims[0] - 1;
     if ((size_t)p->index >= p->dims[0])
       RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld is out of range: %s has %zu snapshots (0..%zu)",
@@ -188,6 +191,8 @@ static int read_slice(plot_t *p) {
   p->axis = a->axis ? a->axis : 'z';
   size_t extent = volume[p->axis == 'z' ? 0 : p->axis == 'y' ? 1 : 2];
   p->plane = a->axis ? a->plane : (long)(volume[0] / 2);
+  if (extent == 0)
+    RTM_FAIL(RTM_ERR_INPUT, "plot: %s in %s is empty (n%c = 0)", a->dataset, a->file, p->axis);
   if (p->plane < 0 || (size_t)p->plane >= extent)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --slice %c=%ld is out of range: %s has n%c = %zu (%c = 0..%zu)",
              p->axis, p->plane, a->dataset, p->axis, extent, p->axis, extent - 1);

@@ -113,6 +113,10 @@ int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
     RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s has rank 1: it has no entries to pick from", path,
              name);
   }
+  if (d.dims[0] == 0) {
+    close_dataset(&d);
+    RTM_FAIL(RTM_ERR_INPUT, "%s: %s holds no entries (its first dimension is 0)", path, name);
+  }
   if (index >= d.dims[0]) {
     close_dataset(&d);
     RTM_FAIL(RTM_ERR_INPUT, "%s: index %zu is out of range for %s (0..%llu)", path, index, name,

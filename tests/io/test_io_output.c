@@ -551,7 +551,37 @@ static void test_xdmf_sidecar(void **state) {
   assert_false(file_exists(XMF_PATH));
 }
 
+/* An empty series (0 snapshots, written by another tool): reading an entry says so, with no
+ * wrapped-around range. */
+static void test_empty_series(void **unused) {
+  (void)unused;
+  const char *path = OUT_DIR "/empty.h5";
+  mkdir(OUT_DIR, 0777);
+  hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(file >= 0);
+  const hsize_t dims[4] = {0, 3, 4, 5};
+  hid_t space = H5Screate_simple(4, dims, NULL);
+  hid_t dataset =
+      H5Dcreate2(file, "p", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(dataset >= 0);
+  H5Dclose(dataset);
+  H5Sclose(space);
+  H5Fclose(file);
+  rtm_dataset_t d = {0};
+  capture_t c;
+  capture_begin(&c, 2);
+  const int status = rtm_io_read_dataset_entry(path, "/p", 0, &d);
+  char *text = capture_end(&c);
+  assert_int_equal(status, RTM_ERR_INPUT);
+  if (!contains(text, "/p holds no entries (its first dimension is 0)") ||
+      contains(text, "18446744073709551615"))
+    fail_msg("the message for an empty series: %s", text);
+  free(text);
+  remove(path);
+}
+
 RTM_TEST_MAIN(cmocka_unit_test_setup_teardown(test_output_round_trip, setup, teardown),
+              cmocka_unit_test(test_empty_series),
               cmocka_unit_test_setup_teardown(test_xdmf_sidecar, setup, teardown),
               cmocka_unit_test_setup_teardown(test_failed_run_leaves_no_file, setup, teardown),
               cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
