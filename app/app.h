@@ -30,4 +30,8 @@ int rtm_cmd_bench_mpi(int argc, char **argv);
 int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
                         int *extra_count);
 
+/* The command line that started this process (each argument quoted where the shell would
+ * need it), for the run file and the report. */
+const char *rtm_app_command_line(void);
+
 #endif

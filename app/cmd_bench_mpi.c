@@ -140,8 +140,8 @@ static int report(const mpi_bench_t *b) {
                                    {"blocking", blocking},
                                    {"exchange_off", off}};
   char *config_text = rtm_config_echo_string(&b->cfg);
-  const rtm_run_info_t info = {RTM3D_VERSION, RTM3D_GIT_REVISION, b->cfg.backend.name, b->device,
-                               config_text};
+  const rtm_run_info_t info = {RTM3D_VERSION, RTM3D_GIT_REVISION, b->cfg.backend.name,
+                               b->device,     config_text,        rtm_app_command_line()};
   const rtm_report_t json = {.command = "bench",
                              .info = &info,
                              .steps = b->steps,

@@ -309,7 +309,7 @@ static int open_output(migrate_run_t *run) {
   const rtm_config_t *cfg = &run->cfg;
   run->info =
       (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, rtm_migration_backend(run->migration),
-                       run->device, run->config_text};
+                       run->device,   run->config_text,   rtm_app_command_line()};
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
   run->shot_seconds = calloc(5 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);

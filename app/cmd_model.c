@@ -190,8 +190,8 @@ static int open_output(model_run_t *run) {
   snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
   run->config_text = rtm_config_echo_string(cfg);
   if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
-  run->info = (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, prop->backend->name, run->device,
-                               run->config_text};
+  run->info = (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, prop->backend->name,
+                               run->device,   run->config_text,   rtm_app_command_line()};
   run->every = cfg->snapshots.every_steps;
   run->snapshot_count = run->every > 0 ? prop->steps / run->every : 0;
   run->local_cells = rtm_grid_interior_cells(&run->grid);

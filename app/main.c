@@ -48,6 +48,28 @@ static int cmd_help_config(int argc, char **argv) {
   return 0;
 }
 
+static char command_line[8192];
+
+const char *rtm_app_command_line(void) {
+  return command_line;
+}
+
+/* argv joined by spaces, an argument with characters the shell reads quoted '...' */
+static void remember_command_line(int argc, char **argv) {
+  size_t used = 0;
+  for (int i = 0; i < argc && used + 4 < sizeof command_line; ++i) {
+    const char *a = argv[i];
+    const int plain = a[0] && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789_-+=.,/:@%") == strlen(a);
+    const int written = snprintf(command_line + used, sizeof command_line - used,
+                                 plain ? "%s%s" : "%s'%s'", i ? " " : "", a);
+    if (written < 0) break;
+    used += (size_t)written;
+  }
+  if (used >= sizeof command_line) used = sizeof command_line - 1;
+  command_line[used] = '\0';
+}
+
 int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
                         int *extra_count) {
   const char *path = NULL;
@@ -97,6 +119,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = argv[1];
+  remember_command_line(argc, argv);
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     usage(stdout);
     return 0;

@@ -74,6 +74,7 @@ typedef struct {
   const char *backend;
   const char *device;
   const char *config_text;
+  const char *command_line; /* how the run was started (may be NULL) */
 } rtm_run_info_t;
 
 typedef struct rtm_output rtm_output_t;

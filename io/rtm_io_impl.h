@@ -67,6 +67,14 @@ int rtm_h5_read_attr_doubles(hid_t object, const char *context, const char *name
 int rtm_h5_read_array(hid_t file, const char *context, const char *name, hid_t memory_type,
                       size_t element_size, int rank, hsize_t *dims, void **data);
 
+/* ---- provenance (provenance.c): what the run file and the report record of their writing */
+#define RTM_IO_FORMAT_VERSION 1 /* the layout of run files and reports: DESIGN.md "Files" */
+typedef struct {
+  char created[32]; /* UTC, ISO 8601: 2026-11-25T17:00:00Z */
+  char host[256];
+} rtm_io_provenance_t;
+void rtm_io_provenance(rtm_io_provenance_t *provenance);
+
 /* ---- the run output file (run_file.c), which shot_gathers.c writes into too ---- */
 #define FIELD_NAME_MAX 64
 

@@ -84,6 +84,14 @@ int rtm_output_create(const char *path, const rtm_io_volume_t *volume, const rtm
   RTM_TRY(rtm_h5_write_attr_string(o->file, "backend", info->backend));
   RTM_TRY(rtm_h5_write_attr_string(o->file, "device", info->device));
   RTM_TRY(rtm_h5_write_attr_string(o->file, "config", info->config_text));
+  rtm_io_provenance_t stamp;
+  rtm_io_provenance(&stamp);
+  const int format = RTM_IO_FORMAT_VERSION;
+  RTM_TRY(rtm_h5_write_attr_ints(o->file, "format_version", &format, 1));
+  RTM_TRY(rtm_h5_write_attr_string(o->file, "created", stamp.created));
+  RTM_TRY(rtm_h5_write_attr_string(o->file, "host", stamp.host));
+  RTM_TRY(rtm_h5_write_attr_string(o->file, "command_line",
+                                   info->command_line ? info->command_line : ""));
   RTM_TRY(rtm_h5_write_attr_ints(o->file, "n", volume->n, 3));
   RTM_TRY(rtm_h5_write_attr_doubles(o->file, "spacing", volume->spacing_m, 3));
   RTM_TRY(rtm_h5_write_attr_doubles(o->file, "origin", volume->origin_m, 3));

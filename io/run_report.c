@@ -34,9 +34,19 @@ static void json_string(FILE *out, const char *text) {
   fputc('"', out);
 }
 
+/* A value read back exactly (dt, spacing): 17 digits. */
 static void json_number(FILE *out, double value) {
   if (isfinite(value))
-    fprintf(out, "%.15g", value);
+    fprintf(out, "%.17g", value);
+  else
+    fputs("null", out);
+}
+
+/* A measurement (seconds, MCells/s, fractions): the six digits a clock or a counter means,
+ * not 0.994775314999998. */
+static void json_measure(FILE *out, double value) {
+  if (isfinite(value))
+    fprintf(out, "%.6g", value);
   else
     fputs("null", out);
 }
@@ -47,11 +57,12 @@ static void json_key(FILE *out, int indent, const char *key) {
   fputs(": ", out);
 }
 
-static void json_doubles(FILE *out, const double *values, int count) {
+static void json_doubles(FILE *out, const double *values, int count,
+                         void (*write)(FILE *, double)) {
   fputc('[', out);
   for (int i = 0; i < count; ++i) {
     if (i) fputs(", ", out);
-    json_number(out, values[i]);
+    write(out, values[i]);
   }
   fputc(']', out);
 }
@@ -62,9 +73,9 @@ static void write_grid(FILE *out, const rtm_io_volume_t *volume) {
     return;
   }
   fprintf(out, "{\"n\": [%d, %d, %d], \"spacing_m\": ", volume->n[0], volume->n[1], volume->n[2]);
-  json_doubles(out, volume->spacing_m, 3);
+  json_doubles(out, volume->spacing_m, 3, json_number);
   fputs(", \"origin_m\": ", out);
-  json_doubles(out, volume->origin_m, 3);
+  json_doubles(out, volume->origin_m, 3, json_number);
   fputc('}', out);
 }
 
@@ -103,7 +114,7 @@ static void write_timings(FILE *out, const rtm_timing_t *timings, int count) {
     if (i) fputs(", ", out);
     json_string(out, timings[i].name);
     fputs(": ", out);
-    json_number(out, timings[i].seconds);
+    json_measure(out, timings[i].seconds);
   }
   fputc('}', out);
 }
@@ -116,7 +127,7 @@ static void write_shots(FILE *out, const rtm_report_t *report) {
     fputs(", ", out);
     json_string(out, report->shot_values[i].name);
     fputs(": ", out);
-    json_doubles(out, report->shot_values[i].values, report->shot_count);
+    json_doubles(out, report->shot_values[i].values, report->shot_count, json_measure);
   }
   fputs("},\n", out);
 }
@@ -136,7 +147,14 @@ static void write_reconstruction(FILE *out, const rtm_report_t *report) {
 static void write_report(FILE *out, const rtm_report_t *report) {
   const rtm_run_info_t none = {0};
   const rtm_run_info_t *info = report->info ? report->info : &none;
+  rtm_io_provenance_t stamp;
+  rtm_io_provenance(&stamp);
   fputs("{\n", out);
+  json_key(out, 2, "format_version");
+  fprintf(out, "%d,\n", RTM_IO_FORMAT_VERSION);
+  field_string(out, "created", stamp.created);
+  field_string(out, "host", stamp.host);
+  field_string(out, "command_line", info->command_line ? info->command_line : "");
   field_string(out, "command", report->command);
   field_string(out, "version", info->version);
   field_string(out, "git_revision", info->git_revision);
@@ -153,14 +171,16 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   json_key(out, 2, "timings_s");
   write_timings(out, report->timings, report->timing_count);
   fputs(",\n", out);
-  field_number(out, "mcells_per_s", report->mcells_per_s);
+  json_key(out, 2, "mcells_per_s");
+  json_measure(out, report->mcells_per_s);
+  fputs(",\n", out);
   if (report->shot_count > 0) write_shots(out, report);
   if (report->rank_count > 1 && report->command && strcmp(report->command, "bench") == 0) {
     json_key(out, 2, "mpi");
     fprintf(out, "{\"ranks\": %d, \"parallel_efficiency\": ", report->rank_count);
-    json_number(out, report->parallel_efficiency);
+    json_measure(out, report->parallel_efficiency);
     fputs(", \"exchange_hidden\": ", out);
-    json_number(out, report->exchange_hidden);
+    json_measure(out, report->exchange_hidden);
     fputs("},\n", out);
   }
   if (report->rank_count > 1 && report->rank_lines) {

@@ -53,7 +53,7 @@ static void write_image(const char *path, const float *image, const size_t *dims
 static void write_file(const fixture_t *f, const char *path, const float *snapshots,
                        const float *traces, const float *image) {
   rtm_output_t *output = NULL;
-  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "[grid]\n"};
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "[grid]\n", NULL};
   assert_int_equal(rtm_output_create(path, &f->volume, &info, &output), RTM_OK);
   assert_int_equal(rtm_output_snapshots_begin(output, "p", SNAPSHOTS), RTM_OK);
   for (int k = 0; k < SNAPSHOTS; ++k)

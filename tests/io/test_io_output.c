@@ -105,8 +105,9 @@ static void write_run(fixture_t *f, const rtm_run_info_t *info, int success) {
 
 static void test_output_round_trip(void **state) {
   fixture_t *f = *state;
-  const rtm_run_info_t info = {"0.1.0", "abc123def456", "cpu", "host \"x86\"",
-                               "[grid]\nn = 10 7 6\n"};
+  const rtm_run_info_t info = {
+      "0.1.0",        "abc123def456",         "cpu",
+      "host \"x86\"", "[grid]\nn = 10 7 6\n", "rtm3d model 'my deck.ini' --force"};
   const size_t volume = (size_t)NZ * NY * NX;
   remove(RUN_PATH);
   write_run(f, &info, 1);
@@ -134,14 +135,24 @@ static void test_output_round_trip(void **state) {
 
   hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_true(file >= 0);
-  const char *keys[] = {"version", "git_revision", "backend", "device", "config"};
-  const char *values[] = {info.version, info.git_revision, info.backend, info.device,
-                          info.config_text};
-  for (int i = 0; i < 5; ++i) {
+  const char *keys[] = {"version", "git_revision", "backend", "device", "config", "command_line"};
+  const char *values[] = {info.version, info.git_revision, info.backend,
+                          info.device,  info.config_text,  info.command_line};
+  for (int i = 0; i < 6; ++i) {
     char *text = read_string_attr(file, keys[i]);
     assert_string_equal(text, values[i]);
     free(text);
   }
+  /* provenance: the layout's version, when (UTC, ISO 8601) and where it was written */
+  int format = 0;
+  read_attr(file, "format_version", H5T_NATIVE_INT, &format);
+  assert_int_equal(format, 1);
+  char *created = read_string_attr(file, "created"), *host = read_string_attr(file, "host");
+  assert_int_equal(strlen(created), 20);
+  assert_true(created[4] == '-' && created[10] == 'T' && created[19] == 'Z');
+  assert_true(strlen(host) > 0);
+  free(created);
+  free(host);
   int n[3];
   double spacing[3], origin[3];
   read_attr(file, "n", H5T_NATIVE_INT, n);
@@ -187,7 +198,7 @@ static void test_output_round_trip(void **state) {
 
 static void test_failed_run_leaves_no_file(void **state) {
   fixture_t *f = *state;
-  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text"};
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text", NULL};
   remove(RUN_PATH);
   write_run(f, &info, 0);
   assert_false(file_exists(RUN_PATH));
@@ -216,7 +227,7 @@ static void test_local_z_range_and_unwritten(void **state) {
   for (int i = 0; i < 100000; ++i)
     config[i] = (char)('a' + i % 26);
   config[100000] = '\0';
-  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", config};
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", config, NULL};
   local.z_offset = 2; /* planes 2 .. 4 of this rank */
   local.nz_local = 3;
   assert_int_equal(rtm_output_create(RUN_PATH, &local, &info, &output), RTM_OK);
@@ -402,7 +413,8 @@ static void test_report_json(void **state) {
   };
   rtm_timing_t timings[2] = {{"setup", rtm_test_uniform(&f->rng, 0.1, 1.0)},
                              {"propagate", rtm_test_uniform(&f->rng, 1.0, 9.0)}};
-  const rtm_run_info_t info = {"0.1.0", "abc123", "cuda", "NVIDIA H100\t80GB", "[grid]\n"};
+  const rtm_run_info_t info = {
+      "0.1.0", "abc123", "cuda", "NVIDIA H100\t80GB", "[grid]\n", "rtm3d model deck.ini"};
   rtm_report_t report = {.command = "model",
                          .info = &info,
                          .volume = &f->volume,
@@ -420,7 +432,11 @@ static void test_report_json(void **state) {
   assert_false(file_exists(OUT_DIR "/report.json.partial"));
   char *text = read_file(path);
   assert_true(json_valid(text));
-  const char *expected[] = {"\"command\": \"model\"",
+  const char *expected[] = {"\"format_version\": 1",
+                            "\"created\": \"20",
+                            "\"host\": \"",
+                            "\"command_line\": \"rtm3d model deck.ini\"",
+                            "\"command\": \"model\"",
                             "\"version\": \"0.1.0\"",
                             "\"git_revision\": \"abc123\"",
                             "\"backend\": \"cuda\"",
@@ -490,7 +506,7 @@ static int item_dims(const char *text, const char *end, hsize_t dims[4]) {
  * step; none for a failed run or a run of traces alone. */
 static void test_xdmf_sidecar(void **state) {
   fixture_t *f = *state;
-  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text"};
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text", NULL};
   const size_t volume = (size_t)NZ * NY * NX;
   rtm_output_t *output = NULL;
   remove(XMF_PATH);
