@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run/test.sh - fresh Debian/Ubuntu machine to a passing test suite: installs the
-# dependencies, builds everything (CUDA kernels too when nvcc is present) and runs ctest.
-# GPU tests exit 77 without a GPU and count as skipped.
+# dependencies, builds everything (CUDA kernels too when nvcc is present) and runs ctest;
+# then builds the C code again under AddressSanitizer and UndefinedBehaviorSanitizer
+# (build-sanitize: no CUDA, no MPI) and runs the tests labelled sanitize there.
+# GPU tests exit 77 without a GPU and count as skipped. Arguments go to the first ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./run/deps.sh install
@@ -13,3 +15,7 @@ cmake --build build-test -j "$jobs"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$jobs}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ctest --test-dir build-test --output-on-failure "$@"
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRTM3D_ENABLE_CUDA=OFF \
+  -DRTM3D_ENABLE_MPI=OFF -DRTM3D_SANITIZE=address,undefined
+cmake --build build-sanitize -j "$jobs"
+ctest --test-dir build-sanitize -L sanitize --output-on-failure
