@@ -1,5 +1,6 @@
 /* rtm3d - command-line entry: dispatches to one file per subcommand. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -113,6 +114,31 @@ fail:
   return status;
 }
 
+/* The command's arguments with every "--name=value" as "--name" "value", so that each
+ * option of each command takes both forms (its parser sees the second). *count gets the
+ * new count; NULL when out of memory. The split names are never freed (process-long). */
+static char **split_long_options(int argc, char **argv, int *count) {
+  char **out = malloc((2 * (size_t)argc + 1) * sizeof *out);
+  int n = 0;
+  if (!out) return NULL;
+  for (int i = 0; i < argc; ++i) {
+    const char *a = argv[i], *eq = strchr(a, '=');
+    if (i >= 2 && a[0] == '-' && a[1] == '-' && eq && eq > a + 2) {
+      char *name = malloc((size_t)(eq - a) + 1);
+      if (!name) return NULL;
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = '\0';
+      out[n++] = name;
+      out[n++] = (char *)eq + 1;
+    } else {
+      out[n++] = argv[i];
+    }
+  }
+  out[n] = NULL;
+  *count = n;
+  return out;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -147,7 +173,14 @@ int main(int argc, char **argv) {
         rtm_mpi_finalize();
         return 2;
       }
-      const int code = commands[i].run(argc - 1, argv + 1);
+      int count = 0;
+      char **args = split_long_options(argc, argv, &count);
+      if (!args) {
+        rtm_log_error("out of memory reading the command line");
+        rtm_mpi_abort(1);
+        return 1;
+      }
+      const int code = commands[i].run(count - 1, args + 1);
       if (code != 0) rtm_mpi_abort(code);
       rtm_mpi_finalize();
       return code;

@@ -30,7 +30,7 @@ expect 0 "rtm3d [0-9]+\.[0-9]+" "$rtm3d" --version
 expect 0 "usage: rtm3d" "$rtm3d" --help
 expect 2 "unknown command" "$rtm3d" frobnicate
 expect 2 "usage: rtm3d" "$rtm3d"
-for cmd in info model bench validate plot accuracy; do
+for cmd in info model migrate bench validate plot accuracy; do
   expect 0 "usage: rtm3d $cmd" "$rtm3d" "$cmd" --help
 done
 expect 0 "\[grid\]" "$rtm3d" help-config
@@ -88,6 +88,13 @@ expect 0 "warning: memory\.strategy = device is for the cuda backend" \
 expect 0 "warning: time\.steps x dt = 4 x 1e-300 s = 4e-300 s ends before the source wavelet" \
   "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set time.dt=1e-300 --force \
   --set output.dir="$work/o2"
+# --name=value and --name value alike, for every command's options
+expect 0 "" "$rtm3d" model "$work/ok.ini" --set=backend.name=cpu --set=snapshots.every=2 \
+  --force --quiet --set=output.dir="$work/o6" --set output.name=eq
+expect 0 "wrote .*eq\.png" "$rtm3d" plot "$work/o6/eq.h5" /snapshots/p --index=1 --slice=z=12 \
+  --clip=98 --output="$work/o6/eq.png"
+expect 0 "PASS" "$rtm3d" validate "$work/o6/eq.h5" "$work/o6/eq.h5" --rtol=0 --atol 0
+expect 2 "plot: --index -1 must be >= 0|--index" "$rtm3d" plot "$work/o6/eq.h5" /snapshots/p --index=-1
 # --quiet prints errors alone: nothing for a run that warns (the wavelet's peak after its
 # end); an error still prints
 quiet_out="$("$rtm3d" model "$work/ok.ini" --set backend.name=cpu --quiet --force \
