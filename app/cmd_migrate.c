@@ -108,23 +108,33 @@ fail:
 }
 
 /* --max-shots=N, the one option of migrate beyond the shared ones. */
-static int parse_options(migrate_run_t *run, char **argv, const int *extra, int extra_count) {
-  for (int k = 0; k < extra_count; ++k) {
-    const char *option = argv[extra[k]];
-    char *end = NULL;
-    if (strncmp(option, "--max-shots=", 12) == 0) {
-      const long value = strtol(option + 12, &end, 10);
-      if (end != option + 12 && *end == '\0' && value >= 1 && value <= 1000000000L) {
-        run->shot_limit = (int)value;
-        continue;
-      }
-      rtm_log_error("migrate: %s: expected --max-shots=N with N a positive integer", option);
-    } else {
-      rtm_log_error("migrate: unknown option '%s' (see 'rtm3d migrate --help')", option);
+/* --max-shots N (main splits --max-shots=N into the two): taken out of argv before the
+ * shared parser reads the rest, *argc shortened. */
+static int take_max_shots(migrate_run_t *run, int *argc, char **argv) {
+  int kept = 0;
+  for (int i = 0; i < *argc; ++i) {
+    if (i == 0 || strcmp(argv[i], "--max-shots") != 0) {
+      argv[kept++] = argv[i];
+      continue;
     }
-    return RTM_ERR_USAGE;
+    const char *text = i + 1 < *argc ? argv[i + 1] : "";
+    char *end = NULL;
+    const long value = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || value < 1 || value > 1000000000L) {
+      rtm_log_error("migrate: --max-shots '%s': expected a positive integer", text);
+      return RTM_ERR_USAGE;
+    }
+    run->shot_limit = (int)value;
+    ++i;
   }
+  *argc = kept;
   return RTM_OK;
+}
+
+static int parse_options(char **argv, const int *extra, int extra_count) {
+  if (extra_count == 0) return RTM_OK;
+  rtm_log_error("migrate: unknown option '%s' (see 'rtm3d migrate --help')", argv[extra[0]]);
+  return RTM_ERR_USAGE;
 }
 
 static int preflight_shots(const migrate_run_t *run);
@@ -132,8 +142,9 @@ static int preflight_shots(const migrate_run_t *run);
 static int set_up(migrate_run_t *run, int argc, char **argv) {
   int status = RTM_OK, extra[4], extra_count = 4;
   rtm_config_t *cfg = &run->cfg;
+  RTM_TRY(take_max_shots(run, &argc, argv));
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, extra, &extra_count));
-  RTM_TRY(parse_options(run, argv, extra, extra_count));
+  RTM_TRY(parse_options(argv, extra, extra_count));
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
   RTM_TRY(rtm_app_check_overwrite(cfg, run->h5_path)); /* before any work */
   if (!cfg->rtm.observed[0])
