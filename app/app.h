@@ -15,6 +15,7 @@ int rtm_cmd_validate(int argc, char **argv);
  * without and with time.dispersion_correction (cmd_accuracy.c). */
 int rtm_cmd_accuracy(int argc, char **argv);
 int rtm_cmd_plot(int argc, char **argv);
+int rtm_cmd_makemodel(int argc, char **argv);
 /* `rtm3d bench --traces ...` (cmd_bench_traces.c): the trace pipeline alone, graph vs streams.
  * argv as for rtm_cmd_bench; a "--traces" among the arguments is skipped. */
 int rtm_cmd_bench_traces(int argc, char **argv);

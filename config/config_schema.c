@@ -36,6 +36,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"time", "dispersion_correction", RTM_CFG_ENUM, FIELD(time.dispersion_correction), "none", ANY, "none|traces|full", "the leapfrog's time dispersion (high frequencies run early at large Courant numbers) removed after the run by a frequency warp of the recorded traces (traces), or fully: the source wavelet warped the other way before the run as well (full; Koene et al. 2018); snapshots are not corrected"},
 
     {"model", "file", RTM_CFG_STRING, FIELD(model.file), "", ANY, NULL, "HDF5 model (/vp, /epsilon, ...); empty = the constants below"},
+    {"model", "description", RTM_CFG_STRING, FIELD(model.description), "", ANY, NULL, "rtm3d makemodel: a text file of background, layer, box, diffractor and anomaly lines, built into model.file on this grid (rtm3d makemodel --help)"},
     {"model", "vp", RTM_CFG_DOUBLE, FIELD(model.vp_m_s), "2000", POSITIVE, 20000, NULL, "constant P velocity (vertical for VTI/TTI), m/s"},
     {"model", "epsilon", RTM_CFG_DOUBLE, FIELD(model.epsilon), "0", -0.49, 2, NULL, "constant Thomsen epsilon"},
     {"model", "delta", RTM_CFG_DOUBLE, FIELD(model.delta), "0", -0.49, 2, NULL, "constant Thomsen delta"},

@@ -72,7 +72,8 @@ typedef struct {
     rtm_dispersion_correction_t dispersion_correction; /* none | traces | full */
   } time;
   struct {
-    char file[RTM_CONFIG_PATH_MAX]; /* HDF5 model; empty = constants below */
+    char file[RTM_CONFIG_PATH_MAX];        /* HDF5 model; empty = constants below */
+    char description[RTM_CONFIG_PATH_MAX]; /* rtm3d makemodel: what to build into file */
     double vp_m_s;
     double epsilon;
     double delta;

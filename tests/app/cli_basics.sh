@@ -30,7 +30,7 @@ expect 0 "rtm3d [0-9]+\.[0-9]+" "$rtm3d" --version
 expect 0 "usage: rtm3d" "$rtm3d" --help
 expect 2 "unknown command" "$rtm3d" frobnicate
 expect 2 "usage: rtm3d" "$rtm3d"
-for cmd in info model migrate bench validate plot accuracy; do
+for cmd in info model migrate bench validate plot accuracy makemodel; do
   expect 0 "usage: rtm3d $cmd" "$rtm3d" "$cmd" --help
 done
 expect 0 "\[grid\]" "$rtm3d" help-config
@@ -88,6 +88,21 @@ expect 0 "warning: memory\.strategy = device is for the cuda backend" \
 expect 0 "warning: time\.steps x dt = 4 x 1e-300 s = 4e-300 s ends before the source wavelet" \
   "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set time.dt=1e-300 --force \
   --set output.dir="$work/o2"
+# makemodel: a described model into model.file, which a run then reads; refused when the
+# file exists (without --force) and for a bad description, naming file:line and key
+cat >"$work/layers.model" <<'MODEL'
+background vp=1800 gradient=0.5   # m/s, 1/s
+layer depth=120 dip=10 vp=2600 epsilon=0.1 delta=0.05 theta=20
+diffractor x=120 y=120 z=60 radius=15 vp=3500
+MODEL
+mm=(--set model.file="$work/layers.h5" --set model.description="$work/layers.model")
+expect 0 "makemodel: wrote .*layers\.h5 \(24 x 24 x 24 cells\)" "$rtm3d" makemodel "$work/ok.ini" "${mm[@]}"
+expect 0 "" "$rtm3d" model "$work/ok.ini" "${mm[@]}" --set backend.name=cpu --set physics.equation=tti \
+  --set output.dir="$work/o7" --quiet
+expect 2 "layers\.h5 exists" "$rtm3d" makemodel "$work/ok.ini" "${mm[@]}"
+printf 'background vp=2000\nlayer depth=100 vp=2500 dipp=3\n' >"$work/bad.model"
+expect 2 "bad\.model:2: layer has no key 'dipp'" "$rtm3d" makemodel "$work/ok.ini" "${mm[@]}" \
+  --set model.description="$work/bad.model" --force
 # --name=value and --name value alike, for every command's options
 expect 0 "" "$rtm3d" model "$work/ok.ini" --set=backend.name=cpu --set=snapshots.every=2 \
   --force --quiet --set=output.dir="$work/o6" --set output.name=eq
