@@ -152,17 +152,27 @@ static int plan_trace_sampling(model_run_t *run) {
    * pipeline's spectra (about 12 bytes a resampled sample), weighed now, not after the run */
   const int fields = (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? 1 : 0) +
                      (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_Q) ? 1 : 0);
+  /* the traces as recorded (a sinc receiver cut between ranks in parts, one a plane) */
+  const int recorded = prop->receiver_parts ? prop->recorded.count : prop->receivers.count;
   const double gathers_bytes =
-      (double)prop->receivers.count * (run->samples * 4.0 + trace_samples * (4.0 * fields + 12.0));
+      (double)recorded * run->samples * 4.0 +
+      (double)prop->receivers.count * trace_samples * (4.0 * fields + (run->resample ? 12.0 : 0.0));
   const double available = (double)rtm_mem_host_available_bytes();
-  if (prop->receivers.count > 0 &&
-      (trace_samples > 1e9 || (available > 0.0 && gathers_bytes > available)))
+  const int too_large = trace_samples > 1e9 || (available > 0.0 && gathers_bytes > available);
+  if (prop->receivers.count > 0 && too_large && run->resample)
     RTM_FAIL(RTM_ERR_CONFIG,
              "output.trace_dt = %g s makes %.4g samples a trace (the run lasts %g s): the "
              "gathers of %d receivers would need %.3g GB on rank 0, %.3g GB are available; "
              "raise output.trace_dt (dt = %g s) or record fewer receivers",
              run->trace_dt, trace_samples, prop->steps * prop->dt_s, prop->receivers.count,
              gathers_bytes * 1e-9, available * 1e-9, prop->dt_s);
+  if (prop->receivers.count > 0 && too_large)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "the gathers of %d receivers x %.4g samples (time.steps + 1) would need %.3g GB on "
+             "rank 0, %.3g GB are available: record fewer receivers ([receivers]) or fewer "
+             "samples (output.trace_dt coarser than dt = %g s)",
+             prop->receivers.count, trace_samples, gathers_bytes * 1e-9, available * 1e-9,
+             prop->dt_s);
   run->trace_samples = (int)trace_samples;
   if (run->resample && prop->receivers.count > 0) {
     dry_in = calloc((size_t)run->samples, sizeof *dry_in);

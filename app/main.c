@@ -59,14 +59,21 @@ const char *rtm_app_command_line(void) {
 /* argv joined by spaces, an argument with characters the shell reads quoted '...' */
 static void remember_command_line(int argc, char **argv) {
   size_t used = 0;
-  for (int i = 0; i < argc && used + 4 < sizeof command_line; ++i) {
+  for (int i = 0; i < argc && used + 8 < sizeof command_line; ++i) {
     const char *a = argv[i];
     const int plain = a[0] && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                         "0123456789_-+=.,/:@%") == strlen(a);
-    const int written = snprintf(command_line + used, sizeof command_line - used,
-                                 plain ? "%s%s" : "%s'%s'", i ? " " : "", a);
-    if (written < 0) break;
-    used += (size_t)written;
+    if (i) command_line[used++] = ' ';
+    if (!plain) command_line[used++] = '\'';
+    for (const char *c = a; *c && used + 6 < sizeof command_line; ++c) {
+      if (*c == '\'' && !plain) { /* a quote inside quotes: '\'' */
+        memcpy(command_line + used, "'\\''", 4);
+        used += 4;
+      } else {
+        command_line[used++] = *c;
+      }
+    }
+    if (!plain) command_line[used++] = '\'';
   }
   if (used >= sizeof command_line) used = sizeof command_line - 1;
   command_line[used] = '\0';
@@ -117,9 +124,12 @@ fail:
 
 /* The command's arguments with every "--name=value" as "--name" "value", so that each
  * option of each command takes both forms (its parser sees the second). *count gets the
- * new count; NULL when out of memory. The split names are never freed (process-long). */
+ * new count; NULL when out of memory. Kept for the process's life in split_args (the
+ * names in it too): reachable, not leaked. */
+static char **split_args;
+
 static char **split_long_options(int argc, char **argv, int *count) {
-  char **out = malloc((2 * (size_t)argc + 1) * sizeof *out);
+  char **out = split_args = malloc((2 * (size_t)argc + 1) * sizeof *out);
   int n = 0;
   if (!out) return NULL;
   for (int i = 0; i < argc; ++i) {
@@ -163,8 +173,8 @@ int main(int argc, char **argv) {
       if (rtm_mpi_init(&argc, &argv) != RTM_OK) return 1;
       /* the long-running commands stop between steps on SIGINT or SIGTERM, cleaning up */
       if (strcmp(name, "model") == 0 || strcmp(name, "migrate") == 0 ||
-          strcmp(name, "bench") == 0 || strcmp(name, "accuracy") == 0)
-        rtm_interrupt_install();
+          strcmp(name, "accuracy") == 0 || (strcmp(name, "bench") == 0 && rtm_mpi_size() > 1))
+        rtm_interrupt_install(); /* (bench on one rank times kernels: a signal ends it) */
       if (rtm_mpi_size() > 1 && strcmp(name, "model") != 0 && strcmp(name, "migrate") != 0 &&
           strcmp(name, "bench") != 0) {
         rtm_log_error("rtm3d %s under an MPI launcher with %d ranks: only 'rtm3d model', "

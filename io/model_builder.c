@@ -66,6 +66,9 @@ static int numbers(line_t *l, const char *key, int count, double lo, double hi, 
   *found = 0;
   for (int p = 0; p < l->pairs; ++p) {
     if (strcmp(l->key[p], key) != 0) continue;
+    for (int q = p + 1; q < l->pairs; ++q)
+      if (strcmp(l->key[q], key) == 0)
+        RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s gives %s twice", l->name, l->number, l->keyword, key);
     l->used[p] = 1;
     const char *at = l->value[p];
     for (int k = 0; k < count; ++k) {
@@ -92,8 +95,9 @@ fail:
 static int parameters(line_t *l, int vp_required, double set[RTM_IO_PARAMETERS],
                       int given[RTM_IO_PARAMETERS]) {
   int status = RTM_OK;
-  static const double lo[RTM_IO_PARAMETERS] = {1e-6, -0.5, -0.5, -180.0, -360.0};
-  static const double hi[RTM_IO_PARAMETERS] = {20000.0, 1.0, 1.0, 180.0, 360.0};
+  /* the ranges of the model.* keys, which the reader and the solver hold model files to */
+  static const double lo[RTM_IO_PARAMETERS] = {1e-6, -0.49, -0.49, -180.0, -360.0};
+  static const double hi[RTM_IO_PARAMETERS] = {20000.0, 2.0, 2.0, 180.0, 360.0};
   for (int k = 0; k < RTM_IO_PARAMETERS; ++k)
     RTM_TRY(numbers(l, parameter_keys[k], 1, lo[k], hi[k], k == RTM_IO_VP && vp_required, &set[k],
                     &given[k]));
@@ -292,10 +296,10 @@ int rtm_model_build(const char *text, const char *name, const rtm_io_volume_t *v
   }
   if (!have_background) RTM_FAIL(RTM_ERR_INPUT, "%s: no background vp=... line", name);
   for (size_t i = 0; i < cells; ++i)
-    if (!(m.values[RTM_IO_VP][i] > 0.0f))
+    if (!(m.values[RTM_IO_VP][i] > 0.0f) || m.values[RTM_IO_VP][i] > 20000.0f)
       RTM_FAIL(RTM_ERR_INPUT,
-               "%s: vp = %g at cell %zu (z index %zu): the gradients and "
-               "anomalies leave it non-positive",
+               "%s: vp = %g at cell %zu (z index %zu): the gradients and anomalies take it "
+               "outside (0, 20000] m/s, the range a model file must keep",
                name, m.values[RTM_IO_VP][i], i, i / ((size_t)volume->n[0] * (size_t)volume->n[1]));
   for (int k = 0; k < RTM_IO_PARAMETERS; ++k) {
     values[k] = m.values[k];

@@ -45,7 +45,9 @@ static void json_number(FILE *out, double value) {
 /* A measurement (seconds, MCells/s, fractions): the six digits a clock or a counter means,
  * not 0.994775314999998. */
 static void json_measure(FILE *out, double value) {
-  if (isfinite(value))
+  if (isfinite(value) && value == floor(value) && fabs(value) < 1e15)
+    fprintf(out, "%.0f", value); /* a count (recomputed steps) whole */
+  else if (isfinite(value))
     fprintf(out, "%.6g", value);
   else
     fputs("null", out);

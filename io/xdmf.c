@@ -11,6 +11,27 @@
 
 #include "rtm_io_impl.h"
 
+/* `in` with XML's five special characters as entities, into `out` (the file name comes from
+ * output.name, which may hold any of them). */
+static void xml_escape(const char *in, char *out, size_t size) {
+  size_t o = 0;
+  for (const char *c = in; *c && o + 7 < size; ++c) {
+    const char *entity = *c == '&'    ? "&amp;"
+                         : *c == '<'  ? "&lt;"
+                         : *c == '>'  ? "&gt;"
+                         : *c == '"'  ? "&quot;"
+                         : *c == '\'' ? "&apos;"
+                                      : NULL;
+    if (entity) {
+      memcpy(out + o, entity, strlen(entity));
+      o += strlen(entity);
+    } else {
+      out[o++] = *c;
+    }
+  }
+  out[o] = '\0';
+}
+
 /* The mesh of the volume: topology and geometry of a grid element. */
 static void write_mesh(FILE *f, const rtm_io_volume_t *g, const char *indent) {
   fprintf(f, "%s<Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%d %d %d\"/>\n", indent,
@@ -75,7 +96,8 @@ int rtm_output_write_xdmf(const rtm_output_t *o) {
   }
   snprintf(partial, sizeof partial, "%s.partial", path);
   const char *slash = strrchr(o->path, '/');
-  const char *file_name = slash ? slash + 1 : o->path;
+  char file_name[4096];
+  xml_escape(slash ? slash + 1 : o->path, file_name, sizeof file_name);
   f = fopen(partial, "w");
   if (!f) RTM_FAIL(RTM_ERR_IO, "cannot create %s", partial);
   fprintf(f, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n");

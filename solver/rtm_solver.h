@@ -111,9 +111,9 @@ typedef struct rtm_backend {
    * every field's R planes of `level` next to each neighbour sent, and the neighbours'
    * received into its ghost planes. A queued link (nccl): after the steps so far and a split
    * step's edge planes, beside its interior; the steps queued after that interior (or,
-   * unsplit, the next step) wait for it, the host does not. Otherwise (cuda-aware) done when
-   * it returns, the host having waited for the planes alone. NULL where the fields are host
-   * memory (cpu). */
+   * unsplit, what follows at once) wait for it, the host does not. Otherwise (cuda-aware)
+   * done when it returns, the host having waited for the planes alone. NULL where the fields are
+   * host memory (cpu). */
   int (*exchange_planes)(void *state, struct rtm_mpi_device_link *link, rtm_level_t level);
   /* Zeroes every field at both levels and the recorded traces: the next shot on the same
    * state, which may also get new sources and receivers. */

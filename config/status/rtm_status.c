@@ -10,13 +10,20 @@ static volatile sig_atomic_t interrupt_signal = 0;
 
 static void on_interrupt(int signal_number) {
   interrupt_signal = signal_number;
+  /* the next SIGINT or SIGTERM, whichever, ends the process */
+  struct sigaction fallback;
+  memset(&fallback, 0, sizeof fallback);
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  sigaction(SIGINT, &fallback, NULL);
+  sigaction(SIGTERM, &fallback, NULL);
 }
 
 void rtm_interrupt_install(void) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_interrupt;
-  action.sa_flags = SA_RESETHAND; /* a second signal: the default, the process ends */
+  action.sa_flags = 0; /* the handler puts both back to the default */
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, NULL);
   sigaction(SIGTERM, &action, NULL);

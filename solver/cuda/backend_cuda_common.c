@@ -136,7 +136,8 @@ int rtm_cuda_rank_device(int configured, int *device) {
   if (configured < 0 || configured >= count)
     RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", configured,
              count);
-  *device = rtm_mpi_size() > 1 ? (configured + rtm_mpi_local_rank()) % count : configured;
+  /* every rank of the run (a shot group of one rank included) takes a GPU in turn */
+  *device = rtm_mpi_world_size() > 1 ? (configured + rtm_mpi_local_rank()) % count : configured;
 fail:
   return status;
 }
@@ -654,6 +655,9 @@ static int cuda_exchange_planes(void *state, struct rtm_mpi_device_link *link, r
                                   b->grid.nz_local, below, above, b->edges));
   RTM_TRY(phase_stop(b, RTM_PHASE_COPY_OUT, b->edges));
   RTM_CUDA_TRY(cudaEventRecord(b->edges_done, b->edges));
+  /* after a whole step (the exchange blocks): what the caller queues next, on the step
+   * stream or the legacy one (a checkpoint's copies of the padded level), comes after it */
+  if (!b->last_split) RTM_TRY(join_edges(b));
 fail:
   return status;
 }

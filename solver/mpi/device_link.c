@@ -259,7 +259,8 @@ static int cuda_aware_exchange(float *const fields[], int count, size_t floats, 
   if (count > 2 || floats > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "mpi.transport = cuda-aware: %d fields of %zu floats a side",
              count, floats);
-  const cudaError_t err = cudaStreamSynchronize(stream);
+  /* NULL: the caller has waited for the planes (the backend, for them alone) */
+  const cudaError_t err = stream ? cudaStreamSynchronize(stream) : cudaSuccess;
   if (err != cudaSuccess)
     RTM_FAIL(RTM_ERR_DEVICE, "mpi.transport = cuda-aware: the edge planes: %s",
              cudaGetErrorString(err));

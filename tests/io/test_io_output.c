@@ -527,9 +527,12 @@ static void test_xdmf_sidecar(void **state) {
   assert_non_null(strstr(text, "Format=\"XML\">15 0 -20</DataItem>")); /* origin z y x */
   assert_non_null(strstr(text, "Format=\"XML\">7 6 5</DataItem>"));    /* spacing z y x */
   for (int k = 0; k < SNAPSHOTS; ++k) {
-    char step[64];
+    char step[64], slab[128];
     snprintf(step, sizeof step, "<Time Value=\"%.9g\"/>", 10 * (k + 1) * dt_s);
     if (!strstr(text, step)) fail_msg("no '%s' in\n%s", step, text);
+    /* the step's slab of the series: start k, count 1 x nz x ny x nx */
+    snprintf(slab, sizeof slab, "Format=\"XML\">%d 0 0 0 1 1 1 1 1 6 7 10</DataItem>", k);
+    if (!strstr(text, slab)) fail_msg("no '%s' in\n%s", slab, text);
   }
   hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_true(file >= 0);

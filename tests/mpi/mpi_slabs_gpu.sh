@@ -42,7 +42,7 @@ halo_lines() { # RUN BELOW ABOVE BYTES: the report's line of ranks 0 and 1
   done
 }
 gpus=$("$rtm3d" info | grep -c '^GPU [0-9]*:' || true)
-nccl=$("$rtm3d" info | grep -c '^NCCL: .*mpi.transport = nccl' || true)
+nccl=$("$rtm3d" info | grep -c '^NCCL: *NCCL [0-9]' || true)
 # a rank's halo buffers hold, for each of p and q, R = 4 planes of 36 x 32 interior cells a
 # side, 6 sides' worth (incoming: two sets of two sides; outgoing: two sides):
 # 6 x 2 x 4 x 1152 floats = 221184 bytes; on one node through the shared window, the
