@@ -568,10 +568,11 @@ static int close_output(model_run_t *run) {
 enum { RANK_LINE = 320 };
 
 /* Rank 0 gets a line per rank naming its host, where it runs, its planes, the memory it
- * took and how a device's planes travel to each neighbour, for the report. */
+ * took, how a device's planes travel to each neighbour and how many receivers (sinc, cut
+ * between ranks) are recorded in parts, for the report. */
 static int gather_rank_lines(model_run_t *run) {
   int status = RTM_OK;
-  char line[RANK_LINE], host[64] = "?", halo[96] = "", group[32] = "";
+  char line[RANK_LINE], host[64] = "?", halo[96] = "", group[32] = "", parts[48] = "";
   if (rtm_mpi_world_size() == 1) return RTM_OK;
   if (rtm_mpi_groups() > 1) snprintf(group, sizeof group, "group %d, ", rtm_mpi_group());
   gethostname(host, sizeof host - 1);
@@ -579,10 +580,16 @@ static int gather_rank_lines(model_run_t *run) {
     snprintf(halo, sizeof halo, ", halo below %s, above %s, buffers %zu bytes",
              rtm_propagator_transport(&run->prop, 0), rtm_propagator_transport(&run->prop, 1),
              run->prop.halo ? rtm_mpi_halo_bytes(run->prop.halo) : 0);
-  snprintf(line, sizeof line, "rank %d: %s, %s, %splanes %d..%d, memory %.3f GB%s",
+  if (run->prop.receiver_parts) {
+    int split = 0;
+    for (int r = 0; r < run->prop.receivers.count; ++r)
+      split += run->prop.receiver_parts[r] > 1;
+    snprintf(parts, sizeof parts, ", %d receivers recorded in parts", split);
+  }
+  snprintf(line, sizeof line, "rank %d: %s, %s, %splanes %d..%d, memory %.3f GB%s%s",
            rtm_mpi_world_rank(), host, run->device[0] ? run->device : run->prop.backend->name,
            group, run->grid.z_offset, run->grid.z_offset + run->grid.nz_local - 1,
-           run->prop.ledger.total_bytes * 1e-9, halo);
+           run->prop.ledger.total_bytes * 1e-9, halo, parts);
   if (run->root) {
     run->rank_lines = calloc((size_t)rtm_mpi_world_size(), RANK_LINE);
     if (!run->rank_lines) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the ranks' lines");

@@ -84,6 +84,13 @@ for np in 2 3 4; do
   run "$np" "sinc$np" "${iso[@]}" --set points.interpolation=sinc
   same "sinc$np" sinc1
 done
+# the parts were taken where the receivers are cut (2 and 4 ranks), not where they are whole
+for np in 2 4; do
+  grep -q "rank 0: .*, [1-9][0-9]* receivers recorded in parts" "$work/sinc$np.json" ||
+    { echo "FAIL: sinc$np.json: no receivers recorded in parts"; grep "rank " "$work/sinc$np.json"; exit 1; }
+done
+! grep -q "recorded in parts" "$work/sinc3.json" ||
+  { echo "FAIL: sinc3.json: parts where no receiver is cut"; exit 1; }
 for transport in nccl cuda-aware; do
   refused 2 "mpi.transport = $transport moves a GPU's planes; backend cpu keeps its fields in host" \
     2 model "$deck" "${iso[@]}" --set mpi.transport="$transport"
