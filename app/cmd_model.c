@@ -150,8 +150,7 @@ static int plan_trace_sampling(model_run_t *run) {
       run->resample ? floor(prop->steps * prop->dt_s / run->trace_dt + 1e-9) + 1 : run->samples;
   /* a shot's gathers on rank 0: the recorded traces, the resampled ones of each field and the
    * pipeline's spectra (about 12 bytes a resampled sample), weighed now, not after the run */
-  const int fields = (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? 1 : 0) +
-                     (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_Q) ? 1 : 0);
+  const int fields = rtm_field_count(prop->trace_fields);
   /* the traces as recorded (a sinc receiver cut between ranks in parts, one a plane) */
   const int recorded = prop->receiver_parts ? prop->recorded.count : prop->receivers.count;
   const double gathers_bytes =
@@ -212,13 +211,10 @@ static int open_output(model_run_t *run) {
   if (!run->root) return RTM_OK; /* rank 0 writes */
   /* the file's size, weighed against the disk before the first step: snapshots of each
    * field, and every shot's gathers */
-  const int snapshot_fields = (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? 1 : 0) +
-                              (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q) ? 1 : 0);
-  const int trace_fields = (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? 1 : 0) +
-                           (prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_Q) ? 1 : 0);
   const double file_bytes =
-      4.0 * ((double)run->snapshot_count * snapshot_fields * (double)run->cells +
-             (double)run->shots.count * prop->receivers.count * trace_fields * run->trace_samples);
+      4.0 * ((double)run->snapshot_count * rtm_field_count(run->snapshot_fields) * run->cells +
+             (double)run->shots.count * prop->receivers.count *
+                 rtm_field_count(prop->trace_fields) * run->trace_samples);
   RTM_TRY(rtm_app_check_disk(cfg->output.dir, file_bytes,
                              "raise snapshots.every, snapshot fewer snapshots.fields, record "
                              "fewer receivers, or set output.dir on a larger disk"));
@@ -324,9 +320,7 @@ static void gathers_release(shot_gathers_t *g) {
 
 /* The samples of `g`'s traces: trace_samples a receiver and recorded field. */
 static size_t gathers_samples(const shot_gathers_t *g, int trace_samples) {
-  const int nfields =
-      !!(g->fields & RTM_FIELD_BIT(RTM_FIELD_P)) + !!(g->fields & RTM_FIELD_BIT(RTM_FIELD_Q));
-  return (size_t)nfields * (size_t)g->count * (size_t)trace_samples;
+  return (size_t)rtm_field_count(g->fields) * (size_t)g->count * (size_t)trace_samples;
 }
 
 static int gathers_alloc(shot_gathers_t *g, int count, unsigned fields, int trace_samples) {

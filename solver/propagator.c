@@ -22,6 +22,10 @@ unsigned rtm_field_mask(const char *list) {
          (strchr(list, 'q') ? RTM_FIELD_BIT(RTM_FIELD_Q) : 0u);
 }
 
+int rtm_field_count(unsigned mask) {
+  return !!(mask & RTM_FIELD_BIT(RTM_FIELD_P)) + !!(mask & RTM_FIELD_BIT(RTM_FIELD_Q));
+}
+
 /* z-slabs with a point operator wider than two planes (sinc): a receiver whose taps fall in
  * the planes of more than one rank is recorded in parts, one a plane (that plane's taps, the
  * others weighed 0). A part is then one rank's sum, its sum over the ranks exact (the others

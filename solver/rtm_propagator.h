@@ -100,6 +100,8 @@ int rtm_propagator_set_shot(rtm_propagator_t *prop, const rtm_config_t *cfg,
 /* The fields a snapshots.fields or receivers.fields value names ("p", "q" or "p,q": the
  * schema checks the spelling, the validation refuses q for iso) as an RTM_FIELD_BIT mask. */
 unsigned rtm_field_mask(const char *list);
+/* How many fields a mask holds (0, 1 or 2). */
+int rtm_field_count(unsigned mask);
 
 #ifdef __cplusplus
 }
