@@ -135,17 +135,12 @@ int rtm_app_check_disk(const char *dir, double bytes, const char *advice) {
   struct statvfs fs;
   snprintf(path, sizeof path, "%s", dir && dir[0] ? dir : ".");
   while (statvfs(path, &fs) != 0) { /* not created yet: the nearest parent that exists */
+    if (strcmp(path, ".") == 0 || strcmp(path, "/") == 0) return RTM_OK; /* nothing to weigh */
     char *slash = strrchr(path, '/');
-    if (!slash) {
+    if (!slash)
       snprintf(path, sizeof path, ".");
-      if (statvfs(path, &fs) != 0) return RTM_OK; /* nothing to weigh against */
-      break;
-    }
-    if (slash == path)
-      slash[1] = '\0'; /* "/" */
     else
-      *slash = '\0';
-    if (slash == path && statvfs(path, &fs) != 0) return RTM_OK;
+      slash[slash == path] = '\0'; /* "a/b" -> "a", "/a" -> "/" */
   }
   const double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
   if (bytes <= free_bytes) return RTM_OK;

@@ -133,38 +133,34 @@ fail:
 }
 
 int rtm_mpi_device_choose(rtm_mpi_transport_t requested, int device, rtm_mpi_transport_t *chosen) {
-  int status = RTM_OK, own = 0;
   char why[200];
   *chosen = RTM_TRANSPORT_AUTO;
   if (rtm_mpi_size() < 2) return RTM_OK;
-  switch (requested) {
-  case RTM_TRANSPORT_CUDA_AWARE:
+  if (requested == RTM_TRANSPORT_CUDA_AWARE) {
     if (!mpi_takes_device_memory()) {
       rtm_mpi_cuda_aware_describe(why, sizeof why);
-      RTM_FAIL(RTM_ERR_UNSUPPORTED,
-               "mpi.transport = cuda-aware: does this MPI take device memory? %s; set "
-               "mpi.transport = auto (or nccl)",
-               why);
+      rtm_log_error("mpi.transport = cuda-aware: does this MPI take device memory? %s; set "
+                    "mpi.transport = auto (or nccl)",
+                    why);
+      return RTM_ERR_UNSUPPORTED;
     }
     *chosen = RTM_TRANSPORT_CUDA_AWARE;
-    break;
-  case RTM_TRANSPORT_NCCL:
-#ifndef RTM3D_HAVE_NCCL
-    rtm_mpi_nccl_describe(why, sizeof why);
-    RTM_FAIL(RTM_ERR_UNSUPPORTED, "mpi.transport = nccl: NCCL %s; set mpi.transport = auto", why);
-#endif
-    /* fall through */
-  case RTM_TRANSPORT_AUTO:
-#ifdef RTM3D_HAVE_NCCL
-    RTM_TRY(own_gpus(device, requested == RTM_TRANSPORT_NCCL, &own));
-    if (own) *chosen = RTM_TRANSPORT_NCCL;
-#endif
-    break;
-  default: /* shared, staged: through the host */ break;
+    return RTM_OK;
   }
-fail:
-  (void)own;
+  if (requested != RTM_TRANSPORT_NCCL && requested != RTM_TRANSPORT_AUTO)
+    return RTM_OK; /* shared, staged: through the host */
+#ifdef RTM3D_HAVE_NCCL
+  int own = 0;
+  const int status = own_gpus(device, requested == RTM_TRANSPORT_NCCL, &own);
+  if (status == RTM_OK && own) *chosen = RTM_TRANSPORT_NCCL;
   return status;
+#else
+  (void)device;
+  if (requested == RTM_TRANSPORT_AUTO) return RTM_OK;
+  rtm_mpi_nccl_describe(why, sizeof why);
+  rtm_log_error("mpi.transport = nccl: NCCL %s; set mpi.transport = auto", why);
+  return RTM_ERR_UNSUPPORTED;
+#endif
 }
 
 #ifdef RTM3D_HAVE_NCCL
