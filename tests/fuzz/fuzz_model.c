@@ -2,23 +2,13 @@
  * read for a tti run of a small volume (rtm_io_read_model: every parameter, its shape,
  * spacing and values checked). HDF5 itself parses the bytes first, so a finding may be the
  * library's; run/fuzz.sh says where a crash's stack points. */
-#define _POSIX_C_SOURCE 200809L
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <unistd.h>
-
+#define _POSIX_C_SOURCE 200809L /* getpid */
+#include "fuzz_input.h"
 #include "rtm_io.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static char path[64];
-  if (!path[0]) snprintf(path, sizeof path, "/tmp/fuzz_model_%ld.h5", (long)getpid());
-  FILE *f = fopen(path, "wb");
-  if (!f) return 0;
-  fwrite(data, 1, size, f);
-  fclose(f);
+  const char *path = fuzz_input_file("model", "h5", data, size);
+  if (!path) return 0;
   /* the corpus's models are 6 x 5 x 4 cells of 10 m (run/fuzz.sh writes them) */
   const rtm_io_volume_t volume = {
       .n = {6, 5, 4}, .spacing_m = {10.0, 10.0, 10.0}, .z_offset = 0, .nz_local = 4};
