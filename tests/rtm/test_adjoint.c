@@ -8,11 +8,16 @@
  *    the adjoint receiver taps (rtm_adjoint_receivers: weights x dt^2 v^2 / (1 + eta dt)),
  *    recorded at the source points with the weights divided by the same factor, so that
  *    column nt - m is P lambda[m + 1] = (F^T y)[m].
- * The two inner products <F x, y> and <x, F^T y> agree to fp32 rounding: their relative
- * difference is held to 1e-4 (the issue's bar; measured about 1e-6 here). For vti and tti
- * the same pairing is not an adjoint (the coupled system's operator is not symmetric under
- * this scaling): their mismatch is printed, with no bar. With sinc points (512 taps a point,
- * negative weights among them) iso holds the same bar (measured about 2e-6). */
+ * The two inner products <F x, y> and <x, F^T y> agree to fp32 rounding. Judged: their
+ * difference against |F x| |y| (the most |<F x, y>| can be, Cauchy-Schwarz) at most 1e-6;
+ * measured 1e-11 to 5e-8 over 21 seeds, trilinear and sinc points. Printed too: the
+ * difference relative to the products themselves, the issue's measure (bar 1e-4), which a
+ * seed whose products nearly cancel inflates: seed 4766393202691543090 gives 1.4e-4 with
+ * sinc points where the first measure is 3e-9 (<F x, y> = 6e-4 of sums of terms of order 1),
+ * so it cannot be the judge of random draws. For vti and tti the same pairing is not an
+ * adjoint (the coupled system's operator is not symmetric under this scaling): their
+ * mismatch is printed, with no bar. With sinc points (512 taps a point, negative weights
+ * among them) iso holds the same bar. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -143,7 +148,8 @@ static void readout_points(problem_t *pb, const rtm_point_operator_t *op, rtm_po
   rtm_points_release(&adjoint);
 }
 
-/* |<F x, y> - <x, F^T y>| / max(|<F x, y>|, |<x, F^T y>|) on fresh random x and y. */
+/* |<F x, y> - <x, F^T y>| / (|F x| |y|) on fresh random x and y (the difference relative to
+ * the products printed beside it). */
 static double mismatch(rtm_equation_t equation, const rtm_point_operator_t *op, const char *name) {
   rtm_test_rng_t rng = rtm_test_seed(name);
   problem_t pb;
@@ -164,28 +170,33 @@ static double mismatch(rtm_equation_t equation, const rtm_point_operator_t *op, 
       RTM_OK);
   readout_points(&pb, op, &readout);
   float *fty = run(&pb, &adjoint, &reversed[0][0], &readout);
-  double forward = 0.0, backward = 0.0;
+  double forward = 0.0, backward = 0.0, fx_norm2 = 0.0, y_norm2 = 0.0;
   for (int r = 0; r < RECEIVERS; ++r)
-    for (int n = 0; n <= STEPS; ++n)
+    for (int n = 0; n <= STEPS; ++n) {
       forward += (double)fx[r * (STEPS + 1) + n] * y[r][n];
+      fx_norm2 += (double)fx[r * (STEPS + 1) + n] * fx[r * (STEPS + 1) + n];
+      y_norm2 += (double)y[r][n] * y[r][n];
+    }
   for (int s = 0; s < SOURCES; ++s)
     for (int m = 0; m < STEPS; ++m) /* x[s][STEPS] enters no level */
       backward += (double)x[s][m] * fty[s * (STEPS + 1) + (STEPS - m)];
   const double scale = fmax(fabs(forward), fabs(backward));
-  printf("%s: <F x, y> = %.9e, <x, F^T y> = %.9e, relative difference %.3e\n", name, forward,
-         backward, fabs(forward - backward) / scale);
+  printf("%s: <F x, y> = %.9e, <x, F^T y> = %.9e, relative difference %.3e, against "
+         "|F x| |y| %.3e\n",
+         name, forward, backward, fabs(forward - backward) / scale,
+         fabs(forward - backward) / sqrt(fx_norm2 * y_norm2));
   assert_true(scale > 0.0);
   free(fx);
   free(fty);
   rtm_points_release(&adjoint);
   rtm_points_release(&readout);
   problem_release(&pb);
-  return fabs(forward - backward) / scale;
+  return fabs(forward - backward) / sqrt(fx_norm2 * y_norm2);
 }
 
 static void test_iso_adjoint(void **state) {
   (void)state;
-  assert_true(mismatch(RTM_EQUATION_ISO, NULL, "test_iso_adjoint") <= 1e-4);
+  assert_true(mismatch(RTM_EQUATION_ISO, NULL, "test_iso_adjoint") <= 1e-6);
 }
 
 /* The same with sinc points (points.interpolation = sinc, radius 4): 512 taps a point, some
@@ -193,7 +204,7 @@ static void test_iso_adjoint(void **state) {
 static void test_iso_adjoint_sinc(void **state) {
   (void)state;
   const rtm_point_operator_t sinc = {RTM_POINTS_SINC, 4};
-  assert_true(mismatch(RTM_EQUATION_ISO, &sinc, "test_iso_adjoint_sinc") <= 1e-4);
+  assert_true(mismatch(RTM_EQUATION_ISO, &sinc, "test_iso_adjoint_sinc") <= 1e-6);
 }
 
 /* Reported, not judged: the scaling is iso's. */
