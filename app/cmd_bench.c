@@ -2,7 +2,7 @@
  * (DESIGN.md "Measuring").
  *
  * Figures: MCells/s = cells x steps / time (CUDA events around `bench.steps` steps after
- * `bench.warmup` untimed ones, median of three windows); effective GB/s = bytes_per_cell() (iso 16:
+ * `bench.warmup` untimed ones, median of three windows); effective GB/s = bytes per cell (iso 16:
  * read p[n], p[n-1], v^2 dt^2, write p[n+1]) x MCells/s; fraction = that over the copy
  * bandwidth measured in the same process (a large device-to-device cudaMemcpy, bytes read
  * plus bytes written). Matrix variants start from random wavefields (never zeros: they
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "bench.h"
 #include "rtm_io.h"
 #include "rtm_mpi.h"
 #include "rtm_propagator.h"
@@ -50,7 +51,7 @@ static footprint_t footprint_of(const rtm_config_t *cfg) {
 /* Bytes a step must move per cell at least: every level read, the new one written over the
  * oldest (levels + levels / 2 fields), and every model volume read: iso 16, vti 40 or 32,
  * tti 52 or 38 (fp32 or fp16 coefficients). */
-static int bytes_per_cell(const rtm_config_t *cfg) {
+int rtm_bench_bytes_per_cell(const rtm_config_t *cfg) {
   const footprint_t f = footprint_of(cfg);
   return (f.levels + f.levels / 2) * 4 + f.volumes * f.volume_bytes;
 }
@@ -110,7 +111,7 @@ static void usage(FILE *out) {
       "  --quiet     print only the final table\n");
 }
 
-static double median3(double a, double b, double c) {
+double rtm_bench_median3(double a, double b, double c) {
   if (a > b) {
     double t = a;
     a = b;
@@ -126,7 +127,7 @@ static double median3(double a, double b, double c) {
 
 /* Copy bandwidth, bytes read + written per second: median of 10 copies of 1 GiB (less when
  * the device has less than 4 GiB free). */
-static int copy_bandwidth(int device, double *gbs) {
+int rtm_bench_copy_bandwidth(int device, double *gbs) {
   int status = RTM_OK;
   void *a = NULL, *b = NULL;
   cudaEvent_t start = NULL, stop = NULL;
@@ -166,7 +167,7 @@ fail:
 }
 
 /* Milliseconds per step over `steps` steps starting at step `first`. */
-static int time_steps(rtm_propagator_t *prop, int first, int steps, double *ms_per_step) {
+int rtm_bench_time_steps(rtm_propagator_t *prop, int first, int steps, double *ms_per_step) {
   int status = RTM_OK;
   cudaEvent_t start = NULL, stop = NULL;
   float ms = 0.f;
@@ -202,7 +203,7 @@ static void apply_variant(rtm_config_t *cfg, const variant_t *v) {
  * their rows name what runs. */
 static int resolve_kernel(rtm_config_t *cfg, int quiet) {
   int status = RTM_OK;
-  rtm_cuda_kernel_t kernel;
+  rtm_kernel_shape_t kernel;
   char why[160];
   RTM_TRY(rtm_cuda_kernel_resolve(cfg, cfg->backend.device, &kernel, why, sizeof why));
   snprintf(cfg->kernel.halo, sizeof cfg->kernel.halo, "%s", kernel.halo);
@@ -229,7 +230,7 @@ static void fill_figures(const bench_t *b, double ms_per_step, result_t *r) {
   const double cells = (double)rtm_grid_interior_cells(b->grid);
   r->ms_per_step = ms_per_step;
   r->mcells = cells / (ms_per_step * 1e-3) / 1e6;
-  r->gbs = r->mcells * 1e6 * bytes_per_cell(b->cfg) / 1e9;
+  r->gbs = r->mcells * 1e6 * rtm_bench_bytes_per_cell(b->cfg) / 1e9;
   r->fraction = b->copy_gbs > 0.0 ? r->gbs / b->copy_gbs : 0.0;
 }
 
@@ -289,13 +290,13 @@ static int run_variant(bench_t *b, const char *kind, const variant_t *v, result_
   for (int it = 0; it < warmup; ++it)
     RTM_TRY(prop.backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD));
   for (int w = 0; w < WINDOWS; ++w)
-    RTM_TRY(time_steps(&prop, warmup + w * steps, steps, &ms[w]));
+    RTM_TRY(rtm_bench_time_steps(&prop, warmup + w * steps, steps, &ms[w]));
   result_t *r = next_result(b);
   if (!r) RTM_FAIL(RTM_ERR_INTERNAL, "bench: more than %d results", MAX_RESULTS);
   r->kind = kind;
   r->v = *v;
   r->compressed = wavefields_compressed(&prop);
-  fill_figures(b, median3(ms[0], ms[1], ms[2]), r);
+  fill_figures(b, rtm_bench_median3(ms[0], ms[1], ms[2]), r);
   if (!b->quiet) print_row(stdout, r);
   fflush(stdout);
   *out = r;
@@ -328,7 +329,7 @@ static int compression_study(bench_t *b, const variant_t *base, int zblock) {
       for (; it < starts[w]; ++it)
         RTM_TRY(prop.backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD));
       double ms = 0.0;
-      RTM_TRY(time_steps(&prop, it, window, &ms));
+      RTM_TRY(rtm_bench_time_steps(&prop, it, window, &ms));
       it += window;
       result_t *r = next_result(b);
       if (!r) RTM_FAIL(RTM_ERR_INTERNAL, "bench: more than %d results", MAX_RESULTS);
@@ -435,7 +436,8 @@ static int write_csv(const char *path, const bench_t *b, const char *device) {
     fprintf(f, "\"%s\",%.1f,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%.5f,%.1f,%d,%.1f,%.4f\n", device,
             b->copy_gbs, r->kind, r->window ? r->window : "", r->window ? r->window_step : -1,
             r->v.halo, r->v.stages, r->v.block[0], r->v.block[1], r->v.zblock, r->v.strategy,
-            r->compressed, r->ms_per_step, r->mcells, bytes_per_cell(b->cfg), r->gbs, r->fraction);
+            r->compressed, r->ms_per_step, r->mcells, rtm_bench_bytes_per_cell(b->cfg), r->gbs,
+            r->fraction);
   }
   return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
 }
@@ -450,9 +452,9 @@ static int write_json(const char *path, const bench_t *b, const char *device) {
           "{\n  \"device\": \"%s\",\n  \"copy_gb_s\": %.1f,\n  \"grid\": [%d, %d, %d],\n"
           "  \"bytes_per_cell\": %d,\n  \"model_precision\": \"%s\",\n  \"warmup_steps\": %d,\n"
           "  \"steps\": %d,\n  \"results\": [\n",
-          device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2], bytes_per_cell(b->cfg),
-          rtm_precision_name(rtm_config_model_precision(b->cfg)), b->cfg->bench.warmup_steps,
-          b->cfg->bench.steps);
+          device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2],
+          rtm_bench_bytes_per_cell(b->cfg), rtm_precision_name(rtm_config_model_precision(b->cfg)),
+          b->cfg->bench.warmup_steps, b->cfg->bench.steps);
   for (int i = 0; i < b->count; ++i) {
     const result_t *r = &b->results[i];
     fprintf(f,
@@ -472,7 +474,7 @@ static int write_json(const char *path, const bench_t *b, const char *device) {
 /* Estimate before the model is read (and before any allocation): the wavefield levels and
  * the model volumes of footprint_of, each a padded volume on its strategy, rounded to the
  * VMM granularity there. The backends check again with their exact sizes. */
-static int check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+int rtm_bench_check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   int status = RTM_OK;
   size_t free_bytes = 0, total = 0;
   const char *wave = rtm_config_strategy_for(cfg, "wavefield");
@@ -501,7 +503,7 @@ fail:
 }
 
 /* Small random values: a stable leapfrog keeps them bounded, and they do not compress. */
-static float *random_field(const rtm_grid_t *grid) {
+float *rtm_bench_random_field(const rtm_grid_t *grid) {
   const size_t cells = rtm_grid_interior_cells(grid);
   float *f = malloc(cells * sizeof *f);
   uint64_t s = 0x2545f4914f6cdd1dull;
@@ -545,10 +547,10 @@ fail:
 }
 
 /* The device's name and shape for the report; hopper: compute capability 9.0 or above. */
-static int describe_device(int device, char *text, size_t size, int *hopper) {
+int rtm_bench_describe_device(int device, char *text, size_t size, int *hopper) {
   int status = RTM_OK, count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED, "bench: no CUDA device");
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "no CUDA device (rtm3d info says what the driver sees)");
   struct cudaDeviceProp prop;
   BENCH_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
   snprintf(text, size, "%s (sm_%d%d, %d SMs, %.0f MB L2)", prop.name, prop.major, prop.minor,
@@ -565,7 +567,7 @@ static void print_preamble(const bench_t *b, const char *device) {
          "steps (median of %d windows)\n",
          device, b->copy_gbs, b->grid->n[0], b->grid->n[1], b->grid->n[2],
          rtm_equation_name(cfg->physics.equation),
-         rtm_precision_name(rtm_config_model_precision(cfg)), bytes_per_cell(cfg),
+         rtm_precision_name(rtm_config_model_precision(cfg)), rtm_bench_bytes_per_cell(cfg),
          cfg->bench.warmup_steps, cfg->bench.steps, WINDOWS);
 }
 
@@ -623,19 +625,19 @@ static int bench_cuda(int argc, char **argv) {
     RTM_FAIL(RTM_ERR_USAGE, "bench: --matrix already ends with the compression study; give one");
   if (strcmp(cfg->backend.name, "cpu") == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "bench: backend.name = cpu; bench times the cuda backend");
-  RTM_TRY(describe_device(cfg->backend.device, device, sizeof device, &hopper));
+  RTM_TRY(rtm_bench_describe_device(cfg->backend.device, device, sizeof device, &hopper));
   RTM_TRY(resolve_kernel(cfg, quiet));
   RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
-  RTM_TRY(check_device_fits(cfg, &grid));
+  RTM_TRY(rtm_bench_check_device_fits(cfg, &grid));
   RTM_TRY(rtm_app_load_model(cfg, &grid, &model));
   b->cfg = cfg;
   b->grid = &grid;
   b->model = &model;
   b->quiet = quiet;
-  RTM_TRY(copy_bandwidth(cfg->backend.device, &b->copy_gbs));
+  RTM_TRY(rtm_bench_copy_bandwidth(cfg->backend.device, &b->copy_gbs));
   print_preamble(b, device);
   if (!quiet) print_header(stdout);
-  initial = random_field(&grid);
+  initial = rtm_bench_random_field(&grid);
   if (!initial) RTM_FAIL(RTM_ERR_NOMEM, "bench: out of host memory for the initial field");
   b->initial = initial;
   RTM_TRY(run_requested(b, &args, hopper));

@@ -21,6 +21,11 @@
 
 #include "rtm_cuda_driver.h"
 #endif
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+#include <unistd.h>
+
+#include "rtm_cuda_kernel.h"
+#endif
 
 #ifdef RTM3D_HAVE_CUDA
 static const char *yes_no(int flag) {
@@ -32,6 +37,37 @@ static int driver_attribute(CUdevice device, CUdevice_attribute attribute) {
   if (cuDeviceGetAttribute(&value, attribute, device) != CUDA_SUCCESS) return 0;
   return value;
 }
+
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+/* What kernel.* = auto runs on GPU `d` for 512^3 grids, and where that comes from. */
+static void print_kernel_choices(int d) {
+  static const struct {
+    rtm_equation_t equation;
+    rtm_precision_t precision;
+  } cases[] = {{RTM_EQUATION_ISO, RTM_PRECISION_FP32},
+               {RTM_EQUATION_VTI, RTM_PRECISION_FP32},
+               {RTM_EQUATION_TTI, RTM_PRECISION_FP32},
+               {RTM_EQUATION_TTI, RTM_PRECISION_FP16}};
+  char cache[4096];
+  const int have_cache = rtm_kernel_cache_path(cache, sizeof cache);
+  printf("  kernel.* = auto on 512^3 grids (tune cache %s%s):\n",
+         have_cache ? cache : "unset: no RTM3D_CACHE_DIR, XDG_CACHE_HOME or HOME",
+         have_cache && access(cache, R_OK) != 0 ? ", none yet: rtm3d tune CONFIG makes it" : "");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    rtm_config_t cfg;
+    rtm_kernel_shape_t shape;
+    char text[64], why[1024];
+    rtm_config_defaults(&cfg);
+    cfg.physics.equation = cases[i].equation;
+    cfg.grid.n[0] = cfg.grid.n[1] = cfg.grid.n[2] = 512;
+    cfg.memory.model_precision = cases[i].precision;
+    if (rtm_cuda_kernel_resolve(&cfg, d, &shape, why, sizeof why) != RTM_OK) continue;
+    rtm_kernel_shape_text(&shape, text, sizeof text);
+    printf("    %-3s %-4s  %-20s from the %s\n", rtm_equation_name(cases[i].equation),
+           rtm_precision_name(cases[i].precision), text, why);
+  }
+}
+#endif
 
 static void print_devices(void) {
   int count = 0;
@@ -76,6 +112,9 @@ static void print_devices(void) {
     printf("  shared memory per block:        %zu KiB (opt-in %d KiB)\n",
            prop.sharedMemPerBlock / 1024,
            driver_attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) / 1024);
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+    print_kernel_choices(d);
+#endif
   }
 }
 #endif

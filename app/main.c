@@ -22,6 +22,7 @@ static const rtm_command_t commands[] = {
     {"model", rtm_cmd_model, "forward modelling: snapshots and shot gathers"},
     {"migrate", rtm_cmd_migrate, "reverse-time migration of recorded gathers into an image"},
     {"bench", rtm_cmd_bench, "kernel throughput beside the measured copy bandwidth"},
+    {"tune", rtm_cmd_tune, "the fastest kernel.* shape on this GPU, cached for kernel.* = auto"},
     {"accuracy", rtm_cmd_accuracy, "what the deck's spacing, dt and wavelet cost in accuracy"},
     {"validate", rtm_cmd_validate, "compare a run with a reference, exit 0 only within tolerance"},
     {"plot", rtm_cmd_plot, "PNG slice of a snapshot, image or gather"},

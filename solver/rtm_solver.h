@@ -9,6 +9,7 @@
  *   traces/   the trace pipeline (FFTW reference, cuFFT + CUB under a CUDA graph)
  *   rtm/      reverse-time migration: imaging, snapshots, the migration driver
  *   mpi/      the z-slab decomposition and every MPI call (rtm_mpi.h)
+ *   tuning/   kernel.* = auto: the table of measured winners, the tune cache
  * rtm_propagator.h sets a backend up from the config for one shot. */
 #ifndef RTM_SOLVER_H
 #define RTM_SOLVER_H
@@ -17,6 +18,7 @@
 
 #include "rtm_config.h"
 #include "rtm_grid.h"
+#include "rtm_kernel_choice.h"
 #include "rtm_memory.h"
 #include "rtm_physics.h"
 #include "rtm_points.h"
@@ -137,6 +139,11 @@ typedef struct rtm_backend {
   /* One line naming where it runs ("NVIDIA H100 80GB HBM3 (sm_90)", "host, 2 OpenMP
    * threads") for the run report; may be NULL. */
   void (*describe)(void *state, char *text, size_t size);
+  /* Changes kernel.* (halo, stages, tile, zblock) of a live backend, keeping its fields and
+   * model: rtm3d tune times every candidate on one propagator. A shape the device refuses
+   * is an error that leaves the old shape working. NULL for backends without such a shape
+   * (cpu). */
+  int (*set_kernel)(void *state, const rtm_kernel_shape_t *shape);
   void (*destroy)(void *state);
 } rtm_backend_t;
 

@@ -167,58 +167,43 @@ fail:
   return status;
 }
 
-/* Probes, checks backend.device, makes it current and reads the kernel.* shape. */
-/* kernel.* = auto. The winners of the sweeps on an H100 (run/results/gpu_iso.md, iso: 87%
- * of the copy bandwidth; gpu_tti.md, vti/tti fp32 and fp16), for Hopper and later; before
- * Hopper (no TMA) the shape that was the default before, not measured as a winner. */
-static const struct {
-  int min_major;   /* compute capability from */
-  int anisotropic; /* 0: iso, 1: vti/tti */
-  rtm_cuda_kernel_t kernel;
-  const char *row;
-} kernel_table[] = {
-    {9, 0, {"tma", 3, {128, 8}, 32}, "sm_90+ iso: tma, 3 stages, 128 x 8, zblock 32"},
-    {9, 1, {"tma", 3, {64, 4}, 64}, "sm_90+ vti/tti: tma, 3 stages, 64 x 4, zblock 64"},
-    {0, 0, {"ldgsts", 2, {32, 16}, 0}, "pre-Hopper iso: ldgsts, 2 stages, 32 x 16, whole nz"},
-    {0, 1, {"ldgsts", 2, {32, 16}, 0}, "pre-Hopper vti/tti: ldgsts, 2 stages, 32 x 16, whole nz"},
-};
-
-int rtm_cuda_kernel_resolve(const rtm_config_t *cfg, int device, rtm_cuda_kernel_t *kernel,
-                            char *why, size_t size) {
-  int status = RTM_OK, major = 0;
-  const int anisotropic = cfg->physics.equation != RTM_EQUATION_ISO;
-  const rtm_cuda_kernel_t *winner = NULL;
-  const char *row = "explicit";
-  RTM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  for (size_t i = 0; i < sizeof kernel_table / sizeof kernel_table[0] && !winner; ++i)
-    if (major >= kernel_table[i].min_major && anisotropic == kernel_table[i].anisotropic) {
-      winner = &kernel_table[i].kernel;
-      row = kernel_table[i].row;
-    }
-  const int any_auto =
-      strcmp(cfg->kernel.halo, "auto") == 0 || cfg->kernel.stages == RTM_CFG_AUTO_INT ||
-      cfg->kernel.block[0] == RTM_CFG_AUTO_INT || cfg->kernel.block[1] == RTM_CFG_AUTO_INT ||
-      cfg->kernel.zblock == RTM_CFG_AUTO_INT;
-  snprintf(kernel->halo, sizeof kernel->halo, "%s",
-           strcmp(cfg->kernel.halo, "auto") == 0 ? winner->halo : cfg->kernel.halo);
-  kernel->stages = cfg->kernel.stages == RTM_CFG_AUTO_INT ? winner->stages : cfg->kernel.stages;
-  for (int a = 0; a < 2; ++a)
-    kernel->block[a] =
-        cfg->kernel.block[a] == RTM_CFG_AUTO_INT ? winner->block[a] : cfg->kernel.block[a];
-  kernel->zblock = cfg->kernel.zblock == RTM_CFG_AUTO_INT ? winner->zblock : cfg->kernel.zblock;
-  if (why) snprintf(why, size, "%s", any_auto ? row : "explicit");
+int rtm_cuda_kernel_key(const rtm_config_t *cfg, int device, rtm_kernel_key_t *key) {
+  int status = RTM_OK;
+  struct cudaDeviceProp prop;
+  memset(key, 0, sizeof *key);
+  RTM_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+  RTM_CUDA_TRY(cudaDriverGetVersion(&key->driver));
+  snprintf(key->gpu, sizeof key->gpu, "%s", prop.name);
+  key->cc = 10 * prop.major + prop.minor;
+  key->equation = cfg->physics.equation;
+  key->precision = rtm_config_model_precision(cfg);
+  key->size_class = rtm_kernel_size_class(cfg->grid.n);
 fail:
   return status;
 }
 
+int rtm_cuda_kernel_resolve(const rtm_config_t *cfg, int device, rtm_kernel_shape_t *kernel,
+                            char *why, size_t size) {
+  int status = RTM_OK;
+  rtm_kernel_key_t key;
+  char cache[4096];
+  RTM_TRY(rtm_cuda_kernel_key(cfg, device, &key));
+  const int have_cache = rtm_kernel_cache_path(cache, sizeof cache);
+  rtm_kernel_choose(cfg, &key, have_cache ? cache : NULL, kernel, why, size);
+fail:
+  return status;
+}
+
+/* Probes, checks backend.device, makes it current and reads the kernel.* shape. */
 static int open_device(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   int status = RTM_OK;
   /* every allocation, stream and event of the backend on this device (a rank's own GPU) */
   RTM_TRY(rtm_cuda_rank_device(cfg->backend.device, &b->device));
   b->request.device = b->device;
   RTM_CUDA_TRY(cudaSetDevice(b->device));
-  rtm_cuda_kernel_t kernel;
-  RTM_TRY(rtm_cuda_kernel_resolve(cfg, b->device, &kernel, NULL, 0));
+  rtm_kernel_shape_t kernel;
+  RTM_TRY(rtm_cuda_kernel_resolve(cfg, b->device, &kernel, b->kernel_why, sizeof b->kernel_why));
+  if (strcmp(b->kernel_why, "explicit") != 0) rtm_log_info("kernel.* auto: %s", b->kernel_why);
   RTM_TRY(rtm_iso_halo_parse(kernel.halo, &b->kernel.halo));
   b->kernel.stages = kernel.stages;
   b->kernel.zblock = kernel.zblock;
@@ -774,12 +759,41 @@ fail:
   return status;
 }
 
+/* kernel.* of a live backend changed (rtm3d tune): the queued steps finished first; a shape
+ * the device refuses leaves the old one in place, working. */
+static int cuda_set_kernel(void *state, const rtm_kernel_shape_t *shape) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  const rtm_iso_shape_t old = b->kernel;
+  RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
+  RTM_TRY(rtm_iso_halo_parse(shape->halo, &b->kernel.halo));
+  b->kernel.stages = shape->stages;
+  b->kernel.zblock = shape->zblock;
+  b->kernel.block[0] = shape->block[0];
+  b->kernel.block[1] = shape->block[1];
+  RTM_TRY(b->physics->reshape(b));
+  snprintf(b->kernel_why, sizeof b->kernel_why, "explicit");
+  return RTM_OK;
+fail:
+  b->kernel = old;
+  if (b->physics->reshape(b) != RTM_OK)
+    rtm_log_error("backend cuda: the kernel shape before the refused one cannot be restored");
+  return status;
+}
+
 static void cuda_describe(void *state, char *text, size_t size) {
   const rtm_cuda_backend_state_t *b = state;
   struct cudaDeviceProp prop;
   const struct cudaDeviceProp *known =
       cudaGetDeviceProperties(&prop, b->device) == cudaSuccess ? &prop : NULL;
   b->physics->describe(b, known, text, size);
+  /* where an auto kernel.* came from; rtm3d info and the run's log say it in full */
+  const char *origin = strncmp(b->kernel_why, "tune cache", 10) == 0
+                           ? " (kernel.* auto: tune cache)"
+                       : strncmp(b->kernel_why, "table", 5) == 0 ? " (kernel.* auto: table)"
+                                                                 : "";
+  const size_t used = strlen(text);
+  if (used < size) snprintf(text + used, size - used, "%s", origin);
 }
 
 const rtm_backend_t rtm_backend_cuda = {
@@ -802,5 +816,6 @@ const rtm_backend_t rtm_backend_cuda = {
     .read_traces = cuda_read_traces,
     .synchronize = cuda_synchronize,
     .describe = cuda_describe,
+    .set_kernel = cuda_set_kernel,
     .destroy = cuda_destroy,
 };

@@ -37,6 +37,7 @@ typedef struct {
   int device;
   int steps;
   rtm_iso_shape_t kernel; /* kernel.halo, stages, zblock, block */
+  char kernel_why[1024];  /* where kernel.* came from: explicit, the tune cache, the table */
   cudaStream_t stream;
   /* the z-slabs' plane copies (copy_planes): a non-blocking stream of their own, ordered
    * with the steps by events; created on first use */
@@ -118,6 +119,9 @@ typedef struct rtm_cuda_physics {
   /* create, the stream made and the levels allocated: the model volumes and their upload, the
    * kernel's constants, the damping profiles, the tma maps, the prefetches (levels first). */
   int (*fill)(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc);
+  /* set_kernel, b->kernel changed and the stream idle: the kernel's checks of the new shape
+   * on the device and, for tma, the maps made again (the volumes stay). */
+  int (*reshape)(rtm_cuda_backend_state_t *b);
   /* destroy, the stream idle: frees the model volumes. */
   void (*release)(rtm_cuda_backend_state_t *b);
   /* set_receivers: RTM_OK when the physics has every field of `fields`, else says why. */

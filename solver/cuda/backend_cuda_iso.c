@@ -88,6 +88,18 @@ fail:
   return status;
 }
 
+static int iso_reshape(rtm_cuda_backend_state_t *b) {
+  int status = RTM_OK;
+  iso_state_t *s = (iso_state_t *)b;
+  RTM_TRY(rtm_iso_cuda_prepare(&b->kernel, b->device));
+  if (b->kernel.halo == RTM_HALO_TMA) {
+    RTM_TRY(rtm_cuda_backend_level_maps(b));
+    RTM_TRY(rtm_iso_cuda_cell_map(&b->grid, s->v2dt2.ptr, &b->kernel, &s->v2dt2_map));
+  }
+fail:
+  return status;
+}
+
 static void iso_release(rtm_cuda_backend_state_t *b) {
   rtm_cuda_backend_release(&((iso_state_t *)b)->v2dt2);
 }
@@ -143,6 +155,7 @@ const rtm_cuda_physics_t rtm_cuda_physics_iso = {
     .prepare = iso_prepare,
     .check_fits = iso_check_fits,
     .fill = iso_fill,
+    .reshape = iso_reshape,
     .release = iso_release,
     .check_recorded = iso_check_recorded,
     .launch = iso_launch,

@@ -178,6 +178,16 @@ fail:
   return status;
 }
 
+static int tti_reshape(rtm_cuda_backend_state_t *b) {
+  int status = RTM_OK;
+  tti_state_t *s = (tti_state_t *)b;
+  const rtm_tti_shape_t shape = shape_of(s);
+  RTM_TRY(rtm_tti_cuda_prepare(&shape, b->device));
+  if (b->kernel.halo == RTM_HALO_TMA) RTM_TRY(encode_maps(s));
+fail:
+  return status;
+}
+
 static void tti_release(rtm_cuda_backend_state_t *b) {
   tti_state_t *s = (tti_state_t *)b;
   for (int k = RTM_TTI_COEFF_MAX - 1; k >= 0; --k)
@@ -246,6 +256,7 @@ const rtm_cuda_physics_t rtm_cuda_physics_tti = {
     .prepare = tti_prepare,
     .check_fits = tti_check_fits,
     .fill = tti_fill,
+    .reshape = tti_reshape,
     .release = tti_release,
     .check_recorded = tti_check_recorded,
     .launch = tti_launch,

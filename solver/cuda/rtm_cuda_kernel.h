@@ -1,26 +1,26 @@
-/* rtm_cuda_kernel.h - kernel.* = auto: the z-marching kernels' shape for a GPU and an
- * equation from the table of measured winners (backend_cuda_common.c), for the cuda
- * backend and for rtm3d bench, which prints what it runs. */
+/* rtm_cuda_kernel.h - kernel.* = auto for a CUDA device: the key of rtm_kernel_choice.h
+ * filled from the device, then the tune cache or the table of measured winners; for the
+ * cuda backend, rtm3d bench and rtm3d tune, which print what they run. */
 #ifndef RTM_CUDA_KERNEL_H
 #define RTM_CUDA_KERNEL_H
 
 #include <stddef.h>
 
 #include "rtm_config.h"
+#include "rtm_kernel_choice.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct {
-  char halo[RTM_CONFIG_NAME_MAX]; /* sync | ldgsts | tma */
-  int stages, block[2], zblock;
-} rtm_cuda_kernel_t;
+/* The choice's key for CUDA device `device` (name, compute capability, driver) and cfg
+ * (physics.equation, memory.model_precision, grid.n). */
+int rtm_cuda_kernel_key(const rtm_config_t *cfg, int device, rtm_kernel_key_t *key);
 
-/* cfg's kernel.* with each auto replaced by the table's value for CUDA device `device`
- * (its compute capability) and physics.equation; explicit values are kept. `why` (may be
- * NULL) names the table row used, or "explicit". */
-int rtm_cuda_kernel_resolve(const rtm_config_t *cfg, int device, rtm_cuda_kernel_t *kernel,
+/* cfg's kernel.* with each auto replaced from the user's tune cache, else the table, for
+ * CUDA device `device`; explicit values are kept. `why` (may be NULL) names the cache
+ * entry or the table row, or says "explicit". */
+int rtm_cuda_kernel_resolve(const rtm_config_t *cfg, int device, rtm_kernel_shape_t *kernel,
                             char *why, size_t size);
 
 #ifdef __cplusplus

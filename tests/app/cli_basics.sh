@@ -30,7 +30,7 @@ expect 0 "rtm3d [0-9]+\.[0-9]+" "$rtm3d" --version
 expect 0 "usage: rtm3d" "$rtm3d" --help
 expect 2 "unknown command" "$rtm3d" frobnicate
 expect 2 "usage: rtm3d" "$rtm3d"
-for cmd in info model migrate bench validate plot accuracy makemodel; do
+for cmd in info model migrate bench tune validate plot accuracy makemodel; do
   expect 0 "usage: rtm3d $cmd" "$rtm3d" "$cmd" --help
 done
 expect 0 "\[grid\]" "$rtm3d" help-config
@@ -88,6 +88,15 @@ expect 0 "warning: memory\.strategy = device is for the cuda backend" \
 expect 0 "warning: time\.steps x dt = 4 x 1e-300 s = 4e-300 s ends before the source wavelet" \
   "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set time.dt=1e-300 --force \
   --set output.dir="$work/o2"
+# tune: its own options checked before any device work (a build with the cuda backend)
+if "$rtm3d" info | grep -q "^build: *CUDA on"; then
+  expect 2 "tune: --halo 'bogus' is unknown \(sync, ldgsts, tma\)" \
+    "$rtm3d" tune "$work/ok.ini" --halo bogus
+  expect 2 "tune: --time-limit 'soon' is not a positive number of seconds" \
+    "$rtm3d" tune "$work/ok.ini" --time-limit soon
+  expect 2 "tune: backend\.name = cpu; tune times the cuda kernels" \
+    "$rtm3d" tune "$work/ok.ini" --set backend.name=cpu
+fi
 # makemodel: a described model into model.file, which a run then reads; refused when the
 # file exists (without --force) and for a bad description, naming file:line and key
 cat >"$work/layers.model" <<'MODEL'

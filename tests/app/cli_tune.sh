@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# rtm3d tune on the GPU (label gpu; exit 77 without one): a short sweep on a small iso and
+# a small tti deck writes the tune cache, kernel.* = auto then runs the cached winner in
+# bench and model and says so, explicit keys still win, a damaged cache entry is ignored
+# with a warning naming file and line, --no-save leaves the cache alone.
+# Usage: cli_tune.sh RTM3D SOURCE_DIR
+set -u
+rtm3d="$1"
+src="$2"
+if ! "$rtm3d" info 2>/dev/null | grep -q "^GPU 0:"; then
+  echo "cli_tune: no CUDA device, skipped"
+  exit 77
+fi
+failures=0
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export RTM3D_CACHE_DIR="$work/cache"
+cache="$work/cache/kernels.ini"
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+small=(--set backend.name=cuda --set grid.nx=96 --set grid.ny=96 --set grid.nz=96
+  --set bench.warmup=2 --set bench.steps=5 --set time.steps=20 --set output.dir="$work/out")
+deck="$src/run/examples/quickstart.ini"
+
+# iso: a sweep of at most 40 s, saved
+"$rtm3d" tune "$deck" "${small[@]}" --time-limit 40 --csv "$work/iso.csv" > "$work/iso.log" 2>&1 ||
+  fail "tune iso exited $?: $(tail -3 "$work/iso.log")"
+winner="$(sed -n 's/^saved .* kernel\.\* = auto now runs \(.*\) for \[.*/\1/p' "$work/iso.log")"
+[ -n "$winner" ] || fail "tune iso printed no 'saved' line: $(tail -5 "$work/iso.log")"
+grep -q "| iso | fp32 | 128^3\]" "$cache" 2>/dev/null || fail "no iso 128^3 section in $cache"
+grep -q "^kernel = $winner$" "$cache" 2>/dev/null || fail "$cache does not hold '$winner'"
+[ "$(wc -l < "$work/iso.csv")" -gt 10 ] || fail "iso.csv has fewer than 10 candidates"
+echo "ok:   tune iso: winner $winner, $(grep -E '^swept' "$work/iso.log")"
+
+# auto runs the cached winner: bench names the cache and times that shape
+"$rtm3d" bench "$deck" "${small[@]}" > "$work/bench.log" 2>&1 || fail "bench exited $?"
+grep -q "kernel\.\* auto: tune cache $cache" "$work/bench.log" ||
+  fail "bench did not take the cache: $(grep -i kernel "$work/bench.log" | head -2)"
+read -r halo stages tile zblock <<<"$winner"
+grep -Eq "^single +$halo +$stages +$tile +$zblock " "$work/bench.log" ||
+  fail "bench did not run $winner: $(grep '^single' "$work/bench.log")"
+# and model says where its kernel came from
+"$rtm3d" model "$deck" "${small[@]}" --force > "$work/model.log" 2>&1 || fail "model exited $?"
+grep -q "(kernel\.\* auto: tune cache)" "$work/model.log" ||
+  fail "model's run line does not name the cache: $(grep 'backend cuda' "$work/model.log")"
+# explicit keys win over the cache
+"$rtm3d" bench "$deck" "${small[@]}" --set kernel.halo=sync --set kernel.stages=2 \
+  --set kernel.block_x=32 --set kernel.block_y=8 --set kernel.zblock=0 > "$work/explicit.log" 2>&1 ||
+  fail "explicit bench exited $?"
+grep -q "kernel\.\* auto" "$work/explicit.log" && fail "explicit kernel.* keys were replaced"
+grep -Eq "^single +sync +2 +32x8 +0 " "$work/explicit.log" || fail "explicit shape not run"
+echo "ok:   bench and model run the cached shape; explicit keys win"
+
+# tti, another section beside iso's; --no-save changes nothing
+"$rtm3d" tune "$deck" "${small[@]}" --set physics.equation=tti --set model.epsilon=0.2 \
+  --set model.delta=0.1 --set model.theta=30 --set model.phi=20 --time-limit 40 \
+  > "$work/tti.log" 2>&1 || fail "tune tti exited $?: $(tail -3 "$work/tti.log")"
+grep -q "| tti | fp32 | 128^3\]" "$cache" || fail "no tti section in $cache"
+grep -q "| iso | fp32 | 128^3\]" "$cache" || fail "the tti tune lost the iso section"
+cp "$cache" "$work/before.ini"
+"$rtm3d" tune "$deck" "${small[@]}" --halo ldgsts --no-save --time-limit 10 > "$work/nosave.log" 2>&1 ||
+  fail "tune --no-save exited $?"
+cmp -s "$cache" "$work/before.ini" || fail "--no-save changed $cache"
+grep -q "^not saved" "$work/nosave.log" || fail "--no-save did not say so"
+grep -Eq "^\[[0-9]+/[0-9]+\] +(sync|tma) " "$work/nosave.log" && fail "--halo ldgsts ran other halos"
+echo "ok:   tti section beside iso's; --no-save and --halo"
+
+# a damaged entry: a warning naming file:line, the table instead, exit 0
+sed -i "/| iso | fp32 | 128^3\]/{n;s/^kernel = .*/kernel = warp 9 0x0 -1/}" "$cache"
+"$rtm3d" bench "$deck" "${small[@]}" > "$work/damaged.log" 2>&1 || fail "bench on a damaged cache exited $?"
+grep -Eq "warning: $cache:[0-9]+: not a kernel shape" "$work/damaged.log" ||
+  fail "no warning for the damaged entry: $(head -3 "$work/damaged.log")"
+grep -q "kernel\.\* auto: table row" "$work/damaged.log" || fail "the table did not step in"
+echo "ok:   a damaged entry is ignored with a warning"
+
+echo "cli_tune: $failures failure(s)"
+[ "$failures" -eq 0 ]
