@@ -75,7 +75,7 @@ defaults)
 *) echo "usage: run/tools/tune_check.sh [sweep|defaults] [BUILD_DIR]" >&2; exit 2 ;;
 esac
 # the device tool brings back 8 files: the logs travel packed
-(cd "$out" && tar czf logs.tar.gz --remove-files ./*.log ./*.txt.* cache 2>/dev/null; true)
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls -d ./*.log cache 2>/dev/null))
 echo
 cat "$summary"
 exit "$failed"
