@@ -8,8 +8,8 @@
  * The candidates are halo x stages x tile x zblock, pruned by what the GPU can run (no tma
  * before sm_90; zblocks past the local nz are the whole-nz candidate again; a shape the
  * device refuses is skipped), and ordered by how far they are from what auto chose before,
- * so that a sweep cut by the time limit has tried the nearest first. The three fastest are
- * timed again and the winner is the one of them with the best mean of its two figures. */
+ * so that a sweep cut by the time limit has tried the nearest first. The five fastest are
+ * timed again, one after the other, and the fastest of that second round wins. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +26,14 @@
 #include "rtm_propagator.h"
 #include "solver_io.h"
 
-enum { MAX_CANDIDATES = 512, CONFIRM = 3 };
+enum { MAX_CANDIDATES = 512, CONFIRM = 5 };
 
 typedef struct {
   rtm_kernel_shape_t shape;
   int distance;     /* dimensions (halo+stages, tile, zblock) that differ from auto's */
   int ran;          /* 1 timed, -1 refused by the device */
   double mcells[2]; /* the sweep's measurement and the confirmation's (0: none) */
-  int confirmed;    /* timed twice: its figure is the mean of the two */
+  int confirmed;    /* timed again after the sweep: that figure ranks it */
 } candidate_t;
 
 typedef struct {
@@ -52,7 +52,7 @@ static void usage(FILE *out) {
           "Times every kernel.* shape (halo, stages, block_x x block_y, zblock) this GPU can run\n"
           "on the deck's grid, equation and memory.model_precision, on one propagator started\n"
           "from a random wavefield (bench.warmup steps, then the median of three windows of\n"
-          "bench.steps), times the three fastest again, and stores the winner in the tune\n"
+          "bench.steps), times the five fastest again, and stores the winner in the tune\n"
           "cache, where kernel.* = auto finds it from then on for this GPU, driver, equation,\n"
           "precision and size class (the nearest power-of-two cube: 256^3, 512^3, ...).\n\n"
           "  --time-limit S  stop the sweep after about S seconds (default 170), keeping the\n"
@@ -174,9 +174,9 @@ fail:
   return status;
 }
 
-/* A candidate's figure: its one measurement, or the mean of two once confirmed. */
+/* A candidate's figure: the sweep's, or the confirmation's once timed again. */
 static double figure_of(const candidate_t *c) {
-  return c->confirmed ? 0.5 * (c->mcells[0] + c->mcells[1]) : c->mcells[0];
+  return c->confirmed ? c->mcells[1] : c->mcells[0];
 }
 
 static void sort_by_speed(candidate_t *list, int count) {
@@ -317,8 +317,9 @@ static int tune_cuda(int argc, char **argv) {
   sort_by_speed(list, tried);
   if (tried == 0 || list[0].ran <= 0)
     RTM_FAIL(RTM_ERR_DEVICE, "tune: no candidate ran on %s", device);
-  /* the fastest again, the winner among them by the mean of two: a lucky window does not
-   * make a winner */
+  /* the fastest again, one after the other, the winner among them by that second figure: a
+   * lucky window does not make a winner, and the GPU runs a few percent slower after a
+   * minute of sweeping (clocks), which the sweep's first candidates did not see */
   int confirmed = 0;
   for (; confirmed < CONFIRM && confirmed < tried && list[confirmed].ran > 0; ++confirmed) {
     RTM_TRY(time_candidate(&prop, cfg, cells, &list[confirmed], &list[confirmed].mcells[1]));
