@@ -22,7 +22,7 @@ typedef struct {
 
 /* run/results/kernel_table.csv, turned into rows at configure time (CMakeLists.txt). */
 static const table_row_t table[] = {
-#include "kernel_table.inc"
+#include "kernel_table.h"
 };
 
 enum { TABLE_ROWS = (int)(sizeof table / sizeof table[0]) };
