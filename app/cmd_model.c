@@ -12,6 +12,7 @@
 #include "app.h"
 #include "progress.h"
 #include "rtm_io.h"
+#include "rtm_memory.h"
 #include "rtm_mpi.h"
 #include "rtm_mpi_halo.h"
 #include "rtm_propagator.h"
@@ -37,9 +38,11 @@ static void usage(FILE *out) {
 }
 
 static int all_finite(const float *values, size_t count) {
+  int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad)
   for (size_t i = 0; i < count; ++i)
-    if (!isfinite(values[i])) return 0;
-  return 1;
+    bad |= !isfinite(values[i]);
+  return !bad;
 }
 
 /* The state of one modelling run, shared by its phases. */
@@ -205,7 +208,7 @@ static int open_output(model_run_t *run) {
   run->snapshot_count = run->every > 0 ? prop->steps / run->every : 0;
   run->local_cells = rtm_grid_interior_cells(&run->grid);
   run->cells = rtm_grid_interior_cells(&run->whole_grid);
-  run->field = malloc(run->local_cells * sizeof *run->field);
+  run->field = rtm_mem_host_large(run->local_cells * sizeof *run->field);
   if (!run->field)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", run->local_cells);
   if (!run->root) return RTM_OK; /* rank 0 writes */
@@ -293,8 +296,15 @@ fail:
 static int check_final_wavefield(model_run_t *run) {
   int status = RTM_OK;
   const rtm_propagator_t *prop = &run->prop;
-  RTM_TRY(prop->backend->read_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, run->field));
-  if (!all_finite(run->field, run->local_cells))
+  size_t nonfinite = 0;
+  if (prop->backend->count_nonfinite) { /* on the device: 8 bytes back, not the volume */
+    RTM_TRY(
+        prop->backend->count_nonfinite(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &nonfinite));
+  } else {
+    RTM_TRY(prop->backend->read_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, run->field));
+    nonfinite = !all_finite(run->field, run->local_cells);
+  }
+  if (nonfinite)
     RTM_FAIL(RTM_ERR_NUMERIC, "the final wavefield is not finite: the run is unstable%s",
              run->unstable_hint);
 fail:
@@ -327,7 +337,7 @@ static int gathers_alloc(shot_gathers_t *g, int count, unsigned fields, int trac
   g->count = count;
   g->fields = fields;
   g->position_m = malloc(((size_t)count * 3 + 1) * sizeof *g->position_m);
-  g->samples = malloc((gathers_samples(g, trace_samples) + 1) * sizeof *g->samples);
+  g->samples = rtm_mem_host_large((gathers_samples(g, trace_samples) + 1) * sizeof *g->samples);
   if (g->position_m && g->samples) return RTM_OK;
   rtm_log_error("out of memory for the gathers of %d receivers", count);
   return RTM_ERR_NOMEM;
@@ -340,6 +350,7 @@ static int collect_gathers(model_run_t *run, shot_gathers_t *g) {
   const rtm_propagator_t *prop = &run->prop;
   const size_t count = (size_t)prop->receivers.count, samples = (size_t)run->samples;
   float *traces = NULL;
+  int in_place = 0;
   memset(g, 0, sizeof *g);
   if (rtm_mpi_rank() == 0) {
     RTM_TRY(gathers_alloc(g, (int)count, prop->trace_fields, run->trace_samples));
@@ -347,12 +358,18 @@ static int collect_gathers(model_run_t *run, shot_gathers_t *g) {
     if (count) memcpy(g->position_m, prop->receivers.position_m, count * 3 * sizeof(double));
   }
   if (count == 0) return RTM_OK;
-  traces = malloc(count * samples * sizeof *traces);
-  if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
+  /* without resampling the traces land in the gathers themselves (the other ranks, which
+   * only contribute, and resampling need a buffer of their own) */
+  in_place = rtm_mpi_rank() == 0 && !run->resample;
+  if (!in_place) {
+    traces = rtm_mem_host_large(count * samples * sizeof *traces);
+    if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
+  }
   float *out = g->samples;
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     const char *name = rtm_field_name((rtm_field_t)f);
+    if (in_place) traces = out;
     /* each rank recorded the taps in its slab: the group's first rank gets the sums */
     RTM_TRY(rtm_propagator_gather_traces(prop, (rtm_field_t)f, traces));
     if (rtm_mpi_rank() != 0) continue;
@@ -366,12 +383,10 @@ static int collect_gathers(model_run_t *run, shot_gathers_t *g) {
     if (run->resample)
       RTM_TRY(rtm_traces_resample(pipeline, (int)count, run->samples, prop->dt_s, traces,
                                   run->trace_samples, run->trace_dt, out));
-    else
-      memcpy(out, traces, count * samples * sizeof *traces);
     out += count * (size_t)run->trace_samples;
   }
 fail:
-  free(traces);
+  if (!in_place) free(traces);
   if (status != RTM_OK) gathers_release(g);
   return status;
 }

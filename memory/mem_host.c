@@ -1,8 +1,10 @@
-/* Strategy `host`: page-aligned malloc for the cpu backend; and what host memory is left. */
-#define _POSIX_C_SOURCE 200809L /* sysconf */
+/* Strategy `host`: page-aligned malloc for the cpu backend; what host memory is left; and
+ * large host buffers on huge pages. */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE; sysconf */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "rtm_memory.h"
@@ -28,6 +30,18 @@ static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_alloca
   memset(ptr, 0, rounded);
   rtm_mem_fill_allocation(out, ptr, bytes, rounded, 0, -1);
   return RTM_OK;
+}
+
+void *rtm_mem_host_large(size_t bytes) {
+  enum { HUGE_PAGE = 2 << 20 };
+  if (bytes < (size_t)HUGE_PAGE) return malloc(bytes ? bytes : 1);
+  const size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  void *ptr = NULL;
+  if (posix_memalign(&ptr, HUGE_PAGE, rounded) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  (void)madvise(ptr, rounded, MADV_HUGEPAGE); /* advice: without THP the pages stay small */
+#endif
+  return ptr;
 }
 
 static void host_free(rtm_allocation_t *allocation) {

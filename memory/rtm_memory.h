@@ -80,6 +80,11 @@ size_t rtm_mem_host_available_bytes(void);
 void rtm_mem_fill_allocation(rtm_allocation_t *out, void *ptr, size_t bytes, size_t reserved_bytes,
                              int on_device, int device);
 int rtm_mem_prefetch(const rtm_allocation_t *allocation, void *cuda_stream);
+/* A large host buffer (volumes, gathers) on 2 MiB-aligned memory advised onto transparent
+ * huge pages, so that its first touch (the copy that fills it) takes a page fault every
+ * 2 MiB instead of every 4 KiB (about 1 s a 2 GB buffer otherwise); uninitialised, freed
+ * with free(); NULL when out of memory. Small sizes are plain malloc. */
+void *rtm_mem_host_large(size_t bytes);
 /* Host memory allocated elsewhere (an MPI window) page-locked for asynchronous copies, and
  * released again (cudaHostRegister, cudaHostUnregister); without CUDA in the build nothing
  * is copied asynchronously and both do nothing. */

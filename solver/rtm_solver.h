@@ -144,6 +144,9 @@ typedef struct rtm_backend {
    * is an error that leaves the old shape working. NULL for backends without such a shape
    * (cpu). */
   int (*set_kernel)(void *state, const rtm_kernel_shape_t *shape);
+  /* The cells of `field` at `level` that are not finite, counted where the field lives
+   * (a run's last check without reading the volume back). NULL: read_field it. */
+  int (*count_nonfinite)(void *state, rtm_field_t field, rtm_level_t level, size_t *count);
   void (*destroy)(void *state);
 } rtm_backend_t;
 

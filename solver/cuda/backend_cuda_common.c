@@ -17,6 +17,7 @@
 
 #include "backend_cuda_impl.h"
 #include "rtm_cuda_check.h"
+#include "rtm_cuda_field_checks.h"
 #include "rtm_cuda_kernel.h"
 #include "rtm_solver.h"
 #include "rtm_mpi.h"
@@ -682,6 +683,19 @@ fail:
   return status;
 }
 
+static int cuda_count_nonfinite(void *state, rtm_field_t field, rtm_level_t level, size_t *count) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  RTM_TRY(b->physics->check_field(field, level));
+  RTM_TRY(join_edges(b));
+  /* the padded volume: its halos and pads hold zeros, finite */
+  RTM_TRY(rtm_cuda_count_nonfinite(
+      b->level[field][level == RTM_LEVEL_CURRENT ? b->current : 1 - b->current].ptr,
+      b->grid.padded_cells, b->stream, count));
+fail:
+  return status;
+}
+
 static int cuda_view_field(void *state, rtm_field_t field, rtm_level_t level,
                            rtm_field_view_t *view) {
   int status = RTM_OK;
@@ -817,5 +831,6 @@ const rtm_backend_t rtm_backend_cuda = {
     .synchronize = cuda_synchronize,
     .describe = cuda_describe,
     .set_kernel = cuda_set_kernel,
+    .count_nonfinite = cuda_count_nonfinite,
     .destroy = cuda_destroy,
 };

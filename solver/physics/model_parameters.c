@@ -25,30 +25,48 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
     rtm_log_error("model has no vp array");
     return RTM_ERR_INTERNAL;
   }
-  double vp_min = INFINITY, vp_max = 0.0, epsilon_max = 0.0;
+  /* over the threads first; a bad cell, rare, is then found in order for its message */
+  float vp_lo = INFINITY, vp_hi = 0.0f, epsilon_hi = -INFINITY;
+  int bad_vp = 0, bad_epsilon = 0;
+  const float *vp = model->vp, *epsilon = model->epsilon;
+#pragma omp parallel for schedule(static) reduction(min                                            \
+                                                    : vp_lo) reduction(max                         \
+                                                                       : vp_hi)                    \
+    reduction(|                                                                                    \
+              : bad_vp)
   for (size_t i = 0; i < cells; ++i) {
-    double vp = model->vp[i];
-    if (!(vp > 0.0) || !isfinite(vp)) {
+    const float v = vp[i];
+    if (!(v > 0.0f) || !isfinite(v)) {
+      bad_vp = 1;
+      continue;
+    }
+    vp_lo = v < vp_lo ? v : vp_lo;
+    vp_hi = v > vp_hi ? v : vp_hi;
+  }
+  if (epsilon) {
+#pragma omp parallel for schedule(static) reduction(max : epsilon_hi) reduction(| : bad_epsilon)
+    for (size_t i = 0; i < cells; ++i) {
+      if (!isfinite(epsilon[i])) {
+        bad_epsilon = 1;
+        continue;
+      }
+      epsilon_hi = epsilon[i] > epsilon_hi ? epsilon[i] : epsilon_hi;
+    }
+  }
+  for (size_t i = 0; bad_vp && i < cells; ++i)
+    if (!(vp[i] > 0.0f) || !isfinite(vp[i])) {
       rtm_log_error("model vp = %g m/s at cell (ix %zu, iy %zu, iz %zu): velocity must be "
                     "positive and finite",
-                    vp, i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
+                    vp[i], i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
       return RTM_ERR_INPUT;
     }
-    if (vp < vp_min) vp_min = vp;
-    if (vp > vp_max) vp_max = vp;
-  }
-  if (model->epsilon) {
-    epsilon_max = -INFINITY;
-    for (size_t i = 0; i < cells; ++i) {
-      double epsilon = model->epsilon[i];
-      if (!isfinite(epsilon)) {
-        rtm_log_error("model epsilon = %g at cell (ix %zu, iy %zu, iz %zu) is not finite", epsilon,
-                      i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
-        return RTM_ERR_INPUT;
-      }
-      if (epsilon > epsilon_max) epsilon_max = epsilon;
+  for (size_t i = 0; bad_epsilon && i < cells; ++i)
+    if (!isfinite(epsilon[i])) {
+      rtm_log_error("model epsilon = %g at cell (ix %zu, iy %zu, iz %zu) is not finite", epsilon[i],
+                    i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
+      return RTM_ERR_INPUT;
     }
-  }
+  const double vp_min = vp_lo, vp_max = vp_hi, epsilon_max = epsilon ? epsilon_hi : 0.0;
   model->vp_min = vp_min;
   model->vp_max = vp_max;
   model->epsilon_max = epsilon_max;
@@ -94,12 +112,14 @@ int rtm_model_from_constants(const rtm_config_t *cfg, const rtm_grid_t *grid, rt
   memset(model, 0, sizeof *model);
   for (size_t i = 0; i < sizeof parameters / sizeof parameters[0]; ++i) {
     if (!parameters[i].needed) continue;
-    float *values = malloc(cells * sizeof *values);
+    float *values = rtm_mem_host_large(cells * sizeof *values);
     if (!values)
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %s model (%zu cells)", parameters[i].name,
                cells);
+    const float value = (float)parameters[i].value;
+#pragma omp parallel for schedule(static) /* the first touch, spread over the threads */
     for (size_t c = 0; c < cells; ++c)
-      values[c] = (float)parameters[i].value;
+      values[c] = value;
     *parameters[i].array = values;
   }
   if (!isnan(cfg->model.interface_z_m)) lower_layer(cfg, grid, model->vp);

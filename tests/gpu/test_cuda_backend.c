@@ -5,9 +5,10 @@
  * multiples of any tile, so edge tiles are partial; the shapes cycle through zblock 0 and
  * zblocks that do not divide nz, and through tiles whose halo needs more than one 16-byte
  * copy per thread; the tma pipeline also runs its fastest tiles with both pipeline depths.
- * Also: the EDGE_PLANES + INTERIOR split equals ALL bit for bit, a field
- * written comes back unchanged, a backward step undoes a forward one, and bad shapes or a
- * volume that cannot fit are refused before anything is allocated.
+ * Also: the EDGE_PLANES + INTERIOR split equals ALL bit for bit, a kernel shape changed on a
+ * live propagator (rtm3d tune) steps as a fresh one, non-finite cells are counted on the
+ * device, a field written comes back unchanged, a backward step undoes a forward one, and bad
+ * shapes or a volume that cannot fit are refused before anything is allocated.
  *
  * Exit 77 (skipped) when there is no CUDA device. Inputs are fresh on each run: the seed
  * is printed, and RTM3D_TEST_SEED repeats a run. RTM3D_TEST_STEPS shortens the run for
@@ -159,6 +160,86 @@ static void test_set_shot(void **state) {
   cuda_check_set_shot(f, &cfg);
 }
 
+/* Steps `steps` times from the random field `start` (both levels) and returns p, dense. */
+static float *steps_from(const cuda_fixture_t *f, rtm_propagator_t *prop, const float *start,
+                         int steps) {
+  const size_t cells = rtm_grid_interior_cells(&f->grid);
+  float *p = malloc(cells * sizeof *p);
+  assert_non_null(p);
+  for (int l = RTM_LEVEL_CURRENT; l <= RTM_LEVEL_PREVIOUS; ++l)
+    assert_int_equal(prop->backend->write_field(prop->state, RTM_FIELD_P, (rtm_level_t)l, start),
+                     RTM_OK);
+  for (int it = 0; it < steps; ++it)
+    assert_int_equal(prop->backend->step(prop->state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
+  assert_int_equal(prop->backend->read_field(prop->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, p),
+                   RTM_OK);
+  return p;
+}
+
+/* rtm3d tune's set_kernel: a propagator made with one shape and moved to another (tma maps
+ * made again, or another halo) steps exactly as one made with the second; a shape the
+ * device refuses is an error that leaves the first working. */
+static void test_set_kernel(void **state) {
+  const cuda_fixture_t *f = *state;
+  const size_t cells = rtm_grid_interior_cells(&f->grid);
+  const char *halo = f->hopper ? "tma" : "ldgsts";
+  const cuda_shape_t first = {{128, 8}, 0}, second = {{32, 8}, 5};
+  const rtm_kernel_shape_t moved = {"", 2, {32, 8}, 5}, refused = {"ldgsts", 2, {33, 16}, 0};
+  rtm_kernel_shape_t to = moved;
+  snprintf(to.halo, sizeof to.halo, "%s", halo);
+  float *start = malloc(cells * sizeof *start);
+  assert_non_null(start);
+  for (size_t i = 0; i < cells; ++i)
+    start[i] = (float)((i * 2654435761u) % 1000u) * 1e-3f - 0.5f;
+  rtm_config_t a = cuda_with_backend(f, "cuda", "device"), b = a;
+  cuda_set_kernel(&a, halo, 3, &first);
+  cuda_set_kernel(&b, halo, 2, &second);
+  rtm_propagator_t made, set;
+  assert_int_equal(rtm_propagator_create(&b, &f->grid, &f->model, &made), RTM_OK);
+  assert_int_equal(rtm_propagator_create(&a, &f->grid, &f->model, &set), RTM_OK);
+  assert_non_null(set.backend->set_kernel);
+  assert_int_equal(set.backend->set_kernel(set.state, &to), RTM_OK);
+  float *want = steps_from(f, &made, start, 40), *got = steps_from(f, &set, start, 40);
+  assert_memory_equal(got, want, cells * sizeof *got);
+  free(got);
+  assert_int_not_equal(set.backend->set_kernel(set.state, &refused), RTM_OK);
+  got = steps_from(f, &set, start, 40);
+  assert_memory_equal(got, want, cells * sizeof *got);
+  free(got);
+  free(want);
+  rtm_propagator_destroy(&set);
+  rtm_propagator_destroy(&made);
+  free(start);
+}
+
+/* count_nonfinite counts on the device what read_field would show: 0, then a NaN and an
+ * infinity written into the field. */
+static void test_count_nonfinite(void **state) {
+  const cuda_fixture_t *f = *state;
+  const size_t cells = rtm_grid_interior_cells(&f->grid);
+  const rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
+  rtm_propagator_t prop;
+  assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_OK);
+  float *field = calloc(cells, sizeof *field);
+  assert_non_null(field);
+  size_t count = 99;
+  assert_int_equal(
+      prop.backend->count_nonfinite(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &count), RTM_OK);
+  assert_int_equal(count, 0);
+  field[cells / 3] = NAN;
+  field[cells - 1] = -INFINITY;
+  assert_int_equal(prop.backend->write_field(prop.state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, field),
+                   RTM_OK);
+  assert_int_equal(
+      prop.backend->count_nonfinite(prop.state, RTM_FIELD_P, RTM_LEVEL_PREVIOUS, &count), RTM_OK);
+  assert_int_equal(count, 2);
+  assert_int_equal(
+      prop.backend->count_nonfinite(prop.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &count), RTM_OK);
+  assert_int_equal(count, 0);
+  free(field);
+  rtm_propagator_destroy(&prop);
+}
+
 /* Shapes the kernel cannot run and volumes that cannot fit: a config error or NOMEM, and
  * nothing left allocated. */
 static void test_refusals(void **state) {
@@ -204,4 +285,5 @@ RTM_TEST_MAIN_CUDA("test_cuda_backend", setup, cuda_fixture_teardown,
                    cmocka_unit_test(test_tma_2), cmocka_unit_test(test_tma_3),
                    cmocka_unit_test(test_tma_pipeline_shapes),
                    cmocka_unit_test(test_split_and_backward), cmocka_unit_test(test_set_shot),
+                   cmocka_unit_test(test_set_kernel), cmocka_unit_test(test_count_nonfinite),
                    cmocka_unit_test(test_refusals))

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# run/tools/end_to_end.sh [BUILD_DIR] - issue 16 item 3 on the GPU machine, one call: build,
+# ctest -L gpu (SKIP_TESTS=1 leaves it out), the disk's own write speed (dd of 2 GiB, with
+# and without fdatasync), then `rtm3d model` of run/examples/bench_512.ini (iso 512^3,
+# constant 2000 m/s, STEPS steps, default 2000, cuda, kernel.* auto) with a receiver plane
+# every 80 m (59 x 59) and every 10 m (472 x 472: a full plane inside the absorbing layer):
+# the run report's phases and the share of the run's wall time spent propagating. Short
+# table last; logs under $OUT (or run/out/end_to_end).
+set -uo pipefail
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/end_to_end || exit 1
+build="${1:-build-e2e}"
+steps="${STEPS:-2000}"
+summary="$out/summary.txt"
+: > "$summary"
+failed=0
+device_info >> "$summary"
+device_build "$build" "$out/build.log" || exit 1
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    ctest --test-dir "$build" -L gpu -j 2 --output-on-failure > "$out/ctest_gpu.log" 2>&1 || failed=1
+  row "ctest -L gpu" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
+  grep -E "\(Failed\)|\*\*\*" "$out/ctest_gpu.log" | head -10 | tee -a "$summary"
+fi
+runs=/tmp/rtm3d_e2e
+mkdir -p "$runs"
+for sync in fdatasync none; do
+  flag=()
+  [ "$sync" = fdatasync ] && flag=(conv=fdatasync)
+  speed=$(dd if=/dev/zero of="$runs/dd" bs=16M count=128 "${flag[@]}" 2>&1 | tail -1 | sed 's/.*, //')
+  rm -f "$runs/dd"
+  row "disk write 2 GiB ($sync)" "$speed"
+done
+for spacing in 80 10; do
+  name="e2e_${spacing}m"
+  /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model run/examples/bench_512.ini \
+    --set backend.name=cuda --set model.file= --set model.vp=2000 --set time.steps="$steps" \
+    --set receivers.x_step="$spacing" --set receivers.y_step="$spacing" \
+    --set output.dir="$runs" --set output.name="$name" --force > "$out/$name.log" 2>&1 ||
+    { failed=1; tail -3 "$out/$name.log"; continue; }
+  cp "$runs/$name.json" "$out/"
+  python3 - "$runs/$name.json" "$(cat "$out/$name.time")" "$spacing" >> "$summary" <<'PY'
+import json, sys
+def find(node, key):
+    if isinstance(node, dict):
+        if key in node:
+            return node[key]
+        for value in node.values():
+            found = find(value, key)
+            if found is not None:
+                return found
+    return None
+t = find(json.load(open(sys.argv[1])), "timings_s") or {}
+get = lambda k: float(t.get(k, 0) or 0)
+phases = ["setup", "propagate", "snapshots", "write", "dispersion_correction"]
+inside = sum(get(k) for k in phases)
+process = float(sys.argv[2])
+print(f"receivers every {sys.argv[3]} m: " + ", ".join(f"{k} {get(k):.3f} s" for k in phases))
+print(f"  propagating: {100 * get('propagate') / inside:.1f}% of the run's phases ({inside:.2f} s), "
+      f"{100 * get('propagate') / process:.1f}% of the process's wall time ({process:.2f} s)")
+PY
+  tail -2 "$summary"
+done
+rm -rf "$runs"
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls ./*.log ./*.time 2>/dev/null))
+echo
+cat "$summary"
+exit "$failed"
