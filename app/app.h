@@ -11,6 +11,7 @@ int rtm_cmd_model(int argc, char **argv);
 int rtm_cmd_migrate(int argc, char **argv);
 int rtm_cmd_bench(int argc, char **argv);
 int rtm_cmd_tune(int argc, char **argv);
+int rtm_cmd_export(int argc, char **argv);
 int rtm_cmd_validate(int argc, char **argv);
 /* The deck's grid spacing, dt and wavelet on a homogeneous medium against the exact solution,
  * without and with time.dispersion_correction (cmd_accuracy.c). */

@@ -6,6 +6,7 @@
 #include <H5public.h>
 
 #include "app.h"
+#include "rtm_io.h"
 #include "rtm_memory.h"
 #include "rtm_mpi_device.h"
 #include "rtm_solver.h"
@@ -140,7 +141,8 @@ int rtm_cmd_info(int argc, char **argv) {
 #else
   printf(", OpenMP off");
 #endif
-  printf(", HDF5 %d.%d.%d\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+  printf(", HDF5 %d.%d.%d, SEG-Y %s\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE,
+         rtm_segy_available() ? "on (segyio)" : "off (no segyio at configure time)");
   printf("backends:    %s\n", rtm_backend_known_names());
   char link[200];
   rtm_mpi_nccl_describe(link, sizeof link);

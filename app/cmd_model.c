@@ -63,6 +63,7 @@ typedef struct {
   double trace_dt;
   char device[256];
   char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX];
+  char segy_path[2 * RTM_CONFIG_PATH_MAX]; /* output.segy: the gathers again, as SEG-Y */
   char *config_text;
   rtm_run_info_t info;
   rtm_output_t *output;
@@ -570,7 +571,47 @@ static int close_output(model_run_t *run) {
   if (!run->root) return RTM_OK;
   int status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
   run->output = NULL;
+  if (status == RTM_OK && run->segy_path[0]) {
+    const unsigned fields = run->prop.trace_fields;
+    status = rtm_segy_export(run->h5_path, fields & RTM_FIELD_BIT(RTM_FIELD_P) ? "p" : "q",
+                             run->segy_path, 0);
+    if (status == RTM_OK && !run->quiet) rtm_log_info("wrote %s (SEG-Y)", run->segy_path);
+  }
   run->end_s = rtm_wall_seconds();
+  return status;
+}
+
+/* output.segy = true: SEG-Y can hold these gathers (segyio in the build, the interval in
+ * whole microseconds, at most 65535 samples), and dir/name.sgy may be written; before any
+ * step. */
+static int plan_segy(model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  if (!cfg->output.segy) return RTM_OK;
+  if (!rtm_segy_available())
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: output.segy = true, but this build has no SEG-Y (install libsegyio-dev and "
+             "configure again, or set output.segy = false)",
+             cfg->path[0] ? cfg->path : "configuration");
+  if (run->prop.receivers.count == 0)
+    RTM_FAIL(RTM_ERR_CONFIG, "%s: output.segy = true, but the run records no receivers",
+             cfg->path[0] ? cfg->path : "configuration");
+  const double us = run->trace_dt * 1e6;
+  if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 65535)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: output.segy = true needs the gathers' interval in whole microseconds (1 to "
+             "65535), and it is %.9g s (output.trace_dt %s): set output.trace_dt = %g, say",
+             cfg->path[0] ? cfg->path : "configuration", run->trace_dt,
+             isnan(cfg->output.trace_dt_s) ? "auto: the modelling dt" : "as set",
+             floor(us) > 0 ? floor(us) * 1e-6 : 1e-6);
+  if (run->trace_samples > 65535)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: output.segy = true: %d samples a trace, SEG-Y rev 1 holds at most 65535; "
+             "raise output.trace_dt",
+             cfg->path[0] ? cfg->path : "configuration", run->trace_samples);
+  snprintf(run->segy_path, sizeof run->segy_path, "%s/%s.sgy", cfg->output.dir, cfg->output.name);
+  RTM_TRY(rtm_app_check_overwrite(cfg, run->segy_path));
+fail:
   return status;
 }
 
@@ -681,6 +722,7 @@ int rtm_cmd_model(int argc, char **argv) {
   run->start_s = rtm_wall_seconds();
   RTM_TRY(set_up_propagator(run, argc, argv));
   RTM_TRY(plan_trace_sampling(run));
+  RTM_TRY(plan_segy(run));
   RTM_TRY(open_output(run));
   RTM_TRY(run->many_shots ? run_many_shots(run) : run_single_shot(run));
   RTM_TRY(close_output(run));

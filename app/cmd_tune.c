@@ -19,6 +19,26 @@
 #include "app.h"
 #include "rtm_status.h"
 
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: rtm3d tune CONFIG [--set section.key=value ...] [--time-limit SECONDS]\n"
+          "                  [--halo sync|ldgsts|tma] [--no-save] [--csv FILE] [--quiet]\n\n"
+          "Times every kernel.* shape (halo, stages, block_x x block_y, zblock) this GPU can run\n"
+          "on the deck's grid, equation and memory.model_precision, on one propagator started\n"
+          "from a random wavefield (bench.warmup steps, then the median of three windows of\n"
+          "bench.steps), times the five fastest again, and stores the winner in the tune\n"
+          "cache, where kernel.* = auto finds it from then on for this GPU, driver, equation,\n"
+          "precision and size class (the nearest power-of-two cube: 256^3, 512^3, ...).\n\n"
+          "  --time-limit S  stop the sweep after about S seconds (default 170), keeping the\n"
+          "                  best so far; the nearest candidates to the current choice go first\n"
+          "  --halo NAME     only shapes with this halo (a row for GPUs without TMA, say)\n"
+          "  --no-save       measure and print, leave the cache alone\n"
+          "  --csv FILE      every candidate's figures as CSV\n"
+          "  --quiet         print only the final table\n\n"
+          "The cache: $RTM3D_CACHE_DIR/kernels.ini, else $XDG_CACHE_HOME/rtm3d/kernels.ini, else\n"
+          "~/.cache/rtm3d/kernels.ini; explicit kernel.* keys in a deck still win over it.\n");
+}
+
 #ifdef RTM3D_HAVE_CUDA_BACKEND
 #include "bench.h"
 #include "rtm_cuda_kernel.h"
@@ -44,26 +64,6 @@ typedef struct {
   char **rest;
   int rest_count;
 } tune_args_t;
-
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: rtm3d tune CONFIG [--set section.key=value ...] [--time-limit SECONDS]\n"
-          "                  [--halo sync|ldgsts|tma] [--no-save] [--csv FILE] [--quiet]\n\n"
-          "Times every kernel.* shape (halo, stages, block_x x block_y, zblock) this GPU can run\n"
-          "on the deck's grid, equation and memory.model_precision, on one propagator started\n"
-          "from a random wavefield (bench.warmup steps, then the median of three windows of\n"
-          "bench.steps), times the five fastest again, and stores the winner in the tune\n"
-          "cache, where kernel.* = auto finds it from then on for this GPU, driver, equation,\n"
-          "precision and size class (the nearest power-of-two cube: 256^3, 512^3, ...).\n\n"
-          "  --time-limit S  stop the sweep after about S seconds (default 170), keeping the\n"
-          "                  best so far; the nearest candidates to the current choice go first\n"
-          "  --halo NAME     only shapes with this halo (a row for GPUs without TMA, say)\n"
-          "  --no-save       measure and print, leave the cache alone\n"
-          "  --csv FILE      every candidate's figures as CSV\n"
-          "  --quiet         print only the final table\n\n"
-          "The cache: $RTM3D_CACHE_DIR/kernels.ini, else $XDG_CACHE_HOME/rtm3d/kernels.ini, else\n"
-          "~/.cache/rtm3d/kernels.ini; explicit kernel.* keys in a deck still win over it.\n");
-}
 
 static double now_s(void) {
   struct timespec t;

@@ -26,6 +26,7 @@ static const rtm_command_t commands[] = {
     {"accuracy", rtm_cmd_accuracy, "what the deck's spacing, dt and wavelet cost in accuracy"},
     {"validate", rtm_cmd_validate, "compare a run with a reference, exit 0 only within tolerance"},
     {"plot", rtm_cmd_plot, "PNG slice of a snapshot, image or gather"},
+    {"export", rtm_cmd_export, "a run file's shot gathers as SEG-Y"},
     {"makemodel", rtm_cmd_makemodel, "an HDF5 model from a description: layers, boxes, ..."},
     {"help-config", cmd_help_config, "every configuration key: type, default, range, help"},
 };

@@ -91,6 +91,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"output", "dir", RTM_CFG_STRING, FIELD(output.dir), "out", ANY, NULL, "directory for the run's HDF5 file and report"},
     {"output", "name", RTM_CFG_STRING, FIELD(output.name), "rtm3d", ANY, NULL, "file name stem (no '/')"},
     {"output", "overwrite", RTM_CFG_BOOL, FIELD(output.overwrite), "false", ANY, NULL, "replace an existing dir/name.h5 (the command line's --force); false: a run refuses it before any work"},
+    {"output", "segy", RTM_CFG_BOOL, FIELD(output.segy), "false", ANY, NULL, "also write the gathers as dir/name.sgy (SEG-Y rev 1, IEEE floats; rtm3d export --help lists the header bytes); the interval must be whole microseconds: set output.trace_dt"},
     {"output", "trace_dt", RTM_CFG_DOUBLE_AUTO, FIELD(output.trace_dt_s), "auto", ABOVE_ZERO, NULL, "sample interval of written traces, seconds; auto = modelling dt"},
 
     {"backend", "name", RTM_CFG_STRING, FIELD(backend.name), "auto", ANY, "auto|cpu|cuda", "compute backend; auto = cuda when a GPU is present"},

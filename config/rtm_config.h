@@ -131,6 +131,7 @@ typedef struct {
     char name[RTM_CONFIG_NAME_MAX];
     double trace_dt_s; /* NAN = auto: the modelling dt */
     int overwrite;     /* replace an existing dir/name.h5 (--force) */
+    int segy;          /* also dir/name.sgy: the gathers as SEG-Y (rtm3d export) */
   } output;
   struct {
     char name[RTM_CONFIG_NAME_MAX]; /* auto | cpu | cuda */

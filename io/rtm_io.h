@@ -210,13 +210,29 @@ typedef struct {
 } rtm_io_gather_t;
 /* How many shots a run file holds: shot_count of a many-shot file, 1 for the single-shot
  * layout (/traces/<field> with its source attribute); a file with neither is an input error
- * naming it. */
+ * naming it. A SEG-Y file (rtm_segy_path) is read as one (rtm_segy_shot_count). */
 int rtm_io_shot_count(const char *path, int *count);
 /* Shot `shot`'s gather of `field` ("p"): /shots/<shot>/..., or /traces/... for shot 0 of a
  * single-shot file. A missing shot or field, or shapes that disagree, are input errors
- * naming the file and the dataset. */
+ * naming the file and the dataset. A SEG-Y file holds one field, whatever `field` says. */
 int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather);
 void rtm_io_gather_release(rtm_io_gather_t *gather);
+
+/* ---- SEG-Y (segy.c; segyio at configure time, RTM3D_ENABLE_SEGY) ---- */
+/* 1 when this build reads and writes SEG-Y; without it the functions below say so. */
+int rtm_segy_available(void);
+/* 1 when `path` names a SEG-Y file (.sgy, .segy, any case): rtm_io_shot_count and
+ * rtm_io_read_shot then read it as SEG-Y. */
+int rtm_segy_path(const char *path);
+/* The gathers of `field` of every shot of run file `h5_path` as SEG-Y (IEEE floats,
+ * positions in the standard trace-header fields with scalars, shot and receiver numbers;
+ * segy.c lists the bytes): one file at `segy_path`, or with per_shot one a shot, named
+ * STEM_shot<k>.EXT. A sample interval that is not whole microseconds is an input error
+ * naming output.trace_dt; a failure leaves no file. */
+int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot);
+/* Shots of a SEG-Y file (distinct field records, trace byte 9) and shot k's gather. */
+int rtm_segy_shot_count(const char *path, int *count);
+int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather);
 
 /* ---- run states, for resuming ---- */
 /* Of a run file written with rtm_output_write_count: the count `count_name` and the resolved

@@ -129,6 +129,7 @@ int rtm_io_shot_count(const char *path, int *count) {
   hid_t file = H5I_INVALID_HID;
   char context[RTM_CONFIG_PATH_MAX + 16];
   *count = 0;
+  if (rtm_segy_path(path)) return rtm_segy_shot_count(path, count);
   snprintf(context, sizeof context, "run file %s", path);
   RTM_TRY(rtm_h5_open_read(path, "run file", &file));
   RTM_TRY(count_shots(file, context, count, &many));
@@ -205,6 +206,7 @@ int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gathe
   hid_t file = H5I_INVALID_HID;
   char context[RTM_CONFIG_PATH_MAX + 16], base[32], traces_name[SHOT_NAME_MAX];
   memset(gather, 0, sizeof *gather);
+  if (rtm_segy_path(path)) return rtm_segy_read_shot(path, shot, gather);
   snprintf(context, sizeof context, "run file %s", path);
   RTM_TRY(rtm_output_check_field_name(field));
   RTM_TRY(rtm_h5_open_read(path, "run file", &file));

@@ -14,12 +14,17 @@ rtm_deps_dir="$rtm_deps_root/.deps"
 rtm_offline_debs="libinih1 libinih-dev libcmocka0 libcmocka-dev"
 rtm_apt_packages="build-essential cmake ninja-build pkg-config git libhdf5-dev libinih-dev \
 libcmocka-dev libfftw3-dev libpng-dev libopenmpi-dev openmpi-bin"
+# optional: SEG-Y export and import (segyio), and its Python reader for the tests; a
+# distribution without them builds rtm3d without SEG-Y
+rtm_apt_optional="libsegyio-dev python3-segyio"
 
 rtm_deps_install() {
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $rtm_apt_packages
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $rtm_apt_optional ||
+    echo "run/deps.sh: $rtm_apt_optional not installed: rtm3d builds without SEG-Y" >&2
 }
 
 rtm_deps_fetch() {

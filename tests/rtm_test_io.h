@@ -67,4 +67,17 @@ static inline int contains(const char *text, const char *needle) {
   return text && needle && strstr(text, needle) != NULL;
 }
 
+/* Runs `call` with stderr captured; checks its status and that the messages name `needle`
+ * (for files that include <cmocka.h> before this header). */
+#define assert_call_refused(call, code, needle)                                                    \
+  do {                                                                                             \
+    capture_t capture_;                                                                            \
+    capture_begin(&capture_, 2);                                                                   \
+    const int status_ = (call);                                                                    \
+    char *text_ = capture_end(&capture_);                                                          \
+    assert_int_equal(status_, (code));                                                             \
+    if (!contains(text_, (needle))) fail_msg("expected \"%s\" in: %s", (needle), text_);           \
+    free(text_);                                                                                   \
+  } while (0)
+
 #endif

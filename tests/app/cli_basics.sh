@@ -30,7 +30,7 @@ expect 0 "rtm3d [0-9]+\.[0-9]+" "$rtm3d" --version
 expect 0 "usage: rtm3d" "$rtm3d" --help
 expect 2 "unknown command" "$rtm3d" frobnicate
 expect 2 "usage: rtm3d" "$rtm3d"
-for cmd in info model migrate bench tune validate plot accuracy makemodel; do
+for cmd in info model migrate bench tune validate plot accuracy makemodel export; do
   expect 0 "usage: rtm3d $cmd" "$rtm3d" "$cmd" --help
 done
 expect 0 "\[grid\]" "$rtm3d" help-config

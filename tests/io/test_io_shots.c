@@ -97,18 +97,6 @@ static void assert_gather(const fixture_t *f, const rtm_io_gather_t *g, int shot
                       (size_t)g->count * SAMPLES * sizeof(float));
 }
 
-/* Runs `call` with stderr captured; checks its status and that the messages name `needle`. */
-#define assert_refused(call, code, needle)                                                         \
-  do {                                                                                             \
-    capture_t capture_;                                                                            \
-    capture_begin(&capture_, 2);                                                                   \
-    const int status_ = (call);                                                                    \
-    char *text_ = capture_end(&capture_);                                                          \
-    assert_int_equal(status_, (code));                                                             \
-    if (!contains(text_, (needle))) fail_msg("expected \"%s\" in: %s", (needle), text_);           \
-    free(text_);                                                                                   \
-  } while (0)
-
 static void test_many_shot_round_trip(void **state) {
   fixture_t *f = *state;
   write_many(f);
@@ -163,17 +151,17 @@ static void test_many_shot_errors(void **state) {
   fixture_t *f = *state;
   write_many(f);
   rtm_io_gather_t gather;
-  assert_refused(rtm_io_read_shot(MANY_PATH, 3, "p", &gather), RTM_ERR_INPUT,
-                 "run file " MANY_PATH " holds 3 shot(s): there is no shot 3 (/shots/3)");
+  assert_call_refused(rtm_io_read_shot(MANY_PATH, 3, "p", &gather), RTM_ERR_INPUT,
+                      "run file " MANY_PATH " holds 3 shot(s): there is no shot 3 (/shots/3)");
   assert_null(gather.traces);
-  assert_refused(rtm_io_read_shot(MANY_PATH, -1, "p", &gather), RTM_ERR_INPUT,
-                 "there is no shot -1");
-  assert_refused(rtm_io_read_shot(MANY_PATH, 1, "q", &gather), RTM_ERR_INPUT,
-                 "run file " MANY_PATH " has no dataset /shots/1/traces/q");
+  assert_call_refused(rtm_io_read_shot(MANY_PATH, -1, "p", &gather), RTM_ERR_INPUT,
+                      "there is no shot -1");
+  assert_call_refused(rtm_io_read_shot(MANY_PATH, 1, "q", &gather), RTM_ERR_INPUT,
+                      "run file " MANY_PATH " has no dataset /shots/1/traces/q");
   assert_null(gather.traces);
   assert_null(gather.receivers_m);
-  assert_refused(rtm_io_read_shot(OUT_DIR "/missing.h5", 0, "p", &gather), RTM_ERR_INPUT,
-                 OUT_DIR "/missing.h5");
+  assert_call_refused(rtm_io_read_shot(OUT_DIR "/missing.h5", 0, "p", &gather), RTM_ERR_INPUT,
+                      OUT_DIR "/missing.h5");
 
   /* a shot's fields share its source and receivers: a second field that disagrees is a bug */
   rtm_output_t *output = NULL;
@@ -181,16 +169,16 @@ static void test_many_shot_errors(void **state) {
   assert_int_equal(rtm_output_write_shot(output, 0, f->source[0], "p", f->traces[0][0], 4, SAMPLES,
                                          dt_s, &f->receivers[0][0][0]),
                    RTM_OK);
-  assert_refused(rtm_output_write_shot(output, 0, f->source[1], "q", f->traces[0][1], 4, SAMPLES,
-                                       dt_s, &f->receivers[0][0][0]),
-                 RTM_ERR_INTERNAL, "/shots/0/source is (");
-  assert_refused(rtm_output_write_shot(output, 0, f->source[0], "q", f->traces[0][1], 5, SAMPLES,
-                                       dt_s, &f->receivers[0][0][0]),
-                 RTM_ERR_INTERNAL, "/shots/0/receivers holds 4 receivers, a trace set has 5");
-  assert_refused(rtm_output_write_shot(output, 0, f->source[0], "receivers", f->traces[0][1], 4,
-                                       SAMPLES, dt_s, &f->receivers[0][0][0]),
-                 RTM_ERR_INTERNAL,
-                 "/shots/0/traces/receivers: 'receivers' names the receiver positions");
+  assert_call_refused(rtm_output_write_shot(output, 0, f->source[1], "q", f->traces[0][1], 4,
+                                            SAMPLES, dt_s, &f->receivers[0][0][0]),
+                      RTM_ERR_INTERNAL, "/shots/0/source is (");
+  assert_call_refused(rtm_output_write_shot(output, 0, f->source[0], "q", f->traces[0][1], 5,
+                                            SAMPLES, dt_s, &f->receivers[0][0][0]),
+                      RTM_ERR_INTERNAL, "/shots/0/receivers holds 4 receivers, a trace set has 5");
+  assert_call_refused(rtm_output_write_shot(output, 0, f->source[0], "receivers", f->traces[0][1],
+                                            4, SAMPLES, dt_s, &f->receivers[0][0][0]),
+                      RTM_ERR_INTERNAL,
+                      "/shots/0/traces/receivers: 'receivers' names the receiver positions");
   assert_int_equal(rtm_output_close(output, 0), RTM_OK);
 }
 
@@ -240,9 +228,9 @@ static void test_shapes_that_disagree(void **state) {
   H5Pclose(lcpl);
   H5Fclose(file);
   rtm_io_gather_t gather;
-  assert_refused(rtm_io_read_shot(BAD_PATH, 0, "p", &gather), RTM_ERR_INPUT,
-                 "run file " BAD_PATH ": /shots/0/receivers is [2][3], but /shots/0/traces/p "
-                 "holds 3 traces: expected [3][3] positions");
+  assert_call_refused(rtm_io_read_shot(BAD_PATH, 0, "p", &gather), RTM_ERR_INPUT,
+                      "run file " BAD_PATH ": /shots/0/receivers is [2][3], but /shots/0/traces/p "
+                      "holds 3 traces: expected [3][3] positions");
   assert_null(gather.traces);
 }
 
@@ -258,8 +246,8 @@ static void test_single_shot_file(void **state) {
                      RTM_OK);
   assert_int_equal(rtm_output_close(output, 1), RTM_OK);
   int count = -1;
-  assert_refused(rtm_io_shot_count(SINGLE_PATH, &count), RTM_ERR_INPUT,
-                 "run file " SINGLE_PATH " holds no shot gathers");
+  assert_call_refused(rtm_io_shot_count(SINGLE_PATH, &count), RTM_ERR_INPUT,
+                      "run file " SINGLE_PATH " holds no shot gathers");
   assert_int_equal(count, 0);
 
   assert_int_equal(rtm_output_create(SINGLE_PATH, &f->volume, NULL, &output), RTM_OK);
@@ -278,10 +266,11 @@ static void test_single_shot_file(void **state) {
     rtm_io_gather_release(&gather);
   }
   rtm_io_gather_t gather;
-  assert_refused(rtm_io_read_shot(SINGLE_PATH, 1, "p", &gather), RTM_ERR_INPUT,
-                 "holds 1 shot(s): there is no shot 1 (a single-shot file holds shot 0 alone)");
-  assert_refused(rtm_io_read_shot(SINGLE_PATH, 0, "vp", &gather), RTM_ERR_INPUT,
-                 "run file " SINGLE_PATH " has no dataset /traces/vp");
+  assert_call_refused(
+      rtm_io_read_shot(SINGLE_PATH, 1, "p", &gather), RTM_ERR_INPUT,
+      "holds 1 shot(s): there is no shot 1 (a single-shot file holds shot 0 alone)");
+  assert_call_refused(rtm_io_read_shot(SINGLE_PATH, 0, "vp", &gather), RTM_ERR_INPUT,
+                      "run file " SINGLE_PATH " has no dataset /traces/vp");
 }
 
 /* Volumes at absolute paths, groups created on the way; a rank writes its planes at its
@@ -302,8 +291,8 @@ static void test_volumes(void **state) {
   assert_int_equal(rtm_output_write_volume(output, "/shots/7/image", image + 2 * plane), RTM_OK);
   /* a second write of the same path: the next rank's planes (here the same ones again) */
   assert_int_equal(rtm_output_write_volume(output, "/image", image + 2 * plane), RTM_OK);
-  assert_refused(rtm_output_write_volume(output, "image", image), RTM_ERR_INTERNAL,
-                 "expected an absolute path");
+  assert_call_refused(rtm_output_write_volume(output, "image", image), RTM_ERR_INTERNAL,
+                      "expected an absolute path");
   assert_int_equal(rtm_output_close(output, 1), RTM_OK);
   const char *const names[2] = {"/image", "/shots/7/image"};
   for (int i = 0; i < 2; ++i) {

@@ -1,0 +1,77 @@
+/* rtm3d export RUN.h5 --segy OUT.sgy: a run file's shot gathers as SEG-Y for the field's
+ * tools (io/segy.c says which header bytes hold what). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "rtm_io.h"
+#include "rtm_status.h"
+
+static void usage(FILE *out) {
+  fprintf(
+      out,
+      "usage: rtm3d export RUN.h5 --segy OUT.sgy [--field p|q] [--per-shot] [--force] [--quiet]\n\n"
+      "Writes the shot gathers of a run file (rtm3d model's /traces, or every shot of a\n"
+      "many-shot run) as SEG-Y rev 1: IEEE floats, the sample interval and count, shot\n"
+      "and receiver numbers, source and receiver x, y (bytes 73-88) and depths (49, and\n"
+      "41 as elevation -z) in millimetres through the scalars (69, 71), offsets (37).\n"
+      "rtm3d migrate reads such a file as rtm.observed (a .sgy or .segy name), and so\n"
+      "do other SEG-Y readers (segyio, Seismic Unix's segyread, ...).\n\n"
+      "  --segy OUT.sgy  the SEG-Y file (all shots, numbered from 1 in bytes 9 and 17)\n"
+      "  --per-shot      one file a shot instead: OUT_shot0.sgy, OUT_shot1.sgy, ...\n"
+      "  --field NAME    the recorded field (default p; q for vti/tti runs that kept it)\n"
+      "  --force         replace an existing OUT\n"
+      "  --quiet         print only errors\n\n"
+      "SEG-Y stores the interval in whole microseconds: gathers at another interval are\n"
+      "refused (model with output.trace_dt = 0.002, say). Exit 0 on success, 1 on a\n"
+      "failure (no partial file is left), 2 for usage errors and unreadable input.\n");
+}
+
+int rtm_cmd_export(int argc, char **argv) {
+  int status = RTM_OK, per_shot = 0, force = 0;
+  const char *input = NULL, *segy = NULL, *field = "p";
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--segy") == 0 || strcmp(a, "--field") == 0) {
+      if (i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "export: %s needs a value", a);
+      *(strcmp(a, "--segy") == 0 ? &segy : &field) = argv[++i];
+    } else if (strcmp(a, "--per-shot") == 0) {
+      per_shot = 1;
+    } else if (strcmp(a, "--force") == 0) {
+      force = 1;
+    } else if (strcmp(a, "--quiet") == 0) {
+      rtm_log_set_quiet(1);
+    } else if (a[0] == '-') {
+      RTM_FAIL(RTM_ERR_USAGE, "export: unknown option '%s' (see rtm3d export --help)", a);
+    } else if (!input) {
+      input = a;
+    } else {
+      RTM_FAIL(RTM_ERR_USAGE, "export: one run file, not '%s' too", a);
+    }
+  }
+  if (!input) RTM_FAIL(RTM_ERR_USAGE, "export: no run file (see rtm3d export --help)");
+  if (!segy) RTM_FAIL(RTM_ERR_USAGE, "export: say where: --segy OUT.sgy");
+  if (!rtm_segy_available())
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "export: this build has no SEG-Y (segyio was not found at "
+                                  "configure time: install libsegyio-dev and configure again)");
+  if (!force && !per_shot) {
+    FILE *existing = fopen(segy, "rb");
+    if (existing) {
+      fclose(existing);
+      RTM_FAIL(RTM_ERR_USAGE, "export: %s exists; --force replaces it", segy);
+    }
+  }
+  int shots = 0;
+  RTM_TRY(rtm_io_shot_count(input, &shots));
+  RTM_TRY(rtm_segy_export(input, field, segy, per_shot));
+  rtm_log_info("export: wrote %s%s: %d shot(s) of %s from %s", segy,
+               per_shot ? " (one file a shot, _shot<k> before the extension)" : "", shots, field,
+               input);
+fail:
+  return rtm_status_exit_code(status);
+}

@@ -1,0 +1,437 @@
+/* SEG-Y gathers through segyio (rtm_io.h, "SEG-Y"): a run file's shots exported, and SEG-Y
+ * gathers read as rtm_io_gather_t, which is how migrate takes observed data from either.
+ *
+ * What rtm3d writes (SEG-Y rev 1, big-endian, fixed-length traces, no extended headers):
+ *   text header   40 lines naming the run file, the field, the units and the header bytes
+ *                 below (segyio stores it in EBCDIC);
+ *   binary header sample interval (3217, microseconds), samples (3221), format 5 (3225,
+ *                 IEEE float), metres (3255), revision 1 (3501), fixed length (3503),
+ *                 traces per shot (3213);
+ *   trace headers trace sequence (1, 5), shot number from 1 (9 field record, 17 energy
+ *                 source point), receiver number within the shot from 1 (13), trace id 1
+ *                 (29), offset: the horizontal source-receiver distance rounded to a metre
+ *                 (37), receiver elevation -z (41) and source depth z (49) with elevation
+ *                 scalar -1000 (69), source and receiver x, y (73, 77, 81, 85) with
+ *                 coordinate scalar -1000 (71): millimetres, coordinate units 1 (89: length),
+ *                 samples (115) and interval (117, microseconds).
+ * Reading takes any such file: shots are the distinct field records (9) in the order they
+ * first appear, or one shot when every trace has field record 0; positions through the
+ * scalars (0 means 1, negative divides); samples in IBM or IEEE floats; the interval from the
+ * binary header, else the first trace header. z of a receiver is minus its elevation. */
+#include "rtm_io.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_status.h"
+
+int rtm_segy_path(const char *path) {
+  const char *dot = path ? strrchr(path, '.') : NULL;
+  if (!dot) return 0;
+  char ext[8] = "";
+  for (int i = 0; i < 7 && dot[i + 1]; ++i)
+    ext[i] = (char)tolower((unsigned char)dot[i + 1]);
+  return strcmp(ext, "sgy") == 0 || strcmp(ext, "segy") == 0;
+}
+
+#ifndef RTM3D_HAVE_SEGYIO
+
+int rtm_segy_available(void) {
+  return 0;
+}
+
+static int unavailable(const char *path) {
+  rtm_log_error("%s: SEG-Y needs segyio, which this build lacks (install libsegyio-dev and "
+                "configure again; rtm3d info says what the build has)",
+                path);
+  return RTM_ERR_UNSUPPORTED;
+}
+
+int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot) {
+  (void)h5_path;
+  (void)field;
+  (void)per_shot;
+  return unavailable(segy_path);
+}
+
+int rtm_segy_shot_count(const char *path, int *count) {
+  *count = 0;
+  return unavailable(path);
+}
+
+int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
+  (void)shot;
+  memset(gather, 0, sizeof *gather);
+  return unavailable(path);
+}
+
+#else
+#include <segyio/segy.h>
+
+enum { TEXT_BYTES = 3200, BIN_BYTES = 400, HEADER_BYTES = 240, SCALE = 1000 };
+
+int rtm_segy_available(void) {
+  return 1;
+}
+
+static const char *segy_error(int code) {
+  switch (code) {
+  case SEGY_FOPEN_ERROR: return "cannot open";
+  case SEGY_FSEEK_ERROR: return "seek failed";
+  case SEGY_FREAD_ERROR: return "read failed (the file is shorter than its headers say?)";
+  case SEGY_FWRITE_ERROR: return "write failed (disk full?)";
+  case SEGY_INVALID_FIELD: return "invalid header field";
+  case SEGY_TRACE_SIZE_MISMATCH: return "the file's size is not a whole number of traces";
+  case SEGY_INVALID_ARGS: return "invalid arguments";
+  default: return "segyio error";
+  }
+}
+
+#define SEGY_TRY(call, ...)                                                                        \
+  do {                                                                                             \
+    const int segy_err_ = (call);                                                                  \
+    if (segy_err_ != SEGY_OK) {                                                                    \
+      char segy_what_[512];                                                                        \
+      snprintf(segy_what_, sizeof segy_what_, __VA_ARGS__);                                        \
+      RTM_FAIL(RTM_ERR_IO, "%s: %s", segy_what_, segy_error(segy_err_));                           \
+    }                                                                                              \
+  } while (0)
+
+/* A length in metres as a header integer of millimetres; refused past int32. */
+static int scaled(double metres, const char *path, const char *what, int32_t *out) {
+  const double value = metres * SCALE;
+  if (!(fabs(value) < 2147483647.0)) {
+    rtm_log_error("%s: %s = %g m does not fit a SEG-Y header in millimetres (|value| < 2147 km)",
+                  path, what, metres);
+    return RTM_ERR_INPUT;
+  }
+  *out = (int32_t)lround(value);
+  return RTM_OK;
+}
+
+static int set_header(char *header, const char *path, int trace, int shot, int receiver,
+                      const double source_m[3], const double receiver_m[3], int samples,
+                      int interval_us) {
+  int status = RTM_OK;
+  int32_t sx, sy, sz, gx, gy, gz;
+  RTM_TRY(scaled(source_m[0], path, "source x", &sx));
+  RTM_TRY(scaled(source_m[1], path, "source y", &sy));
+  RTM_TRY(scaled(source_m[2], path, "source z", &sz));
+  RTM_TRY(scaled(receiver_m[0], path, "receiver x", &gx));
+  RTM_TRY(scaled(receiver_m[1], path, "receiver y", &gy));
+  RTM_TRY(scaled(-receiver_m[2], path, "receiver elevation", &gz));
+  const double offset = hypot(receiver_m[0] - source_m[0], receiver_m[1] - source_m[1]);
+  memset(header, 0, HEADER_BYTES);
+  const struct {
+    int field;
+    int32_t value;
+  } fields[] = {
+      {SEGY_TR_SEQ_LINE, trace + 1},
+      {SEGY_TR_SEQ_FILE, trace + 1},
+      {SEGY_TR_FIELD_RECORD, shot + 1},
+      {SEGY_TR_NUMBER_ORIG_FIELD, receiver + 1},
+      {SEGY_TR_ENERGY_SOURCE_POINT, shot + 1},
+      {SEGY_TR_TRACE_ID, 1},
+      {SEGY_TR_OFFSET, (int32_t)lround(offset)},
+      {SEGY_TR_RECV_GROUP_ELEV, gz},
+      {SEGY_TR_SOURCE_DEPTH, sz},
+      {SEGY_TR_ELEV_SCALAR, -SCALE},
+      {SEGY_TR_SOURCE_GROUP_SCALAR, -SCALE},
+      {SEGY_TR_SOURCE_X, sx},
+      {SEGY_TR_SOURCE_Y, sy},
+      {SEGY_TR_GROUP_X, gx},
+      {SEGY_TR_GROUP_Y, gy},
+      {SEGY_TR_COORD_UNITS, 1},
+      {SEGY_TR_SAMPLE_COUNT, samples},
+      {SEGY_TR_SAMPLE_INTER, interval_us},
+  };
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)
+    SEGY_TRY(segy_set_field(header, fields[i].field, fields[i].value), "%s: trace header byte %d",
+             path, fields[i].field);
+fail:
+  return status;
+}
+
+/* The text header: 40 cards of 80 characters. */
+static void text_header(char *text, const char *h5_path, const char *field, int shots, int samples,
+                        int interval_us) {
+  char card[96];
+  const char *lines[40] = {0};
+  char stored[8][96];
+  snprintf(stored[0], sizeof stored[0], "rtm3d gathers of %.56s", h5_path);
+  snprintf(stored[1], sizeof stored[1], "field %.8s, %d shot(s), %d samples of %d us, IEEE floats",
+           field, shots, samples, interval_us);
+  lines[0] = stored[0];
+  lines[1] = stored[1];
+  lines[2] = "positions in metres; coordinates and elevations scaled by 1/1000 (mm)";
+  lines[3] = "bytes 9 and 17: shot from 1; 13: receiver within the shot from 1";
+  lines[4] = "bytes 73, 77: source x, y; 81, 85: receiver x, y; 49: source depth z";
+  lines[5] = "byte 41: receiver elevation = -z; 37: horizontal offset, whole metres";
+  lines[6] = "written by rtm3d export (segyio); SEG-Y rev 1";
+  lines[39] = "END TEXTUAL HEADER";
+  memset(text, ' ', TEXT_BYTES);
+  for (int i = 0; i < 40; ++i) {
+    snprintf(card, sizeof card, "C%2d %-76.76s", i + 1, lines[i] ? lines[i] : "");
+    memcpy(text + 80 * i, card, 80);
+  }
+}
+
+/* One SEG-Y file of shots [first, last) of the run file. */
+static int write_file(const char *h5_path, const char *field, const char *path, int first,
+                      int last) {
+  int status = RTM_OK, interval_us = 0, samples = 0, trace = 0;
+  segy_file *fp = NULL;
+  rtm_io_gather_t gather;
+  char text[TEXT_BYTES], binary[BIN_BYTES], header[HEADER_BYTES];
+  float *buffer = NULL;
+  memset(&gather, 0, sizeof gather);
+  for (int shot = first; shot < last; ++shot) {
+    RTM_TRY(rtm_io_read_shot(h5_path, shot, field, &gather));
+    if (shot == first) {
+      const double us = gather.dt_s * 1e6;
+      if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 65535)
+        RTM_FAIL(RTM_ERR_INPUT,
+                 "%s: the gathers' sample interval %.9g s is not a whole number of "
+                 "microseconds from 1 to 65535, as SEG-Y stores it: model again with "
+                 "output.trace_dt set to one (0.002, say)",
+                 h5_path, gather.dt_s);
+      if (gather.samples > 65535)
+        RTM_FAIL(RTM_ERR_INPUT,
+                 "%s: %d samples a trace; SEG-Y rev 1 holds at most 65535 (raise "
+                 "output.trace_dt)",
+                 h5_path, gather.samples);
+      interval_us = (int)round(us);
+      samples = gather.samples;
+      fp = segy_open(path, "w+b");
+      if (!fp) RTM_FAIL(RTM_ERR_IO, "%s: cannot create the SEG-Y file", path);
+      text_header(text, h5_path, field, last - first, samples, interval_us);
+      SEGY_TRY(segy_write_textheader(fp, 0, text), "%s: text header", path);
+      memset(binary, 0, sizeof binary);
+      const struct {
+        int field;
+        int32_t value;
+      } fields[] = {{SEGY_BIN_TRACES, gather.count},  {SEGY_BIN_INTERVAL, interval_us},
+                    {SEGY_BIN_SAMPLES, samples},      {SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE},
+                    {SEGY_BIN_MEASUREMENT_SYSTEM, 1}, {SEGY_BIN_SEGY_REVISION, 0x0100},
+                    {SEGY_BIN_TRACE_FLAG, 1},         {SEGY_BIN_EXT_HEADERS, 0}};
+      for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)
+        SEGY_TRY(segy_set_bfield(binary, fields[i].field, fields[i].value),
+                 "%s: binary header byte %d", path, fields[i].field);
+      SEGY_TRY(segy_write_binheader(fp, binary), "%s: binary header", path);
+      SEGY_TRY(segy_set_format(fp, SEGY_IEEE_FLOAT_4_BYTE), "%s: format", path);
+      buffer = malloc((size_t)samples * sizeof *buffer);
+      if (!buffer) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a trace of %d samples", samples);
+    } else if (gather.samples != samples ||
+               fabs(gather.dt_s * 1e6 - interval_us) > 1e-6 * interval_us) {
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: shot %d has %d samples of %g s, shot %d %d of %g us: one SEG-Y file holds "
+               "one length (export --per-shot writes a file a shot)",
+               h5_path, shot, gather.samples, gather.dt_s, first, samples, interval_us * 1e-6);
+    }
+    const long trace0 = TEXT_BYTES + BIN_BYTES;
+    const int bytes = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, samples);
+    for (int r = 0; r < gather.count; ++r, ++trace) {
+      RTM_TRY(set_header(header, path, trace, shot, r, gather.source_m,
+                         gather.receivers_m + 3 * (size_t)r, samples, interval_us));
+      SEGY_TRY(segy_write_traceheader(fp, trace, header, trace0, bytes), "%s: trace %d header",
+               path, trace);
+      memcpy(buffer, gather.traces + (size_t)r * samples, (size_t)samples * sizeof *buffer);
+      SEGY_TRY(segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, samples, buffer), "%s: trace %d", path,
+               trace);
+      SEGY_TRY(segy_writetrace(fp, trace, buffer, trace0, bytes), "%s: trace %d", path, trace);
+    }
+    rtm_io_gather_release(&gather);
+  }
+  if (fp && segy_flush(fp, false) != SEGY_OK) RTM_FAIL(RTM_ERR_IO, "%s: flush failed", path);
+fail:
+  rtm_io_gather_release(&gather);
+  free(buffer);
+  if (fp && segy_close(fp) != SEGY_OK && status == RTM_OK) {
+    rtm_log_error("%s: closing failed (disk full?)", path);
+    status = RTM_ERR_IO;
+  }
+  if (status != RTM_OK) remove(path); /* never a file that looks complete */
+  return status;
+}
+
+/* OUT.sgy -> OUT_shot<k>.sgy (the extension kept). */
+static void shot_path(const char *path, int shot, char *out, size_t size) {
+  const char *dot = strrchr(path, '.');
+  const int stem = dot ? (int)(dot - path) : (int)strlen(path);
+  snprintf(out, size, "%.*s_shot%d%s", stem, path, shot, dot ? dot : "");
+}
+
+int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot) {
+  int status = RTM_OK, shots = 0;
+  RTM_TRY(rtm_io_shot_count(h5_path, &shots));
+  if (!per_shot) return write_file(h5_path, field, segy_path, 0, shots);
+  for (int shot = 0; shot < shots; ++shot) {
+    char path[RTM_CONFIG_PATH_MAX + 32];
+    shot_path(segy_path, shot, path, sizeof path);
+    RTM_TRY(write_file(h5_path, field, path, shot, shot + 1));
+  }
+fail:
+  return status;
+}
+
+/* ---- reading ---- */
+
+/* An open file and what its headers say. */
+typedef struct {
+  segy_file *fp;
+  int format, samples, traces, bytes;
+  long trace0;
+  double dt_s;
+  int *records; /* field record of each trace */
+} reader_t;
+
+static void reader_close(reader_t *r) {
+  if (r->fp) segy_close(r->fp);
+  free(r->records);
+  memset(r, 0, sizeof *r);
+}
+
+static int reader_open(const char *path, reader_t *r) {
+  int status = RTM_OK;
+  char binary[BIN_BYTES];
+  memset(r, 0, sizeof *r);
+  r->fp = segy_open(path, "rb");
+  if (!r->fp) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open the SEG-Y file", path);
+  SEGY_TRY(segy_binheader(r->fp, binary), "%s: binary header", path);
+  r->format = segy_format(binary);
+  r->samples = segy_samples(binary);
+  r->trace0 = segy_trace0(binary);
+  if (r->format != SEGY_IEEE_FLOAT_4_BYTE && r->format != SEGY_IBM_FLOAT_4_BYTE)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: sample format %d (binary header byte 3225); rtm3d reads 1 (IBM float) and 5 "
+             "(IEEE float)",
+             path, r->format);
+  if (r->samples <= 0 || r->trace0 < TEXT_BYTES + BIN_BYTES)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: %d samples a trace, traces from byte %ld: not a SEG-Y file?", path,
+             r->samples, r->trace0);
+  SEGY_TRY(segy_set_format(r->fp, r->format), "%s: format", path);
+  r->bytes = segy_trsize(r->format, r->samples);
+  SEGY_TRY(segy_traces(r->fp, &r->traces, r->trace0, r->bytes), "%s: counting traces", path);
+  float dt_us = 0.0f;
+  SEGY_TRY(segy_sample_interval(r->fp, 0.0f, &dt_us), "%s: sample interval", path);
+  if (!(dt_us > 0.0f))
+    RTM_FAIL(RTM_ERR_INPUT, "%s: no sample interval (binary header byte 3217, trace byte 117)",
+             path);
+  r->dt_s = dt_us * 1e-6;
+  r->records = malloc(((size_t)r->traces + 1) * sizeof *r->records);
+  if (!r->records) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d trace headers", r->traces);
+  if (r->traces > 0)
+    SEGY_TRY(segy_field_forall(r->fp, SEGY_TR_FIELD_RECORD, 0, r->traces, 1, r->records, r->trace0,
+                               r->bytes),
+             "%s: field records (trace byte 9)", path);
+  return RTM_OK;
+fail:
+  reader_close(r);
+  return status;
+}
+
+/* Shot k: the k-th distinct field record in order of first appearance. */
+static int shot_record(const reader_t *r, int shot, int *record, int *shots) {
+  int found = 0;
+  *shots = 0;
+  for (int t = 0; t < r->traces; ++t) {
+    int seen = 0;
+    for (int u = 0; u < t && !seen; ++u)
+      seen = r->records[u] == r->records[t];
+    if (seen) continue;
+    if (*shots == shot) {
+      *record = r->records[t];
+      found = 1;
+    }
+    ++*shots;
+  }
+  return found;
+}
+
+int rtm_segy_shot_count(const char *path, int *count) {
+  int status = RTM_OK, record = 0;
+  reader_t r;
+  *count = 0;
+  RTM_TRY(reader_open(path, &r));
+  shot_record(&r, 0, &record, count);
+  if (*count == 0) RTM_FAIL(RTM_ERR_INPUT, "%s: no traces", path);
+fail:
+  reader_close(&r);
+  return status;
+}
+
+static double unscale(int32_t value, int32_t scalar) {
+  if (scalar > 0) return (double)value * scalar;
+  if (scalar < 0) return (double)value / -scalar;
+  return (double)value;
+}
+
+int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
+  int status = RTM_OK, record = 0, shots = 0, count = 0;
+  reader_t r;
+  char header[HEADER_BYTES];
+  memset(gather, 0, sizeof *gather);
+  RTM_TRY(reader_open(path, &r));
+  if (shot < 0 || !shot_record(&r, shot, &record, &shots))
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s holds %d shot(s) (distinct field records, trace byte 9): there "
+             "is no shot %d",
+             path, shots, shot);
+  for (int t = 0; t < r.traces; ++t)
+    count += r.records[t] == record;
+  gather->count = count;
+  gather->samples = r.samples;
+  gather->dt_s = r.dt_s;
+  gather->receivers_m = malloc((size_t)count * 3 * sizeof *gather->receivers_m);
+  gather->traces = malloc((size_t)count * r.samples * sizeof *gather->traces);
+  if (!gather->receivers_m || !gather->traces)
+    RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d traces", path, count);
+  for (int t = 0, k = 0; t < r.traces; ++t) {
+    if (r.records[t] != record) continue;
+    int32_t v[10];
+    static const int fields[10] = {SEGY_TR_SOURCE_X,
+                                   SEGY_TR_SOURCE_Y,
+                                   SEGY_TR_SOURCE_DEPTH,
+                                   SEGY_TR_GROUP_X,
+                                   SEGY_TR_GROUP_Y,
+                                   SEGY_TR_RECV_GROUP_ELEV,
+                                   SEGY_TR_SOURCE_GROUP_SCALAR,
+                                   SEGY_TR_ELEV_SCALAR,
+                                   SEGY_TR_SAMPLE_COUNT,
+                                   SEGY_TR_COORD_UNITS};
+    SEGY_TRY(segy_traceheader(r.fp, t, header, r.trace0, r.bytes), "%s: trace %d header", path, t);
+    for (int i = 0; i < 10; ++i)
+      SEGY_TRY(segy_get_field(header, fields[i], &v[i]), "%s: trace %d byte %d", path, t,
+               fields[i]);
+    if (v[9] != 0 && v[9] != 1)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: trace %d: coordinate units %d (byte 89); rtm3d reads lengths (1) only", path, t,
+               v[9]);
+    const double source[3] = {unscale(v[0], v[6]), unscale(v[1], v[6]), unscale(v[2], v[7])};
+    if (k == 0)
+      memcpy(gather->source_m, source, sizeof source);
+    else if (memcmp(gather->source_m, source, sizeof source) != 0)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: trace %d of shot %d (field record %d) has its source at (%g, %g, %g) m, the "
+               "shot's first trace at (%g, %g, %g) m",
+               path, t, shot, record, source[0], source[1], source[2], gather->source_m[0],
+               gather->source_m[1], gather->source_m[2]);
+    double *receiver = gather->receivers_m + 3 * (size_t)k;
+    receiver[0] = unscale(v[3], v[6]);
+    receiver[1] = unscale(v[4], v[6]);
+    receiver[2] = -unscale(v[5], v[7]);
+    float *samples = gather->traces + (size_t)k * r.samples;
+    SEGY_TRY(segy_readtrace(r.fp, t, samples, r.trace0, r.bytes), "%s: trace %d", path, t);
+    SEGY_TRY(segy_to_native(r.format, r.samples, samples), "%s: trace %d", path, t);
+    ++k;
+  }
+fail:
+  reader_close(&r);
+  if (status != RTM_OK) rtm_io_gather_release(gather);
+  return status;
+}
+#endif
