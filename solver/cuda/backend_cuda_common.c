@@ -280,6 +280,8 @@ static void cuda_destroy(void *state) {
   if (b->stream) cudaStreamSynchronize(b->stream);
   for (int f = RTM_CUDA_FIELDS - 1; f >= 0; --f)
     rtm_cuda_backend_release(&b->traces[f]);
+  rtm_cuda_backend_release(&b->receiver_base);
+  rtm_cuda_backend_release(&b->receiver_axis);
   rtm_cuda_backend_release(&b->receiver_weight);
   rtm_cuda_backend_release(&b->receiver_index);
   rtm_cuda_backend_release(&b->wavelets);
@@ -362,8 +364,18 @@ static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned 
   if (!points || points->count == 0 || fields == 0) return RTM_OK;
   const size_t taps = (size_t)points->count * (size_t)points->taps;
   b->trace_length = b->steps + 1;
-  RTM_TRY(device_buffer(b, taps * sizeof(size_t), "receiver taps", &b->receiver_index));
-  RTM_TRY(device_buffer(b, taps * sizeof(float), "receiver weights", &b->receiver_weight));
+  /* the tensor-product form when the points have it (a sinc receiver: 200 bytes, not 6 KB) */
+  b->receiver_width = points->axis_weight && points->base_index ? points->width : 0;
+  const size_t axis_doubles = (size_t)points->count * 3 * (size_t)b->receiver_width;
+  if (b->receiver_width) {
+    RTM_TRY(device_buffer(b, axis_doubles * sizeof(double), "receiver axis weights",
+                          &b->receiver_axis));
+    RTM_TRY(device_buffer(b, (size_t)points->count * sizeof(long long), "receiver base taps",
+                          &b->receiver_base));
+  } else {
+    RTM_TRY(device_buffer(b, taps * sizeof(size_t), "receiver taps", &b->receiver_index));
+    RTM_TRY(device_buffer(b, taps * sizeof(float), "receiver weights", &b->receiver_weight));
+  }
   for (int f = 0; f < RTM_CUDA_FIELDS; ++f) {
     if (!(fields & RTM_FIELD_BIT(f))) continue;
     const size_t bytes = (size_t)points->count * b->trace_length * sizeof(float);
@@ -371,8 +383,14 @@ static int cuda_set_receivers(void *state, const rtm_points_t *points, unsigned 
     /* a kept buffer holds the last shot's samples; column 0 is never recorded */
     RTM_CUDA_TRY(cudaMemsetAsync(b->traces[f].ptr, 0, bytes, b->stream));
   }
-  RTM_TRY(upload(&b->receiver_index, points->tap_index, taps * sizeof(size_t)));
-  RTM_TRY(upload(&b->receiver_weight, points->tap_weight, taps * sizeof(float)));
+  if (b->receiver_width) {
+    RTM_TRY(upload(&b->receiver_axis, points->axis_weight, axis_doubles * sizeof(double)));
+    RTM_TRY(
+        upload(&b->receiver_base, points->base_index, (size_t)points->count * sizeof(long long)));
+  } else {
+    RTM_TRY(upload(&b->receiver_index, points->tap_index, taps * sizeof(size_t)));
+    RTM_TRY(upload(&b->receiver_weight, points->tap_weight, taps * sizeof(float)));
+  }
   b->receiver_count = points->count;
   b->receiver_taps = points->taps;
   b->receiver_taps_per_plane = points->taps_per_plane;
@@ -510,12 +528,20 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
   }
   /* Receivers record the fields asked for, column it + 1 (it - 1 backward), from the new
    * level whole (a split step's INTERIOR comes after its EDGE_PLANES). */
-  for (int f = 0; f < b->physics->field_count; ++f)
-    if (b->trace_fields & RTM_FIELD_BIT(f))
+  for (int f = 0; f < b->physics->field_count; ++f) {
+    if (!(b->trace_fields & RTM_FIELD_BIT(f))) continue;
+    const int sample = backward ? it - 1 : it + 1;
+    if (b->receiver_width)
+      RTM_TRY(rtm_iso_cuda_record_separable(
+          b->level[f][1 - centre].ptr, b->receiver_base.ptr, b->receiver_axis.ptr,
+          b->receiver_width, (long long)b->grid.stride_y, (long long)b->grid.stride_z,
+          b->traces[f].ptr, b->receiver_count, b->trace_length, sample, b->stream));
+    else
       RTM_TRY(rtm_iso_cuda_record(b->level[f][1 - centre].ptr, b->receiver_index.ptr,
                                   b->receiver_weight.ptr, b->traces[f].ptr, b->receiver_count,
                                   b->receiver_taps, b->receiver_taps_per_plane, b->trace_length,
-                                  backward ? it - 1 : it + 1, b->stream));
+                                  sample, b->stream));
+  }
   b->current = 1 - b->current;
   return RTM_OK;
 fail:

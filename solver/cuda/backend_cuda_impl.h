@@ -72,6 +72,8 @@ typedef struct {
   rtm_allocation_t source_index, source_coeff, wavelets;
 
   int receiver_count, trace_length, receiver_taps, receiver_taps_per_plane;
+  int receiver_width; /* > 0: receivers in tensor-product form (receiver_axis, receiver_base) */
+  rtm_allocation_t receiver_axis, receiver_base;
   unsigned trace_fields; /* RTM_FIELD_BIT mask of the recorded fields */
   rtm_allocation_t receiver_index, receiver_weight, traces[RTM_CUDA_FIELDS];
 } rtm_cuda_backend_state_t;

@@ -505,6 +505,35 @@ static __global__ void record_kernel(const float *field, const size_t *tap_index
   traces[(size_t)r * trace_length + sample] = sum;
 }
 
+/* The recorder above from the taps' tensor-product form: thread r forms tap (i, j, k)'s
+ * weight as the cpu did ((wx wy) wz in double, rounded to float once) and reads the field
+ * only where it is not 0, in the same order: z planes, y rows, x. */
+static __global__ void record_separable_kernel(const float *field, const long long *base_index,
+                                               const double *axis_weight, int width,
+                                               long long stride_y, long long stride_z,
+                                               float *traces, int count, int trace_length,
+                                               int sample) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= count) return;
+  const double *wx = axis_weight + (size_t)r * 3 * width, *wy = wx + width, *wz = wy + width;
+  const long long base = base_index[r];
+  float sum = 0.f;
+  for (int k = 0; k < width; ++k) {
+    float plane_sum = 0.f;
+    const double z = wz[k];
+    if (z != 0.0)
+      for (int j = 0; j < width; ++j) {
+        const long long row = base + k * stride_z + j * stride_y;
+        for (int i = 0; i < width; ++i) {
+          const float w = __double2float_rn(__dmul_rn(__dmul_rn(wx[i], wy[j]), z));
+          if (w != 0.f) plane_sum = __fadd_rn(plane_sum, __fmul_rn(w, field[row + i]));
+        }
+      }
+    sum = __fadd_rn(sum, plane_sum);
+  }
+  traces[(size_t)r * trace_length + sample] = sum;
+}
+
 /* ---- launchers ---- */
 
 static const char *const halo_names[] = {"sync", "ldgsts", "tma"};
@@ -757,6 +786,18 @@ extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const 
                   (cudaStream_t)stream>>>(field, tap_index, tap_coeff, wavelets, all_taps, taps,
                                           samples, sample, index_begin, index_end);
   return launch_status("inject_kernel");
+}
+
+extern "C" int rtm_iso_cuda_record_separable(const float *field, const long long *base_index,
+                                             const double *axis_weight, int width,
+                                             long long stride_y, long long stride_z, float *traces,
+                                             int count, int trace_length, int sample,
+                                             void *stream) {
+  if (count <= 0 || sample < 0 || sample >= trace_length) return RTM_OK;
+  record_separable_kernel<<<(count + POINT_THREADS - 1) / POINT_THREADS, POINT_THREADS, 0,
+                            (cudaStream_t)stream>>>(field, base_index, axis_weight, width, stride_y,
+                                                    stride_z, traces, count, trace_length, sample);
+  return launch_status("record_separable_kernel");
 }
 
 extern "C" int rtm_iso_cuda_record(const float *field, const size_t *tap_index,

@@ -137,6 +137,14 @@ int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_
 int rtm_iso_cuda_record(const float *field, const size_t *tap_index, const float *tap_weight,
                         float *traces, int count, int taps, int per_plane, int trace_length,
                         int sample, void *stream);
+/* The same from the tensor-product form of the taps (rtm_points_t's axis_weight and
+ * base_index, `width` taps an axis): each tap's weight formed where it is read, in the
+ * cpu's order and rounding ((wx wy) wz in double, then float), so the samples equal the
+ * table recorder's bit for bit with 200 bytes a point read instead of 12 a tap. */
+int rtm_iso_cuda_record_separable(const float *field, const long long *base_index,
+                                  const double *axis_weight, int width, long long stride_y,
+                                  long long stride_z, float *traces, int count, int trace_length,
+                                  int sample, void *stream);
 
 #ifdef __cplusplus
 }

@@ -114,7 +114,11 @@ int rtm_points_init_operator(rtm_points_t *points, const rtm_grid_t *grid, const
   points->position_m = malloc((size_t)count * 3 * sizeof *points->position_m);
   points->tap_index = malloc(taps * sizeof *points->tap_index);
   points->tap_weight = malloc(taps * sizeof *points->tap_weight);
-  if (!points->position_m || !points->tap_index || !points->tap_weight)
+  points->width = width;
+  points->axis_weight = malloc((size_t)count * 3 * (size_t)width * sizeof *points->axis_weight);
+  points->base_index = malloc((size_t)count * sizeof *points->base_index);
+  if (!points->position_m || !points->tap_index || !points->tap_weight || !points->axis_weight ||
+      !points->base_index)
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d points", what, count);
   memcpy(points->position_m, position_m, (size_t)count * 3 * sizeof *position_m);
   points->count = count;
@@ -132,6 +136,17 @@ int rtm_points_init_operator(rtm_points_t *points, const rtm_grid_t *grid, const
                  grid -> origin_m[a] + last * grid -> spacing_m[a]);
       axis_weights(op, u, grid->n[a], &first[a], w[a]);
     }
+    /* the tensor product's factors, planes of other ranks at 0, and tap (0, 0, 0)'s index */
+    double *axis = points->axis_weight + (size_t)p * 3 * (size_t)width;
+    for (int a = 0; a < 3; ++a)
+      for (int k = 0; k < width; ++k) {
+        const long iz_local = first[2] + k - grid->z_offset;
+        const int other_rank = a == 2 && (iz_local < 0 || iz_local >= grid->nz_local);
+        axis[a * width + k] = other_rank ? 0.0 : w[a][k];
+      }
+    points->base_index[p] = (long long)grid->origin_index +
+                            (long long)(first[2] - grid->z_offset) * (long long)grid->stride_z +
+                            (long long)first[1] * (long long)grid->stride_y + first[0];
     /* plane by plane: z slowest, then y, then x */
     for (int t = 0; t < points->taps; ++t) {
       const int k[3] = {t % width, t / width % width, t / (width * width)};
@@ -190,5 +205,7 @@ void rtm_points_release(rtm_points_t *points) {
   free(points->position_m);
   free(points->tap_index);
   free(points->tap_weight);
+  free(points->axis_weight);
+  free(points->base_index);
   memset(points, 0, sizeof *points);
 }

@@ -18,8 +18,8 @@ extern "C" {
 #endif
 
 /* ---- point sources and receivers ---- */
-#define RTM_POINT_TAPS 8        /* trilinear: taps a point */
-#define RTM_POINT_MAX_RADIUS 4  /* sinc: half-width in cells, at most the ghost planes' R */
+#define RTM_POINT_TAPS 8       /* trilinear: taps a point */
+#define RTM_POINT_MAX_RADIUS 4 /* sinc: half-width in cells, at most the ghost planes' R */
 
 /* How a point meets the grid (points.interpolation, points.radius): trilinear over the 8
  * cells around it (second-order accurate between nodes), or a tensor product of
@@ -39,6 +39,15 @@ typedef struct {
   size_t *tap_index;  /* [count][taps] into a padded field of the local grid */
   float *tap_weight;  /* [count][taps]; 0 for taps outside this rank's z-range or outside
                          the volume (a sinc near a face) */
+  /* The same taps as the tensor product they are, for a backend that forms the weights where
+   * it reads the field (the cuda recorder: 200 bytes a point instead of 12 a tap): tap
+   * (i, j, k) of point p, i along x, has weight (float)((wx[i] * wy[j]) * wz[k]) in double,
+   * the w of axis_weight[p][0..2][0..width), and index base_index[p] + i + j stride_y +
+   * k stride_z (meaningful where the weight is not 0); wz is 0 on planes outside this rank's
+   * z-range. NULL for points made another way (copies, parts): the tables above rule. */
+  int width;             /* taps an axis: 2, or 2 radius */
+  double *axis_weight;   /* [count][3][width] */
+  long long *base_index; /* [count] */
 } rtm_points_t;
 
 /* Builds trilinear taps for positions (metres) on the local grid. A position outside the
@@ -46,9 +55,8 @@ typedef struct {
 int rtm_points_init(rtm_points_t *points, const rtm_grid_t *grid, const double *position_m,
                     int count, const char *what);
 /* The same with the operator `op` (NULL: trilinear). */
-int rtm_points_init_operator(rtm_points_t *points, const rtm_grid_t *grid,
-                             const double *position_m, int count, const char *what,
-                             const rtm_point_operator_t *op);
+int rtm_points_init_operator(rtm_points_t *points, const rtm_grid_t *grid, const double *position_m,
+                             int count, const char *what, const rtm_point_operator_t *op);
 void rtm_points_release(rtm_points_t *points);
 /* The taps' weighted mean of `values` (a dense [nz_local][ny][nx] volume of this rank's
  * slab, the model's vp) at point `point`, of the squares with `squared`; 0 where no tap has

@@ -169,6 +169,56 @@ static void test_z_decomposition(void **unused) {
   rtm_points_release(&pu);
 }
 
+/* The tensor-product form (axis_weight, base_index) gives every tap's weight and index as
+ * the tables hold them, bit for bit, for trilinear and sinc of every radius, near the faces
+ * (positions drawn over the whole grid, a quarter on nodes) and on two z-slabs. */
+static void check_separable(const rtm_points_t *points, const rtm_grid_t *grid) {
+  const int w = points->width;
+  assert_int_equal(w * w * w, points->taps);
+  for (int p = 0; p < points->count; ++p) {
+    const double *axis = points->axis_weight + (size_t)p * 3 * (size_t)w;
+    for (int t = 0; t < points->taps; ++t) {
+      const int i = t % w, j = t / w % w, k = t / (w * w);
+      const float weight = (float)((axis[i] * axis[w + j]) * axis[2 * w + k]);
+      const size_t at = (size_t)p * (size_t)points->taps + (size_t)t;
+      assert_true(weight == points->tap_weight[at]);
+      if (weight != 0.0f)
+        assert_true(points->base_index[p] + i + (long long)j * (long long)grid->stride_y +
+                        (long long)k * (long long)grid->stride_z ==
+                    (long long)points->tap_index[at]);
+    }
+  }
+}
+
+static void test_separable_form(void **unused) {
+  (void)unused;
+  rtm_grid_t whole, lower, upper;
+  make_grid(&whole);
+  make_grid(&lower);
+  make_grid(&upper);
+  const int split = 1 + rand() % (whole.n[2] - 1);
+  assert_int_equal(rtm_grid_set_z_range(&lower, 0, split), RTM_OK);
+  assert_int_equal(rtm_grid_set_z_range(&upper, split, whole.n[2] - split), RTM_OK);
+  double position[3 * POINTS];
+  random_positions(&whole, position, POINTS);
+  for (int p = 0; p < POINTS / 4; ++p) /* some on nodes */
+    for (int a = 0; a < 3; ++a)
+      position[3 * p + a] = whole.origin_m[a] + (double)(rand() % whole.n[a]) * whole.spacing_m[a];
+  const rtm_grid_t *grids[3] = {&whole, &lower, &upper};
+  for (int radius = 0; radius <= RTM_POINT_MAX_RADIUS; ++radius) {
+    const rtm_point_operator_t op = {radius ? RTM_POINTS_SINC : RTM_POINTS_TRILINEAR,
+                                     radius ? radius : 1};
+    for (int g = 0; g < 3; ++g) {
+      rtm_points_t points;
+      assert_int_equal(
+          rtm_points_init_operator(&points, grids[g], position, POINTS, "receiver", &op), RTM_OK);
+      assert_non_null(points.axis_weight);
+      check_separable(&points, grids[g]);
+      rtm_points_release(&points);
+    }
+  }
+}
+
 static void test_outside_is_an_error(void **unused) {
   (void)unused;
   rtm_grid_t grid;
@@ -239,5 +289,5 @@ RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_weights_sum_to_one_and_reproduce_line
                      cmocka_unit_test(test_sinc_faces_and_nodes),
                      cmocka_unit_test(test_grid_nodes_and_last_cell),
                      cmocka_unit_test(test_single_cell_axis),
-                     cmocka_unit_test(test_z_decomposition),
+                     cmocka_unit_test(test_z_decomposition), cmocka_unit_test(test_separable_form),
                      cmocka_unit_test(test_outside_is_an_error))

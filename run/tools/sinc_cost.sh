@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# run/tools/sinc_cost.sh [BUILD_DIR] - what recording through sinc points costs a step on the
+# GPU (issue 15), one call: build, ctest -L gpu (SKIP_TESTS=1 leaves it out), then `rtm3d
+# model` of run/examples/bench_512.ini (iso 512^3, constant 2000 m/s, STEPS steps, default
+# 500, kernel.* auto) with a receiver plane at z = 203 m (off the nodes) every 80 m (3481)
+# and every 10 m (222784), points.interpolation trilinear and sinc: the report's propagate
+# seconds per step. Short table last; logs under $OUT (or run/out/sinc_cost).
+set -uo pipefail
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/sinc_cost || exit 1
+build="${1:-build-sinc}"
+steps="${STEPS:-500}"
+summary="$out/summary.txt"
+: > "$summary"
+failed=0
+device_info >> "$summary"
+device_build "$build" "$out/build.log" || exit 1
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    ctest --test-dir "$build" -L gpu -j 2 --output-on-failure > "$out/ctest_gpu.log" 2>&1 || failed=1
+  row "ctest -L gpu" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
+  grep -E "\(Failed\)|\*\*\*" "$out/ctest_gpu.log" | head -10 | tee -a "$summary"
+fi
+runs=/tmp/rtm3d_sinc_cost
+mkdir -p "$runs"
+for spacing in 80 10; do
+  for points in trilinear sinc; do
+    "$build/app/rtm3d" model run/examples/bench_512.ini --set backend.name=cuda --set model.file= \
+      --set model.vp=2000 --set time.steps="$steps" --set receivers.x_step="$spacing" \
+      --set receivers.y_step="$spacing" --set receivers.z=203 --set source.z=1003 \
+      --set points.interpolation="$points" --set output.dir="$runs" --set output.name=r --force \
+      --quiet > "$out/model_${spacing}_$points.log" 2>&1 || { failed=1; tail -3 "$out/model_${spacing}_$points.log"; continue; }
+    row "receivers every $spacing m, $points" "$(python3 -c "import json; t = json.load(open('$runs/r.json'))['timings_s']; print('%.3f ms a step (propagate %.3f s / $steps)' % (1e3 * t['propagate'] / $steps, t['propagate']))")"
+  done
+done
+rm -rf "$runs"
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls ./*.log 2>/dev/null))
+echo
+cat "$summary"
+exit "$failed"
