@@ -78,7 +78,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"receivers", "y_count", RTM_CFG_INT, FIELD(receivers.y_count), "0", 0, HUGE_VAL, NULL, "receivers along y; 0 = fill the non-absorbing interior (patch: as many as a plane there holds)"},
     {"receivers", "fields", RTM_CFG_STRING, FIELD(receivers.fields), "p", ANY, "p|q|p,q", "fields to record, each written as /traces/<field>: p, q (vti/tti only) or both"},
 
-    {"points", "interpolation", RTM_CFG_ENUM, FIELD(points.interpolation), "trilinear", ANY, "trilinear|sinc", "how sources and receivers between grid nodes meet the grid: the 8 cells around them (second-order), or Kaiser-windowed sincs over 2 radius cells an axis (Hicks 2002)"},
+    {"points", "interpolation", RTM_CFG_ENUM, FIELD(points.interpolation), "sinc", ANY, "trilinear|sinc", "how sources and receivers between grid nodes meet the grid: the 8 cells around them (second-order), or Kaiser-windowed sincs over 2 radius cells an axis (Hicks 2002)"},
     {"points", "radius", RTM_CFG_INT, FIELD(points.radius), "4", 1, 4, NULL, "sinc: half-width in cells of the operator along each axis"},
 
     {"boundary", "type", RTM_CFG_ENUM, FIELD(boundary.kind), "sponge", ANY, "sponge", "absorbing boundary"},
