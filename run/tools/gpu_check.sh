@@ -74,7 +74,7 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
 fi
 
 if [ "$mode" = tune ]; then
-  run/tools/bench_model.sh || exit 1
+  run/tools/bench_model.sh iso "$build/app/rtm3d" || exit 1
   tune() { # label --set ... : one row of the bench table
     local label="$1"
     shift
@@ -117,7 +117,7 @@ if [ "$mode" = tune ]; then
 fi
 
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
-  run/tools/bench_model.sh || exit 1
+  run/tools/bench_model.sh iso "$build/app/rtm3d" || exit 1
   step "bench matrix, 512^3"
   timeout 300 "$build/app/rtm3d" bench run/examples/bench_512.ini --matrix --csv "$out/bench.csv" \
     --json "$out/bench.json" > "$out/bench.log" 2>&1 || failed=1

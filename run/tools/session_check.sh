@@ -25,7 +25,7 @@ smoke)
   cat "$smoke/validate.txt" "$out/summary.txt"
   ;;
 matrix)
-  run/tools/bench_model.sh iso
+  run/tools/bench_model.sh iso "$rtm3d"
   timeout "${MATRIX_TIMEOUT:-420}" "$rtm3d" bench run/examples/bench_512.ini --matrix --quiet \
     --csv "$out/matrix.csv" --json "$out/matrix.json" > "$out/matrix.log" 2>&1
   echo "matrix: exit $?"

@@ -82,16 +82,10 @@ tti:ldgsts:3:32x8:64:fp16 vti:tma:3:64x4:64:fp16}"
   rm -f "$out/bench_one.log"
 fi
 if [ "$mode" = study ]; then
-  # the layered model needs python3 with numpy and h5py; without h5py (the GPU machine's
-  # image) the constant anisotropic model of the bench rows above, said in the log
+  # the layered model from its description (rtm3d makemodel, no Python)
   model=()
-  if python3 -c "import numpy, h5py" 2> /dev/null; then
-    run/tools/bench_model.sh tti || exit 1
-    step "gate: rtm3d bench run/examples/bench_tti_512.ini (layered tti model)"
-  else
-    model=("${constant_model[@]}")
-    step "gate: rtm3d bench run/examples/bench_tti_512.ini, constant model (no h5py here: ${model[*]})"
-  fi
+  run/tools/bench_model.sh tti "$build/app/rtm3d" || exit 1
+  step "gate: rtm3d bench run/examples/bench_tti_512.ini (layered tti model)"
   for precision in fp32 fp16; do
     for strategy in device vmm-compressed; do
       printf "%-4s %-15s " "$precision" "$strategy"
