@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "rtm_io.h"
 #include "rtm_config.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
@@ -158,6 +159,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = argv[1];
+  rtm_io_startup();
   remember_command_line(argc, argv);
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     usage(stdout);

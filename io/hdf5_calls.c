@@ -42,6 +42,27 @@ static const char *short_source_name(const char *source_file) {
   return p > source_file ? p : source_file;
 }
 
+/* A reason from the file driver ("file write failed: time = ..., errno = 28, error message =
+ * 'No space left on device', buf = ...") shortened to its cause, and a full disk named as
+ * such: the rest of that text (addresses, sizes) helps no user. */
+static void system_cause(h5_reason_t *reason) {
+  const char *errno_at = strstr(reason->text, "errno = ");
+  const char *message = strstr(reason->text, "error message = '");
+  if (!errno_at || !message) return;
+  const int code = atoi(errno_at + strlen("errno = "));
+  message += strlen("error message = '");
+  const size_t length = strcspn(message, "'");
+  char cause[256];
+  if (code == ENOSPC || code == EDQUOT)
+    snprintf(cause, sizeof cause,
+             "the disk is full (%.*s, errno %d): free space there or set "
+             "output.dir on a larger disk",
+             (int)length, message, code);
+  else
+    snprintf(cause, sizeof cause, "%.*s (errno %d)", (int)length, message, code);
+  snprintf(reason->text, sizeof reason->text, "%s", cause);
+}
+
 void rtm_h5_report(const char *call, const char *source_file, int line, const char *fmt, ...) {
   char context[1024];
   va_list args;
@@ -51,8 +72,15 @@ void rtm_h5_report(const char *call, const char *source_file, int line, const ch
   h5_reason_t reason = {"", 0};
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_reason, &reason);
   H5Eclear2(H5E_DEFAULT);
+  system_cause(&reason);
   rtm_log_error("%s: HDF5 call %s failed at %s:%d%s%s", context, call,
                 short_source_name(source_file), line, reason.found ? ": " : "", reason.text);
+}
+
+void rtm_io_startup(void) {
+  /* no cleanup at exit: after a failed H5Fclose (a full disk) HDF5 1.10's own atexit
+   * closing of that file crashes; every file rtm3d opens is closed explicitly */
+  H5dont_atexit();
 }
 
 void rtm_h5_quiet(void) {

@@ -218,6 +218,10 @@ int rtm_io_shot_count(const char *path, int *count);
 int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather);
 void rtm_io_gather_release(rtm_io_gather_t *gather);
 
+/* Once, before any other call of this module (rtm3d's main): HDF5 set up so that a file
+ * whose closing failed (a full disk) does not crash the process at exit. */
+void rtm_io_startup(void);
+
 /* ---- SEG-Y (segy.c; segyio at configure time, RTM3D_ENABLE_SEGY) ---- */
 /* 1 when this build reads and writes SEG-Y; without it the functions below say so. */
 int rtm_segy_available(void);

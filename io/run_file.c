@@ -63,6 +63,7 @@ int rtm_output_create(const char *path, const rtm_io_volume_t *volume, const rtm
   int status = RTM_OK;
   hid_t fapl = H5I_INVALID_HID;
   rtm_output_t *o = NULL;
+  int attempted = 0; /* H5Fcreate was called: o->partial may exist */
   *output = NULL;
   rtm_h5_quiet();
   o = calloc(1, sizeof *o);
@@ -75,6 +76,7 @@ int rtm_output_create(const char *path, const rtm_io_volume_t *volume, const rtm
   RTM_TRY(rtm_io_partial_path(path, o->partial, strlen(path) + sizeof ".partial"));
   RTM_TRY(rtm_io_make_parent_dir(path));
   RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "output file %s", path);
+  attempted = 1;
   RTM_H5_CHECK(o->file = H5Fcreate(o->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), RTM_ERR_IO,
                "cannot create output file %s", o->partial);
   const rtm_run_info_t none = {0};
@@ -100,9 +102,9 @@ int rtm_output_create(const char *path, const rtm_io_volume_t *volume, const rtm
 fail:
   rtm_h5_close(&fapl);
   if (o) {
-    int created = o->file >= 0;
     close_handles(o);
-    if (created) remove(o->partial);
+    /* whatever a failed H5Fcreate (a full disk) or a later step left under that name */
+    if (attempted) remove(o->partial);
     free_output(o);
   }
   return status;
