@@ -141,8 +141,9 @@ int rtm_cmd_info(int argc, char **argv) {
 #else
   printf(", OpenMP off");
 #endif
-  printf(", HDF5 %d.%d.%d, SEG-Y %s\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE,
-         rtm_segy_available() ? "on (segyio)" : "off (no segyio at configure time)");
+  printf(", HDF5 %d.%d.%d, SEG-Y %s, figures %s\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE,
+         rtm_segy_available() ? "on (segyio)" : "off (no segyio at configure time)",
+         rtm_figure_available() ? "on (PLplot)" : "plain PNG (no PLplot at configure time)");
   printf("backends:    %s\n", rtm_backend_known_names());
   char link[200];
   rtm_mpi_nccl_describe(link, sizeof link);

@@ -1,5 +1,9 @@
-/* rtm3d plot FILE.h5 DATASET: a PNG of one slice of a snapshot or a volume, or of a
- * gather, in a red-white-blue colormap clipped at a percentile of |value|. */
+/* rtm3d plot FILE.h5 DATASET: a figure of one slice of a snapshot or a volume, three slices
+ * through a point, or a gather: axes in metres and seconds, the data's true aspect, a colour
+ * bar with units and a title (PLplot, io/figure.c); --raw (or a build without PLplot) the
+ * plain PNG of one pixel a sample. Signed fields in blue-white-red clipped at a percentile
+ * of |value|, models (one sign) from their low to their high percentile. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,22 +13,37 @@
 #include "rtm_status.h"
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: rtm3d plot FILE.h5 DATASET [--index K] [--slice x=N|y=N|z=N] [--clip PCT]\n"
-          "                  [-o OUT.png]\n\n"
-          "Writes a PNG of DATASET in a red (positive) - white (zero) - blue (negative)\n"
-          "colormap that saturates at the PCT percentile of |value|:\n"
-          "  snapshots [nsnap][nz][ny][nx]  snapshot K (default the last), one slice\n"
-          "  volumes [nz][ny][nx]           (a model file's /vp, /epsilon, ...) one slice\n"
-          "  gathers [nrec][nt]             (/traces/p) receivers across, time downward\n\n"
-          "  --index K        snapshot index, 0 .. nsnap-1 (default nsnap-1)\n"
-          "  --slice a=N      plane to show: z=N (map view, default z = nz/2), y=N or x=N\n"
-          "                   (vertical sections, depth downward)\n"
-          "  --clip PCT       clip percentile of |value| in (0, 100] (default 99)\n"
-          "  -o OUT.png       output (default: beside FILE, e.g. run.snapshots_p.k3.z50.png)\n"
-          "  --help           this text\n\n"
-          "Datasets in a file: the names 'rtm3d validate' compares, e.g. /snapshots/p,\n"
-          "/traces/p, /vp. Exit status: 0 written, 1 write failure, 2 usage or input error.\n");
+  fprintf(
+      out,
+      "usage: rtm3d plot FILE.h5 DATASET [--index K] [--slice x=N|y=N|z=N | --panel [--at X,Y,Z]]\n"
+      "                  [--clip PCT] [--gain none|t2|agc] [--wiggle] [--size WxH] [--raw]\n"
+      "                  [-o OUT.png|OUT.svg|OUT.pdf]\n\n"
+      "Draws DATASET with axes in metres (and seconds), the data's true aspect, a colour\n"
+      "bar with units and a title naming the file, dataset, snapshot time and plane:\n"
+      "  snapshots [nsnap][nz][ny][nx]  snapshot K (default the last), one slice\n"
+      "  volumes [nz][ny][nx]           (/image, a model file's /vp, ...) one slice\n"
+      "  gathers [nrec][nt]             (/traces/p) receivers across, time downward\n"
+      "Signed fields in blue (negative) - white - red (positive), saturating at the PCT\n"
+      "percentile of |value|; a volume of one sign (a model) from its (100 - PCT) to its\n"
+      "PCT percentile in a dark-to-yellow ramp.\n\n"
+      "  --index K        snapshot index, 0 .. nsnap-1 (default nsnap-1)\n"
+      "  --slice a=N      plane to show: z=N (map view, default z = nz/2), y=N or x=N\n"
+      "                   (vertical sections, depth downward)\n"
+      "  --panel          three slices through one cell instead: z (map), y and x sections\n"
+      "  --at X,Y,Z       that cell's indices (default the centre)\n"
+      "  --clip PCT       clip percentile in (0, 100] (default 99)\n"
+      "  --gain G         gathers: none (default), t2 (samples times t^2, late arrivals up)\n"
+      "                   or agc (each sample over the RMS of a 0.25 s window)\n"
+      "  --wiggle         gathers: a line a trace instead of variable density\n"
+      "  --size WxH       the figure's pixels (default 1000x750)\n"
+      "  --raw            the plain PNG instead: one pixel a sample, no axes\n"
+      "  -o OUT           .png, .svg or .pdf (default: beside FILE, e.g.\n"
+      "                   run.snapshots_p.k3.z50.png)\n"
+      "  --help           this text\n\n"
+      "Figures need PLplot at configure time (rtm3d info says); without it plot writes the\n"
+      "plain PNG. Datasets in a file: the names 'rtm3d validate' compares, e.g.\n"
+      "/snapshots/p, /traces/p, /vp. Exit status: 0 written, 1 write failure, 2 usage or\n"
+      "input error.\n");
 }
 
 typedef struct {
@@ -35,6 +54,11 @@ typedef struct {
   long plane;
   double clip_percentile;
   const char *out;
+  int raw, wiggle, panel;
+  char gain[8]; /* none | t2 | agc */
+  long at[3];   /* --at X,Y,Z; -1: the centre */
+  int size[2];  /* figure pixels */
+  int sized;    /* --size given */
 } plot_args_t;
 
 static int parse_long(const char *option, const char *text, long *value) {
@@ -54,6 +78,10 @@ static int parse_args(int argc, char **argv, plot_args_t *a, int *help) {
   memset(a, 0, sizeof *a);
   a->index = -1;
   a->clip_percentile = 99.0;
+  snprintf(a->gain, sizeof a->gain, "none");
+  a->at[0] = a->at[1] = a->at[2] = -1;
+  a->size[0] = 1000;
+  a->size[1] = 750;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -77,6 +105,32 @@ static int parse_args(int argc, char **argv, plot_args_t *a, int *help) {
         RTM_FAIL(RTM_ERR_USAGE, "plot: --clip needs a percentile in (0, 100] (got '%s')",
                  next ? next : "");
       a->clip_percentile = pct;
+      ++i;
+    } else if (strcmp(arg, "--raw") == 0) {
+      a->raw = 1;
+    } else if (strcmp(arg, "--wiggle") == 0) {
+      a->wiggle = 1;
+    } else if (strcmp(arg, "--panel") == 0) {
+      a->panel = 1;
+    } else if (strcmp(arg, "--gain") == 0) {
+      if (!next || (strcmp(next, "none") && strcmp(next, "t2") && strcmp(next, "agc")))
+        RTM_FAIL(RTM_ERR_USAGE, "plot: --gain needs none, t2 or agc (got '%s')", next ? next : "");
+      snprintf(a->gain, sizeof a->gain, "%s", next);
+      ++i;
+    } else if (strcmp(arg, "--at") == 0) {
+      char tail = 0;
+      if (!next || sscanf(next, "%ld,%ld,%ld%c", &a->at[0], &a->at[1], &a->at[2], &tail) != 3 ||
+          a->at[0] < 0 || a->at[1] < 0 || a->at[2] < 0)
+        RTM_FAIL(RTM_ERR_USAGE, "plot: --at needs three cell indices X,Y,Z >= 0 (got '%s')",
+                 next ? next : "");
+      ++i;
+    } else if (strcmp(arg, "--size") == 0) {
+      char tail = 0;
+      if (!next || sscanf(next, "%dx%d%c", &a->size[0], &a->size[1], &tail) != 2 ||
+          a->size[0] < 200 || a->size[1] < 150 || a->size[0] > 8000 || a->size[1] > 8000)
+        RTM_FAIL(RTM_ERR_USAGE, "plot: --size needs WxH pixels, 200x150 to 8000x8000 (got '%s')",
+                 next ? next : "");
+      a->sized = 1;
       ++i;
     } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
       if (!next || !next[0]) RTM_FAIL(RTM_ERR_USAGE, "plot: %s needs a file name", arg);
@@ -129,7 +183,9 @@ static void default_output(const plot_args_t *a, int rank, long index, char axis
   snprintf(name, sizeof name, "%s", a->dataset + 1);
   for (char *c = name; *c; ++c)
     if (*c == '/') *c = '_';
-  if (rank == 4)
+  if (axis == 'p') /* --panel */
+    snprintf(suffix, sizeof suffix, rank == 4 ? ".k%ld.panel" : ".panel", index);
+  else if (rank == 4)
     snprintf(suffix, sizeof suffix, ".k%ld.%c%ld", index, axis, plane);
   else if (rank == 3)
     snprintf(suffix, sizeof suffix, ".%c%ld", axis, plane);
@@ -148,6 +204,12 @@ typedef struct {
   float *image;
   int width, height;
   char where[96]; /* the title's snapshot and plane */
+  rtm_io_axes_t axes;
+  struct { /* --panel: z, y and x slices through one cell */
+    float *image;
+    int width, height;
+    long plane;
+  } panel[3];
 } plot_t;
 
 /* The dataset's shape, refused where it does not fit the options given. */
@@ -212,6 +274,39 @@ fail:
   return status;
 }
 
+/* --panel: the three planes through cell --at (default the centre) of the volume. */
+static int read_panel(plot_t *p) {
+  int status = RTM_OK;
+  const plot_args_t *a = &p->a;
+  static const char axes[3] = {'z', 'y', 'x'};
+  if (p->rank == 4) {
+    p->index = a->index >= 0 ? a->index : (long)p->dims[0] - 1;
+    if (p->dims[0] == 0 || (size_t)p->index >= p->dims[0])
+      RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld is out of range: %s has %zu snapshots", p->index,
+               a->dataset, p->dims[0]);
+    RTM_TRY(rtm_io_read_dataset_entry(a->file, a->dataset, (size_t)p->index, &p->data));
+  } else {
+    RTM_TRY(rtm_io_read_dataset(a->file, a->dataset, &p->data));
+  }
+  const size_t *volume = p->dims + (p->rank == 4); /* nz, ny, nx */
+  for (int k = 0; k < 3; ++k) {
+    const size_t extent = volume[k];
+    const long at = a->at[2 - k] >= 0 ? a->at[2 - k] : (long)(extent / 2); /* --at is x,y,z */
+    if ((size_t)at >= extent)
+      RTM_FAIL(RTM_ERR_USAGE, "plot: --at %c = %ld is out of range: %s has n%c = %zu", "zyx"[k], at,
+               a -> dataset, "zyx"[k], extent);
+    p->panel[k].plane = at;
+    p->panel[k].image = malloc(volume[0] * volume[1] * volume[2] / extent * sizeof(float));
+    if (!p->panel[k].image) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a slice of %s", a->dataset);
+    rtm_volume_slice(p->data.data, volume, axes[k], (size_t)at, p->panel[k].image,
+                     &p->panel[k].width, &p->panel[k].height);
+  }
+  p->axis = 'p';
+  if (p->rank == 4) snprintf(p->where, sizeof p->where, "[%ld]", p->index);
+fail:
+  return status;
+}
+
 /* [nrec][nt] -> one column per receiver, time running down the rows */
 static int read_gather(plot_t *p) {
   int status = RTM_OK;
@@ -251,6 +346,210 @@ fail:
   return status;
 }
 
+/* --gain on a gather image [nt][nrec]: t2 multiplies sample k by (k dt)^2; agc divides it
+ * by the RMS of its trace over a window of 0.25 s (25 samples without a dt) around it. */
+static void apply_gain(plot_t *p) {
+  const int nrec = p->width, nt = p->height;
+  const double dt = p->axes.has_dt ? p->axes.dt_s : 1.0;
+  if (strcmp(p->a.gain, "t2") == 0) {
+    for (int k = 0; k < nt; ++k)
+      for (int r = 0; r < nrec; ++r)
+        p->image[(size_t)k * nrec + r] *= (float)((k * dt) * (k * dt));
+  } else if (strcmp(p->a.gain, "agc") == 0) {
+    const int half = p->axes.has_dt ? (int)ceil(0.125 / dt) : 12;
+    float *out = malloc((size_t)nrec * nt * sizeof *out);
+    if (!out) return; /* the gather unscaled */
+    for (int r = 0; r < nrec; ++r) {
+      double sum = 0.0; /* running sum of squares over [k - half, k + half] */
+      for (int k = 0; k <= half && k < nt; ++k)
+        sum += (double)p->image[(size_t)k * nrec + r] * p->image[(size_t)k * nrec + r];
+      for (int k = 0; k < nt; ++k) {
+        const int lo = k - half < 0 ? 0 : k - half, hi = k + half >= nt ? nt - 1 : k + half;
+        const double rms = sqrt(fmax(sum, 0.0) / (hi - lo + 1));
+        out[(size_t)k * nrec + r] =
+            rms > 0.0 ? (float)(p->image[(size_t)k * nrec + r] / rms) : 0.0f;
+        if (k + half + 1 < nt) {
+          const double v = p->image[(size_t)(k + half + 1) * nrec + r];
+          sum += v * v;
+        }
+        if (k - half >= 0) {
+          const double v = p->image[(size_t)(k - half) * nrec + r];
+          sum -= v * v;
+        }
+      }
+    }
+    memcpy(p->image, out, (size_t)nrec * nt * sizeof *out);
+    free(out);
+  }
+}
+
+static int compare_floats(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* The colour range: +-clip of |value| for signed data; for a volume of one sign (a model)
+ * its (100 - PCT) to PCT percentile. */
+static int colour_range(const plot_t *p, const float *values, size_t count, rtm_figure_style_t *s) {
+  int status = RTM_OK, negative = 0;
+  size_t finite = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (isfinite(values[i])) {
+      ++finite;
+      negative |= values[i] < 0.0f;
+    }
+  s->diverging = p->rank == 2 || p->rank == 4 || negative;
+  if (s->diverging) {
+    double clip = 0.0;
+    RTM_TRY(rtm_png_clip_value(values, count, p->a.clip_percentile, &clip));
+    if (!(clip > 0.0)) clip = 1.0; /* an all-zero plane: white, a colour bar still */
+    s->lo = -clip;
+    s->hi = clip;
+    return RTM_OK;
+  }
+  float *sorted = malloc((finite + 1) * sizeof *sorted);
+  if (!sorted) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the colour range");
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (isfinite(values[i])) sorted[n++] = values[i];
+  qsort(sorted, n, sizeof *sorted, compare_floats);
+  const double pct = p->a.clip_percentile / 100.0;
+  s->lo = n ? sorted[(size_t)floor((1.0 - pct) * (double)(n - 1))] : 0.0;
+  s->hi = n ? sorted[(size_t)ceil(pct * (double)(n - 1))] : 1.0;
+  if (!(s->hi > s->lo)) s->hi = s->lo + (s->lo != 0.0 ? fabs(s->lo) * 1e-3 : 1.0);
+  free(sorted);
+fail:
+  return status;
+}
+
+/* What the colour bar says, from the dataset's last name. */
+static const char *bar_label(const char *dataset, int rank) {
+  const char *name = strrchr(dataset, '/');
+  name = name ? name + 1 : dataset;
+  if (strcmp(name, "vp") == 0 || strcmp(name, "vs") == 0) return "velocity (m/s)";
+  if (strcmp(name, "theta") == 0 || strcmp(name, "phi") == 0) return "angle (degrees)";
+  if (strcmp(name, "epsilon") == 0 || strcmp(name, "delta") == 0) return "Thomsen parameter (1)";
+  if (strcmp(name, "image") == 0) return "image (cross-correlation, arbitrary units)";
+  if (strcmp(name, "illumination") == 0) return "illumination (arbitrary units)";
+  if (rank == 2) return "amplitude (source units)";
+  return "wavefield (source units)";
+}
+
+/* A slice as a panel: its axes in metres when the file has its grid (cells otherwise). */
+static void slice_panel(const plot_t *p, char axis, long plane, const float *image, int width,
+                        int height, char *title, size_t title_size, rtm_figure_panel_t *panel) {
+  const rtm_io_axes_t *g = &p->axes;
+  const int have = g->has_grid;
+  /* image columns and rows of each plane (rtm_volume_slice): z: x, y; y: x, z; x: y, z */
+  const int column_axis = axis == 'x' ? 1 : 0, row_axis = axis == 'z' ? 1 : 2;
+  static const char *const with_metres[3] = {"x (m)", "y (m)", "depth z (m)"};
+  static const char *const with_cells[3] = {"x (cells)", "y (cells)", "depth z (cells)"};
+  const int plane_axis = axis == 'x' ? 0 : axis == 'y' ? 1 : 2;
+  char time[48] = "", entry[32] = "", where[64];
+  if (p->rank == 4) snprintf(entry, sizeof entry, "[%ld]", p->index);
+  if (p->rank == 4 && g->has_time) snprintf(time, sizeof time, ", t = %.4g s", g->time_s);
+  if (have)
+    snprintf(where, sizeof where, "%c = %g m", axis,
+             g->origin_m[plane_axis] + plane * g->spacing_m[plane_axis]);
+  else
+    snprintf(where, sizeof where, "%c = %ld", axis, plane);
+  if (p->a.panel) /* the file and time go above the three */
+    snprintf(title, title_size, "%s", where);
+  else
+    snprintf(title, title_size, "%s %s%s%s, %s", p->a.file, p->a.dataset, entry, time, where);
+  *panel = (rtm_figure_panel_t){
+      .values = image,
+      .columns = width,
+      .rows = height,
+      .x_first = have ? g->origin_m[column_axis] : 0.0,
+      .x_step = have ? g->spacing_m[column_axis] : 1.0,
+      .y_first = have ? g->origin_m[row_axis] : 0.0,
+      .y_step = have ? g->spacing_m[row_axis] : 1.0,
+      .x_label = (have ? with_metres : with_cells)[column_axis],
+      .y_label = (have ? with_metres : with_cells)[row_axis],
+      .title = title,
+      .same_units = 1,
+      .y_down = axis != 'z',
+  };
+}
+
+static int write_figure(plot_t *p) {
+  int status = RTM_OK;
+  const plot_args_t *a = &p->a;
+  char out[2048], titles[3][1024];
+  rtm_figure_panel_t panels[3];
+  int count = 1;
+  rtm_figure_style_t style = {.width = a->size[0], .height = a->size[1]};
+  char page_title[1024];
+  style.bar_label = bar_label(a->dataset, p->rank);
+  if (a->panel) {
+    if (!a->sized) style.width = 1500, style.height = 600;
+    if (p->rank == 4 && p->axes.has_time)
+      snprintf(page_title, sizeof page_title, "%s %s[%ld], t = %.4g s", a->file, a->dataset,
+               p->index, p->axes.time_s);
+    else
+      snprintf(page_title, sizeof page_title, "%s %s", a->file, a->dataset);
+    style.page_title = page_title;
+  }
+  if (a->out)
+    snprintf(out, sizeof out, "%s", a->out);
+  else
+    default_output(a, p->rank, p->index, p->axis, p->plane, out, sizeof out);
+  if (a->panel) {
+    static const char axes[3] = {'z', 'y', 'x'};
+    count = 3;
+    size_t total = 0;
+    for (int k = 0; k < 3; ++k)
+      total += (size_t)p->panel[k].width * p->panel[k].height;
+    float *all = malloc(total * sizeof *all); /* the range over the three planes */
+    if (!all) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the colour range");
+    size_t at = 0;
+    for (int k = 0; k < 3; ++k) {
+      const size_t n = (size_t)p->panel[k].width * p->panel[k].height;
+      memcpy(all + at, p->panel[k].image, n * sizeof *all);
+      at += n;
+      slice_panel(p, axes[k], p->panel[k].plane, p->panel[k].image, p->panel[k].width,
+                  p->panel[k].height, titles[k], sizeof titles[k], &panels[k]);
+    }
+    status = colour_range(p, all, total, &style);
+    free(all);
+    RTM_TRY(status);
+  } else if (p->rank >= 3) {
+    slice_panel(p, p->axis, p->plane, p->image, p->width, p->height, titles[0], sizeof titles[0],
+                &panels[0]);
+    RTM_TRY(colour_range(p, p->image, (size_t)p->width * p->height, &style));
+  } else {
+    const int timed = p->axes.has_dt;
+    snprintf(titles[0], sizeof titles[0], "%s %s%s%s", a->file, a->dataset,
+             strcmp(a->gain, "t2") == 0    ? ", gain t^2"
+             : strcmp(a->gain, "agc") == 0 ? ", AGC 0.25 s"
+                                           : "",
+             a->wiggle ? ", wiggle" : "");
+    panels[0] = (rtm_figure_panel_t){.values = p->image,
+                                     .columns = p->width,
+                                     .rows = p->height,
+                                     .x_first = 1.0,
+                                     .x_step = 1.0,
+                                     .y_first = 0.0,
+                                     .y_step = timed ? p->axes.dt_s : 1.0,
+                                     .x_label = "receiver",
+                                     .y_label = timed ? "time (s)" : "time (samples)",
+                                     .title = titles[0],
+                                     .y_down = 1,
+                                     .wiggle = a->wiggle};
+    RTM_TRY(colour_range(p, p->image, (size_t)p->width * p->height, &style));
+  }
+  status = rtm_figure_write(out, panels, count, &style);
+  if (status != RTM_OK) {
+    if (status != RTM_ERR_USAGE) status = RTM_ERR_IO;
+    goto fail;
+  }
+  printf("wrote %s (%d x %d pixels, colours %s%.4g to %.4g %s)\n", out, style.width, style.height,
+         style.diverging ? "symmetric, " : "", style.lo, style.hi, style.bar_label);
+fail:
+  return status;
+}
+
 int rtm_cmd_plot(int argc, char **argv) {
   int status = RTM_OK, help = 0;
   plot_t p;
@@ -263,9 +562,34 @@ int rtm_cmd_plot(int argc, char **argv) {
     return 0;
   }
   RTM_TRY(read_shape(&p));
-  RTM_TRY(p.rank >= 3 ? read_slice(&p) : read_gather(&p));
-  RTM_TRY(write_png(&p));
+  const int figure = !p.a.raw && rtm_figure_available();
+  if ((p.a.panel || p.a.wiggle) && !figure)
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --%s draws a figure: %s", p.a.panel ? "panel" : "wiggle",
+             p.a.raw ? "not with --raw" : "this build has no PLplot (rtm3d info)");
+  if (p.a.panel && (p.rank < 3 || p.a.axis))
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --panel shows three slices of a volume (%s), without --slice",
+             p.rank < 3 ? "not a gather" : "--slice picks one");
+  if ((p.a.wiggle || strcmp(p.a.gain, "none") != 0) && p.rank != 2)
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --%s applies to gathers [nrec][nt]; %s is a volume",
+             p.a.wiggle ? "wiggle" : "gain", p.a.dataset);
+  RTM_TRY(rtm_io_read_axes(p.a.file, p.a.dataset,
+                           p.rank == 4 ? (p.a.index >= 0 ? p.a.index : (long)p.dims[0] - 1) : -1,
+                           &p.axes));
+  if (p.a.panel)
+    RTM_TRY(read_panel(&p));
+  else
+    RTM_TRY(p.rank >= 3 ? read_slice(&p) : read_gather(&p));
+  if (p.rank == 2) apply_gain(&p);
+  if (figure) {
+    RTM_TRY(write_figure(&p));
+  } else {
+    if (!p.a.raw && !p.a.out) /* once, so that a user knows why the picture is plain */
+      rtm_log_info("plot: this build has no PLplot: a plain PNG, one pixel a sample");
+    RTM_TRY(write_png(&p));
+  }
 fail:
+  for (int k = 0; k < 3; ++k)
+    free(p.panel[k].image);
   free(p.image);
   rtm_dataset_release(&p.data);
   return rtm_status_exit_code(status);

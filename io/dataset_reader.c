@@ -254,3 +254,29 @@ fail:
   rtm_h5_close(&file);
   return status;
 }
+
+int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes_t *axes) {
+  int status = RTM_OK, present = 0;
+  open_dataset_t d;
+  double *times = NULL;
+  memset(axes, 0, sizeof *axes);
+  RTM_TRY(open_dataset(path, name, &d));
+  RTM_TRY(rtm_h5_read_attr_doubles(d.file, path, "spacing", 3, "metres", axes->spacing_m,
+                                   &axes->has_grid));
+  if (axes->has_grid)
+    RTM_TRY(
+        rtm_h5_read_attr_doubles(d.file, path, "origin", 3, "metres", axes->origin_m, &present));
+  RTM_TRY(
+      rtm_h5_read_attr_doubles(d.dataset, path, "dt", 1, "seconds", &axes->dt_s, &axes->has_dt));
+  if (index >= 0 && d.rank >= 1 && H5Aexists(d.dataset, "times") > 0) {
+    times = malloc(((size_t)d.dims[0] + 1) * sizeof *times);
+    if (!times) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the times of %s", name);
+    RTM_TRY(rtm_h5_read_attr_doubles(d.dataset, path, "times", (size_t)d.dims[0], "seconds", times,
+                                     &axes->has_time));
+    if (axes->has_time && (size_t)index < (size_t)d.dims[0]) axes->time_s = times[index];
+  }
+fail:
+  free(times);
+  close_dataset(&d);
+  return status;
+}

@@ -179,6 +179,34 @@ int rtm_png_clip_value(const float *values, size_t count, double clip_percentile
 void rtm_volume_slice(const float *volume, const size_t dims[3], char axis, size_t plane,
                       float *image, int *width, int *height);
 
+/* ---- figures (figure.c; PLplot at configure time, RTM3D_ENABLE_PLPLOT) ---- */
+/* One panel: an image of rows x columns values (row-major, row 0 at y_first), or with
+ * `wiggle` one line a column (traces); coordinates of column and row centres in the axes'
+ * units; `same_units`: both axes are lengths, drawn at the data's true aspect; `y_down`:
+ * y grows downward (depth, time). */
+typedef struct {
+  const float *values;
+  int columns, rows;
+  double x_first, x_step, y_first, y_step;
+  const char *x_label, *y_label, *title;
+  int same_units, y_down, wiggle;
+} rtm_figure_panel_t;
+/* The figure: colours over [lo, hi] (values beyond are clipped), blue-white-red when
+ * `diverging`, else a dark-to-yellow ramp; the colour bar's label (with units); the page in
+ * pixels (PNG; SVG and PDF scale it). */
+typedef struct {
+  int diverging;
+  double lo, hi;
+  const char *bar_label;
+  const char *page_title; /* above several panels (each has its own title); may be NULL */
+  int width, height;
+} rtm_figure_style_t;
+/* 1 when this build draws figures (PLplot with its cairo drivers). */
+int rtm_figure_available(void);
+/* The panels side by side and one colour bar into `path` (.png, .svg or .pdf). */
+int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
+                     const rtm_figure_style_t *style);
+
 /* ---- datasets for plot and validate ---- */
 typedef struct {
   int rank;
@@ -194,6 +222,14 @@ int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t d
 int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
                               rtm_dataset_t *dataset);
 void rtm_dataset_release(rtm_dataset_t *dataset);
+/* What a figure needs to put units on a dataset: the file's root attributes spacing and
+ * origin (metres; has_grid 0 when absent), the dataset's attribute dt (seconds, gathers) and,
+ * of a snapshot series, entry `index` of its attribute times (seconds). */
+typedef struct {
+  int has_grid, has_dt, has_time;
+  double spacing_m[3], origin_m[3], dt_s, time_s;
+} rtm_io_axes_t;
+int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes_t *axes);
 /* Names of the numeric datasets under /snapshots, under /traces (not receivers), under
  * /shots/<k>/traces of a many-shot file (shot by shot) and at the root (a model file's /vp,
  * ...), in that order; malloc'd array of malloc'd strings. */

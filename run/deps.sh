@@ -14,9 +14,10 @@ rtm_deps_dir="$rtm_deps_root/.deps"
 rtm_offline_debs="libinih1 libinih-dev libcmocka0 libcmocka-dev"
 rtm_apt_packages="build-essential cmake ninja-build pkg-config git libhdf5-dev libinih-dev \
 libcmocka-dev libfftw3-dev libpng-dev libopenmpi-dev openmpi-bin"
-# optional: SEG-Y export and import (segyio), and its Python reader for the tests; a
-# distribution without them builds rtm3d without SEG-Y
-rtm_apt_optional="libsegyio-dev python3-segyio"
+# optional: SEG-Y export and import (segyio) and its Python reader for the tests, and the
+# figures of rtm3d plot (PLplot with its cairo drivers); a distribution without them builds
+# rtm3d without SEG-Y and with plain PNG pictures
+rtm_apt_optional="libsegyio-dev python3-segyio libplplot-dev plplot-driver-cairo"
 
 rtm_deps_install() {
   local sudo=""

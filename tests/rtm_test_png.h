@@ -27,7 +27,8 @@ static inline int test_png_read(const char *path, test_png_t *image) {
     return -1;
   }
   png_init_io(png, file);
-  png_read_png(png, info, PNG_TRANSFORM_STRIP_16 | PNG_TRANSFORM_PACKING, NULL);
+  png_read_png(png, info,
+               PNG_TRANSFORM_STRIP_16 | PNG_TRANSFORM_PACKING | PNG_TRANSFORM_STRIP_ALPHA, NULL);
   if (png_get_color_type(png, info) != PNG_COLOR_TYPE_RGB) png_error(png, "not RGB");
   image->width = (int)png_get_image_width(png, info);
   image->height = (int)png_get_image_height(png, info);

@@ -276,6 +276,7 @@ void rtm_kernel_choose(const rtm_config_t *cfg, const rtm_kernel_key_t *key, con
                        rtm_kernel_shape_t *shape, char *why, size_t size) {
   rtm_kernel_shape_t winner;
   char source[1024];
+  memset(shape, 0, sizeof *shape); /* the halo's bytes past its end too: shapes compare whole */
   if (!rtm_kernel_cache_lookup(cache_path, key, &winner, source, sizeof source))
     rtm_kernel_table_lookup(key, &winner, source, sizeof source);
   const int auto_halo = strcmp(cfg->kernel.halo, "auto") == 0;

@@ -287,7 +287,7 @@ static void test_plot_snapshot_slice_and_default_name(void **state) {
   plane[1 * NX + 2] = 5.0f;  /* y = 1, x = 2 */
   plane[6 * NX + 7] = -5.0f; /* y = 6, x = 7 */
   write_file(f, REF_PATH, snapshots, f->traces, f->image);
-  const char *args[] = {"plot", REF_PATH, "snapshots/p", "--clip", "100", NULL};
+  const char *args[] = {"plot", REF_PATH, "snapshots/p", "--clip", "100", "--raw", NULL};
   command_result_t r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 0);
   release(&r);
@@ -302,7 +302,7 @@ static void test_plot_snapshot_slice_and_default_name(void **state) {
                                             "5)");
   free(image.rgb);
 
-  const char *section[] = {"plot", REF_PATH, "/image", "--slice", "y=2", NULL};
+  const char *section[] = {"plot", REF_PATH, "/image", "--slice", "y=2", "--raw", NULL};
   r = run_rtm3d(section);
   assert_int_equal(r.exit_code, 0);
   release(&r);
@@ -311,8 +311,8 @@ static void test_plot_snapshot_slice_and_default_name(void **state) {
   assert_int_equal(image.height, NZ);
   free(image.rgb);
 
-  const char *x_section[] = {"plot",    REF_PATH, "/snapshots/p", "--index",      "0",
-                             "--slice", "x=4",    "-o",           DIR "/out.png", NULL};
+  const char *x_section[] = {"plot", REF_PATH, "/snapshots/p", "--index", "0", "--slice",
+                             "x=4",  "-o",     DIR "/out.png", "--raw",   NULL};
   r = run_rtm3d(x_section);
   assert_int_equal(r.exit_code, 0);
   release(&r);
@@ -328,7 +328,7 @@ static void test_plot_gather_time_downward(void **state) {
   traces[1 * SAMPLES + 5] = 3.0f;   /* receiver 1, sample 5 */
   traces[3 * SAMPLES + 17] = -3.0f; /* receiver 3, sample 17 */
   write_file(f, REF_PATH, f->snapshots, traces, f->image);
-  const char *args[] = {"plot", REF_PATH, "/traces/p", NULL};
+  const char *args[] = {"plot", REF_PATH, "/traces/p", "--raw", NULL};
   command_result_t r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 0);
   release(&r);
@@ -341,6 +341,101 @@ static void test_plot_gather_time_downward(void **state) {
   assert_true(test_png_is(&image, 0, 0, 255, 255, 255));
   free(image.rgb);
   free(traces);
+}
+
+/* Dark pixels (all channels below 100) in column x between rows y0 and y1. */
+static int dark_run(const test_png_t *image, int x, int y0, int y1) {
+  int dark = 0;
+  for (int y = y0; y < y1; ++y) {
+    const unsigned char *c = test_png_pixel(image, x, y);
+    dark += c[0] < 100 && c[1] < 100 && c[2] < 100;
+  }
+  return dark;
+}
+
+/* Distinct colours (coarsely) down column x. */
+static int colours_down(const test_png_t *image, int x) {
+  unsigned char seen[4096] = {0};
+  int distinct = 0;
+  for (int y = 0; y < image->height; ++y) {
+    const unsigned char *c = test_png_pixel(image, x, y);
+    const int key = (c[0] >> 4) << 8 | (c[1] >> 4) << 4 | (c[2] >> 4);
+    distinct += !seen[key];
+    seen[key] = 1;
+  }
+  return distinct;
+}
+
+/* The figures of PLplot builds: the size asked for; the axes' numbers and names (text left
+ * of and below the plot box); a colour bar (a column in the right fifth with many
+ * colours); a title (text above the box: the cells' colours are never dark); the slice's colours
+ * where the data put them (red and blue in the box); the gather, the panel and an SVG written too.
+ */
+static void test_plot_figures(void **state) {
+  fixture_t *f = *state;
+  if (!rtm_figure_available()) {
+    printf("test_plot_figures: no PLplot in this build, skipped\n");
+    return;
+  }
+  write_file(f, REF_PATH, f->snapshots, f->traces, f->image);
+  const char *args[] = {"plot",   REF_PATH,  "/snapshots/p", "--slice",         "y=2",
+                        "--size", "800x600", "-o",           DIR "/figure.png", NULL};
+  command_result_t r = run_rtm3d(args);
+  assert_int_equal(r.exit_code, 0);
+  assert_true(contains(r.out, "800 x 600 pixels"));
+  release(&r);
+  test_png_t image;
+  assert_int_equal(test_png_read(DIR "/figure.png", &image), 0);
+  assert_int_equal(image.width, 800);
+  assert_int_equal(image.height, 600);
+  int y_axis = 0, x_axis = 0; /* tick labels and axis names: text left of and below the box */
+  for (int x = 0; x < image.width / 8; ++x)
+    y_axis += dark_run(&image, x, image.height * 15 / 100, image.height * 85 / 100);
+  for (int x = 0; x < image.width * 3 / 4; ++x)
+    x_axis += dark_run(&image, x, image.height * 84 / 100, image.height * 97 / 100);
+  assert_true(y_axis > 100 && x_axis > 100);
+  int bar = 0;
+  for (int x = image.width * 4 / 5; x < image.width; ++x)
+    if (colours_down(&image, x) >= 20) bar = 1;
+  assert_true(bar);
+  int title = 0; /* text above the box, between the y axis and the colour bar */
+  for (int x = image.width * 15 / 100; x < image.width * 80 / 100; ++x)
+    title += dark_run(&image, x, 0, image.height * 3 / 10);
+  assert_true(title > 50);
+  int red = 0, blue = 0;
+  for (int y = 0; y < image.height; ++y)
+    for (int x = image.width / 8; x < image.width * 3 / 4; ++x) {
+      const unsigned char *c = test_png_pixel(&image, x, y);
+      red += c[0] > 150 && c[1] < 120 && c[2] < 120;
+      blue += c[2] > 150 && c[0] < 120 && c[1] < 120;
+    }
+  assert_true(red > 100 && blue > 100);
+  free(image.rgb);
+
+  const char *gather[] = {"plot", REF_PATH, "/traces/p",       "--gain",
+                          "agc",  "-o",     DIR "/gather.png", NULL};
+  r = run_rtm3d(gather);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+  assert_int_equal(test_png_read(DIR "/gather.png", &image), 0);
+  assert_int_equal(image.width, 1000);
+  free(image.rgb);
+  const char *panel[] = {"plot",  REF_PATH, "/snapshots/p",   "--panel", "--at",
+                         "1,2,3", "-o",     DIR "/panel.svg", NULL};
+  r = run_rtm3d(panel);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+  FILE *svg = fopen(DIR "/panel.svg", "r");
+  assert_non_null(svg);
+  char head[256] = "";
+  assert_true(fread(head, 1, sizeof head - 1, svg) > 0);
+  fclose(svg);
+  assert_true(contains(head, "<svg"));
+  const char *wiggle_volume[] = {"plot", REF_PATH, "/image", "--wiggle", NULL};
+  r = run_rtm3d(wiggle_volume);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "--wiggle applies to gathers"));
+  release(&r);
 }
 
 static void test_plot_refuses_out_of_range(void **state) {
@@ -383,4 +478,5 @@ RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
                   cmocka_unit_test_setup_teardown(test_plot_snapshot_slice_and_default_name, setup,
                                                   teardown),
                   cmocka_unit_test_setup_teardown(test_plot_gather_time_downward, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_plot_figures, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_plot_refuses_out_of_range, setup, teardown))

@@ -1,0 +1,185 @@
+/* Report-quality figures through PLplot (rtm_io.h, "figures"): panels of images (or wiggle
+ * traces) with axes in their units, the true aspect of the data, a title each, and one
+ * colour bar with its label; PNG, SVG or PDF by the file's extension (PLplot's cairo
+ * drivers). Without PLplot at configure time rtm_figure_available says 0 and the caller
+ * falls back to the plain PNG (png.c). */
+#include "rtm_io.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtm_status.h"
+
+#ifndef RTM3D_HAVE_PLPLOT
+
+int rtm_figure_available(void) {
+  return 0;
+}
+
+int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
+                     const rtm_figure_style_t *style) {
+  (void)panels;
+  (void)count;
+  (void)style;
+  rtm_log_error("%s: figures need PLplot, which this build lacks (install libplplot-dev and "
+                "plplot-driver-cairo, configure again)",
+                path);
+  return RTM_ERR_UNSUPPORTED;
+}
+
+#else
+#include <plplot.h>
+
+int rtm_figure_available(void) {
+  return 1;
+}
+
+/* PLplot's escape character is '#': a literal one is doubled. */
+static void escaped(const char *text, char *out, size_t size) {
+  size_t n = 0;
+  for (const char *c = text ? text : ""; *c && n + 2 < size; ++c) {
+    if (*c == '#') out[n++] = '#';
+    out[n++] = *c;
+  }
+  out[n] = '\0';
+}
+
+static const char *device_for(const char *path) {
+  const char *dot = strrchr(path, '.');
+  if (!dot) return NULL;
+  if (strcmp(dot, ".png") == 0) return "pngcairo";
+  if (strcmp(dot, ".svg") == 0) return "svgcairo";
+  if (strcmp(dot, ".pdf") == 0) return "pdfcairo";
+  return NULL;
+}
+
+/* Colour map 1: blue - white - red around zero (signed fields), or a dark-blue to yellow
+ * ramp close to viridis (models, images of one sign). */
+static void set_colours(int diverging) {
+  if (diverging) {
+    const PLFLT at[3] = {0.0, 0.5, 1.0}, r[3] = {0.05, 1.0, 0.75}, g[3] = {0.2, 1.0, 0.05},
+                b[3] = {0.75, 1.0, 0.05};
+    plscmap1l(1, 3, at, r, g, b, NULL);
+  } else {
+    const PLFLT at[5] = {0.0, 0.25, 0.5, 0.75, 1.0}, r[5] = {0.27, 0.23, 0.13, 0.37, 0.99},
+                g[5] = {0.0, 0.32, 0.57, 0.79, 0.91}, b[5] = {0.33, 0.55, 0.55, 0.38, 0.14};
+    plscmap1l(1, 5, at, r, g, b, NULL);
+  }
+}
+
+static void draw_panel(const rtm_figure_panel_t *p, const rtm_figure_style_t *style, double left,
+                       double right) {
+  const double x0 = p->x_first - 0.5 * p->x_step, x1 = x0 + p->columns * p->x_step;
+  const double y0 = p->y_first - 0.5 * p->y_step, y1 = y0 + p->rows * p->y_step;
+  /* the data's own aspect when both axes are lengths; else the space given */
+  const double aspect = p->same_units ? fabs((y1 - y0) / (x1 - x0)) : 0.0;
+  plvpas(left, right, 0.14, 0.86, aspect);
+  if (p->y_down)
+    plwind(x0, x1, y1, y0);
+  else
+    plwind(x0, x1, y0, y1);
+  if (!p->wiggle) {
+    PLFLT **grid = NULL;
+    plAlloc2dGrid(&grid, p->columns, p->rows);
+    for (int i = 0; i < p->columns; ++i)
+      for (int j = 0; j < p->rows; ++j) {
+        double v = p->values[(size_t)j * p->columns + i];
+        if (!isfinite(v)) v = style->lo; /* never transparent */
+        grid[i][j] = v < style->lo ? style->lo : v > style->hi ? style->hi : v;
+      }
+    plimagefr((PLFLT_MATRIX)grid, p->columns, p->rows, x0, x1, y0, y1, style->lo, style->hi,
+              style->lo, style->hi, NULL, NULL);
+    plFree2dGrid(grid, p->columns, p->rows);
+  } else {
+    /* one line a trace (a column), deflected by up to 1.5 trace spacings at the clip */
+    PLFLT *xs = malloc((size_t)p->rows * sizeof *xs), *ys = malloc((size_t)p->rows * sizeof *ys);
+    const double scale = style->hi > 0.0 ? 1.5 * p->x_step / style->hi : 0.0;
+    plcol0(1);
+    for (int i = 0; xs && ys && i < p->columns; ++i) {
+      for (int j = 0; j < p->rows; ++j) {
+        double v = p->values[(size_t)j * p->columns + i];
+        if (!isfinite(v)) v = 0.0;
+        v = v < style->lo ? style->lo : v > style->hi ? style->hi : v;
+        xs[j] = p->x_first + i * p->x_step + scale * v;
+        ys[j] = p->y_first + j * p->y_step;
+      }
+      plline(p->rows, xs, ys);
+    }
+    free(xs);
+    free(ys);
+  }
+  char x_label[256], y_label[256], title[512];
+  escaped(p->x_label, x_label, sizeof x_label);
+  escaped(p->y_label, y_label, sizeof y_label);
+  escaped(p->title, title, sizeof title);
+  plcol0(1);
+  plbox("bcnst", 0.0, 0, "bcnstv", 0.0, 0);
+  pllab(x_label, y_label, "");
+  plmtex("t", 1.2, 0.5, 0.5, title);
+}
+
+static void draw_colour_bar(const rtm_figure_style_t *style) {
+  char label[256];
+  escaped(style->bar_label, label, sizeof label);
+  PLFLT width = 0.0, height = 0.0;
+  const PLINT label_opts[1] = {PL_COLORBAR_LABEL_RIGHT};
+  const char *labels[1] = {label};
+  const char *axis_opts[1] = {"bcvtm"};
+  const PLFLT ticks[1] = {0.0};
+  const PLINT sub_ticks[1] = {0}, n_values[1] = {2};
+  PLFLT range[2] = {style->lo, style->hi};
+  const PLFLT *values[1] = {range};
+  plcol0(1);
+  plcolorbar(&width, &height, PL_COLORBAR_IMAGE | PL_COLORBAR_BOUNDING_BOX,
+             PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0.03, 0.0, 0.03, 0.9,
+             0, 1, 1, 0.0, 0.0, 0, 0.0, 1, label_opts, labels, 1, axis_opts, ticks, sub_ticks,
+             n_values, (PLFLT_MATRIX)values);
+}
+
+int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
+                     const rtm_figure_style_t *style) {
+  const char *device = device_for(path);
+  if (!device) {
+    rtm_log_error("%s: a figure is .png, .svg or .pdf", path);
+    return RTM_ERR_USAGE;
+  }
+  if (count < 1 || !(style->hi > style->lo)) {
+    rtm_log_error("%s: no panel, or an empty colour range [%g, %g]", path, style->lo, style->hi);
+    return RTM_ERR_INTERNAL;
+  }
+  FILE *probe = fopen(path, "wb"); /* PLplot says little when it cannot write */
+  if (!probe) {
+    rtm_log_error("%s: cannot write the figure", path);
+    return RTM_ERR_IO;
+  }
+  fclose(probe);
+  plsdev(device);
+  plsfnam(path);
+  plspage(0.0, 0.0, style->width, style->height, 0, 0);
+  plscolbg(255, 255, 255);
+  plscol0(0, 255, 255, 255);
+  plscol0(1, 0, 0, 0);
+  plinit();
+  pladv(0);
+  set_colours(style->diverging);
+  /* the panels side by side in [0.09, 0.84] of the page, the colour bar right of the last;
+   * smaller letters the more panels share the page */
+  const double from = 0.09, to = 0.84, gap = count > 1 ? 0.08 : 0.0;
+  const double each = (to - from - gap * (count - 1)) / count;
+  plschr(0.0, count > 1 ? 0.65 : 0.9);
+  for (int k = 0; k < count; ++k)
+    draw_panel(&panels[k], style, from + k * (each + gap), from + k * (each + gap) + each);
+  draw_colour_bar(style);
+  if (style->page_title) {
+    char title[512];
+    escaped(style->page_title, title, sizeof title);
+    plvpor(0.0, 1.0, 0.0, 1.0);
+    plschr(0.0, 0.9);
+    plmtex("t", -2.0, 0.5, 0.5, title);
+  }
+  plend();
+  return RTM_OK;
+}
+#endif
