@@ -39,6 +39,8 @@ static void usage(FILE *out) {
       "  --raw            the plain PNG instead: one pixel a sample, no axes\n"
       "  -o OUT           .png, .svg or .pdf (default: beside FILE, e.g.\n"
       "                   run.snapshots_p.k3.z50.png)\n"
+      "  --scaling CSV    instead of FILE and DATASET: run/scaling.sh's CSV as parallel\n"
+      "                   efficiency against ranks, a line a mode and the ideal\n"
       "  --help           this text\n\n"
       "Figures need PLplot at configure time (rtm3d info says); without it plot writes the\n"
       "plain PNG. Datasets in a file: the names 'rtm3d validate' compares, e.g.\n"
@@ -550,7 +552,132 @@ fail:
   return status;
 }
 
+/* rtm3d plot --scaling FILE.csv [-o OUT] [--size WxH]: run/scaling.sh's CSV (columns mode,
+ * ranks, efficiency at least) as efficiency against ranks, a line a mode, the ideal dashed. */
+enum { SCALING_MODES = 8, SCALING_ROWS = 256 };
+
+typedef struct {
+  char names[SCALING_MODES][32];
+  double x[SCALING_MODES][SCALING_ROWS], y[SCALING_MODES][SCALING_ROWS];
+  int counts[SCALING_MODES], modes;
+  int strong[SCALING_MODES]; /* the line's mode: strong (else weak) */
+  double x_max, y_max;
+} scaling_t;
+
+/* The CSV's rows into s, mode by mode in order of first appearance. */
+static int read_scaling(const char *csv, scaling_t *s) {
+  int status = RTM_OK, mode_at = -1, run_at = -1, ranks_at = -1, efficiency_at = -1, number = 0;
+  char line[1024];
+  FILE *f = fopen(csv, "r");
+  if (!f) RTM_FAIL(RTM_ERR_INPUT, "plot: cannot read %s", csv);
+  s->x_max = 1.0;
+  s->y_max = 1.1;
+  while (fgets(line, sizeof line, f)) {
+    ++number;
+    line[strcspn(line, "\r\n")] = '\0';
+    char *fields[32], *save = NULL;
+    int n = 0;
+    for (char *cell = strtok_r(line, ",", &save); cell && n < 32; cell = strtok_r(NULL, ",", &save))
+      fields[n++] = cell;
+    if (number == 1) {
+      for (int k = 0; k < n; ++k) {
+        if (strcmp(fields[k], "mode") == 0) mode_at = k;
+        if (strcmp(fields[k], "run") == 0) run_at = k;
+        if (strcmp(fields[k], "ranks") == 0) ranks_at = k;
+        if (strcmp(fields[k], "efficiency") == 0) efficiency_at = k;
+      }
+      if (mode_at < 0 || ranks_at < 0 || efficiency_at < 0)
+        RTM_FAIL(RTM_ERR_INPUT, "%s:1: needs the columns mode, ranks and efficiency", csv);
+      continue;
+    }
+    if (n <= mode_at || n <= ranks_at || n <= efficiency_at)
+      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %d fields, too few", csv, number, n);
+    char *end = NULL, *end2 = NULL;
+    const double ranks = strtod(fields[ranks_at], &end);
+    const double efficiency = strtod(fields[efficiency_at], &end2);
+    if (*end || *end2 || !(ranks > 0.0) || !isfinite(efficiency))
+      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: ranks '%s' and efficiency '%s' must be numbers", csv, number,
+               fields[ranks_at], fields[efficiency_at]);
+    /* a line a run (run/scaling.sh names each: 512_nccl_strong), else a mode */
+    const char *key = run_at >= 0 && run_at < n ? fields[run_at] : fields[mode_at];
+    int m = 0;
+    while (m < s->modes && strcmp(s->names[m], key) != 0)
+      ++m;
+    if (m == s->modes) {
+      if (s->modes == SCALING_MODES) RTM_FAIL(RTM_ERR_INPUT, "%s: more than %d lines", csv, m);
+      snprintf(s->names[s->modes], sizeof s->names[0], "%s", key);
+      s->strong[s->modes++] = strcmp(fields[mode_at], "strong") == 0;
+    }
+    if (s->counts[m] == SCALING_ROWS)
+      RTM_FAIL(RTM_ERR_INPUT, "%s: more than %d rows a mode", csv, SCALING_ROWS);
+    s->x[m][s->counts[m]] = ranks;
+    s->y[m][s->counts[m]++] = efficiency;
+    if (ranks > s->x_max) s->x_max = ranks;
+    if (efficiency * 1.05 > s->y_max) s->y_max = efficiency * 1.05;
+  }
+  if (s->modes == 0) RTM_FAIL(RTM_ERR_INPUT, "%s: no rows", csv);
+fail:
+  if (f) fclose(f);
+  return status;
+}
+
+static int plot_scaling(int argc, char **argv) {
+  int status = RTM_OK, width = 800, height = 560;
+  const char *csv = NULL, *out = NULL;
+  scaling_t *s = calloc(1, sizeof *s);
+  if (!s) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--scaling") == 0 && i + 1 < argc) {
+      csv = argv[++i];
+    } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
+      out = argv[++i];
+    } else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
+      char tail = 0;
+      if (sscanf(argv[++i], "%dx%d%c", &width, &height, &tail) != 2 || width < 200 ||
+          height < 150 || width > 8000 || height > 8000)
+        RTM_FAIL(RTM_ERR_USAGE, "plot: --size needs WxH pixels, 200x150 to 8000x8000 (got '%s')",
+                 argv[i]);
+    } else {
+      RTM_FAIL(RTM_ERR_USAGE,
+               "plot --scaling: unexpected '%s' (rtm3d plot --scaling FILE.csv [-o OUT.png] "
+               "[--size WxH])",
+               argv[i]);
+    }
+  }
+  if (!csv) RTM_FAIL(RTM_ERR_USAGE, "plot: --scaling needs the CSV of run/scaling.sh");
+  if (!rtm_figure_available())
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "plot --scaling draws a figure: this build has no PLplot");
+  RTM_TRY(read_scaling(csv, s));
+  static const int palette[4][3] = {{31, 90, 200}, {200, 40, 40}, {40, 150, 60}, {150, 80, 180}};
+  rtm_figure_series_t series[SCALING_MODES + 1];
+  char labels[SCALING_MODES][48];
+  for (int m = 0; m < s->modes; ++m) {
+    const int *rgb = palette[(s->strong[m] ? 0 : 1) + 2 * (m / 2 % 2)];
+    snprintf(labels[m], sizeof labels[m], "%s", s->names[m]);
+    series[m] = (rtm_figure_series_t){
+        labels[m], s->counts[m], s->x[m], s->y[m], {rgb[0], rgb[1], rgb[2]}, 0};
+  }
+  const double ideal_x[2] = {0.5, s->x_max + 0.5}, ideal_y[2] = {1.0, 1.0};
+  series[s->modes] = (rtm_figure_series_t){"ideal", 2, ideal_x, ideal_y, {150, 150, 150}, 1};
+  const double range[4] = {0.5, s->x_max + 0.5, 0.0, s->y_max};
+  char path[2048], title[1200];
+  const char *dot = strrchr(csv, '.');
+  if (out)
+    snprintf(path, sizeof path, "%s", out);
+  else
+    snprintf(path, sizeof path, "%.*s.png", dot ? (int)(dot - csv) : (int)strlen(csv), csv);
+  snprintf(title, sizeof title, "parallel efficiency, %s", csv);
+  RTM_TRY(rtm_figure_lines(path, series, s->modes + 1, range, "ranks", "parallel efficiency", title,
+                           width, height));
+  printf("wrote %s (%d mode(s) of %s)\n", path, s->modes, csv);
+fail:
+  free(s);
+  return rtm_status_exit_code(status);
+}
+
 int rtm_cmd_plot(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--scaling") == 0) return plot_scaling(argc, argv);
   int status = RTM_OK, help = 0;
   plot_t p;
   memset(&p, 0, sizeof p);

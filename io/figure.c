@@ -18,6 +18,21 @@ int rtm_figure_available(void) {
   return 0;
 }
 
+int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int count,
+                     const double range[4], const char *x_label, const char *y_label,
+                     const char *title, int width, int height) {
+  (void)series;
+  (void)count;
+  (void)range;
+  (void)x_label;
+  (void)y_label;
+  (void)title;
+  (void)width;
+  (void)height;
+  rtm_log_error("%s: figures need PLplot, which this build lacks", path);
+  return RTM_ERR_UNSUPPORTED;
+}
+
 int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
                      const rtm_figure_style_t *style) {
   (void)panels;
@@ -138,16 +153,12 @@ static void draw_colour_bar(const rtm_figure_style_t *style) {
              n_values, (PLFLT_MATRIX)values);
 }
 
-int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
-                     const rtm_figure_style_t *style) {
+/* The page: the device for the extension, white background, black ink, the size. */
+static int open_page(const char *path, int width, int height) {
   const char *device = device_for(path);
   if (!device) {
     rtm_log_error("%s: a figure is .png, .svg or .pdf", path);
     return RTM_ERR_USAGE;
-  }
-  if (count < 1 || !(style->hi > style->lo)) {
-    rtm_log_error("%s: no panel, or an empty colour range [%g, %g]", path, style->lo, style->hi);
-    return RTM_ERR_INTERNAL;
   }
   FILE *probe = fopen(path, "wb"); /* PLplot says little when it cannot write */
   if (!probe) {
@@ -157,12 +168,62 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
   fclose(probe);
   plsdev(device);
   plsfnam(path);
-  plspage(0.0, 0.0, style->width, style->height, 0, 0);
+  plspage(0.0, 0.0, width, height, 0, 0);
   plscolbg(255, 255, 255);
   plscol0(0, 255, 255, 255);
   plscol0(1, 0, 0, 0);
   plinit();
   pladv(0);
+  return RTM_OK;
+}
+
+int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int count,
+                     const double range[4], const char *x_label, const char *y_label,
+                     const char *title, int width, int height) {
+  int status = open_page(path, width, height);
+  if (status != RTM_OK) return status;
+  char x_text[256], y_text[256], title_text[512];
+  escaped(x_label, x_text, sizeof x_text);
+  escaped(y_label, y_text, sizeof y_text);
+  escaped(title, title_text, sizeof title_text);
+  plschr(0.0, 0.9);
+  plvpor(0.12, 0.95, 0.14, 0.88);
+  plwind(range[0], range[1], range[2], range[3]);
+  plcol0(1);
+  plbox("bcnstg", 0.0, 0, "bcnstvg", 0.0, 0);
+  pllab(x_text, y_text, title_text);
+  for (int s = 0; s < count && s < 12; ++s) {
+    plscol0(2 + s, series[s].rgb[0], series[s].rgb[1], series[s].rgb[2]);
+    plcol0(2 + s);
+    plwidth(2.0);
+    pllsty(series[s].dashed ? 2 : 1);
+    plline(series[s].count, series[s].x, series[s].y);
+    if (!series[s].dashed)
+      plstring(series[s].count, series[s].x, series[s].y, "#(840)"); /* filled circles */
+    /* the legend: a short line and the name, bottom right, one row a series */
+    const double lx0 = range[0] + 0.55 * (range[1] - range[0]);
+    const double ly = range[2] + (0.06 + 0.06 * (count - 1 - s)) * (range[3] - range[2]);
+    const PLFLT lx[2] = {lx0, lx0 + 0.08 * (range[1] - range[0])}, lys[2] = {ly, ly};
+    plline(2, lx, lys);
+    char name[128];
+    escaped(series[s].name, name, sizeof name);
+    plcol0(1);
+    plptex(lx[1] + 0.02 * (range[1] - range[0]), ly, 1.0, 0.0, 0.0, name);
+  }
+  pllsty(1);
+  plwidth(1.0);
+  plend();
+  return RTM_OK;
+}
+
+int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
+                     const rtm_figure_style_t *style) {
+  if (count < 1 || !(style->hi > style->lo)) {
+    rtm_log_error("%s: no panel, or an empty colour range [%g, %g]", path, style->lo, style->hi);
+    return RTM_ERR_INTERNAL;
+  }
+  const int status = open_page(path, style->width, style->height);
+  if (status != RTM_OK) return status;
   set_colours(style->diverging);
   /* the panels side by side in [0.09, 0.84] of the page, the colour bar right of the last;
    * smaller letters the more panels share the page */

@@ -201,6 +201,20 @@ typedef struct {
   const char *page_title; /* above several panels (each has its own title); may be NULL */
   int width, height;
 } rtm_figure_style_t;
+/* A line of a line plot: points (x, y), its name in the legend, its colour (0-255 RGB);
+ * dashed for a reference (the ideal). */
+typedef struct {
+  const char *name;
+  int count;
+  const double *x, *y;
+  int rgb[3];
+  int dashed;
+} rtm_figure_series_t;
+/* Lines over [x_min, x_max] x [y_min, y_max] with axes, a legend and a title (.png, .svg,
+ * .pdf): run/scaling.sh's efficiency against ranks. */
+int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int count,
+                     const double range[4], const char *x_label, const char *y_label,
+                     const char *title, int width, int height);
 /* 1 when this build draws figures (PLplot with its cairo drivers). */
 int rtm_figure_available(void);
 /* The panels side by side and one colour bar into `path` (.png, .svg or .pdf). */

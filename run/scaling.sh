@@ -97,6 +97,11 @@ with open(sys.argv[1], "w", newline="") as out:
     w.writeheader()
     w.writerows(rows)
 PY
-python3 run/tools/plot_scaling.py "$csv" "$out/scaling.png"
+# the plot: rtm3d's own figure (PLplot) when the build has it, else the standard-library one
+if "$rtm3d" info 2>/dev/null | grep -q "figures on"; then
+  "$rtm3d" plot --scaling "$csv" -o "$out/scaling.png" > /dev/null
+else
+  python3 run/tools/plot_scaling.py "$csv" "$out/scaling.png"
+fi
 column -t -s, "$csv" 2>/dev/null || cat "$csv"
 echo "scaling.sh: wrote $csv and $out/scaling.png"

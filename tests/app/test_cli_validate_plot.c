@@ -431,6 +431,32 @@ static void test_plot_figures(void **state) {
   assert_true(fread(head, 1, sizeof head - 1, svg) > 0);
   fclose(svg);
   assert_true(contains(head, "<svg"));
+  /* run/scaling.sh's CSV: a line a run; a CSV without its columns refused naming the line */
+  FILE *csv = fopen(DIR "/scaling.csv", "w");
+  assert_non_null(csv);
+  fputs("run,mode,ranks,nz,propagate_s,mcells_per_s,efficiency\n"
+        "a,strong,1,64,1.0,10,1.0000\na,strong,2,64,0.55,18,0.9091\n"
+        "b,weak,1,64,1.0,10,1.0000\nb,weak,2,128,1.05,19,0.9524\n",
+        csv);
+  fclose(csv);
+  const char *scaling[] = {
+      "plot", "--scaling", DIR "/scaling.csv", "-o", DIR "/scaling.png", "--size", "640x480", NULL};
+  r = run_rtm3d(scaling);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+  assert_int_equal(test_png_read(DIR "/scaling.png", &image), 0);
+  assert_int_equal(image.width, 640);
+  assert_int_equal(image.height, 480);
+  free(image.rgb);
+  csv = fopen(DIR "/bad.csv", "w");
+  assert_non_null(csv);
+  fputs("run,ranks\na,1\n", csv);
+  fclose(csv);
+  const char *bad[] = {"plot", "--scaling", DIR "/bad.csv", NULL};
+  r = run_rtm3d(bad);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "bad.csv:1: needs the columns mode, ranks and efficiency"));
+  release(&r);
   const char *wiggle_volume[] = {"plot", REF_PATH, "/image", "--wiggle", NULL};
   r = run_rtm3d(wiggle_volume);
   assert_int_equal(r.exit_code, 2);
