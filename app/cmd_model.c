@@ -76,6 +76,11 @@ typedef struct {
   float *whole;       /* rank 0 under MPI: the whole volume the slabs are gathered into */
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
   double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
+  /* the gathers streamed to the file while the steps run (plan_streaming): windows of
+   * stream_window samples copied from the device into page-locked slots, [field][slot] */
+  int stream_window, stream_next, stream_windows;
+  float *stream_slot[2][2];
+  size_t stream_slot_bytes;
   double correct_s; /* time.dispersion_correction's warps of the traces (within write) */
   rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
   char *rank_lines; /* rank 0 under MPI: [ranks][RANK_LINE] "rank r: host, device" */
@@ -231,6 +236,11 @@ static int open_output(model_run_t *run) {
   }
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole_grid);
   RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
+  for (int f = RTM_FIELD_P; run->stream_window && f <= RTM_FIELD_Q; ++f)
+    if (prop->trace_fields & RTM_FIELD_BIT(f))
+      RTM_TRY(rtm_output_traces_begin(run->output, rtm_field_name((rtm_field_t)f),
+                                      prop->receivers.count, run->samples, run->stream_window,
+                                      prop->dt_s, prop->receivers.position_m));
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
     RTM_TRY(rtm_output_snapshots_begin(run->output, "p", run->snapshot_count));
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q)))
@@ -275,6 +285,8 @@ static void print_run_line(const model_run_t *run) {
 
 /* The time loop of one shot, with snapshots and progress (steps_before: the steps of the
  * shots before it); the time spent on snapshots is kept apart. */
+static int stream_step(model_run_t *run, int it);
+
 static int propagate(model_run_t *run, rtm_progress_t *progress, int steps_before) {
   int status = RTM_OK;
   rtm_propagator_t *prop = &run->prop;
@@ -287,9 +299,77 @@ static int propagate(model_run_t *run, rtm_progress_t *progress, int steps_befor
       RTM_TRY(write_snapshots(run, level));
       run->snapshot_s += rtm_wall_seconds() - snapshot_start_s;
     }
+    if (run->stream_window) RTM_TRY(stream_step(run, it));
     rtm_progress_update(progress, steps_before + it + 1);
   }
   if (prop->backend->synchronize) RTM_TRY(prop->backend->synchronize(prop->state));
+fail:
+  return status;
+}
+
+/* Window k of each recorded field from the device into slot k % 2 (queued behind the steps
+ * so far), and window k of each field from its slot into the file, checked first. */
+static int stream_copy(model_run_t *run, int k) {
+  int status = RTM_OK;
+  rtm_propagator_t *prop = &run->prop;
+  const int first = k * run->stream_window;
+  const int count =
+      first + run->stream_window <= run->samples ? run->stream_window : run->samples - first;
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f)
+    if (prop->trace_fields & RTM_FIELD_BIT(f))
+      RTM_TRY(prop->backend->copy_traces(prop->state, (rtm_field_t)f, first, count,
+                                         run->stream_slot[f][k % 2]));
+fail:
+  return status;
+}
+
+static int stream_write(model_run_t *run, int k) {
+  int status = RTM_OK;
+  const rtm_propagator_t *prop = &run->prop;
+  const int first = k * run->stream_window, receivers = prop->receivers.count;
+  const int count =
+      first + run->stream_window <= run->samples ? run->stream_window : run->samples - first;
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
+    const float *window = run->stream_slot[f][k % 2];
+    if (!all_finite(window, (size_t)receivers * (size_t)count))
+      RTM_FAIL(RTM_ERR_NUMERIC,
+               "the recorded traces of %s are not finite by %.4g s: the run is unstable%s",
+               rtm_field_name((rtm_field_t)f), (first + count - 1) * prop->dt_s,
+               run->unstable_hint);
+    RTM_TRY(rtm_output_traces_window(run->output, rtm_field_name((rtm_field_t)f), window, receivers,
+                                     first, count));
+  }
+fail:
+  return status;
+}
+
+/* After step `it`: every window whose last sample (it + 1 at most) is recorded moves on: the
+ * previous window, copied meanwhile, goes to the file, this one is copied. */
+static int stream_step(model_run_t *run, int it) {
+  int status = RTM_OK;
+  rtm_propagator_t *prop = &run->prop;
+  while (run->stream_next < run->stream_windows) {
+    const int k = run->stream_next;
+    const int end = (k + 1) * run->stream_window;
+    const int last = (end < run->samples ? end : run->samples) - 1; /* its last sample */
+    if (it >= 0 && last > it + 1) break; /* step it recorded sample it + 1 */
+    RTM_TRY(prop->backend->wait_copies(prop->state));
+    if (k > 0) RTM_TRY(stream_write(run, k - 1));
+    RTM_TRY(stream_copy(run, k));
+    ++run->stream_next;
+  }
+fail:
+  return status;
+}
+
+/* After the loop: the windows not yet copied, then the last one into the file. */
+static int stream_finish(model_run_t *run) {
+  int status = RTM_OK;
+  if (!run->stream_window) return RTM_OK;
+  RTM_TRY(stream_step(run, -1));
+  RTM_TRY(run->prop.backend->wait_copies(run->prop.state));
+  RTM_TRY(stream_write(run, run->stream_windows - 1));
 fail:
   return status;
 }
@@ -453,10 +533,17 @@ fail:
   return status;
 }
 
-/* The traces of the shot just propagated into the file (shot < 0: the single-shot layout). */
+/* The traces of the shot just propagated into the file (shot < 0: the single-shot layout);
+ * streamed ones have their last window left, and the source. */
 static int write_traces(model_run_t *run, int shot) {
   int status = RTM_OK;
   shot_gathers_t g;
+  memset(&g, 0, sizeof g);
+  if (run->stream_window) {
+    RTM_TRY(stream_finish(run));
+    RTM_TRY(rtm_output_write_source(run->output, run->prop.source_position_m));
+    return RTM_OK;
+  }
   RTM_TRY(collect_gathers(run, &g));
   if (run->root) RTM_TRY(write_gathers(run, shot, &g));
 fail:
@@ -579,6 +666,48 @@ static int close_output(model_run_t *run) {
   }
   run->end_s = rtm_wall_seconds();
   return status;
+}
+
+/* The gathers go to the file while the steps run when the backend can copy windows of them
+ * out (cuda), one rank writes one shot's traces as recorded (no resampling, no
+ * time-dispersion warp of whole traces), and there are several windows of about 64 MB
+ * (RTM3D_STREAM_WINDOW=N samples instead, for tests; RTM3D_NO_STREAMING=1: after the run). */
+static int plan_streaming(model_run_t *run) {
+  const rtm_propagator_t *prop = &run->prop;
+  const rtm_config_t *cfg = &run->cfg;
+  const int receivers = prop->receivers.count;
+  if (!prop->backend->copy_traces || rtm_mpi_world_size() > 1 || run->many_shots || run->resample ||
+      cfg->time.dispersion_correction != RTM_DISPERSION_NONE || receivers == 0 ||
+      getenv("RTM3D_NO_STREAMING"))
+    return RTM_OK;
+  long window = (64L << 20) / (4L * receivers);
+  if (window < 32) window = 32;
+  const char *forced = getenv("RTM3D_STREAM_WINDOW"); /* tests: small windows on small runs */
+  if (forced && atol(forced) > 0) window = atol(forced);
+  if (window >= run->samples) return RTM_OK; /* one window: nothing to overlap */
+  run->stream_slot_bytes = (size_t)receivers * (size_t)window * sizeof(float);
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f)
+    for (int s = 0; s < 2 && (prop->trace_fields & RTM_FIELD_BIT(f)); ++s) {
+      float *slot = rtm_mem_host_large(run->stream_slot_bytes);
+      if (!slot || rtm_mem_host_pin(slot, run->stream_slot_bytes, "streamed traces") != RTM_OK) {
+        free(slot);
+        return RTM_OK; /* written after the run, as without a device */
+      }
+      run->stream_slot[f][s] = slot;
+    }
+  run->stream_window = (int)window;
+  run->stream_windows = (int)((run->samples + window - 1) / window);
+  return RTM_OK;
+}
+
+static void release_streaming(model_run_t *run) {
+  for (int f = 0; f < 2; ++f)
+    for (int s = 0; s < 2; ++s)
+      if (run->stream_slot[f][s]) {
+        rtm_mem_host_unpin(run->stream_slot[f][s]);
+        free(run->stream_slot[f][s]);
+        run->stream_slot[f][s] = NULL;
+      }
 }
 
 /* output.segy = true: SEG-Y can hold these gathers (segyio in the build, the interval in
@@ -723,6 +852,7 @@ int rtm_cmd_model(int argc, char **argv) {
   RTM_TRY(set_up_propagator(run, argc, argv));
   RTM_TRY(plan_trace_sampling(run));
   RTM_TRY(plan_segy(run));
+  RTM_TRY(plan_streaming(run));
   RTM_TRY(open_output(run));
   RTM_TRY(run->many_shots ? run_many_shots(run) : run_single_shot(run));
   RTM_TRY(close_output(run));
@@ -740,6 +870,7 @@ fail:
     rtm_propagator_destroy(&run->prop);
     rtm_shots_release(&run->shots);
     free(run->shot_seconds);
+    release_streaming(run); /* after the propagator, whose destroy waited for its copies */
     rtm_model_release(&run->model);
     free(run);
   }

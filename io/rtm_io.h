@@ -89,6 +89,13 @@ int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index
 /* Writes /traces/<field> [count][samples] with dt, and /traces/receivers [count][3]. */
 int rtm_output_write_traces(rtm_output_t *output, const char *field, const float *traces, int count,
                             int samples, double dt_s, const double *position_m);
+/* /traces/<field> written while the run goes on: begun with its shape, dt and receivers
+ * (chunks of `window` samples of every receiver), then filled window by window with
+ * [count][samples] blocks at sample `first`. The same dataset a whole write gives. */
+int rtm_output_traces_begin(rtm_output_t *output, const char *field, int count, int samples,
+                            int window, double dt_s, const double *position_m);
+int rtm_output_traces_window(rtm_output_t *output, const char *field, const float *values,
+                             int count, int first, int samples);
 /* The single-shot layout's source position: attribute source [3] of /traces. */
 int rtm_output_write_source(rtm_output_t *output, const double source_m[3]);
 /* Shot `shot` of a many-shot file: /shots/<shot>/source, /shots/<shot>/receivers (written

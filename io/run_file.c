@@ -413,6 +413,54 @@ fail:
   return status;
 }
 
+int rtm_output_traces_begin(rtm_output_t *output, const char *field, int count, int samples,
+                            int window, double dt_s, const double *position_m) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+  RTM_TRY(rtm_output_check_gather("/traces", field, count, samples));
+  if (count == 0 || window < 1)
+    RTM_FAIL(RTM_ERR_INTERNAL, "/traces/%s: %d receivers, windows of %d samples", field, count,
+             window);
+  RTM_TRY(rtm_output_group(output, "/traces", &output->traces));
+  const hsize_t dims[2] = {(hsize_t)count, (hsize_t)samples};
+  const hsize_t chunk[2] = {(hsize_t)count, (hsize_t)(window < samples ? window : samples)};
+  RTM_H5_CHECK(space = H5Screate_simple(2, dims, NULL), RTM_ERR_IO, "/traces/%s", field);
+  RTM_H5_CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE), RTM_ERR_IO, "/traces/%s", field);
+  RTM_H5_CHECK(H5Pset_chunk(dcpl, 2, chunk), RTM_ERR_IO, "/traces/%s", field);
+  RTM_H5_CHECK(dataset = H5Dcreate2(output->traces, field, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl,
+                                    H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating /traces/%s", output->partial, field);
+  RTM_TRY(rtm_h5_write_attr_doubles(dataset, "dt", &dt_s, 1));
+  if (position_m)
+    RTM_TRY(rtm_output_write_receivers(output, output->traces, "/traces", position_m, count));
+fail:
+  rtm_h5_close(&dcpl);
+  rtm_h5_close(&dataset);
+  rtm_h5_close(&space);
+  return status;
+}
+
+int rtm_output_traces_window(rtm_output_t *output, const char *field, const float *values,
+                             int count, int first, int samples) {
+  int status = RTM_OK;
+  hid_t dataset = H5I_INVALID_HID, file_space = H5I_INVALID_HID, memory = H5I_INVALID_HID;
+  const hsize_t start[2] = {0, (hsize_t)first}, size[2] = {(hsize_t)count, (hsize_t)samples};
+  RTM_H5_CHECK(dataset = H5Dopen2(output->traces, field, H5P_DEFAULT), RTM_ERR_INTERNAL,
+               "/traces/%s was not begun", field);
+  RTM_H5_CHECK(file_space = H5Dget_space(dataset), RTM_ERR_IO, "/traces/%s", field);
+  RTM_H5_CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, size, NULL),
+               RTM_ERR_INTERNAL, "/traces/%s: samples [%d, %d)", field, first, first + samples);
+  RTM_H5_CHECK(memory = H5Screate_simple(2, size, NULL), RTM_ERR_IO, "/traces/%s", field);
+  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory, file_space, H5P_DEFAULT, values),
+               RTM_ERR_IO, "output file %s: writing samples [%d, %d) of /traces/%s",
+               output->partial, first, first + samples, field);
+fail:
+  rtm_h5_close(&memory);
+  rtm_h5_close(&file_space);
+  rtm_h5_close(&dataset);
+  return status;
+}
+
 int rtm_output_close(rtm_output_t *output, int success) {
   if (!output) return RTM_OK;
   int status = close_handles(output);

@@ -109,6 +109,11 @@ typedef struct rtm_backend {
   int (*copy_planes)(void *state, rtm_field_t field, rtm_level_t level, int first, int count,
                      float *out, const float *in);
   int (*wait_copies)(void *state);
+  /* Samples [first, first + count) of every receiver's trace of `field` into `host`
+   * ([receivers][count], page-locked), queued behind the steps queued so far on the copy
+   * stream, so that a run writes its gathers while it propagates; ready when wait_copies
+   * returns. NULL where read_traces is all there is (cpu). */
+  int (*copy_traces)(void *state, rtm_field_t field, int first, int count, float *host);
   /* The z-slabs' exchange GPU to GPU (mpi.transport = nccl or cuda-aware, rtm_mpi_device.h):
    * every field's R planes of `level` next to each neighbour sent, and the neighbours'
    * received into its ghost planes. A queued link (nccl): after the steps so far and a split

@@ -674,6 +674,26 @@ fail:
   return status;
 }
 
+static int cuda_copy_traces(void *state, rtm_field_t field, int first, int count, float *host) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(b->trace_fields & RTM_FIELD_BIT(field)) ||
+      first < 0 || count < 1 || first + count > b->trace_length)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: samples [%d, %d) of %s's traces (length %d)", first,
+             first + count, rtm_field_name(field), b->trace_length);
+  if (b->receiver_count == 0) return RTM_OK;
+  RTM_TRY(ensure_copy_stream(b));
+  RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
+  RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->steps_done, 0));
+  /* the window's columns of [receivers][trace_length] into [receivers][count] */
+  RTM_CUDA_TRY(cudaMemcpy2DAsync(
+      host, (size_t)count * sizeof(float), (const float *)b->traces[field].ptr + first,
+      (size_t)b->trace_length * sizeof(float), (size_t)count * sizeof(float),
+      (size_t)b->receiver_count, cudaMemcpyDeviceToHost, b->copies));
+fail:
+  return status;
+}
+
 static int cuda_wait_copies(void *state) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
@@ -858,5 +878,6 @@ const rtm_backend_t rtm_backend_cuda = {
     .describe = cuda_describe,
     .set_kernel = cuda_set_kernel,
     .count_nonfinite = cuda_count_nonfinite,
+    .copy_traces = cuda_copy_traces,
     .destroy = cuda_destroy,
 };

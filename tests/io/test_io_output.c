@@ -217,6 +217,38 @@ static void test_failed_run_leaves_no_file(void **state) {
   rtm_dataset_release(&d);
 }
 
+/* /traces/p written window by window while a run goes (rtm3d model on a GPU): out of order
+ * and with a short last window, the same dataset and attributes a whole write gives. */
+static void test_traces_in_windows(void **state) {
+  fixture_t *f = *state;
+  rtm_output_t *output = NULL;
+  const int window = 6; /* SAMPLES is not a multiple of it */
+  assert_true(SAMPLES % window != 0);
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->volume, NULL, &output), RTM_OK);
+  assert_int_equal(
+      rtm_output_traces_begin(output, "p", RECEIVERS, SAMPLES, window, dt_s, &f->receivers[0][0]),
+      RTM_OK);
+  float block[RECEIVERS * 6];
+  const int windows = (SAMPLES + window - 1) / window;
+  for (int w = windows - 1; w >= 0; --w) {
+    const int first = w * window, count = first + window <= SAMPLES ? window : SAMPLES - first;
+    for (int r = 0; r < RECEIVERS; ++r)
+      for (int s = 0; s < count; ++s)
+        block[r * count + s] = f->traces[r * SAMPLES + first + s];
+    assert_int_equal(rtm_output_traces_window(output, "p", block, RECEIVERS, first, count), RTM_OK);
+  }
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+  rtm_dataset_t d = {0};
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "/traces/p", &d), RTM_OK);
+  assert_int_equal(d.dims[0], RECEIVERS);
+  assert_int_equal(d.dims[1], SAMPLES);
+  assert_memory_equal(d.data, f->traces, sizeof(float) * RECEIVERS * SAMPLES);
+  rtm_dataset_release(&d);
+  rtm_io_axes_t axes;
+  assert_int_equal(rtm_io_read_axes(RUN_PATH, "/traces/p", -1, &axes), RTM_OK);
+  assert_true(axes.has_dt && axes.dt_s == dt_s);
+}
+
 /* A disk that fills during the run (the partial file is /dev/full here: every write fails
  * with ENOSPC): the write and the closing fail naming the cause, the partial file is gone,
  * and the process lives on (HDF5 1.10 crashed at exit on the file it could not close:
@@ -638,6 +670,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_xdmf_sidecar, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failed_run_leaves_no_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_full_disk_named, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_traces_in_windows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_error_names_path, setup, teardown),
       cmocka_unit_test(test_json_checker_can_fail),
