@@ -668,23 +668,25 @@ static int close_output(model_run_t *run) {
   return status;
 }
 
-/* The gathers go to the file while the steps run when the backend can copy windows of them
- * out (cuda), one rank writes one shot's traces as recorded (no resampling, no
- * time-dispersion warp of whole traces), and there are several windows of about 64 MB
- * (RTM3D_STREAM_WINDOW=N samples instead, for tests; RTM3D_NO_STREAMING=1: after the run). */
+/* The gathers go to the file while the steps run when asked for (RTM3D_STREAM_TRACES=1: not
+ * yet run on a GPU, so not the default), the backend can copy windows of them out (cuda),
+ * one rank writes one shot's traces as recorded (no resampling, no time-dispersion warp of
+ * whole traces), and there are several windows of about 64 MB (RTM3D_STREAM_WINDOW=N
+ * samples instead, for tests). */
 static int plan_streaming(model_run_t *run) {
   const rtm_propagator_t *prop = &run->prop;
   const rtm_config_t *cfg = &run->cfg;
   const int receivers = prop->receivers.count;
   if (!prop->backend->copy_traces || rtm_mpi_world_size() > 1 || run->many_shots || run->resample ||
       cfg->time.dispersion_correction != RTM_DISPERSION_NONE || receivers == 0 ||
-      getenv("RTM3D_NO_STREAMING"))
+      !getenv("RTM3D_STREAM_TRACES") || strcmp(getenv("RTM3D_STREAM_TRACES"), "1") != 0)
     return RTM_OK;
   long window = (64L << 20) / (4L * receivers);
   if (window < 32) window = 32;
   const char *forced = getenv("RTM3D_STREAM_WINDOW"); /* tests: small windows on small runs */
   if (forced && atol(forced) > 0) window = atol(forced);
   if (window >= run->samples) return RTM_OK; /* one window: nothing to overlap */
+  if ((double)receivers * (double)window * 4.0 > 2e9) return RTM_OK; /* HDF5's chunk limit */
   run->stream_slot_bytes = (size_t)receivers * (size_t)window * sizeof(float);
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f)
     for (int s = 0; s < 2 && (prop->trace_fields & RTM_FIELD_BIT(f)); ++s) {

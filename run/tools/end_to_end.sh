@@ -3,9 +3,11 @@
 # ctest -L gpu (SKIP_TESTS=1 leaves it out), the disk's own write speed (dd of 2 GiB, with
 # and without fdatasync), then `rtm3d model` of run/examples/bench_512.ini (iso 512^3,
 # constant 2000 m/s, STEPS steps, default 2000, cuda, kernel.* auto) with a receiver plane
-# every 80 m (59 x 59) and every 10 m (472 x 472: a full plane inside the absorbing layer):
-# the run report's phases and the share of the run's wall time spent propagating. Short
-# table last; logs under $OUT (or run/out/end_to_end).
+# every 80 m (59 x 59) and every 10 m (472 x 472: a full plane inside the absorbing layer),
+# the latter also with the gathers streamed to the file during the run (RTM3D_STREAM_TRACES=1,
+# "10s"; first a streamed quickstart against one written after the run, bit for bit): the
+# run report's phases and the share of the run's wall time spent propagating. Short table
+# last; logs under $OUT (or run/out/end_to_end).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out/end_to_end || exit 1
@@ -27,7 +29,7 @@ mkdir -p "$runs"
 # gathers streamed in windows while the steps run (windows of 7 samples on the quickstart)
 # against the same run written after it: the same file contents, bit for bit
 for how in stream after; do
-  env $([ "$how" = stream ] && echo RTM3D_STREAM_WINDOW=7 || echo RTM3D_NO_STREAMING=1) \
+  env $([ "$how" = stream ] && echo RTM3D_STREAM_TRACES=1 RTM3D_STREAM_WINDOW=7) \
     "$build/app/rtm3d" model run/examples/quickstart.ini --set backend.name=cuda --quiet \
     --set output.dir="$runs" --set output.name="q_$how" --force > "$out/q_$how.log" 2>&1 || failed=1
 done
@@ -41,15 +43,18 @@ for sync in fdatasync none; do
   rm -f "$runs/dd"
   row "disk write 2 GiB ($sync)" "$speed"
 done
-for spacing in 80 10; do
-  name="e2e_${spacing}m"
-  /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model run/examples/bench_512.ini \
+for case in 80 10 10s; do # 10s: the full plane with RTM3D_STREAM_TRACES=1
+  name="e2e_${case}"
+  spacing="${case%s}"
+  stream=()
+  [ "$case" = 10s ] && stream=(RTM3D_STREAM_TRACES=1)
+  env "${stream[@]}" /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model run/examples/bench_512.ini \
     --set backend.name=cuda --set model.file= --set model.vp=2000 --set time.steps="$steps" \
     --set receivers.x_step="$spacing" --set receivers.y_step="$spacing" \
     --set output.dir="$runs" --set output.name="$name" --force > "$out/$name.log" 2>&1 ||
     { failed=1; tail -3 "$out/$name.log"; continue; }
   cp "$runs/$name.json" "$out/"
-  python3 - "$runs/$name.json" "$(cat "$out/$name.time")" "$spacing" >> "$summary" <<'PY'
+  python3 - "$runs/$name.json" "$(cat "$out/$name.time")" "$case" >> "$summary" <<'PY'
 import json, sys
 def find(node, key):
     if isinstance(node, dict):
