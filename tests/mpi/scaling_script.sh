@@ -18,11 +18,15 @@ cat "$csv"
 grep -q '^strong,1,24,.*,1.0000$' "$csv" && grep -q '^strong,2,24,' "$csv" &&
   grep -q '^weak,1,24,.*,1.0000$' "$csv" && grep -q '^weak,2,48,' "$csv" ||
   { echo "FAIL: the rows are not the runs asked for"; exit 1; }
-python3 - "$work/scaling/scaling.png" <<'PY'
+# the plot: rtm3d's figure (800 x 560) when the build has PLplot, else the script's (640 x 420)
+size="640 420"
+"$rtm3d" info 2>/dev/null | grep -q "figures on" && size="800 560"
+python3 - "$work/scaling/scaling.png" $size <<'PY'
 import struct, sys
 head = open(sys.argv[1], "rb").read(24)
 assert head[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-assert struct.unpack(">II", head[16:24]) == (640, 420), "not the plot's size"
+size = struct.unpack(">II", head[16:24])
+assert size == (int(sys.argv[2]), int(sys.argv[3])), f"not the plot's size: {size}"
 PY
 if RTM3D="$rtm3d" "$src/run/scaling.sh" --mode sideways "$deck" > /dev/null 2>&1; then
   echo "FAIL: --mode sideways was accepted"
