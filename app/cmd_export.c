@@ -59,16 +59,9 @@ int rtm_cmd_export(int argc, char **argv) {
   if (!rtm_segy_available())
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "export: this build has no SEG-Y (segyio was not found at "
                                   "configure time: install libsegyio-dev and configure again)");
-  if (!force && !per_shot) {
-    FILE *existing = fopen(segy, "rb");
-    if (existing) {
-      fclose(existing);
-      RTM_FAIL(RTM_ERR_USAGE, "export: %s exists; --force replaces it", segy);
-    }
-  }
   int shots = 0;
   RTM_TRY(rtm_io_shot_count(input, &shots));
-  RTM_TRY(rtm_segy_export(input, field, segy, per_shot));
+  RTM_TRY(rtm_segy_export(input, field, segy, per_shot, force));
   rtm_log_info("export: wrote %s%s: %d shot(s) of %s from %s", segy,
                per_shot ? " (one file a shot, _shot<k> before the extension)" : "", shots, field,
                input);

@@ -661,7 +661,7 @@ static int close_output(model_run_t *run) {
   if (status == RTM_OK && run->segy_path[0]) {
     const unsigned fields = run->prop.trace_fields;
     status = rtm_segy_export(run->h5_path, fields & RTM_FIELD_BIT(RTM_FIELD_P) ? "p" : "q",
-                             run->segy_path, 0);
+                             run->segy_path, 0, 1); /* plan_segy checked it */
     if (status == RTM_OK && !run->quiet) rtm_log_info("wrote %s (SEG-Y)", run->segy_path);
   }
   run->end_s = rtm_wall_seconds();
@@ -713,7 +713,7 @@ static void release_streaming(model_run_t *run) {
 }
 
 /* output.segy = true: SEG-Y can hold these gathers (segyio in the build, the interval in
- * whole microseconds, at most 65535 samples), and dir/name.sgy may be written; before any
+ * whole microseconds, at most 32767 samples), and dir/name.sgy may be written; before any
  * step. */
 static int plan_segy(model_run_t *run) {
   int status = RTM_OK;
@@ -728,16 +728,16 @@ static int plan_segy(model_run_t *run) {
     RTM_FAIL(RTM_ERR_CONFIG, "%s: output.segy = true, but the run records no receivers",
              cfg->path[0] ? cfg->path : "configuration");
   const double us = run->trace_dt * 1e6;
-  if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 65535)
+  if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 32767)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: output.segy = true needs the gathers' interval in whole microseconds (1 to "
-             "65535), and it is %.9g s (output.trace_dt %s): set output.trace_dt = %g, say",
+             "32767), and it is %.9g s (output.trace_dt %s): set output.trace_dt = %g, say",
              cfg->path[0] ? cfg->path : "configuration", run->trace_dt,
              isnan(cfg->output.trace_dt_s) ? "auto: the modelling dt" : "as set",
              floor(us) > 0 ? floor(us) * 1e-6 : 1e-6);
-  if (run->trace_samples > 65535)
+  if (run->trace_samples > 32767)
     RTM_FAIL(RTM_ERR_CONFIG,
-             "%s: output.segy = true: %d samples a trace, SEG-Y rev 1 holds at most 65535; "
+             "%s: output.segy = true: %d samples a trace, SEG-Y rev 1 holds at most 32767; "
              "raise output.trace_dt",
              cfg->path[0] ? cfg->path : "configuration", run->trace_samples);
   snprintf(run->segy_path, sizeof run->segy_path, "%s/%s.sgy", cfg->output.dir, cfg->output.name);

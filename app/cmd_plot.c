@@ -661,7 +661,8 @@ static int plot_scaling(int argc, char **argv) {
   series[s->modes] = (rtm_figure_series_t){"ideal", 2, ideal_x, ideal_y, {150, 150, 150}, 1};
   const double range[4] = {0.5, s->x_max + 0.5, 0.0, s->y_max};
   char path[2048], title[1200];
-  const char *dot = strrchr(csv, '.');
+  const char *dot = strrchr(csv, '.'), *slash = strrchr(csv, '/');
+  if (dot && slash && dot < slash) dot = NULL; /* a dot in a folder's name */
   if (out)
     snprintf(path, sizeof path, "%s", out);
   else

@@ -289,8 +289,10 @@ int rtm_segy_path(const char *path);
  * positions in the standard trace-header fields with scalars, shot and receiver numbers;
  * segy.c lists the bytes): one file at `segy_path`, or with per_shot one a shot, named
  * STEM_shot<k>.EXT. A sample interval that is not whole microseconds is an input error
- * naming output.trace_dt; a failure leaves no file. */
-int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot);
+ * naming output.trace_dt; a failure leaves no file; an existing file is refused before any is
+ * written unless `overwrite`. */
+int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
+                    int overwrite);
 /* Shots of a SEG-Y file (distinct field records, trace byte 9) and shot k's gather. */
 int rtm_segy_shot_count(const char *path, int *count);
 int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather);

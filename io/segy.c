@@ -51,10 +51,12 @@ static int unavailable(const char *path) {
   return RTM_ERR_UNSUPPORTED;
 }
 
-int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot) {
+int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
+                    int overwrite) {
   (void)h5_path;
   (void)field;
   (void)per_shot;
+  (void)overwrite;
   return unavailable(segy_path);
 }
 
@@ -183,7 +185,7 @@ static void text_header(char *text, const char *h5_path, const char *field, int 
 /* One SEG-Y file of shots [first, last) of the run file. */
 static int write_file(const char *h5_path, const char *field, const char *path, int first,
                       int last) {
-  int status = RTM_OK, interval_us = 0, samples = 0, trace = 0;
+  int status = RTM_OK, interval_us = 0, samples = 0, trace = 0, opened = 0;
   segy_file *fp = NULL;
   rtm_io_gather_t gather;
   char text[TEXT_BYTES], binary[BIN_BYTES], header[HEADER_BYTES];
@@ -193,34 +195,44 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
     RTM_TRY(rtm_io_read_shot(h5_path, shot, field, &gather));
     if (shot == first) {
       const double us = gather.dt_s * 1e6;
-      if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 65535)
+      if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 32767)
         RTM_FAIL(RTM_ERR_INPUT,
                  "%s: the gathers' sample interval %.9g s is not a whole number of "
-                 "microseconds from 1 to 65535, as SEG-Y stores it: model again with "
-                 "output.trace_dt set to one (0.002, say)",
+                 "microseconds from 1 to 32767, as SEG-Y stores it (readers take its 16-bit "
+                 "fields as signed): model again with output.trace_dt set to one (0.002, say)",
                  h5_path, gather.dt_s);
-      if (gather.samples > 65535)
+      if (gather.samples > 32767)
         RTM_FAIL(RTM_ERR_INPUT,
-                 "%s: %d samples a trace; SEG-Y rev 1 holds at most 65535 (raise "
-                 "output.trace_dt)",
+                 "%s: %d samples a trace; SEG-Y rev 1 holds at most 32767 as readers take its "
+                 "16-bit fields (raise output.trace_dt)",
                  h5_path, gather.samples);
       interval_us = (int)round(us);
       samples = gather.samples;
       fp = segy_open(path, "w+b");
       if (!fp) RTM_FAIL(RTM_ERR_IO, "%s: cannot create the SEG-Y file", path);
+      opened = 1;
       text_header(text, h5_path, field, last - first, samples, interval_us);
       SEGY_TRY(segy_write_textheader(fp, 0, text), "%s: text header", path);
       memset(binary, 0, sizeof binary);
       const struct {
         int field;
         int32_t value;
-      } fields[] = {{SEGY_BIN_TRACES, gather.count},  {SEGY_BIN_INTERVAL, interval_us},
-                    {SEGY_BIN_SAMPLES, samples},      {SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE},
-                    {SEGY_BIN_MEASUREMENT_SYSTEM, 1}, {SEGY_BIN_SEGY_REVISION, 0x0100},
-                    {SEGY_BIN_TRACE_FLAG, 1},         {SEGY_BIN_EXT_HEADERS, 0}};
+        /* traces per shot: a 16-bit field, 0 (unknown) where a plane has more */
+      } fields[] = {{SEGY_BIN_TRACES, gather.count <= 32767 ? gather.count : 0},
+                    {SEGY_BIN_INTERVAL, interval_us},
+                    {SEGY_BIN_SAMPLES, samples},
+                    {SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE},
+                    {SEGY_BIN_MEASUREMENT_SYSTEM, 1},
+                    {SEGY_BIN_TRACE_FLAG, 1},
+                    {SEGY_BIN_EXT_HEADERS, 0}};
       for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)
         SEGY_TRY(segy_set_bfield(binary, fields[i].field, fields[i].value),
                  "%s: binary header byte %d", path, fields[i].field);
+      /* revision 1: 0x0100 in the two bytes of segyio 1.8; a segyio that types 3501 as one
+       * byte (the major revision) takes 1 */
+      if (segy_set_bfield(binary, SEGY_BIN_SEGY_REVISION, 0x0100) != SEGY_OK)
+        SEGY_TRY(segy_set_bfield(binary, SEGY_BIN_SEGY_REVISION, 1), "%s: binary header byte %d",
+                 path, SEGY_BIN_SEGY_REVISION);
       SEGY_TRY(segy_write_binheader(fp, binary), "%s: binary header", path);
       SEGY_TRY(segy_set_format(fp, SEGY_IEEE_FLOAT_4_BYTE), "%s: format", path);
       buffer = malloc((size_t)samples * sizeof *buffer);
@@ -254,27 +266,47 @@ fail:
     rtm_log_error("%s: closing failed (disk full?)", path);
     status = RTM_ERR_IO;
   }
-  if (status != RTM_OK) remove(path); /* never a file that looks complete */
+  if (status != RTM_OK && opened) remove(path); /* never a file that looks complete */
   return status;
 }
 
-/* OUT.sgy -> OUT_shot<k>.sgy (the extension kept). */
+/* OUT.sgy -> OUT_shot<k>.sgy (the extension kept; a dot in a folder's name is no
+ * extension). */
 static void shot_path(const char *path, int shot, char *out, size_t size) {
-  const char *dot = strrchr(path, '.');
+  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+  if (dot && slash && dot < slash) dot = NULL;
   const int stem = dot ? (int)(dot - path) : (int)strlen(path);
   snprintf(out, size, "%.*s_shot%d%s", stem, path, shot, dot ? dot : "");
 }
 
-int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot) {
-  int status = RTM_OK, shots = 0;
+static int exists(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
+int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
+                    int overwrite) {
+  int status = RTM_OK, shots = 0, written = 0;
+  char path[RTM_CONFIG_PATH_MAX + 32];
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
+  for (int shot = 0; !overwrite && shot < (per_shot ? shots : 1); ++shot) {
+    if (per_shot)
+      shot_path(segy_path, shot, path, sizeof path);
+    else
+      snprintf(path, sizeof path, "%s", segy_path);
+    if (exists(path)) RTM_FAIL(RTM_ERR_USAGE, "export: %s exists; --force replaces it", path);
+  }
   if (!per_shot) return write_file(h5_path, field, segy_path, 0, shots);
-  for (int shot = 0; shot < shots; ++shot) {
-    char path[RTM_CONFIG_PATH_MAX + 32];
-    shot_path(segy_path, shot, path, sizeof path);
-    RTM_TRY(write_file(h5_path, field, path, shot, shot + 1));
+  for (; written < shots; ++written) {
+    shot_path(segy_path, written, path, sizeof path);
+    RTM_TRY(write_file(h5_path, field, path, written, written + 1));
   }
 fail:
+  for (int shot = 0; status != RTM_OK && shot < written; ++shot) { /* no half set of files */
+    shot_path(segy_path, shot, path, sizeof path);
+    remove(path);
+  }
   return status;
 }
 
@@ -304,6 +336,7 @@ static int reader_open(const char *path, reader_t *r) {
   SEGY_TRY(segy_binheader(r->fp, binary), "%s: binary header", path);
   r->format = segy_format(binary);
   r->samples = segy_samples(binary);
+  if (r->samples < 0) r->samples += 65536; /* segyio reads the 16-bit count as signed */
   r->trace0 = segy_trace0(binary);
   if (r->format != SEGY_IEEE_FLOAT_4_BYTE && r->format != SEGY_IBM_FLOAT_4_BYTE)
     RTM_FAIL(RTM_ERR_INPUT,
@@ -321,6 +354,7 @@ static int reader_open(const char *path, reader_t *r) {
   if (!(dt_us > 0.0f))
     RTM_FAIL(RTM_ERR_INPUT, "%s: no sample interval (binary header byte 3217, trace byte 117)",
              path);
+  if (dt_us < 0.0f) dt_us += 65536.0f; /* the same for the interval */
   r->dt_s = dt_us * 1e-6;
   r->records = malloc(((size_t)r->traces + 1) * sizeof *r->records);
   if (!r->records) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d trace headers", r->traces);

@@ -278,6 +278,9 @@ static void cuda_destroy(void *state) {
   rtm_cuda_backend_state_t *b = state;
   if (!b) return;
   if (b->stream) cudaStreamSynchronize(b->stream);
+  /* copies out of the traces and levels still queued (a run that failed mid-way) first */
+  if (b->copies) cudaStreamSynchronize(b->copies);
+  if (b->edges) cudaStreamSynchronize(b->edges);
   for (int f = RTM_CUDA_FIELDS - 1; f >= 0; --f)
     rtm_cuda_backend_release(&b->traces[f]);
   rtm_cuda_backend_release(&b->receiver_base);
@@ -835,6 +838,7 @@ static int cuda_set_kernel(void *state, const rtm_kernel_shape_t *shape) {
   snprintf(b->kernel_why, sizeof b->kernel_why, "explicit");
   return RTM_OK;
 fail:
+  (void)cudaGetLastError(); /* a refusal from the runtime must not fail the next launch */
   b->kernel = old;
   if (b->physics->reshape(b) != RTM_OK)
     rtm_log_error("backend cuda: the kernel shape before the refused one cannot be restored");

@@ -67,7 +67,16 @@ out="$("$rtm3d" export "$work/shots.h5" --segy "$work/again.sgy" 2>&1)"
   fail "export over an existing file: $out"
 "$rtm3d" export "$work/shots.h5" --segy "$work/again.sgy" --force 2>/dev/null ||
   fail "export --force exited $?"
-echo "ok:   export equals output.segy; --force"
+# one file a shot: refused as a set when one of them exists, in a folder with a dot
+mkdir -p "$work/v1.2"
+"$rtm3d" export "$work/shots.h5" --segy "$work/v1.2/each" --per-shot --quiet ||
+  fail "export --per-shot exited $?"
+[ -s "$work/v1.2/each_shot0" ] && [ -s "$work/v1.2/each_shot1" ] ||
+  fail "no each_shot0, each_shot1 in v1.2: $(ls "$work/v1.2")"
+out="$("$rtm3d" export "$work/shots.h5" --segy "$work/v1.2/each" --per-shot 2>&1)"
+[ $? -eq 2 ] && grep -q "each_shot0 exists; --force replaces it" <<<"$out" ||
+  fail "export --per-shot over existing files: $out"
+echo "ok:   export equals output.segy; --force; --per-shot"
 
 echo "cli_segy: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -83,7 +83,7 @@ static int exists(const char *path) {
 static void test_round_trip(void **state) {
   (void)state;
   write_formula_file(MANY_H5, SEGY_FORMULA_DT_US * 1e-6);
-  assert_int_equal(rtm_segy_export(MANY_H5, "p", MANY_SEGY, 0), RTM_OK);
+  assert_int_equal(rtm_segy_export(MANY_H5, "p", MANY_SEGY, 0, 1), RTM_OK);
   assert_true(rtm_segy_path(MANY_SEGY));
   int count = 0;
   assert_int_equal(rtm_io_shot_count(MANY_SEGY, &count), RTM_OK);
@@ -96,7 +96,7 @@ static void test_round_trip(void **state) {
 
 static void test_per_shot(void **state) {
   (void)state;
-  assert_int_equal(rtm_segy_export(MANY_H5, "p", OUT_DIR "/each.segy", 1), RTM_OK);
+  assert_int_equal(rtm_segy_export(MANY_H5, "p", OUT_DIR "/each.segy", 1, 1), RTM_OK);
   for (int k = 0; k < SEGY_FORMULA_SHOTS; ++k) {
     char path[96];
     snprintf(path, sizeof path, OUT_DIR "/each_shot%d.segy", k);
@@ -127,7 +127,7 @@ static void test_single_shot(void **state) {
                    RTM_OK);
   assert_int_equal(rtm_output_write_source(output, source), RTM_OK);
   assert_int_equal(rtm_output_close(output, 1), RTM_OK);
-  assert_int_equal(rtm_segy_export(OUT_DIR "/single.h5", "p", OUT_DIR "/single.sgy", 0), RTM_OK);
+  assert_int_equal(rtm_segy_export(OUT_DIR "/single.h5", "p", OUT_DIR "/single.sgy", 0, 1), RTM_OK);
   assert_formula_shot(OUT_DIR "/single.sgy", 0, 1);
 }
 
@@ -135,7 +135,7 @@ static void test_refusals(void **state) {
   (void)state;
   /* 1690.31 us: not whole microseconds; nothing written */
   write_formula_file(OUT_DIR "/odd_dt.h5", 1690.31e-6);
-  assert_call_refused(rtm_segy_export(OUT_DIR "/odd_dt.h5", "p", OUT_DIR "/odd.sgy", 0),
+  assert_call_refused(rtm_segy_export(OUT_DIR "/odd_dt.h5", "p", OUT_DIR "/odd.sgy", 0, 1),
                       RTM_ERR_INPUT, "is not a whole number of microseconds");
   assert_false(exists(OUT_DIR "/odd.sgy"));
   /* a source 3000 km away does not fit the headers' millimetres */
@@ -147,8 +147,8 @@ static void test_refusals(void **state) {
       rtm_output_write_shot(output, 0, far, "p", trace, 1, SEGY_FORMULA_SAMPLES, 2e-3, near),
       RTM_OK);
   assert_int_equal(rtm_output_close(output, 1), RTM_OK);
-  assert_call_refused(rtm_segy_export(OUT_DIR "/far.h5", "p", OUT_DIR "/far.sgy", 0), RTM_ERR_INPUT,
-                      "source x = 3e+06 m does not fit");
+  assert_call_refused(rtm_segy_export(OUT_DIR "/far.h5", "p", OUT_DIR "/far.sgy", 0, 1),
+                      RTM_ERR_INPUT, "source x = 3e+06 m does not fit");
   assert_false(exists(OUT_DIR "/far.sgy"));
   /* a shot the file does not hold, and a file that is not there */
   rtm_io_gather_t g;
