@@ -307,14 +307,18 @@ fail:
   return status;
 }
 
+/* Window k's samples [first, first + count): stream_window of them, fewer in the last. */
+static int window_span(const model_run_t *run, int k, int *first) {
+  *first = k * run->stream_window;
+  return *first + run->stream_window <= run->samples ? run->stream_window : run->samples - *first;
+}
+
 /* Window k of each recorded field from the device into slot k % 2 (queued behind the steps
  * so far), and window k of each field from its slot into the file, checked first. */
 static int stream_copy(model_run_t *run, int k) {
-  int status = RTM_OK;
+  int status = RTM_OK, first = 0;
   rtm_propagator_t *prop = &run->prop;
-  const int first = k * run->stream_window;
-  const int count =
-      first + run->stream_window <= run->samples ? run->stream_window : run->samples - first;
+  const int count = window_span(run, k, &first);
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f)
     if (prop->trace_fields & RTM_FIELD_BIT(f))
       RTM_TRY(prop->backend->copy_traces(prop->state, (rtm_field_t)f, first, count,
@@ -324,11 +328,9 @@ fail:
 }
 
 static int stream_write(model_run_t *run, int k) {
-  int status = RTM_OK;
+  int status = RTM_OK, first = 0;
   const rtm_propagator_t *prop = &run->prop;
-  const int first = k * run->stream_window, receivers = prop->receivers.count;
-  const int count =
-      first + run->stream_window <= run->samples ? run->stream_window : run->samples - first;
+  const int receivers = prop->receivers.count, count = window_span(run, k, &first);
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     const float *window = run->stream_slot[f][k % 2];
@@ -351,8 +353,9 @@ static int stream_step(model_run_t *run, int it) {
   rtm_propagator_t *prop = &run->prop;
   while (run->stream_next < run->stream_windows) {
     const int k = run->stream_next;
-    const int end = (k + 1) * run->stream_window;
-    const int last = (end < run->samples ? end : run->samples) - 1; /* its last sample */
+    int first = 0;
+    const int count = window_span(run, k, &first);
+    const int last = first + count - 1;  /* its last sample */
     if (it >= 0 && last > it + 1) break; /* step it recorded sample it + 1 */
     RTM_TRY(prop->backend->wait_copies(prop->state));
     if (k > 0) RTM_TRY(stream_write(run, k - 1));

@@ -74,6 +74,21 @@ static int parse_long(const char *option, const char *text, long *value) {
   return RTM_OK;
 }
 
+/* --size WxH: the figure's pixels, 200x150 to 8000x8000. */
+static int parse_size(const char *text, int size[2]) {
+  char tail = 0;
+  int w = 0, h = 0;
+  if (!text || sscanf(text, "%dx%d%c", &w, &h, &tail) != 2 || w < 200 || h < 150 || w > 8000 ||
+      h > 8000) {
+    rtm_log_error("plot: --size needs WxH pixels, 200x150 to 8000x8000 (got '%s')",
+                  text ? text : "");
+    return RTM_ERR_USAGE;
+  }
+  size[0] = w;
+  size[1] = h;
+  return RTM_OK;
+}
+
 static int parse_args(int argc, char **argv, plot_args_t *a, int *help) {
   int status = RTM_OK, positional = 0;
   *help = 0;
@@ -127,11 +142,7 @@ static int parse_args(int argc, char **argv, plot_args_t *a, int *help) {
                  next ? next : "");
       ++i;
     } else if (strcmp(arg, "--size") == 0) {
-      char tail = 0;
-      if (!next || sscanf(next, "%dx%d%c", &a->size[0], &a->size[1], &tail) != 2 ||
-          a->size[0] < 200 || a->size[1] < 150 || a->size[0] > 8000 || a->size[1] > 8000)
-        RTM_FAIL(RTM_ERR_USAGE, "plot: --size needs WxH pixels, 200x150 to 8000x8000 (got '%s')",
-                 next ? next : "");
+      RTM_TRY(parse_size(next, a->size));
       a->sized = 1;
       ++i;
     } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
@@ -622,7 +633,7 @@ fail:
 }
 
 static int plot_scaling(int argc, char **argv) {
-  int status = RTM_OK, width = 800, height = 560;
+  int status = RTM_OK, size[2] = {800, 560};
   const char *csv = NULL, *out = NULL;
   scaling_t *s = calloc(1, sizeof *s);
   if (!s) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
@@ -632,11 +643,7 @@ static int plot_scaling(int argc, char **argv) {
     } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
       out = argv[++i];
     } else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
-      char tail = 0;
-      if (sscanf(argv[++i], "%dx%d%c", &width, &height, &tail) != 2 || width < 200 ||
-          height < 150 || width > 8000 || height > 8000)
-        RTM_FAIL(RTM_ERR_USAGE, "plot: --size needs WxH pixels, 200x150 to 8000x8000 (got '%s')",
-                 argv[i]);
+      RTM_TRY(parse_size(argv[++i], size));
     } else {
       RTM_FAIL(RTM_ERR_USAGE,
                "plot --scaling: unexpected '%s' (rtm3d plot --scaling FILE.csv [-o OUT.png] "
@@ -669,7 +676,7 @@ static int plot_scaling(int argc, char **argv) {
     snprintf(path, sizeof path, "%.*s.png", dot ? (int)(dot - csv) : (int)strlen(csv), csv);
   snprintf(title, sizeof title, "parallel efficiency, %s", csv);
   RTM_TRY(rtm_figure_lines(path, series, s->modes + 1, range, "ranks", "parallel efficiency", title,
-                           width, height));
+                           size[0], size[1]));
   printf("wrote %s (%d mode(s) of %s)\n", path, s->modes, csv);
 fail:
   free(s);

@@ -334,7 +334,6 @@ int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label) {
   RTM_CUDA_TRY(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
   return RTM_OK;
 fail:
-  (void)cudaGetLastError(); /* a failed registration must not fail the next kernel launch */
   rtm_log_error("pinned: %zu bytes of host memory for '%s' could not be page-locked", bytes, label);
   return status;
 }

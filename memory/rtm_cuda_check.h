@@ -14,12 +14,16 @@
 
 #include "rtm_status.h"
 
+/* A runtime call whose failure is reported and handled here; the runtime's last error is
+ * cleared with it, so that a handled failure (a refused page-locking, a kernel shape the
+ * device refuses) is not reported again by the next launch's check (sticky errors stay). */
 #define RTM_CUDA_TRY(call)                                                                         \
   do {                                                                                             \
     cudaError_t rtm_cuda_err_ = (call);                                                            \
     if (rtm_cuda_err_ != cudaSuccess) {                                                            \
       rtm_log_error("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call,                        \
                     cudaGetErrorName(rtm_cuda_err_), cudaGetErrorString(rtm_cuda_err_));           \
+      (void)cudaGetLastError();                                                                    \
       status = rtm_cuda_err_ == cudaErrorMemoryAllocation ? RTM_ERR_NOMEM : RTM_ERR_DEVICE;        \
       goto fail;                                                                                   \
     }                                                                                              \

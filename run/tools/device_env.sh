@@ -15,6 +15,9 @@
 #   device_configure DIR   cmake of a Release build with the kernels for sm_90 in DIR (Ninja)
 #   device_build DIR LOG   device_configure and ninja into LOG; on failure its errors, status 1
 #   row NAME TEXT          a line of the script's short table, also appended to $summary
+#   device_gpu_tests DIR   ctest -L gpu of the build in DIR (as root too) into
+#                          $out/ctest_gpu.log, its count and failures as rows; status 1 on a
+#                          failure
 #   step TEXT              prints "== TEXT", a section of the script's output
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out="${OUT:-${1:?device_env.sh: the default output folder}}"
@@ -46,5 +49,14 @@ device_build() {
 }
 
 row() { printf '%-46s %s\n' "$1" "$2" | tee -a "$summary"; }
+
+device_gpu_tests() {
+  local status=0
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    ctest --test-dir "$1" -L gpu -j 2 --output-on-failure > "$out/ctest_gpu.log" 2>&1 || status=1
+  row "ctest -L gpu" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
+  grep -E "\(Failed\)|\*\*\*" "$out/ctest_gpu.log" | head -10 | tee -a "$summary"
+  return "$status"
+}
 
 step() { echo "== $*"; }

@@ -15,12 +15,7 @@ summary="$out/summary.txt"
 failed=0
 device_info >> "$summary"
 device_build "$build" "$out/build.log" || exit 1
-if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    ctest --test-dir "$build" -L gpu -j 2 --output-on-failure > "$out/ctest_gpu.log" 2>&1 || failed=1
-  row "ctest -L gpu" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
-  grep -E "\(Failed\)|\*\*\*" "$out/ctest_gpu.log" | head -10 | tee -a "$summary"
-fi
+[ "${SKIP_TESTS:-0}" = 1 ] || device_gpu_tests "$build" || failed=1
 runs=/tmp/rtm3d_sinc_cost
 mkdir -p "$runs"
 for spacing in 80 10; do

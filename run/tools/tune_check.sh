@@ -34,12 +34,7 @@ deck() { # case -> the deck and its overrides in $args
   [ "$prec" = fp16 ] && args+=(--set memory.model_precision=fp16)
 }
 
-if [ "$skip_tests" != 1 ]; then
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    ctest --test-dir "$build" -L gpu -j 2 --output-on-failure > "$out/ctest_gpu.log" 2>&1 || failed=1
-  row "ctest -L gpu" "$(grep -E 'tests passed' "$out/ctest_gpu.log")"
-  grep -E "\(Failed\)|\*\*\*" "$out/ctest_gpu.log" | head -10 | tee -a "$summary"
-fi
+[ "$skip_tests" = 1 ] || device_gpu_tests "$build" || failed=1
 case "$phase" in
 sweep)
   export RTM3D_CACHE_DIR="$out/cache"

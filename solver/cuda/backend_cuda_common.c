@@ -838,7 +838,6 @@ static int cuda_set_kernel(void *state, const rtm_kernel_shape_t *shape) {
   snprintf(b->kernel_why, sizeof b->kernel_why, "explicit");
   return RTM_OK;
 fail:
-  (void)cudaGetLastError(); /* a refusal from the runtime must not fail the next launch */
   b->kernel = old;
   if (b->physics->reshape(b) != RTM_OK)
     rtm_log_error("backend cuda: the kernel shape before the refused one cannot be restored");

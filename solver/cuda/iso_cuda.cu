@@ -806,29 +806,19 @@ extern "C" int rtm_iso_cuda_record_separable(const float *field, const long long
                                              int count, int trace_length, int sample,
                                              void *stream) {
   if (count <= 0 || sample < 0 || sample >= trace_length) return RTM_OK;
-  const unsigned blocks = (unsigned)((count + POINT_THREADS - 1) / POINT_THREADS);
-  cudaStream_t s = (cudaStream_t)stream;
-  switch (width) {
-  case 2:
-    record_separable_kernel<2><<<blocks, POINT_THREADS, 0, s>>>(
-        field, base_index, axis_weight, stride_y, stride_z, traces, count, trace_length, sample);
-    break;
-  case 4:
-    record_separable_kernel<4><<<blocks, POINT_THREADS, 0, s>>>(
-        field, base_index, axis_weight, stride_y, stride_z, traces, count, trace_length, sample);
-    break;
-  case 6:
-    record_separable_kernel<6><<<blocks, POINT_THREADS, 0, s>>>(
-        field, base_index, axis_weight, stride_y, stride_z, traces, count, trace_length, sample);
-    break;
-  case 8:
-    record_separable_kernel<8><<<blocks, POINT_THREADS, 0, s>>>(
-        field, base_index, axis_weight, stride_y, stride_z, traces, count, trace_length, sample);
-    break;
-  default:
+  using recorder_t = decltype(&record_separable_kernel<2>);
+  const recorder_t kernel = width == 2   ? record_separable_kernel<2>
+                            : width == 4 ? record_separable_kernel<4>
+                            : width == 6 ? record_separable_kernel<6>
+                            : width == 8 ? record_separable_kernel<8>
+                                         : nullptr;
+  if (!kernel) {
     rtm_log_error("record_separable: %d taps an axis (2, 4, 6 or 8)", width);
     return RTM_ERR_INTERNAL;
   }
+  kernel<<<(unsigned)((count + POINT_THREADS - 1) / POINT_THREADS), POINT_THREADS, 0,
+           (cudaStream_t)stream>>>(field, base_index, axis_weight, stride_y, stride_z, traces,
+                                   count, trace_length, sample);
   return launch_status("record_separable_kernel");
 }
 

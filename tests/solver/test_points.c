@@ -25,6 +25,17 @@ static void make_grid(rtm_grid_t *grid) {
   assert_int_equal(rtm_grid_init(grid, n, spacing, origin), RTM_OK);
 }
 
+/* The grid whole and as two ranks' slabs split at a random plane, which it returns. */
+static int make_slabs(rtm_grid_t *whole, rtm_grid_t *lower, rtm_grid_t *upper) {
+  make_grid(whole);
+  make_grid(lower);
+  make_grid(upper);
+  const int split = 1 + rand() % (whole->n[2] - 1);
+  assert_int_equal(rtm_grid_set_z_range(lower, 0, split), RTM_OK);
+  assert_int_equal(rtm_grid_set_z_range(upper, split, whole->n[2] - split), RTM_OK);
+  return split;
+}
+
 static void random_positions(const rtm_grid_t *grid, double *position, int count) {
   for (int p = 0; p < count; ++p)
     for (int a = 0; a < 3; ++a)
@@ -136,12 +147,7 @@ static void test_single_cell_axis(void **unused) {
 static void test_z_decomposition(void **unused) {
   (void)unused;
   rtm_grid_t whole, lower, upper;
-  make_grid(&whole);
-  make_grid(&lower);
-  make_grid(&upper);
-  const int split = 1 + rand() % (whole.n[2] - 1);
-  assert_int_equal(rtm_grid_set_z_range(&lower, 0, split), RTM_OK);
-  assert_int_equal(rtm_grid_set_z_range(&upper, split, whole.n[2] - split), RTM_OK);
+  const int split = make_slabs(&whole, &lower, &upper);
   double position[3 * POINTS];
   random_positions(&whole, position, POINTS);
   rtm_points_t pw, pl, pu;
@@ -193,12 +199,7 @@ static void check_separable(const rtm_points_t *points, const rtm_grid_t *grid) 
 static void test_separable_form(void **unused) {
   (void)unused;
   rtm_grid_t whole, lower, upper;
-  make_grid(&whole);
-  make_grid(&lower);
-  make_grid(&upper);
-  const int split = 1 + rand() % (whole.n[2] - 1);
-  assert_int_equal(rtm_grid_set_z_range(&lower, 0, split), RTM_OK);
-  assert_int_equal(rtm_grid_set_z_range(&upper, split, whole.n[2] - split), RTM_OK);
+  make_slabs(&whole, &lower, &upper);
   double position[3 * POINTS];
   random_positions(&whole, position, POINTS);
   for (int p = 0; p < POINTS / 4; ++p) /* some on nodes */
