@@ -4,6 +4,7 @@
  * shots.layout = grid or file it runs every shot on the one propagator, moved from shot to
  * shot (rtm_propagator_set_shot), and writes the many-shot layout (/shots/<k>/...). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,24 @@ static int all_finite(const float *values, size_t count) {
   return !bad;
 }
 
+/* The thread that writes the streamed windows to the file, so that the steps go on being
+ * queued while a window is written: window k is copied out into slot k % S (S =
+ * RTM_TRACE_SLOTS) by the main thread, which first waits for window k - S, the slot's last,
+ * to be in the file, and written by this one once its copy has landed.
+ * The file is touched by one thread at a time (file_lock: the snapshots are written by the
+ * main thread). */
+typedef struct {
+  pthread_t thread;
+  int started;
+  pthread_mutex_t lock; /* copied, written, stop, status */
+  pthread_cond_t changed;
+  pthread_mutex_t file_lock;
+  int copied;  /* windows [0, copied) are queued to be copied out */
+  int written; /* windows [0, written) are in the file */
+  int stop;    /* no more windows will come: write what is copied, then end */
+  int status;  /* the writer's first failure */
+} stream_writer_t;
+
 /* The state of one modelling run, shared by its phases. */
 typedef struct {
   rtm_config_t cfg;
@@ -76,11 +95,13 @@ typedef struct {
   float *whole;       /* rank 0 under MPI: the whole volume the slabs are gathered into */
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
   double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
+  double loaded_s, created_s;           /* setup's parts: deck and model, then the propagator */
   /* the gathers streamed to the file while the steps run (plan_streaming): windows of
    * stream_window samples copied from the device into page-locked slots, [field][slot] */
   int stream_window, stream_next, stream_windows;
-  float *stream_slot[2][2];
+  float *stream_slot[2][RTM_TRACE_SLOTS];
   size_t stream_slot_bytes;
+  stream_writer_t writer;
   double correct_s; /* time.dispersion_correction's warps of the traces (within write) */
   rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
   char *rank_lines; /* rank 0 under MPI: [ranks][RANK_LINE] "rank r: host, device" */
@@ -120,7 +141,9 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   RTM_TRY(check_shot_groups(run));
   run->shot_seconds = calloc(3 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);
+  run->loaded_s = rtm_wall_seconds();
   RTM_TRY(rtm_propagator_create(cfg, &run->grid, &run->model, &run->prop));
+  run->created_s = rtm_wall_seconds();
 fail:
   return status;
 }
@@ -197,7 +220,10 @@ fail:
   return status;
 }
 
-/* OUTPUT.h5 with the run's provenance, the snapshot buffer and the snapshot datasets. */
+static int stream_writer_start(model_run_t *run);
+
+/* OUTPUT.h5 with the run's provenance, the snapshot buffer and the snapshot datasets (and,
+ * streaming, the trace datasets and their writer). */
 static int open_output(model_run_t *run) {
   int status = RTM_OK;
   const rtm_config_t *cfg = &run->cfg;
@@ -241,6 +267,7 @@ static int open_output(model_run_t *run) {
       RTM_TRY(rtm_output_traces_begin(run->output, rtm_field_name((rtm_field_t)f),
                                       prop->receivers.count, run->samples, run->stream_window,
                                       prop->dt_s, prop->receivers.position_m));
+  if (run->stream_window) RTM_TRY(stream_writer_start(run));
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
     RTM_TRY(rtm_output_snapshots_begin(run->output, "p", run->snapshot_count));
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q)))
@@ -260,10 +287,13 @@ static int write_snapshots(model_run_t *run, int level) {
       RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is unstable%s",
                level, run->unstable_hint);
     RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->field, run->whole));
-    if (run->root)
-      RTM_TRY(rtm_output_write_snapshot(run->output, rtm_field_name((rtm_field_t)f),
-                                        level / run->every - 1, level, level * prop->dt_s,
-                                        run->whole));
+    if (!run->root) continue;
+    if (run->writer.started) pthread_mutex_lock(&run->writer.file_lock);
+    status =
+        rtm_output_write_snapshot(run->output, rtm_field_name((rtm_field_t)f),
+                                  level / run->every - 1, level, level * prop->dt_s, run->whole);
+    if (run->writer.started) pthread_mutex_unlock(&run->writer.file_lock);
+    if (status != RTM_OK) goto fail;
   }
 fail:
   return status;
@@ -313,7 +343,7 @@ static int window_span(const model_run_t *run, int k, int *first) {
   return *first + run->stream_window <= run->samples ? run->stream_window : run->samples - *first;
 }
 
-/* Window k of each recorded field from the device into slot k % 2 (queued behind the steps
+/* Window k of each recorded field from the device into slot k % S (queued behind the steps
  * so far), and window k of each field from its slot into the file, checked first. */
 static int stream_copy(model_run_t *run, int k) {
   int status = RTM_OK, first = 0;
@@ -322,7 +352,8 @@ static int stream_copy(model_run_t *run, int k) {
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f)
     if (prop->trace_fields & RTM_FIELD_BIT(f))
       RTM_TRY(prop->backend->copy_traces(prop->state, (rtm_field_t)f, first, count,
-                                         run->stream_slot[f][k % 2]));
+                                         run->stream_slot[f][k % RTM_TRACE_SLOTS],
+                                         k % RTM_TRACE_SLOTS));
 fail:
   return status;
 }
@@ -333,7 +364,7 @@ static int stream_write(model_run_t *run, int k) {
   const int receivers = prop->receivers.count, count = window_span(run, k, &first);
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
-    const float *window = run->stream_slot[f][k % 2];
+    const float *window = run->stream_slot[f][k % RTM_TRACE_SLOTS];
     if (!all_finite(window, (size_t)receivers * (size_t)count))
       RTM_FAIL(RTM_ERR_NUMERIC,
                "the recorded traces of %s are not finite by %.4g s: the run is unstable%s",
@@ -346,33 +377,100 @@ fail:
   return status;
 }
 
-/* After step `it`: every window whose last sample (it + 1 at most) is recorded moves on: the
- * previous window, copied meanwhile, goes to the file, this one is copied. */
+/* The writer thread (stream_writer_t): each window once its copy has landed, until told to
+ * stop with nothing left, or at its first failure. */
+static void *stream_writer_main(void *arg) {
+  model_run_t *run = arg;
+  stream_writer_t *w = &run->writer;
+  for (;;) {
+    pthread_mutex_lock(&w->lock);
+    while (w->written == w->copied && !w->stop)
+      pthread_cond_wait(&w->changed, &w->lock);
+    const int k = w->written, done = w->written == w->copied;
+    pthread_mutex_unlock(&w->lock);
+    if (done) return NULL;
+    int status = run->prop.backend->wait_traces(run->prop.state, k % RTM_TRACE_SLOTS);
+    if (status == RTM_OK) {
+      pthread_mutex_lock(&w->file_lock);
+      status = stream_write(run, k);
+      pthread_mutex_unlock(&w->file_lock);
+    }
+    pthread_mutex_lock(&w->lock);
+    if (status == RTM_OK)
+      w->written = k + 1;
+    else
+      w->status = status;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    if (status != RTM_OK) return NULL;
+  }
+}
+
+static int stream_writer_start(model_run_t *run) {
+  stream_writer_t *w = &run->writer;
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_mutex_init(&w->file_lock, NULL);
+  pthread_cond_init(&w->changed, NULL);
+  if (pthread_create(&w->thread, NULL, stream_writer_main, run) != 0) {
+    rtm_log_error("could not start the thread that writes the gathers during the run");
+    return RTM_ERR_NOMEM;
+  }
+  w->started = 1;
+  return RTM_OK;
+}
+
+/* Tells the writer that no more windows come, waits for it to write those copied, and
+ * returns its status (a second call returns RTM_OK). */
+static int stream_writer_stop(model_run_t *run) {
+  stream_writer_t *w = &run->writer;
+  if (!w->started) return RTM_OK;
+  pthread_mutex_lock(&w->lock);
+  w->stop = 1;
+  pthread_cond_broadcast(&w->changed);
+  pthread_mutex_unlock(&w->lock);
+  pthread_join(w->thread, NULL);
+  w->started = 0;
+  pthread_cond_destroy(&w->changed);
+  pthread_mutex_destroy(&w->file_lock);
+  pthread_mutex_destroy(&w->lock);
+  return w->status;
+}
+
+/* After step `it`: every window whose last sample (it + 1 at most) is recorded is copied
+ * out into slot k % S, once the writer has put window k - S (the slot's last) in the file,
+ * and handed to the writer. A failure of the writer stops the run here. */
 static int stream_step(model_run_t *run, int it) {
   int status = RTM_OK;
-  rtm_propagator_t *prop = &run->prop;
+  stream_writer_t *w = &run->writer;
   while (run->stream_next < run->stream_windows) {
     const int k = run->stream_next;
     int first = 0;
     const int count = window_span(run, k, &first);
     const int last = first + count - 1;  /* its last sample */
     if (it >= 0 && last > it + 1) break; /* step it recorded sample it + 1 */
-    RTM_TRY(prop->backend->wait_copies(prop->state));
-    if (k > 0) RTM_TRY(stream_write(run, k - 1));
+    pthread_mutex_lock(&w->lock);
+    while (w->written < k - RTM_TRACE_SLOTS + 1 && w->status == RTM_OK)
+      pthread_cond_wait(&w->changed, &w->lock);
+    status = w->status;
+    pthread_mutex_unlock(&w->lock);
+    if (status != RTM_OK) goto fail;
     RTM_TRY(stream_copy(run, k));
+    pthread_mutex_lock(&w->lock);
+    w->copied = k + 1;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
     ++run->stream_next;
   }
 fail:
   return status;
 }
 
-/* After the loop: the windows not yet copied, then the last one into the file. */
+/* After the loop: the windows not yet copied, then the writer drained and stopped. */
 static int stream_finish(model_run_t *run) {
   int status = RTM_OK;
   if (!run->stream_window) return RTM_OK;
   RTM_TRY(stream_step(run, -1));
-  RTM_TRY(run->prop.backend->wait_copies(run->prop.state));
-  RTM_TRY(stream_write(run, run->stream_windows - 1));
+  RTM_TRY(stream_writer_stop(run));
 fail:
   return status;
 }
@@ -449,6 +547,11 @@ static int collect_gathers(model_run_t *run, shot_gathers_t *g) {
     traces = rtm_mem_host_large(count * samples * sizeof *traces);
     if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
   }
+  /* the time-dispersion warp where the traces are (a GPU), when it can be done there */
+  const double correct_start_s = rtm_wall_seconds();
+  int corrected = 0;
+  RTM_TRY(rtm_propagator_correct_recorded(prop, &corrected));
+  run->correct_s += rtm_wall_seconds() - correct_start_s;
   float *out = g->samples;
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
@@ -461,9 +564,11 @@ static int collect_gathers(model_run_t *run, shot_gathers_t *g) {
       RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is unstable%s",
                name, run->unstable_hint);
     const char *pipeline = strcmp(prop->backend->name, "cuda") == 0 ? "cuda" : "cpu";
-    const double correct_start_s = rtm_wall_seconds();
-    RTM_TRY(rtm_propagator_correct_traces(prop, pipeline, (int)count, traces));
-    run->correct_s += rtm_wall_seconds() - correct_start_s;
+    if (!corrected) {
+      const double host_start_s = rtm_wall_seconds();
+      RTM_TRY(rtm_propagator_correct_traces(prop, pipeline, (int)count, traces));
+      run->correct_s += rtm_wall_seconds() - host_start_s;
+    }
     if (run->resample)
       RTM_TRY(rtm_traces_resample(pipeline, (int)count, run->samples, prop->dt_s, traces,
                                   run->trace_samples, run->trace_dt, out));
@@ -671,18 +776,18 @@ static int close_output(model_run_t *run) {
   return status;
 }
 
-/* The gathers go to the file while the steps run when asked for (RTM3D_STREAM_TRACES=1: not
- * yet run on a GPU, so not the default), the backend can copy windows of them out (cuda),
- * one rank writes one shot's traces as recorded (no resampling, no time-dispersion warp of
- * whole traces), and there are several windows of about 64 MB (RTM3D_STREAM_WINDOW=N
- * samples instead, for tests). */
+/* The gathers go to the file while the steps run when the backend can copy windows of them
+ * out (cuda), one rank writes one shot's traces as recorded (no resampling, no
+ * time-dispersion warp of whole traces) and there are several windows of about 64 MB
+ * (RTM3D_STREAM_WINDOW=N samples instead, for tests); RTM3D_STREAM_TRACES=0 writes them
+ * after the run instead (the same file, bit for bit: tests/app/cli_stream_gpu.sh). */
 static int plan_streaming(model_run_t *run) {
   const rtm_propagator_t *prop = &run->prop;
   const rtm_config_t *cfg = &run->cfg;
   const int receivers = prop->receivers.count;
   if (!prop->backend->copy_traces || rtm_mpi_world_size() > 1 || run->many_shots || run->resample ||
       cfg->time.dispersion_correction != RTM_DISPERSION_NONE || receivers == 0 ||
-      !getenv("RTM3D_STREAM_TRACES") || strcmp(getenv("RTM3D_STREAM_TRACES"), "1") != 0)
+      (getenv("RTM3D_STREAM_TRACES") && strcmp(getenv("RTM3D_STREAM_TRACES"), "0") == 0))
     return RTM_OK;
   long window = (64L << 20) / (4L * receivers);
   if (window < 32) window = 32;
@@ -692,7 +797,7 @@ static int plan_streaming(model_run_t *run) {
   if ((double)receivers * (double)window * 4.0 > 2e9) return RTM_OK; /* HDF5's chunk limit */
   run->stream_slot_bytes = (size_t)receivers * (size_t)window * sizeof(float);
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f)
-    for (int s = 0; s < 2 && (prop->trace_fields & RTM_FIELD_BIT(f)); ++s) {
+    for (int s = 0; s < RTM_TRACE_SLOTS && (prop->trace_fields & RTM_FIELD_BIT(f)); ++s) {
       float *slot = rtm_mem_host_large(run->stream_slot_bytes);
       if (!slot || rtm_mem_host_pin(slot, run->stream_slot_bytes, "streamed traces") != RTM_OK) {
         free(slot);
@@ -707,7 +812,7 @@ static int plan_streaming(model_run_t *run) {
 
 static void release_streaming(model_run_t *run) {
   for (int f = 0; f < 2; ++f)
-    for (int s = 0; s < 2; ++s)
+    for (int s = 0; s < RTM_TRACE_SLOTS; ++s)
       if (run->stream_slot[f][s]) {
         rtm_mem_host_unpin(run->stream_slot[f][s]);
         free(run->stream_slot[f][s]);
@@ -807,15 +912,20 @@ static int write_report(model_run_t *run) {
   const double propagate_s = run->propagate_s;
   const double mcells =
       propagate_s > 0.0 ? (double)run->cells * steps * count / propagate_s * 1e-6 : 0.0;
-  rtm_timing_t timings[5 + RTM_APP_RANK_TIMINGS] = {
+  /* setup's parts after the phases: the deck, model and shots; the propagator (device,
+   * model upload, point operators); the rest (trace plans, the output file) */
+  rtm_timing_t timings[8 + RTM_APP_RANK_TIMINGS] = {
       {"setup", run->setup_s},
       {"propagate", propagate_s},
       {"snapshots", run->snapshot_s},
       {"write", run->write_s + run->end_s - run->loop_end_s},
-      {"dispersion_correction", run->correct_s}};
-  const int timing_count = rtm_mpi_world_size() > 1 ? 5 + RTM_APP_RANK_TIMINGS : 5;
-  for (int k = 5; k < timing_count; ++k)
-    timings[k] = run->rank_timings[k - 5];
+      {"dispersion_correction", run->correct_s},
+      {"setup_load", run->loaded_s - run->start_s},
+      {"setup_propagator", run->created_s - run->loaded_s},
+      {"setup_output", run->setup_end_s - run->created_s}};
+  const int timing_count = rtm_mpi_world_size() > 1 ? 8 + RTM_APP_RANK_TIMINGS : 8;
+  for (int k = 8; k < timing_count; ++k)
+    timings[k] = run->rank_timings[k - 8];
   const rtm_report_shot_values_t shot_values[3] = {{"set_shot_s", run->shot_seconds},
                                                    {"propagate_s", run->shot_seconds + count},
                                                    {"write_s", run->shot_seconds + 2 * count}};
@@ -867,6 +977,7 @@ int rtm_cmd_model(int argc, char **argv) {
 fail:
   rtm_mpi_fail_fast(status); /* before the propagator's collective release */
   if (run) {
+    stream_writer_stop(run); /* a failed run's writer, before the file is closed */
     if (run->whole != run->field) free(run->whole);
     free(run->field);
     if (run->output) rtm_output_close(run->output, 0);

@@ -454,6 +454,25 @@ int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *back
                                traces);
 }
 
+int rtm_propagator_correct_recorded(const rtm_propagator_t *prop, int *corrected) {
+  int status = RTM_OK;
+  *corrected = 0;
+  if (prop->dispersion == RTM_DISPERSION_NONE || !prop->backend->view_traces ||
+      rtm_grid_is_slab(&prop->grid) || prop->receivers.count == 0)
+    return RTM_OK;
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
+    float *traces = NULL;
+    RTM_TRY(prop->backend->view_traces(prop->state, (rtm_field_t)f, &traces));
+    RTM_TRY(rtm_traces_dispersion_device(RTM_TRACES_WARP_INVERSE, prop->receivers.count,
+                                         prop->steps + 1, (size_t)prop->steps + 1, prop->dt_s,
+                                         traces));
+  }
+  *corrected = 1;
+fail:
+  return status;
+}
+
 int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction) {
   int status = RTM_OK;
   const rtm_backend_t *b = prop->backend;

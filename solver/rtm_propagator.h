@@ -87,6 +87,12 @@ int rtm_propagator_phase_seconds(rtm_propagator_t *prop, double seconds[RTM_PHAS
  * none leaves them. Under MPI, on the summed traces. */
 int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *backend, int count,
                                   float *traces);
+/* The same warp of every recorded field's traces where the backend records them, before
+ * they are read (a GPU's memory: rtm_traces_dispersion_device), when the backend shows them
+ * (view_traces) and this rank records whole traces (no z-slabs: summing warped parts would
+ * part from warping the sum in the last bits); *corrected says whether it did (otherwise
+ * rtm_propagator_correct_traces on the read traces). */
+int rtm_propagator_correct_recorded(const rtm_propagator_t *prop, int *corrected);
 
 /* Moves the propagator to another shot at source_m: the backend's fields and traces reset,
  * the source (its wavelet scaled with v^2 at the new position) and the receivers of that

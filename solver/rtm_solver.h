@@ -74,6 +74,9 @@ typedef struct {
 
 struct rtm_mpi_device_link; /* rtm_mpi_device.h */
 
+/* copy_traces' slots: a streamed run's windows in flight at once */
+enum { RTM_TRACE_SLOTS = 4 };
+
 typedef struct rtm_backend {
   const char *name;
   const char *description;
@@ -111,9 +114,12 @@ typedef struct rtm_backend {
   int (*wait_copies)(void *state);
   /* Samples [first, first + count) of every receiver's trace of `field` into `host`
    * ([receivers][count], page-locked), queued behind the steps queued so far on the copy
-   * stream, so that a run writes its gathers while it propagates; ready when wait_copies
-   * returns. NULL where read_traces is all there is (cpu). */
-  int (*copy_traces)(void *state, rtm_field_t field, int first, int count, float *host);
+   * stream, so that a run writes its gathers while it propagates. `slot` (below
+   * RTM_TRACE_SLOTS) names the copy: wait_traces(slot) returns once the last copy of that
+   * slot has landed (the copies queued after it need not have), from any thread. NULL
+   * where read_traces is all there is (cpu). */
+  int (*copy_traces)(void *state, rtm_field_t field, int first, int count, float *host, int slot);
+  int (*wait_traces)(void *state, int slot);
   /* The z-slabs' exchange GPU to GPU (mpi.transport = nccl or cuda-aware, rtm_mpi_device.h):
    * every field's R planes of `level` next to each neighbour sent, and the neighbours'
    * received into its ghost planes. A queued link (nccl): after the steps so far and a split
@@ -134,6 +140,10 @@ typedef struct rtm_backend {
   /* The samples of `field` recorded so far: [count][steps + 1]. A field set_receivers did
    * not ask for is an internal error. */
   int (*read_traces)(void *state, rtm_field_t field, float *traces);
+  /* The traces of `field` where they are recorded, in the device memory of the backend's GPU
+   * ([receivers][steps + 1]), once the steps queued so far are done, for work on them there
+   * before they are read; NULL where they live in host memory (cpu). */
+  int (*view_traces)(void *state, rtm_field_t field, float **traces);
   /* Waits for queued work (timing); may be NULL for synchronous backends. */
   int (*synchronize)(void *state);
   /* Device seconds so far in each phase (rtm_phase_t) of the split steps (EDGE_PLANES,

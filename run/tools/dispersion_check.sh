@@ -45,8 +45,10 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 t = r["timings_s"]
 share = 100.0 * t["dispersion_correction"] / t["propagate"] if t["propagate"] else float("nan")
+run = sum(t[k] for k in ("setup", "propagate", "snapshots", "write"))
 print(f"{sys.argv[2]:<22} propagate {t['propagate']:.3f} s  write {t['write']:.3f} s  "
-      f"correction {t['dispersion_correction']:.3f} s ({share:.1f}% of propagate)")
+      f"correction {t['dispersion_correction']:.3f} s ({share:.1f}% of propagate, "
+      f"{100.0 * t['dispersion_correction'] / run:.1f}% of the run's {run:.2f} s)")
 PY
     rm -f "$out/$name.h5"
   done

@@ -4,10 +4,11 @@
 # and without fdatasync), then `rtm3d model` of run/examples/bench_512.ini (iso 512^3,
 # constant 2000 m/s, STEPS steps, default 2000, cuda, kernel.* auto) with a receiver plane
 # every 80 m (59 x 59) and every 10 m (472 x 472: a full plane inside the absorbing layer),
-# the latter also with the gathers streamed to the file during the run (RTM3D_STREAM_TRACES=1,
-# "10s"; first a streamed quickstart against one written after the run, bit for bit): the
-# run report's phases and the share of the run's wall time spent propagating. Short table
-# last; logs under $OUT (or run/out/end_to_end).
+# the gathers streamed to the file during the run (the default), the latter also written
+# after the run (RTM3D_STREAM_TRACES=0, "10a"; first a streamed quickstart against one
+# written after the run, bit for bit): the run report's phases, setup's parts and the share
+# of the run's wall time spent propagating. Short table last; logs under $OUT (or
+# run/out/end_to_end).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out/end_to_end || exit 1
@@ -24,7 +25,7 @@ mkdir -p "$runs"
 # gathers streamed in windows while the steps run (windows of 7 samples on the quickstart)
 # against the same run written after it: the same file contents, bit for bit
 for how in stream after; do
-  env $([ "$how" = stream ] && echo RTM3D_STREAM_TRACES=1 RTM3D_STREAM_WINDOW=7) \
+  env $([ "$how" = stream ] && echo RTM3D_STREAM_WINDOW=7 || echo RTM3D_STREAM_TRACES=0) \
     "$build/app/rtm3d" model run/examples/quickstart.ini --set backend.name=cuda --quiet \
     --set output.dir="$runs" --set output.name="q_$how" --force > "$out/q_$how.log" 2>&1 || failed=1
 done
@@ -38,11 +39,11 @@ for sync in fdatasync none; do
   rm -f "$runs/dd"
   row "disk write 2 GiB ($sync)" "$speed"
 done
-for case in 80 10 10s; do # 10s: the full plane with RTM3D_STREAM_TRACES=1
+for case in 80 10 10a; do # 10a: the full plane written after the run
   name="e2e_${case}"
-  spacing="${case%s}"
+  spacing="${case%a}"
   stream=()
-  [ "$case" = 10s ] && stream=(RTM3D_STREAM_TRACES=1)
+  [ "$case" = 10a ] && stream=(RTM3D_STREAM_TRACES=0)
   env "${stream[@]}" /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model run/examples/bench_512.ini \
     --set backend.name=cuda --set model.file= --set model.vp=2000 --set time.steps="$steps" \
     --set receivers.x_step="$spacing" --set receivers.y_step="$spacing" \
@@ -63,9 +64,11 @@ def find(node, key):
 t = find(json.load(open(sys.argv[1])), "timings_s") or {}
 get = lambda k: float(t.get(k, 0) or 0)
 phases = ["setup", "propagate", "snapshots", "write", "dispersion_correction"]
+parts = ["setup_load", "setup_propagator", "setup_output"]
 inside = sum(get(k) for k in phases)
 process = float(sys.argv[2])
 print(f"receivers every {sys.argv[3]} m: " + ", ".join(f"{k} {get(k):.3f} s" for k in phases))
+print("  setup: " + ", ".join(f"{k[6:]} {get(k):.3f} s" for k in parts))
 print(f"  propagating: {100 * get('propagate') / inside:.1f}% of the run's phases ({inside:.2f} s), "
       f"{100 * get('propagate') / process:.1f}% of the process's wall time ({process:.2f} s)")
 PY

@@ -19,6 +19,7 @@
 #include "rtm_cuda_check.h"
 #include "rtm_cuda_field_checks.h"
 #include "rtm_cuda_kernel.h"
+#include "rtm_cuda_trace_window.h"
 #include "rtm_solver.h"
 #include "rtm_mpi.h"
 #include "rtm_mpi_device.h"
@@ -281,6 +282,7 @@ static void cuda_destroy(void *state) {
   /* copies out of the traces and levels still queued (a run that failed mid-way) first */
   if (b->copies) cudaStreamSynchronize(b->copies);
   if (b->edges) cudaStreamSynchronize(b->edges);
+  rtm_cuda_backend_release(&b->trace_window);
   for (int f = RTM_CUDA_FIELDS - 1; f >= 0; --f)
     rtm_cuda_backend_release(&b->traces[f]);
   rtm_cuda_backend_release(&b->receiver_base);
@@ -305,6 +307,8 @@ static void cuda_destroy(void *state) {
     cudaStreamDestroy(b->edges);
   }
   if (b->steps_done) cudaEventDestroy(b->steps_done);
+  for (int s = 0; s < RTM_TRACE_SLOTS; ++s)
+    if (b->traces_copied[s]) cudaEventDestroy(b->traces_copied[s]);
   if (b->copies_done) cudaEventDestroy(b->copies_done);
   if (b->edges_start) cudaEventDestroy(b->edges_start);
   if (b->edges_done) cudaEventDestroy(b->edges_done);
@@ -677,22 +681,44 @@ fail:
   return status;
 }
 
-static int cuda_copy_traces(void *state, rtm_field_t field, int first, int count, float *host) {
+static int cuda_copy_traces(void *state, rtm_field_t field, int first, int count, float *host,
+                            int slot) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
   if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(b->trace_fields & RTM_FIELD_BIT(field)) ||
-      first < 0 || count < 1 || first + count > b->trace_length)
-    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: samples [%d, %d) of %s's traces (length %d)", first,
-             first + count, rtm_field_name(field), b->trace_length);
+      first < 0 || count < 1 || first + count > b->trace_length || slot < 0 ||
+      slot >= RTM_TRACE_SLOTS)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: samples [%d, %d) of %s's traces (length %d), slot %d",
+             first, first + count, rtm_field_name(field), b->trace_length, slot);
   if (b->receiver_count == 0) return RTM_OK;
   RTM_TRY(ensure_copy_stream(b));
+  if (!b->traces_copied[slot])
+    RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->traces_copied[slot], cudaEventDisableTiming));
+  /* the window's columns of [receivers][trace_length] packed into [receivers][count] on the
+   * device, then one dense copy (a 2D copy of rows of count floats ran a few GB/s); the
+   * buffer is made at the first window, the largest, and reused in stream order */
+  const size_t bytes = (size_t)b->receiver_count * (size_t)count * sizeof(float);
+  if (b->trace_window.bytes < bytes) {
+    RTM_CUDA_TRY(cudaStreamSynchronize(b->copies)); /* the last window's copy out of it */
+    RTM_TRY(device_buffer(b, bytes, "streamed trace window", &b->trace_window));
+  }
   RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
   RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->steps_done, 0));
-  /* the window's columns of [receivers][trace_length] into [receivers][count] */
-  RTM_CUDA_TRY(cudaMemcpy2DAsync(
-      host, (size_t)count * sizeof(float), (const float *)b->traces[field].ptr + first,
-      (size_t)b->trace_length * sizeof(float), (size_t)count * sizeof(float),
-      (size_t)b->receiver_count, cudaMemcpyDeviceToHost, b->copies));
+  RTM_TRY(rtm_cuda_pack_trace_window(b->traces[field].ptr, b->receiver_count, b->trace_length,
+                                     first, count, b->trace_window.ptr, b->copies));
+  RTM_CUDA_TRY(
+      cudaMemcpyAsync(host, b->trace_window.ptr, bytes, cudaMemcpyDeviceToHost, b->copies));
+  RTM_CUDA_TRY(cudaEventRecord(b->traces_copied[slot], b->copies));
+fail:
+  return status;
+}
+
+static int cuda_wait_traces(void *state, int slot) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  if (slot < 0 || slot >= RTM_TRACE_SLOTS)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: trace slot %d", slot);
+  if (b->traces_copied[slot]) RTM_CUDA_TRY(cudaEventSynchronize(b->traces_copied[slot]));
 fail:
   return status;
 }
@@ -796,6 +822,20 @@ static int cuda_write_field(void *state, rtm_field_t field, rtm_level_t level, c
   return copy_field(state, field, level, NULL, dense, cudaMemcpyHostToDevice);
 }
 
+static int cuda_view_traces(void *state, rtm_field_t field, float **traces) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  *traces = NULL;
+  if ((field != RTM_FIELD_P && field != RTM_FIELD_Q) || !(b->trace_fields & RTM_FIELD_BIT(field)))
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda (%s): traces of %s were not recorded",
+             b->physics->name, rtm_field_name(field));
+  RTM_TRY(join_edges(b));
+  RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
+  *traces = b->traces[field].ptr;
+fail:
+  return status;
+}
+
 static int cuda_read_traces(void *state, rtm_field_t field, float *traces) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
@@ -877,10 +917,12 @@ const rtm_backend_t rtm_backend_cuda = {
     .reset = cuda_reset,
     .set_damping = cuda_set_damping,
     .read_traces = cuda_read_traces,
+    .view_traces = cuda_view_traces,
     .synchronize = cuda_synchronize,
     .describe = cuda_describe,
     .set_kernel = cuda_set_kernel,
     .count_nonfinite = cuda_count_nonfinite,
     .copy_traces = cuda_copy_traces,
+    .wait_traces = cuda_wait_traces,
     .destroy = cuda_destroy,
 };

@@ -43,6 +43,7 @@ typedef struct {
    * with the steps by events; created on first use */
   cudaStream_t copies;
   cudaEvent_t steps_done, copies_done;
+  cudaEvent_t traces_copied[RTM_TRACE_SLOTS]; /* copy_traces' last copy of each slot */
   /* a split step's edge planes: a stream of their own, of the highest priority, so that they
    * run beside the interior and their copies start as soon as they are done; ordered with
    * the step stream by events (created with the copy stream) */
@@ -76,6 +77,7 @@ typedef struct {
   rtm_allocation_t receiver_axis, receiver_base;
   unsigned trace_fields; /* RTM_FIELD_BIT mask of the recorded fields */
   rtm_allocation_t receiver_index, receiver_weight, traces[RTM_CUDA_FIELDS];
+  rtm_allocation_t trace_window; /* copy_traces: a window packed densely, on the copy stream */
 } rtm_cuda_backend_state_t;
 
 /* ---- backend_cuda_common.c: helpers for the physics ---- */

@@ -50,7 +50,8 @@ typedef enum {
  *   INVERSE: output frequency f takes the input at asin(pi f dt) / (pi dt) (0 above
  *            1 / (pi dt)): recorded traces back from psi(omega) to omega.
  * The input spectrum is interpolated between bins (cubic), so the input should be
- * zero-padded (fft_length) well past its length: rtm_traces_dispersion pads 16x. */
+ * zero-padded (fft_length) well past its length: rtm_traces_dispersion pads 16x or a little
+ * more (the next 2-3-5-7-smooth length). */
 typedef enum {
   RTM_TRACES_WARP_NONE = 0,
   RTM_TRACES_WARP_FORWARD,
@@ -92,6 +93,8 @@ typedef struct {
   int streams;                        /* cuda: concurrent streams for the inverse FFTs; 0 = 16 */
   int device;               /* cuda ordinal; RTM_TRACES_CURRENT_DEVICE: the caller's current one */
   rtm_mem_ledger_t *ledger; /* may be NULL */
+  int device_io;            /* cuda, streams: runs on device memory only (rtm_traces_run_device):
+                               no host staging, no eager run at creation */
 } rtm_traces_desc_t;
 
 typedef struct rtm_traces_plan rtm_traces_plan_t;
@@ -151,11 +154,23 @@ int rtm_traces_parse_pipeline(const char *name, rtm_traces_pipeline_t *pipeline)
 const char *rtm_traces_pipeline_name(rtm_traces_pipeline_t pipeline);
 
 /* The leapfrog time-dispersion warp (rtm_traces_warp_t) of count traces [count][n] at dt,
- * in place, the inputs zero-padded to 16 n in time (the cubic interpolation of the
+ * in place, the inputs zero-padded to 16 n in time or a little more, to a length the FFTs run
+ * fast at (a power of two or a 2-3-5-7-smooth length; the cubic interpolation of the
  * spectrum then errs by about 1e-4 of the trace), in batches of one plan. The pipeline's
  * cut-off taper (the top 10% below Nyquist) applies to the warped spectrum too. */
 int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
                           float *traces);
+/* The same warp of count traces in the current GPU's memory (trace i at traces + i pitch,
+ * n samples), in place, batch by batch on the device: the numbers of
+ * rtm_traces_dispersion("cuda", ...) without the trips through host memory. Waits for it. */
+int rtm_traces_dispersion_device(rtm_traces_warp_t warp, int count, int n, size_t pitch, double dt,
+                                 float *traces);
+/* A plan's run on inputs in its GPU's memory (in[i * in_pitch + j], `rows` of them, at most
+ * desc.n_inputs) into that memory (out[i * out_pitch + j], each input's output's `length`
+ * samples; out may be in): plans of one output a input, not normalised, on cuda; otherwise
+ * RTM_ERR_UNSUPPORTED. Waits for it. */
+int rtm_traces_run_device(rtm_traces_plan_t *plan, const float *in, size_t in_pitch, int rows,
+                          float *out, size_t out_pitch);
 /* Resamples count traces [count][n_in] at dt_in to [count][n_out] at dt_out, batched in
  * one run of a streams pipeline. The window is the smallest T >= max(n_in dt_in,
  * n_out dt_out) that is a whole number of samples at both intervals: the inputs are

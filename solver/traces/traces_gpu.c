@@ -181,19 +181,13 @@ static void assign_streams(rtm_traces_plan_t *plan, cuda_state_t *s) {
   free(load);
 }
 
-/* The pipeline, enqueued on the streams: run directly (streams) or captured (graph). */
-static int enqueue(rtm_traces_plan_t *plan) {
+/* Stages 1 to 3 on the inputs in d_input: forward FFT, spread, the inverse FFTs on the
+ * worker streams joined back into the origin stream. */
+static int enqueue_transforms(rtm_traces_plan_t *plan) {
   int status = RTM_OK;
   cuda_state_t *s = plan->state;
   cufftComplex *spectrum_out = s->d_spectrum_out.ptr;
   float *real = s->d_real.ptr;
-  const size_t row = (size_t)plan->desc.input_length * sizeof(float);
-
-  /* the inputs only: their zero-padding to fft_length stays on the device (zero-filled at
-   * allocation; the forward FFT is out of place) */
-  RTM_CUDA_TRY(cudaMemcpy2DAsync(s->d_input.ptr, (size_t)plan->fft_length * sizeof(float),
-                                 s->h_input, row, row, (size_t)plan->desc.n_inputs,
-                                 cudaMemcpyHostToDevice, s->origin));
   CUFFT_TRY(cufftExecR2C(s->forward, s->d_input.ptr, s->d_spectrum_in.ptr));
   RTM_TRY(rtm_traces_cuda_spread(s->d_traces.ptr, plan->n_traces, s->d_spectrum_in.ptr,
                                  spectrum_out, s->origin));
@@ -209,6 +203,23 @@ static int enqueue(rtm_traces_plan_t *plan) {
     RTM_CUDA_TRY(cudaEventRecord(s->joins[w], s->workers[w]));
     RTM_CUDA_TRY(cudaStreamWaitEvent(s->origin, s->joins[w], 0));
   }
+fail:
+  return status;
+}
+
+/* The pipeline, enqueued on the streams: run directly (streams) or captured (graph). */
+static int enqueue(rtm_traces_plan_t *plan) {
+  int status = RTM_OK;
+  cuda_state_t *s = plan->state;
+  float *real = s->d_real.ptr;
+  const size_t row = (size_t)plan->desc.input_length * sizeof(float);
+
+  /* the inputs only: their zero-padding to fft_length stays on the device (zero-filled at
+   * allocation; the forward FFT is out of place) */
+  RTM_CUDA_TRY(cudaMemcpy2DAsync(s->d_input.ptr, (size_t)plan->fft_length * sizeof(float),
+                                 s->h_input, row, row, (size_t)plan->desc.n_inputs,
+                                 cudaMemcpyHostToDevice, s->origin));
+  RTM_TRY(enqueue_transforms(plan));
   RTM_TRY(rtm_traces_cuda_reduce(s->d_traces.ptr, plan->n_traces, real, s->d_peak_energy.ptr,
                                  s->d_temp.ptr, s->temp_bytes, s->origin));
   RTM_TRY(rtm_traces_cuda_merge(s->d_traces.ptr, plan->n_traces, real, s->d_peak_energy.ptr,
@@ -408,14 +419,18 @@ static int cuda_create(rtm_traces_plan_t *plan) {
     CUFFT_TRY(cufftSetWorkArea(s->inverse[g], s->work[1 + plan->groups[g].stream].ptr));
 
   plan->input_pitch = d->input_length; /* dense on the host, padded by the copy */
+  RTM_CUDA_TRY(cudaMemcpy(s->d_traces.ptr, plan->traces,
+                          (size_t)plan->n_traces * sizeof(rtm_traces_trace_t),
+                          cudaMemcpyHostToDevice));
+  if (d->device_io) { /* no host side, and nothing to capture */
+    free(work_bytes);
+    return RTM_OK;
+  }
   RTM_TRY(alloc_in("pinned", plan, (size_t)d->n_inputs * d->input_length * sizeof(float),
                    "traces input staging", &s->h_input_pinned));
   RTM_TRY(alloc_in("pinned", plan, s->result_bytes, "traces gather staging", &s->h_result_pinned));
   s->h_input = s->h_input_pinned.ptr;
   s->h_result = s->h_result_pinned.ptr;
-  RTM_CUDA_TRY(cudaMemcpy(s->d_traces.ptr, plan->traces,
-                          (size_t)plan->n_traces * sizeof(rtm_traces_trace_t),
-                          cudaMemcpyHostToDevice));
 
   /* One eager run loads every module and lets cuFFT and CUB finish their lazy set-up
    * outside any capture. */
@@ -468,6 +483,29 @@ fail:
   return status;
 }
 
+/* Device to device: the inputs into d_input's padded rows, the transforms, and the kept
+ * samples of each output (one a input, one group: rows fft_size apart in d_real) out; no
+ * reduction or merge (the plan is not normalised: the merge would multiply by 1). */
+static int cuda_run_device(rtm_traces_plan_t *plan, const float *in, size_t in_pitch, int rows,
+                           float *out, size_t out_pitch) {
+  int status = RTM_OK;
+  cuda_state_t *s = plan->state;
+  const rtm_traces_trace_t *t = &plan->traces[0];
+  const size_t row = (size_t)plan->desc.input_length * sizeof(float);
+  RTM_CUDA_TRY(cudaSetDevice(s->device));
+  RTM_CUDA_TRY(cudaMemcpy2DAsync(s->d_input.ptr, (size_t)plan->fft_length * sizeof(float), in,
+                                 in_pitch * sizeof(float), row, (size_t)rows,
+                                 cudaMemcpyDeviceToDevice, s->origin));
+  RTM_TRY(enqueue_transforms(plan));
+  RTM_CUDA_TRY(cudaMemcpy2DAsync(
+      out, out_pitch * sizeof(float), (const float *)s->d_real.ptr + t->real_offset,
+      (size_t)t->fft_size * sizeof(float), (size_t)t->length * sizeof(float), (size_t)rows,
+      cudaMemcpyDeviceToDevice, s->origin));
+  RTM_CUDA_TRY(cudaStreamSynchronize(s->origin));
+fail:
+  return status;
+}
+
 static int cuda_node_count(const rtm_traces_plan_t *plan, size_t *nodes, size_t *expected) {
   const cuda_state_t *s = plan->state;
   if (!s->graph) {
@@ -496,6 +534,7 @@ const rtm_traces_backend_t rtm_traces_cuda = {
     .input_buffer = cuda_input_buffer,
     .run = cuda_run,
     .result = cuda_result,
+    .run_device = cuda_run_device,
     .node_count = cuda_node_count,
     .describe = cuda_describe,
     .destroy = cuda_destroy,

@@ -95,6 +95,12 @@ typedef struct rtm_traces_backend {
    * in plan->peaks / plan->rms. */
   int (*run)(rtm_traces_plan_t *plan);
   const float *(*result)(const rtm_traces_plan_t *plan);
+  /* The pipeline on `rows` (at most n_inputs) inputs in the device memory of the plan's GPU,
+   * in[i * in_pitch + j], into that memory: out[i * out_pitch + j], the first `length`
+   * samples of input i's one output, not normalised (rtm_traces_run_device checks the
+   * plan); in and out may be the same. Waits for it. NULL where there is no device (fftw). */
+  int (*run_device)(rtm_traces_plan_t *plan, const float *in, size_t in_pitch, int rows, float *out,
+                    size_t out_pitch);
   int (*node_count)(const rtm_traces_plan_t *plan, size_t *nodes, size_t *expected);
   void (*describe)(const rtm_traces_plan_t *plan, char *text, size_t size);
   void (*destroy)(rtm_traces_plan_t *plan);

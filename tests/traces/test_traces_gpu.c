@@ -308,6 +308,41 @@ static void test_dispersion_matches_fftw(void **state) {
   free(want);
 }
 
+/* The warp run where the traces are (device memory, rows `pitch` apart) gives the numbers of
+ * the same warp run through host memory, bit for bit: the same plan, batches and cuFFT
+ * calls; enough traces for two batches, the second partial. */
+static void test_dispersion_device_matches_host(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed(__func__);
+  const int count = 6500, n = 700; /* batches of 2^26 / (16 n) = 5991 traces */
+  const size_t pitch = n + 5, values = (size_t)count * n;
+  float *want = malloc(values * sizeof *want), *got = malloc(values * sizeof *got);
+  float *device = NULL;
+  assert_true(want && got);
+  assert_int_equal(cudaMalloc((void **)&device, (size_t)count * pitch * sizeof(float)),
+                   cudaSuccess);
+  for (int warp = RTM_TRACES_WARP_FORWARD; warp <= RTM_TRACES_WARP_INVERSE; ++warp) {
+    fill_noise(&rng, want, values);
+    assert_int_equal(cudaMemcpy2D(device, pitch * sizeof(float), want, n * sizeof(float),
+                                  n * sizeof(float), (size_t)count, cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    assert_int_equal(rtm_traces_dispersion("cuda", (rtm_traces_warp_t)warp, count, n, 2e-3, want),
+                     RTM_OK);
+    assert_int_equal(
+        rtm_traces_dispersion_device((rtm_traces_warp_t)warp, count, n, pitch, 2e-3, device),
+        RTM_OK);
+    assert_int_equal(cudaMemcpy2D(got, n * sizeof(float), device, pitch * sizeof(float),
+                                  n * sizeof(float), (size_t)count, cudaMemcpyDeviceToHost),
+                     cudaSuccess);
+    for (int i = 0; i < count; ++i)
+      if (memcmp(got + (size_t)i * n, want + (size_t)i * n, (size_t)n * sizeof *got) != 0)
+        fail_msg("warp %d, trace %d: the device run differs from the host run", warp, i);
+  }
+  cudaFree(device);
+  free(got);
+  free(want);
+}
+
 /* Sizes beyond the device are refused before any allocation. */
 static void test_too_large_for_device(void **state) {
   (void)state;
@@ -324,4 +359,5 @@ RTM_TEST_MAIN_CUDA("test_traces_gpu", NULL, NULL, cmocka_unit_test(test_talk_cas
                    cmocka_unit_test(test_update_keeps_or_rebuilds_graph),
                    cmocka_unit_test(test_resample_matches_fftw),
                    cmocka_unit_test(test_dispersion_matches_fftw),
+                   cmocka_unit_test(test_dispersion_device_matches_host),
                    cmocka_unit_test(test_too_large_for_device))

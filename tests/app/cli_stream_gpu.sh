@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Gathers streamed to the file while a cuda run steps (the default) against the same run
+# written after it (RTM3D_STREAM_TRACES=0): the same datasets, bit for bit, with windows
+# that do and do not divide the trace (7 and 10 samples of 161 and 160), p and q recorded
+# (tti), and a window as long as the whole trace. Label gpu; exit 77 without one.
+# Usage: cli_stream_gpu.sh RTM3D SOURCE_DIR
+set -u
+rtm3d="$1"
+src="$2"
+if ! "$rtm3d" info 2>/dev/null | grep -q "^GPU 0:"; then
+  echo "cli_stream_gpu: no CUDA device, skipped"
+  exit 77
+fi
+failures=0
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+deck="$src/run/examples/quickstart.ini"
+common=(--set backend.name=cuda --set output.dir="$work" --quiet --force)
+
+# case NAME WINDOW ARGS...: streamed in windows of WINDOW samples, then written after the run
+check() {
+  local name="$1" window="$2"
+  shift 2
+  RTM3D_STREAM_WINDOW="$window" "$rtm3d" model "$deck" "${common[@]}" "$@" \
+    --set output.name="${name}_stream" > "$work/${name}_stream.log" 2>&1 ||
+    { fail "$name: streamed run exited $?: $(tail -2 "$work/${name}_stream.log")"; return; }
+  RTM3D_STREAM_TRACES=0 "$rtm3d" model "$deck" "${common[@]}" "$@" \
+    --set output.name="${name}_after" > "$work/${name}_after.log" 2>&1 ||
+    { fail "$name: run written after exited $?: $(tail -2 "$work/${name}_after.log")"; return; }
+  if "$rtm3d" validate "$work/${name}_stream.h5" "$work/${name}_after.h5" --rtol 0 --atol 0 \
+    > "$work/${name}_validate.log" 2>&1; then
+    echo "ok:   $name: $(tail -1 "$work/${name}_validate.log")"
+  else
+    fail "$name: streamed and written after differ: $(tail -3 "$work/${name}_validate.log")"
+  fi
+}
+check iso_w7 7 --set time.steps=160
+check iso_w10 10 --set time.steps=159
+check tti_pq 16 --set physics.equation=tti --set model.epsilon=0.2 --set model.delta=0.1 \
+  --set model.theta=30 --set receivers.fields=p,q --set time.steps=100
+# a window as long as the trace is no stream at all: the same file too
+check one_window 1000 --set time.steps=50
+
+exit $((failures > 0))
