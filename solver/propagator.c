@@ -111,6 +111,12 @@ fail:
   return status;
 }
 
+rtm_point_operator_t rtm_config_point_operator(const rtm_config_t *cfg) {
+  return (rtm_point_operator_t){
+      cfg->points.interpolation == RTM_INTERPOLATION_SINC ? RTM_POINTS_SINC : RTM_POINTS_TRILINEAR,
+      cfg->points.radius};
+}
+
 /* The shot's geometry and wavelet: the source at source_m with its wavelet scaled by v^2
  * there, and the receivers of that shot. Built aside and swapped in whole, so that a
  * failure leaves the propagator's shot as it was. */
@@ -124,9 +130,7 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   const int samples = prop->steps + 1;
   float *wavelets = NULL;
 
-  const rtm_point_operator_t op = {
-      cfg->points.interpolation == RTM_INTERPOLATION_SINC ? RTM_POINTS_SINC : RTM_POINTS_TRILINEAR,
-      cfg->points.radius};
+  const rtm_point_operator_t op = rtm_config_point_operator(cfg);
   RTM_TRY(rtm_points_init_operator(&sources, grid, source_m, 1, "source", &op));
   rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, source_m, 1, "source(s)");
   RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &receiver_m, &receiver_count));

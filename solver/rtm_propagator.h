@@ -94,6 +94,10 @@ int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *back
  * rtm_propagator_correct_traces on the read traces). */
 int rtm_propagator_correct_recorded(const rtm_propagator_t *prop, int *corrected);
 
+/* The point operator of sources and receivers the config asks for (points.interpolation,
+ * points.radius): the propagators' and the migration's receiver-side injection's. */
+rtm_point_operator_t rtm_config_point_operator(const rtm_config_t *cfg);
+
 /* Moves the propagator to another shot at source_m: the backend's fields and traces reset,
  * the source (its wavelet scaled with v^2 at the new position) and the receivers of that
  * shot (rtm_receiver_positions) handed to the backend. Bit for bit, the run that follows

@@ -307,7 +307,10 @@ static int set_receiver_side(rtm_migration_t *m, const double *receivers_m, int 
   for (int r = 0; r < count; ++r)
     for (int k = 0; k < samples; ++k)
       m->reversed[(size_t)r * samples + k] = observed[(size_t)r * samples + (samples - 1 - k)];
-  RTM_TRY(rtm_points_init(&receivers, &m->grid, receivers_m, count, "receiver"));
+  /* the operator the receivers recorded with (points.interpolation): injection is its
+   * adjoint */
+  const rtm_point_operator_t op = rtm_config_point_operator(&m->cfg);
+  RTM_TRY(rtm_points_init_operator(&receivers, &m->grid, receivers_m, count, "receiver", &op));
   RTM_TRY(rtm_adjoint_receivers(&receivers, &m->grid, m->model, &m->receiver.boundary,
                                 m->receiver.dt_s, &adjoint));
   const rtm_backend_t *backend = m->receiver.backend;
