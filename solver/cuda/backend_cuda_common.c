@@ -291,6 +291,7 @@ static void cuda_destroy(void *state) {
   rtm_cuda_backend_release(&b->receiver_index);
   rtm_cuda_backend_release(&b->wavelets);
   rtm_cuda_backend_release(&b->source_coeff);
+  rtm_cuda_backend_release(&b->source_base);
   rtm_cuda_backend_release(&b->source_index);
   for (int a = 2; a >= 0; --a)
     rtm_cuda_backend_release(&b->eta_dt[a]);
@@ -347,11 +348,23 @@ static int cuda_set_sources(void *state, const rtm_points_t *points, const float
   const size_t taps = (size_t)points->count * (size_t)points->taps;
   const size_t values = (size_t)points->count * (size_t)samples;
   /* Sources are added to the new level after the damped update (the cpu reference's
-   * order), so the tap weights go in as they are. */
-  RTM_TRY(device_buffer(b, taps * sizeof(size_t), "source taps", &b->source_index));
+   * order), so the tap weights go in as they are; the taps' indices from each point's first
+   * (8 bytes a point, not 8 a tap: a migration injects every receiver) when the points have
+   * it */
+  b->source_width = points->base_index && points->width > 0 &&
+                            points->taps == points->width * points->width * points->width
+                        ? points->width
+                        : 0;
+  if (b->source_width) {
+    RTM_TRY(device_buffer(b, (size_t)points->count * sizeof(long long), "source base taps",
+                          &b->source_base));
+    RTM_TRY(upload(&b->source_base, points->base_index, (size_t)points->count * sizeof(long long)));
+  } else {
+    RTM_TRY(device_buffer(b, taps * sizeof(size_t), "source taps", &b->source_index));
+    RTM_TRY(upload(&b->source_index, points->tap_index, taps * sizeof(size_t)));
+  }
   RTM_TRY(device_buffer(b, taps * sizeof(float), "source weights", &b->source_coeff));
   RTM_TRY(device_buffer(b, values * sizeof(float), "wavelets", &b->wavelets));
-  RTM_TRY(upload(&b->source_index, points->tap_index, taps * sizeof(size_t)));
   RTM_TRY(upload(&b->source_coeff, points->tap_weight, taps * sizeof(float)));
   RTM_TRY(upload(&b->wavelets, wavelets, values * sizeof(float)));
   b->source_count = points->count;
@@ -416,9 +429,15 @@ static int inject_planes(rtm_cuda_backend_state_t *b, int centre, int it, int z_
   const size_t begin = (size_t)(z_begin + RTM_RADIUS) * b->grid.stride_z;
   const size_t end = (size_t)(z_end + RTM_RADIUS) * b->grid.stride_z;
   for (int f = 0; f < b->physics->field_count; ++f)
-    RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
-                                b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
-                                b->source_taps, b->source_samples, it, begin, end, stream));
+    if (b->source_width)
+      RTM_TRY(rtm_iso_cuda_inject_based(
+          b->level[f][1 - centre].ptr, b->source_base.ptr, b->source_coeff.ptr, b->wavelets.ptr,
+          b->source_count, b->source_width, (long long)b->grid.stride_y,
+          (long long)b->grid.stride_z, b->source_samples, it, begin, end, stream));
+    else
+      RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
+                                  b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
+                                  b->source_taps, b->source_samples, it, begin, end, stream));
 fail:
   return status;
 }

@@ -70,7 +70,8 @@ typedef struct {
   rtm_allocation_t eta_dt[3];
 
   int source_count, source_samples, source_taps; /* taps a point (rtm_points_t) */
-  rtm_allocation_t source_index, source_coeff, wavelets;
+  int source_width; /* > 0: tap indices from source_base (rtm_points_t's base_index) */
+  rtm_allocation_t source_index, source_base, source_coeff, wavelets;
 
   int receiver_count, trace_length, receiver_taps, receiver_taps_per_plane;
   int receiver_width; /* > 0: receivers in tensor-product form (receiver_axis, receiver_base) */

@@ -482,6 +482,29 @@ static __global__ void inject_kernel(float *field, const size_t *tap_index, cons
   atomicAdd(&field[tap_index[t]], c * wavelets[(size_t)(t / taps) * samples + sample]);
 }
 
+/* The same from each point's first tap's index (rtm_points_t's base_index, WIDTH taps an
+ * axis, x fastest, then y, then z): each tap's index formed where it is used, so a tap
+ * reads its weight alone (4 bytes, not 12). A tap of weight 0 (outside the volume or this
+ * rank's planes) is skipped before its index is formed. */
+template <int WIDTH>
+static __global__ void inject_based_kernel(float *field, const long long *base_index,
+                                           const float *tap_coeff, const float *wavelets,
+                                           long long all_taps, long long stride_y,
+                                           long long stride_z, int samples, int sample,
+                                           size_t index_begin, size_t index_end) {
+  constexpr int TAPS = WIDTH * WIDTH * WIDTH;
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (t >= all_taps) return;
+  const float c = tap_coeff[t];
+  if (c == 0.f) return;
+  const long long p = t / TAPS;
+  const int r = (int)(t - p * TAPS);
+  const long long index =
+      base_index[p] + (r / (WIDTH * WIDTH)) * stride_z + (r / WIDTH % WIDTH) * stride_y + r % WIDTH;
+  if (index < (long long)index_begin || index >= (long long)index_end) return;
+  atomicAdd(&field[index], c * wavelets[(size_t)p * samples + sample]);
+}
+
 /* Receiver recording: one thread per receiver, its taps summed without FMA as the cpu
  * reference does: each z plane's taps in tap order, then the planes in order (trilinear:
  * the 4 of the lower plane, the 4 of the upper one, then the two), so that ranks owning one
@@ -798,6 +821,29 @@ extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const 
                   (cudaStream_t)stream>>>(field, tap_index, tap_coeff, wavelets, all_taps, taps,
                                           samples, sample, index_begin, index_end);
   return launch_status("inject_kernel");
+}
+
+extern "C" int rtm_iso_cuda_inject_based(float *field, const long long *base_index,
+                                         const float *tap_coeff, const float *wavelets, int count,
+                                         int width, long long stride_y, long long stride_z,
+                                         int samples, int sample, size_t index_begin,
+                                         size_t index_end, void *stream) {
+  if (count <= 0 || sample < 0 || sample >= samples || index_begin >= index_end) return RTM_OK;
+  using injector_t = decltype(&inject_based_kernel<2>);
+  const injector_t kernel = width == 2   ? inject_based_kernel<2>
+                            : width == 4 ? inject_based_kernel<4>
+                            : width == 6 ? inject_based_kernel<6>
+                            : width == 8 ? inject_based_kernel<8>
+                                         : nullptr;
+  if (!kernel) {
+    rtm_log_error("inject_based: %d taps an axis (2, 4, 6 or 8)", width);
+    return RTM_ERR_INTERNAL;
+  }
+  const long long all_taps = (long long)count * width * width * width;
+  kernel<<<(unsigned)((all_taps + POINT_THREADS - 1) / POINT_THREADS), POINT_THREADS, 0,
+           (cudaStream_t)stream>>>(field, base_index, tap_coeff, wavelets, all_taps, stride_y,
+                                   stride_z, samples, sample, index_begin, index_end);
+  return launch_status("inject_based_kernel");
 }
 
 extern "C" int rtm_iso_cuda_record_separable(const float *field, const long long *base_index,

@@ -130,6 +130,13 @@ int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const float *tap_
                         const float *wavelets, int count, int taps, int samples, int sample,
                         size_t index_begin, size_t index_end, void *stream);
 
+/* The same with each tap's index formed from its point's first tap's (base_index, `width`
+ * taps an axis, x fastest: rtm_points_t) instead of read from a table. */
+int rtm_iso_cuda_inject_based(float *field, const long long *base_index, const float *tap_coeff,
+                              const float *wavelets, int count, int width, long long stride_y,
+                              long long stride_z, int samples, int sample, size_t index_begin,
+                              size_t index_end, void *stream);
+
 /* traces[r * trace_length + sample] = sum over the planes of receiver r's taps (`taps` a
  * receiver, `per_plane` a plane, rtm_points_t) of sum_k tap_weight[k] field[tap_index[k]],
  * each plane's sum formed in tap order, the planes added in order, without FMA: the cpu

@@ -52,6 +52,14 @@ static int copy_points(const rtm_points_t *from, rtm_points_t *to) {
   memcpy(to->position_m, from->position_m, count * 3 * sizeof *to->position_m);
   memcpy(to->tap_index, from->tap_index, taps * sizeof *to->tap_index);
   memcpy(to->tap_weight, from->tap_weight, taps * sizeof *to->tap_weight);
+  if (from->base_index) { /* the taps' indices from each point's first (the weights are not
+                             the tensor product's any more: no axis_weight) */
+    to->base_index = malloc(count * sizeof *to->base_index);
+    if (!to->base_index)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the adjoint taps of %d receivers", from->count);
+    memcpy(to->base_index, from->base_index, count * sizeof *to->base_index);
+    to->width = from->width;
+  }
   to->count = from->count;
   return RTM_OK;
 fail:
