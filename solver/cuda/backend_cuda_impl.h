@@ -97,6 +97,16 @@ int rtm_cuda_backend_check_fits(const rtm_cuda_backend_state_t *b, size_t need,
 /* Through the ledger, with the backend's device request. */
 int rtm_cuda_backend_alloc(rtm_cuda_backend_state_t *b, const char *strategy, size_t bytes,
                            const char *label, rtm_allocation_t *out);
+/* Fills `count` local planes from z_first on (into blocks[v] of each volume v: padded
+ * planes, stride_z cells each, whose x/y halo is zero and must be left so). */
+typedef int (*rtm_cuda_fill_planes_t)(void *context, long z_first, long count,
+                                      unsigned char *const *blocks);
+/* The local planes of `volumes` padded volumes (dst[v], cells of cell_bytes) from the host,
+ * a block of planes at a time: each block filled by `fill` (over the threads, as it likes)
+ * into page-locked staging while the previous block is copied on the stream. Waits for it. */
+int rtm_cuda_backend_upload_planes(rtm_cuda_backend_state_t *b, int volumes, size_t cell_bytes,
+                                   rtm_allocation_t *const *dst, rtm_cuda_fill_planes_t fill,
+                                   void *context);
 /* Frees and forgets an allocation (a second release does nothing). */
 void rtm_cuda_backend_release(rtm_allocation_t *allocation);
 /* The three 1D damping profiles on the device: zeros where `boundary` has no layer. */

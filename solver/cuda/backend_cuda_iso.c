@@ -43,28 +43,37 @@ static int iso_check_fits(const rtm_cuda_backend_state_t *b) {
   return rtm_cuda_backend_check_fits(b, RTM_CUDA_LEVELS * wave + model, "", volumes, "");
 }
 
-/* v^2 dt^2 into the padded layout, one plane at a time through a host staging plane. */
-static int upload_model(iso_state_t *s, const rtm_model_t *model, double dt_s) {
-  int status = RTM_OK;
-  const rtm_grid_t *g = &s->common.grid;
-  const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
-  float *plane = calloc(g->stride_z, sizeof(float));
-  if (!plane) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the velocity model");
-  for (long iz = 0; iz < g->nz_local; ++iz) {
-    for (size_t iy = 0; iy < ny; ++iy) {
-      const float *vp = model->vp + ((size_t)iz * ny + iy) * nx;
-      float *row = plane + (RTM_RADIUS + iy) * g->stride_y + RTM_RADIUS;
-      for (size_t ix = 0; ix < nx; ++ix) { /* the cpu reference's expression, bit for bit */
+typedef struct {
+  const rtm_grid_t *grid;
+  const rtm_model_t *model;
+  double dt_s;
+} v2dt2_fill_t;
+
+/* Planes [z_first, z_first + count) of v^2 dt^2 into a staging block, over the threads. */
+static int fill_v2dt2(void *context, long z_first, long count, unsigned char *const *blocks) {
+  const v2dt2_fill_t *f = context;
+  const rtm_grid_t *g = f->grid;
+  const long nx = g->n[0], ny = g->n[1];
+  const double dt_s = f->dt_s;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long iz = 0; iz < count; ++iz)
+    for (long iy = 0; iy < ny; ++iy) {
+      const float *vp = f->model->vp + ((size_t)(z_first + iz) * ny + iy) * nx;
+      float *row = (float *)blocks[0] + (size_t)iz * g->stride_z +
+                   (RTM_RADIUS + (size_t)iy) * g->stride_y + RTM_RADIUS;
+      for (long ix = 0; ix < nx; ++ix) { /* the cpu reference's expression, bit for bit */
         const double v = vp[ix];
         row[ix] = (float)(v * v * dt_s * dt_s);
       }
     }
-    float *dst = (float *)s->v2dt2.ptr + (size_t)(iz + RTM_RADIUS) * g->stride_z;
-    RTM_CUDA_TRY(cudaMemcpy(dst, plane, g->stride_z * sizeof(float), cudaMemcpyHostToDevice));
-  }
-fail:
-  free(plane);
-  return status;
+  return RTM_OK;
+}
+
+/* v^2 dt^2 into the padded layout (rtm_cuda_backend_upload_planes). */
+static int upload_model(iso_state_t *s, const rtm_model_t *model, double dt_s) {
+  v2dt2_fill_t fill = {&s->common.grid, model, dt_s};
+  rtm_allocation_t *dst[1] = {&s->v2dt2};
+  return rtm_cuda_backend_upload_planes(&s->common, 1, sizeof(float), dst, fill_v2dt2, &fill);
 }
 
 static int iso_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc) {

@@ -9,6 +9,7 @@
  * with its halo, as the iso kernel's, and of the tile's own cells) and per coefficient
  * volume (own cells). */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,49 +89,66 @@ static int tti_check_fits(const rtm_cuda_backend_state_t *b) {
       s->coeff_half ? "" : " (memory.model_precision = fp16 halves the coefficients)");
 }
 
+typedef struct {
+  const tti_state_t *s;
+  const rtm_anisotropy_t *prepared;
+  double dt2;
+} coefficients_fill_t;
+
+/* Planes [z_first, z_first + count) of every coefficient into the staging blocks, over the
+ * threads: rtm_anisotropy_stored's values in fp32, narrowed to binary16 here with coeff_half
+ * (the values it gives for fp16, bit for bit). A value beyond binary16's range: the first
+ * such cell is found over the threads, then asked again alone, so that its message is said
+ * once. */
+static int fill_coefficients(void *context, long z_first, long count,
+                             unsigned char *const *blocks) {
+  const coefficients_fill_t *f = context;
+  const tti_state_t *s = f->s;
+  const rtm_grid_t *g = &s->common.grid;
+  const long nx = g->n[0], ny = g->n[1];
+  size_t beyond = SIZE_MAX; /* the first cell (local index) beyond binary16 */
+#pragma omp parallel for collapse(2) schedule(static) reduction(min : beyond)
+  for (long iz = 0; iz < count; ++iz)
+    for (long iy = 0; iy < ny; ++iy)
+      for (long ix = 0; ix < nx; ++ix) {
+        rtm_fdf_cell_t cell;
+        float value[RTM_FDF_STORED_COUNT];
+        const size_t local = ((size_t)(z_first + iz) * ny + iy) * nx + ix;
+        rtm_anisotropy_stored(f->prepared, local, f->dt2, RTM_PRECISION_FP32, &cell, value);
+        const size_t at =
+            (size_t)iz * g->stride_z + (RTM_RADIUS + (size_t)iy) * g->stride_y + RTM_RADIUS + ix;
+        for (int k = 0; k < s->coeff_count; ++k) {
+          if (!s->coeff_half) {
+            ((float *)blocks[k])[at] = value[k];
+            continue;
+          }
+          const rtm_half_t half = rtm_half_from_float(value[k]);
+          if (!rtm_half_is_finite(half) && local < beyond) beyond = local;
+          ((rtm_half_t *)blocks[k])[at] = half;
+        }
+      }
+  if (beyond == SIZE_MAX) return RTM_OK;
+  rtm_fdf_cell_t cell;
+  float value[RTM_FDF_STORED_COUNT];
+  const int status =
+      rtm_anisotropy_stored(f->prepared, beyond, f->dt2, RTM_PRECISION_FP16, &cell, value);
+  return status != RTM_OK ? status : RTM_ERR_INTERNAL;
+}
+
 /* The coefficient volumes from the conditioned parameters, rtm_anisotropy_stored's values
- * (those tti_cpu.c computes with), one plane at a time through host staging planes of float
- * or binary16. With coeff_half the values are binary16 already, so the narrowing here is
- * exact, and a value beyond binary16's range has been refused there. */
+ * (those tti_cpu.c computes with), float or binary16 (rtm_cuda_backend_upload_planes). */
 static int upload_coefficients(tti_state_t *s, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   rtm_anisotropy_t prepared;
-  int prepared_ok = 0;
-  const rtm_grid_t *g = &s->common.grid;
-  const size_t nx = (size_t)g->n[0], ny = (size_t)g->n[1];
-  const size_t plane_bytes = g->stride_z * coeff_size(s);
-  const double dt2 = desc->dt_s * desc->dt_s;
-  const rtm_precision_t precision = s->coeff_half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
-  unsigned char *planes = calloc((size_t)s->coeff_count, plane_bytes);
-  if (!planes) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the vti/tti coefficients");
+  rtm_allocation_t *dst[RTM_FDF_STORED_COUNT];
   RTM_TRY(rtm_anisotropy_prepare(desc->config, desc->grid, desc->model, &prepared));
-  prepared_ok = 1;
-  for (long iz = 0; iz < g->nz_local; ++iz) {
-    for (size_t iy = 0; iy < ny; ++iy)
-      for (size_t ix = 0; ix < nx; ++ix) {
-        rtm_fdf_cell_t cell;
-        float value[RTM_FDF_STORED_COUNT];
-        RTM_TRY(rtm_anisotropy_stored(&prepared, ((size_t)iz * ny + iy) * nx + ix, dt2, precision,
-                                      &cell, value));
-        const size_t at = (RTM_RADIUS + iy) * g->stride_y + RTM_RADIUS + ix;
-        for (int k = 0; k < s->coeff_count; ++k) {
-          unsigned char *plane = planes + (size_t)k * plane_bytes;
-          if (s->coeff_half)
-            ((rtm_half_t *)plane)[at] = rtm_half_from_float(value[k]);
-          else
-            ((float *)plane)[at] = value[k];
-        }
-      }
-    for (int k = 0; k < s->coeff_count; ++k) {
-      unsigned char *dst =
-          (unsigned char *)s->coeff[k].ptr + (size_t)(iz + RTM_RADIUS) * plane_bytes;
-      RTM_CUDA_TRY(
-          cudaMemcpy(dst, planes + (size_t)k * plane_bytes, plane_bytes, cudaMemcpyHostToDevice));
-    }
-  }
+  for (int k = 0; k < s->coeff_count; ++k)
+    dst[k] = &s->coeff[k];
+  coefficients_fill_t fill = {s, &prepared, desc->dt_s * desc->dt_s};
+  status = rtm_cuda_backend_upload_planes(&s->common, s->coeff_count, coeff_size(s), dst,
+                                          fill_coefficients, &fill);
+  rtm_anisotropy_release(&prepared);
 fail:
-  if (prepared_ok) rtm_anisotropy_release(&prepared);
-  free(planes);
   return status;
 }
 
