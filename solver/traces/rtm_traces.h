@@ -49,9 +49,10 @@ typedef enum {
  *            warped so, the run's output at omega is the exact output at psi(omega);
  *   INVERSE: output frequency f takes the input at asin(pi f dt) / (pi dt) (0 above
  *            1 / (pi dt)): recorded traces back from psi(omega) to omega.
- * The input spectrum is interpolated between bins (cubic), so the input should be
- * zero-padded (fft_length) well past its length: rtm_traces_dispersion pads 16x or a little
- * more (the next 2-3-5-7-smooth length). */
+ * The input spectrum is interpolated between bins (cubic, about the input's middle sample),
+ * so the input should be zero-padded (fft_length) well past its length:
+ * rtm_traces_dispersion pads 8x or a little more (a power of two or the next 2-3-5-7-smooth
+ * length). */
 typedef enum {
   RTM_TRACES_WARP_NONE = 0,
   RTM_TRACES_WARP_FORWARD,
@@ -154,9 +155,10 @@ int rtm_traces_parse_pipeline(const char *name, rtm_traces_pipeline_t *pipeline)
 const char *rtm_traces_pipeline_name(rtm_traces_pipeline_t pipeline);
 
 /* The leapfrog time-dispersion warp (rtm_traces_warp_t) of count traces [count][n] at dt,
- * in place, the inputs zero-padded to 16 n in time or a little more, to a length the FFTs run
- * fast at (a power of two or a 2-3-5-7-smooth length; the cubic interpolation of the
- * spectrum then errs by about 1e-4 of the trace), in batches of one plan. The pipeline's
+ * in place, the inputs zero-padded to 8 n in time or a little more, to a length the FFTs run
+ * fast at (a power of two or a 2-3-5-7-smooth length; against a quadrature of the warp's
+ * definition a Ricker is off by 2e-6 early in the trace and 2e-4 at its end:
+ * test_traces_cpu), in batches of one plan. The pipeline's
  * cut-off taper (the top 10% below Nyquist) applies to the warped spectrum too. */
 int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
                           float *traces);

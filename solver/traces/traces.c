@@ -282,6 +282,7 @@ static int build_layout(rtm_traces_plan_t *plan, const long long *fft_size) {
       t->cutoff_hz = nyquist_in < nyquist_out ? nyquist_in : nyquist_out;
       t->taper_start_hz = (1.0 - taper) * t->cutoff_hz;
       t->scale = 1.0 / N;
+      t->centre = 0.5 * (d->input_length - 1);
     }
   }
   free(slot);
@@ -558,15 +559,16 @@ int rtm_traces_run_device(rtm_traces_plan_t *plan, const float *in, size_t in_pi
 static int is_smooth(int n);
 
 /* The dispersion warp's plan (rtm_traces_dispersion): one output a trace, batches of
- * *batch traces, the inputs padded from 16 n to the next power of two when it is at most
- * 25% longer, else to the next 2-3-5-7-smooth length. On an H100 a batch of 2080 R2C and
+ * *batch traces, the inputs padded from 8 n (the cubic interpolation about the trace's
+ * middle: rtm_traces_input_at) to the next power of two when it is at most 25% longer, else
+ * to the next 2-3-5-7-smooth length. On an H100 a batch of 2080 R2C and
  * C2R transforms took 2.43 ms at 16 x 2001 = 32016 = 2^4 3 23 29, 0.84 ms at 32256 = 2^9 3^2 7
  * and 0.53 ms at 32768 (run/experiments/cufft_jit.sh). device_io: run on device memory. */
 static int dispersion_plan(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
                            int device_io, rtm_traces_plan_t **plan, int *batch) {
   int status = RTM_OK;
   /* samples of the interpolated spectrum per cycle of its phase; traces a run at most */
-  enum { PADDING = 16, PADDED_FLOATS_A_RUN = 1 << 26 };
+  enum { PADDING = 8, PADDED_FLOATS_A_RUN = 1 << 26 };
   if (n <= 0 || count <= 0 || (long long)n * PADDING > RTM_TRACES_MAX_LENGTH / 2)
     RTM_FAIL(RTM_ERR_INPUT, "traces: a dispersion warp of %d traces of %d samples", count, n);
   int fft_length = PADDING * n, power = 1;

@@ -314,7 +314,7 @@ static void test_dispersion_matches_fftw(void **state) {
 static void test_dispersion_device_matches_host(void **state) {
   (void)state;
   rtm_test_rng_t rng = rtm_test_seed(__func__);
-  const int count = 6500, n = 700; /* batches of 2^26 / (16 n) = 5991 traces */
+  const int count = 13000, n = 700; /* batches of 2^26 / (8 n) = 11983 traces */
   const size_t pitch = n + 5, values = (size_t)count * n;
   float *want = malloc(values * sizeof *want), *got = malloc(values * sizeof *got);
   float *device = NULL;
