@@ -3,6 +3,7 @@
 #include "rtm_anisotropy.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +45,13 @@ static int outside(const parameter_range_t *r, double value) {
 static int check_range(const rtm_config_t *cfg, const rtm_grid_t *grid, const float *values,
                        const parameter_range_t *r) {
   const size_t cells = rtm_grid_interior_cells(grid);
-  size_t bad = 0, first = 0;
+  size_t bad = 0, first = SIZE_MAX; /* over the threads: the count, and the first by index */
+#pragma omp parallel for schedule(static) reduction(+ : bad) reduction(min : first)
   for (size_t i = 0; i < cells; ++i)
-    if (outside(r, values[i]) && bad++ == 0) first = i;
+    if (outside(r, values[i])) {
+      ++bad;
+      if (i < first) first = i;
+    }
   if (bad == 0) return RTM_OK;
   char where[96], range[64];
   cell_position(grid, first, where, sizeof where);
@@ -119,20 +124,29 @@ void rtm_fdf_condition(double epsilon, double delta, double sigma, double *delta
 static void count_conditioned(const rtm_config_t *cfg, rtm_anisotropy_t *a) {
   const rtm_model_t *m = a->model;
   const size_t cells = rtm_grid_interior_cells(&a->grid);
-  size_t first_delta = 0, first_vsz = 0;
+  size_t first_delta = SIZE_MAX, first_vsz = SIZE_MAX, delta_count = 0, vsz_count = 0;
   double sigma_needed = 0.0;
-  a->delta_lowered = a->vsz_lowered = 0;
+  /* over the threads: counts, the first cells by index and the largest sigma needed, all
+   * independent of the order the cells are visited in */
+#pragma omp parallel for schedule(static) reduction(+ : delta_count, vsz_count)                 \
+    reduction(min : first_delta, first_vsz) reduction(max : sigma_needed)
   for (size_t i = 0; i < cells; ++i) {
     double delta, ratio;
     int delta_lowered, vsz_lowered;
     rtm_fdf_condition(m->epsilon[i], m->delta[i], a->sigma, &delta, &ratio, &delta_lowered,
                       &vsz_lowered);
-    if (delta_lowered && a->delta_lowered++ == 0) first_delta = i;
+    if (delta_lowered) {
+      ++delta_count;
+      if (i < first_delta) first_delta = i;
+    }
     if (vsz_lowered) {
-      if (a->vsz_lowered++ == 0) first_vsz = i;
+      ++vsz_count;
+      if (i < first_vsz) first_vsz = i;
       sigma_needed = fmax(sigma_needed, (m->epsilon[i] - delta) / fmin(1.0, 1.0 + 2.0 * delta));
     }
   }
+  a->delta_lowered = delta_count;
+  a->vsz_lowered = vsz_count;
   const char *file = cfg->model.file;
   char where[96], source[RTM_CONFIG_PATH_MAX + 64];
   if (file[0])
@@ -328,8 +342,11 @@ static int uniform_angles(const rtm_anisotropy_t *a, int *uniform) {
   const size_t cells = rtm_grid_interior_cells(&a->grid);
   double local = 1.0, angles[4] = {m->theta_deg[0], m->phi_deg[0], -m->theta_deg[0],
                                    -m->phi_deg[0]}; /* max of theta, phi, -theta, -phi */
-  for (size_t i = 1; i < cells && local > 0.0; ++i)
-    if (m->theta_deg[i] != m->theta_deg[0] || m->phi_deg[i] != m->phi_deg[0]) local = 0.0;
+  int differ = 0;
+#pragma omp parallel for schedule(static) reduction(| : differ)
+  for (size_t i = 1; i < cells; ++i)
+    differ |= m->theta_deg[i] != m->theta_deg[0] || m->phi_deg[i] != m->phi_deg[0];
+  if (differ) local = 0.0;
   if (rtm_grid_is_slab(&a->grid)) { /* z-slabs: every rank's angles */
     RTM_TRY(rtm_mpi_allreduce(&local, 1, RTM_MPI_MIN));
     RTM_TRY(rtm_mpi_allreduce(angles, 4, RTM_MPI_MAX)); /* equal on every rank: max = -min */
