@@ -1,9 +1,12 @@
+#define _DEFAULT_SOURCE /* flock, O_CLOEXEC */
 /* kernel.* = auto: the table of measured winners and the tune cache (rtm_kernel_choice.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -228,12 +231,24 @@ static int make_parents(const char *path) {
 int rtm_kernel_cache_store(const char *path, const rtm_kernel_key_t *key,
                            const rtm_kernel_shape_t *shape, double mcells) {
   int status = RTM_OK;
-  char temp[4200], wanted[LINE_MAX_CHARS], line[LINE_MAX_CHARS], text[64], when[32];
+  char temp[4200], lock_path[4200], wanted[LINE_MAX_CHARS], line[LINE_MAX_CHARS], text[64],
+      when[32];
   FILE *in = NULL, *out = NULL;
-  if (snprintf(temp, sizeof temp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof temp)
+  int lock = -1;
+  if (snprintf(temp, sizeof temp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof temp ||
+      snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path)
     RTM_FAIL(RTM_ERR_IO, "tune cache %s: the path is too long", path);
   if (make_parents(path) != 0)
     RTM_FAIL(RTM_ERR_IO, "tune cache %s: cannot create its folder: %s", path, strerror(errno));
+  /* one writer at a time (tunes of several GPUs at once): the read, rewrite and rename under
+   * an exclusive lock of PATH.lock, else a rename drops what another writer added meanwhile */
+  lock = open(lock_path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock < 0)
+    RTM_FAIL(RTM_ERR_IO, "tune cache %s: cannot open its lock %s: %s", path, lock_path,
+             strerror(errno));
+  while (flock(lock, LOCK_EX) != 0)
+    if (errno != EINTR)
+      RTM_FAIL(RTM_ERR_IO, "tune cache %s: cannot lock %s: %s", path, lock_path, strerror(errno));
   out = fopen(temp, "w");
   if (!out) RTM_FAIL(RTM_ERR_IO, "tune cache %s: cannot write %s: %s", path, temp, strerror(errno));
   rtm_kernel_key_text(key, wanted, sizeof wanted);
@@ -269,6 +284,7 @@ fail:
   if (in) fclose(in);
   if (out) fclose(out);
   if (status != RTM_OK) remove(temp);
+  if (lock >= 0) close(lock); /* and with it the lock */
   return status;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -135,6 +136,8 @@ static void temp_cache(char *dir, size_t dir_size, char *path, size_t size) {
 static void remove_cache(const char *dir, const char *path) {
   char sub[4200];
   remove(path);
+  snprintf(sub, sizeof sub, "%s.lock", path);
+  remove(sub);
   snprintf(sub, sizeof sub, "%s/a/b", dir);
   rmdir(sub);
   snprintf(sub, sizeof sub, "%s/a", dir);
@@ -189,6 +192,47 @@ static void test_cache_round_trip(void **state) {
   rtm_kernel_key_t other = iso;
   other.driver = 12080;
   assert_false(rtm_kernel_cache_lookup(path, &other, &got, NULL, 0));
+  remove_cache(dir, path);
+}
+
+/* Processes tuning at once (several GPUs of a node, each its own key) each keep their
+ * entry: WRITERS children store ROUNDS entries each, every one of another size class, at
+ * the same time; afterwards every entry is there. Without a lock around the read, rewrite
+ * and rename, one writer's rename drops what another wrote meanwhile. */
+static void test_cache_concurrent_writers(void **state) {
+  (void)state;
+  enum { WRITERS = 8, ROUNDS = 12 };
+  char dir[64], path[4096];
+  temp_cache(dir, sizeof dir, path, sizeof path);
+  const rtm_kernel_shape_t a = {"tma", 3, {128, 8}, 32};
+  pid_t children[WRITERS];
+  for (int w = 0; w < WRITERS; ++w) {
+    children[w] = fork();
+    assert_true(children[w] >= 0);
+    if (children[w] == 0) {
+      int failed = 0;
+      for (int r = 0; r < ROUNDS; ++r) {
+        rtm_kernel_key_t key = key_of(90, RTM_EQUATION_ISO, RTM_PRECISION_FP32, 256);
+        key.size_class = 1000 * (w + 1) + r; /* a key of its own */
+        failed |= rtm_kernel_cache_store(path, &key, &a, 1.0) != RTM_OK;
+      }
+      _exit(failed);
+    }
+  }
+  for (int w = 0; w < WRITERS; ++w) {
+    int code = -1;
+    assert_int_equal(waitpid(children[w], &code, 0), children[w]);
+    assert_true(WIFEXITED(code) && WEXITSTATUS(code) == 0);
+  }
+  int missing = 0;
+  for (int w = 0; w < WRITERS; ++w)
+    for (int r = 0; r < ROUNDS; ++r) {
+      rtm_kernel_key_t key = key_of(90, RTM_EQUATION_ISO, RTM_PRECISION_FP32, 256);
+      key.size_class = 1000 * (w + 1) + r;
+      rtm_kernel_shape_t got;
+      missing += !rtm_kernel_cache_lookup(path, &key, &got, NULL, 0);
+    }
+  if (missing) fail_msg("%d of %d entries stored at once were lost", missing, WRITERS * ROUNDS);
   remove_cache(dir, path);
 }
 
@@ -259,5 +303,6 @@ static void test_choose(void **state) {
 
 RTM_TEST_MAIN(cmocka_unit_test(test_size_classes), cmocka_unit_test(test_shape_text_round_trip),
               cmocka_unit_test(test_table), cmocka_unit_test(test_cache_path),
-              cmocka_unit_test(test_cache_round_trip), cmocka_unit_test(test_cache_damaged),
+              cmocka_unit_test(test_cache_round_trip),
+              cmocka_unit_test(test_cache_concurrent_writers), cmocka_unit_test(test_cache_damaged),
               cmocka_unit_test(test_choose))
