@@ -218,6 +218,10 @@ typedef struct {
   int width, height;
   char where[96]; /* the title's snapshot and plane */
   rtm_io_axes_t axes;
+  /* a gather's receivers across: their x or y in metres when they lie on a line along it,
+   * evenly spaced (receiver_step != 0), else their index from 1 */
+  double receiver_first, receiver_step;
+  char receiver_label[32];
   struct { /* --panel: z, y and x slices through one cell */
     float *image;
     int width, height;
@@ -320,6 +324,21 @@ fail:
   return status;
 }
 
+/* The gather's receivers across the figure: x or y in metres when they lie on a line along
+ * it, evenly spaced (rtm_io_read_receiver_line), else their number from 1. */
+static int receiver_axis(plot_t *p, size_t nrec) {
+  int status = RTM_OK;
+  char axis = 0;
+  double first = 0.0, step = 0.0;
+  RTM_TRY(rtm_io_read_receiver_line(p->a.file, p->a.dataset, nrec, &axis, &first, &step));
+  p->receiver_first = axis ? first : 1.0;
+  p->receiver_step = axis ? step : 0.0;
+  snprintf(p->receiver_label, sizeof p->receiver_label, axis ? "receiver %c (m)" : "receiver",
+           axis);
+fail:
+  return status;
+}
+
 /* [nrec][nt] -> one column per receiver, time running down the rows */
 static int read_gather(plot_t *p) {
   int status = RTM_OK;
@@ -332,6 +351,7 @@ static int read_gather(plot_t *p) {
       p->image[t * nrec + r] = p->data.data[r * nt + t];
   p->width = (int)nrec;
   p->height = (int)nt;
+  RTM_TRY(receiver_axis(p, nrec));
 fail:
   return status;
 }
@@ -541,11 +561,11 @@ static int write_figure(plot_t *p) {
     panels[0] = (rtm_figure_panel_t){.values = p->image,
                                      .columns = p->width,
                                      .rows = p->height,
-                                     .x_first = 1.0,
-                                     .x_step = 1.0,
+                                     .x_first = p->receiver_first,
+                                     .x_step = p->receiver_step != 0.0 ? p->receiver_step : 1.0,
                                      .y_first = 0.0,
                                      .y_step = timed ? p->axes.dt_s : 1.0,
-                                     .x_label = "receiver",
+                                     .x_label = p->receiver_label,
                                      .y_label = timed ? "time (s)" : "time (samples)",
                                      .title = titles[0],
                                      .y_down = 1,
@@ -557,8 +577,14 @@ static int write_figure(plot_t *p) {
     if (status != RTM_ERR_USAGE) status = RTM_ERR_IO;
     goto fail;
   }
-  printf("wrote %s (%d x %d pixels, colours %s%.4g to %.4g %s)\n", out, style.width, style.height,
-         style.diverging ? "symmetric, " : "", style.lo, style.hi, style.bar_label);
+  char across[96] = "";
+  if (p->rank < 3 && p->receiver_step != 0.0)
+    snprintf(across, sizeof across, "; across: %s, %.6g to %.6g", p->receiver_label,
+             p->receiver_first, p->receiver_first + p->receiver_step * (p->width - 1));
+  else if (p->rank < 3)
+    snprintf(across, sizeof across, "; across: receivers 1 to %d", p->width);
+  printf("wrote %s (%d x %d pixels, colours %s%.4g to %.4g %s%s)\n", out, style.width, style.height,
+         style.diverging ? "symmetric, " : "", style.lo, style.hi, style.bar_label, across);
 fail:
   return status;
 }

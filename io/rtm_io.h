@@ -251,6 +251,13 @@ typedef struct {
   double spacing_m[3], origin_m[3], dt_s, time_s;
 } rtm_io_axes_t;
 int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes_t *axes);
+/* Where the receivers of a gather [nrec][nt] sit, when they lie on a line along x or y (the
+ * other two coordinates the same for all) evenly spaced: *axis 'x' or 'y', the first one's
+ * coordinate and the spacing in metres. The positions are /traces/receivers beside
+ * /traces/<field>, or /shots/<k>/receivers for /shots/<k>/traces/<field>; *axis 0 when they
+ * are absent, of another count, or not on such a line (a plane of receivers). */
+int rtm_io_read_receiver_line(const char *path, const char *gather, size_t nrec, char *axis,
+                              double *first_m, double *step_m);
 /* Names of the numeric datasets under /snapshots, under /traces (not receivers), under
  * /shots/<k>/traces of a many-shot file (shot by shot) and at the root (a model file's /vp,
  * ...), in that order; malloc'd array of malloc'd strings. */

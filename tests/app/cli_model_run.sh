@@ -14,8 +14,15 @@ test -s "$work/a.h5" && test -s "$work/a.json"
 test ! -e "$work/a.h5.partial"
 grep -q '"mcells_per_s"' "$work/a.json"
 "$rtm3d" plot "$work/a.h5" /snapshots/p --slice y=32 -o "$work/a_snap.png"
-"$rtm3d" plot "$work/a.h5" /traces/p -o "$work/a_gather.png"
+"$rtm3d" plot "$work/a.h5" /traces/p -o "$work/a_gather.png" > "$work/a_gather.out"
 test -s "$work/a_snap.png" && test -s "$work/a_gather.png"
+# a line of receivers along x: the figure's axis is their x in metres (PLplot builds)
+if "$rtm3d" info 2>/dev/null | grep -q "figures on" &&
+  ! grep -q "across: receiver x (m), 200 to 420" "$work/a_gather.out"; then
+  echo "FAIL: the gather's axis is not the receivers' x:"
+  cat "$work/a_gather.out"
+  exit 1
+fi
 
 "$rtm3d" validate "$work/a.h5" "$work/a.h5"
 
