@@ -61,6 +61,7 @@ typedef struct {
   int copied;  /* windows [0, copied) are queued to be copied out */
   int written; /* windows [0, written) are in the file */
   int stop;    /* no more windows will come: write what is copied, then end */
+  int abandon; /* the run failed: end without writing what is left */
   int status;  /* the writer's first failure */
 } stream_writer_t;
 
@@ -343,8 +344,8 @@ static int window_span(const model_run_t *run, int k, int *first) {
   return *first + run->stream_window <= run->samples ? run->stream_window : run->samples - *first;
 }
 
-/* Window k of each recorded field from the device into slot k % S (queued behind the steps
- * so far), and window k of each field from its slot into the file, checked first. */
+/* Window k of each recorded field from the device into slot k % S, queued behind the steps
+ * so far. */
 static int stream_copy(model_run_t *run, int k) {
   int status = RTM_OK, first = 0;
   rtm_propagator_t *prop = &run->prop;
@@ -358,6 +359,8 @@ fail:
   return status;
 }
 
+/* Window k of each recorded field from its slot into the file, checked first (the writer
+ * thread's work). */
 static int stream_write(model_run_t *run, int k) {
   int status = RTM_OK, first = 0;
   const rtm_propagator_t *prop = &run->prop;
@@ -378,15 +381,15 @@ fail:
 }
 
 /* The writer thread (stream_writer_t): each window once its copy has landed, until told to
- * stop with nothing left, or at its first failure. */
+ * stop with nothing left, told to abandon the rest, or at its first failure. */
 static void *stream_writer_main(void *arg) {
   model_run_t *run = arg;
   stream_writer_t *w = &run->writer;
   for (;;) {
     pthread_mutex_lock(&w->lock);
-    while (w->written == w->copied && !w->stop)
+    while (w->written == w->copied && !w->stop && !w->abandon)
       pthread_cond_wait(&w->changed, &w->lock);
-    const int k = w->written, done = w->written == w->copied;
+    const int k = w->written, done = w->written == w->copied || w->abandon;
     pthread_mutex_unlock(&w->lock);
     if (done) return NULL;
     int status = run->prop.backend->wait_traces(run->prop.state, k % RTM_TRACE_SLOTS);
@@ -412,6 +415,9 @@ static int stream_writer_start(model_run_t *run) {
   pthread_mutex_init(&w->file_lock, NULL);
   pthread_cond_init(&w->changed, NULL);
   if (pthread_create(&w->thread, NULL, stream_writer_main, run) != 0) {
+    pthread_cond_destroy(&w->changed);
+    pthread_mutex_destroy(&w->file_lock);
+    pthread_mutex_destroy(&w->lock);
     rtm_log_error("could not start the thread that writes the gathers during the run");
     return RTM_ERR_NOMEM;
   }
@@ -419,13 +425,15 @@ static int stream_writer_start(model_run_t *run) {
   return RTM_OK;
 }
 
-/* Tells the writer that no more windows come, waits for it to write those copied, and
- * returns its status (a second call returns RTM_OK). */
-static int stream_writer_stop(model_run_t *run) {
+/* Tells the writer that no more windows come and waits for it: to write those copied, or,
+ * `abandon` (a failed run, whose file goes), to end at once; returns its status (a second
+ * call returns RTM_OK). */
+static int stream_writer_stop(model_run_t *run, int abandon) {
   stream_writer_t *w = &run->writer;
   if (!w->started) return RTM_OK;
   pthread_mutex_lock(&w->lock);
   w->stop = 1;
+  w->abandon = abandon;
   pthread_cond_broadcast(&w->changed);
   pthread_mutex_unlock(&w->lock);
   pthread_join(w->thread, NULL);
@@ -442,6 +450,10 @@ static int stream_writer_stop(model_run_t *run) {
 static int stream_step(model_run_t *run, int it) {
   int status = RTM_OK;
   stream_writer_t *w = &run->writer;
+  pthread_mutex_lock(&w->lock); /* a writer's failure stops the run at the next step */
+  status = w->status;
+  pthread_mutex_unlock(&w->lock);
+  if (status != RTM_OK) goto fail;
   while (run->stream_next < run->stream_windows) {
     const int k = run->stream_next;
     int first = 0;
@@ -470,7 +482,7 @@ static int stream_finish(model_run_t *run) {
   int status = RTM_OK;
   if (!run->stream_window) return RTM_OK;
   RTM_TRY(stream_step(run, -1));
-  RTM_TRY(stream_writer_stop(run));
+  RTM_TRY(stream_writer_stop(run, 0));
 fail:
   return status;
 }
@@ -642,7 +654,7 @@ fail:
 }
 
 /* The traces of the shot just propagated into the file (shot < 0: the single-shot layout);
- * streamed ones have their last window left, and the source. */
+ * streamed ones have their windows not yet copied or written left, and the source. */
 static int write_traces(model_run_t *run, int shot) {
   int status = RTM_OK;
   shot_gathers_t g;
@@ -781,7 +793,10 @@ static int close_output(model_run_t *run) {
  * time-dispersion warp of whole traces) and there are several windows of about 64 MB
  * (RTM3D_STREAM_WINDOW=N samples instead, for tests); RTM3D_STREAM_TRACES=0 writes them
  * after the run instead (the same file, bit for bit: tests/app/cli_stream_gpu.sh). */
+static void release_streaming(model_run_t *run);
+
 static int plan_streaming(model_run_t *run) {
+  int status = RTM_OK;
   const rtm_propagator_t *prop = &run->prop;
   const rtm_config_t *cfg = &run->cfg;
   const int receivers = prop->receivers.count;
@@ -801,13 +816,19 @@ static int plan_streaming(model_run_t *run) {
       float *slot = rtm_mem_host_large(run->stream_slot_bytes);
       if (!slot || rtm_mem_host_pin(slot, run->stream_slot_bytes, "streamed traces") != RTM_OK) {
         free(slot);
-        return RTM_OK; /* written after the run, as without a device */
+        release_streaming(run); /* the slots made so far */
+        return RTM_OK;          /* written after the run, as without a device */
       }
       run->stream_slot[f][s] = slot;
     }
+  /* the device's room for a window, now rather than at the first window */
+  const rtm_field_t field =
+      prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q;
+  RTM_TRY(prop->backend->copy_traces(prop->state, field, 0, (int)window, NULL, 0));
   run->stream_window = (int)window;
   run->stream_windows = (int)((run->samples + window - 1) / window);
-  return RTM_OK;
+fail:
+  return status;
 }
 
 static void release_streaming(model_run_t *run) {
@@ -977,7 +998,7 @@ int rtm_cmd_model(int argc, char **argv) {
 fail:
   rtm_mpi_fail_fast(status); /* before the propagator's collective release */
   if (run) {
-    stream_writer_stop(run); /* a failed run's writer, before the file is closed */
+    stream_writer_stop(run, 1); /* a failed run's writer, before the file is closed */
     if (run->whole != run->field) free(run->whole);
     free(run->field);
     if (run->output) rtm_output_close(run->output, 0);

@@ -91,7 +91,8 @@ int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *back
  * they are read (a GPU's memory: rtm_traces_dispersion_device), when the backend shows them
  * (view_traces) and this rank records whole traces (no z-slabs: summing warped parts would
  * part from warping the sum in the last bits); *corrected says whether it did (otherwise
- * rtm_propagator_correct_traces on the read traces). */
+ * rtm_propagator_correct_traces on the read traces). A GPU without room for the warp's plan
+ * fails the run here (the plan is refused before any trace is touched, naming the bytes). */
 int rtm_propagator_correct_recorded(const rtm_propagator_t *prop, int *corrected);
 
 /* The point operator of sources and receivers the config asks for (points.interpolation,

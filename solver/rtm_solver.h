@@ -116,8 +116,9 @@ typedef struct rtm_backend {
    * ([receivers][count], page-locked), queued behind the steps queued so far on the copy
    * stream, so that a run writes its gathers while it propagates. `slot` (below
    * RTM_TRACE_SLOTS) names the copy: wait_traces(slot) returns once the last copy of that
-   * slot has landed (the copies queued after it need not have), from any thread. NULL
-   * where read_traces is all there is (cpu). */
+   * slot has landed (the copies queued after it need not have), from any thread. host NULL:
+   * only make room for windows of `count` samples (before the first step, so that a GPU
+   * without it refuses the run then). NULL where read_traces is all there is (cpu). */
   int (*copy_traces)(void *state, rtm_field_t field, int first, int count, float *host, int slot);
   int (*wait_traces)(void *state, int slot);
   /* The z-slabs' exchange GPU to GPU (mpi.transport = nccl or cuda-aware, rtm_mpi_device.h):

@@ -86,7 +86,7 @@ int rtm_cuda_backend_upload_planes(rtm_cuda_backend_state_t *b, int volumes, siz
     }
   for (long z = 0, k = 0; z < g->nz_local; z += BLOCK_PLANES, k = 1 - k) {
     const long count = g->nz_local - z < BLOCK_PLANES ? g->nz_local - z : BLOCK_PLANES;
-    RTM_CUDA_TRY(cudaStreamSynchronize(b->stream)); /* block k's last copy is out */
+    RTM_CUDA_TRY(cudaStreamSynchronize(b->stream)); /* every copy so far, block k's too */
     RTM_TRY(fill(context, z, count, blocks[k]));
     for (int v = 0; v < volumes; ++v)
       RTM_CUDA_TRY(cudaMemcpyAsync(
@@ -751,16 +751,18 @@ static int cuda_copy_traces(void *state, rtm_field_t field, int first, int count
              first, first + count, rtm_field_name(field), b->trace_length, slot);
   if (b->receiver_count == 0) return RTM_OK;
   RTM_TRY(ensure_copy_stream(b));
-  if (!b->traces_copied[slot])
-    RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->traces_copied[slot], cudaEventDisableTiming));
   /* the window's columns of [receivers][trace_length] packed into [receivers][count] on the
    * device, then one dense copy (a 2D copy of rows of count floats ran a few GB/s); the
-   * buffer is made at the first window, the largest, and reused in stream order */
+   * buffer is made before the first step (host NULL) for the largest window, and reused in
+   * stream order */
   const size_t bytes = (size_t)b->receiver_count * (size_t)count * sizeof(float);
   if (b->trace_window.bytes < bytes) {
     RTM_CUDA_TRY(cudaStreamSynchronize(b->copies)); /* the last window's copy out of it */
     RTM_TRY(device_buffer(b, bytes, "streamed trace window", &b->trace_window));
   }
+  if (!host) return RTM_OK;
+  if (!b->traces_copied[slot])
+    RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->traces_copied[slot], cudaEventDisableTiming));
   RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
   RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->steps_done, 0));
   RTM_TRY(rtm_cuda_pack_trace_window(b->traces[field].ptr, b->receiver_count, b->trace_length,
@@ -777,6 +779,7 @@ static int cuda_wait_traces(void *state, int slot) {
   rtm_cuda_backend_state_t *b = state;
   if (slot < 0 || slot >= RTM_TRACE_SLOTS)
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: trace slot %d", slot);
+  RTM_CUDA_TRY(cudaSetDevice(b->device)); /* a thread of its own starts on device 0 */
   if (b->traces_copied[slot]) RTM_CUDA_TRY(cudaEventSynchronize(b->traces_copied[slot]));
 fail:
   return status;

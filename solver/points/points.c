@@ -122,7 +122,7 @@ int rtm_points_init_operator(rtm_points_t *points, const rtm_grid_t *grid, const
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d points", what, count);
   memcpy(points->position_m, position_m, (size_t)count * 3 * sizeof *position_m);
   points->count = count;
-  for (int p = 0; p < count; ++p) /* the first point outside named, before any work */
+  for (int p = 0; p < count; ++p) { /* the first point outside named, before any work */
     for (int a = 0; a < 3; ++a) {
       const double x = position_m[3 * p + a];
       if (!rtm_points_axis_inside(grid, a, x))
@@ -130,9 +130,10 @@ int rtm_points_init_operator(rtm_points_t *points, const rtm_grid_t *grid, const
                  "xyz"[a], x, grid -> origin_m[a],
                  grid -> origin_m[a] + (grid->n[a] - 1) * grid -> spacing_m[a]);
     }
+  }
 
-    /* each point's taps apart from the others': over the threads (a full receiver plane of a
-     * 512^3 volume with sinc taps fills 1.4 GB of tables) */
+  /* each point's taps apart from the others': over the threads (a full receiver plane of a
+   * 512^3 volume with sinc taps fills 1.4 GB of tables) */
 #pragma omp parallel for schedule(static)
   for (int p = 0; p < count; ++p) {
     int first[3];

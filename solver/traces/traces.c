@@ -388,7 +388,7 @@ static int same_shape(const rtm_traces_plan_t *plan, const rtm_traces_desc_t *d)
       p->n_inputs != d->n_inputs || p->input_length != d->input_length ||
       p->input_dt_s != d->input_dt_s || plan->fft_length != n || p->n_outputs != d->n_outputs ||
       p->taper_fraction != d->taper_fraction || p->streams != d->streams ||
-      p->device != d->device || !d->outputs)
+      p->device != d->device || p->device_io != d->device_io || !d->outputs)
     return 0;
   for (int m = 0; m < d->n_outputs; ++m)
     if (p->outputs[m].length != d->outputs[m].length || p->outputs[m].dt_s != d->outputs[m].dt_s)
@@ -567,7 +567,8 @@ static int is_smooth(int n);
 static int dispersion_plan(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
                            int device_io, rtm_traces_plan_t **plan, int *batch) {
   int status = RTM_OK;
-  /* samples of the interpolated spectrum per cycle of its phase; traces a run at most */
+  /* the padding (the spectrum's samples per cycle of its phase about the middle, at the
+   * trace's ends); floats a run at most */
   enum { PADDING = 8, PADDED_FLOATS_A_RUN = 1 << 26 };
   if (n <= 0 || count <= 0 || (long long)n * PADDING > RTM_TRACES_MAX_LENGTH / 2)
     RTM_FAIL(RTM_ERR_INPUT, "traces: a dispersion warp of %d traces of %d samples", count, n);
