@@ -93,7 +93,7 @@ typedef struct {
   size_t cells;       /* of the whole grid: the rates */
   size_t local_cells; /* of this rank's slab */
   float *field;       /* this rank's slab of one volume: snapshots and the final check */
-  float *whole;       /* rank 0 under MPI: the whole volume the slabs are gathered into */
+  float *slab_buffer; /* rank 0 under MPI: another rank's slab on its way to the file */
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
   double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
   double loaded_s, created_s;           /* setup's parts: deck and model, then the propagator */
@@ -254,12 +254,12 @@ static int open_output(model_run_t *run) {
   RTM_TRY(rtm_app_check_disk(cfg->output.dir, file_bytes,
                              "raise snapshots.every, snapshot fewer snapshots.fields, record "
                              "fewer receivers, or set output.dir on a larger disk"));
-  run->whole = run->field;
   if (run->cells != run->local_cells && run->snapshot_count > 0) {
-    run->whole = malloc(run->cells * sizeof *run->whole);
-    if (!run->whole)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell volume to gather the slabs in",
-               run->cells);
+    /* the other ranks' slabs come one at a time (rtm_mpi_write_slabs): room for the largest */
+    const size_t cells = rtm_mpi_largest_slab_cells(&run->grid);
+    run->slab_buffer = malloc(cells * sizeof *run->slab_buffer);
+    if (!run->slab_buffer)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell slab of the snapshots", cells);
   }
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole_grid);
   RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
@@ -277,7 +277,25 @@ fail:
   return status;
 }
 
-/* Snapshot `level / every - 1` of each field snapshots.fields asks for. */
+/* One snapshot's slab into the file on rank 0 (rtm_mpi_write_slabs' writer). */
+typedef struct {
+  model_run_t *run;
+  const char *field;
+  int index, level;
+  double time_s;
+} snapshot_slab_t;
+
+static int write_snapshot_slab(void *context, int z_offset, int nz, const float *planes) {
+  const snapshot_slab_t *s = context;
+  rtm_output_t *output = s->run->output;
+  int status = rtm_output_set_planes(output, z_offset, nz);
+  if (status == RTM_OK)
+    status = rtm_output_write_snapshot(output, s->field, s->index, s->level, s->time_s, planes);
+  return status;
+}
+
+/* Snapshot `level / every - 1` of each field snapshots.fields asks for: each rank's slab
+ * written by rank 0 as it comes, in rank order (rank 0 never holds the volume). */
 static int write_snapshots(model_run_t *run, int level) {
   int status = RTM_OK;
   const rtm_propagator_t *prop = &run->prop;
@@ -287,12 +305,11 @@ static int write_snapshots(model_run_t *run, int level) {
     if (!all_finite(run->field, run->local_cells))
       RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is unstable%s",
                level, run->unstable_hint);
-    RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->field, run->whole));
-    if (!run->root) continue;
+    snapshot_slab_t slab = {run, rtm_field_name((rtm_field_t)f), level / run->every - 1, level,
+                            level * prop->dt_s};
     if (run->writer.started) pthread_mutex_lock(&run->writer.file_lock);
     status =
-        rtm_output_write_snapshot(run->output, rtm_field_name((rtm_field_t)f),
-                                  level / run->every - 1, level, level * prop->dt_s, run->whole);
+        rtm_mpi_write_slabs(&run->grid, run->field, run->slab_buffer, write_snapshot_slab, &slab);
     if (run->writer.started) pthread_mutex_unlock(&run->writer.file_lock);
     if (status != RTM_OK) goto fail;
   }
@@ -999,7 +1016,7 @@ fail:
   rtm_mpi_fail_fast(status); /* before the propagator's collective release */
   if (run) {
     stream_writer_stop(run, 1); /* a failed run's writer, before the file is closed */
-    if (run->whole != run->field) free(run->whole);
+    free(run->slab_buffer);
     free(run->field);
     if (run->output) rtm_output_close(run->output, 0);
     free(run->config_text);

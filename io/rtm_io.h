@@ -83,6 +83,10 @@ int rtm_output_create(const char *path, const rtm_io_volume_t *volume, const rtm
                       rtm_output_t **output);
 /* Declares /snapshots/<field> with room for `count` snapshots. */
 int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int count);
+/* The planes [z_offset, z_offset + nz) of the volume that the following snapshot and volume
+ * writes carry (dense [nz][ny][nx] arrays): at creation the volume's own z-range; a writer
+ * that writes other ranks' slabs for them (rtm_mpi_write_slabs) sets each in turn. */
+int rtm_output_set_planes(rtm_output_t *output, int z_offset, int nz);
 /* Writes snapshot `index` (dense [nz][ny][nx]) taken at `step`, time `time_s`. */
 int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index, int step,
                               double time_s, const float *dense);

@@ -244,6 +244,17 @@ fail:
   return status;
 }
 
+int rtm_output_set_planes(rtm_output_t *output, int z_offset, int nz) {
+  int status = RTM_OK;
+  if (z_offset < 0 || nz < 1 || z_offset + nz > output->volume.n[2])
+    RTM_FAIL(RTM_ERR_INTERNAL, "output file %s: planes [%d, %d) of a volume of %d", output->partial,
+             z_offset, z_offset + nz, output->volume.n[2]);
+  output->volume.z_offset = z_offset;
+  output->volume.nz_local = nz;
+fail:
+  return status;
+}
+
 int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index, int step,
                               double time_s, const float *dense) {
   int status = RTM_OK;

@@ -245,6 +245,38 @@ fail:
   return status;
 }
 
+int rtm_mpi_write_slabs(const rtm_grid_t *grid, const float *slab, float *buffer,
+                        rtm_mpi_slab_writer_t write, void *context) {
+  int status = RTM_OK, written = RTM_OK;
+  enum { TAG_SLAB = 22 };
+  const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
+  if (slab_rank != 0)
+    return move_bytes((void *)slab, plane * (size_t)grid->nz_local * sizeof *slab, 0, TAG_SLAB, 1,
+                      slab_comm, "MPI_Send of a slab to rank 0");
+  written = write(context, grid->z_offset, grid->nz_local, slab);
+  for (int r = 1; r < slab_size; ++r) {
+    int z_offset = 0, nz_local = 0;
+    RTM_TRY(rtm_mpi_slab(grid->n[2], slab_size, r, &z_offset, &nz_local));
+    RTM_TRY(move_bytes(buffer, plane * (size_t)nz_local * sizeof *buffer, r, TAG_SLAB, 0, slab_comm,
+                       "MPI_Recv of a slab on rank 0"));
+    if (written == RTM_OK) written = write(context, z_offset, nz_local, buffer);
+  }
+  status = written;
+fail:
+  return status;
+}
+
+size_t rtm_mpi_largest_slab_cells(const rtm_grid_t *grid) {
+  int largest = 0;
+  for (int r = 0; r < slab_size; ++r) {
+    int z_offset = 0, nz_local = 0;
+    if (rtm_mpi_slab(grid->n[2], slab_size, r, &z_offset, &nz_local) == RTM_OK &&
+        nz_local > largest)
+      largest = nz_local;
+  }
+  return (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)largest;
+}
+
 int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
   if (world_size == 1) {
     memcpy(lines, line, size);
@@ -363,6 +395,16 @@ int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole
   const size_t cells = (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)grid->nz_local;
   if (whole != slab) memcpy(whole, slab, cells * sizeof *whole);
   return RTM_OK;
+}
+
+int rtm_mpi_write_slabs(const rtm_grid_t *grid, const float *slab, float *buffer,
+                        rtm_mpi_slab_writer_t write, void *context) {
+  (void)buffer;
+  return write(context, grid->z_offset, grid->nz_local, slab);
+}
+
+size_t rtm_mpi_largest_slab_cells(const rtm_grid_t *grid) {
+  return (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)grid->nz_local;
 }
 
 int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {

@@ -82,6 +82,17 @@ int rtm_mpi_sum_to_root(float *values, size_t count);
 /* The ranks' dense slabs [nz_local][ny][nx] stacked into the whole volume [nz][ny][nx] on
  * rank 0 (`whole` may be NULL on the others). */
 int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole);
+/* The ranks' dense slabs handed to rank 0 one at a time, in rank order, for it to write
+ * where they go: on rank 0 write(context, z_offset, nz, planes) for its own slab, then for
+ * each other rank's, received into `buffer` (rank 0's: the cells of the largest slab;
+ * NULL on the others, which send theirs). Rank 0 holds one slab besides its own, never the
+ * volume. A failed write stops the writing, not the receiving (no rank is left sending),
+ * and is returned. Collective over the ranks that share the slabs. */
+typedef int (*rtm_mpi_slab_writer_t)(void *context, int z_offset, int nz, const float *planes);
+int rtm_mpi_write_slabs(const rtm_grid_t *grid, const float *slab, float *buffer,
+                        rtm_mpi_slab_writer_t write, void *context);
+/* Cells of the largest slab of the volume over the ranks that share it. */
+size_t rtm_mpi_largest_slab_cells(const rtm_grid_t *grid);
 /* A dense slab [nz_local][ny][nx] into `extended` [nz_local + 2 planes][ny][nx] (the slab
  * from plane `planes` on), with the neighbours' nearest `planes` planes below and above it
  * (for a filter that reaches across the cuts); a side without a neighbour is left as it

@@ -296,6 +296,12 @@ static void test_local_z_range_and_unwritten(void **state) {
   assert_int_equal(rtm_output_create(RUN_PATH, &local, &info, &output), RTM_OK);
   assert_int_equal(rtm_output_snapshots_begin(output, "p", 2), RTM_OK);
   assert_int_equal(rtm_output_write_snapshot(output, "p", 1, 7, 7 * dt_s, f->snapshots), RTM_OK);
+  /* another slab written for its rank (rtm_mpi_write_slabs): planes 5 .. 5 of snapshot 0;
+   * a range past the volume refused */
+  assert_int_equal(rtm_output_set_planes(output, 5, 1), RTM_OK);
+  assert_int_equal(rtm_output_write_snapshot(output, "p", 0, 3, 3 * dt_s, f->snapshots), RTM_OK);
+  assert_int_not_equal(rtm_output_set_planes(output, NZ - 1, 2), RTM_OK);
+  assert_int_not_equal(rtm_output_set_planes(output, -1, 1), RTM_OK);
   assert_int_equal(rtm_output_close(output, 1), RTM_OK);
 
   rtm_dataset_t d = {0};
@@ -305,7 +311,8 @@ static void test_local_z_range_and_unwritten(void **state) {
   assert_memory_equal(second + 2 * plane, f->snapshots, 3 * plane * sizeof(float));
   assert_true(isnan(second[0]));         /* plane 0 belongs to another rank */
   assert_true(isnan(second[5 * plane])); /* so does plane 5 */
-  assert_true(isnan(d.data[0]));         /* snapshot 0 was never written */
+  assert_true(isnan(d.data[0]));         /* snapshot 0's plane 0 was never written */
+  assert_memory_equal(d.data + 5 * plane, f->snapshots, plane * sizeof(float)); /* its plane 5 */
   rtm_dataset_release(&d);
 
   hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -315,7 +322,7 @@ static void test_local_z_range_and_unwritten(void **state) {
   hid_t snapshots = H5Dopen2(file, "/snapshots/p", H5P_DEFAULT);
   int steps[2];
   read_attr(snapshots, "steps", H5T_NATIVE_INT, steps);
-  assert_int_equal(steps[0], -1);
+  assert_int_equal(steps[0], 3);
   assert_int_equal(steps[1], 7);
   H5Dclose(snapshots);
   H5Fclose(file);
