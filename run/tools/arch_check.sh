@@ -141,12 +141,19 @@ if has_step ncu; then
       row "ncu $label $tree" "$(awk -v i="${inst:-0}" 'BEGIN { printf "%.2f warp instructions per cell (%s)", i / 512^3, i }')"
     done
   }
+  # every shape named in full: the bench decks no longer set kernel.* (auto decides there)
   profile "iso_zmarch ldgsts 128x8 z32 s2" "iso_zmarch" run/examples/bench_512.ini "${constant_iso[@]}" \
-    --set kernel.halo=ldgsts --set kernel.stages=2
-  profile "iso_zmarch_tma 128x8 z32 s3" "iso_zmarch_tma" run/examples/bench_512.ini "${constant_iso[@]}"
+    --set kernel.halo=ldgsts --set kernel.stages=2 --set kernel.block_x=128 --set kernel.block_y=8 \
+    --set kernel.zblock=32
+  profile "iso_zmarch_tma 128x8 z32 s3" "iso_zmarch_tma" run/examples/bench_512.ini "${constant_iso[@]}" \
+    --set kernel.halo=tma --set kernel.stages=3 --set kernel.block_x=128 --set kernel.block_y=8 \
+    --set kernel.zblock=32
   profile "tti_zmarch ldgsts 32x8 z32 s3" "tti_zmarch" run/examples/bench_tti_512.ini "${constant_tti[@]}" \
-    --set kernel.halo=ldgsts --set kernel.block_x=32 --set kernel.block_y=8 --set kernel.zblock=32
-  profile "tti_zmarch_tma 64x4 z64 s3" "tti_zmarch_tma" run/examples/bench_tti_512.ini "${constant_tti[@]}"
+    --set kernel.halo=ldgsts --set kernel.stages=3 --set kernel.block_x=32 --set kernel.block_y=8 \
+    --set kernel.zblock=32
+  profile "tti_zmarch_tma 64x4 z64 s3" "tti_zmarch_tma" run/examples/bench_tti_512.ini "${constant_tti[@]}" \
+    --set kernel.halo=tma --set kernel.stages=3 --set kernel.block_x=64 --set kernel.block_y=4 \
+    --set kernel.zblock=64
   rm -f "$out/ncu_one.txt"
 fi
 
