@@ -241,6 +241,21 @@ static int parse_string(const rtm_cfg_entry_t *row, const char *text, char *fiel
   return 1;
 }
 
+/* Values the choices leave out on purpose, which a user may still try: why, for the error. */
+static void enum_hint(const rtm_cfg_entry_t *row, const char *text, char *reason, size_t size) {
+  static const struct {
+    const char *section, *key, *value, *why;
+  } hints[] = {
+      {"time", "dispersion_correction", "source",
+       "a wavelet warped alone leaves the run's output warped (the leapfrog gives at omega the "
+       "exact response at psi(omega)): full warps the wavelet and the recorded traces"},
+  };
+  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; ++i)
+    if (strcmp(row->section, hints[i].section) == 0 && strcmp(row->key, hints[i].key) == 0 &&
+        same_text(text, hints[i].value))
+      snprintf(reason, size, "%s", hints[i].why);
+}
+
 int rtm_cfg_parse_value(const rtm_cfg_entry_t *row, const char *text, rtm_config_t *cfg, char *why,
                         size_t why_size) {
   char *field = (char *)cfg + row->offset;
@@ -279,7 +294,10 @@ int rtm_cfg_parse_value(const rtm_cfg_entry_t *row, const char *text, rtm_config
   case RTM_CFG_ENUM: {
     int value = choice_index(row->choices, text, NULL, NULL);
     ok = value >= 0 && row->size == sizeof value;
-    if (ok) memcpy(field, &value, sizeof value);
+    if (ok)
+      memcpy(field, &value, sizeof value);
+    else
+      enum_hint(row, text, reason, sizeof reason);
     break;
   }
   case RTM_CFG_STRING: {

@@ -333,6 +333,10 @@ static void test_set_errors(void **state) {
       {"receivers.fields=q,p", "--set receivers.fields=q,p: not a known choice; expected one of "
                                "p|q|p,q"},
       {"memory.model_precision=fp8", "--set memory.model_precision=fp8: expected one of fp32|fp16"},
+      {"time.dispersion_correction=source",
+       "a wavelet warped alone leaves the run's output warped (the leapfrog gives at omega the "
+       "exact response at psi(omega)): full warps the wavelet and the recorded traces; expected "
+       "one of none|traces|full"},
       {"kernel.stages=1", "auto or an integer in [2, 3]"},
       {"kernel.block_x=2000",
        "--set kernel.block_x=2000: out of range; expected auto or an integer in [1, 1024]"},
