@@ -5,20 +5,9 @@
 # output.trace_dt, no file left); rtm3d export refuses to replace a file without --force.
 # Exit 77 when the build has no segyio. Usage: cli_segy.sh RTM3D SOURCE_DIR
 set -u
-rtm3d="$1"
-src="$2"
-if ! "$rtm3d" info 2>/dev/null | grep -q "SEG-Y on"; then
-  echo "cli_segy: this build has no segyio, skipped"
-  exit 77
-fi
-failures=0
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-deck="$src/run/examples/quickstart.ini"
+# shellcheck source=SCRIPTDIR/cli_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
+require "SEG-Y on" "this build has no segyio"
 # two shots over a reflector at 300 m on a small grid (test_cli_migrate's survey)
 set_args=(--set backend.name=cpu --set grid.nx=48 --set grid.ny=40 --set grid.nz=44
   --set model.vp=2000 --set model.interface_z=300 --set model.vp_below=3000

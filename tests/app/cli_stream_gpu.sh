@@ -5,20 +5,9 @@
 # (tti), and a window as long as the whole trace. Label gpu; exit 77 without one.
 # Usage: cli_stream_gpu.sh RTM3D SOURCE_DIR
 set -u
-rtm3d="$1"
-src="$2"
-if ! "$rtm3d" info 2>/dev/null | grep -q "^GPU 0:"; then
-  echo "cli_stream_gpu: no CUDA device, skipped"
-  exit 77
-fi
-failures=0
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-deck="$src/run/examples/quickstart.ini"
+# shellcheck source=SCRIPTDIR/cli_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
+require "^GPU 0:" "no CUDA device"
 common=(--set backend.name=cuda --set output.dir="$work" --quiet --force)
 
 # case NAME WINDOW ARGS...: streamed in windows of WINDOW samples, then written after the run

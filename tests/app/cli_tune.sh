@@ -5,25 +5,14 @@
 # with a warning naming file and line, --no-save leaves the cache alone.
 # Usage: cli_tune.sh RTM3D SOURCE_DIR
 set -u
-rtm3d="$1"
-src="$2"
-if ! "$rtm3d" info 2>/dev/null | grep -q "^GPU 0:"; then
-  echo "cli_tune: no CUDA device, skipped"
-  exit 77
-fi
-failures=0
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=SCRIPTDIR/cli_setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
+require "^GPU 0:" "no CUDA device"
 export RTM3D_CACHE_DIR="$work/cache"
 cache="$work/cache/kernels.ini"
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
 
 small=(--set backend.name=cuda --set grid.nx=96 --set grid.ny=96 --set grid.nz=96
   --set bench.warmup=2 --set bench.steps=5 --set time.steps=20 --set output.dir="$work/out")
-deck="$src/run/examples/quickstart.ini"
 
 # iso: a sweep of at most 40 s, saved
 "$rtm3d" tune "$deck" "${small[@]}" --time-limit 40 --csv "$work/iso.csv" > "$work/iso.log" 2>&1 ||
