@@ -823,22 +823,25 @@ extern "C" int rtm_iso_cuda_inject(float *field, const size_t *tap_index, const 
   return launch_status("inject_kernel");
 }
 
+/* The instance of a point kernel for `width` taps an axis (2, 4, 6 or 8: points of radius 1
+ * to 4), or nullptr with an error naming `what`. */
+template <typename Kernel>
+static Kernel by_width(int width, const char *what, Kernel k2, Kernel k4, Kernel k6, Kernel k8) {
+  const Kernel k = width == 2 ? k2 : width == 4 ? k4 : width == 6 ? k6 : width == 8 ? k8 : nullptr;
+  if (!k) rtm_log_error("%s: %d taps an axis (2, 4, 6 or 8)", what, width);
+  return k;
+}
+
 extern "C" int rtm_iso_cuda_inject_based(float *field, const long long *base_index,
                                          const float *tap_coeff, const float *wavelets, int count,
                                          int width, long long stride_y, long long stride_z,
                                          int samples, int sample, size_t index_begin,
                                          size_t index_end, void *stream) {
   if (count <= 0 || sample < 0 || sample >= samples || index_begin >= index_end) return RTM_OK;
-  using injector_t = decltype(&inject_based_kernel<2>);
-  const injector_t kernel = width == 2   ? inject_based_kernel<2>
-                            : width == 4 ? inject_based_kernel<4>
-                            : width == 6 ? inject_based_kernel<6>
-                            : width == 8 ? inject_based_kernel<8>
-                                         : nullptr;
-  if (!kernel) {
-    rtm_log_error("inject_based: %d taps an axis (2, 4, 6 or 8)", width);
-    return RTM_ERR_INTERNAL;
-  }
+  const auto kernel =
+      by_width(width, "inject_based", &inject_based_kernel<2>, &inject_based_kernel<4>,
+               &inject_based_kernel<6>, &inject_based_kernel<8>);
+  if (!kernel) return RTM_ERR_INTERNAL;
   const long long all_taps = (long long)count * width * width * width;
   kernel<<<(unsigned)((all_taps + POINT_THREADS - 1) / POINT_THREADS), POINT_THREADS, 0,
            (cudaStream_t)stream>>>(field, base_index, tap_coeff, wavelets, all_taps, stride_y,
@@ -852,16 +855,10 @@ extern "C" int rtm_iso_cuda_record_separable(const float *field, const long long
                                              int count, int trace_length, int sample,
                                              void *stream) {
   if (count <= 0 || sample < 0 || sample >= trace_length) return RTM_OK;
-  using recorder_t = decltype(&record_separable_kernel<2>);
-  const recorder_t kernel = width == 2   ? record_separable_kernel<2>
-                            : width == 4 ? record_separable_kernel<4>
-                            : width == 6 ? record_separable_kernel<6>
-                            : width == 8 ? record_separable_kernel<8>
-                                         : nullptr;
-  if (!kernel) {
-    rtm_log_error("record_separable: %d taps an axis (2, 4, 6 or 8)", width);
-    return RTM_ERR_INTERNAL;
-  }
+  const auto kernel =
+      by_width(width, "record_separable", &record_separable_kernel<2>, &record_separable_kernel<4>,
+               &record_separable_kernel<6>, &record_separable_kernel<8>);
+  if (!kernel) return RTM_ERR_INTERNAL;
   kernel<<<(unsigned)((count + POINT_THREADS - 1) / POINT_THREADS), POINT_THREADS, 0,
            (cudaStream_t)stream>>>(field, base_index, axis_weight, stride_y, stride_z, traces,
                                    count, trace_length, sample);
