@@ -282,7 +282,9 @@ static int build_layout(rtm_traces_plan_t *plan, const long long *fft_size) {
       t->cutoff_hz = nyquist_in < nyquist_out ? nyquist_in : nyquist_out;
       t->taper_start_hz = (1.0 - taper) * t->cutoff_hz;
       t->scale = 1.0 / N;
-      t->centre = 0.5 * (d->input_length - 1);
+      t->turn = 2.0 * RTM_TRACES_PI * 0.5 * (d->input_length - 1) / N;
+      t->turn_cos = cos(t->turn);
+      t->turn_sin = sin(t->turn);
     }
   }
   free(slot);

@@ -51,8 +51,9 @@ typedef struct {
   double scale;     /* 1 / fft_length */
   int warp;         /* rtm_traces_warp_t */
   double warp_dt_s; /* its leapfrog dt */
-  double centre;    /* the input's middle sample, (input_length - 1) / 2: the warp
-                       interpolates the spectrum with this delay taken out */
+  /* the warp's turn a bin about the input's middle sample, (input_length - 1) / 2:
+   * turn = 2 pi centre / N, and its cosine and sine (formed once at layout) */
+  double turn, turn_cos, turn_sin;
 } rtm_traces_trace_t;
 
 typedef struct {
@@ -185,9 +186,8 @@ static inline RTM_TRACES_HD void rtm_traces_input_at(const rtm_traces_trace_t *t
   const double w[4] = {-s * (s - 1.0) * (s - 2.0) / 6.0, (s + 1.0) * (s - 1.0) * (s - 2.0) / 2.0,
                        -(s + 1.0) * s * (s - 2.0) / 2.0, (s + 1.0) * s * (s - 1.0) / 6.0};
   /* node b's weight turned by exp(2 pi i (b - u) centre / N): b - u = n - 1 - s */
-  const double turn = 2.0 * RTM_TRACES_PI * t->centre / t->fft_in;
-  const double c0 = cos(-(1.0 + s) * turn), s0 = sin(-(1.0 + s) * turn);
-  const double cd = cos(turn), sd = sin(turn);
+  const double c0 = cos(-(1.0 + s) * t->turn), s0 = sin(-(1.0 + s) * t->turn);
+  const double cd = t->turn_cos, sd = t->turn_sin;
   double cr = c0, ci = s0;
   for (int n = 0; n < 4; ++n) {
     const int b = j - 1 + n;
