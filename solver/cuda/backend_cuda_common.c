@@ -71,36 +71,34 @@ int rtm_cuda_backend_upload_planes(rtm_cuda_backend_state_t *b, int volumes, siz
   int status = RTM_OK;
   const rtm_grid_t *g = &b->grid;
   const size_t plane_bytes = g->stride_z * cell_bytes, block_bytes = BLOCK_PLANES * plane_bytes;
-  unsigned char *blocks[2][MAX_VOLUMES] = {{NULL}};
-  int pinned[2][MAX_VOLUMES] = {{0}};
+  unsigned char *blocks[MAX_VOLUMES] = {NULL};
+  int pinned[MAX_VOLUMES] = {0};
   if (volumes < 1 || volumes > MAX_VOLUMES)
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: %d volumes to upload (1 to %d)", volumes,
              MAX_VOLUMES);
-  for (int k = 0; k < 2; ++k)
-    for (int v = 0; v < volumes; ++v) {
-      /* zero-filled: the x/y halo of every plane stays zero, the fills write the interior */
-      blocks[k][v] = calloc(1, block_bytes);
-      if (!blocks[k][v])
-        RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the model (%zu bytes)", block_bytes);
-      pinned[k][v] = rtm_mem_host_pin(blocks[k][v], block_bytes, "model upload") == RTM_OK;
-    }
-  for (long z = 0, k = 0; z < g->nz_local; z += BLOCK_PLANES, k = 1 - k) {
+  for (int v = 0; v < volumes; ++v) {
+    /* zero-filled: the x/y halo of every plane stays zero, the fills write the interior */
+    blocks[v] = calloc(1, block_bytes);
+    if (!blocks[v])
+      RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the model (%zu bytes)", block_bytes);
+    pinned[v] = rtm_mem_host_pin(blocks[v], block_bytes, "model upload") == RTM_OK;
+  }
+  for (long z = 0; z < g->nz_local; z += BLOCK_PLANES) {
     const long count = g->nz_local - z < BLOCK_PLANES ? g->nz_local - z : BLOCK_PLANES;
-    RTM_CUDA_TRY(cudaStreamSynchronize(b->stream)); /* every copy so far, block k's too */
-    RTM_TRY(fill(context, z, count, blocks[k]));
+    RTM_CUDA_TRY(cudaStreamSynchronize(b->stream)); /* the last block's copies are out */
+    RTM_TRY(fill(context, z, count, blocks));
     for (int v = 0; v < volumes; ++v)
       RTM_CUDA_TRY(cudaMemcpyAsync(
-          (unsigned char *)dst[v]->ptr + (size_t)(z + RTM_RADIUS) * plane_bytes, blocks[k][v],
+          (unsigned char *)dst[v]->ptr + (size_t)(z + RTM_RADIUS) * plane_bytes, blocks[v],
           (size_t)count * plane_bytes, cudaMemcpyHostToDevice, b->stream));
   }
   RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
 fail:
   if (status != RTM_OK && b->stream) cudaStreamSynchronize(b->stream);
-  for (int k = 0; k < 2; ++k)
-    for (int v = 0; v < volumes; ++v) {
-      if (pinned[k][v]) rtm_mem_host_unpin(blocks[k][v]);
-      free(blocks[k][v]);
-    }
+  for (int v = 0; v < volumes; ++v) {
+    if (pinned[v]) rtm_mem_host_unpin(blocks[v]);
+    free(blocks[v]);
+  }
   return status;
 }
 
