@@ -351,10 +351,10 @@ static int reader_open(const char *path, reader_t *r) {
   SEGY_TRY(segy_traces(r->fp, &r->traces, r->trace0, r->bytes), "%s: counting traces", path);
   float dt_us = 0.0f;
   SEGY_TRY(segy_sample_interval(r->fp, 0.0f, &dt_us), "%s: sample interval", path);
+  if (dt_us < 0.0f) dt_us += 65536.0f; /* the same for the interval, before it is checked */
   if (!(dt_us > 0.0f))
     RTM_FAIL(RTM_ERR_INPUT, "%s: no sample interval (binary header byte 3217, trace byte 117)",
              path);
-  if (dt_us < 0.0f) dt_us += 65536.0f; /* the same for the interval */
   r->dt_s = dt_us * 1e-6;
   r->records = malloc(((size_t)r->traces + 1) * sizeof *r->records);
   if (!r->records) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d trace headers", r->traces);
@@ -373,7 +373,8 @@ static int shot_record(const reader_t *r, int shot, int *record, int *shots) {
   int found = 0;
   *shots = 0;
   for (int t = 0; t < r->traces; ++t) {
-    int seen = 0;
+    /* a shot's traces usually lie together: the one before answers at once */
+    int seen = t > 0 && r->records[t - 1] == r->records[t];
     for (int u = 0; u < t && !seen; ++u)
       seen = r->records[u] == r->records[t];
     if (seen) continue;
@@ -426,25 +427,24 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d traces", path, count);
   for (int t = 0, k = 0; t < r.traces; ++t) {
     if (r.records[t] != record) continue;
-    int32_t v[10];
-    static const int fields[10] = {SEGY_TR_SOURCE_X,
-                                   SEGY_TR_SOURCE_Y,
-                                   SEGY_TR_SOURCE_DEPTH,
-                                   SEGY_TR_GROUP_X,
-                                   SEGY_TR_GROUP_Y,
-                                   SEGY_TR_RECV_GROUP_ELEV,
-                                   SEGY_TR_SOURCE_GROUP_SCALAR,
-                                   SEGY_TR_ELEV_SCALAR,
-                                   SEGY_TR_SAMPLE_COUNT,
-                                   SEGY_TR_COORD_UNITS};
+    int32_t v[9];
+    static const int fields[9] = {SEGY_TR_SOURCE_X,
+                                  SEGY_TR_SOURCE_Y,
+                                  SEGY_TR_SOURCE_DEPTH,
+                                  SEGY_TR_GROUP_X,
+                                  SEGY_TR_GROUP_Y,
+                                  SEGY_TR_RECV_GROUP_ELEV,
+                                  SEGY_TR_SOURCE_GROUP_SCALAR,
+                                  SEGY_TR_ELEV_SCALAR,
+                                  SEGY_TR_COORD_UNITS};
     SEGY_TRY(segy_traceheader(r.fp, t, header, r.trace0, r.bytes), "%s: trace %d header", path, t);
-    for (int i = 0; i < 10; ++i)
+    for (int i = 0; i < 9; ++i)
       SEGY_TRY(segy_get_field(header, fields[i], &v[i]), "%s: trace %d byte %d", path, t,
                fields[i]);
-    if (v[9] != 0 && v[9] != 1)
+    if (v[8] != 0 && v[8] != 1)
       RTM_FAIL(RTM_ERR_INPUT,
                "%s: trace %d: coordinate units %d (byte 89); rtm3d reads lengths (1) only", path, t,
-               v[9]);
+               v[8]);
     const double source[3] = {unscale(v[0], v[6]), unscale(v[1], v[6]), unscale(v[2], v[7])};
     if (k == 0)
       memcpy(gather->source_m, source, sizeof source);

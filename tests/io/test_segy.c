@@ -94,8 +94,10 @@ static void test_round_trip(void **state) {
   }
 }
 
+/* --per-shot: one file a shot, named after the one asked for, and no other. */
 static void test_per_shot(void **state) {
   (void)state;
+  write_formula_file(MANY_H5, SEGY_FORMULA_DT_US * 1e-6); /* not test_round_trip's */
   assert_int_equal(rtm_segy_export(MANY_H5, "p", OUT_DIR "/each.segy", 1, 1), RTM_OK);
   for (int k = 0; k < SEGY_FORMULA_SHOTS; ++k) {
     char path[96];
@@ -105,7 +107,10 @@ static void test_per_shot(void **state) {
     assert_int_equal(count, 1);
     assert_formula_shot(path, 0, k);
   }
+  char past[96];
+  snprintf(past, sizeof past, OUT_DIR "/each_shot%d.segy", SEGY_FORMULA_SHOTS);
   assert_false(exists(OUT_DIR "/each.segy"));
+  assert_false(exists(past));
 }
 
 /* A single-shot run file (rtm3d model's /traces) is shot 1 of its SEG-Y file. */
