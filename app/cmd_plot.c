@@ -319,7 +319,6 @@ static int read_panel(plot_t *p) {
                      &p->panel[k].width, &p->panel[k].height);
   }
   p->axis = 'p';
-  if (p->rank == 4) snprintf(p->where, sizeof p->where, "[%ld]", p->index);
 fail:
   return status;
 }
@@ -351,7 +350,6 @@ static int read_gather(plot_t *p) {
       p->image[t * nrec + r] = p->data.data[r * nt + t];
   p->width = (int)nrec;
   p->height = (int)nt;
-  RTM_TRY(receiver_axis(p, nrec));
 fail:
   return status;
 }
@@ -435,7 +433,6 @@ static int colour_range(const plot_t *p, const float *values, size_t count, rtm_
   if (s->diverging) {
     double clip = 0.0;
     RTM_TRY(rtm_png_clip_value(values, count, p->a.clip_percentile, &clip));
-    if (!(clip > 0.0)) clip = 1.0; /* an all-zero plane: white, a colour bar still */
     s->lo = -clip;
     s->hi = clip;
     return RTM_OK;
@@ -553,6 +550,7 @@ static int write_figure(plot_t *p) {
     RTM_TRY(colour_range(p, p->image, (size_t)p->width * p->height, &style));
   } else {
     const int timed = p->axes.has_dt;
+    RTM_TRY(receiver_axis(p, (size_t)p->width)); /* the figure's alone: the plain PNG has none */
     snprintf(titles[0], sizeof titles[0], "%s %s%s%s", a->file, a->dataset,
              strcmp(a->gain, "t2") == 0    ? ", gain t^2"
              : strcmp(a->gain, "agc") == 0 ? ", AGC 0.25 s"

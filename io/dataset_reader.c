@@ -261,39 +261,37 @@ int rtm_io_read_receiver_line(const char *path, const char *gather, size_t nrec,
   int status = RTM_OK;
   hid_t file = H5I_INVALID_HID;
   char parent[1024], candidate[1100];
-  rtm_dataset_t positions = {0};
+  double *r = NULL; /* [nrec][3] */
+  hsize_t dims[2] = {0, 0};
   *axis = 0;
   *first_m = *step_m = 0.0;
+  if (nrec < 2) return RTM_OK;
   RTM_TRY(rtm_h5_open_read(path, "file", &file));
   snprintf(parent, sizeof parent, "%s", gather);
-  for (int up = 0; up < 2 && !positions.data; ++up) { /* beside it, then a level up */
+  for (int up = 0; up < 2 && !r; ++up) { /* beside it, then a level up */
     char *slash = strrchr(parent, '/');
     if (!slash) break;
     *slash = '\0';
     snprintf(candidate, sizeof candidate, "%s/receivers", parent);
-    int rank = 0;
-    size_t dims[4];
-    if (rtm_h5_path_exists(file, candidate) > 0 &&
-        rtm_io_dataset_shape(path, candidate, &rank, dims) == RTM_OK && rank == 2 &&
-        dims[0] == nrec && dims[1] == 3)
-      RTM_TRY(rtm_io_read_dataset(path, candidate, &positions));
+    if (rtm_h5_path_exists(file, candidate) > 0)
+      RTM_TRY(rtm_h5_read_array(file, path, candidate, H5T_NATIVE_DOUBLE, sizeof(double), 2, dims,
+                                (void **)&r));
   }
-  if (!positions.data || nrec < 2) goto fail;
-  const float *r = positions.data;
+  if (!r || dims[0] != nrec || dims[1] != 3) goto fail;
   for (int a = 0; a < 2 && !*axis; ++a) { /* along x, then y */
     const int b = 1 - a;
-    const double step = (double)r[3 + a] - r[a];
+    const double step = r[3 + a] - r[a];
     int line = fabs(step) > 1e-3;
     for (size_t i = 1; i < nrec && line; ++i)
       line = r[3 * i + b] == r[b] && r[3 * i + 2] == r[2] &&
-             fabs((double)r[3 * i + a] - (r[a] + step * (double)i)) <= 1e-4 * fabs(step) * i + 1e-3;
+             fabs(r[3 * i + a] - (r[a] + step * (double)i)) <= 1e-4 * fabs(step) * i + 1e-3;
     if (!line) continue;
     *axis = "xy"[a];
     *first_m = r[a];
     *step_m = step;
   }
 fail:
-  rtm_dataset_release(&positions);
+  free(r);
   rtm_h5_close(&file);
   return status;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rtm_io_impl.h"
 #include "rtm_status.h"
 
 #ifndef RTM3D_HAVE_PLPLOT
@@ -160,6 +161,7 @@ static int open_page(const char *path, int width, int height) {
     rtm_log_error("%s: a figure is .png, .svg or .pdf", path);
     return RTM_ERR_USAGE;
   }
+  if (rtm_io_make_parent_dir(path) != RTM_OK) return RTM_ERR_IO; /* as the plain PNG does */
   FILE *probe = fopen(path, "wb"); /* PLplot says little when it cannot write */
   if (!probe) {
     rtm_log_error("%s: cannot write the figure", path);

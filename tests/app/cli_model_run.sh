@@ -16,6 +16,9 @@ grep -q '"mcells_per_s"' "$work/a.json"
 "$rtm3d" plot "$work/a.h5" /snapshots/p --slice y=32 -o "$work/a_snap.png"
 "$rtm3d" plot "$work/a.h5" /traces/p -o "$work/a_gather.png" > "$work/a_gather.out"
 test -s "$work/a_snap.png" && test -s "$work/a_gather.png"
+# -o into folders that do not exist yet: made, figure or plain PNG alike
+"$rtm3d" plot "$work/a.h5" /traces/p -o "$work/new/folder/g.png" > /dev/null
+test -s "$work/new/folder/g.png"
 # a line of receivers along x: the figure's axis is their x in metres (PLplot builds)
 if "$rtm3d" info 2>/dev/null | grep -q "figures on" &&
   ! grep -q "across: receiver x (m), 200 to 420" "$work/a_gather.out"; then
