@@ -14,6 +14,8 @@
 #                          the date (UTC), printed and, with FILE, written to FILE too
 #   device_configure DIR   cmake of a Release build with the kernels for sm_90 in DIR (Ninja)
 #   device_build DIR LOG   device_configure and ninja into LOG; on failure its errors, status 1
+#   device_summary         starts the script's short table: summary=$out/summary.txt
+#                          (emptied), failed=0, and device_info at its head
 #   row NAME TEXT          a line of the script's short table, also appended to $summary
 #   device_gpu_tests DIR   ctest -L gpu of the build in DIR (as root too) into
 #                          $out/ctest_gpu.log, its count and failures as rows; status 1 on a
@@ -46,6 +48,13 @@ device_configure() {
 device_build() {
   device_configure "$1" > "$2" 2>&1 && ninja -C "$1" >> "$2" 2>&1 ||
     { grep -E "error|FAILED" "$2" | head -20; return 1; }
+}
+
+device_summary() {
+  summary="$out/summary.txt"
+  : > "$summary"
+  failed=0
+  device_info >> "$summary"
 }
 
 row() { printf '%-46s %s\n' "$1" "$2" | tee -a "$summary"; }

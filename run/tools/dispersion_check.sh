@@ -13,10 +13,7 @@ set -uo pipefail
 source "$(dirname "$0")/device_env.sh" run/out/dispersion || exit 1
 build="${1:-build-mpi}"
 steps="${STEPS:-2000}"
-summary="$out/summary.txt"
-: > "$summary"
-failed=0
-device_info >> "$summary"
+device_summary
 device_build "$build" "$out/build.log" || exit 1
 row "build" "ok ($(grep -c -i warning "$out/build.log") warning lines)"
 # CTEST_ARGS picks the tests (default -L gpu)

@@ -14,10 +14,7 @@ set -uo pipefail
 source "$(dirname "$0")/device_env.sh" run/out/end_to_end || exit 1
 build="${1:-build-e2e}"
 steps="${STEPS:-2000}"
-summary="$out/summary.txt"
-: > "$summary"
-failed=0
-device_info >> "$summary"
+device_summary
 device_build "$build" "$out/build.log" || exit 1
 [ "${SKIP_TESTS:-0}" = 1 ] || device_gpu_tests "$build" || failed=1
 runs=/tmp/rtm3d_e2e

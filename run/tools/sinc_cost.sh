@@ -13,10 +13,7 @@ set -uo pipefail
 source "$(dirname "$0")/device_env.sh" run/out/sinc_cost || exit 1
 build="${1:-build-sinc}"
 steps="${STEPS:-500}"
-summary="$out/summary.txt"
-: > "$summary"
-failed=0
-device_info >> "$summary"
+device_summary
 device_build "$build" "$out/build.log" || exit 1
 [ "${SKIP_TESTS:-0}" = 1 ] || device_gpu_tests "$build" || failed=1
 runs=/tmp/rtm3d_sinc_cost

@@ -15,10 +15,7 @@ set -uo pipefail
 source "$(dirname "$0")/device_env.sh" run/out/tune || exit 1
 phase="${1:-sweep}"
 build="${2:-build-tune}"
-summary="$out/summary.txt"
-: > "$summary"
-failed=0
-device_info >> "$summary"
+device_summary
 device_build "$build" "$out/build.log" || exit 1
 rtm3d="$build/app/rtm3d"
 iso=(run/examples/bench_512.ini --set model.file= --set model.vp=2000)
