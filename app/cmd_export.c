@@ -56,9 +56,6 @@ int rtm_cmd_export(int argc, char **argv) {
   }
   if (!input) RTM_FAIL(RTM_ERR_USAGE, "export: no run file (see rtm3d export --help)");
   if (!segy) RTM_FAIL(RTM_ERR_USAGE, "export: say where: --segy OUT.sgy");
-  if (!rtm_segy_available())
-    RTM_FAIL(RTM_ERR_UNSUPPORTED, "export: this build has no SEG-Y (segyio was not found at "
-                                  "configure time: install libsegyio-dev and configure again)");
   int shots = 0;
   RTM_TRY(rtm_io_shot_count(input, &shots));
   RTM_TRY(rtm_segy_export(input, field, segy, per_shot, force));

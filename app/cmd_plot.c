@@ -414,11 +414,6 @@ static void apply_gain(plot_t *p) {
   }
 }
 
-static int compare_floats(const void *a, const void *b) {
-  const float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
 /* The colour range: +-clip of |value| for signed data; for a volume of one sign (a model)
  * its (100 - PCT) to PCT percentile. */
 static int colour_range(const plot_t *p, const float *values, size_t count, rtm_figure_style_t *s) {
@@ -437,17 +432,16 @@ static int colour_range(const plot_t *p, const float *values, size_t count, rtm_
     s->hi = clip;
     return RTM_OK;
   }
-  float *sorted = malloc((finite + 1) * sizeof *sorted);
-  if (!sorted) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the colour range");
+  float *kept = malloc((finite + 1) * sizeof *kept);
+  if (!kept) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the colour range");
   size_t n = 0;
   for (size_t i = 0; i < count; ++i)
-    if (isfinite(values[i])) sorted[n++] = values[i];
-  qsort(sorted, n, sizeof *sorted, compare_floats);
-  const double pct = p->a.clip_percentile / 100.0;
-  s->lo = n ? sorted[(size_t)floor((1.0 - pct) * (double)(n - 1))] : 0.0;
-  s->hi = n ? sorted[(size_t)ceil(pct * (double)(n - 1))] : 1.0;
+    if (isfinite(values[i])) kept[n++] = values[i];
+  const double pct = p->a.clip_percentile / 100.0; /* two order statistics, no sort */
+  s->lo = n ? rtm_select_kth(kept, n, (size_t)floor((1.0 - pct) * (double)(n - 1))) : 0.0;
+  s->hi = n ? rtm_select_kth(kept, n, (size_t)ceil(pct * (double)(n - 1))) : 1.0;
   if (!(s->hi > s->lo)) s->hi = s->lo + (s->lo != 0.0 ? fabs(s->lo) * 1e-3 : 1.0);
-  free(sorted);
+  free(kept);
 fail:
   return status;
 }
@@ -681,12 +675,10 @@ static int plot_scaling(int argc, char **argv) {
   RTM_TRY(read_scaling(csv, s));
   static const int palette[4][3] = {{31, 90, 200}, {200, 40, 40}, {40, 150, 60}, {150, 80, 180}};
   rtm_figure_series_t series[SCALING_MODES + 1];
-  char labels[SCALING_MODES][48];
   for (int m = 0; m < s->modes; ++m) {
     const int *rgb = palette[(s->strong[m] ? 0 : 1) + 2 * (m / 2 % 2)];
-    snprintf(labels[m], sizeof labels[m], "%s", s->names[m]);
     series[m] = (rtm_figure_series_t){
-        labels[m], s->counts[m], s->x[m], s->y[m], {rgb[0], rgb[1], rgb[2]}, 0};
+        s->names[m], s->counts[m], s->x[m], s->y[m], {rgb[0], rgb[1], rgb[2]}, 0};
   }
   const double ideal_x[2] = {0.5, s->x_max + 0.5}, ideal_y[2] = {1.0, 1.0};
   series[s->modes] = (rtm_figure_series_t){"ideal", 2, ideal_x, ideal_y, {150, 150, 150}, 1};

@@ -18,9 +18,9 @@ static void swap_float(float *a, float *b) {
   *b = t;
 }
 
-/* Quickselect (nth_element): afterwards values[k] holds the k-th smallest. Median of three
- * pivots keep sorted and constant inputs linear on average. */
-static float select_kth(float *values, size_t count, size_t k) {
+/* Quickselect (nth_element): rtm_io.h. Median of three pivots keep sorted and constant
+ * inputs linear on average. */
+float rtm_select_kth(float *values, size_t count, size_t k) {
   size_t lo = 0, hi = count - 1;
   while (hi > lo) {
     size_t mid = lo + (hi - lo) / 2;
@@ -70,7 +70,7 @@ int rtm_png_clip_value(const float *values, size_t count, double clip_percentile
     double rank = ceil(clip_percentile / 100.0 * (double)finite) - 1.0;
     size_t k = rank < 0.0 ? 0 : (size_t)rank;
     if (k >= finite) k = finite - 1;
-    double level = select_kth(magnitude, finite, k);
+    double level = rtm_select_kth(magnitude, finite, k);
     if (level > 0.0) *clip = level;
   }
   free(magnitude);

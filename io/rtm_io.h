@@ -184,6 +184,9 @@ int rtm_png_write(const char *path, const float *values, int width, int height,
 /* The clip level rtm_png_write uses: the clip_percentile (0 < p <= 100) of |value| over
  * the finite values; 1 when they are all zero or none is finite. */
 int rtm_png_clip_value(const float *values, size_t count, double clip_percentile, double *clip);
+/* The k-th smallest of count values (k < count), in linear time on average; the values are
+ * reordered (afterwards values[k] is it, the smaller before, the larger after). */
+float rtm_select_kth(float *values, size_t count, size_t k);
 /* Plane `plane` of a [nz][ny][nx] volume (dims = {nz, ny, nx}) across `axis` ('x', 'y' or
  * 'z') as a row-major image for rtm_png_write: z: rows y, columns x; y: rows z, columns x;
  * x: rows z, columns y. `image` holds the plane's cells. */
