@@ -253,19 +253,34 @@ fail:
   return status;
 }
 
+/* The snapshot a series is shown at (--index, default the last), checked; -1 otherwise. */
+static int pick_snapshot(plot_t *p) {
+  int status = RTM_OK;
+  const plot_args_t *a = &p->a;
+  p->index = -1;
+  if (p->rank != 4) return RTM_OK;
+  if (p->dims[0] == 0)
+    RTM_FAIL(RTM_ERR_INPUT, "plot: %s in %s holds no snapshots (an empty series)", a->dataset,
+             a->file);
+  p->index = a->index >= 0 ? a->index : (long)p->dims[0] - 1;
+  if ((size_t)p->index >= p->dims[0])
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld is out of range: %s has %zu snapshots (0..%zu)",
+             p->index, a->dataset, p->dims[0], p->dims[0] - 1);
+fail:
+  return status;
+}
+
+/* The volume shown: snapshot p->index of a series, or the whole dataset. */
+static int read_volume(plot_t *p) {
+  return p->rank == 4
+             ? rtm_io_read_dataset_entry(p->a.file, p->a.dataset, (size_t)p->index, &p->data)
+             : rtm_io_read_dataset(p->a.file, p->a.dataset, &p->data);
+}
+
 /* One plane of a volume, or of snapshot p->index of a series. */
 static int read_slice(plot_t *p) {
   int status = RTM_OK;
   const plot_args_t *a = &p->a;
-  if (p->rank == 4) {
-    if (p->dims[0] == 0)
-      RTM_FAIL(RTM_ERR_INPUT, "plot: %s in %s holds no snapshots (an empty series)", a->dataset,
-               a->file);
-    p->index = a->index >= 0 ? a->index : (long)p->dims[0] - 1;
-    if ((size_t)p->index >= p->dims[0])
-      RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld is out of range: %s has %zu snapshots (0..%zu)",
-               p->index, a->dataset, p->dims[0], p->dims[0] - 1);
-  }
   const size_t *volume = p->dims + (p->rank == 4);
   p->axis = a->axis ? a->axis : 'z';
   size_t extent = volume[p->axis == 'z' ? 0 : p->axis == 'y' ? 1 : 2];
@@ -275,10 +290,7 @@ static int read_slice(plot_t *p) {
   if (p->plane < 0 || (size_t)p->plane >= extent)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --slice %c=%ld is out of range: %s has n%c = %zu (%c = 0..%zu)",
              p->axis, p->plane, a->dataset, p->axis, extent, p->axis, extent - 1);
-  if (p->rank == 4)
-    RTM_TRY(rtm_io_read_dataset_entry(a->file, a->dataset, (size_t)p->index, &p->data));
-  else
-    RTM_TRY(rtm_io_read_dataset(a->file, a->dataset, &p->data));
+  RTM_TRY(read_volume(p));
   p->image = malloc(volume[0] * volume[1] * volume[2] / extent * sizeof *p->image);
   if (!p->image) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a slice of %s", a->dataset);
   rtm_volume_slice(p->data.data, volume, p->axis, (size_t)p->plane, p->image, &p->width,
@@ -296,15 +308,7 @@ static int read_panel(plot_t *p) {
   int status = RTM_OK;
   const plot_args_t *a = &p->a;
   static const char axes[3] = {'z', 'y', 'x'};
-  if (p->rank == 4) {
-    p->index = a->index >= 0 ? a->index : (long)p->dims[0] - 1;
-    if (p->dims[0] == 0 || (size_t)p->index >= p->dims[0])
-      RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld is out of range: %s has %zu snapshots", p->index,
-               a->dataset, p->dims[0]);
-    RTM_TRY(rtm_io_read_dataset_entry(a->file, a->dataset, (size_t)p->index, &p->data));
-  } else {
-    RTM_TRY(rtm_io_read_dataset(a->file, a->dataset, &p->data));
-  }
+  RTM_TRY(read_volume(p));
   const size_t *volume = p->dims + (p->rank == 4); /* nz, ny, nx */
   for (int k = 0; k < 3; ++k) {
     const size_t extent = volume[k];
@@ -723,9 +727,8 @@ int rtm_cmd_plot(int argc, char **argv) {
   if ((p.a.wiggle || strcmp(p.a.gain, "none") != 0) && p.rank != 2)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --%s applies to gathers [nrec][nt]; %s is a volume",
              p.a.wiggle ? "wiggle" : "gain", p.a.dataset);
-  RTM_TRY(rtm_io_read_axes(p.a.file, p.a.dataset,
-                           p.rank == 4 ? (p.a.index >= 0 ? p.a.index : (long)p.dims[0] - 1) : -1,
-                           &p.axes));
+  RTM_TRY(pick_snapshot(&p));
+  RTM_TRY(rtm_io_read_axes(p.a.file, p.a.dataset, p.index, &p.axes));
   if (p.a.panel)
     RTM_TRY(read_panel(&p));
   else
