@@ -892,11 +892,12 @@ fail:
   return status;
 }
 
-enum { RANK_LINE = 320 };
+enum { RANK_LINE = 400 };
 
 /* Rank 0 gets a line per rank naming its host, where it runs, its planes, the memory it
- * took, how a device's planes travel to each neighbour and how many receivers (sinc, cut
- * between ranks) are recorded in parts, for the report. */
+ * took against the preflight's estimate (rtm_propagator_bytes), how a device's planes travel to
+ * each neighbour and how many receivers (sinc, cut between ranks) are recorded in parts, for the
+ * report. */
 static int gather_rank_lines(model_run_t *run) {
   int status = RTM_OK;
   char line[RANK_LINE], host[64] = "?", halo[96] = "", group[32] = "", parts[48] = "";
@@ -913,10 +914,12 @@ static int gather_rank_lines(model_run_t *run) {
       split += run->prop.receiver_parts[r] > 1;
     snprintf(parts, sizeof parts, ", %d receivers recorded in parts", split);
   }
-  snprintf(line, sizeof line, "rank %d: %s, %s, %splanes %d..%d, memory %.3f GB%s%s",
+  snprintf(line, sizeof line,
+           "rank %d: %s, %s, %splanes %d..%d, memory %.3f GB (preflight estimate %.3f GB)%s%s",
            rtm_mpi_world_rank(), host, run->device[0] ? run->device : run->prop.backend->name,
            group, run->grid.z_offset, run->grid.z_offset + run->grid.nz_local - 1,
-           run->prop.ledger.total_bytes * 1e-9, halo, parts);
+           run->prop.ledger.total_bytes * 1e-9, rtm_propagator_bytes(&run->cfg, &run->grid) * 1e-9,
+           halo, parts);
   if (run->root) {
     run->rank_lines = calloc((size_t)rtm_mpi_world_size(), RANK_LINE);
     if (!run->rank_lines) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the ranks' lines");

@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 
 #include "rtm_mpi.h"
+#include "rtm_propagator.h"
 #include "rtm_status.h"
 
 rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid) {
@@ -66,7 +67,8 @@ fail:
 
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
   int status = RTM_OK;
-  *model = (rtm_model_t){0}; /* empty on every failure */
+  *model = (rtm_model_t){0};                       /* empty on every failure */
+  RTM_TRY(rtm_propagator_preflight(cfg, grid, 0)); /* a volume too large fails here */
   if (cfg->model.file[0])
     RTM_TRY(read_model_file(cfg->model.file, grid, cfg->physics.equation, model));
   else

@@ -341,3 +341,13 @@ fail:
 void rtm_mem_host_unpin(void *ptr) {
   cudaHostUnregister(ptr);
 }
+
+int rtm_mem_device_free_bytes(int device, size_t *free_bytes) {
+  int status = RTM_OK;
+  size_t total_bytes = 0;
+  *free_bytes = 0;
+  RTM_TRY(use_device(device));
+  RTM_CUDA_TRY(cudaMemGetInfo(free_bytes, &total_bytes));
+fail:
+  return status;
+}

@@ -132,4 +132,10 @@ int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label) {
 void rtm_mem_host_unpin(void *ptr) {
   (void)ptr;
 }
+
+int rtm_mem_device_free_bytes(int device, size_t *free_bytes) {
+  *free_bytes = 0;
+  rtm_log_error("device %d: this build has no CUDA", device);
+  return RTM_ERR_UNSUPPORTED;
+}
 #endif

@@ -76,6 +76,9 @@ void rtm_mem_free(rtm_allocation_t *allocation);
 /* Host memory a process can still take (MemAvailable of /proc/meminfo, else the free
  * pages); SIZE_MAX when neither says. */
 size_t rtm_mem_host_available_bytes(void);
+/* Free memory of CUDA device `device` (made current), for preflights; RTM_ERR_UNSUPPORTED in a
+ * build without CUDA. */
+int rtm_mem_device_free_bytes(int device, size_t *free_bytes);
 /* For a strategy's alloc: the address it got, the bytes asked for and taken, and where. */
 void rtm_mem_fill_allocation(rtm_allocation_t *out, void *ptr, size_t bytes, size_t reserved_bytes,
                              int on_device, int device);

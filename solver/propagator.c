@@ -238,26 +238,67 @@ fail:
   return status;
 }
 
-/* The propagator against the memory it may take, before any allocation. */
-static int preflight(const rtm_config_t *cfg, const rtm_grid_t *grid, const char *backend) {
+/* "each rank (N of the M planes of grid.nz, over R ranks)" or "the W x H x D cells" */
+static void describe_share(const rtm_grid_t *grid, char *text, size_t size) {
+  if (rtm_grid_is_slab(grid))
+    snprintf(text, size, "each rank (%d of the %d planes of grid.nz, over %d ranks)",
+             grid->nz_local, grid->n[2], rtm_mpi_size());
+  else
+    snprintf(text, size, "%d x %d x %d cells", grid->n[0], grid->n[1], grid->n[2]);
+}
+
+/* `need` bytes against `free_bytes` within memory.limit_gb; the refusal names what needs them. */
+static int weigh(const rtm_config_t *cfg, const rtm_grid_t *grid, size_t need, size_t free_bytes,
+                 const char *what, const char *memory) {
   int status = RTM_OK;
-  const size_t need = rtm_propagator_bytes(cfg, grid);
-  const int host = strcmp(backend, "cpu") == 0; /* cuda's create checks the device itself */
-  size_t available = host ? rtm_mem_host_available_bytes() : SIZE_MAX;
-  available = rtm_config_free_within_limit(cfg, available);
+  const size_t available = rtm_config_free_within_limit(cfg, free_bytes);
   if (need <= available) return RTM_OK;
   const int limited = cfg->memory.limit_gb > 0.0 && (double)available <= cfg->memory.limit_gb * 1e9;
-  if (rtm_grid_is_slab(grid))
-    RTM_FAIL(RTM_ERR_NOMEM,
-             "the propagator needs %.3g GB on each rank (%d of the %d planes of grid.nz, over %d "
-             "ranks), where %.3g GB are %s: run on more ranks or fewer cells",
-             need / 1e9, grid->nz_local, grid->n[2], rtm_mpi_size(), available / 1e9,
-             limited ? "allowed (memory.limit_gb)" : "available");
+  char share[160];
+  describe_share(grid, share, sizeof share);
   RTM_FAIL(RTM_ERR_NOMEM,
-           "the propagator needs %.3g GB (%d x %d x %d cells), where %.3g GB are %s: run on "
-           "more ranks (mpirun, z-slabs) or fewer cells",
-           need / 1e9, grid->n[0], grid->n[1], grid->n[2], available / 1e9,
+           "%s need %.3g GB of %s for %s, where %.3g GB are %s: run on more ranks (mpirun, "
+           "z-slabs) or fewer cells",
+           what, need / 1e9, memory, share, available / 1e9,
            limited ? "allowed (memory.limit_gb)" : "available");
+fail:
+  return status;
+}
+
+int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid, int model_loaded) {
+  int status = RTM_OK;
+  const rtm_backend_t *backend = NULL;
+  int device = -1;
+  RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
+  const int host_fields = strcmp(backend->name, "cpu") == 0;
+  const size_t fields = rtm_propagator_bytes(cfg, grid);
+  const int parameters = cfg->physics.equation == RTM_EQUATION_ISO   ? 1
+                         : cfg->physics.equation == RTM_EQUATION_VTI ? 3
+                                                                     : 5;
+  const size_t model =
+      model_loaded ? 0 : parameters * rtm_grid_interior_cells(grid) * sizeof(float);
+  char what[160];
+  if (model && host_fields)
+    snprintf(what, sizeof what,
+             "the model's parameters (%d volume%s, %.3g GB) and the "
+             "propagator (%.3g GB)",
+             parameters, parameters > 1 ? "s" : "", model / 1e9, fields / 1e9);
+  else if (model)
+    snprintf(what, sizeof what, "the model's parameters (%d volume%s)", parameters,
+             parameters > 1 ? "s" : "");
+  else
+    snprintf(what, sizeof what, "the propagator's fields and coefficients");
+  if (model || host_fields)
+    RTM_TRY(weigh(cfg, grid, model + (host_fields ? fields : 0), rtm_mem_host_available_bytes(),
+                  what, "host memory"));
+  if (host_fields) return RTM_OK;
+  /* the cuda backend measures its device again when it allocates, with working space */
+  size_t free_bytes = 0;
+  RTM_TRY(rtm_backend_device(cfg, &device));
+  RTM_TRY(rtm_mem_device_free_bytes(device, &free_bytes));
+  char memory[64];
+  snprintf(memory, sizeof memory, "device %d's memory", device);
+  RTM_TRY(weigh(cfg, grid, fields, free_bytes, "the propagator's fields and coefficients", memory));
 fail:
   return status;
 }
@@ -325,7 +366,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
 
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
   RTM_TRY(check_strategies(cfg, prop->backend->name));
-  RTM_TRY(preflight(cfg, grid, prop->backend->name));
+  RTM_TRY(rtm_propagator_preflight(cfg, grid, 1));
   rtm_mpi_transport_t device_to_device = RTM_TRANSPORT_AUTO; /* none */
   if (rtm_grid_is_slab(grid)) RTM_TRY(choose_transport(cfg, prop->backend, &device_to_device));
   rtm_backend_desc_t desc = {

@@ -174,15 +174,6 @@ fail:
   return status;
 }
 
-extern "C" int rtm_imaging_cuda_free_bytes(int device, size_t *free_bytes) {
-  int status = RTM_OK;
-  size_t total_bytes = 0;
-  RTM_CUDA_TRY(cudaSetDevice(device));
-  RTM_CUDA_TRY(cudaMemGetInfo(free_bytes, &total_bytes));
-fail:
-  return status;
-}
-
 extern "C" int rtm_imaging_cuda_synchronize(void) {
   int status = RTM_OK;
   RTM_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));

@@ -68,8 +68,6 @@ int rtm_imaging_cuda_read(void *host, const void *d_src, size_t bytes);
 int rtm_imaging_cuda_zero(void *d_ptr, size_t bytes);
 /* Waits for the work queued on the legacy default stream (before memory is freed). */
 int rtm_imaging_cuda_synchronize(void);
-/* The bytes of `device`'s memory free now (cudaMemGetInfo), for the preflight estimate. */
-int rtm_imaging_cuda_free_bytes(int device, size_t *free_bytes);
 
 #else
 
@@ -89,7 +87,6 @@ static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
 #define rtm_imaging_cuda_read(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_zero(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_synchronize() rtm_imaging_cuda_unavailable(0)
-#define rtm_imaging_cuda_free_bytes(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 
 #endif
 

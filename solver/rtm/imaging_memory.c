@@ -48,5 +48,5 @@ int rtm_imaging_free_bytes(const char *strategy, int device, size_t *free_bytes)
     *free_bytes = rtm_imaging_host_free_bytes();
     return RTM_OK;
   }
-  return rtm_imaging_cuda_free_bytes(device, free_bytes);
+  return rtm_mem_device_free_bytes(device, free_bytes);
 }

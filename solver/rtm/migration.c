@@ -115,7 +115,7 @@ static int measure_fit(const rtm_reconstruction_ops_t *ops, const rtm_reconstruc
   fit->need = store > SIZE_MAX - beside ? SIZE_MAX : store + beside;
   fit->estimate = store > SIZE_MAX - fit->image ? SIZE_MAX : store + fit->image;
   if (fit->on_device)
-    RTM_TRY(rtm_imaging_cuda_free_bytes(plan->device, &fit->available));
+    RTM_TRY(rtm_mem_device_free_bytes(plan->device, &fit->available));
   else
     fit->available = rtm_imaging_host_free_bytes();
   const size_t free_bytes = fit->available;
@@ -244,12 +244,12 @@ static int create_buffers(rtm_migration_t *m) {
   RTM_TRY(m->source.backend->view_field(m->source.state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   m->device = view.device;
   const rtm_reconstruction_plan_t plan = plan_of(m, &m->cfg, m->device);
-  if (m->fit.on_device) RTM_TRY(rtm_imaging_cuda_free_bytes(m->device, &free_before));
+  if (m->fit.on_device) RTM_TRY(rtm_mem_device_free_bytes(m->device, &free_before));
   RTM_TRY(rtm_image_create(&m->grid, m->device, image_strategy(&m->cfg, m->device), &m->ledger,
                            &m->image));
   RTM_TRY(m->reconstruction->create(&plan, &m->reconstruction_state));
   if (m->fit.on_device) {
-    RTM_TRY(rtm_imaging_cuda_free_bytes(m->device, &free_after));
+    RTM_TRY(rtm_mem_device_free_bytes(m->device, &free_after));
     m->measured_bytes = free_before > free_after ? free_before - free_after : 0;
   } else {
     m->measured_bytes = ledger_counted(m);

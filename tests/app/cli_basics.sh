@@ -76,6 +76,12 @@ expect 1 "the outputs need about 4e\+04 GB in .*/o1, where .* GB are free: raise
   "$rtm3d" model "$work/ok.ini" --set grid.nx=100 --set grid.ny=100 --set grid.nz=100 \
   --set time.steps=10000000 --set snapshots.every=1 --set receivers.layout=none \
   --set output.dir="$work/o1"
+# a volume larger than the memory allowed: refused before the model is read or made (the file
+# named does not exist, and the refusal is the memory's), naming the need; a 1500^3 tti run
+# had been killed by the kernel filling its 67 GB of parameters on a 24 GB machine
+expect 1 "the model's parameters \(5 volumes, 0\.000276 GB\) and the propagator \(0\.00144 GB\) need 0\.00172 GB of host memory for 24 x 24 x 24 cells, where 0\.0001 GB are allowed \(memory\.limit_gb\)" \
+  "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set physics.equation=tti \
+  --set model.file="$work/missing.h5" --set memory.limit_gb=0.0001 --set output.dir="$work/o1"
 # a trace interval that would need terabytes for the gathers: refused before the run
 expect 2 "output\.trace_dt = 1e-12 s makes 8e\+10 samples a trace .* raise output\.trace_dt" \
   "$rtm3d" model "$work/ok.ini" --set time.steps=40 --set output.trace_dt=1e-12 \

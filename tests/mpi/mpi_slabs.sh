@@ -27,8 +27,9 @@ for np in 2 3 4; do
   run "$np" "iso$np" "${iso[@]}"
   same "iso$np" iso1
 done
-# the report names each rank's host, device, planes and memory, and the exchange times
-m=', memory 0\.00[0-9] GB'
+# the report names each rank's host, device, planes and memory (taken, and the preflight's
+# estimate), and the exchange times
+m=', memory 0\.00[0-9] GB (preflight estimate 0\.00[0-9] GB)'
 grep -q "\"ranks\": \\[\"rank 0: .*planes 0\\.\\.12$m\", \"rank 1: .*planes 13\\.\\.24$m\", \"rank 2: .*planes 25\\.\\.36$m\"\\]" \
   "$work/iso3.json" || { echo "FAIL: iso3.json lacks the ranks:"; cat "$work/iso3.json"; exit 1; }
 grep -q '"halo_exchange_max"' "$work/iso3.json" ||
@@ -69,9 +70,10 @@ grep -q "parallel efficiency (overlap against one rank)" "$work/bench.out" &&
 
 refused 2 "grid.nz = 37 over 10 ranks leaves slabs of 3 planes" 10 model "$deck" "${iso[@]}"
 # memory per rank: the iso propagator of 40 x 36 x 37 cells holds 1.52 MB (2816 floats a
-# padded plane, 45 planes, 3 volumes), of a 19-plane slab 0.91 MB: with 1.2 MB allowed one
-# rank is refused, naming the need, and two run (to the one-rank result)
-refused 1 "the propagator needs 0.00152 GB (40 x 36 x 37 cells), where 0.0012 GB are allowed" 1 \
+# padded plane, 45 planes, 3 volumes) and its vp 0.21 MB, of a 19-plane slab 0.91 + 0.11 MB:
+# with 1.2 MB allowed one rank is refused before the model is made, naming the need, and
+# two run (to the one-rank result)
+refused 1 "the model's parameters (1 volume, 0.000213 GB) and the propagator (0.00152 GB) need 0.00173 GB of host memory for 40 x 36 x 37 cells, where 0.0012 GB are allowed" 1 \
   model "$deck" "${iso[@]}" --set memory.limit_gb=0.0012
 run 2 iso2m "${iso[@]}" --set memory.limit_gb=0.0012
 same iso2m iso1
