@@ -348,6 +348,8 @@ static int propagate(model_run_t *run, rtm_progress_t *progress, int steps_befor
       run->snapshot_s += rtm_wall_seconds() - snapshot_start_s;
     }
     if (run->stream_window) RTM_TRY(stream_step(run, it));
+    if (rtm_progress_due(progress, steps_before + it + 1) && prop->backend->synchronize)
+      RTM_TRY(prop->backend->synchronize(prop->state)); /* the rate of steps done */
     rtm_progress_update(progress, steps_before + it + 1);
   }
   if (prop->backend->synchronize) RTM_TRY(prop->backend->synchronize(prop->state));

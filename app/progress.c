@@ -30,16 +30,19 @@ static void format_duration(double seconds, char *text, size_t size) {
     snprintf(text, size, "%02ld:%02ld", s / 60, s % 60);
 }
 
+int rtm_progress_due(const rtm_progress_t *progress, int steps_done) {
+  if (progress->quiet || progress->total_steps <= 0) return 0;
+  const double now = rtm_wall_seconds();
+  const int decile = (int)(10L * steps_done / progress->total_steps);
+  if (steps_done >= progress->total_steps) return 1;
+  if (progress->is_terminal) return now - progress->last_print_s >= 0.2;
+  return decile != progress->last_decile || now - progress->last_print_s >= 30.0;
+}
+
 void rtm_progress_update(rtm_progress_t *progress, int steps_done) {
-  if (progress->quiet || progress->total_steps <= 0) return;
+  if (!rtm_progress_due(progress, steps_done)) return;
   double now = rtm_wall_seconds(), elapsed = now - progress->start_s;
   int decile = (int)(10L * steps_done / progress->total_steps);
-  int done = steps_done >= progress->total_steps;
-  if (progress->is_terminal) {
-    if (now - progress->last_print_s < 0.2 && !done) return;
-  } else if (decile == progress->last_decile && now - progress->last_print_s < 30.0 && !done) {
-    return;
-  }
   progress->last_print_s = now;
   progress->last_decile = decile;
   double rate = elapsed > 0.0 ? steps_done / elapsed : 0.0;

@@ -20,6 +20,10 @@ typedef struct {
 
 void rtm_progress_begin(rtm_progress_t *progress, int total_steps, double cells_per_step,
                         int quiet);
+/* Whether rtm_progress_update(progress, steps_done) would print now: a caller whose steps
+ * run ahead of the host (a GPU's queue) waits for them first, so that the rate and ETA
+ * count steps done, not steps queued (the first lines of a 1500^3 run read 41 TCells/s). */
+int rtm_progress_due(const rtm_progress_t *progress, int steps_done);
 void rtm_progress_update(rtm_progress_t *progress, int steps_done);
 /* Sets the label of the lines that follow. */
 void rtm_progress_label(rtm_progress_t *progress, const char *label);

@@ -1,11 +1,13 @@
 /* The wiring between io's arrays and the solver's structs (solver_io.h). */
-#define _POSIX_C_SOURCE 200809L /* statvfs */
+#define _GNU_SOURCE /* statvfs, sched_getaffinity */
 #include "solver_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "rtm_mpi.h"
 #include "rtm_propagator.h"
@@ -56,9 +58,28 @@ fail:
   return status;
 }
 
+/* A launcher that binds each rank to one core (Open MPI's default for two ranks) leaves the
+ * host's work (the model's parameters and coefficients, the trace pipeline) one thread a
+ * rank: 93 s of set-up for a 1500^3 tti volume on two H200s of a 32-core machine
+ * (run/results/large_volume_h200x2_2026-11-26.md). Said once, by rank 0, with the remedy. */
+static void warn_narrow_binding(void) {
+  cpu_set_t set;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const int ranks = rtm_mpi_local_size();
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || online <= 0) return;
+  const int usable = CPU_COUNT(&set), share = (int)(online / ranks);
+  if (usable >= share || usable >= 8) return; /* its share of the node, or threads enough */
+  rtm_log_warning("this rank may run on %d of the node's %ld CPUs (%d ranks on it): the host's "
+                  "work (the model's set-up, the traces) has %d thread%s; bind each rank to its "
+                  "share (mpirun --bind-to none, or --map-by slot:PE=%d; srun "
+                  "--cpus-per-task=%d)",
+                  usable, online, ranks, usable, usable > 1 ? "s" : "", share, share);
+}
+
 int rtm_app_slab(rtm_grid_t *grid) {
   int status = RTM_OK, z_offset = 0, nz_local = 0;
   if (rtm_mpi_size() == 1) return RTM_OK;
+  warn_narrow_binding();
   RTM_TRY(rtm_mpi_slab(grid->n[2], rtm_mpi_size(), rtm_mpi_rank(), &z_offset, &nz_local));
   RTM_TRY(rtm_grid_set_z_range(grid, z_offset, nz_local));
 fail:

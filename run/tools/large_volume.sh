@@ -40,7 +40,7 @@ deck=(run/examples/bench_tti_512.ini --set backend.name=cuda --set model.file=
   --set model.vp=2000 --set model.epsilon=0.2 --set model.delta=0.1 --set model.theta=30
   --set model.phi=20 --set grid.nx="$n" --set grid.ny="$n" --set grid.nz="$n"
   --set time.steps="$steps" --set output.dir="$out" --force)
-mpirun_np() { mpirun --oversubscribe -x NCCL_NVLS_ENABLE -np "$@"; }
+mpirun_np() { mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$@"; }
 
 step "one rank: refused"
 code=0

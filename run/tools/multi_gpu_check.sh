@@ -28,7 +28,7 @@ failed=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 np="${NP:-$gpus}"
-mpirun_np() { mpirun --oversubscribe -x NCCL_NVLS_ENABLE -np "$@"; }
+mpirun_np() { mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$@"; }
 device_info >> "$summary"
 nvidia-smi topo -m > "$out/topo.txt" 2>&1
 row "GPUs" "$gpus; topology in topo.txt"
@@ -64,7 +64,7 @@ if [ "$phase" = scaling ] || [ "$phase" = all ]; then
         [ "$mode" = strong ] && nz="${STRONG_N:-768}"
         dir="$out/scaling_${deck}_${transport}_$mode"
         RTM3D="$rtm3d" run/scaling.sh --ranks "$ranks" --mode "$mode" --out "$dir" \
-          --launcher "mpirun --oversubscribe -x NCCL_NVLS_ENABLE -np {n}" \
+          --launcher "mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np {n}" \
           "run/examples/$deck.ini" --set backend.name=cuda --set model.file= --set model.vp=2000 \
           --set grid.nx="$nz" --set grid.ny="$nz" --set grid.nz="$nz" \
           --set time.steps="${SCALING_STEPS:-500}" --set mpi.transport="$transport" \

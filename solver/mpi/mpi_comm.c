@@ -15,7 +15,7 @@
 #include <mpi.h>
 #endif
 
-static int world_rank = 0, world_size = 1, local_rank = 0, started = 0;
+static int world_rank = 0, world_size = 1, local_rank = 0, local_size = 1, started = 0;
 static int slab_rank = 0, slab_size = 1, group = 0, groups = 1;
 #ifdef RTM3D_HAVE_MPI
 static MPI_Comm node_comm = MPI_COMM_NULL;  /* the ranks of this node */
@@ -58,6 +58,10 @@ int rtm_mpi_groups(void) {
 
 int rtm_mpi_local_rank(void) {
   return local_rank;
+}
+
+int rtm_mpi_local_size(void) {
+  return local_size;
 }
 
 #ifdef RTM3D_HAVE_MPI
@@ -109,6 +113,7 @@ int rtm_mpi_init(int *argc, char ***argv) {
                                              MPI_INFO_NULL, &node_comm),
                          "MPI_Comm_split_type (the ranks of this node)"));
   MPI_Comm_rank(node_comm, &local_rank);
+  MPI_Comm_size(node_comm, &local_size);
   slab_comm = MPI_COMM_WORLD;
   slab_rank = world_rank;
   slab_size = world_size;

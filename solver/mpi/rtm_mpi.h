@@ -56,6 +56,8 @@ int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag);
 /* This rank among the ranks of its node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED): the
  * cuda backend takes GPU (backend.device + local rank) mod the node's GPUs. 0 with one. */
 int rtm_mpi_local_rank(void);
+/* The ranks on this process's node (1 with one rank). */
+int rtm_mpi_local_size(void);
 /* World rank 0 gets every rank's line of `size` chars in `lines` [ranks][size] (world
  * rank order, every group's); `lines` may be NULL on the others. */
 int rtm_mpi_gather_lines(const char *line, size_t size, char *lines);
