@@ -72,10 +72,11 @@ typedef struct {
   rtm_grid_t whole;   /* the grid's whole z-range (grid: this rank's slab under MPI) */
   size_t cells;       /* of the whole grid */
   size_t local_cells; /* of this rank's slab */
-  /* the whole volumes on rank 0 (NULL on the others), dense interior, on the host */
-  float *image, *illumination, *shot_image;
-  /* this rank's slabs of them as the migration reads them; with one rank the same arrays */
+  /* this rank's slabs of the image, the illumination and (rtm.shot_images) one shot's image,
+   * dense interior, on the host: no rank holds the whole volume (the files are written slab
+   * by slab, rtm_mpi_write_slabs, the filters work on slabs) */
   float *slab_image, *slab_illumination, *slab_shot;
+  float *slab_buffer; /* rank 0 under MPI: another rank's slab on its way to the file */
   rtm_progress_t progress;
   int shot;           /* the one being migrated, for the progress line */
   int shots_migrated; /* by this rank in this run, before the one being migrated */
@@ -190,19 +191,15 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   run->cells = rtm_grid_interior_cells(&run->whole);
   run->local_cells = rtm_grid_interior_cells(&run->grid);
-  if (run->root) {
-    run->image = calloc(run->cells, sizeof *run->image);
-    run->illumination = calloc(run->cells, sizeof *run->illumination);
-    if (!run->image || !run->illumination)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
-  }
-  run->slab_image = run->image;
-  run->slab_illumination = run->illumination;
-  if (rtm_mpi_size() > 1 || !run->root) { /* slabs, or another shot group's whole volume */
-    run->slab_image = calloc(run->local_cells, sizeof *run->slab_image);
-    run->slab_illumination = calloc(run->local_cells, sizeof *run->slab_illumination);
-    if (!run->slab_image || !run->slab_illumination)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of the image", run->local_cells);
+  run->slab_image = calloc(run->local_cells, sizeof *run->slab_image);
+  run->slab_illumination = calloc(run->local_cells, sizeof *run->slab_illumination);
+  if (!run->slab_image || !run->slab_illumination)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of the image", run->local_cells);
+  if (run->root && rtm_mpi_size() > 1) {
+    const size_t largest = rtm_mpi_largest_slab_cells(&run->grid);
+    run->slab_buffer = malloc(largest * sizeof *run->slab_buffer);
+    if (!run->slab_buffer)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell slab of the image", largest);
   }
 fail:
   return status;
@@ -232,6 +229,19 @@ static void describe_change(const char *saved, const char *now, char *text, size
   }
 }
 
+/* A saved volume of the resume file is [nz][ny][nx] of the grid. */
+static int check_saved_shape(const migrate_run_t *run, const char *name) {
+  int status = RTM_OK, rank = 0;
+  size_t dims[4];
+  RTM_TRY(rtm_io_dataset_shape(run->resume_path, name, &rank, dims));
+  if (rank != 3 || dims[0] != (size_t)run->whole.n[2] || dims[1] != (size_t)run->whole.n[1] ||
+      dims[2] != (size_t)run->whole.n[0])
+    RTM_FAIL(RTM_ERR_INPUT, "%s: the saved %s is not [%d][%d][%d], the grid's", run->resume_path,
+             name, run->whole.n[2], run->whole.n[1], run->whole.n[0]);
+fail:
+  return status;
+}
+
 /* A run stopped after some shots left OUTPUT.resume.h5: the sums so far come back, and the
  * run goes on from the next shot, when the config is the one they were made under. */
 static int resume_if_interrupted(migrate_run_t *run) {
@@ -257,16 +267,17 @@ static int resume_if_interrupted(migrate_run_t *run) {
   if (done < 0 || done > run->shots.count)
     RTM_FAIL(RTM_ERR_INPUT, "%s: completed_shots = %d, but the acquisition has %d shots",
              run->resume_path, done, run->shots.count);
-  RTM_TRY(rtm_io_read_dataset(run->resume_path, "/image", &image));
-  RTM_TRY(rtm_io_read_dataset(run->resume_path, "/illumination", &illumination));
-  if (image.dims[0] * image.dims[1] * image.dims[2] != run->cells ||
-      illumination.dims[0] * illumination.dims[1] * illumination.dims[2] != run->cells)
-    RTM_FAIL(RTM_ERR_INPUT, "%s: the saved volumes are not of the grid", run->resume_path);
-  /* every rank of the first shot group takes its slab of the saved sums (the other groups
+  RTM_TRY(check_saved_shape(run, "/image"));
+  RTM_TRY(check_saved_shape(run, "/illumination"));
+  /* every rank of the first shot group reads its slab of the saved sums (the other groups
    * start from zero: their sums are added to the first's at the end) */
-  const size_t slab_at = (size_t)run->grid.z_offset * (size_t)run->grid.n[0] * run->grid.n[1];
-  if (rtm_mpi_group() == 0)
-    RTM_TRY(rtm_migration_load(run->migration, image.data + slab_at, illumination.data + slab_at));
+  if (rtm_mpi_group() == 0) {
+    const size_t first = (size_t)run->grid.z_offset, planes = (size_t)run->grid.nz_local;
+    RTM_TRY(rtm_io_read_dataset_rows(run->resume_path, "/image", first, planes, &image));
+    RTM_TRY(
+        rtm_io_read_dataset_rows(run->resume_path, "/illumination", first, planes, &illumination));
+    RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
+  }
   run->first_shot = done;
   if (!run->quiet)
     rtm_log_info("migrate: resuming after shot %d of %d (%s)", done, run->shots.count,
@@ -280,21 +291,38 @@ fail:
 
 /* After a shot: the sums so far and the shots they hold into OUTPUT.resume.h5, written
  * aside and renamed, so that a stop at any moment leaves the last complete state. */
-/* The sums so far, the image and / or the illumination, into the whole volumes on rank 0
- * (every rank calls it alike: the gathers are collective). With shot groups each group's
- * sums are added slab by slab into the first group's (rtm_mpi_groups_sum), which gathers. */
+/* The sums so far, the image and / or the illumination, into this rank's slabs (every rank
+ * calls it alike). With shot groups each group's sums are added slab by slab into the first
+ * group's (rtm_mpi_groups_sum), which writes them. */
 static int read_sums(migrate_run_t *run, int image, int illumination) {
   int status = RTM_OK;
   RTM_TRY(rtm_migration_read(run->migration, image ? run->slab_image : NULL,
                              illumination ? run->slab_illumination : NULL));
   if (image) RTM_TRY(rtm_mpi_groups_sum(run->slab_image, run->local_cells));
   if (illumination) RTM_TRY(rtm_mpi_groups_sum(run->slab_illumination, run->local_cells));
-  if (rtm_mpi_group() != 0) return RTM_OK;
-  if (image) RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->slab_image, run->image));
-  if (illumination)
-    RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->slab_illumination, run->illumination));
 fail:
   return status;
+}
+
+/* One slab of a volume into the file on rank 0 (rtm_mpi_write_slabs' writer). */
+typedef struct {
+  rtm_output_t *output;
+  const char *name;
+} volume_slab_t;
+
+static int write_volume_slab(void *context, int z_offset, int nz, const float *planes) {
+  const volume_slab_t *v = context;
+  int status = rtm_output_set_planes(v->output, z_offset, nz);
+  if (status == RTM_OK) status = rtm_output_write_volume(v->output, v->name, planes);
+  return status;
+}
+
+/* This rank's slab of a volume written by rank 0 into `output` (NULL on the others), slab by
+ * slab in rank order: the first shot group's ranks call it alike. */
+static int write_slabs(migrate_run_t *run, rtm_output_t *output, const char *name,
+                       const float *slab) {
+  volume_slab_t v = {output, name};
+  return rtm_mpi_write_slabs(&run->grid, slab, run->slab_buffer, write_volume_slab, &v);
 }
 
 static int save_state(migrate_run_t *run, int completed) {
@@ -302,13 +330,17 @@ static int save_state(migrate_run_t *run, int completed) {
   rtm_output_t *state = NULL;
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
   RTM_TRY(read_sums(run, 1, 1));
-  if (!run->root) return RTM_OK;
-  RTM_TRY(rtm_output_create(run->resume_path, &volume, &run->info, &state));
-  RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
-  RTM_TRY(rtm_output_write_volume(state, "/image", run->image));
-  RTM_TRY(rtm_output_write_volume(state, "/illumination", run->illumination));
-  status = rtm_output_close(state, 1);
-  state = NULL;
+  if (rtm_mpi_group() != 0) return RTM_OK;
+  if (run->root) {
+    RTM_TRY(rtm_output_create(run->resume_path, &volume, &run->info, &state));
+    RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
+  }
+  RTM_TRY(write_slabs(run, state, "/image", run->slab_image));
+  RTM_TRY(write_slabs(run, state, "/illumination", run->slab_illumination));
+  if (run->root) {
+    status = rtm_output_close(state, 1);
+    state = NULL;
+  }
 fail:
   if (state) rtm_output_close(state, 0);
   return status;
@@ -327,12 +359,8 @@ static int open_output(migrate_run_t *run) {
   if (cfg->rtm.shot_images) {
     run->slab_shot = calloc(run->local_cells, sizeof *run->slab_shot);
     if (!run->slab_shot)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
-    run->shot_image = run->slab_shot;
-    if (run->root && rtm_mpi_size() > 1)
-      run->shot_image = calloc(run->cells, sizeof *run->shot_image);
-    if (!run->shot_image)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell image", run->cells);
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of a shot's image",
+               run->local_cells);
   }
   if (run->root) RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
 fail:
@@ -499,19 +527,17 @@ fail:
   return status;
 }
 
-/* rtm.shot_images: each shot's image written on its own, the run's summed on the host. */
+/* rtm.shot_images: each shot's image written on its own, the run's summed on the host, each
+ * rank its slab. */
 static int keep_shot_image(migrate_run_t *run, int shot) {
   int status = RTM_OK;
   char name[64];
   double start_s = rtm_wall_seconds();
   RTM_TRY(rtm_migration_read(run->migration, run->slab_shot, NULL));
-  RTM_TRY(rtm_mpi_gather_slabs(&run->grid, run->slab_shot, run->root ? run->shot_image : NULL));
-  if (run->root) {
-    for (size_t i = 0; i < run->cells; ++i)
-      run->image[i] += run->shot_image[i];
-    snprintf(name, sizeof name, "/shots/%d/image", shot);
-    RTM_TRY(rtm_output_write_volume(run->output, name, run->shot_image));
-  }
+  for (size_t i = 0; i < run->local_cells; ++i)
+    run->slab_image[i] += run->slab_shot[i];
+  snprintf(name, sizeof name, "/shots/%d/image", shot);
+  RTM_TRY(write_slabs(run, run->output, name, run->slab_shot));
   RTM_TRY(rtm_migration_clear(run->migration));
   run->write_s += rtm_wall_seconds() - start_s;
   run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
@@ -560,25 +586,31 @@ fail:
   return status;
 }
 
-/* The summed image with the filters the config asks for, and the illumination. */
+/* The summed image with the filters the config asks for, and the illumination: each rank of
+ * the first shot group filters its slab (what the filters need of the others comes from
+ * them), rank 0 writes the slabs as they come. */
 static int write_image(migrate_run_t *run) {
   int status = RTM_OK;
   float *scratch = NULL;
   double start_s = rtm_wall_seconds();
   RTM_TRY(read_sums(run, !run->cfg.rtm.shot_images, 1));
-  if (!run->root) return RTM_OK; /* rank 0 filters and writes the whole image */
+  if (rtm_mpi_group() != 0) return RTM_OK;
   if (run->cfg.rtm.illumination)
-    rtm_image_compensate(run->image, run->illumination, run->cells, run->cfg.rtm.illumination_eps);
+    RTM_TRY(rtm_image_compensate(run->slab_image, run->slab_illumination, run->local_cells,
+                                 run->cfg.rtm.illumination_eps));
   if (run->cfg.rtm.laplacian) {
-    scratch = malloc(run->cells * sizeof *scratch);
+    scratch = malloc(rtm_image_laplacian_scratch_cells(&run->grid) * sizeof *scratch);
     if (!scratch) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image filter");
-    rtm_image_laplacian(&run->whole, run->cfg.boundary.width_cells, run->image, scratch);
+    RTM_TRY(
+        rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->slab_image, scratch));
   }
-  RTM_TRY(rtm_output_write_volume(run->output, "/image", run->image));
-  RTM_TRY(rtm_output_write_volume(run->output, "/illumination", run->illumination));
-  status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
-  run->output = NULL;
-  RTM_TRY(status);
+  RTM_TRY(write_slabs(run, run->output, "/image", run->slab_image));
+  RTM_TRY(write_slabs(run, run->output, "/illumination", run->slab_illumination));
+  if (run->root) {
+    status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
+    run->output = NULL;
+    RTM_TRY(status);
+  }
   run->write_s += rtm_wall_seconds() - start_s;
 fail:
   free(scratch);
@@ -586,27 +618,38 @@ fail:
 }
 
 /* OUTPUT_image_x.png, _y.png, _z.png: the image's planes through the middle of the grid
- * (rtm3d plot draws any other), clipped at the 99th percentile of |value|. */
+ * (rtm3d plot draws any other), clipped at the 99th percentile of |value|. Each rank of the
+ * first shot group puts in its slab's rows (zeros elsewhere), summed on rank 0, which draws
+ * them: the first shot group's ranks call it alike. */
 static int write_pngs(migrate_run_t *run) {
   int status = RTM_OK;
-  const size_t dims[3] = {(size_t)run->grid.n[2], (size_t)run->grid.n[1], (size_t)run->grid.n[0]};
-  const size_t cells = dims[0] * dims[1] * dims[2];
-  size_t largest_plane = 0; /* the cells of the volume less its shortest axis */
-  for (int a = 0; a < 3; ++a)
-    if (cells / dims[a] > largest_plane) largest_plane = cells / dims[a];
+  const rtm_grid_t *g = &run->grid;
+  const size_t n[3] = {(size_t)g->n[0], (size_t)g->n[1], (size_t)g->n[2]};
+  const size_t slab[3] = {(size_t)g->nz_local, n[1], n[0]}, z0 = (size_t)g->z_offset;
+  const size_t largest_plane = n[2] * (n[0] > n[1] ? n[0] : n[1]) > n[0] * n[1]
+                                   ? n[2] * (n[0] > n[1] ? n[0] : n[1])
+                                   : n[0] * n[1];
   float *plane = malloc(largest_plane * sizeof *plane);
   if (!plane) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image's PNG slices");
   for (int a = 0; a < 3; ++a) {
     const char axis = "xyz"[a];
-    const size_t index = (size_t)run->grid.n[a] / 2;
+    const size_t index = n[a] / 2;
+    /* an x or y slice is [nz][ny or nx], its rows z; a z slice one rank's plane */
+    const size_t width = a == 0 ? n[1] : n[0], height = a == 2 ? n[1] : n[2];
     char path[2 * RTM_CONFIG_PATH_MAX + 32], title[128];
-    int width = 0, height = 0;
+    int w = 0, h = 0;
+    memset(plane, 0, width * height * sizeof *plane);
+    if (a < 2)
+      rtm_volume_slice(run->slab_image, slab, axis, index, plane + z0 * width, &w, &h);
+    else if (index >= z0 && index < z0 + slab[0])
+      rtm_volume_slice(run->slab_image, slab, axis, index - z0, plane, &w, &h);
+    RTM_TRY(rtm_mpi_sum_to_root(plane, width * height));
+    if (!run->root) continue;
     snprintf(path, sizeof path, "%s/%s_image_%c.png", run->cfg.output.dir, run->cfg.output.name,
              axis);
     snprintf(title, sizeof title, "rtm3d migrate: /image at %c = %zu (%g m)", axis, index,
-             run->grid.origin_m[a] + (double)index * run->grid.spacing_m[a]);
-    rtm_volume_slice(run->image, dims, axis, index, plane, &width, &height);
-    RTM_TRY(rtm_png_write(path, plane, width, height, 99.0, title));
+             g->origin_m[a] + (double)index * g->spacing_m[a]);
+    RTM_TRY(rtm_png_write(path, plane, (int)width, (int)height, 99.0, title));
   }
 fail:
   free(plane);
@@ -694,12 +737,10 @@ static void release_run(migrate_run_t *run) {
   rtm_shots_release(&run->shots);
   rtm_model_release(&run->model);
   free(run->shot_seconds);
-  if (run->shot_image != run->slab_shot) free(run->shot_image);
   free(run->slab_shot);
-  if (run->slab_illumination != run->illumination) free(run->slab_illumination);
-  if (run->slab_image != run->image) free(run->slab_image);
-  free(run->illumination);
-  free(run->image);
+  free(run->slab_illumination);
+  free(run->slab_image);
+  free(run->slab_buffer);
   free(run->config_text);
 }
 
@@ -724,10 +765,8 @@ int rtm_cmd_migrate(int argc, char **argv) {
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
   RTM_TRY(write_image(run));
-  if (run->root) {
-    remove(run->resume_path); /* the image is complete */
-    RTM_TRY(write_pngs(run));
-  }
+  if (run->root) remove(run->resume_path); /* the image is complete */
+  if (rtm_mpi_group() == 0) RTM_TRY(write_pngs(run));
   run->end_s = rtm_wall_seconds();
   RTM_TRY(reduce_rank_phases(run));
   if (run->root) RTM_TRY(write_report(run));

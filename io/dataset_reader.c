@@ -103,8 +103,10 @@ fail:
   return status;
 }
 
-int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
-                              rtm_dataset_t *dataset) {
+/* Entries [first, first + count) along the first axis; `whole_rank` keeps that axis in the
+ * result (rows of a volume), else a single entry loses it (one snapshot of a series). */
+static int read_entries(const char *path, const char *name, size_t first, size_t count,
+                        int whole_rank, rtm_dataset_t *dataset) {
   int status = RTM_OK;
   open_dataset_t d;
   memset(dataset, 0, sizeof *dataset);
@@ -118,24 +120,38 @@ int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
     close_dataset(&d);
     RTM_FAIL(RTM_ERR_INPUT, "%s: %s holds no entries (its first dimension is 0)", path, name);
   }
-  if (index >= d.dims[0]) {
+  if (count == 0 || first >= d.dims[0] || count > d.dims[0] - first) {
     close_dataset(&d);
-    RTM_FAIL(RTM_ERR_INPUT, "%s: index %zu is out of range for %s (0..%llu)", path, index, name,
-             (unsigned long long)d.dims[0] - 1);
+    if (!whole_rank)
+      RTM_FAIL(RTM_ERR_INPUT, "%s: index %zu is out of range for %s (0..%llu)", path, first, name,
+               (unsigned long long)d.dims[0] - 1);
+    RTM_FAIL(RTM_ERR_INPUT, "%s: entries %zu..%zu are out of range for %s (0..%llu)", path, first,
+             first + count - 1, name, (unsigned long long)d.dims[0] - 1);
   }
-  hsize_t start[DATASET_MAX_RANK] = {index, 0, 0, 0};
-  hsize_t count[DATASET_MAX_RANK] = {1, 1, 1, 1};
+  hsize_t start[DATASET_MAX_RANK] = {first, 0, 0, 0};
+  hsize_t shape[DATASET_MAX_RANK] = {count, 1, 1, 1};
   for (int i = 1; i < d.rank; ++i)
-    count[i] = d.dims[i];
-  if (H5Sselect_hyperslab(d.space, H5S_SELECT_SET, start, NULL, count, NULL) < 0) {
-    rtm_h5_report("H5Sselect_hyperslab", __FILE__, __LINE__, "%s: %s[%zu]", path, name, index);
+    shape[i] = d.dims[i];
+  if (H5Sselect_hyperslab(d.space, H5S_SELECT_SET, start, NULL, shape, NULL) < 0) {
+    rtm_h5_report("H5Sselect_hyperslab", __FILE__, __LINE__, "%s: %s[%zu]", path, name, first);
     close_dataset(&d);
-    RTM_FAIL(RTM_ERR_IO, "%s: cannot select %s[%zu]", path, name, index);
+    RTM_FAIL(RTM_ERR_IO, "%s: cannot select %s[%zu..%zu]", path, name, first, first + count - 1);
   }
-  status = read_selection(path, name, &d, d.rank - 1, count + 1, dataset);
+  status = whole_rank ? read_selection(path, name, &d, d.rank, shape, dataset)
+                      : read_selection(path, name, &d, d.rank - 1, shape + 1, dataset);
   close_dataset(&d);
 fail:
   return status;
+}
+
+int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
+                              rtm_dataset_t *dataset) {
+  return read_entries(path, name, index, 1, 0, dataset);
+}
+
+int rtm_io_read_dataset_rows(const char *path, const char *name, size_t first, size_t count,
+                             rtm_dataset_t *dataset) {
+  return read_entries(path, name, first, count, 1, dataset);
 }
 
 void rtm_dataset_release(rtm_dataset_t *dataset) {

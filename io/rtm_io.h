@@ -249,6 +249,10 @@ int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t d
  * of a long series is read alone. */
 int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
                               rtm_dataset_t *dataset);
+/* Reads entries [first, first + count) along the first axis, keeping it: a rank's planes of
+ * a volume [nz][ny][nx] (a z-slab's share of a saved image). */
+int rtm_io_read_dataset_rows(const char *path, const char *name, size_t first, size_t count,
+                             rtm_dataset_t *dataset);
 void rtm_dataset_release(rtm_dataset_t *dataset);
 /* What a figure needs to put units on a dataset: the file's root attributes spacing and
  * origin (metres; has_grid 0 when absent), the dataset's attribute dt (seconds, gathers) and,

@@ -1,20 +1,27 @@
 /* Filters of the final image (rtm_imaging.h), on the host, dense [nz_local][ny][nx]: the
  * illumination compensation and the Laplacian. Both run once per migration, so they favour
- * accuracy (double arithmetic, one rounding to float per cell) over speed. */
+ * accuracy (double arithmetic, one rounding to float per cell) over speed. On z-slabs each
+ * rank filters its own planes, with what it needs of the others (the largest illumination,
+ * the Laplacian's R planes past each cut): the same floats as one rank's. */
 #include <string.h>
 
 #include "imaging_impl.h"
 #include "rtm_imaging.h"
+#include "rtm_mpi.h"
 #include "rtm_physics.h"
+#include "rtm_status.h"
 
-void rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps) {
+int rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps) {
+  int status = RTM_OK;
   float largest = 0.0f;
 #ifdef _OPENMP
 #pragma omp parallel for reduction(max : largest) schedule(static)
 #endif
   for (size_t i = 0; i < cells; ++i)
     if (illumination[i] > largest) largest = illumination[i];
-  const double floor = eps * (double)largest;
+  double whole = largest; /* exact: the largest float of every rank's */
+  RTM_TRY(rtm_mpi_allreduce(&whole, 1, RTM_MPI_MAX));
+  const double floor = eps * whole;
   /* A cell whose denominator is 0 (no illumination anywhere, or eps = 0 where the source
    * never reached) keeps its value: there is nothing to divide by. */
 #ifdef _OPENMP
@@ -24,6 +31,8 @@ void rtm_image_compensate(float *image, const float *illumination, size_t cells,
     const double denominator = (double)illumination[i] + floor;
     if (denominator > 0.0) image[i] = (float)((double)image[i] / denominator);
   }
+fail:
+  return status;
 }
 
 /* j folded back into the box [lo, hi) by even reflection across its faces (lo - 1 - i is
@@ -53,27 +62,34 @@ static double laplacian_at(const float *u, const long lo[3], const long hi[3], c
   return lap;
 }
 
-void rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch) {
+int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch) {
+  int status = RTM_OK;
   const long n[3] = {grid->n[0], grid->n[1], grid->nz_local};
   const long stride[3] = {1, n[0], n[0] * n[1]};
-  const long offset[3] = {0, 0, grid->z_offset}; /* the box in global cells, here local */
+  /* scratch: R planes below the slab, its nz_local, R above; the box in its cells */
+  const long offset[3] = {0, 0, (long)grid->z_offset - RTM_RADIUS},
+             extent[3] = {n[0], n[1], n[2] + 2 * RTM_RADIUS};
   long lo[3], hi[3];
   double inv_h2[3];
   for (int a = 0; a < 3; ++a) {
     const long global_lo = width, global_hi = (long)grid->n[a] - width;
     lo[a] = global_lo - offset[a] > 0 ? global_lo - offset[a] : 0;
-    hi[a] = global_hi - offset[a] < n[a] ? global_hi - offset[a] : n[a];
+    hi[a] = global_hi - offset[a] < extent[a] ? global_hi - offset[a] : extent[a];
     inv_h2[a] = 1.0 / (grid->spacing_m[a] * grid->spacing_m[a]);
   }
-  memcpy(scratch, image, rtm_grid_interior_cells(grid) * sizeof(float));
+  /* the planes past a cut are the neighbour's (a slab is at least R planes: rtm_mpi_slab);
+   * past the volume's faces there are none, and the box (mirrored) never reaches them */
+  RTM_TRY(rtm_mpi_exchange_dense_planes(grid, RTM_RADIUS, image, scratch));
   IMAGING_OMP_ROWS
   for (long iz = 0; iz < n[2]; ++iz)
     for (long iy = 0; iy < n[1]; ++iy)
       for (long ix = 0; ix < n[0]; ++ix) {
-        const long cell[3] = {ix, iy, iz};
-        const int inside =
-            ix >= lo[0] && ix < hi[0] && iy >= lo[1] && iy < hi[1] && iz >= lo[2] && iz < hi[2];
+        const long cell[3] = {ix, iy, iz + RTM_RADIUS};
+        const int inside = ix >= lo[0] && ix < hi[0] && iy >= lo[1] && iy < hi[1] &&
+                           cell[2] >= lo[2] && cell[2] < hi[2];
         image[(size_t)(iz * stride[2] + iy * stride[1] + ix)] =
             inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2) : 0.0f;
       }
+fail:
+  return status;
 }

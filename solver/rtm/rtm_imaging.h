@@ -109,14 +109,19 @@ int rtm_adjoint_receivers(const rtm_points_t *receivers, const rtm_grid_t *grid,
 
 /* ---- filters of the final image (host, dense) ---- */
 /* image[i] /= illumination[i] + eps max(illumination), eps relative (rtm.illumination_eps). */
-void rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps);
+int rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps);
 /* image := -lap(image), the 8th-order Laplacian with the grid's spacings, which keeps the
  * reflectors and removes the low-wavenumber backscatter of the cross-correlation, over the
  * box `width` cells in from every face of the grid (the non-absorbing interior, where the
  * image means something; 0: the whole volume) with the image mirrored (even) across the
  * box's faces, so that its edge, where the image stops, rings no false reflector; zero
- * outside the box. `scratch` holds as many cells as the image. */
-void rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch);
+ * outside the box. `image` is this rank's slab (grid's z-range); `scratch` holds nz_local
+ * + 2 R planes of it (rtm_image_laplacian_scratch_cells). Collective over the ranks that
+ * share the slabs (the R planes past each cut come from the neighbour). */
+int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch);
+static inline size_t rtm_image_laplacian_scratch_cells(const rtm_grid_t *grid) {
+  return (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)(grid->nz_local + 2 * RTM_RADIUS);
+}
 
 #ifdef __cplusplus
 }

@@ -43,14 +43,28 @@ same vti4 vti1
 
 # migrate: /image and /illumination on 2 and 3 ranks equal one rank's, with
 # rtm.reconstruction = auto (snapshots here) and with 3 checkpoints (which recompute, their
-# steps exchanging planes like the others); a 2-rank run stopped after its first shot
-# (--max-shots=1) resumes to the uninterrupted image.
+# steps exchanging planes like the others); each rank filters its own slab (the Laplacian
+# takes the neighbours' planes across the cuts, at 32 and at 22 and 43 inside its box) and
+# rank 0 writes the slabs as they come, and draws the PNGs from the slices' rows the ranks
+# send: the same bytes; rtm.shot_images on 3 ranks writes one rank's shot images; a 2-rank
+# run stopped after its first shot (--max-shots=1) resumes, each rank reading its planes of
+# the saved sums, to the uninterrupted image.
 model_observed
 migrate 1 image1
 for np in 2 3; do
   migrate "$np" "image$np"
   same "image$np" image1
+  for axis in x y z; do
+    cmp -s "$work/image${np}_image_$axis.png" "$work/image1_image_$axis.png" ||
+      { echo "FAIL: image${np}_image_$axis.png differs from one rank's"; exit 1; }
+  done
 done
+migrate 1 shots1 --set rtm.shot_images=true
+migrate 3 shots3 --set rtm.shot_images=true
+same shots3 shots1
+"$rtm3d" validate "$work/shots3.h5" "$work/shots1.h5" --rtol 0 --atol 0 \
+  --datasets /shots/0/image,/shots/3/image > "$work/shots3.validate" ||
+  { echo "FAIL: shots3's shot images differ from one rank's:"; cat "$work/shots3.validate"; exit 1; }
 migrate 1 checkpoint1 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
 migrate 3 checkpoint3 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
 same checkpoint3 checkpoint1

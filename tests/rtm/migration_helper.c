@@ -82,7 +82,8 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
   if (velocity) survey_set_model(s, velocity, context);
   const size_t cells = rtm_grid_interior_cells(&s->grid);
   const size_t per_shot = (size_t)s->receiver_count * ((size_t)s->steps + 1);
-  float *observed = malloc(per_shot * sizeof(float)), *scratch = malloc(cells * sizeof(float));
+  float *observed = malloc(per_shot * sizeof(float)),
+        *scratch = malloc(rtm_image_laplacian_scratch_cells(&s->grid) * sizeof(float));
   s->image = malloc(cells * sizeof(float));
   s->illumination = malloc(cells * sizeof(float));
   assert_true(observed && scratch && s->image && s->illumination);
@@ -101,9 +102,12 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
   }
   assert_int_equal(rtm_migration_read(m, s->image, s->illumination), RTM_OK);
   if (s->cfg.rtm.illumination)
-    rtm_image_compensate(s->image, s->illumination, cells, s->cfg.rtm.illumination_eps);
+    assert_int_equal(
+        rtm_image_compensate(s->image, s->illumination, cells, s->cfg.rtm.illumination_eps),
+        RTM_OK);
   if (s->cfg.rtm.laplacian)
-    rtm_image_laplacian(&s->grid, s->cfg.boundary.width_cells, s->image, scratch);
+    assert_int_equal(rtm_image_laplacian(&s->grid, s->cfg.boundary.width_cells, s->image, scratch),
+                     RTM_OK);
   rtm_migration_destroy(m);
   free(scratch);
   free(observed);
