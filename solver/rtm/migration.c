@@ -248,6 +248,8 @@ static int create_buffers(rtm_migration_t *m) {
   RTM_TRY(rtm_image_create(&m->grid, m->device, image_strategy(&m->cfg, m->device), &m->ledger,
                            &m->image));
   RTM_TRY(m->reconstruction->create(&plan, &m->reconstruction_state));
+  if (m->reconstruction->held_bytes) /* what it chose to hold, for the report's estimate */
+    m->fit.estimate = m->fit.image + m->reconstruction->held_bytes(m->reconstruction_state);
   if (m->fit.on_device) {
     RTM_TRY(rtm_mem_device_free_bytes(m->device, &free_after));
     m->measured_bytes = free_before > free_after ? free_before - free_after : 0;

@@ -127,6 +127,11 @@ fail:
   return status;
 }
 
+static size_t checkpoint_held_bytes(const void *state) {
+  const checkpoint_state_t *c = state;
+  return c->slots.reserved_bytes;
+}
+
 static void checkpoint_destroy(void *state) {
   checkpoint_state_t *c = state;
   if (!c) return;
@@ -314,5 +319,6 @@ const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint = {
     .source_at = checkpoint_source_at,
     .finish_shot = checkpoint_finish_shot,
     .recomputed_steps = checkpoint_recomputed_steps,
+    .held_bytes = checkpoint_held_bytes,
     .destroy = checkpoint_destroy,
 };

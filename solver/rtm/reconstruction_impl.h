@@ -57,6 +57,9 @@ typedef struct {
   /* Forward steps of the source side in the last shot's backward pass (the recomputation);
    * NULL for none. */
   long long (*recomputed_steps)(const void *state);
+  /* The bytes it holds once created, when it chose them there (checkpoints with
+   * rtm.checkpoints = 0 take as many as fit, where bytes() counts one); NULL: bytes(). */
+  size_t (*held_bytes)(const void *state);
   void (*destroy)(void *state);
 } rtm_reconstruction_ops_t;
 
