@@ -518,6 +518,17 @@ fail:
   return status;
 }
 
+int rtm_propagator_exchange(rtm_propagator_t *prop, rtm_level_t level) {
+  int status = RTM_OK;
+  if (!rtm_grid_is_slab(&prop->grid) || prop->exchange == RTM_EXCHANGE_OFF) return RTM_OK;
+  const double start_s = rtm_wall_seconds();
+  RTM_TRY(exchange_begin(prop, level));
+  RTM_TRY(exchange_end(prop, level, level));
+  prop->halo_s += rtm_wall_seconds() - start_s;
+fail:
+  return status;
+}
+
 int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction) {
   int status = RTM_OK;
   const rtm_backend_t *b = prop->backend;

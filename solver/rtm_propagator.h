@@ -75,6 +75,11 @@ void rtm_propagator_destroy(rtm_propagator_t *prop);
  * travel while the interior is (a device's through pinned buffers on a copy stream);
  * blocking exchanges after the whole step; off skips it (wrong results: benchmarks). */
 int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t direction);
+/* On a grid cut into z-slabs, the R planes of `level` next to each neighbour sent to it and
+ * its planes received into the ghost planes of `level`, before anything queued later runs
+ * (a field changed after its step: rtm.reconstruction = boundary's restored shell); nothing
+ * on one rank or with mpi.exchange = off. */
+int rtm_propagator_exchange(rtm_propagator_t *prop, rtm_level_t level);
 
 /* The traces of `field` the receivers recorded, [receivers.count][steps + 1], on the first
  * rank of the ranks that share the slabs (rtm_mpi_rank 0): each rank's taps summed over the

@@ -11,6 +11,9 @@
  *   every z plane between them, its ring: the R lowest rows whole, then the R first and the
  *   R last cells of each row between, then the R highest rows whole;
  *   the R highest z planes, whole.
+ * On a z-slab (MPI) a rank stores the part of that shell in its planes, in the same order:
+ * its planes among the box's R lowest (`low` of them: the first rank's), its ring planes,
+ * its planes among the R highest (the last rank's); a slab in the layer alone stores none.
  * boundary_shell_element maps i to a field's element; the host loops and the kernels both
  * walk i through it, so that host and device stores hold the same numbers in the same place.
  *
@@ -41,26 +44,27 @@ extern "C" {
 #endif
 
 typedef struct {
-  int first[3];                 /* the box's first cell (z: local plane) */
-  int box[3];                   /* its cells along x, y, z: each > 2 R */
-  long long plane, ring, cells; /* cells of a whole box plane, of a ring, of the shell */
+  int first[3];                 /* the box's first cell here (z: the slab's first box plane) */
+  int box[3];                   /* its cells along x, y (each > 2 R) and z: the whole box's */
+  int low, rings, high;         /* this slab's planes of it: whole, ring, whole, from first[2] */
+  long long plane, ring, cells; /* cells of a whole box plane, of a ring, of the shell here */
 } boundary_shell_t;
 
 /* The element of shell cell i in a field laid out as `layout`. */
 static inline BOUNDARY_HOST_DEVICE long long
 boundary_shell_element(const boundary_shell_t *shell, rtm_layout_t layout, long long i) {
-  const long long R = RTM_RADIUS, bx = shell->box[0], by = shell->box[1], bz = shell->box[2];
-  const long long low_planes = R * shell->plane, rings = (bz - 2 * R) * shell->ring;
+  const long long R = RTM_RADIUS, bx = shell->box[0], by = shell->box[1];
+  const long long low_planes = shell->low * shell->plane, rings = shell->rings * shell->ring;
   long long x, y, z;
   if (i < low_planes || i >= low_planes + rings) { /* a whole plane */
     const long long j = i < low_planes ? i : i - rings - low_planes;
-    z = j / shell->plane + (i < low_planes ? 0 : bz - R);
+    z = j / shell->plane + (i < low_planes ? 0 : shell->low + shell->rings);
     y = j % shell->plane / bx;
     x = j % bx;
   } else { /* a ring */
     const long long j = i - low_planes, k = j % shell->ring, low_rows = R * bx;
     const long long sides = (by - 2 * R) * 2 * R;
-    z = R + j / shell->ring;
+    z = shell->low + j / shell->ring;
     if (k < low_rows || k >= low_rows + sides) {
       const long long m = k < low_rows ? k : k - sides - low_rows;
       y = m / bx + (k < low_rows ? 0 : by - R);

@@ -24,7 +24,9 @@
  *                   stream (overlaps the next steps)      unpack kernel
  * (pinned host memory makes the copies asynchronous; pageable "host" memory works, each
  * copy then waiting for the queued steps.) The cost: three propagations (the source side
- * twice, the receiver side once) and a shell of about 6 R n^2 cells a step. */
+ * twice, the receiver side once) and a shell of about 6 R n^2 cells a step. On z-slabs each
+ * rank stores its planes' part of the shell (boundary_cuda.h) and sends the rebuilt level's
+ * planes to its neighbours after the restore (boundary_source_at): the one-rank numbers. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,18 +64,32 @@ static store_plan_t plan_store(const rtm_reconstruction_plan_t *plan) {
   /* the config's: the preflight plans before the propagators (and their layer) exist */
   const int width = plan->cfg->boundary.width_cells;
   memset(&store, 0, sizeof store);
-  store.valid = !rtm_grid_is_slab(g);
+  store.valid = 1;
   for (int a = 0; a < 3; ++a) {
     store.shell.first[a] = width;
     store.shell.box[a] = g->n[a] - 2 * width;
     store.valid = store.valid && store.shell.box[a] > 2 * RTM_RADIUS;
   }
   if (store.valid) {
-    const long long bx = store.shell.box[0], by = store.shell.box[1], bz = store.shell.box[2];
-    const long long R = RTM_RADIUS;
-    store.shell.plane = bx * by;
-    store.shell.ring = store.shell.plane - (bx - 2 * R) * (by - 2 * R);
-    store.shell.cells = bx * by * bz - (bx - 2 * R) * (by - 2 * R) * (bz - 2 * R);
+    /* this slab's planes [z0, z1) of the box [width, n - width) (all of it on one rank),
+     * among its R lowest planes, its R highest, or between them */
+    const int R = RTM_RADIUS, box_end = g->n[2] - width;
+    const int z0 = width > g->z_offset ? width : g->z_offset;
+    const int slab_end = g->z_offset + g->nz_local, z1 = box_end < slab_end ? box_end : slab_end;
+    boundary_shell_t *s = &store.shell;
+    s->first[2] = z0 - g->z_offset;
+    for (int z = z0; z < z1; ++z) {
+      if (z < width + R)
+        ++s->low;
+      else if (z >= box_end - R)
+        ++s->high;
+      else
+        ++s->rings;
+    }
+    const long long bx = s->box[0], by = s->box[1];
+    s->plane = bx * by;
+    s->ring = s->plane - (bx - 2 * R) * (by - 2 * R);
+    s->cells = (long long)(s->low + s->high) * s->plane + (long long)s->rings * s->ring;
   }
   store.fields = plan->cfg->physics.equation == RTM_EQUATION_ISO ? 1 : 2;
   store.levels = plan->steps > 2 ? plan->steps - 2 : 0;
@@ -97,19 +113,15 @@ static size_t boundary_bytes(const rtm_reconstruction_plan_t *plan, int *on_devi
   return bytes;
 }
 
-/* A shell needs the whole z-range on this rank and more than 2R undamped cells each way. */
+/* A shell needs more than 2R undamped cells each way. */
 static int boundary_usable(const rtm_reconstruction_plan_t *plan, char *why, size_t size) {
-  const rtm_grid_t *g = plan->grid;
   const store_plan_t store = plan_store(plan);
   if (store.valid) return 1;
-  if (rtm_grid_is_slab(g))
-    snprintf(why, size, "the grid is cut into z-slabs");
-  else
-    snprintf(why, size,
-             "boundary.width = %d leaves %d x %d x %d undamped cells, no room for a "
-             "shell of %d planes a side",
-             plan->cfg->boundary.width_cells, store.shell.box[0], store.shell.box[1],
-             store.shell.box[2], RTM_RADIUS);
+  snprintf(why, size,
+           "boundary.width = %d leaves %d x %d x %d undamped cells, no room for a "
+           "shell of %d planes a side",
+           plan->cfg->boundary.width_cells, store.shell.box[0], store.shell.box[1],
+           store.shell.box[2], RTM_RADIUS);
   return 0;
 }
 
@@ -148,11 +160,6 @@ static int check_shell(const rtm_reconstruction_plan_t *plan, const store_plan_t
   int status = RTM_OK;
   const rtm_grid_t *g = plan->grid;
   const int width = plan->cfg->boundary.width_cells;
-  if (rtm_grid_is_slab(g))
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "rtm.reconstruction = boundary on a z-slab of the grid (planes %d .. %d of %d) is "
-             "not implemented: the shell is saved on one rank",
-             g->z_offset, g->z_offset + g->nz_local - 1, g->n[2]);
   for (int a = 0; a < 3; ++a)
     if (store->shell.box[a] <= 2 * RTM_RADIUS)
       RTM_FAIL(RTM_ERR_CONFIG,
@@ -320,7 +327,10 @@ fail:
 }
 
 /* n = steps: the forward pass's last levels, the layer switched off for what follows. Then
- * backward step n: (S(n + 1), S(n)) -> (S(n), S(n - 1)), and S(n - 1)'s shell restored. */
+ * backward step n: (S(n + 1), S(n)) -> (S(n), S(n - 1)), and S(n - 1)'s shell restored. On
+ * z-slabs the step reads the neighbours' planes of S(n), so S(n - 1)'s go to them once its
+ * shell is restored (a core cell next to a cut reads the shell cells of the planes across
+ * it): the exchange of the restored level, not the step's. */
 static int boundary_source_at(void *state, rtm_propagator_t *source, int n, int wanted,
                               const float **volume, rtm_layout_t *layout) {
   int status = RTM_OK;
@@ -333,6 +343,7 @@ static int boundary_source_at(void *state, rtm_propagator_t *source, int n, int 
   } else {
     RTM_TRY(source->backend->step(source->state, n, RTM_REGION_ALL, RTM_BACKWARD));
     RTM_TRY(restore(s, source, n - 1));
+    RTM_TRY(rtm_propagator_exchange(source, RTM_LEVEL_PREVIOUS));
   }
   if (!wanted) return RTM_OK;
   RTM_TRY(source->backend->view_field(source->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));

@@ -65,6 +65,15 @@ same shots3 shots1
 "$rtm3d" validate "$work/shots3.h5" "$work/shots1.h5" --rtol 0 --atol 0 \
   --datasets /shots/0/image,/shots/3/image > "$work/shots3.validate" ||
   { echo "FAIL: shots3's shot images differ from one rank's:"; cat "$work/shots3.validate"; exit 1; }
+# rtm.reconstruction = boundary: each rank stores its planes' part of the shell (the box is
+# planes 12..51: on 3 ranks the first holds its 4 lowest whole planes and rings, the second
+# rings alone, the third rings and the 4 highest; on 6 ranks the first slab, planes 0..10,
+# lies in the layer and stores nothing) and sends the rebuilt level after the restore
+migrate 1 boundary1 --set rtm.reconstruction=boundary
+for np in 3 6; do
+  migrate "$np" "boundary$np" --set rtm.reconstruction=boundary
+  same "boundary$np" boundary1
+done
 migrate 1 checkpoint1 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
 migrate 3 checkpoint3 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
 same checkpoint3 checkpoint1

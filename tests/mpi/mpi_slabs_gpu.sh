@@ -96,4 +96,12 @@ model_observed
 migrate 1 image1
 migrate 2 image2
 same image2 image1
+# rtm.reconstruction = boundary on cuda ranks: each stores its part of the shell (device
+# memory, and pinned host memory through the ring of device buffers), the rebuilt level's
+# planes sent after the restore
+migrate 1 boundary1 --set rtm.reconstruction=boundary
+for imaging in device pinned; do
+  migrate 2 "boundary2_$imaging" --set rtm.reconstruction=boundary --set memory.imaging="$imaging"
+  same "boundary2_$imaging" boundary1
+done
 echo "mpi_slabs_gpu: all passed"
