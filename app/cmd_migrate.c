@@ -480,7 +480,10 @@ fail:
 static void report_progress(void *context, int steps_done) {
   migrate_run_t *run = context;
   const int per_shot = 2 * rtm_migration_steps(run->migration);
-  rtm_progress_update(&run->progress, run->shots_migrated * per_shot + steps_done);
+  const int done = run->shots_migrated * per_shot + steps_done;
+  /* the rate of steps done, not queued; a failure to wait shows at the next step's call */
+  if (rtm_progress_due(&run->progress, done)) (void)rtm_migration_wait(run->migration);
+  rtm_progress_update(&run->progress, done);
 }
 
 /* Reads, checks, resamples and mutes shot `shot`'s gather, then migrates it. */

@@ -328,6 +328,14 @@ static int drain(const rtm_propagator_t *prop) {
   return prop->backend->synchronize ? prop->backend->synchronize(prop->state) : RTM_OK;
 }
 
+int rtm_migration_wait(rtm_migration_t *m) {
+  int status = RTM_OK;
+  RTM_TRY(drain(&m->source));
+  RTM_TRY(drain(&m->receiver));
+fail:
+  return status;
+}
+
 /* Forward: the source side to S(steps), the reconstruction told of every level. */
 static int forward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context) {
   int status = RTM_OK;

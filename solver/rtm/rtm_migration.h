@@ -47,6 +47,9 @@ typedef struct rtm_migration rtm_migration_t;
 int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                          rtm_migration_t **migration);
 void rtm_migration_destroy(rtm_migration_t *migration);
+/* Waits for the steps both propagators have queued (a GPU's run ahead of the host), e.g.
+ * before a progress line, so that its rate counts steps done. */
+int rtm_migration_wait(rtm_migration_t *migration);
 
 /* Migrates one shot at source_m with its receivers [count][3] and observed gather
  * [count][steps + 1] at the modelling dt, adding its image to the run's. */
