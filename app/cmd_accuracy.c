@@ -157,7 +157,7 @@ int rtm_cmd_accuracy(int argc, char **argv) {
   RTM_TRY(rtm_app_load_config(argc, argv, &cfg, &quiet, NULL, NULL));
   rtm_grid_t deck_grid;
   RTM_TRY(rtm_grid_init(&deck_grid, cfg.grid.n, cfg.grid.spacing_m, cfg.grid.origin_m));
-  RTM_TRY(rtm_app_load_model(&cfg, &deck_grid, &deck_model));
+  RTM_TRY(rtm_app_load_model_values(&cfg, &deck_grid, &deck_model)); /* its velocities */
   double dt = 0.0;
   RTM_TRY(rtm_resolve_dt(&cfg, &deck_model, &deck_grid, &dt));
   const double velocity = deck_model.vp_min, v_max = deck_model.vp_max;

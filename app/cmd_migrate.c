@@ -574,9 +574,10 @@ static int migrate_shots(migrate_run_t *run) {
     }
     if (run->cfg.rtm.shot_images) {
       RTM_TRY(keep_shot_image(run, shot));
-    } else if (round + groups < run->shots.count) {
+    } else if (round + groups < last || last < run->shots.count) {
       /* every rank: the sums are collective; after the acquisition's last shot the image
-       * follows at once (a 1280^3 one-shot migration wrote 17 GB of state for nothing) */
+       * follows at once (a 1280^3 one-shot migration wrote 17 GB of state for nothing),
+       * but a run stopped by --max-shots saves its last round too */
       const double start_s = rtm_wall_seconds();
       RTM_TRY(save_state(run, round + groups < last ? round + groups : last));
       if (shot < last) {
@@ -777,8 +778,8 @@ int rtm_cmd_migrate(int argc, char **argv) {
   if (run->root) RTM_TRY(write_report(run));
 fail:
   if (status == RTM_ERR_INTERRUPTED && run && run->root && access(run->resume_path, F_OK) == 0)
-    rtm_log_info("migrate: the sums of the shots done are kept in %s: the same command resumes "
-                 "there",
+    rtm_log_info("migrate: the sums of the shots saved so far are kept in %s: the same command "
+                 "resumes there",
                  run->resume_path);
   rtm_mpi_fail_fast(status); /* before the propagators' collective release */
   if (run) release_run(run);

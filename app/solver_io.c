@@ -62,14 +62,58 @@ fail:
  * host's work (the model's parameters and coefficients, the trace pipeline) one thread a
  * rank: 93 s of set-up for a 1500^3 tti volume on two H200s of a 32-core machine
  * (run/results/large_volume_h200x2_2026-11-26.md). Said once, by rank 0, with the remedy. */
+/* The CPUs of a list such as "0-3,8,10-11" (cpuset files); 0 when it is not one. */
+static long count_cpu_list(const char *list) {
+  long count = 0;
+  while (*list && *list != '\n') {
+    char *end = NULL;
+    const long first = strtol(list, &end, 10);
+    long last = first;
+    if (end == list || first < 0) return 0;
+    if (*end == '-') {
+      list = end + 1;
+      last = strtol(list, &end, 10);
+      if (end == list || last < first) return 0;
+    }
+    count += last - first + 1;
+    list = *end == ',' ? end + 1 : end;
+  }
+  return count;
+}
+
+/* The CPUs this process's cgroup may use (a batch system's allocation: cgroup v2's
+ * cpuset.cpus.effective, or v1's cpuset.effective_cpus), else every CPU online. */
+static long cpus_of_job(void) {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  char line[512], path[640], cpus[4096];
+  long found = 0;
+  FILE *cgroup = fopen("/proc/self/cgroup", "r");
+  while (cgroup && !found && fgets(line, sizeof line, cgroup)) {
+    line[strcspn(line, "\n")] = '\0';
+    const char *v1 = strstr(line, ":cpuset:");
+    if (strncmp(line, "0::", 3) == 0)
+      snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpuset.cpus.effective", line + 3);
+    else if (v1)
+      snprintf(path, sizeof path, "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus", v1 + 8);
+    else
+      continue;
+    FILE *file = fopen(path, "r");
+    if (file && fgets(cpus, sizeof cpus, file)) found = count_cpu_list(cpus);
+    if (file) fclose(file);
+  }
+  if (cgroup) fclose(cgroup);
+  return found > 0 && (online <= 0 || found < online) ? found : online;
+}
+
 static void warn_narrow_binding(void) {
   cpu_set_t set;
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const long online = cpus_of_job();
   const int ranks = rtm_mpi_local_size();
   if (sched_getaffinity(0, sizeof set, &set) != 0 || online <= 0) return;
   const int usable = CPU_COUNT(&set), share = (int)(online / ranks);
   if (usable >= share || usable >= 8) return; /* its share of the node, or threads enough */
-  rtm_log_warning("this rank may run on %d of the node's %ld CPUs (%d ranks on it): the host's "
+  rtm_log_warning("this rank may run on %d of the %ld CPUs the job has on this node (%d ranks "
+                  "on it): the host's "
                   "work (the model's set-up, the traces) has %d thread%s; bind each rank to its "
                   "share (mpirun --bind-to none, or --map-by slot:PE=%d; srun "
                   "--cpus-per-task=%d)",
@@ -86,10 +130,11 @@ fail:
   return status;
 }
 
-int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+static int load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_preflight_t what,
+                      rtm_model_t *model) {
   int status = RTM_OK;
-  *model = (rtm_model_t){0};                       /* empty on every failure */
-  RTM_TRY(rtm_propagator_preflight(cfg, grid, 0)); /* a volume too large fails here */
+  *model = (rtm_model_t){0};                          /* empty on every failure */
+  RTM_TRY(rtm_propagator_preflight(cfg, grid, what)); /* a volume too large fails here */
   if (cfg->model.file[0])
     RTM_TRY(read_model_file(cfg->model.file, grid, cfg->physics.equation, model));
   else
@@ -98,6 +143,14 @@ int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mode
 fail:
   if (status != RTM_OK) rtm_model_release(model);
   return status;
+}
+
+int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  return load_model(cfg, grid, RTM_PREFLIGHT_RUN, model);
+}
+
+int rtm_app_load_model_values(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  return load_model(cfg, grid, RTM_PREFLIGHT_MODEL, model);
 }
 
 int rtm_app_write_report(const char *path, const rtm_report_t *report, const rtm_grid_t *grid,

@@ -13,8 +13,12 @@
 rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid);
 
 /* The model of the grid's local z-range: read from model.file when it is set (errors name
- * the file), else the [model] constants; its range computed. */
+ * the file), else the [model] constants; its range computed. First the model and the run's
+ * propagator are weighed against the memory they may take (rtm_propagator_preflight). */
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
+/* The same for a model whose values alone are wanted (no propagator of that grid follows:
+ * rtm3d accuracy's deck), weighing the model alone. */
+int rtm_app_load_model_values(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
 /* Under MPI with several ranks, the grid cut to this rank's z-slab (rtm_mpi_slab); with one
  * rank unchanged. */
 int rtm_app_slab(rtm_grid_t *grid);

@@ -120,7 +120,11 @@ static int read_entries(const char *path, const char *name, size_t first, size_t
     close_dataset(&d);
     RTM_FAIL(RTM_ERR_INPUT, "%s: %s holds no entries (its first dimension is 0)", path, name);
   }
-  if (count == 0 || first >= d.dims[0] || count > d.dims[0] - first) {
+  if (count == 0) {
+    close_dataset(&d);
+    RTM_FAIL(RTM_ERR_INTERNAL, "%s: no entries of %s asked for", path, name);
+  }
+  if (first >= d.dims[0] || count > d.dims[0] - first) {
     close_dataset(&d);
     if (!whole_rank)
       RTM_FAIL(RTM_ERR_INPUT, "%s: index %zu is out of range for %s (0..%llu)", path, first, name,

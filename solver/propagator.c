@@ -247,58 +247,62 @@ static void describe_share(const rtm_grid_t *grid, char *text, size_t size) {
     snprintf(text, size, "%d x %d x %d cells", grid->n[0], grid->n[1], grid->n[2]);
 }
 
-/* `need` bytes against `free_bytes` within memory.limit_gb; the refusal names what needs them. */
+/* `need` bytes against `free_bytes` within memory.limit_gb; the refusal names what needs them
+ * and `advice`. */
 static int weigh(const rtm_config_t *cfg, const rtm_grid_t *grid, size_t need, size_t free_bytes,
-                 const char *what, const char *memory) {
+                 const char *what, const char *memory, const char *advice) {
   int status = RTM_OK;
   const size_t available = rtm_config_free_within_limit(cfg, free_bytes);
   if (need <= available) return RTM_OK;
   const int limited = cfg->memory.limit_gb > 0.0 && (double)available <= cfg->memory.limit_gb * 1e9;
   char share[160];
   describe_share(grid, share, sizeof share);
-  RTM_FAIL(RTM_ERR_NOMEM,
-           "%s need %.3g GB of %s for %s, where %.3g GB are %s: run on more ranks (mpirun, "
-           "z-slabs) or fewer cells",
-           what, need / 1e9, memory, share, available / 1e9,
-           limited ? "allowed (memory.limit_gb)" : "available");
+  RTM_FAIL(RTM_ERR_NOMEM, "%s need %.3g GB of %s for %s, where %.3g GB are %s: %s", what,
+           need / 1e9, memory, share, available / 1e9,
+           limited ? "allowed (memory.limit_gb)" : "available", advice);
 fail:
   return status;
 }
 
-int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid, int model_loaded) {
+int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                             rtm_preflight_t what) {
   int status = RTM_OK;
   const rtm_backend_t *backend = NULL;
   int device = -1;
   RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
-  const int host_fields = strcmp(backend->name, "cpu") == 0;
-  const size_t fields = rtm_propagator_bytes(cfg, grid);
+  const int model_loaded = what == RTM_PREFLIGHT_PROPAGATOR;
+  const int host_fields = what != RTM_PREFLIGHT_MODEL && strcmp(backend->name, "cpu") == 0;
+  const size_t fields = what == RTM_PREFLIGHT_MODEL ? 0 : rtm_propagator_bytes(cfg, grid);
   const int parameters = cfg->physics.equation == RTM_EQUATION_ISO   ? 1
                          : cfg->physics.equation == RTM_EQUATION_VTI ? 3
                                                                      : 5;
   const size_t model =
       model_loaded ? 0 : parameters * rtm_grid_interior_cells(grid) * sizeof(float);
-  char what[160];
+  char needs[160];
+  const char *const run_advice = "run on more ranks (mpirun, z-slabs) or fewer cells";
   if (model && host_fields)
-    snprintf(what, sizeof what,
+    snprintf(needs, sizeof needs,
              "the model's parameters (%d volume%s, %.3g GB) and the "
              "propagator (%.3g GB)",
              parameters, parameters > 1 ? "s" : "", model / 1e9, fields / 1e9);
   else if (model)
-    snprintf(what, sizeof what, "the model's parameters (%d volume%s)", parameters,
+    snprintf(needs, sizeof needs, "the model's parameters (%d volume%s)", parameters,
              parameters > 1 ? "s" : "");
   else
-    snprintf(what, sizeof what, "the propagator's fields and coefficients");
+    snprintf(needs, sizeof needs, "the propagator's fields and coefficients");
   if (model || host_fields)
     RTM_TRY(weigh(cfg, grid, model + (host_fields ? fields : 0), rtm_mem_host_available_bytes(),
-                  what, "host memory"));
-  if (host_fields) return RTM_OK;
+                  needs, "host memory",
+                  what == RTM_PREFLIGHT_MODEL ? "use fewer cells (grid.n)" : run_advice));
+  if (host_fields || what == RTM_PREFLIGHT_MODEL) return RTM_OK;
   /* the cuda backend measures its device again when it allocates, with working space */
   size_t free_bytes = 0;
   RTM_TRY(rtm_backend_device(cfg, &device));
   RTM_TRY(rtm_mem_device_free_bytes(device, &free_bytes));
   char memory[64];
   snprintf(memory, sizeof memory, "device %d's memory", device);
-  RTM_TRY(weigh(cfg, grid, fields, free_bytes, "the propagator's fields and coefficients", memory));
+  RTM_TRY(weigh(cfg, grid, fields, free_bytes, "the propagator's fields and coefficients", memory,
+                run_advice));
 fail:
   return status;
 }
@@ -366,7 +370,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
 
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
   RTM_TRY(check_strategies(cfg, prop->backend->name));
-  RTM_TRY(rtm_propagator_preflight(cfg, grid, 1));
+  RTM_TRY(rtm_propagator_preflight(cfg, grid, RTM_PREFLIGHT_PROPAGATOR));
   rtm_mpi_transport_t device_to_device = RTM_TRANSPORT_AUTO; /* none */
   if (rtm_grid_is_slab(grid)) RTM_TRY(choose_transport(cfg, prop->backend, &device_to_device));
   rtm_backend_desc_t desc = {

@@ -56,13 +56,18 @@ size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
  * host memory available): a slab that cannot fit is refused naming its need per rank. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop);
-/* Before a model is loaded (model_loaded = 0) or a propagator created (1): the host memory the
- * model's parameter volumes take (1 iso, 3 vti, 5 tti, fp32 on this rank's slab, unless
- * loaded) and the propagator's (rtm_propagator_bytes) in host memory (cpu) or on this rank's
- * device (cuda), weighed against what is free within memory.limit_gb. A refusal names the
+/* What rtm_propagator_preflight weighs: the model's parameter volumes (1 iso, 3 vti, 5 tti,
+ * fp32 on this rank's slab) in host memory, and / or the propagator's bytes
+ * (rtm_propagator_bytes) in host memory (cpu) or on this rank's device (cuda). */
+typedef enum {
+  RTM_PREFLIGHT_MODEL,      /* a model loaded for its values alone (rtm3d accuracy's deck) */
+  RTM_PREFLIGHT_RUN,        /* before a run's model is loaded: both */
+  RTM_PREFLIGHT_PROPAGATOR, /* the model loaded: the propagator's */
+} rtm_preflight_t;
+/* Weighs what `what` names against what is free within memory.limit_gb. A refusal names the
  * need per rank; every command calls it before it loads a model (rtm_app_load_model), so a
  * volume too large fails at once instead of when host memory runs out. */
-int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid, int model_loaded);
+int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_preflight_t what);
 /* How the planes travel toward the neighbour below (side 0) or above (1), for the reports:
  * "nccl", "cuda-aware", "shared" or "staged" (mpi.transport as resolved), "none" without a
  * neighbour, or "host" for a backend whose fields are host memory (cpu: MPI messages from them). */

@@ -227,27 +227,8 @@ int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
 
 int rtm_mpi_sum_to_root(float *values, size_t count) {
   if (slab_size == 1) return RTM_OK;
-  return sum_floats_to_root(values, count, slab_comm, slab_rank == 0, "MPI_Reduce of the traces");
-}
-
-/* Rank by rank, point to point in chunks of MPI's int counts (MPI_Gatherv's int counts and
- * displacements stopped at 2^31 cells a volume). */
-int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole) {
-  int status = RTM_OK;
-  enum { TAG_SLAB = 21 };
-  const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
-  const size_t own = plane * (size_t)grid->nz_local * sizeof *slab;
-  if (slab_rank != 0)
-    return move_bytes((void *)slab, own, 0, TAG_SLAB, 1, slab_comm, "MPI_Send of a slab to rank 0");
-  if (whole != slab) memcpy(whole, slab, own); /* rank 0's slab starts the volume */
-  for (int r = 1; r < slab_size; ++r) {
-    int z_offset = 0, nz_local = 0;
-    RTM_TRY(rtm_mpi_slab(grid->n[2], slab_size, r, &z_offset, &nz_local));
-    RTM_TRY(move_bytes(whole + plane * (size_t)z_offset, plane * (size_t)nz_local * sizeof *whole,
-                       r, TAG_SLAB, 0, slab_comm, "MPI_Recv of a slab on rank 0"));
-  }
-fail:
-  return status;
+  return sum_floats_to_root(values, count, slab_comm, slab_rank == 0,
+                            "MPI_Reduce of floats to rank 0 (traces, image slices)");
 }
 
 int rtm_mpi_write_slabs(const rtm_grid_t *grid, const float *slab, float *buffer,
@@ -393,12 +374,6 @@ int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
 int rtm_mpi_sum_to_root(float *values, size_t count) {
   (void)values;
   (void)count;
-  return RTM_OK;
-}
-
-int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole) {
-  const size_t cells = (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)grid->nz_local;
-  if (whole != slab) memcpy(whole, slab, cells * sizeof *whole);
   return RTM_OK;
 }
 

@@ -81,9 +81,6 @@ int rtm_mpi_barrier(void);
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op);
 /* Rank 0's values := the sum over the ranks (in place on rank 0; the others' unchanged). */
 int rtm_mpi_sum_to_root(float *values, size_t count);
-/* The ranks' dense slabs [nz_local][ny][nx] stacked into the whole volume [nz][ny][nx] on
- * rank 0 (`whole` may be NULL on the others). */
-int rtm_mpi_gather_slabs(const rtm_grid_t *grid, const float *slab, float *whole);
 /* The ranks' dense slabs handed to rank 0 one at a time, in rank order, for it to write
  * where they go: on rank 0 write(context, z_offset, nz, planes) for its own slab, then for
  * each other rank's, received into `buffer` (rank 0's: the cells of the largest slab;

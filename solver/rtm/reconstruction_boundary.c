@@ -94,7 +94,9 @@ static store_plan_t plan_store(const rtm_reconstruction_plan_t *plan) {
   store.fields = plan->cfg->physics.equation == RTM_EQUATION_ISO ? 1 : 2;
   store.levels = plan->steps > 2 ? plan->steps - 2 : 0;
   store.slots_strategy = rtm_imaging_strategy(plan->strategy, plan->device);
-  store.host_slots_of_device = plan->device >= 0 && rtm_imaging_host_strategy(store.slots_strategy);
+  /* a slab in the layer alone (z-slabs) stores no cell: no ring of buffers, no copies */
+  store.host_slots_of_device =
+      plan->device >= 0 && store.shell.cells > 0 && rtm_imaging_host_strategy(store.slots_strategy);
   store.slot_bytes = (size_t)store.shell.cells * (size_t)store.fields * sizeof(float);
   store.too_large = store.levels > 0 && store.slot_bytes > SIZE_MAX / 2 / (size_t)store.levels;
   store.slots_bytes = store.too_large ? SIZE_MAX : store.slot_bytes * (size_t)store.levels;

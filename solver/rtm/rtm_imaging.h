@@ -108,7 +108,8 @@ int rtm_adjoint_receivers(const rtm_points_t *receivers, const rtm_grid_t *grid,
                           rtm_points_t *adjoint);
 
 /* ---- filters of the final image (host, dense) ---- */
-/* image[i] /= illumination[i] + eps max(illumination), eps relative (rtm.illumination_eps). */
+/* image[i] /= illumination[i] + eps max(illumination), eps relative (rtm.illumination_eps);
+ * on z-slabs the max is the whole volume's: collective over the ranks that share the slabs. */
 int rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps);
 /* image := -lap(image), the 8th-order Laplacian with the grid's spacings, which keeps the
  * reflectors and removes the low-wavenumber backscatter of the cross-correlation, over the

@@ -67,8 +67,9 @@ same shots3 shots1
   { echo "FAIL: shots3's shot images differ from one rank's:"; cat "$work/shots3.validate"; exit 1; }
 # rtm.reconstruction = boundary: each rank stores its planes' part of the shell (the box is
 # planes 12..51: on 3 ranks the first holds its 4 lowest whole planes and rings, the second
-# rings alone, the third rings and the 4 highest; on 6 ranks the first slab, planes 0..10,
-# lies in the layer and stores nothing) and sends the rebuilt level after the restore
+# rings alone, the third rings and the 4 highest; on 6 ranks the first and last slabs,
+# planes 0..10 and 54..63, lie in the layer and store nothing) and sends the rebuilt level
+# after the restore
 migrate 1 boundary1 --set rtm.reconstruction=boundary
 for np in 3 6; do
   migrate "$np" "boundary$np" --set rtm.reconstruction=boundary

@@ -104,4 +104,8 @@ for imaging in device pinned; do
   migrate 2 "boundary2_$imaging" --set rtm.reconstruction=boundary --set memory.imaging="$imaging"
   same "boundary2_$imaging" boundary1
 done
+# 6 ranks: the first and last slabs lie in the layer and store no shell cell (a pinned store
+# with no cells had no ring of device buffers, and its copies were called on NULL: SIGSEGV)
+migrate 6 boundary6_pinned --set rtm.reconstruction=boundary --set memory.imaging=pinned
+same boundary6_pinned boundary1
 echo "mpi_slabs_gpu: all passed"
