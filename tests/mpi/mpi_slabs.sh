@@ -7,9 +7,12 @@
 #       cut of 2 ranks, and a velocity step below 250 m (vp_max on the lower ranks only);
 #   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes;
 #   iso with sinc points (taps over 8 planes: receivers cut by 2 and 4 ranks).
+# `rtm3d migrate` of the small example: image and illumination of 2, 3 (and 6, boundary)
+# ranks equal one rank's with every reconstruction, the PNGs byte for byte, shot images,
+# a stopped run resumed (the comments below say how each is cut).
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
-# planes on 10 ranks, naming grid.nz; exit 2), a volume whose propagator does not fit one
-# rank's memory.limit_gb, which two ranks run (exit 1), plot under 2 ranks (exit 2),
+# planes on 10 ranks, naming grid.nz; exit 2), a volume whose model and propagator do not fit
+# one rank's memory.limit_gb, which two ranks run (exit 1), plot under 2 ranks (exit 2),
 # mpi.transport = nccl or cuda-aware on the cpu backend (exit 2). The cuda
 # backend on slabs: mpi_slabs_gpu.sh; tti with a varying tilt: test_mpi_tti.c.
 # Usage: mpi_slabs.sh RTM3D SOURCE_DIR MPIEXEC

@@ -8,8 +8,9 @@
 # groups of one rank each). With 2 GPUs or more the default is NCCL, GPU to GPU (checked, and
 # blocking too); ranks sharing a GPU refuse mpi.transport = nccl; cuda-aware runs where the
 # MPI takes device memory and is refused, saying why, where it does not;
-# and the small migration's image on 2 cuda ranks equals one cuda rank's. Exits 77 (skipped)
-# without a GPU.
+# and the small migration's image on 2 cuda ranks equals one cuda rank's, with snapshots and
+# with the boundary reconstruction (device and pinned stores; 6 ranks, two of them storing
+# no shell cell). Exits 77 (skipped) without a GPU.
 # Usage: mpi_slabs_gpu.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
 # shellcheck source=SCRIPTDIR/../app/cli_setup.sh
