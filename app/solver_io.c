@@ -130,11 +130,28 @@ fail:
   return status;
 }
 
+/* A run whose model takes a gigabyte or more spends seconds reading or making it and
+ * setting up its propagator before the first line of progress (21 s for 1500^3 tti on two
+ * H200s): said before it starts. */
+static void announce_set_up(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  const int parameters = cfg->physics.equation == RTM_EQUATION_ISO   ? 1
+                         : cfg->physics.equation == RTM_EQUATION_VTI ? 3
+                                                                     : 5;
+  const double model_gb = parameters * (double)rtm_grid_interior_cells(grid) * 4.0 * 1e-9;
+  if (model_gb < 1.0) return;
+  rtm_log_info("set-up: %s %d parameter volume%s (%.3g GB%s), then %.3g GB of fields and "
+               "coefficients a propagator%s",
+               cfg->model.file[0] ? "reading" : "making", parameters, parameters > 1 ? "s" : "",
+               model_gb, rtm_grid_is_slab(grid) ? " a rank" : "",
+               rtm_propagator_bytes(cfg, grid) * 1e-9, rtm_grid_is_slab(grid) ? " and rank" : "");
+}
+
 static int load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_preflight_t what,
                       rtm_model_t *model) {
   int status = RTM_OK;
   *model = (rtm_model_t){0};                          /* empty on every failure */
   RTM_TRY(rtm_propagator_preflight(cfg, grid, what)); /* a volume too large fails here */
+  if (what == RTM_PREFLIGHT_RUN) announce_set_up(cfg, grid);
   if (cfg->model.file[0])
     RTM_TRY(read_model_file(cfg->model.file, grid, cfg->physics.equation, model));
   else
