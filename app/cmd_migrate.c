@@ -632,9 +632,9 @@ static int write_pngs(migrate_run_t *run) {
   const rtm_grid_t *g = &run->grid;
   const size_t n[3] = {(size_t)g->n[0], (size_t)g->n[1], (size_t)g->n[2]};
   const size_t slab[3] = {(size_t)g->nz_local, n[1], n[0]}, z0 = (size_t)g->z_offset;
-  const size_t largest_plane = n[2] * (n[0] > n[1] ? n[0] : n[1]) > n[0] * n[1]
-                                   ? n[2] * (n[0] > n[1] ? n[0] : n[1])
-                                   : n[0] * n[1];
+  /* the slices: x [nz][ny], y [nz][nx], z [ny][nx] */
+  const size_t wider = n[0] > n[1] ? n[0] : n[1];
+  const size_t largest_plane = n[2] * wider > n[0] * n[1] ? n[2] * wider : n[0] * n[1];
   float *plane = malloc(largest_plane * sizeof *plane);
   if (!plane) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image's PNG slices");
   for (int a = 0; a < 3; ++a) {
