@@ -50,6 +50,10 @@ typedef struct {
   long long plane, ring, cells; /* cells of a whole box plane, of a ring, of the shell here */
 } boundary_shell_t;
 
+/* The shell of `grid`'s z-range (a slab's part under MPI) inside a layer of `width` cells;
+ * 0 when the box holds no core (a box of 2 R cells or fewer along an axis). */
+int boundary_shell_of(const rtm_grid_t *grid, int width, boundary_shell_t *shell);
+
 /* The element of shell cell i in a field laid out as `layout`. */
 static inline BOUNDARY_HOST_DEVICE long long
 boundary_shell_element(const boundary_shell_t *shell, rtm_layout_t layout, long long i) {

@@ -58,39 +58,43 @@ typedef struct {
   int too_large; /* the byte count overflows size_t */
 } store_plan_t;
 
+int boundary_shell_of(const rtm_grid_t *g, int width, boundary_shell_t *s) {
+  int valid = 1;
+  memset(s, 0, sizeof *s);
+  for (int a = 0; a < 3; ++a) {
+    s->first[a] = width;
+    s->box[a] = g->n[a] - 2 * width;
+    valid = valid && s->box[a] > 2 * RTM_RADIUS;
+  }
+  if (!valid) return 0;
+  /* this slab's planes [z0, z1) of the box [width, n - width) (all of it on one rank),
+   * among its R lowest planes, its R highest, or between them */
+  const int R = RTM_RADIUS, box_end = g->n[2] - width;
+  const int z0 = width > g->z_offset ? width : g->z_offset;
+  const int slab_end = g->z_offset + g->nz_local, z1 = box_end < slab_end ? box_end : slab_end;
+  s->first[2] = z0 - g->z_offset;
+  for (int z = z0; z < z1; ++z) {
+    if (z < width + R)
+      ++s->low;
+    else if (z >= box_end - R)
+      ++s->high;
+    else
+      ++s->rings;
+  }
+  const long long bx = s->box[0], by = s->box[1];
+  s->plane = bx * by;
+  s->ring = s->plane - (bx - 2 * R) * (by - 2 * R);
+  s->cells = (long long)(s->low + s->high) * s->plane + (long long)s->rings * s->ring;
+  return 1;
+}
+
 static store_plan_t plan_store(const rtm_reconstruction_plan_t *plan) {
   store_plan_t store;
   const rtm_grid_t *g = plan->grid;
   /* the config's: the preflight plans before the propagators (and their layer) exist */
   const int width = plan->cfg->boundary.width_cells;
   memset(&store, 0, sizeof store);
-  store.valid = 1;
-  for (int a = 0; a < 3; ++a) {
-    store.shell.first[a] = width;
-    store.shell.box[a] = g->n[a] - 2 * width;
-    store.valid = store.valid && store.shell.box[a] > 2 * RTM_RADIUS;
-  }
-  if (store.valid) {
-    /* this slab's planes [z0, z1) of the box [width, n - width) (all of it on one rank),
-     * among its R lowest planes, its R highest, or between them */
-    const int R = RTM_RADIUS, box_end = g->n[2] - width;
-    const int z0 = width > g->z_offset ? width : g->z_offset;
-    const int slab_end = g->z_offset + g->nz_local, z1 = box_end < slab_end ? box_end : slab_end;
-    boundary_shell_t *s = &store.shell;
-    s->first[2] = z0 - g->z_offset;
-    for (int z = z0; z < z1; ++z) {
-      if (z < width + R)
-        ++s->low;
-      else if (z >= box_end - R)
-        ++s->high;
-      else
-        ++s->rings;
-    }
-    const long long bx = s->box[0], by = s->box[1];
-    s->plane = bx * by;
-    s->ring = s->plane - (bx - 2 * R) * (by - 2 * R);
-    s->cells = (long long)(s->low + s->high) * s->plane + (long long)s->rings * s->ring;
-  }
+  store.valid = boundary_shell_of(g, width, &store.shell);
   store.fields = plan->cfg->physics.equation == RTM_EQUATION_ISO ? 1 : 2;
   store.levels = plan->steps > 2 ? plan->steps - 2 : 0;
   store.slots_strategy = rtm_imaging_strategy(plan->strategy, plan->device);

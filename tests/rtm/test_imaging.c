@@ -7,12 +7,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
+#include "boundary_cuda.h"
 #include "imaging_testing.h"
 #include "rtm_half.h"
 #include "rtm_imaging.h"
+#include "rtm_mpi.h"
 #include "rtm_physics.h"
 #include "rtm_points.h"
 #include "rtm_status.h"
@@ -451,6 +454,44 @@ static void test_compensate(void **state) {
   assert_true(bare[0] == 5 && bare[1] == 3.5f && bare[2] == -18);
 }
 
+/* rtm.reconstruction = boundary on z-slabs: the slabs' shells, each walked in its own order
+ * and taken in rank order, are the whole grid's shell in its order, cell for cell (so every
+ * cell is stored by exactly one rank), for 1 to 7 ranks over 37 planes with a 3-cell layer
+ * (box planes 3..33: slabs wholly in the layer, slabs of whole planes only, of rings only). */
+static void test_boundary_shell_by_slabs(void **state) {
+  (void)state;
+  const int n[3] = {20, 18, 37}, width = 3;
+  const double spacing[3] = {10, 10, 10}, origin[3] = {0, 0, 0};
+  rtm_grid_t whole;
+  boundary_shell_t shell;
+  assert_int_equal(rtm_grid_init(&whole, n, spacing, origin), RTM_OK);
+  assert_true(boundary_shell_of(&whole, width, &shell));
+  const rtm_layout_t dense = {0, n[0], (long long)n[0] * n[1]};
+  const long long cells = shell.cells;
+  long long *expected = malloc((size_t)cells * sizeof *expected);
+  assert_non_null(expected);
+  for (long long i = 0; i < cells; ++i)
+    expected[i] = boundary_shell_element(&shell, dense, i);
+  for (int ranks = 1; ranks <= 7; ++ranks) {
+    long long at = 0;
+    for (int r = 0; r < ranks; ++r) {
+      rtm_grid_t slab = whole;
+      int z_offset = 0, nz_local = 0;
+      assert_int_equal(rtm_mpi_slab(n[2], ranks, r, &z_offset, &nz_local), RTM_OK);
+      assert_int_equal(rtm_grid_set_z_range(&slab, z_offset, nz_local), RTM_OK);
+      assert_true(boundary_shell_of(&slab, width, &shell));
+      for (long long i = 0; i < shell.cells; ++i, ++at) {
+        /* the slab's element, its plane made global */
+        const long long element = boundary_shell_element(&shell, dense, i);
+        assert_true(at < cells);
+        assert_int_equal(element + (long long)z_offset * dense.stride_z, expected[at]);
+      }
+    }
+    assert_int_equal(at, cells);
+  }
+  free(expected);
+}
+
 RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_matches_loop),
               cmocka_unit_test(test_image_refuses_device_strategy),
               cmocka_unit_test(test_snapshots_fp32_round_trip),
@@ -458,4 +499,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_m
               cmocka_unit_test(test_snapshots_refuse_bad_slots),
               cmocka_unit_test(test_snapshots_too_large), cmocka_unit_test(test_adjoint_weights),
               cmocka_unit_test(test_laplacian_of_quadratic),
-              cmocka_unit_test(test_laplacian_mirrored_in_box), cmocka_unit_test(test_compensate))
+              cmocka_unit_test(test_laplacian_mirrored_in_box), cmocka_unit_test(test_compensate),
+              cmocka_unit_test(test_boundary_shell_by_slabs))
