@@ -25,11 +25,11 @@ struct boundary_cuda_copies {
  * field. Thread mapping: one shell cell per thread, a grid-stride loop over the cells (in
  * index order, so that a warp reads and writes mostly consecutive x). */
 template <bool to_shell>
-static __global__ void shell_kernel(boundary_shell_t shell, rtm_layout_t layout,
+static __global__ void shell_kernel(rtm_boundary_shell_t shell, rtm_layout_t layout,
                                     float *__restrict__ field, float *__restrict__ compact) {
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < shell.cells;
        i += (long long)gridDim.x * blockDim.x) {
-    const long long element = boundary_shell_element(&shell, layout, i);
+    const long long element = rtm_boundary_shell_element(&shell, layout, i);
     if (to_shell)
       compact[i] = field[element];
     else
@@ -38,7 +38,7 @@ static __global__ void shell_kernel(boundary_shell_t shell, rtm_layout_t layout,
 }
 
 template <bool to_shell>
-static int launch_shell(const boundary_shell_t *shell, rtm_layout_t layout, float *d_field,
+static int launch_shell(const rtm_boundary_shell_t *shell, rtm_layout_t layout, float *d_field,
                         float *d_shell, const char *name) {
   int status = RTM_OK;
   if (shell->cells <= 0) return RTM_OK;
@@ -50,14 +50,14 @@ fail:
   return status;
 }
 
-extern "C" int boundary_cuda_pack(const boundary_shell_t *shell, rtm_layout_t layout,
+extern "C" int boundary_cuda_pack(const rtm_boundary_shell_t *shell, rtm_layout_t layout,
                                   const float *d_field, float *d_shell) {
   /* the kernel only reads the field when it packs */
   return launch_shell<true>(shell, layout, const_cast<float *>(d_field), d_shell,
                             "shell_kernel<pack>");
 }
 
-extern "C" int boundary_cuda_unpack(const boundary_shell_t *shell, rtm_layout_t layout,
+extern "C" int boundary_cuda_unpack(const rtm_boundary_shell_t *shell, rtm_layout_t layout,
                                     const float *d_shell, float *d_field) {
   return launch_shell<false>(shell, layout, d_field, const_cast<float *>(d_shell),
                              "shell_kernel<unpack>");

@@ -48,7 +48,7 @@ enum { BUFFERS = 4 }; /* ring of device buffers of a store in host memory */
 
 /* What a store of these settings allocates; bytes and create both follow it. */
 typedef struct {
-  boundary_shell_t shell;
+  rtm_boundary_shell_t shell;
   int valid;  /* the grid holds a shell around a core (check_shell says why not) */
   int fields; /* 1: p; 2: p and q */
   int levels; /* stored levels 1 .. steps - 2 */
@@ -58,7 +58,7 @@ typedef struct {
   int too_large; /* the byte count overflows size_t */
 } store_plan_t;
 
-int boundary_shell_of(const rtm_grid_t *g, int width, boundary_shell_t *s) {
+int rtm_boundary_shell_of(const rtm_grid_t *g, int width, rtm_boundary_shell_t *s) {
   int valid = 1;
   memset(s, 0, sizeof *s);
   for (int a = 0; a < 3; ++a) {
@@ -94,7 +94,7 @@ static store_plan_t plan_store(const rtm_reconstruction_plan_t *plan) {
   /* the config's: the preflight plans before the propagators (and their layer) exist */
   const int width = plan->cfg->boundary.width_cells;
   memset(&store, 0, sizeof store);
-  store.valid = boundary_shell_of(g, width, &store.shell);
+  store.valid = rtm_boundary_shell_of(g, width, &store.shell);
   store.fields = plan->cfg->physics.equation == RTM_EQUATION_ISO ? 1 : 2;
   store.levels = plan->steps > 2 ? plan->steps - 2 : 0;
   store.slots_strategy = rtm_imaging_strategy(plan->strategy, plan->device);
@@ -255,11 +255,11 @@ static float *buffer_of(const boundary_state_t *s, int level) {
   return (float *)((char *)s->staging.ptr + (size_t)(level % BUFFERS) * s->store.slot_bytes);
 }
 
-static void move_host(const boundary_shell_t *shell, rtm_layout_t layout, float *field,
+static void move_host(const rtm_boundary_shell_t *shell, rtm_layout_t layout, float *field,
                       float *compact, int to_shell) {
   SHELL_OMP_CELLS
   for (long long i = 0; i < shell->cells; ++i) {
-    const long long element = boundary_shell_element(shell, layout, i);
+    const long long element = rtm_boundary_shell_element(shell, layout, i);
     if (to_shell)
       compact[i] = field[element];
     else
@@ -272,7 +272,7 @@ static void move_host(const boundary_shell_t *shell, rtm_layout_t layout, float 
 static int move_fields(boundary_state_t *s, rtm_propagator_t *source, rtm_level_t level,
                        float *compact, int to_shell) {
   int status = RTM_OK;
-  const boundary_shell_t *shell = &s->store.shell;
+  const rtm_boundary_shell_t *shell = &s->store.shell;
   rtm_field_view_t view;
   if (s->device >= 0) RTM_TRY(rtm_imaging_cuda_use_device(s->device));
   for (int f = 0; f < s->store.fields; ++f) {

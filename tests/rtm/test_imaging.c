@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "boundary_cuda.h"
+#include "rtm_boundary_shell.h"
 #include "imaging_testing.h"
 #include "rtm_half.h"
 #include "rtm_imaging.h"
@@ -463,15 +463,15 @@ static void test_boundary_shell_by_slabs(void **state) {
   const int n[3] = {20, 18, 37}, width = 3;
   const double spacing[3] = {10, 10, 10}, origin[3] = {0, 0, 0};
   rtm_grid_t whole;
-  boundary_shell_t shell;
+  rtm_boundary_shell_t shell;
   assert_int_equal(rtm_grid_init(&whole, n, spacing, origin), RTM_OK);
-  assert_true(boundary_shell_of(&whole, width, &shell));
+  assert_true(rtm_boundary_shell_of(&whole, width, &shell));
   const rtm_layout_t dense = {0, n[0], (long long)n[0] * n[1]};
   const long long cells = shell.cells;
   long long *expected = malloc((size_t)cells * sizeof *expected);
   assert_non_null(expected);
   for (long long i = 0; i < cells; ++i)
-    expected[i] = boundary_shell_element(&shell, dense, i);
+    expected[i] = rtm_boundary_shell_element(&shell, dense, i);
   for (int ranks = 1; ranks <= 7; ++ranks) {
     long long at = 0;
     for (int r = 0; r < ranks; ++r) {
@@ -479,10 +479,10 @@ static void test_boundary_shell_by_slabs(void **state) {
       int z_offset = 0, nz_local = 0;
       assert_int_equal(rtm_mpi_slab(n[2], ranks, r, &z_offset, &nz_local), RTM_OK);
       assert_int_equal(rtm_grid_set_z_range(&slab, z_offset, nz_local), RTM_OK);
-      assert_true(boundary_shell_of(&slab, width, &shell));
+      assert_true(rtm_boundary_shell_of(&slab, width, &shell));
       for (long long i = 0; i < shell.cells; ++i, ++at) {
         /* the slab's element, its plane made global */
-        const long long element = boundary_shell_element(&shell, dense, i);
+        const long long element = rtm_boundary_shell_element(&shell, dense, i);
         assert_true(at < cells);
         assert_int_equal(element + (long long)z_offset * dense.stride_z, expected[at]);
       }
