@@ -21,6 +21,15 @@
 #                          $out/ctest_gpu.log, its count and failures as rows; status 1 on a
 #                          failure
 #   step TEXT              prints "== TEXT", a section of the script's output
+#   device_ranks           for runs of one rank a GPU: exports OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM)
+#                          and NCCL_NVLS_ENABLE=0 (NVLink multicast off on shared hosts), sets
+#                          gpus (the GPU count) and np ($NP, else gpus), writes
+#                          nvidia-smi topo -m to $out/topo.txt
+#   mpirun_np N ARGS...    mpirun of N ranks, NCCL_NVLS_ENABLE passed on and the ranks unbound
+#                          (--bind-to none: Open MPI binds two ranks to a core each, which
+#                          leaves the host's set-up one thread a rank)
+#   device_build_once DIR  device_build DIR into $out/build.log, a row "build", unless BUILD=0
+#                          and DIR has rtm3d; status 1 on a failure
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out="${OUT:-${1:?device_env.sh: the default output folder}}"
 mkdir -p "$out"
@@ -69,3 +78,19 @@ device_gpu_tests() {
 }
 
 step() { echo "== $*"; }
+
+device_ranks() {
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  np="${NP:-$gpus}"
+  nvidia-smi topo -m > "$out/topo.txt" 2>&1
+}
+
+mpirun_np() { mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$@"; }
+
+device_build_once() {
+  [ "${BUILD:-1}" != 1 ] && [ -x "$1/app/rtm3d" ] && return 0
+  step "build"
+  device_build "$1" "$out/build.log" || return 1
+  row "build" "ok"
+}

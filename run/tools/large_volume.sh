@@ -20,16 +20,8 @@ build="${1:-build-large}"
 n="${N:-1500}"
 steps="${STEPS:-200}"
 device_summary
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-np="${NP:-$gpus}"
-nvidia-smi topo -m > "$out/topo.txt" 2>&1
-
-if [ "${BUILD:-1}" = 1 ] || [ ! -x "$build/app/rtm3d" ]; then
-  step "build"
-  device_build "$build" "$out/build.log" || exit 1
-  row "build" "ok"
-fi
+device_ranks
+device_build_once "$build" || exit 1
 rtm3d="$build/app/rtm3d"
 if [ "${GPU_TESTS:-1}" = 1 ]; then
   step "ctest -L gpu"
@@ -40,7 +32,6 @@ deck=(run/examples/bench_tti_512.ini --set backend.name=cuda --set model.file=
   --set model.vp=2000 --set model.epsilon=0.2 --set model.delta=0.1 --set model.theta=30
   --set model.phi=20 --set grid.nx="$n" --set grid.ny="$n" --set grid.nz="$n"
   --set time.steps="$steps" --set output.dir="$out" --force)
-mpirun_np() { mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$@"; }
 
 step "one rank: refused"
 code=0

@@ -25,12 +25,8 @@ steps="${STEPS:-1000}"
 summary="$out/summary.txt"
 : >> "$summary"
 failed=0
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-np="${NP:-$gpus}"
-mpirun_np() { mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$@"; }
+device_ranks
 device_info >> "$summary"
-nvidia-smi topo -m > "$out/topo.txt" 2>&1
 row "GPUs" "$gpus; topology in topo.txt"
 
 if [ ! -x "$build/app/rtm3d" ] || [ "$phase" != scaling ]; then
