@@ -134,10 +134,8 @@ fail:
  * setting up its propagator before the first line of progress (21 s for 1500^3 tti on two
  * H200s): said before it starts. */
 static void announce_set_up(const rtm_config_t *cfg, const rtm_grid_t *grid) {
-  const int parameters = cfg->physics.equation == RTM_EQUATION_ISO   ? 1
-                         : cfg->physics.equation == RTM_EQUATION_VTI ? 3
-                                                                     : 5;
-  const double model_gb = parameters * (double)rtm_grid_interior_cells(grid) * 4.0 * 1e-9;
+  const int parameters = rtm_model_parameter_count(cfg->physics.equation);
+  const double model_gb = rtm_model_bytes(cfg, grid) * 1e-9;
   if (model_gb < 1.0) return;
   rtm_log_info("set-up: %s %d parameter volume%s (%.3g GB%s), then %.3g GB of fields and "
                "coefficients a propagator%s",

@@ -204,6 +204,15 @@ size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   return per_cell * grid->padded_cells;
 }
 
+int rtm_model_parameter_count(rtm_equation_t equation) {
+  return equation == RTM_EQUATION_ISO ? 1 : equation == RTM_EQUATION_VTI ? 3 : 5;
+}
+
+size_t rtm_model_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  return (size_t)rtm_model_parameter_count(cfg->physics.equation) * rtm_grid_interior_cells(grid) *
+         sizeof(float);
+}
+
 /* memory.* names a strategy of rtm3d (or auto), built in or not (a build without CUDA
  * has only host; the cuda backend refuses what its build lacks); the cpu backend keeps its
  * fields in host memory whatever they say, and says so. */
@@ -273,11 +282,8 @@ int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
   const int model_loaded = what == RTM_PREFLIGHT_PROPAGATOR;
   const int host_fields = what != RTM_PREFLIGHT_MODEL && strcmp(backend->name, "cpu") == 0;
   const size_t fields = what == RTM_PREFLIGHT_MODEL ? 0 : rtm_propagator_bytes(cfg, grid);
-  const int parameters = cfg->physics.equation == RTM_EQUATION_ISO   ? 1
-                         : cfg->physics.equation == RTM_EQUATION_VTI ? 3
-                                                                     : 5;
-  const size_t model =
-      model_loaded ? 0 : parameters * rtm_grid_interior_cells(grid) * sizeof(float);
+  const int parameters = rtm_model_parameter_count(cfg->physics.equation);
+  const size_t model = model_loaded ? 0 : rtm_model_bytes(cfg, grid);
   char needs[160];
   const char *const run_advice = "run on more ranks (mpirun, z-slabs) or fewer cells";
   if (model && host_fields)

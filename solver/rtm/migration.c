@@ -365,8 +365,7 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
   /* both sides' queued steps done (the source side's include a recomputation's), so that
    * the clock below times the imaging condition alone and a recomputation counts as
    * backward time */
-  RTM_TRY(drain(&m->source));
-  RTM_TRY(drain(r));
+  RTM_TRY(rtm_migration_wait(m));
   const double start_s = rtm_wall_seconds();
   RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   RTM_TRY(rtm_image_accumulate(m->image, source, source_layout, view.padded,
