@@ -141,7 +141,10 @@ int rtm_cmd_info(int argc, char **argv) {
 #else
   printf(", OpenMP off");
 #endif
-  printf(", HDF5 %d.%d.%d, SEG-Y %s, figures %s\n", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE,
+  printf(", HDF5 %d.%d.%d (%s), SEG-Y %s, figures %s\n", H5_VERS_MAJOR, H5_VERS_MINOR,
+         H5_VERS_RELEASE,
+         rtm_io_parallel() ? "parallel: the ranks write their slabs collectively"
+                           : "serial: rank 0 writes the ranks' slabs",
          rtm_segy_available() ? "on (segyio)" : "off (no segyio at configure time)",
          rtm_figure_available() ? "on (PLplot)" : "plain PNG (no PLplot at configure time)");
   printf("backends:    %s\n", rtm_backend_known_names());

@@ -74,7 +74,7 @@ typedef struct {
   size_t local_cells; /* of this rank's slab */
   /* this rank's slabs of the image, the illumination and (rtm.shot_images) one shot's image,
    * dense interior, on the host: no rank holds the whole volume (the files are written slab
-   * by slab, rtm_mpi_write_slabs, the filters work on slabs) */
+   * by slab, rtm_app_write_slabs, the filters work on slabs) */
   float *slab_image, *slab_illumination, *slab_shot;
   float *slab_buffer; /* rank 0 under MPI: another rank's slab on its way to the file */
   rtm_progress_t progress;
@@ -195,8 +195,8 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   run->slab_illumination = calloc(run->local_cells, sizeof *run->slab_illumination);
   if (!run->slab_image || !run->slab_illumination)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of the image", run->local_cells);
-  if (run->root && rtm_mpi_size() > 1) {
-    const size_t largest = rtm_mpi_largest_slab_cells(&run->grid);
+  const size_t largest = rtm_app_slab_buffer_cells(&run->grid);
+  if (run->root && largest > 0) {
     run->slab_buffer = malloc(largest * sizeof *run->slab_buffer);
     if (!run->slab_buffer)
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell slab of the image", largest);
@@ -304,25 +304,12 @@ fail:
   return status;
 }
 
-/* One slab of a volume into the file on rank 0 (rtm_mpi_write_slabs' writer). */
-typedef struct {
-  rtm_output_t *output;
-  const char *name;
-} volume_slab_t;
-
-static int write_volume_slab(void *context, int z_offset, int nz, const float *planes) {
-  const volume_slab_t *v = context;
-  int status = rtm_output_set_planes(v->output, z_offset, nz);
-  if (status == RTM_OK) status = rtm_output_write_volume(v->output, v->name, planes);
-  return status;
-}
-
-/* This rank's slab of a volume written by rank 0 into `output` (NULL on the others), slab by
- * slab in rank order: the first shot group's ranks call it alike. */
-static int write_slabs(migrate_run_t *run, rtm_output_t *output, const char *name,
+/* This rank's slab of the volume `name` into the file at `path`, whose output rank 0 holds
+ * (`output`, NULL on the others): the first shot group's ranks call it alike. */
+static int write_slabs(migrate_run_t *run, rtm_output_t *output, const char *path, const char *name,
                        const float *slab) {
-  volume_slab_t v = {output, name};
-  return rtm_mpi_write_slabs(&run->grid, slab, run->slab_buffer, write_volume_slab, &v);
+  const rtm_app_slab_target_t volume = {name, -1, 0, 0.0};
+  return rtm_app_write_slabs(&run->grid, output, path, &volume, slab, run->slab_buffer);
 }
 
 static int save_state(migrate_run_t *run, int completed) {
@@ -335,8 +322,8 @@ static int save_state(migrate_run_t *run, int completed) {
     RTM_TRY(rtm_output_create(run->resume_path, &volume, &run->info, &state));
     RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
   }
-  RTM_TRY(write_slabs(run, state, "/image", run->slab_image));
-  RTM_TRY(write_slabs(run, state, "/illumination", run->slab_illumination));
+  RTM_TRY(write_slabs(run, state, run->resume_path, "/image", run->slab_image));
+  RTM_TRY(write_slabs(run, state, run->resume_path, "/illumination", run->slab_illumination));
   if (run->root) {
     status = rtm_output_close(state, 1);
     state = NULL;
@@ -540,7 +527,7 @@ static int keep_shot_image(migrate_run_t *run, int shot) {
   for (size_t i = 0; i < run->local_cells; ++i)
     run->slab_image[i] += run->slab_shot[i];
   snprintf(name, sizeof name, "/shots/%d/image", shot);
-  RTM_TRY(write_slabs(run, run->output, name, run->slab_shot));
+  RTM_TRY(write_slabs(run, run->output, run->h5_path, name, run->slab_shot));
   RTM_TRY(rtm_migration_clear(run->migration));
   run->write_s += rtm_wall_seconds() - start_s;
   run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
@@ -610,8 +597,8 @@ static int write_image(migrate_run_t *run) {
     RTM_TRY(
         rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->slab_image, scratch));
   }
-  RTM_TRY(write_slabs(run, run->output, "/image", run->slab_image));
-  RTM_TRY(write_slabs(run, run->output, "/illumination", run->slab_illumination));
+  RTM_TRY(write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
+  RTM_TRY(write_slabs(run, run->output, run->h5_path, "/illumination", run->slab_illumination));
   if (run->root) {
     status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
     run->output = NULL;

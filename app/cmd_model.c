@@ -254,12 +254,12 @@ static int open_output(model_run_t *run) {
   RTM_TRY(rtm_app_check_disk(cfg->output.dir, file_bytes,
                              "raise snapshots.every, snapshot fewer snapshots.fields, record "
                              "fewer receivers, or set output.dir on a larger disk"));
-  if (run->cells != run->local_cells && run->snapshot_count > 0) {
-    /* the other ranks' slabs come one at a time (rtm_mpi_write_slabs): room for the largest */
-    const size_t cells = rtm_mpi_largest_slab_cells(&run->grid);
-    run->slab_buffer = malloc(cells * sizeof *run->slab_buffer);
+  const size_t slab_cells = rtm_app_slab_buffer_cells(&run->grid);
+  if (slab_cells > 0 && run->snapshot_count > 0) {
+    /* the other ranks' slabs come one at a time (rtm_app_write_slabs): room for the largest */
+    run->slab_buffer = malloc(slab_cells * sizeof *run->slab_buffer);
     if (!run->slab_buffer)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell slab of the snapshots", cells);
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell slab of the snapshots", slab_cells);
   }
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole_grid);
   RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
@@ -277,25 +277,8 @@ fail:
   return status;
 }
 
-/* One snapshot's slab into the file on rank 0 (rtm_mpi_write_slabs' writer). */
-typedef struct {
-  model_run_t *run;
-  const char *field;
-  int index, level;
-  double time_s;
-} snapshot_slab_t;
-
-static int write_snapshot_slab(void *context, int z_offset, int nz, const float *planes) {
-  const snapshot_slab_t *s = context;
-  rtm_output_t *output = s->run->output;
-  int status = rtm_output_set_planes(output, z_offset, nz);
-  if (status == RTM_OK)
-    status = rtm_output_write_snapshot(output, s->field, s->index, s->level, s->time_s, planes);
-  return status;
-}
-
 /* Snapshot `level / every - 1` of each field snapshots.fields asks for: each rank's slab
- * written by rank 0 as it comes, in rank order (rank 0 never holds the volume). */
+ * written collectively, or by rank 0 as it comes (rank 0 never holds the volume). */
 static int write_snapshots(model_run_t *run, int level) {
   int status = RTM_OK;
   const rtm_propagator_t *prop = &run->prop;
@@ -305,11 +288,11 @@ static int write_snapshots(model_run_t *run, int level) {
     if (!all_finite(run->field, run->local_cells))
       RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is unstable%s",
                level, run->unstable_hint);
-    snapshot_slab_t slab = {run, rtm_field_name((rtm_field_t)f), level / run->every - 1, level,
-                            level * prop->dt_s};
+    const rtm_app_slab_target_t snapshot = {rtm_field_name((rtm_field_t)f), level / run->every - 1,
+                                            level, level * prop->dt_s};
     if (run->writer.started) pthread_mutex_lock(&run->writer.file_lock);
-    status =
-        rtm_mpi_write_slabs(&run->grid, run->field, run->slab_buffer, write_snapshot_slab, &slab);
+    status = rtm_app_write_slabs(&run->grid, run->output, run->h5_path, &snapshot, run->field,
+                                 run->slab_buffer);
     if (run->writer.started) pthread_mutex_unlock(&run->writer.file_lock);
     if (status != RTM_OK) goto fail;
   }

@@ -23,6 +23,55 @@ rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid) {
   return volume;
 }
 
+/* rtm_mpi_write_slabs' writer on rank 0: one slab of the target into its output. */
+typedef struct {
+  rtm_output_t *output;
+  const rtm_app_slab_target_t *target;
+} slab_writer_t;
+
+static int write_slab(void *context, int z_offset, int nz, const float *planes) {
+  const slab_writer_t *w = context;
+  const rtm_app_slab_target_t *t = w->target;
+  int status = rtm_output_set_planes(w->output, z_offset, nz);
+  if (status != RTM_OK) return status;
+  if (t->index >= 0)
+    return rtm_output_write_snapshot(w->output, t->name, t->index, t->step, t->time_s, planes);
+  return rtm_output_write_volume(w->output, t->name, planes);
+}
+
+static int collective_slabs(void) {
+  return rtm_io_parallel() && rtm_mpi_size() > 1;
+}
+
+int rtm_app_write_slabs(const rtm_grid_t *grid, rtm_output_t *output, const char *path,
+                        const rtm_app_slab_target_t *target, const float *slab, float *buffer) {
+  int status = RTM_OK, again = RTM_OK;
+  if (!collective_slabs()) {
+    slab_writer_t writer = {output, target};
+    return rtm_mpi_write_slabs(grid, slab, buffer, write_slab, &writer);
+  }
+  const int root = rtm_mpi_rank() == 0, snapshot = target->index >= 0;
+  char dataset[96];
+  snprintf(dataset, sizeof dataset, snapshot ? "/snapshots/%s" : "%s", target->name);
+  if (root)
+    RTM_TRY(snapshot ? rtm_output_release_for_snapshot(output, target->name, target->index)
+                     : rtm_output_release_for_volume(output, target->name));
+  const rtm_io_volume_t volume = rtm_app_volume(grid);
+  status = rtm_io_write_planes_collective(path, dataset, target->index, &volume, slab,
+                                          rtm_mpi_slab_communicator());
+  if (root)
+    again = rtm_output_reacquire(output, snapshot ? target->name : NULL, target->index,
+                                 target->step, target->time_s);
+  if (status == RTM_OK) status = again;
+fail:
+  return status;
+}
+
+size_t rtm_app_slab_buffer_cells(const rtm_grid_t *grid) {
+  if (rtm_mpi_size() == 1 || collective_slabs()) return 0;
+  return rtm_mpi_largest_slab_cells(grid);
+}
+
 static int read_model_file(const char *path, const rtm_grid_t *grid, rtm_equation_t equation,
                            rtm_model_t *model) {
   int status = RTM_OK;

@@ -23,6 +23,25 @@ int rtm_app_load_model_values(const rtm_config_t *cfg, const rtm_grid_t *grid, r
  * rank unchanged. */
 int rtm_app_slab(rtm_grid_t *grid);
 
+/* What a slab write fills: the volume `name` (an absolute path such as "/image"), or, when
+ * index >= 0, entry `index` of the snapshot series `name` ("p") taken at `step`, `time_s`. */
+typedef struct {
+  const char *name;
+  int index, step;
+  double time_s;
+} rtm_app_slab_target_t;
+/* The ranks' slabs of `target` into the output file created at `path`, which rank 0 holds
+ * (`output`; NULL on the others). With a parallel HDF5 every rank writes its own planes in
+ * one collective write (rtm_io_write_planes_collective); else rank 0 writes the slabs in
+ * rank order as they come (rtm_mpi_write_slabs), receiving the others' into `buffer`
+ * (rank 0's, rtm_app_slab_buffer_cells of them). Collective over the ranks that share the
+ * slabs; the file is the same either way. */
+int rtm_app_write_slabs(const rtm_grid_t *grid, rtm_output_t *output, const char *path,
+                        const rtm_app_slab_target_t *target, const float *slab, float *buffer);
+/* Cells of the buffer rank 0 needs for rtm_app_write_slabs: the largest other slab when
+ * rank 0 writes the slabs itself, 0 with one rank or a parallel HDF5. */
+size_t rtm_app_slab_buffer_cells(const rtm_grid_t *grid);
+
 /* Under MPI, the phases of a run on each rank (rtm_phase_t's edge planes, interior, copies
  * out and in, then the host's wait in the halo exchange and the I/O: `seconds` in that
  * order, this rank's) reduced over the ranks into the report's timings PHASE_min,

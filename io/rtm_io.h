@@ -114,6 +114,30 @@ int rtm_output_write_shot(rtm_output_t *output, int shot, const double source_m[
 int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense);
 /* A root attribute `name` holding one integer (a run state's counters). */
 int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
+
+/* ---- the ranks' slabs written at once (parallel HDF5) ----
+ * With a parallel HDF5 (RTM3D_HAVE_PARALLEL_HDF5) every rank writes its own planes of a
+ * volume or snapshot into the run's file in one collective write; rank 0's output lets go
+ * of the file for it and takes it back after. Without, rtm_io_parallel() is 0 and rank 0
+ * writes the slabs in rank order (rtm_mpi_write_slabs). The file is the same either way. */
+int rtm_io_parallel(void);
+/* Rank 0, before the collective write: the volume `name` exists (created as
+ * rtm_output_write_volume does, NaN where no rank writes), or snapshot series `field`'s
+ * entry `index` is declared; then every handle of the file closed (flushed). */
+int rtm_output_release_for_volume(rtm_output_t *output, const char *name);
+int rtm_output_release_for_snapshot(rtm_output_t *output, const char *field, int index);
+/* Rank 0, after it: the file open again; a snapshot's step and time recorded when `field`
+ * is not NULL. */
+int rtm_output_reacquire(rtm_output_t *output, const char *field, int index, int step,
+                         double time_s);
+/* Collective over the ranks of `communicator` (the address of an MPI_Comm, see
+ * rtm_mpi_slab_communicator): this rank's planes [volume->z_offset, + volume->nz_local)
+ * of the dataset `name` ([nz][ny][nx], or entry `index` of the series [count][nz][ny][nx]
+ * when index >= 0), dense [nz][ny][nx], written into PATH.partial, the file of the output
+ * created at `path` (rank 0's, released). RTM_ERR_UNSUPPORTED without parallel HDF5. */
+int rtm_io_write_planes_collective(const char *path, const char *name, int index,
+                                   const rtm_io_volume_t *volume, const float *dense,
+                                   const void *communicator);
 /* success != 0: flush, close, rename PATH.partial -> PATH. Else close and remove. */
 int rtm_output_close(rtm_output_t *output, int success);
 

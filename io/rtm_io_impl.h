@@ -104,6 +104,13 @@ struct rtm_output {
  * read the volumes through it with their spacing and origin; nothing for traces alone. */
 int rtm_output_write_xdmf(const rtm_output_t *output);
 
+/* The planes [volume->z_offset, + volume->nz_local) of `dataset` selected in *file_space,
+ * and their dense [nz][ny][nx] shape in *memory_space: of entry `index` of a series
+ * [count][nz][ny][nx] (rank 4), or of a single volume [nz][ny][nx] (rank 3). `name` names
+ * the dataset in messages. */
+int rtm_output_select_planes(hid_t dataset, int rank, int index, const rtm_io_volume_t *volume,
+                             const char *name, hid_t *file_space, hid_t *memory_space);
+
 /* A field name fit for a dataset name: 1 to FIELD_NAME_MAX - 1 characters, no '/'. */
 int rtm_output_check_field_name(const char *field);
 /* Opens the group at the absolute path `name` into *group unless *group is already open;

@@ -217,6 +217,24 @@ fail:
   return status;
 }
 
+int rtm_output_select_planes(hid_t dataset, int rank, int index, const rtm_io_volume_t *volume,
+                             const char *name, hid_t *file_space, hid_t *memory_space) {
+  int status = RTM_OK;
+  const int lead = rank - 3; /* 1 for a series, else 0 */
+  hsize_t start[4] = {(hsize_t)index, 0, 0, 0};
+  hsize_t count[4] = {1, 1, 1, 1};
+  start[lead] = (hsize_t)volume->z_offset;
+  count[lead] = (hsize_t)volume->nz_local;
+  count[lead + 1] = (hsize_t)volume->n[1];
+  count[lead + 2] = (hsize_t)volume->n[0];
+  RTM_H5_CHECK(*file_space = H5Dget_space(dataset), RTM_ERR_IO, "%s", name);
+  RTM_H5_CHECK(H5Sselect_hyperslab(*file_space, H5S_SELECT_SET, start, NULL, count, NULL),
+               RTM_ERR_IO, "%s", name);
+  RTM_H5_CHECK(*memory_space = H5Screate_simple(rank, count, NULL), RTM_ERR_IO, "%s", name);
+fail:
+  return status;
+}
+
 /* Writes this rank's planes of a volume into dataset: at [index][z_offset...] of a series
  * (rank 4), or at [z_offset...] of a single volume (rank 3). `name` names it in messages.
  * Rank-ordered writes thus compose the volume. */
@@ -224,18 +242,8 @@ static int write_local_planes(rtm_output_t *output, hid_t dataset, int rank, int
                               const char *name, const float *dense) {
   int status = RTM_OK;
   hid_t file_space = H5I_INVALID_HID, memory_space = H5I_INVALID_HID;
-  const rtm_io_volume_t *g = &output->volume;
-  const int lead = rank - 3; /* 1 for a series, else 0 */
-  hsize_t start[4] = {(hsize_t)index, 0, 0, 0};
-  hsize_t count[4] = {1, 1, 1, 1};
-  start[lead] = (hsize_t)g->z_offset;
-  count[lead] = (hsize_t)g->nz_local;
-  count[lead + 1] = (hsize_t)g->n[1];
-  count[lead + 2] = (hsize_t)g->n[0];
-  RTM_H5_CHECK(file_space = H5Dget_space(dataset), RTM_ERR_IO, "%s", name);
-  RTM_H5_CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL),
-               RTM_ERR_IO, "%s", name);
-  RTM_H5_CHECK(memory_space = H5Screate_simple(rank, count, NULL), RTM_ERR_IO, "%s", name);
+  RTM_TRY(rtm_output_select_planes(dataset, rank, index, &output->volume, name, &file_space,
+                                   &memory_space));
   RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory_space, file_space, H5P_DEFAULT, dense),
                RTM_ERR_IO, "output file %s: writing %s", output->partial, name);
 fail:
@@ -255,16 +263,25 @@ fail:
   return status;
 }
 
+/* The declared series `field` with an entry `index`, else RTM_ERR_INTERNAL (NULL). */
+static snapshot_field_t *declared_snapshot(rtm_output_t *output, const char *field, int index) {
+  snapshot_field_t *f = find_field(output, field ? field : "");
+  if (!f)
+    rtm_log_error("/snapshots/%s written before rtm_output_snapshots_begin",
+                  field ? field : "(null)");
+  else if (index < 0 || index >= f->count) {
+    rtm_log_error("/snapshots/%s: index %d outside 0..%d", field, index, f->count - 1);
+    f = NULL;
+  }
+  return f;
+}
+
 int rtm_output_write_snapshot(rtm_output_t *output, const char *field, int index, int step,
                               double time_s, const float *dense) {
   int status = RTM_OK;
   char name[FIELD_NAME_MAX + 32];
-  snapshot_field_t *f = find_field(output, field);
-  if (!f)
-    RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s written before rtm_output_snapshots_begin",
-             field ? field : "(null)");
-  if (index < 0 || index >= f->count)
-    RTM_FAIL(RTM_ERR_INTERNAL, "/snapshots/%s: index %d outside 0..%d", field, index, f->count - 1);
+  snapshot_field_t *f = declared_snapshot(output, field, index);
+  if (!f) return RTM_ERR_INTERNAL;
   snprintf(name, sizeof name, "/snapshots/%s[%d]", field, index);
   RTM_TRY(write_local_planes(output, f->dataset, 4, index, name, dense));
   f->steps[index] = step;
@@ -320,17 +337,70 @@ static int remember_volume(rtm_output_t *output, const char *name) {
   return RTM_OK;
 }
 
-int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense) {
+/* The volume `name` opened (created on its first write) and named for the sidecar. */
+static int declare_volume(rtm_output_t *output, const char *name, hid_t *dataset) {
   int status = RTM_OK;
-  hid_t dataset = H5I_INVALID_HID;
   if (!name || name[0] != '/' || name[strlen(name) - 1] == '/')
     RTM_FAIL(RTM_ERR_INTERNAL, "output volume name '%s': expected an absolute path such as /image",
              name ? name : "(null)");
-  RTM_TRY(open_volume(output, name, &dataset));
-  RTM_TRY(write_local_planes(output, dataset, 3, 0, name, dense));
+  RTM_TRY(open_volume(output, name, dataset));
   RTM_TRY(remember_volume(output, name));
 fail:
+  return status;
+}
+
+int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense) {
+  int status = RTM_OK;
+  hid_t dataset = H5I_INVALID_HID;
+  RTM_TRY(declare_volume(output, name, &dataset));
+  RTM_TRY(write_local_planes(output, dataset, 3, 0, name, dense));
+fail:
   rtm_h5_close(&dataset);
+  return status;
+}
+
+/* ---- the file let go for a collective write (parallel HDF5) and taken back ---- */
+
+int rtm_output_release_for_volume(rtm_output_t *output, const char *name) {
+  int status = RTM_OK;
+  hid_t dataset = H5I_INVALID_HID;
+  RTM_TRY(declare_volume(output, name, &dataset));
+  rtm_h5_close(&dataset);
+  status = close_handles(output);
+fail:
+  rtm_h5_close(&dataset);
+  return status;
+}
+
+int rtm_output_release_for_snapshot(rtm_output_t *output, const char *field, int index) {
+  if (!declared_snapshot(output, field, index)) return RTM_ERR_INTERNAL;
+  return close_handles(output);
+}
+
+int rtm_output_reacquire(rtm_output_t *output, const char *field, int index, int step,
+                         double time_s) {
+  int status = RTM_OK;
+  hid_t fapl = H5I_INVALID_HID;
+  char name[FIELD_NAME_MAX + 16];
+  rtm_h5_quiet();
+  RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "output file %s", output->partial);
+  RTM_H5_CHECK(output->file = H5Fopen(output->partial, H5F_ACC_RDWR, fapl), RTM_ERR_IO,
+               "output file %s: opening it again after the ranks wrote their slabs",
+               output->partial);
+  for (int i = 0; i < output->field_count; ++i) {
+    snprintf(name, sizeof name, "/snapshots/%s", output->fields[i].name);
+    RTM_H5_CHECK(output->fields[i].dataset = H5Dopen2(output->file, name, H5P_DEFAULT), RTM_ERR_IO,
+                 "output file %s: opening %s again", output->partial, name);
+  }
+  if (field) {
+    snapshot_field_t *f = declared_snapshot(output, field, index);
+    if (!f) RTM_FAIL(RTM_ERR_INTERNAL, "output file %s", output->partial);
+    f->steps[index] = step;
+    f->times[index] = time_s;
+    RTM_TRY(write_snapshot_attrs(output, f));
+  }
+fail:
+  rtm_h5_close(&fapl);
   return status;
 }
 

@@ -18,6 +18,9 @@ libcmocka-dev libfftw3-dev libpng-dev libopenmpi-dev openmpi-bin"
 # figures of rtm3d plot (PLplot with its cairo drivers); a distribution without them builds
 # rtm3d without SEG-Y and with plain PNG pictures
 rtm_apt_optional="libsegyio-dev python3-segyio libplplot-dev plplot-driver-cairo"
+# optional: a parallel HDF5 beside the serial one, which run/test.sh builds against a second
+# time (-DHDF5_PREFER_PARALLEL=ON: the ranks write their slabs collectively)
+rtm_apt_parallel_hdf5="libhdf5-openmpi-dev"
 
 rtm_deps_install() {
   local sudo=""
@@ -26,6 +29,8 @@ rtm_deps_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $rtm_apt_packages
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $rtm_apt_optional ||
     echo "run/deps.sh: $rtm_apt_optional not installed: rtm3d builds without SEG-Y" >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $rtm_apt_parallel_hdf5 ||
+    echo "run/deps.sh: $rtm_apt_parallel_hdf5 not installed: no parallel HDF5 build in run/test.sh" >&2
 }
 
 rtm_deps_fetch() {

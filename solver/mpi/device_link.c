@@ -31,14 +31,16 @@ struct rtm_mpi_device_link {
 #endif
 };
 
+#ifdef DEVICE_LINKS
 /* 1 when the MPI library says at run time that it takes device memory. */
 static int mpi_takes_device_memory(void) {
-#if defined(DEVICE_LINKS) && defined(MPIX_CUDA_AWARE_SUPPORT)
+#ifdef MPIX_CUDA_AWARE_SUPPORT
   return MPIX_Query_cuda_support() == 1;
 #else
   return 0;
 #endif
 }
+#endif
 
 void rtm_mpi_cuda_aware_describe(char *text, size_t size) {
 #if !defined(RTM3D_HAVE_CUDA)

@@ -129,6 +129,10 @@ MPI_Comm rtm_mpi_slab_comm(void) {
   return slab_comm;
 }
 
+const void *rtm_mpi_slab_communicator(void) {
+  return &slab_comm;
+}
+
 MPI_Comm rtm_mpi_slab_node_comm(void) {
   return group_node_comm != MPI_COMM_NULL ? group_node_comm : node_comm;
 }
@@ -331,6 +335,10 @@ fail:
 }
 
 #else /* one rank: no MPI in this build */
+
+const void *rtm_mpi_slab_communicator(void) {
+  return NULL;
+}
 
 int rtm_mpi_init(int *argc, char ***argv) {
   (void)argc;

@@ -90,6 +90,9 @@ int rtm_mpi_sum_to_root(float *values, size_t count);
 typedef int (*rtm_mpi_slab_writer_t)(void *context, int z_offset, int nz, const float *planes);
 int rtm_mpi_write_slabs(const rtm_grid_t *grid, const float *slab, float *buffer,
                         rtm_mpi_slab_writer_t write, void *context);
+/* The MPI_Comm of the ranks that share the slabs, by address, for a library that takes
+ * one (parallel HDF5: rtm_io_write_planes_collective); NULL without MPI in the build. */
+const void *rtm_mpi_slab_communicator(void);
 /* Cells of the largest slab of the volume over the ranks that share it. */
 size_t rtm_mpi_largest_slab_cells(const rtm_grid_t *grid);
 /* A dense slab [nz_local][ny][nx] into `extended` [nz_local + 2 planes][ny][nx] (the slab

@@ -9,7 +9,8 @@
 #   iso with sinc points (taps over 8 planes: receivers cut by 2 and 4 ranks).
 # `rtm3d migrate` of the small example: image and illumination of 2, 3 (and 6, boundary)
 # ranks equal one rank's with every reconstruction, the PNGs byte for byte, shot images,
-# a stopped run resumed (the comments below say how each is cut).
+# a stopped run resumed (the comments below say how each is cut). The slabs reach the file
+# collectively with a parallel HDF5, else through rank 0 (the report says which).
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
 # planes on 10 ranks, naming grid.nz; exit 2), a volume whose model and propagator do not fit
 # one rank's memory.limit_gb, which two ranks run (exit 1), plot under 2 ranks (exit 2),
@@ -37,6 +38,16 @@ grep -q "\"ranks\": \\[\"rank 0: .*planes 0\\.\\.12$m\", \"rank 1: .*planes 13\\
   "$work/iso3.json" || { echo "FAIL: iso3.json lacks the ranks:"; cat "$work/iso3.json"; exit 1; }
 grep -q '"halo_exchange_max"' "$work/iso3.json" ||
   { echo "FAIL: iso3.json lacks the exchange times"; exit 1; }
+# the slabs reached the file the way the build says (rtm3d info): collectively through a
+# parallel HDF5, else through rank 0; the snapshots above are the same bytes either way
+if "$rtm3d" info | grep -q "HDF5 .*(parallel: the ranks write their slabs collectively)"; then
+  writes="collective (parallel HDF5)"
+else
+  writes="rank 0, in rank order"
+fi
+grep -q "\"slab_writes\": \"$writes\"" "$work/iso3.json" ||
+  { echo "FAIL: iso3.json does not say the slabs were written $writes:"; cat "$work/iso3.json"; exit 1; }
+echo "iso3: slabs written $writes"
 run 3 iso3b "${iso[@]}" --set mpi.exchange=blocking # after the whole step, not overlapped
 same iso3b iso1
 
