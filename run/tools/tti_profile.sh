@@ -4,6 +4,8 @@
 # 64x4, zblock 64, constant anisotropic model), a histogram of the kernel's SASS opcodes
 # (what the instruction count per cell is made of) and the kernel's SASS with the warp
 # stall samples of each instruction (where the time goes). Files under $OUT: ncu_tti.txt,
+# ncu_details.txt (the sections), ncu_raw.csv, sass_per_cell.txt (executed instructions per
+# cell by opcode),
 # sass_hist.txt, sass_stalls.csv. Short table last.
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -30,7 +32,36 @@ cuobjdump -sass "$obj" 2>/dev/null | awk '
   END { for (k in n) printf "%-10s %6d\n", k, n[k]; printf "%-10s %6d\n", "TOTAL", t }' |
   sort -k2 -n -r > "$out/sass_hist.txt"
 ncu --import "$out/tti.ncu-rep" --page source --csv --print-source sass > "$out/sass_stalls.csv" 2>&1
+ncu --import "$out/tti.ncu-rep" --page details > "$out/ncu_details.txt" 2>&1
+ncu --import "$out/tti.ncu-rep" --page raw --csv > "$out/ncu_raw.csv" 2>&1
 rm -f "$out/tti.ncu-rep"
-head -25 "$out/sass_hist.txt"
-grep -E "^ +(Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Executed Ipc Active|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per Thread|Warp Cycles Per Issued|Theoretical Occupancy)" "$out/ncu_tti.txt"
-grep -E "smsp__|Stall|stall" "$out/ncu_tti.txt" | head -30
+# executed instructions per cell by opcode (thread instructions = warp instructions x 32 over
+# the step's cells), with each opcode's share of the warp stall samples
+python3 - "$out/sass_stalls.csv" > "$out/sass_per_cell.txt" <<'PY'
+import csv, collections, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+head = rows[0]; rows = rows[1:]
+src, ex, st = head.index("Source"), head.index("Instructions Executed"), head.index("Warp Stall Sampling (All Samples)")
+cells = 512 ** 3
+count, stall = collections.Counter(), collections.Counter()
+for r in rows:
+    words = r[src].split()
+    if not words: continue
+    op = words[1] if words[0].startswith("@") else words[0]
+    count[op] += int(r[ex] or 0); stall[op] += int(r[st] or 0)
+total, samples = sum(count.values()), max(1, sum(stall.values()))
+print("instructions per cell %.1f" % (total * 32 / cells))
+for op, n in count.most_common(25):
+    print("%-34s %6.1f  stalls %5.1f%%" % (op, n * 32 / cells, 100 * stall[op] / samples))
+PY
+head -27 "$out/sass_per_cell.txt"
+grep -E "^ +(Duration|SM Frequency|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Executed Ipc Active|Issue Slots Busy|Issued Warp Per Scheduler|No Eligible|Active Warps Per Scheduler|Eligible Warps Per Scheduler|Achieved Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|Theoretical Occupancy)" "$out/ncu_details.txt"
+python3 - "$out/ncu_raw.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head = next((r for r in rows if "smsp__inst_executed.sum" in r), None)
+if head:
+    values = rows[rows.index(head) + 2]
+    for name, value in zip(head, values):
+        if "stalled" in name: print("%-80s %s" % (name, value))
+PY
