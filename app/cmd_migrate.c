@@ -319,7 +319,7 @@ static int save_state(migrate_run_t *run, int completed) {
   RTM_TRY(read_sums(run, 1, 1));
   if (rtm_mpi_group() != 0) return RTM_OK;
   if (run->root) {
-    RTM_TRY(rtm_output_create(run->resume_path, &volume, &run->info, &state));
+    RTM_TRY(rtm_app_create_output(run->resume_path, &volume, &run->info, &state));
     RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
   }
   RTM_TRY(write_slabs(run, state, run->resume_path, "/image", run->slab_image));
@@ -349,7 +349,7 @@ static int open_output(migrate_run_t *run) {
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of a shot's image",
                run->local_cells);
   }
-  if (run->root) RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
+  if (run->root) RTM_TRY(rtm_app_create_output(run->h5_path, &volume, &run->info, &run->output));
 fail:
   return status;
 }
@@ -709,7 +709,8 @@ static int write_report(migrate_run_t *run) {
                                .timings = timings,
                                .timing_count = timing_count,
                                .mcells_per_s = mcells,
-                               .output_path = run->h5_path};
+                               .output_path = run->h5_path,
+                               .slab_writes = rtm_app_slab_writes()};
   RTM_TRY(rtm_migration_memory(run->migration, &memory));
   RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->whole, &memory));
   if (!run->quiet) {
@@ -758,7 +759,7 @@ int rtm_cmd_migrate(int argc, char **argv) {
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
   RTM_TRY(write_image(run));
-  if (run->root) remove(run->resume_path); /* the image is complete */
+  if (run->root) rtm_output_remove(run->resume_path); /* the image is complete */
   if (rtm_mpi_group() == 0) RTM_TRY(write_pngs(run));
   run->end_s = rtm_wall_seconds();
   RTM_TRY(reduce_rank_phases(run));

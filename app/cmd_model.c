@@ -262,7 +262,7 @@ static int open_output(model_run_t *run) {
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell slab of the snapshots", slab_cells);
   }
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole_grid);
-  RTM_TRY(rtm_output_create(run->h5_path, &volume, &run->info, &run->output));
+  RTM_TRY(rtm_app_create_output(run->h5_path, &volume, &run->info, &run->output));
   for (int f = RTM_FIELD_P; run->stream_window && f <= RTM_FIELD_Q; ++f)
     if (prop->trace_fields & RTM_FIELD_BIT(f))
       RTM_TRY(rtm_output_traces_begin(run->output, rtm_field_name((rtm_field_t)f),
@@ -970,7 +970,8 @@ static int write_report(model_run_t *run) {
                          .output_path = run->h5_path,
                          .rank_lines = run->rank_lines,
                          .rank_line_size = RANK_LINE,
-                         .rank_count = rtm_mpi_world_size()};
+                         .rank_count = rtm_mpi_world_size(),
+                         .slab_writes = rtm_app_slab_writes()};
   RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->whole_grid, &run->prop.ledger));
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,

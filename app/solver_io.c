@@ -67,6 +67,18 @@ fail:
   return status;
 }
 
+int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume,
+                          const rtm_run_info_t *info, rtm_output_t **output) {
+  const int status = rtm_output_create(path, volume, info, output);
+  if (status == RTM_OK && collective_slabs()) rtm_output_expect_collective(*output);
+  return status;
+}
+
+const char *rtm_app_slab_writes(void) {
+  if (rtm_mpi_size() == 1) return NULL;
+  return collective_slabs() ? "collective (parallel HDF5)" : "rank 0, in rank order";
+}
+
 size_t rtm_app_slab_buffer_cells(const rtm_grid_t *grid) {
   if (rtm_mpi_size() == 1 || collective_slabs()) return 0;
   return rtm_mpi_largest_slab_cells(grid);

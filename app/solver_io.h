@@ -38,6 +38,13 @@ typedef struct {
  * slabs; the file is the same either way. */
 int rtm_app_write_slabs(const rtm_grid_t *grid, rtm_output_t *output, const char *path,
                         const rtm_app_slab_target_t *target, const float *slab, float *buffer);
+/* rtm_output_create, then, when this run's slabs go to the file collectively
+ * (rtm_app_write_slabs), rtm_output_expect_collective. Rank 0. */
+int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume,
+                          const rtm_run_info_t *info, rtm_output_t **output);
+/* How rtm_app_write_slabs writes this run's slabs, for the report's "slab_writes":
+ * "collective (parallel HDF5)" or "rank 0, in rank order"; NULL with one rank. */
+const char *rtm_app_slab_writes(void);
 /* Cells of the buffer rank 0 needs for rtm_app_write_slabs: the largest other slab when
  * rank 0 writes the slabs itself, 0 with one rank or a parallel HDF5. */
 size_t rtm_app_slab_buffer_cells(const rtm_grid_t *grid);

@@ -53,12 +53,22 @@ fail:
   rtm_h5_close(&dxpl);
   rtm_h5_close(&memory_space);
   rtm_h5_close(&file_space);
+  rtm_h5_close(&fapl);
+  if (status != RTM_OK) {
+    /* Closing the dataset and the file is collective: a rank that failed alone would wait
+     * there for ranks that wait in the write. Both are left open; the caller's failure ends
+     * the job (rtm_mpi_fail_fast). MPI-IO reports no errno: name the usual causes. */
+    rtm_log_error("output file %s: the ranks' collective write of %s failed (a full disk or "
+                  "quota, or an output.dir that not every rank's node shares?)",
+                  partial ? partial : path, name);
+    free(partial);
+    return status;
+  }
   rtm_h5_close(&dataset);
-  if (rtm_h5_close(&file) != RTM_OK && status == RTM_OK) {
+  if (rtm_h5_close(&file) != RTM_OK) {
     rtm_log_error("output file %s: closing it after the collective write of %s", partial, name);
     status = RTM_ERR_IO;
   }
-  rtm_h5_close(&fapl);
   free(partial);
   return status;
 }

@@ -121,6 +121,12 @@ int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
  * of the file for it and takes it back after. Without, rtm_io_parallel() is 0 and rank 0
  * writes the slabs in rank order (rtm_mpi_write_slabs). The file is the same either way. */
 int rtm_io_parallel(void);
+/* The volumes and snapshots of `output` will be written collectively: its datasets are made
+ * without writing their NaN fill. (Parallel HDF5 allocates a dataset's whole storage when
+ * the ranks first open it for writing, and would write the fill of every snapshot of a
+ * series then, all but the first to be overwritten; a completed run writes every entry it
+ * declared, and a failed one leaves no file.) Rank 0, before any snapshot or volume. */
+void rtm_output_expect_collective(rtm_output_t *output);
 /* Rank 0, before the collective write: the volume `name` exists (created as
  * rtm_output_write_volume does, NaN where no rank writes), or snapshot series `field`'s
  * entry `index` is declared; then every handle of the file closed (flushed). */
@@ -138,6 +144,9 @@ int rtm_output_reacquire(rtm_output_t *output, const char *field, int index, int
 int rtm_io_write_planes_collective(const char *path, const char *name, int index,
                                    const rtm_io_volume_t *volume, const float *dense,
                                    const void *communicator);
+/* A completed run file at `path` and its XDMF sidecar (NAME.xmf) removed, whichever exist
+ * (migrate's resume state once the image is whole). */
+int rtm_output_remove(const char *path);
 /* success != 0: flush, close, rename PATH.partial -> PATH. Else close and remove. */
 int rtm_output_close(rtm_output_t *output, int success);
 
@@ -192,6 +201,8 @@ typedef struct {
   const char *rank_lines;
   size_t rank_line_size;
   int rank_count;
+  /* How the ranks' slabs reached the file, "slab_writes" (NULL: left out, one rank). */
+  const char *slab_writes;
   /* bench under MPI (rank_count > 1, command "bench"): against the one-rank run of the deck,
    * and the share of the exchange the overlap hides; written as "mpi": {...} */
   double parallel_efficiency, exchange_hidden;

@@ -98,6 +98,7 @@ struct rtm_output {
   int shot_count; /* the many-shot layout: 1 + the highest shot written, 0 for none */
   char **volumes; /* the paths rtm_output_write_volume wrote ("/image"), for the sidecar */
   int volume_count;
+  int collective; /* rtm_output_expect_collective: datasets made without a NaN fill */
 };
 
 /* NAME.xmf beside a completed NAME.h5 with snapshots or volumes (xdmf.c): ParaView and VisIt

@@ -207,6 +207,8 @@ int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int coun
   RTM_H5_CHECK(H5Pset_chunk(dcpl, 4, chunk), RTM_ERR_IO, "/snapshots/%s", field);
   RTM_H5_CHECK(H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill), RTM_ERR_IO, "/snapshots/%s",
                field);
+  if (output->collective)
+    RTM_H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), RTM_ERR_IO, "/snapshots/%s", field);
   RTM_H5_CHECK(f->dataset = H5Dcreate2(output->snapshots, field, H5T_IEEE_F32LE, space, H5P_DEFAULT,
                                        dcpl, H5P_DEFAULT),
                RTM_ERR_IO, "output file %s: creating /snapshots/%s", output->partial, field);
@@ -314,6 +316,8 @@ static int open_volume(rtm_output_t *output, const char *name, hid_t *dataset) {
   RTM_H5_CHECK(space = H5Screate_simple(3, dims, NULL), RTM_ERR_IO, "%s", name);
   RTM_H5_CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE), RTM_ERR_IO, "%s", name);
   RTM_H5_CHECK(H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill), RTM_ERR_IO, "%s", name);
+  if (output->collective)
+    RTM_H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), RTM_ERR_IO, "%s", name);
   RTM_TRY(create_intermediate_groups(output, name, &lcpl));
   RTM_H5_CHECK(*dataset =
                    H5Dcreate2(output->file, name, H5T_IEEE_F32LE, space, lcpl, dcpl, H5P_DEFAULT),
@@ -360,6 +364,10 @@ fail:
 }
 
 /* ---- the file let go for a collective write (parallel HDF5) and taken back ---- */
+
+void rtm_output_expect_collective(rtm_output_t *output) {
+  output->collective = 1;
+}
 
 int rtm_output_release_for_volume(rtm_output_t *output, const char *name) {
   int status = RTM_OK;
@@ -526,6 +534,7 @@ int rtm_output_traces_window(rtm_output_t *output, const char *field, const floa
   int status = RTM_OK;
   hid_t dataset = H5I_INVALID_HID, file_space = H5I_INVALID_HID, memory = H5I_INVALID_HID;
   const hsize_t start[2] = {0, (hsize_t)first}, size[2] = {(hsize_t)count, (hsize_t)samples};
+  RTM_TRY(rtm_output_group(output, "/traces", &output->traces)); /* closed by a release */
   RTM_H5_CHECK(dataset = H5Dopen2(output->traces, field, H5P_DEFAULT), RTM_ERR_INTERNAL,
                "/traces/%s was not begun", field);
   RTM_H5_CHECK(file_space = H5Dget_space(dataset), RTM_ERR_IO, "/traces/%s", field);

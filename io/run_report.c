@@ -193,9 +193,10 @@ static void write_report(FILE *out, const rtm_report_t *report) {
       json_string(out, report->rank_lines + (size_t)r * report->rank_line_size);
     }
     fputs("],\n", out);
-    /* how the ranks' slabs of the volumes reached the file (rtm_io_parallel) */
+  }
+  if (report->slab_writes) {
     json_key(out, 2, "slab_writes");
-    json_string(out, rtm_io_parallel() ? "collective (parallel HDF5)" : "rank 0, in rank order");
+    json_string(out, report->slab_writes);
     fputs(",\n", out);
   }
   json_key(out, 2, "memory");

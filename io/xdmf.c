@@ -80,16 +80,32 @@ static void write_snapshots(FILE *f, const rtm_output_t *o, const snapshot_field
   fprintf(f, "    </Grid>\n");
 }
 
+/* NAME.xmf of the run file NAME.h5 (or NAME) into path[size]; RTM_ERR_IO when too long. */
+static int sidecar_path(const char *file, char *path, size_t size) {
+  const size_t length = strlen(file);
+  const size_t stem = length > 3 && strcmp(file + length - 3, ".h5") == 0 ? length - 3 : length;
+  if (stem + 5 > size) {
+    rtm_log_error("output path too long for its XDMF sidecar: %s", file);
+    return RTM_ERR_IO;
+  }
+  memcpy(path, file, stem);
+  strcpy(path + stem, ".xmf");
+  return RTM_OK;
+}
+
+int rtm_output_remove(const char *path) {
+  char sidecar[4096];
+  const int status = sidecar_path(path, sidecar, sizeof sidecar);
+  remove(path);
+  if (status == RTM_OK) remove(sidecar);
+  return status;
+}
+
 int rtm_output_write_xdmf(const rtm_output_t *o) {
   int status = RTM_OK;
   char path[4096], partial[4096 + 16] = "";
   FILE *f = NULL;
-  const size_t length = strlen(o->path);
-  const size_t stem = length > 3 && strcmp(o->path + length - 3, ".h5") == 0 ? length - 3 : length;
-  if (stem + 5 > sizeof path)
-    RTM_FAIL(RTM_ERR_IO, "output path too long for its XDMF sidecar: %s", o->path);
-  memcpy(path, o->path, stem);
-  strcpy(path + stem, ".xmf");
+  RTM_TRY(sidecar_path(o->path, path, sizeof path));
   if (o->field_count == 0 && o->volume_count == 0) { /* traces alone: nothing to show */
     remove(path);                                    /* an earlier run's, now wrong */
     return RTM_OK;

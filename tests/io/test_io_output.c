@@ -329,6 +329,87 @@ static void test_local_z_range_and_unwritten(void **state) {
   free(config);
 }
 
+/* Writes `values` over the whole dataset `name` of the partial file, through a handle of its
+ * own, as the ranks' collective write does while rank 0's output has let go of it. */
+static void write_aside(const char *name, const float *values) {
+  hid_t file = H5Fopen(RUN_PATH ".partial", H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(file >= 0);
+  hid_t dataset = H5Dopen2(file, name, H5P_DEFAULT);
+  assert_true(dataset >= 0);
+  assert_true(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0);
+  H5Dclose(dataset);
+  H5Fclose(file);
+}
+
+static int fill_time_of(hid_t file, const char *name) {
+  hid_t dataset = H5Dopen2(file, name, H5P_DEFAULT), dcpl = H5Dget_create_plist(dataset);
+  H5D_fill_time_t when = H5D_FILL_TIME_ERROR;
+  H5Pget_fill_time(dcpl, &when);
+  H5Pclose(dcpl);
+  H5Dclose(dataset);
+  return (int)when;
+}
+
+/* rtm_output_release_for_* / rtm_output_reacquire (the collective write's handover), with
+ * serial HDF5: what is written aside while released is in the file, the output writes on
+ * after taking it back (a snapshot's step, a volume, a window of streamed traces), and
+ * undeclared targets are refused. rtm_output_expect_collective: datasets without a fill. */
+static void test_release_and_reacquire(void **state) {
+  fixture_t *f = *state;
+  rtm_output_t *output = NULL;
+  const size_t volume = (size_t)NZ * NY * NX;
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "[grid]", NULL};
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->volume, &info, &output), RTM_OK);
+  assert_int_equal(rtm_output_snapshots_begin(output, "p", 2), RTM_OK);
+  assert_int_equal(rtm_output_traces_begin(output, "p", RECEIVERS, SAMPLES, 4, dt_s, NULL), RTM_OK);
+  assert_int_equal(rtm_output_write_snapshot(output, "p", 0, 3, 3 * dt_s, f->snapshots), RTM_OK);
+  assert_int_not_equal(rtm_output_release_for_snapshot(output, "q", 0), RTM_OK); /* undeclared */
+  assert_int_not_equal(rtm_output_release_for_snapshot(output, "p", 2),
+                       RTM_OK);                                                 /* past its count */
+  assert_int_not_equal(rtm_output_release_for_volume(output, "image"), RTM_OK); /* not a path */
+
+  assert_int_equal(rtm_output_release_for_snapshot(output, "p", 1), RTM_OK);
+  float *series = malloc(2 * volume * sizeof *series); /* the dataset whole: entry 0 again */
+  memcpy(series, f->snapshots, 2 * volume * sizeof *series);
+  write_aside("/snapshots/p", series);
+  assert_int_equal(rtm_output_reacquire(output, "p", 1, 9, 9 * dt_s), RTM_OK);
+
+  assert_int_equal(rtm_output_release_for_volume(output, "/shots/0/image"), RTM_OK);
+  write_aside("/shots/0/image", f->snapshots + volume);
+  assert_int_equal(rtm_output_reacquire(output, NULL, 0, 0, 0.0), RTM_OK);
+  assert_int_equal(rtm_output_write_volume(output, "/image", f->snapshots), RTM_OK);
+  float window[RECEIVERS * 4];
+  for (int r = 0; r < RECEIVERS; ++r)
+    memcpy(window + r * 4, f->traces + (size_t)r * SAMPLES, 4 * sizeof *window);
+  assert_int_equal(rtm_output_traces_window(output, "p", window, RECEIVERS, 0, 4), RTM_OK);
+  rtm_output_expect_collective(output); /* the next datasets: no fill written */
+  assert_int_equal(rtm_output_snapshots_begin(output, "q", 1), RTM_OK);
+  assert_int_equal(rtm_output_write_snapshot(output, "q", 0, 5, 5 * dt_s, f->snapshots), RTM_OK);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+
+  rtm_dataset_t d = {0};
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "/snapshots/p", &d), RTM_OK);
+  assert_memory_equal(d.data, series, 2 * volume * sizeof *series);
+  rtm_dataset_release(&d);
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "/shots/0/image", &d), RTM_OK);
+  assert_memory_equal(d.data, f->snapshots + volume, volume * sizeof(float));
+  rtm_dataset_release(&d);
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "/image", &d), RTM_OK);
+  assert_memory_equal(d.data, f->snapshots, volume * sizeof(float));
+  rtm_dataset_release(&d);
+  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t snapshots = H5Dopen2(file, "/snapshots/p", H5P_DEFAULT);
+  int steps[2];
+  read_attr(snapshots, "steps", H5T_NATIVE_INT, steps);
+  assert_int_equal(steps[0], 3);
+  assert_int_equal(steps[1], 9); /* recorded by the reacquire */
+  H5Dclose(snapshots);
+  assert_int_equal(fill_time_of(file, "/snapshots/p"), H5D_FILL_TIME_IFSET);
+  assert_int_equal(fill_time_of(file, "/snapshots/q"), H5D_FILL_TIME_NEVER);
+  H5Fclose(file);
+  free(series);
+}
+
 static void test_create_error_names_path(void **state) {
   fixture_t *f = *state;
   rtm_output_t *output = NULL;
@@ -679,6 +760,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_full_disk_named, setup, teardown),
       cmocka_unit_test_setup_teardown(test_traces_in_windows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_release_and_reacquire, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_error_names_path, setup, teardown),
       cmocka_unit_test(test_json_checker_can_fail),
       cmocka_unit_test_setup_teardown(test_report_json, setup, teardown)};
