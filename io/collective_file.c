@@ -58,8 +58,9 @@ fail:
     /* Closing the dataset and the file is collective: a rank that failed alone would wait
      * there for ranks that wait in the write. Both are left open; the caller's failure ends
      * the job (rtm_mpi_fail_fast). MPI-IO reports no errno: name the usual causes. */
-    rtm_log_error("output file %s: the ranks' collective write of %s failed (a full disk or "
-                  "quota, or an output.dir that not every rank's node shares?)",
+    rtm_log_error("output file %s: the ranks' collective write of %s failed (where HDF5 said "
+                  "the write failed: a full disk or quota, or an output.dir that not every "
+                  "rank's node shares?)",
                   partial ? partial : path, name);
     free(partial);
     return status;

@@ -125,7 +125,8 @@ int rtm_io_parallel(void);
  * without writing their NaN fill. (Parallel HDF5 allocates a dataset's whole storage when
  * the ranks first open it for writing, and would write the fill of every snapshot of a
  * series then, all but the first to be overwritten; a completed run writes every entry it
- * declared, and a failed one leaves no file.) Rank 0, before any snapshot or volume. */
+ * declared, and a failed one leaves no complete file: its PATH.partial is removed, or left
+ * where a rank's failure aborted the job.) Rank 0, before any snapshot or volume. */
 void rtm_output_expect_collective(rtm_output_t *output);
 /* Rank 0, before the collective write: the volume `name` exists (created as
  * rtm_output_write_volume does, NaN where no rank writes), or snapshot series `field`'s
