@@ -51,13 +51,11 @@ int rtm_app_write_slabs(const rtm_grid_t *grid, rtm_output_t *output, const char
     return rtm_mpi_write_slabs(grid, slab, buffer, write_slab, &writer);
   }
   const int root = rtm_mpi_rank() == 0, snapshot = target->index >= 0;
-  char dataset[96];
-  snprintf(dataset, sizeof dataset, snapshot ? "/snapshots/%s" : "%s", target->name);
   if (root)
     RTM_TRY(snapshot ? rtm_output_release_for_snapshot(output, target->name, target->index)
                      : rtm_output_release_for_volume(output, target->name));
   const rtm_io_volume_t volume = rtm_app_volume(grid);
-  status = rtm_io_write_planes_collective(path, dataset, target->index, &volume, slab,
+  status = rtm_io_write_planes_collective(path, target->name, target->index, &volume, slab,
                                           rtm_mpi_slab_communicator());
   if (root)
     again = rtm_output_reacquire(output, snapshot ? target->name : NULL, target->index,

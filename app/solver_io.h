@@ -35,7 +35,7 @@ typedef struct {
  * one collective write (rtm_io_write_planes_collective); else rank 0 writes the slabs in
  * rank order as they come (rtm_mpi_write_slabs), receiving the others' into `buffer`
  * (rank 0's, rtm_app_slab_buffer_cells of them). Collective over the ranks that share the
- * slabs; the file is the same either way. */
+ * slabs; the datasets and attributes are the same either way. */
 int rtm_app_write_slabs(const rtm_grid_t *grid, rtm_output_t *output, const char *path,
                         const rtm_app_slab_target_t *target, const float *slab, float *buffer);
 /* rtm_output_create, then, when this run's slabs go to the file collectively

@@ -5,6 +5,7 @@
  * refuses. */
 #include "rtm_io.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,10 +31,14 @@ int rtm_io_write_planes_collective(const char *path, const char *name, int index
   hid_t fapl = H5I_INVALID_HID, file = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
   hid_t file_space = H5I_INVALID_HID, memory_space = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
   const size_t size = strlen(path) + sizeof ".partial";
-  char *partial = malloc(size);
+  char *partial = malloc(size), dataset_path[FIELD_NAME_MAX + 16];
   rtm_h5_quiet();
   if (!partial) RTM_FAIL(RTM_ERR_NOMEM, "out of memory writing %s of %s", name, path);
   RTM_TRY(rtm_io_partial_path(path, partial, size));
+  if (index >= 0) { /* a snapshot series, as rtm_output_snapshots_begin names it */
+    snprintf(dataset_path, sizeof dataset_path, "/snapshots/%s", name);
+    name = dataset_path;
+  }
   RTM_H5_CHECK(fapl = H5Pcreate(H5P_FILE_ACCESS), RTM_ERR_IO, "output file %s", partial);
   RTM_H5_CHECK(H5Pset_fapl_mpio(fapl, *(const MPI_Comm *)communicator, MPI_INFO_NULL), RTM_ERR_IO,
                "output file %s: the MPI-IO driver", partial);

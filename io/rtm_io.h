@@ -119,7 +119,8 @@ int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
  * With a parallel HDF5 (RTM3D_HAVE_PARALLEL_HDF5) every rank writes its own planes of a
  * volume or snapshot into the run's file in one collective write; rank 0's output lets go
  * of the file for it and takes it back after. Without, rtm_io_parallel() is 0 and rank 0
- * writes the slabs in rank order (rtm_mpi_write_slabs). The file is the same either way. */
+ * writes the slabs in rank order (rtm_mpi_write_slabs). The datasets and attributes are the
+ * same either way. */
 int rtm_io_parallel(void);
 /* The volumes and snapshots of `output` will be written collectively: its datasets are made
  * without writing their NaN fill. (Parallel HDF5 allocates a dataset's whole storage when
@@ -139,9 +140,10 @@ int rtm_output_reacquire(rtm_output_t *output, const char *field, int index, int
                          double time_s);
 /* Collective over the ranks of `communicator` (the address of an MPI_Comm, see
  * rtm_mpi_slab_communicator): this rank's planes [volume->z_offset, + volume->nz_local)
- * of the dataset `name` ([nz][ny][nx], or entry `index` of the series [count][nz][ny][nx]
- * when index >= 0), dense [nz][ny][nx], written into PATH.partial, the file of the output
- * created at `path` (rank 0's, released). RTM_ERR_UNSUPPORTED without parallel HDF5. */
+ * of the volume `name` ([nz][ny][nx] at that path), or, when index >= 0, of entry `index` of
+ * the snapshot series `name` (/snapshots/<name>), dense [nz][ny][nx], written into PATH.partial,
+ * the file of the output created at `path` (rank 0's, released). RTM_ERR_UNSUPPORTED without
+ * parallel HDF5. */
 int rtm_io_write_planes_collective(const char *path, const char *name, int index,
                                    const rtm_io_volume_t *volume, const float *dense,
                                    const void *communicator);

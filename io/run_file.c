@@ -370,14 +370,10 @@ void rtm_output_expect_collective(rtm_output_t *output) {
 }
 
 int rtm_output_release_for_volume(rtm_output_t *output, const char *name) {
-  int status = RTM_OK;
   hid_t dataset = H5I_INVALID_HID;
-  RTM_TRY(declare_volume(output, name, &dataset));
+  const int status = declare_volume(output, name, &dataset);
   rtm_h5_close(&dataset);
-  status = close_handles(output);
-fail:
-  rtm_h5_close(&dataset);
-  return status;
+  return status == RTM_OK ? close_handles(output) : status;
 }
 
 int rtm_output_release_for_snapshot(rtm_output_t *output, const char *field, int index) {

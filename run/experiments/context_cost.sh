@@ -18,18 +18,22 @@ for k in 1 2 3; do row "bare process $k" "$(/tmp/context_cost)"; done
 seconds() { /usr/bin/time -f "%e" "$@" 2>&1 > /dev/null | tail -1; }
 row "rtm3d info" "$(seconds "$rtm3d" info) s"
 runs=/tmp/rtm3d_context
+parts() { # NAME: the set-up parts, propagation and write of $runs/NAME.json
+  python3 -c "import json, sys; t = json.load(open(sys.argv[1]))['timings_s']
+print(', '.join('%s %.3f' % (k, t[k]) for k in ('setup_load', 'setup_propagator', 'setup_output', 'propagate', 'write')))" "$runs/$1.json"
+}
 for loading in LAZY EAGER; do
   for k in 1 2; do
     t=$(CUDA_MODULE_LOADING=$loading seconds "$rtm3d" model run/examples/quickstart.ini \
       --set backend.name=cuda --quiet --set output.dir="$runs" --set output.name=q --force)
-    row "quickstart, modules $loading ($k)" "$t s; setup $(python3 -c "import json,sys; t=json.load(open('$runs/q.json'))['timings_s']; print(', '.join('%s %.3f' % (k, t[k]) for k in ('setup_load', 'setup_propagator', 'setup_output', 'propagate', 'write')))")"
+    row "quickstart, modules $loading ($k)" "$t s; $(parts q)"
   done
 done
 for k in 1 2; do
   t=$(seconds "$rtm3d" model run/examples/bench_512.ini --set backend.name=cuda --set model.file= \
     --set model.vp=2000 --set time.steps=2000 --set receivers.x_step=80 --set receivers.y_step=80 \
     --quiet --set output.dir="$runs" --set output.name=e2e --force)
-  row "512^3 2000 steps ($k)" "$t s; $(python3 -c "import json,sys; t=json.load(open('$runs/e2e.json'))['timings_s']; print(', '.join('%s %.3f' % (k, t[k]) for k in ('setup_load', 'setup_propagator', 'setup_output', 'propagate', 'write')))")"
+  row "512^3 2000 steps ($k)" "$t s; $(parts e2e)"
 done
 if command -v nsys > /dev/null; then
   nsys profile -o /tmp/q_nsys --force-overwrite true --trace=cuda,osrt "$rtm3d" model \
