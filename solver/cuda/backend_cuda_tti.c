@@ -35,6 +35,7 @@ typedef struct {
   rtm_cuda_backend_state_t common; /* first: the common code's view of this state */
   int tilted;                      /* tti; else vti */
   int coeff_half; /* the coefficient volumes hold binary16 (memory.model_precision = fp16) */
+  int rows;       /* cells a thread along y, as rtm_tti_cuda_prepare chose */
   int coeff_count;
   rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
   rtm_iso_tensor_map_t coeff_map[RTM_TTI_COEFF_MAX]; /* tma: own-cell maps */
@@ -58,6 +59,7 @@ static rtm_tti_shape_t shape_of(const tti_state_t *s) {
       .stages = k->stages,
       .zblock = k->zblock,
       .block = {k->block[0], k->block[1]},
+      .rows = s->rows,
   };
   return shape;
 }
@@ -68,8 +70,10 @@ static int tti_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   s->tilted = cfg->physics.equation == RTM_EQUATION_TTI;
   s->coeff_count = s->tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
   s->coeff_half = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16;
-  const rtm_tti_shape_t shape = shape_of(s);
-  return rtm_tti_cuda_prepare(&shape, b->device);
+  rtm_tti_shape_t shape = shape_of(s);
+  const int status = rtm_tti_cuda_prepare(&shape, b->device);
+  s->rows = shape.rows;
+  return status;
 }
 
 static int tti_check_fits(const rtm_cuda_backend_state_t *b) {
@@ -199,8 +203,9 @@ fail:
 static int tti_reshape(rtm_cuda_backend_state_t *b) {
   int status = RTM_OK;
   tti_state_t *s = (tti_state_t *)b;
-  const rtm_tti_shape_t shape = shape_of(s);
+  rtm_tti_shape_t shape = shape_of(s);
   RTM_TRY(rtm_tti_cuda_prepare(&shape, b->device));
+  s->rows = shape.rows;
   if (b->kernel.halo == RTM_HALO_TMA) RTM_TRY(encode_maps(s));
 fail:
   return status;
@@ -261,9 +266,11 @@ static void tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDev
     snprintf(text, size, "CUDA device %d, %s", b->device, equation);
   else
     snprintf(text, size,
-             "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d, zblock %d, %s coefficients",
+             "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d (%d cell%s a thread), zblock %d, "
+             "%s coefficients",
              prop->name, prop->major, prop->minor, equation, rtm_iso_halo_name(k->halo), k->stages,
-             k->block[0], k->block[1], k->zblock, s->coeff_half ? "fp16" : "fp32");
+             k->block[0], k->block[1], s->rows, s->rows == 1 ? "" : "s", k->zblock,
+             s->coeff_half ? "fp16" : "fp32");
 }
 
 const rtm_cuda_physics_t rtm_cuda_physics_tti = {

@@ -4,6 +4,9 @@
  * Shape (single pass):
  *   threads    a block owns a block_x x block_y tile of cells, one thread per cell, and
  *              walks the planes of its z-block (kernel.zblock, the whole range when 0).
+ *              tma at the compiled-in widths, tiles of 256 cells whose blocks fit three to
+ *              a multiprocessor: one thread per two cells of a column, rows 2 ty and
+ *              2 ty + 1 (rtm_tti_shape_t.rows, rows_of below).
  *   shared     a ring of R + 2 + lead slots, each the (block_y + 8) x (block_x + 8) tile of
  *              p and of q of one plane with its R = 4 xy halo (corners included); lead =
  *              stages - 1 planes are in flight ahead of the newest resident one (0 for
@@ -62,6 +65,8 @@ namespace {
 
 constexpr int Q = 2 * R + 1; /* queue length */
 constexpr int MAX_THREADS = 512;
+/* tma, two cells a thread (rows_of): blocks of ROWS2_THREADS, ROWS2_BLOCKS of them a SM. */
+constexpr int ROWS2_THREADS = 128, ROWS2_BLOCKS = 3;
 /* SLOT (sync, ldgsts): plane j's tiles are written at iteration j - lead and read at
  * iterations j (queue front), j + R - 1 (D_y buffer of plane j) and j + R (update of plane
  * j). With one barrier per iteration a thread may issue iteration i's copies while another
@@ -524,18 +529,20 @@ __device__ __forceinline__ float cell_value<__half>(const unsigned char *array, 
 }
 
 /* tma: compiled-in widths are whole warps of one row, with D_y buffers private to each warp
- * ([warp][WARP_DY_ROW]: 32 cells of one row and their 2R halo columns). */
+ * ([warp][ROWS][WARP_DY_ROW]: 32 cells of each of the warp's rows and their 2R halo
+ * columns). */
 template <int BXC> __host__ __device__ constexpr bool warp_dy() {
   return BXC > 0 && BXC % 32 == 0;
 }
 constexpr int WARP_DY_ROW = 32 + 2 * R;
 
-/* tti_zmarch_tma's block: its tile (bx x by cells at ix0, iy0, with halo tw x th), planes,
- * and shared memory: the ring of ring_slots(LEAD) p/q tile pairs (tf floats each), the
- * cell_slots(LEAD) cell slots (cell_slot bytes: p[n-1] and q[n-1], cell_float_bytes each,
- * then the coefficient arrays, cell_coeff_bytes each), tti's DY_BUFFERS_TMA D_y buffers
- * (dy_floats per field) and the full and empty mbarriers of all three. The kernel fills it in
- * its own body: filled in a helper, the generic-width instances' code changes. */
+/* tti_zmarch_tma's block: its tile (bx x by cells at ix0, iy0, with halo tw x th; by counts
+ * cells, ROWS of them a thread), planes, and shared memory: the ring of ring_slots(LEAD)
+ * p/q tile pairs (tf floats each), the cell_slots(LEAD) cell slots (cell_slot bytes: p[n-1]
+ * and q[n-1], cell_float_bytes each, then the coefficient arrays, cell_coeff_bytes each),
+ * tti's DY_BUFFERS_TMA D_y buffers (dy_floats per field) and the full and empty mbarriers of
+ * all three. The kernel fills it in its own body: filled in a helper, the generic-width
+ * instances' code changes. */
 struct TmaBlock {
   float *ring, *dy_buffer;
   unsigned char *cells;
@@ -544,42 +551,51 @@ struct TmaBlock {
   int ix0, iy0, zb0, nplanes;
 };
 
-/* A thread of it: its cell (tid, lane in its warp; centre in a tile, own_coeff in a
- * coefficient array, own_dy in a D_y buffer, column in a padded plane), the D_y halo entry
- * it computes if any, eta_x + eta_y dt, and whether it produces ring or cell copies. */
-struct TmaThread {
-  int tid, lane, centre, own_coeff, own_dy;
+/* A thread of it: its ROWS cells, rows ROWS ty + r of column tx (r = 0 .. ROWS - 1), given
+ * for r = 0 (each next row one tile row, one cell row and one D_y row further): lane in its
+ * warp, centre in a tile, own in a cell slot's float arrays, own_coeff in a coefficient
+ * array, own_dy in a D_y buffer, column in a padded plane; the D_y halo entry it computes if
+ * any; per row eta_x + eta_y dt and whether the cell is inside; whether it produces ring or
+ * cell copies. */
+template <int ROWS> struct TmaThread {
+  int tid, lane, centre, own, own_coeff, own_dy;
   DyHalo halo;
   long long column;
-  float exy;
-  bool active, ring_producer, cell_producer;
+  float exy[ROWS];
+  bool active[ROWS], ring_producer, cell_producer;
 };
 
 /* The thread's part. Its loads of eta dt come before the barriers are set up. */
-template <bool TILTED, typename C, int BXC>
-__device__ __forceinline__ TmaThread tma_thread(const TtiArgs &a, const TmaBlock &b,
-                                                const Place &place) {
+template <bool TILTED, typename C, int BXC, int ROWS>
+__device__ __forceinline__ TmaThread<ROWS> tma_thread(const TtiArgs &a, const TmaBlock &b,
+                                                      const Place &place) {
   constexpr bool HALF = sizeof(C) == 2, WARP_DY = warp_dy<BXC>();
-  const int tx = place.tx, ty = place.ty, tid = place.tid;
-  TmaThread t;
+  const int tx = place.tx, row = ROWS * place.ty, tid = place.tid;
+  TmaThread<ROWS> t;
   t.tid = tid;
-  t.active = place.active;
-  t.centre = (ty + R) * b.tw + tx + R;
-  t.own_coeff = HALF ? ty * coeff_row(b.bx, true) + tx + RTM_TMA_HALF_SHIFT : tid;
+  t.centre = (row + R) * b.tw + tx + R;
+  t.own = row * b.bx + tx;
+  t.own_coeff = HALF ? row * coeff_row(b.bx, true) + tx + RTM_TMA_HALF_SHIFT : t.own;
   /* D_y: warp-private buffers (WARP_DY) or block-wide ones; this thread's own entry and
-   * the halo entry it computes, if any. */
+   * the halo entry it computes, if any (WARP_DY: lane e computes row e / 4R's entry e % 4R). */
   t.lane = tid & 31;
-  t.own_dy = WARP_DY ? (tid >> 5) * WARP_DY_ROW + t.lane + R : ty * b.tw + tx + R;
-  t.halo = {WARP_DY ? 4 * R : 2 * b.by * 2 * R, 0, 0};
+  t.own_dy = WARP_DY ? (tid >> 5) * ROWS * WARP_DY_ROW + t.lane + R : row * b.tw + tx + R;
+  t.halo = {WARP_DY ? ROWS * 4 * R : 2 * b.by * 2 * R, 0, 0};
   if (TILTED && WARP_DY && t.lane < t.halo.entries) {
-    const int f = t.lane / (2 * R), h = t.lane - f * 2 * R, col = h < R ? h : h + 32;
-    t.halo.in_tile = f * b.tf + (ty + R) * b.tw + (tx - t.lane) + col;
-    t.halo.in_buffer = f * b.dy_floats + (tid >> 5) * WARP_DY_ROW + col;
+    const int r = t.lane / (4 * R), e = t.lane - r * 4 * R;
+    const int f = e / (2 * R), h = e - f * 2 * R, col = h < R ? h : h + 32;
+    t.halo.in_tile = f * b.tf + (row + r + R) * b.tw + (tx - t.lane) + col;
+    t.halo.in_buffer = f * b.dy_floats + ((tid >> 5) * ROWS + r) * WARP_DY_ROW + col;
   } else if (TILTED && !WARP_DY && tid < t.halo.entries) {
     dy_halo_entry(tid, b.bx, b.by, b.tw, b.tf, b.dy_floats, t.halo.in_tile, t.halo.in_buffer);
   }
-  t.column = a.domain.origin + (long long)place.iy * a.domain.stride_y + place.ix;
-  t.exy = place.active ? a.domain.eta_x[place.ix] + a.domain.eta_y[place.iy] : 0.f;
+  const int ix = b.ix0 + tx, iy = b.iy0 + row;
+  t.column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    t.active[r] = ix < a.domain.nx && iy + r < a.domain.ny;
+    t.exy[r] = t.active[r] ? a.domain.eta_x[ix] + a.domain.eta_y[iy + r] : 0.f;
+  }
   t.ring_producer = tid == 0;
   t.cell_producer = tid == (b.nthreads > 32 ? 32 : 0);
   return t;
@@ -597,8 +613,8 @@ __device__ __forceinline__ void tma_init_barriers(const TmaBlock &b) {
 
 /* Producers of plane j: the ring (thread 0) and, from j = 2R on, the cells of output
  * j - 2R (thread 32). The maps' coordinates are padded ones (local z + R). */
-template <bool TILTED, typename C, int LEAD>
-__device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread &t,
+template <bool TILTED, typename C, int LEAD, int ROWS>
+__device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread<ROWS> &t,
                                             const TtiMaps &maps, int j) {
   constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD);
   constexpr int COEFFS = TILTED ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
@@ -631,68 +647,86 @@ __device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread &
 }
 
 /* tti, iteration i: D_y of plane c + 1 (output o + 1), written into buffer (o + 1) % DYB:
- * by the warp's lanes 0 .. 4R - 1 for its halo entries (WARP_DY), or block-wide once the
- * buffer's last readers released it. */
-template <int BXC, int LEAD>
+ * the own columns from the queues (that plane sits at R + 1), the halo columns from the
+ * tile, by the warp's lanes (WARP_DY: its rows' 2R halo columns of p and q, a neighbour
+ * warp's cells included), or block-wide once the buffer's last readers released it. */
+template <int BXC, int LEAD, int ROWS>
 __device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b,
-                                             const TmaThread &t, const Queues &z, int i) {
+                                             const TmaThread<ROWS> &t, const Queues (&z)[ROWS],
+                                             int i) {
   constexpr int SLOTS = ring_slots(LEAD), DYB = DY_BUFFERS_TMA;
   const int k = i - 2 * R + 1, buffer = k % DYB;
   const float *tn = b.ring + ((i - R + 1) % SLOTS) * 2 * b.tf;
+  float *dy = b.dy_buffer + buffer * 2 * b.dy_floats;
   if (warp_dy<BXC>()) {
-    write_dy(b.dy_buffer + buffer * 2 * b.dy_floats, z, a, tn, t.halo, t.own_dy, t.lane, 32, b.bx,
-             b.by, b.tw, b.tf, b.dy_floats);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      dy[t.own_dy + r * WARP_DY_ROW] = z[r].dyp[R + 1];
+      dy[b.dy_floats + t.own_dy + r * WARP_DY_ROW] = z[r].dyq[R + 1];
+    }
+    if (t.lane < t.halo.entries) dy[t.halo.in_buffer] = first(tn, t.halo.in_tile, b.tw, a.w1[1]);
   } else {
     if (k >= DYB) mbar_wait(&b.dy_empty[buffer], (uint32_t)(k / DYB - 1) & 1u);
-    write_dy(b.dy_buffer + buffer * 2 * b.dy_floats, z, a, tn, t.halo, t.own_dy, t.tid, b.nthreads,
-             b.bx, b.by, b.tw, b.tf, b.dy_floats);
+    write_dy(dy, z[0], a, tn, t.halo, t.own_dy, t.tid, b.nthreads, b.bx, b.by, b.tw, b.tf,
+             b.dy_floats);
     mbar_arrive(&b.dy_full[buffer]);
   }
 }
 
-/* The output o's own inputs from its cell slot (waited for, then released). */
-template <bool TILTED, typename C, int LEAD>
-__device__ __forceinline__ CellIn tma_cell_in(const TmaBlock &b, const TmaThread &t, int o) {
+/* The output o's own inputs of the thread's ROWS cells from its cell slot (waited for, then
+ * released). */
+template <bool TILTED, typename C, int LEAD, int ROWS>
+__device__ __forceinline__ void tma_cell_in(const TmaBlock &b, const TmaThread<ROWS> &t, int o,
+                                            CellIn (&in)[ROWS]) {
   constexpr int CELL_SLOTS = cell_slots(LEAD);
   const int s2 = o % CELL_SLOTS;
+  const int row = coeff_row(b.bx, sizeof(C) == 2); /* cells per row of a coefficient array */
   mbar_wait(&b.cell_full[s2], (uint32_t)(o / CELL_SLOTS) & 1u);
   const unsigned char *slot = b.cells + s2 * b.cell_slot;
   const unsigned char *coeff = slot + 2 * b.cell_float_bytes;
   const int array = b.cell_coeff_bytes; /* bytes of one coefficient array */
-  CellIn in = {};
-  in.pp = cell_value<float>(slot, t.tid);
-  in.qp = cell_value<float>(slot + b.cell_float_bytes, t.tid);
-  in.vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * array, t.own_coeff);
-  in.vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * array, t.own_coeff);
-  in.vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * array, t.own_coeff);
-  in.vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * array, t.own_coeff);
-  if (TILTED) {
-    in.nx = cell_value<C>(coeff + RTM_TTI_NX * array, t.own_coeff);
-    in.ny = cell_value<C>(coeff + RTM_TTI_NY * array, t.own_coeff);
-    in.nz = cell_value<C>(coeff + RTM_TTI_NZ * array, t.own_coeff);
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const int own = t.own + r * b.bx, own_coeff = t.own_coeff + r * row;
+    in[r] = CellIn{};
+    in[r].pp = cell_value<float>(slot, own);
+    in[r].qp = cell_value<float>(slot + b.cell_float_bytes, own);
+    in[r].vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * array, own_coeff);
+    in[r].vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * array, own_coeff);
+    in[r].vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * array, own_coeff);
+    in[r].vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * array, own_coeff);
+    if (TILTED) {
+      in[r].nx = cell_value<C>(coeff + RTM_TTI_NX * array, own_coeff);
+      in[r].ny = cell_value<C>(coeff + RTM_TTI_NY * array, own_coeff);
+      in[r].nz = cell_value<C>(coeff + RTM_TTI_NZ * array, own_coeff);
+    }
   }
   mbar_arrive(&b.cell_empty[s2]);
-  return in;
 }
 
-/* tti: d_xy of output o from D_y buffer o % DYB (block-wide ones waited for, then released). */
-template <int BXC>
+/* tti: d_xy of output o at the thread's ROWS cells from D_y buffer o % DYB (block-wide ones
+ * waited for, then released). */
+template <int BXC, int ROWS>
 __device__ __forceinline__ void tma_mixed_xy(const TtiArgs &a, const TmaBlock &b,
-                                             const TmaThread &t, int o, float &p_xy, float &q_xy) {
+                                             const TmaThread<ROWS> &t, int o, float (&p_xy)[ROWS],
+                                             float (&q_xy)[ROWS]) {
   constexpr int DYB = DY_BUFFERS_TMA;
   const int buffer = o % DYB;
   if (!warp_dy<BXC>()) mbar_wait(&b.dy_full[buffer], (uint32_t)(o / DYB) & 1u);
-  mixed_xy(a, b.dy_buffer + buffer * 2 * b.dy_floats, t.own_dy, b.dy_floats, p_xy, q_xy);
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+    mixed_xy(a, b.dy_buffer + buffer * 2 * b.dy_floats, t.own_dy + r * WARP_DY_ROW, b.dy_floats,
+             p_xy[r], q_xy[r]);
   if (!warp_dy<BXC>()) mbar_arrive(&b.dy_empty[buffer]);
 }
 
 /* Iteration i of a thread: its copies for plane i + LEAD if it produces, the queues' new
  * front (plane i), tti's D_y of plane c + 1, and the update of plane c = zb0 + i - 2R
  * (output o = i - 2R) once the queues are full; then plane i - R's slot is released. */
-template <bool TILTED, typename C, int BXC, int LEAD>
+template <bool TILTED, typename C, int BXC, int LEAD, int ROWS>
 __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &maps,
-                                              const TmaBlock &b, const TmaThread &t, Queues &z,
-                                              int i) {
+                                              const TmaBlock &b, const TmaThread<ROWS> &t,
+                                              Queues (&z)[ROWS], int i) {
   constexpr int SLOTS = ring_slots(LEAD);
   if (t.ring_producer || t.cell_producer) tma_produce<TILTED, C, LEAD>(b, t, maps, i + LEAD);
   const int o = i - 2 * R, c = b.zb0 + o;
@@ -701,7 +735,9 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
   mbar_wait(&b.full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
   {
     const float *tp = b.ring + (i % SLOTS) * 2 * b.tf;
-    push_plane<TILTED>(z, a, tp, tp + b.tf, t.centre, b.tw);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+      push_plane<TILTED>(z[r], a, tp, tp + b.tf, t.centre + r * b.tw, b.tw);
   }
   if (TILTED && i >= 2 * R - 1) tma_write_dy<BXC, LEAD>(a, b, t, z, i);
   /* WARP_DY: buffer o % DYB, written at iteration i - 1, is read below; buffer (o + 1) %
@@ -710,17 +746,22 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
   if (TILTED && warp_dy<BXC>()) __syncwarp();
 
   if (o >= 0) {
-    const CellIn in = tma_cell_in<TILTED, C, LEAD>(b, t, o);
-    float p_xy = 0.f, q_xy = 0.f;
+    CellIn in[ROWS];
+    tma_cell_in<TILTED, C, LEAD>(b, t, o, in);
+    float p_xy[ROWS] = {}, q_xy[ROWS] = {};
     if (TILTED) tma_mixed_xy<BXC>(a, b, t, o, p_xy, q_xy);
     const float *tp = b.ring + ((i - R) % SLOTS) * 2 * b.tf;
-    float po, qo;
-    update_cell<TILTED>(a, z, tp, tp + b.tf, t.centre, b.tw, p_xy, q_xy, in, add(t.exy, ez), po,
-                        qo);
-    if (t.active) {
-      const long long cell = t.column + (long long)c * a.domain.stride_z;
-      a.p_other[cell] = po;
-      a.q_other[cell] = qo;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      float po, qo;
+      update_cell<TILTED>(a, z[r], tp, tp + b.tf, t.centre + r * b.tw, b.tw, p_xy[r], q_xy[r],
+                          in[r], add(t.exy[r], ez), po, qo);
+      if (t.active[r]) {
+        const long long cell =
+            t.column + (long long)r * a.domain.stride_y + (long long)c * a.domain.stride_z;
+        a.p_other[cell] = po;
+        a.q_other[cell] = qo;
+      }
     }
   }
   if (i >= R) mbar_arrive(&b.empty[(i - R) % SLOTS]); /* plane i - R: last read */
@@ -744,16 +785,20 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
  * on its empty barrier after reading. Slack: a warp may trail the producer by two iterations before
  * anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of a family of N
  * slots: k % N and (k / N) & 1, N known at compile time. The protocol is modelled, with these
- * formulas, in run/experiments/tti_tma_protocol.py. */
-template <bool TILTED, typename C, int BXC, int LEAD>
-__global__ void __launch_bounds__(MAX_THREADS, 1)
+ * formulas, in run/experiments/tti_tma_protocol.py.
+ * ROWS = 2 (compiled-in widths, tti_rows): a thread updates two cells of its column, rows 2 ty
+ * and 2 ty + 1 of the tile, with a queue set each; their y stencils read the same tile rows,
+ * and the iteration's waits, slots and stores are shared by both. */
+template <bool TILTED, typename C, int BXC, int LEAD, int ROWS>
+__global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
+                                  ROWS == 1 ? 1 : ROWS2_BLOCKS)
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
   extern __shared__ __align__(128) float smem[];
   constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD), DYB = DY_BUFFERS_TMA;
   constexpr bool HALF = sizeof(C) == 2;
   TmaBlock b;
   b.bx = BXC > 0 ? BXC : (int)blockDim.x;
-  b.by = blockDim.y;
+  b.by = ROWS * (int)blockDim.y;
   b.tw = b.bx + 2 * R;
   b.th = b.by + 2 * R;
   b.tf = tile_floats(b.bx, b.by);
@@ -773,19 +818,21 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
   b.cell_empty = b.cell_full + CELL_SLOTS;
   b.dy_full = b.cell_empty + CELL_SLOTS;
   b.dy_empty = b.dy_full + DYB;
-  b.nthreads = b.bx * b.by;
+  b.nthreads = b.bx * (int)blockDim.y;
   const Place place = place_of(a, b.bx, b.by);
   b.ix0 = place.ix0;
   b.iy0 = place.iy0;
   b.zb0 = place.zb0;
   b.nplanes = place.nplanes;
-  const TmaThread t = tma_thread<TILTED, C, BXC>(a, b, place);
+  const TmaThread<ROWS> t = tma_thread<TILTED, C, BXC, ROWS>(a, b, place);
 
   if (t.tid == 0) tma_init_barriers<TILTED, BXC, LEAD>(b);
   __syncthreads();
 
-  Queues z;
-  clear(z);
+  Queues z[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+    clear(z[r]);
   if (t.ring_producer || t.cell_producer)
     for (int j = 0; j < LEAD; ++j)
       tma_produce<TILTED, C, LEAD>(b, t, maps, j);
@@ -796,18 +843,22 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
   for (int i = 0; i < b.nplanes; ++i)
     tma_iteration<TILTED, C, BXC, LEAD>(a, maps, b, t, z, i);
 }
-
 /* The kernel instance of (tilted, coefficient type, halo, tile width, stages), as a
  * function pointer. */
 typedef void (*kernel_t)(TtiArgs, TtiMaps);
 
-template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int stages) {
+template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_rows(int rows) {
+  return rows == 2 ? tti_zmarch_tma<TILTED, C, BXC, LEAD, 2>
+                   : tti_zmarch_tma<TILTED, C, BXC, LEAD, 1>;
+}
+
+template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int stages, int rows) {
   if constexpr (HALO == RTM_HALO_TMA) {
     const bool three = stages == 3;
     switch (bx) {
-    case 32: return three ? tti_zmarch_tma<TILTED, C, 32, 2> : tti_zmarch_tma<TILTED, C, 32, 1>;
-    case 64: return three ? tti_zmarch_tma<TILTED, C, 64, 2> : tti_zmarch_tma<TILTED, C, 64, 1>;
-    default: return three ? tti_zmarch_tma<TILTED, C, 0, 2> : tti_zmarch_tma<TILTED, C, 0, 1>;
+    case 32: return three ? pick_rows<TILTED, C, 32, 2>(rows) : pick_rows<TILTED, C, 32, 1>(rows);
+    case 64: return three ? pick_rows<TILTED, C, 64, 2>(rows) : pick_rows<TILTED, C, 64, 1>(rows);
+    default: return three ? tti_zmarch_tma<TILTED, C, 0, 2, 1> : tti_zmarch_tma<TILTED, C, 0, 1, 1>;
     }
   } else {
     switch (bx) {
@@ -818,21 +869,22 @@ template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int sta
   }
 }
 
-template <bool TILTED, typename C> kernel_t pick_halo(rtm_halo_t halo, int bx, int stages) {
+template <bool TILTED, typename C>
+kernel_t pick_halo(rtm_halo_t halo, int bx, int stages, int rows) {
   switch (halo) {
-  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, stages);
-  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, stages);
-  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, stages);
+  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, stages, rows);
+  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, stages, rows);
+  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, stages, rows);
   }
 }
 
 kernel_t pick(const rtm_tti_shape_t *shape) {
-  const int bx = shape->block[0], st = shape->stages;
+  const int bx = shape->block[0], st = shape->stages, rows = shape->rows;
   if (shape->tilted)
-    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, st)
-                             : pick_halo<true, float>(shape->halo, bx, st);
-  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, st)
-                           : pick_halo<false, float>(shape->halo, bx, st);
+    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, st, rows)
+                             : pick_halo<true, float>(shape->halo, bx, st, rows);
+  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, st, rows)
+                           : pick_halo<false, float>(shape->halo, bx, st, rows);
 }
 
 int lead_of(const rtm_tti_shape_t *shape) {
@@ -876,10 +928,29 @@ TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
 
 } // namespace
 
-extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
+/* ROWS = 2 where it pays (run/results/gpu_tti.md, "Sixth pass"): tma at a compiled-in width,
+ * a tile of ROWS2_THREADS x 2 cells, and three such blocks fit an SM's shared memory. With
+ * two cells a thread the kernel needs more registers (ROWS2_BLOCKS blocks of ROWS2_THREADS at
+ * most: 168); where only two blocks fit, the warps a SM holds halve and it runs no faster
+ * than one cell a thread. */
+static int rows_of(const rtm_tti_shape_t *shape, size_t shared_bytes, int device) {
+  const int bx = shape->block[0], by = shape->block[1];
+  int per_sm = 0, reserved = 0;
+  if (shape->halo != RTM_HALO_TMA || (bx != 32 && bx != 64) || bx * by != 2 * ROWS2_THREADS)
+    return 1;
+  if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) !=
+          cudaSuccess)
+    return 1;
+  return ROWS2_BLOCKS * (shared_bytes + (size_t)reserved) <= (size_t)per_sm ? 2 : 1;
+}
+
+extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   int status = RTM_OK;
   const char *what = shape->tilted ? "tti" : "vti";
   size_t bytes = 0;
+  shape->rows = 1;
   RTM_TRY(zmarch_block_check(shape->block, 1, MAX_THREADS, what));
   if (shape->halo == RTM_HALO_TMA && shape->coeff_half && shape->block[0] % 8 != 0)
     RTM_FAIL(RTM_ERR_CONFIG,
@@ -890,6 +961,7 @@ extern "C" int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device) {
   bytes = rtm_tti_cuda_shared_bytes(shape);
   RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, what,
                               device));
+  shape->rows = rows_of(shape, bytes, device);
   RTM_TRY(rtm_cuda_kernel_prepare((const void *)pick(shape), bytes, shape->halo));
   return RTM_OK;
 fail:
@@ -916,7 +988,7 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
   {
     const TtiArgs a = tti_args(grid, shape, fields, backward, z_begin, z_end);
     const TtiMaps maps = tti_maps(shape, fields);
-    const dim3 block((unsigned)shape->block[0], (unsigned)shape->block[1], 1);
+    const dim3 block((unsigned)shape->block[0], (unsigned)(shape->block[1] / shape->rows), 1);
     const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
     pick(shape)<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);

@@ -54,36 +54,39 @@ enum {
 #define RTM_TTI_COEFF_COUNT 7
 
 typedef struct {
-  int tilted;     /* 0: vti (4 coefficient volumes), 1: tti (7) */
-  int coeff_half; /* 1: the coefficient volumes hold IEEE binary16 (memory.model_precision =
-                     fp16), converted to float on load; 0: float */
+  int tilted;      /* 0: vti (4 coefficient volumes), 1: tti (7) */
+  int coeff_half;  /* 1: the coefficient volumes hold IEEE binary16 (memory.model_precision =
+                      fp16), converted to float on load; 0: float */
   rtm_halo_t halo; /* how the p and q tiles reach shared memory (kernel.halo) */
   int stages;      /* ldgsts, tma: 2 or 3 (planes in flight + 1) */
   int zblock;      /* planes per thread block; 0 = the whole z-range of a launch */
-  int block[2];    /* xy tile in cells, one thread per cell */
+  int block[2];    /* xy tile in cells */
+  int rows;        /* cells a thread updates along y, 1 or 2: rtm_tti_cuda_prepare sets it */
 } rtm_tti_shape_t;
 
 typedef struct {
-  float *p_other, *q_other;            /* in: f[n-1], out: f[n+1] (backward the reverse) */
-  const float *p, *q;                  /* f[n] */
+  float *p_other, *q_other;             /* in: f[n-1], out: f[n+1] (backward the reverse) */
+  const float *p, *q;                   /* f[n] */
   const void *coeff[RTM_TTI_COEFF_MAX]; /* padded volumes, see above: float, or binary16
                                            when shape.coeff_half */
-  const float *eta_dt[3];              /* device profiles over each axis' global interior */
+  const float *eta_dt[3];               /* device profiles over each axis' global interior */
   /* tma only (NULL for sync and ldgsts), maps made with the tile of shape.block: the halo
    * maps of `p` and `q` (rtm_iso_cuda_tensor_map) and the cell maps of `p_other`, `q_other`
    * (rtm_iso_cuda_cell_map) and of the coefficient volumes (rtm_iso_cuda_cell_map, or
    * rtm_iso_cuda_cell_map_half for binary16) */
   const rtm_iso_tensor_map_t *p_map, *q_map, *p_other_map, *q_other_map;
   const rtm_iso_tensor_map_t *coeff_map[RTM_TTI_COEFF_MAX];
-  rtm_fd_weights_t weights[3];         /* rtm_fd_weights of each axis' spacing */
+  rtm_fd_weights_t weights[3]; /* rtm_fd_weights of each axis' spacing */
 } rtm_tti_fields_t;
 
 /* Checks that `device` can run `shape` (tile width a positive multiple of 4, at most 512
  * threads and whole warps, stages 2 or 3, ldgsts on sm_80+, tma on sm_90+ with a tile plus
  * halo of at most 256 cells a side and, with fp16 coefficients, a tile width that is a
- * multiple of 8, shared memory within the device's limit) and raises
- * the kernel's dynamic shared-memory limit. Errors name the config key. */
-int rtm_tti_cuda_prepare(const rtm_tti_shape_t *shape, int device);
+ * multiple of 8, shared memory within the device's limit), sets shape->rows (2 for a tma
+ * tile of 32 x 8 or 64 x 4 cells whose blocks fit three to a multiprocessor, else 1: see
+ * tti_cuda.cu) and raises the kernel's dynamic shared-memory limit. Errors name the config
+ * key. Launch with the shape it prepared. */
+int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device);
 
 /* Shared memory one block of `shape` uses, in bytes. */
 size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape);

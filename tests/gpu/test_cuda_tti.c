@@ -281,6 +281,59 @@ static void test_fp16_coefficients(void **state) {
   }
 }
 
+/* Two cells a thread along y (tti_cuda.cu's rows_of: tma, a tile of 32 x 8 or 64 x 4 cells
+ * whose blocks fit three to a multiprocessor) against the references, tti and vti, fp32 and
+ * fp16, partial edge tiles in x and y (45 x 37 cells: a thread whose second row is outside),
+ * with the path each case took as the backend describes it. Every sm_90 GPU has 228 KB of
+ * shared memory a multiprocessor: the cases marked 2 take the two-cell path there (their
+ * blocks: 54 to 75 KB) and the last one does not (tti fp32, 3 stages, 64 x 4: 100 KB, two
+ * blocks a multiprocessor), so both paths are held to the reference. */
+static void test_two_cells_a_thread(void **state) {
+  cuda_fixture_t *f = *state;
+  static const struct {
+    rtm_equation_t equation;
+    rtm_precision_t precision;
+    int stages, rows;
+    cuda_shape_t shape;
+  } cases[] = {{RTM_EQUATION_TTI, RTM_PRECISION_FP32, 2, 2, {{32, 8}, 13}},
+               {RTM_EQUATION_TTI, RTM_PRECISION_FP16, 3, 2, {{32, 8}, 0}},
+               {RTM_EQUATION_TTI, RTM_PRECISION_FP16, 2, 2, {{64, 4}, 7}},
+               {RTM_EQUATION_VTI, RTM_PRECISION_FP32, 2, 2, {{64, 4}, 13}},
+               {RTM_EQUATION_VTI, RTM_PRECISION_FP16, 2, 2, {{32, 8}, 0}},
+               {RTM_EQUATION_TTI, RTM_PRECISION_FP32, 3, 1, {{64, 4}, 13}}};
+  if (!f->hopper) {
+    printf("  two cells a thread: tma needs sm_90, not run\n");
+    return;
+  }
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    const int tilted = cases[c].equation == RTM_EQUATION_TTI;
+    const int half = cases[c].precision == RTM_PRECISION_FP16;
+    rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
+    cfg.physics.equation = cases[c].equation;
+    cfg.memory.model_precision = cases[c].precision;
+    cuda_set_kernel(&cfg, "tma", cases[c].stages, &cases[c].shape);
+    rtm_propagator_t prop;
+    char text[256], expected[32];
+    assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_OK);
+    prop.backend->describe(prop.state, text, sizeof text);
+    rtm_propagator_destroy(&prop);
+    snprintf(expected, sizeof expected, "(%d cell%s a thread)", cases[c].rows,
+             cases[c].rows == 1 ? "" : "s");
+    if (!strstr(text, expected)) fail_msg("%s: expected %s", text, expected);
+
+    cuda_run_t got;
+    char what[96];
+    assert_int_equal(cuda_run(f, &cfg, &f->model, &got), RTM_OK);
+    snprintf(what, sizeof what, "%s %s tma s%d block %dx%d zblock %d, %d cell%s a thread",
+             tilted ? "tti" : "vti", half ? "fp16" : "fp32", cases[c].stages,
+             cases[c].shape.block[0], cases[c].shape.block[1], cases[c].shape.zblock, cases[c].rows,
+             cases[c].rows == 1 ? "" : "s");
+    const int ref = tilted ? (half ? TTI_HALF_REF : TTI_REF) : (half ? VTI_HALF_REF : VTI_REF);
+    cuda_compare(f, &got, &f->reference[ref], tolerance, what);
+    cuda_run_free(&got);
+  }
+}
+
 /* A tti propagator moved to another shot (p and q reset, new source and patch, both fields
  * recorded: the fixture's receivers.fields) equals a fresh one. */
 static void test_set_shot(void **state) {
@@ -313,4 +366,5 @@ RTM_TEST_MAIN_CUDA("test_cuda_tti", setup, cuda_fixture_teardown,
                    cmocka_unit_test(test_tti_every_variant), cmocka_unit_test(test_vti),
                    cmocka_unit_test(test_isotropic_limit),
                    cmocka_unit_test(test_split_backward_fields), cmocka_unit_test(test_set_shot),
-                   cmocka_unit_test(test_refusals), cmocka_unit_test(test_fp16_coefficients))
+                   cmocka_unit_test(test_refusals), cmocka_unit_test(test_fp16_coefficients),
+                   cmocka_unit_test(test_two_cells_a_thread))
