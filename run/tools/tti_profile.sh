@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run/tools/tti_profile.sh [BUILD_DIR] - profile of the tti kernel on a GPU machine, one call:
-# build rtm3d, ncu (--clock-control none) of one 512^3 tti step (HALO tma, 3 stages, TILE
-# 64x4, zblock 64, constant anisotropic model), a histogram of the kernel's SASS opcodes
+# build rtm3d, ncu (--clock-control none) of one 512^3 tti step (HALO tma, STAGES 3, TILE
+# 64x4, zblock 64, PRECISION fp32 coefficients, constant anisotropic model), a histogram of the kernel's SASS opcodes
 # (what the instruction count per cell is made of) and the kernel's SASS with the warp
 # stall samples of each instruction (where the time goes). Files under $OUT: ncu_tti.txt,
 # ncu_details.txt (the sections), ncu_raw.csv, sass_per_cell.txt (executed instructions per
@@ -15,8 +15,10 @@ device_configure "$build" > /dev/null 2>&1
 ninja -C "$build" rtm3d > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head; exit 1; }
 tile="${TILE:-64x4}"
 variant=(--set physics.equation=tti --set model.file= --set model.epsilon=0.2 --set model.delta=0.1
-  --set model.theta=30 --set model.phi=20 --set kernel.halo="${HALO:-tma}" --set kernel.stages=3
-  --set kernel.block_x="${tile%x*}" --set kernel.block_y="${tile#*x}" --set kernel.zblock=64)
+  --set model.theta=30 --set model.phi=20 --set kernel.halo="${HALO:-tma}"
+  --set kernel.stages="${STAGES:-3}" --set kernel.block_x="${tile%x*}"
+  --set kernel.block_y="${tile#*x}" --set kernel.zblock=64
+  --set memory.model_precision="${PRECISION:-fp32}")
 timeout 240 ncu --clock-control none -k regex:tti_zmarch --launch-skip 3 --launch-count 1 \
   --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
   --section ComputeWorkloadAnalysis --section InstructionStats --section SchedulerStats \
@@ -25,14 +27,19 @@ timeout 240 ncu --clock-control none -k regex:tti_zmarch --launch-skip 3 --launc
   --metrics smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_global_ld.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio \
   "$build/app/rtm3d" bench run/examples/bench_512.ini --quiet --set bench.warmup=3 \
   --set bench.steps=1 "${variant[@]}" > "$out/ncu_tti.txt" 2>&1
+ncu --import "$out/tti.ncu-rep" --page details > "$out/ncu_details.txt" 2>&1
+# the profiled instance's mangled name, from its template arguments as ncu prints them:
+# tti_zmarch_tma<(bool)1, float, (int)64, (int)2, (int)2> -> tti_zmarch_tmaILb1EfLi64ELi2ELi2E
+kernel="$(grep -o -m1 'tti_zmarch_tma<[^>]*>' "$out/ncu_details.txt" | sed -E \
+  -e 's/<\(bool\)([01]), /ILb\1E/' -e 's/__half, /6__half/' -e 's/float, /f/' \
+  -e 's/\(int\)([0-9]+)(, |>)/Li\1E/g')"
 obj="$(find "$build" -name 'tti_cuda.cu.o' | head -1)"
 cuobjdump -sass "$obj" 2>/dev/null | awk '
-  /Function :/ { keep = ($0 ~ /'"${SASS_KERNEL:-tti_zmarch_tmaILb1EfLi64ELi2E}"'/) }
+  /Function :/ { keep = ($0 ~ /'"${SASS_KERNEL:-$kernel}"'E/) }
   keep && /\/\*[0-9a-f]+\*\// { for (i = 1; i <= NF; ++i) if ($i ~ /^[A-Z][A-Z0-9_.]+$/ && $i != "PT") { split($i, o, "."); n[o[1]]++; t++; break } }
   END { for (k in n) printf "%-10s %6d\n", k, n[k]; printf "%-10s %6d\n", "TOTAL", t }' |
   sort -k2 -n -r > "$out/sass_hist.txt"
 ncu --import "$out/tti.ncu-rep" --page source --csv --print-source sass > "$out/sass_stalls.csv" 2>&1
-ncu --import "$out/tti.ncu-rep" --page details > "$out/ncu_details.txt" 2>&1
 ncu --import "$out/tti.ncu-rep" --page raw --csv > "$out/ncu_raw.csv" 2>&1
 rm -f "$out/tti.ncu-rep"
 # executed instructions per cell by opcode (thread instructions = warp instructions x 32 over

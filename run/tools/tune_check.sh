@@ -2,8 +2,8 @@
 # run/tools/tune_check.sh [sweep|defaults] [BUILD_DIR] - kernel.* = auto on the GPU machine
 # (issue 16), one device call each:
 #   sweep     build, ctest -L gpu (both phases; SKIP_TESTS=1 leaves it out), then `rtm3d tune` (every candidate; its own cache in a
-#             temporary folder) for iso fp32, tti fp32 and tti fp16 on the bench decks at
-#             512^3 and 256^3 (constant models): each tune's wall time, winner and the table
+#             temporary folder) for iso fp32, tti fp32 and tti fp16 (CASES: any of
+#             EQUATION_PRECISION_N, vti too) on the bench decks at 512^3 and 256^3 (constant models): each tune's wall time, winner and the table
 #             row it prints; CSVs tune_<case>.csv under $OUT (commit them to run/results/ and
 #             the rows to run/results/kernel_table.csv).
 #   defaults  rtm3d bench of the same six with no kernel.* key and an empty tune cache (the
@@ -29,6 +29,7 @@ deck() { # case -> the deck and its overrides in $args
   if [ "$eq" = iso ]; then args=("${iso[@]}"); else args=("${tti[@]}"); fi
   args+=(--set "grid.nx=$n" --set "grid.ny=$n" --set "grid.nz=$n")
   [ "$prec" = fp16 ] && args+=(--set memory.model_precision=fp16)
+  [ "$eq" = vti ] && args+=(--set physics.equation=vti)
 }
 
 [ "$skip_tests" = 1 ] || device_gpu_tests "$build" || failed=1

@@ -9,8 +9,8 @@
  *   the table        the winners of the sweeps committed in run/results/kernel_table.csv
  *                    (compiled in at configure time), by minimum compute capability,
  *                    equation, precision and size class; the nearest row serves a case no
- *                    row names (vti takes tti's rows, fp16 fp32's, a size the nearest
- *                    measured class).
+ *                    row names (vti takes tti's rows where it has none, fp16 fp32's, a
+ *                    size the nearest measured class).
  * Plain C (no CUDA): the cuda backend fills the key from its device; tests run anywhere. */
 #ifndef RTM_KERNEL_CHOICE_H
 #define RTM_KERNEL_CHOICE_H

@@ -87,9 +87,11 @@ static void test_table(void **state) {
     s = table_choice(100, RTM_EQUATION_TTI, RTM_PRECISION_FP16, size, why, sizeof why);
     assert_non_null(strstr(why, "table row sm_90+ tti"));
   }
-  /* vti takes a tti row */
+  /* vti takes its own rows where the table has them (sm_90), else tti's (before Hopper) */
   s = table_choice(90, RTM_EQUATION_VTI, RTM_PRECISION_FP32, 512, why, sizeof why);
-  assert_non_null(strstr(why, "sm_90+ tti"));
+  assert_non_null(strstr(why, "sm_90+ vti fp32"));
+  s = table_choice(80, RTM_EQUATION_VTI, RTM_PRECISION_FP32, 512, why, sizeof why);
+  assert_non_null(strstr(why, "sm_0+ tti fp32"));
   /* before Hopper: no tma, from the rows for any GPU */
   const rtm_equation_t equations[] = {RTM_EQUATION_ISO, RTM_EQUATION_VTI, RTM_EQUATION_TTI};
   for (int e = 0; e < 3; ++e) {
