@@ -34,8 +34,8 @@ _Static_assert((int)RTM_TTI_VPX2 == RTM_FDF_VPX2DT2 && (int)RTM_TTI_VPZ2 == RTM_
 typedef struct {
   rtm_cuda_backend_state_t common; /* first: the common code's view of this state */
   int tilted;                      /* tti; else vti */
-  int coeff_half; /* the coefficient volumes hold binary16 (memory.model_precision = fp16) */
-  int rows;       /* cells a thread along y, as rtm_tti_cuda_prepare chose */
+  int coeff_half;  /* the coefficient volumes hold binary16 (memory.model_precision = fp16) */
+  int rows, slack; /* cells a thread along y and tma's slack, as rtm_tti_cuda_prepare chose */
   int coeff_count;
   rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
   rtm_iso_tensor_map_t coeff_map[RTM_TTI_COEFF_MAX]; /* tma: own-cell maps */
@@ -60,6 +60,7 @@ static rtm_tti_shape_t shape_of(const tti_state_t *s) {
       .zblock = k->zblock,
       .block = {k->block[0], k->block[1]},
       .rows = s->rows,
+      .slack = s->slack,
   };
   return shape;
 }
@@ -73,6 +74,7 @@ static int tti_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   rtm_tti_shape_t shape = shape_of(s);
   const int status = rtm_tti_cuda_prepare(&shape, b->device);
   s->rows = shape.rows;
+  s->slack = shape.slack;
   return status;
 }
 
@@ -206,6 +208,7 @@ static int tti_reshape(rtm_cuda_backend_state_t *b) {
   rtm_tti_shape_t shape = shape_of(s);
   RTM_TRY(rtm_tti_cuda_prepare(&shape, b->device));
   s->rows = shape.rows;
+  s->slack = shape.slack;
   if (b->kernel.halo == RTM_HALO_TMA) RTM_TRY(encode_maps(s));
 fail:
   return status;
@@ -266,11 +269,11 @@ static void tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDev
     snprintf(text, size, "CUDA device %d, %s", b->device, equation);
   else
     snprintf(text, size,
-             "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d (%d cell%s a thread), zblock %d, "
-             "%s coefficients",
+             "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d (%d cell%s a thread%s), "
+             "zblock %d, %s coefficients",
              prop->name, prop->major, prop->minor, equation, rtm_iso_halo_name(k->halo), k->stages,
-             k->block[0], k->block[1], s->rows, s->rows == 1 ? "" : "s", k->zblock,
-             s->coeff_half ? "fp16" : "fp32");
+             k->block[0], k->block[1], s->rows, s->rows == 1 ? "" : "s",
+             s->slack == 1 ? ", slack 1" : "", k->zblock, s->coeff_half ? "fp16" : "fp32");
 }
 
 const rtm_cuda_physics_t rtm_cuda_physics_tti = {

@@ -71,16 +71,20 @@ constexpr int ROWS2_THREADS = 128, ROWS2_BLOCKS = 3;
  * iterations j (queue front), j + R - 1 (D_y buffer of plane j) and j + R (update of plane
  * j). With one barrier per iteration a thread may issue iteration i's copies while another
  * still reads iteration i - 1's planes i - 1 - R .. i - 1: the ring needs R + 2 + lead
- * slots. The tma kernel has the same count: there a slot is refilled once every thread
- * released it (its empty barrier), and the spare slot lets the slowest warp trail by two
- * iterations before the producer waits for it. */
-__host__ __device__ constexpr int ring_slots(int lead) {
-  return R + 2 + lead;
+ * slots. The tma kernel has the same count (slack 2): there a slot is refilled once every
+ * thread released it (its empty barrier), and the spare slot lets the slowest warp trail by
+ * two iterations before the producer waits for it. With slack 1 (two cells a thread at 2
+ * stages where slack 2 does not let three blocks fit: two_cells below) it keeps one slot
+ * fewer, the fewest that cannot deadlock (the producer, itself a consumer, must have
+ * released the slot it refills: R + 1 + lead); run/experiments/tti_tma_protocol.py checks
+ * both. */
+__host__ __device__ constexpr int ring_slots(int lead, int slack = 2) {
+  return R + slack + lead;
 }
 /* tma: slots of the own-cell inputs (p[n-1], q[n-1], coefficients), one output plane each,
- * and D_y buffers; both leave the slowest warp two iterations of slack as well. */
-__host__ __device__ constexpr int cell_slots(int lead) {
-  return lead + 2;
+ * with the same slack (the least: lead + 1). */
+__host__ __device__ constexpr int cell_slots(int lead, int slack = 2) {
+  return lead + slack;
 }
 constexpr int DY_BUFFERS_TMA = 3;
 
@@ -128,17 +132,19 @@ __host__ __device__ inline int cell_slot_bytes(int bx, int by, bool tilted, bool
 }
 
 /* sync, ldgsts: the ring of p/q tiles and (tti) two D_y buffers. tma: the ring, the cell
- * slots, (tti) DY_BUFFERS_TMA D_y buffers and the full and empty mbarriers of all three. */
+ * slots (their slack: 1 or 2), (tti) DY_BUFFERS_TMA D_y buffers and the full and empty
+ * mbarriers of all three. */
 __host__ __device__ inline size_t shared_bytes_of(int bx, int by, bool tilted, bool half, int halo,
-                                                  int lead) {
-  const size_t slots = (size_t)ring_slots(lead);
+                                                  int lead, int slack) {
+  const size_t slots = (size_t)(halo == RTM_HALO_TMA ? ring_slots(lead, slack) : ring_slots(lead));
+  const size_t cells = (size_t)cell_slots(lead, slack);
   const size_t tiles = slots * 2 * (size_t)tile_floats(bx, by) * sizeof(float);
   const size_t dy = 2 * (size_t)dy_floats_of(bx, by) * sizeof(float);
   if (halo != RTM_HALO_TMA) return tiles + (tilted ? 2 * dy : 0);
-  size_t bytes = tiles + (size_t)cell_slots(lead) * cell_slot_bytes(bx, by, tilted, half);
+  size_t bytes = tiles + cells * cell_slot_bytes(bx, by, tilted, half);
   if (tilted) bytes += DY_BUFFERS_TMA * 2 * (size_t)dy_floats_tma(bx, by) * sizeof(float);
   bytes = (bytes + 7) / 8 * 8;
-  return bytes + 2 * (slots + cell_slots(lead) + (tilted ? DY_BUFFERS_TMA : 0)) * sizeof(uint64_t);
+  return bytes + 2 * (slots + cells + (tilted ? DY_BUFFERS_TMA : 0)) * sizeof(uint64_t);
 }
 
 /* Coefficient volume `volume` at `cell`: float, or binary16 widened exactly to float. */
@@ -537,8 +543,8 @@ template <int BXC> __host__ __device__ constexpr bool warp_dy() {
 constexpr int WARP_DY_ROW = 32 + 2 * R;
 
 /* tti_zmarch_tma's block: its tile (bx x by cells at ix0, iy0, with halo tw x th; by counts
- * cells, ROWS of them a thread), planes, and shared memory: the ring of ring_slots(LEAD)
- * p/q tile pairs (tf floats each), the cell_slots(LEAD) cell slots (cell_slot bytes: p[n-1]
+ * cells, ROWS of them a thread), planes, and shared memory: the ring of ring_slots(LEAD, SLACK)
+ * p/q tile pairs (tf floats each), the cell_slots(LEAD, SLACK) cell slots (cell_slot bytes: p[n-1]
  * and q[n-1], cell_float_bytes each, then the coefficient arrays, cell_coeff_bytes each),
  * tti's DY_BUFFERS_TMA D_y buffers (dy_floats per field) and the full and empty mbarriers of
  * all three. The kernel fills it in its own body: filled in a helper, the generic-width
@@ -602,10 +608,10 @@ __device__ __forceinline__ TmaThread<ROWS> tma_thread(const TtiArgs &a, const Tm
 }
 
 /* tma: the barriers' initial counts (thread 0). */
-template <bool TILTED, int BXC, int LEAD>
+template <bool TILTED, int BXC, int LEAD, int SLACK>
 __device__ __forceinline__ void tma_init_barriers(const TmaBlock &b) {
-  mbar_init_slots(b.full, b.empty, ring_slots(LEAD), 1, b.nthreads);
-  mbar_init_slots(b.cell_full, b.cell_empty, cell_slots(LEAD), 1, b.nthreads);
+  mbar_init_slots(b.full, b.empty, ring_slots(LEAD, SLACK), 1, b.nthreads);
+  mbar_init_slots(b.cell_full, b.cell_empty, cell_slots(LEAD, SLACK), 1, b.nthreads);
   if (TILTED && !warp_dy<BXC>()) /* vti has no D_y buffers, and no room for their barriers */
     mbar_init_slots(b.dy_full, b.dy_empty, DY_BUFFERS_TMA, b.nthreads, b.nthreads);
   mbar_fence_init();
@@ -613,10 +619,10 @@ __device__ __forceinline__ void tma_init_barriers(const TmaBlock &b) {
 
 /* Producers of plane j: the ring (thread 0) and, from j = 2R on, the cells of output
  * j - 2R (thread 32). The maps' coordinates are padded ones (local z + R). */
-template <bool TILTED, typename C, int LEAD, int ROWS>
+template <bool TILTED, typename C, int LEAD, int SLACK, int ROWS>
 __device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread<ROWS> &t,
                                             const TtiMaps &maps, int j) {
-  constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD);
+  constexpr int SLOTS = ring_slots(LEAD, SLACK), CELL_SLOTS = cell_slots(LEAD, SLACK);
   constexpr int COEFFS = TILTED ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
   constexpr bool HALF = sizeof(C) == 2;
   if (j >= b.nplanes) return;
@@ -650,11 +656,11 @@ __device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread<R
  * the own columns from the queues (that plane sits at R + 1), the halo columns from the
  * tile, by the warp's lanes (WARP_DY: its rows' 2R halo columns of p and q, a neighbour
  * warp's cells included), or block-wide once the buffer's last readers released it. */
-template <int BXC, int LEAD, int ROWS>
+template <int BXC, int LEAD, int SLACK, int ROWS>
 __device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b,
                                              const TmaThread<ROWS> &t, const Queues (&z)[ROWS],
                                              int i) {
-  constexpr int SLOTS = ring_slots(LEAD), DYB = DY_BUFFERS_TMA;
+  constexpr int SLOTS = ring_slots(LEAD, SLACK), DYB = DY_BUFFERS_TMA;
   const int k = i - 2 * R + 1, buffer = k % DYB;
   const float *tn = b.ring + ((i - R + 1) % SLOTS) * 2 * b.tf;
   float *dy = b.dy_buffer + buffer * 2 * b.dy_floats;
@@ -675,10 +681,10 @@ __device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b
 
 /* The output o's own inputs of the thread's ROWS cells from its cell slot (waited for, then
  * released). */
-template <bool TILTED, typename C, int LEAD, int ROWS>
+template <bool TILTED, typename C, int LEAD, int SLACK, int ROWS>
 __device__ __forceinline__ void tma_cell_in(const TmaBlock &b, const TmaThread<ROWS> &t, int o,
                                             CellIn (&in)[ROWS]) {
-  constexpr int CELL_SLOTS = cell_slots(LEAD);
+  constexpr int CELL_SLOTS = cell_slots(LEAD, SLACK);
   const int s2 = o % CELL_SLOTS;
   const int row = coeff_row(b.bx, sizeof(C) == 2); /* cells per row of a coefficient array */
   mbar_wait(&b.cell_full[s2], (uint32_t)(o / CELL_SLOTS) & 1u);
@@ -723,12 +729,12 @@ __device__ __forceinline__ void tma_mixed_xy(const TtiArgs &a, const TmaBlock &b
 /* Iteration i of a thread: its copies for plane i + LEAD if it produces, the queues' new
  * front (plane i), tti's D_y of plane c + 1, and the update of plane c = zb0 + i - 2R
  * (output o = i - 2R) once the queues are full; then plane i - R's slot is released. */
-template <bool TILTED, typename C, int BXC, int LEAD, int ROWS>
+template <bool TILTED, typename C, int BXC, int LEAD, int SLACK, int ROWS>
 __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &maps,
                                               const TmaBlock &b, const TmaThread<ROWS> &t,
                                               Queues (&z)[ROWS], int i) {
-  constexpr int SLOTS = ring_slots(LEAD);
-  if (t.ring_producer || t.cell_producer) tma_produce<TILTED, C, LEAD>(b, t, maps, i + LEAD);
+  constexpr int SLOTS = ring_slots(LEAD, SLACK);
+  if (t.ring_producer || t.cell_producer) tma_produce<TILTED, C, LEAD, SLACK>(b, t, maps, i + LEAD);
   const int o = i - 2 * R, c = b.zb0 + o;
   const float ez = o >= 0 ? __ldg(a.domain.eta_z + a.domain.z_offset + c) : 0.f;
 
@@ -739,7 +745,7 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
     for (int r = 0; r < ROWS; ++r)
       push_plane<TILTED>(z[r], a, tp, tp + b.tf, t.centre + r * b.tw, b.tw);
   }
-  if (TILTED && i >= 2 * R - 1) tma_write_dy<BXC, LEAD>(a, b, t, z, i);
+  if (TILTED && i >= 2 * R - 1) tma_write_dy<BXC, LEAD, SLACK>(a, b, t, z, i);
   /* WARP_DY: buffer o % DYB, written at iteration i - 1, is read below; buffer (o + 1) %
    * DYB, written above, was last read at iteration i - 2: one __syncwarp per iteration
    * orders both. */
@@ -747,7 +753,7 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
 
   if (o >= 0) {
     CellIn in[ROWS];
-    tma_cell_in<TILTED, C, LEAD>(b, t, o, in);
+    tma_cell_in<TILTED, C, LEAD, SLACK>(b, t, o, in);
     float p_xy[ROWS] = {}, q_xy[ROWS] = {};
     if (TILTED) tma_mixed_xy<BXC>(a, b, t, o, p_xy, q_xy);
     const float *tp = b.ring + ((i - R) % SLOTS) * 2 * b.tf;
@@ -783,18 +789,19 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
  * widths hand block-wide buffers over like the slots: every thread arrives on the buffer's full
  * barrier once it wrote its entries, reads it after waiting on it one iteration later, and arrives
  * on its empty barrier after reading. Slack: a warp may trail the producer by two iterations before
- * anyone waits for it (ring_slots, cell_slots). Slot and parity of the k-th use of a family of N
- * slots: k % N and (k / N) & 1, N known at compile time. The protocol is modelled, with these
- * formulas, in run/experiments/tti_tma_protocol.py.
- * ROWS = 2 (compiled-in widths, tti_rows): a thread updates two cells of its column, rows 2 ty
- * and 2 ty + 1 of the tile, with a queue set each; their y stencils read the same tile rows,
- * and the iteration's waits, slots and stores are shared by both. */
-template <bool TILTED, typename C, int BXC, int LEAD, int ROWS>
+ * anyone waits for it (ring_slots, cell_slots; one iteration at two cells a thread). Slot and
+ * parity of the k-th use of a family of N slots: k % N and (k / N) & 1, N known at compile time.
+ * The protocol is modelled, with these formulas, in run/experiments/tti_tma_protocol.py. ROWS = 2
+ * (compiled-in widths, tti_rows): a thread updates two cells of its column, rows 2 ty and 2 ty + 1
+ * of the tile, with a queue set each; their y stencils read the same tile rows, and the iteration's
+ * waits, slots and stores are shared by both. */
+template <bool TILTED, typename C, int BXC, int LEAD, int ROWS, int SLACK>
 __global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
                                   ROWS == 1 ? 1 : ROWS2_BLOCKS)
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
   extern __shared__ __align__(128) float smem[];
-  constexpr int SLOTS = ring_slots(LEAD), CELL_SLOTS = cell_slots(LEAD), DYB = DY_BUFFERS_TMA;
+  constexpr int SLOTS = ring_slots(LEAD, SLACK), CELL_SLOTS = cell_slots(LEAD, SLACK);
+  constexpr int DYB = DY_BUFFERS_TMA;
   constexpr bool HALF = sizeof(C) == 2;
   TmaBlock b;
   b.bx = BXC > 0 ? BXC : (int)blockDim.x;
@@ -826,7 +833,7 @@ __global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
   b.nplanes = place.nplanes;
   const TmaThread<ROWS> t = tma_thread<TILTED, C, BXC, ROWS>(a, b, place);
 
-  if (t.tid == 0) tma_init_barriers<TILTED, BXC, LEAD>(b);
+  if (t.tid == 0) tma_init_barriers<TILTED, BXC, LEAD, SLACK>(b);
   __syncthreads();
 
   Queues z[ROWS];
@@ -835,30 +842,40 @@ __global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
     clear(z[r]);
   if (t.ring_producer || t.cell_producer)
     for (int j = 0; j < LEAD; ++j)
-      tma_produce<TILTED, C, LEAD>(b, t, maps, j);
+      tma_produce<TILTED, C, LEAD, SLACK>(b, t, maps, j);
 
   /* Iteration i as a function called by a plain loop, as the lambda was whose instructions
    * were measured in run/results/gpu_tti.md (the body written into the loop schedules
    * differently). */
   for (int i = 0; i < b.nplanes; ++i)
-    tma_iteration<TILTED, C, BXC, LEAD>(a, maps, b, t, z, i);
+    tma_iteration<TILTED, C, BXC, LEAD, SLACK>(a, maps, b, t, z, i);
 }
 /* The kernel instance of (tilted, coefficient type, halo, tile width, stages), as a
  * function pointer. */
 typedef void (*kernel_t)(TtiArgs, TtiMaps);
 
-template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_rows(int rows) {
-  return rows == 2 ? tti_zmarch_tma<TILTED, C, BXC, LEAD, 2>
-                   : tti_zmarch_tma<TILTED, C, BXC, LEAD, 1>;
+/* tma at a compiled-in width: one cell a thread (slack 2), or two with slack 2, or (2 stages
+ * only) two with slack 1. */
+template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_rows(int rows, int slack) {
+  if (rows == 1) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 1, 2>;
+  if constexpr (LEAD == 1)
+    if (slack == 1) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 1>;
+  return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 2>;
 }
 
-template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int stages, int rows) {
+template <bool TILTED, typename C, int HALO>
+kernel_t pick_width(int bx, int stages, int rows, int slack) {
   if constexpr (HALO == RTM_HALO_TMA) {
     const bool three = stages == 3;
     switch (bx) {
-    case 32: return three ? pick_rows<TILTED, C, 32, 2>(rows) : pick_rows<TILTED, C, 32, 1>(rows);
-    case 64: return three ? pick_rows<TILTED, C, 64, 2>(rows) : pick_rows<TILTED, C, 64, 1>(rows);
-    default: return three ? tti_zmarch_tma<TILTED, C, 0, 2, 1> : tti_zmarch_tma<TILTED, C, 0, 1, 1>;
+    case 32:
+      return three ? pick_rows<TILTED, C, 32, 2>(rows, slack)
+                   : pick_rows<TILTED, C, 32, 1>(rows, slack);
+    case 64:
+      return three ? pick_rows<TILTED, C, 64, 2>(rows, slack)
+                   : pick_rows<TILTED, C, 64, 1>(rows, slack);
+    default:
+      return three ? tti_zmarch_tma<TILTED, C, 0, 2, 1, 2> : tti_zmarch_tma<TILTED, C, 0, 1, 1, 2>;
     }
   } else {
     switch (bx) {
@@ -870,21 +887,21 @@ template <bool TILTED, typename C, int HALO> kernel_t pick_width(int bx, int sta
 }
 
 template <bool TILTED, typename C>
-kernel_t pick_halo(rtm_halo_t halo, int bx, int stages, int rows) {
+kernel_t pick_halo(rtm_halo_t halo, int bx, int stages, int rows, int slack) {
   switch (halo) {
-  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, stages, rows);
-  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, stages, rows);
-  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, stages, rows);
+  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, stages, rows, slack);
+  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, stages, rows, slack);
+  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, stages, rows, slack);
   }
 }
 
 kernel_t pick(const rtm_tti_shape_t *shape) {
-  const int bx = shape->block[0], st = shape->stages, rows = shape->rows;
+  const int bx = shape->block[0], st = shape->stages, rows = shape->rows, slack = shape->slack;
   if (shape->tilted)
-    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, st, rows)
-                             : pick_halo<true, float>(shape->halo, bx, st, rows);
-  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, st, rows)
-                           : pick_halo<false, float>(shape->halo, bx, st, rows);
+    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, st, rows, slack)
+                             : pick_halo<true, float>(shape->halo, bx, st, rows, slack);
+  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, st, rows, slack)
+                           : pick_halo<false, float>(shape->halo, bx, st, rows, slack);
 }
 
 int lead_of(const rtm_tti_shape_t *shape) {
@@ -928,22 +945,33 @@ TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
 
 } // namespace
 
-/* ROWS = 2 where it pays (run/results/gpu_tti.md, "Sixth pass"): tma at a compiled-in width,
- * a tile of ROWS2_THREADS x 2 cells, and three such blocks fit an SM's shared memory. With
- * two cells a thread the kernel needs more registers (ROWS2_BLOCKS blocks of ROWS2_THREADS at
- * most: 168); where only two blocks fit, the warps a SM holds halve and it runs no faster
- * than one cell a thread. */
-static int rows_of(const rtm_tti_shape_t *shape, size_t shared_bytes, int device) {
-  const int bx = shape->block[0], by = shape->block[1];
+/* Two cells a thread where they pay (run/results/gpu_tti.md, "Sixth pass"): tma at a
+ * compiled-in width, a tile of ROWS2_THREADS x 2 cells, and three such blocks fitting an
+ * SM's shared memory, with slack 2, or else, at 2 stages, with slack 1. With two cells a
+ * thread the kernel needs more registers (ROWS2_BLOCKS blocks of ROWS2_THREADS at most: 168);
+ * where only two blocks fit, the warps a SM holds halve and it runs no faster than one cell
+ * a thread; slack 1 at 3 stages ran slower than one cell a thread (tti fp32 32x8, vti fp32
+ * 64x4). Sets shape->rows and shape->slack. */
+static void two_cells(rtm_tti_shape_t *shape, int device) {
+  const int bx = shape->block[0], by = shape->block[1], lead = lead_of(shape);
   int per_sm = 0, reserved = 0;
-  if (shape->halo != RTM_HALO_TMA || (bx != 32 && bx != 64) || bx * by != 2 * ROWS2_THREADS)
-    return 1;
+  shape->rows = 1;
+  shape->slack = 2;
+  if (shape->halo != RTM_HALO_TMA || (bx != 32 && bx != 64) || bx * by != 2 * ROWS2_THREADS) return;
   if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
           cudaSuccess ||
       cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) !=
           cudaSuccess)
-    return 1;
-  return ROWS2_BLOCKS * (shared_bytes + (size_t)reserved) <= (size_t)per_sm ? 2 : 1;
+    return;
+  for (int slack = 2; slack >= (lead == 1 ? 1 : 2); --slack) {
+    const size_t bytes = shared_bytes_of(bx, by, shape->tilted != 0, shape->coeff_half != 0,
+                                         shape->halo, lead, slack);
+    if (ROWS2_BLOCKS * (bytes + (size_t)reserved) <= (size_t)per_sm) {
+      shape->rows = 2;
+      shape->slack = slack;
+      return;
+    }
+  }
 }
 
 extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
@@ -951,6 +979,7 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   const char *what = shape->tilted ? "tti" : "vti";
   size_t bytes = 0;
   shape->rows = 1;
+  shape->slack = 2;
   RTM_TRY(zmarch_block_check(shape->block, 1, MAX_THREADS, what));
   if (shape->halo == RTM_HALO_TMA && shape->coeff_half && shape->block[0] % 8 != 0)
     RTM_FAIL(RTM_ERR_CONFIG,
@@ -961,8 +990,15 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   bytes = rtm_tti_cuda_shared_bytes(shape);
   RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, what,
                               device));
-  shape->rows = rows_of(shape, bytes, device);
-  RTM_TRY(rtm_cuda_kernel_prepare((const void *)pick(shape), bytes, shape->halo));
+  two_cells(shape, device);
+  RTM_TRY(rtm_cuda_kernel_prepare((const void *)pick(shape), rtm_tti_cuda_shared_bytes(shape),
+                                  shape->halo));
+  /* three blocks of up to 76 800 bytes a multiprocessor (two_cells) need all of its shared
+   * memory: asked for, not left to the driver's choice of carveout */
+  if (shape->rows == 2)
+    RTM_CUDA_TRY(cudaFuncSetAttribute((const void *)pick(shape),
+                                      cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      (int)cudaSharedmemCarveoutMaxShared));
   return RTM_OK;
 fail:
   return status;
@@ -970,7 +1006,8 @@ fail:
 
 extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
   return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0,
-                         shape->coeff_half != 0, shape->halo, lead_of(shape));
+                         shape->coeff_half != 0, shape->halo, lead_of(shape),
+                         shape->slack == 1 ? 1 : 2);
 }
 
 extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *shape,
