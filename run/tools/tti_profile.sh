@@ -34,8 +34,13 @@ kernel="$(grep -o -m1 'tti_zmarch_tma<[^>]*>' "$out/ncu_details.txt" | sed -E \
   -e 's/<\(bool\)([01]), /ILb\1E/' -e 's/__half, /6__half/' -e 's/float, /f/' \
   -e 's/\(int\)([0-9]+)(, |>)/Li\1E/g')"
 obj="$(find "$build" -name 'tti_cuda.cu.o' | head -1)"
+pattern="${SASS_KERNEL:-$kernel}"
+if [ -z "$pattern" ]; then # sync, ldgsts: set SASS_KERNEL (a mangled-name prefix) for the histogram
+  echo "tti_profile: no tma instance profiled (HALO=${HALO:-tma}): sass_hist.txt left empty" >&2
+  pattern=no_instance_named
+fi
 cuobjdump -sass "$obj" 2>/dev/null | awk '
-  /Function :/ { keep = ($0 ~ /'"${SASS_KERNEL:-$kernel}"'E/) }
+  /Function :/ { keep = ($0 ~ /'"$pattern"'E/) }
   keep && /\/\*[0-9a-f]+\*\// { for (i = 1; i <= NF; ++i) if ($i ~ /^[A-Z][A-Z0-9_.]+$/ && $i != "PT") { split($i, o, "."); n[o[1]]++; t++; break } }
   END { for (k in n) printf "%-10s %6d\n", k, n[k]; printf "%-10s %6d\n", "TOTAL", t }' |
   sort -k2 -n -r > "$out/sass_hist.txt"

@@ -6,9 +6,10 @@
  *              walks the planes of its z-block (kernel.zblock, the whole range when 0).
  *              tma at the compiled-in widths, tiles of 256 cells whose blocks fit three to
  *              a multiprocessor: one thread per two cells of a column, rows 2 ty and
- *              2 ty + 1 (rtm_tti_shape_t.rows, rows_of below).
- *   shared     a ring of R + 2 + lead slots, each the (block_y + 8) x (block_x + 8) tile of
- *              p and of q of one plane with its R = 4 xy halo (corners included); lead =
+ *              2 ty + 1 (rtm_tti_shape_t.rows, two_cells below).
+ *   shared     a ring of R + 2 + lead slots (tma: R + slack + lead, slack 2 or 1), each
+ *              the (block_y + 8) x (block_x + 8) tile of p and of q of one plane with its
+ *              R = 4 xy halo (corners included); lead =
  *              stages - 1 planes are in flight ahead of the newest resident one (0 for
  *              sync). tti also keeps two buffers of D_y p, D_y q over the tile's columns
  *              (halo columns included) and interior rows, from which d_xy = D_x(D_y f)
@@ -65,7 +66,7 @@ namespace {
 
 constexpr int Q = 2 * R + 1; /* queue length */
 constexpr int MAX_THREADS = 512;
-/* tma, two cells a thread (rows_of): blocks of ROWS2_THREADS, ROWS2_BLOCKS of them a SM. */
+/* tma, two cells a thread (two_cells): blocks of ROWS2_THREADS, ROWS2_BLOCKS of them a SM. */
 constexpr int ROWS2_THREADS = 128, ROWS2_BLOCKS = 3;
 /* SLOT (sync, ldgsts): plane j's tiles are written at iteration j - lead and read at
  * iterations j (queue front), j + R - 1 (D_y buffer of plane j) and j + R (update of plane
@@ -789,10 +790,10 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
  * widths hand block-wide buffers over like the slots: every thread arrives on the buffer's full
  * barrier once it wrote its entries, reads it after waiting on it one iteration later, and arrives
  * on its empty barrier after reading. Slack: a warp may trail the producer by two iterations before
- * anyone waits for it (ring_slots, cell_slots; one iteration at two cells a thread). Slot and
+ * anyone waits for it (ring_slots, cell_slots; one iteration with SLACK 1: two_cells). Slot and
  * parity of the k-th use of a family of N slots: k % N and (k / N) & 1, N known at compile time.
  * The protocol is modelled, with these formulas, in run/experiments/tti_tma_protocol.py. ROWS = 2
- * (compiled-in widths, tti_rows): a thread updates two cells of its column, rows 2 ty and 2 ty + 1
+ * (compiled-in widths, two_cells): a thread updates two cells of its column, rows 2 ty and 2 ty + 1
  * of the tile, with a queue set each; their y stencils read the same tile rows, and the iteration's
  * waits, slots and stores are shared by both. */
 template <bool TILTED, typename C, int BXC, int LEAD, int ROWS, int SLACK>
@@ -855,16 +856,19 @@ __global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
 typedef void (*kernel_t)(TtiArgs, TtiMaps);
 
 /* tma at a compiled-in width: one cell a thread (slack 2), or two with slack 2, or (2 stages
- * only) two with slack 1. */
+ * only) two with slack 1; NULL for a combination that has no instance. */
 template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_rows(int rows, int slack) {
-  if (rows == 1) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 1, 2>;
+  if (rows == 1) return slack == 2 ? tti_zmarch_tma<TILTED, C, BXC, LEAD, 1, 2> : nullptr;
+  if (rows != 2) return nullptr;
+  if (slack == 2) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 2>;
   if constexpr (LEAD == 1)
     if (slack == 1) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 1>;
-  return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 2>;
+  return nullptr;
 }
 
 template <bool TILTED, typename C, int HALO>
 kernel_t pick_width(int bx, int stages, int rows, int slack) {
+  const bool one = rows == 1 && slack == 2; /* every other path has one cell a thread */
   if constexpr (HALO == RTM_HALO_TMA) {
     const bool three = stages == 3;
     switch (bx) {
@@ -875,9 +879,11 @@ kernel_t pick_width(int bx, int stages, int rows, int slack) {
       return three ? pick_rows<TILTED, C, 64, 2>(rows, slack)
                    : pick_rows<TILTED, C, 64, 1>(rows, slack);
     default:
+      if (!one) return nullptr;
       return three ? tti_zmarch_tma<TILTED, C, 0, 2, 1, 2> : tti_zmarch_tma<TILTED, C, 0, 1, 1, 2>;
     }
   } else {
+    if (!one) return nullptr;
     switch (bx) {
     case 32: return tti_zmarch<TILTED, C, HALO, 32>;
     case 64: return tti_zmarch<TILTED, C, HALO, 64>;
@@ -1028,7 +1034,13 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
     const dim3 block((unsigned)shape->block[0], (unsigned)(shape->block[1] / shape->rows), 1);
     const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
-    pick(shape)<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);
+    const kernel_t kernel = pick(shape);
+    if (!kernel)
+      RTM_FAIL(RTM_ERR_INTERNAL,
+               "rtm_tti_cuda_step: a shape rtm_tti_cuda_prepare did not make (%d cells a thread, "
+               "slack %d)",
+               shape->rows, shape->slack);
+    kernel<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);
     RTM_CUDA_TRY_LAUNCH(shape->tilted ? "tti_zmarch<tti>" : "tti_zmarch<vti>");
   }
   return RTM_OK;

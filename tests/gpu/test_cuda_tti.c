@@ -285,10 +285,11 @@ static void test_fp16_coefficients(void **state) {
  * cells whose blocks fit three to a multiprocessor, with the rings' usual slack or, at 2
  * stages, with one iteration of slack) against the references, tti and vti, fp32 and fp16,
  * partial edge tiles in x and y (45 x 37 cells: a thread whose second row is outside), with
- * the path each case took as the backend describes it. Every sm_90 GPU has 228 KB of shared
- * memory a multiprocessor: there the cases take the path named (tti fp32 2 stages 64 x 4
- * fits three blocks only with slack 1: 67 760 bytes; the last case fits two blocks whatever
- * the slack, 83 920 bytes at slack 1), so every path is held to the reference. */
+ * the path each case took as the backend describes it. Where a multiprocessor has sm_90's
+ * shared memory (228 KiB, 1 KiB of it reserved a block: H100, H200) the cases take the path
+ * named (tti fp32 2 stages 64 x 4 fits three blocks only with slack 1: 67 760 bytes; the
+ * last case fits two blocks whatever the slack, 83 920 bytes at slack 1), so every path is
+ * held to the reference; elsewhere the path taken is printed and the results compared. */
 static void test_two_cells_a_thread(void **state) {
   cuda_fixture_t *f = *state;
   static const struct {
@@ -309,6 +310,19 @@ static void test_two_cells_a_thread(void **state) {
     printf("  two cells a thread: tma needs sm_90, not run\n");
     return;
   }
+  int device = 0, per_sm = 0, reserved = 0;
+  assert_int_equal(cudaGetDevice(&device), cudaSuccess);
+  assert_int_equal(
+      cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
+      cudaSuccess);
+  assert_int_equal(
+      cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device),
+      cudaSuccess);
+  const int sm90_shared = per_sm == 228 * 1024 && reserved == 1024;
+  if (!sm90_shared)
+    printf("  two cells a thread: %d + %d bytes of shared memory a multiprocessor, not sm_90's: "
+           "the paths are printed, not checked\n",
+           per_sm, reserved);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     const int tilted = cases[c].equation == RTM_EQUATION_TTI;
     const int half = cases[c].precision == RTM_PRECISION_FP16;
@@ -321,7 +335,9 @@ static void test_two_cells_a_thread(void **state) {
     assert_int_equal(rtm_propagator_create(&cfg, &f->grid, &f->model, &prop), RTM_OK);
     prop.backend->describe(prop.state, text, sizeof text);
     rtm_propagator_destroy(&prop);
-    if (!strstr(text, cases[c].path)) fail_msg("%s: expected %s", text, cases[c].path);
+    if (sm90_shared && !strstr(text, cases[c].path))
+      fail_msg("%s: expected %s", text, cases[c].path);
+    if (!sm90_shared) printf("  %s\n", text);
 
     cuda_run_t got;
     char what[112];
