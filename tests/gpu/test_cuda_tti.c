@@ -189,11 +189,11 @@ static void test_isotropic_limit(void **state) {
 }
 
 /* Split steps equal ALL bit for bit; a backward step undoes a forward one (no damping) to
- * fp32 rounding; p and q written then read are unchanged. For each halo family. */
-static void split_backward_fields(cuda_fixture_t *f, int h) {
+ * fp32 rounding; p and q written then read are unchanged. For each halo family, and for tma
+ * at two cells a thread (64 x 4, 2 stages: slack 1 on sm_90, test_two_cells_a_thread). */
+static void split_backward_fields(cuda_fixture_t *f, int h, const cuda_shape_t *shape) {
   rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
-  const cuda_shape_t shape = {{16, 16}, 7};
-  cuda_set_kernel(&cfg, halos[h].halo, halos[h].stages, &shape);
+  cuda_set_kernel(&cfg, halos[h].halo, halos[h].stages, shape);
   cfg.boundary.width_cells = 0; /* a damped step is not reversible */
   rtm_propagator_t all, split;
   cuda_step_all_and_split(f, &cfg, &all, &split); /* p and q */
@@ -206,9 +206,13 @@ static void split_backward_fields(cuda_fixture_t *f, int h) {
 
 static void test_split_backward_fields(void **state) {
   cuda_fixture_t *f = *state;
-  split_backward_fields(f, 0);                /* sync */
-  split_backward_fields(f, 2);                /* ldgsts, 3 stages */
-  if (f->hopper) split_backward_fields(f, 3); /* tma, 2 stages */
+  const cuda_shape_t square = {{16, 16}, 7}, two_cells = {{64, 4}, 7};
+  split_backward_fields(f, 0, &square); /* sync */
+  split_backward_fields(f, 2, &square); /* ldgsts, 3 stages */
+  if (f->hopper) {
+    split_backward_fields(f, 3, &square);    /* tma, 2 stages */
+    split_backward_fields(f, 3, &two_cells); /* the same, two cells a thread */
+  }
 }
 
 /* memory.model_precision = fp16: the kernel reads binary16 volumes and widens them to float,
