@@ -65,17 +65,23 @@ static rtm_tti_shape_t shape_of(const tti_state_t *s) {
   return shape;
 }
 
+/* The kernel's shape checked on the device, and the cells a thread and slack it chose kept
+ * for the launches (shape_of). */
+static int prepare_shape(tti_state_t *s, int device) {
+  rtm_tti_shape_t shape = shape_of(s);
+  const int status = rtm_tti_cuda_prepare(&shape, device);
+  s->rows = shape.rows;
+  s->slack = shape.slack;
+  return status;
+}
+
 /* The equation's volumes and precision, and the kernel's shape checked on the device. */
 static int tti_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   tti_state_t *s = (tti_state_t *)b;
   s->tilted = cfg->physics.equation == RTM_EQUATION_TTI;
   s->coeff_count = s->tilted ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
   s->coeff_half = rtm_config_model_precision(cfg) == RTM_PRECISION_FP16;
-  rtm_tti_shape_t shape = shape_of(s);
-  const int status = rtm_tti_cuda_prepare(&shape, b->device);
-  s->rows = shape.rows;
-  s->slack = shape.slack;
-  return status;
+  return prepare_shape(s, b->device);
 }
 
 static int tti_check_fits(const rtm_cuda_backend_state_t *b) {
@@ -205,10 +211,7 @@ fail:
 static int tti_reshape(rtm_cuda_backend_state_t *b) {
   int status = RTM_OK;
   tti_state_t *s = (tti_state_t *)b;
-  rtm_tti_shape_t shape = shape_of(s);
-  RTM_TRY(rtm_tti_cuda_prepare(&shape, b->device));
-  s->rows = shape.rows;
-  s->slack = shape.slack;
+  RTM_TRY(prepare_shape(s, b->device));
   if (b->kernel.halo == RTM_HALO_TMA) RTM_TRY(encode_maps(s));
 fail:
   return status;

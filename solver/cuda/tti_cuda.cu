@@ -87,6 +87,11 @@ __host__ __device__ constexpr int ring_slots(int lead, int slack = 2) {
 __host__ __device__ constexpr int cell_slots(int lead, int slack = 2) {
   return lead + slack;
 }
+/* The least slack a two-cell kernel of `lead` is built with (two_cells, pick_rows): 1 at 2
+ * stages; at 3 stages slack 1 ran slower than one cell a thread (run/results/gpu_tti.md). */
+__host__ __device__ constexpr int min_slack(int lead) {
+  return lead == 1 ? 1 : 2;
+}
 constexpr int DY_BUFFERS_TMA = 3;
 
 struct TtiArgs {
@@ -855,13 +860,13 @@ __global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
  * function pointer. */
 typedef void (*kernel_t)(TtiArgs, TtiMaps);
 
-/* tma at a compiled-in width: one cell a thread (slack 2), or two with slack 2, or (2 stages
- * only) two with slack 1; NULL for a combination that has no instance. */
+/* tma at a compiled-in width: one cell a thread (slack 2), or two with slack 2, or two with
+ * slack 1 where min_slack allows it; NULL for a combination that has no instance. */
 template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_rows(int rows, int slack) {
   if (rows == 1) return slack == 2 ? tti_zmarch_tma<TILTED, C, BXC, LEAD, 1, 2> : nullptr;
   if (rows != 2) return nullptr;
   if (slack == 2) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 2>;
-  if constexpr (LEAD == 1)
+  if constexpr (min_slack(LEAD) == 1)
     if (slack == 1) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 1>;
   return nullptr;
 }
@@ -953,23 +958,21 @@ TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
 
 /* Two cells a thread where they pay (run/results/gpu_tti.md, "Sixth pass"): tma at a
  * compiled-in width, a tile of ROWS2_THREADS x 2 cells, and three such blocks fitting an
- * SM's shared memory, with slack 2, or else, at 2 stages, with slack 1. With two cells a
- * thread the kernel needs more registers (ROWS2_BLOCKS blocks of ROWS2_THREADS at most: 168);
- * where only two blocks fit, the warps a SM holds halve and it runs no faster than one cell
- * a thread; slack 1 at 3 stages ran slower than one cell a thread (tti fp32 32x8, vti fp32
- * 64x4). Sets shape->rows and shape->slack. */
+ * SM's shared memory, with slack 2, or else with the least slack the stages allow
+ * (min_slack). With two cells a thread the kernel needs more registers (ROWS2_BLOCKS blocks of
+ * ROWS2_THREADS at most: 168); where only two blocks fit, the warps a SM holds halve and it
+ * runs no faster than one cell a thread. Sets shape->rows and shape->slack where it takes
+ * two cells; leaves the one-cell values that rtm_tti_cuda_prepare set otherwise. */
 static void two_cells(rtm_tti_shape_t *shape, int device) {
   const int bx = shape->block[0], by = shape->block[1], lead = lead_of(shape);
   int per_sm = 0, reserved = 0;
-  shape->rows = 1;
-  shape->slack = 2;
   if (shape->halo != RTM_HALO_TMA || (bx != 32 && bx != 64) || bx * by != 2 * ROWS2_THREADS) return;
   if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
           cudaSuccess ||
       cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) !=
           cudaSuccess)
     return;
-  for (int slack = 2; slack >= (lead == 1 ? 1 : 2); --slack) {
+  for (int slack = 2; slack >= min_slack(lead); --slack) {
     const size_t bytes = shared_bytes_of(bx, by, shape->tilted != 0, shape->coeff_half != 0,
                                          shape->halo, lead, slack);
     if (ROWS2_BLOCKS * (bytes + (size_t)reserved) <= (size_t)per_sm) {
@@ -984,7 +987,8 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   int status = RTM_OK;
   const char *what = shape->tilted ? "tti" : "vti";
   size_t bytes = 0;
-  shape->rows = 1;
+  const void *kernel = NULL;
+  shape->rows = 1; /* one cell a thread until two_cells says otherwise */
   shape->slack = 2;
   RTM_TRY(zmarch_block_check(shape->block, 1, MAX_THREADS, what));
   if (shape->halo == RTM_HALO_TMA && shape->coeff_half && shape->block[0] % 8 != 0)
@@ -997,13 +1001,12 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, what,
                               device));
   two_cells(shape, device);
-  RTM_TRY(rtm_cuda_kernel_prepare((const void *)pick(shape), rtm_tti_cuda_shared_bytes(shape),
-                                  shape->halo));
+  kernel = (const void *)pick(shape);
+  RTM_TRY(rtm_cuda_kernel_prepare(kernel, rtm_tti_cuda_shared_bytes(shape), shape->halo));
   /* three blocks of up to 76 800 bytes a multiprocessor (two_cells) need all of its shared
    * memory: asked for, not left to the driver's choice of carveout */
   if (shape->rows == 2)
-    RTM_CUDA_TRY(cudaFuncSetAttribute((const void *)pick(shape),
-                                      cudaFuncAttributePreferredSharedMemoryCarveout,
+    RTM_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                       (int)cudaSharedmemCarveoutMaxShared));
   return RTM_OK;
 fail:
