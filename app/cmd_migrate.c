@@ -320,6 +320,7 @@ static int save_state(migrate_run_t *run, int completed) {
   if (rtm_mpi_group() != 0) return RTM_OK;
   if (run->root) {
     RTM_TRY(rtm_app_create_output(run->resume_path, &volume, &run->info, &state));
+    rtm_output_no_sidecar(state); /* rtm3d's own file, not one to view */
     RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
   }
   RTM_TRY(write_slabs(run, state, run->resume_path, "/image", run->slab_image));
@@ -759,7 +760,7 @@ int rtm_cmd_migrate(int argc, char **argv) {
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
   RTM_TRY(write_image(run));
-  if (run->root) rtm_output_remove(run->resume_path); /* the image is complete */
+  if (run->root) remove(run->resume_path); /* the image is complete */
   if (rtm_mpi_group() == 0) RTM_TRY(write_pngs(run));
   run->end_s = rtm_wall_seconds();
   RTM_TRY(reduce_rank_phases(run));

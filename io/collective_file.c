@@ -31,12 +31,12 @@ int rtm_io_write_planes_collective(const char *path, const char *name, int index
   hid_t fapl = H5I_INVALID_HID, file = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
   hid_t file_space = H5I_INVALID_HID, memory_space = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
   const size_t size = strlen(path) + sizeof ".partial";
-  char *partial = malloc(size), dataset_path[FIELD_NAME_MAX + 16];
+  char *partial = malloc(size), dataset_path[SNAPSHOT_PATH_MAX];
   rtm_h5_quiet();
   if (!partial) RTM_FAIL(RTM_ERR_NOMEM, "out of memory writing %s of %s", name, path);
   RTM_TRY(rtm_io_partial_path(path, partial, size));
-  if (index >= 0) { /* a snapshot series, as rtm_output_snapshots_begin names it */
-    snprintf(dataset_path, sizeof dataset_path, "/snapshots/%s", name);
+  if (index >= 0) { /* a snapshot series */
+    rtm_output_snapshot_path(name, dataset_path, sizeof dataset_path);
     name = dataset_path;
   }
   RTM_H5_CHECK(fapl = H5Pcreate(H5P_FILE_ACCESS), RTM_ERR_IO, "output file %s", partial);
@@ -51,9 +51,12 @@ int rtm_io_write_planes_collective(const char *path, const char *name, int index
                                    name, &file_space, &memory_space));
   RTM_H5_CHECK(dxpl = H5Pcreate(H5P_DATASET_XFER), RTM_ERR_IO, "%s", name);
   RTM_H5_CHECK(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), RTM_ERR_IO, "%s", name);
+  /* MPI-IO reports no errno: the message names the usual causes */
   RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory_space, file_space, dxpl, dense),
-               RTM_ERR_IO, "output file %s: writing planes %d to %d of %s collectively", partial,
-               volume->z_offset, volume->z_offset + volume->nz_local - 1, name);
+               RTM_ERR_IO,
+               "output file %s: writing planes %d to %d of %s collectively failed (a full disk "
+               "or quota, or an output.dir that not every rank's node shares?)",
+               partial, volume->z_offset, volume->z_offset + volume->nz_local - 1, name);
 fail:
   rtm_h5_close(&dxpl);
   rtm_h5_close(&memory_space);
@@ -62,11 +65,7 @@ fail:
   if (status != RTM_OK) {
     /* Closing the dataset and the file is collective: a rank that failed alone would wait
      * there for ranks that wait in the write. Both are left open; the caller's failure ends
-     * the job (rtm_mpi_fail_fast). MPI-IO reports no errno: name the usual causes. */
-    rtm_log_error("output file %s: the ranks' collective write of %s failed (where HDF5 said "
-                  "the write failed: a full disk or quota, or an output.dir that not every "
-                  "rank's node shares?)",
-                  partial ? partial : path, name);
+     * the job (rtm_mpi_fail_fast). */
     free(partial);
     return status;
   }

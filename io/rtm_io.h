@@ -129,6 +129,9 @@ int rtm_io_parallel(void);
  * declared, and a failed one leaves no complete file: its PATH.partial is removed, or left
  * where a rank's failure aborted the job.) Rank 0, before any snapshot or volume. */
 void rtm_output_expect_collective(rtm_output_t *output);
+/* `output` is closed without an XDMF sidecar (a file only rtm3d reads: migrate's resume
+ * state). */
+void rtm_output_no_sidecar(rtm_output_t *output);
 /* Rank 0, before the collective write: the volume `name` exists (created as
  * rtm_output_write_volume does, NaN where no rank writes), or snapshot series `field`'s
  * entry `index` is declared; then every handle of the file closed (flushed). */
@@ -147,9 +150,6 @@ int rtm_output_reacquire(rtm_output_t *output, const char *field, int index, int
 int rtm_io_write_planes_collective(const char *path, const char *name, int index,
                                    const rtm_io_volume_t *volume, const float *dense,
                                    const void *communicator);
-/* A completed run file at `path` and its XDMF sidecar (NAME.xmf) removed, whichever exist
- * (migrate's resume state once the image is whole). */
-int rtm_output_remove(const char *path);
 /* success != 0: flush, close, rename PATH.partial -> PATH. Else close and remove. */
 int rtm_output_close(rtm_output_t *output, int success);
 

@@ -77,6 +77,10 @@ void rtm_io_provenance(rtm_io_provenance_t *provenance);
 
 /* ---- the run output file (run_file.c), which shot_gathers.c writes into too ---- */
 #define FIELD_NAME_MAX 64
+/* The dataset of snapshot series `field`, as rtm_output_snapshots_begin makes it in the
+ * /snapshots group: "/snapshots/<field>" (path: SNAPSHOT_PATH_MAX bytes). */
+#define SNAPSHOT_PATH_MAX (FIELD_NAME_MAX + 16)
+void rtm_output_snapshot_path(const char *field, char *path, size_t size);
 
 typedef struct {
   char name[FIELD_NAME_MAX];
@@ -99,6 +103,7 @@ struct rtm_output {
   char **volumes; /* the paths rtm_output_write_volume wrote ("/image"), for the sidecar */
   int volume_count;
   int collective; /* rtm_output_expect_collective: datasets made without a NaN fill */
+  int no_sidecar; /* rtm_output_no_sidecar: closed without NAME.xmf */
 };
 
 /* NAME.xmf beside a completed NAME.h5 with snapshots or volumes (xdmf.c): ParaView and VisIt

@@ -369,6 +369,14 @@ void rtm_output_expect_collective(rtm_output_t *output) {
   output->collective = 1;
 }
 
+void rtm_output_snapshot_path(const char *field, char *path, size_t size) {
+  snprintf(path, size, "/snapshots/%s", field);
+}
+
+void rtm_output_no_sidecar(rtm_output_t *output) {
+  output->no_sidecar = 1;
+}
+
 int rtm_output_release_for_volume(rtm_output_t *output, const char *name) {
   hid_t dataset = H5I_INVALID_HID;
   const int status = declare_volume(output, name, &dataset);
@@ -385,14 +393,14 @@ int rtm_output_reacquire(rtm_output_t *output, const char *field, int index, int
                          double time_s) {
   int status = RTM_OK;
   hid_t fapl = H5I_INVALID_HID;
-  char name[FIELD_NAME_MAX + 16];
+  char name[SNAPSHOT_PATH_MAX];
   rtm_h5_quiet();
   RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "output file %s", output->partial);
   RTM_H5_CHECK(output->file = H5Fopen(output->partial, H5F_ACC_RDWR, fapl), RTM_ERR_IO,
                "output file %s: opening it again after the ranks wrote their slabs",
                output->partial);
   for (int i = 0; i < output->field_count; ++i) {
-    snprintf(name, sizeof name, "/snapshots/%s", output->fields[i].name);
+    rtm_output_snapshot_path(output->fields[i].name, name, sizeof name);
     RTM_H5_CHECK(output->fields[i].dataset = H5Dopen2(output->file, name, H5P_DEFAULT), RTM_ERR_IO,
                  "output file %s: opening %s again", output->partial, name);
   }
@@ -553,7 +561,7 @@ int rtm_output_close(rtm_output_t *output, int success) {
   if (success && status == RTM_OK) {
     status = rtm_io_commit_partial(output->partial, output->path);
     /* the sidecar of a complete file; without it the file is still whole: a warning */
-    if (status == RTM_OK && rtm_output_write_xdmf(output) != RTM_OK)
+    if (status == RTM_OK && !output->no_sidecar && rtm_output_write_xdmf(output) != RTM_OK)
       rtm_log_warning("no XDMF sidecar for %s (ParaView opens the .h5 without spacing then)",
                       output->path);
   } else {

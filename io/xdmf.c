@@ -93,14 +93,6 @@ static int sidecar_path(const char *file, char *path, size_t size) {
   return RTM_OK;
 }
 
-int rtm_output_remove(const char *path) {
-  char sidecar[4096];
-  const int status = sidecar_path(path, sidecar, sizeof sidecar);
-  remove(path);
-  if (status == RTM_OK) remove(sidecar);
-  return status;
-}
-
 int rtm_output_write_xdmf(const rtm_output_t *o) {
   int status = RTM_OK;
   char path[4096], partial[4096 + 16] = "";

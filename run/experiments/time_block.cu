@@ -1,7 +1,8 @@
 // time_block.cu - issue 16 item 4 (stretch): two leapfrog steps of the iso equation fused in
 // one z-march, measured against the single-sweep bound. A standalone experiment, not the
-// product's kernel: a constant-velocity 512^3 interior without damping, sources or
-// receivers, padded by 2R on every side (zeros), so that only the fusion is measured.
+// product's kernel: a 512^3 interior, v^2 dt^2 varying from cell to cell, without damping,
+// sources or receivers, padded by 2R on every side (zeros), so that only the fusion is
+// measured.
 //
 // Fused kernel: a block owns a BX x BY tile of outputs and has one thread per cell of the
 // tile grown by R on each side (BX + 2R) x (BY + 2R). At iteration i it loads plane i of

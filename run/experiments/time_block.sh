@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
-nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -o /tmp/time_block run/experiments/time_block.cu
+nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -o /tmp/time_block run/experiments/time_block.cu
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 /tmp/time_block "${1:-512}" "${2:-20}"

@@ -22,7 +22,7 @@ failing() { # RANK NAME WRITE COMMAND ARGS...: exit 1 within the timeout, naming
     --set output.name="$name" > "$work/$name.out" 2>&1 || code=$?
   [ "$code" -eq 1 ] ||
     { echo "FAIL: $name: exit $code, not 1 (124: the job hung)"; cat "$work/$name.out"; exit 1; }
-  grep -q "collective write of $write failed" "$work/$name.out" ||
+  grep -qE "writing planes [0-9]+ to [0-9]+ of $write collectively failed" "$work/$name.out" ||
     { echo "FAIL: $name does not name the failed write of $write:"; cat "$work/$name.out"; exit 1; }
   [ ! -e "$work/$name.h5" ] || { echo "FAIL: $name left a complete $name.h5"; exit 1; }
   echo "$name: rank $rank's collective write of $write failed: exit 1"
