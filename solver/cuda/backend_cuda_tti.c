@@ -34,8 +34,9 @@ _Static_assert((int)RTM_TTI_VPX2 == RTM_FDF_VPX2DT2 && (int)RTM_TTI_VPZ2 == RTM_
 typedef struct {
   rtm_cuda_backend_state_t common; /* first: the common code's view of this state */
   int tilted;                      /* tti; else vti */
-  int coeff_half;  /* the coefficient volumes hold binary16 (memory.model_precision = fp16) */
-  int rows, slack; /* cells a thread along y and tma's slack, as rtm_tti_cuda_prepare chose */
+  int coeff_half; /* the coefficient volumes hold binary16 (memory.model_precision = fp16) */
+  int cells, along_x, slack; /* cells a thread, side by side in x or y, and tma's slack, as
+                                rtm_tti_cuda_prepare chose */
   int coeff_count;
   rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
   rtm_iso_tensor_map_t coeff_map[RTM_TTI_COEFF_MAX]; /* tma: own-cell maps */
@@ -59,7 +60,8 @@ static rtm_tti_shape_t shape_of(const tti_state_t *s) {
       .stages = k->stages,
       .zblock = k->zblock,
       .block = {k->block[0], k->block[1]},
-      .rows = s->rows,
+      .cells = s->cells,
+      .along_x = s->along_x,
       .slack = s->slack,
   };
   return shape;
@@ -70,7 +72,8 @@ static rtm_tti_shape_t shape_of(const tti_state_t *s) {
 static int prepare_shape(tti_state_t *s, int device) {
   rtm_tti_shape_t shape = shape_of(s);
   const int status = rtm_tti_cuda_prepare(&shape, device);
-  s->rows = shape.rows;
+  s->cells = shape.cells;
+  s->along_x = shape.along_x;
   s->slack = shape.slack;
   return status;
 }
@@ -272,10 +275,13 @@ static void tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDev
     snprintf(text, size, "CUDA device %d, %s", b->device, equation);
   else
     snprintf(text, size,
-             "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d (%d cell%s a thread%s), "
+             "%s (sm_%d%d), %s, halo %s, stages %d, block %dx%d (%d cell%s a thread%s%s), "
              "zblock %d, %s coefficients",
              prop->name, prop->major, prop->minor, equation, rtm_iso_halo_name(k->halo), k->stages,
-             k->block[0], k->block[1], s->rows, s->rows == 1 ? "" : "s",
+             k->block[0], k->block[1], s->cells, s->cells == 1 ? "" : "s",
+             s->cells == 1 ? ""
+             : s->along_x  ? " along x"
+                           : " along y",
              s->slack == 1 ? ", slack 1" : "", k->zblock, s->coeff_half ? "fp16" : "fp32");
 }
 

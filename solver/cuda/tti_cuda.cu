@@ -5,8 +5,9 @@
  *   threads    a block owns a block_x x block_y tile of cells, one thread per cell, and
  *              walks the planes of its z-block (kernel.zblock, the whole range when 0).
  *              tma at the compiled-in widths, tiles of 256 cells whose blocks fit three to
- *              a multiprocessor: one thread per two cells of a column, rows 2 ty and
- *              2 ty + 1 (rtm_tti_shape_t.rows, two_cells below).
+ *              a multiprocessor: one thread per two cells, side by side in x at width 64
+ *              (2 tx and 2 tx + 1), in y at width 32 (rows 2 ty and 2 ty + 1)
+ *              (rtm_tti_shape_t.cells and along_x, two_cells and pairs_along_x below).
  *   shared     a ring of R + 2 + lead slots (tma: R + slack + lead, slack 2 or 1), each
  *              the (block_y + 8) x (block_x + 8) tile of p and of q of one plane with its
  *              R = 4 xy halo (corners included); lead =
@@ -66,8 +67,8 @@ namespace {
 
 constexpr int Q = 2 * R + 1; /* queue length */
 constexpr int MAX_THREADS = 512;
-/* tma, two cells a thread (two_cells): blocks of ROWS2_THREADS, ROWS2_BLOCKS of them a SM. */
-constexpr int ROWS2_THREADS = 128, ROWS2_BLOCKS = 3;
+/* tma, two cells a thread (two_cells): blocks of PAIR_THREADS, PAIR_BLOCKS of them a SM. */
+constexpr int PAIR_THREADS = 128, PAIR_BLOCKS = 3;
 /* SLOT (sync, ldgsts): plane j's tiles are written at iteration j - lead and read at
  * iterations j (queue front), j + R - 1 (D_y buffer of plane j) and j + R (update of plane
  * j). With one barrier per iteration a thread may issue iteration i's copies while another
@@ -87,7 +88,7 @@ __host__ __device__ constexpr int ring_slots(int lead, int slack = 2) {
 __host__ __device__ constexpr int cell_slots(int lead, int slack = 2) {
   return lead + slack;
 }
-/* The least slack a two-cell kernel of `lead` is built with (two_cells, pick_rows): 1 at 2
+/* The least slack a two-cell kernel of `lead` is built with (two_cells, pick_cells): 1 at 2
  * stages; at 3 stages slack 1 ran slower than one cell a thread (run/results/gpu_tti.md). */
 __host__ __device__ constexpr int min_slack(int lead) {
   return lead == 1 ? 1 : 2;
@@ -198,6 +199,52 @@ __device__ __forceinline__ float first(const float *t, int centre, int stride, c
   return d;
 }
 
+/* x pairs (pairs_along_x): a thread's two cells side by side in x, centre c even (tile rows,
+ * D_y buffer rows and slots of even length), so that their floats come in 8-byte pairs.
+ * row10: t[c - R .. c + R + 1], the x stencils of both cells. */
+constexpr int ROW10 = 2 * R + 2;
+__device__ __forceinline__ void row10(const float *t, int c, float (&v)[ROW10]) {
+  const float2 *pair = reinterpret_cast<const float2 *>(t + c - R);
+#pragma unroll
+  for (int k = 0; k <= R; ++k) {
+    const float2 x = pair[k];
+    v[2 * k] = x.x;
+    v[2 * k + 1] = x.y;
+  }
+}
+__device__ __forceinline__ float2 pair_at(const float *t, int i) {
+  return *reinterpret_cast<const float2 *>(t + i);
+}
+/* second() along a stride for the cells c and c + 1, in its order. */
+__device__ __forceinline__ void second2(const float *t, int c, int stride, const float *c2,
+                                        float inv_h2, float &d0, float &d1) {
+  const float2 m = pair_at(t, c);
+  float e0 = mul(c2[0], m.x), e1 = mul(c2[0], m.y);
+#pragma unroll
+  for (int k = 1; k <= R; ++k) {
+    const float2 u = pair_at(t, c + k * stride), l = pair_at(t, c - k * stride);
+    e0 = fmadd(c2[k], add(u.x, l.x), e0);
+    e1 = fmadd(c2[k], add(u.y, l.y), e1);
+  }
+  d0 = mul(e0, inv_h2);
+  d1 = mul(e1, inv_h2);
+}
+/* first() along a stride for the cells c and c + 1, in its order. */
+__device__ __forceinline__ void first2(const float *t, int c, int stride, const float *w1,
+                                       float &d0, float &d1) {
+  float2 u = pair_at(t, c + stride), l = pair_at(t, c - stride);
+  float e0 = mul(w1[0], sub(u.x, l.x)), e1 = mul(w1[0], sub(u.y, l.y));
+#pragma unroll
+  for (int k = 2; k <= R; ++k) {
+    u = pair_at(t, c + k * stride);
+    l = pair_at(t, c - k * stride);
+    e0 = fmadd(w1[k - 1], sub(u.x, l.x), e0);
+    e1 = fmadd(w1[k - 1], sub(u.y, l.y), e1);
+  }
+  d0 = e0;
+  d1 = e1;
+}
+
 /* The reference's leapfrog: fma(2, f, fma(-keep, f_other, rhs)), over `scale` in the layer. */
 __device__ __forceinline__ float leapfrog_layer(float f, float f_other, float rhs, float keep,
                                                 float scale) {
@@ -275,6 +322,25 @@ __device__ __forceinline__ void push_plane(Queues &z, const TtiArgs &a, const fl
   }
 }
 
+/* x pairs: pushes the plane of tile tf (p, or q with `field` 1) onto the queues of the cells
+ * c and c + 1 (the values of push_plane, in its order). */
+template <bool TILTED>
+__device__ __forceinline__ void push_pair(Queues &z0, Queues &z1, const TtiArgs &a, const float *tf,
+                                          int centre, int tw, int field = 0) {
+  float v[ROW10];
+  row10(tf, centre, v);
+  push(field ? z0.qz : z0.pz, v[R]);
+  push(field ? z1.qz : z1.pz, v[R + 1]);
+  if (TILTED) {
+    push(field ? z0.dxq : z0.dxp, first(v, R, 1, a.w1[0]));
+    push(field ? z1.dxq : z1.dxp, first(v, R + 1, 1, a.w1[0]));
+    float d0, d1;
+    first2(tf, centre, tw, a.w1[1], d0, d1);
+    push(field ? z0.dyq : z0.dyp, d0);
+    push(field ? z1.dyq : z1.dyp, d1);
+  }
+}
+
 /* The D_y buffer's halo entries: 2 x block_y x 2R (p and q, the R columns left and right
  * of the tile's own); entry e is field e / (2R by), row (e mod 2R by) / 2R, halo column
  * e mod 2R. Its place in a tile slot (q's tile tf floats after p's) and in a buffer. */
@@ -316,12 +382,8 @@ struct CellIn {
  * expressions in its order. p_xy, q_xy (tti) come from the D_y buffer; d = eta dt. */
 template <bool TILTED>
 __device__ __forceinline__ void
-update_cell(const TtiArgs &a, const Queues &z, const float *tp, const float *tq, int centre, int tw,
+update_from(const TtiArgs &a, const Queues &z, float p_xx, float q_xx, float p_yy, float q_yy,
             float p_xy, float q_xy, const CellIn &in, float d, float &po, float &qo) {
-  const float p_xx = second(tp, centre, 1, a.c2, a.inv_h2[0]);
-  const float q_xx = second(tq, centre, 1, a.c2, a.inv_h2[0]);
-  const float p_yy = second(tp, centre, tw, a.c2, a.inv_h2[1]);
-  const float q_yy = second(tq, centre, tw, a.c2, a.inv_h2[1]);
   const float p_zz = second(z.pz, R, 1, a.c2, a.inv_h2[2]);
   const float q_zz = second(z.qz, R, 1, a.c2, a.inv_h2[2]);
   float hz_p = p_zz, hz_q = q_zz, hxy_p = add(p_xx, p_yy), hxy_q = add(q_xx, q_yy);
@@ -354,6 +416,16 @@ update_cell(const TtiArgs &a, const Queues &z, const float *tp, const float *tq,
     po = leapfrog(z.pz[R], in.pp, rhs_p);
     qo = leapfrog(z.qz[R], in.qp, rhs_q);
   }
+}
+template <bool TILTED>
+__device__ __forceinline__ void
+update_cell(const TtiArgs &a, const Queues &z, const float *tp, const float *tq, int centre, int tw,
+            float p_xy, float q_xy, const CellIn &in, float d, float &po, float &qo) {
+  const float p_xx = second(tp, centre, 1, a.c2, a.inv_h2[0]);
+  const float q_xx = second(tq, centre, 1, a.c2, a.inv_h2[0]);
+  const float p_yy = second(tp, centre, tw, a.c2, a.inv_h2[1]);
+  const float q_yy = second(tq, centre, tw, a.c2, a.inv_h2[1]);
+  update_from<TILTED>(a, z, p_xx, q_xx, p_yy, q_yy, p_xy, q_xy, in, d, po, qo);
 }
 
 /* sync, ldgsts: how a block's threads copy the p and q tiles of a loaded plane (tw x th
@@ -540,16 +612,37 @@ __device__ __forceinline__ float cell_value<__half>(const unsigned char *array, 
   return __half2float(reinterpret_cast<const __half *>(array)[tid]);
 }
 
+/* x pairs: the own-cell arrays of cells i and i + 1 (i even), widened to float. */
+template <typename C>
+__device__ __forceinline__ float2 cell_pair(const unsigned char *array, int i) {
+  return reinterpret_cast<const float2 *>(array)[i / 2];
+}
+template <> __device__ __forceinline__ float2 cell_pair<__half>(const unsigned char *array, int i) {
+  return __half22float2(reinterpret_cast<const __half2 *>(array)[i / 2]);
+}
+
 /* tma: compiled-in widths are whole warps of one row, with D_y buffers private to each warp
- * ([warp][ROWS][WARP_DY_ROW]: 32 cells of each of the warp's rows and their 2R halo
- * columns). */
+ * ([warp][CELLS][WARP_DY_ROW]: 32 cells of each of the warp's rows and their 2R halo
+ * columns; with x pairs [warp][WARP_DY_ROW_X]: the warp's row of 64 cells and its halo). */
 template <int BXC> __host__ __device__ constexpr bool warp_dy() {
   return BXC > 0 && BXC % 32 == 0;
 }
-constexpr int WARP_DY_ROW = 32 + 2 * R;
+constexpr int WARP_DY_ROW = 32 + 2 * R, WARP_DY_ROW_X = 64 + 2 * R;
+/* Two cells a thread side by side in x (x pairs): at width 64, cells 2 tx and 2 tx + 1 of row
+ * ty, a warp one row of the tile (blocks of 32 x block_y threads); at width 32 the two cells
+ * are rows 2 ty and 2 ty + 1 of column tx. Along x the tile's x stencils, the D_y buffer's
+ * and the own cells' inputs come as 8-byte pairs and the outputs go as pairs: 1 461 -> 1 297
+ * static instructions of the tti fp32 64-wide instance, 3-6% faster for tti than two rows
+ * (run/results/gpu_tti.md, "Seventh look"). The host launches by the same rule. */
+__host__ __device__ constexpr bool pairs_along_x(int bx, int cells) {
+  return bx == 64 && cells == 2;
+}
+template <int BXC, int CELLS> __host__ __device__ constexpr bool xpair() {
+  return pairs_along_x(BXC, CELLS);
+}
 
 /* tti_zmarch_tma's block: its tile (bx x by cells at ix0, iy0, with halo tw x th; by counts
- * cells, ROWS of them a thread), planes, and shared memory: the ring of ring_slots(LEAD, SLACK)
+ * cells, CELLS of them a thread), planes, and shared memory: the ring of ring_slots(LEAD, SLACK)
  * p/q tile pairs (tf floats each), the cell_slots(LEAD, SLACK) cell slots (cell_slot bytes: p[n-1]
  * and q[n-1], cell_float_bytes each, then the coefficient arrays, cell_coeff_bytes each),
  * tti's DY_BUFFERS_TMA D_y buffers (dy_floats per field) and the full and empty mbarriers of
@@ -563,27 +656,29 @@ struct TmaBlock {
   int ix0, iy0, zb0, nplanes;
 };
 
-/* A thread of it: its ROWS cells, rows ROWS ty + r of column tx (r = 0 .. ROWS - 1), given
- * for r = 0 (each next row one tile row, one cell row and one D_y row further): lane in its
+/* A thread of it: its CELLS cells, rows CELLS ty + r of column tx (r = 0 .. CELLS - 1), or
+ * with x pairs columns 2 tx + r of row ty, given for r = 0 (each next row one tile row, one
+ * cell row and one D_y row further; each next column one float further): lane in its
  * warp, centre in a tile, own in a cell slot's float arrays, own_coeff in a coefficient
  * array, own_dy in a D_y buffer, column in a padded plane; the D_y halo entry it computes if
  * any; per row eta_x + eta_y dt and whether the cell is inside; whether it produces ring or
  * cell copies. */
-template <int ROWS> struct TmaThread {
+template <int CELLS> struct TmaThread {
   int tid, lane, centre, own, own_coeff, own_dy;
   DyHalo halo;
   long long column;
-  float exy[ROWS];
-  bool active[ROWS], ring_producer, cell_producer;
+  float exy[CELLS];
+  bool active[CELLS], ring_producer, cell_producer;
 };
 
 /* The thread's part. Its loads of eta dt come before the barriers are set up. */
-template <bool TILTED, typename C, int BXC, int ROWS>
-__device__ __forceinline__ TmaThread<ROWS> tma_thread(const TtiArgs &a, const TmaBlock &b,
-                                                      const Place &place) {
-  constexpr bool HALF = sizeof(C) == 2, WARP_DY = warp_dy<BXC>();
-  const int tx = place.tx, row = ROWS * place.ty, tid = place.tid;
-  TmaThread<ROWS> t;
+template <bool TILTED, typename C, int BXC, int CELLS>
+__device__ __forceinline__ TmaThread<CELLS> tma_thread(const TtiArgs &a, const TmaBlock &b,
+                                                       const Place &place) {
+  constexpr bool HALF = sizeof(C) == 2, WARP_DY = warp_dy<BXC>(), XP = xpair<BXC, CELLS>();
+  const int tx = XP ? 2 * (int)threadIdx.x : place.tx, row = XP ? place.ty : CELLS * place.ty;
+  const int tid = XP ? place.ty * (int)blockDim.x + (int)threadIdx.x : place.tid;
+  TmaThread<CELLS> t;
   t.tid = tid;
   t.centre = (row + R) * b.tw + tx + R;
   t.own = row * b.bx + tx;
@@ -591,22 +686,29 @@ __device__ __forceinline__ TmaThread<ROWS> tma_thread(const TtiArgs &a, const Tm
   /* D_y: warp-private buffers (WARP_DY) or block-wide ones; this thread's own entry and
    * the halo entry it computes, if any (WARP_DY: lane e computes row e / 4R's entry e % 4R). */
   t.lane = tid & 31;
-  t.own_dy = WARP_DY ? (tid >> 5) * ROWS * WARP_DY_ROW + t.lane + R : row * b.tw + tx + R;
-  t.halo = {WARP_DY ? ROWS * 4 * R : 2 * b.by * 2 * R, 0, 0};
-  if (TILTED && WARP_DY && t.lane < t.halo.entries) {
+  t.own_dy = XP        ? (tid >> 5) * WARP_DY_ROW_X + tx + R
+             : WARP_DY ? (tid >> 5) * CELLS * WARP_DY_ROW + t.lane + R
+                       : row * b.tw + tx + R;
+  t.halo = {XP ? 4 * R : WARP_DY ? CELLS * 4 * R : 2 * b.by * 2 * R, 0, 0};
+  if (TILTED && XP && t.lane < t.halo.entries) {
+    const int f = t.lane / (2 * R), h = t.lane - f * 2 * R, col = h < R ? h : h + 64;
+    t.halo.in_tile = f * b.tf + (row + R) * b.tw + col;
+    t.halo.in_buffer = f * b.dy_floats + (tid >> 5) * WARP_DY_ROW_X + col;
+  } else if (TILTED && WARP_DY && t.lane < t.halo.entries) {
     const int r = t.lane / (4 * R), e = t.lane - r * 4 * R;
     const int f = e / (2 * R), h = e - f * 2 * R, col = h < R ? h : h + 32;
     t.halo.in_tile = f * b.tf + (row + r + R) * b.tw + (tx - t.lane) + col;
-    t.halo.in_buffer = f * b.dy_floats + ((tid >> 5) * ROWS + r) * WARP_DY_ROW + col;
+    t.halo.in_buffer = f * b.dy_floats + ((tid >> 5) * CELLS + r) * WARP_DY_ROW + col;
   } else if (TILTED && !WARP_DY && tid < t.halo.entries) {
     dy_halo_entry(tid, b.bx, b.by, b.tw, b.tf, b.dy_floats, t.halo.in_tile, t.halo.in_buffer);
   }
   const int ix = b.ix0 + tx, iy = b.iy0 + row;
   t.column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
 #pragma unroll
-  for (int r = 0; r < ROWS; ++r) {
-    t.active[r] = ix < a.domain.nx && iy + r < a.domain.ny;
-    t.exy[r] = t.active[r] ? a.domain.eta_x[ix] + a.domain.eta_y[iy + r] : 0.f;
+  for (int r = 0; r < CELLS; ++r) {
+    const int x = XP ? ix + r : ix, y = XP ? iy : iy + r;
+    t.active[r] = x < a.domain.nx && y < a.domain.ny;
+    t.exy[r] = t.active[r] ? a.domain.eta_x[x] + a.domain.eta_y[y] : 0.f;
   }
   t.ring_producer = tid == 0;
   t.cell_producer = tid == (b.nthreads > 32 ? 32 : 0);
@@ -625,8 +727,8 @@ __device__ __forceinline__ void tma_init_barriers(const TmaBlock &b) {
 
 /* Producers of plane j: the ring (thread 0) and, from j = 2R on, the cells of output
  * j - 2R (thread 32). The maps' coordinates are padded ones (local z + R). */
-template <bool TILTED, typename C, int LEAD, int SLACK, int ROWS>
-__device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread<ROWS> &t,
+template <bool TILTED, typename C, int LEAD, int SLACK, int CELLS>
+__device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread<CELLS> &t,
                                             const TtiMaps &maps, int j) {
   constexpr int SLOTS = ring_slots(LEAD, SLACK), CELL_SLOTS = cell_slots(LEAD, SLACK);
   constexpr int COEFFS = TILTED ? RTM_TTI_COEFF_COUNT : RTM_VTI_COEFF_COUNT;
@@ -662,17 +764,22 @@ __device__ __forceinline__ void tma_produce(const TmaBlock &b, const TmaThread<R
  * the own columns from the queues (that plane sits at R + 1), the halo columns from the
  * tile, by the warp's lanes (WARP_DY: its rows' 2R halo columns of p and q, a neighbour
  * warp's cells included), or block-wide once the buffer's last readers released it. */
-template <int BXC, int LEAD, int SLACK, int ROWS>
+template <int BXC, int LEAD, int SLACK, int CELLS>
 __device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b,
-                                             const TmaThread<ROWS> &t, const Queues (&z)[ROWS],
+                                             const TmaThread<CELLS> &t, const Queues (&z)[CELLS],
                                              int i) {
   constexpr int SLOTS = ring_slots(LEAD, SLACK), DYB = DY_BUFFERS_TMA;
   const int k = i - 2 * R + 1, buffer = k % DYB;
   const float *tn = b.ring + ((i - R + 1) % SLOTS) * 2 * b.tf;
   float *dy = b.dy_buffer + buffer * 2 * b.dy_floats;
-  if (warp_dy<BXC>()) {
+  if (xpair<BXC, CELLS>()) {
+    *reinterpret_cast<float2 *>(dy + t.own_dy) = make_float2(z[0].dyp[R + 1], z[1].dyp[R + 1]);
+    *reinterpret_cast<float2 *>(dy + b.dy_floats + t.own_dy) =
+        make_float2(z[0].dyq[R + 1], z[1].dyq[R + 1]);
+    if (t.lane < t.halo.entries) dy[t.halo.in_buffer] = first(tn, t.halo.in_tile, b.tw, a.w1[1]);
+  } else if (warp_dy<BXC>()) {
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
+    for (int r = 0; r < CELLS; ++r) {
       dy[t.own_dy + r * WARP_DY_ROW] = z[r].dyp[R + 1];
       dy[b.dy_floats + t.own_dy + r * WARP_DY_ROW] = z[r].dyq[R + 1];
     }
@@ -685,11 +792,11 @@ __device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b
   }
 }
 
-/* The output o's own inputs of the thread's ROWS cells from its cell slot (waited for, then
- * released). */
-template <bool TILTED, typename C, int LEAD, int SLACK, int ROWS>
-__device__ __forceinline__ void tma_cell_in(const TmaBlock &b, const TmaThread<ROWS> &t, int o,
-                                            CellIn (&in)[ROWS]) {
+/* The output o's own inputs of the thread's CELLS cells from its cell slot (waited for, then
+ * released); x pairs (XP) read each array's two cells as one pair. */
+template <bool TILTED, typename C, int LEAD, int SLACK, int CELLS, bool XP>
+__device__ __forceinline__ void tma_cell_in(const TmaBlock &b, const TmaThread<CELLS> &t, int o,
+                                            CellIn (&in)[CELLS]) {
   constexpr int CELL_SLOTS = cell_slots(LEAD, SLACK);
   const int s2 = o % CELL_SLOTS;
   const int row = coeff_row(b.bx, sizeof(C) == 2); /* cells per row of a coefficient array */
@@ -697,48 +804,77 @@ __device__ __forceinline__ void tma_cell_in(const TmaBlock &b, const TmaThread<R
   const unsigned char *slot = b.cells + s2 * b.cell_slot;
   const unsigned char *coeff = slot + 2 * b.cell_float_bytes;
   const int array = b.cell_coeff_bytes; /* bytes of one coefficient array */
-#pragma unroll
-  for (int r = 0; r < ROWS; ++r) {
-    const int own = t.own + r * b.bx, own_coeff = t.own_coeff + r * row;
-    in[r] = CellIn{};
-    in[r].pp = cell_value<float>(slot, own);
-    in[r].qp = cell_value<float>(slot + b.cell_float_bytes, own);
-    in[r].vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * array, own_coeff);
-    in[r].vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * array, own_coeff);
-    in[r].vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * array, own_coeff);
-    in[r].vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * array, own_coeff);
+  if constexpr (XP) {
+    const int own = t.own, oc = t.own_coeff;
+    const float2 pp = cell_pair<float>(slot, own),
+                 qp = cell_pair<float>(slot + b.cell_float_bytes, own);
+    const float2 vpx2 = cell_pair<C>(coeff + RTM_TTI_VPX2 * array, oc);
+    const float2 vpz2 = cell_pair<C>(coeff + RTM_TTI_VPZ2 * array, oc);
+    const float2 vpn2 = cell_pair<C>(coeff + RTM_TTI_VPN2 * array, oc);
+    const float2 vsz2 = cell_pair<C>(coeff + RTM_TTI_VSZ2 * array, oc);
+    float2 nx = {}, ny = {}, nz = {};
     if (TILTED) {
-      in[r].nx = cell_value<C>(coeff + RTM_TTI_NX * array, own_coeff);
-      in[r].ny = cell_value<C>(coeff + RTM_TTI_NY * array, own_coeff);
-      in[r].nz = cell_value<C>(coeff + RTM_TTI_NZ * array, own_coeff);
+      nx = cell_pair<C>(coeff + RTM_TTI_NX * array, oc);
+      ny = cell_pair<C>(coeff + RTM_TTI_NY * array, oc);
+      nz = cell_pair<C>(coeff + RTM_TTI_NZ * array, oc);
+    }
+    in[0] = CellIn{pp.x, qp.x, vpx2.x, vpz2.x, vpn2.x, vsz2.x, nx.x, ny.x, nz.x};
+    in[CELLS - 1] = CellIn{pp.y, qp.y, vpx2.y, vpz2.y, vpn2.y, vsz2.y, nx.y, ny.y, nz.y};
+  } else {
+#pragma unroll
+    for (int r = 0; r < CELLS; ++r) {
+      const int own = t.own + r * b.bx, own_coeff = t.own_coeff + r * row;
+      in[r] = CellIn{};
+      in[r].pp = cell_value<float>(slot, own);
+      in[r].qp = cell_value<float>(slot + b.cell_float_bytes, own);
+      in[r].vpx2 = cell_value<C>(coeff + RTM_TTI_VPX2 * array, own_coeff);
+      in[r].vpz2 = cell_value<C>(coeff + RTM_TTI_VPZ2 * array, own_coeff);
+      in[r].vpn2 = cell_value<C>(coeff + RTM_TTI_VPN2 * array, own_coeff);
+      in[r].vsz2 = cell_value<C>(coeff + RTM_TTI_VSZ2 * array, own_coeff);
+      if (TILTED) {
+        in[r].nx = cell_value<C>(coeff + RTM_TTI_NX * array, own_coeff);
+        in[r].ny = cell_value<C>(coeff + RTM_TTI_NY * array, own_coeff);
+        in[r].nz = cell_value<C>(coeff + RTM_TTI_NZ * array, own_coeff);
+      }
     }
   }
   mbar_arrive(&b.cell_empty[s2]);
 }
 
-/* tti: d_xy of output o at the thread's ROWS cells from D_y buffer o % DYB (block-wide ones
+/* tti: d_xy of output o at the thread's CELLS cells from D_y buffer o % DYB (block-wide ones
  * waited for, then released). */
-template <int BXC, int ROWS>
+template <int BXC, int CELLS>
 __device__ __forceinline__ void tma_mixed_xy(const TtiArgs &a, const TmaBlock &b,
-                                             const TmaThread<ROWS> &t, int o, float (&p_xy)[ROWS],
-                                             float (&q_xy)[ROWS]) {
+                                             const TmaThread<CELLS> &t, int o, float (&p_xy)[CELLS],
+                                             float (&q_xy)[CELLS]) {
   constexpr int DYB = DY_BUFFERS_TMA;
   const int buffer = o % DYB;
   if (!warp_dy<BXC>()) mbar_wait(&b.dy_full[buffer], (uint32_t)(o / DYB) & 1u);
+  if constexpr (xpair<BXC, CELLS>()) {
+    const float *dy = b.dy_buffer + buffer * 2 * b.dy_floats;
+    float v[ROW10];
+    row10(dy, t.own_dy, v);
+    p_xy[0] = first(v, R, 1, a.w1[0]);
+    p_xy[1] = first(v, R + 1, 1, a.w1[0]);
+    row10(dy + b.dy_floats, t.own_dy, v);
+    q_xy[0] = first(v, R, 1, a.w1[0]);
+    q_xy[1] = first(v, R + 1, 1, a.w1[0]);
+  } else {
 #pragma unroll
-  for (int r = 0; r < ROWS; ++r)
-    mixed_xy(a, b.dy_buffer + buffer * 2 * b.dy_floats, t.own_dy + r * WARP_DY_ROW, b.dy_floats,
-             p_xy[r], q_xy[r]);
-  if (!warp_dy<BXC>()) mbar_arrive(&b.dy_empty[buffer]);
+    for (int r = 0; r < CELLS; ++r)
+      mixed_xy(a, b.dy_buffer + buffer * 2 * b.dy_floats, t.own_dy + r * WARP_DY_ROW, b.dy_floats,
+               p_xy[r], q_xy[r]);
+    if (!warp_dy<BXC>()) mbar_arrive(&b.dy_empty[buffer]);
+  }
 }
 
 /* Iteration i of a thread: its copies for plane i + LEAD if it produces, the queues' new
  * front (plane i), tti's D_y of plane c + 1, and the update of plane c = zb0 + i - 2R
  * (output o = i - 2R) once the queues are full; then plane i - R's slot is released. */
-template <bool TILTED, typename C, int BXC, int LEAD, int SLACK, int ROWS>
+template <bool TILTED, typename C, int BXC, int LEAD, int SLACK, int CELLS>
 __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &maps,
-                                              const TmaBlock &b, const TmaThread<ROWS> &t,
-                                              Queues (&z)[ROWS], int i) {
+                                              const TmaBlock &b, const TmaThread<CELLS> &t,
+                                              Queues (&z)[CELLS], int i) {
   constexpr int SLOTS = ring_slots(LEAD, SLACK);
   if (t.ring_producer || t.cell_producer) tma_produce<TILTED, C, LEAD, SLACK>(b, t, maps, i + LEAD);
   const int o = i - 2 * R, c = b.zb0 + o;
@@ -747,9 +883,14 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
   mbar_wait(&b.full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
   {
     const float *tp = b.ring + (i % SLOTS) * 2 * b.tf;
+    if constexpr (xpair<BXC, CELLS>()) {
+      push_pair<TILTED>(z[0], z[1], a, tp, t.centre, b.tw);
+      push_pair<TILTED>(z[0], z[1], a, tp + b.tf, t.centre, b.tw, 1);
+    } else {
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r)
-      push_plane<TILTED>(z[r], a, tp, tp + b.tf, t.centre + r * b.tw, b.tw);
+      for (int r = 0; r < CELLS; ++r)
+        push_plane<TILTED>(z[r], a, tp, tp + b.tf, t.centre + r * b.tw, b.tw);
+    }
   }
   if (TILTED && i >= 2 * R - 1) tma_write_dy<BXC, LEAD, SLACK>(a, b, t, z, i);
   /* WARP_DY: buffer o % DYB, written at iteration i - 1, is read below; buffer (o + 1) %
@@ -758,21 +899,47 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
   if (TILTED && warp_dy<BXC>()) __syncwarp();
 
   if (o >= 0) {
-    CellIn in[ROWS];
-    tma_cell_in<TILTED, C, LEAD, SLACK>(b, t, o, in);
-    float p_xy[ROWS] = {}, q_xy[ROWS] = {};
+    CellIn in[CELLS];
+    tma_cell_in<TILTED, C, LEAD, SLACK, CELLS, xpair<BXC, CELLS>()>(b, t, o, in);
+    float p_xy[CELLS] = {}, q_xy[CELLS] = {};
     if (TILTED) tma_mixed_xy<BXC>(a, b, t, o, p_xy, q_xy);
     const float *tp = b.ring + ((i - R) % SLOTS) * 2 * b.tf;
+    if constexpr (xpair<BXC, CELLS>()) {
+      float p_xx[2], q_xx[2], p_yy[2], q_yy[2];
+      float v[ROW10];
+      row10(tp, t.centre, v);
+      p_xx[0] = second(v, R, 1, a.c2, a.inv_h2[0]);
+      p_xx[1] = second(v, R + 1, 1, a.c2, a.inv_h2[0]);
+      row10(tp + b.tf, t.centre, v);
+      q_xx[0] = second(v, R, 1, a.c2, a.inv_h2[0]);
+      q_xx[1] = second(v, R + 1, 1, a.c2, a.inv_h2[0]);
+      second2(tp, t.centre, b.tw, a.c2, a.inv_h2[1], p_yy[0], p_yy[1]);
+      second2(tp + b.tf, t.centre, b.tw, a.c2, a.inv_h2[1], q_yy[0], q_yy[1]);
+      float po[2], qo[2];
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-      float po, qo;
-      update_cell<TILTED>(a, z[r], tp, tp + b.tf, t.centre + r * b.tw, b.tw, p_xy[r], q_xy[r],
-                          in[r], add(t.exy[r], ez), po, qo);
-      if (t.active[r]) {
-        const long long cell =
-            t.column + (long long)r * a.domain.stride_y + (long long)c * a.domain.stride_z;
-        a.p_other[cell] = po;
-        a.q_other[cell] = qo;
+      for (int r = 0; r < 2; ++r)
+        update_from<TILTED>(a, z[r], p_xx[r], q_xx[r], p_yy[r], q_yy[r], p_xy[r], q_xy[r], in[r],
+                            add(t.exy[r], ez), po[r], qo[r]);
+      const long long cell = t.column + (long long)c * a.domain.stride_z; /* even: 8-byte pairs */
+      if (t.active[1]) {
+        *reinterpret_cast<float2 *>(a.p_other + cell) = make_float2(po[0], po[1]);
+        *reinterpret_cast<float2 *>(a.q_other + cell) = make_float2(qo[0], qo[1]);
+      } else if (t.active[0]) {
+        a.p_other[cell] = po[0];
+        a.q_other[cell] = qo[0];
+      }
+    } else {
+#pragma unroll
+      for (int r = 0; r < CELLS; ++r) {
+        float po, qo;
+        update_cell<TILTED>(a, z[r], tp, tp + b.tf, t.centre + r * b.tw, b.tw, p_xy[r], q_xy[r],
+                            in[r], add(t.exy[r], ez), po, qo);
+        if (t.active[r]) {
+          const long long cell =
+              t.column + (long long)r * a.domain.stride_y + (long long)c * a.domain.stride_z;
+          a.p_other[cell] = po;
+          a.q_other[cell] = qo;
+        }
       }
     }
   }
@@ -788,22 +955,24 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
  * full barriers, and arrives on a slot's empty barrier once it no longer reads it (ring slot of
  * plane j after iteration j + R, cell slot after reading its inputs); the producer refills a slot
  * only after all nthreads arrivals. D_y: with a compiled-in width (32 or 64, WARP_DY) a warp holds
- * 32 cells of one row and keeps DY_BUFFERS_TMA buffers of its own: lanes 0 .. 4R - 1 compute the
- * row's 2R halo columns of p and q again (a neighbour warp's cells included) instead of waiting for
- * other warps, so d_xy ties no warp to another (a block-wide handover made warps wait there for the
- * two that also produce and compute the halo: a fifth of the stall samples on an H200). Other
- * widths hand block-wide buffers over like the slots: every thread arrives on the buffer's full
- * barrier once it wrote its entries, reads it after waiting on it one iteration later, and arrives
- * on its empty barrier after reading. Slack: a warp may trail the producer by two iterations before
- * anyone waits for it (ring_slots, cell_slots; one iteration with SLACK 1: two_cells). Slot and
- * parity of the k-th use of a family of N slots: k % N and (k / N) & 1, N known at compile time.
- * The protocol is modelled, with these formulas, in run/experiments/tti_tma_protocol.py. ROWS = 2
- * (compiled-in widths, two_cells): a thread updates two cells of its column, rows 2 ty and 2 ty + 1
- * of the tile, with a queue set each; their y stencils read the same tile rows, and the iteration's
- * waits, slots and stores are shared by both. */
-template <bool TILTED, typename C, int BXC, int LEAD, int ROWS, int SLACK>
-__global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
-                                  ROWS == 1 ? 1 : ROWS2_BLOCKS)
+ * 32 cells of one row (64 with x pairs) and keeps DY_BUFFERS_TMA buffers of its own: lanes 0 .. 4R
+ * - 1 compute the row's 2R halo columns of p and q again (a neighbour warp's cells included)
+ * instead of waiting for other warps, so d_xy ties no warp to another (a block-wide handover made
+ * warps wait there for the two that also produce and compute the halo: a fifth of the stall samples
+ * on an H200). Other widths hand block-wide buffers over like the slots: every thread arrives on
+ * the buffer's full barrier once it wrote its entries, reads it after waiting on it one iteration
+ * later, and arrives on its empty barrier after reading. Slack: a warp may trail the producer by
+ * two iterations before anyone waits for it (ring_slots, cell_slots; one iteration with SLACK 1:
+ * two_cells). Slot and parity of the k-th use of a family of N slots: k % N and (k / N) & 1, N
+ * known at compile time. The protocol is modelled, with these formulas, in
+ * run/experiments/tti_tma_protocol.py. CELLS = 2 (compiled-in widths, two_cells): a thread updates
+ * two cells, with a queue set each: at width 32 rows 2 ty and 2 ty + 1 of its column, whose y
+ * stencils read the same tile rows; at width 64 (x pairs) columns 2 tx and 2 tx + 1 of its row,
+ * whose x stencils read the same floats, loaded in 8-byte pairs like the y stencils' rows, the own
+ * cells' inputs and the outputs. The iteration's waits, slots and stores are shared by both. */
+template <bool TILTED, typename C, int BXC, int LEAD, int CELLS, int SLACK>
+__global__ void __launch_bounds__(CELLS == 1 ? MAX_THREADS : PAIR_THREADS,
+                                  CELLS == 1 ? 1 : PAIR_BLOCKS)
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
   extern __shared__ __align__(128) float smem[];
   constexpr int SLOTS = ring_slots(LEAD, SLACK), CELL_SLOTS = cell_slots(LEAD, SLACK);
@@ -811,7 +980,7 @@ __global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
   constexpr bool HALF = sizeof(C) == 2;
   TmaBlock b;
   b.bx = BXC > 0 ? BXC : (int)blockDim.x;
-  b.by = ROWS * (int)blockDim.y;
+  b.by = (xpair<BXC, CELLS>() ? 1 : CELLS) * (int)blockDim.y;
   b.tw = b.bx + 2 * R;
   b.th = b.by + 2 * R;
   b.tf = tile_floats(b.bx, b.by);
@@ -831,20 +1000,20 @@ __global__ void __launch_bounds__(ROWS == 1 ? MAX_THREADS : ROWS2_THREADS,
   b.cell_empty = b.cell_full + CELL_SLOTS;
   b.dy_full = b.cell_empty + CELL_SLOTS;
   b.dy_empty = b.dy_full + DYB;
-  b.nthreads = b.bx * (int)blockDim.y;
+  b.nthreads = (int)(blockDim.x * blockDim.y);
   const Place place = place_of(a, b.bx, b.by);
   b.ix0 = place.ix0;
   b.iy0 = place.iy0;
   b.zb0 = place.zb0;
   b.nplanes = place.nplanes;
-  const TmaThread<ROWS> t = tma_thread<TILTED, C, BXC, ROWS>(a, b, place);
+  const TmaThread<CELLS> t = tma_thread<TILTED, C, BXC, CELLS>(a, b, place);
 
   if (t.tid == 0) tma_init_barriers<TILTED, BXC, LEAD, SLACK>(b);
   __syncthreads();
 
-  Queues z[ROWS];
+  Queues z[CELLS];
 #pragma unroll
-  for (int r = 0; r < ROWS; ++r)
+  for (int r = 0; r < CELLS; ++r)
     clear(z[r]);
   if (t.ring_producer || t.cell_producer)
     for (int j = 0; j < LEAD; ++j)
@@ -862,9 +1031,9 @@ typedef void (*kernel_t)(TtiArgs, TtiMaps);
 
 /* tma at a compiled-in width: one cell a thread (slack 2), or two with slack 2, or two with
  * slack 1 where min_slack allows it; NULL for a combination that has no instance. */
-template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_rows(int rows, int slack) {
-  if (rows == 1) return slack == 2 ? tti_zmarch_tma<TILTED, C, BXC, LEAD, 1, 2> : nullptr;
-  if (rows != 2) return nullptr;
+template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_cells(int cells, int slack) {
+  if (cells == 1) return slack == 2 ? tti_zmarch_tma<TILTED, C, BXC, LEAD, 1, 2> : nullptr;
+  if (cells != 2) return nullptr;
   if (slack == 2) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 2>;
   if constexpr (min_slack(LEAD) == 1)
     if (slack == 1) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 1>;
@@ -872,17 +1041,17 @@ template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_rows(int row
 }
 
 template <bool TILTED, typename C, int HALO>
-kernel_t pick_width(int bx, int stages, int rows, int slack) {
-  const bool one = rows == 1 && slack == 2; /* every other path has one cell a thread */
+kernel_t pick_width(int bx, int stages, int cells, int slack) {
+  const bool one = cells == 1 && slack == 2; /* every other path has one cell a thread */
   if constexpr (HALO == RTM_HALO_TMA) {
     const bool three = stages == 3;
     switch (bx) {
     case 32:
-      return three ? pick_rows<TILTED, C, 32, 2>(rows, slack)
-                   : pick_rows<TILTED, C, 32, 1>(rows, slack);
+      return three ? pick_cells<TILTED, C, 32, 2>(cells, slack)
+                   : pick_cells<TILTED, C, 32, 1>(cells, slack);
     case 64:
-      return three ? pick_rows<TILTED, C, 64, 2>(rows, slack)
-                   : pick_rows<TILTED, C, 64, 1>(rows, slack);
+      return three ? pick_cells<TILTED, C, 64, 2>(cells, slack)
+                   : pick_cells<TILTED, C, 64, 1>(cells, slack);
     default:
       if (!one) return nullptr;
       return three ? tti_zmarch_tma<TILTED, C, 0, 2, 1, 2> : tti_zmarch_tma<TILTED, C, 0, 1, 1, 2>;
@@ -898,21 +1067,21 @@ kernel_t pick_width(int bx, int stages, int rows, int slack) {
 }
 
 template <bool TILTED, typename C>
-kernel_t pick_halo(rtm_halo_t halo, int bx, int stages, int rows, int slack) {
+kernel_t pick_halo(rtm_halo_t halo, int bx, int stages, int cells, int slack) {
   switch (halo) {
-  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, stages, rows, slack);
-  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, stages, rows, slack);
-  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, stages, rows, slack);
+  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, stages, cells, slack);
+  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, stages, cells, slack);
+  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, stages, cells, slack);
   }
 }
 
 kernel_t pick(const rtm_tti_shape_t *shape) {
-  const int bx = shape->block[0], st = shape->stages, rows = shape->rows, slack = shape->slack;
+  const int bx = shape->block[0], st = shape->stages, cells = shape->cells, slack = shape->slack;
   if (shape->tilted)
-    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, st, rows, slack)
-                             : pick_halo<true, float>(shape->halo, bx, st, rows, slack);
-  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, st, rows, slack)
-                           : pick_halo<false, float>(shape->halo, bx, st, rows, slack);
+    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, st, cells, slack)
+                             : pick_halo<true, float>(shape->halo, bx, st, cells, slack);
+  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, st, cells, slack)
+                           : pick_halo<false, float>(shape->halo, bx, st, cells, slack);
 }
 
 int lead_of(const rtm_tti_shape_t *shape) {
@@ -957,16 +1126,17 @@ TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
 } // namespace
 
 /* Two cells a thread where they pay (run/results/gpu_tti.md, "Sixth pass"): tma at a
- * compiled-in width, a tile of ROWS2_THREADS x 2 cells, and three such blocks fitting an
+ * compiled-in width, a tile of PAIR_THREADS x 2 cells, and three such blocks fitting an
  * SM's shared memory, with slack 2, or else with the least slack the stages allow
- * (min_slack). With two cells a thread the kernel needs more registers (ROWS2_BLOCKS blocks of
- * ROWS2_THREADS at most: 168); where only two blocks fit, the warps a SM holds halve and it
- * runs no faster than one cell a thread. Sets shape->rows and shape->slack where it takes
- * two cells; leaves the one-cell values that rtm_tti_cuda_prepare set otherwise. */
+ * (min_slack). With two cells a thread the kernel needs more registers (PAIR_BLOCKS blocks of
+ * PAIR_THREADS at most: 168); where only two blocks fit, the warps a SM holds halve and it
+ * runs no faster than one cell a thread. Sets shape->cells, along_x (pairs_along_x) and slack
+ * where it takes two cells; leaves the one-cell values that rtm_tti_cuda_prepare set
+ * otherwise. */
 static void two_cells(rtm_tti_shape_t *shape, int device) {
   const int bx = shape->block[0], by = shape->block[1], lead = lead_of(shape);
   int per_sm = 0, reserved = 0;
-  if (shape->halo != RTM_HALO_TMA || (bx != 32 && bx != 64) || bx * by != 2 * ROWS2_THREADS) return;
+  if (shape->halo != RTM_HALO_TMA || (bx != 32 && bx != 64) || bx * by != 2 * PAIR_THREADS) return;
   if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
           cudaSuccess ||
       cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) !=
@@ -975,8 +1145,9 @@ static void two_cells(rtm_tti_shape_t *shape, int device) {
   for (int slack = 2; slack >= min_slack(lead); --slack) {
     const size_t bytes = shared_bytes_of(bx, by, shape->tilted != 0, shape->coeff_half != 0,
                                          shape->halo, lead, slack);
-    if (ROWS2_BLOCKS * (bytes + (size_t)reserved) <= (size_t)per_sm) {
-      shape->rows = 2;
+    if (PAIR_BLOCKS * (bytes + (size_t)reserved) <= (size_t)per_sm) {
+      shape->cells = 2;
+      shape->along_x = pairs_along_x(bx, 2);
       shape->slack = slack;
       return;
     }
@@ -988,7 +1159,8 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   const char *what = shape->tilted ? "tti" : "vti";
   size_t bytes = 0;
   const void *kernel = NULL;
-  shape->rows = 1; /* one cell a thread until two_cells says otherwise */
+  shape->cells = 1; /* one cell a thread until two_cells says otherwise */
+  shape->along_x = 0;
   shape->slack = 2;
   RTM_TRY(zmarch_block_check(shape->block, 1, MAX_THREADS, what));
   if (shape->halo == RTM_HALO_TMA && shape->coeff_half && shape->block[0] % 8 != 0)
@@ -1005,7 +1177,7 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   RTM_TRY(rtm_cuda_kernel_prepare(kernel, rtm_tti_cuda_shared_bytes(shape), shape->halo));
   /* three blocks of up to 76 800 bytes a multiprocessor (two_cells) need all of its shared
    * memory: asked for, not left to the driver's choice of carveout */
-  if (shape->rows == 2)
+  if (shape->cells == 2)
     RTM_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                       (int)cudaSharedmemCarveoutMaxShared));
   return RTM_OK;
@@ -1034,7 +1206,10 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
   {
     const TtiArgs a = tti_args(grid, shape, fields, backward, z_begin, z_end);
     const TtiMaps maps = tti_maps(shape, fields);
-    const dim3 block((unsigned)shape->block[0], (unsigned)(shape->block[1] / shape->rows), 1);
+    const dim3 block =
+        pairs_along_x(shape->block[0], shape->cells)
+            ? dim3(32u, (unsigned)shape->block[1], 1)
+            : dim3((unsigned)shape->block[0], (unsigned)(shape->block[1] / shape->cells), 1);
     const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
     const kernel_t kernel = pick(shape);
@@ -1042,7 +1217,7 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
       RTM_FAIL(RTM_ERR_INTERNAL,
                "rtm_tti_cuda_step: a shape rtm_tti_cuda_prepare did not make (%d cells a thread, "
                "slack %d)",
-               shape->rows, shape->slack);
+               shape->cells, shape->slack);
     kernel<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);
     RTM_CUDA_TRY_LAUNCH(shape->tilted ? "tti_zmarch<tti>" : "tti_zmarch<vti>");
   }

@@ -285,10 +285,11 @@ static void test_fp16_coefficients(void **state) {
   }
 }
 
-/* Two cells a thread along y (tti_cuda.cu's two_cells: tma, a tile of 32 x 8 or 64 x 4
- * cells whose blocks fit three to a multiprocessor, with the rings' usual slack or, at 2
- * stages, with one iteration of slack) against the references, tti and vti, fp32 and fp16,
- * partial edge tiles in x and y (45 x 37 cells: a thread whose second row is outside), with
+/* Two cells a thread (tti_cuda.cu's two_cells: tma, a tile of 32 x 8 or 64 x 4 cells whose
+ * blocks fit three to a multiprocessor, with the rings' usual slack or, at 2 stages, with one
+ * iteration of slack; side by side in y at width 32, in x at width 64) against the
+ * references, tti and vti, fp32 and fp16, partial edge tiles in x and y (45 x 37 cells: a
+ * thread whose second row, or second column, is outside), with
  * the path each case took as the backend describes it. Where a multiprocessor has sm_90's
  * shared memory (228 KiB, 1 KiB of it reserved a block: H100, H200) the cases take the path
  * named (tti fp32 2 stages 64 x 4 fits three blocks only with slack 1: 67 760 bytes; the
@@ -303,12 +304,16 @@ static void test_two_cells_a_thread(void **state) {
     const char *path; /* as the description says it */
     cuda_shape_t shape;
   } cases[] = {
-      {RTM_EQUATION_TTI, RTM_PRECISION_FP32, 2, "(2 cells a thread)", {{32, 8}, 13}},
-      {RTM_EQUATION_TTI, RTM_PRECISION_FP32, 2, "(2 cells a thread, slack 1)", {{64, 4}, 0}},
-      {RTM_EQUATION_TTI, RTM_PRECISION_FP16, 3, "(2 cells a thread)", {{32, 8}, 0}},
-      {RTM_EQUATION_TTI, RTM_PRECISION_FP16, 2, "(2 cells a thread)", {{64, 4}, 7}},
-      {RTM_EQUATION_VTI, RTM_PRECISION_FP32, 2, "(2 cells a thread)", {{64, 4}, 13}},
-      {RTM_EQUATION_VTI, RTM_PRECISION_FP16, 2, "(2 cells a thread)", {{32, 8}, 0}},
+      {RTM_EQUATION_TTI, RTM_PRECISION_FP32, 2, "(2 cells a thread along y)", {{32, 8}, 13}},
+      {RTM_EQUATION_TTI,
+       RTM_PRECISION_FP32,
+       2,
+       "(2 cells a thread along x, slack 1)",
+       {{64, 4}, 0}},
+      {RTM_EQUATION_TTI, RTM_PRECISION_FP16, 3, "(2 cells a thread along y)", {{32, 8}, 0}},
+      {RTM_EQUATION_TTI, RTM_PRECISION_FP16, 2, "(2 cells a thread along x)", {{64, 4}, 7}},
+      {RTM_EQUATION_VTI, RTM_PRECISION_FP32, 2, "(2 cells a thread along x)", {{64, 4}, 13}},
+      {RTM_EQUATION_VTI, RTM_PRECISION_FP16, 2, "(2 cells a thread along y)", {{32, 8}, 0}},
       {RTM_EQUATION_TTI, RTM_PRECISION_FP32, 3, "(1 cell a thread)", {{64, 4}, 13}}};
   if (!f->hopper) {
     printf("  two cells a thread: tma needs sm_90, not run\n");
