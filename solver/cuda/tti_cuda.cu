@@ -684,7 +684,8 @@ __device__ __forceinline__ TmaThread<CELLS> tma_thread(const TtiArgs &a, const T
   t.own = row * b.bx + tx;
   t.own_coeff = HALF ? row * coeff_row(b.bx, true) + tx + RTM_TMA_HALF_SHIFT : t.own;
   /* D_y: warp-private buffers (WARP_DY) or block-wide ones; this thread's own entry and
-   * the halo entry it computes, if any (WARP_DY: lane e computes row e / 4R's entry e % 4R). */
+   * the halo entry it computes, if any (WARP_DY: lane e computes row e / 4R's entry e % 4R;
+   * x pairs: the warp's one row, lanes 0 .. 4R - 1). */
   t.lane = tid & 31;
   t.own_dy = XP        ? (tid >> 5) * WARP_DY_ROW_X + tx + R
              : WARP_DY ? (tid >> 5) * CELLS * WARP_DY_ROW + t.lane + R
