@@ -106,7 +106,8 @@ static int distance(const rtm_kernel_shape_t *a, const rtm_kernel_shape_t *b) {
 }
 
 /* Every shape to try, nearest to `start` first. iso tiles hold 4 cells a thread along x
- * (at most 512 threads), vti/tti tiles one cell a thread (at most 1024). */
+ * (at most 512 threads), vti/tti tiles one cell a thread (at most 512 cells; tma tiles of 256
+ * cells may take two: tti_cuda.cu's two_cells). */
 static int make_candidates(const rtm_config_t *cfg, int hopper, const char *only_halo,
                            const rtm_kernel_shape_t *start, int nz, candidate_t *list) {
   static const struct {

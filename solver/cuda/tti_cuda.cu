@@ -22,8 +22,9 @@
  *              no scratch volume. The D_y buffer's own columns come from the D_y queues;
  *              only its 2R halo columns are computed from the tile, by as many threads
  *              (2 x 2R x block_y: half the block for 32-wide tiles, whole warps). The tma
- *              kernel at widths 32 and 64 keeps a D_y buffer per warp instead (32 cells of
- *              one row and their 2R halo columns, computed by the warp's lanes 0 .. 4R - 1).
+ *              kernel at widths 32 and 64 keeps a D_y buffer per warp instead (the warp's
+ *              32 cells of a row, or with x pairs its 64, and their 2R halo columns,
+ *              computed by the warp's lanes 0 .. 4R - 1).
  *   halo       sync: 16-byte loads through registers into the ring; ldgsts: cp.async
  *              16-byte copies (zero fill past the padded field), one commit per plane by
  *              every thread, never in divergent code; the slot count lets one barrier per
@@ -116,7 +117,8 @@ __host__ __device__ inline int dy_floats_of(int bx, int by) {
   return by * (bx + 2 * R);
 }
 /* tma: the same, or of the warp-private layout [warp][32 + 2R] (tti_zmarch_tma, compiled-in
- * widths): whichever is larger, so that one size serves both instances of a shape. */
+ * widths): whichever is larger, so that one size serves both instances of a shape. x pairs'
+ * layout [warp][64 + 2R] at width 64 (one warp a row) is dy_floats_of's size exactly. */
 __host__ __device__ inline int dy_floats_tma(int bx, int by) {
   const int shared = dy_floats_of(bx, by), warps = (bx * by + 31) / 32;
   return warps * (32 + 2 * R) > shared ? warps * (32 + 2 * R) : shared;
@@ -199,11 +201,13 @@ __device__ __forceinline__ float first(const float *t, int centre, int stride, c
   return d;
 }
 
-/* x pairs (pairs_along_x): a thread's two cells side by side in x, centre c even (tile rows,
- * D_y buffer rows and slots of even length), so that their floats come in 8-byte pairs.
- * row10: t[c - R .. c + R + 1], the x stencils of both cells. */
-constexpr int ROW10 = 2 * R + 2;
-__device__ __forceinline__ void row10(const float *t, int c, float (&v)[ROW10]) {
+/* x pairs (pairs_along_x): a thread's two cells side by side in x. Its centre c in a tile, a
+ * D_y buffer row or a cell slot is even (R, RTM_TMA_HALF_SHIFT and every row and array of
+ * even length; the padded fields' origin and strides too), so that both cells' floats come as
+ * one 8-byte pair (binary16: one 4-byte pair). */
+static_assert(R % 2 == 0 && RTM_TMA_HALF_SHIFT % 2 == 0, "x pairs read pairs at even centres");
+constexpr int PAIR_ROW = 2 * R + 2; /* floats c - R .. c + R + 1: both cells' x stencils */
+__device__ __forceinline__ void pair_row(const float *t, int c, float (&v)[PAIR_ROW]) {
   const float2 *pair = reinterpret_cast<const float2 *>(t + c - R);
 #pragma unroll
   for (int k = 0; k <= R; ++k) {
@@ -215,9 +219,20 @@ __device__ __forceinline__ void row10(const float *t, int c, float (&v)[ROW10]) 
 __device__ __forceinline__ float2 pair_at(const float *t, int i) {
   return *reinterpret_cast<const float2 *>(t + i);
 }
-/* second() along a stride for the cells c and c + 1, in its order. */
-__device__ __forceinline__ void second2(const float *t, int c, int stride, const float *c2,
-                                        float inv_h2, float &d0, float &d1) {
+/* second() and first() along x of both cells, from their pair_row. */
+__device__ __forceinline__ void second_x_pair(const float (&v)[PAIR_ROW], const float *c2,
+                                              float inv_h2, float (&d)[2]) {
+  d[0] = second(v, R, 1, c2, inv_h2);
+  d[1] = second(v, R + 1, 1, c2, inv_h2);
+}
+__device__ __forceinline__ void first_x_pair(const float (&v)[PAIR_ROW], const float *w1,
+                                             float (&d)[2]) {
+  d[0] = first(v, R, 1, w1);
+  d[1] = first(v, R + 1, 1, w1);
+}
+/* second() and first() of both cells along a stride (y), one pair a point, in their order. */
+__device__ __forceinline__ void second_pair(const float *t, int c, int stride, const float *c2,
+                                            float inv_h2, float (&d)[2]) {
   const float2 m = pair_at(t, c);
   float e0 = mul(c2[0], m.x), e1 = mul(c2[0], m.y);
 #pragma unroll
@@ -226,12 +241,11 @@ __device__ __forceinline__ void second2(const float *t, int c, int stride, const
     e0 = fmadd(c2[k], add(u.x, l.x), e0);
     e1 = fmadd(c2[k], add(u.y, l.y), e1);
   }
-  d0 = mul(e0, inv_h2);
-  d1 = mul(e1, inv_h2);
+  d[0] = mul(e0, inv_h2);
+  d[1] = mul(e1, inv_h2);
 }
-/* first() along a stride for the cells c and c + 1, in its order. */
-__device__ __forceinline__ void first2(const float *t, int c, int stride, const float *w1,
-                                       float &d0, float &d1) {
+__device__ __forceinline__ void first_pair(const float *t, int c, int stride, const float *w1,
+                                           float (&d)[2]) {
   float2 u = pair_at(t, c + stride), l = pair_at(t, c - stride);
   float e0 = mul(w1[0], sub(u.x, l.x)), e1 = mul(w1[0], sub(u.y, l.y));
 #pragma unroll
@@ -241,8 +255,8 @@ __device__ __forceinline__ void first2(const float *t, int c, int stride, const 
     e0 = fmadd(w1[k - 1], sub(u.x, l.x), e0);
     e1 = fmadd(w1[k - 1], sub(u.y, l.y), e1);
   }
-  d0 = e0;
-  d1 = e1;
+  d[0] = e0;
+  d[1] = e1;
 }
 
 /* The reference's leapfrog: fma(2, f, fma(-keep, f_other, rhs)), over `scale` in the layer. */
@@ -271,18 +285,19 @@ __device__ __forceinline__ void wait_copies(int pending) {
     cp_async_wait<0>();
 }
 
-/* Where a thread works: its cell (tx, ty) of the block's tile at (ix0, iy0), inside the
- * interior or not, and the block's planes: output planes [zb0, zb0 + zblock) clipped to the
- * launch's range, loaded planes nplanes = outputs + 2R from plane zb0 - R. */
+/* Where a thread works: its (first) cell (tx, ty) of the block's tile at (ix0, iy0), inside
+ * the interior or not, and the block's planes: output planes [zb0, zb0 + zblock) clipped to
+ * the launch's range, loaded planes nplanes = outputs + 2R from plane zb0 - R. With x pairs
+ * (cells_x 2) thread x updates cells 2 x and 2 x + 1. */
 struct Place {
   int tx, ty, tid, ix0, iy0, ix, iy, zb0, nplanes;
   bool active;
 };
-__device__ __forceinline__ Place place_of(const TtiArgs &a, int bx, int by) {
+__device__ __forceinline__ Place place_of(const TtiArgs &a, int bx, int by, int cells_x = 1) {
   Place p;
-  p.tx = threadIdx.x;
+  p.tx = cells_x * (int)threadIdx.x;
   p.ty = threadIdx.y;
-  p.tid = p.ty * bx + p.tx;
+  p.tid = p.ty * (bx / cells_x) + (int)threadIdx.x;
   p.ix0 = blockIdx.x * bx;
   p.iy0 = blockIdx.y * by;
   p.ix = p.ix0 + p.tx;
@@ -322,22 +337,32 @@ __device__ __forceinline__ void push_plane(Queues &z, const TtiArgs &a, const fl
   }
 }
 
-/* x pairs: pushes the plane of tile tf (p, or q with `field` 1) onto the queues of the cells
- * c and c + 1 (the values of push_plane, in its order). */
+/* x pairs: push_plane of both cells (the same values). */
 template <bool TILTED>
-__device__ __forceinline__ void push_pair(Queues &z0, Queues &z1, const TtiArgs &a, const float *tf,
-                                          int centre, int tw, int field = 0) {
-  float v[ROW10];
-  row10(tf, centre, v);
-  push(field ? z0.qz : z0.pz, v[R]);
-  push(field ? z1.qz : z1.pz, v[R + 1]);
+__device__ __forceinline__ void push_pair(Queues (&z)[2], const TtiArgs &a, const float *tp,
+                                          const float *tq, int centre, int tw) {
+  float v[PAIR_ROW], d[2];
+  pair_row(tp, centre, v);
+  push(z[0].pz, v[R]);
+  push(z[1].pz, v[R + 1]);
   if (TILTED) {
-    push(field ? z0.dxq : z0.dxp, first(v, R, 1, a.w1[0]));
-    push(field ? z1.dxq : z1.dxp, first(v, R + 1, 1, a.w1[0]));
-    float d0, d1;
-    first2(tf, centre, tw, a.w1[1], d0, d1);
-    push(field ? z0.dyq : z0.dyp, d0);
-    push(field ? z1.dyq : z1.dyp, d1);
+    first_x_pair(v, a.w1[0], d);
+    push(z[0].dxp, d[0]);
+    push(z[1].dxp, d[1]);
+    first_pair(tp, centre, tw, a.w1[1], d);
+    push(z[0].dyp, d[0]);
+    push(z[1].dyp, d[1]);
+  }
+  pair_row(tq, centre, v);
+  push(z[0].qz, v[R]);
+  push(z[1].qz, v[R + 1]);
+  if (TILTED) {
+    first_x_pair(v, a.w1[0], d);
+    push(z[0].dxq, d[0]);
+    push(z[1].dxq, d[1]);
+    first_pair(tq, centre, tw, a.w1[1], d);
+    push(z[0].dyq, d[0]);
+    push(z[1].dyq, d[1]);
   }
 }
 
@@ -426,6 +451,24 @@ update_cell(const TtiArgs &a, const Queues &z, const float *tp, const float *tq,
   const float p_yy = second(tp, centre, tw, a.c2, a.inv_h2[1]);
   const float q_yy = second(tq, centre, tw, a.c2, a.inv_h2[1]);
   update_from<TILTED>(a, z, p_xx, q_xx, p_yy, q_yy, p_xy, q_xy, in, d, po, qo);
+}
+/* x pairs: update_cell of both cells, d their eta dt. */
+template <bool TILTED>
+__device__ __forceinline__ void
+update_pair(const TtiArgs &a, const Queues (&z)[2], const float *tp, const float *tq, int centre,
+            int tw, const float (&p_xy)[2], const float (&q_xy)[2], const CellIn (&in)[2],
+            const float (&d)[2], float (&po)[2], float (&qo)[2]) {
+  float v[PAIR_ROW], p_xx[2], q_xx[2], p_yy[2], q_yy[2];
+  pair_row(tp, centre, v);
+  second_x_pair(v, a.c2, a.inv_h2[0], p_xx);
+  pair_row(tq, centre, v);
+  second_x_pair(v, a.c2, a.inv_h2[0], q_xx);
+  second_pair(tp, centre, tw, a.c2, a.inv_h2[1], p_yy);
+  second_pair(tq, centre, tw, a.c2, a.inv_h2[1], q_yy);
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+    update_from<TILTED>(a, z[r], p_xx[r], q_xx[r], p_yy[r], q_yy[r], p_xy[r], q_xy[r], in[r], d[r],
+                        po[r], qo[r]);
 }
 
 /* sync, ldgsts: how a block's threads copy the p and q tiles of a loaded plane (tw x th
@@ -615,10 +658,10 @@ __device__ __forceinline__ float cell_value<__half>(const unsigned char *array, 
 /* x pairs: the own-cell arrays of cells i and i + 1 (i even), widened to float. */
 template <typename C>
 __device__ __forceinline__ float2 cell_pair(const unsigned char *array, int i) {
-  return reinterpret_cast<const float2 *>(array)[i / 2];
+  return *reinterpret_cast<const float2 *>(array + i * (int)sizeof(float));
 }
 template <> __device__ __forceinline__ float2 cell_pair<__half>(const unsigned char *array, int i) {
-  return __half22float2(reinterpret_cast<const __half2 *>(array)[i / 2]);
+  return __half22float2(*reinterpret_cast<const __half2 *>(array + i * (int)sizeof(__half)));
 }
 
 /* tma: compiled-in widths are whole warps of one row, with D_y buffers private to each warp
@@ -630,24 +673,23 @@ template <int BXC> __host__ __device__ constexpr bool warp_dy() {
 constexpr int WARP_DY_ROW = 32 + 2 * R, WARP_DY_ROW_X = 64 + 2 * R;
 /* Two cells a thread side by side in x (x pairs): at width 64, cells 2 tx and 2 tx + 1 of row
  * ty, a warp one row of the tile (blocks of 32 x block_y threads); at width 32 the two cells
- * are rows 2 ty and 2 ty + 1 of column tx. Along x the tile's x stencils, the D_y buffer's
- * and the own cells' inputs come as 8-byte pairs and the outputs go as pairs: 1 461 -> 1 297
- * static instructions of the tti fp32 64-wide instance, 3-6% faster for tti than two rows
- * (run/results/gpu_tti.md, "Seventh look"). The host launches by the same rule. */
+ * are rows 2 ty and 2 ty + 1 of column tx (a warp there would span two rows). Along x the
+ * tile's x stencils, the D_y buffer's and the own cells' inputs come as 8-byte pairs and the
+ * outputs go as pairs: 1 461 -> 1 297 static instructions of the tti fp32 64-wide 2-stage
+ * instance; on an H100 at 512^3, kernel.* auto, tti fp32 +3.0%, fp16 +5.5%, vti level to
+ * +1.8% against two rows (run/results/gpu_tti.md, "Seventh look"). rtm_tti_cuda_prepare sets
+ * rtm_tti_shape_t.along_x by the same rule, and the launcher shapes the block by it. */
 __host__ __device__ constexpr bool pairs_along_x(int bx, int cells) {
   return bx == 64 && cells == 2;
 }
-template <int BXC, int CELLS> __host__ __device__ constexpr bool xpair() {
-  return pairs_along_x(BXC, CELLS);
-}
 
 /* tti_zmarch_tma's block: its tile (bx x by cells at ix0, iy0, with halo tw x th; by counts
- * cells, CELLS of them a thread), planes, and shared memory: the ring of ring_slots(LEAD, SLACK)
- * p/q tile pairs (tf floats each), the cell_slots(LEAD, SLACK) cell slots (cell_slot bytes: p[n-1]
- * and q[n-1], cell_float_bytes each, then the coefficient arrays, cell_coeff_bytes each),
- * tti's DY_BUFFERS_TMA D_y buffers (dy_floats per field) and the full and empty mbarriers of
- * all three. The kernel fills it in its own body: filled in a helper, the generic-width
- * instances' code changes. */
+ * cells: CELLS a thread along y, or blockDim.y with x pairs), planes, and shared memory: the ring
+ * of ring_slots(LEAD, SLACK) p/q tile pairs (tf floats each), the cell_slots(LEAD, SLACK) cell
+ * slots (cell_slot bytes: p[n-1] and q[n-1], cell_float_bytes each, then the coefficient arrays,
+ * cell_coeff_bytes each), tti's DY_BUFFERS_TMA D_y buffers (dy_floats per field) and the full and
+ * empty mbarriers of all three. The kernel fills it in its own body: filled in a helper, the
+ * generic-width instances' code changes. */
 struct TmaBlock {
   float *ring, *dy_buffer;
   unsigned char *cells;
@@ -661,7 +703,7 @@ struct TmaBlock {
  * cell row and one D_y row further; each next column one float further): lane in its
  * warp, centre in a tile, own in a cell slot's float arrays, own_coeff in a coefficient
  * array, own_dy in a D_y buffer, column in a padded plane; the D_y halo entry it computes if
- * any; per row eta_x + eta_y dt and whether the cell is inside; whether it produces ring or
+ * any; per cell eta_x + eta_y dt and whether the cell is inside; whether it produces ring or
  * cell copies. */
 template <int CELLS> struct TmaThread {
   int tid, lane, centre, own, own_coeff, own_dy;
@@ -675,9 +717,8 @@ template <int CELLS> struct TmaThread {
 template <bool TILTED, typename C, int BXC, int CELLS>
 __device__ __forceinline__ TmaThread<CELLS> tma_thread(const TtiArgs &a, const TmaBlock &b,
                                                        const Place &place) {
-  constexpr bool HALF = sizeof(C) == 2, WARP_DY = warp_dy<BXC>(), XP = xpair<BXC, CELLS>();
-  const int tx = XP ? 2 * (int)threadIdx.x : place.tx, row = XP ? place.ty : CELLS * place.ty;
-  const int tid = XP ? place.ty * (int)blockDim.x + (int)threadIdx.x : place.tid;
+  constexpr bool HALF = sizeof(C) == 2, WARP_DY = warp_dy<BXC>(), XP = pairs_along_x(BXC, CELLS);
+  const int tx = place.tx, row = XP ? place.ty : CELLS * place.ty, tid = place.tid;
   TmaThread<CELLS> t;
   t.tid = tid;
   t.centre = (row + R) * b.tw + tx + R;
@@ -773,7 +814,7 @@ __device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b
   const int k = i - 2 * R + 1, buffer = k % DYB;
   const float *tn = b.ring + ((i - R + 1) % SLOTS) * 2 * b.tf;
   float *dy = b.dy_buffer + buffer * 2 * b.dy_floats;
-  if (xpair<BXC, CELLS>()) {
+  if (pairs_along_x(BXC, CELLS)) {
     *reinterpret_cast<float2 *>(dy + t.own_dy) = make_float2(z[0].dyp[R + 1], z[1].dyp[R + 1]);
     *reinterpret_cast<float2 *>(dy + b.dy_floats + t.own_dy) =
         make_float2(z[0].dyq[R + 1], z[1].dyq[R + 1]);
@@ -794,8 +835,8 @@ __device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b
 }
 
 /* The output o's own inputs of the thread's CELLS cells from its cell slot (waited for, then
- * released); x pairs (XP) read each array's two cells as one pair. */
-template <bool TILTED, typename C, int LEAD, int SLACK, int CELLS, bool XP>
+ * released); x pairs read each array's two cells as one pair. */
+template <bool TILTED, typename C, int BXC, int LEAD, int SLACK, int CELLS>
 __device__ __forceinline__ void tma_cell_in(const TmaBlock &b, const TmaThread<CELLS> &t, int o,
                                             CellIn (&in)[CELLS]) {
   constexpr int CELL_SLOTS = cell_slots(LEAD, SLACK);
@@ -805,7 +846,7 @@ __device__ __forceinline__ void tma_cell_in(const TmaBlock &b, const TmaThread<C
   const unsigned char *slot = b.cells + s2 * b.cell_slot;
   const unsigned char *coeff = slot + 2 * b.cell_float_bytes;
   const int array = b.cell_coeff_bytes; /* bytes of one coefficient array */
-  if constexpr (XP) {
+  if constexpr (pairs_along_x(BXC, CELLS)) {
     const int own = t.own, oc = t.own_coeff;
     const float2 pp = cell_pair<float>(slot, own),
                  qp = cell_pair<float>(slot + b.cell_float_bytes, own);
@@ -820,7 +861,7 @@ __device__ __forceinline__ void tma_cell_in(const TmaBlock &b, const TmaThread<C
       nz = cell_pair<C>(coeff + RTM_TTI_NZ * array, oc);
     }
     in[0] = CellIn{pp.x, qp.x, vpx2.x, vpz2.x, vpn2.x, vsz2.x, nx.x, ny.x, nz.x};
-    in[CELLS - 1] = CellIn{pp.y, qp.y, vpx2.y, vpz2.y, vpn2.y, vsz2.y, nx.y, ny.y, nz.y};
+    in[1] = CellIn{pp.y, qp.y, vpx2.y, vpz2.y, vpn2.y, vsz2.y, nx.y, ny.y, nz.y};
   } else {
 #pragma unroll
     for (int r = 0; r < CELLS; ++r) {
@@ -851,22 +892,20 @@ __device__ __forceinline__ void tma_mixed_xy(const TtiArgs &a, const TmaBlock &b
   constexpr int DYB = DY_BUFFERS_TMA;
   const int buffer = o % DYB;
   if (!warp_dy<BXC>()) mbar_wait(&b.dy_full[buffer], (uint32_t)(o / DYB) & 1u);
-  if constexpr (xpair<BXC, CELLS>()) {
+  if constexpr (pairs_along_x(BXC, CELLS)) {
     const float *dy = b.dy_buffer + buffer * 2 * b.dy_floats;
-    float v[ROW10];
-    row10(dy, t.own_dy, v);
-    p_xy[0] = first(v, R, 1, a.w1[0]);
-    p_xy[1] = first(v, R + 1, 1, a.w1[0]);
-    row10(dy + b.dy_floats, t.own_dy, v);
-    q_xy[0] = first(v, R, 1, a.w1[0]);
-    q_xy[1] = first(v, R + 1, 1, a.w1[0]);
+    float v[PAIR_ROW];
+    pair_row(dy, t.own_dy, v);
+    first_x_pair(v, a.w1[0], p_xy);
+    pair_row(dy + b.dy_floats, t.own_dy, v);
+    first_x_pair(v, a.w1[0], q_xy);
   } else {
 #pragma unroll
     for (int r = 0; r < CELLS; ++r)
       mixed_xy(a, b.dy_buffer + buffer * 2 * b.dy_floats, t.own_dy + r * WARP_DY_ROW, b.dy_floats,
                p_xy[r], q_xy[r]);
-    if (!warp_dy<BXC>()) mbar_arrive(&b.dy_empty[buffer]);
   }
+  if (!warp_dy<BXC>()) mbar_arrive(&b.dy_empty[buffer]);
 }
 
 /* Iteration i of a thread: its copies for plane i + LEAD if it produces, the queues' new
@@ -884,9 +923,8 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
   mbar_wait(&b.full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
   {
     const float *tp = b.ring + (i % SLOTS) * 2 * b.tf;
-    if constexpr (xpair<BXC, CELLS>()) {
-      push_pair<TILTED>(z[0], z[1], a, tp, t.centre, b.tw);
-      push_pair<TILTED>(z[0], z[1], a, tp + b.tf, t.centre, b.tw, 1);
+    if constexpr (pairs_along_x(BXC, CELLS)) {
+      push_pair<TILTED>(z, a, tp, tp + b.tf, t.centre, b.tw);
     } else {
 #pragma unroll
       for (int r = 0; r < CELLS; ++r)
@@ -901,26 +939,14 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
 
   if (o >= 0) {
     CellIn in[CELLS];
-    tma_cell_in<TILTED, C, LEAD, SLACK, CELLS, xpair<BXC, CELLS>()>(b, t, o, in);
+    tma_cell_in<TILTED, C, BXC, LEAD, SLACK>(b, t, o, in);
     float p_xy[CELLS] = {}, q_xy[CELLS] = {};
     if (TILTED) tma_mixed_xy<BXC>(a, b, t, o, p_xy, q_xy);
     const float *tp = b.ring + ((i - R) % SLOTS) * 2 * b.tf;
-    if constexpr (xpair<BXC, CELLS>()) {
-      float p_xx[2], q_xx[2], p_yy[2], q_yy[2];
-      float v[ROW10];
-      row10(tp, t.centre, v);
-      p_xx[0] = second(v, R, 1, a.c2, a.inv_h2[0]);
-      p_xx[1] = second(v, R + 1, 1, a.c2, a.inv_h2[0]);
-      row10(tp + b.tf, t.centre, v);
-      q_xx[0] = second(v, R, 1, a.c2, a.inv_h2[0]);
-      q_xx[1] = second(v, R + 1, 1, a.c2, a.inv_h2[0]);
-      second2(tp, t.centre, b.tw, a.c2, a.inv_h2[1], p_yy[0], p_yy[1]);
-      second2(tp + b.tf, t.centre, b.tw, a.c2, a.inv_h2[1], q_yy[0], q_yy[1]);
+    if constexpr (pairs_along_x(BXC, CELLS)) {
+      const float d[2] = {add(t.exy[0], ez), add(t.exy[1], ez)};
       float po[2], qo[2];
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-        update_from<TILTED>(a, z[r], p_xx[r], q_xx[r], p_yy[r], q_yy[r], p_xy[r], q_xy[r], in[r],
-                            add(t.exy[r], ez), po[r], qo[r]);
+      update_pair<TILTED>(a, z, tp, tp + b.tf, t.centre, b.tw, p_xy, q_xy, in, d, po, qo);
       const long long cell = t.column + (long long)c * a.domain.stride_z; /* even: 8-byte pairs */
       if (t.active[1]) {
         *reinterpret_cast<float2 *>(a.p_other + cell) = make_float2(po[0], po[1]);
@@ -969,8 +995,9 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
  * run/experiments/tti_tma_protocol.py. CELLS = 2 (compiled-in widths, two_cells): a thread updates
  * two cells, with a queue set each: at width 32 rows 2 ty and 2 ty + 1 of its column, whose y
  * stencils read the same tile rows; at width 64 (x pairs) columns 2 tx and 2 tx + 1 of its row,
- * whose x stencils read the same floats, loaded in 8-byte pairs like the y stencils' rows, the own
- * cells' inputs and the outputs. The iteration's waits, slots and stores are shared by both. */
+ * whose x stencils read the same floats. With x pairs every read of both cells' values (the
+ * tile's, the D_y buffer's, the own inputs') is one 8-byte pair, and so is the store of their
+ * outputs. Either way the iteration's waits, slots and loop are shared by both cells. */
 template <bool TILTED, typename C, int BXC, int LEAD, int CELLS, int SLACK>
 __global__ void __launch_bounds__(CELLS == 1 ? MAX_THREADS : PAIR_THREADS,
                                   CELLS == 1 ? 1 : PAIR_BLOCKS)
@@ -981,7 +1008,7 @@ __global__ void __launch_bounds__(CELLS == 1 ? MAX_THREADS : PAIR_THREADS,
   constexpr bool HALF = sizeof(C) == 2;
   TmaBlock b;
   b.bx = BXC > 0 ? BXC : (int)blockDim.x;
-  b.by = (xpair<BXC, CELLS>() ? 1 : CELLS) * (int)blockDim.y;
+  b.by = (pairs_along_x(BXC, CELLS) ? 1 : CELLS) * (int)blockDim.y;
   b.tw = b.bx + 2 * R;
   b.th = b.by + 2 * R;
   b.tf = tile_floats(b.bx, b.by);
@@ -1002,7 +1029,7 @@ __global__ void __launch_bounds__(CELLS == 1 ? MAX_THREADS : PAIR_THREADS,
   b.dy_full = b.cell_empty + CELL_SLOTS;
   b.dy_empty = b.dy_full + DYB;
   b.nthreads = (int)(blockDim.x * blockDim.y);
-  const Place place = place_of(a, b.bx, b.by);
+  const Place place = place_of(a, b.bx, b.by, pairs_along_x(BXC, CELLS) ? 2 : 1);
   b.ix0 = place.ix0;
   b.iy0 = place.iy0;
   b.zb0 = place.zb0;
@@ -1208,17 +1235,18 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
     const TtiArgs a = tti_args(grid, shape, fields, backward, z_begin, z_end);
     const TtiMaps maps = tti_maps(shape, fields);
     const dim3 block =
-        pairs_along_x(shape->block[0], shape->cells)
-            ? dim3(32u, (unsigned)shape->block[1], 1)
+        shape->along_x
+            ? dim3((unsigned)(shape->block[0] / 2), (unsigned)shape->block[1], 1)
             : dim3((unsigned)shape->block[0], (unsigned)(shape->block[1] / shape->cells), 1);
     const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
     const kernel_t kernel = pick(shape);
-    if (!kernel)
+    /* the kernel instance pairs along x by the same rule */
+    if (!kernel || (shape->along_x != 0) != pairs_along_x(shape->block[0], shape->cells))
       RTM_FAIL(RTM_ERR_INTERNAL,
-               "rtm_tti_cuda_step: a shape rtm_tti_cuda_prepare did not make (%d cells a thread, "
+               "rtm_tti_cuda_step: a shape rtm_tti_cuda_prepare did not make (%d cells a thread%s, "
                "slack %d)",
-               shape->cells, shape->slack);
+               shape->cells, shape->along_x ? " along x" : "", shape->slack);
     kernel<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);
     RTM_CUDA_TRY_LAUNCH(shape->tilted ? "tti_zmarch<tti>" : "tti_zmarch<vti>");
   }
