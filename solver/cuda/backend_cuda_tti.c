@@ -34,9 +34,8 @@ _Static_assert((int)RTM_TTI_VPX2 == RTM_FDF_VPX2DT2 && (int)RTM_TTI_VPZ2 == RTM_
 typedef struct {
   rtm_cuda_backend_state_t common; /* first: the common code's view of this state */
   int tilted;                      /* tti; else vti */
-  int coeff_half; /* the coefficient volumes hold binary16 (memory.model_precision = fp16) */
-  int cells, along_x, slack; /* cells a thread, side by side in x or y, and tma's slack, as
-                                rtm_tti_cuda_prepare chose */
+  int coeff_half;   /* the coefficient volumes hold binary16 (memory.model_precision = fp16) */
+  int cells, slack; /* cells a thread and tma's slack, as rtm_tti_cuda_prepare chose */
   int coeff_count;
   rtm_allocation_t coeff[RTM_TTI_COEFF_MAX];
   rtm_iso_tensor_map_t coeff_map[RTM_TTI_COEFF_MAX]; /* tma: own-cell maps */
@@ -61,7 +60,6 @@ static rtm_tti_shape_t shape_of(const tti_state_t *s) {
       .zblock = k->zblock,
       .block = {k->block[0], k->block[1]},
       .cells = s->cells,
-      .along_x = s->along_x,
       .slack = s->slack,
   };
   return shape;
@@ -73,7 +71,6 @@ static int prepare_shape(tti_state_t *s, int device) {
   rtm_tti_shape_t shape = shape_of(s);
   const int status = rtm_tti_cuda_prepare(&shape, device);
   s->cells = shape.cells;
-  s->along_x = shape.along_x;
   s->slack = shape.slack;
   return status;
 }
@@ -271,6 +268,7 @@ static void tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDev
   const tti_state_t *s = (const tti_state_t *)b;
   const rtm_iso_shape_t *k = &b->kernel;
   const char *equation = s->tilted ? "tti" : "vti";
+  const rtm_tti_shape_t shape = shape_of(s);
   if (!prop)
     snprintf(text, size, "CUDA device %d, %s", b->device, equation);
   else
@@ -279,9 +277,9 @@ static void tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDev
              "zblock %d, %s coefficients",
              prop->name, prop->major, prop->minor, equation, rtm_iso_halo_name(k->halo), k->stages,
              k->block[0], k->block[1], s->cells, s->cells == 1 ? "" : "s",
-             s->cells == 1 ? ""
-             : s->along_x  ? " along x"
-                           : " along y",
+             s->cells == 1                        ? ""
+             : rtm_tti_cuda_pairs_along_x(&shape) ? " along x"
+                                                  : " along y",
              s->slack == 1 ? ", slack 1" : "", k->zblock, s->coeff_half ? "fp16" : "fp32");
 }
 

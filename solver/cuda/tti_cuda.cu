@@ -7,7 +7,7 @@
  *              tma at the compiled-in widths, tiles of 256 cells whose blocks fit three to
  *              a multiprocessor: one thread per two cells, side by side in x at width 64
  *              (2 tx and 2 tx + 1), in y at width 32 (rows 2 ty and 2 ty + 1)
- *              (rtm_tti_shape_t.cells and along_x, two_cells and pairs_along_x below).
+ *              (rtm_tti_shape_t.cells, two_cells and pairs_along_x below).
  *   shared     a ring of R + 2 + lead slots (tma: R + slack + lead, slack 2 or 1), each
  *              the (block_y + 8) x (block_x + 8) tile of p and of q of one plane with its
  *              R = 4 xy halo (corners included); lead =
@@ -677,8 +677,8 @@ constexpr int WARP_DY_ROW = 32 + 2 * R, WARP_DY_ROW_X = 64 + 2 * R;
  * tile's x stencils, the D_y buffer's and the own cells' inputs come as 8-byte pairs and the
  * outputs go as pairs: 1 461 -> 1 297 static instructions of the tti fp32 64-wide 2-stage
  * instance; on an H100 at 512^3, kernel.* auto, tti fp32 +3.0%, fp16 +5.5%, vti level to
- * +1.8% against two rows (run/results/gpu_tti.md, "Seventh look"). rtm_tti_cuda_prepare sets
- * rtm_tti_shape_t.along_x by the same rule, and the launcher shapes the block by it. */
+ * +1.8% against two rows (run/results/gpu_tti.md, "Seventh look"). The launcher shapes
+ * the block by the same rule. */
 __host__ __device__ constexpr bool pairs_along_x(int bx, int cells) {
   return bx == 64 && cells == 2;
 }
@@ -1158,8 +1158,8 @@ TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
  * SM's shared memory, with slack 2, or else with the least slack the stages allow
  * (min_slack). With two cells a thread the kernel needs more registers (PAIR_BLOCKS blocks of
  * PAIR_THREADS at most: 168); where only two blocks fit, the warps a SM holds halve and it
- * runs no faster than one cell a thread. Sets shape->cells, along_x (pairs_along_x) and slack
- * where it takes two cells; leaves the one-cell values that rtm_tti_cuda_prepare set
+ * runs no faster than one cell a thread. Sets shape->cells and shape->slack where it takes
+ * two cells; leaves the one-cell values that rtm_tti_cuda_prepare set
  * otherwise. */
 static void two_cells(rtm_tti_shape_t *shape, int device) {
   const int bx = shape->block[0], by = shape->block[1], lead = lead_of(shape);
@@ -1175,7 +1175,6 @@ static void two_cells(rtm_tti_shape_t *shape, int device) {
                                          shape->halo, lead, slack);
     if (PAIR_BLOCKS * (bytes + (size_t)reserved) <= (size_t)per_sm) {
       shape->cells = 2;
-      shape->along_x = pairs_along_x(bx, 2);
       shape->slack = slack;
       return;
     }
@@ -1188,7 +1187,6 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   size_t bytes = 0;
   const void *kernel = NULL;
   shape->cells = 1; /* one cell a thread until two_cells says otherwise */
-  shape->along_x = 0;
   shape->slack = 2;
   RTM_TRY(zmarch_block_check(shape->block, 1, MAX_THREADS, what));
   if (shape->halo == RTM_HALO_TMA && shape->coeff_half && shape->block[0] % 8 != 0)
@@ -1213,6 +1211,10 @@ fail:
   return status;
 }
 
+extern "C" int rtm_tti_cuda_pairs_along_x(const rtm_tti_shape_t *shape) {
+  return shape->halo == RTM_HALO_TMA && pairs_along_x(shape->block[0], shape->cells);
+}
+
 extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
   return shared_bytes_of(shape->block[0], shape->block[1], shape->tilted != 0,
                          shape->coeff_half != 0, shape->halo, lead_of(shape),
@@ -1235,18 +1237,17 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
     const TtiArgs a = tti_args(grid, shape, fields, backward, z_begin, z_end);
     const TtiMaps maps = tti_maps(shape, fields);
     const dim3 block =
-        shape->along_x
+        pairs_along_x(shape->block[0], shape->cells)
             ? dim3((unsigned)(shape->block[0] / 2), (unsigned)shape->block[1], 1)
             : dim3((unsigned)shape->block[0], (unsigned)(shape->block[1] / shape->cells), 1);
     const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
     const kernel_t kernel = pick(shape);
-    /* the kernel instance pairs along x by the same rule */
-    if (!kernel || (shape->along_x != 0) != pairs_along_x(shape->block[0], shape->cells))
+    if (!kernel)
       RTM_FAIL(RTM_ERR_INTERNAL,
-               "rtm_tti_cuda_step: a shape rtm_tti_cuda_prepare did not make (%d cells a thread%s, "
+               "rtm_tti_cuda_step: a shape rtm_tti_cuda_prepare did not make (%d cells a thread, "
                "slack %d)",
-               shape->cells, shape->along_x ? " along x" : "", shape->slack);
+               shape->cells, shape->slack);
     kernel<<<blocks, block, shared, (cudaStream_t)stream>>>(a, maps);
     RTM_CUDA_TRY_LAUNCH(shape->tilted ? "tti_zmarch<tti>" : "tti_zmarch<vti>");
   }

@@ -61,10 +61,9 @@ typedef struct {
   int stages;      /* ldgsts, tma: 2 or 3 (planes in flight + 1) */
   int zblock;      /* planes per thread block; 0 = the whole z-range of a launch */
   int block[2];    /* xy tile in cells */
-  int cells;       /* cells a thread updates, 1 or 2; */
-  int along_x;     /* 1: the two side by side in x (width 64), 0: in y (width 32); and */
+  int cells;       /* cells a thread updates, 1 or 2, and */
   int slack;       /* tma: iterations of slack in its rings, 2 or 1: rtm_tti_cuda_prepare sets
-                      all three */
+                      both */
 } rtm_tti_shape_t;
 
 typedef struct {
@@ -85,12 +84,16 @@ typedef struct {
 /* Checks that `device` can run `shape` (tile width a positive multiple of 4, at most 512
  * threads and whole warps, stages 2 or 3, ldgsts on sm_80+, tma on sm_90+ with a tile plus
  * halo of at most 256 cells a side and, with fp16 coefficients, a tile width that is a
- * multiple of 8, shared memory within the device's limit), sets shape->cells, along_x
- * and slack (2 cells a thread for a tma tile of 32 x 8 or 64 x 4 cells whose blocks fit
+ * multiple of 8, shared memory within the device's limit), sets shape->cells and
+ * slack (2 cells a thread for a tma tile of 32 x 8 or 64 x 4 cells whose blocks fit
  * three to a multiprocessor, with slack 1 at 2 stages where slack 2 does not fit: see
  * tti_cuda.cu) and raises the kernel's dynamic shared-memory limit. Errors name the config
  * key. Launch with the shape it prepared. */
 int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device);
+
+/* 1 when a prepared shape's two cells a thread sit side by side in x (width 64), 0 when
+ * they are rows of a column (width 32) or it has one cell a thread. */
+int rtm_tti_cuda_pairs_along_x(const rtm_tti_shape_t *shape);
 
 /* Shared memory one block of `shape` uses, in bytes. */
 size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape);
