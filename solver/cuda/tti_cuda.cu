@@ -337,33 +337,30 @@ __device__ __forceinline__ void push_plane(Queues &z, const TtiArgs &a, const fl
   }
 }
 
+/* x pairs: push_plane's values of one field (tile t; queues f, dx, dy) for both cells. */
+template <bool TILTED>
+__device__ __forceinline__ void
+push_field_pair(Queues (&z)[2], float (Queues::*f)[Q], float (Queues::*dx)[Q],
+                float (Queues::*dy)[Q], const TtiArgs &a, const float *t, int centre, int tw) {
+  float v[PAIR_ROW], d[2];
+  pair_row(t, centre, v);
+  push(z[0].*f, v[R]);
+  push(z[1].*f, v[R + 1]);
+  if (TILTED) {
+    first_x_pair(v, a.w1[0], d);
+    push(z[0].*dx, d[0]);
+    push(z[1].*dx, d[1]);
+    first_pair(t, centre, tw, a.w1[1], d);
+    push(z[0].*dy, d[0]);
+    push(z[1].*dy, d[1]);
+  }
+}
 /* x pairs: push_plane of both cells (the same values). */
 template <bool TILTED>
 __device__ __forceinline__ void push_pair(Queues (&z)[2], const TtiArgs &a, const float *tp,
                                           const float *tq, int centre, int tw) {
-  float v[PAIR_ROW], d[2];
-  pair_row(tp, centre, v);
-  push(z[0].pz, v[R]);
-  push(z[1].pz, v[R + 1]);
-  if (TILTED) {
-    first_x_pair(v, a.w1[0], d);
-    push(z[0].dxp, d[0]);
-    push(z[1].dxp, d[1]);
-    first_pair(tp, centre, tw, a.w1[1], d);
-    push(z[0].dyp, d[0]);
-    push(z[1].dyp, d[1]);
-  }
-  pair_row(tq, centre, v);
-  push(z[0].qz, v[R]);
-  push(z[1].qz, v[R + 1]);
-  if (TILTED) {
-    first_x_pair(v, a.w1[0], d);
-    push(z[0].dxq, d[0]);
-    push(z[1].dxq, d[1]);
-    first_pair(tq, centre, tw, a.w1[1], d);
-    push(z[0].dyq, d[0]);
-    push(z[1].dyq, d[1]);
-  }
+  push_field_pair<TILTED>(z, &Queues::pz, &Queues::dxp, &Queues::dyp, a, tp, centre, tw);
+  push_field_pair<TILTED>(z, &Queues::qz, &Queues::dxq, &Queues::dyq, a, tq, centre, tw);
 }
 
 /* The D_y buffer's halo entries: 2 x block_y x 2R (p and q, the R columns left and right
