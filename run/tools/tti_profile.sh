@@ -5,7 +5,8 @@
 # (what the instruction count per cell is made of) and the kernel's SASS with the warp
 # stall samples of each instruction (where the time goes). Files under $OUT: ncu_tti.txt,
 # ncu_details.txt (the sections), ncu_raw.csv, sass_per_cell.txt (executed instructions per
-# cell by opcode),
+# cell by opcode), stalls_top.txt (sass_stalls_top.py: the stall reasons and the 30
+# instructions where warps wait most),
 # sass_hist.txt, sass_stalls.csv. Short table last.
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -46,6 +47,7 @@ cuobjdump -sass "$obj" 2>/dev/null | awk '
   sort -k2 -n -r > "$out/sass_hist.txt"
 ncu --import "$out/tti.ncu-rep" --page source --csv --print-source sass > "$out/sass_stalls.csv" 2>&1
 ncu --import "$out/tti.ncu-rep" --page raw --csv > "$out/ncu_raw.csv" 2>&1
+python3 "$(dirname "$0")/sass_stalls_top.py" "$out/sass_stalls.csv" 30 > "$out/stalls_top.txt" 2>&1
 rm -f "$out/tti.ncu-rep"
 # executed instructions per cell by opcode (thread instructions = warp instructions x 32 over
 # the step's cells), with each opcode's share of the warp stall samples

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# run/experiments/tti_probe_ab.sh BASE_TREE - A/B of a probe build of the tti/vti tma kernel
+# (this tree with a patch of run/experiments/tti_trials/ applied) against BASE_TREE (the
+# commit before, e.g. `git archive HEAD | tar -x -C .base`, carried along), in one call: both
+# built, gpu tests, rtm3d bench of run/examples/bench_tti_512.ini (constant model, kernel.*
+# auto unless a case sets them), optionally ncu's DRAM and L2 bytes a cell. The probes read
+# their switches from the environment:
+#   halo_rows_hints_probe.patch  RTM3D_PROBE_ROWS (p and q boxes of that many rows at the
+#                                tile's top, the rest of the tile left zero: wrong results,
+#                                the speed of fewer L2 reads), RTM3D_PROBE_HINTS (L2 policies,
+#                                bits: 1 own-cell boxes evict first, 2 stores streaming, 4 tile
+#                                boxes evict last)
+#   cells_ahead.patch            RTM3D_PROBE_ORDER (the two-cell kernel's (slack, ahead - lead)
+#                                choices in order of preference, "s:e,s:e")
+#   coeffs_free_probe.patch      RTM3D_PROBE_COEFFS=k (only the first k coefficient boxes copied
+#                                after a block's first cell slots: right in a constant model)
+# Settings:
+#   CASES      ";"-separated "ENV... | SETS..." (ENV: VAR=value words, SETS: key=value words);
+#              each case runs on the probe build, and on the base too when its ENV is empty;
+#              ROUNDS times (default 1)
+#   TESTS      ctest -L gpu of the probe build (new, the default), of the base (base) or none;
+#   TEST_ENVS  ";"-separated VAR=value lists: test_cuda_tti of the probe build under each
+#   NCU=1      DRAM and L2 bytes a cell of one step (ncu) of each case of NCU_CASES
+# Logs under $OUT; the short table last.
+set -uo pipefail
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/../tools/device_env.sh" run/out/tti_probe_ab || exit 1
+base="$(cd "${1:?usage: tti_probe_ab.sh BASE_TREE}" && pwd)"
+device_summary
+[ -d "$base/.deps" ] || { [ -d .deps ] && cp -r .deps "$base/"; }
+(cd "$base" && device_build build-base "$out/build_base.log") &
+device_build build-new "$out/build_new.log" || exit 1
+wait $! || exit 1
+case "${TESTS:-new}" in
+  new) device_gpu_tests build-new ;;
+  base) (cd "$base" && out="$out" device_gpu_tests build-base) ;;
+esac
+IFS=';' read -r -a test_envs <<< "${TEST_ENVS:-}"
+for e in "${test_envs[@]}"; do
+  read -r -a envs <<< "$e"
+  env "${envs[@]}" build-new/tests/gpu/test_cuda_tti > "$out/test_cuda_tti_$(echo "$e" | tr ' =:,' '____').log" 2>&1
+  row "test_cuda_tti $e" "rc $?"
+done
+model=(--set model.file= --set model.epsilon=0.2 --set model.delta=0.1 --set model.theta=30
+  --set model.phi=20)
+split_case() { # "ENV | SETS" -> envs=(...) sets=(...)
+  local e="${1%%|*}" s="${1#*|}"
+  read -r -a envs <<< "$e"
+  sets=()
+  for kv in $s; do sets+=(--set "$kv"); done
+}
+IFS=';' read -r -a cases <<< "${CASES:-| memory.model_precision=fp32}"
+for round in $(seq "${ROUNDS:-1}"); do
+  for c in "${cases[@]}"; do
+    split_case "$c"
+    exes=(new)
+    [ "${#envs[@]}" = 0 ] && exes=(base new)
+    for which in "${exes[@]}"; do
+      exe=build-new/app/rtm3d
+      [ "$which" = base ] && exe="$base/build-base/app/rtm3d"
+      log="$out/bench_$which.log"
+      echo "== round $round $which $c" >> "$log"
+      env "${envs[@]}" "$exe" bench run/examples/bench_tti_512.ini "${model[@]}" "${sets[@]}" >> "$log" 2>&1
+      row "$which $c" "$(grep -E "^best:" "$log" | tail -1 | sed -E 's/.*device: ([0-9]+) MCells.*= ([0-9.]+%).*/\1 \2/')"
+    done
+  done
+done
+if [ "${NCU:-0}" = 1 ]; then # B/cell: bytes (ncu's sector counts x 32) over the 512^3 cells
+  IFS=';' read -r -a cases <<< "${NCU_CASES:-| memory.model_precision=fp32}"
+  n=0
+  for c in "${cases[@]}"; do
+    split_case "$c"
+    n=$((n + 1))
+    env "${envs[@]}" timeout 200 ncu --clock-control none -k regex:tti_zmarch --launch-skip 3 --launch-count 1 --csv \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sector_op_read_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      build-new/app/rtm3d bench run/examples/bench_tti_512.ini --quiet "${model[@]}" --set bench.warmup=3 \
+      --set bench.steps=1 "${sets[@]}" > "$out/ncu_$n.csv" 2>&1
+    row "ncu $c" "$(python3 - "$out/ncu_$n.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head, vals = rows[0], rows[1:]
+m = {r[head.index("Metric Name")]: (r[head.index("Metric Unit")], r[head.index("Metric Value")]) for r in vals}
+cells = 512 ** 3
+scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "sector": 32}
+out = []
+for k in ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_read.sum",
+          "lts__t_sectors_op_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum"):
+    u, x = m[k]
+    out.append("%s %.2f" % (k.split("__")[1].split(".")[0], float(x.replace(",", "")) * scale.get(u, 1) / cells))
+for k in ("lts__t_sector_op_read_hit_rate.pct", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+          "dram__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__time_duration.sum"):
+    out.append("%s %s %s" % (k.split("__")[1].split(".")[0], m[k][1], m[k][0]))
+print("B/cell: " + "; ".join(out))
+PY
+)"
+  done
+fi
+echo
+cat "$summary"
