@@ -905,17 +905,28 @@ __device__ __forceinline__ void tma_mixed_xy(const TtiArgs &a, const TmaBlock &b
   if (!warp_dy<BXC>()) mbar_arrive(&b.dy_empty[buffer]);
 }
 
+/* tma: a thread's next output, moved on a plane after each: its (first) cell in the padded
+ * fields and its plane's eta_z dt. Kept from plane to plane instead of formed from the plane
+ * index, which took 64-bit products and, at 168 registers, the block's indices formed again
+ * each iteration: tti fp16 448 -> 420 instructions a cell, +2% (run/results/gpu_tti.md,
+ * "Eighth look"). */
+struct TmaOut {
+  long long cell;
+  const float *eta_z;
+};
+
 /* Iteration i of a thread: its copies for plane i + LEAD if it produces, the queues' new
  * front (plane i), tti's D_y of plane c + 1, and the update of plane c = zb0 + i - 2R
- * (output o = i - 2R) once the queues are full; then plane i - R's slot is released. */
+ * (output o = i - 2R, at `out`, which then moves on) once the queues are full; then plane
+ * i - R's slot is released. */
 template <bool TILTED, typename C, int BXC, int LEAD, int SLACK, int CELLS>
 __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &maps,
                                               const TmaBlock &b, const TmaThread<CELLS> &t,
-                                              Queues (&z)[CELLS], int i) {
+                                              Queues (&z)[CELLS], TmaOut &out, int i) {
   constexpr int SLOTS = ring_slots(LEAD, SLACK);
   if (t.ring_producer || t.cell_producer) tma_produce<TILTED, C, LEAD, SLACK>(b, t, maps, i + LEAD);
-  const int o = i - 2 * R, c = b.zb0 + o;
-  const float ez = o >= 0 ? __ldg(a.domain.eta_z + a.domain.z_offset + c) : 0.f;
+  const int o = i - 2 * R;
+  const float ez = o >= 0 ? __ldg(out.eta_z) : 0.f;
 
   mbar_wait(&b.full[i % SLOTS], (uint32_t)(i / SLOTS) & 1u);
   {
@@ -944,7 +955,7 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
       const float d[2] = {add(t.exy[0], ez), add(t.exy[1], ez)};
       float po[2], qo[2];
       update_pair<TILTED>(a, z, tp, tp + b.tf, t.centre, b.tw, p_xy, q_xy, in, d, po, qo);
-      const long long cell = t.column + (long long)c * a.domain.stride_z; /* even: 8-byte pairs */
+      const long long cell = out.cell; /* even: 8-byte pairs */
       if (t.active[1]) {
         *reinterpret_cast<float2 *>(a.p_other + cell) = make_float2(po[0], po[1]);
         *reinterpret_cast<float2 *>(a.q_other + cell) = make_float2(qo[0], qo[1]);
@@ -959,13 +970,14 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
         update_cell<TILTED>(a, z[r], tp, tp + b.tf, t.centre + r * b.tw, b.tw, p_xy[r], q_xy[r],
                             in[r], add(t.exy[r], ez), po, qo);
         if (t.active[r]) {
-          const long long cell =
-              t.column + (long long)r * a.domain.stride_y + (long long)c * a.domain.stride_z;
+          const long long cell = out.cell + (long long)r * a.domain.stride_y;
           a.p_other[cell] = po;
           a.q_other[cell] = qo;
         }
       }
     }
+    out.cell += a.domain.stride_z;
+    ++out.eta_z;
   }
   if (i >= R) mbar_arrive(&b.empty[(i - R) % SLOTS]); /* plane i - R: last read */
 }
@@ -1047,8 +1059,10 @@ __global__ void __launch_bounds__(CELLS == 1 ? MAX_THREADS : PAIR_THREADS,
   /* Iteration i as a function called by a plain loop, as the lambda was whose instructions
    * were measured in run/results/gpu_tti.md (the body written into the loop schedules
    * differently). */
+  TmaOut out = {t.column + (long long)b.zb0 * a.domain.stride_z,
+                a.domain.eta_z + a.domain.z_offset + b.zb0};
   for (int i = 0; i < b.nplanes; ++i)
-    tma_iteration<TILTED, C, BXC, LEAD, SLACK>(a, maps, b, t, z, i);
+    tma_iteration<TILTED, C, BXC, LEAD, SLACK>(a, maps, b, t, z, out, i);
 }
 /* The kernel instance of (tilted, coefficient type, halo, tile width, stages), as a
  * function pointer. */
