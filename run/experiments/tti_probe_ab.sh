@@ -43,8 +43,9 @@ for e in "${test_envs[@]}"; do
 done
 model=(--set model.file= --set model.epsilon=0.2 --set model.delta=0.1 --set model.theta=30
   --set model.phi=20)
-split_case() { # "ENV | SETS" -> envs=(...) sets=(...)
-  local e="${1%%|*}" s="${1#*|}"
+split_case() { # "ENV | SETS" -> envs=(...) sets=(...); a case without "|" is SETS alone
+  local e="" s="$1"
+  [[ "$1" == *"|"* ]] && { e="${1%%|*}"; s="${1#*|}"; }
   read -r -a envs <<< "$e"
   sets=()
   for kv in $s; do sets+=(--set "$kv"); done
@@ -59,9 +60,12 @@ for round in $(seq "${ROUNDS:-1}"); do
       exe=build-new/app/rtm3d
       [ "$which" = base ] && exe="$base/build-base/app/rtm3d"
       log="$out/bench_$which.log"
-      echo "== round $round $which $c" >> "$log"
-      env "${envs[@]}" "$exe" bench run/examples/bench_tti_512.ini "${model[@]}" "${sets[@]}" >> "$log" 2>&1
-      row "$which $c" "$(grep -E "^best:" "$log" | tail -1 | sed -E 's/.*device: ([0-9]+) MCells.*= ([0-9.]+%).*/\1 \2/')"
+      one="$out/bench_one.log" # this run alone: a failed run's row says so
+      env "${envs[@]}" "$exe" bench run/examples/bench_tti_512.ini "${model[@]}" "${sets[@]}" > "$one" 2>&1
+      status=$?
+      { echo "== round $round $which $c (exit $status)"; cat "$one"; } >> "$log"
+      rate="$(grep -E "^best:" "$one" | tail -1 | sed -E 's/.*device: ([0-9]+) MCells.*= ([0-9.]+%).*/\1 \2/')"
+      row "$which $c" "${rate:-failed (exit $status, $log)}"
     done
   done
 done

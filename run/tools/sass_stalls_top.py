@@ -11,11 +11,19 @@ import sys
 
 
 def main():
-    rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: sass_stalls_top.py SASS_STALLS_CSV [N]")
+    try:
+        rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+    except OSError as e:
+        sys.exit("sass_stalls_top.py: %s" % e)
     first = next((i for i, r in enumerate(rows) if "Source" in r), None)
     if first is None:
         sys.exit("sass_stalls_top.py: %s has no Source column (not ncu's source page)" % sys.argv[1])
     head, rows = rows[first], rows[first + 1:]
+    if "Warp Stall Sampling (All Samples)" not in head:
+        sys.exit("sass_stalls_top.py: %s has no warp stall samples (profiled without "
+                 "--section SourceCounters?)" % sys.argv[1])
     source, samples = head.index("Source"), head.index("Warp Stall Sampling (All Samples)")
     reasons = [h for h in head if h.startswith("stall_") and "Not Issued" not in h]
     column = {k: head.index(k) for k in reasons}

@@ -31,9 +31,10 @@ timeout 240 ncu --clock-control none -k regex:tti_zmarch --launch-skip 3 --launc
 ncu --import "$out/tti.ncu-rep" --page details > "$out/ncu_details.txt" 2>&1
 # the profiled instance's mangled name, from its template arguments as ncu prints them:
 # tti_zmarch_tma<(bool)1, float, (int)64, (int)2, (int)2> -> tti_zmarch_tmaILb1EfLi64ELi2ELi2E
+# (ncu of CUDA 13 prints tti_zmarch_tma<1, __half, 64, 1, 2, 2>, without the casts)
 kernel="$(grep -o -m1 'tti_zmarch_tma<[^>]*>' "$out/ncu_details.txt" | sed -E \
-  -e 's/<\(bool\)([01]), /ILb\1E/' -e 's/__half, /6__half/' -e 's/float, /f/' \
-  -e 's/\(int\)([0-9]+)(, |>)/Li\1E/g')"
+  -e 's/<(\(bool\))?([01]), /ILb\2E/' -e 's/__half, /6__half/' -e 's/float, /f/' \
+  -e 's/(\(int\))?([0-9]+)(, |>)/Li\2E/g')"
 obj="$(find "$build" -name 'tti_cuda.cu.o' | head -1)"
 pattern="${SASS_KERNEL:-$kernel}"
 if [ -z "$pattern" ]; then # sync, ldgsts: set SASS_KERNEL (a mangled-name prefix) for the histogram

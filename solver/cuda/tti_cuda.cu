@@ -908,7 +908,7 @@ __device__ __forceinline__ void tma_mixed_xy(const TtiArgs &a, const TmaBlock &b
 /* tma: a thread's next output, moved on a plane after each: its (first) cell in the padded
  * fields and its plane's eta_z dt. Kept from plane to plane instead of formed from the plane
  * index, which took 64-bit products and, at 168 registers, the block's indices formed again
- * each iteration: tti fp16 448 -> 420 instructions a cell, +2% (run/results/gpu_tti.md,
+ * each iteration: tti fp16 430 -> 420 instructions a cell, +2% (run/results/gpu_tti.md,
  * "Eighth look"). */
 struct TmaOut {
   long long cell;
