@@ -811,16 +811,17 @@ __device__ __forceinline__ void tma_write_dy(const TtiArgs &a, const TmaBlock &b
   const int k = i - 2 * R + 1, buffer = k % DYB;
   const float *tn = b.ring + ((i - R + 1) % SLOTS) * 2 * b.tf;
   float *dy = b.dy_buffer + buffer * 2 * b.dy_floats;
-  if (pairs_along_x(BXC, CELLS)) {
-    *reinterpret_cast<float2 *>(dy + t.own_dy) = make_float2(z[0].dyp[R + 1], z[1].dyp[R + 1]);
-    *reinterpret_cast<float2 *>(dy + b.dy_floats + t.own_dy) =
-        make_float2(z[0].dyq[R + 1], z[1].dyq[R + 1]);
-    if (t.lane < t.halo.entries) dy[t.halo.in_buffer] = first(tn, t.halo.in_tile, b.tw, a.w1[1]);
-  } else if (warp_dy<BXC>()) {
+  if (warp_dy<BXC>()) { /* x pairs too: width 64 */
+    if (pairs_along_x(BXC, CELLS)) {
+      *reinterpret_cast<float2 *>(dy + t.own_dy) = make_float2(z[0].dyp[R + 1], z[1].dyp[R + 1]);
+      *reinterpret_cast<float2 *>(dy + b.dy_floats + t.own_dy) =
+          make_float2(z[0].dyq[R + 1], z[1].dyq[R + 1]);
+    } else {
 #pragma unroll
-    for (int r = 0; r < CELLS; ++r) {
-      dy[t.own_dy + r * WARP_DY_ROW] = z[r].dyp[R + 1];
-      dy[b.dy_floats + t.own_dy + r * WARP_DY_ROW] = z[r].dyq[R + 1];
+      for (int r = 0; r < CELLS; ++r) {
+        dy[t.own_dy + r * WARP_DY_ROW] = z[r].dyp[R + 1];
+        dy[b.dy_floats + t.own_dy + r * WARP_DY_ROW] = z[r].dyq[R + 1];
+      }
     }
     if (t.lane < t.halo.entries) dy[t.halo.in_buffer] = first(tn, t.halo.in_tile, b.tw, a.w1[1]);
   } else {
