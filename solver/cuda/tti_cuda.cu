@@ -730,7 +730,7 @@ __device__ __forceinline__ TmaThread<CELLS> tma_thread(const TtiArgs &a, const T
                        : row * b.tw + tx + R;
   t.halo = {XP ? 4 * R : WARP_DY ? CELLS * 4 * R : 2 * b.by * 2 * R, 0, 0};
   if (TILTED && XP && t.lane < t.halo.entries) {
-    const int f = t.lane / (2 * R), h = t.lane - f * 2 * R, col = h < R ? h : h + 64;
+    const int f = t.lane / (2 * R), h = t.lane - f * 2 * R, col = h < R ? h : h + BXC;
     t.halo.in_tile = f * b.tf + (row + R) * b.tw + col;
     t.halo.in_buffer = f * b.dy_floats + (tid >> 5) * WARP_DY_ROW_X + col;
   } else if (TILTED && WARP_DY && t.lane < t.halo.entries) {
@@ -1171,8 +1171,7 @@ TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
  * (min_slack). With two cells a thread the kernel needs more registers (PAIR_BLOCKS blocks of
  * PAIR_THREADS at most: 168); where only two blocks fit, the warps a SM holds halve and it
  * runs no faster than one cell a thread. Sets shape->cells and shape->slack where it takes
- * two cells; leaves the one-cell values that rtm_tti_cuda_prepare set
- * otherwise. */
+ * two cells; leaves the one-cell values that rtm_tti_cuda_prepare set otherwise. */
 static void two_cells(rtm_tti_shape_t *shape, int device) {
   const int bx = shape->block[0], by = shape->block[1], lead = lead_of(shape);
   int per_sm = 0, reserved = 0;
@@ -1223,8 +1222,9 @@ fail:
   return status;
 }
 
+/* two_cells sets cells 2 on tma only: the launch below and the description read the same rule */
 extern "C" int rtm_tti_cuda_pairs_along_x(const rtm_tti_shape_t *shape) {
-  return shape->halo == RTM_HALO_TMA && pairs_along_x(shape->block[0], shape->cells);
+  return pairs_along_x(shape->block[0], shape->cells);
 }
 
 extern "C" size_t rtm_tti_cuda_shared_bytes(const rtm_tti_shape_t *shape) {
@@ -1249,7 +1249,7 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
     const TtiArgs a = tti_args(grid, shape, fields, backward, z_begin, z_end);
     const TtiMaps maps = tti_maps(shape, fields);
     const dim3 block =
-        pairs_along_x(shape->block[0], shape->cells)
+        rtm_tti_cuda_pairs_along_x(shape)
             ? dim3((unsigned)(shape->block[0] / 2), (unsigned)shape->block[1], 1)
             : dim3((unsigned)shape->block[0], (unsigned)(shape->block[1] / shape->cells), 1);
     const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
