@@ -672,8 +672,8 @@ constexpr int WARP_DY_ROW = 32 + 2 * R, WARP_DY_ROW_X = 64 + 2 * R;
  * ty, a warp one row of the tile (blocks of 32 x block_y threads); at width 32 the two cells
  * are rows 2 ty and 2 ty + 1 of column tx (a warp there would span two rows). Along x the
  * tile's x stencils, the D_y buffer's and the own cells' inputs come as 8-byte pairs and the
- * outputs go as pairs: 1 461 -> 1 297 static instructions of the tti fp32 64-wide 2-stage
- * instance; on an H100 at 512^3, kernel.* auto, tti fp32 +3.0%, fp16 +5.5%, vti level to
+ * outputs go as pairs: 1 439 -> 1 297 static instructions of the tti fp32 64-wide 2-stage
+ * instance; on an H100 at 512^3, kernel.* auto, tti fp32 +3.0%, fp16 +5.7%, vti level to
  * +1.8% against two rows (run/results/gpu_tti.md, "Seventh look"). The launcher shapes
  * the block by the same rule. */
 __host__ __device__ constexpr bool pairs_along_x(int bx, int cells) {
