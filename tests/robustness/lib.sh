@@ -1,0 +1,118 @@
+# tests/robustness/lib.sh - sourced by every case script of the suite:
+#   source "$(dirname "$0")/lib.sh" "$@"     (arguments: RTM3D SOURCE_DIR [MPIEXEC])
+# gives $rtm3d, $src, $mpiexec (empty in a build without MPI), a scratch folder $work (removed at exit), tiny decks, and checks that
+# count failures; rob_finish prints 'N passed, N failed' and exits 1 on any failure.
+set -u
+rtm3d="$1"
+src="$2"
+mpiexec="${3:-}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
+rob_name="$(basename "$0" .sh)"
+rob_passed=0
+rob_failed=0
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+rob_fail() {
+  echo "FAIL: $*"
+  rob_failed=$((rob_failed + 1))
+}
+
+rob_pass() {
+  echo "ok:   $*"
+  rob_passed=$((rob_passed + 1))
+}
+
+# expect STATUS PATTERN COMMAND...: the command exits STATUS and its stdout+stderr match the
+# extended regex PATTERN (an empty PATTERN matches anything). The output is kept in
+# $rob_output for further checks.
+expect() {
+  local want="$1" pattern="$2"
+  shift 2
+  local status
+  rob_output="$("$@" 2>&1 </dev/null)"
+  status=$?
+  if [ "$status" -ne "$want" ] || ! grep -Eq -- "$pattern" <<<"$rob_output"; then
+    rob_fail "'$*' exited $status (want $want), expected to match: $pattern"
+    sed 's/^/    /' <<<"$rob_output" | head -40
+  else
+    rob_pass "$*"
+  fi
+}
+
+# expect_no_output DIR NAME: nothing of a run named NAME in DIR looks complete, and no
+# .partial file is left: no NAME.h5, .xmf, .json, .sgy, .resume.h5 or NAME_*.png.
+expect_no_output() {
+  local dir="$1" name="$2" found
+  found="$(cd "$dir" 2>/dev/null && ls -1 -- "$name.h5" "$name.xmf" "$name.json" "$name.sgy" \
+    "$name"_*.png *.partial 2>/dev/null)"
+  if [ -n "$found" ]; then
+    rob_fail "$dir holds after a failed run: $(tr '\n' ' ' <<<"$found")"
+  else
+    rob_pass "nothing of $name left in $dir"
+  fi
+}
+
+# expect_file_unchanged PATH CHECKSUM: PATH exists and has the cksum given.
+expect_file_unchanged() {
+  if [ ! -e "$1" ]; then
+    rob_fail "$1 is gone"
+  elif [ "$(cksum <"$1")" != "$2" ]; then
+    rob_fail "$1 was changed"
+  else
+    rob_pass "$1 unchanged"
+  fi
+}
+
+# tiny_deck PATH: a cpu deck of 24^3 cells and 20 steps (a fraction of a second), receivers
+# on a line; output to $work/out under the name 'tiny'.
+tiny_deck() {
+  cat >"$1" <<DECK
+[grid]
+nx = 24
+ny = 24
+nz = 24
+dx = 10
+dy = 10
+dz = 10
+[time]
+steps = 20
+[backend]
+name = cpu
+[model]
+vp = 2000
+[source]
+x = 120
+y = 120
+z = 120
+frequency = 15
+[receivers]
+layout = plane
+z = 60
+x_step = 20
+y_first = 120
+y_count = 1
+[boundary]
+width = 4
+[output]
+dir = $work/out
+name = tiny
+DECK
+}
+
+# has_feature WORD: rtm3d info's build line mentions WORD (MPI, SEG-Y ...).
+has_feature() {
+  "$rtm3d" info 2>/dev/null | grep -qi -- "$1"
+}
+
+# rob_skip REASON: this script cannot run in this build (ctest counts exit 77 as skipped).
+rob_skip() {
+  echo "$rob_name: skipped: $*"
+  exit 77
+}
+
+rob_finish() {
+  echo "$rob_name: $rob_passed passed, $rob_failed failed"
+  [ "$rob_failed" -eq 0 ]
+  exit $?
+}
