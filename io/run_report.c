@@ -9,13 +9,55 @@
 
 #include "rtm_io_impl.h"
 
+/* The length of the well-formed UTF-8 character at c (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), 0 when c starts none; a NUL ends c before any byte
+ * beyond it is read. The rule of rtm_status.c's utf8_length, which rtm_escape_text applies:
+ * one copy once that is public. */
+static size_t utf8_length(const unsigned char *c) {
+#define CONTINUATION(b) ((b) >= 0x80 && (b) <= 0xbf)
+  if (c[0] < 0x80) return 1;
+  if (c[0] >= 0xc2 && c[0] <= 0xdf) return CONTINUATION(c[1]) ? 2 : 0;
+  if (c[0] >= 0xe0 && c[0] <= 0xef) {
+    unsigned char low = c[0] == 0xe0 ? 0xa0 : 0x80, high = c[0] == 0xed ? 0x9f : 0xbf;
+    return c[1] >= low && c[1] <= high && CONTINUATION(c[2]) ? 3 : 0;
+  }
+  if (c[0] >= 0xf0 && c[0] <= 0xf4) {
+    unsigned char low = c[0] == 0xf0 ? 0x90 : 0x80, high = c[0] == 0xf4 ? 0x8f : 0xbf;
+    return c[1] >= low && c[1] <= high && CONTINUATION(c[2]) && CONTINUATION(c[3]) ? 4 : 0;
+  }
+  return 0;
+#undef CONTINUATION
+}
+
+/* A JSON string (RFC 8259) of text from anywhere (a deck, the command line, a file name):
+ * C0 controls and DEL as \u00XX (the short forms where JSON has them), C1 controls written
+ * as UTF-8 (U+0080-U+009F) as \u0080-\u009f, so that no reader's terminal acts on them;
+ * well-formed UTF-8 as it is. A byte that is not part of well-formed UTF-8 (output.name =
+ * "\xff\xfe") cannot stand in JSON text: each such byte is written \ufffd, the replacement
+ * character, so the report stays valid and shows where a byte was lost. */
 static void json_string(FILE *out, const char *text) {
   if (!text) {
     fputs("null", out);
     return;
   }
   fputc('"', out);
-  for (const unsigned char *c = (const unsigned char *)text; *c; ++c) {
+  for (const unsigned char *c = (const unsigned char *)text; *c;) {
+    const size_t length = utf8_length(c);
+    if (length == 0) {
+      fputs("\\ufffd", out);
+      ++c;
+      continue;
+    }
+    if (length == 2 && c[0] == 0xc2 && c[1] <= 0x9f) {
+      fprintf(out, "\\u%04x", c[1]); /* U+0080-U+009F: the code point is the second byte */
+      c += 2;
+      continue;
+    }
+    if (length > 1) {
+      fwrite(c, 1, length, out);
+      c += length;
+      continue;
+    }
     switch (*c) {
     case '"': fputs("\\\"", out); break;
     case '\\': fputs("\\\\", out); break;
@@ -28,8 +70,9 @@ static void json_string(FILE *out, const char *text) {
       if (*c < 0x20 || *c == 0x7f)
         fprintf(out, "\\u%04x", *c);
       else
-        fputc(*c, out); /* UTF-8 passes through: JSON text is UTF-8 */
+        fputc(*c, out);
     }
+    ++c;
   }
   fputc('"', out);
 }
