@@ -67,11 +67,13 @@ typedef struct {
   char *config_text;
   rtm_run_info_t info;
   rtm_output_t *output;
-  int root;           /* rank 0 (or the only rank): it writes the files */
-  int shot_lines;     /* a line per shot: each shot group's first rank, unless --quiet */
-  rtm_grid_t whole;   /* the grid's whole z-range (grid: this rank's slab under MPI) */
-  size_t cells;       /* of the whole grid */
-  size_t local_cells; /* of this rank's slab */
+  rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */
+  rtm_io_outputs_t *outputs; /* rank 0: the files written, renamed together at the end */
+  int root;                  /* rank 0 (or the only rank): it writes the files */
+  int shot_lines;            /* a line per shot: each shot group's first rank, unless --quiet */
+  rtm_grid_t whole;          /* the grid's whole z-range (grid: this rank's slab under MPI) */
+  size_t cells;              /* of the whole grid */
+  size_t local_cells;        /* of this rank's slab */
   /* this rank's slabs of the image, the illumination and (rtm.shot_images) one shot's image,
    * dense interior, on the host: no rank holds the whole volume (the files are written slab
    * by slab, rtm_app_write_slabs, the filters work on slabs) */
@@ -147,7 +149,12 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, extra, &extra_count));
   RTM_TRY(parse_options(argv, extra, extra_count));
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
-  RTM_TRY(rtm_app_check_overwrite(cfg, run->h5_path)); /* before any work */
+  RTM_TRY(rtm_app_claim_output(cfg, run->h5_path, &run->lock)); /* before any work */
+  if (cfg->rtm.shot_images && run->shot_limit > 0)
+    RTM_FAIL(RTM_ERR_USAGE,
+             "migrate: --max-shots stops a run to resume it later, and rtm.shot_images writes "
+             "each shot's image into the final file, which a stopped run does not write: drop "
+             "one of them");
   if (!cfg->rtm.observed[0])
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: migrate needs rtm.observed, the HDF5 file of the recorded "
@@ -580,6 +587,25 @@ fail:
   return status;
 }
 
+/* A non-finite value in this rank's slab of the image or the illumination stops the run
+ * before anything is written (an image of NaN is no result): its cell named. */
+static int check_finite(const migrate_run_t *run, const char *name, const float *slab) {
+  const size_t nx = (size_t)run->grid.n[0], ny = (size_t)run->grid.n[1];
+  for (size_t i = 0; i < run->local_cells; ++i) {
+    if (isfinite(slab[i])) continue;
+    size_t count = 0;
+    for (size_t k = i; k < run->local_cells; ++k)
+      count += !isfinite(slab[k]);
+    rtm_log_error("%s is not finite (%g) at cell x %zu, y %zu, z %zu, and at %zu cells in all: "
+                  "nothing written (the observed gathers and the velocity model are the usual "
+                  "causes)",
+                  name, slab[i], i % nx, i / nx % ny, i / (nx * ny) + (size_t)run->grid.z_offset,
+                  count);
+    return RTM_ERR_NUMERIC;
+  }
+  return RTM_OK;
+}
+
 /* The summed image with the filters the config asks for, and the illumination: each rank of
  * the first shot group filters its slab (what the filters need of the others comes from
  * them), rank 0 writes the slabs as they come. */
@@ -598,10 +624,12 @@ static int write_image(migrate_run_t *run) {
     RTM_TRY(
         rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->slab_image, scratch));
   }
+  RTM_TRY(check_finite(run, "/image", run->slab_image));
+  RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
   RTM_TRY(write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
   RTM_TRY(write_slabs(run, run->output, run->h5_path, "/illumination", run->slab_illumination));
   if (run->root) {
-    status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
+    status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
     run->output = NULL;
     RTM_TRY(status);
   }
@@ -630,7 +658,7 @@ static int write_pngs(migrate_run_t *run) {
     const size_t index = n[a] / 2;
     /* an x or y slice is [nz][ny or nx], its rows z; a z slice one rank's plane */
     const size_t width = a == 0 ? n[1] : n[0], height = a == 2 ? n[1] : n[2];
-    char path[2 * RTM_CONFIG_PATH_MAX + 32], title[128];
+    char path[2 * RTM_CONFIG_PATH_MAX + 32], partial[sizeof path + 16], title[128];
     int w = 0, h = 0;
     memset(plane, 0, width * height * sizeof *plane);
     if (a < 2)
@@ -643,7 +671,8 @@ static int write_pngs(migrate_run_t *run) {
              axis);
     snprintf(title, sizeof title, "rtm3d migrate: /image at %c = %zu (%g m)", axis, index,
              g->origin_m[a] + (double)index * g->spacing_m[a]);
-    RTM_TRY(rtm_png_write(path, plane, (int)width, (int)height, 99.0, title));
+    RTM_TRY(rtm_io_outputs_add(run->outputs, path, partial, sizeof partial));
+    RTM_TRY(rtm_png_write(partial, plane, (int)width, (int)height, 99.0, title));
   }
 fail:
   free(plane);
@@ -712,8 +741,12 @@ static int write_report(migrate_run_t *run) {
                                .mcells_per_s = mcells,
                                .output_path = run->h5_path,
                                .slab_writes = rtm_app_slab_writes()};
+  char json_partial[sizeof run->json_path + 16];
   RTM_TRY(rtm_migration_memory(run->migration, &memory));
-  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->whole, &memory));
+  RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
+  RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole, &memory));
+  RTM_TRY(rtm_io_outputs_commit(run->outputs)); /* the files appear together, or none */
+  remove(run->resume_path);                     /* the image is complete, and in place */
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
                  run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,
@@ -728,6 +761,8 @@ fail:
 
 static void release_run(migrate_run_t *run) {
   if (run->output) rtm_output_close(run->output, 0);
+  rtm_io_outputs_free(run->outputs); /* a failed run's partial files */
+  rtm_io_unlock_name(&run->lock);
   rtm_migration_destroy(run->migration);
   rtm_shots_release(&run->shots);
   rtm_model_release(&run->model);
@@ -747,6 +782,8 @@ int rtm_cmd_migrate(int argc, char **argv) {
   int status = RTM_OK;
   migrate_run_t *run = calloc(1, sizeof *run);
   if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->lock.fd = -1;
+  RTM_TRY(rtm_io_outputs_create(&run->outputs));
   run->start_s = rtm_wall_seconds();
   RTM_TRY(set_up(run, argc, argv));
   RTM_TRY(resume_if_interrupted(run));
@@ -760,7 +797,6 @@ int rtm_cmd_migrate(int argc, char **argv) {
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
   RTM_TRY(write_image(run));
-  if (run->root) remove(run->resume_path); /* the image is complete */
   if (rtm_mpi_group() == 0) RTM_TRY(write_pngs(run));
   run->end_s = rtm_wall_seconds();
   RTM_TRY(reduce_rank_phases(run));

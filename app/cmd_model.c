@@ -87,6 +87,8 @@ typedef struct {
   char *config_text;
   rtm_run_info_t info;
   rtm_output_t *output;
+  rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */
+  rtm_io_outputs_t *outputs; /* rank 0: the files written, renamed together at the end */
   int every, snapshot_count;
   int root;           /* rank 0 (or the only rank): it writes the file and the report */
   int shot_lines;     /* a line per shot: each group's first rank, unless --quiet */
@@ -121,7 +123,7 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   rtm_config_t *cfg = &run->cfg;
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, NULL, NULL));
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
-  RTM_TRY(rtm_app_check_overwrite(cfg, run->h5_path)); /* before any work */
+  RTM_TRY(rtm_app_claim_output(cfg, run->h5_path, &run->lock)); /* before any work */
   run->snapshot_fields = rtm_field_mask(cfg->snapshots.fields);
   /* TTI grows where the tilt changes from cell to cell (rtm_anisotropy.h) */
   run->unstable_hint =
@@ -775,18 +777,24 @@ fail:
   return status;
 }
 
+/* The run file closed (and SEG-Y written from it) as partial files, listed in run->outputs
+ * to be renamed with the report. */
 static int close_output(model_run_t *run) {
+  int status = RTM_OK;
+  char h5_partial[sizeof run->h5_path + 16], segy_partial[sizeof run->segy_path + 16];
   run->end_s = rtm_wall_seconds(); /* a rank without the file ends here (its I/O time) */
   if (!run->root) return RTM_OK;
-  int status = rtm_output_close(run->output, 1); /* frees the output whatever it returns */
+  status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
   run->output = NULL;
   if (status == RTM_OK && run->segy_path[0]) {
     const unsigned fields = run->prop.trace_fields;
-    status = rtm_segy_export(run->h5_path, fields & RTM_FIELD_BIT(RTM_FIELD_P) ? "p" : "q",
-                             run->segy_path, 0, 1); /* plan_segy checked it */
-    if (status == RTM_OK && !run->quiet) rtm_log_info("wrote %s (SEG-Y)", run->segy_path);
+    RTM_TRY(rtm_io_partial_path(run->h5_path, h5_partial, sizeof h5_partial));
+    RTM_TRY(rtm_io_outputs_add(run->outputs, run->segy_path, segy_partial, sizeof segy_partial));
+    status = rtm_segy_export(h5_partial, fields & RTM_FIELD_BIT(RTM_FIELD_P) ? "p" : "q",
+                             segy_partial, 0, 1); /* plan_segy checked it */
   }
   run->end_s = rtm_wall_seconds();
+fail:
   return status;
 }
 
@@ -972,10 +980,14 @@ static int write_report(model_run_t *run) {
                          .rank_line_size = RANK_LINE,
                          .rank_count = rtm_mpi_world_size(),
                          .slab_writes = rtm_app_slab_writes()};
-  RTM_TRY(rtm_app_write_report(run->json_path, &report, &run->whole_grid, &run->prop.ledger));
+  char json_partial[sizeof run->json_path + 16];
+  RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
+  RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole_grid, &run->prop.ledger));
+  RTM_TRY(rtm_io_outputs_commit(run->outputs)); /* the files appear together, or none */
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,
                  propagate_s, mcells);
+    if (run->segy_path[0]) rtm_log_info("wrote %s (SEG-Y)", run->segy_path);
     rtm_log_info("wrote %s and %s", run->h5_path, run->json_path);
   }
 fail:
@@ -990,6 +1002,8 @@ int rtm_cmd_model(int argc, char **argv) {
   int status = RTM_OK;
   model_run_t *run = calloc(1, sizeof *run);
   if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->lock.fd = -1;
+  RTM_TRY(rtm_io_outputs_create(&run->outputs));
   run->start_s = rtm_wall_seconds();
   RTM_TRY(set_up_propagator(run, argc, argv));
   RTM_TRY(plan_trace_sampling(run));
@@ -1008,6 +1022,8 @@ fail:
     free(run->slab_buffer);
     free(run->field);
     if (run->output) rtm_output_close(run->output, 0);
+    rtm_io_outputs_free(run->outputs); /* a failed run's partial files */
+    rtm_io_unlock_name(&run->lock);
     free(run->config_text);
     free(run->rank_lines);
     rtm_propagator_destroy(&run->prop);

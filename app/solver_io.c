@@ -309,3 +309,12 @@ int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path) {
                 path);
   return RTM_ERR_CONFIG;
 }
+
+int rtm_app_claim_output(const rtm_config_t *cfg, const char *path, rtm_io_name_lock_t *lock) {
+  lock->fd = -1;
+  if (rtm_mpi_world_rank() == 0) {
+    const int status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, lock);
+    if (status != RTM_OK) return status;
+  }
+  return rtm_app_check_overwrite(cfg, path);
+}

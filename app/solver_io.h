@@ -61,6 +61,10 @@ int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
  * (--force): RTM_ERR_CONFIG naming the file and both ways to allow it, before any work.
  * Every rank checks the same path (rank 0's file system). */
 int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path);
+/* The run's output name claimed before any work: output.dir/output.name locked on rank 0
+ * (rtm_io_lock_name: a second run of the same name is refused and touches nothing of this
+ * one's), then `path` (the run file) refused when it exists (rtm_app_check_overwrite). */
+int rtm_app_claim_output(const rtm_config_t *cfg, const char *path, rtm_io_name_lock_t *lock);
 
 /* Refuses, before any step, outputs of about `bytes` that the file system holding `dir`
  * (or its nearest existing parent) has no room for (statvfs, the space an unprivileged

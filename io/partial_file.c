@@ -1,11 +1,13 @@
 #define _POSIX_C_SOURCE 200809L
 /* The PATH.partial convention: every file rtm3d writes is written as PATH.partial and
  * renamed to PATH only once complete, so a failed run never leaves a file that looks
- * finished; and the directories leading to an output path. */
+ * finished; a run's outputs renamed together (rtm_io_outputs_t); and the directories
+ * leading to an output path. */
 #include "rtm_io_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -55,4 +57,101 @@ int rtm_io_commit_partial(const char *partial, const char *path) {
     return RTM_ERR_IO;
   }
   return RTM_OK;
+}
+
+/* ---- a run's outputs, renamed into place together ---- */
+
+struct rtm_io_outputs {
+  int count;
+  char **path;         /* final names */
+  unsigned char *drop; /* 1: no partial; PATH, an earlier run's, is removed at the commit */
+};
+
+int rtm_io_outputs_create(rtm_io_outputs_t **set) {
+  *set = calloc(1, sizeof **set);
+  if (!*set) {
+    rtm_log_error("out of memory");
+    return RTM_ERR_NOMEM;
+  }
+  return RTM_OK;
+}
+
+static int outputs_append(rtm_io_outputs_t *set, const char *path, int drop) {
+  char **paths = realloc(set->path, (size_t)(set->count + 1) * sizeof *paths);
+  if (paths) set->path = paths;
+  unsigned char *drops = realloc(set->drop, (size_t)(set->count + 1));
+  if (drops) set->drop = drops;
+  char *copy = paths && drops ? strdup(path) : NULL;
+  if (!copy) {
+    rtm_log_error("out of memory listing the output %s", path);
+    return RTM_ERR_NOMEM;
+  }
+  set->path[set->count] = copy;
+  set->drop[set->count] = (unsigned char)drop;
+  ++set->count;
+  return RTM_OK;
+}
+
+int rtm_io_outputs_add(rtm_io_outputs_t *set, const char *path, char *partial, size_t size) {
+  int status = rtm_io_partial_path(path, partial, size);
+  return status == RTM_OK ? outputs_append(set, path, 0) : status;
+}
+
+int rtm_io_outputs_drop(rtm_io_outputs_t *set, const char *path) {
+  return outputs_append(set, path, 1);
+}
+
+static void outputs_clear(rtm_io_outputs_t *set) {
+  for (int i = 0; i < set->count; ++i)
+    free(set->path[i]);
+  set->count = 0;
+}
+
+/* Removes PATH.partial of output i (this run's). */
+static void remove_partial(const rtm_io_outputs_t *set, int i) {
+  char partial[4096 + 16];
+  if (!set->drop[i] && rtm_io_partial_path(set->path[i], partial, sizeof partial) == RTM_OK)
+    remove(partial);
+}
+
+int rtm_io_outputs_commit(rtm_io_outputs_t *set) {
+  char partial[4096 + 16];
+  int i = 0;
+  for (; i < set->count; ++i) {
+    if (set->drop[i]) continue;
+    if (rtm_io_partial_path(set->path[i], partial, sizeof partial) != RTM_OK) break;
+    if (rename(partial, set->path[i]) != 0) {
+      rtm_log_error("cannot rename %s to %s: %s", partial, set->path[i], strerror(errno));
+      break;
+    }
+  }
+  if (i < set->count) { /* none or all: the ones renamed go again, with the partials left */
+    for (int k = 0; k < set->count; ++k)
+      if (k < i && !set->drop[k])
+        remove(set->path[k]);
+      else
+        remove_partial(set, k);
+    rtm_log_error("the run's outputs were removed: none of them is complete without the others");
+    outputs_clear(set);
+    return RTM_ERR_IO;
+  }
+  for (int k = 0; k < set->count; ++k) /* an earlier run's file that this run does not replace */
+    if (set->drop[k]) remove(set->path[k]);
+  outputs_clear(set);
+  return RTM_OK;
+}
+
+void rtm_io_outputs_discard(rtm_io_outputs_t *set) {
+  if (!set) return;
+  for (int i = 0; i < set->count; ++i)
+    remove_partial(set, i);
+  outputs_clear(set);
+}
+
+void rtm_io_outputs_free(rtm_io_outputs_t *set) {
+  if (!set) return;
+  rtm_io_outputs_discard(set);
+  free(set->path);
+  free(set->drop);
+  free(set);
 }

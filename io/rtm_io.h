@@ -16,7 +16,8 @@
  *           /shots/<k>/traces/<field> [nrec][nt] with attr dt; and for migrate /image,
  *           /illumination [nz][ny][nx] (and /shots/<k>/image on request)
  * An output file is written as PATH.partial and renamed to PATH only by a successful
- * rtm_output_close(): a failed run never leaves a file that looks finished. */
+ * rtm_output_close() or, with the run's other outputs, rtm_io_outputs_commit(): a failed run
+ * never leaves a file that looks finished. */
 #ifndef RTM_IO_H
 #define RTM_IO_H
 
@@ -150,8 +151,46 @@ int rtm_output_reacquire(rtm_output_t *output, const char *field, int index, int
 int rtm_io_write_planes_collective(const char *path, const char *name, int index,
                                    const rtm_io_volume_t *volume, const float *dense,
                                    const void *communicator);
-/* success != 0: flush, close, rename PATH.partial -> PATH. Else close and remove. */
+/* success != 0: flush, close, rename PATH.partial -> PATH (and its XDMF sidecar, unless
+ * rtm_output_no_sidecar), at once. Else close and remove. */
 int rtm_output_close(rtm_output_t *output, int success);
+
+/* ---- a run's outputs, renamed into place together ----
+ * A command writes each of its files (the run file, its XDMF sidecar, the report, figures,
+ * SEG-Y) as PATH.partial and lists it here; at its end it renames them all, or on failure
+ * removes them all: no run leaves some of its outputs complete-looking without the others. */
+typedef struct rtm_io_outputs rtm_io_outputs_t;
+/* "PATH.partial" into buffer; RTM_ERR_INTERNAL when it does not fit. */
+int rtm_io_partial_path(const char *path, char *buffer, size_t size);
+int rtm_io_outputs_create(rtm_io_outputs_t **set);
+/* PATH is this run's output, written as `partial` (PATH.partial, into the buffer). */
+int rtm_io_outputs_add(rtm_io_outputs_t *set, const char *path, char *partial, size_t size);
+/* PATH, an earlier run's file that this run replaces with nothing (an overwrite whose
+ * outputs lack it), is removed at the commit. */
+int rtm_io_outputs_drop(rtm_io_outputs_t *set, const char *path);
+/* Renames every PATH.partial to PATH. When one rename fails, the ones done are removed with
+ * the partials left: all or none (RTM_ERR_IO). */
+int rtm_io_outputs_commit(rtm_io_outputs_t *set);
+/* Removes every PATH.partial listed (a failed run's); the set can be filled again. */
+void rtm_io_outputs_discard(rtm_io_outputs_t *set);
+/* Discards what was not committed, then frees the set. */
+void rtm_io_outputs_free(rtm_io_outputs_t *set);
+/* Closes the run file (flushed) as PATH.partial and lists it, and its XDMF sidecar, in
+ * `set`, to be renamed with the run's other outputs. On failure the partial is removed. The
+ * output is freed either way. */
+int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set);
+
+/* ---- the lock on an output name ----
+ * DIR/NAME.lock, held (flock) by the run that writes DIR/NAME.* from before it looks at
+ * them until it has renamed them: a second run given the same name is refused (RTM_ERR_CONFIG,
+ * naming the holder) and touches nothing of the first's. Removed by rtm_io_unlock_name. */
+typedef struct {
+  int fd;
+  char path[4096 + 16];
+} rtm_io_name_lock_t;
+int rtm_io_lock_name(const char *dir, const char *name, rtm_io_name_lock_t *lock);
+/* Removes and releases the lock; nothing when it was not taken (fd < 0). */
+void rtm_io_unlock_name(rtm_io_name_lock_t *lock);
 
 /* ---- JSON run report ---- */
 typedef struct {

@@ -107,8 +107,9 @@ struct rtm_output {
 };
 
 /* NAME.xmf beside a completed NAME.h5 with snapshots or volumes (xdmf.c): ParaView and VisIt
- * read the volumes through it with their spacing and origin; nothing for traces alone. */
-int rtm_output_write_xdmf(const rtm_output_t *output);
+ * read the volumes through it with their spacing and origin. Written as NAME.xmf.partial and
+ * listed in `set`; for traces alone, none (an earlier run's NAME.xmf is dropped). */
+int rtm_output_sidecar(const rtm_output_t *output, rtm_io_outputs_t *set);
 
 /* The planes [volume->z_offset, + volume->nz_local) of `dataset` selected in *file_space,
  * and their dense [nz][ny][nx] shape in *memory_space: of entry `index` of a series
@@ -137,8 +138,6 @@ int rtm_output_write_receivers(rtm_output_t *output, hid_t group, const char *gr
 int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group_name,
                             const char *name, int rank, const hsize_t *dims, const double *values);
 
-/* "PATH.partial" into buffer; RTM_ERR_INTERNAL when it does not fit. */
-int rtm_io_partial_path(const char *path, char *buffer, size_t size);
 /* Creates the directories leading to path (mkdir -p of its parent). */
 int rtm_io_make_parent_dir(const char *path);
 /* Renames PATH.partial to PATH; on failure removes the partial file. */

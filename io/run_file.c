@@ -555,20 +555,35 @@ fail:
   return status;
 }
 
-int rtm_output_close(rtm_output_t *output, int success) {
-  if (!output) return RTM_OK;
+int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set) {
+  char partial[4096 + 16];
   int status = close_handles(output);
-  if (success && status == RTM_OK) {
-    status = rtm_io_commit_partial(output->partial, output->path);
-    /* the sidecar of a complete file; without it the file is still whole: a warning */
-    if (status == RTM_OK && !output->no_sidecar && rtm_output_write_xdmf(output) != RTM_OK)
-      rtm_log_warning("no XDMF sidecar for %s (ParaView opens the .h5 without spacing then)",
-                      output->path);
-  } else {
-    if (success) rtm_log_error("output file %s was not completed; removed", output->partial);
+  if (status == RTM_OK) status = rtm_io_outputs_add(set, output->path, partial, sizeof partial);
+  if (status != RTM_OK) {
+    rtm_log_error("output file %s was not completed; removed", output->partial);
     remove(output->partial);
-    if (!success) status = RTM_OK;
+  } else if (!output->no_sidecar) {
+    status = rtm_output_sidecar(output, set);
   }
   free_output(output);
+  return status;
+}
+
+int rtm_output_close(rtm_output_t *output, int success) {
+  if (!output) return RTM_OK;
+  if (!success) {
+    close_handles(output);
+    remove(output->partial);
+    free_output(output);
+    return RTM_OK;
+  }
+  rtm_io_outputs_t *set = NULL;
+  int status = rtm_io_outputs_create(&set);
+  if (status == RTM_OK)
+    status = rtm_output_finish(output, set);
+  else
+    rtm_output_close(output, 0);
+  if (status == RTM_OK) status = rtm_io_outputs_commit(set);
+  rtm_io_outputs_free(set); /* a failed finish's partials go */
   return status;
 }

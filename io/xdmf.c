@@ -1,10 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
-/* The XDMF sidecar of a run file (rtm_output_write_xdmf): NAME.xmf beside NAME.h5, so that
+/* The XDMF sidecar of a run file (rtm_output_sidecar): NAME.xmf beside NAME.h5, so that
  * ParaView and VisIt open the volumes with their spacing and origin. XDMF 3: one uniform
  * 3DCoRectMesh grid [nz][ny][nx] (its origin and spacing in z, y, x order, ORIGIN_DXDYDZ),
  * the snapshots of each field a temporal collection whose steps read their slab of the
  * series through a HyperSlab, the other volumes (image, illumination, ...) node attributes
  * of one more grid. The data stay in NAME.h5, named by file name so the two move together. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,21 +94,19 @@ static int sidecar_path(const char *file, char *path, size_t size) {
   return RTM_OK;
 }
 
-int rtm_output_write_xdmf(const rtm_output_t *o) {
+int rtm_output_sidecar(const rtm_output_t *o, rtm_io_outputs_t *set) {
   int status = RTM_OK;
-  char path[4096], partial[4096 + 16] = "";
+  char path[4096], partial[4096 + 16];
   FILE *f = NULL;
   RTM_TRY(sidecar_path(o->path, path, sizeof path));
-  if (o->field_count == 0 && o->volume_count == 0) { /* traces alone: nothing to show */
-    remove(path);                                    /* an earlier run's, now wrong */
-    return RTM_OK;
-  }
-  snprintf(partial, sizeof partial, "%s.partial", path);
+  if (o->field_count == 0 && o->volume_count == 0) /* traces alone: nothing to show */
+    return rtm_io_outputs_drop(set, path);         /* an earlier run's, now wrong */
+  RTM_TRY(rtm_io_outputs_add(set, path, partial, sizeof partial));
   const char *slash = strrchr(o->path, '/');
   char file_name[4096];
   xml_escape(slash ? slash + 1 : o->path, file_name, sizeof file_name);
   f = fopen(partial, "w");
-  if (!f) RTM_FAIL(RTM_ERR_IO, "cannot create %s", partial);
+  if (!f) RTM_FAIL(RTM_ERR_IO, "cannot create %s: %s", partial, strerror(errno));
   fprintf(f, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n");
   for (int i = 0; i < o->field_count; ++i)
     write_snapshots(f, o, &o->fields[i], file_name);
@@ -125,15 +124,10 @@ int rtm_output_write_xdmf(const rtm_output_t *o) {
   }
   fprintf(f, "  </Domain>\n</Xdmf>\n");
   const int failed = ferror(f);
-  if (fclose(f) != 0 || failed) {
-    f = NULL;
-    RTM_FAIL(RTM_ERR_IO, "cannot write %s", partial);
-  }
+  const int close_failed = fclose(f) != 0;
   f = NULL;
-  RTM_TRY(rtm_io_commit_partial(partial, path));
-  return RTM_OK;
+  if (failed || close_failed) RTM_FAIL(RTM_ERR_IO, "cannot write %s: %s", partial, strerror(errno));
 fail:
   if (f) fclose(f);
-  if (partial[0]) remove(partial);
-  return status;
+  return status; /* a partial left behind is the set's: discarded with the run's others */
 }

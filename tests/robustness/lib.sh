@@ -41,10 +41,10 @@ expect() {
 }
 
 # expect_no_output DIR NAME: nothing of a run named NAME in DIR looks complete, and no
-# .partial file is left: no NAME.h5, .xmf, .json, .sgy, .resume.h5 or NAME_*.png.
+# .partial file is left: no NAME.h5, .xmf, .json, .sgy, .lock or NAME_*.png.
 expect_no_output() {
   local dir="$1" name="$2" found
-  found="$(cd "$dir" 2>/dev/null && ls -1 -- "$name.h5" "$name.xmf" "$name.json" "$name.sgy" \
+  found="$(cd "$dir" 2>/dev/null && ls -1 -- "$name.h5" "$name.xmf" "$name.json" "$name.sgy" "$name.lock" \
     "$name"_*.png *.partial 2>/dev/null)"
   if [ -n "$found" ]; then
     rob_fail "$dir holds after a failed run: $(tr '\n' ' ' <<<"$found")"

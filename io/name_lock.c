@@ -1,0 +1,112 @@
+#define _GNU_SOURCE /* O_CLOEXEC, flock */
+/* The lock on an output name. A run holds DIR/NAME.lock (flock, exclusive) from before it
+ * weighs its outputs until it has renamed them into place, so that a second run given the
+ * same output.dir and output.name is refused, naming the first, instead of truncating or
+ * removing the first run's NAME.*.partial files. The lock file says which process holds
+ * it; it is removed by its holder at the end (a run killed by SIGKILL leaves it, unlocked:
+ * the next run takes it over). The lock is advisory: it guards against rtm3d runs, not
+ * against other programs. */
+#include "rtm_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtm_io_impl.h"
+
+/* What the holder wrote into the lock file: "pid P on HOST since TIME", or "" unreadable. */
+static void read_holder(int fd, char *holder, size_t size) {
+  ssize_t got = pread(fd, holder, size - 1, 0);
+  holder[got > 0 ? got : 0] = '\0';
+  holder[strcspn(holder, "\n")] = '\0';
+  for (char *c = holder; *c; ++c) /* it is a file's text on the terminal: printable only */
+    if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f) *c = '?';
+}
+
+static void write_holder(int fd) {
+  char host[128] = "?", text[256];
+  gethostname(host, sizeof host - 1);
+  host[sizeof host - 1] = '\0';
+  const time_t now = time(NULL);
+  struct tm local;
+  char when[32] = "?";
+  if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &local);
+  const int length =
+      snprintf(text, sizeof text, "pid %ld on %s since %s\n", (long)getpid(), host, when);
+  if (ftruncate(fd, 0) == 0 && pwrite(fd, text, (size_t)length, 0) < 0) {
+    /* the text only names the holder in a refusal; the lock holds without it */
+  }
+}
+
+/* The file at `path` is still the one open as fd (no holder removed it between our open
+ * and our lock). */
+static int still_linked(int fd, const char *path) {
+  struct stat opened, named;
+  return fstat(fd, &opened) == 0 && stat(path, &named) == 0 && opened.st_dev == named.st_dev &&
+         opened.st_ino == named.st_ino;
+}
+
+int rtm_io_lock_name(const char *dir, const char *name, rtm_io_name_lock_t *lock) {
+  lock->fd = -1;
+  lock->path[0] = '\0';
+  const int length = snprintf(lock->path, sizeof lock->path, "%s/%s.lock", dir, name);
+  if (length < 0 || (size_t)length >= sizeof lock->path) {
+    rtm_log_error("output path too long: %s/%s.lock", dir, name);
+    lock->path[0] = '\0';
+    return RTM_ERR_CONFIG;
+  }
+  int status = rtm_io_make_parent_dir(lock->path);
+  if (status != RTM_OK) {
+    lock->path[0] = '\0';
+    return status;
+  }
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const int fd = open(lock->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      rtm_log_error("cannot create %s (the lock on output.name '%s'): %s", lock->path, name,
+                    strerror(errno));
+      lock->path[0] = '\0';
+      return RTM_ERR_IO;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      if (error == EWOULDBLOCK) {
+        char holder[256];
+        read_holder(fd, holder, sizeof holder);
+        close(fd);
+        rtm_log_error("another run is writing output.name '%s' in %s (%s holds %s): wait for it "
+                      "to end, or choose another output.name or output.dir",
+                      name, dir, holder[0] ? holder : "a process", lock->path);
+        lock->path[0] = '\0'; /* not ours: never removed by this run */
+        return RTM_ERR_CONFIG;
+      }
+      /* a file system without locks (some network mounts): the run goes on unguarded */
+      rtm_log_warning("cannot lock %s (%s): two runs given the same output.name there would "
+                      "overwrite each other",
+                      lock->path, strerror(error));
+    }
+    if (!still_linked(fd, lock->path)) { /* its holder removed it as we opened it: again */
+      close(fd);
+      continue;
+    }
+    write_holder(fd);
+    lock->fd = fd;
+    return RTM_OK;
+  }
+  rtm_log_error("cannot take the lock %s: it is replaced faster than it can be held", lock->path);
+  lock->path[0] = '\0';
+  return RTM_ERR_IO;
+}
+
+void rtm_io_unlock_name(rtm_io_name_lock_t *lock) {
+  if (lock->fd < 0) return;
+  unlink(lock->path); /* while still held: a run that opened it meanwhile finds it unlinked */
+  close(lock->fd);
+  lock->fd = -1;
+  lock->path[0] = '\0';
+}

@@ -1,0 +1,40 @@
+/* full_disk_preload.c - an LD_PRELOAD library for the robustness suite: files whose path
+ * holds one of the strings in RTM3D_TEST_FULL_DISK (comma-separated, e.g. ".json.partial")
+ * opened for writing with fopen are opened on /dev/full instead, so that writing them fails with
+ * ENOSPC as on a disk that fills at that moment; every other file is opened as asked. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef FILE *(*fopen_t)(const char *, const char *);
+
+static int on_full_disk(const char *path) {
+  const char *list = getenv("RTM3D_TEST_FULL_DISK");
+  if (!list || !path) return 0;
+  while (*list) {
+    const size_t length = strcspn(list, ",");
+    char wanted[256];
+    if (length > 0 && length < sizeof wanted) {
+      memcpy(wanted, list, length);
+      wanted[length] = '\0';
+      if (strstr(path, wanted)) return 1;
+    }
+    list += length + (list[length] == ',');
+  }
+  return 0;
+}
+
+static FILE *open_as_asked(const char *name, const char *path, const char *mode) {
+  fopen_t real = (fopen_t)dlsym(RTLD_NEXT, name);
+  return real(on_full_disk(path) && strchr(mode, 'w') ? "/dev/full" : path, mode);
+}
+
+FILE *fopen(const char *path, const char *mode) {
+  return open_as_asked("fopen", path, mode);
+}
+
+FILE *fopen64(const char *path, const char *mode) {
+  return open_as_asked("fopen64", path, mode);
+}

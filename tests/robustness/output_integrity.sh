@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# A run's outputs appear together or not at all, and a run removes only what it created:
+# two runs given the same output name (the second is refused, the first completes), a disk
+# that fills as the report, a figure or the SEG-Y copy is written (nothing of the run
+# left), and migrate's resume state kept until the complete image is in place.
+source "$(dirname "$0")/lib.sh" "$@"
+preload="$PWD/librtm3d_full_disk_preload.so"
+[ -e "$preload" ] || rob_skip "no $preload (build the target rtm3d_full_disk_preload)"
+# the sanitizer build's rtm3d wants its runtime first; the preload library is plain C
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+tiny_deck "$work/tiny.ini"
+out="$work/out"
+
+# wait_for PATH SECONDS: PATH exists within SECONDS
+wait_for() {
+  local tries=$(($2 * 20))
+  while [ ! -e "$1" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  [ -e "$1" ]
+}
+
+# ---- two runs, one name: the first is held (SIGSTOP) once its file exists, the second
+# starts then; the second is refused naming the first, the first completes untouched
+long=(--set grid.nx=64 --set grid.ny=64 --set grid.nz=64 --set time.steps=400
+  --set snapshots.every=100 --set source.x=320 --set source.y=320 --set source.z=320)
+"$rtm3d" model "$work/tiny.ini" "${long[@]}" --quiet >"$work/first.log" 2>&1 &
+first=$!
+if wait_for "$out/tiny.h5.partial" 60; then
+  kill -STOP "$first"
+  expect 2 "another run is writing output\.name 'tiny' in .*out \(pid $first on .* holds .*tiny\.lock\)" \
+    "$rtm3d" model "$work/tiny.ini" --quiet
+  expect 2 "another run is writing output\.name 'tiny'" \
+    "$rtm3d" model "$work/tiny.ini" --quiet --force
+  expect 2 "another run is writing output\.name 'tiny'" \
+    "$rtm3d" migrate "$work/tiny.ini" --quiet --force --set rtm.observed="$work/none.h5"
+  [ -e "$out/tiny.h5.partial" ] && rob_pass "the first run's partial file is still there" ||
+    rob_fail "a refused run removed the first run's tiny.h5.partial"
+  kill -CONT "$first"
+else
+  rob_fail "the first run never created $out/tiny.h5.partial"
+  cat "$work/first.log"
+fi
+wait "$first"
+status=$?
+[ "$status" -eq 0 ] && [ -e "$out/tiny.h5" ] && rob_pass "the first run completed (exit 0, tiny.h5)" ||
+  { rob_fail "the first run ended with $status:"; sed 's/^/    /' "$work/first.log"; }
+[ ! -e "$out/tiny.lock" ] && rob_pass "the lock is gone with its run" ||
+  rob_fail "$out/tiny.lock left by a completed run"
+rm -rf "$out"
+
+# a lock left by a run killed with SIGKILL is not held: the next run takes it over
+mkdir -p "$out"
+echo "pid 1 on nowhere since then" >"$out/tiny.lock"
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet
+rm -rf "$out"
+
+# ---- the disk fills as one of the outputs is written: the run fails and leaves none of them
+full_disk() { # TEXT COMMAND...: files whose path holds TEXT on a full disk
+  local suffix="$1"
+  shift
+  RTM3D_TEST_FULL_DISK="$suffix" LD_PRELOAD="$preload" "$@"
+}
+expect 1 "tiny\.json\.partial" full_disk .json.partial "$rtm3d" model "$work/tiny.ini" --quiet \
+  --set snapshots.every=10
+expect_no_output "$out" tiny
+expect 1 "tiny\.xmf\.partial" full_disk .xmf.partial "$rtm3d" model "$work/tiny.ini" --quiet \
+  --set snapshots.every=10
+expect_no_output "$out" tiny
+if has_feature "SEG-Y on"; then
+  expect 1 "" full_disk .sgy.partial "$rtm3d" model "$work/tiny.ini" --quiet --set output.segy=true
+  expect_no_output "$out" tiny
+fi
+# an earlier complete run replaced (--force) by one that fails: the earlier files stay whole
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=10
+before="$(cksum <"$out/tiny.h5")"
+expect 1 "tiny\.json\.partial" full_disk .json.partial "$rtm3d" model "$work/tiny.ini" --quiet \
+  --force --set snapshots.every=5
+expect_file_unchanged "$out/tiny.h5" "$before"
+[ -z "$(ls "$out" | grep -E 'partial|lock')" ] && rob_pass "no partial or lock file left" ||
+  rob_fail "left in $out: $(ls "$out" | tr '\n' ' ')"
+rm -rf "$out"
+
+# ---- migrate: two shots modelled, migrated with the disk filling at the report or a figure;
+# the resume state of the first shot stays, and the same command resumes there
+shots=(--set shots.layout=grid --set shots.x_count=2 --set shots.y_count=1 --set shots.z=60
+  --set receivers.z=60 --set receivers.y_count=24 --set receivers.y_first=0
+  --set receivers.y_step=10 --set receivers.x_step=10)
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet "${shots[@]}" --set output.name=observed
+migrate=(migrate "$work/tiny.ini" --quiet "${shots[@]}" --set rtm.observed="$out/observed.h5")
+for suffix in .json.partial _image_y.png.partial; do
+  expect 1 "" full_disk "$suffix" "$rtm3d" "${migrate[@]}"
+  expect_no_output "$out" tiny
+  [ -e "$out/tiny.resume.h5" ] && rob_pass "the resume state is kept when $suffix fails" ||
+    rob_fail "the resume state was removed although the image was never completed ($suffix)"
+done
+expect 0 "" "$rtm3d" "${migrate[@]}"
+[ -e "$out/tiny.h5" ] && [ -e "$out/tiny.json" ] && [ ! -e "$out/tiny.resume.h5" ] &&
+  rob_pass "the resumed migration completed and dropped its state" ||
+  rob_fail "after the resumed migration: $(ls "$out" | tr '\n' ' ')"
+
+rob_finish
