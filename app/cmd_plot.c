@@ -44,8 +44,13 @@ static void usage(FILE *out) {
       "  --help           this text\n\n"
       "Figures need PLplot at configure time (rtm3d info says); without it plot writes the\n"
       "plain PNG. Datasets in a file: the names 'rtm3d validate' compares, e.g.\n"
-      "/snapshots/p, /traces/p, /vp. Exit status: 0 written, 1 write failure, 2 usage or\n"
-      "input error.\n");
+      "/snapshots/p, /traces/p, /vp.\n\n"
+      "A dataset of no samples, or a plane (gather, panel) whose samples are all NaN or Inf,\n"
+      "is refused: no figure. Where some are, a warning counts them; they are drawn in the\n"
+      "colour bar's lowest colour (black in the plain PNG, zero in a wiggle), and the colours\n"
+      "span the finite values.\n"
+      "Exit status: 0 written, 1 write failure, 2 usage or input error (no samples, none\n"
+      "finite).\n");
 }
 
 typedef struct {
@@ -249,6 +254,16 @@ static int read_shape(plot_t *p) {
   if (p->rank == 2 && p->a.axis)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --slice applies to volumes; %s is a gather [nrec][nt]",
              p->a.dataset);
+  size_t samples = 1;
+  char shape[96] = "";
+  for (int i = 0; i < p->rank; ++i) {
+    samples *= p->dims[i];
+    snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%zu", i ? " x " : "",
+             p->dims[i]);
+  }
+  if (samples == 0) /* an empty gather or series: a figure of nothing would look like one */
+    RTM_FAIL(RTM_ERR_INPUT, "plot: %s in %s holds no samples (shape %s): nothing to draw",
+             p->a.dataset, p->a.file, shape);
 fail:
   return status;
 }
@@ -258,10 +273,7 @@ static int pick_snapshot(plot_t *p) {
   int status = RTM_OK;
   const plot_args_t *a = &p->a;
   p->index = -1;
-  if (p->rank != 4) return RTM_OK;
-  if (p->dims[0] == 0)
-    RTM_FAIL(RTM_ERR_INPUT, "plot: %s in %s holds no snapshots (an empty series)", a->dataset,
-             a->file);
+  if (p->rank != 4) return RTM_OK; /* a series has snapshots: read_shape refuses no samples */
   p->index = a->index >= 0 ? a->index : (long)p->dims[0] - 1;
   if ((size_t)p->index >= p->dims[0])
     RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld is out of range: %s has %zu snapshots (0..%zu)",
@@ -285,8 +297,6 @@ static int read_slice(plot_t *p) {
   p->axis = a->axis ? a->axis : 'z';
   size_t extent = volume[p->axis == 'z' ? 0 : p->axis == 'y' ? 1 : 2];
   p->plane = a->axis ? a->plane : (long)(volume[0] / 2);
-  if (extent == 0)
-    RTM_FAIL(RTM_ERR_INPUT, "plot: %s in %s is empty (n%c = 0)", a->dataset, a->file, p->axis);
   if (p->plane < 0 || (size_t)p->plane >= extent)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --slice %c=%ld is out of range: %s has n%c = %zu (%c = 0..%zu)",
              p->axis, p->plane, a->dataset, p->axis, extent, p->axis, extent - 1);
@@ -416,6 +426,42 @@ static void apply_gain(plot_t *p) {
     memcpy(p->image, out, (size_t)nrec * nt * sizeof *out);
     free(out);
   }
+}
+
+/* The samples shown (the gather, the slice or the panel's three) that are not finite:
+ * none finite is refused, a figure of nothing but the colour bar's end would look like
+ * data; some are counted in a warning, since they are drawn in a colour a value could
+ * have. Before --gain, which would smear them: the count is the file's. */
+static int check_finite(const plot_t *p, int figure) {
+  int status = RTM_OK;
+  size_t shown = 0, bad = 0;
+  for (int k = 0; k < (p->a.panel ? 3 : 1); ++k) {
+    const float *values = p->a.panel ? p->panel[k].image : p->image;
+    const size_t count =
+        p->a.panel ? (size_t)p->panel[k].width * p->panel[k].height : (size_t)p->width * p->height;
+    for (size_t i = 0; i < count; ++i)
+      bad += !isfinite(values[i]);
+    shown += count;
+  }
+  char where[160] = "", entry[32] = "";
+  if (p->rank == 4) snprintf(entry, sizeof entry, "[%ld]", p->index);
+  if (p->a.panel)
+    snprintf(where, sizeof where, "%s (the slices through x=%ld, y=%ld, z=%ld)", entry,
+             p->panel[2].plane, p->panel[1].plane, p->panel[0].plane);
+  else if (p->rank >= 3)
+    snprintf(where, sizeof where, "%s", p->where);
+  if (bad == shown)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "plot: %s%s in %s holds no finite value: all %zu samples shown are NaN or Inf",
+             p->a.dataset, where, p->a.file, shown);
+  if (bad > 0)
+    rtm_log_warning("plot: %zu of %zu samples shown of %s%s in %s are NaN or Inf, drawn %s", bad,
+                    shown, p->a.dataset, where, p->a.file,
+                    !figure       ? "black"
+                    : p->a.wiggle ? "as zero"
+                                  : "in the colour bar's lowest colour");
+fail:
+  return status;
 }
 
 /* The colour range: +-clip of |value| for signed data; for a volume of one sign (a model)
@@ -733,6 +779,7 @@ int rtm_cmd_plot(int argc, char **argv) {
     RTM_TRY(read_panel(&p));
   else
     RTM_TRY(p.rank >= 3 ? read_slice(&p) : read_gather(&p));
+  RTM_TRY(check_finite(&p, figure));
   if (p.rank == 2) apply_gain(&p);
   if (figure) {
     RTM_TRY(write_figure(&p));

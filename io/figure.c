@@ -224,6 +224,12 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
     rtm_log_error("%s: no panel, or an empty colour range [%g, %g]", path, style->lo, style->hi);
     return RTM_ERR_INTERNAL;
   }
+  for (int k = 0; k < count; ++k)
+    if (panels[k].columns < 1 || panels[k].rows < 1) { /* an empty figure would look drawn */
+      rtm_log_error("%s: panel %d has %d x %d samples: nothing to draw", path, k + 1,
+                    panels[k].columns, panels[k].rows);
+      return RTM_ERR_INPUT;
+    }
   const int status = open_page(path, style->width, style->height);
   if (status != RTM_OK) return status;
   set_colours(style->diverging);

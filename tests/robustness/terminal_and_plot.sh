@@ -1,10 +1,17 @@
 # tests/robustness/terminal_and_plot.sh - issue 32: the JSON report stays JSON whatever
-# output.name holds.
+# output.name holds, and plot refuses what would draw as a blank figure with exit 0.
 #  - output.name = $'\xff\xfe' and a deck path with \x01 and U+009B: a report python's JSON
 #    reader accepts, with neither raw
+#  - plot of datasets of no samples (gathers [0][nt] and [nrec][0], a volume, a series),
+#    exit 2 "holds no samples"; of all-NaN snapshots and an all-NaN/Inf gather, exit 2 "holds
+#    no finite value" (figure and --raw); of a model with 1 NaN in the slice, a warning that
+#    counts it, exit 0. No figure is left by a refusal.
+# The HDF5 files come from hostile_h5 (this folder's CMakeLists.txt), found in the working
+# folder ctest runs the script in, or at $HOSTILE_H5.
 source "$(dirname "$0")/lib.sh" "$@"
 
 command -v python3 >/dev/null || rob_skip "python3 checks the bytes and the JSON"
+hostile_h5="${HOSTILE_H5:-$PWD/hostile_h5}"
 
 # terminal_safe WHAT: $rob_output is well-formed UTF-8 with no control character but newline
 # and tab, and no C1 control (U+0080-U+009F): nothing a terminal would act on.
@@ -37,6 +44,19 @@ contains() {
   fi
 }
 
+# no_file PATH: a refusal left no figure.
+no_file() {
+  if [ -e "$1" ]; then rob_fail "a refused plot left $1"; else rob_pass "no $1 left"; fi
+}
+
+empty="$work/empty.h5" nan="$work/nan.h5"
+for kind in empty nan; do
+  "$hostile_h5" "$kind" "$work/$kind.h5" || {
+    rob_fail "$hostile_h5 $kind could not write $work/$kind.h5"
+    rob_finish
+  }
+done
+
 # --- the JSON report of a name that is not UTF-8 ---
 deck="$work/"$'deck\x01\xc2\x9b.ini'
 tiny_deck "$deck"
@@ -52,6 +72,29 @@ else
   terminal_safe "the report"
   contains "the report" '"output_path": "'"$work/out/"'\ufffd\ufffd.h5"'
   contains "the report" 'deck\u0001\u009b.ini'
+fi
+
+# --- plots of nothing ---
+for dataset in /traces/p /traces/q /vp /snapshots/p; do
+  expect 2 "plot: $dataset in $empty holds no samples" \
+    "$rtm3d" plot "$empty" "$dataset" -o "$work/empty.png"
+  no_file "$work/empty.png"
+done
+for raw in "" --raw; do
+  for dataset in /snapshots/p /traces/p; do
+    expect 2 "plot: $dataset.* in $nan holds no finite value" \
+      "$rtm3d" plot "$nan" "$dataset" $raw -o "$work/nan.png"
+    no_file "$work/nan.png"
+  done
+  expect 0 "warning: plot: 1 of 16 samples shown of /vp z=2 in $nan are NaN or Inf" \
+    "$rtm3d" plot "$nan" /vp $raw -o "$work/vp.png"
+done
+if "$rtm3d" info | grep -q 'figures on'; then
+  expect 2 "plot: /snapshots/p\[1\] \(the slices through x=2, y=2, z=2\) in $nan holds no finite" \
+    "$rtm3d" plot "$nan" /snapshots/p --panel -o "$work/nan.png"
+  no_file "$work/nan.png"
+  expect 0 "warning: plot: 3 of 48 samples shown of /vp \(the slices" \
+    "$rtm3d" plot "$nan" /vp --panel -o "$work/vp.png"
 fi
 
 rob_finish
