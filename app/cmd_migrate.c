@@ -357,7 +357,16 @@ static int open_output(migrate_run_t *run) {
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of a shot's image",
                run->local_cells);
   }
-  if (run->root) RTM_TRY(rtm_app_create_output(run->h5_path, &volume, &run->info, &run->output));
+  if (run->root) {
+    /* the outputs' size, weighed before the first shot: the image and the illumination; each
+     * shot's image (rtm.shot_images) or the resume state (two volumes, twice while a new
+     * state replaces the last); the figures, the report and the metadata (1 MB) */
+    const double volume_bytes = 4.0 * (double)run->cells;
+    const double kept = cfg->rtm.shot_images ? run->shots.count : run->shots.count > 1 ? 4.0 : 0.0;
+    RTM_TRY(rtm_app_check_disk(cfg->output.dir, (2.0 + kept) * volume_bytes + 1e6,
+                               "set output.dir on a larger disk, or migrate a smaller grid"));
+    RTM_TRY(rtm_app_create_output(run->h5_path, &volume, &run->info, &run->output));
+  }
 fail:
   return status;
 }

@@ -247,12 +247,16 @@ static int open_output(model_run_t *run) {
   if (!run->field)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", run->local_cells);
   if (!run->root) return RTM_OK; /* rank 0 writes */
-  /* the file's size, weighed against the disk before the first step: snapshots of each
-   * field, and every shot's gathers */
+  /* the outputs' size, weighed against the disk before the first step: snapshots of each
+   * field, every shot's gathers and receiver positions, the SEG-Y copy of the gathers (its
+   * 240-byte trace headers), and 1 MB for the metadata, the sidecar and the report */
+  const double traces = (double)run->shots.count * prop->receivers.count;
+  const double gather_bytes =
+      4.0 * traces * rtm_field_count(prop->trace_fields) * run->trace_samples;
   const double file_bytes =
-      4.0 * ((double)run->snapshot_count * rtm_field_count(run->snapshot_fields) * run->cells +
-             (double)run->shots.count * prop->receivers.count *
-                 rtm_field_count(prop->trace_fields) * run->trace_samples);
+      4.0 * (double)run->snapshot_count * rtm_field_count(run->snapshot_fields) * run->cells +
+      gather_bytes + 24.0 * traces +
+      (run->segy_path[0] ? 4.0 * traces * run->trace_samples + 240.0 * traces + 3600.0 : 0.0) + 1e6;
   RTM_TRY(rtm_app_check_disk(cfg->output.dir, file_bytes,
                              "raise snapshots.every, snapshot fewer snapshots.fields, record "
                              "fewer receivers, or set output.dir on a larger disk"));

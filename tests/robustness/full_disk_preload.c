@@ -1,7 +1,8 @@
 /* full_disk_preload.c - an LD_PRELOAD library for the robustness suite: files whose path
  * holds one of the strings in RTM3D_TEST_FULL_DISK (comma-separated, e.g. ".json.partial")
- * opened for writing with fopen are opened on /dev/full instead, so that writing them fails with
- * ENOSPC as on a disk that fills at that moment; every other file is opened as asked. */
+ * opened for writing with fopen (any mode but "r") are opened on /dev/full instead, so that writing
+ * them fails with ENOSPC as on a disk that fills at that moment; every other file is opened as
+ * asked. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ static int on_full_disk(const char *path) {
 
 static FILE *open_as_asked(const char *name, const char *path, const char *mode) {
   fopen_t real = (fopen_t)dlsym(RTLD_NEXT, name);
-  return real(on_full_disk(path) && strchr(mode, 'w') ? "/dev/full" : path, mode);
+  const int writes = strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+');
+  return real(on_full_disk(path) && writes ? "/dev/full" : path, mode);
 }
 
 FILE *fopen(const char *path, const char *mode) {

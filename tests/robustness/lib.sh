@@ -11,7 +11,26 @@ rob_name="$(basename "$0" .sh)"
 rob_passed=0
 rob_failed=0
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+rob_mounts=()
+rob_cleanup() {
+  local m
+  for m in "${rob_mounts[@]}"; do umount "$m" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap rob_cleanup EXIT
+
+# small_disk SIZE VAR: a tmpfs of SIZE (64k, 2m ...) mounted on a new folder of $work, its
+# path into the variable VAR; unmounted at exit. Fails (status 1) where mounting is not
+# allowed (not root, a container without the right): the caller skips its cases then.
+rob_disks=0
+small_disk() {
+  rob_disks=$((rob_disks + 1))
+  local dir="$work/disk$rob_disks"
+  mkdir -p "$dir"
+  mount -t tmpfs -o "size=$1" tmpfs "$dir" 2>/dev/null || return 1
+  rob_mounts+=("$dir")
+  printf -v "$2" '%s' "$dir"
+}
 
 rob_fail() {
   echo "FAIL: $*"

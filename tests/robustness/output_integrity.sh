@@ -100,4 +100,40 @@ expect 0 "" "$rtm3d" "${migrate[@]}"
   rob_pass "the resumed migration completed and dropped its state" ||
   rob_fail "after the resumed migration: $(ls "$out" | tr '\n' ' ')"
 
+# ---- a disk that fills in the middle of a run (a tmpfs, filled while the run is held): the
+# first snapshot that cannot be written stops it, nothing is left; migrate weighs its
+# outputs (image, illumination, resume state) against the disk before the first shot
+if small_disk 8m disk; then
+  held=(--set grid.nx=48 --set grid.ny=48 --set grid.nz=48 --set time.steps=1000
+    --set snapshots.every=100 --set receivers.layout=none --set source.x=240 --set source.y=240
+    --set source.z=240 --set output.dir="$disk")
+  "$rtm3d" model "$work/tiny.ini" "${held[@]}" >"$work/full.log" 2>&1 &
+  run=$!
+  if wait_for "$disk/tiny.h5.partial" 60; then
+    kill -STOP "$run"
+    dd if=/dev/zero of="$disk/filler" bs=64k 2>/dev/null
+    kill -CONT "$run"
+  fi
+  wait "$run"
+  status=$?
+  if [ "$status" -eq 1 ] && grep -q "writing /snapshots/p\[[0-8]\]: .*the disk is full" "$work/full.log" &&
+    ! grep -q "step 1000/1000" "$work/full.log"; then
+    rob_pass "a disk filled mid-run stopped the run at the next snapshot"
+  else
+    rob_fail "a disk filled mid-run: exit $status, log:"
+    sed 's/^/    /' "$work/full.log" | cut -c1-200
+  fi
+  expect_no_output "$disk" tiny
+  rm -f "$disk/filler"
+  expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet "${shots[@]}" --set output.dir="$disk" \
+    --set output.name=observed --set grid.nx=72 --set grid.ny=72 --set grid.nz=72
+  # 72^3: 6 volumes of 1.49 MB and 1 MB, against 8 MB less the gathers
+  expect 1 "the outputs need about 0\.00996 GB in .*, where 0\.00[0-9]+ GB are free" \
+    "$rtm3d" migrate "$work/tiny.ini" --quiet "${shots[@]}" --set rtm.observed="$disk/observed.h5" \
+    --set output.dir="$disk" --set grid.nx=72 --set grid.ny=72 --set grid.nz=72
+  expect_no_output "$disk" tiny
+else
+  echo "(no tmpfs can be mounted here: the mid-run disk cases skipped)"
+fi
+
 rob_finish
