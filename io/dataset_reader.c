@@ -1,4 +1,5 @@
-/* Whole or partial numeric datasets read as float32, for `plot` and `validate`. */
+/* Whole or partial numeric datasets read as float32, for `plot` and `validate`; and the check
+ * of values read, for the readers that refuse what is not finite or beyond a bound. */
 #include "rtm_io.h"
 
 #include <math.h>
@@ -162,6 +163,41 @@ void rtm_dataset_release(rtm_dataset_t *dataset) {
   if (!dataset) return;
   free(dataset->data);
   memset(dataset, 0, sizeof *dataset);
+}
+
+/* ---- values a reader refuses ---- */
+
+size_t rtm_io_find_bad_values(const float *values, size_t count, double limit, size_t *first) {
+  size_t bad = 0;
+  *first = count;
+  for (size_t i = 0; i < count; ++i) {
+    if (isfinite(values[i]) && (limit <= 0.0 || fabs(values[i]) <= limit)) continue;
+    if (bad++ == 0) *first = i;
+  }
+  return bad;
+}
+
+int rtm_io_check_finite(const char *path, const char *name, const rtm_dataset_t *dataset,
+                        size_t first_row) {
+  size_t count = 1, first, index[DATASET_MAX_RANK] = {0};
+  const int rank = dataset->rank >= 1 && dataset->rank <= DATASET_MAX_RANK ? dataset->rank : 1;
+  for (int i = 0; i < DATASET_MAX_RANK; ++i) /* those past the rank are 1 */
+    count *= dataset->dims[i];
+  const size_t bad = rtm_io_find_bad_values(dataset->data, count, 0.0, &first);
+  if (bad == 0) return RTM_OK;
+  size_t rest = first;
+  for (int i = rank - 1; i >= 0; --i) {
+    index[i] = rest % dataset->dims[i];
+    rest /= dataset->dims[i];
+  }
+  index[0] += first_row;
+  char where[DATASET_MAX_RANK * 24 + 1] = "";
+  for (int i = 0, used = 0; i < rank; ++i)
+    used += snprintf(where + used, sizeof where - (size_t)used, "[%zu]", index[i]);
+  rtm_log_error("%s: dataset %s holds %g at %s%s, the first of %zu non-finite value(s): the "
+                "file is damaged",
+                path, name, dataset->data[first], where, rank == 3 ? " (z, y, x)" : "", bad);
+  return RTM_ERR_INPUT;
 }
 
 /* ---- listing ---- */

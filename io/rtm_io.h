@@ -330,6 +330,15 @@ int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
  * a volume [nz][ny][nx] (a z-slab's share of a saved image). */
 int rtm_io_read_dataset_rows(const char *path, const char *name, size_t first, size_t count,
                              rtm_dataset_t *dataset);
+/* Every value of `dataset` finite (the rows read from `first_row` of dataset `name` of
+ * `path`, as rtm_io_read_dataset_rows gives them), or RTM_ERR_INPUT naming the file, the
+ * dataset and the first that is not by its index ((z, y, x) of a volume), with the count: a
+ * saved sum, such as migrate's resume state, refused rather than carried into a result. */
+int rtm_io_check_finite(const char *path, const char *name, const rtm_dataset_t *dataset,
+                        size_t first_row);
+/* How many of values[count] are NaN or Inf, or when limit > 0 beyond +-limit; *first: the
+ * index of the first of them (count when none). */
+size_t rtm_io_find_bad_values(const float *values, size_t count, double limit, size_t *first);
 void rtm_dataset_release(rtm_dataset_t *dataset);
 /* What a figure needs to put units on a dataset: the file's root attributes spacing and
  * origin (metres; has_grid 0 when absent), the dataset's attribute dt (seconds, gathers) and,
@@ -366,8 +375,20 @@ typedef struct {
 int rtm_io_shot_count(const char *path, int *count);
 /* Shot `shot`'s gather of `field` ("p"): /shots/<shot>/..., or /traces/... for shot 0 of a
  * single-shot file. A missing shot or field, or shapes that disagree, are input errors
- * naming the file and the dataset. A SEG-Y file holds one field, whatever `field` says. */
+ * naming the file and the dataset. A SEG-Y file holds one field, whatever `field` says. A
+ * sample that is NaN, Inf or beyond RTM_IO_SAMPLE_LIMIT is an input error naming the file,
+ * the shot, the receiver and the sample. */
 int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather);
+/* No recording holds a sample this large (rtm3d model's pressures, field data whose integer
+ * formats end at 2^31, lie many orders of magnitude below), and migrate would make a
+ * non-finite image of one. On its way there a sample is multiplied by -d/dt's 1 / (2 dt),
+ * the injection weight and the stencil: in run/examples/migrate_small.ini (dt 1.4 ms) one
+ * sample of 2e34 gives an image of 1.5e36, one of 5e34 an all-NaN image (measured: -d/dt
+ * makes it 1.8e37, the back-propagation takes it past float32's 3.4e38). Of those gains
+ * 1 / dt is the one a deck can raise without bound: 1e20 leaves the example's others room
+ * down to dt = 1e-17 s. No bound holds for every deck (the illumination divides the image),
+ * so migrate checks its image too. */
+#define RTM_IO_SAMPLE_LIMIT 1e20
 void rtm_io_gather_release(rtm_io_gather_t *gather);
 
 /* Once, before any other call of this module (rtm3d's main): HDF5 set up so that a file

@@ -21,6 +21,7 @@
 #include "rtm_io.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,15 +94,25 @@ static const char *segy_error(int code) {
   }
 }
 
-#define SEGY_TRY(call, ...)                                                                        \
+/* Runs a segyio call; on failure logs the context (printf-style), segyio's reason and the
+ * system's (a full disk shows as a failed seek: segyio seeks before each trace, which writes
+ * out what the stream holds), stores `code` in `status` and jumps to `fail`: RTM_ERR_IO where
+ * rtm3d writes, RTM_ERR_INPUT where it reads (a damaged file is an input error, as a damaged
+ * HDF5 file is). */
+#define SEGY_CHECK(call, code, ...)                                                                \
   do {                                                                                             \
+    errno = 0;                                                                                     \
     const int segy_err_ = (call);                                                                  \
     if (segy_err_ != SEGY_OK) {                                                                    \
-      char segy_what_[512];                                                                        \
+      const int errno_ = errno;                                                                    \
+      char segy_what_[2 * RTM_CONFIG_PATH_MAX];                                                    \
       snprintf(segy_what_, sizeof segy_what_, __VA_ARGS__);                                        \
-      RTM_FAIL(RTM_ERR_IO, "%s: %s", segy_what_, segy_error(segy_err_));                           \
+      RTM_FAIL(code, "%s: %s%s%s%s", segy_what_, segy_error(segy_err_), errno_ ? " (" : "",        \
+               errno_ ? strerror(errno_) : "", errno_ ? ")" : "");                                 \
     }                                                                                              \
   } while (0)
+#define SEGY_WRITE(call, ...) SEGY_CHECK(call, RTM_ERR_IO, __VA_ARGS__)
+#define SEGY_READ(call, ...) SEGY_CHECK(call, RTM_ERR_INPUT, __VA_ARGS__)
 
 /* A length in metres as a header integer of millimetres; refused past int32. */
 static int scaled(double metres, const char *path, const char *what, int32_t *out) {
@@ -152,8 +163,8 @@ static int set_header(char *header, const char *path, int trace, int shot, int r
       {SEGY_TR_SAMPLE_INTER, interval_us},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)
-    SEGY_TRY(segy_set_field(header, fields[i].field, fields[i].value), "%s: trace header byte %d",
-             path, fields[i].field);
+    SEGY_WRITE(segy_set_field(header, fields[i].field, fields[i].value), "%s: trace header byte %d",
+               path, fields[i].field);
 fail:
   return status;
 }
@@ -212,7 +223,7 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
       if (!fp) RTM_FAIL(RTM_ERR_IO, "%s: cannot create the SEG-Y file", path);
       opened = 1;
       text_header(text, h5_path, field, last - first, samples, interval_us);
-      SEGY_TRY(segy_write_textheader(fp, 0, text), "%s: text header", path);
+      SEGY_WRITE(segy_write_textheader(fp, 0, text), "%s: text header", path);
       memset(binary, 0, sizeof binary);
       const struct {
         int field;
@@ -226,15 +237,15 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
                     {SEGY_BIN_TRACE_FLAG, 1},
                     {SEGY_BIN_EXT_HEADERS, 0}};
       for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)
-        SEGY_TRY(segy_set_bfield(binary, fields[i].field, fields[i].value),
-                 "%s: binary header byte %d", path, fields[i].field);
+        SEGY_WRITE(segy_set_bfield(binary, fields[i].field, fields[i].value),
+                   "%s: binary header byte %d", path, fields[i].field);
       /* revision 1: 0x0100 in the two bytes of segyio 1.8; a segyio that types 3501 as one
        * byte (the major revision) takes 1 */
       if (segy_set_bfield(binary, SEGY_BIN_SEGY_REVISION, 0x0100) != SEGY_OK)
-        SEGY_TRY(segy_set_bfield(binary, SEGY_BIN_SEGY_REVISION, 1), "%s: binary header byte %d",
-                 path, SEGY_BIN_SEGY_REVISION);
-      SEGY_TRY(segy_write_binheader(fp, binary), "%s: binary header", path);
-      SEGY_TRY(segy_set_format(fp, SEGY_IEEE_FLOAT_4_BYTE), "%s: format", path);
+        SEGY_WRITE(segy_set_bfield(binary, SEGY_BIN_SEGY_REVISION, 1), "%s: binary header byte %d",
+                   path, SEGY_BIN_SEGY_REVISION);
+      SEGY_WRITE(segy_write_binheader(fp, binary), "%s: binary header", path);
+      SEGY_WRITE(segy_set_format(fp, SEGY_IEEE_FLOAT_4_BYTE), "%s: format", path);
       buffer = malloc((size_t)samples * sizeof *buffer);
       if (!buffer) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a trace of %d samples", samples);
     } else if (gather.samples != samples ||
@@ -249,12 +260,12 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
     for (int r = 0; r < gather.count; ++r, ++trace) {
       RTM_TRY(set_header(header, path, trace, shot, r, gather.source_m,
                          gather.receivers_m + 3 * (size_t)r, samples, interval_us));
-      SEGY_TRY(segy_write_traceheader(fp, trace, header, trace0, bytes), "%s: trace %d header",
-               path, trace);
+      SEGY_WRITE(segy_write_traceheader(fp, trace, header, trace0, bytes), "%s: trace %d header",
+                 path, trace);
       memcpy(buffer, gather.traces + (size_t)r * samples, (size_t)samples * sizeof *buffer);
-      SEGY_TRY(segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, samples, buffer), "%s: trace %d", path,
-               trace);
-      SEGY_TRY(segy_writetrace(fp, trace, buffer, trace0, bytes), "%s: trace %d", path, trace);
+      SEGY_WRITE(segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, samples, buffer), "%s: trace %d", path,
+                 trace);
+      SEGY_WRITE(segy_writetrace(fp, trace, buffer, trace0, bytes), "%s: trace %d", path, trace);
     }
     rtm_io_gather_release(&gather);
   }
@@ -333,7 +344,7 @@ static int reader_open(const char *path, reader_t *r) {
   memset(r, 0, sizeof *r);
   r->fp = segy_open(path, "rb");
   if (!r->fp) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open the SEG-Y file", path);
-  SEGY_TRY(segy_binheader(r->fp, binary), "%s: binary header", path);
+  SEGY_READ(segy_binheader(r->fp, binary), "%s: binary header", path);
   r->format = segy_format(binary);
   r->samples = segy_samples(binary);
   if (r->samples < 0) r->samples += 65536; /* segyio reads the 16-bit count as signed */
@@ -346,11 +357,11 @@ static int reader_open(const char *path, reader_t *r) {
   if (r->samples <= 0 || r->trace0 < TEXT_BYTES + BIN_BYTES)
     RTM_FAIL(RTM_ERR_INPUT, "%s: %d samples a trace, traces from byte %ld: not a SEG-Y file?", path,
              r->samples, r->trace0);
-  SEGY_TRY(segy_set_format(r->fp, r->format), "%s: format", path);
+  SEGY_READ(segy_set_format(r->fp, r->format), "%s: format", path);
   r->bytes = segy_trsize(r->format, r->samples);
-  SEGY_TRY(segy_traces(r->fp, &r->traces, r->trace0, r->bytes), "%s: counting traces", path);
+  SEGY_READ(segy_traces(r->fp, &r->traces, r->trace0, r->bytes), "%s: counting traces", path);
   float dt_us = 0.0f;
-  SEGY_TRY(segy_sample_interval(r->fp, 0.0f, &dt_us), "%s: sample interval", path);
+  SEGY_READ(segy_sample_interval(r->fp, 0.0f, &dt_us), "%s: sample interval", path);
   if (dt_us < 0.0f) dt_us += 65536.0f; /* the same for the interval, before it is checked */
   if (!(dt_us > 0.0f))
     RTM_FAIL(RTM_ERR_INPUT, "%s: no sample interval (binary header byte 3217, trace byte 117)",
@@ -359,9 +370,9 @@ static int reader_open(const char *path, reader_t *r) {
   r->records = malloc(((size_t)r->traces + 1) * sizeof *r->records);
   if (!r->records) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d trace headers", r->traces);
   if (r->traces > 0)
-    SEGY_TRY(segy_field_forall(r->fp, SEGY_TR_FIELD_RECORD, 0, r->traces, 1, r->records, r->trace0,
-                               r->bytes),
-             "%s: field records (trace byte 9)", path);
+    SEGY_READ(segy_field_forall(r->fp, SEGY_TR_FIELD_RECORD, 0, r->traces, 1, r->records, r->trace0,
+                                r->bytes),
+              "%s: field records (trace byte 9)", path);
   return RTM_OK;
 fail:
   reader_close(r);
@@ -437,10 +448,10 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
                                   SEGY_TR_SOURCE_GROUP_SCALAR,
                                   SEGY_TR_ELEV_SCALAR,
                                   SEGY_TR_COORD_UNITS};
-    SEGY_TRY(segy_traceheader(r.fp, t, header, r.trace0, r.bytes), "%s: trace %d header", path, t);
+    SEGY_READ(segy_traceheader(r.fp, t, header, r.trace0, r.bytes), "%s: trace %d header", path, t);
     for (int i = 0; i < 9; ++i)
-      SEGY_TRY(segy_get_field(header, fields[i], &v[i]), "%s: trace %d byte %d", path, t,
-               fields[i]);
+      SEGY_READ(segy_get_field(header, fields[i], &v[i]), "%s: trace %d byte %d", path, t,
+                fields[i]);
     if (v[8] != 0 && v[8] != 1)
       RTM_FAIL(RTM_ERR_INPUT,
                "%s: trace %d: coordinate units %d (byte 89); rtm3d reads lengths (1) only", path, t,
@@ -459,8 +470,17 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     receiver[1] = unscale(v[4], v[6]);
     receiver[2] = -unscale(v[5], v[7]);
     float *samples = gather->traces + (size_t)k * r.samples;
-    SEGY_TRY(segy_readtrace(r.fp, t, samples, r.trace0, r.bytes), "%s: trace %d", path, t);
-    SEGY_TRY(segy_to_native(r.format, r.samples, samples), "%s: trace %d", path, t);
+    SEGY_READ(segy_readtrace(r.fp, t, samples, r.trace0, r.bytes), "%s: trace %d", path, t);
+    SEGY_READ(segy_to_native(r.format, r.samples, samples), "%s: trace %d", path, t);
+    size_t first;
+    const size_t bad =
+        rtm_io_find_bad_values(samples, (size_t)r.samples, RTM_IO_SAMPLE_LIMIT, &first);
+    if (bad > 0)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: shot %d (field record %d), receiver %d, sample %zu (from 0; trace %d of the "
+               "file) is %g, the first of %zu such sample(s) in the trace: recorded samples are "
+               "finite and below %g in magnitude (a damaged file?)",
+               path, shot, record, k, first, t, samples[first], bad, RTM_IO_SAMPLE_LIMIT);
     ++k;
   }
 fail:

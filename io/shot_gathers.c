@@ -167,9 +167,25 @@ fail:
   return status;
 }
 
+/* Every sample of the gather finite and within RTM_IO_SAMPLE_LIMIT, or an input error
+ * naming the first that is not by receiver and sample. */
+static int check_samples(const char *context, int shot, const char *traces_name,
+                         const rtm_io_gather_t *gather) {
+  size_t first;
+  const size_t total = (size_t)gather->count * (size_t)gather->samples;
+  const size_t bad = rtm_io_find_bad_values(gather->traces, total, RTM_IO_SAMPLE_LIMIT, &first);
+  if (bad == 0) return RTM_OK;
+  rtm_log_error("%s: shot %d (%s), receiver %zu, sample %zu (from 0) is %g, the first of %zu "
+                "such sample(s): recorded samples are finite and below %g in magnitude (a "
+                "damaged file?)",
+                context, shot, traces_name, first / (size_t)gather->samples,
+                first % (size_t)gather->samples, gather->traces[first], bad, RTM_IO_SAMPLE_LIMIT);
+  return RTM_ERR_INPUT;
+}
+
 /* <traces_name> [count][samples] with its dt, and <base>/receivers [count][3]. */
-static int read_traces(hid_t file, const char *context, const char *base, const char *traces_name,
-                       rtm_io_gather_t *gather) {
+static int read_traces(hid_t file, const char *context, int shot, const char *base,
+                       const char *traces_name, rtm_io_gather_t *gather) {
   int status = RTM_OK, present = 0;
   hid_t dataset = H5I_INVALID_HID;
   hsize_t trace_dims[2], receiver_dims[2];
@@ -196,6 +212,7 @@ static int read_traces(hid_t file, const char *context, const char *base, const 
     RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s is too large", context, traces_name);
   gather->count = (int)trace_dims[0];
   gather->samples = (int)trace_dims[1];
+  RTM_TRY(check_samples(context, shot, traces_name, gather));
 fail:
   rtm_h5_close(&dataset);
   return status;
@@ -225,7 +242,7 @@ int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gathe
   else
     snprintf(traces_name, sizeof traces_name, "/traces/%s", field);
   RTM_TRY(read_source(file, context, base, many, gather->source_m));
-  RTM_TRY(read_traces(file, context, base, traces_name, gather));
+  RTM_TRY(read_traces(file, context, shot, base, traces_name, gather));
 fail:
   rtm_h5_close(&file);
   if (status != RTM_OK) rtm_io_gather_release(gather);
