@@ -21,11 +21,17 @@ static void usage(FILE *out) {
       "  --segy OUT.sgy  the SEG-Y file (all shots, numbered from 1 in bytes 9 and 17)\n"
       "  --per-shot      one file a shot instead: OUT_shot0.sgy, OUT_shot1.sgy, ...\n"
       "  --field NAME    the recorded field (default p; q for vti/tti runs that kept it)\n"
-      "  --force         replace an existing OUT\n"
+      "  --force         replace an existing OUT; with --per-shot the whole set: files of an\n"
+      "                  earlier, larger set (OUT_shot<k>.sgy with k past this run's shots,\n"
+      "                  regular files of exactly that name and no other) are removed\n"
       "  --quiet         print only errors\n\n"
+      "Each file is written aside as OUT.partial, made by this run, and renamed over OUT\n"
+      "once all are complete: a failure leaves an earlier OUT as it was and no partial\n"
+      "file. A target that is not a regular file (a device, a folder) is refused.\n"
       "SEG-Y stores the interval in whole microseconds: gathers at another interval are\n"
       "refused (model with output.trace_dt = 0.002, say). Exit 0 on success, 1 on a\n"
-      "failure (no partial file is left), 2 for usage errors and unreadable input.\n");
+      "failure, 2 for usage errors, refused targets and unreadable or damaged input (a\n"
+      "NaN sample, say).\n");
 }
 
 int rtm_cmd_export(int argc, char **argv) {

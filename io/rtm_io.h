@@ -405,8 +405,12 @@ int rtm_segy_path(const char *path);
  * positions in the standard trace-header fields with scalars, shot and receiver numbers;
  * segy.c lists the bytes): one file at `segy_path`, or with per_shot one a shot, named
  * STEM_shot<k>.EXT. A sample interval that is not whole microseconds is an input error
- * naming output.trace_dt; a failure leaves no file; an existing file is refused before any is
- * written unless `overwrite`. */
+ * naming output.trace_dt. Each file is written as PATH.partial (created by this call, never
+ * one that exists) and renamed over PATH once all are written: a failure removes this call's
+ * files alone and leaves the earlier ones as they were. A target that is not a regular file
+ * is refused (RTM_ERR_USAGE), and so is an existing one, before any is written, unless
+ * `overwrite`; with per_shot and overwrite the files of an earlier, larger set
+ * (STEM_shot<k>.EXT, k >= the shots written) are removed. */
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite);
 /* Shots of a SEG-Y file (distinct field records, trace byte 9) and shot k's gather. */

@@ -18,16 +18,22 @@
  * first appear, or one shot when every trace has field record 0; positions through the
  * scalars (0 means 1, negative divides); samples in IBM or IEEE floats; the interval from the
  * binary header, else the first trace header. z of a receiver is minus its elevation. */
+#define _POSIX_C_SOURCE 200809L /* open(O_EXCL | O_CLOEXEC), fstat, lstat, opendir */
 #include "rtm_io.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "rtm_io_impl.h"
 #include "rtm_status.h"
 
 int rtm_segy_path(const char *path) {
@@ -193,10 +199,11 @@ static void text_header(char *text, const char *h5_path, const char *field, int 
   }
 }
 
-/* One SEG-Y file of shots [first, last) of the run file. */
+/* Shots [first, last) of the run file into `path`, an empty file this run made (it is
+ * removed by the caller on failure). */
 static int write_file(const char *h5_path, const char *field, const char *path, int first,
                       int last) {
-  int status = RTM_OK, interval_us = 0, samples = 0, trace = 0, opened = 0;
+  int status = RTM_OK, interval_us = 0, samples = 0, trace = 0;
   segy_file *fp = NULL;
   rtm_io_gather_t gather;
   char text[TEXT_BYTES], binary[BIN_BYTES], header[HEADER_BYTES];
@@ -219,9 +226,8 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
                  h5_path, gather.samples);
       interval_us = (int)round(us);
       samples = gather.samples;
-      fp = segy_open(path, "w+b");
-      if (!fp) RTM_FAIL(RTM_ERR_IO, "%s: cannot create the SEG-Y file", path);
-      opened = 1;
+      fp = segy_open(path, "r+b");
+      if (!fp) RTM_FAIL(RTM_ERR_IO, "%s: cannot open the SEG-Y file for writing", path);
       text_header(text, h5_path, field, last - first, samples, interval_us);
       SEGY_WRITE(segy_write_textheader(fp, 0, text), "%s: text header", path);
       memset(binary, 0, sizeof binary);
@@ -277,47 +283,195 @@ fail:
     rtm_log_error("%s: closing failed (disk full?)", path);
     status = RTM_ERR_IO;
   }
-  if (status != RTM_OK && opened) remove(path); /* never a file that looks complete */
   return status;
 }
 
-/* OUT.sgy -> OUT_shot<k>.sgy (the extension kept; a dot in a folder's name is no
- * extension). */
-static void shot_path(const char *path, int shot, char *out, size_t size) {
-  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-  if (dot && slash && dot < slash) dot = NULL;
-  const int stem = dot ? (int)(dot - path) : (int)strlen(path);
-  snprintf(out, size, "%.*s_shot%d%s", stem, path, shot, dot ? dot : "");
+/* ---- the files of an export ----
+ * Each is written aside as PATH.partial, a file this run creates (O_EXCL: never one another
+ * run is writing), and renamed over PATH once every file of the export is complete; a
+ * failure removes this run's files and nothing else, so an earlier PATH stays as it was. */
+
+/* The file of shot `shot` (per_shot), or the one file: OUT.sgy -> OUT_shot<k>.sgy (the
+ * extension kept; a dot in a folder's name is no extension). */
+static int target_path(const char *path, int per_shot, int shot, char *out, size_t size) {
+  int written;
+  if (per_shot) {
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    if (dot && slash && dot < slash) dot = NULL;
+    const int stem = dot ? (int)(dot - path) : (int)strlen(path);
+    written = snprintf(out, size, "%.*s_shot%d%s", stem, path, shot, dot ? dot : "");
+  } else {
+    written = snprintf(out, size, "%s", path);
+  }
+  if (written < 0 || (size_t)written >= size) {
+    rtm_log_error("export: the path %s is too long", path);
+    return RTM_ERR_USAGE;
+  }
+  return RTM_OK;
 }
 
-static int exists(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f) fclose(f);
-  return f != NULL;
+/* PATH may be written: absent, or with overwrite a regular file (or a link to one); never a
+ * device, a folder or a FIFO, which the rename would not replace but hide or break. */
+static int check_target(const char *path, int overwrite) {
+  struct stat info;
+  if (stat(path, &info) != 0) return RTM_OK; /* absent: created */
+  if (!S_ISREG(info.st_mode)) {
+    rtm_log_error("export: %s is not a regular file (export writes and replaces files only)", path);
+    return RTM_ERR_USAGE;
+  }
+  if (!overwrite) {
+    rtm_log_error("export: %s exists; --force replaces it", path);
+    return RTM_ERR_USAGE;
+  }
+  return RTM_OK;
+}
+
+/* A file this run made, known by device and inode: removed only while that name is still
+ * it. `state`: 0 none, 1 PATH.partial, 2 renamed to PATH. */
+typedef struct {
+  dev_t device;
+  ino_t inode;
+  int state;
+} made_file_t;
+
+static int create_partial(const char *partial, const char *path, made_file_t *made) {
+  struct stat info;
+  const int fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0 && errno == EEXIST) {
+    rtm_log_error("export: %s exists: another run is writing %s, or one was killed while it "
+                  "did (then remove it)",
+                  partial, path);
+    return RTM_ERR_USAGE;
+  }
+  if (fd < 0) {
+    rtm_log_error("export: cannot create %s: %s", partial, strerror(errno));
+    return RTM_ERR_IO;
+  }
+  const int stated = fstat(fd, &info);
+  close(fd);
+  if (stated != 0) {
+    rtm_log_error("export: %s: %s", partial, strerror(errno));
+    remove(partial); /* made a moment ago by O_EXCL: this run's */
+    return RTM_ERR_IO;
+  }
+  made->device = info.st_dev;
+  made->inode = info.st_ino;
+  made->state = 1;
+  return RTM_OK;
+}
+
+static void remove_made(const char *name, made_file_t *made) {
+  struct stat info;
+  if (made->state && lstat(name, &info) == 0 && info.st_dev == made->device &&
+      info.st_ino == made->inode)
+    remove(name);
+  made->state = 0;
+}
+
+/* The names of OUT's per-shot set, STEM_shot<k>EXT in OUT's folder: k as target_path writes
+ * it (no sign, no leading zero) and EXT the same to the byte. */
+typedef struct {
+  char folder[RTM_CONFIG_PATH_MAX + 2];
+  const char *stem, *extension;
+  size_t stem_length;
+} shot_pattern_t;
+
+static void shot_pattern(const char *path, shot_pattern_t *pattern) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  const char *dot = strrchr(base, '.');
+  if (!slash)
+    snprintf(pattern->folder, sizeof pattern->folder, ".");
+  else
+    snprintf(pattern->folder, sizeof pattern->folder, "%.*s",
+             slash == path ? 1 : (int)(slash - path), path);
+  pattern->stem = base;
+  pattern->stem_length = dot ? (size_t)(dot - base) : strlen(base);
+  pattern->extension = dot ? dot : "";
+}
+
+/* The shot number of `name` in the set, or -1 when the name is not of it. */
+static long shot_of_name(const shot_pattern_t *pattern, const char *name) {
+  if (strncmp(name, pattern->stem, pattern->stem_length) != 0) return -1;
+  name += pattern->stem_length;
+  if (strncmp(name, "_shot", 5) != 0) return -1;
+  name += 5;
+  long shot = 0;
+  int digits = 0;
+  for (; isdigit((unsigned char)*name) && digits < 10; ++name, ++digits)
+    shot = 10 * shot + (*name - '0');
+  if (digits == 0 || (digits > 1 && name[-digits] == '0')) return -1;
+  return strcmp(name, pattern->extension) == 0 ? shot : -1;
+}
+
+/* Files of an earlier, larger set beside the one of `shots` files at `path`: the regular
+ * files of the set's names with k >= shots (never another name, a link or a folder). With
+ * `remove_them` each is removed (--force replaces the set), else the first is refused. */
+static int earlier_shot_files(const char *path, int shots, int remove_them) {
+  int status = RTM_OK;
+  shot_pattern_t pattern;
+  char name[2 * RTM_CONFIG_PATH_MAX + 8];
+  struct stat info;
+  shot_pattern(path, &pattern);
+  DIR *folder = opendir(pattern.folder);
+  if (!folder) return RTM_OK; /* none: nothing of a set there */
+  for (struct dirent *entry; (entry = readdir(folder)) != NULL;) {
+    const long shot = shot_of_name(&pattern, entry->d_name);
+    if (shot < shots) continue;
+    snprintf(name, sizeof name, "%s/%s", pattern.folder, entry->d_name);
+    if (lstat(name, &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    if (!remove_them)
+      RTM_FAIL(RTM_ERR_USAGE,
+               "export: %s exists (of a set of more shots); --force replaces the set", name);
+    if (remove(name) == 0)
+      rtm_log_info("export: removed %s, shot %ld of an earlier set of more shots", name, shot);
+    else
+      rtm_log_warning("export: %s, of an earlier set of more shots, stays: %s", name,
+                      strerror(errno));
+  }
+fail:
+  closedir(folder);
+  return status;
 }
 
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite) {
-  int status = RTM_OK, shots = 0, written = 0;
-  char path[RTM_CONFIG_PATH_MAX + 32];
+  int status = RTM_OK, shots = 0, files = 0;
+  made_file_t *made = NULL;
+  char path[RTM_CONFIG_PATH_MAX + 32], partial[sizeof path + 16];
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
-  for (int shot = 0; !overwrite && shot < (per_shot ? shots : 1); ++shot) {
-    if (per_shot)
-      shot_path(segy_path, shot, path, sizeof path);
-    else
-      snprintf(path, sizeof path, "%s", segy_path);
-    if (exists(path)) RTM_FAIL(RTM_ERR_USAGE, "export: %s exists; --force replaces it", path);
+  files = per_shot ? shots : 1;
+  for (int k = 0; k < files; ++k) {
+    RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(check_target(path, overwrite));
   }
-  if (!per_shot) return write_file(h5_path, field, segy_path, 0, shots);
-  for (; written < shots; ++written) {
-    shot_path(segy_path, written, path, sizeof path);
-    RTM_TRY(write_file(h5_path, field, path, written, written + 1));
+  if (per_shot && !overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 0));
+  made = calloc((size_t)files, sizeof *made);
+  if (!made) RTM_FAIL(RTM_ERR_NOMEM, "export: out of memory for %d files", files);
+  for (int k = 0; k < files; ++k) {
+    RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
+    RTM_TRY(create_partial(partial, path, &made[k]));
+    RTM_TRY(write_file(h5_path, field, partial, per_shot ? k : 0, per_shot ? k + 1 : shots));
   }
+  for (int k = 0; k < files; ++k) {
+    RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
+    if (rename(partial, path) != 0)
+      RTM_FAIL(RTM_ERR_IO,
+               "export: cannot rename %s to %s: %s (the files of this export are removed)", partial,
+               path, strerror(errno));
+    made[k].state = 2;
+  }
+  if (per_shot && overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 1));
 fail:
-  for (int shot = 0; status != RTM_OK && shot < written; ++shot) { /* no half set of files */
-    shot_path(segy_path, shot, path, sizeof path);
-    remove(path);
+  for (int k = 0; status != RTM_OK && made && k < files; ++k) { /* this run's files alone */
+    if (!made[k].state) continue;
+    if (target_path(segy_path, per_shot, k, path, sizeof path) != RTM_OK ||
+        rtm_io_partial_path(path, partial, sizeof partial) != RTM_OK)
+      continue;
+    remove_made(made[k].state == 2 ? path : partial, &made[k]);
   }
+  free(made);
   return status;
 }
 

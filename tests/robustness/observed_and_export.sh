@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Observed gathers and SEG-Y export (issue 32: items 1 and 3, and SEG-Y's exit status).
+#   - one NaN, or a 3e38, in /shots/1/traces/p of rtm.observed (HDF5, SEG-Y, one rank or two)
+#     is refused before migrate's first step, exit 2, naming the file, shot, receiver and
+#     sample, and no image is left;
+#   - a damaged SEG-Y file (empty, cut mid-trace) exits 2 as a damaged HDF5 file does;
+#   - export --force that fails (a shot missing from the run file, a NaN in it, a full disk)
+#     leaves the earlier .sgy as it was and no partial file; a device given as the target
+#     is refused and stays; another run's OUT.partial is refused, not replaced;
+#   - export --per-shot --force removes an earlier, larger set's OUT_shot<k> files and no
+#     other name; without --force such a file is refused.
+# The HDF5 files are damaged through libhdf5 itself (python3's ctypes: nothing to install);
+# without python3 those cases are skipped, the SEG-Y ones still run.
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
+
+# The HDF5 library rtm3d runs with, for the helper.
+libhdf5="$(ldd "$rtm3d" 2>/dev/null | awk '/libhdf5/ && !/_hl|_cpp/ {print $3; exit}')"
+h5_ok=0
+if command -v python3 >/dev/null && [ -n "$libhdf5" ]; then
+  h5_ok=1
+  cat >"$work/h5edit.py" <<'PY'
+# h5edit.py LIBHDF5 FILE set DATASET ROW COLUMN VALUE | FILE unlink DATASET
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+hid = ctypes.c_int64
+for name in ("H5Fopen", "H5Dopen2", "H5Dget_space", "H5Screate_simple"):
+    getattr(lib, name).restype = hid
+lib.H5open()
+H5F_ACC_RDWR, H5P_DEFAULT, H5S_SELECT_SET = 1, hid(0), 0
+path, action, dataset = sys.argv[2].encode(), sys.argv[3], sys.argv[4].encode()
+f = lib.H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)
+assert f >= 0, "cannot open the file"
+if action == "unlink":
+    assert lib.H5Ldelete(hid(f), dataset, H5P_DEFAULT) >= 0
+else:
+    d = lib.H5Dopen2(hid(f), dataset, H5P_DEFAULT)
+    assert d >= 0, "no such dataset"
+    space = lib.H5Dget_space(hid(d))
+    start = (ctypes.c_ulonglong * 2)(int(sys.argv[5]), int(sys.argv[6]))
+    one = (ctypes.c_ulonglong * 2)(1, 1)
+    assert lib.H5Sselect_hyperslab(hid(space), H5S_SELECT_SET, start, None, one, None) >= 0
+    memory = lib.H5Screate_simple(1, one, None)
+    value = ctypes.c_float(float(sys.argv[7]))
+    native_float = hid.in_dll(lib, "H5T_NATIVE_FLOAT_g")
+    assert lib.H5Dwrite(hid(d), native_float, hid(memory), hid(space), H5P_DEFAULT,
+                        ctypes.byref(value)) >= 0
+    lib.H5Sclose(hid(memory)); lib.H5Sclose(hid(space)); lib.H5Dclose(hid(d))
+assert lib.H5Fclose(hid(f)) >= 0
+PY
+fi
+h5edit() { python3 "$work/h5edit.py" "$libhdf5" "$@"; }
+segy_ok=0
+has_feature "SEG-Y on" && segy_ok=1
+[ "$h5_ok" = 1 ] || [ "$segy_ok" = 1 ] || rob_skip "neither python3 with libhdf5 nor SEG-Y"
+[ "$h5_ok" = 1 ] || echo "skip: no python3 or libhdf5 for the HDF5 cases"
+[ "$segy_ok" = 1 ] || echo "skip: this build has no SEG-Y"
+
+small="$work/small"
+trap 'umount "$small" 2>/dev/null; rm -rf "$work"' EXIT
+
+# three shots on a line at 60 m depth, 60 steps: the gathers the cases damage
+deck="$work/deck.ini"
+tiny_deck "$deck"
+survey=(--set shots.layout=grid --set shots.x_count=3 --set shots.y_count=1 --set shots.z=60
+  --set time.steps=60 --set source.frequency=25 --quiet)
+obs="$work/obs.h5"
+"$rtm3d" model "$deck" "${survey[@]}" --set output.dir="$work" --set output.name=obs ||
+  rob_fail "the model run for the observed gathers exited $?"
+[ -s "$obs" ] || { rob_fail "no $obs"; rob_finish; }
+
+# migrate DATA NAME: rtm3d migrate of the survey from DATA into $work/out/NAME (a name a case,
+# so that no case meets another's resume state). No mute: on a record this short it zeroes
+# every sample, a 3e38 with them, where a record of real length keeps what it poisons.
+imaging=(--set rtm.mute=false)
+# shellcheck disable=SC2317 # called through expect
+migrate() {
+  "$rtm3d" migrate "$deck" "${survey[@]}" "${imaging[@]}" --set rtm.observed="$1" \
+    --set output.name="$2"
+}
+
+# no_image NAME: nothing of migrate's run NAME in $work/out, its resume state included (a run
+# refused before its first shot has none). The .lock is expect_no_output's: under mpirun a
+# refusal ends the job with MPI_Abort, and a killed run's lock stays (not held: taken over).
+no_image() {
+  local left
+  left="$(cd "$work/out" 2>/dev/null &&
+    ls -1 -- "$1.h5" "$1.xmf" "$1.json" "$1.resume.h5" "$1"_*.png *.partial 2>/dev/null)"
+  if [ -n "$left" ]; then rob_fail "$work/out holds $(tr '\n' ' ' <<<"$left")"; else rob_pass "no image of $1 left"; fi
+}
+
+# refused DATA NAME PATTERN: migrate from DATA into NAME exits 2 saying PATTERN, and leaves
+# nothing; refused_on_two_ranks: the same under mpiexec -np 2 (where the build has MPI)
+refused() {
+  expect 2 "$3" migrate "$1" "$2"
+  expect_no_output "$work/out" "$2"
+  no_image "$2"
+}
+refused_on_two_ranks() {
+  [ -n "$mpiexec" ] || return 0
+  expect 2 "$3" "$mpiexec" --oversubscribe -np 2 "$rtm3d" migrate "$deck" "${survey[@]}" \
+    "${imaging[@]}" --set rtm.observed="$1" --set output.name="$2"
+  no_image "$2"
+}
+
+# no_partial DIR: no *.partial left in DIR
+no_partial() {
+  local left
+  left="$(cd "$1" && ls -1 -- *.partial 2>/dev/null)"
+  if [ -n "$left" ]; then rob_fail "$1 holds $(tr '\n' ' ' <<<"$left")"; else rob_pass "no partial file in $1"; fi
+}
+
+# ---- item 1: observed samples that are not finite, or absurd ----
+# receiver 3, sample 45 of shot 1: a run that took either would make a non-finite image.
+# VALUE:PRINTED (as %g writes it, a regex)
+bad_values=("nan:nan" "3e38:3e\+38")
+if [ "$h5_ok" = 1 ]; then
+  for pair in "${bad_values[@]}"; do
+    value="${pair%%:*}" printed="${pair#*:}"
+    cp "$obs" "$work/obs_$value.h5"
+    h5edit "$work/obs_$value.h5" set /shots/1/traces/p 3 45 "$value"
+    refused "$work/obs_$value.h5" "h5_$value" \
+      "obs_$value\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45 \(from 0\) is $printed"
+  done
+  refused_on_two_ranks "$work/obs_nan.h5" mpi_h5 \
+    "obs_nan\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45 \(from 0\) is nan"
+fi
+
+# the same in SEG-Y (IEEE big-endian samples at byte 3600 + trace x (240 + 4 ns) + 240 + 4 s),
+# and damaged SEG-Y files: input errors, exit 2, as the same defects in HDF5
+if [ "$segy_ok" = 1 ]; then
+  "$rtm3d" export "$obs" --segy "$work/obs.sgy" --quiet || rob_fail "export of $obs exited $?"
+  # samples a trace (bytes 3221-3222) and traces a shot (3213-3214) from the binary header
+  read -r s_hi s_lo < <(od -An -tu1 -j3220 -N2 "$work/obs.sgy")
+  read -r t_hi t_lo < <(od -An -tu1 -j3212 -N2 "$work/obs.sgy")
+  samples=$((s_hi * 256 + s_lo)) per_shot=$((t_hi * 256 + t_lo))
+  trace=$((per_shot + 3)) # shot 1, receiver 3
+  offset=$((3600 + trace * (240 + 4 * samples) + 240 + 4 * 45))
+  for pair in 'nan:nan:\x7f\xc0\x00\x00' '3e38:3e\+38:\x7f\x61\xb1\xe6'; do
+    IFS=: read -r value printed bytes <<<"$pair"
+    cp "$work/obs.sgy" "$work/obs_$value.sgy"
+    printf '%b' "$bytes" | dd of="$work/obs_$value.sgy" bs=1 seek="$offset" conv=notrunc status=none
+    refused "$work/obs_$value.sgy" "sgy_$value" \
+      "obs_$value\.sgy: shot 1 \(field record 2\), receiver 3, sample 45 \(from 0; trace $trace of the file\) is $printed"
+  done
+  refused_on_two_ranks "$work/obs_nan.sgy" mpi_sgy \
+    "obs_nan\.sgy: shot 1 \(field record 2\), receiver 3, sample 45 \(from 0; trace $trace of the file\) is nan"
+  : >"$work/empty.sgy"
+  refused "$work/empty.sgy" empty "empty\.sgy: binary header: read failed"
+  head -c $(($(stat -c %s "$work/obs.sgy") - 100)) "$work/obs.sgy" >"$work/cut.sgy"
+  refused "$work/cut.sgy" cut "cut\.sgy: counting traces: the file's size is not a whole number of traces"
+fi
+
+# ---- item 3: export --force writes aside and renames ----
+if [ "$segy_ok" = 1 ]; then
+  good="$work/good.sgy"
+  cp "$work/obs.sgy" "$good"
+  sum="$(cksum <"$good")"
+  if [ "$h5_ok" = 1 ]; then
+    # a failure after the first shot is written: shot 1's gather is missing
+    cp "$obs" "$work/no_shot1.h5"
+    h5edit "$work/no_shot1.h5" unlink /shots/1/traces/p
+    expect 2 "no_shot1\.h5 has no dataset /shots/1/traces/p" \
+      "$rtm3d" export "$work/no_shot1.h5" --segy "$good" --force
+    expect_file_unchanged "$good" "$sum"
+    no_partial "$work"
+    # a NaN in the run file is refused, as migrate refuses it
+    expect 2 "obs_nan\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45" \
+      "$rtm3d" export "$work/obs_nan.h5" --segy "$good" --force
+    expect_file_unchanged "$good" "$sum"
+    no_partial "$work"
+    # ... and a large sample within the bound is data: --force replaces the file with it,
+    # the same bytes an export to a new name writes
+    cp "$obs" "$work/loud.h5"
+    h5edit "$work/loud.h5" set /shots/1/traces/p 3 45 -1e19
+    "$rtm3d" export "$work/loud.h5" --segy "$work/loud.sgy" --quiet || rob_fail "export of loud.h5 exited $?"
+    cp "$good" "$work/replaced.sgy"
+    expect 0 "" "$rtm3d" export "$work/loud.h5" --segy "$work/replaced.sgy" --force --quiet
+    if cmp -s "$work/replaced.sgy" "$work/loud.sgy"; then
+      rob_pass "export --force replaced the file with the new export"
+    else
+      rob_fail "export --force left $work/replaced.sgy unlike a fresh export"
+    fi
+    # a full disk (a 24 KiB tmpfs: the earlier file and its replacement do not fit together)
+    mkdir -p "$small"
+    if mount -t tmpfs -o size=24k tmpfs "$small" 2>/dev/null; then
+      cp "$good" "$small/good.sgy"
+      expect 1 "good\.sgy\.partial: .*No space left on device" \
+        "$rtm3d" export "$work/loud.h5" --segy "$small/good.sgy" --force
+      expect_file_unchanged "$small/good.sgy" "$sum"
+      no_partial "$small"
+      umount "$small"
+    else
+      echo "skip: no tmpfs mount here (not root?): the full-disk case"
+    fi
+  fi
+  # a device as the target is refused, and stays (as root the old export unlinked it)
+  if mknod "$work/full_device" c 1 7 2>/dev/null; then
+    expect 2 "full_device is not a regular file" \
+      "$rtm3d" export "$obs" --segy "$work/full_device" --force
+    if [ -c "$work/full_device" ]; then rob_pass "the device is still there"; else rob_fail "the device was removed"; fi
+  else
+    echo "skip: mknod not permitted: the device case"
+  fi
+  mkdir -p "$work/folder.sgy"
+  expect 2 "folder\.sgy is not a regular file" "$rtm3d" export "$obs" --segy "$work/folder.sgy" --force
+  # another run's partial file is neither written nor removed
+  echo "another run's" >"$good.partial"
+  partial_sum="$(cksum <"$good.partial")"
+  expect 2 "good\.sgy\.partial exists: another run is writing" \
+    "$rtm3d" export "$obs" --segy "$good" --force
+  expect_file_unchanged "$good.partial" "$partial_sum"
+  expect_file_unchanged "$good" "$sum"
+  rm -f "$good.partial"
+
+  # --per-shot --force: an earlier, larger set's files go, and no other name
+  set_dir="$work/set"
+  mkdir -p "$set_dir/e_shot6.sgy"
+  echo kept >"$work/kept.txt"
+  for name in e_shot3.sgy e_shot4.sgy e_shot03.sgy e_shot3.sgy.bak e_shot3.SGY e_shot3 \
+    other_shot3.sgy e_shot3x.sgy; do
+    echo old >"$set_dir/$name"
+  done
+  ln -s "$work/kept.txt" "$set_dir/e_shot5.sgy"
+  expect 2 "e_shot[34]\.sgy exists \(of a set of more shots\); --force replaces the set" \
+    "$rtm3d" export "$obs" --segy "$set_dir/e.sgy" --per-shot
+  if [ -e "$set_dir/e_shot0.sgy" ]; then
+    rob_fail "the refused export wrote $set_dir/e_shot0.sgy"
+  else
+    rob_pass "the refused export wrote nothing"
+  fi
+  expect 0 "" "$rtm3d" export "$obs" --segy "$set_dir/e.sgy" --per-shot --force --quiet
+  for k in 0 1 2; do
+    if [ ! -f "$set_dir/e_shot$k.sgy" ] || [ ! -s "$set_dir/e_shot$k.sgy" ]; then
+      rob_fail "no $set_dir/e_shot$k.sgy after export --per-shot --force"
+    fi
+  done
+  left=""
+  for name in e_shot3.sgy e_shot4.sgy; do [ -e "$set_dir/$name" ] && left="$left $name"; done
+  if [ -z "$left" ]; then
+    rob_pass "the earlier set's e_shot3.sgy, e_shot4.sgy are gone"
+  else
+    rob_fail "export --per-shot --force left the earlier set's$left"
+  fi
+  gone=""
+  for name in e_shot03.sgy e_shot3.sgy.bak e_shot3.SGY e_shot3 other_shot3.sgy e_shot3x.sgy \
+    e_shot5.sgy e_shot6.sgy; do
+    [ -e "$set_dir/$name" ] || gone="$gone $name"
+  done
+  if [ -z "$gone" ] && [ "$(cat "$work/kept.txt")" = kept ]; then
+    rob_pass "names outside the set, the link and the folder are kept"
+  else
+    rob_fail "export --per-shot --force removed$gone (or the link's file)"
+  fi
+  no_partial "$set_dir"
+fi
+
+rob_finish
