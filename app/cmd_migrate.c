@@ -283,6 +283,11 @@ static int resume_if_interrupted(migrate_run_t *run) {
     RTM_TRY(rtm_io_read_dataset_rows(run->resume_path, "/image", first, planes, &image));
     RTM_TRY(
         rtm_io_read_dataset_rows(run->resume_path, "/illumination", first, planes, &illumination));
+    /* sums that are not finite would give an image of NaN after hours of shots */
+    if (rtm_io_check_finite(run->resume_path, "/image", &image, first) != RTM_OK ||
+        rtm_io_check_finite(run->resume_path, "/illumination", &illumination, first) != RTM_OK)
+      RTM_FAIL(RTM_ERR_INPUT, "%s cannot be resumed: remove it to start the migration over",
+               run->resume_path);
     RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
   }
   run->first_shot = done;
@@ -600,11 +605,9 @@ fail:
  * before anything is written (an image of NaN is no result): its cell named. */
 static int check_finite(const migrate_run_t *run, const char *name, const float *slab) {
   const size_t nx = (size_t)run->grid.n[0], ny = (size_t)run->grid.n[1];
-  for (size_t i = 0; i < run->local_cells; ++i) {
-    if (isfinite(slab[i])) continue;
-    size_t count = 0;
-    for (size_t k = i; k < run->local_cells; ++k)
-      count += !isfinite(slab[k]);
+  size_t i = 0;
+  const size_t count = rtm_io_find_bad_values(slab, run->local_cells, 0.0, &i);
+  if (count > 0) {
     rtm_log_error("%s is not finite (%g) at cell x %zu, y %zu, z %zu, and at %zu cells in all: "
                   "nothing written (the observed gathers and the velocity model are the usual "
                   "causes)",

@@ -119,6 +119,16 @@ name = tiny
 DECK
 }
 
+# h5edit FILE set DATASET VALUE INDEX... | FILE unlink DATASET: damages an HDF5 file through
+# the libhdf5 rtm3d runs with (h5edit.py); have_h5edit says whether it can (python3, libhdf5).
+rob_libhdf5="$(ldd "$rtm3d" 2>/dev/null | awk '/libhdf5/ && !/_hl|_cpp/ {print $3; exit}')"
+have_h5edit() {
+  command -v python3 >/dev/null && [ -n "$rob_libhdf5" ]
+}
+h5edit() {
+  python3 "$src/tests/robustness/h5edit.py" "$rob_libhdf5" "$@"
+}
+
 # has_feature WORD: rtm3d info's build line mentions WORD (MPI, SEG-Y ...).
 has_feature() {
   "$rtm3d" info 2>/dev/null | grep -qi -- "$1"

@@ -9,47 +9,13 @@
 #     is refused and stays; another run's OUT.partial is refused, not replaced;
 #   - export --per-shot --force removes an earlier, larger set's OUT_shot<k> files and no
 #     other name; without --force such a file is refused.
-# The HDF5 files are damaged through libhdf5 itself (python3's ctypes: nothing to install);
-# without python3 those cases are skipped, the SEG-Y ones still run.
+# The HDF5 files are damaged with h5edit (lib.sh); without python3 those cases are skipped,
+# the SEG-Y ones still run.
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh" "$@"
 
-# The HDF5 library rtm3d runs with, for the helper.
-libhdf5="$(ldd "$rtm3d" 2>/dev/null | awk '/libhdf5/ && !/_hl|_cpp/ {print $3; exit}')"
 h5_ok=0
-if command -v python3 >/dev/null && [ -n "$libhdf5" ]; then
-  h5_ok=1
-  cat >"$work/h5edit.py" <<'PY'
-# h5edit.py LIBHDF5 FILE set DATASET ROW COLUMN VALUE | FILE unlink DATASET
-import ctypes, sys
-lib = ctypes.CDLL(sys.argv[1])
-hid = ctypes.c_int64
-for name in ("H5Fopen", "H5Dopen2", "H5Dget_space", "H5Screate_simple"):
-    getattr(lib, name).restype = hid
-lib.H5open()
-H5F_ACC_RDWR, H5P_DEFAULT, H5S_SELECT_SET = 1, hid(0), 0
-path, action, dataset = sys.argv[2].encode(), sys.argv[3], sys.argv[4].encode()
-f = lib.H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)
-assert f >= 0, "cannot open the file"
-if action == "unlink":
-    assert lib.H5Ldelete(hid(f), dataset, H5P_DEFAULT) >= 0
-else:
-    d = lib.H5Dopen2(hid(f), dataset, H5P_DEFAULT)
-    assert d >= 0, "no such dataset"
-    space = lib.H5Dget_space(hid(d))
-    start = (ctypes.c_ulonglong * 2)(int(sys.argv[5]), int(sys.argv[6]))
-    one = (ctypes.c_ulonglong * 2)(1, 1)
-    assert lib.H5Sselect_hyperslab(hid(space), H5S_SELECT_SET, start, None, one, None) >= 0
-    memory = lib.H5Screate_simple(1, one, None)
-    value = ctypes.c_float(float(sys.argv[7]))
-    native_float = hid.in_dll(lib, "H5T_NATIVE_FLOAT_g")
-    assert lib.H5Dwrite(hid(d), native_float, hid(memory), hid(space), H5P_DEFAULT,
-                        ctypes.byref(value)) >= 0
-    lib.H5Sclose(hid(memory)); lib.H5Sclose(hid(space)); lib.H5Dclose(hid(d))
-assert lib.H5Fclose(hid(f)) >= 0
-PY
-fi
-h5edit() { python3 "$work/h5edit.py" "$libhdf5" "$@"; }
+have_h5edit && h5_ok=1
 segy_ok=0
 has_feature "SEG-Y on" && segy_ok=1
 [ "$h5_ok" = 1 ] || [ "$segy_ok" = 1 ] || rob_skip "neither python3 with libhdf5 nor SEG-Y"
@@ -118,7 +84,7 @@ if [ "$h5_ok" = 1 ]; then
   for pair in "${bad_values[@]}"; do
     value="${pair%%:*}" printed="${pair#*:}"
     cp "$obs" "$work/obs_$value.h5"
-    h5edit "$work/obs_$value.h5" set /shots/1/traces/p 3 45 "$value"
+    h5edit "$work/obs_$value.h5" set /shots/1/traces/p "$value" 3 45
     refused "$work/obs_$value.h5" "h5_$value" \
       "obs_$value\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45 \(from 0\) is $printed"
   done
@@ -172,7 +138,7 @@ if [ "$segy_ok" = 1 ]; then
     # ... and a large sample within the bound is data: --force replaces the file with it,
     # the same bytes an export to a new name writes
     cp "$obs" "$work/loud.h5"
-    h5edit "$work/loud.h5" set /shots/1/traces/p 3 45 -1e19
+    h5edit "$work/loud.h5" set /shots/1/traces/p -1e19 3 45
     "$rtm3d" export "$work/loud.h5" --segy "$work/loud.sgy" --quiet || rob_fail "export of loud.h5 exited $?"
     cp "$good" "$work/replaced.sgy"
     expect 0 "" "$rtm3d" export "$work/loud.h5" --segy "$work/replaced.sgy" --force --quiet

@@ -95,6 +95,18 @@ for suffix in .json.partial _image_y.png.partial; do
   [ -e "$out/tiny.resume.h5" ] && rob_pass "the resume state is kept when $suffix fails" ||
     rob_fail "the resume state was removed although the image was never completed ($suffix)"
 done
+# a resume state whose sums hold a NaN (a damaged file) is refused, naming it, not resumed
+# into an image of NaN
+if have_h5edit; then
+  cp "$out/tiny.resume.h5" "$work/state.h5"
+  h5edit "$out/tiny.resume.h5" set /illumination nan 5 6 7
+  expect 2 "tiny\.resume\.h5: dataset /illumination holds nan at \[5\]\[6\]\[7\]" \
+    "$rtm3d" "${migrate[@]}"
+  grep -q "tiny\.resume\.h5 cannot be resumed: remove it to start the migration over" \
+    <<<"$rob_output" && rob_pass "the refusal says what to do" || rob_fail "no advice in: $rob_output"
+  expect_no_output "$out" tiny
+  cp "$work/state.h5" "$out/tiny.resume.h5"
+fi
 expect 0 "" "$rtm3d" "${migrate[@]}"
 [ -e "$out/tiny.h5" ] && [ -e "$out/tiny.json" ] && [ ! -e "$out/tiny.resume.h5" ] &&
   rob_pass "the resumed migration completed and dropped its state" ||

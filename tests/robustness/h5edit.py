@@ -1,0 +1,37 @@
+"""h5edit.py LIBHDF5 FILE set DATASET VALUE INDEX... | FILE unlink DATASET
+
+Damages an HDF5 file for the robustness suite through libhdf5 itself (python3's ctypes:
+nothing to install): `set` writes VALUE (a float: nan, inf, 3e38 ...) at one element of
+DATASET, its INDEX one number per dimension; `unlink` removes DATASET."""
+import ctypes
+import sys
+
+lib = ctypes.CDLL(sys.argv[1])
+hid = ctypes.c_int64
+for name in ("H5Fopen", "H5Dopen2", "H5Dget_space", "H5Screate_simple"):
+    getattr(lib, name).restype = hid
+lib.H5open()
+H5F_ACC_RDWR, H5P_DEFAULT, H5S_SELECT_SET = 1, hid(0), 0
+path, action, dataset = sys.argv[2].encode(), sys.argv[3], sys.argv[4].encode()
+f = lib.H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)
+assert f >= 0, "cannot open the file"
+if action == "unlink":
+    assert lib.H5Ldelete(hid(f), dataset, H5P_DEFAULT) >= 0
+else:
+    value = ctypes.c_float(float(sys.argv[5]))
+    index = [int(i) for i in sys.argv[6:]]
+    d = lib.H5Dopen2(hid(f), dataset, H5P_DEFAULT)
+    assert d >= 0, "no such dataset"
+    space = lib.H5Dget_space(hid(d))
+    assert lib.H5Sget_simple_extent_ndims(hid(space)) == len(index), "one index a dimension"
+    start = (ctypes.c_ulonglong * len(index))(*index)
+    one = (ctypes.c_ulonglong * len(index))(*([1] * len(index)))
+    assert lib.H5Sselect_hyperslab(hid(space), H5S_SELECT_SET, start, None, one, None) >= 0
+    memory = lib.H5Screate_simple(1, one, None)
+    native_float = hid.in_dll(lib, "H5T_NATIVE_FLOAT_g")
+    assert lib.H5Dwrite(hid(d), native_float, hid(memory), hid(space), H5P_DEFAULT,
+                        ctypes.byref(value)) >= 0
+    lib.H5Sclose(hid(memory))
+    lib.H5Sclose(hid(space))
+    lib.H5Dclose(hid(d))
+assert lib.H5Fclose(hid(f)) >= 0
