@@ -413,6 +413,10 @@ int rtm_segy_path(const char *path);
  * (STEM_shot<k>.EXT, k >= the shots written) are removed. */
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite);
+/* All shots of `field` of the run file into one SEG-Y file at `path`, created or truncated:
+ * a file of the caller's (a run's NAME.sgy.partial, under its name lock), which the caller
+ * removes on failure. */
+int rtm_segy_write(const char *h5_path, const char *field, const char *path);
 /* Shots of a SEG-Y file (distinct field records, trace byte 9) and shot k's gather. */
 int rtm_segy_shot_count(const char *path, int *count);
 int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather);

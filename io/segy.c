@@ -67,6 +67,12 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   return unavailable(segy_path);
 }
 
+int rtm_segy_write(const char *h5_path, const char *field, const char *path) {
+  (void)h5_path;
+  (void)field;
+  return unavailable(path);
+}
+
 int rtm_segy_shot_count(const char *path, int *count) {
   *count = 0;
   return unavailable(path);
@@ -472,6 +478,16 @@ fail:
     remove_made(made[k].state == 2 ? path : partial, &made[k]);
   }
   free(made);
+  return status;
+}
+
+int rtm_segy_write(const char *h5_path, const char *field, const char *path) {
+  int status = RTM_OK, shots = 0;
+  RTM_TRY(rtm_io_shot_count(h5_path, &shots));
+  FILE *f = fopen(path, "wb");
+  if (!f || fclose(f) != 0) RTM_FAIL(RTM_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+  RTM_TRY(write_file(h5_path, field, path, 0, shots));
+fail:
   return status;
 }
 

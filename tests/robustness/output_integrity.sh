@@ -50,10 +50,16 @@ status=$?
   rob_fail "$out/tiny.lock left by a completed run"
 rm -rf "$out"
 
-# a lock left by a run killed with SIGKILL is not held: the next run takes it over
+# what a run killed with SIGKILL leaves (its lock, not held, and its partial files) is
+# taken over by the next run of that name
 mkdir -p "$out"
 echo "pid 1 on nowhere since then" >"$out/tiny.lock"
-expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet
+for partial in tiny.h5.partial tiny.sgy.partial tiny.json.partial; do echo junk >"$out/$partial"; done
+segy=()
+has_feature "SEG-Y on" && segy=(--set output.segy=true)
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet "${segy[@]}"
+[ -z "$(ls "$out" | grep -E 'partial|lock')" ] && rob_pass "the killed run's leftovers were taken over" ||
+  rob_fail "left in $out: $(ls "$out" | tr '\n' ' ')"
 rm -rf "$out"
 
 # ---- the disk fills as one of the outputs is written: the run fails and leaves none of them
