@@ -1,10 +1,14 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction, fdopen, O_CLOEXEC */
 #include "rtm_status.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t interrupt_signal = 0;
 
@@ -80,15 +84,47 @@ void rtm_log_set_rank(int rank, int size) {
   log_size = size > 0 ? size : 1;
 }
 
-/* Control bytes other than newline and tab (a deck of binary garbage echoed in a message)
- * as \xNN, in place into `out` of `size` bytes. */
-static void escape_controls(const char *in, char *out, size_t size) {
+size_t rtm_utf8_length(const char *text) {
+  const unsigned char *c = (const unsigned char *)text;
+#define CONTINUATION(b) ((b) >= 0x80 && (b) <= 0xbf)
+  if (c[0] < 0x80) return 1;
+  if (c[0] >= 0xc2 && c[0] <= 0xdf) return CONTINUATION(c[1]) ? 2 : 0;
+  if (c[0] >= 0xe0 && c[0] <= 0xef) {
+    unsigned char low = c[0] == 0xe0 ? 0xa0 : 0x80, high = c[0] == 0xed ? 0x9f : 0xbf;
+    return c[1] >= low && c[1] <= high && CONTINUATION(c[2]) ? 3 : 0;
+  }
+  if (c[0] >= 0xf0 && c[0] <= 0xf4) {
+    unsigned char low = c[0] == 0xf0 ? 0x90 : 0x80, high = c[0] == 0xf4 ? 0x8f : 0xbf;
+    return c[1] >= low && c[1] <= high && CONTINUATION(c[2]) && CONTINUATION(c[3]) ? 4 : 0;
+  }
+  return 0;
+#undef CONTINUATION
+}
+
+/* A byte or a character a terminal could act on: C0 controls but newline and tab, DEL,
+ * and C1 controls, which a UTF-8 terminal reads from U+0080-U+009F (c2 80 - c2 9f). */
+static int is_control(const unsigned char *c, size_t length) {
+  if (length == 1) return (c[0] < 0x20 && c[0] != '\n' && c[0] != '\t') || c[0] == 0x7f;
+  return length == 2 && c[0] == 0xc2 && c[1] <= 0x9f;
+}
+
+void rtm_escape_text(const char *in, char *out, size_t size) {
   size_t o = 0;
-  for (const unsigned char *c = (const unsigned char *)in; *c && o + 5 < size; ++c) {
-    if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
-      o += (size_t)snprintf(out + o, size - o, "\\x%02x", *c);
-    else
-      out[o++] = (char)*c;
+  if (size == 0) return;
+  for (const unsigned char *c = (const unsigned char *)in; *c;) {
+    size_t length = rtm_utf8_length((const char *)c);
+    if (length == 0 || is_control(c, length)) {
+      size_t count = length ? length : 1; /* a malformed sequence: its first byte alone */
+      if (o + 4 * count >= size) break;
+      for (size_t i = 0; i < count; ++i)
+        o += (size_t)snprintf(out + o, size - o, "\\x%02x", c[i]);
+      c += count;
+    } else {
+      if (o + length >= size) break;
+      memcpy(out + o, c, length);
+      o += length;
+      c += length;
+    }
   }
   out[o] = '\0';
 }
@@ -97,7 +133,7 @@ static void escape_controls(const char *in, char *out, size_t size) {
 static void log_line(const char *prefix, int name_rank, const char *fmt, va_list args) {
   char raw[4096], line[4096];
   vsnprintf(raw, sizeof raw, fmt, args);
-  escape_controls(raw, line, sizeof line);
+  rtm_escape_text(raw, line, sizeof line);
   if (name_rank && log_size > 1)
     fprintf(stderr, "%s[rank %d of %d] %s\n", prefix, log_rank, log_size, line);
   else
@@ -133,4 +169,74 @@ void rtm_log_info_any_rank(const char *fmt, ...) {
   va_start(args, fmt);
   log_line("rtm3d: ", 1, fmt, args);
   va_end(args);
+}
+
+/* ---- text files ---- */
+
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (a pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+int rtm_text_open(const char *path, FILE **file, long long *bytes, char *why, size_t why_size) {
+  struct stat info;
+  *file = NULL;
+  /* O_NONBLOCK: opening a FIFO no one writes to returns at once instead of waiting */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(why, why_size, "%s", strerror(errno));
+    return RTM_ERR_INPUT;
+  }
+  if (fstat(fd, &info) != 0) {
+    snprintf(why, why_size, "%s", strerror(errno));
+    close(fd);
+    return RTM_ERR_INPUT;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    snprintf(why, why_size, "%s, not a text file", file_kind(info.st_mode));
+    close(fd);
+    return RTM_ERR_INPUT;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  *file = fdopen(fd, "r");
+  if (!*file) {
+    snprintf(why, why_size, "%s", strerror(errno));
+    close(fd);
+    return RTM_ERR_INPUT;
+  }
+  if (bytes) *bytes = (long long)info.st_size;
+  return RTM_OK;
+}
+
+int rtm_text_read_line(FILE *file, char *line, size_t size, int *got, char *why, size_t why_size) {
+  size_t length = 0;
+  int c;
+  *got = 0;
+  while ((c = getc(file)) != EOF && c != '\n') {
+    if (c == '\0') {
+      snprintf(why, why_size, "a NUL byte at column %zu: binary data (or UTF-16), not text",
+               length + 1);
+      return RTM_ERR_INPUT;
+    }
+    if (length + 1 >= size) {
+      int next = c == '\r' ? getc(file) : 'x'; /* "\r\n" ending a line that just fits */
+      if (next == '\n' || next == EOF) break;
+      snprintf(why, why_size, "a line longer than %zu bytes", size - 1);
+      return RTM_ERR_INPUT;
+    }
+    line[length++] = (char)c;
+  }
+  if (ferror(file)) {
+    snprintf(why, why_size, "%s", strerror(errno ? errno : EIO));
+    return RTM_ERR_IO;
+  }
+  if (c == EOF && length == 0) return RTM_OK;
+  if (length > 0 && line[length - 1] == '\r') --length;
+  line[length] = '\0';
+  *got = 1;
+  return RTM_OK;
 }

@@ -8,6 +8,8 @@
 #define RTM_STATUS_H
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +54,32 @@ void rtm_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 void rtm_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An info line from whichever rank calls it (a shot group's own lines), its rank named. */
 void rtm_log_info_any_rank(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The length in bytes of the well-formed UTF-8 character that text starts with (RFC 3629:
+ * no overlong forms, no surrogates, nothing above U+10FFFF), 1 for ASCII, 0 when text
+ * starts none (a stray or cut byte). text ends in a NUL, which stops the test before any
+ * byte beyond it is read. */
+size_t rtm_utf8_length(const char *text);
+
+/* Text from a file or a user made safe for a terminal, into out[size] (always ended by a
+ * NUL): control bytes (C0 but newline and tab, DEL), C1 controls (0x80-0x9f, raw or as
+ * UTF-8 U+0080-U+009F) and bytes that are not part of well-formed UTF-8 are written \xNN;
+ * valid UTF-8 text passes unchanged. What does not fit is left off at a character or
+ * escape boundary. Every rtm_log_* line goes through it. */
+void rtm_escape_text(const char *in, char *out, size_t size);
+
+/* Text files a user names (a deck, a list of points), read with bounds: never a wait on a
+ * FIFO, never an endless read of a device, never a line cut in two.
+ * rtm_text_open: opens path for reading if it is a regular file and stores its size in
+ * *bytes (unless NULL), for the caller's cap; otherwise (a directory, a FIFO, /dev/zero,
+ * a missing file) returns RTM_ERR_INPUT with the reason in why ("a directory, not a text
+ * file"). */
+int rtm_text_open(const char *path, FILE **file, long long *bytes, char *why, size_t why_size);
+/* Reads the next line into line[size], without its "\n" or "\r\n"; *got = 0 at the end of
+ * the file. A line of size bytes or more or a NUL byte (binary data, UTF-16) returns
+ * RTM_ERR_INPUT, a read error RTM_ERR_IO, the reason in why (a NUL's column given); the
+ * caller names file:line and stops reading. */
+int rtm_text_read_line(FILE *file, char *line, size_t size, int *got, char *why, size_t why_size);
 
 /* Seconds on a monotonic clock, for the phases' timings. */
 double rtm_wall_seconds(void);
