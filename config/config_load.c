@@ -5,9 +5,11 @@
  * lines, tracks [section] headers, reports malformed lines and unknown sections itself and
  * passes inih only well-formed "key = value" lines. inih then splits them, strips inline
  * ';' comments and calls the handler for the line the reader just counted. Every error is
- * printed and parsing goes on, so one run shows all mistakes in a deck. */
+ * printed and parsing goes on, so one run shows all mistakes in a deck, up to a cap: a
+ * file that is no deck (binary data, a CSV) stops at RTM_CFG_ERRORS_MAX errors. What is
+ * read is bounded: a regular file only, at most RTM_CFG_DECK_MAX_BYTES, lines of less than
+ * RTM_CFG_LINE_MAX bytes, no NUL byte (each refused naming the size or file:line). */
 #include <ctype.h>
-#include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,15 +19,21 @@
 #include "config_impl.h"
 #include "rtm_status.h"
 
+/* A deck is a page or two of text: 1 MiB is far beyond any, and small enough to read at
+ * once. Lines hold at most a path (RTM_CONFIG_PATH_MAX) and a comment. */
+#define RTM_CFG_DECK_MAX_BYTES (1 << 20)
+#define RTM_CFG_LINE_MAX 4096
+#define RTM_CFG_ERRORS_MAX 20
+
 typedef struct {
   FILE *file;
   const char *path;
   rtm_config_t *cfg;
   int line_number;
-  char *line; /* the current physical line, whatever its length */
-  size_t capacity;
-  int read_errno; /* non-zero after a read error */
-  int out_of_memory;
+  char line[RTM_CFG_LINE_MAX]; /* the current physical line */
+  int read_status;             /* RTM_ERR_IO after a read error, its reason in read_why */
+  char read_why[256];
+  int stopped;       /* a line could not be read or too many errors: read no further */
   int in_section;    /* a [section] header has been seen */
   int section_known; /* ... and it names a schema section */
   char section[RTM_CONFIG_NAME_MAX];
@@ -41,36 +49,25 @@ static void loader_error(loader_t *ld, const char *fmt, ...) {
   vsnprintf(message, sizeof message, fmt, args);
   va_end(args);
   rtm_log_error("%s:%d: %s", ld->path, ld->line_number, message);
-  ++ld->errors;
+  if (++ld->errors == RTM_CFG_ERRORS_MAX) ld->stopped = 1;
 }
 
-/* Reads one line without its '\n' into ld->line. Returns 1, 0 at end of file, -1 on error. */
+/* Reads the next physical line into ld->line. Returns 1, or 0 at the end of the file and
+ * after an error that stops the reading (reported here). */
 static int read_physical_line(loader_t *ld) {
-  size_t length = 0;
-  int c;
-  while ((c = getc(ld->file)) != EOF) {
-    if (length + 1 >= ld->capacity) {
-      size_t capacity = ld->capacity ? 2 * ld->capacity : 256;
-      char *grown = realloc(ld->line, capacity);
-      if (!grown) {
-        ld->out_of_memory = 1;
-        return -1;
-      }
-      ld->line = grown;
-      ld->capacity = capacity;
-    }
-    if (c == '\n') break;
-    ld->line[length++] = (char)c;
+  char why[256];
+  int got = 0;
+  if (ld->stopped) return 0;
+  int status = rtm_text_read_line(ld->file, ld->line, sizeof ld->line, &got, why, sizeof why);
+  if (status == RTM_ERR_IO) {
+    ld->read_status = status;
+    snprintf(ld->read_why, sizeof ld->read_why, "%s", why);
+  } else if (status != RTM_OK) {
+    ++ld->line_number; /* the line that could not be read */
+    loader_error(ld, "%s", why);
   }
-  if (c == EOF) {
-    if (ferror(ld->file)) {
-      ld->read_errno = errno ? errno : EIO;
-      return -1;
-    }
-    if (length == 0) return 0;
-  }
-  ld->line[length] = '\0';
-  return 1;
+  if (status != RTM_OK) ld->stopped = 1;
+  return got;
 }
 
 static void apply_assignment(loader_t *ld, const char *name, const char *value) {
@@ -165,8 +162,6 @@ static char *next_line(char *buffer, int size, void *stream) {
   if (size < 1 || read_physical_line(ld) <= 0) return NULL;
   ++ld->line_number;
   char *text = ld->line;
-  size_t length = strlen(text);
-  if (length > 0 && text[length - 1] == '\r') text[--length] = '\0';
   if (ld->line_number == 1 && strncmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3; /* UTF-8 BOM */
   /* inih reads an indented line as the continuation of the previous value; here
    * indentation is only layout. */
@@ -183,7 +178,7 @@ static char *next_line(char *buffer, int size, void *stream) {
                  text);
     return buffer;
   }
-  length = strlen(text);
+  size_t length = strlen(text);
   if (length < (size_t)size) {
     memcpy(buffer, text, length + 1);
   } else {
@@ -196,12 +191,19 @@ int rtm_config_load(const char *path, rtm_config_t *cfg) {
   int status = RTM_OK;
   loader_t ld = {0};
   rtm_config_t *work = NULL;
+  char why[256];
+  long long bytes = 0;
   ld.path = path;
   if (strlen(path) >= sizeof cfg->path)
     RTM_FAIL(RTM_ERR_INPUT, "%.100s...: config path longer than %zu characters", path,
              sizeof cfg->path - 1);
-  ld.file = fopen(path, "r");
-  if (!ld.file) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open config file: %s", path, strerror(errno));
+  if (rtm_text_open(path, &ld.file, &bytes, why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open config file: %s", path, why);
+  if (bytes > RTM_CFG_DECK_MAX_BYTES)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: cannot read config file: %lld bytes (%.1f MiB), more than a deck may hold "
+             "(%d MiB)",
+             path, bytes, bytes / 1048576.0, RTM_CFG_DECK_MAX_BYTES >> 20);
   work = malloc(sizeof *work);
   ld.set_at_line = calloc(rtm_cfg_row_count(), sizeof *ld.set_at_line);
   if (!work || !ld.set_at_line) RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory", path);
@@ -210,24 +212,25 @@ int rtm_config_load(const char *path, rtm_config_t *cfg) {
   ld.cfg = work;
 
   int first_error_line = ini_parse_stream(next_line, &ld, on_pair, &ld);
-  if (ld.out_of_memory || first_error_line == -2)
-    RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory", path);
-  if (ld.read_errno)
-    RTM_FAIL(RTM_ERR_INPUT, "%s: cannot read config file: %s", path, strerror(ld.read_errno));
+  if (first_error_line == -2) RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory", path);
+  if (ld.read_status) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot read config file: %s", path, ld.read_why);
   if (first_error_line > 0 && ld.errors == 0) {
     /* The reader passes inih only lines it accepts, so this is inih disagreeing with it. */
     ld.line_number = first_error_line;
     loader_error(&ld, "syntax error");
   }
+  if (ld.errors >= RTM_CFG_ERRORS_MAX)
+    rtm_log_error("%s: %d errors by line %d; stopped reading there (is this a config deck?)", path,
+                  ld.errors, ld.line_number);
+  else if (ld.errors > 1)
+    rtm_log_error("%s: %d errors in the config file", path, ld.errors);
   if (ld.errors) {
-    if (ld.errors > 1) rtm_log_error("%s: %d errors in the config file", path, ld.errors);
     status = RTM_ERR_CONFIG;
     goto fail;
   }
   *cfg = *work;
 fail:
   free(ld.set_at_line);
-  free(ld.line);
   free(work);
   if (ld.file) fclose(ld.file);
   return status;

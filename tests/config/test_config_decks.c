@@ -277,7 +277,7 @@ static void test_directory_is_not_a_deck(void **state) {
   rtm_config_t cfg;
   capture_t capture;
   assert_int_equal(captured(&capture, rtm_config_load(".", &cfg)), RTM_ERR_INPUT);
-  assert_contains(capture.text, ".: cannot read config file");
+  assert_contains(capture.text, ".: cannot open config file: a directory, not a text file");
 }
 
 /* Each deck lists what stderr must contain on "# expect: ..." lines at its top. The decks
