@@ -3,7 +3,6 @@
  * inner edges), a file of "x y z" lines, or a patch that moves with the shot. */
 #include "rtm_points.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -54,15 +53,21 @@ void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double
 
 /* One "x y z" per line of path ('#' comments, blank lines skipped) for the config key `key`
  * ("receivers.file"), the points called `noun` ("receiver"). With `volume`, every point
- * must lie inside it (the error names file:line); without, rtm_points_init checks later. */
+ * must lie inside it (the error names file:line); without, rtm_points_init checks later.
+ * Only a regular file is read (a FIFO or /dev/zero is refused, not waited on or read for
+ * ever); a line of 1024 bytes or more, or one with a NUL byte, is refused naming file:line. */
 static int read_positions_file(const char *path, const char *key, const char *noun,
                                const rtm_grid_t *volume, double **position_m, int *count) {
-  int status = RTM_OK, line_number = 0, n = 0, capacity = 0;
+  int status = RTM_OK, line_number = 0, n = 0, capacity = 0, got = 0;
   double *p = NULL;
-  char line[1024], extent[256];
-  FILE *f = fopen(path, "r");
-  if (!f) RTM_FAIL(RTM_ERR_INPUT, "%s '%s': %s", key, path, strerror(errno));
-  while (fgets(line, sizeof line, f)) {
+  char line[1024], extent[256], why[256];
+  FILE *f = NULL;
+  if (rtm_text_open(path, &f, NULL, why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_INPUT, "%s '%s': %s", key, path, why);
+  for (;;) {
+    status = rtm_text_read_line(f, line, sizeof line, &got, why, sizeof why);
+    if (status != RTM_OK) RTM_FAIL(status, "%s:%d: %s", path, line_number + 1, why);
+    if (!got) break;
     ++line_number;
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
@@ -81,6 +86,8 @@ static int read_positions_file(const char *path, const char *key, const char *no
                line_number, noun, x, y, z, extent);
     }
     if (n == capacity) {
+      if (capacity > INT_MAX / 6)
+        RTM_FAIL(RTM_ERR_INPUT, "%s: more %ss than a run can hold", path, noun);
       capacity = capacity ? 2 * capacity : 64;
       double *grown = realloc(p, (size_t)capacity * 3 * sizeof *grown);
       if (!grown) RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s", path);
@@ -306,7 +313,7 @@ int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
 }
 
 void rtm_points_warn_in_layer(const rtm_grid_t *grid, int width, const double *position_m,
-                             int count, const char *what) {
+                              int count, const char *what) {
   int inside = 0;
   for (int i = 0; i < count && width > 0; ++i)
     for (int a = 0; a < 3; ++a) {
@@ -321,4 +328,3 @@ void rtm_points_warn_in_layer(const rtm_grid_t *grid, int width, const double *p
                     "damped there",
                     inside, what, width);
 }
-
