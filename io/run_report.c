@@ -9,30 +9,10 @@
 
 #include "rtm_io_impl.h"
 
-/* The length of the well-formed UTF-8 character at c (RFC 3629: no overlong forms, no
- * surrogates, nothing above U+10FFFF), 0 when c starts none; a NUL ends c before any byte
- * beyond it is read. The rule of rtm_status.c's utf8_length, which rtm_escape_text applies:
- * one copy once that is public. */
-static size_t utf8_length(const unsigned char *c) {
-#define CONTINUATION(b) ((b) >= 0x80 && (b) <= 0xbf)
-  if (c[0] < 0x80) return 1;
-  if (c[0] >= 0xc2 && c[0] <= 0xdf) return CONTINUATION(c[1]) ? 2 : 0;
-  if (c[0] >= 0xe0 && c[0] <= 0xef) {
-    unsigned char low = c[0] == 0xe0 ? 0xa0 : 0x80, high = c[0] == 0xed ? 0x9f : 0xbf;
-    return c[1] >= low && c[1] <= high && CONTINUATION(c[2]) ? 3 : 0;
-  }
-  if (c[0] >= 0xf0 && c[0] <= 0xf4) {
-    unsigned char low = c[0] == 0xf0 ? 0x90 : 0x80, high = c[0] == 0xf4 ? 0x8f : 0xbf;
-    return c[1] >= low && c[1] <= high && CONTINUATION(c[2]) && CONTINUATION(c[3]) ? 4 : 0;
-  }
-  return 0;
-#undef CONTINUATION
-}
-
 /* A JSON string (RFC 8259) of text from anywhere (a deck, the command line, a file name):
  * C0 controls and DEL as \u00XX (the short forms where JSON has them), C1 controls written
  * as UTF-8 (U+0080-U+009F) as \u0080-\u009f, so that no reader's terminal acts on them;
- * well-formed UTF-8 as it is. A byte that is not part of well-formed UTF-8 (output.name =
+ * well-formed UTF-8 (rtm_utf8_length) as it is. A byte that is not part of it (output.name =
  * "\xff\xfe") cannot stand in JSON text: each such byte is written \ufffd, the replacement
  * character, so the report stays valid and shows where a byte was lost. */
 static void json_string(FILE *out, const char *text) {
@@ -42,7 +22,7 @@ static void json_string(FILE *out, const char *text) {
   }
   fputc('"', out);
   for (const unsigned char *c = (const unsigned char *)text; *c;) {
-    const size_t length = utf8_length(c);
+    const size_t length = rtm_utf8_length((const char *)c);
     if (length == 0) {
       fputs("\\ufffd", out);
       ++c;
