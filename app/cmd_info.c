@@ -49,10 +49,11 @@ static void print_kernel_choices(int d) {
                {RTM_EQUATION_VTI, RTM_PRECISION_FP32},
                {RTM_EQUATION_TTI, RTM_PRECISION_FP32},
                {RTM_EQUATION_TTI, RTM_PRECISION_FP16}};
-  char cache[4096];
+  char cache[4096], safe[4 * 4096];
   const int have_cache = rtm_kernel_cache_path(cache, sizeof cache);
+  if (have_cache) rtm_escape_text(cache, safe, sizeof safe); /* a path from the environment */
   printf("  kernel.* = auto on 512^3 grids (tune cache %s%s):\n",
-         have_cache ? cache : "unset: no RTM3D_CACHE_DIR, XDG_CACHE_HOME or HOME",
+         have_cache ? safe : "unset: no RTM3D_CACHE_DIR, XDG_CACHE_HOME or HOME",
          have_cache && access(cache, R_OK) != 0 ? ", none yet: rtm3d tune CONFIG makes it" : "");
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     rtm_config_t cfg;
@@ -64,8 +65,10 @@ static void print_kernel_choices(int d) {
     cfg.memory.model_precision = cases[i].precision;
     if (rtm_cuda_kernel_resolve(&cfg, d, &shape, why, sizeof why) != RTM_OK) continue;
     rtm_kernel_shape_text(&shape, text, sizeof text);
+    /* why quotes the tune cache's mcells and tuned lines: text from a file */
+    rtm_escape_text(why, safe, sizeof safe);
     printf("    %-3s %-4s  %-20s from the %s\n", rtm_equation_name(cases[i].equation),
-           rtm_precision_name(cases[i].precision), text, why);
+           rtm_precision_name(cases[i].precision), text, safe);
   }
 }
 #endif

@@ -48,7 +48,8 @@ static void usage(FILE *out) {
       "A dataset of no samples, or a plane (gather, panel) whose samples are all NaN or Inf,\n"
       "is refused: no figure. Where some are, a warning counts them; they are drawn in the\n"
       "colour bar's lowest colour (black in the plain PNG, zero in a wiggle), and the colours\n"
-      "span the finite values.\n"
+      "span the finite values. Dataset names and paths are printed with escape sequences,\n"
+      "control bytes and invalid UTF-8 as \\xNN.\n"
       "Exit status: 0 written, 1 write failure, 2 usage or input error (no samples, none\n"
       "finite).\n");
 }
@@ -172,15 +173,27 @@ fail:
   return status;
 }
 
+/* Text for the terminal (rtm_escape_text: escape sequences, C1 controls, invalid UTF-8 as
+ * \xNN): dataset names are the file's, paths a glob's. safe holds 4 bytes a byte of text. */
+typedef struct {
+  char text[4 * 2048 + 1];
+} safe_text_t;
+
+static const char *safe(const char *text, safe_text_t *out) {
+  rtm_escape_text(text, out->text, sizeof out->text);
+  return out->text;
+}
+
 /* Prints the datasets of the usual groups as a hint after a failed lookup. */
 static void hint_datasets(const char *file) {
   char **names = NULL;
   int count = 0;
+  safe_text_t text;
   if (rtm_io_list_datasets(file, &names, &count) != RTM_OK) return;
   if (count > 0) {
-    fprintf(stderr, "rtm3d: datasets in %s:", file);
+    fprintf(stderr, "rtm3d: datasets in %s:", safe(file, &text));
     for (int i = 0; i < count; ++i)
-      fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+      fprintf(stderr, "%s %s", i ? "," : "", safe(names[i], &text));
     fputc('\n', stderr);
   }
   for (int i = 0; i < count; ++i)
@@ -385,8 +398,9 @@ static int write_png(const plot_t *p) {
     status = RTM_ERR_IO; /* a failed write is a run-time failure (exit 1) */
     goto fail;
   }
-  printf("wrote %s (%d x %d, clip \xc2\xb1%.3g at the %g percentile of |value|)\n", out, p->width,
-         p->height, clip, a->clip_percentile);
+  safe_text_t text;
+  printf("wrote %s (%d x %d, clip \xc2\xb1%.3g at the %g percentile of |value|)\n",
+         safe(out, &text), p->width, p->height, clip, a->clip_percentile);
 fail:
   return status;
 }
@@ -625,8 +639,10 @@ static int write_figure(plot_t *p) {
              p->receiver_first, p->receiver_first + p->receiver_step * (p->width - 1));
   else if (p->rank < 3)
     snprintf(across, sizeof across, "; across: receivers 1 to %d", p->width);
-  printf("wrote %s (%d x %d pixels, colours %s%.4g to %.4g %s%s)\n", out, style.width, style.height,
-         style.diverging ? "symmetric, " : "", style.lo, style.hi, style.bar_label, across);
+  safe_text_t text;
+  printf("wrote %s (%d x %d pixels, colours %s%.4g to %.4g %s%s)\n", safe(out, &text), style.width,
+         style.height, style.diverging ? "symmetric, " : "", style.lo, style.hi, style.bar_label,
+         across);
 fail:
   return status;
 }
@@ -743,7 +759,8 @@ static int plot_scaling(int argc, char **argv) {
   snprintf(title, sizeof title, "parallel efficiency, %s", csv);
   RTM_TRY(rtm_figure_lines(path, series, s->modes + 1, range, "ranks", "parallel efficiency", title,
                            size[0], size[1]));
-  printf("wrote %s (%d mode(s) of %s)\n", path, s->modes, csv);
+  safe_text_t text[2];
+  printf("wrote %s (%d mode(s) of %s)\n", safe(path, &text[0]), s->modes, safe(csv, &text[1]));
 fail:
   free(s);
   return rtm_status_exit_code(status);

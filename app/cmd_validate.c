@@ -50,23 +50,37 @@ static void print_header(void) {
          "result");
 }
 
-static void print_row(validate_t *v, const char *label, const char *shape,
+/* A dataset's name as the table's first column: names come from the files (and from
+ * --datasets), so escape sequences, C1 controls and invalid UTF-8 in them are written \xNN
+ * (rtm_escape_text) rather than handed to the terminal. entry >= 0: a snapshot's index. */
+static void print_name(const char *name, long entry) {
+  char safe[4 * 512 + 32];
+  rtm_escape_text(name, safe, sizeof safe);
+  if (entry >= 0) snprintf(safe + strlen(safe), sizeof safe - strlen(safe), "[%ld]", entry);
+  printf("%-*s ", NAME_COLUMN, safe);
+}
+
+static void print_row(validate_t *v, const char *name, long entry, const char *shape,
                       const rtm_comparison_t *c) {
   int pass =
       c->non_finite == 0 && c->error_norm <= v->rtol && (isnan(v->atol) || c->max_abs <= v->atol);
   ++v->compared;
   if (!pass) ++v->failed;
-  printf("%-*s %-18s %12.4e %12.4e  %s", NAME_COLUMN, label, shape, c->error_norm, c->max_abs,
-         pass ? "PASS" : "FAIL");
+  print_name(name, entry);
+  printf("%-18s %12.4e %12.4e  %s", shape, c->error_norm, c->max_abs, pass ? "PASS" : "FAIL");
   if (c->non_finite) printf(" (%zu non-finite values)", c->non_finite);
   if (c->absolute) printf(" (reference is all zero: absolute L2 norm)");
   printf("\n");
 }
 
-static void print_failure(validate_t *v, const char *label, const char *why) {
+/* why may name a file (a user's path): escaped as the names are. */
+static void print_failure(validate_t *v, const char *name, const char *why) {
+  char safe[4 * 256 + 1];
   ++v->compared;
   ++v->failed;
-  printf("%-*s %-18s %12s %12s  FAIL (%s)\n", NAME_COLUMN, label, "-", "-", "-", why);
+  rtm_escape_text(why, safe, sizeof safe);
+  print_name(name, -1);
+  printf("%-18s %12s %12s  FAIL (%s)\n", "-", "-", "-", safe);
 }
 
 /* Compares one dataset; RTM_OK also when the comparison fails (that is counted in v).
@@ -76,7 +90,7 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
   int status = RTM_OK, run_rank = 0, ref_rank = 0, in_run = 0;
   size_t run_dims[4], ref_dims[4];
   rtm_dataset_t run = {0}, ref = {0};
-  char shape[64], run_shape[64], label[256], why[256];
+  char shape[64], run_shape[64], why[256];
 
   RTM_TRY(rtm_io_dataset_shape(ref_path, name, &ref_rank, ref_dims));
   for (int i = 0; i < run_count; ++i)
@@ -101,8 +115,7 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
       RTM_TRY(rtm_io_read_dataset_entry(run_path, name, k, &run));
       RTM_TRY(rtm_io_read_dataset_entry(ref_path, name, k, &ref));
       rtm_comparison_t c = rtm_compare(run.data, ref.data, ref_dims[1] * ref_dims[2] * ref_dims[3]);
-      snprintf(label, sizeof label, "%s[%zu]", name, k);
-      print_row(v, label, shape, &c);
+      print_row(v, name, (long)k, shape, &c);
       rtm_dataset_release(&run);
       rtm_dataset_release(&ref);
     }
@@ -111,7 +124,7 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
     RTM_TRY(rtm_io_read_dataset(ref_path, name, &ref));
     rtm_comparison_t c =
         rtm_compare(run.data, ref.data, ref_dims[0] * ref_dims[1] * ref_dims[2] * ref_dims[3]);
-    print_row(v, name, shape, &c);
+    print_row(v, name, -1, shape, &c);
   }
 fail:
   rtm_dataset_release(&run);
@@ -246,7 +259,10 @@ int rtm_cmd_validate(int argc, char **argv) {
                ref_path);
   }
 
-  printf("validate: %s against reference %s (rtol %g", run_path, ref_path, v.rtol);
+  char run_safe[4096], ref_safe[4096]; /* paths a glob may have found: escaped as names */
+  rtm_escape_text(run_path, run_safe, sizeof run_safe);
+  rtm_escape_text(ref_path, ref_safe, sizeof ref_safe);
+  printf("validate: %s against reference %s (rtol %g", run_safe, ref_safe, v.rtol);
   if (!isnan(v.atol)) printf(", atol %g", v.atol);
   printf(")\n");
   print_header();

@@ -1,5 +1,9 @@
-# tests/robustness/terminal_and_plot.sh - issue 32: the JSON report stays JSON whatever
-# output.name holds, and plot refuses what would draw as a blank figure with exit 0.
+# tests/robustness/terminal_and_plot.sh - issue 32: text from a file never reaches the
+# terminal raw, the JSON report stays JSON whatever output.name holds, and plot refuses what
+# would draw as a blank figure with exit 0.
+#  - dataset names holding an ESC sequence, an OSC title, C1 bytes (raw and UTF-8) and invalid
+#    UTF-8, in validate's table, plot's list of datasets and plot's "wrote" line: printed \xNN;
+#    a clean UTF-8 name (café) as it is
 #  - output.name = $'\xff\xfe' and a deck path with \x01 and U+009B: a report python's JSON
 #    reader accepts, with neither raw
 #  - plot of datasets of no samples (gathers [0][nt] and [nrec][0], a volume, a series),
@@ -49,13 +53,35 @@ no_file() {
   if [ -e "$1" ]; then rob_fail "a refused plot left $1"; else rob_pass "no $1 left"; fi
 }
 
-empty="$work/empty.h5" nan="$work/nan.h5"
-for kind in empty nan; do
+names="$work/names.h5" empty="$work/empty.h5" nan="$work/nan.h5"
+for kind in names empty nan; do
   "$hostile_h5" "$kind" "$work/$kind.h5" || {
     rob_fail "$hostile_h5 $kind could not write $work/$kind.h5"
     rob_finish
   }
 done
+
+# --- names from a file ---
+expect 0 'comparisons pass: PASS' "$rtm3d" validate "$names" "$names"
+terminal_safe "validate's table"
+contains "validate's table" '/\x1b[31mred\x1b[0m'
+contains "validate's table" '/bad\xff\xfeutf8'
+contains "validate's table" '/c1\x9b31mcsi'
+contains "validate's table" '/utf8c1\xc2\x9b31m'
+contains "validate's table" "/café"
+
+expect 2 'has no dataset /missing' "$rtm3d" plot "$names" /missing
+terminal_safe "plot's list of datasets"
+contains "plot's list of datasets" '/\x1b]0;owned\x07title'
+contains "plot's list of datasets" '/traces/\x1b[2Jclear'
+
+# the default figure's name is made of the dataset's: the file may hold the bytes, the
+# "wrote" line not
+mkdir -p "$work/figures"
+cp "$names" "$work/figures/names.h5"
+expect 0 'wrote' "$rtm3d" plot "$work/figures/names.h5" $'/\x1b[31mred\x1b[0m' --raw
+terminal_safe "plot's wrote line"
+contains "plot's wrote line" 'names.\x1b[31mred\x1b[0m.png'
 
 # --- the JSON report of a name that is not UTF-8 ---
 deck="$work/"$'deck\x01\xc2\x9b.ini'
