@@ -395,7 +395,8 @@ static int write_png(const plot_t *p) {
   snprintf(title, sizeof title, "%s %s%s (clip \xc2\xb1%.3g)", a->file, a->dataset, p->where, clip);
   status = rtm_png_write(out, p->image, p->width, p->height, a->clip_percentile, title);
   if (status != RTM_OK) {
-    status = RTM_ERR_IO; /* a failed write is a run-time failure (exit 1) */
+    /* a failed write is a run-time failure (exit 1); a target that is no file, a usage one */
+    if (status != RTM_ERR_USAGE) status = RTM_ERR_IO;
     goto fail;
   }
   safe_text_t text;

@@ -47,6 +47,7 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
 
 #else
 #include <plplot.h>
+#include <sys/stat.h>
 
 int rtm_figure_available(void) {
   return 1;
@@ -154,22 +155,19 @@ static void draw_colour_bar(const rtm_figure_style_t *style) {
              n_values, (PLFLT_MATRIX)values);
 }
 
-/* The page: the device for the extension, white background, black ink, the size. */
-static int open_page(const char *path, int width, int height) {
+/* The page: the device for the extension, white background, black ink, the size; drawn
+ * into `aside` (rtm_io_aside_create), renamed over PATH by close_page. */
+static int open_page(const char *path, char *aside, size_t size, int width, int height) {
   const char *device = device_for(path);
   if (!device) {
     rtm_log_error("%s: a figure is .png, .svg or .pdf", path);
     return RTM_ERR_USAGE;
   }
   if (rtm_io_make_parent_dir(path) != RTM_OK) return RTM_ERR_IO; /* as the plain PNG does */
-  FILE *probe = fopen(path, "wb"); /* PLplot says little when it cannot write */
-  if (!probe) {
-    rtm_log_error("%s: cannot write the figure", path);
-    return RTM_ERR_IO;
-  }
-  fclose(probe);
+  const int status = rtm_io_aside_create(path, aside, size);
+  if (status != RTM_OK) return status;
   plsdev(device);
-  plsfnam(path);
+  plsfnam(aside);
   plspage(0.0, 0.0, width, height, 0, 0);
   plscolbg(255, 255, 255);
   plscol0(0, 255, 255, 255);
@@ -179,10 +177,25 @@ static int open_page(const char *path, int width, int height) {
   return RTM_OK;
 }
 
+/* The page ended and its file renamed over PATH. PLplot reports no failure to write: a
+ * figure file left empty is taken as one (a full disk). */
+static int close_page(const char *path, const char *aside) {
+  struct stat info;
+  plend();
+  if (stat(aside, &info) != 0 || info.st_size == 0) {
+    rtm_log_error("%s: the figure could not be written (%s is empty: is the disk full?)", path,
+                  aside);
+    remove(aside);
+    return RTM_ERR_IO;
+  }
+  return rtm_io_commit_partial(aside, path);
+}
+
 int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int count,
                      const double range[4], const char *x_label, const char *y_label,
                      const char *title, int width, int height) {
-  int status = open_page(path, width, height);
+  char aside[4096 + 32];
+  int status = open_page(path, aside, sizeof aside, width, height);
   if (status != RTM_OK) return status;
   char x_text[256], y_text[256], title_text[512];
   escaped(x_label, x_text, sizeof x_text);
@@ -214,8 +227,7 @@ int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int co
   }
   pllsty(1);
   plwidth(1.0);
-  plend();
-  return RTM_OK;
+  return close_page(path, aside);
 }
 
 int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
@@ -230,7 +242,8 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
                     panels[k].columns, panels[k].rows);
       return RTM_ERR_INPUT;
     }
-  const int status = open_page(path, style->width, style->height);
+  char aside[4096 + 32];
+  const int status = open_page(path, aside, sizeof aside, style->width, style->height);
   if (status != RTM_OK) return status;
   set_colours(style->diverging);
   /* the panels side by side in [0.09, 0.84] of the page, the colour bar right of the last;
@@ -248,7 +261,6 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
     plschr(0.0, 0.9);
     plmtex("t", -2.0, 0.5, 0.5, title);
   }
-  plend();
-  return RTM_OK;
+  return close_page(path, aside);
 }
 #endif

@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE /* mkstemps */
 #define _POSIX_C_SOURCE 200809L
 /* The PATH.partial convention: every file rtm3d writes is written as PATH.partial and
  * renamed to PATH only once complete, so a failed run never leaves a file that looks
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int rtm_io_partial_path(const char *path, char *buffer, size_t size) {
   int written = snprintf(buffer, size, "%s.partial", path);
@@ -54,6 +56,37 @@ int rtm_io_commit_partial(const char *partial, const char *path) {
   if (rename(partial, path) != 0) {
     rtm_log_error("cannot rename %s to %s: %s", partial, path, strerror(errno));
     remove(partial);
+    return RTM_ERR_IO;
+  }
+  return RTM_OK;
+}
+
+int rtm_io_aside_create(const char *path, char *aside, size_t size) {
+  struct stat info;
+  if (stat(path, &info) == 0 && !S_ISREG(info.st_mode)) {
+    rtm_log_error("%s is not a regular file: rtm3d writes and replaces files only", path);
+    return RTM_ERR_USAGE;
+  }
+  /* the extension kept last: a figure's device follows it (a dot in a folder's name is none) */
+  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+  const char *extension = dot && dot > (slash ? slash + 1 : path) ? dot : "";
+  const int written = snprintf(aside, size, "%s.partial.XXXXXX%s", path, extension);
+  if (written < 0 || (size_t)written >= size) {
+    rtm_log_error("output path too long (%zu characters): %s", strlen(path), path);
+    return RTM_ERR_INTERNAL;
+  }
+  const int fd = mkstemps(aside, (int)strlen(extension)); /* a new name: never another's */
+  if (fd < 0) {
+    rtm_log_error("cannot create a file beside %s: %s", path, strerror(errno));
+    return RTM_ERR_IO;
+  }
+  const mode_t mask = umask(0); /* mkstemps makes it 0600: the umask's usual mode instead */
+  umask(mask);
+  const int changed = fchmod(fd, 0666 & ~mask);
+  close(fd);
+  if (changed != 0) {
+    rtm_log_error("cannot set the mode of %s: %s", aside, strerror(errno));
+    remove(aside);
     return RTM_ERR_IO;
   }
   return RTM_OK;

@@ -173,7 +173,7 @@ int rtm_png_write(const char *path, const float *values, int width, int height,
   int status = RTM_OK;
   FILE *file = NULL;
   png_bytep row = NULL;
-  char message[256] = "";
+  char message[256] = "", aside[4096 + 32] = "";
   double clip;
   if (width < 1 || height < 1)
     RTM_FAIL(RTM_ERR_USAGE, "cannot write %s: image size %d x %d (need at least 1 x 1)", path,
@@ -182,21 +182,19 @@ int rtm_png_write(const char *path, const float *values, int width, int height,
   row = malloc((size_t)width * 3);
   if (!row) RTM_FAIL(RTM_ERR_NOMEM, "out of memory writing %s", path);
   RTM_TRY(rtm_io_make_parent_dir(path));
-  file = fopen(path, "wb");
-  if (!file) RTM_FAIL(RTM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  RTM_TRY(rtm_io_aside_create(path, aside, sizeof aside)); /* PATH is replaced only when whole */
+  file = fopen(aside, "wb");
+  if (!file) RTM_FAIL(RTM_ERR_IO, "cannot write %s: %s", aside, strerror(errno));
   status = encode(file, values, width, height, clip, title, row, message);
   if (status != RTM_OK) RTM_FAIL(status, "writing %s: libpng: %s", path, message);
   int close_failed = fclose(file) != 0;
   file = NULL;
-  if (close_failed) {
-    remove(path);
-    RTM_FAIL(RTM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-  }
+  if (close_failed) RTM_FAIL(RTM_ERR_IO, "cannot write %s: %s", aside, strerror(errno));
+  status = rtm_io_commit_partial(aside, path);
+  aside[0] = '\0'; /* renamed, or removed by the failed commit */
 fail:
-  if (file) {
-    fclose(file);
-    remove(path);
-  }
+  if (file) fclose(file);
+  if (aside[0]) remove(aside);
   free(row);
   return status;
 }

@@ -162,6 +162,12 @@ int rtm_output_close(rtm_output_t *output, int success);
 typedef struct rtm_io_outputs rtm_io_outputs_t;
 /* "PATH.partial" into buffer; RTM_ERR_INTERNAL when it does not fit. */
 int rtm_io_partial_path(const char *path, char *buffer, size_t size);
+/* A file of this process's beside PATH to write it aside, PATH.partial.XXXXXX.EXT (mkstemps:
+ * never a name another process writes; PATH's extension last), once PATH is found absent or a
+ * regular file (a device, a folder or a FIFO given as an output is refused, RTM_ERR_USAGE).
+ * The caller writes `aside`, then renames it over PATH or removes it: a failure never touches
+ * PATH. For outputs outside a run's name lock (plot, export). */
+int rtm_io_aside_create(const char *path, char *aside, size_t size);
 int rtm_io_outputs_create(rtm_io_outputs_t **set);
 /* PATH is this run's output, written as `partial` (PATH.partial, into the buffer). */
 int rtm_io_outputs_add(rtm_io_outputs_t *set, const char *path, char *partial, size_t size);

@@ -118,6 +118,34 @@ expect 0 "" "$rtm3d" "${migrate[@]}"
   rob_pass "the resumed migration completed and dropped its state" ||
   rob_fail "after the resumed migration: $(ls "$out" | tr '\n' ' ')"
 
+# ---- plot's figures are written aside too: a device given as the output is refused and
+# kept (as root, the old plot removed it when the write failed), and a figure that cannot be
+# written leaves the earlier one as it was
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=10 --set output.name=plotted
+mknod "$work/device.png" c 1 7 # a second /dev/full
+for raw in "" --raw; do
+  expect 2 "device\.png is not a regular file" "$rtm3d" plot "$out/plotted.h5" /snapshots/p --index 1 \
+    -o "$work/device.png" $raw
+  [ -c "$work/device.png" ] && rob_pass "the device node is still there" || rob_fail "plot removed the device node"
+done
+expect 0 "" "$rtm3d" plot "$out/plotted.h5" /snapshots/p --index 1 -o "$work/first.png" --raw
+mode="$(umask 022 && "$rtm3d" plot "$out/plotted.h5" /snapshots/p -o "$work/mode.png" >/dev/null 2>&1 &&
+  stat -c %a "$work/mode.png")"
+[ "$mode" = 644 ] && rob_pass "a figure's mode follows the umask" || rob_fail "a figure's mode is $mode under umask 022"
+if small_disk 64k tight; then
+  for raw in "" --raw; do
+    cp "$work/first.png" "$tight/keep.png"
+    before="$(cksum <"$tight/keep.png")"
+    head -c $((64 * 1024 - 4096)) /dev/zero >"$tight/filler" 2>/dev/null
+    expect 1 "keep\.png" "$rtm3d" plot "$out/plotted.h5" /snapshots/p --index 1 -o "$tight/keep.png" $raw
+    expect_file_unchanged "$tight/keep.png" "$before"
+    [ -z "$(ls "$tight" | grep partial)" ] && rob_pass "no partial figure left" ||
+      rob_fail "left in $tight: $(ls "$tight" | tr '\n' ' ')"
+    rm -f "$tight/filler"
+  done
+fi
+rm -rf "$out"
+
 # ---- a disk that fills in the middle of a run (a tmpfs, filled while the run is held): the
 # first snapshot that cannot be written stops it, nothing is left; migrate weighs its
 # outputs (image, illumination, resume state) against the disk before the first shot
