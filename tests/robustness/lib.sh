@@ -32,13 +32,14 @@ small_disk() {
   printf -v "$2" '%s' "$dir"
 }
 
+# The cases' own command lines hold hostile bytes: shown through cat -v, never raw.
 rob_fail() {
-  echo "FAIL: $*"
+  printf 'FAIL: %s\n' "$*" | cat -v
   rob_failed=$((rob_failed + 1))
 }
 
 rob_pass() {
-  echo "ok:   $*"
+  printf 'ok:   %s\n' "$*" | cat -v
   rob_passed=$((rob_passed + 1))
 }
 
@@ -53,7 +54,7 @@ expect() {
   status=$?
   if [ "$status" -ne "$want" ] || ! grep -Eq -- "$pattern" <<<"$rob_output"; then
     rob_fail "'$*' exited $status (want $want), expected to match: $pattern"
-    sed 's/^/    /' <<<"$rob_output" | head -40
+    sed 's/^/    /' <<<"$rob_output" | head -40 | cat -v
   else
     rob_pass "$*"
   fi
