@@ -119,6 +119,7 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
     RTM_TRY(rtm_config_set(cfg, argv[++i]));
   }
   RTM_TRY(rtm_config_validate(cfg));
+  rtm_mpi_set_timeout(cfg->mpi.timeout_s); /* how long a rank waits for another */
   if (extra_count) *extra_count = n_extra;
   return RTM_OK;
 fail:

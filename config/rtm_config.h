@@ -180,6 +180,7 @@ typedef struct {
     rtm_mpi_exchange_t exchange;   /* z-slabs: overlap | blocking | off (benchmarks only) */
     rtm_mpi_transport_t transport; /* a GPU's planes: auto|shared|staged|nccl|cuda-aware */
     int shot_groups;               /* the ranks in groups, each its own shots and slabs */
+    double timeout_s;              /* the longest wait for another rank; 0: for ever */
   } mpi;
   char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */
 } rtm_config_t;

@@ -112,9 +112,12 @@ static int own_gpus(int device, int explain, int *own) {
   *own = 0;
   if (!places) RTM_FAIL(RTM_ERR_NOMEM, "out of memory choosing mpi.transport");
   if (place_of(device, mine) != RTM_OK) mine[0] = '\0'; /* said; the others learn it below */
-  RTM_TRY(rtm_mpi_status(MPI_Allgather(mine, PLACE_CHARS, MPI_CHAR, places, PLACE_CHARS, MPI_CHAR,
-                                       rtm_mpi_slab_comm()),
+  MPI_Request request = MPI_REQUEST_NULL;
+  RTM_TRY(rtm_mpi_status(MPI_Iallgather(mine, PLACE_CHARS, MPI_CHAR, places, PLACE_CHARS, MPI_CHAR,
+                                        rtm_mpi_slab_comm(), &request),
                          "MPI_Allgather (the ranks' GPUs)"));
+  RTM_TRY(
+      rtm_mpi_wait_all(1, &request, NULL, rtm_mpi_slab_comm(), "MPI_Allgather (the ranks' GPUs)"));
   for (int a = 0; a < size; ++a) {
     const char *pa = places + (size_t)a * PLACE_CHARS;
     if (!pa[0]) RTM_FAIL(RTM_ERR_DEVICE, "mpi.transport: rank %d could not name its GPU", a);
@@ -185,8 +188,12 @@ int rtm_mpi_device_create(rtm_mpi_transport_t transport, rtm_mpi_device_link_t *
     ncclUniqueId id;
     memset(&id, 0, sizeof id);
     if (rtm_mpi_rank() == 0) RTM_TRY(nccl_status(ncclGetUniqueId(&id), "ncclGetUniqueId"));
-    RTM_TRY(rtm_mpi_status(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, rtm_mpi_slab_comm()),
-                           "MPI_Bcast (NCCL's unique id)"));
+    MPI_Request request = MPI_REQUEST_NULL;
+    RTM_TRY(
+        rtm_mpi_status(MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, rtm_mpi_slab_comm(), &request),
+                       "MPI_Bcast (NCCL's unique id)"));
+    RTM_TRY(
+        rtm_mpi_wait_all(1, &request, NULL, rtm_mpi_slab_comm(), "MPI_Bcast (NCCL's unique id)"));
     RTM_TRY(nccl_status(ncclCommInitRank(&link->comm, rtm_mpi_size(), id, rtm_mpi_rank()),
                         "ncclCommInitRank"));
 #else
@@ -205,7 +212,11 @@ fail:
 void rtm_mpi_device_destroy(rtm_mpi_device_link_t *link) {
   if (!link) return;
 #ifdef RTM3D_HAVE_NCCL
-  if (link->comm) ncclCommDestroy(link->comm);
+  /* once the job is given up a peer may never finish its part: abort, not destroy */
+  if (link->comm && rtm_mpi_given_up())
+    ncclCommAbort(link->comm);
+  else if (link->comm)
+    ncclCommDestroy(link->comm);
 #endif
   free(link);
 }
@@ -252,6 +263,7 @@ static int cuda_aware_exchange(float *const fields[], int count, size_t floats, 
   int status = RTM_OK, posted = 0;
   enum { MAX_REQUESTS = 2 * 2 * 2 * 2 }; /* fields x sides x (send, receive), 2 fields */
   MPI_Request requests[MAX_REQUESTS];
+  int peers[MAX_REQUESTS];
   const int rank = rtm_mpi_rank();
   const MPI_Comm comm = rtm_mpi_slab_comm();
   if (count > 2 || floats > (size_t)INT_MAX)
@@ -270,6 +282,7 @@ static int cuda_aware_exchange(float *const fields[], int count, size_t floats, 
       /* a message down carries the sender's lowest planes: tag by direction and field */
       const int out_tag = (side == 0 ? TAG_DOWN : TAG_UP) * 4 + f;
       const int in_tag = (side == 0 ? TAG_UP : TAG_DOWN) * 4 + f;
+      peers[posted] = peers[posted + 1] = peer;
       RTM_TRY(rtm_mpi_status(MPI_Irecv(run.ghost[side], (int)floats, MPI_FLOAT, peer, in_tag, comm,
                                        &requests[posted++]),
                              "MPI_Irecv (device memory)"));
@@ -278,11 +291,12 @@ static int cuda_aware_exchange(float *const fields[], int count, size_t floats, 
                              "MPI_Isend (device memory)"));
     }
   }
-  RTM_TRY(rtm_mpi_status(MPI_Waitall(posted, requests, MPI_STATUSES_IGNORE),
-                         "MPI_Waitall (device memory)"));
+  const int waiting = posted;
   posted = 0;
+  RTM_TRY(rtm_mpi_wait_all(waiting, requests, peers, comm,
+                           "the halo exchange (device memory between neighbours)"));
 fail:
-  if (posted) MPI_Waitall(posted, requests, MPI_STATUSES_IGNORE);
+  if (posted) rtm_mpi_wait_all(posted, requests, peers, comm, "MPI_Waitall (device memory)");
   return status;
 }
 

@@ -92,7 +92,9 @@ fail:
 
 void rtm_mpi_halo_destroy(rtm_mpi_halo_t *h) {
   if (!h) return;
-  if (h->window != MPI_WIN_NULL) {
+  /* collective: not once the job is given up, when a neighbour may wait elsewhere (the
+   * process ends in MPI_Abort, and the window with it) */
+  if (h->window != MPI_WIN_NULL && !rtm_mpi_given_up()) {
     MPI_Win_unlock_all(h->window);
     MPI_Win_free(&h->window);
   }
@@ -114,7 +116,7 @@ const float *rtm_mpi_halo_in(const rtm_mpi_halo_t *h, rtm_side_t side) {
 int rtm_mpi_halo_exchange(rtm_mpi_halo_t *h) {
   int status = RTM_OK;
   MPI_Request requests[4];
-  int count = 0;
+  int count = 0, peers[4];
   MPI_Win_sync(h->window); /* the copies out are in memory before the word that says so */
   for (int s = 0; s < 2; ++s) {
     if (h->neighbour[s] == MPI_PROC_NULL) continue;
@@ -123,6 +125,7 @@ int rtm_mpi_halo_exchange(rtm_mpi_halo_t *h) {
     const int tag_in = s == RTM_SIDE_BELOW ? TAG_UP : TAG_DOWN;
     const size_t n = h->shared[s] ? 0 : h->side_floats;
     float *in = incoming(h->own, h->side_floats, h->set, (rtm_side_t)s);
+    peers[count] = peers[count + 1] = h->neighbour[s];
     RTM_TRY(rtm_mpi_status(MPI_Irecv(in, (int)n, MPI_FLOAT, h->neighbour[s], tag_in,
                                      rtm_mpi_slab_comm(), &requests[count++]),
                            "MPI_Irecv of a neighbour's planes"));
@@ -131,8 +134,8 @@ int rtm_mpi_halo_exchange(rtm_mpi_halo_t *h) {
                                  h->neighbour[s], tag_out, rtm_mpi_slab_comm(), &requests[count++]),
                        "MPI_Isend of the planes to a neighbour"));
   }
-  RTM_TRY(rtm_mpi_status(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE),
-                         "MPI_Waitall of the halo exchange"));
+  RTM_TRY(rtm_mpi_wait_all(count, requests, peers, rtm_mpi_slab_comm(),
+                           "the halo exchange (a device's planes between neighbours)"));
   MPI_Win_sync(h->window); /* the neighbours' planes are seen before they are copied in */
   h->received = h->set;
   h->set = 1 - h->set;

@@ -76,12 +76,21 @@ int rtm_mpi_status(int code, const char *what) {
   return RTM_ERR_MPI;
 }
 
+/* A non-blocking collective started with return code `code`, waited for (wait.c: polled,
+ * so that a signal or mpi.timeout_s ends the wait). */
+static int await_collective(int code, MPI_Request *request, MPI_Comm comm, const char *what) {
+  if (code != MPI_SUCCESS) return rtm_mpi_status(code, what);
+  return rtm_mpi_wait_all(1, request, NULL, comm, what);
+}
+
 /* values := op over the ranks of `comm`, on each of them (in place). */
 static int allreduce_doubles(double *values, int count, rtm_mpi_op_t op, MPI_Comm comm,
                              const char *what) {
   const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
-  return rtm_mpi_status(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], comm),
-                        what);
+  MPI_Request request = MPI_REQUEST_NULL;
+  return await_collective(
+      MPI_Iallreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], comm, &request), &request,
+      comm, what);
 }
 
 /* values := the sum over the ranks of `comm` on its rank 0 (`root`: this rank is it), in
@@ -92,8 +101,10 @@ static int sum_floats_to_root(float *values, size_t count, MPI_Comm comm, int ro
   for (size_t done = 0; done < count;) {
     const int chunk = count - done > (size_t)INT_MAX ? INT_MAX : (int)(count - done);
     void *send = root ? MPI_IN_PLACE : (void *)(values + done);
-    RTM_TRY(
-        rtm_mpi_status(MPI_Reduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, comm), what));
+    MPI_Request request = MPI_REQUEST_NULL;
+    RTM_TRY(await_collective(
+        MPI_Ireduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, comm, &request), &request,
+        comm, what));
     done += (size_t)chunk;
   }
 fail:
@@ -183,10 +194,11 @@ static int move_bytes(void *data, size_t bytes, int peer, int tag, int sending, 
   for (size_t done = 0; done < bytes;) {
     const int chunk = bytes - done > (size_t)INT_MAX ? INT_MAX : (int)(bytes - done);
     char *at = (char *)data + done;
-    RTM_TRY(rtm_mpi_status(sending
-                               ? MPI_Send(at, chunk, MPI_BYTE, peer, tag, comm)
-                               : MPI_Recv(at, chunk, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE),
+    MPI_Request request = MPI_REQUEST_NULL;
+    RTM_TRY(rtm_mpi_status(sending ? MPI_Isend(at, chunk, MPI_BYTE, peer, tag, comm, &request)
+                                   : MPI_Irecv(at, chunk, MPI_BYTE, peer, tag, comm, &request),
                            what));
+    RTM_TRY(rtm_mpi_wait_all(1, &request, &peer, comm, what));
     done += (size_t)chunk;
   }
 fail:
@@ -216,12 +228,21 @@ void rtm_mpi_abort(int exit_code) {
 }
 
 void rtm_mpi_fail_fast(int status) {
-  if (status != RTM_OK) rtm_mpi_abort(rtm_status_exit_code(status));
+  if (status == RTM_OK) return;
+  if (status == RTM_ERR_INTERRUPTED && started && world_size > 1) {
+    /* every rank of an mpirun that got the signal has it too; each cleans up without
+     * waiting for the others (its partial files removed), and main's MPI_Abort ends the
+     * job with 130 or 143, before mpirun's SIGKILL where a step is short */
+    rtm_mpi_give_up();
+    return;
+  }
+  rtm_mpi_abort(rtm_status_exit_code(status));
 }
 
 int rtm_mpi_barrier(void) {
   if (slab_size == 1) return RTM_OK;
-  return rtm_mpi_status(MPI_Barrier(slab_comm), "MPI_Barrier");
+  MPI_Request request = MPI_REQUEST_NULL;
+  return await_collective(MPI_Ibarrier(slab_comm, &request), &request, slab_comm, "MPI_Barrier");
 }
 
 int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
@@ -273,9 +294,38 @@ int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
     return RTM_OK;
   }
   if (size > (size_t)INT_MAX) return RTM_ERR_INTERNAL;
-  return rtm_mpi_status(
-      MPI_Gather(line, (int)size, MPI_CHAR, lines, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD),
-      "MPI_Gather of the ranks' lines");
+  MPI_Request request = MPI_REQUEST_NULL;
+  return await_collective(MPI_Igather(line, (int)size, MPI_CHAR, lines, (int)size, MPI_CHAR, 0,
+                                      MPI_COMM_WORLD, &request),
+                          &request, MPI_COMM_WORLD, "MPI_Gather of the ranks' lines");
+}
+
+/* `count` floats of `to_below` sent to the neighbour below (`down`) and of `to_above` to the
+ * one above (`up`), theirs received into `from_below` and `from_above`; what goes up is
+ * tagged `tag_up`, what goes down `tag_down`; a side whose neighbour is MPI_PROC_NULL moves
+ * nothing. */
+static int swap_with_neighbours(int down, int up, const float *to_below, const float *to_above,
+                                float *from_below, float *from_above, int count, int tag_up,
+                                int tag_down, const char *what) {
+  int status = RTM_OK, posted = 0, peers[4];
+  MPI_Request requests[4];
+  const int neighbour[2] = {down, up}, tag_in[2] = {tag_up, tag_down};
+  const int tag_out[2] = {tag_down, tag_up};
+  const float *out[2] = {to_below, to_above};
+  float *in[2] = {from_below, from_above};
+  for (int side = 0; side < 2; ++side) { /* below, then above */
+    if (neighbour[side] == MPI_PROC_NULL) continue;
+    peers[posted] = peers[posted + 1] = neighbour[side];
+    RTM_TRY(rtm_mpi_status(MPI_Irecv(in[side], count, MPI_FLOAT, neighbour[side], tag_in[side],
+                                     slab_comm, &requests[posted++]),
+                           what));
+    RTM_TRY(rtm_mpi_status(MPI_Isend(out[side], count, MPI_FLOAT, neighbour[side], tag_out[side],
+                                     slab_comm, &requests[posted++]),
+                           what));
+  }
+  status = rtm_mpi_wait_all(posted, requests, peers, slab_comm, what);
+fail:
+  return status;
 }
 
 /* `first` and `last` (the R planes next to the neighbour below and above) sent, the
@@ -290,12 +340,8 @@ static int exchange_staged(const rtm_grid_t *grid, const float *first, const flo
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "planes of %zu floats are past MPI's int counts", planes);
   const int down = rtm_slab_has_below(grid) ? slab_rank - 1 : MPI_PROC_NULL;
   const int up = rtm_slab_has_above(grid) ? slab_rank + 1 : MPI_PROC_NULL;
-  RTM_TRY(rtm_mpi_status(MPI_Sendrecv(last, (int)planes, MPI_FLOAT, up, 1, below, (int)planes,
-                                      MPI_FLOAT, down, 1, slab_comm, MPI_STATUS_IGNORE),
-                         "MPI_Sendrecv of the planes upwards"));
-  RTM_TRY(rtm_mpi_status(MPI_Sendrecv(first, (int)planes, MPI_FLOAT, down, 2, above, (int)planes,
-                                      MPI_FLOAT, up, 2, slab_comm, MPI_STATUS_IGNORE),
-                         "MPI_Sendrecv of the planes downwards"));
+  status = swap_with_neighbours(down, up, first, last, below, above, (int)planes, 1, 2,
+                                "the halo exchange (the planes between neighbours)");
 fail:
   return status;
 }
@@ -322,14 +368,9 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
   const int down = rtm_slab_has_below(grid) ? slab_rank - 1 : MPI_PROC_NULL;
   const int up = rtm_slab_has_above(grid) ? slab_rank + 1 : MPI_PROC_NULL;
   /* the last planes up into the neighbour's planes below, the first down into its above */
-  RTM_TRY(
-      rtm_mpi_status(MPI_Sendrecv(slab + (nz - p) * plane, (int)count, MPI_FLOAT, up, 3, extended,
-                                  (int)count, MPI_FLOAT, down, 3, slab_comm, MPI_STATUS_IGNORE),
-                     "MPI_Sendrecv of dense planes upwards"));
-  RTM_TRY(
-      rtm_mpi_status(MPI_Sendrecv(slab, (int)count, MPI_FLOAT, down, 4, extended + (p + nz) * plane,
-                                  (int)count, MPI_FLOAT, up, 4, slab_comm, MPI_STATUS_IGNORE),
-                     "MPI_Sendrecv of dense planes downwards"));
+  status = swap_with_neighbours(down, up, slab, slab + (nz - p) * plane, extended,
+                                extended + (p + nz) * plane, (int)count, 3, 4,
+                                "the exchange of dense planes (the tilt smoothing's z pass)");
 fail:
   return status;
 }

@@ -2,6 +2,12 @@
 #ifndef RTM_MPI_INTERNAL_H
 #define RTM_MPI_INTERNAL_H
 
+/* The rank has given the job up (a wait interrupted by SIGINT or SIGTERM, or its command
+ * failed): no collective call may follow (a halo window's MPI_Win_free, NCCL's destroy), as
+ * the others may wait elsewhere; main's MPI_Abort ends the job. */
+int rtm_mpi_given_up(void);
+void rtm_mpi_give_up(void);
+
 #ifdef RTM3D_HAVE_MPI
 #include <mpi.h>
 
@@ -14,6 +20,14 @@ MPI_Comm rtm_mpi_node_comm(void);
 MPI_Comm rtm_mpi_slab_comm(void);
 /* Those of them on this node (the halo windows'). */
 MPI_Comm rtm_mpi_slab_node_comm(void);
+/* The one way solver/mpi waits for other ranks (wait.c): the `count` requests completed by
+ * polling, so that the wait also ends on SIGINT or SIGTERM (RTM_ERR_INTERRUPTED, the job
+ * given up) and, past mpi.timeout_s, ends the job (MPI_Abort) naming `what` and whom it
+ * waited for: peers[i], the rank of `comm` that requests[i] involves (MPI_PROC_NULL:
+ * none), or, for a collective, peers NULL. RTM_OK, RTM_ERR_MPI with the library's words,
+ * or RTM_ERR_INTERRUPTED (at once once the job is given up). */
+int rtm_mpi_wait_all(int count, MPI_Request *requests, const int *peers, MPI_Comm comm,
+                     const char *what);
 #endif
 
 #endif

@@ -66,8 +66,15 @@ int rtm_mpi_gather_lines(const char *line, size_t size, char *lines);
 void rtm_mpi_abort(int exit_code);
 /* A command's cleanup after `status`: a failure under several ranks aborts the job here,
  * before anything collective is released (a halo window's MPI_Win_free would wait for
- * ranks that wait in their own exchange); RTM_OK, or one rank, returns. */
+ * ranks that wait in their own exchange); RTM_OK, or one rank, returns. So does
+ * RTM_ERR_INTERRUPTED (SIGINT, SIGTERM): the rank gives the job up (its cleanup then makes
+ * no collective call) and cleans up, its partial files removed, before main's MPI_Abort
+ * with 130 or 143 ends the job. */
 void rtm_mpi_fail_fast(int status);
+/* mpi.timeout_s: the longest a rank waits for another (a halo exchange, a reduction, a
+ * gather; time this rank spends stopped itself not counted) before it ends the job naming
+ * the rank that did not answer; 0 (the value until a deck sets it) waits for ever. */
+void rtm_mpi_set_timeout(double seconds);
 
 /* The slab of `rank` among `ranks` over nz planes: nz / ranks each, the first nz % ranks
  * one more. A slab thinner than the stencil's reach (R planes: the ghosts come from the
