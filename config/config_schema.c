@@ -30,7 +30,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"grid", "oy", RTM_CFG_DOUBLE, FIELD(grid.origin_m[1]), "0", ANY, NULL, "y of cell (0,0,0), metres"},
     {"grid", "oz", RTM_CFG_DOUBLE, FIELD(grid.origin_m[2]), "0", ANY, NULL, "z of cell (0,0,0), metres"},
 
-    {"time", "steps", RTM_CFG_INT, FIELD(time.steps), "500", 1, HUGE_VAL, NULL, "time steps; traces hold steps + 1 samples"},
+    {"time", "steps", RTM_CFG_INT, FIELD(time.steps), "500", 1, HUGE_VAL, NULL, "time steps; traces hold steps + 1 samples (a 32-bit count: steps < 2^31 - 1)"},
     {"time", "dt", RTM_CFG_DOUBLE_AUTO, FIELD(time.dt_s), "auto", ABOVE_ZERO, NULL, "time step, seconds; auto = cfl * h_min / v_max"},
     {"time", "cfl", RTM_CFG_DOUBLE, FIELD(time.cfl), "0.4", 0.01, 1, NULL, "Courant number for dt = auto; the solver checks it against the stability limit"},
     {"time", "dispersion_correction", RTM_CFG_ENUM, FIELD(time.dispersion_correction), "none", ANY, "none|traces|full", "the leapfrog's time dispersion (high frequencies run early at large Courant numbers) removed after the run by a frequency warp of the recorded traces (traces), or fully: the source wavelet warped the other way before the run as well (full; Koene et al. 2018); snapshots are not corrected"},

@@ -1,10 +1,12 @@
 /* config_validate.c - checks that involve more than one key, run once the deck and every
  * --set override are in. Every problem is reported before the call fails. */
 #include <ctype.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rtm_config.h"
@@ -121,9 +123,153 @@ static void check_patch(checker_t *check, const rtm_config_t *cfg) {
   }
 }
 
+/* ---- values in range but absurd: what float32 fields and double positions can hold ---- */
+
+/* The largest |symbol| of the 8th-order second-derivative stencil (at kh = pi):
+ * 205/72 + 2 (8/5 + 1/5 + 8/315 + 1/560), as solver/physics/stability.c computes it. */
+static const double stencil_nyquist_symbol = 6.5016;
+#define PI 3.14159265358979323846
+/* A step's phase advance 2 pi f dt below sqrt(FLT_EPSILON) rad: the leapfrog's update
+ * (2 pi f dt)^2 p of a wave at f is under half an ulp of p in the float32 fields and is
+ * rounded away, so that wave cannot evolve at all. */
+#define FLOAT_PHASE_FLOOR 3.4526698e-4
+/* |(1 - 2 x^2) exp(-x^2)|, the Ricker at x = pi f (t - t0), is below FLT_TRUE_MIN
+ * (1.4e-45) of its peak for x^2 > 110: |t - t0| > sqrt(110) / (pi f) = 3.34 / f. */
+#define RICKER_FLOAT_REACH 3.3385
+
+/* Spacing: the kernels keep 1/h^2 as a float32 coefficient of the Laplacian, which
+ * overflows below 1/sqrt(FLT_MAX) = 5.4e-20 m and is no normal float above
+ * 1/sqrt(FLT_MIN) = 9.2e18 m (the Laplacian then vanishes). Origin: positions are doubles,
+ * and where |x| / h exceeds 2^29 (FLT_EPSILON / DBL_EPSILON) a double no longer places a
+ * point within a cell as finely as the float32 tap weights do: points between nodes
+ * collapse onto the same taps (grid.ox = 1e17 m with dx = 10 m puts 16 receivers on 4). */
+static void check_grid_numbers(checker_t *check, const rtm_config_t *cfg) {
+  static const char *const names[3][3] = {
+      {"nx", "dx", "ox"}, {"ny", "dy", "oy"}, {"nz", "dz", "oz"}};
+  const double finest = 1.0 / sqrt(FLT_MAX), coarsest = 1.0 / sqrt(FLT_MIN);
+  const double reach_cells = (double)(1 << 29);
+  for (int a = 0; a < 3; ++a) {
+    const double h = cfg->grid.spacing_m[a], origin = cfg->grid.origin_m[a];
+    if (!(h >= finest && h <= coarsest)) {
+      check_error(check,
+                  "grid.%s = %g m: the kernels keep 1/%s^2 as a float32, which %s; a spacing "
+                  "in [%.3g, %.3g] m works",
+                  names[a][1], h, names[a][1],
+                  h < finest ? "overflows below 1/sqrt(FLT_MAX) m"
+                             : "is no normal float above 1/sqrt(FLT_MIN) m (nothing propagates)",
+                  finest, coarsest);
+      continue;
+    }
+    const double far_m = fmax(fabs(origin), fabs(origin + (cfg->grid.n[a] - 1) * h));
+    if (!(far_m / h <= reach_cells))
+      check_error(check,
+                  "grid.%s = %g m: the %c coordinates reach %g m, %.3g cells of grid.%s = %g m "
+                  "from 0, where a double resolves a position only to %.3g m: sources and "
+                  "receivers between nodes would collapse onto the same taps; keep the "
+                  "volume within 2^29 cells of 0 (|grid.%s| <= %.4g m here)",
+                  names[a][2], origin, "xyz"[a], far_m, far_m / h, names[a][1], h,
+                  far_m * DBL_EPSILON, names[a][2], reach_cells * h - (cfg->grid.n[a] - 1) * h);
+  }
+}
+
+/* The wavefield near a point source of amplitude A is about A / (4 pi h) one cell away
+ * (p = w(t - r/v) / (4 pi r), |w| <= 1), and the stencil sums it times up to
+ * S (1/dx^2 + 1/dy^2 + 1/dz^2): beyond FLT_MAX the float32 fields overflow at the first
+ * steps, whatever else the deck says. The traces scale with A, so nothing is lost by a
+ * smaller one. */
+static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
+  const double *h = cfg->grid.spacing_m;
+  const double h_min = fmin(h[0], fmin(h[1], h[2]));
+  const double stencil =
+      stencil_nyquist_symbol * (1.0 / (h[0] * h[0]) + 1.0 / (h[1] * h[1]) + 1.0 / (h[2] * h[2]));
+  const double near_field = fabs(cfg->source.amplitude) / (4.0 * PI * h_min);
+  const double gain = fmax(1.0, stencil);
+  if (near_field * gain > FLT_MAX)
+    check_error(check,
+                "source.amplitude = %g: the wavefield one cell from the source, about "
+                "|amplitude| / (4 pi h_min) = %.3g, and its Laplacian, %.3g, must stay under "
+                "float32's largest number, %.3g: the run would overflow; the traces scale with "
+                "the amplitude, so |source.amplitude| <= %.3g (1 is usual) loses nothing",
+                cfg->source.amplitude, near_field, near_field * stencil, (double)FLT_MAX,
+                FLT_MAX * 4.0 * PI * h_min / gain);
+}
+
+/* The dt of a run of this deck when the deck alone gives it: time.dt, or dt = auto of the
+ * constant model, time.cfl x h_min / v_max with v_max its fastest phase velocity (vp, or
+ * vp_below, times sqrt(1 + 2 epsilon) for vti and tti), as rtm_resolve_dt finds it. NAN
+ * when model.file sets v_max. */
+static double deck_dt(const rtm_config_t *cfg) {
+  if (!isnan(cfg->time.dt_s)) return cfg->time.dt_s;
+  if (cfg->model.file[0]) return NAN;
+  double v_max = cfg->model.vp_m_s;
+  if (!isnan(cfg->model.interface_z_m) && !isnan(cfg->model.vp_below_m_s))
+    v_max = fmax(v_max, cfg->model.vp_below_m_s);
+  if (cfg->physics.equation != RTM_EQUATION_ISO && cfg->model.epsilon > 0.0)
+    v_max *= sqrt(1.0 + 2.0 * cfg->model.epsilon);
+  const double *h = cfg->grid.spacing_m;
+  return cfg->time.cfl * fmin(h[0], fmin(h[1], h[2])) / v_max;
+}
+
+/* A step the float32 fields can see the source's wave move in, and a wavelet that is not
+ * zero everywhere in the run's window [0, steps dt]. */
+static void check_timing(checker_t *check, const rtm_config_t *cfg, double dt) {
+  const double f = cfg->source.frequency_hz;
+  const int auto_dt = isnan(cfg->time.dt_s);
+  const double phase = 2.0 * PI * f * dt;
+  if (!(phase >= FLOAT_PHASE_FLOOR)) {
+    if (auto_dt)
+      check_error(check,
+                  "source.frequency = %g Hz is too low for dt = %g s (time.dt = auto: time.cfl "
+                  "x h_min / v_max): a step advances the wavelet's phase by 2 pi f dt = %.3g "
+                  "rad, and the float32 fields round away a change under %.3g rad (the "
+                  "leapfrog's update (2 pi f dt)^2 p is below half an ulp of p): the wave "
+                  "could not move; source.frequency >= %.3g Hz can",
+                  f, dt, phase, FLOAT_PHASE_FLOOR, FLOAT_PHASE_FLOOR / (2.0 * PI * dt));
+    else
+      check_error(check,
+                  "time.dt = %g s is too short for source.frequency = %g Hz: a step advances "
+                  "the wavelet's phase by 2 pi f dt = %.3g rad, and the float32 fields round "
+                  "away a change under %.3g rad (the leapfrog's update (2 pi f dt)^2 p is "
+                  "below half an ulp of p): the wave could not move; time.dt >= %.3g s (or "
+                  "auto) lets it",
+                  dt, f, phase, FLOAT_PHASE_FLOOR, FLOAT_PHASE_FLOOR / (2.0 * PI * f));
+    return;
+  }
+  if (isnan(cfg->source.delay_s)) return; /* auto, 1.2 / f: inside the reach below */
+  const double run_s = cfg->time.steps * dt, reach_s = RICKER_FLOAT_REACH / f;
+  const double delay = cfg->source.delay_s;
+  if (!(delay >= -reach_s && delay <= run_s + reach_s))
+    check_error(check,
+                "source.delay = %g s puts the wavelet's centre more than 3.34 / "
+                "source.frequency = %.3g s outside the run's window [0, %g] s (time.steps x "
+                "dt = %d x %g s), where the Ricker is under 1.4e-45 of its peak, less than "
+                "float32's smallest number: the source would never fire; a delay in [%.3g, "
+                "%.3g] s does (auto: 1.2 / f = %.3g s)",
+                delay, reach_s, run_s, cfg->time.steps, dt, -reach_s, run_s + reach_s, 1.2 / f);
+}
+
+int rtm_config_check_timing(const rtm_config_t *cfg, double dt_s) {
+  checker_t check = {cfg->path[0] ? cfg->path : "configuration", 0};
+  check_timing(&check, cfg, dt_s);
+  return check.errors ? RTM_ERR_CONFIG : RTM_OK;
+}
+
 int rtm_config_validate(const rtm_config_t *cfg) {
   checker_t check = {cfg->path[0] ? cfg->path : "configuration", 0};
   const int plane = cfg->receivers.layout == RTM_RECEIVERS_PLANE;
+
+  /* numbers the float32 fields cannot hold, named before anything is read or allocated */
+  check_grid_numbers(&check, cfg);
+  if (cfg->time.steps > INT_MAX - 1)
+    check_error(&check,
+                "time.steps = %d: traces hold time.steps + 1 samples, a 32-bit count: at most "
+                "%d steps",
+                cfg->time.steps, INT_MAX - 1);
+  if (!check.errors) {
+    check_amplitude(&check, cfg);
+    const double dt = deck_dt(cfg);
+    if (!isnan(dt)) check_timing(&check, cfg, dt);
+  }
 
   if (cfg->receivers.layout == RTM_RECEIVERS_FILE && only_space(cfg->receivers.file))
     check_error(&check, "receivers.layout = file needs receivers.file (one \"x y z\" per line)");

@@ -225,6 +225,13 @@ int rtm_config_set(rtm_config_t *cfg, const char *assignment);
 /* Cross-key checks that no single row can make (receiver plane inside the grid, ...). */
 int rtm_config_validate(const rtm_config_t *cfg);
 
+/* The run's time step against the source: a step in which the float32 fields can see a
+ * wave of source.frequency move (2 pi f dt >= sqrt(FLT_EPSILON)), and a source.delay whose
+ * wavelet is not zero in float32 all through [0, time.steps x dt]. rtm_config_validate
+ * checks it when the deck alone gives dt; the solver again once the model has (dt = auto
+ * with model.file). Errors are printed, naming the key; RTM_ERR_CONFIG. */
+int rtm_config_check_timing(const rtm_config_t *cfg, double dt_s);
+
 /* Writes the fully resolved deck as INI text (every key, defaults included). */
 void rtm_config_echo(const rtm_config_t *cfg, FILE *out);
 /* Same into a malloc'd string; the caller frees it. Returns NULL on allocation failure. */

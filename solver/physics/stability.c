@@ -100,6 +100,10 @@ int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_
              dt, limit_s, v_max, grid->spacing_m[0], grid->spacing_m[1], grid->spacing_m[2], why);
   }
 
+  /* a step the float32 fields can see the wave move in, a wavelet inside the run: named
+   * by rtm_config_validate when the deck gave dt, here when the model did */
+  RTM_TRY(rtm_config_check_timing(cfg, dt));
+
   /* The Ricker spectrum falls to 3% of its peak at 2.5 f_peak. */
   double h_max = grid->spacing_m[0];
   for (int a = 1; a < 3; ++a)

@@ -185,6 +185,62 @@ static void test_sampling_warning(void **unused) {
   setup_release(&s);
 }
 
+/* ---- time step and wavelet against float32 ---- */
+
+/* dt = auto from a model file (rtm_config_validate cannot know it): a step whose phase
+ * advance 2 pi f dt is under sqrt(FLT_EPSILON) = 3.45e-4 rad is refused naming
+ * source.frequency (the float32 leapfrog rounds the wave's update away); 10% either side
+ * of that floor decides, far from any rounding of dt. */
+static void test_frequency_floor(void **unused) {
+  (void)unused;
+  const double h = rtm_test_rand_uniform(5, 20), v = rtm_test_rand_uniform(1500, 4500);
+  const double spacing[3] = {h, h, h};
+  setup_t s;
+  setup_make(&s, spacing, v, 0.0, RTM_EQUATION_ISO);
+  s.cfg.source.delay_s = NAN;
+  s.cfg.time.steps = 100;
+  const double dt_auto = s.cfg.time.cfl * h / s.model.vp_max;
+  const double floor_hz = sqrt(FLT_EPSILON) / (2.0 * 3.14159265358979323846 * dt_auto);
+  capture_t c;
+  double dt;
+  s.cfg.source.frequency_hz = 0.9 * floor_hz;
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
+  assert_contains(c.text, "source.frequency");
+  assert_contains(c.text, "too low");
+  s.cfg.source.frequency_hz = 1.1 * floor_hz;
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_OK);
+  setup_release(&s);
+}
+
+/* source.delay: the Ricker is below FLT_TRUE_MIN of its peak 3.34 / f from its centre, so a
+ * centre further than that outside [0, steps dt] never fires and is refused; 3% inside
+ * that reach on either side is accepted. */
+static void test_delay_reach(void **unused) {
+  (void)unused;
+  const double h = 10.0, v = 2000.0;
+  const double spacing[3] = {h, h, h};
+  setup_t s;
+  setup_make(&s, spacing, v, 0.0, RTM_EQUATION_ISO);
+  s.cfg.time.steps = (int)rtm_test_rand_uniform(50, 500);
+  s.cfg.time.dt_s = 1e-3;
+  const double f = s.cfg.source.frequency_hz, run_s = s.cfg.time.steps * 1e-3;
+  const double reach_s = sqrt(110.0) / (3.14159265358979323846 * f);
+  const double delays[4] = {run_s + 1.03 * reach_s, -1.03 * reach_s, run_s + 0.97 * reach_s,
+                            -0.97 * reach_s};
+  capture_t c;
+  double dt;
+  for (int k = 0; k < 4; ++k) {
+    s.cfg.source.delay_s = delays[k];
+    const int status = captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt));
+    assert_int_equal(status, k < 2 ? RTM_ERR_CONFIG : RTM_OK);
+    if (k < 2) assert_contains(c.text, "source.delay");
+  }
+  /* the Ricker at that reach is indeed under FLT_TRUE_MIN of its peak, and not 3% before */
+  assert_true(fabs(rtm_ricker(reach_s, f, 0.0)) < FLT_TRUE_MIN);
+  assert_true(fabs(rtm_ricker(0.97 * reach_s, f, 0.0)) > FLT_TRUE_MIN);
+  setup_release(&s);
+}
+
 /* ---- model range ---- */
 static void test_model_range(void **unused) {
   (void)unused;
@@ -283,4 +339,5 @@ RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_limit_uniform_spacing),
                      cmocka_unit_test(test_dt_auto_is_cfl_h_over_v),
                      cmocka_unit_test(test_explicit_dt), cmocka_unit_test(test_anisotropic_speed),
                      cmocka_unit_test(test_sampling_warning), cmocka_unit_test(test_model_range),
+                     cmocka_unit_test(test_frequency_floor), cmocka_unit_test(test_delay_reach),
                      cmocka_unit_test(test_ricker), cmocka_unit_test(test_boundary_profile))
