@@ -213,7 +213,10 @@ static int load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_prefl
     RTM_TRY(read_model_file(cfg->model.file, grid, cfg->physics.equation, model));
   else
     RTM_TRY(rtm_model_from_constants(cfg, grid, model));
-  status = range_over_ranks(grid, model);
+  RTM_TRY(range_over_ranks(grid, model));
+  /* a large model takes seconds: a signal in them heard before more is set up */
+  RTM_TRY(
+      rtm_propagator_interrupted(cfg->model.file[0] ? "reading the model" : "making the model"));
 fail:
   if (status != RTM_OK) rtm_model_release(model);
   return status;

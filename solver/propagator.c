@@ -3,6 +3,7 @@
 #include "rtm_propagator.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -117,6 +118,30 @@ rtm_point_operator_t rtm_config_point_operator(const rtm_config_t *cfg) {
       cfg->points.radius};
 }
 
+int rtm_propagator_interrupted(const char *what) {
+  const int signal = rtm_interrupted();
+  if (!signal) return RTM_OK;
+  rtm_log_error("stopped by %s while %s (a second one ends it at once)",
+                signal == SIGTERM ? "SIGTERM" : "SIGINT", what);
+  return RTM_ERR_INTERRUPTED;
+}
+
+/* The scaled Ricker, sample by sample: a billion samples take half a minute, so a signal
+ * is looked for every 2^20 of them. */
+static int fill_wavelet(const rtm_propagator_t *prop, const rtm_config_t *cfg, double scale,
+                        double delay, size_t samples, float *wavelets) {
+  const size_t block = (size_t)1 << 20;
+  for (size_t first = 0; first < samples; first += block) {
+    const int status = rtm_propagator_interrupted("making the source wavelet");
+    if (status != RTM_OK) return status;
+    const size_t end = samples - first < block ? samples : first + block;
+    for (size_t it = first; it < end; ++it)
+      wavelets[it] =
+          (float)(scale * rtm_ricker((double)it * prop->dt_s, cfg->source.frequency_hz, delay));
+  }
+  return RTM_OK;
+}
+
 /* The shot's geometry and wavelet: the source at source_m with its wavelet scaled by v^2
  * there, and the receivers of that shot. Built aside and swapped in whole, so that a
  * failure leaves the propagator's shot as it was. */
@@ -127,7 +152,7 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   int *receiver_parts = NULL;
   double *receiver_m = NULL;
   int receiver_count = 0;
-  const int samples = prop->steps + 1;
+  const size_t samples = (size_t)prop->steps + 1;
   float *wavelets = NULL;
 
   const rtm_point_operator_t op = rtm_config_point_operator(cfg);
@@ -152,13 +177,12 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   double v2 = 0.0;
   RTM_TRY(rtm_points_mean(&sources, 0, grid, prop->model->vp, 1, &v2)); /* v^2 there */
   const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s * v2 / cell_volume;
-  for (int it = 0; it < samples; ++it)
-    wavelets[it] = (float)(scale * rtm_ricker(it * prop->dt_s, cfg->source.frequency_hz, delay));
+  RTM_TRY(fill_wavelet(prop, cfg, scale, delay, samples, wavelets));
   /* full dispersion correction: the wavelet warped so that the run at omega gives the exact
    * response at psi(omega), which the recorded traces are warped back from */
   if (prop->dispersion == RTM_DISPERSION_FULL)
-    RTM_TRY(
-        rtm_traces_dispersion("cpu", RTM_TRACES_WARP_FORWARD, 1, samples, prop->dt_s, wavelets));
+    RTM_TRY(rtm_traces_dispersion("cpu", RTM_TRACES_WARP_FORWARD, 1, (int)samples, prop->dt_s,
+                                  wavelets));
 
   memcpy(prop->source_position_m, source_m, sizeof prop->source_position_m);
   rtm_points_release(&prop->sources);
@@ -273,6 +297,46 @@ fail:
   return status;
 }
 
+/* What grows with time.steps, one shot's worth: the source wavelet (the propagator's copy
+ * on the host and the backend's own) and the backend's traces, receivers x recorded fields
+ * x (steps + 1) floats. The receivers are the first shot's (a patch may lose some at other
+ * shots). */
+typedef struct {
+  int receivers, fields;
+  double wavelet_bytes, traces_bytes;
+} series_t;
+
+static int weigh_series(const rtm_config_t *cfg, const rtm_grid_t *grid, series_t *series) {
+  int status = RTM_OK;
+  double source_m[3], *receiver_m = NULL;
+  const double samples = (double)cfg->time.steps + 1.0;
+  rtm_source_position(cfg, grid, source_m);
+  series->receivers = 0;
+  RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &receiver_m, &series->receivers));
+  series->fields = rtm_field_count(rtm_field_mask(cfg->receivers.fields));
+  series->wavelet_bytes = samples * sizeof(float);
+  series->traces_bytes = samples * sizeof(float) * series->receivers * series->fields;
+fail:
+  free(receiver_m);
+  return status;
+}
+
+/* The series do not fit beside `other_bytes` (the model, the fields) in `available`:
+ * refused naming time.steps, the receivers and their fields. */
+static int refuse_series(const rtm_config_t *cfg, const series_t *series, double series_bytes,
+                         double other_bytes, const char *memory, size_t available) {
+  const int limited = cfg->memory.limit_gb > 0.0 && (double)available <= cfg->memory.limit_gb * 1e9;
+  rtm_log_error("time.steps = %d: the source wavelet and the traces of %d receiver%s x %d "
+                "field%s hold time.steps + 1 samples each, %.3g GB of %s, where %.3g GB are "
+                "%s, %.3g GB of them taken by the model and the fields: lower time.steps, or "
+                "record fewer receivers ([receivers]) or fields (receivers.fields)",
+                cfg->time.steps, series->receivers, series->receivers == 1 ? "" : "s",
+                series->fields, series->fields == 1 ? "" : "s", series_bytes / 1e9, memory,
+                available / 1e9, limited ? "allowed (memory.limit_gb)" : "available",
+                other_bytes / 1e9);
+  return RTM_ERR_CONFIG;
+}
+
 int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
                              rtm_preflight_t what) {
   int status = RTM_OK;
@@ -296,11 +360,24 @@ int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
              parameters > 1 ? "s" : "");
   else
     snprintf(needs, sizeof needs, "the propagator's fields and coefficients");
-  if (model || host_fields)
-    RTM_TRY(weigh(cfg, grid, model + (host_fields ? fields : 0), rtm_mem_host_available_bytes(),
-                  needs, "host memory",
+  const size_t host_volumes = model + (host_fields ? fields : 0);
+  if (host_volumes)
+    RTM_TRY(weigh(cfg, grid, host_volumes, rtm_mem_host_available_bytes(), needs, "host memory",
                   what == RTM_PREFLIGHT_MODEL ? "use fewer cells (grid.n)" : run_advice));
-  if (host_fields || what == RTM_PREFLIGHT_MODEL) return RTM_OK;
+  if (what == RTM_PREFLIGHT_MODEL) return RTM_OK;
+
+  /* the series: on the host the propagator's wavelet, and on the cpu backend its own
+   * wavelet and the traces as well; on the device the backend's */
+  series_t series;
+  RTM_TRY(weigh_series(cfg, grid, &series));
+  const double device_series = host_fields ? 0.0 : series.wavelet_bytes + series.traces_bytes;
+  const double host_series =
+      series.wavelet_bytes + (host_fields ? series.wavelet_bytes + series.traces_bytes : 0.0);
+  const size_t host_available = rtm_config_free_within_limit(cfg, rtm_mem_host_available_bytes());
+  if ((double)host_volumes + host_series > (double)host_available)
+    return refuse_series(cfg, &series, host_series, (double)host_volumes, "host memory",
+                         host_available);
+  if (host_fields) return RTM_OK;
   /* the cuda backend measures its device again when it allocates, with working space */
   size_t free_bytes = 0;
   RTM_TRY(rtm_backend_device(cfg, &device));
@@ -309,6 +386,9 @@ int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
   snprintf(memory, sizeof memory, "device %d's memory", device);
   RTM_TRY(weigh(cfg, grid, fields, free_bytes, "the propagator's fields and coefficients", memory,
                 run_advice));
+  const size_t device_available = rtm_config_free_within_limit(cfg, free_bytes);
+  if ((double)fields + device_series > (double)device_available)
+    return refuse_series(cfg, &series, device_series, (double)fields, memory, device_available);
 fail:
   return status;
 }
@@ -362,8 +442,18 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   prop->grid = *grid;
   prop->model = model;
   prop->steps = cfg->time.steps;
+  /* traces hold steps + 1 samples, an int count (the schema's range for time.steps) */
+  if (prop->steps < 1 || prop->steps > INT_MAX - 1)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "time.steps = %d is outside [1, %d]: traces hold time.steps + 1 "
+             "samples, a 32-bit count",
+             prop->steps, INT_MAX - 1);
 
   RTM_TRY(rtm_resolve_dt(cfg, model, grid, &prop->dt_s));
+  RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
+  RTM_TRY(check_strategies(cfg, prop->backend->name));
+  /* before the wavelet and the backend's fields and traces are allocated */
+  RTM_TRY(rtm_propagator_preflight(cfg, grid, RTM_PREFLIGHT_PROPAGATOR));
   RTM_TRY(rtm_boundary_init(&prop->boundary, grid, cfg->boundary.width_cells,
                             cfg->boundary.reflection, model->vp_max, prop->dt_s));
   prop->trace_fields = rtm_field_mask(cfg->receivers.fields);
@@ -373,10 +463,8 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   double source_m[3];
   rtm_source_position(cfg, grid, source_m);
   RTM_TRY(place_shot(prop, cfg, source_m));
+  RTM_TRY(rtm_propagator_interrupted("setting up the propagator"));
 
-  RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
-  RTM_TRY(check_strategies(cfg, prop->backend->name));
-  RTM_TRY(rtm_propagator_preflight(cfg, grid, RTM_PREFLIGHT_PROPAGATOR));
   rtm_mpi_transport_t device_to_device = RTM_TRANSPORT_AUTO; /* none */
   if (rtm_grid_is_slab(grid)) RTM_TRY(choose_transport(cfg, prop->backend, &device_to_device));
   rtm_backend_desc_t desc = {

@@ -60,9 +60,16 @@ size_t rtm_model_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
  * host memory available): a slab that cannot fit is refused naming its need per rank. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop);
+/* RTM_ERR_INTERRUPTED once SIGINT or SIGTERM has come (rtm_interrupt_install), with an
+ * error naming `what` was being done; RTM_OK before. The set-up's long phases (the model, a
+ * wavelet of many samples) call it, so that a signal is heard there too, not only between
+ * two steps (rtm_propagator_step). */
+int rtm_propagator_interrupted(const char *what);
 /* What rtm_propagator_preflight weighs: the model's parameter volumes (1 iso, 3 vti, 5 tti,
  * fp32 on this rank's slab) in host memory, and / or the propagator's bytes
- * (rtm_propagator_bytes) in host memory (cpu) or on this rank's device (cuda). */
+ * (rtm_propagator_bytes) in host memory (cpu) or on this rank's device (cuda), with what
+ * grows with time.steps (RUN, PROPAGATOR): the source wavelet and the traces of the first
+ * shot's receivers, time.steps + 1 floats each (a refusal names time.steps). */
 typedef enum {
   RTM_PREFLIGHT_MODEL,      /* a model loaded for its values alone (rtm3d accuracy's deck) */
   RTM_PREFLIGHT_RUN,        /* before a run's model is loaded: both */
