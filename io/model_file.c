@@ -72,6 +72,14 @@ static int check_geometry(hid_t file, const char *path, const rtm_io_volume_t *v
       rtm_h5_read_attr_doubles(file, context, "origin", 3, "x, y, z in metres", origin, &present));
   if (present) {
     double scale = min_spacing(volume);
+    /* a NaN compares false with everything: it would pass differs() unnoticed */
+    for (int a = 0; a < 3; ++a)
+      if (!isfinite(origin[a]))
+        RTM_FAIL(RTM_ERR_INPUT,
+                 "model file %s: attribute origin = (%.9g, %.9g, %.9g) m is not finite: the "
+                 "file is damaged (the config's grid.ox, oy, oz are (%.9g, %.9g, %.9g) m)",
+                 path, origin[0], origin[1], origin[2], volume->origin_m[0], volume->origin_m[1],
+                 volume->origin_m[2]);
     for (int a = 0; a < 3; ++a)
       if (differs(origin[a], volume->origin_m[a], scale)) {
         rtm_log_warning("model file %s: attribute origin = (%.9g, %.9g, %.9g) m differs from the "
