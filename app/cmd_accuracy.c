@@ -9,6 +9,7 @@
  * p = w(t - r / v) / (4 pi r) over [0, r / v + 2.4 / f] (relative L2), once with
  * time.dispersion_correction = none and once with full (tests/solver/test_dispersion.c). */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +92,14 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   cfg.model.file[0] = '\0';
   cfg.physics.equation = RTM_EQUATION_ISO;
   cfg.time.dt_s = dt;
-  cfg.time.steps = (int)ceil(longest / dt) + 1;
+  /* the steps to the last receiver's window end: an int count (time.steps' range) */
+  const double steps = ceil(longest / dt) + 1.0;
+  if (!(steps <= INT_MAX - 1))
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "accuracy: the farthest receiver's window ends at %g s, %.3g steps of dt = %g s: "
+             "more than a run can count (%d); raise time.dt or source.frequency",
+             longest, steps, dt, INT_MAX - 1);
+  cfg.time.steps = (int)steps;
   cfg.time.dispersion_correction = mode;
   cfg.points.interpolation = points;
   cfg.boundary.width_cells = 0;
@@ -133,7 +141,16 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
       num += e * e;
       den += exact * exact;
     }
-    error[r] = den > 0.0 ? sqrt(num / den) : NAN;
+    /* a trace that is not finite, or a window without one sample of the exact arrival,
+     * gives no error to print: refused, not shown as nan% */
+    if (!(den > 0.0) || !isfinite(num))
+      RTM_FAIL(RTM_ERR_NUMERIC,
+               "accuracy: receiver %d (%.3g m away) has %s: no error to report "
+               "(time.dispersion_correction = %s)",
+               r, distance[r],
+               !(den > 0.0) ? "no sample of the exact arrival" : "a non-finite trace",
+               mode == RTM_DISPERSION_FULL ? "full" : "none");
+    error[r] = sqrt(num / den);
   }
 fail:
   if (file) fclose(file);
