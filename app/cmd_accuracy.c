@@ -91,6 +91,13 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   }
   cfg.model.file[0] = '\0';
   cfg.physics.equation = RTM_EQUATION_ISO;
+  const rtm_backend_t *backend = NULL;
+  RTM_TRY(rtm_backend_select(cfg.backend.name, &backend));
+  if (strcmp(backend->name, "cpu") == 0) { /* kernel.* ignored there: said once, for the deck */
+    snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "auto");
+    cfg.kernel.stages = cfg.kernel.zblock = RTM_CFG_AUTO_INT;
+    cfg.kernel.block[0] = cfg.kernel.block[1] = RTM_CFG_AUTO_INT;
+  }
   cfg.time.dt_s = dt;
   /* the steps to the last receiver's window end: an int count (time.steps' range) */
   const double steps = ceil(longest / dt) + 1.0;

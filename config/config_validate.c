@@ -254,6 +254,23 @@ int rtm_config_check_timing(const rtm_config_t *cfg, double dt_s) {
   return check.errors ? RTM_ERR_CONFIG : RTM_OK;
 }
 
+/* The constant model's keys (model.vp ... model.vp_below) do nothing beside model.file:
+ * each one set away from its default is named. */
+static void warn_constants_ignored(checker_t *check, const rtm_config_t *cfg) {
+  if (!cfg->model.file[0]) return;
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+    if (strcmp(row->section, "model") != 0 ||
+        (row->type != RTM_CFG_DOUBLE && row->type != RTM_CFG_DOUBLE_AUTO))
+      continue;
+    const double value = *(const double *)((const char *)cfg + row->offset);
+    const double fallback =
+        strcmp(row->default_text, "auto") == 0 ? NAN : strtod(row->default_text, NULL);
+    if (value == fallback || (isnan(value) && isnan(fallback))) continue;
+    rtm_log_warning("%s: model.%s = %g is ignored: model.file = %s gives the model", check->where,
+                    row->key, value, cfg->model.file);
+  }
+}
+
 int rtm_config_validate(const rtm_config_t *cfg) {
   checker_t check = {cfg->path[0] ? cfg->path : "configuration", 0};
   const int plane = cfg->receivers.layout == RTM_RECEIVERS_PLANE;
@@ -270,6 +287,7 @@ int rtm_config_validate(const rtm_config_t *cfg) {
     const double dt = deck_dt(cfg);
     if (!isnan(dt)) check_timing(&check, cfg, dt);
   }
+  warn_constants_ignored(&check, cfg);
 
   if (cfg->receivers.layout == RTM_RECEIVERS_FILE && only_space(cfg->receivers.file))
     check_error(&check, "receivers.layout = file needs receivers.file (one \"x y z\" per line)");

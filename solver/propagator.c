@@ -297,6 +297,26 @@ fail:
   return status;
 }
 
+/* kernel.* shapes the cuda kernels; the cpu backend has one loop nest and ignores them:
+ * each one set is named, once a run (rtm_propagator_preflight for the run). */
+static void warn_kernel_keys(const rtm_config_t *cfg, const rtm_backend_t *backend) {
+  if (strcmp(backend->name, "cpu") != 0) return;
+  const struct {
+    const char *key;
+    int value; /* RTM_CFG_AUTO_INT: auto */
+  } keys[] = {{"kernel.stages", cfg->kernel.stages},
+              {"kernel.zblock", cfg->kernel.zblock},
+              {"kernel.block_x", cfg->kernel.block[0]},
+              {"kernel.block_y", cfg->kernel.block[1]}};
+  if (strcmp(cfg->kernel.halo, "auto") != 0)
+    rtm_log_warning("kernel.halo = %s is ignored by the cpu backend (it shapes the cuda kernels)",
+                    cfg->kernel.halo);
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+    if (keys[i].value != RTM_CFG_AUTO_INT)
+      rtm_log_warning("%s = %d is ignored by the cpu backend (it shapes the cuda kernels)",
+                      keys[i].key, keys[i].value);
+}
+
 /* What grows with time.steps, one shot's worth: the source wavelet (the propagator's copy
  * on the host and the backend's own) and the backend's traces, receivers x recorded fields
  * x (steps + 1) floats. The receivers are the first shot's (a patch may lose some at other
@@ -343,6 +363,7 @@ int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
   const rtm_backend_t *backend = NULL;
   int device = -1;
   RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
+  if (what != RTM_PREFLIGHT_PROPAGATOR) warn_kernel_keys(cfg, backend);
   const int model_loaded = what == RTM_PREFLIGHT_PROPAGATOR;
   const int host_fields = what != RTM_PREFLIGHT_MODEL && strcmp(backend->name, "cpu") == 0;
   const size_t fields = what == RTM_PREFLIGHT_MODEL ? 0 : rtm_propagator_bytes(cfg, grid);

@@ -69,7 +69,8 @@ int rtm_propagator_interrupted(const char *what);
  * fp32 on this rank's slab) in host memory, and / or the propagator's bytes
  * (rtm_propagator_bytes) in host memory (cpu) or on this rank's device (cuda), with what
  * grows with time.steps (RUN, PROPAGATOR): the source wavelet and the traces of the first
- * shot's receivers, time.steps + 1 floats each (a refusal names time.steps). */
+ * shot's receivers, time.steps + 1 floats each (a refusal names time.steps). A run (RUN,
+ * MODEL) is also told of kernel.* keys its backend ignores (cpu). */
 typedef enum {
   RTM_PREFLIGHT_MODEL,      /* a model loaded for its values alone (rtm3d accuracy's deck) */
   RTM_PREFLIGHT_RUN,        /* before a run's model is loaded: both */
