@@ -384,7 +384,7 @@ static int check_geometry(const migrate_run_t *run, int shot, const rtm_io_gathe
   const double *source = run->shots.source_m + 3 * (size_t)shot;
   const double tolerance_m = 1e-3;
   for (int a = 0; a < 3; ++a)
-    if (fabs(gather->source_m[a] - source[a]) > tolerance_m)
+    if (!(fabs(gather->source_m[a] - source[a]) <= tolerance_m)) /* a NaN too */
       RTM_FAIL(RTM_ERR_INPUT,
                "rtm.observed = %s: shot %d was recorded from (%g, %g, %g) m but the "
                "acquisition puts it at (%g, %g, %g) m",
@@ -398,7 +398,8 @@ static int check_geometry(const migrate_run_t *run, int shot, const rtm_io_gathe
              run->cfg.rtm.observed, shot, gather->count, count);
   for (int r = 0; r < count; ++r)
     for (int a = 0; a < 3; ++a)
-      if (fabs(gather->receivers_m[3 * (size_t)r + a] - receivers[3 * (size_t)r + a]) > tolerance_m)
+      if (!(fabs(gather->receivers_m[3 * (size_t)r + a] - receivers[3 * (size_t)r + a]) <=
+            tolerance_m))
         RTM_FAIL(RTM_ERR_INPUT,
                  "rtm.observed = %s: receiver %d of shot %d lies at %c = %g m but the "
                  "acquisition puts it at %g m",

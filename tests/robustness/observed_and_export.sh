@@ -90,6 +90,13 @@ if [ "$h5_ok" = 1 ]; then
   done
   refused_on_two_ranks "$work/obs_nan.h5" mpi_h5 \
     "obs_nan\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45 \(from 0\) is nan"
+  # a position that is not a number compares false with any tolerance: refused all the same
+  cp "$obs" "$work/obs_nan_source.h5"
+  h5edit "$work/obs_nan_source.h5" set /shots/0/source nan 1
+  refused "$work/obs_nan_source.h5" h5_nan_source "shot 0 was recorded from \(.*, nan, .*\) m"
+  cp "$obs" "$work/obs_nan_receiver.h5"
+  h5edit "$work/obs_nan_receiver.h5" set /shots/1/receivers nan 2 0
+  refused "$work/obs_nan_receiver.h5" h5_nan_receiver "receiver 2 of shot 1 lies at x = nan m"
 fi
 
 # the same in SEG-Y (IEEE big-endian samples at byte 3600 + trace x (240 + 4 ns) + 240 + 4 s),
