@@ -43,6 +43,18 @@ static void check_inside(checker_t *check, const rtm_config_t *cfg, const char *
                 key, coordinate_m, low, high, names[axis][2], names[axis][0], names[axis][1]);
 }
 
+/* Printable UTF-8: every character well formed, none a C0 or C1 control or DEL. */
+static int printable_text(const char *text) {
+  for (const unsigned char *c = (const unsigned char *)text; *c;) {
+    const size_t length = rtm_utf8_length((const char *)c);
+    if (length == 0 || (length == 1 && (*c < 0x20 || *c == 0x7f)) ||
+        (length == 2 && c[0] == 0xc2 && c[1] < 0xa0)) /* U+0080-U+009F */
+      return 0;
+    c += length;
+  }
+  return 1;
+}
+
 static int only_space(const char *text) {
   while (isspace((unsigned char)*text))
     ++text;
@@ -307,6 +319,12 @@ int rtm_config_validate(const rtm_config_t *cfg) {
     check_error(&check,
                 "output.name = \"%s\": expected a file name stem without '/' (output.dir "
                 "chooses the directory)",
+                cfg->output.name);
+  else if (!printable_text(cfg->output.name))
+    check_error(&check,
+                "output.name = \"%s\" holds control characters or bytes that are not UTF-8: "
+                "the names of the outputs, and the XDMF sidecar and report that quote them, "
+                "need printable text",
                 cfg->output.name);
   if (only_space(cfg->output.dir))
     check_error(&check, "output.dir is empty: give a directory (\".\" for the current one)");

@@ -4,8 +4,8 @@
 #  - dataset names holding an ESC sequence, an OSC title, C1 bytes (raw and UTF-8) and invalid
 #    UTF-8, in validate's table, plot's list of datasets and plot's "wrote" line: printed \xNN;
 #    a clean UTF-8 name (café) as it is
-#  - output.name = $'\xff\xfe' and a deck path with \x01 and U+009B: a report python's JSON
-#    reader accepts, with neither raw
+#  - output.name = $'\xff\xfe' refused (exit 2, escaped); output.dir = $'\xff\xfe' and a deck
+#    path with \x01 and U+009B: a report python's JSON reader accepts, with neither raw
 #  - plot of datasets of no samples (gathers [0][nt] and [nrec][0], a volume, a series),
 #    exit 2 "holds no samples"; of all-NaN snapshots and an all-NaN/Inf gather, exit 2 "holds
 #    no finite value" (figure and --raw); of a model with 1 NaN in the slice, a warning that
@@ -83,20 +83,26 @@ expect 0 'wrote' "$rtm3d" plot "$work/figures/names.h5" $'/\x1b[31mred\x1b[0m' -
 terminal_safe "plot's wrote line"
 contains "plot's wrote line" 'names.\x1b[31mred\x1b[0m.png'
 
-# --- the JSON report of a name that is not UTF-8 ---
+# --- the JSON report of paths that are not UTF-8 ---
+# output.name names files the XDMF sidecar quotes, so it must be printable UTF-8 (exit 2);
+# output.dir and the deck's path may hold any bytes, and the report stays JSON
 deck="$work/"$'deck\x01\xc2\x9b.ini'
 tiny_deck "$deck"
-expect 0 '' "$rtm3d" model "$deck" --set output.name=$'\xff\xfe' --quiet
-report="$work/out/"$'\xff\xfe'.json
+expect 2 'output\.name = "\\xff\\xfe" holds control characters or bytes that are not UTF-8' \
+  "$rtm3d" model "$deck" --set output.name=$'\xff\xfe' --quiet
+terminal_safe "the refusal of output.name"
+odd_dir="$work/"$'\xff\xfe'
+expect 0 '' "$rtm3d" model "$deck" --set output.dir="$odd_dir" --quiet
+report="$odd_dir/tiny.json"
 if [ ! -f "$report" ]; then
   rob_fail "model wrote no report $report"
 elif ! why="$(python3 -m json.tool "$report" 2>&1 >/dev/null)"; then
-  rob_fail "the report of output.name=\\xff\\xfe is not JSON: $why"
+  rob_fail "the report of output.dir=\\xff\\xfe is not JSON: $why"
 else
-  rob_pass "the report of output.name=\\xff\\xfe is JSON"
+  rob_pass "the report of output.dir=\\xff\\xfe is JSON"
   rob_output="$(cat "$report")"
   terminal_safe "the report"
-  contains "the report" '"output_path": "'"$work/out/"'\ufffd\ufffd.h5"'
+  contains "the report" '"output_path": "'"$work/"'\ufffd\ufffd/tiny.h5"'
   contains "the report" 'deck\u0001\u009b.ini'
 fi
 
