@@ -47,7 +47,9 @@ mig=(migrate "$small" --set backend.name=cpu --set time.steps=200 --set model.in
      --set rtm.observed="$work/observed.h5" --set output.dir="$work" --set output.name=image)
 "$rtm3d" "${mig[@]}" > "$work/mig.out" 2>&1 &
 pid=$!
-for _ in $(seq 200); do [ -e "$work/image.resume.h5" ] && break; sleep 0.05; done
+# the first shot's state (two minutes at most: a loaded machine, or the sanitizer build, runs
+# a shot in tens of seconds)
+for _ in $(seq 2400); do [ -e "$work/image.resume.h5" ] && break; sleep 0.05; done
 kill -INT "$pid"
 code=0
 wait "$pid" || code=$?

@@ -54,9 +54,9 @@ rm -rf "$out"
 # taken over by the next run of that name
 mkdir -p "$out"
 echo "pid 1 on nowhere since then" >"$out/tiny.lock"
-for partial in tiny.h5.partial tiny.sgy.partial tiny.json.partial; do echo junk >"$out/$partial"; done
-segy=()
-has_feature "SEG-Y on" && segy=(--set output.segy=true)
+segy=() partials=(tiny.h5.partial tiny.json.partial)
+has_feature "SEG-Y on" && segy=(--set output.segy=true) partials+=(tiny.sgy.partial)
+for partial in "${partials[@]}"; do echo junk >"$out/$partial"; done
 expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet "${segy[@]}"
 [ -z "$(ls "$out" | grep -E 'partial|lock')" ] && rob_pass "the killed run's leftovers were taken over" ||
   rob_fail "left in $out: $(ls "$out" | tr '\n' ' ')"
