@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* access */
+#define _POSIX_C_SOURCE 200809L /* access, stat's st_mtim */
 /* rtm3d migrate CONFIG: reverse-time migration of the observed gathers of rtm.observed, one
  * shot after another (solver/rtm/rtm_migration.h), into /image and /illumination of the
  * run's HDF5 file, with the JSON run report beside it. */
@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -65,6 +66,7 @@ typedef struct {
   int stopped;    /* --max-shots ended the run before the last shot */
   int shot_limit; /* --max-shots: shots to migrate in this run; 0 = all */
   char *config_text;
+  char *inputs; /* the input files' fingerprints when the run began (input_fingerprints) */
   rtm_run_info_t info;
   rtm_output_t *output;
   rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */
@@ -249,12 +251,74 @@ fail:
   return status;
 }
 
+/* One line of input_fingerprints: "PATH\tsize=..\tmtime=..\tinode=..\n", or
+ * "PATH\tmissing\n". st_dev is left out: the same file on a shared file system has another
+ * device number on another node, where a requeued job may resume. */
+static void append_fingerprint(char *text, size_t size, const char *path) {
+  struct stat info;
+  const size_t used = strlen(text);
+  if (stat(path, &info) != 0)
+    snprintf(text + used, size - used, "%s\tmissing\n", path);
+  else
+    snprintf(text + used, size - used, "%s\tsize=%lld\tmtime=%lld.%09ld\tinode=%llu\n", path,
+             (long long)info.st_size, (long long)info.st_mtim.tv_sec, (long)info.st_mtim.tv_nsec,
+             (unsigned long long)info.st_ino);
+}
+
+/* The files whose contents the sums depend on, beyond the config text: the observed gathers,
+ * the model, the acquisition's position lists. Rewriting one (rtm3d model or makemodel
+ * --force writes aside and renames) changes its size, mtime or inode, so a state saved
+ * before cannot be resumed with it. model.description only feeds makemodel, which writes
+ * model.file. Taken when the run begins, so that the states it saves record the inputs as
+ * they were when their shots were read. */
+static int input_fingerprints(migrate_run_t *run) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  const char *paths[4];
+  int count = 0;
+  paths[count++] = cfg->rtm.observed;
+  if (cfg->model.file[0]) paths[count++] = cfg->model.file;
+  if (cfg->shots.layout == RTM_SHOTS_FILE && cfg->shots.file[0]) paths[count++] = cfg->shots.file;
+  if (cfg->receivers.layout == RTM_RECEIVERS_FILE && cfg->receivers.file[0])
+    paths[count++] = cfg->receivers.file;
+  const size_t size = (size_t)count * (RTM_CONFIG_PATH_MAX + 96) + 1;
+  run->inputs = calloc(size, 1);
+  if (!run->inputs) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < count; ++i)
+    append_fingerprint(run->inputs, size, paths[i]);
+fail:
+  return status;
+}
+
+/* The saved fingerprints against the current ones: the first file that differs is named.
+ * The config being the same, both list the same paths in the same order. */
+static int check_inputs(const migrate_run_t *run, const char *saved) {
+  int status = RTM_OK;
+  const char *now = run->inputs;
+  while (*saved || *now) {
+    const size_t saved_length = strcspn(saved, "\n"), now_length = strcspn(now, "\n");
+    if (saved_length != now_length || memcmp(saved, now, saved_length) != 0) {
+      const int path_length = (int)strcspn(saved, "\t\n");
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%.*s changed since %s was saved (size/mtime): remove the state to start over, "
+               "or restore the file",
+               path_length, saved, run->resume_path);
+    }
+    saved += saved_length + (saved[saved_length] == '\n');
+    now += now_length + (now[now_length] == '\n');
+  }
+fail:
+  return status;
+}
+
 /* A run stopped after some shots left OUTPUT.resume.h5: the sums so far come back, and the
- * run goes on from the next shot, when the config is the one they were made under. */
+ * run goes on from the next shot, when the config is the one they were made under and the
+ * input files are the ones they were read from. */
 static int resume_if_interrupted(migrate_run_t *run) {
   int status = RTM_OK, done = 0;
-  char *saved = NULL, change[512];
+  char *saved = NULL, *saved_inputs = NULL, change[512];
   rtm_dataset_t image = {0}, illumination = {0};
+  RTM_TRY(input_fingerprints(run));
   FILE *exists = fopen(run->resume_path, "rb");
   if (!exists) return RTM_OK;
   fclose(exists);
@@ -271,6 +335,9 @@ static int resume_if_interrupted(migrate_run_t *run) {
              "or remove it to start over",
              run->resume_path, change);
   }
+  /* a state saved by an rtm3d before this record has no "inputs": it resumes as it did */
+  RTM_TRY(rtm_io_read_run_text(run->resume_path, "inputs", &saved_inputs));
+  if (saved_inputs) RTM_TRY(check_inputs(run, saved_inputs));
   if (done < 0 || done > run->shots.count)
     RTM_FAIL(RTM_ERR_INPUT, "%s: completed_shots = %d, but the acquisition has %d shots",
              run->resume_path, done, run->shots.count);
@@ -297,6 +364,7 @@ static int resume_if_interrupted(migrate_run_t *run) {
 fail:
   rtm_dataset_release(&image);
   rtm_dataset_release(&illumination);
+  free(saved_inputs);
   free(saved);
   return status;
 }
@@ -334,6 +402,7 @@ static int save_state(migrate_run_t *run, int completed) {
     RTM_TRY(rtm_app_create_output(run->resume_path, &volume, &run->info, &state));
     rtm_output_no_sidecar(state); /* rtm3d's own file, not one to view */
     RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
+    RTM_TRY(rtm_output_write_text(state, "inputs", run->inputs));
   }
   RTM_TRY(write_slabs(run, state, run->resume_path, "/image", run->slab_image));
   RTM_TRY(write_slabs(run, state, run->resume_path, "/illumination", run->slab_illumination));
@@ -785,6 +854,7 @@ static void release_run(migrate_run_t *run) {
   free(run->slab_image);
   free(run->slab_buffer);
   free(run->config_text);
+  free(run->inputs);
 }
 
 int rtm_cmd_migrate(int argc, char **argv) {

@@ -115,6 +115,8 @@ int rtm_output_write_shot(rtm_output_t *output, int shot, const double source_m[
 int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense);
 /* A root attribute `name` holding one integer (a run state's counters). */
 int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
+/* A root attribute `name` holding the text `text` (a run state's record of its inputs). */
+int rtm_output_write_text(rtm_output_t *output, const char *name, const char *text);
 
 /* ---- the ranks' slabs written at once (parallel HDF5) ----
  * With a parallel HDF5 (RTM3D_HAVE_PARALLEL_HDF5) every rank writes its own planes of a
@@ -431,6 +433,9 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather);
 /* Of a run file written with rtm_output_write_count: the count `count_name` and the resolved
  * config text it was written under (malloc'd; the caller frees it). */
 int rtm_io_read_run_state(const char *path, const char *count_name, int *count, char **config);
+/* The root attribute `name` of a run file as rtm_output_write_text wrote it (malloc'd; the
+ * caller frees it), or *text = NULL when the file has no such attribute. */
+int rtm_io_read_run_text(const char *path, const char *name, char **text);
 
 /* ---- comparison ---- */
 /* How far `values` lies from `reference` (count floats each), for `rtm3d validate` and the

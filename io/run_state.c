@@ -13,32 +13,61 @@ int rtm_output_write_count(rtm_output_t *output, const char *name, int value) {
   return status;
 }
 
+int rtm_output_write_text(rtm_output_t *output, const char *name, const char *text) {
+  int status = rtm_h5_write_attr_string(output->file, name, text);
+  if (status != RTM_OK) rtm_log_error("output file %s: root attribute %s", output->partial, name);
+  return status;
+}
+
+/* The fixed-length string attribute `name` of the root of `file` (malloc'd into *text). */
+static int read_text_attr(hid_t file, const char *path, const char *name, char **text) {
+  int status = RTM_OK;
+  hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID;
+  *text = NULL;
+  RTM_H5_CHECK(attr = H5Aopen(file, name, H5P_DEFAULT), RTM_ERR_INPUT, "%s: root attribute %s",
+               path, name);
+  RTM_H5_CHECK(type = H5Aget_type(attr), RTM_ERR_INPUT, "%s: root attribute %s", path, name);
+  const size_t size = H5Tget_size(type);
+  if (H5Tget_class(type) != H5T_STRING || size == 0 || H5Tis_variable_str(type) > 0)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: root attribute %s is not a fixed-length string", path, name);
+  *text = calloc(size + 1, 1);
+  if (!*text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s", path);
+  RTM_H5_CHECK(H5Aread(attr, type, *text), RTM_ERR_INPUT, "%s: reading root attribute %s", path,
+               name);
+fail:
+  if (status != RTM_OK) {
+    free(*text);
+    *text = NULL;
+  }
+  rtm_h5_close(&type);
+  rtm_h5_close(&attr);
+  return status;
+}
+
 int rtm_io_read_run_state(const char *path, const char *count_name, int *count, char **config) {
   int status = RTM_OK, present = 0;
-  hid_t file = H5I_INVALID_HID, attr = H5I_INVALID_HID, type = H5I_INVALID_HID;
+  hid_t file = H5I_INVALID_HID;
   double value = 0.0;
   *config = NULL;
   RTM_TRY(rtm_h5_open_read(path, "run state", &file));
   RTM_TRY(rtm_h5_read_attr_doubles(file, path, count_name, 1, "a count", &value, &present));
   if (!present) RTM_FAIL(RTM_ERR_INPUT, "%s has no root attribute %s", path, count_name);
   *count = (int)value;
-  RTM_H5_CHECK(attr = H5Aopen(file, "config", H5P_DEFAULT), RTM_ERR_INPUT,
-               "%s: root attribute config", path);
-  RTM_H5_CHECK(type = H5Aget_type(attr), RTM_ERR_INPUT, "%s: root attribute config", path);
-  const size_t size = H5Tget_size(type);
-  if (H5Tget_class(type) != H5T_STRING || size == 0 || H5Tis_variable_str(type) > 0)
-    RTM_FAIL(RTM_ERR_INPUT, "%s: root attribute config is not a fixed-length string", path);
-  *config = calloc(size + 1, 1);
-  if (!*config) RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s", path);
-  RTM_H5_CHECK(H5Aread(attr, type, *config), RTM_ERR_INPUT, "%s: reading root attribute config",
-               path);
+  RTM_TRY(read_text_attr(file, path, "config", config));
 fail:
-  if (status != RTM_OK) {
-    free(*config);
-    *config = NULL;
-  }
-  rtm_h5_close(&type);
-  rtm_h5_close(&attr);
+  rtm_h5_close(&file);
+  return status;
+}
+
+int rtm_io_read_run_text(const char *path, const char *name, char **text) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID;
+  *text = NULL;
+  RTM_TRY(rtm_h5_open_read(path, "run state", &file));
+  const htri_t exists = H5Aexists(file, name);
+  RTM_H5_CHECK(exists, RTM_ERR_INPUT, "%s: root attribute %s", path, name);
+  if (exists > 0) RTM_TRY(read_text_attr(file, path, name, text));
+fail:
   rtm_h5_close(&file);
   return status;
 }
