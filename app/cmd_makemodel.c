@@ -33,28 +33,73 @@ static void usage(FILE *out) {
           "  --quiet     errors alone\n");
 }
 
+/* The description, read line by line with bounds (rtm_text_read_line): only a regular file,
+ * no NUL byte (a NUL would cut the line the builder sees: "vp=20\\0" "00" built as vp=20),
+ * no line of 1024 bytes or more; each refusal names file:line. A UTF-8 byte order mark at
+ * the start is skipped. The lines are joined by '\\n' into *text for rtm_model_build. */
 static int read_text(const char *path, char **text) {
-  int status = RTM_OK;
-  FILE *f = fopen(path, "rb");
+  int status = RTM_OK, got = 0, line_number = 0;
+  long long bytes = 0;
+  size_t used = 0;
+  char line[1024], why[256];
+  FILE *f = NULL;
   *text = NULL;
-  if (!f) RTM_FAIL(RTM_ERR_INPUT, "model.description = %s: cannot be read", path);
-  if (fseek(f, 0, SEEK_END) != 0) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot be read", path);
-  const long size = ftell(f);
-  if (size < 0 || size > (1L << 24))
-    RTM_FAIL(RTM_ERR_INPUT, "%s: not a model description (%ld bytes)", path, size);
-  rewind(f);
-  *text = calloc((size_t)size + 1, 1);
+  if (rtm_text_open(path, &f, &bytes, why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_INPUT, "model.description = %s: %s", path, why);
+  if (bytes > (1LL << 24))
+    RTM_FAIL(RTM_ERR_INPUT, "%s: not a model description (%lld bytes)", path, bytes);
+  /* each line's bytes and its newline, and a NUL: never more than the file's size + 2 */
+  *text = calloc((size_t)bytes + 2, 1);
   if (!*text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s", path);
-  if (fread(*text, 1, (size_t)size, f) != (size_t)size)
-    RTM_FAIL(RTM_ERR_INPUT, "%s: cannot be read", path);
+  for (;;) {
+    status = rtm_text_read_line(f, line, sizeof line, &got, why, sizeof why);
+    if (status != RTM_OK) RTM_FAIL(status, "%s:%d: %s", path, line_number + 1, why);
+    if (!got) break;
+    ++line_number;
+    const char *start = line;
+    if (line_number == 1 && strncmp(line, "\xEF\xBB\xBF", 3) == 0) start += 3;
+    const size_t length = strlen(start);
+    if (used + length + 1 > (size_t)bytes + 1)
+      RTM_FAIL(RTM_ERR_INPUT, "%s: changed while it was read", path);
+    memcpy(*text + used, start, length);
+    used += length;
+    (*text)[used++] = '\n';
+  }
 fail:
   if (f) fclose(f);
+  if (status != RTM_OK) {
+    free(*text);
+    *text = NULL;
+  }
+  return status;
+}
+
+/* The name lock of the model file: DIR/NAME.lock beside it (rtm_io_lock_name). */
+static int lock_model_name(const char *file, rtm_io_name_lock_t *lock) {
+  int status = RTM_OK;
+  char dir[4096];
+  const char *slash = strrchr(file, '/');
+  const char *name = slash ? slash + 1 : file;
+  const size_t dir_length = slash ? (size_t)(slash - file) : 0;
+  if (!*name) RTM_FAIL(RTM_ERR_CONFIG, "model.file = %s: not a file name", file);
+  if (dir_length >= sizeof dir) RTM_FAIL(RTM_ERR_CONFIG, "model.file = %s: path too long", file);
+  if (!slash)
+    strcpy(dir, ".");
+  else if (dir_length == 0)
+    strcpy(dir, "/");
+  else {
+    memcpy(dir, file, dir_length);
+    dir[dir_length] = '\0';
+  }
+  RTM_TRY(rtm_io_lock_name(dir, name, lock));
+fail:
   return status;
 }
 
 int rtm_cmd_makemodel(int argc, char **argv) {
   int status = RTM_OK, quiet = 0;
   rtm_config_t *cfg = calloc(1, sizeof *cfg);
+  rtm_io_name_lock_t lock = {.fd = -1};
   char *text = NULL;
   float *values[RTM_IO_PARAMETERS] = {NULL};
   for (int i = 1; i < argc; ++i)
@@ -70,6 +115,9 @@ int rtm_cmd_makemodel(int argc, char **argv) {
              cfg->path);
   if (!cfg->model.file[0])
     RTM_FAIL(RTM_ERR_CONFIG, "%s: makemodel needs model.file, the HDF5 file to write", cfg->path);
+  /* MODEL.h5.lock, held to the end: a second makemodel of the same file is refused before
+   * it truncates the first's MODEL.h5.partial */
+  RTM_TRY(lock_model_name(cfg->model.file, &lock));
   RTM_TRY(rtm_app_check_overwrite(cfg, cfg->model.file));
   RTM_TRY(read_text(cfg->model.description, &text));
   const rtm_io_volume_t volume = {
@@ -83,6 +131,7 @@ int rtm_cmd_makemodel(int argc, char **argv) {
   rtm_log_info("makemodel: wrote %s (%d x %d x %d cells) from %s", cfg->model.file, volume.n[0],
                volume.n[1], volume.n[2], cfg->model.description);
 fail:
+  rtm_io_unlock_name(&lock);
   rtm_io_model_release(values);
   free(text);
   free(cfg);

@@ -210,6 +210,22 @@ static int diffractor(model_t *m, line_t *l) {
   RTM_TRY(numbers(l, "radius", 1, 1e-9, 1e7, 1, &radius, &found));
   RTM_TRY(check_all_used(l));
   const rtm_io_volume_t *g = m->g;
+  /* a centre farther than its radius from the grid would be clamped onto an edge node below:
+   * refused instead (a typo in a coordinate, not a model) */
+  double outside2 = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    const double lo = g->origin_m[a], hi = g->origin_m[a] + (g->n[a] - 1) * g->spacing_m[a];
+    const double d = p[a] < lo ? lo - p[a] : p[a] > hi ? p[a] - hi : 0.0;
+    outside2 += d * d;
+  }
+  if (outside2 > radius * radius)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s:%d: diffractor at (%g, %g, %g) m with radius %g m lies outside the grid "
+             "(x %g..%g, y %g..%g, z %g..%g m)",
+             l->name, l->number, p[0], p[1], p[2], radius, g->origin_m[0],
+             g->origin_m[0] + (g->n[0] - 1) * g->spacing_m[0], g->origin_m[1],
+             g->origin_m[1] + (g->n[1] - 1) * g->spacing_m[1], g->origin_m[2],
+             g->origin_m[2] + (g->n[2] - 1) * g->spacing_m[2]);
   /* the nearest node at least, so that a point smaller than a cell is still there */
   size_t nearest = 0;
   double best = INFINITY;
@@ -256,6 +272,7 @@ int rtm_model_build(const char *text, const char *name, const rtm_io_volume_t *v
     if (!m.values[k]) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a model of %zu cells", cells);
   }
   if (!l) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  if (strncmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3; /* a UTF-8 byte order mark */
   for (const char *at = text; *at;) {
     const char *end = strchr(at, '\n');
     const size_t length = end ? (size_t)(end - at) : strlen(at);

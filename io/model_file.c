@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "rtm_io_impl.h"
 
@@ -262,6 +264,11 @@ int rtm_io_write_model(const char *path, const rtm_io_volume_t *volume,
   if (!values[RTM_IO_VP]) RTM_FAIL(RTM_ERR_INTERNAL, "rtm_io_write_model: the model has no vp");
   RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
   RTM_TRY(rtm_io_make_parent_dir(path));
+  /* a leftover, or a link planted at the name, is removed, never followed: H5Fcreate's
+   * truncation would write through a link into the file it points at (the caller holds the
+   * name's lock, so the name is ours) */
+  if (unlink(partial) != 0 && errno != ENOENT)
+    RTM_FAIL(RTM_ERR_IO, "cannot remove %s before writing it: %s", partial, strerror(errno));
   RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "model file %s", path);
   RTM_H5_CHECK(file = H5Fcreate(partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), RTM_ERR_IO,
                "cannot create model file %s", partial);
