@@ -318,8 +318,17 @@ static int target_path(const char *path, int per_shot, int shot, char *out, size
 
 /* PATH may be written: absent, or with overwrite a regular file (or a link to one); never a
  * device, a folder or a FIFO, which the rename would not replace but hide or break. */
-static int check_target(const char *path, int overwrite) {
-  struct stat info;
+/* `path` may be written: absent, or a regular file that --force lets us replace, and never
+ * the run file being read (the same name, or the same device and inode through another
+ * name or a link): --force would replace the input with its own export. */
+static int check_target(const char *input, const char *path, int overwrite) {
+  struct stat info, source;
+  if (strcmp(input, path) == 0 || (stat(path, &info) == 0 && stat(input, &source) == 0 &&
+                                   info.st_dev == source.st_dev && info.st_ino == source.st_ino)) {
+    rtm_log_error("export: %s is the run file being exported, %s: choose another --segy name", path,
+                  input);
+    return RTM_ERR_USAGE;
+  }
   if (stat(path, &info) != 0) return RTM_OK; /* absent: created */
   if (!S_ISREG(info.st_mode)) {
     rtm_log_error("export: %s is not a regular file (export writes and replaces files only)", path);
@@ -448,7 +457,7 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   files = per_shot ? shots : 1;
   for (int k = 0; k < files; ++k) {
     RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
-    RTM_TRY(check_target(path, overwrite));
+    RTM_TRY(check_target(h5_path, path, overwrite));
   }
   if (per_shot && !overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 0));
   made = calloc((size_t)files, sizeof *made);
