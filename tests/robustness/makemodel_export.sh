@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# makemodel and export against their own outputs and hostile descriptions:
+#   - a symbolic link planted at MODEL.h5.partial is removed, never written through: the
+#     file it points at stays as it was;
+#   - a second makemodel of the same model.file while the first runs is refused (exit 2,
+#     "another run", MODEL.h5.lock) and the first's /vp is whole (equal, to the bit, to a
+#     sequential makemodel's);
+#   - a NUL byte in a description line is refused naming file:line, not read as the end of
+#     the line (vp=20\0 00 was built as vp=20); a UTF-8 byte order mark is skipped;
+#   - a diffractor whose centre lies farther than its radius outside the grid is refused
+#     naming file:line, not clamped onto an edge node;
+#   - export onto its own input (the same path, or the same file by another spelling) is
+#     refused and the run file stays.
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
+
+deck="$work/deck.ini"
+tiny_deck "$deck"
+printf 'background vp=2000\n' >"$work/plain.model"
+
+# makemodel NAME DESCRIPTION [ARGS...]: $work/NAME.h5 from DESCRIPTION on the tiny grid
+makemodel() {
+  local name="$1" description="$2"
+  shift 2
+  "$rtm3d" makemodel "$deck" --set model.description="$description" \
+    --set model.file="$work/$name.h5" "$@"
+}
+
+# ---- a link at MODEL.h5.partial ----
+printf 'not a model, and must stay so\n' >"$work/victim.txt"
+victim_sum="$(cksum <"$work/victim.txt")"
+ln -s "$work/victim.txt" "$work/linked.h5.partial"
+expect 0 "wrote" makemodel linked "$work/plain.model"
+expect_file_unchanged "$work/victim.txt" "$victim_sum"
+expect 0 "" "$rtm3d" validate "$work/linked.h5" "$work/linked.h5" --rtol 0 --atol 0
+
+# ---- two makemodels of one file ----
+# 160^3 cells and 40 Gaussians: seconds of building, in which the first holds its lock
+{
+  echo "background vp=2000 gradient=0.5"
+  for k in $(seq 1 40); do echo "anomaly x=$((k * 30)) y=800 z=800 sigma=200 dvp=5"; done
+} >"$work/slow.model"
+big=(--set grid.nx=160 --set grid.ny=160 --set grid.nz=160)
+makemodel sequential "$work/slow.model" "${big[@]}" --quiet ||
+  rob_fail "the sequential makemodel exited $?"
+makemodel race "$work/slow.model" "${big[@]}" --quiet >"$work/race1.log" 2>&1 &
+first=$!
+for _ in $(seq 1 1000); do
+  [ -e "$work/race.h5.lock" ] || [ -e "$work/race.h5.partial" ] && break
+  sleep 0.01
+done
+if kill -STOP "$first" 2>/dev/null; then
+  if [ -e "$work/race.h5" ]; then
+    rob_fail "the first makemodel was done before the second could start"
+  fi
+  expect 2 "another run" makemodel race "$work/slow.model" "${big[@]}"
+  kill -CONT "$first"
+fi
+wait "$first"
+first_status=$?
+if [ "$first_status" -ne 0 ]; then
+  rob_fail "the first makemodel exited $first_status: $(cat "$work/race1.log")"
+else
+  rob_pass "the first makemodel exited 0"
+fi
+expect 0 "" "$rtm3d" validate "$work/race.h5" "$work/sequential.h5" --rtol 0 --atol 0 \
+  --datasets /vp
+[ -e "$work/race.h5.lock" ] && rob_fail "the lock $work/race.h5.lock is left"
+
+# ---- hostile descriptions ----
+{
+  printf 'background vp=20\0'
+  printf '00\n'
+} >"$work/nul.model"
+expect 2 "nul\.model:1: .*NUL" makemodel nul "$work/nul.model"
+expect_no_output "$work" nul
+printf '\xef\xbb\xbfbackground vp=2500\ndiffractor x=100 y=100 z=100 radius=15 vp=3000\n' \
+  >"$work/bom.model"
+expect 0 "wrote" makemodel bom "$work/bom.model"
+printf 'background vp=2000\ndiffractor x=1e6 y=-5e5 z=100 radius=5 vp=3000\n' >"$work/far.model"
+expect 2 "far\.model:2: diffractor .*outside the grid" makemodel far "$work/far.model"
+expect_no_output "$work" far
+# a centre outside by less than its radius still touches the grid: built
+printf 'background vp=2000\ndiffractor x=-3 y=100 z=100 radius=5 vp=3000\n' >"$work/edge.model"
+expect 0 "wrote" makemodel edge "$work/edge.model"
+
+# ---- export onto its own input ----
+if has_feature "SEG-Y on"; then
+  "$rtm3d" model "$deck" --set shots.layout=grid --set shots.x_count=2 --set shots.y_count=1 \
+    --set shots.z=60 --set output.dir="$work" --set output.name=run --quiet ||
+    rob_fail "the model run exited $?"
+  run_sum="$(cksum <"$work/run.h5")"
+  expect 2 "run file being exported" "$rtm3d" export "$work/run.h5" --segy "$work/run.h5" --force
+  expect_file_unchanged "$work/run.h5" "$run_sum"
+  expect 2 "run file being exported" "$rtm3d" export "$work/run.h5" --segy "$work/./run.h5" --force
+  expect_file_unchanged "$work/run.h5" "$run_sum"
+  expect 0 "" "$rtm3d" export "$work/run.h5" --segy "$work/run.sgy" --quiet
+else
+  echo "skip: this build has no SEG-Y"
+fi
+
+rob_finish
