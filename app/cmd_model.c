@@ -790,6 +790,12 @@ static int close_output(model_run_t *run) {
   if (!run->root) return RTM_OK;
   status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
   run->output = NULL;
+  if (status == RTM_OK && !run->segy_path[0] && run->cfg.output.overwrite) {
+    /* an earlier run's NAME.sgy would sit beside this run's file as if it were its copy */
+    snprintf(segy_partial, sizeof segy_partial, "%s/%s.sgy", run->cfg.output.dir,
+             run->cfg.output.name);
+    RTM_TRY(rtm_io_outputs_drop(run->outputs, segy_partial));
+  }
   if (status == RTM_OK && run->segy_path[0]) {
     const unsigned fields = run->prop.trace_fields;
     RTM_TRY(rtm_io_partial_path(run->h5_path, h5_partial, sizeof h5_partial));

@@ -314,10 +314,19 @@ int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path) {
 }
 
 int rtm_app_claim_output(const rtm_config_t *cfg, const char *path, rtm_io_name_lock_t *lock) {
+  /* the files of a run of this name beside the run file: none replaced without --force */
+  static const char *const others[] = {".json", ".xmf", "_image_x.png", "_image_y.png",
+                                       "_image_z.png"};
+  char other[2 * RTM_CONFIG_PATH_MAX + 16];
   lock->fd = -1;
   if (rtm_mpi_world_rank() == 0) {
     const int status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, lock);
     if (status != RTM_OK) return status;
   }
-  return rtm_app_check_overwrite(cfg, path);
+  int status = rtm_app_check_overwrite(cfg, path);
+  for (size_t k = 0; status == RTM_OK && k < sizeof others / sizeof others[0]; ++k) {
+    snprintf(other, sizeof other, "%s/%s%s", cfg->output.dir, cfg->output.name, others[k]);
+    status = rtm_app_check_overwrite(cfg, other);
+  }
+  return status;
 }

@@ -66,7 +66,15 @@ int rtm_io_lock_name(const char *dir, const char *name, rtm_io_name_lock_t *lock
     return status;
   }
   for (int attempt = 0; attempt < 16; ++attempt) {
-    const int fd = open(lock->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    /* never through a link planted at the name: it would write into the file it points at */
+    const int fd = open(lock->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == ELOOP) {
+      rtm_log_error("%s is a symbolic link: rtm3d does not write through links at its lock; "
+                    "remove it",
+                    lock->path);
+      lock->path[0] = '\0';
+      return RTM_ERR_CONFIG;
+    }
     if (fd < 0) {
       rtm_log_error("cannot create %s (the lock on output.name '%s'): %s", lock->path, name,
                     strerror(errno));
@@ -89,6 +97,13 @@ int rtm_io_lock_name(const char *dir, const char *name, rtm_io_name_lock_t *lock
       rtm_log_warning("cannot lock %s (%s): two runs given the same output.name there would "
                       "overwrite each other",
                       lock->path, strerror(error));
+    }
+    struct stat regular;
+    if (fstat(fd, &regular) == 0 && !S_ISREG(regular.st_mode)) {
+      close(fd);
+      rtm_log_error("%s is not a regular file: remove it", lock->path);
+      lock->path[0] = '\0';
+      return RTM_ERR_CONFIG;
     }
     if (!still_linked(fd, lock->path)) { /* its holder removed it as we opened it: again */
       close(fd);

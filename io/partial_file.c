@@ -127,7 +127,18 @@ static int outputs_append(rtm_io_outputs_t *set, const char *path, int drop) {
 
 int rtm_io_outputs_add(rtm_io_outputs_t *set, const char *path, char *partial, size_t size) {
   int status = rtm_io_partial_path(path, partial, size);
-  return status == RTM_OK ? outputs_append(set, path, 0) : status;
+  if (status != RTM_OK) return status;
+  /* under the run's name lock PATH.partial is this run's name: whatever is there (a killed
+   * run's file, a link planted there) goes, so that nothing is written through it */
+  if (unlink(partial) != 0 && errno != ENOENT) {
+    rtm_log_error("cannot remove %s to write it anew: %s", partial, strerror(errno));
+    return RTM_ERR_IO;
+  }
+  return outputs_append(set, path, 0);
+}
+
+int rtm_io_outputs_add_written(rtm_io_outputs_t *set, const char *path) {
+  return outputs_append(set, path, 0);
 }
 
 int rtm_io_outputs_drop(rtm_io_outputs_t *set, const char *path) {
@@ -147,29 +158,84 @@ static void remove_partial(const rtm_io_outputs_t *set, int i) {
     remove(partial);
 }
 
+/* The name an earlier output is kept under while the run's replace it: PATH.replaced. */
+static int replaced_path(const char *path, char *buffer, size_t size) {
+  const int written = snprintf(buffer, size, "%s.replaced", path);
+  return written >= 0 && (size_t)written < size ? RTM_OK : RTM_ERR_INTERNAL;
+}
+
+/* Every output can be put in place: its partial written, its name free or a file (a folder
+ * or a device there would stop the renames half-way). */
+static int check_targets(const rtm_io_outputs_t *set) {
+  for (int i = 0; i < set->count; ++i) {
+    struct stat info;
+    if (set->drop[i] || lstat(set->path[i], &info) != 0) continue;
+    if (S_ISDIR(info.st_mode) || !(S_ISREG(info.st_mode) || S_ISLNK(info.st_mode))) {
+      rtm_log_error("%s exists and is not a file: the run's outputs cannot be put in place",
+                    set->path[i]);
+      return RTM_ERR_IO;
+    }
+  }
+  return RTM_OK;
+}
+
+/* The earlier outputs replaced by renames [0, done) are put back (their PATH.replaced), the
+ * run's own renamed and unrenamed files removed. */
+static void roll_back(const rtm_io_outputs_t *set, int done, const unsigned char *kept) {
+  char backup[4096 + 16];
+  for (int k = 0; k < set->count; ++k) {
+    if (set->drop[k]) continue;
+    if (k >= done) {
+      remove_partial(set, k);
+      if (kept[k] && replaced_path(set->path[k], backup, sizeof backup) == RTM_OK) remove(backup);
+    } else if (kept[k] && replaced_path(set->path[k], backup, sizeof backup) == RTM_OK) {
+      rename(backup, set->path[k]); /* the earlier file back in place of the run's */
+    } else {
+      remove(set->path[k]);
+    }
+  }
+}
+
 int rtm_io_outputs_commit(rtm_io_outputs_t *set) {
-  char partial[4096 + 16];
-  int i = 0;
-  for (; i < set->count; ++i) {
+  char partial[4096 + 16], backup[4096 + 16];
+  int status = check_targets(set), i = 0;
+  unsigned char *kept = calloc((size_t)set->count + 1, 1); /* an earlier file kept aside */
+  if (status == RTM_OK && !kept) status = RTM_ERR_NOMEM;
+  /* an earlier run's file stays linked as PATH.replaced until every rename is done, so that a
+   * failure half-way puts it back (--force promises the earlier files when a run fails) */
+  for (int k = 0; status == RTM_OK && k < set->count; ++k) {
+    if (set->drop[k] || replaced_path(set->path[k], backup, sizeof backup) != RTM_OK) continue;
+    unlink(backup);
+    kept[k] = link(set->path[k], backup) == 0;
+  }
+  for (; status == RTM_OK && i < set->count; ++i) {
     if (set->drop[i]) continue;
-    if (rtm_io_partial_path(set->path[i], partial, sizeof partial) != RTM_OK) break;
-    if (rename(partial, set->path[i]) != 0) {
+    if (rtm_io_partial_path(set->path[i], partial, sizeof partial) != RTM_OK ||
+        rename(partial, set->path[i]) != 0) {
       rtm_log_error("cannot rename %s to %s: %s", partial, set->path[i], strerror(errno));
+      status = RTM_ERR_IO;
       break;
     }
   }
-  if (i < set->count) { /* none or all: the ones renamed go again, with the partials left */
-    for (int k = 0; k < set->count; ++k)
-      if (k < i && !set->drop[k])
-        remove(set->path[k]);
-      else
+  if (status != RTM_OK) { /* none or all */
+    if (kept)
+      roll_back(set, i, kept);
+    else
+      for (int k = 0; k < set->count; ++k)
         remove_partial(set, k);
-    rtm_log_error("the run's outputs were removed: none of them is complete without the others");
+    rtm_log_error("the run's outputs were removed (none is complete without the others); an "
+                  "earlier run's files are as they were");
+    free(kept);
     outputs_clear(set);
-    return RTM_ERR_IO;
+    return status;
   }
-  for (int k = 0; k < set->count; ++k) /* an earlier run's file that this run does not replace */
-    if (set->drop[k]) remove(set->path[k]);
+  for (int k = 0; k < set->count; ++k) {
+    if (set->drop[k]) /* an earlier run's file that this run does not replace */
+      remove(set->path[k]);
+    else if (kept[k] && replaced_path(set->path[k], backup, sizeof backup) == RTM_OK)
+      unlink(backup);
+  }
+  free(kept);
   outputs_clear(set);
   return RTM_OK;
 }

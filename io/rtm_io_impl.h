@@ -33,9 +33,16 @@ void rtm_h5_quiet(void);
 /* Closes an id of any kind when it is valid and resets it; returns the close status. */
 int rtm_h5_close(hid_t *id);
 
+/* RTM_ERR_INPUT, naming `what` and path, when path exists and is not a regular file (a
+ * FIFO, on which an open waits for a writer for ever, a device, a folder); RTM_OK when it
+ * is one or does not exist (the opener reports a missing file). Every opener of an input
+ * HDF5 file calls it before H5Fopen; rtm_h5_open_read does. */
+int rtm_h5_check_input_path(const char *path, const char *what);
+
 /* Opens an existing file read-only. A missing file, a file that is not HDF5 (or whose
- * signature is damaged) and a file HDF5 cannot open are RTM_ERR_INPUT errors naming the
- * path and `what` ("model file", "run file", ...). */
+ * signature is damaged), a path that is not a regular file (rtm_h5_check_input_path) and a
+ * file HDF5 cannot open are RTM_ERR_INPUT errors naming the path and `what` ("model file",
+ * "run file", ...). */
 int rtm_h5_open_read(const char *path, const char *what, hid_t *file);
 
 /* 1 when every component of an absolute or root-relative path exists, 0 when one does
@@ -142,5 +149,8 @@ int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group
 int rtm_io_make_parent_dir(const char *path);
 /* Renames PATH.partial to PATH; on failure removes the partial file. */
 int rtm_io_commit_partial(const char *partial, const char *path);
+/* PATH listed in `set` with its PATH.partial already written by this run (the run file,
+ * created by rtm_output_create): rtm_io_outputs_add would remove it. */
+int rtm_io_outputs_add_written(rtm_io_outputs_t *set, const char *path);
 
 #endif

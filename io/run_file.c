@@ -5,9 +5,11 @@
  * helpers of rtm_io_impl.h. */
 #include "rtm_io.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rtm_io_impl.h"
 
@@ -76,6 +78,10 @@ int rtm_output_create(const char *path, const rtm_io_volume_t *volume, const rtm
   RTM_TRY(rtm_io_partial_path(path, o->partial, strlen(path) + sizeof ".partial"));
   RTM_TRY(rtm_io_make_parent_dir(path));
   RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "output file %s", path);
+  /* under the run's name lock PATH.partial is this run's: a killed run's file or a link
+   * planted there goes first, never written through */
+  if (unlink(o->partial) != 0 && errno != ENOENT)
+    RTM_FAIL(RTM_ERR_IO, "cannot remove %s to write it anew: %s", o->partial, strerror(errno));
   attempted = 1;
   RTM_H5_CHECK(o->file = H5Fcreate(o->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), RTM_ERR_IO,
                "cannot create output file %s", o->partial);
@@ -556,9 +562,8 @@ fail:
 }
 
 int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set) {
-  char partial[4096 + 16];
   int status = close_handles(output);
-  if (status == RTM_OK) status = rtm_io_outputs_add(set, output->path, partial, sizeof partial);
+  if (status == RTM_OK) status = rtm_io_outputs_add_written(set, output->path);
   if (status != RTM_OK) {
     rtm_log_error("output file %s was not completed; removed", output->partial);
     remove(output->partial);

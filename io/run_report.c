@@ -234,10 +234,10 @@ static void write_report(FILE *out, const rtm_report_t *report) {
 
 int rtm_report_write_json(const char *path, const rtm_report_t *report) {
   int status = RTM_OK;
-  char partial[4096];
+  char partial[4096 + 32];
   FILE *out = NULL;
-  RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
   RTM_TRY(rtm_io_make_parent_dir(path));
+  RTM_TRY(rtm_io_aside_create(path, partial, sizeof partial)); /* a new name, never a link */
   out = fopen(partial, "w");
   if (!out) RTM_FAIL(RTM_ERR_IO, "cannot write run report %s: %s", partial, strerror(errno));
   write_report(out, report);

@@ -62,6 +62,47 @@ expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet "${segy[@]}"
   rob_fail "left in $out: $(ls "$out" | tr '\n' ' ')"
 rm -rf "$out"
 
+# ---- links planted at a run's own names are never written through: at the lock the run is
+# refused; at a partial name the link is replaced by the run's file; the file it pointed at
+# is untouched either way
+echo "a user's notes" >"$work/victim.txt"
+victim="$(cksum <"$work/victim.txt")"
+mkdir -p "$out"
+ln -s "$work/victim.txt" "$out/tiny.lock"
+expect 2 "tiny\.lock is a symbolic link" "$rtm3d" model "$work/tiny.ini" --quiet
+rm "$out/tiny.lock"
+for partial in tiny.h5.partial tiny.xmf.partial tiny.json.partial tiny.json.partial.partial; do
+  ln -s "$work/victim.txt" "$out/$partial"
+done
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=10
+expect_file_unchanged "$work/victim.txt" "$victim"
+[ -f "$out/tiny.h5" ] && [ ! -L "$out/tiny.h5" ] && [ ! -L "$out/tiny.xmf" ] &&
+  rob_pass "the outputs are the run's own files, not links" || rob_fail "an output is a link: $(ls -l "$out")"
+rm -rf "$out"
+
+# ---- an output name taken by something that is no file stops the run before any rename,
+# and a --force run that fails keeps the earlier run's files; the run's other files of an
+# earlier run (NAME.json without NAME.h5) are not replaced without --force
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=0
+before_h5="$(cksum <"$out/tiny.h5")" before_json="$(cksum <"$out/tiny.json")"
+mkdir "$out/tiny.xmf"
+expect 1 "tiny\.xmf exists and is not a file" "$rtm3d" model "$work/tiny.ini" --quiet --force \
+  --set snapshots.every=10
+expect_file_unchanged "$out/tiny.h5" "$before_h5"
+expect_file_unchanged "$out/tiny.json" "$before_json"
+rmdir "$out/tiny.xmf"
+rm "$out/tiny.h5"
+expect 2 "tiny\.json exists: a run does not replace" "$rtm3d" model "$work/tiny.ini" --quiet
+expect_file_unchanged "$out/tiny.json" "$before_json"
+rm -rf "$out"
+if has_feature "SEG-Y on"; then # a --force run without SEG-Y leaves no earlier run's NAME.sgy
+  expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set output.segy=true
+  expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --force
+  [ ! -e "$out/tiny.sgy" ] && rob_pass "the earlier run's tiny.sgy is gone with it" ||
+    rob_fail "an earlier run's tiny.sgy sits beside the new tiny.h5"
+  rm -rf "$out"
+fi
+
 # ---- the disk fills as one of the outputs is written: the run fails and leaves none of them
 full_disk() { # TEXT COMMAND...: files whose path holds TEXT on a full disk
   local suffix="$1"
