@@ -104,7 +104,9 @@ size_t rtm_utf8_length(const char *text) {
 /* A byte or a character a terminal could act on: C0 controls but newline and tab, DEL,
  * and C1 controls, which a UTF-8 terminal reads from U+0080-U+009F (c2 80 - c2 9f). */
 static int is_control(const unsigned char *c, size_t length) {
-  if (length == 1) return (c[0] < 0x20 && c[0] != '\n' && c[0] != '\t') || c[0] == 0x7f;
+  /* a newline too: text from a user or a file must not start a line of its own (a forged
+   * "rtm3d: error:"); a tab cannot */
+  if (length == 1) return (c[0] < 0x20 && c[0] != '\t') || c[0] == 0x7f;
   return length == 2 && c[0] == 0xc2 && c[1] <= 0x9f;
 }
 

@@ -62,7 +62,7 @@ void rtm_log_info_any_rank(const char *fmt, ...) __attribute__((format(printf, 1
 size_t rtm_utf8_length(const char *text);
 
 /* Text from a file or a user made safe for a terminal, into out[size] (always ended by a
- * NUL): control bytes (C0 but newline and tab, DEL), C1 controls (0x80-0x9f, raw or as
+ * NUL): control bytes (C0 but tab, DEL), C1 controls (0x80-0x9f, raw or as
  * UTF-8 U+0080-U+009F) and bytes that are not part of well-formed UTF-8 are written \xNN;
  * valid UTF-8 text passes unchanged. What does not fit is left off at a character or
  * escape boundary. Every rtm_log_* line goes through it. */

@@ -52,12 +52,12 @@ static void assert_escaped(const char *in, const char *want) {
     fail_msg("escape of \"%s\" gave \"%s\", expected \"%s\"", in, out, want);
 }
 
-/* C0 controls (newline and tab kept), DEL and C1 controls, raw or as UTF-8, are escaped;
+/* C0 controls (tab kept; a newline would start a forged line), DEL and C1 controls, raw or as UTF-8, are escaped;
  * so is every byte that is not part of well-formed UTF-8 (a lone continuation, a cut
  * sequence, an overlong form, a surrogate, a code point above U+10FFFF, 0xf5-0xff). */
 static void test_escape_controls_and_bad_utf8(void **state) {
   (void)state;
-  assert_escaped("a\001b\033[31m\177\n\t", "a\\x01b\\x1b[31m\\x7f\n\t");
+  assert_escaped("a\001b\033[31m\177\n\t", "a\\x01b\\x1b[31m\\x7f\\x0a\t");
   assert_escaped("\x80 \x9b \x9f", "\\x80 \\x9b \\x9f");                            /* C1, raw */
   assert_escaped("\xc2\x80 \xc2\x9b \xc2\x9f", "\\xc2\\x80 \\xc2\\x9b \\xc2\\x9f"); /* as UTF-8 */
   assert_escaped("\xbf", "\\xbf");                         /* a lone continuation */

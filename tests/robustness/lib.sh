@@ -32,14 +32,17 @@ small_disk() {
   printf -v "$2" '%s' "$dir"
 }
 
-# The cases' own command lines hold hostile bytes: shown through cat -v, never raw.
+# The cases' own command lines hold hostile bytes: shown through cat -v (newlines as \n),
+# never raw.
 rob_fail() {
-  printf 'FAIL: %s\n' "$*" | cat -v
+  local text="$*"
+  printf 'FAIL: %s\n' "${text//$'\n'/\\n}" | cat -v
   rob_failed=$((rob_failed + 1))
 }
 
 rob_pass() {
-  printf 'ok:   %s\n' "$*" | cat -v
+  local text="$*"
+  printf 'ok:   %s\n' "${text//$'\n'/\\n}" | cat -v
   rob_passed=$((rob_passed + 1))
 }
 

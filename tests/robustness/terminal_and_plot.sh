@@ -129,4 +129,13 @@ if "$rtm3d" info | grep -q 'figures on'; then
     "$rtm3d" plot "$nan" /vp --panel -o "$work/vp.png"
 fi
 
+# --- a newline in a value cannot forge a line of its own ---
+expect 2 'output\.name=a\\x0artm3d: error: forged' "$rtm3d" model "$deck" \
+  --set $'output.name=a\nrtm3d: error: forged'
+if grep -q '^rtm3d: error: forged' <<<"$rob_output"; then
+  rob_fail "a value's newline started a line of its own"
+else
+  rob_pass "a value's newline is shown as \\x0a"
+fi
+
 rob_finish
