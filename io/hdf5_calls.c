@@ -107,6 +107,20 @@ int rtm_h5_close(hid_t *id) {
 
 /* ---- files ---- */
 
+int rtm_h5_check_input_path(const char *path, const char *what) {
+  int status = RTM_OK;
+  struct stat info;
+  /* a missing path is left to the opener, which names it in its own words */
+  if (stat(path, &info) != 0) return RTM_OK;
+  /* opening a FIFO for reading waits for a writer for ever, and a device never ends */
+  if (!S_ISREG(info.st_mode))
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s %s is not a regular file (a FIFO, a device or a folder): rtm3d reads HDF5 files",
+             what, path);
+fail:
+  return status;
+}
+
 int rtm_h5_open_read(const char *path, const char *what, hid_t *file) {
   int status = RTM_OK;
   struct stat info;
@@ -114,7 +128,7 @@ int rtm_h5_open_read(const char *path, const char *what, hid_t *file) {
   rtm_h5_quiet();
   if (stat(path, &info) != 0)
     RTM_FAIL(RTM_ERR_INPUT, "cannot open %s %s: %s", what, path, strerror(errno));
-  if (S_ISDIR(info.st_mode)) RTM_FAIL(RTM_ERR_INPUT, "%s %s is a directory", what, path);
+  RTM_TRY(rtm_h5_check_input_path(path, what));
   FILE *probe = fopen(path, "rb");
   if (!probe) RTM_FAIL(RTM_ERR_INPUT, "cannot read %s %s: %s", what, path, strerror(errno));
   fclose(probe);
