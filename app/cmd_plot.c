@@ -3,6 +3,7 @@
  * bar with units and a title (PLplot, io/figure.c); --raw (or a build without PLplot) the
  * plain PNG of one pixel a sample. Signed fields in blue-white-red clipped at a percentile
  * of |value|, models (one sign) from their low to their high percentile. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +224,15 @@ static void default_output(const plot_args_t *a, int rank, long index, char axis
   snprintf(out, size, "%s.%s%s.png", stem, name, suffix);
 }
 
+/* NAME.png (any case): what --raw writes, so that a .svg or .pdf is not PNG bytes. */
+static int has_png_extension(const char *path) {
+  const size_t length = strlen(path);
+  if (length <= 4) return 0;
+  for (int i = 0; i < 4; ++i)
+    if (tolower((unsigned char)path[length - 4 + i]) != ".png"[i]) return 0;
+  return 1;
+}
+
 /* One plot: the arguments, the dataset's shape, the snapshot and plane chosen, the image. */
 typedef struct {
   plot_args_t a;
@@ -416,7 +426,9 @@ static void apply_gain(plot_t *p) {
       for (int r = 0; r < nrec; ++r)
         p->image[(size_t)k * nrec + r] *= (float)((k * dt) * (k * dt));
   } else if (strcmp(p->a.gain, "agc") == 0) {
-    const int half = p->axes.has_dt ? (int)ceil(0.125 / dt) : 12;
+    /* the half window in samples, in double first: a dt of 1e-11 s asks for 1.25e10 */
+    const double half_wanted = p->axes.has_dt ? ceil(0.125 / dt) : 12.0;
+    const int half = half_wanted < 1.0 ? 1 : half_wanted > nt ? nt : (int)half_wanted;
     float *out = malloc((size_t)nrec * nt * sizeof *out);
     if (!out) return; /* the gather unscaled */
     for (int r = 0; r < nrec; ++r) {
@@ -663,14 +675,20 @@ typedef struct {
 /* The CSV's rows into s, mode by mode in order of first appearance. */
 static int read_scaling(const char *csv, scaling_t *s) {
   int status = RTM_OK, mode_at = -1, run_at = -1, ranks_at = -1, efficiency_at = -1, number = 0;
-  char line[1024];
-  FILE *f = fopen(csv, "r");
-  if (!f) RTM_FAIL(RTM_ERR_INPUT, "plot: cannot read %s", csv);
+  char line[1024], why[256];
+  FILE *f = NULL;
+  /* bounded: a FIFO refused rather than waited on, a NUL byte or an over-long line refused
+   * naming file:line rather than cut into rows that were never written */
+  if (rtm_text_open(csv, &f, NULL, why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_INPUT, "plot: cannot read %s: %s", csv, why);
   s->x_max = 1.0;
   s->y_max = 1.1;
-  while (fgets(line, sizeof line, f)) {
+  for (;;) {
+    int got = 0;
+    status = rtm_text_read_line(f, line, sizeof line, &got, why, sizeof why);
+    if (status != RTM_OK) RTM_FAIL(status, "%s:%d: %s", csv, number + 1, why);
+    if (!got) break;
     ++number;
-    line[strcspn(line, "\r\n")] = '\0';
     char *fields[32], *save = NULL;
     int n = 0;
     for (char *cell = strtok_r(line, ",", &save); cell && n < 32; cell = strtok_r(NULL, ",", &save))
@@ -791,6 +809,11 @@ int rtm_cmd_plot(int argc, char **argv) {
   if ((p.a.wiggle || strcmp(p.a.gain, "none") != 0) && p.rank != 2)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --%s applies to gathers [nrec][nt]; %s is a volume",
              p.a.wiggle ? "wiggle" : "gain", p.a.dataset);
+  if (p.a.raw && p.a.out && !has_png_extension(p.a.out)) {
+    safe_text_t text;
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --raw writes a PNG: the output %s must end in .png",
+             safe(p.a.out, &text));
+  }
   RTM_TRY(pick_snapshot(&p));
   RTM_TRY(rtm_io_read_axes(p.a.file, p.a.dataset, p.index, &p.axes));
   if (p.a.panel)

@@ -365,7 +365,13 @@ int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes
         rtm_h5_read_attr_doubles(d.file, path, "origin", 3, "metres", axes->origin_m, &present));
   RTM_TRY(
       rtm_h5_read_attr_doubles(d.dataset, path, "dt", 1, "seconds", &axes->dt_s, &axes->has_dt));
-  if (axes->has_dt && !(axes->dt_s > 0.0 && isfinite(axes->dt_s))) axes->has_dt = 0; /* samples */
+  /* a figure's time axis and --gain agc's window are built on dt: zero, a negative, NaN or
+   * Inf is a damaged file, not a gather to draw in samples */
+  if (axes->has_dt && !(axes->dt_s > 0.0 && isfinite(axes->dt_s)))
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: dataset %s: attribute dt is %g: the sample interval must be finite and > 0 "
+             "seconds",
+             path, name, axes->dt_s);
   if (index >= 0 && d.rank >= 1 && H5Aexists(d.dataset, "times") > 0) {
     times = malloc(((size_t)d.dims[0] + 1) * sizeof *times);
     if (!times) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the times of %s", name);

@@ -1,14 +1,17 @@
 """h5edit.py LIBHDF5 FILE set DATASET VALUE INDEX... | FILE unlink DATASET
+                 | FILE setattr DATASET NAME VALUE
 
 Damages an HDF5 file for the robustness suite through libhdf5 itself (python3's ctypes:
 nothing to install): `set` writes VALUE (a float: nan, inf, 3e38 ...) at one element of
-DATASET, its INDEX one number per dimension; `unlink` removes DATASET."""
+DATASET, its INDEX one number per dimension; `unlink` removes DATASET; `setattr` writes
+VALUE (a float) as the scalar double attribute NAME of DATASET, replacing one there."""
 import ctypes
 import sys
 
 lib = ctypes.CDLL(sys.argv[1])
 hid = ctypes.c_int64
-for name in ("H5Fopen", "H5Dopen2", "H5Dget_space", "H5Screate_simple"):
+for name in ("H5Fopen", "H5Dopen2", "H5Dget_space", "H5Screate_simple", "H5Screate",
+             "H5Acreate2"):
     getattr(lib, name).restype = hid
 lib.H5open()
 H5F_ACC_RDWR, H5P_DEFAULT, H5S_SELECT_SET = 1, hid(0), 0
@@ -17,6 +20,21 @@ f = lib.H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)
 assert f >= 0, "cannot open the file"
 if action == "unlink":
     assert lib.H5Ldelete(hid(f), dataset, H5P_DEFAULT) >= 0
+elif action == "setattr":
+    name, value = sys.argv[5].encode(), ctypes.c_double(float(sys.argv[6]))
+    d = lib.H5Dopen2(hid(f), dataset, H5P_DEFAULT)
+    assert d >= 0, "no such dataset"
+    if lib.H5Aexists(hid(d), name) > 0:
+        assert lib.H5Adelete(hid(d), name) >= 0
+    H5S_SCALAR = 0
+    scalar = lib.H5Screate(H5S_SCALAR)
+    native_double = hid.in_dll(lib, "H5T_NATIVE_DOUBLE_g")
+    a = lib.H5Acreate2(hid(d), name, native_double, hid(scalar), H5P_DEFAULT, H5P_DEFAULT)
+    assert a >= 0, "cannot create the attribute"
+    assert lib.H5Awrite(hid(a), native_double, ctypes.byref(value)) >= 0
+    lib.H5Aclose(hid(a))
+    lib.H5Sclose(hid(scalar))
+    lib.H5Dclose(hid(d))
 else:
     value = ctypes.c_float(float(sys.argv[5]))
     index = [int(i) for i in sys.argv[6:]]

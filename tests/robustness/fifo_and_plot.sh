@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# FIFOs given as inputs, and plot's edges (a black-box probe's findings):
+#   - a FIFO named as an HDF5 input (model.file, rtm.observed, validate, plot, export) is
+#     refused at once, exit 2, naming it, instead of waiting for ever for a writer;
+#   - plot --scaling reads its CSV with bounds: a FIFO, a NUL byte and an over-long line are
+#     refused, exit 2, naming the file (and line);
+#   - a gather's dt of 1e-11 s gives plot --gain agc a window clamped to the trace, not a
+#     signed overflow and a crash; a dt of 0, a negative, NaN or Inf is refused, exit 2,
+#     naming the file and the dataset;
+#   - plot --raw writes a PNG: an output named .svg is refused, exit 2, and not written.
+# Every run is bounded (timeout -k 5 20), so that a hang fails rather than blocks.
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
+
+bounded=(timeout -k 5 20)
+deck="$work/deck.ini"
+tiny_deck "$deck"
+fifo="$work/ff"
+mkfifo "$fifo" "$fifo.h5" || rob_skip "mkfifo failed here"
+refusal="is not a regular file \(a FIFO, a device or a folder\)"
+
+# ---- a FIFO as an HDF5 input: refused, never opened
+expect 2 "$fifo $refusal" "${bounded[@]}" "$rtm3d" model "$deck" --set model.file="$fifo" --quiet
+expect_no_output "$work/out" tiny
+expect 2 "$fifo.h5 $refusal" "${bounded[@]}" "$rtm3d" migrate "$deck" \
+  --set rtm.observed="$fifo.h5" --set output.name=mig --quiet
+expect_no_output "$work/out" mig
+expect 2 "$fifo $refusal" "${bounded[@]}" "$rtm3d" validate "$fifo" "$work/x.h5"
+expect 2 "$fifo $refusal" "${bounded[@]}" "$rtm3d" plot "$fifo" /vp
+if has_feature "SEG-Y on"; then
+  expect 2 "$fifo $refusal" "${bounded[@]}" "$rtm3d" export "$fifo" --segy "$work/o.sgy"
+  if [ -e "$work/o.sgy" ]; then rob_fail "export of a FIFO left $work/o.sgy"; else rob_pass "no o.sgy"; fi
+else
+  echo "skip: this build has no SEG-Y (export of a FIFO)"
+fi
+
+# ---- plot --scaling: the CSV read with bounds
+if has_feature "figures on"; then
+  expect 2 "$fifo.*FIFO" "${bounded[@]}" "$rtm3d" plot --scaling "$fifo" -o "$work/s.png"
+  header="run,mode,ranks,nz,propagate_s,mcells_per_s,efficiency"
+  printf '%s\na,strong,1,64,1.0,10,1.0\0junk\n' "$header" >"$work/nul.csv"
+  expect 2 "nul.csv:2: a NUL byte" "${bounded[@]}" "$rtm3d" plot --scaling "$work/nul.csv" \
+    -o "$work/s.png"
+  {
+    echo "$header"
+    echo "a,strong,1,64,1.0,10,1.0"
+    printf 'a,strong,2,64,0.5,20,%s\n' "$(printf '0%.0s' {1..2000})"
+  } >"$work/long.csv"
+  expect 2 "long.csv:3: a line longer than" "${bounded[@]}" "$rtm3d" plot --scaling \
+    "$work/long.csv" -o "$work/s.png"
+else
+  echo "skip: this build has no PLplot (plot --scaling)"
+fi
+
+# ---- a gather's dt: tiny, zero, negative, NaN, Inf
+run="$work/out/tiny.h5"
+"${bounded[@]}" "$rtm3d" model "$deck" --set snapshots.every=0 --quiet ||
+  rob_fail "the model run for the gather exited $?"
+if [ ! -s "$run" ]; then
+  rob_fail "no $run"
+elif ! have_h5edit; then
+  echo "skip: no python3 or libhdf5 (the dt cases)"
+else
+  h5edit "$run" setattr /traces/p dt 1e-11 || rob_fail "h5edit setattr dt 1e-11"
+  expect 0 "wrote $work/agc.png" "${bounded[@]}" "$rtm3d" plot "$run" /traces/p --gain agc \
+    -o "$work/agc.png"
+  expect 0 "wrote $work/agc_raw.png" "${bounded[@]}" "$rtm3d" plot "$run" /traces/p --gain agc \
+    --raw -o "$work/agc_raw.png"
+  for dt in 0 -0.001 nan inf; do
+    h5edit "$run" setattr /traces/p dt "$dt" || rob_fail "h5edit setattr dt $dt"
+    expect 2 "$run: dataset /traces/p: attribute dt is" "${bounded[@]}" "$rtm3d" plot "$run" \
+      /traces/p --gain agc -o "$work/dt.png"
+  done
+  if [ -e "$work/dt.png" ]; then rob_fail "a plot with a bad dt left $work/dt.png"; else rob_pass "no dt.png"; fi
+  h5edit "$run" setattr /traces/p dt 0.001 || rob_fail "h5edit setattr dt 0.001"
+fi
+
+# ---- plot --raw writes a PNG, so only to a .png
+if [ -s "$run" ]; then
+  expect 2 "--raw writes a PNG: the output $work/r.svg must end in .png" "${bounded[@]}" \
+    "$rtm3d" plot "$run" /traces/p --raw -o "$work/r.svg"
+  if [ -e "$work/r.svg" ]; then rob_fail "$work/r.svg written"; else rob_pass "no r.svg"; fi
+  expect 0 "wrote $work/r.PNG" "${bounded[@]}" "$rtm3d" plot "$run" /traces/p --raw \
+    -o "$work/r.PNG"
+fi
+
+rob_finish
