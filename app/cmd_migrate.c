@@ -688,6 +688,17 @@ static int check_finite(const migrate_run_t *run, const char *name, const float 
   return RTM_OK;
 }
 
+/* An image of zeros everywhere is no image: said (one rank: under MPI a slab of zeros is no
+ * sign), with the usual causes, rather than written as if it were one. */
+static void warn_if_zero(const migrate_run_t *run) {
+  if (rtm_mpi_world_size() > 1) return;
+  for (size_t i = 0; i < run->local_cells; ++i)
+    if (run->slab_image[i] != 0.0f) return;
+  rtm_log_warning("the image is zero everywhere: rtm.mute may remove every sample of the "
+                  "gathers (rtm.mute_velocity, rtm.mute_taper), or the record may end before any "
+                  "reflection returns (time.steps)");
+}
+
 /* The summed image with the filters the config asks for, and the illumination: each rank of
  * the first shot group filters its slab (what the filters need of the others comes from
  * them), rank 0 writes the slabs as they come. */
@@ -707,6 +718,7 @@ static int write_image(migrate_run_t *run) {
         rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->slab_image, scratch));
   }
   RTM_TRY(check_finite(run, "/image", run->slab_image));
+  warn_if_zero(run);
   RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
   RTM_TRY(write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
   RTM_TRY(write_slabs(run, run->output, run->h5_path, "/illumination", run->slab_illumination));

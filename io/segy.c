@@ -225,6 +225,9 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
                  "microseconds from 1 to 32767, as SEG-Y stores it (readers take its 16-bit "
                  "fields as signed): model again with output.trace_dt set to one (0.002, say)",
                  h5_path, gather.dt_s);
+      if (gather.samples < 1)
+        RTM_FAIL(RTM_ERR_INPUT, "%s: shot %d's gathers hold no samples: nothing to export", h5_path,
+                 shot);
       if (gather.samples > 32767)
         RTM_FAIL(RTM_ERR_INPUT,
                  "%s: %d samples a trace; SEG-Y rev 1 holds at most 32767 as readers take its "

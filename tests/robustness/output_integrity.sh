@@ -158,6 +158,18 @@ expect 0 "" "$rtm3d" "${migrate[@]}"
 [ -e "$out/tiny.h5" ] && [ -e "$out/tiny.json" ] && [ ! -e "$out/tiny.resume.h5" ] &&
   rob_pass "the resumed migration completed and dropped its state" ||
   rob_fail "after the resumed migration: $(ls "$out" | tr '\n' ' ')"
+cp "$out/observed.h5" "$work/observed_copy.h5"
+
+# ---- an image of zeros is said to be one (a mute velocity given in km/s mutes everything),
+# and an image that is not, is not
+unmuted=(migrate "$work/tiny.ini" "${shots[@]}" --set rtm.observed="$work/observed_copy.h5"
+  --set rtm.mute=false --set output.name=unmuted)
+expect 0 "" "$rtm3d" "${unmuted[@]}"
+grep -q "image is zero everywhere" <<<"$rob_output" && rob_fail "a zero-image warning on an image" ||
+  rob_pass "no zero-image warning on an image"
+expect 0 "warning: the image is zero everywhere: rtm\.mute may remove every sample" \
+  "$rtm3d" "${unmuted[@]}" --set rtm.mute=true --set rtm.mute_velocity=2 --set output.name=muted
+rm -rf "$out"
 
 # ---- plot's figures are written aside too: a device given as the output is refused and
 # kept (as root, the old plot removed it when the write failed), and a figure that cannot be
