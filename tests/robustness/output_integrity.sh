@@ -175,12 +175,16 @@ rm -rf "$out"
 # kept (as root, the old plot removed it when the write failed), and a figure that cannot be
 # written leaves the earlier one as it was
 expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=10 --set output.name=plotted
-mknod "$work/device.png" c 1 7 # a second /dev/full
-for raw in "" --raw; do
-  expect 2 "device\.png is not a regular file" "$rtm3d" plot "$out/plotted.h5" /snapshots/p --index 1 \
-    -o "$work/device.png" $raw
-  [ -c "$work/device.png" ] && rob_pass "the device node is still there" || rob_fail "plot removed the device node"
-done
+if mknod "$work/device.png" c 1 7 2>/dev/null; then # a second /dev/full
+  for raw in "" --raw; do
+    expect 2 "device\.png is not a regular file" "$rtm3d" plot "$out/plotted.h5" /snapshots/p \
+      --index 1 -o "$work/device.png" $raw
+    [ -c "$work/device.png" ] && rob_pass "the device node is still there" ||
+      rob_fail "plot removed the device node"
+  done
+else
+  echo "(mknod not permitted here: the device-node cases skipped)"
+fi
 expect 0 "" "$rtm3d" plot "$out/plotted.h5" /snapshots/p --index 1 -o "$work/first.png" --raw
 mode="$(umask 022 && "$rtm3d" plot "$out/plotted.h5" /snapshots/p -o "$work/mode.png" >/dev/null 2>&1 &&
   stat -c %a "$work/mode.png")"
