@@ -61,7 +61,9 @@ int rtm_cmd_export(int argc, char **argv) {
     }
   }
   if (!input) RTM_FAIL(RTM_ERR_USAGE, "export: no run file (see rtm3d export --help)");
-  if (!segy) RTM_FAIL(RTM_ERR_USAGE, "export: say where: --segy OUT.sgy");
+  if (!segy || !segy[0]) RTM_FAIL(RTM_ERR_USAGE, "export: say where: --segy OUT.sgy");
+  if (segy[strlen(segy) - 1] == '/')
+    RTM_FAIL(RTM_ERR_USAGE, "export: --segy %s names a folder: give a file name", segy);
   int shots = 0;
   RTM_TRY(rtm_io_shot_count(input, &shots));
   RTM_TRY(rtm_segy_export(input, field, segy, per_shot, force));

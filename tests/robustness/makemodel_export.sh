@@ -99,4 +99,8 @@ else
   echo "skip: this build has no SEG-Y"
 fi
 
+# --- an empty or folder-like --segy is a usage error (exit 2), not a failed rename (exit 1)
+expect 2 "export: say where: --segy OUT\.sgy" "$rtm3d" export "$work/none.h5" --segy ""
+expect 2 "names a folder: give a file name" "$rtm3d" export "$work/none.h5" --segy "$work/"
+
 rob_finish
