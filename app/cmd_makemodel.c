@@ -50,6 +50,7 @@ static int read_text(const char *path, char **text) {
     RTM_FAIL(RTM_ERR_INPUT, "%s: not a model description (%lld bytes)", path, bytes);
   /* each line's bytes and its newline, and a NUL: never more than the file's size + 2 */
   *text = calloc((size_t)bytes + 2, 1);
+  if (!*text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %s (%lld bytes)", path, bytes);
   if (!*text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory reading %s", path);
   for (;;) {
     status = rtm_text_read_line(f, line, sizeof line, &got, why, sizeof why);

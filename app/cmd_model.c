@@ -792,9 +792,9 @@ static int close_output(model_run_t *run) {
   run->output = NULL;
   if (status == RTM_OK && !run->segy_path[0] && run->cfg.output.overwrite) {
     /* an earlier run's NAME.sgy would sit beside this run's file as if it were its copy */
-    snprintf(segy_partial, sizeof segy_partial, "%s/%s.sgy", run->cfg.output.dir,
-             run->cfg.output.name);
-    RTM_TRY(rtm_io_outputs_drop(run->outputs, segy_partial));
+    char stale[sizeof run->segy_path];
+    snprintf(stale, sizeof stale, "%s/%s.sgy", run->cfg.output.dir, run->cfg.output.name);
+    RTM_TRY(rtm_io_outputs_drop(run->outputs, stale));
   }
   if (status == RTM_OK && run->segy_path[0]) {
     const unsigned fields = run->prop.trace_fields;

@@ -94,10 +94,16 @@ int rtm_io_aside_create(const char *path, char *aside, size_t size) {
 
 /* ---- a run's outputs, renamed into place together ---- */
 
+/* One output: its final name, and what the commit does with it. */
+typedef struct {
+  char *path;
+  int drop; /* no partial: PATH, an earlier run's, is removed at the commit */
+  int kept; /* during the commit: the earlier PATH is linked as PATH.replaced */
+} output_t;
+
 struct rtm_io_outputs {
   int count;
-  char **path;         /* final names */
-  unsigned char *drop; /* 1: no partial; PATH, an earlier run's, is removed at the commit */
+  output_t *outputs;
 };
 
 int rtm_io_outputs_create(rtm_io_outputs_t **set) {
@@ -110,18 +116,14 @@ int rtm_io_outputs_create(rtm_io_outputs_t **set) {
 }
 
 static int outputs_append(rtm_io_outputs_t *set, const char *path, int drop) {
-  char **paths = realloc(set->path, (size_t)(set->count + 1) * sizeof *paths);
-  if (paths) set->path = paths;
-  unsigned char *drops = realloc(set->drop, (size_t)(set->count + 1));
-  if (drops) set->drop = drops;
-  char *copy = paths && drops ? strdup(path) : NULL;
+  output_t *grown = realloc(set->outputs, (size_t)(set->count + 1) * sizeof *grown);
+  if (grown) set->outputs = grown;
+  char *copy = grown ? strdup(path) : NULL;
   if (!copy) {
     rtm_log_error("out of memory listing the output %s", path);
     return RTM_ERR_NOMEM;
   }
-  set->path[set->count] = copy;
-  set->drop[set->count] = (unsigned char)drop;
-  ++set->count;
+  set->outputs[set->count++] = (output_t){copy, drop, 0};
   return RTM_OK;
 }
 
@@ -147,51 +149,47 @@ int rtm_io_outputs_drop(rtm_io_outputs_t *set, const char *path) {
 
 static void outputs_clear(rtm_io_outputs_t *set) {
   for (int i = 0; i < set->count; ++i)
-    free(set->path[i]);
+    free(set->outputs[i].path);
   set->count = 0;
 }
 
-/* Removes PATH.partial of output i (this run's). */
-static void remove_partial(const rtm_io_outputs_t *set, int i) {
-  char partial[4096 + 16];
-  if (!set->drop[i] && rtm_io_partial_path(set->path[i], partial, sizeof partial) == RTM_OK)
-    remove(partial);
+/* PATH with a suffix (.partial, .replaced) into buffer; 0 when it does not fit. */
+static int suffixed(const char *path, const char *suffix, char *buffer, size_t size) {
+  const int written = snprintf(buffer, size, "%s%s", path, suffix);
+  return written >= 0 && (size_t)written < size;
 }
 
-/* The name an earlier output is kept under while the run's replace it: PATH.replaced. */
-static int replaced_path(const char *path, char *buffer, size_t size) {
-  const int written = snprintf(buffer, size, "%s.replaced", path);
-  return written >= 0 && (size_t)written < size ? RTM_OK : RTM_ERR_INTERNAL;
-}
-
-/* Every output can be put in place: its partial written, its name free or a file (a folder
- * or a device there would stop the renames half-way). */
+/* Every output can be put in place: its name free or a file (a folder or a device there
+ * would stop the renames half-way). */
 static int check_targets(const rtm_io_outputs_t *set) {
   for (int i = 0; i < set->count; ++i) {
+    const output_t *o = &set->outputs[i];
     struct stat info;
-    if (set->drop[i] || lstat(set->path[i], &info) != 0) continue;
-    if (S_ISDIR(info.st_mode) || !(S_ISREG(info.st_mode) || S_ISLNK(info.st_mode))) {
+    if (o->drop || lstat(o->path, &info) != 0) continue;
+    if (!(S_ISREG(info.st_mode) || S_ISLNK(info.st_mode))) {
       rtm_log_error("%s exists and is not a file: the run's outputs cannot be put in place",
-                    set->path[i]);
+                    o->path);
       return RTM_ERR_IO;
     }
   }
   return RTM_OK;
 }
 
-/* The earlier outputs replaced by renames [0, done) are put back (their PATH.replaced), the
- * run's own renamed and unrenamed files removed. */
-static void roll_back(const rtm_io_outputs_t *set, int done, const unsigned char *kept) {
-  char backup[4096 + 16];
+/* After a failure at rename `done`: the outputs renamed before it give way to the earlier
+ * files kept aside (or are removed), the partials and links left go. */
+static void roll_back(const rtm_io_outputs_t *set, int done) {
+  char partial[4096 + 16], backup[4096 + 16];
   for (int k = 0; k < set->count; ++k) {
-    if (set->drop[k]) continue;
+    const output_t *o = &set->outputs[k];
+    if (o->drop) continue;
+    const int have_backup = o->kept && suffixed(o->path, ".replaced", backup, sizeof backup);
     if (k >= done) {
-      remove_partial(set, k);
-      if (kept[k] && replaced_path(set->path[k], backup, sizeof backup) == RTM_OK) remove(backup);
-    } else if (kept[k] && replaced_path(set->path[k], backup, sizeof backup) == RTM_OK) {
-      rename(backup, set->path[k]); /* the earlier file back in place of the run's */
+      if (suffixed(o->path, ".partial", partial, sizeof partial)) remove(partial);
+      if (have_backup) remove(backup);
+    } else if (have_backup) {
+      rename(backup, o->path); /* the earlier file back in place of the run's */
     } else {
-      remove(set->path[k]);
+      remove(o->path);
     }
   }
 }
@@ -199,58 +197,50 @@ static void roll_back(const rtm_io_outputs_t *set, int done, const unsigned char
 int rtm_io_outputs_commit(rtm_io_outputs_t *set) {
   char partial[4096 + 16], backup[4096 + 16];
   int status = check_targets(set), i = 0;
-  unsigned char *kept = calloc((size_t)set->count + 1, 1); /* an earlier file kept aside */
-  if (status == RTM_OK && !kept) status = RTM_ERR_NOMEM;
   /* an earlier run's file stays linked as PATH.replaced until every rename is done, so that a
    * failure half-way puts it back (--force promises the earlier files when a run fails) */
   for (int k = 0; status == RTM_OK && k < set->count; ++k) {
-    if (set->drop[k] || replaced_path(set->path[k], backup, sizeof backup) != RTM_OK) continue;
+    output_t *o = &set->outputs[k];
+    if (o->drop || !suffixed(o->path, ".replaced", backup, sizeof backup)) continue;
     unlink(backup);
-    kept[k] = link(set->path[k], backup) == 0;
+    o->kept = link(o->path, backup) == 0;
   }
   for (; status == RTM_OK && i < set->count; ++i) {
-    if (set->drop[i]) continue;
-    if (rtm_io_partial_path(set->path[i], partial, sizeof partial) != RTM_OK ||
-        rename(partial, set->path[i]) != 0) {
-      rtm_log_error("cannot rename %s to %s: %s", partial, set->path[i], strerror(errno));
+    const output_t *o = &set->outputs[i];
+    if (o->drop) continue;
+    if (!suffixed(o->path, ".partial", partial, sizeof partial) || rename(partial, o->path) != 0) {
+      rtm_log_error("cannot rename %s to %s: %s", partial, o->path, strerror(errno));
       status = RTM_ERR_IO;
-      break;
+      break; /* outputs [0, i) are in place */
     }
   }
   if (status != RTM_OK) { /* none or all */
-    if (kept)
-      roll_back(set, i, kept);
-    else
-      for (int k = 0; k < set->count; ++k)
-        remove_partial(set, k);
+    roll_back(set, i);
     rtm_log_error("the run's outputs were removed (none is complete without the others); an "
                   "earlier run's files are as they were");
-    free(kept);
     outputs_clear(set);
     return status;
   }
   for (int k = 0; k < set->count; ++k) {
-    if (set->drop[k]) /* an earlier run's file that this run does not replace */
-      remove(set->path[k]);
-    else if (kept[k] && replaced_path(set->path[k], backup, sizeof backup) == RTM_OK)
+    const output_t *o = &set->outputs[k];
+    if (o->drop) /* an earlier run's file that this run does not replace */
+      remove(o->path);
+    else if (o->kept && suffixed(o->path, ".replaced", backup, sizeof backup))
       unlink(backup);
   }
-  free(kept);
   outputs_clear(set);
   return RTM_OK;
 }
 
 void rtm_io_outputs_discard(rtm_io_outputs_t *set) {
   if (!set) return;
-  for (int i = 0; i < set->count; ++i)
-    remove_partial(set, i);
+  roll_back(set, 0); /* nothing renamed: every partial goes */
   outputs_clear(set);
 }
 
 void rtm_io_outputs_free(rtm_io_outputs_t *set) {
   if (!set) return;
   rtm_io_outputs_discard(set);
-  free(set->path);
-  free(set->drop);
+  free(set->outputs);
   free(set);
 }
