@@ -5,14 +5,15 @@
  * asked. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef FILE *(*fopen_t)(const char *, const char *);
 
-static int on_full_disk(const char *path) {
-  const char *list = getenv("RTM3D_TEST_FULL_DISK");
+static int listed(const char *variable, const char *path) {
+  const char *list = getenv(variable);
   if (!list || !path) return 0;
   while (*list) {
     const size_t length = strcspn(list, ",");
@@ -30,7 +31,7 @@ static int on_full_disk(const char *path) {
 static FILE *open_as_asked(const char *name, const char *path, const char *mode) {
   fopen_t real = (fopen_t)dlsym(RTLD_NEXT, name);
   const int writes = strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+');
-  return real(on_full_disk(path) && writes ? "/dev/full" : path, mode);
+  return real(listed("RTM3D_TEST_FULL_DISK", path) && writes ? "/dev/full" : path, mode);
 }
 
 FILE *fopen(const char *path, const char *mode) {
@@ -39,4 +40,14 @@ FILE *fopen(const char *path, const char *mode) {
 
 FILE *fopen64(const char *path, const char *mode) {
   return open_as_asked("fopen64", path, mode);
+}
+
+typedef int (*rename_t)(const char *, const char *);
+
+int rename(const char *from, const char *to) {
+  if (listed("RTM3D_TEST_FAIL_RENAME", to)) {
+    errno = EIO;
+    return -1;
+  }
+  return ((rename_t)dlsym(RTLD_NEXT, "rename"))(from, to);
 }

@@ -91,6 +91,18 @@ expect 1 "tiny\.xmf exists and is not a file" "$rtm3d" model "$work/tiny.ini" --
 expect_file_unchanged "$out/tiny.h5" "$before_h5"
 expect_file_unchanged "$out/tiny.json" "$before_json"
 rmdir "$out/tiny.xmf"
+# a rename that fails half-way through the commit (tiny.h5 already replaced, tiny.xmf not):
+# the earlier run's files are put back, nothing partial or replaced is left
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --force --set snapshots.every=10
+before_h5="$(cksum <"$out/tiny.h5")" before_json="$(cksum <"$out/tiny.json")"
+before_xmf="$(cksum <"$out/tiny.xmf")"
+expect 1 "cannot rename .*tiny\.xmf\.partial to .*tiny\.xmf" env RTM3D_TEST_FAIL_RENAME=tiny.xmf \
+  LD_PRELOAD="$preload" "$rtm3d" model "$work/tiny.ini" --quiet --force --set snapshots.every=5
+expect_file_unchanged "$out/tiny.h5" "$before_h5"
+expect_file_unchanged "$out/tiny.xmf" "$before_xmf"
+expect_file_unchanged "$out/tiny.json" "$before_json"
+[ -z "$(ls "$out" | grep -E 'partial|replaced|lock')" ] && rob_pass "nothing partial or replaced left" ||
+  rob_fail "left in $out: $(ls "$out" | tr '\n' ' ')"
 rm "$out/tiny.h5"
 expect 2 "tiny\.json exists: a run does not replace" "$rtm3d" model "$work/tiny.ini" --quiet
 expect_file_unchanged "$out/tiny.json" "$before_json"
