@@ -21,6 +21,16 @@ wait_for() {
   [ -e "$1" ]
 }
 
+# wait_for_line FILE PATTERN SECONDS: until FILE holds a line matching the extended regex
+wait_for_line() {
+  local tries=$(($3 * 100))
+  while ! grep -Eq "$2" "$1" 2>/dev/null && [ "$tries" -gt 0 ]; do
+    sleep 0.01
+    tries=$((tries - 1))
+  done
+  grep -Eq "$2" "$1" 2>/dev/null
+}
+
 # ---- two runs, one name: the first is held (SIGSTOP) once its file exists, the second
 # starts then; the second is refused naming the first, the first completes untouched
 long=(--set grid.nx=64 --set grid.ny=64 --set grid.nz=64 --set time.steps=400
@@ -219,12 +229,14 @@ rm -rf "$out"
 # first snapshot that cannot be written stops it, nothing is left; migrate weighs its
 # outputs (image, illumination, resume state) against the disk before the first shot
 if small_disk 8m disk; then
-  held=(--set grid.nx=48 --set grid.ny=48 --set grid.nz=48 --set time.steps=1000
-    --set snapshots.every=100 --set receivers.layout=none --set source.x=240 --set source.y=240
+  # held once its first progress line is out: its file is created and its time loop runs
+  # (holding it as soon as the file appears could catch HDF5 writing the file's header)
+  held=(--set grid.nx=48 --set grid.ny=48 --set grid.nz=48 --set time.steps=10000
+    --set snapshots.every=1000 --set receivers.layout=none --set source.x=240 --set source.y=240
     --set source.z=240 --set output.dir="$disk")
   "$rtm3d" model "$work/tiny.ini" "${held[@]}" >"$work/full.log" 2>&1 &
   run=$!
-  if wait_for "$disk/tiny.h5.partial" 60; then
+  if wait_for_line "$work/full.log" "step [0-9]+/10000" 60; then
     kill -STOP "$run"
     dd if=/dev/zero of="$disk/filler" bs=64k 2>/dev/null
     kill -CONT "$run"
@@ -232,7 +244,7 @@ if small_disk 8m disk; then
   wait "$run"
   status=$?
   if [ "$status" -eq 1 ] && grep -q "writing /snapshots/p\[[0-8]\]: .*the disk is full" "$work/full.log" &&
-    ! grep -q "step 1000/1000" "$work/full.log"; then
+    ! grep -q "step 10000/10000" "$work/full.log"; then
     rob_pass "a disk filled mid-run stopped the run at the next snapshot"
   else
     rob_fail "a disk filled mid-run: exit $status, log:"
