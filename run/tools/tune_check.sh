@@ -4,11 +4,13 @@
 #   sweep     build, ctest -L gpu (both phases; SKIP_TESTS=1 leaves it out), then `rtm3d tune` (every candidate; its own cache in a
 #             temporary folder) for iso fp32, tti fp32 and tti fp16 (CASES: any of
 #             EQUATION_PRECISION_N, vti too) on the bench decks at 512^3 and 256^3 (constant models): each tune's wall time, winner and the table
-#             row it prints; CSVs tune_<case>.csv under $OUT (commit them to run/results/ and
-#             the rows to run/results/kernel_table.csv).
+#             row it prints; CSVs tune_<case>.csv under $OUT (a winner that moves past the
+#             noise goes into solver/tuning/kernel_table.csv, its figures into
+#             run/results/kernels.md).
 #   defaults  rtm3d bench of the same six with no kernel.* key and an empty tune cache (the
-#             committed table alone) against the best of the committed sweeps
-#             (run/results/$SWEEPS/tune_<case>.csv); then rtm3d info's lines for auto.
+#             committed table alone) against the best of a sweep's CSVs
+#             ($SWEEPS/tune_<case>.csv: the folder the sweep call brought back, carried
+#             along); then rtm3d info's lines for auto.
 # Short table last; logs under $OUT (or run/out/tune).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -52,7 +54,7 @@ sweep)
   ;;
 defaults)
   export RTM3D_CACHE_DIR="$out/empty_cache"
-  sweeps="run/results/${SWEEPS:?SWEEPS=the folder of run/results with the sweep CSVs}"
+  sweeps="${SWEEPS:?SWEEPS=the folder holding tune_CASE.csv from a sweep call}"
   for c in $cases; do
     deck "$c"
     "$rtm3d" bench "${args[@]}" > "$out/bench_$c.log" 2>&1 || { failed=1; tail -3 "$out/bench_$c.log"; }

@@ -23,7 +23,7 @@ typedef struct {
   const char *measured; /* the device and date, or why the row is a guess */
 } table_row_t;
 
-/* run/results/kernel_table.csv, turned into rows at configure time (CMakeLists.txt). */
+/* kernel_table.csv (this folder), turned into rows at configure time (CMakeLists.txt). */
 static const table_row_t table[] = {
 #include "kernel_table.h"
 };
@@ -111,7 +111,7 @@ void rtm_kernel_table_lookup(const rtm_kernel_key_t *key, rtm_kernel_shape_t *sh
   }
   if (!best) { /* the table has rows for any GPU and each of iso and tti: never here */
     *shape = (rtm_kernel_shape_t){"ldgsts", 2, {32, 16}, 0};
-    if (why) snprintf(why, size, "built-in fallback (run/results/kernel_table.csv has no row)");
+    if (why) snprintf(why, size, "built-in fallback (solver/tuning/kernel_table.csv has no row)");
     return;
   }
   *shape = best->shape;

@@ -6,7 +6,7 @@
  *                    GPU name, compute capability, driver, equation, precision and size
  *                    class (rtm_kernel_cache_path: $RTM3D_CACHE_DIR, $XDG_CACHE_HOME/rtm3d
  *                    or ~/.cache/rtm3d, file kernels.ini);
- *   the table        the winners of the sweeps committed in run/results/kernel_table.csv
+ *   the table        the winners of the sweeps committed in kernel_table.csv (this folder)
  *                    (compiled in at configure time), by minimum compute capability,
  *                    equation, precision and size class; the nearest row serves a case no
  *                    row names (vti takes tti's rows where it has none, fp16 fp32's, a
