@@ -7,8 +7,8 @@
 # (default 2) so that clock drift hits both.
 #   VARIANTS   ";"-separated "[ENV... |] SETS...": SETS are key=value words (--set), ENV
 #              VAR=value words in the run's environment; a variant with ENV runs on this tree
-#              only (the switches of a probe build, a patch of run/experiments/tti_trials/
-#              applied: the patches name theirs). Default "memory.model_precision=fp32;
+#              only (the switches of a probe build, a trial patch applied: the patches
+#              name theirs; earlier trials' patches: run/results/kernels.md). Default "memory.model_precision=fp32;
 #              memory.model_precision=fp16".
 #   TESTS      ctest -L gpu of this tree's build (new), of the base (base), or none (default)
 #   TEST_ENVS  ";"-separated ENV lists: test_cuda_tti of this tree's build under each
