@@ -119,8 +119,8 @@ fail:
 
 /* A launcher that binds each rank to one core (Open MPI's default for two ranks) leaves the
  * host's work (the model's parameters and coefficients, the trace pipeline) one thread a
- * rank: 93 s of set-up for a 1500^3 tti volume on two H200s of a 32-core machine
- * (run/results/large_volume_h200x2_2026-11-26.md). Said once, by rank 0, with the remedy. */
+ * rank: 93 s of set-up for a 1500^3 tti volume on two H200s of a 32-core machine, 13.5 s
+ * with --bind-to none (run/results/mpi.md). Said once, by rank 0, with the remedy. */
 /* The CPUs of a list such as "0-3,8,10-11" (cpuset files); 0 when it is not one. */
 static long count_cpu_list(const char *list) {
   long count = 0;

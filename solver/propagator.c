@@ -440,8 +440,8 @@ fail:
   return status;
 }
 
-/* NCCL connects to a peer at the first message to it (about a second on the 2 H100s of
- * run/results/multi_gpu_h100x2_2026-11-25.md, both ranks waiting), as a CUDA-aware MPI may:
+/* NCCL connects to a peer at the first message to it (about 1.2 s on two H100s, both ranks
+ * waiting: run/results/mpi.md), as a CUDA-aware MPI may:
  * one exchange of the fresh fields' zeros (ghosts stay zeros) now, so that the set-up pays
  * for it, not the first step, and its time is not counted in the phases. */
 static int connect_neighbours(rtm_propagator_t *prop) {

@@ -402,7 +402,7 @@ iso_tma_produce(const IsoTmaBlock &b, const CUtensorMap &p_map, const CUtensorMa
  * a full mbarrier (the producer's expect_tx, completed by the copy) and an empty one
  * (every consumer thread arrives once it has read the slot): consumers never meet at a
  * block-wide barrier, and the producer runs up to S - 1 planes ahead of the slowest one.
- * Measured on an H100 (run/results/gpu_iso.md): marking p[n-1] and v^2 dt^2 evict-first in
+ * Measured on an H100 (run/results/kernels.md): marking p[n-1] and v^2 dt^2 evict-first in
  * L2 cost 13% of the throughput, and launching the z-chunks of a column side by side cost
  * 10% (y neighbours no longer in step); neither is done. */
 template <int S>

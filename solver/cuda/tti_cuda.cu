@@ -90,7 +90,8 @@ __host__ __device__ constexpr int cell_slots(int lead, int slack = 2) {
   return lead + slack;
 }
 /* The least slack a two-cell kernel of `lead` is built with (two_cells, pick_cells): 1 at 2
- * stages; at 3 stages slack 1 ran slower than one cell a thread (run/results/gpu_tti.md). */
+ * stages; at 3 stages slack 1 ran slower than one cell a thread (tti fp32 32x8 on an H100
+ * 42 279 -> 35 642 MCells/s, run/results/kernels.md). */
 __host__ __device__ constexpr int min_slack(int lead) {
   return lead == 1 ? 1 : 2;
 }
@@ -674,7 +675,7 @@ constexpr int WARP_DY_ROW = 32 + 2 * R, WARP_DY_ROW_X = 64 + 2 * R;
  * tile's x stencils, the D_y buffer's and the own cells' inputs come as 8-byte pairs and the
  * outputs go as pairs: 1 439 -> 1 297 static instructions of the tti fp32 64-wide 2-stage
  * instance; on an H100 at 512^3, kernel.* auto, tti fp32 +3.0%, fp16 +5.7%, vti level to
- * +1.8% against two rows (run/results/gpu_tti.md, "Seventh look"). The launcher shapes
+ * +1.8% against two rows (run/results/kernels.md). The launcher shapes
  * the block by the same rule. */
 __host__ __device__ constexpr bool pairs_along_x(int bx, int cells) {
   return bx == 64 && cells == 2;
@@ -909,8 +910,8 @@ __device__ __forceinline__ void tma_mixed_xy(const TtiArgs &a, const TmaBlock &b
 /* tma: a thread's next output, moved on a plane after each: its (first) cell in the padded
  * fields and its plane's eta_z dt. Kept from plane to plane instead of formed from the plane
  * index, which took 64-bit products and, at 168 registers, the block's indices formed again
- * each iteration: tti fp16 430 -> 420 instructions a cell, +2% (run/results/gpu_tti.md,
- * "Eighth look"). */
+ * each iteration: tti fp16 430 -> 420 instructions a cell, +2% on an H100
+ * (run/results/kernels.md). */
 struct TmaOut {
   long long cell;
   const float *eta_z;
@@ -1058,8 +1059,8 @@ __global__ void __launch_bounds__(CELLS == 1 ? MAX_THREADS : PAIR_THREADS,
       tma_produce<TILTED, C, LEAD, SLACK>(b, t, maps, j);
 
   /* Iteration i as a function called by a plain loop, as the lambda was whose instructions
-   * were measured in run/results/gpu_tti.md (the body written into the loop schedules
-   * differently). */
+   * were profiled (tti fp16 420 a cell on an H100, run/results/kernels.md; the body written
+   * into the loop schedules differently). */
   TmaOut out = {t.column + (long long)b.zb0 * a.domain.stride_z,
                 a.domain.eta_z + a.domain.z_offset + b.zb0};
   for (int i = 0; i < b.nplanes; ++i)
@@ -1165,8 +1166,9 @@ TtiMaps tti_maps(const rtm_tti_shape_t *shape, const rtm_tti_fields_t *fields) {
 
 } // namespace
 
-/* Two cells a thread where they pay (run/results/gpu_tti.md, "Sixth pass"): tma at a
- * compiled-in width, a tile of PAIR_THREADS x 2 cells, and three such blocks fitting an
+/* Two cells a thread where they pay (tti fp32 tma 2 32x8 on an H100 40 928 -> 45 390
+ * MCells/s, run/results/kernels.md): tma at a compiled-in width, a tile of PAIR_THREADS x 2
+ * cells, and three such blocks fitting an
  * SM's shared memory, with slack 2, or else with the least slack the stages allow
  * (min_slack). With two cells a thread the kernel needs more registers (PAIR_BLOCKS blocks of
  * PAIR_THREADS at most: 168); where only two blocks fit, the warps a SM holds halve and it

@@ -105,7 +105,7 @@ static void test_tma_3(void **state) {
 }
 
 /* The tma pipeline's own shapes on device memory, with stages 2 and 3: the tiles it runs
- * fastest on a 512^3 volume (128x8, 64x8, 128x4; run/results/gpu_iso.md) with zblocks that
+ * fastest on a 512^3 volume (128x8, 64x8, 128x4; run/results/kernels.md) with zblocks that
  * leave a short last z-chunk (29 = 3*8 + 5, 5*5 + 4, 2*13 + 3, 14*2 + 1: a chunk of one
  * plane, whose pipeline holds fewer planes than its rings have slots), and 128x16, whose
  * 512 consumer threads plus the producer warp are the most a block may hold. A wrong
