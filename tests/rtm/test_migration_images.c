@@ -245,6 +245,8 @@ static void test_tti_flat_reflector_and_iso_misplaced(void **state) {
   survey_release(&s);
 }
 
-RTM_TEST_MAIN(cmocka_unit_test(test_flat_reflector), cmocka_unit_test(test_point_diffractor),
-              cmocka_unit_test(test_dipping_reflector), cmocka_unit_test(test_vti_flat_reflector),
-              cmocka_unit_test(test_tti_flat_reflector_and_iso_misplaced))
+/* the flat reflector is the quick guard of the imaging condition; the others are long (a
+ * survey each, the anisotropic ones 440 steps): test_migration_images_long */
+RTM_TEST_MAIN(cmocka_unit_test(test_flat_reflector), rtm_long_test(test_point_diffractor),
+              rtm_long_test(test_dipping_reflector), rtm_long_test(test_vti_flat_reflector),
+              rtm_long_test(test_tti_flat_reflector_and_iso_misplaced))

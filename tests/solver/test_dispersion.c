@@ -324,5 +324,6 @@ static void test_convergence(void **unused) {
   }
 }
 
-RTM_TEST_MAIN(cmocka_unit_test(test_dispersion_correction), cmocka_unit_test(test_off_grid_points),
-              cmocka_unit_test(test_sinc_reciprocity), cmocka_unit_test(test_convergence))
+/* off the nodes (six runs of the box) and the convergence (a box of 8x the cells) are long */
+RTM_TEST_MAIN(cmocka_unit_test(test_dispersion_correction), rtm_long_test(test_off_grid_points),
+              cmocka_unit_test(test_sinc_reciprocity), rtm_long_test(test_convergence))
