@@ -368,6 +368,55 @@ int rtm_io_read_receiver_line(const char *path, const char *gather, size_t nrec,
  * ...), in that order; malloc'd array of malloc'd strings. */
 int rtm_io_list_datasets(const char *path, char ***names, int *count);
 
+/* ---- what a figure shows (figure_data.c, scaling_table.c), for plot ---- */
+/* An image of width x height values (row-major, row 0 at the top, malloc'd), and for a
+ * slice of a volume the plane it shows: axis ('z', 'y' or 'x') = plane. */
+typedef struct {
+  float *values;
+  int width, height;
+  char axis;
+  long plane;
+} rtm_figure_image_t;
+/* Dataset `name` of `path`, a volume [nz][ny][nx] (index -1) or entry `index` of a series
+ * [nsnap][nz][ny][nx], read once; images[k] its plane images[k].plane across images[k].axis
+ * (rtm_volume_slice), for k < count. volume: {nz, ny, nx}; the planes lie in the volume. */
+int rtm_io_read_slices(const char *path, const char *name, long index, const size_t volume[3],
+                       int count, rtm_figure_image_t *images);
+/* A gather [nrec][nt] as an image of a column a receiver, time down the rows. */
+int rtm_io_read_gather_image(const char *path, const char *name, rtm_figure_image_t *image);
+/* A gain on such a gather image: "t2" multiplies sample k by (k dt)^2, "agc" divides it by
+ * the RMS of its trace over a window of 0.25 s (25 samples without the dataset's dt) around
+ * it, "none" leaves it. */
+void rtm_gather_gain(rtm_figure_image_t *gather, const rtm_io_axes_t *axes, const char *gain);
+/* A figure's colours for values[count]: for a signed field (or any value negative)
+ * diverging over +-the clip_percentile of |value| (rtm_png_clip_value); for values of one
+ * sign (a model) from their (100 - PCT) to their PCT percentile. */
+int rtm_figure_colour_range(const float *values, size_t count, double clip_percentile,
+                            int signed_field, rtm_figure_style_t *style);
+/* The colour bar's label with its units, from the dataset's last name; rank 2: a gather. */
+const char *rtm_figure_bar_label(const char *dataset, int rank);
+/* Where a slice lies: "x = 250 m" with the file's grid, "x = 25" (cells) without. */
+void rtm_figure_plane_text(const rtm_io_axes_t *axes, char axis, long plane, char *text,
+                           size_t size);
+/* A slice (rtm_io_read_slices) as a panel with axes in metres where the file has its grid,
+ * in cells otherwise, depth downward in vertical sections; the caller gives the title. */
+void rtm_figure_slice_panel(const rtm_io_axes_t *axes, const rtm_figure_image_t *slice,
+                            rtm_figure_panel_t *panel);
+/* run/scaling.sh's CSV (columns mode, ranks and efficiency at least, run optional): a line
+ * a run (or a mode), each its ranks and efficiencies in the file's order; strong: the
+ * line's mode is strong scaling (else weak); x_max, y_max: the axes' reach. */
+enum { RTM_SCALING_LINES = 8, RTM_SCALING_ROWS = 256 };
+typedef struct {
+  char names[RTM_SCALING_LINES][32];
+  double x[RTM_SCALING_LINES][RTM_SCALING_ROWS], y[RTM_SCALING_LINES][RTM_SCALING_ROWS];
+  int counts[RTM_SCALING_LINES], lines;
+  int strong[RTM_SCALING_LINES];
+  double x_max, y_max;
+} rtm_scaling_t;
+/* Reads the CSV, open in `file` (rtm_text_open) and named `path`, into *table (zeroed by the
+ * caller); RTM_ERR_INPUT naming path:line. */
+int rtm_io_read_scaling(FILE *file, const char *path, rtm_scaling_t *table);
+
 /* ---- shot gathers, for migrate ---- */
 /* One shot's recorded field as a file holds it. */
 typedef struct {

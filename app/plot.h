@@ -1,0 +1,33 @@
+/* plot.h - what rtm3d plot's files share (cmd_plot.c, cmd_plot_scaling.c, plot_options.c):
+ * the options as read from the command line, and the --scaling figure's driver. */
+#ifndef RTM_APP_PLOT_H
+#define RTM_APP_PLOT_H
+
+#include <stdio.h>
+
+typedef struct {
+  const char *file;
+  char dataset[512];
+  long index; /* -1: default */
+  char axis;  /* 0: default */
+  long plane;
+  double clip_percentile;
+  const char *out;
+  int raw, wiggle, panel;
+  char gain[8]; /* none | t2 | agc */
+  long at[3];   /* --at X,Y,Z; -1: the centre */
+  int size[2];  /* figure pixels */
+  int sized;    /* --size given */
+} plot_args_t;
+
+/* The usage text of rtm3d plot. */
+void rtm_plot_usage(FILE *out);
+/* argv into *a, the defaults first; *help 1 for --help (nothing else read). A status. */
+int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help);
+/* --size WxH: the figure's pixels, 200x150 to 8000x8000. */
+int rtm_plot_parse_size(const char *text, int size[2]);
+/* `rtm3d plot --scaling FILE.csv [-o OUT] [--size WxH]` (cmd_plot_scaling.c): run/scaling.sh's
+ * CSV as a figure of parallel efficiency against ranks; an exit status. */
+int rtm_cmd_plot_scaling(int argc, char **argv);
+
+#endif

@@ -1,0 +1,154 @@
+/* rtm3d plot's options: the usage text and the command line read into plot_args_t
+ * (plot.h), each value checked as it is read; what needs the dataset's shape to check
+ * (ranges, a gather's options on a volume) is cmd_plot.c's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+#include "rtm_status.h"
+
+void rtm_plot_usage(FILE *out) {
+  fprintf(
+      out,
+      "usage: rtm3d plot FILE.h5 DATASET [--index K] [--slice x=N|y=N|z=N | --panel [--at X,Y,Z]]\n"
+      "                  [--clip PCT] [--gain none|t2|agc] [--wiggle] [--size WxH] [--raw]\n"
+      "                  [-o OUT.png|OUT.svg|OUT.pdf]\n\n"
+      "Draws DATASET with axes in metres (and seconds), the data's true aspect, a colour\n"
+      "bar with units and a title naming the file, dataset, snapshot time and plane:\n"
+      "  snapshots [nsnap][nz][ny][nx]  snapshot K (default the last), one slice\n"
+      "  volumes [nz][ny][nx]           (/image, a model file's /vp, ...) one slice\n"
+      "  gathers [nrec][nt]             (/traces/p) receivers across, time downward\n"
+      "Signed fields in blue (negative) - white - red (positive), saturating at the PCT\n"
+      "percentile of |value|; a volume of one sign (a model) from its (100 - PCT) to its\n"
+      "PCT percentile in a dark-to-yellow ramp.\n\n"
+      "  --index K        snapshot index, 0 .. nsnap-1 (default nsnap-1)\n"
+      "  --slice a=N      plane to show: z=N (map view, default z = nz/2), y=N or x=N\n"
+      "                   (vertical sections, depth downward)\n"
+      "  --panel          three slices through one cell instead: z (map), y and x sections\n"
+      "  --at X,Y,Z       that cell's indices (default the centre)\n"
+      "  --clip PCT       clip percentile in (0, 100] (default 99)\n"
+      "  --gain G         gathers: none (default), t2 (samples times t^2, late arrivals up)\n"
+      "                   or agc (each sample over the RMS of a 0.25 s window)\n"
+      "  --wiggle         gathers: a line a trace instead of variable density\n"
+      "  --size WxH       the figure's pixels (default 1000x750)\n"
+      "  --raw            the plain PNG instead: one pixel a sample, no axes\n"
+      "  -o OUT           .png, .svg or .pdf (default: beside FILE, e.g.\n"
+      "                   run.snapshots_p.k3.z50.png)\n"
+      "  --scaling CSV    instead of FILE and DATASET: run/scaling.sh's CSV as parallel\n"
+      "                   efficiency against ranks, a line a mode and the ideal\n"
+      "  --help           this text\n\n"
+      "Figures need PLplot at configure time (rtm3d info says); without it plot writes the\n"
+      "plain PNG. Datasets in a file: the names 'rtm3d validate' compares, e.g.\n"
+      "/snapshots/p, /traces/p, /vp.\n\n"
+      "A dataset of no samples, or a plane (gather, panel) whose samples are all NaN or Inf,\n"
+      "is refused: no figure. Where some are, a warning counts them; they are drawn in the\n"
+      "colour bar's lowest colour (black in the plain PNG, zero in a wiggle), and the colours\n"
+      "span the finite values. Dataset names and paths are printed with escape sequences,\n"
+      "control bytes and invalid UTF-8 as \\xNN.\n"
+      "Exit status: 0 written, 1 write failure, 2 usage or input error (no samples, none\n"
+      "finite).\n");
+}
+
+static int parse_long(const char *option, const char *text, long *value) {
+  char *end = NULL;
+  long x = text ? strtol(text, &end, 10) : 0;
+  if (!text || end == text || *end != '\0') {
+    rtm_log_error("plot: %s needs an integer (got '%s')", option, text ? text : "");
+    return RTM_ERR_USAGE;
+  }
+  *value = x;
+  return RTM_OK;
+}
+
+int rtm_plot_parse_size(const char *text, int size[2]) {
+  char tail = 0;
+  int w = 0, h = 0;
+  if (!text || sscanf(text, "%dx%d%c", &w, &h, &tail) != 2 || w < 200 || h < 150 || w > 8000 ||
+      h > 8000) {
+    rtm_log_error("plot: --size needs WxH pixels, 200x150 to 8000x8000 (got '%s')",
+                  text ? text : "");
+    return RTM_ERR_USAGE;
+  }
+  size[0] = w;
+  size[1] = h;
+  return RTM_OK;
+}
+
+int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
+  int status = RTM_OK, positional = 0;
+  *help = 0;
+  memset(a, 0, sizeof *a);
+  a->index = -1;
+  a->clip_percentile = 99.0;
+  snprintf(a->gain, sizeof a->gain, "none");
+  a->at[0] = a->at[1] = a->at[2] = -1;
+  a->size[0] = 1000;
+  a->size[1] = 750;
+  for (int i = 1; i < argc; ++i) {
+    const char *arg = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      *help = 1;
+      return RTM_OK;
+    } else if (strcmp(arg, "--index") == 0) {
+      RTM_TRY(parse_long("--index", next, &a->index));
+      if (a->index < 0) RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld must be >= 0", a->index);
+      ++i;
+    } else if (strcmp(arg, "--slice") == 0) {
+      if (!next || !strchr("xyz", next[0]) || next[0] == '\0' || next[1] != '=')
+        RTM_FAIL(RTM_ERR_USAGE, "plot: --slice needs x=N, y=N or z=N (got '%s')", next ? next : "");
+      a->axis = next[0];
+      RTM_TRY(parse_long("--slice", next + 2, &a->plane));
+      ++i;
+    } else if (strcmp(arg, "--clip") == 0) {
+      char *end = NULL;
+      double pct = next ? strtod(next, &end) : 0.0;
+      if (!next || end == next || *end != '\0' || !(pct > 0.0 && pct <= 100.0))
+        RTM_FAIL(RTM_ERR_USAGE, "plot: --clip needs a percentile in (0, 100] (got '%s')",
+                 next ? next : "");
+      a->clip_percentile = pct;
+      ++i;
+    } else if (strcmp(arg, "--raw") == 0) {
+      a->raw = 1;
+    } else if (strcmp(arg, "--wiggle") == 0) {
+      a->wiggle = 1;
+    } else if (strcmp(arg, "--panel") == 0) {
+      a->panel = 1;
+    } else if (strcmp(arg, "--gain") == 0) {
+      if (!next || (strcmp(next, "none") && strcmp(next, "t2") && strcmp(next, "agc")))
+        RTM_FAIL(RTM_ERR_USAGE, "plot: --gain needs none, t2 or agc (got '%s')", next ? next : "");
+      snprintf(a->gain, sizeof a->gain, "%s", next);
+      ++i;
+    } else if (strcmp(arg, "--at") == 0) {
+      char tail = 0;
+      if (!next || sscanf(next, "%ld,%ld,%ld%c", &a->at[0], &a->at[1], &a->at[2], &tail) != 3 ||
+          a->at[0] < 0 || a->at[1] < 0 || a->at[2] < 0)
+        RTM_FAIL(RTM_ERR_USAGE, "plot: --at needs three cell indices X,Y,Z >= 0 (got '%s')",
+                 next ? next : "");
+      ++i;
+    } else if (strcmp(arg, "--size") == 0) {
+      RTM_TRY(rtm_plot_parse_size(next, a->size));
+      a->sized = 1;
+      ++i;
+    } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
+      if (!next || !next[0]) RTM_FAIL(RTM_ERR_USAGE, "plot: %s needs a file name", arg);
+      a->out = next;
+      ++i;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      RTM_FAIL(RTM_ERR_USAGE, "plot: unknown option '%s' (see 'rtm3d plot --help')", arg);
+    } else if (positional == 0) {
+      a->file = arg;
+      ++positional;
+    } else if (positional == 1) {
+      snprintf(a->dataset, sizeof a->dataset, "%s%s", arg[0] == '/' ? "" : "/", arg);
+      ++positional;
+    } else {
+      RTM_FAIL(RTM_ERR_USAGE, "plot: unexpected argument '%s'", arg);
+    }
+  }
+  if (positional < 2)
+    RTM_FAIL(RTM_ERR_USAGE, "plot: need FILE.h5 and DATASET (see 'rtm3d plot --help')");
+fail:
+  return status;
+}
