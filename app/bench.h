@@ -1,28 +1,57 @@
-/* bench.h - what rtm3d bench and rtm3d tune share (cmd_bench.c, cuda builds only): the
- * device's description and copy bandwidth, the bytes a step must move per cell, the
- * memory check before any allocation, a random starting field, and timed steps. */
+/* bench.h - what rtm3d bench's files share (cmd_bench.c drives the sweeps, bench_report.c
+ * prints and writes their table; cuda builds only): a variant of the kernel and memory
+ * strategy, one timed result, and the run's results. The measuring itself is
+ * solver/cuda/rtm_cuda_bench.h's. */
 #ifndef RTM_APP_BENCH_H
 #define RTM_APP_BENCH_H
 
-#include <stddef.h>
+#include <stdio.h>
 
 #include "rtm_config.h"
 #include "rtm_grid.h"
-#include "rtm_propagator.h"
+#include "rtm_physics.h"
 
-/* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 52 MB L2)"; hopper: compute capability >= 9.0. */
-int rtm_bench_describe_device(int device, char *text, size_t size, int *hopper);
-/* Bytes read + written per second by a large device-to-device copy (median of 10). */
-int rtm_bench_copy_bandwidth(int device, double *gbs);
-/* Bytes a step must move per cell at least: iso 16, vti 40 (32 fp16), tti 52 (38 fp16). */
-int rtm_bench_bytes_per_cell(const rtm_config_t *cfg);
-/* An estimate of the device memory the deck needs against what is free, before the model
- * is read; RTM_ERR_NOMEM with the volumes named. */
-int rtm_bench_check_device_fits(const rtm_config_t *cfg, const rtm_grid_t *grid);
-/* Small random values over the interior (malloc'd; NULL when out of memory). */
-float *rtm_bench_random_field(const rtm_grid_t *grid);
-/* Milliseconds per step of `steps` steps numbered from `first`, between CUDA events. */
-int rtm_bench_time_steps(rtm_propagator_t *prop, int first, int steps, double *ms_per_step);
-double rtm_bench_median3(double a, double b, double c);
+enum { RTM_BENCH_MAX_RESULTS = 256 };
+
+typedef struct {
+  char halo[RTM_CONFIG_NAME_MAX];
+  int stages;
+  int block[2];
+  int zblock;
+  char strategy[RTM_CONFIG_NAME_MAX];
+} bench_variant_t;
+
+typedef struct {
+  const char *kind; /* "single", "halo", "shape", "compression" */
+  bench_variant_t v;
+  int compressed;     /* every wavefield allocation was granted compression */
+  int window_step;    /* compression: first step of the timed window */
+  const char *window; /* compression: early | middle | late */
+  double ms_per_step, mcells, gbs, fraction;
+} bench_result_t;
+
+typedef struct {
+  const rtm_config_t *cfg;
+  const rtm_grid_t *grid;
+  const rtm_model_t *model;
+  const float *initial; /* random dense field for matrix runs; NULL = start from rest */
+  double copy_gbs;
+  int quiet;
+  bench_result_t results[RTM_BENCH_MAX_RESULTS];
+  int count;
+} bench_t;
+
+/* The fastest result from index `from` on, of `strategy` (NULL: any); NULL when none. */
+const bench_result_t *rtm_bench_fastest(const bench_t *b, int from, const char *strategy);
+/* The device, the copy bandwidth and what is counted, before the first result. */
+void rtm_bench_print_preamble(const bench_t *b, const char *device);
+/* The table's header, and a result as its row. */
+void rtm_bench_print_header(FILE *out);
+void rtm_bench_print_row(FILE *out, const bench_result_t *r);
+/* Every result again under one header, and the fastest. */
+void rtm_bench_print_summary(const bench_t *b);
+/* Every result as CSV (--csv) or JSON (--json); RTM_ERR_IO when the file cannot be written. */
+int rtm_bench_write_csv(const char *path, const bench_t *b, const char *device);
+int rtm_bench_write_json(const char *path, const bench_t *b, const char *device);
 
 #endif

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "app.h"
 #include "rtm_status.h"
@@ -40,7 +39,7 @@ static void usage(FILE *out) {
 }
 
 #ifdef RTM3D_HAVE_CUDA_BACKEND
-#include "bench.h"
+#include "rtm_cuda_bench.h"
 #include "rtm_cuda_kernel.h"
 #include "rtm_grid.h"
 #include "rtm_propagator.h"
@@ -64,12 +63,6 @@ typedef struct {
   char **rest;
   int rest_count;
 } tune_args_t;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int split_arguments(int argc, char **argv, tune_args_t *args) {
   int status = RTM_OK;
@@ -158,19 +151,16 @@ static int make_candidates(const rtm_config_t *cfg, int hopper, const char *only
 static int time_candidate(rtm_propagator_t *prop, const rtm_config_t *cfg, double cells,
                           candidate_t *c, double *mcells) {
   int status = RTM_OK;
-  const int warmup = cfg->bench.warmup_steps, steps = cfg->bench.steps;
-  double ms[3];
+  double ms = 0.0;
   *mcells = 0.0;
   if (prop->backend->set_kernel(prop->state, &c->shape) != RTM_OK) {
     c->ran = -1;
     return RTM_OK;
   }
-  for (int it = 0; it < warmup; ++it)
-    RTM_TRY(prop->backend->step(prop->state, it, RTM_REGION_ALL, RTM_FORWARD));
-  for (int w = 0; w < 3; ++w)
-    RTM_TRY(rtm_bench_time_steps(prop, warmup + w * steps, steps, &ms[w]));
+  RTM_TRY(rtm_bench_time_windows(prop->backend, prop->state, cfg->bench.warmup_steps,
+                                 cfg->bench.steps, &ms));
   c->ran = 1;
-  *mcells = cells / (rtm_bench_median3(ms[0], ms[1], ms[2]) * 1e-3) / 1e6;
+  *mcells = rtm_bench_mcells(cells, ms);
 fail:
   return status;
 }
@@ -205,7 +195,7 @@ static int write_csv(const char *path, const char *device, const rtm_kernel_key_
             rtm_equation_name(key->equation), rtm_precision_name(key->precision), key->size_class,
             c->shape.halo, c->shape.stages, c->shape.block[0], c->shape.block[1], c->shape.zblock,
             c->ran > 0 ? "yes" : "refused", c->mcells[0], c->mcells[1], bytes_per_cell,
-            copy_gbs > 0.0 ? figure_of(c) * 1e6 * bytes_per_cell / 1e9 / copy_gbs : 0.0, device);
+            copy_gbs > 0.0 ? rtm_bench_gbs(figure_of(c), bytes_per_cell) / copy_gbs : 0.0, device);
   }
   return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
 }
@@ -216,7 +206,7 @@ static void print_candidate(const char *label, const candidate_t *c, double copy
   rtm_kernel_shape_text(&c->shape, text, sizeof text);
   const double mc = figure_of(c);
   printf("%-8s %-20s %9.0f %6.1f%%\n", label, text, mc,
-         copy_gbs > 0.0 ? 100.0 * mc * 1e6 * bytes_per_cell / 1e9 / copy_gbs : 0.0);
+         copy_gbs > 0.0 ? 100.0 * rtm_bench_gbs(mc, bytes_per_cell) / copy_gbs : 0.0);
 }
 
 static int tune_cuda(int argc, char **argv) {
@@ -265,7 +255,7 @@ static int tune_cuda(int argc, char **argv) {
            cfg->bench.steps);
     fflush(stdout);
   }
-  const double setup_start = now_s();
+  const double setup_start = rtm_wall_seconds();
   RTM_TRY(rtm_bench_check_device_fits(cfg, &grid));
   RTM_TRY(rtm_app_load_model(cfg, &grid, &model));
   RTM_TRY(rtm_bench_copy_bandwidth(cfg->backend.device, &copy_gbs));
@@ -277,31 +267,27 @@ static int tune_cuda(int argc, char **argv) {
   run.kernel.block[0] = start.block[0];
   run.kernel.block[1] = start.block[1];
   run.kernel.zblock = start.zblock;
-  run.time.steps = cfg->bench.warmup_steps + 3 * cfg->bench.steps;
+  run.time.steps = cfg->bench.warmup_steps + RTM_BENCH_WINDOWS * cfg->bench.steps;
   RTM_TRY(rtm_propagator_create(&run, &grid, &model, &prop));
   initial = rtm_bench_random_field(&grid);
   if (!initial) RTM_FAIL(RTM_ERR_NOMEM, "tune: out of host memory for the initial field");
-  for (int l = RTM_LEVEL_CURRENT; l <= RTM_LEVEL_PREVIOUS; ++l) {
-    RTM_TRY(prop.backend->write_field(prop.state, RTM_FIELD_P, (rtm_level_t)l, initial));
-    if (cfg->physics.equation != RTM_EQUATION_ISO)
-      RTM_TRY(prop.backend->write_field(prop.state, RTM_FIELD_Q, (rtm_level_t)l, initial));
-  }
+  RTM_TRY(rtm_bench_start_from(prop.backend, prop.state, cfg->physics.equation, initial));
   const double cells = (double)rtm_grid_interior_cells(&grid);
-  const double sweep_start = now_s();
+  const double sweep_start = rtm_wall_seconds();
   if (!quiet)
     printf("set-up      %.1f s (model, propagator); copy %.0f GB/s; %d B/cell counted\n\n",
            sweep_start - setup_start, copy_gbs, bpc);
   /* the sweep, nearest first, until the candidates or the time run out */
   double slowest_s = 0.0;
   for (int i = 0; i < count; ++i) {
-    const double t0 = now_s();
+    const double t0 = rtm_wall_seconds();
     if (t0 - sweep_start + slowest_s > args.time_limit_s) {
       cut = count - i;
       break;
     }
     RTM_TRY(time_candidate(&prop, cfg, cells, &list[i], &list[i].mcells[0]));
     ++tried;
-    const double took = now_s() - t0;
+    const double took = rtm_wall_seconds() - t0;
     if (took > slowest_s) slowest_s = took;
     if (!quiet) {
       char text[64], label[32];
@@ -311,7 +297,7 @@ static int tune_cuda(int argc, char **argv) {
         printf("%-9s %-20s refused by the device (above)\n", label, text);
       else
         printf("%-9s %-20s %9.0f MCells/s  %5.1f s\n", label, text, list[i].mcells[0],
-               now_s() - sweep_start);
+               rtm_wall_seconds() - sweep_start);
       fflush(stdout);
     }
   }
@@ -335,7 +321,7 @@ static int tune_cuda(int argc, char **argv) {
   }
   for (int i = 0; i < tried; ++i)
     if (distance(&list[i].shape, &start) == 0) print_candidate("was auto", &list[i], copy_gbs, bpc);
-  printf("swept %d of %d candidates in %.0f s%s\n", tried, count, now_s() - sweep_start,
+  printf("swept %d of %d candidates in %.0f s%s\n", tried, count, rtm_wall_seconds() - sweep_start,
          cut ? " (the time limit stopped the sweep; --time-limit gives it longer)" : "");
   char winner[64];
   rtm_kernel_shape_text(&list[0].shape, winner, sizeof winner);
