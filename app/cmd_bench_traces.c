@@ -132,9 +132,7 @@ fail:
 }
 
 static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+  return 1e6 * rtm_wall_seconds();
 }
 
 static int compare_doubles(const void *a, const void *b) {
