@@ -1,5 +1,5 @@
 /* rtm3d bench CONFIG: propagator throughput beside the device's copy bandwidth
- * (DESIGN.md "Measuring").
+ * (docs/design.md "Measuring").
  *
  * Figures: MCells/s = cells x steps / time (CUDA events around `bench.steps` steps after
  * `bench.warmup` untimed ones, median of three windows); effective GB/s = bytes per cell (iso 16:

@@ -1,6 +1,7 @@
 /* solver_io.h - the app's wiring between io and the solver, which know nothing of each
- * other (README "Layout": io -> config, solver -> memory, config): grids become io volumes,
- * model files become rtm_model_t, the memory ledger becomes the report's rows. */
+ * other (docs/design.md "Modules and the layering rule": io -> config, solver -> memory,
+ * config): grids become io volumes, model files become rtm_model_t, the memory ledger
+ * becomes the report's rows. */
 #ifndef RTM_APP_SOLVER_IO_H
 #define RTM_APP_SOLVER_IO_H
 

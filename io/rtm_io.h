@@ -5,7 +5,7 @@
  * described by rtm_io_volume_t, a model by its parameter arrays, the report's memory
  * section by rows; app/ hands them to and from the solver.
  *
- * Layouts (DESIGN.md "Files"):
+ * Layouts (docs/design.md "Files"):
  *   model:  /vp /epsilon /delta /theta /phi  [nz][ny][nx] float32, root attrs spacing[3], origin[3]
  *   output: root attrs version, git_revision, backend, device, config (resolved text);
  *           /snapshots/<field> [nsnap][nz][ny][nx] with attrs steps[nsnap], times[nsnap];

@@ -75,7 +75,7 @@ int rtm_h5_read_array(hid_t file, const char *context, const char *name, hid_t m
                       size_t element_size, int rank, hsize_t *dims, void **data);
 
 /* ---- provenance (provenance.c): what the run file and the report record of their writing */
-#define RTM_IO_FORMAT_VERSION 1 /* the layout of run files and reports: DESIGN.md "Files" */
+#define RTM_IO_FORMAT_VERSION 1 /* the layout of run files and reports: docs/design.md "Files" */
 typedef struct {
   char created[32]; /* UTC, ISO 8601: 2026-11-25T17:00:00Z */
   char host[256];

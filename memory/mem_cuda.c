@@ -1,4 +1,4 @@
-/* Strategies `device`, `vmm`, `vmm-compressed` and `managed` (DESIGN.md "Memory strategies").
+/* Strategies `device`, `vmm`, `vmm-compressed` and `managed` (docs/design.md "Memory strategies").
  *
  * device          cudaMalloc.
  * vmm             driver VMM: cuMemCreate + cuMemAddressReserve + cuMemMap + cuMemSetAccess,

@@ -19,7 +19,7 @@ cmake --build build -j "$(nproc)"
 ./build/app/rtm3d info
 # --force: a second run of the example replaces the first's out/quickstart.h5; the gather
 # corrected for the leapfrog's time dispersion (without it rtm3d warns that the last
-# arrivals are about 24% off at this dt: README "Accuracy")
+# arrivals are about 24% off at this dt: docs/modelling.md "Time dispersion")
 ./build/app/rtm3d model run/examples/quickstart.ini --force \
   --set time.dispersion_correction=full "$@"
 ./build/app/rtm3d plot out/quickstart.h5 /snapshots/p --index 1 --slice y=80 -o out/quickstart_snapshot.png

@@ -1,6 +1,6 @@
 /* iso_cuda.h - launchers of the isotropic CUDA kernels (iso_cuda.cu), plain C.
  *
- * Kernel shape ("z-marching", DESIGN.md):
+ * Kernel shape ("z-marching", docs/design.md "The propagator"):
  *   equation   forward  p[n+1] = (2 p[n] - (1 - d) p[n-1] + v^2 dt^2 lap(p[n])) / (1 + d),
  *              backward p[n-1] = (2 p[n] - (1 + d) p[n+1] + v^2 dt^2 lap(p[n])) / (1 - d),
  *              d = eta_dt_x[ix] + eta_dt_y[iy] + eta_dt_z[iz]; undamped cells (d = 0) take

@@ -1,4 +1,4 @@
-/* 8th-order (R = 4) central-difference coefficients (DESIGN.md "The propagator"). */
+/* 8th-order (R = 4) central-difference coefficients (docs/design.md "The propagator"). */
 #include "rtm_solver.h"
 
 /* d2f/dx2 ~ (c0 f0 + sum_k c_k (f_k + f_-k)) / h^2, exact for polynomials of degree <= 9. */

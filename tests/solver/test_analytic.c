@@ -1,8 +1,9 @@
 /* test_analytic - the cpu backend against the exact solution in a homogeneous medium.
  *
  * With the source term dt^2 v^2 w(t) / (dx dy dz) at a grid node, the pressure at distance
- * r is p(r, t) = w(t - r/v) / (4 pi r) (DESIGN.md "Analytic check"). Ricker at f = 20 Hz,
- * v = 2000 m/s: a peak wavelength of 100 m = 10 cells on the coarse grid (h = 10 m).
+ * r is p(r, t) = w(t - r/v) / (4 pi r), the point-source solution of the 3D wave equation.
+ * Ricker at f = 20 Hz, v = 2000 m/s: a peak wavelength of 100 m = 10 cells on the coarse
+ * grid (h = 10 m).
  *
  * Receivers sit on grid nodes along the body diagonal from the source, at (m, m, m) cells
  * for m = 18, 23, 29, 35, i.e. r = sqrt(3) m h = 3.1, 4.0, 5.0 and 6.1 wavelengths. The
