@@ -1,4 +1,4 @@
-/* test_half - the host binary16 conversions (solver/physics/rtm_half.h) that memory.model_precision
+/* test_half - the host binary16 conversions (solver/grid/rtm_half.h) that memory.model_precision
  * = fp16 fills the GPU's coefficient volumes with.
  *
  * Exact cases (1, 65504, 65520 rounding to infinity, the smallest subnormal, ties to even,

@@ -1,3 +1,5 @@
+/* The grid (rtm_grid.h): its padded layout from the extents, a rank's z-range, and the
+ * copies between padded fields and dense interior arrays. */
 #include "rtm_grid.h"
 
 #include <string.h>
