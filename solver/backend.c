@@ -1,12 +1,11 @@
-/* Backend registry: a new backend is one extern line and one entry in the list. */
+/* Backend registry: a new backend is its header (rtm_backend_<name>.h) and one entry in the
+ * list. */
 #include <string.h>
 
 #include "rtm_solver.h"
 #include "rtm_status.h"
-
 #ifdef RTM3D_HAVE_CUDA_BACKEND
-extern const rtm_backend_t rtm_backend_cuda;
-int rtm_cuda_rank_device(int configured, int *device); /* backend_cuda_common.c */
+#include "rtm_backend_cuda.h"
 #endif
 
 /* Preference order for "auto": the first whose probe passes. */

@@ -20,7 +20,7 @@
 #include "rtm_cuda_field_checks.h"
 #include "rtm_cuda_kernel.h"
 #include "rtm_cuda_trace_window.h"
-#include "rtm_solver.h"
+#include "rtm_backend.h"
 #include "rtm_mpi.h"
 #include "rtm_mpi_device.h"
 #include "rtm_status.h"

@@ -25,7 +25,8 @@
 #include <cuda_runtime_api.h>
 
 #include "iso_cuda.h"
-#include "rtm_solver.h"
+#include "rtm_backend.h"
+#include "rtm_backend_cuda.h"
 
 enum { RTM_CUDA_FIELDS = 2, RTM_CUDA_LEVELS = 2, RTM_CUDA_PHASE_RING = 32 };
 
@@ -85,10 +86,6 @@ typedef struct {
 
 /* Bytes a strategy takes for a request: VMM rounds to its 2 MiB granularity. */
 size_t rtm_cuda_backend_taken_bytes(const char *strategy, size_t bytes);
-/* The GPU this rank computes on (rtm_backend_device, rtm_solver.h): `configured` (backend.
- * device) checked against the machine's count, then under MPI offset by the rank's place on
- * its node, modulo the count. */
-int rtm_cuda_rank_device(int configured, int *device);
 /* Refuses volumes of `need` bytes that cannot fit before anything is allocated: the message
  * names the grid (then `grid_note`), the free memory, `volumes` (each field class, its size
  * and strategy) and ends with `advice`. */

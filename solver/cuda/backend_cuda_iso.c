@@ -13,7 +13,7 @@
 #include "backend_cuda_impl.h"
 #include "iso_cuda.h"
 #include "rtm_cuda_check.h"
-#include "rtm_solver.h"
+#include "rtm_backend.h"
 #include "rtm_status.h"
 
 typedef struct {

@@ -19,7 +19,7 @@
 #include "rtm_anisotropy.h"
 #include "rtm_cuda_check.h"
 #include "rtm_half.h"
-#include "rtm_solver.h"
+#include "rtm_backend.h"
 #include "rtm_status.h"
 #include "tti_cuda.h"
 

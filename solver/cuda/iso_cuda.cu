@@ -8,7 +8,7 @@
 #include "cuda_async.cuh"
 #include "rtm_cuda_check.h"
 #include "iso_cuda.h"
-#include "rtm_solver.h"
+#include "rtm_backend.h"
 #include "rtm_status.h"
 #include "zmarch_common.cuh"
 

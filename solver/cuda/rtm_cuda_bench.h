@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
+#include "rtm_backend.h"
 #include "rtm_config.h"
 #include "rtm_grid.h"
-#include "rtm_solver.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -59,7 +59,7 @@
 
 #include "cuda_async.cuh"
 #include "rtm_cuda_check.h"
-#include "rtm_solver.h"
+#include "rtm_backend.h"
 #include "rtm_status.h"
 #include "tti_cuda.h"
 #include "zmarch_common.cuh"

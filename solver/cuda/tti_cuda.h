@@ -33,7 +33,7 @@
 
 #include "iso_cuda.h"
 #include "rtm_grid.h"
-#include "rtm_solver.h"
+#include "rtm_backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rtm_solver.h"
+#include "rtm_physics.h"
 #include "rtm_status.h"
 
 int rtm_boundary_init(rtm_boundary_t *boundary, const rtm_grid_t *grid, int width_cells,

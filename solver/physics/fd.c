@@ -1,5 +1,5 @@
 /* 8th-order (R = 4) central-difference coefficients (docs/design.md "The propagator"). */
-#include "rtm_solver.h"
+#include "rtm_physics.h"
 
 /* d2f/dx2 ~ (c0 f0 + sum_k c_k (f_k + f_-k)) / h^2, exact for polynomials of degree <= 9. */
 const double rtm_fd2_coeff[RTM_RADIUS + 1] = {-205.0 / 72.0, 8.0 / 5.0, -1.0 / 5.0, 8.0 / 315.0,

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rtm_solver.h"
+#include "rtm_memory.h"
+#include "rtm_physics.h"
 #include "rtm_status.h"
 
 void rtm_model_release(rtm_model_t *model) {

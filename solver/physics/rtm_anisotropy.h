@@ -49,7 +49,7 @@
 
 #include "rtm_config.h"
 #include "rtm_grid.h"
-#include "rtm_solver.h"
+#include "rtm_physics.h"
 
 #ifdef __cplusplus
 extern "C" {

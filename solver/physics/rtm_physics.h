@@ -1,17 +1,17 @@
-/* rtm_physics.h - solver/physics: the equations and their cpu reference.
+/* rtm_physics.h - solver/physics: the equations, independent of where they run.
  *
- * This folder holds what the propagator computes, independent of where it runs: the grid
- * (rtm_grid.h), the 8th-order finite-difference weights, the medium (rtm_model_t) and its
- * conditioning for vti/tti (rtm_anisotropy.h), the stable time step, the Ricker wavelet,
- * the absorbing layer, binary16 model storage (rtm_half.h), and the cpu backend
- * (cpu_backend.c, iso_cpu.c, tti_cpu.c): plain loops, the oracle every GPU kernel is
- * tested against.
+ * This folder holds what the propagator computes: the 8th-order finite-difference weights,
+ * the medium (rtm_model_t) and its conditioning for vti/tti (rtm_anisotropy.h), the stable
+ * time step, the Ricker wavelet, the absorbing layer. It stands on the grid (../grid,
+ * rtm_grid.h, with binary16 model storage in rtm_half.h) and mpi/; the cpu reference that
+ * computes these equations with plain loops is the backend in ../cpu (cpu_backend.c,
+ * iso_cpu.c, tti_cpu.c), the oracle every GPU kernel is tested against.
  *
  * iso: p_tt = v^2 lap(p) + s, leapfrog in time, 8th order in space, an absorbing damping
  * layer of boundary.width cells inside every face:
  *   p_tt + 2 eta p_t = v^2 lap(p) + s
  *   p[n+1] = (2 p[n] - (1 - eta dt) p[n-1] + dt^2 v^2 lap(p[n]) + dt^2 s[n]) / (1 + eta dt)
- * with eta(x) = eta_x(ix) + eta_y(iy) + eta_z(iz) from 1D profiles. vti/tti: tti_cpu.c. */
+ * with eta(x) = eta_x(ix) + eta_y(iy) + eta_z(iz) from 1D profiles. vti/tti: ../cpu/tti_cpu.c. */
 #ifndef RTM_PHYSICS_H
 #define RTM_PHYSICS_H
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "rtm_anisotropy.h"
-#include "rtm_solver.h"
+#include "rtm_physics.h"
 #include "rtm_status.h"
 
 /* Anisotropic equations (vti, tti). With the parameters conditioned as rtm_anisotropy.h says

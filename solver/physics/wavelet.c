@@ -1,7 +1,7 @@
 /* Source wavelets. */
 #include <math.h>
 
-#include "rtm_solver.h"
+#include "rtm_physics.h"
 
 /* Ricker: w(t) = (1 - 2 a) exp(-a), a = pi^2 f^2 (t - t0)^2; peak 1 at t0. */
 double rtm_ricker(double t_s, double frequency_hz, double delay_s) {

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "points_impl.h"
-#include "rtm_solver.h"
 #include "rtm_mpi.h"
+#include "rtm_points.h"
 #include "rtm_status.h"
 
 /* A coordinate may lie this many cells beyond the first or last cell and still count as

@@ -12,7 +12,7 @@
 
 /* OpenMP splits the (z, y) rows of a sweep; along a row no cell depends on another (simd).
  * Each cell keeps its own sequence of float operations, so the threads change no result.
- * The same pragmas as solver/physics' RTM_OMP_ROWS (cpu_backend.h, private to its folder). */
+ * The same pragmas as solver/cpu's RTM_OMP_ROWS (cpu_backend.h, private to its folder). */
 #ifdef _OPENMP
 #define IMAGING_OMP_ROWS _Pragma("omp parallel for collapse(2) schedule(static)")
 #define IMAGING_OMP_SIMD _Pragma("omp simd")

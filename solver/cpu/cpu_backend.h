@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "rtm_solver.h"
+#include "rtm_backend.h"
 
 /* OpenMP splits the (z, y) rows of a sweep. Along a row (x) no cell depends on another, which
  * RTM_OMP_SIMD tells the compiler: restrict does not survive into OpenMP's outlined

@@ -29,6 +29,7 @@
 #endif
 
 #include "cpu_backend.h"
+#include "rtm_backend_cpu.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 
