@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mem_cuda_impl.h"
 #include "rtm_cuda_check.h"
 #include "rtm_memory.h"
 #include "rtm_status.h"

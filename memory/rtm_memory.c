@@ -7,11 +7,7 @@
 #include "rtm_status.h"
 
 #ifdef RTM3D_HAVE_CUDA
-extern const rtm_mem_strategy_t rtm_mem_device;
-extern const rtm_mem_strategy_t rtm_mem_vmm;
-extern const rtm_mem_strategy_t rtm_mem_vmm_compressed;
-extern const rtm_mem_strategy_t rtm_mem_managed;
-extern const rtm_mem_strategy_t rtm_mem_pinned;
+#include "mem_cuda_impl.h"
 #endif
 
 /* The registry: a new strategy is one line here. */
