@@ -17,6 +17,20 @@
 # name not beginning with rtm_, or ending in _impl.h, or a .cuh) may be included only from
 # its own folder: app/ may use config, but not config/config_impl.h.
 #
+# Inside solver/ the sub-folders stand in one order, lowest first (solver/ itself is "."):
+#
+#   grid -> tuning -> mpi -> physics -> points -> traces -> backend -> cpu | cuda -> . -> rtm
+#
+# and a file of solver/ may include the headers of its own sub-folder and of lower ones only
+# (cpu and cuda share a level and may not include each other), so the sub-folders cannot
+# include each other in a loop. A sub-folder not in the order is an error (place it).
+#
+# A .c, .cu or .cpp file declares at file scope no function it does not define itself (a
+# hand-written prototype: "int rtm_cuda_rank_device(int, int *);" where the header that
+# declares it belongs), and no extern object: it includes the header instead, so that the
+# compiler checks the declaration against the definition. Its own static functions and
+# forward declarations of functions it defines are fine.
+#
 #   cmake -DROOT=<source dir> -P tests/layering/check_layering.cmake
 if(NOT ROOT)
   message(FATAL_ERROR "usage: cmake -DROOT=<source dir> -P check_layering.cmake")
@@ -30,6 +44,18 @@ set(allowed_solver memory config status)
 set(allowed_io config status)
 set(allowed_app solver io config memory status)
 set(allowed_tests solver io config memory status)
+# solver's sub-folders, lowest first; a comma joins folders of one level
+set(solver_levels grid tuning mpi physics points traces backend "cpu,cuda" . rtm)
+set(level 0)
+foreach(entry ${solver_levels})
+  string(REPLACE "," ";" folders "${entry}")
+  foreach(folder ${folders})
+    set(solver_level_of_${folder} ${level})
+  endforeach()
+  math(EXPR level "${level} + 1")
+endforeach()
+string(REPLACE ";" " -> " solver_order "${solver_levels}")
+string(REPLACE "," " | " solver_order "${solver_order}")
 
 function(module_of path out)
   file(RELATIVE_PATH rel "${ROOT}" "${path}")
@@ -37,6 +63,18 @@ function(module_of path out)
     set(${out} status PARENT_SCOPE)
   elseif(rel MATCHES "^(config|memory|solver|io|app|tests)/")
     set(${out} ${CMAKE_MATCH_1} PARENT_SCOPE)
+  else()
+    set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# The sub-folder of solver/ that holds `path` ("." for solver/ itself), "" outside solver/.
+function(solver_folder_of path out)
+  file(RELATIVE_PATH rel "${ROOT}" "${path}")
+  if(rel MATCHES "^solver/([^/]+)/")
+    set(${out} ${CMAKE_MATCH_1} PARENT_SCOPE)
+  elseif(rel MATCHES "^solver/[^/]+$")
+    set(${out} . PARENT_SCOPE)
   else()
     set(${out} "" PARENT_SCOPE)
   endif()
@@ -87,6 +125,15 @@ foreach(source ${sources})
   module_of("${source}" module)
   file(RELATIVE_PATH rel "${ROOT}" "${source}")
   get_filename_component(source_folder "${source}" DIRECTORY)
+  if(module STREQUAL "solver")
+    solver_folder_of("${source}" from)
+    if(NOT DEFINED solver_level_of_${from} AND NOT DEFINED unplaced_${from})
+      set(unplaced_${from} 1)
+      message("layering: solver/${from}/ is not in the order of solver's sub-folders "
+              "(${solver_order}): place it in check_layering.cmake")
+      math(EXPR violations "${violations} + 1")
+    endif()
+  endif()
   file(STRINGS "${source}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
   foreach(line ${lines})
     string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">].*" "\\1" included "${line}")
@@ -107,6 +154,19 @@ foreach(source ${sources})
       continue()
     endif()
     set(owner ${owner_of_${name}})
+    if(owner STREQUAL "solver" AND module STREQUAL "solver")
+      solver_folder_of("${source}" from)
+      solver_folder_of("${folder_of_${name}}/${name}" to)
+      if(DEFINED solver_level_of_${from} AND NOT from STREQUAL to AND
+         NOT solver_level_of_${to} LESS solver_level_of_${from})
+        string(REGEX REPLACE "^solver/\\./$" "solver/" from_folder "solver/${from}/")
+        string(REGEX REPLACE "^solver/\\./$" "solver/" to_folder "solver/${to}/")
+        message("layering: ${rel} (${from_folder}) includes \"${included}\" of ${to_folder}: "
+                "a solver sub-folder may include its own and lower ones only (${solver_order})")
+        math(EXPR violations "${violations} + 1")
+      endif()
+      continue()
+    endif()
     if(owner STREQUAL module)
       continue()
     endif()
@@ -123,8 +183,51 @@ foreach(source ${sources})
   endforeach()
 endforeach()
 
+# hand-written prototypes and extern objects at file scope of a .c, .cu or .cpp file. The text
+# is read whole, with ; [ ] swapped for bytes no source holds, so that CMake's lists leave it be.
+string(ASCII 1 semi)
+string(ASCII 2 open)
+string(ASCII 3 close)
+foreach(source ${sources})
+  if(NOT source MATCHES "\\.(c|cu|cpp)$")
+    continue()
+  endif()
+  file(RELATIVE_PATH rel "${ROOT}" "${source}")
+  file(READ "${source}" text)
+  string(REPLACE ";" "${semi}" text "${text}")
+  string(REPLACE "[" "${open}" text "${text}")
+  string(REPLACE "]" "${close}" text "${text}")
+  set(text "\n${text}")
+  # a line at column 0: a return type, a name, a parameter list, a semicolon
+  string(REGEX MATCHALL
+         "\n[A-Za-z_][A-Za-z0-9_ \t*]*[ \t*][A-Za-z_][A-Za-z0-9_]*\\([^${semi}{}#]*\\)[ \t]*${semi}"
+         declarations "${text}")
+  foreach(declaration ${declarations})
+    string(REGEX REPLACE "^\n" "" declaration "${declaration}")
+    if(declaration MATCHES "^(static|typedef)[ \t]")
+      continue()
+    endif()
+    string(REGEX MATCH "([A-Za-z_][A-Za-z0-9_]*)\\(" name "${declaration}")
+    set(name "${CMAKE_MATCH_1}")
+    if(text MATCHES "[ \t*\n]${name}\\([^${semi}{}#]*\\)[ \t\n]*{")
+      continue() # a forward declaration of a function the file defines
+    endif()
+    message("layering: ${rel} declares ${name}() by hand: include the header that declares "
+            "it (a .c, .cu or .cpp file declares only functions it defines)")
+    math(EXPR violations "${violations} + 1")
+  endforeach()
+  string(REGEX MATCHALL "\nextern[ \t][^(\"${semi}{}]*${semi}" objects "${text}")
+  foreach(object ${objects})
+    string(REGEX MATCH "([A-Za-z_][A-Za-z0-9_]*)[ \t${open}${close}0-9]*${semi}$" name "${object}")
+    message("layering: ${rel} declares extern ${CMAKE_MATCH_1} by hand: include the header "
+            "that declares it")
+    math(EXPR violations "${violations} + 1")
+  endforeach()
+endforeach()
+
 list(LENGTH sources checked)
 if(violations GREATER 0)
   message(FATAL_ERROR "layering: ${violations} violation(s) in ${checked} files")
 endif()
-message("layering: ${checked} files, every include within its module's dependencies")
+message("layering: ${checked} files, every include within its module's dependencies and "
+        "solver's order, no prototype written by hand")

@@ -1,0 +1,1 @@
+/* A fixture of tests/layering: the cpu backend's header. */

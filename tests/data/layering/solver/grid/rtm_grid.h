@@ -1,0 +1,1 @@
+/* A fixture of tests/layering: the lowest solver sub-folder's header. */

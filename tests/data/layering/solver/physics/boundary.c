@@ -1,0 +1,5 @@
+/* A fixture of tests/layering: physics including the top level of solver/, which includes
+ * physics (the loop physics <-> solver/ had before issue 33). check_layering.cmake must
+ * refuse it. */
+#include "rtm_physics.h"
+#include "rtm_solver.h"
