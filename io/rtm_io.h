@@ -417,7 +417,8 @@ typedef struct {
  * caller); RTM_ERR_INPUT naming path:line. */
 int rtm_io_read_scaling(FILE *file, const char *path, rtm_scaling_t *table);
 
-/* ---- shot gathers, for migrate ---- */
+/* ---- shot gathers, for migrate (rtm_io_shot_count and rtm_io_read_shot in segy.c, which
+ * chooses the format; a run file's layouts in shot_gathers.c) ---- */
 /* One shot's recorded field as a file holds it. */
 typedef struct {
   double source_m[3];

@@ -153,4 +153,9 @@ int rtm_io_commit_partial(const char *partial, const char *path);
  * created by rtm_output_create): rtm_io_outputs_add would remove it. */
 int rtm_io_outputs_add_written(rtm_io_outputs_t *set, const char *path);
 
+/* ---- shots of a run file (shot_gathers.c): rtm_io_shot_count and rtm_io_read_shot
+ * (segy.c, which chooses the format) for an HDF5 run file ---- */
+int rtm_h5_shot_count(const char *path, int *count);
+int rtm_h5_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather);
+
 #endif

@@ -1,5 +1,7 @@
 /* SEG-Y gathers through segyio (rtm_io.h, "SEG-Y"): a run file's shots exported, and SEG-Y
- * gathers read as rtm_io_gather_t, which is how migrate takes observed data from either.
+ * gathers read as rtm_io_gather_t, which is how migrate takes observed data from either
+ * (rtm_io_shot_count and rtm_io_read_shot choose the format here; a run file's shots are
+ * shot_gathers.c's).
  *
  * What rtm3d writes (SEG-Y rev 1, big-endian, fixed-length traces, no extended headers):
  *   text header   40 lines naming the run file, the field, the units and the header bytes
@@ -43,6 +45,20 @@ int rtm_segy_path(const char *path) {
   for (int i = 0; i < 7 && dot[i + 1]; ++i)
     ext[i] = (char)tolower((unsigned char)dot[i + 1]);
   return strcmp(ext, "sgy") == 0 || strcmp(ext, "segy") == 0;
+}
+
+/* Observed shots in either format, SEG-Y or a run file (shot_gathers.c), chosen here so
+ * that calls go one way: segy.c -> shot_gathers.c. */
+int rtm_io_shot_count(const char *path, int *count) {
+  *count = 0;
+  if (rtm_segy_path(path)) return rtm_segy_shot_count(path, count);
+  return rtm_h5_shot_count(path, count);
+}
+
+int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather) {
+  memset(gather, 0, sizeof *gather);
+  if (rtm_segy_path(path)) return rtm_segy_read_shot(path, shot, gather);
+  return rtm_h5_read_shot(path, shot, field, gather);
 }
 
 #ifndef RTM3D_HAVE_SEGYIO

@@ -4,7 +4,8 @@
  *   many-shot layout: root attribute shot_count, and per shot k /shots/<k>/source [3],
  *     /shots/<k>/receivers [nrec][3] (units "m"), /shots/<k>/traces/<field> [nrec][nt]
  *     with attribute dt.
- * Both read back as rtm_io_gather_t; a single-shot file is shot 0. */
+ * Both read back as rtm_io_gather_t; a single-shot file is shot 0. Calls nothing of
+ * segy.c: which format a path holds is decided there (rtm_io_read_shot), a way alone. */
 #include "rtm_io.h"
 
 #include <limits.h>
@@ -124,12 +125,11 @@ fail:
   return status;
 }
 
-int rtm_io_shot_count(const char *path, int *count) {
+int rtm_h5_shot_count(const char *path, int *count) {
   int status = RTM_OK, many;
   hid_t file = H5I_INVALID_HID;
   char context[RTM_CONFIG_PATH_MAX + 16];
   *count = 0;
-  if (rtm_segy_path(path)) return rtm_segy_shot_count(path, count);
   snprintf(context, sizeof context, "run file %s", path);
   RTM_TRY(rtm_h5_open_read(path, "run file", &file));
   RTM_TRY(count_shots(file, context, count, &many));
@@ -218,12 +218,11 @@ fail:
   return status;
 }
 
-int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather) {
+int rtm_h5_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather) {
   int status = RTM_OK, count, many;
   hid_t file = H5I_INVALID_HID;
   char context[RTM_CONFIG_PATH_MAX + 16], base[32], traces_name[SHOT_NAME_MAX];
   memset(gather, 0, sizeof *gather);
-  if (rtm_segy_path(path)) return rtm_segy_read_shot(path, shot, gather);
   snprintf(context, sizeof context, "run file %s", path);
   RTM_TRY(rtm_output_check_field_name(field));
   RTM_TRY(rtm_h5_open_read(path, "run file", &file));
