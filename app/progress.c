@@ -1,3 +1,5 @@
+/* progress.c - the progress line of a long run (progress.h): self-updating on a terminal,
+ * a log line every 10% or 30 s otherwise. */
 #define _POSIX_C_SOURCE 200809L
 #include "progress.h"
 

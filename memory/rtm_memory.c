@@ -1,3 +1,6 @@
+/* rtm_memory.c - the registry of memory strategies (host and, with CUDA, device, vmm,
+ * vmm-compressed, managed and pinned), allocation through a named strategy, and the ledger
+ * of what each field got. */
 #include "rtm_memory.h"
 
 #include <stdio.h>

@@ -1,3 +1,6 @@
+/* rtm_status.c - status codes as words and exit statuses, the log (errors, warnings, notes,
+ * the rank prefix), SIGINT/SIGTERM caught so that a run stops cleanly, the wall clock, and
+ * text files opened and read line by line with their faults named (rtm_status.h). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction, fdopen, O_CLOEXEC */
 #include "rtm_status.h"
 

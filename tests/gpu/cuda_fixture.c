@@ -1,3 +1,5 @@
+/* cuda_fixture.c - the GPU kernel tests' shared fixture (cuda_fixture.h): the random
+ * configuration, runs through rtm_propagator, and their comparison with the cpu reference. */
 #include "cuda_fixture.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 # check_layering.cmake - fails when a module includes a header of a module it must not
-# depend on (README.md "Layout", after the design card):
+# depend on (docs/design.md "Modules and the layering rule"):
 #
 #   app    -> solver, io, config, memory, status
 #   solver -> memory, config, status
@@ -30,6 +30,9 @@
 # declares it belongs), and no extern object: it includes the header instead, so that the
 # compiler checks the declaration against the definition. Its own static functions and
 # forward declarations of functions it defines are fine.
+#
+# Every source file opens with a comment saying what it holds: the first line that is not
+# blank or a feature-test macro (#define _POSIX_C_SOURCE ...) begins a comment.
 #
 #   cmake -DROOT=<source dir> -P tests/layering/check_layering.cmake
 if(NOT ROOT)
@@ -225,9 +228,29 @@ foreach(source ${sources})
   endforeach()
 endforeach()
 
+# the opening comment of every source file (headers and .h.in templates included)
+set(every_file ${sources} ${headers})
+list(REMOVE_DUPLICATES every_file)
+foreach(source ${every_file})
+  file(RELATIVE_PATH rel "${ROOT}" "${source}")
+  file(STRINGS "${source}" opening LIMIT_COUNT 8)
+  set(opens "")
+  foreach(line ${opening})
+    if(line MATCHES "^[ \t]*$" OR line MATCHES "^#[ \t]*define[ \t]+_[A-Z_]*SOURCE")
+      continue()
+    endif()
+    set(opens "${line}")
+    break()
+  endforeach()
+  if(NOT opens MATCHES "^[ \t]*(/\\*|//)")
+    message("layering: ${rel} does not open with a comment saying what it holds")
+    math(EXPR violations "${violations} + 1")
+  endif()
+endforeach()
+
 list(LENGTH sources checked)
 if(violations GREATER 0)
   message(FATAL_ERROR "layering: ${violations} violation(s) in ${checked} files")
 endif()
 message("layering: ${checked} files, every include within its module's dependencies and "
-        "solver's order, no prototype written by hand")
+        "solver's order, no prototype written by hand, each opening with a comment")

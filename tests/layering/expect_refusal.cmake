@@ -4,7 +4,8 @@
 # including config's private header, solver/physics including solver/'s top level (above it
 # in solver's order), solver/cuda including solver/cpu (its sibling of one level), a solver
 # sub-folder the order does not place, and a function and an extern object declared by hand
-# in solver/backend.c (but not its static function or its forward declaration).
+# in solver/backend.c (but not its static function or its forward declaration), and a file
+# that does not open with a comment (io/uncommented.c: a feature-test macro, then code).
 #
 #   cmake -DCHECK=<check_layering.cmake> -DROOT=<fixture tree> -P expect_refusal.cmake
 execute_process(COMMAND ${CMAKE_COMMAND} -DROOT=${ROOT} -P ${CHECK}
@@ -22,7 +23,8 @@ foreach(expected
         "solver/extras/ is not in the order of solver's sub-folders"
         "solver/backend.c declares rtm_cuda_rank_device\\(\\) by hand"
         "solver/backend.c declares extern rtm_backend_cuda by hand"
-        "8 violation\\(s\\)")
+        "io/uncommented.c does not open with a comment"
+        "9 violation\\(s\\)")
   if(NOT output MATCHES "${expected}")
     message(FATAL_ERROR "the layering check did not report: ${expected}")
   endif()

@@ -1,3 +1,5 @@
+/* cpu_problem.c - the random heterogeneous problem of the cpu backend's unit tests and the
+ * backend calls they repeat (cpu_problem.h). */
 #include "cpu_problem.h"
 
 #include <math.h>

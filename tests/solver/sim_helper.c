@@ -1,3 +1,5 @@
+/* sim_helper.c - the cpu backend on a homogeneous iso medium with one Ricker point source
+ * and a list of receivers, for the propagation regression tests (sim_helper.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_helper.h"
 

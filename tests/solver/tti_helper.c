@@ -1,3 +1,5 @@
+/* tti_helper.c - set-up and driving of the cpu backend on an iso, vti or tti model with one
+ * Ricker point source and receivers, for the anisotropic regression tests (tti_helper.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "tti_helper.h"
 
