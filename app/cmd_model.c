@@ -811,8 +811,8 @@ fail:
 /* The gathers go to the file while the steps run when the backend can copy windows of them
  * out (cuda), one rank writes one shot's traces as recorded (no resampling, no
  * time-dispersion warp of whole traces) and there are several windows of about 64 MB
- * (RTM3D_STREAM_WINDOW=N samples instead, for tests); RTM3D_STREAM_TRACES=0 writes them
- * after the run instead (the same file, bit for bit: tests/app/cli_stream_gpu.sh). */
+ * (output.stream_window samples instead); output.stream_traces = off writes them after the
+ * run instead (the same file, bit for bit: tests/app/cli_stream_gpu.sh). */
 static void release_streaming(model_run_t *run);
 
 static int plan_streaming(model_run_t *run) {
@@ -822,12 +822,11 @@ static int plan_streaming(model_run_t *run) {
   const int receivers = prop->receivers.count;
   if (!prop->backend->copy_traces || rtm_mpi_world_size() > 1 || run->many_shots || run->resample ||
       cfg->time.dispersion_correction != RTM_DISPERSION_NONE || receivers == 0 ||
-      (getenv("RTM3D_STREAM_TRACES") && strcmp(getenv("RTM3D_STREAM_TRACES"), "0") == 0))
+      cfg->output.stream_traces == RTM_STREAM_TRACES_OFF)
     return RTM_OK;
   long window = (64L << 20) / (4L * receivers);
   if (window < 32) window = 32;
-  const char *forced = getenv("RTM3D_STREAM_WINDOW"); /* tests: small windows on small runs */
-  if (forced && atol(forced) > 0) window = atol(forced);
+  if (cfg->output.stream_window > 0) window = cfg->output.stream_window;
   if (window >= run->samples) return RTM_OK; /* one window: nothing to overlap */
   if ((double)receivers * (double)window * 4.0 > 2e9) return RTM_OK; /* HDF5's chunk limit */
   run->stream_slot_bytes = (size_t)receivers * (size_t)window * sizeof(float);

@@ -45,6 +45,8 @@ typedef enum {
   RTM_DISPERSION_TRACES,
   RTM_DISPERSION_FULL
 } rtm_dispersion_correction_t;
+/* Whether a run's gathers go to the file while the steps run (rtm_trace_stream.h). */
+typedef enum { RTM_STREAM_TRACES_AUTO = 0, RTM_STREAM_TRACES_OFF } rtm_stream_traces_t;
 /* How sources and receivers between nodes meet the grid (rtm_points.h). */
 typedef enum { RTM_INTERPOLATION_TRILINEAR = 0, RTM_INTERPOLATION_SINC } rtm_point_interpolation_t;
 /* How a device's planes travel between z-slabs (rtm_mpi_halo.h, rtm_mpi_device.h). */
@@ -132,6 +134,8 @@ typedef struct {
     double trace_dt_s; /* NAN = auto: the modelling dt */
     int overwrite;     /* replace an existing dir/name.h5 (--force) */
     int segy;          /* also dir/name.sgy: the gathers as SEG-Y (rtm3d export) */
+    rtm_stream_traces_t stream_traces; /* auto: streamed while the steps run when it can */
+    int stream_window;                 /* samples a streamed window; 0 = about 64 MB */
   } output;
   struct {
     char name[RTM_CONFIG_NAME_MAX]; /* auto | cpu | cuda */

@@ -5,7 +5,7 @@
 # constant 2000 m/s, STEPS steps, default 2000, cuda, kernel.* auto) with a receiver plane
 # every 80 m (59 x 59) and every 10 m (472 x 472: a full plane inside the absorbing layer),
 # the gathers streamed to the file during the run (the default), the latter also written
-# after the run (RTM3D_STREAM_TRACES=0, "10a"; first a streamed quickstart against one
+# after the run (output.stream_traces = off, "10a"; first a streamed quickstart against one
 # written after the run, bit for bit): the run report's phases, setup's parts and the share
 # of the run's wall time spent propagating. Short table last; logs under $OUT (or
 # run/out/end_to_end).
@@ -22,8 +22,8 @@ mkdir -p "$runs"
 # gathers streamed in windows while the steps run (windows of 7 samples on the quickstart)
 # against the same run written after it: the same file contents, bit for bit
 for how in stream after; do
-  env $([ "$how" = stream ] && echo RTM3D_STREAM_WINDOW=7 || echo RTM3D_STREAM_TRACES=0) \
-    "$build/app/rtm3d" model run/examples/quickstart.ini --set backend.name=cuda --quiet \
+  "$build/app/rtm3d" model run/examples/quickstart.ini --set backend.name=cuda --quiet \
+    --set "$([ "$how" = stream ] && echo output.stream_window=7 || echo output.stream_traces=off)" \
     --set output.dir="$runs" --set output.name="q_$how" --force > "$out/q_$how.log" 2>&1 || failed=1
 done
 "$build/app/rtm3d" validate "$runs/q_stream.h5" "$runs/q_after.h5" --rtol 0 --atol 0 \
@@ -40,9 +40,9 @@ for case in 80 10 10a; do # 10a: the full plane written after the run
   name="e2e_${case}"
   spacing="${case%a}"
   stream=()
-  [ "$case" = 10a ] && stream=(RTM3D_STREAM_TRACES=0)
-  env "${stream[@]}" /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model run/examples/bench_512.ini \
-    --set backend.name=cuda --set model.file= --set model.vp=2000 --set time.steps="$steps" \
+  [ "$case" = 10a ] && stream=(--set output.stream_traces=off)
+  /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model run/examples/bench_512.ini \
+    "${stream[@]}" --set backend.name=cuda --set model.file= --set model.vp=2000 --set time.steps="$steps" \
     --set receivers.x_step="$spacing" --set receivers.y_step="$spacing" \
     --set output.dir="$runs" --set output.name="$name" --force > "$out/$name.log" 2>&1 ||
     { failed=1; tail -3 "$out/$name.log"; continue; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Gathers streamed to the file while a cuda run steps (the default) against the same run
-# written after it (RTM3D_STREAM_TRACES=0): the same datasets, bit for bit, with windows
+# written after it (output.stream_traces = off): the same datasets, bit for bit, with windows
 # that do and do not divide the trace (7 and 10 samples of 161 and 160), p and q recorded
 # (tti), and a window as long as the whole trace. Label gpu; exit 77 without one.
 # Usage: cli_stream_gpu.sh RTM3D SOURCE_DIR
@@ -14,10 +14,10 @@ common=(--set backend.name=cuda --set output.dir="$work" --quiet --force)
 check() {
   local name="$1" window="$2"
   shift 2
-  RTM3D_STREAM_WINDOW="$window" "$rtm3d" model "$deck" "${common[@]}" "$@" \
+  "$rtm3d" model "$deck" "${common[@]}" "$@" --set output.stream_window="$window" \
     --set output.name="${name}_stream" > "$work/${name}_stream.log" 2>&1 ||
     { fail "$name: streamed run exited $?: $(tail -2 "$work/${name}_stream.log")"; return; }
-  RTM3D_STREAM_TRACES=0 "$rtm3d" model "$deck" "${common[@]}" "$@" \
+  "$rtm3d" model "$deck" "${common[@]}" "$@" --set output.stream_traces=off \
     --set output.name="${name}_after" > "$work/${name}_after.log" 2>&1 ||
     { fail "$name: run written after exited $?: $(tail -2 "$work/${name}_after.log")"; return; }
   if "$rtm3d" validate "$work/${name}_stream.h5" "$work/${name}_after.h5" --rtol 0 --atol 0 \

@@ -44,9 +44,9 @@ static void test_schema_is_consistent(void **state) {
     }
   }
   /* The keys: 9 grid, 4 time, 10 model, 3 physics, 6 source, 9 shots, 10 receivers,
-   * 2 points, 3 boundary, 2 snapshots, 5 output, 2 backend, 5 kernel, 7 memory, 13 rtm, 2 bench,
+   * 2 points, 3 boundary, 2 snapshots, 7 output, 2 backend, 5 kernel, 7 memory, 13 rtm, 2 bench,
    * 1 traces, 4 mpi. */
-  assert_int_equal(rows, 97);
+  assert_int_equal(rows, 99);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */
@@ -100,6 +100,8 @@ static void test_defaults(void **state) {
   assert_string_equal(cfg.output.dir, "out");
   assert_string_equal(cfg.output.name, "rtm3d");
   assert_true(isnan(cfg.output.trace_dt_s));
+  assert_int_equal(cfg.output.stream_traces, RTM_STREAM_TRACES_AUTO);
+  assert_int_equal(cfg.output.stream_window, 0);
   assert_run_keys(&cfg, &(run_keys_t){.backend = "auto",
                                       .device = 0,
                                       .halo = "auto", /* the measured winners for the GPU */
@@ -170,6 +172,8 @@ static const char *const every_key[] = {"grid.nx=11",
                                         "output.dir=d",
                                         "output.name=n",
                                         "output.trace_dt=0.008",
+                                        "output.stream_traces=off",
+                                        "output.stream_window=7",
                                         "backend.name=cuda",
                                         "backend.device=2",
                                         "kernel.halo=sync",
@@ -246,6 +250,8 @@ static void test_set_lands_in_source_receiver_output_fields(void **state) {
   assert_string_equal(cfg->output.dir, "d");
   assert_string_equal(cfg->output.name, "n");
   assert_true(cfg->output.trace_dt_s == 0.008);
+  assert_int_equal(cfg->output.stream_traces, RTM_STREAM_TRACES_OFF);
+  assert_int_equal(cfg->output.stream_window, 7);
 }
 
 static void test_set_lands_in_run_fields(void **state) {
