@@ -16,7 +16,7 @@
 #include "rtm_mpi.h"
 #include "rtm_physics.h"
 #include "rtm_status.h"
-#include "rtm_traces.h"
+#include "rtm_traces.h" /* rtm_dispersion_check_migration */
 #include "rtm_version.h"
 #include "solver_io.h"
 
@@ -162,12 +162,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "%s: migrate needs rtm.observed, the HDF5 file of the recorded "
              "gathers (rtm3d model writes one)",
              cfg->path[0] ? cfg->path : "configuration");
-  if (cfg->time.dispersion_correction == RTM_DISPERSION_TRACES)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "%s: time.dispersion_correction = traces warps recorded traces, and a migration "
-             "records none: set full (the source wavelet and the observed gathers warped "
-             "before they are injected) or none",
-             cfg->path);
+  RTM_TRY(rtm_dispersion_check_migration(cfg));
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   run->whole = run->grid;
   RTM_TRY(rtm_mpi_split_groups(cfg->mpi.shot_groups)); /* refused alike on every rank */
@@ -445,110 +440,23 @@ fail:
   return status;
 }
 
-/* The file's shot must be the acquisition's: the same source and receivers, to a
- * millimetre (positions go through text and back). */
-static int check_geometry(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather) {
-  int status = RTM_OK, count = 0;
-  double *receivers = NULL;
-  const double *source = run->shots.source_m + 3 * (size_t)shot;
-  const double tolerance_m = 1e-3;
-  for (int a = 0; a < 3; ++a)
-    if (!(fabs(gather->source_m[a] - source[a]) <= tolerance_m)) /* a NaN too */
-      RTM_FAIL(RTM_ERR_INPUT,
-               "rtm.observed = %s: shot %d was recorded from (%g, %g, %g) m but the "
-               "acquisition puts it at (%g, %g, %g) m",
-               run->cfg.rtm.observed, shot, gather->source_m[0], gather->source_m[1],
-               gather->source_m[2], source[0], source[1], source[2]);
-  RTM_TRY(rtm_receiver_positions(&run->cfg, &run->grid, source, &receivers, &count));
-  if (count != gather->count)
-    RTM_FAIL(RTM_ERR_INPUT,
-             "rtm.observed = %s: shot %d has %d receivers but the acquisition ([receivers]) "
-             "gives it %d",
-             run->cfg.rtm.observed, shot, gather->count, count);
-  for (int r = 0; r < count; ++r)
-    for (int a = 0; a < 3; ++a)
-      if (!(fabs(gather->receivers_m[3 * (size_t)r + a] - receivers[3 * (size_t)r + a]) <=
-            tolerance_m))
-        RTM_FAIL(RTM_ERR_INPUT,
-                 "rtm.observed = %s: receiver %d of shot %d lies at %c = %g m but the "
-                 "acquisition puts it at %g m",
-                 run->cfg.rtm.observed, r, shot, "xyz"[a], gather -> receivers_m[3 * (size_t)r + a],
-                 receivers[3 * (size_t)r + a]);
-fail:
-  free(receivers);
-  return status;
-}
-
-/* Samples of the gather at the modelling dt (resampled when its dt differs); fewer than the
- * migration's steps + 1 is an error. */
-static int check_duration(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather,
-                          int *available) {
-  int status = RTM_OK;
-  const double dt_s = run->dt_s;
-  const int samples = run->cfg.time.steps + 1;
-  const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
-  *available = resample ? (int)floor((gather->samples - 1) * gather->dt_s / dt_s + 1e-9) + 1
-                        : gather->samples;
-  if (*available < samples)
-    RTM_FAIL(RTM_ERR_INPUT,
-             "rtm.observed = %s: shot %d's gather lasts %g s (%d samples of %g s) but the "
-             "migration needs %g s (time.steps = %d of %g s)",
-             run->cfg.rtm.observed, shot, (gather->samples - 1) * gather->dt_s, gather->samples,
-             gather->dt_s, (samples - 1) * dt_s, samples - 1, dt_s);
-fail:
-  return status;
-}
-
-/* The gather at the modelling dt, steps + 1 samples: resampled through the trace pipeline
- * when its dt differs, cut to the modelling window; shorter than the window is an error.
- * With time.dispersion_correction = full the gather, a source of the receiver side's
- * propagation, is warped forward like the source wavelet (rtm_traces.h): both wavefields
- * are then the exact ones at the warped frequencies, and their zero-lag correlation, the
- * image, has no time-dispersion error (only a weight 1 / cos(omega dt / 2) >= 1 per
- * frequency, Parseval). */
-static int to_modelling_dt(const migrate_run_t *run, int shot, const rtm_io_gather_t *gather,
-                           float **observed) {
-  int status = RTM_OK, available = 0;
-  const double dt_s = run->dt_s;
-  const int samples = run->cfg.time.steps + 1;
-  const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
-  float *resampled = NULL, *out = NULL;
-  *observed = NULL;
-  RTM_TRY(check_duration(run, shot, gather, &available));
-  const float *source = gather->traces;
-  if (resample) {
-    resampled = malloc((size_t)gather->count * (size_t)available * sizeof *resampled);
-    if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory resampling shot %d", shot);
-    RTM_TRY(rtm_traces_resample(
-        strcmp(rtm_migration_backend(run->migration), "cuda") == 0 ? "cuda" : "cpu", gather->count,
-        gather->samples, gather->dt_s, gather->traces, available, dt_s, resampled));
-    source = resampled;
-  }
-  out = malloc((size_t)gather->count * (size_t)samples * sizeof *out);
-  if (!out) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for shot %d's gather", shot);
-  for (int r = 0; r < gather->count; ++r)
-    memcpy(out + (size_t)r * samples, source + (size_t)r * available, samples * sizeof *out);
-  if (run->cfg.time.dispersion_correction == RTM_DISPERSION_FULL)
-    RTM_TRY(rtm_traces_dispersion(
-        strcmp(rtm_migration_backend(run->migration), "cuda") == 0 ? "cuda" : "cpu",
-        RTM_TRACES_WARP_FORWARD, gather->count, samples, dt_s, out));
-  *observed = out;
-  out = NULL;
-fail:
-  free(resampled);
-  free(out);
-  return status;
+/* Shot `shot`'s gather as read, for the checks and the resampling (rtm_migration.h). */
+static rtm_observed_gather_t observed_gather(int shot, const rtm_io_gather_t *gather) {
+  return (rtm_observed_gather_t){shot,          gather->count,    gather->samples,
+                                 gather->dt_s,  gather->traces,   gather->source_m,
+                                 gather->receivers_m};
 }
 
 /* Every shot of the file checked before the migration is set up: present, recorded where the
  * acquisition says, long enough. (Each gather is read again when its turn comes.) */
 static int preflight_shots(const migrate_run_t *run) {
-  int status = RTM_OK, available = 0;
+  int status = RTM_OK;
   rtm_io_gather_t gather = {0};
   for (int shot = 0; shot < run->shots.count; ++shot) {
     RTM_TRY(rtm_io_read_shot(run->cfg.rtm.observed, shot, "p", &gather));
-    RTM_TRY(check_geometry(run, shot, &gather));
-    RTM_TRY(check_duration(run, shot, &gather, &available));
+    const rtm_observed_gather_t observed = observed_gather(shot, &gather);
+    RTM_TRY(rtm_observed_check(&run->cfg, &run->grid, run->dt_s,
+                               run->shots.source_m + 3 * (size_t)shot, &observed));
     rtm_io_gather_release(&gather);
   }
 fail:
@@ -575,8 +483,10 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   const double *source = run->shots.source_m + 3 * (size_t)shot;
   double start_s = rtm_wall_seconds();
   RTM_TRY(rtm_io_read_shot(cfg->rtm.observed, shot, "p", &gather));
-  RTM_TRY(check_geometry(run, shot, &gather));
-  RTM_TRY(to_modelling_dt(run, shot, &gather, &observed));
+  const rtm_observed_gather_t read = observed_gather(shot, &gather);
+  RTM_TRY(rtm_observed_check(cfg, &run->grid, run->dt_s, source, &read));
+  RTM_TRY(rtm_observed_at_modelling_dt(cfg, rtm_migration_backend(run->migration), run->dt_s,
+                                       &read, &observed));
   rtm_migration_prepare(run->migration, source, gather.receivers_m, gather.count, observed);
   const double read_s = rtm_wall_seconds() - start_s;
   run->read_s += read_s;

@@ -821,7 +821,7 @@ static int plan_streaming(model_run_t *run) {
   const rtm_config_t *cfg = &run->cfg;
   const int receivers = prop->receivers.count;
   if (!prop->backend->copy_traces || rtm_mpi_world_size() > 1 || run->many_shots || run->resample ||
-      cfg->time.dispersion_correction != RTM_DISPERSION_NONE || receivers == 0 ||
+      rtm_dispersion_corrects_recorded(prop->dispersion) || receivers == 0 ||
       cfg->output.stream_traces == RTM_STREAM_TRACES_OFF)
     return RTM_OK;
   long window = (64L << 20) / (4L * receivers);

@@ -179,10 +179,8 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   const double scale = cfg->source.amplitude * prop->dt_s * prop->dt_s * v2 / cell_volume;
   RTM_TRY(fill_wavelet(prop, cfg, scale, delay, samples, wavelets));
   /* full dispersion correction: the wavelet warped so that the run at omega gives the exact
-   * response at psi(omega), which the recorded traces are warped back from */
-  if (prop->dispersion == RTM_DISPERSION_FULL)
-    RTM_TRY(rtm_traces_dispersion("cpu", RTM_TRACES_WARP_FORWARD, 1, (int)samples, prop->dt_s,
-                                  wavelets));
+   * response at psi(omega), which the recorded traces are warped back from (dispersion.c) */
+  RTM_TRY(rtm_dispersion_warp_wavelet(prop->dispersion, (int)samples, prop->dt_s, wavelets));
 
   memcpy(prop->source_position_m, source_m, sizeof prop->source_position_m);
   rtm_points_release(&prop->sources);
@@ -613,24 +611,23 @@ int rtm_propagator_phase_seconds(rtm_propagator_t *prop, double seconds[RTM_PHAS
 
 int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *backend, int count,
                                   float *traces) {
-  if (prop->dispersion == RTM_DISPERSION_NONE) return RTM_OK;
-  return rtm_traces_dispersion(backend, RTM_TRACES_WARP_INVERSE, count, prop->steps + 1, prop->dt_s,
-                               traces);
+  return rtm_dispersion_correct_recorded(prop->dispersion, backend, count, prop->steps + 1,
+                                         prop->dt_s, traces);
 }
 
 int rtm_propagator_correct_recorded(const rtm_propagator_t *prop, int *corrected) {
   int status = RTM_OK;
   *corrected = 0;
-  if (prop->dispersion == RTM_DISPERSION_NONE || !prop->backend->view_traces ||
+  if (!rtm_dispersion_corrects_recorded(prop->dispersion) || !prop->backend->view_traces ||
       rtm_grid_is_slab(&prop->grid) || prop->receivers.count == 0)
     return RTM_OK;
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     float *traces = NULL;
     RTM_TRY(prop->backend->view_traces(prop->state, (rtm_field_t)f, &traces));
-    RTM_TRY(rtm_traces_dispersion_device(RTM_TRACES_WARP_INVERSE, prop->receivers.count,
-                                         prop->steps + 1, (size_t)prop->steps + 1, prop->dt_s,
-                                         traces));
+    RTM_TRY(rtm_dispersion_correct_recorded_device(prop->dispersion, prop->receivers.count,
+                                                   prop->steps + 1, (size_t)prop->steps + 1,
+                                                   prop->dt_s, traces));
   }
   *corrected = 1;
 fail:

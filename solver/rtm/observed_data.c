@@ -1,8 +1,107 @@
-/* The observed gathers before back-propagation (rtm_migration.h): the direct-arrival mute,
- * and -d/dt, the phase correction of the 3D image. */
+/* The observed gathers before back-propagation (rtm_migration.h): checked against the
+ * acquisition, brought to the modelling dt and warped for time dispersion, the direct-arrival
+ * mute, and -d/dt, the phase correction of the 3D image. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "rtm_migration.h"
+#include "rtm_points.h"
+#include "rtm_status.h"
+#include "rtm_traces.h"
+
+/* The gather's source and receivers are the acquisition's, to a millimetre. */
+static int check_geometry(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                          const double source[3], const rtm_observed_gather_t *gather) {
+  int status = RTM_OK, count = 0;
+  double *receivers = NULL;
+  const int shot = gather->shot;
+  const double tolerance_m = 1e-3;
+  for (int a = 0; a < 3; ++a)
+    if (!(fabs(gather->source_m[a] - source[a]) <= tolerance_m)) /* a NaN too */
+      RTM_FAIL(RTM_ERR_INPUT,
+               "rtm.observed = %s: shot %d was recorded from (%g, %g, %g) m but the "
+               "acquisition puts it at (%g, %g, %g) m",
+               cfg->rtm.observed, shot, gather->source_m[0], gather->source_m[1],
+               gather->source_m[2], source[0], source[1], source[2]);
+  RTM_TRY(rtm_receiver_positions(cfg, grid, source, &receivers, &count));
+  if (count != gather->count)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "rtm.observed = %s: shot %d has %d receivers but the acquisition ([receivers]) "
+             "gives it %d",
+             cfg->rtm.observed, shot, gather->count, count);
+  for (int r = 0; r < count; ++r)
+    for (int a = 0; a < 3; ++a)
+      if (!(fabs(gather->receivers_m[3 * (size_t)r + a] - receivers[3 * (size_t)r + a]) <=
+            tolerance_m))
+        RTM_FAIL(RTM_ERR_INPUT,
+                 "rtm.observed = %s: receiver %d of shot %d lies at %c = %g m but the "
+                 "acquisition puts it at %g m",
+                 cfg->rtm.observed, r, shot, "xyz"[a], gather->receivers_m[3 * (size_t)r + a],
+                 receivers[3 * (size_t)r + a]);
+fail:
+  free(receivers);
+  return status;
+}
+
+/* Samples of the gather at the modelling dt (resampled when its dt differs); fewer than the
+ * migration's steps + 1 is an error. */
+static int check_duration(const rtm_config_t *cfg, double dt_s,
+                          const rtm_observed_gather_t *gather, int *available) {
+  int status = RTM_OK;
+  const int samples = cfg->time.steps + 1;
+  const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
+  *available = resample ? (int)floor((gather->samples - 1) * gather->dt_s / dt_s + 1e-9) + 1
+                        : gather->samples;
+  if (*available < samples)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "rtm.observed = %s: shot %d's gather lasts %g s (%d samples of %g s) but the "
+             "migration needs %g s (time.steps = %d of %g s)",
+             cfg->rtm.observed, gather->shot, (gather->samples - 1) * gather->dt_s,
+             gather->samples, gather->dt_s, (samples - 1) * dt_s, samples - 1, dt_s);
+fail:
+  return status;
+}
+
+int rtm_observed_check(const rtm_config_t *cfg, const rtm_grid_t *grid, double dt_s,
+                       const double acquisition_source_m[3], const rtm_observed_gather_t *gather) {
+  int status = RTM_OK, available = 0;
+  RTM_TRY(check_geometry(cfg, grid, acquisition_source_m, gather));
+  RTM_TRY(check_duration(cfg, dt_s, gather, &available));
+fail:
+  return status;
+}
+
+int rtm_observed_at_modelling_dt(const rtm_config_t *cfg, const char *backend, double dt_s,
+                                 const rtm_observed_gather_t *gather, float **observed) {
+  int status = RTM_OK, available = 0;
+  const int samples = cfg->time.steps + 1, shot = gather->shot;
+  const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
+  const char *pipeline = strcmp(backend, "cuda") == 0 ? "cuda" : "cpu";
+  float *resampled = NULL, *out = NULL;
+  *observed = NULL;
+  RTM_TRY(check_duration(cfg, dt_s, gather, &available));
+  const float *source = gather->traces;
+  if (resample) {
+    resampled = malloc((size_t)gather->count * (size_t)available * sizeof *resampled);
+    if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory resampling shot %d", shot);
+    RTM_TRY(rtm_traces_resample(pipeline, gather->count, gather->samples, gather->dt_s,
+                                gather->traces, available, dt_s, resampled));
+    source = resampled;
+  }
+  out = malloc((size_t)gather->count * (size_t)samples * sizeof *out);
+  if (!out) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for shot %d's gather", shot);
+  for (int r = 0; r < gather->count; ++r)
+    memcpy(out + (size_t)r * samples, source + (size_t)r * available, samples * sizeof *out);
+  RTM_TRY(rtm_dispersion_warp_observed(cfg->time.dispersion_correction, pipeline, gather->count,
+                                       samples, dt_s, out));
+  *observed = out;
+  out = NULL;
+fail:
+  free(resampled);
+  free(out);
+  return status;
+}
 
 void rtm_mute_direct(float *traces, int count, int samples, double dt_s, const double source_m[3],
                      const double *receivers_m, double velocity_m_s, double delay_s,

@@ -10,7 +10,8 @@
  * which meets S(n) in the imaging condition
  *   I(x) += S(x, n) R(x, n),   L(x) += S(x, n)^2,   n = k, 2k, ... <= steps (k = imaging step)
  * accumulated where the fields live, summed over shots. The app reads the observed gathers
- * (io), resamples and mutes them (rtm_mute_direct), and writes the image; this drives the
+ * (io) and writes the image; the gathers are checked, brought to the modelling dt and warped
+ * here (rtm_observed_at_modelling_dt), then muted (rtm_migration_prepare); this drives the
  * steps and holds no file. */
 #ifndef RTM_MIGRATION_H
 #define RTM_MIGRATION_H
@@ -109,6 +110,29 @@ void rtm_migration_prepare(const rtm_migration_t *migration, const double source
                            const double *receivers_m, int count, float *observed);
 
 /* ---- the observed data ---- */
+/* Shot `shot`'s gather as rtm.observed holds it: recorded from source_m by count receivers
+ * at receivers_m [count][3], each trace `samples` samples at dt_s [count][samples]. */
+typedef struct {
+  int shot, count, samples;
+  double dt_s;
+  const float *traces;
+  const double *source_m, *receivers_m;
+} rtm_observed_gather_t;
+
+/* The gather is the acquisition's shot (its source at acquisition_source_m, the receivers
+ * cfg gives it on grid, each to a millimetre: positions go through text and back), and
+ * lasts the migration's time.steps + 1 samples of dt_s (once resampled when its dt
+ * differs); otherwise RTM_ERR_INPUT naming rtm.observed and the shot. */
+int rtm_observed_check(const rtm_config_t *cfg, const rtm_grid_t *grid, double dt_s,
+                       const double acquisition_source_m[3], const rtm_observed_gather_t *gather);
+
+/* The gather at the modelling dt, [count][time.steps + 1] (malloc'd into *observed):
+ * resampled on `backend`'s trace pipeline ("cuda" or else "cpu") when its dt differs, cut to
+ * the modelling window, then warped as time.dispersion_correction says (full: forward, like
+ * the source wavelet; rtm_dispersion_warp_observed). Shorter than the window is an error. */
+int rtm_observed_at_modelling_dt(const rtm_config_t *cfg, const char *backend, double dt_s,
+                                 const rtm_observed_gather_t *gather, float **observed);
+
 /* Mutes the direct arrival: with t_d = |r - s| / velocity + delay + taper_s (the arrival's
  * peak at offset / velocity + delay, delay the Ricker's centre time t0, plus one taper
  * length, past the wavelet's end when taper_s >= 1.2 / frequency), sample k of receiver r

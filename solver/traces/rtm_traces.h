@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 
+#include "rtm_config.h"
 #include "rtm_memory.h"
 
 #ifdef __cplusplus
@@ -181,6 +182,27 @@ int rtm_traces_run_device(rtm_traces_plan_t *plan, const float *in, size_t in_pi
  * RTM_ERR_UNSUPPORTED says so. */
 int rtm_traces_resample(const char *backend, int count, int n_in, double dt_in, const float *in,
                         int n_out, double dt_out, float *out);
+
+/* ---- time.dispersion_correction (dispersion.c: what each mode warps, in one place) ---- */
+/* The source wavelet [samples] at dt before a run: warped forward with full, else left. */
+int rtm_dispersion_warp_wavelet(rtm_dispersion_correction_t mode, int samples, double dt_s,
+                                float *wavelet);
+/* Whether the mode warps the recorded traces after a run (traces, full). */
+int rtm_dispersion_corrects_recorded(rtm_dispersion_correction_t mode);
+/* count recorded traces [count][samples] at dt, warped back to the true frequencies
+ * (INVERSE) on `pipeline` ("cpu" or "cuda") when the mode asks; in place. */
+int rtm_dispersion_correct_recorded(rtm_dispersion_correction_t mode, const char *pipeline,
+                                    int count, int samples, double dt_s, float *traces);
+/* The same, the traces in the current GPU's memory (trace i at traces + i pitch). */
+int rtm_dispersion_correct_recorded_device(rtm_dispersion_correction_t mode, int count,
+                                           int samples, size_t pitch, double dt_s,
+                                           float *traces);
+/* A migration's observed gather [count][samples] at the modelling dt, warped forward like
+ * the source wavelet with full (the receiver side's sources), else left; in place. */
+int rtm_dispersion_warp_observed(rtm_dispersion_correction_t mode, const char *pipeline, int count,
+                                 int samples, double dt_s, float *traces);
+/* A migration refuses traces (it records no traces to warp), naming the deck. */
+int rtm_dispersion_check_migration(const rtm_config_t *cfg);
 
 #ifdef __cplusplus
 }
