@@ -1,0 +1,192 @@
+/* migrate_output.c - what a migration leaves (migrate_run.h): the summed image filtered and
+ * checked, with the illumination, into OUTPUT.h5, its planes through the middle as PNG, and
+ * the JSON report with the phases reduced over the ranks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "migrate_run.h"
+#include "rtm_mpi.h"
+#include "rtm_status.h"
+
+/* A non-finite value in this rank's slab of the image or the illumination stops the run
+ * before anything is written (an image of NaN is no result): its cell named. */
+static int check_finite(const migrate_run_t *run, const char *name, const float *slab) {
+  const size_t nx = (size_t)run->grid.n[0], ny = (size_t)run->grid.n[1];
+  size_t i = 0;
+  const size_t count = rtm_io_find_bad_values(slab, run->local_cells, 0.0, &i);
+  if (count > 0) {
+    rtm_log_error("%s is not finite (%g) at cell x %zu, y %zu, z %zu, and at %zu cells in all: "
+                  "nothing written (the observed gathers and the velocity model are the usual "
+                  "causes)",
+                  name, slab[i], i % nx, i / nx % ny, i / (nx * ny) + (size_t)run->grid.z_offset,
+                  count);
+    return RTM_ERR_NUMERIC;
+  }
+  return RTM_OK;
+}
+
+/* An image of zeros everywhere is no image: said (one rank: under MPI a slab of zeros is no
+ * sign), with the usual causes, rather than written as if it were one. */
+static void warn_if_zero(const migrate_run_t *run) {
+  if (rtm_mpi_world_size() > 1) return;
+  for (size_t i = 0; i < run->local_cells; ++i)
+    if (run->slab_image[i] != 0.0f) return;
+  rtm_log_warning("the image is zero everywhere: rtm.mute may remove every sample of the "
+                  "gathers (rtm.mute_velocity, rtm.mute_taper), or the record may end before any "
+                  "reflection returns (time.steps)");
+}
+
+/* The summed image with the filters the config asks for, and the illumination: each rank of
+ * the first shot group filters its slab (what the filters need of the others comes from
+ * them), rank 0 writes the slabs as they come. */
+int rtm_migrate_write_image(migrate_run_t *run) {
+  int status = RTM_OK;
+  float *scratch = NULL;
+  double start_s = rtm_wall_seconds();
+  RTM_TRY(rtm_migrate_read_sums(run, !run->cfg.rtm.shot_images, 1));
+  if (rtm_mpi_group() != 0) return RTM_OK;
+  if (run->cfg.rtm.illumination)
+    RTM_TRY(rtm_image_compensate(run->slab_image, run->slab_illumination, run->local_cells,
+                                 run->cfg.rtm.illumination_eps));
+  if (run->cfg.rtm.laplacian) {
+    scratch = malloc(rtm_image_laplacian_scratch_cells(&run->grid) * sizeof *scratch);
+    if (!scratch) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image filter");
+    RTM_TRY(
+        rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->slab_image, scratch));
+  }
+  RTM_TRY(check_finite(run, "/image", run->slab_image));
+  warn_if_zero(run);
+  RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
+  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
+  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination", run->slab_illumination));
+  if (run->root) {
+    status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
+    run->output = NULL;
+    RTM_TRY(status);
+  }
+  run->write_s += rtm_wall_seconds() - start_s;
+fail:
+  free(scratch);
+  return status;
+}
+
+/* OUTPUT_image_x.png, _y.png, _z.png: the image's planes through the middle of the grid
+ * (rtm3d plot draws any other), clipped at the 99th percentile of |value|. Each rank of the
+ * first shot group puts in its slab's rows (zeros elsewhere), summed on rank 0, which draws
+ * them: the first shot group's ranks call it alike. */
+int rtm_migrate_write_pngs(migrate_run_t *run) {
+  int status = RTM_OK;
+  const rtm_grid_t *g = &run->grid;
+  const size_t n[3] = {(size_t)g->n[0], (size_t)g->n[1], (size_t)g->n[2]};
+  const size_t slab[3] = {(size_t)g->nz_local, n[1], n[0]}, z0 = (size_t)g->z_offset;
+  /* the slices: x [nz][ny], y [nz][nx], z [ny][nx] */
+  const size_t wider = n[0] > n[1] ? n[0] : n[1];
+  const size_t largest_plane = n[2] * wider > n[0] * n[1] ? n[2] * wider : n[0] * n[1];
+  float *plane = malloc(largest_plane * sizeof *plane);
+  if (!plane) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image's PNG slices");
+  for (int a = 0; a < 3; ++a) {
+    const char axis = "xyz"[a];
+    const size_t index = n[a] / 2;
+    /* an x or y slice is [nz][ny or nx], its rows z; a z slice one rank's plane */
+    const size_t width = a == 0 ? n[1] : n[0], height = a == 2 ? n[1] : n[2];
+    char path[2 * RTM_CONFIG_PATH_MAX + 32], partial[sizeof path + 16], title[128];
+    int w = 0, h = 0;
+    memset(plane, 0, width * height * sizeof *plane);
+    if (a < 2)
+      rtm_volume_slice(run->slab_image, slab, axis, index, plane + z0 * width, &w, &h);
+    else if (index >= z0 && index < z0 + slab[0])
+      rtm_volume_slice(run->slab_image, slab, axis, index - z0, plane, &w, &h);
+    RTM_TRY(rtm_mpi_sum_to_root(plane, width * height));
+    if (!run->root) continue;
+    snprintf(path, sizeof path, "%s/%s_image_%c.png", run->cfg.output.dir, run->cfg.output.name,
+             axis);
+    snprintf(title, sizeof title, "rtm3d migrate: /image at %c = %zu (%g m)", axis, index,
+             g->origin_m[a] + (double)index * g->spacing_m[a]);
+    RTM_TRY(rtm_io_outputs_add(run->outputs, path, partial, sizeof partial));
+    RTM_TRY(rtm_png_write(partial, plane, (int)width, (int)height, 99.0, title));
+  }
+fail:
+  free(plane);
+  return status;
+}
+
+/* Under MPI, the ranks' phases (the split steps', the host's wait in the exchanges, the
+ * reading and writing) reduced over the ranks for the report. */
+int rtm_migrate_reduce_rank_phases(migrate_run_t *run) {
+  int status = RTM_OK;
+  double seconds[RTM_APP_RANK_PHASES];
+  if (rtm_mpi_world_size() == 1) return RTM_OK;
+  if (rtm_mpi_groups() > 1) /* each shot's figures are its group's: the file's rank gets them */
+    RTM_TRY(rtm_mpi_world_allreduce(run->shot_seconds, 5 * run->shots.count, RTM_MPI_MAX));
+  RTM_TRY(rtm_migration_phase_seconds(run->migration, seconds, &seconds[RTM_PHASE_COUNT]));
+  seconds[RTM_PHASE_COUNT + 1] = run->read_s + run->write_s;
+  RTM_TRY(rtm_app_rank_timings(seconds, run->rank_timings));
+fail:
+  return status;
+}
+
+int rtm_migrate_write_report(migrate_run_t *run) {
+  int status = RTM_OK;
+  rtm_mem_ledger_t memory;
+  rtm_mem_ledger_init(&memory);
+  const int steps = rtm_migration_steps(run->migration);
+  const double propagate_s = run->total.forward_s + run->total.backward_s;
+  /* two propagations a shot */
+  const double mcells =
+      propagate_s > 0.0 ? 2.0 * (double)run->cells * steps * run->shots.count / propagate_s * 1e-6
+                        : 0.0;
+  rtm_timing_t timings[6 + RTM_APP_RANK_TIMINGS] = {{"setup", run->setup_end_s - run->start_s},
+                                                    {"forward", run->total.forward_s},
+                                                    {"backward", run->total.backward_s},
+                                                    {"imaging", run->total.imaging_s},
+                                                    {"read", run->read_s},
+                                                    {"write", run->write_s}};
+  const int timing_count = rtm_mpi_world_size() > 1 ? 6 + RTM_APP_RANK_TIMINGS : 6;
+  for (int k = 6; k < timing_count; ++k)
+    timings[k] = run->rank_timings[k - 6];
+  const int shots = run->shots.count;
+  const rtm_report_shot_values_t shot_values[5] = {
+      {"forward_s", run->shot_seconds},
+      {"backward_s", run->shot_seconds + shots},
+      {"imaging_s", run->shot_seconds + 2 * shots},
+      {"io_s", run->shot_seconds + 3 * shots},
+      {"recomputed_steps", run->shot_seconds + 4 * shots}};
+  size_t estimate = 0, measured = 0;
+  int on_device = 0;
+  rtm_migration_store_bytes(run->migration, &estimate, &measured, &on_device);
+  const rtm_report_t report = {.command = "migrate",
+                               .shot_count = shots,
+                               .shot_values = shot_values,
+                               .shot_value_count = 5,
+                               .info = &run->info,
+                               .steps = steps,
+                               .dt_s = rtm_migration_dt(run->migration),
+                               .model_precision =
+                                   rtm_precision_name(rtm_config_model_precision(&run->cfg)),
+                               .reconstruction = rtm_migration_reconstruction(run->migration),
+                               .reconstruction_estimate_bytes = estimate,
+                               .reconstruction_measured_bytes = measured,
+                               .reconstruction_measured_in = on_device ? "device" : "host",
+                               .timings = timings,
+                               .timing_count = timing_count,
+                               .mcells_per_s = mcells,
+                               .output_path = run->h5_path,
+                               .slab_writes = rtm_app_slab_writes()};
+  char json_partial[sizeof run->json_path + 16];
+  RTM_TRY(rtm_migration_memory(run->migration, &memory));
+  RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
+  RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole, &memory));
+  RTM_TRY(rtm_io_outputs_commit(run->outputs)); /* the files appear together, or none */
+  remove(run->resume_path);                     /* the image is complete, and in place */
+  if (!run->quiet) {
+    rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
+                 run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,
+                 run->total.imaging_s, mcells);
+    rtm_log_info("wrote %s, %s and %s/%s_image_{x,y,z}.png", run->h5_path, run->json_path,
+                 run->cfg.output.dir, run->cfg.output.name);
+  }
+fail:
+  rtm_mem_ledger_release(&memory);
+  return status;
+}

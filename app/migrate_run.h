@@ -1,0 +1,81 @@
+/* migrate_run.h - the state of one `rtm3d migrate` run (cmd_migrate.c drives it), shared
+ * with the files that keep its sums between shots (migrate_state.c) and write its outputs
+ * (migrate_output.c). Private to app/. */
+#ifndef MIGRATE_RUN_H
+#define MIGRATE_RUN_H
+
+#include "app.h"
+#include "progress.h"
+#include "rtm_io.h"
+#include "rtm_migration.h"
+#include "solver_io.h"
+
+/* The state of one migration run, shared by its phases. */
+typedef struct {
+  rtm_config_t cfg;
+  int quiet;
+  rtm_grid_t grid;
+  rtm_model_t model;
+  rtm_shots_t shots;
+  rtm_migration_t *migration;
+  double dt_s; /* the modelling dt (time.dt, or auto from the model), before the migration */
+  char device[256];
+  char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX];
+  char resume_path[2 * RTM_CONFIG_PATH_MAX];
+  int first_shot; /* shots before it are in the resumed sums */
+  int stopped;    /* --max-shots ended the run before the last shot */
+  int shot_limit; /* --max-shots: shots to migrate in this run; 0 = all */
+  char *config_text;
+  char *inputs; /* the input files' fingerprints when the run began (input_fingerprints) */
+  rtm_run_info_t info;
+  rtm_output_t *output;
+  rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */
+  rtm_io_outputs_t *outputs; /* rank 0: the files written, renamed together at the end */
+  int root;                  /* rank 0 (or the only rank): it writes the files */
+  int shot_lines;            /* a line per shot: each shot group's first rank, unless --quiet */
+  rtm_grid_t whole;          /* the grid's whole z-range (grid: this rank's slab under MPI) */
+  size_t cells;              /* of the whole grid */
+  size_t local_cells;        /* of this rank's slab */
+  /* this rank's slabs of the image, the illumination and (rtm.shot_images) one shot's image,
+   * dense interior, on the host: no rank holds the whole volume (the files are written slab
+   * by slab, rtm_app_write_slabs, the filters work on slabs) */
+  float *slab_image, *slab_illumination, *slab_shot;
+  float *slab_buffer; /* rank 0 under MPI: another rank's slab on its way to the file */
+  rtm_progress_t progress;
+  int shot;           /* the one being migrated, for the progress line */
+  int shots_migrated; /* by this rank in this run, before the one being migrated */
+  double start_s, setup_end_s, end_s;
+  rtm_shot_timing_t total;
+  double read_s, write_s;
+  rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
+  /* [5][shot count]: forward, backward, imaging, I/O seconds of each shot, and the steps the
+   * reconstruction recomputed */
+  double *shot_seconds;
+} migrate_run_t;
+
+/* ---- migrate_state.c ---- */
+/* OUTPUT.resume.h5 left by a stopped run: its sums loaded and run->first_shot set, when the
+ * config and the input files are the ones they were made with (refused otherwise); records
+ * the input files' fingerprints for the states this run saves. */
+int rtm_migrate_resume(migrate_run_t *run);
+/* The sums so far, the image and / or the illumination, into this rank's slabs (every rank
+ * calls it alike); with shot groups summed into the first group's. */
+int rtm_migrate_read_sums(migrate_run_t *run, int image, int illumination);
+/* This rank's slab of the volume `name` into the file at `path`, whose output rank 0 holds
+ * (`output`, NULL on the others): the first shot group's ranks call it alike. */
+int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char *path,
+                            const char *name, const float *slab);
+/* The sums after `completed` shots into OUTPUT.resume.h5, written aside and renamed. */
+int rtm_migrate_save_state(migrate_run_t *run, int completed);
+
+/* ---- migrate_output.c ---- */
+/* The summed image with the config's filters, and the illumination, into OUTPUT.h5. */
+int rtm_migrate_write_image(migrate_run_t *run);
+/* OUTPUT_image_x.png, _y.png, _z.png: the first shot group's ranks call it alike. */
+int rtm_migrate_write_pngs(migrate_run_t *run);
+/* Under MPI, the ranks' phases reduced over the ranks for the report. */
+int rtm_migrate_reduce_rank_phases(migrate_run_t *run);
+/* OUTPUT.json, then every output renamed into place together (rank 0). */
+int rtm_migrate_write_report(migrate_run_t *run);
+
+#endif

@@ -1,0 +1,214 @@
+#define _POSIX_C_SOURCE 200809L /* stat's st_mtim */
+/* migrate_state.c - the sums of a migration between its shots (migrate_run.h): read over
+ * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 and, when a
+ * stopped run starts again, resumed from it once its config and input files are checked to
+ * be the ones the sums were made with. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "migrate_run.h"
+#include "rtm_mpi.h"
+#include "rtm_status.h"
+
+/* The first line where two resolved configs differ, as "section.key = A there, B here". */
+static void describe_change(const char *saved, const char *now, char *text, size_t size) {
+  char section[128] = "";
+  snprintf(text, size, "the config text differs");
+  while (*saved || *now) {
+    const size_t saved_length = strcspn(saved, "\n"), now_length = strcspn(now, "\n");
+    if (saved[0] == '[')
+      snprintf(section, sizeof section, "%.*s", (int)strcspn(saved + 1, "]"), saved + 1);
+    if (saved_length != now_length || strncmp(saved, now, saved_length) != 0) {
+      const size_t key_length = strcspn(saved, " =");
+      if (key_length < saved_length && strncmp(saved, now, key_length + 3) == 0)
+        snprintf(text, size, "%s.%.*s was %.*s there and is %.*s now", section, (int)key_length,
+                 saved, (int)(saved_length - key_length - 3), saved + key_length + 3,
+                 (int)(now_length - key_length - 3), now + key_length + 3);
+      else
+        snprintf(text, size, "\"%.*s\" there, \"%.*s\" now", (int)saved_length, saved,
+                 (int)now_length, now);
+      return;
+    }
+    saved += saved_length + (saved[saved_length] == '\n');
+    now += now_length + (now[now_length] == '\n');
+  }
+}
+
+/* A saved volume of the resume file is [nz][ny][nx] of the grid. */
+static int check_saved_shape(const migrate_run_t *run, const char *name) {
+  int status = RTM_OK, rank = 0;
+  size_t dims[4];
+  RTM_TRY(rtm_io_dataset_shape(run->resume_path, name, &rank, dims));
+  if (rank != 3 || dims[0] != (size_t)run->whole.n[2] || dims[1] != (size_t)run->whole.n[1] ||
+      dims[2] != (size_t)run->whole.n[0])
+    RTM_FAIL(RTM_ERR_INPUT, "%s: the saved %s is not [%d][%d][%d], the grid's", run->resume_path,
+             name, run->whole.n[2], run->whole.n[1], run->whole.n[0]);
+fail:
+  return status;
+}
+
+/* One line of input_fingerprints: "PATH\tsize=..\tmtime=..\tinode=..\n", or
+ * "PATH\tmissing\n". st_dev is left out: the same file on a shared file system has another
+ * device number on another node, where a requeued job may resume. */
+static void append_fingerprint(char *text, size_t size, const char *path) {
+  struct stat info;
+  const size_t used = strlen(text);
+  if (stat(path, &info) != 0)
+    snprintf(text + used, size - used, "%s\tmissing\n", path);
+  else
+    snprintf(text + used, size - used, "%s\tsize=%lld\tmtime=%lld.%09ld\tinode=%llu\n", path,
+             (long long)info.st_size, (long long)info.st_mtim.tv_sec, (long)info.st_mtim.tv_nsec,
+             (unsigned long long)info.st_ino);
+}
+
+/* The files whose contents the sums depend on, beyond the config text: the observed gathers,
+ * the model, the acquisition's position lists. Rewriting one (rtm3d model or makemodel
+ * --force writes aside and renames) changes its size, mtime or inode, so a state saved
+ * before cannot be resumed with it. model.description only feeds makemodel, which writes
+ * model.file. Taken when the run begins, so that the states it saves record the inputs as
+ * they were when their shots were read. */
+static int input_fingerprints(migrate_run_t *run) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  const char *paths[4];
+  int count = 0;
+  paths[count++] = cfg->rtm.observed;
+  if (cfg->model.file[0]) paths[count++] = cfg->model.file;
+  if (cfg->shots.layout == RTM_SHOTS_FILE && cfg->shots.file[0]) paths[count++] = cfg->shots.file;
+  if (cfg->receivers.layout == RTM_RECEIVERS_FILE && cfg->receivers.file[0])
+    paths[count++] = cfg->receivers.file;
+  const size_t size = (size_t)count * (RTM_CONFIG_PATH_MAX + 96) + 1;
+  run->inputs = calloc(size, 1);
+  if (!run->inputs) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < count; ++i)
+    append_fingerprint(run->inputs, size, paths[i]);
+fail:
+  return status;
+}
+
+/* The saved fingerprints against the current ones: the first file that differs is named.
+ * The config being the same, both list the same paths in the same order. */
+static int check_inputs(const migrate_run_t *run, const char *saved) {
+  int status = RTM_OK;
+  const char *now = run->inputs;
+  while (*saved || *now) {
+    const size_t saved_length = strcspn(saved, "\n"), now_length = strcspn(now, "\n");
+    if (saved_length != now_length || memcmp(saved, now, saved_length) != 0) {
+      const int path_length = (int)strcspn(saved, "\t\n");
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%.*s changed since %s was saved (size/mtime): remove the state to start over, "
+               "or restore the file",
+               path_length, saved, run->resume_path);
+    }
+    saved += saved_length + (saved[saved_length] == '\n');
+    now += now_length + (now[now_length] == '\n');
+  }
+fail:
+  return status;
+}
+
+/* A run stopped after some shots left OUTPUT.resume.h5: the sums so far come back, and the
+ * run goes on from the next shot, when the config is the one they were made under and the
+ * input files are the ones they were read from. */
+int rtm_migrate_resume(migrate_run_t *run) {
+  int status = RTM_OK, done = 0;
+  char *saved = NULL, *saved_inputs = NULL, change[512];
+  rtm_dataset_t image = {0}, illumination = {0};
+  RTM_TRY(input_fingerprints(run));
+  FILE *exists = fopen(run->resume_path, "rb");
+  if (!exists) return RTM_OK;
+  fclose(exists);
+  if (run->cfg.rtm.shot_images)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s holds a stopped run's state, but rtm.shot_images runs do not "
+             "resume: remove it to start over",
+             run->resume_path);
+  RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
+  if (strcmp(saved, run->config_text) != 0) {
+    describe_change(saved, run->config_text, change, sizeof change);
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s was written by a run with another config (%s): resume with the same config, "
+             "or remove it to start over",
+             run->resume_path, change);
+  }
+  /* a state saved by an rtm3d before this record has no "inputs": it resumes as it did */
+  RTM_TRY(rtm_io_read_run_text(run->resume_path, "inputs", &saved_inputs));
+  if (saved_inputs) RTM_TRY(check_inputs(run, saved_inputs));
+  if (done < 0 || done > run->shots.count)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: completed_shots = %d, but the acquisition has %d shots",
+             run->resume_path, done, run->shots.count);
+  RTM_TRY(check_saved_shape(run, "/image"));
+  RTM_TRY(check_saved_shape(run, "/illumination"));
+  /* every rank of the first shot group reads its slab of the saved sums (the other groups
+   * start from zero: their sums are added to the first's at the end) */
+  if (rtm_mpi_group() == 0) {
+    const size_t first = (size_t)run->grid.z_offset, planes = (size_t)run->grid.nz_local;
+    RTM_TRY(rtm_io_read_dataset_rows(run->resume_path, "/image", first, planes, &image));
+    RTM_TRY(
+        rtm_io_read_dataset_rows(run->resume_path, "/illumination", first, planes, &illumination));
+    /* sums that are not finite would give an image of NaN after hours of shots */
+    if (rtm_io_check_finite(run->resume_path, "/image", &image, first) != RTM_OK ||
+        rtm_io_check_finite(run->resume_path, "/illumination", &illumination, first) != RTM_OK)
+      RTM_FAIL(RTM_ERR_INPUT, "%s cannot be resumed: remove it to start the migration over",
+               run->resume_path);
+    RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
+  }
+  run->first_shot = done;
+  if (!run->quiet)
+    rtm_log_info("migrate: resuming after shot %d of %d (%s)", done, run->shots.count,
+                 run->resume_path);
+fail:
+  rtm_dataset_release(&image);
+  rtm_dataset_release(&illumination);
+  free(saved_inputs);
+  free(saved);
+  return status;
+}
+
+/* The sums so far, the image and / or the illumination, into this rank's slabs (every rank
+ * calls it alike). With shot groups each group's sums are added slab by slab into the first
+ * group's (rtm_mpi_groups_sum), which writes them. */
+int rtm_migrate_read_sums(migrate_run_t *run, int image, int illumination) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_migration_read(run->migration, image ? run->slab_image : NULL,
+                             illumination ? run->slab_illumination : NULL));
+  if (image) RTM_TRY(rtm_mpi_groups_sum(run->slab_image, run->local_cells));
+  if (illumination) RTM_TRY(rtm_mpi_groups_sum(run->slab_illumination, run->local_cells));
+fail:
+  return status;
+}
+
+/* This rank's slab of the volume `name` into the file at `path`, whose output rank 0 holds
+ * (`output`, NULL on the others): the first shot group's ranks call it alike. */
+int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char *path, const char *name,
+                       const float *slab) {
+  const rtm_app_slab_target_t volume = {name, -1, 0, 0.0};
+  return rtm_app_write_slabs(&run->grid, output, path, &volume, slab, run->slab_buffer);
+}
+
+/* After a shot: the sums so far and the shots they hold into OUTPUT.resume.h5, written
+ * aside and renamed, so that a stop at any moment leaves the last complete state. */
+int rtm_migrate_save_state(migrate_run_t *run, int completed) {
+  int status = RTM_OK;
+  rtm_output_t *state = NULL;
+  const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
+  RTM_TRY(rtm_migrate_read_sums(run, 1, 1));
+  if (rtm_mpi_group() != 0) return RTM_OK;
+  if (run->root) {
+    RTM_TRY(rtm_app_create_output(run->resume_path, &volume, &run->info, &state));
+    rtm_output_no_sidecar(state); /* rtm3d's own file, not one to view */
+    RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
+    RTM_TRY(rtm_output_write_text(state, "inputs", run->inputs));
+  }
+  RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/image", run->slab_image));
+  RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/illumination", run->slab_illumination));
+  if (run->root) {
+    status = rtm_output_close(state, 1);
+    state = NULL;
+  }
+fail:
+  if (state) rtm_output_close(state, 0);
+  return status;
+}
