@@ -45,7 +45,6 @@ static void usage(FILE *out) {
                "'rtm3d help-config' lists every key ([rtm] for the migration's own).\n");
 }
 
-
 static int wants_help(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
@@ -194,9 +193,8 @@ fail:
 
 /* Shot `shot`'s gather as read, for the checks and the resampling (rtm_migration.h). */
 static rtm_observed_gather_t observed_gather(int shot, const rtm_io_gather_t *gather) {
-  return (rtm_observed_gather_t){shot,          gather->count,    gather->samples,
-                                 gather->dt_s,  gather->traces,   gather->source_m,
-                                 gather->receivers_m};
+  return (rtm_observed_gather_t){shot,           gather->count,    gather->samples,    gather->dt_s,
+                                 gather->traces, gather->source_m, gather->receivers_m};
 }
 
 /* Every shot of the file checked before the migration is set up: present, recorded where the
@@ -237,8 +235,8 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   RTM_TRY(rtm_io_read_shot(cfg->rtm.observed, shot, "p", &gather));
   const rtm_observed_gather_t read = observed_gather(shot, &gather);
   RTM_TRY(rtm_observed_check(cfg, &run->grid, run->dt_s, source, &read));
-  RTM_TRY(rtm_observed_at_modelling_dt(cfg, rtm_migration_backend(run->migration), run->dt_s,
-                                       &read, &observed));
+  RTM_TRY(rtm_observed_at_modelling_dt(cfg, rtm_migration_backend(run->migration), run->dt_s, &read,
+                                       &observed));
   rtm_migration_prepare(run->migration, source, gather.receivers_m, gather.count, observed);
   const double read_s = rtm_wall_seconds() - start_s;
   run->read_s += read_s;

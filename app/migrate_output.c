@@ -59,7 +59,8 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   warn_if_zero(run);
   RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
   RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
-  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination", run->slab_illumination));
+  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
+                                  run->slab_illumination));
   if (run->root) {
     status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
     run->output = NULL;

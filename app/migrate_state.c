@@ -182,8 +182,8 @@ fail:
 
 /* This rank's slab of the volume `name` into the file at `path`, whose output rank 0 holds
  * (`output`, NULL on the others): the first shot group's ranks call it alike. */
-int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char *path, const char *name,
-                       const float *slab) {
+int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char *path,
+                            const char *name, const float *slab) {
   const rtm_app_slab_target_t volume = {name, -1, 0, 0.0};
   return rtm_app_write_slabs(&run->grid, output, path, &volume, slab, run->slab_buffer);
 }
@@ -203,7 +203,8 @@ int rtm_migrate_save_state(migrate_run_t *run, int completed) {
     RTM_TRY(rtm_output_write_text(state, "inputs", run->inputs));
   }
   RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/image", run->slab_image));
-  RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/illumination", run->slab_illumination));
+  RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/illumination",
+                                  run->slab_illumination));
   if (run->root) {
     status = rtm_output_close(state, 1);
     state = NULL;

@@ -11,8 +11,8 @@
 #include "rtm_traces.h"
 
 /* The gather's source and receivers are the acquisition's, to a millimetre. */
-static int check_geometry(const rtm_config_t *cfg, const rtm_grid_t *grid,
-                          const double source[3], const rtm_observed_gather_t *gather) {
+static int check_geometry(const rtm_config_t *cfg, const rtm_grid_t *grid, const double source[3],
+                          const rtm_observed_gather_t *gather) {
   int status = RTM_OK, count = 0;
   double *receivers = NULL;
   const int shot = gather->shot;
@@ -37,7 +37,7 @@ static int check_geometry(const rtm_config_t *cfg, const rtm_grid_t *grid,
         RTM_FAIL(RTM_ERR_INPUT,
                  "rtm.observed = %s: receiver %d of shot %d lies at %c = %g m but the "
                  "acquisition puts it at %g m",
-                 cfg->rtm.observed, r, shot, "xyz"[a], gather->receivers_m[3 * (size_t)r + a],
+                 cfg->rtm.observed, r, shot, "xyz"[a], gather -> receivers_m[3 * (size_t)r + a],
                  receivers[3 * (size_t)r + a]);
 fail:
   free(receivers);
@@ -46,8 +46,8 @@ fail:
 
 /* Samples of the gather at the modelling dt (resampled when its dt differs); fewer than the
  * migration's steps + 1 is an error. */
-static int check_duration(const rtm_config_t *cfg, double dt_s,
-                          const rtm_observed_gather_t *gather, int *available) {
+static int check_duration(const rtm_config_t *cfg, double dt_s, const rtm_observed_gather_t *gather,
+                          int *available) {
   int status = RTM_OK;
   const int samples = cfg->time.steps + 1;
   const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
@@ -57,8 +57,8 @@ static int check_duration(const rtm_config_t *cfg, double dt_s,
     RTM_FAIL(RTM_ERR_INPUT,
              "rtm.observed = %s: shot %d's gather lasts %g s (%d samples of %g s) but the "
              "migration needs %g s (time.steps = %d of %g s)",
-             cfg->rtm.observed, gather->shot, (gather->samples - 1) * gather->dt_s,
-             gather->samples, gather->dt_s, (samples - 1) * dt_s, samples - 1, dt_s);
+             cfg->rtm.observed, gather->shot, (gather->samples - 1) * gather->dt_s, gather->samples,
+             gather->dt_s, (samples - 1) * dt_s, samples - 1, dt_s);
 fail:
   return status;
 }

@@ -29,12 +29,10 @@ int rtm_dispersion_correct_recorded(rtm_dispersion_correction_t mode, const char
   return rtm_traces_dispersion(pipeline, RTM_TRACES_WARP_INVERSE, count, samples, dt_s, traces);
 }
 
-int rtm_dispersion_correct_recorded_device(rtm_dispersion_correction_t mode, int count,
-                                           int samples, size_t pitch, double dt_s,
-                                           float *traces) {
+int rtm_dispersion_correct_recorded_device(rtm_dispersion_correction_t mode, int count, int samples,
+                                           size_t pitch, double dt_s, float *traces) {
   if (!rtm_dispersion_corrects_recorded(mode)) return RTM_OK;
-  return rtm_traces_dispersion_device(RTM_TRACES_WARP_INVERSE, count, samples, pitch, dt_s,
-                                      traces);
+  return rtm_traces_dispersion_device(RTM_TRACES_WARP_INVERSE, count, samples, pitch, dt_s, traces);
 }
 
 int rtm_dispersion_warp_observed(rtm_dispersion_correction_t mode, const char *pipeline, int count,
