@@ -609,6 +609,14 @@ int rtm_propagator_phase_seconds(rtm_propagator_t *prop, double seconds[RTM_PHAS
   return status;
 }
 
+int rtm_values_finite(const float *values, size_t count) {
+  int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad)
+  for (size_t i = 0; i < count; ++i)
+    bad |= !isfinite(values[i]);
+  return !bad;
+}
+
 int rtm_propagator_correct_traces(const rtm_propagator_t *prop, const char *backend, int count,
                                   float *traces) {
   return rtm_dispersion_correct_recorded(prop->dispersion, backend, count, prop->steps + 1,

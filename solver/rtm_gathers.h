@@ -1,0 +1,112 @@
+/* rtm_gathers.h - a shot's gathers on their way from the propagator to the file, whose
+ * writing the caller supplies (a callback: the solver holds no file).
+ *
+ * After the run (gathers.c): the traces each rank recorded summed on its group's first
+ * rank, checked, warped for time dispersion (rtm_dispersion_correct_recorded) and resampled
+ * to output.trace_dt there (rtm_gathers_collect); with shot groups the groups' first ranks
+ * send their shot's gathers to the file's rank, which writes a round of shots in shot order
+ * (rtm_gathers_write_round).
+ *
+ * While the run steps (trace_stream.c): windows of the recorded traces copied from the
+ * device into page-locked slots behind the queued steps, and handed to a writer thread that
+ * writes them while the next steps run (rtm_trace_stream_t). */
+#ifndef RTM_GATHERS_H
+#define RTM_GATHERS_H
+
+#include <stddef.h>
+
+#include "rtm_propagator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a shot's traces are written: the propagator records `samples` (steps + 1) at its dt,
+ * the file gets trace_samples of trace_dt each (resampled through the trace pipeline when
+ * `resample`, output.trace_dt differing from dt). */
+typedef struct {
+  int samples, trace_samples, resample;
+  double trace_dt;
+} rtm_trace_sampling_t;
+
+/* The sampling output.trace_dt (NAN: the modelling dt) asks of prop's traces; refused now,
+ * before the propagation, when the gathers would not fit rank 0's memory or the ratio of
+ * the intervals cannot be reached (a dry run of one trace). */
+int rtm_gathers_plan(const rtm_propagator_t *prop, double trace_dt_s, rtm_trace_sampling_t *plan);
+
+/* One shot's gathers as its group's first rank holds them: the source, the receivers and,
+ * for each field receivers.fields asks for, count x trace_samples samples. */
+typedef struct {
+  int count;       /* receivers */
+  unsigned fields; /* RTM_FIELD_BIT mask */
+  double source_m[3];
+  double *position_m; /* [count][3] */
+  float *samples;     /* [fields present][count][trace_samples] */
+} rtm_shot_gathers_t;
+
+void rtm_gathers_release(rtm_shot_gathers_t *gathers);
+
+/* The shot just propagated: its traces summed on the group's first rank (rtm_mpi_rank 0),
+ * checked (not finite: RTM_ERR_NUMERIC, unstable_hint appended), warped as
+ * time.dispersion_correction says, where they are recorded when the backend can, and
+ * resampled, into `gathers` (the other ranks' stays empty). Collective over the group;
+ * *correct_s grows by the seconds of the dispersion warps. */
+int rtm_gathers_collect(const rtm_propagator_t *prop, const rtm_trace_sampling_t *plan,
+                        const char *unstable_hint, rtm_shot_gathers_t *gathers, double *correct_s);
+
+/* Writes shot `shot`'s gathers into the caller's file (the file's rank calls it). */
+typedef int (*rtm_gathers_write_t)(void *context, int shot, const rtm_shot_gathers_t *gathers);
+
+/* Round `round` of shot groups (group g holds shot round G + g, of shot_count): the file's
+ * rank (world rank 0) writes its own group's (`own`) and receives the other groups' from
+ * their first ranks, which send theirs, in shot order. Every rank calls it. */
+int rtm_gathers_write_round(const rtm_trace_sampling_t *plan, int round, int shot_count,
+                            const rtm_shot_gathers_t *own, rtm_gathers_write_t write,
+                            void *context);
+
+/* ---- streamed while the steps run (trace_stream.c) ---- */
+typedef struct rtm_trace_stream rtm_trace_stream_t;
+
+/* Writes `count` samples from `first` of the `receivers` traces of `field`, [receivers]
+ * [count], into the caller's file; called on the writer thread. */
+typedef int (*rtm_trace_stream_write_t)(void *context, rtm_field_t field, const float *window,
+                                        int receivers, int first, int count);
+
+/* A stream of prop's traces in windows of window_samples (0: about 64 MB of them, at least
+ * 32), or *stream = NULL when they go to the file after the run instead: a backend that
+ * cannot copy windows out, several ranks, no receivers, resampled traces or a
+ * time-dispersion warp of whole traces, a single window (nothing to overlap), a window
+ * beyond HDF5's chunk limit, or no page-locked memory for the slots. The device's room for
+ * a window is asked now; on failure *stream may still be set (rtm_trace_stream_destroy it).
+ * prop must outlive the stream's start to stop. */
+int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *plan,
+                            int window_samples, rtm_trace_stream_t **stream);
+/* Samples a window holds (the file's chunk along time). */
+int rtm_trace_stream_window(const rtm_trace_stream_t *stream);
+/* Starts the writer thread; a window whose values are not finite stops the run
+ * (RTM_ERR_NUMERIC, unstable_hint appended). */
+int rtm_trace_stream_start(rtm_trace_stream_t *stream, rtm_trace_stream_write_t write,
+                           void *context, const char *unstable_hint);
+/* After step `it`: every window whose samples are recorded copied out and handed to the
+ * writer (a slot's copy waits for the slot's last window to be written). A failure of the
+ * writer stops the run here. */
+int rtm_trace_stream_step(rtm_trace_stream_t *stream, int it);
+/* After the loop: the windows left copied out, and the writer drained and stopped. */
+int rtm_trace_stream_finish(rtm_trace_stream_t *stream);
+/* Stops the writer: `abandon` (a failed run, whose file goes) ends it at once, otherwise it
+ * writes what is copied first; returns its status (RTM_OK when not running). Before the
+ * file is closed. */
+int rtm_trace_stream_stop(rtm_trace_stream_t *stream, int abandon);
+/* The file to one writer at a time: another writer of the file (the snapshots) holds it
+ * between lock and unlock while the stream runs (no-ops otherwise, and for NULL). */
+void rtm_trace_stream_lock(rtm_trace_stream_t *stream);
+void rtm_trace_stream_unlock(rtm_trace_stream_t *stream);
+/* Stops the writer if it runs (abandoning), frees the slots: after the propagator is
+ * destroyed (its destroy waits for the copies into them). NULL is a no-op. */
+void rtm_trace_stream_destroy(rtm_trace_stream_t *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
