@@ -1,0 +1,252 @@
+/* model_output.c - what a modelling run writes (model_run.h): OUTPUT.h5 created with its
+ * datasets planned (snapshots, streamed gathers) after the disk is weighed, the snapshots
+ * and each shot's gathers written into it (the file side of rtm_gathers.h), SEG-Y planned
+ * and written from it, and the JSON report. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "model_run.h"
+#include "rtm_mpi.h"
+#include "rtm_status.h"
+#include "rtm_version.h"
+
+/* A window of the streamed gathers into the file: the writer thread's call (rtm_gathers.h). */
+static int write_window(void *context, rtm_field_t field, const float *window, int receivers,
+                        int first, int count) {
+  model_run_t *run = context;
+  return rtm_output_traces_window(run->output, rtm_field_name(field), window, receivers, first,
+                                  count);
+}
+
+/* OUTPUT.h5 with the run's provenance, the snapshot buffer and the snapshot datasets (and,
+ * streaming, the trace datasets and their writer). */
+int rtm_model_open_output(model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  const rtm_propagator_t *prop = &run->prop;
+  if (prop->backend->describe)
+    prop->backend->describe(prop->state, run->device, sizeof run->device);
+  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
+  snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
+  run->config_text = rtm_config_echo_string(cfg);
+  if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->info = (rtm_run_info_t){RTM3D_VERSION, RTM3D_GIT_REVISION, prop->backend->name,
+                               run->device,   run->config_text,   rtm_app_command_line()};
+  run->every = cfg->snapshots.every_steps;
+  run->snapshot_count = run->every > 0 ? prop->steps / run->every : 0;
+  run->local_cells = rtm_grid_interior_cells(&run->grid);
+  run->cells = rtm_grid_interior_cells(&run->whole_grid);
+  run->field = rtm_mem_host_large(run->local_cells * sizeof *run->field);
+  if (!run->field)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell snapshot buffer", run->local_cells);
+  if (!run->root) return RTM_OK; /* rank 0 writes */
+  /* the outputs' size, weighed against the disk before the first step: snapshots of each
+   * field, every shot's gathers and receiver positions, the SEG-Y copy of the gathers (its
+   * 240-byte trace headers), and 1 MB for the metadata, the sidecar and the report */
+  const double traces = (double)run->shots.count * prop->receivers.count;
+  const double gather_bytes =
+      4.0 * traces * rtm_field_count(prop->trace_fields) * run->sampling.trace_samples;
+  const double file_bytes =
+      4.0 * (double)run->snapshot_count * rtm_field_count(run->snapshot_fields) * run->cells +
+      gather_bytes + 24.0 * traces +
+      (run->segy_path[0] ? 4.0 * traces * run->sampling.trace_samples + 240.0 * traces + 3600.0
+                         : 0.0) +
+      1e6;
+  RTM_TRY(rtm_app_check_disk(cfg->output.dir, file_bytes,
+                             "raise snapshots.every, snapshot fewer snapshots.fields, record "
+                             "fewer receivers, or set output.dir on a larger disk"));
+  const size_t slab_cells = rtm_app_slab_buffer_cells(&run->grid);
+  if (slab_cells > 0 && run->snapshot_count > 0) {
+    /* the other ranks' slabs come one at a time (rtm_app_write_slabs): room for the largest */
+    run->slab_buffer = malloc(slab_cells * sizeof *run->slab_buffer);
+    if (!run->slab_buffer)
+      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell slab of the snapshots", slab_cells);
+  }
+  const rtm_io_volume_t volume = rtm_app_volume(&run->whole_grid);
+  RTM_TRY(rtm_app_create_output(run->h5_path, &volume, &run->info, &run->output));
+  for (int f = RTM_FIELD_P; run->stream && f <= RTM_FIELD_Q; ++f)
+    if (prop->trace_fields & RTM_FIELD_BIT(f))
+      RTM_TRY(rtm_output_traces_begin(
+          run->output, rtm_field_name((rtm_field_t)f), prop->receivers.count, run->sampling.samples,
+          rtm_trace_stream_window(run->stream), prop->dt_s, prop->receivers.position_m));
+  if (run->stream)
+    RTM_TRY(rtm_trace_stream_start(run->stream, write_window, run, run->unstable_hint));
+  if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
+    RTM_TRY(rtm_output_snapshots_begin(run->output, "p", run->snapshot_count));
+  if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q)))
+    RTM_TRY(rtm_output_snapshots_begin(run->output, "q", run->snapshot_count));
+fail:
+  return status;
+}
+
+/* Snapshot `level / every - 1` of each field snapshots.fields asks for: each rank's slab
+ * written collectively, or by rank 0 as it comes (rank 0 never holds the volume). */
+int rtm_model_write_snapshots(model_run_t *run, int level) {
+  int status = RTM_OK;
+  const rtm_propagator_t *prop = &run->prop;
+  for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+    if (!(run->snapshot_fields & RTM_FIELD_BIT(f))) continue;
+    RTM_TRY(prop->backend->read_field(prop->state, (rtm_field_t)f, RTM_LEVEL_CURRENT, run->field));
+    if (!rtm_values_finite(run->field, run->local_cells))
+      RTM_FAIL(RTM_ERR_NUMERIC, "the wavefield is not finite at step %d: the run is unstable%s",
+               level, run->unstable_hint);
+    const rtm_app_slab_target_t snapshot = {rtm_field_name((rtm_field_t)f), level / run->every - 1,
+                                            level, level * prop->dt_s};
+    rtm_trace_stream_lock(run->stream); /* the file is the writer thread's too */
+    status = rtm_app_write_slabs(&run->grid, run->output, run->h5_path, &snapshot, run->field,
+                                 run->slab_buffer);
+    rtm_trace_stream_unlock(run->stream);
+    if (status != RTM_OK) goto fail;
+  }
+fail:
+  return status;
+}
+
+/* /traces/<field> with the source (shot < 0), or /shots/<shot>/traces/<field> with the
+ * shot's source and receivers: the file's first rank writes. */
+int rtm_model_write_shot(void *context, int shot, const rtm_shot_gathers_t *g) {
+  model_run_t *run = context;
+  int status = RTM_OK;
+  const rtm_field_t first = g->fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q;
+  if (g->count <= 0) {
+    if (shot >= 0)
+      RTM_TRY(rtm_output_write_shot(run->output, shot, g->source_m, rtm_field_name(first), NULL, 0,
+                                    run->sampling.trace_samples, run->sampling.trace_dt, NULL));
+  } else {
+    const float *samples = g->samples;
+    for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
+      if (!(g->fields & RTM_FIELD_BIT(f))) continue;
+      const char *name = rtm_field_name((rtm_field_t)f);
+      if (shot < 0)
+        RTM_TRY(rtm_output_write_traces(run->output, name, samples, g->count,
+                                        run->sampling.trace_samples, run->sampling.trace_dt,
+                                        g->position_m));
+      else
+        RTM_TRY(rtm_output_write_shot(run->output, shot, g->source_m, name, samples, g->count,
+                                      run->sampling.trace_samples, run->sampling.trace_dt,
+                                      g->position_m));
+      samples += (size_t)g->count * (size_t)run->sampling.trace_samples;
+    }
+  }
+  if (shot < 0) RTM_TRY(rtm_output_write_source(run->output, g->source_m));
+fail:
+  return status;
+}
+
+/* output.segy = true: SEG-Y can hold these gathers (segyio in the build, the interval in
+ * whole microseconds, at most 32767 samples), and dir/name.sgy may be written; before any
+ * step. */
+int rtm_model_plan_segy(model_run_t *run) {
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  if (!cfg->output.segy) return RTM_OK;
+  if (!rtm_segy_available())
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: output.segy = true, but this build has no SEG-Y (install libsegyio-dev and "
+             "configure again, or set output.segy = false)",
+             cfg->path[0] ? cfg->path : "configuration");
+  if (run->prop.receivers.count == 0)
+    RTM_FAIL(RTM_ERR_CONFIG, "%s: output.segy = true, but the run records no receivers",
+             cfg->path[0] ? cfg->path : "configuration");
+  const double us = run->sampling.trace_dt * 1e6;
+  if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 32767)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: output.segy = true needs the gathers' interval in whole microseconds (1 to "
+             "32767), and it is %.9g s (output.trace_dt %s): set output.trace_dt = %g, say",
+             cfg->path[0] ? cfg->path : "configuration", run->sampling.trace_dt,
+             isnan(cfg->output.trace_dt_s) ? "auto: the modelling dt" : "as set",
+             floor(us) > 0 ? floor(us) * 1e-6 : 1e-6);
+  if (run->sampling.trace_samples > 32767)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: output.segy = true: %d samples a trace, SEG-Y rev 1 holds at most 32767; "
+             "raise output.trace_dt",
+             cfg->path[0] ? cfg->path : "configuration", run->sampling.trace_samples);
+  snprintf(run->segy_path, sizeof run->segy_path, "%s/%s.sgy", cfg->output.dir, cfg->output.name);
+  RTM_TRY(rtm_app_check_overwrite(cfg, run->segy_path));
+fail:
+  return status;
+}
+
+/* The run file closed (and SEG-Y written from it) as partial files, listed in run->outputs
+ * to be renamed with the report. */
+int rtm_model_close_output(model_run_t *run) {
+  int status = RTM_OK;
+  char h5_partial[sizeof run->h5_path + 16], segy_partial[sizeof run->segy_path + 16];
+  run->end_s = rtm_wall_seconds(); /* a rank without the file ends here (its I/O time) */
+  if (!run->root) return RTM_OK;
+  status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
+  run->output = NULL;
+  if (status == RTM_OK && !run->segy_path[0] && run->cfg.output.overwrite) {
+    /* an earlier run's NAME.sgy would sit beside this run's file as if it were its copy */
+    char stale[sizeof run->segy_path];
+    snprintf(stale, sizeof stale, "%s/%s.sgy", run->cfg.output.dir, run->cfg.output.name);
+    RTM_TRY(rtm_io_outputs_drop(run->outputs, stale));
+  }
+  if (status == RTM_OK && run->segy_path[0]) {
+    const unsigned fields = run->prop.trace_fields;
+    RTM_TRY(rtm_io_partial_path(run->h5_path, h5_partial, sizeof h5_partial));
+    RTM_TRY(rtm_io_outputs_add(run->outputs, run->segy_path, segy_partial, sizeof segy_partial));
+    status = rtm_segy_write(h5_partial, fields & RTM_FIELD_BIT(RTM_FIELD_P) ? "p" : "q",
+                            segy_partial); /* rtm_model_plan_segy checked it */
+  }
+  run->end_s = rtm_wall_seconds();
+fail:
+  return status;
+}
+
+/* OUTPUT.json: the phases' times and the propagation's MCells/s, then the summary lines. */
+int rtm_model_write_report(model_run_t *run) {
+  int status = RTM_OK;
+  if (!run->root) return RTM_OK;
+  const int steps = run->prop.steps, count = run->shots.count;
+  const double propagate_s = run->propagate_s;
+  const double mcells =
+      propagate_s > 0.0 ? (double)run->cells * steps * count / propagate_s * 1e-6 : 0.0;
+  /* setup's parts after the phases: the deck, model and shots; the propagator (device,
+   * model upload, point operators); the rest (trace plans, the output file) */
+  rtm_timing_t timings[8 + RTM_APP_RANK_TIMINGS] = {
+      {"setup", run->setup_s},
+      {"propagate", propagate_s},
+      {"snapshots", run->snapshot_s},
+      {"write", run->write_s + run->end_s - run->loop_end_s},
+      {"dispersion_correction", run->correct_s},
+      {"setup_load", run->loaded_s - run->start_s},
+      {"setup_propagator", run->created_s - run->loaded_s},
+      {"setup_output", run->setup_end_s - run->created_s}};
+  const int timing_count = rtm_mpi_world_size() > 1 ? 8 + RTM_APP_RANK_TIMINGS : 8;
+  for (int k = 8; k < timing_count; ++k)
+    timings[k] = run->rank_timings[k - 8];
+  const rtm_report_shot_values_t shot_values[3] = {{"set_shot_s", run->shot_seconds},
+                                                   {"propagate_s", run->shot_seconds + count},
+                                                   {"write_s", run->shot_seconds + 2 * count}};
+  rtm_report_t report = {.command = "model",
+                         .info = &run->info,
+                         .steps = steps,
+                         .dt_s = run->prop.dt_s,
+                         .model_precision =
+                             rtm_precision_name(rtm_config_model_precision(&run->cfg)),
+                         .timings = timings,
+                         .timing_count = timing_count,
+                         .mcells_per_s = mcells,
+                         .shot_count = run->many_shots ? count : 0,
+                         .shot_values = shot_values,
+                         .shot_value_count = 3,
+                         .output_path = run->h5_path,
+                         .rank_lines = run->rank_lines,
+                         .rank_line_size = RTM_RANK_LINE,
+                         .rank_count = rtm_mpi_world_size(),
+                         .slab_writes = rtm_app_slab_writes()};
+  char json_partial[sizeof run->json_path + 16];
+  RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
+  RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole_grid, &run->prop.ledger));
+  RTM_TRY(rtm_io_outputs_commit(run->outputs)); /* the files appear together, or none */
+  if (!run->quiet) {
+    rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,
+                 propagate_s, mcells);
+    if (run->segy_path[0]) rtm_log_info("wrote %s (SEG-Y)", run->segy_path);
+    rtm_log_info("wrote %s and %s", run->h5_path, run->json_path);
+  }
+fail:
+  return status;
+}
