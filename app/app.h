@@ -1,15 +1,17 @@
 /* app.h - the subcommands of rtm3d. Each takes the arguments after its name and returns
- * a process exit status (0 ok, 1 run-time failure, 2 usage or config error). The app
- * parses, sets up, runs and reports; it holds no numerics. */
+ * a process exit status (0 ok, 1 run-time failure, 2 usage or config error); those that
+ * run on every rank of an MPI launch (model, migrate, bench) also take main's MPI context
+ * (rtm_mpi_init). The app parses, sets up, runs and reports; it holds no numerics. */
 #ifndef RTM_APP_H
 #define RTM_APP_H
 
 #include "rtm_config.h"
+#include "rtm_mpi.h"
 
 int rtm_cmd_info(int argc, char **argv);
-int rtm_cmd_model(int argc, char **argv);
-int rtm_cmd_migrate(int argc, char **argv);
-int rtm_cmd_bench(int argc, char **argv);
+int rtm_cmd_model(int argc, char **argv, rtm_mpi_t *mpi);
+int rtm_cmd_migrate(int argc, char **argv, rtm_mpi_t *mpi);
+int rtm_cmd_bench(int argc, char **argv, rtm_mpi_t *mpi);
 int rtm_cmd_tune(int argc, char **argv);
 int rtm_cmd_export(int argc, char **argv);
 int rtm_cmd_validate(int argc, char **argv);
@@ -24,7 +26,7 @@ int rtm_cmd_bench_traces(int argc, char **argv);
 /* rtm3d bench under an MPI launcher with several ranks (cmd_bench_mpi.c): the deck across
  * z-slabs with the exchange overlapped, blocking and off, against rank 0 alone on the whole
  * volume: aggregate MCells/s, parallel efficiency, the share of the exchange hidden. */
-int rtm_cmd_bench_mpi(int argc, char **argv);
+int rtm_cmd_bench_mpi(int argc, char **argv, rtm_mpi_t *mpi);
 
 /* Shared by the subcommands that take CONFIG [--set k=v ...] [--quiet]: loads the deck,
  * applies the overrides in order and validates. Returns a status (rtm_status.h). Options

@@ -341,11 +341,11 @@ fail:
 }
 #endif
 
-int rtm_cmd_bench(int argc, char **argv) {
+int rtm_cmd_bench(int argc, char **argv, rtm_mpi_t *mpi) {
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--traces") == 0) return rtm_cmd_bench_traces(argc, argv);
   }
-  if (rtm_mpi_size() > 1) return rtm_cmd_bench_mpi(argc, argv); /* under mpirun: z-slabs */
+  if (rtm_mpi_size(mpi) > 1) return rtm_cmd_bench_mpi(argc, argv, mpi); /* mpirun: z-slabs */
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 #ifdef RTM3D_HAVE_CUDA_BACKEND

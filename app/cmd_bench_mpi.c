@@ -16,8 +16,9 @@
 #include "solver_io.h"
 
 typedef struct {
+  rtm_mpi_t *mpi; /* main's */
   rtm_config_t cfg;
-  rtm_grid_t whole, slab;
+  rtm_grid_t whole, slab; /* the whole volume (rank 0 alone), this rank's slab of it */
   rtm_model_t model;
   size_t cells; /* of the whole grid */
   int steps, warmup;
@@ -51,20 +52,20 @@ static int time_steps(mpi_bench_t *b, const rtm_grid_t *grid, const rtm_model_t 
   RTM_TRY(rtm_propagator_phase_seconds(&prop, warmup_phases));
   memset(prop.phase_s, 0, sizeof prop.phase_s);
   prop.halo_s = 0.0;
-  if (ranks > 1) RTM_TRY(rtm_mpi_barrier());
+  if (ranks > 1) RTM_TRY(rtm_mpi_barrier(b->mpi));
   const double start_s = rtm_wall_seconds();
   for (int it = b->warmup; it < b->warmup + b->steps; ++it)
     RTM_TRY(rtm_propagator_step(&prop, it, RTM_FORWARD));
   if (prop.backend->synchronize) RTM_TRY(prop.backend->synchronize(prop.state));
   *seconds = rtm_wall_seconds() - start_s;
-  if (ranks > 1) RTM_TRY(rtm_mpi_allreduce(seconds, 1, RTM_MPI_MAX));
+  if (ranks > 1) RTM_TRY(rtm_mpi_allreduce(b->mpi, seconds, 1, RTM_MPI_MAX));
   if (ranks > 1 && exchange == RTM_EXCHANGE_OVERLAP) {
     RTM_TRY(rtm_propagator_phase_seconds(&prop, b->phases));
     b->phases[RTM_PHASE_COUNT] = prop.halo_s;
-    RTM_TRY(rtm_mpi_allreduce(b->phases, RTM_PHASE_COUNT + 1, RTM_MPI_MAX));
+    RTM_TRY(rtm_mpi_allreduce(b->mpi, b->phases, RTM_PHASE_COUNT + 1, RTM_MPI_MAX));
   }
 fail:
-  rtm_mpi_fail_fast(status); /* before the propagator's collective release */
+  rtm_mpi_fail_fast(b->mpi, status); /* before the propagator's collective release */
   rtm_propagator_destroy(&prop);
   return status;
 }
@@ -73,9 +74,10 @@ static int set_up(mpi_bench_t *b, int argc, char **argv) {
   int status = RTM_OK, quiet = 0;
   rtm_config_t *cfg = &b->cfg;
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
+  rtm_mpi_set_timeout(b->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
   RTM_TRY(rtm_grid_init(&b->whole, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   b->slab = b->whole;
-  RTM_TRY(rtm_app_slab(&b->slab));
+  RTM_TRY(rtm_app_slab(&b->slab, b->mpi));
   RTM_TRY(rtm_app_load_model(cfg, &b->slab, &b->model));
   b->cells = rtm_grid_interior_cells(&b->whole);
   b->steps = cfg->bench.steps;
@@ -88,7 +90,7 @@ fail:
 /* Rank 0 alone with the whole volume while the others wait: the one-rank reference. */
 static int time_one_rank(mpi_bench_t *b) {
   int status = RTM_OK, failed = 0;
-  if (rtm_mpi_rank() == 0) {
+  if (rtm_mpi_rank(b->mpi) == 0) {
     rtm_model_t whole_model = {0};
     status = rtm_app_load_model(&b->cfg, &b->whole, &whole_model);
     if (status == RTM_OK)
@@ -97,7 +99,7 @@ static int time_one_rank(mpi_bench_t *b) {
     failed = status != RTM_OK;
   }
   double verdict[2] = {failed, b->one_rank_s};
-  RTM_TRY(rtm_mpi_allreduce(verdict, 2, RTM_MPI_MAX)); /* every rank learns rank 0's */
+  RTM_TRY(rtm_mpi_allreduce(b->mpi, verdict, 2, RTM_MPI_MAX)); /* every rank learns rank 0's */
   if (verdict[0] > 0.0 && status == RTM_OK)
     RTM_FAIL(RTM_ERR_NOMEM, "bench: rank 0 could not run the one-rank reference (see its error)");
   RTM_TRY(status);
@@ -108,7 +110,7 @@ fail:
 
 static int report(const mpi_bench_t *b) {
   int status = RTM_OK;
-  const int ranks = rtm_mpi_size();
+  const int ranks = rtm_mpi_size(b->mpi);
   const double cell_steps = (double)b->cells * b->steps;
   const double overlap = b->seconds[0], blocking = b->seconds[1], off = b->seconds[2];
   const double efficiency = b->one_rank_s / (ranks * overlap);
@@ -159,19 +161,20 @@ static int report(const mpi_bench_t *b) {
   return status;
 }
 
-int rtm_cmd_bench_mpi(int argc, char **argv) {
+int rtm_cmd_bench_mpi(int argc, char **argv, rtm_mpi_t *mpi) {
   int status = RTM_OK;
   mpi_bench_t *b = calloc(1, sizeof *b);
   if (!b) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  b->mpi = mpi;
   RTM_TRY(set_up(b, argc, argv));
   RTM_TRY(time_one_rank(b));
   static const rtm_mpi_exchange_t order[3] = {RTM_EXCHANGE_OVERLAP, RTM_EXCHANGE_BLOCKING,
                                               RTM_EXCHANGE_OFF};
   for (int e = 0; e < 3; ++e)
-    RTM_TRY(time_steps(b, &b->slab, &b->model, order[e], rtm_mpi_size(), &b->seconds[e]));
-  if (rtm_mpi_rank() == 0) RTM_TRY(report(b));
+    RTM_TRY(time_steps(b, &b->slab, &b->model, order[e], rtm_mpi_size(mpi), &b->seconds[e]));
+  if (rtm_mpi_rank(mpi) == 0) RTM_TRY(report(b));
 fail:
-  rtm_mpi_fail_fast(status);
+  rtm_mpi_fail_fast(mpi, status);
   if (b) rtm_model_release(&b->model);
   free(b);
   return rtm_status_exit_code(status);

@@ -101,9 +101,10 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   rtm_config_t *cfg = &run->cfg;
   RTM_TRY(take_max_shots(run, &argc, argv));
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, extra, &extra_count));
+  rtm_mpi_set_timeout(run->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
   RTM_TRY(parse_options(argv, extra, extra_count));
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
-  RTM_TRY(rtm_app_claim_output(cfg, run->h5_path, &run->lock)); /* before any work */
+  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, &run->lock)); /* before any work */
   if (cfg->rtm.shot_images && run->shot_limit > 0)
     RTM_FAIL(RTM_ERR_USAGE,
              "migrate: --max-shots stops a run to resume it later, and rtm.shot_images writes "
@@ -117,11 +118,11 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_dispersion_check_migration(cfg));
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   run->whole = run->grid;
-  RTM_TRY(rtm_mpi_split_groups(cfg->mpi.shot_groups)); /* refused alike on every rank */
-  run->root = rtm_mpi_world_rank() == 0;
-  run->shot_lines = !run->quiet && rtm_mpi_rank() == 0;
+  RTM_TRY(rtm_mpi_split_groups(run->mpi, cfg->mpi.shot_groups)); /* refused alike on every rank */
+  run->root = rtm_mpi_world_rank(run->mpi) == 0;
+  run->shot_lines = !run->quiet && rtm_mpi_rank(run->mpi) == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
-  RTM_TRY(rtm_app_slab(&run->grid));
+  RTM_TRY(rtm_app_slab(&run->grid, run->mpi));
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   RTM_TRY(check_shot_count(run));
   if (cfg->mpi.shot_groups > run->shots.count)
@@ -185,7 +186,7 @@ static int open_output(migrate_run_t *run) {
     const double kept = cfg->rtm.shot_images ? run->shots.count : run->shots.count > 1 ? 4.0 : 0.0;
     RTM_TRY(rtm_app_check_disk(cfg->output.dir, (2.0 + kept) * volume_bytes + 1e6,
                                "set output.dir on a larger disk, or migrate a smaller grid"));
-    RTM_TRY(rtm_app_create_output(run->h5_path, &volume, &run->info, &run->output));
+    RTM_TRY(rtm_app_create_output(run->h5_path, &volume, run->mpi, &run->info, &run->output));
   }
 fail:
   return status;
@@ -256,7 +257,8 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   run->shot_seconds[3 * shots + shot] = read_s;
   run->shot_seconds[4 * shots + shot] = (double)timing.recomputed_steps;
   char who[32] = "";
-  if (rtm_mpi_groups() > 1) snprintf(who, sizeof who, "group %d: ", rtm_mpi_group());
+  if (rtm_mpi_groups(run->mpi) > 1)
+    snprintf(who, sizeof who, "group %d: ", rtm_mpi_group(run->mpi));
   if (run->shot_lines)
     rtm_log_info_any_rank(
         "migrate: %sshot %d/%d in %.3g s (forward %.3g, backward %.3g, imaging %.3g, "
@@ -302,11 +304,11 @@ static int migrate_shots(migrate_run_t *run) {
     last = run->first_shot + run->shot_limit;
   /* the shots of this run, G at a time with G shot groups (group g takes the round's g-th):
    * a resumed one's ETA counts only what is left, the first group's */
-  const int groups = rtm_mpi_groups();
+  const int groups = rtm_mpi_groups(run->mpi);
   rtm_progress_begin(&run->progress, 2 * steps * ((last - run->first_shot + groups - 1) / groups),
                      (double)run->cells, run->quiet);
   for (int round = run->first_shot; round < last; round += groups) {
-    const int shot = round + rtm_mpi_group();
+    const int shot = round + rtm_mpi_group(run->mpi);
     if (shot < last) {
       RTM_TRY(migrate_shot(run, shot));
       ++run->shots_migrated;
@@ -347,7 +349,7 @@ static void release_run(migrate_run_t *run) {
   free(run->inputs);
 }
 
-int rtm_cmd_migrate(int argc, char **argv) {
+int rtm_cmd_migrate(int argc, char **argv, rtm_mpi_t *mpi) {
   if (wants_help(argc, argv)) {
     usage(stdout);
     return 0;
@@ -355,6 +357,7 @@ int rtm_cmd_migrate(int argc, char **argv) {
   int status = RTM_OK;
   migrate_run_t *run = calloc(1, sizeof *run);
   if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->mpi = mpi;
   run->lock.fd = -1;
   RTM_TRY(rtm_io_outputs_create(&run->outputs));
   run->start_s = rtm_wall_seconds();
@@ -370,7 +373,7 @@ int rtm_cmd_migrate(int argc, char **argv) {
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
   RTM_TRY(rtm_migrate_write_image(run));
-  if (rtm_mpi_group() == 0) RTM_TRY(rtm_migrate_write_pngs(run));
+  if (rtm_mpi_group(run->mpi) == 0) RTM_TRY(rtm_migrate_write_pngs(run));
   run->end_s = rtm_wall_seconds();
   RTM_TRY(rtm_migrate_reduce_rank_phases(run));
   if (run->root) RTM_TRY(rtm_migrate_write_report(run));
@@ -379,7 +382,7 @@ fail:
     rtm_log_info("migrate: the sums of the shots saved so far are kept in %s: the same command "
                  "resumes there",
                  run->resume_path);
-  rtm_mpi_fail_fast(status); /* before the propagators' collective release */
+  rtm_mpi_fail_fast(mpi, status); /* before the propagators' collective release */
   if (run) release_run(run);
   free(run);
   return rtm_status_exit_code(status);

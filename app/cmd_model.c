@@ -41,8 +41,9 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   int status = RTM_OK;
   rtm_config_t *cfg = &run->cfg;
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, NULL, NULL));
+  rtm_mpi_set_timeout(run->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
-  RTM_TRY(rtm_app_claim_output(cfg, run->h5_path, &run->lock)); /* before any work */
+  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, &run->lock)); /* before any work */
   run->snapshot_fields = rtm_field_mask(cfg->snapshots.fields);
   /* TTI grows where the tilt changes from cell to cell (rtm_anisotropy.h) */
   run->unstable_hint =
@@ -50,12 +51,12 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
           ? " (tti: a tilt that changes sharply grows; raise physics.smooth_angles)"
           : "";
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
-  RTM_TRY(rtm_mpi_split_groups(cfg->mpi.shot_groups)); /* refused alike on every rank */
-  run->root = rtm_mpi_world_rank() == 0;
-  run->shot_lines = !run->quiet && rtm_mpi_rank() == 0;
+  RTM_TRY(rtm_mpi_split_groups(run->mpi, cfg->mpi.shot_groups)); /* refused alike on every rank */
+  run->root = rtm_mpi_world_rank(run->mpi) == 0;
+  run->shot_lines = !run->quiet && rtm_mpi_rank(run->mpi) == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
   run->whole_grid = run->grid;           /* the file and the report describe the whole volume */
-  RTM_TRY(rtm_app_slab(&run->grid));
+  RTM_TRY(rtm_app_slab(&run->grid, run->mpi));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   /* every shot is placed before the first step: one outside the volume stops the run here */
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
@@ -190,7 +191,7 @@ fail:
 static int run_many_shots(model_run_t *run) {
   int status = RTM_OK;
   const int count = run->shots.count, steps = run->prop.steps;
-  const int groups = rtm_mpi_groups(), group = rtm_mpi_group();
+  const int groups = rtm_mpi_groups(run->mpi), group = rtm_mpi_group(run->mpi);
   double *set_shot_s = run->shot_seconds, *propagate_s = set_shot_s + count;
   double *write_s = propagate_s + count;
   char label[64];
@@ -230,8 +231,8 @@ static int run_many_shots(model_run_t *run) {
             propagate_s[k] > 0.0 ? (double)run->cells * steps / propagate_s[k] * 1e-6 : 0.0);
       }
     }
-    RTM_TRY(
-        rtm_gathers_write_round(&run->sampling, round, count, &gathers, rtm_model_write_shot, run));
+    RTM_TRY(rtm_gathers_write_round(run->mpi, &run->sampling, round, count, &gathers,
+                                    rtm_model_write_shot, run));
     rtm_gathers_release(&gathers);
     if (k < count) {
       write_s[k] = rtm_wall_seconds() - propagated_s;
@@ -262,18 +263,20 @@ static int plan_streaming(model_run_t *run) {
 static int reduce_rank_phases(model_run_t *run) {
   int status = RTM_OK;
   double seconds[RTM_APP_RANK_PHASES];
-  if (rtm_mpi_world_size() == 1) return RTM_OK;
-  if (rtm_mpi_groups() > 1) /* each shot's figures are its group's: the file's rank gets them */
-    RTM_TRY(rtm_mpi_world_allreduce(run->shot_seconds, 3 * run->shots.count, RTM_MPI_MAX));
+  if (rtm_mpi_world_size(run->mpi) == 1) return RTM_OK;
+  if (rtm_mpi_groups(run->mpi) >
+      1) /* each shot's figures are its group's: the file's rank gets them */
+    RTM_TRY(
+        rtm_mpi_world_allreduce(run->mpi, run->shot_seconds, 3 * run->shots.count, RTM_MPI_MAX));
   RTM_TRY(rtm_propagator_phase_seconds(&run->prop, seconds));
   seconds[RTM_PHASE_COUNT] = run->prop.halo_s;
   seconds[RTM_PHASE_COUNT + 1] = run->snapshot_s + run->write_s + run->end_s - run->loop_end_s;
-  RTM_TRY(rtm_app_rank_timings(seconds, run->rank_timings));
+  RTM_TRY(rtm_app_rank_timings(run->mpi, seconds, run->rank_timings));
 fail:
   return status;
 }
 
-int rtm_cmd_model(int argc, char **argv) {
+int rtm_cmd_model(int argc, char **argv, rtm_mpi_t *mpi) {
   if (wants_help(argc, argv)) {
     usage(stdout);
     return 0;
@@ -281,6 +284,7 @@ int rtm_cmd_model(int argc, char **argv) {
   int status = RTM_OK;
   model_run_t *run = calloc(1, sizeof *run);
   if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  run->mpi = mpi;
   run->lock.fd = -1;
   RTM_TRY(rtm_io_outputs_create(&run->outputs));
   run->start_s = rtm_wall_seconds();
@@ -296,7 +300,7 @@ int rtm_cmd_model(int argc, char **argv) {
       rtm_propagator_rank_lines(&run->prop, &run->cfg, &run->grid, run->device, &run->rank_lines));
   RTM_TRY(rtm_model_write_report(run));
 fail:
-  rtm_mpi_fail_fast(status); /* before the propagator's collective release */
+  rtm_mpi_fail_fast(mpi, status); /* before the propagator's collective release */
   if (run) {
     rtm_trace_stream_stop(run->stream, 1); /* a failed run's writer, before the file closes */
     free(run->slab_buffer);

@@ -10,26 +10,32 @@
 #include "rtm_status.h"
 #include "rtm_version.h"
 
+/* A command runs on one rank (run), or on every rank of an MPI launch (run_on_ranks, with
+ * main's MPI context; one rank without a launcher). */
 typedef struct {
   const char *name;
   int (*run)(int argc, char **argv);
+  int (*run_on_ranks)(int argc, char **argv, rtm_mpi_t *mpi);
   const char *summary;
 } rtm_command_t;
 
 static int cmd_help_config(int argc, char **argv);
 
 static const rtm_command_t commands[] = {
-    {"info", rtm_cmd_info, "devices, features and build options"},
-    {"model", rtm_cmd_model, "forward modelling: snapshots and shot gathers"},
-    {"migrate", rtm_cmd_migrate, "reverse-time migration of recorded gathers into an image"},
-    {"bench", rtm_cmd_bench, "kernel throughput beside the measured copy bandwidth"},
-    {"tune", rtm_cmd_tune, "the fastest kernel.* shape on this GPU, cached for kernel.* = auto"},
-    {"accuracy", rtm_cmd_accuracy, "what the deck's spacing, dt and wavelet cost in accuracy"},
-    {"validate", rtm_cmd_validate, "compare a run with a reference, exit 0 only within tolerance"},
-    {"plot", rtm_cmd_plot, "PNG slice of a snapshot, image or gather"},
-    {"export", rtm_cmd_export, "a run file's shot gathers as SEG-Y"},
-    {"makemodel", rtm_cmd_makemodel, "an HDF5 model from a description: layers, boxes, ..."},
-    {"help-config", cmd_help_config, "every configuration key: type, default, range, help"},
+    {"info", rtm_cmd_info, NULL, "devices, features and build options"},
+    {"model", NULL, rtm_cmd_model, "forward modelling: snapshots and shot gathers"},
+    {"migrate", NULL, rtm_cmd_migrate, "reverse-time migration of recorded gathers into an image"},
+    {"bench", NULL, rtm_cmd_bench, "kernel throughput beside the measured copy bandwidth"},
+    {"tune", rtm_cmd_tune, NULL,
+     "the fastest kernel.* shape on this GPU, cached for kernel.* = auto"},
+    {"accuracy", rtm_cmd_accuracy, NULL,
+     "what the deck's spacing, dt and wavelet cost in accuracy"},
+    {"validate", rtm_cmd_validate, NULL,
+     "compare a run with a reference, exit 0 only within tolerance"},
+    {"plot", rtm_cmd_plot, NULL, "PNG slice of a snapshot, image or gather"},
+    {"export", rtm_cmd_export, NULL, "a run file's shot gathers as SEG-Y"},
+    {"makemodel", rtm_cmd_makemodel, NULL, "an HDF5 model from a description: layers, boxes, ..."},
+    {"help-config", cmd_help_config, NULL, "every configuration key: type, default, range, help"},
 };
 
 static void usage(FILE *out) {
@@ -119,7 +125,6 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
     RTM_TRY(rtm_config_set(cfg, argv[++i]));
   }
   RTM_TRY(rtm_config_validate(cfg));
-  rtm_mpi_set_timeout(cfg->mpi.timeout_s); /* how long a rank waits for another */
   if (extra_count) *extra_count = n_extra;
   return RTM_OK;
 fail:
@@ -175,30 +180,32 @@ int main(int argc, char **argv) {
     if (strcmp(name, commands[i].name) == 0) {
       /* under an MPI launcher every rank runs the command; a rank that fails takes the
        * others down with it rather than leave them waiting in a collective */
-      if (rtm_mpi_init(&argc, &argv) != RTM_OK) return 1;
+      rtm_mpi_t *mpi = NULL;
+      if (rtm_mpi_init(&argc, &argv, &mpi) != RTM_OK) return 1;
+      const int ranks = rtm_mpi_world_size(mpi);
       /* the long-running commands stop between steps on SIGINT or SIGTERM, cleaning up */
       if (strcmp(name, "model") == 0 || strcmp(name, "migrate") == 0 ||
-          strcmp(name, "accuracy") == 0 || (strcmp(name, "bench") == 0 && rtm_mpi_size() > 1))
+          strcmp(name, "accuracy") == 0 || (strcmp(name, "bench") == 0 && ranks > 1))
         rtm_interrupt_install(); /* (bench on one rank times kernels: a signal ends it) */
-      if (rtm_mpi_size() > 1 && strcmp(name, "model") != 0 && strcmp(name, "migrate") != 0 &&
-          strcmp(name, "bench") != 0) {
+      if (ranks > 1 && !commands[i].run_on_ranks) {
         rtm_log_error("rtm3d %s under an MPI launcher with %d ranks: only 'rtm3d model', "
                       "'migrate' and 'bench' run across ranks (z-slabs); run %s on one rank",
-                      name, rtm_mpi_size(), name);
-        rtm_mpi_abort(2);
-        rtm_mpi_finalize();
+                      name, ranks, name);
+        rtm_mpi_abort(mpi, 2);
+        rtm_mpi_finalize(mpi);
         return 2;
       }
       int count = 0;
       char **args = split_long_options(argc, argv, &count);
       if (!args) {
         rtm_log_error("out of memory reading the command line");
-        rtm_mpi_abort(1);
+        rtm_mpi_abort(mpi, 1);
         return 1;
       }
-      const int code = commands[i].run(count - 1, args + 1);
-      if (code != 0) rtm_mpi_abort(code);
-      rtm_mpi_finalize();
+      const int code = commands[i].run_on_ranks ? commands[i].run_on_ranks(count - 1, args + 1, mpi)
+                                                : commands[i].run(count - 1, args + 1);
+      if (code != 0) rtm_mpi_abort(mpi, code);
+      rtm_mpi_finalize(mpi);
       return code;
     }
   rtm_log_error("unknown command '%s' (see 'rtm3d --help')", name);

@@ -29,7 +29,7 @@ static int check_finite(const migrate_run_t *run, const char *name, const float 
 /* An image of zeros everywhere is no image: said (one rank: under MPI a slab of zeros is no
  * sign), with the usual causes, rather than written as if it were one. */
 static void warn_if_zero(const migrate_run_t *run) {
-  if (rtm_mpi_world_size() > 1) return;
+  if (rtm_mpi_world_size(run->mpi) > 1) return;
   for (size_t i = 0; i < run->local_cells; ++i)
     if (run->slab_image[i] != 0.0f) return;
   rtm_log_warning("the image is zero everywhere: rtm.mute may remove every sample of the "
@@ -45,10 +45,10 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   float *scratch = NULL;
   double start_s = rtm_wall_seconds();
   RTM_TRY(rtm_migrate_read_sums(run, !run->cfg.rtm.shot_images, 1));
-  if (rtm_mpi_group() != 0) return RTM_OK;
+  if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
   if (run->cfg.rtm.illumination)
-    RTM_TRY(rtm_image_compensate(run->slab_image, run->slab_illumination, run->local_cells,
-                                 run->cfg.rtm.illumination_eps));
+    RTM_TRY(rtm_image_compensate(run->mpi, run->slab_image, run->slab_illumination,
+                                 run->local_cells, run->cfg.rtm.illumination_eps));
   if (run->cfg.rtm.laplacian) {
     scratch = malloc(rtm_image_laplacian_scratch_cells(&run->grid) * sizeof *scratch);
     if (!scratch) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image filter");
@@ -98,7 +98,7 @@ int rtm_migrate_write_pngs(migrate_run_t *run) {
       rtm_volume_slice(run->slab_image, slab, axis, index, plane + z0 * width, &w, &h);
     else if (index >= z0 && index < z0 + slab[0])
       rtm_volume_slice(run->slab_image, slab, axis, index - z0, plane, &w, &h);
-    RTM_TRY(rtm_mpi_sum_to_root(plane, width * height));
+    RTM_TRY(rtm_mpi_sum_to_root(run->mpi, plane, width * height));
     if (!run->root) continue;
     snprintf(path, sizeof path, "%s/%s_image_%c.png", run->cfg.output.dir, run->cfg.output.name,
              axis);
@@ -117,12 +117,14 @@ fail:
 int rtm_migrate_reduce_rank_phases(migrate_run_t *run) {
   int status = RTM_OK;
   double seconds[RTM_APP_RANK_PHASES];
-  if (rtm_mpi_world_size() == 1) return RTM_OK;
-  if (rtm_mpi_groups() > 1) /* each shot's figures are its group's: the file's rank gets them */
-    RTM_TRY(rtm_mpi_world_allreduce(run->shot_seconds, 5 * run->shots.count, RTM_MPI_MAX));
+  if (rtm_mpi_world_size(run->mpi) == 1) return RTM_OK;
+  if (rtm_mpi_groups(run->mpi) >
+      1) /* each shot's figures are its group's: the file's rank gets them */
+    RTM_TRY(
+        rtm_mpi_world_allreduce(run->mpi, run->shot_seconds, 5 * run->shots.count, RTM_MPI_MAX));
   RTM_TRY(rtm_migration_phase_seconds(run->migration, seconds, &seconds[RTM_PHASE_COUNT]));
   seconds[RTM_PHASE_COUNT + 1] = run->read_s + run->write_s;
-  RTM_TRY(rtm_app_rank_timings(seconds, run->rank_timings));
+  RTM_TRY(rtm_app_rank_timings(run->mpi, seconds, run->rank_timings));
 fail:
   return status;
 }
@@ -143,7 +145,7 @@ int rtm_migrate_write_report(migrate_run_t *run) {
                                                     {"imaging", run->total.imaging_s},
                                                     {"read", run->read_s},
                                                     {"write", run->write_s}};
-  const int timing_count = rtm_mpi_world_size() > 1 ? 6 + RTM_APP_RANK_TIMINGS : 6;
+  const int timing_count = rtm_mpi_world_size(run->mpi) > 1 ? 6 + RTM_APP_RANK_TIMINGS : 6;
   for (int k = 6; k < timing_count; ++k)
     timings[k] = run->rank_timings[k - 6];
   const int shots = run->shots.count;
@@ -173,7 +175,7 @@ int rtm_migrate_write_report(migrate_run_t *run) {
                                .timing_count = timing_count,
                                .mcells_per_s = mcells,
                                .output_path = run->h5_path,
-                               .slab_writes = rtm_app_slab_writes()};
+                               .slab_writes = rtm_app_slab_writes(run->mpi)};
   char json_partial[sizeof run->json_path + 16];
   RTM_TRY(rtm_migration_memory(run->migration, &memory));
   RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));

@@ -12,6 +12,7 @@
 
 /* The state of one migration run, shared by its phases. */
 typedef struct {
+  rtm_mpi_t *mpi; /* main's: the ranks of the run, and after set-up its shot groups */
   rtm_config_t cfg;
   int quiet;
   rtm_grid_t grid;

@@ -143,7 +143,7 @@ int rtm_migrate_resume(migrate_run_t *run) {
   RTM_TRY(check_saved_shape(run, "/illumination"));
   /* every rank of the first shot group reads its slab of the saved sums (the other groups
    * start from zero: their sums are added to the first's at the end) */
-  if (rtm_mpi_group() == 0) {
+  if (rtm_mpi_group(run->mpi) == 0) {
     const size_t first = (size_t)run->grid.z_offset, planes = (size_t)run->grid.nz_local;
     RTM_TRY(rtm_io_read_dataset_rows(run->resume_path, "/image", first, planes, &image));
     RTM_TRY(
@@ -174,8 +174,8 @@ int rtm_migrate_read_sums(migrate_run_t *run, int image, int illumination) {
   int status = RTM_OK;
   RTM_TRY(rtm_migration_read(run->migration, image ? run->slab_image : NULL,
                              illumination ? run->slab_illumination : NULL));
-  if (image) RTM_TRY(rtm_mpi_groups_sum(run->slab_image, run->local_cells));
-  if (illumination) RTM_TRY(rtm_mpi_groups_sum(run->slab_illumination, run->local_cells));
+  if (image) RTM_TRY(rtm_mpi_groups_sum(run->mpi, run->slab_image, run->local_cells));
+  if (illumination) RTM_TRY(rtm_mpi_groups_sum(run->mpi, run->slab_illumination, run->local_cells));
 fail:
   return status;
 }
@@ -195,9 +195,9 @@ int rtm_migrate_save_state(migrate_run_t *run, int completed) {
   rtm_output_t *state = NULL;
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
   RTM_TRY(rtm_migrate_read_sums(run, 1, 1));
-  if (rtm_mpi_group() != 0) return RTM_OK;
+  if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
   if (run->root) {
-    RTM_TRY(rtm_app_create_output(run->resume_path, &volume, &run->info, &state));
+    RTM_TRY(rtm_app_create_output(run->resume_path, &volume, run->mpi, &run->info, &state));
     rtm_output_no_sidecar(state); /* rtm3d's own file, not one to view */
     RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
     RTM_TRY(rtm_output_write_text(state, "inputs", run->inputs));

@@ -64,7 +64,7 @@ int rtm_model_open_output(model_run_t *run) {
       RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a %zu-cell slab of the snapshots", slab_cells);
   }
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole_grid);
-  RTM_TRY(rtm_app_create_output(run->h5_path, &volume, &run->info, &run->output));
+  RTM_TRY(rtm_app_create_output(run->h5_path, &volume, run->mpi, &run->info, &run->output));
   for (int f = RTM_FIELD_P; run->stream && f <= RTM_FIELD_Q; ++f)
     if (prop->trace_fields & RTM_FIELD_BIT(f))
       RTM_TRY(rtm_output_traces_begin(
@@ -214,7 +214,7 @@ int rtm_model_write_report(model_run_t *run) {
       {"setup_load", run->loaded_s - run->start_s},
       {"setup_propagator", run->created_s - run->loaded_s},
       {"setup_output", run->setup_end_s - run->created_s}};
-  const int timing_count = rtm_mpi_world_size() > 1 ? 8 + RTM_APP_RANK_TIMINGS : 8;
+  const int timing_count = rtm_mpi_world_size(run->mpi) > 1 ? 8 + RTM_APP_RANK_TIMINGS : 8;
   for (int k = 8; k < timing_count; ++k)
     timings[k] = run->rank_timings[k - 8];
   const rtm_report_shot_values_t shot_values[3] = {{"set_shot_s", run->shot_seconds},
@@ -235,8 +235,8 @@ int rtm_model_write_report(model_run_t *run) {
                          .output_path = run->h5_path,
                          .rank_lines = run->rank_lines,
                          .rank_line_size = RTM_RANK_LINE,
-                         .rank_count = rtm_mpi_world_size(),
-                         .slab_writes = rtm_app_slab_writes()};
+                         .rank_count = rtm_mpi_world_size(run->mpi),
+                         .slab_writes = rtm_app_slab_writes(run->mpi)};
   char json_partial[sizeof run->json_path + 16];
   RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
   RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole_grid, &run->prop.ledger));

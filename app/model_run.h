@@ -11,6 +11,7 @@
 
 /* The state of one modelling run, shared by its phases. */
 typedef struct {
+  rtm_mpi_t *mpi; /* main's: the ranks of the run, and after set-up its shot groups */
   rtm_config_t cfg;
   int quiet;
   unsigned snapshot_fields;

@@ -39,24 +39,25 @@ static int write_slab(void *context, int z_offset, int nz, const float *planes) 
   return rtm_output_write_volume(w->output, t->name, planes);
 }
 
-static int collective_slabs(void) {
-  return rtm_io_parallel() && rtm_mpi_size() > 1;
+/* Whether the slabs of `mpi`'s ranks go to a file collectively (parallel HDF5). */
+static int collective_slabs(const rtm_mpi_t *mpi) {
+  return rtm_io_parallel() && rtm_mpi_size(mpi) > 1;
 }
 
 int rtm_app_write_slabs(const rtm_grid_t *grid, rtm_output_t *output, const char *path,
                         const rtm_app_slab_target_t *target, const float *slab, float *buffer) {
   int status = RTM_OK, again = RTM_OK;
-  if (!collective_slabs()) {
+  if (!collective_slabs(grid->mpi)) {
     slab_writer_t writer = {output, target};
     return rtm_mpi_write_slabs(grid, slab, buffer, write_slab, &writer);
   }
-  const int root = rtm_mpi_rank() == 0, snapshot = target->index >= 0;
+  const int root = rtm_mpi_rank(grid->mpi) == 0, snapshot = target->index >= 0;
   if (root)
     RTM_TRY(snapshot ? rtm_output_release_for_snapshot(output, target->name, target->index)
                      : rtm_output_release_for_volume(output, target->name));
   const rtm_io_volume_t volume = rtm_app_volume(grid);
   status = rtm_io_write_planes_collective(path, target->name, target->index, &volume, slab,
-                                          rtm_mpi_slab_communicator());
+                                          rtm_mpi_slab_communicator(grid->mpi));
   if (root)
     again = rtm_output_reacquire(output, snapshot ? target->name : NULL, target->index,
                                  target->step, target->time_s);
@@ -65,20 +66,20 @@ fail:
   return status;
 }
 
-int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume,
+int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume, const rtm_mpi_t *mpi,
                           const rtm_run_info_t *info, rtm_output_t **output) {
   const int status = rtm_output_create(path, volume, info, output);
-  if (status == RTM_OK && collective_slabs()) rtm_output_expect_collective(*output);
+  if (status == RTM_OK && collective_slabs(mpi)) rtm_output_expect_collective(*output);
   return status;
 }
 
-const char *rtm_app_slab_writes(void) {
-  if (rtm_mpi_size() == 1) return NULL;
-  return collective_slabs() ? "collective (parallel HDF5)" : "rank 0, in rank order";
+const char *rtm_app_slab_writes(const rtm_mpi_t *mpi) {
+  if (rtm_mpi_size(mpi) == 1) return NULL;
+  return collective_slabs(mpi) ? "collective (parallel HDF5)" : "rank 0, in rank order";
 }
 
 size_t rtm_app_slab_buffer_cells(const rtm_grid_t *grid) {
-  if (rtm_mpi_size() == 1 || collective_slabs()) return 0;
+  if (rtm_mpi_size(grid->mpi) == 1 || collective_slabs(grid->mpi)) return 0;
   return rtm_mpi_largest_slab_cells(grid);
 }
 
@@ -108,8 +109,8 @@ static int range_over_ranks(const rtm_grid_t *grid, rtm_model_t *model) {
   int status = RTM_OK;
   double lowest = model->vp_min, highest[2] = {model->vp_max, model->epsilon_max};
   if (!rtm_grid_is_slab(grid)) return RTM_OK;
-  RTM_TRY(rtm_mpi_allreduce(&lowest, 1, RTM_MPI_MIN));
-  RTM_TRY(rtm_mpi_allreduce(highest, 2, RTM_MPI_MAX));
+  RTM_TRY(rtm_mpi_allreduce(grid->mpi, &lowest, 1, RTM_MPI_MIN));
+  RTM_TRY(rtm_mpi_allreduce(grid->mpi, highest, 2, RTM_MPI_MAX));
   model->vp_min = lowest;
   model->vp_max = highest[0];
   model->epsilon_max = highest[1];
@@ -164,10 +165,10 @@ static long cpus_of_job(void) {
   return found > 0 && (online <= 0 || found < online) ? found : online;
 }
 
-static void warn_narrow_binding(void) {
+static void warn_narrow_binding(const rtm_mpi_t *mpi) {
   cpu_set_t set;
   const long online = cpus_of_job();
-  const int ranks = rtm_mpi_local_size();
+  const int ranks = rtm_mpi_local_size(mpi);
   if (sched_getaffinity(0, sizeof set, &set) != 0 || online <= 0) return;
   const int usable = CPU_COUNT(&set), share = (int)(online / ranks);
   if (usable >= share || usable >= 8) return; /* its share of the node, or threads enough */
@@ -179,11 +180,12 @@ static void warn_narrow_binding(void) {
                   usable, online, ranks, usable, usable > 1 ? "s" : "", share, share);
 }
 
-int rtm_app_slab(rtm_grid_t *grid) {
+int rtm_app_slab(rtm_grid_t *grid, rtm_mpi_t *mpi) {
   int status = RTM_OK, z_offset = 0, nz_local = 0;
-  if (rtm_mpi_size() == 1) return RTM_OK;
-  warn_narrow_binding();
-  RTM_TRY(rtm_mpi_slab(grid->n[2], rtm_mpi_size(), rtm_mpi_rank(), &z_offset, &nz_local));
+  grid->mpi = mpi;
+  if (rtm_mpi_size(mpi) == 1) return RTM_OK;
+  warn_narrow_binding(mpi);
+  RTM_TRY(rtm_mpi_slab(grid->n[2], rtm_mpi_size(mpi), rtm_mpi_rank(mpi), &z_offset, &nz_local));
   RTM_TRY(rtm_grid_set_z_range(grid, z_offset, nz_local));
 fail:
   return status;
@@ -256,7 +258,7 @@ fail:
   return status;
 }
 
-int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
+int rtm_app_rank_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK_PHASES],
                          rtm_timing_t timings[RTM_APP_RANK_TIMINGS]) {
   int status = RTM_OK;
   static const char *const names[RTM_APP_RANK_TIMINGS] = {"edge_planes_min",   "edge_planes_mean",
@@ -271,11 +273,11 @@ int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
   double least[RTM_APP_RANK_PHASES], most[RTM_APP_RANK_PHASES], sum[RTM_APP_RANK_PHASES];
   for (int p = 0; p < RTM_APP_RANK_PHASES; ++p)
     least[p] = most[p] = sum[p] = seconds[p];
-  RTM_TRY(rtm_mpi_world_allreduce(least, RTM_APP_RANK_PHASES, RTM_MPI_MIN));
-  RTM_TRY(rtm_mpi_world_allreduce(most, RTM_APP_RANK_PHASES, RTM_MPI_MAX));
-  RTM_TRY(rtm_mpi_world_allreduce(sum, RTM_APP_RANK_PHASES, RTM_MPI_SUM));
+  RTM_TRY(rtm_mpi_world_allreduce(mpi, least, RTM_APP_RANK_PHASES, RTM_MPI_MIN));
+  RTM_TRY(rtm_mpi_world_allreduce(mpi, most, RTM_APP_RANK_PHASES, RTM_MPI_MAX));
+  RTM_TRY(rtm_mpi_world_allreduce(mpi, sum, RTM_APP_RANK_PHASES, RTM_MPI_SUM));
   for (int p = 0; p < RTM_APP_RANK_PHASES; ++p) {
-    const double value[3] = {least[p], sum[p] / rtm_mpi_world_size(), most[p]};
+    const double value[3] = {least[p], sum[p] / rtm_mpi_world_size(mpi), most[p]};
     for (int k = 0; k < 3; ++k)
       timings[3 * p + k] = (rtm_timing_t){names[3 * p + k], value[k]};
   }
@@ -313,13 +315,14 @@ int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path) {
   return RTM_ERR_CONFIG;
 }
 
-int rtm_app_claim_output(const rtm_config_t *cfg, const char *path, rtm_io_name_lock_t *lock) {
+int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const char *path,
+                         rtm_io_name_lock_t *lock) {
   /* the files of a run of this name beside the run file: none replaced without --force */
   static const char *const others[] = {".json", ".xmf", "_image_x.png", "_image_y.png",
                                        "_image_z.png"};
   char other[2 * RTM_CONFIG_PATH_MAX + 16];
   lock->fd = -1;
-  if (rtm_mpi_world_rank() == 0) {
+  if (rtm_mpi_world_rank(mpi) == 0) {
     const int status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, lock);
     if (status != RTM_OK) return status;
   }

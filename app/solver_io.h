@@ -8,6 +8,7 @@
 #include "rtm_config.h"
 #include "rtm_io.h"
 #include "rtm_memory.h"
+#include "rtm_mpi.h"
 #include "rtm_solver.h"
 
 /* The io description of a grid: its extents, spacing, origin and local z-range. */
@@ -20,9 +21,9 @@ int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mode
 /* The same for a model whose values alone are wanted (no propagator of that grid follows:
  * rtm3d accuracy's deck), weighing the model alone. */
 int rtm_app_load_model_values(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
-/* Under MPI with several ranks, the grid cut to this rank's z-slab (rtm_mpi_slab); with one
- * rank unchanged. */
-int rtm_app_slab(rtm_grid_t *grid);
+/* The grid given `mpi`'s ranks (grid->mpi) and, with several, cut to this rank's z-slab
+ * (rtm_mpi_slab); with one rank its planes unchanged. */
+int rtm_app_slab(rtm_grid_t *grid, rtm_mpi_t *mpi);
 
 /* What a slab write fills: the volume `name` (an absolute path such as "/image"), or, when
  * index >= 0, entry `index` of the snapshot series `name` ("p") taken at `step`, `time_s`. */
@@ -31,41 +32,42 @@ typedef struct {
   int index, step;
   double time_s;
 } rtm_app_slab_target_t;
-/* The ranks' slabs of `target` into the output file created at `path`, which rank 0 holds
- * (`output`; NULL on the others). With a parallel HDF5 every rank writes its own planes in
- * one collective write (rtm_io_write_planes_collective); else rank 0 writes the slabs in
- * rank order as they come (rtm_mpi_write_slabs), receiving the others' into `buffer`
- * (rank 0's, rtm_app_slab_buffer_cells of them). Collective over the ranks that share the
- * slabs; the datasets and attributes are the same either way. */
+/* The ranks' slabs of `target` (the grid's, grid->mpi) into the output file created at
+ * `path`, which rank 0 holds (`output`; NULL on the others). With a parallel HDF5 every rank writes
+ * its own planes in one collective write (rtm_io_write_planes_collective); else rank 0 writes the
+ * slabs in rank order as they come (rtm_mpi_write_slabs), receiving the others' into `buffer` (rank
+ * 0's, rtm_app_slab_buffer_cells of them). Collective over the ranks that share the slabs; the
+ * datasets and attributes are the same either way. */
 int rtm_app_write_slabs(const rtm_grid_t *grid, rtm_output_t *output, const char *path,
                         const rtm_app_slab_target_t *target, const float *slab, float *buffer);
-/* rtm_output_create, then, when this run's slabs go to the file collectively
+/* rtm_output_create, then, when the slabs of `mpi`'s ranks go to the file collectively
  * (rtm_app_write_slabs), rtm_output_expect_collective. Rank 0. */
-int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume,
+int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume, const rtm_mpi_t *mpi,
                           const rtm_run_info_t *info, rtm_output_t **output);
-/* How rtm_app_write_slabs writes this run's slabs, for the report's "slab_writes":
+/* How rtm_app_write_slabs writes the slabs of `mpi`'s ranks, for the report's "slab_writes":
  * "collective (parallel HDF5)" or "rank 0, in rank order"; NULL with one rank. */
-const char *rtm_app_slab_writes(void);
+const char *rtm_app_slab_writes(const rtm_mpi_t *mpi);
 /* Cells of the buffer rank 0 needs for rtm_app_write_slabs: the largest other slab when
  * rank 0 writes the slabs itself, 0 with one rank or a parallel HDF5. */
 size_t rtm_app_slab_buffer_cells(const rtm_grid_t *grid);
 
 /* Under MPI, the phases of a run on each rank (rtm_phase_t's edge planes, interior, copies
  * out and in, then the host's wait in the halo exchange and the I/O: `seconds` in that
- * order, this rank's) reduced over the ranks into the report's timings PHASE_min,
- * PHASE_mean and PHASE_max, RTM_APP_RANK_TIMINGS of them. Collective. */
+ * order, this rank's) reduced over every rank of `mpi` into the report's timings
+ * PHASE_min, PHASE_mean and PHASE_max, RTM_APP_RANK_TIMINGS of them. Collective. */
 enum { RTM_APP_RANK_PHASES = RTM_PHASE_COUNT + 2, RTM_APP_RANK_TIMINGS = 3 * RTM_APP_RANK_PHASES };
-int rtm_app_rank_timings(const double seconds[RTM_APP_RANK_PHASES],
+int rtm_app_rank_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK_PHASES],
                          rtm_timing_t timings[RTM_APP_RANK_TIMINGS]);
 
 /* Refuses to replace `path` (a run's output file) that exists, unless output.overwrite
  * (--force): RTM_ERR_CONFIG naming the file and both ways to allow it, before any work.
  * Every rank checks the same path (rank 0's file system). */
 int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path);
-/* The run's output name claimed before any work: output.dir/output.name locked on rank 0
- * (rtm_io_lock_name: a second run of the same name is refused and touches nothing of this
- * one's), then `path` (the run file) refused when it exists (rtm_app_check_overwrite). */
-int rtm_app_claim_output(const rtm_config_t *cfg, const char *path, rtm_io_name_lock_t *lock);
+/* The run's output name claimed before any work: output.dir/output.name locked on world rank
+ * 0 of `mpi` (rtm_io_lock_name: a second run of the same name is refused and touches nothing
+ * of this one's), then `path` (the run file) refused when it exists (rtm_app_check_overwrite). */
+int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const char *path,
+                         rtm_io_name_lock_t *lock);
 
 /* Refuses, before any step, outputs of about `bytes` that the file system holding `dir`
  * (or its nearest existing parent) has no room for (statvfs, the space an unprivileged

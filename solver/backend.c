@@ -66,13 +66,15 @@ int rtm_backend_select(const char *name, const rtm_backend_t **backend) {
   return RTM_ERR_CONFIG;
 }
 
-int rtm_backend_device(const rtm_config_t *cfg, int *device) {
+int rtm_backend_device(const rtm_config_t *cfg, const struct rtm_mpi *mpi, int *device) {
   const rtm_backend_t *backend = NULL;
   *device = -1;
   const int status = rtm_backend_select(cfg->backend.name, &backend);
   if (status != RTM_OK) return status;
 #ifdef RTM3D_HAVE_CUDA_BACKEND
-  if (backend == &rtm_backend_cuda) return rtm_cuda_rank_device(cfg->backend.device, device);
+  if (backend == &rtm_backend_cuda) return rtm_cuda_rank_device(cfg->backend.device, mpi, device);
+#else
+  (void)mpi;
 #endif
   return RTM_OK;
 }

@@ -86,7 +86,7 @@ int rtm_gathers_collect(const rtm_propagator_t *prop, const rtm_trace_sampling_t
   float *traces = NULL;
   int in_place = 0;
   memset(g, 0, sizeof *g);
-  if (rtm_mpi_rank() == 0) {
+  if (rtm_mpi_rank(prop->grid.mpi) == 0) {
     RTM_TRY(gathers_alloc(g, (int)count, prop->trace_fields, plan->trace_samples));
     memcpy(g->source_m, prop->source_position_m, sizeof g->source_m);
     if (count) memcpy(g->position_m, prop->receivers.position_m, count * 3 * sizeof(double));
@@ -94,7 +94,7 @@ int rtm_gathers_collect(const rtm_propagator_t *prop, const rtm_trace_sampling_t
   if (count == 0) return RTM_OK;
   /* without resampling the traces land in the gathers themselves (the other ranks, which
    * only contribute, and resampling need a buffer of their own) */
-  in_place = rtm_mpi_rank() == 0 && !plan->resample;
+  in_place = rtm_mpi_rank(prop->grid.mpi) == 0 && !plan->resample;
   if (!in_place) {
     traces = rtm_mem_host_large(count * samples * sizeof *traces);
     if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu traces", count);
@@ -111,7 +111,7 @@ int rtm_gathers_collect(const rtm_propagator_t *prop, const rtm_trace_sampling_t
     if (in_place) traces = out;
     /* each rank recorded the taps in its slab: the group's first rank gets the sums */
     RTM_TRY(rtm_propagator_gather_traces(prop, (rtm_field_t)f, traces));
-    if (rtm_mpi_rank() != 0) continue;
+    if (rtm_mpi_rank(prop->grid.mpi) != 0) continue;
     if (!rtm_values_finite(traces, count * samples))
       RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is unstable%s",
                name, unstable_hint);
@@ -137,50 +137,53 @@ fail:
  * then the samples. */
 enum { TAG_GATHER_HEAD = 21, TAG_GATHER_POSITIONS, TAG_GATHER_SAMPLES };
 
-static int send_gathers(const rtm_trace_sampling_t *plan, const rtm_shot_gathers_t *g) {
+static int send_gathers(rtm_mpi_t *mpi, const rtm_trace_sampling_t *plan,
+                        const rtm_shot_gathers_t *g) {
   int status = RTM_OK;
   const int head[2] = {g->count, (int)g->fields};
-  RTM_TRY(rtm_mpi_leader_send(head, sizeof head, TAG_GATHER_HEAD));
-  RTM_TRY(rtm_mpi_leader_send(g->source_m, sizeof g->source_m, TAG_GATHER_POSITIONS));
-  RTM_TRY(rtm_mpi_leader_send(g->position_m, (size_t)g->count * 3 * sizeof(double),
+  RTM_TRY(rtm_mpi_leader_send(mpi, head, sizeof head, TAG_GATHER_HEAD));
+  RTM_TRY(rtm_mpi_leader_send(mpi, g->source_m, sizeof g->source_m, TAG_GATHER_POSITIONS));
+  RTM_TRY(rtm_mpi_leader_send(mpi, g->position_m, (size_t)g->count * 3 * sizeof(double),
                               TAG_GATHER_POSITIONS));
-  RTM_TRY(rtm_mpi_leader_send(g->samples, gathers_samples(g, plan->trace_samples) * sizeof(float),
-                              TAG_GATHER_SAMPLES));
-fail:
-  return status;
-}
-
-static int receive_gathers(const rtm_trace_sampling_t *plan, int from_group,
-                           rtm_shot_gathers_t *g) {
-  int status = RTM_OK;
-  int head[2] = {0, 0};
-  RTM_TRY(rtm_mpi_leader_recv(from_group, head, sizeof head, TAG_GATHER_HEAD));
-  RTM_TRY(gathers_alloc(g, head[0], (unsigned)head[1], plan->trace_samples));
-  RTM_TRY(rtm_mpi_leader_recv(from_group, g->source_m, sizeof g->source_m, TAG_GATHER_POSITIONS));
-  RTM_TRY(rtm_mpi_leader_recv(from_group, g->position_m, (size_t)g->count * 3 * sizeof(double),
-                              TAG_GATHER_POSITIONS));
-  RTM_TRY(rtm_mpi_leader_recv(from_group, g->samples,
+  RTM_TRY(rtm_mpi_leader_send(mpi, g->samples,
                               gathers_samples(g, plan->trace_samples) * sizeof(float),
                               TAG_GATHER_SAMPLES));
 fail:
   return status;
 }
 
-int rtm_gathers_write_round(const rtm_trace_sampling_t *plan, int round, int shot_count,
-                            const rtm_shot_gathers_t *own, rtm_gathers_write_t write,
-                            void *context) {
+static int receive_gathers(rtm_mpi_t *mpi, const rtm_trace_sampling_t *plan, int from_group,
+                           rtm_shot_gathers_t *g) {
   int status = RTM_OK;
-  const int groups = rtm_mpi_groups();
+  int head[2] = {0, 0};
+  RTM_TRY(rtm_mpi_leader_recv(mpi, from_group, head, sizeof head, TAG_GATHER_HEAD));
+  RTM_TRY(gathers_alloc(g, head[0], (unsigned)head[1], plan->trace_samples));
+  RTM_TRY(
+      rtm_mpi_leader_recv(mpi, from_group, g->source_m, sizeof g->source_m, TAG_GATHER_POSITIONS));
+  RTM_TRY(rtm_mpi_leader_recv(mpi, from_group, g->position_m, (size_t)g->count * 3 * sizeof(double),
+                              TAG_GATHER_POSITIONS));
+  RTM_TRY(rtm_mpi_leader_recv(mpi, from_group, g->samples,
+                              gathers_samples(g, plan->trace_samples) * sizeof(float),
+                              TAG_GATHER_SAMPLES));
+fail:
+  return status;
+}
+
+int rtm_gathers_write_round(rtm_mpi_t *mpi, const rtm_trace_sampling_t *plan, int round,
+                            int shot_count, const rtm_shot_gathers_t *own,
+                            rtm_gathers_write_t write, void *context) {
+  int status = RTM_OK;
+  const int groups = rtm_mpi_groups(mpi);
   rtm_shot_gathers_t other = {0};
-  if (rtm_mpi_world_rank() == 0) {
+  if (rtm_mpi_world_rank(mpi) == 0) {
     RTM_TRY(write(context, round * groups, own));
     for (int g = 1; g < groups && round * groups + g < shot_count; ++g) {
-      RTM_TRY(receive_gathers(plan, g, &other));
+      RTM_TRY(receive_gathers(mpi, plan, g, &other));
       RTM_TRY(write(context, round * groups + g, &other));
       rtm_gathers_release(&other);
     }
-  } else if (rtm_mpi_rank() == 0 && round * groups + rtm_mpi_group() < shot_count) {
-    RTM_TRY(send_gathers(plan, own));
+  } else if (rtm_mpi_rank(mpi) == 0 && round * groups + rtm_mpi_group(mpi) < shot_count) {
+    RTM_TRY(send_gathers(mpi, plan, own));
   }
 fail:
   rtm_gathers_release(&other);

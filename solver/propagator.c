@@ -49,7 +49,8 @@ static int split_receivers(const rtm_grid_t *grid, const rtm_points_t *receivers
   for (int r = 0; r < count; ++r)
     for (int t = 0; t < taps && owners[r] == 0.0; ++t)
       if (receivers->tap_weight[(size_t)r * taps + t] != 0.0f) owners[r] = 1.0;
-  RTM_TRY(rtm_mpi_allreduce(owners, count, RTM_MPI_SUM)); /* the ranks holding its taps */
+  RTM_TRY(
+      rtm_mpi_allreduce(grid->mpi, owners, count, RTM_MPI_SUM)); /* the ranks holding its taps */
   int total = 0;
   for (int r = 0; r < count; ++r) {
     parts[r] = owners[r] > 1.0 ? planes : 1;
@@ -92,14 +93,15 @@ int rtm_propagator_gather_traces(const rtm_propagator_t *prop, rtm_field_t field
   float *parts = NULL;
   if (!prop->receiver_parts) {
     RTM_TRY(prop->backend->read_traces(prop->state, field, traces));
-    return rtm_mpi_sum_to_root(traces, count * samples); /* each rank's taps summed */
+    return rtm_mpi_sum_to_root(prop->grid.mpi, traces,
+                               count * samples); /* each rank's taps summed */
   }
   const size_t recorded = (size_t)prop->recorded.count;
   parts = malloc(recorded * samples * sizeof *parts);
   if (!parts) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %zu receiver parts' traces", recorded);
   RTM_TRY(prop->backend->read_traces(prop->state, field, parts));
-  RTM_TRY(rtm_mpi_sum_to_root(parts, recorded * samples));
-  if (rtm_mpi_rank() != 0) goto fail;
+  RTM_TRY(rtm_mpi_sum_to_root(prop->grid.mpi, parts, recorded * samples));
+  if (rtm_mpi_rank(prop->grid.mpi) != 0) goto fail;
   for (size_t r = 0, at = 0; r < count; at += (size_t)prop->receiver_parts[r], ++r)
     for (size_t s = 0; s < samples; ++s) {
       float sum = 0.0f; /* the parts in plane order, as the backends add a point's planes */
@@ -273,7 +275,7 @@ fail:
 static void describe_share(const rtm_grid_t *grid, char *text, size_t size) {
   if (rtm_grid_is_slab(grid))
     snprintf(text, size, "each rank (%d of the %d planes of grid.nz, over %d ranks)",
-             grid->nz_local, grid->n[2], rtm_mpi_size());
+             grid->nz_local, grid->n[2], rtm_mpi_size(grid->mpi));
   else
     snprintf(text, size, "%d x %d x %d cells", grid->n[0], grid->n[1], grid->n[2]);
 }
@@ -399,7 +401,7 @@ int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
   if (host_fields) return RTM_OK;
   /* the cuda backend measures its device again when it allocates, with working space */
   size_t free_bytes = 0;
-  RTM_TRY(rtm_backend_device(cfg, &device));
+  RTM_TRY(rtm_backend_device(cfg, grid->mpi, &device));
   RTM_TRY(rtm_mem_device_free_bytes(device, &free_bytes));
   char memory[64];
   snprintf(memory, sizeof memory, "device %d's memory", device);
@@ -419,8 +421,8 @@ static size_t staged_floats(const rtm_grid_t *grid) {
 
 /* z-slabs: whether a device's planes go GPU to GPU (mpi.transport, rtm_mpi_device_choose:
  * RTM_TRANSPORT_AUTO for no), the same answer on every rank, before anything is allocated. */
-static int choose_transport(const rtm_config_t *cfg, const rtm_backend_t *backend,
-                            rtm_mpi_transport_t *link) {
+static int choose_transport(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                            const rtm_backend_t *backend, rtm_mpi_transport_t *link) {
   int status = RTM_OK, device = -1;
   *link = RTM_TRANSPORT_AUTO;
   if (!backend->exchange_planes) {
@@ -432,8 +434,8 @@ static int choose_transport(const rtm_config_t *cfg, const rtm_backend_t *backen
                backend->name);
     return RTM_OK;
   }
-  RTM_TRY(rtm_backend_device(cfg, &device));
-  RTM_TRY(rtm_mpi_device_choose(cfg->mpi.transport, device, link));
+  RTM_TRY(rtm_backend_device(cfg, grid->mpi, &device));
+  RTM_TRY(rtm_mpi_device_choose(grid->mpi, cfg->mpi.transport, device, link));
 fail:
   return status;
 }
@@ -485,7 +487,8 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(rtm_propagator_interrupted("setting up the propagator"));
 
   rtm_mpi_transport_t device_to_device = RTM_TRANSPORT_AUTO; /* none */
-  if (rtm_grid_is_slab(grid)) RTM_TRY(choose_transport(cfg, prop->backend, &device_to_device));
+  if (rtm_grid_is_slab(grid))
+    RTM_TRY(choose_transport(cfg, grid, prop->backend, &device_to_device));
   rtm_backend_desc_t desc = {
       .config = cfg,
       .grid = &prop->grid,
@@ -499,7 +502,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
   RTM_TRY(hand_shot_to_backend(prop));
   if (device_to_device != RTM_TRANSPORT_AUTO) {
     /* on the GPU the backend left current */
-    RTM_TRY(rtm_mpi_device_create(device_to_device, &prop->link));
+    RTM_TRY(rtm_mpi_device_create(grid->mpi, device_to_device, &prop->link));
     RTM_TRY(connect_neighbours(prop));
   } else if (rtm_grid_is_slab(grid) && prop->backend->copy_planes) {
     /* the planes of a device's fields travel through host memory: pinned, set up once; a

@@ -15,8 +15,9 @@ int rtm_propagator_rank_lines(const rtm_propagator_t *prop, const rtm_config_t *
   int status = RTM_OK;
   char line[RTM_RANK_LINE], host[64] = "?", halo[96] = "", group[32] = "", parts[48] = "";
   *lines = NULL;
-  if (rtm_mpi_world_size() == 1) return RTM_OK;
-  if (rtm_mpi_groups() > 1) snprintf(group, sizeof group, "group %d, ", rtm_mpi_group());
+  if (rtm_mpi_world_size(grid->mpi) == 1) return RTM_OK;
+  if (rtm_mpi_groups(grid->mpi) > 1)
+    snprintf(group, sizeof group, "group %d, ", rtm_mpi_group(grid->mpi));
   gethostname(host, sizeof host - 1);
   if (prop->halo || prop->link)
     snprintf(halo, sizeof halo, ", halo below %s, above %s, buffers %zu bytes",
@@ -30,14 +31,14 @@ int rtm_propagator_rank_lines(const rtm_propagator_t *prop, const rtm_config_t *
   }
   snprintf(line, sizeof line,
            "rank %d: %s, %s, %splanes %d..%d, memory %.3f GB (preflight estimate %.3f GB)%s%s",
-           rtm_mpi_world_rank(), host, device[0] ? device : prop->backend->name, group,
+           rtm_mpi_world_rank(grid->mpi), host, device[0] ? device : prop->backend->name, group,
            grid->z_offset, grid->z_offset + grid->nz_local - 1, prop->ledger.total_bytes * 1e-9,
            rtm_propagator_bytes(cfg, grid) * 1e-9, halo, parts);
-  if (rtm_mpi_world_rank() == 0) {
-    *lines = calloc((size_t)rtm_mpi_world_size(), RTM_RANK_LINE);
+  if (rtm_mpi_world_rank(grid->mpi) == 0) {
+    *lines = calloc((size_t)rtm_mpi_world_size(grid->mpi), RTM_RANK_LINE);
     if (!*lines) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the ranks' lines");
   }
-  RTM_TRY(rtm_mpi_gather_lines(line, RTM_RANK_LINE, *lines));
+  RTM_TRY(rtm_mpi_gather_lines(grid->mpi, line, RTM_RANK_LINE, *lines));
 fail:
   return status;
 }

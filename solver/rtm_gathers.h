@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "rtm_mpi.h"
 #include "rtm_propagator.h"
 
 #ifdef __cplusplus
@@ -57,12 +58,13 @@ int rtm_gathers_collect(const rtm_propagator_t *prop, const rtm_trace_sampling_t
 /* Writes shot `shot`'s gathers into the caller's file (the file's rank calls it). */
 typedef int (*rtm_gathers_write_t)(void *context, int shot, const rtm_shot_gathers_t *gathers);
 
-/* Round `round` of shot groups (group g holds shot round G + g, of shot_count): the file's
- * rank (world rank 0) writes its own group's (`own`) and receives the other groups' from
- * their first ranks, which send theirs, in shot order. Every rank calls it. */
-int rtm_gathers_write_round(const rtm_trace_sampling_t *plan, int round, int shot_count,
-                            const rtm_shot_gathers_t *own, rtm_gathers_write_t write,
-                            void *context);
+/* Round `round` of shot groups (group g holds shot round G + g, of shot_count, `mpi`'s
+ * groups): the file's rank (world rank 0) writes its own group's (`own`) and receives the
+ * other groups' from their first ranks, which send theirs, in shot order. Every rank calls
+ * it. */
+int rtm_gathers_write_round(rtm_mpi_t *mpi, const rtm_trace_sampling_t *plan, int round,
+                            int shot_count, const rtm_shot_gathers_t *own,
+                            rtm_gathers_write_t write, void *context);
 
 /* ---- streamed while the steps run (trace_stream.c) ---- */
 typedef struct rtm_trace_stream rtm_trace_stream_t;

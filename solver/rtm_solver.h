@@ -32,8 +32,8 @@ const char *rtm_backend_known_names(void);
  * that resolves to cpu included): backend.device, and under MPI the ranks of a node take the
  * node's GPUs in turn from it, (backend.device + rank on the node) mod the GPU count. The
  * cuda backend places everything there and leaves it the current device; the migration's
- * preflight measures its free memory. */
-int rtm_backend_device(const rtm_config_t *cfg, int *device);
+ * preflight measures its free memory. `mpi`: the ranks of the run (rtm_mpi.h; NULL: one). */
+int rtm_backend_device(const rtm_config_t *cfg, const struct rtm_mpi *mpi, int *device);
 
 #ifdef __cplusplus
 }

@@ -39,7 +39,7 @@ int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *
   int status = RTM_OK;
   const int receivers = prop->receivers.count;
   *stream = NULL;
-  if (!prop->backend->copy_traces || rtm_mpi_world_size() > 1 || plan->resample ||
+  if (!prop->backend->copy_traces || rtm_mpi_world_size(prop->grid.mpi) > 1 || plan->resample ||
       rtm_dispersion_corrects_recorded(prop->dispersion) || receivers == 0)
     return RTM_OK;
   long window = (64L << 20) / (4L * receivers);

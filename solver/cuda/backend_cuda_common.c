@@ -165,7 +165,7 @@ static int cuda_probe(char *why, size_t why_size) {
 
 /* backend.device, and under MPI the ranks of a node take its GPUs in turn from it
  * (rtm_backend_device). */
-int rtm_cuda_rank_device(int configured, int *device) {
+int rtm_cuda_rank_device(int configured, const rtm_mpi_t *mpi, int *device) {
   int status = RTM_OK;
   char why[256] = "";
   int count = 0;
@@ -177,7 +177,8 @@ int rtm_cuda_rank_device(int configured, int *device) {
     RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", configured,
              count);
   /* every rank of the run (a shot group of one rank included) takes a GPU in turn */
-  *device = rtm_mpi_world_size() > 1 ? (configured + rtm_mpi_local_rank()) % count : configured;
+  *device =
+      rtm_mpi_world_size(mpi) > 1 ? (configured + rtm_mpi_local_rank(mpi)) % count : configured;
 fail:
   return status;
 }
@@ -238,7 +239,7 @@ fail:
 static int open_device(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
   int status = RTM_OK;
   /* every allocation, stream and event of the backend on this device (a rank's own GPU) */
-  RTM_TRY(rtm_cuda_rank_device(cfg->backend.device, &b->device));
+  RTM_TRY(rtm_cuda_rank_device(cfg->backend.device, b->grid.mpi, &b->device));
   b->request.device = b->device;
   RTM_CUDA_TRY(cudaSetDevice(b->device));
   rtm_kernel_shape_t kernel;

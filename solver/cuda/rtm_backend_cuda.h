@@ -13,9 +13,9 @@ extern "C" {
 extern const rtm_backend_t rtm_backend_cuda;
 
 /* The GPU this rank computes on (rtm_backend_device, rtm_solver.h): `configured` (backend.
- * device) checked against the machine's count, then under MPI offset by the rank's place on
- * its node, modulo the count. */
-int rtm_cuda_rank_device(int configured, int *device);
+ * device) checked against the machine's count, then under MPI (`mpi`'s ranks; NULL: one)
+ * offset by the rank's place on its node, modulo the count. */
+int rtm_cuda_rank_device(int configured, const struct rtm_mpi *mpi, int *device);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
  *
  * Global interior extents n (x fastest, z slowest), this rank's z-range, and the padded
  * layout of a field: R = 4 halo cells on every side, each row (halo included) starting
- * 128-byte aligned. MPI decomposition changes z_offset and nz_local, nothing else.
+ * 128-byte aligned. MPI decomposition changes z_offset and nz_local, and says with which
+ * ranks (mpi), nothing else.
  *
  * Field element of interior cell (ix, iy, iz_local):
  *   field[rtm_grid_index(g, ix, iy, iz_local)], ix in [-R, nx+R), iy in [-R, ny+R),
@@ -29,9 +30,10 @@ typedef struct {
   size_t stride_z;     /* floats between planes: stride_y * (ny + 2R) */
   size_t origin_index; /* index of interior cell (0, 0, 0) */
   size_t padded_cells; /* floats in one padded field: stride_z * (nz_local + 2R) */
+  struct rtm_mpi *mpi; /* the ranks sharing the slabs (rtm_mpi.h); NULL: this rank alone */
 } rtm_grid_t;
 
-/* Describes the whole volume owned by one rank (z_offset 0, nz_local nz). */
+/* Describes the whole volume owned by one rank (z_offset 0, nz_local nz, mpi NULL). */
 int rtm_grid_init(rtm_grid_t *grid, const int n[3], const double spacing_m[3],
                   const double origin_m[3]);
 /* Restricts a grid to the z-range [z_offset, z_offset + nz_local). */

@@ -26,6 +26,7 @@
 
 struct rtm_mpi_device_link {
   rtm_mpi_transport_t transport;
+  rtm_mpi_t *mpi; /* the ranks sharing the slabs */
 #ifdef RTM3D_HAVE_NCCL
   ncclComm_t comm;
 #endif
@@ -104,9 +105,9 @@ fail:
 
 /* Whether every rank that shares the slabs has a GPU of its own; with `explain` (an explicit
  * nccl) two that share one are an error naming them. */
-static int own_gpus(int device, int explain, int *own) {
+static int own_gpus(rtm_mpi_t *mpi, int device, int explain, int *own) {
   int status = RTM_OK;
-  const int size = rtm_mpi_size();
+  const int size = mpi->size;
   char mine[PLACE_CHARS] = "";
   char *places = calloc((size_t)size, PLACE_CHARS);
   *own = 0;
@@ -114,10 +115,9 @@ static int own_gpus(int device, int explain, int *own) {
   if (place_of(device, mine) != RTM_OK) mine[0] = '\0'; /* said; the others learn it below */
   MPI_Request request = MPI_REQUEST_NULL;
   RTM_TRY(rtm_mpi_status(MPI_Iallgather(mine, PLACE_CHARS, MPI_CHAR, places, PLACE_CHARS, MPI_CHAR,
-                                        rtm_mpi_slab_comm(), &request),
+                                        mpi->slab, &request),
                          "MPI_Allgather (the ranks' GPUs)"));
-  RTM_TRY(
-      rtm_mpi_wait_all(1, &request, NULL, rtm_mpi_slab_comm(), "MPI_Allgather (the ranks' GPUs)"));
+  RTM_TRY(rtm_mpi_wait_all(mpi, 1, &request, NULL, mpi->slab, "MPI_Allgather (the ranks' GPUs)"));
   for (int a = 0; a < size; ++a) {
     const char *pa = places + (size_t)a * PLACE_CHARS;
     if (!pa[0]) RTM_FAIL(RTM_ERR_DEVICE, "mpi.transport: rank %d could not name its GPU", a);
@@ -137,10 +137,11 @@ fail:
   return status;
 }
 
-int rtm_mpi_device_choose(rtm_mpi_transport_t requested, int device, rtm_mpi_transport_t *chosen) {
+int rtm_mpi_device_choose(rtm_mpi_t *mpi, rtm_mpi_transport_t requested, int device,
+                          rtm_mpi_transport_t *chosen) {
   char why[200];
   *chosen = RTM_TRANSPORT_AUTO;
-  if (rtm_mpi_size() < 2) return RTM_OK;
+  if (rtm_mpi_size(mpi) < 2) return RTM_OK;
   if (requested == RTM_TRANSPORT_CUDA_AWARE) {
     if (!mpi_takes_device_memory()) {
       rtm_mpi_cuda_aware_describe(why, sizeof why);
@@ -156,7 +157,7 @@ int rtm_mpi_device_choose(rtm_mpi_transport_t requested, int device, rtm_mpi_tra
     return RTM_OK; /* shared, staged: through the host */
 #ifdef RTM3D_HAVE_NCCL
   int own = 0;
-  const int status = own_gpus(device, requested == RTM_TRANSPORT_NCCL, &own);
+  const int status = own_gpus(mpi, device, requested == RTM_TRANSPORT_NCCL, &own);
   if (status == RTM_OK && own) *chosen = RTM_TRANSPORT_NCCL;
   return status;
 #else
@@ -170,31 +171,32 @@ int rtm_mpi_device_choose(rtm_mpi_transport_t requested, int device, rtm_mpi_tra
 
 #ifdef RTM3D_HAVE_NCCL
 /* An NCCL result as a status, `what` and NCCL's words logged. */
-static int nccl_status(ncclResult_t result, const char *what) {
+static int nccl_status(const rtm_mpi_t *mpi, ncclResult_t result, const char *what) {
   if (result == ncclSuccess) return RTM_OK;
-  rtm_log_error("[rank %d] %s failed: %s", rtm_mpi_world_rank(), what, ncclGetErrorString(result));
+  rtm_log_error("[rank %d] %s failed: %s", rtm_mpi_world_rank(mpi), what,
+                ncclGetErrorString(result));
   return RTM_ERR_MPI;
 }
 #endif
 
-int rtm_mpi_device_create(rtm_mpi_transport_t transport, rtm_mpi_device_link_t **out) {
+int rtm_mpi_device_create(rtm_mpi_t *mpi, rtm_mpi_transport_t transport,
+                          rtm_mpi_device_link_t **out) {
   int status = RTM_OK;
   rtm_mpi_device_link_t *link = calloc(1, sizeof *link);
   *out = NULL;
   if (!link) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the device link");
   link->transport = transport;
+  link->mpi = mpi;
   if (transport == RTM_TRANSPORT_NCCL) {
 #ifdef RTM3D_HAVE_NCCL
     ncclUniqueId id;
     memset(&id, 0, sizeof id);
-    if (rtm_mpi_rank() == 0) RTM_TRY(nccl_status(ncclGetUniqueId(&id), "ncclGetUniqueId"));
+    if (mpi->rank == 0) RTM_TRY(nccl_status(mpi, ncclGetUniqueId(&id), "ncclGetUniqueId"));
     MPI_Request request = MPI_REQUEST_NULL;
-    RTM_TRY(
-        rtm_mpi_status(MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, rtm_mpi_slab_comm(), &request),
-                       "MPI_Bcast (NCCL's unique id)"));
-    RTM_TRY(
-        rtm_mpi_wait_all(1, &request, NULL, rtm_mpi_slab_comm(), "MPI_Bcast (NCCL's unique id)"));
-    RTM_TRY(nccl_status(ncclCommInitRank(&link->comm, rtm_mpi_size(), id, rtm_mpi_rank()),
+    RTM_TRY(rtm_mpi_status(MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, mpi->slab, &request),
+                           "MPI_Bcast (NCCL's unique id)"));
+    RTM_TRY(rtm_mpi_wait_all(mpi, 1, &request, NULL, mpi->slab, "MPI_Bcast (NCCL's unique id)"));
+    RTM_TRY(nccl_status(mpi, ncclCommInitRank(&link->comm, mpi->size, id, mpi->rank),
                         "ncclCommInitRank"));
 #else
     RTM_FAIL(RTM_ERR_INTERNAL, "a NCCL link in a build without NCCL");
@@ -213,7 +215,7 @@ void rtm_mpi_device_destroy(rtm_mpi_device_link_t *link) {
   if (!link) return;
 #ifdef RTM3D_HAVE_NCCL
   /* once the job is given up a peer may never finish its part: abort, not destroy */
-  if (link->comm && rtm_mpi_given_up())
+  if (link->comm && rtm_mpi_given_up(link->mpi))
     ncclCommAbort(link->comm);
   else if (link->comm)
     ncclCommDestroy(link->comm);
@@ -237,20 +239,21 @@ static int nccl_exchange(rtm_mpi_device_link_t *link, float *const fields[], int
                          size_t floats, size_t plane_floats, int nz_local, const int has[2],
                          cudaStream_t stream) {
   int status = RTM_OK;
-  const int rank = rtm_mpi_rank();
-  RTM_TRY(nccl_status(ncclGroupStart(), "ncclGroupStart"));
+  const rtm_mpi_t *mpi = link->mpi;
+  const int rank = mpi->rank;
+  RTM_TRY(nccl_status(mpi, ncclGroupStart(), "ncclGroupStart"));
   for (int f = 0; f < count; ++f) {
     const field_runs_t run = runs_of(fields[f], plane_floats, nz_local);
     for (int side = 0; side < 2; ++side) {
       if (!has[side]) continue;
       const int peer = side == 0 ? rank - 1 : rank + 1;
-      RTM_TRY(nccl_status(ncclSend(run.own[side], floats, ncclFloat, peer, link->comm, stream),
+      RTM_TRY(nccl_status(mpi, ncclSend(run.own[side], floats, ncclFloat, peer, link->comm, stream),
                           "ncclSend"));
-      RTM_TRY(nccl_status(ncclRecv(run.ghost[side], floats, ncclFloat, peer, link->comm, stream),
-                          "ncclRecv"));
+      RTM_TRY(nccl_status(
+          mpi, ncclRecv(run.ghost[side], floats, ncclFloat, peer, link->comm, stream), "ncclRecv"));
     }
   }
-  return nccl_status(ncclGroupEnd(), "ncclGroupEnd");
+  return nccl_status(mpi, ncclGroupEnd(), "ncclGroupEnd");
 fail:
   ncclGroupEnd(); /* closes the group; the failure is already said */
   return status;
@@ -258,14 +261,15 @@ fail:
 #endif
 
 /* The host waits for the stream's work (the edge planes), then MPI moves device memory. */
-static int cuda_aware_exchange(float *const fields[], int count, size_t floats, size_t plane_floats,
-                               int nz_local, const int has[2], cudaStream_t stream) {
+static int cuda_aware_exchange(rtm_mpi_t *mpi, float *const fields[], int count, size_t floats,
+                               size_t plane_floats, int nz_local, const int has[2],
+                               cudaStream_t stream) {
   int status = RTM_OK, posted = 0;
   enum { MAX_REQUESTS = 2 * 2 * 2 * 2 }; /* fields x sides x (send, receive), 2 fields */
   MPI_Request requests[MAX_REQUESTS];
   int peers[MAX_REQUESTS];
-  const int rank = rtm_mpi_rank();
-  const MPI_Comm comm = rtm_mpi_slab_comm();
+  const int rank = mpi->rank;
+  const MPI_Comm comm = mpi->slab;
   if (count > 2 || floats > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "mpi.transport = cuda-aware: %d fields of %zu floats a side",
              count, floats);
@@ -293,10 +297,10 @@ static int cuda_aware_exchange(float *const fields[], int count, size_t floats, 
   }
   const int waiting = posted;
   posted = 0;
-  RTM_TRY(rtm_mpi_wait_all(waiting, requests, peers, comm,
+  RTM_TRY(rtm_mpi_wait_all(mpi, waiting, requests, peers, comm,
                            "the halo exchange (device memory between neighbours)"));
 fail:
-  if (posted) rtm_mpi_wait_all(posted, requests, peers, comm, "MPI_Waitall (device memory)");
+  if (posted) rtm_mpi_wait_all(mpi, posted, requests, peers, comm, "MPI_Waitall (device memory)");
   return status;
 }
 
@@ -310,20 +314,24 @@ int rtm_mpi_device_exchange(rtm_mpi_device_link_t *link, float *const fields[], 
     return nccl_exchange(link, fields, count, floats, plane_floats, nz_local, has,
                          (cudaStream_t)stream);
 #endif
-  return cuda_aware_exchange(fields, count, floats, plane_floats, nz_local, has,
+  return cuda_aware_exchange(link->mpi, fields, count, floats, plane_floats, nz_local, has,
                              (cudaStream_t)stream);
 }
 
 #else /* no MPI or no CUDA: one rank a run, or host fields only */
 
-int rtm_mpi_device_choose(rtm_mpi_transport_t requested, int device, rtm_mpi_transport_t *chosen) {
+int rtm_mpi_device_choose(rtm_mpi_t *mpi, rtm_mpi_transport_t requested, int device,
+                          rtm_mpi_transport_t *chosen) {
+  (void)mpi;
   (void)requested;
   (void)device;
   *chosen = RTM_TRANSPORT_AUTO; /* several ranks need MPI; a GPU's fields need CUDA */
   return RTM_OK;
 }
 
-int rtm_mpi_device_create(rtm_mpi_transport_t transport, rtm_mpi_device_link_t **link) {
+int rtm_mpi_device_create(rtm_mpi_t *mpi, rtm_mpi_transport_t transport,
+                          rtm_mpi_device_link_t **link) {
+  (void)mpi;
   (void)transport;
   *link = NULL;
   rtm_log_error("a device link in a build without MPI or CUDA");

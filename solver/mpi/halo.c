@@ -15,6 +15,7 @@
 enum { SEGMENT_BUFFERS = 6, TAG_UP = 11, TAG_DOWN = 12 };
 
 struct rtm_mpi_halo {
+  rtm_mpi_t *mpi; /* the ranks sharing the slabs (the grid's) */
   size_t side_floats;
   int set;      /* the incoming set this step's planes go into */
   int received; /* the set the last exchange filled */
@@ -51,15 +52,17 @@ int rtm_mpi_halo_create(const rtm_grid_t *grid, size_t side_floats, rtm_mpi_tran
   rtm_mpi_halo_t *h = calloc(1, sizeof *h);
   if (!h) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the halo exchange");
   h->window = MPI_WIN_NULL;
+  h->mpi = grid->mpi;
+  if (!h->mpi) RTM_FAIL(RTM_ERR_INTERNAL, "a halo exchange of a grid that no ranks share");
   if (side_floats > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "halo planes of %zu floats are past MPI's int counts",
              side_floats);
   h->side_floats = side_floats;
-  const int rank = rtm_mpi_rank();
+  const int rank = h->mpi->rank;
   h->neighbour[RTM_SIDE_BELOW] = rtm_slab_has_below(grid) ? rank - 1 : MPI_PROC_NULL;
   h->neighbour[RTM_SIDE_ABOVE] = rtm_slab_has_above(grid) ? rank + 1 : MPI_PROC_NULL;
 
-  MPI_Comm node = rtm_mpi_slab_node_comm();
+  MPI_Comm node = rtm_mpi_slab_node_comm(h->mpi);
   const MPI_Aint bytes = (MPI_Aint)(SEGMENT_BUFFERS * side_floats * sizeof(float));
   RTM_TRY(rtm_mpi_status(
       MPI_Win_allocate_shared(bytes, sizeof(float), MPI_INFO_NULL, node, &h->own, &h->window),
@@ -67,7 +70,7 @@ int rtm_mpi_halo_create(const rtm_grid_t *grid, size_t side_floats, rtm_mpi_tran
   MPI_Win_set_errhandler(h->window, MPI_ERRORS_RETURN);
   RTM_TRY(rtm_mpi_status(MPI_Win_lock_all(MPI_MODE_NOCHECK, h->window), "MPI_Win_lock_all"));
   widen_range(h, h->own);
-  MPI_Comm_group(rtm_mpi_slab_comm(), &slab_group);
+  MPI_Comm_group(h->mpi->slab, &slab_group);
   MPI_Comm_group(node, &node_group);
   for (int s = 0; s < 2; ++s) {
     if (h->neighbour[s] == MPI_PROC_NULL || transport == RTM_TRANSPORT_STAGED) continue;
@@ -94,7 +97,7 @@ void rtm_mpi_halo_destroy(rtm_mpi_halo_t *h) {
   if (!h) return;
   /* collective: not once the job is given up, when a neighbour may wait elsewhere (the
    * process ends in MPI_Abort, and the window with it) */
-  if (h->window != MPI_WIN_NULL && !rtm_mpi_given_up()) {
+  if (h->window != MPI_WIN_NULL && !rtm_mpi_given_up(h->mpi)) {
     MPI_Win_unlock_all(h->window);
     MPI_Win_free(&h->window);
   }
@@ -126,15 +129,14 @@ int rtm_mpi_halo_exchange(rtm_mpi_halo_t *h) {
     const size_t n = h->shared[s] ? 0 : h->side_floats;
     float *in = incoming(h->own, h->side_floats, h->set, (rtm_side_t)s);
     peers[count] = peers[count + 1] = h->neighbour[s];
-    RTM_TRY(rtm_mpi_status(MPI_Irecv(in, (int)n, MPI_FLOAT, h->neighbour[s], tag_in,
-                                     rtm_mpi_slab_comm(), &requests[count++]),
-                           "MPI_Irecv of a neighbour's planes"));
-    RTM_TRY(
-        rtm_mpi_status(MPI_Isend(rtm_mpi_halo_out(h, (rtm_side_t)s), (int)n, MPI_FLOAT,
-                                 h->neighbour[s], tag_out, rtm_mpi_slab_comm(), &requests[count++]),
-                       "MPI_Isend of the planes to a neighbour"));
+    RTM_TRY(rtm_mpi_status(
+        MPI_Irecv(in, (int)n, MPI_FLOAT, h->neighbour[s], tag_in, h->mpi->slab, &requests[count++]),
+        "MPI_Irecv of a neighbour's planes"));
+    RTM_TRY(rtm_mpi_status(MPI_Isend(rtm_mpi_halo_out(h, (rtm_side_t)s), (int)n, MPI_FLOAT,
+                                     h->neighbour[s], tag_out, h->mpi->slab, &requests[count++]),
+                           "MPI_Isend of the planes to a neighbour"));
   }
-  RTM_TRY(rtm_mpi_wait_all(count, requests, peers, rtm_mpi_slab_comm(),
+  RTM_TRY(rtm_mpi_wait_all(h->mpi, count, requests, peers, h->mpi->slab,
                            "the halo exchange (a device's planes between neighbours)"));
   MPI_Win_sync(h->window); /* the neighbours' planes are seen before they are copied in */
   h->received = h->set;

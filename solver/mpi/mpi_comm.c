@@ -1,7 +1,7 @@
-/* The MPI calls of rtm_mpi.h: the slabs' over the slab communicator (the world, or this
- * rank's shot group after rtm_mpi_split_groups), one rank per slab in rank order; the
- * groups' between them; for one rank (no MPI in the build, or no launcher) each is a
- * no-op. */
+/* The MPI context (rtm_mpi_t) and the MPI calls of rtm_mpi.h: the slabs' over the slab
+ * communicator (the world, or this rank's shot group after rtm_mpi_split_groups), one rank
+ * per slab in rank order; the groups' between them; for one rank (no MPI in the build, no
+ * launcher, or a NULL context) each is a no-op. */
 #include "rtm_mpi.h"
 
 #include <limits.h>
@@ -15,15 +15,6 @@
 #include <mpi.h>
 #endif
 
-static int world_rank = 0, world_size = 1, local_rank = 0, local_size = 1, started = 0;
-static int slab_rank = 0, slab_size = 1, group = 0, groups = 1;
-#ifdef RTM3D_HAVE_MPI
-static MPI_Comm node_comm = MPI_COMM_NULL;  /* the ranks of this node */
-static MPI_Comm slab_comm = MPI_COMM_NULL;  /* the ranks sharing the slabs: world, or a group */
-static MPI_Comm cross_comm = MPI_COMM_NULL; /* the same slab in every group */
-static MPI_Comm group_node_comm = MPI_COMM_NULL; /* a group's ranks on this node */
-#endif
-
 /* The launchers' marks: Open MPI, PMI (MPICH, Intel MPI, Slurm's srun --mpi), PMIx. */
 static int started_by_launcher(void) {
   static const char *const marks[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"};
@@ -32,36 +23,53 @@ static int started_by_launcher(void) {
   return 0;
 }
 
-int rtm_mpi_rank(void) {
-  return slab_rank;
+/* A context of rank 0 of 1, its communicators null: a process no launcher started, and
+ * the start of one that a launcher did. */
+static int new_context(rtm_mpi_t **out) {
+  rtm_mpi_t *mpi = calloc(1, sizeof *mpi);
+  *out = mpi;
+  if (!mpi) {
+    rtm_log_error("out of memory for the MPI context");
+    return RTM_ERR_NOMEM;
+  }
+  mpi->world_size = mpi->local_size = mpi->size = mpi->groups = 1;
+#ifdef RTM3D_HAVE_MPI
+  mpi->node = mpi->slab = mpi->cross = mpi->group_node = MPI_COMM_NULL;
+#endif
+  return RTM_OK;
 }
 
-int rtm_mpi_size(void) {
-  return slab_size;
+/* NULL is one rank on its own (rtm_mpi.h): rank 0 of 1, group 0 of 1. */
+int rtm_mpi_rank(const rtm_mpi_t *mpi) {
+  return mpi ? mpi->rank : 0;
 }
 
-int rtm_mpi_world_rank(void) {
-  return world_rank;
+int rtm_mpi_size(const rtm_mpi_t *mpi) {
+  return mpi ? mpi->size : 1;
 }
 
-int rtm_mpi_world_size(void) {
-  return world_size;
+int rtm_mpi_world_rank(const rtm_mpi_t *mpi) {
+  return mpi ? mpi->world_rank : 0;
 }
 
-int rtm_mpi_group(void) {
-  return group;
+int rtm_mpi_world_size(const rtm_mpi_t *mpi) {
+  return mpi ? mpi->world_size : 1;
 }
 
-int rtm_mpi_groups(void) {
-  return groups;
+int rtm_mpi_group(const rtm_mpi_t *mpi) {
+  return mpi ? mpi->group : 0;
 }
 
-int rtm_mpi_local_rank(void) {
-  return local_rank;
+int rtm_mpi_groups(const rtm_mpi_t *mpi) {
+  return mpi ? mpi->groups : 1;
 }
 
-int rtm_mpi_local_size(void) {
-  return local_size;
+int rtm_mpi_local_rank(const rtm_mpi_t *mpi) {
+  return mpi ? mpi->local_rank : 0;
+}
+
+int rtm_mpi_local_size(const rtm_mpi_t *mpi) {
+  return mpi ? mpi->local_size : 1;
 }
 
 #ifdef RTM3D_HAVE_MPI
@@ -78,24 +86,25 @@ int rtm_mpi_status(int code, const char *what) {
 
 /* A non-blocking collective started with return code `code`, waited for (wait.c: polled,
  * so that a signal or mpi.timeout_s ends the wait). */
-static int await_collective(int code, MPI_Request *request, MPI_Comm comm, const char *what) {
+static int await_collective(rtm_mpi_t *mpi, int code, MPI_Request *request, MPI_Comm comm,
+                            const char *what) {
   if (code != MPI_SUCCESS) return rtm_mpi_status(code, what);
-  return rtm_mpi_wait_all(1, request, NULL, comm, what);
+  return rtm_mpi_wait_all(mpi, 1, request, NULL, comm, what);
 }
 
 /* values := op over the ranks of `comm`, on each of them (in place). */
-static int allreduce_doubles(double *values, int count, rtm_mpi_op_t op, MPI_Comm comm,
-                             const char *what) {
+static int allreduce_doubles(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op,
+                             MPI_Comm comm, const char *what) {
   const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX};
   MPI_Request request = MPI_REQUEST_NULL;
   return await_collective(
-      MPI_Iallreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], comm, &request), &request,
-      comm, what);
+      mpi, MPI_Iallreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, ops[op], comm, &request),
+      &request, comm, what);
 }
 
 /* values := the sum over the ranks of `comm` on its rank 0 (`root`: this rank is it), in
  * place there, in chunks of MPI's int counts. */
-static int sum_floats_to_root(float *values, size_t count, MPI_Comm comm, int root,
+static int sum_floats_to_root(rtm_mpi_t *mpi, float *values, size_t count, MPI_Comm comm, int root,
                               const char *what) {
   int status = RTM_OK;
   for (size_t done = 0; done < count;) {
@@ -103,53 +112,56 @@ static int sum_floats_to_root(float *values, size_t count, MPI_Comm comm, int ro
     void *send = root ? MPI_IN_PLACE : (void *)(values + done);
     MPI_Request request = MPI_REQUEST_NULL;
     RTM_TRY(await_collective(
-        MPI_Ireduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, comm, &request), &request,
-        comm, what));
+        mpi, MPI_Ireduce(send, values + done, chunk, MPI_FLOAT, MPI_SUM, 0, comm, &request),
+        &request, comm, what));
     done += (size_t)chunk;
   }
 fail:
   return status;
 }
 
-int rtm_mpi_init(int *argc, char ***argv) {
+/* MPI started in `mpi`: the world's rank and size, this node's ranks; the slabs are
+ * shared by the world until rtm_mpi_split_groups. */
+static int start_mpi(int *argc, char ***argv, rtm_mpi_t *mpi) {
   int status = RTM_OK;
-  if (!started_by_launcher()) return RTM_OK;
   RTM_TRY(rtm_mpi_status(MPI_Init(argc, argv), "MPI_Init"));
-  started = 1;
+  mpi->started = 1;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  rtm_log_set_rank(world_rank, world_size);
-  RTM_TRY(rtm_mpi_status(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank,
-                                             MPI_INFO_NULL, &node_comm),
+  MPI_Comm_rank(MPI_COMM_WORLD, &mpi->world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &mpi->world_size);
+  rtm_log_set_rank(mpi->world_rank, mpi->world_size);
+  RTM_TRY(rtm_mpi_status(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mpi->world_rank,
+                                             MPI_INFO_NULL, &mpi->node),
                          "MPI_Comm_split_type (the ranks of this node)"));
-  MPI_Comm_rank(node_comm, &local_rank);
-  MPI_Comm_size(node_comm, &local_size);
-  slab_comm = MPI_COMM_WORLD;
-  slab_rank = world_rank;
-  slab_size = world_size;
+  MPI_Comm_rank(mpi->node, &mpi->local_rank);
+  MPI_Comm_size(mpi->node, &mpi->local_size);
+  mpi->slab = MPI_COMM_WORLD;
+  mpi->rank = mpi->world_rank;
+  mpi->size = mpi->world_size;
 fail:
   return status;
 }
 
-MPI_Comm rtm_mpi_node_comm(void) {
-  return node_comm;
-}
-
-MPI_Comm rtm_mpi_slab_comm(void) {
-  return slab_comm;
-}
-
-const void *rtm_mpi_slab_communicator(void) {
-  return &slab_comm;
-}
-
-MPI_Comm rtm_mpi_slab_node_comm(void) {
-  return group_node_comm != MPI_COMM_NULL ? group_node_comm : node_comm;
-}
-
-int rtm_mpi_split_groups(int count) {
+int rtm_mpi_init(int *argc, char ***argv, rtm_mpi_t **out) {
   int status = RTM_OK;
+  rtm_mpi_t *mpi = NULL;
+  *out = NULL;
+  RTM_TRY(new_context(&mpi));
+  if (started_by_launcher()) RTM_TRY(start_mpi(argc, argv, mpi));
+  *out = mpi;
+  mpi = NULL;
+fail:
+  free(mpi); /* MPI, if it started, is left as it is: the process ends */
+  return status;
+}
+
+const void *rtm_mpi_slab_communicator(const rtm_mpi_t *mpi) {
+  return mpi ? &mpi->slab : NULL;
+}
+
+int rtm_mpi_split_groups(rtm_mpi_t *mpi, int count) {
+  int status = RTM_OK;
+  const int world_size = mpi->world_size, world_rank = mpi->world_rank;
   if (count < 1 || world_size % count != 0)
     RTM_FAIL(RTM_ERR_CONFIG,
              "mpi.shot_groups = %d does not divide the %d ranks into groups of one size: "
@@ -157,39 +169,39 @@ int rtm_mpi_split_groups(int count) {
              count, world_size);
   if (count == 1 || world_size == 1) return RTM_OK;
   const int per_group = world_size / count;
-  group = world_rank / per_group;
-  groups = count;
-  RTM_TRY(rtm_mpi_status(MPI_Comm_split(MPI_COMM_WORLD, group, world_rank, &slab_comm),
+  mpi->group = world_rank / per_group;
+  mpi->groups = count;
+  RTM_TRY(rtm_mpi_status(MPI_Comm_split(MPI_COMM_WORLD, mpi->group, world_rank, &mpi->slab),
                          "MPI_Comm_split (the shot groups)"));
-  MPI_Comm_set_errhandler(slab_comm, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(slab_comm, &slab_rank);
-  MPI_Comm_size(slab_comm, &slab_size);
-  RTM_TRY(rtm_mpi_status(MPI_Comm_split(MPI_COMM_WORLD, slab_rank, group, &cross_comm),
+  MPI_Comm_set_errhandler(mpi->slab, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(mpi->slab, &mpi->rank);
+  MPI_Comm_size(mpi->slab, &mpi->size);
+  RTM_TRY(rtm_mpi_status(MPI_Comm_split(MPI_COMM_WORLD, mpi->rank, mpi->group, &mpi->cross),
                          "MPI_Comm_split (a slab across the groups)"));
-  MPI_Comm_set_errhandler(cross_comm, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(mpi->cross, MPI_ERRORS_RETURN);
   /* the halo windows of a group among its own ranks: groups do not wait for each other */
-  RTM_TRY(rtm_mpi_status(MPI_Comm_split_type(slab_comm, MPI_COMM_TYPE_SHARED, slab_rank,
-                                             MPI_INFO_NULL, &group_node_comm),
+  RTM_TRY(rtm_mpi_status(MPI_Comm_split_type(mpi->slab, MPI_COMM_TYPE_SHARED, mpi->rank,
+                                             MPI_INFO_NULL, &mpi->group_node),
                          "MPI_Comm_split_type (a group's ranks on this node)"));
 fail:
   return status;
 }
 
-int rtm_mpi_groups_sum(float *values, size_t count) {
-  if (groups == 1) return RTM_OK;
-  return sum_floats_to_root(values, count, cross_comm, group == 0,
+int rtm_mpi_groups_sum(rtm_mpi_t *mpi, float *values, size_t count) {
+  if (rtm_mpi_groups(mpi) == 1) return RTM_OK;
+  return sum_floats_to_root(mpi, values, count, mpi->cross, mpi->group == 0,
                             "MPI_Reduce over the shot groups");
 }
 
-int rtm_mpi_world_allreduce(double *values, int count, rtm_mpi_op_t op) {
-  if (world_size == 1) return RTM_OK;
-  return allreduce_doubles(values, count, op, MPI_COMM_WORLD, "MPI_Allreduce over every rank");
+int rtm_mpi_world_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op) {
+  if (rtm_mpi_world_size(mpi) == 1) return RTM_OK;
+  return allreduce_doubles(mpi, values, count, op, MPI_COMM_WORLD, "MPI_Allreduce over every rank");
 }
 
 /* `bytes` from or to rank `peer` of `comm`, in chunks of at most INT_MAX; `what` names the
  * transfer in a failure. */
-static int move_bytes(void *data, size_t bytes, int peer, int tag, int sending, MPI_Comm comm,
-                      const char *what) {
+static int move_bytes(rtm_mpi_t *mpi, void *data, size_t bytes, int peer, int tag, int sending,
+                      MPI_Comm comm, const char *what) {
   int status = RTM_OK;
   for (size_t done = 0; done < bytes;) {
     const int chunk = bytes - done > (size_t)INT_MAX ? INT_MAX : (int)(bytes - done);
@@ -198,61 +210,64 @@ static int move_bytes(void *data, size_t bytes, int peer, int tag, int sending, 
     RTM_TRY(rtm_mpi_status(sending ? MPI_Isend(at, chunk, MPI_BYTE, peer, tag, comm, &request)
                                    : MPI_Irecv(at, chunk, MPI_BYTE, peer, tag, comm, &request),
                            what));
-    RTM_TRY(rtm_mpi_wait_all(1, &request, &peer, comm, what));
+    RTM_TRY(rtm_mpi_wait_all(mpi, 1, &request, &peer, comm, what));
     done += (size_t)chunk;
   }
 fail:
   return status;
 }
 
-int rtm_mpi_leader_send(const void *data, size_t bytes, int tag) {
-  return move_bytes((void *)data, bytes, 0, tag, 1, MPI_COMM_WORLD, "MPI_Send to the first rank");
+int rtm_mpi_leader_send(rtm_mpi_t *mpi, const void *data, size_t bytes, int tag) {
+  return move_bytes(mpi, (void *)data, bytes, 0, tag, 1, MPI_COMM_WORLD,
+                    "MPI_Send to the first rank");
 }
 
-int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag) {
-  return move_bytes(data, bytes, from_group * (world_size / groups), tag, 0, MPI_COMM_WORLD,
-                    "MPI_Recv from a shot group");
+int rtm_mpi_leader_recv(rtm_mpi_t *mpi, int from_group, void *data, size_t bytes, int tag) {
+  return move_bytes(mpi, data, bytes, from_group * (mpi->world_size / mpi->groups), tag, 0,
+                    MPI_COMM_WORLD, "MPI_Recv from a shot group");
 }
 
-void rtm_mpi_finalize(void) {
-  if (group_node_comm != MPI_COMM_NULL) MPI_Comm_free(&group_node_comm);
-  if (cross_comm != MPI_COMM_NULL) MPI_Comm_free(&cross_comm);
-  if (slab_comm != MPI_COMM_NULL && slab_comm != MPI_COMM_WORLD) MPI_Comm_free(&slab_comm);
-  if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
-  if (started) MPI_Finalize();
-  started = 0;
+void rtm_mpi_finalize(rtm_mpi_t *mpi) {
+  if (!mpi) return;
+  if (mpi->group_node != MPI_COMM_NULL) MPI_Comm_free(&mpi->group_node);
+  if (mpi->cross != MPI_COMM_NULL) MPI_Comm_free(&mpi->cross);
+  if (mpi->slab != MPI_COMM_NULL && mpi->slab != MPI_COMM_WORLD) MPI_Comm_free(&mpi->slab);
+  if (mpi->node != MPI_COMM_NULL) MPI_Comm_free(&mpi->node);
+  if (mpi->started) MPI_Finalize();
+  free(mpi);
 }
 
-void rtm_mpi_abort(int exit_code) {
-  if (started && world_size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
+void rtm_mpi_abort(const rtm_mpi_t *mpi, int exit_code) {
+  if (mpi && mpi->started && mpi->world_size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
 }
 
-void rtm_mpi_fail_fast(int status) {
-  if (status == RTM_OK) return;
-  if (status == RTM_ERR_INTERRUPTED && started && world_size > 1) {
+void rtm_mpi_fail_fast(rtm_mpi_t *mpi, int status) {
+  if (status == RTM_OK || !mpi) return;
+  if (status == RTM_ERR_INTERRUPTED && mpi->started && mpi->world_size > 1) {
     /* every rank of an mpirun that got the signal has it too; each cleans up without
      * waiting for the others (its partial files removed), and main's MPI_Abort ends the
      * job with 130 or 143, before mpirun's SIGKILL where a step is short */
-    rtm_mpi_give_up();
+    rtm_mpi_give_up(mpi);
     return;
   }
-  rtm_mpi_abort(rtm_status_exit_code(status));
+  rtm_mpi_abort(mpi, rtm_status_exit_code(status));
 }
 
-int rtm_mpi_barrier(void) {
-  if (slab_size == 1) return RTM_OK;
+int rtm_mpi_barrier(rtm_mpi_t *mpi) {
+  if (rtm_mpi_size(mpi) == 1) return RTM_OK;
   MPI_Request request = MPI_REQUEST_NULL;
-  return await_collective(MPI_Ibarrier(slab_comm, &request), &request, slab_comm, "MPI_Barrier");
+  return await_collective(mpi, MPI_Ibarrier(mpi->slab, &request), &request, mpi->slab,
+                          "MPI_Barrier");
 }
 
-int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
-  if (slab_size == 1) return RTM_OK;
-  return allreduce_doubles(values, count, op, slab_comm, "MPI_Allreduce");
+int rtm_mpi_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op) {
+  if (rtm_mpi_size(mpi) == 1) return RTM_OK;
+  return allreduce_doubles(mpi, values, count, op, mpi->slab, "MPI_Allreduce");
 }
 
-int rtm_mpi_sum_to_root(float *values, size_t count) {
-  if (slab_size == 1) return RTM_OK;
-  return sum_floats_to_root(values, count, slab_comm, slab_rank == 0,
+int rtm_mpi_sum_to_root(rtm_mpi_t *mpi, float *values, size_t count) {
+  if (rtm_mpi_size(mpi) == 1) return RTM_OK;
+  return sum_floats_to_root(mpi, values, count, mpi->slab, mpi->rank == 0,
                             "MPI_Reduce of floats to rank 0 (traces, image slices)");
 }
 
@@ -260,16 +275,18 @@ int rtm_mpi_write_slabs(const rtm_grid_t *grid, const float *slab, float *buffer
                         rtm_mpi_slab_writer_t write, void *context) {
   int status = RTM_OK, written = RTM_OK;
   enum { TAG_SLAB = 22 };
+  rtm_mpi_t *mpi = grid->mpi;
   const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
-  if (slab_rank != 0)
-    return move_bytes((void *)slab, plane * (size_t)grid->nz_local * sizeof *slab, 0, TAG_SLAB, 1,
-                      slab_comm, "MPI_Send of a slab to rank 0");
+  const int ranks = rtm_mpi_size(mpi);
+  if (rtm_mpi_rank(mpi) != 0)
+    return move_bytes(mpi, (void *)slab, plane * (size_t)grid->nz_local * sizeof *slab, 0, TAG_SLAB,
+                      1, mpi->slab, "MPI_Send of a slab to rank 0");
   written = write(context, grid->z_offset, grid->nz_local, slab);
-  for (int r = 1; r < slab_size; ++r) {
+  for (int r = 1; r < ranks; ++r) {
     int z_offset = 0, nz_local = 0;
-    RTM_TRY(rtm_mpi_slab(grid->n[2], slab_size, r, &z_offset, &nz_local));
-    RTM_TRY(move_bytes(buffer, plane * (size_t)nz_local * sizeof *buffer, r, TAG_SLAB, 0, slab_comm,
-                       "MPI_Recv of a slab on rank 0"));
+    RTM_TRY(rtm_mpi_slab(grid->n[2], ranks, r, &z_offset, &nz_local));
+    RTM_TRY(move_bytes(mpi, buffer, plane * (size_t)nz_local * sizeof *buffer, r, TAG_SLAB, 0,
+                       mpi->slab, "MPI_Recv of a slab on rank 0"));
     if (written == RTM_OK) written = write(context, z_offset, nz_local, buffer);
   }
   status = written;
@@ -278,24 +295,25 @@ fail:
 }
 
 size_t rtm_mpi_largest_slab_cells(const rtm_grid_t *grid) {
+  const int ranks = rtm_mpi_size(grid->mpi);
   int largest = 0;
-  for (int r = 0; r < slab_size; ++r) {
+  for (int r = 0; r < ranks; ++r) {
     int z_offset = 0, nz_local = 0;
-    if (rtm_mpi_slab(grid->n[2], slab_size, r, &z_offset, &nz_local) == RTM_OK &&
-        nz_local > largest)
+    if (rtm_mpi_slab(grid->n[2], ranks, r, &z_offset, &nz_local) == RTM_OK && nz_local > largest)
       largest = nz_local;
   }
   return (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)largest;
 }
 
-int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
-  if (world_size == 1) {
+int rtm_mpi_gather_lines(rtm_mpi_t *mpi, const char *line, size_t size, char *lines) {
+  if (rtm_mpi_world_size(mpi) == 1) {
     memcpy(lines, line, size);
     return RTM_OK;
   }
   if (size > (size_t)INT_MAX) return RTM_ERR_INTERNAL;
   MPI_Request request = MPI_REQUEST_NULL;
-  return await_collective(MPI_Igather(line, (int)size, MPI_CHAR, lines, (int)size, MPI_CHAR, 0,
+  return await_collective(mpi,
+                          MPI_Igather(line, (int)size, MPI_CHAR, lines, (int)size, MPI_CHAR, 0,
                                       MPI_COMM_WORLD, &request),
                           &request, MPI_COMM_WORLD, "MPI_Gather of the ranks' lines");
 }
@@ -304,9 +322,9 @@ int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
  * one above (`up`), theirs received into `from_below` and `from_above`; what goes up is
  * tagged `tag_up`, what goes down `tag_down`; a side whose neighbour is MPI_PROC_NULL moves
  * nothing. */
-static int swap_with_neighbours(int down, int up, const float *to_below, const float *to_above,
-                                float *from_below, float *from_above, int count, int tag_up,
-                                int tag_down, const char *what) {
+static int swap_with_neighbours(rtm_mpi_t *mpi, int down, int up, const float *to_below,
+                                const float *to_above, float *from_below, float *from_above,
+                                int count, int tag_up, int tag_down, const char *what) {
   int status = RTM_OK, posted = 0, peers[4];
   MPI_Request requests[4];
   const int neighbour[2] = {down, up}, tag_in[2] = {tag_up, tag_down};
@@ -317,13 +335,13 @@ static int swap_with_neighbours(int down, int up, const float *to_below, const f
     if (neighbour[side] == MPI_PROC_NULL) continue;
     peers[posted] = peers[posted + 1] = neighbour[side];
     RTM_TRY(rtm_mpi_status(MPI_Irecv(in[side], count, MPI_FLOAT, neighbour[side], tag_in[side],
-                                     slab_comm, &requests[posted++]),
+                                     mpi->slab, &requests[posted++]),
                            what));
     RTM_TRY(rtm_mpi_status(MPI_Isend(out[side], count, MPI_FLOAT, neighbour[side], tag_out[side],
-                                     slab_comm, &requests[posted++]),
+                                     mpi->slab, &requests[posted++]),
                            what));
   }
-  status = rtm_mpi_wait_all(posted, requests, peers, slab_comm, what);
+  status = rtm_mpi_wait_all(mpi, posted, requests, peers, mpi->slab, what);
 fail:
   return status;
 }
@@ -335,12 +353,13 @@ static int exchange_staged(const rtm_grid_t *grid, const float *first, const flo
                            float *below, float *above) {
   int status = RTM_OK;
   const size_t planes = (size_t)RTM_RADIUS * grid->stride_z;
-  if (slab_size == 1) return RTM_OK;
+  rtm_mpi_t *mpi = grid->mpi;
+  if (rtm_mpi_size(mpi) == 1) return RTM_OK;
   if (planes > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "planes of %zu floats are past MPI's int counts", planes);
-  const int down = rtm_slab_has_below(grid) ? slab_rank - 1 : MPI_PROC_NULL;
-  const int up = rtm_slab_has_above(grid) ? slab_rank + 1 : MPI_PROC_NULL;
-  status = swap_with_neighbours(down, up, first, last, below, above, (int)planes, 1, 2,
+  const int down = rtm_slab_has_below(grid) ? mpi->rank - 1 : MPI_PROC_NULL;
+  const int up = rtm_slab_has_above(grid) ? mpi->rank + 1 : MPI_PROC_NULL;
+  status = swap_with_neighbours(mpi, down, up, first, last, below, above, (int)planes, 1, 2,
                                 "the halo exchange (the planes between neighbours)");
 fail:
   return status;
@@ -360,15 +379,16 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
   int status = RTM_OK;
   const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1], nz = (size_t)grid->nz_local;
   const size_t count = (size_t)planes * plane, p = (size_t)planes;
+  rtm_mpi_t *mpi = grid->mpi;
   memcpy(extended + count, slab, nz * plane * sizeof *extended);
-  if (slab_size == 1 || planes == 0) return RTM_OK;
+  if (rtm_mpi_size(mpi) == 1 || planes == 0) return RTM_OK;
   if (count > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "%d planes of %zu cells are past MPI's int counts", planes,
              plane);
-  const int down = rtm_slab_has_below(grid) ? slab_rank - 1 : MPI_PROC_NULL;
-  const int up = rtm_slab_has_above(grid) ? slab_rank + 1 : MPI_PROC_NULL;
+  const int down = rtm_slab_has_below(grid) ? mpi->rank - 1 : MPI_PROC_NULL;
+  const int up = rtm_slab_has_above(grid) ? mpi->rank + 1 : MPI_PROC_NULL;
   /* the last planes up into the neighbour's planes below, the first down into its above */
-  status = swap_with_neighbours(down, up, slab, slab + (nz - p) * plane, extended,
+  status = swap_with_neighbours(mpi, down, up, slab, slab + (nz - p) * plane, extended,
                                 extended + (p + nz) * plane, (int)count, 3, 4,
                                 "the exchange of dense planes (the tilt smoothing's z pass)");
 fail:
@@ -377,13 +397,15 @@ fail:
 
 #else /* one rank: no MPI in this build */
 
-const void *rtm_mpi_slab_communicator(void) {
+const void *rtm_mpi_slab_communicator(const rtm_mpi_t *mpi) {
+  (void)mpi;
   return NULL;
 }
 
-int rtm_mpi_init(int *argc, char ***argv) {
+int rtm_mpi_init(int *argc, char ***argv, rtm_mpi_t **mpi) {
   (void)argc;
   (void)argv;
+  *mpi = NULL;
   if (started_by_launcher() && (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))) {
     const char *size =
         getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : getenv("PMI_SIZE");
@@ -394,33 +416,38 @@ int rtm_mpi_init(int *argc, char ***argv) {
       return RTM_ERR_UNSUPPORTED;
     }
   }
-  return RTM_OK;
+  return new_context(mpi);
 }
 
-void rtm_mpi_finalize(void) {
-  (void)started;
+void rtm_mpi_finalize(rtm_mpi_t *mpi) {
+  free(mpi);
 }
 
-void rtm_mpi_abort(int exit_code) {
+void rtm_mpi_abort(const rtm_mpi_t *mpi, int exit_code) {
+  (void)mpi;
   (void)exit_code;
 }
 
-void rtm_mpi_fail_fast(int status) {
+void rtm_mpi_fail_fast(rtm_mpi_t *mpi, int status) {
+  (void)mpi;
   (void)status;
 }
 
-int rtm_mpi_barrier(void) {
+int rtm_mpi_barrier(rtm_mpi_t *mpi) {
+  (void)mpi;
   return RTM_OK;
 }
 
-int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op) {
+int rtm_mpi_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op) {
+  (void)mpi;
   (void)values;
   (void)count;
   (void)op;
   return RTM_OK;
 }
 
-int rtm_mpi_sum_to_root(float *values, size_t count) {
+int rtm_mpi_sum_to_root(rtm_mpi_t *mpi, float *values, size_t count) {
+  (void)mpi;
   (void)values;
   (void)count;
   return RTM_OK;
@@ -449,38 +476,44 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
   return RTM_OK;
 }
 
-int rtm_mpi_gather_lines(const char *line, size_t size, char *lines) {
+int rtm_mpi_gather_lines(rtm_mpi_t *mpi, const char *line, size_t size, char *lines) {
+  (void)mpi;
   memcpy(lines, line, size);
   return RTM_OK;
 }
 
-int rtm_mpi_split_groups(int count) {
+int rtm_mpi_split_groups(rtm_mpi_t *mpi, int count) {
+  (void)mpi;
   if (count == 1) return RTM_OK;
   rtm_log_error("mpi.shot_groups = %d needs as many ranks at least (one rank here)", count);
   return RTM_ERR_CONFIG;
 }
 
-int rtm_mpi_groups_sum(float *values, size_t count) {
+int rtm_mpi_groups_sum(rtm_mpi_t *mpi, float *values, size_t count) {
+  (void)mpi;
   (void)values;
   (void)count;
   return RTM_OK;
 }
 
-int rtm_mpi_world_allreduce(double *values, int count, rtm_mpi_op_t op) {
+int rtm_mpi_world_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op) {
+  (void)mpi;
   (void)values;
   (void)count;
   (void)op;
   return RTM_OK;
 }
 
-int rtm_mpi_leader_send(const void *data, size_t bytes, int tag) {
+int rtm_mpi_leader_send(rtm_mpi_t *mpi, const void *data, size_t bytes, int tag) {
+  (void)mpi;
   (void)data;
   (void)bytes;
   (void)tag;
   return RTM_ERR_INTERNAL;
 }
 
-int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag) {
+int rtm_mpi_leader_recv(rtm_mpi_t *mpi, int from_group, void *data, size_t bytes, int tag) {
+  (void)mpi;
   (void)from_group;
   (void)data;
   (void)bytes;

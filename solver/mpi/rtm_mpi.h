@@ -23,58 +23,69 @@ extern "C" {
 
 typedef enum { RTM_MPI_SUM = 0, RTM_MPI_MIN, RTM_MPI_MAX } rtm_mpi_op_t;
 
+/* The MPI context of a process: its ranks (the world's, its node's, the ranks that share
+ * its slabs, its shot group), the communicators behind them, mpi.timeout_s and whether the
+ * job has been given up. Made by rtm_mpi_init and held by main, which hands it to the
+ * commands; a grid cut into slabs carries it (rtm_grid_t's mpi), so that whatever works on
+ * a slab finds its ranks there. Opaque: the communicators are MPI's types, absent from a
+ * build without MPI. A NULL context is one rank on its own (a grid no run cut, a test),
+ * rank 0 of 1, as is the context of a process no MPI launcher started. */
+typedef struct rtm_mpi rtm_mpi_t;
+
 /* MPI_Init when an MPI launcher started the process (mpirun, srun: its environment says
  * so), so that a plain `rtm3d ...` never starts MPI; then rank and size, and the log's rank
- * (rtm_log_set_rank). RTM_OK, or RTM_ERR_MPI when MPI does not start. */
-int rtm_mpi_init(int *argc, char ***argv);
-void rtm_mpi_finalize(void);
+ * (rtm_log_set_rank). *mpi is the context (rank 0 of 1 without a launcher); RTM_OK, or
+ * RTM_ERR_MPI when MPI does not start (*mpi NULL then). */
+int rtm_mpi_init(int *argc, char ***argv, rtm_mpi_t **mpi);
+/* The communicators freed, MPI_Finalize when rtm_mpi_init ran MPI_Init, the context freed. */
+void rtm_mpi_finalize(rtm_mpi_t *mpi);
 /* This rank among the ranks that share the slabs, and their count: every rank of the run,
  * or, after rtm_mpi_split_groups, this rank's shot group. Every function below that names
  * no group acts among these ranks, so that a group runs as a run of its own. */
-int rtm_mpi_rank(void);
-int rtm_mpi_size(void);
+int rtm_mpi_rank(const rtm_mpi_t *mpi);
+int rtm_mpi_size(const rtm_mpi_t *mpi);
 
 /* ---- shot groups (mpi.shot_groups) ---- */
 /* The ranks split into `count` groups of consecutive ranks, each its own slabs: world ranks
  * [g P, (g + 1) P) form group g, P = ranks / count. A count that does not divide the rank
  * count is refused (naming mpi.shot_groups), the same on every rank. Collective. */
-int rtm_mpi_split_groups(int count);
-int rtm_mpi_group(void);  /* this rank's group, 0 without groups */
-int rtm_mpi_groups(void); /* the group count, 1 without groups */
-int rtm_mpi_world_rank(void);
-int rtm_mpi_world_size(void);
+int rtm_mpi_split_groups(rtm_mpi_t *mpi, int count);
+int rtm_mpi_group(const rtm_mpi_t *mpi);  /* this rank's group, 0 without groups */
+int rtm_mpi_groups(const rtm_mpi_t *mpi); /* the group count, 1 without groups */
+int rtm_mpi_world_rank(const rtm_mpi_t *mpi);
+int rtm_mpi_world_size(const rtm_mpi_t *mpi);
 /* values := the sum over the groups of the values of the ranks holding the same slab, on
  * group 0's ranks (in place; the others' unchanged): images summed across the groups. */
-int rtm_mpi_groups_sum(float *values, size_t count);
+int rtm_mpi_groups_sum(rtm_mpi_t *mpi, float *values, size_t count);
 /* values := op over every rank of the run, on every rank (in place). */
-int rtm_mpi_world_allreduce(double *values, int count, rtm_mpi_op_t op);
+int rtm_mpi_world_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op);
 /* A group's first rank sends `bytes` to the run's first rank (world rank 0), which receives
  * them from group `from_group`'s first rank; the tag tells the messages apart. */
-int rtm_mpi_leader_send(const void *data, size_t bytes, int tag);
-int rtm_mpi_leader_recv(int from_group, void *data, size_t bytes, int tag);
+int rtm_mpi_leader_send(rtm_mpi_t *mpi, const void *data, size_t bytes, int tag);
+int rtm_mpi_leader_recv(rtm_mpi_t *mpi, int from_group, void *data, size_t bytes, int tag);
 
 /* This rank among the ranks of its node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED): the
  * cuda backend takes GPU (backend.device + local rank) mod the node's GPUs. 0 with one. */
-int rtm_mpi_local_rank(void);
+int rtm_mpi_local_rank(const rtm_mpi_t *mpi);
 /* The ranks on this process's node (1 with one rank). */
-int rtm_mpi_local_size(void);
+int rtm_mpi_local_size(const rtm_mpi_t *mpi);
 /* World rank 0 gets every rank's line of `size` chars in `lines` [ranks][size] (world
  * rank order, every group's); `lines` may be NULL on the others. */
-int rtm_mpi_gather_lines(const char *line, size_t size, char *lines);
+int rtm_mpi_gather_lines(rtm_mpi_t *mpi, const char *line, size_t size, char *lines);
 /* A failure on one rank ends every rank with `exit_code` (MPI_Abort), so that none waits
  * for it in a collective; returns with one rank. */
-void rtm_mpi_abort(int exit_code);
+void rtm_mpi_abort(const rtm_mpi_t *mpi, int exit_code);
 /* A command's cleanup after `status`: a failure under several ranks aborts the job here,
  * before anything collective is released (a halo window's MPI_Win_free would wait for
  * ranks that wait in their own exchange); RTM_OK, or one rank, returns. So does
  * RTM_ERR_INTERRUPTED (SIGINT, SIGTERM): the rank gives the job up (its cleanup then makes
  * no collective call) and cleans up, its partial files removed, before main's MPI_Abort
  * with 130 or 143 ends the job. */
-void rtm_mpi_fail_fast(int status);
+void rtm_mpi_fail_fast(rtm_mpi_t *mpi, int status);
 /* mpi.timeout_s: the longest a rank waits for another (a halo exchange, a reduction, a
  * gather; time this rank spends stopped itself not counted) before it ends the job naming
  * the rank that did not answer; 0 (the value until a deck sets it) waits for ever. */
-void rtm_mpi_set_timeout(double seconds);
+void rtm_mpi_set_timeout(rtm_mpi_t *mpi, double seconds);
 
 /* The slab of `rank` among `ranks` over nz planes: nz / ranks each, the first nz % ranks
  * one more. A slab thinner than the stencil's reach (R planes: the ghosts come from the
@@ -82,12 +93,13 @@ void rtm_mpi_set_timeout(double seconds);
 int rtm_mpi_slab(int nz, int ranks, int rank, int *z_offset, int *nz_local);
 
 /* Every rank waits for the others (timing). */
-int rtm_mpi_barrier(void);
+int rtm_mpi_barrier(rtm_mpi_t *mpi);
 
 /* values := op over the ranks of values, on every rank (in place). */
-int rtm_mpi_allreduce(double *values, int count, rtm_mpi_op_t op);
+int rtm_mpi_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op);
 /* Rank 0's values := the sum over the ranks (in place on rank 0; the others' unchanged). */
-int rtm_mpi_sum_to_root(float *values, size_t count);
+int rtm_mpi_sum_to_root(rtm_mpi_t *mpi, float *values, size_t count);
+/* The functions below that take a slab's grid act among its ranks (grid->mpi). */
 /* The ranks' dense slabs handed to rank 0 one at a time, in rank order, for it to write
  * where they go: on rank 0 write(context, z_offset, nz, planes) for its own slab, then for
  * each other rank's, received into `buffer` (rank 0's: the cells of the largest slab;
@@ -99,7 +111,7 @@ int rtm_mpi_write_slabs(const rtm_grid_t *grid, const float *slab, float *buffer
                         rtm_mpi_slab_writer_t write, void *context);
 /* The MPI_Comm of the ranks that share the slabs, by address, for a library that takes
  * one (parallel HDF5: rtm_io_write_planes_collective); NULL without MPI in the build. */
-const void *rtm_mpi_slab_communicator(void);
+const void *rtm_mpi_slab_communicator(const rtm_mpi_t *mpi);
 /* Cells of the largest slab of the volume over the ranks that share it. */
 size_t rtm_mpi_largest_slab_cells(const rtm_grid_t *grid);
 /* A dense slab [nz_local][ny][nx] into `extended` [nz_local + 2 planes][ny][nx] (the slab

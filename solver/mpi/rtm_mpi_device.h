@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "rtm_config.h"
+#include "rtm_mpi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,13 +40,15 @@ void rtm_mpi_cuda_aware_describe(char *text, size_t size);
  * has NCCL and every rank that shares the slabs has a GPU of its own (host and PCI bus id,
  * gathered over the ranks); an explicit nccl without either, or cuda-aware with an MPI that
  * does not say it takes device memory, is refused (RTM_ERR_UNSUPPORTED naming
- * mpi.transport, on every rank at once). Collective over the ranks that share the slabs,
- * before anything is allocated. */
-int rtm_mpi_device_choose(rtm_mpi_transport_t requested, int device, rtm_mpi_transport_t *chosen);
+ * mpi.transport, on every rank at once). Collective over the ranks that share the slabs
+ * (`mpi`'s), before anything is allocated. */
+int rtm_mpi_device_choose(rtm_mpi_t *mpi, rtm_mpi_transport_t requested, int device,
+                          rtm_mpi_transport_t *chosen);
 
-/* The link of the ranks that share the slabs for `transport` (the communicator for nccl), on
- * the current GPU. Collective. */
-int rtm_mpi_device_create(rtm_mpi_transport_t transport, rtm_mpi_device_link_t **link);
+/* The link of the ranks that share the slabs (`mpi`'s) for `transport` (the communicator for
+ * nccl), on the current GPU. Collective. */
+int rtm_mpi_device_create(rtm_mpi_t *mpi, rtm_mpi_transport_t transport,
+                          rtm_mpi_device_link_t **link);
 void rtm_mpi_device_destroy(rtm_mpi_device_link_t *link);
 /* "nccl" or "cuda-aware", for the reports. */
 const char *rtm_mpi_device_name(const rtm_mpi_device_link_t *link);

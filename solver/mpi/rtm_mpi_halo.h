@@ -16,7 +16,8 @@
  * two steps ahead: each step waits for the neighbours' planes of the step before).
  *
  * Every rank of the run creates its halo at the same point (the window is collective over
- * the node). The memory to pin for the asynchronous copies is rtm_mpi_halo_host_range's. */
+ * the node), among the ranks that share the grid's slabs (grid->mpi). The memory to pin for the
+ * asynchronous copies is rtm_mpi_halo_host_range's. */
 #ifndef RTM_MPI_HALO_H
 #define RTM_MPI_HALO_H
 

@@ -17,20 +17,16 @@
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 
-/* mpi.timeout_s, once a deck is loaded (the schema holds its default); 0 waits for ever */
-static double timeout_s = 0.0;
-static int given_up = 0; /* stopped by a signal, in a wait or between steps: no more MPI */
-
-void rtm_mpi_set_timeout(double seconds) {
-  timeout_s = seconds > 0.0 ? seconds : 0.0;
+void rtm_mpi_set_timeout(rtm_mpi_t *mpi, double seconds) {
+  if (mpi) mpi->timeout_s = seconds > 0.0 ? seconds : 0.0;
 }
 
-void rtm_mpi_give_up(void) {
-  given_up = 1;
+void rtm_mpi_give_up(rtm_mpi_t *mpi) {
+  if (mpi) mpi->given_up = 1;
 }
 
-int rtm_mpi_given_up(void) {
-  return given_up;
+int rtm_mpi_given_up(const rtm_mpi_t *mpi) {
+  return mpi && mpi->given_up;
 }
 
 #ifdef RTM3D_HAVE_MPI
@@ -88,7 +84,7 @@ static void describe_missing(int count, MPI_Request *requests, const int *peers,
 
 /* Past mpi.timeout_s: the job ends here, naming whom this rank waited for. */
 static void end_stalled_job(int count, MPI_Request *requests, const int *peers, MPI_Comm comm,
-                            const char *what, double waited_s) {
+                            const char *what, double waited_s, double timeout_s) {
   char missing[96];
   describe_missing(count, requests, peers, comm, missing, sizeof missing);
   rtm_log_error("waited %.0f s in %s for %s, which did not answer (stopped, hung or lost): "
@@ -98,10 +94,11 @@ static void end_stalled_job(int count, MPI_Request *requests, const int *peers, 
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-int rtm_mpi_wait_all(int count, MPI_Request *requests, const int *peers, MPI_Comm comm,
-                     const char *what) {
+int rtm_mpi_wait_all(rtm_mpi_t *mpi, int count, MPI_Request *requests, const int *peers,
+                     MPI_Comm comm, const char *what) {
   double waited_s = 0.0, last_s = rtm_wall_seconds();
-  if (given_up) return RTM_ERR_INTERRUPTED;
+  const double timeout_s = mpi->timeout_s;
+  if (mpi->given_up) return RTM_ERR_INTERRUPTED;
   for (;;) {
     int done = 0;
     const int code = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
@@ -110,7 +107,7 @@ int rtm_mpi_wait_all(int count, MPI_Request *requests, const int *peers, MPI_Com
     if (rtm_interrupted()) {
       /* the requests stay posted: no MPI call but the abort follows, so none completes
        * into memory the cleanup frees */
-      given_up = 1;
+      mpi->given_up = 1;
       rtm_log_error("stopped by %s while waiting in %s (a second one ends it at once)",
                     rtm_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT", what);
       return RTM_ERR_INTERRUPTED;
@@ -119,7 +116,7 @@ int rtm_mpi_wait_all(int count, MPI_Request *requests, const int *peers, MPI_Com
     last_s = now_s;
     if (gap_s < PAUSED_GAP_S) waited_s += gap_s;
     if (timeout_s > 0.0 && waited_s > timeout_s)
-      end_stalled_job(count, requests, peers, comm, what, waited_s);
+      end_stalled_job(count, requests, peers, comm, what, waited_s, timeout_s);
   }
 }
 

@@ -348,8 +348,9 @@ static int uniform_angles(const rtm_anisotropy_t *a, int *uniform) {
     differ |= m->theta_deg[i] != m->theta_deg[0] || m->phi_deg[i] != m->phi_deg[0];
   if (differ) local = 0.0;
   if (rtm_grid_is_slab(&a->grid)) { /* z-slabs: every rank's angles */
-    RTM_TRY(rtm_mpi_allreduce(&local, 1, RTM_MPI_MIN));
-    RTM_TRY(rtm_mpi_allreduce(angles, 4, RTM_MPI_MAX)); /* equal on every rank: max = -min */
+    RTM_TRY(rtm_mpi_allreduce(a->grid.mpi, &local, 1, RTM_MPI_MIN));
+    RTM_TRY(rtm_mpi_allreduce(a->grid.mpi, angles, 4,
+                              RTM_MPI_MAX)); /* equal on every rank: max = -min */
   }
   *uniform = local > 0.0 && angles[0] == -angles[2] && angles[1] == -angles[3];
 fail:
@@ -359,7 +360,7 @@ fail:
 /* The z pass reaches w planes into the neighbours' slabs, which must hold them. */
 static int check_reach(const rtm_grid_t *g, int w) {
   int status = RTM_OK;
-  const int ranks = rtm_grid_is_slab(g) ? rtm_mpi_size() : 1;
+  const int ranks = rtm_grid_is_slab(g) ? rtm_mpi_size(g->mpi) : 1;
   if (ranks > 1 && w > g->n[2] / ranks)
     RTM_FAIL(RTM_ERR_CONFIG,
              "physics.smooth_angles = %d reaches past the neighbouring slab of %d planes "

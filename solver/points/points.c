@@ -195,7 +195,8 @@ int rtm_points_mean(const rtm_points_t *points, int point, const rtm_grid_t *gri
     sums[k / points->taps_per_plane] += w * (squared ? v * v : v);
     sums[MAX_PLANES + k / points->taps_per_plane] += w;
   }
-  if (rtm_grid_is_slab(grid)) RTM_TRY(rtm_mpi_allreduce(sums, 2 * MAX_PLANES, RTM_MPI_SUM));
+  if (rtm_grid_is_slab(grid))
+    RTM_TRY(rtm_mpi_allreduce(grid->mpi, sums, 2 * MAX_PLANES, RTM_MPI_SUM));
   double value_sum = 0.0, weight_sum = 0.0;
   for (int p = 0; p < planes; ++p) {
     value_sum += sums[p];

@@ -11,7 +11,8 @@
 #include "rtm_physics.h"
 #include "rtm_status.h"
 
-int rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps) {
+int rtm_image_compensate(rtm_mpi_t *mpi, float *image, const float *illumination, size_t cells,
+                         double eps) {
   int status = RTM_OK;
   float largest = 0.0f;
 #ifdef _OPENMP
@@ -20,7 +21,7 @@ int rtm_image_compensate(float *image, const float *illumination, size_t cells, 
   for (size_t i = 0; i < cells; ++i)
     if (illumination[i] > largest) largest = illumination[i];
   double whole = largest; /* exact: the largest float of every rank's */
-  RTM_TRY(rtm_mpi_allreduce(&whole, 1, RTM_MPI_MAX));
+  RTM_TRY(rtm_mpi_allreduce(mpi, &whole, 1, RTM_MPI_MAX));
   const double floor = eps * whole;
   /* A cell whose denominator is 0 (no illumination anywhere, or eps = 0 where the source
    * never reached) keeps its value: there is nothing to divide by. */

@@ -170,7 +170,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   }
   if (rtm_grid_is_slab(&m->grid)) { /* z-slabs: the way every rank can take */
     double slowest = chosen;
-    RTM_TRY(rtm_mpi_allreduce(&slowest, 1, RTM_MPI_MAX));
+    RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, &slowest, 1, RTM_MPI_MAX));
     if ((int)slowest != chosen && (int)slowest < count)
       RTM_TRY(measure_fit(reconstructions[fastest_first[(int)slowest]], &plan, reserve,
                           &fits[(int)slowest]));
@@ -200,7 +200,7 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   int status = RTM_OK;
   rtm_fit_t fit = {0};
   int device = -1;
-  RTM_TRY(rtm_backend_device(cfg, &device));
+  RTM_TRY(rtm_backend_device(cfg, m->grid.mpi, &device));
   if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) return choose_reconstruction(m, cfg, device);
   m->reconstruction = reconstructions[cfg->rtm.reconstruction];
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);

@@ -111,7 +111,7 @@ static int choose_slots(const rtm_reconstruction_plan_t *plan, size_t state, int
   if (rtm_grid_is_slab(plan->grid)) {
     /* z-slabs: the same schedule on every rank, whose recomputing steps exchange planes */
     double fewest = *slots;
-    RTM_TRY(rtm_mpi_allreduce(&fewest, 1, RTM_MPI_MIN));
+    RTM_TRY(rtm_mpi_allreduce(plan->grid->mpi, &fewest, 1, RTM_MPI_MIN));
     *slots = (int)fewest;
   }
   if (*slots < 1)

@@ -37,6 +37,7 @@
 #include "rtm_config.h"
 #include "rtm_grid.h"
 #include "rtm_memory.h"
+#include "rtm_mpi.h"
 #include "rtm_solver.h"
 
 #ifdef __cplusplus
@@ -109,8 +110,10 @@ int rtm_adjoint_receivers(const rtm_points_t *receivers, const rtm_grid_t *grid,
 
 /* ---- filters of the final image (host, dense) ---- */
 /* image[i] /= illumination[i] + eps max(illumination), eps relative (rtm.illumination_eps);
- * on z-slabs the max is the whole volume's: collective over the ranks that share the slabs. */
-int rtm_image_compensate(float *image, const float *illumination, size_t cells, double eps);
+ * on z-slabs the max is the whole volume's: collective over the ranks that share the slabs
+ * (`mpi`'s; NULL: one rank). */
+int rtm_image_compensate(rtm_mpi_t *mpi, float *image, const float *illumination, size_t cells,
+                         double eps);
 /* image := -lap(image), the 8th-order Laplacian with the grid's spacings, which keeps the
  * reflectors and removes the low-wavenumber backscatter of the cross-correlation, over the
  * box `width` cells in from every face of the grid (the non-absorbing interior, where the

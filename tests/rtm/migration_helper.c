@@ -102,9 +102,9 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
   }
   assert_int_equal(rtm_migration_read(m, s->image, s->illumination), RTM_OK);
   if (s->cfg.rtm.illumination)
-    assert_int_equal(
-        rtm_image_compensate(s->image, s->illumination, cells, s->cfg.rtm.illumination_eps),
-        RTM_OK);
+    assert_int_equal(rtm_image_compensate(s->grid.mpi, s->image, s->illumination, cells,
+                                          s->cfg.rtm.illumination_eps),
+                     RTM_OK);
   if (s->cfg.rtm.laplacian)
     assert_int_equal(rtm_image_laplacian(&s->grid, s->cfg.boundary.width_cells, s->image, scratch),
                      RTM_OK);

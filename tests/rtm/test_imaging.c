@@ -445,12 +445,12 @@ static void test_compensate(void **state) {
   const float want[5] = {2, 1.5f, -2, 2, 2}; /* denominators 6, 2, 3, 4, 10: max 8, eps 1/4 */
   for (int i = 0; i < 5; ++i)
     image[i] *= image_scale, illumination[i] *= light_scale;
-  assert_int_equal(rtm_image_compensate(image, illumination, 5, 0.25), RTM_OK);
+  assert_int_equal(rtm_image_compensate(NULL, image, illumination, 5, 0.25), RTM_OK);
   for (int i = 0; i < 5; ++i)
     assert_true(image[i] == want[i] * image_scale / light_scale);
 
   float bare[3] = {5, 7, -9}, light[3] = {0, 2, 0.5f};
-  assert_int_equal(rtm_image_compensate(bare, light, 3, 0.0), RTM_OK);
+  assert_int_equal(rtm_image_compensate(NULL, bare, light, 3, 0.0), RTM_OK);
   assert_true(bare[0] == 5 && bare[1] == 3.5f && bare[2] == -18);
 }
 
