@@ -13,6 +13,7 @@
 #include "reconstruction_impl.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
+#include "rtm_traces.h" /* rtm_dispersion_check_migration */
 
 /* A reconstruction's store with the image against what is free where they would live. */
 typedef struct {
@@ -266,6 +267,7 @@ int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const 
   rtm_migration_t *m = calloc(1, sizeof *m);
   *migration = NULL;
   if (!m) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the migration");
+  RTM_TRY(rtm_dispersion_check_migration(cfg)); /* the app asks it too, before any work */
   m->grid = *grid;
   m->model = model;
   rtm_mem_ledger_init(&m->ledger);
