@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# run/experiments/context_cost.sh [BUILD_DIR] - where a short cuda run's set-up goes (issue 16
-# item 3), on the GPU machine, one call: context_cost.cu (a bare process's cuInit, context,
+# run/experiments/context_cost.sh [BUILD_DIR] - where a short cuda run's set-up goes
+# on the GPU machine, one call: context_cost.cu (a bare process's cuInit, context,
 # allocations) three times; `rtm3d info` and a cuda quickstart timed whole, with
 # CUDA_MODULE_LOADING lazy (the default) and eager; then the 512^3 iso run of
 # run/tools/end_to_end.sh (2000 steps, receivers every 80 m) with its report's set-up parts.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run/experiments/mpi_overlap_probe.sh [BUILD_DIR] - where the staged halo exchange of two
-# ranks sharing one GPU spends its time (issue 14, 90% hidden): the host MPI leg alone at the
+# ranks sharing one GPU spends its time (the aim: 90% hidden): the host MPI leg alone at the
 # exchange's message size (mpi_sendrecv.c) under Open MPI's shared-memory transport with its
 # single-copy mechanisms, the 512^3 iso bench (1 rank, 2 ranks off / blocking / overlap) with
 # each, and an nsys timeline of the overlapped run when nsys is there. Logs under $OUT.

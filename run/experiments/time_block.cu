@@ -1,4 +1,4 @@
-// time_block.cu - issue 16 item 4 (stretch): two leapfrog steps of the iso equation fused in
+// time_block.cu - an experiment: two leapfrog steps of the iso equation fused in
 // one z-march, measured against the single-sweep bound. A standalone experiment, not the
 // product's kernel: a 512^3 interior, v^2 dt^2 varying from cell to cell, without damping,
 // sources or receivers, padded by 2R on every side (zeros), so that only the fusion is

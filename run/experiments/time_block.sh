@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# run/experiments/time_block.sh [N] [REPS] - builds and runs time_block.cu (issue 16 item 4:
-# two iso leapfrog steps fused in one z-march) on the GPU machine: its p[n+1] and p[n+2]
+# run/experiments/time_block.sh [N] [REPS] - builds and runs time_block.cu
+# (two iso leapfrog steps fused in one z-march) on the GPU machine: its p[n+1] and p[n+2]
 # against two single reference steps, bit for bit, then its MCells/s (cell-steps a second)
 # against the copy bandwidth measured in the same process. Standalone nvcc, sm_90.
 set -euo pipefail

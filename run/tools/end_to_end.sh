@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run/tools/end_to_end.sh [BUILD_DIR] - issue 16 item 3 on the GPU machine, one call: build,
+# run/tools/end_to_end.sh [BUILD_DIR] - the end-to-end wall time on the GPU machine, one call: build,
 # ctest -L gpu (SKIP_TESTS=1 leaves it out), the disk's own write speed (dd of 2 GiB, with
 # and without fdatasync), then `rtm3d model` of run/examples/bench_512.ini (iso 512^3,
 # constant 2000 m/s, STEPS steps, default 2000, cuda, kernel.* auto) with a receiver plane

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run/tools/sinc_cost.sh [BUILD_DIR] - what recording through sinc points costs a step on the
-# GPU (issue 15), one call: build, ctest -L gpu (SKIP_TESTS=1 leaves it out), then `rtm3d
+# GPU, one call: build, ctest -L gpu (SKIP_TESTS=1 leaves it out), then `rtm3d
 # model` of run/examples/bench_512.ini (iso 512^3, constant 2000 m/s, STEPS steps, default
 # 500, kernel.* auto) with a receiver plane at z = 203 m (off the nodes) every 80 m (3481)
 # and every 10 m (222784), points.interpolation trilinear and sinc: the report's propagate

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run/tools/tune_check.sh [sweep|defaults] [BUILD_DIR] - kernel.* = auto on the GPU machine
-# (issue 16), one device call each:
+# one device call each:
 #   sweep     build, ctest -L gpu (both phases; SKIP_TESTS=1 leaves it out), then `rtm3d tune` (every candidate; its own cache in a
 #             temporary folder) for iso fp32, tti fp32 and tti fp16 (CASES: any of
 #             EQUATION_PRECISION_N, vti too) on the bench decks at 512^3 and 256^3 (constant models): each tune's wall time, winner and the table

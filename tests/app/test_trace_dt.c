@@ -5,7 +5,7 @@
  * no energy left near the 125 Hz Nyquist of the coarser rate, so the decimated gather and
  * the resampled one differ only by the edge effect of the periodic FFT window (the trace is
  * small but not zero at its end; measured about 3e-4 here). We compare away from the last
- * 10% of the window and allow 1e-3 relative L2, the bound issue 5 sets for non-periodic
+ * 10% of the window and allow 1e-3 relative L2, the bound set for non-periodic
  * signals away from the ends; a wrong dt, length or scale gives errors of order 1. The same
  * holds for /traces/q of a vti run with receivers.fields = p,q: q goes through the pipeline
  * as p does. */

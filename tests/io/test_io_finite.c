@@ -1,4 +1,4 @@
-/* Values the readers refuse (issue 32, item 1): a saved sum with a NaN or Inf
+/* Values the readers refuse: a saved sum with a NaN or Inf
  * (rtm_io_check_finite, for migrate's resume state) named by file, dataset and (z, y, x) in
  * the whole volume, whichever rows a rank read; an observed gather with a NaN, an Inf or a
  * sample beyond RTM_IO_SAMPLE_LIMIT refused by rtm_io_read_shot, naming file, shot, receiver

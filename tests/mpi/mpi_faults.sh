@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Faults under mpirun (issue 32), on 2 ranks of a run that lasts about 15 s (48^3 cells,
+# Faults under mpirun, on 2 ranks of a run that lasts about 15 s (48^3 cells,
 # 40000 steps, no output but the file), each fault dealt once its first progress line is out:
 #  - a rank stopped with SIGSTOP (as a hung rank or a lost node would be): with
 #    mpi.timeout_s = 5 the other rank ends the job (exit 1) naming the stopped rank and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Values in range but absurd (issue 32): each refused with exit 2 naming its key, before
+# Values in range but absurd : each refused with exit 2 naming its key, before
 # anything large is allocated (every run is bounded by `timeout`, so a late refusal fails
 # rather than hangs), and nothing left in the output folder; keys a run ignores are named
 # in a warning; a signal during the set-up is heard at once.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Observed gathers and SEG-Y export (issue 32: items 1 and 3, and SEG-Y's exit status).
+# Observed gathers and SEG-Y export (non-finite samples refused, export written aside, SEG-Y's exit status).
 #   - one NaN, or a 3e38, in /shots/1/traces/p of rtm.observed (HDF5, SEG-Y, one rank or two)
 #     is refused before migrate's first step, exit 2, naming the file, shot, receiver and
 #     sample, and no image is left;

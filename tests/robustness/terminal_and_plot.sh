@@ -1,4 +1,4 @@
-# tests/robustness/terminal_and_plot.sh - issue 32: text from a file never reaches the
+# tests/robustness/terminal_and_plot.sh - text from a file never reaches the
 # terminal raw, the JSON report stays JSON whatever output.name holds, and plot refuses what
 # would draw as a blank figure with exit 0.
 #  - dataset names holding an ESC sequence, an OSC title, C1 bytes (raw and UTF-8) and invalid

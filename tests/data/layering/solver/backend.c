@@ -1,5 +1,5 @@
 /* A fixture of tests/layering: prototypes written by hand at file scope, as backend.c had
- * before issue 33 (a function and an extern object defined elsewhere), beside declarations
+ * before the check refused them (a function and an extern object defined elsewhere), beside declarations
  * the check must let be: a static function and a forward declaration of a function the file
  * defines. check_layering.cmake must refuse the first two. */
 #include "rtm_solver.h"

@@ -1,5 +1,5 @@
 /* A fixture of tests/layering: physics including the top level of solver/, which includes
- * physics (the loop physics <-> solver/ had before issue 33). check_layering.cmake must
+ * physics (the loop physics <-> solver/ had before the order was checked). check_layering.cmake must
  * refuse it. */
 #include "rtm_physics.h"
 #include "rtm_solver.h"
