@@ -126,6 +126,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"rtm", "mute_velocity", RTM_CFG_DOUBLE_AUTO, FIELD(rtm.mute_velocity_m_s), "auto", ABOVE_ZERO, NULL, "velocity of the mute line t = offset / v + delay, m/s; auto = vp at the source"},
     {"rtm", "mute_taper", RTM_CFG_DOUBLE_AUTO, FIELD(rtm.mute_taper_s), "auto", 0, HUGE_VAL, NULL, "length of the mute's cosine taper after the direct arrival, seconds; auto = 1.5 / source.frequency"},
     {"rtm", "shot_images", RTM_CFG_BOOL, FIELD(rtm.shot_images), "false", ANY, NULL, "also write each shot's image as /shots/<k>/image"},
+    {"rtm", "resume_every", RTM_CFG_DOUBLE, FIELD(rtm.resume_every_s), "600", 0, HUGE_VAL, NULL, "migrate: wall seconds between saves of the sums so far to OUTPUT.resume.h5, from which a stopped run resumes (a save follows the first shot that ends this long after the run's start or the last save; --max-shots always saves, the last shot never does): a run killed loses at most this much work and a shot (one rank saves the shots ended at SIGINT or SIGTERM), each save costs a read and a write of the image and the illumination; 0 = after every shot. Not part of the config a resumed state must match"},
 
     {"bench", "warmup", RTM_CFG_INT, FIELD(bench.warmup_steps), "10", 0, HUGE_VAL, NULL, "untimed steps before measuring"},
     {"bench", "steps", RTM_CFG_INT, FIELD(bench.steps), "50", 1, HUGE_VAL, NULL, "timed steps"},

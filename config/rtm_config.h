@@ -172,6 +172,7 @@ typedef struct {
     double mute_velocity_m_s; /* NAN = auto: vp at the source */
     double mute_taper_s;      /* NAN = auto: 1.5 / source.frequency */
     int shot_images;          /* also write each shot's image */
+    double resume_every_s;    /* migrate: wall seconds between resume-state saves; 0 = each shot */
   } rtm;
   struct {
     int warmup_steps;

@@ -44,9 +44,9 @@ static void test_schema_is_consistent(void **state) {
     }
   }
   /* The keys: 9 grid, 4 time, 10 model, 3 physics, 6 source, 9 shots, 10 receivers,
-   * 2 points, 3 boundary, 2 snapshots, 7 output, 2 backend, 5 kernel, 7 memory, 13 rtm, 2 bench,
+   * 2 points, 3 boundary, 2 snapshots, 7 output, 2 backend, 5 kernel, 7 memory, 14 rtm, 2 bench,
    * 1 traces, 4 mpi. */
-  assert_int_equal(rows, 99);
+  assert_int_equal(rows, 100);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */
@@ -120,6 +120,7 @@ static void test_defaults(void **state) {
                                       .pipeline = "graph"});
   assert_true(cfg.memory.limit_gb == 0.0);                        /* all that is free */
   assert_int_equal(cfg.rtm.reconstruction, RTM_RECONSTRUCT_AUTO); /* the fastest that fits */
+  assert_true(cfg.rtm.resume_every_s == 600.0); /* the resume state every ten minutes */
   assert_int_equal(cfg.mpi.exchange, RTM_EXCHANGE_OVERLAP);
   assert_int_equal(cfg.mpi.transport, RTM_TRANSPORT_AUTO);
   assert_string_equal(cfg.path, "");
@@ -192,7 +193,8 @@ static const char *const every_key[] = {"grid.nx=11",
                                         "bench.steps=2",
                                         "traces.pipeline=streams",
                                         "mpi.exchange=blocking",
-                                        "mpi.transport=staged"};
+                                        "mpi.transport=staged",
+                                        "rtm.resume_every=0"};
 
 static int set_every_key(void **state) {
   rtm_config_t *cfg = malloc(sizeof *cfg);
@@ -274,6 +276,7 @@ static void test_set_lands_in_run_fields(void **state) {
   assert_true(((const rtm_config_t *)*state)->memory.limit_gb == 2.5);
   assert_int_equal(((const rtm_config_t *)*state)->mpi.exchange, RTM_EXCHANGE_BLOCKING);
   assert_int_equal(((const rtm_config_t *)*state)->mpi.transport, RTM_TRANSPORT_STAGED);
+  assert_true(((const rtm_config_t *)*state)->rtm.resume_every_s == 0.0);
 }
 
 /* Whitespace around the parts, quotes, every boolean spelling, later --set wins. */
@@ -325,6 +328,8 @@ static void test_set_errors(void **state) {
       {"grid.nx=", "--set grid.nx=: empty value"},
       {"grid.dx=-1", "--set grid.dx=-1: out of range; expected a finite number > 0"},
       {"grid.dx=1e999", "--set grid.dx=1e999: not a finite number"},
+      {"rtm.resume_every=-1",
+       "--set rtm.resume_every=-1: out of range; expected a finite number >= 0"},
       {"grid.nxx=4", "--set grid.nxx=4: unknown key grid.nxx (did you mean grid.nx?)"},
       {"gird.nx=4", "--set gird.nx=4: unknown section and key gird.nx (did you mean grid.nx?)"},
       {"survey.count=4",
