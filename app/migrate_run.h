@@ -23,9 +23,15 @@ typedef struct {
   char device[256];
   char h5_path[2 * RTM_CONFIG_PATH_MAX], json_path[2 * RTM_CONFIG_PATH_MAX];
   char resume_path[2 * RTM_CONFIG_PATH_MAX];
-  int first_shot; /* shots before it are in the resumed sums */
-  int stopped;    /* --max-shots ended the run before the last shot */
-  int shot_limit; /* --max-shots: shots to migrate in this run; 0 = all */
+  int first_shot;     /* shots before it are in the resumed sums */
+  int stopped;        /* --max-shots ended the run before the last shot */
+  int shot_limit;     /* --max-shots: shots to migrate in this run; 0 = all */
+  int saved_shots;    /* the shots OUTPUT.resume.h5 holds: the resumed ones, then each save's */
+  double last_save_s; /* world rank 0: when the run began or last saved its state */
+  int saves;          /* of the state in this run */
+  int held_shots;     /* one rank: the shots the host slabs' sums hold (rtm_migrate_hold_sums) */
+  int holds;          /* one rank: copies of the sums to the host, hold_s seconds in all */
+  double hold_s;
   char *config_text;
   char *inputs; /* the input files' fingerprints when the run began (input_fingerprints) */
   rtm_run_info_t info;
@@ -66,8 +72,20 @@ int rtm_migrate_read_sums(migrate_run_t *run, int image, int illumination);
  * (`output`, NULL on the others): the first shot group's ranks call it alike. */
 int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char *path,
                             const char *name, const float *slab);
+/* Whether the state is saved after this round, alike on every rank: `forced` (the last
+ * round of a --max-shots run), rtm.resume_every = 0, or its seconds passed on world rank 0
+ * since the run began or last saved. */
+int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due);
 /* The sums after `completed` shots into OUTPUT.resume.h5, written aside and renamed. */
 int rtm_migrate_save_state(migrate_run_t *run, int completed);
+/* One rank, a shot's end without a save: the sums after `completed` shots copied to the
+ * host slabs (run->hold_s), for rtm_migrate_save_held; nothing under several ranks. */
+int rtm_migrate_hold_sums(migrate_run_t *run, int completed);
+/* One rank, after SIGINT or SIGTERM: the held sums into OUTPUT.resume.h5 when newer than
+ * the last save (the shot under way is not in them). */
+int rtm_migrate_save_held(migrate_run_t *run);
+/* World rank 0, a run stopped by a signal: what OUTPUT.resume.h5 holds and what is lost. */
+void rtm_migrate_say_interrupted(const migrate_run_t *run);
 
 /* ---- migrate_output.c ---- */
 /* The summed image with the config's filters, and the illumination, into OUTPUT.h5. */

@@ -1,12 +1,13 @@
 #define _POSIX_C_SOURCE 200809L /* stat's st_mtim */
 /* migrate_state.c - the sums of a migration between its shots (migrate_run.h): read over
- * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 and, when a
- * stopped run starts again, resumed from it once its config and input files are checked to
- * be the ones the sums were made with. */
+ * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 when
+ * rtm.resume_every seconds have passed and, when a stopped run starts again, resumed from it
+ * once its config and input files are checked to be the ones the sums were made with. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h> /* access */
 
 #include "migrate_run.h"
 #include "rtm_mpi.h"
@@ -34,6 +35,22 @@ static void describe_change(const char *saved, const char *now, char *text, size
     saved += saved_length + (saved[saved_length] == '\n');
     now += now_length + (now[now_length] == '\n');
   }
+}
+
+/* The config text without its lines that do not change the sums (rtm.resume_every: how
+ * often they are saved), in place: a state resumes under another cadence. */
+static void drop_cadence(char *text) {
+  static const char key[] = "resume_every = ";
+  char *kept = text;
+  for (const char *line = text; *line;) {
+    const size_t length = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+    if (strncmp(line, key, sizeof key - 1) != 0) {
+      memmove(kept, line, length);
+      kept += length;
+    }
+    line += length;
+  }
+  *kept = '\0';
 }
 
 /* A saved volume of the resume file is [nz][ny][nx] of the grid. */
@@ -114,7 +131,7 @@ fail:
  * input files are the ones they were read from. */
 int rtm_migrate_resume(migrate_run_t *run) {
   int status = RTM_OK, done = 0;
-  char *saved = NULL, *saved_inputs = NULL, change[512];
+  char *saved = NULL, *saved_inputs = NULL, *now = NULL, change[512];
   rtm_dataset_t image = {0}, illumination = {0};
   RTM_TRY(input_fingerprints(run));
   FILE *exists = fopen(run->resume_path, "rb");
@@ -126,8 +143,12 @@ int rtm_migrate_resume(migrate_run_t *run) {
              "resume: remove it to start over",
              run->resume_path);
   RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
-  if (strcmp(saved, run->config_text) != 0) {
-    describe_change(saved, run->config_text, change, sizeof change);
+  now = strdup(run->config_text);
+  if (!now) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  drop_cadence(saved);
+  drop_cadence(now);
+  if (strcmp(saved, now) != 0) {
+    describe_change(saved, now, change, sizeof change);
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s was written by a run with another config (%s): resume with the same config, "
              "or remove it to start over",
@@ -156,6 +177,7 @@ int rtm_migrate_resume(migrate_run_t *run) {
     RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
   }
   run->first_shot = done;
+  run->saved_shots = done;
   if (!run->quiet)
     rtm_log_info("migrate: resuming after shot %d of %d (%s)", done, run->shots.count,
                  run->resume_path);
@@ -163,6 +185,7 @@ fail:
   rtm_dataset_release(&image);
   rtm_dataset_release(&illumination);
   free(saved_inputs);
+  free(now);
   free(saved);
   return status;
 }
@@ -188,14 +211,26 @@ int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char
   return rtm_app_write_slabs(&run->grid, output, path, &volume, slab, run->slab_buffer);
 }
 
-/* After a shot: the sums so far and the shots they hold into OUTPUT.resume.h5, written
- * aside and renamed, so that a stop at any moment leaves the last complete state. */
-int rtm_migrate_save_state(migrate_run_t *run, int completed) {
+/* Whether this round saves the state, alike on every rank: a rank that saved alone would
+ * wait in the collective sums and writes for ever. */
+int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due) {
+  const double every_s = run->cfg.rtm.resume_every_s;
+  *due = 1;
+  if (forced || every_s <= 0.0) return RTM_OK; /* no clock to agree on */
+  /* world rank 0's clock decides; the others add 0 */
+  double passed = run->root && rtm_wall_seconds() - run->last_save_s >= every_s ? 1.0 : 0.0;
+  const int status = rtm_mpi_world_allreduce(run->mpi, &passed, 1, RTM_MPI_MAX);
+  *due = passed > 0.0;
+  return status;
+}
+
+/* The host slabs, the sums after `completed` shots, into OUTPUT.resume.h5, written aside
+ * and renamed, so that a stop at any moment leaves the last complete state (the first shot
+ * group's ranks call it alike). */
+static int write_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   rtm_output_t *state = NULL;
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
-  RTM_TRY(rtm_migrate_read_sums(run, 1, 1));
-  if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
   if (run->root) {
     RTM_TRY(rtm_app_create_output(run->resume_path, &volume, run->mpi, &run->info, &state));
     rtm_output_no_sidecar(state); /* rtm3d's own file, not one to view */
@@ -209,7 +244,54 @@ int rtm_migrate_save_state(migrate_run_t *run, int completed) {
     status = rtm_output_close(state, 1);
     state = NULL;
   }
+  if (status == RTM_OK) {
+    run->saved_shots = run->held_shots = completed;
+    run->last_save_s = rtm_wall_seconds();
+    ++run->saves;
+  }
 fail:
   if (state) rtm_output_close(state, 0);
   return status;
+}
+
+/* After a shot: the sums so far and the shots they hold into OUTPUT.resume.h5. */
+int rtm_migrate_save_state(migrate_run_t *run, int completed) {
+  const int status = rtm_migrate_read_sums(run, 1, 1);
+  if (status != RTM_OK || rtm_mpi_group(run->mpi) != 0) return status;
+  return write_state(run, completed);
+}
+
+/* One rank: the device's sums copied to the host slabs at a shot's end, for a signal within
+ * the next shot to save (rtm_migrate_save_held) without the partial shot. Under several
+ * ranks a rank that has the signal makes no collective call again: nothing is held. */
+int rtm_migrate_hold_sums(migrate_run_t *run, int completed) {
+  if (rtm_mpi_world_size(run->mpi) > 1) return RTM_OK;
+  const double start_s = rtm_wall_seconds();
+  const int status = rtm_migration_read(run->migration, run->slab_image, run->slab_illumination);
+  if (status == RTM_OK) run->held_shots = completed;
+  run->hold_s += rtm_wall_seconds() - start_s;
+  ++run->holds;
+  return status;
+}
+
+/* After SIGINT or SIGTERM on one rank: the held sums, when they are newer than the last
+ * save, into OUTPUT.resume.h5. */
+int rtm_migrate_save_held(migrate_run_t *run) {
+  if (rtm_mpi_world_size(run->mpi) > 1 || run->held_shots <= run->saved_shots) return RTM_OK;
+  return write_state(run, run->held_shots);
+}
+
+/* A signal stopped the run within a shot, whose partial sums are not saved: what the last
+ * save holds (a state resumed and not saved since holds the resumed shots). */
+void rtm_migrate_say_interrupted(const migrate_run_t *run) {
+  if (run->saved_shots > 0 && access(run->resume_path, F_OK) == 0)
+    rtm_log_info("migrate: the sums of the first %d of %d shots are kept in %s: the same "
+                 "command resumes there, migrating the shots after them again",
+                 run->saved_shots, run->shots.count, run->resume_path);
+  else if (rtm_mpi_world_size(run->mpi) == 1)
+    rtm_log_info("migrate: no shot had ended, nothing is kept: the same command starts over");
+  else
+    rtm_log_info("migrate: no shot's sums were saved (the first save comes rtm.resume_every = "
+                 "%g s after the start): the same command starts over",
+                 run->cfg.rtm.resume_every_s);
 }

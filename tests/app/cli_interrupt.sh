@@ -2,7 +2,8 @@
 # SIGINT and SIGTERM during a run: rtm3d model stops before its next step, says so, leaves
 # no output (neither NAME.h5 nor NAME.h5.partial nor the report) and exits 128 + the signal
 # (130, 143); a later run of the same name replaces a stale NAME.h5.partial; an interrupted
-# migrate keeps the shots done and the same command resumes.
+# migrate saves the sums of the shots ended (on one rank, between rtm.resume_every's saves
+# too), says how many, and the same command resumes to the uninterrupted image.
 # Usage: cli_interrupt.sh RTM3D SOURCE_DIR
 set -eu
 # shellcheck source=SCRIPTDIR/cli_setup.sh
@@ -45,6 +46,29 @@ small="$src/run/examples/migrate_small.ini"
   --set output.dir="$work" --set output.name=observed
 mig=(migrate "$small" --set backend.name=cpu --set time.steps=200 --set model.interface_z=auto
      --set rtm.observed="$work/observed.h5" --set output.dir="$work" --set output.name=image)
+# the uninterrupted image
+"$rtm3d" "${mig[@]}" --quiet --set output.name=whole
+# at the default cadence (rtm.resume_every = 600 s) nothing is saved after a shot, but on
+# one rank the sums of the shots ended are held on the host and SIGINT saves them (not the
+# shot under way): the next run resumes there to the uninterrupted image, bit for bit
+held=("${mig[@]}" --set output.name=held)
+"$rtm3d" "${held[@]}" > "$work/mig0.out" 2>&1 &
+pid=$!
+for _ in $(seq 2400); do grep -q "shot 1/4 in" "$work/mig0.out" && break; sleep 0.05; done
+kill -INT "$pid"
+code=0
+wait "$pid" || code=$?
+if [ "$code" -ne 130 ] ||
+  ! grep -q "the sums of the first [1-3] of 4 shots are kept in .*held.resume.h5: the same command resumes there" "$work/mig0.out"; then
+  echo "FAIL: migrate on SIGINT at the default cadence: exit $code, output:"; cat "$work/mig0.out"; exit 1
+fi
+"$rtm3d" "${held[@]}" > "$work/mig0b.out" 2>&1 && grep -q "resuming after shot [1-3] of 4" "$work/mig0b.out" ||
+  { echo "FAIL: the migration stopped at the default cadence did not resume:"; cat "$work/mig0b.out"; exit 1; }
+"$rtm3d" validate "$work/held.h5" "$work/whole.h5" --rtol 0 --atol 0 > "$work/mig0.validate" ||
+  { echo "FAIL: the resumed image differs from the uninterrupted one:"; cat "$work/mig0.validate"; exit 1; }
+echo "migrate: SIGINT saved the $(grep -o 'first [0-9] of 4' "$work/mig0.out") shots held, resumed bit for bit"
+# after every shot (rtm.resume_every = 0)
+mig+=(--set rtm.resume_every=0)
 "$rtm3d" "${mig[@]}" > "$work/mig.out" 2>&1 &
 pid=$!
 # the first shot's state (two minutes at most: a loaded machine, or the sanitizer build, runs
@@ -53,7 +77,7 @@ for _ in $(seq 2400); do [ -e "$work/image.resume.h5" ] && break; sleep 0.05; do
 kill -INT "$pid"
 code=0
 wait "$pid" || code=$?
-if [ "$code" -ne 130 ] || ! grep -q "image.resume.h5: the same command resumes there" "$work/mig.out"; then
+if [ "$code" -ne 130 ] || ! grep -q "the sums of the first [1-4] of 4 shots are kept in .*image.resume.h5: the same command resumes there" "$work/mig.out"; then
   echo "FAIL: migrate on SIGINT: exit $code, output:"; cat "$work/mig.out"; exit 1
 fi
 "$rtm3d" "${mig[@]}" > "$work/mig2.out" 2>&1 ||

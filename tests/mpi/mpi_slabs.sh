@@ -65,7 +65,7 @@ same vti4 vti1
 # rank 0 writes the slabs as they come, and draws the PNGs from the slices' rows the ranks
 # send: the same bytes; rtm.shot_images on 3 ranks writes one rank's shot images; a 2-rank
 # run stopped after its first shot (--max-shots=1) resumes, each rank reading its planes of
-# the saved sums, to the uninterrupted image.
+# the saved sums, to the uninterrupted image, and so do runs saving at rtm.resume_every.
 model_observed
 migrate 1 image1
 for np in 2 3; do
@@ -103,6 +103,22 @@ migrate 2 resumed
 same resumed image1
 test ! -e "$work/resumed.resume.h5" && test ! -e "$work/resumed.resume.xmf" ||
   { echo "FAIL: the completed run left its resume state or that state's XDMF sidecar"; exit 1; }
+# rtm.resume_every on 2 ranks: world rank 0's clock decides for both (a rank that saved
+# alone would leave the other waiting in the collective write): at 1e-9 s the 3 shots of a
+# --max-shots=3 run each save, at 10^6 s only the stop does; both resume to the image
+loud=()
+for setting in "${mig[@]}"; do [ "$setting" = --quiet ] || loud+=("$setting"); done
+for case in "1e-9 3" "1e6 1"; do
+  read -r every saves <<<"$case"
+  "$mpiexec" --oversubscribe -np 2 "$rtm3d" migrate "$small" "${loud[@]}" \
+    --set model.interface_z=auto --set rtm.observed="$work/observed.h5" --set output.dir="$work" \
+    --set output.name="cadence$saves" --max-shots=3 --set rtm.resume_every="$every" \
+    > "$work/cadence$saves.out" 2>&1 || { echo "FAIL: cadence $every:"; cat "$work/cadence$saves.out"; exit 1; }
+  grep -q "stopped after shot 3 of 4 (--max-shots; $saves state save(s)," "$work/cadence$saves.out" ||
+    { echo "FAIL: rtm.resume_every = $every: not $saves saves:"; cat "$work/cadence$saves.out"; exit 1; }
+  migrate 2 "cadence$saves"
+  same "cadence$saves" image1
+done
 
 # bench on 2 ranks: the one-rank reference, the three exchanges, the report's "mpi" object
 "$mpiexec" --oversubscribe -np 2 "$rtm3d" bench "$deck" "${iso[@]}" --set receivers.layout=none \

@@ -31,4 +31,4 @@ failing 1 model_rank1 /snapshots/p model "$deck" "${iso[@]}"
 failing 0 model_rank0 /snapshots/p model "$deck" "${iso[@]}"
 model_observed
 failing 1 migrate_rank1 /image migrate "$small" "${mig[@]}" --set model.interface_z=auto \
-  --set rtm.observed="$work/observed.h5"
+  --set rtm.observed="$work/observed.h5" --set rtm.resume_every=0

@@ -157,7 +157,8 @@ shots=(--set shots.layout=grid --set shots.x_count=2 --set shots.y_count=1 --set
   --set receivers.z=60 --set receivers.y_count=24 --set receivers.y_first=0
   --set receivers.y_step=10 --set receivers.x_step=10)
 expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet "${shots[@]}" --set output.name=observed
-migrate=(migrate "$work/tiny.ini" --quiet "${shots[@]}" --set rtm.observed="$out/observed.h5")
+migrate=(migrate "$work/tiny.ini" --quiet "${shots[@]}" --set rtm.observed="$out/observed.h5"
+  --set rtm.resume_every=0)
 for suffix in .json.partial _image_y.png.partial; do
   expect 1 "" full_disk "$suffix" "$rtm3d" "${migrate[@]}"
   expect_no_output "$out" tiny

@@ -2,7 +2,8 @@
 # migrate's resume state holds sums made from the input files as they were: a state saved
 # before rtm.observed was regenerated at the same path is refused, naming the file, rather
 # than resumed into an image that mixes the old gathers with the new. Removing the state
-# starts over; a state whose inputs are untouched resumes as before.
+# starts over; a state whose inputs are untouched resumes as before, and so does one saved
+# at another rtm.resume_every.
 source "$(dirname "$0")/lib.sh" "$@"
 tiny_deck "$work/tiny.ini"
 out="$work/out"
@@ -45,4 +46,17 @@ expect 0 "resuming after shot 1 of 3" "$rtm3d" "${migrate[@]}"
 expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$work/fresh.h5" --rtol 0 --atol 0 --datasets /image
 grep -q "all zero" <<<"$rob_output" && rob_fail "the reference image is all zero: the deck images nothing" ||
   rob_pass "the images compared are not all zero"
+
+# ---- a cadence (rtm.resume_every): a run of 2 shots of 3 saves its state after each at 0 s,
+# only when --max-shots stops it at 10^6 s (after shot 1 the sums are only held on the host,
+# for a signal to save); either state resumes, under another cadence, to the uninterrupted
+# image bit for bit
+for case in "0 2 0" "1e6 1 1"; do
+  read -r every saves holds <<<"$case"
+  rm -f "$out/tiny.h5"
+  expect 0 "stopped after shot 2 of 3 \(--max-shots; $saves state save\(s\), [^;]*; the sums held on the host $holds time" \
+    "$rtm3d" "${migrate[@]}" --max-shots=2 --set rtm.resume_every="$every"
+  expect 0 "resuming after shot 2 of 3" "$rtm3d" "${migrate[@]}"
+  expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$work/fresh.h5" --rtol 0 --atol 0 --datasets /image
+done
 rob_finish
