@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# run/survey.sh DECK [--set section.key=value ...] - the time to image of a survey against its
+# floor: models the deck's shots (recording the gathers), then migrates them, and prints the
+# migration's wall time beside the floor, two propagations a shot (twice the model run's
+# `propagate` seconds, divided among the shot groups), with the migration's phases.
+#
+# Environment:
+#   RTM3D     the binary (default build/app/rtm3d)
+#   OUT       the folder for the runs' files (default out/survey)
+#   NP        ranks for the migration, one shot group each (default 1; mpirun when > 1)
+#   OBSERVED  an earlier model run's file: skip the modelling and take its gathers and its
+#             propagate seconds (for an A/B of two builds on the same gathers)
+# The deck sets the shots (shots.layout = grid ...); --set arguments go to both runs.
+# Example, the 8-shot 512^3 survey of run/results/end_to_end.md, on one GPU:
+#   run/survey.sh run/examples/bench_512.ini --set model.file= --set time.steps=1000 \
+#     --set shots.layout=grid --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200
+set -euo pipefail
+if [ $# -lt 1 ] || [ "$1" = --help ] || [ "$1" = -h ]; then
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  [ $# -ge 1 ] && exit 0 || exit 2
+fi
+deck="$1"
+shift
+rtm3d="${RTM3D:-build/app/rtm3d}"
+out="${OUT:-out/survey}"
+np="${NP:-1}"
+export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}" # NVLink multicast off on shared hosts
+[ -x "$rtm3d" ] || { echo "survey.sh: no rtm3d at $rtm3d (set RTM3D)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "survey.sh: needs python3 (reads the run reports)" >&2; exit 2; }
+mkdir -p "$out"
+seconds() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['timings_s'][sys.argv[2]])" "$@"; }
+
+observed="${OBSERVED:-}"
+if [ -z "$observed" ]; then
+  "$rtm3d" model "$deck" "$@" --quiet --force --set output.dir="$out" \
+    --set output.name=survey_observed
+  observed="$out/survey_observed.h5"
+fi
+propagate="$(seconds "${observed%.h5}.json" propagate)"
+
+launch=("$rtm3d")
+groups=()
+if [ "$np" -gt 1 ]; then
+  launch=(mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$np" "$rtm3d")
+  groups=(--set mpi.shot_groups="$np")
+fi
+begin=$(date +%s.%N)
+"${launch[@]}" migrate "$deck" "$@" "${groups[@]}" --quiet --force --set output.dir="$out" \
+  --set output.name=survey_image --set rtm.observed="$observed"
+end=$(date +%s.%N)
+
+python3 - "$out/survey_image.json" "$propagate" "$begin" "$end" "$np" <<'PY'
+import json, sys
+report, propagate, begin, end, ranks = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+t = json.load(open(report))["timings_s"]
+wall = end - begin
+floor = 2 * propagate / ranks
+print(f"survey: {ranks} shot group(s); model propagate {propagate:.2f} s; floor {floor:.2f} s "
+      f"(two propagations a shot); migrate wall {wall:.2f} s = {wall / floor:.2f} x floor")
+print("migrate phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()
+                                    if not k.endswith(("_min", "_mean", "_max"))))
+PY
