@@ -139,15 +139,20 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   const double mcells =
       propagate_s > 0.0 ? 2.0 * (double)run->cells * steps * run->shots.count / propagate_s * 1e-6
                         : 0.0;
-  rtm_timing_t timings[6 + RTM_APP_RANK_TIMINGS] = {{"setup", run->setup_end_s - run->start_s},
-                                                    {"forward", run->total.forward_s},
-                                                    {"backward", run->total.backward_s},
-                                                    {"imaging", run->total.imaging_s},
-                                                    {"read", run->read_s},
-                                                    {"write", run->write_s}};
-  const int timing_count = rtm_mpi_world_size(run->mpi) > 1 ? 6 + RTM_APP_RANK_TIMINGS : 6;
-  for (int k = 6; k < timing_count; ++k)
-    timings[k] = run->rank_timings[k - 6];
+  /* hold_sums: one rank's copies of the sums to the host between saves, for a signal */
+  enum { OWN_TIMINGS = 7 };
+  rtm_timing_t timings[OWN_TIMINGS + RTM_APP_RANK_TIMINGS] = {
+      {"setup", run->setup_end_s - run->start_s},
+      {"forward", run->total.forward_s},
+      {"backward", run->total.backward_s},
+      {"imaging", run->total.imaging_s},
+      {"read", run->read_s},
+      {"write", run->write_s},
+      {"hold_sums", run->hold_s}};
+  const int timing_count =
+      rtm_mpi_world_size(run->mpi) > 1 ? OWN_TIMINGS + RTM_APP_RANK_TIMINGS : OWN_TIMINGS;
+  for (int k = OWN_TIMINGS; k < timing_count; ++k)
+    timings[k] = run->rank_timings[k - OWN_TIMINGS];
   const int shots = run->shots.count;
   const rtm_report_shot_values_t shot_values[5] = {
       {"forward_s", run->shot_seconds},
