@@ -133,14 +133,19 @@ fail:
 
 /* The command's arguments with every "--name=value" as "--name" "value", so that each
  * option of each command takes both forms (its parser sees the second). *count gets the
- * new count; NULL when out of memory. Kept for the process's life in split_args (the
- * names in it too): reachable, not leaked. */
-static char **split_args;
+ * new count; NULL when out of memory. The names it allocates are listed in `names` (a
+ * command may reorder its arguments), freed by free_split_options. */
+typedef struct {
+  char **args, **names;
+  int name_count;
+} split_options_t;
 
-static char **split_long_options(int argc, char **argv, int *count) {
-  char **out = split_args = malloc((2 * (size_t)argc + 1) * sizeof *out);
+static char **split_long_options(int argc, char **argv, int *count, split_options_t *split) {
+  char **out = split->args = malloc((2 * (size_t)argc + 1) * sizeof *out);
+  split->names = malloc(((size_t)argc + 1) * sizeof *split->names);
+  split->name_count = 0;
   int n = 0;
-  if (!out) return NULL;
+  if (!out || !split->names) return NULL;
   for (int i = 0; i < argc; ++i) {
     const char *a = argv[i], *eq = strchr(a, '=');
     if (i >= 2 && a[0] == '-' && a[1] == '-' && eq && eq > a + 2) {
@@ -148,6 +153,7 @@ static char **split_long_options(int argc, char **argv, int *count) {
       if (!name) return NULL;
       memcpy(name, a, (size_t)(eq - a));
       name[eq - a] = '\0';
+      split->names[split->name_count++] = name;
       out[n++] = name;
       out[n++] = (char *)eq + 1;
     } else {
@@ -157,6 +163,13 @@ static char **split_long_options(int argc, char **argv, int *count) {
   out[n] = NULL;
   *count = n;
   return out;
+}
+
+static void free_split_options(split_options_t *split) {
+  for (int k = 0; k < split->name_count; ++k)
+    free(split->names[k]);
+  free(split->names);
+  free(split->args);
 }
 
 int main(int argc, char **argv) {
@@ -196,14 +209,17 @@ int main(int argc, char **argv) {
         return 2;
       }
       int count = 0;
-      char **args = split_long_options(argc, argv, &count);
+      split_options_t split = {0};
+      char **args = split_long_options(argc, argv, &count, &split);
       if (!args) {
+        free_split_options(&split);
         rtm_log_error("out of memory reading the command line");
         rtm_mpi_abort(mpi, 1);
         return 1;
       }
       const int code = commands[i].run_on_ranks ? commands[i].run_on_ranks(count - 1, args + 1, mpi)
                                                 : commands[i].run(count - 1, args + 1);
+      free_split_options(&split);
       if (code != 0) rtm_mpi_abort(mpi, code);
       rtm_mpi_finalize(mpi);
       return code;
