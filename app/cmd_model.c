@@ -264,14 +264,11 @@ static int reduce_rank_phases(model_run_t *run) {
   int status = RTM_OK;
   double seconds[RTM_APP_RANK_PHASES];
   if (rtm_mpi_world_size(run->mpi) == 1) return RTM_OK;
-  if (rtm_mpi_groups(run->mpi) >
-      1) /* each shot's figures are its group's: the file's rank gets them */
-    RTM_TRY(
-        rtm_mpi_world_allreduce(run->mpi, run->shot_seconds, 3 * run->shots.count, RTM_MPI_MAX));
   RTM_TRY(rtm_propagator_phase_seconds(&run->prop, seconds));
   seconds[RTM_PHASE_COUNT] = run->prop.halo_s;
   seconds[RTM_PHASE_COUNT + 1] = run->snapshot_s + run->write_s + run->end_s - run->loop_end_s;
-  RTM_TRY(rtm_app_rank_timings(run->mpi, seconds, run->rank_timings));
+  RTM_TRY(rtm_app_reduce_run_timings(run->mpi, seconds, run->shot_seconds, 3 * run->shots.count,
+                                     run->rank_timings));
 fail:
   return status;
 }

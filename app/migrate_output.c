@@ -118,13 +118,10 @@ int rtm_migrate_reduce_rank_phases(migrate_run_t *run) {
   int status = RTM_OK;
   double seconds[RTM_APP_RANK_PHASES];
   if (rtm_mpi_world_size(run->mpi) == 1) return RTM_OK;
-  if (rtm_mpi_groups(run->mpi) >
-      1) /* each shot's figures are its group's: the file's rank gets them */
-    RTM_TRY(
-        rtm_mpi_world_allreduce(run->mpi, run->shot_seconds, 5 * run->shots.count, RTM_MPI_MAX));
   RTM_TRY(rtm_migration_phase_seconds(run->migration, seconds, &seconds[RTM_PHASE_COUNT]));
   seconds[RTM_PHASE_COUNT + 1] = run->read_s + run->write_s;
-  RTM_TRY(rtm_app_rank_timings(run->mpi, seconds, run->rank_timings));
+  RTM_TRY(rtm_app_reduce_run_timings(run->mpi, seconds, run->shot_seconds, 5 * run->shots.count,
+                                     run->rank_timings));
 fail:
   return status;
 }

@@ -258,8 +258,8 @@ fail:
   return status;
 }
 
-int rtm_app_rank_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK_PHASES],
-                         rtm_timing_t timings[RTM_APP_RANK_TIMINGS]) {
+static int rank_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK_PHASES],
+                        rtm_timing_t timings[RTM_APP_RANK_TIMINGS]) {
   int status = RTM_OK;
   static const char *const names[RTM_APP_RANK_TIMINGS] = {"edge_planes_min",   "edge_planes_mean",
                                                           "edge_planes_max",   "interior_min",
@@ -281,6 +281,18 @@ int rtm_app_rank_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK_PHASE
     for (int k = 0; k < 3; ++k)
       timings[3 * p + k] = (rtm_timing_t){names[3 * p + k], value[k]};
   }
+fail:
+  return status;
+}
+
+int rtm_app_reduce_run_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK_PHASES],
+                               double *shot_values, int count,
+                               rtm_timing_t timings[RTM_APP_RANK_TIMINGS]) {
+  int status = RTM_OK;
+  if (rtm_mpi_world_size(mpi) == 1) return RTM_OK;
+  if (rtm_mpi_groups(mpi) > 1) /* each shot's figures are its group's: the file's rank gets them */
+    RTM_TRY(rtm_mpi_world_allreduce(mpi, shot_values, count, RTM_MPI_MAX));
+  RTM_TRY(rank_timings(mpi, seconds, timings));
 fail:
   return status;
 }

@@ -51,13 +51,17 @@ const char *rtm_app_slab_writes(const rtm_mpi_t *mpi);
  * rank 0 writes the slabs itself, 0 with one rank or a parallel HDF5. */
 size_t rtm_app_slab_buffer_cells(const rtm_grid_t *grid);
 
-/* Under MPI, the phases of a run on each rank (rtm_phase_t's edge planes, interior, copies
- * out and in, then the host's wait in the halo exchange and the I/O: `seconds` in that
- * order, this rank's) reduced over every rank of `mpi` into the report's timings
- * PHASE_min, PHASE_mean and PHASE_max, RTM_APP_RANK_TIMINGS of them. Collective. */
+/* Under MPI, a run's report figures (nothing on one rank): `shot_values` (count values, one
+ * row per shot each shot group fills for its own shots) made every rank's by their maximum
+ * when there are shot groups; and the phases of the run on each rank (rtm_phase_t's edge
+ * planes, interior, copies out and in, then the host's wait in the halo exchange and the
+ * I/O: `seconds` in that order, this rank's) reduced over every rank of `mpi` into the
+ * report's timings PHASE_min, PHASE_mean and PHASE_max, RTM_APP_RANK_TIMINGS of them.
+ * Collective. */
 enum { RTM_APP_RANK_PHASES = RTM_PHASE_COUNT + 2, RTM_APP_RANK_TIMINGS = 3 * RTM_APP_RANK_PHASES };
-int rtm_app_rank_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK_PHASES],
-                         rtm_timing_t timings[RTM_APP_RANK_TIMINGS]);
+int rtm_app_reduce_run_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK_PHASES],
+                               double *shot_values, int count,
+                               rtm_timing_t timings[RTM_APP_RANK_TIMINGS]);
 
 /* Refuses to replace `path` (a run's output file) that exists, unless output.overwrite
  * (--force): RTM_ERR_CONFIG naming the file and both ways to allow it, before any work.
