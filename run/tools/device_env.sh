@@ -30,6 +30,12 @@
 #                          leaves the host's set-up one thread a rank)
 #   device_build_once DIR  device_build DIR into $out/build.log, a row "build", unless BUILD=0
 #                          and DIR has rtm3d; status 1 on a failure
+#   device_build_pair SRC  for an A/B of two trees: the tree into build-new and the earlier
+#                          source tree SRC into SRC/build-base ($out/build.log and
+#                          build_base.log), a row "build"; status 1 on a failure
+#   device_compare_builds SRC  run/tools/compare_builds.sh of SRC/build-base against
+#                          build-new on the cuda backend into $out/compare.log, its count and
+#                          failures as rows; status 1 when an output differs
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out="${OUT:-${1:?device_env.sh: the default output folder}}"
 mkdir -p "$out"
@@ -93,4 +99,22 @@ device_build_once() {
   step "build"
   device_build "$1" "$out/build.log" || return 1
   row "build" "ok"
+}
+
+device_build_pair() {
+  step "build the tree and $1"
+  device_build build-new "$out/build.log" || { row "build (tree)" FAILED; return 1; }
+  (cd "$1" && device_build build-base "$out/build_base.log") ||
+    { row "build (base)" FAILED; return 1; }
+  row "build" "tree and base"
+}
+
+device_compare_builds() {
+  local status=0
+  step "compare_builds on cuda"
+  run/tools/compare_builds.sh "$1/build-base/app/rtm3d" build-new/app/rtm3d cuda \
+    > "$out/compare.log" 2>&1 || status=1
+  row "compare_builds cuda" "$(tail -1 "$out/compare.log")"
+  grep FAIL "$out/compare.log" | head -5 | tee -a "$summary"
+  return "$status"
 }

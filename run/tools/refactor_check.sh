@@ -10,16 +10,9 @@ base_src="$(realpath "${1:?usage: run/tools/refactor_check.sh BASE_SRC}")"
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out || exit 1
 device_summary
-step "build the tree and $base_src"
-device_build build-new "$out/build.log" || { row "build (tree)" FAILED; exit 1; }
-(cd "$base_src" && device_build build-base "$out/build_base.log") || { row "build (base)" FAILED; exit 1; }
-row "build" "tree and base"
+device_build_pair "$base_src" || exit 1
 
-step "compare_builds on cuda"
-run/tools/compare_builds.sh "$base_src/build-base/app/rtm3d" build-new/app/rtm3d cuda \
-  >"$out/compare.log" 2>&1 || failed=1
-row "compare_builds cuda" "$(tail -1 "$out/compare.log")"
-grep FAIL "$out/compare.log" | head -5 | tee -a "$summary"
+device_compare_builds "$base_src" || failed=1
 
 step "ctest -L gpu"
 device_gpu_tests build-new || failed=1

@@ -10,9 +10,7 @@ base_src="$(realpath "${1:?usage: run/tools/survey_check.sh BASE_SRC}")"
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out || exit 1
 device_summary
-step "build the tree and $base_src"
-device_build build-new "$out/build.log" || { row "build (tree)" FAILED; exit 1; }
-(cd "$base_src" && device_build build-base "$out/build_base.log") || { row "build (base)" FAILED; exit 1; }
+device_build_pair "$base_src" || exit 1
 survey=(run/examples/bench_512.ini --set model.file= --set time.steps=1000 --set shots.layout=grid
   --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
 work="$(mktemp -d)"
@@ -34,11 +32,7 @@ build-new/app/rtm3d validate "$work/new/survey_image.h5" "$work/base/survey_imag
   --atol 0 >"$out/validate.log" 2>&1 && row "images new = base" "bit for bit" ||
   { row "images new = base" "DIFFER"; failed=1; }
 rm -rf "$work"
-step "compare_builds on cuda"
-run/tools/compare_builds.sh "$base_src/build-base/app/rtm3d" build-new/app/rtm3d cuda \
-  >"$out/compare.log" 2>&1 || failed=1
-row "compare_builds cuda" "$(tail -1 "$out/compare.log")"
-grep FAIL "$out/compare.log" | head -5 | tee -a "$summary"
+device_compare_builds "$base_src" || failed=1
 echo
 cat "$summary"
 exit "$failed"
