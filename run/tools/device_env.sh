@@ -39,6 +39,7 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out="${OUT:-${1:?device_env.sh: the default output folder}}"
 mkdir -p "$out"
+out="$(cd "$out" && pwd)" # absolute: some steps run in another folder (device_build_pair)
 if [ -d .deps ]; then
   # shellcheck disable=SC1091
   source run/deps.sh env || exit 1

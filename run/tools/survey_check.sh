@@ -14,6 +14,7 @@ device_build_pair "$base_src" || exit 1
 survey=(run/examples/bench_512.ini --set model.file= --set time.steps=1000 --set shots.layout=grid
   --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
 work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
 step "model the survey (tree)"
 OUT="$work/model" RTM3D=build-new/app/rtm3d OBSERVED= run/survey.sh "${survey[@]}" \
   >"$out/survey.log" 2>&1 || { tail -5 "$out/survey.log"; row survey FAILED; exit 1; }
@@ -31,7 +32,6 @@ done
 build-new/app/rtm3d validate "$work/new/survey_image.h5" "$work/base/survey_image.h5" --rtol 0 \
   --atol 0 >"$out/validate.log" 2>&1 && row "images new = base" "bit for bit" ||
   { row "images new = base" "DIFFER"; failed=1; }
-rm -rf "$work"
 device_compare_builds "$base_src" || failed=1
 echo
 cat "$summary"
