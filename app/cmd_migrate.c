@@ -142,7 +142,6 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(preflight_shots(run));
   RTM_TRY(rtm_migration_create(cfg, &run->grid, &run->model, &run->migration));
   rtm_migration_describe(run->migration, run->device, sizeof run->device);
-  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
   snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
   snprintf(run->resume_path, sizeof run->resume_path, "%s/%s.resume.h5", cfg->output.dir,
            cfg->output.name);
@@ -243,7 +242,6 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   rtm_migration_prepare(run->migration, source, gather.receivers_m, gather.count, observed);
   const double read_s = rtm_wall_seconds() - start_s;
   run->read_s += read_s;
-  run->shot = shot;
   char label[64];
   snprintf(label, sizeof label, "shot %d/%d", shot + 1, run->shots.count);
   rtm_progress_label(&run->progress, label);

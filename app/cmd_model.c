@@ -293,8 +293,7 @@ int rtm_cmd_model(int argc, char **argv, rtm_mpi_t *mpi) {
   RTM_TRY(run->many_shots ? run_many_shots(run) : run_single_shot(run));
   RTM_TRY(rtm_model_close_output(run));
   RTM_TRY(reduce_rank_phases(run));
-  RTM_TRY(
-      rtm_propagator_rank_lines(&run->prop, &run->cfg, &run->grid, run->device, &run->rank_lines));
+  RTM_TRY(rtm_propagator_rank_lines(&run->prop, &run->cfg, run->device, &run->rank_lines));
   RTM_TRY(rtm_model_write_report(run));
 fail:
   rtm_mpi_fail_fast(mpi, status); /* before the propagator's collective release */

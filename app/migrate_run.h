@@ -49,7 +49,6 @@ typedef struct {
   float *slab_image, *slab_illumination, *slab_shot;
   float *slab_buffer; /* rank 0 under MPI: another rank's slab on its way to the file */
   rtm_progress_t progress;
-  int shot;           /* the one being migrated, for the progress line */
   int shots_migrated; /* by this rank in this run, before the one being migrated */
   double start_s, setup_end_s, end_s;
   rtm_shot_timing_t total;

@@ -27,7 +27,6 @@ int rtm_model_open_output(model_run_t *run) {
   const rtm_propagator_t *prop = &run->prop;
   if (prop->backend->describe)
     prop->backend->describe(prop->state, run->device, sizeof run->device);
-  snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
   snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
   run->config_text = rtm_config_echo_string(cfg);
   if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");

@@ -11,8 +11,9 @@
 #include "rtm_status.h"
 
 int rtm_propagator_rank_lines(const rtm_propagator_t *prop, const rtm_config_t *cfg,
-                              const rtm_grid_t *grid, const char *device, char **lines) {
+                              const char *device, char **lines) {
   int status = RTM_OK;
+  const rtm_grid_t *grid = &prop->grid; /* this rank's slab */
   char line[RTM_RANK_LINE], host[64] = "?", halo[96] = "", group[32] = "", parts[48] = "";
   *lines = NULL;
   if (rtm_mpi_world_size(grid->mpi) == 1) return RTM_OK;

@@ -126,13 +126,13 @@ int rtm_propagator_correct_recorded(const rtm_propagator_t *prop, int *corrected
 
 /* Under MPI, a line per rank for the run report, gathered on world rank 0 into *lines
  * ([world size][RTM_RANK_LINE], malloc'd; NULL on the other ranks and on one rank): its
- * host, `device` (or the backend), group, planes of `grid`, the memory the propagator took
+ * host, `device` (or the backend), group, planes of the propagator's slab, the memory the propagator took
  * against the preflight's estimate (rtm_propagator_bytes), how a device's planes travel to
  * each neighbour and how many receivers (sinc, cut between ranks) are recorded in parts.
  * Collective (rank_lines.c). */
 enum { RTM_RANK_LINE = 400 };
 int rtm_propagator_rank_lines(const rtm_propagator_t *prop, const rtm_config_t *cfg,
-                              const rtm_grid_t *grid, const char *device, char **lines);
+                              const char *device, char **lines);
 
 /* Whether every one of values[count] is finite (the host's threads share the values): an
  * unstable run's wavefields and traces are refused by it. */
