@@ -37,22 +37,6 @@ static void describe_change(const char *saved, const char *now, char *text, size
   }
 }
 
-/* The config text without its lines that do not change the sums (rtm.resume_every: how
- * often they are saved), in place: a state resumes under another cadence. */
-static void drop_cadence(char *text) {
-  static const char key[] = "resume_every = ";
-  char *kept = text;
-  for (const char *line = text; *line;) {
-    const size_t length = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
-    if (strncmp(line, key, sizeof key - 1) != 0) {
-      memmove(kept, line, length);
-      kept += length;
-    }
-    line += length;
-  }
-  *kept = '\0';
-}
-
 /* A saved volume of the resume file is [nz][ny][nx] of the grid. */
 static int check_saved_shape(const migrate_run_t *run, const char *name) {
   int status = RTM_OK, rank = 0;
@@ -145,8 +129,8 @@ int rtm_migrate_resume(migrate_run_t *run) {
   RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
   now = strdup(run->config_text);
   if (!now) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
-  drop_cadence(saved);
-  drop_cadence(now);
+  rtm_config_drop_pacing(saved); /* a state resumes under another rtm.resume_every */
+  rtm_config_drop_pacing(now);
   if (strcmp(saved, now) != 0) {
     describe_change(saved, now, change, sizeof change);
     RTM_FAIL(RTM_ERR_CONFIG,

@@ -103,3 +103,40 @@ void rtm_config_print_schema(FILE *out) {
             row->default_text[0] ? row->default_text : "\"\"", range[0] ? range : "-", row->help);
   }
 }
+
+/* The keys that set how a run proceeds, not what it computes. */
+static const struct {
+  const char *section, *key;
+} pacing[] = {{"rtm", "resume_every"}};
+
+static int is_pacing(const char *section, size_t section_length, const char *line) {
+  for (size_t k = 0; k < sizeof pacing / sizeof pacing[0]; ++k) {
+    const size_t key_length = strlen(pacing[k].key);
+    if (strlen(pacing[k].section) == section_length &&
+        strncmp(section, pacing[k].section, section_length) == 0 &&
+        strncmp(line, pacing[k].key, key_length) == 0 &&
+        strncmp(line + key_length, " = ", 3) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+void rtm_config_drop_pacing(char *text) {
+  const char *section = ""; /* the last [section] header, where it lies once kept */
+  size_t section_length = 0;
+  char *kept = text;
+  for (const char *line = text; *line;) {
+    const size_t end = strcspn(line, "\n"), length = end + (line[end] == '\n');
+    const int header = line[0] == '[' && end > 2 && line[end - 1] == ']';
+    if (header || !is_pacing(section, section_length, line)) {
+      memmove(kept, line, length);
+      if (header) {
+        section = kept + 1;
+        section_length = end - 2;
+      }
+      kept += length;
+    }
+    line += length;
+  }
+  *kept = '\0';
+}

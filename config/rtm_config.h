@@ -241,6 +241,10 @@ int rtm_config_check_timing(const rtm_config_t *cfg, double dt_s);
 void rtm_config_echo(const rtm_config_t *cfg, FILE *out);
 /* Same into a malloc'd string; the caller frees it. Returns NULL on allocation failure. */
 char *rtm_config_echo_string(const rtm_config_t *cfg);
+/* Removes from echoed text (rtm_config_echo_string's), in place, the lines of the keys that
+ * set how a run proceeds but not what it computes (rtm.resume_every), so that two echoes
+ * compare equal when their runs give the same result: a resumed run may change them. */
+void rtm_config_drop_pacing(char *text);
 
 /* Prints the schema: section.key, type, default, range or choices, help. */
 void rtm_config_print_schema(FILE *out);

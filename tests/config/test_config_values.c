@@ -314,6 +314,37 @@ static void test_set_forms(void **state) {
   free(echo);
 }
 
+/* Two echoes of configs that differ only in rtm.resume_every compare equal once the pacing
+ * keys are dropped; in any other key they still differ. The drop reads the section: a
+ * resume_every line outside [rtm] stays. */
+static void test_drop_pacing(void **state) {
+  (void)state;
+  rtm_config_t a, b;
+  rtm_config_defaults(&a);
+  rtm_config_defaults(&b);
+  assert_int_equal(rtm_config_set(&b, "rtm.resume_every=0"), RTM_OK);
+  char *echo_a = rtm_config_echo_string(&a), *echo_b = rtm_config_echo_string(&b);
+  assert_non_null(echo_a);
+  assert_non_null(echo_b);
+  assert_string_not_equal(echo_a, echo_b);
+  rtm_config_drop_pacing(echo_a);
+  rtm_config_drop_pacing(echo_b);
+  assert_string_equal(echo_a, echo_b);
+  assert_null(strstr(echo_a, "resume_every"));
+  assert_non_null(strstr(echo_a, "[rtm]\nobserved = "));
+  free(echo_b);
+  assert_int_equal(rtm_config_set(&b, "rtm.laplacian=false"), RTM_OK);
+  echo_b = rtm_config_echo_string(&b);
+  assert_non_null(echo_b);
+  rtm_config_drop_pacing(echo_b);
+  assert_string_not_equal(echo_a, echo_b);
+  free(echo_a);
+  free(echo_b);
+  char text[] = "[mpi]\nresume_every = 3\n[rtm]\nresume_every = 600\nlaplacian = true\n";
+  rtm_config_drop_pacing(text);
+  assert_string_equal(text, "[mpi]\nresume_every = 3\n[rtm]\nlaplacian = true\n");
+}
+
 /* Each refused override leaves cfg as it was, returns RTM_ERR_CONFIG and names the whole
  * --set argument and the reason. */
 static void test_set_errors(void **state) {
@@ -601,7 +632,8 @@ RTM_TEST_MAIN(cmocka_unit_test(test_schema_is_consistent),
                                               set_every_key, free_state),
               cmocka_unit_test_setup_teardown(test_set_lands_in_run_fields, set_every_key,
                                               free_state),
-              cmocka_unit_test(test_set_forms), cmocka_unit_test(test_set_errors),
+              cmocka_unit_test(test_set_forms), cmocka_unit_test(test_drop_pacing),
+              cmocka_unit_test(test_set_errors),
               cmocka_unit_test(test_auto_values), cmocka_unit_test(test_strategy_for),
               cmocka_unit_test(test_validate), cmocka_unit_test(test_validate_shots),
               cmocka_unit_test(test_print_schema))
