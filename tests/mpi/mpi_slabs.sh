@@ -116,7 +116,16 @@ for case in "1e-9 3" "1e6 1"; do
     > "$work/cadence$saves.out" 2>&1 || { echo "FAIL: cadence $every:"; cat "$work/cadence$saves.out"; exit 1; }
   grep -q "stopped after shot 3 of 4 (--max-shots; $saves state save(s)," "$work/cadence$saves.out" ||
     { echo "FAIL: rtm.resume_every = $every: not $saves saves:"; cat "$work/cadence$saves.out"; exit 1; }
-  migrate 2 "cadence$saves"
+  test -e "$work/cadence$saves.resume.h5" ||
+    { echo "FAIL: rtm.resume_every = $every: --max-shots=3 left no resume state"; exit 1; }
+  "$mpiexec" --oversubscribe -np 2 "$rtm3d" migrate "$small" "${loud[@]}" \
+    --set model.interface_z=auto --set rtm.observed="$work/observed.h5" --set output.dir="$work" \
+    --set output.name="cadence$saves" > "$work/cadence$saves.resumed" 2>&1 ||
+    { echo "FAIL: resuming cadence $every:"; cat "$work/cadence$saves.resumed"; exit 1; }
+  grep -q "resuming after shot 3 of 4" "$work/cadence$saves.resumed" &&
+    test ! -e "$work/cadence$saves.resume.h5" ||
+    { echo "FAIL: rtm.resume_every = $every: the run did not resume after shot 3, or kept"
+      echo "its state:"; cat "$work/cadence$saves.resumed"; exit 1; }
   same "cadence$saves" image1
 done
 
