@@ -19,6 +19,7 @@
 #include "app.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
+#include "rtm_traces.h" /* rtm_traces_backend_for */
 #include "solver_io.h"
 
 enum { DIRECTIONS = 5, OFFSETS = 3, RECEIVERS = DIRECTIONS * OFFSETS, MODES = 3 };
@@ -135,7 +136,7 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "accuracy: out of memory for the traces");
   RTM_TRY(prop.backend->read_traces(prop.state, RTM_FIELD_P, traces));
   RTM_TRY(rtm_propagator_correct_traces(
-      &prop, strcmp(prop.backend->name, "cuda") == 0 ? "cuda" : "cpu", RECEIVERS, traces));
+      &prop, rtm_traces_backend_for(prop.backend->name), RECEIVERS, traces));
   const double f = cfg.source.frequency_hz, amplitude = cfg.source.amplitude;
   for (int r = 0; r < RECEIVERS; ++r) {
     const double end_s = distance[r] / velocity + source_delay + 1.2 / f;

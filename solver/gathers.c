@@ -105,6 +105,7 @@ int rtm_gathers_collect(const rtm_propagator_t *prop, const rtm_trace_sampling_t
   RTM_TRY(rtm_propagator_correct_recorded(prop, &corrected));
   *correct_s += rtm_wall_seconds() - correct_start_s;
   float *out = g->samples;
+  const char *pipeline = rtm_traces_backend_for(prop->backend->name);
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     const char *name = rtm_field_name((rtm_field_t)f);
@@ -115,7 +116,6 @@ int rtm_gathers_collect(const rtm_propagator_t *prop, const rtm_trace_sampling_t
     if (!rtm_values_finite(traces, count * samples))
       RTM_FAIL(RTM_ERR_NUMERIC, "the recorded traces of %s are not finite: the run is unstable%s",
                name, unstable_hint);
-    const char *pipeline = strcmp(prop->backend->name, "cuda") == 0 ? "cuda" : "cpu";
     if (!corrected) {
       const double host_start_s = rtm_wall_seconds();
       RTM_TRY(rtm_propagator_correct_traces(prop, pipeline, (int)count, traces));

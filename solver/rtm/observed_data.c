@@ -77,7 +77,7 @@ int rtm_observed_at_modelling_dt(const rtm_config_t *cfg, const char *backend, d
   int status = RTM_OK, available = 0;
   const int samples = cfg->time.steps + 1, shot = gather->shot;
   const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
-  const char *pipeline = strcmp(backend, "cuda") == 0 ? "cuda" : "cpu";
+  const char *pipeline = rtm_traces_backend_for(backend);
   float *resampled = NULL, *out = NULL;
   *observed = NULL;
   RTM_TRY(check_duration(cfg, dt_s, gather, &available));

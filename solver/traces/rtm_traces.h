@@ -155,6 +155,10 @@ int rtm_traces_spread_lengths(int count, int min_length, int max_length, int *le
 int rtm_traces_parse_pipeline(const char *name, rtm_traces_pipeline_t *pipeline);
 const char *rtm_traces_pipeline_name(rtm_traces_pipeline_t pipeline);
 
+/* The trace backend ("cuda" or "cpu") for traces recorded by the propagation backend
+ * `backend` (its name): the GPU's traces are processed where they were recorded. */
+const char *rtm_traces_backend_for(const char *backend);
+
 /* The leapfrog time-dispersion warp (rtm_traces_warp_t) of count traces [count][n] at dt,
  * in place, the inputs zero-padded to 8 n in time or a little more, to a length the FFTs run
  * fast at (a power of two or a 2-3-5-7-smooth length; against a quadrature of the warp's

@@ -40,6 +40,10 @@ const char *rtm_traces_pipeline_name(rtm_traces_pipeline_t pipeline) {
   return pipeline == RTM_TRACES_STREAMS ? "streams" : "graph";
 }
 
+const char *rtm_traces_backend_for(const char *backend) {
+  return backend && strcmp(backend, "cuda") == 0 ? "cuda" : "cpu";
+}
+
 static const rtm_traces_backend_t *find_backend(const char *name) {
   for (int i = 0; i < BACKEND_COUNT; ++i)
     if (name && strcmp(backends[i]->name, name) == 0) return backends[i];
