@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "migrate_run.h"
+#include "rtm_memory.h" /* the host slabs page-locked */
 #include "rtm_mpi.h"
 #include "rtm_physics.h"
 #include "rtm_status.h"
@@ -98,6 +99,30 @@ static int parse_options(char **argv, const int *extra, int extra_count) {
 
 static int preflight_shots(const migrate_run_t *run);
 
+/* This rank's slabs of the image and the illumination, zeroed; page-locked under a GPU, so
+ * that the sums' copies to them run at the bus's speed and behind the next shot's steps. */
+static int alloc_slabs(migrate_run_t *run) {
+  int status = RTM_OK;
+  const size_t bytes = run->local_cells * sizeof(float);
+  run->slab_image = rtm_mem_host_large(bytes);
+  run->slab_illumination = rtm_mem_host_large(bytes);
+  if (!run->slab_image || !run->slab_illumination)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of the image", run->local_cells);
+  memset(run->slab_image, 0, bytes);
+  memset(run->slab_illumination, 0, bytes);
+  if (strcmp(rtm_migration_backend(run->migration), "cuda") == 0) {
+    RTM_TRY(rtm_mem_host_pin(run->slab_image, bytes, "the image's host slab"));
+    if (rtm_mem_host_pin(run->slab_illumination, bytes, "the illumination's host slab") != RTM_OK) {
+      rtm_mem_host_unpin(run->slab_image);
+      RTM_FAIL(RTM_ERR_NOMEM, "the image's host slabs (2 x %.3g GB) could not be page-locked",
+               bytes / 1e9);
+    }
+    run->pinned = 1;
+  }
+fail:
+  return status;
+}
+
 static int set_up(migrate_run_t *run, int argc, char **argv) {
   int status = RTM_OK, extra[4], extra_count = 4;
   rtm_config_t *cfg = &run->cfg;
@@ -149,10 +174,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   if (!run->config_text) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   run->cells = rtm_grid_interior_cells(&run->whole);
   run->local_cells = rtm_grid_interior_cells(&run->grid);
-  run->slab_image = calloc(run->local_cells, sizeof *run->slab_image);
-  run->slab_illumination = calloc(run->local_cells, sizeof *run->slab_illumination);
-  if (!run->slab_image || !run->slab_illumination)
-    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of the image", run->local_cells);
+  RTM_TRY(alloc_slabs(run));
   const size_t largest = rtm_app_slab_buffer_cells(&run->grid);
   if (run->root && largest > 0) {
     run->slab_buffer = malloc(largest * sizeof *run->slab_buffer);
@@ -225,8 +247,9 @@ static void report_progress(void *context, int steps_done) {
   rtm_progress_update(&run->progress, done);
 }
 
-/* Reads, checks, resamples and mutes shot `shot`'s gather, then migrates it. */
-static int migrate_shot(migrate_run_t *run, int shot) {
+/* Reads, checks, resamples and mutes shot `shot`'s gather, then migrates it; the gather of
+ * shot `next` (-1: none), the group's next, is read meanwhile. */
+static int migrate_shot(migrate_run_t *run, int shot, int next) {
   int status = RTM_OK;
   rtm_io_gather_t gather = {0};
   float *observed = NULL;
@@ -234,7 +257,8 @@ static int migrate_shot(migrate_run_t *run, int shot) {
   const rtm_config_t *cfg = &run->cfg;
   const double *source = run->shots.source_m + 3 * (size_t)shot;
   double start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_io_read_shot(cfg->rtm.observed, shot, "p", &gather));
+  RTM_TRY(rtm_migrate_take_gather(run, shot, &gather));
+  if (next >= 0) RTM_TRY(rtm_migrate_read_ahead(run, next)); /* while this one propagates */
   const rtm_observed_gather_t read = observed_gather(shot, &gather);
   RTM_TRY(rtm_observed_check(cfg, &run->grid, run->dt_s, source, &read));
   RTM_TRY(rtm_observed_at_modelling_dt(cfg, rtm_migration_backend(run->migration), run->dt_s, &read,
@@ -277,6 +301,7 @@ static int keep_shot_image(migrate_run_t *run, int shot) {
   int status = RTM_OK;
   char name[64];
   double start_s = rtm_wall_seconds();
+  RTM_TRY(rtm_io_worker_drain(run->worker)); /* a gather read ahead: HDF5 is free */
   RTM_TRY(rtm_migration_read(run->migration, run->slab_shot, NULL));
   for (size_t i = 0; i < run->local_cells; ++i)
     run->slab_image[i] += run->slab_shot[i];
@@ -310,7 +335,7 @@ static int migrate_shots(migrate_run_t *run) {
   for (int round = run->first_shot; round < last; round += groups) {
     const int shot = round + rtm_mpi_group(run->mpi);
     if (shot < last) {
-      RTM_TRY(migrate_shot(run, shot));
+      RTM_TRY(migrate_shot(run, shot, shot + groups < last ? shot + groups : -1));
       ++run->shots_migrated;
     }
     if (run->cfg.rtm.shot_images) {
@@ -323,16 +348,12 @@ static int migrate_shots(migrate_run_t *run) {
       int due = 1;
       RTM_TRY(rtm_migrate_save_due(run, round + groups >= last, &due));
       const double start_s = rtm_wall_seconds();
-      if (due)
-        RTM_TRY(rtm_migrate_save_state(run, round + groups < last ? round + groups : last));
-      else
-        RTM_TRY(rtm_migrate_hold_sums(run, round + groups)); /* for a signal to save */
-      if (due && shot < last) {
-        run->write_s += rtm_wall_seconds() - start_s;
-        run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
-      }
+      /* held for a signal to save; when due, written by the I/O thread behind the next shot */
+      RTM_TRY(rtm_migrate_hold_sums(run, round + groups < last ? round + groups : last, due));
+      if (shot < last) run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
     }
   }
+  RTM_TRY(rtm_migrate_settle_saves(run)); /* the last state written, the slabs free */
   rtm_progress_end(&run->progress);
   run->stopped = last < run->shots.count;
 fail:
@@ -340,6 +361,8 @@ fail:
 }
 
 static void release_run(migrate_run_t *run) {
+  rtm_io_worker_destroy(run->worker); /* its jobs run first: they use what follows */
+  rtm_migrate_release_reads(run);
   if (run->output) rtm_output_close(run->output, 0);
   rtm_io_outputs_free(run->outputs); /* a failed run's partial files */
   rtm_io_unlock_name(&run->lock);
@@ -348,6 +371,10 @@ static void release_run(migrate_run_t *run) {
   rtm_model_release(&run->model);
   free(run->shot_seconds);
   free(run->slab_shot);
+  if (run->pinned) {
+    rtm_mem_host_unpin(run->slab_image);
+    rtm_mem_host_unpin(run->slab_illumination);
+  }
   free(run->slab_illumination);
   free(run->slab_image);
   free(run->slab_buffer);
@@ -365,12 +392,14 @@ int rtm_cmd_migrate(int argc, char **argv, rtm_mpi_t *mpi) {
   if (!run) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   run->mpi = mpi;
   run->lock.fd = -1;
+  run->read.shot = -1;
   RTM_TRY(rtm_io_outputs_create(&run->outputs));
   run->start_s = rtm_wall_seconds();
   run->last_save_s = run->start_s; /* rtm.resume_every counts from the run's start */
   RTM_TRY(set_up(run, argc, argv));
   RTM_TRY(rtm_migrate_resume(run));
   RTM_TRY(open_output(run));
+  RTM_TRY(rtm_io_worker_create(&run->worker));
   RTM_TRY(migrate_shots(run));
   if (run->stopped) {
     if (!run->quiet)

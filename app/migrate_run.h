@@ -10,8 +10,27 @@
 #include "rtm_migration.h"
 #include "solver_io.h"
 
-/* The state of one migration run, shared by its phases. */
+/* A shot's gather read ahead by the run's I/O thread while the shot before it propagates. */
 typedef struct {
+  const char *path; /* rtm.observed */
+  int shot;         /* -1: none queued or held */
+  long ticket;
+  rtm_io_gather_t gather;
+} migrate_read_t;
+
+typedef struct migrate_run migrate_run_t;
+
+/* A resume state written by the I/O thread while the next shot propagates (one rank). */
+typedef struct {
+  migrate_run_t *run;
+  int completed;  /* the shots in the sums it writes */
+  int queued;     /* not yet waited for */
+  long ticket;
+  double seconds; /* the thread's, writing it */
+} migrate_save_t;
+
+/* The state of one migration run, shared by its phases. */
+struct migrate_run {
   rtm_mpi_t *mpi; /* main's: the ranks of the run, and after set-up its shot groups */
   rtm_config_t cfg;
   int quiet;
@@ -32,6 +51,11 @@ typedef struct {
   int held_shots;     /* one rank: the shots the host slabs' sums hold (rtm_migrate_hold_sums) */
   int holds;          /* one rank: copies of the sums to the host, hold_s seconds in all */
   double hold_s;
+  rtm_io_worker_t *worker; /* the run's I/O thread: gathers read ahead, states written behind */
+  migrate_read_t read;     /* the next shot's gather */
+  migrate_save_t save;     /* one rank: the state the I/O thread writes */
+  double behind_s;         /* one rank: the I/O thread's seconds writing states */
+  int pinned;              /* the host slabs are page-locked (rtm_mem_host_pin) */
   char *config_text;
   char *inputs; /* the input files' fingerprints when the run began (input_fingerprints) */
   rtm_run_info_t info;
@@ -57,7 +81,7 @@ typedef struct {
   /* [5][shot count]: forward, backward, imaging, I/O seconds of each shot, and the steps the
    * reconstruction recomputed */
   double *shot_seconds;
-} migrate_run_t;
+};
 
 /* ---- migrate_state.c ---- */
 /* OUTPUT.resume.h5 left by a stopped run: its sums loaded and run->first_shot set, when the
@@ -77,14 +101,29 @@ int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char
 int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due);
 /* The sums after `completed` shots into OUTPUT.resume.h5, written aside and renamed. */
 int rtm_migrate_save_state(migrate_run_t *run, int completed);
-/* One rank, a shot's end without a save: the sums after `completed` shots copied to the
- * host slabs (run->hold_s), for rtm_migrate_save_held; nothing under several ranks. */
-int rtm_migrate_hold_sums(migrate_run_t *run, int completed);
+/* One rank, a shot's end: the sums after `completed` shots copied to the host slabs behind
+ * the next shot's steps (run->hold_s), for rtm_migrate_save_held, and when `due` written to
+ * OUTPUT.resume.h5 by the I/O thread; under several ranks a due save is made there and then
+ * (rtm_migrate_save_state), and nothing is held. */
+int rtm_migrate_hold_sums(migrate_run_t *run, int completed, int due);
+/* The state the I/O thread writes waited for (its status), and the sums' copy to the host
+ * slabs: the slabs are the caller's again. */
+int rtm_migrate_settle_saves(migrate_run_t *run);
+
 /* One rank, after SIGINT or SIGTERM: the held sums into OUTPUT.resume.h5 when newer than
  * the last save (the shot under way is not in them). */
 int rtm_migrate_save_held(migrate_run_t *run);
 /* World rank 0, a run stopped by a signal: what OUTPUT.resume.h5 holds and what is lost. */
 void rtm_migrate_say_interrupted(const migrate_run_t *run);
+
+/* ---- migrate_reads.c ---- */
+/* Shot `shot`'s gather of rtm.observed into *gather (the caller releases it), from the I/O
+ * thread: read ahead when rtm_migrate_read_ahead queued it, else queued now and waited for. */
+int rtm_migrate_take_gather(migrate_run_t *run, int shot, rtm_io_gather_t *gather);
+/* Queues the reading of shot `shot`'s gather on the I/O thread. */
+int rtm_migrate_read_ahead(migrate_run_t *run, int shot);
+/* A gather read ahead and not taken, released (the I/O thread done with it). */
+void rtm_migrate_release_reads(migrate_run_t *run);
 
 /* ---- migrate_output.c ---- */
 /* The summed image with the config's filters, and the illumination, into OUTPUT.h5. */

@@ -210,7 +210,8 @@ int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due) {
 
 /* The host slabs, the sums after `completed` shots, into OUTPUT.resume.h5, written aside
  * and renamed, so that a stop at any moment leaves the last complete state (the first shot
- * group's ranks call it alike). */
+ * group's ranks call it alike; on one rank, the I/O thread). Touches no field of the run:
+ * the caller counts the save. */
 static int write_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   rtm_output_t *state = NULL;
@@ -228,41 +229,93 @@ static int write_state(migrate_run_t *run, int completed) {
     status = rtm_output_close(state, 1);
     state = NULL;
   }
-  if (status == RTM_OK) {
-    run->saved_shots = run->held_shots = completed;
-    run->last_save_s = rtm_wall_seconds();
-    ++run->saves;
-  }
 fail:
   if (state) rtm_output_close(state, 0);
   return status;
 }
 
-/* After a shot: the sums so far and the shots they hold into OUTPUT.resume.h5. */
-int rtm_migrate_save_state(migrate_run_t *run, int completed) {
-  const int status = rtm_migrate_read_sums(run, 1, 1);
-  if (status != RTM_OK || rtm_mpi_group(run->mpi) != 0) return status;
-  return write_state(run, completed);
+/* A save of the sums after `completed` shots is in OUTPUT.resume.h5. */
+static void count_save(migrate_run_t *run, int completed) {
+  run->saved_shots = completed;
+  ++run->saves;
 }
 
-/* One rank: the device's sums copied to the host slabs at a shot's end, for a signal within
- * the next shot to save (rtm_migrate_save_held) without the partial shot. Under several
- * ranks a rank that has the signal makes no collective call again: nothing is held. */
-int rtm_migrate_hold_sums(migrate_run_t *run, int completed) {
-  if (rtm_mpi_world_size(run->mpi) > 1) return RTM_OK;
-  const double start_s = rtm_wall_seconds();
-  const int status = rtm_migration_read(run->migration, run->slab_image, run->slab_illumination);
-  if (status == RTM_OK) run->held_shots = completed;
-  run->hold_s += rtm_wall_seconds() - start_s;
-  ++run->holds;
+/* After a shot, under several ranks: the sums so far and the shots they hold into
+ * OUTPUT.resume.h5, there and then (the slabs travel to rank 0 in collective calls, which
+ * stay on the stepping thread). */
+int rtm_migrate_save_state(migrate_run_t *run, int completed) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_migrate_settle_saves(run)); /* the slabs free, no HDF5 call under way */
+  RTM_TRY(rtm_migrate_read_sums(run, 1, 1));
+  if (rtm_mpi_group(run->mpi) == 0) RTM_TRY(write_state(run, completed));
+  run->held_shots = completed;
+  run->last_save_s = rtm_wall_seconds();
+  count_save(run, completed);
+fail:
   return status;
 }
 
-/* After SIGINT or SIGTERM on one rank: the held sums, when they are newer than the last
- * save, into OUTPUT.resume.h5. */
+/* The I/O thread's job: the held sums, once their copy has landed, into OUTPUT.resume.h5. */
+static int save_behind(void *context) {
+  migrate_save_t *save = context;
+  const double start_s = rtm_wall_seconds();
+  int status = rtm_migration_hold_wait(save->run->migration);
+  if (status == RTM_OK) status = write_state(save->run, save->completed);
+  save->seconds = rtm_wall_seconds() - start_s;
+  return status;
+}
+
+int rtm_migrate_settle_saves(migrate_run_t *run) {
+  int status = RTM_OK;
+  if (run->save.queued) {
+    const double start_s = rtm_wall_seconds();
+    run->save.queued = 0;
+    status = rtm_io_worker_wait(run->worker, run->save.ticket);
+    run->write_s += rtm_wall_seconds() - start_s; /* the stepping thread's wait alone */
+    run->behind_s += run->save.seconds;
+    RTM_TRY(status);
+    count_save(run, run->save.completed);
+  }
+  RTM_TRY(rtm_io_worker_drain(run->worker)); /* a gather read ahead: no HDF5 call under way */
+  RTM_TRY(rtm_migration_hold_wait(run->migration));
+fail:
+  return status;
+}
+
+/* One rank: the device's sums copied to the host slabs at a shot's end behind the next
+ * shot's steps, for a signal within the next shot to save (rtm_migrate_save_held) without
+ * the partial shot, and written by the I/O thread when a save is due. Under several ranks a
+ * rank that has the signal makes no collective call again: nothing is held, and a due save
+ * is made at once. */
+int rtm_migrate_hold_sums(migrate_run_t *run, int completed, int due) {
+  int status = RTM_OK;
+  if (rtm_mpi_world_size(run->mpi) > 1) return due ? rtm_migrate_save_state(run, completed) : 0;
+  const double start_s = rtm_wall_seconds();
+  RTM_TRY(rtm_migrate_settle_saves(run)); /* the I/O thread is done with the slabs */
+  RTM_TRY(rtm_migration_hold(run->migration, run->slab_image, run->slab_illumination));
+  run->held_shots = completed;
+  ++run->holds;
+  if (due) {
+    run->save = (migrate_save_t){run, completed, 1, 0, 0.0};
+    RTM_TRY(rtm_io_worker_submit(run->worker, save_behind, &run->save, &run->save.ticket));
+    run->last_save_s = rtm_wall_seconds(); /* the cadence counts from the save's start */
+  }
+fail:
+  run->hold_s += rtm_wall_seconds() - start_s;
+  return status;
+}
+
+/* After SIGINT or SIGTERM on one rank: the state being written finished, then the held sums,
+ * when they are newer than the last save, into OUTPUT.resume.h5. */
 int rtm_migrate_save_held(migrate_run_t *run) {
-  if (rtm_mpi_world_size(run->mpi) > 1 || run->held_shots <= run->saved_shots) return RTM_OK;
-  return write_state(run, run->held_shots);
+  int status = RTM_OK;
+  if (rtm_mpi_world_size(run->mpi) > 1) return RTM_OK;
+  RTM_TRY(rtm_migrate_settle_saves(run));
+  if (run->held_shots <= run->saved_shots) return RTM_OK;
+  RTM_TRY(write_state(run, run->held_shots));
+  count_save(run, run->held_shots);
+fail:
+  return status;
 }
 
 /* A signal stopped the run within a shot, whose partial sums are not saved: what the last

@@ -487,6 +487,27 @@ int rtm_io_read_run_state(const char *path, const char *count_name, int *count, 
  * caller frees it), or *text = NULL when the file has no such attribute. */
 int rtm_io_read_run_text(const char *path, const char *name, char **text);
 
+/* ---- the run's I/O thread (io_worker.c) ----
+ * Jobs (a resume state to write, the next shot's gather to read) run one after another on
+ * one thread while the run's steps go on. HDF5 is called by one thread at a time: while a
+ * job is queued the caller makes no HDF5 call of its own (rtm_io_worker_drain first). A job
+ * owns its context until it has run; after a job fails the ones behind it are skipped and
+ * every wait returns its status. */
+typedef struct rtm_io_worker rtm_io_worker_t;
+typedef int (*rtm_io_job_t)(void *context);
+int rtm_io_worker_create(rtm_io_worker_t **worker);
+/* Queues job(context) and returns its ticket (waits while eight are queued). */
+int rtm_io_worker_submit(rtm_io_worker_t *worker, rtm_io_job_t job, void *context, long *ticket);
+/* Returns once the job of `ticket` and those before it have run: RTM_OK, or the first
+ * failure's status. */
+int rtm_io_worker_wait(rtm_io_worker_t *worker, long ticket);
+/* Waits for every queued job (nothing to wait for with no worker). */
+int rtm_io_worker_drain(rtm_io_worker_t *worker);
+/* Whether a job is queued or running. */
+int rtm_io_worker_busy(rtm_io_worker_t *worker);
+/* Runs what is queued, then ends the thread. */
+void rtm_io_worker_destroy(rtm_io_worker_t *worker);
+
 /* ---- comparison ---- */
 /* How far `values` lies from `reference` (count floats each), for `rtm3d validate` and the
  * tests: the L2 norm of the difference relative to the reference's (absolute when the

@@ -14,7 +14,16 @@ struct rtm_image {
   rtm_grid_t grid;
   int device; /* -1: host memory */
   rtm_allocation_t image, illumination;
+  rtm_imaging_cuda_hold_t *hold; /* a device's copy to the host behind later work */
+  int hold_pending;              /* a hold started: what writes the volumes waits for it */
 };
+
+/* Before work that writes the volumes on the device: it waits for a hold's copy. */
+static int order_after_hold(rtm_image_t *image) {
+  if (!image->hold_pending) return RTM_OK;
+  image->hold_pending = 0;
+  return rtm_imaging_cuda_hold_order(image->hold);
+}
 
 rtm_layout_t rtm_layout_padded(const rtm_grid_t *grid) {
   rtm_layout_t layout = {(long long)grid->origin_index, (long long)grid->stride_y,
@@ -111,6 +120,7 @@ int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t s
     return RTM_OK;
   }
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(order_after_hold(image));
   RTM_TRY(rtm_imaging_cuda_accumulate(rtm_imaging_extent(&image->grid), image->image.ptr,
                                       image->illumination.ptr, source, source_layout, receiver,
                                       receiver_layout));
@@ -136,6 +146,27 @@ fail:
   return status;
 }
 
+int rtm_image_hold(rtm_image_t *image, float *image_dense, float *illumination_dense) {
+  int status = RTM_OK;
+  if (image->device < 0) return rtm_image_read(image, image_dense, illumination_dense);
+  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(rtm_imaging_cuda_hold_start(&image->hold, image_dense, image->image.ptr,
+                                      illumination_dense, image->illumination.ptr,
+                                      image->image.bytes));
+  image->hold_pending = 1;
+fail:
+  return status;
+}
+
+int rtm_image_hold_wait(rtm_image_t *image) {
+  int status = RTM_OK;
+  if (image->device < 0 || !image->hold) return RTM_OK;
+  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(rtm_imaging_cuda_hold_wait(image->hold));
+fail:
+  return status;
+}
+
 int rtm_image_load(rtm_image_t *image, const float *image_dense, const float *illumination_dense) {
   int status = RTM_OK;
   const size_t bytes = image->image.bytes;
@@ -145,6 +176,7 @@ int rtm_image_load(rtm_image_t *image, const float *image_dense, const float *il
     return RTM_OK;
   }
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(order_after_hold(image));
   RTM_TRY(rtm_imaging_cuda_copy(image->image.ptr, image_dense, bytes));
   RTM_TRY(rtm_imaging_cuda_copy(image->illumination.ptr, illumination_dense, bytes));
   RTM_TRY(rtm_imaging_cuda_synchronize()); /* the host arrays may go once this returns */
@@ -162,6 +194,7 @@ int rtm_image_clear(rtm_image_t *image) {
     return RTM_OK;
   }
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(order_after_hold(image));
   RTM_TRY(rtm_imaging_cuda_zero(image->image.ptr, bytes));
   RTM_TRY(rtm_imaging_cuda_zero(image->illumination.ptr, bytes));
   return RTM_OK;
@@ -175,6 +208,8 @@ void rtm_image_destroy(rtm_image_t *image) {
   if (image->device >= 0 && (image->image.ptr || image->illumination.ptr) &&
       rtm_imaging_cuda_use_device(image->device) == RTM_OK)
     (void)rtm_imaging_cuda_synchronize();
+  if (image->device >= 0 && image->hold && rtm_imaging_cuda_use_device(image->device) == RTM_OK)
+    rtm_imaging_cuda_hold_destroy(image->hold);
   rtm_mem_free(&image->illumination);
   rtm_mem_free(&image->image);
   free(image);

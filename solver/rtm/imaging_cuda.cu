@@ -4,6 +4,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <new>
+
 #include "imaging_cuda.h"
 #include "rtm_cuda_check.h"
 
@@ -179,4 +181,61 @@ extern "C" int rtm_imaging_cuda_synchronize(void) {
   RTM_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
 fail:
   return status;
+}
+
+struct rtm_imaging_cuda_hold {
+  cudaStream_t stream; /* non-blocking: the copy does not hold back the backends' streams */
+  cudaEvent_t queued;  /* on the legacy stream: the work the copy follows */
+  cudaEvent_t copied;  /* on the hold's stream: the copy's end */
+};
+
+static int hold_create(rtm_imaging_cuda_hold_t **hold) {
+  int status = RTM_OK;
+  rtm_imaging_cuda_hold_t *made = new (std::nothrow) rtm_imaging_cuda_hold_t();
+  if (!made) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the image's copy stream");
+  *hold = made;
+  RTM_CUDA_TRY(cudaStreamCreateWithFlags(&made->stream, cudaStreamNonBlocking));
+  RTM_CUDA_TRY(cudaEventCreateWithFlags(&made->queued, cudaEventDisableTiming));
+  RTM_CUDA_TRY(cudaEventCreateWithFlags(&made->copied, cudaEventDisableTiming));
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_hold_start(rtm_imaging_cuda_hold_t **hold, void *host_a,
+                                           const void *d_a, void *host_b, const void *d_b,
+                                           size_t bytes) {
+  int status = RTM_OK;
+  if (!*hold) RTM_TRY(hold_create(hold));
+  RTM_CUDA_TRY(cudaEventRecord((*hold)->queued, cudaStreamLegacy));
+  RTM_CUDA_TRY(cudaStreamWaitEvent((*hold)->stream, (*hold)->queued, 0));
+  if (host_a) RTM_CUDA_TRY(cudaMemcpyAsync(host_a, d_a, bytes, cudaMemcpyDefault, (*hold)->stream));
+  if (host_b) RTM_CUDA_TRY(cudaMemcpyAsync(host_b, d_b, bytes, cudaMemcpyDefault, (*hold)->stream));
+  RTM_CUDA_TRY(cudaEventRecord((*hold)->copied, (*hold)->stream));
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_hold_order(rtm_imaging_cuda_hold_t *hold) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaStreamWaitEvent(cudaStreamLegacy, hold->copied, 0));
+fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_hold_wait(rtm_imaging_cuda_hold_t *hold) {
+  int status = RTM_OK;
+  RTM_CUDA_TRY(cudaEventSynchronize(hold->copied));
+fail:
+  return status;
+}
+
+extern "C" void rtm_imaging_cuda_hold_destroy(rtm_imaging_cuda_hold_t *hold) {
+  if (!hold) return;
+  if (hold->stream) {
+    cudaStreamSynchronize(hold->stream); /* the copy reads device memory about to be freed */
+    cudaStreamDestroy(hold->stream);
+  }
+  if (hold->queued) cudaEventDestroy(hold->queued);
+  if (hold->copied) cudaEventDestroy(hold->copied);
+  delete hold;
 }

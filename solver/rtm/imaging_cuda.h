@@ -1,11 +1,12 @@
 /* imaging_cuda.h - private to solver/rtm: the extern "C" launchers and device calls of
  * imaging_cuda.cu, for image.c and snapshots.c, which stay plain C.
  *
- * Everything runs on the legacy default stream (cudaStreamLegacy): it runs after the work a
- * backend queued on its blocking stream and before what the backend queues later
- * (rtm_field_view_t), and it is ordered with itself, so an accumulation that reads a snapshot
- * follows the copy or conversion that produced it. Nothing here synchronises except
- * rtm_imaging_cuda_read and rtm_imaging_cuda_synchronize. Each returns a status; CUDA errors
+ * Everything runs on the legacy default stream (cudaStreamLegacy), but for the hold's copy
+ * (below): it runs after the work a backend queued on its blocking stream and before what the
+ * backend queues later (rtm_field_view_t), and it is ordered with itself, so an accumulation
+ * that reads a snapshot follows the copy or conversion that produced it. Nothing here
+ * synchronises except rtm_imaging_cuda_read, rtm_imaging_cuda_synchronize and
+ * rtm_imaging_cuda_hold_wait. Each returns a status; CUDA errors
  * are logged where they happen (rtm_cuda_check.h).
  *
  * Arithmetic shared with the host loops (image.c, snapshots.c), bit for bit:
@@ -69,7 +70,21 @@ int rtm_imaging_cuda_zero(void *d_ptr, size_t bytes);
 /* Waits for the work queued on the legacy default stream (before memory is freed). */
 int rtm_imaging_cuda_synchronize(void);
 
+/* A copy of two device volumes to page-locked host memory that runs behind the work queued
+ * after it (a shot's sums held while the next shot propagates): its own non-blocking stream
+ * waits for the legacy stream's queued work, then copies; rtm_imaging_cuda_hold_order makes
+ * the legacy stream's later work (which writes the volumes) wait for the copy, and
+ * rtm_imaging_cuda_hold_wait makes the host wait for it. Made on the first start. */
+typedef struct rtm_imaging_cuda_hold rtm_imaging_cuda_hold_t;
+int rtm_imaging_cuda_hold_start(rtm_imaging_cuda_hold_t **hold, void *host_a, const void *d_a,
+                                void *host_b, const void *d_b, size_t bytes);
+int rtm_imaging_cuda_hold_order(rtm_imaging_cuda_hold_t *hold);
+int rtm_imaging_cuda_hold_wait(rtm_imaging_cuda_hold_t *hold);
+void rtm_imaging_cuda_hold_destroy(rtm_imaging_cuda_hold_t *hold);
+
 #else
+
+typedef struct rtm_imaging_cuda_hold rtm_imaging_cuda_hold_t;
 
 /* Takes the arguments, so that a caller's variables count as used in a build without CUDA. */
 static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
@@ -87,6 +102,10 @@ static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
 #define rtm_imaging_cuda_read(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_zero(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_synchronize() rtm_imaging_cuda_unavailable(0)
+#define rtm_imaging_cuda_hold_start(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_hold_order(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_hold_wait(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_hold_destroy(hold) ((void)(hold))
 
 #endif
 

@@ -32,6 +32,7 @@ struct rtm_migration {
   int steps, imaging_step;
   int device; /* where the fields live: -1 host */
   rtm_image_t *image;
+  float *held_image, *held_illumination; /* rtm_migration_hold's arrays, until its wait */
   const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
   void *reconstruction_state;
   float *reversed; /* [count][steps + 1], the gather back to front */
@@ -503,6 +504,22 @@ int rtm_migration_read(rtm_migration_t *m, float *image, float *illumination) {
   RTM_TRY(rtm_image_read(m->image, image, illumination));
   zero_layer(&m->grid, m->source.boundary.width_cells, image);
   zero_layer(&m->grid, m->source.boundary.width_cells, illumination);
+fail:
+  return status;
+}
+
+int rtm_migration_hold(rtm_migration_t *m, float *image, float *illumination) {
+  m->held_image = image;
+  m->held_illumination = illumination;
+  return rtm_image_hold(m->image, image, illumination);
+}
+
+int rtm_migration_hold_wait(rtm_migration_t *m) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_image_hold_wait(m->image));
+  zero_layer(&m->grid, m->source.boundary.width_cells, m->held_image);
+  zero_layer(&m->grid, m->source.boundary.width_cells, m->held_illumination);
+  m->held_image = m->held_illumination = NULL; /* zeroed once */
 fail:
   return status;
 }

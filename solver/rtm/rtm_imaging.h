@@ -71,6 +71,13 @@ int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t s
 /* Both volumes back to the host, dense [nz_local][ny][nx] (either may be NULL). Waits for
  * the queued accumulations. */
 int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_dense);
+/* Starts copying both volumes as they stand after the queued accumulations to the host,
+ * dense (either may be NULL), and returns: on a device the copy runs behind the work queued
+ * later (page-locked arrays let it run alongside; later accumulations, loads and clears wait
+ * for it); on the host it is done before returning. The arrays hold the copy once
+ * rtm_image_hold_wait returns. */
+int rtm_image_hold(rtm_image_t *image, float *image_dense, float *illumination_dense);
+int rtm_image_hold_wait(rtm_image_t *image);
 /* Both volumes from the host, dense (a resumed run's sums so far); returns once copied. */
 int rtm_image_load(rtm_image_t *image, const float *image_dense, const float *illumination_dense);
 /* Zeroes both (the next shot of a run that keeps per-shot images). */

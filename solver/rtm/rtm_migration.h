@@ -72,6 +72,12 @@ int rtm_migration_replay_source(rtm_migration_t *migration, const double source_
  * zero outside the non-absorbing interior (the absorbing layer's boundary.width cells inside
  * every face), where the source wavefield is not the forward pass's. */
 int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumination);
+/* rtm_migration_read started without waiting (rtm_image_hold): on a GPU the copy into the
+ * arrays (page-locked for it to run alongside) goes on behind the next shot's steps;
+ * rtm_migration_hold_wait returns once the arrays hold the sums as rtm_migration_read gives
+ * them. The arrays must not be touched in between. */
+int rtm_migration_hold(rtm_migration_t *migration, float *image, float *illumination);
+int rtm_migration_hold_wait(rtm_migration_t *migration);
 /* The accumulation so far, from the host (a resumed run's sums). */
 int rtm_migration_load(rtm_migration_t *migration, const float *image, const float *illumination);
 /* Zeroes the accumulation (the next shot's image on its own). */

@@ -49,9 +49,9 @@ grep -q "all zero" <<<"$rob_output" && rob_fail "the reference image is all zero
 
 # ---- a cadence (rtm.resume_every): a run of 2 shots of 3 saves its state after each at 0 s,
 # only when --max-shots stops it at 10^6 s (after shot 1 the sums are only held on the host,
-# for a signal to save); either state resumes, under another cadence, to the uninterrupted
-# image bit for bit
-for case in "0 2 0" "1e6 1 1"; do
+# for a signal to save; the saves write the sums held after their shot); either state
+# resumes, under another cadence, to the uninterrupted image bit for bit
+for case in "0 2 2" "1e6 1 2"; do
   read -r every saves holds <<<"$case"
   rm -f "$out/tiny.h5"
   expect 0 "stopped after shot 2 of 3 \(--max-shots; $saves state save\(s\), [^;]*; the sums held on the host $holds time" \
