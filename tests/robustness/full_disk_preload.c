@@ -10,28 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef FILE *(*fopen_t)(const char *, const char *);
+#include "preload_impl.h"
 
-static int listed(const char *variable, const char *path) {
-  const char *list = getenv(variable);
-  if (!list || !path) return 0;
-  while (*list) {
-    const size_t length = strcspn(list, ",");
-    char wanted[256];
-    if (length > 0 && length < sizeof wanted) {
-      memcpy(wanted, list, length);
-      wanted[length] = '\0';
-      if (strstr(path, wanted)) return 1;
-    }
-    list += length + (list[length] == ',');
-  }
-  return 0;
-}
+typedef FILE *(*fopen_t)(const char *, const char *);
 
 static FILE *open_as_asked(const char *name, const char *path, const char *mode) {
   fopen_t real = (fopen_t)dlsym(RTLD_NEXT, name);
   const int writes = strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+');
-  return real(listed("RTM3D_TEST_FULL_DISK", path) && writes ? "/dev/full" : path, mode);
+  return real(preload_listed("RTM3D_TEST_FULL_DISK", path) && writes ? "/dev/full" : path, mode);
 }
 
 FILE *fopen(const char *path, const char *mode) {
@@ -45,7 +31,7 @@ FILE *fopen64(const char *path, const char *mode) {
 typedef int (*rename_t)(const char *, const char *);
 
 int rename(const char *from, const char *to) {
-  if (listed("RTM3D_TEST_FAIL_RENAME", to)) {
+  if (preload_listed("RTM3D_TEST_FAIL_RENAME", to)) {
     errno = EIO;
     return -1;
   }
