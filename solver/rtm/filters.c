@@ -63,6 +63,20 @@ static double laplacian_at(const float *u, const long lo[3], const long hi[3], c
   return lap;
 }
 
+/* laplacian_at for a cell whose every neighbour lies in the box: the same sums in the same
+ * order, without the mirroring (most cells: a 512^3 image's filter took about a second). */
+static double laplacian_inside(const float *u, size_t i, const long stride[3],
+                               const double inv_h2[3]) {
+  double lap = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    double d2 = rtm_fd2_coeff[0] * (double)u[i];
+    for (long k = 1; k <= RTM_RADIUS; ++k)
+      d2 += rtm_fd2_coeff[k] * ((double)u[(long)i + k * stride[a]] + (double)u[(long)i - k * stride[a]]);
+    lap += d2 * inv_h2[a];
+  }
+  return lap;
+}
+
 int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch) {
   int status = RTM_OK;
   const long n[3] = {grid->n[0], grid->n[1], grid->nz_local};
@@ -88,8 +102,14 @@ int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *
         const long cell[3] = {ix, iy, iz + RTM_RADIUS};
         const int inside = ix >= lo[0] && ix < hi[0] && iy >= lo[1] && iy < hi[1] &&
                            cell[2] >= lo[2] && cell[2] < hi[2];
+        const int deep = ix - RTM_RADIUS >= lo[0] && ix + RTM_RADIUS < hi[0] &&
+                         iy - RTM_RADIUS >= lo[1] && iy + RTM_RADIUS < hi[1] &&
+                         cell[2] - RTM_RADIUS >= lo[2] && cell[2] + RTM_RADIUS < hi[2];
+        const size_t at = (size_t)(cell[2] * stride[2] + cell[1] * stride[1] + cell[0]);
         image[(size_t)(iz * stride[2] + iy * stride[1] + ix)] =
-            inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2) : 0.0f;
+            deep     ? (float)-laplacian_inside(scratch, at, stride, inv_h2)
+            : inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2)
+                     : 0.0f;
       }
 fail:
   return status;
