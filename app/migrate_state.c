@@ -242,11 +242,19 @@ static void count_save(migrate_run_t *run, int completed) {
 
 /* After a shot, under several ranks: the sums so far and the shots they hold into
  * OUTPUT.resume.h5, there and then (the slabs travel to rank 0 in collective calls, which
- * stay on the stepping thread). */
+ * stay on the stepping thread). With shot groups the groups' sums meet here: the first
+ * group goes on from their total and the others from zero, as a run resumed from this state
+ * does, so that either ends with the same image, bit for bit. */
 int rtm_migrate_save_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   RTM_TRY(rtm_migrate_settle_saves(run)); /* the slabs free, no HDF5 call under way */
   RTM_TRY(rtm_migrate_read_sums(run, 1, 1));
+  if (rtm_mpi_groups(run->mpi) > 1) {
+    if (rtm_mpi_group(run->mpi) == 0)
+      RTM_TRY(rtm_migration_load(run->migration, run->slab_image, run->slab_illumination));
+    else
+      RTM_TRY(rtm_migration_clear(run->migration));
+  }
   if (rtm_mpi_group(run->mpi) == 0) RTM_TRY(write_state(run, completed));
   run->held_shots = completed;
   run->last_save_s = rtm_wall_seconds();
@@ -265,17 +273,21 @@ static int save_behind(void *context) {
   return status;
 }
 
+/* The state the I/O thread writes, if any, waited for and counted: the slabs are free. */
+static int wait_for_save(migrate_run_t *run) {
+  if (!run->save.queued) return RTM_OK;
+  const double start_s = rtm_wall_seconds();
+  run->save.queued = 0;
+  const int status = rtm_io_worker_wait(run->worker, run->save.ticket);
+  run->write_s += rtm_wall_seconds() - start_s; /* the stepping thread's wait alone */
+  run->behind_s += run->save.seconds;
+  if (status == RTM_OK) count_save(run, run->save.completed);
+  return status;
+}
+
 int rtm_migrate_settle_saves(migrate_run_t *run) {
   int status = RTM_OK;
-  if (run->save.queued) {
-    const double start_s = rtm_wall_seconds();
-    run->save.queued = 0;
-    status = rtm_io_worker_wait(run->worker, run->save.ticket);
-    run->write_s += rtm_wall_seconds() - start_s; /* the stepping thread's wait alone */
-    run->behind_s += run->save.seconds;
-    RTM_TRY(status);
-    count_save(run, run->save.completed);
-  }
+  RTM_TRY(wait_for_save(run));
   RTM_TRY(rtm_io_worker_drain(run->worker)); /* a gather read ahead: no HDF5 call under way */
   RTM_TRY(rtm_migration_hold_wait(run->migration));
 fail:
@@ -291,7 +303,9 @@ int rtm_migrate_hold_sums(migrate_run_t *run, int completed, int due) {
   int status = RTM_OK;
   if (rtm_mpi_world_size(run->mpi) > 1) return due ? rtm_migrate_save_state(run, completed) : 0;
   const double start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_migrate_settle_saves(run)); /* the I/O thread is done with the slabs */
+  /* the I/O thread done with the slabs; a copy still landing in them from the last hold is
+   * followed by this one on the same stream */
+  RTM_TRY(wait_for_save(run));
   RTM_TRY(rtm_migration_hold(run->migration, run->slab_image, run->slab_illumination));
   run->held_shots = completed;
   ++run->holds;
