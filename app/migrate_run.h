@@ -77,6 +77,8 @@ struct migrate_run {
   double start_s, setup_end_s, end_s;
   rtm_shot_timing_t total;
   double read_s, write_s;
+  double filter_s; /* the image's filters at the end (not in write_s) */
+  double file_s;   /* the image and the illumination into OUTPUT.h5, rename included */
   rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
   /* [5][shot count]: forward, backward, imaging, I/O seconds of each shot, and the steps the
    * reconstruction recomputed */
