@@ -117,7 +117,7 @@ static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *
       const float d = lane(exy, c) + ez;
       if (d > 0.f) {
         const float sd = a.damping_sign * d;
-        o = __fdiv_rn(__fadd_rn(__fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev)), vlap),
+        o = layer_div(__fadd_rn(__fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev)), vlap),
                       __fadd_rn(1.f, sd));
       }
     }

@@ -263,7 +263,7 @@ __device__ __forceinline__ void first_pair(const float *t, int c, int stride, co
 /* The reference's leapfrog: fma(2, f, fma(-keep, f_other, rhs)), over `scale` in the layer. */
 __device__ __forceinline__ float leapfrog_layer(float f, float f_other, float rhs, float keep,
                                                 float scale) {
-  return __fdiv_rn(fmadd(2.f, f, fmadd(-keep, f_other, rhs)), scale);
+  return layer_div(fmadd(2.f, f, fmadd(-keep, f_other, rhs)), scale);
 }
 /* Outside the layer keep = scale = 1: fma(-1, g, rhs) is rhs - g and x / 1 is x. */
 __device__ __forceinline__ float leapfrog(float f, float f_other, float rhs) {
