@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "migrate_run.h"
-#include "rtm_memory.h" /* the host slabs page-locked */
+#include "rtm_memory.h" /* the host slabs */
 #include "rtm_mpi.h"
 #include "rtm_physics.h"
 #include "rtm_status.h"
@@ -99,8 +99,9 @@ static int parse_options(char **argv, const int *extra, int extra_count) {
 
 static int preflight_shots(const migrate_run_t *run);
 
-/* This rank's slabs of the image and the illumination, zeroed; page-locked under a GPU, so
- * that the sums' copies to them run at the bus's speed and behind the next shot's steps. */
+/* This rank's slabs of the image and the illumination (zeroed where rtm.shot_images sums
+ * into them; the sums are read over them otherwise), page-locked later under a GPU
+ * (rtm_migrate_pin_slabs). */
 static int alloc_slabs(migrate_run_t *run) {
   int status = RTM_OK;
   const size_t bytes = run->local_cells * sizeof(float);
@@ -108,17 +109,7 @@ static int alloc_slabs(migrate_run_t *run) {
   run->slab_illumination = rtm_mem_host_large(bytes);
   if (!run->slab_image || !run->slab_illumination)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of the image", run->local_cells);
-  memset(run->slab_image, 0, bytes);
-  memset(run->slab_illumination, 0, bytes);
-  if (strcmp(rtm_migration_backend(run->migration), "cuda") == 0) {
-    RTM_TRY(rtm_mem_host_pin(run->slab_image, bytes, "the image's host slab"));
-    if (rtm_mem_host_pin(run->slab_illumination, bytes, "the illumination's host slab") != RTM_OK) {
-      rtm_mem_host_unpin(run->slab_image);
-      RTM_FAIL(RTM_ERR_NOMEM, "the image's host slabs (2 x %.3g GB) could not be page-locked",
-               bytes / 1e9);
-    }
-    run->pinned = 1;
-  }
+  if (run->cfg.rtm.shot_images) memset(run->slab_image, 0, bytes);
 fail:
   return status;
 }
@@ -330,6 +321,10 @@ static int migrate_shots(migrate_run_t *run) {
   /* the shots of this run, G at a time with G shot groups (group g takes the round's g-th):
    * a resumed one's ETA counts only what is left, the first group's */
   const int groups = rtm_mpi_groups(run->mpi);
+  /* the first gather read, then the slabs page-locked, while the first shot propagates */
+  if (run->first_shot + rtm_mpi_group(run->mpi) < last)
+    RTM_TRY(rtm_migrate_read_ahead(run, run->first_shot + rtm_mpi_group(run->mpi)));
+  RTM_TRY(rtm_migrate_pin_slabs(run));
   rtm_progress_begin(&run->progress, 2 * steps * ((last - run->first_shot + groups - 1) / groups),
                      (double)run->cells, run->quiet);
   for (int round = run->first_shot; round < last; round += groups) {

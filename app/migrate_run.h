@@ -56,6 +56,8 @@ struct migrate_run {
   migrate_save_t save;     /* one rank: the state the I/O thread writes */
   double behind_s;         /* one rank: the I/O thread's seconds writing states */
   int pinned;              /* the host slabs are page-locked (rtm_mem_host_pin) */
+  int pin_queued;          /* their pinning is queued on the I/O thread, not waited for */
+  long pin_ticket;
   char *config_text;
   char *inputs; /* the input files' fingerprints when the run began (input_fingerprints) */
   rtm_run_info_t info;
@@ -108,6 +110,9 @@ int rtm_migrate_save_state(migrate_run_t *run, int completed);
  * OUTPUT.resume.h5 by the I/O thread; under several ranks a due save is made there and then
  * (rtm_migrate_save_state), and nothing is held. */
 int rtm_migrate_hold_sums(migrate_run_t *run, int completed, int due);
+/* Under a GPU, queues the host slabs' page-locking on the I/O thread (the first hold waits
+ * for it): their copies then run at the bus's speed and behind the next shot's steps. */
+int rtm_migrate_pin_slabs(migrate_run_t *run);
 /* The state the I/O thread writes waited for (its status), and the sums' copy to the host
  * slabs: the slabs are the caller's again. */
 int rtm_migrate_settle_saves(migrate_run_t *run);

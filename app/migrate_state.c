@@ -10,6 +10,7 @@
 #include <unistd.h> /* access */
 
 #include "migrate_run.h"
+#include "rtm_memory.h" /* rtm_mem_host_pin */
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 
@@ -273,8 +274,36 @@ static int save_behind(void *context) {
   return status;
 }
 
-/* The state the I/O thread writes, if any, waited for and counted: the slabs are free. */
+/* The I/O thread's job: the host slabs page-locked (0.2 s at 512^3, behind the first shot). */
+static int pin_slabs(void *context) {
+  migrate_run_t *run = context;
+  const size_t bytes = run->local_cells * sizeof(float);
+  int status = RTM_OK;
+  RTM_TRY(rtm_mem_host_pin(run->slab_image, bytes, "the image's host slab"));
+  if (rtm_mem_host_pin(run->slab_illumination, bytes, "the illumination's host slab") != RTM_OK) {
+    rtm_mem_host_unpin(run->slab_image);
+    RTM_FAIL(RTM_ERR_NOMEM, "the image's host slabs (2 x %.3g GB) could not be page-locked",
+             bytes / 1e9);
+  }
+  run->pinned = 1; /* read once the thread has ended, or after a wait for this job */
+fail:
+  return status;
+}
+
+int rtm_migrate_pin_slabs(migrate_run_t *run) {
+  if (strcmp(rtm_migration_backend(run->migration), "cuda") != 0) return RTM_OK;
+  run->pin_queued = 1;
+  return rtm_io_worker_submit(run->worker, pin_slabs, run, &run->pin_ticket);
+}
+
+/* The state the I/O thread writes, if any, waited for and counted, and the slabs' pinning:
+ * the slabs are free. */
 static int wait_for_save(migrate_run_t *run) {
+  if (run->pin_queued) {
+    run->pin_queued = 0;
+    const int status = rtm_io_worker_wait(run->worker, run->pin_ticket);
+    if (status != RTM_OK) return status;
+  }
   if (!run->save.queued) return RTM_OK;
   const double start_s = rtm_wall_seconds();
   run->save.queued = 0;
