@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # run/survey.sh DECK [--set section.key=value ...] - the time to image of a survey against its
-# floor: models the deck's shots (recording the gathers), then migrates them, and prints the
-# migration's wall time beside the floor, two propagations a shot (twice the model run's
-# `propagate` seconds, divided among the shot groups), with the migration's phases.
+# floor: models the deck's shots (recording the gathers), then migrates them on each rank
+# count of NP, one shot group a rank, and prints each migration's wall time beside its floor,
+# two propagations a shot (twice the model run's `propagate` seconds, divided among the shot
+# groups), with the migration's phases, its speed-up over the first count, and how far its
+# image lies from the first count's (rtm3d validate; bars: 1e-6 relative L2).
 #
 # Environment:
 #   RTM3D     the binary (default build/app/rtm3d)
 #   OUT       the folder for the runs' files (default out/survey)
-#   NP        ranks for the migration, one shot group each (default 1; mpirun when > 1)
+#   NP        rank counts for the migrations, e.g. "1 2 4" (default 1; mpirun when > 1)
 #   OBSERVED  an earlier model run's file: skip the modelling and take its gathers and its
 #             propagate seconds (for an A/B of two builds on the same gathers)
-# The deck sets the shots (shots.layout = grid ...); --set arguments go to both runs.
-# Example, the 8-shot 512^3 survey of run/results/end_to_end.md, on one GPU:
-#   run/survey.sh run/examples/bench_512.ini --set model.file= --set time.steps=1000 \
+# The deck sets the shots (shots.layout = grid ...); --set arguments go to every run.
+# Example, the 8-shot 512^3 survey of run/results/end_to_end.md, on one and two GPUs:
+#   NP="1 2" run/survey.sh run/examples/bench_512.ini --set model.file= --set time.steps=1000 \
 #     --set shots.layout=grid --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200
 set -euo pipefail
 if [ $# -lt 1 ] || [ "$1" = --help ] || [ "$1" = -h ]; then
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
   [ $# -ge 1 ] && exit 0 || exit 2
 fi
 deck="$1"
@@ -38,25 +40,37 @@ if [ -z "$observed" ]; then
 fi
 propagate="$(seconds "${observed%.h5}.json" propagate)"
 
-launch=("$rtm3d")
-groups=()
-if [ "$np" -gt 1 ]; then
-  launch=(mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$np" "$rtm3d")
-  groups=(--set mpi.shot_groups="$np")
-fi
-begin=$(date +%s.%N)
-"${launch[@]}" migrate "$deck" "$@" "${groups[@]}" --quiet --force --set output.dir="$out" \
-  --set output.name=survey_image --set rtm.observed="$observed"
-end=$(date +%s.%N)
-
-python3 - "$out/survey_image.json" "$propagate" "$begin" "$end" "$np" <<'PY'
+first_wall=""
+for ranks in $np; do
+  launch=("$rtm3d")
+  groups=()
+  if [ "$ranks" -gt 1 ]; then
+    launch=(mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$ranks" "$rtm3d")
+    groups=(--set mpi.shot_groups="$ranks")
+  fi
+  name="survey_image_np$ranks"
+  [ "$ranks" = "${np%% *}" ] && name=survey_image # the first count's, as before
+  begin=$(date +%s.%N)
+  "${launch[@]}" migrate "$deck" "$@" "${groups[@]}" --quiet --force --set output.dir="$out" \
+    --set output.name="$name" --set rtm.observed="$observed"
+  end=$(date +%s.%N)
+  python3 - "$out/$name.json" "$propagate" "$begin" "$end" "$ranks" "$first_wall" <<'PY'
 import json, sys
 report, propagate, begin, end, ranks = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 t = json.load(open(report))["timings_s"]
 wall = end - begin
 floor = 2 * propagate / ranks
+speed_up = f"; {float(sys.argv[6]) / wall:.2f}x the first count's" if sys.argv[6] else ""
 print(f"survey: {ranks} shot group(s); model propagate {propagate:.2f} s; floor {floor:.2f} s "
-      f"(two propagations a shot); migrate wall {wall:.2f} s = {wall / floor:.2f} x floor")
+      f"(two propagations a shot); migrate wall {wall:.2f} s = {wall / floor:.2f} x floor{speed_up}")
 print("migrate phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()
                                     if not k.endswith(("_min", "_mean", "_max"))))
 PY
+  wall="$(python3 -c "print($end - $begin)")"
+  if [ -z "$first_wall" ]; then
+    first_wall="$wall"
+  else
+    echo "image against the first count's: $("$rtm3d" validate "$out/$name.h5" \
+      "$out/survey_image.h5" --rtol 1e-6 --datasets /image | grep -m1 -i "/image" || true)"
+  fi
+done
