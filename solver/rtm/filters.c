@@ -97,20 +97,26 @@ int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *
   RTM_TRY(rtm_mpi_exchange_dense_planes(grid, RTM_RADIUS, image, scratch));
   IMAGING_OMP_ROWS
   for (long iz = 0; iz < n[2]; ++iz)
-    for (long iy = 0; iy < n[1]; ++iy)
+    for (long iy = 0; iy < n[1]; ++iy) {
+      const long z = iz + RTM_RADIUS;
+      float *row = image + (size_t)(iz * stride[2] + iy * stride[1]);
+      const size_t at = (size_t)(z * stride[2] + iy * stride[1]); /* the row's in scratch */
+      /* the cells whose every tap lies in the box: a plain loop, vectorised across x */
+      long deep_lo = lo[0] + RTM_RADIUS, deep_hi = hi[0] - RTM_RADIUS;
+      if (iy - RTM_RADIUS < lo[1] || iy + RTM_RADIUS >= hi[1] || z - RTM_RADIUS < lo[2] ||
+          z + RTM_RADIUS >= hi[2] || deep_hi < deep_lo)
+        deep_lo = deep_hi = 0;
+      IMAGING_OMP_SIMD
+      for (long ix = deep_lo; ix < deep_hi; ++ix)
+        row[ix] = (float)-laplacian_inside(scratch, at + (size_t)ix, stride, inv_h2);
       for (long ix = 0; ix < n[0]; ++ix) {
-        const long cell[3] = {ix, iy, iz + RTM_RADIUS};
+        if (ix >= deep_lo && ix < deep_hi) continue;
+        const long cell[3] = {ix, iy, z};
         const int inside = ix >= lo[0] && ix < hi[0] && iy >= lo[1] && iy < hi[1] &&
-                           cell[2] >= lo[2] && cell[2] < hi[2];
-        const int deep = ix - RTM_RADIUS >= lo[0] && ix + RTM_RADIUS < hi[0] &&
-                         iy - RTM_RADIUS >= lo[1] && iy + RTM_RADIUS < hi[1] &&
-                         cell[2] - RTM_RADIUS >= lo[2] && cell[2] + RTM_RADIUS < hi[2];
-        const size_t at = (size_t)(cell[2] * stride[2] + cell[1] * stride[1] + cell[0]);
-        image[(size_t)(iz * stride[2] + iy * stride[1] + ix)] =
-            deep     ? (float)-laplacian_inside(scratch, at, stride, inv_h2)
-            : inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2)
-                     : 0.0f;
+                           z >= lo[2] && z < hi[2];
+        row[ix] = inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2) : 0.0f;
       }
+    }
 fail:
   return status;
 }
