@@ -10,27 +10,11 @@
 #include <string.h>
 
 #include "iso_cuda.h"
+#include "rtm_cuda_division.h" /* layer_div */
 #include "rtm_grid.h"
 #include "rtm_status.h"
 
 constexpr int R = RTM_RADIUS;
-
-/* num / den rounded to nearest, the float __fdiv_rn (and the cpu reference's division) give,
- * for the absorbing layer's leapfrog (den = 1 +- d, in (0, 2)). __fdiv_rn leaves its fast
- * path for a routine it calls when the numerator is zero or so small that the quotient nears
- * the subnormal range, which is most of the layer ahead of a wavefront: a 512^3 iso run from
- * rest stepped 166 GCells/s against 216 with no layer (H200). So __fdiv_rn takes the
- * numerators of a wave (|num| >= 2^-100: its fast path holds, and it is faster than the
- * double below), zero is returned as it is (its sign kept) and the tiny rest divides in
- * double. The quotient of the two floats in double rounded once to float is the same float:
- * double's 53 bits are at least 2 x 24 + 2, so rounding twice is innocuous for division
- * (Figueroa 1995); below, a subnormal float's midpoints are multiples of 2^-150, and a
- * quotient of two floats that is not one lies at least 2^-175 from it, beyond double's half
- * ulp there (2^-179 or less). */
-__device__ __forceinline__ float layer_div(float num, float den) {
-  if (fabsf(num) >= 0x1p-100f) return __fdiv_rn(num, den);
-  return num == 0.f ? num : __double2float_rn(__ddiv_rn((double)num, (double)den));
-}
 
 /* Where a launch works: the padded layout of every field, the interior extents, the launch's
  * z-range in z-blocks, and the damping profiles over it. IsoArgs and TtiArgs embed it (kernel

@@ -1,4 +1,4 @@
-/* test_layer_div.cu - layer_div (solver/cuda/zmarch_common.cuh), the absorbing layer's
+/* test_layer_div.cu - layer_div (solver/cuda/rtm_cuda_division.h), the absorbing layer's
  * division, against __fdiv_rn (the float division the cpu reference's C division is), bit
  * for bit: every subnormal numerator and its neighbours up to 2^-90 of both signs, and zeros,
  * over denominators 1 +- d in (0, 2), then random numerators over every exponent. A
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zmarch_common.cuh"
+#include "rtm_cuda_division.h"
 
 /* Denominators 1 +- d of the layer's profile: d from 1e-7 to 0.95, both signs. */
 __device__ float denominator(unsigned k) {
