@@ -248,6 +248,7 @@ static void count_save(migrate_run_t *run, int completed) {
  * does, so that either ends with the same image, bit for bit. */
 int rtm_migrate_save_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
+  const double start_s = rtm_wall_seconds();
   RTM_TRY(rtm_migrate_settle_saves(run)); /* the slabs free, no HDF5 call under way */
   RTM_TRY(rtm_migrate_read_sums(run, 1, 1));
   if (rtm_mpi_groups(run->mpi) > 1) {
@@ -261,6 +262,7 @@ int rtm_migrate_save_state(migrate_run_t *run, int completed) {
   run->last_save_s = rtm_wall_seconds();
   count_save(run, completed);
 fail:
+  run->write_s += rtm_wall_seconds() - start_s;
   return status;
 }
 
