@@ -3,7 +3,8 @@
  * shots.layout = grid or file it runs every shot on the one propagator, moved from shot to
  * shot (rtm_propagator_set_shot), and writes the many-shot layout (/shots/<k>/...). The
  * gathers reach the file through solver/rtm_gathers.h (streamed while the steps run, or
- * collected after them, and between shot groups); model_output.c writes the files. */
+ * collected after them, and between shot groups); model_output.c writes the files, each
+ * shot's gathers on the run's I/O thread while the next shot runs (model_writes.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,11 +184,12 @@ fail:
   return status;
 }
 
-/* Every shot on the one propagator, moved from shot to shot; its gathers under /shots/<k>.
- * With shot groups (mpi.shot_groups = G) group g takes shots g, g + G, ..., a round of G
- * shots at a time, and the gathers of each round are written in shot order. The progress
- * counts the steps of the first group's shots; a line per shot (from each group's first
- * rank) gives its own figures. */
+/* Every shot on the one propagator, moved from shot to shot; its gathers under /shots/<k>,
+ * written by the run's I/O thread while the next shot propagates. With shot groups
+ * (mpi.shot_groups = G) group g takes shots g, g + G, ..., a round of G shots at a time, and
+ * the gathers of each round are received (on this thread) and written in shot order. The
+ * progress counts the steps of the first group's shots; a line per shot (from each group's
+ * first rank) gives its own figures. */
 static int run_many_shots(model_run_t *run) {
   int status = RTM_OK;
   const int count = run->shots.count, steps = run->prop.steps;
@@ -204,6 +206,7 @@ static int run_many_shots(model_run_t *run) {
   for (int round = 0; round * groups < count; ++round) {
     const int k = round * groups + group;
     double propagated_s = rtm_wall_seconds();
+    RTM_TRY(rtm_model_check_writes(run)); /* a shot's gathers not written stop the run */
     if (k < count) {
       const double *source_m = run->shots.source_m + 3 * (size_t)k;
       const double start_s = rtm_wall_seconds();
@@ -231,17 +234,19 @@ static int run_many_shots(model_run_t *run) {
             propagate_s[k] > 0.0 ? (double)run->cells * steps / propagate_s[k] * 1e-6 : 0.0);
       }
     }
+    /* queued to the I/O thread (rank 0), once the write before the last has ended */
     RTM_TRY(rtm_gathers_write_round(run->mpi, &run->sampling, round, count, &gathers,
-                                    rtm_model_write_shot, run));
-    rtm_gathers_release(&gathers);
+                                    rtm_model_queue_shot, run));
+    rtm_gathers_release(&gathers); /* a group's first rank's, sent */
     if (k < count) {
-      write_s[k] = rtm_wall_seconds() - propagated_s;
+      write_s[k] = rtm_wall_seconds() - propagated_s; /* this thread's: collect, send, queue */
       run->write_s += write_s[k];
     }
   }
   rtm_progress_end(&progress);
   run->loop_end_s = rtm_wall_seconds();
   run->setup_s += run->setup_end_s - run->start_s;
+  RTM_TRY(rtm_model_settle_writes(run)); /* the last shots' in the file: within "write" */
 fail:
   rtm_gathers_release(&gathers);
   return status;
@@ -289,6 +294,7 @@ int rtm_cmd_model(int argc, char **argv, rtm_mpi_t *mpi) {
   RTM_TRY(rtm_gathers_plan(&run->prop, run->cfg.output.trace_dt_s, &run->sampling));
   RTM_TRY(rtm_model_plan_segy(run));
   RTM_TRY(plan_streaming(run));
+  RTM_TRY(rtm_io_worker_create(&run->worker));
   RTM_TRY(rtm_model_open_output(run));
   RTM_TRY(run->many_shots ? run_many_shots(run) : run_single_shot(run));
   RTM_TRY(rtm_model_close_output(run));
@@ -299,6 +305,8 @@ fail:
   rtm_mpi_fail_fast(mpi, status); /* before the propagator's collective release */
   if (run) {
     rtm_trace_stream_stop(run->stream, 1); /* a failed run's writer, before the file closes */
+    rtm_io_worker_destroy(run->worker);    /* its jobs run first: they use the file */
+    rtm_model_release_writes(run);
     free(run->slab_buffer);
     free(run->field);
     if (run->output) rtm_output_close(run->output, 0);

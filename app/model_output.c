@@ -103,9 +103,9 @@ fail:
 }
 
 /* /traces/<field> with the source (shot < 0), or /shots/<shot>/traces/<field> with the
- * shot's source and receivers: the file's first rank writes. */
-int rtm_model_write_shot(void *context, int shot, const rtm_shot_gathers_t *g) {
-  model_run_t *run = context;
+ * shot's source and receivers: the file's first rank writes (a shot of many on the run's
+ * I/O thread, model_writes.c). */
+int rtm_model_write_shot(model_run_t *run, int shot, const rtm_shot_gathers_t *g) {
   int status = RTM_OK;
   const rtm_field_t first = g->fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q;
   if (g->count <= 0) {
@@ -174,6 +174,7 @@ int rtm_model_close_output(model_run_t *run) {
   char h5_partial[sizeof run->h5_path + 16], segy_partial[sizeof run->segy_path + 16];
   run->end_s = rtm_wall_seconds(); /* a rank without the file ends here (its I/O time) */
   if (!run->root) return RTM_OK;
+  RTM_TRY(rtm_io_worker_drain(run->worker)); /* no job under way: HDF5 is this thread's */
   status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
   run->output = NULL;
   if (status == RTM_OK && !run->segy_path[0] && run->cfg.output.overwrite) {
@@ -204,18 +205,24 @@ int rtm_model_write_report(model_run_t *run) {
       propagate_s > 0.0 ? (double)run->cells * steps * count / propagate_s * 1e-6 : 0.0;
   /* setup's parts after the phases: the deck, model and shots; the propagator (device,
    * model upload, point operators); the rest (trace plans, the output file) */
-  rtm_timing_t timings[8 + RTM_APP_RANK_TIMINGS] = {
+  /* write: this thread's seconds on the gathers after each shot and on the file at the end,
+   * its waits for the I/O thread included; written_behind: that thread's seconds writing
+   * gathers while the shots ran */
+  enum { OWN_TIMINGS = 9 };
+  rtm_timing_t timings[OWN_TIMINGS + RTM_APP_RANK_TIMINGS] = {
       {"setup", run->setup_s},
       {"propagate", propagate_s},
       {"snapshots", run->snapshot_s},
       {"write", run->write_s + run->end_s - run->loop_end_s},
+      {"written_behind", run->behind_s},
       {"dispersion_correction", run->correct_s},
       {"setup_load", run->loaded_s - run->start_s},
       {"setup_propagator", run->created_s - run->loaded_s},
       {"setup_output", run->setup_end_s - run->created_s}};
-  const int timing_count = rtm_mpi_world_size(run->mpi) > 1 ? 8 + RTM_APP_RANK_TIMINGS : 8;
-  for (int k = 8; k < timing_count; ++k)
-    timings[k] = run->rank_timings[k - 8];
+  const int timing_count =
+      rtm_mpi_world_size(run->mpi) > 1 ? OWN_TIMINGS + RTM_APP_RANK_TIMINGS : OWN_TIMINGS;
+  for (int k = OWN_TIMINGS; k < timing_count; ++k)
+    timings[k] = run->rank_timings[k - OWN_TIMINGS];
   const rtm_report_shot_values_t shot_values[3] = {{"set_shot_s", run->shot_seconds},
                                                    {"propagate_s", run->shot_seconds + count},
                                                    {"write_s", run->shot_seconds + 2 * count}};

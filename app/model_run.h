@@ -9,8 +9,23 @@
 #include "rtm_propagator.h"
 #include "solver_io.h"
 
-/* The state of one modelling run, shared by its phases. */
+struct model_run;
+
+/* A shot's gathers on their way to the file on the run's I/O thread (model_writes.c): the
+ * job owns them until it has been waited for. */
 typedef struct {
+  struct model_run *run;
+  int shot;
+  rtm_shot_gathers_t gathers;
+  int queued;     /* a job is queued with them: they are the I/O thread's */
+  long ticket;    /* the job's */
+  double seconds; /* the job's own, writing */
+} model_write_t;
+
+enum { MODEL_WRITES = 2 }; /* shots' gathers in flight at once: the one written, the next */
+
+/* The state of one modelling run, shared by its phases. */
+typedef struct model_run {
   rtm_mpi_t *mpi; /* main's: the ranks of the run, and after set-up its shot groups */
   rtm_config_t cfg;
   int quiet;
@@ -32,6 +47,9 @@ typedef struct {
   rtm_output_t *output;
   rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */
   rtm_io_outputs_t *outputs; /* rank 0: the files written, renamed together at the end */
+  rtm_io_worker_t *worker;   /* the run's I/O thread: gathers written while the next shot runs */
+  model_write_t writes[MODEL_WRITES]; /* rank 0: the shots queued, in turn */
+  int writes_queued;                  /* shots handed to the I/O thread so far */
   int every, snapshot_count;
   int root;           /* rank 0 (or the only rank): it writes the file and the report */
   int shot_lines;     /* a line per shot: each group's first rank, unless --quiet */
@@ -41,9 +59,10 @@ typedef struct {
   float *slab_buffer; /* rank 0 under MPI: another rank's slab on its way to the file */
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
   double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
-  double loaded_s, created_s;           /* setup's parts: deck and model, then the propagator */
-  rtm_trace_stream_t *stream;           /* the gathers streamed to the file while the steps run */
-  double correct_s; /* time.dispersion_correction's warps of the traces (within write) */
+  double behind_s;            /* the I/O thread's seconds writing gathers while the shots ran */
+  double loaded_s, created_s; /* setup's parts: deck and model, then the propagator */
+  rtm_trace_stream_t *stream; /* the gathers streamed to the file while the steps run */
+  double correct_s;           /* time.dispersion_correction's warps of the traces (within write) */
   rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
   char *rank_lines; /* rank 0 under MPI: [ranks][RANK_LINE] "rank r: host, device" */
 } model_run_t;
@@ -57,11 +76,25 @@ int rtm_model_plan_segy(model_run_t *run);
 int rtm_model_open_output(model_run_t *run);
 /* Snapshot `level / every - 1` of each field snapshots.fields asks for. */
 int rtm_model_write_snapshots(model_run_t *run, int level);
-/* A shot's gathers into the file (shot < 0: the single-shot layout); context: the run. */
-int rtm_model_write_shot(void *context, int shot, const rtm_shot_gathers_t *gathers);
+/* A shot's gathers into the file (shot < 0: the single-shot layout). */
+int rtm_model_write_shot(model_run_t *run, int shot, const rtm_shot_gathers_t *gathers);
 /* The run file closed (and SEG-Y written from it) as partial files. */
 int rtm_model_close_output(model_run_t *run);
 /* OUTPUT.json, then every output renamed into place together (rank 0). */
 int rtm_model_write_report(model_run_t *run);
+
+/* ---- model_writes.c ---- */
+/* Shot `shot`'s gathers taken from *gathers (left empty) and queued to the run's I/O thread,
+ * once the write of the shot that last used their slot has ended (its failure returned); an
+ * rtm_gathers_write_t, context the run. */
+int rtm_model_queue_shot(void *context, int shot, rtm_shot_gathers_t *gathers);
+/* The first write that failed so far, without waiting (RTM_OK: none): the run stops before
+ * the next shot. */
+int rtm_model_check_writes(model_run_t *run);
+/* Every queued write waited for and its slot freed (the first failure returned): no HDF5 call
+ * under way. */
+int rtm_model_settle_writes(model_run_t *run);
+/* The slots' gathers freed: after the I/O thread is destroyed (a failed run). */
+void rtm_model_release_writes(model_run_t *run);
 
 #endif

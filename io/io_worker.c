@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "rtm_io.h"
+#include "rtm_io_impl.h" /* rtm_h5_quiet */
 #include "rtm_status.h"
 
 enum { QUEUE = 8 }; /* jobs queued at once: a run keeps two or three */
@@ -28,6 +29,7 @@ struct rtm_io_worker {
 
 static void *work(void *argument) {
   rtm_io_worker_t *w = argument;
+  rtm_h5_quiet(); /* a thread-safe HDF5 keeps an error stack a thread, printing by default */
   pthread_mutex_lock(&w->lock);
   for (;;) {
     while (w->done == w->queued && !w->stop)

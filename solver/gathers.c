@@ -170,8 +170,8 @@ fail:
 }
 
 int rtm_gathers_write_round(rtm_mpi_t *mpi, const rtm_trace_sampling_t *plan, int round,
-                            int shot_count, const rtm_shot_gathers_t *own,
-                            rtm_gathers_write_t write, void *context) {
+                            int shot_count, rtm_shot_gathers_t *own, rtm_gathers_write_t write,
+                            void *context) {
   int status = RTM_OK;
   const int groups = rtm_mpi_groups(mpi);
   rtm_shot_gathers_t other = {0};
@@ -180,7 +180,7 @@ int rtm_gathers_write_round(rtm_mpi_t *mpi, const rtm_trace_sampling_t *plan, in
     for (int g = 1; g < groups && round * groups + g < shot_count; ++g) {
       RTM_TRY(receive_gathers(mpi, plan, g, &other));
       RTM_TRY(write(context, round * groups + g, &other));
-      rtm_gathers_release(&other);
+      rtm_gathers_release(&other); /* unless the writer took them */
     }
   } else if (rtm_mpi_rank(mpi) == 0 && round * groups + rtm_mpi_group(mpi) < shot_count) {
     RTM_TRY(send_gathers(mpi, plan, own));

@@ -55,16 +55,17 @@ void rtm_gathers_release(rtm_shot_gathers_t *gathers);
 int rtm_gathers_collect(const rtm_propagator_t *prop, const rtm_trace_sampling_t *plan,
                         const char *unstable_hint, rtm_shot_gathers_t *gathers, double *correct_s);
 
-/* Writes shot `shot`'s gathers into the caller's file (the file's rank calls it). */
-typedef int (*rtm_gathers_write_t)(void *context, int shot, const rtm_shot_gathers_t *gathers);
+/* Writes shot `shot`'s gathers into the caller's file (the file's rank calls it), now or
+ * later: it may take them, leaving *gathers empty (a writer of its own thread). */
+typedef int (*rtm_gathers_write_t)(void *context, int shot, rtm_shot_gathers_t *gathers);
 
 /* Round `round` of shot groups (group g holds shot round G + g, of shot_count, `mpi`'s
- * groups): the file's rank (world rank 0) writes its own group's (`own`) and receives the
- * other groups' from their first ranks, which send theirs, in shot order. Every rank calls
- * it. */
+ * groups): the file's rank (world rank 0) hands `write` its own group's (`own`, which the
+ * writer may take) and receives the other groups' from their first ranks, which send
+ * theirs, in shot order. Every rank calls it; the messages stay on the caller's thread. */
 int rtm_gathers_write_round(rtm_mpi_t *mpi, const rtm_trace_sampling_t *plan, int round,
-                            int shot_count, const rtm_shot_gathers_t *own,
-                            rtm_gathers_write_t write, void *context);
+                            int shot_count, rtm_shot_gathers_t *own, rtm_gathers_write_t write,
+                            void *context);
 
 /* ---- streamed while the steps run (trace_stream.c) ---- */
 typedef struct rtm_trace_stream rtm_trace_stream_t;

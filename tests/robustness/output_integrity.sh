@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A run's outputs appear together or not at all, and a run removes only what it created:
 # two runs given the same output name (the second is refused, the first completes), a disk
-# that fills as the report, a figure or the SEG-Y copy is written (nothing of the run
-# left), and migrate's resume state kept until the complete image is in place.
+# that fills as the report, a figure, the SEG-Y copy or a shot's gathers (written behind the
+# next shot) is written (nothing of the run left), and migrate's resume state kept until the
+# complete image is in place.
 source "$(dirname "$0")/lib.sh" "$@"
 preload="$PWD/librtm3d_full_disk_preload.so"
 [ -e "$preload" ] || rob_skip "no $preload (build the target rtm3d_full_disk_preload)"
@@ -229,30 +230,64 @@ rm -rf "$out"
 # ---- a disk that fills in the middle of a run (a tmpfs, filled while the run is held): the
 # first snapshot that cannot be written stops it, nothing is left; migrate weighs its
 # outputs (image, illumination, resume state) against the disk before the first shot
-if small_disk 8m disk; then
-  # held once its first progress line is out: its file is created and its time loop runs
-  # (holding it as soon as the file appears could catch HDF5 writing the file's header)
-  held=(--set grid.nx=48 --set grid.ny=48 --set grid.nz=48 --set time.steps=10000
-    --set snapshots.every=1000 --set receivers.layout=none --set source.x=240 --set source.y=240
-    --set source.z=240 --set output.dir="$disk")
-  "$rtm3d" model "$work/tiny.ini" "${held[@]}" >"$work/full.log" 2>&1 &
+# fill_while_running LOG PATTERN COMMAND...: runs COMMAND (output to LOG), holds it once LOG
+# has a line matching PATTERN, fills $disk, lets it go on; its exit status in $status
+fill_while_running() {
+  local log="$1" pattern="$2" run
+  shift 2
+  "$@" >"$log" 2>&1 &
   run=$!
-  if wait_for_line "$work/full.log" "step [0-9]+/10000" 60; then
+  if wait_for_line "$log" "$pattern" 60; then
     kill -STOP "$run"
     dd if=/dev/zero of="$disk/filler" bs=64k 2>/dev/null
     kill -CONT "$run"
   fi
   wait "$run"
   status=$?
-  if [ "$status" -eq 1 ] && grep -q "writing /snapshots/p\[[0-8]\]: .*the disk is full" "$work/full.log" &&
-    ! grep -q "step 10000/10000" "$work/full.log"; then
-    rob_pass "a disk filled mid-run stopped the run at the next snapshot"
+}
+
+# check_full_disk LOG PASS_TEXT GREP_PATTERN...: exit 1, LOG matching every pattern (one
+# starting with ! must not match), then nothing of the run left and the disk emptied
+check_full_disk() {
+  local log="$1" text="$2" pattern ok=1
+  shift 2
+  [ "$status" -eq 1 ] || ok=0
+  for pattern in "$@"; do
+    if [ "${pattern:0:1}" = "!" ]; then
+      grep -q -- "${pattern:1}" "$log" && ok=0
+    else
+      grep -q -- "$pattern" "$log" || ok=0
+    fi
+  done
+  if [ "$ok" -eq 1 ]; then
+    rob_pass "$text"
   else
-    rob_fail "a disk filled mid-run: exit $status, log:"
-    sed 's/^/    /' "$work/full.log" | cut -c1-200
+    rob_fail "$text: exit $status, log:"
+    sed 's/^/    /' "$log" | cut -c1-200
   fi
   expect_no_output "$disk" tiny
   rm -f "$disk/filler"
+}
+
+if small_disk 8m disk; then
+  # held once its first progress line is out: its file is created and its time loop runs
+  # (holding it as soon as the file appears could catch HDF5 writing the file's header)
+  held=(--set grid.nx=48 --set grid.ny=48 --set grid.nz=48 --set time.steps=10000
+    --set snapshots.every=1000 --set receivers.layout=none --set source.x=240 --set source.y=240
+    --set source.z=240 --set output.dir="$disk")
+  fill_while_running "$work/full.log" "step [0-9]+/10000" "$rtm3d" model "$work/tiny.ini" "${held[@]}"
+  check_full_disk "$work/full.log" "a disk filled mid-run stopped the run at the next snapshot" \
+    "writing /snapshots/p\[[0-8]\]: .*the disk is full" "!step 10000/10000"
+  # many shots: each shot's gathers are written by the I/O thread while the next shot runs;
+  # the disk filled within the second shot fails that thread's write, and the run with it
+  shots3=(--set shots.layout=grid --set shots.x_count=3 --set shots.y_count=1 --set shots.z=60
+    --set grid.nx=40 --set grid.ny=40 --set grid.nz=40 --set time.steps=600
+    --set receivers.y_count=20 --set receivers.y_first=0 --set receivers.y_step=10
+    --set receivers.x_step=10 --set output.dir="$disk")
+  fill_while_running "$work/full_shots.log" "shot 2/3: step" "$rtm3d" model "$work/tiny.ini" "${shots3[@]}"
+  check_full_disk "$work/full_shots.log" \
+    "a disk filled while the gathers are written behind the shots failed the run" \
+    "writing /shots/[0-2]/traces/p: .*the disk is full" "!HDF5-DIAG"
   expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet "${shots[@]}" --set output.dir="$disk" \
     --set output.name=observed --set grid.nx=72 --set grid.ny=72 --set grid.nz=72
   # 72^3: 6 volumes of 1.49 MB and 1 MB, against 8 MB less the gathers
