@@ -304,8 +304,9 @@ int rtm_cmd_model(int argc, char **argv, rtm_mpi_t *mpi) {
 fail:
   rtm_mpi_fail_fast(mpi, status); /* before the propagator's collective release */
   if (run) {
-    rtm_trace_stream_stop(run->stream, 1); /* a failed run's writer, before the file closes */
-    rtm_io_worker_destroy(run->worker);    /* its jobs run first: they use the file */
+    /* its jobs run first (a failed run's too): they use the file, the propagator and the
+     * stream's slots */
+    rtm_io_worker_destroy(run->worker);
     rtm_model_release_writes(run);
     free(run->slab_buffer);
     free(run->field);

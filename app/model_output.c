@@ -11,7 +11,8 @@
 #include "rtm_status.h"
 #include "rtm_version.h"
 
-/* A window of the streamed gathers into the file: the writer thread's call (rtm_gathers.h). */
+/* A window of the streamed gathers into the file: a job on the run's I/O thread
+ * (rtm_gathers.h). */
 static int write_window(void *context, rtm_field_t field, const float *window, int receivers,
                         int first, int count) {
   model_run_t *run = context;
@@ -20,7 +21,7 @@ static int write_window(void *context, rtm_field_t field, const float *window, i
 }
 
 /* OUTPUT.h5 with the run's provenance, the snapshot buffer and the snapshot datasets (and,
- * streaming, the trace datasets and their writer). */
+ * streaming, the trace datasets, their windows to be written on the run's I/O thread). */
 int rtm_model_open_output(model_run_t *run) {
   int status = RTM_OK;
   const rtm_config_t *cfg = &run->cfg;
@@ -69,8 +70,10 @@ int rtm_model_open_output(model_run_t *run) {
       RTM_TRY(rtm_output_traces_begin(
           run->output, rtm_field_name((rtm_field_t)f), prop->receivers.count, run->sampling.samples,
           rtm_trace_stream_window(run->stream), prop->dt_s, prop->receivers.position_m));
-  if (run->stream)
-    RTM_TRY(rtm_trace_stream_start(run->stream, write_window, run, run->unstable_hint));
+  if (run->stream) {
+    const rtm_job_queue_t queue = rtm_model_job_queue(run);
+    RTM_TRY(rtm_trace_stream_start(run->stream, write_window, run, run->unstable_hint, &queue));
+  }
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_P)))
     RTM_TRY(rtm_output_snapshots_begin(run->output, "p", run->snapshot_count));
   if (run->snapshot_count > 0 && (run->snapshot_fields & RTM_FIELD_BIT(RTM_FIELD_Q)))
@@ -92,11 +95,10 @@ int rtm_model_write_snapshots(model_run_t *run, int level) {
                level, run->unstable_hint);
     const rtm_app_slab_target_t snapshot = {rtm_field_name((rtm_field_t)f), level / run->every - 1,
                                             level, level * prop->dt_s};
-    rtm_trace_stream_lock(run->stream); /* the file is the writer thread's too */
-    status = rtm_app_write_slabs(&run->grid, run->output, run->h5_path, &snapshot, run->field,
-                                 run->slab_buffer);
-    rtm_trace_stream_unlock(run->stream);
-    if (status != RTM_OK) goto fail;
+    /* the streamed gathers' windows queued so far written first: HDF5 is this thread's */
+    RTM_TRY(rtm_io_worker_drain(run->worker));
+    RTM_TRY(rtm_app_write_slabs(&run->grid, run->output, run->h5_path, &snapshot, run->field,
+                                run->slab_buffer));
   }
 fail:
   return status;

@@ -47,7 +47,7 @@ typedef struct model_run {
   rtm_output_t *output;
   rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */
   rtm_io_outputs_t *outputs; /* rank 0: the files written, renamed together at the end */
-  rtm_io_worker_t *worker;   /* the run's I/O thread: gathers written while the next shot runs */
+  rtm_io_worker_t *worker;   /* the run's I/O thread: gathers written while the steps go on */
   model_write_t writes[MODEL_WRITES]; /* rank 0: the shots queued, in turn */
   int writes_queued;                  /* shots handed to the I/O thread so far */
   int every, snapshot_count;
@@ -72,9 +72,10 @@ typedef struct model_run {
  * any step. */
 int rtm_model_plan_segy(model_run_t *run);
 /* OUTPUT.h5 with the run's provenance, the snapshot buffer and the snapshot datasets (and,
- * streaming, the trace datasets, and the stream's writer started). */
+ * streaming, the trace datasets, the stream's windows written on the run's I/O thread). */
 int rtm_model_open_output(model_run_t *run);
-/* Snapshot `level / every - 1` of each field snapshots.fields asks for. */
+/* Snapshot `level / every - 1` of each field snapshots.fields asks for (the I/O thread's
+ * queued windows written first). */
 int rtm_model_write_snapshots(model_run_t *run, int level);
 /* A shot's gathers into the file (shot < 0: the single-shot layout). */
 int rtm_model_write_shot(model_run_t *run, int shot, const rtm_shot_gathers_t *gathers);
@@ -96,5 +97,7 @@ int rtm_model_check_writes(model_run_t *run);
 int rtm_model_settle_writes(model_run_t *run);
 /* The slots' gathers freed: after the I/O thread is destroyed (a failed run). */
 void rtm_model_release_writes(model_run_t *run);
+/* The run's I/O thread as the streamed gathers' job queue. */
+rtm_job_queue_t rtm_model_job_queue(model_run_t *run);
 
 #endif

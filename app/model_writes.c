@@ -1,6 +1,7 @@
 /* model_writes.c - a modelling run's gathers written behind (model_run.h): each shot's
  * gathers are moved into one of two slots and written by the run's I/O thread while the next
- * shot propagates; a slot is used again once the write of the shot it held has ended. */
+ * shot propagates; a slot is used again once the write of the shot it held has ended. The
+ * same thread writes a single shot's streamed windows (rtm_model_job_queue). */
 #include <string.h>
 
 #include "model_run.h"
@@ -55,4 +56,16 @@ int rtm_model_settle_writes(model_run_t *run) {
 void rtm_model_release_writes(model_run_t *run) {
   for (int k = 0; k < MODEL_WRITES; ++k)
     rtm_gathers_release(&run->writes[k].gathers);
+}
+
+static int submit_job(void *queue, rtm_job_t job, void *context, long *ticket) {
+  return rtm_io_worker_submit(queue, job, context, ticket);
+}
+
+static int wait_job(void *queue, long ticket) {
+  return rtm_io_worker_wait(queue, ticket); /* ticket -1: at once, no job has it */
+}
+
+rtm_job_queue_t rtm_model_job_queue(model_run_t *run) {
+  return (rtm_job_queue_t){run->worker, submit_job, wait_job};
 }

@@ -8,8 +8,8 @@
  * (rtm_gathers_write_round).
  *
  * While the run steps (trace_stream.c): windows of the recorded traces copied from the
- * device into page-locked slots behind the queued steps, and handed to a writer thread that
- * writes them while the next steps run (rtm_trace_stream_t). */
+ * device into page-locked slots behind the queued steps, and handed as jobs to the caller's
+ * queue (its I/O thread), which writes them while the next steps run (rtm_trace_stream_t). */
 #ifndef RTM_GATHERS_H
 #define RTM_GATHERS_H
 
@@ -70,8 +70,19 @@ int rtm_gathers_write_round(rtm_mpi_t *mpi, const rtm_trace_sampling_t *plan, in
 /* ---- streamed while the steps run (trace_stream.c) ---- */
 typedef struct rtm_trace_stream rtm_trace_stream_t;
 
+/* The caller's queue of jobs, run one after another on a thread of its own (the run's I/O
+ * thread; the solver starts none): submit queues job(context) and gives its ticket; wait
+ * returns once the job of `ticket` and those before it have run, with the first failed
+ * job's status (ticket -1, no job's: at once, the failures so far). */
+typedef int (*rtm_job_t)(void *context);
+typedef struct {
+  void *queue;
+  int (*submit)(void *queue, rtm_job_t job, void *context, long *ticket);
+  int (*wait)(void *queue, long ticket);
+} rtm_job_queue_t;
+
 /* Writes `count` samples from `first` of the `receivers` traces of `field`, [receivers]
- * [count], into the caller's file; called on the writer thread. */
+ * [count], into the caller's file; called by a job on the queue's thread. */
 typedef int (*rtm_trace_stream_write_t)(void *context, rtm_field_t field, const float *window,
                                         int receivers, int first, int count);
 
@@ -81,31 +92,24 @@ typedef int (*rtm_trace_stream_write_t)(void *context, rtm_field_t field, const 
  * time-dispersion warp of whole traces, a single window (nothing to overlap), a window
  * beyond HDF5's chunk limit, or no page-locked memory for the slots. The device's room for
  * a window is asked now; on failure *stream may still be set (rtm_trace_stream_destroy it).
- * prop must outlive the stream's start to stop. */
+ * prop must outlive the stream's jobs. */
 int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *plan,
                             int window_samples, rtm_trace_stream_t **stream);
 /* Samples a window holds (the file's chunk along time). */
 int rtm_trace_stream_window(const rtm_trace_stream_t *stream);
-/* Starts the writer thread; a window whose values are not finite stops the run
- * (RTM_ERR_NUMERIC, unstable_hint appended). */
+/* Windows go to `write` as jobs on `queue` (copied) from now on; a window whose values are
+ * not finite fails its job (RTM_ERR_NUMERIC, unstable_hint appended). Before the first
+ * step. */
 int rtm_trace_stream_start(rtm_trace_stream_t *stream, rtm_trace_stream_write_t write,
-                           void *context, const char *unstable_hint);
-/* After step `it`: every window whose samples are recorded copied out and handed to the
- * writer (a slot's copy waits for the slot's last window to be written). A failure of the
- * writer stops the run here. */
+                           void *context, const char *unstable_hint, const rtm_job_queue_t *queue);
+/* After step `it`: every window whose samples are recorded copied out and queued to be
+ * written (a slot's copy waits for the job of the slot's last window). A failed job stops
+ * the run here. */
 int rtm_trace_stream_step(rtm_trace_stream_t *stream, int it);
-/* After the loop: the windows left copied out, and the writer drained and stopped. */
+/* After the loop: the windows left copied out, and every window's job waited for. */
 int rtm_trace_stream_finish(rtm_trace_stream_t *stream);
-/* Stops the writer: `abandon` (a failed run, whose file goes) ends it at once, otherwise it
- * writes what is copied first; returns its status (RTM_OK when not running). Before the
- * file is closed. */
-int rtm_trace_stream_stop(rtm_trace_stream_t *stream, int abandon);
-/* The file to one writer at a time: another writer of the file (the snapshots) holds it
- * between lock and unlock while the stream runs (no-ops otherwise, and for NULL). */
-void rtm_trace_stream_lock(rtm_trace_stream_t *stream);
-void rtm_trace_stream_unlock(rtm_trace_stream_t *stream);
-/* Stops the writer if it runs (abandoning), frees the slots: after the propagator is
- * destroyed (its destroy waits for the copies into them). NULL is a no-op. */
+/* Frees the slots: after the propagator is destroyed (its destroy waits for the copies into
+ * them) and the queue has run the stream's jobs. NULL is a no-op. */
 void rtm_trace_stream_destroy(rtm_trace_stream_t *stream);
 
 #ifdef __cplusplus

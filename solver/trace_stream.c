@@ -1,17 +1,26 @@
 /* trace_stream.c - a run's gathers streamed to the file while the steps run (rtm_gathers.h):
  * window k of the recorded traces is copied out by the stepping thread into slot k % S
- * (S = RTM_TRACE_SLOTS), behind the queued steps, once window k - S, the slot's last, is in
- * the file; the writer thread this file starts writes each window through the caller's
- * callback once its copy has landed, so that the steps go on being queued while a window
- * is written. The file is touched by one thread at a time (file_lock: the caller's other
- * writes, the snapshots, take it too). */
-#include <pthread.h>
+ * (S = RTM_TRACE_SLOTS), behind the queued steps, and handed as a job to the caller's queue
+ * (the run's I/O thread), which writes it through the caller's callback once its copy has
+ * landed, so that the steps go on being queued while a window is written. The copy of window
+ * k waits for the job of window k - S, the slot's last. The stream starts no thread: the
+ * queue runs one job at a time, and the caller makes its other writes of the file (the
+ * snapshots) with no job queued. */
 #include <stdlib.h>
 
 #include "rtm_gathers.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 #include "rtm_traces.h"
+
+/* The job that writes one window: the I/O thread's until the stepping thread has waited for
+ * it (ticket). */
+typedef struct {
+  struct rtm_trace_stream *stream;
+  int window; /* k */
+  int queued;
+  long ticket;
+} window_job_t;
 
 struct rtm_trace_stream {
   rtm_propagator_t *prop;
@@ -22,16 +31,8 @@ struct rtm_trace_stream {
   rtm_trace_stream_write_t write; /* the caller's file */
   void *context;
   const char *unstable_hint;
-  pthread_t thread;
-  int started;
-  pthread_mutex_t lock; /* copied, written, stop, status */
-  pthread_cond_t changed;
-  pthread_mutex_t file_lock;
-  int copied;  /* windows [0, copied) are queued to be copied out */
-  int written; /* windows [0, written) are in the file */
-  int stop;    /* no more windows will come: write what is copied, then end */
-  int abandon; /* the run failed: end without writing what is left */
-  int status;  /* the writer's first failure */
+  rtm_job_queue_t queue;             /* the caller's: runs the jobs one at a time */
+  window_job_t job[RTM_TRACE_SLOTS]; /* of the window each slot holds */
 };
 
 int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *plan,
@@ -97,12 +98,16 @@ fail:
   return status;
 }
 
-/* Window k of each recorded field from its slot into the file, checked first (the writer
- * thread's work). */
-static int write_window(rtm_trace_stream_t *s, int k) {
+/* The I/O thread's job: window k of each recorded field, once its copy has landed, from its
+ * slot into the file, checked first. */
+static int write_window(void *context) {
   int status = RTM_OK, first = 0;
+  const window_job_t *job = context;
+  const rtm_trace_stream_t *s = job->stream;
   const rtm_propagator_t *prop = s->prop;
-  const int receivers = prop->receivers.count, count = window_span(s, k, &first);
+  const int k = job->window, receivers = prop->receivers.count;
+  const int count = window_span(s, k, &first);
+  RTM_TRY(prop->backend->wait_traces(prop->state, k % RTM_TRACE_SLOTS));
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     const float *window = s->slot[f][k % RTM_TRACE_SLOTS];
@@ -116,91 +121,38 @@ fail:
   return status;
 }
 
-/* The writer thread: each window once its copy has landed, until told to stop with nothing
- * left, told to abandon the rest, or at its first failure. */
-static void *writer_main(void *arg) {
-  rtm_trace_stream_t *s = arg;
-  for (;;) {
-    pthread_mutex_lock(&s->lock);
-    while (s->written == s->copied && !s->stop && !s->abandon)
-      pthread_cond_wait(&s->changed, &s->lock);
-    const int k = s->written, done = s->written == s->copied || s->abandon;
-    pthread_mutex_unlock(&s->lock);
-    if (done) return NULL;
-    int status = s->prop->backend->wait_traces(s->prop->state, k % RTM_TRACE_SLOTS);
-    if (status == RTM_OK) {
-      pthread_mutex_lock(&s->file_lock);
-      status = write_window(s, k);
-      pthread_mutex_unlock(&s->file_lock);
-    }
-    pthread_mutex_lock(&s->lock);
-    if (status == RTM_OK)
-      s->written = k + 1;
-    else
-      s->status = status;
-    pthread_cond_broadcast(&s->changed);
-    pthread_mutex_unlock(&s->lock);
-    if (status != RTM_OK) return NULL;
-  }
-}
-
 int rtm_trace_stream_start(rtm_trace_stream_t *s, rtm_trace_stream_write_t write, void *context,
-                           const char *unstable_hint) {
+                           const char *unstable_hint, const rtm_job_queue_t *queue) {
   s->write = write;
   s->context = context;
   s->unstable_hint = unstable_hint;
-  pthread_mutex_init(&s->lock, NULL);
-  pthread_mutex_init(&s->file_lock, NULL);
-  pthread_cond_init(&s->changed, NULL);
-  if (pthread_create(&s->thread, NULL, writer_main, s) != 0) {
-    pthread_cond_destroy(&s->changed);
-    pthread_mutex_destroy(&s->file_lock);
-    pthread_mutex_destroy(&s->lock);
-    rtm_log_error("could not start the thread that writes the gathers during the run");
-    return RTM_ERR_NOMEM;
-  }
-  s->started = 1;
+  s->queue = *queue;
   return RTM_OK;
 }
 
-int rtm_trace_stream_stop(rtm_trace_stream_t *s, int abandon) {
-  if (!s || !s->started) return RTM_OK;
-  pthread_mutex_lock(&s->lock);
-  s->stop = 1;
-  s->abandon = abandon;
-  pthread_cond_broadcast(&s->changed);
-  pthread_mutex_unlock(&s->lock);
-  pthread_join(s->thread, NULL);
-  s->started = 0;
-  pthread_cond_destroy(&s->changed);
-  pthread_mutex_destroy(&s->file_lock);
-  pthread_mutex_destroy(&s->lock);
-  return s->status;
+/* The slot's last window, if any, written (its job waited for): the slot is free. */
+static int free_slot(rtm_trace_stream_t *s, window_job_t *job) {
+  if (!job->queued) return RTM_OK;
+  job->queued = 0;
+  return s->queue.wait(s->queue.queue, job->ticket);
 }
 
 int rtm_trace_stream_step(rtm_trace_stream_t *s, int it) {
   int status = RTM_OK;
-  pthread_mutex_lock(&s->lock); /* a writer's failure stops the run at the next step */
-  status = s->status;
-  pthread_mutex_unlock(&s->lock);
-  if (status != RTM_OK) goto fail;
+  /* a failed write stops the run at the next step (no job has ticket -1: at once) */
+  RTM_TRY(s->queue.wait(s->queue.queue, -1));
   while (s->next < s->windows) {
     const int k = s->next;
     int first = 0;
     const int count = window_span(s, k, &first);
     const int last = first + count - 1;  /* its last sample */
     if (it >= 0 && last > it + 1) break; /* step it recorded sample it + 1 */
-    pthread_mutex_lock(&s->lock);
-    while (s->written < k - RTM_TRACE_SLOTS + 1 && s->status == RTM_OK)
-      pthread_cond_wait(&s->changed, &s->lock);
-    status = s->status;
-    pthread_mutex_unlock(&s->lock);
-    if (status != RTM_OK) goto fail;
+    window_job_t *job = &s->job[k % RTM_TRACE_SLOTS];
+    RTM_TRY(free_slot(s, job));
     RTM_TRY(copy_window(s, k));
-    pthread_mutex_lock(&s->lock);
-    s->copied = k + 1;
-    pthread_cond_broadcast(&s->changed);
-    pthread_mutex_unlock(&s->lock);
+    *job = (window_job_t){s, k, 0, 0};
+    RTM_TRY(s->queue.submit(s->queue.queue, write_window, job, &job->ticket));
+    job->queued = 1;
     ++s->next;
   }
 fail:
@@ -210,22 +162,14 @@ fail:
 int rtm_trace_stream_finish(rtm_trace_stream_t *s) {
   int status = RTM_OK;
   RTM_TRY(rtm_trace_stream_step(s, -1));
-  RTM_TRY(rtm_trace_stream_stop(s, 0));
+  for (int k = 0; k < RTM_TRACE_SLOTS; ++k)
+    RTM_TRY(free_slot(s, &s->job[k]));
 fail:
   return status;
 }
 
-void rtm_trace_stream_lock(rtm_trace_stream_t *s) {
-  if (s && s->started) pthread_mutex_lock(&s->file_lock);
-}
-
-void rtm_trace_stream_unlock(rtm_trace_stream_t *s) {
-  if (s && s->started) pthread_mutex_unlock(&s->file_lock);
-}
-
 void rtm_trace_stream_destroy(rtm_trace_stream_t *s) {
   if (!s) return;
-  rtm_trace_stream_stop(s, 1);
   for (int f = 0; f < 2; ++f)
     for (int k = 0; k < RTM_TRACE_SLOTS; ++k)
       if (s->slot[f][k]) {
