@@ -87,6 +87,11 @@ typedef struct rtm_backend {
    * p[it-1], adding wavelet sample `it` and recording column it - 1 (iso_cpu.c). Both
    * record every field set_receivers asked for, from the new level. */
   int (*step)(void *state, int it, rtm_region_t region, rtm_direction_t direction);
+  /* The p level the next steps write also goes to `dense` (the backend's device memory,
+   * dense interior [nz_local][ny][nx]) from the steps' own kernels: a source snapshot without
+   * a pass of its own; NULL stops it. RTM_ERR_UNSUPPORTED, nothing logged or changed, where
+   * the backend cannot (the cpu backend's table leaves it NULL). */
+  int (*copy_next_level)(void *state, float *dense);
   /* Whole fields as dense interior arrays [nz_local][ny][nx] (snapshots, checkpoints). */
   int (*read_field)(void *state, rtm_field_t field, rtm_level_t level, float *dense);
   int (*write_field)(void *state, rtm_field_t field, rtm_level_t level, const float *dense);

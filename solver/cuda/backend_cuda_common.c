@@ -477,8 +477,31 @@ static int inject_planes(rtm_cuda_backend_state_t *b, int centre, int it, int z_
       RTM_TRY(rtm_iso_cuda_inject(b->level[f][1 - centre].ptr, b->source_index.ptr,
                                   b->source_coeff.ptr, b->wavelets.ptr, b->source_count,
                                   b->source_taps, b->source_samples, it, begin, end, stream));
+  if (!b->level_copy) return RTM_OK;
+  /* the level copy took the stencil's cells: the injected ones again, as they are now */
+  const rtm_iso_level_copy_t copy = {b->level_copy,          (long long)b->grid.origin_index,
+                                     (long long)b->grid.stride_y, (long long)b->grid.stride_z,
+                                     b->grid.n[0],           b->grid.n[1]};
+  const float *p_new = b->level[RTM_FIELD_P][1 - centre].ptr;
+  if (b->source_width)
+    RTM_TRY(rtm_iso_cuda_copy_taps_based(p_new, b->source_base.ptr, b->source_coeff.ptr,
+                                         b->source_count, b->source_width,
+                                         (long long)b->grid.stride_y, (long long)b->grid.stride_z,
+                                         begin, end, &copy, stream));
+  else
+    RTM_TRY(rtm_iso_cuda_copy_taps(p_new, b->source_index.ptr, b->source_coeff.ptr,
+                                   b->source_count, b->source_taps, begin, end, &copy, stream));
 fail:
   return status;
+}
+
+/* copy_next_level: the p level the next steps write also goes to `dense` in their kernels
+ * (the stencil's store, then the injected cells), where the physics' kernel can. */
+static int cuda_copy_next_level(void *state, float *dense) {
+  rtm_cuda_backend_state_t *b = state;
+  if (!b->physics->copies_level) return RTM_ERR_UNSUPPORTED;
+  b->level_copy = dense;
+  return RTM_OK;
 }
 
 /* ---- phase timing: an event pair around each split step region and each plane copy ---- */
@@ -984,6 +1007,7 @@ const rtm_backend_t rtm_backend_cuda = {
     .set_kernel = cuda_set_kernel,
     .count_nonfinite = cuda_count_nonfinite,
     .copy_traces = cuda_copy_traces,
+    .copy_next_level = cuda_copy_next_level,
     .wait_traces = cuda_wait_traces,
     .destroy = cuda_destroy,
 };

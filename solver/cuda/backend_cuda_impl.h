@@ -80,6 +80,7 @@ typedef struct {
   unsigned trace_fields; /* RTM_FIELD_BIT mask of the recorded fields */
   rtm_allocation_t receiver_index, receiver_weight, traces[RTM_CUDA_FIELDS];
   rtm_allocation_t trace_window; /* copy_traces: a window packed densely, on the copy stream */
+  float *level_copy; /* copy_next_level: the steps' new p level also written here, dense */
 } rtm_cuda_backend_state_t;
 
 /* ---- backend_cuda_common.c: helpers for the physics ---- */
@@ -121,6 +122,7 @@ int rtm_cuda_backend_prefetch(rtm_cuda_backend_state_t *b, const rtm_allocation_
 typedef struct rtm_cuda_physics {
   const char *name;   /* in messages: "iso", "vti/tti" */
   int field_count;    /* fields the kernel updates: 1 (p) or 2 (p and q) */
+  int copies_level;   /* the kernel writes b->level_copy too (copy_next_level) */
   size_t state_bytes; /* of the physics' state (an rtm_cuda_backend_state_t first) */
   /* Ledger labels of the traces of p and q (NULL: the physics has no such field). */
   const char *trace_label[RTM_CUDA_FIELDS];

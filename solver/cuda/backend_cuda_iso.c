@@ -129,6 +129,7 @@ static int iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int
   }
   memcpy(f.stencil, s->stencil, sizeof f.stencil);
   memcpy(f.inv_h2, s->inv_h2, sizeof f.inv_h2);
+  f.level_copy = b->level_copy;
   return rtm_iso_cuda_step(&b->grid, &b->kernel, &f, backward, z_begin, z_end, stream);
 }
 
@@ -159,6 +160,7 @@ static void iso_describe(const rtm_cuda_backend_state_t *b, const struct cudaDev
 const rtm_cuda_physics_t rtm_cuda_physics_iso = {
     .name = "iso",
     .field_count = 1, /* p: iso has no q */
+    .copies_level = 1,
     .state_bytes = sizeof(iso_state_t),
     .trace_label = {"traces", NULL},
     .prepare = iso_prepare,

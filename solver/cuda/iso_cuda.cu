@@ -22,6 +22,7 @@ constexpr int SYNC_SLOTS = R + 2;
 
 struct IsoArgs {
   float *p_other;
+  float *level_copy; /* NULL, or p_other's new cells also here, dense (rtm_iso_fields_t) */
   const float *p;
   const float *v2dt2;
   ZmarchDomain domain;
@@ -137,6 +138,20 @@ static __device__ __forceinline__ void store4(float *dst, int lanes, float4 out)
   }
 }
 
+/* The new cells of plane k also into the dense copy, when the step takes one: one float4
+ * when the dense rows keep 16-byte alignment (nx a multiple of VEC), else lane by lane. */
+static __device__ __forceinline__ void copy_level4(const IsoArgs &a, int k, int iy, int ix,
+                                                   int lanes, float4 out) {
+  if (!a.level_copy) return;
+  float *dst = a.level_copy + ((long long)k * a.domain.ny + iy) * a.domain.nx + ix;
+  if (a.domain.nx % VEC == 0) {
+    store4(dst, lanes, out);
+    return;
+  }
+  for (int c = 0; c < lanes; ++c)
+    dst[c] = lane(out, c);
+}
+
 /* One 16-byte chunk of a tile: a cp.async copy (ldgsts) or a load and a store (sync); zeros
  * when not `valid`. */
 template <int HALO>
@@ -240,8 +255,10 @@ static __device__ __forceinline__ void wait_ring_copies(int stages) {
  * queue, global loads and stores). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1
  * from plane zb0 - R; plane j lives in ring slot j % slots. Iteration i makes plane i the
  * front of the register queue and computes plane i - R once the queue is full.
- * MULTI: a thread copies more than MAX_CHUNKS 16-byte chunks of each tile. */
-template <int HALO, bool MULTI>
+ * MULTI: a thread copies more than MAX_CHUNKS 16-byte chunks of each tile. COPY: the new
+ * cells also go to the level copy (a snapshot taken in the step); an instance of its own,
+ * so that the steps without one keep their code (the test in the loop cost 6% of bench). */
+template <int HALO, bool MULTI, bool COPY>
 static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a) {
   extern __shared__ __align__(1024) float smem[];
   const int bx = VEC * blockDim.x, by = blockDim.y;
@@ -316,6 +333,7 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
       const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, z, pp_cur,
                                  v_cur, exy, ez_cur, damped_xy);
       store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
+      if (COPY) copy_level4(a, k, iy, ix, lanes, out);
     }
     pp_cur = pp_next;
     v_cur = v_next;
@@ -404,8 +422,8 @@ iso_tma_produce(const IsoTmaBlock &b, const CUtensorMap &p_map, const CUtensorMa
  * block-wide barrier, and the producer runs up to S - 1 planes ahead of the slowest one.
  * Measured on an H100 (run/results/kernels.md): marking p[n-1] and v^2 dt^2 evict-first in
  * L2 cost 13% of the throughput, and launching the z-chunks of a column side by side cost
- * 10% (y neighbours no longer in step); neither is done. */
-template <int S>
+ * 10% (y neighbours no longer in step); neither is done. COPY as iso_zmarch's. */
+template <int S, bool COPY>
 static __global__ void __launch_bounds__(MAX_THREADS + 32)
     iso_zmarch_tma(const IsoArgs a, const __grid_constant__ CUtensorMap p_map,
                    const __grid_constant__ CUtensorMap pp_map,
@@ -462,6 +480,7 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
         const float4 out = update4(a, b.p_ring + centre_slot * b.slot_floats + row_offset, b.tw, z,
                                    pp, v, exy, ez, damped_xy);
         store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
+        if (COPY) copy_level4(a, k, iy, ix, lanes, out);
       }
     }
     mbar_arrive(&b.empty_p[centre_slot]);
@@ -487,6 +506,16 @@ static __global__ void inject_kernel(float *field, const size_t *tap_index, cons
  * reads its weight alone (4 bytes, not 12). A tap of weight 0 (outside the volume or this
  * rank's planes) is skipped before its index is formed. */
 template <int WIDTH>
+static __device__ __forceinline__ long long based_index(const long long *base_index, long long t,
+                                                        long long stride_y, long long stride_z) {
+  constexpr int TAPS = WIDTH * WIDTH * WIDTH;
+  const long long p = t / TAPS;
+  const int r = (int)(t - p * TAPS);
+  return base_index[p] + (r / (WIDTH * WIDTH)) * stride_z + (r / WIDTH % WIDTH) * stride_y +
+         r % WIDTH;
+}
+
+template <int WIDTH>
 static __global__ void inject_based_kernel(float *field, const long long *base_index,
                                            const float *tap_coeff, const float *wavelets,
                                            long long all_taps, long long stride_y,
@@ -497,12 +526,46 @@ static __global__ void inject_based_kernel(float *field, const long long *base_i
   if (t >= all_taps) return;
   const float c = tap_coeff[t];
   if (c == 0.f) return;
-  const long long p = t / TAPS;
-  const int r = (int)(t - p * TAPS);
-  const long long index =
-      base_index[p] + (r / (WIDTH * WIDTH)) * stride_z + (r / WIDTH % WIDTH) * stride_y + r % WIDTH;
+  const long long index = based_index<WIDTH>(base_index, t, stride_y, stride_z);
   if (index < (long long)index_begin || index >= (long long)index_end) return;
-  atomicAdd(&field[index], c * wavelets[(size_t)p * samples + sample]);
+  atomicAdd(&field[index], c * wavelets[(size_t)(t / TAPS) * samples + sample]);
+}
+
+/* A level copy's cell (rtm_iso_level_copy_t) made the field's again after the injection
+ * changed it: the interior cell at padded index `index`. */
+static __device__ __forceinline__ void copy_cell(const float *field, const rtm_iso_level_copy_t &copy,
+                                                 long long index) {
+  const long long at = index - copy.origin;
+  if (at < 0) return;
+  const long long iz = at / copy.stride_z, iy = at % copy.stride_z / copy.stride_y;
+  const long long ix = at % copy.stride_y;
+  if (ix >= copy.nx || iy >= copy.ny) return; /* the x/y halo: no interior cell */
+  copy.dense[(iz * copy.ny + iy) * copy.nx + ix] = field[index];
+}
+
+/* inject_kernel's taps, their cells copied into the level copy once injected. */
+static __global__ void copy_taps_kernel(const float *field, const size_t *tap_index,
+                                        const float *tap_coeff, long long all_taps,
+                                        size_t index_begin, size_t index_end,
+                                        rtm_iso_level_copy_t copy) {
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (t >= all_taps) return;
+  if (tap_coeff[t] == 0.f || tap_index[t] < index_begin || tap_index[t] >= index_end) return;
+  copy_cell(field, copy, (long long)tap_index[t]);
+}
+
+/* inject_based_kernel's taps, the same. */
+template <int WIDTH>
+static __global__ void copy_taps_based_kernel(const float *field, const long long *base_index,
+                                              const float *tap_coeff, long long all_taps,
+                                              long long stride_y, long long stride_z,
+                                              size_t index_begin, size_t index_end,
+                                              rtm_iso_level_copy_t copy) {
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (t >= all_taps || tap_coeff[t] == 0.f) return;
+  const long long index = based_index<WIDTH>(base_index, t, stride_y, stride_z);
+  if (index < (long long)index_begin || index >= (long long)index_end) return;
+  copy_cell(field, copy, index);
 }
 
 /* Receiver recording: one thread per receiver, its taps summed without FMA as the cpu
@@ -650,10 +713,23 @@ fail:
 
 template <int HALO> static int prepare_kernels(size_t shared_bytes) {
   int status = RTM_OK;
-  RTM_TRY(rtm_cuda_kernel_prepare((const void *)iso_zmarch<HALO, false>, shared_bytes,
-                                  (rtm_halo_t)HALO));
-  RTM_TRY(rtm_cuda_kernel_prepare((const void *)iso_zmarch<HALO, true>, shared_bytes,
-                                  (rtm_halo_t)HALO));
+  const void *kernels[4] = {(const void *)iso_zmarch<HALO, false, false>,
+                            (const void *)iso_zmarch<HALO, true, false>,
+                            (const void *)iso_zmarch<HALO, false, true>,
+                            (const void *)iso_zmarch<HALO, true, true>};
+  for (int k = 0; k < 4; ++k)
+    RTM_TRY(rtm_cuda_kernel_prepare(kernels[k], shared_bytes, (rtm_halo_t)HALO));
+  return RTM_OK;
+fail:
+  return status;
+}
+
+template <int S> static int prepare_tma_kernels(size_t shared_bytes) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_cuda_kernel_prepare((const void *)iso_zmarch_tma<S, false>, shared_bytes,
+                                  RTM_HALO_TMA));
+  RTM_TRY(rtm_cuda_kernel_prepare((const void *)iso_zmarch_tma<S, true>, shared_bytes,
+                                  RTM_HALO_TMA));
   return RTM_OK;
 fail:
   return status;
@@ -670,9 +746,7 @@ extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
   case RTM_HALO_SYNC: RTM_TRY(prepare_kernels<RTM_HALO_SYNC>(bytes)); break;
   case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernels<RTM_HALO_LDGSTS>(bytes)); break;
   case RTM_HALO_TMA:
-    RTM_TRY(rtm_cuda_kernel_prepare(shape->stages == 2 ? (const void *)iso_zmarch_tma<2>
-                                                       : (const void *)iso_zmarch_tma<3>,
-                                    bytes, RTM_HALO_TMA));
+    RTM_TRY(shape->stages == 2 ? prepare_tma_kernels<2>(bytes) : prepare_tma_kernels<3>(bytes));
     break;
   }
   return RTM_OK;
@@ -726,6 +800,7 @@ static IsoArgs iso_args(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
                         const rtm_iso_fields_t *fields, int backward, int z_begin, int z_end) {
   IsoArgs a = zmarch_args<IsoArgs>(grid, fields->eta_dt, shape->zblock, backward, z_begin, z_end);
   a.p_other = fields->p_other;
+  a.level_copy = fields->level_copy;
   a.p = fields->p;
   a.v2dt2 = fields->v2dt2;
   a.stages = shape->stages;
@@ -744,17 +819,21 @@ static int iso_launch_ring(const IsoArgs &a, const rtm_iso_shape_t *shape, cudaS
   const dim3 blocks = zmarch_blocks(a.domain, bx, by);
   const size_t shared = rtm_iso_cuda_shared_bytes(shape);
   const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > MAX_CHUNKS * (bx / VEC) * by;
+  /* the instance for the halo, the tile's chunks and whether the step copies its level */
+  const int which = (multi ? 1 : 0) + (a.level_copy ? 2 : 0);
+  void (*const sync[4])(IsoArgs) = {iso_zmarch<RTM_HALO_SYNC, false, false>,
+                                    iso_zmarch<RTM_HALO_SYNC, true, false>,
+                                    iso_zmarch<RTM_HALO_SYNC, false, true>,
+                                    iso_zmarch<RTM_HALO_SYNC, true, true>};
+  void (*const ldgsts[4])(IsoArgs) = {iso_zmarch<RTM_HALO_LDGSTS, false, false>,
+                                      iso_zmarch<RTM_HALO_LDGSTS, true, false>,
+                                      iso_zmarch<RTM_HALO_LDGSTS, false, true>,
+                                      iso_zmarch<RTM_HALO_LDGSTS, true, true>};
   if (shape->halo == RTM_HALO_SYNC) {
-    if (multi)
-      iso_zmarch<RTM_HALO_SYNC, true><<<blocks, block, shared, s>>>(a);
-    else
-      iso_zmarch<RTM_HALO_SYNC, false><<<blocks, block, shared, s>>>(a);
+    sync[which]<<<blocks, block, shared, s>>>(a);
     RTM_CUDA_TRY_LAUNCH("iso_zmarch<sync>");
   } else {
-    if (multi)
-      iso_zmarch<RTM_HALO_LDGSTS, true><<<blocks, block, shared, s>>>(a);
-    else
-      iso_zmarch<RTM_HALO_LDGSTS, false><<<blocks, block, shared, s>>>(a);
+    ldgsts[which]<<<blocks, block, shared, s>>>(a);
     RTM_CUDA_TRY_LAUNCH("iso_zmarch<ldgsts>");
   }
   return RTM_OK;
@@ -781,10 +860,14 @@ static int iso_launch_tma(IsoArgs a, const rtm_iso_shape_t *shape, const rtm_iso
   a.block_y = by;
   a.tiles_x = (int)blocks.x;
   a.tiles = (int)(blocks.x * blocks.y);
-  if (shape->stages == 2)
-    iso_zmarch_tma<2><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+  if (shape->stages == 2 && a.level_copy)
+    iso_zmarch_tma<2, true><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+  else if (shape->stages == 2)
+    iso_zmarch_tma<2, false><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+  else if (a.level_copy)
+    iso_zmarch_tma<3, true><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
   else
-    iso_zmarch_tma<3><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+    iso_zmarch_tma<3, false><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
   RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
   return RTM_OK;
 fail:
@@ -847,6 +930,35 @@ extern "C" int rtm_iso_cuda_inject_based(float *field, const long long *base_ind
            (cudaStream_t)stream>>>(field, base_index, tap_coeff, wavelets, all_taps, stride_y,
                                    stride_z, samples, sample, index_begin, index_end);
   return launch_status("inject_based_kernel");
+}
+
+extern "C" int rtm_iso_cuda_copy_taps(const float *field, const size_t *tap_index,
+                                      const float *tap_coeff, int count, int taps,
+                                      size_t index_begin, size_t index_end,
+                                      const rtm_iso_level_copy_t *copy, void *stream) {
+  if (count <= 0 || index_begin >= index_end) return RTM_OK;
+  const long long all_taps = (long long)count * taps;
+  copy_taps_kernel<<<(unsigned)((all_taps + POINT_THREADS - 1) / POINT_THREADS), POINT_THREADS,
+                     0, (cudaStream_t)stream>>>(field, tap_index, tap_coeff, all_taps,
+                                                index_begin, index_end, *copy);
+  return launch_status("copy_taps_kernel");
+}
+
+extern "C" int rtm_iso_cuda_copy_taps_based(const float *field, const long long *base_index,
+                                            const float *tap_coeff, int count, int width,
+                                            long long stride_y, long long stride_z,
+                                            size_t index_begin, size_t index_end,
+                                            const rtm_iso_level_copy_t *copy, void *stream) {
+  if (count <= 0 || index_begin >= index_end) return RTM_OK;
+  const auto kernel =
+      by_width(width, "copy_taps_based", &copy_taps_based_kernel<2>, &copy_taps_based_kernel<4>,
+               &copy_taps_based_kernel<6>, &copy_taps_based_kernel<8>);
+  if (!kernel) return RTM_ERR_INTERNAL;
+  const long long all_taps = (long long)count * width * width * width;
+  kernel<<<(unsigned)((all_taps + POINT_THREADS - 1) / POINT_THREADS), POINT_THREADS, 0,
+           (cudaStream_t)stream>>>(field, base_index, tap_coeff, all_taps, stride_y, stride_z,
+                                   index_begin, index_end, *copy);
+  return launch_status("copy_taps_based_kernel");
 }
 
 extern "C" int rtm_iso_cuda_record_separable(const float *field, const long long *base_index,

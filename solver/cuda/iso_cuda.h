@@ -68,6 +68,8 @@ typedef struct {
                                               for sync and ldgsts */
   float stencil[RTM_RADIUS + 1];           /* rtm_fd2_coeff in float */
   float inv_h2[3];                         /* 1 / h_a^2 in float */
+  float *level_copy; /* NULL, or the new level's interior cells written here too, dense
+                        [nz_local][ny][nx] (a source snapshot taken in the step) */
 } rtm_iso_fields_t;
 
 /* Name to enum; RTM_ERR_CONFIG naming kernel.halo when unknown. */
@@ -136,6 +138,24 @@ int rtm_iso_cuda_inject_based(float *field, const long long *base_index, const f
                               const float *wavelets, int count, int width, long long stride_y,
                               long long stride_z, int samples, int sample, size_t index_begin,
                               size_t index_end, void *stream);
+
+/* A step's new level copied, dense [nz_local][ny][nx], to `dense`: the padded layout's
+ * origin and strides map a padded index there (a source snapshot taken in the step). */
+typedef struct {
+  float *dense;
+  long long origin, stride_y, stride_z;
+  int nx, ny;
+} rtm_iso_level_copy_t;
+
+/* The cells rtm_iso_cuda_inject (or _inject_based, with the same arguments) injected into,
+ * copied from `field` into the level copy once they hold the injection. */
+int rtm_iso_cuda_copy_taps(const float *field, const size_t *tap_index, const float *tap_coeff,
+                           int count, int taps, size_t index_begin, size_t index_end,
+                           const rtm_iso_level_copy_t *copy, void *stream);
+int rtm_iso_cuda_copy_taps_based(const float *field, const long long *base_index,
+                                 const float *tap_coeff, int count, int width, long long stride_y,
+                                 long long stride_z, size_t index_begin, size_t index_end,
+                                 const rtm_iso_level_copy_t *copy, void *stream);
 
 /* traces[r * trace_length + sample] = sum over the planes of receiver r's taps (`taps` a
  * receiver, `per_plane` a plane, rtm_points_t) of sum_k tap_weight[k] field[tap_index[k]],

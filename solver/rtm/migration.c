@@ -344,6 +344,8 @@ static int forward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, v
   int status = RTM_OK;
   rtm_propagator_t *s = &m->source;
   for (int it = 0; it < m->steps; ++it) {
+    if (m->reconstruction->before_forward)
+      RTM_TRY(m->reconstruction->before_forward(m->reconstruction_state, s, it + 1));
     RTM_TRY(rtm_propagator_step(s, it, RTM_FORWARD)); /* with the z-slabs' exchange */
     RTM_TRY(m->reconstruction->after_forward(m->reconstruction_state, s, it + 1));
     if (progress) progress(context, it + 1);

@@ -50,6 +50,9 @@ typedef struct {
    * that shrink it, one clause for the preflight's refusal. May be NULL. */
   void (*advise)(const rtm_reconstruction_plan_t *plan, size_t available, char *text, size_t size);
   int (*create)(const rtm_reconstruction_plan_t *plan, void **state);
+  /* Before the forward step that makes level n (a snapshot may be taken in that step's own
+   * kernels, rtm_backend_ops_t's copy_next_level); NULL: nothing to do. */
+  int (*before_forward)(void *state, rtm_propagator_t *source, int n);
   int (*after_forward)(void *state, rtm_propagator_t *source, int n);
   int (*source_at)(void *state, rtm_propagator_t *source, int n, int wanted, const float **volume,
                    rtm_layout_t *layout);

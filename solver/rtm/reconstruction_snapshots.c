@@ -16,6 +16,7 @@ typedef struct {
   rtm_snapshots_t *store;
   const rtm_grid_t *grid;
   int imaging_step;
+  int in_step; /* the step under way writes its new level into the slot itself */
 } snapshots_state_t;
 
 static size_t snapshots_bytes(const rtm_reconstruction_plan_t *plan, int *on_device) {
@@ -55,11 +56,29 @@ fail:
   return status;
 }
 
+/* Level n of an imaging step written into its slot by the step itself, where the backend
+ * can (fp32 slots on its device): no pack after it (a 512^3 pack read and wrote 1.07 GB,
+ * 0.5 s of an 8-shot survey's forward passes on an H200). */
+static int snapshots_before_forward(void *state, rtm_propagator_t *source, int n) {
+  snapshots_state_t *s = state;
+  if (n % s->imaging_step != 0 || !source->backend->copy_next_level) return RTM_OK;
+  float *slot = rtm_snapshots_device_slot(s->store, n / s->imaging_step - 1);
+  if (!slot) return RTM_OK;
+  const int status = source->backend->copy_next_level(source->state, slot);
+  if (status == RTM_ERR_UNSUPPORTED) return RTM_OK; /* packed after the step */
+  s->in_step = status == RTM_OK;
+  return status;
+}
+
 static int snapshots_after_forward(void *state, rtm_propagator_t *source, int n) {
   int status = RTM_OK;
   snapshots_state_t *s = state;
   rtm_field_view_t view;
   if (n % s->imaging_step != 0) return RTM_OK;
+  if (s->in_step) { /* taken by the step: the next steps write no copy */
+    s->in_step = 0;
+    return source->backend->copy_next_level(source->state, NULL);
+  }
   RTM_TRY(source->backend->view_field(source->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   RTM_TRY(rtm_snapshots_save(s->store, n / s->imaging_step - 1, &view));
 fail:
@@ -90,6 +109,7 @@ const rtm_reconstruction_ops_t rtm_reconstruction_snapshots = {
     .bytes = snapshots_bytes,
     .advise = snapshots_advise,
     .create = snapshots_create,
+    .before_forward = snapshots_before_forward,
     .after_forward = snapshots_after_forward,
     .source_at = snapshots_source_at,
     .finish_shot = NULL,

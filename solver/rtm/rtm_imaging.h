@@ -102,6 +102,9 @@ size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const 
                            rtm_precision_t precision);
 /* Slot `slot` := the interior of a field view (padded, in the fields' memory). */
 int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view);
+/* Slot `slot` as a dense fp32 volume in device memory that a step may write itself (the
+ * store's slots are fp32 on the device), else NULL. */
+float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot);
 /* Slot `slot` as fp32 in the fields' memory: the slot itself when it is fp32 there, else
  * converted or copied into the staging volume (valid until the next get). Layout: dense. */
 int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume);

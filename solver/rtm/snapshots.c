@@ -201,6 +201,13 @@ fail:
   return status;
 }
 
+float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot) {
+  if (store->device < 0 || store->host_slots_of_device || store->precision != RTM_PRECISION_FP32 ||
+      check_slot(store, slot, "rtm_snapshots_device_slot") != RTM_OK)
+    return NULL;
+  return slot_at(store, slot);
+}
+
 int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view) {
   int status = RTM_OK;
   RTM_TRY(check_slot(store, slot, "rtm_snapshots_save"));
