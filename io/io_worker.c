@@ -29,7 +29,7 @@ struct rtm_io_worker {
 
 static void *work(void *argument) {
   rtm_io_worker_t *w = argument;
-  rtm_h5_quiet(); /* a thread-safe HDF5 keeps an error stack a thread, printing by default */
+  int quiet = 0;
   pthread_mutex_lock(&w->lock);
   for (;;) {
     while (w->done == w->queued && !w->stop)
@@ -40,6 +40,14 @@ static void *work(void *argument) {
     void *context = w->context[ticket % QUEUE];
     const int failed = w->status != RTM_OK;
     pthread_mutex_unlock(&w->lock);
+    /* a thread-safe HDF5 keeps an error stack a thread, printing by default: silenced here,
+     * with the first job, when the queue's rule keeps the other threads out of HDF5 (at
+     * the thread's start a parallel HDF5, not thread-safe, failed beside the caller's
+     * calls) */
+    if (!failed && !quiet) {
+      rtm_h5_quiet();
+      quiet = 1;
+    }
     const int status = failed ? RTM_OK : job(context);
     pthread_mutex_lock(&w->lock);
     if (status != RTM_OK && w->status == RTM_OK) w->status = status;
