@@ -357,7 +357,8 @@ fail:
 
 static void release_run(migrate_run_t *run) {
   rtm_io_worker_destroy(run->worker); /* its jobs run first: they use what follows */
-  rtm_migrate_release_reads(run);
+  run->worker = NULL;
+  rtm_migrate_release_reads(run); /* a gather read ahead and not taken */
   if (run->output) rtm_output_close(run->output, 0);
   rtm_io_outputs_free(run->outputs); /* a failed run's partial files */
   rtm_io_unlock_name(&run->lock);

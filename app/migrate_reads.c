@@ -4,16 +4,21 @@
 #include "migrate_run.h"
 #include "rtm_status.h"
 
+/* The I/O thread's job. Its status stays in the slot, not the queue's: a gather that cannot
+ * be read fails the run when its shot comes, but the state saved behind the shot before it
+ * is still written. */
 static int read_gather(void *context) {
   migrate_read_t *read = context;
-  return rtm_io_read_shot(read->path, read->shot, "p", &read->gather);
+  read->status = rtm_io_read_shot(read->path, read->shot, "p", &read->gather);
+  return RTM_OK;
 }
 
-/* The gather read ahead, if any, dropped (once its job has run: the job owns it till then). */
+/* The gather read ahead, if any, dropped (once its job has run: the job owns it till then;
+ * with no thread left, it has). */
 static int drop_read(migrate_run_t *run) {
   migrate_read_t *read = &run->read;
   if (read->shot < 0) return RTM_OK;
-  const int status = rtm_io_worker_wait(run->worker, read->ticket);
+  const int status = run->worker ? rtm_io_worker_wait(run->worker, read->ticket) : RTM_OK;
   rtm_io_gather_release(&read->gather);
   read->shot = -1;
   return status;
@@ -36,6 +41,12 @@ int rtm_migrate_take_gather(migrate_run_t *run, int shot, rtm_io_gather_t *gathe
   migrate_read_t *read = &run->read;
   RTM_TRY(rtm_migrate_read_ahead(run, shot));
   RTM_TRY(rtm_io_worker_wait(run->worker, read->ticket));
+  if (read->status != RTM_OK) {
+    status = read->status;
+    rtm_io_gather_release(&read->gather);
+    read->shot = -1;
+    goto fail;
+  }
   *gather = read->gather; /* the caller's now */
   read->gather = (rtm_io_gather_t){0};
   read->shot = -1;

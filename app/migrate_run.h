@@ -15,6 +15,7 @@ typedef struct {
   const char *path; /* rtm.observed */
   int shot;         /* -1: none queued or held */
   long ticket;
+  int status;       /* the read's, once its job has run */
   rtm_io_gather_t gather;
 } migrate_read_t;
 

@@ -10,7 +10,6 @@
 #include <unistd.h> /* access */
 
 #include "migrate_run.h"
-#include "rtm_memory.h" /* rtm_mem_host_pin */
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 
@@ -243,20 +242,16 @@ static void count_save(migrate_run_t *run, int completed) {
 
 /* After a shot, under several ranks: the sums so far and the shots they hold into
  * OUTPUT.resume.h5, there and then (the slabs travel to rank 0 in collective calls, which
- * stay on the stepping thread). With shot groups the groups' sums meet here: the first
- * group goes on from their total and the others from zero, as a run resumed from this state
- * does, so that either ends with the same image, bit for bit. */
+ * stay on the stepping thread). With shot groups the groups' sums are added for the file
+ * only: each group goes on from its own, so that the image does not depend on when the
+ * saves came (a wall-clock cadence); a run resumed from the state starts the first group
+ * from the total and the others from zero, and adds the shots in another order (within
+ * float rounding of the uninterrupted image, not bit for bit). */
 int rtm_migrate_save_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   const double start_s = rtm_wall_seconds();
   RTM_TRY(rtm_migrate_settle_saves(run)); /* the slabs free, no HDF5 call under way */
   RTM_TRY(rtm_migrate_read_sums(run, 1, 1));
-  if (rtm_mpi_groups(run->mpi) > 1) {
-    if (rtm_mpi_group(run->mpi) == 0)
-      RTM_TRY(rtm_migration_load(run->migration, run->slab_image, run->slab_illumination));
-    else
-      RTM_TRY(rtm_migration_clear(run->migration));
-  }
   if (rtm_mpi_group(run->mpi) == 0) RTM_TRY(write_state(run, completed));
   run->held_shots = completed;
   run->last_save_s = rtm_wall_seconds();
@@ -276,24 +271,25 @@ static int save_behind(void *context) {
   return status;
 }
 
-/* The I/O thread's job: the host slabs page-locked (0.2 s at 512^3, behind the first shot). */
+/* The I/O thread's job: the host slabs page-locked (0.2 s at 512^3, behind the first shot)
+ * from the migration's device; memory that cannot be locked is used as it is. */
 static int pin_slabs(void *context) {
   migrate_run_t *run = context;
   const size_t bytes = run->local_cells * sizeof(float);
-  int status = RTM_OK;
-  RTM_TRY(rtm_mem_host_pin(run->slab_image, bytes, "the image's host slab"));
-  if (rtm_mem_host_pin(run->slab_illumination, bytes, "the illumination's host slab") != RTM_OK) {
-    rtm_mem_host_unpin(run->slab_image);
-    RTM_FAIL(RTM_ERR_NOMEM, "the image's host slabs (2 x %.3g GB) could not be page-locked",
-             bytes / 1e9);
-  }
-  run->pinned = 1; /* read once the thread has ended, or after a wait for this job */
-fail:
+  const int status = rtm_migration_pin_host(run->migration, run->slab_image,
+                                            run->slab_illumination, bytes, &run->pinned);
+  if (status == RTM_OK && !run->pinned)
+    rtm_log_warning("the image's host slabs (2 x %.3g GB) could not be page-locked: each "
+                    "shot's sums reach them while the GPU waits",
+                    bytes / 1e9);
   return status;
 }
 
 int rtm_migrate_pin_slabs(migrate_run_t *run) {
-  if (strcmp(rtm_migration_backend(run->migration), "cuda") != 0) return RTM_OK;
+  /* only one rank holds its sums between saves (rtm_migrate_hold_sums) */
+  if (strcmp(rtm_migration_backend(run->migration), "cuda") != 0 ||
+      rtm_mpi_world_size(run->mpi) > 1)
+    return RTM_OK;
   run->pin_queued = 1;
   return rtm_io_worker_submit(run->worker, pin_slabs, run, &run->pin_ticket);
 }
@@ -354,7 +350,8 @@ fail:
  * when they are newer than the last save, into OUTPUT.resume.h5. */
 int rtm_migrate_save_held(migrate_run_t *run) {
   int status = RTM_OK;
-  if (rtm_mpi_world_size(run->mpi) > 1) return RTM_OK;
+  /* stopped in its set-up: no sums, no thread yet */
+  if (rtm_mpi_world_size(run->mpi) > 1 || !run->migration || !run->worker) return RTM_OK;
   RTM_TRY(rtm_migrate_settle_saves(run));
   if (run->held_shots <= run->saved_shots) return RTM_OK;
   RTM_TRY(write_state(run, run->held_shots));

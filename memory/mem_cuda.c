@@ -339,6 +339,12 @@ fail:
   return status;
 }
 
+int rtm_mem_host_try_pin(void *ptr, size_t bytes) {
+  if (cudaHostRegister(ptr, bytes, cudaHostRegisterPortable) == cudaSuccess) return RTM_OK;
+  (void)cudaGetLastError(); /* not sticky: cleared for the calls that follow */
+  return RTM_ERR_NOMEM;
+}
+
 void rtm_mem_host_unpin(void *ptr) {
   cudaHostUnregister(ptr);
 }

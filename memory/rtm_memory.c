@@ -128,6 +128,12 @@ int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label) {
   return RTM_OK;
 }
 
+int rtm_mem_host_try_pin(void *ptr, size_t bytes) {
+  (void)ptr;
+  (void)bytes;
+  return RTM_OK;
+}
+
 void rtm_mem_host_unpin(void *ptr) {
   (void)ptr;
 }

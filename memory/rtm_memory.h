@@ -92,6 +92,9 @@ void *rtm_mem_host_large(size_t bytes);
  * released again (cudaHostRegister, cudaHostUnregister); without CUDA in the build nothing
  * is copied asynchronously and both do nothing. */
 int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label);
+/* rtm_mem_host_pin without a word on failure (RTM_ERR_NOMEM): for memory that works unpinned
+ * too, only slower. */
+int rtm_mem_host_try_pin(void *ptr, size_t bytes);
 void rtm_mem_host_unpin(void *ptr);
 
 void rtm_mem_ledger_init(rtm_mem_ledger_t *ledger);

@@ -869,6 +869,7 @@ fail:
 static int cuda_reset(void *state) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
+  b->level_copy = NULL; /* a copy asked for by a shot that failed within its step */
   RTM_TRY(join_edges(b));
   for (int f = 0; f < b->physics->field_count; ++f) {
     for (int l = 0; l < 2; ++l)

@@ -510,6 +510,22 @@ fail:
   return status;
 }
 
+int rtm_migration_pin_host(const rtm_migration_t *m, float *image, float *illumination,
+                           size_t bytes, int *pinned) {
+  int status = RTM_OK;
+  *pinned = 0;
+  if (m->device < 0) return RTM_OK;
+  RTM_TRY(rtm_imaging_cuda_use_device(m->device)); /* not device 0's context by default */
+  if (rtm_mem_host_try_pin(image, bytes) != RTM_OK) return RTM_OK;
+  if (rtm_mem_host_try_pin(illumination, bytes) != RTM_OK) {
+    rtm_mem_host_unpin(image);
+    return RTM_OK;
+  }
+  *pinned = 1;
+fail:
+  return status;
+}
+
 int rtm_migration_hold(rtm_migration_t *m, float *image, float *illumination) {
   m->held_image = image;
   m->held_illumination = illumination;
@@ -518,6 +534,7 @@ int rtm_migration_hold(rtm_migration_t *m, float *image, float *illumination) {
 
 int rtm_migration_hold_wait(rtm_migration_t *m) {
   int status = RTM_OK;
+  if (!m) return RTM_OK; /* a run stopped before its migration was made */
   RTM_TRY(rtm_image_hold_wait(m->image));
   zero_layer(&m->grid, m->source.boundary.width_cells, m->held_image);
   zero_layer(&m->grid, m->source.boundary.width_cells, m->held_illumination);

@@ -78,6 +78,12 @@ int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumina
  * them. The arrays must not be touched in between. */
 int rtm_migration_hold(rtm_migration_t *migration, float *image, float *illumination);
 int rtm_migration_hold_wait(rtm_migration_t *migration);
+/* Host arrays of `bytes` each page-locked for rtm_migration_hold's copies, from the
+ * migration's device (any thread may call it); *pinned says whether they are (on the cpu
+ * backend, or when the memory could not be locked, they stay as they are: the copies then
+ * work, only not behind the steps). rtm_mem_host_unpin each when *pinned. */
+int rtm_migration_pin_host(const rtm_migration_t *migration, float *image, float *illumination,
+                           size_t bytes, int *pinned);
 /* The accumulation so far, from the host (a resumed run's sums). */
 int rtm_migration_load(rtm_migration_t *migration, const float *image, const float *illumination);
 /* Zeroes the accumulation (the next shot's image on its own). */
