@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "migrate_run.h"
+#include "rtm_memory.h" /* rtm_mem_host_large */
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 
@@ -74,7 +75,8 @@ int rtm_migrate_write_image(migrate_run_t *run) {
     RTM_TRY(rtm_image_compensate(run->mpi, run->slab_image, run->slab_illumination,
                                  run->local_cells, run->cfg.rtm.illumination_eps));
   if (run->cfg.rtm.laplacian) {
-    scratch = malloc(rtm_image_laplacian_scratch_cells(&run->grid) * sizeof *scratch);
+    /* huge pages: its first touch, the copy of the image into it, faults every 2 MiB */
+    scratch = rtm_mem_host_large(rtm_image_laplacian_scratch_cells(&run->grid) * sizeof *scratch);
     if (!scratch) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image filter");
     RTM_TRY(
         rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->slab_image, scratch));
