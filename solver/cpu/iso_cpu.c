@@ -75,6 +75,30 @@ fail:
   return status;
 }
 
+/* One row of the update: q holds the other level on entry and the new one on exit, p the
+ * centre level, v2 v^2 dt^2, eta_x the row's x profile; eta_y + eta_z are the row's (added
+ * in that order after eta_x, as the formula reads). */
+RTM_SIMD_CLONES static void iso_row(float *restrict q, const float *restrict p,
+                                    const float *restrict v2, const float *restrict eta_x,
+                                    float eta_y, float eta_z, float sign, long nx,
+                                    const long stride[3], const float c[RTM_RADIUS + 1],
+                                    const float inv_h2[3]) {
+  RTM_OMP_SIMD
+  for (long ix = 0; ix < nx; ++ix) {
+    float lap = 0.0f;
+    for (int a = 0; a < 3; ++a) {
+      float d2 = c[0] * p[ix];
+      for (int k = 1; k <= RTM_RADIUS; ++k)
+        d2 += c[k] * (p[ix + k * stride[a]] + p[ix - k * stride[a]]);
+      lap += d2 * inv_h2[a];
+    }
+    /* sd = +d forward, -d backward: negation is exact, so 1 - sd and 1 + sd are the
+     * two formulas' factors bit for bit, and the loop has no branch (it vectorises) */
+    const float sd = sign * (eta_x[ix] + eta_y + eta_z);
+    q[ix] = (2.0f * p[ix] - (1.0f - sd) * q[ix] + v2[ix] * lap) / (1.0f + sd);
+  }
+}
+
 /* Updates local planes [z_begin, z_end): `out` holds the other level (p[n-1] forward,
  * p[n+1] backward) on entry and the new level on exit; `centre` holds p[n]. */
 static void iso_update(void *state, long z_begin, long z_end, rtm_direction_t direction) {
@@ -99,23 +123,8 @@ static void iso_update(void *state, long z_begin, long z_end, rtm_direction_t di
   for (long iz = z_begin; iz < z_end; ++iz) {
     for (long iy = 0; iy < ny; ++iy) {
       const size_t row = rtm_grid_index(g, 0, iy, iz);
-      const float *restrict p = centre + row;
-      const float *restrict v2 = vp2dt2 + row;
-      float *restrict q = out + row;
-      RTM_OMP_SIMD
-      for (long ix = 0; ix < nx; ++ix) {
-        float lap = 0.0f;
-        for (int a = 0; a < 3; ++a) {
-          float d2 = c[0] * p[ix];
-          for (int k = 1; k <= RTM_RADIUS; ++k)
-            d2 += c[k] * (p[ix + k * stride[a]] + p[ix - k * stride[a]]);
-          lap += d2 * inv_h2[a];
-        }
-        /* sd = +d forward, -d backward: negation is exact, so 1 - sd and 1 + sd are the
-         * two formulas' factors bit for bit, and the loop has no branch (it vectorises) */
-        const float sd = sign * (eta_x[ix] + eta_y[iy] + eta_z[iz]);
-        q[ix] = (2.0f * p[ix] - (1.0f - sd) * q[ix] + v2[ix] * lap) / (1.0f + sd);
-      }
+      iso_row(out + row, centre + row, vp2dt2 + row, eta_x, eta_y[iy], eta_z[iz], sign, nx,
+              stride, c, inv_h2);
     }
   }
 }
