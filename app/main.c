@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "rtm_io.h"
@@ -52,11 +54,40 @@ static void usage(FILE *out) {
           "failure or failed validation, 2 usage or configuration error.\n");
 }
 
+static void help_config_usage(FILE *out) {
+  fprintf(out, "usage: rtm3d help-config [SECTION ...]\n\n"
+               "Every configuration key with its type, default, range and meaning, one table a\n"
+               "section; with SECTION (rtm or [rtm]; several allowed) only those sections. Lines\n"
+               "are wrapped at $COLUMNS, else the terminal's width, else 80.\n");
+}
+
+/* $COLUMNS when it is a number, else the terminal's width when stdout is one, else 80. */
+static int output_width(void) {
+  const char *columns = getenv("COLUMNS");
+  char *end = NULL;
+  const long given = columns ? strtol(columns, &end, 10) : 0;
+  if (columns && end != columns && *end == '\0' && given > 0 && given < 100000) return (int)given;
+  struct winsize window;
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &window) == 0 && window.ws_col > 0)
+    return window.ws_col;
+  return 80;
+}
+
 static int cmd_help_config(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  rtm_config_print_schema(stdout);
-  return 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      help_config_usage(stdout);
+      return 0;
+    }
+    if (argv[i][0] == '-') {
+      rtm_log_error("help-config: unknown option '%s'", argv[i]);
+      help_config_usage(stderr);
+      return 2;
+    }
+  }
+  const int status =
+      rtm_config_print_schema(stdout, (const char *const *)argv + 1, argc - 1, output_width());
+  return rtm_status_exit_code(status);
 }
 
 static char command_line[8192];

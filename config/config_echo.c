@@ -1,4 +1,5 @@
-/* config_echo.c - the resolved deck as INI text, and the schema as a readable table. */
+/* config_echo.c - the resolved deck as INI text, and that text less the keys that only pace a
+ * run. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,30 +79,6 @@ char *rtm_config_echo_string(const rtm_config_t *cfg) {
     return NULL;
   }
   return sink.text;
-}
-
-void rtm_config_print_schema(FILE *out) {
-  char range[128], fallback[64];
-  const char *section = NULL;
-  fprintf(out, "rtm3d configuration keys. A deck is an INI file: [section] headers, key = value\n"
-               "lines, comments starting with ';' or '#'. Any key can be overridden on the\n"
-               "command line with --set section.key=value. Strings may be double-quoted;\n"
-               "number|auto keys take \"auto\" for the value the solver works out.\n");
-  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
-    if (!section || strcmp(section, row->section) != 0) {
-      fprintf(out, "\n[%s]\n  %-20s %-12s %-10s %-18s %s\n", row->section, "key", "type", "default",
-              "range", "meaning");
-      section = row->section;
-    }
-    rtm_cfg_describe_range(row, range, sizeof range);
-    if (!range[0] && row->type == RTM_CFG_STRING) {
-      snprintf(fallback, sizeof fallback, "<= %zu chars", row->size - 1);
-      snprintf(range, sizeof range, "%s", fallback);
-    }
-    fprintf(out, "  %-20s %-12s %-10s %-18s %s\n", row->key,
-            row->choices ? "choice" : rtm_cfg_type_name(row->type),
-            row->default_text[0] ? row->default_text : "\"\"", range[0] ? range : "-", row->help);
-  }
 }
 
 /* The keys that set how a run proceeds, not what it computes. */

@@ -246,8 +246,12 @@ char *rtm_config_echo_string(const rtm_config_t *cfg);
  * compare equal when their runs give the same result: a resumed run may change them. */
 void rtm_config_drop_pacing(char *text);
 
-/* Prints the schema: section.key, type, default, range or choices, help. */
-void rtm_config_print_schema(FILE *out);
+/* Prints `rtm3d help-config`: the schema as one table a section (key, type, default, range or
+ * choices, meaning), wrapped at `width` columns (at least 60), the meaning column under
+ * itself. Every section after a paragraph on decks, or only the `section_count` named in
+ * `sections` ("rtm" or "[rtm]"). An unknown section is RTM_ERR_USAGE, printed naming the
+ * known ones, before anything is written to `out`. */
+int rtm_config_print_schema(FILE *out, const char *const *sections, int section_count, int width);
 
 /* Memory strategy for a field class ("wavefield", "model", "imaging"): the per-class
  * override when set, else memory.strategy. NULL for any other class name. */

@@ -35,6 +35,29 @@ for cmd in info model migrate bench tune validate plot accuracy makemodel export
 done
 expect 0 "\[grid\]" "$rtm3d" help-config
 expect 0 "cfl " "$rtm3d" --help-config
+# help-config: at 80 columns when not a terminal, at $COLUMNS when set, the room used; one
+# section on request; an unknown one exits 2 naming them all; --help prints its usage
+widest() { awk '{ if (length > m) m = length } END { print m + 0 }'; }
+width="$(env -u COLUMNS "$rtm3d" help-config | widest)"
+if [ "$width" -gt 80 ] || [ "$width" -lt 78 ]; then
+  echo "FAIL: help-config piped is $width columns wide, want 80"; failures=$((failures + 1))
+fi
+width="$(COLUMNS=100 "$rtm3d" help-config | widest)"
+if [ "$width" -gt 100 ] || [ "$width" -le 80 ]; then
+  echo "FAIL: help-config at COLUMNS=100 is $width columns wide"; failures=$((failures + 1))
+fi
+headers="$(env -u COLUMNS "$rtm3d" help-config rtm | grep '^\[' | tr '\n' ' ')"
+if [ "$headers" != "[rtm] " ]; then
+  echo "FAIL: help-config rtm printed the sections $headers"; failures=$((failures + 1))
+fi
+expect 2 "no section \[nope\]; the sections are grid, time, model, .*, rtm, bench, traces, mpi" \
+  "$rtm3d" help-config nope
+expect 0 "usage: rtm3d help-config \[SECTION" "$rtm3d" help-config --help
+expect 0 "x_first .*auto = the first cell past the absorbing layer" \
+  env COLUMNS=1000 "$rtm3d" help-config receivers
+expect 0 "strategy .*host, device, vmm, vmm-compressed, managed or pinned" \
+  env COLUMNS=1000 "$rtm3d" help-config memory
+expect 0 "observed .*HDF5 file .*, or a SEG-Y file" env COLUMNS=1000 "$rtm3d" help-config rtm
 expect 0 "backends:" "$rtm3d" info
 # info says each fact once: memory strategies unavailable for one reason share a line
 repeated="$("$rtm3d" info 2>&1 | grep -o '(unavailable: .*)' | sort | uniq -d)"

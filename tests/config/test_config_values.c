@@ -594,34 +594,132 @@ static void test_validate_shots(void **state) {
                                 "many receivers");
 }
 
-/* help-config lists every section and key with its type, default and range. */
-static void test_print_schema(void **state) {
-  (void)state;
+/* What rtm_config_print_schema writes for these sections at this width, NUL-terminated
+ * (the caller frees it); its status in *status. */
+static char *schema_text(const char *const *sections, int count, int width, int *status) {
   FILE *file = tmpfile();
   assert_non_null(file);
-  rtm_config_print_schema(file);
+  *status = rtm_config_print_schema(file, sections, count, width);
   long size = ftell(file);
-  assert_true(size > 0 && size < 65536);
+  assert_true(size >= 0 && size < 262144);
   rewind(file);
   char *text = calloc((size_t)size + 1, 1);
   assert_non_null(text);
   assert_int_equal(fread(text, 1, (size_t)size, file), (size_t)size);
   fclose(file);
-  char needle[160];
-  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
-    snprintf(needle, sizeof needle, "[%s]", row->section);
-    assert_contains(text, needle);
-    snprintf(needle, sizeof needle, "\n  %-20s %-12s", row->key, "");
-    needle[3 + strlen(row->key)] = '\0'; /* "\n  key" followed by padding */
-    assert_contains(text, needle);
-    assert_contains(text, row->help);
+  return text;
+}
+
+/* Runs of spaces and line ends as one space: the text a reader follows through the wraps. */
+static void collapse_spaces(char *text) {
+  char *kept = text;
+  for (const char *c = text; *c; ++c) {
+    const int space = *c == ' ' || *c == '\n';
+    if (space && (kept == text || kept[-1] == ' ')) continue;
+    *kept++ = space ? ' ' : *c;
   }
-  assert_contains(text, "  nx                   int          100        [1, 100000]");
-  assert_contains(text, "  vp                   number       2000       (0, 20000]");
-  assert_contains(text, "  equation             choice       iso        iso|vti|tti");
-  assert_contains(text, "  model_precision      choice       fp32       fp32|fp16");
-  assert_contains(text, "  dt                   number|auto  auto       > 0");
+  *kept = '\0';
+}
+
+/* help-config at a terminal's width: no line longer, every section and key at the start of
+ * its line, every help text whole through the wraps (at 1000 columns each on one line). */
+static void test_print_schema(void **state) {
+  (void)state;
+  const int widths[] = {60, 80, 100, 1000};
+  char needle[2048];
+  int status;
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; ++w) {
+    char *text = schema_text(NULL, 0, widths[w], &status);
+    assert_int_equal(status, RTM_OK);
+    for (const char *line = text; *line; line += strcspn(line, "\n") + 1) {
+      if ((int)strcspn(line, "\n") > widths[w]) fail_msg("wider than %d: %.200s", widths[w], line);
+      if (!line[strcspn(line, "\n")]) break;
+    }
+    for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+      snprintf(needle, sizeof needle, "\n[%s]\n", row->section);
+      assert_contains(text, needle);
+      snprintf(needle, sizeof needle, "\n  %s ", row->key);
+      char own_line[96]; /* a key longer than its column has the line to itself */
+      snprintf(own_line, sizeof own_line, "\n  %s\n", row->key);
+      if (!strstr(text, needle) && !strstr(text, own_line)) fail_msg("no row for %s", row->key);
+      if (widths[w] == 1000) {
+        snprintf(needle, sizeof needle, "  %s\n", row->help);
+        assert_contains(text, needle);
+      }
+    }
+    collapse_spaces(text);
+    for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+      snprintf(needle, sizeof needle, "%s", row->help);
+      collapse_spaces(needle);
+      assert_contains(text, needle);
+    }
+    free(text);
+  }
+  /* at 80 columns: each section's columns as wide as its cells; a long key on a line of its
+   * own with the row under the columns; a long choice list with the meaning under it */
+  char *text = schema_text(NULL, 0, 80, &status);
+  assert_contains(text, "[grid]\n  key  type    default  range        meaning\n"
+                        "  nx   int     100      [1, 100000]  interior cells along x\n");
+  assert_contains(text, "\n  dt     number|auto  auto     > 0               time step, seconds; "
+                        "auto = cfl\n");
+  assert_contains(text, "\n  dispersion_correction\n         choice       none     "
+                        "none|traces|full  the leapfrog's time dispersion\n");
+  assert_contains(text, "\n  layout   choice       plane    none|plane|file|patch\n"
+                        "                                                none, a regular plane,");
+  assert_contains(text, "help-config SECTION' prints one section: grid, time, model,");
   free(text);
+}
+
+/* help-config SECTION: that section alone ("rtm" or "[rtm]"), several in the order given; an
+ * unknown one is a usage error naming every section, before anything is printed. */
+static void test_print_schema_sections(void **state) {
+  (void)state;
+  int status;
+  const char *const one[] = {"rtm"};
+  char *text = schema_text(one, 1, 80, &status);
+  assert_int_equal(status, RTM_OK);
+  assert_true(strncmp(text, "[rtm]\n", 6) == 0);
+  assert_null(strstr(text + 1, "\n["));
+  assert_contains(text, "\n  observed ");
+  assert_null(strstr(text, "A deck is an INI file"));
+  free(text);
+
+  const char *const two[] = {"[mpi]", "grid"};
+  text = schema_text(two, 2, 100, &status);
+  assert_int_equal(status, RTM_OK);
+  assert_true(strncmp(text, "[mpi]\n", 6) == 0);
+  assert_non_null(strstr(text, "\n\n[grid]\n"));
+  assert_null(strstr(text, "[rtm]"));
+  free(text);
+
+  const char *const unknown[] = {"grid", "rtn"};
+  capture_t capture;
+  capture_begin(&capture);
+  text = schema_text(unknown, 2, 80, &status);
+  capture_end(&capture);
+  assert_int_equal(status, RTM_ERR_USAGE);
+  assert_string_equal(text, "");
+  assert_contains(capture.text, "no section [rtn] (did you mean [rtm]?); the sections are grid, "
+                                "time, model, physics, source, shots, receivers, points, boundary, "
+                                "snapshots, output, backend, kernel, memory, rtm, bench, traces, "
+                                "mpi");
+  free(text);
+}
+
+/* What help-config said wrongly once: where a plane's receivers start, the strategies, the
+ * observed file's formats. */
+static void test_schema_help_texts(void **state) {
+  (void)state;
+  const rtm_cfg_entry_t *row;
+  for (row = rtm_config_schema; row->section; ++row) {
+    if (strcmp(row->section, "receivers") == 0 &&
+        (strcmp(row->key, "x_first") == 0 || strcmp(row->key, "y_first") == 0))
+      assert_contains(row->help, "auto = the first cell past the absorbing layer");
+    if (strcmp(row->section, "memory") == 0 && strcmp(row->key, "strategy") == 0)
+      assert_contains(row->help, "host, device, vmm, vmm-compressed, managed or pinned");
+    if (strcmp(row->section, "rtm") == 0 && strcmp(row->key, "observed") == 0)
+      assert_contains(row->help, "or a SEG-Y file");
+  }
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_schema_is_consistent),
@@ -636,4 +734,6 @@ RTM_TEST_MAIN(cmocka_unit_test(test_schema_is_consistent),
               cmocka_unit_test(test_set_errors),
               cmocka_unit_test(test_auto_values), cmocka_unit_test(test_strategy_for),
               cmocka_unit_test(test_validate), cmocka_unit_test(test_validate_shots),
-              cmocka_unit_test(test_print_schema))
+              cmocka_unit_test(test_print_schema),
+              cmocka_unit_test(test_print_schema_sections),
+              cmocka_unit_test(test_schema_help_texts))
