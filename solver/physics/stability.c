@@ -94,10 +94,17 @@ int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_
                cfg->time.cfl, cfl_limit, v_max, h_min, why);
     dt = cfg->time.cfl * h_min / v_max;
   } else if (!(dt > 0.0) || dt > limit_s) {
+    char advice[128]; /* what dt = auto would take */
+    if (cfg->time.cfl > 0.0 && cfg->time.cfl <= cfl_limit)
+      snprintf(advice, sizeof advice, "%.4g s here: time.cfl = %g x h_min / v_max",
+               cfg->time.cfl * h_min / v_max, cfg->time.cfl);
+    else
+      snprintf(advice, sizeof advice, "with time.cfl <= %.4g", cfl_limit);
     RTM_FAIL(RTM_ERR_CONFIG,
              "time.dt = %g s is outside (0, %.6g s], the stability limit for v_max = %g m/s "
-             "and spacing (%g, %g, %g) m%s",
-             dt, limit_s, v_max, grid->spacing_m[0], grid->spacing_m[1], grid->spacing_m[2], why);
+             "and spacing (%g, %g, %g) m%s: lower it, or set time.dt = auto (%s)",
+             dt, limit_s, v_max, grid->spacing_m[0], grid->spacing_m[1], grid->spacing_m[2], why,
+             advice);
   }
 
   /* a step the float32 fields can see the wave move in, a wavelet inside the run: named

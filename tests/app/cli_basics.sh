@@ -86,7 +86,8 @@ steps = 4
 [output]
 dir = out
 DECK
-expect 2 "time\.dt.*(stab|limit)" "$rtm3d" model "$work/ok.ini" --set time.dt=0.01 --set output.dir="$work/o1"
+expect 2 "time\.dt = 0\.01 s .*stability limit.*: lower it, or set time\.dt = auto \(0\.002 s here" \
+  "$rtm3d" model "$work/ok.ini" --set time.dt=0.01 --set output.dir="$work/o1"
 expect 2 "--set.*nope" "$rtm3d" model "$work/ok.ini" --set grid.nope=3
 expect 2 "grid\.nx" "$rtm3d" model "$work/ok.ini" --set grid.nx=-5
 # known before the first step (the hardening probe's cases): a wavelet the grid cannot carry,
