@@ -122,7 +122,6 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   rtm_mpi_set_timeout(run->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
   RTM_TRY(parse_options(argv, extra, extra_count));
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
-  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, &run->lock)); /* before any work */
   if (cfg->rtm.shot_images && run->shot_limit > 0)
     RTM_FAIL(RTM_ERR_USAGE,
              "migrate: --max-shots stops a run to resume it later, and rtm.shot_images writes "
@@ -130,11 +129,12 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "one of them");
   if (!cfg->rtm.observed[0])
     RTM_FAIL(RTM_ERR_CONFIG,
-             "%s: migrate needs rtm.observed, the HDF5 file of the recorded "
-             "gathers (rtm3d model writes one)",
+             "%s: migrate needs rtm.observed, the file of the recorded gathers (HDF5 as "
+             "rtm3d model writes it, or SEG-Y)",
              cfg->path[0] ? cfg->path : "configuration");
   RTM_TRY(rtm_dispersion_check_migration(cfg));
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  RTM_TRY(rtm_check_deck_dt(cfg, &run->grid));
   run->whole = run->grid;
   RTM_TRY(rtm_mpi_split_groups(run->mpi, cfg->mpi.shot_groups)); /* refused alike on every rank */
   run->root = rtm_mpi_world_rank(run->mpi) == 0;
@@ -152,6 +152,8 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "%s: rtm.shot_images with mpi.shot_groups = %d is not implemented (each shot's image "
              "would travel to the first rank): set one of them off",
              cfg->path, cfg->mpi.shot_groups);
+  /* the deck's errors said, the output is claimed before any work */
+  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, &run->lock));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   RTM_TRY(rtm_resolve_dt(cfg, &run->model, &run->grid, &run->dt_s));
   /* the gathers before the migration takes its memory: a wrong file is refused at once */

@@ -44,7 +44,6 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, NULL, NULL));
   rtm_mpi_set_timeout(run->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
-  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, &run->lock)); /* before any work */
   run->snapshot_fields = rtm_field_mask(cfg->snapshots.fields);
   /* TTI grows where the tilt changes from cell to cell (rtm_anisotropy.h) */
   run->unstable_hint =
@@ -52,17 +51,20 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
           ? " (tti: a tilt that changes sharply grows; raise physics.smooth_angles)"
           : "";
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
+  RTM_TRY(rtm_check_deck_dt(cfg, &run->grid));
   RTM_TRY(rtm_mpi_split_groups(run->mpi, cfg->mpi.shot_groups)); /* refused alike on every rank */
   run->root = rtm_mpi_world_rank(run->mpi) == 0;
   run->shot_lines = !run->quiet && rtm_mpi_rank(run->mpi) == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
   run->whole_grid = run->grid;           /* the file and the report describe the whole volume */
   RTM_TRY(rtm_app_slab(&run->grid, run->mpi));
-  RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   /* every shot is placed before the first step: one outside the volume stops the run here */
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   run->many_shots = cfg->shots.layout != RTM_SHOTS_SINGLE;
   RTM_TRY(check_shot_groups(run));
+  /* the deck's errors said, the output is claimed before any work */
+  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, &run->lock));
+  RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   run->shot_seconds = calloc(3 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);
   run->loaded_s = rtm_wall_seconds();

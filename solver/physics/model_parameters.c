@@ -74,23 +74,62 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
   return RTM_OK;
 }
 
-/* model.interface_z: the cells whose centre lies below the plane through interface_z at the
- * centre of the volume in x, dipping interface_dip along x, get vp_below. */
-static void lower_layer(const rtm_config_t *cfg, const rtm_grid_t *grid, float *vp) {
+/* model.interface_z's plane: through interface_z at the centre of the volume in x, dipping
+ * interface_dip along x. */
+typedef struct {
+  double z_m, slope, x_centre_m;
+} interface_plane_t;
+
+static interface_plane_t interface_plane(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   const double pi = 3.14159265358979323846;
-  const double below = isnan(cfg->model.vp_below_m_s) ? cfg->model.vp_m_s : cfg->model.vp_below_m_s;
-  const double slope = tan(cfg->model.interface_dip_deg * pi / 180.0);
-  const double x_centre = grid->origin_m[0] + 0.5 * (grid->n[0] - 1) * grid->spacing_m[0];
+  return (interface_plane_t){cfg->model.interface_z_m,
+                             tan(cfg->model.interface_dip_deg * pi / 180.0),
+                             grid->origin_m[0] + 0.5 * (grid->n[0] - 1) * grid->spacing_m[0]};
+}
+
+/* Whether the centre of the cell at x, z lies below the plane: that cell gets vp_below. */
+static int below_plane(const interface_plane_t *plane, double x_m, double z_m) {
+  return z_m > plane->z_m + plane->slope * (x_m - plane->x_centre_m);
+}
+
+static double vp_below(const rtm_config_t *cfg) {
+  return isnan(cfg->model.vp_below_m_s) ? cfg->model.vp_m_s : cfg->model.vp_below_m_s;
+}
+
+/* model.interface_z: the cells whose centre lies below the plane get vp_below. */
+static void lower_layer(const rtm_config_t *cfg, const rtm_grid_t *grid, float *vp) {
+  const interface_plane_t plane = interface_plane(cfg, grid);
+  const float below = (float)vp_below(cfg);
   const size_t nx = (size_t)grid->n[0], ny = (size_t)grid->n[1];
   for (int iz = 0; iz < grid->nz_local; ++iz) {
     const double z = grid->origin_m[2] + (grid->z_offset + iz) * grid->spacing_m[2];
     for (size_t ix = 0; ix < nx; ++ix) {
       const double x = grid->origin_m[0] + (double)ix * grid->spacing_m[0];
-      if (z <= cfg->model.interface_z_m + slope * (x - x_centre)) continue;
+      if (!below_plane(&plane, x, z)) continue;
       for (size_t iy = 0; iy < ny; ++iy)
-        vp[((size_t)iz * ny + iy) * nx + ix] = (float)below;
+        vp[((size_t)iz * ny + iy) * nx + ix] = below;
     }
   }
+}
+
+/* The plane is linear in x and z, so the cells farthest above and below it are corners of
+ * the x-z section: where every corner lies on one side, so does every cell (but one within
+ * rounding of the plane). A corner is a cell, so the figure never exceeds the model's. */
+double rtm_model_constants_vp_max(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  const double above = (float)cfg->model.vp_m_s, below = (float)vp_below(cfg);
+  if (isnan(cfg->model.interface_z_m)) return above;
+  const interface_plane_t plane = interface_plane(cfg, grid);
+  int cells_above = 0, cells_below = 0;
+  for (int corner = 0; corner < 4; ++corner) {
+    const int ix = corner & 1 ? grid->n[0] - 1 : 0, iz = corner & 2 ? grid->n[2] - 1 : 0;
+    const double x = grid->origin_m[0] + (double)ix * grid->spacing_m[0];
+    const double z = grid->origin_m[2] + iz * grid->spacing_m[2];
+    if (below_plane(&plane, x, z))
+      cells_below = 1;
+    else
+      cells_above = 1;
+  }
+  return fmax(cells_above ? above : 0.0, cells_below ? below : 0.0);
 }
 
 int rtm_model_from_constants(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {

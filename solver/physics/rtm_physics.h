@@ -61,6 +61,10 @@ void rtm_model_release(rtm_model_t *model);
  * vp = model.vp_below, its range computed. A model from a
  * file comes through io (rtm_io_read_model), wired by the app. */
 int rtm_model_from_constants(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
+/* The largest vp of the model rtm_model_from_constants makes on the whole of `grid` (its
+ * rounding to float included), without making it: model.vp, or model.vp_below when
+ * model.interface_z leaves cells below it. */
+double rtm_model_constants_vp_max(const rtm_config_t *cfg, const rtm_grid_t *grid);
 /* Computes vp_min, vp_max, epsilon_max; fails on non-positive or non-finite velocity. */
 int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid);
 
@@ -73,6 +77,11 @@ double rtm_stable_dt(double v_max, const double spacing_m[3]);
  * (v_min / (2.5 f_peak), the Ricker spectrum being 3% of its peak there). */
 int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_grid_t *grid,
                    double *dt_s);
+/* rtm_resolve_dt's stability check before the model is made, when the deck's [model]
+ * constants set v_max (model.file empty; RTM_OK otherwise, the file is checked once read):
+ * the same error, so that a command reports it before it claims its output (a deck's
+ * errors come before an existing output's). Says nothing when dt is stable. */
+int rtm_check_deck_dt(const rtm_config_t *cfg, const rtm_grid_t *grid);
 
 /* ---- wavelets ---- */
 /* Ricker w(t) = (1 - 2 pi^2 f^2 (t - t0)^2) exp(-pi^2 f^2 (t - t0)^2). */

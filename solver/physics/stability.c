@@ -67,23 +67,22 @@ double rtm_stable_dt(double v_max, const double spacing_m[3]) {
   return 2.0 / (v_max * sqrt(nyquist_symbol() * sum));
 }
 
-int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_grid_t *grid,
-                   double *dt_s) {
-  int status = RTM_OK;
-  const int anisotropic = cfg->physics.equation != RTM_EQUATION_ISO;
-  double v_max = model->vp_max;
-  if (anisotropic) {
-    RTM_TRY(rtm_anisotropy_check(cfg, grid, model));
-    if (model->epsilon_max > 0.0) v_max *= sqrt(1.0 + 2.0 * model->epsilon_max);
-  }
-  if (!(v_max > 0.0) || !isfinite(v_max))
-    RTM_FAIL(RTM_ERR_INTERNAL, "model velocity range not set (vp_max = %g m/s)", model->vp_max);
+/* The fastest phase velocity: vp_max, times sqrt(1 + 2 eps_max) for vti and tti. */
+static double fastest_velocity(const rtm_config_t *cfg, double vp_max, double epsilon_max) {
+  if (cfg->physics.equation != RTM_EQUATION_ISO && epsilon_max > 0.0)
+    return vp_max * sqrt(1.0 + 2.0 * epsilon_max);
+  return vp_max;
+}
 
+/* time.dt, or dt = auto from time.cfl, within the stability limit at v_max. */
+static int stable_dt(const rtm_config_t *cfg, const rtm_grid_t *grid, double v_max, double *dt_s) {
+  int status = RTM_OK;
   const double limit_s = rtm_stable_dt(v_max, grid->spacing_m);
   const double h_min = rtm_grid_min_spacing(grid);
   const double cfl_limit = limit_s * v_max / h_min;
   char why[128] = "";
-  if (anisotropic) snprintf(why, sizeof why, " (anisotropic: v_max = vp sqrt(1 + 2 eps_max))");
+  if (cfg->physics.equation != RTM_EQUATION_ISO)
+    snprintf(why, sizeof why, " (anisotropic: v_max = vp sqrt(1 + 2 eps_max))");
 
   double dt = cfg->time.dt_s;
   if (isnan(dt)) {
@@ -106,6 +105,28 @@ int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_
              dt, limit_s, v_max, grid->spacing_m[0], grid->spacing_m[1], grid->spacing_m[2], why,
              advice);
   }
+  *dt_s = dt;
+fail:
+  return status;
+}
+
+int rtm_check_deck_dt(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  double dt;
+  if (cfg->model.file[0]) return RTM_OK;
+  const double v_max =
+      fastest_velocity(cfg, rtm_model_constants_vp_max(cfg, grid), (float)cfg->model.epsilon);
+  return stable_dt(cfg, grid, v_max, &dt);
+}
+
+int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_grid_t *grid,
+                   double *dt_s) {
+  int status = RTM_OK;
+  if (cfg->physics.equation != RTM_EQUATION_ISO) RTM_TRY(rtm_anisotropy_check(cfg, grid, model));
+  const double v_max = fastest_velocity(cfg, model->vp_max, model->epsilon_max);
+  if (!(v_max > 0.0) || !isfinite(v_max))
+    RTM_FAIL(RTM_ERR_INTERNAL, "model velocity range not set (vp_max = %g m/s)", model->vp_max);
+  double dt;
+  RTM_TRY(stable_dt(cfg, grid, v_max, &dt));
 
   /* a step the float32 fields can see the wave move in, a wavelet inside the run: named
    * by rtm_config_validate when the deck gave dt, here when the model did */

@@ -193,6 +193,27 @@ expect 0 "" "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set output.ov
   --set output.dir="$work/o2"
 expect 2 "rtm3d\.h5 exists" "$rtm3d" migrate "$work/ok.ini" --set rtm.observed="$work/o2/rtm3d.h5" \
   --set output.dir="$work/o2"
+# a deck's own errors come before an existing output's refusal (the output is claimed once
+# the deck is checked, still before any work): an unstable dt (with the constant model's
+# fastest layer), shots from a missing file, a migration without its gathers
+deck_error_first() {
+  local pattern="$1"
+  shift
+  expect 2 "$pattern" "$@"
+  if "$@" 2>&1 | grep -q "exists"; then
+    echo "FAIL: '$*' refused the existing output before the deck's error"
+    failures=$((failures + 1))
+  fi
+}
+deck_error_first "time\.dt = 0\.01 s is outside .*or set time\.dt = auto" \
+  "$rtm3d" model "$work/ok.ini" --set time.dt=0.01 --set output.dir="$work/o2"
+deck_error_first "time\.dt = 0\.0021 s is outside \(0, 0\.00150952 s\], the stability limit for v_max = 3000" \
+  "$rtm3d" migrate "$work/ok.ini" --set rtm.observed="$work/o2/rtm3d.h5" --set time.dt=0.0021 \
+  --set model.interface_z=100 --set model.vp_below=3000 --set output.dir="$work/o2"
+deck_error_first "nowhere\.txt" "$rtm3d" model "$work/ok.ini" --set shots.layout=file \
+  --set shots.file="$work/nowhere.txt" --set output.dir="$work/o2"
+deck_error_first "migrate needs rtm\.observed" "$rtm3d" migrate "$work/ok.ini" \
+  --set output.dir="$work/o2"
 
 echo "cli_basics: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -34,6 +34,9 @@ wait_for_line() {
 
 # ---- two runs, one name: the first is held (SIGSTOP) once its file exists, the second
 # starts then; the second is refused naming the first, the first completes untouched
+# (the migrate among the second runs is given real gathers: a deck's own errors, such as a
+# missing rtm.observed file, are said before the name is claimed)
+"$rtm3d" model "$work/tiny.ini" --quiet --set output.dir="$work/observed" --set output.name=shot
 long=(--set grid.nx=64 --set grid.ny=64 --set grid.nz=64 --set time.steps=400
   --set snapshots.every=100 --set source.x=320 --set source.y=320 --set source.z=320)
 "$rtm3d" model "$work/tiny.ini" "${long[@]}" --quiet >"$work/first.log" 2>&1 &
@@ -45,7 +48,7 @@ if wait_for "$out/tiny.h5.partial" 60; then
   expect 2 "another run is writing output\.name 'tiny'" \
     "$rtm3d" model "$work/tiny.ini" --quiet --force
   expect 2 "another run is writing output\.name 'tiny'" \
-    "$rtm3d" migrate "$work/tiny.ini" --quiet --force --set rtm.observed="$work/none.h5"
+    "$rtm3d" migrate "$work/tiny.ini" --quiet --force --set rtm.observed="$work/observed/shot.h5"
   [ -e "$out/tiny.h5.partial" ] && rob_pass "the first run's partial file is still there" ||
     rob_fail "a refused run removed the first run's tiny.h5.partial"
   kill -CONT "$first"

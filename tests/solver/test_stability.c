@@ -241,6 +241,52 @@ static void test_delay_reach(void **unused) {
   setup_release(&s);
 }
 
+/* rtm_check_deck_dt, before the model is made, refuses what rtm_resolve_dt refuses once the
+ * constant model is made, with the same words, and accepts what it accepts: over random
+ * grids, velocities and plane interfaces above, across and below the volume (vp_max from
+ * the corners equals the made model's, exactly), at dt 0.5% either side of the limit. */
+static void test_deck_dt_before_the_model(void **unused) {
+  (void)unused;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int n[3] = {3 + rand() % 10, 2 + rand() % 3, 3 + rand() % 10};
+    const double spacing[3] = {rtm_test_rand_uniform(5, 20), rtm_test_rand_uniform(5, 20),
+                               rtm_test_rand_uniform(5, 20)};
+    const double origin[3] = {rtm_test_rand_uniform(-500, 500), 0.0,
+                              rtm_test_rand_uniform(-100, 100)};
+    rtm_grid_t grid;
+    assert_int_equal(rtm_grid_init(&grid, n, spacing, origin), RTM_OK);
+    rtm_config_t cfg;
+    rtm_config_defaults(&cfg);
+    cfg.physics.equation = trial % 3 ? RTM_EQUATION_ISO : RTM_EQUATION_VTI;
+    cfg.model.epsilon = rtm_test_rand_uniform(0.0, 0.3);
+    cfg.model.vp_m_s = rtm_test_rand_uniform(1500, 4500);
+    cfg.model.vp_below_m_s = rtm_test_rand_uniform(1500, 4500);
+    const double depth_m = (n[2] - 1) * spacing[2];
+    if (trial % 4) /* from a cell above the volume to one below it */
+      cfg.model.interface_z_m = origin[2] + rtm_test_rand_uniform(-0.5, 1.5) * depth_m;
+    cfg.model.interface_dip_deg = rtm_test_rand_uniform(-60, 60);
+    rtm_model_t model;
+    assert_int_equal(rtm_model_from_constants(&cfg, &grid, &model), RTM_OK);
+    assert_true(rtm_model_constants_vp_max(&cfg, &grid) == model.vp_max);
+    const double v_max =
+        model.vp_max *
+        (cfg.physics.equation == RTM_EQUATION_ISO ? 1.0 : sqrt(1.0 + 2.0 * model.epsilon_max));
+    cfg.source.frequency_hz = model.vp_min / (2.5 * 6.0 * 20.0); /* no sampling warning */
+    for (int side = 0; side < 2; ++side) {
+      cfg.time.dt_s = rtm_stable_dt(v_max, spacing) * (side ? 1.005 : 0.995);
+      capture_t before, after;
+      double dt;
+      const int early = captured(&before, rtm_check_deck_dt(&cfg, &grid));
+      const int late = captured(&after, rtm_resolve_dt(&cfg, &model, &grid, &dt));
+      assert_int_equal(early, side ? RTM_ERR_CONFIG : RTM_OK);
+      assert_int_equal(late, early);
+      if (side) assert_string_equal(before.text, after.text);
+      if (side) assert_contains(before.text, "or set time.dt = auto (");
+    }
+    rtm_model_release(&model);
+  }
+}
+
 /* ---- model range ---- */
 static void test_model_range(void **unused) {
   (void)unused;
@@ -339,5 +385,6 @@ RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_limit_uniform_spacing),
                      cmocka_unit_test(test_dt_auto_is_cfl_h_over_v),
                      cmocka_unit_test(test_explicit_dt), cmocka_unit_test(test_anisotropic_speed),
                      cmocka_unit_test(test_sampling_warning), cmocka_unit_test(test_model_range),
+                     cmocka_unit_test(test_deck_dt_before_the_model),
                      cmocka_unit_test(test_frequency_floor), cmocka_unit_test(test_delay_reach),
                      cmocka_unit_test(test_ricker), cmocka_unit_test(test_boundary_profile))
