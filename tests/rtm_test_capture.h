@@ -1,13 +1,15 @@
 /* rtm_test_capture.h - stderr redirected into a temporary file for the length of a call, so
  * that a test can check what the library told the user. rtm_log_* write to the stderr
- * stream, which is unbuffered and so lands on descriptor 2 at once. Include after
- * <cmocka.h>. */
+ * stream, which is unbuffered and so lands on descriptor 2 at once; the warnings already
+ * printed are forgotten, so that each capture sees its own. Include after <cmocka.h>. */
 #ifndef RTM_TEST_CAPTURE_H
 #define RTM_TEST_CAPTURE_H
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "rtm_status.h"
 
 #define RTM_TEST_CAPTURE_MAX 32768
 
@@ -19,6 +21,7 @@ typedef struct {
 
 static inline void capture_begin(capture_t *capture) {
   fflush(stderr);
+  rtm_log_forget_warnings(); /* a warning said once a run: again in each capture */
   capture->file = tmpfile();
   assert_non_null(capture->file);
   capture->saved_fd = dup(STDERR_FILENO);

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -134,11 +136,53 @@ void rtm_escape_text(const char *in, char *out, size_t size) {
   out[o] = '\0';
 }
 
-/* name_rank: errors, which come from every rank, say which. */
-static void log_line(const char *prefix, int name_rank, const char *fmt, va_list args) {
+/* The warnings printed so far, by a 64-bit FNV-1a hash of their text: a warning is said once
+ * a run however many times its cause is met (a check each propagator makes, each plan of a
+ * bench), while warnings that differ in a value are distinct texts and each printed. Full,
+ * the table remembers no more and later warnings print every time: none is ever hidden.
+ * The log's own state, like the rank: a process has one stderr. A flag guards it against a
+ * warning from a thread (the I/O thread, an OpenMP region). */
+enum { WARNINGS_REMEMBERED = 256 };
+static uint64_t warnings_said[WARNINGS_REMEMBERED];
+static int warnings_said_count = 0;
+static atomic_flag warnings_lock = ATOMIC_FLAG_INIT;
+
+static uint64_t text_hash(const char *text) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (const unsigned char *c = (const unsigned char *)text; *c; ++c)
+    hash = (hash ^ *c) * 1099511628211ULL;
+  return hash;
+}
+
+/* 1 the first time `line` is met (it is then remembered), 0 after. */
+static int first_time(const char *line) {
+  const uint64_t hash = text_hash(line);
+  int first = 1;
+  while (atomic_flag_test_and_set_explicit(&warnings_lock, memory_order_acquire)) {
+  }
+  for (int i = 0; i < warnings_said_count && first; ++i)
+    first = warnings_said[i] != hash;
+  if (first && warnings_said_count < WARNINGS_REMEMBERED)
+    warnings_said[warnings_said_count++] = hash;
+  atomic_flag_clear_explicit(&warnings_lock, memory_order_release);
+  return first;
+}
+
+void rtm_log_forget_warnings(void) {
+  while (atomic_flag_test_and_set_explicit(&warnings_lock, memory_order_acquire)) {
+  }
+  warnings_said_count = 0;
+  atomic_flag_clear_explicit(&warnings_lock, memory_order_release);
+}
+
+/* name_rank: errors, which come from every rank, say which; once_only: a line already
+ * printed is not printed again (warnings). */
+static void log_line(const char *prefix, int name_rank, int once_only, const char *fmt,
+                     va_list args) {
   char raw[4096], line[4096];
   vsnprintf(raw, sizeof raw, fmt, args);
   rtm_escape_text(raw, line, sizeof line);
+  if (once_only && !first_time(line)) return;
   if (name_rank && log_size > 1)
     fprintf(stderr, "%s[rank %d of %d] %s\n", prefix, log_rank, log_size, line);
   else
@@ -148,7 +192,7 @@ static void log_line(const char *prefix, int name_rank, const char *fmt, va_list
 void rtm_log_error(const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: error: ", 1, fmt, args);
+  log_line("rtm3d: error: ", 1, 0, fmt, args);
   va_end(args);
 }
 
@@ -156,7 +200,7 @@ void rtm_log_warning(const char *fmt, ...) {
   if (log_rank != 0 || log_quiet) return;
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: warning: ", 0, fmt, args);
+  log_line("rtm3d: warning: ", 0, 1, fmt, args);
   va_end(args);
 }
 
@@ -164,7 +208,7 @@ void rtm_log_info(const char *fmt, ...) {
   if (log_rank != 0 || log_quiet) return;
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: ", 0, fmt, args);
+  log_line("rtm3d: ", 0, 0, fmt, args);
   va_end(args);
 }
 
@@ -172,7 +216,7 @@ void rtm_log_info_any_rank(const char *fmt, ...) {
   if (log_quiet) return;
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: ", 1, fmt, args);
+  log_line("rtm3d: ", 1, 0, fmt, args);
   va_end(args);
 }
 

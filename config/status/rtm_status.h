@@ -42,6 +42,10 @@ const char *rtm_status_name(int status);
 void rtm_log_set_rank(int rank, int size);
 /* --quiet: from now on warnings and info lines are dropped; errors still print. */
 void rtm_log_set_quiet(int quiet);
+/* A warning is printed once a run: rtm_log_warning drops a line it has already printed
+ * (the same text; one that differs in a value is another warning). rtm_log_forget_warnings
+ * starts afresh (a test that expects a warning again). */
+void rtm_log_forget_warnings(void);
 
 /* SIGINT and SIGTERM, once rtm_interrupt_install has run, set a flag instead of ending the
  * process: a propagation stops before its next step (rtm_propagator_step returns

@@ -178,6 +178,14 @@ if "$rtm3d" "${dispersive[@]}" --set time.dispersion_correction=full 2>&1 | grep
   echo "FAIL: the time-dispersion warning with time.dispersion_correction = full"
   failures=$((failures + 1))
 fi
+# a warning is said once a run: bench --traces on cpu builds its FFTW reference and the timed
+# pipeline, each meeting the same Nyquist check
+nyquist=$("$rtm3d" bench --traces --backend cpu --replays 3 --warmup 1 2>&1 |
+  grep -c "warning: traces: .* Nyquist frequency")
+if [ "$nyquist" -ne 1 ]; then
+  echo "FAIL: bench --traces said its Nyquist warning $nyquist time(s), want once"
+  failures=$((failures + 1))
+fi
 if ls "$work"/o1 2>/dev/null | grep -q .; then
   echo "FAIL: a run refused at setup left files in $work/o1:"; ls -l "$work/o1"; failures=$((failures + 1))
 fi

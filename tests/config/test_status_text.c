@@ -1,6 +1,6 @@
 /* The status module's text helpers: rtm_utf8_length, rtm_escape_text (what may reach a
- * terminal from a file) and the bounded reading of a user's text file (rtm_text_open,
- * rtm_text_read_line). */
+ * terminal from a file), the bounded reading of a user's text file (rtm_text_open,
+ * rtm_text_read_line) and warnings said once a run (rtm_log_warning). */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 
 #include "config_test_util.h"
 #include "rtm_status.h"
+#include "rtm_test_capture.h"
 #include "rtm_test_main.h"
 
 /* The length of the character at the start, at the ends of each range of RFC 3629's table,
@@ -52,9 +53,9 @@ static void assert_escaped(const char *in, const char *want) {
     fail_msg("escape of \"%s\" gave \"%s\", expected \"%s\"", in, out, want);
 }
 
-/* C0 controls (tab kept; a newline would start a forged line), DEL and C1 controls, raw or as UTF-8, are escaped;
- * so is every byte that is not part of well-formed UTF-8 (a lone continuation, a cut
- * sequence, an overlong form, a surrogate, a code point above U+10FFFF, 0xf5-0xff). */
+/* C0 controls (tab kept; a newline would start a forged line), DEL and C1 controls, raw or as
+ * UTF-8, are escaped; so is every byte that is not part of well-formed UTF-8 (a lone continuation,
+ * a cut sequence, an overlong form, a surrogate, a code point above U+10FFFF, 0xf5-0xff). */
 static void test_escape_controls_and_bad_utf8(void **state) {
   (void)state;
   assert_escaped("a\001b\033[31m\177\n\t", "a\\x01b\\x1b[31m\\x7f\\x0a\t");
@@ -202,9 +203,65 @@ static void test_open_refuses_special_files(void **state) {
   remove(path);
 }
 
+/* How many lines of text start with `line` (each ends in a newline). */
+static int count_lines(const char *text, const char *line) {
+  int count = 0;
+  const size_t length = strlen(line);
+  for (const char *at = text; at && *at; at = strchr(at, '\n'), at = at ? at + 1 : NULL)
+    count += strncmp(at, line, length) == 0 && at[length] == '\n';
+  return count;
+}
+
+/* A warning met again (a check each propagator repeats) prints once; one that differs in a
+ * value is another warning and prints too; errors and info lines always print; under MPI
+ * a rank other than 0 prints no warning (rank 0 says what every rank would). */
+static void test_warning_once_a_run(void **state) {
+  (void)state;
+  capture_t capture;
+  capture_begin(&capture);
+  for (int k = 0; k < 4; ++k)
+    rtm_log_warning("time dispersion: off by about %d%%", 9);
+  rtm_log_warning("time dispersion: off by about %d%%", 12);
+  rtm_log_warning("time dispersion: off by about %d%%", 9);
+  rtm_log_info("a note");
+  rtm_log_info("a note");
+  rtm_log_error("an error");
+  rtm_log_error("an error");
+  const char *text = capture_end(&capture);
+  assert_int_equal(count_lines(text, "rtm3d: warning: time dispersion: off by about 9%"), 1);
+  assert_int_equal(count_lines(text, "rtm3d: warning: time dispersion: off by about 12%"), 1);
+  assert_int_equal(count_lines(text, "rtm3d: a note"), 2);
+  assert_int_equal(count_lines(text, "rtm3d: error: an error"), 2);
+
+  /* forgotten (each capture starts afresh): said again */
+  capture_begin(&capture);
+  rtm_log_warning("time dispersion: off by about %d%%", 9);
+  text = capture_end(&capture);
+  assert_int_equal(count_lines(text, "rtm3d: warning: time dispersion: off by about 9%"), 1);
+
+  /* rank 1 of 2 says none, and does not use up rank 0's (each process its own table) */
+  capture_begin(&capture);
+  rtm_log_set_rank(1, 2);
+  rtm_log_warning("a warning on rank 1");
+  rtm_log_set_rank(0, 1);
+  rtm_log_warning("a warning on rank 1");
+  text = capture_end(&capture);
+  assert_int_equal(count_lines(text, "rtm3d: warning: a warning on rank 1"), 1);
+
+  /* more distinct warnings than the table holds: none is hidden */
+  capture_begin(&capture);
+  for (int k = 0; k < 300; ++k)
+    rtm_log_warning("w%d", k);
+  rtm_log_warning("w%d", 299);
+  text = capture_end(&capture);
+  assert_int_equal(count_lines(text, "rtm3d: warning: w0"), 1);
+  assert_int_equal(count_lines(text, "rtm3d: warning: w299"), 2);
+}
+
 RTM_TEST_MAIN(cmocka_unit_test(test_utf8_length),
               cmocka_unit_test(test_escape_controls_and_bad_utf8),
               cmocka_unit_test(test_escape_keeps_utf8),
               cmocka_unit_test(test_escape_cut_at_boundaries),
               cmocka_unit_test(test_read_line_bounds), cmocka_unit_test(test_read_line_refuses_nul),
-              cmocka_unit_test(test_open_refuses_special_files))
+              cmocka_unit_test(test_open_refuses_special_files),
+              cmocka_unit_test(test_warning_once_a_run))
