@@ -119,6 +119,9 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   RTM_TRY(rtm_config_set(&cfg, setting));
   snprintf(setting, sizeof setting, "model.vp=%.17g", velocity);
   RTM_TRY(rtm_config_set(&cfg, setting));
+  /* homogeneous: the deck's interface (and the velocity below it) is not this medium's */
+  RTM_TRY(rtm_config_set(&cfg, "model.interface_z=auto"));
+  RTM_TRY(rtm_config_set(&cfg, "model.vp_below=auto"));
   for (int a = 0; a < 3; ++a) { /* the source on the centre node */
     snprintf(setting, sizeof setting, "source.%c=%.17g", "xyz"[a],
              (n[a] / 2) * cfg.grid.spacing_m[a]);
