@@ -88,13 +88,21 @@ fi
 # propagator would not fit the 0.2 GB memory.limit_gb allows, its model does: accuracy,
 # which runs a grid of its own, is not refused. The deck's interface (2100 m/s below 700 m,
 # which sets dt by its vp_max) is not in accuracy's homogeneous medium at vp_min: the z
-# axis's receivers 4 wavelengths down, past it, are as exact as the x axis's
+# axis's receivers 4 wavelengths down, past it, are as exact as the x axis's. The warnings
+# are the deck's alone, each once: none for accuracy's own runs (their steps are not the
+# deck's)
 "$rtm3d" accuracy "$deck" --set backend.name=cpu --set model.file= --set model.vp=2000 \
   --set grid.dx=10 --set grid.dy=10 --set grid.dz=10 --set source.frequency=20 \
   --set grid.nx=300 --set grid.ny=300 --set grid.nz=300 --set memory.limit_gb=0.2 \
   --set model.interface_z=700 --set model.vp_below=2100 \
   --set time.cfl=0.4 > "$work/accuracy.out" 2> "$work/accuracy.err" ||
   { echo "FAIL: rtm3d accuracy refused:"; cat "$work/accuracy.err"; exit 1; }
+if [ "$(grep -c "warning: time dispersion" "$work/accuracy.err")" -gt 1 ] ||
+  [ "$(grep "warning:" "$work/accuracy.err" | sort | uniq -d | wc -l)" -ne 0 ]; then
+  echo "FAIL: rtm3d accuracy warned of its own runs, or twice:"
+  cat "$work/accuracy.err"
+  exit 1
+fi
 rows=$(grep -c " wl " "$work/accuracy.out")
 if [ "$rows" -ne 15 ] || ! awk '/x axis +4.00 wl/ { none = $5 + 0; full = $6 + 0 }
     END { exit !(none > 10 && full < 1) }' "$work/accuracy.out" ||
