@@ -86,7 +86,7 @@ typedef struct {
   long plane;
   rtm_figure_image_t images[3]; /* the slice or the gather; --panel: the z, y and x slices */
   int count;
-  char where[96]; /* the title's snapshot and plane */
+  char where[128]; /* the title's snapshot and plane, or a gather's shot */
   rtm_io_axes_t axes;
   /* a gather's receivers across the figure: their x or y in metres when they lie on a line
    * along it, evenly spaced (receiver_step != 0), else their index from 1 */
@@ -142,6 +142,32 @@ fail:
   return status;
 }
 
+/* --slice a=Dm: the plane nearest D metres along the axis, from the file's grid; one between
+ * two planes is said, with the one shown. */
+static int plane_in_metres(plot_t *p, size_t extent) {
+  int status = RTM_OK, exact = 0;
+  const plot_args_t *a = &p->a;
+  const int k = p->axis == 'x' ? 0 : p->axis == 'y' ? 1 : 2;
+  if (!p->axes.has_grid)
+    RTM_FAIL(RTM_ERR_USAGE,
+             "plot: --slice %c=%gm: %s has no grid (root attributes spacing and origin) to "
+             "place metres on: give the plane's cell index, %c=N (0..%zu)",
+             p->axis, a->plane_m, a->file, p->axis, extent - 1);
+  if (!rtm_figure_plane_at(&p->axes, p->axis, a->plane_m, extent, &p->plane, &exact))
+    RTM_FAIL(RTM_ERR_USAGE,
+             "plot: --slice %c=%gm is outside %s: %c = %g .. %g m (index 0..%zu, every %g m)",
+             p->axis, a->plane_m, a->dataset, p->axis, p->axes.origin_m[k],
+             p->axes.origin_m[k] + (double)(extent - 1) * p->axes.spacing_m[k], extent - 1,
+             p->axes.spacing_m[k]);
+  if (!exact)
+    rtm_log_info("plot: %c = %g m lies between two planes: the nearest shown, %c = %g m "
+                 "(index %ld)",
+                 p->axis, a->plane_m, p->axis,
+                 p->axes.origin_m[k] + (double)p->plane * p->axes.spacing_m[k], p->plane);
+fail:
+  return status;
+}
+
 /* One plane (--slice, default z = nz/2) of a volume, or of snapshot p->index of a series. */
 static int read_slice(plot_t *p) {
   int status = RTM_OK;
@@ -150,17 +176,22 @@ static int read_slice(plot_t *p) {
   p->axis = a->axis ? a->axis : 'z';
   size_t extent = volume[p->axis == 'z' ? 0 : p->axis == 'y' ? 1 : 2];
   p->plane = a->axis ? a->plane : (long)(volume[0] / 2);
-  if (p->plane < 0 || (size_t)p->plane >= extent)
-    RTM_FAIL(RTM_ERR_USAGE, "plot: --slice %c=%ld is out of range: %s has n%c = %zu (%c = 0..%zu)",
-             p->axis, p->plane, a->dataset, p->axis, extent, p->axis, extent - 1);
+  if (a->plane_in_metres)
+    RTM_TRY(plane_in_metres(p, extent));
+  else if (p->plane < 0 || (size_t)p->plane >= extent)
+    RTM_FAIL(RTM_ERR_USAGE,
+             "plot: --slice %c=%ld is out of range: %s has n%c = %zu (%c = 0..%zu, a cell "
+             "index; a place in metres is written %c=%ldm)",
+             p->axis, p->plane, a->dataset, p->axis, extent, p->axis, extent - 1, p->axis,
+             p->plane);
   p->images[0].axis = p->axis;
   p->images[0].plane = p->plane;
   p->count = 1;
   RTM_TRY(rtm_io_read_slices(a->file, a->dataset, p->index, volume, 1, p->images));
-  if (p->rank == 4)
-    snprintf(p->where, sizeof p->where, "[%ld] %c=%ld", p->index, p->axis, p->plane);
-  else
-    snprintf(p->where, sizeof p->where, " %c=%ld", p->axis, p->plane);
+  char entry[32] = "", plane[64];
+  if (p->rank == 4) snprintf(entry, sizeof entry, "[%ld]", p->index);
+  rtm_figure_plane_text(&p->axes, p->axis, p->plane, plane, sizeof plane);
+  snprintf(p->where, sizeof p->where, "%s, %s", entry, plane);
 fail:
   return status;
 }
@@ -201,10 +232,19 @@ fail:
   return status;
 }
 
-/* [nrec][nt] -> one column per receiver, time running down the rows */
+/* [nrec][nt] -> one column per receiver, time running down the rows; the title's shot
+ * position where the file has it */
 static int read_gather(plot_t *p) {
+  int status = RTM_OK, found = 0;
+  double source_m[3];
   p->count = 1;
-  return rtm_io_read_gather_image(p->a.file, p->a.dataset, &p->images[0]);
+  RTM_TRY(rtm_io_read_gather_image(p->a.file, p->a.dataset, &p->images[0]));
+  RTM_TRY(rtm_io_read_gather_source(p->a.file, p->a.dataset, source_m, &found));
+  if (found)
+    snprintf(p->where, sizeof p->where, ", shot at (%g, %g, %g) m", source_m[0], source_m[1],
+             source_m[2]);
+fail:
+  return status;
 }
 
 /* The output's name: -o, else beside FILE (default_output). */
@@ -224,7 +264,7 @@ static int write_png(const plot_t *p) {
   RTM_TRY(rtm_png_clip_value(image->values, (size_t)image->width * (size_t)image->height,
                              a->clip_percentile, &clip));
   output_path(p, out, sizeof out);
-  snprintf(title, sizeof title, "%s %s%s (clip \xc2\xb1%.3g)", a->file, a->dataset, p->where, clip);
+  snprintf(title, sizeof title, "%s %s%s, clip \xc2\xb1%.3g", a->file, a->dataset, p->where, clip);
   status =
       rtm_png_write(out, image->values, image->width, image->height, a->clip_percentile, title);
   if (status != RTM_OK) {
@@ -320,7 +360,7 @@ static int gather_panel(plot_t *p, char *title, size_t size, rtm_figure_panel_t 
   const rtm_figure_image_t *image = &p->images[0];
   const int timed = p->axes.has_dt;
   RTM_TRY(receiver_axis(p, (size_t)image->width)); /* the figure's alone: the plain PNG has none */
-  snprintf(title, size, "%s %s%s%s", a->file, a->dataset,
+  snprintf(title, size, "%s %s%s%s%s", a->file, a->dataset, p->where,
            strcmp(a->gain, "t2") == 0    ? ", gain t^2"
            : strcmp(a->gain, "agc") == 0 ? ", AGC 0.25 s"
                                          : "",

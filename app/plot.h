@@ -8,9 +8,11 @@
 typedef struct {
   const char *file;
   char dataset[512];
-  long index; /* -1: default */
-  char axis;  /* 0: default */
-  long plane;
+  long index;          /* -1: default */
+  char axis;           /* 0: default */
+  long plane;          /* --slice a=N: a cell index */
+  int plane_in_metres; /* --slice a=Xm: plane_m, metres along the axis, instead */
+  double plane_m;
   double clip_percentile;
   const char *out;
   int raw, wiggle, panel;

@@ -1,21 +1,24 @@
 /* rtm3d plot's options: the usage text and the command line read into plot_args_t
  * (plot.h), each value checked as it is read; what needs the dataset's shape to check
  * (ranges, a gather's options on a volume) is cmd_plot.c's. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plot.h"
+#include "rtm_io.h" /* RTM_FIGURE_WIDTH */
 #include "rtm_status.h"
 
 void rtm_plot_usage(FILE *out) {
   fprintf(
       out,
-      "usage: rtm3d plot FILE.h5 DATASET [--index K] [--slice x=N|y=N|z=N | --panel [--at X,Y,Z]]\n"
+      "usage: rtm3d plot FILE.h5 DATASET [--index K] [--slice a=N|a=Dm | --panel [--at X,Y,Z]]\n"
       "                  [--clip PCT] [--gain none|t2|agc] [--wiggle] [--size WxH] [--raw]\n"
       "                  [-o OUT.png|OUT.svg|OUT.pdf]\n\n"
       "Draws DATASET with axes in metres (and seconds), the data's true aspect, a colour\n"
-      "bar with units and a title naming the file, dataset, snapshot time and plane:\n"
+      "bar with units and a title naming the file, dataset, snapshot time and plane (or a\n"
+      "gather's shot position):\n"
       "  snapshots [nsnap][nz][ny][nx]  snapshot K (default the last), one slice\n"
       "  volumes [nz][ny][nx]           (/image, a model file's /vp, ...) one slice\n"
       "  gathers [nrec][nt]             (/traces/p) receivers across, time downward\n"
@@ -23,8 +26,10 @@ void rtm_plot_usage(FILE *out) {
       "percentile of |value|; a volume of one sign (a model) from its (100 - PCT) to its\n"
       "PCT percentile in a dark-to-yellow ramp.\n\n"
       "  --index K        snapshot index, 0 .. nsnap-1 (default nsnap-1)\n"
-      "  --slice a=N      plane to show: z=N (map view, default z = nz/2), y=N or x=N\n"
-      "                   (vertical sections, depth downward)\n"
+      "  --slice a=N      plane to show by its cell index N: z=N (map view, default\n"
+      "                   z = nz/2), y=N or x=N (vertical sections, depth downward)\n"
+      "  --slice a=Dm     the same by its place in metres (y=800m): the nearest plane\n"
+      "                   (the title says both: y = 800 m (index 40))\n"
       "  --panel          three slices through one cell instead: z (map), y and x sections\n"
       "  --at X,Y,Z       that cell's indices (default the centre)\n"
       "  --clip PCT       clip percentile in (0, 100] (default 99)\n"
@@ -61,6 +66,29 @@ static int parse_long(const char *option, const char *text, long *value) {
   return RTM_OK;
 }
 
+/* --slice a=N (a cell index) or a=Xm (metres along the axis, the file's grid). */
+static int parse_slice(const char *text, plot_args_t *a) {
+  if (!text || !strchr("xyz", text[0]) || text[0] == '\0' || text[1] != '=') goto refused;
+  a->axis = text[0];
+  const char *value = text + 2;
+  const size_t length = strlen(value);
+  if (length > 1 && value[length - 1] == 'm') {
+    char *end = NULL;
+    a->plane_m = strtod(value, &end);
+    if (end != value + length - 1 || !isfinite(a->plane_m)) goto refused;
+    a->plane_in_metres = 1;
+    return RTM_OK;
+  }
+  char *end = NULL;
+  a->plane = strtol(value, &end, 10);
+  if (end != value && *end == '\0') return RTM_OK;
+refused:
+  rtm_log_error("plot: --slice needs x=N, y=N or z=N, a cell index, or x=Dm, y=Dm or z=Dm, "
+                "metres (got '%s')",
+                text ? text : "");
+  return RTM_ERR_USAGE;
+}
+
 int rtm_plot_parse_size(const char *text, int size[2]) {
   char tail = 0;
   int w = 0, h = 0;
@@ -83,8 +111,8 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
   a->clip_percentile = 99.0;
   snprintf(a->gain, sizeof a->gain, "none");
   a->at[0] = a->at[1] = a->at[2] = -1;
-  a->size[0] = 1000;
-  a->size[1] = 750;
+  a->size[0] = RTM_FIGURE_WIDTH;
+  a->size[1] = RTM_FIGURE_HEIGHT;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -96,10 +124,7 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
       if (a->index < 0) RTM_FAIL(RTM_ERR_USAGE, "plot: --index %ld must be >= 0", a->index);
       ++i;
     } else if (strcmp(arg, "--slice") == 0) {
-      if (!next || !strchr("xyz", next[0]) || next[0] == '\0' || next[1] != '=')
-        RTM_FAIL(RTM_ERR_USAGE, "plot: --slice needs x=N, y=N or z=N (got '%s')", next ? next : "");
-      a->axis = next[0];
-      RTM_TRY(parse_long("--slice", next + 2, &a->plane));
+      RTM_TRY(parse_slice(next, a));
       ++i;
     } else if (strcmp(arg, "--clip") == 0) {
       char *end = NULL;

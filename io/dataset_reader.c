@@ -352,6 +352,42 @@ fail:
   return status;
 }
 
+int rtm_io_read_gather_source(const char *path, const char *gather, double source_m[3],
+                              int *found) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID, group = H5I_INVALID_HID;
+  char parent[1024], candidate[1100];
+  double *source = NULL;
+  hsize_t dims[1] = {0};
+  *found = 0;
+  snprintf(parent, sizeof parent, "%s", gather);
+  char *slash = strrchr(parent, '/');
+  if (!slash || slash == parent) return RTM_OK; /* a dataset at the root: no shot's */
+  *slash = '\0';                                /* the gather's group: /traces, /shots/<k>/traces */
+  RTM_TRY(rtm_h5_open_read(path, "file", &file));
+  if (rtm_h5_path_exists(file, parent) > 0) {
+    RTM_H5_CHECK(group = H5Oopen(file, parent, H5P_DEFAULT), RTM_ERR_INPUT, "%s: %s", path, parent);
+    RTM_TRY(
+        rtm_h5_read_attr_doubles(group, path, "source", 3, "x, y, z in metres", source_m, found));
+  }
+  slash = strrchr(parent, '/');
+  if (*found || !slash || slash == parent) goto fail;
+  *slash = '\0'; /* /shots/<k> */
+  snprintf(candidate, sizeof candidate, "%s/source", parent);
+  if (rtm_h5_path_exists(file, candidate) <= 0) goto fail;
+  RTM_TRY(rtm_h5_read_array(file, path, candidate, H5T_NATIVE_DOUBLE, sizeof(double), 1, dims,
+                            (void **)&source));
+  if (dims[0] == 3) {
+    memcpy(source_m, source, 3 * sizeof *source);
+    *found = 1;
+  }
+fail:
+  free(source);
+  rtm_h5_close(&group);
+  rtm_h5_close(&file);
+  return status;
+}
+
 int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes_t *axes) {
   int status = RTM_OK, present = 0;
   open_dataset_t d;

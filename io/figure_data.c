@@ -2,8 +2,8 @@
  * shows"): the planes of a volume cut from the file, a gather turned receivers across and
  * time down, the gains a gather takes (t^2, AGC), the colour range (a percentile clip of
  * |value| for signed fields, the low and high percentiles of a volume of one sign), the
- * colour bar's label from the dataset's name, and a slice's axes in metres. rtm3d plot
- * composes these into figure.c's panels or png.c's plain image. */
+ * colour bar's label from the dataset's name, and a slice's place and axes in metres.
+ * rtm3d plot composes these into figure.c's panels or png.c's plain image. */
 #include "rtm_io.h"
 
 #include <math.h>
@@ -141,10 +141,21 @@ void rtm_figure_plane_text(const rtm_io_axes_t *axes, char axis, long plane, cha
                            size_t size) {
   const int plane_axis = axis == 'x' ? 0 : axis == 'y' ? 1 : 2;
   if (axes->has_grid)
-    snprintf(text, size, "%c = %g m", axis,
-             axes->origin_m[plane_axis] + plane * axes->spacing_m[plane_axis]);
+    snprintf(text, size, "%c = %g m (index %ld)", axis,
+             axes->origin_m[plane_axis] + plane * axes->spacing_m[plane_axis], plane);
   else
-    snprintf(text, size, "%c = %ld", axis, plane);
+    snprintf(text, size, "%c index %ld", axis, plane);
+}
+
+int rtm_figure_plane_at(const rtm_io_axes_t *axes, char axis, double metres, size_t extent,
+                        long *plane, int *exact) {
+  const int a = axis == 'x' ? 0 : axis == 'y' ? 1 : 2;
+  const double cells = (metres - axes->origin_m[a]) / axes->spacing_m[a];
+  /* half a cell beyond either end still rounds onto the volume's first or last plane */
+  if (!(cells >= -0.5 && cells < (double)extent - 0.5)) return 0;
+  *plane = lround(cells);
+  *exact = fabs(cells - (double)*plane) <= 1e-3;
+  return 1;
 }
 
 void rtm_figure_slice_panel(const rtm_io_axes_t *axes, const rtm_figure_image_t *slice,

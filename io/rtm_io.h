@@ -316,6 +316,8 @@ int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int co
                      const char *title, int width, int height);
 /* 1 when this build draws figures (PLplot with its cairo drivers). */
 int rtm_figure_available(void);
+/* A figure's page when none is asked for (rtm3d plot, migrate's planes), in pixels. */
+enum { RTM_FIGURE_WIDTH = 1000, RTM_FIGURE_HEIGHT = 750 };
 /* The panels side by side and one colour bar into `path` (.png, .svg or .pdf). */
 int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
                      const rtm_figure_style_t *style);
@@ -363,6 +365,9 @@ int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes
  * are absent, of another count, or not on such a line (a plane of receivers). */
 int rtm_io_read_receiver_line(const char *path, const char *gather, size_t nrec, char *axis,
                               double *first_m, double *step_m);
+/* The shot of a gather: attribute source [3] of its group (/traces of one shot), or
+ * /shots/<k>/source for /shots/<k>/traces/<field>; x, y, z in metres, *found 0 when absent. */
+int rtm_io_read_gather_source(const char *path, const char *gather, double source_m[3], int *found);
 /* Names of the numeric datasets under /snapshots, under /traces (not receivers), under
  * /shots/<k>/traces of a many-shot file (shot by shot) and at the root (a model file's /vp,
  * ...), in that order; malloc'd array of malloc'd strings. */
@@ -395,9 +400,14 @@ int rtm_figure_colour_range(const float *values, size_t count, double clip_perce
                             int signed_field, rtm_figure_style_t *style);
 /* The colour bar's label with its units, from the dataset's last name; rank 2: a gather. */
 const char *rtm_figure_bar_label(const char *dataset, int rank);
-/* Where a slice lies: "x = 250 m" with the file's grid, "x = 25" (cells) without. */
+/* Where a slice lies: "x = 250 m (index 25)" with the file's grid, "x index 25" without. */
 void rtm_figure_plane_text(const rtm_io_axes_t *axes, char axis, long plane, char *text,
                            size_t size);
+/* The plane of a volume nearest `metres` along axis ('x', 'y' or 'z'; the file's grid, which
+ * axes must have): *plane, and *exact 1 when it lies on it (within a thousandth of a cell).
+ * Returns 1, or 0 when no plane of the `extent` along the axis is within half a cell. */
+int rtm_figure_plane_at(const rtm_io_axes_t *axes, char axis, double metres, size_t extent,
+                        long *plane, int *exact);
 /* A slice (rtm_io_read_slices) as a panel with axes in metres where the file has its grid,
  * in cells otherwise, depth downward in vertical sections; the caller gives the title. */
 void rtm_figure_slice_panel(const rtm_io_axes_t *axes, const rtm_figure_image_t *slice,

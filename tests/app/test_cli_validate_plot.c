@@ -1,7 +1,8 @@
 /* rtm3d validate and rtm3d plot, run as a user runs them (the binary is the test's first
  * argument): pass on identical files, fail on a 1e-3 relative perturbation, NaN and shape
- * mismatches, exit 2 on unreadable files and bad usage; plot writes the slice, gather and
- * default name it promises and refuses ranges. */
+ * mismatches, exit 2 on unreadable files and bad usage; plot writes the slice (by its index
+ * or its place in metres), gather and default name it promises, titles them with the plane's
+ * place and the shot's, and refuses ranges. */
 #include "rtm_test_io.h"
 
 #include <math.h>
@@ -35,13 +36,14 @@ typedef struct {
 
 static const size_t volume = (size_t)NZ * NY * NX;
 
-static void write_image(const char *path, const float *image, const size_t *dims) {
+static void write_image(const char *path, const char *name, const float *image,
+                        const size_t *dims) {
   hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   assert_true(file >= 0);
   hsize_t h5_dims[3] = {dims[0], dims[1], dims[2]};
   hid_t space = H5Screate_simple(3, h5_dims, NULL);
   hid_t dataset =
-      H5Dcreate2(file, "/image", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      H5Dcreate2(file, name, H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   assert_true(dataset >= 0);
   assert_true(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, image) >= 0);
   H5Dclose(dataset);
@@ -63,9 +65,11 @@ static void write_file(const fixture_t *f, const char *path, const float *snapsh
   assert_int_equal(
       rtm_output_write_traces(output, "p", traces, RECEIVERS, SAMPLES, 1e-3, &f->receivers[0][0]),
       RTM_OK);
+  const double source_m[3] = {15.0, 25.0, 5.0};
+  assert_int_equal(rtm_output_write_source(output, source_m), RTM_OK);
   assert_int_equal(rtm_output_close(output, 1), RTM_OK);
   const size_t dims[3] = {NZ, NY, NX};
-  write_image(path, image, dims);
+  write_image(path, "/image", image, dims);
 }
 
 static int setup(void **state) {
@@ -229,7 +233,7 @@ static void test_nan_shape_and_zero_reference(void **state) {
   H5Ldelete(file, "/image", H5P_DEFAULT);
   H5Fclose(file);
   const size_t dims[3] = {NZ, NY, NX - 1};
-  write_image(RUN_PATH, f->image, dims);
+  write_image(RUN_PATH, "/image", f->image, dims);
   r = run_rtm3d(args);
   assert_int_equal(r.exit_code, 1);
   assert_true(contains(r.out, "shape 6x8x8 in run, 6x8x9 in reference"));
@@ -298,8 +302,9 @@ static void test_plot_snapshot_slice_and_default_name(void **state) {
   assert_true(test_png_is(&image, 2, 1, 255, 0, 0));
   assert_true(test_png_is(&image, 7, 6, 0, 0, 255));
   assert_true(test_png_is(&image, 0, 0, 255, 255, 255));
-  assert_string_equal(image.title, REF_PATH " /snapshots/p[2] z=3 (clip \xb1"
-                                            "5)");
+  /* the plane by its place in metres and its index (10 m cells from 0) */
+  assert_string_equal(image.title, REF_PATH " /snapshots/p[2], z = 30 m (index 3), clip \xb1"
+                                            "5");
   free(image.rgb);
 
   const char *section[] = {"plot", REF_PATH, "/image", "--slice", "y=2", "--raw", NULL};
@@ -309,7 +314,30 @@ static void test_plot_snapshot_slice_and_default_name(void **state) {
   assert_int_equal(test_png_read(DIR "/ref.image.y2.png", &image), 0);
   assert_int_equal(image.width, NX); /* x across, depth down */
   assert_int_equal(image.height, NZ);
-  free(image.rgb);
+  assert_true(contains(image.title, REF_PATH " /image, y = 20 m (index 2), clip"));
+  unsigned char *by_index = image.rgb;
+
+  /* the same plane in metres: y=20m is index 2, the same picture; y=24m lies between planes,
+   * the nearest (y = 20 m) is shown and said */
+  const char *in_metres[2] = {"y=20m", "y=24m"};
+  for (int k = 0; k < 2; ++k) {
+    const char *by_metres[] = {"plot",  REF_PATH, "/image",       "--slice", in_metres[k],
+                               "--raw", "-o",     DIR "/out.png", NULL};
+    r = run_rtm3d(by_metres);
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(contains(r.err, "y = 24 m lies between two planes: the nearest shown, "
+                                     "y = 20 m (index 2)"),
+                     k == 1);
+    release(&r);
+    test_png_t placed;
+    assert_int_equal(test_png_read(DIR "/out.png", &placed), 0);
+    assert_true(contains(placed.title, REF_PATH " /image, y = 20 m (index 2), clip"));
+    assert_int_equal(placed.width, NX);
+    assert_int_equal(placed.height, NZ);
+    assert_memory_equal(placed.rgb, by_index, (size_t)NX * NZ * 3);
+    free(placed.rgb);
+  }
+  free(by_index);
 
   const char *x_section[] = {"plot", REF_PATH, "/snapshots/p", "--index", "0", "--slice",
                              "x=4",  "-o",     DIR "/out.png", "--raw",   NULL};
@@ -339,6 +367,8 @@ static void test_plot_gather_time_downward(void **state) {
   assert_true(test_png_is(&image, 1, 5, 255, 0, 0));
   assert_true(test_png_is(&image, 3, 17, 0, 0, 255));
   assert_true(test_png_is(&image, 0, 0, 255, 255, 255));
+  /* the title names the shot (attribute source of /traces) */
+  assert_true(contains(image.title, REF_PATH " /traces/p, shot at (15, 25, 5) m, clip"));
   free(image.rgb);
   free(traces);
 }
@@ -466,32 +496,36 @@ static void test_plot_figures(void **state) {
 
 static void test_plot_refuses_out_of_range(void **state) {
   (void)state;
-  const char *index[] = {"plot", REF_PATH, "/snapshots/p", "--index", "5", NULL};
-  command_result_t r = run_rtm3d(index);
-  assert_int_equal(r.exit_code, 2);
-  assert_true(contains(r.err, "--index 5"));
-  assert_true(contains(r.err, "0..2"));
-  release(&r);
-  const char *slice[] = {"plot", REF_PATH, "/image", "--slice", "z=99", NULL};
-  r = run_rtm3d(slice);
-  assert_int_equal(r.exit_code, 2);
-  assert_true(contains(r.err, "z=99"));
-  assert_true(contains(r.err, "z = 0..5"));
-  release(&r);
-  const char *missing[] = {"plot", REF_PATH, "/snapshots/q", NULL};
-  r = run_rtm3d(missing);
-  assert_int_equal(r.exit_code, 2);
-  assert_true(contains(r.err, "/snapshots/q"));
-  assert_true(contains(r.err, "/snapshots/p")); /* the hint lists what is there */
-  release(&r);
-  const char *gather_slice[] = {"plot", REF_PATH, "/traces/p", "--slice", "z=1", NULL};
-  r = run_rtm3d(gather_slice);
-  assert_int_equal(r.exit_code, 2);
-  release(&r);
+  /* each refused with exit 2, its message naming what was asked and what there is */
+  static const struct {
+    const char *args[8], *said[2];
+  } refused[] = {
+      {{"plot", REF_PATH, "/snapshots/p", "--index", "5", NULL}, {"--index 5", "0..2"}},
+      {{"plot", REF_PATH, "/image", "--slice", "z=99", NULL},
+       {"z=99", "z = 0..5, a cell index; a place in metres is written z=99m"}},
+      /* in metres: half a cell past the last plane (50 m) is outside */
+      {{"plot", REF_PATH, "/image", "--slice", "z=55m", NULL},
+       {"--slice z=55m is outside /image: z = 0 .. 50 m (index 0..5", NULL}},
+      {{"plot", REF_PATH, "/image", "--slice", "z=m", NULL},
+       {"--slice needs x=N, y=N or z=N, a cell index, or x=Dm", NULL}},
+      /* the hint lists what is there */
+      {{"plot", REF_PATH, "/snapshots/q", NULL}, {"/snapshots/q", "/snapshots/p"}},
+      {{"plot", REF_PATH, "/traces/p", "--slice", "z=1", NULL},
+       {"--slice applies to volumes", NULL}},
+  };
+  command_result_t r;
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k) {
+    r = run_rtm3d(refused[k].args);
+    assert_int_equal(r.exit_code, 2);
+    for (int j = 0; j < 2; ++j)
+      if (refused[k].said[j]) assert_true(contains(r.err, refused[k].said[j]));
+    release(&r);
+  }
   const char *help[] = {"plot", "--help", NULL};
   r = run_rtm3d(help);
   assert_int_equal(r.exit_code, 0);
   assert_true(contains(r.out, "usage: rtm3d plot"));
+  assert_true(contains(r.out, "--slice a=Dm"));
   release(&r);
 }
 

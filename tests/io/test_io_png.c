@@ -1,5 +1,7 @@
 /* PNG slices: size, colormap (positive red, negative blue, zero white, NaN black), the
- * percentile clip against a sorted reference, the Title text, refused sizes. */
+ * percentile clip against a sorted reference, the Title text, refused sizes; and what a
+ * figure says of a slice: its place in metres and by index, the plane nearest a place in
+ * metres. */
 #include "rtm_test_io.h"
 
 #include <math.h>
@@ -103,6 +105,47 @@ static void test_refuses_bad_arguments(void **state) {
   free(text);
 }
 
+/* A plane's place in a title, and the plane a place in metres names (the nearest, within
+ * half a cell of the volume). */
+static void test_figure_places_and_ranges(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_io_png");
+  /* a random origin and spacing: no round number is special */
+  const double origin = rtm_test_uniform(&rng, -500.0, 500.0);
+  const double spacing = rtm_test_uniform(&rng, 2.0, 25.0);
+  rtm_io_axes_t axes = {
+      .has_grid = 1, .spacing_m = {1.0, spacing, 1.0}, .origin_m = {0.0, origin, 0.0}};
+  char text[64], expected[64];
+  rtm_figure_plane_text(&axes, 'y', 40, text, sizeof text);
+  snprintf(expected, sizeof expected, "y = %g m (index 40)", origin + 40 * spacing);
+  assert_string_equal(text, expected);
+  rtm_io_axes_t no_grid = {0};
+  rtm_figure_plane_text(&no_grid, 'x', 7, text, sizeof text);
+  assert_string_equal(text, "x index 7");
+
+  long plane = -1;
+  int exact = 0;
+  /* on plane 40 (to a rounding of its place), then 0.3 cell past it: plane 40 still, said
+   * not exact; 0.6 cell past: 41 */
+  assert_true(rtm_figure_plane_at(&axes, 'y', origin + 40 * spacing, 80, &plane, &exact));
+  assert_int_equal(plane, 40);
+  assert_true(exact);
+  assert_true(rtm_figure_plane_at(&axes, 'y', origin + 40.3 * spacing, 80, &plane, &exact));
+  assert_int_equal(plane, 40);
+  assert_false(exact);
+  assert_true(rtm_figure_plane_at(&axes, 'y', origin + 40.6 * spacing, 80, &plane, &exact));
+  assert_int_equal(plane, 41);
+  /* half a cell beyond the ends rounds onto them; beyond that is outside */
+  assert_true(rtm_figure_plane_at(&axes, 'y', origin - 0.4 * spacing, 80, &plane, &exact));
+  assert_int_equal(plane, 0);
+  assert_true(rtm_figure_plane_at(&axes, 'y', origin + 79.4 * spacing, 80, &plane, &exact));
+  assert_int_equal(plane, 79);
+  assert_false(rtm_figure_plane_at(&axes, 'y', origin - 0.6 * spacing, 80, &plane, &exact));
+  assert_false(rtm_figure_plane_at(&axes, 'y', origin + 79.6 * spacing, 80, &plane, &exact));
+  assert_false(rtm_figure_plane_at(&axes, 'y', NAN, 80, &plane, &exact));
+}
+
 RTM_TEST_MAIN(cmocka_unit_test(test_colormap_and_title),
               cmocka_unit_test(test_clip_matches_sorted_percentile),
-              cmocka_unit_test(test_refuses_bad_arguments))
+              cmocka_unit_test(test_refuses_bad_arguments),
+              cmocka_unit_test(test_figure_places_and_ranges))

@@ -118,7 +118,7 @@ for raw in "" --raw; do
       "$rtm3d" plot "$nan" "$dataset" $raw -o "$work/nan.png"
     no_file "$work/nan.png"
   done
-  expect 0 "warning: plot: 1 of 16 samples shown of /vp z=2 in $nan are NaN or Inf" \
+  expect 0 "warning: plot: 1 of 16 samples shown of /vp, z index 2 in $nan are NaN or Inf" \
     "$rtm3d" plot "$nan" /vp $raw -o "$work/vp.png"
 done
 if "$rtm3d" info | grep -q 'figures on'; then
