@@ -317,6 +317,12 @@ fail:
 static int colour_range(const plot_t *p, rtm_figure_style_t *style) {
   int status = RTM_OK;
   const int signed_field = p->rank == 2 || p->rank == 4;
+  const int whole_range = p->rank == 3 && !p->a.clipped && rtm_figure_is_model(p->a.dataset);
+  if (p->count == 1 && whole_range) {
+    rtm_figure_value_range(p->images[0].values, (size_t)p->images[0].width * p->images[0].height,
+                           style);
+    return RTM_OK;
+  }
   if (p->count == 1)
     return rtm_figure_colour_range(p->images[0].values,
                                    (size_t)p->images[0].width * p->images[0].height,
@@ -331,7 +337,10 @@ static int colour_range(const plot_t *p, rtm_figure_style_t *style) {
     memcpy(all + at, p->images[k].values, n * sizeof *all);
     at += n;
   }
-  status = rtm_figure_colour_range(all, total, p->a.clip_percentile, signed_field, style);
+  if (whole_range)
+    rtm_figure_value_range(all, total, style);
+  else
+    status = rtm_figure_colour_range(all, total, p->a.clip_percentile, signed_field, style);
   free(all);
 fail:
   return status;

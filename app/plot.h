@@ -14,6 +14,7 @@ typedef struct {
   int plane_in_metres; /* --slice a=Xm: plane_m, metres along the axis, instead */
   double plane_m;
   double clip_percentile;
+  int clipped; /* --clip given (a model's colours are its range otherwise) */
   const char *out;
   int raw, wiggle, panel;
   char gain[8]; /* none | t2 | agc */

@@ -23,8 +23,10 @@ void rtm_plot_usage(FILE *out) {
       "  volumes [nz][ny][nx]           (/image, a model file's /vp, ...) one slice\n"
       "  gathers [nrec][nt]             (/traces/p) receivers across, time downward\n"
       "Signed fields in blue (negative) - white - red (positive), saturating at the PCT\n"
-      "percentile of |value|; a volume of one sign (a model) from its (100 - PCT) to its\n"
-      "PCT percentile in a dark-to-yellow ramp.\n\n"
+      "percentile of |value|; a model (/vp, /vs, /epsilon, /delta, /theta, /phi) from its\n"
+      "least to its largest value (with --clip: its (100 - PCT) to PCT percentiles) and\n"
+      "another volume of one sign from its (100 - PCT) to its PCT percentile, both in a\n"
+      "dark-to-yellow ramp.\n\n"
       "  --index K        snapshot index, 0 .. nsnap-1 (default nsnap-1)\n"
       "  --slice a=N      plane to show by its cell index N: z=N (map view, default\n"
       "                   z = nz/2), y=N or x=N (vertical sections, depth downward)\n"
@@ -32,7 +34,7 @@ void rtm_plot_usage(FILE *out) {
       "                   (the title says both: y = 800 m (index 40))\n"
       "  --panel          three slices through one cell instead: z (map), y and x sections\n"
       "  --at X,Y,Z       that cell's indices (default the centre)\n"
-      "  --clip PCT       clip percentile in (0, 100] (default 99)\n"
+      "  --clip PCT       clip percentile in (0, 100] (default 99; a model's whole range)\n"
       "  --gain G         gathers: none (default), t2 (samples times t^2, late arrivals up)\n"
       "                   or agc (each sample over the RMS of a 0.25 s window)\n"
       "  --wiggle         gathers: a line a trace instead of variable density\n"
@@ -133,6 +135,7 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
         RTM_FAIL(RTM_ERR_USAGE, "plot: --clip needs a percentile in (0, 100] (got '%s')",
                  next ? next : "");
       a->clip_percentile = pct;
+      a->clipped = 1;
       ++i;
     } else if (strcmp(arg, "--raw") == 0) {
       a->raw = 1;

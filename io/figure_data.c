@@ -1,9 +1,10 @@
 /* What a figure of a dataset shows, chosen before it is drawn (rtm_io.h, "what a figure
  * shows"): the planes of a volume cut from the file, a gather turned receivers across and
  * time down, the gains a gather takes (t^2, AGC), the colour range (a percentile clip of
- * |value| for signed fields, the low and high percentiles of a volume of one sign), the
- * colour bar's label from the dataset's name, and a slice's place and axes in metres.
- * rtm3d plot composes these into figure.c's panels or png.c's plain image. */
+ * |value| for signed fields, the low and high percentiles of a volume of one sign, a
+ * model's whole range), the colour bar's label from the dataset's name, and a slice's
+ * place and axes in metres. rtm3d plot composes these into figure.c's panels or png.c's
+ * plain image. */
 #include "rtm_io.h"
 
 #include <math.h>
@@ -156,6 +157,29 @@ int rtm_figure_plane_at(const rtm_io_axes_t *axes, char axis, double metres, siz
   *plane = lround(cells);
   *exact = fabs(cells - (double)*plane) <= 1e-3;
   return 1;
+}
+
+int rtm_figure_is_model(const char *dataset) {
+  static const char *const parameters[] = {"vp", "vs", "epsilon", "delta", "theta", "phi"};
+  const char *name = strrchr(dataset, '/');
+  name = name ? name + 1 : dataset;
+  for (size_t k = 0; k < sizeof parameters / sizeof parameters[0]; ++k)
+    if (strcmp(name, parameters[k]) == 0) return 1;
+  return 0;
+}
+
+void rtm_figure_value_range(const float *values, size_t count, rtm_figure_style_t *style) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < count; ++i)
+    if (isfinite(values[i])) {
+      lo = fmin(lo, values[i]);
+      hi = fmax(hi, values[i]);
+    }
+  if (!(lo <= hi)) lo = hi = 0.0; /* none finite: refused before, by the caller's check */
+  style->diverging = 0;
+  style->lo = lo;
+  /* a constant model: a range around its value, as rtm_figure_colour_range gives one */
+  style->hi = hi > lo ? hi : lo + (lo != 0.0 ? fabs(lo) * 1e-3 : 1.0);
 }
 
 void rtm_figure_slice_panel(const rtm_io_axes_t *axes, const rtm_figure_image_t *slice,

@@ -408,6 +408,12 @@ void rtm_figure_plane_text(const rtm_io_axes_t *axes, char axis, long plane, cha
  * Returns 1, or 0 when no plane of the `extent` along the axis is within half a cell. */
 int rtm_figure_plane_at(const rtm_io_axes_t *axes, char axis, double metres, size_t extent,
                         long *plane, int *exact);
+/* 1 for a model's parameter (the dataset's last name vp, vs, epsilon, delta, theta or phi):
+ * its colours span its range, min to max, so that no value is clipped (a 3500 m/s diffractor
+ * in a 2600 m/s layer is one cell in ten thousand: the 99th percentile would hide it). */
+int rtm_figure_is_model(const char *dataset);
+/* Colours over the finite values' range, min to max, in the dark-to-yellow ramp. */
+void rtm_figure_value_range(const float *values, size_t count, rtm_figure_style_t *style);
 /* A slice (rtm_io_read_slices) as a panel with axes in metres where the file has its grid,
  * in cells otherwise, depth downward in vertical sections; the caller gives the title. */
 void rtm_figure_slice_panel(const rtm_io_axes_t *axes, const rtm_figure_image_t *slice,

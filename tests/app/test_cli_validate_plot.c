@@ -2,7 +2,7 @@
  * argument): pass on identical files, fail on a 1e-3 relative perturbation, NaN and shape
  * mismatches, exit 2 on unreadable files and bad usage; plot writes the slice (by its index
  * or its place in metres), gather and default name it promises, titles them with the plane's
- * place and the shot's, and refuses ranges. */
+ * place and the shot's, draws a model over its whole range, and refuses ranges. */
 #include "rtm_test_io.h"
 
 #include <math.h>
@@ -110,7 +110,8 @@ static int teardown(void **state) {
                          DIR "/out.png",
                          DIR "/ref.snapshots_p.k2.z3.png",
                          DIR "/ref.traces_p.png",
-                         DIR "/ref.image.y2.png"};
+                         DIR "/ref.image.y2.png",
+                         DIR "/vp.png"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i)
     remove(files[i]);
   remove(DIR);
@@ -486,6 +487,26 @@ static void test_plot_figures(void **state) {
   r = run_rtm3d(bad);
   assert_int_equal(r.exit_code, 2);
   assert_true(contains(r.err, "bad.csv:1: needs the columns mode, ranks and efficiency"));
+  release(&r);
+  /* a model's colours span its range: one fast cell in the slice's 72 is the top of the bar;
+   * a percentile clip (--clip 95) would leave it out */
+  float *vp = malloc(volume * sizeof *vp);
+  for (size_t i = 0; i < volume; ++i)
+    vp[i] = 2600.0f;
+  vp[volume / 2] = 3500.0f; /* z = 3, y = 0, x = 0 */
+  const size_t dims[3] = {NZ, NY, NX};
+  write_image(REF_PATH, "/vp", vp, dims);
+  free(vp);
+  const char *model[] = {"plot", REF_PATH, "/vp", "--slice", "z=3", "-o", DIR "/vp.png", NULL};
+  r = run_rtm3d(model);
+  assert_int_equal(r.exit_code, 0);
+  assert_true(contains(r.out, "colours 2600 to 3500 velocity (m/s)"));
+  release(&r);
+  const char *clipped[] = {"plot",   REF_PATH, "/vp", "--slice",     "z=3",
+                           "--clip", "95",     "-o",  DIR "/vp.png", NULL};
+  r = run_rtm3d(clipped);
+  assert_int_equal(r.exit_code, 0);
+  assert_true(contains(r.out, "colours 2600 to 2603 velocity (m/s)"));
   release(&r);
   const char *wiggle_volume[] = {"plot", REF_PATH, "/image", "--wiggle", NULL};
   r = run_rtm3d(wiggle_volume);

@@ -1,7 +1,7 @@
 /* PNG slices: size, colormap (positive red, negative blue, zero white, NaN black), the
  * percentile clip against a sorted reference, the Title text, refused sizes; and what a
  * figure says of a slice: its place in metres and by index, the plane nearest a place in
- * metres. */
+ * metres, a model's colours over its whole range. */
 #include "rtm_test_io.h"
 
 #include <math.h>
@@ -105,8 +105,8 @@ static void test_refuses_bad_arguments(void **state) {
   free(text);
 }
 
-/* A plane's place in a title, and the plane a place in metres names (the nearest, within
- * half a cell of the volume). */
+/* A plane's place in a title, the plane a place in metres names (the nearest, within half a
+ * cell of the volume), and a model's colour range (its finite values' min to max). */
 static void test_figure_places_and_ranges(void **state) {
   (void)state;
   rtm_test_rng_t rng = rtm_test_seed("test_io_png");
@@ -143,6 +143,28 @@ static void test_figure_places_and_ranges(void **state) {
   assert_false(rtm_figure_plane_at(&axes, 'y', origin - 0.6 * spacing, 80, &plane, &exact));
   assert_false(rtm_figure_plane_at(&axes, 'y', origin + 79.6 * spacing, 80, &plane, &exact));
   assert_false(rtm_figure_plane_at(&axes, 'y', NAN, 80, &plane, &exact));
+
+  assert_true(rtm_figure_is_model("/vp") && rtm_figure_is_model("epsilon"));
+  assert_false(rtm_figure_is_model("/image") || rtm_figure_is_model("/snapshots/p"));
+  /* a layer and one fast cell among 10000, a NaN left out */
+  enum { CELLS = 10000 };
+  float *vp = malloc(CELLS * sizeof *vp);
+  const float layer = (float)rtm_test_uniform(&rng, 1500.0, 3000.0);
+  for (int i = 0; i < CELLS; ++i)
+    vp[i] = layer;
+  vp[rtm_test_uniform(&rng, 0.0, 1.0) < 0.5 ? 17 : CELLS - 17] = layer + 900.0f;
+  vp[5] = NAN;
+  rtm_figure_style_t style = {.diverging = 1};
+  rtm_figure_value_range(vp, CELLS, &style);
+  assert_false(style.diverging);
+  assert_true(style.lo == layer);
+  assert_true(style.hi == layer + 900.0f);
+  /* a constant model: a range around its value, never an empty one */
+  for (int i = 0; i < CELLS; ++i)
+    vp[i] = layer;
+  rtm_figure_value_range(vp, CELLS, &style);
+  assert_true(style.lo == layer && style.hi > style.lo);
+  free(vp);
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_colormap_and_title),
