@@ -1,6 +1,6 @@
 /* migrate_output.c - what a migration leaves (migrate_run.h): the summed image filtered and
- * checked, with the illumination, into OUTPUT.h5, its planes through the middle as PNG, and
- * the JSON report with the phases reduced over the ranks. */
+ * checked, with the illumination, into OUTPUT.h5, its planes through the middle as figures
+ * (PNG), and the JSON report with the phases reduced over the ranks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,10 +101,40 @@ fail:
   return status;
 }
 
+/* One plane of the image into `partial` (PATH's partial file), as `rtm3d plot OUTPUT.h5
+ * /image --slice a=N` draws it, with the same figure code: axes in metres, the true aspect,
+ * the colours clipped at the 99th percentile of |value| (diverging when a value is
+ * negative), a colour bar with its label, the plane's place in the title. A build without
+ * PLplot writes the plain PNG of one pixel a cell, titled the same, as plot does. */
+static int draw_plane(const migrate_run_t *run, const char *partial,
+                      const rtm_figure_image_t *slice) {
+  const rtm_grid_t *g = &run->grid;
+  rtm_io_axes_t axes = {.has_grid = 1};
+  for (int a = 0; a < 3; ++a) {
+    axes.spacing_m[a] = g->spacing_m[a];
+    axes.origin_m[a] = g->origin_m[a];
+  }
+  char where[64], title[sizeof run->h5_path + 96];
+  rtm_figure_plane_text(&axes, slice->axis, slice->plane, where, sizeof where);
+  snprintf(title, sizeof title, "%s /image, %s", run->h5_path, where);
+  const size_t cells = (size_t)slice->width * (size_t)slice->height;
+  if (!rtm_figure_available())
+    return rtm_png_write(partial, slice->values, slice->width, slice->height, 99.0, title);
+  rtm_figure_panel_t panel;
+  rtm_figure_slice_panel(&axes, slice, &panel);
+  panel.title = title;
+  rtm_figure_style_t style = {.width = RTM_FIGURE_WIDTH,
+                              .height = RTM_FIGURE_HEIGHT,
+                              .bar_label = rtm_figure_bar_label("/image", 3),
+                              .format = ".png"};
+  const int status = rtm_figure_colour_range(slice->values, cells, 99.0, 0, &style);
+  return status != RTM_OK ? status : rtm_figure_write(partial, &panel, 1, &style);
+}
+
 /* OUTPUT_image_x.png, _y.png, _z.png: the image's planes through the middle of the grid
- * (rtm3d plot draws any other), clipped at the 99th percentile of |value|. Each rank of the
- * first shot group puts in its slab's rows (zeros elsewhere), summed on rank 0, which draws
- * them: the first shot group's ranks call it alike. */
+ * (rtm3d plot draws any other) as figures (draw_plane). Each rank of the first shot group
+ * puts in its slab's rows (zeros elsewhere), summed on rank 0, which draws them: the first
+ * shot group's ranks call it alike. */
 int rtm_migrate_write_pngs(migrate_run_t *run) {
   int status = RTM_OK;
   const rtm_grid_t *g = &run->grid;
@@ -120,7 +150,7 @@ int rtm_migrate_write_pngs(migrate_run_t *run) {
     const size_t index = n[a] / 2;
     /* an x or y slice is [nz][ny or nx], its rows z; a z slice one rank's plane */
     const size_t width = a == 0 ? n[1] : n[0], height = a == 2 ? n[1] : n[2];
-    char path[2 * RTM_CONFIG_PATH_MAX + 32], partial[sizeof path + 16], title[128];
+    char path[2 * RTM_CONFIG_PATH_MAX + 32], partial[sizeof path + 16];
     int w = 0, h = 0;
     memset(plane, 0, width * height * sizeof *plane);
     if (a < 2)
@@ -131,10 +161,13 @@ int rtm_migrate_write_pngs(migrate_run_t *run) {
     if (!run->root) continue;
     snprintf(path, sizeof path, "%s/%s_image_%c.png", run->cfg.output.dir, run->cfg.output.name,
              axis);
-    snprintf(title, sizeof title, "rtm3d migrate: /image at %c = %zu (%g m)", axis, index,
-             g->origin_m[a] + (double)index * g->spacing_m[a]);
     RTM_TRY(rtm_io_outputs_add(run->outputs, path, partial, sizeof partial));
-    RTM_TRY(rtm_png_write(partial, plane, (int)width, (int)height, 99.0, title));
+    const rtm_figure_image_t slice = {.values = plane,
+                                      .width = (int)width,
+                                      .height = (int)height,
+                                      .axis = axis,
+                                      .plane = (long)index};
+    RTM_TRY(draw_plane(run, partial, &slice));
   }
 fail:
   free(plane);
@@ -221,8 +254,11 @@ int rtm_migrate_write_report(migrate_run_t *run) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
                  run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,
                  run->total.imaging_s, mcells);
-    rtm_log_info("wrote %s, %s and %s/%s_image_{x,y,z}.png", run->h5_path, run->json_path,
-                 run->cfg.output.dir, run->cfg.output.name);
+    rtm_log_info("wrote %s, %s and %s/%s_image_{x,y,z}.png (%s)", run->h5_path, run->json_path,
+                 run->cfg.output.dir, run->cfg.output.name,
+                 rtm_figure_available() ? "figures of the planes through the middle"
+                                        : "the planes through the middle, one pixel a cell: "
+                                          "this build has no PLplot for figures");
     const double gb = 8.0 * (double)run->cells / 1e9; /* the image and the illumination */
     if (run->file_s > 0.0)
       rtm_log_info("the image and the illumination, %.3g GB, went to the file in %.3g s: %.3g "

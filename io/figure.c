@@ -155,10 +155,12 @@ static void draw_colour_bar(const rtm_figure_style_t *style) {
              n_values, (PLFLT_MATRIX)values);
 }
 
-/* The page: the device for the extension, white background, black ink, the size; drawn
- * into `aside` (rtm_io_aside_create), renamed over PATH by close_page. */
-static int open_page(const char *path, char *aside, size_t size, int width, int height) {
-  const char *device = device_for(path);
+/* The page: the device for the extension (of `format`, else of PATH), white background,
+ * black ink, the size; drawn into `aside` (rtm_io_aside_create), renamed over PATH by
+ * close_page. */
+static int open_page(const char *path, const char *format, char *aside, size_t size, int width,
+                     int height) {
+  const char *device = device_for(format ? format : path);
   if (!device) {
     rtm_log_error("%s: a figure is .png, .svg or .pdf", path);
     return RTM_ERR_USAGE;
@@ -195,7 +197,7 @@ int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int co
                      const double range[4], const char *x_label, const char *y_label,
                      const char *title, int width, int height) {
   char aside[4096 + 32];
-  int status = open_page(path, aside, sizeof aside, width, height);
+  int status = open_page(path, NULL, aside, sizeof aside, width, height);
   if (status != RTM_OK) return status;
   char x_text[256], y_text[256], title_text[512];
   escaped(x_label, x_text, sizeof x_text);
@@ -243,7 +245,8 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
       return RTM_ERR_INPUT;
     }
   char aside[4096 + 32];
-  const int status = open_page(path, aside, sizeof aside, style->width, style->height);
+  const int status =
+      open_page(path, style->format, aside, sizeof aside, style->width, style->height);
   if (status != RTM_OK) return status;
   set_colours(style->diverging);
   /* the panels side by side in [0.09, 0.84] of the page, the colour bar right of the last;

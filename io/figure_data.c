@@ -3,8 +3,8 @@
  * time down, the gains a gather takes (t^2, AGC), the colour range (a percentile clip of
  * |value| for signed fields, the low and high percentiles of a volume of one sign, a
  * model's whole range), the colour bar's label from the dataset's name, and a slice's
- * place and axes in metres. rtm3d plot composes these into figure.c's panels or png.c's
- * plain image. */
+ * place and axes in metres. rtm3d plot and migrate's planes compose these into figure.c's
+ * panels or png.c's plain image. */
 #include "rtm_io.h"
 
 #include <math.h>

@@ -299,6 +299,9 @@ typedef struct {
   const char *bar_label;
   const char *page_title; /* above several panels (each has its own title); may be NULL */
   int width, height;
+  /* ".png", ".svg" or ".pdf" for a path whose own extension is none of them (a run's
+   * OUTPUT_image_x.png.partial); NULL: the path's */
+  const char *format;
 } rtm_figure_style_t;
 /* A line of a line plot: points (x, y), its name in the legend, its colour (0-255 RGB);
  * dashed for a reference (the ideal). */
