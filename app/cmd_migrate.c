@@ -407,8 +407,7 @@ int rtm_cmd_migrate(int argc, char **argv, rtm_mpi_t *mpi) {
                    run->holds, run->hold_s, run->resume_path);
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
-  RTM_TRY(rtm_migrate_write_image(run));
-  if (rtm_mpi_group(run->mpi) == 0) RTM_TRY(rtm_migrate_write_pngs(run));
+  RTM_TRY(rtm_migrate_write_image(run)); /* and its figures */
   run->end_s = rtm_wall_seconds();
   RTM_TRY(rtm_migrate_reduce_rank_phases(run));
   if (run->root) RTM_TRY(rtm_migrate_write_report(run));

@@ -61,6 +61,28 @@ static void warn_if_zero(const migrate_run_t *run) {
                   "reflection returns (time.steps)");
 }
 
+/* The image and the illumination into OUTPUT.h5 (the first shot group's ranks call it
+ * alike; on one rank the I/O thread's job): run->volumes_s its seconds. */
+static int write_volumes(void *context) {
+  migrate_run_t *run = context;
+  int status = RTM_OK;
+  const double start_s = rtm_wall_seconds();
+  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
+  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
+                                  run->slab_illumination));
+fail:
+  run->volumes_s = rtm_wall_seconds() - start_s;
+  return status;
+}
+
+/* rtm_migrate_write_pngs, timed (run->figures_s). */
+static int draw_figures(migrate_run_t *run) {
+  const double start_s = rtm_wall_seconds();
+  const int status = rtm_migrate_write_pngs(run);
+  run->figures_s = rtm_wall_seconds() - start_s;
+  return status;
+}
+
 /* The summed image with the filters the config asks for, and the illumination: each rank of
  * the first shot group filters its slab (what the filters need of the others comes from
  * them), rank 0 writes the slabs as they come. */
@@ -85,17 +107,27 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   RTM_TRY(check_finite(run, "/image", run->slab_image));
   warn_if_zero(run);
   RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
-  const double file_start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
-  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
-                                  run->slab_illumination));
+  if (rtm_mpi_world_size(run->mpi) == 1 && run->worker) {
+    /* the volumes on the I/O thread, the figures here meanwhile: both only read the slabs,
+     * and the figures call no HDF5 */
+    long ticket = 0;
+    RTM_TRY(rtm_io_worker_submit(run->worker, write_volumes, run, &ticket));
+    const int drawn = draw_figures(run);
+    status = rtm_io_worker_wait(run->worker, ticket);
+    RTM_TRY(status);
+    RTM_TRY(drawn);
+  } else {
+    RTM_TRY(write_volumes(run)); /* collective: the slabs meet on rank 0 */
+    RTM_TRY(draw_figures(run));
+  }
+  const double finish_start_s = rtm_wall_seconds();
   if (run->root) {
     status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
     run->output = NULL;
     RTM_TRY(status);
   }
-  run->file_s = rtm_wall_seconds() - file_start_s;
-  run->write_s += rtm_wall_seconds() - start_s - run->filter_s;
+  run->file_s = run->volumes_s + rtm_wall_seconds() - finish_start_s;
+  run->write_s += rtm_wall_seconds() - start_s - run->filter_s - run->figures_s;
 fail:
   free(scratch);
   return status;
@@ -201,7 +233,7 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   /* hold_sums: one rank's starts of the sums' copies to the host after a shot (for a signal
    * to save; run behind the next shot), with its waits for the I/O thread to finish the last
    * state; written_behind: that thread's seconds writing states while shots ran */
-  enum { OWN_TIMINGS = 9 };
+  enum { OWN_TIMINGS = 10 };
   rtm_timing_t timings[OWN_TIMINGS + RTM_APP_RANK_TIMINGS] = {
       {"setup", run->setup_end_s - run->start_s},
       {"forward", run->total.forward_s},
@@ -209,6 +241,7 @@ int rtm_migrate_write_report(migrate_run_t *run) {
       {"imaging", run->total.imaging_s},
       {"read", run->read_s},
       {"filters", run->filter_s},
+      {"figures", run->figures_s},
       {"write", run->write_s},
       {"hold_sums", run->hold_s},
       {"written_behind", run->behind_s}};

@@ -82,6 +82,8 @@ struct migrate_run {
   double read_s, write_s;
   double filter_s; /* the image's filters at the end (not in write_s) */
   double file_s;   /* the image and the illumination into OUTPUT.h5, rename included */
+  double volumes_s; /* of file_s, the volumes' writing (on one rank the I/O thread's) */
+  double figures_s; /* the PNG figures of the image, drawn while the volumes are written */
   rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
   /* [5][shot count]: forward, backward, imaging, I/O seconds of each shot, and the steps the
    * reconstruction recomputed */
@@ -134,7 +136,9 @@ int rtm_migrate_read_ahead(migrate_run_t *run, int shot);
 void rtm_migrate_release_reads(migrate_run_t *run);
 
 /* ---- migrate_output.c ---- */
-/* The summed image with the config's filters, and the illumination, into OUTPUT.h5. */
+/* The summed image with the config's filters, and the illumination, into OUTPUT.h5, and
+ * the image's figures (rtm_migrate_write_pngs; on one rank drawn while the I/O thread
+ * writes the volumes): every rank calls it. */
 int rtm_migrate_write_image(migrate_run_t *run);
 /* OUTPUT_image_x.png, _y.png, _z.png: the first shot group's ranks call it alike. */
 int rtm_migrate_write_pngs(migrate_run_t *run);
