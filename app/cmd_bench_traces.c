@@ -14,6 +14,9 @@
 #include "app.h"
 #include "rtm_status.h"
 #include "rtm_traces.h"
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+#include "rtm_cuda_bench.h"
+#endif
 
 /* Largest relative L2 difference per output trace from FFTW that passes (see the tests). */
 #define CHECK_TOLERANCE 1e-5
@@ -350,6 +353,13 @@ int rtm_cmd_bench_traces(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+  if (strcmp(t.o.backend, "cuda") == 0) { /* no GPU: bench CONFIG's message, before any work */
+    char device[512];
+    int hopper = 0;
+    RTM_TRY(rtm_bench_describe_device(t.o.device, device, sizeof device, &hopper));
+  }
+#endif
   RTM_TRY(make_case(&t));
   RTM_TRY(run_pipelines(&t));
   print_results(&t);

@@ -75,10 +75,12 @@ static void print_kernel_choices(int d) {
 
 static void print_devices(void) {
   int count = 0;
-  cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    printf("GPUs:        none usable (%s)\n",
-           error != cudaSuccess ? cudaGetErrorString(error) : "no device");
+  char why[512];
+  if (rtm_cuda_device_count(&count, why, sizeof why) != RTM_OK) {
+    /* not an error: info reports what this machine has */
+    printf("GPUs:        none: %s\n             the cpu backend runs here (backend.name = auto "
+           "picks it); bench and tune need an NVIDIA GPU\n",
+           why);
     return;
   }
   int driver_version = 0, runtime_version = 0;

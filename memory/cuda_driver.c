@@ -1,10 +1,16 @@
 /* Forwarders for the CUDA driver API functions rtm3d calls (see rtm_cuda_driver.h). Each
  * looks its target up through the runtime on every call: these are set-up calls
- * (allocation, tensor maps, queries), never in a time loop, and no state is kept. */
+ * (allocation, tensor maps, queries), never in a time loop, and no state is kept.
+ * Also the device count with the reason when there is none (no driver, no GPU, an old
+ * driver), told apart by the driver's version. */
 #include "rtm_cuda_driver.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rtm_status.h"
 
 /* The driver ABI version the prototypes below follow. */
 enum { RTM_DRIVER_ABI = 12000 };
@@ -20,6 +26,48 @@ static void *driver_symbol(const char *name) {
 }
 
 int rtm_cuda_driver_has(const char *symbol) { return driver_symbol(symbol) != NULL; }
+
+/* The runtime reports a missing driver as cudaErrorInsufficientDriver ("CUDA driver version
+ * is insufficient for CUDA runtime version"), which reads as "upgrade your driver" on a
+ * machine that has no GPU at all. The driver's version tells the two apart: 0 when no
+ * libcuda could be loaded. A loaded kernel module shows /proc/driver/nvidia/version. */
+static int driver_module_loaded(void) {
+  FILE *version = fopen("/proc/driver/nvidia/version", "r");
+  if (version) fclose(version);
+  return version != NULL;
+}
+
+int rtm_cuda_device_count(int *count, char *why, size_t why_size) {
+  int driver = 0, runtime = 0;
+  *count = 0;
+  const cudaError_t err = cudaGetDeviceCount(count);
+  if (err == cudaSuccess && *count > 0) return RTM_OK;
+  *count = 0;
+  (void)cudaGetLastError(); /* the probe's failure is reported here, not by the next call */
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+  const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+  char visible_text[4 * 64] = "";
+  if (visible) rtm_escape_text(visible, visible_text, sizeof visible_text); /* the environment's */
+  if (driver == 0)
+    snprintf(why, why_size, "no NVIDIA GPU driver is loaded on this machine");
+  else if (err == cudaErrorInsufficientDriver)
+    snprintf(why, why_size,
+             "the NVIDIA driver supports CUDA %d.%d, older than this build's CUDA runtime %d.%d: "
+             "update the driver, or build with a CUDA toolkit of at most %d.%d",
+             driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, driver / 1000,
+             driver % 1000 / 10);
+  else if (err == cudaErrorNoDevice || err == cudaSuccess)
+    snprintf(why, why_size, "the NVIDIA driver sees no GPU%s%s%s",
+             visible ? " (CUDA_VISIBLE_DEVICES='" : "", visible_text, visible ? "')" : "");
+  else if (!driver_module_loaded())
+    snprintf(why, why_size, "no NVIDIA GPU driver is loaded on this machine (%s)",
+             cudaGetErrorName(err));
+  else
+    snprintf(why, why_size, "CUDA cannot use a GPU here: %s (%s)", cudaGetErrorName(err),
+             cudaGetErrorString(err));
+  return RTM_ERR_UNSUPPORTED;
+}
 
 #define RTM_DRIVER_FORWARD(name, params, args)                                                 \
   CUresult CUDAAPI name params {                                                               \

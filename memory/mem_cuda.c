@@ -20,6 +20,7 @@
 
 #include "mem_cuda_impl.h"
 #include "rtm_cuda_check.h"
+#include "rtm_cuda_driver.h"
 #include "rtm_memory.h"
 #include "rtm_status.h"
 
@@ -36,12 +37,7 @@ fail:
 
 static int probe_device(int device, char *why, size_t why_size) {
   int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    snprintf(why, why_size, "no CUDA device is available (%s)",
-             err != cudaSuccess ? cudaGetErrorString(err) : "device count 0");
-    return RTM_ERR_UNSUPPORTED;
-  }
+  if (rtm_cuda_device_count(&count, why, why_size) != RTM_OK) return RTM_ERR_UNSUPPORTED;
   if (device < 0 || device >= count) {
     snprintf(why, why_size, "device %d does not exist (this machine has %d)", device, count);
     return RTM_ERR_UNSUPPORTED;

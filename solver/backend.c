@@ -49,7 +49,10 @@ int rtm_backend_select(const char *name, const rtm_backend_t **backend) {
     if (strcmp(registry[i]->name, name) != 0) continue;
     why[0] = '\0';
     if (registry[i]->probe && registry[i]->probe(why, sizeof why) != RTM_OK) {
-      rtm_log_error("backend.name = %s cannot run here: %s", name, why);
+      /* every backend but cpu runs on a GPU: say what runs without one */
+      rtm_log_error("backend.name = %s cannot run here: %s; backend.name = cpu (or auto) runs on "
+                    "this machine's CPU, or run on a machine with an NVIDIA GPU",
+                    name, why);
       return RTM_ERR_UNSUPPORTED;
     }
     *backend = registry[i];

@@ -17,6 +17,7 @@
 
 #include "backend_cuda_impl.h"
 #include "rtm_cuda_check.h"
+#include "rtm_cuda_driver.h"
 #include "rtm_cuda_field_checks.h"
 #include "rtm_cuda_kernel.h"
 #include "rtm_cuda_trace_window.h"
@@ -151,16 +152,7 @@ fail:
 
 static int cuda_probe(char *why, size_t why_size) {
   int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    snprintf(why, why_size, "no usable CUDA driver or device (%s)", cudaGetErrorString(err));
-    return RTM_ERR_UNSUPPORTED;
-  }
-  if (count == 0) {
-    snprintf(why, why_size, "no CUDA device");
-    return RTM_ERR_UNSUPPORTED;
-  }
-  return RTM_OK;
+  return rtm_cuda_device_count(&count, why, why_size);
 }
 
 /* backend.device, and under MPI the ranks of a node take its GPUs in turn from it
@@ -170,12 +162,11 @@ int rtm_cuda_rank_device(int configured, const rtm_mpi_t *mpi, int *device) {
   char why[256] = "";
   int count = 0;
   *device = -1;
-  if (cuda_probe(why, sizeof why) != RTM_OK)
+  if (rtm_cuda_device_count(&count, why, sizeof why) != RTM_OK)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "backend.name = cuda: %s", why);
-  RTM_CUDA_TRY(cudaGetDeviceCount(&count));
   if (configured < 0 || configured >= count)
-    RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device(s)", configured,
-             count);
+    RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device%s", configured,
+             count, count == 1 ? "" : "s");
   /* every rank of the run (a shot group of one rank included) takes a GPU in turn */
   *device =
       rtm_mpi_world_size(mpi) > 1 ? (configured + rtm_mpi_local_rank(mpi)) % count : configured;

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "rtm_cuda_check.h"
+#include "rtm_cuda_driver.h"
 #include "rtm_status.h"
 
 enum { COPIES = 10 };
@@ -66,8 +67,15 @@ static double median3(double a, double b, double c) {
 
 int rtm_bench_describe_device(int device, char *text, size_t size, int *hopper) {
   int status = RTM_OK, count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED, "no CUDA device (rtm3d info says what the driver sees)");
+  char why[512];
+  if (rtm_cuda_device_count(&count, why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "no CUDA device: %s. bench and tune time GPU code: run them on a machine with an "
+             "NVIDIA GPU",
+             why);
+  if (device < 0 || device >= count)
+    RTM_FAIL(RTM_ERR_CONFIG, "backend.device = %d: this machine has %d CUDA device%s", device,
+             count, count == 1 ? "" : "s");
   struct cudaDeviceProp prop;
   RTM_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
   snprintf(text, size, "%s (sm_%d%d, %d SMs, %.0f MB L2)", prop.name, prop.major, prop.minor,

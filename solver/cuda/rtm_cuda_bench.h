@@ -15,7 +15,9 @@
 extern "C" {
 #endif
 
-/* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 52 MB L2)"; hopper: compute capability >= 9.0. */
+/* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 52 MB L2)"; hopper: compute capability >= 9.0.
+ * Without a GPU, the one message of bench, bench --traces and tune: "no CUDA device: " and
+ * why (rtm_cuda_device_count), then what to do. */
 int rtm_bench_describe_device(int device, char *text, size_t size, int *hopper);
 /* Bytes read + written per second by a large device-to-device copy (median of 10). */
 int rtm_bench_copy_bandwidth(int device, double *gbs);

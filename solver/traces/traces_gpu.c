@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "rtm_cuda_check.h"
+#include "rtm_cuda_driver.h"
 #include "rtm_status.h"
 #include "traces_impl.h"
 
@@ -358,15 +359,21 @@ static int alloc_device(rtm_traces_plan_t *plan, size_t bytes, const char *label
 }
 
 static int cuda_create(rtm_traces_plan_t *plan) {
-  int status = RTM_OK;
+  int status = RTM_OK, count = 0;
+  char why[512];
   const rtm_traces_desc_t *d = &plan->desc;
   size_t *work_bytes = NULL, work_total = 0;
   struct cudaDeviceProp prop;
   cuda_state_t *s = calloc(1, sizeof *s);
   if (!s) RTM_FAIL(RTM_ERR_NOMEM, "traces: no host memory for the cuda state");
   plan->state = s;
+  if (rtm_cuda_device_count(&count, why, sizeof why) != RTM_OK)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "traces: backend cuda: no CUDA device: %s", why);
   s->device = d->device;
   if (s->device == RTM_TRACES_CURRENT_DEVICE) RTM_CUDA_TRY(cudaGetDevice(&s->device));
+  if (s->device < 0 || s->device >= count)
+    RTM_FAIL(RTM_ERR_INPUT, "traces: device %d does not exist (this machine has %d CUDA device%s)",
+             s->device, count, count == 1 ? "" : "s");
   RTM_CUDA_TRY(cudaSetDevice(s->device));
   RTM_CUDA_TRY(cudaGetDeviceProperties(&prop, s->device));
   snprintf(s->device_name, sizeof s->device_name, "%s", prop.name);
