@@ -67,9 +67,9 @@ int rtm_cmd_export(int argc, char **argv) {
   int shots = 0;
   RTM_TRY(rtm_io_shot_count(input, &shots));
   RTM_TRY(rtm_segy_export(input, field, segy, per_shot, force));
-  rtm_log_info("export: wrote %s%s: %d shot(s) of %s from %s", segy,
-               per_shot ? " (one file a shot, _shot<k> before the extension)" : "", shots, field,
-               input);
+  rtm_log_info("export: wrote %s%s: %d shot%s of %s from %s", segy,
+               per_shot ? " (one file a shot, _shot<k> before the extension)" : "", shots,
+               shots == 1 ? "" : "s", field, input);
 fail:
   return rtm_status_exit_code(status);
 }

@@ -60,9 +60,9 @@ static int check_shot_count(const migrate_run_t *run) {
   RTM_TRY(rtm_io_shot_count(run->cfg.rtm.observed, &count));
   if (count != run->shots.count)
     RTM_FAIL(RTM_ERR_INPUT,
-             "rtm.observed = %s holds %d shot(s) but the acquisition of the config has %d "
+             "rtm.observed = %s holds %d shot%s but the acquisition of the config has %d "
              "(shots.layout and its keys must describe the shots that were recorded)",
-             run->cfg.rtm.observed, count, run->shots.count);
+             run->cfg.rtm.observed, count, count == 1 ? "" : "s", run->shots.count);
 fail:
   return status;
 }
@@ -311,11 +311,12 @@ static int migrate_shots(migrate_run_t *run) {
   int status = RTM_OK;
   const int steps = rtm_migration_steps(run->migration);
   if (!run->quiet)
-    rtm_log_info("migrate: %d x %d x %d cells, %d shot(s) of %d steps of %.4g ms, imaging every "
+    rtm_log_info("migrate: %d x %d x %d cells, %d shot%s of %d steps of %.4g ms, imaging every "
                  "%d steps, backend %s%s%s",
-                 run->grid.n[0], run->grid.n[1], run->grid.n[2], run->shots.count, steps,
-                 rtm_migration_dt(run->migration) * 1e3, rtm_migration_imaging_step(run->migration),
-                 run->info.backend, run->device[0] ? " on " : "", run->device);
+                 run->grid.n[0], run->grid.n[1], run->grid.n[2], run->shots.count,
+                 run->shots.count == 1 ? "" : "s", steps, rtm_migration_dt(run->migration) * 1e3,
+                 rtm_migration_imaging_step(run->migration), run->info.backend,
+                 run->device[0] ? " on " : "", run->device);
   run->setup_end_s = rtm_wall_seconds();
   int last = run->shots.count;
   if (run->shot_limit > 0 && run->first_shot + run->shot_limit < last)
@@ -401,10 +402,11 @@ int rtm_cmd_migrate(int argc, char **argv, rtm_mpi_t *mpi) {
   RTM_TRY(migrate_shots(run));
   if (run->stopped) {
     if (!run->quiet)
-      rtm_log_info("migrate: stopped after shot %d of %d (--max-shots; %d state save(s), %.3g "
-                   "s; the sums held on the host %d time(s), %.3g s); run again to resume from %s",
-                   run->first_shot + run->shot_limit, run->shots.count, run->saves, run->write_s,
-                   run->holds, run->hold_s, run->resume_path);
+      rtm_log_info("migrate: stopped after shot %d of %d (--max-shots; %d state save%s, %.3g "
+                   "s; the sums held on the host %d time%s, %.3g s); run again to resume from %s",
+                   run->first_shot + run->shot_limit, run->shots.count, run->saves,
+                   run->saves == 1 ? "" : "s", run->write_s, run->holds,
+                   run->holds == 1 ? "" : "s", run->hold_s, run->resume_path);
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
   RTM_TRY(rtm_migrate_write_image(run)); /* and its figures */

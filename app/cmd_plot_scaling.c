@@ -66,7 +66,7 @@ int rtm_cmd_plot_scaling(int argc, char **argv) {
   char text[2][4 * 2048 + 1];
   rtm_escape_text(path, text[0], sizeof text[0]);
   rtm_escape_text(csv, text[1], sizeof text[1]);
-  printf("wrote %s (%d mode(s) of %s)\n", text[0], s->lines, text[1]);
+  printf("wrote %s (%d mode%s of %s)\n", text[0], s->lines, s->lines == 1 ? "" : "s", text[1]);
 fail:
   if (f) fclose(f);
   free(s);

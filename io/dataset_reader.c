@@ -194,9 +194,10 @@ int rtm_io_check_finite(const char *path, const char *name, const rtm_dataset_t 
   char where[DATASET_MAX_RANK * 24 + 1] = "";
   for (int i = 0, used = 0; i < rank; ++i)
     used += snprintf(where + used, sizeof where - (size_t)used, "[%zu]", index[i]);
-  rtm_log_error("%s: dataset %s holds %g at %s%s, the first of %zu non-finite value(s): the "
+  rtm_log_error("%s: dataset %s holds %g at %s%s, the first of %zu non-finite value%s: the "
                 "file is damaged",
-                path, name, dataset->data[first], where, rank == 3 ? " (z, y, x)" : "", bad);
+                path, name, dataset->data[first], where, rank == 3 ? " (z, y, x)" : "", bad,
+                bad == 1 ? "" : "s");
   return RTM_ERR_INPUT;
 }
 

@@ -233,10 +233,14 @@ int rtm_h5_read_attr_doubles(hid_t object, const char *context, const char *name
   RTM_H5_CHECK(type = H5Aget_type(attr), RTM_ERR_INPUT, "%s: attribute %s", context, name);
   hssize_t points = H5Sget_simple_extent_npoints(space);
   H5T_class_t type_class = H5Tget_class(type);
-  if (points != (hssize_t)count || (type_class != H5T_FLOAT && type_class != H5T_INTEGER))
-    RTM_FAIL(RTM_ERR_INPUT, "%s: attribute %s must hold %zu number(s) (%s), found %lld %s", context,
-             name, count, meaning, (long long)points,
-             type_class == H5T_STRING ? "string(s)" : "value(s) of a non-numeric type");
+  const int numeric = type_class == H5T_FLOAT || type_class == H5T_INTEGER, one = points == 1;
+  const char *held = numeric ? (one ? "number" : "numbers")
+                     : type_class == H5T_STRING
+                         ? (one ? "string" : "strings")
+                         : (one ? "value of a non-numeric type" : "values of a non-numeric type");
+  if (points != (hssize_t)count || !numeric)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: attribute %s must hold %zu number%s (%s), found %lld %s", context,
+             name, count, count == 1 ? "" : "s", meaning, (long long)points, held);
   RTM_H5_CHECK(H5Aread(attr, H5T_NATIVE_DOUBLE, values), RTM_ERR_INPUT, "%s: reading attribute %s",
                context, name);
   *present = 1;

@@ -118,21 +118,21 @@ static int check_values(const char *path, const char *dataset, const rtm_io_volu
     }
   }
   if (bad > 0) {
-    rtm_log_error("model file %s: dataset /%s has %zu non-finite value(s), the first %g at "
+    rtm_log_error("model file %s: dataset /%s has %zu non-finite value%s, the first %g at "
                   "[z=%zu][y=%zu][x=%zu]",
-                  path, dataset, bad, values[first], first / (nx * ny) + (size_t)volume->z_offset,
-                  first / nx % ny, first % nx);
+                  path, dataset, bad, bad == 1 ? "" : "s", values[first],
+                  first / (nx * ny) + (size_t)volume->z_offset, first / nx % ny, first % nx);
     return RTM_ERR_INPUT;
   }
   if (outside > 0) {
     char range[64]; /* the schema writes "> 0" as the smallest positive double */
     snprintf(range, sizeof range, "%c%g, %g]", key->min == DBL_TRUE_MIN ? '(' : '[',
              key->min == DBL_TRUE_MIN ? 0.0 : key->min, key->max);
-    rtm_log_error("model file %s: dataset /%s has %zu value(s) outside %s (the range of "
+    rtm_log_error("model file %s: dataset /%s has %zu value%s outside %s (the range of "
                   "model.%s), the first %g at [z=%zu][y=%zu][x=%zu]",
-                  path, dataset, outside, range, dataset, values[first_outside],
-                  first_outside / (nx * ny) + (size_t)volume->z_offset, first_outside / nx % ny,
-                  first_outside % nx);
+                  path, dataset, outside, outside == 1 ? "" : "s", range, dataset,
+                  values[first_outside], first_outside / (nx * ny) + (size_t)volume->z_offset,
+                  first_outside / nx % ny, first_outside % nx);
     return RTM_ERR_INPUT;
   }
   return RTM_OK;

@@ -655,9 +655,9 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
   RTM_TRY(reader_open(path, &r));
   if (shot < 0 || !shot_record(&r, shot, &record, &shots))
     RTM_FAIL(RTM_ERR_INPUT,
-             "%s holds %d shot(s) (distinct field records, trace byte 9): there "
+             "%s holds %d shot%s (distinct field records, trace byte 9): there "
              "is no shot %d",
-             path, shots, shot);
+             path, shots, shots == 1 ? "" : "s", shot);
   for (int t = 0; t < r.traces; ++t)
     count += r.records[t] == record;
   gather->count = count;
@@ -709,9 +709,10 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     if (bad > 0)
       RTM_FAIL(RTM_ERR_INPUT,
                "%s: shot %d (field record %d), receiver %d, sample %zu (from 0; trace %d of the "
-               "file) is %g, the first of %zu such sample(s) in the trace: recorded samples are "
+               "file) is %g, the first of %zu such sample%s in the trace: recorded samples are "
                "finite and below %g in magnitude (a damaged file?)",
-               path, shot, record, k, first, t, samples[first], bad, RTM_IO_SAMPLE_LIMIT);
+               path, shot, record, k, first, t, samples[first], bad, bad == 1 ? "" : "s",
+               RTM_IO_SAMPLE_LIMIT);
     ++k;
   }
 fail:

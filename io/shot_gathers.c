@@ -176,10 +176,11 @@ static int check_samples(const char *context, int shot, const char *traces_name,
   const size_t bad = rtm_io_find_bad_values(gather->traces, total, RTM_IO_SAMPLE_LIMIT, &first);
   if (bad == 0) return RTM_OK;
   rtm_log_error("%s: shot %d (%s), receiver %zu, sample %zu (from 0) is %g, the first of %zu "
-                "such sample(s): recorded samples are finite and below %g in magnitude (a "
+                "such sample%s: recorded samples are finite and below %g in magnitude (a "
                 "damaged file?)",
                 context, shot, traces_name, first / (size_t)gather->samples,
-                first % (size_t)gather->samples, gather->traces[first], bad, RTM_IO_SAMPLE_LIMIT);
+                first % (size_t)gather->samples, gather->traces[first], bad, bad == 1 ? "" : "s",
+                RTM_IO_SAMPLE_LIMIT);
   return RTM_ERR_INPUT;
 }
 
@@ -232,8 +233,8 @@ int rtm_h5_read_shot(const char *path, int shot, const char *field, rtm_io_gathe
   else
     snprintf(base, sizeof base, "/traces");
   if (shot < 0 || shot >= count)
-    RTM_FAIL(RTM_ERR_INPUT, "%s holds %d shot(s): there is no shot %d (%s)", context, count, shot,
-             many ? base : "a single-shot file holds shot 0 alone");
+    RTM_FAIL(RTM_ERR_INPUT, "%s holds %d shot%s: there is no shot %d (%s)", context, count,
+             count == 1 ? "" : "s", shot, many ? base : "a single-shot file holds shot 0 alone");
   if (many && rtm_h5_path_exists(file, base) <= 0)
     RTM_FAIL(RTM_ERR_INPUT, "%s has no group %s (shot_count = %d)", context, base, count);
   if (many)

@@ -159,13 +159,13 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
 
   const rtm_point_operator_t op = rtm_config_point_operator(cfg);
   RTM_TRY(rtm_points_init_operator(&sources, grid, source_m, 1, "source", &op));
-  rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, source_m, 1, "source(s)");
+  rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, source_m, 1, "source");
   RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &receiver_m, &receiver_count));
   if (receiver_count > 0) {
     RTM_TRY(
         rtm_points_init_operator(&receivers, grid, receiver_m, receiver_count, "receiver", &op));
     rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count,
-                             "receivers");
+                             "receiver");
   }
   RTM_TRY(split_receivers(grid, &receivers, &recorded, &receiver_parts));
 

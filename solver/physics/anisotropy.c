@@ -57,14 +57,15 @@ static int check_range(const rtm_config_t *cfg, const rtm_grid_t *grid, const fl
   cell_position(grid, first, where, sizeof where);
   snprintf(range, sizeof range, "%c%g, %g]", r->lo_open ? '(' : '[', r->lo, r->hi);
   if (cfg->model.file[0])
-    rtm_log_error("model file %s: dataset /%s has %zu value(s) outside %s, the first %g at %s: "
+    rtm_log_error("model file %s: dataset /%s has %zu value%s outside %s, the first %g at %s: "
                   "%s",
-                  cfg->model.file, r->dataset, bad, range, values[first], where, r->why);
+                  cfg->model.file, r->dataset, bad, bad == 1 ? "" : "s", range, values[first],
+                  where, r->why);
   else if (bad == cells)
     rtm_log_error("model.%s = %g is outside %s: %s", r->dataset, values[first], range, r->why);
   else
-    rtm_log_error("model.%s: %zu value(s) outside %s, the first %g at %s: %s", r->dataset, bad,
-                  range, values[first], where, r->why);
+    rtm_log_error("model.%s: %zu value%s outside %s, the first %g at %s: %s", r->dataset, bad,
+                  bad == 1 ? "" : "s", range, values[first], where, r->why);
   return RTM_ERR_INPUT;
 }
 

@@ -1,6 +1,7 @@
 /* Leapfrog stability limit of the 8th-order Laplacian and the choice of dt. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "rtm_anisotropy.h"
 #include "rtm_physics.h"
@@ -48,6 +49,13 @@ static double time_dispersion_error(double f_peak, double dt, double T) {
     energy += a2;
   }
   return energy > 0.0 ? sqrt(error / energy) : 0.0;
+}
+
+/* "1 point" or "4.8 points": the figure as %.3g, the noun singular when that reads 1. */
+static void points_text(double points, char *text, size_t size) {
+  char figure[32];
+  snprintf(figure, sizeof figure, "%.3g", points);
+  snprintf(text, size, "%s point%s", figure, strcmp(figure, "1") == 0 ? "" : "s");
 }
 
 /* |symbol of the 2nd-derivative stencil at kh = pi| = |c0| + 2 sum |c_k| = 6.5016. */
@@ -139,18 +147,20 @@ int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_
   const double f = cfg->source.frequency_hz;
   if (f > 0.0) {
     double points = model->vp_min / (2.5 * f) / h_max;
+    char points_said[48];
+    points_text(points, points_said, sizeof points_said);
     if (points < 2.0) /* past Nyquist: the grid cannot carry the wavelet at all */
       RTM_FAIL(RTM_ERR_CONFIG,
-               "source.frequency = %g Hz leaves %.3g points per shortest wavelength (vp_min = "
+               "source.frequency = %g Hz leaves %s per shortest wavelength (vp_min = "
                "%g m/s, 2.5 x source.frequency = %g Hz, h_max = %g m): below 2 the grid cannot "
                "carry the wavelet (aliased); lower source.frequency or refine the grid",
-               f, points, model->vp_min, 2.5 * f, h_max);
+               f, points_said, model->vp_min, 2.5 * f, h_max);
     if (points < min_points_per_wavelength)
-      rtm_log_warning("%.3g points per shortest wavelength (vp_min = %g m/s, 2.5 x "
+      rtm_log_warning("%s per shortest wavelength (vp_min = %g m/s, 2.5 x "
                       "source.frequency = %g Hz, h_max = %g m); below %g the 8th-order "
                       "stencil disperses visibly: refine grid.dx, dy, dz or lower "
                       "source.frequency",
-                      points, model->vp_min, 2.5 * f, h_max, min_points_per_wavelength);
+                      points_said, model->vp_min, 2.5 * f, h_max, min_points_per_wavelength);
     const double run_s = cfg->time.steps * dt;
     const double error = time_dispersion_error(f, dt, run_s);
     if (cfg->time.dispersion_correction == RTM_DISPERSION_NONE && error > max_time_dispersion_error)

@@ -324,7 +324,8 @@ void rtm_points_warn_in_layer(const rtm_grid_t *grid, int width, const double *p
       }
     }
   if (inside)
-    rtm_log_warning("%d %s lie inside the absorbing layer (boundary.width = %d cells) and are "
+    rtm_log_warning("%d %s%s inside the absorbing layer (boundary.width = %d cells) and %s "
                     "damped there",
-                    inside, what, width);
+                    inside, what, inside == 1 ? " lies" : "s lie", width,
+                    inside == 1 ? "is" : "are");
 }

@@ -94,7 +94,7 @@ int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
                            const double source_m[3], double **position_m, int *count);
 
 /* Warns once when points lie inside the absorbing layer (width cells), where they are
- * damped; `what` names them ("source(s)", "receivers"). */
+ * damped; `what` names one of them ("source", "receiver"). */
 void rtm_points_warn_in_layer(const rtm_grid_t *grid, int width, const double *position_m,
                               int count, const char *what);
 

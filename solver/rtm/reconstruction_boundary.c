@@ -190,9 +190,9 @@ static int allocate_store(boundary_state_t *s, const rtm_reconstruction_plan_t *
     char advice[256];
     boundary_advise(plan, 0, advice, sizeof advice);
     rtm_log_error("rtm.reconstruction = boundary: %d levels of a shell of %lld cells x %d "
-                  "field(s) (%.3f GB in memory.imaging = %s) do not fit: %s",
-                  store->levels, store->shell.cells, store->fields, store->slots_bytes / 1e9,
-                  store->slots_strategy, advice);
+                  "field%s (%.3f GB in memory.imaging = %s) do not fit: %s",
+                  store->levels, store->shell.cells, store->fields, store->fields == 1 ? "" : "s",
+                  store->slots_bytes / 1e9, store->slots_strategy, advice);
   }
   RTM_TRY(status);
   if (store->staging_bytes) {

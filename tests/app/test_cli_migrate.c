@@ -306,7 +306,7 @@ static void test_bad_input_refused(void **state) {
   /* three shots in the config, two in the file */
   assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
                  "--set shots.x_count=3",
-                 "holds 2 shot(s) but the acquisition of the config has 3");
+                 "holds 2 shots but the acquisition of the config has 3");
   /* receivers every 30 m instead of 20 m */
   assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
                  "--set receivers.x_step=30",

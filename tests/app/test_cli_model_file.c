@@ -110,7 +110,7 @@ static void test_bad_velocity_names_the_file(void **state) {
   fclose(f);
   if (!contains(text, "outside (0, 20000] (the range of model.vp), the first 0 at [z=5][y=7][x=3]"))
     printf("%s\n", text);
-  assert_true(contains(text, "model file " DIR "/zero.h5: dataset /vp has 1 value(s) outside "
+  assert_true(contains(text, "model file " DIR "/zero.h5: dataset /vp has 1 value outside "
                              "(0, 20000] (the range of model.vp), the first 0 at [z=5][y=7][x=3]"));
   assert_false(file_exists(DIR "/run.h5"));
   assert_false(file_exists(DIR "/run.h5.partial"));

@@ -78,7 +78,7 @@ static void test_saved_sums(void **state) {
     char needle[160];
     snprintf(needle, sizeof needle,
              SUMS_PATH ": dataset /image holds %s at [%zu][%zu][%zu] (z, y, x), the first of 1 "
-                       "non-finite value(s)",
+                       "non-finite value:",
              shown[b], z, y, x);
     assert_call_refused(check_rows(0, NZ), RTM_ERR_INPUT, needle);
     assert_call_refused(check_rows(z - 1, 2), RTM_ERR_INPUT, needle); /* z in the second row */
@@ -90,7 +90,7 @@ static void test_saved_sums(void **state) {
   image[(z * NY + y) * NX + x] = NAN;
   image[(NZ - 1) * NY * NX + 1] = INFINITY;
   write_volume(image);
-  assert_call_refused(check_rows(0, NZ), RTM_ERR_INPUT, "the first of 2 non-finite value(s)");
+  assert_call_refused(check_rows(0, NZ), RTM_ERR_INPUT, "the first of 2 non-finite values");
 }
 
 static void write_shot(const float *traces, const double *receivers) {
@@ -138,7 +138,7 @@ static void test_observed_samples(void **state) {
     char needle[200];
     snprintf(needle, sizeof needle,
              "run file " SHOTS_PATH ": shot 1 (/shots/1/traces/p), receiver %d, sample %d (from "
-             "0) is %s, the first of 1 such sample(s)",
+             "0) is %s, the first of 1 such sample:",
              r, s, shown[b]);
     assert_call_refused(rtm_io_read_shot(SHOTS_PATH, 1, "p", &gather), RTM_ERR_INPUT, needle);
     assert_null(gather.traces);

@@ -152,7 +152,7 @@ static void test_many_shot_errors(void **state) {
   write_many(f);
   rtm_io_gather_t gather;
   assert_call_refused(rtm_io_read_shot(MANY_PATH, 3, "p", &gather), RTM_ERR_INPUT,
-                      "run file " MANY_PATH " holds 3 shot(s): there is no shot 3 (/shots/3)");
+                      "run file " MANY_PATH " holds 3 shots: there is no shot 3 (/shots/3)");
   assert_null(gather.traces);
   assert_call_refused(rtm_io_read_shot(MANY_PATH, -1, "p", &gather), RTM_ERR_INPUT,
                       "there is no shot -1");
@@ -266,9 +266,8 @@ static void test_single_shot_file(void **state) {
     rtm_io_gather_release(&gather);
   }
   rtm_io_gather_t gather;
-  assert_call_refused(
-      rtm_io_read_shot(SINGLE_PATH, 1, "p", &gather), RTM_ERR_INPUT,
-      "holds 1 shot(s): there is no shot 1 (a single-shot file holds shot 0 alone)");
+  assert_call_refused(rtm_io_read_shot(SINGLE_PATH, 1, "p", &gather), RTM_ERR_INPUT,
+                      "holds 1 shot: there is no shot 1 (a single-shot file holds shot 0 alone)");
   assert_call_refused(rtm_io_read_shot(SINGLE_PATH, 0, "vp", &gather), RTM_ERR_INPUT,
                       "run file " SINGLE_PATH " has no dataset /traces/vp");
 }

@@ -158,7 +158,7 @@ static void test_refusals(void **state) {
   /* a shot the file does not hold, and a file that is not there */
   rtm_io_gather_t g;
   assert_call_refused(rtm_io_read_shot(MANY_SEGY, SEGY_FORMULA_SHOTS, "p", &g), RTM_ERR_INPUT,
-                      "holds 2 shot(s)");
+                      "holds 2 shots");
   assert_call_refused(rtm_io_read_shot(OUT_DIR "/missing.sgy", 0, "p", &g), RTM_ERR_INPUT,
                       "cannot open the SEG-Y file");
 }

@@ -380,7 +380,7 @@ static void test_bad_parameters(void **unused) {
   snprintf(c.cfg.model.file, sizeof c.cfg.model.file, "%s", model_path);
   assert_int_equal(check_capturing(&c.cfg, &c.grid, &read, text, sizeof text), RTM_ERR_INPUT);
   assert_contains(text, model_path);
-  assert_contains(text, "dataset /delta has 2 value(s) outside (-0.5, 2]");
+  assert_contains(text, "dataset /delta has 2 values outside (-0.5, 2]");
   assert_contains(text, "the first -0.5 at [z=2][y=4][x=3]");
   rtm_model_release(&read);
   c.model.delta[first] = c.model.delta[first + 5] = 0.1f;

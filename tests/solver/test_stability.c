@@ -181,7 +181,15 @@ static void test_sampling_warning(void **unused) {
   s.cfg.source.frequency_hz = v / (2.5 * 4.8 * h); /* 4.8 points */
   assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_OK);
   assert_non_null(strstr(c.text, "warning"));
-  assert_non_null(strstr(c.text, "points per shortest wavelength"));
+  assert_non_null(strstr(c.text, "4.8 points per shortest wavelength"));
+
+  /* below 2 points: refused, the noun singular at one point */
+  s.cfg.source.frequency_hz = v / (2.5 * 1.0 * h); /* 1 point */
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
+  assert_non_null(strstr(c.text, "leaves 1 point per shortest wavelength"));
+  s.cfg.source.frequency_hz = v / (2.5 * 1.5 * h); /* 1.5 points */
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
+  assert_non_null(strstr(c.text, "leaves 1.5 points per shortest wavelength"));
   setup_release(&s);
 }
 
