@@ -219,6 +219,16 @@ int rtm_h5_write_attr_ints(hid_t object, const char *name, const int *values, si
   return write_attr_array(object, name, H5T_NATIVE_INT, values, count);
 }
 
+int rtm_h5_write_attr_int(hid_t object, const char *name, int value) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID;
+  RTM_H5_CHECK(space = H5Screate(H5S_SCALAR), RTM_ERR_IO, "attribute %s", name);
+  RTM_TRY(write_attr(object, name, H5T_NATIVE_INT, space, &value));
+fail:
+  rtm_h5_close(&space);
+  return status;
+}
+
 int rtm_h5_read_attr_doubles(hid_t object, const char *context, const char *name, size_t count,
                              const char *meaning, double *values, int *present) {
   int status = RTM_OK;

@@ -49,18 +49,21 @@ int rtm_h5_open_read(const char *path, const char *what, hid_t *file);
  * not, negative on an HDF5 failure. */
 int rtm_h5_path_exists(hid_t file, const char *path);
 
-/* Attributes on an object: a scalar fixed-length UTF-8 string (NULL writes ""), and 1D
- * arrays of doubles and ints. */
+/* Attributes on an object: a scalar fixed-length UTF-8 string (NULL writes ""), 1D arrays
+ * of doubles and ints, and a scalar int (a count, which h5py then reads as a number, not a
+ * 1-element array: range(f.attrs["shot_count"]) works). */
 int rtm_h5_write_attr_string(hid_t object, const char *name, const char *value);
 int rtm_h5_write_attr_doubles(hid_t object, const char *name, const double *values, size_t count);
 int rtm_h5_write_attr_ints(hid_t object, const char *name, const int *values, size_t count);
+int rtm_h5_write_attr_int(hid_t object, const char *name, int value);
 
 /* File access properties for files we create: strong close (H5Fclose closes whatever is
  * still open, so a failure path cannot leak the file) and the 1.8 object format, which
  * allows attributes larger than 64 KiB (the resolved config text). */
 hid_t rtm_h5_create_fapl(void);
 
-/* Reads attribute `name` of object as `count` doubles (integers convert). *present = 0, and
+/* Reads attribute `name` of object as `count` doubles (integers convert; a scalar counts as
+ * one value, so count 1 reads a scalar and a 1-element array alike). *present = 0, and
  * RTM_OK, when there is no such attribute; one of another size or a non-numeric type is an
  * RTM_ERR_INPUT error naming `context` ("model file PATH"), the attribute and what it should
  * hold (`meaning`: "x, y, z in metres"). */

@@ -1,7 +1,8 @@
 /* Shot gathers in run files, written and read back (for migrate):
  *   single-shot layout (rtm3d model with shots.layout = single): /traces/<field>,
  *     /traces/receivers, and the shot's position as attribute source [3] of /traces;
- *   many-shot layout: root attribute shot_count, and per shot k /shots/<k>/source [3],
+ *   many-shot layout: root attribute shot_count (a scalar int; older files hold a
+ *     1-element array, read alike), and per shot k /shots/<k>/source [3],
  *     /shots/<k>/receivers [nrec][3] (units "m"), /shots/<k>/traces/<field> [nrec][nt]
  *     with attribute dt.
  * Both read back as rtm_io_gather_t; a single-shot file is shot 0. Calls nothing of
@@ -80,7 +81,7 @@ int rtm_output_write_shot(rtm_output_t *output, int shot, const double source_m[
   }
   if (shot + 1 > output->shot_count) {
     output->shot_count = shot + 1;
-    RTM_TRY(rtm_h5_write_attr_ints(output->file, "shot_count", &output->shot_count, 1));
+    RTM_TRY(rtm_h5_write_attr_int(output->file, "shot_count", output->shot_count));
   }
 fail:
   rtm_h5_close(&traces_group);

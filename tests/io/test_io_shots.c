@@ -125,12 +125,16 @@ static void test_many_shot_round_trip(void **state) {
   }
   free(names);
 
-  /* the layout as any HDF5 reader sees it */
+  /* the layout as any HDF5 reader sees it; shot_count a scalar, which h5py reads as a
+   * number (range(f.attrs["shot_count"]) works; a 1-element array raised TypeError) */
   hid_t file = H5Fopen(MANY_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_true(file >= 0);
   int shot_count = 0;
   hid_t attr = H5Aopen(file, "shot_count", H5P_DEFAULT);
   assert_true(attr >= 0 && H5Aread(attr, H5T_NATIVE_INT, &shot_count) >= 0);
+  hid_t attr_space = H5Aget_space(attr);
+  assert_int_equal(H5Sget_simple_extent_type(attr_space), H5S_SCALAR);
+  H5Sclose(attr_space);
   H5Aclose(attr);
   assert_int_equal(shot_count, SHOTS);
   hid_t receivers = H5Dopen2(file, "/shots/2/receivers", H5P_DEFAULT);
@@ -145,6 +149,39 @@ static void test_many_shot_round_trip(void **state) {
   H5Aclose(units_attr);
   H5Dclose(receivers);
   H5Fclose(file);
+}
+
+/* Files written before shot_count became a scalar hold it as a 1-element array: they read
+ * the same, counted, listed and read shot by shot. */
+static void test_shot_count_array(void **state) {
+  fixture_t *f = *state;
+  write_many(f);
+  hid_t file = H5Fopen(MANY_PATH, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(file >= 0);
+  assert_true(H5Adelete(file, "shot_count") >= 0);
+  const int shots = SHOTS;
+  hsize_t one[1] = {1};
+  hid_t space = H5Screate_simple(1, one, NULL);
+  hid_t attr = H5Acreate2(file, "shot_count", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
+  assert_true(attr >= 0 && H5Awrite(attr, H5T_NATIVE_INT, &shots) >= 0);
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Fclose(file);
+
+  int count = 0;
+  assert_int_equal(rtm_io_shot_count(MANY_PATH, &count), RTM_OK);
+  assert_int_equal(count, SHOTS);
+  rtm_io_gather_t gather;
+  assert_int_equal(rtm_io_read_shot(MANY_PATH, SHOTS - 1, "q", &gather), RTM_OK);
+  assert_gather(f, &gather, SHOTS - 1, 1);
+  rtm_io_gather_release(&gather);
+  char **names = NULL;
+  int name_count = 0;
+  assert_int_equal(rtm_io_list_datasets(MANY_PATH, &names, &name_count), RTM_OK);
+  assert_int_equal(name_count, 5);
+  for (int i = 0; i < name_count; ++i)
+    free(names[i]);
+  free(names);
 }
 
 static void test_many_shot_errors(void **state) {
@@ -314,6 +351,7 @@ static void test_volumes(void **state) {
 }
 
 RTM_TEST_MAIN(cmocka_unit_test_setup_teardown(test_many_shot_round_trip, setup, teardown),
+              cmocka_unit_test_setup_teardown(test_shot_count_array, setup, teardown),
               cmocka_unit_test_setup_teardown(test_many_shot_errors, setup, teardown),
               cmocka_unit_test_setup_teardown(test_shapes_that_disagree, setup, teardown),
               cmocka_unit_test_setup_teardown(test_single_shot_file, setup, teardown),
