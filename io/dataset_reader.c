@@ -167,13 +167,22 @@ void rtm_dataset_release(rtm_dataset_t *dataset) {
 
 /* ---- values a reader refuses ---- */
 
+/* Volumes (a 512^3 image: 0.15 s on one thread) are scanned on the OpenMP threads; smaller
+ * arrays, such as a shot's gather read on the run's I/O thread beside the steps, on one. */
+enum { PARALLEL_SCAN = 1 << 24 };
+
 size_t rtm_io_find_bad_values(const float *values, size_t count, double limit, size_t *first) {
-  size_t bad = 0;
-  *first = count;
+  size_t bad = 0, first_bad = count;
+#ifdef _OPENMP
+#pragma omp parallel for reduction(+ : bad) reduction(min : first_bad) schedule(static) \
+    if (count >= PARALLEL_SCAN)
+#endif
   for (size_t i = 0; i < count; ++i) {
     if (isfinite(values[i]) && (limit <= 0.0 || fabs(values[i]) <= limit)) continue;
-    if (bad++ == 0) *first = i;
+    ++bad;
+    if (i < first_bad) first_bad = i;
   }
+  *first = first_bad;
   return bad;
 }
 

@@ -6,6 +6,7 @@
 #include "rtm_test_io.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,9 +159,31 @@ static void test_find_bad_values(void **state) {
   assert_int_equal(first, 3);
 }
 
+/* A volume's scan runs on the threads: the count over all of them, the first bad index the
+ * lowest, whichever thread met it (the later ones in the array met first by others). */
+static void test_find_bad_values_volume(void **state) {
+  (void)state;
+  const size_t count = (size_t)1 << 24; /* the size from which the scan is parallel */
+  float *values = calloc(count, sizeof *values);
+  assert_non_null(values);
+  const size_t bad[3] = {count - 1, count / 2 + 7, count / 3 + 1};
+  for (int k = 0; k < 3; ++k)
+    values[bad[k]] = k == 1 ? INFINITY : NAN;
+  size_t first = 0;
+  assert_int_equal(rtm_io_find_bad_values(values, count, 0.0, &first), 3);
+  assert_int_equal(first, count / 3 + 1);
+  values[count / 3 + 1] = 0.0f;
+  values[count / 2 + 7] = 0.0f;
+  values[count - 1] = 0.0f;
+  assert_int_equal(rtm_io_find_bad_values(values, count, 0.0, &first), 0);
+  assert_int_equal(first, count);
+  free(values);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_find_bad_values),
+      cmocka_unit_test(test_find_bad_values_volume),
       cmocka_unit_test(test_saved_sums),
       cmocka_unit_test(test_observed_samples),
   };
