@@ -112,13 +112,6 @@ int rtm_io_worker_drain(rtm_io_worker_t *w) {
   return rtm_io_worker_wait(w, last);
 }
 
-int rtm_io_worker_busy(rtm_io_worker_t *w) {
-  pthread_mutex_lock(&w->lock);
-  const int busy = w->done < w->queued;
-  pthread_mutex_unlock(&w->lock);
-  return busy;
-}
-
 void rtm_io_worker_destroy(rtm_io_worker_t *w) {
   if (!w) return;
   if (w->started) {

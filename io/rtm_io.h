@@ -522,8 +522,6 @@ int rtm_io_worker_submit(rtm_io_worker_t *worker, rtm_io_job_t job, void *contex
 int rtm_io_worker_wait(rtm_io_worker_t *worker, long ticket);
 /* Waits for every queued job (nothing to wait for with no worker). */
 int rtm_io_worker_drain(rtm_io_worker_t *worker);
-/* Whether a job is queued or running. */
-int rtm_io_worker_busy(rtm_io_worker_t *worker);
 /* Runs what is queued, then ends the thread. */
 void rtm_io_worker_destroy(rtm_io_worker_t *worker);
 

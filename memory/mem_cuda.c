@@ -326,19 +326,18 @@ const rtm_mem_strategy_t rtm_mem_pinned = {
     .prefetch = NULL,
 };
 
-int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label) {
-  int status = RTM_OK;
-  RTM_CUDA_TRY(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
-  return RTM_OK;
-fail:
-  rtm_log_error("pinned: %zu bytes of host memory for '%s' could not be page-locked", bytes, label);
-  return status;
-}
-
 int rtm_mem_host_try_pin(void *ptr, size_t bytes) {
   if (cudaHostRegister(ptr, bytes, cudaHostRegisterPortable) == cudaSuccess) return RTM_OK;
   (void)cudaGetLastError(); /* not sticky: cleared for the calls that follow */
   return RTM_ERR_NOMEM;
+}
+
+int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label) {
+  const int status = rtm_mem_host_try_pin(ptr, bytes);
+  if (status != RTM_OK)
+    rtm_log_error("pinned: %zu bytes of host memory for '%s' could not be page-locked", bytes,
+                  label);
+  return status;
 }
 
 void rtm_mem_host_unpin(void *ptr) {
