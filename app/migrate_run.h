@@ -116,8 +116,9 @@ int rtm_migrate_hold_sums(migrate_run_t *run, int completed, int due);
 /* Under a GPU, queues the host slabs' page-locking on the I/O thread (the first hold waits
  * for it): their copies then run at the bus's speed and behind the next shot's steps. */
 int rtm_migrate_pin_slabs(migrate_run_t *run);
-/* The state the I/O thread writes waited for (its status), and the sums' copy to the host
- * slabs: the slabs are the caller's again. */
+/* The state the I/O thread writes waited for (its status), and the queue drained: no HDF5
+ * call is under way. A hold's copy may still be landing in the slabs: rtm_migration_read
+ * waits for it, and rtm_migration_hold_wait where the held sums are used. */
 int rtm_migrate_settle_saves(migrate_run_t *run);
 
 /* One rank, after SIGINT or SIGTERM: the held sums into OUTPUT.resume.h5 when newer than

@@ -316,7 +316,6 @@ int rtm_migrate_settle_saves(migrate_run_t *run) {
   int status = RTM_OK;
   RTM_TRY(wait_for_save(run));
   RTM_TRY(rtm_io_worker_drain(run->worker)); /* a gather read ahead: no HDF5 call under way */
-  RTM_TRY(rtm_migration_hold_wait(run->migration));
 fail:
   return status;
 }
@@ -354,6 +353,7 @@ int rtm_migrate_save_held(migrate_run_t *run) {
   if (rtm_mpi_world_size(run->mpi) > 1 || !run->migration || !run->worker) return RTM_OK;
   RTM_TRY(rtm_migrate_settle_saves(run));
   if (run->held_shots <= run->saved_shots) return RTM_OK;
+  RTM_TRY(rtm_migration_hold_wait(run->migration)); /* the held sums landed, their layer zero */
   RTM_TRY(write_state(run, run->held_shots));
   count_save(run, run->held_shots);
 fail:

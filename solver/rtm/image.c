@@ -138,6 +138,8 @@ int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_d
     return RTM_OK;
   }
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  /* a hold's copy may still be landing in the same host arrays, from its own stream */
+  if (image->hold) RTM_TRY(rtm_imaging_cuda_hold_wait(image->hold));
   if (image_dense) RTM_TRY(rtm_imaging_cuda_read(image_dense, image->image.ptr, bytes));
   if (illumination_dense)
     RTM_TRY(rtm_imaging_cuda_read(illumination_dense, image->illumination.ptr, bytes));

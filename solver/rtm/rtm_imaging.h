@@ -69,7 +69,7 @@ int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
 int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                          const float *receiver, rtm_layout_t receiver_layout);
 /* Both volumes back to the host, dense [nz_local][ny][nx] (either may be NULL). Waits for
- * the queued accumulations. */
+ * the queued accumulations, and for a hold's copy (rtm_image_hold). */
 int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_dense);
 /* Starts copying both volumes as they stand after the queued accumulations to the host,
  * dense (either may be NULL), and returns: on a device the copy runs behind the work queued
