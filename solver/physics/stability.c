@@ -164,12 +164,12 @@ int rtm_resolve_dt(const rtm_config_t *cfg, const rtm_model_t *model, const rtm_
     const double run_s = cfg->time.steps * dt;
     const double error = time_dispersion_error(f, dt, run_s);
     if (cfg->time.dispersion_correction == RTM_DISPERSION_NONE && error > max_time_dispersion_error)
-      rtm_log_warning("time dispersion: an arrival after the run's %.3g s (time.steps x dt = %d "
-                      "x %.3g s) is off by about %.0f%% relative L2 (the leapfrog runs the "
-                      "source's high frequencies early); set time.dispersion_correction = "
-                      "full (the wavelet and the gathers; traces: the gathers alone, most of "
-                      "it), or lower time.cfl (the error falls as dt^2); rtm3d accuracy "
-                      "measures it",
+      rtm_log_warning("time dispersion: with time.dispersion_correction = none an arrival "
+                      "after the run's %.3g s (time.steps x dt = %d x %.3g s) is off by about "
+                      "%.0f%% relative L2 (the leapfrog runs the source's high frequencies "
+                      "early); leave the correction at full, its default (the wavelet and the "
+                      "gathers warped), or lower time.cfl (the error falls as dt^2); rtm3d "
+                      "accuracy measures it",
                       run_s, cfg->time.steps, dt, 100.0 * error);
   }
   /* a run that ends before the wavelet's peak records nothing: say so before it starts */

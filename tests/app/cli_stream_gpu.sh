@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Gathers streamed to the file while a cuda run steps (the default) against the same run
+# Gathers streamed to the file while a cuda run steps (output.stream_traces = auto, with
+# time.dispersion_correction = none: a warp needs whole traces) against the same run
 # written after it (output.stream_traces = off): the same datasets, bit for bit, with windows
 # that do and do not divide the trace (7 and 10 samples of 161 and 160), p and q recorded
 # (tti), and a window as long as the whole trace. Label gpu; exit 77 without one.
@@ -8,7 +9,8 @@ set -u
 # shellcheck source=SCRIPTDIR/cli_setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
 require "^GPU 0:" "no CUDA device"
-common=(--set backend.name=cuda --set output.dir="$work" --quiet --force)
+common=(--set backend.name=cuda --set output.dir="$work" --quiet --force
+  --set time.dispersion_correction=none)
 
 # case NAME WINDOW ARGS...: streamed in windows of WINDOW samples, then written after the run
 check() {

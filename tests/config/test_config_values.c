@@ -76,6 +76,7 @@ static void test_defaults(void **state) {
   assert_int_equal(cfg.time.steps, 500);
   assert_true(isnan(cfg.time.dt_s));
   assert_true(cfg.time.cfl == 0.4);
+  assert_int_equal(cfg.time.dispersion_correction, RTM_DISPERSION_FULL); /* accurate by default */
   assert_string_equal(cfg.model.file, "");
   assert_true(cfg.model.vp_m_s == 2000.0);
   assert_true(cfg.model.epsilon == 0.0 && cfg.model.delta == 0.0);
@@ -662,7 +663,7 @@ static void test_print_schema(void **state) {
                         "  nx   int     100      [1, 100000]  interior cells along x\n");
   assert_contains(text, "\n  dt     number|auto  auto     > 0               time step, seconds; "
                         "auto = cfl\n");
-  assert_contains(text, "\n  dispersion_correction\n         choice       none     "
+  assert_contains(text, "\n  dispersion_correction\n         choice       full     "
                         "none|traces|full  the leapfrog's time dispersion\n");
   assert_contains(text, "\n  layout   choice       plane    none|plane|file|patch\n"
                         "                                                none, a regular plane,");
