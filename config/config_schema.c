@@ -83,7 +83,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
 
     {"boundary", "type", RTM_CFG_ENUM, FIELD(boundary.kind), "sponge", ANY, "sponge", "absorbing boundary"},
     {"boundary", "width", RTM_CFG_INT, FIELD(boundary.width_cells), "20", 0, 1000, NULL, "absorbing layer width in cells, inside the volume on every face"},
-    {"boundary", "reflection", RTM_CFG_DOUBLE, FIELD(boundary.reflection), "1e-3", 1e-8, 0.5, NULL, "target amplitude reflection; sets the damping strength"},
+    {"boundary", "reflection", RTM_CFG_DOUBLE, FIELD(boundary.reflection), "1e-2", 1e-8, 0.5, NULL, "target amplitude reflection; sets the damping strength (a stronger one reflects more off its own gradient: 1e-2 echoes least at width 20, docs/modelling.md)"},
 
     {"snapshots", "every", RTM_CFG_INT, FIELD(snapshots.every_steps), "0", 0, HUGE_VAL, NULL, "write the wavefield every N steps; 0 = never"},
     {"snapshots", "fields", RTM_CFG_STRING, FIELD(snapshots.fields), "p", ANY, "p|q|p,q", "fields to write: p, q (vti/tti only) or both"},

@@ -96,7 +96,7 @@ static void test_defaults(void **state) {
   assert_string_equal(cfg.receivers.fields, "p");
   assert_int_equal(cfg.boundary.kind, RTM_BOUNDARY_SPONGE);
   assert_int_equal(cfg.boundary.width_cells, 20);
-  assert_true(cfg.boundary.reflection == 1e-3);
+  assert_true(cfg.boundary.reflection == 1e-2);
   assert_int_equal(cfg.snapshots.every_steps, 0);
   assert_string_equal(cfg.output.dir, "out");
   assert_string_equal(cfg.output.name, "rtm3d");
