@@ -48,18 +48,11 @@ for case in 80 10 10a; do # 10a: the full plane written after the run
     { failed=1; tail -3 "$out/$name.log"; continue; }
   cp "$runs/$name.json" "$out/"
   python3 - "$runs/$name.json" "$(cat "$out/$name.time")" "$case" >> "$summary" <<'PY'
-import json, sys
-def find(node, key):
-    if isinstance(node, dict):
-        if key in node:
-            return node[key]
-        for value in node.values():
-            found = find(value, key)
-            if found is not None:
-                return found
-    return None
-t = find(json.load(open(sys.argv[1])), "timings_s") or {}
-get = lambda k: float(t.get(k, 0) or 0)
+import sys
+sys.path.insert(0, "run/tools")
+from report_timings import timings
+t = timings(sys.argv[1])
+get = lambda k: t.get(k, 0.0)
 phases = ["setup", "propagate", "snapshots", "write", "dispersion_correction"]
 parts = ["setup_load", "setup_propagator", "setup_output"]
 inside = sum(get(k) for k in phases)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# run/tools/correction_cost.sh [BUILD_DIR] - what time.dispersion_correction = full (the
+# default) costs a whole run against none, on the GPU machine, one call (issue 35): build
+# (BUILD=0 keeps BUILD_DIR's rtm3d), then `rtm3d model` of run/examples/bench_512.ini (iso
+# 512^3, constant 2000 m/s, STEPS steps, default 2000, cuda, kernel.* auto) with receivers
+# every 80 m (59 x 59 = 3481) and every 10 m (472 x 472: a full plane), each with the
+# correction none and full, ROUNDS times (default 2) in turn; first one corrected quickstart,
+# so that cuFFT's kernels for the warp are compiled and cached before anything is timed (its
+# wall time against an uncorrected one is the first run's extra cost on a fresh machine).
+# Prints each run's process wall time and report phases, then per layout the median walls
+# and the cost (full - none) / none. Short table last; logs under $OUT (or
+# run/out/correction_cost).
+set -uo pipefail
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/device_env.sh" run/out/correction_cost || exit 1
+build="${1:-build-cost}"
+steps="${STEPS:-2000}"
+rounds="${ROUNDS:-2}"
+device_summary
+device_build_once "$build" || exit 1
+runs=/tmp/rtm3d_cost
+rm -rf "$runs" "${CUDA_CACHE_PATH:-$HOME/.nv/ComputeCache}"
+mkdir -p "$runs"
+for mode in full none; do # the first corrected run on this machine compiles cuFFT's kernels
+  /usr/bin/time -f "%e" -o "$out/first_$mode.time" "$build/app/rtm3d" model \
+    run/examples/quickstart.ini --set backend.name=cuda --set time.dispersion_correction=$mode \
+    --set output.dir="$runs" --set output.name="first_$mode" --force --quiet \
+    > "$out/first_$mode.log" 2>&1 || failed=1
+  row "quickstart, first run, $mode" "$(cat "$out/first_$mode.time") s"
+done
+for round in $(seq "$rounds"); do
+  for spacing in 80 10; do
+    for mode in none full; do
+      name="cost_${spacing}_${mode}_${round}"
+      /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model \
+        run/examples/bench_512.ini --set backend.name=cuda --set model.file= \
+        --set model.vp=2000 --set time.steps="$steps" --set time.dispersion_correction=$mode \
+        --set receivers.x_step="$spacing" --set receivers.y_step="$spacing" \
+        --set output.dir="$runs" --set output.name="$name" --force > "$out/$name.log" 2>&1 ||
+        { failed=1; tail -3 "$out/$name.log"; continue; }
+      echo "$name $(cat "$out/$name.time") $(run/tools/report_timings.py "$runs/$name.json" \
+        setup propagate write dispersion_correction)" >> "$out/runs.txt"
+      tail -1 "$out/runs.txt"
+      rm -f "$runs/$name".*
+    done
+  done
+done
+python3 - "$out/runs.txt" >> "$summary" <<'PY'
+import statistics, sys
+walls = {}
+for line in open(sys.argv[1]):
+    name, wall = line.split()[:2]
+    _, spacing, mode, _ = name.split("_")
+    walls.setdefault((spacing, mode), []).append(float(wall))
+for spacing, label in (("80", "3481 receivers"), ("10", "full plane, 222784")):
+    none, full = (statistics.median(walls.get((spacing, m), [float("nan")])) for m in ("none", "full"))
+    print(f"512^3 x 2000, {label}: none {none:.2f} s, full {full:.2f} s, "
+          f"cost {100 * (full - none) / none:+.1f}% of the run")
+PY
+tail -2 "$summary"
+rm -rf "$runs"
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls ./*.log ./*.time 2>/dev/null))
+echo
+cat "$summary"
+exit "$failed"
