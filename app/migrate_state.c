@@ -3,6 +3,7 @@
  * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 when
  * rtm.resume_every seconds have passed and, when a stopped run starts again, resumed from it
  * once its config and input files are checked to be the ones the sums were made with. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,47 @@ static void describe_change(const char *saved, const char *now, char *text, size
     saved += saved_length + (saved[saved_length] == '\n');
     now += now_length + (now[now_length] == '\n');
   }
+}
+
+/* A slab's digest: for each of its planes two 32-bit hashes (two seeds) of the plane's float
+ * bits and its global index, summed over the planes and over the shot group's ranks as
+ * doubles (exact: below 2^53 for any grid). A value edited or damaged in the file, or planes
+ * swapped, changes it; where the slabs are cut between ranks does not. */
+static int slab_digest(const migrate_run_t *run, const float *slab, size_t first, size_t planes,
+                       double digest[2]) {
+  const size_t plane = (size_t)run->whole.n[0] * (size_t)run->whole.n[1];
+  double sum0 = 0.0, sum1 = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : sum0, sum1)
+  for (size_t k = 0; k < planes; ++k) {
+    uint32_t h0 = 0x811c9dc5u ^ (uint32_t)(first + k), h1 = 0x9e3779b9u + (uint32_t)(first + k);
+    const float *values = slab + k * plane;
+    for (size_t i = 0; i < plane; ++i) {
+      uint32_t bits;
+      memcpy(&bits, values + i, sizeof bits);
+      h0 = (h0 ^ bits) * 0x01000193u;
+      h1 = (h1 + bits) * 0x85ebca6bu;
+      h1 ^= h1 >> 13;
+    }
+    sum0 += (double)h0;
+    sum1 += (double)h1;
+  }
+  digest[0] = sum0;
+  digest[1] = sum1;
+  return rtm_mpi_allreduce(run->mpi, digest, 2, RTM_MPI_SUM);
+}
+
+/* The text saved beside the sums: the shots they hold and the digests of both volumes. */
+static int sums_digest_text(const migrate_run_t *run, int completed, const float *image,
+                            const float *illumination, size_t first, size_t planes, char *text,
+                            size_t size) {
+  int status = RTM_OK;
+  double of_image[2], of_illumination[2];
+  RTM_TRY(slab_digest(run, image, first, planes, of_image));
+  RTM_TRY(slab_digest(run, illumination, first, planes, of_illumination));
+  snprintf(text, size, "completed_shots=%d image=%.0f,%.0f illumination=%.0f,%.0f", completed,
+           of_image[0], of_image[1], of_illumination[0], of_illumination[1]);
+fail:
+  return status;
 }
 
 /* A saved volume of the resume file is [nz][ny][nx] of the grid. */
@@ -115,7 +157,7 @@ fail:
  * input files are the ones they were read from. */
 int rtm_migrate_resume(migrate_run_t *run) {
   int status = RTM_OK, done = 0;
-  char *saved = NULL, *saved_inputs = NULL, *now = NULL, change[512];
+  char *saved = NULL, *saved_inputs = NULL, *saved_digest = NULL, *now = NULL, change[512];
   rtm_dataset_t image = {0}, illumination = {0};
   RTM_TRY(input_fingerprints(run));
   FILE *exists = fopen(run->resume_path, "rb");
@@ -158,6 +200,19 @@ int rtm_migrate_resume(migrate_run_t *run) {
         rtm_io_check_finite(run->resume_path, "/illumination", &illumination, first) != RTM_OK)
       RTM_FAIL(RTM_ERR_INPUT, "%s cannot be resumed: remove it to start the migration over",
                run->resume_path);
+    /* the sums as saved: a state edited or damaged since (a finite value changed, the shot
+     * count rewritten) would resume to a wrong image without a word */
+    RTM_TRY(rtm_io_read_run_text(run->resume_path, "sums_digest", &saved_digest));
+    if (saved_digest) {
+      char digest[160];
+      RTM_TRY(sums_digest_text(run, done, image.data, illumination.data, first, planes, digest,
+                               sizeof digest));
+      if (strcmp(digest, saved_digest) != 0)
+        RTM_FAIL(RTM_ERR_INPUT,
+                 "%s: its sums or shot count do not match the digest saved with them (the file "
+                 "was edited or damaged): remove it to start the migration over",
+                 run->resume_path);
+    }
     RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
   }
   run->first_shot = done;
@@ -169,6 +224,7 @@ fail:
   rtm_dataset_release(&image);
   rtm_dataset_release(&illumination);
   free(saved_inputs);
+  free(saved_digest);
   free(now);
   free(saved);
   return status;
@@ -215,12 +271,17 @@ int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due) {
 static int write_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   rtm_output_t *state = NULL;
+  char digest[160];
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
+  RTM_TRY(sums_digest_text(run, completed, run->slab_image, run->slab_illumination,
+                           (size_t)run->grid.z_offset, (size_t)run->grid.nz_local, digest,
+                           sizeof digest));
   if (run->root) {
     RTM_TRY(rtm_app_create_output(run->resume_path, &volume, run->mpi, &run->info, &state));
     rtm_output_no_sidecar(state); /* rtm3d's own file, not one to view */
     RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
     RTM_TRY(rtm_output_write_text(state, "inputs", run->inputs));
+    RTM_TRY(rtm_output_write_text(state, "sums_digest", digest));
   }
   RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/image", run->slab_image));
   RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/illumination",

@@ -4,7 +4,8 @@
 Damages an HDF5 file for the robustness suite through libhdf5 itself (python3's ctypes:
 nothing to install): `set` writes VALUE (a float: nan, inf, 3e38 ...) at one element of
 DATASET, its INDEX one number per dimension; `unlink` removes DATASET; `setattr` writes
-VALUE (a float) as the scalar double attribute NAME of DATASET, replacing one there."""
+VALUE (a float) as the scalar double attribute NAME of DATASET ("/": of the file's root),
+replacing one there."""
 import ctypes
 import sys
 
@@ -22,7 +23,7 @@ if action == "unlink":
     assert lib.H5Ldelete(hid(f), dataset, H5P_DEFAULT) >= 0
 elif action == "setattr":
     name, value = sys.argv[5].encode(), ctypes.c_double(float(sys.argv[6]))
-    d = lib.H5Dopen2(hid(f), dataset, H5P_DEFAULT)
+    d = f if dataset == b"/" else lib.H5Dopen2(hid(f), dataset, H5P_DEFAULT)
     assert d >= 0, "no such dataset"
     if lib.H5Aexists(hid(d), name) > 0:
         assert lib.H5Adelete(hid(d), name) >= 0
@@ -34,7 +35,8 @@ elif action == "setattr":
     assert lib.H5Awrite(hid(a), native_double, ctypes.byref(value)) >= 0
     lib.H5Aclose(hid(a))
     lib.H5Sclose(hid(scalar))
-    lib.H5Dclose(hid(d))
+    if d != f:
+        lib.H5Dclose(hid(d))
 else:
     value = ctypes.c_float(float(sys.argv[5]))
     index = [int(i) for i in sys.argv[6:]]

@@ -47,6 +47,23 @@ expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$work/fresh.h5" --rtol 0 --atol 0 
 grep -q "all zero" <<<"$rob_output" && rob_fail "the reference image is all zero: the deck images nothing" ||
   rob_pass "the images compared are not all zero"
 
+# ---- a state edited by hand or damaged (a finite value changed, the shot count rewritten) is
+# refused against the digest saved with its sums, rather than resumed into a wrong image
+if have_h5edit; then
+  for edit in "setattr / completed_shots 2" "set /image 0.5 3 4 5" "set /illumination 1e-3 2 2 2"; do
+    rm -f "$out/tiny.h5" "$out/tiny.resume.h5"
+    expect 0 "stopped after shot 1 of 3" "$rtm3d" "${migrate[@]}" --max-shots=1
+    read -r -a words <<<"$edit"
+    h5edit "$out/tiny.resume.h5" "${words[@]}" || rob_fail "h5edit $edit"
+    expect 2 "out/tiny\.resume\.h5: its sums or shot count do not match the digest saved with them" \
+      "$rtm3d" "${migrate[@]}"
+    [ ! -e "$out/tiny.h5" ] && [ -e "$out/tiny.resume.h5" ] &&
+      rob_pass "$edit: refused, no image, the state kept" ||
+      rob_fail "$edit: after the refusal: $(ls "$out" | tr '\n' ' ')"
+  done
+  rm -f "$out/tiny.resume.h5"
+fi
+
 # ---- a cadence (rtm.resume_every): a run of 2 shots of 3 saves its state after each at 0 s,
 # only when --max-shots stops it at 10^6 s (after shot 1 the sums are only held on the host,
 # for a signal to save; the saves write the sums held after their shot); either state
