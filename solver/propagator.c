@@ -324,6 +324,7 @@ static void warn_kernel_keys(const rtm_config_t *cfg, const rtm_backend_t *backe
 typedef struct {
   int receivers, fields;
   double wavelet_bytes, traces_bytes;
+  double taps_bytes; /* the receivers' tap tables on the host (points.c), for any step count */
 } series_t;
 
 static int weigh_series(const rtm_config_t *cfg, const rtm_grid_t *grid, series_t *series) {
@@ -336,6 +337,10 @@ static int weigh_series(const rtm_config_t *cfg, const rtm_grid_t *grid, series_
   series->fields = rtm_field_count(rtm_field_mask(cfg->receivers.fields));
   series->wavelet_bytes = samples * sizeof(float);
   series->traces_bytes = samples * sizeof(float) * series->receivers * series->fields;
+  const int width = cfg->points.interpolation == RTM_INTERPOLATION_SINC ? 2 * cfg->points.radius : 2;
+  series->taps_bytes = (double)series->receivers *
+                       ((double)width * width * width * (sizeof(size_t) + sizeof(float)) +
+                        3.0 * width * sizeof(double) + 3.0 * sizeof(double) + sizeof(size_t));
 fail:
   free(receiver_m);
   return status;
@@ -395,7 +400,21 @@ int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
   const double host_series =
       series.wavelet_bytes + (host_fields ? series.wavelet_bytes + series.traces_bytes : 0.0);
   const size_t host_available = rtm_config_free_within_limit(cfg, rtm_mem_host_available_bytes());
-  if ((double)host_volumes + host_series > (double)host_available)
+  /* the receivers: their tap tables (the propagator's, and the cpu backend's copy) and, on
+   * the first rank, the gathers they fill */
+  const double receiver_bytes = series.taps_bytes * (host_fields ? 2.0 : 1.0) + series.traces_bytes;
+  if ((double)host_volumes + host_series + receiver_bytes > (double)host_available &&
+      series.taps_bytes > host_series)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%d receivers: their tap tables (%s points) and gathers take %.3g GB, which do not "
+             "fit in the %.3g GB of host memory %s beside the model, fields and traces (%.3g GB): "
+             "record fewer receivers ([receivers]: x_step, y_step, x_count, y_count or the file)",
+             series.receivers,
+             cfg->points.interpolation == RTM_INTERPOLATION_SINC ? "sinc" : "trilinear",
+             receiver_bytes / 1e9, host_available / 1e9,
+             cfg->memory.limit_gb > 0.0 ? "allowed (memory.limit_gb)" : "available",
+             ((double)host_volumes + host_series) / 1e9);
+  if ((double)host_volumes + host_series + receiver_bytes > (double)host_available)
     return refuse_series(cfg, &series, host_series, (double)host_volumes, "host memory",
                          host_available);
   if (host_fields) return RTM_OK;
