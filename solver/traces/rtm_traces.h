@@ -76,6 +76,10 @@ typedef struct {
   rtm_traces_norm_t normalisation;
   rtm_traces_warp_t warp; /* before the other factors; NONE = off */
   double warp_dt_s;       /* the leapfrog's dt the warp undoes or anticipates */
+  double warp_origin_s;   /* absolute time of the input's first sample: the warp dilates
+                             time about 0, so a piece of a longer trace (a segment,
+                             rtm_traces_dispersion_segments) warps as in place; 0 = the
+                             input starts at time 0 */
 } rtm_traces_output_t;
 
 /* rtm_traces_desc_t.device: the CUDA device current on the calling thread when the plan is

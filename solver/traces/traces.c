@@ -107,8 +107,9 @@ static int validate_output(const rtm_traces_desc_t *desc, int fft_length, int m,
       return RTM_ERR_INPUT;
     }
   }
-  if (!isfinite(o->shift_s)) {
-    rtm_log_error("traces: output %d: shift %g s must be finite", m, o->shift_s);
+  if (!isfinite(o->shift_s) || !isfinite(o->warp_origin_s)) {
+    rtm_log_error("traces: output %d: shift %g s and warp origin %g s must be finite", m,
+                  o->shift_s, o->warp_origin_s);
     return RTM_ERR_INPUT;
   }
   if (o->warp < RTM_TRACES_WARP_NONE || o->warp > RTM_TRACES_WARP_INVERSE) {
@@ -314,6 +315,7 @@ static void apply_options(rtm_traces_plan_t *plan) {
     t->shift_s = out->shift_s;
     t->warp = (int)out->warp;
     t->warp_dt_s = out->warp_dt_s;
+    t->warp_origin_s = out->warp_origin_s;
   }
 }
 
@@ -564,6 +566,16 @@ int rtm_traces_run_device(rtm_traces_plan_t *plan, const float *in, size_t in_pi
 
 static int is_smooth(int n);
 
+int rtm_traces_warp_fft_length(int n, int padding) {
+  int fft_length = padding * n, power = 1;
+  while (power < fft_length)
+    power *= 2;
+  if (power <= fft_length + fft_length / 4) return power;
+  while (!is_smooth(fft_length))
+    ++fft_length;
+  return fft_length;
+}
+
 /* The dispersion warp's plan (rtm_traces_dispersion): one output a trace, batches of
  * *batch traces, the inputs padded from 8 n (the cubic interpolation about the trace's
  * middle: rtm_traces_input_at) to the next power of two when it is at most 25% longer, else
@@ -578,14 +590,7 @@ static int dispersion_plan(const char *backend, rtm_traces_warp_t warp, int coun
   enum { PADDING = 8, PADDED_FLOATS_A_RUN = 1 << 26 };
   if (n <= 0 || count <= 0 || (long long)n * PADDING > RTM_TRACES_MAX_LENGTH / 2)
     RTM_FAIL(RTM_ERR_INPUT, "traces: a dispersion warp of %d traces of %d samples", count, n);
-  int fft_length = PADDING * n, power = 1;
-  while (power < fft_length)
-    power *= 2;
-  if (power <= fft_length + fft_length / 4)
-    fft_length = power;
-  else
-    while (!is_smooth(fft_length))
-      ++fft_length;
+  const int fft_length = rtm_traces_warp_fft_length(n, PADDING);
   const rtm_traces_output_t output = {.length = n,
                                       .dt_s = dt,
                                       .normalisation = RTM_TRACES_NORM_NONE,

@@ -48,9 +48,10 @@ typedef struct {
   double taper_start_hz; /* (1 - taper_fraction) fc */
   double band_hz[4];
   double shift_s;
-  double scale;     /* 1 / fft_length */
-  int warp;         /* rtm_traces_warp_t */
-  double warp_dt_s; /* its leapfrog dt */
+  double scale;         /* 1 / fft_length */
+  int warp;             /* rtm_traces_warp_t */
+  double warp_dt_s;     /* its leapfrog dt */
+  double warp_origin_s; /* absolute time of the input's first sample (rtm_traces_output_t) */
   /* the warp's turn a bin about the input's middle sample, (input_length - 1) / 2:
    * turn = 2 pi centre / N, and its cosine and sine (formed once at layout) */
   double turn, turn_cos, turn_sin;
@@ -113,6 +114,10 @@ extern const rtm_traces_backend_t rtm_traces_fftw;
 #ifdef RTM3D_HAVE_CUDA
 extern const rtm_traces_backend_t rtm_traces_cuda;
 #endif
+
+/* The FFT length of a warp of n samples padded `padding` times: padding n, up to the next
+ * power of two when that is at most 25% longer, else up to the next 2-3-5-7-smooth length. */
+int rtm_traces_warp_fft_length(int n, int padding);
 
 /* Bytes the buffers of the layout take (inputs, both spectra, C2R output, gather, stats);
  * backends add their own (work areas, staging). */
@@ -201,6 +206,15 @@ static inline RTM_TRACES_HD void rtm_traces_input_at(const rtm_traces_trace_t *t
     const double next = cr * cd - ci * sd;
     ci = cr * sd + ci * cd;
     cr = next;
+  }
+  if (t->warp_origin_s != 0.0) { /* origin 0 skips it: today's numbers bit for bit */
+    /* X_local(f) = X_abs(f) exp(2 pi i f t0) (x_local(t) = x_abs(t + t0), FFTW's e^{-i}
+     * forward), so Y_local(f) = Y_abs(f) exp(2 pi i f t0) = X_abs(f_in) exp(2 pi i f t0)
+     * = X_local(f_in) exp(2 pi i (f - f_in) t0) */
+    const double phase = 2.0 * RTM_TRACES_PI * (k * t->df_hz - f_in) * t->warp_origin_s;
+    const double c = cos(phase), sn = sin(phase), r = *re * c - *im * sn;
+    *im = *re * sn + *im * c;
+    *re = r;
   }
 }
 
