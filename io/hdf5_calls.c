@@ -114,9 +114,11 @@ int rtm_h5_check_input_path(const char *path, const char *what) {
   if (stat(path, &info) != 0) return RTM_OK;
   /* opening a FIFO for reading waits for a writer for ever, and a device never ends */
   if (!S_ISREG(info.st_mode))
-    RTM_FAIL(RTM_ERR_INPUT,
-             "%s %s is not a regular file (a FIFO, a device or a folder): rtm3d reads HDF5 files",
-             what, path);
+    RTM_FAIL(
+        RTM_ERR_INPUT,
+        "%s %s is not a regular file (a FIFO, a device or a folder): rtm3d reads its inputs from "
+        "regular files",
+        what, path);
 fail:
   return status;
 }

@@ -583,6 +583,8 @@ static int reader_open(const char *path, reader_t *r) {
   int status = RTM_OK;
   char binary[BIN_BYTES];
   memset(r, 0, sizeof *r);
+  /* a FIFO would hold the open for ever waiting for a writer; a device never ends */
+  RTM_TRY(rtm_h5_check_input_path(path, "SEG-Y file"));
   r->fp = segy_open(path, "rb");
   if (!r->fp) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open the SEG-Y file", path);
   SEGY_READ(segy_binheader(r->fp, binary), "%s: binary header", path);

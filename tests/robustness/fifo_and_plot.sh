@@ -28,6 +28,11 @@ expect_no_output "$work/out" mig
 expect 2 "$fifo $refusal" "${bounded[@]}" "$rtm3d" validate "$fifo" "$work/x.h5"
 expect 2 "$fifo $refusal" "${bounded[@]}" "$rtm3d" plot "$fifo" /vp
 if has_feature "SEG-Y on"; then
+  # a FIFO named .sgy as the observed gathers: refused, not opened (the probe's run hung)
+  mkfifo "$fifo.sgy" || rob_fail "mkfifo $fifo.sgy"
+  expect 2 "$fifo.sgy $refusal" "${bounded[@]}" "$rtm3d" migrate "$deck" \
+    --set rtm.observed="$fifo.sgy" --set output.name=migs --quiet
+  expect_no_output "$work/out" migs
   expect 2 "$fifo $refusal" "${bounded[@]}" "$rtm3d" export "$fifo" --segy "$work/o.sgy"
   if [ -e "$work/o.sgy" ]; then rob_fail "export of a FIFO left $work/o.sgy"; else rob_pass "no o.sgy"; fi
 else
