@@ -313,17 +313,17 @@ static void test_bad_input_refused(void **state) {
   assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
                  "--set time.steps=300",
                  "but the migration needs");
-  /* 87 snapshots of 0.34 MB in the 2.5 MB memory.limit_gb allows (where the model and one
-   * propagator fit, 2.25 MB: rtm_propagator_preflight passes): refused before anything is
-   * allocated, naming the settings; rtm.reconstruction = auto finds that nothing fits beside
-   * the two propagators (3.84 MB) */
+  /* 87 snapshots of 0.34 MB in the 5.5 MB memory.limit_gb allows (where the model, one
+   * propagator and the 192 receivers' tap tables and gathers fit, 5.1 MB:
+   * rtm_propagator_preflight passes): refused before anything is allocated, naming the
+   * settings; rtm.reconstruction = auto finds that nothing fits beside the two propagators */
   assert_refused_with(1,
                       "--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
-                      "--set rtm.reconstruction=snapshots --set memory.limit_gb=0.0025",
+                      "--set rtm.reconstruction=snapshots --set memory.limit_gb=0.0055",
                       "raise rtm.imaging_step");
   assert_refused_with(1,
                       "--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
-                      "--set memory.limit_gb=0.0025",
+                      "--set memory.limit_gb=0.0055",
                       "rtm.reconstruction = auto: none fits");
   /* a 10^8-step migration of 260-step gathers is refused (exit 2) before any reconstruction
    * takes memory for 10^8 steps: for the gathers' length, or earlier, on a machine of less
