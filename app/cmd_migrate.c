@@ -1,6 +1,8 @@
 /* rtm3d migrate CONFIG: reverse-time migration of the observed gathers of rtm.observed, one
  * shot after another (solver/rtm/rtm_migration.h), into /image and /illumination of the
  * run's HDF5 file, with the JSON run report beside it. */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,30 @@ static int wants_help(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
   return 0;
+}
+
+/* The illumination sums the source wavefield squared over the imaging steps and the shots:
+ * near the source the wavefield is about |A| / (4 pi h) one cell away (config_validate.c's
+ * check_amplitude, which bounds A itself), so A^2 / (4 pi h)^2 times up to (steps + 1) shots
+ * terms, with a margin of 100 for the source's own cell, must stay under float32's largest
+ * number. The image scales with A, so a smaller one loses nothing. */
+static int check_amplitude(const migrate_run_t *run) {
+  const rtm_config_t *cfg = &run->cfg;
+  const double *h = cfg->grid.spacing_m;
+  const double h_min = fmin(h[0], fmin(h[1], h[2]));
+  const double terms = ((double)cfg->time.steps + 1.0) * run->shots.count;
+  const double pi = 3.14159265358979323846;
+  const double limit = 4.0 * pi * h_min * sqrt((double)FLT_MAX / (100.0 * terms));
+  if (fabs(cfg->source.amplitude) <= limit) return RTM_OK;
+  rtm_log_error("%s: source.amplitude = %g: migrate sums the source wavefield squared (the "
+                "illumination) over up to %.0f imaging steps of %d shots, and near the source "
+                "that wavefield is about |amplitude| / (4 pi h_min) = %.3g: the sums would pass "
+                "float32's largest number; the image scales with the amplitude, so "
+                "|source.amplitude| <= %.3g (1 is usual) loses nothing",
+                cfg->path[0] ? cfg->path : "configuration", cfg->source.amplitude,
+                (double)cfg->time.steps + 1.0, run->shots.count,
+                fabs(cfg->source.amplitude) / (4.0 * pi * h_min), limit);
+  return RTM_ERR_CONFIG;
 }
 
 /* The observed file holds as many shots as the acquisition has. */
@@ -143,6 +169,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
   RTM_TRY(rtm_app_slab(&run->grid, run->mpi));
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
+  RTM_TRY(check_amplitude(run));
   RTM_TRY(check_shot_count(run));
   if (cfg->mpi.shot_groups > run->shots.count)
     RTM_FAIL(RTM_ERR_CONFIG,

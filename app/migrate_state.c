@@ -273,6 +273,19 @@ static int write_state(migrate_run_t *run, int completed) {
   rtm_output_t *state = NULL;
   char digest[160];
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
+  /* sums that are not finite are no state to resume from: the last one saved is kept (the
+   * ranks of the group agree, so that none waits in the writes for the others) */
+  size_t at = 0;
+  double bad = rtm_io_find_bad_values(run->slab_image, run->local_cells, 0.0, &at) > 0 ||
+               rtm_io_find_bad_values(run->slab_illumination, run->local_cells, 0.0, &at) > 0;
+  RTM_TRY(rtm_mpi_allreduce(run->mpi, &bad, 1, RTM_MPI_MAX));
+  if (bad > 0.0)
+    RTM_FAIL(RTM_ERR_NUMERIC,
+             "the image or illumination summed over %d shot%s is not finite: not saved to %s "
+             "(the state saved before, if any, is kept); a source.amplitude far from 1 "
+             "overflows the illumination's squares, else the observed gathers or the model "
+             "are the usual causes",
+             completed, completed == 1 ? "" : "s", run->resume_path);
   RTM_TRY(sums_digest_text(run, completed, run->slab_image, run->slab_illumination,
                            (size_t)run->grid.z_offset, (size_t)run->grid.nz_local, digest,
                            sizeof digest));

@@ -47,6 +47,12 @@ expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$work/fresh.h5" --rtol 0 --atol 0 
 grep -q "all zero" <<<"$rob_output" && rob_fail "the reference image is all zero: the deck images nothing" ||
   rob_pass "the images compared are not all zero"
 
+# ---- an amplitude whose squares would overflow the illumination: refused before any shot
+# (the probe's run saved a state of inf and failed at its end, blaming the gathers)
+expect 2 "source\.amplitude = 1e\+21: migrate sums the source wavefield squared" \
+  "$rtm3d" "${migrate[@]}" --set source.amplitude=1e21
+[ ! -e "$out/tiny.resume.h5" ] && rob_pass "no state saved" || rob_fail "a state was saved"
+
 # ---- a state edited by hand or damaged (a finite value changed, the shot count rewritten) is
 # refused against the digest saved with its sums, rather than resumed into a wrong image
 if have_h5edit; then
