@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "progress.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
 #include "rtm_traces.h" /* rtm_traces_backend_for */
@@ -83,10 +84,31 @@ static void usage(FILE *out) {
           "  --set k=v   override one key of the deck (repeatable)\n");
 }
 
+/* The steps of each homogeneous run: to the farthest receiver's window end (its arrival
+ * and the wavelet after it), an int count (time.steps' range). */
+static int count_steps(const rtm_config_t *deck, double velocity, double dt,
+                       const double distance[RECEIVERS], int *steps) {
+  const double f = deck->source.frequency_hz;
+  const double delay = isnan(deck->source.delay_s) ? 1.2 / f : deck->source.delay_s;
+  double longest = 0.0;
+  for (int r = 0; r < RECEIVERS; ++r)
+    longest = fmax(longest, distance[r] / velocity + delay + 1.2 / f);
+  const double count = ceil(longest / dt) + 1.0;
+  if (!(count <= INT_MAX - 1)) {
+    rtm_log_error("accuracy: the farthest receiver's window ends at %g s, %.3g steps of dt = "
+                  "%g s: more than a run can count (%d); raise time.dt or source.frequency",
+                  longest, count, dt, INT_MAX - 1);
+    return RTM_ERR_CONFIG;
+  }
+  *steps = (int)count;
+  return RTM_OK;
+}
+
 /* The homogeneous run of `mode`: each receiver's relative L2 error. */
 static int run_mode(const rtm_config_t *deck, double velocity, double dt, const int n[3],
                     const double receiver_m[RECEIVERS][3], const double distance[RECEIVERS],
                     rtm_dispersion_correction_t mode, rtm_point_interpolation_t points,
+                    int steps, rtm_progress_t *progress, int steps_before,
                     double error[RECEIVERS]) {
   int status = RTM_OK;
   char path[] = "/tmp/rtm3d_accuracy_XXXXXX", setting[2 * RTM_CONFIG_PATH_MAX];
@@ -109,10 +131,6 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   file = NULL;
   const double source_delay =
       isnan(deck->source.delay_s) ? 1.2 / deck->source.frequency_hz : deck->source.delay_s;
-  double longest = 0.0;
-  for (int r = 0; r < RECEIVERS; ++r)
-    longest =
-        fmax(longest, distance[r] / velocity + source_delay + 1.2 / deck->source.frequency_hz);
   for (int a = 0; a < 3; ++a) {
     cfg.grid.n[a] = n[a];
     cfg.grid.origin_m[a] = 0.0;
@@ -127,14 +145,7 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
     cfg.kernel.block[0] = cfg.kernel.block[1] = RTM_CFG_AUTO_INT;
   }
   cfg.time.dt_s = dt;
-  /* the steps to the last receiver's window end: an int count (time.steps' range) */
-  const double steps = ceil(longest / dt) + 1.0;
-  if (!(steps <= INT_MAX - 1))
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "accuracy: the farthest receiver's window ends at %g s, %.3g steps of dt = %g s: "
-             "more than a run can count (%d); raise time.dt or source.frequency",
-             longest, steps, dt, INT_MAX - 1);
-  cfg.time.steps = (int)steps;
+  cfg.time.steps = steps;
   cfg.time.dispersion_correction = mode;
   cfg.points.interpolation = points;
   cfg.boundary.width_cells = 0;
@@ -159,8 +170,12 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
   RTM_TRY(rtm_app_load_model(&cfg, &grid, &model));
   RTM_TRY(rtm_propagator_create(&cfg, &grid, &model, &prop));
   created = 1;
-  for (int it = 0; it < prop.steps; ++it)
+  for (int it = 0; it < prop.steps; ++it) {
     RTM_TRY(rtm_propagator_step(&prop, it, RTM_FORWARD));
+    if (rtm_progress_due(progress, steps_before + it + 1) && prop.backend->synchronize)
+      RTM_TRY(prop.backend->synchronize(prop.state)); /* the rate of steps done */
+    rtm_progress_update(progress, steps_before + it + 1);
+  }
   const int samples = prop.steps + 1;
   traces = malloc((size_t)RECEIVERS * samples * sizeof *traces);
   if (!traces) RTM_FAIL(RTM_ERR_NOMEM, "accuracy: out of memory for the traces");
@@ -261,9 +276,24 @@ int rtm_cmd_accuracy(int argc, char **argv) {
   rtm_log_set_quiet(1);
   column_t column[MODES];
   plan_columns(&cfg, column);
-  for (int m = 0; m < MODES && status == RTM_OK; ++m)
+  int steps = 0;
+  RTM_TRY(count_steps(&cfg, velocity, dt, distance, &steps));
+  const double cells = (double)n[0] * n[1] * n[2];
+  if (!quiet)
+    printf("  %d runs of %d steps (dt %.4g s, to the farthest receiver's window) on %.3g "
+           "cells\n",
+           MODES, steps, dt, cells);
+  fflush(stdout);
+  rtm_progress_t progress;
+  rtm_progress_begin(&progress, MODES * steps, cells, quiet);
+  for (int m = 0; m < MODES && status == RTM_OK; ++m) {
+    char label[32];
+    snprintf(label, sizeof label, "run %d/%d", m + 1, MODES);
+    rtm_progress_label(&progress, label);
     status = run_mode(&cfg, velocity, dt, n, receiver_m, distance, column[m].mode,
-                      column[m].points, error[m]);
+                      column[m].points, steps, &progress, m * steps, error[m]);
+  }
+  rtm_progress_end(&progress);
   rtm_log_set_quiet(quiet);
   if (status != RTM_OK) goto fail;
   printf("  %-18s %10s %14s %14s %14s\n", "direction", "offset", column[0].title, column[1].title,
