@@ -37,6 +37,35 @@ float rtm_half_round(float value);
 /* 1 unless the pattern is an infinity or a NaN. */
 int rtm_half_is_finite(rtm_half_t half);
 
+/* A volume stored as binary16 without losing its range (source snapshots,
+ * rtm.snapshot_precision = fp16): its values x are stored as binary16(x 2^e) and read back
+ * as float times 2^-e, both scalings exact, with e chosen from the bits of max |x| (a
+ * non-negative float's bits: |x| as uint32 is x's bits & 0x7fffffff, and the largest bits
+ * are the largest |x|) so that 2^e max |x| lies in [2^14, 2^15): well under 65504, with the
+ * subnormal range 2^38 below the largest value. 0 for an all-zero or non-finite volume; e is
+ * kept within [-126, 126], where 2^e and 2^-e are normal floats. The cpu and cuda backends
+ * both use these two, so their snapshots agree bit for bit. */
+#ifdef __CUDACC__
+#define RTM_HALF_HD __host__ __device__
+#else
+#define RTM_HALF_HD
+#endif
+static inline RTM_HALF_HD int rtm_half_scale_exponent(uint32_t max_abs_bits) {
+  const int biased = (int)(max_abs_bits >> 23);
+  if (max_abs_bits == 0 || biased >= 255) return 0;
+  const int exponent = biased == 0 ? -126 : biased - 127;
+  const int e = 14 - exponent;
+  return e < -126 ? -126 : e > 126 ? 126 : e;
+}
+/* 2^e as a float, |e| <= 126 (exact). */
+static inline RTM_HALF_HD float rtm_half_power_of_two(int e) {
+  const union {
+    uint32_t bits;
+    float value;
+  } power = {(uint32_t)(e + 127) << 23};
+  return power.value;
+}
+
 #ifdef __cplusplus
 }
 #endif

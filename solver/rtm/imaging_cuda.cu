@@ -8,6 +8,7 @@
 
 #include "imaging_cuda.h"
 #include "rtm_cuda_check.h"
+#include "rtm_half.h" /* rtm_half_scale_exponent */
 
 namespace {
 
@@ -57,36 +58,66 @@ static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__r
   }
 }
 
-/* The value a snapshot slot stores for a field value: the float itself, or its binary16 bits
- * rounded to nearest even (__float2half_rn, as rtm_half_from_float). */
-static __device__ __forceinline__ float stored(float value, float *) {
+/* The value a snapshot slot stores for a field value: the float itself, or the binary16 bits
+ * of value 2^e (an exact scaling, rtm_half_scale_exponent) rounded to nearest even
+ * (__float2half_rn, as rtm_half_from_float). */
+static __device__ __forceinline__ float stored(float value, float, float *) {
   return value;
 }
-static __device__ __forceinline__ unsigned short stored(float value, unsigned short *) {
-  return __half_as_ushort(__float2half_rn(value));
+static __device__ __forceinline__ unsigned short stored(float value, float scale,
+                                                        unsigned short *) {
+  return __half_as_ushort(__float2half_rn(value * scale));
 }
 
-/* dense[cell] = stored(field[cell]) over the interior: an fp32 or a binary16 snapshot.
- * Thread mapping as accumulate_kernel. */
+/* dense[cell] = stored(field[cell]) over the interior: an fp32 or a binary16 snapshot, the
+ * latter scaled by the 2^e that *max_bits (the interior's largest |x|, max_abs_kernel)
+ * gives. Thread mapping as accumulate_kernel. */
 template <typename T>
 static __global__ void pack_kernel(rtm_imaging_extent_t extent, const float *__restrict__ field,
-                                   rtm_layout_t layout, T *__restrict__ dense) {
+                                   rtm_layout_t layout, T *__restrict__ dense,
+                                   const unsigned *__restrict__ max_bits) {
   const int ix = blockIdx.x * blockDim.x + threadIdx.x;
   if (ix >= extent.nx) return;
+  const float scale =
+      max_bits ? rtm_half_power_of_two(rtm_half_scale_exponent(*max_bits)) : 1.0f;
   const long long rows = (long long)extent.ny * extent.nz;
   for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
     const float value = field[element(layout, ix, row % extent.ny, row / extent.ny)];
-    dense[row * extent.nx + ix] = stored(value, dense);
+    dense[row * extent.nx + ix] = stored(value, scale, dense);
   }
 }
 
-/* out[i] = binary16 half_bits[i] as float (exact). Thread mapping: one cell per thread, a
- * grid-stride loop over the cells. */
+/* *max_bits = the largest of the interior's |x| as bits (x's bits & 0x7fffffff: for
+ * non-negative floats the order of the bits is the order of the values, a NaN above all),
+ * over a *max_bits zeroed before. Thread mapping as accumulate_kernel; a warp's largest by
+ * shuffles, one atomicMax a warp. */
+static __global__ void max_abs_kernel(rtm_imaging_extent_t extent, const float *__restrict__ field,
+                                      rtm_layout_t layout, unsigned *__restrict__ max_bits) {
+  const int ix = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned largest = 0;
+  const long long rows = (long long)extent.ny * extent.nz;
+  for (long long row = blockIdx.y; ix < extent.nx && row < rows; row += gridDim.y) {
+    const unsigned bits =
+        __float_as_uint(field[element(layout, ix, row % extent.ny, row / extent.ny)]) &
+        0x7fffffffu;
+    largest = bits > largest ? bits : largest;
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const unsigned other = __shfl_down_sync(0xffffffffu, largest, offset);
+    largest = other > largest ? other : largest;
+  }
+  if ((threadIdx.x & 31) == 0 && largest) atomicMax(max_bits, largest);
+}
+
+/* out[i] = binary16 half_bits[i] as float times 2^-e (both exact), e from *max_bits as the
+ * pack took it. Thread mapping: one cell per thread, a grid-stride loop over the cells. */
 static __global__ void unpack_half_kernel(const unsigned short *__restrict__ half_bits,
-                                          float *__restrict__ out, size_t cells) {
+                                          float *__restrict__ out, size_t cells,
+                                          const unsigned *__restrict__ max_bits) {
+  const float unscale = rtm_half_power_of_two(-rtm_half_scale_exponent(*max_bits));
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
        i += (size_t)gridDim.x * blockDim.x)
-    out[i] = __half2float(__ushort_as_half(half_bits[i]));
+    out[i] = __half2float(__ushort_as_half(half_bits[i])) * unscale;
 }
 
 extern "C" int rtm_imaging_cuda_use_device(int device) {
@@ -119,22 +150,33 @@ extern "C" int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d
 
 extern "C" int rtm_imaging_cuda_pack(rtm_imaging_extent_t extent, const float *d_field,
                                      rtm_layout_t layout, float *d_dense) {
-  return launch_rows(pack_kernel<float>, "pack_kernel<float>", extent, d_field, layout, d_dense);
+  return launch_rows(pack_kernel<float>, "pack_kernel<float>", extent, d_field, layout, d_dense,
+                     static_cast<const unsigned *>(nullptr));
 }
 
 extern "C" int rtm_imaging_cuda_pack_half(rtm_imaging_extent_t extent, const float *d_field,
-                                          rtm_layout_t layout, uint16_t *d_dense) {
-  return launch_rows(pack_kernel<unsigned short>, "pack_kernel<binary16>", extent, d_field, layout,
-                     reinterpret_cast<unsigned short *>(d_dense));
+                                          rtm_layout_t layout, uint16_t *d_dense,
+                                          uint32_t *d_max_bits) {
+  int status = RTM_OK;
+  unsigned *max_bits = reinterpret_cast<unsigned *>(d_max_bits);
+  RTM_CUDA_TRY(cudaMemsetAsync(max_bits, 0, sizeof *max_bits, cudaStreamLegacy));
+  RTM_TRY(launch_rows(max_abs_kernel, "max_abs_kernel", extent, d_field, layout, max_bits));
+  RTM_TRY(launch_rows(pack_kernel<unsigned short>, "pack_kernel<binary16>", extent, d_field,
+                      layout, reinterpret_cast<unsigned short *>(d_dense),
+                      static_cast<const unsigned *>(max_bits)));
+fail:
+  return status;
 }
 
-extern "C" int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t cells) {
+extern "C" int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t cells,
+                                            const uint32_t *d_max_bits) {
   int status = RTM_OK;
   if (cells == 0) return RTM_OK;
   const long long blocks = ((long long)cells + CELL_THREADS - 1) / CELL_THREADS;
   unpack_half_kernel<<<(unsigned)(blocks < MAX_CELL_BLOCKS ? blocks : MAX_CELL_BLOCKS),
                        CELL_THREADS, 0, cudaStreamLegacy>>>(
-      reinterpret_cast<const unsigned short *>(d_half), d_out, cells);
+      reinterpret_cast<const unsigned short *>(d_half), d_out, cells,
+      reinterpret_cast<const unsigned *>(d_max_bits));
   RTM_CUDA_TRY_LAUNCH("unpack_half_kernel");
 fail:
   return status;

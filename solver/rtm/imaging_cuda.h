@@ -51,13 +51,16 @@ int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image, flo
                                 const float *d_source, rtm_layout_t source_layout,
                                 const float *d_receiver, rtm_layout_t receiver_layout);
 /* The interior of d_field (laid out as `layout`) into dense d_dense: as float, or as
- * binary16 bit patterns. */
+ * binary16 bit patterns of x 2^e, with *d_max_bits (device memory) set to the interior's
+ * largest |x| as bits, which gives e (rtm_half_scale_exponent). */
 int rtm_imaging_cuda_pack(rtm_imaging_extent_t extent, const float *d_field, rtm_layout_t layout,
                           float *d_dense);
 int rtm_imaging_cuda_pack_half(rtm_imaging_extent_t extent, const float *d_field,
-                               rtm_layout_t layout, uint16_t *d_dense);
-/* d_out[i] = the binary16 d_half[i] as float, i < cells. */
-int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t cells);
+                               rtm_layout_t layout, uint16_t *d_dense, uint32_t *d_max_bits);
+/* d_out[i] = the binary16 d_half[i] as float times 2^-e, i < cells, e from *d_max_bits as
+ * the pack set it. */
+int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t cells,
+                                 const uint32_t *d_max_bits);
 /* The interior of the padded device field d_field into the dense host array, one 2D copy a
  * plane (asynchronous with page-locked memory). */
 int rtm_imaging_cuda_pack_to_host(rtm_imaging_extent_t extent, const float *d_field,

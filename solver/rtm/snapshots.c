@@ -1,6 +1,9 @@
 /* Source snapshots (rtm_imaging.h): `count` dense interior slots in one allocation of the
  * memory.imaging strategy, fp32 or binary16, and the volumes get hands back as fp32 where
- * the fields are.
+ * the fields are. A binary16 slot holds x 2^e, e chosen from the snapshot's largest |x|
+ * (rtm_half_scale_exponent, kept a slot where the fields are), so that a wavefield of any
+ * amplitude keeps binary16's 11 bits instead of overflowing past 65504 or flushing below
+ * 2^-24.
  *
  * Where the work happens, by the fields' memory (device) and the slots' memory:
  *   fields  slots   save                                 get
@@ -37,13 +40,15 @@ struct rtm_snapshots {
   rtm_allocation_t slots;    /* count x slot_bytes */
   rtm_allocation_t staging;  /* fp32 volume for get, when needed */
   rtm_allocation_t transfer; /* binary16 volume on the device, fp16 host slots only */
+  rtm_allocation_t scales;   /* fp16: each slot's largest |x| as bits (uint32), where the
+                              * fields are: the 2^e its binary16 values are scaled by */
 };
 
 /* What a store of these settings allocates; create and rtm_snapshots_bytes both follow it. */
 typedef struct {
   const char *slots_strategy, *fields_strategy;
   int host_slots_of_device;
-  size_t cells, slot_bytes, slots_bytes, staging_bytes, transfer_bytes;
+  size_t cells, slot_bytes, slots_bytes, staging_bytes, transfer_bytes, scales_bytes;
   int too_large; /* the byte count overflows size_t */
 } snapshot_plan_t;
 
@@ -61,6 +66,7 @@ static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
   plan.slots_bytes = plan.too_large ? SIZE_MAX : plan.slot_bytes * (size_t)(count > 0 ? count : 0);
   if (fp16 || plan.host_slots_of_device) plan.staging_bytes = plan.cells * sizeof(float);
   if (fp16 && plan.host_slots_of_device) plan.transfer_bytes = plan.cells * sizeof(uint16_t);
+  if (fp16 && count > 0) plan.scales_bytes = (size_t)count * sizeof(uint32_t);
   return plan;
 }
 
@@ -72,6 +78,7 @@ size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const 
   if (plan.staging_bytes)
     bytes += rtm_imaging_taken_bytes(plan.fields_strategy, plan.staging_bytes);
   if (plan.transfer_bytes) bytes += rtm_imaging_taken_bytes("device", plan.transfer_bytes);
+  if (plan.scales_bytes) bytes += rtm_imaging_taken_bytes(plan.fields_strategy, plan.scales_bytes);
   return bytes;
 }
 
@@ -105,6 +112,9 @@ static int allocate_store(rtm_snapshots_t *store, const snapshot_plan_t *plan,
   if (plan->transfer_bytes)
     RTM_TRY(rtm_imaging_alloc("device", plan->transfer_bytes, "snapshots transfer", store->device,
                               ledger, &store->transfer));
+  if (plan->scales_bytes)
+    RTM_TRY(rtm_imaging_alloc(plan->fields_strategy, plan->scales_bytes, "snapshot scales",
+                              store->device, ledger, &store->scales));
 fail:
   return status;
 }
@@ -156,28 +166,58 @@ static void *slot_at(const rtm_snapshots_t *store, int slot) {
   return (char *)store->slots.ptr + (size_t)slot * store->slot_bytes;
 }
 
-/* Host fields, binary16 slot: each interior cell rounded to nearest even. */
-static void save_half_host(const rtm_grid_t *grid, const float *padded, uint16_t *dense) {
+/* The interior's largest |x| as bits (rtm_half_scale_exponent): the bits' order is the
+ * values' for non-negative floats. */
+static uint32_t max_abs_bits_host(const rtm_grid_t *grid, const float *padded) {
   const long nx = grid->n[0], ny = grid->n[1], nz = grid->nz_local;
+  uint32_t largest = 0;
+#pragma omp parallel for collapse(2) schedule(static) reduction(max : largest)
+  for (long iz = 0; iz < nz; ++iz)
+    for (long iy = 0; iy < ny; ++iy) {
+      const float *row = padded + rtm_grid_index(grid, 0, iy, iz);
+      for (long ix = 0; ix < nx; ++ix) {
+        uint32_t bits;
+        memcpy(&bits, row + ix, sizeof bits);
+        bits &= 0x7fffffffu;
+        largest = bits > largest ? bits : largest;
+      }
+    }
+  return largest;
+}
+
+/* Host fields, binary16 slot: each interior cell times 2^e (exact; e from the largest |x|,
+ * *max_bits, so that the volume's range fits binary16's), rounded to nearest even. */
+static void save_half_host(const rtm_grid_t *grid, const float *padded, uint16_t *dense,
+                           uint32_t *max_bits) {
+  const long nx = grid->n[0], ny = grid->n[1], nz = grid->nz_local;
+  *max_bits = max_abs_bits_host(grid, padded);
+  const float scale = rtm_half_power_of_two(rtm_half_scale_exponent(*max_bits));
   IMAGING_OMP_ROWS
   for (long iz = 0; iz < nz; ++iz)
     for (long iy = 0; iy < ny; ++iy) {
       const float *row = padded + rtm_grid_index(grid, 0, iy, iz);
       uint16_t *out = dense + ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
       for (long ix = 0; ix < nx; ++ix)
-        out[ix] = rtm_half_from_float(row[ix]);
+        out[ix] = rtm_half_from_float(row[ix] * scale);
     }
 }
 
-static void get_half_host(const rtm_grid_t *grid, const uint16_t *dense, float *out) {
+static void get_half_host(const rtm_grid_t *grid, const uint16_t *dense, uint32_t max_bits,
+                          float *out) {
   const long nx = grid->n[0], ny = grid->n[1], nz = grid->nz_local;
+  const float unscale = rtm_half_power_of_two(-rtm_half_scale_exponent(max_bits));
   IMAGING_OMP_ROWS
   for (long iz = 0; iz < nz; ++iz)
     for (long iy = 0; iy < ny; ++iy) {
       const size_t row = ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
       for (long ix = 0; ix < nx; ++ix)
-        out[row + ix] = rtm_half_to_float(dense[row + ix]);
+        out[row + ix] = rtm_half_to_float(dense[row + ix]) * unscale;
     }
+}
+
+/* Slot `slot`'s largest |x| bits, in the fields' memory. */
+static uint32_t *scale_of(const rtm_snapshots_t *store, int slot) {
+  return (uint32_t *)store->scales.ptr + slot;
 }
 
 static int save_device(rtm_snapshots_t *store, int slot, const float *d_padded) {
@@ -192,10 +232,12 @@ static int save_device(rtm_snapshots_t *store, int slot, const float *d_padded) 
     else
       RTM_TRY(rtm_imaging_cuda_pack(extent, d_padded, layout, destination));
   } else if (store->host_slots_of_device) {
-    RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, store->transfer.ptr));
+    RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, store->transfer.ptr,
+                                       scale_of(store, slot)));
     RTM_TRY(rtm_imaging_cuda_copy(destination, store->transfer.ptr, store->slot_bytes));
   } else {
-    RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, destination));
+    RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, destination,
+                                       scale_of(store, slot)));
   }
 fail:
   return status;
@@ -221,7 +263,7 @@ int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t 
   if (store->precision == RTM_PRECISION_FP32)
     rtm_grid_pack(&store->grid, view->padded, slot_at(store, slot));
   else
-    save_half_host(&store->grid, view->padded, slot_at(store, slot));
+    save_half_host(&store->grid, view->padded, slot_at(store, slot), scale_of(store, slot));
 fail:
   return status;
 }
@@ -237,13 +279,14 @@ static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
       RTM_TRY(rtm_imaging_cuda_copy(staging, source, store->slot_bytes));
     } else {
       RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, source, store->slot_bytes));
-      RTM_TRY(rtm_imaging_cuda_unpack_half(store->transfer.ptr, staging, cells));
+      RTM_TRY(rtm_imaging_cuda_unpack_half(store->transfer.ptr, staging, cells,
+                                           scale_of(store, slot)));
     }
     *volume = staging;
   } else if (store->precision == RTM_PRECISION_FP32) {
     *volume = source;
   } else {
-    RTM_TRY(rtm_imaging_cuda_unpack_half(source, staging, cells));
+    RTM_TRY(rtm_imaging_cuda_unpack_half(source, staging, cells, scale_of(store, slot)));
     *volume = staging;
   }
 fail:
@@ -258,7 +301,7 @@ int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume) {
   if (store->precision == RTM_PRECISION_FP32) {
     *volume = slot_at(store, slot);
   } else {
-    get_half_host(&store->grid, slot_at(store, slot), store->staging.ptr);
+    get_half_host(&store->grid, slot_at(store, slot), *scale_of(store, slot), store->staging.ptr);
     *volume = store->staging.ptr;
   }
 fail:
@@ -271,6 +314,7 @@ void rtm_snapshots_destroy(rtm_snapshots_t *store) {
   if (store->device >= 0 && store->slots.ptr &&
       rtm_imaging_cuda_use_device(store->device) == RTM_OK)
     (void)rtm_imaging_cuda_synchronize();
+  rtm_mem_free(&store->scales);
   rtm_mem_free(&store->transfer);
   rtm_mem_free(&store->staging);
   rtm_mem_free(&store->slots);

@@ -8,10 +8,12 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rtm_grid.h"
+#include "rtm_half.h"
 #include "rtm_imaging.h"
 #include "rtm_memory.h"
 #include "rtm_status.h"
@@ -78,6 +80,22 @@ static inline void imaging_test_half_values(rtm_test_rng_t *rng, float *values, 
     }
     values[i] = (rtm_test_next(rng) >> 63) ? -v : v;
   }
+}
+
+/* What an fp16 snapshot gives back for a volume: each value times 2^e, e from the volume's
+ * largest |x| (rtm_half_scale_exponent), rounded to binary16 and scaled back, written with
+ * the host's rtm_half and plain loops, apart from the stores' code. */
+static inline void imaging_test_half_scaled(float *values, size_t count) {
+  uint32_t largest = 0;
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    memcpy(&bits, values + i, sizeof bits);
+    bits &= 0x7fffffffu;
+    if (bits > largest) largest = bits;
+  }
+  const int e = rtm_half_scale_exponent(largest);
+  for (size_t i = 0; i < count; ++i)
+    values[i] = ldexpf(rtm_half_to_float(rtm_half_from_float(ldexpf(values[i], e))), -e);
 }
 
 static inline size_t imaging_test_ledger_total(const rtm_mem_ledger_t *ledger) {
