@@ -1,7 +1,8 @@
 /* Report-quality figures through PLplot (rtm_io.h, "figures"): panels of images (or wiggle
  * traces) with axes in their units, the true aspect of the data, a title each, and one
  * colour bar with its label; PNG, SVG or PDF by the file's extension (PLplot's cairo
- * drivers). Without PLplot at configure time rtm_figure_available says 0 and the caller
+ * drivers), each checked whole before it is renamed into place (PLplot reports no failed
+ * write). Without PLplot at configure time rtm_figure_available says 0 and the caller
  * falls back to the plain PNG (png.c). */
 #include "rtm_io.h"
 
@@ -47,7 +48,6 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
 
 #else
 #include <plplot.h>
-#include <sys/stat.h>
 
 int rtm_figure_available(void) {
   return 1;
@@ -156,8 +156,8 @@ static void draw_colour_bar(const rtm_figure_style_t *style) {
 }
 
 /* The page: the device for the extension (of `format`, else of PATH), white background,
- * black ink, the size; drawn into `aside` (rtm_io_aside_create), renamed over PATH by
- * close_page. */
+ * black ink, the size; drawn into `aside` (rtm_io_aside_create), checked and renamed over
+ * PATH by close_page. */
 static int open_page(const char *path, const char *format, char *aside, size_t size, int width,
                      int height) {
   const char *device = device_for(format ? format : path);
@@ -179,14 +179,92 @@ static int open_page(const char *path, const char *format, char *aside, size_t s
   return RTM_OK;
 }
 
-/* The page ended and its file renamed over PATH. PLplot reports no failure to write: a
- * figure file left empty is taken as one (a full disk). */
-static int close_page(const char *path, const char *aside) {
-  struct stat info;
+/* ---- is the file PLplot wrote whole? Its drivers ignore failed writes (a full disk, a file
+ * size limit), so a figure cut short would otherwise be renamed over PATH as complete. ---- */
+
+/* The `size` bytes of FILE from `offset` into `bytes`; 0 when they are not all there. */
+static int read_at(FILE *file, long offset, unsigned char *bytes, size_t size) {
+  return fseek(file, offset, SEEK_SET) == 0 && fread(bytes, 1, size, file) == size;
+}
+
+static unsigned long big_endian(const unsigned char *b) {
+  return (unsigned long)b[0] << 24 | (unsigned long)b[1] << 16 | (unsigned long)b[2] << 8 | b[3];
+}
+
+/* PNG: the signature, then chunks (length, type, data, CRC) that walk exactly to the end of
+ * the file, the last one IEND. */
+static const char *png_cut(FILE *file, long size) {
+  static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8];
+  if (!read_at(file, 0, head, 8) || memcmp(head, signature, 8) != 0) return "no PNG signature";
+  long at = 8;
+  while (at + 12 <= size) {
+    if (!read_at(file, at, head, 8)) return "a chunk cannot be read";
+    const unsigned long length = big_endian(head);
+    if (length > 0x7fffffffUL || (long)length > size - at - 12) return "a chunk is cut short";
+    at += 12 + (long)length;
+    if (memcmp(head + 4, "IEND", 4) == 0) return at == size ? NULL : "bytes after IEND";
+  }
+  return "no IEND chunk";
+}
+
+/* The last bytes of FILE (up to size - 1) into `tail`, NUL-ended, trailing white space cut. */
+static size_t read_tail(FILE *file, long size, char *tail, size_t capacity) {
+  size_t n = (size_t)size < capacity - 1 ? (size_t)size : capacity - 1;
+  if (!read_at(file, size - (long)n, (unsigned char *)tail, n)) n = 0;
+  while (n > 0 && strchr(" \t\r\n", tail[n - 1]))
+    --n;
+  tail[n] = '\0';
+  return n;
+}
+
+/* SVG: ends with its closing tag. */
+static const char *svg_cut(FILE *file, long size) {
+  char tail[64];
+  const size_t n = read_tail(file, size, tail, sizeof tail);
+  return n >= 6 && strcmp(tail + n - 6, "</svg>") == 0 ? NULL : "no closing </svg>";
+}
+
+/* PDF: %PDF- first; %%EOF last, after a startxref whose offset is inside the file and finds
+ * the cross-reference there (a table or a stream object): bytes lost before it move it. */
+static const char *pdf_cut(FILE *file, long size) {
+  char tail[256], at_xref[8] = "";
+  unsigned char head[5];
+  if (!read_at(file, 0, head, 5) || memcmp(head, "%PDF-", 5) != 0) return "no %PDF- header";
+  const size_t n = read_tail(file, size, tail, sizeof tail);
+  const char *start = strstr(tail, "startxref");
+  if (n < 5 || strcmp(tail + n - 5, "%%EOF") != 0 || !start) return "no startxref and %%EOF";
+  const long offset = strtol(start + 9, NULL, 10);
+  if (offset <= 0 || offset >= size || !read_at(file, offset, (unsigned char *)at_xref, 4))
+    return "startxref points outside the file";
+  if (memcmp(at_xref, "xref", 4) != 0 && !(at_xref[0] >= '1' && at_xref[0] <= '9'))
+    return "startxref does not point at the cross-reference";
+  return NULL;
+}
+
+/* NULL when `aside`, a figure in the format of `extension`, is whole; else what is wrong. */
+static const char *figure_cut(const char *aside, const char *extension) {
+  FILE *file = fopen(aside, "rb");
+  if (!file) return "it cannot be read back";
+  const char *why = fseek(file, 0, SEEK_END) == 0 ? NULL : "it cannot be read back";
+  const long size = why ? 0 : ftell(file);
+  if (!why && size <= 0) why = "it is empty";
+  if (!why && strcmp(extension, ".png") == 0) why = png_cut(file, size);
+  if (!why && strcmp(extension, ".svg") == 0) why = svg_cut(file, size);
+  if (!why && strcmp(extension, ".pdf") == 0) why = pdf_cut(file, size);
+  fclose(file);
+  return why;
+}
+
+/* The page ended and its file, checked whole (figure_cut), renamed over PATH; a file cut
+ * short is removed and PATH left as it was. */
+static int close_page(const char *path, const char *format, const char *aside) {
   plend();
-  if (stat(aside, &info) != 0 || info.st_size == 0) {
-    rtm_log_error("%s: the figure could not be written (%s is empty: is the disk full?)", path,
-                  aside);
+  const char *why = figure_cut(aside, strrchr(format ? format : path, '.'));
+  if (why) {
+    rtm_log_error("%s: the figure could not be written whole (%s): is the disk full, or a file "
+                  "size limit (ulimit -f) reached?",
+                  path, why);
     remove(aside);
     return RTM_ERR_IO;
   }
@@ -229,7 +307,7 @@ int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int co
   }
   pllsty(1);
   plwidth(1.0);
-  return close_page(path, aside);
+  return close_page(path, NULL, aside);
 }
 
 int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
@@ -264,6 +342,6 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
     plschr(0.0, 0.9);
     plmtex("t", -2.0, 0.5, 0.5, title);
   }
-  return close_page(path, aside);
+  return close_page(path, style->format, aside);
 }
 #endif
