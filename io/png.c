@@ -168,6 +168,13 @@ static int encode(FILE *file, const float *values, int width, int height, double
   return RTM_OK;
 }
 
+/* The likely cause of a failed write, for the message. */
+static const char *full_disk_hint(int error) {
+  return error == ENOSPC  ? " (the disk is full)"
+         : error == EFBIG ? " (a file size limit: ulimit -f)"
+                          : "";
+}
+
 int rtm_png_write(const char *path, const float *values, int width, int height,
                   double clip_percentile, const char *title) {
   int status = RTM_OK;
@@ -185,11 +192,18 @@ int rtm_png_write(const char *path, const float *values, int width, int height,
   RTM_TRY(rtm_io_aside_create(path, aside, sizeof aside)); /* PATH is replaced only when whole */
   file = fopen(aside, "wb");
   if (!file) RTM_FAIL(RTM_ERR_IO, "cannot write %s: %s", aside, strerror(errno));
+  errno = 0;
   status = encode(file, values, width, height, clip, title, row, message);
-  if (status != RTM_OK) RTM_FAIL(status, "writing %s: libpng: %s", path, message);
-  int close_failed = fclose(file) != 0;
+  if (status != RTM_OK)
+    RTM_FAIL(status, "cannot write %s: libpng: %s (%s)%s", path, message,
+             errno ? strerror(errno) : "no system error", full_disk_hint(errno));
+  /* a write the stream failed (its error flag) or its last one at the close */
+  int close_failed = ferror(file) != 0;
+  close_failed = fclose(file) != 0 || close_failed;
   file = NULL;
-  if (close_failed) RTM_FAIL(RTM_ERR_IO, "cannot write %s: %s", aside, strerror(errno));
+  if (close_failed)
+    RTM_FAIL(RTM_ERR_IO, "cannot write %s: %s%s", path, errno ? strerror(errno) : "a write failed",
+             full_disk_hint(errno));
   status = rtm_io_commit_partial(aside, path);
   aside[0] = '\0'; /* renamed, or removed by the failed commit */
 fail:
