@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* access */
 
 #include "migrate_run.h"
 #include "rtm_memory.h" /* rtm_mem_host_large */
@@ -140,6 +141,16 @@ static int draw_plane(const migrate_run_t *run, const char *partial,
   return status != RTM_OK ? status : rtm_figure_write(partial, &panel, 1, &style);
 }
 
+/* A figure not written (a full disk, a file size limit): what the run leaves, and where the
+ * same command starts again. */
+static void say_figure_failed(const migrate_run_t *run, const char *path) {
+  const int kept = access(run->resume_path, F_OK) == 0;
+  rtm_log_error("migrate: %s could not be written: none of the run's outputs is left (they "
+                "appear together or not at all); %s%s",
+                path, kept ? "the same command resumes from " : "the same command starts over",
+                kept ? run->resume_path : "");
+}
+
 /* OUTPUT_image_x.png, _y.png, _z.png: the image's planes through the middle of the grid
  * (rtm3d plot draws any other) as figures (draw_plane). Each rank of the first shot group
  * puts in its slab's rows (zeros elsewhere), summed on rank 0, which draws them: the first
@@ -176,7 +187,11 @@ int rtm_migrate_write_pngs(migrate_run_t *run) {
                                       .height = (int)height,
                                       .axis = axis,
                                       .plane = (long)index};
-    RTM_TRY(draw_plane(run, partial, &slice));
+    status = draw_plane(run, partial, &slice);
+    if (status != RTM_OK) {
+      say_figure_failed(run, path);
+      goto fail;
+    }
   }
 fail:
   free(plane);

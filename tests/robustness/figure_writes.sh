@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Figures cut short by a full disk or a file size limit (ulimit -f, its SIGXFSZ ignored so
+# that writes fail with EFBIG as on a full disk; no mount needed): PLplot reports no failed
+# write, so each figure is checked whole before it is renamed into place. `plot` (PNG, SVG,
+# PDF, --raw, --scaling) exits 1 naming the file and the likely cause and leaves the earlier
+# file as it was; `migrate` whose figures are cut short exits 1, leaves none of its outputs
+# and keeps its resume state, from which the same command then completes.
+source "$(dirname "$0")/lib.sh" "$@"
+tiny_deck "$work/tiny.ini"
+out="$work/out"
+figures=0
+has_feature "figures on" && figures=1
+
+# limited BLOCKS COMMAND...: COMMAND with files capped at BLOCKS KiB, writes past the cap
+# failing (EFBIG) rather than killing it
+limited() {
+  local blocks="$1"
+  shift
+  (
+    trap '' XFSZ
+    ulimit -f "$blocks"
+    exec "$@"
+  )
+}
+
+# no_partial DIR: no file written aside (NAME.partial.XXXXXX.EXT) is left in DIR
+no_partial() {
+  local left
+  left="$(ls -1 "$1" | grep -F .partial)"
+  [ -z "$left" ] && rob_pass "nothing written aside is left in $1" ||
+    rob_fail "left in $1: $(tr '\n' ' ' <<<"$left")"
+}
+
+# cut_short TARGET BLOCKS PATTERN COMMAND...: COMMAND, which writes TARGET (a good one there
+# already), fails under a cap of BLOCKS KiB saying PATTERN; TARGET is as it was
+cut_short() {
+  local target="$1" blocks="$2" pattern="$3" before
+  shift 3
+  before="$(cksum <"$target")"
+  expect 1 "$pattern" limited "$blocks" "$@"
+  expect_file_unchanged "$target" "$before"
+  no_partial "$(dirname "$target")"
+}
+
+"$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=5 --set output.name=run ||
+  rob_fail "the model run for the plots failed"
+"$rtm3d" model "$work/tiny.ini" --quiet --set grid.nx=96 --set grid.ny=96 --set time.steps=60 \
+  --set snapshots.every=60 --set output.name=wide || rob_fail "the model run for --raw failed"
+mkdir -p "$work/plots"
+
+# ---- plot: a PNG, an SVG and a PDF cut short (each tens of KB, the cap 8 KiB)
+if [ "$figures" -eq 1 ]; then
+  for ext in png svg pdf; do
+    target="$work/plots/keep.$ext"
+    expect 0 "wrote" "$rtm3d" plot "$out/run.h5" /traces/p -o "$target"
+    cut_short "$target" 8 "keep\.$ext: the figure could not be written whole .*disk full.*ulimit -f" \
+      "$rtm3d" plot "$out/run.h5" /traces/p -o "$target"
+  done
+  # run/scaling.sh's CSV as a line plot (io/figure.c's other page)
+  printf 'run,mode,ranks,nz,propagate_s,mcells_per_s,efficiency\na,strong,1,64,1.0,10,1.0000
+a,strong,2,64,0.55,18,0.9091\nb,weak,1,64,1.0,10,1.0000\nb,weak,2,128,1.05,19,0.9524\n' \
+    >"$work/scaling.csv"
+  expect 0 "wrote" "$rtm3d" plot --scaling "$work/scaling.csv" -o "$work/plots/scaling.png"
+  cut_short "$work/plots/scaling.png" 8 "scaling\.png: the figure could not be written whole" \
+    "$rtm3d" plot --scaling "$work/scaling.csv" -o "$work/plots/scaling.png"
+fi
+
+# ---- plot --raw (libpng, every build): one pixel a cell, 96 x 96 (about 2 KB), cap 1 KiB
+target="$work/plots/raw.png"
+expect 0 "wrote" "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$target"
+cut_short "$target" 1 "cannot write .*raw\.png: File too large \(a file size limit: ulimit -f\)" \
+  "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$target"
+
+# ---- migrate: two shots on 14^3 cells, the first migrated and saved (--max-shots 1); the
+# second under a cap the image file (about 29 KB) fits and the figures (about 40 KB each) do
+# not: exit 1, nothing of the run left, its resume state kept; the same command completes
+if [ "$figures" -eq 1 ]; then
+  small=(--set grid.nx=14 --set grid.ny=14 --set grid.nz=14 --set shots.layout=grid
+    --set shots.x_count=2 --set shots.y_count=1 --set shots.z=60 --set receivers.z=60
+    --set receivers.y_count=14 --set receivers.y_first=0 --set receivers.y_step=10
+    --set receivers.x_step=10)
+  "$rtm3d" model "$work/tiny.ini" --quiet "${small[@]}" --set output.dir="$work/observed" \
+    --set output.name=shots || rob_fail "the model run for migrate failed"
+  migrate=("$rtm3d" migrate "$work/tiny.ini" "${small[@]}"
+    --set rtm.observed="$work/observed/shots.h5")
+  expect 0 "" "${migrate[@]}" --quiet --max-shots 1
+  state="$(cksum <"$out/tiny.resume.h5")"
+  expect 1 "tiny_image_x\.png could not be written: none of the run's outputs is left.*resumes from .*tiny\.resume\.h5" \
+    limited 34 "${migrate[@]}" --quiet
+  grep -q "tiny_image_x\.png\.partial: the figure could not be written whole" <<<"$rob_output" &&
+    rob_pass "the figure cut short is named" || rob_fail "no figure named in: $rob_output"
+  expect_no_output "$out" tiny
+  expect_file_unchanged "$out/tiny.resume.h5" "$state"
+  expect 0 "" "${migrate[@]}"
+  grep -q "resuming after shot 1 of 2" <<<"$rob_output" && rob_pass "the same command resumed" ||
+    rob_fail "the rerun did not resume: $rob_output"
+  ls "$out"/tiny_image_{x,y,z}.png "$out"/tiny.h5 "$out"/tiny.json >/dev/null 2>&1 &&
+    [ ! -e "$out/tiny.resume.h5" ] && rob_pass "the resumed migration left its outputs" ||
+    rob_fail "after the resumed migration: $(ls "$out" | tr '\n' ' ')"
+fi
+
+rob_finish
