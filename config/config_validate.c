@@ -301,6 +301,13 @@ int rtm_config_validate(const rtm_config_t *cfg) {
   }
   warn_constants_ignored(&check, cfg);
 
+  /* off runs the z-slabs on ghost planes that never change: every result is wrong */
+  if (cfg->mpi.exchange == RTM_EXCHANGE_OFF)
+    check_error(&check,
+                "mpi.exchange = off leaves the z-slabs' ghost planes stale, so a run's traces, "
+                "snapshots and image would be wrong: use overlap or blocking; what the exchange "
+                "costs is measured by `mpirun -np N rtm3d bench` (overlap, blocking and off side "
+                "by side)");
   if (cfg->receivers.layout == RTM_RECEIVERS_FILE && only_space(cfg->receivers.file))
     check_error(&check, "receivers.layout = file needs receivers.file (one \"x y z\" per line)");
   if (cfg->receivers.layout != RTM_RECEIVERS_FILE && cfg->receivers.file[0])
