@@ -70,6 +70,13 @@ if have_h5edit; then
   rm -f "$out/tiny.resume.h5"
 fi
 
+# ---- a run stopped without --force resumes with it (--force sets output.overwrite, which
+# changes nothing the sums are made of; the probe's resume was refused as another config)
+rm -f "$out"/tiny.* "$out"/tiny_*
+expect 0 "stopped after shot 1 of 3" "$rtm3d" migrate "$work/tiny.ini" "${shots[@]}" \
+  --set rtm.observed="$out/observed.h5" --max-shots=1
+expect 0 "resuming after shot 1 of 3" "$rtm3d" "${migrate[@]}"
+
 # ---- a cadence (rtm.resume_every): a run of 2 shots of 3 saves its state after each at 0 s,
 # only when --max-shots stops it at 10^6 s (after shot 1 the sums are only held on the host,
 # for a signal to save; the saves write the sums held after their shot); either state
