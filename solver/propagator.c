@@ -123,8 +123,8 @@ rtm_point_operator_t rtm_config_point_operator(const rtm_config_t *cfg) {
 int rtm_propagator_interrupted(const char *what) {
   const int signal = rtm_interrupted();
   if (!signal) return RTM_OK;
-  rtm_log_error("stopped by %s while %s (a second one ends it at once)",
-                signal == SIGTERM ? "SIGTERM" : "SIGINT", what);
+  rtm_log_error("stopped by %s while %s (a second one ends it at once)", rtm_interrupt_name(),
+                what);
   return RTM_ERR_INTERRUPTED;
 }
 
@@ -680,7 +680,7 @@ int rtm_propagator_step(rtm_propagator_t *prop, int it, rtm_direction_t directio
   const rtm_backend_t *b = prop->backend;
   if (rtm_interrupted())
     RTM_FAIL(RTM_ERR_INTERRUPTED, "stopped by %s before step %d (a second one ends it at once)",
-             rtm_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT", it);
+             rtm_interrupt_name(), it);
   if (!rtm_grid_is_slab(&prop->grid) || prop->exchange == RTM_EXCHANGE_OFF)
     return b->step(prop->state, it, RTM_REGION_ALL, direction);
   if (prop->exchange == RTM_EXCHANGE_BLOCKING) {

@@ -17,29 +17,48 @@
 
 static volatile sig_atomic_t interrupt_signal = 0;
 
+/* The signals that stop a run cleanly: an interrupt, a kill's default, and the hang-up of a
+ * closed terminal or ssh session. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
 static void on_interrupt(int signal_number) {
   interrupt_signal = signal_number;
-  /* the next SIGINT or SIGTERM, whichever, ends the process */
+  /* the next of them, whichever, ends the process */
   struct sigaction fallback;
   memset(&fallback, 0, sizeof fallback);
   fallback.sa_handler = SIG_DFL;
   sigemptyset(&fallback.sa_mask);
-  sigaction(SIGINT, &fallback, NULL);
-  sigaction(SIGTERM, &fallback, NULL);
+  for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; ++k)
+    sigaction(stop_signals[k], &fallback, NULL);
 }
 
 void rtm_interrupt_install(void) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_interrupt;
-  action.sa_flags = 0; /* the handler puts both back to the default */
+  action.sa_flags = 0; /* the handler puts them back to the default */
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, NULL);
-  sigaction(SIGTERM, &action, NULL);
+  for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; ++k)
+    sigaction(stop_signals[k], &action, NULL);
+  /* a closed pipe on stdout or stderr (rtm3d ... | head) is a failed print, not the end of
+   * the run: the outputs are files */
+  struct sigaction ignore;
+  memset(&ignore, 0, sizeof ignore);
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, NULL);
 }
 
 int rtm_interrupted(void) {
   return (int)interrupt_signal;
+}
+
+const char *rtm_interrupt_name(void) {
+  switch (interrupt_signal) {
+  case SIGTERM: return "SIGTERM";
+  case SIGHUP: return "SIGHUP";
+  default: return "SIGINT";
+  }
 }
 
 double rtm_wall_seconds(void) {

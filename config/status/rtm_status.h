@@ -47,12 +47,15 @@ void rtm_log_set_quiet(int quiet);
  * starts afresh (a test that expects a warning again). */
 void rtm_log_forget_warnings(void);
 
-/* SIGINT and SIGTERM, once rtm_interrupt_install has run, set a flag instead of ending the
- * process: a propagation stops before its next step (rtm_propagator_step returns
+/* SIGINT, SIGTERM and SIGHUP, once rtm_interrupt_install has run, set a flag instead of
+ * ending the process: a propagation stops before its next step (rtm_propagator_step returns
  * RTM_ERR_INTERRUPTED) and the command cleans up as after any failure (no output file
- * left). A second signal ends the process at once. rtm_interrupted: the signal, 0 none. */
+ * left; exit 128 + the signal). A second signal ends the process at once. SIGPIPE is
+ * ignored from then on (a closed pipe on the terminal's side is a failed print).
+ * rtm_interrupted: the signal, 0 none; rtm_interrupt_name: its name ("SIGINT" if none). */
 void rtm_interrupt_install(void);
 int rtm_interrupted(void);
+const char *rtm_interrupt_name(void);
 void rtm_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rtm_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

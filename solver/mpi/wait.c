@@ -109,7 +109,7 @@ int rtm_mpi_wait_all(rtm_mpi_t *mpi, int count, MPI_Request *requests, const int
        * into memory the cleanup frees */
       mpi->given_up = 1;
       rtm_log_error("stopped by %s while waiting in %s (a second one ends it at once)",
-                    rtm_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT", what);
+                    rtm_interrupt_name(), what);
       return RTM_ERR_INTERRUPTED;
     }
     const double now_s = rtm_wall_seconds(), gap_s = now_s - last_s;

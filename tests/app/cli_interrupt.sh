@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# SIGINT and SIGTERM during a run: rtm3d model stops before its next step, says so, leaves
-# no output (neither NAME.h5 nor NAME.h5.partial nor the report) and exits 128 + the signal
-# (130, 143); a later run of the same name replaces a stale NAME.h5.partial; an interrupted
+# SIGINT, SIGTERM and SIGHUP during a run: rtm3d model stops before its next step, says so,
+# leaves no output (neither NAME.h5 nor NAME.h5.partial nor the report) and exits 128 + the
+# signal (130, 143, 129); a closed pipe on stdout does not end it; a later run of the same name replaces a stale NAME.h5.partial; an interrupted
 # migrate saves the sums of the shots ended (on one rank, between rtm.resume_every's saves
 # too), says how many, and the same command resumes to the uninterrupted image.
 # Usage: cli_interrupt.sh RTM3D SOURCE_DIR
@@ -33,6 +33,15 @@ stop() { # SIGNAL CODE NAME: a run interrupted once it writes, its exit status a
 }
 stop INT 130 interrupted
 stop TERM 143 terminated
+stop HUP 129 hung_up # a closed terminal or ssh session: the same clean stop
+
+# stdout a pipe its reader closed (rtm3d ... | head): the run goes on to its outputs (the
+# prints fail) instead of dying of SIGPIPE (exit 141) with its partial files left
+"$rtm3d" model "$deck" "${long[@]:1}" --set time.steps=40 --set output.name=piped 2>&1 |
+  head -c 1 > /dev/null
+code="${PIPESTATUS[0]}"
+[ "$code" -eq 0 ] && [ -e "$work/piped.h5" ] && [ ! -e "$work/piped.h5.partial" ] ||
+  { echo "FAIL: a run writing into a closed pipe: exit $code"; ls "$work"; exit 1; }
 
 # a stale partial file of the same name (a run killed with -9) is replaced by the next run
 echo "not an HDF5 file" > "$work/stale.h5.partial"
