@@ -196,7 +196,17 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
       stencil_nyquist_symbol * (1.0 / (h[0] * h[0]) + 1.0 / (h[1] * h[1]) + 1.0 / (h[2] * h[2]));
   const double near_field = fabs(cfg->source.amplitude) / (4.0 * PI * h_min);
   const double gain = fmax(1.0, stencil);
-  if (near_field * gain > FLT_MAX)
+  if (cfg->source.amplitude == 0.0)
+    check_error(check, "source.amplitude = 0: every trace, snapshot and image would be zero; "
+                       "1 is usual (the outputs scale with it)");
+  else if (near_field * gain > FLT_MAX && fabs(cfg->source.amplitude) <= 1.0)
+    check_error(check,
+                "grid spacing h_min = %g m: the Laplacian of a wavefield one cell from the "
+                "source, |source.amplitude| / (4 pi h_min) times about %.3g / h_min^2, passes "
+                "float32's largest number, %.3g, even at source.amplitude = %g: grid.dx, dy "
+                "and dz must be far larger (metres: 1 to 100 is usual)",
+                h_min, stencil_nyquist_symbol * 3.0, (double)FLT_MAX, cfg->source.amplitude);
+  else if (near_field * gain > FLT_MAX)
     check_error(check,
                 "source.amplitude = %g: the wavefield one cell from the source, about "
                 "|amplitude| / (4 pi h_min) = %.3g, and its Laplacian, %.3g, must stay under "

@@ -42,6 +42,10 @@ refused grid.ox=1e308 "grid\.ox = 1e\+308 m: .*collapse"
 refused grid.ox=1e17 "grid\.ox = 1e\+17 m: .*collapse"
 # a spacing whose 1/dx^2 overflows float32: named, not blamed on time.cfl
 refused grid.dx=1e-320 "grid\.dx = [0-9.e+-]+ m: .*1/dx\^2"
+# an amplitude of 0 (all-zero outputs, once written without a word) and a spacing so fine
+# that the Laplacian overflows (once blamed on source.amplitude = 1)
+refused source.amplitude=0 "source\.amplitude = 0: every trace, snapshot and image would be zero"
+refused grid.dx=1e-19 "grid spacing h_min = 1e-19 m: .*grid\.dx, dy and dz must be far larger"
 # the exchange off: every slab computes on stale ghost planes (the probe's run under mpirun
 # wrote a wrong image with exit 0); refused on any rank count, bench measures it
 refused mpi.exchange=off "mpi\.exchange = off leaves the z-slabs' ghost planes stale"
