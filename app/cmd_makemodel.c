@@ -97,6 +97,20 @@ fail:
   return status;
 }
 
+/* model.file, before anything is written: neither a device, a FIFO nor a folder (the
+ * rename would replace it: as root /dev/null itself), nor a file the run reads (the deck,
+ * model.description), nor its lock, MODEL.h5.lock, one of them. */
+static int claim_model_file(const rtm_config_t *cfg) {
+  int status = RTM_OK;
+  char lock[RTM_CONFIG_PATH_MAX + 8];
+  snprintf(lock, sizeof lock, "%s.lock", cfg->model.file);
+  const char *const outputs[] = {cfg->model.file, lock};
+  RTM_TRY(rtm_app_check_inputs_kept(cfg, RTM_APP_READS_DESCRIPTION, outputs, 2));
+  RTM_TRY(rtm_app_check_replaceable("model.file", cfg->model.file));
+fail:
+  return status;
+}
+
 int rtm_cmd_makemodel(int argc, char **argv) {
   int status = RTM_OK, quiet = 0;
   rtm_config_t *cfg = calloc(1, sizeof *cfg);
@@ -116,6 +130,7 @@ int rtm_cmd_makemodel(int argc, char **argv) {
              cfg->path);
   if (!cfg->model.file[0])
     RTM_FAIL(RTM_ERR_CONFIG, "%s: makemodel needs model.file, the HDF5 file to write", cfg->path);
+  RTM_TRY(claim_model_file(cfg));
   /* MODEL.h5.lock, held to the end: a second makemodel of the same file is refused before
    * it truncates the first's MODEL.h5.partial */
   RTM_TRY(lock_model_name(cfg->model.file, &lock));

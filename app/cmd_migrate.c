@@ -181,7 +181,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "would travel to the first rank): set one of them off",
              cfg->path, cfg->mpi.shot_groups);
   /* the deck's errors said, the output is claimed before any work */
-  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, &run->lock));
+  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, 1, &run->lock));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   RTM_TRY(rtm_resolve_dt(cfg, &run->model, &run->grid, &run->dt_s));
   /* the gathers before the migration takes its memory: a wrong file is refused at once */

@@ -63,7 +63,7 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   run->many_shots = cfg->shots.layout != RTM_SHOTS_SINGLE;
   RTM_TRY(check_shot_groups(run));
   /* the deck's errors said, the output is claimed before any work */
-  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, &run->lock));
+  RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, 0, &run->lock));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   run->shot_seconds = calloc(3 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);

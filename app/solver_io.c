@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -317,28 +318,109 @@ int rtm_app_check_disk(const char *dir, double bytes, const char *advice) {
 }
 
 int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path) {
-  if (cfg->output.overwrite) return RTM_OK;
-  FILE *existing = fopen(path, "rb");
-  if (!existing) return RTM_OK;
-  fclose(existing);
+  struct stat info;
+  /* stat, not fopen: a FIFO there would block the open until a writer came */
+  if (cfg->output.overwrite || stat(path, &info) != 0) return RTM_OK;
   rtm_log_error("%s exists: a run does not replace an earlier one's output; pass --force (or "
                 "set output.overwrite = true) to replace it, or choose another output.name",
                 path);
   return RTM_ERR_CONFIG;
 }
 
+int rtm_app_check_replaceable(const char *key, const char *path) {
+  struct stat info;
+  if (stat(path, &info) != 0 || S_ISREG(info.st_mode)) return RTM_OK;
+  rtm_log_error("%s = %s exists and is not a regular file (a device, a FIFO or a folder): rtm3d "
+                "writes and replaces files only; choose another name",
+                key, path);
+  return RTM_ERR_CONFIG;
+}
+
+/* The same file: the same device and inode when both exist (a hard link, a symbolic link,
+ * another spelling), else the same path. */
+static int same_file(const char *a, const char *b) {
+  struct stat first, second;
+  if (stat(a, &first) == 0 && stat(b, &second) == 0)
+    return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+  return strcmp(a, b) == 0;
+}
+
+/* `output`, a file the run writes (first as `partial` where that is not NULL), against
+ * every input of `inputs` [count]. */
+static int check_output_apart(const char *output, const char *partial, const rtm_app_file_t *inputs,
+                              int count) {
+  const char *written = partial ? partial : output;
+  for (int k = 0; k < count; ++k) {
+    if (!inputs[k].path || !inputs[k].path[0] || !same_file(inputs[k].path, written)) continue;
+    rtm_log_error("%s = %s is also an output of this run (%s%s%s): the run would replace its "
+                  "own input; choose another output.name or output.dir (or another %s)",
+                  inputs[k].key, inputs[k].path, output, partial ? ", written as " : "",
+                  partial ? partial : "", inputs[k].key);
+    return RTM_ERR_CONFIG;
+  }
+  return RTM_OK;
+}
+
+int rtm_app_check_inputs_kept(const rtm_config_t *cfg, unsigned reads, const char *const *outputs,
+                              int count) {
+  const rtm_app_file_t inputs[] = {
+      {"the deck", cfg->path},
+      {"model.file", reads & RTM_APP_READS_MODEL ? cfg->model.file : NULL},
+      {"model.description", reads & RTM_APP_READS_DESCRIPTION ? cfg->model.description : NULL},
+      {"rtm.observed", reads & RTM_APP_READS_OBSERVED ? cfg->rtm.observed : NULL},
+      {"shots.file", cfg->shots.layout == RTM_SHOTS_FILE ? cfg->shots.file : NULL},
+      {"receivers.file", cfg->receivers.layout == RTM_RECEIVERS_FILE ? cfg->receivers.file : NULL}};
+  const int input_count = (int)(sizeof inputs / sizeof inputs[0]);
+  char partial[2 * RTM_CONFIG_PATH_MAX + 48];
+  for (int i = 0; i < count; ++i) {
+    /* the name the run writes first (PATH.partial, removed at its start) is written too */
+    int status = check_output_apart(outputs[i], NULL, inputs, input_count);
+    if (status == RTM_OK && rtm_io_partial_path(outputs[i], partial, sizeof partial) == RTM_OK)
+      status = check_output_apart(outputs[i], partial, inputs, input_count);
+    if (status != RTM_OK) return status;
+  }
+  return RTM_OK;
+}
+
+/* The names a model or migrate run writes (NAME.lock, then NAME.h5 and the rest) into
+ * `names` [RTM_APP_RUN_OUTPUTS][size]; their count. */
+enum { RTM_APP_RUN_OUTPUTS = 9 };
+static int run_outputs(const rtm_config_t *cfg, int migrate,
+                       char (*names)[2 * RTM_CONFIG_PATH_MAX + 16]) {
+  static const char *const both[] = {".lock", ".h5", ".json", ".xmf"};
+  static const char *const of_migrate[] = {".resume.h5", "_image_x.png", "_image_y.png",
+                                           "_image_z.png"};
+  const size_t size = sizeof names[0];
+  int count = 0;
+  for (size_t k = 0; k < sizeof both / sizeof both[0]; ++k)
+    snprintf(names[count++], size, "%s/%s%s", cfg->output.dir, cfg->output.name, both[k]);
+  for (size_t k = 0; migrate && k < sizeof of_migrate / sizeof of_migrate[0]; ++k)
+    snprintf(names[count++], size, "%s/%s%s", cfg->output.dir, cfg->output.name, of_migrate[k]);
+  if (!migrate && cfg->output.segy)
+    snprintf(names[count++], size, "%s/%s.sgy", cfg->output.dir, cfg->output.name);
+  return count;
+}
+
 int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const char *path,
-                         rtm_io_name_lock_t *lock) {
+                         int migrate, rtm_io_name_lock_t *lock) {
   /* the files of a run of this name beside the run file: none replaced without --force */
   static const char *const others[] = {".json", ".xmf", "_image_x.png", "_image_y.png",
                                        "_image_z.png"};
-  char other[2 * RTM_CONFIG_PATH_MAX + 16];
+  char other[2 * RTM_CONFIG_PATH_MAX + 16], outputs[RTM_APP_RUN_OUTPUTS][sizeof other];
+  const char *listed[RTM_APP_RUN_OUTPUTS];
   lock->fd = -1;
+  /* before the lock, which is itself a file the run writes */
+  const int count = run_outputs(cfg, migrate, outputs);
+  for (int k = 0; k < count; ++k)
+    listed[k] = outputs[k];
+  const unsigned reads = RTM_APP_READS_MODEL | (migrate ? RTM_APP_READS_OBSERVED : 0);
+  int status = rtm_app_check_inputs_kept(cfg, reads, listed, count);
+  if (status != RTM_OK) return status;
   if (rtm_mpi_world_rank(mpi) == 0) {
-    const int status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, lock);
+    status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, lock);
     if (status != RTM_OK) return status;
   }
-  int status = rtm_app_check_overwrite(cfg, path);
+  status = rtm_app_check_overwrite(cfg, path);
   for (size_t k = 0; status == RTM_OK && k < sizeof others / sizeof others[0]; ++k) {
     snprintf(other, sizeof other, "%s/%s%s", cfg->output.dir, cfg->output.name, others[k]);
     status = rtm_app_check_overwrite(cfg, other);

@@ -67,11 +67,35 @@ int rtm_app_reduce_run_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK
  * (--force): RTM_ERR_CONFIG naming the file and both ways to allow it, before any work.
  * Every rank checks the same path (rank 0's file system). */
 int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path);
-/* The run's output name claimed before any work: output.dir/output.name locked on world rank
- * 0 of `mpi` (rtm_io_lock_name: a second run of the same name is refused and touches nothing
- * of this one's), then `path` (the run file) refused when it exists (rtm_app_check_overwrite). */
+/* Refuses (RTM_ERR_CONFIG, naming `key`) an output `path` that exists and is not a regular
+ * file: a device, a FIFO or a folder that the run's rename would replace (as root
+ * /dev/null itself). */
+int rtm_app_check_replaceable(const char *key, const char *path);
+
+/* One file a run reads, and the key that names it. */
+typedef struct {
+  const char *key, *path;
+} rtm_app_file_t;
+/* What a command reads beside the deck, shots.file and receivers.file (layout = file). */
+enum {
+  RTM_APP_READS_MODEL = 1,      /* model.file (when set) */
+  RTM_APP_READS_OBSERVED = 2,   /* rtm.observed */
+  RTM_APP_READS_DESCRIPTION = 4 /* model.description */
+};
+/* Refuses (RTM_ERR_CONFIG, naming the input's key and the output) a run one of whose
+ * `outputs` [count], or its PATH.partial, is one of the files it reads: the same device and
+ * inode when both exist (a hard link, a link, another spelling), else the same path. With
+ * --force the run would otherwise replace its own input (issue 32). Before any file is
+ * written, the lock included. */
+int rtm_app_check_inputs_kept(const rtm_config_t *cfg, unsigned reads, const char *const *outputs,
+                              int count);
+/* The run's output name claimed before any work: its outputs checked against its inputs
+ * (rtm_app_check_inputs_kept; `migrate`: a migration's files and reads, else a model
+ * run's), output.dir/output.name locked on world rank 0 of `mpi` (rtm_io_lock_name: a
+ * second run of the same name is refused and touches nothing of this one's), then `path`
+ * (the run file) refused when it exists (rtm_app_check_overwrite). */
 int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const char *path,
-                         rtm_io_name_lock_t *lock);
+                         int migrate, rtm_io_name_lock_t *lock);
 
 /* Refuses, before any step, outputs of about `bytes` that the file system holding `dir`
  * (or its nearest existing parent) has no room for (statvfs, the space an unprivileged
