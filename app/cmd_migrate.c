@@ -446,7 +446,8 @@ fail:
     (void)rtm_migrate_save_held(run); /* one rank: the shots ended since the last save */
     rtm_migrate_say_interrupted(run);
   }
-  rtm_mpi_fail_fast(mpi, status); /* before the propagators' collective release */
+  /* before the propagators' collective release; the lock removed before an abort */
+  rtm_app_fail_fast(mpi, status, run ? &run->lock : NULL);
   if (run) release_run(run);
   free(run);
   return rtm_status_exit_code(status);

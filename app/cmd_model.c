@@ -304,7 +304,8 @@ int rtm_cmd_model(int argc, char **argv, rtm_mpi_t *mpi) {
   RTM_TRY(rtm_propagator_rank_lines(&run->prop, &run->cfg, run->device, &run->rank_lines));
   RTM_TRY(rtm_model_write_report(run));
 fail:
-  rtm_mpi_fail_fast(mpi, status); /* before the propagator's collective release */
+  /* before the propagator's collective release; the lock removed before an abort */
+  rtm_app_fail_fast(mpi, status, run ? &run->lock : NULL);
   if (run) {
     /* its jobs run first (a failed run's too): they use the file, the propagator and the
      * stream's slots */

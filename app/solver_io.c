@@ -427,3 +427,11 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
   }
   return status;
 }
+
+void rtm_app_fail_fast(rtm_mpi_t *mpi, int status, rtm_io_name_lock_t *lock) {
+  /* the abort ends this process before its cleanup: the lock, this run's file, goes first
+   * (the run's partial files, if any, are the next run's to replace under the lock) */
+  if (status != RTM_OK && status != RTM_ERR_INTERRUPTED && rtm_mpi_world_size(mpi) > 1 && lock)
+    rtm_io_unlock_name(lock);
+  rtm_mpi_fail_fast(mpi, status);
+}
