@@ -2,9 +2,11 @@
  * datasets planned (snapshots, streamed gathers) after the disk is weighed, the snapshots
  * and each shot's gathers written into it (the file side of rtm_gathers.h), SEG-Y planned
  * and written from it, and the JSON report. */
+#define _POSIX_C_SOURCE 200809L /* lstat */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "model_run.h"
 #include "rtm_mpi.h"
@@ -169,6 +171,22 @@ fail:
   return status;
 }
 
+/* An earlier run's NAME.sgy would sit beside this run's file as if it were its copy: it
+ * goes with the commit when it is what rtm3d wrote from NAME.h5 (its text header says so).
+ * Anything else at that name (a user's own SEG-Y, a link, a device, a folder) is not a file
+ * this tool made, and a run removes only those: it stays, and the run says so. */
+static int drop_stale_segy(model_run_t *run) {
+  char stale[sizeof run->segy_path];
+  struct stat info;
+  snprintf(stale, sizeof stale, "%s/%s.sgy", run->cfg.output.dir, run->cfg.output.name);
+  if (lstat(stale, &info) != 0) return RTM_OK;
+  if (rtm_segy_written_from(stale, run->h5_path)) return rtm_io_outputs_drop(run->outputs, stale);
+  rtm_log_warning("%s stays: it is not a SEG-Y file rtm3d wrote from %s, so not this run's "
+                  "to remove, and it is no copy of this run's gathers (output.segy = false)",
+                  stale, run->h5_path);
+  return RTM_OK;
+}
+
 /* The run file closed (and SEG-Y written from it) as partial files, listed in run->outputs
  * to be renamed with the report. */
 int rtm_model_close_output(model_run_t *run) {
@@ -179,12 +197,8 @@ int rtm_model_close_output(model_run_t *run) {
   RTM_TRY(rtm_io_worker_drain(run->worker)); /* no job under way: HDF5 is this thread's */
   status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
   run->output = NULL;
-  if (status == RTM_OK && !run->segy_path[0] && run->cfg.output.overwrite) {
-    /* an earlier run's NAME.sgy would sit beside this run's file as if it were its copy */
-    char stale[sizeof run->segy_path];
-    snprintf(stale, sizeof stale, "%s/%s.sgy", run->cfg.output.dir, run->cfg.output.name);
-    RTM_TRY(rtm_io_outputs_drop(run->outputs, stale));
-  }
+  if (status == RTM_OK && !run->segy_path[0] && run->cfg.output.overwrite)
+    RTM_TRY(drop_stale_segy(run));
   if (status == RTM_OK && run->segy_path[0]) {
     const unsigned fields = run->prop.trace_fields;
     RTM_TRY(rtm_io_partial_path(run->h5_path, h5_partial, sizeof h5_partial));

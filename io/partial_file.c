@@ -97,8 +97,8 @@ int rtm_io_aside_create(const char *path, char *aside, size_t size) {
 /* One output: its final name, and what the commit does with it. */
 typedef struct {
   char *path;
-  int drop; /* no partial: PATH, an earlier run's, is removed at the commit */
-  int kept; /* during the commit: the earlier PATH is linked as PATH.replaced */
+  int drop;     /* no partial: PATH, an earlier run's, is removed at the commit */
+  char *backup; /* during the commit: the name the earlier PATH is linked as (a new name) */
 } output_t;
 
 struct rtm_io_outputs {
@@ -123,7 +123,7 @@ static int outputs_append(rtm_io_outputs_t *set, const char *path, int drop) {
     rtm_log_error("out of memory listing the output %s", path);
     return RTM_ERR_NOMEM;
   }
-  set->outputs[set->count++] = (output_t){copy, drop, 0};
+  set->outputs[set->count++] = (output_t){copy, drop, NULL};
   return RTM_OK;
 }
 
@@ -148,12 +148,14 @@ int rtm_io_outputs_drop(rtm_io_outputs_t *set, const char *path) {
 }
 
 static void outputs_clear(rtm_io_outputs_t *set) {
-  for (int i = 0; i < set->count; ++i)
+  for (int i = 0; i < set->count; ++i) {
     free(set->outputs[i].path);
+    free(set->outputs[i].backup);
+  }
   set->count = 0;
 }
 
-/* PATH with a suffix (.partial, .replaced) into buffer; 0 when it does not fit. */
+/* PATH with a suffix (.partial) into buffer; 0 when it does not fit. */
 static int suffixed(const char *path, const char *suffix, char *buffer, size_t size) {
   const int written = snprintf(buffer, size, "%s%s", path, suffix);
   return written >= 0 && (size_t)written < size;
@@ -178,32 +180,61 @@ static int check_targets(const rtm_io_outputs_t *set) {
 /* After a failure at rename `done`: the outputs renamed before it give way to the earlier
  * files kept aside (or are removed), the partials and links left go. */
 static void roll_back(const rtm_io_outputs_t *set, int done) {
-  char partial[4096 + 16], backup[4096 + 16];
+  char partial[4096 + 16];
   for (int k = 0; k < set->count; ++k) {
     const output_t *o = &set->outputs[k];
     if (o->drop) continue;
-    const int have_backup = o->kept && suffixed(o->path, ".replaced", backup, sizeof backup);
     if (k >= done) {
       if (suffixed(o->path, ".partial", partial, sizeof partial)) remove(partial);
-      if (have_backup) remove(backup);
-    } else if (have_backup) {
-      rename(backup, o->path); /* the earlier file back in place of the run's */
+      if (o->backup) remove(o->backup);
+    } else if (o->backup) {
+      rename(o->backup, o->path); /* the earlier file back in place of the run's */
     } else {
       remove(o->path);
     }
   }
 }
 
+/* The earlier PATH linked under a new name, PATH.replaced (or PATH.replaced.N where that
+ * name is taken: link never replaces, so a file of that name that this run did not make,
+ * a user's or a killed run's, stays); NULL when there is no earlier file or no link. */
+static char *keep_aside(const char *path) {
+  char backup[4096 + 32];
+  struct stat info;
+  if (lstat(path, &info) != 0) return NULL;
+  for (int n = 0; n < 100; ++n) {
+    const int written = n ? snprintf(backup, sizeof backup, "%s.replaced.%d", path, n)
+                          : snprintf(backup, sizeof backup, "%s.replaced", path);
+    if (written < 0 || (size_t)written >= sizeof backup) return NULL;
+    if (link(path, backup) == 0) {
+      char *name = strdup(backup);
+      if (!name) unlink(backup); /* no memory for its name: the earlier file unguarded */
+      return name;
+    }
+    if (errno != EEXIST) return NULL;
+  }
+  return NULL;
+}
+
+/* An earlier run's file that this run does not replace, removed after the renames: only a
+ * regular file (never a link, a device, a FIFO or a folder planted at the name). */
+static void remove_dropped(const char *path) {
+  struct stat info;
+  if (lstat(path, &info) != 0) return;
+  if (!S_ISREG(info.st_mode))
+    rtm_log_warning("%s stays: it is not a regular file, and a run removes only files", path);
+  else if (remove(path) != 0)
+    rtm_log_warning("cannot remove %s, an earlier run's file: %s", path, strerror(errno));
+}
+
 int rtm_io_outputs_commit(rtm_io_outputs_t *set) {
-  char partial[4096 + 16], backup[4096 + 16];
+  char partial[4096 + 16];
   int status = check_targets(set), i = 0;
-  /* an earlier run's file stays linked as PATH.replaced until every rename is done, so that a
-   * failure half-way puts it back (--force promises the earlier files when a run fails) */
+  /* an earlier run's file stays linked aside until every rename is done, so that a failure
+   * half-way puts it back (--force promises the earlier files when a run fails) */
   for (int k = 0; status == RTM_OK && k < set->count; ++k) {
     output_t *o = &set->outputs[k];
-    if (o->drop || !suffixed(o->path, ".replaced", backup, sizeof backup)) continue;
-    unlink(backup);
-    o->kept = link(o->path, backup) == 0;
+    if (!o->drop) o->backup = keep_aside(o->path);
   }
   for (; status == RTM_OK && i < set->count; ++i) {
     const output_t *o = &set->outputs[i];
@@ -223,10 +254,10 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set) {
   }
   for (int k = 0; k < set->count; ++k) {
     const output_t *o = &set->outputs[k];
-    if (o->drop) /* an earlier run's file that this run does not replace */
-      remove(o->path);
-    else if (o->kept && suffixed(o->path, ".replaced", backup, sizeof backup))
-      unlink(backup);
+    if (o->drop)
+      remove_dropped(o->path);
+    else if (o->backup)
+      unlink(o->backup);
   }
   outputs_clear(set);
   return RTM_OK;

@@ -494,6 +494,11 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
  * a file of the caller's (a run's NAME.sgy.partial, under its name lock), which the caller
  * removes on failure. */
 int rtm_segy_write(const char *h5_path, const char *field, const char *path);
+/* 1 when the regular file at `path` is a SEG-Y file that rtm3d wrote (rtm_segy_export or
+ * rtm_segy_write) from the run file `h5_path` (or its PATH.partial), as its text header says
+ * (the run file's name, or the start of its path where the header cut it); else 0, and
+ * always 0 without segyio. A run removes an earlier NAME.sgy of its own name only then. */
+int rtm_segy_written_from(const char *path, const char *h5_path);
 /* Shots of a SEG-Y file (distinct field records, trace byte 9) and shot k's gather. */
 int rtm_segy_shot_count(const char *path, int *count);
 int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather);

@@ -94,6 +94,12 @@ int rtm_segy_shot_count(const char *path, int *count) {
   return unavailable(path);
 }
 
+int rtm_segy_written_from(const char *path, const char *h5_path) {
+  (void)path;
+  (void)h5_path;
+  return 0;
+}
+
 int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
   (void)shot;
   memset(gather, 0, sizeof *gather);
@@ -219,6 +225,43 @@ static void text_header(char *text, const char *h5_path, const char *field, int 
     snprintf(card, sizeof card, "C%2d %-76.76s", i + 1, lines[i] ? lines[i] : "");
     memcpy(text + 80 * i, card, 80);
   }
+}
+
+/* The run file that text_header's first card names, `named` (up to 56 characters: a longer
+ * path cut), is `h5_path` or its PATH.partial: the same file name, or where the card cut
+ * the path the start of either as this run spells it. */
+static int names_run_file(const char *named, const char *h5_path) {
+  char partial[RTM_CONFIG_PATH_MAX + 16];
+  const size_t length = strlen(named);
+  snprintf(partial, sizeof partial, "%s.partial", h5_path);
+  if (length == 56) /* cut: the start of the path */
+    return strncmp(named, h5_path, length) == 0 || strncmp(named, partial, length) == 0;
+  const char *slash = strrchr(named, '/'), *run_slash = strrchr(h5_path, '/');
+  const char *name = slash ? slash + 1 : named, *run_name = run_slash ? run_slash + 1 : h5_path;
+  const size_t run_length = strlen(run_name);
+  return strncmp(name, run_name, run_length) == 0 &&
+         (name[run_length] == '\0' || strcmp(name + run_length, ".partial") == 0);
+}
+
+int rtm_segy_written_from(const char *path, const char *h5_path) {
+  static const char gathers[] = "C 1 rtm3d gathers of ", writer[] = "C 7 written by rtm3d export";
+  char text[SEGY_TEXT_HEADER_SIZE + 1], named[64];
+  struct stat info;
+  if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < TEXT_BYTES) return 0;
+  segy_file *fp = segy_open(path, "rb");
+  if (!fp) return 0;
+  const int read = segy_read_textheader(fp, text);
+  segy_close(fp);
+  if (read != SEGY_OK) return 0;
+  text[TEXT_BYTES] = '\0';
+  if (strncmp(text, gathers, sizeof gathers - 1) != 0 ||
+      strncmp(text + 80 * 6, writer, sizeof writer - 1) != 0)
+    return 0;
+  /* the first card's rest, its padding dropped */
+  snprintf(named, sizeof named, "%.56s", text + sizeof gathers - 1);
+  for (size_t n = strlen(named); n > 0 && named[n - 1] == ' '; --n)
+    named[n - 1] = '\0';
+  return names_run_file(named, h5_path);
 }
 
 /* Shots [first, last) of the run file into `path`, an empty file this run made (it is
