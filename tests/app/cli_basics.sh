@@ -204,8 +204,9 @@ if [ "$(cksum < "$work/o2/rtm3d.h5")" != "$before" ]; then
 fi
 expect 0 "" "$rtm3d" model "$work/ok.ini" --set backend.name=cpu --set output.overwrite=true \
   --set output.dir="$work/o2"
-expect 2 "rtm3d\.h5 exists" "$rtm3d" migrate "$work/ok.ini" --set rtm.observed="$work/o2/rtm3d.h5" \
-  --set output.dir="$work/o2"
+# (a migration into the file it reads is refused as such, --force or not)
+expect 2 "rtm\.observed = .*o2/rtm3d\.h5 is also an output of this run" "$rtm3d" migrate \
+  "$work/ok.ini" --set rtm.observed="$work/o2/rtm3d.h5" --set output.dir="$work/o2"
 # a deck's own errors come before an existing output's refusal (the output is claimed once
 # the deck is checked, still before any work): an unstable dt (with the constant model's
 # fastest layer), shots from a missing file, a migration without its gathers
