@@ -420,7 +420,19 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
     status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, lock);
     if (status != RTM_OK) return status;
   }
-  status = rtm_app_check_overwrite(cfg, path);
+  /* a folder, device or FIFO at an output's name would stop the run at its final rename,
+   * after all its work: refused now, --force or not */
+  for (int k = 0; status == RTM_OK && k < count; ++k) {
+    struct stat info;
+    if (stat(outputs[k], &info) == 0 && !S_ISREG(info.st_mode)) {
+      rtm_log_error("%s exists and is not a file (a folder, a device or a FIFO): the run's "
+                    "outputs could not be put in place; remove it or choose another "
+                    "output.name",
+                    outputs[k]);
+      status = RTM_ERR_CONFIG;
+    }
+  }
+  if (status == RTM_OK) status = rtm_app_check_overwrite(cfg, path);
   for (size_t k = 0; status == RTM_OK && k < sizeof others / sizeof others[0]; ++k) {
     snprintf(other, sizeof other, "%s/%s%s", cfg->output.dir, cfg->output.name, others[k]);
     status = rtm_app_check_overwrite(cfg, other);

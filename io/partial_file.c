@@ -41,10 +41,17 @@ int rtm_io_make_parent_dir(const char *path) {
       rtm_log_error("cannot create directory %s (for %s): %s", dir, path, strerror(errno));
       return RTM_ERR_IO;
     }
-    struct stat info;
+    struct stat info, link;
     if (stat(dir, &info) != 0 || !S_ISDIR(info.st_mode)) {
-      rtm_log_error("cannot create directory %s (for %s): a file of that name exists", dir, path);
-      return RTM_ERR_IO;
+      /* the path is the user's to fix (output.dir and the like): a configuration error */
+      if (lstat(dir, &link) == 0 && S_ISLNK(link.st_mode) && stat(dir, &info) != 0)
+        rtm_log_error("cannot create directory %s (for %s): it is a symbolic link to nothing "
+                      "(a dangling link): point it at a folder or remove it",
+                      dir, path);
+      else
+        rtm_log_error("cannot create directory %s (for %s): a file of that name exists", dir,
+                      path);
+      return RTM_ERR_CONFIG;
     }
     *p = saved;
     if (saved == '\0') break;

@@ -94,13 +94,14 @@ expect_file_unchanged "$work/victim.txt" "$victim"
   rob_pass "the outputs are the run's own files, not links" || rob_fail "an output is a link: $(ls -l "$out")"
 rm -rf "$out"
 
-# ---- an output name taken by something that is no file stops the run before any rename,
-# and a --force run that fails keeps the earlier run's files; the run's other files of an
-# earlier run (NAME.json without NAME.h5) are not replaced without --force
+# ---- an output name taken by something that is no file stops the run before any work
+# (exit 2: it used to be found at the final rename, after the whole run), and the earlier
+# run's files stay; the run's other files of an earlier run (NAME.json without NAME.h5) are
+# not replaced without --force
 expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=0
 before_h5="$(cksum <"$out/tiny.h5")" before_json="$(cksum <"$out/tiny.json")"
 mkdir "$out/tiny.xmf"
-expect 1 "tiny\.xmf exists and is not a file" "$rtm3d" model "$work/tiny.ini" --quiet --force \
+expect 2 "tiny\.xmf exists and is not a file" "$rtm3d" model "$work/tiny.ini" --quiet --force \
   --set snapshots.every=10
 expect_file_unchanged "$out/tiny.h5" "$before_h5"
 expect_file_unchanged "$out/tiny.json" "$before_json"

@@ -178,4 +178,14 @@ else
   echo "skip: this build has no MPI launcher: the lock under mpirun is not tried"
 fi
 
+# ---- output.dir a file or a dangling link: refused (exit 2, a setting to fix), the link named
+touch "$work/odfile"
+ln -s "$work/nowhere/x" "$work/dangle"
+for dir in odfile dangle; do
+  expect 2 "cannot create directory .*$dir" "$rtm3d" model "$deck" --quiet \
+    --set output.dir="$work/$dir"
+done
+grep -q "dangling link" <<<"$rob_output" && rob_pass "the dangling link named" ||
+  rob_fail "the dangling link not named: $rob_output"
+
 rob_finish
