@@ -197,15 +197,42 @@ static int parse_bool(const char *text, int *value) {
   return 0;
 }
 
+/* A '#' that reads as a comment: at the start of the text or after white space. */
+static int hash_comment_at(const char *text, size_t i) {
+  return text[i] == '#' && (i == 0 || isspace((unsigned char)text[i - 1]));
+}
+
+/* Strips one pair of surrounding double quotes from *text (its *length characters): 1, or 0
+ * with the reason when a quote opens and does not close at the end of the value. Comments
+ * after a value start with ';' (inih strips those), so "x.h5" # note is refused rather than
+ * read with its '#' as part of the string, as numbers refuse "5 # metres". */
+static int unquote(const char **text, size_t *length, char *reason, size_t size) {
+  if (*length == 0 || (*text)[0] != '"') return 1;
+  const char *close = strrchr(*text + 1, '"');
+  if (!close) {
+    snprintf(reason, size, "unterminated quote (no closing '\"')");
+    return 0;
+  }
+  const char *rest = close + 1;
+  if (*rest != '\0') {
+    snprintf(reason, size, "unexpected \"%.40s\" after the closing quote%s", rest,
+             rest[strspn(rest, " \t")] == '#' ? " (comments after a value start with ';')" : "");
+    return 0;
+  }
+  *text += 1;
+  *length = (size_t)(close - *text);
+  return 1;
+}
+
 /* Strings: one pair of surrounding double quotes is removed, so that "" is the empty string
- * and leading or trailing spaces survive. Text the echo could not write back is refused. */
+ * and leading or trailing spaces survive. Text the echo could not write back is refused, and
+ * so is a '#' after white space outside quotes: it is a comment in many INI dialects, and a
+ * run named "run # nightly" is rarely what was meant. */
 static int parse_string(const rtm_cfg_entry_t *row, const char *text, char *field, char *reason,
                         size_t size) {
   size_t length = strlen(text);
-  if (length >= 2 && text[0] == '"' && text[length - 1] == '"') {
-    ++text;
-    length -= 2;
-  }
+  int quoted = length > 0 && text[0] == '"';
+  if (!unquote(&text, &length, reason, size)) return 0;
   for (size_t i = 0; i < length; ++i) {
     if (iscntrl((unsigned char)text[i])) {
       snprintf(reason, size, "contains a control character");
@@ -213,6 +240,13 @@ static int parse_string(const rtm_cfg_entry_t *row, const char *text, char *fiel
     }
     if (text[i] == ';' && i > 0 && isspace((unsigned char)text[i - 1])) {
       snprintf(reason, size, "contains \" ;\", which starts a comment in INI files");
+      return 0;
+    }
+    if (!quoted && hash_comment_at(text, i)) {
+      snprintf(reason, size,
+               "unexpected \"%.40s\" (comments after a value start with ';'; quote the value "
+               "if '#' belongs to it)",
+               text + i);
       return 0;
     }
   }
@@ -318,7 +352,10 @@ int rtm_cfg_parse_value(const rtm_cfg_entry_t *row, const char *text, rtm_config
 
 static int needs_quotes(const char *text) {
   size_t length = strlen(text);
-  return length == 0 || text[0] == '"' || isspace((unsigned char)text[0]) ||
+  int hash = 0;
+  for (size_t i = 0; i < length && !hash; ++i)
+    hash = hash_comment_at(text, i);
+  return length == 0 || hash || text[0] == '"' || isspace((unsigned char)text[0]) ||
          isspace((unsigned char)text[length - 1]);
 }
 

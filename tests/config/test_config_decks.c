@@ -173,7 +173,8 @@ static double uniform(uint64_t *s) {
 /* A random legal value for a row, as --set text; doubles carry all 17 significant digits so
  * that the echo must print them exactly. */
 static void random_value(const rtm_cfg_entry_t *row, uint64_t *s, char *buf, size_t size) {
-  static const char *const texts[] = {"  leading spaces", "out/dir-1", "a;b#c", "", "x\"y"};
+  static const char *const texts[] = {"  leading spaces", "out/dir-1", "a;b#c", "", "x\"y",
+                                      "run # nightly"};
   double low = isfinite(row->min) ? row->min : -1e4;
   double high = isfinite(row->max) ? row->max : 1e4;
   if (high > 1e6) high = low + 1e6;
@@ -360,4 +361,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_good_deck_every_type),
               BAD_DECK_TEST(test_bad_values, "err_values.ini"),
               BAD_DECK_TEST(test_bad_ranges, "err_range.ini"),
               BAD_DECK_TEST(test_bad_syntax, "err_syntax.ini"),
+              BAD_DECK_TEST(test_bad_quotes, "err_quotes.ini"),
               cmocka_unit_test(test_unknown_section_reported_once))
