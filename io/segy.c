@@ -622,6 +622,36 @@ static int index_shots(const char *path, reader_t *r) {
   return RTM_OK;
 }
 
+/* r->dt_s from the binary header's interval (byte 3217) and the first trace's (byte 117), as
+ * segyio's segy_sample_interval reads them: the one that is set, or both when they agree.
+ * Both unset, or set and different, is refused naming the values. */
+static int sample_interval(const char *path, reader_t *r, const char *binary) {
+  int status = RTM_OK;
+  char header[HEADER_BYTES];
+  int32_t binary_us = 0, trace_us = 0;
+  SEGY_READ(segy_get_bfield(binary, SEGY_BIN_INTERVAL, &binary_us), "%s: binary header byte 3217",
+            path);
+  if (r->traces > 0) {
+    SEGY_READ(segy_traceheader(r->fp, 0, header, r->trace0, r->bytes), "%s: trace 0 header", path);
+    SEGY_READ(segy_get_field(header, SEGY_TR_SAMPLE_INTER, &trace_us), "%s: trace 0 byte 117",
+              path);
+  }
+  /* segyio reads the 16-bit intervals as signed */
+  if (binary_us < 0) binary_us += 65536;
+  if (trace_us < 0) trace_us += 65536;
+  if (binary_us == 0 && trace_us == 0)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: no sample interval (binary header byte 3217 and trace 0's byte 117 are 0)", path);
+  if (binary_us != 0 && trace_us != 0 && binary_us != trace_us)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: the sample intervals disagree: %d us in the binary header (byte 3217), %d us "
+             "in trace 0's header (byte 117)",
+             path, (int)binary_us, (int)trace_us);
+  r->dt_s = (binary_us ? binary_us : trace_us) * 1e-6;
+fail:
+  return status;
+}
+
 static int reader_open(const char *path, reader_t *r) {
   int status = RTM_OK;
   char binary[BIN_BYTES];
@@ -646,13 +676,7 @@ static int reader_open(const char *path, reader_t *r) {
   SEGY_READ(segy_set_format(r->fp, r->format), "%s: format", path);
   r->bytes = segy_trsize(r->format, r->samples);
   SEGY_READ(segy_traces(r->fp, &r->traces, r->trace0, r->bytes), "%s: counting traces", path);
-  float dt_us = 0.0f;
-  SEGY_READ(segy_sample_interval(r->fp, 0.0f, &dt_us), "%s: sample interval", path);
-  if (dt_us < 0.0f) dt_us += 65536.0f; /* the same for the interval, before it is checked */
-  if (!(dt_us > 0.0f))
-    RTM_FAIL(RTM_ERR_INPUT, "%s: no sample interval (binary header byte 3217, trace byte 117)",
-             path);
-  r->dt_s = dt_us * 1e-6;
+  RTM_TRY(sample_interval(path, r, binary));
   r->records = malloc(((size_t)r->traces + 1) * sizeof *r->records);
   if (!r->records) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d trace headers", r->traces);
   if (r->traces > 0)

@@ -199,9 +199,14 @@ static int read_traces(hid_t file, const char *context, int shot, const char *ba
                traces_name);
   RTM_TRY(rtm_h5_read_attr_doubles(dataset, context, "dt", 1, "the sample interval in seconds",
                                    &gather->dt_s, &present));
-  if (!present || !(gather->dt_s > 0.0))
-    RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s has no attribute dt > 0 (its sample interval, s)",
-             context, traces_name);
+  if (!present)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s has no attribute dt (its sample interval, s)", context,
+             traces_name);
+  if (!(gather->dt_s > 0.0) || !isfinite(gather->dt_s))
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: dataset %s has attribute dt = %g: its sample interval must be a finite number "
+             "of seconds > 0",
+             context, traces_name, gather->dt_s);
   RTM_TRY(rtm_h5_read_array(file, context, receivers_name, H5T_NATIVE_DOUBLE, sizeof(double), 2,
                             receiver_dims, (void **)&gather->receivers_m));
   if (receiver_dims[0] != trace_dims[0] || receiver_dims[1] != 3)

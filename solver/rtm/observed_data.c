@@ -1,6 +1,7 @@
 /* The observed gathers before back-propagation (rtm_migration.h): checked against the
  * acquisition, brought to the modelling dt and warped for time dispersion, the direct-arrival
  * mute, and -d/dt, the phase correction of the 3D image. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +45,28 @@ fail:
   return status;
 }
 
-/* Samples of the gather at the modelling dt (resampled when its dt differs); fewer than the
- * migration's steps + 1 is an error. */
+/* Samples of the gather at the modelling dt (resampled when its dt differs); none, or fewer
+ * than the migration's steps + 1, or a dt the resampling cannot reach is an error. */
 static int check_duration(const rtm_config_t *cfg, double dt_s, const rtm_observed_gather_t *gather,
                           int *available) {
   int status = RTM_OK;
   const int samples = cfg->time.steps + 1;
   const int resample = fabs(gather->dt_s - dt_s) > 1e-9 * dt_s;
-  *available = resample ? (int)floor((gather->samples - 1) * gather->dt_s / dt_s + 1e-9) + 1
-                        : gather->samples;
+  if (gather->samples < 1)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "rtm.observed = %s: shot %d's gather has no samples (%d traces of 0 samples)",
+             cfg->rtm.observed, gather->shot, gather->count);
+  const double at_dt =
+      resample ? floor((gather->samples - 1) * gather->dt_s / dt_s + 1e-9) + 1 : gather->samples;
+  *available = at_dt < INT_MAX ? (int)at_dt : INT_MAX; /* a dt of 1e300 s is refused below */
+  if (resample && *available >= samples &&
+      !rtm_traces_resample_possible(gather->samples, gather->dt_s, *available, dt_s))
+    RTM_FAIL(RTM_ERR_INPUT,
+             "rtm.observed = %s: shot %d's traces are sampled at dt = %.12g s (their dt "
+             "attribute, or the SEG-Y interval), which cannot be resampled to the modelling dt = "
+             "%g s: their ratio %.12g is not a ratio of integers p/q with q <= 4096 (a rounded or "
+             "damaged dt?)",
+             cfg->rtm.observed, gather->shot, gather->dt_s, dt_s, dt_s / gather->dt_s);
   if (*available < samples)
     RTM_FAIL(RTM_ERR_INPUT,
              "rtm.observed = %s: shot %d's gather lasts %g s (%d samples of %g s) but the "

@@ -223,6 +223,9 @@ int rtm_traces_run_device(rtm_traces_plan_t *plan, const float *in, size_t in_pi
  * RTM_ERR_UNSUPPORTED says so. */
 int rtm_traces_resample(const char *backend, int count, int n_in, double dt_in, const float *in,
                         int n_out, double dt_out, float *out);
+/* 1 when rtm_traces_resample can take n_in samples at dt_in to n_out at dt_out (a common
+ * window exists), else 0; logs nothing, for callers that name the input at fault. */
+int rtm_traces_resample_possible(int n_in, double dt_in, int n_out, double dt_out);
 
 /* ---- time.dispersion_correction (dispersion.c: what each mode warps, in one place) ---- */
 /* The source wavelet [samples] at dt before a run: warped forward with full, else left. */
@@ -235,9 +238,8 @@ int rtm_dispersion_corrects_recorded(rtm_dispersion_correction_t mode);
 int rtm_dispersion_correct_recorded(rtm_dispersion_correction_t mode, const char *pipeline,
                                     int count, int samples, double dt_s, float *traces);
 /* The same, the traces in the current GPU's memory (trace i at traces + i pitch). */
-int rtm_dispersion_correct_recorded_device(rtm_dispersion_correction_t mode, int count,
-                                           int samples, size_t pitch, double dt_s,
-                                           float *traces);
+int rtm_dispersion_correct_recorded_device(rtm_dispersion_correction_t mode, int count, int samples,
+                                           size_t pitch, double dt_s, float *traces);
 /* A migration's observed gather [count][samples] at the modelling dt, warped forward like
  * the source wavelet with full (the receiver side's sources), else left; in place. */
 int rtm_dispersion_warp_observed(rtm_dispersion_correction_t mode, const char *pipeline, int count,

@@ -528,8 +528,8 @@ int rtm_traces_spread_lengths(int count, int min_length, int max_length, int *le
 
 /* Smallest window T = N dt_in = P dt_out with N >= n_in and P >= n_out. Within any q
  * consecutive P one is a multiple of q, so the search finds every ratio p/q, q <= 4096. */
-static int common_window(int n_in, double dt_in, int n_out, double dt_out, int *fft_length,
-                         int *fft_size) {
+static int find_common_window(int n_in, double dt_in, int n_out, double dt_out, int *fft_length,
+                              int *fft_size) {
   double ratio = dt_out / dt_in;
   double first = ceil((double)n_in / ratio - 1e-9);
   long long p0 = first > n_out ? (long long)first : n_out;
@@ -540,9 +540,22 @@ static int common_window(int n_in, double dt_in, int n_out, double dt_out, int *
         rounded <= RTM_TRACES_MAX_LENGTH) {
       *fft_length = (int)rounded;
       *fft_size = (int)p;
-      return RTM_OK;
+      return 1;
     }
   }
+  return 0;
+}
+
+int rtm_traces_resample_possible(int n_in, double dt_in, int n_out, double dt_out) {
+  int fft_length = 0, fft_size = 0;
+  return n_in > 0 && n_out > 0 && dt_in > 0.0 && dt_out > 0.0 && isfinite(dt_in) &&
+         isfinite(dt_out) && find_common_window(n_in, dt_in, n_out, dt_out, &fft_length, &fft_size);
+}
+
+static int common_window(int n_in, double dt_in, int n_out, double dt_out, int *fft_length,
+                         int *fft_size) {
+  double ratio = dt_out / dt_in;
+  if (find_common_window(n_in, dt_in, n_out, dt_out, fft_length, fft_size)) return RTM_OK;
   rtm_log_error("traces: resampling from dt %g s to %g s: their ratio %.12g is not a ratio "
                 "of integers p/q with q <= 4096, so no window holds a whole number of "
                 "samples at both; choose the output interval as such a multiple of the input's",

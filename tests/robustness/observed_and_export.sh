@@ -4,6 +4,8 @@
 #     is refused before migrate's first step, exit 2, naming the file, shot, receiver and
 #     sample, and no image is left;
 #   - a damaged SEG-Y file (empty, cut mid-trace) exits 2 as a damaged HDF5 file does;
+#   - a sample interval that is wrong (NaN, 0, negative, one the resampling cannot reach,
+#     SEG-Y headers that disagree) exits 2 naming the value(s);
 #   - export --force that fails (a shot missing from the run file, a NaN in it, a full disk)
 #     leaves the earlier .sgy as it was and no partial file; a device given as the target
 #     is refused and stays; another run's OUT.partial is refused, not replaced;
@@ -97,6 +99,19 @@ if [ "$h5_ok" = 1 ]; then
   cp "$obs" "$work/obs_nan_receiver.h5"
   h5edit "$work/obs_nan_receiver.h5" set /shots/1/receivers nan 2 0
   refused "$work/obs_nan_receiver.h5" h5_nan_receiver "receiver 2 of shot 1 lies at x = nan m"
+  # a sample interval that is there but wrong is named with its value (it was "has no
+  # attribute dt > 0"); one a hair off the modelling dt (0.002 s) cannot be resampled: an
+  # input defect, exit 2, naming the shot and the value (it was exit 1 from the resampler)
+  for dt in nan 0 -0.002; do
+    cp "$obs" "$work/obs_dt_$dt.h5"
+    h5edit "$work/obs_dt_$dt.h5" setattr /shots/0/traces/p dt "$dt"
+    refused "$work/obs_dt_$dt.h5" "h5_dt_$dt" \
+      "obs_dt_$dt\.h5: dataset /shots/0/traces/p has attribute dt = $dt: its sample interval must be a finite number of seconds > 0"
+  done
+  cp "$obs" "$work/obs_dt_off.h5"
+  h5edit "$work/obs_dt_off.h5" setattr /shots/1/traces/p dt 0.00200001
+  refused "$work/obs_dt_off.h5" h5_dt_off \
+    "rtm\.observed = .*obs_dt_off\.h5: shot 1's traces are sampled at dt = 0\.00200001 s .* cannot be resampled to the modelling dt = 0\.002 s"
 fi
 
 # the same in SEG-Y (IEEE big-endian samples at byte 3600 + trace x (240 + 4 ns) + 240 + 4 s),
@@ -122,6 +137,12 @@ if [ "$segy_ok" = 1 ]; then
   refused "$work/empty.sgy" empty "empty\.sgy: binary header: read failed"
   head -c $(($(stat -c %s "$work/obs.sgy") - 100)) "$work/obs.sgy" >"$work/cut.sgy"
   refused "$work/cut.sgy" cut "cut\.sgy: counting traces: the file's size is not a whole number of traces"
+  # a binary header interval (bytes 3217-3218) of 2800 us beside the traces' 2000 us: the
+  # two values named (it was "no sample interval")
+  cp "$work/obs.sgy" "$work/two_dt.sgy"
+  printf '\x0a\xf0' | dd of="$work/two_dt.sgy" bs=1 seek=3216 conv=notrunc status=none
+  refused "$work/two_dt.sgy" two_dt \
+    "two_dt\.sgy: the sample intervals disagree: 2800 us in the binary header \(byte 3217\), 2000 us in trace 0's header \(byte 117\)"
 fi
 
 # ---- item 3: export --force writes aside and renames ----
