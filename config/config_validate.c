@@ -184,6 +184,27 @@ static void check_grid_numbers(checker_t *check, const rtm_config_t *cfg) {
   }
 }
 
+/* Velocities of the constant model: its volumes are float32, where a velocity below FLT_MIN
+ * (1.2e-38 m/s) is 0 or denormal; the model check would then blame "vp = 0 m/s at cell
+ * (ix 0, iy 0, iz 0)" rather than the key. vp_below counts only below an interface. */
+static void check_velocities(checker_t *check, const rtm_config_t *cfg) {
+  if (cfg->model.file[0]) return;
+  const struct {
+    const char *key;
+    double value;
+  } speeds[] = {
+      {"model.vp", cfg->model.vp_m_s},
+      {"model.vp_below", isnan(cfg->model.interface_z_m) ? NAN : cfg->model.vp_below_m_s}};
+  for (size_t k = 0; k < sizeof speeds / sizeof speeds[0]; ++k)
+    if (speeds[k].value < FLT_MIN)
+      check_error(check,
+                  "%s = %g m/s: the model holds velocities as float32, where this is %s "
+                  "(float32's smallest normal number is %.3g); give the P velocity in m/s "
+                  "(1500 to 6000 is usual)",
+                  speeds[k].key, speeds[k].value, (float)speeds[k].value == 0.0f ? "0" : "denormal",
+                  (double)FLT_MIN);
+}
+
 /* The wavefield near a point source of amplitude A is about A / (4 pi h) one cell away
  * (p = w(t - r/v) / (4 pi r), |w| <= 1), and the stencil sums it times up to
  * S (1/dx^2 + 1/dy^2 + 1/dz^2): beyond FLT_MAX the float32 fields overflow at the first
@@ -299,6 +320,7 @@ int rtm_config_validate(const rtm_config_t *cfg) {
 
   /* numbers the float32 fields cannot hold, named before anything is read or allocated */
   check_grid_numbers(&check, cfg);
+  check_velocities(&check, cfg);
   if (cfg->time.steps > INT_MAX - 1)
     check_error(&check,
                 "time.steps = %d: traces hold time.steps + 1 samples, a 32-bit count: at most "

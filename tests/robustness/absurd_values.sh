@@ -46,6 +46,9 @@ refused grid.dx=1e-320 "grid\.dx = [0-9.e+-]+ m: .*1/dx\^2"
 # that the Laplacian overflows (once blamed on source.amplitude = 1)
 refused source.amplitude=0 "source\.amplitude = 0: every trace, snapshot and image would be zero"
 refused grid.dx=1e-19 "grid spacing h_min = 1e-19 m: .*grid\.dx, dy and dz must be far larger"
+# a velocity float32 holds as 0 (once "model vp = 0 m/s at cell (ix 0, iy 0, iz 0)")
+refused model.vp=1e-300 "model\.vp = 1e-300 m/s: the model holds velocities as float32, where this is 0"
+refused model.vp_below=1e-40 "model\.vp_below = 1e-40 m/s: .*denormal" --set model.interface_z=120
 # the exchange off: every slab computes on stale ghost planes (the probe's run under mpirun
 # wrote a wrong image with exit 0); refused on any rank count, bench measures it
 refused mpi.exchange=off "mpi\.exchange = off leaves the z-slabs' ghost planes stale"
