@@ -51,9 +51,10 @@ void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double
 
 /* ---- files of positions ---- */
 
-/* One "x y z" per line of path ('#' comments, blank lines skipped) for the config key `key`
- * ("receivers.file"), the points called `noun` ("receiver"). With `volume`, every point
- * must lie inside it (the error names file:line); without, rtm_points_init checks later.
+/* One "x y z" per line of path ('#' comments, blank lines and a UTF-8 BOM skipped) for the
+ * config key `key` ("receivers.file"), the points called `noun` ("receiver"). With `volume`,
+ * every point must lie inside it (the error names file:line); without, rtm_points_init
+ * checks later.
  * Only a regular file is read (a FIFO or /dev/zero is refused, not waited on or read for
  * ever); a line of 1024 bytes or more, or one with a NUL byte, is refused naming file:line. */
 static int read_positions_file(const char *path, const char *key, const char *noun,
@@ -69,6 +70,8 @@ static int read_positions_file(const char *path, const char *key, const char *no
     if (status != RTM_OK) RTM_FAIL(status, "%s:%d: %s", path, line_number + 1, why);
     if (!got) break;
     ++line_number;
+    if (line_number == 1 && strncmp(line, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 BOM, as decks */
+      memmove(line, line + 3, strlen(line + 3) + 1);
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
     double x, y, z;
@@ -306,7 +309,7 @@ int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
   case RTM_RECEIVERS_PLANE: return receivers_from_plane(cfg, grid, source_m, position_m, count);
   case RTM_RECEIVERS_PATCH: return receivers_from_patch(cfg, grid, source_m, position_m, count);
   case RTM_RECEIVERS_FILE:
-    return read_positions_file(cfg->receivers.file, "receivers.file", "receiver", NULL, position_m,
+    return read_positions_file(cfg->receivers.file, "receivers.file", "receiver", grid, position_m,
                                count);
   default: return RTM_OK;
   }

@@ -1,9 +1,9 @@
 /* fuzz_points - libFuzzer target for the points-file reader (solver/points/acquisition.c):
- * the input as a file of "x y z" lines, read as shots.file (rtm_shots_init: every shot must
- * lie inside the volume) and as receivers.file (rtm_receiver_positions: no volume check
- * there), and the receivers it accepts given to rtm_points_init, as a run does, which
- * refuses one outside. The volume: 20 x 20 x 20 cells of 10 m from the origin, so cell
- * centres span [0, 190] m on each axis (the corpus's seeds lie inside). */
+ * the input as a file of "x y z" lines, read as shots.file (rtm_shots_init) and as
+ * receivers.file (rtm_receiver_positions), each point required inside the volume, and the
+ * receivers it accepts given to rtm_points_init, as a run does, which checks them again. The
+ * volume: 20 x 20 x 20 cells of 10 m from the origin, so cell centres span [0, 190] m on each axis
+ * (the corpus's seeds lie inside). */
 #define _POSIX_C_SOURCE 200809L /* getpid */
 #include <stdlib.h>
 

@@ -159,7 +159,9 @@ static void test_shot_file(void **state) {
   fixture_t *f = *state;
   f->cfg.shots.layout = RTM_SHOTS_FILE;
   snprintf(f->cfg.shots.file, sizeof f->cfg.shots.file, SHOT_FILE);
-  write_text(SHOT_FILE, "# x y z\n\n  100 200 30   # the first\n0.1 0.2 0.3\n\t\n390 350 290\n");
+  /* a UTF-8 BOM first, as editors on Windows write it (decks accept one too) */
+  write_text(SHOT_FILE,
+             "\xEF\xBB\xBF  100 200 30   # the first\n# x y z\n\n0.1 0.2 0.3\n\t\n390 350 290\n");
   assert_int_equal(rtm_shots_init(&f->cfg, &f->grid, &f->shots), RTM_OK);
   assert_int_equal(f->shots.count, 3);
   assert_position(f->shots.source_m, 100.0, 200.0, 30.0);
@@ -284,8 +286,9 @@ static void test_patch_drops_outside(void **state) {
 }
 
 /* The plane layout as before the patch: autos from the inner edge of the layer, the
- * depth of the source; the receivers file as before (rtm_points_init judges positions). */
-static void test_plane_and_file_unchanged(void **state) {
+ * depth of the source; the receivers file read in order, each receiver inside the volume
+ * (checked at its line, as shots.file's shots are). */
+static void test_plane_and_file(void **state) {
   fixture_t *f = *state;
   const double shot[3] = {101.0, 99.0, 77.0};
   double *position = NULL;
@@ -301,11 +304,22 @@ static void test_plane_and_file_unchanged(void **state) {
 
   f->cfg.receivers.layout = RTM_RECEIVERS_FILE;
   snprintf(f->cfg.receivers.file, sizeof f->cfg.receivers.file, SHOT_FILE);
-  write_text(SHOT_FILE, "1 2 3\n-5000 0 0\n");
+  write_text(SHOT_FILE, "1 2 3\n5 0 0\n");
   assert_int_equal(rtm_receiver_positions(&f->cfg, &f->grid, shot, &position, &count), RTM_OK);
   assert_int_equal(count, 2);
-  assert_position(position + 3, -5000.0, 0.0, 0.0);
+  assert_position(position + 3, 5.0, 0.0, 0.0);
   free(position);
+  position = NULL;
+  /* one outside the volume is named by file:line, as a shot is (it was "receiver 1: x =
+   * -5000 m lies outside the grid", later and without the file) */
+  write_text(SHOT_FILE, "1 2 3\n-5000 0 0\n");
+  assert_int_equal(
+      captured(&f->capture, rtm_receiver_positions(&f->cfg, &f->grid, shot, &position, &count)),
+      RTM_ERR_INPUT);
+  assert_contains(f->capture.text,
+                  SHOT_FILE ":2: receiver (-5000, 0, 0) m lies outside the volume");
+  assert_null(position);
+  remove(SHOT_FILE);
 }
 
 #define FIXED(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
@@ -313,4 +327,4 @@ static void test_plane_and_file_unchanged(void **state) {
 RTM_TEST_MAIN(FIXED(test_single_shot_is_the_source), FIXED(test_grid_autos),
               FIXED(test_grid_explicit), FIXED(test_grid_outside_refused), FIXED(test_shot_file),
               FIXED(test_shot_file_errors), FIXED(test_patch_offsets), FIXED(test_patch_autos),
-              FIXED(test_patch_drops_outside), FIXED(test_plane_and_file_unchanged))
+              FIXED(test_patch_drops_outside), FIXED(test_plane_and_file))
