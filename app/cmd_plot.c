@@ -98,7 +98,7 @@ typedef struct {
 static int read_shape(plot_t *p) {
   int status = rtm_io_dataset_shape(p->a.file, p->a.dataset, &p->rank, p->dims);
   if (status != RTM_OK) {
-    hint_datasets(p->a.file);
+    if (p->rank >= 0) hint_datasets(p->a.file); /* not when the file did not open: said once */
     goto fail;
   }
   if (p->rank < 2)

@@ -95,6 +95,11 @@ fail:
 int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t dims[4]) {
   int status = RTM_OK;
   open_dataset_t d;
+  *rank = -1; /* the file itself did not open (said once, by rtm_h5_open_read) */
+  hid_t probe = H5I_INVALID_HID;
+  RTM_TRY(rtm_h5_open_read(path, "file", &probe));
+  rtm_h5_close(&probe);
+  *rank = 0;
   RTM_TRY(open_dataset(path, name, &d));
   *rank = d.rank;
   for (int i = 0; i < DATASET_MAX_RANK; ++i)

@@ -333,7 +333,8 @@ typedef struct {
 } rtm_dataset_t;
 
 int rtm_io_read_dataset(const char *path, const char *name, rtm_dataset_t *dataset);
-/* Rank and dimensions (unused ones 1) of a dataset, without reading it. */
+/* Rank and dimensions (unused ones 1) of a dataset, without reading it. On failure *rank is
+ * -1 when the file itself could not be opened (the error said so), else 0. */
 int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t dims[4]);
 /* Reads dataset[index] along the first axis (rank - 1 dimensions), so that one snapshot
  * of a long series is read alone. */

@@ -7,7 +7,8 @@
 #   - a gather's dt of 1e-11 s gives plot --gain agc a window clamped to the trace, not a
 #     signed overflow and a crash; a dt of 0, a negative, NaN or Inf is refused, exit 2,
 #     naming the file and the dataset;
-#   - plot --raw writes a PNG: an output named .svg is refused, exit 2, and not written.
+#   - plot --raw writes a PNG: an output named .svg is refused, exit 2, and not written;
+#   - plot of a file that does not open (missing, not HDF5, a device) says so once.
 # Every run is bounded (timeout -k 5 20), so that a hang fails rather than blocks.
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh" "$@"
@@ -88,5 +89,17 @@ if [ -s "$run" ]; then
   expect 0 "wrote $work/r.PNG" "${bounded[@]}" "$rtm3d" plot "$run" /traces/p --raw \
     -o "$work/r.PNG"
 fi
+
+# ---- plot of a file that does not open says so once (it was said twice: the dataset hint
+# opened the file again)
+echo "not hdf5" >"$work/text.h5"
+for input in "$work/missing.h5" "$work/text.h5" /dev/null; do
+  expect 2 "$input" "${bounded[@]}" "$rtm3d" plot "$input" /image
+  if [ "$(grep -c "$input" <<<"$rob_output")" = 1 ]; then
+    rob_pass "plot $input: one error line"
+  else
+    rob_fail "plot $input: the error printed more than once: $rob_output"
+  fi
+done
 
 rob_finish
