@@ -180,6 +180,10 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "%s: rtm.shot_images with mpi.shot_groups = %d is not implemented (each shot's image "
              "would travel to the first rank): set one of them off",
              cfg->path, cfg->mpi.shot_groups);
+  /* an abort of the job (a failure on any rank, the watchdog) leaves nothing the run made */
+  run->lock.fd = -1;
+  run->made = (rtm_app_made_t){&run->lock, &run->outputs, &run->output, run->h5_path};
+  if (run->root) rtm_mpi_on_abort(run->mpi, rtm_app_remove_made, &run->made);
   /* the deck's errors said, the output is claimed before any work */
   RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, 1, &run->lock));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
@@ -446,8 +450,9 @@ fail:
     (void)rtm_migrate_save_held(run); /* one rank: the shots ended since the last save */
     rtm_migrate_say_interrupted(run);
   }
-  /* before the propagators' collective release; the lock removed before an abort */
-  rtm_app_fail_fast(mpi, status, run ? &run->lock : NULL);
+  /* before the propagators' collective release */
+  rtm_mpi_fail_fast(mpi, status); /* an abort runs rtm_app_remove_made first */
+  rtm_mpi_on_abort(mpi, NULL, NULL); /* the run's record is freed below */
   if (run) release_run(run);
   free(run);
   return rtm_status_exit_code(status);

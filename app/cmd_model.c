@@ -62,6 +62,10 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   run->many_shots = cfg->shots.layout != RTM_SHOTS_SINGLE;
   RTM_TRY(check_shot_groups(run));
+  /* an abort of the job (a failure on any rank, the watchdog) leaves nothing the run made */
+  run->lock.fd = -1;
+  run->made = (rtm_app_made_t){&run->lock, &run->outputs, &run->output, run->h5_path};
+  if (run->root) rtm_mpi_on_abort(run->mpi, rtm_app_remove_made, &run->made);
   /* the deck's errors said, the output is claimed before any work */
   RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, 0, &run->lock));
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
@@ -304,8 +308,9 @@ int rtm_cmd_model(int argc, char **argv, rtm_mpi_t *mpi) {
   RTM_TRY(rtm_propagator_rank_lines(&run->prop, &run->cfg, run->device, &run->rank_lines));
   RTM_TRY(rtm_model_write_report(run));
 fail:
-  /* before the propagator's collective release; the lock removed before an abort */
-  rtm_app_fail_fast(mpi, status, run ? &run->lock : NULL);
+  /* before the propagator's collective release */
+  rtm_mpi_fail_fast(mpi, status); /* an abort runs rtm_app_remove_made first */
+  rtm_mpi_on_abort(mpi, NULL, NULL); /* the run's record is freed below */
   if (run) {
     /* its jobs run first (a failed run's too): they use the file, the propagator and the
      * stream's slots */

@@ -65,6 +65,7 @@ struct migrate_run {
   rtm_output_t *output;
   rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */
   rtm_io_outputs_t *outputs; /* rank 0: the files written, renamed together at the end */
+  rtm_app_made_t made;        /* rank 0: what an abort of the job removes (rtm_mpi_on_abort) */
   int root;                  /* rank 0 (or the only rank): it writes the files */
   int shot_lines;            /* a line per shot: each shot group's first rank, unless --quiet */
   rtm_grid_t whole;          /* the grid's whole z-range (grid: this rank's slab under MPI) */

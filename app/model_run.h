@@ -47,6 +47,7 @@ typedef struct model_run {
   rtm_output_t *output;
   rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */
   rtm_io_outputs_t *outputs; /* rank 0: the files written, renamed together at the end */
+  rtm_app_made_t made;        /* rank 0: what an abort of the job removes (rtm_mpi_on_abort) */
   rtm_io_worker_t *worker;   /* the run's I/O thread: gathers written while the steps go on */
   model_write_t writes[MODEL_WRITES]; /* rank 0: the shots queued, in turn */
   int writes_queued;                  /* shots handed to the I/O thread so far */

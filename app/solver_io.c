@@ -440,10 +440,13 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
   return status;
 }
 
-void rtm_app_fail_fast(rtm_mpi_t *mpi, int status, rtm_io_name_lock_t *lock) {
-  /* the abort ends this process before its cleanup: the lock, this run's file, goes first
-   * (the run's partial files, if any, are the next run's to replace under the lock) */
-  if (status != RTM_OK && status != RTM_ERR_INTERRUPTED && rtm_mpi_world_size(mpi) > 1 && lock)
-    rtm_io_unlock_name(lock);
-  rtm_mpi_fail_fast(mpi, status);
+void rtm_app_remove_made(void *context) {
+  /* the abort ends this process before its cleanup: what this run made goes first, the
+   * lock last (a disk that filled keeps no partial file holding its space) */
+  const rtm_app_made_t *made = context;
+  rtm_io_outputs_discard(*made->outputs);
+  char partial[2 * RTM_CONFIG_PATH_MAX + 16];
+  if (*made->output && rtm_io_partial_path(made->path, partial, sizeof partial) == RTM_OK)
+    unlink(partial); /* the file may still be open: the abort closes it */
+  rtm_io_unlock_name(made->lock);
 }

@@ -96,10 +96,17 @@ int rtm_app_check_inputs_kept(const rtm_config_t *cfg, unsigned reads, const cha
  * (the run file) refused when it exists (rtm_app_check_overwrite). */
 int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const char *path,
                          int migrate, rtm_io_name_lock_t *lock);
-/* rtm_mpi_fail_fast for a run holding `lock`: a failure under several ranks (an interrupt
- * apart, whose cleanup runs) removes the lock before the abort ends the process, which
- * would otherwise leave OUTPUT_DIR/NAME.lock behind. */
-void rtm_app_fail_fast(rtm_mpi_t *mpi, int status, rtm_io_name_lock_t *lock);
+/* What a run has made that an abort of its MPI job (a failure, the watchdog of
+ * mpi.timeout_s) would leave behind, given to rtm_mpi_on_abort once the name is claimed:
+ * the lock, the partial files of *outputs, and the partial of the run file `path` once
+ * *output is open. rtm_app_remove_made removes them (idempotent). */
+typedef struct {
+  rtm_io_name_lock_t *lock;
+  rtm_io_outputs_t **outputs;
+  rtm_output_t **output;
+  const char *path;
+} rtm_app_made_t;
+void rtm_app_remove_made(void *made);
 
 /* Refuses, before any step, outputs of about `bytes` that the file system holding `dir`
  * (or its nearest existing parent) has no room for (statvfs, the space an unprivileged

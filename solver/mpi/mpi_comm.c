@@ -238,7 +238,9 @@ void rtm_mpi_finalize(rtm_mpi_t *mpi) {
 }
 
 void rtm_mpi_abort(const rtm_mpi_t *mpi, int exit_code) {
-  if (mpi && mpi->started && mpi->world_size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  if (!mpi || !mpi->started || mpi->world_size <= 1) return;
+  rtm_mpi_run_abort_cleanup(mpi);
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
 }
 
 void rtm_mpi_fail_fast(rtm_mpi_t *mpi, int status) {
@@ -522,3 +524,15 @@ int rtm_mpi_leader_recv(rtm_mpi_t *mpi, int from_group, void *data, size_t bytes
 }
 
 #endif
+
+/* ---- both builds ---- */
+
+void rtm_mpi_on_abort(rtm_mpi_t *mpi, rtm_mpi_cleanup_t cleanup, void *context) {
+  if (!mpi) return;
+  mpi->on_abort = cleanup;
+  mpi->on_abort_context = context;
+}
+
+void rtm_mpi_run_abort_cleanup(const rtm_mpi_t *mpi) {
+  if (mpi && mpi->on_abort) mpi->on_abort(mpi->on_abort_context);
+}

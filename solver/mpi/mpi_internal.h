@@ -17,6 +17,8 @@ struct rtm_mpi {
   int started;                /* rtm_mpi_init ran MPI_Init: rtm_mpi_finalize owes MPI_Finalize */
   int given_up;               /* stopped by a signal, in a wait or between steps: no more MPI */
   double timeout_s;           /* mpi.timeout_s, once a deck is loaded; 0 waits for ever */
+  rtm_mpi_cleanup_t on_abort; /* rtm_mpi_on_abort's: run before this rank aborts the job */
+  void *on_abort_context;
 #ifdef RTM3D_HAVE_MPI
   MPI_Comm node;       /* the ranks of this node */
   MPI_Comm slab;       /* the ranks sharing the slabs: world, or a group */
@@ -30,6 +32,9 @@ struct rtm_mpi {
  * the others may wait elsewhere; main's MPI_Abort ends the job. */
 int rtm_mpi_given_up(const rtm_mpi_t *mpi);
 void rtm_mpi_give_up(rtm_mpi_t *mpi);
+/* Runs the cleanup rtm_mpi_on_abort set (it may run twice: cleanups are idempotent);
+ * before any MPI_Abort of this rank. */
+void rtm_mpi_run_abort_cleanup(const rtm_mpi_t *mpi);
 
 #ifdef RTM3D_HAVE_MPI
 /* An MPI return code as a status: RTM_OK, or RTM_ERR_MPI with the library's words and

@@ -75,6 +75,12 @@ int rtm_mpi_gather_lines(rtm_mpi_t *mpi, const char *line, size_t size, char *li
 /* A failure on one rank ends every rank with `exit_code` (MPI_Abort), so that none waits
  * for it in a collective; returns with one rank. */
 void rtm_mpi_abort(const rtm_mpi_t *mpi, int exit_code);
+/* What this rank runs before it aborts the job (rtm_mpi_abort, or the watchdog of
+ * mpi.timeout_s ending a stalled job): a run removes the files it made (its lock, its
+ * partial files), which the abort would leave behind. It may run twice, so it must be
+ * idempotent. NULL clears it. */
+typedef void (*rtm_mpi_cleanup_t)(void *context);
+void rtm_mpi_on_abort(rtm_mpi_t *mpi, rtm_mpi_cleanup_t cleanup, void *context);
 /* A command's cleanup after `status`: a failure under several ranks aborts the job here,
  * before anything collective is released (a halo window's MPI_Win_free would wait for
  * ranks that wait in their own exchange); RTM_OK, or one rank, returns. So does

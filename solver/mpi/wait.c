@@ -83,14 +83,16 @@ static void describe_missing(int count, MPI_Request *requests, const int *peers,
 }
 
 /* Past mpi.timeout_s: the job ends here, naming whom this rank waited for. */
-static void end_stalled_job(int count, MPI_Request *requests, const int *peers, MPI_Comm comm,
-                            const char *what, double waited_s, double timeout_s) {
+static void end_stalled_job(const rtm_mpi_t *mpi, int count, MPI_Request *requests,
+                            const int *peers, MPI_Comm comm, const char *what, double waited_s,
+                            double timeout_s) {
   char missing[96];
   describe_missing(count, requests, peers, comm, missing, sizeof missing);
   rtm_log_error("waited %.0f s in %s for %s, which did not answer (stopped, hung or lost): "
                 "ending the job rather than waiting for ever (mpi.timeout_s = %g is the longest "
                 "a rank waits for another; raise it for longer waits, 0 waits for ever)",
                 waited_s, what, missing, timeout_s);
+  rtm_mpi_run_abort_cleanup(mpi); /* this rank's files: the abort would leave them */
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -116,7 +118,7 @@ int rtm_mpi_wait_all(rtm_mpi_t *mpi, int count, MPI_Request *requests, const int
     last_s = now_s;
     if (gap_s < PAUSED_GAP_S) waited_s += gap_s;
     if (timeout_s > 0.0 && waited_s > timeout_s)
-      end_stalled_job(count, requests, peers, comm, what, waited_s, timeout_s);
+      end_stalled_job(mpi, count, requests, peers, comm, what, waited_s, timeout_s);
   }
 }
 

@@ -3,7 +3,8 @@
 # 40000 steps, no output but the file), each fault dealt once its first progress line is out:
 #  - a rank stopped with SIGSTOP (as a hung rank or a lost node would be): with
 #    mpi.timeout_s = 5 the other rank ends the job (exit 1) naming the stopped rank and the
-#    key, where the job used to wait for ever; rank 1, then rank 0;
+#    key, where the job used to wait for ever; rank 1, then rank 0; with rank 1 stopped,
+#    rank 0 leaves neither its partial file nor the name's lock;
 #  - every rank stopped (a job paused, as Ctrl-Z does through mpirun) for longer than
 #    mpi.timeout_s runs on once continued: a rank's own time stopped is not time waited;
 #  - SIGTERM or SIGINT to one rank (a batch system's, a user's kill): exit 143 or 130, the
@@ -112,6 +113,12 @@ stalled() { # RANK: that rank stopped; the other ends the job within mpi.timeout
     fail "stopped$rank: the job ended after $seconds s, before mpi.timeout_s = 5"
   else
     echo "rank $rank stopped: exit $code after $seconds s, $(grep -o "waited [0-9]* s in .* which did not answer" "$work/$name.out")"
+  fi
+  # rank 0, which made the run's files, ended the job: it removed them before the abort
+  # (rank 0 stopped cannot; the next run of the name replaces what it left)
+  if [ "$rank" -eq 1 ]; then
+    nothing_left
+    [ ! -e "$work/$name.lock" ] || fail "$name left $name.lock"
   fi
 }
 
