@@ -84,7 +84,9 @@ char *rtm_config_echo_string(const rtm_config_t *cfg) {
 /* The keys that set how a run proceeds, not what it computes. */
 static const struct {
   const char *section, *key;
-} pacing[] = {{"rtm", "resume_every"}, {"output", "overwrite"}, {"mpi", "timeout_s"}};
+} pacing[] = {{"rtm", "resume_every"},  {"output", "overwrite"},      {"mpi", "timeout_s"},
+              {"mpi", "exchange"},       {"output", "stream_traces"}, {"output", "stream_window"},
+              {"output", "segy"}};
 
 static int is_pacing(const char *section, size_t section_length, const char *line) {
   for (size_t k = 0; k < sizeof pacing / sizeof pacing[0]; ++k) {

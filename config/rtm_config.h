@@ -243,8 +243,9 @@ void rtm_config_echo(const rtm_config_t *cfg, FILE *out);
 char *rtm_config_echo_string(const rtm_config_t *cfg);
 /* Removes from echoed text (rtm_config_echo_string's), in place, the lines of the keys that
  * set how a run proceeds but not what it computes (rtm.resume_every, output.overwrite, which
- * --force sets, mpi.timeout_s), so that two echoes compare equal when their runs give the
- * same result: a resumed run may change them. */
+ * --force sets, mpi.timeout_s, mpi.exchange, whose two choices give the same numbers, and
+ * model's output.stream_*, output.segy), so that two echoes compare equal when their runs
+ * give the same result: a resumed run may change them. */
 void rtm_config_drop_pacing(char *text);
 
 /* Prints `rtm3d help-config`: the schema as one table a section (key, type, default, range or

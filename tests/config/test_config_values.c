@@ -315,8 +315,8 @@ static void test_set_forms(void **state) {
   free(echo);
 }
 
-/* Two echoes of configs that differ only in rtm.resume_every, output.overwrite and
- * mpi.timeout_s compare equal once the pacing
+/* Two echoes of configs that differ only in rtm.resume_every, output.overwrite,
+ * mpi.timeout_s and mpi.exchange compare equal once the pacing
  * keys are dropped; in any other key they still differ. The drop reads the section: a
  * resume_every line outside [rtm] stays. */
 static void test_drop_pacing(void **state) {
@@ -328,6 +328,7 @@ static void test_drop_pacing(void **state) {
   /* --force (a run stopped by --max-shots resumed with it) and the ranks' patience too */
   assert_int_equal(rtm_config_set(&b, "output.overwrite=true"), RTM_OK);
   assert_int_equal(rtm_config_set(&b, "mpi.timeout_s=5"), RTM_OK);
+  assert_int_equal(rtm_config_set(&b, "mpi.exchange=blocking"), RTM_OK);
   char *echo_a = rtm_config_echo_string(&a), *echo_b = rtm_config_echo_string(&b);
   assert_non_null(echo_a);
   assert_non_null(echo_b);
