@@ -216,6 +216,14 @@ static int plane_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis,
                   *first_out, *step_out);
     return RTM_ERR_CONFIG;
   }
+  /* a step far below the cells': traces the grid cannot tell apart, at the cost of many */
+  if (*step_out < 0.25 * grid->spacing_m[axis] && *count_out > 1)
+    rtm_log_warning("receivers.%c_step = %g m is %.3g times finer than grid.d%c = %g m: %d "
+                    "receivers along %c record traces the grid cannot tell apart (it resolves "
+                    "nothing finer than its cells), each costing memory and time; a step of "
+                    "the spacing or more is usual",
+                    "xy"[axis], *step_out, grid->spacing_m[axis] / *step_out, "xy"[axis],
+                    grid->spacing_m[axis], *count_out, "xy"[axis]);
   return RTM_OK;
 }
 

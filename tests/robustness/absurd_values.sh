@@ -49,6 +49,9 @@ refused grid.dx=1e-19 "grid spacing h_min = 1e-19 m: .*grid\.dx, dy and dz must 
 # a velocity float32 holds as 0 (once "model vp = 0 m/s at cell (ix 0, iy 0, iz 0)")
 refused model.vp=1e-300 "model\.vp = 1e-300 m/s: the model holds velocities as float32, where this is 0"
 refused model.vp_below=1e-40 "model\.vp_below = 1e-40 m/s: .*denormal" --set model.interface_z=120
+# a receiver step far finer than the cells: run, with a warning that says what it costs
+expect 0 "warning: receivers\.x_step = 1 m is 10 times finer than grid\.dx = 10 m" timeout 60 \
+  "$rtm3d" model "$deck" "${autos[@]}" --set receivers.x_step=1 --set output.dir="$work/dense"
 # the exchange off: every slab computes on stale ghost planes (the probe's run under mpirun
 # wrote a wrong image with exit 0); refused on any rank count, bench measures it
 refused mpi.exchange=off "mpi\.exchange = off leaves the z-slabs' ghost planes stale"
