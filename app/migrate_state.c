@@ -140,6 +140,11 @@ static int check_inputs(const migrate_run_t *run, const char *saved) {
     const size_t saved_length = strcspn(saved, "\n"), now_length = strcspn(now, "\n");
     if (saved_length != now_length || memcmp(saved, now, saved_length) != 0) {
       const int path_length = (int)strcspn(saved, "\t\n");
+      if (path_length == 0 || saved[path_length] != '\t')
+        RTM_FAIL(RTM_ERR_INPUT,
+                 "%s: its record of the input files (root attribute inputs) is empty or "
+                 "damaged, so they cannot be checked: remove the state to start over",
+                 run->resume_path);
       RTM_FAIL(RTM_ERR_INPUT,
                "%.*s changed since %s was saved (size/mtime): remove the state to start over, "
                "or restore the file",

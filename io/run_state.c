@@ -1,6 +1,7 @@
 /* The state a long run leaves for its resumption (rtm3d migrate's OUTPUT.resume.h5): a run
  * file whose root carries the counters of the work done and the resolved config it was done
  * under, beside the volumes summed so far. Read back with rtm_io_read_dataset. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,11 +48,29 @@ fail:
 int rtm_io_read_run_state(const char *path, const char *count_name, int *count, char **config) {
   int status = RTM_OK, present = 0;
   hid_t file = H5I_INVALID_HID;
-  double value = 0.0;
+  double value = 0.0, format = 0.0;
   *config = NULL;
   RTM_TRY(rtm_h5_open_read(path, "run state", &file));
+  /* a state this rtm3d can read: its format, its config and its count, each said plainly
+   * when missing (a file rtm3d did not write, or one edited by hand) */
+  RTM_TRY(rtm_h5_read_attr_doubles(file, path, "format_version", 1, "a format version", &format,
+                                   &present));
+  if (!present || format != RTM_IO_FORMAT_VERSION)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s is not a state this rtm3d can resume from (format_version %s%g, this build "
+             "reads %d): remove it to start over",
+             path, present ? "" : "missing: ", present ? format : 0.0, RTM_IO_FORMAT_VERSION);
+  const htri_t has_config = H5Aexists(file, "config");
+  if (has_config <= 0)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s has no root attribute config (the settings its sums were made with): not a "
+             "state rtm3d wrote; remove it to start over",
+             path);
   RTM_TRY(rtm_h5_read_attr_doubles(file, path, count_name, 1, "a count", &value, &present));
   if (!present) RTM_FAIL(RTM_ERR_INPUT, "%s has no root attribute %s", path, count_name);
+  if (value != floor(value))
+    RTM_FAIL(RTM_ERR_INPUT, "%s: root attribute %s = %g is not a whole number", path,
+             count_name, value);
   *count = (int)value;
   RTM_TRY(read_text_attr(file, path, "config", config));
 fail:
