@@ -92,7 +92,7 @@ static int lock_model_name(const char *file, rtm_io_name_lock_t *lock) {
     memcpy(dir, file, dir_length);
     dir[dir_length] = '\0';
   }
-  RTM_TRY(rtm_io_lock_name(dir, name, lock));
+  RTM_TRY(rtm_io_lock_name(dir, name, "model.file", lock));
 fail:
   return status;
 }
@@ -134,7 +134,7 @@ int rtm_cmd_makemodel(int argc, char **argv) {
   /* MODEL.h5.lock, held to the end: a second makemodel of the same file is refused before
    * it truncates the first's MODEL.h5.partial */
   RTM_TRY(lock_model_name(cfg->model.file, &lock));
-  RTM_TRY(rtm_app_check_overwrite(cfg, cfg->model.file));
+  RTM_TRY(rtm_app_check_overwrite(cfg, cfg->model.file, "model.file"));
   RTM_TRY(read_text(cfg->model.description, &text));
   const rtm_io_volume_t volume = {
       .n = {cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2]},

@@ -166,7 +166,7 @@ int rtm_model_plan_segy(model_run_t *run) {
              "raise output.trace_dt",
              cfg->path[0] ? cfg->path : "configuration", run->sampling.trace_samples);
   snprintf(run->segy_path, sizeof run->segy_path, "%s/%s.sgy", cfg->output.dir, cfg->output.name);
-  RTM_TRY(rtm_app_check_overwrite(cfg, run->segy_path));
+  RTM_TRY(rtm_app_check_overwrite(cfg, run->segy_path, "output.name"));
 fail:
   return status;
 }

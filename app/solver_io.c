@@ -317,13 +317,13 @@ int rtm_app_check_disk(const char *dir, double bytes, const char *advice) {
   return RTM_ERR_IO;
 }
 
-int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path) {
+int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path, const char *key) {
   struct stat info;
   /* stat, not fopen: a FIFO there would block the open until a writer came */
   if (cfg->output.overwrite || stat(path, &info) != 0) return RTM_OK;
   rtm_log_error("%s exists: a run does not replace an earlier one's output; pass --force (or "
-                "set output.overwrite = true) to replace it, or choose another output.name",
-                path);
+                "set output.overwrite = true) to replace it, or choose another %s",
+                path, key);
   return RTM_ERR_CONFIG;
 }
 
@@ -417,7 +417,7 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
   int status = rtm_app_check_inputs_kept(cfg, reads, listed, count);
   if (status != RTM_OK) return status;
   if (rtm_mpi_world_rank(mpi) == 0) {
-    status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, lock);
+    status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, "output.name", lock);
     if (status != RTM_OK) return status;
   }
   /* a folder, device or FIFO at an output's name would stop the run at its final rename,
@@ -432,10 +432,10 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
       status = RTM_ERR_CONFIG;
     }
   }
-  if (status == RTM_OK) status = rtm_app_check_overwrite(cfg, path);
+  if (status == RTM_OK) status = rtm_app_check_overwrite(cfg, path, "output.name");
   for (size_t k = 0; status == RTM_OK && k < sizeof others / sizeof others[0]; ++k) {
     snprintf(other, sizeof other, "%s/%s%s", cfg->output.dir, cfg->output.name, others[k]);
-    status = rtm_app_check_overwrite(cfg, other);
+    status = rtm_app_check_overwrite(cfg, other, "output.name");
   }
   return status;
 }

@@ -66,7 +66,7 @@ int rtm_app_reduce_run_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK
 /* Refuses to replace `path` (a run's output file) that exists, unless output.overwrite
  * (--force): RTM_ERR_CONFIG naming the file and both ways to allow it, before any work.
  * Every rank checks the same path (rank 0's file system). */
-int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path);
+int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path, const char *key);
 /* Refuses (RTM_ERR_CONFIG, naming `key`) an output `path` that exists and is not a regular
  * file: a device, a FIFO or a folder that the run's rename would replace (as root
  * /dev/null itself). */

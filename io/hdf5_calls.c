@@ -55,8 +55,8 @@ static void system_cause(h5_reason_t *reason) {
   char cause[256];
   if (code == ENOSPC || code == EDQUOT)
     snprintf(cause, sizeof cause,
-             "the disk is full (%.*s, errno %d): free space there or set "
-             "output.dir on a larger disk",
+             "the disk is full (%.*s, errno %d): free space there or write to a larger "
+             "disk (output.dir, or model.file for makemodel)",
              (int)length, message, code);
   else
     snprintf(cause, sizeof cause, "%.*s (errno %d)", (int)length, message, code);

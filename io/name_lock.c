@@ -51,7 +51,7 @@ static int still_linked(int fd, const char *path) {
          opened.st_ino == named.st_ino;
 }
 
-int rtm_io_lock_name(const char *dir, const char *name, rtm_io_name_lock_t *lock) {
+int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock) {
   lock->fd = -1;
   lock->path[0] = '\0';
   const int length = snprintf(lock->path, sizeof lock->path, "%s/%s.lock", dir, name);
@@ -87,9 +87,9 @@ int rtm_io_lock_name(const char *dir, const char *name, rtm_io_name_lock_t *lock
         char holder[256];
         read_holder(fd, holder, sizeof holder);
         close(fd);
-        rtm_log_error("another run is writing output.name '%s' in %s (%s holds %s): wait for it "
-                      "to end, or choose another output.name or output.dir",
-                      name, dir, holder[0] ? holder : "a process", lock->path);
+        rtm_log_error("another run is writing %s '%s' in %s (%s holds %s): wait for it to end, "
+                      "or choose another name (%s) or folder",
+                      key, name, dir, holder[0] ? holder : "a process", lock->path, key);
         lock->path[0] = '\0'; /* not ours: never removed by this run */
         return RTM_ERR_CONFIG;
       }

@@ -191,12 +191,13 @@ int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set);
 /* ---- the lock on an output name ----
  * DIR/NAME.lock, held (flock) by the run that writes DIR/NAME.* from before it looks at
  * them until it has renamed them: a second run given the same name is refused (RTM_ERR_CONFIG,
- * naming the holder) and touches nothing of the first's. Removed by rtm_io_unlock_name. */
+ * naming the holder and `key`, the setting that names the file) and touches nothing of the
+ * first's. Removed by rtm_io_unlock_name. */
 typedef struct {
   int fd;
   char path[4096 + 16];
 } rtm_io_name_lock_t;
-int rtm_io_lock_name(const char *dir, const char *name, rtm_io_name_lock_t *lock);
+int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock);
 /* Removes and releases the lock; nothing when it was not taken (fd < 0). */
 void rtm_io_unlock_name(rtm_io_name_lock_t *lock);
 
