@@ -227,7 +227,8 @@ int main(int argc, char **argv) {
       rtm_mpi_t *mpi = NULL;
       if (rtm_mpi_init(&argc, &argv, &mpi) != RTM_OK) return 1;
       const int ranks = rtm_mpi_world_size(mpi);
-      /* the long-running commands stop between steps on SIGINT or SIGTERM, cleaning up */
+      /* the long-running commands stop between steps on SIGINT, SIGTERM or SIGHUP, cleaning
+       * up (rtm_interrupt_install) */
       if (strcmp(name, "model") == 0 || strcmp(name, "migrate") == 0 ||
           strcmp(name, "accuracy") == 0 || (strcmp(name, "bench") == 0 && ranks > 1))
         rtm_interrupt_install(); /* (bench on one rank times kernels: a signal ends it) */

@@ -1,5 +1,5 @@
 /* rtm_status.c - status codes as words and exit statuses, the log (errors, warnings, notes,
- * the rank prefix), SIGINT/SIGTERM caught so that a run stops cleanly, the wall clock, and
+ * the rank prefix), SIGINT/SIGTERM/SIGHUP caught so that a run stops cleanly, the wall clock, and
  * text files opened and read line by line with their faults named (rtm_status.h). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction, fdopen, O_CLOEXEC */
 #include "rtm_status.h"
@@ -38,8 +38,15 @@ void rtm_interrupt_install(void) {
   action.sa_handler = on_interrupt;
   action.sa_flags = 0; /* the handler puts them back to the default */
   sigemptyset(&action.sa_mask);
-  for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; ++k)
+  for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; ++k) {
+    /* nohup's ignored SIGHUP stays ignored (a SIGINT ignored by a script's background job
+     * is not: a run there is stopped by kill -INT as in the foreground) */
+    struct sigaction before;
+    if (stop_signals[k] == SIGHUP && sigaction(SIGHUP, NULL, &before) == 0 &&
+        before.sa_handler == SIG_IGN)
+      continue;
     sigaction(stop_signals[k], &action, NULL);
+  }
   /* a closed pipe on stdout or stderr (rtm3d ... | head) is a failed print, not the end of
    * the run: the outputs are files */
   struct sigaction ignore;

@@ -27,11 +27,11 @@ enum {
   RTM_ERR_MPI = 8,         /* an MPI call failed */
   RTM_ERR_NUMERIC = 9,     /* instability, NaN, a check that failed */
   RTM_ERR_INTERNAL = 10,   /* a broken invariant: a bug */
-  RTM_ERR_INTERRUPTED = 11 /* SIGINT or SIGTERM stopped the run between two steps */
+  RTM_ERR_INTERRUPTED = 11 /* SIGINT, SIGTERM or SIGHUP stopped the run between two steps */
 };
 
 /* Process exit status for a status code: 0, 2 (usage, config, input), 128 + the signal for
- * RTM_ERR_INTERRUPTED (130 SIGINT, 143 SIGTERM), or 1. */
+ * RTM_ERR_INTERRUPTED (130 SIGINT, 143 SIGTERM, 129 SIGHUP), or 1. */
 int rtm_status_exit_code(int status);
 const char *rtm_status_name(int status);
 
@@ -47,11 +47,13 @@ void rtm_log_set_quiet(int quiet);
  * starts afresh (a test that expects a warning again). */
 void rtm_log_forget_warnings(void);
 
-/* SIGINT, SIGTERM and SIGHUP, once rtm_interrupt_install has run, set a flag instead of
- * ending the process: a propagation stops before its next step (rtm_propagator_step returns
+/* SIGINT, SIGTERM and SIGHUP, once rtm_interrupt_install has run (model, migrate, accuracy,
+ * bench under mpirun), set a flag instead of ending the process (a SIGHUP the process was
+ * started ignoring, as under nohup, stays ignored): a propagation stops before its next step (rtm_propagator_step returns
  * RTM_ERR_INTERRUPTED) and the command cleans up as after any failure (no output file
  * left; exit 128 + the signal). A second signal ends the process at once. SIGPIPE is
- * ignored from then on (a closed pipe on the terminal's side is a failed print).
+ * ignored from then on in those commands (a closed pipe on the terminal's side is a failed
+ * print).
  * rtm_interrupted: the signal, 0 none; rtm_interrupt_name: its name ("SIGINT" if none). */
 void rtm_interrupt_install(void);
 int rtm_interrupted(void);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SIGINT, SIGTERM and SIGHUP during a run: rtm3d model stops before its next step, says so,
 # leaves no output (neither NAME.h5 nor NAME.h5.partial nor the report) and exits 128 + the
-# signal (130, 143, 129); a closed pipe on stdout does not end it; a later run of the same name replaces a stale NAME.h5.partial; an interrupted
+# signal (130, 143, 129; under nohup SIGHUP stays ignored); a closed pipe on stdout does not
+# end it; a later run of the same name replaces a stale NAME.h5.partial; an interrupted
 # migrate saves the sums of the shots ended (on one rank, between rtm.resume_every's saves
 # too), says how many, and the same command resumes to the uninterrupted image.
 # Usage: cli_interrupt.sh RTM3D SOURCE_DIR
@@ -34,6 +35,15 @@ stop() { # SIGNAL CODE NAME: a run interrupted once it writes, its exit status a
 stop INT 130 interrupted
 stop TERM 143 terminated
 stop HUP 129 hung_up # a closed terminal or ssh session: the same clean stop
+# under nohup (SIGHUP ignored from the start) a hang-up leaves the run going
+nohup "$rtm3d" model "$deck" "${long[@]}" --set output.name=nohup > "$work/nohup.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -e "$work/nohup.h5.partial" ] && break; sleep 0.1; done
+kill -HUP "$pid"
+sleep 1
+kill -0 "$pid" 2> /dev/null || { echo "FAIL: SIGHUP stopped a run under nohup"; exit 1; }
+kill -TERM "$pid"
+wait "$pid" || true
 
 # stdout a pipe its reader closed (rtm3d ... | head): the run goes on to its outputs (the
 # prints fail) instead of dying of SIGPIPE (exit 141) with its partial files left
