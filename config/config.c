@@ -213,7 +213,11 @@ static int unquote(const char **text, size_t *length, char *reason, size_t size)
     snprintf(reason, size, "unterminated quote (no closing '\"')");
     return 0;
   }
-  const char *rest = close + 1;
+  /* an inner quote followed by a comment closed the value there: "a.h5" # not "b.h5" is
+   * a.h5 and a comment, not one string (a quote inside a value, "x"y", stays text) */
+  const char *first = strchr(*text + 1, '"');
+  const char *after = first + 1 + strspn(first + 1, " \t");
+  const char *rest = first != close && (*after == '#' || *after == ';') ? first + 1 : close + 1;
   if (*rest != '\0') {
     snprintf(reason, size, "unexpected \"%.40s\" after the closing quote%s", rest,
              rest[strspn(rest, " \t")] == '#' ? " (comments after a value start with ';')" : "");
