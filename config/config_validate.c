@@ -326,6 +326,16 @@ int rtm_config_validate(const rtm_config_t *cfg) {
                 "time.steps = %d: traces hold time.steps + 1 samples, a 32-bit count: at most "
                 "%d steps",
                 cfg->time.steps, INT_MAX - 1);
+  /* the warps run FFTs of the whole trace padded 8x, at most 2^27 samples (traces.c) */
+  else if (cfg->time.dispersion_correction != RTM_DISPERSION_NONE &&
+           cfg->time.steps > (1 << 24) - 1)
+    check_error(&check,
+                "time.steps = %d with time.dispersion_correction = %s: the warps transform "
+                "whole traces of time.steps + 1 samples padded 8x, at most %d steps; set "
+                "time.dispersion_correction = none for a longer run",
+                cfg->time.steps,
+                cfg->time.dispersion_correction == RTM_DISPERSION_FULL ? "full" : "traces",
+                (1 << 24) - 1);
   if (!check.errors) {
     check_amplitude(&check, cfg);
     const double dt = deck_dt(cfg);
