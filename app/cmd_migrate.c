@@ -71,7 +71,7 @@ static int check_amplitude(const migrate_run_t *run) {
   const double limit = 4.0 * pi * h_min * sqrt((double)FLT_MAX / (100.0 * terms));
   if (fabs(cfg->source.amplitude) <= limit) return RTM_OK;
   rtm_log_error("%s: source.amplitude = %g: migrate sums the source wavefield squared (the "
-                "illumination) over up to %.0f imaging steps of %d shots, and near the source "
+                "illumination) over up to %.0f time steps of %d shots, and near the source "
                 "that wavefield is about |amplitude| / (4 pi h_min) = %.3g: the sums would pass "
                 "float32's largest number; the image scales with the amplitude, so "
                 "|source.amplitude| <= %.3g (1 is usual) loses nothing",

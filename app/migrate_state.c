@@ -287,8 +287,7 @@ static int write_state(migrate_run_t *run, int completed) {
   if (bad > 0.0)
     RTM_FAIL(RTM_ERR_NUMERIC,
              "the image or illumination summed over %d shot%s is not finite: not saved to %s "
-             "(the state saved before, if any, is kept); a source.amplitude far from 1 "
-             "overflows the illumination's squares, else the observed gathers or the model "
+             "(the state saved before, if any, is kept); the observed gathers or the model "
              "are the usual causes",
              completed, completed == 1 ? "" : "s", run->resume_path);
   RTM_TRY(sums_digest_text(run, completed, run->slab_image, run->slab_illumination,
