@@ -82,18 +82,18 @@ static inline void imaging_test_half_values(rtm_test_rng_t *rng, float *values, 
   }
 }
 
-/* What an fp16 snapshot gives back for a volume: each value times 2^e, e from the volume's
- * largest |x| (rtm_half_scale_exponent), rounded to binary16 and scaled back, written with
- * the host's rtm_half and plain loops, apart from the stores' code. */
+/* What an fp16 snapshot gives back for a volume: each value times 2^e, rounded to binary16
+ * and scaled back, with e such that 2^e max |x| lies in [2^14, 2^15) (0 for an all-zero
+ * volume; within [-126, 126]), found here by frexp apart from rtm_half_scale_exponent, and
+ * the host's rtm_half conversions. */
 static inline void imaging_test_half_scaled(float *values, size_t count) {
-  uint32_t largest = 0;
-  for (size_t i = 0; i < count; ++i) {
-    uint32_t bits;
-    memcpy(&bits, values + i, sizeof bits);
-    bits &= 0x7fffffffu;
-    if (bits > largest) largest = bits;
-  }
-  const int e = rtm_half_scale_exponent(largest);
+  float largest = 0.0f;
+  for (size_t i = 0; i < count; ++i)
+    largest = fmaxf(largest, fabsf(values[i]));
+  int exponent = 0; /* largest = m 2^exponent, m in [0.5, 1) */
+  frexpf(largest, &exponent);
+  int e = largest > 0.0f ? 15 - exponent : 0;
+  e = e < -126 ? -126 : e > 126 ? 126 : e;
   for (size_t i = 0; i < count; ++i)
     values[i] = ldexpf(rtm_half_to_float(rtm_half_from_float(ldexpf(values[i], e))), -e);
 }
