@@ -382,6 +382,12 @@ int rtm_app_check_inputs_kept(const rtm_config_t *cfg, unsigned reads, const cha
   return RTM_OK;
 }
 
+/* Whether text ends with suffix. */
+static int ends_with(const char *text, const char *suffix) {
+  const size_t length = strlen(text), tail = strlen(suffix);
+  return length >= tail && strcmp(text + length - tail, suffix) == 0;
+}
+
 /* The names a model or migrate run writes (NAME.lock, then NAME.h5 and the rest) into
  * `names` [RTM_APP_RUN_OUTPUTS][size]; their count. */
 enum { RTM_APP_RUN_OUTPUTS = 9 };
@@ -403,10 +409,7 @@ static int run_outputs(const rtm_config_t *cfg, int migrate,
 
 int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const char *path,
                          int migrate, rtm_io_name_lock_t *lock) {
-  /* the files of a run of this name beside the run file: none replaced without --force */
-  static const char *const others[] = {".json", ".xmf", "_image_x.png", "_image_y.png",
-                                       "_image_z.png"};
-  char other[2 * RTM_CONFIG_PATH_MAX + 16], outputs[RTM_APP_RUN_OUTPUTS][sizeof other];
+  char outputs[RTM_APP_RUN_OUTPUTS][2 * RTM_CONFIG_PATH_MAX + 16];
   const char *listed[RTM_APP_RUN_OUTPUTS];
   lock->fd = -1;
   /* before the lock, which is itself a file the run writes */
@@ -432,11 +435,13 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
       status = RTM_ERR_CONFIG;
     }
   }
+  /* the run file first, then the run's other files: none replaced without --force (the
+   * lock is this run's own, a resume state the run's to resume from) */
   if (status == RTM_OK) status = rtm_app_check_overwrite(cfg, path, "output.name");
-  for (size_t k = 0; status == RTM_OK && k < sizeof others / sizeof others[0]; ++k) {
-    snprintf(other, sizeof other, "%s/%s%s", cfg->output.dir, cfg->output.name, others[k]);
-    status = rtm_app_check_overwrite(cfg, other, "output.name");
-  }
+  for (int k = 0; status == RTM_OK && k < count; ++k)
+    if (strcmp(outputs[k], path) != 0 && !ends_with(outputs[k], ".lock") &&
+        !ends_with(outputs[k], ".resume.h5"))
+      status = rtm_app_check_overwrite(cfg, outputs[k], "output.name");
   return status;
 }
 
