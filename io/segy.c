@@ -236,11 +236,9 @@ static int names_run_file(const char *named, const char *h5_path) {
   snprintf(partial, sizeof partial, "%s.partial", h5_path);
   if (length == 56) /* cut: the start of the path */
     return strncmp(named, h5_path, length) == 0 || strncmp(named, partial, length) == 0;
-  const char *slash = strrchr(named, '/'), *run_slash = strrchr(h5_path, '/');
-  const char *name = slash ? slash + 1 : named, *run_name = run_slash ? run_slash + 1 : h5_path;
-  const size_t run_length = strlen(run_name);
-  return strncmp(name, run_name, run_length) == 0 &&
-         (name[run_length] == '\0' || strcmp(name + run_length, ".partial") == 0);
+  /* the whole path as the run spells it: a NAME.sgy exported from another folder's NAME.h5,
+   * or named another way, is not taken for this run's (it stays, with a warning) */
+  return strcmp(named, h5_path) == 0 || strcmp(named, partial) == 0;
 }
 
 int rtm_segy_written_from(const char *path, const char *h5_path) {
