@@ -165,9 +165,13 @@ int rtm_migrate_resume(migrate_run_t *run) {
   char *saved = NULL, *saved_inputs = NULL, *saved_digest = NULL, *now = NULL, change[512];
   rtm_dataset_t image = {0}, illumination = {0};
   RTM_TRY(input_fingerprints(run));
-  FILE *exists = fopen(run->resume_path, "rb");
-  if (!exists) return RTM_OK;
-  fclose(exists);
+  /* whether there is a state to resume, rank 0's answer for all: a rank that saw none
+   * while the others read it would skip the collectives they then wait in */
+  FILE *exists = run->root ? fopen(run->resume_path, "rb") : NULL;
+  double found = exists != NULL;
+  if (exists) fclose(exists);
+  RTM_TRY(rtm_mpi_world_allreduce(run->mpi, &found, 1, RTM_MPI_MAX));
+  if (!(found > 0.0)) return RTM_OK;
   if (run->cfg.rtm.shot_images)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s holds a stopped run's state, but rtm.shot_images runs do not "
