@@ -449,10 +449,10 @@ void rtm_migrate_say_interrupted(const migrate_run_t *run) {
     rtm_log_info("migrate: the sums of the first %d of %d shots are kept in %s: the same "
                  "command resumes there, migrating the shots after them again",
                  run->saved_shots, run->shots.count, run->resume_path);
-  else if (rtm_mpi_world_size(run->mpi) == 1)
+  else if (rtm_mpi_world_size(run->mpi) == 1 || run->cfg.rtm.resume_every_s <= 0.0)
     rtm_log_info("migrate: no shot had ended, nothing is kept: the same command starts over");
   else
-    rtm_log_info("migrate: no shot's sums were saved (the first save comes rtm.resume_every = "
-                 "%g s after the start): the same command starts over",
+    rtm_log_info("migrate: no shot's sums were saved (under several ranks a save comes after "
+                 "a shot once rtm.resume_every = %g s have passed): the same command starts over",
                  run->cfg.rtm.resume_every_s);
 }
