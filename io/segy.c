@@ -241,9 +241,11 @@ static int names_run_file(const char *named, const char *h5_path) {
   return strcmp(named, h5_path) == 0 || strcmp(named, partial) == 0;
 }
 
-int rtm_segy_written_from(const char *path, const char *h5_path) {
+/* Whether `path` is a regular file whose text header says rtm3d exported it (its first and
+ * seventh cards), and, when it is, the run file its first card names (`named`, 64 bytes). */
+static int written_by_rtm3d(const char *path, char *named) {
   static const char gathers[] = "C 1 rtm3d gathers of ", writer[] = "C 7 written by rtm3d export";
-  char text[SEGY_TEXT_HEADER_SIZE + 1], named[64];
+  char text[SEGY_TEXT_HEADER_SIZE + 1];
   struct stat info;
   if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < TEXT_BYTES) return 0;
   segy_file *fp = segy_open(path, "rb");
@@ -256,10 +258,15 @@ int rtm_segy_written_from(const char *path, const char *h5_path) {
       strncmp(text + 80 * 6, writer, sizeof writer - 1) != 0)
     return 0;
   /* the first card's rest, its padding dropped */
-  snprintf(named, sizeof named, "%.56s", text + sizeof gathers - 1);
+  snprintf(named, 64, "%.56s", text + sizeof gathers - 1);
   for (size_t n = strlen(named); n > 0 && named[n - 1] == ' '; --n)
     named[n - 1] = '\0';
-  return names_run_file(named, h5_path);
+  return 1;
+}
+
+int rtm_segy_written_from(const char *path, const char *h5_path) {
+  char named[64];
+  return written_by_rtm3d(path, named) && names_run_file(named, h5_path);
 }
 
 /* Shots [first, last) of the run file into `path`, an empty file this run made (it is
@@ -479,8 +486,9 @@ static long shot_of_name(const shot_pattern_t *pattern, const char *name) {
 }
 
 /* Files of an earlier, larger set beside the one of `shots` files at `path`: the regular
- * files of the set's names with k >= shots (never another name, a link or a folder). With
- * `remove_them` each is removed (--force replaces the set), else the first is refused. */
+ * files of the set's names with k >= shots that rtm3d exported (never another name, a link,
+ * a folder or a file of the set's name that is no export). With `remove_them` each is
+ * removed (--force replaces the set), else the first is refused. */
 static int earlier_shot_files(const char *path, int shots, int remove_them) {
   int status = RTM_OK;
   shot_pattern_t pattern;
@@ -493,7 +501,15 @@ static int earlier_shot_files(const char *path, int shots, int remove_them) {
     const long shot = shot_of_name(&pattern, entry->d_name);
     if (shot < shots) continue;
     snprintf(name, sizeof name, "%s/%s", pattern.folder, entry->d_name);
+    char named[64];
     if (lstat(name, &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    if (!written_by_rtm3d(name, named)) { /* a file of that name rtm3d did not export */
+      if (remove_them)
+        rtm_log_warning("export: %s has a name of the set but is no SEG-Y file rtm3d "
+                        "exported: it stays",
+                        name);
+      continue;
+    }
     if (!remove_them)
       RTM_FAIL(RTM_ERR_USAGE,
                "export: %s exists (of a set of more shots); --force replaces the set", name);

@@ -211,10 +211,15 @@ if [ "$segy_ok" = 1 ]; then
   set_dir="$work/set"
   mkdir -p "$set_dir/e_shot6.sgy"
   echo kept >"$work/kept.txt"
-  for name in e_shot3.sgy e_shot4.sgy e_shot03.sgy e_shot3.sgy.bak e_shot3.SGY e_shot3 \
-    other_shot3.sgy e_shot3x.sgy; do
+  for name in e_shot03.sgy e_shot3.sgy.bak e_shot3.SGY e_shot3 other_shot3.sgy e_shot3x.sgy; do
     echo old >"$set_dir/$name"
   done
+  # the earlier set's shots 3 and 4: SEG-Y files rtm3d exported; e_shot7.sgy, a name of the
+  # set but a user's text, is no export and stays (the third probe's case)
+  mkdir -p "$work/earlier"
+  expect 0 "" "$rtm3d" export "$obs" --segy "$work/earlier/e.sgy" --per-shot --quiet
+  for name in e_shot3.sgy e_shot4.sgy; do cp "$work/earlier/e_shot0.sgy" "$set_dir/$name"; done
+  echo mine >"$set_dir/e_shot7.sgy"
   ln -s "$work/kept.txt" "$set_dir/e_shot5.sgy"
   expect 2 "e_shot[34]\.sgy exists \(of a set of more shots\); --force replaces the set" \
     "$rtm3d" export "$obs" --segy "$set_dir/e.sgy" --per-shot
@@ -238,11 +243,11 @@ if [ "$segy_ok" = 1 ]; then
   fi
   gone=""
   for name in e_shot03.sgy e_shot3.sgy.bak e_shot3.SGY e_shot3 other_shot3.sgy e_shot3x.sgy \
-    e_shot5.sgy e_shot6.sgy; do
+    e_shot5.sgy e_shot6.sgy e_shot7.sgy; do
     [ -e "$set_dir/$name" ] || gone="$gone $name"
   done
   if [ -z "$gone" ] && [ "$(cat "$work/kept.txt")" = kept ]; then
-    rob_pass "names outside the set, the link and the folder are kept"
+    rob_pass "names outside the set, the link, the folder and a non-export are kept"
   else
     rob_fail "export --per-shot --force removed$gone (or the link's file)"
   fi
