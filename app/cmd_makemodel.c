@@ -75,7 +75,9 @@ fail:
   return status;
 }
 
-/* The name lock of the model file: DIR/NAME.lock beside it (rtm_io_lock_name). */
+/* The name lock of the model file: DIR/NAME.lock beside DIR/NAME.h5 (rtm_io_lock_name), the
+ * lock a model or migrate run of output.name NAME in DIR takes too: both write
+ * DIR/NAME.h5.partial, so they must not run at once. */
 static int lock_model_name(const char *file, rtm_io_name_lock_t *lock) {
   int status = RTM_OK;
   char dir[4096];
@@ -92,7 +94,11 @@ static int lock_model_name(const char *file, rtm_io_name_lock_t *lock) {
     memcpy(dir, file, dir_length);
     dir[dir_length] = '\0';
   }
-  RTM_TRY(rtm_io_lock_name(dir, name, "model.file", lock));
+  char stem[4096];
+  snprintf(stem, sizeof stem, "%s", name);
+  const size_t length = strlen(stem);
+  if (length > 3 && strcmp(stem + length - 3, ".h5") == 0) stem[length - 3] = '\0';
+  RTM_TRY(rtm_io_lock_name(dir, stem, "model.file", lock));
 fail:
   return status;
 }

@@ -107,4 +107,16 @@ fi
 expect 2 "export: say where: --segy OUT\.sgy" "$rtm3d" export "$work/none.h5" --segy ""
 expect 2 "names a folder: give a file name" "$rtm3d" export "$work/none.h5" --segy "$work/"
 
+# --- makemodel into DIR/NAME.h5 while a model run of output.name NAME writes in DIR: both
+# would write DIR/NAME.h5.partial, so they share the lock DIR/NAME.lock and one is refused
+"$rtm3d" model "$deck" --set time.steps=1000000 --set output.dir="$work" --set output.name=busy \
+  --quiet >/dev/null 2>&1 &
+busy=$!
+for _ in $(seq 100); do [ -e "$work/busy.h5.partial" ] && break; sleep 0.1; done
+expect 2 "another run is writing model\.file 'busy'" makemodel busy "$work/plain.model"
+kill -TERM "$busy" 2>/dev/null
+wait "$busy" 2>/dev/null || true
+[ ! -e "$work/busy.h5" ] && rob_pass "the running model's name was not written" ||
+  rob_fail "makemodel wrote busy.h5 beside a run of that name"
+
 rob_finish
