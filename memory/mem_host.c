@@ -1,10 +1,12 @@
 /* Strategy `host`: page-aligned malloc for the cpu backend; what host memory is left; and
  * large host buffers on huge pages. */
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE; sysconf */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h> /* getrlimit */
 #include <unistd.h>
 
 #include "rtm_memory.h"
@@ -57,6 +59,21 @@ const rtm_mem_strategy_t rtm_mem_host = {
     .prefetch = NULL,
 };
 
+/* What the process may still map under its address-space limit (ulimit -v): the limit less
+ * its size now (/proc/self/statm); SIZE_MAX without a limit. */
+static size_t address_space_left(void) {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  unsigned long long pages = 0;
+  FILE *statm = fopen("/proc/self/statm", "r");
+  if (statm) {
+    if (fscanf(statm, "%llu", &pages) != 1) pages = 0;
+    fclose(statm);
+  }
+  const unsigned long long used = pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+  return used < (unsigned long long)limit.rlim_cur ? (size_t)(limit.rlim_cur - used) : 0;
+}
+
 size_t rtm_mem_host_available_bytes(void) {
   FILE *meminfo = fopen("/proc/meminfo", "r");
   char line[256];
@@ -64,7 +81,13 @@ size_t rtm_mem_host_available_bytes(void) {
   while (meminfo && fgets(line, sizeof line, meminfo))
     if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
   if (meminfo) fclose(meminfo);
-  if (kib > 0) return (size_t)kib * 1024;
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
+  size_t available = 0;
+  if (kib > 0) {
+    available = (size_t)kib * 1024;
+  } else {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    available = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
+  }
+  const size_t left = address_space_left(); /* a run under ulimit -v has less */
+  return left < available ? left : available;
 }
