@@ -189,9 +189,15 @@ int rtm_migrate_resume(migrate_run_t *run) {
              "or remove it to start over",
              run->resume_path, change);
   }
-  /* a state saved by an rtm3d before this record has no "inputs": it resumes as it did */
+  /* the record of the input files, and below the digest of the sums: a state without them
+   * was edited (states of the builds before them no longer match the config either) */
   RTM_TRY(rtm_io_read_run_text(run->resume_path, "inputs", &saved_inputs));
-  if (saved_inputs) RTM_TRY(check_inputs(run, saved_inputs));
+  if (!saved_inputs)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s has no record of its input files (root attribute inputs): not a state this "
+             "rtm3d can check; remove it to start the migration over",
+             run->resume_path);
+  RTM_TRY(check_inputs(run, saved_inputs));
   if (done < 0 || done > run->shots.count)
     RTM_FAIL(RTM_ERR_INPUT, "%s: completed_shots = %d, but the acquisition has %d shots",
              run->resume_path, done, run->shots.count);
@@ -212,16 +218,14 @@ int rtm_migrate_resume(migrate_run_t *run) {
     /* the sums as saved: a state edited or damaged since (a finite value changed, the shot
      * count rewritten) would resume to a wrong image without a word */
     RTM_TRY(rtm_io_read_run_text(run->resume_path, "sums_digest", &saved_digest));
-    if (saved_digest) {
-      char digest[160];
-      RTM_TRY(sums_digest_text(run, done, image.data, illumination.data, first, planes, digest,
-                               sizeof digest));
-      if (strcmp(digest, saved_digest) != 0)
-        RTM_FAIL(RTM_ERR_INPUT,
-                 "%s: its sums or shot count do not match the digest saved with them (the file "
-                 "was edited or damaged): remove it to start the migration over",
-                 run->resume_path);
-    }
+    char digest[160];
+    RTM_TRY(sums_digest_text(run, done, image.data, illumination.data, first, planes, digest,
+                             sizeof digest));
+    if (!saved_digest || strcmp(digest, saved_digest) != 0)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: its sums or shot count do not match the digest saved with them (the file "
+               "was edited or damaged%s): remove it to start the migration over",
+               run->resume_path, saved_digest ? "" : "; its digest is missing");
     RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
   }
   run->first_shot = done;

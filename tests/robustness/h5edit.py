@@ -1,11 +1,11 @@
 """h5edit.py LIBHDF5 FILE set DATASET VALUE INDEX... | FILE unlink DATASET
-                 | FILE setattr DATASET NAME VALUE
+                 | FILE setattr DATASET NAME VALUE | FILE unattr NAME
 
 Damages an HDF5 file for the robustness suite through libhdf5 itself (python3's ctypes:
 nothing to install): `set` writes VALUE (a float: nan, inf, 3e38 ...) at one element of
 DATASET, its INDEX one number per dimension; `unlink` removes DATASET; `setattr` writes
 VALUE (a float) as the scalar double attribute NAME of DATASET ("/": of the file's root),
-replacing one there."""
+replacing one there; `unattr` removes the root attribute NAME (given as DATASET)."""
 import ctypes
 import sys
 
@@ -21,6 +21,8 @@ f = lib.H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)
 assert f >= 0, "cannot open the file"
 if action == "unlink":
     assert lib.H5Ldelete(hid(f), dataset, H5P_DEFAULT) >= 0
+elif action == "unattr":
+    assert lib.H5Adelete(hid(f), dataset) >= 0, "no such root attribute"
 elif action == "setattr":
     name, value = sys.argv[5].encode(), ctypes.c_double(float(sys.argv[6]))
     d = f if dataset == b"/" else lib.H5Dopen2(hid(f), dataset, H5P_DEFAULT)

@@ -56,7 +56,8 @@ expect 2 "source\.amplitude = 1e\+21: migrate sums the source wavefield squared"
 # ---- a state edited by hand or damaged (a finite value changed, the shot count rewritten) is
 # refused against the digest saved with its sums, rather than resumed into a wrong image
 if have_h5edit; then
-  for edit in "setattr / completed_shots 2" "set /image 0.5 3 4 5" "set /illumination 1e-3 2 2 2"; do
+  for edit in "setattr / completed_shots 2" "set /image 0.5 3 4 5" "set /illumination 1e-3 2 2 2" \
+    "unattr sums_digest"; do
     rm -f "$out/tiny.h5" "$out/tiny.resume.h5"
     expect 0 "stopped after shot 1 of 3" "$rtm3d" "${migrate[@]}" --max-shots=1
     read -r -a words <<<"$edit"
@@ -67,6 +68,11 @@ if have_h5edit; then
       rob_pass "$edit: refused, no image, the state kept" ||
       rob_fail "$edit: after the refusal: $(ls "$out" | tr '\n' ' ')"
   done
+  # the record of the inputs removed: refused, not resumed unchecked
+  rm -f "$out/tiny.h5" "$out/tiny.resume.h5"
+  expect 0 "stopped after shot 1 of 3" "$rtm3d" "${migrate[@]}" --max-shots=1
+  h5edit "$out/tiny.resume.h5" unattr inputs || rob_fail "h5edit unattr inputs"
+  expect 2 "has no record of its input files" "$rtm3d" "${migrate[@]}"
   # a count that is not whole, a format this build does not read: said as such
   for edit in "completed_shots 1.5|is not a whole number" \
     "format_version 99|is not a state this rtm3d can resume from"; do
