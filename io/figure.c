@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* dup */
 
 #include "rtm_io_impl.h"
 #include "rtm_status.h"
@@ -158,12 +159,31 @@ static void draw_colour_bar(const rtm_figure_style_t *style) {
 /* The page: the device for the extension (of `format`, else of PATH), white background,
  * black ink, the size; drawn into `aside` (rtm_io_aside_create), checked and renamed over
  * PATH by close_page. */
+/* Whether `wanted` more file descriptors can be opened now (each taken and given back). */
+static int descriptors_free(int wanted) {
+  int taken[64], count = 0;
+  if (wanted > 64) wanted = 64;
+  while (count < wanted && (taken[count] = dup(STDERR_FILENO)) >= 0)
+    ++count;
+  for (int k = 0; k < count; ++k)
+    close(taken[k]);
+  return count == wanted;
+}
+
 static int open_page(const char *path, const char *format, char *aside, size_t size, int width,
                      int height) {
   const char *device = device_for(format ? format : path);
   if (!device) {
     rtm_log_error("%s: a figure is .png, .svg or .pdf", path);
     return RTM_ERR_USAGE;
+  }
+  /* PLplot opens its drivers' folder, their libraries and fonts; without the descriptors it
+   * falls back to asking for a device on stdin, which would wait for ever on a terminal */
+  if (!descriptors_free(24)) {
+    rtm_log_error("%s: too few file descriptors are left to draw a figure (ulimit -n): raise "
+                  "the limit (64 or more is usual), or write the plain PNG (plot --raw)",
+                  path);
+    return RTM_ERR_IO;
   }
   if (rtm_io_make_parent_dir(path) != RTM_OK) return RTM_ERR_IO; /* as the plain PNG does */
   const int status = rtm_io_aside_create(path, aside, size);

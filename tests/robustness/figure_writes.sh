@@ -48,6 +48,15 @@ cut_short() {
   --set snapshots.every=60 --set output.name=wide || rob_fail "the model run for --raw failed"
 mkdir -p "$work/plots"
 
+# ---- too few file descriptors (ulimit -n 10): PLplot could not load its driver and would
+# ask for a device on stdin (a hang on a terminal); refused, exit 1, nothing left
+if [ "$figures" -eq 1 ]; then
+  expect 1 "too few file descriptors are left to draw a figure \(ulimit -n\)" \
+    bash -c 'ulimit -n 10; exec "$@" < /dev/null' - timeout 20 "$rtm3d" plot "$out/run.h5" \
+    /traces/p -o "$work/plots/few.png"
+  [ ! -e "$work/plots/few.png" ] && rob_pass "no figure left" || rob_fail "few.png left"
+fi
+
 # ---- plot: a PNG, an SVG and a PDF cut short (each tens of KB, the cap 8 KiB)
 if [ "$figures" -eq 1 ]; then
   for ext in png svg pdf; do
