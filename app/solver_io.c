@@ -353,7 +353,8 @@ static int check_output_apart(const char *output, const char *partial, const rtm
   for (int k = 0; k < count; ++k) {
     if (!inputs[k].path || !inputs[k].path[0] || !same_file(inputs[k].path, written)) continue;
     rtm_log_error("%s = %s is also an output of this run (%s%s%s): the run would replace its "
-                  "own input; choose another output.name or output.dir (or another %s)",
+                  "own input; choose another output.name or output.dir (or give %s another "
+                  "name)",
                   inputs[k].key, inputs[k].path, output, partial ? ", written as " : "",
                   partial ? partial : "", inputs[k].key);
     return RTM_ERR_CONFIG;

@@ -17,9 +17,11 @@
 
 static volatile sig_atomic_t interrupt_signal = 0;
 
-/* The signals that stop a run cleanly: an interrupt, a kill's default, and the hang-up of a
- * closed terminal or ssh session. */
-static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+/* The signals that stop a run cleanly: an interrupt, a kill's default, the hang-up of a
+ * closed terminal or ssh session, and the warnings batch systems send before they kill a job
+ * (SIGUSR1, SIGUSR2, and SIGXCPU at the soft CPU-time limit): each ends the run as SIGTERM
+ * does, saving what a migration has finished. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU};
 
 static void on_interrupt(int signal_number) {
   interrupt_signal = signal_number;
@@ -64,6 +66,9 @@ const char *rtm_interrupt_name(void) {
   switch (interrupt_signal) {
   case SIGTERM: return "SIGTERM";
   case SIGHUP: return "SIGHUP";
+  case SIGUSR1: return "SIGUSR1";
+  case SIGUSR2: return "SIGUSR2";
+  case SIGXCPU: return "SIGXCPU (the CPU-time limit, ulimit -t)";
   default: return "SIGINT";
   }
 }

@@ -47,14 +47,15 @@ void rtm_log_set_quiet(int quiet);
  * starts afresh (a test that expects a warning again). */
 void rtm_log_forget_warnings(void);
 
-/* SIGINT, SIGTERM and SIGHUP, once rtm_interrupt_install has run (model, migrate, accuracy,
- * bench under mpirun), set a flag instead of ending the process (a SIGHUP the process was
- * started ignoring, as under nohup, stays ignored): a propagation stops before its next step (rtm_propagator_step returns
- * RTM_ERR_INTERRUPTED) and the command cleans up as after any failure (no output file
- * left; exit 128 + the signal). A second signal ends the process at once. SIGPIPE is
+/* SIGINT, SIGTERM and SIGHUP (and the batch systems' warnings SIGUSR1, SIGUSR2, SIGXCPU),
+ * once rtm_interrupt_install has run (model, migrate, accuracy, bench under mpirun), set a
+ * flag instead of ending the process (a SIGHUP the process was started ignoring, as under
+ * nohup, stays ignored): a propagation stops before its next step (rtm_propagator_step
+ * returns RTM_ERR_INTERRUPTED) and the command cleans up as after any failure (no output
+ * file left; exit 128 + the signal). A second signal ends the process at once. SIGPIPE is
  * ignored from then on in those commands (a closed pipe on the terminal's side is a failed
- * print).
- * rtm_interrupted: the signal, 0 none; rtm_interrupt_name: its name ("SIGINT" if none). */
+ * print). rtm_interrupted: the signal, 0 none; rtm_interrupt_name: its name ("SIGINT" if
+ * none). */
 void rtm_interrupt_install(void);
 int rtm_interrupted(void);
 const char *rtm_interrupt_name(void);

@@ -35,6 +35,7 @@ stop() { # SIGNAL CODE NAME: a run interrupted once it writes, its exit status a
 stop INT 130 interrupted
 stop TERM 143 terminated
 stop HUP 129 hung_up # a closed terminal or ssh session: the same clean stop
+stop USR1 138 warned # a batch system's warning before it kills the job
 # under nohup (SIGHUP ignored from the start) a hang-up leaves the run going
 nohup "$rtm3d" model "$deck" "${long[@]}" --set output.name=nohup > "$work/nohup.out" 2>&1 &
 pid=$!
