@@ -149,9 +149,17 @@ int rtm_cmd_makemodel(int argc, char **argv) {
       .z_offset = 0,
       .nz_local = cfg->grid.n[2]};
   RTM_TRY(rtm_model_build(text, cfg->model.description, &volume, values));
+  /* a signal during the build stops here, before the file is written (one during the write
+   * lets it finish: the model is whole, or not there) */
+  if (rtm_interrupted())
+    RTM_FAIL(RTM_ERR_INTERRUPTED, "makemodel: stopped by %s before %s was written",
+             rtm_interrupt_name(), cfg->model.file);
   RTM_TRY(rtm_io_write_model(cfg->model.file, &volume, (const float *const *)values));
   rtm_log_info("makemodel: wrote %s (%d x %d x %d cells) from %s", cfg->model.file, volume.n[0],
                volume.n[1], volume.n[2], cfg->model.description);
+  if (rtm_interrupted())
+    rtm_log_info("makemodel: %s came while the model was written; it is whole",
+                 rtm_interrupt_name());
 fail:
   rtm_io_unlock_name(&lock);
   rtm_io_model_release(values);

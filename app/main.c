@@ -230,7 +230,8 @@ int main(int argc, char **argv) {
       /* the long-running commands stop between steps on SIGINT, SIGTERM or SIGHUP, cleaning
        * up (rtm_interrupt_install) */
       if (strcmp(name, "model") == 0 || strcmp(name, "migrate") == 0 ||
-          strcmp(name, "accuracy") == 0 || (strcmp(name, "bench") == 0 && ranks > 1))
+          strcmp(name, "accuracy") == 0 || strcmp(name, "makemodel") == 0 ||
+          strcmp(name, "export") == 0 || (strcmp(name, "bench") == 0 && ranks > 1))
         rtm_interrupt_install(); /* (bench on one rank times kernels: a signal ends it) */
       if (ranks > 1 && !commands[i].run_on_ranks) {
         rtm_log_error("rtm3d %s under an MPI launcher with %d ranks: only 'rtm3d model', "

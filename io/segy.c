@@ -280,6 +280,9 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
   float *buffer = NULL;
   memset(&gather, 0, sizeof gather);
   for (int shot = first; shot < last; ++shot) {
+    if (rtm_interrupted()) /* the caller removes the file this run made */
+      RTM_FAIL(RTM_ERR_INTERRUPTED, "export: stopped by %s before shot %d of %s",
+               rtm_interrupt_name(), shot, h5_path);
     RTM_TRY(rtm_io_read_shot(h5_path, shot, field, &gather));
     if (shot == first) {
       const double us = gather.dt_s * 1e6;
