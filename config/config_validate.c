@@ -364,6 +364,12 @@ int rtm_config_validate(const rtm_config_t *cfg) {
    * the kernel (iso: block_x / 4 x block_y, vti/tti: one per cell), so each cuda kernel
    * checks its own shape when the backend is created, before anything is written. */
 
+  const size_t name_length = strlen(cfg->output.name);
+  if (name_length >= 7 && strcmp(cfg->output.name + name_length - 7, ".resume") == 0)
+    check_error(&check,
+                "output.name = \"%s\": a name ending in .resume is a migration's resume state "
+                "(NAME.resume.h5 of output.name NAME): choose another",
+                cfg->output.name);
   if (!cfg->output.name[0] || strchr(cfg->output.name, '/'))
     check_error(&check,
                 "output.name = \"%s\": expected a file name stem without '/' (output.dir "

@@ -55,6 +55,9 @@ expect 0 "warning: receivers\.x_step = 1 m is 10 times finer than grid\.dx = 10 
 # a run too long for the time-dispersion warps (the default correction): refused at once,
 # naming both keys (it was found in the set-up, after seconds of work, without a key)
 refused time.steps=300000000 "time\.steps = 300000000 with time\.dispersion_correction = full"
+# a name ending in .resume would be another run's resume state (NAME.resume.h5), under
+# another lock
+refused output.name=cy.resume "output\.name = \"cy\.resume\": a name ending in \.resume is a migration's resume state"
 # the exchange off: every slab computes on stale ghost planes (the probe's run under mpirun
 # wrote a wrong image with exit 0); refused on any rank count, bench measures it
 refused mpi.exchange=off "mpi\.exchange = off leaves the z-slabs' ghost planes stale"
