@@ -241,11 +241,6 @@ fail:
 }
 
 /* Shot `shot`'s gather as read, for the checks and the resampling (rtm_migration.h). */
-static rtm_observed_gather_t observed_gather(int shot, const rtm_io_gather_t *gather) {
-  return (rtm_observed_gather_t){shot,           gather->count,    gather->samples,    gather->dt_s,
-                                 gather->traces, gather->source_m, gather->receivers_m};
-}
-
 /* Every shot of the file checked before the migration is set up: present, recorded where the
  * acquisition says, long enough. (Each gather is read again when its turn comes.) */
 static int preflight_shots(const migrate_run_t *run) {
@@ -253,7 +248,7 @@ static int preflight_shots(const migrate_run_t *run) {
   rtm_io_gather_t gather = {0};
   for (int shot = 0; shot < run->shots.count; ++shot) {
     RTM_TRY(rtm_io_read_shot(run->cfg.rtm.observed, shot, "p", &gather));
-    const rtm_observed_gather_t observed = observed_gather(shot, &gather);
+    const rtm_observed_gather_t observed = rtm_migrate_observed_gather(shot, &gather);
     RTM_TRY(rtm_observed_check(&run->cfg, &run->grid, run->dt_s,
                                run->shots.source_m + 3 * (size_t)shot, &observed));
     rtm_io_gather_release(&gather);
@@ -272,22 +267,18 @@ static void report_progress(void *context, int steps_done) {
   rtm_progress_update(&run->progress, done);
 }
 
-/* Reads, checks, resamples and mutes shot `shot`'s gather, then migrates it; the gather of
- * shot `next` (-1: none), the group's next, is read meanwhile. */
+/* Takes shot `shot`'s gather made ready, mutes it, then migrates it; the gather of shot
+ * `next` (-1: none), the group's next, is read and made ready meanwhile. */
 static int migrate_shot(migrate_run_t *run, int shot, int next) {
   int status = RTM_OK;
   rtm_io_gather_t gather = {0};
   float *observed = NULL;
   rtm_shot_timing_t timing;
-  const rtm_config_t *cfg = &run->cfg;
   const double *source = run->shots.source_m + 3 * (size_t)shot;
   double start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_migrate_take_gather(run, shot, &gather));
+  /* checked, resampled and warped on the I/O thread while the shot before propagated */
+  RTM_TRY(rtm_migrate_take_gather(run, shot, &gather, &observed));
   if (next >= 0) RTM_TRY(rtm_migrate_read_ahead(run, next)); /* while this one propagates */
-  const rtm_observed_gather_t read = observed_gather(shot, &gather);
-  RTM_TRY(rtm_observed_check(cfg, &run->grid, run->dt_s, source, &read));
-  RTM_TRY(rtm_observed_at_modelling_dt(cfg, rtm_migration_backend(run->migration), run->dt_s, &read,
-                                       &observed));
   rtm_migration_prepare(run->migration, source, gather.receivers_m, gather.count, observed);
   const double read_s = rtm_wall_seconds() - start_s;
   run->read_s += read_s;

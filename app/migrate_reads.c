@@ -1,15 +1,39 @@
 /* migrate_reads.c - a migration's observed gathers read ahead (migrate_run.h): while a shot
- * propagates, the run's I/O thread reads the gather of the next shot its group migrates, so
- * that the shot after it starts without waiting for the file. */
+ * propagates, the run's I/O thread reads the gather of the next shot its group migrates and
+ * makes it ready (checked, resampled, warped for time dispersion), so that the shot after it
+ * starts without waiting for the file or the warp. */
+#include <stdlib.h>
+
 #include "migrate_run.h"
 #include "rtm_status.h"
 
+rtm_observed_gather_t rtm_migrate_observed_gather(int shot, const rtm_io_gather_t *gather) {
+  return (rtm_observed_gather_t){shot,           gather->count,    gather->samples,    gather->dt_s,
+                                 gather->traces, gather->source_m, gather->receivers_m};
+}
+
+/* The gather read made ready to inject, on the migration's device where the warp runs there
+ * (a thread of its own starts on device 0). */
+static int prepare_gather(migrate_read_t *read) {
+  int status = RTM_OK;
+  const migrate_run_t *run = read->run;
+  const double *source = run->shots.source_m + 3 * (size_t)read->shot;
+  const rtm_observed_gather_t gather = rtm_migrate_observed_gather(read->shot, &read->gather);
+  RTM_TRY(rtm_migration_use_device(run->migration));
+  RTM_TRY(rtm_observed_check(&run->cfg, &run->grid, run->dt_s, source, &gather));
+  RTM_TRY(rtm_observed_at_modelling_dt(&run->cfg, rtm_migration_backend(run->migration),
+                                       run->dt_s, &gather, &read->observed));
+fail:
+  return status;
+}
+
 /* The I/O thread's job. Its status stays in the slot, not the queue's: a gather that cannot
- * be read fails the run when its shot comes, but the state saved behind the shot before it
- * is still written. */
+ * be read or made ready fails the run when its shot comes, but the state saved behind the
+ * shot before it is still written. */
 static int read_gather(void *context) {
   migrate_read_t *read = context;
-  read->status = rtm_io_read_shot(read->path, read->shot, "p", &read->gather);
+  read->status = rtm_io_read_shot(read->run->cfg.rtm.observed, read->shot, "p", &read->gather);
+  if (read->status == RTM_OK) read->status = prepare_gather(read);
   return RTM_OK;
 }
 
@@ -20,6 +44,8 @@ static int drop_read(migrate_run_t *run) {
   if (read->shot < 0) return RTM_OK;
   const int status = run->worker ? rtm_io_worker_wait(run->worker, read->ticket) : RTM_OK;
   rtm_io_gather_release(&read->gather);
+  free(read->observed);
+  read->observed = NULL;
   read->shot = -1;
   return status;
 }
@@ -29,14 +55,15 @@ int rtm_migrate_read_ahead(migrate_run_t *run, int shot) {
   migrate_read_t *read = &run->read;
   if (read->shot == shot) return RTM_OK;
   RTM_TRY(drop_read(run));
-  read->path = run->cfg.rtm.observed;
+  read->run = run;
   read->shot = shot;
   RTM_TRY(rtm_io_worker_submit(run->worker, read_gather, read, &read->ticket));
 fail:
   return status;
 }
 
-int rtm_migrate_take_gather(migrate_run_t *run, int shot, rtm_io_gather_t *gather) {
+int rtm_migrate_take_gather(migrate_run_t *run, int shot, rtm_io_gather_t *gather,
+                            float **observed) {
   int status = RTM_OK;
   migrate_read_t *read = &run->read;
   RTM_TRY(rtm_migrate_read_ahead(run, shot));
@@ -44,11 +71,15 @@ int rtm_migrate_take_gather(migrate_run_t *run, int shot, rtm_io_gather_t *gathe
   if (read->status != RTM_OK) {
     status = read->status;
     rtm_io_gather_release(&read->gather);
+    free(read->observed);
+    read->observed = NULL;
     read->shot = -1;
     goto fail;
   }
   *gather = read->gather; /* the caller's now */
+  *observed = read->observed;
   read->gather = (rtm_io_gather_t){0};
+  read->observed = NULL;
   read->shot = -1;
 fail:
   return status;

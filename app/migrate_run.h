@@ -10,16 +10,18 @@
 #include "rtm_migration.h"
 #include "solver_io.h"
 
-/* A shot's gather read ahead by the run's I/O thread while the shot before it propagates. */
-typedef struct {
-  const char *path; /* rtm.observed */
-  int shot;         /* -1: none queued or held */
-  long ticket;
-  int status;       /* the read's, once its job has run */
-  rtm_io_gather_t gather;
-} migrate_read_t;
-
 typedef struct migrate_run migrate_run_t;
+
+/* A shot's gather read ahead by the run's I/O thread while the shot before it propagates,
+ * and made ready there: checked, at the modelling dt and warped as the config asks. */
+typedef struct {
+  const migrate_run_t *run; /* the run it is made ready for */
+  int shot;                 /* -1: none queued or held */
+  long ticket;
+  int status; /* the read's and the preparation's, once its job has run */
+  rtm_io_gather_t gather;
+  float *observed; /* [count][time.steps + 1], malloc'd */
+} migrate_read_t;
 
 /* A resume state written by the I/O thread while the next shot propagates (one rank). */
 typedef struct {
@@ -129,9 +131,13 @@ int rtm_migrate_save_held(migrate_run_t *run);
 void rtm_migrate_say_interrupted(const migrate_run_t *run);
 
 /* ---- migrate_reads.c ---- */
-/* Shot `shot`'s gather of rtm.observed into *gather (the caller releases it), from the I/O
+/* A gather as the observed-data checks take it (rtm_migration.h). */
+rtm_observed_gather_t rtm_migrate_observed_gather(int shot, const rtm_io_gather_t *gather);
+/* Shot `shot`'s gather of rtm.observed into *gather and, ready to inject, into *observed
+ * (rtm_observed_check, rtm_observed_at_modelling_dt; the caller releases both), from the I/O
  * thread: read ahead when rtm_migrate_read_ahead queued it, else queued now and waited for. */
-int rtm_migrate_take_gather(migrate_run_t *run, int shot, rtm_io_gather_t *gather);
+int rtm_migrate_take_gather(migrate_run_t *run, int shot, rtm_io_gather_t *gather,
+                            float **observed);
 /* Queues the reading of shot `shot`'s gather on the I/O thread. */
 int rtm_migrate_read_ahead(migrate_run_t *run, int shot);
 /* A gather read ahead and not taken, released (the I/O thread done with it). */

@@ -510,6 +510,10 @@ fail:
   return status;
 }
 
+int rtm_migration_use_device(const rtm_migration_t *m) {
+  return m->device < 0 ? RTM_OK : rtm_imaging_cuda_use_device(m->device);
+}
+
 int rtm_migration_pin_host(const rtm_migration_t *m, float *image, float *illumination,
                            size_t bytes, int *pinned) {
   int status = RTM_OK;

@@ -103,6 +103,9 @@ int rtm_migration_phase_seconds(rtm_migration_t *migration, double seconds[RTM_P
                                 double *halo_s);
 /* The backend's name and where it runs, for the report. */
 const char *rtm_migration_backend(const rtm_migration_t *migration);
+/* Makes the migration's device current on the calling thread (a thread of the caller's own
+ * starts on device 0): for work on its traces from another thread. RTM_OK on the cpu. */
+int rtm_migration_use_device(const rtm_migration_t *migration);
 void rtm_migration_describe(const rtm_migration_t *migration, char *text, size_t size);
 /* rtm.reconstruction as it runs ("snapshots", "boundary", "checkpoint"; auto resolved). */
 const char *rtm_migration_reconstruction(const rtm_migration_t *migration);

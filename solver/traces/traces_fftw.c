@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <fftw3.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,15 +23,23 @@ typedef struct {
   fftwf_plan *inverse; /* [n_groups] */
 } fftw_state_t;
 
+/* FFTW's planner (making and destroying plans) is not thread-safe, and two threads may
+ * plan at once: a migration's I/O thread warps the next shot's gather while the stepping
+ * thread warps the shot's wavelet. Plans are made and destroyed under this lock; running
+ * them is safe. */
+static pthread_mutex_t planner = PTHREAD_MUTEX_INITIALIZER;
+
 static void fftw_destroy(rtm_traces_plan_t *plan) {
   fftw_state_t *s = plan->state;
   if (!s) return;
+  pthread_mutex_lock(&planner);
   if (s->inverse) {
     for (int g = 0; g < plan->n_groups; ++g)
       if (s->inverse[g]) fftwf_destroy_plan(s->inverse[g]);
     free(s->inverse);
   }
   if (s->forward) fftwf_destroy_plan(s->forward);
+  pthread_mutex_unlock(&planner);
   rtm_mem_free(&s->gather);
   rtm_mem_free(&s->real);
   rtm_mem_free(&s->spectrum_out);
@@ -80,20 +89,24 @@ static int fftw_create(rtm_traces_plan_t *plan) {
                         &s->gather));
 
   /* FFTW_ESTIMATE: planning leaves the arrays alone and takes no measurable time. */
+  pthread_mutex_lock(&planner);
   s->forward = fftwf_plan_many_dft_r2c(1, &N, d->n_inputs, s->input.ptr, NULL, 1, N,
                                        s->spectrum_in.ptr, NULL, 1, N / 2 + 1, FFTW_ESTIMATE);
-  if (!s->forward)
-    RTM_FAIL(RTM_ERR_INTERNAL, "traces: FFTW made no r2c plan of size %d x %d", N, d->n_inputs);
-  for (int g = 0; g < plan->n_groups; ++g) {
+  for (int g = 0; s->forward && g < plan->n_groups; ++g) {
     const rtm_traces_group_t *gr = &plan->groups[g];
     int P = gr->fft_size;
     fftwf_complex *in = (fftwf_complex *)s->spectrum_out.ptr + gr->spectrum_offset;
     float *out = (float *)s->real.ptr + gr->real_offset;
     s->inverse[g] = fftwf_plan_many_dft_c2r(1, &P, gr->count, in, NULL, 1, P / 2 + 1, out, NULL, 1,
                                             P, FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
-    if (!s->inverse[g])
-      RTM_FAIL(RTM_ERR_INTERNAL, "traces: FFTW made no c2r plan of size %d x %d", P, gr->count);
   }
+  pthread_mutex_unlock(&planner);
+  if (!s->forward)
+    RTM_FAIL(RTM_ERR_INTERNAL, "traces: FFTW made no r2c plan of size %d x %d", N, d->n_inputs);
+  for (int g = 0; g < plan->n_groups; ++g)
+    if (!s->inverse[g])
+      RTM_FAIL(RTM_ERR_INTERNAL, "traces: FFTW made no c2r plan of size %d x %d",
+               plan->groups[g].fft_size, plan->groups[g].count);
   return RTM_OK;
 fail:
   fftw_destroy(plan);
