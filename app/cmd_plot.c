@@ -114,6 +114,16 @@ static int read_shape(plot_t *p) {
   if (p->rank == 2 && p->a.axis)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --slice applies to volumes; %s is a gather [nrec][nt]",
              p->a.dataset);
+  /* the shots' receiver and source positions, [n][3] metres: no gather to draw */
+  const char *leaf = strrchr(p->a.dataset, '/');
+  leaf = leaf ? leaf + 1 : p->a.dataset;
+  if (p->rank == 2 && p->dims[1] == 3 &&
+      (strcmp(leaf, "receivers") == 0 || strcmp(leaf, "source") == 0 ||
+       strstr(leaf, "position") != NULL))
+    RTM_FAIL(RTM_ERR_USAGE,
+             "plot: %s in %s holds positions ([%zu][3]: x, y, z in metres), not a gather: "
+             "plot the shot's traces (/shots/<k>/traces/p or /traces/p)",
+             p->a.dataset, p->a.file, p->dims[0]);
   size_t samples = 1;
   char shape[96] = "";
   for (int i = 0; i < p->rank; ++i) {

@@ -102,4 +102,12 @@ for input in "$work/missing.h5" "$work/text.h5" /dev/null; do
   fi
 done
 
+# ---- a shot's receiver positions ([n][3] metres) are no gather: refused, no figure (the
+# third probe's plot drew them as "amplitude")
+expect 0 "" "$rtm3d" model "$deck" --quiet --set shots.layout=grid --set shots.x_count=2 \
+  --set shots.y_count=1 --set output.dir="$work/pos" --set output.name=pos
+expect 2 "holds positions \(\[[0-9]+\]\[3\]: x, y, z in metres\), not a gather" \
+  "$rtm3d" plot "$work/pos/pos.h5" /shots/0/receivers -o "$work/pos/r.png"
+[ ! -e "$work/pos/r.png" ] && rob_pass "no figure of positions" || rob_fail "r.png written"
+
 rob_finish
