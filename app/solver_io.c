@@ -331,7 +331,7 @@ int rtm_app_check_replaceable(const char *key, const char *path) {
   struct stat info;
   if (stat(path, &info) != 0 || S_ISREG(info.st_mode)) return RTM_OK;
   rtm_log_error("%s = %s exists and is not a regular file (a device, a FIFO or a folder): rtm3d "
-                "writes and replaces files only; choose another name",
+                "writes and replaces files only; remove it or choose another name",
                 key, path);
   return RTM_ERR_CONFIG;
 }
@@ -426,16 +426,8 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
   }
   /* a folder, device or FIFO at an output's name would stop the run at its final rename,
    * after all its work: refused now, --force or not */
-  for (int k = 0; status == RTM_OK && k < count; ++k) {
-    struct stat info;
-    if (stat(outputs[k], &info) == 0 && !S_ISREG(info.st_mode)) {
-      rtm_log_error("%s exists and is not a file (a folder, a device or a FIFO): the run's "
-                    "outputs could not be put in place; remove it or choose another "
-                    "output.name",
-                    outputs[k]);
-      status = RTM_ERR_CONFIG;
-    }
-  }
+  for (int k = 0; status == RTM_OK && k < count; ++k)
+    status = rtm_app_check_replaceable("output.name", outputs[k]);
   /* the run file first, then the run's other files: none replaced without --force (the
    * lock is this run's own, a resume state the run's to resume from) */
   if (status == RTM_OK) status = rtm_app_check_overwrite(cfg, path, "output.name");

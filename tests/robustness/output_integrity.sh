@@ -101,7 +101,7 @@ rm -rf "$out"
 expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=0
 before_h5="$(cksum <"$out/tiny.h5")" before_json="$(cksum <"$out/tiny.json")"
 mkdir "$out/tiny.xmf"
-expect 2 "tiny\.xmf exists and is not a file" "$rtm3d" model "$work/tiny.ini" --quiet --force \
+expect 2 "tiny\.xmf exists and is not a regular file" "$rtm3d" model "$work/tiny.ini" --quiet --force \
   --set snapshots.every=10
 expect_file_unchanged "$out/tiny.h5" "$before_h5"
 expect_file_unchanged "$out/tiny.json" "$before_json"
