@@ -42,7 +42,10 @@ static void usage(FILE *out) {
                "cadence may differ), and ends with the image an uninterrupted run gives, bit for\n"
                "bit; the shots after the last save are migrated again. On one rank SIGINT or\n"
                "SIGTERM saves the shots ended before it. Another config is refused, naming\n"
-               "the key that changed. (Not with rtm.shot_images.)\n\n"
+               "the key that changed; compared resolved (auto as it resolved, paths as the\n"
+               "files they name), less the keys that cannot change the sums (memory.limit_gb,\n"
+               "the image's filters, mpi.shot_groups: docs/migration.md). (Not with\n"
+               "rtm.shot_images.)\n\n"
                "  --set k=v         override one key of the deck (repeatable)\n"
                "  --max-shots=N     migrate at most N shots in this run, then stop (exit 0) with\n"
                "                    the state saved for the next run to resume\n"
@@ -402,6 +405,7 @@ static void release_run(migrate_run_t *run) {
   free(run->slab_buffer);
   free(run->config_text);
   free(run->inputs);
+  free(run->resume_config);
 }
 
 int rtm_cmd_migrate(int argc, char **argv, rtm_mpi_t *mpi) {

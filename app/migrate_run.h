@@ -63,6 +63,7 @@ struct migrate_run {
   long pin_ticket;
   char *config_text;
   char *inputs; /* the input files' fingerprints when the run began (input_fingerprints) */
+  char *resume_config; /* the config as it bears on the sums, resolved (resume_config) */
   rtm_run_info_t info;
   rtm_output_t *output;
   rtm_io_name_lock_t lock;   /* rank 0: output.dir/output.name held from set-up to the end */

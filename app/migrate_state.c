@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* stat's st_mtim */
+#define _XOPEN_SOURCE 700 /* stat's st_mtim, realpath */
 /* migrate_state.c - the sums of a migration between its shots (migrate_run.h): read over
  * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 when
  * rtm.resume_every seconds have passed and, when a stopped run starts again, resumed from it
@@ -36,6 +36,54 @@ static void describe_change(const char *saved, const char *now, char *text, size
     saved += saved_length + (saved[saved_length] == '\n');
     now += now_length + (now[now_length] == '\n');
   }
+}
+
+/* A path as the file system resolves it (links, "./", the working folder), where it does;
+ * as written where it does not (a file since removed is then told by its fingerprint). */
+static void resolve_path(char *path, size_t size) {
+  char *resolved = path[0] ? realpath(path, NULL) : NULL;
+  if (resolved && strlen(resolved) < size) snprintf(path, size, "%s", resolved);
+  free(resolved);
+}
+
+/* The keys that cannot change the sums a state holds: the room the run may take (it weighs
+ * on the sums only through the reconstruction auto picks, compared as resolved, and the
+ * count of checkpoints, whose recomputed states are the stored ones to the bit), the filters
+ * applied to the summed image at the end (never to the sums), and the shot groups (a state
+ * holds every group's sums added, after the first completed_shots shots). */
+static const char *const resume_free_keys[] = {"memory.limit_gb", "rtm.illumination",
+                                               "rtm.illumination_eps", "rtm.laplacian",
+                                               "mpi.shot_groups"};
+
+/* The config as it bears on the sums, which a state records (root attribute resume_config)
+ * and a resumed run must match: the resolved deck with the values auto stood for
+ * (backend.name, rtm.reconstruction) and the paths resolved (another spelling of the same
+ * file, a link to it or to its folder, is the same file), less the pacing keys
+ * (rtm_config_drop_pacing) and resume_free_keys. */
+static int resume_config(migrate_run_t *run) {
+  int status = RTM_OK;
+  rtm_config_t *cfg = malloc(sizeof *cfg);
+  if (!cfg) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  *cfg = run->cfg;
+  snprintf(cfg->backend.name, sizeof cfg->backend.name, "%s",
+           rtm_migration_backend(run->migration));
+  const char *reconstruction = rtm_migration_reconstruction(run->migration);
+  cfg->rtm.reconstruction = strcmp(reconstruction, "boundary") == 0     ? RTM_RECONSTRUCT_BOUNDARY
+                            : strcmp(reconstruction, "checkpoint") == 0 ? RTM_RECONSTRUCT_CHECKPOINT
+                                                                        : RTM_RECONSTRUCT_SNAPSHOTS;
+  cfg->path[0] = '\0'; /* the deck's name: its keys are all in the text */
+  char *const paths[] = {cfg->output.dir,        cfg->rtm.observed, cfg->model.file,
+                         cfg->model.description, cfg->shots.file,   cfg->receivers.file};
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; ++i)
+    resolve_path(paths[i], RTM_CONFIG_PATH_MAX);
+  run->resume_config = rtm_config_echo_string(cfg);
+  if (!run->resume_config) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  rtm_config_drop_pacing(run->resume_config);
+  rtm_config_drop_keys(run->resume_config, resume_free_keys,
+                       sizeof resume_free_keys / sizeof resume_free_keys[0]);
+fail:
+  free(cfg);
+  return status;
 }
 
 /* A slab's digest: for each of its planes two 32-bit hashes (two seeds) of the plane's float
@@ -132,14 +180,17 @@ fail:
 }
 
 /* The saved fingerprints against the current ones: the first file that differs is named.
- * The config being the same, both list the same paths in the same order. */
+ * The config being the same, both list the same files in the same order, perhaps spelled
+ * another way (resume_config): what follows the path is compared. */
 static int check_inputs(const migrate_run_t *run, const char *saved) {
   int status = RTM_OK;
   const char *now = run->inputs;
   while (*saved || *now) {
     const size_t saved_length = strcspn(saved, "\n"), now_length = strcspn(now, "\n");
-    if (saved_length != now_length || memcmp(saved, now, saved_length) != 0) {
-      const int path_length = (int)strcspn(saved, "\t\n");
+    const size_t saved_path = strcspn(saved, "\t\n"), now_path = strcspn(now, "\t\n");
+    if (saved_length - saved_path != now_length - now_path ||
+        memcmp(saved + saved_path, now + now_path, saved_length - saved_path) != 0) {
+      const int path_length = (int)saved_path;
       if (path_length == 0 || saved[path_length] != '\t')
         RTM_FAIL(RTM_ERR_INPUT,
                  "%s: its record of the input files (root attribute inputs) is empty or "
@@ -157,14 +208,71 @@ fail:
   return status;
 }
 
+/* The value of `key` in [section] of echoed config text into `value` ("" when absent). */
+static void echoed_value(const char *text, const char *section, const char *key, char *value,
+                         size_t size) {
+  const size_t section_length = strlen(section), key_length = strlen(key);
+  int inside = 0;
+  value[0] = '\0';
+  for (const char *line = text; *line;) {
+    const size_t end = strcspn(line, "\n");
+    if (line[0] == '[')
+      inside = end == section_length + 2 && strncmp(line + 1, section, section_length) == 0;
+    else if (inside && strncmp(line, key, key_length) == 0 &&
+             strncmp(line + key_length, " = ", 3) == 0) {
+      snprintf(value, size, "%.*s", (int)(end - key_length - 3), line + key_length + 3);
+      return;
+    }
+    line += end + (line[end] == '\n');
+  }
+}
+
+/* The state's config against this run's: the resolved one (resume_config) where the state
+ * records it; in a state of an earlier build, which does not, the echoed text less the
+ * pacing keys, as that build compared it. A state of another shot-group count resumes (its
+ * sums are every group's, after a prefix of the shots), said in a line. */
+static int check_config(const migrate_run_t *run, char *saved) {
+  int status = RTM_OK;
+  char *saved_resolved = NULL, *now = NULL, change[512];
+  RTM_TRY(rtm_io_read_run_text(run->resume_path, "resume_config", &saved_resolved));
+  if (saved_resolved) {
+    now = strdup(run->resume_config);
+  } else {
+    now = strdup(run->config_text);
+    rtm_config_drop_pacing(saved); /* a state resumes under another rtm.resume_every */
+    if (now) rtm_config_drop_pacing(now);
+  }
+  if (!now) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  const char *then = saved_resolved ? saved_resolved : saved;
+  if (strcmp(then, now) != 0) {
+    describe_change(then, now, change, sizeof change);
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s was written by a run with another config (%s): resume with the same config, "
+             "or remove it to start over",
+             run->resume_path, change);
+  }
+  char groups[32];
+  echoed_value(saved, "mpi", "shot_groups", groups, sizeof groups);
+  if (groups[0] && atoi(groups) != run->cfg.mpi.shot_groups && !run->quiet)
+    rtm_log_info("migrate: %s was saved under mpi.shot_groups = %s and resumes under %d: the "
+                 "image will match the uninterrupted run's within float rounding, not bit for "
+                 "bit (the shots are summed in another order)",
+                 run->resume_path, groups, run->cfg.mpi.shot_groups);
+fail:
+  free(saved_resolved);
+  free(now);
+  return status;
+}
+
 /* A run stopped after some shots left OUTPUT.resume.h5: the sums so far come back, and the
  * run goes on from the next shot, when the config is the one they were made under and the
  * input files are the ones they were read from. */
 int rtm_migrate_resume(migrate_run_t *run) {
   int status = RTM_OK, done = 0;
-  char *saved = NULL, *saved_inputs = NULL, *saved_digest = NULL, *now = NULL, change[512];
+  char *saved = NULL, *saved_inputs = NULL, *saved_digest = NULL;
   rtm_dataset_t image = {0}, illumination = {0};
   RTM_TRY(input_fingerprints(run));
+  RTM_TRY(resume_config(run));
   /* whether there is a state to resume, rank 0's answer for all: a rank that saw none
    * while the others read it would skip the collectives they then wait in */
   FILE *exists = run->root ? fopen(run->resume_path, "rb") : NULL;
@@ -178,17 +286,7 @@ int rtm_migrate_resume(migrate_run_t *run) {
              "resume: remove it to start over",
              run->resume_path);
   RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
-  now = strdup(run->config_text);
-  if (!now) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
-  rtm_config_drop_pacing(saved); /* a state resumes under another rtm.resume_every */
-  rtm_config_drop_pacing(now);
-  if (strcmp(saved, now) != 0) {
-    describe_change(saved, now, change, sizeof change);
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "%s was written by a run with another config (%s): resume with the same config, "
-             "or remove it to start over",
-             run->resume_path, change);
-  }
+  RTM_TRY(check_config(run, saved));
   /* the record of the input files, and below the digest of the sums: a state without them
    * was edited (states of the builds before them no longer match the config either) */
   RTM_TRY(rtm_io_read_run_text(run->resume_path, "inputs", &saved_inputs));
@@ -238,7 +336,6 @@ fail:
   rtm_dataset_release(&illumination);
   free(saved_inputs);
   free(saved_digest);
-  free(now);
   free(saved);
   return status;
 }
@@ -306,6 +403,7 @@ static int write_state(migrate_run_t *run, int completed) {
     rtm_output_no_sidecar(state); /* rtm3d's own file, not one to view */
     RTM_TRY(rtm_output_write_count(state, "completed_shots", completed));
     RTM_TRY(rtm_output_write_text(state, "inputs", run->inputs));
+    RTM_TRY(rtm_output_write_text(state, "resume_config", run->resume_config));
     RTM_TRY(rtm_output_write_text(state, "sums_digest", digest));
   }
   RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/image", run->slab_image));

@@ -82,32 +82,34 @@ char *rtm_config_echo_string(const rtm_config_t *cfg) {
 }
 
 /* The keys that set how a run proceeds, not what it computes. */
-static const struct {
-  const char *section, *key;
-} pacing[] = {{"rtm", "resume_every"},  {"output", "overwrite"},      {"mpi", "timeout_s"},
-              {"mpi", "exchange"},       {"output", "stream_traces"}, {"output", "stream_window"},
-              {"output", "segy"}};
+static const char *const pacing[] = {
+    "rtm.resume_every",     "output.overwrite",     "mpi.timeout_s", "mpi.exchange",
+    "output.stream_traces", "output.stream_window", "output.segy"};
 
-static int is_pacing(const char *section, size_t section_length, const char *line) {
-  for (size_t k = 0; k < sizeof pacing / sizeof pacing[0]; ++k) {
-    const size_t key_length = strlen(pacing[k].key);
-    if (strlen(pacing[k].section) == section_length &&
-        strncmp(section, pacing[k].section, section_length) == 0 &&
-        strncmp(line, pacing[k].key, key_length) == 0 &&
+/* Whether `line` ("key = value") sets one of the "section.key" names. */
+static int is_listed(const char *section, size_t section_length, const char *line,
+                     const char *const *keys, size_t count) {
+  for (size_t k = 0; k < count; ++k) {
+    const char *dot = strchr(keys[k], '.');
+    if (!dot) continue;
+    const char *key = dot + 1;
+    const size_t key_length = strlen(key);
+    if ((size_t)(dot - keys[k]) == section_length &&
+        strncmp(section, keys[k], section_length) == 0 && strncmp(line, key, key_length) == 0 &&
         strncmp(line + key_length, " = ", 3) == 0)
       return 1;
   }
   return 0;
 }
 
-void rtm_config_drop_pacing(char *text) {
+void rtm_config_drop_keys(char *text, const char *const *keys, size_t count) {
   const char *section = ""; /* the last [section] header, where it lies once kept */
   size_t section_length = 0;
   char *kept = text;
   for (const char *line = text; *line;) {
     const size_t end = strcspn(line, "\n"), length = end + (line[end] == '\n');
     const int header = line[0] == '[' && end > 2 && line[end - 1] == ']';
-    if (header || !is_pacing(section, section_length, line)) {
+    if (header || !is_listed(section, section_length, line, keys, count)) {
       memmove(kept, line, length);
       if (header) {
         section = kept + 1;
@@ -118,4 +120,8 @@ void rtm_config_drop_pacing(char *text) {
     line += length;
   }
   *kept = '\0';
+}
+
+void rtm_config_drop_pacing(char *text) {
+  rtm_config_drop_keys(text, pacing, sizeof pacing / sizeof pacing[0]);
 }

@@ -247,6 +247,8 @@ char *rtm_config_echo_string(const rtm_config_t *cfg);
  * model's output.stream_*, output.segy), so that two echoes compare equal when their runs
  * give the same result: a resumed run may change them. */
 void rtm_config_drop_pacing(char *text);
+/* Removes from echoed text, in place, the lines of the `count` keys named "section.key". */
+void rtm_config_drop_keys(char *text, const char *const *keys, size_t count);
 
 /* Prints `rtm3d help-config`: the schema as one table a section (key, type, default, range or
  * choices, meaning), wrapped at `width` columns (at least 60), the meaning column under

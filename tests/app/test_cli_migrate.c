@@ -265,9 +265,9 @@ static void test_resume_after_a_stop(void **state) {
   assert_true(file_exists(DIR "/resumed.resume.h5"));
   assert_false(file_exists(DIR "/resumed.h5"));
   /* another config: refused, the key named, the state kept */
-  snprintf(line, sizeof line, "%s --set rtm.laplacian=false", run);
+  snprintf(line, sizeof line, "%s --set rtm.mute=false", run);
   assert_int_equal(rtm3d("migrate", line), 2);
-  assert_true(contains(read_text(DIR "/err.txt"), "rtm.laplacian was true there and is false now"));
+  assert_true(contains(read_text(DIR "/err.txt"), "rtm.mute was true there and is false now"));
   assert_true(file_exists(DIR "/resumed.resume.h5"));
   /* the same config: the second shot, then the image */
   assert_int_equal(rtm3d("migrate", run), 0);

@@ -123,6 +123,14 @@ name = tiny
 DECK
 }
 
+# $survey: the --set arguments of a tiny_deck survey of 3 shots along x over a plane of 24 x
+# 24 receivers, 150 steps, an interface at 150 m (an image that is not all zero): a migration
+# of it stops and resumes between shots.
+survey=(--set shots.layout=grid --set shots.x_count=3 --set shots.y_count=1 --set shots.z=60
+  --set receivers.z=60 --set receivers.y_count=24 --set receivers.y_first=0
+  --set receivers.y_step=10 --set receivers.x_step=10 --set time.steps=150
+  --set model.interface_z=150 --set model.vp_below=3000)
+
 # h5edit FILE set DATASET VALUE INDEX... | FILE unlink DATASET: damages an HDF5 file through
 # the libhdf5 rtm3d runs with (h5edit.py); have_h5edit says whether it can (python3, libhdf5).
 rob_libhdf5="$(ldd "$rtm3d" 2>/dev/null | awk '/libhdf5/ && !/_hl|_cpp/ {print $3; exit}')"

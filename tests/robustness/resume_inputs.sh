@@ -7,10 +7,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 tiny_deck "$work/tiny.ini"
 out="$work/out"
-shots=(--set shots.layout=grid --set shots.x_count=3 --set shots.y_count=1 --set shots.z=60
-  --set receivers.z=60 --set receivers.y_count=24 --set receivers.y_first=0
-  --set receivers.y_step=10 --set receivers.x_step=10 --set time.steps=150
-  --set model.interface_z=150 --set model.vp_below=3000)
+shots=("${survey[@]}")
 model=(model "$work/tiny.ini" --quiet "${shots[@]}" --set output.name=observed)
 migrate=(migrate "$work/tiny.ini" --force "${shots[@]}" --set rtm.observed="$out/observed.h5")
 
