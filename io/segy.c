@@ -269,11 +269,23 @@ int rtm_segy_written_from(const char *path, const char *h5_path) {
   return written_by_rtm3d(path, named) && names_run_file(named, h5_path);
 }
 
-/* Shots [first, last) of the run file into `path`, an empty file this run made (it is
- * removed by the caller on failure). */
-static int write_file(const char *h5_path, const char *field, const char *path, int first,
+/* `file` as a message names it: the file the user asked for, not the PATH.partial this run
+ * writes aside. */
+static void shown_name(const char *file, char *shown, size_t size) {
+  static const char suffix[] = ".partial";
+  const size_t length = strlen(file), suffix_length = sizeof suffix - 1;
+  const int partial = length > suffix_length && strcmp(file + length - suffix_length, suffix) == 0;
+  snprintf(shown, size, "%.*s", (int)(partial ? length - suffix_length : length), file);
+}
+
+/* Shots [first, last) of the run file h5_file into `file`, an empty file this run made (it
+ * is removed by the caller on failure); messages name both without their .partial. */
+static int write_file(const char *h5_file, const char *field, const char *file, int first,
                       int last) {
   int status = RTM_OK, interval_us = 0, samples = 0, trace = 0;
+  char h5_path[2 * RTM_CONFIG_PATH_MAX + 64], path[2 * RTM_CONFIG_PATH_MAX + 64];
+  shown_name(h5_file, h5_path, sizeof h5_path);
+  shown_name(file, path, sizeof path);
   segy_file *fp = NULL;
   rtm_io_gather_t gather;
   char text[TEXT_BYTES], binary[BIN_BYTES], header[HEADER_BYTES];
@@ -283,7 +295,7 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
     if (rtm_interrupted()) /* the caller removes the file this run made */
       RTM_FAIL(RTM_ERR_INTERRUPTED, "export: stopped by %s before shot %d of %s",
                rtm_interrupt_name(), shot, h5_path);
-    RTM_TRY(rtm_io_read_shot(h5_path, shot, field, &gather));
+    RTM_TRY(rtm_io_read_shot(h5_file, shot, field, &gather));
     if (shot == first) {
       const double us = gather.dt_s * 1e6;
       if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 32767)
@@ -302,9 +314,9 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
                  h5_path, gather.samples);
       interval_us = (int)round(us);
       samples = gather.samples;
-      fp = segy_open(path, "r+b");
+      fp = segy_open(file, "r+b");
       if (!fp) RTM_FAIL(RTM_ERR_IO, "%s: cannot open the SEG-Y file for writing", path);
-      text_header(text, h5_path, field, last - first, samples, interval_us);
+      text_header(text, h5_file, field, last - first, samples, interval_us);
       SEGY_WRITE(segy_write_textheader(fp, 0, text), "%s: text header", path);
       memset(binary, 0, sizeof binary);
       const struct {
@@ -333,7 +345,7 @@ static int write_file(const char *h5_path, const char *field, const char *path, 
     } else if (gather.samples != samples ||
                fabs(gather.dt_s * 1e6 - interval_us) > 1e-6 * interval_us) {
       RTM_FAIL(RTM_ERR_INPUT,
-               "%s: shot %d has %d samples of %g s, shot %d %d of %g us: one SEG-Y file holds "
+               "%s: shot %d has %d samples of %g s, shot %d %d of %g s: one SEG-Y file holds "
                "one length (export --per-shot writes a file a shot)",
                h5_path, shot, gather.samples, gather.dt_s, first, samples, interval_us * 1e-6);
     }
@@ -564,6 +576,14 @@ fail:
         rtm_io_partial_path(path, partial, sizeof partial) != RTM_OK)
       continue;
     remove_made(made[k].state == 2 ? path : partial, &made[k]);
+  }
+  /* the messages above name the target: whether an earlier file there was touched */
+  if (status != RTM_OK && made) {
+    struct stat info;
+    const int earlier =
+        target_path(segy_path, per_shot, 0, path, sizeof path) == RTM_OK && stat(path, &info) == 0;
+    rtm_log_info("export: nothing exported%s",
+                 earlier ? "; the files there before stay as they were" : "");
   }
   free(made);
   return status;

@@ -179,8 +179,11 @@ if [ "$segy_ok" = 1 ]; then
     mkdir -p "$small"
     if mount -t tmpfs -o size=24k tmpfs "$small" 2>/dev/null; then
       cp "$good" "$small/good.sgy"
-      expect 1 "good\.sgy\.partial: .*No space left on device" \
+      # named as asked (not its .partial), and said to be kept
+      expect 1 "small/good\.sgy: .*No space left on device" \
         "$rtm3d" export "$work/loud.h5" --segy "$small/good.sgy" --force
+      grep -q "export: nothing exported; the files there before stay as they were" <<<"$rob_output" &&
+        rob_pass "the export said the earlier file stays" || rob_fail "no word on the earlier file"
       expect_file_unchanged "$small/good.sgy" "$sum"
       no_partial "$small"
       umount "$small"

@@ -145,6 +145,16 @@ expect_no_output "$out" tiny
 if has_feature "SEG-Y on"; then
   expect 1 "" full_disk .sgy.partial "$rtm3d" model "$work/tiny.ini" --quiet --set output.segy=true
   expect_no_output "$out" tiny
+  # export's messages name the file asked for, not the PATH.partial it writes aside
+  expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set output.name=to_export \
+    --set output.trace_dt=0.002
+  expect 1 "error: $out/exported\.sgy: .*No space left on device" full_disk .sgy.partial \
+    "$rtm3d" export "$out/to_export.h5" --segy "$out/exported.sgy"
+  grep -q "exported\.sgy\.partial" <<<"$rob_output" && rob_fail "export named its .partial" ||
+    rob_pass "export named exported.sgy"
+  [ -z "$(ls "$out" | grep exported)" ] && rob_pass "export left nothing" ||
+    rob_fail "export left: $(ls "$out" | grep exported | tr '\n' ' ')"
+  rm -f "$out"/to_export.*
 fi
 # an earlier complete run replaced (--force) by one that fails: the earlier files stay whole
 expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=10
