@@ -3,6 +3,7 @@
  * inner edges), a file of "x y z" lines, or a patch that moves with the shot. */
 #include "rtm_points.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -51,6 +52,46 @@ void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double
 
 /* ---- files of positions ---- */
 
+/* Why a line of a positions file is not three finite numbers 'x y z': the value at fault
+ * and what is wrong with it (not a number, not finite, beyond a double's range, a fourth
+ * value, a ';' or "//" taken for a comment), or how many values it holds. */
+static void point_line_fault(const char *line, char *why, size_t size) {
+  static const char *const axis[3] = {"x", "y", "z"};
+  const char *at = line;
+  for (int k = 0;; ++k) {
+    at += strspn(at, " \t\r\n\v\f");
+    const int token = (int)strcspn(at, " \t\r\n\v\f");
+    if (token == 0) {
+      snprintf(why, size, "found %d value%s", k, k == 1 ? "" : "s");
+      return;
+    }
+    if (*at == ';' || strncmp(at, "//", 2) == 0) {
+      snprintf(why, size, "'%.*s' starts no comment here: comments begin with '#'",
+               *at == ';' ? 1 : 2, at);
+      return;
+    }
+    if (k == 3) {
+      snprintf(why, size, "'%.*s' follows z: one point a line", token, at);
+      return;
+    }
+    char *end = NULL;
+    errno = 0;
+    const double value = strtod(at, &end);
+    if (end == at + token && isfinite(value)) {
+      at = end;
+      continue;
+    }
+    if (end != at + token)
+      snprintf(why, size, "%s = '%.*s' is not a number", axis[k], token, at);
+    else if (errno == ERANGE)
+      snprintf(why, size, "%s = %.*s is out of range (a double holds at most 1.8e308)", axis[k],
+               token, at);
+    else
+      snprintf(why, size, "%s = %.*s is not finite", axis[k], token, at);
+    return;
+  }
+}
+
 /* One "x y z" per line of path ('#' comments, blank lines and a UTF-8 BOM skipped) for the
  * config key `key` ("receivers.file"), the points called `noun` ("receiver"). With `volume`,
  * every point must lie inside it (the error names file:line); without, rtm_points_init
@@ -81,8 +122,11 @@ static int read_positions_file(const char *path, const char *key, const char *no
       char blank[2];
       if (sscanf(line, "%1s", blank) != 1) continue; /* empty or comment line */
     }
-    if (fields != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z))
-      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: expected three numbers 'x y z' in metres", path, line_number);
+    if (fields != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
+      point_line_fault(line, why, sizeof why);
+      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: expected three numbers 'x y z' in metres: %s", path,
+               line_number, why);
+    }
     if (volume && !inside_volume(volume, (const double[3]){x, y, z})) {
       describe_volume(volume, extent, sizeof extent);
       RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s (%g, %g, %g) m lies outside the volume, %s", path,
@@ -222,8 +266,8 @@ static int plane_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis,
                     "receivers along %c record traces the grid cannot tell apart (it resolves "
                     "nothing finer than its cells), each costing memory and time; a step of "
                     "the spacing or more is usual",
-                    "xy"[axis], *step_out, grid->spacing_m[axis] / *step_out, "xy"[axis],
-                    grid->spacing_m[axis], *count_out, "xy"[axis]);
+                    "xy"[axis], *step_out, grid -> spacing_m[axis] / *step_out, "xy"[axis],
+                    grid -> spacing_m[axis], *count_out, "xy"[axis]);
   return RTM_OK;
 }
 

@@ -178,9 +178,19 @@ static void test_shot_file_errors(void **state) {
   static const struct {
     const char *text, *message;
   } cases[] = {
-      {"10 10 10\n# two numbers\n10 20\n", SHOT_FILE ":3: expected three numbers 'x y z'"},
-      {"10 10 10 40\n", SHOT_FILE ":1: expected three numbers 'x y z'"},
-      {"10 10 nan\n", SHOT_FILE ":1: expected three numbers 'x y z'"},
+      {"10 10 10\n# two numbers\n10 20\n",
+       SHOT_FILE ":3: expected three numbers 'x y z' in metres: found 2 values"},
+      {"10 10 10 40\n", SHOT_FILE ":1: expected three numbers 'x y z' in metres: '40' follows z"},
+      /* the cause named: the value, and what is wrong with it */
+      {"10 10 nan\n",
+       SHOT_FILE ":1: expected three numbers 'x y z' in metres: z = nan is not finite"},
+      {"10 -inf 10\n", ":1: expected three numbers 'x y z' in metres: y = -inf is not finite"},
+      {"1e400 10 10\n", ":1: expected three numbers 'x y z' in metres: x = 1e400 is out of range"},
+      {"10 10 10 ; c\n",
+       ":1: expected three numbers 'x y z' in metres: ';' starts no comment here: "
+       "comments begin with '#'"},
+      {"10 10 10 // c\n", ":1: expected three numbers 'x y z' in metres: '//' starts no comment"},
+      {"10 ten 10\n", ":1: expected three numbers 'x y z' in metres: y = 'ten' is not a number"},
       {"10 10 10\n\n400 10 10\n",
        SHOT_FILE ":3: shot (400, 10, 10) m lies outside the volume, [0, 390] x [0, 350] x [0, "
                  "290] m"},
