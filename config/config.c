@@ -103,7 +103,7 @@ static void describe_expected(const rtm_cfg_entry_t *row, char *buf, size_t size
     if (row->choices)
       snprintf(buf, size, "one of %s", row->choices);
     else
-      snprintf(buf, size, "text of at most %zu characters", row->size - 1);
+      snprintf(buf, size, "text of at most %zu bytes", row->size - 1);
     break;
   }
 }
@@ -271,7 +271,7 @@ static int parse_string(const rtm_cfg_entry_t *row, const char *text, char *fiel
     return 1;
   }
   if (length >= row->size) {
-    snprintf(reason, size, "too long (%zu characters)", length);
+    snprintf(reason, size, "too long (%zu bytes)", length);
     return 0;
   }
   memcpy(field, text, length);

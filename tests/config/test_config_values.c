@@ -389,6 +389,13 @@ static void test_set_errors(void **state) {
       {"kernel.block_x=2000",
        "--set kernel.block_x=2000: out of range; expected auto or an integer in [1, 1024]"},
       {"output.name=a ;b", "which starts a comment in INI files"},
+      /* 32 two-byte characters: the limit counts bytes, and says so */
+      {"output.name="
+       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+       ": too long (64 bytes); expected text of at most 63 bytes"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     rtm_config_t cfg, before;
