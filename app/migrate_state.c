@@ -492,7 +492,13 @@ static int wait_for_save(migrate_run_t *run) {
   const int status = rtm_io_worker_wait(run->worker, run->save.ticket);
   run->write_s += rtm_wall_seconds() - start_s; /* the stepping thread's wait alone */
   run->behind_s += run->save.seconds;
-  if (status == RTM_OK) count_save(run, run->save.completed);
+  if (status == RTM_OK)
+    count_save(run, run->save.completed);
+  else /* said last: the thread's error came while the steps went on printing */
+    rtm_log_error("migrate: stopped: the sums after shot %d could not be saved to %s (the "
+                  "error above)%s",
+                  run->save.completed, run->resume_path,
+                  run->saved_shots > 0 ? "; the state saved before is kept" : "");
   return status;
 }
 

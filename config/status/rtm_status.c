@@ -56,6 +56,9 @@ void rtm_interrupt_install(void) {
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   sigaction(SIGPIPE, &ignore, NULL);
+  /* nor is a file past the size limit (ulimit -f): its write fails (EFBIG), said and cleaned
+   * up after like a full disk, rather than the process killed with its partial files left */
+  sigaction(SIGXFSZ, &ignore, NULL);
 }
 
 int rtm_interrupted(void) {

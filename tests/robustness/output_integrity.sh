@@ -313,4 +313,23 @@ else
   echo "(no tmpfs can be mounted here: the mid-run disk cases skipped)"
 fi
 
+# ---- a file past the size limit (ulimit -f): rtm3d ignores SIGXFSZ, so the write fails
+# (EFBIG) and the run says so and removes what it made, as on a full disk (killed by the
+# signal it left NAME.h5.partial and its lock); a migration's state, saved behind the next
+# shot, fails there, and the run's last line says that it stopped (not the next shot's line)
+size_limited() {
+  (ulimit -f "$1" && shift && exec "$@")
+}
+expect 1 "out/fsize\.h5\.partial: .*File too large \(errno 27\)" \
+  size_limited 4 "$rtm3d" model "$work/tiny.ini" --quiet --set output.name=fsize
+expect_no_output "$out" fsize
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet "${survey[@]}" --set output.name=fsize_observed
+expect 1 "" size_limited 100 "$rtm3d" migrate "$work/tiny.ini" "${survey[@]}" --set output.name=fsize \
+  --set rtm.observed="$out/fsize_observed.h5" --set rtm.resume_every=0
+tail -n 1 <<<"$rob_output" | grep -q "error: migrate: stopped: the sums after shot 1 could not be saved to .*out/fsize\.resume\.h5 (the error above)" &&
+  rob_pass "the failed save is the run's last line" ||
+  rob_fail "the run's last line after a failed save: $(tail -n 1 <<<"$rob_output")"
+expect_no_output "$out" fsize
+[ ! -e "$out/fsize.resume.h5" ] && rob_pass "no state" || rob_fail "a state was left"
+
 rob_finish
