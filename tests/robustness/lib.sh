@@ -52,14 +52,19 @@ rob_pass() {
 expect() {
   local want="$1" pattern="$2"
   shift 2
-  local status
   rob_output="$("$@" 2>&1 </dev/null)"
-  status=$?
+  rob_judge "$want" "$pattern" $? "$*"
+}
+
+# rob_judge WANT PATTERN STATUS TEXT: the run TEXT exited STATUS, WANT wanted, and its output
+# ($rob_output) matches PATTERN (expect's check, for runs made another way).
+rob_judge() {
+  local want="$1" pattern="$2" status="$3" text="$4"
   if [ "$status" -ne "$want" ] || ! grep -Eq -- "$pattern" <<<"$rob_output"; then
-    rob_fail "'$*' exited $status (want $want), expected to match: $pattern"
+    rob_fail "'$text' exited $status (want $want), expected to match: $pattern"
     sed 's/^/    /' <<<"$rob_output" | head -40 | cat -v
   else
-    rob_pass "$*"
+    rob_pass "$text"
   fi
 }
 

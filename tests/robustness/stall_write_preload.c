@@ -12,6 +12,12 @@
  *   RTM3D_TEST_STALL_PIDS          a folder where every process that loads the library
  *                                  leaves an empty file named by its pid (the ranks under
  *                                  mpirun, to kill)
+ *   RTM3D_TEST_STALL_OPEN          comma-separated strings: the first open of a file whose
+ *                                  path holds one is held, once it has opened (a point in a
+ *                                  run where a test sends a signal; open and openat, not
+ *                                  stdio's fopen)
+ *   RTM3D_TEST_STALL_RELEASE       a path: a held write or open goes on once it exists (the
+ *                                  test sent its signal) rather than waiting to be killed
  * A file is created by an open with O_TRUNC or O_EXCL: an MPI-IO library opens files of its
  * own named after the file (locks, shared memory) with O_CREAT alone, and reopens the file
  * (or opens it on the ranks that did not create it) without either, so that a rank that
@@ -58,10 +64,13 @@ __attribute__((constructor)) static void leave_pid(void) {
   if (fd >= 0) close(fd);
 }
 
+static void maybe_hold_open(const char *path);
+
 /* After a successful open: a watched path opened for writing is watched, and counted
  * when the open creates it anew. */
 static int opened(int fd, const char *path, int flags) {
   if (fd < 0 || fd >= MAX_FD) return fd;
+  maybe_hold_open(path);
   const int watch =
       (flags & O_ACCMODE) != O_RDONLY && preload_listed("RTM3D_TEST_STALL_WRITE", path);
   if (watch && (flags & (O_TRUNC | O_EXCL))) atomic_fetch_add(&versions, 1);
@@ -84,19 +93,36 @@ static void write_marker(void) {
   if (whole) rename(aside, marker);
 }
 
-/* Before a write to fd: the held one does not return. */
+/* The marker written, then held until the release file exists or, without one, for ever:
+ * until killed, or RTM3D_TEST_STALL_SECONDS have passed (exit 125). */
+static void hold(void) {
+  write_marker();
+  const char *release = getenv("RTM3D_TEST_STALL_RELEASE");
+  const long seconds = env_number("RTM3D_TEST_STALL_SECONDS", 300);
+  const struct timespec tick = {0, 10 * 1000 * 1000};
+  for (long ticks = 0; ticks < seconds * 100; ++ticks) {
+    if (release && *release && access(release, F_OK) == 0) return;
+    nanosleep(&tick, NULL); /* a signal's handler runs meanwhile */
+  }
+  fprintf(stderr, "stall_write_preload: held %ld s and never %s\n", seconds,
+          release ? "released" : "killed");
+  _exit(125);
+}
+
+/* Before a write to fd: the held one does not return until released. */
 static void maybe_hold(int fd) {
   if (fd < 0 || fd >= MAX_FD || !atomic_load(&watched[fd])) return;
   if (atomic_load(&versions) != env_number("RTM3D_TEST_STALL_VERSION", 1)) return;
   if (atomic_fetch_add(&version_writes, 1) != env_number("RTM3D_TEST_STALL_AFTER_WRITES", 0))
     return;
-  write_marker();
-  const long seconds = env_number("RTM3D_TEST_STALL_SECONDS", 300);
-  const struct timespec tick = {0, 100 * 1000 * 1000};
-  for (long ticks = 0; ticks < seconds * 10; ++ticks)
-    nanosleep(&tick, NULL);
-  fprintf(stderr, "stall_write_preload: held %ld s and never killed\n", seconds);
-  _exit(125);
+  hold();
+}
+
+/* After an open: the first of a path RTM3D_TEST_STALL_OPEN lists is held. */
+static atomic_bool open_held;
+static void maybe_hold_open(const char *path) {
+  if (!preload_listed("RTM3D_TEST_STALL_OPEN", path) || atomic_exchange(&open_held, 1)) return;
+  hold();
 }
 
 /* ---- opening: the mode is passed on when the flags need one ---- */

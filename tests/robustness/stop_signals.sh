@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# makemodel and export stopped by SIGINT or SIGTERM mid-run: the exit status is 128 + the
+# signal (130, 143), the run says it stopped, the earlier output it was replacing (--force)
+# is intact, and no PATH.partial or lock is left, so that the same command runs again at
+# once. The signal lands at a chosen point, not where a race puts it: stall_write_preload.c
+# holds the run in a chosen open (RTM3D_TEST_STALL_OPEN) until the test, having sent the
+# signal, creates the release file.
+#   makemodel: held in the open of MODEL.lock, before the build; the run stops after the
+#     build, before MODEL.h5 is written. Held in the open of MODEL.h5.partial instead (the
+#     write begun), the write finishes, whole, and the run says so (exit 0).
+#   export: held in the open of OUT.sgy.partial, before the first shot, or (--per-shot) of
+#     OUT_shot1.sgy.partial, shot 0 written aside: the export stops before its next shot.
+source "$(dirname "$0")/lib.sh" "$@"
+preload="$PWD/librtm3d_stall_write_preload.so"
+[ -e "$preload" ] || rob_skip "no $preload (build the target rtm3d_stall_write_preload)"
+# the sanitizer build's rtm3d wants its runtime first; the preload library is plain C
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+deck="$work/deck.ini"
+tiny_deck "$deck"
+out="$work/out"
+mkdir -p "$out"
+
+# stopped SIGNAL OPEN COMMAND...: COMMAND run with its first open of a path holding OPEN
+# held; SIGNAL sent once it is, then released. Its exit status into $stop_status, its
+# stdout+stderr into $rob_output.
+stopped() {
+  local signal="$1" open="$2"
+  shift 2
+  rm -f "$work/held" "$work/release"
+  env LD_PRELOAD="$preload" RTM3D_TEST_STALL_OPEN="$open" RTM3D_TEST_STALL_MARKER="$work/held" \
+    RTM3D_TEST_STALL_RELEASE="$work/release" RTM3D_TEST_STALL_SECONDS=120 \
+    "$@" >"$work/stopped.log" 2>&1 </dev/null &
+  local pid=$! tries=2400
+  while [ ! -e "$work/held" ] && [ "$tries" -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  if [ -e "$work/held" ]; then
+    kill -s "$signal" "$pid"
+    sleep 0.2 # the handler has run: the signal is pending on a process asleep in the hold
+  else
+    rob_fail "$* was never held at an open of $open"
+  fi
+  touch "$work/release"
+  wait "$pid"
+  stop_status=$?
+  rob_output="$(cat "$work/stopped.log")"
+}
+
+# expect_stopped WANT PATTERN SIGNAL OPEN COMMAND...
+expect_stopped() {
+  local want="$1" pattern="$2" signal="$3" open="$4"
+  shift 4
+  stopped "$signal" "$open" "$@"
+  rob_judge "$want" "$pattern" "$stop_status" "SIG$signal at the open of $open: $*"
+}
+
+# expect_clean DIR: no .partial, no .lock in DIR
+expect_clean() {
+  local left
+  left="$(ls -1 "$1" | grep -E '\.partial|\.lock$')"
+  [ -z "$left" ] && rob_pass "nothing left in $1" || rob_fail "left in $1: $(tr '\n' ' ' <<<"$left")"
+}
+
+# ---- makemodel
+printf 'background vp=2000\n' >"$work/plain.model"
+printf 'background vp=2500\n' >"$work/other.model"
+makemodel=("$rtm3d" makemodel "$deck" --set model.file="$out/m.h5")
+expect 0 "" "${makemodel[@]}" --set model.description="$work/plain.model"
+before="$(cksum <"$out/m.h5")"
+for signal in INT TERM; do
+  status=130
+  [ "$signal" = TERM ] && status=143
+  expect_stopped "$status" "makemodel: stopped by SIG$signal before .*out/m\.h5 was written" \
+    "$signal" m.lock "${makemodel[@]}" --force --set model.description="$work/other.model"
+  expect_file_unchanged "$out/m.h5" "$before"
+  expect_clean "$out"
+done
+# the signal within the write: it finishes, whole, said as such
+expect_stopped 0 "makemodel: SIGTERM came while the model was written; it is whole" TERM \
+  m.h5.partial "${makemodel[@]}" --force --set model.description="$work/other.model"
+expect_clean "$out"
+expect 0 "" "${makemodel[@]}" --force --set model.description="$work/other.model" \
+  --set model.file="$out/m2.h5"
+expect 0 "" "$rtm3d" validate "$out/m.h5" "$out/m2.h5" --rtol 0 --atol 0
+# the same command runs again at once
+expect 0 "" "${makemodel[@]}" --force --set model.description="$work/plain.model"
+
+# ---- export
+if has_feature "SEG-Y on"; then
+  expect 0 "" "$rtm3d" model "$deck" --quiet "${survey[@]}" --set time.steps=40 \
+    --set output.trace_dt=0.002 --set output.name=run
+  export=("$rtm3d" export "$out/run.h5" --segy "$out/g.sgy")
+  expect 0 "" "${export[@]}"
+  expect 0 "" "${export[@]}" --per-shot
+  one="$(cksum <"$out/g.sgy")"
+  shot1="$(cksum <"$out/g_shot1.sgy")"
+  for signal in INT TERM; do
+    status=130
+    [ "$signal" = TERM ] && status=143
+    expect_stopped "$status" "export: stopped by SIG$signal before shot 0 of .*out/run\.h5" \
+      "$signal" g.sgy.partial "${export[@]}" --force
+    expect_file_unchanged "$out/g.sgy" "$one"
+    expect_clean "$out"
+    expect_stopped "$status" "export: stopped by SIG$signal before shot 1 of .*out/run\.h5" \
+      "$signal" g_shot1.sgy.partial "${export[@]}" --force --per-shot
+    expect_file_unchanged "$out/g_shot1.sgy" "$shot1"
+    expect_clean "$out"
+  done
+  expect 0 "" "${export[@]}" --force --per-shot
+fi
+rob_finish
