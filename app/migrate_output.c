@@ -273,7 +273,7 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   RTM_TRY(rtm_migration_memory(run->migration, &memory));
   RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
   RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole, &memory));
-  RTM_TRY(rtm_io_outputs_commit(run->outputs)); /* the files appear together, or none */
+  RTM_TRY(rtm_io_outputs_commit(run->outputs, &run->lock)); /* together, or none */
   remove(run->resume_path);                     /* the image is complete, and in place */
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",

@@ -262,7 +262,7 @@ int rtm_model_write_report(model_run_t *run) {
   char json_partial[sizeof run->json_path + 16];
   RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
   RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole_grid, &run->prop.ledger));
-  RTM_TRY(rtm_io_outputs_commit(run->outputs)); /* the files appear together, or none */
+  RTM_TRY(rtm_io_outputs_commit(run->outputs, &run->lock)); /* together, or none */
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,
                  propagate_s, mcells);

@@ -4,7 +4,8 @@
  * same output.dir and output.name is refused, naming the first, instead of truncating or
  * removing the first run's NAME.*.partial files. The lock file says which process holds
  * it; it is removed by its holder at the end (a run killed by SIGKILL leaves it, unlocked:
- * the next run takes it over). The lock is advisory: it guards against rtm3d runs, not
+ * the next run takes it over, and finishes its commit if it was killed in the middle of
+ * one: commit_journal.c). The lock is advisory: it guards against rtm3d runs, not
  * against other programs. */
 #include "rtm_io.h"
 
@@ -53,6 +54,7 @@ static int still_linked(int fd, const char *path) {
 
 int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock) {
   lock->fd = -1;
+  lock->held = 0;
   lock->path[0] = '\0';
   const int length = snprintf(lock->path, sizeof lock->path, "%s/%s.lock", dir, name);
   if (length < 0 || (size_t)length >= sizeof lock->path) {
@@ -81,7 +83,8 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
       lock->path[0] = '\0';
       return RTM_ERR_IO;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int held = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (!held) {
       const int error = errno;
       if (error == EWOULDBLOCK) {
         char holder[256];
@@ -111,7 +114,11 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
     }
     write_holder(fd);
     lock->fd = fd;
-    return RTM_OK;
+    lock->held = held;
+    /* a run of the name killed in the middle of its commit: finished before the name is used */
+    status = held ? rtm_io_journal_recover(lock->path, key, name) : RTM_OK;
+    if (status != RTM_OK) rtm_io_unlock_name(lock);
+    return status;
   }
   rtm_log_error("cannot take the lock %s: it is replaced faster than it can be held", lock->path);
   lock->path[0] = '\0';
@@ -123,5 +130,6 @@ void rtm_io_unlock_name(rtm_io_name_lock_t *lock) {
   unlink(lock->path); /* while still held: a run that opened it meanwhile finds it unlinked */
   close(lock->fd);
   lock->fd = -1;
+  lock->held = 0;
   lock->path[0] = '\0';
 }

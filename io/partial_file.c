@@ -2,7 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 /* The PATH.partial convention: every file rtm3d writes is written as PATH.partial and
  * renamed to PATH only once complete, so a failed run never leaves a file that looks
- * finished; a run's outputs renamed together (rtm_io_outputs_t); and the directories
+ * finished; a run's outputs renamed together (rtm_io_outputs_t, journaled under a name
+ * lock: commit_journal.c); and the directories
  * leading to an output path. */
 #include "rtm_io_impl.h"
 
@@ -202,10 +203,11 @@ static void roll_back(const rtm_io_outputs_t *set, int done) {
   }
 }
 
-/* The earlier PATH linked under a new name, PATH.replaced (or PATH.replaced.N where that
- * name is taken: link never replaces, so a file of that name that this run did not make,
- * a user's or a killed run's, stays); NULL when there is no earlier file or no link. */
-static char *keep_aside(const char *path) {
+/* A name to link the earlier PATH under while the renames run: PATH.replaced, or
+ * PATH.replaced.N where that name is taken (a file of that name that this run did not
+ * make, a user's, stays); NULL when there is no earlier file or no free name. Chosen before
+ * the journal that lists it; linked (keep_aside) after. */
+static char *aside_name(const char *path) {
   char backup[4096 + 32];
   struct stat info;
   if (lstat(path, &info) != 0) return NULL;
@@ -213,14 +215,43 @@ static char *keep_aside(const char *path) {
     const int written = n ? snprintf(backup, sizeof backup, "%s.replaced.%d", path, n)
                           : snprintf(backup, sizeof backup, "%s.replaced", path);
     if (written < 0 || (size_t)written >= sizeof backup) return NULL;
-    if (link(path, backup) == 0) {
-      char *name = strdup(backup);
-      if (!name) unlink(backup); /* no memory for its name: the earlier file unguarded */
-      return name;
-    }
-    if (errno != EEXIST) return NULL;
+    if (lstat(backup, &info) != 0 && errno == ENOENT) return strdup(backup);
   }
   return NULL;
+}
+
+/* The earlier PATH linked as o->backup (link never replaces: a name taken since it was
+ * chosen leaves the earlier file unguarded, o->backup NULL). */
+static void keep_aside(output_t *o) {
+  if (o->backup && link(o->path, o->backup) != 0) {
+    free(o->backup);
+    o->backup = NULL;
+  }
+}
+
+/* The journal of the commit (commit_journal.c), when the run's name lock is held: its path
+ * into journal[size] ("" without one) once written. */
+static int write_journal(const rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock, char *journal,
+                         size_t size) {
+  journal[0] = '\0';
+  if (!lock || !lock->held) return RTM_OK;
+  rtm_io_journal_entry_t *entries = malloc((size_t)(2 * set->count + 1) * sizeof *entries);
+  if (!entries) {
+    rtm_log_error("out of memory for the journal of the run's renames");
+    return RTM_ERR_NOMEM;
+  }
+  int count = 0;
+  for (int k = 0; k < set->count; ++k) {
+    const output_t *o = &set->outputs[k];
+    entries[count++] =
+        (rtm_io_journal_entry_t){o->drop ? RTM_IO_JOURNAL_DROP : RTM_IO_JOURNAL_PUT, o->path};
+    if (o->backup) entries[count++] = (rtm_io_journal_entry_t){RTM_IO_JOURNAL_ASIDE, o->backup};
+  }
+  int status = rtm_io_journal_path(lock->path, journal, size);
+  if (status == RTM_OK) status = rtm_io_journal_write(journal, entries, count);
+  if (status != RTM_OK) journal[0] = '\0';
+  free(entries);
+  return status;
 }
 
 /* An earlier run's file that this run does not replace, removed after the renames: only a
@@ -234,15 +265,24 @@ static void remove_dropped(const char *path) {
     rtm_log_warning("cannot remove %s, an earlier run's file: %s", path, strerror(errno));
 }
 
-int rtm_io_outputs_commit(rtm_io_outputs_t *set) {
-  char partial[4096 + 16];
+int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock) {
+  char partial[4096 + 16], journal[4096 + 32] = "";
   int status = check_targets(set), i = 0;
   /* an earlier run's file stays linked aside until every rename is done, so that a failure
-   * half-way puts it back (--force promises the earlier files when a run fails) */
+   * half-way puts it back (--force promises the earlier files when a run fails); the
+   * journal, written before the first rename and the first link, lets the next run of the
+   * name finish the renames of a run killed among them */
   for (int k = 0; status == RTM_OK && k < set->count; ++k) {
     output_t *o = &set->outputs[k];
-    if (!o->drop) o->backup = keep_aside(o->path);
+    if (!o->drop) o->backup = aside_name(o->path);
   }
+  if (status == RTM_OK) status = write_journal(set, lock, journal, sizeof journal);
+  for (int k = 0; status != RTM_OK && k < set->count; ++k) { /* named, never linked */
+    free(set->outputs[k].backup);
+    set->outputs[k].backup = NULL;
+  }
+  for (int k = 0; status == RTM_OK && k < set->count; ++k)
+    if (!set->outputs[k].drop) keep_aside(&set->outputs[k]);
   for (; status == RTM_OK && i < set->count; ++i) {
     const output_t *o = &set->outputs[i];
     if (o->drop) continue;
@@ -253,6 +293,7 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set) {
     }
   }
   if (status != RTM_OK) { /* none or all */
+    if (journal[0]) rtm_io_journal_remove(journal); /* undone here, not finished by the next */
     roll_back(set, i);
     rtm_log_error("the run's outputs were removed (none is complete without the others); an "
                   "earlier run's files are as they were");
@@ -266,6 +307,7 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set) {
     else if (o->backup)
       unlink(o->backup);
   }
+  if (journal[0]) rtm_io_journal_remove(journal);
   outputs_clear(set);
   return RTM_OK;
 }

@@ -177,8 +177,11 @@ int rtm_io_outputs_add(rtm_io_outputs_t *set, const char *path, char *partial, s
  * outputs lack it), is removed at the commit. */
 int rtm_io_outputs_drop(rtm_io_outputs_t *set, const char *path);
 /* Renames every PATH.partial to PATH. When one rename fails, the ones done are removed with
- * the partials left: all or none (RTM_ERR_IO). */
-int rtm_io_outputs_commit(rtm_io_outputs_t *set);
+ * the partials left: all or none (RTM_ERR_IO). `lock`: the run's name lock (NULL: none);
+ * held, the commit is journaled (DIR/NAME.commit) so that a run killed half-way through its
+ * renames has them finished by the next run of the name (rtm_io_lock_name). */
+typedef struct rtm_io_name_lock rtm_io_name_lock_t;
+int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock);
 /* Removes every PATH.partial listed (a failed run's); the set can be filled again. */
 void rtm_io_outputs_discard(rtm_io_outputs_t *set);
 /* Discards what was not committed, then frees the set. */
@@ -193,10 +196,14 @@ int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set);
  * them until it has renamed them: a second run given the same name is refused (RTM_ERR_CONFIG,
  * naming the holder and `key`, the setting that names the file) and touches nothing of the
  * first's. Removed by rtm_io_unlock_name. */
-typedef struct {
+struct rtm_io_name_lock {
   int fd;
+  int held; /* flock took it (a file system without locks: 0, the run unguarded) */
   char path[4096 + 16];
-} rtm_io_name_lock_t;
+};
+/* Once held, the lock's taker finishes the commit of a run of the name killed in the middle
+ * of it (its journal, DIR/NAME.commit): a failure there (RTM_ERR_CONFIG, said) refuses the
+ * name. */
 int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock);
 /* Removes and releases the lock; nothing when it was not taken (fd < 0). */
 void rtm_io_unlock_name(rtm_io_name_lock_t *lock);

@@ -152,6 +152,33 @@ int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group
 int rtm_io_make_parent_dir(const char *path);
 /* Renames PATH.partial to PATH; on failure removes the partial file. */
 int rtm_io_commit_partial(const char *partial, const char *path);
+/* ---- the journal of a run's commit (commit_journal.c) ----
+ * DIR/NAME.commit, beside the name lock DIR/NAME.lock: what a run's commit does, written
+ * once every partial file is complete and before the first rename, removed after the last
+ * step; the next holder of the lock finishes the commit of a run killed in between. */
+typedef enum {
+  RTM_IO_JOURNAL_PUT,
+  RTM_IO_JOURNAL_DROP,
+  RTM_IO_JOURNAL_ASIDE
+} rtm_io_journal_verb_t;
+/* PUT: PATH.partial renamed to PATH; DROP: PATH, an earlier run's, removed; ASIDE: PATH, a
+ * link to an earlier file kept while the renames run, removed. */
+typedef struct {
+  rtm_io_journal_verb_t verb;
+  const char *path;
+} rtm_io_journal_entry_t;
+/* DIR/NAME.lock -> DIR/NAME.commit into journal[size]. */
+int rtm_io_journal_path(const char *lock_path, char *journal, size_t size);
+/* The journal of `entries` [count], every path DIR/NAME<suffix>, written whole (aside,
+ * fsynced, renamed) at `journal`: RTM_ERR_IO when it cannot be. */
+int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entries, int count);
+void rtm_io_journal_remove(const char *journal);
+/* Under the lock at `lock_path`, just taken: a journal there is a killed run's, and its
+ * commit is finished (and said, naming `key` and `name`). RTM_ERR_CONFIG, naming what was
+ * found and changing nothing, when it cannot be (a partial gone) or the file is not a
+ * journal rtm3d wrote. */
+int rtm_io_journal_recover(const char *lock_path, const char *key, const char *name);
+
 /* PATH listed in `set` with its PATH.partial already written by this run (the run file,
  * created by rtm_output_create): rtm_io_outputs_add would remove it. */
 int rtm_io_outputs_add_written(rtm_io_outputs_t *set, const char *path);

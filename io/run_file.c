@@ -588,7 +588,7 @@ int rtm_output_close(rtm_output_t *output, int success) {
     status = rtm_output_finish(output, set);
   else
     rtm_output_close(output, 0);
-  if (status == RTM_OK) status = rtm_io_outputs_commit(set);
+  if (status == RTM_OK) status = rtm_io_outputs_commit(set, NULL);
   rtm_io_outputs_free(set); /* a failed finish's partials go */
   return status;
 }

@@ -151,6 +151,15 @@ has_feature() {
   "$rtm3d" info 2>/dev/null | grep -qi -- "$1"
 }
 
+# use_preload NAME: $preload, this build folder's librtm3d_NAME_preload.so, for LD_PRELOAD
+# (the script skips without it); the sanitizer build's rtm3d wants its runtime first, and
+# the preload libraries are plain C.
+use_preload() {
+  preload="$PWD/librtm3d_$1_preload.so"
+  [ -e "$preload" ] || rob_skip "no $preload (build the target rtm3d_$1_preload)"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+}
+
 # rob_skip REASON: this script cannot run in this build (ctest counts exit 77 as skipped).
 rob_skip() {
   echo "$rob_name: skipped: $*"

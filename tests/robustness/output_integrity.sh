@@ -5,10 +5,7 @@
 # next shot) is written (nothing of the run left), and migrate's resume state kept until the
 # complete image is in place.
 source "$(dirname "$0")/lib.sh" "$@"
-preload="$PWD/librtm3d_full_disk_preload.so"
-[ -e "$preload" ] || rob_skip "no $preload (build the target rtm3d_full_disk_preload)"
-# the sanitizer build's rtm3d wants its runtime first; the preload library is plain C
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+use_preload full_disk
 tiny_deck "$work/tiny.ini"
 out="$work/out"
 

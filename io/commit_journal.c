@@ -1,0 +1,263 @@
+#define _DEFAULT_SOURCE /* fsync on a directory's descriptor, O_NOFOLLOW, O_CLOEXEC */
+#define _POSIX_C_SOURCE 200809L
+/* The journal of a run's commit, DIR/NAME.commit: once every partial file of a run is
+ * complete, before its first rename, the run writes (and fsyncs) the list of its renames,
+ * the earlier files it removes and the names it links earlier files under while it renames
+ * (.replaced); it removes the journal after the last rename and those removals. A run killed
+ * in between (SIGKILL) leaves the journal, and the next holder of the name lock finishes
+ * the commit: its partials were complete, so the renames left are made (roll forward), and
+ * the set is never part one run's and part another's. The journal names files by their
+ * suffix after DIR/NAME, and its reader acts only on names of that shape: it touches nothing
+ * but rtm3d's own files of that name. */
+#include "rtm_io_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char journal_magic[] = "rtm3d commit journal 1\n";
+
+enum { JOURNAL_MAX = 64 * 1024, SUFFIX_MAX = 256, ENTRIES_MAX = 128 };
+
+int rtm_io_journal_path(const char *lock_path, char *journal, size_t size) {
+  const size_t length = strlen(lock_path), tail = strlen(".lock");
+  if (length <= tail || strcmp(lock_path + length - tail, ".lock") != 0 ||
+      (size_t)snprintf(journal, size, "%.*s.commit", (int)(length - tail), lock_path) >= size) {
+    rtm_log_error("the lock %s gives no journal name", lock_path);
+    return RTM_ERR_INTERNAL;
+  }
+  return RTM_OK;
+}
+
+/* The folder of `path` ("." when it has none), into dir[size]. */
+static void folder_of(const char *path, char *dir, size_t size) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(dir, size, ".");
+  else
+    snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
+/* A rename, or the removal of a name, is on the disk once its folder is synced. */
+static void sync_folder(const char *path) {
+  char dir[4096 + 16];
+  folder_of(path, dir, sizeof dir);
+  const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  if (fsync(fd) != 0) {
+    /* a file system that cannot sync a folder: the rename holds for a killed process */
+  }
+  close(fd);
+}
+
+/* Whether `suffix` (what follows DIR/NAME) is a name of the run's: no folder, no line. */
+static int plain_suffix(const char *suffix) {
+  return suffix[0] && strlen(suffix) < SUFFIX_MAX && !strpbrk(suffix, "/\n");
+}
+
+int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entries, int count) {
+  static const char *const verbs[] = {"put", "drop", "aside"};
+  char partial[4096 + 32];
+  const size_t prefix = strlen(journal) - strlen(".commit");
+  char *text = malloc(JOURNAL_MAX);
+  size_t length = 0;
+  if (!text) {
+    rtm_log_error("out of memory for the journal %s", journal);
+    return RTM_ERR_NOMEM;
+  }
+  length = (size_t)snprintf(text, JOURNAL_MAX, "%s", journal_magic);
+  for (int k = 0; k < count; ++k) {
+    const char *path = entries[k].path, *suffix = path + prefix;
+    if (strlen(path) <= prefix || strncmp(path, journal, prefix) != 0 || !plain_suffix(suffix) ||
+        length + SUFFIX_MAX + 16 >= JOURNAL_MAX) {
+      rtm_log_error("%s is no output of the name of %s: not journaled", path, journal);
+      free(text);
+      return RTM_ERR_INTERNAL;
+    }
+    length += (size_t)snprintf(text + length, JOURNAL_MAX - length, "%s %s\n",
+                               verbs[entries[k].verb], suffix);
+  }
+  /* the journal is whole where it is found: written aside, synced, renamed */
+  int status = RTM_OK;
+  snprintf(partial, sizeof partial, "%s.partial", journal);
+  unlink(partial); /* under the name lock: a killed run's */
+  const int fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  const int written = fd >= 0 && write(fd, text, length) == (ssize_t)length && fsync(fd) == 0;
+  if (fd < 0 || !written || close(fd) != 0 || rename(partial, journal) != 0) {
+    rtm_log_error("cannot write %s, the journal of the run's renames: %s", journal,
+                  strerror(errno));
+    if (fd >= 0) unlink(partial);
+    status = RTM_ERR_IO;
+  } else {
+    sync_folder(journal);
+  }
+  free(text);
+  return status;
+}
+
+void rtm_io_journal_remove(const char *journal) {
+  if (unlink(journal) == 0) sync_folder(journal);
+}
+
+/* ---- finishing a dead run's commit ---- */
+
+/* A name of the run's outputs, never the lock or the journal themselves. */
+static int own_suffix(const char *suffix) {
+  return plain_suffix(suffix) && strcmp(suffix, ".lock") != 0 && strncmp(suffix, ".commit", 7) != 0;
+}
+
+/* SUFFIX.replaced or SUFFIX.replaced.N: a name an earlier file was linked under. */
+static int replaced_suffix(const char *suffix) {
+  const char *replaced = strstr(suffix, ".replaced");
+  if (!replaced || replaced == suffix) return 0;
+  const char *rest = replaced + strlen(".replaced");
+  return rest[0] == '\0' ||
+         (rest[0] == '.' && rest[1] && strspn(rest + 1, "0123456789") == strlen(rest + 1));
+}
+
+typedef struct {
+  rtm_io_journal_verb_t verb;
+  char path[4096 + SUFFIX_MAX];
+} entry_t;
+
+/* The entries of the journal at `journal` into entries[ENTRIES_MAX]; their count, or -1
+ * (said) when it is not a journal rtm3d wrote, or names a file not of the name's. */
+static int read_journal(const char *journal, const char *key, entry_t *entries) {
+  const size_t prefix = strlen(journal) - strlen(".commit");
+  char *text = malloc(JOURNAL_MAX + 1);
+  const char *why = NULL;
+  int count = 0;
+  const int fd = text ? open(journal, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  struct stat info;
+  ssize_t got = -1;
+  if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode))
+    got = read(fd, text, JOURNAL_MAX + 1);
+  if (fd >= 0) close(fd);
+  if (got < 0 || got > JOURNAL_MAX) why = "it cannot be read, or is no regular file of its size";
+  if (!why) {
+    text[got] = '\0';
+    if (strncmp(text, journal_magic, strlen(journal_magic)) != 0) why = "it does not start as one";
+  }
+  for (char *line = why ? NULL : text + strlen(journal_magic); line && *line;) {
+    char *end = strchr(line, '\n'), *space = strchr(line, ' ');
+    if (!end || !space || space > end || count == ENTRIES_MAX) {
+      why = "a line is not one of a journal";
+      break;
+    }
+    *end = *space = '\0';
+    const char *suffix = space + 1;
+    entry_t *e = &entries[count++];
+    const int put = strcmp(line, "put") == 0, drop = strcmp(line, "drop") == 0,
+              aside = strcmp(line, "aside") == 0;
+    e->verb = put ? RTM_IO_JOURNAL_PUT : drop ? RTM_IO_JOURNAL_DROP : RTM_IO_JOURNAL_ASIDE;
+    if (!(put || drop || aside) || !own_suffix(suffix) || (aside && !replaced_suffix(suffix))) {
+      why = "it names a file that is not one of the name's";
+      break;
+    }
+    snprintf(e->path, sizeof e->path, "%.*s%s", (int)prefix, journal, suffix);
+    line = end + 1;
+  }
+  free(text);
+  if (!why) return count;
+  rtm_log_error("%s is not a journal of a run's renames that rtm3d wrote (%s): it is left as it "
+                "is, and the name is not used until it is gone; remove it, or choose another %s",
+                journal, why, key);
+  return -1;
+}
+
+/* Whether a and b are the same file (both exist). */
+static int same_inode(const char *a, const char *b) {
+  struct stat first, second;
+  return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
+         first.st_ino == second.st_ino;
+}
+
+/* What of a `put` cannot be finished, into why[size]: its partial gone and PATH absent, or
+ * still the earlier file (the name it was linked aside under). "" when it can. */
+static void check_put(const entry_t *put, const entry_t *entries, int count, char *why,
+                      size_t size) {
+  char partial[sizeof put->path + 16];
+  struct stat info;
+  why[0] = '\0';
+  snprintf(partial, sizeof partial, "%s.partial", put->path);
+  if (lstat(partial, &info) == 0) {
+    if (!S_ISREG(info.st_mode)) snprintf(why, size, "%s is not a regular file", partial);
+    return;
+  }
+  if (lstat(put->path, &info) != 0) {
+    snprintf(why, size, "%s and %s are both gone", partial, put->path);
+    return;
+  }
+  const size_t length = strlen(put->path);
+  for (int k = 0; k < count; ++k) /* PATH.replaced[.N] */
+    if (entries[k].verb == RTM_IO_JOURNAL_ASIDE &&
+        strncmp(entries[k].path, put->path, length) == 0 &&
+        strncmp(entries[k].path + length, ".replaced", 9) == 0 &&
+        same_inode(put->path, entries[k].path))
+      snprintf(why, size, "%s is gone and %s is still the earlier run's", partial, put->path);
+}
+
+/* The commit of `entries` finished: the renames left made, the files dropped and the links
+ * aside removed (regular files only); the names of the outputs into done[size]. */
+static void roll_forward(const entry_t *entries, int count, char *done, size_t size) {
+  char partial[sizeof entries[0].path + 16];
+  size_t length = 0;
+  done[0] = '\0';
+  for (int k = 0; k < count; ++k) {
+    const entry_t *e = &entries[k];
+    struct stat info;
+    if (e->verb == RTM_IO_JOURNAL_PUT) {
+      snprintf(partial, sizeof partial, "%s.partial", e->path);
+      if (lstat(partial, &info) == 0 && rename(partial, e->path) != 0)
+        rtm_log_warning("cannot rename %s to %s: %s", partial, e->path, strerror(errno));
+      const int wrote = snprintf(done + length, size - length, "%s%s", length ? ", " : "", e->path);
+      if (wrote > 0 && (size_t)wrote < size - length) length += (size_t)wrote;
+    }
+  }
+  for (int k = 0; k < count; ++k) {
+    const entry_t *e = &entries[k];
+    struct stat info;
+    if (e->verb != RTM_IO_JOURNAL_PUT && lstat(e->path, &info) == 0 && S_ISREG(info.st_mode))
+      unlink(e->path);
+  }
+}
+
+int rtm_io_journal_recover(const char *lock_path, const char *key, const char *name) {
+  char journal[4096 + 32], why[2 * 4096 + 64], done[8192];
+  struct stat info;
+  if (rtm_io_journal_path(lock_path, journal, sizeof journal) != RTM_OK) return RTM_ERR_INTERNAL;
+  if (lstat(journal, &info) != 0) return RTM_OK; /* the usual case: no run died mid-commit */
+  entry_t *entries = malloc(ENTRIES_MAX * sizeof *entries);
+  if (!entries) {
+    rtm_log_error("out of memory reading %s", journal);
+    return RTM_ERR_NOMEM;
+  }
+  const int count = read_journal(journal, key, entries);
+  int status = count < 0 ? RTM_ERR_CONFIG : RTM_OK;
+  for (int k = 0; status == RTM_OK && k < count; ++k) {
+    if (entries[k].verb != RTM_IO_JOURNAL_PUT) continue;
+    check_put(&entries[k], entries, count, why, sizeof why);
+    if (!why[0]) continue;
+    rtm_log_error("%s: a run of %s '%s' was killed while it renamed its outputs into place, and "
+                  "its commit cannot be finished: %s. Nothing was changed; the outputs of that "
+                  "name may be part of one run and part of another: remove them and %s, or "
+                  "choose another %s",
+                  journal, key, name, why, journal, key);
+    status = RTM_ERR_CONFIG;
+  }
+  if (status == RTM_OK) {
+    roll_forward(entries, count, done, sizeof done);
+    sync_folder(journal);
+    rtm_io_journal_remove(journal);
+    rtm_log_warning("a run of %s '%s' was killed while it renamed its outputs into place, its "
+                    "files complete: its renames are finished (%s), and the earlier files it "
+                    "kept aside removed",
+                    key, name, done);
+  }
+  free(entries);
+  return status;
+}

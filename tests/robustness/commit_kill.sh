@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# A run killed (SIGKILL) in the middle of putting its outputs in place, between two of the
+# renames of its commit (its files complete, some renamed, some not). The next run of the
+# name finishes the dead run's commit (its journal, NAME.commit), so that the set is never
+# part new and part old, and nothing of the dead run (.replaced links, the journal) stays.
+source "$(dirname "$0")/lib.sh" "$@"
+use_preload full_disk
+tiny_deck "$work/tiny.ini"
+out="$work/out"
+
+# killed_at TARGET ARGS...: a model run killed as it renames a file to a name ending with
+# TARGET (exit 137)
+killed_at() {
+  local target="$1"
+  shift
+  expect 137 "" env RTM3D_TEST_KILL_RENAME="$target" LD_PRELOAD="$preload" "$rtm3d" model \
+    "$work/tiny.ini" --quiet "$@"
+}
+
+# expect_left_none DIR PATTERN: no file of DIR matches the extended regex PATTERN
+expect_left_none() {
+  local found
+  found="$(ls -a "$1" | grep -E -- "$2")"
+  [ -z "$found" ] && rob_pass "nothing matching $2 left in $1" ||
+    rob_fail "left in $1: $(tr '\n' ' ' <<<"$found")"
+}
+
+# ---- a kill between the renames of the commit: the next run finishes it
+for at in tiny.h5 tiny.xmf tiny.json; do
+  rm -rf "$out"
+  expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=0
+  old_h5="$(cksum <"$out/tiny.h5")" old_json="$(cksum <"$out/tiny.json")"
+  # the killed run's files differ from the first's (a snapshot more, another amplitude)
+  killed_at "/$at" --force --set snapshots.every=10 --set source.amplitude=2
+  [ -e "$out/tiny.json.partial" ] && new_json="$(cksum <"$out/tiny.json.partial")" ||
+    new_json="$(cksum <"$out/tiny.json")"
+  # a run without --force: the dead run's commit finished, then refused (its outputs exist)
+  expect 2 "killed while it renamed its outputs.*finished|exists: a run does not replace" \
+    "$rtm3d" model "$work/tiny.ini" --set snapshots.every=0
+  grep -q "killed while it renamed its outputs" <<<"$rob_output" &&
+    rob_pass "the finished commit is said (killed at $at)" ||
+    rob_fail "no word of the dead run's commit (killed at $at)"
+  [ "$(cksum <"$out/tiny.h5")" != "$old_h5" ] && rob_pass "tiny.h5 is the killed run's" ||
+    rob_fail "tiny.h5 is still the earlier run's after a kill at $at"
+  expect_file_unchanged "$out/tiny.json" "$new_json"
+  [ -e "$out/tiny.xmf" ] && rob_pass "tiny.xmf in place" || rob_fail "tiny.xmf missing"
+  expect_left_none "$out" 'partial|replaced|commit|lock'
+done
+
+# ---- the journal names only the run's own files: a journal that names another is refused
+rm -rf "$out"
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=0
+echo keep >"$work/precious"
+printf 'rtm3d commit journal 1\nput /../precious\n' >"$out/tiny.commit"
+expect 2 "tiny\.commit.*not a journal" "$rtm3d" model "$work/tiny.ini" --quiet --force \
+  --set snapshots.every=0
+[ "$(cat "$work/precious")" = keep ] && rob_pass "a file outside the name untouched" ||
+  rob_fail "a journal's foreign name was acted on"
+rm -f "$out/tiny.commit"
+
+rob_finish
