@@ -423,6 +423,13 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
   if (rtm_mpi_world_rank(mpi) == 0) {
     status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, "output.name", lock);
     if (status != RTM_OK) return status;
+    /* a killed run's report or figure temps (written aside of their partials, under names
+     * of their own) go, whatever command this run is */
+    static const char *const written_aside[] = {".json", "_image_x.png", "_image_y.png",
+                                                "_image_z.png"};
+    if (lock->held)
+      rtm_io_remove_run_temps(cfg->output.dir, cfg->output.name, written_aside,
+                              (int)(sizeof written_aside / sizeof written_aside[0]));
   }
   /* a folder, device or FIFO at an output's name would stop the run at its final rename,
    * after all its work: refused now, --force or not */

@@ -205,6 +205,11 @@ struct rtm_io_name_lock {
  * of it (its journal, DIR/NAME.commit): a failure there (RTM_ERR_CONFIG, said) refuses the
  * name. */
 int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock);
+/* Removes, under the lock held on DIR/NAME, the temporary files a killed run of the name
+ * left: DIR/NAME<suffix>.partial.partial.XXXXXX.partial for each of `suffixes` [count] (a
+ * report or figure written aside of its partial), regular files only, each said. */
+void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *suffixes,
+                             int count);
 /* Removes and releases the lock; nothing when it was not taken (fd < 0). */
 void rtm_io_unlock_name(rtm_io_name_lock_t *lock);
 

@@ -3,6 +3,8 @@
 # renames of its commit (its files complete, some renamed, some not). The next run of the
 # name finishes the dead run's commit (its journal, NAME.commit), so that the set is never
 # part new and part old, and nothing of the dead run (.replaced links, the journal) stays.
+# A run killed as it renames its report or a figure from the temp it wrote it in: the next
+# run of the name removes the temp, and no file of another name.
 source "$(dirname "$0")/lib.sh" "$@"
 use_preload full_disk
 tiny_deck "$work/tiny.ini"
@@ -57,5 +59,19 @@ expect 2 "tiny\.commit.*not a journal" "$rtm3d" model "$work/tiny.ini" --quiet -
 [ "$(cat "$work/precious")" = keep ] && rob_pass "a file outside the name untouched" ||
   rob_fail "a journal's foreign name was acted on"
 rm -f "$out/tiny.commit"
+
+# ---- a kill as the report's or a figure's temp is renamed: the next run removes the temp
+rm -rf "$out"
+killed_at "/tiny.json.partial" --set snapshots.every=0
+ls "$out" | grep -Eq '^tiny\.json\.partial\.partial\.......\.partial$' &&
+  rob_pass "the killed run left its report's temp" || rob_fail "no temp left: $(ls "$out")"
+expect 0 "removed .*tiny\.json\.partial\.partial\.......\.partial" "$rtm3d" model "$work/tiny.ini" \
+  --set snapshots.every=0
+expect_left_none "$out" 'partial|replaced|commit|lock'
+# a file of that shape but another name (another output.name) is not this run's
+touch "$out/other.json.partial.partial.abcdef.partial" "$out/tiny.json.partial.partial.abc.partial"
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --force --set snapshots.every=0
+[ -e "$out/other.json.partial.partial.abcdef.partial" ] && [ -e "$out/tiny.json.partial.partial.abc.partial" ] &&
+  rob_pass "temps of other names kept" || rob_fail "a file not of the run's pattern was removed"
 
 rob_finish
