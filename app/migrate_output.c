@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h> /* access */
+#include <sys/resource.h> /* getrlimit */
+#include <unistd.h>       /* access */
 
 #include "migrate_run.h"
 #include "rtm_memory.h" /* rtm_mem_host_large */
@@ -53,6 +54,33 @@ fail:
   return status;
 }
 
+/* Whether the figures, drawn through PLplot, cairo, pango and fontconfig, would find too
+ * little address space under the process's limit (ulimit -v): there those libraries do
+ * not fail, they abort the process (GLib-ERROR, SIGSEGV, PLplot's exit) after all the
+ * shots, leaving no image. They take about 110 MB beside a small run (14^3 cells: aborts
+ * with 104-109 MB left, never with 124 MB or more, cpu build, Debian 12's libraries),
+ * and copies of a plane as doubles: 160 MB and 32 bytes a cell of the largest plane are
+ * asked, said with the limit when they are not there. */
+static int figures_do_not_fit(const migrate_run_t *run) {
+  if (!rtm_figure_available()) return 0; /* the plain PNG: libpng alone */
+  const rtm_grid_t *g = &run->grid;
+  const size_t wider = g->n[0] > g->n[1] ? (size_t)g->n[0] : (size_t)g->n[1];
+  const size_t plane = (size_t)g->n[2] * wider > (size_t)g->n[0] * (size_t)g->n[1]
+                           ? (size_t)g->n[2] * wider
+                           : (size_t)g->n[0] * (size_t)g->n[1];
+  const size_t need = ((size_t)160 << 20) + 32 * plane, left = rtm_mem_host_address_space_left();
+  if (left >= need) return 0;
+  struct rlimit limit;
+  const double limit_mb = getrlimit(RLIMIT_AS, &limit) == 0 ? limit.rlim_cur / 1048576.0 : 0.0;
+  rtm_log_warning("migrate: the figures %s/%s_image_{x,y,z}.png are not drawn: under the "
+                  "address-space limit (ulimit -v, %.0f MB) %.0f MB are left, and drawing them "
+                  "takes about %.0f MB; the image is written all the same: draw its planes "
+                  "with 'rtm3d plot %s /image --slice x=%d' (y, z), or raise the limit",
+                  run->cfg.output.dir, run->cfg.output.name, limit_mb, left / 1048576.0,
+                  need / 1048576.0, run->h5_path, g->n[0] / 2);
+  return 1;
+}
+
 /* rtm_migrate_write_pngs, timed (run->figures_s). */
 static int draw_figures(migrate_run_t *run) {
   const double start_s = rtm_wall_seconds();
@@ -85,6 +113,7 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   RTM_TRY(check_finite(run, "/image", run->slab_image));
   warn_if_zero(run);
   RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
+  if (run->root) run->figures_skipped = figures_do_not_fit(run); /* before the I/O thread's work */
   if (rtm_mpi_world_size(run->mpi) == 1 && run->worker) {
     /* the volumes on the I/O thread, the figures here meanwhile: both only read the slabs,
      * and the figures call no HDF5 */
@@ -181,6 +210,10 @@ int rtm_migrate_write_pngs(migrate_run_t *run) {
     if (!run->root) continue;
     snprintf(path, sizeof path, "%s/%s_image_%c.png", run->cfg.output.dir, run->cfg.output.name,
              axis);
+    if (run->figures_skipped) { /* an earlier run's figure is no picture of this image */
+      RTM_TRY(rtm_io_outputs_drop(run->outputs, path));
+      continue;
+    }
     RTM_TRY(rtm_io_outputs_add(run->outputs, path, partial, sizeof partial));
     const rtm_figure_image_t slice = {.values = plane,
                                       .width = (int)width,
@@ -279,11 +312,15 @@ int rtm_migrate_write_report(migrate_run_t *run) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
                  run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,
                  run->total.imaging_s, mcells);
-    rtm_log_info("wrote %s, %s and %s/%s_image_{x,y,z}.png (%s)", run->h5_path, run->json_path,
-                 run->cfg.output.dir, run->cfg.output.name,
-                 rtm_figure_available() ? "figures of the planes through the middle"
-                                        : "the planes through the middle, one pixel a cell: "
-                                          "this build has no PLplot for figures");
+    if (run->figures_skipped)
+      rtm_log_info("wrote %s and %s (no figures: too little address space)", run->h5_path,
+                   run->json_path);
+    else
+      rtm_log_info("wrote %s, %s and %s/%s_image_{x,y,z}.png (%s)", run->h5_path, run->json_path,
+                   run->cfg.output.dir, run->cfg.output.name,
+                   rtm_figure_available() ? "figures of the planes through the middle"
+                                          : "the planes through the middle, one pixel a cell: "
+                                            "this build has no PLplot for figures");
     const double gb = 8.0 * (double)run->cells / 1e9; /* the image and the illumination */
     if (run->file_s > 0.0)
       rtm_log_info("the image and the illumination, %.3g GB, went to the file in %.3g s: %.3g "

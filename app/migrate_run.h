@@ -88,6 +88,8 @@ struct migrate_run {
   double file_s;   /* the image and the illumination into OUTPUT.h5, rename included */
   double volumes_s; /* of file_s, the volumes' writing (on one rank the I/O thread's) */
   double figures_s; /* the PNG figures of the image, drawn while the volumes are written */
+  /* rank 0: the figures not drawn, too little address space left for them (ulimit -v) */
+  int figures_skipped;
   rtm_timing_t rank_timings[RTM_APP_RANK_TIMINGS]; /* under MPI: the phases over the ranks */
   /* [5][shot count]: forward, backward, imaging, I/O seconds of each shot, and the steps the
    * reconstruction recomputed */

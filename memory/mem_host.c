@@ -61,7 +61,7 @@ const rtm_mem_strategy_t rtm_mem_host = {
 
 /* What the process may still map under its address-space limit (ulimit -v): the limit less
  * its size now (/proc/self/statm); SIZE_MAX without a limit. */
-static size_t address_space_left(void) {
+size_t rtm_mem_host_address_space_left(void) {
   struct rlimit limit;
   if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
   unsigned long long pages = 0;
@@ -88,6 +88,6 @@ size_t rtm_mem_host_available_bytes(void) {
     const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     available = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
   }
-  const size_t left = address_space_left(); /* a run under ulimit -v has less */
+  const size_t left = rtm_mem_host_address_space_left(); /* a run under ulimit -v has less */
   return left < available ? left : available;
 }

@@ -76,6 +76,9 @@ void rtm_mem_free(rtm_allocation_t *allocation);
 /* Host memory a process can still take (MemAvailable of /proc/meminfo, else the free
  * pages); SIZE_MAX when neither says. */
 size_t rtm_mem_host_available_bytes(void);
+/* What the process may still map under its address-space limit (ulimit -v): the limit less
+ * its size now; SIZE_MAX without a limit. */
+size_t rtm_mem_host_address_space_left(void);
 /* Free memory of CUDA device `device` (made current), for preflights; RTM_ERR_UNSUPPORTED in a
  * build without CUDA. */
 int rtm_mem_device_free_bytes(int device, size_t *free_bytes);
