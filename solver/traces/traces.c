@@ -590,20 +590,20 @@ int rtm_traces_warp_fft_length(int n, int padding) {
 }
 
 /* The dispersion warp's plan (rtm_traces_dispersion): one output a trace, batches of
- * *batch traces, the inputs padded from 8 n (the cubic interpolation about the trace's
- * middle: rtm_traces_input_at) to the next power of two when it is at most 25% longer, else
+ * *batch traces, the inputs padded from `padding` n (8 for rtm_traces_dispersion; the cubic
+ * interpolation about the trace's middle: rtm_traces_input_at) to the next power of two when
+ * it is at most 25% longer, else
  * to the next 2-3-5-7-smooth length. On an H100 a batch of 2080 R2C and
  * C2R transforms took 2.43 ms at 16 x 2001 = 32016 = 2^4 3 23 29, 0.84 ms at 32256 = 2^9 3^2 7
  * and 0.53 ms at 32768 (run/experiments/cufft_jit.sh). device_io: run on device memory. */
 static int dispersion_plan(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
-                           int device_io, rtm_traces_plan_t **plan, int *batch) {
+                           int padding, int device_io, rtm_traces_plan_t **plan, int *batch) {
   int status = RTM_OK;
-  /* the padding (the spectrum's samples per cycle of its phase about the middle, at the
-   * trace's ends); floats a run at most */
-  enum { PADDING = 8, PADDED_FLOATS_A_RUN = 1 << 26 };
-  if (n <= 0 || count <= 0 || (long long)n * PADDING > RTM_TRACES_MAX_LENGTH / 2)
+  /* floats a run at most */
+  enum { PADDED_FLOATS_A_RUN = 1 << 26 };
+  if (n <= 0 || count <= 0 || padding < 1 || (long long)n * padding > RTM_TRACES_MAX_LENGTH / 2)
     RTM_FAIL(RTM_ERR_INPUT, "traces: a dispersion warp of %d traces of %d samples", count, n);
-  const int fft_length = rtm_traces_warp_fft_length(n, PADDING);
+  const int fft_length = rtm_traces_warp_fft_length(n, padding);
   const rtm_traces_output_t output = {.length = n,
                                       .dt_s = dt,
                                       .normalisation = RTM_TRACES_NORM_NONE,
@@ -629,10 +629,16 @@ fail:
 
 int rtm_traces_dispersion_device(rtm_traces_warp_t warp, int count, int n, size_t pitch, double dt,
                                  float *traces) {
+  return rtm_traces_dispersion_device_padded(warp, count, n, pitch, dt, RTM_TRACES_WARP_PADDING,
+                                             traces);
+}
+
+int rtm_traces_dispersion_device_padded(rtm_traces_warp_t warp, int count, int n, size_t pitch,
+                                        double dt, int padding, float *traces) {
   int status = RTM_OK, batch = 0;
   rtm_traces_plan_t *plan = NULL;
   if (warp == RTM_TRACES_WARP_NONE || count == 0) return RTM_OK;
-  RTM_TRY(dispersion_plan("cuda", warp, count, n, dt, 1, &plan, &batch));
+  RTM_TRY(dispersion_plan("cuda", warp, count, n, dt, padding, 1, &plan, &batch));
   for (int first = 0; first < count; first += batch) {
     float *at = traces + (size_t)first * pitch;
     const int rows = count - first < batch ? count - first : batch;
@@ -645,11 +651,16 @@ fail:
 
 int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
                           float *traces) {
+  return rtm_traces_dispersion_padded(backend, warp, count, n, dt, RTM_TRACES_WARP_PADDING, traces);
+}
+
+int rtm_traces_dispersion_padded(const char *backend, rtm_traces_warp_t warp, int count, int n,
+                                 double dt, int padding, float *traces) {
   int status = RTM_OK, batch = 0;
   rtm_traces_plan_t *plan = NULL;
   float *last = NULL; /* a last, partial batch, padded with silent traces */
   if (warp == RTM_TRACES_WARP_NONE || count == 0) return RTM_OK;
-  RTM_TRY(dispersion_plan(backend, warp, count, n, dt, 0, &plan, &batch));
+  RTM_TRY(dispersion_plan(backend, warp, count, n, dt, padding, 0, &plan, &batch));
   for (int first = 0; first < count; first += batch) {
     float *at = traces + (size_t)first * (size_t)n;
     const int inputs = count - first < batch ? count - first : batch;

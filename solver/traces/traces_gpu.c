@@ -546,3 +546,17 @@ const rtm_traces_backend_t rtm_traces_cuda = {
     .describe = cuda_describe,
     .destroy = cuda_destroy,
 };
+
+int rtm_traces_cuda_dispersion_staged(rtm_traces_warp_t warp, int count, int n, double dt,
+                                      int padding, float *traces) {
+  int status = RTM_OK;
+  float *device = NULL;
+  const size_t bytes = (size_t)count * (size_t)n * sizeof(float);
+  RTM_CUDA_TRY(cudaMalloc((void **)&device, bytes));
+  RTM_CUDA_TRY(cudaMemcpy(device, traces, bytes, cudaMemcpyHostToDevice));
+  RTM_TRY(rtm_traces_dispersion_device_padded(warp, count, n, (size_t)n, dt, padding, device));
+  RTM_CUDA_TRY(cudaMemcpy(traces, device, bytes, cudaMemcpyDeviceToHost));
+fail:
+  cudaFree(device);
+  return status;
+}

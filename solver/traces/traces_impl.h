@@ -118,6 +118,23 @@ extern const rtm_traces_backend_t rtm_traces_cuda;
 /* The FFT length of a warp of n samples padded `padding` times: padding n, up to the next
  * power of two when that is at most 25% longer, else up to the next 2-3-5-7-smooth length. */
 int rtm_traces_warp_fft_length(int n, int padding);
+/* The padding of rtm_traces_dispersion's inputs (the spectrum's samples per cycle of its
+ * phase about the middle, at the trace's ends). */
+enum { RTM_TRACES_WARP_PADDING = 8 };
+/* rtm_traces_dispersion with the inputs padded `padding` times instead (its cubic
+ * interpolation's error falls as padding^-4: warp_band.c builds its band at 16). */
+int rtm_traces_dispersion_padded(const char *backend, rtm_traces_warp_t warp, int count, int n,
+                                 double dt, int padding, float *traces);
+/* rtm_traces_dispersion_device with the inputs padded `padding` times. */
+int rtm_traces_dispersion_device_padded(rtm_traces_warp_t warp, int count, int n, size_t pitch,
+                                        double dt, int padding, float *traces);
+#ifdef RTM3D_HAVE_CUDA
+/* rtm_traces_dispersion_padded on cuda of count host traces [count][n], through a device
+ * copy of them (traces_gpu.c): the plan's device path, without its pinned staging and the
+ * eager run a host plan makes at creation (the same numbers). */
+int rtm_traces_cuda_dispersion_staged(rtm_traces_warp_t warp, int count, int n, double dt,
+                                      int padding, float *traces);
+#endif
 
 /* Bytes the buffers of the layout take (inputs, both spectra, C2R output, gather, stats);
  * backends add their own (work areas, staging). */
