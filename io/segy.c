@@ -283,7 +283,7 @@ static void shown_name(const char *file, char *shown, size_t size) {
 static int write_file(const char *h5_file, const char *field, const char *file, int first,
                       int last) {
   int status = RTM_OK, interval_us = 0, samples = 0, trace = 0;
-  char h5_path[2 * RTM_CONFIG_PATH_MAX + 64], path[2 * RTM_CONFIG_PATH_MAX + 64];
+  char h5_path[RTM_CONFIG_PATH_MAX + 64], path[RTM_CONFIG_PATH_MAX + 64]; /* shown: cut to fit */
   shown_name(h5_file, h5_path, sizeof h5_path);
   shown_name(file, path, sizeof path);
   segy_file *fp = NULL;
