@@ -88,15 +88,24 @@ typedef int (*rtm_trace_stream_write_t)(void *context, rtm_field_t field, const 
 
 /* A stream of prop's traces in windows of window_samples (0: about 64 MB of them, at least
  * 32), or *stream = NULL when they go to the file after the run instead: a backend that
- * cannot copy windows out, several ranks, no receivers, resampled traces or a
- * time-dispersion warp of whole traces, a single window (nothing to overlap), a window
- * beyond HDF5's chunk limit, or no page-locked memory for the slots. The device's room for
- * a window is asked now; on failure *stream may still be set (rtm_trace_stream_destroy it).
- * prop must outlive the stream's jobs. */
+ * cannot copy windows out, several ranks, no receivers, resampled traces, a single window
+ * (nothing to overlap), a window beyond HDF5's chunk limit, or no page-locked memory for the
+ * slots. With a time-dispersion correction of the recorded traces the windows leave the
+ * device corrected by the warp's band (rtm_traces_band_t: within 2e-5 of the exact warp, where
+ * the whole-trace warp written after a run is 1e-4 off), each once its raw samples to the band's lag past it are recorded; where the band
+ * cannot be made (traces too long, a band too near the warp's end, a backend without
+ * set_trace_band) the run says why and its traces are warped whole after it. Windows are
+ * then a multiple of RTM_TRACES_BAND_ROWS. The device's room for a window is asked now; on
+ * failure *stream may still be set (rtm_trace_stream_destroy it). prop must outlive the
+ * stream's jobs. */
 int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *plan,
                             int window_samples, rtm_trace_stream_t **stream);
 /* Samples a window holds (the file's chunk along time). */
 int rtm_trace_stream_window(const rtm_trace_stream_t *stream);
+/* Seconds spent making and loading the warp's band (0 without a correction): the stream's
+ * share of the run's time-dispersion correction; its products run on the copy stream,
+ * beside the steps. */
+double rtm_trace_stream_correct_seconds(const rtm_trace_stream_t *stream);
 /* Windows go to `write` as jobs on `queue` (copied) from now on; a window whose values are
  * not finite fails its job (RTM_ERR_NUMERIC, unstable_hint appended). Before the first
  * step. */

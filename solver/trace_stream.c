@@ -1,11 +1,14 @@
 /* trace_stream.c - a run's gathers streamed to the file while the steps run (rtm_gathers.h):
  * window k of the recorded traces is copied out by the stepping thread into slot k % S
- * (S = RTM_TRACE_SLOTS), behind the queued steps, and handed as a job to the caller's queue
+ * (S = RTM_TRACE_SLOTS), behind the queued steps (corrected for time dispersion on the way
+ * by the warp's band, once the band's lag past it is recorded), and handed as a job to the
+ * caller's queue
  * (the run's I/O thread), which writes it through the caller's callback once its copy has
  * landed, so that the steps go on being queued while a window is written. The copy of window
  * k waits for the job of window k - S, the slot's last. The stream starts no thread: the
  * queue runs one job at a time, and the caller makes its other writes of the file (the
  * snapshots) with no job queued. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "rtm_gathers.h"
@@ -26,6 +29,8 @@ struct rtm_trace_stream {
   rtm_propagator_t *prop;
   int samples;                     /* of each trace: steps + 1 */
   int window, next, windows;       /* samples a window; the next to copy; how many */
+  int lag;                         /* raw samples past a window its copy waits for (band) */
+  double correct_s;                /* making and loading the band */
   float *slot[2][RTM_TRACE_SLOTS]; /* page-locked, [field][slot] */
   size_t slot_bytes;
   rtm_trace_stream_write_t write; /* the caller's file */
@@ -35,19 +40,63 @@ struct rtm_trace_stream {
   window_job_t job[RTM_TRACE_SLOTS]; /* of the window each slot holds */
 };
 
+/* With a correction of the recorded traces: whether the backend can correct windows with
+ * the warp's band and the band can be made for this run (else a note, and no stream). */
+static int band_possible(const rtm_propagator_t *prop, int samples, double *limit_hz) {
+  char why[200] = "the backend corrects no windows";
+  *limit_hz = prop->wavelets ? rtm_traces_band_limit_hz(prop->wavelets, samples, prop->dt_s) : 0.0;
+  if (prop->backend->set_trace_band && *limit_hz > 0.0 &&
+      rtm_traces_band_supported(RTM_TRACES_WARP_INVERSE, samples, prop->dt_s, *limit_hz, why,
+                                sizeof why))
+    return 1;
+  rtm_log_info("gathers: written after the run, warped whole for time dispersion (%s)", why);
+  return 0;
+}
+
+/* The band made on the traces' backend and loaded into the propagator's backend; with the
+ * time its pass band's edge took (limit_s), the stream's share of the correction. */
+static int load_band(rtm_trace_stream_t *s, double limit_hz, double limit_s) {
+  int status = RTM_OK;
+  rtm_traces_band_t band = {0};
+  const rtm_propagator_t *prop = s->prop;
+  const double start_s = rtm_wall_seconds() - limit_s;
+  RTM_TRY(rtm_traces_band_build(rtm_traces_backend_for(prop->backend->name),
+                                RTM_TRACES_WARP_INVERSE, s->samples, prop->dt_s, limit_hz, &band));
+  RTM_TRY(prop->backend->set_trace_band(prop->state, &band));
+  s->lag = band.lag;
+  s->correct_s = rtm_wall_seconds() - start_s;
+  rtm_log_info("gathers: streamed, corrected for time dispersion on the GPU by the warp's band "
+               "(below %.3g Hz, %.0f samples a corrected one, %d samples behind the steps; made "
+               "in %.2f s)",
+               band.limit_hz, band.offset[band.groups] / (double)RTM_TRACES_BAND_ROWS / band.groups,
+               band.lag, s->correct_s);
+fail:
+  rtm_traces_band_release(&band);
+  return status;
+}
+
 int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *plan,
                             int window_samples, rtm_trace_stream_t **stream) {
   int status = RTM_OK;
   const int receivers = prop->receivers.count;
+  const int corrected = rtm_dispersion_corrects_recorded(prop->dispersion);
+  double limit_hz = 0.0, limit_s = 0.0;
   *stream = NULL;
   if (!prop->backend->copy_traces || rtm_mpi_world_size(prop->grid.mpi) > 1 || plan->resample ||
-      rtm_dispersion_corrects_recorded(prop->dispersion) || receivers == 0)
+      receivers == 0)
     return RTM_OK;
   long window = (64L << 20) / (4L * receivers);
   if (window < 32) window = 32;
   if (window_samples > 0) window = window_samples;
+  if (corrected) /* whole groups of the band's rows */
+    window = (window + RTM_TRACES_BAND_ROWS - 1) / RTM_TRACES_BAND_ROWS * RTM_TRACES_BAND_ROWS;
   if (window >= plan->samples) return RTM_OK; /* one window: nothing to overlap */
   if ((double)receivers * (double)window * 4.0 > 2e9) return RTM_OK; /* HDF5's chunk limit */
+  if (corrected) {
+    limit_s = rtm_wall_seconds();
+    if (!band_possible(prop, plan->samples, &limit_hz)) return RTM_OK;
+    limit_s = rtm_wall_seconds() - limit_s;
+  }
   rtm_trace_stream_t *s = calloc(1, sizeof *s);
   if (!s) return RTM_OK; /* written after the run */
   s->prop = prop;
@@ -64,6 +113,7 @@ int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *
       s->slot[f][k] = slot;
     }
   *stream = s;
+  if (corrected) RTM_TRY(load_band(s, limit_hz, limit_s));
   /* the device's room for a window, now rather than at the first window */
   const rtm_field_t field =
       prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q;
@@ -72,6 +122,10 @@ int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *
   s->windows = (int)((plan->samples + window - 1) / window);
 fail:
   return status;
+}
+
+double rtm_trace_stream_correct_seconds(const rtm_trace_stream_t *stream) {
+  return stream ? stream->correct_s : 0.0;
 }
 
 int rtm_trace_stream_window(const rtm_trace_stream_t *stream) {
@@ -145,8 +199,10 @@ int rtm_trace_stream_step(rtm_trace_stream_t *s, int it) {
     const int k = s->next;
     int first = 0;
     const int count = window_span(s, k, &first);
-    const int last = first + count - 1;  /* its last sample */
-    if (it >= 0 && last > it + 1) break; /* step it recorded sample it + 1 */
+    /* its last sample, and the last raw one it needs (the band's lag past it) */
+    const int last = first + count - 1;
+    const int needed = last + s->lag < s->samples - 1 ? last + s->lag : s->samples - 1;
+    if (it >= 0 && needed > it + 1) break; /* step it recorded sample it + 1 */
     window_job_t *job = &s->job[k % RTM_TRACE_SLOTS];
     RTM_TRY(free_slot(s, job));
     RTM_TRY(copy_window(s, k));

@@ -3,9 +3,10 @@
 # default) costs a whole run against none, on the GPU machine, one call (issue 35): build
 # (BUILD=0 keeps BUILD_DIR's rtm3d), then `rtm3d model` of run/examples/bench_512.ini (iso
 # 512^3, constant 2000 m/s, STEPS steps, default 2000, cuda, kernel.* auto) with receivers
-# every 80 m (59 x 59 = 3481) and every 10 m (472 x 472: a full plane), each with the
-# correction none and full, ROUNDS times (default 2) in turn; first one corrected quickstart,
-# so that cuFFT's kernels for the warp are compiled and cached before anything is timed (its
+# every 80 m (59 x 59 = 3481) and every 10 m (472 x 472: a full plane, its gathers streamed
+# and corrected by the warp's band), each with the correction none and full, ROUNDS times
+# (default 2) in turn; first the quickstart at the same step count, corrected and not, so
+# that cuFFT's kernels for the warps are compiled and cached before anything is timed (its
 # wall time against an uncorrected one is the first run's extra cost on a fresh machine).
 # Prints each run's process wall time and report phases, then per layout the median walls
 # and the cost (full - none) / none. Short table last; logs under $OUT (or
@@ -21,12 +22,20 @@ device_build_once "$build" || exit 1
 runs=/tmp/rtm3d_cost
 rm -rf "$runs" "${CUDA_CACHE_PATH:-$HOME/.nv/ComputeCache}"
 mkdir -p "$runs"
-for mode in full none; do # the first corrected run on this machine compiles cuFFT's kernels
-  /usr/bin/time -f "%e" -o "$out/first_$mode.time" "$build/app/rtm3d" model \
-    run/examples/quickstart.ini --set backend.name=cuda --set time.dispersion_correction=$mode \
-    --set output.dir="$runs" --set output.name="first_$mode" --force --quiet \
-    > "$out/first_$mode.log" 2>&1 || failed=1
-  row "quickstart, first run, $mode" "$(cat "$out/first_$mode.time") s"
+# the first corrected run of a trace length on this machine compiles cuFFT's kernels for it:
+# the quickstart at the same step count, its gathers streamed (the warp's band, padded 16x)
+# and written after the run (the whole-trace warp, padded 8x, which the 3481 receivers take:
+# their gathers fit one window)
+for mode in full none; do
+  for traces in auto off; do
+    name="first_${mode}_$traces"
+    /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model \
+      run/examples/quickstart.ini --set backend.name=cuda --set time.dispersion_correction=$mode \
+      --set time.steps="$steps" --set output.stream_traces=$traces --set output.stream_window=64 \
+      --set snapshots.every=0 --set output.dir="$runs" --set output.name="$name" --force \
+      > "$out/$name.log" 2>&1 || failed=1
+    row "quickstart x $steps steps, first run, $mode, stream $traces" "$(cat "$out/$name.time") s"
+  done
 done
 for round in $(seq "$rounds"); do
   for spacing in 80 10; do

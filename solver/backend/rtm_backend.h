@@ -13,6 +13,7 @@
 #include "rtm_memory.h"
 #include "rtm_physics.h"
 #include "rtm_points.h"
+#include "rtm_traces.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,6 +118,12 @@ typedef struct rtm_backend {
    * without it refuses the run then). NULL where read_traces is all there is (cpu). */
   int (*copy_traces)(void *state, rtm_field_t field, int first, int count, float *host, int slot);
   int (*wait_traces)(void *state, int slot);
+  /* The windows copy_traces copies from now on corrected for time dispersion by `band`
+   * (rtm_traces_band_t, copied to the device; the window's first sample a multiple of
+   * RTM_TRACES_BAND_ROWS, its raw samples recorded up to its last + band->lag), or as
+   * recorded again with NULL. RTM_ERR_UNSUPPORTED where the device cannot hold the band's
+   * widest group. NULL where copy_traces is. */
+  int (*set_trace_band)(void *state, const rtm_traces_band_t *band);
   /* The z-slabs' exchange GPU to GPU (mpi.transport = nccl or cuda-aware, rtm_mpi_device.h):
    * every field's R planes of `level` next to each neighbour sent, and the neighbours'
    * received into its ghost planes. A queued link (nccl): after the steps so far and a split

@@ -305,6 +305,14 @@ fail:
   return status;
 }
 
+static void release_band(rtm_cuda_backend_state_t *b) {
+  rtm_cuda_backend_release(&b->band_coef);
+  rtm_cuda_backend_release(&b->band_offset);
+  rtm_cuda_backend_release(&b->band_width);
+  rtm_cuda_backend_release(&b->band_first);
+  b->band = (rtm_cuda_band_t){0};
+}
+
 static void cuda_destroy(void *state) {
   rtm_cuda_backend_state_t *b = state;
   if (!b) return;
@@ -313,6 +321,7 @@ static void cuda_destroy(void *state) {
   if (b->copies) cudaStreamSynchronize(b->copies);
   if (b->edges) cudaStreamSynchronize(b->edges);
   rtm_cuda_backend_release(&b->trace_window);
+  release_band(b);
   for (int f = RTM_CUDA_FIELDS - 1; f >= 0; --f)
     rtm_cuda_backend_release(&b->traces[f]);
   rtm_cuda_backend_release(&b->receiver_base);
@@ -778,12 +787,53 @@ static int cuda_copy_traces(void *state, rtm_field_t field, int first, int count
     RTM_CUDA_TRY(cudaEventCreateWithFlags(&b->traces_copied[slot], cudaEventDisableTiming));
   RTM_CUDA_TRY(cudaEventRecord(b->steps_done, b->stream));
   RTM_CUDA_TRY(cudaStreamWaitEvent(b->copies, b->steps_done, 0));
-  RTM_TRY(rtm_cuda_pack_trace_window(b->traces[field].ptr, b->receiver_count, b->trace_length,
-                                     first, count, b->trace_window.ptr, b->copies));
+  if (b->band.groups > 0)
+    RTM_TRY(rtm_cuda_band_trace_window(b->traces[field].ptr, b->receiver_count, b->trace_length,
+                                       first, count, &b->band, b->trace_window.ptr, b->copies));
+  else
+    RTM_TRY(rtm_cuda_pack_trace_window(b->traces[field].ptr, b->receiver_count, b->trace_length,
+                                       first, count, b->trace_window.ptr, b->copies));
   RTM_CUDA_TRY(
       cudaMemcpyAsync(host, b->trace_window.ptr, bytes, cudaMemcpyDeviceToHost, b->copies));
   RTM_CUDA_TRY(cudaEventRecord(b->traces_copied[slot], b->copies));
 fail:
+  return status;
+}
+
+/* The band's arrays to the device, as they are (the copy stream's windows after it wait:
+ * the copies are synchronous). */
+static int cuda_set_trace_band(void *state, const rtm_traces_band_t *band) {
+  int status = RTM_OK;
+  rtm_cuda_backend_state_t *b = state;
+  if (b->copies) RTM_CUDA_TRY(cudaStreamSynchronize(b->copies)); /* windows using the last one */
+  release_band(b);
+  if (!band) return RTM_OK;
+  if (band->n != b->trace_length)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: a warp band of %d samples for traces of %d",
+             band->n, b->trace_length);
+  if (!rtm_cuda_band_fits(band->max_width, b->device))
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "backend cuda: the warp band's widest group (%d samples) does not fit in a block's "
+             "shared memory",
+             band->max_width);
+  const size_t groups = (size_t)band->groups, values = (size_t)band->offset[band->groups];
+  RTM_TRY(device_buffer(b, groups * sizeof(int), "warp band columns", &b->band_first));
+  RTM_TRY(device_buffer(b, groups * sizeof(int), "warp band widths", &b->band_width));
+  RTM_TRY(device_buffer(b, (groups + 1) * sizeof(long long), "warp band offsets", &b->band_offset));
+  RTM_TRY(device_buffer(b, values * sizeof(float), "warp band", &b->band_coef));
+  RTM_CUDA_TRY(cudaMemcpy(b->band_first.ptr, band->first, groups * sizeof(int),
+                          cudaMemcpyHostToDevice));
+  RTM_CUDA_TRY(cudaMemcpy(b->band_width.ptr, band->width, groups * sizeof(int),
+                          cudaMemcpyHostToDevice));
+  RTM_CUDA_TRY(cudaMemcpy(b->band_offset.ptr, band->offset, (groups + 1) * sizeof(long long),
+                          cudaMemcpyHostToDevice));
+  RTM_CUDA_TRY(cudaMemcpy(b->band_coef.ptr, band->coef, values * sizeof(float),
+                          cudaMemcpyHostToDevice));
+  b->band = (rtm_cuda_band_t){band->groups, band->max_width, b->band_first.ptr,
+                              b->band_width.ptr, b->band_offset.ptr, b->band_coef.ptr};
+  return RTM_OK;
+fail:
+  release_band(b);
   return status;
 }
 
@@ -1001,5 +1051,6 @@ const rtm_backend_t rtm_backend_cuda = {
     .copy_traces = cuda_copy_traces,
     .copy_next_level = cuda_copy_next_level,
     .wait_traces = cuda_wait_traces,
+    .set_trace_band = cuda_set_trace_band,
     .destroy = cuda_destroy,
 };

@@ -27,6 +27,7 @@
 #include "iso_cuda.h"
 #include "rtm_backend.h"
 #include "rtm_backend_cuda.h"
+#include "rtm_cuda_trace_window.h"
 
 enum { RTM_CUDA_FIELDS = 2, RTM_CUDA_LEVELS = 2, RTM_CUDA_PHASE_RING = 32 };
 
@@ -80,6 +81,9 @@ typedef struct {
   unsigned trace_fields; /* RTM_FIELD_BIT mask of the recorded fields */
   rtm_allocation_t receiver_index, receiver_weight, traces[RTM_CUDA_FIELDS];
   rtm_allocation_t trace_window; /* copy_traces: a window packed densely, on the copy stream */
+  /* set_trace_band: the windows corrected by the warp's band (band.groups 0: as recorded) */
+  rtm_cuda_band_t band;
+  rtm_allocation_t band_first, band_width, band_offset, band_coef;
   float *level_copy; /* copy_next_level: the steps' new p level also written here, dense */
 } rtm_cuda_backend_state_t;
 
