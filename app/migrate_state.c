@@ -113,7 +113,21 @@ static int slab_digest(const migrate_run_t *run, const float *slab, size_t first
   return rtm_mpi_allreduce(run->mpi, digest, 2, RTM_MPI_SUM);
 }
 
-/* The text saved beside the sums: the shots they hold and the digests of both volumes. */
+/* FNV-1a of the record of the input files (run->inputs) without its paths, which a resume
+ * may spell another way (resume_config): what each line says after its first tab. */
+static unsigned long long inputs_hash(const char *inputs) {
+  unsigned long long hash = 14695981039346656037ull;
+  int in_path = 1;
+  for (const char *c = inputs; c && *c; ++c) {
+    if (*c == '\n') in_path = 1;
+    if (!in_path) hash = (hash ^ (unsigned char)*c) * 1099511628211ull;
+    if (*c == '\t') in_path = 0;
+  }
+  return hash;
+}
+
+/* The text saved beside the sums: the shots they hold, the digests of both volumes and of
+ * the record of the input files (so that an edit of the record alone is seen). */
 static int sums_digest_text(const migrate_run_t *run, int completed, const float *image,
                             const float *illumination, size_t first, size_t planes, char *text,
                             size_t size) {
@@ -121,8 +135,9 @@ static int sums_digest_text(const migrate_run_t *run, int completed, const float
   double of_image[2], of_illumination[2];
   RTM_TRY(slab_digest(run, image, first, planes, of_image));
   RTM_TRY(slab_digest(run, illumination, first, planes, of_illumination));
-  snprintf(text, size, "completed_shots=%d image=%.0f,%.0f illumination=%.0f,%.0f", completed,
-           of_image[0], of_image[1], of_illumination[0], of_illumination[1]);
+  snprintf(text, size, "completed_shots=%d image=%.0f,%.0f illumination=%.0f,%.0f inputs=%016llx",
+           completed, of_image[0], of_image[1], of_illumination[0], of_illumination[1],
+           inputs_hash(run->inputs));
 fail:
   return status;
 }
@@ -140,8 +155,11 @@ fail:
   return status;
 }
 
-/* One line of input_fingerprints: "PATH\tsize=..\tmtime=..\tinode=..\n", or
- * "PATH\tmissing\n". st_dev is left out: the same file on a shared file system has another
+/* One line of input_fingerprints: "PATH\tsize=..\tmtime=..\tctime=..\tinode=..\n", or
+ * "PATH\tmissing\n". The change time cannot be set back by a user (touch -r sets the mtime,
+ * and the ctime to now): a file rewritten in place with its size and mtime put back is seen
+ * (probe D6); a chmod, a link or a rename changes it too, and a state is then refused,
+ * conservatively. st_dev is left out: the same file on a shared file system has another
  * device number on another node, where a requeued job may resume. */
 static void append_fingerprint(char *text, size_t size, const char *path) {
   struct stat info;
@@ -149,8 +167,10 @@ static void append_fingerprint(char *text, size_t size, const char *path) {
   if (stat(path, &info) != 0)
     snprintf(text + used, size - used, "%s\tmissing\n", path);
   else
-    snprintf(text + used, size - used, "%s\tsize=%lld\tmtime=%lld.%09ld\tinode=%llu\n", path,
+    snprintf(text + used, size - used,
+             "%s\tsize=%lld\tmtime=%lld.%09ld\tctime=%lld.%09ld\tinode=%llu\n", path,
              (long long)info.st_size, (long long)info.st_mtim.tv_sec, (long)info.st_mtim.tv_nsec,
+             (long long)info.st_ctim.tv_sec, (long)info.st_ctim.tv_nsec,
              (unsigned long long)info.st_ino);
 }
 
@@ -170,7 +190,7 @@ static int input_fingerprints(migrate_run_t *run) {
   if (cfg->shots.layout == RTM_SHOTS_FILE && cfg->shots.file[0]) paths[count++] = cfg->shots.file;
   if (cfg->receivers.layout == RTM_RECEIVERS_FILE && cfg->receivers.file[0])
     paths[count++] = cfg->receivers.file;
-  const size_t size = (size_t)count * (RTM_CONFIG_PATH_MAX + 96) + 1;
+  const size_t size = (size_t)count * (RTM_CONFIG_PATH_MAX + 128) + 1;
   run->inputs = calloc(size, 1);
   if (!run->inputs) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   for (int i = 0; i < count; ++i)
@@ -197,8 +217,8 @@ static int check_inputs(const migrate_run_t *run, const char *saved) {
                  "damaged, so they cannot be checked: remove the state to start over",
                  run->resume_path);
       RTM_FAIL(RTM_ERR_INPUT,
-               "%.*s changed since %s was saved (size/mtime): remove the state to start over, "
-               "or restore the file",
+               "%.*s changed since %s was saved (its size, mtime, ctime or inode): remove the "
+               "state to start over, or restore the file",
                path_length, saved, run->resume_path);
     }
     saved += saved_length + (saved[saved_length] == '\n');
@@ -316,7 +336,7 @@ int rtm_migrate_resume(migrate_run_t *run) {
     /* the sums as saved: a state edited or damaged since (a finite value changed, the shot
      * count rewritten) would resume to a wrong image without a word */
     RTM_TRY(rtm_io_read_run_text(run->resume_path, "sums_digest", &saved_digest));
-    char digest[160];
+    char digest[192];
     RTM_TRY(sums_digest_text(run, done, image.data, illumination.data, first, planes, digest,
                              sizeof digest));
     if (!saved_digest || strcmp(digest, saved_digest) != 0)
@@ -381,7 +401,7 @@ int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due) {
 static int write_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   rtm_output_t *state = NULL;
-  char digest[160];
+  char digest[192];
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
   /* sums that are not finite are no state to resume from: the last one saved is kept (the
    * ranks of the group agree, so that none waits in the writes for the others) */
@@ -460,8 +480,8 @@ static int save_behind(void *context) {
 static int pin_slabs(void *context) {
   migrate_run_t *run = context;
   const size_t bytes = run->local_cells * sizeof(float);
-  const int status = rtm_migration_pin_host(run->migration, run->slab_image,
-                                            run->slab_illumination, bytes, &run->pinned);
+  const int status = rtm_migration_pin_host(run->migration, run->slab_image, run->slab_illumination,
+                                            bytes, &run->pinned);
   if (status == RTM_OK && !run->pinned)
     rtm_log_warning("the image's host slabs (2 x %.3g GB) could not be page-locked: each "
                     "shot's sums reach them while the GPU waits",
