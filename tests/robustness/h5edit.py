@@ -1,25 +1,52 @@
 """h5edit.py LIBHDF5 FILE set DATASET VALUE INDEX... | FILE unlink DATASET
                  | FILE setattr DATASET NAME VALUE | FILE unattr NAME
+                 | FILE gettext NAME | FILE settext NAME TEXTFILE
 
 Damages an HDF5 file for the robustness suite through libhdf5 itself (python3's ctypes:
 nothing to install): `set` writes VALUE (a float: nan, inf, 3e38 ...) at one element of
 DATASET, its INDEX one number per dimension; `unlink` removes DATASET; `setattr` writes
 VALUE (a float) as the scalar double attribute NAME of DATASET ("/": of the file's root),
-replacing one there; `unattr` removes the root attribute NAME (given as DATASET)."""
+replacing one there; `unattr` removes the root attribute NAME (given as DATASET); `gettext`
+prints the fixed-length string root attribute NAME as it is, and `settext` replaces it with
+the bytes of TEXTFILE (both as rtm3d writes its text attributes)."""
 import ctypes
 import sys
 
 lib = ctypes.CDLL(sys.argv[1])
 hid = ctypes.c_int64
 for name in ("H5Fopen", "H5Dopen2", "H5Dget_space", "H5Screate_simple", "H5Screate",
-             "H5Acreate2"):
+             "H5Acreate2", "H5Aopen", "H5Aget_type", "H5Tcopy"):
     getattr(lib, name).restype = hid
 lib.H5open()
 H5F_ACC_RDWR, H5P_DEFAULT, H5S_SELECT_SET = 1, hid(0), 0
 path, action, dataset = sys.argv[2].encode(), sys.argv[3], sys.argv[4].encode()
 f = lib.H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)
 assert f >= 0, "cannot open the file"
-if action == "unlink":
+if action == "gettext":
+    a = lib.H5Aopen(hid(f), dataset, H5P_DEFAULT)
+    assert a >= 0, "no such root attribute"
+    t = lib.H5Aget_type(hid(a))
+    size = lib.H5Tget_size(hid(t))
+    text = ctypes.create_string_buffer(size + 1)
+    assert lib.H5Aread(hid(a), hid(t), text) >= 0
+    sys.stdout.buffer.write(text.value)
+    lib.H5Tclose(hid(t))
+    lib.H5Aclose(hid(a))
+elif action == "settext":
+    text = open(sys.argv[5], "rb").read()
+    if lib.H5Aexists(hid(f), dataset) > 0:
+        assert lib.H5Adelete(hid(f), dataset) >= 0
+    t = lib.H5Tcopy(hid.in_dll(lib, "H5T_C_S1_g"))
+    lib.H5Tset_size.argtypes = [hid, ctypes.c_size_t]
+    assert lib.H5Tset_size(hid(t), len(text)) >= 0
+    scalar = lib.H5Screate(0)
+    a = lib.H5Acreate2(hid(f), dataset, hid(t), hid(scalar), H5P_DEFAULT, H5P_DEFAULT)
+    assert a >= 0, "cannot create the attribute"
+    assert lib.H5Awrite(hid(a), hid(t), text) >= 0
+    lib.H5Aclose(hid(a))
+    lib.H5Sclose(hid(scalar))
+    lib.H5Tclose(hid(t))
+elif action == "unlink":
     assert lib.H5Ldelete(hid(f), dataset, H5P_DEFAULT) >= 0
 elif action == "unattr":
     assert lib.H5Adelete(hid(f), dataset) >= 0, "no such root attribute"

@@ -47,6 +47,19 @@ touch -r "$work/stamp" "$out/observed.h5"
 expect 2 "out/observed\.h5 changed since .*out/tiny\.resume\.h5 was saved" "$rtm3d" "${migrate[@]}"
 [ ! -e "$out/tiny.h5" ] && rob_pass "the rewrite in place was not resumed" ||
   rob_fail "an image was written from a rewritten input"
+# and the state's record of its inputs forged to match the rewritten file (taken from a
+# state saved after the rewrite): the sums' digest covers the record
+if have_h5edit; then
+  expect 0 "stopped after shot 1 of 3" "$rtm3d" "${migrate[@]}" --max-shots=1 \
+    --set output.name=forged
+  h5edit "$out/forged.resume.h5" gettext inputs > "$work/inputs.txt" || rob_fail "h5edit gettext"
+  h5edit "$out/tiny.resume.h5" settext inputs "$work/inputs.txt" || rob_fail "h5edit settext"
+  expect 2 "out/tiny\.resume\.h5: its sums or shot count do not match the digest saved with them" \
+    "$rtm3d" "${migrate[@]}"
+  [ ! -e "$out/tiny.h5" ] && rob_pass "a forged record of the inputs was not resumed" ||
+    rob_fail "an image was written from a forged record"
+  rm -f "$out"/forged.*
+fi
 rm -f "$out/tiny.resume.h5" "$out"/observex.*
 expect 0 "" "$rtm3d" "${model[@]}" --force --set source.amplitude=3
 mv "$work/kept.h5" "$out/tiny.h5"
