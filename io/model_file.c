@@ -138,6 +138,34 @@ static int check_values(const char *path, const char *dataset, const rtm_io_volu
   return RTM_OK;
 }
 
+/* A dataset whose storage was never written whole reads HDF5's fill value where it was not
+ * (probe D10: a chunked /vp with one chunk of several written ran as a constant 2000 m/s,
+ * its fill value): refused, saying so. A virtual dataset maps other files, whose absence
+ * reads as the fill value too: refused as such (rewrite it as a plain dataset). */
+static int check_written(hid_t dataset, const char *path, const char *dataset_path) {
+  int status = RTM_OK;
+  hid_t plist = H5I_INVALID_HID;
+  H5D_space_status_t allocation = H5D_SPACE_STATUS_ERROR;
+  RTM_H5_CHECK(plist = H5Dget_create_plist(dataset), RTM_ERR_INPUT, "model file %s: dataset %s",
+               path, dataset_path);
+  if (H5Pget_layout(plist) == H5D_VIRTUAL)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "model file %s: dataset %s is a virtual dataset (it maps other files, whose "
+             "missing parts would read as its fill value): write it as a plain dataset",
+             path, dataset_path);
+  RTM_H5_CHECK(H5Dget_space_status(dataset, &allocation), RTM_ERR_INPUT,
+               "model file %s: dataset %s", path, dataset_path);
+  if (allocation != H5D_SPACE_STATUS_ALLOCATED)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "model file %s: dataset %s was not written whole (%s of its storage exists; HDF5 "
+             "would give its fill value for the rest): write every value (rtm3d makemodel "
+             "writes whole datasets)",
+             path, dataset_path, allocation == H5D_SPACE_STATUS_NOT_ALLOCATED ? "none" : "part");
+fail:
+  rtm_h5_close(&plist);
+  return status;
+}
+
 static int read_parameter(hid_t file, const char *path, const rtm_io_volume_t *volume,
                           rtm_equation_t equation, const char *name, float **values) {
   int status = RTM_OK;
@@ -184,6 +212,8 @@ static int read_parameter(hid_t file, const char *path, const rtm_io_volume_t *v
              path, dataset_path, rank == 0 ? "scalar" : shape, volume->n[2], volume->n[1],
              volume->n[0], volume->n[0], volume->n[1], volume->n[2]);
   }
+
+  RTM_TRY(check_written(dataset, path, dataset_path));
 
   const size_t cells = volume_cells(volume);
   data = malloc(cells * sizeof *data);

@@ -6,6 +6,9 @@
  *           /snapshots/p [2][4][0][4]
  *   nan     /snapshots/p [2][4][4][4] all NaN, /traces/p [3][10] NaN and Inf, /vp [4][4][4]
  *           with 5 of its 64 cells NaN (the rest 1500 to 1563 m/s)
+ *   partial /vp [24][24][24] in chunks of [8][8][8], fill value 2000, only its first chunk
+ *           written (1800 m/s): the rest reads as 2000, a valid velocity; a model file's
+ *           root attribute spacing (10 m)
  * Exit 0 written, 1 on any HDF5 failure, 2 usage. */
 #include <hdf5.h>
 #include <math.h>
@@ -83,10 +86,42 @@ static int write_nan(hid_t file) {
          write_dataset(file, "/vp", 3, volume, vp);
 }
 
+static int write_partial(hid_t file) {
+  static float chunk[8 * 8 * 8];
+  const hsize_t dims[3] = {24, 24, 24}, chunk_dims[3] = {8, 8, 8}, start[3] = {0, 0, 0};
+  const float fill = 2000.0f;
+  for (int i = 0; i < 8 * 8 * 8; ++i)
+    chunk[i] = 1800.0f;
+  hid_t plist = H5Pcreate(H5P_DATASET_CREATE), space = H5Screate_simple(3, dims, NULL);
+  hid_t memory = H5Screate_simple(3, chunk_dims, NULL);
+  int ok = plist >= 0 && space >= 0 && memory >= 0 && H5Pset_chunk(plist, 3, chunk_dims) >= 0 &&
+           H5Pset_fill_value(plist, H5T_NATIVE_FLOAT, &fill) >= 0;
+  hid_t set = ok ? H5Dcreate2(file, "/vp", H5T_IEEE_F32LE, space, H5P_DEFAULT, plist, H5P_DEFAULT)
+                 : -1;
+  ok = set >= 0 && H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, chunk_dims, NULL) >= 0 &&
+       H5Dwrite(set, H5T_NATIVE_FLOAT, memory, space, H5P_DEFAULT, chunk) >= 0;
+  if (set >= 0) H5Dclose(set);
+  if (memory >= 0) H5Sclose(memory);
+  if (space >= 0) H5Sclose(space);
+  if (plist >= 0) H5Pclose(plist);
+  /* the model file's root attribute spacing: the tiny deck's 10 m */
+  const double spacing[3] = {10.0, 10.0, 10.0};
+  const hsize_t three = 3;
+  hid_t attr_space = H5Screate_simple(1, &three, NULL);
+  hid_t attr = attr_space >= 0 ? H5Acreate2(file, "spacing", H5T_IEEE_F64LE, attr_space,
+                                            H5P_DEFAULT, H5P_DEFAULT)
+                               : -1;
+  ok = ok && attr >= 0 && H5Awrite(attr, H5T_NATIVE_DOUBLE, spacing) >= 0;
+  if (attr >= 0) H5Aclose(attr);
+  if (attr_space >= 0) H5Sclose(attr_space);
+  if (!ok) fprintf(stderr, "hostile_h5: cannot write the partial /vp\n");
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3 ||
-      (strcmp(argv[1], "names") && strcmp(argv[1], "empty") && strcmp(argv[1], "nan"))) {
-    fprintf(stderr, "usage: hostile_h5 names|empty|nan OUT.h5\n");
+  if (argc != 3 || (strcmp(argv[1], "names") && strcmp(argv[1], "empty") &&
+                    strcmp(argv[1], "nan") && strcmp(argv[1], "partial"))) {
+    fprintf(stderr, "usage: hostile_h5 names|empty|nan|partial OUT.h5\n");
     return 2;
   }
   hid_t file = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -96,7 +131,8 @@ int main(int argc, char **argv) {
   }
   int failed = strcmp(argv[1], "names") == 0   ? write_names(file)
                : strcmp(argv[1], "empty") == 0 ? write_empty(file)
-                                               : write_nan(file);
+               : strcmp(argv[1], "nan") == 0   ? write_nan(file)
+                                               : write_partial(file);
   failed |= H5Fclose(file) < 0;
   H5close();
   return failed ? 1 : 0;

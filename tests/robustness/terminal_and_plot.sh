@@ -54,7 +54,7 @@ no_file() {
 }
 
 names="$work/names.h5" empty="$work/empty.h5" nan="$work/nan.h5"
-for kind in names empty nan; do
+for kind in names empty nan partial; do
   "$hostile_h5" "$kind" "$work/$kind.h5" || {
     rob_fail "$hostile_h5 $kind could not write $work/$kind.h5"
     rob_finish
@@ -137,5 +137,12 @@ if grep -q '^rtm3d: error: forged' <<<"$rob_output"; then
 else
   rob_pass "a value's newline is shown as \\x0a"
 fi
+
+# --- a model file whose /vp was never written whole (probe D10: the run went on a constant
+# 2000 m/s, the dataset's fill value): refused, naming the dataset
+partial="$work/partial.h5"
+tiny_deck "$work/tiny.ini"
+expect 2 "model file .*partial\.h5: dataset /vp was not written whole \(part of its storage exists" \
+  "$rtm3d" model "$work/tiny.ini" --set model.file="$partial" --set output.dir="$work/out" --quiet
 
 rob_finish
