@@ -119,9 +119,12 @@ static int check_values(const char *path, const char *dataset, const rtm_io_volu
   }
   if (bad > 0) {
     rtm_log_error("model file %s: dataset /%s has %zu non-finite value%s, the first %g at "
-                  "[z=%zu][y=%zu][x=%zu]",
+                  "[z=%zu][y=%zu][x=%zu]%s",
                   path, dataset, bad, bad == 1 ? "" : "s", values[first],
-                  first / (nx * ny) + (size_t)volume->z_offset, first / nx % ny, first % nx);
+                  first / (nx * ny) + (size_t)volume->z_offset, first / nx % ny, first % nx,
+                  isinf(values[first]) ? " (as float: a value beyond 3.4e38 in a wider type, "
+                                         "float64 for one, reads as inf)"
+                                       : "");
     return RTM_ERR_INPUT;
   }
   if (outside > 0) {

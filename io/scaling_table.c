@@ -38,9 +38,15 @@ static int add_row(char **fields, int n, const columns_t *at, const char *path, 
   char *end = NULL, *end2 = NULL;
   const double ranks = strtod(fields[at->ranks], &end);
   const double efficiency = strtod(fields[at->efficiency], &end2);
-  if (*end || *end2 || !(ranks > 0.0) || !isfinite(efficiency))
+  if (end == fields[at->ranks] || *end || end2 == fields[at->efficiency] || *end2)
     RTM_FAIL(RTM_ERR_INPUT, "%s:%d: ranks '%s' and efficiency '%s' must be numbers", path, number,
              fields[at->ranks], fields[at->efficiency]);
+  if (!(ranks > 0.0) || !isfinite(ranks))
+    RTM_FAIL(RTM_ERR_INPUT, "%s:%d: ranks '%s' must be a positive count", path, number,
+             fields[at->ranks]);
+  if (!isfinite(efficiency))
+    RTM_FAIL(RTM_ERR_INPUT, "%s:%d: efficiency '%s' is not finite", path, number,
+             fields[at->efficiency]);
   /* a line a run (run/scaling.sh names each: 512_nccl_strong), else a mode */
   const char *key = at->run >= 0 && at->run < n ? fields[at->run] : fields[at->mode];
   int m = 0;

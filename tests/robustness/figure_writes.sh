@@ -72,6 +72,11 @@ a,strong,2,64,0.55,18,0.9091\nb,weak,1,64,1.0,10,1.0000\nb,weak,2,128,1.05,19,0.
   expect 0 "wrote" "$rtm3d" plot --scaling "$work/scaling.csv" -o "$work/plots/scaling.png"
   cut_short "$work/plots/scaling.png" 8 "scaling\.png: the figure could not be written whole" \
     "$rtm3d" plot --scaling "$work/scaling.csv" -o "$work/plots/scaling.png"
+  # a negative rank count is a number, and the message says what is wrong with it (probe D8)
+  printf 'run,mode,ranks,nz,propagate_s,mcells_per_s,efficiency\na,strong,-2,64,1.0,10,0.5\n' \
+    >"$work/negative.csv"
+  expect 2 "negative\.csv:2: ranks '-2' must be a positive count" \
+    "$rtm3d" plot --scaling "$work/negative.csv" -o "$work/plots/negative.png"
 fi
 
 # ---- plot --raw (libpng, every build): one pixel a cell, 96 x 96 (about 2 KB), cap 1 KiB
