@@ -189,6 +189,8 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   if (run->root) rtm_mpi_on_abort(run->mpi, rtm_app_remove_made, &run->made);
   /* the deck's errors said, the output is claimed before any work */
   RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, 1, &run->lock));
+  /* without --force no file at the run's names is replaced, one that appears meanwhile either */
+  if (!cfg->output.overwrite) rtm_io_outputs_replace_none(run->outputs);
   RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
   RTM_TRY(rtm_resolve_dt(cfg, &run->model, &run->grid, &run->dt_s));
   /* the gathers before the migration takes its memory: a wrong file is refused at once */

@@ -179,6 +179,18 @@ static int same_inode(const char *a, const char *b) {
          first.st_ino == second.st_ino;
 }
 
+/* The name the journal links the earlier file at the `put`'s name under (PATH.replaced[.N]);
+ * NULL when there was none (no --force, or no earlier file). */
+static const char *kept_aside(const entry_t *put, const entry_t *entries, int count) {
+  const size_t length = strlen(put->path);
+  for (int k = 0; k < count; ++k)
+    if (entries[k].verb == RTM_IO_JOURNAL_ASIDE &&
+        strncmp(entries[k].path, put->path, length) == 0 &&
+        strncmp(entries[k].path + length, ".replaced", 9) == 0)
+      return entries[k].path;
+  return NULL;
+}
+
 /* What of a `put` cannot be finished, into why[size]: its partial gone and PATH absent, or
  * still the earlier file (the name it was linked aside under). "" when it can. */
 static void check_put(const entry_t *put, const entry_t *entries, int count, char *why,
@@ -195,13 +207,9 @@ static void check_put(const entry_t *put, const entry_t *entries, int count, cha
     snprintf(why, size, "%s and %s are both gone", partial, put->path);
     return;
   }
-  const size_t length = strlen(put->path);
-  for (int k = 0; k < count; ++k) /* PATH.replaced[.N] */
-    if (entries[k].verb == RTM_IO_JOURNAL_ASIDE &&
-        strncmp(entries[k].path, put->path, length) == 0 &&
-        strncmp(entries[k].path + length, ".replaced", 9) == 0 &&
-        same_inode(put->path, entries[k].path))
-      snprintf(why, size, "%s is gone and %s is still the earlier run's", partial, put->path);
+  const char *aside = kept_aside(put, entries, count);
+  if (aside && same_inode(put->path, aside))
+    snprintf(why, size, "%s is gone and %s is still the earlier run's", partial, put->path);
 }
 
 /* The commit of `entries` finished: the renames left made, the files dropped and the links
@@ -215,8 +223,15 @@ static void roll_forward(const entry_t *entries, int count, char *done, size_t s
     struct stat info;
     if (e->verb == RTM_IO_JOURNAL_PUT) {
       snprintf(partial, sizeof partial, "%s.partial", e->path);
-      if (lstat(partial, &info) == 0 && rename(partial, e->path) != 0)
-        rtm_log_warning("cannot rename %s to %s: %s", partial, e->path, strerror(errno));
+      /* an earlier file the dead run saw was linked aside (--force): it is replaced; a file
+       * with no such link is not one the run saw, and stays (the partial kept beside it) */
+      const int replace = kept_aside(e, entries, count) != NULL;
+      if (lstat(partial, &info) == 0 &&
+          (replace ? rename(partial, e->path) : rtm_io_rename_noreplace(partial, e->path)) != 0)
+        rtm_log_warning("cannot rename %s to %s: %s%s", partial, e->path, strerror(errno),
+                        errno == EEXIST ? " (a file the killed run did not see; the run's stays "
+                                          "as its .partial)"
+                                        : "");
       const int wrote = snprintf(done + length, size - length, "%s%s", length ? ", " : "", e->path);
       if (wrote > 0 && (size_t)wrote < size - length) length += (size_t)wrote;
     }

@@ -1,5 +1,4 @@
-#define _DEFAULT_SOURCE /* mkstemps */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* mkstemps, renameat2 */
 /* The PATH.partial convention: every file rtm3d writes is written as PATH.partial and
  * renamed to PATH only once complete, so a failed run never leaves a file that looks
  * finished; a run's outputs renamed together (rtm_io_outputs_t, journaled under a name
@@ -8,6 +7,7 @@
 #include "rtm_io_impl.h"
 
 #include <errno.h>
+#include <fcntl.h> /* AT_FDCWD */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +69,26 @@ int rtm_io_commit_partial(const char *partial, const char *path) {
   return RTM_OK;
 }
 
+int rtm_io_rename_noreplace(const char *from, const char *to) {
+#ifdef RENAME_NOREPLACE
+  if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return -1; /* EEXIST among them */
+#endif
+  /* link never replaces either; a file system without hard links (EPERM, ENOTSUP) last
+   * falls back on a look and a rename, which leaves a race of a moment open */
+  if (link(from, to) == 0) {
+    unlink(from); /* left (it cannot be): a second name of the file put in place */
+    return 0;
+  }
+  if (errno == EEXIST) return -1;
+  struct stat info;
+  if (lstat(to, &info) == 0) {
+    errno = EEXIST;
+    return -1;
+  }
+  return rename(from, to);
+}
+
 int rtm_io_aside_create(const char *path, char *aside, size_t size) {
   struct stat info;
   if (stat(path, &info) == 0 && !S_ISREG(info.st_mode)) {
@@ -112,6 +132,7 @@ typedef struct {
 struct rtm_io_outputs {
   int count;
   output_t *outputs;
+  int replace_none; /* rtm_io_outputs_replace_none: no file at an output's name is replaced */
 };
 
 int rtm_io_outputs_create(rtm_io_outputs_t **set) {
@@ -145,6 +166,10 @@ int rtm_io_outputs_add(rtm_io_outputs_t *set, const char *path, char *partial, s
     return RTM_ERR_IO;
   }
   return outputs_append(set, path, 0);
+}
+
+void rtm_io_outputs_replace_none(rtm_io_outputs_t *set) {
+  set->replace_none = 1;
 }
 
 int rtm_io_outputs_add_written(rtm_io_outputs_t *set, const char *path) {
@@ -265,9 +290,66 @@ static void remove_dropped(const char *path) {
     rtm_log_warning("cannot remove %s, an earlier run's file: %s", path, strerror(errno));
 }
 
+/* A set that replaces nothing (rtm_io_outputs_replace_none) stopped by `found`, a file at
+ * one of its names that was not there when the run claimed them (a user's, another
+ * command's: an export or a plot finished meanwhile): its complete partials are kept, under
+ * the names the message gives with the commands that put them in place, and the set is
+ * emptied (nothing of it is removed). */
+static int stop_for(rtm_io_outputs_t *set, const char *found) {
+  char partials[4096], moves[8192];
+  size_t have = 0, moved = 0;
+  partials[0] = moves[0] = '\0';
+  for (int k = 0; k < set->count; ++k) {
+    const output_t *o = &set->outputs[k];
+    if (o->drop) continue;
+    int n = snprintf(partials + have, sizeof partials - have, "%s%s.partial", have ? ", " : "",
+                     o->path);
+    if (n > 0 && (size_t)n < sizeof partials - have) have += (size_t)n;
+    n = snprintf(moves + moved, sizeof moves - moved, "%smv -n %s.partial %s", moved ? "; " : "",
+                 o->path, o->path);
+    if (n > 0 && (size_t)n < sizeof moves - moved) moved += (size_t)n;
+  }
+  rtm_log_error("%s appeared while the run ran (it was not there when the run claimed its output "
+                "names), and a run without --force replaces no file: none of the run's outputs "
+                "was put in place. They are complete, kept as %s: move %s away (it is not this "
+                "run's), then put them in place with: %s. (A later run of this name, or one "
+                "with --force, removes them.)",
+                found, partials, found, moves);
+  outputs_clear(set);
+  return RTM_ERR_IO;
+}
+
+/* A set that replaces nothing: the first of its names (a drop's too) where a file is now
+ * (the claim found none: rtm_io_outputs_replace_none); NULL when every name is free. */
+static const char *name_taken(const rtm_io_outputs_t *set) {
+  struct stat info;
+  for (int k = 0; set->replace_none && k < set->count; ++k)
+    if (lstat(set->outputs[k].path, &info) == 0) return set->outputs[k].path;
+  return NULL;
+}
+
+/* A set that replaces nothing, whose rename `done` found its name taken since name_taken
+ * looked: the outputs renamed before it back to their partials (they are the run's own,
+ * just put there), so that stop_for keeps them all. */
+static void put_back(const rtm_io_outputs_t *set, int done) {
+  char partial[4096 + 16];
+  for (int k = 0; k < done; ++k) {
+    const output_t *o = &set->outputs[k];
+    if (!o->drop && suffixed(o->path, ".partial", partial, sizeof partial))
+      rename(o->path, partial);
+  }
+}
+
 int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock) {
-  char partial[4096 + 16], journal[4096 + 32] = "";
+  char partial[4096 + 16], journal[4096 + 32] = "", taken[4096];
   int status = check_targets(set), i = 0;
+  /* without --force the claim found every name free: a file there now appeared meanwhile,
+   * and is not the run's to replace or remove (all of the outputs appear, or none) */
+  const char *found = status == RTM_OK ? name_taken(set) : NULL;
+  if (found) {
+    snprintf(taken, sizeof taken, "%s", found);
+    return stop_for(set, taken);
+  }
   /* an earlier run's file stays linked aside until every rename is done, so that a failure
    * half-way puts it back (--force promises the earlier files when a run fails); the
    * journal, written before the first rename and the first link, lets the next run of the
@@ -286,7 +368,18 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
   for (; status == RTM_OK && i < set->count; ++i) {
     const output_t *o = &set->outputs[i];
     if (o->drop) continue;
-    if (!suffixed(o->path, ".partial", partial, sizeof partial) || rename(partial, o->path) != 0) {
+    const int fits = suffixed(o->path, ".partial", partial, sizeof partial);
+    const int renamed = !fits               ? -1
+                        : set->replace_none ? rtm_io_rename_noreplace(partial, o->path)
+                                            : rename(partial, o->path);
+    if (renamed != 0 && fits && set->replace_none && errno == EEXIST) {
+      /* a file put there since name_taken looked */
+      if (journal[0]) rtm_io_journal_remove(journal);
+      put_back(set, i);
+      snprintf(taken, sizeof taken, "%s", o->path);
+      return stop_for(set, taken);
+    }
+    if (renamed != 0) {
       rtm_log_error("cannot rename %s to %s: %s", partial, o->path, strerror(errno));
       status = RTM_ERR_IO;
       break; /* outputs [0, i) are in place */
@@ -302,7 +395,7 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
   }
   for (int k = 0; k < set->count; ++k) {
     const output_t *o = &set->outputs[k];
-    if (o->drop)
+    if (o->drop && !set->replace_none) /* replacing nothing, it found no file there */
       remove_dropped(o->path);
     else if (o->backup)
       unlink(o->backup);

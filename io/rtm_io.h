@@ -173,6 +173,13 @@ int rtm_io_aside_create(const char *path, char *aside, size_t size);
 int rtm_io_outputs_create(rtm_io_outputs_t **set);
 /* PATH is this run's output, written as `partial` (PATH.partial, into the buffer). */
 int rtm_io_outputs_add(rtm_io_outputs_t *set, const char *path, char *partial, size_t size);
+/* The run's claim found none of its names taken (a run without --force): at the commit a
+ * file at one of them (an output's or a drop's) appeared while the run ran, and is not the
+ * run's to replace: the commit stops before any rename (RTM_ERR_IO, naming it), and keeps
+ * the run's complete partial files, the message saying how to put them in place. The
+ * renames replace nothing either (RENAME_NOREPLACE): a file put there after the look stops
+ * the commit alike, the renames done undone. */
+void rtm_io_outputs_replace_none(rtm_io_outputs_t *set);
 /* PATH, an earlier run's file that this run replaces with nothing (an overwrite whose
  * outputs lack it), is removed at the commit. */
 int rtm_io_outputs_drop(rtm_io_outputs_t *set, const char *path);

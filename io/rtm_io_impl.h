@@ -150,6 +150,9 @@ int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group
 
 /* Creates the directories leading to path (mkdir -p of its parent). */
 int rtm_io_make_parent_dir(const char *path);
+/* Renames `from` to `to` only while no file is at `to` (renameat2's RENAME_NOREPLACE, else
+ * link and unlink, else a look and a rename): 0, or -1 with errno (EEXIST: a file is there). */
+int rtm_io_rename_noreplace(const char *from, const char *to);
 /* Renames PATH.partial to PATH; on failure removes the partial file. */
 int rtm_io_commit_partial(const char *partial, const char *path);
 /* ---- the journal of a run's commit (commit_journal.c) ----

@@ -4,14 +4,18 @@
  * them fails with ENOSPC as on a disk that fills at that moment; every other file is opened as
  * asked. A rename whose target holds one of RTM3D_TEST_FAIL_RENAME fails (EIO); one whose
  * target ends with RTM3D_TEST_KILL_RENAME kills the process (SIGKILL) before it is made, a
- * kill at a chosen point of a run's commit rather than at a moment a race picks. */
+ * kill at a chosen point of a run's commit rather than at a moment a race picks; one whose
+ * target ends with RTM3D_TEST_PLANT_RENAME finds a file ("planted") created there just
+ * before it. rename and renameat2 alike. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "preload_impl.h"
 
@@ -32,14 +36,43 @@ FILE *fopen64(const char *path, const char *mode) {
 }
 
 typedef int (*rename_t)(const char *, const char *);
+typedef int (*renameat2_t)(int, const char *, int, const char *, unsigned int);
 
-int rename(const char *from, const char *to) {
-  const char *kill_at = getenv("RTM3D_TEST_KILL_RENAME");
-  const size_t length = strlen(to), tail = kill_at ? strlen(kill_at) : 0;
-  if (tail > 0 && length >= tail && strcmp(to + length - tail, kill_at) == 0) raise(SIGKILL);
+/* Whether path ends with the value of the environment variable. */
+static int ends_with_env(const char *variable, const char *path) {
+  const char *tail = getenv(variable);
+  const size_t length = strlen(path), tail_length = tail ? strlen(tail) : 0;
+  return tail_length > 0 && length >= tail_length && strcmp(path + length - tail_length, tail) == 0;
+}
+
+/* What the test asked of a rename to `to`, before it is made: a kill, a file planted at the
+ * target (another process's, put there between a run's look and its rename), a failure
+ * (-1, EIO); 0 to go on. */
+static int before_rename(const char *to) {
+  if (ends_with_env("RTM3D_TEST_KILL_RENAME", to)) raise(SIGKILL);
+  if (ends_with_env("RTM3D_TEST_PLANT_RENAME", to)) {
+    const int fd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+      if (write(fd, "planted\n", 8) != 8) {
+        /* the file is there, which is what counts */
+      }
+      close(fd);
+    }
+  }
   if (preload_listed("RTM3D_TEST_FAIL_RENAME", to)) {
     errno = EIO;
     return -1;
   }
+  return 0;
+}
+
+int rename(const char *from, const char *to) {
+  if (before_rename(to) != 0) return -1;
   return ((rename_t)dlsym(RTLD_NEXT, "rename"))(from, to);
+}
+
+/* a run's commit without --force renames with RENAME_NOREPLACE */
+int renameat2(int from_dir, const char *from, int to_dir, const char *to, unsigned int flags) {
+  if (before_rename(to) != 0) return -1;
+  return ((renameat2_t)dlsym(RTLD_NEXT, "renameat2"))(from_dir, from, to_dir, to, flags);
 }

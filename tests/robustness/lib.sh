@@ -160,6 +160,33 @@ use_preload() {
   export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 }
 
+# held_at_open OPEN ACTION COMMAND...: COMMAND run with $preload (use_preload stall_write)
+# holding its first open of a path that holds OPEN; ACTION (shell text; $held_pid is the
+# command's pid) run once it is held, then the command released. Its exit status into
+# $held_status, its stdout+stderr into $rob_output.
+held_at_open() {
+  local open="$1" action="$2" tries=2400
+  shift 2
+  rm -f "$work/held" "$work/release"
+  env LD_PRELOAD="$preload" RTM3D_TEST_STALL_OPEN="$open" RTM3D_TEST_STALL_MARKER="$work/held" \
+    RTM3D_TEST_STALL_RELEASE="$work/release" RTM3D_TEST_STALL_SECONDS=120 \
+    "$@" >"$work/held.log" 2>&1 </dev/null &
+  held_pid=$!
+  while [ ! -e "$work/held" ] && [ "$tries" -gt 0 ] && kill -0 "$held_pid" 2>/dev/null; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  if [ -e "$work/held" ]; then
+    eval "$action"
+  else
+    rob_fail "$* was never held at an open of $open"
+  fi
+  touch "$work/release"
+  wait "$held_pid"
+  held_status=$?
+  rob_output="$(cat "$work/held.log")"
+}
+
 # rob_skip REASON: this script cannot run in this build (ctest counts exit 77 as skipped).
 rob_skip() {
   echo "$rob_name: skipped: $*"

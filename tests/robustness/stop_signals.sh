@@ -26,25 +26,9 @@ mkdir -p "$out"
 stopped() {
   local signal="$1" open="$2"
   shift 2
-  rm -f "$work/held" "$work/release"
-  env LD_PRELOAD="$preload" RTM3D_TEST_STALL_OPEN="$open" RTM3D_TEST_STALL_MARKER="$work/held" \
-    RTM3D_TEST_STALL_RELEASE="$work/release" RTM3D_TEST_STALL_SECONDS=120 \
-    "$@" >"$work/stopped.log" 2>&1 </dev/null &
-  local pid=$! tries=2400
-  while [ ! -e "$work/held" ] && [ "$tries" -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
-    sleep 0.05
-    tries=$((tries - 1))
-  done
-  if [ -e "$work/held" ]; then
-    kill -s "$signal" "$pid"
-    sleep 0.2 # the handler has run: the signal is pending on a process asleep in the hold
-  else
-    rob_fail "$* was never held at an open of $open"
-  fi
-  touch "$work/release"
-  wait "$pid"
-  stop_status=$?
-  rob_output="$(cat "$work/stopped.log")"
+  # the sleep: the handler has run, the signal pending on a process asleep in the hold
+  held_at_open "$open" "kill -s $signal \"\$held_pid\"; sleep 0.2" "$@"
+  stop_status=$held_status
 }
 
 # expect_stopped WANT PATTERN SIGNAL OPEN COMMAND...

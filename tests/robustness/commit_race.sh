@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# A run's output names taken while it runs (issue 32, probe D, D2):
+#   - without --force, a file that appears at one of a run's names after its claim (a user's,
+#     an export's NAME.sgy, a plot's NAME_image_x.png) is never replaced: the commit stops
+#     before any rename, exit 1 naming the file, none of the run's outputs in place, its
+#     complete partials kept with the commands that put them in place (which work); a file
+#     put there between the commit's look and its renames (planted as the rename comes,
+#     librtm3d_full_disk_preload.so) stops it alike, the renames made undone; the next run
+#     finishing the commit of such a run killed among its renames leaves a file put there too;
+#   - with --force such a file is replaced, as before.
+# The file appears at a chosen point: stall_write_preload.c holds the run in the open of its
+# NAME.h5.partial (after the claim) until the test has put the file there.
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
+use_preload stall_write
+deck="$work/deck.ini"
+tiny_deck "$deck"
+out="$work/out"
+mkdir -p "$out"
+quick=(--quiet --set snapshots.every=0 --set time.steps=10)
+
+# held NAME ACTION COMMAND...: COMMAND held at the open of NAME.h5.partial while ACTION runs
+held() {
+  local name="$1"
+  shift
+  held_at_open "$name.h5.partial" "$@"
+}
+
+# absent PATH...: none of them exists
+absent() {
+  local p
+  for p in "$@"; do
+    [ -e "$p" ] && rob_fail "$p exists" || rob_pass "no $p"
+  done
+}
+
+# ---- D2: a user's file at NAME.json during a model run ----
+echo "USER DATA precious" >"$work/precious"
+sum="$(cksum <"$work/precious")"
+held c5 'cp "$work/precious" "$out/c5.json"' "$rtm3d" model "$deck" "${quick[@]}" \
+  --set output.name=c5
+rob_judge 1 "c5\.json appeared while the run ran.*none of the run's outputs was put in place" \
+  "$held_status" "model, a file put at c5.json meanwhile"
+expect_file_unchanged "$out/c5.json" "$sum"
+absent "$out/c5.h5" "$out/c5.xmf" "$out/c5.lock"
+[ -f "$out/c5.h5.partial" ] && [ -f "$out/c5.json.partial" ] &&
+  rob_pass "the run's complete partials are kept" || rob_fail "partials gone: $(ls "$out")"
+# the message's way to keep them works
+moves="$(grep -o 'put them in place with: [^(]*' <<<"$rob_output" | sed 's/^put them in place with: //; s/\. *$//')"
+mv "$out/c5.json" "$work/c5.user.json"
+(eval "$moves") && [ -f "$out/c5.h5" ] && [ -f "$out/c5.json" ] && ! ls "$out"/c5*.partial 2>/dev/null &&
+  rob_pass "the message's commands put the outputs in place" || rob_fail "the commands '$moves' failed"
+expect 0 "" "$rtm3d" plot "$out/c5.h5" /traces/p -o "$work/c5.png"
+
+# with --force the file is replaced, as before
+held c6 'cp "$work/precious" "$out/c6.json"' "$rtm3d" model "$deck" "${quick[@]}" \
+  --set output.name=c6 --force
+rob_judge 0 "" "$held_status" "model --force, a file put at c6.json meanwhile"
+grep -q '"command"' "$out/c6.json" && rob_pass "c6.json is the run's report" ||
+  rob_fail "c6.json is not the run's report"
+
+# ---- D2: a file put at NAME.json between the commit's look and its renames (planted by
+# librtm3d_full_disk_preload.so just before the rename): the renames made are undone
+plant=(env LD_PRELOAD="$PWD/librtm3d_full_disk_preload.so")
+if [ -e "$PWD/librtm3d_full_disk_preload.so" ]; then
+  expect 1 "r7\.json appeared while the run ran" "${plant[@]}" RTM3D_TEST_PLANT_RENAME=/r7.json \
+    "$rtm3d" model "$deck" "${quick[@]}" --set output.name=r7
+  [ "$(cat "$out/r7.json")" = planted ] && rob_pass "the planted r7.json stays" ||
+    rob_fail "r7.json was replaced"
+  absent "$out/r7.h5" "$out/r7.xmf"
+  [ -f "$out/r7.h5.partial" ] && [ -f "$out/r7.json.partial" ] &&
+    rob_pass "r7's renames undone, its partials kept" || rob_fail "r7 partials: $(ls "$out")"
+  # a run without --force killed between its renames, a file put at its json meanwhile: the
+  # next run finishes the commit but leaves that file (and the dead run's partial)
+  expect 137 "" "${plant[@]}" RTM3D_TEST_KILL_RENAME=/r8.json "$rtm3d" model "$deck" \
+    "${quick[@]}" --set output.name=r8
+  cp "$work/precious" "$out/r8.json"
+  expect 2 "r8\.json.*a file the killed run did not see" "$rtm3d" model "$deck" "${quick[@]:1}" \
+    --set output.name=r8
+  expect_file_unchanged "$out/r8.json" "$sum"
+  [ -f "$out/r8.h5" ] && [ -f "$out/r8.json.partial" ] && [ ! -e "$out/r8.commit" ] &&
+    rob_pass "r8's commit finished but for the json" || rob_fail "r8: $(ls "$out")"
+fi
+
+# ---- D2: an export finishing at NAME.sgy during a model run with output.segy ----
+if has_feature SEG-Y; then
+  held c4 '"$rtm3d" export "$out/c5.h5" --segy "$out/c4.sgy" --quiet' "$rtm3d" model "$deck" \
+    "${quick[@]}" --set output.name=c4 --set output.segy=true
+  rob_judge 1 "c4\.sgy appeared while the run ran" "$held_status" "model, an export to c4.sgy meanwhile"
+  "$rtm3d" export "$out/c5.h5" --segy "$work/c5.sgy" --quiet
+  cmp -s "$out/c4.sgy" "$work/c5.sgy" && rob_pass "c4.sgy is still the export's" ||
+    rob_fail "c4.sgy was replaced"
+  absent "$out/c4.h5" "$out/c4.json"
+else
+  echo "skip: no SEG-Y in this build: the export case"
+fi
+
+# ---- D2: a plot to NAME_image_x.png during a migrate ----
+small=(--set shots.layout=grid --set shots.x_count=1 --set shots.y_count=1 --set shots.z=60
+  --set receivers.z=60 --set receivers.y_count=24 --set receivers.y_first=0
+  --set receivers.y_step=10 --set receivers.x_step=10 --set time.steps=40)
+expect 0 "" "$rtm3d" model "$deck" "${small[@]}" --set output.name=obs --quiet
+migrate=("$rtm3d" migrate "$deck" "${small[@]}" --set rtm.observed="$out/obs.h5")
+held g '"$rtm3d" plot "$out/c5.h5" /traces/p -o "$out/g_image_x.png" >/dev/null' "${migrate[@]}" \
+  --set output.name=g --quiet
+plot_sum="$(cksum <"$out/g_image_x.png")"
+rob_judge 1 "g_image_x\.png appeared while the run ran" "$held_status" \
+  "migrate, a plot to g_image_x.png meanwhile"
+expect_file_unchanged "$out/g_image_x.png" "$plot_sum"
+absent "$out/g.h5" "$out/g_image_y.png" "$out/g.json"
+
+rob_finish
