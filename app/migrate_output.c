@@ -304,6 +304,8 @@ int rtm_migrate_write_report(migrate_run_t *run) {
                                .slab_writes = rtm_app_slab_writes(run->mpi)};
   char json_partial[sizeof run->json_path + 16];
   RTM_TRY(rtm_migration_memory(run->migration, &memory));
+  /* --force: a model run's NAME.sgy of the name */
+  RTM_TRY(rtm_app_drop_other_outputs(&run->cfg, 1, run->h5_path, run->outputs));
   RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
   RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole, &memory));
   RTM_TRY(rtm_io_outputs_commit(run->outputs, &run->lock)); /* together, or none */

@@ -171,22 +171,6 @@ fail:
   return status;
 }
 
-/* An earlier run's NAME.sgy would sit beside this run's file as if it were its copy: it
- * goes with the commit when it is what rtm3d wrote from NAME.h5 (its text header says so).
- * Anything else at that name (a user's own SEG-Y, a link, a device, a folder) is not a file
- * this tool made, and a run removes only those: it stays, and the run says so. */
-static int drop_stale_segy(model_run_t *run) {
-  char stale[sizeof run->segy_path];
-  struct stat info;
-  snprintf(stale, sizeof stale, "%s/%s.sgy", run->cfg.output.dir, run->cfg.output.name);
-  if (lstat(stale, &info) != 0) return RTM_OK;
-  if (rtm_segy_written_from(stale, run->h5_path)) return rtm_io_outputs_drop(run->outputs, stale);
-  rtm_log_warning("%s stays: it is not a SEG-Y file rtm3d wrote from %s, so not this run's "
-                  "to remove, and it is no copy of this run's gathers (output.segy = false)",
-                  stale, run->h5_path);
-  return RTM_OK;
-}
-
 /* The run file closed (and SEG-Y written from it) as partial files, listed in run->outputs
  * to be renamed with the report. */
 int rtm_model_close_output(model_run_t *run) {
@@ -197,8 +181,8 @@ int rtm_model_close_output(model_run_t *run) {
   RTM_TRY(rtm_io_worker_drain(run->worker)); /* no job under way: HDF5 is this thread's */
   status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
   run->output = NULL;
-  if (status == RTM_OK && !run->segy_path[0] && run->cfg.output.overwrite)
-    RTM_TRY(drop_stale_segy(run));
+  if (status == RTM_OK) /* --force: an earlier NAME.sgy, a migration's figures */
+    RTM_TRY(rtm_app_drop_other_outputs(&run->cfg, 0, run->h5_path, run->outputs));
   if (status == RTM_OK && run->segy_path[0]) {
     const unsigned fields = run->prop.trace_fields;
     RTM_TRY(rtm_io_partial_path(run->h5_path, h5_partial, sizeof h5_partial));

@@ -445,6 +445,50 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
   return status;
 }
 
+/* Whether `path` is a file of an earlier rtm3d run of the name: a SEG-Y whose text header
+ * says rtm3d wrote it from the run file `h5_path`, a figure carrying rtm3d's PNG mark. */
+static int written_by_rtm3d(const char *path, const char *h5_path) {
+  return ends_with(path, ".sgy") ? rtm_segy_written_from(path, h5_path)
+                                 : rtm_png_written_by_rtm3d(path);
+}
+
+int rtm_app_drop_other_outputs(const rtm_config_t *cfg, int migrate, const char *h5_path,
+                               rtm_io_outputs_t *set) {
+  static const char *const figures[] = {"_image_x.png", "_image_y.png", "_image_z.png"};
+  const char *others[4]; /* NAME.sgy and the figures */
+  int count = 0;
+  if (!cfg->output.overwrite) return RTM_OK;                  /* the claim found none of them */
+  if (migrate || !cfg->output.segy) others[count++] = ".sgy"; /* a model run's copy */
+  for (int k = 0; !migrate && k < 3; ++k)
+    others[count++] = figures[k]; /* a migration's */
+  char path[2 * RTM_CONFIG_PATH_MAX + 32], dropped[4 * sizeof path] = "";
+  size_t length = 0;
+  for (int k = 0; k < count; ++k) {
+    struct stat info;
+    snprintf(path, sizeof path, "%s/%s%s", cfg->output.dir, cfg->output.name, others[k]);
+    if (lstat(path, &info) != 0) continue;
+    if (!S_ISREG(info.st_mode) || !written_by_rtm3d(path, h5_path)) {
+      const int segy = ends_with(path, ".sgy");
+      rtm_log_warning("%s stays: it is not a %s rtm3d wrote%s%s, so not this run's to remove "
+                      "(this run writes no file of that name)",
+                      path, segy ? "SEG-Y file" : "figure", segy ? " from " : "",
+                      segy ? h5_path : "");
+      continue;
+    }
+    const int status = rtm_io_outputs_drop(set, path);
+    if (status != RTM_OK) return status;
+    const int n =
+        snprintf(dropped + length, sizeof dropped - length, "%s%s", length ? ", " : "", path);
+    if (n > 0 && (size_t)n < sizeof dropped - length) length += (size_t)n;
+  }
+  if (length)
+    rtm_log_warning("--force: this run removes %s, an earlier run's files of output.name '%s' "
+                    "that rtm3d wrote and this run does not write (they would sit beside its "
+                    "outputs as if they were of this run)",
+                    dropped, cfg->output.name);
+  return RTM_OK;
+}
+
 void rtm_app_remove_made(void *context) {
   /* the abort ends this process before its cleanup: what this run made goes first, the
    * lock last (a disk that filled keeps no partial file holding its space) */

@@ -96,6 +96,16 @@ int rtm_app_check_inputs_kept(const rtm_config_t *cfg, unsigned reads, const cha
  * (the run file) refused when it exists (rtm_app_check_overwrite). */
 int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const char *path,
                          int migrate, rtm_io_name_lock_t *lock);
+/* With --force (output.overwrite), the earlier files of output.dir/output.name that rtm3d
+ * wrote and this run does not write listed in `set` to be removed at its commit (journaled
+ * with it), said in one warning: for a migration (`migrate`) a model run's NAME.sgy, for a
+ * model run without output.segy its NAME.sgy, and a migration's NAME_image_{x,y,z}.png. A
+ * SEG-Y counts as rtm3d's when its text header names rtm3d and `h5_path`
+ * (rtm_segy_written_from), a figure when it carries rtm3d's PNG mark
+ * (rtm_png_written_by_rtm3d); any other file there (a user's) stays, with a warning. Without
+ * --force nothing (the claim found none of them). Rank 0. */
+int rtm_app_drop_other_outputs(const rtm_config_t *cfg, int migrate, const char *h5_path,
+                               rtm_io_outputs_t *set);
 /* What a run has made that an abort of its MPI job (a failure, the watchdog of
  * mpi.timeout_s) would leave behind, given to rtm_mpi_on_abort once the name is claimed:
  * the lock, the partial files of *outputs, and the partial of the run file `path` once

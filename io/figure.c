@@ -280,7 +280,12 @@ static const char *figure_cut(const char *aside, const char *extension) {
  * short is removed and PATH left as it was. */
 static int close_page(const char *path, const char *format, const char *aside) {
   plend();
-  const char *why = figure_cut(aside, strrchr(format ? format : path, '.'));
+  const char *extension = strrchr(format ? format : path, '.');
+  /* rtm3d's mark in a PNG (a --force run removes only figures it finds it in) */
+  const int png = extension && strcmp(extension, ".png") == 0;
+  const char *why = figure_cut(aside, extension);
+  if (!why && png && rtm_png_mark(aside) != RTM_OK) why = "rtm3d's mark could not be added";
+  if (!why && png) why = figure_cut(aside, extension); /* the rewrite whole too */
   if (why) {
     rtm_log_error("%s: the figure could not be written whole (%s): is the disk full, or a file "
                   "size limit (ulimit -f) reached?",

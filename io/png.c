@@ -91,6 +91,92 @@ static void colour(float value, double clip, png_byte rgb[3]) {
   rgb[2] = t <= 0.0 ? 255 : fade;
 }
 
+/* The tEXt chunk that marks a PNG as rtm3d's ("Software", a registered keyword): written by
+ * rtm_png_write and added to PLplot's figures (rtm_png_mark); a --force run removes an
+ * earlier run's figure only when it finds it. */
+static const char software_key[] = "Software", software_text[] = "rtm3d";
+
+static const unsigned char png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+static void put_big_endian(unsigned char *b, unsigned long value) {
+  b[0] = (unsigned char)(value >> 24);
+  b[1] = (unsigned char)(value >> 16);
+  b[2] = (unsigned char)(value >> 8);
+  b[3] = (unsigned char)value;
+}
+
+static unsigned long get_big_endian(const unsigned char *b) {
+  return (unsigned long)b[0] << 24 | (unsigned long)b[1] << 16 | (unsigned long)b[2] << 8 | b[3];
+}
+
+/* PNG's CRC-32 (ISO 3309, polynomial 0xedb88320, reflected) of a chunk's type and data. */
+static unsigned long png_crc(const unsigned char *bytes, size_t count) {
+  unsigned long crc = 0xffffffffUL;
+  for (size_t i = 0; i < count; ++i) {
+    crc ^= bytes[i];
+    for (int bit = 0; bit < 8; ++bit)
+      crc = crc & 1 ? 0xedb88320UL ^ (crc >> 1) : crc >> 1;
+  }
+  return crc ^ 0xffffffffUL;
+}
+
+int rtm_png_mark(const char *path) {
+  enum { IHDR_END = 8 + 8 + 13 + 4, MARK_MAX = 64 * 1024 * 1024 };
+  unsigned char chunk[12 + sizeof software_key + sizeof software_text];
+  const size_t data = sizeof software_key + sizeof software_text - 1; /* key NUL text */
+  int status = RTM_ERR_IO;
+  FILE *file = fopen(path, "rb");
+  unsigned char *bytes = NULL;
+  long size = -1;
+  if (file && fseek(file, 0, SEEK_END) == 0) size = ftell(file);
+  if (size > IHDR_END && size < MARK_MAX && fseek(file, 0, SEEK_SET) == 0 &&
+      (bytes = malloc((size_t)size)) && fread(bytes, 1, (size_t)size, file) == (size_t)size &&
+      memcmp(bytes, png_signature, 8) == 0 && memcmp(bytes + 12, "IHDR", 4) == 0)
+    status = RTM_OK;
+  if (file) fclose(file);
+  if (status == RTM_OK) { /* after IHDR, which must come first */
+    put_big_endian(chunk, (unsigned long)data);
+    memcpy(chunk + 4, "tEXt", 4);
+    memcpy(chunk + 8, software_key, sizeof software_key);
+    memcpy(chunk + 8 + sizeof software_key, software_text, sizeof software_text - 1);
+    put_big_endian(chunk + 8 + data, png_crc(chunk + 4, 4 + data));
+    file = fopen(path, "wb");
+    const int written =
+        file && fwrite(bytes, 1, IHDR_END, file) == IHDR_END &&
+        fwrite(chunk, 1, 12 + data, file) == 12 + data &&
+        fwrite(bytes + IHDR_END, 1, (size_t)size - IHDR_END, file) == (size_t)size - IHDR_END;
+    if (!file || fclose(file) != 0 || !written) status = RTM_ERR_IO;
+  }
+  free(bytes);
+  return status;
+}
+
+int rtm_png_written_by_rtm3d(const char *path) {
+  unsigned char head[8], text[sizeof software_key + sizeof software_text];
+  int found = 0;
+  FILE *file = fopen(path, "rb");
+  if (!file) return 0;
+  if (fread(head, 1, 8, file) == 8 && memcmp(head, png_signature, 8) == 0) {
+    /* the chunks before the image data: the marker is among them */
+    for (int chunks = 0; !found && chunks < 64 && fread(head, 1, 8, file) == 8; ++chunks) {
+      const unsigned long length = get_big_endian(head);
+      if (memcmp(head + 4, "IDAT", 4) == 0 || memcmp(head + 4, "IEND", 4) == 0 ||
+          length > 0x7fffffffUL)
+        break;
+      if (memcmp(head + 4, "tEXt", 4) == 0 && length == sizeof text - 1 &&
+          fread(text, 1, length, file) == length) {
+        found = memcmp(text, software_key, sizeof software_key) == 0 &&
+                memcmp(text + sizeof software_key, software_text, sizeof software_text - 1) == 0;
+        if (fseek(file, 4, SEEK_CUR) != 0) break;
+      } else if (fseek(file, (long)length + 4, SEEK_CUR) != 0) {
+        break;
+      }
+    }
+  }
+  fclose(file);
+  return found;
+}
+
 /* tEXt is Latin-1: converts UTF-8 (the "±" of our titles) when every character fits.
  * Returns 0 when one does not, and the caller uses an iTXt chunk instead. */
 static int utf8_to_latin1(const char *text, char *out, size_t size) {
@@ -143,19 +229,22 @@ static int encode(FILE *file, const float *values, int width, int height, double
   png_init_io(png, file);
   png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8, PNG_COLOR_TYPE_RGB,
                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_text text[2];
+  memset(text, 0, sizeof text);
+  text[0] = (png_text){.compression = PNG_TEXT_COMPRESSION_NONE,
+                       .key = (char *)software_key,
+                       .text = (char *)software_text}; /* rtm_png_written_by_rtm3d */
   if (title && title[0]) {
-    png_text text;
-    memset(&text, 0, sizeof text);
-    text.key = "Title";
+    text[1].key = "Title";
     if (utf8_to_latin1(title, latin1_title, sizeof latin1_title)) {
-      text.compression = PNG_TEXT_COMPRESSION_NONE;
-      text.text = latin1_title;
+      text[1].compression = PNG_TEXT_COMPRESSION_NONE;
+      text[1].text = latin1_title;
     } else {
-      text.compression = PNG_ITXT_COMPRESSION_NONE;
-      text.text = (char *)title;
+      text[1].compression = PNG_ITXT_COMPRESSION_NONE;
+      text[1].text = (char *)title;
     }
-    png_set_text(png, info, &text, 1);
   }
+  png_set_text(png, info, text, title && title[0] ? 2 : 1);
   png_write_info(png, info);
   for (int y = 0; y < height; ++y) {
     const float *source = values + (size_t)y * (size_t)width;

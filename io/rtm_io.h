@@ -286,6 +286,9 @@ int rtm_report_write_json(const char *path, const rtm_report_t *report);
  * title as a PNG tEXt "Title" chunk. */
 int rtm_png_write(const char *path, const float *values, int width, int height,
                   double clip_percentile, const char *title);
+/* 1 when PATH is a PNG rtm3d wrote: its tEXt chunk "Software" says "rtm3d" (rtm_png_write
+ * and every figure put it in); 0 otherwise (another's PNG, not a PNG, no file). */
+int rtm_png_written_by_rtm3d(const char *path);
 /* The clip level rtm_png_write uses: the clip_percentile (0 < p <= 100) of |value| over
  * the finite values; 1 when they are all zero or none is finite. */
 int rtm_png_clip_value(const float *values, size_t count, double clip_percentile, double *clip);

@@ -150,6 +150,10 @@ int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group
 
 /* Creates the directories leading to path (mkdir -p of its parent). */
 int rtm_io_make_parent_dir(const char *path);
+/* Adds the tEXt chunk "Software: rtm3d" after the IHDR of the PNG at PATH (rewritten in
+ * place: a figure drawn aside by PLplot, before its check and rename); rtm_png_written_by_rtm3d
+ * finds it. RTM_ERR_IO when PATH is no PNG or cannot be rewritten (the caller says so). */
+int rtm_png_mark(const char *path);
 /* Renames `from` to `to` only while no file is at `to` (renameat2's RENAME_NOREPLACE, else
  * link and unlink, else a look and a rename): 0, or -1 with errno (EEXIST: a file is there). */
 int rtm_io_rename_noreplace(const char *from, const char *to);

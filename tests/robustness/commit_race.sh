@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A run's output names taken while it runs (issue 32, probe D, D2):
+# A run's output names taken while it runs (issue 32, probe D, D2 and D5):
 #   - without --force, a file that appears at one of a run's names after its claim (a user's,
 #     an export's NAME.sgy, a plot's NAME_image_x.png) is never replaced: the commit stops
 #     before any rename, exit 1 naming the file, none of the run's outputs in place, its
@@ -7,7 +7,11 @@
 #     put there between the commit's look and its renames (planted as the rename comes,
 #     librtm3d_full_disk_preload.so) stops it alike, the renames made undone; the next run
 #     finishing the commit of such a run killed among its renames leaves a file put there too;
-#   - with --force such a file is replaced, as before.
+#   - with --force such a file is replaced, as before;
+#   - --force across commands: a migration over a model run of the name removes the model
+#     run's NAME.sgy (rtm3d's, from NAME.h5), a model run over a migration its
+#     NAME_image_{x,y,z}.png (rtm3d's figures, PLplot's or plain PNGs: their "Software: rtm3d"
+#     mark), each said; a user's file at those names stays.
 # The file appears at a chosen point: stall_write_preload.c holds the run in the open of its
 # NAME.h5.partial (after the claim) until the test has put the file there.
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -95,7 +99,7 @@ else
   echo "skip: no SEG-Y in this build: the export case"
 fi
 
-# ---- D2: a plot to NAME_image_x.png during a migrate ----
+# ---- D2: a plot to NAME_image_x.png during a migrate; D5: --force across commands ----
 small=(--set shots.layout=grid --set shots.x_count=1 --set shots.y_count=1 --set shots.z=60
   --set receivers.z=60 --set receivers.y_count=24 --set receivers.y_first=0
   --set receivers.y_step=10 --set receivers.x_step=10 --set time.steps=40)
@@ -109,4 +113,23 @@ rob_judge 1 "g_image_x\.png appeared while the run ran" "$held_status" \
 expect_file_unchanged "$out/g_image_x.png" "$plot_sum"
 absent "$out/g.h5" "$out/g_image_y.png" "$out/g.json"
 
+# D5: a migration --force over a model run of the name with output.segy: its NAME.sgy goes
+if has_feature SEG-Y; then
+  expect 0 "" "$rtm3d" model "$deck" "${small[@]}" --set output.name=mx --set output.segy=true --quiet
+  expect 0 "removes .*mx\.sgy.*rtm3d wrote" "${migrate[@]}" --set output.name=mx --force
+  absent "$out/mx.sgy"
+fi
+# D5: a model run --force over a migration: its figures go; a user's file at one stays
+expect 0 "" "${migrate[@]}" --set output.name=b --quiet
+[ -f "$out/b_image_y.png" ] || rob_fail "the migration wrote no b_image_y.png"
+# the plain PNG writer's mark too (a build without PLplot writes its figures so)
+rm "$out/b_image_y.png"
+expect 0 "" "$rtm3d" plot "$out/b.h5" /image --raw -o "$out/b_image_y.png"
+cp "$work/precious" "$out/b_image_z.png"
+expect 0 "removes .*b_image_x\.png.*b_image_y\.png" "$rtm3d" model "$deck" "${quick[@]:1}" \
+  --set output.name=b --force
+grep -q "b_image_z\.png stays" <<<"$rob_output" && rob_pass "the user's b_image_z.png is said to stay" ||
+  rob_fail "no word on b_image_z.png"
+absent "$out/b_image_x.png" "$out/b_image_y.png"
+expect_file_unchanged "$out/b_image_z.png" "$sum"
 rob_finish
