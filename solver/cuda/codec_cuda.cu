@@ -1,0 +1,100 @@
+/* The fixed-rate codec's CUDA kernels (rtm_cuda_codec.h): one thread a 4 x 4 x 4 block,
+ * running the block coder the C reference runs (solver/grid/rtm_codec_block.h), so the
+ * bytes and the floats are the reference's, bit for bit. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "rtm_codec.h"
+#include "rtm_codec_block.h"
+#include "rtm_cuda_check.h"
+#include "rtm_cuda_codec.h"
+#include "rtm_status.h"
+
+enum { CODEC_THREADS = 128 };
+
+/* The volume as the kernels see it: extents, pitches (floats), blocks along each axis. */
+struct CodecShape {
+  int n[3];
+  size_t pitch_y, pitch_z, blocks[3], total;
+};
+
+static CodecShape codec_shape(const int n[3], size_t pitch_y, size_t pitch_z) {
+  CodecShape s;
+  for (int a = 0; a < 3; ++a)
+    s.n[a] = n[a];
+  s.pitch_y = pitch_y;
+  s.pitch_z = pitch_z;
+  rtm_codec_block_counts(n, s.blocks);
+  s.total = s.blocks[0] * s.blocks[1] * s.blocks[2];
+  return s;
+}
+
+/* Enough blocks of CODEC_THREADS to cover `total` once, at most 2^20 (grid-stride past). */
+static unsigned codec_grid(size_t total) {
+  const size_t blocks = (total + CODEC_THREADS - 1) / CODEC_THREADS;
+  return (unsigned)(blocks < (1u << 20) ? blocks : (1u << 20));
+}
+
+/* Thread mapping: codec block b = blockIdx.x * CODEC_THREADS + threadIdx.x, grid-stride;
+ * blocks are numbered x-major, so neighbouring threads read neighbouring 16-byte pieces of
+ * a row. The thread gathers its 64 values (padding in integers), codes them and stores its
+ * `rate` words; a refused block lowers *first_refused. */
+static __global__ void __launch_bounds__(CODEC_THREADS)
+    codec_compress_kernel(const float *__restrict__ volume, const CodecShape s, int rate,
+                          uint64_t *__restrict__ words, unsigned long long *first_refused) {
+  for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
+       b += (size_t)gridDim.x * CODEC_THREADS) {
+    int count[3];
+    const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
+    uint32_t bits[RTM_CODEC_VALUES];
+    rtm_codec_gather(volume + first, count, s.pitch_y, s.pitch_z, bits);
+    if (rtm_codec_encode_block(bits, count, rate, words + b * (size_t)rate) && first_refused)
+      atomicMin(first_refused, (unsigned long long)b);
+  }
+}
+
+/* The same mapping: a thread decodes its block's words and stores its present values. */
+static __global__ void __launch_bounds__(CODEC_THREADS)
+    codec_decompress_kernel(const uint64_t *__restrict__ words, const CodecShape s, int rate,
+                            float *__restrict__ volume) {
+  for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
+       b += (size_t)gridDim.x * CODEC_THREADS) {
+    int count[3];
+    const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
+    uint32_t bits[RTM_CODEC_VALUES];
+    rtm_codec_decode_block(words + b * (size_t)rate, rate, bits);
+    rtm_codec_scatter(bits, count, s.pitch_y, s.pitch_z, volume + first);
+  }
+}
+
+extern "C" int rtm_cuda_codec_compress(const float *d_volume, const int n[3], size_t pitch_y,
+                                       size_t pitch_z, int rate, void *d_out,
+                                       unsigned long long *d_first_refused, cudaStream_t stream) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_codec_check(n, pitch_y, pitch_z, rate, d_out));
+  {
+    const CodecShape s = codec_shape(n, pitch_y, pitch_z);
+    if (d_first_refused) /* all ones: RTM_CODEC_NO_BLOCK */
+      RTM_CUDA_TRY(cudaMemsetAsync(d_first_refused, 0xff, sizeof *d_first_refused, stream));
+    codec_compress_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
+        d_volume, s, rate, (uint64_t *)d_out, d_first_refused);
+    RTM_CUDA_TRY_LAUNCH("codec_compress_kernel");
+  }
+fail:
+  return status;
+}
+
+extern "C" int rtm_cuda_codec_decompress(const void *d_in, const int n[3], int rate,
+                                         float *d_volume, size_t pitch_y, size_t pitch_z,
+                                         cudaStream_t stream) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_codec_check(n, pitch_y, pitch_z, rate, d_in));
+  {
+    const CodecShape s = codec_shape(n, pitch_y, pitch_z);
+    codec_decompress_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
+        (const uint64_t *)d_in, s, rate, d_volume);
+    RTM_CUDA_TRY_LAUNCH("codec_decompress_kernel");
+  }
+fail:
+  return status;
+}

@@ -1,0 +1,36 @@
+/* rtm_cuda_codec.h - the fixed-rate codec (solver/grid/rtm_codec.h: format, rates, errors)
+ * on the device (codec_cuda.cu): the same bytes from the same volume as the C reference,
+ * and the same floats from the same bytes, bit for bit. Device pointers; the work is queued
+ * on `stream` and nothing waits for it. Sizes and plane ranges as in rtm_codec.h
+ * (rtm_codec_bytes, rtm_codec_slab_bytes). */
+#ifndef RTM_CUDA_CODEC_H
+#define RTM_CUDA_CODEC_H
+
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Compresses d_volume[z pitch_z + y pitch_y + x] (x < nx, y < ny, z < nz) into d_out,
+ * 8-byte aligned, rtm_codec_bytes(n, rate) bytes. A block holding a NaN or an infinity is
+ * stored as zeros (as the reference stores it); when d_first_refused is not NULL, that
+ * device word is set to RTM_CODEC_NO_BLOCK and lowered to the lowest refused block's number
+ * (read it back after the stream's work: then it is the reference's *first_refused).
+ * Returns RTM_ERR_CONFIG / RTM_ERR_INTERNAL for what rtm_codec_check refuses,
+ * RTM_ERR_DEVICE when the launch fails. */
+int rtm_cuda_codec_compress(const float *d_volume, const int n[3], size_t pitch_y, size_t pitch_z,
+                            int rate, void *d_out, unsigned long long *d_first_refused,
+                            cudaStream_t stream);
+
+/* Decompresses d_in (8-byte aligned) into d_volume[z pitch_z + y pitch_y + x], touching no
+ * other element. */
+int rtm_cuda_codec_decompress(const void *d_in, const int n[3], int rate, float *d_volume,
+                              size_t pitch_y, size_t pitch_z, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,230 @@
+/* The fixed-rate codec's CUDA kernels (solver/cuda/codec_cuda.cu) against its C reference
+ * (solver/grid/codec.c), bit for bit: on the cpu test's volumes (smooth, wavefront, plane
+ * wave, random), whole and partial blocks, pitched layouts, every rate of 1 .. 32 tried
+ * there, the device's compressed bytes equal the reference's and the device's decoded
+ * floats (margins included: nothing outside the interior written) equal the reference's; a
+ * NaN's block refused with the same number; a plane range compressed alone as the part of
+ * the whole. Prints the kernels' throughput (no bound: the lead's benchmark measures it at
+ * 512^3). Exits 77 (skipped) without a CUDA device. */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rtm_codec.h"
+#include "rtm_cuda_codec.h"
+#include "rtm_status.h"
+#include "rtm_test_codec.h"
+#include "rtm_test_main.h"
+#include "rtm_test_random.h"
+
+enum { RATES = 6 };
+static const int rates[RATES] = {1, 2, 4, 8, 16, 32};
+
+/* A volume on both sides: interior n, a margin of `pad` floats a row and rows a plane. */
+typedef struct {
+  int n[3];
+  size_t pitch_y, pitch_z, floats, bytes; /* bytes: compressed at rate 32, the largest */
+  float *original, *want, *got;           /* host */
+  unsigned char *want_bytes, *got_bytes;  /* host */
+  float *d_volume, *d_decoded;            /* device */
+  void *d_bytes;
+  unsigned long long *d_refused;
+} pair_t;
+
+static pair_t pair_create(const int n[3], int pad) {
+  pair_t p = {{n[0], n[1], n[2]},
+              (size_t)(n[0] + pad),
+              0,
+              0,
+              0,
+              NULL,
+              NULL,
+              NULL,
+              NULL,
+              NULL,
+              NULL,
+              NULL,
+              NULL,
+              NULL};
+  p.pitch_z = p.pitch_y * (size_t)(n[1] + pad);
+  p.floats = p.pitch_z * (size_t)n[2];
+  p.bytes = rtm_codec_bytes(n, RTM_CODEC_RATE_MAX);
+  p.original = malloc(p.floats * sizeof(float));
+  p.want = malloc(p.floats * sizeof(float));
+  p.got = malloc(p.floats * sizeof(float));
+  p.want_bytes = aligned_alloc(8, p.bytes);
+  p.got_bytes = malloc(p.bytes);
+  assert_true(p.original && p.want && p.got && p.want_bytes && p.got_bytes);
+  assert_int_equal(cudaMalloc((void **)&p.d_volume, p.floats * sizeof(float)), cudaSuccess);
+  assert_int_equal(cudaMalloc((void **)&p.d_decoded, p.floats * sizeof(float)), cudaSuccess);
+  assert_int_equal(cudaMalloc(&p.d_bytes, p.bytes), cudaSuccess);
+  assert_int_equal(cudaMalloc((void **)&p.d_refused, sizeof *p.d_refused), cudaSuccess);
+  for (size_t i = 0; i < p.floats; ++i)
+    p.original[i] = NAN; /* the margins; the interior is filled by the test */
+  return p;
+}
+
+static void pair_destroy(pair_t *p) {
+  free(p->original);
+  free(p->want);
+  free(p->got);
+  free(p->want_bytes);
+  free(p->got_bytes);
+  cudaFree(p->d_volume);
+  cudaFree(p->d_decoded);
+  cudaFree(p->d_bytes);
+  cudaFree(p->d_refused);
+}
+
+/* Both sides compress p->original and decompress the reference's bytes into NaN-filled
+ * volumes; returns the reference's status, having checked that every byte, every float and
+ * the refused block's number agree. */
+static int compare_at(pair_t *p, int rate) {
+  const size_t bytes = rtm_codec_bytes(p->n, rate), volume = p->floats * sizeof(float);
+  size_t want_refused = 0;
+  const int status = rtm_codec_compress(p->original, p->n, p->pitch_y, p->pitch_z, rate,
+                                        p->want_bytes, &want_refused);
+  assert_int_equal(cudaMemcpy(p->d_volume, p->original, volume, cudaMemcpyHostToDevice),
+                   cudaSuccess);
+  assert_int_equal(cudaMemset(p->d_bytes, 0x5a, bytes), cudaSuccess);
+  assert_int_equal(rtm_cuda_codec_compress(p->d_volume, p->n, p->pitch_y, p->pitch_z, rate,
+                                           p->d_bytes, p->d_refused, 0),
+                   RTM_OK);
+  unsigned long long got_refused = 0;
+  assert_int_equal(cudaMemcpy(p->got_bytes, p->d_bytes, bytes, cudaMemcpyDeviceToHost),
+                   cudaSuccess);
+  assert_int_equal(
+      cudaMemcpy(&got_refused, p->d_refused, sizeof got_refused, cudaMemcpyDeviceToHost),
+      cudaSuccess);
+  assert_memory_equal(p->got_bytes, p->want_bytes, bytes);
+  assert_true(got_refused == (unsigned long long)want_refused);
+
+  for (size_t i = 0; i < p->floats; ++i)
+    p->want[i] = NAN;
+  assert_int_equal(rtm_codec_decompress(p->want_bytes, p->n, rate, p->want, p->pitch_y, p->pitch_z),
+                   RTM_OK);
+  for (size_t i = 0; i < p->floats; ++i)
+    p->got[i] = NAN;
+  assert_int_equal(cudaMemcpy(p->d_decoded, p->got, volume, cudaMemcpyHostToDevice), cudaSuccess);
+  assert_int_equal(
+      rtm_cuda_codec_decompress(p->d_bytes, p->n, rate, p->d_decoded, p->pitch_y, p->pitch_z, 0),
+      RTM_OK);
+  assert_int_equal(cudaMemcpy(p->got, p->d_decoded, volume, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_memory_equal(p->got, p->want, volume);
+  return status;
+}
+
+static void test_volumes(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_volumes");
+  const int sizes[][3] = {{68, 52, 44}, {31, 29, 18}, {13, 7, 6}, {2, 3, 5}};
+  const int pads[] = {0, 1, 3, 2};
+  for (int s = 0; s < 4; ++s) {
+    pair_t p = pair_create(sizes[s], pads[s]);
+    for (int kind = 0; kind < CODEC_KINDS; ++kind) {
+      codec_fill((codec_kind_t)kind, p.n, p.pitch_y, p.pitch_z,
+                 kind == CODEC_PLANE_WAVE ? 4.0 : 8.0, &rng, p.original);
+      for (int r = 0; r < RATES; ++r)
+        assert_int_equal(compare_at(&p, rates[r]), RTM_OK);
+    }
+    printf("%2d x %2d x %2d: %d volumes x %d rates, the reference's bytes and floats\n", p.n[0],
+           p.n[1], p.n[2], CODEC_KINDS, RATES);
+    pair_destroy(&p);
+  }
+}
+
+/* Zero, constant, subnormal and near-FLT_MAX blocks, and blocks refused for a NaN or an
+ * infinity: the same bytes, floats and refused block. */
+static void test_special_values(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_special_values");
+  const int n[3] = {18, 9, 11};
+  pair_t p = pair_create(n, 1);
+  codec_fill(CODEC_GAUSSIAN, p.n, p.pitch_y, p.pitch_z, 8.0, &rng, p.original);
+  for (int z = 0; z < n[2]; ++z)
+    for (int y = 0; y < n[1]; ++y)
+      for (int x = 0; x < n[0]; ++x) {
+        float *v = p.original + z * p.pitch_z + y * p.pitch_y + x;
+        const int block = x / 4 % 4;
+        if (block == 0) *v = 0.0f;                             /* zero blocks */
+        if (block == 1) *v = *v * 0x1p-140f;                   /* subnormal ones */
+        if (block == 2) *v = (x + y + z) % 2 ? 3e38f : -3e38f; /* near FLT_MAX */
+      }
+  for (int r = 0; r < RATES; ++r)
+    assert_int_equal(compare_at(&p, rates[r]), RTM_OK);
+  p.original[7 * p.pitch_z + 3 * p.pitch_y + 17] = NAN;
+  p.original[9 * p.pitch_z + 2 * p.pitch_y + 6] = -INFINITY;
+  for (int r = 0; r < RATES; ++r)
+    assert_int_equal(compare_at(&p, rates[r]), RTM_ERR_NUMERIC);
+  pair_destroy(&p);
+}
+
+/* Planes [z0, z0 + count) compressed alone on the device: the whole's bytes at z0 / 4 slabs. */
+static void test_plane_range(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_plane_range");
+  const int n[3] = {21, 10, 23}, rate = 4;
+  pair_t p = pair_create(n, 2);
+  codec_fill(CODEC_RICKER, p.n, p.pitch_y, p.pitch_z, 8.0, &rng, p.original);
+  assert_int_equal(compare_at(&p, rate), RTM_OK);
+  const int ranges[][2] = {{4, 12}, {8, 15}};
+  for (int r = 0; r < 2; ++r) {
+    const int m[3] = {n[0], n[1], ranges[r][1]};
+    const size_t at = (size_t)ranges[r][0] / 4 * rtm_codec_slab_bytes(n, rate);
+    assert_int_equal(rtm_cuda_codec_compress(p.d_volume + ranges[r][0] * p.pitch_z, m, p.pitch_y,
+                                             p.pitch_z, rate, p.d_bytes, NULL, 0),
+                     RTM_OK);
+    assert_int_equal(
+        cudaMemcpy(p.got_bytes, p.d_bytes, rtm_codec_bytes(m, rate), cudaMemcpyDeviceToHost),
+        cudaSuccess);
+    assert_memory_equal(p.got_bytes, p.want_bytes + at, rtm_codec_bytes(m, rate));
+  }
+  pair_destroy(&p);
+}
+
+/* Values a second through the kernels at rate 4 on 256^3 (printed, no bound). */
+static void test_throughput(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_throughput");
+  const int n[3] = {256, 256, 256};
+  pair_t p = pair_create(n, 0);
+  codec_fill(CODEC_RICKER, p.n, p.pitch_y, p.pitch_z, 8.0, &rng, p.original);
+  assert_int_equal(
+      cudaMemcpy(p.d_volume, p.original, p.floats * sizeof(float), cudaMemcpyHostToDevice),
+      cudaSuccess);
+  cudaEvent_t events[3];
+  for (int e = 0; e < 3; ++e)
+    assert_int_equal(cudaEventCreate(&events[e]), cudaSuccess);
+  for (int rep = 0; rep < 2; ++rep) { /* the first warms up */
+    cudaEventRecord(events[0], 0);
+    assert_int_equal(
+        rtm_cuda_codec_compress(p.d_volume, n, p.pitch_y, p.pitch_z, 4, p.d_bytes, NULL, 0),
+        RTM_OK);
+    cudaEventRecord(events[1], 0);
+    assert_int_equal(
+        rtm_cuda_codec_decompress(p.d_bytes, n, 4, p.d_decoded, p.pitch_y, p.pitch_z, 0), RTM_OK);
+    cudaEventRecord(events[2], 0);
+    assert_int_equal(cudaEventSynchronize(events[2]), cudaSuccess);
+  }
+  float compress_ms = 0.0f, decompress_ms = 0.0f;
+  cudaEventElapsedTime(&compress_ms, events[0], events[1]);
+  cudaEventElapsedTime(&decompress_ms, events[1], events[2]);
+  printf("256^3 at rate 4: compress %.3f ms (%.0f GB/s of fp32), decompress %.3f ms "
+         "(%.0f GB/s)\n",
+         compress_ms, p.floats * 4.0 / compress_ms * 1e-6, decompress_ms,
+         p.floats * 4.0 / decompress_ms * 1e-6);
+  for (int e = 0; e < 3; ++e)
+    cudaEventDestroy(events[e]);
+  pair_destroy(&p);
+}
+
+RTM_TEST_MAIN_CUDA("test_codec_gpu", NULL, NULL, cmocka_unit_test(test_volumes),
+                   cmocka_unit_test(test_special_values), cmocka_unit_test(test_plane_range),
+                   cmocka_unit_test(test_throughput))
