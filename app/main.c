@@ -209,6 +209,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = argv[1];
+  rtm_ignore_file_size_signal(); /* every command writes through checked writes */
   rtm_io_startup();
   remember_command_line(argc, argv);
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {

@@ -56,8 +56,16 @@ void rtm_interrupt_install(void) {
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   sigaction(SIGPIPE, &ignore, NULL);
-  /* nor is a file past the size limit (ulimit -f): its write fails (EFBIG), said and cleaned
-   * up after like a full disk, rather than the process killed with its partial files left */
+  rtm_ignore_file_size_signal();
+}
+
+void rtm_ignore_file_size_signal(void) {
+  /* a file past the size limit (ulimit -f) is a failed write (EFBIG), said and cleaned up
+   * after like a full disk, rather than the process killed with its partial files left */
+  struct sigaction ignore;
+  memset(&ignore, 0, sizeof ignore);
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
   sigaction(SIGXFSZ, &ignore, NULL);
 }
 

@@ -57,6 +57,10 @@ void rtm_log_forget_warnings(void);
  * print). rtm_interrupted: the signal, 0 none; rtm_interrupt_name: its name ("SIGINT" if
  * none). */
 void rtm_interrupt_install(void);
+/* SIGXFSZ ignored (every command, from main; rtm_interrupt_install too): a write past
+ * `ulimit -f` fails with EFBIG into the writer's checks, which remove its partial file,
+ * instead of the process dying of the signal with it left (exit 153). */
+void rtm_ignore_file_size_signal(void);
 int rtm_interrupted(void);
 const char *rtm_interrupt_name(void);
 void rtm_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Names one command shares with another, and writers past a limit (issue 32, probe D):
+#   - plot past ulimit -f, with SIGXFSZ at its default (not inherited as ignored): the write
+#     fails, exit 1, no partial file left (D4).
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
+
+tiny_deck "$work/tiny.ini"
+deck="$work/tiny.ini"
+out="$work/out"
+mkdir -p "$out"
+
+# ---- plot past ulimit -f, SIGXFSZ at its default (D4)
+if env --default-signal=XFSZ true 2>/dev/null; then
+  default_xfsz=(env --default-signal=XFSZ)
+else
+  default_xfsz=() # an older env: the signal as inherited
+fi
+size_limited() {
+  (ulimit -f "$1" && shift && exec "${default_xfsz[@]}" "$@")
+}
+expect 0 "" "$rtm3d" model "$deck" --quiet --set output.name=traces
+expect 1 "p\.png: the figure could not be written whole" \
+  size_limited 20 "$rtm3d" plot "$out/traces.h5" /traces/p --size 3000x3000 -o "$out/p.png"
+left="$(cd "$out" && ls -1 -- p.png* 2>/dev/null)"
+[ -z "$left" ] && rob_pass "plot past ulimit -f left nothing" || rob_fail "plot left $(tr '\n' ' ' <<<"$left")"
+
+rob_finish
