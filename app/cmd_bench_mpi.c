@@ -1,7 +1,9 @@
 /* rtm3d bench under an MPI launcher (app.h): the deck's propagation across z-slabs, timed
  * with the exchange off, blocking and overlapped, against the one-rank run of the same deck
  * on rank 0; aggregate MCells/s, parallel efficiency and the share of the exchange the
- * overlap hides, on stdout and in OUTPUT.json. */
+ * overlap hides, on stdout and in OUTPUT.json, which is claimed as a model run claims its
+ * name (rtm_app_claim_output: the name lock, no input replaced, no earlier run's NAME.*
+ * replaced without --force). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,8 @@ typedef struct {
   double phases[RTM_PHASE_COUNT + 1];
   char device[256];
   char transport[16]; /* how a device's planes travel (rtm_propagator_transport), "" for host */
+  char report_path[2 * RTM_CONFIG_PATH_MAX + 8]; /* output.dir/output.name.json */
+  rtm_io_name_lock_t lock;                       /* output.name's, world rank 0's */
 } mpi_bench_t;
 
 /* bench.warmup untimed then bench.steps timed steps of `grid` with `exchange`; the time of
@@ -70,11 +74,21 @@ fail:
   return status;
 }
 
+/* rtm_mpi_on_abort's cleanup: the name lock goes with the job. */
+static void release_lock(void *lock) {
+  rtm_io_unlock_name(lock);
+}
+
 static int set_up(mpi_bench_t *b, int argc, char **argv) {
   int status = RTM_OK, quiet = 0;
   rtm_config_t *cfg = &b->cfg;
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
   rtm_mpi_set_timeout(b->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
+  /* the report's name claimed before any work, as a model run's (issue 32, D1: it replaced
+   * a finished run's report, its own deck and a live run's file) */
+  snprintf(b->report_path, sizeof b->report_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
+  if (rtm_mpi_world_rank(b->mpi) == 0) rtm_mpi_on_abort(b->mpi, release_lock, &b->lock);
+  RTM_TRY(rtm_app_claim_output(cfg, b->mpi, b->report_path, 0, &b->lock));
   RTM_TRY(rtm_grid_init(&b->whole, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   b->slab = b->whole;
   RTM_TRY(rtm_app_slab(&b->slab, b->mpi));
@@ -115,7 +129,7 @@ static int report(const mpi_bench_t *b) {
   const double overlap = b->seconds[0], blocking = b->seconds[1], off = b->seconds[2];
   const double efficiency = b->one_rank_s / (ranks * overlap);
   const double cost = blocking - off, hidden = cost > 0.0 ? 1.0 - (overlap - off) / cost : NAN;
-  char output[2 * RTM_CONFIG_PATH_MAX];
+  const char *output = b->report_path;
   printf("bench: %d x %d x %d cells, %d steps, %d ranks (z-slabs), %s%s%s\n", b->whole.n[0],
          b->whole.n[1], b->whole.n[2], b->steps, ranks, b->device,
          b->transport[0] ? ", planes through the transport " : "", b->transport);
@@ -136,7 +150,6 @@ static int report(const mpi_bench_t *b) {
   printf("  parallel efficiency (overlap against one rank): %.3f\n", efficiency);
   printf("  exchange hidden by the overlap: %.0f%% (blocking costs %.4f s, overlapped %.4f s)\n",
          100.0 * hidden, cost, overlap - off);
-  snprintf(output, sizeof output, "%s/%s.json", b->cfg.output.dir, b->cfg.output.name);
   const rtm_timing_t timings[4] = {{"one_rank", b->one_rank_s},
                                    {"overlap", overlap},
                                    {"blocking", blocking},
@@ -166,6 +179,7 @@ int rtm_cmd_bench_mpi(int argc, char **argv, rtm_mpi_t *mpi) {
   mpi_bench_t *b = calloc(1, sizeof *b);
   if (!b) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   b->mpi = mpi;
+  b->lock.fd = -1;
   RTM_TRY(set_up(b, argc, argv));
   RTM_TRY(time_one_rank(b));
   static const rtm_mpi_exchange_t order[3] = {RTM_EXCHANGE_OVERLAP, RTM_EXCHANGE_BLOCKING,
@@ -174,8 +188,12 @@ int rtm_cmd_bench_mpi(int argc, char **argv, rtm_mpi_t *mpi) {
     RTM_TRY(time_steps(b, &b->slab, &b->model, order[e], rtm_mpi_size(mpi), &b->seconds[e]));
   if (rtm_mpi_rank(mpi) == 0) RTM_TRY(report(b));
 fail:
-  rtm_mpi_fail_fast(mpi, status);
-  if (b) rtm_model_release(&b->model);
+  rtm_mpi_fail_fast(mpi, status); /* an abort releases the lock first */
+  rtm_mpi_on_abort(mpi, NULL, NULL);
+  if (b) {
+    rtm_io_unlock_name(&b->lock);
+    rtm_model_release(&b->model);
+  }
   free(b);
   return rtm_status_exit_code(status);
 }
