@@ -269,13 +269,16 @@ int rtm_segy_written_from(const char *path, const char *h5_path) {
   return written_by_rtm3d(path, named) && names_run_file(named, h5_path);
 }
 
-/* `file` as a message names it: the file the user asked for, not the PATH.partial this run
- * writes aside. */
+/* `file` as a message names it: the file the user asked for, not the PATH.partial or
+ * PATH.partial.XXXXXX.EXT this run writes aside. */
 static void shown_name(const char *file, char *shown, size_t size) {
   static const char suffix[] = ".partial";
-  const size_t length = strlen(file), suffix_length = sizeof suffix - 1;
-  const int partial = length > suffix_length && strcmp(file + length - suffix_length, suffix) == 0;
-  snprintf(shown, size, "%.*s", (int)(partial ? length - suffix_length : length), file);
+  const char *partial = NULL;
+  for (const char *at = strstr(file, suffix); at; at = strstr(at + 1, suffix))
+    partial = at;
+  const char *rest = partial ? partial + sizeof suffix - 1 : NULL;
+  const int aside = partial && partial > file && (rest[0] == '\0' || rest[0] == '.');
+  snprintf(shown, size, "%.*s", (int)(aside ? (size_t)(partial - file) : strlen(file)), file);
 }
 
 /* Shots [first, last) of the run file h5_file into `file`, an empty file this run made (it
@@ -375,9 +378,11 @@ fail:
 }
 
 /* ---- the files of an export ----
- * Each is written aside as PATH.partial, a file this run creates (O_EXCL: never one another
- * run is writing), and renamed over PATH once every file of the export is complete; a
- * failure removes this run's files and nothing else, so an earlier PATH stays as it was. */
+ * Each is written aside as PATH.partial.XXXXXX.EXT, a new name this run creates
+ * (rtm_io_aside_create: never a file another process writes, so neither a killed export's
+ * leftover nor a model run's PATH.partial blocks or takes over another), and renamed over
+ * PATH once every file of the export is complete; a failure removes this run's files and
+ * nothing else, so an earlier PATH stays as it was. */
 
 /* The file of shot `shot` (per_shot), or the one file: OUT.sgy -> OUT_shot<k>.sgy (the
  * extension kept; a dot in a folder's name is no extension). */
@@ -424,33 +429,27 @@ static int check_target(const char *input, const char *path, int overwrite) {
 }
 
 /* A file this run made, known by device and inode: removed only while that name is still
- * it. `state`: 0 none, 1 PATH.partial, 2 renamed to PATH. */
+ * it. `state`: 0 none, 1 written as `partial`, 2 renamed to its target. */
 typedef struct {
+  char partial[2 * RTM_CONFIG_PATH_MAX + 96]; /* the target, .partial.XXXXXX, its extension */
   dev_t device;
   ino_t inode;
   int state;
 } made_file_t;
 
-static int create_partial(const char *partial, const char *path, made_file_t *made) {
+static int create_partial(const char *path, made_file_t *made) {
   struct stat info;
-  const int fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0 && errno == EEXIST) {
-    rtm_log_error("export: %s exists: another run is writing %s, or one was killed while it "
-                  "did (then remove it)",
-                  partial, path);
-    return RTM_ERR_USAGE;
-  }
-  if (fd < 0) {
-    rtm_log_error("export: cannot create %s: %s", partial, strerror(errno));
+  const int status = rtm_io_aside_create(path, made->partial, sizeof made->partial);
+  if (status != RTM_OK) return status;
+  const int fd = open(made->partial, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &info) != 0) {
+    const int error = errno;
+    if (fd >= 0) close(fd);
+    rtm_log_error("export: %s: %s", made->partial, strerror(error));
+    remove(made->partial); /* made a moment ago under a new name: this run's */
     return RTM_ERR_IO;
   }
-  const int stated = fstat(fd, &info);
   close(fd);
-  if (stated != 0) {
-    rtm_log_error("export: %s: %s", partial, strerror(errno));
-    remove(partial); /* made a moment ago by O_EXCL: this run's */
-    return RTM_ERR_IO;
-  }
   made->device = info.st_dev;
   made->inode = info.st_ino;
   made->state = 1;
@@ -543,7 +542,7 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
                     int overwrite) {
   int status = RTM_OK, shots = 0, files = 0;
   made_file_t *made = NULL;
-  char path[RTM_CONFIG_PATH_MAX + 32], partial[sizeof path + 16];
+  char path[RTM_CONFIG_PATH_MAX + 32];
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
   files = per_shot ? shots : 1;
   for (int k = 0; k < files; ++k) {
@@ -555,27 +554,24 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   if (!made) RTM_FAIL(RTM_ERR_NOMEM, "export: out of memory for %d files", files);
   for (int k = 0; k < files; ++k) {
     RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
-    RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
-    RTM_TRY(create_partial(partial, path, &made[k]));
-    RTM_TRY(write_file(h5_path, field, partial, per_shot ? k : 0, per_shot ? k + 1 : shots));
+    RTM_TRY(create_partial(path, &made[k]));
+    RTM_TRY(
+        write_file(h5_path, field, made[k].partial, per_shot ? k : 0, per_shot ? k + 1 : shots));
   }
   for (int k = 0; k < files; ++k) {
     RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
-    RTM_TRY(rtm_io_partial_path(path, partial, sizeof partial));
-    if (rename(partial, path) != 0)
+    if (rename(made[k].partial, path) != 0)
       RTM_FAIL(RTM_ERR_IO,
-               "export: cannot rename %s to %s: %s (the files of this export are removed)", partial,
-               path, strerror(errno));
+               "export: cannot rename %s to %s: %s (the files of this export are removed)",
+               made[k].partial, path, strerror(errno));
     made[k].state = 2;
   }
   if (per_shot && overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 1));
 fail:
   for (int k = 0; status != RTM_OK && made && k < files; ++k) { /* this run's files alone */
-    if (!made[k].state) continue;
-    if (target_path(segy_path, per_shot, k, path, sizeof path) != RTM_OK ||
-        rtm_io_partial_path(path, partial, sizeof partial) != RTM_OK)
+    if (!made[k].state || target_path(segy_path, per_shot, k, path, sizeof path) != RTM_OK)
       continue;
-    remove_made(made[k].state == 2 ? path : partial, &made[k]);
+    remove_made(made[k].state == 2 ? path : made[k].partial, &made[k]);
   }
   /* the messages above name the target: whether an earlier file there was touched */
   if (status != RTM_OK && made) {

@@ -8,7 +8,7 @@
 #     SEG-Y headers that disagree) exits 2 naming the value(s);
 #   - export --force that fails (a shot missing from the run file, a NaN in it, a full disk)
 #     leaves the earlier .sgy as it was and no partial file; a device given as the target
-#     is refused and stays; another run's OUT.partial is refused, not replaced;
+#     is refused and stays; another run's partial file is neither replaced nor a block;
 #   - export --per-shot --force removes an earlier, larger set's OUT_shot<k> files and no
 #     other name; without --force such a file is refused.
 # The HDF5 files are damaged with h5edit (lib.sh); without python3 those cases are skipped,
@@ -74,7 +74,7 @@ refused_on_two_ranks() {
 # no_partial DIR: no *.partial left in DIR
 no_partial() {
   local left
-  left="$(cd "$1" && ls -1 -- *.partial 2>/dev/null)"
+  left="$(cd "$1" && ls -1 -- *.partial *.partial.* 2>/dev/null)"
   if [ -n "$left" ]; then rob_fail "$1 holds $(tr '\n' ' ' <<<"$left")"; else rob_pass "no partial file in $1"; fi
 }
 
@@ -201,14 +201,19 @@ if [ "$segy_ok" = 1 ]; then
   fi
   mkdir -p "$work/folder.sgy"
   expect 2 "folder\.sgy is not a regular file" "$rtm3d" export "$obs" --segy "$work/folder.sgy" --force
-  # another run's partial file is neither written nor removed
+  # another run's partial files (a model run's OUT.partial, a killed export's
+  # OUT.partial.XXXXXX.sgy) are neither written nor removed, and block no export: each
+  # export writes aside under a new name of its own (a fixed OUT.partial refused every
+  # rerun after a kill, --force included: issue 32, D7)
   echo "another run's" >"$good.partial"
+  echo "a killed export's" >"$good.partial.AbC123.sgy"
   partial_sum="$(cksum <"$good.partial")"
-  expect 2 "good\.sgy\.partial exists: another run is writing" \
-    "$rtm3d" export "$obs" --segy "$good" --force
+  killed_sum="$(cksum <"$good.partial.AbC123.sgy")"
+  expect 0 "" "$rtm3d" export "$obs" --segy "$good" --force
   expect_file_unchanged "$good.partial" "$partial_sum"
+  expect_file_unchanged "$good.partial.AbC123.sgy" "$killed_sum"
   expect_file_unchanged "$good" "$sum"
-  rm -f "$good.partial"
+  rm -f "$good.partial" "$good.partial.AbC123.sgy"
 
   # --per-shot --force: an earlier, larger set's files go, and no other name
   set_dir="$work/set"

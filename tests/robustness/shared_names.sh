@@ -8,6 +8,9 @@
 #     run's report or a user's NAME.json is refused without --force and kept; the deck or
 #     receivers.file named NAME.json is refused, --force or not; a name another run holds
 #     (NAME.lock) is refused; --force replaces the report; no lock is left.
+#   - export writes aside under a new name of its own (D7, D3a): an export killed with
+#     SIGKILL blocks no rerun, and a model run of output.segy on the same NAME.sgy while an
+#     export writes neither takes over the export's partial file nor fails it.
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -90,6 +93,47 @@ if [ -n "$mpiexec" ]; then
   fi
 else
   echo "skip: no MPI launcher: bench's report (bench runs on the cpu under mpirun only)"
+fi
+
+# ---- export's partial files (D7, D3a)
+if has_feature "SEG-Y on" && [ -e "$PWD/librtm3d_stall_write_preload.so" ]; then
+  use_preload stall_write
+  expect 0 "" "$rtm3d" model "$deck" --quiet --set output.name=run
+  # held_export NAME OPEN: an export of run.h5 to out/NAME.sgy in the background, held at
+  # its first open of a path holding OPEN; $held_pid
+  held_export() {
+    rm -f "$work/held" "$work/release"
+    env LD_PRELOAD="$preload" RTM3D_TEST_STALL_OPEN="$2" RTM3D_TEST_STALL_MARKER="$work/held" \
+      RTM3D_TEST_STALL_RELEASE="$work/release" RTM3D_TEST_STALL_SECONDS=120 \
+      "$rtm3d" export "$out/run.h5" --segy "$out/$1.sgy" --force >"$work/held.log" 2>&1 </dev/null &
+    held_pid=$!
+    for _ in $(seq 1200); do
+      [ -e "$work/held" ] || ! kill -0 "$held_pid" 2>/dev/null && break
+      sleep 0.05
+    done
+    [ -e "$work/held" ] || rob_fail "the export to $1.sgy was never held at an open of $2"
+  }
+  # killed with SIGKILL while writing: the rerun, --force or not, is not blocked
+  held_export killed killed.sgy.partial
+  kill -KILL "$held_pid"
+  wait "$held_pid" 2>/dev/null
+  expect 0 "" "$rtm3d" export "$out/run.h5" --segy "$out/killed.sgy" --quiet
+  expect 0 "" "$rtm3d" export "$out/run.h5" --segy "$out/killed.sgy" --quiet --force
+  # a model run of output.name 'shared' with output.segy while an export writes shared.sgy:
+  # both end well (the model took the export's fixed-name partial over, and the export
+  # failed at its rename)
+  held_export shared shared.sgy.partial
+  expect 0 "" "$rtm3d" model "$deck" --quiet --set output.name=shared --set output.segy=true
+  touch "$work/release"
+  wait "$held_pid"
+  held_status=$?
+  rob_output="$(cat "$work/held.log")"
+  rob_judge 0 "" "$held_status" "export to shared.sgy while a model run wrote its shared.sgy"
+  [ -s "$out/shared.sgy" ] && rob_pass "shared.sgy is there" || rob_fail "no shared.sgy"
+  no_temp "$out" shared
+  rm -f "$out"/killed.sgy.partial* # the killed export's leftover: a name of its own
+else
+  echo "skip: no SEG-Y or no stall preload: export's partial files"
 fi
 
 rob_finish
