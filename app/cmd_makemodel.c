@@ -103,11 +103,35 @@ fail:
   return status;
 }
 
+/* Whether the file name `name` is one rtm3d's runs write for themselves beside NAME.h5:
+ * migrate's state NAME.resume.h5, a partial file (NAME.h5.partial, PATH.partial.XXXXXX.EXT),
+ * a commit's NAME.h5.replaced, its NAME.commit journal or a NAME.lock. Its lock would be
+ * another than the run's (NAME.resume.lock for NAME.resume.h5), and the run removes or
+ * replaces such a file as its own (issue 32, D3b: a migrate deleted makemodel's
+ * NAME.resume.h5 at its end). */
+static int run_file_name(const char *name) {
+  static const char *const endings[] = {".resume.h5", ".lock", ".commit", ".partial", ".replaced"};
+  const size_t length = strlen(name);
+  for (size_t k = 0; k < sizeof endings / sizeof endings[0]; ++k) {
+    const size_t tail = strlen(endings[k]);
+    if (length >= tail && strcmp(name + length - tail, endings[k]) == 0) return 1;
+  }
+  return strstr(name, ".partial.") != NULL || strstr(name, ".replaced.") != NULL;
+}
+
 /* model.file, before anything is written: neither a device, a FIFO nor a folder (the
- * rename would replace it: as root /dev/null itself), nor a file the run reads (the deck,
- * model.description), nor its lock, MODEL.h5.lock, one of them. */
+ * rename would replace it: as root /dev/null itself), nor a name of a run's own files, nor
+ * a file the run reads (the deck, model.description), nor its lock, MODEL.h5.lock, one of
+ * them. */
 static int claim_model_file(const rtm_config_t *cfg) {
   int status = RTM_OK;
+  const char *slash = strrchr(cfg->model.file, '/');
+  if (run_file_name(slash ? slash + 1 : cfg->model.file))
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "model.file = %s: rtm3d's runs write a file of that name for themselves (NAME.h5's "
+             "resume state, partial files, locks, journals) and would remove or replace it: "
+             "give the model a name of its own, such as NAME.h5 or NAME_model.h5",
+             cfg->model.file);
   char lock[RTM_CONFIG_PATH_MAX + 8];
   snprintf(lock, sizeof lock, "%s.lock", cfg->model.file);
   const char *const outputs[] = {cfg->model.file, lock};

@@ -11,6 +11,8 @@
 #   - export writes aside under a new name of its own (D7, D3a): an export killed with
 #     SIGKILL blocks no rerun, and a model run of output.segy on the same NAME.sgy while an
 #     export writes neither takes over the export's partial file nor fails it.
+#   - makemodel refuses a model.file named as a run's own file (NAME.resume.h5, a partial
+#     file, a lock) before writing anything (D3b).
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -135,5 +137,16 @@ if has_feature "SEG-Y on" && [ -e "$PWD/librtm3d_stall_write_preload.so" ]; then
 else
   echo "skip: no SEG-Y or no stall preload: export's partial files"
 fi
+
+# ---- makemodel of a run's own file name (D3b)
+printf 'background vp=2000\n' >"$work/plain.model"
+makemodel=("$rtm3d" makemodel "$deck" --set model.description="$work/plain.model")
+for name in g.resume.h5 g.h5.partial g.lock g.h5.partial.AbC123.h5; do
+  expect 2 "model\.file = .*out/$name: rtm3d's runs write a file of that name for themselves" \
+    "${makemodel[@]}" --set model.file="$out/$name"
+  [ ! -e "$out/$name" ] && rob_pass "no $name written" || rob_fail "makemodel wrote $name"
+done
+no_temp "$out" g
+expect 0 "" "${makemodel[@]}" --set model.file="$out/g_model.h5"
 
 rob_finish
