@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Ranks x OpenMP threads beyond a node's cores (issue 32, D9: 3 ranks of 2 threads on 2
+# cores made a tiny migrate 70 times slower, without a word): the cpu backend warns once,
+# at the start, naming OMP_NUM_THREADS; with one thread a rank and cores enough, nothing.
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
+[ -n "$mpiexec" ] || rob_skip "no MPI launcher"
+tiny_deck "$work/tiny.ini"
+cores="$(getconf _NPROCESSORS_ONLN)"
+ranks=2
+over=$((cores / ranks + 1)) # threads a rank: ranks x over > cores
+expect 0 "warning: $ranks ranks on this node x $over OpenMP threads each = $((ranks * over)) threads on $cores cores: .*set OMP_NUM_THREADS=" \
+  env OMP_NUM_THREADS="$over" "$mpiexec" --oversubscribe -np "$ranks" \
+  "$rtm3d" model "$work/tiny.ini" --set output.name=over
+[ "$(grep -c "OpenMP threads each" <<<"$rob_output")" = 1 ] && rob_pass "said once" ||
+  rob_fail "the warning came $(grep -c "OpenMP threads each" <<<"$rob_output") times"
+if [ "$cores" -ge "$ranks" ]; then
+  expect 0 "" env OMP_NUM_THREADS=1 "$mpiexec" --oversubscribe -np "$ranks" \
+    "$rtm3d" model "$work/tiny.ini" --set output.name=fits
+  ! grep -q "OpenMP threads each" <<<"$rob_output" && rob_pass "no warning when the threads fit" ||
+    rob_fail "a warning with $ranks ranks of 1 thread on $cores cores"
+fi
+rob_finish
