@@ -349,7 +349,7 @@ static int write_file(const char *h5_file, const char *field, const char *file, 
                fabs(gather.dt_s * 1e6 - interval_us) > 1e-6 * interval_us) {
       RTM_FAIL(RTM_ERR_INPUT,
                "%s: shot %d has %d samples of %g s, shot %d %d of %g s: one SEG-Y file holds "
-               "one length (export --per-shot writes a file a shot)",
+               "one sample count and interval (export --per-shot writes a file a shot)",
                h5_path, shot, gather.samples, gather.dt_s, first, samples, interval_us * 1e-6);
     }
     const long trace0 = TEXT_BYTES + BIN_BYTES;
@@ -771,8 +771,8 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d traces", path, count);
   for (int t = 0, k = 0; t < r.traces; ++t) {
     if (r.records[t] != record) continue;
-    int32_t v[9];
-    static const int fields[9] = {SEGY_TR_SOURCE_X,
+    int32_t v[11];
+    static const int fields[11] = {SEGY_TR_SOURCE_X,
                                   SEGY_TR_SOURCE_Y,
                                   SEGY_TR_SOURCE_DEPTH,
                                   SEGY_TR_GROUP_X,
@@ -780,11 +780,27 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
                                   SEGY_TR_RECV_GROUP_ELEV,
                                   SEGY_TR_SOURCE_GROUP_SCALAR,
                                   SEGY_TR_ELEV_SCALAR,
-                                  SEGY_TR_COORD_UNITS};
+                                  SEGY_TR_COORD_UNITS,
+                                  SEGY_TR_SAMPLE_COUNT,
+                                  SEGY_TR_SAMPLE_INTER};
     SEGY_READ(segy_traceheader(r.fp, t, header, r.trace0, r.bytes), "%s: trace %d header", path, t);
-    for (int i = 0; i < 9; ++i)
+    for (int i = 0; i < 11; ++i)
       SEGY_READ(segy_get_field(header, fields[i], &v[i]), "%s: trace %d byte %d", path, t,
                 fields[i]);
+    /* a trace's own count and interval (bytes 115, 117; 0: not set), read as unsigned 16-bit
+     * values, must be the file's: rtm3d reads every trace with the file's */
+    const int32_t count_here = v[9] < 0 ? v[9] + 65536 : v[9];
+    const int32_t us_here = v[10] < 0 ? v[10] + 65536 : v[10];
+    if (count_here != 0 && count_here != r.samples)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: trace %d holds %d samples (byte 115), the file %d (binary header byte "
+               "3221): rtm3d reads traces of one length",
+               path, t, (int)count_here, r.samples);
+    if (us_here != 0 && fabs(us_here * 1e-6 - r.dt_s) > 1e-9)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: trace %d's sample interval is %d us (byte 117), the file's %g us: rtm3d reads "
+               "traces of one interval",
+               path, t, (int)us_here, r.dt_s * 1e6);
     if (v[8] != 0 && v[8] != 1)
       RTM_FAIL(RTM_ERR_INPUT,
                "%s: trace %d: coordinate units %d (byte 89); rtm3d reads lengths (1) only", path, t,

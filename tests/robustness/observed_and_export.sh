@@ -143,6 +143,15 @@ if [ "$segy_ok" = 1 ]; then
   printf '\x0a\xf0' | dd of="$work/two_dt.sgy" bs=1 seek=3216 conv=notrunc status=none
   refused "$work/two_dt.sgy" two_dt \
     "two_dt\.sgy: the sample intervals disagree: 2800 us in the binary header \(byte 3217\), 2000 us in trace 0's header \(byte 117\)"
+  # a later trace whose own header (bytes 115 and 117) says another count or interval than
+  # the file's: named, not read as the file's (probe D8: only trace 0 was checked)
+  header=$((3600 + trace * (240 + 4 * samples)))
+  cp "$work/obs.sgy" "$work/trace_ns.sgy"
+  printf '\x00\x64' | dd of="$work/trace_ns.sgy" bs=1 seek=$((header + 114)) conv=notrunc status=none
+  refused "$work/trace_ns.sgy" trace_ns "trace_ns\.sgy: trace $trace holds 100 samples \(byte 115\)"
+  cp "$work/obs.sgy" "$work/trace_dt.sgy"
+  printf '\x02\xbc' | dd of="$work/trace_dt.sgy" bs=1 seek=$((header + 116)) conv=notrunc status=none
+  refused "$work/trace_dt.sgy" trace_dt "trace_dt\.sgy: trace $trace's sample interval is 700 us \(byte 117\)"
 fi
 
 # ---- item 3: export --force writes aside and renames ----
