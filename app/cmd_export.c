@@ -65,6 +65,9 @@ int rtm_cmd_export(int argc, char **argv) {
   if (!segy || !segy[0]) RTM_FAIL(RTM_ERR_USAGE, "export: say where: --segy OUT.sgy");
   if (segy[strlen(segy) - 1] == '/')
     RTM_FAIL(RTM_ERR_USAGE, "export: --segy %s names a folder: give a file name", segy);
+  /* a field is p or q (a run records no other), said as a usage error before any file */
+  if (strcmp(field, "p") != 0 && strcmp(field, "q") != 0)
+    RTM_FAIL(RTM_ERR_USAGE, "export: --field %s: a run records p, and q for vti/tti", field);
   int shots = 0;
   RTM_TRY(rtm_io_shot_count(input, &shots));
   RTM_TRY(rtm_segy_export(input, field, segy, per_shot, force));

@@ -143,6 +143,10 @@ if [ "$segy_ok" = 1 ]; then
   printf '\x0a\xf0' | dd of="$work/two_dt.sgy" bs=1 seek=3216 conv=notrunc status=none
   refused "$work/two_dt.sgy" two_dt \
     "two_dt\.sgy: the sample intervals disagree: 2800 us in the binary header \(byte 3217\), 2000 us in trace 0's header \(byte 117\)"
+  # a field that is no field: a usage error (exit 2), before any file (probe D8: exit 1)
+  expect 2 "export: --field \.\./\.\./x: a run records p, and q for vti/tti" \
+    "$rtm3d" export "$obs" --segy "$work/field.sgy" --field ../../x
+  [ ! -e "$work/field.sgy" ] && rob_pass "no file for a bad field" || rob_fail "a file for a bad field"
   # a later trace whose own header (bytes 115 and 117) says another count or interval than
   # the file's: named, not read as the file's (probe D8: only trace 0 was checked)
   header=$((3600 + trace * (240 + 4 * samples)))
