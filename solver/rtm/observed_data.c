@@ -96,6 +96,13 @@ int rtm_observed_at_modelling_dt(const rtm_config_t *cfg, const char *backend, d
   *observed = NULL;
   RTM_TRY(check_duration(cfg, dt_s, gather, &available));
   const float *source = gather->traces;
+  /* a record much coarser than the run (its Nyquist below half the run's, where the trace
+   * pipeline warns without a name): said with the file and the shot */
+  if (resample && gather->dt_s > 2.0 * dt_s)
+    rtm_log_warning("%s: shot %d is sampled every %g s, %.3gx the modelling dt = %g s: "
+                    "resampled, it holds nothing above %g Hz (source.frequency = %g Hz)",
+                    cfg->rtm.observed, shot, gather->dt_s, gather->dt_s / dt_s, dt_s,
+                    0.5 / gather->dt_s, cfg->source.frequency_hz);
   if (resample) {
     resampled = malloc((size_t)gather->count * (size_t)available * sizeof *resampled);
     if (!resampled) RTM_FAIL(RTM_ERR_NOMEM, "out of memory resampling shot %d", shot);

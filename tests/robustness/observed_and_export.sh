@@ -37,6 +37,17 @@ obs="$work/obs.h5"
   rob_fail "the model run for the observed gathers exited $?"
 [ -s "$obs" ] || { rob_fail "no $obs"; rob_finish; }
 
+# a record 3x coarser than the run (Nyquist 167 Hz against 500 Hz): resampled with a
+# warning that names the file and the shot (probe D8: the trace pipeline's warning named
+# neither)
+loud=()
+for word in "${survey[@]}"; do [ "$word" = --quiet ] || loud+=("$word"); done
+"$rtm3d" model "$deck" "${survey[@]}" --set time.dt=0.001 --set output.trace_dt=0.003 \
+  --set output.dir="$work" --set output.name=coarse || rob_fail "the coarse record exited $?"
+expect 0 "coarse\.h5: shot 0 is sampled every 0\.003 s, 3x the modelling dt = 0\.001 s" \
+  "$rtm3d" migrate "$deck" "${loud[@]}" --set rtm.mute=false --set time.dt=0.001 \
+  --set rtm.observed="$work/coarse.h5" --set output.dir="$work/out" --set output.name=coarse
+
 # migrate DATA NAME: rtm3d migrate of the survey from DATA into $work/out/NAME (a name a case,
 # so that no case meets another's resume state). No mute: on a record this short it zeroes
 # every sample, a 3e38 with them, where a record of real length keeps what it poisons.
