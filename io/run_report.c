@@ -169,6 +169,24 @@ static void write_reconstruction(FILE *out, const rtm_report_t *report) {
   fputs("},\n", out);
 }
 
+/* "warnings": the run's distinct warnings, printed or not (--quiet), the first 16 of them, and
+ * "warnings_count": how many in all; a script sees from the report alone that a run that
+ * exited 0 said something (an image of zeros, a correction turned off, ...). */
+static void write_warnings(FILE *out) {
+  enum { SHOWN = 16 };
+  const char *lines[SHOWN];
+  const int total = rtm_log_warnings_kept(lines, SHOWN);
+  json_key(out, 2, "warnings");
+  fputc('[', out);
+  for (int i = 0; i < total && i < SHOWN; ++i) {
+    if (i) fputs(", ", out);
+    json_string(out, lines[i]);
+  }
+  fprintf(out, "],\n");
+  json_key(out, 2, "warnings_count");
+  fprintf(out, "%d,\n", total);
+}
+
 static void write_report(FILE *out, const rtm_report_t *report) {
   const rtm_run_info_t none = {0};
   const rtm_run_info_t *info = report->info ? report->info : &none;
@@ -193,6 +211,7 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   field_number(out, "dt_s", report->dt_s);
   field_string(out, "model_precision", report->model_precision);
   if (report->reconstruction) write_reconstruction(out, report);
+  write_warnings(out);
   json_key(out, 2, "timings_s");
   write_timings(out, report->timings, report->timing_count);
   fputs(",\n", out);

@@ -210,21 +210,53 @@ static int first_time(const char *line) {
   return first;
 }
 
+/* The run's warnings as printed (or as they would be under --quiet), the first
+ * WARNINGS_KEPT of them, for the run report. */
+enum { WARNINGS_KEPT = 16, WARNING_KEPT_CHARS = 512 };
+static char warnings_kept[WARNINGS_KEPT][WARNING_KEPT_CHARS];
+static int warnings_kept_count, warnings_total;
+
+static void keep_warning(const char *line) {
+  while (atomic_flag_test_and_set_explicit(&warnings_lock, memory_order_acquire)) {
+  }
+  if (warnings_kept_count < WARNINGS_KEPT) { /* cut, if long, at a character's start */
+    size_t length = strlen(line);
+    if (length >= WARNING_KEPT_CHARS) {
+      length = WARNING_KEPT_CHARS - 1;
+      while (length > 0 && ((unsigned char)line[length] & 0xC0) == 0x80)
+        --length;
+    }
+    memcpy(warnings_kept[warnings_kept_count], line, length);
+    warnings_kept[warnings_kept_count++][length] = '\0';
+  }
+  ++warnings_total;
+  atomic_flag_clear_explicit(&warnings_lock, memory_order_release);
+}
+
+int rtm_log_warnings_kept(const char **lines, int size) {
+  while (atomic_flag_test_and_set_explicit(&warnings_lock, memory_order_acquire)) {
+  }
+  const int count = warnings_kept_count < size ? warnings_kept_count : size;
+  for (int i = 0; i < count; ++i)
+    lines[i] = warnings_kept[i];
+  const int total = warnings_total;
+  atomic_flag_clear_explicit(&warnings_lock, memory_order_release);
+  return total;
+}
+
 void rtm_log_forget_warnings(void) {
   while (atomic_flag_test_and_set_explicit(&warnings_lock, memory_order_acquire)) {
   }
   warnings_said_count = 0;
+  warnings_kept_count = warnings_total = 0;
   atomic_flag_clear_explicit(&warnings_lock, memory_order_release);
 }
 
-/* name_rank: errors, which come from every rank, say which; once_only: a line already
- * printed is not printed again (warnings). */
-static void log_line(const char *prefix, int name_rank, int once_only, const char *fmt,
-                     va_list args) {
+/* name_rank: errors, which come from every rank, say which. */
+static void log_line(const char *prefix, int name_rank, const char *fmt, va_list args) {
   char raw[4096], line[4096];
   vsnprintf(raw, sizeof raw, fmt, args);
   rtm_escape_text(raw, line, sizeof line);
-  if (once_only && !first_time(line)) return;
   if (name_rank && log_size > 1)
     fprintf(stderr, "%s[rank %d of %d] %s\n", prefix, log_rank, log_size, line);
   else
@@ -234,23 +266,29 @@ static void log_line(const char *prefix, int name_rank, int once_only, const cha
 void rtm_log_error(const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: error: ", 1, 0, fmt, args);
+  log_line("rtm3d: error: ", 1, fmt, args);
   va_end(args);
 }
 
+/* Kept for the run report under --quiet too; printed once, unless quiet. */
 void rtm_log_warning(const char *fmt, ...) {
-  if (log_rank != 0 || log_quiet) return;
+  if (log_rank != 0) return;
+  char raw[4096], line[4096];
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: warning: ", 0, 1, fmt, args);
+  vsnprintf(raw, sizeof raw, fmt, args);
   va_end(args);
+  rtm_escape_text(raw, line, sizeof line);
+  if (!first_time(line)) return;
+  keep_warning(line);
+  if (!log_quiet) fprintf(stderr, "rtm3d: warning: %s\n", line);
 }
 
 void rtm_log_info(const char *fmt, ...) {
   if (log_rank != 0 || log_quiet) return;
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: ", 0, 0, fmt, args);
+  log_line("rtm3d: ", 0, fmt, args);
   va_end(args);
 }
 
@@ -258,7 +296,7 @@ void rtm_log_info_any_rank(const char *fmt, ...) {
   if (log_quiet) return;
   va_list args;
   va_start(args, fmt);
-  log_line("rtm3d: ", 1, 0, fmt, args);
+  log_line("rtm3d: ", 1, fmt, args);
   va_end(args);
 }
 

@@ -46,6 +46,9 @@ void rtm_log_set_quiet(int quiet);
  * (the same text; one that differs in a value is another warning). rtm_log_forget_warnings
  * starts afresh (a test that expects a warning again). */
 void rtm_log_forget_warnings(void);
+/* The run's distinct warnings so far (kept under --quiet too): up to `size` of them into
+ * lines (valid until the next warning); returns how many there were in all. */
+int rtm_log_warnings_kept(const char **lines, int size);
 
 /* SIGINT, SIGTERM and SIGHUP (and the batch systems' warnings SIGUSR1, SIGUSR2, SIGXCPU),
  * once rtm_interrupt_install has run (model, migrate, accuracy, bench under mpirun), set a

@@ -48,6 +48,15 @@ expect 0 "coarse\.h5: shot 0 is sampled every 0\.003 s, 3x the modelling dt = 0\
   "$rtm3d" migrate "$deck" "${loud[@]}" --set rtm.mute=false --set time.dt=0.001 \
   --set rtm.observed="$work/coarse.h5" --set output.dir="$work/out" --set output.name=coarse
 
+# an image of zeros (a mute that removes every sample) under --quiet: exit 0, no line on
+# the terminal, but the report says it (probe C8: nothing said anywhere)
+expect 0 "" "$rtm3d" migrate "$deck" "${survey[@]}" --set rtm.mute_velocity=1e-300 \
+  --set rtm.observed="$obs" --set output.dir="$work/out" --set output.name=zeros
+grep -q '"warnings": \[.*the image is zero everywhere' "$work/out/zeros.json" &&
+  grep -q '"warnings_count": [1-9]' "$work/out/zeros.json" &&
+  rob_pass "the report holds the all-zero image's warning" ||
+  rob_fail "no warning in $work/out/zeros.json: $(grep warnings "$work/out/zeros.json")"
+
 # migrate DATA NAME: rtm3d migrate of the survey from DATA into $work/out/NAME (a name a case,
 # so that no case meets another's resume state). No mute: on a record this short it zeroes
 # every sample, a 3e38 with them, where a record of real length keeps what it poisons.
