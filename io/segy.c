@@ -560,10 +560,20 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   }
   for (int k = 0; k < files; ++k) {
     RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
-    if (rename(made[k].partial, path) != 0)
+    /* without --force nothing that appeared at the target while this export ran is
+     * replaced (it was absent when checked): another export, a model run's SEG-Y, a user */
+    if ((overwrite ? rename(made[k].partial, path)
+                   : rtm_io_rename_noreplace(made[k].partial, path)) != 0) {
+      if (!overwrite && errno == EEXIST)
+        RTM_FAIL(RTM_ERR_IO,
+                 "export: %s appeared while this export ran (another export, a run or a user "
+                 "wrote it): it is left as it is and this export's files are removed; export "
+                 "again, with --force to replace it",
+                 path);
       RTM_FAIL(RTM_ERR_IO,
                "export: cannot rename %s to %s: %s (the files of this export are removed)",
                made[k].partial, path, strerror(errno));
+    }
     made[k].state = 2;
   }
   if (per_shot && overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 1));
@@ -773,16 +783,16 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     if (r.records[t] != record) continue;
     int32_t v[11];
     static const int fields[11] = {SEGY_TR_SOURCE_X,
-                                  SEGY_TR_SOURCE_Y,
-                                  SEGY_TR_SOURCE_DEPTH,
-                                  SEGY_TR_GROUP_X,
-                                  SEGY_TR_GROUP_Y,
-                                  SEGY_TR_RECV_GROUP_ELEV,
-                                  SEGY_TR_SOURCE_GROUP_SCALAR,
-                                  SEGY_TR_ELEV_SCALAR,
-                                  SEGY_TR_COORD_UNITS,
-                                  SEGY_TR_SAMPLE_COUNT,
-                                  SEGY_TR_SAMPLE_INTER};
+                                   SEGY_TR_SOURCE_Y,
+                                   SEGY_TR_SOURCE_DEPTH,
+                                   SEGY_TR_GROUP_X,
+                                   SEGY_TR_GROUP_Y,
+                                   SEGY_TR_RECV_GROUP_ELEV,
+                                   SEGY_TR_SOURCE_GROUP_SCALAR,
+                                   SEGY_TR_ELEV_SCALAR,
+                                   SEGY_TR_COORD_UNITS,
+                                   SEGY_TR_SAMPLE_COUNT,
+                                   SEGY_TR_SAMPLE_INTER};
     SEGY_READ(segy_traceheader(r.fp, t, header, r.trace0, r.bytes), "%s: trace %d header", path, t);
     for (int i = 0; i < 11; ++i)
       SEGY_READ(segy_get_field(header, fields[i], &v[i]), "%s: trace %d byte %d", path, t,

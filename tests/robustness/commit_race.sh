@@ -132,4 +132,23 @@ grep -q "b_image_z\.png stays" <<<"$rob_output" && rob_pass "the user's b_image_
   rob_fail "no word on b_image_z.png"
 absent "$out/b_image_x.png" "$out/b_image_y.png"
 expect_file_unchanged "$out/b_image_z.png" "$sum"
+# ---- export: a file put at its target while it writes, without --force (probe E: the
+# export renamed over it, exit 0), and two exports to one target: the later stops, exit 1,
+# the file left as it is and nothing of the export's left
+if has_feature "SEG-Y on"; then
+  expect 0 "" "$rtm3d" model "$deck" "${quick[@]}" --set output.name=ex
+  held_at_open ".partial." 'cp "$work/precious" "$work/ex.sgy"' \
+    "$rtm3d" export "$out/ex.h5" --segy "$work/ex.sgy" --quiet
+  rob_judge 1 "ex\.sgy appeared while this export ran.*left as it is" "$held_status" \
+    "export, a file put at its target meanwhile"
+  expect_file_unchanged "$work/ex.sgy" "$sum"
+  left="$(cd "$work" && ls -- ex*.partial* 2>/dev/null)"
+  [ -z "$left" ] && rob_pass "nothing of the export left" || rob_fail "left: $left"
+  rm -f "$work/ex.sgy"
+  held_at_open ".partial." '"$rtm3d" export "$out/ex.h5" --segy "$work/ex.sgy" --quiet' \
+    "$rtm3d" export "$out/ex.h5" --segy "$work/ex.sgy" --quiet
+  rob_judge 1 "ex\.sgy appeared while this export ran" "$held_status" \
+    "two exports to one target: the later one stops"
+  [ -s "$work/ex.sgy" ] && rob_pass "the first export's file stays" || rob_fail "no ex.sgy"
+fi
 rob_finish
