@@ -178,7 +178,9 @@ int rtm_cmd_makemodel(int argc, char **argv) {
   if (rtm_interrupted())
     RTM_FAIL(RTM_ERR_INTERRUPTED, "makemodel: stopped by %s before %s was written",
              rtm_interrupt_name(), cfg->model.file);
-  RTM_TRY(rtm_io_write_model(cfg->model.file, &volume, (const float *const *)values));
+  /* without --force nothing that appeared at model.file meanwhile is replaced (probe E2) */
+  RTM_TRY((cfg->output.overwrite ? rtm_io_write_model : rtm_io_write_model_new)(
+      cfg->model.file, &volume, (const float *const *)values));
   rtm_log_info("makemodel: wrote %s (%d x %d x %d cells) from %s", cfg->model.file, volume.n[0],
                volume.n[1], volume.n[2], cfg->model.description);
   if (rtm_interrupted())

@@ -134,7 +134,9 @@ static int read_journal(const char *journal, const char *key, entry_t *entries) 
   char *text = malloc(JOURNAL_MAX + 1);
   const char *why = NULL;
   int count = 0;
-  const int fd = text ? open(journal, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  /* O_NONBLOCK: a FIFO at the name opens at once (and is refused below), not waiting for a
+   * writer (probe E4: model, migrate and makemodel hung there) */
+  const int fd = text ? open(journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
   struct stat info;
   ssize_t got = -1;
   if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode))

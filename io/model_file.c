@@ -282,8 +282,8 @@ fail:
   return status;
 }
 
-int rtm_io_write_model(const char *path, const rtm_io_volume_t *volume,
-                       const float *const values[RTM_IO_PARAMETERS]) {
+static int write_model(const char *path, const rtm_io_volume_t *volume,
+                       const float *const values[RTM_IO_PARAMETERS], int replace) {
   int status = RTM_OK;
   hid_t file = H5I_INVALID_HID, fapl = H5I_INVALID_HID;
   char partial[4096];
@@ -312,11 +312,31 @@ int rtm_io_write_model(const char *path, const rtm_io_volume_t *volume,
     if (values[i]) RTM_TRY(write_parameter(file, volume, path, &parameters[i], values[i]));
   RTM_H5_CHECK(H5Fclose(file), RTM_ERR_IO, "model file %s: closing", partial);
   file = H5I_INVALID_HID;
-  RTM_TRY(rtm_io_commit_partial(partial, path));
+  if (replace) {
+    RTM_TRY(rtm_io_commit_partial(partial, path));
+  } else if (rtm_io_rename_noreplace(partial, path) != 0) {
+    if (errno == EEXIST)
+      RTM_FAIL(RTM_ERR_IO,
+               "%s appeared while the model was written (another run, program or user wrote "
+               "it): it is left as it is and the model written is removed; write it again, "
+               "with --force to replace it",
+               path);
+    RTM_FAIL(RTM_ERR_IO, "cannot rename %s to %s: %s", partial, path, strerror(errno));
+  }
   created = 0;
 fail:
   rtm_h5_close(&file);
   rtm_h5_close(&fapl);
   if (created) remove(partial);
   return status;
+}
+
+int rtm_io_write_model(const char *path, const rtm_io_volume_t *volume,
+                       const float *const values[RTM_IO_PARAMETERS]) {
+  return write_model(path, volume, values, 1);
+}
+
+int rtm_io_write_model_new(const char *path, const rtm_io_volume_t *volume,
+                           const float *const values[RTM_IO_PARAMETERS]) {
+  return write_model(path, volume, values, 0);
 }

@@ -295,6 +295,28 @@ static void remove_dropped(const char *path) {
  * command's: an export or a plot finished meanwhile): its complete partials are kept, under
  * the names the message gives with the commands that put them in place, and the set is
  * emptied (nothing of it is removed). */
+/* `text` quoted for a POSIX shell ('...', a quote in it as '\''), into out[size]; the
+ * commands a message gives are pasted into one (probe E10: an output.dir of "q;touch x;"
+ * ran touch). */
+static void shell_quoted(const char *text, char *out, size_t size) {
+  size_t n = 0;
+  if (size < 3) {
+    if (size) out[0] = '\0';
+    return;
+  }
+  out[n++] = '\'';
+  for (const char *c = text; *c && n + 5 < size; ++c) {
+    if (*c == '\'') {
+      memcpy(out + n, "'\\''", 4);
+      n += 4;
+    } else {
+      out[n++] = *c;
+    }
+  }
+  out[n++] = '\'';
+  out[n] = '\0';
+}
+
 static int stop_for(rtm_io_outputs_t *set, const char *found) {
   char partials[4096], moves[8192];
   size_t have = 0, moved = 0;
@@ -305,8 +327,12 @@ static int stop_for(rtm_io_outputs_t *set, const char *found) {
     int n = snprintf(partials + have, sizeof partials - have, "%s%s.partial", have ? ", " : "",
                      o->path);
     if (n > 0 && (size_t)n < sizeof partials - have) have += (size_t)n;
-    n = snprintf(moves + moved, sizeof moves - moved, "%smv -n %s.partial %s", moved ? "; " : "",
-                 o->path, o->path);
+    char partial[4096 + 16], from[2 * 4096 + 48], to[2 * 4096 + 48];
+    snprintf(partial, sizeof partial, "%s.partial", o->path);
+    shell_quoted(partial, from, sizeof from);
+    shell_quoted(o->path, to, sizeof to);
+    n = snprintf(moves + moved, sizeof moves - moved, "%smv -n %s %s", moved ? "; " : "", from,
+                 to);
     if (n > 0 && (size_t)n < sizeof moves - moved) moved += (size_t)n;
   }
   rtm_log_error("%s appeared while the run ran (it was not there when the run claimed its output "

@@ -62,9 +62,14 @@ int rtm_io_equation_needs(rtm_equation_t equation, rtm_io_parameter_t parameter)
  * (RTM_ERR_INPUT), and then every array is NULL. */
 int rtm_io_read_model(const char *path, const rtm_io_volume_t *volume, rtm_equation_t equation,
                       float *values[RTM_IO_PARAMETERS]);
-/* Writes every non-NULL parameter of a whole volume (z_offset 0, nz_local = n[2]). */
+/* Writes every non-NULL parameter of a whole volume (z_offset 0, nz_local = n[2]), aside,
+ * then renamed to `path`, replacing a file there. */
 int rtm_io_write_model(const char *path, const rtm_io_volume_t *volume,
                        const float *const values[RTM_IO_PARAMETERS]);
+/* The same, replacing nothing: a file that appeared at `path` while it was written (the
+ * caller saw none) stays, the model written is removed, RTM_ERR_IO naming it. */
+int rtm_io_write_model_new(const char *path, const rtm_io_volume_t *volume,
+                           const float *const values[RTM_IO_PARAMETERS]);
 /* Frees the arrays and sets them to NULL. */
 void rtm_io_model_release(float *values[RTM_IO_PARAMETERS]);
 
@@ -276,6 +281,9 @@ typedef struct {
   /* bench under MPI (rank_count > 1, command "bench"): against the one-rank run of the deck,
    * and the share of the exchange the overlap hides; written as "mpi": {...} */
   double parallel_efficiency, exchange_hidden;
+  /* 1: the report is put at its path only if no file is there (a report written straight to
+   * its name, not within a run's output set, without --force: bench under MPI) */
+  int replace_none;
 } rtm_report_t;
 
 int rtm_report_write_json(const char *path, const rtm_report_t *report);

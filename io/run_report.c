@@ -267,7 +267,19 @@ int rtm_report_write_json(const char *path, const rtm_report_t *report) {
     remove(partial);
     RTM_FAIL(RTM_ERR_IO, "writing run report %s failed: %s", partial, strerror(errno));
   }
-  RTM_TRY(rtm_io_commit_partial(partial, path));
+  if (!report->replace_none) {
+    RTM_TRY(rtm_io_commit_partial(partial, path));
+  } else if (rtm_io_rename_noreplace(partial, path) != 0) {
+    const int error = errno;
+    remove(partial);
+    if (error == EEXIST)
+      RTM_FAIL(RTM_ERR_IO,
+               "%s appeared while this run ran (another run, program or user wrote it): it is "
+               "left as it is and this report is not written; run again, with --force to "
+               "replace it",
+               path);
+    RTM_FAIL(RTM_ERR_IO, "cannot rename %s to %s: %s", partial, path, strerror(error));
+  }
 fail:
   if (out) {
     fclose(out);

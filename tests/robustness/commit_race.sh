@@ -132,6 +132,35 @@ grep -q "b_image_z\.png stays" <<<"$rob_output" && rob_pass "the user's b_image_
   rob_fail "no word on b_image_z.png"
 absent "$out/b_image_x.png" "$out/b_image_y.png"
 expect_file_unchanged "$out/b_image_z.png" "$sum"
+# ---- the commands the message gives, pasted into a shell, with an output.dir that a shell
+# would split and run (probe E10: "q;touch PWNED;" ran touch): quoted, they only move
+odd="$work/q;touch PWNED; x"
+mkdir -p "$odd"
+held_at_open "o1.h5.partial" 'cp "$work/precious" "$odd/o1.json"' "$rtm3d" model "$deck" \
+  "${quick[@]}" --set output.dir="$odd" --set output.name=o1
+rob_judge 1 "o1\.json appeared while the run ran" "$held_status" "model, an odd output.dir"
+moves="$(grep -o 'put them in place with: [^(]*' <<<"$rob_output" | sed 's/^put them in place with: //; s/\. *$//')"
+mv "$odd/o1.json" "$work/o1.user.json"
+(cd "$work" && eval "$moves") && [ -f "$odd/o1.h5" ] && [ ! -e "$work/PWNED" ] &&
+  rob_pass "the quoted commands only move the outputs" ||
+  rob_fail "the commands '$moves' ran something else or failed"
+
+# ---- makemodel: a file put at model.file while the model is written, without --force
+# (probe E2: replaced, exit 0): it stays, exit 1, the model written removed
+printf 'background vp=2000\n' >"$work/plain.model"
+held_at_open "mm.h5.partial" 'cp "$work/precious" "$out/mm.h5"' "$rtm3d" makemodel "$deck" \
+  --quiet --set model.file="$out/mm.h5" --set model.description="$work/plain.model"
+rob_judge 1 "mm\.h5 appeared while the model was written.*left as it is" "$held_status" \
+  "makemodel, a file put at model.file meanwhile"
+expect_file_unchanged "$out/mm.h5" "$sum"
+absent "$out/mm.h5.partial" "$out/mm.lock"
+
+# ---- a FIFO at NAME.commit (no journal rtm3d wrote): refused at once (probe E4: the open
+# waited for a writer for ever)
+mkfifo "$out/ff.commit"
+expect 2 "ff\.commit" timeout 60 "$rtm3d" model "$deck" "${quick[@]}" --set output.name=ff
+rm -f "$out/ff.commit"
+
 # ---- export: a file put at its target while it writes, without --force (probe E: the
 # export renamed over it, exit 0), and two exports to one target: the later stops, exit 1,
 # the file left as it is and nothing of the export's left

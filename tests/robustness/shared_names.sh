@@ -93,6 +93,22 @@ if [ -n "$mpiexec" ]; then
       rob_fail "bench wrote live.json while another run held the name"
     exec {live}>&-
   fi
+  # a file put at NAME.json while bench runs (once its lock is taken: the name claimed),
+  # without --force (probe E3: replaced, exit 0): it stays, and the report is not written
+  rm -f "$out/appear.json" "$out/appear.lock"
+  "${bench[@]}" --set output.name=appear --set grid.nx=64 --set grid.ny=64 --set grid.nz=64 \
+    --set bench.steps=60 >"$work/appear.log" 2>&1 &
+  bench_pid=$!
+  for _ in $(seq 600); do [ -e "$out/appear.lock" ] && break; sleep 0.05; done
+  cp "$out/user.json" "$out/appear.json"
+  wait "$bench_pid"
+  bench_status=$?
+  rob_output="$(cat "$work/appear.log")"
+  rob_judge 1 "appear\.json appeared while this run ran.*left as it is" "$bench_status" \
+    "bench, a file put at its report's name meanwhile"
+  cmp -s "$out/user.json" "$out/appear.json" && rob_pass "the file put there stays" ||
+    rob_fail "appear.json was replaced"
+  no_temp "$out" appear
 else
   echo "skip: no MPI launcher: bench's report (bench runs on the cpu under mpirun only)"
 fi
