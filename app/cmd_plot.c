@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app.h"
 #include "plot.h"
@@ -475,6 +476,15 @@ int rtm_cmd_plot(int argc, char **argv) {
     safe_text_t text;
     RTM_FAIL(RTM_ERR_USAGE, "plot: --raw writes a PNG: the output %s must end in .png",
              safe(p.a.out, &text));
+  }
+  if (p.a.out) { /* the figure never replaces the file it is drawn from (probe E11) */
+    struct stat input, output;
+    if (stat(p.a.file, &input) == 0 && stat(p.a.out, &output) == 0 &&
+        input.st_dev == output.st_dev && input.st_ino == output.st_ino) {
+      safe_text_t text;
+      RTM_FAIL(RTM_ERR_USAGE, "plot: -o %s is the file plotted: choose another name",
+               safe(p.a.out, &text));
+    }
   }
   RTM_TRY(pick_snapshot(&p));
   RTM_TRY(rtm_io_read_axes(p.a.file, p.a.dataset, p.index, &p.axes));

@@ -138,6 +138,12 @@ else
   rob_pass "a value's newline is shown as \\x0a"
 fi
 
+# --- plot -o the file it plots (probe E11: the figure replaced its own HDF5 input, exit 0)
+cp "$nan" "$work/in.png"
+in_sum="$(cksum <"$work/in.png")"
+expect 2 "plot: -o .*in\.png is the file plotted" "$rtm3d" plot "$work/in.png" /vp -o "$work/in.png"
+expect_file_unchanged "$work/in.png" "$in_sum"
+
 # --- a model file whose /vp was never written whole (probe D10: the run went on a constant
 # 2000 m/s, the dataset's fill value): refused, naming the dataset
 partial="$work/partial.h5"
