@@ -121,6 +121,13 @@ if [ "$figures" -eq 1 ]; then
     [ -e "$out/tiny.h5" ] && [ -e "$out/tiny.json" ] && [ -z "$(ls "$out" | grep -E 'png|partial|lock')" ] &&
       rob_pass "the image without figures, nothing else left" ||
       rob_fail "under ulimit -v: $(ls "$out" | tr '\n' ' ')"
+    # plot alike (probe E5: pango aborted it, exit 133 or 139, a temp left): refused, exit 1
+    mkdir -p "$work/vplots"
+    expect 1 "vplot\.png is not drawn: under the address-space limit \(ulimit -v\)" \
+      bash -c 'ulimit -v 100000 && exec "$@"' limited "$rtm3d" plot "$out/tiny.h5" /image \
+      -o "$work/vplots/vplot.png"
+    [ -z "$(ls "$work/vplots")" ] && rob_pass "no figure or temp of the refused plot" ||
+      rob_fail "left: $(ls "$work/vplots" | tr '\n' ' ')"
   fi
 fi
 
