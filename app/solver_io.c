@@ -427,9 +427,22 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
      * of their own) go, whatever command this run is */
     static const char *const written_aside[] = {".json", "_image_x.png", "_image_y.png",
                                                 "_image_z.png"};
-    if (lock->held)
+    if (lock->held) {
       rtm_io_remove_run_temps(cfg->output.dir, cfg->output.name, written_aside,
                               (int)(sizeof written_aside / sizeof written_aside[0]));
+      /* a migration killed within a resume save (between the link of the earlier state as
+       * NAME.resume.h5.replaced and its removal) left that link: the earlier state, or a
+       * second name of the one in place; a full state (1 GB at 512^3) no run would remove
+       * (probe E6). Under the name's lock it is the dead run's. */
+      char replaced[2 * RTM_CONFIG_PATH_MAX + 32];
+      struct stat info;
+      if ((size_t)snprintf(replaced, sizeof replaced, "%s/%s.resume.h5.replaced",
+                           cfg->output.dir, cfg->output.name) < sizeof replaced &&
+          lstat(replaced, &info) == 0 && S_ISREG(info.st_mode) && unlink(replaced) == 0)
+        rtm_log_warning("removed %s, the earlier resume state a run of this name killed while "
+                        "saving its state left",
+                        replaced);
+    }
   }
   /* a folder, device or FIFO at an output's name would stop the run at its final rename,
    * after all its work: refused now, --force or not */

@@ -74,4 +74,24 @@ expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --force --set snapshots.ever
 [ -e "$out/other.json.partial.partial.abcdef.partial" ] && [ -e "$out/tiny.json.partial.partial.abc.partial" ] &&
   rob_pass "temps of other names kept" || rob_fail "a file not of the run's pattern was removed"
 
+# ---- a migration killed within a resume save, after linking its earlier state aside as
+# NAME.resume.h5.replaced (probe E6: left for ever, a full state): the next run of the name
+# removes it, and still resumes to the uninterrupted image bit for bit
+rm -rf "$out"
+survey=(--set shots.layout=grid --set shots.x_count=3 --set shots.y_count=1 --set shots.z=60
+  --set receivers.z=60 --set time.steps=60)
+"$rtm3d" model "$work/tiny.ini" --quiet "${survey[@]}" --set output.name=obs ||
+  rob_fail "the observed gathers exited $?"
+mig=(migrate "$work/tiny.ini" --quiet "${survey[@]}" --set rtm.observed="$out/obs.h5"
+  --set rtm.mute=false --set rtm.resume_every=0)
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=whole
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=k --max-shots=1
+expect 137 "" env RTM3D_TEST_KILL_RENAME=/k.resume.h5 LD_PRELOAD="$preload" "$rtm3d" "${mig[@]}" \
+  --set output.name=k
+[ -e "$out/k.resume.h5.replaced" ] && rob_pass "the kill left k.resume.h5.replaced (the case holds)" ||
+  rob_fail "no k.resume.h5.replaced after the kill: $(ls "$out" | tr '\n' ' ')"
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=k
+expect_left_none "$out" '^k\.resume'
+expect 0 "" "$rtm3d" validate "$out/k.h5" "$out/whole.h5" --rtol 0 --atol 0 --datasets /image
+
 rob_finish
