@@ -13,7 +13,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h> /* memcpy */
+
+#include "rtm_float_bits.h"
 
 #ifdef __CUDACC__
 #define RTM_CODEC_HD __host__ __device__ __forceinline__
@@ -58,27 +59,7 @@ static RTM_CODEC_HD int rtm_codec_order(int i) {
 #endif
 }
 
-/* ---- bits of floats ---- */
-
-static RTM_CODEC_HD uint32_t rtm_codec_bits(float value) {
-#ifdef __CUDA_ARCH__
-  return __float_as_uint(value);
-#else
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof bits);
-  return bits;
-#endif
-}
-
-static RTM_CODEC_HD float rtm_codec_float(uint32_t bits) {
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(bits);
-#else
-  float value;
-  memcpy(&value, &bits, sizeof value);
-  return value;
-#endif
-}
+/* ---- bits (a float's pattern: rtm_float_bits.h) ---- */
 
 /* Index of the highest set bit of a non-zero word. */
 static RTM_CODEC_HD int rtm_codec_top_bit(uint32_t word) {
@@ -384,7 +365,7 @@ static RTM_CODEC_HD void rtm_codec_gather(const float *first, const int count[3]
     for (int y = 0; y < count[1]; ++y) {
       const float *row = first + (size_t)z * pitch_z + (size_t)y * pitch_y;
       for (int x = 0; x < count[0]; ++x)
-        bits[x + 4 * y + 16 * z] = rtm_codec_bits(row[x]);
+        bits[x + 4 * y + 16 * z] = rtm_float_bits(row[x]);
     }
 }
 
@@ -424,7 +405,7 @@ static RTM_CODEC_HD void rtm_codec_scatter(const uint32_t *bits, const int count
     for (int y = 0; y < count[1]; ++y) {
       float *row = first + (size_t)z * pitch_z + (size_t)y * pitch_y;
       for (int x = 0; x < count[0]; ++x)
-        row[x] = rtm_codec_float(bits[x + 4 * y + 16 * z]);
+        row[x] = rtm_bits_float(bits[x + 4 * y + 16 * z]);
     }
 }
 

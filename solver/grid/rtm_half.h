@@ -16,7 +16,8 @@
 #define RTM_HALF_H
 
 #include <stdint.h>
-#include <string.h> /* memcpy */
+
+#include "rtm_float_bits.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,17 +59,10 @@ static inline RTM_HALF_HD int rtm_half_scale_exponent(uint32_t max_abs_bits) {
   const int e = 14 - exponent;
   return e < -126 ? -126 : e > 126 ? 126 : e;
 }
-/* 2^e as a float, |e| <= 126 (exact): its bits formed, read as a float by the device's
- * intrinsic, by memcpy on the host. */
+/* 2^e as a float, |e| <= 126 (exact): its bits formed and read as a float
+ * (rtm_float_bits.h). */
 static inline RTM_HALF_HD float rtm_half_power_of_two(int e) {
-  const uint32_t bits = (uint32_t)(e + 127) << 23;
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(bits);
-#else
-  float value;
-  memcpy(&value, &bits, sizeof value);
-  return value;
-#endif
+  return rtm_bits_float((uint32_t)(e + 127) << 23);
 }
 
 #ifdef __cplusplus
