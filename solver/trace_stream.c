@@ -2,13 +2,11 @@
  * window k of the recorded traces is copied out by the stepping thread into slot k % S
  * (S = RTM_TRACE_SLOTS), behind the queued steps (corrected for time dispersion on the way
  * by the warp's band, once the band's lag past it is recorded), and handed as a job to the
- * caller's queue
- * (the run's I/O thread), which writes it through the caller's callback once its copy has
+ * caller's queue (the run's I/O thread), which writes it through the caller's callback once its copy has
  * landed, so that the steps go on being queued while a window is written. The copy of window
  * k waits for the job of window k - S, the slot's last. The stream starts no thread: the
  * queue runs one job at a time, and the caller makes its other writes of the file (the
  * snapshots) with no job queued. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "rtm_gathers.h"
@@ -53,18 +51,18 @@ static int band_possible(const rtm_propagator_t *prop, int samples, double *limi
   return 0;
 }
 
-/* The band made on the traces' backend and loaded into the propagator's backend; with the
- * time its pass band's edge took (limit_s), the stream's share of the correction. */
-static int load_band(rtm_trace_stream_t *s, double limit_hz, double limit_s) {
+/* The band made on the traces' backend and loaded into the propagator's backend; its time
+ * added to s->correct_s. */
+static int load_band(rtm_trace_stream_t *s, double limit_hz) {
   int status = RTM_OK;
   rtm_traces_band_t band = {0};
   const rtm_propagator_t *prop = s->prop;
-  const double start_s = rtm_wall_seconds() - limit_s;
+  const double start_s = rtm_wall_seconds();
   RTM_TRY(rtm_traces_band_build(rtm_traces_backend_for(prop->backend->name),
                                 RTM_TRACES_WARP_INVERSE, s->samples, prop->dt_s, limit_hz, &band));
   RTM_TRY(prop->backend->set_trace_band(prop->state, &band));
   s->lag = band.lag;
-  s->correct_s = rtm_wall_seconds() - start_s;
+  s->correct_s += rtm_wall_seconds() - start_s;
   rtm_log_info("gathers: streamed, corrected for time dispersion on the GPU by the warp's band "
                "(below %.3g Hz, %.0f samples a corrected one, %d samples behind the steps; made "
                "in %.2f s)",
@@ -113,7 +111,8 @@ int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *
       s->slot[f][k] = slot;
     }
   *stream = s;
-  if (corrected) RTM_TRY(load_band(s, limit_hz, limit_s));
+  s->correct_s = limit_s; /* finding the pass band's edge: the correction's too */
+  if (corrected) RTM_TRY(load_band(s, limit_hz));
   /* the device's room for a window, now rather than at the first window */
   const rtm_field_t field =
       prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q;
