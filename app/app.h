@@ -35,6 +35,11 @@ int rtm_cmd_bench_mpi(int argc, char **argv, rtm_mpi_t *mpi);
 int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
                         int *extra_count);
 
+/* Address space PLplot, cairo and pango take to draw a figure beside a run, which they
+ * abort the process without (ulimit -v: GLib-ERROR, SIGSEGV) rather than fail: plot and
+ * migrate's figures ask this much left first (a 40^3 migration aborted with 164 MB left). */
+#define RTM_APP_FIGURE_ADDRESS_SPACE ((size_t)256 << 20)
+
 /* The command line that started this process (each argument quoted where the shell would
  * need it), for the run file and the report. */
 const char *rtm_app_command_line(void);

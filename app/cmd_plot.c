@@ -439,17 +439,16 @@ static int write_figure(plot_t *p) {
   else
     RTM_TRY(gather_panel(p, titles[0], sizeof titles[0], &panels[0]));
   RTM_TRY(colour_range(p, &style));
-  /* PLplot, cairo and pango abort the process short of address space (ulimit -v) rather
-   * than fail (probe E5: exit 133 or 139, a temp left); the migration's own figures ask
-   * 256 MB too (migrate_output.c) */
+  /* short of address space PLplot aborts the process (probe E5: exit 133 or 139, a temp
+   * left): refused first */
   const size_t left = rtm_mem_host_address_space_left();
-  if (left < ((size_t)256 << 20)) {
+  if (left < RTM_APP_FIGURE_ADDRESS_SPACE) {
     safe_text_t text;
     RTM_FAIL(RTM_ERR_IO,
              "plot: %s is not drawn: under the address-space limit (ulimit -v) %.0f MB are "
-             "left, and drawing takes about 256 MB; raise the limit, or --raw writes a plain "
+             "left, and drawing takes about %.0f MB; raise the limit, or --raw writes a plain "
              "PNG in little memory",
-             safe(out, &text), left / 1048576.0);
+             safe(out, &text), left / 1048576.0, RTM_APP_FIGURE_ADDRESS_SPACE / 1048576.0);
   }
   status = rtm_figure_write(out, panels, p->count, &style);
   if (status != RTM_OK) {

@@ -60,8 +60,8 @@ fail:
  * shots, leaving no image. They take about 110 MB beside a small run (14^3 cells: aborts
  * with 104-109 MB left, never with 124 MB or more, cpu build, Debian 12's libraries; on a
  * 40^3 run under ulimit -v 310000 it aborted with 164 MB left: probe E5), and copies of a
- * plane as doubles: 256 MB and 32 bytes a cell of the largest plane are asked, said with the
- * limit when they are not there. */
+ * plane as doubles: RTM_APP_FIGURE_ADDRESS_SPACE and 32 bytes a cell of the largest plane
+ * are asked, said with the limit when they are not there. */
 static int figures_do_not_fit(const migrate_run_t *run) {
   if (!rtm_figure_available()) return 0; /* the plain PNG: libpng alone */
   const rtm_grid_t *g = &run->grid;
@@ -69,7 +69,8 @@ static int figures_do_not_fit(const migrate_run_t *run) {
   const size_t plane = (size_t)g->n[2] * wider > (size_t)g->n[0] * (size_t)g->n[1]
                            ? (size_t)g->n[2] * wider
                            : (size_t)g->n[0] * (size_t)g->n[1];
-  const size_t need = ((size_t)256 << 20) + 32 * plane, left = rtm_mem_host_address_space_left();
+  const size_t need = RTM_APP_FIGURE_ADDRESS_SPACE + 32 * plane;
+  const size_t left = rtm_mem_host_address_space_left();
   if (left >= need) return 0;
   struct rlimit limit;
   const double limit_mb = getrlimit(RLIMIT_AS, &limit) == 0 ? limit.rlim_cur / 1048576.0 : 0.0;
