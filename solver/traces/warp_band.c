@@ -19,10 +19,9 @@ enum { LOWPASS_HALF = 64, ROWS = RTM_TRACES_BAND_ROWS, BAND_PADDING = 16 };
 static const double lowpass_margin = 0.025;
 /* entries below these shares of their row's largest are cut from its ends: before the row's
  * sample (raw samples earlier than k, the warp's dispersed past) and after it (later ones,
- * the low pass's reach). Chosen on test_traces_band's traces (10 Hz at 2 ms, 25 Hz at 1 ms):
- * 2e-5 from the exact warp, lag 72, 209 columns a row; 3e-5 before: 1.5e-5, 226 columns;
- * 1e-4 both sides: 2.3e-5, 193 columns. (Built from the 8x warp the rows carried its
- * interpolation error as a floor of 1e-5 after their sample, and a lag of 700.) */
+ * the low pass's reach): lower shares keep more columns a row for less error, higher ones
+ * fewer for more. At these, on test_traces_band's traces (10 Hz at 2 ms, 25 Hz at 1 ms):
+ * 2e-5 from the exact warp, lag 72, 209 columns a row (the test prints them). */
 static const double tail_left = 1e-4, tail_right = 1e-5;
 /* the wavelet's spectrum below this share of its peak is out of band */
 static const double limit_floor = 1e-5;
@@ -94,7 +93,8 @@ static void row_cut(const float *warped, int n, int k, int from, int to, int *lo
   float largest = 0.0f;
   for (int m = from; m <= to; ++m)
     largest = fmaxf(largest, fabsf(warped[(size_t)m * n + k]));
-  const float floor_left = (float)(tail_left * largest), floor_right = (float)(tail_right * largest);
+  const float floor_left = (float)(tail_left * largest),
+              floor_right = (float)(tail_right * largest);
   for (*lo = from; *lo < k && fabsf(warped[(size_t)*lo * n + k]) < floor_left; ++*lo)
     ;
   for (*hi = to; *hi > k && fabsf(warped[(size_t)*hi * n + k]) < floor_right; --*hi)
@@ -156,8 +156,8 @@ static double warp_end(rtm_traces_warp_t warp) {
   return warp == RTM_TRACES_WARP_INVERSE ? 1.0 / PI : 0.5;
 }
 
-int rtm_traces_band_supported(rtm_traces_warp_t warp, int n, double dt, double limit_hz,
-                              char *why, size_t why_size) {
+int rtm_traces_band_supported(rtm_traces_warp_t warp, int n, double dt, double limit_hz, char *why,
+                              size_t why_size) {
   const char *reason = NULL;
   char text[160];
   if (n > RTM_TRACES_BAND_MAX_SAMPLES) {
@@ -192,8 +192,7 @@ int rtm_traces_band_build(const char *backend, rtm_traces_warp_t warp, int n, do
   band->limit_hz = limit_hz;
   band->cutoff_hz = cutoff / dt;
   matrix = calloc((size_t)n * (size_t)n, sizeof *matrix);
-  if (!matrix)
-    RTM_FAIL(RTM_ERR_NOMEM, "traces: out of memory for the warp's %d x %d matrix", n, n);
+  if (!matrix) RTM_FAIL(RTM_ERR_NOMEM, "traces: out of memory for the warp's %d x %d matrix", n, n);
   lowpass_columns(n, cutoff, matrix);
 #ifdef RTM3D_HAVE_CUDA
   if (strcmp(backend, "cuda") == 0)
