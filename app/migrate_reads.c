@@ -21,8 +21,8 @@ static int prepare_gather(migrate_read_t *read) {
   const rtm_observed_gather_t gather = rtm_migrate_observed_gather(read->shot, &read->gather);
   RTM_TRY(rtm_migration_use_device(run->migration));
   RTM_TRY(rtm_observed_check(&run->cfg, &run->grid, run->dt_s, source, &gather));
-  RTM_TRY(rtm_observed_at_modelling_dt(&run->cfg, rtm_migration_backend(run->migration),
-                                       run->dt_s, &gather, &read->observed));
+  RTM_TRY(rtm_observed_at_modelling_dt(&run->cfg, rtm_migration_backend(run->migration), run->dt_s,
+                                       &gather, &read->observed));
 fail:
   return status;
 }

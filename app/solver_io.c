@@ -436,8 +436,8 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
        * (probe E6). Under the name's lock it is the dead run's. */
       char replaced[2 * RTM_CONFIG_PATH_MAX + 32];
       struct stat info;
-      if ((size_t)snprintf(replaced, sizeof replaced, "%s/%s.resume.h5.replaced",
-                           cfg->output.dir, cfg->output.name) < sizeof replaced &&
+      if ((size_t)snprintf(replaced, sizeof replaced, "%s/%s.resume.h5.replaced", cfg->output.dir,
+                           cfg->output.name) < sizeof replaced &&
           lstat(replaced, &info) == 0 && S_ISREG(info.st_mode) && unlink(replaced) == 0)
         rtm_log_warning("removed %s, the earlier resume state a run of this name killed while "
                         "saving its state left",

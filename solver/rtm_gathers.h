@@ -92,12 +92,12 @@ typedef int (*rtm_trace_stream_write_t)(void *context, rtm_field_t field, const 
  * (nothing to overlap), a window beyond HDF5's chunk limit, or no page-locked memory for the
  * slots. With a time-dispersion correction of the recorded traces the windows leave the
  * device corrected by the warp's band (rtm_traces_band_t: within 2e-5 of the exact warp, where
- * the whole-trace warp written after a run is 1e-4 off), each once its raw samples to the band's lag past it are recorded; where the band
- * cannot be made (traces too long, a band too near the warp's end, a backend without
- * set_trace_band) the run says why and its traces are warped whole after it. Windows are
- * then a multiple of RTM_TRACES_BAND_ROWS. The device's room for a window is asked now; on
- * failure *stream may still be set (rtm_trace_stream_destroy it). prop must outlive the
- * stream's jobs. */
+ * the whole-trace warp written after a run is 1e-4 off), each once its raw samples to the band's
+ * lag past it are recorded; where the band cannot be made (traces too long, a band too near the
+ * warp's end, a backend without set_trace_band) the run says why and its traces are warped whole
+ * after it. Windows are then a multiple of RTM_TRACES_BAND_ROWS. The device's room for a window is
+ * asked now; on failure *stream may still be set (rtm_trace_stream_destroy it). prop must outlive
+ * the stream's jobs. */
 int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *plan,
                             int window_samples, rtm_trace_stream_t **stream);
 /* Samples a window holds (the file's chunk along time). */

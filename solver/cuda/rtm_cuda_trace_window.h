@@ -31,9 +31,8 @@ int rtm_cuda_band_fits(int max_width, int device);
 /* window[r][s] = corrected sample first + s of trace r (rtm_traces_band_apply's sums, bit for
  * bit), for r < receivers, s < count, first a multiple of RTM_TRACES_BAND_ROWS; traces holds
  * `length` samples a receiver, known to first + count + band lag; queued on `stream`. */
-int rtm_cuda_band_trace_window(const float *traces, int receivers, int length, int first,
-                               int count, const rtm_cuda_band_t *band, float *window,
-                               cudaStream_t stream);
+int rtm_cuda_band_trace_window(const float *traces, int receivers, int length, int first, int count,
+                               const rtm_cuda_band_t *band, float *window, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

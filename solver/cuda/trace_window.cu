@@ -90,9 +90,9 @@ extern "C" int rtm_cuda_band_fits(int max_width, int device) {
   return band_shared_bytes(max_width) <= (size_t)limit;
 }
 
-extern "C" int rtm_cuda_band_trace_window(const float *traces, int receivers, int length,
-                                          int first, int count, const rtm_cuda_band_t *band,
-                                          float *window, cudaStream_t stream) {
+extern "C" int rtm_cuda_band_trace_window(const float *traces, int receivers, int length, int first,
+                                          int count, const rtm_cuda_band_t *band, float *window,
+                                          cudaStream_t stream) {
   int status = RTM_OK;
   if (receivers <= 0 || count <= 0) return RTM_OK;
   if (first % BAND_ROWS != 0 || first + count > length)

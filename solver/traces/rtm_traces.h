@@ -226,17 +226,17 @@ int rtm_traces_dispersion_segments(const char *backend, rtm_traces_warp_t warp, 
  * a corrected sample. */
 enum { RTM_TRACES_BAND_ROWS = 16, RTM_TRACES_BAND_MAX_SAMPLES = 8192 };
 typedef struct {
-  int n;            /* samples a trace */
-  int groups;       /* ceil(n / RTM_TRACES_BAND_ROWS); rows past n are zeros */
-  int lag;          /* a group's last column minus its last row, at most: raw samples needed
-                       past the last corrected one */
-  int max_width;    /* the widest group's columns */
-  int *first;       /* [groups] first column of group g */
-  int *width;       /* [groups] its columns */
+  int n;             /* samples a trace */
+  int groups;        /* ceil(n / RTM_TRACES_BAND_ROWS); rows past n are zeros */
+  int lag;           /* a group's last column minus its last row, at most: raw samples needed
+                        past the last corrected one */
+  int max_width;     /* the widest group's columns */
+  int *first;        /* [groups] first column of group g */
+  int *width;        /* [groups] its columns */
   long long *offset; /* [groups + 1] where group g's block starts in coef */
-  float *coef;      /* group g: coef[offset[g] + c ROWS + j] = W'[g ROWS + j][first[g] + c] */
-  double limit_hz;  /* the pass band's edge */
-  double cutoff_hz; /* the low pass's cut-off */
+  float *coef;       /* group g: coef[offset[g] + c ROWS + j] = W'[g ROWS + j][first[g] + c] */
+  double limit_hz;   /* the pass band's edge */
+  double cutoff_hz;  /* the low pass's cut-off */
 } rtm_traces_band_t;
 /* The band of `warp` for traces of n samples at dt whose content lies below limit_hz.
  * RTM_ERR_UNSUPPORTED, saying why, when n > RTM_TRACES_BAND_MAX_SAMPLES (W' is built as an
@@ -244,8 +244,8 @@ typedef struct {
  * caller then warps whole traces). */
 /* 1 when rtm_traces_band_build can make the band, else 0 with why (if not NULL) saying why;
  * logs nothing. */
-int rtm_traces_band_supported(rtm_traces_warp_t warp, int n, double dt, double limit_hz,
-                              char *why, size_t why_size);
+int rtm_traces_band_supported(rtm_traces_warp_t warp, int n, double dt, double limit_hz, char *why,
+                              size_t why_size);
 int rtm_traces_band_build(const char *backend, rtm_traces_warp_t warp, int n, double dt,
                           double limit_hz, rtm_traces_band_t *band);
 void rtm_traces_band_release(rtm_traces_band_t *band);

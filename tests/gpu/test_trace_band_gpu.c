@@ -51,7 +51,8 @@ static void test_band_kernel(void **state) {
   make_band("cpu", &band);
   assert_true(rtm_cuda_band_fits(band.max_width, 0));
   const size_t groups = (size_t)band.groups, values = (size_t)band.offset[band.groups];
-  rtm_cuda_band_t on_device = {band.groups, band.max_width,
+  rtm_cuda_band_t on_device = {band.groups,
+                               band.max_width,
                                device_copy(band.first, groups * sizeof(int)),
                                device_copy(band.width, groups * sizeof(int)),
                                device_copy(band.offset, (groups + 1) * sizeof(long long)),
@@ -71,8 +72,8 @@ static void test_band_kernel(void **state) {
   assert_int_equal(cudaMalloc((void **)&window, size * sizeof *window), cudaSuccess);
   const int windows[3] = {RTM_TRACES_BAND_ROWS, 5 * RTM_TRACES_BAND_ROWS, 200};
   for (int w = 0; w < 3; ++w) {
-    const int span = (windows[w] + RTM_TRACES_BAND_ROWS - 1) / RTM_TRACES_BAND_ROWS *
-                     RTM_TRACES_BAND_ROWS;
+    const int span =
+        (windows[w] + RTM_TRACES_BAND_ROWS - 1) / RTM_TRACES_BAND_ROWS * RTM_TRACES_BAND_ROWS;
     int checked = 0;
     for (int first = 0; first < N; first += span, ++checked) {
       const int count = first + span <= N ? span : N - first;

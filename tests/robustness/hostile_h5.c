@@ -96,8 +96,8 @@ static int write_partial(hid_t file) {
   hid_t memory = H5Screate_simple(3, chunk_dims, NULL);
   int ok = plist >= 0 && space >= 0 && memory >= 0 && H5Pset_chunk(plist, 3, chunk_dims) >= 0 &&
            H5Pset_fill_value(plist, H5T_NATIVE_FLOAT, &fill) >= 0;
-  hid_t set = ok ? H5Dcreate2(file, "/vp", H5T_IEEE_F32LE, space, H5P_DEFAULT, plist, H5P_DEFAULT)
-                 : -1;
+  hid_t set =
+      ok ? H5Dcreate2(file, "/vp", H5T_IEEE_F32LE, space, H5P_DEFAULT, plist, H5P_DEFAULT) : -1;
   ok = set >= 0 && H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, chunk_dims, NULL) >= 0 &&
        H5Dwrite(set, H5T_NATIVE_FLOAT, memory, space, H5P_DEFAULT, chunk) >= 0;
   if (set >= 0) H5Dclose(set);
