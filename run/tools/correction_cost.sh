@@ -8,6 +8,11 @@
 # (default 2) in turn; first the quickstart at the same step count, corrected and not, so
 # that cuFFT's kernels for the warps are compiled and cached before anything is timed (its
 # wall time against an uncorrected one is the first run's extra cost on a fresh machine).
+# RUNS (default /tmp/rtm3d_cost) is where the runs write: RUNS=/dev/shm/rtm3d_cost keeps the
+# disk's write-back (1.78 GB of gathers a full-plane run) out of the timings; every run
+# starts after a sync, so that none waits on the one before's dirty pages. LAYOUTS (default
+# "80 10") picks the receiver spacings. The cost is given two ways: the difference of the
+# median walls, and the median of the rounds' paired differences (full - none of one round).
 # Prints each run's process wall time and report phases, then per layout the median walls
 # and the cost (full - none) / none. Short table last; logs under $OUT (or
 # run/out/correction_cost).
@@ -19,7 +24,8 @@ steps="${STEPS:-2000}"
 rounds="${ROUNDS:-2}"
 device_summary
 device_build_once "$build" || exit 1
-runs=/tmp/rtm3d_cost
+runs="${RUNS:-/tmp/rtm3d_cost}"
+row "runs written to" "$runs ($(df -h --output=fstype "$(dirname "$runs")" | tail -1))"
 rm -rf "$runs" "${CUDA_CACHE_PATH:-$HOME/.nv/ComputeCache}"
 mkdir -p "$runs"
 # the first corrected run of a trace length on this machine compiles cuFFT's kernels for it:
@@ -38,9 +44,10 @@ for mode in full none; do
   done
 done
 for round in $(seq "$rounds"); do
-  for spacing in 80 10; do
+  for spacing in ${LAYOUTS:-80 10}; do
     for mode in none full; do
       name="cost_${spacing}_${mode}_${round}"
+      sync
       /usr/bin/time -f "%e" -o "$out/$name.time" "$build/app/rtm3d" model \
         run/examples/bench_512.ini --set backend.name=cuda --set model.file= \
         --set model.vp=2000 --set time.steps="$steps" --set time.dispersion_correction=$mode \
@@ -59,12 +66,19 @@ import statistics, sys
 walls = {}
 for line in open(sys.argv[1]):
     name, wall = line.split()[:2]
-    _, spacing, mode, _ = name.split("_")
-    walls.setdefault((spacing, mode), []).append(float(wall))
+    _, spacing, mode, round_ = name.split("_")
+    walls.setdefault((spacing, mode), {})[round_] = float(wall)
 for spacing, label in (("80", "3481 receivers"), ("10", "full plane, 222784")):
-    none, full = (statistics.median(walls.get((spacing, m), [float("nan")])) for m in ("none", "full"))
-    print(f"512^3 x 2000, {label}: none {none:.2f} s, full {full:.2f} s, "
-          f"cost {100 * (full - none) / none:+.1f}% of the run")
+    none, full = walls.get((spacing, "none"), {}), walls.get((spacing, "full"), {})
+    rounds = sorted(set(none) & set(full))
+    if not rounds:
+        continue
+    median_none = statistics.median(none[r] for r in rounds)
+    median_full = statistics.median(full[r] for r in rounds)
+    paired = statistics.median(full[r] - none[r] for r in rounds)
+    print(f"512^3 x 2000, {label}, {len(rounds)} rounds: none {median_none:.2f} s, "
+          f"full {median_full:.2f} s, cost {100 * (median_full - median_none) / median_none:+.1f}% "
+          f"(medians), {100 * paired / median_none:+.1f}% (paired)")
 PY
 tail -2 "$summary"
 rm -rf "$runs"
