@@ -129,17 +129,26 @@ static int parse_options(char **argv, const int *extra, int extra_count) {
 
 static int preflight_shots(const migrate_run_t *run);
 
-/* This rank's slabs of the image and the illumination (zeroed where rtm.shot_images sums
- * into them; the sums are read over them otherwise), page-locked later under a GPU
- * (rtm_migrate_pin_slabs). */
+/* This rank's slabs: one shot's image and illumination as they leave the device, page-locked
+ * later under a GPU (rtm_migrate_pin_slabs), and the sums over the shots (float pairs,
+ * zeroed where the first shot reaches them). */
 static int alloc_slabs(migrate_run_t *run) {
   int status = RTM_OK;
   const size_t bytes = run->local_cells * sizeof(float);
   run->slab_image = rtm_mem_host_large(bytes);
   run->slab_illumination = rtm_mem_host_large(bytes);
-  if (!run->slab_image || !run->slab_illumination)
-    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of the image", run->local_cells);
-  if (run->cfg.rtm.shot_images) memset(run->slab_image, 0, bytes);
+  int missing = !run->slab_image || !run->slab_illumination;
+  for (int v = 0; v < 4; ++v) {
+    run->sums[v] = rtm_mem_host_large(bytes);
+    missing = missing || !run->sums[v];
+  }
+  run->sums_empty = 1;
+  if (missing)
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "out of memory for the %zu-cell slabs of the image (6 volumes on the host: a "
+             "shot's image and illumination, and their sums over the shots as float pairs, "
+             "%.3g GB)",
+             run->local_cells, 6.0 * (double)bytes / 1e9);
 fail:
   return status;
 }
@@ -225,18 +234,12 @@ static int open_output(migrate_run_t *run) {
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
   run->shot_seconds = calloc(5 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);
-  if (cfg->rtm.shot_images) {
-    run->slab_shot = calloc(run->local_cells, sizeof *run->slab_shot);
-    if (!run->slab_shot)
-      RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the %zu-cell slab of a shot's image",
-               run->local_cells);
-  }
   if (run->root) {
     /* the outputs' size, weighed before the first shot: the image and the illumination; each
-     * shot's image (rtm.shot_images) or the resume state (two volumes, twice while a new
+     * shot's image (rtm.shot_images) or the resume state (four volumes, twice while a new
      * state replaces the last); the figures, the report and the metadata (1 MB) */
     const double volume_bytes = 4.0 * (double)run->cells;
-    const double kept = cfg->rtm.shot_images ? run->shots.count : run->shots.count > 1 ? 4.0 : 0.0;
+    const double kept = cfg->rtm.shot_images ? run->shots.count : run->shots.count > 1 ? 8.0 : 0.0;
     RTM_TRY(rtm_app_check_disk(cfg->output.dir, (2.0 + kept) * volume_bytes + 1e6,
                                "set output.dir on a larger disk, or migrate a smaller grid"));
     RTM_TRY(rtm_app_create_output(run->h5_path, &volume, run->mpi, &run->info, &run->output));
@@ -316,19 +319,15 @@ fail:
   return status;
 }
 
-/* rtm.shot_images: each shot's image written on its own, the run's summed on the host, each
- * rank its slab. */
+/* rtm.shot_images: each shot's image, taken into the host slab (rtm_migrate_take_shot),
+ * written on its own, each rank its slab. */
 static int keep_shot_image(migrate_run_t *run, int shot) {
   int status = RTM_OK;
   char name[64];
   double start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_io_worker_drain(run->worker)); /* a gather read ahead: HDF5 is free */
-  RTM_TRY(rtm_migration_read(run->migration, run->slab_shot, NULL));
-  for (size_t i = 0; i < run->local_cells; ++i)
-    run->slab_image[i] += run->slab_shot[i];
+  RTM_TRY(rtm_migrate_settle_saves(run)); /* landed and added; HDF5 is free */
   snprintf(name, sizeof name, "/shots/%d/image", shot);
-  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, name, run->slab_shot));
-  RTM_TRY(rtm_migration_clear(run->migration));
+  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, name, run->slab_image));
   run->write_s += rtm_wall_seconds() - start_s;
   run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
 fail:
@@ -360,23 +359,25 @@ static int migrate_shots(migrate_run_t *run) {
                      (double)run->cells, run->quiet);
   for (int round = run->first_shot; round < last; round += groups) {
     const int shot = round + rtm_mpi_group(run->mpi);
+    const int completed = round + groups < last ? round + groups : last;
     if (shot < last) {
       RTM_TRY(migrate_shot(run, shot, shot + groups < last ? shot + groups : -1));
       ++run->shots_migrated;
+      /* its sums to the host behind the next shot, added there by the I/O thread */
+      const double start_s = rtm_wall_seconds();
+      RTM_TRY(rtm_migrate_take_shot(run, completed));
+      run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
     }
     if (run->cfg.rtm.shot_images) {
       RTM_TRY(keep_shot_image(run, shot));
     } else if (round + groups < last || last < run->shots.count) {
-      /* every rank: the sums are collective; after the acquisition's last shot the image
+      /* every rank: a save is collective; after the acquisition's last shot the image
        * follows at once (a 1280^3 one-shot migration wrote 17 GB of state for nothing),
        * but a run stopped by --max-shots saves its last round; the others every
        * rtm.resume_every seconds (a 512^3 state took 1.25 s of a 3.5 s shot on an H200) */
       int due = 1;
       RTM_TRY(rtm_migrate_save_due(run, round + groups >= last, &due));
-      const double start_s = rtm_wall_seconds();
-      /* held for a signal to save; when due, written by the I/O thread behind the next shot */
-      RTM_TRY(rtm_migrate_hold_sums(run, round + groups < last ? round + groups : last, due));
-      if (shot < last) run->shot_seconds[3 * run->shots.count + shot] += rtm_wall_seconds() - start_s;
+      if (due) RTM_TRY(rtm_migrate_save(run, completed));
     }
   }
   RTM_TRY(rtm_migrate_settle_saves(run)); /* the last state written, the slabs free */
@@ -397,7 +398,8 @@ static void release_run(migrate_run_t *run) {
   rtm_shots_release(&run->shots);
   rtm_model_release(&run->model);
   free(run->shot_seconds);
-  free(run->slab_shot);
+  for (int v = 0; v < 4; ++v)
+    free(run->sums[v]);
   if (run->pinned) {
     rtm_mem_host_unpin(run->slab_image);
     rtm_mem_host_unpin(run->slab_illumination);
@@ -432,10 +434,11 @@ int rtm_cmd_migrate(int argc, char **argv, rtm_mpi_t *mpi) {
   if (run->stopped) {
     if (!run->quiet)
       rtm_log_info("migrate: stopped after shot %d of %d (--max-shots; %d state save%s, %.3g "
-                   "s; the sums held on the host %d time%s, %.3g s); run again to resume from %s",
+                   "s; the shots' sums taken to the host %d time%s, %.3g s); run again to resume "
+                   "from %s",
                    run->first_shot + run->shot_limit, run->shots.count, run->saves,
-                   run->saves == 1 ? "" : "s", run->write_s, run->holds,
-                   run->holds == 1 ? "" : "s", run->hold_s, run->resume_path);
+                   run->saves == 1 ? "" : "s", run->write_s, run->holds, run->holds == 1 ? "" : "s",
+                   run->hold_s, run->resume_path);
     goto fail; /* status RTM_OK: no image yet, the state saved */
   }
   RTM_TRY(rtm_migrate_write_image(run)); /* and its figures */

@@ -98,7 +98,7 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   int status = RTM_OK;
   float *scratch = NULL;
   double start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_migrate_read_sums(run, !run->cfg.rtm.shot_images, 1));
+  RTM_TRY(rtm_migrate_finish_sums(run));
   if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
   const double filter_start_s = rtm_wall_seconds();
   if (run->cfg.rtm.illumination)
@@ -257,10 +257,11 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   const double mcells =
       propagate_s > 0.0 ? 2.0 * (double)run->cells * steps * run->shots.count / propagate_s * 1e-6
                         : 0.0;
-  /* hold_sums: one rank's starts of the sums' copies to the host after a shot (for a signal
-   * to save; run behind the next shot), with its waits for the I/O thread to finish the last
-   * state; written_behind: that thread's seconds writing states while shots ran */
-  enum { OWN_TIMINGS = 10 };
+  /* hold_sums: the starts of each shot's sums' copies to the host (run behind the next
+   * shot), with the waits for the I/O thread to finish the last add and state;
+   * summed_behind: that thread's seconds adding the shots' sums (rtm_sums_add);
+   * written_behind: its seconds writing states (one rank), both while shots ran */
+  enum { OWN_TIMINGS = 11 };
   rtm_timing_t timings[OWN_TIMINGS + RTM_APP_RANK_TIMINGS] = {
       {"setup", run->setup_end_s - run->start_s},
       {"forward", run->total.forward_s},
@@ -271,6 +272,7 @@ int rtm_migrate_write_report(migrate_run_t *run) {
       {"figures", run->figures_s},
       {"write", run->write_s},
       {"hold_sums", run->hold_s},
+      {"summed_behind", run->summed_s},
       {"written_behind", run->behind_s}};
   const int timing_count =
       rtm_mpi_world_size(run->mpi) > 1 ? OWN_TIMINGS + RTM_APP_RANK_TIMINGS : OWN_TIMINGS;

@@ -23,14 +23,15 @@ typedef struct {
   float *observed; /* [count][time.steps + 1], malloc'd */
 } migrate_read_t;
 
-/* A resume state written by the I/O thread while the next shot propagates (one rank). */
+/* A job of the I/O thread on the sums while the next shot propagates: a shot's sums added
+ * to the run's, or (one rank) the resume state written. */
 typedef struct {
   migrate_run_t *run;
-  int completed;  /* the shots in the sums it writes */
+  int completed;  /* the shots in the sums after it */
   int queued;     /* not yet waited for */
   long ticket;
-  double seconds; /* the thread's, writing it */
-} migrate_save_t;
+  double seconds; /* the thread's, on it */
+} migrate_job_t;
 
 /* The state of one migration run, shared by its phases. */
 struct migrate_run {
@@ -51,13 +52,16 @@ struct migrate_run {
   int saved_shots;    /* the shots OUTPUT.resume.h5 holds: the resumed ones, then each save's */
   double last_save_s; /* world rank 0: when the run began or last saved its state */
   int saves;          /* of the state in this run */
-  int held_shots;     /* one rank: the shots the host slabs' sums hold (rtm_migrate_hold_sums) */
-  int holds;          /* one rank: copies of the sums to the host, hold_s seconds in all */
+  int held_shots;     /* the shots in the sums once the add queued last has run */
+  int holds;          /* copies of a shot's sums to the host, hold_s seconds in all */
   double hold_s;
-  rtm_io_worker_t *worker; /* the run's I/O thread: gathers read ahead, states written behind */
+  rtm_io_worker_t *worker; /* the run's I/O thread: gathers read ahead, sums added, states
+                              written behind */
   migrate_read_t read;     /* the next shot's gather */
-  migrate_save_t save;     /* one rank: the state the I/O thread writes */
+  migrate_job_t add;       /* the last shot's sums added to the run's */
+  migrate_job_t save;      /* one rank: the state the I/O thread writes */
   double behind_s;         /* one rank: the I/O thread's seconds writing states */
+  double summed_s;         /* the I/O thread's seconds adding the shots' sums */
   int pinned;              /* the host slabs are page-locked (rtm_mem_host_pin) */
   int pin_queued;          /* their pinning is queued on the I/O thread, not waited for */
   long pin_ticket;
@@ -74,10 +78,15 @@ struct migrate_run {
   rtm_grid_t whole;          /* the grid's whole z-range (grid: this rank's slab under MPI) */
   size_t cells;              /* of the whole grid */
   size_t local_cells;        /* of this rank's slab */
-  /* this rank's slabs of the image, the illumination and (rtm.shot_images) one shot's image,
-   * dense interior, on the host: no rank holds the whole volume (the files are written slab
-   * by slab, rtm_app_write_slabs, the filters work on slabs) */
-  float *slab_image, *slab_illumination, *slab_shot;
+  /* this rank's slabs, dense interior, on the host (no rank holds the whole volume: the
+   * files are written slab by slab, rtm_app_write_slabs, the filters work on slabs): of one
+   * shot's image and illumination as they leave the device (page-locked), at the end of the
+   * run's, rounded from the sums */
+  float *slab_image, *slab_illumination;
+  /* this rank's slabs of the sums over the shots as float pairs (rtm_sums_add): image hi,
+   * image lo, illumination hi, illumination lo; not zeroed while sums_empty */
+  float *sums[4];
+  int sums_empty;
   float *slab_buffer; /* rank 0 under MPI: another rank's slab on its way to the file */
   rtm_progress_t progress;
   int shots_migrated; /* by this rank in this run, before the one being migrated */
@@ -101,9 +110,6 @@ struct migrate_run {
  * config and the input files are the ones they were made with (refused otherwise); records
  * the input files' fingerprints for the states this run saves. */
 int rtm_migrate_resume(migrate_run_t *run);
-/* The sums so far, the image and / or the illumination, into this rank's slabs (every rank
- * calls it alike); with shot groups summed into the first group's. */
-int rtm_migrate_read_sums(migrate_run_t *run, int image, int illumination);
 /* This rank's slab of the volume `name` into the file at `path`, whose output rank 0 holds
  * (`output`, NULL on the others): the first shot group's ranks call it alike. */
 int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char *path,
@@ -112,23 +118,26 @@ int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char
  * round of a --max-shots run), rtm.resume_every = 0, or its seconds passed on world rank 0
  * since the run began or last saved. */
 int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due);
-/* The sums after `completed` shots into OUTPUT.resume.h5, written aside and renamed. */
-int rtm_migrate_save_state(migrate_run_t *run, int completed);
-/* One rank, a shot's end: the sums after `completed` shots copied to the host slabs behind
- * the next shot's steps (run->hold_s), for rtm_migrate_save_held, and when `due` written to
- * OUTPUT.resume.h5 by the I/O thread; under several ranks a due save is made there and then
- * (rtm_migrate_save_state), and nothing is held. */
-int rtm_migrate_hold_sums(migrate_run_t *run, int completed, int due);
-/* Under a GPU, queues the host slabs' page-locking on the I/O thread (the first hold waits
- * for it): their copies then run at the bus's speed and behind the next shot's steps. */
+/* The state saved after this round: on one rank written by the I/O thread behind the add
+ * queued last; under several ranks, there and then (every rank alike: the groups' sums meet
+ * in the first group's, which writes them). */
+int rtm_migrate_save(migrate_run_t *run, int completed);
+/* A shot's end on this rank: its image and illumination copied to the host slabs behind the
+ * next shot's steps, the device's zeroed for the next shot, and the copy added to the sums
+ * by the I/O thread (then `completed` shots are in them, with the other groups'). */
+int rtm_migrate_take_shot(migrate_run_t *run, int completed);
+/* The run's last shot taken: the groups' sums added into the first group's, whose ranks
+ * round them into the host slabs (every rank alike). */
+int rtm_migrate_finish_sums(migrate_run_t *run);
+/* Under a GPU, queues the host slabs' page-locking on the I/O thread (the first shot's take
+ * waits for it): their copies then run at the bus's speed and behind the next shot's steps. */
 int rtm_migrate_pin_slabs(migrate_run_t *run);
-/* The state the I/O thread writes waited for (its status), and the queue drained: no HDF5
- * call is under way. A hold's copy may still be landing in the slabs: rtm_migration_read
- * waits for it, and rtm_migration_hold_wait where the held sums are used. */
+/* The I/O thread's jobs on the sums waited for (their status), and the queue drained: no
+ * HDF5 call is under way, the slabs hold the last shot taken, the sums every shot taken. */
 int rtm_migrate_settle_saves(migrate_run_t *run);
 
-/* One rank, after SIGINT or SIGTERM: the held sums into OUTPUT.resume.h5 when newer than
- * the last save (the shot under way is not in them). */
+/* One rank, after SIGINT or SIGTERM: the sums into OUTPUT.resume.h5 when they hold shots the
+ * last save does not (the shot under way is not in them). */
 int rtm_migrate_save_held(migrate_run_t *run);
 /* World rank 0, a run stopped by a signal: what OUTPUT.resume.h5 holds and what is lost. */
 void rtm_migrate_say_interrupted(const migrate_run_t *run);

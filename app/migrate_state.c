@@ -11,8 +11,13 @@
 #include <unistd.h> /* access */
 
 #include "migrate_run.h"
+#include "rtm_imaging.h" /* rtm_sums_add */
 #include "rtm_mpi.h"
 #include "rtm_status.h"
+
+/* The datasets of the resume state, in the order of run->sums. */
+static const char *const sum_names[4] = {"/image", "/image_lo", "/illumination",
+                                         "/illumination_lo"};
 
 /* The first line where two resolved configs differ, as "section.key = A there, B here". */
 static void describe_change(const char *saved, const char *now, char *text, size_t size) {
@@ -126,18 +131,20 @@ static unsigned long long inputs_hash(const char *inputs) {
   return hash;
 }
 
-/* The text saved beside the sums: the shots they hold, the digests of both volumes and of
- * the record of the input files (so that an edit of the record alone is seen). */
-static int sums_digest_text(const migrate_run_t *run, int completed, const float *image,
-                            const float *illumination, size_t first, size_t planes, char *text,
-                            size_t size) {
+/* The text saved beside the sums: the shots they hold, the digests of the four volumes (the
+ * image's and the illumination's float pairs, rtm_sums_add) and of the record of the input
+ * files (so that an edit of the record alone is seen). */
+static int sums_digest_text(const migrate_run_t *run, int completed, float *const sums[4],
+                            size_t first, size_t planes, char *text, size_t size) {
   int status = RTM_OK;
-  double of_image[2], of_illumination[2];
-  RTM_TRY(slab_digest(run, image, first, planes, of_image));
-  RTM_TRY(slab_digest(run, illumination, first, planes, of_illumination));
-  snprintf(text, size, "completed_shots=%d image=%.0f,%.0f illumination=%.0f,%.0f inputs=%016llx",
-           completed, of_image[0], of_image[1], of_illumination[0], of_illumination[1],
-           inputs_hash(run->inputs));
+  double digest[4][2];
+  for (int v = 0; v < 4; ++v)
+    RTM_TRY(slab_digest(run, sums[v], first, planes, digest[v]));
+  snprintf(text, size,
+           "completed_shots=%d image=%.0f,%.0f image_lo=%.0f,%.0f illumination=%.0f,%.0f "
+           "illumination_lo=%.0f,%.0f inputs=%016llx",
+           completed, digest[0][0], digest[0][1], digest[1][0], digest[1][1], digest[2][0],
+           digest[2][1], digest[3][0], digest[3][1], inputs_hash(run->inputs));
 fail:
   return status;
 }
@@ -275,8 +282,9 @@ static int check_config(const migrate_run_t *run, char *saved) {
   echoed_value(saved, "mpi", "shot_groups", groups, sizeof groups);
   if (groups[0] && atoi(groups) != run->cfg.mpi.shot_groups && !run->quiet)
     rtm_log_info("migrate: %s was saved under mpi.shot_groups = %s and resumes under %d: the "
-                 "image will match the uninterrupted run's within float rounding, not bit for "
-                 "bit (the shots are summed in another order)",
+                 "shots are summed in another order, as float pairs: the image matches the "
+                 "uninterrupted run's but where a cell's sum cancels far below its terms, by "
+                 "an ulp",
                  run->resume_path, groups, run->cfg.mpi.shot_groups);
 fail:
   free(saved_resolved);
@@ -290,7 +298,6 @@ fail:
 int rtm_migrate_resume(migrate_run_t *run) {
   int status = RTM_OK, done = 0;
   char *saved = NULL, *saved_inputs = NULL, *saved_digest = NULL;
-  rtm_dataset_t image = {0}, illumination = {0};
   RTM_TRY(input_fingerprints(run));
   RTM_TRY(resume_config(run));
   /* whether there is a state to resume, rank 0's answer for all: a rank that saw none
@@ -319,32 +326,46 @@ int rtm_migrate_resume(migrate_run_t *run) {
   if (done < 0 || done > run->shots.count)
     RTM_FAIL(RTM_ERR_INPUT, "%s: completed_shots = %d, but the acquisition has %d shots",
              run->resume_path, done, run->shots.count);
-  RTM_TRY(check_saved_shape(run, "/image"));
-  RTM_TRY(check_saved_shape(run, "/illumination"));
+  /* the sums as float pairs since 2026-11-28; a state of the float sums before cannot be
+   * resumed bit for bit */
+  RTM_TRY(rtm_io_read_run_text(run->resume_path, "sums_digest", &saved_digest));
+  if (saved_digest && !strstr(saved_digest, " image_lo="))
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s holds the sums of an earlier rtm3d, in float alone (no /image_lo): this one "
+             "sums the shots as float pairs and cannot go on from them to the image an "
+             "uninterrupted run gives; remove it to start the migration over",
+             run->resume_path);
+  for (int v = 0; v < 4; ++v)
+    RTM_TRY(check_saved_shape(run, sum_names[v]));
   /* every rank of the first shot group reads its slab of the saved sums (the other groups
-   * start from zero: their sums are added to the first's at the end) */
+   * start from zero: their sums are added to the first's at a save and at the end) */
   if (rtm_mpi_group(run->mpi) == 0) {
     const size_t first = (size_t)run->grid.z_offset, planes = (size_t)run->grid.nz_local;
-    RTM_TRY(rtm_io_read_dataset_rows(run->resume_path, "/image", first, planes, &image));
-    RTM_TRY(
-        rtm_io_read_dataset_rows(run->resume_path, "/illumination", first, planes, &illumination));
-    /* sums that are not finite would give an image of NaN after hours of shots */
-    if (rtm_io_check_finite(run->resume_path, "/image", &image, first) != RTM_OK ||
-        rtm_io_check_finite(run->resume_path, "/illumination", &illumination, first) != RTM_OK)
-      RTM_FAIL(RTM_ERR_INPUT, "%s cannot be resumed: remove it to start the migration over",
-               run->resume_path);
+    const size_t bytes = run->local_cells * sizeof(float);
+    for (int v = 0; v < 4; ++v) {
+      rtm_dataset_t saved_sum = {0};
+      status = rtm_io_read_dataset_rows(run->resume_path, sum_names[v], first, planes, &saved_sum);
+      /* sums that are not finite would give an image of NaN after hours of shots */
+      if (status == RTM_OK &&
+          rtm_io_check_finite(run->resume_path, sum_names[v], &saved_sum, first) != RTM_OK)
+        status = RTM_ERR_INPUT;
+      if (status == RTM_OK) memcpy(run->sums[v], saved_sum.data, bytes);
+      rtm_dataset_release(&saved_sum);
+      if (status == RTM_ERR_INPUT)
+        RTM_FAIL(RTM_ERR_INPUT, "%s cannot be resumed: remove it to start the migration over",
+                 run->resume_path);
+      RTM_TRY(status);
+    }
+    run->sums_empty = 0;
     /* the sums as saved: a state edited or damaged since (a finite value changed, the shot
      * count rewritten) would resume to a wrong image without a word */
-    RTM_TRY(rtm_io_read_run_text(run->resume_path, "sums_digest", &saved_digest));
-    char digest[192];
-    RTM_TRY(sums_digest_text(run, done, image.data, illumination.data, first, planes, digest,
-                             sizeof digest));
+    char digest[256];
+    RTM_TRY(sums_digest_text(run, done, run->sums, first, planes, digest, sizeof digest));
     if (!saved_digest || strcmp(digest, saved_digest) != 0)
       RTM_FAIL(RTM_ERR_INPUT,
                "%s: its sums or shot count do not match the digest saved with them (the file "
                "was edited or damaged%s): remove it to start the migration over",
                run->resume_path, saved_digest ? "" : "; its digest is missing");
-    RTM_TRY(rtm_migration_load(run->migration, image.data, illumination.data));
   }
   run->first_shot = done;
   run->saved_shots = done;
@@ -352,24 +373,9 @@ int rtm_migrate_resume(migrate_run_t *run) {
     rtm_log_info("migrate: resuming after shot %d of %d (%s)", done, run->shots.count,
                  run->resume_path);
 fail:
-  rtm_dataset_release(&image);
-  rtm_dataset_release(&illumination);
   free(saved_inputs);
   free(saved_digest);
   free(saved);
-  return status;
-}
-
-/* The sums so far, the image and / or the illumination, into this rank's slabs (every rank
- * calls it alike). With shot groups each group's sums are added slab by slab into the first
- * group's (rtm_mpi_groups_sum), which writes them. */
-int rtm_migrate_read_sums(migrate_run_t *run, int image, int illumination) {
-  int status = RTM_OK;
-  RTM_TRY(rtm_migration_read(run->migration, image ? run->slab_image : NULL,
-                             illumination ? run->slab_illumination : NULL));
-  if (image) RTM_TRY(rtm_mpi_groups_sum(run->mpi, run->slab_image, run->local_cells));
-  if (illumination) RTM_TRY(rtm_mpi_groups_sum(run->mpi, run->slab_illumination, run->local_cells));
-fail:
   return status;
 }
 
@@ -394,20 +400,66 @@ int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due) {
   return status;
 }
 
-/* The host slabs, the sums after `completed` shots, into OUTPUT.resume.h5, written aside
- * and renamed, so that a stop at any moment leaves the last complete state (the first shot
- * group's ranks call it alike; on one rank, the I/O thread). Touches no field of the run:
+/* The sums zeroed where no shot has reached them yet (posix_memalign's memory is not). */
+static void ensure_sums(migrate_run_t *run) {
+  if (!run->sums_empty) return;
+  for (int v = 0; v < 4; ++v)
+    memset(run->sums[v], 0, run->local_cells * sizeof(float));
+  run->sums_empty = 0;
+}
+
+/* One shot's image and illumination, landed in the host slabs, into the sums. */
+static void add_landed_shot(migrate_run_t *run) {
+  const size_t cells = run->local_cells;
+  if (run->sums_empty) { /* TwoSum(0, x) is (x, 0): the first shot's sums are its own */
+    memcpy(run->sums[0], run->slab_image, cells * sizeof(float));
+    memcpy(run->sums[2], run->slab_illumination, cells * sizeof(float));
+    memset(run->sums[1], 0, cells * sizeof(float));
+    memset(run->sums[3], 0, cells * sizeof(float));
+    run->sums_empty = 0;
+    return;
+  }
+  rtm_sums_add(run->sums[0], run->sums[1], run->slab_image, cells);
+  rtm_sums_add(run->sums[2], run->sums[3], run->slab_illumination, cells);
+}
+
+static void merge_pairs(float *hi, float *lo, const float *other_hi, const float *other_lo,
+                        size_t count, void *context) {
+  (void)context;
+  rtm_sums_merge(hi, lo, other_hi, other_lo, count);
+}
+
+/* Every rank alike, no job of the I/O thread under way: the groups' sums added into the
+ * first group's (in group order), the others' emptied. */
+static int combine_groups(migrate_run_t *run) {
+  int status = RTM_OK;
+  if (rtm_mpi_groups(run->mpi) == 1) return RTM_OK;
+  ensure_sums(run);
+  RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->sums[0], run->sums[1], run->local_cells,
+                                 merge_pairs, NULL));
+  RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->sums[2], run->sums[3], run->local_cells,
+                                 merge_pairs, NULL));
+  if (rtm_mpi_group(run->mpi) != 0) run->sums_empty = 1; /* in the first group's now */
+fail:
+  return status;
+}
+
+/* The sums after `completed` shots into OUTPUT.resume.h5, written aside and renamed, so that
+ * a stop at any moment leaves the last complete state (the first shot group's ranks call it
+ * alike; on one rank, the I/O thread). Touches no field of the run but the sums' zeroing:
  * the caller counts the save. */
 static int write_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   rtm_output_t *state = NULL;
-  char digest[192];
+  char digest[256];
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
+  ensure_sums(run);
   /* sums that are not finite are no state to resume from: the last one saved is kept (the
    * ranks of the group agree, so that none waits in the writes for the others) */
   size_t at = 0;
-  double bad = rtm_io_find_bad_values(run->slab_image, run->local_cells, 0.0, &at) > 0 ||
-               rtm_io_find_bad_values(run->slab_illumination, run->local_cells, 0.0, &at) > 0;
+  double bad = 0.0;
+  for (int v = 0; v < 4; ++v)
+    bad = bad > 0.0 || rtm_io_find_bad_values(run->sums[v], run->local_cells, 0.0, &at) > 0;
   RTM_TRY(rtm_mpi_allreduce(run->mpi, &bad, 1, RTM_MPI_MAX));
   if (bad > 0.0)
     RTM_FAIL(RTM_ERR_NUMERIC,
@@ -415,9 +467,8 @@ static int write_state(migrate_run_t *run, int completed) {
              "(the state saved before, if any, is kept); the observed gathers or the model "
              "are the usual causes",
              completed, completed == 1 ? "" : "s", run->resume_path);
-  RTM_TRY(sums_digest_text(run, completed, run->slab_image, run->slab_illumination,
-                           (size_t)run->grid.z_offset, (size_t)run->grid.nz_local, digest,
-                           sizeof digest));
+  RTM_TRY(sums_digest_text(run, completed, run->sums, (size_t)run->grid.z_offset,
+                           (size_t)run->grid.nz_local, digest, sizeof digest));
   if (run->root) {
     RTM_TRY(rtm_app_create_output(run->resume_path, &volume, run->mpi, &run->info, &state));
     rtm_output_no_sidecar(state); /* rtm3d's own file, not one to view */
@@ -426,9 +477,8 @@ static int write_state(migrate_run_t *run, int completed) {
     RTM_TRY(rtm_output_write_text(state, "resume_config", run->resume_config));
     RTM_TRY(rtm_output_write_text(state, "sums_digest", digest));
   }
-  RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/image", run->slab_image));
-  RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, "/illumination",
-                                  run->slab_illumination));
+  for (int v = 0; v < 4; ++v)
+    RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, sum_names[v], run->sums[v]));
   if (run->root) {
     status = rtm_output_close(state, 1);
     state = NULL;
@@ -444,34 +494,22 @@ static void count_save(migrate_run_t *run, int completed) {
   ++run->saves;
 }
 
-/* After a shot, under several ranks: the sums so far and the shots they hold into
- * OUTPUT.resume.h5, there and then (the slabs travel to rank 0 in collective calls, which
- * stay on the stepping thread). With shot groups the groups' sums are added for the file
- * only: each group goes on from its own, so that the image does not depend on when the
- * saves came (a wall-clock cadence); a run resumed from the state starts the first group
- * from the total and the others from zero, and adds the shots in another order (within
- * float rounding of the uninterrupted image, not bit for bit). */
-int rtm_migrate_save_state(migrate_run_t *run, int completed) {
-  int status = RTM_OK;
+/* The I/O thread's job: a shot's sums, once their copy has landed, added to the run's. */
+static int add_behind(void *context) {
+  migrate_job_t *job = context;
   const double start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_migrate_settle_saves(run)); /* the slabs free, no HDF5 call under way */
-  RTM_TRY(rtm_migrate_read_sums(run, 1, 1));
-  if (rtm_mpi_group(run->mpi) == 0) RTM_TRY(write_state(run, completed));
-  run->held_shots = completed;
-  run->last_save_s = rtm_wall_seconds();
-  count_save(run, completed);
-fail:
-  run->write_s += rtm_wall_seconds() - start_s;
+  const int status = rtm_migration_hold_wait(job->run->migration); /* landed, layer zero */
+  if (status == RTM_OK) add_landed_shot(job->run);
+  job->seconds = rtm_wall_seconds() - start_s;
   return status;
 }
 
-/* The I/O thread's job: the held sums, once their copy has landed, into OUTPUT.resume.h5. */
+/* The I/O thread's job: the sums, the shot before's added, into OUTPUT.resume.h5. */
 static int save_behind(void *context) {
-  migrate_save_t *save = context;
+  migrate_job_t *job = context;
   const double start_s = rtm_wall_seconds();
-  int status = rtm_migration_hold_wait(save->run->migration);
-  if (status == RTM_OK) status = write_state(save->run, save->completed);
-  save->seconds = rtm_wall_seconds() - start_s;
+  const int status = write_state(job->run, job->completed);
+  job->seconds = rtm_wall_seconds() - start_s;
   return status;
 }
 
@@ -490,80 +528,109 @@ static int pin_slabs(void *context) {
 }
 
 int rtm_migrate_pin_slabs(migrate_run_t *run) {
-  /* only one rank holds its sums between saves (rtm_migrate_hold_sums) */
-  if (strcmp(rtm_migration_backend(run->migration), "cuda") != 0 ||
-      rtm_mpi_world_size(run->mpi) > 1)
-    return RTM_OK;
+  if (strcmp(rtm_migration_backend(run->migration), "cuda") != 0) return RTM_OK;
   run->pin_queued = 1;
   return rtm_io_worker_submit(run->worker, pin_slabs, run, &run->pin_ticket);
 }
 
-/* The state the I/O thread writes, if any, waited for and counted, and the slabs' pinning:
- * the slabs are free. */
-static int wait_for_save(migrate_run_t *run) {
+/* `job`, when queued, waited for: its status; the stepping thread's wait counts as write. */
+static int wait_for_job(migrate_run_t *run, migrate_job_t *job, double *seconds) {
+  if (!job->queued) return RTM_OK;
+  const double start_s = rtm_wall_seconds();
+  job->queued = 0;
+  const int status = rtm_io_worker_wait(run->worker, job->ticket);
+  run->write_s += rtm_wall_seconds() - start_s;
+  *seconds += job->seconds;
+  return status;
+}
+
+/* The jobs of the I/O thread on the slabs and the sums, if any, waited for, and a save
+ * counted: both are free. */
+static int wait_for_jobs(migrate_run_t *run) {
+  int status = RTM_OK;
   if (run->pin_queued) {
     run->pin_queued = 0;
-    const int status = rtm_io_worker_wait(run->worker, run->pin_ticket);
-    if (status != RTM_OK) return status;
+    RTM_TRY(rtm_io_worker_wait(run->worker, run->pin_ticket));
   }
-  if (!run->save.queued) return RTM_OK;
-  const double start_s = rtm_wall_seconds();
-  run->save.queued = 0;
-  const int status = rtm_io_worker_wait(run->worker, run->save.ticket);
-  run->write_s += rtm_wall_seconds() - start_s; /* the stepping thread's wait alone */
-  run->behind_s += run->save.seconds;
-  if (status == RTM_OK)
-    count_save(run, run->save.completed);
-  else /* said last: the thread's error came while the steps went on printing */
+  /* the older first: a save queued behind the last shot's add, before this shot's add */
+  const int saved = run->save.queued;
+  status = wait_for_job(run, &run->save, &run->behind_s);
+  if (saved && status == RTM_OK) count_save(run, run->save.completed);
+  if (saved && status != RTM_OK) /* said last: the thread's error came while the steps went on */
     rtm_log_error("migrate: stopped: the sums after shot %d could not be saved to %s (the "
                   "error above)%s",
                   run->save.completed, run->resume_path,
                   run->saved_shots > 0 ? "; the state saved before is kept" : "");
+  RTM_TRY(status);
+  RTM_TRY(wait_for_job(run, &run->add, &run->summed_s));
+fail:
   return status;
 }
 
 int rtm_migrate_settle_saves(migrate_run_t *run) {
   int status = RTM_OK;
-  RTM_TRY(wait_for_save(run));
+  RTM_TRY(wait_for_jobs(run));
   RTM_TRY(rtm_io_worker_drain(run->worker)); /* a gather read ahead: no HDF5 call under way */
 fail:
   return status;
 }
 
-/* One rank: the device's sums copied to the host slabs at a shot's end behind the next
- * shot's steps, for a signal within the next shot to save (rtm_migrate_save_held) without
- * the partial shot, and written by the I/O thread when a save is due. Under several ranks a
- * rank that has the signal makes no collective call again: nothing is held, and a due save
- * is made at once. */
-int rtm_migrate_hold_sums(migrate_run_t *run, int completed, int due) {
+int rtm_migrate_take_shot(migrate_run_t *run, int completed) {
   int status = RTM_OK;
-  if (rtm_mpi_world_size(run->mpi) > 1) return due ? rtm_migrate_save_state(run, completed) : 0;
   const double start_s = rtm_wall_seconds();
-  /* the I/O thread done with the slabs; a copy still landing in them from the last hold is
-   * followed by this one on the same stream */
-  RTM_TRY(wait_for_save(run));
+  /* the I/O thread done with the slabs and the sums */
+  RTM_TRY(wait_for_jobs(run));
   RTM_TRY(rtm_migration_hold(run->migration, run->slab_image, run->slab_illumination));
+  RTM_TRY(rtm_migration_clear(run->migration)); /* after the copy, before the next imaging */
+  run->add = (migrate_job_t){run, completed, 1, 0, 0.0};
+  RTM_TRY(rtm_io_worker_submit(run->worker, add_behind, &run->add, &run->add.ticket));
   run->held_shots = completed;
   ++run->holds;
-  if (due) {
-    run->save = (migrate_save_t){run, completed, 1, 0, 0.0};
-    RTM_TRY(rtm_io_worker_submit(run->worker, save_behind, &run->save, &run->save.ticket));
-    run->last_save_s = rtm_wall_seconds(); /* the cadence counts from the save's start */
-  }
 fail:
   run->hold_s += rtm_wall_seconds() - start_s;
   return status;
 }
 
-/* After SIGINT or SIGTERM on one rank: the state being written finished, then the held sums,
- * when they are newer than the last save, into OUTPUT.resume.h5. */
+int rtm_migrate_save(migrate_run_t *run, int completed) {
+  int status = RTM_OK;
+  const double start_s = rtm_wall_seconds();
+  if (rtm_mpi_world_size(run->mpi) == 1) { /* behind the add, on the I/O thread */
+    run->save = (migrate_job_t){run, completed, 1, 0, 0.0};
+    RTM_TRY(rtm_io_worker_submit(run->worker, save_behind, &run->save, &run->save.ticket));
+    run->last_save_s = rtm_wall_seconds(); /* the cadence counts from the save's start */
+    goto fail;
+  }
+  /* the collectives stay on the stepping thread: the sums settled, the groups' added */
+  RTM_TRY(rtm_migrate_settle_saves(run));
+  RTM_TRY(combine_groups(run));
+  if (rtm_mpi_group(run->mpi) == 0) RTM_TRY(write_state(run, completed));
+  run->last_save_s = rtm_wall_seconds();
+  count_save(run, completed);
+  run->write_s += rtm_wall_seconds() - start_s;
+fail:
+  return status;
+}
+
+int rtm_migrate_finish_sums(migrate_run_t *run) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_migrate_settle_saves(run));
+  RTM_TRY(combine_groups(run));
+  if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
+  ensure_sums(run);
+  rtm_sums_round(run->slab_image, run->sums[0], run->sums[1], run->local_cells);
+  rtm_sums_round(run->slab_illumination, run->sums[2], run->sums[3], run->local_cells);
+fail:
+  return status;
+}
+
+/* After SIGINT or SIGTERM on one rank: the jobs under way finished, then the sums, when they
+ * hold shots the last save does not, into OUTPUT.resume.h5. */
 int rtm_migrate_save_held(migrate_run_t *run) {
   int status = RTM_OK;
   /* stopped in its set-up: no sums, no thread yet */
   if (rtm_mpi_world_size(run->mpi) > 1 || !run->migration || !run->worker) return RTM_OK;
   RTM_TRY(rtm_migrate_settle_saves(run));
   if (run->held_shots <= run->saved_shots) return RTM_OK;
-  RTM_TRY(rtm_migration_hold_wait(run->migration)); /* the held sums landed, their layer zero */
   RTM_TRY(write_state(run, run->held_shots));
   count_save(run, run->held_shots);
 fail:

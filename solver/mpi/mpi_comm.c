@@ -187,12 +187,6 @@ fail:
   return status;
 }
 
-int rtm_mpi_groups_sum(rtm_mpi_t *mpi, float *values, size_t count) {
-  if (rtm_mpi_groups(mpi) == 1) return RTM_OK;
-  return sum_floats_to_root(mpi, values, count, mpi->cross, mpi->group == 0,
-                            "MPI_Reduce over the shot groups");
-}
-
 int rtm_mpi_world_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op) {
   if (rtm_mpi_world_size(mpi) == 1) return RTM_OK;
   return allreduce_doubles(mpi, values, count, op, MPI_COMM_WORLD, "MPI_Allreduce over every rank");
@@ -214,6 +208,41 @@ static int move_bytes(rtm_mpi_t *mpi, void *data, size_t bytes, int peer, int ta
     done += (size_t)chunk;
   }
 fail:
+  return status;
+}
+
+/* Group 0's chunks of other groups' pairs: 8 Mi floats of each array at a time (64 MiB). */
+enum { COMBINE_CHUNK = 1 << 23 };
+
+int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count,
+                           rtm_mpi_combine_t combine, void *context) {
+  int status = RTM_OK;
+  float *other = NULL;
+  if (rtm_mpi_groups(mpi) == 1) return RTM_OK;
+  const size_t chunk_max = count < COMBINE_CHUNK ? count : COMBINE_CHUNK;
+  if (mpi->group == 0) {
+    other = malloc(2 * (chunk_max > 0 ? chunk_max : 1) * sizeof *other);
+    if (!other) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the shot groups' sums");
+  }
+  for (int from = 1; from < mpi->groups; ++from) {
+    if (mpi->group != 0 && mpi->group != from) continue;
+    for (size_t done = 0; done < count; done += chunk_max) {
+      const size_t n = count - done < chunk_max ? count - done : chunk_max;
+      const size_t bytes = n * sizeof(float);
+      if (mpi->group == from) {
+        RTM_TRY(move_bytes(mpi, a + done, bytes, 0, 1, 1, mpi->cross, "MPI_Send to shot group 0"));
+        RTM_TRY(move_bytes(mpi, b + done, bytes, 0, 2, 1, mpi->cross, "MPI_Send to shot group 0"));
+      } else {
+        RTM_TRY(
+            move_bytes(mpi, other, bytes, from, 1, 0, mpi->cross, "MPI_Recv from a shot group"));
+        RTM_TRY(move_bytes(mpi, other + n, bytes, from, 2, 0, mpi->cross,
+                           "MPI_Recv from a shot group"));
+        combine(a + done, b + done, other, other + n, n, context);
+      }
+    }
+  }
+fail:
+  free(other);
   return status;
 }
 
@@ -491,10 +520,14 @@ int rtm_mpi_split_groups(rtm_mpi_t *mpi, int count) {
   return RTM_ERR_CONFIG;
 }
 
-int rtm_mpi_groups_sum(rtm_mpi_t *mpi, float *values, size_t count) {
+int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count,
+                           rtm_mpi_combine_t combine, void *context) {
   (void)mpi;
-  (void)values;
+  (void)a;
+  (void)b;
   (void)count;
+  (void)combine;
+  (void)context;
   return RTM_OK;
 }
 

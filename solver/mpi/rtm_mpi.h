@@ -54,9 +54,15 @@ int rtm_mpi_group(const rtm_mpi_t *mpi);  /* this rank's group, 0 without groups
 int rtm_mpi_groups(const rtm_mpi_t *mpi); /* the group count, 1 without groups */
 int rtm_mpi_world_rank(const rtm_mpi_t *mpi);
 int rtm_mpi_world_size(const rtm_mpi_t *mpi);
-/* values := the sum over the groups of the values of the ranks holding the same slab, on
- * group 0's ranks (in place; the others' unchanged): images summed across the groups. */
-int rtm_mpi_groups_sum(rtm_mpi_t *mpi, float *values, size_t count);
+/* Pairs of arrays (a, b) of `count` floats combined across the shot groups on group 0's
+ * ranks: each rank of group 0 receives the arrays of the ranks holding the same slab in
+ * groups 1, 2, ... in that order, in chunks, and calls combine(a + i, b + i, their a + i,
+ * their b + i, n, context) on each chunk (images summed across the groups as float pairs);
+ * the other groups' arrays are unchanged. */
+typedef void (*rtm_mpi_combine_t)(float *a, float *b, const float *other_a, const float *other_b,
+                                  size_t count, void *context);
+int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count,
+                           rtm_mpi_combine_t combine, void *context);
 /* values := op over every rank of the run, on every rank (in place). */
 int rtm_mpi_world_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op);
 /* A group's first rank sends `bytes` to the run's first rank (world rank 0), which receives

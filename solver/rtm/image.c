@@ -16,13 +16,25 @@ struct rtm_image {
   rtm_allocation_t image, illumination;
   rtm_imaging_cuda_hold_t *hold; /* a device's copy to the host behind later work */
   int hold_pending;              /* a hold started: what writes the volumes waits for it */
+  int clear_pending; /* a device's volumes are zero for what comes next, not yet zeroed */
 };
 
-/* Before work that writes the volumes on the device: it waits for a hold's copy. */
+/* Before work that uses the volumes on the device: it waits for a hold's copy, then zeroes
+ * them when a clear is pending (rtm_image_clear: the zeroing waits for the copy, so it is
+ * done where the volumes are next used, not on the way of the steps between). */
 static int order_after_hold(rtm_image_t *image) {
-  if (!image->hold_pending) return RTM_OK;
-  image->hold_pending = 0;
-  return rtm_imaging_cuda_hold_order(image->hold);
+  int status = RTM_OK;
+  if (image->hold_pending) {
+    image->hold_pending = 0;
+    RTM_TRY(rtm_imaging_cuda_hold_order(image->hold));
+  }
+  if (image->clear_pending) {
+    image->clear_pending = 0;
+    RTM_TRY(rtm_imaging_cuda_zero(image->image.ptr, image->image.bytes));
+    RTM_TRY(rtm_imaging_cuda_zero(image->illumination.ptr, image->illumination.bytes));
+  }
+fail:
+  return status;
 }
 
 rtm_layout_t rtm_layout_padded(const rtm_grid_t *grid) {
@@ -140,6 +152,7 @@ int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_d
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
   /* a hold's copy may still be landing in the same host arrays, from its own stream */
   if (image->hold) RTM_TRY(rtm_imaging_cuda_hold_wait(image->hold));
+  RTM_TRY(order_after_hold(image)); /* a pending clear */
   if (image_dense) RTM_TRY(rtm_imaging_cuda_read(image_dense, image->image.ptr, bytes));
   if (illumination_dense)
     RTM_TRY(rtm_imaging_cuda_read(illumination_dense, image->illumination.ptr, bytes));
@@ -152,6 +165,7 @@ int rtm_image_hold(rtm_image_t *image, float *image_dense, float *illumination_d
   int status = RTM_OK;
   if (image->device < 0) return rtm_image_read(image, image_dense, illumination_dense);
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(order_after_hold(image)); /* a pending clear; the last hold's copy, on its stream */
   RTM_TRY(rtm_imaging_cuda_hold_start(&image->hold, image_dense, image->image.ptr,
                                       illumination_dense, image->illumination.ptr,
                                       image->image.bytes));
@@ -169,39 +183,14 @@ fail:
   return status;
 }
 
-int rtm_image_load(rtm_image_t *image, const float *image_dense, const float *illumination_dense) {
-  int status = RTM_OK;
-  const size_t bytes = image->image.bytes;
-  if (image->device < 0) {
-    memcpy(image->image.ptr, image_dense, bytes);
-    memcpy(image->illumination.ptr, illumination_dense, bytes);
-    return RTM_OK;
-  }
-  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
-  RTM_TRY(order_after_hold(image));
-  RTM_TRY(rtm_imaging_cuda_copy(image->image.ptr, image_dense, bytes));
-  RTM_TRY(rtm_imaging_cuda_copy(image->illumination.ptr, illumination_dense, bytes));
-  RTM_TRY(rtm_imaging_cuda_synchronize()); /* the host arrays may go once this returns */
-  return RTM_OK;
-fail:
-  return status;
-}
-
 int rtm_image_clear(rtm_image_t *image) {
-  int status = RTM_OK;
-  const size_t bytes = image->image.bytes;
-  if (image->device < 0) {
-    memset(image->image.ptr, 0, bytes);
-    memset(image->illumination.ptr, 0, bytes);
+  if (image->device >= 0) {
+    image->clear_pending = 1; /* zeroed where the volumes are next used (order_after_hold) */
     return RTM_OK;
   }
-  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
-  RTM_TRY(order_after_hold(image));
-  RTM_TRY(rtm_imaging_cuda_zero(image->image.ptr, bytes));
-  RTM_TRY(rtm_imaging_cuda_zero(image->illumination.ptr, bytes));
+  memset(image->image.ptr, 0, image->image.bytes);
+  memset(image->illumination.ptr, 0, image->illumination.bytes);
   return RTM_OK;
-fail:
-  return status;
 }
 
 void rtm_image_destroy(rtm_image_t *image) {

@@ -547,10 +547,6 @@ fail:
   return status;
 }
 
-int rtm_migration_load(rtm_migration_t *m, const float *image, const float *illumination) {
-  return rtm_image_load(m->image, image, illumination);
-}
-
 int rtm_migration_clear(rtm_migration_t *m) {
   return rtm_image_clear(m->image);
 }

@@ -73,16 +73,31 @@ int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t s
 int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_dense);
 /* Starts copying both volumes as they stand after the queued accumulations to the host,
  * dense (either may be NULL), and returns: on a device the copy runs behind the work queued
- * later (page-locked arrays let it run alongside; later accumulations, loads and clears wait
- * for it); on the host it is done before returning. The arrays hold the copy once
+ * later (page-locked arrays let it run alongside; later accumulations and clears wait for
+ * it); on the host it is done before returning. The arrays hold the copy once
  * rtm_image_hold_wait returns. */
 int rtm_image_hold(rtm_image_t *image, float *image_dense, float *illumination_dense);
 int rtm_image_hold_wait(rtm_image_t *image);
-/* Both volumes from the host, dense (a resumed run's sums so far); returns once copied. */
-int rtm_image_load(rtm_image_t *image, const float *image_dense, const float *illumination_dense);
-/* Zeroes both (the next shot of a run that keeps per-shot images). */
+/* Zeroes both for the next shot (each shot's sums leave the device at its end; a device's
+ * volumes are zeroed behind a hold's copy, where they are next used). */
 int rtm_image_clear(rtm_image_t *image);
 void rtm_image_destroy(rtm_image_t *image);
+
+/* ---- sums over the shots (host) ---- */
+/* The image and the illumination summed over the shots: each shot's volume (summed in float
+ * where the fields are, in one order) is added on the host to a compensated sum, a float
+ * pair (hi, lo) whose value hi + lo carries about 48 bits, so that the shots' order, how
+ * they are split among shot groups and when the groups' sums meet change the final float
+ * (the pair rounded once) only where a cell's sum lies within about 2^-48 of its magnitude
+ * of a float's rounding boundary. The pair is two float volumes, saved as they are: a run
+ * resumed from them goes on bit for bit. */
+/* (hi, lo) += shot, cell by cell (TwoSum, then the pair renormalised). */
+void rtm_sums_add(float *hi, float *lo, const float *shot, size_t cells);
+/* (hi, lo) += (other_hi, other_lo), cell by cell: another group's sums. */
+void rtm_sums_merge(float *hi, float *lo, const float *other_hi, const float *other_lo,
+                    size_t cells);
+/* out := hi + lo rounded once to float (out may be hi). */
+void rtm_sums_round(float *out, const float *hi, const float *lo, size_t cells);
 
 /* ---- source snapshots ---- */
 typedef struct rtm_snapshots rtm_snapshots_t;

@@ -68,9 +68,9 @@ typedef int (*rtm_migration_visit_t)(void *context, int n, const float *source_p
 int rtm_migration_replay_source(rtm_migration_t *migration, const double source_m[3],
                                 rtm_migration_visit_t visit, void *context);
 
-/* The accumulated image and illumination, dense [nz_local][ny][nx] (either may be NULL),
- * zero outside the non-absorbing interior (the absorbing layer's boundary.width cells inside
- * every face), where the source wavefield is not the forward pass's. */
+/* The image and illumination accumulated since the last clear, dense [nz_local][ny][nx] (either may
+ * be NULL), zero outside the non-absorbing interior (the absorbing layer's boundary.width cells
+ * inside every face), where the source wavefield is not the forward pass's. */
 int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumination);
 /* rtm_migration_read started without waiting (rtm_image_hold): on a GPU the copy into the
  * arrays (page-locked for it to run alongside) goes on behind the next shot's steps;
@@ -84,9 +84,8 @@ int rtm_migration_hold_wait(rtm_migration_t *migration);
  * work, only not behind the steps). rtm_mem_host_unpin each when *pinned. */
 int rtm_migration_pin_host(const rtm_migration_t *migration, float *image, float *illumination,
                            size_t bytes, int *pinned);
-/* The accumulation so far, from the host (a resumed run's sums). */
-int rtm_migration_load(rtm_migration_t *migration, const float *image, const float *illumination);
-/* Zeroes the accumulation (the next shot's image on its own). */
+/* Zeroes the accumulation for the next shot (after a hold's copy; each shot's image and
+ * illumination are summed over the shots on the host, rtm_sums_add). */
 int rtm_migration_clear(rtm_migration_t *migration);
 
 double rtm_migration_dt(const rtm_migration_t *migration);

@@ -6,10 +6,12 @@
 #       (validate --rtol 0 --atol 0); the report names each rank's group; each group's
 #       first rank prints its shots' lines;
 #   migrate, the small example's 4 shots: 4 ranks in 2 groups give the one-rank image and
-#       illumination within validate's default 1e-5 relative L2: each group sums its own
-#       shots and the groups' sums are added at the end, so the additions come in another
-#       order than one rank's (measured 9e-7 for the image, 1e-7 for the illumination); a
-#       grouped run stopped after its first round (--max-shots=2) resumes to the same image.
+#       illumination within 1e-8 relative L2: each group sums its own shots and the groups'
+#       sums are added at the end, in another order than one rank's, but as float pairs
+#       (rtm_sums_add), so the order moves only cells whose sum cancels to far below its
+#       terms, by an ulp (measured 7.4e-10 for the image, the illumination bit for bit;
+#       summed in float: 9e-7 and 1e-7); a grouped run stopped after its first round
+#       (--max-shots=2) resumes to the same image.
 # Refused before any step on every rank, no output left (exit 2): a group count that does
 # not divide the ranks, more groups than shots, groups with one shot (shots.layout =
 # single).
@@ -38,14 +40,16 @@ grep -q "group 1: shot 2/3 at" "$work/vti4g2.err" ||
 model_observed
 migrate 1 image1
 migrate 4 image4g2 --set mpi.shot_groups=2
-"$rtm3d" validate "$work/image4g2.h5" "$work/image1.h5" > "$work/image4g2.validate" ||
+"$rtm3d" validate "$work/image4g2.h5" "$work/image1.h5" --rtol 1e-8 \
+  > "$work/image4g2.validate" ||
   { echo "FAIL: the grouped image differs:"; cat "$work/image4g2.validate"; exit 1; }
 echo "image4g2 ~ image1: $(tail -1 "$work/image4g2.validate")"
 migrate 4 resumed --set mpi.shot_groups=2 --max-shots=2
 test -e "$work/resumed.resume.h5" && test ! -e "$work/resumed.h5" ||
   { echo "FAIL: --max-shots=2 in 2 groups left no resume state, or an image"; exit 1; }
 migrate 4 resumed --set mpi.shot_groups=2
-"$rtm3d" validate "$work/resumed.h5" "$work/image1.h5" > "$work/resumed.validate" ||
+"$rtm3d" validate "$work/resumed.h5" "$work/image1.h5" --rtol 1e-8 \
+  > "$work/resumed.validate" ||
   { echo "FAIL: the resumed grouped image differs:"; cat "$work/resumed.validate"; exit 1; }
 echo "resumed ~ image1: $(tail -1 "$work/resumed.validate")"
 

@@ -123,13 +123,13 @@ expect 0 "stopped after shot 1 of 3" "$rtm3d" migrate "$work/tiny.ini" "${shots[
 expect 0 "resuming after shot 1 of 3" "$rtm3d" "${migrate[@]}"
 
 # ---- a cadence (rtm.resume_every): a run of 2 shots of 3 saves its state after each at 0 s,
-# only when --max-shots stops it at 10^6 s (after shot 1 the sums are only held on the host,
-# for a signal to save; the saves write the sums held after their shot); either state
+# only when --max-shots stops it at 10^6 s (after shot 1 the sums are only taken to the host
+# and added there, for a signal to save; the saves write the sums after their shot); either state
 # resumes, under another cadence, to the uninterrupted image bit for bit
 for case in "0 2 2" "1e6 1 2"; do
   read -r every saves holds <<<"$case"
   rm -f "$out/tiny.h5"
-  expect 0 "stopped after shot 2 of 3 \(--max-shots; $saves state saves?, [^;]*; the sums held on the host $holds time" \
+  expect 0 "stopped after shot 2 of 3 \(--max-shots; $saves state saves?, [^;]*; the shots. sums taken to the host $holds time" \
     "$rtm3d" "${migrate[@]}" --max-shots=2 --set rtm.resume_every="$every"
   expect 0 "resuming after shot 2 of 3" "$rtm3d" "${migrate[@]}"
   expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$work/fresh.h5" --rtol 0 --atol 0 --datasets /image

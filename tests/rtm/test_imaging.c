@@ -1,5 +1,6 @@
 /* The imaging pieces of rtm_imaging.h on the host (the cpu backend's memory): the image
- * accumulation against a plain loop, snapshots in fp32 and binary16, the store's byte
+ * accumulation against a plain loop, the sums over the shots as float pairs against exact
+ * sums and in several orders, snapshots in fp32 and binary16, the store's byte
  * estimate against its ledger, the adjoint receiver taps against a hand computation, and
  * the final filters on volumes whose answer is known. */
 #define _POSIX_C_SOURCE 200809L /* fileno, dup2: rtm_test_capture.h */
@@ -492,6 +493,101 @@ static void test_compensate(void **state) {
   assert_true(bare[0] == 5 && bare[1] == 3.5f && bare[2] == -18);
 }
 
+/* ---- sums over the shots ---- */
+
+/* A shot's value: sign, a mantissa of 24 bits and an exponent in [-span/2, span/2). */
+static float random_term(rtm_test_rng_t *rng, int span) {
+  const float mantissa = (float)(rtm_test_next(rng) >> 40) * 0x1.0p-24f;
+  const int exponent = (int)(rtm_test_next(rng) % (uint64_t)span) - span / 2;
+  return (rtm_test_next(rng) & 1 ? -1.0f : 1.0f) * ldexpf(0.5f + 0.5f * mantissa, exponent);
+}
+
+/* Terms within 2^20 of each other, 16 of them: their exact sum needs at most 24 + 20 + 4
+ * bits, which a double holds, and the pair's value hi + lo is that sum exactly (in double),
+ * its rounding the float nearest the exact sum. */
+static void test_sums_exact(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_sums_exact");
+  enum { CELLS = 4096, SHOTS = 16 };
+  float *hi = calloc(CELLS, sizeof *hi), *lo = calloc(CELLS, sizeof *lo);
+  float *shot = malloc(CELLS * sizeof *shot), *rounded = malloc(CELLS * sizeof *rounded);
+  double *exact = calloc(CELLS, sizeof *exact);
+  assert_non_null(hi && lo && shot && rounded && exact);
+  for (int k = 0; k < SHOTS; ++k) {
+    for (size_t i = 0; i < CELLS; ++i) {
+      shot[i] = random_term(&rng, 20);
+      exact[i] += (double)shot[i]; /* exact: the bits fit */
+    }
+    rtm_sums_add(hi, lo, shot, CELLS);
+  }
+  rtm_sums_round(rounded, hi, lo, CELLS);
+  for (size_t i = 0; i < CELLS; ++i) {
+    assert_true((double)hi[i] + (double)lo[i] == exact[i]);
+    assert_true(rounded[i] == (float)exact[i]);
+    assert_true(hi[i] == (float)exact[i]); /* the pair is normalised: hi is the rounding */
+  }
+  free(hi), free(lo), free(shot), free(rounded), free(exact);
+}
+
+/* The same terms (40 binary orders of magnitude apart, either sign: sums that cancel) in
+ * three orders: one after another, backwards, and split between two groups whose pairs
+ * meet at the end (rtm_sums_merge). The pairs' values lie within 1e-12 relative L2 of the
+ * exact sums, and the rounded sums are the floats nearest the exact sums, alike in the
+ * three orders, in all but a few cells (by an ulp); the same terms summed in float
+ * disagree in most cells (so the check can tell). */
+static void test_sums_order(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_sums_order");
+  enum { CELLS = 20000, SHOTS = 12 };
+  float *terms = malloc((size_t)CELLS * SHOTS * sizeof *terms);
+  float *pairs = calloc(8 * (size_t)CELLS, sizeof *pairs); /* 3 orders x (hi, lo), 2 rounded */
+  float *plain = calloc(2 * (size_t)CELLS, sizeof *plain);
+  long double *exact = calloc(CELLS, sizeof *exact);
+  assert_non_null(terms && pairs && plain && exact);
+  for (size_t i = 0; i < (size_t)CELLS * SHOTS; ++i)
+    terms[i] = random_term(&rng, 40);
+  float *forward[2] = {pairs, pairs + CELLS}, *backward[2] = {pairs + 2 * CELLS, pairs + 3 * CELLS};
+  float *group0[2] = {pairs + 4 * CELLS, pairs + 5 * CELLS};
+  float *group1[2] = {pairs + 6 * CELLS, pairs + 7 * CELLS};
+  for (int k = 0; k < SHOTS; ++k) {
+    const float *shot = terms + (size_t)k * CELLS, *back = terms + (size_t)(SHOTS - 1 - k) * CELLS;
+    rtm_sums_add(forward[0], forward[1], shot, CELLS);
+    rtm_sums_add(backward[0], backward[1], back, CELLS);
+    if (k % 2 == 0)
+      rtm_sums_add(group0[0], group0[1], shot, CELLS);
+    else
+      rtm_sums_add(group1[0], group1[1], shot, CELLS);
+    for (size_t i = 0; i < CELLS; ++i) {
+      plain[i] += shot[i];
+      plain[CELLS + i] += back[i];
+      exact[i] += (long double)shot[i]; /* 64-bit mantissa: exact to about 2^-64 of the terms */
+    }
+  }
+  rtm_sums_merge(group0[0], group0[1], group1[0], group1[1], CELLS);
+  long double error = 0.0L, norm = 0.0L;
+  for (size_t i = 0; i < CELLS; ++i) {
+    const long double e = (long double)forward[0][i] + (long double)forward[1][i] - exact[i];
+    error += e * e;
+    norm += exact[i] * exact[i];
+  }
+  rtm_sums_round(forward[0], forward[0], forward[1], CELLS);
+  rtm_sums_round(backward[0], backward[0], backward[1], CELLS);
+  rtm_sums_round(group0[0], group0[0], group0[1], CELLS);
+  int differ = 0, plain_differ = 0;
+  for (size_t i = 0; i < CELLS; ++i) {
+    differ += forward[0][i] != backward[0][i] || forward[0][i] != group0[0][i] ||
+              forward[0][i] != (float)exact[i];
+    plain_differ += plain[i] != plain[CELLS + i];
+  }
+  printf("# float pairs: %d of %d cells differ between the orders or from the exact sum's "
+         "float, %.2Lg relative L2 from the exact sums; summed in float %d differ\n",
+         differ, CELLS, sqrtl(error / norm), plain_differ);
+  assert_true(differ <= CELLS / 1000);
+  assert_true(plain_differ > CELLS / 10);
+  assert_true(sqrtl(error / norm) < 1e-12L);
+  free(terms), free(pairs), free(plain), free(exact);
+}
+
 /* rtm.reconstruction = boundary on z-slabs: the slabs' shells, each walked in its own order
  * and taken in rank order, are the whole grid's shell in its order, cell for cell (so every
  * cell is stored by exactly one rank), for 1 to 7 ranks over 37 planes with a 3-cell layer
@@ -539,4 +635,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_m
               cmocka_unit_test(test_snapshots_too_large), cmocka_unit_test(test_adjoint_weights),
               cmocka_unit_test(test_laplacian_of_quadratic),
               cmocka_unit_test(test_laplacian_mirrored_in_box), cmocka_unit_test(test_compensate),
+              cmocka_unit_test(test_sums_exact), cmocka_unit_test(test_sums_order),
               cmocka_unit_test(test_boundary_shell_by_slabs))

@@ -1,0 +1,52 @@
+/* The image and the illumination summed over the shots on the host (rtm_imaging.h): float
+ * pairs (hi, lo) added with error-free transformations (Knuth's TwoSum, Dekker's
+ * Fast2Sum), in double-float arithmetic, so that the order of the shots changes the rounded
+ * sum in about no cell. Plain float operations, each rounded to float: the file is compiled
+ * without contraction or reassociation (the project's flags; no -ffast-math). */
+#include <stddef.h>
+
+#include "imaging_impl.h"
+#include "rtm_imaging.h"
+
+/* s + e = a + b exactly, s = fl(a + b) (TwoSum: no condition on |a|, |b|). */
+static inline void two_sum(float a, float b, float *s, float *e) {
+  const float sum = a + b, b_virtual = sum - a, a_virtual = sum - b_virtual;
+  *s = sum;
+  *e = (a - a_virtual) + (b - b_virtual);
+}
+
+/* (hi, lo) := a + b renormalised, for |a| >= |b| or a = 0 (Fast2Sum). */
+static inline void fast_two_sum(float a, float b, float *hi, float *lo) {
+  const float sum = a + b;
+  *hi = sum;
+  *lo = b - (sum - a);
+}
+
+/* (hi, lo) += (x, x_lo) cell by cell; x_lo NULL: a float's pair (x, 0). */
+static void add_pairs(float *hi, float *lo, const float *x, const float *x_lo, size_t cells) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (size_t i = 0; i < cells; ++i) {
+    float s, e;
+    two_sum(hi[i], x[i], &s, &e);
+    fast_two_sum(s, e + (x_lo ? lo[i] + x_lo[i] : lo[i]), &hi[i], &lo[i]);
+  }
+}
+
+void rtm_sums_add(float *hi, float *lo, const float *shot, size_t cells) {
+  add_pairs(hi, lo, shot, NULL, cells);
+}
+
+void rtm_sums_merge(float *hi, float *lo, const float *other_hi, const float *other_lo,
+                    size_t cells) {
+  add_pairs(hi, lo, other_hi, other_lo, cells);
+}
+
+void rtm_sums_round(float *out, const float *hi, const float *lo, size_t cells) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (size_t i = 0; i < cells; ++i)
+    out[i] = (float)((double)hi[i] + (double)lo[i]);
+}
