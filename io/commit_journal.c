@@ -127,13 +127,59 @@ typedef struct {
   char path[4096 + SUFFIX_MAX];
 } entry_t;
 
+/* The names a run's commit drops (an earlier run's files it does not write:
+ * rtm_io_outputs_drop): a SEG-Y copy, a migration's figures, a sidecar. No other. */
+static int droppable_suffix(const char *suffix) {
+  static const char *const droppable[] = {".sgy", "_image_x.png", "_image_y.png", "_image_z.png",
+                                          ".xmf"};
+  for (size_t k = 0; k < sizeof droppable / sizeof droppable[0]; ++k)
+    if (strcmp(suffix, droppable[k]) == 0) return 1;
+  return 0;
+}
+
+/* What is wrong with the parsed entries as a whole (a `drop` of a name a `put` renames, an
+ * `aside` of no `put`'s name, no `put` at all) into why[size], and the line at fault; 0
+ * when nothing is. */
+static int check_entries(const entry_t *entries, int count, size_t prefix, char *why,
+                         size_t size) {
+  int puts = 0;
+  for (int k = 0; k < count; ++k) {
+    const entry_t *e = &entries[k];
+    int owner = 0; /* an aside's put */
+    puts += e->verb == RTM_IO_JOURNAL_PUT;
+    for (int j = 0; e->verb != RTM_IO_JOURNAL_PUT && j < count; ++j) {
+      const entry_t *put = &entries[j];
+      const size_t length = strlen(put->path);
+      if (put->verb != RTM_IO_JOURNAL_PUT) continue;
+      if (e->verb == RTM_IO_JOURNAL_DROP && strcmp(put->path, e->path) == 0) {
+        snprintf(why, size, "it drops %s, which line %d renames into place", e->path + prefix,
+                 j + 2);
+        return k + 2;
+      }
+      owner = owner || (strncmp(e->path, put->path, length) == 0 &&
+                        strncmp(e->path + length, ".replaced", 9) == 0);
+    }
+    if (e->verb == RTM_IO_JOURNAL_ASIDE && !owner) {
+      snprintf(why, size, "it keeps %s aside, the earlier file of no name it renames",
+               e->path + prefix);
+      return k + 2;
+    }
+  }
+  if (!puts) {
+    snprintf(why, size, "it lists no rename (no put line)");
+    return count + 1;
+  }
+  return 0;
+}
+
 /* The entries of the journal at `journal` into entries[ENTRIES_MAX]; their count, or -1
- * (said) when it is not a journal rtm3d wrote, or names a file not of the name's. */
+ * (said, with the line at fault) when it is not a journal rtm3d wrote: a line of another
+ * shape, a name not of the name's, a `drop` of a name no run drops (forged or damaged, it
+ * would remove NAME.h5: probe E8), a `drop` of a name it renames, no `put`. */
 static int read_journal(const char *journal, const char *key, entry_t *entries) {
   const size_t prefix = strlen(journal) - strlen(".commit");
-  char *text = malloc(JOURNAL_MAX + 1);
-  const char *why = NULL;
-  int count = 0;
+  char *text = malloc(JOURNAL_MAX + 1), why[SUFFIX_MAX + 128] = "";
+  int count = 0, line_number = 0;
   /* O_NONBLOCK: a FIFO at the name opens at once (and is refused below), not waiting for a
    * writer (probe E4: model, migrate and makemodel hung there) */
   const int fd = text ? open(journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
@@ -142,15 +188,19 @@ static int read_journal(const char *journal, const char *key, entry_t *entries) 
   if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode))
     got = read(fd, text, JOURNAL_MAX + 1);
   if (fd >= 0) close(fd);
-  if (got < 0 || got > JOURNAL_MAX) why = "it cannot be read, or is no regular file of its size";
-  if (!why) {
+  if (got < 0 || got > JOURNAL_MAX)
+    snprintf(why, sizeof why, "it cannot be read, or is no regular file of its size");
+  if (!why[0]) {
     text[got] = '\0';
-    if (strncmp(text, journal_magic, strlen(journal_magic)) != 0) why = "it does not start as one";
+    line_number = 1;
+    if (strncmp(text, journal_magic, strlen(journal_magic)) != 0)
+      snprintf(why, sizeof why, "it does not start as one");
   }
-  for (char *line = why ? NULL : text + strlen(journal_magic); line && *line;) {
+  for (char *line = why[0] ? NULL : text + strlen(journal_magic); line && *line;) {
     char *end = strchr(line, '\n'), *space = strchr(line, ' ');
+    ++line_number;
     if (!end || !space || space > end || count == ENTRIES_MAX) {
-      why = "a line is not one of a journal";
+      snprintf(why, sizeof why, "a line is not one of a journal");
       break;
     }
     *end = *space = '\0';
@@ -160,17 +210,28 @@ static int read_journal(const char *journal, const char *key, entry_t *entries) 
               aside = strcmp(line, "aside") == 0;
     e->verb = put ? RTM_IO_JOURNAL_PUT : drop ? RTM_IO_JOURNAL_DROP : RTM_IO_JOURNAL_ASIDE;
     if (!(put || drop || aside) || !own_suffix(suffix) || (aside && !replaced_suffix(suffix))) {
-      why = "it names a file that is not one of the name's";
+      snprintf(why, sizeof why, "it names a file that is not one of the name's");
+      break;
+    }
+    if (drop && !droppable_suffix(suffix)) {
+      snprintf(why, sizeof why,
+               "it drops %.*s, a name no run drops (only .sgy, _image_{x,y,z}.png, .xmf)",
+               SUFFIX_MAX, suffix);
       break;
     }
     snprintf(e->path, sizeof e->path, "%.*s%s", (int)prefix, journal, suffix);
     line = end + 1;
   }
+  if (!why[0]) {
+    const int line = check_entries(entries, count, prefix, why, sizeof why);
+    if (line) line_number = line;
+  }
   free(text);
-  if (!why) return count;
-  rtm_log_error("%s is not a journal of a run's renames that rtm3d wrote (%s): it is left as it "
-                "is, and the name is not used until it is gone; remove it, or choose another %s",
-                journal, why, key);
+  if (!why[0]) return count;
+  rtm_log_error("%s:%d: not a journal of a run's renames that rtm3d wrote (%s): it is left as "
+                "it is, and the name is not used until it is gone; remove it, or choose "
+                "another %s",
+                journal, line_number, why, key);
   return -1;
 }
 
@@ -194,54 +255,94 @@ static const char *kept_aside(const entry_t *put, const entry_t *entries, int co
 }
 
 /* What of a `put` cannot be finished, into why[size]: its partial gone and PATH absent, or
- * still the earlier file (the name it was linked aside under). "" when it can. */
-static void check_put(const entry_t *put, const entry_t *entries, int count, char *why,
-                      size_t size) {
+ * still the earlier file (the name it was linked aside under); CANNOT_FINISH. Or a file at
+ * PATH the killed run did not see (no link aside of it: not one it replaces) while its
+ * partial waits; BLOCKED. FINISHES ("") when it can. */
+enum { FINISHES, CANNOT_FINISH, BLOCKED };
+static int check_put(const entry_t *put, const entry_t *entries, int count, char *why,
+                     size_t size) {
   char partial[sizeof put->path + 16];
   struct stat info;
+  const char *aside = kept_aside(put, entries, count);
   why[0] = '\0';
   snprintf(partial, sizeof partial, "%s.partial", put->path);
   if (lstat(partial, &info) == 0) {
-    if (!S_ISREG(info.st_mode)) snprintf(why, size, "%s is not a regular file", partial);
-    return;
+    if (!S_ISREG(info.st_mode)) {
+      snprintf(why, size, "%s is not a regular file", partial);
+      return CANNOT_FINISH;
+    }
+    /* the same file twice: a rename by link and unlink killed between the two (made) */
+    if (!aside && lstat(put->path, &info) == 0 && !same_inode(partial, put->path)) {
+      snprintf(why, size, "%s", put->path);
+      return BLOCKED;
+    }
+    return FINISHES;
   }
   if (lstat(put->path, &info) != 0) {
     snprintf(why, size, "%s and %s are both gone", partial, put->path);
-    return;
+    return CANNOT_FINISH;
   }
-  const char *aside = kept_aside(put, entries, count);
-  if (aside && same_inode(put->path, aside))
+  if (aside && same_inode(put->path, aside)) {
     snprintf(why, size, "%s is gone and %s is still the earlier run's", partial, put->path);
+    return CANNOT_FINISH;
+  }
+  return FINISHES;
 }
 
-/* The commit of `entries` finished: the renames left made, the files dropped and the links
- * aside removed (regular files only); the names of the outputs into done[size]. */
-static void roll_forward(const entry_t *entries, int count, char *done, size_t size) {
+/* Whether the file at a `drop`'s name is one rtm3d wrote (the checks of --force's drops:
+ * rtm_app_drop_other_outputs): a SEG-Y whose text header names the run file NAME.h5
+ * (`prefix`: DIR/NAME), a figure with rtm3d's PNG mark, a sidecar of NAME.h5. */
+static int dropped_is_rtm3d(const entry_t *drop, size_t prefix) {
+  const size_t length = strlen(drop->path);
+  char h5[sizeof drop->path + 4];
+  snprintf(h5, sizeof h5, "%.*s.h5", (int)prefix, drop->path);
+  if (length > 4 && strcmp(drop->path + length - 4, ".sgy") == 0)
+    return rtm_segy_written_from(drop->path, h5);
+  if (length > 4 && strcmp(drop->path + length - 4, ".xmf") == 0)
+    return rtm_xdmf_written_by_rtm3d(drop->path);
+  return rtm_png_written_by_rtm3d(drop->path);
+}
+
+/* The commit of `entries` finished: the renames left made, the files dropped (those rtm3d
+ * wrote) and the links aside removed (regular files only); the names of the outputs this
+ * call renamed into place into done[size] (probe E9: not those it could not). */
+static void roll_forward(const entry_t *entries, int count, size_t prefix, char *done,
+                         size_t size) {
   char partial[sizeof entries[0].path + 16];
   size_t length = 0;
   done[0] = '\0';
   for (int k = 0; k < count; ++k) {
     const entry_t *e = &entries[k];
     struct stat info;
-    if (e->verb == RTM_IO_JOURNAL_PUT) {
-      snprintf(partial, sizeof partial, "%s.partial", e->path);
-      /* an earlier file the dead run saw was linked aside (--force): it is replaced; a file
-       * with no such link is not one the run saw, and stays (the partial kept beside it) */
-      const int replace = kept_aside(e, entries, count) != NULL;
-      if (lstat(partial, &info) == 0 &&
-          (replace ? rename(partial, e->path) : rtm_io_rename_noreplace(partial, e->path)) != 0)
-        rtm_log_warning("cannot rename %s to %s: %s%s", partial, e->path, strerror(errno),
-                        errno == EEXIST ? " (a file the killed run did not see; the run's stays "
-                                          "as its .partial)"
-                                        : "");
-      const int wrote = snprintf(done + length, size - length, "%s%s", length ? ", " : "", e->path);
-      if (wrote > 0 && (size_t)wrote < size - length) length += (size_t)wrote;
+    if (e->verb != RTM_IO_JOURNAL_PUT) continue;
+    snprintf(partial, sizeof partial, "%s.partial", e->path);
+    if (lstat(partial, &info) != 0) continue; /* the killed run renamed it */
+    if (same_inode(partial, e->path)) {       /* linked, its partial name left */
+      unlink(partial);
+      continue;
     }
+    /* an earlier file the dead run saw was linked aside (--force): it is replaced; a file
+     * with no such link is not one the run saw (check_put found none: one put there
+     * since), and stays, the partial kept beside it */
+    const int replace = kept_aside(e, entries, count) != NULL;
+    if ((replace ? rename(partial, e->path) : rtm_io_rename_noreplace(partial, e->path)) != 0) {
+      rtm_log_warning("cannot rename %s to %s: %s%s", partial, e->path, strerror(errno),
+                      errno == EEXIST ? " (a file the killed run did not see; the run's stays "
+                                        "as its .partial)"
+                                      : "");
+      continue;
+    }
+    const int wrote = snprintf(done + length, size - length, "%s%s", length ? ", " : "", e->path);
+    if (wrote > 0 && (size_t)wrote < size - length) length += (size_t)wrote;
   }
   for (int k = 0; k < count; ++k) {
     const entry_t *e = &entries[k];
     struct stat info;
-    if (e->verb != RTM_IO_JOURNAL_PUT && lstat(e->path, &info) == 0 && S_ISREG(info.st_mode))
+    if (e->verb == RTM_IO_JOURNAL_PUT || lstat(e->path, &info) != 0 || !S_ISREG(info.st_mode))
+      continue;
+    if (e->verb == RTM_IO_JOURNAL_DROP && !dropped_is_rtm3d(e, prefix))
+      rtm_log_warning("%s stays: the journal drops it, but it is no file rtm3d wrote", e->path);
+    else
       unlink(e->path);
   }
 }
@@ -258,25 +359,34 @@ int rtm_io_journal_recover(const char *lock_path, const char *key, const char *n
   }
   const int count = read_journal(journal, key, entries);
   int status = count < 0 ? RTM_ERR_CONFIG : RTM_OK;
+  /* every put checked before any rename: one that cannot be made means none is (probe E9) */
   for (int k = 0; status == RTM_OK && k < count; ++k) {
     if (entries[k].verb != RTM_IO_JOURNAL_PUT) continue;
-    check_put(&entries[k], entries, count, why, sizeof why);
-    if (!why[0]) continue;
-    rtm_log_error("%s: a run of %s '%s' was killed while it renamed its outputs into place, and "
-                  "its commit cannot be finished: %s. Nothing was changed; the outputs of that "
-                  "name may be part of one run and part of another: remove them and %s, or "
-                  "choose another %s",
-                  journal, key, name, why, journal, key);
-    status = RTM_ERR_CONFIG;
+    const int verdict = check_put(&entries[k], entries, count, why, sizeof why);
+    if (verdict == CANNOT_FINISH)
+      rtm_log_error("%s: a run of %s '%s' was killed while it renamed its outputs into place, "
+                    "and its commit cannot be finished: %s. Nothing was changed; the outputs "
+                    "of that name may be part of one run and part of another: remove them and "
+                    "%s, or choose another %s",
+                    journal, key, name, why, journal, key);
+    else if (verdict == BLOCKED)
+      rtm_log_error("%s: a run of %s '%s' was killed while it renamed its outputs into place, "
+                    "its files complete, and %s is now a file that run did not see (it "
+                    "replaces none it did not link aside): none of its renames was made, its "
+                    "files stay as .partial and the journal stays. Move %s away and run again "
+                    "to finish that commit, or remove %s and that run's .partial files to give "
+                    "it up, or choose another %s",
+                    journal, key, name, why, why, journal, key);
+    if (verdict != FINISHES) status = RTM_ERR_CONFIG;
   }
   if (status == RTM_OK) {
-    roll_forward(entries, count, done, sizeof done);
+    roll_forward(entries, count, strlen(journal) - strlen(".commit"), done, sizeof done);
     sync_folder(journal);
     rtm_io_journal_remove(journal);
     rtm_log_warning("a run of %s '%s' was killed while it renamed its outputs into place, its "
-                    "files complete: its renames are finished (%s), and the earlier files it "
-                    "kept aside removed",
-                    key, name, done);
+                    "files complete: its commit is finished (renamed now: %s), and the earlier "
+                    "files it kept aside removed",
+                    key, name, done[0] ? done : "none, the killed run had made them all");
   }
   free(entries);
   return status;

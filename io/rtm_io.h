@@ -531,6 +531,13 @@ int rtm_segy_write(const char *h5_path, const char *field, const char *path);
  * (the run file's name, or the start of its path where the header cut it); else 0, and
  * always 0 without segyio. A run removes an earlier NAME.sgy of its own name only then. */
 int rtm_segy_written_from(const char *path, const char *h5_path);
+/* Whether `path` is a regular file holding what rtm3d writes at the top of a run file (the
+ * root attributes format_version, created and command_line of a model or migrate run's
+ * NAME.h5, not a model file's); 0 when it is not, or cannot be opened. */
+int rtm_io_run_file_written(const char *path);
+/* Whether `path`, NAME.xmf, is a regular file rtm3d wrote as the XDMF sidecar of NAME.h5
+ * (its first lines as rtm_output_sidecar writes them, and a data item of NAME.h5). */
+int rtm_xdmf_written_by_rtm3d(const char *path);
 /* Shots of a SEG-Y file (distinct field records, trace byte 9) and shot k's gather. */
 int rtm_segy_shot_count(const char *path, int *count);
 int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather);

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rtm_io_impl.h"
@@ -591,4 +592,23 @@ int rtm_output_close(rtm_output_t *output, int success) {
   if (status == RTM_OK) status = rtm_io_outputs_commit(set, NULL);
   rtm_io_outputs_free(set); /* a failed finish's partials go */
   return status;
+}
+
+int rtm_io_run_file_written(const char *path) {
+  static const char *const stamps[] = {"format_version", "created", "command_line"};
+  struct stat info;
+  if (stat(path, &info) != 0 || !S_ISREG(info.st_mode)) return 0;
+  rtm_h5_quiet();
+#if H5_VERSION_GE(1, 12, 0)
+  const htri_t hdf5 = H5Fis_accessible(path, H5P_DEFAULT);
+#else
+  const htri_t hdf5 = H5Fis_hdf5(path);
+#endif
+  hid_t file = hdf5 > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
+  int found = file >= 0;
+  for (size_t k = 0; found && k < sizeof stamps / sizeof stamps[0]; ++k)
+    found = H5Aexists(file, stamps[k]) > 0;
+  rtm_h5_close(&file);
+  H5Eclear2(H5E_DEFAULT);
+  return found;
 }

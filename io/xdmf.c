@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "rtm_io_impl.h"
 
@@ -94,6 +96,35 @@ static int sidecar_path(const char *file, char *path, size_t size) {
   return RTM_OK;
 }
 
+static const char sidecar_head[] = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n";
+
+int rtm_xdmf_written_by_rtm3d(const char *path) {
+  enum { HEAD_MAX = 64 * 1024 };
+  char h5[4096], needle[4096 + 8], *text = NULL;
+  struct stat info;
+  int found = 0;
+  /* a sidecar names its run file by file name: ">NAME.h5:" where NAME.xmf is the path */
+  const char *slash = strrchr(path, '/');
+  const char *name = slash ? slash + 1 : path;
+  const size_t length = strlen(name);
+  if (length <= 4 || strcmp(name + length - 4, ".xmf") != 0 ||
+      (size_t)snprintf(h5, sizeof h5, "%.*s.h5", (int)(length - 4), name) >= sizeof h5)
+    return 0;
+  xml_escape(h5, needle + 1, sizeof needle - 2);
+  needle[0] = '>';
+  strcat(needle, ":");
+  FILE *f = lstat(path, &info) == 0 && S_ISREG(info.st_mode) ? fopen(path, "rb") : NULL;
+  text = f ? malloc(HEAD_MAX + 1) : NULL;
+  if (text) {
+    const size_t got = fread(text, 1, HEAD_MAX, f);
+    text[got] = '\0';
+    found = strncmp(text, sidecar_head, sizeof sidecar_head - 1) == 0 && strstr(text, needle);
+  }
+  free(text);
+  if (f) fclose(f);
+  return found;
+}
+
 int rtm_output_sidecar(const rtm_output_t *o, rtm_io_outputs_t *set) {
   int status = RTM_OK;
   char path[4096], partial[4096 + 16];
@@ -107,7 +138,7 @@ int rtm_output_sidecar(const rtm_output_t *o, rtm_io_outputs_t *set) {
   xml_escape(slash ? slash + 1 : o->path, file_name, sizeof file_name);
   f = fopen(partial, "w");
   if (!f) RTM_FAIL(RTM_ERR_IO, "cannot create %s: %s", partial, strerror(errno));
-  fprintf(f, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n");
+  fputs(sidecar_head, f); /* rtm_xdmf_written_by_rtm3d knows it by it */
   for (int i = 0; i < o->field_count; ++i)
     write_snapshots(f, o, &o->fields[i], file_name);
   if (o->volume_count > 0) {

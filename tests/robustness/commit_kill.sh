@@ -60,6 +60,55 @@ expect 2 "tiny\.commit.*not a journal" "$rtm3d" model "$work/tiny.ini" --quiet -
   rob_fail "a journal's foreign name was acted on"
 rm -f "$out/tiny.commit"
 
+# ---- a forged or damaged journal (probe E8): a drop of a name no run drops (NAME.h5), of a
+# name it renames, or a journal without a rename is refused, exit 2, naming the journal's
+# line, and nothing is removed; a drop of a figure that is no PNG rtm3d wrote keeps it
+h5_sum="$(cksum <"$out/tiny.h5")"
+forged() { # forged PATTERN LINES...: the journal of those lines refused, tiny.h5 kept
+  local pattern="$1"
+  shift
+  printf 'rtm3d commit journal 1\n' >"$out/tiny.commit"
+  printf '%s\n' "$@" >>"$out/tiny.commit"
+  expect 2 "$pattern" "$rtm3d" model "$work/tiny.ini" --quiet --force --set snapshots.every=0
+  expect_file_unchanged "$out/tiny.h5" "$h5_sum"
+  [ -e "$out/tiny.commit" ] && rob_pass "the journal is left as it is" || rob_fail "the journal went"
+}
+forged "tiny\.commit:3: .*drops \.h5, a name no run drops" "put .json" "drop .h5"
+forged "tiny\.commit:2: .*drops \.json, a name no run drops" "drop .json" "put .h5"
+forged "tiny\.commit:3: .*drops \.xmf, which line 2 renames" "put .xmf" "drop .xmf"
+forged "tiny\.commit:2: .*no put line" "drop .sgy"
+forged "tiny\.commit:3: .*keeps \.json\.replaced aside, the earlier file of no name it renames" \
+  "put .h5" "aside .json.replaced"
+echo "user text" >"$out/tiny_image_x.png"
+mv "$out/tiny.json" "$out/tiny.json.partial"
+printf 'rtm3d commit journal 1\nput .json\ndrop _image_x.png\n' >"$out/tiny.commit"
+expect 0 "tiny_image_x\.png stays: the journal drops it, but it is no file rtm3d wrote" \
+  "$rtm3d" model "$work/tiny.ini" --force --set snapshots.every=0
+[ "$(cat "$out/tiny_image_x.png")" = "user text" ] && rob_pass "a user's figure-named file kept" ||
+  rob_fail "the journal's drop removed a user's file"
+rm -f "$out/tiny_image_x.png"
+
+# ---- a kill mid-commit, then a file of the user's at a name not yet renamed (probe E9):
+# the next run renames nothing (the journal and partials kept), says which file blocks, and
+# once it is moved away finishes the commit, listing only the renames it made
+rm -rf "$out"
+killed_at "/tiny.json" --set snapshots.every=10
+left="$(cd "$out" && ls -1 tiny.*.partial | head -1)"
+if [ -n "$left" ]; then
+  blocker="${left%.partial}"
+  echo USER >"$out/$blocker"
+  expect 2 "tiny\.commit: .*out/$blocker is now a file that run did not see.*none of its renames was made" \
+    "$rtm3d" model "$work/tiny.ini" --set snapshots.every=10
+  [ "$(cat "$out/$blocker")" = USER ] && [ -e "$out/$left" ] && [ -e "$out/tiny.commit" ] &&
+    rob_pass "the user's $blocker, the dead run's $left and the journal kept" ||
+    rob_fail "after a blocked recovery: $(ls "$out" | tr '\n' ' ')"
+  rm "$out/$blocker"
+  expect 2 "renamed now: [^)]*out/$blocker" "$rtm3d" model "$work/tiny.ini" --set snapshots.every=10
+  expect_left_none "$out" 'partial|replaced|commit|lock'
+else
+  rob_fail "the kill at tiny.json left no partial to rename: $(ls "$out" | tr '\n' ' ')"
+fi
+
 # ---- a kill as the report's or a figure's temp is renamed: the next run removes the temp
 rm -rf "$out"
 killed_at "/tiny.json.partial" --set snapshots.every=0
