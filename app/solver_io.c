@@ -424,9 +424,11 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
     status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, "output.name", lock);
     if (status != RTM_OK) return status;
     /* a killed run's report or figure temps (written aside of their partials, under names
-     * of their own) go, whatever command this run is */
-    static const char *const written_aside[] = {".json", "_image_x.png", "_image_y.png",
-                                                "_image_z.png"};
+     * of their own; bench's report aside of NAME.json, probe E12) go, whatever command this
+     * run is. Not NAME_image_x.png's own: a plot -o writes aside of it without the lock. */
+    static const char *const written_aside[] = {".json.partial", "_image_x.png.partial",
+                                                "_image_y.png.partial", "_image_z.png.partial",
+                                                ".json"};
     if (lock->held) {
       rtm_io_remove_run_temps(cfg->output.dir, cfg->output.name, written_aside,
                               (int)(sizeof written_aside / sizeof written_aside[0]));

@@ -9,8 +9,8 @@
  * the set is never part one run's and part another's. The journal names files by their
  * suffix after DIR/NAME, and its reader acts only on names of that shape: it touches nothing
  * but rtm3d's own files of that name. Also: a killed run's temporary files of that name
- * (PATH.partial.partial.XXXXXX.partial, a report or a figure written aside of its partial),
- * removed by the next holder. */
+ * (PATH.partial.partial.XXXXXX.partial, a report or a figure written aside of its partial;
+ * bench's NAME.json.partial.XXXXXX.json), removed by the next holder. */
 #include "rtm_io_impl.h"
 
 #include <dirent.h>
@@ -394,36 +394,37 @@ int rtm_io_journal_recover(const char *lock_path, const char *key, const char *n
 
 /* ---- a killed run's temporary files ---- */
 
-/* Whether `entry`, a name in the folder, is NAME<suffix>.partial.partial.XXXXXX.partial for
- * one of the `suffixes` (mkstemps' six letters or digits). */
-static int run_temp(const char *entry, const char *name, const char *const *suffixes, int count) {
+/* Whether `entry`, a name in the folder, is the file rtm_io_aside_create makes beside
+ * NAME<tail> for one of the `tails`: NAME<tail>.partial.XXXXXX<EXT>, EXT the tail's
+ * extension (mkstemps' six letters or digits): NAME.json.partial.partial.XXXXXX.partial
+ * beside a run's partial report, NAME.json.partial.XXXXXX.json beside bench's report. */
+static int run_temp(const char *entry, const char *name, const char *const *tails, int count) {
   const size_t stem = strlen(name);
   if (strncmp(entry, name, stem) != 0) return 0;
   for (int k = 0; k < count; ++k) {
-    const size_t tail = strlen(suffixes[k]);
-    const char *rest = entry + stem + tail;
-    if (strncmp(entry + stem, suffixes[k], tail) != 0 ||
-        strncmp(rest, ".partial.partial.", 17) != 0)
+    const size_t tail = strlen(tails[k]);
+    const char *rest = entry + stem + tail, *extension = strrchr(tails[k], '.');
+    if (strncmp(entry + stem, tails[k], tail) != 0 || strncmp(rest, ".partial.", 9) != 0)
       continue;
-    rest += 17;
+    rest += 9;
     int letters = 0;
     while (letters < 6 && ((rest[letters] >= 'a' && rest[letters] <= 'z') ||
                            (rest[letters] >= 'A' && rest[letters] <= 'Z') ||
                            (rest[letters] >= '0' && rest[letters] <= '9')))
       ++letters;
-    if (letters == 6 && strcmp(rest + 6, ".partial") == 0) return 1;
+    if (letters == 6 && strcmp(rest + 6, extension ? extension : "") == 0) return 1;
   }
   return 0;
 }
 
-void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *suffixes,
+void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *tails,
                              int count) {
   DIR *folder = opendir(dir);
   struct dirent *entry;
   char path[4096 + 256];
   while (folder && (entry = readdir(folder))) {
     struct stat info;
-    if (!run_temp(entry->d_name, name, suffixes, count) ||
+    if (!run_temp(entry->d_name, name, tails, count) ||
         (size_t)snprintf(path, sizeof path, "%s/%s", dir, entry->d_name) >= sizeof path ||
         lstat(path, &info) != 0 || !S_ISREG(info.st_mode))
       continue;

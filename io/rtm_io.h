@@ -218,9 +218,11 @@ struct rtm_io_name_lock {
  * name. */
 int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock);
 /* Removes, under the lock held on DIR/NAME, the temporary files a killed run of the name
- * left: DIR/NAME<suffix>.partial.partial.XXXXXX.partial for each of `suffixes` [count] (a
- * report or figure written aside of its partial), regular files only, each said. */
-void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *suffixes,
+ * left: what rtm_io_aside_create makes beside DIR/NAME<tail>, DIR/NAME<tail>.partial.XXXXXX<EXT>
+ * (EXT the tail's extension), for each of `tails` [count] (".json.partial": a report written
+ * aside of its partial; ".json": bench's report), regular files only, each said. Only tails
+ * that no process writes aside without the name's lock. */
+void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *tails,
                              int count);
 /* Removes and releases the lock; nothing when it was not taken (fd < 0). */
 void rtm_io_unlock_name(rtm_io_name_lock_t *lock);
