@@ -89,6 +89,11 @@ static int set_up(mpi_bench_t *b, int argc, char **argv) {
   snprintf(b->report_path, sizeof b->report_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
   if (rtm_mpi_world_rank(b->mpi) == 0) rtm_mpi_on_abort(b->mpi, release_lock, &b->lock);
   RTM_TRY(rtm_app_claim_output(cfg, b->mpi, b->report_path, 0, &b->lock));
+  /* --force replaces the report alone: a run's files of the name are not left beside it
+   * (rank 0's look, as its lock: a refusal there ends the job) */
+  if (rtm_mpi_world_rank(b->mpi) == 0)
+    RTM_TRY(rtm_app_refuse_other_runs(cfg->output.dir, cfg->output.name, "output.name",
+                                      "bench's report NAME.json beside them would read as that run's"));
   RTM_TRY(rtm_grid_init(&b->whole, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   b->slab = b->whole;
   RTM_TRY(rtm_app_slab(&b->slab, b->mpi));

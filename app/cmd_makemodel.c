@@ -141,6 +141,22 @@ fail:
   return status;
 }
 
+/* model.file DIR/NAME.h5 neither a run's file nor beside one rtm3d wrote for a run of NAME
+ * (rtm_app_refuse_other_runs): --force would replace NAME.h5 and leave the run's NAME.json,
+ * NAME.xmf and figures beside the model as if of one run (probe E7). */
+static int refuse_run_files(const char *file) {
+  char dir[RTM_CONFIG_PATH_MAX], name[RTM_CONFIG_PATH_MAX];
+  const char *slash = strrchr(file, '/');
+  const size_t length = strlen(file);
+  if (length <= 3 || strcmp(file + length - 3, ".h5") != 0) return RTM_OK; /* no run's name */
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
+  if (!dir[0]) snprintf(dir, sizeof dir, "/");
+  const char *base = slash ? slash + 1 : file;
+  snprintf(name, sizeof name, "%.*s", (int)strlen(base) - 3, base);
+  return rtm_app_refuse_other_runs(dir, name, "model.file",
+                                   "a model at NAME.h5 would read as that run's");
+}
+
 int rtm_cmd_makemodel(int argc, char **argv) {
   int status = RTM_OK, quiet = 0;
   rtm_config_t *cfg = calloc(1, sizeof *cfg);
@@ -165,6 +181,7 @@ int rtm_cmd_makemodel(int argc, char **argv) {
    * it truncates the first's MODEL.h5.partial */
   RTM_TRY(lock_model_name(cfg->model.file, &lock));
   RTM_TRY(rtm_app_check_overwrite(cfg, cfg->model.file, "model.file"));
+  RTM_TRY(refuse_run_files(cfg->model.file));
   RTM_TRY(read_text(cfg->model.description, &text));
   const rtm_io_volume_t volume = {
       .n = {cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2]},

@@ -504,6 +504,34 @@ int rtm_app_drop_other_outputs(const rtm_config_t *cfg, int migrate, const char 
   return RTM_OK;
 }
 
+int rtm_app_refuse_other_runs(const char *dir, const char *name, const char *key,
+                              const char *writes) {
+  static const char *const endings[] = {".h5",          ".xmf",         ".sgy",        ".resume.h5",
+                                        "_image_x.png", "_image_y.png", "_image_z.png"};
+  char h5[2 * RTM_CONFIG_PATH_MAX + 16], path[2 * RTM_CONFIG_PATH_MAX + 32];
+  char found[4 * sizeof path] = "";
+  size_t length = 0;
+  snprintf(h5, sizeof h5, "%s/%s.h5", dir, name);
+  for (size_t k = 0; k < sizeof endings / sizeof endings[0]; ++k) {
+    struct stat info;
+    snprintf(path, sizeof path, "%s/%s%s", dir, name, endings[k]);
+    if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    /* only what rtm3d provably wrote: a file of the user's at such a name is no run's */
+    const int rtm3d = k == 0   ? rtm_io_run_file_written(path)
+                      : k == 1 ? rtm_xdmf_written_by_rtm3d(path)
+                      : k == 3 ? 1 /* a name only a migration writes */
+                               : written_by_rtm3d(path, h5);
+    if (!rtm3d) continue;
+    const int n = snprintf(found + length, sizeof found - length, "%s%s", length ? ", " : "", path);
+    if (n > 0 && (size_t)n < sizeof found - length) length += (size_t)n;
+  }
+  if (!length) return RTM_OK;
+  rtm_log_error("%s '%s': rtm3d wrote %s for a model or migrate run of that name, and %s "
+                "(--force or not: a run's files are one set): remove them, or choose another %s",
+                key, name, found, writes, key);
+  return RTM_ERR_CONFIG;
+}
+
 void rtm_app_remove_made(void *context) {
   /* the abort ends this process before its cleanup: what this run made goes first, the
    * lock last (a disk that filled keeps no partial file holding its space) */

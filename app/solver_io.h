@@ -106,6 +106,16 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
  * --force nothing (the claim found none of them). Rank 0. */
 int rtm_app_drop_other_outputs(const rtm_config_t *cfg, int migrate, const char *h5_path,
                                rtm_io_outputs_t *set);
+/* Refuses (RTM_ERR_CONFIG, naming them) the files of a model or migrate run of DIR/NAME that
+ * rtm3d provably wrote, for a command that writes other files of the name (`writes`, said
+ * in the message: bench's NAME.json, makemodel's model NAME.h5): a run file NAME.h5
+ * (rtm_io_run_file_written), its sidecar NAME.xmf (rtm_xdmf_written_by_rtm3d), a SEG-Y
+ * NAME.sgy written from NAME.h5, a figure NAME_image_{x,y,z}.png with rtm3d's mark, a
+ * migration's NAME.resume.h5. Left beside that command's file they would read as one run's
+ * (probe E7: --force replaced the one file and kept the others). A user's file at such a
+ * name is no run's and refuses nothing. */
+int rtm_app_refuse_other_runs(const char *dir, const char *name, const char *key,
+                              const char *writes);
 /* What a run has made that an abort of its MPI job (a failure, the watchdog of
  * mpi.timeout_s) would leave behind, given to rtm_mpi_on_abort once the name is claimed:
  * the lock, the partial files of *outputs, and the partial of the run file `path` once

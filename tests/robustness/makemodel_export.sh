@@ -9,6 +9,7 @@
 #     the line (vp=20\0 00 was built as vp=20); a UTF-8 byte order mark is skipped;
 #   - a diffractor whose centre lies farther than its radius outside the grid is refused
 #     naming file:line, not clamped onto an edge node;
+#   - makemodel --force onto a run's NAME.h5 is refused, the run's files kept (E7);
 #   - export onto its own input (the same path, or the same file by another spelling) is
 #     refused and the run file stays.
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -87,6 +88,20 @@ expect_no_output "$work" far
 # a centre outside by less than its radius still touches the grid: built
 printf 'background vp=2000\ndiffractor x=-3 y=100 z=100 radius=5 vp=3000\n' >"$work/edge.model"
 expect 0 "wrote" makemodel edge "$work/edge.model"
+
+# ---- makemodel --force onto a run's NAME.h5 (probe E7): refused, the run's files kept (its
+# NAME.json and NAME.xmf would sit beside the model as if of one run); a model of the user's
+# with a NAME.json of the user's beside it is no run's and is replaced
+"$rtm3d" model "$deck" --quiet --set output.dir="$work/mmj" --set output.name=k \
+  --set snapshots.every=10 || rob_fail "the model run exited $?"
+k_sum="$(cat "$work/mmj"/k.* | cksum)"
+expect 2 "model\.file 'k': rtm3d wrote .*mmj/k\.h5, .*mmj/k\.xmf for a model or migrate run" \
+  "$rtm3d" makemodel "$deck" --set model.description="$work/plain.model" \
+  --set model.file="$work/mmj/k.h5" --force
+[ "$(cat "$work/mmj"/k.* | cksum)" = "$k_sum" ] && rob_pass "the run's files kept" ||
+  rob_fail "makemodel --force changed the run's files: $(ls "$work/mmj" | tr '\n' ' ')"
+echo '{"mine": 1}' >"$work/edge.json"
+expect 0 "wrote" makemodel edge "$work/plain.model" --force
 
 # ---- export onto its own input ----
 if has_feature "SEG-Y on"; then

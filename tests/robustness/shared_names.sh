@@ -7,7 +7,9 @@
 #   - bench under mpirun claims OUTPUT.json as a model run claims its name (D1): a finished
 #     run's report or a user's NAME.json is refused without --force and kept; the deck or
 #     receivers.file named NAME.json is refused, --force or not; a name another run holds
-#     (NAME.lock) is refused; --force replaces the report; no lock is left.
+#     (NAME.lock) is refused; --force replaces the report; no lock is left; --force over a
+#     model or migrate run's name is refused, its files kept (E7); a killed bench's report
+#     temp is removed by the next (E12).
 #   - export writes aside under a new name of its own (D7, D3a): an export killed with
 #     SIGKILL blocks no rerun, and a model run of output.segy on the same NAME.sgy while an
 #     export writes neither takes over the export's partial file nor fails it.
@@ -109,6 +111,27 @@ if [ -n "$mpiexec" ]; then
   cmp -s "$out/user.json" "$out/appear.json" && rob_pass "the file put there stays" ||
     rob_fail "appear.json was replaced"
   no_temp "$out" appear
+  # bench --force over a migration's or model run's name (probe E7): refused, the run's
+  # files kept (the report alone replaced, they would read as of one run with it)
+  expect 0 "" "$rtm3d" model "$deck" --quiet --set output.name=r --set snapshots.every=10
+  r_sum="$(cat "$out"/r.* | cksum)"
+  expect 2 "output\.name 'r': rtm3d wrote .*out/r\.h5, .*out/r\.xmf for a model or migrate run" \
+    "${bench[@]}" --set output.name=r --force
+  [ "$(cat "$out"/r.* | cksum)" = "$r_sum" ] && rob_pass "the run's files kept" ||
+    rob_fail "bench --force changed the run's files: $(ls "$out" | tr '\n' ' ')"
+  no_temp "$out" r
+  # a bench killed (SIGKILL) as it renames its report from its temp (probe E12: the temp
+  # NAME.json.partial.XXXXXX.json stayed for ever): the next bench of the name removes it
+  if [ -e "$PWD/librtm3d_full_disk_preload.so" ]; then
+    use_preload full_disk
+    env RTM3D_TEST_KILL_RENAME=/kb.json LD_PRELOAD="$preload" "${bench[@]}" --set output.name=kb \
+      >"$work/kb.log" 2>&1 </dev/null
+    ls "$out" | grep -Eq '^kb\.json\.partial\.......\.json$' &&
+      rob_pass "the killed bench left its report's temp" || rob_fail "no temp left: $(ls "$out" | tr '\n' ' ')"
+    expect 0 "removed .*kb\.json\.partial\.......\.json" "${bench[@]/--quiet/--set=bench.steps=2}" \
+      --set output.name=kb --force
+    no_temp "$out" kb
+  fi
 else
   echo "skip: no MPI launcher: bench's report (bench runs on the cpu under mpirun only)"
 fi
