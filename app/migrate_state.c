@@ -3,6 +3,7 @@
  * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 when
  * rtm.resume_every seconds have passed and, when a stopped run starts again, resumed from it
  * once its config and input files are checked to be the ones the sums were made with. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,8 +259,9 @@ static void echoed_value(const char *text, const char *section, const char *key,
  * records it; in a state of an earlier build, which does not, the echoed text less the
  * pacing keys, as that build compared it. A state of another shot-group count resumes (its
  * sums are every group's, after a prefix of the shots), said in a line. */
-static int check_config(const migrate_run_t *run, char *saved) {
+static int check_config(const migrate_run_t *run, char *saved, int *foreign) {
   int status = RTM_OK;
+  *foreign = 0;
   char *saved_resolved = NULL, *now = NULL, change[512];
   RTM_TRY(rtm_io_read_run_text(run->resume_path, "resume_config", &saved_resolved));
   if (saved_resolved) {
@@ -273,6 +275,16 @@ static int check_config(const migrate_run_t *run, char *saved) {
   const char *then = saved_resolved ? saved_resolved : saved;
   if (strcmp(then, now) != 0) {
     describe_change(then, now, change, sizeof change);
+    /* --force replaces the name's earlier files: a state of another run's config is one
+     * (a recovered commit leaves the killed migration's: probe E12) */
+    if (run->cfg.output.overwrite) {
+      *foreign = 1;
+      if (run->root)
+        rtm_log_warning("--force: %s, the resume state of a run with another config (%s), is "
+                        "removed: this run starts over",
+                        run->resume_path, change);
+      goto fail;
+    }
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s was written by a run with another config (%s): resume with the same config, "
              "or remove it to start over",
@@ -313,7 +325,16 @@ int rtm_migrate_resume(migrate_run_t *run) {
              "resume: remove it to start over",
              run->resume_path);
   RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
-  RTM_TRY(check_config(run, saved));
+  int foreign = 0;
+  RTM_TRY(check_config(run, saved, &foreign));
+  if (foreign) {
+    /* every rank has read the state (and found the same) before rank 0 removes it */
+    double read = 1.0;
+    RTM_TRY(rtm_mpi_world_allreduce(run->mpi, &read, 1, RTM_MPI_MAX));
+    if (run->root && remove(run->resume_path) != 0)
+      RTM_FAIL(RTM_ERR_IO, "cannot remove %s: %s", run->resume_path, strerror(errno));
+    goto fail; /* nothing resumed: status RTM_OK */
+  }
   /* the record of the input files, and below the digest of the sums: a state without them
    * was edited (states of the builds before them no longer match the config either) */
   RTM_TRY(rtm_io_read_run_text(run->resume_path, "inputs", &saved_inputs));

@@ -143,4 +143,16 @@ expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=k
 expect_left_none "$out" '^k\.resume'
 expect 0 "" "$rtm3d" validate "$out/k.h5" "$out/whole.h5" --rtol 0 --atol 0 --datasets /image
 
+# ---- a resume state of the name made under another config (probe E12: one a recovered
+# commit left, or a stopped run's): refused without --force; --force removes it, saying so,
+# and starts over
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=st --max-shots=1
+expect 2 "st\.resume\.h5 was written by a run with another config" "$rtm3d" "${mig[@]}" \
+  --set output.name=st --set source.amplitude=2
+[ -e "$out/st.resume.h5" ] && rob_pass "the state kept without --force" || rob_fail "st.resume.h5 went"
+expect 0 "--force: .*st\.resume\.h5, the resume state of a run with another config.*is removed" \
+  "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" --set output.name=st --set source.amplitude=2 \
+  --force
+expect_left_none "$out" '^st\.resume'
+
 rob_finish
