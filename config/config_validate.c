@@ -237,12 +237,10 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
                 FLT_MAX * 4.0 * PI * h_min / gain);
 }
 
-/* The dt of a run of this deck when the deck alone gives it: time.dt, or dt = auto of the
- * constant model, time.cfl x h_min / v_max with v_max its fastest phase velocity (vp, or
- * vp_below, times sqrt(1 + 2 epsilon) for vti and tti), as rtm_resolve_dt finds it. NAN
- * when model.file sets v_max. */
-static double deck_dt(const rtm_config_t *cfg) {
-  if (!isnan(cfg->time.dt_s)) return cfg->time.dt_s;
+/* dt = auto of the constant model, time.cfl x h_min / v_max with v_max its fastest phase
+ * velocity (vp, or vp_below, times sqrt(1 + 2 epsilon) for vti and tti), as rtm_resolve_dt
+ * finds it: the largest stable step. NAN when model.file sets v_max. */
+static double auto_dt(const rtm_config_t *cfg) {
   if (cfg->model.file[0]) return NAN;
   double v_max = cfg->model.vp_m_s;
   if (!isnan(cfg->model.interface_z_m) && !isnan(cfg->model.vp_below_m_s))
@@ -253,14 +251,23 @@ static double deck_dt(const rtm_config_t *cfg) {
   return cfg->time.cfl * fmin(h[0], fmin(h[1], h[2])) / v_max;
 }
 
+/* The dt of a run of this deck when the deck alone gives it: time.dt, or auto_dt. */
+static double deck_dt(const rtm_config_t *cfg) {
+  return isnan(cfg->time.dt_s) ? auto_dt(cfg) : cfg->time.dt_s;
+}
+
 /* A step the float32 fields can see the source's wave move in, and a wavelet that is not
  * zero everywhere in the run's window [0, steps dt]. */
 static void check_timing(checker_t *check, const rtm_config_t *cfg, double dt) {
   const double f = cfg->source.frequency_hz;
-  const int auto_dt = isnan(cfg->time.dt_s);
   const double phase = 2.0 * PI * f * dt;
+  /* the dt the frequency needs, against the largest stable one where the deck gives it: a
+   * frequency no stable dt serves is the frequency's fault (probe E12: 1e-320 Hz was blamed
+   * on time.dt, "time.dt >= inf s lets it") */
+  const double needed_dt = FLOAT_PHASE_FLOOR / (2.0 * PI * f), stable_dt = auto_dt(cfg);
+  const int no_dt = !(needed_dt < HUGE_VAL) || (!isnan(stable_dt) && needed_dt > stable_dt);
   if (!(phase >= FLOAT_PHASE_FLOOR)) {
-    if (auto_dt)
+    if (isnan(cfg->time.dt_s))
       check_error(check,
                   "source.frequency = %g Hz is too low for dt = %g s (time.dt = auto: time.cfl "
                   "x h_min / v_max): a step advances the wavelet's phase by 2 pi f dt = %.3g "
@@ -268,6 +275,22 @@ static void check_timing(checker_t *check, const rtm_config_t *cfg, double dt) {
                   "leapfrog's update (2 pi f dt)^2 p is below half an ulp of p): the wave "
                   "could not move; source.frequency >= %.3g Hz can",
                   f, dt, phase, FLOAT_PHASE_FLOOR, FLOAT_PHASE_FLOOR / (2.0 * PI * dt));
+    else if (no_dt && !isnan(stable_dt))
+      check_error(check,
+                  "source.frequency = %g Hz is too low for any stable time.dt: a step must "
+                  "advance the wavelet's phase by 2 pi f dt >= %.3g rad (the float32 fields "
+                  "round away a smaller change: the wave could not move), which needs dt >= "
+                  "%.3g s, above the largest stable dt (time.cfl x h_min / v_max = %.3g s); "
+                  "source.frequency >= %.3g Hz can",
+                  f, FLOAT_PHASE_FLOOR, fmin(needed_dt, DBL_MAX), stable_dt,
+                  FLOAT_PHASE_FLOOR / (2.0 * PI * stable_dt));
+    else if (no_dt)
+      check_error(check,
+                  "source.frequency = %g Hz is too low for any time.dt: a step must advance "
+                  "the wavelet's phase by 2 pi f dt >= %.3g rad (the float32 fields round away "
+                  "a smaller change: the wave could not move); at time.dt = %g s "
+                  "source.frequency >= %.3g Hz can",
+                  f, FLOAT_PHASE_FLOOR, dt, FLOAT_PHASE_FLOOR / (2.0 * PI * dt));
     else
       check_error(check,
                   "time.dt = %g s is too short for source.frequency = %g Hz: a step advances "
@@ -275,7 +298,7 @@ static void check_timing(checker_t *check, const rtm_config_t *cfg, double dt) {
                   "away a change under %.3g rad (the leapfrog's update (2 pi f dt)^2 p is "
                   "below half an ulp of p): the wave could not move; time.dt >= %.3g s (or "
                   "auto) lets it",
-                  dt, f, phase, FLOAT_PHASE_FLOOR, FLOAT_PHASE_FLOOR / (2.0 * PI * f));
+                  dt, f, phase, FLOAT_PHASE_FLOOR, needed_dt);
     return;
   }
   if (isnan(cfg->source.delay_s)) return; /* auto, 1.2 / f: inside the reach below */

@@ -37,6 +37,11 @@ refused time.steps=2000000000 \
 refused source.amplitude=1e308 "source\.amplitude = 1e\+308: .*float32"
 refused source.delay=1e308 "source\.delay = 1e\+308 s .*never fire"
 refused source.frequency=1e-320 "source\.frequency = [0-9.e+-]+ Hz is too low"
+# with time.dt given: the frequency named, not time.dt ("time.dt >= inf s lets it", probe E12)
+refused source.frequency=1e-320 "source\.frequency = [0-9.e+-]+ Hz is too low for any stable time\.dt" \
+  --set time.dt=1e-3
+grep -q "time\.dt >=" <<<"$rob_output" && rob_fail "1e-320 Hz blamed on time.dt" ||
+  rob_pass "1e-320 Hz not blamed on time.dt"
 # coordinates a double cannot tell 10 m apart at (16 receivers would fall on 4 taps)
 refused grid.ox=1e308 "grid\.ox = 1e\+308 m: .*collapse"
 refused grid.ox=1e17 "grid\.ox = 1e\+17 m: .*collapse"
