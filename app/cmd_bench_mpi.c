@@ -92,8 +92,9 @@ static int set_up(mpi_bench_t *b, int argc, char **argv) {
   /* --force replaces the report alone: a run's files of the name are not left beside it
    * (rank 0's look, as its lock: a refusal there ends the job) */
   if (rtm_mpi_world_rank(b->mpi) == 0)
-    RTM_TRY(rtm_app_refuse_other_runs(cfg->output.dir, cfg->output.name, "output.name",
-                                      "bench's report NAME.json beside them would read as that run's"));
+    RTM_TRY(
+        rtm_app_refuse_other_runs(cfg->output.dir, cfg->output.name, "output.name",
+                                  "bench's report NAME.json beside them would read as that run's"));
   RTM_TRY(rtm_grid_init(&b->whole, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   b->slab = b->whole;
   RTM_TRY(rtm_app_slab(&b->slab, b->mpi));

@@ -140,8 +140,7 @@ static int droppable_suffix(const char *suffix) {
 /* What is wrong with the parsed entries as a whole (a `drop` of a name a `put` renames, an
  * `aside` of no `put`'s name, no `put` at all) into why[size], and the line at fault; 0
  * when nothing is. */
-static int check_entries(const entry_t *entries, int count, size_t prefix, char *why,
-                         size_t size) {
+static int check_entries(const entry_t *entries, int count, size_t prefix, char *why, size_t size) {
   int puts = 0;
   for (int k = 0; k < count; ++k) {
     const entry_t *e = &entries[k];
@@ -404,8 +403,7 @@ static int run_temp(const char *entry, const char *name, const char *const *tail
   for (int k = 0; k < count; ++k) {
     const size_t tail = strlen(tails[k]);
     const char *rest = entry + stem + tail, *extension = strrchr(tails[k], '.');
-    if (strncmp(entry + stem, tails[k], tail) != 0 || strncmp(rest, ".partial.", 9) != 0)
-      continue;
+    if (strncmp(entry + stem, tails[k], tail) != 0 || strncmp(rest, ".partial.", 9) != 0) continue;
     rest += 9;
     int letters = 0;
     while (letters < 6 && ((rest[letters] >= 'a' && rest[letters] <= 'z') ||
