@@ -259,7 +259,7 @@ static void echoed_value(const char *text, const char *section, const char *key,
  * records it; in a state of an earlier build, which does not, the echoed text less the
  * pacing keys, as that build compared it. A state of another shot-group count resumes (its
  * sums are every group's, after a prefix of the shots), said in a line. */
-static int check_config(const migrate_run_t *run, char *saved, int *foreign) {
+static int check_config(const migrate_run_t *run, char *saved, int replaced, int *foreign) {
   int status = RTM_OK;
   *foreign = 0;
   char *saved_resolved = NULL, *now = NULL, change[512];
@@ -275,14 +275,15 @@ static int check_config(const migrate_run_t *run, char *saved, int *foreign) {
   const char *then = saved_resolved ? saved_resolved : saved;
   if (strcmp(then, now) != 0) {
     describe_change(then, now, change, sizeof change);
-    /* --force replaces the name's earlier files: a state of another run's config is one
-     * (a recovered commit leaves the killed migration's: probe E12) */
-    if (run->cfg.output.overwrite) {
+    /* --force replaces the finished set of the name, and a state of another config beside
+     * it is one of its files (a recovered commit leaves the killed migration's: probe E12);
+     * a stopped run's state, with no finished set, is refused, --force or not */
+    if (replaced) {
       *foreign = 1;
       if (run->root)
         rtm_log_warning("--force: %s, the resume state of a run with another config (%s), is "
-                        "removed: this run starts over",
-                        run->resume_path, change);
+                        "removed with the earlier %s: this run starts over",
+                        run->resume_path, change, run->h5_path);
       goto fail;
     }
     RTM_FAIL(RTM_ERR_CONFIG,
@@ -325,8 +326,12 @@ int rtm_migrate_resume(migrate_run_t *run) {
              "resume: remove it to start over",
              run->resume_path);
   RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
+  /* --force over a finished set (rank 0's look, for all) */
+  double replaced = run->cfg.output.overwrite && run->root && access(run->h5_path, F_OK) == 0;
+  if (run->cfg.output.overwrite)
+    RTM_TRY(rtm_mpi_world_allreduce(run->mpi, &replaced, 1, RTM_MPI_MAX));
   int foreign = 0;
-  RTM_TRY(check_config(run, saved, &foreign));
+  RTM_TRY(check_config(run, saved, replaced > 0.0, &foreign));
   if (foreign) {
     /* every rank has read the state (and found the same) before rank 0 removes it */
     double read = 1.0;
