@@ -3,7 +3,6 @@
  * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 when
  * rtm.resume_every seconds have passed and, when a stopped run starts again, resumed from it
  * once its config and input files are checked to be the ones the sums were made with. */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,9 +258,8 @@ static void echoed_value(const char *text, const char *section, const char *key,
  * records it; in a state of an earlier build, which does not, the echoed text less the
  * pacing keys, as that build compared it. A state of another shot-group count resumes (its
  * sums are every group's, after a prefix of the shots), said in a line. */
-static int check_config(const migrate_run_t *run, char *saved, int replaced, int *foreign) {
+static int check_config(const migrate_run_t *run, char *saved) {
   int status = RTM_OK;
-  *foreign = 0;
   char *saved_resolved = NULL, *now = NULL, change[512];
   RTM_TRY(rtm_io_read_run_text(run->resume_path, "resume_config", &saved_resolved));
   if (saved_resolved) {
@@ -275,17 +273,6 @@ static int check_config(const migrate_run_t *run, char *saved, int replaced, int
   const char *then = saved_resolved ? saved_resolved : saved;
   if (strcmp(then, now) != 0) {
     describe_change(then, now, change, sizeof change);
-    /* --force replaces the finished set of the name, and a state of another config beside
-     * it is one of its files (a recovered commit leaves the killed migration's: probe E12);
-     * a stopped run's state, with no finished set, is refused, --force or not */
-    if (replaced) {
-      *foreign = 1;
-      if (run->root)
-        rtm_log_warning("--force: %s, the resume state of a run with another config (%s), is "
-                        "removed with the earlier %s: this run starts over",
-                        run->resume_path, change, run->h5_path);
-      goto fail;
-    }
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s was written by a run with another config (%s): resume with the same config, "
              "or remove it to start over",
@@ -326,20 +313,7 @@ int rtm_migrate_resume(migrate_run_t *run) {
              "resume: remove it to start over",
              run->resume_path);
   RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
-  /* --force over a finished set (rank 0's look, for all) */
-  double replaced = run->cfg.output.overwrite && run->root && access(run->h5_path, F_OK) == 0;
-  if (run->cfg.output.overwrite)
-    RTM_TRY(rtm_mpi_world_allreduce(run->mpi, &replaced, 1, RTM_MPI_MAX));
-  int foreign = 0;
-  RTM_TRY(check_config(run, saved, replaced > 0.0, &foreign));
-  if (foreign) {
-    /* every rank has read the state (and found the same) before rank 0 removes it */
-    double read = 1.0;
-    RTM_TRY(rtm_mpi_world_allreduce(run->mpi, &read, 1, RTM_MPI_MAX));
-    if (run->root && remove(run->resume_path) != 0)
-      RTM_FAIL(RTM_ERR_IO, "cannot remove %s: %s", run->resume_path, strerror(errno));
-    goto fail; /* nothing resumed: status RTM_OK */
-  }
+  RTM_TRY(check_config(run, saved));
   /* the record of the input files, and below the digest of the sums: a state without them
    * was edited (states of the builds before them no longer match the config either) */
   RTM_TRY(rtm_io_read_run_text(run->resume_path, "inputs", &saved_inputs));

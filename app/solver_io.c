@@ -429,21 +429,45 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
     static const char *const written_aside[] = {".json.partial", "_image_x.png.partial",
                                                 "_image_y.png.partial", "_image_z.png.partial",
                                                 ".json"};
-    if (lock->held) {
+    /* only where a killed run's lock was taken over: a file of the user's at such a name,
+     * with no run killed, is no temp of a run (probe F4) */
+    if (lock->taken_over) {
       rtm_io_remove_run_temps(cfg->output.dir, cfg->output.name, written_aside,
                               (int)(sizeof written_aside / sizeof written_aside[0]));
       /* a migration killed within a resume save (between the link of the earlier state as
        * NAME.resume.h5.replaced and its removal) left that link: the earlier state, or a
        * second name of the one in place; a full state (1 GB at 512^3) no run would remove
-       * (probe E6). Under the name's lock it is the dead run's. */
-      char replaced[2 * RTM_CONFIG_PATH_MAX + 32];
-      struct stat info;
-      if ((size_t)snprintf(replaced, sizeof replaced, "%s/%s.resume.h5.replaced", cfg->output.dir,
-                           cfg->output.name) < sizeof replaced &&
-          lstat(replaced, &info) == 0 && S_ISREG(info.st_mode) && unlink(replaced) == 0)
+       * (probe E6). Removed when it is a state rtm3d wrote or a link of the one in place. */
+      char replaced[2 * RTM_CONFIG_PATH_MAX + 32], state[2 * RTM_CONFIG_PATH_MAX + 32];
+      struct stat info, current;
+      const int named = (size_t)snprintf(replaced, sizeof replaced, "%s/%s.resume.h5.replaced",
+                                         cfg->output.dir, cfg->output.name) < sizeof replaced &&
+                        (size_t)snprintf(state, sizeof state, "%s/%s.resume.h5", cfg->output.dir,
+                                         cfg->output.name) < sizeof state;
+      const int linked = named && lstat(replaced, &info) == 0 && S_ISREG(info.st_mode) &&
+                         lstat(state, &current) == 0 && info.st_dev == current.st_dev &&
+                         info.st_ino == current.st_ino;
+      if (named && lstat(replaced, &info) == 0 && S_ISREG(info.st_mode) &&
+          (linked || rtm_io_run_file_written(replaced)) && unlink(replaced) == 0)
         rtm_log_warning("removed %s, the earlier resume state a run of this name killed while "
                         "saving its state left",
                         replaced);
+    }
+  }
+  /* a model run over a name whose migration stopped: its state would sit beside this run's
+   * outputs, and a migrate --force of the name later would take them for its set (probe F2);
+   * --force or not, as bench and makemodel refuse it */
+  if (status == RTM_OK && !migrate && rtm_mpi_world_rank(mpi) == 0) {
+    char state[2 * RTM_CONFIG_PATH_MAX + 16];
+    struct stat info;
+    if ((size_t)snprintf(state, sizeof state, "%s/%s.resume.h5", cfg->output.dir,
+                         cfg->output.name) < sizeof state &&
+        lstat(state, &info) == 0 && S_ISREG(info.st_mode) && rtm_io_run_file_written(state)) {
+      rtm_log_error("output.name '%s': %s is the resume state of a stopped migration of that "
+                    "name (--force or not, model does not replace a migration's work): resume "
+                    "it with rtm3d migrate, remove it, or choose another output.name",
+                    cfg->output.name, state);
+      status = RTM_ERR_CONFIG;
     }
   }
   /* a folder, device or FIFO at an output's name would stop the run at its final rename,

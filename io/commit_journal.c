@@ -270,8 +270,11 @@ static int check_put(const entry_t *put, const entry_t *entries, int count, char
       snprintf(why, size, "%s is not a regular file", partial);
       return CANNOT_FINISH;
     }
-    /* the same file twice: a rename by link and unlink killed between the two (made) */
-    if (!aside && lstat(put->path, &info) == 0 && !same_inode(partial, put->path)) {
+    /* the same file twice: a rename by link and unlink killed between the two (made); else
+     * a file at PATH is replaced only when it is the earlier file the killed run linked
+     * aside (the same inode as its aside name: probe F1), not one put there since */
+    if (lstat(put->path, &info) == 0 && !same_inode(partial, put->path) &&
+        !(aside && same_inode(put->path, aside))) {
       snprintf(why, size, "%s", put->path);
       return BLOCKED;
     }
@@ -302,12 +305,54 @@ static int dropped_is_rtm3d(const entry_t *drop, size_t prefix) {
   return rtm_png_written_by_rtm3d(drop->path);
 }
 
+/* Whether the `aside` entry is the link aside of a put this recovery replaced, seen to be
+ * the same file as the put's name before (verified[put]). */
+static int aside_verified(const entry_t *aside, const entry_t *entries, int count,
+                          const char *verified) {
+  for (int k = 0; k < count; ++k)
+    if (entries[k].verb == RTM_IO_JOURNAL_PUT && verified[k] &&
+        kept_aside(&entries[k], entries, count) == aside->path)
+      return 1;
+  return 0;
+}
+
+/* Whether the file at an `aside` name is one rtm3d wrote at its put's name: a run file (the
+ * run's NAME.h5, its resume state), a report (its first key and command_line), a sidecar, a
+ * SEG-Y from NAME.h5 (`prefix`: DIR/NAME), a figure with rtm3d's mark. A forged aside of a
+ * user's file is none of them (probe F1). */
+static int aside_is_rtm3d(const entry_t *aside, size_t prefix) {
+  char base[sizeof aside->path], h5[sizeof aside->path + 4], head[512];
+  snprintf(base, sizeof base, "%s", aside->path);
+  char *replaced = strstr(base + prefix, ".replaced");
+  if (!replaced) return 0;
+  *replaced = '\0';
+  const size_t length = strlen(base);
+  snprintf(h5, sizeof h5, "%.*s.h5", (int)prefix, aside->path);
+  if (length > 3 && strcmp(base + length - 3, ".h5") == 0)
+    return rtm_io_run_file_written(aside->path);
+  if (length > 4 && strcmp(base + length - 4, ".sgy") == 0)
+    return rtm_segy_written_from(aside->path, h5);
+  if (length > 4 && strcmp(base + length - 4, ".xmf") == 0)
+    return rtm_xdmf_written_by_rtm3d(aside->path);
+  if (length > 4 && strcmp(base + length - 4, ".png") == 0)
+    return rtm_png_written_by_rtm3d(aside->path);
+  if (length > 5 && strcmp(base + length - 5, ".json") == 0) {
+    FILE *f = fopen(aside->path, "rb");
+    const size_t got = f ? fread(head, 1, sizeof head - 1, f) : 0;
+    if (f) fclose(f);
+    head[got] = '\0';
+    return strncmp(head, "{\n  \"format_version\": ", 22) == 0 && strstr(head, "\"command_line\"");
+  }
+  return 0;
+}
+
 /* The commit of `entries` finished: the renames left made, the files dropped (those rtm3d
  * wrote) and the links aside removed (regular files only); the names of the outputs this
  * call renamed into place into done[size] (probe E9: not those it could not). */
 static void roll_forward(const entry_t *entries, int count, size_t prefix, char *done,
                          size_t size) {
   char partial[sizeof entries[0].path + 16];
+  char verified[ENTRIES_MAX] = {0}; /* a put whose aside name this call saw linked */
   size_t length = 0;
   done[0] = '\0';
   for (int k = 0; k < count; ++k) {
@@ -320,10 +365,12 @@ static void roll_forward(const entry_t *entries, int count, size_t prefix, char 
       unlink(partial);
       continue;
     }
-    /* an earlier file the dead run saw was linked aside (--force): it is replaced; a file
-     * with no such link is not one the run saw (check_put found none: one put there
-     * since), and stays, the partial kept beside it */
-    const int replace = kept_aside(e, entries, count) != NULL;
+    /* an earlier file the dead run saw was linked aside (--force, check_put: the aside name
+     * is the same file): it is replaced, and its aside name, so proven, goes below; with no
+     * such link nothing is replaced */
+    const char *aside = kept_aside(e, entries, count);
+    const int replace = aside && same_inode(aside, e->path);
+    if (replace) verified[k] = 1;
     if ((replace ? rename(partial, e->path) : rtm_io_rename_noreplace(partial, e->path)) != 0) {
       rtm_log_warning("cannot rename %s to %s: %s%s", partial, e->path, strerror(errno),
                       errno == EEXIST ? " (a file the killed run did not see; the run's stays "
@@ -341,9 +388,35 @@ static void roll_forward(const entry_t *entries, int count, size_t prefix, char 
       continue;
     if (e->verb == RTM_IO_JOURNAL_DROP && !dropped_is_rtm3d(e, prefix))
       rtm_log_warning("%s stays: the journal drops it, but it is no file rtm3d wrote", e->path);
+    else if (e->verb == RTM_IO_JOURNAL_ASIDE && !aside_verified(e, entries, count, verified) &&
+             !aside_is_rtm3d(e, prefix))
+      rtm_log_warning("%s stays: the journal keeps it aside, but this recovery could not see "
+                      "that it is the earlier file the killed run replaced, nor a file rtm3d "
+                      "wrote (remove it when it is not needed)",
+                      e->path);
     else
       unlink(e->path);
   }
+}
+
+/* A migration's commit finished: its resume state, which the killed run removed next once
+ * its image was in place, removed (under the name's lock it is that run's; probe F5). */
+static void drop_finished_state(const char *journal, const entry_t *entries, int count) {
+  const size_t prefix = strlen(journal) - strlen(".commit");
+  char h5[4096 + 8], state[4096 + 16];
+  int image = 0;
+  snprintf(h5, sizeof h5, "%.*s.h5", (int)prefix, journal);
+  snprintf(state, sizeof state, "%.*s.resume.h5", (int)prefix, journal);
+  for (int k = 0; k < count; ++k)
+    image = image || (entries[k].verb == RTM_IO_JOURNAL_PUT && strcmp(entries[k].path, h5) == 0);
+  struct stat info;
+  if (!image || lstat(state, &info) != 0 || !S_ISREG(info.st_mode) ||
+      !rtm_io_migration_file_written(h5) || !rtm_io_run_file_written(state))
+    return;
+  if (unlink(state) == 0)
+    rtm_log_warning("removed %s, the resume state of the migration whose commit was finished "
+                    "(its image is in place)",
+                    state);
 }
 
 int rtm_io_journal_recover(const char *lock_path, const char *key, const char *name) {
@@ -380,6 +453,7 @@ int rtm_io_journal_recover(const char *lock_path, const char *key, const char *n
   }
   if (status == RTM_OK) {
     roll_forward(entries, count, strlen(journal) - strlen(".commit"), done, sizeof done);
+    drop_finished_state(journal, entries, count);
     sync_folder(journal);
     rtm_io_journal_remove(journal);
     rtm_log_warning("a run of %s '%s' was killed while it renamed its outputs into place, its "

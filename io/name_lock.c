@@ -54,7 +54,7 @@ static int still_linked(int fd, const char *path) {
 
 int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock) {
   lock->fd = -1;
-  lock->held = 0;
+  lock->held = lock->taken_over = 0;
   lock->path[0] = '\0';
   const int length = snprintf(lock->path, sizeof lock->path, "%s/%s.lock", dir, name);
   if (length < 0 || (size_t)length >= sizeof lock->path) {
@@ -68,6 +68,9 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
     return status;
   }
   for (int attempt = 0; attempt < 16; ++attempt) {
+    /* a lock file there before: a killed run's (a run that ends removes its own) */
+    struct stat before;
+    const int existed = lstat(lock->path, &before) == 0;
     /* never through a link planted at the name: it would write into the file it points at */
     const int fd = open(lock->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0 && errno == ELOOP) {
@@ -115,6 +118,7 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
     write_holder(fd);
     lock->fd = fd;
     lock->held = held;
+    lock->taken_over = held && existed;
     /* a run of the name killed in the middle of its commit: finished before the name is used */
     status = held ? rtm_io_journal_recover(lock->path, key, name) : RTM_OK;
     if (status != RTM_OK) rtm_io_unlock_name(lock);
@@ -130,6 +134,6 @@ void rtm_io_unlock_name(rtm_io_name_lock_t *lock) {
   unlink(lock->path); /* while still held: a run that opened it meanwhile finds it unlinked */
   close(lock->fd);
   lock->fd = -1;
-  lock->held = 0;
+  lock->held = lock->taken_over = 0;
   lock->path[0] = '\0';
 }

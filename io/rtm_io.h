@@ -211,6 +211,7 @@ int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set);
 struct rtm_io_name_lock {
   int fd;
   int held; /* flock took it (a file system without locks: 0, the run unguarded) */
+  int taken_over; /* held, and its file was there before: a killed run's lock */
   char path[4096 + 16];
 };
 /* Once held, the lock's taker finishes the commit of a run of the name killed in the middle
@@ -537,6 +538,9 @@ int rtm_segy_written_from(const char *path, const char *h5_path);
  * root attributes format_version, created and command_line of a model or migrate run's
  * NAME.h5, not a model file's); 0 when it is not, or cannot be opened. */
 int rtm_io_run_file_written(const char *path);
+/* Whether `path` is such a run file of a migration: rtm_io_run_file_written and a dataset
+ * /image (a finished migration's image; model's run files hold gathers and snapshots). */
+int rtm_io_migration_file_written(const char *path);
 /* Whether `path`, NAME.xmf, is a regular file rtm3d wrote as the XDMF sidecar of NAME.h5
  * (its first lines as rtm_output_sidecar writes them, and a data item of NAME.h5). */
 int rtm_xdmf_written_by_rtm3d(const char *path);

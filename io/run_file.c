@@ -594,7 +594,8 @@ int rtm_output_close(rtm_output_t *output, int success) {
   return status;
 }
 
-int rtm_io_run_file_written(const char *path) {
+/* rtm_io_run_file_written, and when `dataset` is not NULL that dataset at the root too. */
+static int run_file_with(const char *path, const char *dataset) {
   static const char *const stamps[] = {"format_version", "created", "command_line"};
   struct stat info;
   if (stat(path, &info) != 0 || !S_ISREG(info.st_mode)) return 0;
@@ -608,7 +609,16 @@ int rtm_io_run_file_written(const char *path) {
   int found = file >= 0;
   for (size_t k = 0; found && k < sizeof stamps / sizeof stamps[0]; ++k)
     found = H5Aexists(file, stamps[k]) > 0;
+  if (found && dataset) found = H5Lexists(file, dataset, H5P_DEFAULT) > 0;
   rtm_h5_close(&file);
   H5Eclear2(H5E_DEFAULT);
   return found;
+}
+
+int rtm_io_run_file_written(const char *path) {
+  return run_file_with(path, NULL);
+}
+
+int rtm_io_migration_file_written(const char *path) {
+  return run_file_with(path, "image");
 }

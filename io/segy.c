@@ -416,6 +416,26 @@ static int check_target(const char *input, const char *path, int overwrite) {
                   input);
     return RTM_ERR_USAGE;
   }
+  /* a run's own names and files are never export's to write, --force or not: its lock,
+   * journal, partials, links aside and resume state (probe F3: a stopped migration's state
+   * replaced by SEG-Y, a held lock broken), its run file, sidecar and figures */
+  static const char *const run_names[] = {".lock", ".commit", ".partial", ".resume.h5"};
+  const size_t length = strlen(path);
+  const char *replaced = strstr(path, ".replaced");
+  int run_name = replaced && (replaced[9] == '\0' || replaced[9] == '.');
+  for (size_t k = 0; k < sizeof run_names / sizeof run_names[0]; ++k) {
+    const size_t n = strlen(run_names[k]);
+    run_name = run_name || (length >= n && strcmp(path + length - n, run_names[k]) == 0);
+  }
+  const int exists = lstat(path, &info) == 0;
+  if (run_name || (exists && S_ISREG(info.st_mode) &&
+                   (rtm_io_run_file_written(path) || rtm_png_written_by_rtm3d(path) ||
+                    rtm_xdmf_written_by_rtm3d(path)))) {
+    rtm_log_error("export: %s is %s of an rtm3d run (export writes SEG-Y beside a run, never "
+                  "over its files or the names it keeps): choose another --segy name",
+                  path, run_name ? "a name" : "a file");
+    return RTM_ERR_USAGE;
+  }
   if (stat(path, &info) != 0) return RTM_OK; /* absent: created */
   if (!S_ISREG(info.st_mode)) {
     rtm_log_error("export: %s is not a regular file (export writes and replaces files only)", path);

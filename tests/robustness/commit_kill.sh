@@ -143,22 +143,62 @@ expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=k
 expect_left_none "$out" '^k\.resume'
 expect 0 "" "$rtm3d" validate "$out/k.h5" "$out/whole.h5" --rtol 0 --atol 0 --datasets /image
 
-# ---- a migration killed mid-commit leaves its resume state beside the set the next run
-# finishes (probe E12: a later --force run under another config was then refused until the
-# state was removed by hand): --force removes it with the set it replaces, saying so; a
-# stopped run's state (no finished set) is still refused, --force or not
+# ---- a migration killed mid-commit: the next run of the name finishes the commit and
+# removes the dead run's resume state, which that run removed next (probe F5: left for ever,
+# and read later as a state beside a finished set)
 expect 137 "" env RTM3D_TEST_KILL_RENAME=/st.h5 LD_PRELOAD="$preload" "$rtm3d" "${mig[@]}" \
-  --set output.name=st
+  --set output.name=st --set rtm.resume_every=0
 [ -e "$out/st.resume.h5" ] && [ -e "$out/st.commit" ] &&
   rob_pass "the kill left st.commit and st.resume.h5 (the case holds)" ||
   rob_fail "after the kill at st.h5: $(ls "$out" | tr '\n' ' ')"
-expect 0 "--force: .*st\.resume\.h5, the resume state of a run with another config.*is removed" \
+expect 0 "removed .*st\.resume\.h5, the resume state of the migration whose commit was finished" \
   "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" --set output.name=st --set source.amplitude=2 \
   --force
 expect_left_none "$out" '^st\.(resume|commit)|^st.*partial'
+
+# ---- a stopped migration's state is no file of a finished set (probe F2): migrate --force
+# under another config refuses it, with a model run's st2.h5 beside it or not, and model
+# refuses the name, --force or not
 expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=st2 --max-shots=1
+expect 2 "st2\.resume\.h5 is the resume state of a stopped migration" "$rtm3d" model \
+  "$work/tiny.ini" --quiet --force --set output.name=st2
+expect 2 "st2\.resume\.h5 was written by a run with another config" "$rtm3d" "${mig[@]}" \
+  --set output.name=st2 --set source.amplitude=2 --force
+echo "a file of the user's" >"$out/st2.h5"
 expect 2 "st2\.resume\.h5 was written by a run with another config" "$rtm3d" "${mig[@]}" \
   --set output.name=st2 --set source.amplitude=2 --force
 [ -e "$out/st2.resume.h5" ] && rob_pass "a stopped run's state kept" || rob_fail "st2.resume.h5 went"
+rm -f "$out/st2.h5"
+
+# ---- export never writes over a run's names or files (probe F3), --force or not
+for target in st2.resume.h5 st2.lock st2.commit st2.h5.partial whole.h5 whole.h5.replaced \
+  whole_image_x.png whole.xmf; do
+  [ -e "$out/$target" ] && before="$(cksum <"$out/$target")" || before=absent
+  expect 2 "is a (name|file) of an rtm3d run" "$rtm3d" export "$out/obs.h5" --segy "$out/$target" \
+    --force
+  [ -e "$out/$target" ] && after="$(cksum <"$out/$target")" || after=absent
+  [ "$before" = "$after" ] && rob_pass "$target untouched by export" || rob_fail "export changed $target"
+done
+
+# ---- a --force commit killed after linking the earlier file aside; a user's file put at
+# the name since is not the earlier file: the recovery renames nothing and says so (probe F1)
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=f1
+expect 137 "" env RTM3D_TEST_KILL_RENAME=/f1.h5 LD_PRELOAD="$preload" "$rtm3d" "${mig[@]}" \
+  --set output.name=f1 --set source.amplitude=2 --force
+[ -e "$out/f1.h5.replaced" ] && rob_pass "the kill left f1.h5.replaced (the case holds)" ||
+  rob_fail "no f1.h5.replaced after the kill: $(ls "$out" | tr '\n' ' ')"
+rm -f "$out/f1.h5" && echo "my own results" >"$out/f1.h5"
+expect 2 "f1\.h5 is now a file that run did not see" "$rtm3d" "${mig[@]}" --set output.name=f1 \
+  --force
+[ "$(cat "$out/f1.h5")" = "my own results" ] && rob_pass "the user's f1.h5 kept" ||
+  rob_fail "the user's f1.h5 was replaced"
+
+# ---- files of the user's at a temp's or a link aside's name, with no run killed, stay
+# (probe F4: removed with a warning that a killed run left them)
+echo USER >"$out/q.resume.h5.replaced"
+echo USER >"$out/q.json.partial.partial.abcdef.partial"
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=q
+[ -e "$out/q.resume.h5.replaced" ] && [ -e "$out/q.json.partial.partial.abcdef.partial" ] &&
+  rob_pass "the user's files at run-temp names kept" || rob_fail "a user's file at a temp name went"
 
 rob_finish
