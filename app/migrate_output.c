@@ -312,8 +312,10 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   RTM_TRY(rtm_app_drop_other_outputs(&run->cfg, 1, run->h5_path, run->outputs));
   RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
   RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole, &memory));
+  /* the state goes with the commit, once the image is in place and before its journal */
+  if (access(run->resume_path, F_OK) == 0)
+    RTM_TRY(rtm_io_outputs_retire(run->outputs, run->resume_path));
   RTM_TRY(rtm_io_outputs_commit(run->outputs, &run->lock)); /* together, or none */
-  remove(run->resume_path);                     /* the image is complete, and in place */
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
                  run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,

@@ -81,8 +81,20 @@ int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entr
       free(text);
       return RTM_ERR_INTERNAL;
     }
-    length += (size_t)snprintf(text + length, JOURNAL_MAX - length, "%s %s\n",
-                               verbs[entries[k].verb], suffix);
+    /* an aside with the file at its put's name now, the earlier file it links (probe G1: a
+     * run killed before its link leaves the recovery that file to know by its inode) */
+    char put[4096 + SUFFIX_MAX];
+    struct stat earlier;
+    snprintf(put, sizeof put, "%s", path);
+    char *replaced = strstr(put + prefix, ".replaced");
+    if (replaced) *replaced = '\0';
+    if (entries[k].verb == RTM_IO_JOURNAL_ASIDE && replaced && lstat(put, &earlier) == 0)
+      length += (size_t)snprintf(text + length, JOURNAL_MAX - length, "%s %s %llu %llu\n",
+                                 verbs[entries[k].verb], suffix, (unsigned long long)earlier.st_dev,
+                                 (unsigned long long)earlier.st_ino);
+    else
+      length += (size_t)snprintf(text + length, JOURNAL_MAX - length, "%s %s\n",
+                                 verbs[entries[k].verb], suffix);
   }
   /* the journal is whole where it is found: written aside, synced, renamed */
   int status = RTM_OK;
@@ -125,6 +137,8 @@ static int replaced_suffix(const char *suffix) {
 typedef struct {
   rtm_io_journal_verb_t verb;
   char path[4096 + SUFFIX_MAX];
+  int known; /* an aside's: the earlier file's device and inode given */
+  unsigned long long device, inode;
 } entry_t;
 
 /* The names a run's commit drops (an earlier run's files it does not write:
@@ -203,8 +217,20 @@ static int read_journal(const char *journal, const char *key, entry_t *entries) 
       break;
     }
     *end = *space = '\0';
-    const char *suffix = space + 1;
+    char *suffix = space + 1;
     entry_t *e = &entries[count++];
+    e->known = 0;
+    char *numbers = strchr(suffix, ' ');
+    if (numbers && strcmp(line, "aside") == 0) { /* "aside SUFFIX DEVICE INODE" */
+      *numbers++ = '\0';
+      int used = -1;
+      if (sscanf(numbers, "%llu %llu%n", &e->device, &e->inode, &used) != 2 ||
+          numbers[used] != '\0') {
+        snprintf(why, sizeof why, "an aside line's device and inode are not two numbers");
+        break;
+      }
+      e->known = 1;
+    }
     const int put = strcmp(line, "put") == 0, drop = strcmp(line, "drop") == 0,
               aside = strcmp(line, "aside") == 0;
     e->verb = put ? RTM_IO_JOURNAL_PUT : drop ? RTM_IO_JOURNAL_DROP : RTM_IO_JOURNAL_ASIDE;
@@ -234,23 +260,46 @@ static int read_journal(const char *journal, const char *key, entry_t *entries) 
   return -1;
 }
 
-/* Whether a and b are the same file (both exist). */
+/* Whether a and b are the same regular file (both exist; a link at either name is no
+ * file of a run's: probe G5). */
 static int same_inode(const char *a, const char *b) {
   struct stat first, second;
-  return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
-         first.st_ino == second.st_ino;
+  return lstat(a, &first) == 0 && lstat(b, &second) == 0 && S_ISREG(first.st_mode) &&
+         first.st_dev == second.st_dev && first.st_ino == second.st_ino;
 }
 
-/* The name the journal links the earlier file at the `put`'s name under (PATH.replaced[.N]);
- * NULL when there was none (no --force, or no earlier file). */
-static const char *kept_aside(const entry_t *put, const entry_t *entries, int count) {
+/* Whether the regular file at `path` is the one an aside entry recorded. */
+static int is_recorded(const char *path, const entry_t *aside) {
+  struct stat info;
+  return aside->known && lstat(path, &info) == 0 && S_ISREG(info.st_mode) &&
+         (unsigned long long)info.st_dev == aside->device &&
+         (unsigned long long)info.st_ino == aside->inode;
+}
+
+/* The entry of the name the journal links the earlier file at the `put`'s name under
+ * (PATH.replaced[.N]); NULL when there was none (no --force, or no earlier file). */
+static const entry_t *aside_of(const entry_t *put, const entry_t *entries, int count) {
   const size_t length = strlen(put->path);
   for (int k = 0; k < count; ++k)
     if (entries[k].verb == RTM_IO_JOURNAL_ASIDE &&
         strncmp(entries[k].path, put->path, length) == 0 &&
         strncmp(entries[k].path + length, ".replaced", 9) == 0)
-      return entries[k].path;
+      return &entries[k];
   return NULL;
+}
+
+static const char *kept_aside(const entry_t *put, const entry_t *entries, int count) {
+  const entry_t *aside = aside_of(put, entries, count);
+  return aside ? aside->path : NULL;
+}
+
+/* Whether the file at the put's name is the earlier file the killed run saw and replaces:
+ * the one its aside entry recorded (linked aside yet or not), or, in a journal without the
+ * record, the same file as the aside name. */
+static int earlier_at(const entry_t *put, const entry_t *entries, int count) {
+  const entry_t *aside = aside_of(put, entries, count);
+  if (!aside) return 0;
+  return aside->known ? is_recorded(put->path, aside) : same_inode(put->path, aside->path);
 }
 
 /* What of a `put` cannot be finished, into why[size]: its partial gone and PATH absent, or
@@ -274,7 +323,7 @@ static int check_put(const entry_t *put, const entry_t *entries, int count, char
      * a file at PATH is replaced only when it is the earlier file the killed run linked
      * aside (the same inode as its aside name: probe F1), not one put there since */
     if (lstat(put->path, &info) == 0 && !same_inode(partial, put->path) &&
-        !(aside && same_inode(put->path, aside))) {
+        !earlier_at(put, entries, count)) {
       snprintf(why, size, "%s", put->path);
       return BLOCKED;
     }
@@ -284,7 +333,7 @@ static int check_put(const entry_t *put, const entry_t *entries, int count, char
     snprintf(why, size, "%s and %s are both gone", partial, put->path);
     return CANNOT_FINISH;
   }
-  if (aside && same_inode(put->path, aside)) {
+  if (aside && earlier_at(put, entries, count)) {
     snprintf(why, size, "%s is gone and %s is still the earlier run's", partial, put->path);
     return CANNOT_FINISH;
   }
@@ -321,7 +370,7 @@ static int aside_verified(const entry_t *aside, const entry_t *entries, int coun
  * SEG-Y from NAME.h5 (`prefix`: DIR/NAME), a figure with rtm3d's mark. A forged aside of a
  * user's file is none of them (probe F1). */
 static int aside_is_rtm3d(const entry_t *aside, size_t prefix) {
-  char base[sizeof aside->path], h5[sizeof aside->path + 4], head[512];
+  char base[sizeof aside->path], h5[sizeof aside->path + 4];
   snprintf(base, sizeof base, "%s", aside->path);
   char *replaced = strstr(base + prefix, ".replaced");
   if (!replaced) return 0;
@@ -336,13 +385,8 @@ static int aside_is_rtm3d(const entry_t *aside, size_t prefix) {
     return rtm_xdmf_written_by_rtm3d(aside->path);
   if (length > 4 && strcmp(base + length - 4, ".png") == 0)
     return rtm_png_written_by_rtm3d(aside->path);
-  if (length > 5 && strcmp(base + length - 5, ".json") == 0) {
-    FILE *f = fopen(aside->path, "rb");
-    const size_t got = f ? fread(head, 1, sizeof head - 1, f) : 0;
-    if (f) fclose(f);
-    head[got] = '\0';
-    return strncmp(head, "{\n  \"format_version\": ", 22) == 0 && strstr(head, "\"command_line\"");
-  }
+  if (length > 5 && strcmp(base + length - 5, ".json") == 0)
+    return rtm_report_written_by_rtm3d(aside->path);
   return 0;
 }
 
@@ -368,8 +412,7 @@ static void roll_forward(const entry_t *entries, int count, size_t prefix, char 
     /* an earlier file the dead run saw was linked aside (--force, check_put: the aside name
      * is the same file): it is replaced, and its aside name, so proven, goes below; with no
      * such link nothing is replaced */
-    const char *aside = kept_aside(e, entries, count);
-    const int replace = aside && same_inode(aside, e->path);
+    const int replace = earlier_at(e, entries, count);
     if (replace) verified[k] = 1;
     if ((replace ? rename(partial, e->path) : rtm_io_rename_noreplace(partial, e->path)) != 0) {
       rtm_log_warning("cannot rename %s to %s: %s%s", partial, e->path, strerror(errno),
@@ -388,8 +431,10 @@ static void roll_forward(const entry_t *entries, int count, size_t prefix, char 
       continue;
     if (e->verb == RTM_IO_JOURNAL_DROP && !dropped_is_rtm3d(e, prefix))
       rtm_log_warning("%s stays: the journal drops it, but it is no file rtm3d wrote", e->path);
-    else if (e->verb == RTM_IO_JOURNAL_ASIDE && !aside_verified(e, entries, count, verified) &&
-             !aside_is_rtm3d(e, prefix))
+    else if (e->verb == RTM_IO_JOURNAL_ASIDE &&
+             (e->known
+                  ? !is_recorded(e->path, e)
+                  : !aside_verified(e, entries, count, verified) && !aside_is_rtm3d(e, prefix)))
       rtm_log_warning("%s stays: the journal keeps it aside, but this recovery could not see "
                       "that it is the earlier file the killed run replaced, nor a file rtm3d "
                       "wrote (remove it when it is not needed)",

@@ -133,6 +133,7 @@ struct rtm_io_outputs {
   int count;
   output_t *outputs;
   int replace_none; /* rtm_io_outputs_replace_none: no file at an output's name is replaced */
+  char *retire;     /* rtm_io_outputs_retire: removed after the renames, before the journal */
 };
 
 int rtm_io_outputs_create(rtm_io_outputs_t **set) {
@@ -186,6 +187,8 @@ static void outputs_clear(rtm_io_outputs_t *set) {
     free(set->outputs[i].backup);
   }
   set->count = 0;
+  free(set->retire);
+  set->retire = NULL;
 }
 
 /* PATH with a suffix (.partial) into buffer; 0 when it does not fit. */
@@ -426,9 +429,18 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
     else if (o->backup)
       unlink(o->backup);
   }
+  if (set->retire) remove_dropped(set->retire); /* while the journal stands (probe G4) */
   if (journal[0]) rtm_io_journal_remove(journal);
   outputs_clear(set);
   return RTM_OK;
+}
+
+int rtm_io_outputs_retire(rtm_io_outputs_t *set, const char *path) {
+  free(set->retire);
+  set->retire = strdup(path);
+  if (set->retire) return RTM_OK;
+  rtm_log_error("out of memory");
+  return RTM_ERR_NOMEM;
 }
 
 void rtm_io_outputs_discard(rtm_io_outputs_t *set) {

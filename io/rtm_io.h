@@ -188,6 +188,10 @@ void rtm_io_outputs_replace_none(rtm_io_outputs_t *set);
 /* PATH, an earlier run's file that this run replaces with nothing (an overwrite whose
  * outputs lack it), is removed at the commit. */
 int rtm_io_outputs_drop(rtm_io_outputs_t *set, const char *path);
+/* PATH, a file of this run's own that its outputs make obsolete (a migration's resume
+ * state), removed once every rename is made and before the journal goes, so that a kill
+ * between the two leaves the journal whose recovery removes it too. */
+int rtm_io_outputs_retire(rtm_io_outputs_t *set, const char *path);
 /* Renames every PATH.partial to PATH. When one rename fails, the ones done are removed with
  * the partials left: all or none (RTM_ERR_IO). `lock`: the run's name lock (NULL: none);
  * held, the commit is journaled (DIR/NAME.commit) so that a run killed half-way through its
@@ -290,6 +294,9 @@ typedef struct {
 } rtm_report_t;
 
 int rtm_report_write_json(const char *path, const rtm_report_t *report);
+/* Whether the file at `path` starts as a report rtm3d writes (its first key format_version,
+ * its command_line near the top). */
+int rtm_report_written_by_rtm3d(const char *path);
 
 /* ---- PNG ---- */
 /* Writes a width x height float image (row-major, row 0 at the top) with a symmetric

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rtm_io_impl.h"
@@ -249,6 +250,16 @@ static void write_report(FILE *out, const rtm_report_t *report) {
   json_key(out, 2, "output_path");
   json_string(out, report->output_path);
   fputs("\n}\n", out);
+}
+
+int rtm_report_written_by_rtm3d(const char *path) {
+  char head[512];
+  FILE *f = fopen(path, "rb");
+  const size_t got = f ? fread(head, 1, sizeof head - 1, f) : 0;
+  if (f) fclose(f);
+  head[got] = '\0';
+  return strncmp(head, "{\n  \"format_version\": ", 22) == 0 &&
+         strstr(head, "\"command_line\"") != NULL;
 }
 
 int rtm_report_write_json(const char *path, const rtm_report_t *report) {

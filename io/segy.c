@@ -428,9 +428,21 @@ static int check_target(const char *input, const char *path, int overwrite) {
     run_name = run_name || (length >= n && strcmp(path + length - n, run_names[k]) == 0);
   }
   const int exists = lstat(path, &info) == 0;
-  if (run_name || (exists && S_ISREG(info.st_mode) &&
-                   (rtm_io_run_file_written(path) || rtm_png_written_by_rtm3d(path) ||
-                    rtm_xdmf_written_by_rtm3d(path)))) {
+  /* a SEG-Y rtm3d wrote from the run file beside it, NAME.h5, is that run's copy: replaced
+   * only by an export of that same run file (probe G2: another run's gathers there) */
+  char beside[RTM_CONFIG_PATH_MAX + 40];
+  const int segy =
+      length > 4 && strcmp(path + length - 4, ".sgy") == 0 &&
+      (size_t)snprintf(beside, sizeof beside, "%.*s.h5", (int)(length - 4), path) < sizeof beside;
+  struct stat run_file;
+  const int other_run = exists && segy && S_ISREG(info.st_mode) &&
+                        rtm_segy_written_from(path, beside) &&
+                        !(stat(beside, &run_file) == 0 && stat(input, &source) == 0 &&
+                          run_file.st_dev == source.st_dev && run_file.st_ino == source.st_ino);
+  if (run_name || other_run ||
+      (exists && S_ISREG(info.st_mode) &&
+       (rtm_io_run_file_written(path) || rtm_png_written_by_rtm3d(path) ||
+        rtm_xdmf_written_by_rtm3d(path) || rtm_report_written_by_rtm3d(path)))) {
     rtm_log_error("export: %s is %s of an rtm3d run (export writes SEG-Y beside a run, never "
                   "over its files or the names it keeps): choose another --segy name",
                   path, run_name ? "a name" : "a file");

@@ -201,4 +201,52 @@ expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=q
 [ -e "$out/q.resume.h5.replaced" ] && [ -e "$out/q.json.partial.partial.abcdef.partial" ] &&
   rob_pass "the user's files at run-temp names kept" || rob_fail "a user's file at a temp name went"
 
+# ---- a --force commit killed while it links the earlier files aside (probe G1: the names
+# not linked yet hold the earlier files the run saw, which the journal records by inode):
+# the next run finishes the commit in one go, and no .replaced link stays
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=g1 --set source.amplitude=2
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=g1ref
+expect 137 "" env RTM3D_TEST_KILL_LINK=/g1.json.replaced LD_PRELOAD="$preload" "$rtm3d" \
+  "${mig[@]}" --set output.name=g1 --force
+[ -e "$out/g1.commit" ] && rob_pass "the kill left g1.commit (the case holds)" ||
+  rob_fail "no g1.commit after the kill: $(ls "$out" | tr '\n' ' ')"
+expect 2 "killed while it renamed its outputs.*finished" "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" \
+  --set output.name=g1
+expect 0 "" "$rtm3d" validate "$out/g1.h5" "$out/g1ref.h5" --rtol 0 --atol 0 --datasets /image
+expect_left_none "$out" '^g1\..*(replaced|partial|commit)'
+
+# ---- a --force commit killed at its last rename: the links aside of the files it had
+# renamed are the recorded earlier files, removed (probe G3: g3.xmf.replaced stayed)
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=g3 --set source.amplitude=2
+expect 137 "" env RTM3D_TEST_KILL_RENAME=/g3.json LD_PRELOAD="$preload" "$rtm3d" "${mig[@]}" \
+  --set output.name=g3 --force
+expect 2 "killed while it renamed its outputs.*finished" "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" \
+  --set output.name=g3
+expect_left_none "$out" '^g3\..*(replaced|partial|commit)'
+
+# ---- a migration killed as it removes its resume state after its renames (probe G4: the
+# state stayed for ever, read later as a stopped migration's): the journal still stands,
+# and the next run removes the state as it finishes the commit
+expect 137 "" env RTM3D_TEST_KILL_UNLINK=/g4.resume.h5 LD_PRELOAD="$preload" "$rtm3d" \
+  "${mig[@]}" --set output.name=g4
+[ -e "$out/g4.commit" ] && [ -e "$out/g4.resume.h5" ] &&
+  rob_pass "the kill left g4.commit and g4.resume.h5 (the case holds)" ||
+  rob_fail "after the kill at g4.resume.h5: $(ls "$out" | tr '\n' ' ')"
+expect 2 "removed .*g4\.resume\.h5" "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" \
+  --set output.name=g4
+expect_left_none "$out" '^g4\.(resume|commit)'
+
+# ---- export never replaces a run's report, nor the SEG-Y a run wrote from its own run
+# file with another file's gathers (probe G2); a re-export of that run file still does
+"$rtm3d" model "$work/tiny.ini" --quiet "${survey[@]}" --set output.name=g2 --set output.segy=true ||
+  rob_fail "model g2 exited $?"
+for target in whole.json g2.sgy; do
+  before="$(cksum <"$out/$target")"
+  expect 2 "is a (name|file) of an rtm3d run" "$rtm3d" export "$out/obs.h5" --segy "$out/$target" \
+    --force
+  [ "$before" = "$(cksum <"$out/$target")" ] && rob_pass "$target untouched by export" ||
+    rob_fail "export changed $target"
+done
+expect 0 "" "$rtm3d" export "$out/g2.h5" --segy "$out/g2.sgy" --force
+
 rob_finish

@@ -6,7 +6,9 @@
  * target ends with RTM3D_TEST_KILL_RENAME kills the process (SIGKILL) before it is made, a
  * kill at a chosen point of a run's commit rather than at a moment a race picks; one whose
  * target ends with RTM3D_TEST_PLANT_RENAME finds a file ("planted") created there just
- * before it. rename and renameat2 alike. */
+ * before it. rename and renameat2 alike. A link whose new name ends with
+ * RTM3D_TEST_KILL_LINK, and an unlink or remove of a path ending with RTM3D_TEST_KILL_UNLINK,
+ * kill the process before they are made (a commit's links aside, a state's removal). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -75,4 +77,22 @@ int rename(const char *from, const char *to) {
 int renameat2(int from_dir, const char *from, int to_dir, const char *to, unsigned int flags) {
   if (before_rename(to) != 0) return -1;
   return ((renameat2_t)dlsym(RTLD_NEXT, "renameat2"))(from_dir, from, to_dir, to, flags);
+}
+
+typedef int (*link_t)(const char *, const char *);
+typedef int (*unlink_t)(const char *);
+
+int link(const char *from, const char *to) {
+  if (ends_with_env("RTM3D_TEST_KILL_LINK", to)) raise(SIGKILL);
+  return ((link_t)dlsym(RTLD_NEXT, "link"))(from, to);
+}
+
+int unlink(const char *path) {
+  if (ends_with_env("RTM3D_TEST_KILL_UNLINK", path)) raise(SIGKILL);
+  return ((unlink_t)dlsym(RTLD_NEXT, "unlink"))(path);
+}
+
+int remove(const char *path) {
+  if (ends_with_env("RTM3D_TEST_KILL_UNLINK", path)) raise(SIGKILL);
+  return ((unlink_t)dlsym(RTLD_NEXT, "remove"))(path);
 }
