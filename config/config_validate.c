@@ -337,6 +337,26 @@ static void warn_constants_ignored(checker_t *check, const rtm_config_t *cfg) {
   }
 }
 
+/* rtm.offset_lags: the 2 L + 1 lags must fit across the non-absorbing interior in x and y
+ * (a CIP's x - h and x + h both inside it for some CIP; outside it the gathers are zero). */
+static void check_gathers(checker_t *check, const rtm_config_t *cfg) {
+  static const char *const names[2] = {"nx", "ny"};
+  const int lags = cfg->rtm.offset_lags, layer = cfg->boundary.width_cells;
+  if (lags <= 0) return;
+  for (int a = 0; a < 2; ++a) {
+    const int width = cfg->grid.n[a] - 2 * layer;
+    if (2 * lags + 1 > width) {
+      check_error(check,
+                  "rtm.offset_lags = %d: the lags span 2 x %d + 1 = %d cells in %c, but the "
+                  "non-absorbing interior is %d cells wide there (grid.%s = %d less "
+                  "boundary.width = %d on each side): at most %d",
+                  lags, lags, 2 * lags + 1, "xy"[a], width, names[a], cfg -> grid.n[a], layer,
+                  width > 1 ? (width - 1) / 2 : 0);
+      return;
+    }
+  }
+}
+
 int rtm_config_validate(const rtm_config_t *cfg) {
   checker_t check = {cfg->path[0] ? cfg->path : "configuration", 0};
   const int plane = cfg->receivers.layout == RTM_RECEIVERS_PLANE;
@@ -454,6 +474,7 @@ int rtm_config_validate(const rtm_config_t *cfg) {
     rtm_log_warning("%s: memory.model_precision = %s is ignored by physics.equation = iso (it "
                     "applies to the vti/tti coefficient volumes)",
                     check.where, rtm_precision_name(cfg->memory.model_precision));
+  check_gathers(&check, cfg);
   if (cfg->snapshots.every_steps > cfg->time.steps)
     rtm_log_warning("%s: snapshots.every = %d exceeds time.steps = %d: no snapshot is written",
                     check.where, cfg->snapshots.every_steps, cfg->time.steps);

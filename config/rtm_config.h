@@ -173,6 +173,8 @@ typedef struct {
     double mute_taper_s;      /* NAN = auto: 1.5 / source.frequency */
     int shot_images;          /* also write each shot's image */
     double resume_every_s;    /* migrate: wall seconds between resume-state saves; 0 = each shot */
+    int offset_lags;          /* subsurface-offset gathers: lags each way in x and y; 0 = none */
+    int cip_x_step, cip_y_step; /* cells between the gathers' CIP lines along x and y */
   } rtm;
   struct {
     int warmup_steps;
