@@ -32,6 +32,8 @@ struct rtm_migration {
   int steps, imaging_step;
   int device; /* where the fields live: -1 host */
   rtm_image_t *image;
+  rtm_gathers_t *gathers; /* rtm.offset_lags > 0, else NULL */
+  rtm_gather_plan_t gather_plan;
   float *held_image, *held_illumination; /* rtm_migration_hold's arrays, until its wait */
   const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
   void *reconstruction_state;
@@ -193,6 +195,35 @@ fail:
   return status;
 }
 
+/* rtm.offset_lags: the plan of the gathers, refused on a GPU (no kernel yet) and when their
+ * host volumes cannot fit: the migration's, and the caller's shot and float-pair sums
+ * (rtm_migration_gathers_read), four in all. */
+static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
+  int status = RTM_OK;
+  const int lags = cfg->rtm.offset_lags;
+  if (lags <= 0) return RTM_OK;
+  if (device >= 0)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+             "rtm.offset_lags = %d: subsurface-offset gathers are not on the GPU yet: use "
+             "backend.name = cpu, or rtm.offset_lags = 0",
+             lags);
+  RTM_TRY(rtm_gather_plan_make(&m->grid, cfg->boundary.width_cells, lags, cfg->rtm.cip_x_step,
+                               cfg->rtm.cip_y_step, &m->gather_plan));
+  const double bytes =
+      4.0 * (double)rtm_gather_plan_cells(&m->gather_plan, m->grid.nz_local) * sizeof(float);
+  const size_t free_bytes = rtm_config_free_within_limit(cfg, rtm_imaging_host_free_bytes());
+  if (bytes > (double)free_bytes)
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "rtm.offset_lags = %d at %d x %d CIP lines (rtm.cip_x_step = %d, rtm.cip_y_step = "
+             "%d) needs %.3g GB of host memory for the gathers (4 volumes of %d x %d lags x %d "
+             "planes a CIP), where %.3g GB are free: fewer lags or larger steps",
+             lags, m->gather_plan.count[0], m->gather_plan.count[1], cfg->rtm.cip_x_step,
+             cfg->rtm.cip_y_step, bytes / 1e9, 2 * lags + 1, 2 * lags + 1, m->grid.nz_local,
+             free_bytes / 1e9);
+fail:
+  return status;
+}
+
 /* The preflight, before anything is allocated: the reconstruction's store and the image
  * against the memory free where they would live. The propagators come on top, so a plan that
  * passes may still leave too little for them (the backend then says so); one that cannot fit
@@ -203,6 +234,7 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   rtm_fit_t fit = {0};
   int device = -1;
   RTM_TRY(rtm_backend_device(cfg, m->grid.mpi, &device));
+  RTM_TRY(preflight_gathers(m, cfg, device));
   if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) return choose_reconstruction(m, cfg, device);
   m->reconstruction = reconstructions[cfg->rtm.reconstruction];
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
@@ -258,6 +290,9 @@ static int create_buffers(rtm_migration_t *m) {
   } else {
     m->measured_bytes = ledger_counted(m);
   }
+  /* after the measure: they are no part of the reconstruction's store */
+  if (m->gather_plan.lags > 0)
+    RTM_TRY(rtm_gathers_create(&m->grid, &m->gather_plan, m->device, &m->ledger, &m->gathers));
 fail:
   return status;
 }
@@ -287,6 +322,7 @@ void rtm_migration_destroy(rtm_migration_t *m) {
   if (!m) return;
   if (m->reconstruction && m->reconstruction_state)
     m->reconstruction->destroy(m->reconstruction_state);
+  rtm_gathers_destroy(m->gathers);
   rtm_image_destroy(m->image);
   rtm_propagator_destroy(&m->receiver);
   rtm_propagator_destroy(&m->source);
@@ -357,7 +393,7 @@ fail:
 
 /* Time n of the backward pass: S(n) from the reconstruction, and at an imaging step the
  * imaging condition with R(n) in place. */
-static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
+static int image_at(rtm_migration_t *m, int n, double *imaging_s, double *gathers_s) {
   int status = RTM_OK;
   const rtm_propagator_t *r = &m->receiver;
   const float *source = NULL;
@@ -375,6 +411,12 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s) {
   RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
   RTM_TRY(rtm_image_accumulate(m->image, source, source_layout, view.padded,
                                rtm_layout_padded(&m->grid)));
+  if (m->gathers) {
+    const double gathers_start_s = rtm_wall_seconds();
+    RTM_TRY(rtm_gathers_accumulate(m->gathers, source, source_layout, view.padded,
+                                   rtm_layout_padded(&m->grid)));
+    *gathers_s += rtm_wall_seconds() - gathers_start_s;
+  }
   if (m->device >= 0) RTM_TRY(rtm_imaging_cuda_synchronize()); /* the accumulation done */
   *imaging_s += rtm_wall_seconds() - start_s;
 fail:
@@ -388,12 +430,12 @@ static int finish_shot(rtm_migration_t *m) {
 
 /* Backward: after receiver step tau the current level is R(steps - tau). */
 static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context,
-                         double *imaging_s) {
+                         double *imaging_s, double *gathers_s) {
   int status = RTM_OK;
   rtm_propagator_t *r = &m->receiver;
   for (int tau = 0; tau < m->steps; ++tau) {
     RTM_TRY(rtm_propagator_step(r, tau, RTM_FORWARD));
-    RTM_TRY(image_at(m, m->steps - tau, imaging_s));
+    RTM_TRY(image_at(m, m->steps - tau, imaging_s, gathers_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
   RTM_TRY(finish_shot(m));
@@ -406,14 +448,14 @@ int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const doubl
                        int count, const float *observed, rtm_migration_progress_t progress,
                        void *progress_context, rtm_shot_timing_t *timing) {
   int status = RTM_OK;
-  rtm_shot_timing_t t = {0.0, 0.0, 0.0, 0};
+  rtm_shot_timing_t t = {0.0, 0.0, 0.0, 0, 0.0};
   RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
   RTM_TRY(set_receiver_side(m, receivers_m, count, observed));
   double start_s = rtm_wall_seconds();
   RTM_TRY(forward_pass(m, progress, progress_context));
   t.forward_s = rtm_wall_seconds() - start_s;
   start_s = rtm_wall_seconds();
-  RTM_TRY(backward_pass(m, progress, progress_context, &t.imaging_s));
+  RTM_TRY(backward_pass(m, progress, progress_context, &t.imaging_s, &t.gathers_s));
   t.backward_s = rtm_wall_seconds() - start_s - t.imaging_s;
   if (m->reconstruction->recomputed_steps)
     t.recomputed_steps = m->reconstruction->recomputed_steps(m->reconstruction_state);
@@ -548,7 +590,23 @@ fail:
 }
 
 int rtm_migration_clear(rtm_migration_t *m) {
-  return rtm_image_clear(m->image);
+  int status = RTM_OK;
+  RTM_TRY(rtm_image_clear(m->image));
+  if (m->gathers) RTM_TRY(rtm_gathers_clear(m->gathers));
+fail:
+  return status;
+}
+
+const rtm_gather_plan_t *rtm_migration_gather_plan(const rtm_migration_t *m) {
+  return m->gathers ? &m->gather_plan : NULL;
+}
+
+int rtm_migration_gathers_read(rtm_migration_t *m, float *gathers) {
+  if (!m->gathers) {
+    rtm_log_error("rtm_migration_gathers_read: the migration takes no gathers (rtm.offset_lags)");
+    return RTM_ERR_INTERNAL;
+  }
+  return rtm_gathers_read(m->gathers, gathers);
 }
 
 double rtm_migration_dt(const rtm_migration_t *m) {

@@ -83,6 +83,55 @@ int rtm_image_hold_wait(rtm_image_t *image);
 int rtm_image_clear(rtm_image_t *image);
 void rtm_image_destroy(rtm_image_t *image);
 
+/* ---- subsurface-offset gathers ---- */
+/* The extended imaging condition I(x, h) += S(x - h, t) R(x + h, t) for horizontal lags
+ * h = (hx, hy), |hx|, |hy| <= lags cells, at common-image points (CIPs): vertical lines at
+ * the cells (first[0] + i step[0], first[1] + j step[1]), i < count[0], j < count[1],
+ * numbered cip = j count[0] + i, and every depth. An element whose x - h or x + h lies in
+ * the absorbing layer (`layer` cells inside every face, where S is not the forward pass's),
+ * or whose depth does, is never accumulated: it stays zero, as the image does there.
+ *
+ * Layout: dense [ncip][nh][nh][nz_local], nh = 2 lags + 1, lag index hy + lags, then
+ * hx + lags, depth fastest (the rank's planes under z-slabs: the lags are horizontal, so
+ * each rank's planes need nothing of its neighbours'). Each element takes one fused
+ * multiply-add a call, fmaf(S, R, I), in the order of the calls: a device kernel with one
+ * thread an element gives the same floats. */
+typedef struct {
+  int lags;
+  int first[2], step[2], count[2]; /* x, y: global cell indices of the CIP lines */
+  int layer;                       /* boundary.width */
+} rtm_gather_plan_t;
+
+/* The plan of rtm.offset_lags = lags, rtm.cip_x_step, rtm.cip_y_step on `grid` with an
+ * absorbing layer of `layer` cells: the lines every step cells across the non-absorbing
+ * interior, centred in it (at least one, in its middle). Lags whose 2 lags + 1 cells do not
+ * fit across the interior in x or y are RTM_ERR_CONFIG naming rtm.offset_lags. */
+int rtm_gather_plan_make(const rtm_grid_t *grid, int layer, int lags, int step_x, int step_y,
+                         rtm_gather_plan_t *plan);
+static inline int rtm_gather_plan_cips(const rtm_gather_plan_t *plan) {
+  return plan->count[0] * plan->count[1];
+}
+/* Floats of the gathers over nz planes: ncip x (2 lags + 1)^2 x nz. */
+static inline size_t rtm_gather_plan_cells(const rtm_gather_plan_t *plan, int nz) {
+  const size_t nh = 2 * (size_t)plan->lags + 1;
+  return (size_t)rtm_gather_plan_cips(plan) * nh * nh * (size_t)nz;
+}
+
+typedef struct rtm_gathers rtm_gathers_t;
+
+/* Zeroed gathers of this rank's planes in host memory (device < 0: the cpu backend's
+ * fields), recorded in the ledger as "gathers". A device is RTM_ERR_UNSUPPORTED (no kernel
+ * yet); memory that cannot be had is RTM_ERR_NOMEM naming rtm.offset_lags. */
+int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, int device,
+                       rtm_mem_ledger_t *ledger, rtm_gathers_t **gathers);
+/* One imaging step: gathers += S(x - h) R(x + h), each volume laid out as its layout says. */
+int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layout_t source_layout,
+                           const float *receiver, rtm_layout_t receiver_layout);
+/* The gathers as they stand, dense (rtm_gather_plan_cells of nz_local floats). */
+int rtm_gathers_read(rtm_gathers_t *gathers, float *dense);
+int rtm_gathers_clear(rtm_gathers_t *gathers);
+void rtm_gathers_destroy(rtm_gathers_t *gathers);
+
 /* ---- sums over the shots (host) ---- */
 /* The image and the illumination summed over the shots: each shot's volume (summed in float
  * where the fields are, in one order) is added on the host to a compensated sum, a float

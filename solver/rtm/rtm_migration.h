@@ -34,6 +34,7 @@ extern "C" {
 typedef struct {
   double forward_s, backward_s, imaging_s;
   long long recomputed_steps;
+  double gathers_s; /* of imaging_s, the subsurface-offset gathers' (rtm.offset_lags) */
 } rtm_shot_timing_t;
 
 /* Called after every step of either pass with the steps done in the shot (forward and
@@ -87,6 +88,12 @@ int rtm_migration_pin_host(const rtm_migration_t *migration, float *image, float
 /* Zeroes the accumulation for the next shot (after a hold's copy; each shot's image and
  * illumination are summed over the shots on the host, rtm_sums_add). */
 int rtm_migration_clear(rtm_migration_t *migration);
+/* rtm.offset_lags > 0: the plan of the gathers accumulated beside the image (else NULL), and
+ * the gathers since the last clear, dense [ncip][nh][nh][nz_local] (rtm_imaging.h; zero
+ * where x - h or x + h lies in the absorbing layer). Each shot's are summed over the shots
+ * by the caller (rtm_sums_add), as the image is; rtm_migration_clear zeroes them too. */
+const rtm_gather_plan_t *rtm_migration_gather_plan(const rtm_migration_t *migration);
+int rtm_migration_gathers_read(rtm_migration_t *migration, float *gathers);
 
 double rtm_migration_dt(const rtm_migration_t *migration);
 int rtm_migration_steps(const rtm_migration_t *migration);

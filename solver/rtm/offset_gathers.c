@@ -1,0 +1,148 @@
+/* Subsurface-offset gathers (rtm_imaging.h): the CIP lines of a plan, and the host loop that
+ * adds one imaging step's S(x - h) R(x + h) to them, one fused multiply-add an element, the
+ * reference a device kernel is to reproduce bit for bit. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imaging_impl.h"
+#include "rtm_imaging.h"
+#include "rtm_status.h"
+
+struct rtm_gathers {
+  rtm_grid_t grid;
+  rtm_gather_plan_t plan;
+  rtm_allocation_t values; /* [ncip][nh][nh][nz_local] */
+};
+
+/* The lines every `step` cells across an interior of `width` cells from `low`, centred. */
+static void place_lines(int low, int width, int step, int *first, int *count) {
+  *count = (width - 1) / step + 1;
+  *first = low + (width - 1 - (*count - 1) * step) / 2;
+}
+
+int rtm_gather_plan_make(const rtm_grid_t *grid, int layer, int lags, int step_x, int step_y,
+                         rtm_gather_plan_t *plan) {
+  static const char *const names[2][2] = {{"x", "nx"}, {"y", "ny"}};
+  const int steps[2] = {step_x, step_y};
+  memset(plan, 0, sizeof *plan);
+  if (lags < 1 || step_x < 1 || step_y < 1) {
+    rtm_log_error("rtm.offset_lags = %d, rtm.cip_x_step = %d, rtm.cip_y_step = %d: gathers need "
+                  "at least one lag and steps of at least one cell",
+                  lags, step_x, step_y);
+    return RTM_ERR_CONFIG;
+  }
+  for (int a = 0; a < 2; ++a) {
+    const int width = grid->n[a] - 2 * layer;
+    if (2 * lags + 1 > width) { /* config_validate.c says why, with the keys */
+      rtm_log_error("rtm.offset_lags = %d: 2 x %d + 1 lags exceed the %d cells of the "
+                    "non-absorbing interior in %s (grid.%s)",
+                    lags, lags, width, names[a][0], names[a][1]);
+      return RTM_ERR_CONFIG;
+    }
+    place_lines(layer, width, steps[a], &plan->first[a], &plan->count[a]);
+    plan->step[a] = steps[a];
+  }
+  plan->lags = lags;
+  plan->layer = layer;
+  return RTM_OK;
+}
+
+int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, int device,
+                       rtm_mem_ledger_t *ledger, rtm_gathers_t **gathers) {
+  int status = RTM_OK;
+  rtm_gathers_t *created = NULL;
+  *gathers = NULL;
+  if (device >= 0)
+    RTM_FAIL(RTM_ERR_UNSUPPORTED, "rtm.offset_lags: no device kernel for the gathers yet "
+                                  "(the migration's preflight refuses a GPU first)");
+  created = calloc(1, sizeof *created);
+  if (!created) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the gathers' state");
+  created->grid = *grid;
+  created->plan = *plan;
+  const size_t bytes = rtm_gather_plan_cells(plan, grid->nz_local) * sizeof(float);
+  status = rtm_imaging_alloc("host", bytes, "gathers", -1, ledger, &created->values);
+  if (status == RTM_ERR_NOMEM)
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "the subsurface-offset gathers (%d CIPs x %d x %d lags x %d planes, %.3g GB) do not "
+             "fit in host memory: fewer rtm.offset_lags, or larger rtm.cip_x_step and "
+             "rtm.cip_y_step",
+             rtm_gather_plan_cips(plan), 2 * plan->lags + 1, 2 * plan->lags + 1, grid->nz_local,
+             bytes / 1e9);
+  RTM_TRY(status);
+  memset(created->values.ptr, 0, bytes);
+  *gathers = created;
+  return RTM_OK;
+fail:
+  rtm_gathers_destroy(created);
+  return status;
+}
+
+/* Whether cell index `i` of an axis of n cells lies in [layer, n - layer). */
+static int inside(int i, int n, int layer) {
+  return i >= layer && i < n - layer;
+}
+
+/* One gather trace, element (cip, hy, hx) over the depths [z_begin, z_end): a column of S and
+ * one of R, each `stride` apart. */
+IMAGING_FMA_CLONES static void accumulate_column(float *trace, const float *source,
+                                                 long long source_stride, const float *receiver,
+                                                 long long receiver_stride, long z_begin,
+                                                 long z_end) {
+  for (long iz = z_begin; iz < z_end; ++iz)
+    trace[iz] = fmaf(source[iz * source_stride], receiver[iz * receiver_stride], trace[iz]);
+}
+
+int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layout_t source_layout,
+                           const float *receiver, rtm_layout_t receiver_layout) {
+  if (!gathers || !source || !receiver) {
+    rtm_log_error("rtm_gathers_accumulate: gathers, a source and a receiver field are required");
+    return RTM_ERR_INTERNAL;
+  }
+  const rtm_grid_t *g = &gathers->grid;
+  const rtm_gather_plan_t *p = &gathers->plan;
+  const int lags = p->lags, nh = 2 * lags + 1, w = p->layer;
+  const long nz = g->nz_local, rows = (long)rtm_gather_plan_cips(p) * nh;
+  /* the rank's planes inside the interior, local indices */
+  long z_begin = (long)w - g->z_offset, z_end = (long)g->n[2] - w - g->z_offset;
+  z_begin = z_begin < 0 ? 0 : z_begin;
+  z_end = z_end > nz ? nz : z_end;
+  float *values = gathers->values.ptr;
+  if (z_begin >= z_end) return RTM_OK;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (long row = 0; row < rows; ++row) { /* (cip, hy) */
+    const int cip = (int)(row / nh), hy = (int)(row % nh) - lags;
+    const int cx = p->first[0] + cip % p->count[0] * p->step[0];
+    const int cy = p->first[1] + cip / p->count[0] * p->step[1];
+    if (!inside(cy - hy, g->n[1], w) || !inside(cy + hy, g->n[1], w)) continue;
+    for (int hx = -lags; hx <= lags; ++hx) {
+      if (!inside(cx - hx, g->n[0], w) || !inside(cx + hx, g->n[0], w)) continue;
+      const long long s =
+          source_layout.origin + (long long)(cy - hy) * source_layout.stride_y + (cx - hx);
+      const long long r =
+          receiver_layout.origin + (long long)(cy + hy) * receiver_layout.stride_y + (cx + hx);
+      float *trace = values + ((size_t)row * (size_t)nh + (size_t)(hx + lags)) * (size_t)nz;
+      accumulate_column(trace, source + s, source_layout.stride_z, receiver + r,
+                        receiver_layout.stride_z, z_begin, z_end);
+    }
+  }
+  return RTM_OK;
+}
+
+int rtm_gathers_read(rtm_gathers_t *gathers, float *dense) {
+  memcpy(dense, gathers->values.ptr, gathers->values.bytes);
+  return RTM_OK;
+}
+
+int rtm_gathers_clear(rtm_gathers_t *gathers) {
+  memset(gathers->values.ptr, 0, gathers->values.bytes);
+  return RTM_OK;
+}
+
+void rtm_gathers_destroy(rtm_gathers_t *gathers) {
+  if (!gathers) return;
+  rtm_mem_free(&gathers->values);
+  free(gathers);
+}
