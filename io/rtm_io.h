@@ -14,7 +14,8 @@
  *   many shots (rtm3d model with shots.layout grid or file): root attr shot_count; per
  *           shot k = 0, 1, ...: /shots/<k>/source [3], /shots/<k>/receivers [nrec][3],
  *           /shots/<k>/traces/<field> [nrec][nt] with attr dt; and for migrate /image,
- *           /illumination [nz][ny][nx] (and /shots/<k>/image on request)
+ *           /illumination [nz][ny][nx] (and /shots/<k>/image on request; with
+ *           rtm.offset_lags /gathers/offset [ncip][nhy][nhx][nz], /gathers/cip_x_m, cip_y_m)
  * An output file is written as PATH.partial and renamed to PATH only by a successful
  * rtm_output_close() or, with the run's other outputs, rtm_io_outputs_commit(): a failed run
  * never leaves a file that looks finished. */
@@ -118,6 +119,19 @@ int rtm_output_write_shot(rtm_output_t *output, int shot, const double source_m[
 /* A volume [nz][ny][nx] at `name` (an absolute path such as "/image" or "/shots/3/image";
  * groups created as needed), this rank's planes at its z-offset. */
 int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense);
+/* A migration's subsurface-offset gathers: /gathers/offset [cips][2 lags + 1][2 lags + 1][nz]
+ * (float32; cip, hy, hx, z with z fastest) with their lags, lag spacing (x, y), depth axis
+ * and CIP steps as attributes, and /gathers/cip_x_m, /gathers/cip_y_m [cips], the CIP lines'
+ * positions. `values` is the whole array (rank 0 writes it; io/image_gathers.c). */
+typedef struct {
+  int cips, lags, nz;
+  const double *cip_x_m, *cip_y_m;
+  double lag_spacing_m[2];
+  double z_spacing_m, z_origin_m;
+  int cip_step[2];
+} rtm_io_offset_gathers_t;
+int rtm_output_write_offset_gathers(rtm_output_t *output, const rtm_io_offset_gathers_t *gathers,
+                                    const float *values);
 /* A root attribute `name` holding one integer (a run state's counters). */
 int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
 /* A root attribute `name` holding the text `text` (a run state's record of its inputs). */
