@@ -166,6 +166,12 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "migrate: --max-shots stops a run to resume it later, and rtm.shot_images writes "
              "each shot's image into the final file, which a stopped run does not write: drop "
              "one of them");
+  if (cfg->rtm.offset_lags > 0 && run->shot_limit > 0)
+    RTM_FAIL(RTM_ERR_USAGE,
+             "migrate: --max-shots stops a run to resume it later, and a run with "
+             "rtm.offset_lags = %d saves no resume state (the gathers are not kept in one "
+             "yet): drop one of them",
+             cfg->rtm.offset_lags);
   if (!cfg->rtm.observed[0])
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: migrate needs rtm.observed, the file of the recorded gathers (HDF5 as "
@@ -214,6 +220,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   run->cells = rtm_grid_interior_cells(&run->whole);
   run->local_cells = rtm_grid_interior_cells(&run->grid);
   RTM_TRY(alloc_slabs(run));
+  RTM_TRY(rtm_migrate_alloc_gathers(run));
   const size_t largest = rtm_app_slab_buffer_cells(&run->grid);
   if (run->root && largest > 0) {
     run->slab_buffer = malloc(largest * sizeof *run->slab_buffer);
@@ -240,7 +247,9 @@ static int open_output(migrate_run_t *run) {
      * state replaces the last); the figures, the report and the metadata (1 MB) */
     const double volume_bytes = 4.0 * (double)run->cells;
     const double kept = cfg->rtm.shot_images ? run->shots.count : run->shots.count > 1 ? 8.0 : 0.0;
-    RTM_TRY(rtm_app_check_disk(cfg->output.dir, (2.0 + kept) * volume_bytes + 1e6,
+    const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+    const double gather_bytes = plan ? 4.0 * rtm_gather_plan_cells(plan, run->grid.n[2]) : 0.0;
+    RTM_TRY(rtm_app_check_disk(cfg->output.dir, (2.0 + kept) * volume_bytes + gather_bytes + 1e6,
                                "set output.dir on a larger disk, or migrate a smaller grid"));
     RTM_TRY(rtm_app_create_output(run->h5_path, &volume, run->mpi, &run->info, &run->output));
   }
@@ -298,6 +307,7 @@ static int migrate_shot(migrate_run_t *run, int shot, int next) {
   run->total.forward_s += timing.forward_s;
   run->total.backward_s += timing.backward_s;
   run->total.imaging_s += timing.imaging_s;
+  run->gathers_s += timing.gathers_s;
   const int shots = run->shots.count;
   run->shot_seconds[shot] = timing.forward_s;
   run->shot_seconds[shots + shot] = timing.backward_s;
@@ -334,6 +344,17 @@ fail:
   return status;
 }
 
+/* rtm.offset_lags: what the gathers are, and that the run saves no state. */
+static void say_gathers(const migrate_run_t *run) {
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  if (!plan || run->quiet) return;
+  rtm_log_info("migrate: subsurface-offset gathers at %d x %d CIP lines (every %d and %d cells), "
+               "lags -%d..%d cells in x and y, %.3g GB; no resume state is saved (the gathers "
+               "are not kept in one yet)",
+               plan->count[0], plan->count[1], plan->step[0], plan->step[1], plan->lags, plan->lags,
+               rtm_gather_plan_cells(plan, run->grid.n[2]) * sizeof(float) / 1e9);
+}
+
 static int migrate_shots(migrate_run_t *run) {
   int status = RTM_OK;
   const int steps = rtm_migration_steps(run->migration);
@@ -344,6 +365,7 @@ static int migrate_shots(migrate_run_t *run) {
                  run->shots.count == 1 ? "" : "s", steps, rtm_migration_dt(run->migration) * 1e3,
                  rtm_migration_imaging_step(run->migration), run->info.backend,
                  run->device[0] ? " on " : "", run->device);
+  say_gathers(run);
   run->setup_end_s = rtm_wall_seconds();
   int last = run->shots.count;
   if (run->shot_limit > 0 && run->first_shot + run->shot_limit < last)
@@ -370,7 +392,7 @@ static int migrate_shots(migrate_run_t *run) {
     }
     if (run->cfg.rtm.shot_images) {
       RTM_TRY(keep_shot_image(run, shot));
-    } else if (round + groups < last || last < run->shots.count) {
+    } else if (run->gather_cells == 0 && (round + groups < last || last < run->shots.count)) {
       /* every rank: a save is collective; after the acquisition's last shot the image
        * follows at once (a 1280^3 one-shot migration wrote 17 GB of state for nothing),
        * but a run stopped by --max-shots saves its last round; the others every
@@ -400,6 +422,9 @@ static void release_run(migrate_run_t *run) {
   free(run->shot_seconds);
   for (int v = 0; v < 4; ++v)
     free(run->sums[v]);
+  free(run->gather_shot);
+  free(run->gather_sums[0]);
+  free(run->gather_sums[1]);
   if (run->pinned) {
     rtm_mem_host_unpin(run->slab_image);
     rtm_mem_host_unpin(run->slab_illumination);

@@ -40,8 +40,77 @@ static void warn_if_zero(const migrate_run_t *run) {
                   "reflection returns (time.steps)");
 }
 
+/* rtm.offset_lags: the gathers summed over the shots (run->gather_shot, this rank's planes)
+ * whole on rank 0 in run->gathers_whole: each rank of the first shot group puts its planes
+ * into zeros, summed on rank 0 (x + 0 is x: exact), then checked finite there. One rank's
+ * are whole already. */
+static int gather_planes(migrate_run_t *run) {
+  int status = RTM_OK;
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  if (!plan) return RTM_OK;
+  const size_t nz = (size_t)run->grid.n[2], nz_local = (size_t)run->grid.nz_local;
+  const size_t count = rtm_gather_plan_cells(plan, (int)nz), traces = count / nz;
+  if (!rtm_grid_is_slab(&run->grid)) {
+    run->gathers_whole = run->gather_shot;
+  } else {
+    float *whole = calloc(count, sizeof *whole);
+    if (!whole) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the gathers (%.3g GB)", count * 4e-9);
+    for (size_t t = 0; t < traces; ++t)
+      memcpy(whole + t * nz + (size_t)run->grid.z_offset, run->gather_shot + t * nz_local,
+             nz_local * sizeof *whole);
+    status = rtm_mpi_sum_to_root(run->mpi, whole, count);
+    if (status != RTM_OK || !run->root) {
+      free(whole);
+      goto fail;
+    }
+    run->gathers_whole = whole;
+  }
+  size_t i = 0;
+  const size_t bad = run->root ? rtm_io_find_bad_values(run->gathers_whole, count, 0.0, &i) : 0;
+  if (bad > 0)
+    RTM_FAIL(RTM_ERR_NUMERIC,
+             "/gathers/offset is not finite (%g) at CIP %zu, lag (%zu, %zu), z %zu, and at %zu "
+             "values in all: nothing written",
+             run->gathers_whole[i], i / nz / (2 * plan->lags + 1) / (2 * plan->lags + 1),
+             i / nz % (2 * plan->lags + 1), i / nz / (2 * plan->lags + 1) % (2 * plan->lags + 1),
+             i % nz, bad);
+fail:
+  return status;
+}
+
+/* Rank 0: the gathers into OUTPUT.h5 with their CIP positions and axes. */
+static int write_gathers(migrate_run_t *run) {
+  int status = RTM_OK;
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  if (!plan || !run->root) return RTM_OK;
+  const rtm_grid_t *g = &run->whole;
+  const int cips = rtm_gather_plan_cips(plan);
+  double *positions = malloc(2 * (size_t)cips * sizeof *positions);
+  if (!positions) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d CIP positions", cips);
+  for (int cip = 0; cip < cips; ++cip) {
+    positions[cip] =
+        g->origin_m[0] + (plan->first[0] + cip % plan->count[0] * plan->step[0]) * g->spacing_m[0];
+    positions[cips + cip] =
+        g->origin_m[1] + (plan->first[1] + cip / plan->count[0] * plan->step[1]) * g->spacing_m[1];
+  }
+  const rtm_io_offset_gathers_t gathers = {.cips = cips,
+                                           .lags = plan->lags,
+                                           .nz = g->n[2],
+                                           .cip_x_m = positions,
+                                           .cip_y_m = positions + cips,
+                                           .lag_spacing_m = {g->spacing_m[0], g->spacing_m[1]},
+                                           .z_spacing_m = g->spacing_m[2],
+                                           .z_origin_m = g->origin_m[2],
+                                           .cip_step = {plan->step[0], plan->step[1]}};
+  RTM_TRY(rtm_output_write_offset_gathers(run->output, &gathers, run->gathers_whole));
+fail:
+  free(positions);
+  return status;
+}
+
 /* The image and the illumination into OUTPUT.h5 (the first shot group's ranks call it
- * alike; on one rank the I/O thread's job): run->volumes_s its seconds. */
+ * alike; on one rank the I/O thread's job), and the gathers (rank 0): run->volumes_s its
+ * seconds. */
 static int write_volumes(void *context) {
   migrate_run_t *run = context;
   int status = RTM_OK;
@@ -49,6 +118,7 @@ static int write_volumes(void *context) {
   RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
   RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
                                   run->slab_illumination));
+  RTM_TRY(write_gathers(run));
 fail:
   run->volumes_s = rtm_wall_seconds() - start_s;
   return status;
@@ -115,6 +185,7 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   RTM_TRY(check_finite(run, "/image", run->slab_image));
   warn_if_zero(run);
   RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
+  RTM_TRY(gather_planes(run)); /* collective: before the I/O thread's work */
   if (run->root) run->figures_skipped = figures_do_not_fit(run); /* before the I/O thread's work */
   if (rtm_mpi_world_size(run->mpi) == 1 && run->worker) {
     /* the volumes on the I/O thread, the figures here meanwhile: both only read the slabs,
@@ -138,6 +209,8 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   run->file_s = run->volumes_s + rtm_wall_seconds() - finish_start_s;
   run->write_s += rtm_wall_seconds() - start_s - run->filter_s - run->figures_s;
 fail:
+  if (run->gathers_whole != run->gather_shot) free(run->gathers_whole);
+  run->gathers_whole = NULL;
   free(scratch);
   return status;
 }
@@ -262,7 +335,7 @@ int rtm_migrate_write_report(migrate_run_t *run) {
    * summed_behind: that thread's seconds adding the shots' sums (rtm_sums_add);
    * written_behind: its seconds writing states (one rank), both while shots ran */
   enum { OWN_TIMINGS = 11 };
-  rtm_timing_t timings[OWN_TIMINGS + RTM_APP_RANK_TIMINGS] = {
+  rtm_timing_t timings[OWN_TIMINGS + 1 + RTM_APP_RANK_TIMINGS] = {
       {"setup", run->setup_end_s - run->start_s},
       {"forward", run->total.forward_s},
       {"backward", run->total.backward_s},
@@ -274,10 +347,12 @@ int rtm_migrate_write_report(migrate_run_t *run) {
       {"hold_sums", run->hold_s},
       {"summed_behind", run->summed_s},
       {"written_behind", run->behind_s}};
-  const int timing_count =
-      rtm_mpi_world_size(run->mpi) > 1 ? OWN_TIMINGS + RTM_APP_RANK_TIMINGS : OWN_TIMINGS;
-  for (int k = OWN_TIMINGS; k < timing_count; ++k)
-    timings[k] = run->rank_timings[k - OWN_TIMINGS];
+  /* rtm.offset_lags: the gathers' accumulation, a part of imaging */
+  const int own = run->gather_cells ? OWN_TIMINGS + 1 : OWN_TIMINGS;
+  timings[OWN_TIMINGS] = (rtm_timing_t){"gathers", run->gathers_s};
+  const int timing_count = rtm_mpi_world_size(run->mpi) > 1 ? own + RTM_APP_RANK_TIMINGS : own;
+  for (int k = own; k < timing_count; ++k)
+    timings[k] = run->rank_timings[k - own];
   const int shots = run->shots.count;
   const rtm_report_shot_values_t shot_values[5] = {
       {"forward_s", run->shot_seconds},
@@ -329,6 +404,9 @@ int rtm_migrate_write_report(migrate_run_t *run) {
                    rtm_figure_available() ? "figures of the planes through the middle"
                                           : "the planes through the middle, one pixel a cell: "
                                             "this build has no PLplot for figures");
+    if (run->gather_cells)
+      rtm_log_info("the subsurface-offset gathers took %.3g s of the imaging's %.3g s",
+                   run->gathers_s, run->total.imaging_s);
     const double gb = 8.0 * (double)run->cells / 1e9; /* the image and the illumination */
     if (run->file_s > 0.0)
       rtm_log_info("the image and the illumination, %.3g GB, went to the file in %.3g s: %.3g "

@@ -88,6 +88,14 @@ struct migrate_run {
   float *sums[4];
   int sums_empty;
   float *slab_buffer; /* rank 0 under MPI: another rank's slab on its way to the file */
+  /* rtm.offset_lags > 0 (else NULL, 0): this rank's planes of the subsurface-offset gathers,
+   * dense [ncip][nh][nh][nz_local] (rtm_migration_gather_plan): one shot's as read at its
+   * end, and at the run's end the sums rounded; their sums over the shots as a float pair
+   * (hi, lo), added on the stepping thread at each shot's end, zero before the first */
+  size_t gather_cells;
+  float *gather_shot, *gather_sums[2];
+  double gathers_s;     /* the gathers' accumulation, of the imaging's seconds */
+  float *gathers_whole; /* rank 0 at the end: [ncip][nh][nh][nz], every rank's planes */
   rtm_progress_t progress;
   int shots_migrated; /* by this rank in this run, before the one being migrated */
   double start_s, setup_end_s, end_s;
@@ -127,8 +135,10 @@ int rtm_migrate_save(migrate_run_t *run, int completed);
  * by the I/O thread (then `completed` shots are in them, with the other groups'). */
 int rtm_migrate_take_shot(migrate_run_t *run, int completed);
 /* The run's last shot taken: the groups' sums added into the first group's, whose ranks
- * round them into the host slabs (every rank alike). */
+ * round them into the host slabs (every rank alike), the gathers' too. */
 int rtm_migrate_finish_sums(migrate_run_t *run);
+/* rtm.offset_lags > 0: the host arrays of the gathers (zeroed sums), else nothing. */
+int rtm_migrate_alloc_gathers(migrate_run_t *run);
 /* Under a GPU, queues the host slabs' page-locking on the I/O thread (the first shot's take
  * waits for it): their copies then run at the bus's speed and behind the next shot's steps. */
 int rtm_migrate_pin_slabs(migrate_run_t *run);

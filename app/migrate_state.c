@@ -12,6 +12,7 @@
 
 #include "migrate_run.h"
 #include "rtm_imaging.h" /* rtm_sums_add */
+#include "rtm_memory.h"  /* rtm_mem_host_large */
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 
@@ -59,6 +60,9 @@ static void resolve_path(char *path, size_t size) {
 static const char *const resume_free_keys[] = {"memory.limit_gb", "rtm.illumination",
                                                "rtm.illumination_eps", "rtm.laplacian",
                                                "mpi.shot_groups"};
+/* Without gathers (rtm.offset_lags = 0) their keys change no sum: dropped, so that a state
+ * of a build before them resumes. With gathers they count (no state is saved then yet). */
+static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "rtm.cip_y_step"};
 
 /* The config as it bears on the sums, which a state records (root attribute resume_config)
  * and a resumed run must match: the resolved deck with the values auto stood for
@@ -86,6 +90,9 @@ static int resume_config(migrate_run_t *run) {
   rtm_config_drop_pacing(run->resume_config);
   rtm_config_drop_keys(run->resume_config, resume_free_keys,
                        sizeof resume_free_keys / sizeof resume_free_keys[0]);
+  if (run->cfg.rtm.offset_lags == 0)
+    rtm_config_drop_keys(run->resume_config, gather_keys,
+                         sizeof gather_keys / sizeof gather_keys[0]);
 fail:
   free(cfg);
   return status;
@@ -312,6 +319,12 @@ int rtm_migrate_resume(migrate_run_t *run) {
              "%s holds a stopped run's state, but rtm.shot_images runs do not "
              "resume: remove it to start over",
              run->resume_path);
+  if (run->cfg.rtm.offset_lags > 0)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s holds a stopped run's state, but a run with rtm.offset_lags = %d does not "
+             "resume (the gathers are not kept in a state yet): resume it with "
+             "rtm.offset_lags = 0, or remove it to start over",
+             run->resume_path, run->cfg.rtm.offset_lags);
   RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
   RTM_TRY(check_config(run, saved));
   /* the record of the input files, and below the digest of the sums: a state without them
@@ -439,6 +452,9 @@ static int combine_groups(migrate_run_t *run) {
                                  merge_pairs, NULL));
   RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->sums[2], run->sums[3], run->local_cells,
                                  merge_pairs, NULL));
+  if (run->gather_cells) /* only at the end: a run with gathers saves no state */
+    RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->gather_sums[0], run->gather_sums[1],
+                                   run->gather_cells, merge_pairs, NULL));
   if (rtm_mpi_group(run->mpi) != 0) run->sums_empty = 1; /* in the first group's now */
 fail:
   return status;
@@ -575,11 +591,40 @@ fail:
   return status;
 }
 
+int rtm_migrate_alloc_gathers(migrate_run_t *run) {
+  int status = RTM_OK;
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  if (!plan) return RTM_OK;
+  run->gather_cells = rtm_gather_plan_cells(plan, run->grid.nz_local);
+  run->gather_shot = rtm_mem_host_large(run->gather_cells * sizeof(float));
+  for (int v = 0; v < 2; ++v)
+    run->gather_sums[v] = calloc(run->gather_cells, sizeof(float));
+  if (!run->gather_shot || !run->gather_sums[0] || !run->gather_sums[1])
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "out of memory for the gathers' sums (3 x %.3g GB): fewer rtm.offset_lags, or "
+             "larger rtm.cip_x_step and rtm.cip_y_step",
+             run->gather_cells * sizeof(float) / 1e9);
+fail:
+  return status;
+}
+
+/* rtm.offset_lags: a shot's gathers (host memory: the cpu backend) into their float-pair
+ * sums, on the stepping thread, before the clear. */
+static int add_shot_gathers(migrate_run_t *run) {
+  int status = RTM_OK;
+  if (!run->gather_shot) return RTM_OK;
+  RTM_TRY(rtm_migration_gathers_read(run->migration, run->gather_shot));
+  rtm_sums_add(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
+fail:
+  return status;
+}
+
 int rtm_migrate_take_shot(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   const double start_s = rtm_wall_seconds();
   /* the I/O thread done with the slabs and the sums */
   RTM_TRY(wait_for_jobs(run));
+  RTM_TRY(add_shot_gathers(run));
   RTM_TRY(rtm_migration_hold(run->migration, run->slab_image, run->slab_illumination));
   RTM_TRY(rtm_migration_clear(run->migration)); /* after the copy, before the next imaging */
   run->add = (migrate_job_t){run, completed, 1, 0, 0.0};
@@ -619,6 +664,8 @@ int rtm_migrate_finish_sums(migrate_run_t *run) {
   ensure_sums(run);
   rtm_sums_round(run->slab_image, run->sums[0], run->sums[1], run->local_cells);
   rtm_sums_round(run->slab_illumination, run->sums[2], run->sums[3], run->local_cells);
+  if (run->gather_cells)
+    rtm_sums_round(run->gather_shot, run->gather_sums[0], run->gather_sums[1], run->gather_cells);
 fail:
   return status;
 }
@@ -628,7 +675,9 @@ fail:
 int rtm_migrate_save_held(migrate_run_t *run) {
   int status = RTM_OK;
   /* stopped in its set-up: no sums, no thread yet */
-  if (rtm_mpi_world_size(run->mpi) > 1 || !run->migration || !run->worker) return RTM_OK;
+  if (rtm_mpi_world_size(run->mpi) > 1 || !run->migration || !run->worker ||
+      run->cfg.rtm.offset_lags > 0) /* no state holds the gathers yet */
+    return RTM_OK;
   RTM_TRY(rtm_migrate_settle_saves(run));
   if (run->held_shots <= run->saved_shots) return RTM_OK;
   RTM_TRY(write_state(run, run->held_shots));
