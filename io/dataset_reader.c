@@ -314,6 +314,7 @@ int rtm_io_list_datasets(const char *path, char ***names, int *count) {
   RTM_TRY(list_group(file, path, "/snapshots", &list));
   RTM_TRY(list_group(file, path, "/traces", &list));
   RTM_TRY(list_shots(file, path, &list));
+  RTM_TRY(list_group(file, path, "/gathers", &list)); /* a migration's CIP gathers */
   RTM_TRY(list_group(file, path, "/", &list)); /* volumes at the root: a model's /vp, ... */
   *names = list.names;
   *count = list.count;

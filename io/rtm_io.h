@@ -428,8 +428,8 @@ int rtm_io_read_receiver_line(const char *path, const char *gather, size_t nrec,
  * /shots/<k>/source for /shots/<k>/traces/<field>; x, y, z in metres, *found 0 when absent. */
 int rtm_io_read_gather_source(const char *path, const char *gather, double source_m[3], int *found);
 /* Names of the numeric datasets under /snapshots, under /traces (not receivers), under
- * /shots/<k>/traces of a many-shot file (shot by shot) and at the root (a model file's /vp,
- * ...), in that order; malloc'd array of malloc'd strings. */
+ * /shots/<k>/traces of a many-shot file (shot by shot), under /gathers (a migration's) and at
+ * the root (a model file's /vp, ...), in that order; malloc'd array of malloc'd strings. */
 int rtm_io_list_datasets(const char *path, char ***names, int *count);
 
 /* ---- what a figure shows (figure_data.c, scaling_table.c), for plot ---- */
