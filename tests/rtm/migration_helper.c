@@ -101,6 +101,14 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
     s->recomputed_steps += timing.recomputed_steps;
   }
   assert_int_equal(rtm_migration_read(m, s->image, s->illumination), RTM_OK);
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(m);
+  if (plan) { /* never cleared: the shots' sum */
+    s->gather_plan = *plan;
+    free(s->gathers);
+    s->gathers = malloc(rtm_gather_plan_cells(plan, s->grid.nz_local) * sizeof(float));
+    assert_non_null(s->gathers);
+    assert_int_equal(rtm_migration_gathers_read(m, s->gathers), RTM_OK);
+  }
   if (s->cfg.rtm.illumination)
     assert_int_equal(rtm_image_compensate(s->grid.mpi, s->image, s->illumination, cells,
                                           s->cfg.rtm.illumination_eps),
@@ -120,6 +128,7 @@ void survey_release(survey_t *s) {
   free(s->observed);
   free(s->image);
   free(s->illumination);
+  free(s->gathers);
 }
 
 int survey_column_peak(const survey_t *s, int ix, int iy, int z_begin, int z_end) {

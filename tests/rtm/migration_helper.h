@@ -23,6 +23,10 @@ typedef struct {
   float *observed;     /* per shot [shot][receiver_count][steps + 1] */
   int steps;
   float *image, *illumination; /* dense, after rtm_migration and the filters */
+  /* rtm.offset_lags > 0: the gathers summed over the shots (in float, unfiltered), dense
+   * [ncip][nh][nh][nz] as gather_plan lays them out; else NULL */
+  float *gathers;
+  rtm_gather_plan_t gather_plan;
   long long recomputed_steps;  /* by the last survey_migrate, all shots */
 } survey_t;
 

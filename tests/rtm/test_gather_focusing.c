@@ -1,0 +1,139 @@
+/* Subsurface-offset gathers of a flat reflector (iso, cpu backend): a 5 x 5 shot grid and a
+ * receiver plane at 110 m over 48^3 cells of 10 m (absorbing layer 10 cells), 20 Hz, 2000
+ * over 2600 m/s below cell 26 (265 m), modelled in that model and migrated in the smooth
+ * background (2000 m/s, the velocity above the reflector), and in it 8% too slow and 8% too
+ * fast, with rtm.offset_lags = 5 at CIP lines every 6 cells. Only the CIPs whose lags all lie
+ * inside the non-absorbing interior are judged (3 x 3 of the 5 x 5).
+ *
+ * The focusing measure of a CIP is issue 38's: the fraction of its gather's energy (sum of
+ * squares over the lags and the depths below the acquisition's near field, cells 17 .. 37,
+ * which hold the reflector's image in all three velocities, whole) within |hx| <= 1 and
+ * |hy| <= 1 cell. In the correct velocity S and R meet at the reflector at zero lag: every
+ * CIP's gather has its largest energy at h = 0; in a wrong one they meet at a lag that grows
+ * with the reflection angle (residual moveout), so the measure drops for every CIP and both
+ * signs of the error. Measured: 0.172 .. 0.200 in the correct velocity, 0.159 .. 0.185 slow,
+ * 0.135 .. 0.156 fast. The issue's 80% cannot be had here: the reflections near normal
+ * incidence (a shot near the CIP) are flat in h over their Fresnel zone, and the lag
+ * resolution of the rest is about a wavelength / (4 sin of the widest angle), some 3 cells at
+ * 10 cells a wavelength; the floor asserted, 0.15, is the measured least less 13%. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "migration_helper.h"
+#include "rtm_test_main.h"
+
+enum { N = 48, Z_BEGIN = 17, Z_END = 38, MAX_CIPS = 64 };
+static const int grid_n[3] = {N, N, N};
+static const char *const survey_settings[] = {"shots.x_count=5",
+                                              "shots.y_count=5",
+                                              "shots.z=110",
+                                              "receivers.z=110",
+                                              "receivers.x_step=10",
+                                              "receivers.y_step=10",
+                                              "time.steps=300",
+                                              "rtm.offset_lags=5",
+                                              "rtm.cip_x_step=6",
+                                              "rtm.cip_y_step=6",
+                                              NULL};
+
+typedef struct {
+  int judged[MAX_CIPS]; /* every lag of the CIP inside the interior */
+  double fraction[MAX_CIPS];
+  int peak_hx[MAX_CIPS], peak_hy[MAX_CIPS]; /* the lag of the largest energy */
+} focus_t;
+
+static float flat(const void *context, int ix, int iy, int iz) {
+  (void)context;
+  (void)ix;
+  (void)iy;
+  return iz <= 26 ? 2000.0f : 2600.0f;
+}
+
+/* The migration velocity: 2000 m/s times *(const float *)context. */
+static float scaled_background(const void *context, int ix, int iy, int iz) {
+  (void)ix;
+  (void)iy;
+  (void)iz;
+  return 2000.0f * *(const float *)context;
+}
+
+/* Energy of lag (hx, hy) of CIP `cip` over the window. */
+static double lag_energy(const survey_t *s, int cip, int hx, int hy) {
+  const rtm_gather_plan_t *p = &s->gather_plan;
+  const size_t nh = 2 * (size_t)p->lags + 1;
+  const float *trace =
+      s->gathers + (((size_t)cip * nh + (size_t)(hy + p->lags)) * nh + (size_t)(hx + p->lags)) * N;
+  double energy = 0.0;
+  for (int iz = Z_BEGIN; iz < Z_END; ++iz)
+    energy += (double)trace[iz] * trace[iz];
+  return energy;
+}
+
+static void measure(const survey_t *s, focus_t *f) {
+  const rtm_gather_plan_t *p = &s->gather_plan;
+  const int low = p->layer + p->lags, high = N - p->layer - p->lags; /* [low, high) */
+  for (int cip = 0; cip < rtm_gather_plan_cips(p); ++cip) {
+    const int cx = p->first[0] + cip % p->count[0] * p->step[0];
+    const int cy = p->first[1] + cip / p->count[0] * p->step[1];
+    double near = 0.0, all = 0.0, largest = -1.0;
+    for (int hy = -p->lags; hy <= p->lags; ++hy)
+      for (int hx = -p->lags; hx <= p->lags; ++hx) {
+        const double e = lag_energy(s, cip, hx, hy);
+        all += e;
+        if (abs(hx) <= 1 && abs(hy) <= 1) near += e;
+        if (e > largest) {
+          largest = e;
+          f->peak_hx[cip] = hx;
+          f->peak_hy[cip] = hy;
+        }
+      }
+    f->judged[cip] = cx >= low && cx < high && cy >= low && cy < high;
+    f->fraction[cip] = all > 0.0 ? near / all : 0.0;
+  }
+}
+
+static void migrate_with(survey_t *s, float scale, focus_t *f, const char *label) {
+  survey_migrate(s, scaled_background, &scale);
+  free(s->image); /* survey_migrate allocates them anew */
+  free(s->illumination);
+  s->image = s->illumination = NULL;
+  measure(s, f);
+  printf("%s (%.2f x 2000 m/s): energy within |h| <= 1 cell, judged CIPs:", label, scale);
+  for (int cip = 0; cip < rtm_gather_plan_cips(&s->gather_plan); ++cip)
+    if (f->judged[cip])
+      printf(" %.3f (peak at %d, %d)", f->fraction[cip], f->peak_hx[cip], f->peak_hy[cip]);
+  printf("\n");
+}
+
+static void test_flat_reflector_focuses(void **state) {
+  (void)state;
+  survey_t s;
+  static focus_t right, slow, fast;
+  survey_config(&s, grid_n, survey_settings);
+  survey_model(&s, flat, NULL);
+  migrate_with(&s, 1.0f, &right, "correct velocity");
+  migrate_with(&s, 0.92f, &slow, "8% slow");
+  migrate_with(&s, 1.08f, &fast, "8% fast");
+  const int cips = rtm_gather_plan_cips(&s.gather_plan);
+  assert_true(cips <= MAX_CIPS);
+  int judged = 0;
+  for (int cip = 0; cip < cips; ++cip) {
+    if (!right.judged[cip]) continue;
+    ++judged;
+    assert_int_equal(right.peak_hx[cip], 0);
+    assert_int_equal(right.peak_hy[cip], 0);
+    assert_true(right.fraction[cip] >= 0.15);
+    assert_true(slow.fraction[cip] < right.fraction[cip]);
+    assert_true(fast.fraction[cip] < right.fraction[cip]);
+  }
+  assert_int_equal(judged, 9);
+  survey_release(&s);
+}
+
+RTM_TEST_MAIN(cmocka_unit_test(test_flat_reflector_focuses))
