@@ -693,6 +693,10 @@ void rtm_migrate_say_interrupted(const migrate_run_t *run) {
     rtm_log_info("migrate: the sums of the first %d of %d shots are kept in %s: the same "
                  "command resumes there, migrating the shots after them again",
                  run->saved_shots, run->shots.count, run->resume_path);
+  else if (run->cfg.rtm.offset_lags > 0)
+    rtm_log_info("migrate: a run with rtm.offset_lags = %d keeps no state (the gathers are "
+                 "not kept in one yet): the same command starts over",
+                 run->cfg.rtm.offset_lags);
   else if (rtm_mpi_world_size(run->mpi) == 1 || run->cfg.rtm.resume_every_s <= 0.0)
     rtm_log_info("migrate: no shot had ended, nothing is kept: the same command starts over");
   else
