@@ -81,17 +81,20 @@ int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entr
       free(text);
       return RTM_ERR_INTERNAL;
     }
-    /* an aside with the file at its put's name now, the earlier file it links (probe G1: a
-     * run killed before its link leaves the recovery that file to know by its inode) */
+    /* an aside with the file at its put's name now, the earlier file it links, known by its
+     * size and modification time to the nanosecond (probe G1: a run killed before its link
+     * leaves the recovery that file to know; not by its inode, which a file written at the
+     * name after a removal may get again, probe H1, and a copied folder changes, H2) */
     char put[4096 + SUFFIX_MAX];
     struct stat earlier;
     snprintf(put, sizeof put, "%s", path);
     char *replaced = strstr(put + prefix, ".replaced");
     if (replaced) *replaced = '\0';
     if (entries[k].verb == RTM_IO_JOURNAL_ASIDE && replaced && lstat(put, &earlier) == 0)
-      length += (size_t)snprintf(text + length, JOURNAL_MAX - length, "%s %s %llu %llu\n",
-                                 verbs[entries[k].verb], suffix, (unsigned long long)earlier.st_dev,
-                                 (unsigned long long)earlier.st_ino);
+      length += (size_t)snprintf(
+          text + length, JOURNAL_MAX - length, "%s %s %llu %llu %llu\n", verbs[entries[k].verb],
+          suffix, (unsigned long long)earlier.st_size, (unsigned long long)earlier.st_mtim.tv_sec,
+          (unsigned long long)earlier.st_mtim.tv_nsec);
     else
       length += (size_t)snprintf(text + length, JOURNAL_MAX - length, "%s %s\n",
                                  verbs[entries[k].verb], suffix);
@@ -115,7 +118,12 @@ int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entr
 }
 
 void rtm_io_journal_remove(const char *journal) {
-  if (unlink(journal) == 0) sync_folder(journal);
+  if (unlink(journal) == 0)
+    sync_folder(journal);
+  else if (errno != ENOENT) /* the next run would take the finished commit for a killed one */
+    rtm_log_warning("cannot remove %s, the journal of a commit that is finished: %s; remove it "
+                    "by hand",
+                    journal, strerror(errno));
 }
 
 /* ---- finishing a dead run's commit ---- */
@@ -137,8 +145,8 @@ static int replaced_suffix(const char *suffix) {
 typedef struct {
   rtm_io_journal_verb_t verb;
   char path[4096 + SUFFIX_MAX];
-  int known; /* an aside's: the earlier file's device and inode given */
-  unsigned long long device, inode;
+  int known; /* an aside's: the earlier file's size and modification time given */
+  unsigned long long size, seconds, nanoseconds;
 } entry_t;
 
 /* The names a run's commit drops (an earlier run's files it does not write:
@@ -224,9 +232,12 @@ static int read_journal(const char *journal, const char *key, entry_t *entries) 
     if (numbers && strcmp(line, "aside") == 0) { /* "aside SUFFIX DEVICE INODE" */
       *numbers++ = '\0';
       int used = -1;
-      if (sscanf(numbers, "%llu %llu%n", &e->device, &e->inode, &used) != 2 ||
-          numbers[used] != '\0') {
-        snprintf(why, sizeof why, "an aside line's device and inode are not two numbers");
+      if (sscanf(numbers, "%llu %llu %llu%n", &e->size, &e->seconds, &e->nanoseconds, &used) != 3 ||
+          numbers[used] != '\0' || strspn(numbers, "0123456789 ") != strlen(numbers) ||
+          e->nanoseconds >= 1000000000ull) {
+        snprintf(why, sizeof why,
+                 "an aside line's numbers are not a size and a modification time (seconds, "
+                 "nanoseconds)");
         break;
       }
       e->known = 1;
@@ -272,8 +283,9 @@ static int same_inode(const char *a, const char *b) {
 static int is_recorded(const char *path, const entry_t *aside) {
   struct stat info;
   return aside->known && lstat(path, &info) == 0 && S_ISREG(info.st_mode) &&
-         (unsigned long long)info.st_dev == aside->device &&
-         (unsigned long long)info.st_ino == aside->inode;
+         (unsigned long long)info.st_size == aside->size &&
+         (unsigned long long)info.st_mtim.tv_sec == aside->seconds &&
+         (unsigned long long)info.st_mtim.tv_nsec == aside->nanoseconds;
 }
 
 /* The entry of the name the journal links the earlier file at the `put`'s name under
@@ -488,8 +500,9 @@ int rtm_io_journal_recover(const char *lock_path, const char *key, const char *n
                     journal, key, name, why, journal, key);
     else if (verdict == BLOCKED)
       rtm_log_error("%s: a run of %s '%s' was killed while it renamed its outputs into place, "
-                    "its files complete, and %s is now a file that run did not see (it "
-                    "replaces none it did not link aside): none of its renames was made, its "
+                    "its files complete, and %s is not the file that run saw there (a file put "
+                    "there since, or a journal damaged; it replaces only the earlier file its "
+                    "journal records): none of its renames was made, its "
                     "files stay as .partial and the journal stays. Move %s away and run again "
                     "to finish that commit, or remove %s and that run's .partial files to give "
                     "it up, or choose another %s",
@@ -501,10 +514,15 @@ int rtm_io_journal_recover(const char *lock_path, const char *key, const char *n
     drop_finished_state(journal, entries, count);
     sync_folder(journal);
     rtm_io_journal_remove(journal);
+    int asides = 0;
+    for (int k = 0; k < count; ++k)
+      asides += entries[k].verb == RTM_IO_JOURNAL_ASIDE;
     rtm_log_warning("a run of %s '%s' was killed while it renamed its outputs into place, its "
-                    "files complete: its commit is finished (renamed now: %s), and the earlier "
-                    "files it kept aside removed",
-                    key, name, done[0] ? done : "none, the killed run had made them all");
+                    "files complete: its commit is finished (renamed now: %s)%s",
+                    key, name, done[0] ? done : "none, the killed run had made them all",
+                    asides ? ", and the earlier files it kept aside removed (those it could "
+                             "tell for them)"
+                           : "");
   }
   free(entries);
   return status;

@@ -426,10 +426,15 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
     const output_t *o = &set->outputs[k];
     if (o->drop && !set->replace_none) /* replacing nothing, it found no file there */
       remove_dropped(o->path);
-    else if (o->backup)
-      unlink(o->backup);
+    else if (o->backup && unlink(o->backup) != 0)
+      rtm_log_warning("cannot remove %s, the earlier %s this run replaced: %s; remove it by hand",
+                      o->backup, o->path, strerror(errno));
   }
-  if (set->retire) remove_dropped(set->retire); /* while the journal stands (probe G4) */
+  /* while the journal stands (probe G4) */
+  if (set->retire && remove(set->retire) != 0 && errno != ENOENT)
+    rtm_log_warning("cannot remove %s, which this run's outputs make obsolete: %s; remove it by "
+                    "hand",
+                    set->retire, strerror(errno));
   if (journal[0]) rtm_io_journal_remove(journal);
   outputs_clear(set);
   return RTM_OK;

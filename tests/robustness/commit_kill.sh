@@ -97,7 +97,7 @@ left="$(cd "$out" && ls -1 tiny.*.partial | head -1)"
 if [ -n "$left" ]; then
   blocker="${left%.partial}"
   echo USER >"$out/$blocker"
-  expect 2 "tiny\.commit: .*out/$blocker is now a file that run did not see.*none of its renames was made" \
+  expect 2 "tiny\.commit: .*out/$blocker is not the file that run saw there.*none of its renames was made" \
     "$rtm3d" model "$work/tiny.ini" --set snapshots.every=10
   [ "$(cat "$out/$blocker")" = USER ] && [ -e "$out/$left" ] && [ -e "$out/tiny.commit" ] &&
     rob_pass "the user's $blocker, the dead run's $left and the journal kept" ||
@@ -188,7 +188,7 @@ expect 137 "" env RTM3D_TEST_KILL_RENAME=/f1.h5 LD_PRELOAD="$preload" "$rtm3d" "
 [ -e "$out/f1.h5.replaced" ] && rob_pass "the kill left f1.h5.replaced (the case holds)" ||
   rob_fail "no f1.h5.replaced after the kill: $(ls "$out" | tr '\n' ' ')"
 rm -f "$out/f1.h5" && echo "my own results" >"$out/f1.h5"
-expect 2 "f1\.h5 is now a file that run did not see" "$rtm3d" "${mig[@]}" --set output.name=f1 \
+expect 2 "f1\.h5 is not the file that run saw there" "$rtm3d" "${mig[@]}" --set output.name=f1 \
   --force
 [ "$(cat "$out/f1.h5")" = "my own results" ] && rob_pass "the user's f1.h5 kept" ||
   rob_fail "the user's f1.h5 was replaced"
@@ -210,7 +210,7 @@ expect 137 "" env RTM3D_TEST_KILL_LINK=/g1.json.replaced LD_PRELOAD="$preload" "
   "${mig[@]}" --set output.name=g1 --force
 [ -e "$out/g1.commit" ] && rob_pass "the kill left g1.commit (the case holds)" ||
   rob_fail "no g1.commit after the kill: $(ls "$out" | tr '\n' ' ')"
-expect 2 "killed while it renamed its outputs.*finished" "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" \
+expect 2 "killed while it renamed its outputs.*its commit is finished" "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" \
   --set output.name=g1
 expect 0 "" "$rtm3d" validate "$out/g1.h5" "$out/g1ref.h5" --rtol 0 --atol 0 --datasets /image
 expect_left_none "$out" '^g1\..*(replaced|partial|commit)'
@@ -220,7 +220,7 @@ expect_left_none "$out" '^g1\..*(replaced|partial|commit)'
 expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=g3 --set source.amplitude=2
 expect 137 "" env RTM3D_TEST_KILL_RENAME=/g3.json LD_PRELOAD="$preload" "$rtm3d" "${mig[@]}" \
   --set output.name=g3 --force
-expect 2 "killed while it renamed its outputs.*finished" "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" \
+expect 2 "killed while it renamed its outputs.*its commit is finished" "$rtm3d" "${mig[@]/--quiet/--set=rtm.mute=false}" \
   --set output.name=g3
 expect_left_none "$out" '^g3\..*(replaced|partial|commit)'
 
@@ -248,5 +248,27 @@ for target in whole.json g2.sgy; do
     rob_fail "export changed $target"
 done
 expect 0 "" "$rtm3d" export "$out/g2.h5" --segy "$out/g2.sgy" --force
+
+# ---- a --force commit killed before linking h1.h5 aside; the user removes h1.h5 and writes
+# a file of their own there, which may get the freed inode again (probe H1): the journal
+# knows the earlier file by size and modification time, so the recovery renames nothing
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=h1
+expect 137 "" env RTM3D_TEST_KILL_LINK=/h1.h5.replaced LD_PRELOAD="$preload" "$rtm3d" \
+  "${mig[@]}" --set output.name=h1 --set source.amplitude=2 --force
+rm -f "$out/h1.h5" && echo "my own results" >"$out/h1.h5"
+expect 2 "h1\.h5 is not the file that run saw there" "$rtm3d" "${mig[@]}" --set output.name=h1
+[ "$(cat "$out/h1.h5")" = "my own results" ] && rob_pass "the user's h1.h5 kept" ||
+  rob_fail "the user's h1.h5 was replaced"
+# ---- the folder of a killed --force commit copied (cp -a: new inodes, the same sizes and
+# times; probe H2): the copy's next run finishes the commit
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=h2r --set source.amplitude=2
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=h2
+expect 137 "" env RTM3D_TEST_KILL_LINK=/h2.json.replaced LD_PRELOAD="$preload" "$rtm3d" \
+  "${mig[@]}" --set output.name=h2 --set source.amplitude=2 --force
+mkdir -p "$work/copy" && cp -a "$out"/h2.* "$out"/h2_* "$work/copy/"
+expect 2 "killed while it renamed its outputs.*its commit is finished" "$rtm3d" \
+  "${mig[@]/--quiet/--set=rtm.mute=false}" --set output.name=h2 --set output.dir="$work/copy"
+expect 0 "" "$rtm3d" validate "$work/copy/h2.h5" "$out/h2r.h5" --rtol 0 --atol 0 --datasets /image
+expect_left_none "$work/copy" '(replaced|partial|commit)'
 
 rob_finish

@@ -81,7 +81,7 @@ if [ -e "$PWD/librtm3d_full_disk_preload.so" ]; then
   expect 137 "" "${plant[@]}" RTM3D_TEST_KILL_RENAME=/r8.json "$rtm3d" model "$deck" \
     "${quick[@]}" --set output.name=r8
   cp "$work/precious" "$out/r8.json"
-  expect 2 "r8\.json is now a file that run did not see" "$rtm3d" model "$deck" "${quick[@]:1}" \
+  expect 2 "r8\.json is not the file that run saw there" "$rtm3d" model "$deck" "${quick[@]:1}" \
     --set output.name=r8
   expect_file_unchanged "$out/r8.json" "$sum"
   [ -f "$out/r8.json.partial" ] && [ -e "$out/r8.commit" ] &&
