@@ -62,6 +62,32 @@ static int plain_suffix(const char *suffix) {
   return suffix[0] && strlen(suffix) < SUFFIX_MAX && !strpbrk(suffix, "/\n");
 }
 
+/* The regular file at `path` (no link followed): its size and a 64-bit FNV-1a hash of its
+ * first and last MiB (of all of it when smaller), which tells files of one size apart
+ * (another run's figure or run file differs in its headers); 0 when it cannot be read. */
+static int fingerprint(const char *path, unsigned long long *size, unsigned long long *hash) {
+  enum { SAMPLE = 1 << 20 };
+  struct stat info;
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return 0;
+  unsigned char *buffer = malloc(SAMPLE);
+  int ok = buffer && fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  unsigned long long h = 14695981039346656037ull;
+  const off_t length = ok ? info.st_size : 0;
+  const off_t starts[2] = {0, length > SAMPLE ? length - SAMPLE : 0};
+  for (int part = 0; ok && part < (length > SAMPLE ? 2 : 1); ++part) {
+    const size_t want = (size_t)(length - starts[part] < SAMPLE ? length - starts[part] : SAMPLE);
+    ok = pread(fd, buffer, want, starts[part]) == (ssize_t)want;
+    for (size_t i = 0; ok && i < want; ++i)
+      h = (h ^ buffer[i]) * 1099511628211ull;
+  }
+  free(buffer);
+  close(fd);
+  *size = (unsigned long long)length;
+  *hash = h;
+  return ok;
+}
+
 int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entries, int count) {
   static const char *const verbs[] = {"put", "drop", "aside"};
   char partial[4096 + 32];
@@ -82,19 +108,18 @@ int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entr
       return RTM_ERR_INTERNAL;
     }
     /* an aside with the file at its put's name now, the earlier file it links, known by its
-     * size and modification time to the nanosecond (probe G1: a run killed before its link
+     * size and a hash of its first and last MiB (probe G1: a run killed before its link
      * leaves the recovery that file to know; not by its inode, which a file written at the
-     * name after a removal may get again, probe H1, and a copied folder changes, H2) */
+     * name after a removal may get again, H1, nor its times, which a copy or a coarse clock
+     * changes or repeats, H2, I1, I3) */
     char put[4096 + SUFFIX_MAX];
-    struct stat earlier;
+    unsigned long long size = 0, hash = 0;
     snprintf(put, sizeof put, "%s", path);
     char *replaced = strstr(put + prefix, ".replaced");
     if (replaced) *replaced = '\0';
-    if (entries[k].verb == RTM_IO_JOURNAL_ASIDE && replaced && lstat(put, &earlier) == 0)
-      length += (size_t)snprintf(
-          text + length, JOURNAL_MAX - length, "%s %s %llu %llu %llu\n", verbs[entries[k].verb],
-          suffix, (unsigned long long)earlier.st_size, (unsigned long long)earlier.st_mtim.tv_sec,
-          (unsigned long long)earlier.st_mtim.tv_nsec);
+    if (entries[k].verb == RTM_IO_JOURNAL_ASIDE && replaced && fingerprint(put, &size, &hash))
+      length += (size_t)snprintf(text + length, JOURNAL_MAX - length, "%s %s %llu %016llx\n",
+                                 verbs[entries[k].verb], suffix, size, hash);
     else
       length += (size_t)snprintf(text + length, JOURNAL_MAX - length, "%s %s\n",
                                  verbs[entries[k].verb], suffix);
@@ -145,8 +170,8 @@ static int replaced_suffix(const char *suffix) {
 typedef struct {
   rtm_io_journal_verb_t verb;
   char path[4096 + SUFFIX_MAX];
-  int known; /* an aside's: the earlier file's size and modification time given */
-  unsigned long long size, seconds, nanoseconds;
+  int known; /* an aside's: the earlier file's size and hash (fingerprint) given */
+  unsigned long long size, hash;
 } entry_t;
 
 /* The names a run's commit drops (an earlier run's files it does not write:
@@ -229,15 +254,15 @@ static int read_journal(const char *journal, const char *key, entry_t *entries) 
     entry_t *e = &entries[count++];
     e->known = 0;
     char *numbers = strchr(suffix, ' ');
-    if (numbers && strcmp(line, "aside") == 0) { /* "aside SUFFIX DEVICE INODE" */
+    if (numbers && strcmp(line, "aside") == 0) { /* "aside SUFFIX SIZE HASH" */
       *numbers++ = '\0';
       int used = -1;
-      if (sscanf(numbers, "%llu %llu %llu%n", &e->size, &e->seconds, &e->nanoseconds, &used) != 3 ||
-          numbers[used] != '\0' || strspn(numbers, "0123456789 ") != strlen(numbers) ||
-          e->nanoseconds >= 1000000000ull) {
+      const char *space_at = strchr(numbers, ' ');
+      if (!space_at || strspn(numbers, "0123456789") != (size_t)(space_at - numbers) ||
+          strlen(space_at + 1) != 16 || strspn(space_at + 1, "0123456789abcdef") != 16 ||
+          sscanf(numbers, "%llu %llx%n", &e->size, &e->hash, &used) != 2 || numbers[used] != '\0') {
         snprintf(why, sizeof why,
-                 "an aside line's numbers are not a size and a modification time (seconds, "
-                 "nanoseconds)");
+                 "an aside line's fields are not a size and a 16-digit hexadecimal hash");
         break;
       }
       e->known = 1;
@@ -279,13 +304,12 @@ static int same_inode(const char *a, const char *b) {
          first.st_dev == second.st_dev && first.st_ino == second.st_ino;
 }
 
-/* Whether the regular file at `path` is the one an aside entry recorded. */
+/* Whether the regular file at `path` is the one an aside entry recorded (its content: a
+ * copy of it counts as it). */
 static int is_recorded(const char *path, const entry_t *aside) {
-  struct stat info;
-  return aside->known && lstat(path, &info) == 0 && S_ISREG(info.st_mode) &&
-         (unsigned long long)info.st_size == aside->size &&
-         (unsigned long long)info.st_mtim.tv_sec == aside->seconds &&
-         (unsigned long long)info.st_mtim.tv_nsec == aside->nanoseconds;
+  unsigned long long size = 0, hash = 0;
+  return aside->known && fingerprint(path, &size, &hash) && size == aside->size &&
+         hash == aside->hash;
 }
 
 /* The entry of the name the journal links the earlier file at the `put`'s name under
@@ -345,7 +369,9 @@ static int check_put(const entry_t *put, const entry_t *entries, int count, char
     snprintf(why, size, "%s and %s are both gone", partial, put->path);
     return CANNOT_FINISH;
   }
-  if (aside && earlier_at(put, entries, count)) {
+  /* its partial gone: renamed, unless the earlier file still stands at both names (a file of
+   * the same content as the earlier one, a sidecar of the same grid, was renamed) */
+  if (aside && same_inode(put->path, aside)) {
     snprintf(why, size, "%s is gone and %s is still the earlier run's", partial, put->path);
     return CANNOT_FINISH;
   }

@@ -259,16 +259,35 @@ rm -f "$out/h1.h5" && echo "my own results" >"$out/h1.h5"
 expect 2 "h1\.h5 is not the file that run saw there" "$rtm3d" "${mig[@]}" --set output.name=h1
 [ "$(cat "$out/h1.h5")" = "my own results" ] && rob_pass "the user's h1.h5 kept" ||
   rob_fail "the user's h1.h5 was replaced"
-# ---- the folder of a killed --force commit copied (cp -a: new inodes, the same sizes and
-# times; probe H2): the copy's next run finishes the commit
+# ---- the folder of a killed --force commit copied (cp -r: new inodes and times; probes H2,
+# I3): the journal knows the earlier files by their content, and the copy's next run
+# finishes the commit
 expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=h2r --set source.amplitude=2
 expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=h2
 expect 137 "" env RTM3D_TEST_KILL_LINK=/h2.json.replaced LD_PRELOAD="$preload" "$rtm3d" \
   "${mig[@]}" --set output.name=h2 --set source.amplitude=2 --force
-mkdir -p "$work/copy" && cp -a "$out"/h2.* "$out"/h2_* "$work/copy/"
+mkdir -p "$work/copy" && cp -r "$out"/h2.* "$out"/h2_* "$work/copy/"
 expect 2 "killed while it renamed its outputs.*its commit is finished" "$rtm3d" \
   "${mig[@]/--quiet/--set=rtm.mute=false}" --set output.name=h2 --set output.dir="$work/copy"
 expect 0 "" "$rtm3d" validate "$work/copy/h2.h5" "$out/h2r.h5" --rtol 0 --atol 0 --datasets /image
 expect_left_none "$work/copy" '(replaced|partial|commit)'
+
+# ---- a file of the same size and modification time as the earlier one but another content
+# at the name (another run's, on a file system of coarse times; probe I1) is not the earlier
+# file: the recovery renames nothing
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=i1
+expect 137 "" env RTM3D_TEST_KILL_LINK=/i1.h5.replaced LD_PRELOAD="$preload" "$rtm3d" \
+  "${mig[@]}" --set output.name=i1 --set source.amplitude=2 --force
+python3 - "$out/i1.h5" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[len(data) // 2] ^= 0xFF  # the same size, another content
+open(sys.argv[1] + ".other", "wb").write(data)
+PY
+touch -r "$out/i1.h5" "$out/i1.h5.other" && mv "$out/i1.h5.other" "$out/i1.h5"
+before="$(cksum <"$out/i1.h5")"
+expect 2 "i1\.h5 is not the file that run saw there" "$rtm3d" "${mig[@]}" --set output.name=i1
+[ "$before" = "$(cksum <"$out/i1.h5")" ] && rob_pass "the look-alike i1.h5 kept" ||
+  rob_fail "the look-alike i1.h5 was replaced"
 
 rob_finish
