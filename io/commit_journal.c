@@ -343,6 +343,34 @@ static int earlier_at(const entry_t *put, const entry_t *entries, int count) {
  * PATH the killed run did not see (no link aside of it: not one it replaces) while its
  * partial waits; BLOCKED. FINISHES ("") when it can. */
 enum { FINISHES, CANNOT_FINISH, BLOCKED };
+
+static int earlier_at(const entry_t *put, const entry_t *entries, int count);
+
+/* Whether every put that replaces an earlier file (its aside recorded) still holds that
+ * earlier file's content at its name: no rename of the commit shows (all partials removed
+ * by another hand before the first link; or runs of the same outputs, where finishing
+ * changes nothing). */
+static int nothing_renamed(const entry_t *entries, int count) {
+  int replacing = 0;
+  for (int k = 0; k < count; ++k) {
+    if (entries[k].verb != RTM_IO_JOURNAL_PUT || !aside_of(&entries[k], entries, count)) continue;
+    ++replacing;
+    if (!earlier_at(&entries[k], entries, count)) return 0;
+  }
+  return replacing > 0;
+}
+
+/* Whether a put's partial still waits under its own name (a rename the killed run had not
+ * made yet: it had not reached its clean-up of the links aside). */
+static int renames_pending(const entry_t *entries, int count) {
+  char partial[sizeof entries[0].path + 16];
+  for (int k = 0; k < count; ++k) {
+    if (entries[k].verb != RTM_IO_JOURNAL_PUT) continue;
+    snprintf(partial, sizeof partial, "%s.partial", entries[k].path);
+    if (access(partial, F_OK) == 0 && !same_inode(partial, entries[k].path)) return 1;
+  }
+  return 0;
+}
 static int check_put(const entry_t *put, const entry_t *entries, int count, char *why,
                      size_t size) {
   char partial[sizeof put->path + 16];
@@ -370,8 +398,14 @@ static int check_put(const entry_t *put, const entry_t *entries, int count, char
     return CANNOT_FINISH;
   }
   /* its partial gone: renamed, unless the earlier file still stands at both names (a file of
-   * the same content as the earlier one, a sidecar of the same grid, was renamed) */
-  if (aside && same_inode(put->path, aside)) {
+   * the same content as the earlier one, a sidecar of the same grid, was renamed), or it was
+   * never linked aside while renames are still to come: a run links a file aside before its
+   * rename and removes the links only after its last rename, so the partial was removed by
+   * another hand (probe J1: the set was reported finished, mixed) */
+  struct stat linked;
+  if (aside && (same_inode(put->path, aside) ||
+                (lstat(aside, &linked) != 0 &&
+                 (renames_pending(entries, count) || nothing_renamed(entries, count))))) {
     snprintf(why, size, "%s is gone and %s is still the earlier run's", partial, put->path);
     return CANNOT_FINISH;
   }

@@ -290,4 +290,23 @@ expect 2 "i1\.h5 is not the file that run saw there" "$rtm3d" "${mig[@]}" --set 
 [ "$before" = "$(cksum <"$out/i1.h5")" ] && rob_pass "the look-alike i1.h5 kept" ||
   rob_fail "the look-alike i1.h5 was replaced"
 
+# ---- a --force commit killed before its first link aside, then a partial removed by hand
+# (probe J1: reported finished, a mixed set, the killed run's state removed): refused, nothing
+# renamed, the state kept; with every partial removed, refused alike
+for removed in 'j1.h5.partial' '*.partial'; do
+  rm -f "$out"/j1*
+  expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=j1 --set source.amplitude=2
+  earlier="$(cksum <"$out/j1.h5")"
+  expect 137 "" env RTM3D_TEST_KILL_LINK=/j1_image_x.png.replaced LD_PRELOAD="$preload" \
+    "$rtm3d" "${mig[@]}" --set output.name=j1 --force
+  [ -e "$out/j1.resume.h5" ] && [ ! -e "$out/j1_image_x.png.replaced" ] &&
+    rob_pass "the kill came before the links, the state there (the case holds)" ||
+    rob_fail "after the kill at the first link: $(ls "$out" | grep j1 | tr '\n' ' ')"
+  (cd "$out" && rm -f $removed)
+  expect 2 "j1\.commit: .*commit cannot be finished" "$rtm3d" "${mig[@]}" --set output.name=j1
+  [ "$earlier" = "$(cksum <"$out/j1.h5")" ] && [ -e "$out/j1.resume.h5" ] && [ -e "$out/j1.commit" ] &&
+    rob_pass "removed $removed: the earlier j1.h5, the state and the journal kept" ||
+    rob_fail "removed $removed: $(ls "$out" | grep j1 | tr '\n' ' ')"
+done
+
 rob_finish
