@@ -486,6 +486,12 @@ static void roll_forward(const entry_t *entries, int count, size_t prefix, char 
      * such link nothing is replaced */
     const int replace = earlier_at(e, entries, count);
     if (replace) verified[k] = 1;
+    /* linked aside first, as the killed run would have: a recovery killed after this rename
+     * leaves the next one the link that says the rename was made (probe K1) */
+    const entry_t *aside = aside_of(e, entries, count);
+    struct stat linked;
+    if (replace && aside && lstat(aside->path, &linked) != 0 && link(e->path, aside->path) != 0)
+      rtm_log_warning("cannot link %s aside as %s: %s", e->path, aside->path, strerror(errno));
     if ((replace ? rename(partial, e->path) : rtm_io_rename_noreplace(partial, e->path)) != 0) {
       rtm_log_warning("cannot rename %s to %s: %s%s", partial, e->path, strerror(errno),
                       errno == EEXIST ? " (a file the killed run did not see; the run's stays "

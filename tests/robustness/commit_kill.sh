@@ -309,4 +309,18 @@ for removed in 'j1.h5.partial' '*.partial'; do
     rob_fail "removed $removed: $(ls "$out" | grep j1 | tr '\n' ' ')"
 done
 
+# ---- the recovery itself killed after its first rename (probe K1: the next run found a
+# renamed name without its link aside and refused for ever): the recovery links each
+# earlier file aside before renaming over it, as the killed run would have, so the next run
+# finishes the commit
+expect 0 "" "$rtm3d" "${mig[@]}" --set output.name=k1 --set source.amplitude=2
+expect 137 "" env RTM3D_TEST_KILL_LINK=/k1_image_x.png.replaced LD_PRELOAD="$preload" \
+  "$rtm3d" "${mig[@]}" --set output.name=k1 --force
+expect 137 "" env RTM3D_TEST_KILL_RENAME=/k1_image_y.png LD_PRELOAD="$preload" "$rtm3d" \
+  "${mig[@]}" --set output.name=k1
+expect 2 "killed while it renamed its outputs.*its commit is finished" "$rtm3d" \
+  "${mig[@]/--quiet/--set=rtm.mute=false}" --set output.name=k1
+expect 0 "" "$rtm3d" validate "$out/k1.h5" "$out/g1ref.h5" --rtol 0 --atol 0 --datasets /image
+expect_left_none "$out" '^k1.*(replaced|partial|commit|resume)'
+
 rob_finish
