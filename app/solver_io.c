@@ -444,11 +444,10 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
                                          cfg->output.dir, cfg->output.name) < sizeof replaced &&
                         (size_t)snprintf(state, sizeof state, "%s/%s.resume.h5", cfg->output.dir,
                                          cfg->output.name) < sizeof state;
-      const int linked = named && lstat(replaced, &info) == 0 && S_ISREG(info.st_mode) &&
-                         lstat(state, &current) == 0 && info.st_dev == current.st_dev &&
+      const int regular = named && lstat(replaced, &info) == 0 && S_ISREG(info.st_mode);
+      const int linked = regular && lstat(state, &current) == 0 && info.st_dev == current.st_dev &&
                          info.st_ino == current.st_ino;
-      if (named && lstat(replaced, &info) == 0 && S_ISREG(info.st_mode) &&
-          (linked || rtm_io_run_file_written(replaced)) && unlink(replaced) == 0)
+      if (regular && (linked || rtm_io_run_file_written(replaced)) && unlink(replaced) == 0)
         rtm_log_warning("removed %s, the earlier resume state a run of this name killed while "
                         "saving its state left",
                         replaced);

@@ -167,6 +167,17 @@ static int replaced_suffix(const char *suffix) {
          (rest[0] == '.' && rest[1] && strspn(rest + 1, "0123456789") == strlen(rest + 1));
 }
 
+int rtm_io_run_bookkeeping_name(const char *path) {
+  static const char *const endings[] = {".lock", ".commit", ".partial", ".resume.h5"};
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  const size_t length = strlen(base);
+  for (size_t k = 0; k < sizeof endings / sizeof endings[0]; ++k) {
+    const size_t n = strlen(endings[k]);
+    if (length >= n && strcmp(base + length - n, endings[k]) == 0) return 1;
+  }
+  return replaced_suffix(base);
+}
+
 typedef struct {
   rtm_io_journal_verb_t verb;
   char path[4096 + SUFFIX_MAX];
@@ -338,14 +349,6 @@ static int earlier_at(const entry_t *put, const entry_t *entries, int count) {
   return aside->known ? is_recorded(put->path, aside) : same_inode(put->path, aside->path);
 }
 
-/* What of a `put` cannot be finished, into why[size]: its partial gone and PATH absent, or
- * still the earlier file (the name it was linked aside under); CANNOT_FINISH. Or a file at
- * PATH the killed run did not see (no link aside of it: not one it replaces) while its
- * partial waits; BLOCKED. FINISHES ("") when it can. */
-enum { FINISHES, CANNOT_FINISH, BLOCKED };
-
-static int earlier_at(const entry_t *put, const entry_t *entries, int count);
-
 /* Whether every put that replaces an earlier file (its aside recorded) still holds that
  * earlier file's content at its name: no rename of the commit shows (all partials removed
  * by another hand before the first link; or runs of the same outputs, where finishing
@@ -371,7 +374,20 @@ static int renames_pending(const entry_t *entries, int count) {
   }
   return 0;
 }
-static int check_put(const entry_t *put, const entry_t *entries, int count, char *why,
+
+/* Whether the commit shows none of its renames yet, as a whole: a partial still waits
+ * under its own name, or every name still holds its earlier file (once for the journal:
+ * it reads each earlier file's fingerprint). */
+static int renames_unmade(const entry_t *entries, int count) {
+  return renames_pending(entries, count) || nothing_renamed(entries, count);
+}
+
+/* What of a `put` cannot be finished, into why[size]: its partial gone and PATH absent, or
+ * still the earlier file (`unmade`: renames_unmade of the journal); CANNOT_FINISH. Or a
+ * file at PATH that is not the earlier file the journal records while its partial waits;
+ * BLOCKED. FINISHES ("") when it can. */
+enum { FINISHES, CANNOT_FINISH, BLOCKED };
+static int check_put(const entry_t *put, const entry_t *entries, int count, int unmade, char *why,
                      size_t size) {
   char partial[sizeof put->path + 16];
   struct stat info;
@@ -384,8 +400,8 @@ static int check_put(const entry_t *put, const entry_t *entries, int count, char
       return CANNOT_FINISH;
     }
     /* the same file twice: a rename by link and unlink killed between the two (made); else
-     * a file at PATH is replaced only when it is the earlier file the killed run linked
-     * aside (the same inode as its aside name: probe F1), not one put there since */
+     * a file at PATH is replaced only when it is the earlier file the journal records
+     * (probes F1, H1), not one put there since */
     if (lstat(put->path, &info) == 0 && !same_inode(partial, put->path) &&
         !earlier_at(put, entries, count)) {
       snprintf(why, size, "%s", put->path);
@@ -403,9 +419,7 @@ static int check_put(const entry_t *put, const entry_t *entries, int count, char
    * rename and removes the links only after its last rename, so the partial was removed by
    * another hand (probe J1: the set was reported finished, mixed) */
   struct stat linked;
-  if (aside && (same_inode(put->path, aside) ||
-                (lstat(aside, &linked) != 0 &&
-                 (renames_pending(entries, count) || nothing_renamed(entries, count))))) {
+  if (aside && (same_inode(put->path, aside) || (lstat(aside, &linked) != 0 && unmade))) {
     snprintf(why, size, "%s is gone and %s is still the earlier run's", partial, put->path);
     return CANNOT_FINISH;
   }
@@ -555,9 +569,10 @@ int rtm_io_journal_recover(const char *lock_path, const char *key, const char *n
   const int count = read_journal(journal, key, entries);
   int status = count < 0 ? RTM_ERR_CONFIG : RTM_OK;
   /* every put checked before any rename: one that cannot be made means none is (probe E9) */
+  const int unmade = status == RTM_OK && renames_unmade(entries, count);
   for (int k = 0; status == RTM_OK && k < count; ++k) {
     if (entries[k].verb != RTM_IO_JOURNAL_PUT) continue;
-    const int verdict = check_put(&entries[k], entries, count, why, sizeof why);
+    const int verdict = check_put(&entries[k], entries, count, unmade, why, sizeof why);
     if (verdict == CANNOT_FINISH)
       rtm_log_error("%s: a run of %s '%s' was killed while it renamed its outputs into place, "
                     "and its commit cannot be finished: %s. Nothing was changed; the outputs "

@@ -419,14 +419,8 @@ static int check_target(const char *input, const char *path, int overwrite) {
   /* a run's own names and files are never export's to write, --force or not: its lock,
    * journal, partials, links aside and resume state (probe F3: a stopped migration's state
    * replaced by SEG-Y, a held lock broken), its run file, sidecar and figures */
-  static const char *const run_names[] = {".lock", ".commit", ".partial", ".resume.h5"};
   const size_t length = strlen(path);
-  const char *replaced = strstr(path, ".replaced");
-  int run_name = replaced && (replaced[9] == '\0' || replaced[9] == '.');
-  for (size_t k = 0; k < sizeof run_names / sizeof run_names[0]; ++k) {
-    const size_t n = strlen(run_names[k]);
-    run_name = run_name || (length >= n && strcmp(path + length - n, run_names[k]) == 0);
-  }
+  const int run_name = rtm_io_run_bookkeeping_name(path);
   const int exists = lstat(path, &info) == 0;
   /* a SEG-Y rtm3d wrote from the run file beside it, NAME.h5, is that run's copy: replaced
    * only by an export of that same run file (probe G2: another run's gathers there) */
