@@ -809,13 +809,8 @@ static int cuda_set_trace_band(void *state, const rtm_traces_band_t *band) {
   release_band(b);
   if (!band) return RTM_OK;
   if (band->n != b->trace_length)
-    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: a warp band of %d samples for traces of %d",
-             band->n, b->trace_length);
-  if (!rtm_cuda_band_fits(band->max_width, b->device))
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "backend cuda: the warp band's widest group (%d samples) does not fit in a block's "
-             "shared memory",
-             band->max_width);
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: a warp band of %d samples for traces of %d", band->n,
+             b->trace_length);
   const size_t groups = (size_t)band->groups, values = (size_t)band->offset[band->groups];
   RTM_TRY(device_buffer(b, groups * sizeof(int), "warp band columns", &b->band_first));
   RTM_TRY(device_buffer(b, groups * sizeof(int), "warp band widths", &b->band_width));
@@ -829,8 +824,8 @@ static int cuda_set_trace_band(void *state, const rtm_traces_band_t *band) {
                           cudaMemcpyHostToDevice));
   RTM_CUDA_TRY(cudaMemcpy(b->band_coef.ptr, band->coef, values * sizeof(float),
                           cudaMemcpyHostToDevice));
-  b->band = (rtm_cuda_band_t){band->groups, band->max_width, b->band_first.ptr,
-                              b->band_width.ptr, b->band_offset.ptr, b->band_coef.ptr};
+  b->band = (rtm_cuda_band_t){band->groups, b->band_first.ptr, b->band_width.ptr,
+                              b->band_offset.ptr, b->band_coef.ptr};
   return RTM_OK;
 fail:
   release_band(b);

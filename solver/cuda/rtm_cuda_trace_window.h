@@ -19,14 +19,11 @@ int rtm_cuda_pack_trace_window(const float *traces, int receivers, int length, i
 
 /* A warp band (rtm_traces_band_t) in device memory: its arrays copied as they are. */
 typedef struct {
-  int groups, max_width;
+  int groups;
   int *first, *width;
   long long *offset;
   float *coef;
 } rtm_cuda_band_t;
-
-/* Whether the device can hold a group of max_width columns in one block's shared memory. */
-int rtm_cuda_band_fits(int max_width, int device);
 
 /* window[r][s] = corrected sample first + s of trace r (rtm_traces_band_apply's sums, bit for
  * bit), for r < receivers, s < count, first a multiple of RTM_TRACES_BAND_ROWS; traces holds

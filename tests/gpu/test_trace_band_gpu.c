@@ -49,11 +49,8 @@ static void test_band_kernel(void **state) {
   (void)state;
   rtm_traces_band_t band;
   make_band("cpu", &band);
-  assert_true(rtm_cuda_band_fits(band.max_width, 0));
   const size_t groups = (size_t)band.groups, values = (size_t)band.offset[band.groups];
-  rtm_cuda_band_t on_device = {band.groups,
-                               band.max_width,
-                               device_copy(band.first, groups * sizeof(int)),
+  rtm_cuda_band_t on_device = {band.groups, device_copy(band.first, groups * sizeof(int)),
                                device_copy(band.width, groups * sizeof(int)),
                                device_copy(band.offset, (groups + 1) * sizeof(long long)),
                                device_copy(band.coef, values * sizeof(float))};
