@@ -164,6 +164,7 @@ static int write_traces(model_run_t *run, int shot) {
   memset(&g, 0, sizeof g);
   if (run->stream) {
     RTM_TRY(rtm_trace_stream_finish(run->stream));
+    run->correct_s += rtm_trace_stream_correct_seconds(run->stream); /* beside the steps */
     RTM_TRY(rtm_output_write_source(run->output, run->prop.source_position_m));
     return RTM_OK;
   }
@@ -272,7 +273,6 @@ static int plan_streaming(model_run_t *run) {
   if (run->many_shots || run->cfg.output.stream_traces == RTM_STREAM_TRACES_OFF) return RTM_OK;
   RTM_TRY(rtm_trace_stream_create(&run->prop, &run->sampling, run->cfg.output.stream_window,
                                   &run->stream));
-  run->correct_s += rtm_trace_stream_correct_seconds(run->stream);
 fail:
   return status;
 }

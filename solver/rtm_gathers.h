@@ -102,13 +102,19 @@ int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *
                             int window_samples, rtm_trace_stream_t **stream);
 /* Samples a window holds (the file's chunk along time). */
 int rtm_trace_stream_window(const rtm_trace_stream_t *stream);
-/* Seconds spent making and loading the warp's band (0 without a correction): the stream's
- * share of the run's time-dispersion correction; its products run on the copy stream,
- * beside the steps. */
+/* Seconds spent making and loading the warp's band (0 without a correction), the making by
+ * a job on the queue beside the first steps: the stream's share of the run's time-dispersion
+ * correction (its products run on the copy stream, beside the steps). After finish. */
 double rtm_trace_stream_correct_seconds(const rtm_trace_stream_t *stream);
+/* The stepping thread's seconds waiting for a slot's last window to be written (the
+ * writer behind the steps), and the jobs' seconds checking and writing windows. After
+ * finish. */
+void rtm_trace_stream_seconds(const rtm_trace_stream_t *stream, double *waited_s,
+                              double *written_s);
 /* Windows go to `write` as jobs on `queue` (copied) from now on; a window whose values are
- * not finite fails its job (RTM_ERR_NUMERIC, unstable_hint appended). Before the first
- * step. */
+ * not finite fails its job (RTM_ERR_NUMERIC, unstable_hint appended). With a correction the
+ * warp's band is made by a first job, on the GPU current here, while the first steps run,
+ * and loaded before the first window. Before the first step. */
 int rtm_trace_stream_start(rtm_trace_stream_t *stream, rtm_trace_stream_write_t write,
                            void *context, const char *unstable_hint, const rtm_job_queue_t *queue);
 /* After step `it`: every window whose samples are recorded copied out and queued to be

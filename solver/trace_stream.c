@@ -1,10 +1,11 @@
 /* trace_stream.c - a run's gathers streamed to the file while the steps run (rtm_gathers.h):
  * window k of the recorded traces is copied out by the stepping thread into slot k % S
  * (S = RTM_TRACE_SLOTS), behind the queued steps (corrected for time dispersion on the way
- * by the warp's band, once the band's lag past it is recorded), and handed as a job to the
- * caller's queue (the run's I/O thread), which writes it through the caller's callback once its copy has
- * landed, so that the steps go on being queued while a window is written. The copy of window
- * k waits for the job of window k - S, the slot's last. The stream starts no thread: the
+ * by the warp's band, once the band's lag past it is recorded; the band is made by the
+ * queue's first job while the first steps run), and handed as a job to the
+ * caller's queue (the run's I/O thread), which writes it through the caller's callback once its
+ * copy has landed, so that the steps go on being queued while a window is written. The copy of
+ * window k waits for the job of window k - S, the slot's last. The stream starts no thread: the
  * queue runs one job at a time, and the caller makes its other writes of the file (the
  * snapshots) with no job queued. */
 #include <stdlib.h>
@@ -28,7 +29,14 @@ struct rtm_trace_stream {
   int samples;                     /* of each trace: steps + 1 */
   int window, next, windows;       /* samples a window; the next to copy; how many */
   int lag;                         /* raw samples past a window its copy waits for (band) */
-  double correct_s;                /* making and loading the band */
+  double correct_s;                /* finding the pass band, making and loading the band */
+  double limit_hz;                 /* the band's pass band (0: no band) */
+  int device;                      /* the GPU the band is made on: the run's */
+  int band_queued;                 /* the job making the band, not yet waited for */
+  long band_ticket;
+  rtm_traces_band_t band;          /* made by that job, loaded by the stepping thread */
+  double waited_s;                 /* the stepping thread's waits for a slot's last job */
+  double written_s;                /* the jobs' seconds checking and writing windows */
   float *slot[2][RTM_TRACE_SLOTS]; /* page-locked, [field][slot] */
   size_t slot_bytes;
   rtm_trace_stream_write_t write; /* the caller's file */
@@ -51,25 +59,44 @@ static int band_possible(const rtm_propagator_t *prop, int samples, double *limi
   return 0;
 }
 
-/* The band made on the traces' backend and loaded into the propagator's backend; its time
- * added to s->correct_s. */
-static int load_band(rtm_trace_stream_t *s, double limit_hz) {
+/* The queue's job that makes the band on the traces' backend, on the run's GPU, while the
+ * first steps run (the band's cuFFT warp and its cut take a few tens of ms); its time added
+ * to s->correct_s. */
+static int make_band(void *context) {
   int status = RTM_OK;
-  rtm_traces_band_t band = {0};
+  rtm_trace_stream_t *s = context;
   const rtm_propagator_t *prop = s->prop;
   const double start_s = rtm_wall_seconds();
+  RTM_TRY(rtm_traces_use_device(s->device));
   RTM_TRY(rtm_traces_band_build(rtm_traces_backend_for(prop->backend->name),
-                                RTM_TRACES_WARP_INVERSE, s->samples, prop->dt_s, limit_hz, &band));
-  RTM_TRY(prop->backend->set_trace_band(prop->state, &band));
-  s->lag = band.lag;
+                                RTM_TRACES_WARP_INVERSE, s->samples, prop->dt_s, s->limit_hz,
+                                &s->band));
+  if (s->band.lag > s->lag)
+    RTM_FAIL(RTM_ERR_INTERNAL, "gathers: the warp's band lags %d samples, more than %d",
+             s->band.lag, s->lag);
+  s->correct_s += rtm_wall_seconds() - start_s;
+fail:
+  return status;
+}
+
+/* Before the first window: the band's job waited for and the band loaded into the
+ * propagator's backend (on the stepping thread, which owns the backend). */
+static int load_band(rtm_trace_stream_t *s) {
+  int status = RTM_OK;
+  const rtm_traces_band_t *band = &s->band;
+  s->band_queued = 0;
+  RTM_TRY(s->queue.wait(s->queue.queue, s->band_ticket));
+  const double start_s = rtm_wall_seconds();
+  RTM_TRY(s->prop->backend->set_trace_band(s->prop->state, band));
   s->correct_s += rtm_wall_seconds() - start_s;
   rtm_log_info("gathers: streamed, corrected for time dispersion on the GPU by the warp's band "
                "(below %.3g Hz, %.0f samples a corrected one, %d samples behind the steps; made "
-               "in %.2f s)",
-               band.limit_hz, band.offset[band.groups] / (double)RTM_TRACES_BAND_ROWS / band.groups,
-               band.lag, s->correct_s);
+               "in %.2f s beside the first steps)",
+               band->limit_hz,
+               band->offset[band->groups] / (double)RTM_TRACES_BAND_ROWS / band->groups, s->lag,
+               s->correct_s);
 fail:
-  rtm_traces_band_release(&band);
+  rtm_traces_band_release(&s->band);
   return status;
 }
 
@@ -112,7 +139,11 @@ int rtm_trace_stream_create(rtm_propagator_t *prop, const rtm_trace_sampling_t *
     }
   *stream = s;
   s->correct_s = limit_s; /* finding the pass band's edge: the correction's too */
-  if (corrected) RTM_TRY(load_band(s, limit_hz));
+  if (corrected) {        /* the band is made by rtm_trace_stream_start's job */
+    s->limit_hz = limit_hz;
+    s->lag = RTM_TRACES_BAND_MAX_LAG;
+    s->device = rtm_traces_current_device();
+  }
   /* the device's room for a window, now rather than at the first window */
   const rtm_field_t field =
       prop->trace_fields & RTM_FIELD_BIT(RTM_FIELD_P) ? RTM_FIELD_P : RTM_FIELD_Q;
@@ -125,6 +156,12 @@ fail:
 
 double rtm_trace_stream_correct_seconds(const rtm_trace_stream_t *stream) {
   return stream ? stream->correct_s : 0.0;
+}
+
+void rtm_trace_stream_seconds(const rtm_trace_stream_t *stream, double *waited_s,
+                              double *written_s) {
+  *waited_s = stream ? stream->waited_s : 0.0;
+  *written_s = stream ? stream->written_s : 0.0;
 }
 
 int rtm_trace_stream_window(const rtm_trace_stream_t *stream) {
@@ -156,11 +193,12 @@ fail:
 static int write_window(void *context) {
   int status = RTM_OK, first = 0;
   const window_job_t *job = context;
-  const rtm_trace_stream_t *s = job->stream;
+  rtm_trace_stream_t *s = job->stream;
   const rtm_propagator_t *prop = s->prop;
   const int k = job->window, receivers = prop->receivers.count;
   const int count = window_span(s, k, &first);
   RTM_TRY(prop->backend->wait_traces(prop->state, k % RTM_TRACE_SLOTS));
+  const double start_s = rtm_wall_seconds();
   for (int f = RTM_FIELD_P; f <= RTM_FIELD_Q; ++f) {
     if (!(prop->trace_fields & RTM_FIELD_BIT(f))) continue;
     const float *window = s->slot[f][k % RTM_TRACE_SLOTS];
@@ -170,6 +208,7 @@ static int write_window(void *context) {
                rtm_field_name((rtm_field_t)f), (first + count - 1) * prop->dt_s, s->unstable_hint);
     RTM_TRY(s->write(s->context, (rtm_field_t)f, window, receivers, first, count));
   }
+  s->written_s += rtm_wall_seconds() - start_s; /* one job at a time */
 fail:
   return status;
 }
@@ -180,6 +219,11 @@ int rtm_trace_stream_start(rtm_trace_stream_t *s, rtm_trace_stream_write_t write
   s->context = context;
   s->unstable_hint = unstable_hint;
   s->queue = *queue;
+  if (s->limit_hz > 0.0) {
+    const int status = s->queue.submit(s->queue.queue, make_band, s, &s->band_ticket);
+    if (status != RTM_OK) return status;
+    s->band_queued = 1;
+  }
   return RTM_OK;
 }
 
@@ -187,7 +231,10 @@ int rtm_trace_stream_start(rtm_trace_stream_t *s, rtm_trace_stream_write_t write
 static int free_slot(rtm_trace_stream_t *s, window_job_t *job) {
   if (!job->queued) return RTM_OK;
   job->queued = 0;
-  return s->queue.wait(s->queue.queue, job->ticket);
+  const double start_s = rtm_wall_seconds();
+  const int status = s->queue.wait(s->queue.queue, job->ticket);
+  s->waited_s += rtm_wall_seconds() - start_s;
+  return status;
 }
 
 int rtm_trace_stream_step(rtm_trace_stream_t *s, int it) {
@@ -203,6 +250,7 @@ int rtm_trace_stream_step(rtm_trace_stream_t *s, int it) {
     const int needed = last + s->lag < s->samples - 1 ? last + s->lag : s->samples - 1;
     if (it >= 0 && needed > it + 1) break; /* step it recorded sample it + 1 */
     window_job_t *job = &s->job[k % RTM_TRACE_SLOTS];
+    if (s->band_queued) RTM_TRY(load_band(s));
     RTM_TRY(free_slot(s, job));
     RTM_TRY(copy_window(s, k));
     *job = (window_job_t){s, k, 0, 0};
@@ -225,6 +273,7 @@ fail:
 
 void rtm_trace_stream_destroy(rtm_trace_stream_t *s) {
   if (!s) return;
+  rtm_traces_band_release(&s->band); /* made, never loaded: a run stopped early */
   for (int f = 0; f < 2; ++f)
     for (int k = 0; k < RTM_TRACE_SLOTS; ++k)
       if (s->slot[f][k]) {

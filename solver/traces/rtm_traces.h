@@ -225,6 +225,9 @@ int rtm_traces_dispersion_segments(const char *backend, rtm_traces_warp_t warp, 
  * (test_traces_band); a run's iso traces 1.9e-5 against 1.5e-4. Lag 72, 209 multiply-adds
  * a corrected sample. */
 enum { RTM_TRACES_BAND_ROWS = 16, RTM_TRACES_BAND_MAX_SAMPLES = 8192 };
+/* The inverse warp's band's lag at most (the low pass's reach and a guard): what a stream
+ * waits for while its band is being made. */
+enum { RTM_TRACES_BAND_MAX_LAG = 72 };
 typedef struct {
   int n;             /* samples a trace */
   int groups;        /* ceil(n / RTM_TRACES_BAND_ROWS); rows past n are zeros */
@@ -249,6 +252,11 @@ int rtm_traces_band_supported(rtm_traces_warp_t warp, int n, double dt, double l
 int rtm_traces_band_build(const char *backend, rtm_traces_warp_t warp, int n, double dt,
                           double limit_hz, rtm_traces_band_t *band);
 void rtm_traces_band_release(rtm_traces_band_t *band);
+/* The CUDA device current on the calling thread (-1 in a build without CUDA), and that
+ * device made current on another thread (a no-op for -1): a band made on a thread of the
+ * caller's, on the GPU its run uses. */
+int rtm_traces_current_device(void);
+int rtm_traces_use_device(int device);
 /* The highest frequency at which the spectrum of wavelet[n] at dt reaches 1e-5 of its peak
  * (a Ricker: 3.9 times its peak frequency). */
 double rtm_traces_band_limit_hz(const float *wavelet, int n, double dt);

@@ -649,6 +649,17 @@ fail:
   return status;
 }
 
+#ifndef RTM3D_HAVE_CUDA
+int rtm_traces_current_device(void) {
+  return -1;
+}
+
+int rtm_traces_use_device(int device) {
+  (void)device;
+  return RTM_OK;
+}
+#endif
+
 int rtm_traces_dispersion(const char *backend, rtm_traces_warp_t warp, int count, int n, double dt,
                           float *traces) {
   return rtm_traces_dispersion_padded(backend, warp, count, n, dt, RTM_TRACES_WARP_PADDING, traces);

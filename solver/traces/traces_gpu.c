@@ -560,3 +560,15 @@ fail:
   cudaFree(device);
   return status;
 }
+
+int rtm_traces_current_device(void) {
+  int device = -1;
+  return cudaGetDevice(&device) == cudaSuccess ? device : -1;
+}
+
+int rtm_traces_use_device(int device) {
+  int status = RTM_OK;
+  if (device >= 0) RTM_CUDA_TRY(cudaSetDevice(device));
+fail:
+  return status;
+}

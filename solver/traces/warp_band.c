@@ -77,7 +77,7 @@ static void lowpass_columns(int n, double cutoff, float *matrix) {
  * over every row at 1e-4: a trace is silent at its start, and at its end the whole-trace
  * warp is no better defined). */
 static void row_reach(rtm_traces_warp_t warp, int n, int k, double top, int *from, int *to) {
-  enum { GUARD = 8 };
+  enum { GUARD = RTM_TRACES_BAND_MAX_LAG - LOWPASS_HALF };
   const double slow = cos(PI * top);
   const double earliest = warp == RTM_TRACES_WARP_INVERSE ? k * slow : k;
   const double latest = warp == RTM_TRACES_WARP_INVERSE ? k : k / slow;

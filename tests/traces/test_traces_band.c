@@ -113,8 +113,8 @@ static void check_against_whole(const char *what, int n, double dt, double peak_
   assert_true(band_exact < BAND_TOLERANCE);
   assert_true(band_exact < whole_exact);
   /* the low pass reaches 64 samples ahead, the inverse warp delays: the lag is the low
-   * pass's and the cuts' */
-  assert_true(band.lag >= 0 && band.lag <= 96);
+   * pass's and the cuts', at most what a stream waits for while its band is made */
+  assert_true(band.lag >= 0 && band.lag <= RTM_TRACES_BAND_MAX_LAG);
   rtm_traces_band_release(&band);
   free(exact);
   free(banded);
