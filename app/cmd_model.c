@@ -165,6 +165,10 @@ static int write_traces(model_run_t *run, int shot) {
   if (run->stream) {
     RTM_TRY(rtm_trace_stream_finish(run->stream));
     run->correct_s += rtm_trace_stream_correct_seconds(run->stream); /* beside the steps */
+    double waited_s = 0.0, written_s = 0.0;
+    rtm_trace_stream_seconds(run->stream, &waited_s, &written_s);
+    run->writer_waits_s += waited_s;
+    run->behind_s += written_s;
     RTM_TRY(rtm_output_write_source(run->output, run->prop.source_position_m));
     return RTM_OK;
   }

@@ -207,14 +207,16 @@ int rtm_model_write_report(model_run_t *run) {
    * model upload, point operators); the rest (trace plans, the output file) */
   /* write: this thread's seconds on the gathers after each shot and on the file at the end,
    * its waits for the I/O thread included; written_behind: that thread's seconds writing
-   * gathers while the shots ran */
-  enum { OWN_TIMINGS = 9 };
+   * gathers while the shots ran (or the steps, streamed); writer_waits: the steps' waits
+   * for it to free a streamed window's slot (inside propagate) */
+  enum { OWN_TIMINGS = 10 };
   rtm_timing_t timings[OWN_TIMINGS + RTM_APP_RANK_TIMINGS] = {
       {"setup", run->setup_s},
       {"propagate", propagate_s},
       {"snapshots", run->snapshot_s},
       {"write", run->write_s + run->end_s - run->loop_end_s},
       {"written_behind", run->behind_s},
+      {"writer_waits", run->writer_waits_s},
       {"dispersion_correction", run->correct_s},
       {"setup_load", run->loaded_s - run->start_s},
       {"setup_propagator", run->created_s - run->loaded_s},

@@ -61,6 +61,7 @@ typedef struct model_run {
   double start_s, setup_end_s, loop_end_s, end_s, snapshot_s;
   double setup_s, propagate_s, write_s; /* the report's phases, summed over the shots */
   double behind_s;            /* the I/O thread's seconds writing gathers while the shots ran */
+  double writer_waits_s;      /* the stepping thread's waits for the writer of streamed gathers */
   double loaded_s, created_s; /* setup's parts: deck and model, then the propagator */
   rtm_trace_stream_t *stream; /* the gathers streamed to the file while the steps run */
   double correct_s;           /* time.dispersion_correction's warps of the traces (within write) */

@@ -61,6 +61,14 @@ corrected() {
     { fail "$name: streamed run exited $?: $(tail -2 "$work/${name}_stream.log")"; return; }
   grep -q "corrected for time dispersion on the GPU by the warp's band" "$work/${name}_stream.log" ||
     { fail "$name: the corrected gathers were not streamed: $(grep gathers "$work/${name}_stream.log")"; return; }
+  # the band, made beside the first steps, and the writer's seconds reach the report
+  local key
+  for key in dispersion_correction written_behind; do
+    grep -Eq "\"$key\": (0\\.0*[1-9]|[1-9])" "$work/${name}_stream.json" ||
+      { fail "$name: the report's $key is not positive: $(grep -o '"timings_s"[^}]*' "$work/${name}_stream.json")"; return; }
+  done
+  grep -q '"writer_waits": ' "$work/${name}_stream.json" ||
+    { fail "$name: the report has no writer_waits"; return; }
   "$rtm3d" "${args[@]}" --quiet --set output.stream_traces=off --set output.name="${name}_after" \
     > "$work/${name}_after.log" 2>&1 ||
     { fail "$name: run written after exited $?: $(tail -2 "$work/${name}_after.log")"; return; }
