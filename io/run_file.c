@@ -527,6 +527,10 @@ int rtm_output_traces_begin(rtm_output_t *output, const char *field, int count, 
   RTM_H5_CHECK(space = H5Screate_simple(2, dims, NULL), RTM_ERR_IO, "/traces/%s", field);
   RTM_H5_CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE), RTM_ERR_IO, "/traces/%s", field);
   RTM_H5_CHECK(H5Pset_chunk(dcpl, 2, chunk), RTM_ERR_IO, "/traces/%s", field);
+  /* every chunk is written whole, window by window (a run that stops short removes its
+   * file): HDF5 filling each chunk first halved the rate a full receiver plane's windows
+   * reached tmpfs (run/experiments/window_write.sh) and set the steps' pace */
+  RTM_H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), RTM_ERR_IO, "/traces/%s", field);
   RTM_H5_CHECK(dataset = H5Dcreate2(output->traces, field, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl,
                                     H5P_DEFAULT),
                RTM_ERR_IO, "output file %s: creating /traces/%s", output->partial, field);

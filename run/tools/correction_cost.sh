@@ -13,9 +13,11 @@
 # starts after a sync, so that none waits on the one before's dirty pages. LAYOUTS (default
 # "80 10") picks the receiver spacings. The cost is given two ways: the difference of the
 # median walls, and the median of the rounds' paired differences (full - none of one round).
-# Prints each run's process wall time and report phases, then per layout the median walls
-# and the cost (full - none) / none. Short table last; logs under $OUT (or
-# run/out/correction_cost).
+# Prints each run's process wall time and report phases (the writer's written_behind and
+# writer_waits among them: a full plane's gathers, 1.78 GB, can set the run's pace), a dd of
+# the full plane's gathers' size into RUNS beside them, then per layout the median walls and
+# the cost (full - none) / none. GPU_TESTS=1 runs `ctest -L gpu` of the build first. Short
+# table last; logs under $OUT (or run/out/correction_cost).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out/correction_cost || exit 1
@@ -24,10 +26,15 @@ steps="${STEPS:-2000}"
 rounds="${ROUNDS:-2}"
 device_summary
 device_build_once "$build" || exit 1
+if [ "${GPU_TESTS:-0}" = 1 ]; then device_gpu_tests "$build" || failed=1; fi
 runs="${RUNS:-/tmp/rtm3d_cost}"
 row "runs written to" "$runs ($(df -h --output=fstype "$(dirname "$runs")" | tail -1))"
 rm -rf "$runs" "${CUDA_CACHE_PATH:-$HOME/.nv/ComputeCache}"
 mkdir -p "$runs"
+# what the disk takes: the full plane's gathers (472 x 472 traces of 2001 floats) in 25
+# writes of 71 MB, as the stream writes them
+row "dd of 1.78 GB to $runs" "$(dd if=/dev/zero of="$runs/dd" bs=71M count=25 2>&1 | tail -1)"
+rm -f "$runs/dd"
 # the first corrected run of a trace length on this machine compiles cuFFT's kernels for it:
 # the quickstart at the same step count, its gathers streamed (the warp's band, padded 16x)
 # and written after the run (the whole-trace warp, padded 8x, which the 3481 receivers take:
@@ -55,7 +62,8 @@ for round in $(seq "$rounds"); do
         --set output.dir="$runs" --set output.name="$name" --force > "$out/$name.log" 2>&1 ||
         { failed=1; tail -3 "$out/$name.log"; continue; }
       echo "$name $(cat "$out/$name.time") $(run/tools/report_timings.py "$runs/$name.json" \
-        setup propagate write dispersion_correction)" >> "$out/runs.txt"
+        setup propagate write dispersion_correction written_behind writer_waits)" \
+        >> "$out/runs.txt"
       tail -1 "$out/runs.txt"
       rm -f "$runs/$name".*
     done
@@ -63,11 +71,14 @@ for round in $(seq "$rounds"); do
 done
 python3 - "$out/runs.txt" >> "$summary" <<'PY'
 import statistics, sys
-walls = {}
+walls, phases = {}, {}
 for line in open(sys.argv[1]):
-    name, wall = line.split()[:2]
+    name, wall, *fields = line.split()
     _, spacing, mode, round_ = name.split("_")
     walls.setdefault((spacing, mode), {})[round_] = float(wall)
+    for field in fields:
+        key, value = field.split("=")
+        phases.setdefault((spacing, mode, key), []).append(float(value))
 for spacing, label in (("80", "3481 receivers"), ("10", "full plane, 222784")):
     none, full = walls.get((spacing, "none"), {}), walls.get((spacing, "full"), {})
     rounds = sorted(set(none) & set(full))
@@ -79,8 +90,12 @@ for spacing, label in (("80", "3481 receivers"), ("10", "full plane, 222784")):
     print(f"512^3 x 2000, {label}, {len(rounds)} rounds: none {median_none:.2f} s, "
           f"full {median_full:.2f} s, cost {100 * (median_full - median_none) / median_none:+.1f}% "
           f"(medians), {100 * paired / median_none:+.1f}% (paired)")
+    for mode in ("none", "full"):
+        print(f"  {mode} phases (medians, s): " + " ".join(
+            f"{key}={statistics.median(values):.3f}"
+            for (s, m, key), values in phases.items() if s == spacing and m == mode))
 PY
-tail -2 "$summary"
+tail -6 "$summary"
 rm -rf "$runs"
 (cd "$out" && tar czf logs.tar.gz --remove-files $(ls ./*.log ./*.time 2>/dev/null))
 echo
