@@ -71,6 +71,7 @@ int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume, const
                           const rtm_run_info_t *info, rtm_output_t **output) {
   const int status = rtm_output_create(path, volume, info, output);
   if (status == RTM_OK && collective_slabs(mpi)) rtm_output_expect_collective(*output);
+  if (status == RTM_OK && rtm_mpi_size(mpi) == 1) rtm_output_expect_whole(*output);
   return status;
 }
 

@@ -151,6 +151,11 @@ int rtm_io_parallel(void);
  * declared, and a failed one leaves no complete file: its PATH.partial is removed, or left
  * where a rank's failure aborted the job.) Rank 0, before any snapshot or volume. */
 void rtm_output_expect_collective(rtm_output_t *output);
+/* One writer writes each snapshot of `output` whole (one rank holds the volume): its series
+ * are made without their NaN fill (HDF5 filling a chunk before its first write halves the
+ * rate it reaches the disk), and a finish with a snapshot never written is refused, so
+ * that none reads back as the disk's bytes. Before any snapshot series is begun. */
+void rtm_output_expect_whole(rtm_output_t *output);
 /* `output` is closed without an XDMF sidecar (a file only rtm3d reads: migrate's resume
  * state). */
 void rtm_output_no_sidecar(rtm_output_t *output);

@@ -98,6 +98,7 @@ typedef struct {
   int count;
   int *steps;    /* -1 until written */
   double *times; /* NAN until written */
+  int unfilled;  /* its chunks not filled with NaN first: each must be written to finish */
 } snapshot_field_t;
 
 struct rtm_output {
@@ -113,6 +114,7 @@ struct rtm_output {
   char **volumes; /* the paths rtm_output_write_volume wrote ("/image"), for the sidecar */
   int volume_count;
   int collective; /* rtm_output_expect_collective: datasets made without a NaN fill */
+  int whole;      /* rtm_output_expect_whole: snapshot series made without it */
   int no_sidecar; /* rtm_output_no_sidecar: closed without NAME.xmf */
 };
 

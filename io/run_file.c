@@ -207,14 +207,17 @@ int rtm_output_snapshots_begin(rtm_output_t *output, const char *field, int coun
   hsize_t dims[4] = {(hsize_t)count, (hsize_t)g->n[2], (hsize_t)g->n[1], (hsize_t)g->n[0]};
   hsize_t chunk[4];
   snapshot_chunk(g, chunk);
-  /* Snapshots never written read back as NaN, which `rtm3d validate` refuses. */
+  /* Snapshots never written read back as NaN, which `rtm3d validate` refuses; written
+   * whole by one writer (rtm_output_expect_whole), their chunks are not filled and
+   * rtm_output_finish refuses a series with one never written instead. */
   const float fill = NAN;
+  f->unfilled = output->whole && !output->collective;
   RTM_H5_CHECK(space = H5Screate_simple(4, dims, NULL), RTM_ERR_IO, "/snapshots/%s", field);
   RTM_H5_CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE), RTM_ERR_IO, "/snapshots/%s", field);
   RTM_H5_CHECK(H5Pset_chunk(dcpl, 4, chunk), RTM_ERR_IO, "/snapshots/%s", field);
   RTM_H5_CHECK(H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill), RTM_ERR_IO, "/snapshots/%s",
                field);
-  if (output->collective)
+  if (output->collective || f->unfilled)
     RTM_H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), RTM_ERR_IO, "/snapshots/%s", field);
   RTM_H5_CHECK(f->dataset = H5Dcreate2(output->snapshots, field, H5T_IEEE_F32LE, space, H5P_DEFAULT,
                                        dcpl, H5P_DEFAULT),
@@ -374,6 +377,10 @@ fail:
 
 void rtm_output_expect_collective(rtm_output_t *output) {
   output->collective = 1;
+}
+
+void rtm_output_expect_whole(rtm_output_t *output) {
+  output->whole = 1;
 }
 
 void rtm_output_snapshot_path(const char *field, char *path, size_t size) {
@@ -566,8 +573,24 @@ fail:
   return status;
 }
 
+/* RTM_ERR_INTERNAL when a snapshot of an unfilled series was never written: it would read
+ * back as whatever the disk held. */
+static int snapshots_complete(const rtm_output_t *output) {
+  for (int i = 0; i < output->field_count; ++i) {
+    const snapshot_field_t *f = &output->fields[i];
+    for (int k = 0; f->unfilled && k < f->count; ++k)
+      if (f->steps[k] < 0) {
+        rtm_log_error("output file %s: snapshot %d of /snapshots/%s was never written",
+                      output->partial, k, f->name);
+        return RTM_ERR_INTERNAL;
+      }
+  }
+  return RTM_OK;
+}
+
 int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set) {
-  int status = close_handles(output);
+  int status = snapshots_complete(output);
+  if (close_handles(output) != RTM_OK) status = RTM_ERR_IO;
   if (status == RTM_OK) status = rtm_io_outputs_add_written(set, output->path);
   if (status != RTM_OK) {
     rtm_log_error("output file %s was not completed; removed", output->partial);

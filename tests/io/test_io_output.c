@@ -217,6 +217,45 @@ static void test_failed_run_leaves_no_file(void **state) {
   rtm_dataset_release(&d);
 }
 
+static int fill_time_of(hid_t file, const char *name);
+
+/* One writer of whole snapshots: their chunks are not filled with NaN first, so a series
+ * with a snapshot never written must not finish (it would read back as the disk's bytes):
+ * refused, no file; written whole, the values as written. */
+static rtm_output_t *whole_series(const fixture_t *f) {
+  static const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text", NULL};
+  rtm_output_t *output = NULL;
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->volume, &info, &output), RTM_OK);
+  rtm_output_expect_whole(output);
+  assert_int_equal(rtm_output_snapshots_begin(output, "p", 2), RTM_OK);
+  return output;
+}
+
+static void test_unwritten_snapshot_refused(void **state) {
+  const fixture_t *f = *state;
+  const size_t volume = (size_t)NZ * NY * NX;
+  remove(RUN_PATH);
+  rtm_output_t *output = whole_series(f);
+  assert_int_equal(rtm_output_write_snapshot(output, "p", 1, 7, 7 * dt_s, f->snapshots), RTM_OK);
+  assert_int_not_equal(rtm_output_close(output, 1), RTM_OK);
+  assert_false(file_exists(RUN_PATH));
+  assert_false(file_exists(RUN_PATH ".partial"));
+
+  output = whole_series(f);
+  for (int k = 0; k < 2; ++k)
+    assert_int_equal(rtm_output_write_snapshot(output, "p", k, 3 + 4 * k, (3 + 4 * k) * dt_s,
+                                               f->snapshots + k * volume),
+                     RTM_OK);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+  rtm_dataset_t d = {0};
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "/snapshots/p", &d), RTM_OK);
+  assert_memory_equal(d.data, f->snapshots, 2 * volume * sizeof(float));
+  rtm_dataset_release(&d);
+  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_int_equal(fill_time_of(file, "/snapshots/p"), H5D_FILL_TIME_NEVER);
+  H5Fclose(file);
+}
+
 /* /traces/p written window by window while a run goes (rtm3d model on a GPU): out of order
  * and with a short last window, the same dataset and attributes a whole write gives. */
 static void test_traces_in_windows(void **state) {
@@ -752,6 +791,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_partial_link_not_followed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_traces_in_windows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unwritten_snapshot_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release_and_reacquire, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_error_names_path, setup, teardown),
       cmocka_unit_test(test_json_checker_can_fail),
