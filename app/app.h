@@ -34,6 +34,11 @@ int rtm_cmd_bench_mpi(int argc, char **argv, rtm_mpi_t *mpi);
  * *extra_count (extra may be NULL when none are allowed). */
 int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
                         int *extra_count);
+/* Every rank's deck (with its --set options) against rank 0's, by the hash of each line of
+ * the echo: a rank that differs names its first line that does, and every rank returns
+ * RTM_ERR_CONFIG (issue 32, M1: ranks with different decks mixed them into a wrong result
+ * with exit 0). Collective over every rank; RTM_OK at once on one. */
+int rtm_app_check_same_deck(const rtm_config_t *cfg, rtm_mpi_t *mpi);
 
 /* Address space PLplot, cairo and pango take to draw a figure beside a run, which they
  * abort the process without (ulimit -v: GLib-ERROR, SIGSEGV) rather than fail: plot and

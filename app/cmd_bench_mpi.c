@@ -84,6 +84,7 @@ static int set_up(mpi_bench_t *b, int argc, char **argv) {
   rtm_config_t *cfg = &b->cfg;
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
   rtm_mpi_set_timeout(b->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
+  RTM_TRY(rtm_app_check_same_deck(cfg, b->mpi));
   /* the report's name claimed before any work, as a model run's (issue 32, D1: it replaced
    * a finished run's report, its own deck and a live run's file) */
   snprintf(b->report_path, sizeof b->report_path, "%s/%s.json", cfg->output.dir, cfg->output.name);

@@ -162,6 +162,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(take_max_shots(run, &argc, argv));
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, extra, &extra_count));
   rtm_mpi_set_timeout(run->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
+  RTM_TRY(rtm_app_check_same_deck(cfg, run->mpi));
   RTM_TRY(parse_options(argv, extra, extra_count));
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
   if (cfg->rtm.shot_images && run->shot_limit > 0)

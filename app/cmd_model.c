@@ -43,6 +43,7 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   rtm_config_t *cfg = &run->cfg;
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &run->quiet, NULL, NULL));
   rtm_mpi_set_timeout(run->mpi, cfg->mpi.timeout_s); /* how long a rank waits for another */
+  RTM_TRY(rtm_app_check_same_deck(cfg, run->mpi));
   snprintf(run->h5_path, sizeof run->h5_path, "%s/%s.h5", cfg->output.dir, cfg->output.name);
   run->snapshot_fields = rtm_field_mask(cfg->snapshots.fields);
   /* TTI grows where the tilt changes from cell to cell (rtm_anisotropy.h) */

@@ -1,4 +1,5 @@
 /* rtm3d - command-line entry: dispatches to one file per subcommand. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,74 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
   if (extra_count) *extra_count = n_extra;
   return RTM_OK;
 fail:
+  return status;
+}
+
+/* FNV-1a of one line of the echo, below 2^32: a double holds it exactly. */
+static double line_hash(const char *line, size_t length) {
+  uint32_t hash = 2166136261u;
+  for (size_t i = 0; i < length; ++i)
+    hash = (hash ^ (unsigned char)line[i]) * 16777619u;
+  return (double)hash;
+}
+
+enum { DECK_LINES_MAX = 512 };
+
+int rtm_app_check_same_deck(const rtm_config_t *cfg, rtm_mpi_t *mpi) {
+  int status = RTM_OK;
+  char *text = NULL;
+  double *mine = NULL, *first = NULL;
+  const int rank = rtm_mpi_world_rank(mpi);
+  if (rtm_mpi_world_size(mpi) == 1) return RTM_OK;
+  text = rtm_config_echo_string(cfg);
+  mine = calloc(DECK_LINES_MAX, sizeof *mine);
+  first = calloc(DECK_LINES_MAX, sizeof *first);
+  if (!text || !mine || !first) RTM_FAIL(RTM_ERR_NOMEM, "out of memory comparing the ranks' decks");
+  /* each line's hash, the line count last; rank 0's to every rank (a sum of its alone);
+   * comments hash to 0 (the echo's first names the deck's path, which may differ) */
+  int lines = 0;
+  for (const char *line = text; *line && lines < DECK_LINES_MAX - 1; ++lines) {
+    const size_t length = strcspn(line, "\n");
+    mine[lines] = line[0] == '#' ? 0.0 : line_hash(line, length);
+    line += length + (line[length] == '\n');
+  }
+  mine[DECK_LINES_MAX - 1] = lines;
+  if (rank == 0) memcpy(first, mine, DECK_LINES_MAX * sizeof *first);
+  RTM_TRY(rtm_mpi_world_allreduce(mpi, first, DECK_LINES_MAX, RTM_MPI_SUM));
+  double differs = 0.0;
+  const char *line = text, *section = "", *section_end = section;
+  for (int k = 0; k < DECK_LINES_MAX && differs == 0.0; ++k) {
+    const size_t length = strcspn(line, "\n");
+    if (line[0] == '[' && length > 2 && line[length - 1] == ']') {
+      section = line + 1;
+      section_end = line + length - 1;
+    }
+    if (mine[k] != first[k]) {
+      differs = 1.0;
+      if (k < lines)
+        rtm_log_error("rank %d's deck differs from rank 0's at %.*s%s%.*s (the deck and --set "
+                      "options it was started with)",
+                      rank, (int)(section_end - section), section, *section ? "." : "", (int)length,
+                      line);
+      else
+        rtm_log_error("rank %d's deck differs from rank 0's (the deck and --set options it was "
+                      "started with)",
+                      rank);
+    }
+    line += length + (line[length] == '\n');
+  }
+  RTM_TRY(rtm_mpi_world_allreduce(mpi, &differs, 1, RTM_MPI_MAX));
+  if (differs != 0.0) {
+    status = RTM_ERR_CONFIG; /* rank 0 says it once; the ranks that differ said where */
+    if (rank == 0)
+      rtm_log_error("the ranks were started with different decks or --set options (the lines "
+                    "above name the first key that differs): start every rank with the same, "
+                    "or the run would mix them");
+  }
+fail:
+  free(text);
+  free(mine);
+  free(first);
   return status;
 }
 
