@@ -54,10 +54,14 @@ int rtm_figure_available(void) {
   return 1;
 }
 
-/* PLplot's escape character is '#': a literal one is doubled. */
+/* Text from a file (a dataset's or a file's name) for PLplot: controls and bytes that are
+ * not UTF-8 as \xNN, as every message has them (PLplot printed a malformed title raw to
+ * the terminal and dropped it: issue 32, M2), then PLplot's escape character '#' doubled. */
 static void escaped(const char *text, char *out, size_t size) {
+  char safe[1024];
   size_t n = 0;
-  for (const char *c = text ? text : ""; *c && n + 2 < size; ++c) {
+  rtm_escape_text(text ? text : "", safe, sizeof safe);
+  for (const char *c = safe; *c && n + 2 < size; ++c) {
     if (*c == '#') out[n++] = '#';
     out[n++] = *c;
   }

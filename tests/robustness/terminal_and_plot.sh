@@ -82,6 +82,16 @@ cp "$names" "$work/figures/names.h5"
 expect 0 'wrote' "$rtm3d" plot "$work/figures/names.h5" $'/\x1b[31mred\x1b[0m' --raw
 terminal_safe "plot's wrote line"
 contains "plot's wrote line" 'names.\x1b[31mred\x1b[0m.png'
+# a figure's title holds the dataset's name: PLplot printed one that is not UTF-8 raw to the
+# terminal and dropped it (probe M, M2)
+if has_feature PLplot; then
+  for dataset in $'/bad\xff\xfeutf8' $'/utf8c1\xc2\x9b31m' $'/\x1b]0;owned\x07title'; do
+    expect 0 'wrote' "$rtm3d" plot "$work/figures/names.h5" "$dataset" -o "$work/figures/t.png"
+    terminal_safe "plot's figure of $(printf '%q' "$dataset")"
+    ! grep -q "malformed" <<<"$rob_output" && rob_pass "PLplot took the title" ||
+      rob_fail "PLplot refused the title: $(grep malformed <<<"$rob_output" | cat -v)"
+  done
+fi
 
 # --- the JSON report of paths that are not UTF-8 ---
 # output.name names files the XDMF sidecar quotes, so it must be printable UTF-8 (exit 2);
