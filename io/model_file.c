@@ -143,8 +143,34 @@ static int check_values(const char *path, const char *dataset, const rtm_io_volu
 
 /* A dataset whose storage was never written whole reads HDF5's fill value where it was not
  * (probe D10: a chunked /vp with one chunk of several written ran as a constant 2000 m/s,
- * its fill value): refused, saying so. A virtual dataset maps other files, whose absence
- * reads as the fill value too: refused as such (rewrite it as a plain dataset). */
+ * its fill value): refused, saying so. HDF5 calls a compressed dataset's storage partly
+ * allocated whenever it is smaller than its values (probe M, M3), so a chunked one is
+ * judged by its chunks: every one of them written. A virtual dataset maps other files,
+ * whose absence reads as the fill value too: refused as such (rewrite it as a plain
+ * dataset). */
+/* A chunked dataset's chunks: how many its shape holds, and how many are written. */
+static int count_chunks(hid_t dataset, hid_t plist, const char *path, const char *dataset_path,
+                        hsize_t *chunks, hsize_t *written) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID;
+  hsize_t dims[H5S_MAX_RANK], chunk[H5S_MAX_RANK];
+  RTM_H5_CHECK(space = H5Dget_space(dataset), RTM_ERR_INPUT, "model file %s: dataset %s", path,
+               dataset_path);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 1 || H5Sget_simple_extent_dims(space, dims, NULL) != rank ||
+      H5Pget_chunk(plist, rank, chunk) != rank)
+    RTM_FAIL(RTM_ERR_INPUT, "model file %s: dataset %s: its chunks cannot be read", path,
+             dataset_path);
+  *chunks = 1;
+  for (int d = 0; d < rank; ++d)
+    *chunks *= chunk[d] > 0 ? (dims[d] + chunk[d] - 1) / chunk[d] : 0;
+  RTM_H5_CHECK(H5Dget_num_chunks(dataset, space, written), RTM_ERR_INPUT,
+               "model file %s: dataset %s: counting its chunks", path, dataset_path);
+fail:
+  rtm_h5_close(&space);
+  return status;
+}
+
 static int check_written(hid_t dataset, const char *path, const char *dataset_path) {
   int status = RTM_OK;
   hid_t plist = H5I_INVALID_HID;
@@ -158,12 +184,21 @@ static int check_written(hid_t dataset, const char *path, const char *dataset_pa
              path, dataset_path);
   RTM_H5_CHECK(H5Dget_space_status(dataset, &allocation), RTM_ERR_INPUT,
                "model file %s: dataset %s", path, dataset_path);
+  char part[64] = "part of its storage";
+  if (allocation == H5D_SPACE_STATUS_PART_ALLOCATED && H5Pget_layout(plist) == H5D_CHUNKED) {
+    hsize_t chunks = 0, written = 0;
+    RTM_TRY(count_chunks(dataset, plist, path, dataset_path, &chunks, &written));
+    if (written == chunks) return RTM_OK; /* compressed: smaller than its values */
+    snprintf(part, sizeof part, "%llu of its %llu chunks", (unsigned long long)written,
+             (unsigned long long)chunks);
+  }
   if (allocation != H5D_SPACE_STATUS_ALLOCATED)
     RTM_FAIL(RTM_ERR_INPUT,
-             "model file %s: dataset %s was not written whole (%s of its storage exists; HDF5 "
-             "would give its fill value for the rest): write every value (rtm3d makemodel "
-             "writes whole datasets)",
-             path, dataset_path, allocation == H5D_SPACE_STATUS_NOT_ALLOCATED ? "none" : "part");
+             "model file %s: dataset %s was not written whole (%s written; HDF5 would give its "
+             "fill value for the rest): write every value (rtm3d makemodel writes whole "
+             "datasets)",
+             path, dataset_path,
+             allocation == H5D_SPACE_STATUS_NOT_ALLOCATED ? "none of its storage" : part);
 fail:
   rtm_h5_close(&plist);
   return status;

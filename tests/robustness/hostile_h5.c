@@ -9,6 +9,8 @@
  *   partial /vp [24][24][24] in chunks of [8][8][8], fill value 2000, only its first chunk
  *           written (1800 m/s): the rest reads as 2000, a valid velocity; a model file's
  *           root attribute spacing (10 m)
+ *   gzip    the same /vp compressed (deflate), every chunk written (1800 m/s): whole
+ *   gzip_partial  the same compressed, its first chunk alone written
  * Exit 0 written, 1 on any HDF5 failure, 2 usage. */
 #include <hdf5.h>
 #include <math.h>
@@ -86,20 +88,22 @@ static int write_nan(hid_t file) {
          write_dataset(file, "/vp", 3, volume, vp);
 }
 
-static int write_partial(hid_t file) {
-  static float chunk[8 * 8 * 8];
+static int write_partial(hid_t file, int compressed, int whole) {
+  static float values[24 * 24 * 24];
   const hsize_t dims[3] = {24, 24, 24}, chunk_dims[3] = {8, 8, 8}, start[3] = {0, 0, 0};
   const float fill = 2000.0f;
-  for (int i = 0; i < 8 * 8 * 8; ++i)
-    chunk[i] = 1800.0f;
+  for (int i = 0; i < 24 * 24 * 24; ++i)
+    values[i] = 1800.0f;
   hid_t plist = H5Pcreate(H5P_DATASET_CREATE), space = H5Screate_simple(3, dims, NULL);
-  hid_t memory = H5Screate_simple(3, chunk_dims, NULL);
+  hid_t memory = H5Screate_simple(3, whole ? dims : chunk_dims, NULL);
   int ok = plist >= 0 && space >= 0 && memory >= 0 && H5Pset_chunk(plist, 3, chunk_dims) >= 0 &&
-           H5Pset_fill_value(plist, H5T_NATIVE_FLOAT, &fill) >= 0;
+           H5Pset_fill_value(plist, H5T_NATIVE_FLOAT, &fill) >= 0 &&
+           (!compressed || H5Pset_deflate(plist, 1) >= 0);
   hid_t set =
       ok ? H5Dcreate2(file, "/vp", H5T_IEEE_F32LE, space, H5P_DEFAULT, plist, H5P_DEFAULT) : -1;
-  ok = set >= 0 && H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, chunk_dims, NULL) >= 0 &&
-       H5Dwrite(set, H5T_NATIVE_FLOAT, memory, space, H5P_DEFAULT, chunk) >= 0;
+  ok = set >= 0 &&
+       (whole || H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, chunk_dims, NULL) >= 0) &&
+       H5Dwrite(set, H5T_NATIVE_FLOAT, memory, space, H5P_DEFAULT, values) >= 0;
   if (set >= 0) H5Dclose(set);
   if (memory >= 0) H5Sclose(memory);
   if (space >= 0) H5Sclose(space);
@@ -119,9 +123,10 @@ static int write_partial(hid_t file) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 || (strcmp(argv[1], "names") && strcmp(argv[1], "empty") &&
-                    strcmp(argv[1], "nan") && strcmp(argv[1], "partial"))) {
-    fprintf(stderr, "usage: hostile_h5 names|empty|nan|partial OUT.h5\n");
+  if (argc != 3 ||
+      (strcmp(argv[1], "names") && strcmp(argv[1], "empty") && strcmp(argv[1], "nan") &&
+       strcmp(argv[1], "partial") && strcmp(argv[1], "gzip") && strcmp(argv[1], "gzip_partial"))) {
+    fprintf(stderr, "usage: hostile_h5 names|empty|nan|partial|gzip|gzip_partial OUT.h5\n");
     return 2;
   }
   hid_t file = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -129,10 +134,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "hostile_h5: cannot create %s\n", argv[2]);
     return 1;
   }
-  int failed = strcmp(argv[1], "names") == 0   ? write_names(file)
-               : strcmp(argv[1], "empty") == 0 ? write_empty(file)
-               : strcmp(argv[1], "nan") == 0   ? write_nan(file)
-                                               : write_partial(file);
+  int failed = strcmp(argv[1], "names") == 0     ? write_names(file)
+               : strcmp(argv[1], "empty") == 0   ? write_empty(file)
+               : strcmp(argv[1], "nan") == 0     ? write_nan(file)
+               : strcmp(argv[1], "partial") == 0 ? write_partial(file, 0, 0)
+               : strcmp(argv[1], "gzip") == 0    ? write_partial(file, 1, 1)
+                                                 : write_partial(file, 1, 0);
   failed |= H5Fclose(file) < 0;
   H5close();
   return failed ? 1 : 0;

@@ -54,7 +54,7 @@ no_file() {
 }
 
 names="$work/names.h5" empty="$work/empty.h5" nan="$work/nan.h5"
-for kind in names empty nan partial; do
+for kind in names empty nan partial gzip gzip_partial; do
   "$hostile_h5" "$kind" "$work/$kind.h5" || {
     rob_fail "$hostile_h5 $kind could not write $work/$kind.h5"
     rob_finish
@@ -158,7 +158,14 @@ expect_file_unchanged "$work/in.png" "$in_sum"
 # 2000 m/s, the dataset's fill value): refused, naming the dataset
 partial="$work/partial.h5"
 tiny_deck "$work/tiny.ini"
-expect 2 "model file .*partial\.h5: dataset /vp was not written whole \(part of its storage exists" \
+expect 2 "model file .*partial\.h5: dataset /vp was not written whole \(1 of its 27 chunks written" \
   "$rtm3d" model "$work/tiny.ini" --set model.file="$partial" --set output.dir="$work/out" --quiet
+# compressed: every chunk written runs (probe M, M3: refused as "not written whole", its
+# compressed storage being smaller than the values); one chunk alone is refused alike
+expect 0 "" "$rtm3d" model "$work/tiny.ini" --set model.file="$work/gzip.h5" \
+  --set output.dir="$work/out" --set output.name=gzip --quiet
+expect 2 "model file .*gzip_partial\.h5: dataset /vp was not written whole \(1 of its 27 chunks written" \
+  "$rtm3d" model "$work/tiny.ini" --set model.file="$work/gzip_partial.h5" \
+  --set output.dir="$work/out" --set output.name=gzip_partial --quiet
 
 rob_finish
