@@ -157,6 +157,19 @@ fail:
 }
 
 /* A saved volume of the resume file is [nz][ny][nx] of the grid. */
+/* Whether `digest` is whole in the form states of the float sums had (before 2026-11-28):
+ * completed_shots, image, illumination and inputs alone. Any other text that is not today's
+ * is a digest damaged, which the comparison with the sums refuses as such (probe M, M4: a
+ * damaged digest was called an earlier rtm3d's). */
+static int is_float_sums_digest(const char *digest) {
+  int completed = 0, end = 0;
+  double a = 0.0, b = 0.0, c = 0.0, d = 0.0;
+  unsigned long long inputs = 0;
+  return sscanf(digest, "completed_shots=%d image=%lf,%lf illumination=%lf,%lf inputs=%16llx%n",
+                &completed, &a, &b, &c, &d, &inputs, &end) == 6 &&
+         digest[end] == '\0';
+}
+
 static int check_saved_shape(const migrate_run_t *run, const char *name) {
   int status = RTM_OK, rank = 0;
   size_t dims[4];
@@ -342,7 +355,7 @@ int rtm_migrate_resume(migrate_run_t *run) {
   /* the sums as float pairs since 2026-11-28; a state of the float sums before cannot be
    * resumed bit for bit */
   RTM_TRY(rtm_io_read_run_text(run->resume_path, "sums_digest", &saved_digest));
-  if (saved_digest && !strstr(saved_digest, " image_lo="))
+  if (saved_digest && is_float_sums_digest(saved_digest))
     RTM_FAIL(RTM_ERR_INPUT,
              "%s holds the sums of an earlier rtm3d, in float alone (no /image_lo): this one "
              "sums the shots as float pairs and cannot go on from them to the image an "

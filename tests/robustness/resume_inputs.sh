@@ -98,6 +98,16 @@ if have_h5edit; then
       rob_pass "$edit: refused, no image, the state kept" ||
       rob_fail "$edit: after the refusal: $(ls "$out" | tr '\n' ' ')"
   done
+  # a digest that is not a digest is a damaged one (probe M, M4: it was called an earlier
+  # rtm3d's state of float sums); a whole digest of those sums is said to be one
+  for digest in "garbage|do not match the digest saved with them" \
+    "completed_shots=1 image=1,2 illumination=3,4 inputs=00000000000000ff|holds the sums of an earlier rtm3d"; do
+    rm -f "$out/tiny.h5" "$out/tiny.resume.h5"
+    expect 0 "stopped after shot 1 of 3" "$rtm3d" "${migrate[@]}" --max-shots=1
+    printf '%s' "${digest%%|*}" > "$work/digest.txt"
+    h5edit "$out/tiny.resume.h5" settext sums_digest "$work/digest.txt" || rob_fail "h5edit settext"
+    expect 2 "${digest#*|}" "$rtm3d" "${migrate[@]}"
+  done
   # the record of the inputs removed: refused, not resumed unchecked
   rm -f "$out/tiny.h5" "$out/tiny.resume.h5"
   expect 0 "stopped after shot 1 of 3" "$rtm3d" "${migrate[@]}" --max-shots=1
