@@ -29,7 +29,9 @@ static void check_error(checker_t *check, const char *fmt, ...) {
   ++check->errors;
 }
 
-/* A coordinate given by the user (not auto) must lie on the grid's span of cell centres. */
+/* A coordinate given by the user (not auto) must lie on the grid's span of cell centres,
+ * within the tolerance a points file has (RTM_EDGE_TOLERANCE_CELLS); said with the digits
+ * that show it outside (probe M, M5: "230 m lies outside [0, 230] m"). */
 static void check_inside(checker_t *check, const rtm_config_t *cfg, const char *key, int axis,
                          double coordinate_m) {
   static const char *const names[3][3] = {
@@ -37,10 +39,13 @@ static void check_inside(checker_t *check, const rtm_config_t *cfg, const char *
   if (isnan(coordinate_m)) return;
   double low = cfg->grid.origin_m[axis];
   double high = low + (cfg->grid.n[axis] - 1) * cfg->grid.spacing_m[axis];
-  if (coordinate_m < low || coordinate_m > high)
+  const double tolerance = RTM_EDGE_TOLERANCE_CELLS * cfg->grid.spacing_m[axis];
+  if (coordinate_m < low - tolerance || coordinate_m > high + tolerance)
     check_error(check,
-                "%s = %g m lies outside the volume, [%g, %g] m from grid.%s, grid.%s and grid.%s",
-                key, coordinate_m, low, high, names[axis][2], names[axis][0], names[axis][1]);
+                "%s = %.15g m lies outside the volume, [%g, %g] m from grid.%s, grid.%s and "
+                "grid.%s (%.3g m beyond it)",
+                key, coordinate_m, low, high, names[axis][2], names[axis][0], names[axis][1],
+                coordinate_m < low ? low - coordinate_m : coordinate_m - high);
 }
 
 /* Printable UTF-8: every character well formed, none a C0 or C1 control or DEL. */

@@ -16,6 +16,10 @@ extern "C" {
 
 #define RTM_CONFIG_PATH_MAX 1024
 #define RTM_CONFIG_NAME_MAX 64
+/* A coordinate may lie this many cells beyond the first or last cell and still count as
+ * inside, in a deck's keys and in a points file alike: positions written as origin +
+ * (n - 1) h come back with a rounding error. */
+#define RTM_EDGE_TOLERANCE_CELLS 1e-6
 
 typedef enum { RTM_EQUATION_ISO = 0, RTM_EQUATION_VTI, RTM_EQUATION_TTI } rtm_equation_t;
 typedef enum {

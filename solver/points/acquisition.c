@@ -129,7 +129,7 @@ static int read_positions_file(const char *path, const char *key, const char *no
     }
     if (volume && !inside_volume(volume, (const double[3]){x, y, z})) {
       describe_volume(volume, extent, sizeof extent);
-      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s (%g, %g, %g) m lies outside the volume, %s", path,
+      RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s (%.15g, %.15g, %.15g) m lies outside the volume, %s", path,
                line_number, noun, x, y, z, extent);
     }
     if (n == capacity) {

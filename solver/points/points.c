@@ -9,9 +9,8 @@
 #include "rtm_points.h"
 #include "rtm_status.h"
 
-/* A coordinate may lie this many cells beyond the first or last cell and still count as
- * inside: positions written as origin + (n - 1) h come back with a rounding error. */
-static const double edge_tolerance_cells = 1e-6;
+/* the tolerance at the volume's edge: the deck's (rtm_config.h) */
+static const double edge_tolerance_cells = RTM_EDGE_TOLERANCE_CELLS;
 
 int rtm_points_axis_inside(const rtm_grid_t *grid, int axis, double coordinate_m) {
   const double u = (coordinate_m - grid->origin_m[axis]) / grid->spacing_m[axis];

@@ -484,6 +484,17 @@ static void test_validate(void **state) {
   assert_contains(capture.text, "deck.ini: output.dir is empty");
   if (strstr(capture.text, "source.z")) fail_msg("source.z = 1090 m is on the last cell");
 
+  /* the edge's tolerance is a points file's (1e-6 cells), and a value beyond it is said
+   * with the digits that show it outside (probe M, M5) */
+  rtm_config_defaults(&cfg);
+  snprintf(cfg.path, sizeof cfg.path, "deck.ini");
+  assert_int_equal(rtm_config_set(&cfg, "source.x=990.000001"), RTM_OK); /* 1e-7 cells */
+  assert_int_equal(rtm_config_set(&cfg, "source.y=990.0001"), RTM_OK);   /* 1e-5 cells */
+  assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_ERR_CONFIG);
+  if (strstr(capture.text, "source.x")) fail_msg("source.x is within the edge's tolerance");
+  assert_contains(capture.text, "deck.ini: source.y = 990.0001 m lies outside the volume, [0, "
+                                "990] m from grid.oy, grid.ny and grid.dy (0.0001 m beyond it)");
+
   rtm_config_defaults(&cfg);
   assert_int_equal(rtm_config_set(&cfg, "model.file=\"   \""), RTM_OK);
   assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_ERR_CONFIG);
