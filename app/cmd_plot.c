@@ -460,6 +460,23 @@ fail:
   return status;
 }
 
+/* -o checked: a PNG with --raw, and never the file plotted (probe E11: the figure replaced
+ * its own HDF5 input). */
+static int check_output(const plot_args_t *a) {
+  int status = RTM_OK;
+  safe_text_t text;
+  if (a->raw && a->out && !has_png_extension(a->out))
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --raw writes a PNG: the output %s must end in .png",
+             safe(a->out, &text));
+  struct stat input, output;
+  if (a->out && stat(a->file, &input) == 0 && stat(a->out, &output) == 0 &&
+      input.st_dev == output.st_dev && input.st_ino == output.st_ino)
+    RTM_FAIL(RTM_ERR_USAGE, "plot: -o %s is the file plotted: choose another name",
+             safe(a->out, &text));
+fail:
+  return status;
+}
+
 int rtm_cmd_plot(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--scaling") == 0) return rtm_cmd_plot_scaling(argc, argv);
@@ -474,6 +491,11 @@ int rtm_cmd_plot(int argc, char **argv) {
     return 0;
   }
   RTM_TRY(read_shape(&p));
+  if (strcmp(p.a.dataset, "/gathers/offset") == 0) { /* a panel a CIP */
+    RTM_TRY(check_output(&p.a));
+    RTM_TRY(rtm_plot_offset_gathers(&p.a));
+    goto fail;
+  }
   const int figure = !p.a.raw && rtm_figure_available();
   if ((p.a.panel || p.a.wiggle) && !figure)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --%s draws a figure: %s", p.a.panel ? "panel" : "wiggle",
@@ -484,20 +506,7 @@ int rtm_cmd_plot(int argc, char **argv) {
   if ((p.a.wiggle || strcmp(p.a.gain, "none") != 0) && p.rank != 2)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --%s applies to gathers [nrec][nt]; %s is a volume",
              p.a.wiggle ? "wiggle" : "gain", p.a.dataset);
-  if (p.a.raw && p.a.out && !has_png_extension(p.a.out)) {
-    safe_text_t text;
-    RTM_FAIL(RTM_ERR_USAGE, "plot: --raw writes a PNG: the output %s must end in .png",
-             safe(p.a.out, &text));
-  }
-  if (p.a.out) { /* the figure never replaces the file it is drawn from (probe E11) */
-    struct stat input, output;
-    if (stat(p.a.file, &input) == 0 && stat(p.a.out, &output) == 0 &&
-        input.st_dev == output.st_dev && input.st_ino == output.st_ino) {
-      safe_text_t text;
-      RTM_FAIL(RTM_ERR_USAGE, "plot: -o %s is the file plotted: choose another name",
-               safe(p.a.out, &text));
-    }
-  }
+  RTM_TRY(check_output(&p.a));
   RTM_TRY(pick_snapshot(&p));
   RTM_TRY(rtm_io_read_axes(p.a.file, p.a.dataset, p.index, &p.axes));
   if (p.a.panel)

@@ -357,8 +357,10 @@ int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int cou
   if (status != RTM_OK) return status;
   set_colours(style->diverging);
   /* the panels side by side in [0.09, 0.84] of the page, the colour bar right of the last;
-   * smaller letters the more panels share the page */
-  const double from = 0.09, to = 0.84, gap = count > 1 ? 0.08 : 0.0;
+   * smaller letters the more panels share the page; beyond three (plot's gathers) the gaps
+   * share 0.2 of it, so that the panels keep a width */
+  const double from = 0.09, to = 0.84;
+  const double gap = count > 3 ? 0.2 / (count - 1) : count > 1 ? 0.08 : 0.0;
   const double each = (to - from - gap * (count - 1)) / count;
   plschr(0.0, count > 1 ? 0.65 : 0.9);
   for (int k = 0; k < count; ++k)

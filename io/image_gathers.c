@@ -3,8 +3,12 @@
  *     attributes lags (L: nhx = nhy = 2 L + 1, lag index h + L), lag_spacing_m [2] (x, y:
  *     the grid's spacings; a lag of k cells is a half-offset of k spacings), z_spacing_m,
  *     z_origin_m, cip_step [2] (x, y, cells) and units "lag cells";
- *   /gathers/cip_x_m, /gathers/cip_y_m [ncip] float64, each CIP line's position (units "m"). */
+ *   /gathers/cip_x_m, /gathers/cip_y_m [ncip] float64, each CIP line's position (units "m");
+ * written at a migration's end, and read back a CIP at a time for rtm3d plot's panels. */
 #include "rtm_io.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "rtm_io_impl.h"
 
@@ -44,5 +48,108 @@ fail:
   rtm_h5_close(&dataset);
   rtm_h5_close(&space);
   rtm_h5_close(&group);
+  return status;
+}
+
+/* One numeric attribute of the gathers, `count` values, required. */
+static int required_attribute(hid_t dataset, const char *context, const char *name, size_t count,
+                              const char *meaning, double *values) {
+  int status = RTM_OK, present = 0;
+  RTM_TRY(rtm_h5_read_attr_doubles(dataset, context, name, count, meaning, values, &present));
+  if (!present)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: " GROUP "/offset has no attribute %s (%s)", context, name,
+             meaning);
+fail:
+  return status;
+}
+
+int rtm_io_read_offset_gathers(const char *path, rtm_io_offset_gathers_info_t *info) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID, dataset = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  hsize_t dims[4] = {0, 0, 0, 0}, positions = 0;
+  char context[4200];
+  double lags = 0.0;
+  memset(info, 0, sizeof *info);
+  snprintf(context, sizeof context, "run file %s", path);
+  RTM_TRY(rtm_h5_open_read(path, "run file", &file));
+  RTM_H5_CHECK(dataset = H5Dopen2(file, GROUP "/offset", H5P_DEFAULT), RTM_ERR_INPUT,
+               "%s has no " GROUP "/offset (a migration with rtm.offset_lags > 0 writes it)",
+               context);
+  RTM_H5_CHECK(space = H5Dget_space(dataset), RTM_ERR_INPUT, "%s: " GROUP "/offset", context);
+  if (H5Sget_simple_extent_ndims(space) != 4 || H5Sget_simple_extent_dims(space, dims, NULL) != 4)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: " GROUP "/offset is not [ncip][nhy][nhx][nz]", context);
+  RTM_TRY(required_attribute(dataset, context, "lags", 1, "L, the largest lag in cells", &lags));
+  RTM_TRY(required_attribute(dataset, context, "lag_spacing_m", 2, "x, y in metres",
+                             info->lag_spacing_m));
+  RTM_TRY(required_attribute(dataset, context, "z_spacing_m", 1, "metres", &info->z_spacing_m));
+  RTM_TRY(required_attribute(dataset, context, "z_origin_m", 1, "metres", &info->z_origin_m));
+  if (!(lags >= 1.0) || lags != (double)(int)lags || dims[1] != 2 * (hsize_t)lags + 1 ||
+      dims[2] != dims[1] || dims[0] < 1 || dims[3] < 1 || dims[0] > 1000000 || dims[3] > 1000000)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: " GROUP "/offset is [%llu][%llu][%llu][%llu], which its attribute lags = %g "
+             "does not describe",
+             context, (unsigned long long)dims[0], (unsigned long long)dims[1],
+             (unsigned long long)dims[2], (unsigned long long)dims[3], lags);
+  info->cips = (int)dims[0];
+  info->lags = (int)lags;
+  info->nz = (int)dims[3];
+  RTM_TRY(rtm_h5_read_array(file, context, GROUP "/cip_x_m", H5T_NATIVE_DOUBLE, sizeof(double), 1,
+                            &positions, (void **)&info->cip_x_m));
+  if (positions != dims[0])
+    RTM_FAIL(RTM_ERR_INPUT, "%s: " GROUP "/cip_x_m holds %llu positions for %d CIPs", context,
+             (unsigned long long)positions, info->cips);
+  RTM_TRY(rtm_h5_read_array(file, context, GROUP "/cip_y_m", H5T_NATIVE_DOUBLE, sizeof(double), 1,
+                            &positions, (void **)&info->cip_y_m));
+  if (positions != dims[0])
+    RTM_FAIL(RTM_ERR_INPUT, "%s: " GROUP "/cip_y_m holds %llu positions for %d CIPs", context,
+             (unsigned long long)positions, info->cips);
+fail:
+  rtm_h5_close(&space);
+  rtm_h5_close(&dataset);
+  rtm_h5_close(&file);
+  if (status != RTM_OK) rtm_io_offset_gathers_release(info);
+  return status;
+}
+
+void rtm_io_offset_gathers_release(rtm_io_offset_gathers_info_t *info) {
+  free(info->cip_x_m);
+  free(info->cip_y_m);
+  info->cip_x_m = info->cip_y_m = NULL;
+}
+
+int rtm_io_read_offset_panel(const char *path, const rtm_io_offset_gathers_info_t *info, int cip,
+                             float **panel) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID, dataset = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  hid_t memory = H5I_INVALID_HID;
+  const int nh = 2 * info->lags + 1, nz = info->nz;
+  float *slice = malloc((size_t)nh * (size_t)nz * sizeof *slice);
+  *panel = malloc((size_t)nh * (size_t)nz * sizeof **panel);
+  if (!slice || !*panel) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for a CIP's gather");
+  if (cip < 0 || cip >= info->cips) RTM_FAIL(RTM_ERR_INTERNAL, "CIP %d of %d", cip, info->cips);
+  const hsize_t start[4] = {(hsize_t)cip, (hsize_t)info->lags, 0, 0};
+  const hsize_t count[4] = {1, 1, (hsize_t)nh, (hsize_t)nz}, flat[2] = {(hsize_t)nh, (hsize_t)nz};
+  RTM_TRY(rtm_h5_open_read(path, "run file", &file));
+  RTM_H5_CHECK(dataset = H5Dopen2(file, GROUP "/offset", H5P_DEFAULT), RTM_ERR_INPUT,
+               "run file %s: " GROUP "/offset", path);
+  RTM_H5_CHECK(space = H5Dget_space(dataset), RTM_ERR_INPUT, "run file %s", path);
+  RTM_H5_CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL), RTM_ERR_INPUT,
+               "run file %s: CIP %d of " GROUP "/offset", path, cip);
+  RTM_H5_CHECK(memory = H5Screate_simple(2, flat, NULL), RTM_ERR_INPUT, "run file %s", path);
+  RTM_H5_CHECK(H5Dread(dataset, H5T_NATIVE_FLOAT, memory, space, H5P_DEFAULT, slice), RTM_ERR_INPUT,
+               "run file %s: reading CIP %d of " GROUP "/offset", path, cip);
+  for (int h = 0; h < nh; ++h) /* [hx][z] to rows z, columns hx */
+    for (int z = 0; z < nz; ++z)
+      (*panel)[(size_t)z * nh + h] = slice[(size_t)h * nz + z];
+fail:
+  free(slice);
+  if (status != RTM_OK) {
+    free(*panel);
+    *panel = NULL;
+  }
+  rtm_h5_close(&memory);
+  rtm_h5_close(&space);
+  rtm_h5_close(&dataset);
+  rtm_h5_close(&file);
   return status;
 }

@@ -132,6 +132,22 @@ typedef struct {
 } rtm_io_offset_gathers_t;
 int rtm_output_write_offset_gathers(rtm_output_t *output, const rtm_io_offset_gathers_t *gathers,
                                     const float *values);
+/* What a figure of the gathers needs from a run file: their shape and attributes, and the
+ * CIPs' positions (cip_x_m, cip_y_m: malloc'd [cips], freed by
+ * rtm_io_offset_gathers_release). A file without them, or whose attributes do not match
+ * the dataset's shape, is an RTM_ERR_INPUT error naming the file. */
+typedef struct {
+  int cips, lags, nz;
+  double *cip_x_m, *cip_y_m;
+  double lag_spacing_m[2];
+  double z_spacing_m, z_origin_m;
+} rtm_io_offset_gathers_info_t;
+int rtm_io_read_offset_gathers(const char *path, rtm_io_offset_gathers_info_t *info);
+void rtm_io_offset_gathers_release(rtm_io_offset_gathers_info_t *info);
+/* CIP `cip`'s gather at hy = 0 as a row-major image of nz rows (depth) and 2 lags + 1
+ * columns (hx), malloc'd into *panel. */
+int rtm_io_read_offset_panel(const char *path, const rtm_io_offset_gathers_info_t *info, int cip,
+                             float **panel);
 /* A root attribute `name` holding one integer (a run state's counters). */
 int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
 /* A root attribute `name` holding the text `text` (a run state's record of its inputs). */

@@ -111,7 +111,10 @@ static int teardown(void **state) {
                          DIR "/ref.snapshots_p.k2.z3.png",
                          DIR "/ref.traces_p.png",
                          DIR "/ref.image.y2.png",
-                         DIR "/vp.png"};
+                         DIR "/vp.png",
+                         DIR "/gathers.h5",
+                         DIR "/gathers.png",
+                         DIR "/gathers.gathers_offset.png"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i)
     remove(files[i]);
   remove(DIR);
@@ -515,6 +518,75 @@ static void test_plot_figures(void **state) {
   release(&r);
 }
 
+/* `rtm3d ARGS` exits 0 saying `said` and writes the PNG `png`, read into *image. */
+static void plotted(const char *const *args, const char *said, const char *png, test_png_t *image) {
+  command_result_t r = run_rtm3d(args);
+  assert_int_equal(r.exit_code, 0);
+  assert_true(contains(r.out, said));
+  release(&r);
+  assert_int_equal(test_png_read(png, image), 0);
+}
+
+/* /gathers/offset as panels, a CIP each, depth down against hx at hy = 0: the plain PNG puts
+ * CIP k's 2L + 1 columns after k blank-separated panels, a spike where the file has it (and
+ * none from hy != 0); the figure is drawn under its default name; options of other
+ * datasets and a CIP out of range are refused. */
+static void test_plot_offset_gathers(void **state) {
+  (void)state;
+  enum { CIPS = 3, LAGS = 2, NH = 2 * LAGS + 1 };
+  float *values = calloc((size_t)CIPS * NH * NH * NZ, sizeof *values);
+  assert_non_null(values);
+#define AT(c, hy, hx, z) values[(((size_t)(c)*NH + (hy) + LAGS) * NH + (hx) + LAGS) * NZ + (z)]
+  AT(1, 0, 1, 4) = 3.0f;   /* CIP 1, hx = +1, depth 4 */
+  AT(2, 0, -2, 1) = -3.0f; /* CIP 2, hx = -2, depth 1 */
+  AT(0, 1, 0, 2) = 5.0f;   /* hy = 1: not shown */
+#undef AT
+  const double cip_x[CIPS] = {10.0, 40.0, 70.0}, cip_y[CIPS] = {20.0, 20.0, 20.0};
+  const rtm_io_offset_gathers_t gathers = {CIPS,         LAGS, NZ,  cip_x, cip_y,
+                                           {10.0, 10.0}, 10.0, 0.0, {3, 3}};
+  rtm_output_t *output = NULL;
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "[grid]\n", NULL};
+  const rtm_io_volume_t grid = {.n = {NX, NY, NZ}, .spacing_m = {10.0, 10.0, 10.0}, .nz_local = NZ};
+  assert_int_equal(rtm_output_create(DIR "/gathers.h5", &grid, &info, &output), RTM_OK);
+  assert_int_equal(rtm_output_write_offset_gathers(output, &gathers, values), RTM_OK);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+  free(values);
+
+  const char *raw[] = {
+      "plot", DIR "/gathers.h5", "/gathers/offset", "--raw", "-o", DIR "/gathers.png", NULL};
+  test_png_t image;
+  plotted(raw, "3 CIPs of 2 lags each side", DIR "/gathers.png", &image);
+  assert_int_equal(image.width, CIPS * (NH + 1) - 1);
+  assert_int_equal(image.height, NZ);
+  assert_true(test_png_is(&image, 1 * (NH + 1) + LAGS + 1, 4, 255, 0, 0));
+  assert_true(test_png_is(&image, 2 * (NH + 1) + LAGS - 2, 1, 0, 0, 255));
+  assert_true(test_png_is(&image, LAGS, 2, 255, 255, 255)); /* CIP 0's hy = 1 spike */
+  free(image.rgb);
+
+  if (rtm_figure_available()) {
+    const char *figure[] = {"plot", DIR "/gathers.h5", "/gathers/offset", NULL};
+    plotted(figure, "gathers.gathers_offset.png (3 CIPs", DIR "/gathers.gathers_offset.png",
+            &image);
+    free(image.rgb);
+  }
+  command_result_t r;
+  static const struct {
+    const char *args[8], *said;
+  } refused[] = {
+      {{"plot", DIR "/gathers.h5", "/gathers/offset", "--index", "3", NULL}, "0..2"},
+      {{"plot", DIR "/gathers.h5", "/gathers/offset", "--wiggle", NULL},
+       "--wiggle does not apply to /gathers/offset"},
+      {{"plot", DIR "/gathers.h5", "/gathers/offset", "--slice", "z=1", NULL},
+       "--slice does not apply"},
+  };
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k) {
+    r = run_rtm3d(refused[k].args);
+    assert_int_equal(r.exit_code, 2);
+    assert_true(contains(r.err, refused[k].said));
+    release(&r);
+  }
+}
+
 static void test_plot_refuses_out_of_range(void **state) {
   (void)state;
   /* each refused with exit 2, its message naming what was asked and what there is */
@@ -560,4 +632,5 @@ RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
                                                   teardown),
                   cmocka_unit_test_setup_teardown(test_plot_gather_time_downward, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_plot_figures, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_plot_offset_gathers, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_plot_refuses_out_of_range, setup, teardown))
