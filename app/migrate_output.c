@@ -40,6 +40,72 @@ static void warn_if_zero(const migrate_run_t *run) {
                   "reflection returns (time.steps)");
 }
 
+/* The illumination down each CIP's line, [ncip][nz], whole on rank 0 (as the gathers are),
+ * and the largest of the whole volume's: the angle gathers' division. */
+static int cip_illumination(migrate_run_t *run, const rtm_gather_plan_t *plan, float **columns,
+                            double *largest) {
+  int status = RTM_OK;
+  const int cips = rtm_gather_plan_cips(plan);
+  const size_t nz = (size_t)run->grid.n[2], nx = (size_t)run->grid.n[0];
+  const size_t plane = nx * (size_t)run->grid.n[1];
+  *columns = calloc((size_t)cips * nz, sizeof **columns);
+  if (!*columns) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the CIPs' illumination");
+  float most = 0.0f;
+  for (size_t i = 0; i < run->local_cells; ++i)
+    most = run->slab_illumination[i] > most ? run->slab_illumination[i] : most;
+  *largest = most; /* exact: the largest float of every rank's */
+  RTM_TRY(rtm_mpi_allreduce(run->mpi, largest, 1, RTM_MPI_MAX));
+  for (int cip = 0; cip < cips; ++cip) {
+    const size_t x = (size_t)(plan->first[0] + cip % plan->count[0] * plan->step[0]);
+    const size_t y = (size_t)(plan->first[1] + cip / plan->count[0] * plan->step[1]);
+    for (int z = 0; z < run->grid.nz_local; ++z)
+      (*columns)[(size_t)cip * nz + (size_t)run->grid.z_offset + (size_t)z] =
+          run->slab_illumination[(size_t)z * plane + y * nx + x];
+  }
+  if (rtm_grid_is_slab(&run->grid)) RTM_TRY(rtm_mpi_sum_to_root(run->mpi, *columns, cips * nz));
+fail:
+  return status;
+}
+
+/* rtm.angles: each CIP's gather at hy = 0 to angles 0 to rtm.angle_max (rtm_angle_gathers),
+ * divided by the illumination down its line as the image is (rtm.illumination, its eps of
+ * the largest), on rank 0 into run->angle_gathers. Collective (the illumination). */
+static int angle_gathers(migrate_run_t *run) {
+  int status = RTM_OK;
+  float *columns = NULL;
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  if (!plan) return RTM_OK;
+  double largest = 0.0;
+  const double start_s = rtm_wall_seconds();
+  const int cips = rtm_gather_plan_cips(plan), nh = 2 * plan->lags + 1, nz = run->grid.n[2];
+  const int angles = run->cfg.rtm.angles;
+  RTM_TRY(cip_illumination(run, plan, &columns, &largest));
+  if (!run->root) goto fail;
+  run->angle_gathers = malloc((size_t)cips * angles * nz * sizeof *run->angle_gathers);
+  if (!run->angle_gathers) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the angle gathers");
+  RTM_TRY(rtm_angle_gathers(run->gathers_whole + (size_t)plan->lags * nh * nz, (size_t)nh * nh * nz,
+                            cips, plan->lags, nz, run->grid.spacing_m[2], run->grid.spacing_m[0],
+                            angles, run->cfg.rtm.angle_max_deg, run->angle_gathers));
+  const double floor = run->cfg.rtm.illumination_eps * largest;
+  for (int cip = 0; cip < cips && run->cfg.rtm.illumination; ++cip)
+    for (int a = 0; a < angles; ++a)
+      for (int z = 0; z < nz; ++z) {
+        const double denominator = (double)columns[(size_t)cip * nz + z] + floor;
+        float *value = &run->angle_gathers[((size_t)cip * angles + a) * nz + z];
+        if (denominator > 0.0) *value = (float)((double)*value / denominator);
+      }
+  size_t i = 0;
+  if (rtm_io_find_bad_values(run->angle_gathers, (size_t)cips * angles * nz, 0.0, &i) > 0)
+    RTM_FAIL(RTM_ERR_NUMERIC,
+             "/gathers/angle is not finite (%g) at CIP %zu, angle %zu, z %zu: "
+             "nothing written",
+             run->angle_gathers[i], i / nz / angles, i / nz % angles, i % nz);
+fail:
+  free(columns);
+  run->angles_s = rtm_wall_seconds() - start_s;
+  return status;
+}
+
 /* rtm.offset_lags: the gathers summed over the shots (run->gather_shot, this rank's planes)
  * whole on rank 0 in run->gathers_whole: each rank of the first shot group puts its planes
  * into zeros, summed on rank 0 (x + 0 is x: exact), then checked finite there. One rank's
@@ -103,6 +169,14 @@ static int write_gathers(migrate_run_t *run) {
                                            .z_origin_m = g->origin_m[2],
                                            .cip_step = {plan->step[0], plan->step[1]}};
   RTM_TRY(rtm_output_write_offset_gathers(run->output, &gathers, run->gathers_whole));
+  const rtm_io_angle_gathers_t angle = {.cips = cips,
+                                        .angles = run->cfg.rtm.angles,
+                                        .nz = g->n[2],
+                                        .angle_max_deg = run->cfg.rtm.angle_max_deg,
+                                        .z_spacing_m = g->spacing_m[2],
+                                        .z_origin_m = g->origin_m[2],
+                                        .illumination = run->cfg.rtm.illumination};
+  RTM_TRY(rtm_output_write_angle_gathers(run->output, &angle, run->angle_gathers));
 fail:
   free(positions);
   return status;
@@ -186,6 +260,7 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   warn_if_zero(run);
   RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
   RTM_TRY(gather_planes(run)); /* collective: before the I/O thread's work */
+  RTM_TRY(angle_gathers(run)); /* collective: the illumination down the CIPs' lines */
   if (run->root) run->figures_skipped = figures_do_not_fit(run); /* before the I/O thread's work */
   if (rtm_mpi_world_size(run->mpi) == 1 && run->worker) {
     /* the volumes on the I/O thread, the figures here meanwhile: both only read the slabs,
@@ -211,6 +286,8 @@ int rtm_migrate_write_image(migrate_run_t *run) {
 fail:
   if (run->gathers_whole != run->gather_shot) free(run->gathers_whole);
   run->gathers_whole = NULL;
+  free(run->angle_gathers);
+  run->angle_gathers = NULL;
   free(scratch);
   return status;
 }
@@ -405,8 +482,9 @@ int rtm_migrate_write_report(migrate_run_t *run) {
                                           : "the planes through the middle, one pixel a cell: "
                                             "this build has no PLplot for figures");
     if (run->gather_cells)
-      rtm_log_info("the subsurface-offset gathers took %.3g s of the imaging's %.3g s",
-                   run->gathers_s, run->total.imaging_s);
+      rtm_log_info("the subsurface-offset gathers took %.3g s of the imaging's %.3g s, their "
+                   "angle gathers %.3g s",
+                   run->gathers_s, run->total.imaging_s, run->angles_s);
     const double gb = 8.0 * (double)run->cells / 1e9; /* the image and the illumination */
     if (run->file_s > 0.0)
       rtm_log_info("the image and the illumination, %.3g GB, went to the file in %.3g s: %.3g "

@@ -96,6 +96,8 @@ struct migrate_run {
   float *gather_shot, *gather_sums[2];
   double gathers_s;     /* the gathers' accumulation, of the imaging's seconds */
   float *gathers_whole; /* rank 0 at the end: [ncip][nh][nh][nz], every rank's planes */
+  float *angle_gathers; /* rank 0 at the end: [ncip][rtm.angles][nz] */
+  double angles_s;      /* making them */
   rtm_progress_t progress;
   int shots_migrated; /* by this rank in this run, before the one being migrated */
   double start_s, setup_end_s, end_s;

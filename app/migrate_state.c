@@ -62,7 +62,8 @@ static const char *const resume_free_keys[] = {"memory.limit_gb", "rtm.illuminat
                                                "mpi.shot_groups"};
 /* Without gathers (rtm.offset_lags = 0) their keys change no sum: dropped, so that a state
  * of a build before them resumes. With gathers they count (no state is saved then yet). */
-static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "rtm.cip_y_step"};
+static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "rtm.cip_y_step",
+                                          "rtm.angles", "rtm.angle_max"};
 
 /* The config as it bears on the sums, which a state records (root attribute resume_config)
  * and a resumed run must match: the resolved deck with the values auto stood for

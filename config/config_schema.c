@@ -130,6 +130,8 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"rtm", "offset_lags", RTM_CFG_INT, FIELD(rtm.offset_lags), "0", 0, 1000, NULL, "migrate: subsurface-offset common-image gathers I(x, h) = sum S(x - h) R(x + h) for horizontal lags h = (hx, hy), |hx|, |hy| <= offset_lags cells, at the CIP lines of rtm.cip_x_step and rtm.cip_y_step, written as /gathers/offset [ncip][nhy][nhx][nz]; the lags must fit across the non-absorbing interior (2 offset_lags + 1 cells); cpu backend only for now, and such a run saves no resume state; 0 = none (e.g. 16)"},
     {"rtm", "cip_x_step", RTM_CFG_INT, FIELD(rtm.cip_x_step), "16", 1, 1000000, NULL, "migrate, offset_lags > 0: cells between the gathers' common-image-point lines along x, centred in the non-absorbing interior (at least one line)"},
     {"rtm", "cip_y_step", RTM_CFG_INT, FIELD(rtm.cip_y_step), "16", 1, 1000000, NULL, "migrate, offset_lags > 0: cells between the gathers' common-image-point lines along y, centred in the non-absorbing interior (at least one line)"},
+    {"rtm", "angles", RTM_CFG_INT, FIELD(rtm.angles), "31", 2, 1000, NULL, "migrate, offset_lags > 0: incidence angles of the angle gathers /gathers/angle [ncip][angles][nz], evenly from 0 to rtm.angle_max, made from each CIP's offset gather at hy = 0 through the (kz, kh) domain and divided by the illumination as the image is"},
+    {"rtm", "angle_max", RTM_CFG_DOUBLE, FIELD(rtm.angle_max_deg), "60", 0, 89, NULL, "migrate, offset_lags > 0: the angle gathers' largest incidence angle, degrees"},
 
     {"bench", "warmup", RTM_CFG_INT, FIELD(bench.warmup_steps), "10", 0, HUGE_VAL, NULL, "untimed steps before measuring"},
     {"bench", "steps", RTM_CFG_INT, FIELD(bench.steps), "50", 1, HUGE_VAL, NULL, "timed steps"},

@@ -179,6 +179,8 @@ typedef struct {
     double resume_every_s;    /* migrate: wall seconds between resume-state saves; 0 = each shot */
     int offset_lags;          /* subsurface-offset gathers: lags each way in x and y; 0 = none */
     int cip_x_step, cip_y_step; /* cells between the gathers' CIP lines along x and y */
+    int angles;                 /* the angle gathers' incidence angles, 0 to angle_max_deg */
+    double angle_max_deg;
   } rtm;
   struct {
     int warmup_steps;

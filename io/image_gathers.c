@@ -51,6 +51,31 @@ fail:
   return status;
 }
 
+int rtm_output_write_angle_gathers(rtm_output_t *output, const rtm_io_angle_gathers_t *gathers,
+                                   const float *values) {
+  int status = RTM_OK;
+  hid_t group = H5I_INVALID_HID, space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+  const hsize_t dims[3] = {(hsize_t)gathers->cips, (hsize_t)gathers->angles, (hsize_t)gathers->nz};
+  RTM_TRY(rtm_output_group(output, GROUP, &group));
+  RTM_H5_CHECK(space = H5Screate_simple(3, dims, NULL), RTM_ERR_IO, GROUP "/angle");
+  RTM_H5_CHECK(dataset = H5Dcreate2(group, "angle", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                                    H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating " GROUP "/angle", output->partial);
+  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
+               RTM_ERR_IO, "output file %s: writing " GROUP "/angle", output->partial);
+  RTM_TRY(rtm_h5_write_attr_doubles(dataset, "angle_max_deg", &gathers->angle_max_deg, 1));
+  RTM_TRY(rtm_h5_write_attr_doubles(dataset, "z_spacing_m", &gathers->z_spacing_m, 1));
+  RTM_TRY(rtm_h5_write_attr_doubles(dataset, "z_origin_m", &gathers->z_origin_m, 1));
+  RTM_TRY(rtm_h5_write_attr_int(dataset, "illumination", gathers->illumination));
+  RTM_TRY(rtm_h5_write_attr_string(dataset, "axes", "cip, angle, z"));
+fail:
+  if (status != RTM_OK) rtm_log_error("output file %s: the angle gathers", output->partial);
+  rtm_h5_close(&dataset);
+  rtm_h5_close(&space);
+  rtm_h5_close(&group);
+  return status;
+}
+
 /* One numeric attribute of the gathers, `count` values, required. */
 static int required_attribute(hid_t dataset, const char *context, const char *name, size_t count,
                               const char *meaning, double *values) {

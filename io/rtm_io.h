@@ -132,6 +132,16 @@ typedef struct {
 } rtm_io_offset_gathers_t;
 int rtm_output_write_offset_gathers(rtm_output_t *output, const rtm_io_offset_gathers_t *gathers,
                                     const float *values);
+/* The angle gathers made from them: /gathers/angle [cips][angles][nz] float32 with the
+ * attributes angle_max_deg, z_spacing_m, z_origin_m, illumination (1: divided by it as the
+ * image is) and axes ("cip, angle, z"); rank 0. */
+typedef struct {
+  int cips, angles, nz;
+  double angle_max_deg, z_spacing_m, z_origin_m;
+  int illumination;
+} rtm_io_angle_gathers_t;
+int rtm_output_write_angle_gathers(rtm_output_t *output, const rtm_io_angle_gathers_t *gathers,
+                                   const float *values);
 /* What a figure of the gathers needs from a run file: their shape and attributes, and the
  * CIPs' positions (cip_x_m, cip_y_m: malloc'd [cips], freed by
  * rtm_io_offset_gathers_release). A file without them, or whose attributes do not match

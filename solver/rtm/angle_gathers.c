@@ -35,41 +35,24 @@ static void spectrum_at(const fftwf_complex *spectrum, int nh_padded, int nkz, i
   *im = (1.0 - w) * a[1] + w * b[1];
 }
 
-int rtm_angle_gather(const float *offset, int lags, int nz, double dz_m, double dh_m, int angles,
-                     double max_angle_deg, float *angle) {
-  int status = RTM_OK;
-  const int nh = 2 * lags + 1;
-  float *in = NULL, *trace = NULL;
-  fftwf_complex *spectrum = NULL, *column = NULL;
-  fftwf_plan forward = NULL, inverse = NULL;
-  if (lags < 1 || nz < 1 || !(dz_m > 0.0) || !(dh_m > 0.0) || angles < 1 ||
-      !(max_angle_deg >= 0.0 && max_angle_deg < 90.0))
-    RTM_FAIL(RTM_ERR_INTERNAL,
-             "angle gather: %d lags, %d depths, dz %g m, dh %g m, %d angles to %g"
-             " degrees",
-             lags, nz, dz_m, dh_m, angles, max_angle_deg);
-  const int nz_padded = next_power_of_two(2 * nz), nh_padded = next_power_of_two(4 * nh);
+/* One CIP: its gather into `in` (row h mod Nh: h = 0 at row 0, the rest zero), the 2D
+ * spectrum, and each angle's column of it along kz back to depth. kz in cycles a metre is
+ * j / (Nz dz); kh's index is kh Nh dh, none beyond its Nyquist. */
+static void transform(const float *offset, int lags, int nz, double dz_over_dh, int angles,
+                      double max_angle_deg, int nz_padded, int nh_padded, float *in,
+                      fftwf_complex *spectrum, fftwf_complex *column, float *trace,
+                      fftwf_plan forward, fftwf_plan inverse, float *angle) {
   const int nkz = nz_padded / 2 + 1;
-  in = fftwf_malloc((size_t)nh_padded * nz_padded * sizeof *in);
-  spectrum = fftwf_malloc((size_t)nh_padded * nkz * sizeof *spectrum);
-  column = fftwf_malloc((size_t)nkz * sizeof *column);
-  trace = fftwf_malloc((size_t)nz_padded * sizeof *trace);
-  if (!in || !spectrum || !column || !trace)
-    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for an angle gather");
-  forward = fftwf_plan_dft_r2c_2d(nh_padded, nz_padded, in, spectrum, FFTW_ESTIMATE);
-  inverse = fftwf_plan_dft_c2r_1d(nz_padded, column, trace, FFTW_ESTIMATE);
-  if (!forward || !inverse) RTM_FAIL(RTM_ERR_INTERNAL, "angle gather: FFTW made no plan");
   memset(in, 0, (size_t)nh_padded * nz_padded * sizeof *in);
-  for (int h = -lags; h <= lags; ++h) /* row h mod Nh: h = 0 at row 0 */
+  for (int h = -lags; h <= lags; ++h)
     memcpy(in + (size_t)((h + nh_padded) % nh_padded) * nz_padded, offset + (size_t)(h + lags) * nz,
            (size_t)nz * sizeof *in);
   fftwf_execute(forward);
-  /* kz in cycles a metre is j / (Nz dz); kh's index is kh Nh dh, beyond Nyquist none */
   for (int a = 0; a < angles; ++a) {
     const double theta = angles > 1 ? max_angle_deg * a / (angles - 1) : 0.0;
     const double slope = tan(theta * pi / 180.0);
     for (int j = 0; j < nkz; ++j) {
-      const double kh_index = (double)j / nz_padded * dz_m / dh_m * slope * nh_padded;
+      const double kh_index = (double)j / nz_padded * dz_over_dh * slope * nh_padded;
       double re = 0.0, im = 0.0;
       if (kh_index <= 0.5 * nh_padded) {
         double re_minus, im_minus;
@@ -85,6 +68,36 @@ int rtm_angle_gather(const float *offset, int lags, int nz, double dz_m, double 
     for (int z = 0; z < nz; ++z)
       angle[(size_t)a * nz + z] = trace[z] / (float)nz_padded;
   }
+}
+
+int rtm_angle_gathers(const float *offset, size_t offset_stride, int cips, int lags, int nz,
+                      double dz_m, double dh_m, int angles, double max_angle_deg, float *angle) {
+  int status = RTM_OK;
+  const int nh = 2 * lags + 1;
+  float *in = NULL, *trace = NULL;
+  fftwf_complex *spectrum = NULL, *column = NULL;
+  fftwf_plan forward = NULL, inverse = NULL;
+  if (cips < 0 || lags < 1 || nz < 1 || !(dz_m > 0.0) || !(dh_m > 0.0) || angles < 1 ||
+      !(max_angle_deg >= 0.0 && max_angle_deg < 90.0))
+    RTM_FAIL(RTM_ERR_INTERNAL,
+             "angle gathers: %d CIPs, %d lags, %d depths, dz %g m, dh %g m, %d angles to %g "
+             "degrees",
+             cips, lags, nz, dz_m, dh_m, angles, max_angle_deg);
+  const int nz_padded = next_power_of_two(2 * nz), nh_padded = next_power_of_two(4 * nh);
+  const int nkz = nz_padded / 2 + 1;
+  in = fftwf_malloc((size_t)nh_padded * nz_padded * sizeof *in);
+  spectrum = fftwf_malloc((size_t)nh_padded * nkz * sizeof *spectrum);
+  column = fftwf_malloc((size_t)nkz * sizeof *column);
+  trace = fftwf_malloc((size_t)nz_padded * sizeof *trace);
+  if (!in || !spectrum || !column || !trace)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the angle gathers");
+  forward = fftwf_plan_dft_r2c_2d(nh_padded, nz_padded, in, spectrum, FFTW_ESTIMATE);
+  inverse = fftwf_plan_dft_c2r_1d(nz_padded, column, trace, FFTW_ESTIMATE);
+  if (!forward || !inverse) RTM_FAIL(RTM_ERR_INTERNAL, "angle gathers: FFTW made no plan");
+  for (int c = 0; c < cips; ++c)
+    transform(offset + (size_t)c * offset_stride, lags, nz, dz_m / dh_m, angles, max_angle_deg,
+              nz_padded, nh_padded, in, spectrum, column, trace, forward, inverse,
+              angle + (size_t)c * angles * nz);
 fail:
   if (forward) fftwf_destroy_plan(forward);
   if (inverse) fftwf_destroy_plan(inverse);

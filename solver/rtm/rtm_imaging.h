@@ -133,14 +133,15 @@ int rtm_gathers_clear(rtm_gathers_t *gathers);
 void rtm_gathers_destroy(rtm_gathers_t *gathers);
 
 /* ---- angle gathers (angle_gathers.c) ---- */
-/* One CIP's subsurface-offset gather offset[2 lags + 1][nz] (half-offset h = (k - lags) dh_m,
- * depths dz_m apart) to its angle gather angle[angles][nz] at incidence angles 0 to
- * max_angle_deg (< 90) evenly, through the (kz, kh) domain (Sava and Fomel 2003: tan theta =
- * -kh / kz, both signs averaged): the line z = z0 + h tan(theta) of one shot's reflection
- * at theta maps to theta, and a gather focused at h = 0 gives its depth trace at every
- * angle. FFTW on the host; not thread-safe (FFTW's planner). */
-int rtm_angle_gather(const float *offset, int lags, int nz, double dz_m, double dh_m, int angles,
-                     double max_angle_deg, float *angle);
+/* CIP c's subsurface-offset gather at offset + c offset_stride, [2 lags + 1][nz] (half-offset
+ * h = (k - lags) dh_m, depths dz_m apart), to its angle gather at angle + c angles nz,
+ * [angles][nz], incidence angles 0 to max_angle_deg (< 90) evenly, through the (kz, kh)
+ * domain (Sava and Fomel 2003: tan theta = -kh / kz, both signs averaged): the line
+ * z = z0 + h tan(theta) of one shot's reflection at theta maps to theta, and a gather
+ * focused at h = 0 gives its depth trace at every angle. FFTW on the host, one plan for
+ * all; not thread-safe (FFTW's planner). */
+int rtm_angle_gathers(const float *offset, size_t offset_stride, int cips, int lags, int nz,
+                      double dz_m, double dh_m, int angles, double max_angle_deg, float *angle);
 
 /* ---- sums over the shots (host) ---- */
 /* The image and the illumination summed over the shots: each shot's volume (summed in float

@@ -44,7 +44,8 @@ static void test_focused_gather_is_flat(void **state) {
   static float offset[NH * NZ], angle[ANGLES * NZ];
   for (int z = 0; z < NZ; ++z)
     offset[LAGS * NZ + z] = (float)wavelet(z * DZ - Z0);
-  assert_int_equal(rtm_angle_gather(offset, LAGS, NZ, DZ, DH, ANGLES, MAX_ANGLE, angle), RTM_OK);
+  assert_int_equal(rtm_angle_gathers(offset, 0, 1, LAGS, NZ, DZ, DH, ANGLES, MAX_ANGLE, angle),
+                   RTM_OK);
   double worst = 0.0, peak = 0.0;
   for (int z = 0; z < NZ; ++z)
     peak = fmax(peak, fabs(offset[LAGS * NZ + z]));
@@ -88,7 +89,7 @@ static void test_one_shot_reflection_angle(void **state) {
           offset[(size_t)(h + LAGS) * NZ + z] =
               (float)(taper * wavelet(z * DZ - Z0 - h * DH * slope));
       }
-      assert_int_equal(rtm_angle_gather(offset, LAGS, NZ, DZ, DH, ANGLES, MAX_ANGLE, angle),
+      assert_int_equal(rtm_angle_gathers(offset, 0, 1, LAGS, NZ, DZ, DH, ANGLES, MAX_ANGLE, angle),
                        RTM_OK);
       const double found = energy_angle(angle);
       printf("reflection at %g degrees (the shot %s): the energy peaks at %g degrees, depth %g m\n",
@@ -98,14 +99,32 @@ static void test_one_shot_reflection_angle(void **state) {
     }
 }
 
+/* Several CIPs in one call (a stride between their gathers) give each its own call's floats. */
+static void test_many_cips(void **state) {
+  (void)state;
+  enum { STRIDE = NH * NZ + 7 };
+  static float offsets[2 * STRIDE], together[2 * ANGLES * NZ], alone[ANGLES * NZ];
+  for (size_t i = 0; i < 2 * STRIDE; ++i)
+    offsets[i] = (float)wavelet((double)(i % 97) * DZ - 300.0);
+  assert_int_equal(
+      rtm_angle_gathers(offsets, STRIDE, 2, LAGS, NZ, DZ, DH, ANGLES, MAX_ANGLE, together), RTM_OK);
+  for (int c = 0; c < 2; ++c) {
+    assert_int_equal(rtm_angle_gathers(offsets + (size_t)c * STRIDE, 0, 1, LAGS, NZ, DZ, DH, ANGLES,
+                                       MAX_ANGLE, alone),
+                     RTM_OK);
+    assert_memory_equal(together + (size_t)c * ANGLES * NZ, alone, sizeof alone);
+  }
+}
+
 static void test_refusals(void **state) {
   (void)state;
   float offset[3 * 4] = {0}, angle[4] = {0};
-  assert_int_not_equal(rtm_angle_gather(offset, 0, 4, DZ, DH, 1, 0.0, angle), RTM_OK);
-  assert_int_not_equal(rtm_angle_gather(offset, 1, 4, DZ, DH, 1, 90.0, angle), RTM_OK);
-  assert_int_not_equal(rtm_angle_gather(offset, 1, 4, 0.0, DH, 1, 0.0, angle), RTM_OK);
-  assert_int_equal(rtm_angle_gather(offset, 1, 4, DZ, DH, 1, 0.0, angle), RTM_OK);
+  assert_int_not_equal(rtm_angle_gathers(offset, 0, 1, 0, 4, DZ, DH, 1, 0.0, angle), RTM_OK);
+  assert_int_not_equal(rtm_angle_gathers(offset, 0, 1, 1, 4, DZ, DH, 1, 90.0, angle), RTM_OK);
+  assert_int_not_equal(rtm_angle_gathers(offset, 0, 1, 1, 4, 0.0, DH, 1, 0.0, angle), RTM_OK);
+  assert_int_equal(rtm_angle_gathers(offset, 0, 1, 1, 4, DZ, DH, 1, 0.0, angle), RTM_OK);
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_focused_gather_is_flat),
-              cmocka_unit_test(test_one_shot_reflection_angle), cmocka_unit_test(test_refusals))
+              cmocka_unit_test(test_one_shot_reflection_angle), cmocka_unit_test(test_many_cips),
+              cmocka_unit_test(test_refusals))
