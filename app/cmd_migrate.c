@@ -75,6 +75,26 @@ static int check_amplitude(const migrate_run_t *run) {
   const double terms = ((double)cfg->time.steps + 1.0) * run->shots.count;
   const double pi = 3.14159265358979323846;
   const double limit = 4.0 * pi * h_min * sqrt((double)FLT_MAX / (100.0 * terms));
+  /* and the square of the wavefield at the volume's far corner kept at float32's full
+   * precision (probe N, N1: 1e-30 gave an illumination underflowed to zero, an image 1e65
+   * off, with exit 0) */
+  double diagonal = 0.0;
+  for (int a = 0; a < 3; ++a)
+    diagonal += pow((cfg->grid.n[a] - 1) * h[a], 2.0);
+  diagonal = fmax(sqrt(diagonal), h_min);
+  const double least = 4.0 * pi * diagonal * sqrt(RTM_FLOAT_FULL_PRECISION);
+  if (fabs(cfg->source.amplitude) < least) {
+    rtm_log_error("%s: source.amplitude = %g: migrate sums the source wavefield squared (the "
+                  "illumination) and images its products with the receiver wavefield, and at "
+                  "the volume's far corner (r = %.4g m) that wavefield is about |amplitude| / "
+                  "(4 pi r) = %.3g, whose square falls below %.3g, where float32 loses "
+                  "precision and then gives zero: the image would be wrong or zero; it scales "
+                  "with the amplitude, so |source.amplitude| >= %.3g (1 is usual) loses nothing",
+                  cfg->path[0] ? cfg->path : "configuration", cfg->source.amplitude, diagonal,
+                  fabs(cfg->source.amplitude) / (4.0 * pi * diagonal), RTM_FLOAT_FULL_PRECISION,
+                  least);
+    return RTM_ERR_CONFIG;
+  }
   if (fabs(cfg->source.amplitude) <= limit) return RTM_OK;
   rtm_log_error("%s: source.amplitude = %g: migrate sums the source wavefield squared (the "
                 "illumination) over up to %.0f time steps of %d shots, and near the source "

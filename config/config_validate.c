@@ -211,12 +211,21 @@ static void check_velocities(checker_t *check, const rtm_config_t *cfg) {
 }
 
 /* The wavefield near a point source of amplitude A is about A / (4 pi h) one cell away
+ * (and A / (4 pi r) at r: below RTM_FLOAT_FULL_PRECISION at the volume's far corner the
+ * float32 fields lose precision among the subnormal numbers, then underflow to zero: probe
+ * N, N1: 1e-42 gave all-zero gathers with exit 0)
  * (p = w(t - r/v) / (4 pi r), |w| <= 1), and the stencil sums it times up to
  * S (1/dx^2 + 1/dy^2 + 1/dz^2): beyond FLT_MAX the float32 fields overflow at the first
  * steps, whatever else the deck says. The traces scale with A, so nothing is lost by a
  * smaller one. */
 static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
   const double *h = cfg->grid.spacing_m;
+  /* the farthest a receiver can be: the volume's diagonal (a cell at least) */
+  double diagonal = 0.0;
+  for (int a = 0; a < 3; ++a)
+    diagonal += pow((cfg->grid.n[a] - 1) * h[a], 2.0);
+  diagonal = fmax(sqrt(diagonal), fmax(h[0], fmax(h[1], h[2])));
+  const double far_field = fabs(cfg->source.amplitude) / (4.0 * PI * diagonal);
   const double h_min = fmin(h[0], fmin(h[1], h[2]));
   const double stencil =
       stencil_nyquist_symbol * (1.0 / (h[0] * h[0]) + 1.0 / (h[1] * h[1]) + 1.0 / (h[2] * h[2]));
@@ -232,6 +241,15 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
                 "float32's largest number, %.3g, even at source.amplitude = %g: grid.dx, dy "
                 "and dz must be far larger (metres: 1 to 100 is usual)",
                 h_min, stencil_nyquist_symbol * 3.0, (double)FLT_MAX, cfg->source.amplitude);
+  else if (far_field < RTM_FLOAT_FULL_PRECISION)
+    check_error(check,
+                "source.amplitude = %g: the wavefield across the volume, about |amplitude| / "
+                "(4 pi r), falls to %.3g at its far corner (r = %.4g m), below %.3g, where "
+                "float32 loses precision and then gives zero (its smallest normal number is "
+                "%.3g): the run would write wrong or zero traces and images; they scale with the "
+                "amplitude, so |source.amplitude| >= %.3g (1 is usual) loses nothing",
+                cfg->source.amplitude, far_field, diagonal, RTM_FLOAT_FULL_PRECISION,
+                (double)FLT_MIN, RTM_FLOAT_FULL_PRECISION * 4.0 * PI * diagonal);
   else if (near_field * gain > FLT_MAX)
     check_error(check,
                 "source.amplitude = %g: the wavefield one cell from the source, about "

@@ -20,6 +20,9 @@ extern "C" {
  * inside, in a deck's keys and in a points file alike: positions written as origin +
  * (n - 1) h come back with a rounding error. */
 #define RTM_EDGE_TOLERANCE_CELLS 1e-6
+/* The least a field value may be and keep float32's 24 bits: FLT_MIN / FLT_EPSILON, where
+ * the subnormal numbers (fewer bits, then zero) are still 2^23 below it. */
+#define RTM_FLOAT_FULL_PRECISION 9.9e-32
 
 typedef enum { RTM_EQUATION_ISO = 0, RTM_EQUATION_VTI, RTM_EQUATION_TTI } rtm_equation_t;
 typedef enum {

@@ -50,6 +50,29 @@ refused grid.dx=1e-320 "grid\.dx = [0-9.e+-]+ m: .*1/dx\^2"
 # an amplitude of 0 (all-zero outputs, once written without a word) and a spacing so fine
 # that the Laplacian overflows (once blamed on source.amplitude = 1)
 refused source.amplitude=0 "source\.amplitude = 0: every trace, snapshot and image would be zero"
+# amplitudes so small that the far wavefield falls among float32's subnormals (probe N, N1:
+# 1e-42 gave gathers of zeros, 1e-38 traces 0.25% off, with exit 0); migrate's squares
+# (1e-30: an illumination underflowed to zero, the image 1e65 off; 1e-20 here, which model
+# takes)
+refused source.amplitude=1e-42 "source\.amplitude = 1e-42: the wavefield across the volume.*subnormal|source\.amplitude = 1e-42: the wavefield across the volume.*loses precision"
+refused source.amplitude=-1e-38 "source\.amplitude = -1e-38: .*\|source\.amplitude\| >= "
+expect 2 "source\.amplitude = 1e-20: migrate sums the source wavefield squared.*>= " \
+  timeout 20 "$rtm3d" migrate "$deck" "${autos[@]}" --set source.amplitude=1e-20 \
+  --set rtm.observed="$work/none.h5" --set output.dir="$work/tiny_migrate"
+expect_no_output "$work/tiny_migrate" tiny
+# the least amplitude model takes still gives gathers that scale with it
+expect 0 "" timeout 60 "$rtm3d" model "$deck" "${autos[@]}" --set source.amplitude=1e-20 \
+  --set output.dir="$work/small" --quiet
+expect 0 "" "$rtm3d" model "$deck" "${autos[@]}" --set output.dir="$work/unit" --quiet
+# plot --raw says its clip, the 99th percentile of |value|: 1e-20 times the unit run's
+clips=()
+for run in small unit; do
+  clips+=("$("$rtm3d" plot "$work/$run/tiny.h5" /traces/p --raw -o "$work/$run.png" |
+    sed -n 's/.*clip [^0-9]*\([0-9.e+-]*\) at.*/\1/p')")
+done
+awk -v a="${clips[0]}" -v b="${clips[1]}" 'BEGIN { r = a / b / 1e-20; exit !(b > 0 && r > 0.999 && r < 1.001) }' &&
+  rob_pass "1e-20's gathers are 1e-20 times the unit ones (clips ${clips[*]})" ||
+  rob_fail "1e-20's gathers do not scale: clips ${clips[*]}"
 refused grid.dx=1e-19 "grid spacing h_min = 1e-19 m: .*grid\.dx, dy and dz must be far larger"
 # a velocity float32 holds as 0 (once "model vp = 0 m/s at cell (ix 0, iy 0, iz 0)")
 refused model.vp=1e-300 "model\.vp = 1e-300 m/s: the model holds velocities as float32, where this is 0"
