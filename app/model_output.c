@@ -187,8 +187,9 @@ int rtm_model_close_output(model_run_t *run) {
     const unsigned fields = run->prop.trace_fields;
     RTM_TRY(rtm_io_partial_path(run->h5_path, h5_partial, sizeof h5_partial));
     RTM_TRY(rtm_io_outputs_add(run->outputs, run->segy_path, segy_partial, sizeof segy_partial));
-    status = rtm_segy_write(h5_partial, fields & RTM_FIELD_BIT(RTM_FIELD_P) ? "p" : "q",
-                            segy_partial); /* rtm_model_plan_segy checked it */
+    status =
+        rtm_segy_write(h5_partial, run->h5_path, fields & RTM_FIELD_BIT(RTM_FIELD_P) ? "p" : "q",
+                       segy_partial); /* rtm_model_plan_segy checked it */
   }
   run->end_s = rtm_wall_seconds();
 fail:

@@ -577,10 +577,11 @@ int rtm_segy_path(const char *path);
  * (STEM_shot<k>.EXT, k >= the shots written) are removed. */
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite);
-/* All shots of `field` of the run file into one SEG-Y file at `path`, created or truncated:
- * a file of the caller's (a run's NAME.sgy.partial, under its name lock), which the caller
- * removes on failure. */
-int rtm_segy_write(const char *h5_path, const char *field, const char *path);
+/* All shots of `field` of the run file at h5_path into one SEG-Y file at `path`, created or
+ * truncated: a file of the caller's (a run's NAME.sgy.partial, under its name lock), which
+ * the caller removes on failure. Its text header names `named` (the run file's final name:
+ * h5_path is its PATH.partial) and says "written by rtm3d model". */
+int rtm_segy_write(const char *h5_path, const char *named, const char *field, const char *path);
 /* 1 when the regular file at `path` is a SEG-Y file that rtm3d wrote (rtm_segy_export or
  * rtm_segy_write) from the run file `h5_path` (or its PATH.partial), as its text header says
  * (the run file's name, or the start of its path where the header cut it); else 0, and

@@ -83,8 +83,9 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   return unavailable(segy_path);
 }
 
-int rtm_segy_write(const char *h5_path, const char *field, const char *path) {
+int rtm_segy_write(const char *h5_path, const char *named, const char *field, const char *path) {
   (void)h5_path;
+  (void)named;
   (void)field;
   return unavailable(path);
 }
@@ -204,11 +205,12 @@ fail:
 }
 
 /* The text header: 40 cards of 80 characters. */
-static void text_header(char *text, const char *h5_path, const char *field, int shots, int samples,
-                        int interval_us) {
+static void text_header(char *text, const char *h5_path, const char *writer, const char *field,
+                        int shots, int samples, int interval_us) {
   char card[96];
   const char *lines[40] = {0};
   char stored[8][96];
+  snprintf(stored[2], sizeof stored[2], "written by rtm3d %s (segyio); SEG-Y rev 1", writer);
   snprintf(stored[0], sizeof stored[0], "rtm3d gathers of %.56s", h5_path);
   snprintf(stored[1], sizeof stored[1], "field %.8s, %d shot(s), %d samples of %d us, IEEE floats",
            field, shots, samples, interval_us);
@@ -218,7 +220,7 @@ static void text_header(char *text, const char *h5_path, const char *field, int 
   lines[3] = "bytes 9 and 17: shot from 1; 13: receiver within the shot from 1";
   lines[4] = "bytes 73, 77: source x, y; 81, 85: receiver x, y; 49: source depth z";
   lines[5] = "byte 41: receiver elevation = -z; 37: horizontal offset, whole metres";
-  lines[6] = "written by rtm3d export (segyio); SEG-Y rev 1";
+  lines[6] = stored[2];
   lines[39] = "END TEXTUAL HEADER";
   memset(text, ' ', TEXT_BYTES);
   for (int i = 0; i < 40; ++i) {
@@ -244,7 +246,8 @@ static int names_run_file(const char *named, const char *h5_path) {
 /* Whether `path` is a regular file whose text header says rtm3d exported it (its first and
  * seventh cards), and, when it is, the run file its first card names (`named`, 64 bytes). */
 static int written_by_rtm3d(const char *path, char *named) {
-  static const char gathers[] = "C 1 rtm3d gathers of ", writer[] = "C 7 written by rtm3d export";
+  /* "export" or "model" (its output.segy copy) after the writer */
+  static const char gathers[] = "C 1 rtm3d gathers of ", writer[] = "C 7 written by rtm3d ";
   char text[SEGY_TEXT_HEADER_SIZE + 1];
   struct stat info;
   if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < TEXT_BYTES) return 0;
@@ -283,8 +286,8 @@ static void shown_name(const char *file, char *shown, size_t size) {
 
 /* Shots [first, last) of the run file h5_file into `file`, an empty file this run made (it
  * is removed by the caller on failure); messages name both without their .partial. */
-static int write_file(const char *h5_file, const char *field, const char *file, int first,
-                      int last) {
+static int write_file(const char *h5_file, const char *named, const char *writer, const char *field,
+                      const char *file, int first, int last) {
   int status = RTM_OK, interval_us = 0, samples = 0, trace = 0;
   char h5_path[RTM_CONFIG_PATH_MAX + 64], path[RTM_CONFIG_PATH_MAX + 64]; /* shown: cut to fit */
   shown_name(h5_file, h5_path, sizeof h5_path);
@@ -319,7 +322,7 @@ static int write_file(const char *h5_file, const char *field, const char *file, 
       samples = gather.samples;
       fp = segy_open(file, "r+b");
       if (!fp) RTM_FAIL(RTM_ERR_IO, "%s: cannot open the SEG-Y file for writing", path);
-      text_header(text, h5_file, field, last - first, samples, interval_us);
+      text_header(text, named, writer, field, last - first, samples, interval_us);
       SEGY_WRITE(segy_write_textheader(fp, 0, text), "%s: text header", path);
       memset(binary, 0, sizeof binary);
       const struct {
@@ -581,8 +584,8 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   for (int k = 0; k < files; ++k) {
     RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
     RTM_TRY(create_partial(path, &made[k]));
-    RTM_TRY(
-        write_file(h5_path, field, made[k].partial, per_shot ? k : 0, per_shot ? k + 1 : shots));
+    RTM_TRY(write_file(h5_path, h5_path, "export", field, made[k].partial, per_shot ? k : 0,
+                       per_shot ? k + 1 : shots));
   }
   for (int k = 0; k < files; ++k) {
     RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
@@ -621,12 +624,12 @@ fail:
   return status;
 }
 
-int rtm_segy_write(const char *h5_path, const char *field, const char *path) {
+int rtm_segy_write(const char *h5_path, const char *named, const char *field, const char *path) {
   int status = RTM_OK, shots = 0;
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
   FILE *f = fopen(path, "wb");
   if (!f || fclose(f) != 0) RTM_FAIL(RTM_ERR_IO, "cannot create %s: %s", path, strerror(errno));
-  RTM_TRY(write_file(h5_path, field, path, 0, shots));
+  RTM_TRY(write_file(h5_path, named, "model", field, path, 0, shots));
 fail:
   return status;
 }

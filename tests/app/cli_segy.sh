@@ -51,6 +51,14 @@ echo "ok:   an interval SEG-Y cannot hold is refused first; output.trace_dt make
   fail "export exited $?"
 cmp -s <(tail -c +3201 "$work/again.sgy") <(tail -c +3201 "$work/shots.sgy") ||
   fail "export and output.segy differ past the text header"
+# the text headers (EBCDIC) name the run file by its final name, and their writer (probe N,
+# N2: model's named its NAME.h5.partial and said "rtm3d export")
+text_of() { dd if="$1" bs=3200 count=1 conv=ascii status=none | fold -w 80; }
+text_of "$work/shots.sgy" | grep -q "^C 1 rtm3d gathers of .*shots\.h5 *$" &&
+  text_of "$work/shots.sgy" | grep -q "^C 7 written by rtm3d model" ||
+  fail "output.segy's text header: $(text_of "$work/shots.sgy" | sed -n '1p;7p')"
+text_of "$work/again.sgy" | grep -q "^C 7 written by rtm3d export" ||
+  fail "export's text header: $(text_of "$work/again.sgy" | sed -n '1p;7p')"
 out="$("$rtm3d" export "$work/shots.h5" --segy "$work/again.sgy" 2>&1)"
 [ $? -eq 2 ] && grep -q "again.sgy exists; --force replaces it" <<<"$out" ||
   fail "export over an existing file: $out"
