@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,6 +125,16 @@ fail:
   return status;
 }
 
+/* Whether another process holds an exclusive lock on `path` (HDF5's while a run writes the
+ * file): a shared one cannot be had at once. */
+static int held_by_another(const char *path) {
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return 0;
+  const int held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd); /* drops the shared lock, if it was had */
+  return held;
+}
+
 int rtm_h5_open_read(const char *path, const char *what, hid_t *file) {
   int status = RTM_OK;
   struct stat info;
@@ -146,8 +158,15 @@ int rtm_h5_open_read(const char *path, const char *what, hid_t *file) {
              "or the file is corrupt or truncated)",
              what, path);
   }
-  RTM_H5_CHECK(*file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), RTM_ERR_INPUT,
-               "cannot open %s %s (corrupt?)", what, path);
+  *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (*file < 0 && held_by_another(path)) { /* probe N, N3: it was called corrupt */
+    H5Eclear2(H5E_DEFAULT);
+    RTM_FAIL(RTM_ERR_INPUT,
+             "cannot open %s %s: another process holds it (HDF5's lock: a run still writing "
+             "it, whose NAME.h5 appears when it finishes); read it after",
+             what, path);
+  }
+  RTM_H5_CHECK(*file, RTM_ERR_INPUT, "cannot open %s %s (corrupt?)", what, path);
 fail:
   return status;
 }

@@ -10,6 +10,8 @@
 #     (NAME.lock) is refused; --force replaces the report; no lock is left; --force over a
 #     model or migrate run's name is refused, its files kept (E7); a killed bench's report
 #     temp is removed by the next (E12).
+#   - a file another process holds locked (a live run's partial): validate and plot say so
+#     (probe N, N3), not "corrupt?".
 #   - export writes aside under a new name of its own (D7, D3a): an export killed with
 #     SIGKILL blocks no rerun, and a model run of output.segy on the same NAME.sgy while an
 #     export writes neither takes over the export's partial file nor fails it.
@@ -187,5 +189,21 @@ for name in g.resume.h5 g.h5.partial g.lock g.h5.partial.AbC123.h5; do
 done
 no_temp "$out" g
 expect 0 "" "${makemodel[@]}" --set model.file="$out/g_model.h5"
+
+# a file another process holds locked, as HDF5 holds a live run's NAME.h5.partial: validate
+# and plot say so (probe N, N3: "cannot open file ... (corrupt?)", errno 11)
+if command -v flock >/dev/null; then
+  flock -x "$out/g_model.h5" sleep 30 &
+  holder=$!
+  sleep 0.5
+  expect 2 "g_model\.h5: another process holds it" "$rtm3d" validate "$out/g_model.h5" \
+    "$out/g_model.h5"
+  expect 2 "g_model\.h5: another process holds it" "$rtm3d" plot "$out/g_model.h5" /vp \
+    -o "$out/held.png"
+  grep -q "corrupt" <<<"$rob_output" && rob_fail "a held file called corrupt" ||
+    rob_pass "a held file not called corrupt"
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null
+fi
 
 rob_finish
