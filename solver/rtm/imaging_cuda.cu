@@ -281,3 +281,47 @@ extern "C" void rtm_imaging_cuda_hold_destroy(rtm_imaging_cuda_hold_t *hold) {
   if (hold->copied) cudaEventDestroy(hold->copied);
   delete hold;
 }
+
+/* One thread an element (row = cip nh + hy + lags, hx, iz), iz fastest: the gathers' writes
+ * coalesce along a trace, the fields' reads stride a plane (a column of S and one of R). The
+ * element's fmaf as the host loop's, so the floats are its. */
+static __global__ void gathers_kernel(rtm_gather_plan_t plan, int nx, int ny, long long z_begin,
+                                      long long depths, long long nz_local,
+                                      float *__restrict__ values,
+                                      const float *__restrict__ source, rtm_layout_t source_layout,
+                                      const float *__restrict__ receiver,
+                                      rtm_layout_t receiver_layout) {
+  const int lags = plan.lags, nh = 2 * lags + 1, w = plan.layer;
+  const long long elements = (long long)plan.count[0] * plan.count[1] * nh * nh * depths;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < elements;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long iz = z_begin + e % depths, trace = e / depths; /* (cip, hy, hx) */
+    const int hx = (int)(trace % nh) - lags, hy = (int)(trace / nh % nh) - lags;
+    const int cip = (int)(trace / nh / nh);
+    const int cx = plan.first[0] + cip % plan.count[0] * plan.step[0];
+    const int cy = plan.first[1] + cip / plan.count[0] * plan.step[1];
+    if (cy - hy < w || cy - hy >= ny - w || cy + hy < w || cy + hy >= ny - w || cx - hx < w ||
+        cx - hx >= nx - w || cx + hx < w || cx + hx >= nx - w)
+      continue;
+    float *out = values + trace * nz_local + iz;
+    *out = __fmaf_rn(source[element(source_layout, cx - hx, cy - hy, iz)],
+                     receiver[element(receiver_layout, cx + hx, cy + hy, iz)], *out);
+  }
+}
+
+extern "C" int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int n[2], long z_begin,
+                                        long z_end, long nz_local, float *d_values,
+                                        const float *d_source, rtm_layout_t source_layout,
+                                        const float *d_receiver, rtm_layout_t receiver_layout) {
+  int status = RTM_OK;
+  const long long depths = z_end - z_begin, nh = 2 * plan->lags + 1;
+  const long long elements = (long long)plan->count[0] * plan->count[1] * nh * nh * depths;
+  if (elements <= 0) return RTM_OK;
+  const long long blocks = (elements + CELL_THREADS - 1) / CELL_THREADS;
+  gathers_kernel<<<(unsigned)(blocks < MAX_CELL_BLOCKS ? blocks : MAX_CELL_BLOCKS), CELL_THREADS,
+                   0, cudaStreamLegacy>>>(*plan, n[0], n[1], z_begin, depths, nz_local, d_values,
+                                          d_source, source_layout, d_receiver, receiver_layout);
+  RTM_CUDA_TRY_LAUNCH("gathers_kernel");
+fail:
+  return status;
+}

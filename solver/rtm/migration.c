@@ -195,22 +195,29 @@ fail:
   return status;
 }
 
-/* rtm.offset_lags: the plan of the gathers, refused on a GPU (no kernel yet) and when their
- * host volumes cannot fit: the migration's, and the caller's shot and float-pair sums
- * (rtm_migration_gathers_read), four in all. */
+/* rtm.offset_lags: the plan of the gathers, refused when their volumes cannot fit: the
+ * migration's (on the GPU with a device, beside the fields), and the caller's shot and
+ * float-pair sums on the host (rtm_migration_gathers_read), four in all. */
 static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
   int status = RTM_OK;
   const int lags = cfg->rtm.offset_lags;
   if (lags <= 0) return RTM_OK;
-  if (device >= 0)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
-             "rtm.offset_lags = %d: subsurface-offset gathers are not on the GPU yet: use "
-             "backend.name = cpu, or rtm.offset_lags = 0",
-             lags);
   RTM_TRY(rtm_gather_plan_make(&m->grid, cfg->boundary.width_cells, lags, cfg->rtm.cip_x_step,
                                cfg->rtm.cip_y_step, &m->gather_plan));
-  const double bytes =
-      4.0 * (double)rtm_gather_plan_cells(&m->gather_plan, m->grid.nz_local) * sizeof(float);
+  const double volume =
+      (double)rtm_gather_plan_cells(&m->gather_plan, m->grid.nz_local) * sizeof(float);
+  const double bytes = (device >= 0 ? 3.0 : 4.0) * volume;
+  if (device >= 0) {
+    size_t device_free = 0;
+    RTM_TRY(rtm_imaging_free_bytes("device", device, &device_free));
+    if (volume > (double)rtm_config_free_within_limit(cfg, device_free))
+      RTM_FAIL(RTM_ERR_NOMEM,
+               "rtm.offset_lags = %d at %d x %d CIP lines needs %.3g GB of the GPU's memory for "
+               "the gathers, where %.3g GB are free: fewer lags or larger rtm.cip_x_step and "
+               "rtm.cip_y_step",
+               lags, m->gather_plan.count[0], m->gather_plan.count[1], volume / 1e9,
+               device_free / 1e9);
+  }
   const size_t free_bytes = rtm_config_free_within_limit(cfg, rtm_imaging_host_free_bytes());
   if (bytes > (double)free_bytes)
     RTM_FAIL(RTM_ERR_NOMEM,

@@ -1,10 +1,12 @@
 /* Subsurface-offset gathers (rtm_imaging.h): the CIP lines of a plan, and the host loop that
  * adds one imaging step's S(x - h) R(x + h) to them, one fused multiply-add an element, the
- * reference a device kernel is to reproduce bit for bit. */
+ * reference the device kernel (imaging_cuda.cu, gathers_kernel) reproduces bit for bit; on
+ * a GPU the gathers live in its memory beside the fields. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "imaging_cuda.h"
 #include "imaging_impl.h"
 #include "rtm_imaging.h"
 #include "rtm_status.h"
@@ -12,7 +14,8 @@
 struct rtm_gathers {
   rtm_grid_t grid;
   rtm_gather_plan_t plan;
-  rtm_allocation_t values; /* [ncip][nh][nh][nz_local] */
+  rtm_allocation_t values; /* [ncip][nh][nh][nz_local], on `device` (-1: the host) */
+  int device;
 };
 
 /* The lines every `step` cells across an interior of `width` cells from `low`, centred. */
@@ -53,24 +56,24 @@ int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, in
   int status = RTM_OK;
   rtm_gathers_t *created = NULL;
   *gathers = NULL;
-  if (device >= 0)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED, "rtm.offset_lags: no device kernel for the gathers yet "
-                                  "(the migration's preflight refuses a GPU first)");
   created = calloc(1, sizeof *created);
   if (!created) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the gathers' state");
   created->grid = *grid;
   created->plan = *plan;
+  created->device = device;
   const size_t bytes = rtm_gather_plan_cells(plan, grid->nz_local) * sizeof(float);
-  status = rtm_imaging_alloc("host", bytes, "gathers", -1, ledger, &created->values);
+  if (device >= 0) RTM_TRY(rtm_imaging_cuda_use_device(device));
+  status = rtm_imaging_alloc(device >= 0 ? "device" : "host", bytes, "gathers", device, ledger,
+                             &created->values);
   if (status == RTM_ERR_NOMEM)
     RTM_FAIL(RTM_ERR_NOMEM,
              "the subsurface-offset gathers (%d CIPs x %d x %d lags x %d planes, %.3g GB) do not "
-             "fit in host memory: fewer rtm.offset_lags, or larger rtm.cip_x_step and "
+             "fit in %s memory: fewer rtm.offset_lags, or larger rtm.cip_x_step and "
              "rtm.cip_y_step",
              rtm_gather_plan_cips(plan), 2 * plan->lags + 1, 2 * plan->lags + 1, grid->nz_local,
-             bytes / 1e9);
+             bytes / 1e9, device >= 0 ? "the GPU's" : "host");
   RTM_TRY(status);
-  memset(created->values.ptr, 0, bytes);
+  RTM_TRY(rtm_gathers_clear(created));
   *gathers = created;
   return RTM_OK;
 fail:
@@ -109,6 +112,9 @@ int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layo
   z_end = z_end > nz ? nz : z_end;
   float *values = gathers->values.ptr;
   if (z_begin >= z_end) return RTM_OK;
+  if (gathers->device >= 0)
+    return rtm_imaging_cuda_gathers(p, g->n, z_begin, z_end, nz, values, source, source_layout,
+                                    receiver, receiver_layout);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
@@ -132,17 +138,22 @@ int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layo
 }
 
 int rtm_gathers_read(rtm_gathers_t *gathers, float *dense) {
+  if (gathers->device >= 0)
+    return rtm_imaging_cuda_read(dense, gathers->values.ptr, gathers->values.bytes);
   memcpy(dense, gathers->values.ptr, gathers->values.bytes);
   return RTM_OK;
 }
 
 int rtm_gathers_clear(rtm_gathers_t *gathers) {
+  if (gathers->device >= 0)
+    return rtm_imaging_cuda_zero(gathers->values.ptr, gathers->values.bytes);
   memset(gathers->values.ptr, 0, gathers->values.bytes);
   return RTM_OK;
 }
 
 void rtm_gathers_destroy(rtm_gathers_t *gathers) {
   if (!gathers) return;
+  if (gathers->device >= 0) rtm_imaging_cuda_synchronize(); /* no kernel still writing them */
   rtm_mem_free(&gathers->values);
   free(gathers);
 }

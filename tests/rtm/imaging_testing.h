@@ -115,6 +115,26 @@ static inline const rtm_mem_record_t *imaging_test_record(const rtm_mem_ledger_t
   return NULL;
 }
 
+/* Four random fields for the gathers' accumulations: padded, dense, dense, padded (a padded
+ * source with a dense receiver, then the other way round). */
+static inline void imaging_test_gather_fields(rtm_test_rng_t *rng, const rtm_grid_t *grid,
+                                              float *fields[4]) {
+  const size_t padded = grid->padded_cells, dense = rtm_grid_interior_cells(grid);
+  for (int f = 0; f < 4; ++f) {
+    const size_t count = f == 0 || f == 3 ? padded : dense;
+    fields[f] = imaging_test_alloc(count);
+    imaging_test_fill(rng, fields[f], count, 0.1, 3.0);
+  }
+}
+
+/* Gathers cleared read back as zeros (got: scratch of count floats). */
+static inline void imaging_test_gathers_cleared(rtm_gathers_t *gathers, float *got, size_t count) {
+  assert_int_equal(rtm_gathers_clear(gathers), RTM_OK);
+  assert_int_equal(rtm_gathers_read(gathers, got), RTM_OK);
+  for (size_t i = 0; i < count; ++i)
+    assert_true(got[i] == 0.0f);
+}
+
 /* rtm_image_create for the fields of `device` through `strategy` is a config error naming
  * memory.imaging, and leaves no image. */
 static inline void imaging_test_image_refused(int device, const char *strategy) {

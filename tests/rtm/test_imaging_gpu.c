@@ -286,7 +286,52 @@ static void test_views_between_steps(void **state) {
   free(got_illumination);
 }
 
+/* The subsurface-offset gathers on the device (gathers_kernel) against the host loop, bit
+ * for bit: a padded source and a dense receiver, then the other way round, then clear. */
+static void test_device_gathers_bitwise(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_device_gathers_bitwise");
+  rtm_grid_t grid;
+  rtm_gather_plan_t plan;
+  imaging_test_grid(&grid);
+  assert_int_equal(rtm_gather_plan_make(&grid, 2, 2, 3, 3, &plan), RTM_OK);
+  const size_t padded = grid.padded_cells, cells = rtm_grid_interior_cells(&grid);
+  const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
+  float *fields[4];
+  imaging_test_gather_fields(&rng, &grid, fields);
+  float *on_device[4] = {to_device(fields[0], padded), to_device(fields[1], cells),
+                         to_device(fields[2], cells), to_device(fields[3], padded)};
+  rtm_gathers_t *host = NULL, *device = NULL;
+  assert_int_equal(rtm_gathers_create(&grid, &plan, -1, NULL, &host), RTM_OK);
+  assert_int_equal(rtm_gathers_create(&grid, &plan, DEVICE, NULL, &device), RTM_OK);
+  const size_t count = rtm_gather_plan_cells(&plan, grid.nz_local);
+  float *want = imaging_test_alloc(count), *got = imaging_test_alloc(count);
+  for (int pass = 0; pass < 2; ++pass) {
+    assert_int_equal(rtm_gathers_accumulate(host, fields[0], p, fields[1], d), RTM_OK);
+    assert_int_equal(rtm_gathers_accumulate(host, fields[2], d, fields[3], p), RTM_OK);
+    assert_int_equal(rtm_gathers_accumulate(device, on_device[0], p, on_device[1], d), RTM_OK);
+    assert_int_equal(rtm_gathers_accumulate(device, on_device[2], d, on_device[3], p), RTM_OK);
+    assert_int_equal(rtm_gathers_read(host, want), RTM_OK);
+    assert_int_equal(rtm_gathers_read(device, got), RTM_OK);
+    assert_memory_equal(got, want, count * sizeof *got);
+  }
+  size_t nonzero = 0;
+  for (size_t i = 0; i < count; ++i)
+    nonzero += want[i] != 0.0f;
+  printf("gathers: %zu elements, %zu of them imaged (the rest in the layer), the host's floats "
+         "after 4 accumulations\n",
+         count, nonzero);
+  assert_true(nonzero > 0 && nonzero < count);
+  imaging_test_gathers_cleared(device, got, count);
+  rtm_gathers_destroy(host);
+  rtm_gathers_destroy(device);
+  for (int k = 0; k < 4; ++k)
+    free(fields[k]), cudaFree(on_device[k]);
+  free(want), free(got);
+}
+
 RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_accumulate_bitwise),
+                   cmocka_unit_test(test_device_gathers_bitwise),
                    cmocka_unit_test(test_device_image_refuses_host_memory),
                    cmocka_unit_test(test_device_snapshots),
                    cmocka_unit_test(test_views_between_steps))
