@@ -119,9 +119,10 @@ static inline size_t rtm_gather_plan_cells(const rtm_gather_plan_t *plan, int nz
 
 typedef struct rtm_gathers rtm_gathers_t;
 
-/* Zeroed gathers of this rank's planes in host memory (device < 0: the cpu backend's
- * fields), recorded in the ledger as "gathers". A device is RTM_ERR_UNSUPPORTED (no kernel
- * yet); memory that cannot be had is RTM_ERR_NOMEM naming rtm.offset_lags. */
+/* Zeroed gathers of this rank's planes, in host memory (device < 0: the cpu backend's
+ * fields) or in that CUDA device's beside its fields (accumulated by gathers_kernel,
+ * imaging_cuda.cu, the host loop's floats), recorded in the ledger as "gathers"; memory
+ * that cannot be had is RTM_ERR_NOMEM naming rtm.offset_lags. */
 int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, int device,
                        rtm_mem_ledger_t *ledger, rtm_gathers_t **gathers);
 /* One imaging step: gathers += S(x - h) R(x + h), each volume laid out as its layout says. */
