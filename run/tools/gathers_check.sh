@@ -6,7 +6,8 @@
 # run/examples/quickstart.ini (96 x 96 x 80 cells, an interface at 400 m, 2 x 2 shots,
 # 500 steps) modelled on the cpu and migrated with rtm.offset_lags = 6 on the cpu and on
 # cuda: /gathers/offset and /gathers/angle compared (rtol 1e-5, the issue's bar), and each
-# migration's wall time. Short table last; logs under $OUT (or run/out/gathers_check).
+# migration's wall time; with COST=1 a 512^3 migration without and with gathers (below).
+# Short table last; logs under $OUT (or run/out/gathers_check).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out/gathers_check || exit 1
@@ -41,6 +42,23 @@ done
 "$build/app/rtm3d" validate "$runs/rtm_cuda.h5" "$runs/rtm_cpu.h5" --rtol 1e-5 \
   --datasets /gathers/offset,/gathers/angle > "$out/validate.log" 2>&1 || failed=1
 grep -E "gathers|image|PASS|FAIL" "$out/validate.log" | tee -a "$summary"
+# COST=1: what the gathers add to a 512^3 migration (the issue's bar: +/-16 lags at every
+# 16th line, <= 50%): run/examples/bench_512.ini, a constant model, one shot, STEPS steps
+# (default 1000), receivers every 80 m, migrated on cuda without and with them
+if [ "${COST:-0}" = 1 ]; then
+  big=(run/examples/bench_512.ini --set backend.name=cuda --set model.file= --set model.vp=2000
+    --set model.interface_z=2600 --set model.vp_below=2600 --set time.steps="${STEPS:-1000}"
+    --set output.dir="$runs" --force --quiet)
+  "$build/app/rtm3d" model "${big[@]}" --set output.name=big_observed > "$out/big_model.log" 2>&1 ||
+    { failed=1; tail -3 "$out/big_model.log"; }
+  for lags in 0 16; do
+    "$build/app/rtm3d" migrate "${big[@]}" --set rtm.observed="$runs/big_observed.h5" \
+      --set rtm.offset_lags=$lags --set output.name=big_$lags > "$out/big_migrate_$lags.log" 2>&1 ||
+      { failed=1; tail -3 "$out/big_migrate_$lags.log"; }
+    row "512^3 migrate, offset_lags $lags" "$(run/tools/report_timings.py "$runs/big_$lags.json" \
+      setup forward backward imaging gathers write)"
+  done
+fi
 rm -rf "$runs"
 echo
 cat "$summary"

@@ -282,30 +282,53 @@ extern "C" void rtm_imaging_cuda_hold_destroy(rtm_imaging_cuda_hold_t *hold) {
   delete hold;
 }
 
-/* One thread an element (row = cip nh + hy + lags, hx, iz), iz fastest: the gathers' writes
- * coalesce along a trace, the fields' reads stride a plane (a column of S and one of R). The
- * element's fmaf as the host loop's, so the floats are its. */
-static __global__ void gathers_kernel(rtm_gather_plan_t plan, int nx, int ny, long long z_begin,
-                                      long long depths, long long nz_local,
-                                      float *__restrict__ values,
-                                      const float *__restrict__ source, rtm_layout_t source_layout,
-                                      const float *__restrict__ receiver,
-                                      rtm_layout_t receiver_layout) {
+/* A block: one row (cip, hy) of the gathers and GATHER_Z of its depths, the row's lags in
+ * runs of GATHER_H: S(cx - hx, cy - hy, z) and R(cx + hx, cy + hy, z) of the run are read
+ * along x (consecutive lags are consecutive cells: coalesced) into tiles, then each element
+ * (hx, z) of the run takes its fmaf, z fastest (the gathers' writes coalesce along a trace;
+ * the tiles' odd pitch keeps the reads on distinct banks). The element's fmaf is the host
+ * loop's, so the floats are its. A row whose y +- hy lies in the layer is left alone. */
+enum { GATHER_Z = 32, GATHER_H = 32, GATHER_THREADS = 256, MAX_GATHER_ROWS = 65535 };
+
+static __global__ void __launch_bounds__(GATHER_THREADS)
+    gathers_kernel(rtm_gather_plan_t plan, int nx, int ny, long long z_begin, long long z_end,
+                   long long nz_local, float *__restrict__ values,
+                   const float *__restrict__ source, rtm_layout_t source_layout,
+                   const float *__restrict__ receiver, rtm_layout_t receiver_layout) {
+  __shared__ float s_tile[GATHER_Z][GATHER_H + 1], r_tile[GATHER_Z][GATHER_H + 1];
   const int lags = plan.lags, nh = 2 * lags + 1, w = plan.layer;
-  const long long elements = (long long)plan.count[0] * plan.count[1] * nh * nh * depths;
-  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < elements;
-       e += (long long)gridDim.x * blockDim.x) {
-    const long long iz = z_begin + e % depths, trace = e / depths; /* (cip, hy, hx) */
-    const int hx = (int)(trace % nh) - lags, hy = (int)(trace / nh % nh) - lags;
-    const int cip = (int)(trace / nh / nh);
+  const long long rows = (long long)plan.count[0] * plan.count[1] * nh;
+  const long long z0 = z_begin + (long long)blockIdx.x * GATHER_Z;
+  for (long long row = blockIdx.y; row < rows; row += gridDim.y) { /* uniform in the block */
+    const int cip = (int)(row / nh), hy = (int)(row % nh) - lags;
     const int cx = plan.first[0] + cip % plan.count[0] * plan.step[0];
     const int cy = plan.first[1] + cip / plan.count[0] * plan.step[1];
-    if (cy - hy < w || cy - hy >= ny - w || cy + hy < w || cy + hy >= ny - w || cx - hx < w ||
-        cx - hx >= nx - w || cx + hx < w || cx + hx >= nx - w)
-      continue;
-    float *out = values + trace * nz_local + iz;
-    *out = __fmaf_rn(source[element(source_layout, cx - hx, cy - hy, iz)],
-                     receiver[element(receiver_layout, cx + hx, cy + hy, iz)], *out);
+    if (cy - hy < w || cy - hy >= ny - w || cy + hy < w || cy + hy >= ny - w) continue;
+    for (int h0 = 0; h0 < nh; h0 += GATHER_H) {
+      for (int k = threadIdx.x; k < GATHER_Z * GATHER_H; k += GATHER_THREADS) {
+        const int dz = k / GATHER_H, dh = k % GATHER_H, hx = h0 + dh - lags;
+        const long long iz = z0 + dz;
+        float s = 0.0f, r = 0.0f;
+        if (h0 + dh < nh && iz < z_end && cx - hx >= w && cx - hx < nx - w && cx + hx >= w &&
+            cx + hx < nx - w) {
+          s = source[element(source_layout, cx - hx, cy - hy, iz)];
+          r = receiver[element(receiver_layout, cx + hx, cy + hy, iz)];
+        }
+        s_tile[dz][dh] = s;
+        r_tile[dz][dh] = r;
+      }
+      __syncthreads();
+      for (int k = threadIdx.x; k < GATHER_Z * GATHER_H; k += GATHER_THREADS) {
+        const int dz = k % GATHER_Z, dh = k / GATHER_Z, hx = h0 + dh - lags;
+        const long long iz = z0 + dz;
+        if (h0 + dh < nh && iz < z_end && cx - hx >= w && cx - hx < nx - w && cx + hx >= w &&
+            cx + hx < nx - w) {
+          float *out = values + (row * nh + h0 + dh) * nz_local + iz;
+          *out = __fmaf_rn(s_tile[dz][dh], r_tile[dz][dh], *out);
+        }
+      }
+      __syncthreads(); /* the tiles read before the next run's overwrite them */
+    }
   }
 }
 
@@ -314,13 +337,14 @@ extern "C" int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int
                                         const float *d_source, rtm_layout_t source_layout,
                                         const float *d_receiver, rtm_layout_t receiver_layout) {
   int status = RTM_OK;
-  const long long depths = z_end - z_begin, nh = 2 * plan->lags + 1;
-  const long long elements = (long long)plan->count[0] * plan->count[1] * nh * nh * depths;
-  if (elements <= 0) return RTM_OK;
-  const long long blocks = (elements + CELL_THREADS - 1) / CELL_THREADS;
-  gathers_kernel<<<(unsigned)(blocks < MAX_CELL_BLOCKS ? blocks : MAX_CELL_BLOCKS), CELL_THREADS,
-                   0, cudaStreamLegacy>>>(*plan, n[0], n[1], z_begin, depths, nz_local, d_values,
-                                          d_source, source_layout, d_receiver, receiver_layout);
+  const long long nh = 2 * plan->lags + 1;
+  const long long rows = (long long)plan->count[0] * plan->count[1] * nh;
+  if (rows <= 0 || z_end <= z_begin) return RTM_OK;
+  const dim3 blocks((unsigned)((z_end - z_begin + GATHER_Z - 1) / GATHER_Z),
+                    (unsigned)(rows < MAX_GATHER_ROWS ? rows : MAX_GATHER_ROWS));
+  gathers_kernel<<<blocks, GATHER_THREADS, 0, cudaStreamLegacy>>>(
+      *plan, n[0], n[1], z_begin, z_end, nz_local, d_values, d_source, source_layout, d_receiver,
+      receiver_layout);
   RTM_CUDA_TRY_LAUNCH("gathers_kernel");
 fail:
   return status;
