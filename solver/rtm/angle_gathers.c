@@ -35,19 +35,40 @@ static void spectrum_at(const fftwf_complex *spectrum, int nh_padded, int nkz, i
   *im = (1.0 - w) * a[1] + w * b[1];
 }
 
-/* One CIP: its gather into `in` (row h mod Nh: h = 0 at row 0, the rest zero), the 2D
- * spectrum, and each angle's column of it along kz back to depth. kz in cycles a metre is
- * j / (Nz dz); kh's index is kh Nh dh, none beyond its Nyquist. */
+/* One thread's arrays for transform(): aligned as FFTW's plans were made for. */
+typedef struct {
+  float *in, *trace;
+  fftwf_complex *spectrum, *column;
+} buffers_t;
+
+static int buffers_make(buffers_t *b, int nz_padded, int nh_padded) {
+  const int nkz = nz_padded / 2 + 1;
+  b->in = fftwf_malloc((size_t)nh_padded * nz_padded * sizeof *b->in);
+  b->spectrum = fftwf_malloc((size_t)nh_padded * nkz * sizeof *b->spectrum);
+  b->column = fftwf_malloc((size_t)nkz * sizeof *b->column);
+  b->trace = fftwf_malloc((size_t)nz_padded * sizeof *b->trace);
+  return b->in && b->spectrum && b->column && b->trace ? RTM_OK : RTM_ERR_NOMEM;
+}
+
+static void buffers_free(buffers_t *b) {
+  fftwf_free(b->in);
+  fftwf_free(b->spectrum);
+  fftwf_free(b->column);
+  fftwf_free(b->trace);
+}
+
+/* One CIP: its gather into the thread's `in` (row h mod Nh: h = 0 at row 0, the rest zero),
+ * the 2D spectrum, and each angle's column of it along kz back to depth. kz in cycles a
+ * metre is j / (Nz dz); kh's index is kh Nh dh, none beyond its Nyquist. */
 static void transform(const float *offset, int lags, int nz, double dz_over_dh, int angles,
-                      double max_angle_deg, int nz_padded, int nh_padded, float *in,
-                      fftwf_complex *spectrum, fftwf_complex *column, float *trace,
+                      double max_angle_deg, int nz_padded, int nh_padded, buffers_t *b,
                       fftwf_plan forward, fftwf_plan inverse, float *angle) {
   const int nkz = nz_padded / 2 + 1;
-  memset(in, 0, (size_t)nh_padded * nz_padded * sizeof *in);
+  memset(b->in, 0, (size_t)nh_padded * nz_padded * sizeof *b->in);
   for (int h = -lags; h <= lags; ++h)
-    memcpy(in + (size_t)((h + nh_padded) % nh_padded) * nz_padded, offset + (size_t)(h + lags) * nz,
-           (size_t)nz * sizeof *in);
-  fftwf_execute(forward);
+    memcpy(b->in + (size_t)((h + nh_padded) % nh_padded) * nz_padded,
+           offset + (size_t)(h + lags) * nz, (size_t)nz * sizeof *b->in);
+  fftwf_execute_dft_r2c(forward, b->in, b->spectrum);
   for (int a = 0; a < angles; ++a) {
     const double theta = angles > 1 ? max_angle_deg * a / (angles - 1) : 0.0;
     const double slope = tan(theta * pi / 180.0);
@@ -56,17 +77,17 @@ static void transform(const float *offset, int lags, int nz, double dz_over_dh, 
       double re = 0.0, im = 0.0;
       if (kh_index <= 0.5 * nh_padded) {
         double re_minus, im_minus;
-        spectrum_at(spectrum, nh_padded, nkz, j, -kh_index, &re, &im);
-        spectrum_at(spectrum, nh_padded, nkz, j, kh_index, &re_minus, &im_minus);
+        spectrum_at(b->spectrum, nh_padded, nkz, j, -kh_index, &re, &im);
+        spectrum_at(b->spectrum, nh_padded, nkz, j, kh_index, &re_minus, &im_minus);
         re = 0.5 * (re + re_minus);
         im = 0.5 * (im + im_minus);
       }
-      column[j][0] = (float)re;
-      column[j][1] = (float)im;
+      b->column[j][0] = (float)re;
+      b->column[j][1] = (float)im;
     }
-    fftwf_execute(inverse);
+    fftwf_execute_dft_c2r(inverse, b->column, b->trace);
     for (int z = 0; z < nz; ++z)
-      angle[(size_t)a * nz + z] = trace[z] / (float)nz_padded;
+      angle[(size_t)a * nz + z] = b->trace[z] / (float)nz_padded;
   }
 }
 
@@ -74,8 +95,7 @@ int rtm_angle_gathers(const float *offset, size_t offset_stride, int cips, int l
                       double dz_m, double dh_m, int angles, double max_angle_deg, float *angle) {
   int status = RTM_OK;
   const int nh = 2 * lags + 1;
-  float *in = NULL, *trace = NULL;
-  fftwf_complex *spectrum = NULL, *column = NULL;
+  buffers_t planned = {0};
   fftwf_plan forward = NULL, inverse = NULL;
   if (cips < 0 || lags < 1 || nz < 1 || !(dz_m > 0.0) || !(dh_m > 0.0) || angles < 1 ||
       !(max_angle_deg >= 0.0 && max_angle_deg < 90.0))
@@ -84,26 +104,34 @@ int rtm_angle_gathers(const float *offset, size_t offset_stride, int cips, int l
              "degrees",
              cips, lags, nz, dz_m, dh_m, angles, max_angle_deg);
   const int nz_padded = next_power_of_two(2 * nz), nh_padded = next_power_of_two(4 * nh);
-  const int nkz = nz_padded / 2 + 1;
-  in = fftwf_malloc((size_t)nh_padded * nz_padded * sizeof *in);
-  spectrum = fftwf_malloc((size_t)nh_padded * nkz * sizeof *spectrum);
-  column = fftwf_malloc((size_t)nkz * sizeof *column);
-  trace = fftwf_malloc((size_t)nz_padded * sizeof *trace);
-  if (!in || !spectrum || !column || !trace)
+  if (buffers_make(&planned, nz_padded, nh_padded) != RTM_OK)
     RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the angle gathers");
-  forward = fftwf_plan_dft_r2c_2d(nh_padded, nz_padded, in, spectrum, FFTW_ESTIMATE);
-  inverse = fftwf_plan_dft_c2r_1d(nz_padded, column, trace, FFTW_ESTIMATE);
+  /* the plans made once, here (FFTW's planner is not thread-safe); each thread executes them
+   * on arrays of its own (fftwf_execute_dft_*: thread-safe, the same alignment) */
+  forward =
+      fftwf_plan_dft_r2c_2d(nh_padded, nz_padded, planned.in, planned.spectrum, FFTW_ESTIMATE);
+  inverse = fftwf_plan_dft_c2r_1d(nz_padded, planned.column, planned.trace, FFTW_ESTIMATE);
   if (!forward || !inverse) RTM_FAIL(RTM_ERR_INTERNAL, "angle gathers: FFTW made no plan");
-  for (int c = 0; c < cips; ++c)
-    transform(offset + (size_t)c * offset_stride, lags, nz, dz_m / dh_m, angles, max_angle_deg,
-              nz_padded, nh_padded, in, spectrum, column, trace, forward, inverse,
-              angle + (size_t)c * angles * nz);
+  int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel reduction(| : failed)
+#endif
+  {
+    buffers_t own = {0};
+    failed = buffers_make(&own, nz_padded, nh_padded) != RTM_OK;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic)
+#endif
+    for (int c = 0; c < cips; ++c)
+      if (!failed)
+        transform(offset + (size_t)c * offset_stride, lags, nz, dz_m / dh_m, angles, max_angle_deg,
+                  nz_padded, nh_padded, &own, forward, inverse, angle + (size_t)c * angles * nz);
+    buffers_free(&own);
+  }
+  if (failed) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the angle gathers");
 fail:
   if (forward) fftwf_destroy_plan(forward);
   if (inverse) fftwf_destroy_plan(inverse);
-  fftwf_free(in);
-  fftwf_free(spectrum);
-  fftwf_free(column);
-  fftwf_free(trace);
+  buffers_free(&planned);
   return status;
 }
