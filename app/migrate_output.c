@@ -412,7 +412,7 @@ int rtm_migrate_write_report(migrate_run_t *run) {
    * summed_behind: that thread's seconds adding the shots' sums (rtm_sums_add);
    * written_behind: its seconds writing states (one rank), both while shots ran */
   enum { OWN_TIMINGS = 11 };
-  rtm_timing_t timings[OWN_TIMINGS + 1 + RTM_APP_RANK_TIMINGS] = {
+  rtm_timing_t timings[OWN_TIMINGS + 2 + RTM_APP_RANK_TIMINGS] = {
       {"setup", run->setup_end_s - run->start_s},
       {"forward", run->total.forward_s},
       {"backward", run->total.backward_s},
@@ -424,9 +424,11 @@ int rtm_migrate_write_report(migrate_run_t *run) {
       {"hold_sums", run->hold_s},
       {"summed_behind", run->summed_s},
       {"written_behind", run->behind_s}};
-  /* rtm.offset_lags: the gathers' accumulation, a part of imaging */
-  const int own = run->gather_cells ? OWN_TIMINGS + 1 : OWN_TIMINGS;
+  /* rtm.offset_lags: the gathers' accumulation, a part of imaging, and their angle gathers,
+   * made at the end (before the write) */
+  const int own = run->gather_cells ? OWN_TIMINGS + 2 : OWN_TIMINGS;
   timings[OWN_TIMINGS] = (rtm_timing_t){"gathers", run->gathers_s};
+  timings[OWN_TIMINGS + 1] = (rtm_timing_t){"angle_gathers", run->angles_s};
   const int timing_count = rtm_mpi_world_size(run->mpi) > 1 ? own + RTM_APP_RANK_TIMINGS : own;
   for (int k = own; k < timing_count; ++k)
     timings[k] = run->rank_timings[k - own];

@@ -20,6 +20,11 @@ gathers=(--set rtm.offset_lags=6 --set rtm.cip_x_step=16 --set rtm.cip_y_step=16
 
 model_observed
 migrate 1 gathers1 "${gathers[@]}"
+# the report times both the accumulation and the angle gathers
+for key in gathers angle_gathers; do
+  grep -q "\"$key\": " "$work/gathers1.json" ||
+    { echo "FAIL: the report has no $key timing"; exit 1; }
+done
 migrate 2 gathers2 "${gathers[@]}"
 same gathers2 gathers1
 grep -q "/gathers/offset" "$work/gathers2.validate" ||
