@@ -491,9 +491,9 @@ int rtm_cmd_plot(int argc, char **argv) {
     return 0;
   }
   RTM_TRY(read_shape(&p));
-  if (strcmp(p.a.dataset, "/gathers/offset") == 0) { /* a panel a CIP */
-    RTM_TRY(check_output(&p.a));
-    RTM_TRY(rtm_plot_offset_gathers(&p.a));
+  if (strcmp(p.a.dataset, "/gathers/offset") == 0 || strcmp(p.a.dataset, "/gathers/angle") == 0) {
+    RTM_TRY(check_output(&p.a)); /* a panel a CIP */
+    RTM_TRY(rtm_plot_gathers(&p.a));
     goto fail;
   }
   const int figure = !p.a.raw && rtm_figure_available();

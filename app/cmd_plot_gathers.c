@@ -1,9 +1,9 @@
-/* rtm3d plot FILE /gathers/offset [--index K] [--clip PCT] [--size WxH] [-o OUT] [--raw]: a
- * migration's subsurface-offset gathers (io/image_gathers.c) as panels side by side, one a
- * common-image point, depth downward against the half-offset hx in metres at hy = 0, under
- * one colour scale: up to PANELS CIPs spread evenly over the file's list, or CIP K alone
- * (--index K). --raw, or a build without PLplot: the panels in one plain PNG, a blank column
- * between them. */
+/* rtm3d plot FILE /gathers/offset|/gathers/angle [--index K] [--clip PCT] [--size WxH]
+ * [-o OUT] [--raw]: a migration's common-image gathers (io/image_gathers.c) as panels side
+ * by side, one a common-image point, depth downward against the half-offset hx in metres at
+ * hy = 0 (offset) or the incidence angle in degrees (angle), under one colour scale: up to
+ * PANELS CIPs spread evenly over the file's list, or CIP K alone (--index K). --raw, or a
+ * build without PLplot: the panels in one plain PNG, a blank column between them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +18,9 @@
 enum { PANELS = 6 };
 
 typedef struct {
-  rtm_io_offset_gathers_info_t info;
+  rtm_io_gathers_info_t info;
   int shown[PANELS], count; /* the CIPs drawn, in the file's order */
-  float *panels[PANELS];    /* each [nz][2 lags + 1] */
+  float *panels[PANELS];    /* each [nz][columns] */
   char titles[PANELS][96];
 } gathers_plot_t;
 
@@ -33,9 +33,10 @@ static int check_options(const plot_args_t *a) {
                        : strcmp(a->gain, "none") != 0 ? "--gain"
                                                       : NULL;
   if (!option) return RTM_OK;
-  rtm_log_error("plot: %s does not apply to %s, the subsurface-offset gathers (--index K shows "
-                "CIP K alone)",
-                option, a->dataset);
+  rtm_log_error(
+      "plot: %s does not apply to %s, a migration's common-image gathers (--index K shows "
+      "CIP K alone)",
+      option, a->dataset);
   return RTM_ERR_USAGE;
 }
 
@@ -62,10 +63,10 @@ static int choose_cips(const plot_args_t *a, gathers_plot_t *g) {
  * all zero would draw as nothing. */
 static int read_panels(const plot_args_t *a, gathers_plot_t *g) {
   int status = RTM_OK, nonzero = 0;
-  const size_t cells = (size_t)g->info.nz * (size_t)(2 * g->info.lags + 1);
+  const size_t cells = (size_t)g->info.nz * (size_t)g->info.columns;
   for (int k = 0; k < g->count; ++k) {
     const int c = g->shown[k];
-    RTM_TRY(rtm_io_read_offset_panel(a->file, &g->info, c, &g->panels[k]));
+    RTM_TRY(rtm_io_read_gathers_panel(a->file, &g->info, c, &g->panels[k]));
     for (size_t i = 0; i < cells; ++i) {
       if (!isfinite(g->panels[k][i]))
         RTM_FAIL(RTM_ERR_INPUT, "plot: CIP %d of %s in %s holds a value that is not finite", c,
@@ -84,7 +85,8 @@ fail:
   return status;
 }
 
-/* FILE's stem (without .h5) and .gathers_offset.png, unless -o names the output. */
+/* FILE's stem (without .h5) and .gathers_offset.png or .gathers_angle.png, unless -o names
+ * the output. */
 static void output_path(const plot_args_t *a, char *out, size_t size) {
   if (a->out) {
     snprintf(out, size, "%s", a->out);
@@ -92,37 +94,44 @@ static void output_path(const plot_args_t *a, char *out, size_t size) {
   }
   const size_t length = strlen(a->file);
   const int h5 = length > 3 && strcmp(a->file + length - 3, ".h5") == 0;
-  snprintf(out, size, "%.*s.gathers_offset.png", (int)(h5 ? length - 3 : length), a->file);
+  snprintf(out, size, "%.*s.gathers_%s.png", (int)(h5 ? length - 3 : length), a->file,
+           strcmp(a->dataset, "/gathers/angle") == 0 ? "angle" : "offset");
 }
 
 /* The panels side by side, each its own axes, one diverging colour scale over them all. */
 static int write_figure(const plot_args_t *a, const gathers_plot_t *g, const char *out,
                         const float *all, size_t total) {
   int status = RTM_OK;
-  const rtm_io_offset_gathers_info_t *info = &g->info;
+  const rtm_io_gathers_info_t *info = &g->info;
   rtm_figure_panel_t panels[PANELS];
   char page_title[1200];
   const int width = 250 + 330 * g->count; /* room for a panel's depth axis and title */
-  rtm_figure_style_t style = {.width = a->sized                  ? a->size[0]
+  rtm_figure_style_t style = {.width = a->sized                   ? a->size[0]
                                        : width < RTM_FIGURE_WIDTH ? RTM_FIGURE_WIDTH
                                                                   : width,
                               .height = a->sized ? a->size[1] : RTM_FIGURE_HEIGHT,
-                              .bar_label = "I(x, h), summed over the shots",
+                              .bar_label =
+                                  g->info.angle ? "A(x, angle)" : "I(x, h), summed over the shots",
                               .page_title = page_title};
-  snprintf(page_title, sizeof page_title, "%s %s at hy = 0 (lags of %.6g m)", a->file,
-           a->dataset, info->lag_spacing_m[0]);
+  if (info->angle)
+    snprintf(page_title, sizeof page_title, "%s %s, incidence angles 0 to %.4g degrees", a->file,
+             a->dataset, info->column_step * (info->columns - 1));
+  else
+    snprintf(page_title, sizeof page_title, "%s %s at hy = 0 (lags of %.6g m)", a->file, a->dataset,
+             info->lag_spacing_m[0]);
   for (int k = 0; k < g->count; ++k)
-    panels[k] = (rtm_figure_panel_t){.values = g->panels[k],
-                                     .columns = 2 * info->lags + 1,
-                                     .rows = info->nz,
-                                     .x_first = -info->lags * info->lag_spacing_m[0],
-                                     .x_step = info->lag_spacing_m[0],
-                                     .y_first = info->z_origin_m,
-                                     .y_step = info->z_spacing_m,
-                                     .x_label = "half-offset hx (m)",
-                                     .y_label = k == 0 ? "depth (m)" : "", /* shared */
-                                     .title = g->titles[k],
-                                     .y_down = 1};
+    panels[k] =
+        (rtm_figure_panel_t){.values = g->panels[k],
+                             .columns = info->columns,
+                             .rows = info->nz,
+                             .x_first = info->column_first,
+                             .x_step = info->column_step,
+                             .y_first = info->z_origin_m,
+                             .y_step = info->z_spacing_m,
+                             .x_label = info->angle ? "angle (degrees)" : "half-offset hx (m)",
+                             .y_label = k == 0 ? "depth (m)" : "", /* shared */
+                             .title = g->titles[k],
+                             .y_down = 1};
   RTM_TRY(rtm_figure_colour_range(all, total, a->clip_percentile, 1, &style));
   if (rtm_mem_host_address_space_left() < RTM_APP_FIGURE_ADDRESS_SPACE)
     RTM_FAIL(RTM_ERR_IO,
@@ -144,7 +153,7 @@ fail:
 /* The panels in one image, a zero column between two, as the plain PNG. */
 static int write_plain(const plot_args_t *a, const gathers_plot_t *g, const char *out) {
   int status = RTM_OK;
-  const int nh = 2 * g->info.lags + 1, nz = g->info.nz, width = g->count * (nh + 1) - 1;
+  const int nh = g->info.columns, nz = g->info.nz, width = g->count * (nh + 1) - 1;
   float *image = calloc((size_t)width * (size_t)nz, sizeof *image);
   if (!image) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the gathers' image");
   for (int k = 0; k < g->count; ++k)
@@ -160,21 +169,21 @@ static int write_plain(const plot_args_t *a, const gathers_plot_t *g, const char
   }
   char shown[4 * 2048 + 1];
   rtm_escape_text(out, shown, sizeof shown);
-  printf("wrote %s (%d x %d, %d CIPs of %d lags each side, a blank column between)\n", shown,
-         width, nz, g->count, g->info.lags);
+  printf("wrote %s (%d x %d, %d CIPs of %d %s, a blank column between)\n", shown, width, nz,
+         g->count, g->info.angle ? nh : g->info.lags, g->info.angle ? "angles" : "lags each side");
 fail:
   free(image);
   return status;
 }
 
-int rtm_plot_offset_gathers(const plot_args_t *a) {
+int rtm_plot_gathers(const plot_args_t *a) {
   int status = RTM_OK;
   gathers_plot_t g;
   float *all = NULL;
   char out[2048];
   memset(&g, 0, sizeof g);
   RTM_TRY(check_options(a));
-  RTM_TRY(rtm_io_read_offset_gathers(a->file, &g.info));
+  RTM_TRY(rtm_io_read_gathers_info(a->file, a->dataset, &g.info));
   RTM_TRY(choose_cips(a, &g));
   RTM_TRY(read_panels(a, &g));
   output_path(a, out, sizeof out);
@@ -182,7 +191,7 @@ int rtm_plot_offset_gathers(const plot_args_t *a) {
     if (!a->raw) rtm_log_info("plot: this build has no PLplot: a plain PNG, one pixel a sample");
     RTM_TRY(write_plain(a, &g, out));
   } else {
-    const size_t cells = (size_t)g.info.nz * (size_t)(2 * g.info.lags + 1);
+    const size_t cells = (size_t)g.info.nz * (size_t)g.info.columns;
     all = malloc((size_t)g.count * cells * sizeof *all);
     if (!all) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the colour range");
     for (int k = 0; k < g.count; ++k)
@@ -193,6 +202,6 @@ fail:
   free(all);
   for (int k = 0; k < PANELS; ++k)
     free(g.panels[k]);
-  rtm_io_offset_gathers_release(&g.info);
+  rtm_io_gathers_release(&g.info);
   return status;
 }

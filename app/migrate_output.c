@@ -86,13 +86,19 @@ static int angle_gathers(migrate_run_t *run) {
   RTM_TRY(rtm_angle_gathers(run->gathers_whole + (size_t)plan->lags * nh * nz, (size_t)nh * nh * nz,
                             cips, plan->lags, nz, run->grid.spacing_m[2], run->grid.spacing_m[0],
                             angles, run->cfg.rtm.angle_max_deg, run->angle_gathers));
+  /* zero in the absorbing layer's depths, as the image and the offset gathers are (the
+   * transform spreads a few samples into them, and the illumination there is small) */
   const double floor = run->cfg.rtm.illumination_eps * largest;
-  for (int cip = 0; cip < cips && run->cfg.rtm.illumination; ++cip)
+  const int layer = plan->layer;
+  for (int cip = 0; cip < cips; ++cip)
     for (int a = 0; a < angles; ++a)
       for (int z = 0; z < nz; ++z) {
         const double denominator = (double)columns[(size_t)cip * nz + z] + floor;
         float *value = &run->angle_gathers[((size_t)cip * angles + a) * nz + z];
-        if (denominator > 0.0) *value = (float)((double)*value / denominator);
+        if (z < layer || z >= nz - layer)
+          *value = 0.0f;
+        else if (run->cfg.rtm.illumination && denominator > 0.0)
+          *value = (float)((double)*value / denominator);
       }
   size_t i = 0;
   if (rtm_io_find_bad_values(run->angle_gathers, (size_t)cips * angles * nz, 0.0, &i) > 0)

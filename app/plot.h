@@ -32,8 +32,9 @@ int rtm_plot_parse_size(const char *text, int size[2]);
 /* `rtm3d plot --scaling FILE.csv [-o OUT] [--size WxH]` (cmd_plot_scaling.c): run/scaling.sh's
  * CSV as a figure of parallel efficiency against ranks; an exit status. */
 int rtm_cmd_plot_scaling(int argc, char **argv);
-/* `rtm3d plot FILE /gathers/offset` (cmd_plot_gathers.c): a migration's subsurface-offset
- * gathers, a panel a CIP; the options already read and the output checked. A status. */
-int rtm_plot_offset_gathers(const plot_args_t *a);
+/* `rtm3d plot FILE /gathers/offset` or `/gathers/angle` (cmd_plot_gathers.c): a migration's
+ * common-image gathers, a panel a CIP; the options already read and the output checked. A
+ * status. */
+int rtm_plot_gathers(const plot_args_t *a);
 
 #endif

@@ -25,6 +25,7 @@ void rtm_plot_usage(FILE *out) {
       "  /gathers/offset                a migration's subsurface-offset gathers: a panel a\n"
       "                                 CIP (6 spread over them, or CIP K with --index K),\n"
       "                                 depth downward against the half-offset hx at hy = 0\n"
+      "  /gathers/angle                 its angle gathers alike, against the angle in degrees\n"
       "Signed fields in blue (negative) - white - red (positive), saturating at the PCT\n"
       "percentile of |value|; a model (/vp, /vs, /epsilon, /delta, /theta, /phi) from its\n"
       "least to its largest value (with --clip: its (100 - PCT) to PCT percentiles) and\n"

@@ -142,22 +142,27 @@ typedef struct {
 } rtm_io_angle_gathers_t;
 int rtm_output_write_angle_gathers(rtm_output_t *output, const rtm_io_angle_gathers_t *gathers,
                                    const float *values);
-/* What a figure of the gathers needs from a run file: their shape and attributes, and the
- * CIPs' positions (cip_x_m, cip_y_m: malloc'd [cips], freed by
- * rtm_io_offset_gathers_release). A file without them, or whose attributes do not match
- * the dataset's shape, is an RTM_ERR_INPUT error naming the file. */
+/* What a figure of a migration's gathers needs from its run file, for `dataset`
+ * "/gathers/offset" (panels at hy = 0: columns the half-offsets hx, 2 lags + 1 of them, from
+ * -lags lag spacings) or "/gathers/angle" (columns the angles, 0 to angle_max_deg): the
+ * CIPs, depths and columns, the axes, and the CIPs' positions (cip_x_m, cip_y_m: malloc'd
+ * [cips], freed by rtm_io_gathers_release). A file without them, or whose attributes do not
+ * match the dataset's shape, is an RTM_ERR_INPUT error naming the file. */
 typedef struct {
-  int cips, lags, nz;
-  double *cip_x_m, *cip_y_m;
-  double lag_spacing_m[2];
+  int angle; /* 1: /gathers/angle */
+  int cips, nz, columns;
+  double column_first, column_step; /* metres (hx) or degrees */
   double z_spacing_m, z_origin_m;
-} rtm_io_offset_gathers_info_t;
-int rtm_io_read_offset_gathers(const char *path, rtm_io_offset_gathers_info_t *info);
-void rtm_io_offset_gathers_release(rtm_io_offset_gathers_info_t *info);
-/* CIP `cip`'s gather at hy = 0 as a row-major image of nz rows (depth) and 2 lags + 1
- * columns (hx), malloc'd into *panel. */
-int rtm_io_read_offset_panel(const char *path, const rtm_io_offset_gathers_info_t *info, int cip,
-                             float **panel);
+  int lags; /* offset gathers */
+  double lag_spacing_m[2];
+  double *cip_x_m, *cip_y_m;
+} rtm_io_gathers_info_t;
+int rtm_io_read_gathers_info(const char *path, const char *dataset, rtm_io_gathers_info_t *info);
+void rtm_io_gathers_release(rtm_io_gathers_info_t *info);
+/* CIP `cip`'s panel as a row-major image of nz rows (depth) and info->columns columns,
+ * malloc'd into *panel. */
+int rtm_io_read_gathers_panel(const char *path, const rtm_io_gathers_info_t *info, int cip,
+                              float **panel);
 /* A root attribute `name` holding one integer (a run state's counters). */
 int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
 /* A root attribute `name` holding the text `text` (a run state's record of its inputs). */

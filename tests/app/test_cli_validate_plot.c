@@ -549,6 +549,10 @@ static void test_plot_offset_gathers(void **state) {
   const rtm_io_volume_t grid = {.n = {NX, NY, NZ}, .spacing_m = {10.0, 10.0, 10.0}, .nz_local = NZ};
   assert_int_equal(rtm_output_create(DIR "/gathers.h5", &grid, &info, &output), RTM_OK);
   assert_int_equal(rtm_output_write_offset_gathers(output, &gathers, values), RTM_OK);
+  float angle[CIPS * 4 * NZ] = {0};
+  angle[(1 * 4 + 2) * NZ + 3] = 2.0f; /* CIP 1, the third of 4 angles, depth 3 */
+  const rtm_io_angle_gathers_t angles = {CIPS, 4, NZ, 60.0, 10.0, 0.0, 1};
+  assert_int_equal(rtm_output_write_angle_gathers(output, &angles, angle), RTM_OK);
   assert_int_equal(rtm_output_close(output, 1), RTM_OK);
   free(values);
 
@@ -563,6 +567,13 @@ static void test_plot_offset_gathers(void **state) {
   assert_true(test_png_is(&image, LAGS, 2, 255, 255, 255)); /* CIP 0's hy = 1 spike */
   free(image.rgb);
 
+  /* the angle gathers alike: 4 columns a CIP */
+  const char *angle_raw[] = {
+      "plot", DIR "/gathers.h5", "/gathers/angle", "--raw", "-o", DIR "/gathers.png", NULL};
+  plotted(angle_raw, "3 CIPs of 4 angles", DIR "/gathers.png", &image);
+  assert_int_equal(image.width, CIPS * 5 - 1);
+  assert_true(test_png_is(&image, 1 * 5 + 2, 3, 255, 0, 0));
+  free(image.rgb);
   if (rtm_figure_available()) {
     const char *figure[] = {"plot", DIR "/gathers.h5", "/gathers/offset", NULL};
     plotted(figure, "gathers.gathers_offset.png (3 CIPs", DIR "/gathers.gathers_offset.png",
