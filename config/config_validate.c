@@ -226,6 +226,7 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
     diagonal += pow((cfg->grid.n[a] - 1) * h[a], 2.0);
   diagonal = fmax(sqrt(diagonal), fmax(h[0], fmax(h[1], h[2])));
   const double far_field = fabs(cfg->source.amplitude) / (4.0 * PI * diagonal);
+  const double h_max = fmax(h[0], fmax(h[1], h[2]));
   const double h_min = fmin(h[0], fmin(h[1], h[2]));
   const double stencil =
       stencil_nyquist_symbol * (1.0 / (h[0] * h[0]) + 1.0 / (h[1] * h[1]) + 1.0 / (h[2] * h[2]));
@@ -241,6 +242,15 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
                 "float32's largest number, %.3g, even at source.amplitude = %g: grid.dx, dy "
                 "and dz must be far larger (metres: 1 to 100 is usual)",
                 h_min, stencil_nyquist_symbol * 3.0, (double)FLT_MAX, cfg->source.amplitude);
+  else if (far_field / (h_max * h_max) < RTM_FLOAT_FULL_PRECISION &&
+           far_field >= RTM_FLOAT_FULL_PRECISION)
+    check_error(check,
+                "grid spacing h_max = %g m: the Laplacian of the wavefield at the volume's far "
+                "corner, about |source.amplitude| / (4 pi r) / h_max^2 = %.3g (r = %.4g m), "
+                "falls below %.3g, where float32 loses precision and then gives zero: the run "
+                "would write wrong traces; grid.dx, dy and dz must be far smaller (metres: 1 to "
+                "100 is usual)",
+                h_max, far_field / (h_max * h_max), diagonal, RTM_FLOAT_FULL_PRECISION);
   else if (far_field < RTM_FLOAT_FULL_PRECISION)
     check_error(check,
                 "source.amplitude = %g: the wavefield across the volume, about |amplitude| / "
