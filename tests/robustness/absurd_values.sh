@@ -64,6 +64,23 @@ expect_no_output "$work/tiny_migrate" tiny
 expect 0 "" timeout 60 "$rtm3d" model "$deck" "${autos[@]}" --set source.amplitude=1e-20 \
   --set output.dir="$work/small" --quiet
 expect 0 "" "$rtm3d" model "$deck" "${autos[@]}" --set output.dir="$work/unit" --quiet
+# a spacing so coarse that the Laplacian of the far wavefield underflows float32 (probe O, O1:
+# 1e14 m gave gathers 7% to 360% off with exit 0)
+refused grid.dx=1e14 "grid spacing h_max = 1e\+14 m: the Laplacian of the wavefield"
+# gathers so small that the image's products S R underflow (probe O, O2: a record scaled by
+# 1e-38 gave an image 64% off; with source.amplitude 1e-11 a record of 1e-30 an image of
+# zeros): migrate refuses them naming the shot, and images the same record with amplitude 1
+expect 2 "small/tiny\.h5: shot 0's largest sample is [0-9.e-]+: the image sums" \
+  timeout 60 "$rtm3d" migrate "$deck" "${autos[@]}" --set source.amplitude=1e-11 \
+  --set rtm.observed="$work/small/tiny.h5" --set output.dir="$work/small_migrate" --quiet
+expect_no_output "$work/small_migrate" tiny
+expect 0 "" timeout 60 "$rtm3d" migrate "$deck" "${autos[@]}" \
+  --set rtm.observed="$work/small/tiny.h5" --set output.dir="$work/small_migrate" --quiet
+# an imaging step coarser than auto's four samples a period aliases the image (probe O, O3:
+# tens of percent, without a word): a warning names the most that does not
+expect 0 "warning: rtm\.imaging_step = 10 is coarser than [0-9]+, four samples a period" \
+  timeout 60 "$rtm3d" migrate "$deck" "${autos[@]}" --set rtm.imaging_step=10 \
+  --set rtm.observed="$work/small/tiny.h5" --set output.dir="$work/coarse_imaging"
 # plot --raw says its clip, the 99th percentile of |value|: 1e-20 times the unit run's
 clips=()
 for run in small unit; do
