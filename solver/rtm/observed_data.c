@@ -92,7 +92,24 @@ static int check_amplitude(const rtm_config_t *cfg, const rtm_grid_t *grid,
   for (int a = 0; a < 3; ++a)
     diagonal += pow((grid->n[a] - 1) * grid->spacing_m[a], 2.0);
   diagonal = fmax(sqrt(diagonal), grid->spacing_m[0]);
-  const double source_far = fabs(cfg->source.amplitude) / (4.0 * 3.14159265358979323846 * diagonal);
+  const double pi = 3.14159265358979323846;
+  const double source_far = fabs(cfg->source.amplitude) / (4.0 * pi * diagonal);
+  /* divided by the illumination, the image is about R / S: the gathers over the source
+   * wavefield near the source (probe P, P3: amplitude 1e19 over a record of 1e-30 gave an
+   * image of zeros) */
+  const double h_min = fmin(grid->spacing_m[0], fmin(grid->spacing_m[1], grid->spacing_m[2]));
+  const double source_near = fabs(cfg->source.amplitude) / (4.0 * pi * h_min);
+  if (largest != 0.0f && cfg->rtm.illumination &&
+      (double)largest / source_near < RTM_FLOAT_FULL_PRECISION) {
+    rtm_log_error("%s: shot %d's largest sample is %.3g: the image divided by the illumination "
+                  "is about the gathers over the source wavefield, whose |source.amplitude| / "
+                  "(4 pi h) near the source is %.3g, and that ratio, %.3g, falls below %.3g, where "
+                  "float32 loses precision and then gives zero: lower source.amplitude (1 is "
+                  "usual) or scale the gathers up",
+                  cfg->rtm.observed, gather->shot, (double)largest, source_near,
+                  (double)largest / source_near, RTM_FLOAT_FULL_PRECISION);
+    return RTM_ERR_INPUT;
+  }
   if (largest == 0.0f || (double)largest * source_far >= RTM_FLOAT_FULL_PRECISION) return RTM_OK;
   rtm_log_error("%s: shot %d's largest sample is %.3g: the image sums its back-propagated "
                 "wavefield times the source's, about |source.amplitude| / (4 pi r) = %.3g at "

@@ -74,6 +74,12 @@ expect 2 "small/tiny\.h5: shot 0's largest sample is [0-9.e-]+: the image sums" 
   timeout 60 "$rtm3d" migrate "$deck" "${autos[@]}" --set source.amplitude=1e-11 \
   --set rtm.observed="$work/small/tiny.h5" --set output.dir="$work/small_migrate" --quiet
 expect_no_output "$work/small_migrate" tiny
+# ... and a large source amplitude over it: the image divided by the illumination, about R / S,
+# underflows (probe P, P3: 1e19 over a record of 1e-30 gave an image of zeros with exit 0)
+expect 2 "small/tiny\.h5: shot 0's largest sample is [0-9.e-]+: the image divided by the illumination" \
+  timeout 60 "$rtm3d" migrate "$deck" "${autos[@]}" --set source.amplitude=1e19 \
+  --set rtm.observed="$work/small/tiny.h5" --set output.dir="$work/small_migrate" --quiet
+expect_no_output "$work/small_migrate" tiny
 expect 0 "" timeout 60 "$rtm3d" migrate "$deck" "${autos[@]}" \
   --set rtm.observed="$work/small/tiny.h5" --set output.dir="$work/small_migrate" --quiet
 # an imaging step coarser than auto's four samples a period aliases the image (probe O, O3:
