@@ -490,12 +490,12 @@ int rtm_cmd_plot(int argc, char **argv) {
     rtm_plot_usage(stdout);
     return 0;
   }
-  RTM_TRY(read_shape(&p));
   if (strcmp(p.a.dataset, "/gathers/offset") == 0 || strcmp(p.a.dataset, "/gathers/angle") == 0) {
     RTM_TRY(check_output(&p.a)); /* a panel a CIP */
-    RTM_TRY(rtm_plot_gathers(&p.a));
+    RTM_TRY(rtm_plot_gathers(&p.a)); /* its own shape checks: --index is a CIP there */
     goto fail;
   }
+  RTM_TRY(read_shape(&p));
   const int figure = !p.a.raw && rtm_figure_available();
   if ((p.a.panel || p.a.wiggle) && !figure)
     RTM_FAIL(RTM_ERR_USAGE, "plot: --%s draws a figure: %s", p.a.panel ? "panel" : "wiggle",

@@ -574,6 +574,20 @@ static void test_plot_offset_gathers(void **state) {
   assert_int_equal(image.width, CIPS * 5 - 1);
   assert_true(test_png_is(&image, 1 * 5 + 2, 3, 255, 0, 0));
   free(image.rgb);
+  /* --index K: CIP K alone, for the angle gathers too (probe P, P1: refused as a series') */
+  const char *angle_one[] = {"plot",
+                             DIR "/gathers.h5",
+                             "/gathers/angle",
+                             "--index",
+                             "1",
+                             "--raw",
+                             "-o",
+                             DIR "/gathers.png",
+                             NULL};
+  plotted(angle_one, "1 CIPs of 4 angles", DIR "/gathers.png", &image);
+  assert_int_equal(image.width, 4);
+  assert_true(test_png_is(&image, 2, 3, 255, 0, 0));
+  free(image.rgb);
   if (rtm_figure_available()) {
     const char *figure[] = {"plot", DIR "/gathers.h5", "/gathers/offset", NULL};
     plotted(figure, "gathers.gathers_offset.png (3 CIPs", DIR "/gathers.gathers_offset.png",
