@@ -79,10 +79,7 @@ static int check_amplitude(const migrate_run_t *run) {
   /* and the square of the wavefield at the volume's far corner kept at float32's full
    * precision (probe N, N1: 1e-30 gave an illumination underflowed to zero, an image 1e65
    * off, with exit 0) */
-  double diagonal = 0.0;
-  for (int a = 0; a < 3; ++a)
-    diagonal += pow((cfg->grid.n[a] - 1) * h[a], 2.0);
-  diagonal = fmax(sqrt(diagonal), h_min);
+  const double diagonal = rtm_config_volume_diagonal_m(cfg);
   const double least = 4.0 * pi * diagonal * sqrt(RTM_FLOAT_FULL_PRECISION);
   if (fabs(cfg->source.amplitude) < least) {
     rtm_log_error("%s: source.amplitude = %g: migrate sums the source wavefield squared (the "

@@ -218,13 +218,17 @@ static void check_velocities(checker_t *check, const rtm_config_t *cfg) {
  * S (1/dx^2 + 1/dy^2 + 1/dz^2): beyond FLT_MAX the float32 fields overflow at the first
  * steps, whatever else the deck says. The traces scale with A, so nothing is lost by a
  * smaller one. */
+double rtm_config_volume_diagonal_m(const rtm_config_t *cfg) {
+  const double *h = cfg->grid.spacing_m;
+  double squares = 0.0;
+  for (int a = 0; a < 3; ++a)
+    squares += pow((cfg->grid.n[a] - 1) * h[a], 2.0);
+  return fmax(sqrt(squares), fmax(h[0], fmax(h[1], h[2])));
+}
+
 static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
   const double *h = cfg->grid.spacing_m;
-  /* the farthest a receiver can be: the volume's diagonal (a cell at least) */
-  double diagonal = 0.0;
-  for (int a = 0; a < 3; ++a)
-    diagonal += pow((cfg->grid.n[a] - 1) * h[a], 2.0);
-  diagonal = fmax(sqrt(diagonal), fmax(h[0], fmax(h[1], h[2])));
+  const double diagonal = rtm_config_volume_diagonal_m(cfg);
   const double far_field = fabs(cfg->source.amplitude) / (4.0 * PI * diagonal);
   const double h_max = fmax(h[0], fmax(h[1], h[2]));
   const double h_min = fmin(h[0], fmin(h[1], h[2]));

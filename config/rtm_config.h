@@ -238,6 +238,10 @@ int rtm_config_load(const char *path, rtm_config_t *cfg);
 /* Applies one "section.key=value" override (from --set). */
 int rtm_config_set(rtm_config_t *cfg, const char *assignment);
 
+/* The volume's diagonal in metres (a cell at least): the farthest a receiver lies from the
+ * source, where the wavefield |source.amplitude| / (4 pi r) is least; the deck check,
+ * migrate's amplitude check and its observed gathers' check weigh it against float32. */
+double rtm_config_volume_diagonal_m(const rtm_config_t *cfg);
 /* Cross-key checks that no single row can make (receiver plane inside the grid, ...). */
 int rtm_config_validate(const rtm_config_t *cfg);
 

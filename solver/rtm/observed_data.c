@@ -88,10 +88,7 @@ static int check_amplitude(const rtm_config_t *cfg, const rtm_grid_t *grid,
   const size_t total = (size_t)gather->count * (size_t)gather->samples;
   for (size_t i = 0; i < total; ++i)
     largest = fmaxf(largest, fabsf(gather->traces[i]));
-  double diagonal = 0.0;
-  for (int a = 0; a < 3; ++a)
-    diagonal += pow((grid->n[a] - 1) * grid->spacing_m[a], 2.0);
-  diagonal = fmax(sqrt(diagonal), grid->spacing_m[0]);
+  const double diagonal = rtm_config_volume_diagonal_m(cfg);
   const double pi = 3.14159265358979323846;
   const double source_far = fabs(cfg->source.amplitude) / (4.0 * pi * diagonal);
   /* divided by the illumination, the image is about R / S: the gathers over the source
