@@ -56,11 +56,11 @@ static int cip_illumination(migrate_run_t *run, const rtm_gather_plan_t *plan, f
   *largest = most; /* exact: the largest float of every rank's */
   RTM_TRY(rtm_mpi_allreduce(run->mpi, largest, 1, RTM_MPI_MAX));
   for (int cip = 0; cip < cips; ++cip) {
-    const size_t x = (size_t)(plan->first[0] + cip % plan->count[0] * plan->step[0]);
-    const size_t y = (size_t)(plan->first[1] + cip / plan->count[0] * plan->step[1]);
+    int x = 0, y = 0;
+    rtm_gather_plan_cip(plan, cip, &x, &y);
     for (int z = 0; z < run->grid.nz_local; ++z)
       (*columns)[(size_t)cip * nz + (size_t)run->grid.z_offset + (size_t)z] =
-          run->slab_illumination[(size_t)z * plane + y * nx + x];
+          run->slab_illumination[(size_t)z * plane + (size_t)y * nx + (size_t)x];
   }
   if (rtm_grid_is_slab(&run->grid)) RTM_TRY(rtm_mpi_sum_to_root(run->mpi, *columns, cips * nz));
 fail:
@@ -160,10 +160,10 @@ static int write_gathers(migrate_run_t *run) {
   double *positions = malloc(2 * (size_t)cips * sizeof *positions);
   if (!positions) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d CIP positions", cips);
   for (int cip = 0; cip < cips; ++cip) {
-    positions[cip] =
-        g->origin_m[0] + (plan->first[0] + cip % plan->count[0] * plan->step[0]) * g->spacing_m[0];
-    positions[cips + cip] =
-        g->origin_m[1] + (plan->first[1] + cip / plan->count[0] * plan->step[1]) * g->spacing_m[1];
+    int x = 0, y = 0;
+    rtm_gather_plan_cip(plan, cip, &x, &y);
+    positions[cip] = g->origin_m[0] + x * g->spacing_m[0];
+    positions[cips + cip] = g->origin_m[1] + y * g->spacing_m[1];
   }
   const rtm_io_offset_gathers_t gathers = {.cips = cips,
                                            .lags = plan->lags,

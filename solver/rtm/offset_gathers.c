@@ -120,8 +120,8 @@ int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layo
 #endif
   for (long row = 0; row < rows; ++row) { /* (cip, hy) */
     const int cip = (int)(row / nh), hy = (int)(row % nh) - lags;
-    const int cx = p->first[0] + cip % p->count[0] * p->step[0];
-    const int cy = p->first[1] + cip / p->count[0] * p->step[1];
+    int cx = 0, cy = 0;
+    rtm_gather_plan_cip(p, cip, &cx, &cy);
     if (!inside(cy - hy, g->n[1], w) || !inside(cy + hy, g->n[1], w)) continue;
     for (int hx = -lags; hx <= lags; ++hx) {
       if (!inside(cx - hx, g->n[0], w) || !inside(cx + hx, g->n[0], w)) continue;

@@ -111,6 +111,11 @@ int rtm_gather_plan_make(const rtm_grid_t *grid, int layer, int lags, int step_x
 static inline int rtm_gather_plan_cips(const rtm_gather_plan_t *plan) {
   return plan->count[0] * plan->count[1];
 }
+/* The cell indices along x and y of CIP `cip`'s line (cip = j count[0] + i). */
+static inline void rtm_gather_plan_cip(const rtm_gather_plan_t *plan, int cip, int *x, int *y) {
+  *x = plan->first[0] + cip % plan->count[0] * plan->step[0];
+  *y = plan->first[1] + cip / plan->count[0] * plan->step[1];
+}
 /* Floats of the gathers over nz planes: ncip x (2 lags + 1)^2 x nz. */
 static inline size_t rtm_gather_plan_cells(const rtm_gather_plan_t *plan, int nz) {
   const size_t nh = 2 * (size_t)plan->lags + 1;
