@@ -35,9 +35,20 @@ static void warn_if_zero(const migrate_run_t *run) {
   if (rtm_mpi_world_size(run->mpi) > 1) return;
   for (size_t i = 0; i < run->local_cells; ++i)
     if (run->slab_image[i] != 0.0f) return;
-  rtm_log_warning("the image is zero everywhere: rtm.mute may remove every sample of the "
-                  "gathers (rtm.mute_velocity, rtm.mute_taper), or the record may end before any "
-                  "reflection returns (time.steps)");
+  const int steps = rtm_migration_steps(run->migration);
+  const int step = rtm_migration_imaging_step(run->migration), times = steps / step;
+  /* a handful of imaging times is a likelier cause, named first (probe P, P2:
+   * imaging_step = steps gave this warning naming only the mute) */
+  char few[160] = "";
+  if (times < 4)
+    snprintf(few, sizeof few,
+             "rtm.imaging_step = %d applies the imaging condition only %d time%s in "
+             "time.steps = %d (leave it 0, auto); or ",
+             step, times, times == 1 ? "" : "s", steps);
+  rtm_log_warning("the image is zero everywhere: %sthe observed gathers may be zero, rtm.mute may "
+                  "remove every sample of them (rtm.mute_velocity, rtm.mute_taper), or the record "
+                  "may end before any reflection returns (time.steps)",
+                  few);
 }
 
 /* The illumination down each CIP's line, [ncip][nz], whole on rank 0 (as the gathers are),

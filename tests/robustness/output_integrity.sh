@@ -202,8 +202,14 @@ unmuted=(migrate "$work/tiny.ini" "${shots[@]}" --set rtm.observed="$work/observ
 expect 0 "" "$rtm3d" "${unmuted[@]}"
 grep -q "image is zero everywhere" <<<"$rob_output" && rob_fail "a zero-image warning on an image" ||
   rob_pass "no zero-image warning on an image"
-expect 0 "warning: the image is zero everywhere: rtm\.mute may remove every sample" \
+expect 0 "warning: the image is zero everywhere: the observed gathers may be zero, rtm\.mute may" \
   "$rtm3d" "${unmuted[@]}" --set rtm.mute=true --set rtm.mute_velocity=2 --set output.name=muted
+# one imaging time is named first among the causes (probe P, P2: imaging_step = steps was
+# warned of as the mute alone)
+steps=$(sed -n 's/^steps *= *\([0-9]*\).*/\1/p' "$work/tiny.ini")
+expect 0 "zero everywhere: rtm\.imaging_step = $steps applies the imaging condition only 1 time in time\.steps = $steps \(leave it 0, auto\); or the observed" \
+  "$rtm3d" "${unmuted[@]}" --set rtm.mute=true --set rtm.mute_velocity=2 \
+  --set rtm.imaging_step="$steps" --set output.name=once
 rm -rf "$out"
 
 # ---- plot's figures are written aside too: a device given as the output is refused and
