@@ -551,6 +551,56 @@ fail:
   return status;
 }
 
+/* The window's chunk length when the window ([count][samples] at column `first`) is the
+ * dataset's last chunk and fills only its first `samples` columns, and the file is one
+ * process's (sec2) with the floats stored as they are in memory; else 0. */
+static hsize_t partial_last_chunk(hid_t file, hid_t dataset, hid_t file_space, int count, int first,
+                                  int samples) {
+#if !H5_VERSION_GE(1, 10, 3) /* H5Dwrite_chunk's first */
+  (void)file, (void)dataset, (void)file_space, (void)count, (void)first, (void)samples;
+  return 0;
+#endif
+  hsize_t dims[2] = {0, 0}, chunk[2] = {0, 0};
+  hid_t dcpl = H5Dget_create_plist(dataset), fapl = H5Fget_access_plist(file);
+  const int chunked = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+                      H5Pget_chunk(dcpl, 2, chunk) == 2 && H5Pget_nfilters(dcpl) == 0;
+  const int own = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
+                  H5Tequal(H5T_NATIVE_FLOAT, H5T_IEEE_F32LE) > 0; /* the bytes as stored */
+  rtm_h5_close(&dcpl);
+  rtm_h5_close(&fapl);
+  if (!chunked || !own || H5Sget_simple_extent_dims(file_space, dims, NULL) != 2) return 0;
+  const int last = (hsize_t)first % chunk[1] == 0 && (hsize_t)first + chunk[1] >= dims[1] &&
+                   (hsize_t)(first + samples) == dims[1] && chunk[0] == dims[0] &&
+                   (hsize_t)count == dims[0];
+  return last && (hsize_t)samples < chunk[1] ? chunk[1] : 0;
+}
+
+/* The last chunk, of which the window fills the first `samples` columns of each row, written
+ * whole (H5Dwrite_chunk), its columns past the extent zero: HDF5 wrote a part of a chunk too
+ * large for its cache as one small write a row, 0.1-0.17 s for a full receiver plane's last
+ * window of 1 to 51 samples where a whole 71 MB chunk takes 0.03 s (issue 35,
+ * run/experiments/correction_timeline.sh with teardown_stamps.patch, an H200 host's tmpfs). */
+static int write_last_chunk(const rtm_output_t *output, hid_t dataset, const char *field,
+                            const float *values, int count, int first, int samples,
+                            hsize_t chunk_samples) {
+  int status = RTM_OK;
+  const size_t row = (size_t)chunk_samples, bytes = (size_t)count * row * sizeof(float);
+  float *whole = malloc(bytes);
+  if (!whole) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the last chunk of /traces/%s", field);
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < count; ++r) {
+    memcpy(whole + (size_t)r * row, values + (size_t)r * samples, (size_t)samples * sizeof(float));
+    memset(whole + (size_t)r * row + samples, 0, (row - (size_t)samples) * sizeof(float));
+  }
+  const hsize_t offset[2] = {0, (hsize_t)first};
+  RTM_H5_CHECK(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, offset, bytes, whole), RTM_ERR_IO,
+               "output file %s: writing samples [%d, %d) of /traces/%s", output->partial, first,
+               first + samples, field);
+fail:
+  free(whole);
+  return status;
+}
+
 int rtm_output_traces_window(rtm_output_t *output, const char *field, const float *values,
                              int count, int first, int samples) {
   int status = RTM_OK;
@@ -560,12 +610,18 @@ int rtm_output_traces_window(rtm_output_t *output, const char *field, const floa
   RTM_H5_CHECK(dataset = H5Dopen2(output->traces, field, H5P_DEFAULT), RTM_ERR_INTERNAL,
                "/traces/%s was not begun", field);
   RTM_H5_CHECK(file_space = H5Dget_space(dataset), RTM_ERR_IO, "/traces/%s", field);
-  RTM_H5_CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, size, NULL),
-               RTM_ERR_INTERNAL, "/traces/%s: samples [%d, %d)", field, first, first + samples);
-  RTM_H5_CHECK(memory = H5Screate_simple(2, size, NULL), RTM_ERR_IO, "/traces/%s", field);
-  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory, file_space, H5P_DEFAULT, values),
-               RTM_ERR_IO, "output file %s: writing samples [%d, %d) of /traces/%s",
-               output->partial, first, first + samples, field);
+  const hsize_t chunk_samples =
+      partial_last_chunk(output->file, dataset, file_space, count, first, samples);
+  if (chunk_samples > 0) {
+    RTM_TRY(write_last_chunk(output, dataset, field, values, count, first, samples, chunk_samples));
+  } else {
+    RTM_H5_CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, size, NULL),
+                 RTM_ERR_INTERNAL, "/traces/%s: samples [%d, %d)", field, first, first + samples);
+    RTM_H5_CHECK(memory = H5Screate_simple(2, size, NULL), RTM_ERR_IO, "/traces/%s", field);
+    RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory, file_space, H5P_DEFAULT, values),
+                 RTM_ERR_IO, "output file %s: writing samples [%d, %d) of /traces/%s",
+                 output->partial, first, first + samples, field);
+  }
 fail:
   rtm_h5_close(&memory);
   rtm_h5_close(&file_space);
