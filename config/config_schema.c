@@ -109,7 +109,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"memory", "wavefield", RTM_CFG_STRING, FIELD(memory.wavefield), "", ANY, NULL, "strategy for wavefields; empty = memory.strategy"},
     {"memory", "model", RTM_CFG_STRING, FIELD(memory.model), "", ANY, NULL, "strategy for model parameters; empty = memory.strategy"},
     {"memory", "imaging", RTM_CFG_STRING, FIELD(memory.imaging), "", ANY, NULL, "strategy for imaging buffers; empty = memory.strategy"},
-    {"memory", "model_precision", RTM_CFG_ENUM, FIELD(memory.model_precision), "fp32", ANY, "fp32|fp16", "vti/tti: store the per-cell coefficient volumes (v^2 dt^2, tilt axis) as IEEE half (2 B a cell instead of 4; 11 significant bits), computing in fp32; ignored for iso"},
+    {"memory", "model_precision", RTM_CFG_ENUM, FIELD(memory.model_precision), "fp32", ANY, "fp32|fp16", "vti/tti: store the per-cell coefficient volumes (v^2 dt^2, tilt axis) as IEEE half (2 B a cell instead of 4; 11 significant bits, while v dt lies in [7.8 mm, 255.9 m]: lengths in m and times in s), computing in fp32; ignored for iso"},
     {"memory", "limit_gb", RTM_CFG_DOUBLE, FIELD(memory.limit_gb), "0", 0, HUGE_VAL, NULL, "the most a run (a rank, under mpirun) counts as free in one memory (the device, or host memory), for a GPU or node shared with other jobs: the propagator's preflight, migrate's preflight, rtm.reconstruction = auto and rtm.checkpoints = 0 plan within it; 0 = all that is free"},
     {"memory", "require_compression", RTM_CFG_BOOL, FIELD(memory.require_compression), "false", ANY, NULL, "fail when vmm-compressed is not granted compression"},
 

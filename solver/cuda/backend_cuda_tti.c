@@ -118,7 +118,7 @@ static int fill_coefficients(void *context, long z_first, long count,
   const tti_state_t *s = f->s;
   const rtm_grid_t *g = &s->common.grid;
   const long nx = g->n[0], ny = g->n[1];
-  size_t beyond = SIZE_MAX; /* the first cell (local index) beyond binary16 */
+  size_t beyond = SIZE_MAX; /* the first cell (local index) binary16 cannot keep */
 #pragma omp parallel for collapse(2) schedule(static) reduction(min : beyond)
   for (long iz = 0; iz < count; ++iz)
     for (long iy = 0; iy < ny; ++iy)
@@ -134,9 +134,8 @@ static int fill_coefficients(void *context, long z_first, long count,
             ((float *)blocks[k])[at] = value[k];
             continue;
           }
-          const rtm_half_t half = rtm_half_from_float(value[k]);
-          if (!rtm_half_is_finite(half) && local < beyond) beyond = local;
-          ((rtm_half_t *)blocks[k])[at] = half;
+          if (!rtm_fdf_half_keeps(k, value[k]) && local < beyond) beyond = local;
+          ((rtm_half_t *)blocks[k])[at] = rtm_half_from_float(value[k]);
         }
       }
   if (beyond == SIZE_MAX) return RTM_OK;

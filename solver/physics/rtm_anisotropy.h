@@ -110,8 +110,14 @@ extern const char *const rtm_fdf_stored_name[RTM_FDF_STORED_COUNT]; /* "vpx2dt2"
  * what a binary16 volume holds and a kernel widens it to. Every backend takes its values from
  * here, so the cpu reference computes with what the GPU reads. `conditioned` receives the
  * cell's coefficients in double (rtm_anisotropy_cell). A value beyond binary16's range
- * (v^2 dt^2 of 65520 m^2 or more, i.e. v dt above 255.9 m) is RTM_ERR_CONFIG naming
- * memory.model_precision, the value and the cell, never a silent infinity. */
+ * (v^2 dt^2 of 65520 m^2 or more, i.e. v dt above 255.9 m), or a vp^2 dt^2 below its normal
+ * range (v dt below 7.8 mm: fewer than 11 bits kept), is RTM_ERR_CONFIG naming
+ * memory.model_precision, the value and the cell, never a silent infinity or lost bits
+ * (rtm_fdf_half_keeps says which). */
+/* 1 when stored value k (RTM_FDF_VPX2DT2 ...) keeps its 11 bits as binary16: finite, and for
+ * vpx^2, vpz^2 and vpn^2 dt^2 not below binary16's smallest normal (zero is kept); else 0. */
+int rtm_fdf_half_keeps(int k, float value);
+
 int rtm_anisotropy_stored(const rtm_anisotropy_t *prepared, size_t cell, double dt2,
                           rtm_precision_t precision, rtm_fdf_cell_t *conditioned,
                           float stored[RTM_FDF_STORED_COUNT]);

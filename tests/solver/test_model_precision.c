@@ -90,37 +90,56 @@ static void test_stored_values(void **unused) {
   }
 }
 
-/* With h = 1000 m and dt = 0.1 s, vpx^2 dt^2 = 56000 m^2 fits (vp 2000, epsilon 0.2); one
- * cell with vp 2200 has 67760 m^2, past 65504 + half an ulp: creating the backend fails
- * there, naming it; fp32 takes the same model. */
-static void test_overflow_is_an_error(void **unused) {
-  (void)unused;
+/* A vti model of h-metre cells at vp (epsilon 0.2) but for one cell at `slow_vp`
+ * ([z=1][y=2][x=3]), run at dt and wavelet_hz: fp32 takes it, fp16 stops creating the
+ * backend with `refusal`, naming the value and that cell. */
+static void expect_fp16_refusal(double h, float vp, float slow_vp, double dt, double wavelet_hz,
+                                const char *refusal) {
   const int n[3] = {8, 7, 6};
   for (int half = 0; half <= 1; ++half) {
     tti_run_t r;
-    tti_run_init(&r, n, 1000.0, RTM_EQUATION_VTI);
-    for (size_t i = 0; i < r.cells; ++i)
+    tti_run_init(&r, n, h, RTM_EQUATION_VTI);
+    for (size_t i = 0; i < r.cells; ++i) {
+      r.model.vp[i] = vp;
       r.model.epsilon[i] = 0.2f;
-    r.model.vp[(1 * 7 + 2) * 8 + 3] = 2200.0f; /* [z=1][y=2][x=3] */
-    r.cfg.time.dt_s = 0.1;
+    }
+    r.model.vp[(1 * 7 + 2) * 8 + 3] = slow_vp;
+    r.cfg.time.dt_s = dt;
     r.cfg.memory.model_precision = half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
-    const double source[3] = {4000.0, 3000.0, 3000.0};
+    const double source[3] = {4.0 * h, 3.0 * h, 3.0 * h};
     capture_t capture;
     capture_begin(&capture);
-    /* 0.3 Hz: 2.7 points a wavelength on these 1 km cells */
-    const int status = tti_run_start(&r, source, NULL, 0, 0.3, 4, 0, 1e-3);
+    const int status = tti_run_start(&r, source, NULL, 0, wavelet_hz, 4, 0, 1e-3);
     capture_end(&capture);
     if (!half) {
       assert_int_equal(status, RTM_OK);
     } else {
       assert_int_equal(status, RTM_ERR_CONFIG);
-      assert_contains(capture.text, "memory.model_precision = fp16: vpx^2 dt^2 (vpx2dt2) = 67760 "
-                                    "at [z=1][y=2][x=3] is beyond binary16's largest value "
-                                    "65504");
+      assert_contains(capture.text, refusal);
       assert_contains(capture.text, "use memory.model_precision = fp32");
     }
     tti_run_release(&r);
   }
+}
+
+/* With h = 1000 m and dt = 0.1 s, vpx^2 dt^2 = 56000 m^2 fits (vp 2000, epsilon 0.2); one
+ * cell with vp 2200 has 67760 m^2, past 65504 + half an ulp (0.3 Hz: 2.7 points a wavelength
+ * on these 1 km cells). */
+static void test_overflow_is_an_error(void **unused) {
+  (void)unused;
+  expect_fp16_refusal(1000.0, 2000.0f, 2200.0f, 0.1, 0.3,
+                      "memory.model_precision = fp16: vpx^2 dt^2 (vpx2dt2) = 67760 at "
+                      "[z=1][y=2][x=3] is beyond binary16's largest value 65504");
+}
+
+/* The bottom of binary16's range alike: v^2 dt^2 below its smallest normal keeps fewer
+ * than 11 bits (probe Q, Q1: a vti deck in mm cells ran 16% off, exit 0). With h = 10 cm and
+ * dt = 10 us, vp 2000 m/s has v dt = 2 cm (4e-4 m^2, normal); one cell at 500 m/s has 5 mm. */
+static void test_underflow_is_an_error(void **unused) {
+  (void)unused;
+  expect_fp16_refusal(0.1, 2000.0f, 500.0f, 1e-5, 1000.0,
+                      "memory.model_precision = fp16: vpx^2 dt^2 (vpx2dt2) = 3.5e-05 at "
+                      "[z=1][y=2][x=3] is below binary16's smallest normal value 6.10352e-05");
 }
 
 /* p and q of a run through the heterogeneous model after STEPS steps. */
@@ -179,4 +198,5 @@ static void test_fp16_against_fp32(void **unused) {
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_stored_values), cmocka_unit_test(test_overflow_is_an_error),
+              cmocka_unit_test(test_underflow_is_an_error),
               cmocka_unit_test(test_fp16_against_fp32))
