@@ -33,6 +33,7 @@ fail:
 static int read_gather(void *context) {
   migrate_read_t *read = context;
   read->status = rtm_io_read_shot(read->run->cfg.rtm.observed, read->shot, "p", &read->gather);
+  if (read->status == RTM_OK) read->status = rtm_migrate_check_observed(read->run);
   if (read->status == RTM_OK) read->status = prepare_gather(read);
   return RTM_OK;
 }

@@ -120,6 +120,10 @@ struct migrate_run {
  * config and the input files are the ones they were made with (refused otherwise); records
  * the input files' fingerprints for the states this run saves. */
 int rtm_migrate_resume(migrate_run_t *run);
+/* rtm.observed as it was when the run began (rtm_migrate_resume's fingerprint: size, mtime,
+ * ctime, inode), else RTM_ERR_IO naming it: a file replaced or rewritten while the shots are
+ * read would mix two data sets into one image. Called after each gather is read. */
+int rtm_migrate_check_observed(const migrate_run_t *run);
 /* This rank's slab of the volume `name` into the file at `path`, whose output rank 0 holds
  * (`output`, NULL on the others): the first shot group's ranks call it alike. */
 int rtm_migrate_write_slabs(migrate_run_t *run, rtm_output_t *output, const char *path,

@@ -227,6 +227,23 @@ fail:
   return status;
 }
 
+int rtm_migrate_check_observed(const migrate_run_t *run) {
+  int status = RTM_OK;
+  char now[RTM_CONFIG_PATH_MAX + 128] = "";
+  if (!run->inputs) return RTM_OK; /* before the run began */
+  append_fingerprint(now, sizeof now, run->cfg.rtm.observed);
+  /* probe Q (Q2): rtm3d model --force of the same name during a one-rank migration made the
+   * later shots' image from the new gathers, exit 0 */
+  if (strncmp(now, run->inputs, strcspn(run->inputs, "\n") + 1) != 0)
+    RTM_FAIL(RTM_ERR_IO,
+             "rtm.observed = %s changed while the migration read it (its size, mtime, ctime or "
+             "inode differ from when the run began): the shots read so far came from the file "
+             "as it was, so nothing is written; rerun once the file is final",
+             run->cfg.rtm.observed);
+fail:
+  return status;
+}
+
 /* The saved fingerprints against the current ones: the first file that differs is named.
  * The config being the same, both list the same files in the same order, perhaps spelled
  * another way (resume_config): what follows the path is compared. */

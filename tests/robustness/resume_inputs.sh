@@ -25,6 +25,25 @@ grep -q "resuming" <<<"$rob_output" && rob_fail "the refused run still said it r
   rob_pass "the refusal wrote no image and kept the state" ||
   rob_fail "after the refusal: $(ls "$out" | tr '\n' ' ')"
 
+# ---- the gathers regenerated while a run reads them (probe Q, Q2: one rank reopens the file
+# for each shot, and its later shots were migrated from the new gathers, exit 0): the run is
+# held in its first state save, after shot 1, while shot 3's gather waits behind that save
+# on the I/O thread; the gathers are made again meanwhile, and the read of shot 3 sees it
+if [ -e "$PWD/librtm3d_stall_write_preload.so" ]; then
+  use_preload stall_write
+  rm -f "$out/tiny.resume.h5"
+  held_at_open ".resume.h5" '"$rtm3d" "${model[@]}" --force --set source.amplitude=2' \
+    "$rtm3d" "${migrate[@]}" --set rtm.resume_every=0
+  [ "$held_status" = 1 ] && grep -q "rtm\.observed = .*out/observed\.h5 changed while the migration read it" <<<"$rob_output" &&
+    rob_pass "gathers regenerated during the run: stopped, naming the file" ||
+    rob_fail "gathers regenerated during the run: exit $held_status: $rob_output"
+  [ ! -e "$out/tiny.h5" ] && rob_pass "no image of two data sets" ||
+    rob_fail "an image was written from two data sets"
+  # the state saved after shot 1 holds the old gathers' sums: not resumed with the new
+  expect 2 "out/observed\.h5 changed since .*out/tiny\.resume\.h5 was saved" "$rtm3d" "${migrate[@]}"
+  expect 0 "" "$rtm3d" "${model[@]}" --force --set source.amplitude=3 # as the cases below expect
+fi
+
 # ---- the state removed, the migration starts over from the new gathers
 rm -f "$out/tiny.resume.h5"
 expect 0 "" "$rtm3d" "${migrate[@]}" --quiet
