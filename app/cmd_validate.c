@@ -19,8 +19,9 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: rtm3d validate RUN.h5 REFERENCE.h5 [--rtol X] [--atol X] [--datasets a,b,...]\n\n"
           "Compares the datasets of a run with a reference run: /snapshots/* snapshot by\n"
-          "snapshot, /traces/* (not receivers), a many-shot run's /shots/<k>/traces/* and\n"
-          "datasets at the root (a model file's /vp, ...) whole. For each it\n"
+          "snapshot, /traces/* (not receivers), a many-shot run's /shots/<k>/traces/*, a\n"
+          "migration's /shots/<k>/image and /gathers/*, and datasets at the root (/image, a\n"
+          "model file's /vp, ...) whole. For each it\n"
           "prints the relative L2 error ||run - ref|| / ||ref|| (the absolute norm when the\n"
           "reference is all zero, marked so) and the largest absolute error.\n\n"
           "  --rtol X          largest relative L2 error that passes (default 1e-05)\n"

@@ -219,6 +219,41 @@ static void test_perturbation_fails(void **state) {
   free(perturbed);
 }
 
+/* A migration with rtm.shot_images writes /shots/<k>/image beside /image: a run whose second
+ * shot image differs fails without --datasets (probe Q, Q3: "2 of 2 comparisons pass"). */
+static void test_shot_images_compared(void **state) {
+  fixture_t *f = *state;
+  const size_t dims[3] = {NZ, NY, NX};
+  float *doubled = malloc(sizeof(float) * volume);
+  for (size_t i = 0; i < volume; ++i)
+    doubled[i] = 2.0f * f->image[i];
+  write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+  const char *paths[2] = {RUN_PATH, REF_PATH};
+  for (int k = 0; k < 2; ++k) {
+    hid_t file = H5Fopen(paths[k], H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(file >= 0);
+    const char *groups[] = {"/shots", "/shots/0", "/shots/1"};
+    for (int g = 0; g < 3; ++g) {
+      hid_t made = H5Gcreate2(file, groups[g], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      assert_true(made >= 0);
+      H5Gclose(made);
+    }
+    H5Fclose(file);
+    write_image(paths[k], "/shots/0/image", f->image, dims);
+    write_image(paths[k], "/shots/1/image", k == 0 ? doubled : f->image, dims);
+  }
+  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
+  command_result_t r = run_rtm3d(args);
+  assert_int_equal(r.exit_code, 1);
+  assert_true(contains(r.out, "/shots/0/image"));
+  const char *row = strstr(r.out, "/shots/1/image");
+  assert_non_null(row);
+  assert_true(strstr(row, "FAIL") < strchr(row, '\n'));
+  assert_true(contains(r.out, "6 of 7 comparisons pass"));
+  release(&r);
+  free(doubled);
+}
+
 static void test_nan_shape_and_zero_reference(void **state) {
   fixture_t *f = *state;
   float *traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
@@ -650,6 +685,7 @@ static void test_plot_refuses_out_of_range(void **state) {
 RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
                   cmocka_unit_test_setup_teardown(test_identical_files_pass, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_shot_images_compared, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup,
                                                   teardown),
                   cmocka_unit_test_setup_teardown(test_usage_and_unreadable_files, setup, teardown),
