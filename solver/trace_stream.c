@@ -2,12 +2,13 @@
  * window k of the recorded traces is copied out by the stepping thread into slot k % S
  * (S = RTM_TRACE_SLOTS), behind the queued steps (corrected for time dispersion on the way
  * by the warp's band, once the band's lag past it is recorded; the band is made by the
- * queue's first job while the first steps run), and handed as a job to the
+ * queue's first job while the first steps run, queued one at a time), and handed as a job to the
  * caller's queue (the run's I/O thread), which writes it through the caller's callback once its
  * copy has landed, so that the steps go on being queued while a window is written. The copy of
  * window k waits for the job of window k - S, the slot's last. The stream starts no thread: the
  * queue runs one job at a time, and the caller makes its other writes of the file (the
  * snapshots) with no job queued. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "rtm_gathers.h"
@@ -33,6 +34,7 @@ struct rtm_trace_stream {
   double limit_hz;                 /* the band's pass band (0: no band) */
   int device;                      /* the GPU the band is made on: the run's */
   int band_queued;                 /* the job making the band, not yet waited for */
+  atomic_int band_ended;           /* that job has ended (made the band or failed) */
   long band_ticket;
   rtm_traces_band_t band;          /* made by that job, loaded by the stepping thread */
   double waited_s;                 /* the stepping thread's waits for a slot's last job */
@@ -76,6 +78,7 @@ static int make_band(void *context) {
              s->band.lag, s->lag);
   s->correct_s += rtm_wall_seconds() - start_s;
 fail:
+  atomic_store_explicit(&s->band_ended, 1, memory_order_release);
   return status;
 }
 
@@ -241,6 +244,13 @@ int rtm_trace_stream_step(rtm_trace_stream_t *s, int it) {
   int status = RTM_OK;
   /* a failed write stops the run at the next step (no job has ticket -1: at once) */
   RTM_TRY(s->queue.wait(s->queue.queue, -1));
+  /* the band still being made: the windows wait in the device's traces and the steps go on,
+   * one queued at a time (waiting for the band at the first window left the GPU idle once
+   * the steps queued so far had run, 23 ms of a full receiver plane's run on an H200; the
+   * band's own synchronous calls wait for every step queued, so a queue left to grow made
+   * it take 0.39 s instead of 0.13: issue 35) */
+  if (s->band_queued && it >= 0 && !atomic_load_explicit(&s->band_ended, memory_order_acquire))
+    return s->prop->backend->synchronize ? s->prop->backend->synchronize(s->prop->state) : RTM_OK;
   while (s->next < s->windows) {
     const int k = s->next;
     int first = 0;
