@@ -4,8 +4,9 @@
 # run/examples/bench_512.ini (iso 512^3, constant 2000 m/s, 2000 steps, cuda) with a
 # receiver at every cell of the plane (222784), written to tmpfs, ROUNDS (default 3) rounds
 # of VARIANTS (default: none streamed, full streamed through the warp's band, full with
-# windows of 400 samples, full written after the run; a variant NAME_passive runs NAME with
-# OMP_WAIT_POLICY=PASSIVE); each run's wall and report phases.
+# windows of 400 samples, full written after the run; full_wN: windows of N samples; a
+# variant NAME_passive runs NAME with OMP_WAIT_POLICY=PASSIVE); each run's wall and report
+# phases.
 # With BASE=DIR (an earlier source tree, `git archive` of it) both trees are built and run
 # in turn, round by round (an A/B in one call), and `ctest -L gpu` runs on the tree's build.
 # Then ncu's GPU time of the band and pack kernels (KERNELS, "" for none) summed over a
@@ -43,7 +44,7 @@ for round in $(seq "${ROUNDS:-3}"); do
       case ${variant%_passive} in
         none) extra=(--set time.dispersion_correction=none) ;;
         full) extra=(--set time.dispersion_correction=full) ;;
-        full_w400) extra=(--set time.dispersion_correction=full --set output.stream_window=400) ;;
+        full_w*) extra=(--set time.dispersion_correction=full --set output.stream_window="${variant#full_w}") ;;
         full_off) extra=(--set time.dispersion_correction=full --set output.stream_traces=off) ;;
       esac
       name="${tag}_${variant}_$round"
