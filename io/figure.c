@@ -6,6 +6,7 @@
  * falls back to the plain PNG (png.c). */
 #include "rtm_io.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,8 +193,17 @@ static int open_page(const char *path, const char *format, char *aside, size_t s
   if (rtm_io_make_parent_dir(path) != RTM_OK) return RTM_ERR_IO; /* as the plain PNG does */
   const int status = rtm_io_aside_create(path, aside, size);
   if (status != RTM_OK) return status;
+  /* the file handed to PLplot open, not its name: plsfnam reads "%n" in a name as a family
+   * of files' member number and wrote elsewhere (probe R, R1: output.name = a%n lost a
+   * finished migration at its figures); plend closes it */
+  FILE *page = fopen(aside, "wb");
+  if (!page) {
+    rtm_log_error("cannot open %s: %s", aside, strerror(errno));
+    remove(aside);
+    return RTM_ERR_IO;
+  }
   plsdev(device);
-  plsfnam(aside);
+  plsfile(page);
   plspage(0.0, 0.0, width, height, 0, 0);
   plscolbg(255, 255, 255);
   plscol0(0, 255, 255, 255);

@@ -108,6 +108,17 @@ if [ "$figures" -eq 1 ]; then
   expect 0 "" "${migrate[@]}"
   grep -q "resuming after shot 1 of 2" <<<"$rob_output" && rob_pass "the same command resumed" ||
     rob_fail "the rerun did not resume: $rob_output"
+  # "%n" in a name (probe R, R1): PLplot read it in a file name as a family member's number,
+  # wrote elsewhere, and the figures failed as "cut short" at the end of every attempt; the
+  # figures now take the names as they are, in a folder of such a name too
+  expect 0 "" "${migrate[@]}" --quiet --set output.name=a%n --set output.dir="$work/d%n"
+  [ -e "$work/d%n/a%n_image_x.png" ] && [ -e "$work/d%n/a%n.h5" ] &&
+    [ -z "$(ls "$work/d%n" "$work" | grep -F .partial)" ] &&
+    rob_pass "a name with %n: its figures under that name, nothing aside left" ||
+    rob_fail "a name with %n: $(ls "$work/d%n" "$work" | tr '\n' ' ')"
+  for format in png svg pdf; do
+    expect 0 "wrote .*fig%n\.$format" "$rtm3d" plot "$work/d%n/a%n.h5" /image -o "$work/fig%n.$format"
+  done
   ls "$out"/tiny_image_{x,y,z}.png "$out"/tiny.h5 "$out"/tiny.json >/dev/null 2>&1 &&
     [ ! -e "$out/tiny.resume.h5" ] && rob_pass "the resumed migration left its outputs" ||
     rob_fail "after the resumed migration: $(ls "$out" | tr '\n' ' ')"
