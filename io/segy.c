@@ -810,8 +810,8 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d traces", path, count);
   for (int t = 0, k = 0; t < r.traces; ++t) {
     if (r.records[t] != record) continue;
-    int32_t v[11];
-    static const int fields[11] = {SEGY_TR_SOURCE_X,
+    int32_t v[14];
+    static const int fields[14] = {SEGY_TR_SOURCE_X,
                                    SEGY_TR_SOURCE_Y,
                                    SEGY_TR_SOURCE_DEPTH,
                                    SEGY_TR_GROUP_X,
@@ -821,9 +821,12 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
                                    SEGY_TR_ELEV_SCALAR,
                                    SEGY_TR_COORD_UNITS,
                                    SEGY_TR_SAMPLE_COUNT,
-                                   SEGY_TR_SAMPLE_INTER};
+                                   SEGY_TR_SAMPLE_INTER,
+                                   SEGY_TR_LAG_A,
+                                   SEGY_TR_LAG_B,
+                                   SEGY_TR_DELAY_REC_TIME};
     SEGY_READ(segy_traceheader(r.fp, t, header, r.trace0, r.bytes), "%s: trace %d header", path, t);
-    for (int i = 0; i < 11; ++i)
+    for (int i = 0; i < 14; ++i)
       SEGY_READ(segy_get_field(header, fields[i], &v[i]), "%s: trace %d byte %d", path, t,
                 fields[i]);
     /* a trace's own count and interval (bytes 115, 117; 0: not set), read as unsigned 16-bit
@@ -840,6 +843,16 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
                "%s: trace %d's sample interval is %d us (byte 117), the file's %g us: rtm3d reads "
                "traces of one interval",
                path, t, (int)us_here, r.dt_s * 1e6);
+    /* rtm3d's gathers start at the shot: a trace that says it starts later or earlier
+     * (probe R, R5: a delay of 14 ms migrated as none gave an image 101% off, exit 0) is
+     * refused rather than read as if it did not */
+    static const char *const times[3] = {"lag time A", "lag time B", "delay recording time"};
+    for (int i = 0; i < 3; ++i)
+      if (v[11 + i] != 0)
+        RTM_FAIL(RTM_ERR_INPUT,
+                 "%s: trace %d: %s %d ms (byte %d); rtm3d reads traces whose first sample is "
+                 "at the shot: shift the samples to start there and set the field to 0",
+                 path, t, times[i], (int)v[11 + i], fields[11 + i]);
     if (v[8] != 0 && v[8] != 1)
       RTM_FAIL(RTM_ERR_INPUT,
                "%s: trace %d: coordinate units %d (byte 89); rtm3d reads lengths (1) only", path, t,

@@ -176,6 +176,19 @@ if [ "$segy_ok" = 1 ]; then
   cp "$work/obs.sgy" "$work/trace_dt.sgy"
   printf '\x02\xbc' | dd of="$work/trace_dt.sgy" bs=1 seek=$((header + 116)) conv=notrunc status=none
   refused "$work/trace_dt.sgy" trace_dt "trace_dt\.sgy: trace $trace's sample interval is 700 us \(byte 117\)"
+  # a trace whose first sample is not at the shot (lag times A and B, bytes 105 and 107; the
+  # delay recording time, 109): refused, not migrated as if it were (probe R, R5: a 14 ms
+  # delay read as none gave an image 101% off, exit 0)
+  for field in "105:lag time A:14" "107:lag time B:-3" "109:delay recording time:14"; do
+    IFS=: read -r byte name value <<<"$field"
+    cp "$work/obs.sgy" "$work/time_$byte.sgy"
+    word=$((value & 0xffff)) # two bytes, big-endian, two's complement
+    # shellcheck disable=SC2059
+    printf "$(printf '\\%03o\\%03o' $((word >> 8)) $((word & 255)))" |
+      dd of="$work/time_$byte.sgy" bs=1 seek=$((header + byte - 1)) conv=notrunc status=none
+    refused "$work/time_$byte.sgy" "time_$byte" \
+      "time_$byte\.sgy: trace $trace: $name $value ms \(byte $byte\); rtm3d reads traces whose first sample is at the shot"
+  done
 fi
 
 # ---- item 3: export --force writes aside and renames ----
