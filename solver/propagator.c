@@ -160,11 +160,21 @@ static int place_shot(rtm_propagator_t *prop, const rtm_config_t *cfg, const dou
   const rtm_point_operator_t op = rtm_config_point_operator(cfg);
   RTM_TRY(rtm_points_init_operator(&sources, grid, source_m, 1, "source", &op));
   rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, source_m, 1, "source");
-  RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &receiver_m, &receiver_count));
+  const double *receiver_at = NULL;
+  if (cfg->receivers.layout == RTM_RECEIVERS_FILE) { /* the file read once */
+    if (!prop->receivers_file_m)
+      RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &prop->receivers_file_m,
+                                     &prop->receivers_file_count));
+    receiver_at = prop->receivers_file_m;
+    receiver_count = prop->receivers_file_count;
+  } else {
+    RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &receiver_m, &receiver_count));
+    receiver_at = receiver_m;
+  }
   if (receiver_count > 0) {
     RTM_TRY(
-        rtm_points_init_operator(&receivers, grid, receiver_m, receiver_count, "receiver", &op));
-    rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, receiver_m, receiver_count,
+        rtm_points_init_operator(&receivers, grid, receiver_at, receiver_count, "receiver", &op));
+    rtm_points_warn_in_layer(grid, cfg->boundary.width_cells, receiver_at, receiver_count,
                              "receiver");
   }
   RTM_TRY(split_receivers(grid, &receivers, &recorded, &receiver_parts));
@@ -731,6 +741,8 @@ void rtm_propagator_destroy(rtm_propagator_t *prop) {
   rtm_points_release(&prop->recorded);
   free(prop->receiver_parts);
   prop->receiver_parts = NULL;
+  free(prop->receivers_file_m);
+  prop->receivers_file_m = NULL;
   rtm_boundary_release(&prop->boundary);
   if (prop->halo_pinned) rtm_mem_host_unpin(prop->halo_pinned);
   prop->halo_pinned = NULL;

@@ -27,6 +27,10 @@ typedef struct {
    * such a receiver receiver_parts is NULL and the backend records `receivers` */
   rtm_points_t recorded;
   int *receiver_parts;
+  /* receivers.layout = file: the file's positions as read for the first shot, every shot's
+   * (probe R, R2: read again a shot, a file replaced during a run changed the receivers) */
+  double *receivers_file_m;
+  int receivers_file_count;
   unsigned trace_fields;       /* RTM_FIELD_BIT mask the receivers record (receivers.fields) */
   int field_count;             /* 1: p (iso); 2: p and q (vti, tti) */
   rtm_mpi_exchange_t exchange; /* z-slabs: mpi.exchange */

@@ -3,7 +3,7 @@
  * new source, here in a medium whose speed changes from cell to cell), the same receivers
  * (a patch that moves with the shot and loses receivers at the volume's edge), the same
  * traces and final fields, for iso, vti and tti on the cpu backend; and moving back to the
- * first shot gives the first shot's run again. */
+ * first shot gives the first shot's run again; a receivers file is read once. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,6 +186,37 @@ static void test_tti(void **unused) {
   check_equation(RTM_EQUATION_TTI);
 }
 
+/* receivers.layout = file: the file is read for the first shot and its positions kept for
+ * the others, so that a file rewritten during a run (probe R, R2: 400 receivers, then 100)
+ * does not change a run's acquisition. */
+static void test_receivers_file_read_once(void **unused) {
+  (void)unused;
+  setup_t s;
+  make_setup(&s, RTM_EQUATION_ISO);
+  const char *path = "test_set_shot_receivers.txt";
+  FILE *file = fopen(path, "w");
+  assert_non_null(file);
+  fprintf(file, "100 100 40\n120 100 40\n140 100 40\n");
+  fclose(file);
+  s.cfg.receivers.layout = RTM_RECEIVERS_FILE;
+  snprintf(s.cfg.receivers.file, sizeof s.cfg.receivers.file, "%s", path);
+  const double first[3] = {150.0, 120.0, 100.0}, second[3] = {55.5, 133.3, 71.0};
+  for (int a = 0; a < 3; ++a)
+    s.cfg.source.position_m[a] = first[a];
+  rtm_propagator_t prop;
+  assert_int_equal(rtm_propagator_create(&s.cfg, &s.grid, &s.model, &prop), RTM_OK);
+  assert_int_equal(prop.receivers.count, 3);
+  file = fopen(path, "w"); /* rewritten between the shots */
+  assert_non_null(file);
+  fprintf(file, "100 100 40\n");
+  fclose(file);
+  assert_int_equal(rtm_propagator_set_shot(&prop, &s.cfg, second), RTM_OK);
+  assert_int_equal(prop.receivers.count, 3);
+  rtm_propagator_destroy(&prop);
+  remove(path);
+  rtm_model_release(&s.model);
+}
+
 /* A shot outside the volume is refused, and the propagator keeps its shot. */
 static void test_refused_shot_keeps_the_old_one(void **unused) {
   (void)unused;
@@ -207,4 +238,5 @@ static void test_refused_shot_keeps_the_old_one(void **unused) {
 
 RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_iso), cmocka_unit_test(test_vti),
                      cmocka_unit_test(test_tti),
-                     cmocka_unit_test(test_refused_shot_keeps_the_old_one))
+                     cmocka_unit_test(test_refused_shot_keeps_the_old_one),
+                     cmocka_unit_test(test_receivers_file_read_once))
