@@ -215,13 +215,16 @@ static int check_targets(const rtm_io_outputs_t *set) {
 
 /* After a failure at rename `done`: the outputs renamed before it give way to the earlier
  * files kept aside (or are removed), the partials and links left go. */
-static void roll_back(const rtm_io_outputs_t *set, int done) {
+static int roll_back(const rtm_io_outputs_t *set, int done) {
   char partial[4096 + 16];
+  int missing = 0; /* partial files not found at their names */
   for (int k = 0; k < set->count; ++k) {
     const output_t *o = &set->outputs[k];
     if (o->drop) continue;
     if (k >= done) {
-      if (suffixed(o->path, ".partial", partial, sizeof partial)) remove(partial);
+      if (suffixed(o->path, ".partial", partial, sizeof partial) && remove(partial) != 0 &&
+          errno == ENOENT)
+        ++missing;
       if (o->backup) remove(o->backup);
     } else if (o->backup) {
       rename(o->backup, o->path); /* the earlier file back in place of the run's */
@@ -229,6 +232,7 @@ static void roll_back(const rtm_io_outputs_t *set, int done) {
       remove(o->path);
     }
   }
+  return missing;
 }
 
 /* A name to link the earlier PATH under while the renames run: PATH.replaced, or
@@ -416,9 +420,14 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
   }
   if (status != RTM_OK) { /* none or all */
     if (journal[0]) rtm_io_journal_remove(journal); /* undone here, not finished by the next */
-    roll_back(set, i);
-    rtm_log_error("the run's outputs were removed (none is complete without the others); an "
-                  "earlier run's files are as they were");
+    if (roll_back(set, i) == 0)
+      rtm_log_error("the run's outputs were removed (none is complete without the others); an "
+                    "earlier run's files are as they were");
+    else /* probe R, R3: output.dir renamed during the run, its .partial files went with it */
+      rtm_log_error("the run's outputs were removed where they were found (none is complete "
+                    "without the others); those not found at their names (a folder moved or "
+                    "renamed during the run) keep them as .partial files; an earlier run's files "
+                    "are as they were");
     outputs_clear(set);
     return status;
   }

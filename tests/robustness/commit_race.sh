@@ -182,4 +182,25 @@ if has_feature "SEG-Y on"; then
     "two exports to one target: the later one stops"
   [ -s "$work/ex.sgy" ] && rob_pass "the first export's file stays" || rob_fail "no ex.sgy"
 fi
+
+# ---- output.dir renamed while a run writes into it (probe R, R3: "the run's outputs were
+# removed" though its complete NAME.h5.partial went with the folder): said as it is
+# (held at its first write of the file: the folder moves once the file is made)
+mkdir -p "$work/moving"
+rm -f "$work/held" "$work/release"
+env LD_PRELOAD="$preload" RTM3D_TEST_STALL_WRITE=".h5.partial" RTM3D_TEST_STALL_MARKER="$work/held" \
+  RTM3D_TEST_STALL_RELEASE="$work/release" RTM3D_TEST_STALL_SECONDS=120 \
+  "$rtm3d" model "$deck" "${quick[@]}" --set output.dir="$work/moving" --set output.name=mv1 \
+  >"$work/held.log" 2>&1 </dev/null &
+held_pid=$!
+for _ in $(seq 2400); do [ -e "$work/held" ] || ! kill -0 "$held_pid" 2>/dev/null && break; sleep 0.05; done
+[ -e "$work/held" ] && mv "$work/moving" "$work/moved" || rob_fail "the run was never held"
+touch "$work/release"
+wait "$held_pid"
+held_status=$?
+rob_output="$(cat "$work/held.log")"
+rob_judge 1 "those not found at their names \(a folder moved or renamed during the run\) keep them as \.partial files" \
+  "$held_status" "a folder moved during the run"
+[ -e "$work/moved/mv1.h5.partial" ] && rob_pass "the moved folder keeps the run's partial" ||
+  rob_fail "the moved folder holds: $(ls "$work/moved" | tr '\n' ' ')"
 rob_finish
