@@ -286,6 +286,17 @@ static void test_nan_shape_and_zero_reference(void **state) {
   assert_int_equal(r.exit_code, 0);
   assert_true(contains(r.out, "absolute"));
   release(&r);
+  /* every value NaN against a reference that is not zero: the non-finite count, and no
+   * word of a zero reference (probe R, R4) */
+  for (size_t i = 0; i < (size_t)RECEIVERS * SAMPLES; ++i)
+    traces[i] = NAN;
+  write_file(f, REF_PATH, f->snapshots, f->traces, f->image);
+  write_file(f, RUN_PATH, f->snapshots, traces, f->image);
+  r = run_rtm3d(args);
+  assert_int_equal(r.exit_code, 1);
+  assert_true(contains(r.out, "non-finite values"));
+  assert_false(contains(r.out, "reference is all zero"));
+  release(&r);
   free(traces);
 }
 
