@@ -94,7 +94,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"output", "segy", RTM_CFG_BOOL, FIELD(output.segy), "false", ANY, NULL, "also write the gathers as dir/name.sgy (SEG-Y rev 1, IEEE floats; rtm3d export --help lists the header bytes); the interval must be whole microseconds: set output.trace_dt"},
     {"output", "trace_dt", RTM_CFG_DOUBLE_AUTO, FIELD(output.trace_dt_s), "auto", ABOVE_ZERO, NULL, "sample interval of written traces, seconds; auto = modelling dt"},
     {"output", "stream_traces", RTM_CFG_ENUM, FIELD(output.stream_traces), "auto", ANY, "auto|off", "model: auto = the gathers go to the file in windows while the steps run, when the backend can copy them out (cuda), one rank records one shot, unresampled and without a time-dispersion warp; off = written after the run (the same file, bit for bit)"},
-    {"output", "stream_window", RTM_CFG_INT, FIELD(output.stream_window), "0", 0, HUGE_VAL, NULL, "samples of each trace a streamed window holds; 0 = auto (about 64 MB of the gathers, at least 32 samples; gathers of more than one such window are streamed in windows of 32 samples with time.dispersion_correction)"},
+    {"output", "stream_window", RTM_CFG_INT, FIELD(output.stream_window), "0", 0, HUGE_VAL, NULL, "samples of each trace a streamed window holds; 0 = auto (about 64 MB of the gathers, at least 32 samples; 32 where the gathers, corrected for time dispersion, fill more than one such window)"},
 
     {"backend", "name", RTM_CFG_STRING, FIELD(backend.name), "auto", ANY, "auto|cpu|cuda", "compute backend; auto = cuda when a GPU is present"},
     {"backend", "device", RTM_CFG_INT, FIELD(backend.device), "0", 0, 63, NULL, "GPU index"},
