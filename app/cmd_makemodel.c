@@ -190,6 +190,21 @@ int rtm_cmd_makemodel(int argc, char **argv) {
       .z_offset = 0,
       .nz_local = cfg->grid.n[2]};
   RTM_TRY(rtm_model_build(text, cfg->model.description, &volume, values));
+  /* the file weighed against its disk before it is written (probe S, S2): its volumes and
+   * 1 MB for HDF5's own */
+  int volumes = 0;
+  for (int i = 0; i < RTM_IO_PARAMETERS; ++i)
+    volumes += values[i] != NULL;
+  char dir[RTM_CONFIG_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", cfg->model.file);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    slash[slash == dir] = '\0'; /* "a/m.h5" -> "a", "/m.h5" -> "/" */
+  else
+    snprintf(dir, sizeof dir, ".");
+  const double cells = (double)volume.n[0] * volume.n[1] * volume.n[2];
+  RTM_TRY(rtm_app_check_disk(dir, 4.0 * volumes * cells + 1e6,
+                             "free space there, or set model.file on a larger disk"));
   /* a signal during the build stops here, before the file is written (one during the write
    * lets it finish: the model is whole, or not there) */
   if (rtm_interrupted())

@@ -331,8 +331,13 @@ hid_t rtm_h5_create_fapl(void) {
 #else
   H5F_libver_t low = H5F_LIBVER_LATEST;
 #endif
+  /* no sieve buffer: HDF5 held a small dataset's values there and wrote them when the
+   * dataset was closed, where a full disk's error is easily lost (probe S, S2: makemodel
+   * wrote a model of zeros onto a full tmpfs and said so, exit 0); without it a failed
+   * write fails its H5Dwrite */
   if (H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
-      H5Pset_libver_bounds(fapl, low, H5F_LIBVER_LATEST) < 0) {
+      H5Pset_libver_bounds(fapl, low, H5F_LIBVER_LATEST) < 0 ||
+      H5Pset_sieve_buf_size(fapl, 0) < 0) {
     H5Pclose(fapl);
     return H5I_INVALID_HID;
   }

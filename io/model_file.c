@@ -311,6 +311,9 @@ static int write_parameter(hid_t file, const rtm_io_volume_t *volume, const char
   RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
                RTM_ERR_IO, "model file %s: writing /%s", path, parameter->dataset);
   RTM_TRY(rtm_h5_write_attr_string(dataset, "units", parameter->units));
+  RTM_H5_CHECK(H5Dclose(dataset), RTM_ERR_IO, "model file %s: writing /%s", path,
+               parameter->dataset);
+  dataset = H5I_INVALID_HID;
 fail:
   rtm_h5_close(&dataset);
   rtm_h5_close(&space);
@@ -338,15 +341,17 @@ static int write_model(const char *path, const rtm_io_volume_t *volume,
   if (unlink(partial) != 0 && errno != ENOENT)
     RTM_FAIL(RTM_ERR_IO, "cannot remove %s before writing it: %s", partial, strerror(errno));
   RTM_H5_CHECK(fapl = rtm_h5_create_fapl(), RTM_ERR_IO, "model file %s", path);
+  created = 1; /* the name is ours: a create that fails on a full disk may leave the file */
   RTM_H5_CHECK(file = H5Fcreate(partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), RTM_ERR_IO,
                "cannot create model file %s", partial);
-  created = 1;
   RTM_TRY(rtm_h5_write_attr_doubles(file, "spacing", volume->spacing_m, 3));
   RTM_TRY(rtm_h5_write_attr_doubles(file, "origin", volume->origin_m, 3));
   for (int i = 0; i < RTM_IO_PARAMETERS; ++i)
     if (values[i]) RTM_TRY(write_parameter(file, volume, path, &parameters[i], values[i]));
-  RTM_H5_CHECK(H5Fclose(file), RTM_ERR_IO, "model file %s: closing", partial);
+  /* a failed close is not tried again below (probe S: the build before crashed there) */
+  const herr_t closed = H5Fclose(file);
   file = H5I_INVALID_HID;
+  RTM_H5_CHECK(closed, RTM_ERR_IO, "model file %s: closing", partial);
   if (replace) {
     RTM_TRY(rtm_io_commit_partial(partial, path));
   } else if (rtm_io_rename_noreplace(partial, path) != 0) {

@@ -134,4 +134,13 @@ wait "$busy" 2>/dev/null || true
 [ ! -e "$work/busy.h5" ] && rob_pass "the running model's name was not written" ||
   rob_fail "makemodel wrote busy.h5 beside a run of that name"
 
+# ---- a disk that fills while the model is written (a file size cap, EFBIG as ENOSPC; probe
+# S, S2: HDF5 kept small datasets' values until their close and lost the failed write there,
+# and makemodel said "wrote" of a model whose /delta, /theta and /phi were zeros, exit 0)
+printf 'background vp=2000 epsilon=0.1 delta=0.05 theta=10 phi=20\n' >"$work/tilted.model"
+expect 1 "model file .*capped\.h5: writing /[a-z]+: HDF5 call H5Dwrite" \
+  bash -c 'trap "" XFSZ; ulimit -f 100; exec "$@"' capped "$rtm3d" makemodel "$deck" \
+  --set model.description="$work/tilted.model" --set model.file="$work/capped.h5"
+[ -z "$(ls "$work" | grep -F capped)" ] && rob_pass "nothing of the model that did not fit" ||
+  rob_fail "left: $(ls "$work" | grep -F capped | tr '\n' ' ')"
 rob_finish
