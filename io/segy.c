@@ -567,11 +567,23 @@ fail:
   return status;
 }
 
+/* 1 when `path` is still the file `seen` was: its inode, size, mtime and ctime. */
+static int same_file(const char *path, const struct stat *seen) {
+  struct stat now;
+  return stat(path, &now) == 0 && now.st_dev == seen->st_dev && now.st_ino == seen->st_ino &&
+         now.st_size == seen->st_size && now.st_mtim.tv_sec == seen->st_mtim.tv_sec &&
+         now.st_mtim.tv_nsec == seen->st_mtim.tv_nsec &&
+         now.st_ctim.tv_sec == seen->st_ctim.tv_sec && now.st_ctim.tv_nsec == seen->st_ctim.tv_nsec;
+}
+
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite) {
   int status = RTM_OK, shots = 0, files = 0;
   made_file_t *made = NULL;
   char path[RTM_CONFIG_PATH_MAX + 32];
+  struct stat input;
+  if (stat(h5_path, &input) != 0)
+    RTM_FAIL(RTM_ERR_INPUT, "cannot read %s: %s", h5_path, strerror(errno));
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
   files = per_shot ? shots : 1;
   for (int k = 0; k < files; ++k) {
@@ -587,6 +599,14 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
     RTM_TRY(write_file(h5_path, h5_path, "export", field, made[k].partial, per_shot ? k : 0,
                        per_shot ? k + 1 : shots));
   }
+  /* the shots read from one file (probe S, S1: a run renamed over it during an export, as
+   * model --force does at its end, gave a SEG-Y of two runs' shots, exit 0) */
+  if (!same_file(h5_path, &input))
+    RTM_FAIL(RTM_ERR_IO,
+             "export: %s changed while it was exported (its inode, size, mtime or ctime): the "
+             "shots read may come from two files, so nothing is written; export again once it "
+             "is final",
+             h5_path);
   for (int k = 0; k < files; ++k) {
     RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
     /* without --force nothing that appeared at the target while this export ran is

@@ -181,6 +181,17 @@ if has_feature "SEG-Y on"; then
   rob_judge 1 "ex\.sgy appeared while this export ran" "$held_status" \
     "two exports to one target: the later one stops"
   [ -s "$work/ex.sgy" ] && rob_pass "the first export's file stays" || rob_fail "no ex.sgy"
+  # the run file renamed over while it is exported, as model --force does at its end (probe
+  # S, S1: the SEG-Y held the old run's first shots and the new run's others, exit 0)
+  cp "$out/ex.h5" "$work/ex_copy.h5"
+  "$rtm3d" model "$deck" "${quick[@]}" --set output.dir="$work/other" --set output.name=ex \
+    --set source.amplitude=3 || rob_fail "the second run for export failed"
+  held_at_open ".partial." 'mv "$work/other/ex.h5" "$work/ex_copy.h5"' \
+    "$rtm3d" export "$work/ex_copy.h5" --segy "$work/mixed.sgy" --quiet
+  rob_judge 1 "ex_copy\.h5 changed while it was exported .*nothing is written" "$held_status" \
+    "export, its input replaced meanwhile"
+  [ -z "$(cd "$work" && ls -- mixed* 2>/dev/null)" ] && rob_pass "no SEG-Y of two runs" ||
+    rob_fail "left: $(cd "$work" && ls -- mixed*)"
 fi
 
 # ---- output.dir renamed while a run writes into it (probe R, R3: "the run's outputs were
