@@ -809,7 +809,7 @@ static double unscale(int32_t value, int32_t scalar) {
 }
 
 int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
-  int status = RTM_OK, record = 0, shots = 0, count = 0;
+  int status = RTM_OK, record = 0, shots = 0, count = 0, dead = 0;
   reader_t r;
   char header[HEADER_BYTES];
   memset(gather, 0, sizeof *gather);
@@ -830,8 +830,8 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d traces", path, count);
   for (int t = 0, k = 0; t < r.traces; ++t) {
     if (r.records[t] != record) continue;
-    int32_t v[14];
-    static const int fields[14] = {SEGY_TR_SOURCE_X,
+    int32_t v[15];
+    static const int fields[15] = {SEGY_TR_SOURCE_X,
                                    SEGY_TR_SOURCE_Y,
                                    SEGY_TR_SOURCE_DEPTH,
                                    SEGY_TR_GROUP_X,
@@ -844,9 +844,10 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
                                    SEGY_TR_SAMPLE_INTER,
                                    SEGY_TR_LAG_A,
                                    SEGY_TR_LAG_B,
-                                   SEGY_TR_DELAY_REC_TIME};
+                                   SEGY_TR_DELAY_REC_TIME,
+                                   SEGY_TR_TRACE_ID};
     SEGY_READ(segy_traceheader(r.fp, t, header, r.trace0, r.bytes), "%s: trace %d header", path, t);
-    for (int i = 0; i < 14; ++i)
+    for (int i = 0; i < 15; ++i)
       SEGY_READ(segy_get_field(header, fields[i], &v[i]), "%s: trace %d byte %d", path, t,
                 fields[i]);
     /* a trace's own count and interval (bytes 115, 117; 0: not set), read as unsigned 16-bit
@@ -893,6 +894,12 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     float *samples = gather->traces + (size_t)k * r.samples;
     SEGY_READ(segy_readtrace(r.fp, t, samples, r.trace0, r.bytes), "%s: trace %d", path, t);
     SEGY_READ(segy_to_native(r.format, r.samples, samples), "%s: trace %d", path, t);
+    /* a trace marked dead (2) or dummy (3), bytes 29-30, records nothing (probe S, S3: its
+     * samples were migrated as a live trace's, exit 0): read as silence, its receiver kept */
+    if (v[14] == 2 || v[14] == 3) {
+      memset(samples, 0, (size_t)r.samples * sizeof *samples);
+      ++dead;
+    }
     size_t first;
     const size_t bad =
         rtm_io_find_bad_values(samples, (size_t)r.samples, RTM_IO_SAMPLE_LIMIT, &first);
@@ -905,6 +912,10 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
                RTM_IO_SAMPLE_LIMIT);
     ++k;
   }
+  if (dead > 0)
+    rtm_log_info("%s: shot %d (field record %d): %d of its %d traces are marked dead or dummy "
+                 "(trace identification code 2 or 3, bytes 29-30) and are read as silent",
+                 path, shot, record, dead, count);
 fail:
   reader_close(&r);
   if (status != RTM_OK) rtm_io_gather_release(gather);

@@ -179,6 +179,22 @@ if [ "$segy_ok" = 1 ]; then
   # a trace whose first sample is not at the shot (lag times A and B, bytes 105 and 107; the
   # delay recording time, 109): refused, not migrated as if it were (probe R, R5: a 14 ms
   # delay read as none gave an image 101% off, exit 0)
+  # a trace marked dead (trace identification code 2, bytes 29-30) records nothing: read as
+  # silent, as the same trace with zero samples (probe S, S3: migrated as a live trace, exit 0)
+  cp "$work/obs.sgy" "$work/dead.sgy"
+  printf '\000\002' | dd of="$work/dead.sgy" bs=1 seek=$((header + 28)) conv=notrunc status=none
+  cp "$work/obs.sgy" "$work/zeroed.sgy"
+  head -c $((4 * samples)) /dev/zero |
+    dd of="$work/zeroed.sgy" bs=1 seek=$((header + 240)) conv=notrunc status=none
+  for name in dead zeroed obs; do
+    expect 0 "" migrate "$work/$name.sgy" "img_$name"
+  done
+  expect 0 "1 of its [0-9]+ traces are marked dead or dummy" "$rtm3d" migrate "$deck" "${loud[@]}" \
+    "${imaging[@]}" --set rtm.observed="$work/dead.sgy" --set output.name=img_dead2
+  expect 0 "" "$rtm3d" validate "$work/out/img_dead.h5" "$work/out/img_zeroed.h5" --rtol 0 --atol 0 \
+    --datasets /image
+  expect 1 "" "$rtm3d" validate "$work/out/img_dead.h5" "$work/out/img_obs.h5" --rtol 1e-9 \
+    --datasets /image
   for field in "105:lag time A:14" "107:lag time B:-3" "109:delay recording time:14"; do
     IFS=: read -r byte name value <<<"$field"
     cp "$work/obs.sgy" "$work/time_$byte.sgy"
