@@ -190,11 +190,31 @@ static int box(model_t *m, line_t *l) {
                l->number, key, range[a][0], range[a][1]);
   }
   RTM_TRY(check_all_used(l));
+  /* a box that sets nothing is a mistake, not a model (probe S, S4: one given in km, or
+   * with no property, left the background as it was, exit 0) */
+  int properties = 0;
+  for (int k = 0; k < RTM_IO_PARAMETERS; ++k)
+    properties += given[k];
+  if (!properties)
+    RTM_FAIL(RTM_ERR_INPUT, "%s:%d: box sets no property (vp, epsilon, delta, theta or phi)",
+             l->name, l->number);
+  size_t nodes = 0;
   FOR_EACH_NODE(m->g, {
     if (x >= range[0][0] && x <= range[0][1] && y >= range[1][0] && y <= range[1][1] &&
-        z >= range[2][0] && z <= range[2][1])
+        z >= range[2][0] && z <= range[2][1]) {
       set_given(m, at, set, given);
+      ++nodes;
+    }
   })
+  const rtm_io_volume_t *g = m->g;
+  if (nodes == 0)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s:%d: box x %g..%g, y %g..%g, z %g..%g m holds no node of the grid (x %g..%g, "
+             "y %g..%g, z %g..%g m, every %g, %g, %g m)",
+             l->name, l->number, range[0][0], range[0][1], range[1][0], range[1][1], range[2][0],
+             range[2][1], g->origin_m[0], coordinate(g, 0, g->n[0] - 1), g->origin_m[1],
+             coordinate(g, 1, g->n[1] - 1), g->origin_m[2], coordinate(g, 2, g->n[2] - 1),
+             g->spacing_m[0], g->spacing_m[1], g->spacing_m[2]);
 fail:
   return status;
 }

@@ -116,6 +116,11 @@ static void test_refusals(void **unused) {
   refused("background vp=2000 gradient=50\n", "take it outside (0, 20000] m/s");
   refused("background vp=2000 vp=2100\n", "desc.model:1: background gives vp twice");
   refused("# nothing\n", "desc.model: no background");
+  /* a box that sets nothing (probe S, S4: in km by mistake, or without a property) */
+  refused("background vp=2000\nbox x=0.05,0.1 y=0,0.05 z=0,0.05 vp=3000\n",
+          "desc.model:2: box x 0.05..0.1, y 0..0.05, z 0..0.05 m holds no node of the grid");
+  refused("background vp=2000\nbox x=0,100 y=0,100 z=0,100\n",
+          "desc.model:2: box sets no property");
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_background_and_dipping_layer),
