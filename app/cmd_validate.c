@@ -21,7 +21,8 @@ static void usage(FILE *out) {
           "Compares the datasets of a run with a reference run: /snapshots/* snapshot by\n"
           "snapshot, /traces/* (not receivers), a many-shot run's /shots/<k>/traces/*, a\n"
           "migration's /shots/<k>/image and /gathers/*, and datasets at the root (/image, a\n"
-          "model file's /vp, ...) whole. For each it\n"
+          "model file's /vp, ...) whole, and where they lie: the grid's origin and spacing,\n"
+          "a gather's source and receivers (a row that fails when they differ). For each it\n"
           "prints the relative L2 error ||run - ref|| / ||ref|| (the absolute norm when the\n"
           "reference is all zero, marked so) and the largest absolute error.\n\n"
           "  --rtol X          largest relative L2 error that passes (default 1e-05)\n"
@@ -85,6 +86,69 @@ static void print_failure(validate_t *v, const char *name, const char *why) {
   printf("%-18s %12s %12s  FAIL (%s)\n", "-", "-", "-", safe);
 }
 
+/* 1 when two positions or spacings agree to a micrometre (a millionth of the larger). */
+static int same_metres(const double *a, const double *b, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (!(fabs(a[i] - b[i]) <= 1e-6 * fmax(1.0, fmax(fabs(a[i]), fabs(b[i]))))) return 0;
+  return 1;
+}
+
+/* Where a dataset lies, which its values do not show (probe S, S5: a survey shifted 1000 m
+ * passed on its traces): the file's grid (spacing, origin), a gather's source and receivers,
+ * each a failed row of its own when run and reference differ (nothing when they agree, or
+ * when one of them does not say). */
+static void validate_geometry(validate_t *v, const char *run_path, const char *ref_path,
+                              const char *name) {
+  rtm_io_axes_t run_axes, ref_axes;
+  char label[600], why[700], receivers[600];
+  snprintf(label, sizeof label, "%s (where)", name);
+  if (rtm_io_read_axes(run_path, name, -1, &run_axes) == RTM_OK &&
+      rtm_io_read_axes(ref_path, name, -1, &ref_axes) == RTM_OK && run_axes.has_grid &&
+      ref_axes.has_grid &&
+      (!same_metres(run_axes.spacing_m, ref_axes.spacing_m, 3) ||
+       !same_metres(run_axes.origin_m, ref_axes.origin_m, 3))) {
+    snprintf(why, sizeof why, "grid origin (%g, %g, %g) m in run, (%g, %g, %g) m in reference",
+             run_axes.origin_m[0], run_axes.origin_m[1], run_axes.origin_m[2], ref_axes.origin_m[0],
+             ref_axes.origin_m[1], ref_axes.origin_m[2]);
+    if (same_metres(run_axes.origin_m, ref_axes.origin_m, 3))
+      snprintf(why, sizeof why, "grid spacing (%g, %g, %g) m in run, (%g, %g, %g) m in reference",
+               run_axes.spacing_m[0], run_axes.spacing_m[1], run_axes.spacing_m[2],
+               ref_axes.spacing_m[0], ref_axes.spacing_m[1], ref_axes.spacing_m[2]);
+    print_failure(v, label, why);
+  }
+  double run_source[3], ref_source[3];
+  int run_found = 0, ref_found = 0;
+  if (rtm_io_read_gather_source(run_path, name, run_source, &run_found) == RTM_OK &&
+      rtm_io_read_gather_source(ref_path, name, ref_source, &ref_found) == RTM_OK && run_found &&
+      ref_found && !same_metres(run_source, ref_source, 3)) {
+    snprintf(why, sizeof why, "source at (%g, %g, %g) m in run, (%g, %g, %g) m in reference",
+             run_source[0], run_source[1], run_source[2], ref_source[0], ref_source[1],
+             ref_source[2]);
+    print_failure(v, label, why);
+  }
+  /* the receivers beside a gather: /traces/receivers, /shots/<k>/receivers */
+  const char *traces = strstr(name, "/traces/");
+  if (!traces) return;
+  if (traces == name)
+    snprintf(receivers, sizeof receivers, "/traces/receivers");
+  else
+    snprintf(receivers, sizeof receivers, "%.*s/receivers", (int)(traces - name), name);
+  rtm_dataset_t run = {0}, ref = {0};
+  if (strcmp(receivers, name) != 0 && rtm_io_read_dataset(run_path, receivers, &run) == RTM_OK &&
+      rtm_io_read_dataset(ref_path, receivers, &ref) == RTM_OK) {
+    const size_t count = run.dims[0] * run.dims[1];
+    int same = run.dims[0] == ref.dims[0] && run.dims[1] == ref.dims[1];
+    for (size_t i = 0; same && i < count; ++i)
+      same = fabsf(run.data[i] - ref.data[i]) <= 1e-6f * fmaxf(1.0f, fabsf(ref.data[i]));
+    if (!same) {
+      snprintf(why, sizeof why, "its receivers (%s) differ", receivers);
+      print_failure(v, label, why);
+    }
+  }
+  rtm_dataset_release(&run);
+  rtm_dataset_release(&ref);
+}
+
 /* Compares one dataset; RTM_OK also when the comparison fails (that is counted in v).
  * run_names lists the run's datasets in the usual groups; others are looked up. */
 static int validate_dataset(validate_t *v, const char *run_path, const char *ref_path,
@@ -128,6 +192,7 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
         rtm_compare(run.data, ref.data, ref_dims[0] * ref_dims[1] * ref_dims[2] * ref_dims[3]);
     print_row(v, name, -1, shape, &c);
   }
+  validate_geometry(v, run_path, ref_path, name);
 fail:
   rtm_dataset_release(&run);
   rtm_dataset_release(&ref);

@@ -254,6 +254,34 @@ static void test_shot_images_compared(void **state) {
   free(doubled);
 }
 
+/* Where the datasets lie is compared too (probe S, S5: a survey 1000 m away passed on its
+ * values): a run whose grid origin and receivers moved fails, a row each. */
+static void test_geometry_compared(void **state) {
+  fixture_t *f = *state;
+  write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(file >= 0);
+  const double origin[3] = {1000.0, 1000.0, 0.0};
+  hid_t attribute = H5Aopen(file, "origin", H5P_DEFAULT);
+  assert_true(attribute >= 0 && H5Awrite(attribute, H5T_NATIVE_DOUBLE, origin) >= 0);
+  H5Aclose(attribute);
+  double receivers[RECEIVERS][3];
+  memcpy(receivers, f->receivers, sizeof receivers);
+  receivers[2][0] += 1000.0;
+  hid_t dataset = H5Dopen2(file, "/traces/receivers", H5P_DEFAULT);
+  assert_true(dataset >= 0 &&
+              H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, receivers) >= 0);
+  H5Dclose(dataset);
+  H5Fclose(file);
+  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
+  command_result_t r = run_rtm3d(args);
+  assert_int_equal(r.exit_code, 1);
+  assert_true(contains(r.out, "(where)"));
+  assert_true(contains(r.out, "grid origin (1000, 1000, 0) m in run, (0, 0, 0) m in reference"));
+  assert_true(contains(r.out, "its receivers (/traces/receivers) differ"));
+  release(&r);
+}
+
 static void test_nan_shape_and_zero_reference(void **state) {
   fixture_t *f = *state;
   float *traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
@@ -697,6 +725,7 @@ RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
                   cmocka_unit_test_setup_teardown(test_identical_files_pass, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_shot_images_compared, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_geometry_compared, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup,
                                                   teardown),
                   cmocka_unit_test_setup_teardown(test_usage_and_unreadable_files, setup, teardown),
