@@ -318,10 +318,56 @@ int rtm_app_check_disk(const char *dir, double bytes, const char *advice) {
   return RTM_ERR_IO;
 }
 
+/* `path` as the file system will resolve it once the folders a run makes exist: the
+ * longest leading part that exists resolved (realpath: links, "..", "."), the rest taken
+ * word by word, ".." dropping the word before (a folder the run makes is no link). Probe T
+ * (T1): output.dir = D/new/.. wrote over D's files, its run's inputs, as the comparison of
+ * paths that did not exist yet saw two names. 0 when it does not fit. */
+static int resolved_path(const char *path, char *out, size_t size) {
+  char head[4096], rest[4096] = "";
+  if (snprintf(head, sizeof head, "%s", path[0] ? path : ".") >= (int)sizeof head) return 0;
+  char *real = NULL;
+  while (!(real = realpath(head, NULL))) { /* the missing tail moved to rest */
+    if (strcmp(head, ".") == 0 || strcmp(head, "/") == 0) return 0; /* a folder gone */
+    char *slash = strrchr(head, '/');
+    char moved[4096];
+    if (snprintf(moved, sizeof moved, "%s%s%s", slash ? slash + 1 : head, rest[0] ? "/" : "",
+                 rest) >= (int)sizeof moved)
+      return 0;
+    snprintf(rest, sizeof rest, "%s", moved);
+    if (!slash)
+      snprintf(head, sizeof head, ".");
+    else if (slash == head)
+      snprintf(head, sizeof head, "/");
+    else
+      *slash = '\0';
+  }
+  const int fits = snprintf(out, size, "%s", real) < (int)size;
+  free(real);
+  for (char *word = strtok(rest, "/"); fits && word; word = strtok(NULL, "/")) {
+    const size_t length = strlen(out);
+    if (strcmp(word, ".") == 0) continue;
+    if (strcmp(word, "..") == 0) {
+      char *slash = strrchr(out, '/');
+      if (slash) slash[slash == out] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
+      continue;
+    }
+    if (snprintf(out + length, size - length, "%s%s", length > 1 ? "/" : "", word) >=
+        (int)(size - length))
+      return 0;
+  }
+  return fits;
+}
+
 int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path, const char *key) {
   struct stat info;
-  /* stat, not fopen: a FIFO there would block the open until a writer came */
-  if (cfg->output.overwrite || stat(path, &info) != 0) return RTM_OK;
+  char resolved[4096];
+  /* stat, not fopen: a FIFO there would block the open until a writer came; a path through
+   * a folder not made yet (D/new/../NAME) as it will resolve */
+  if (cfg->output.overwrite ||
+      (stat(path, &info) != 0 &&
+       !(resolved_path(path, resolved, sizeof resolved) && stat(resolved, &info) == 0)))
+    return RTM_OK;
   rtm_log_error("%s exists: a run does not replace an earlier one's output; pass --force (or "
                 "set output.overwrite = true) to replace it, or choose another %s",
                 path, key);
@@ -338,11 +384,15 @@ int rtm_app_check_replaceable(const char *key, const char *path) {
 }
 
 /* The same file: the same device and inode when both exist (a hard link, a symbolic link,
- * another spelling), else the same path. */
+ * another spelling), else the same path once resolved. */
 static int same_file(const char *a, const char *b) {
   struct stat first, second;
   if (stat(a, &first) == 0 && stat(b, &second) == 0)
     return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+  char resolved_a[4096], resolved_b[4096];
+  if (resolved_path(a, resolved_a, sizeof resolved_a) &&
+      resolved_path(b, resolved_b, sizeof resolved_b))
+    return strcmp(resolved_a, resolved_b) == 0;
   return strcmp(a, b) == 0;
 }
 

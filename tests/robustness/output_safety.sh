@@ -79,6 +79,19 @@ expect 2 "model\.file = .*m\.h5 is also an output of this run \(.*p\.h5, written
 expect_file_unchanged "$self/m.h5" "$model_sum"
 [ -e "$self/p.h5.partial" ] && rob_pass "the link at p.h5.partial stays" || rob_fail "p.h5.partial was removed"
 
+# through a folder the run would make and back out of it (probe T, T1: output.dir =
+# DIR/new/.. wrote over DIR/m.h5 with --force, exit 0, as two paths that did not exist yet
+# were compared as names), for a run's output and for makemodel's model.file
+expect 2 "model\.file = .*m\.h5 is also an output of this run \(.*new/\.\./m\.h5\)" "$rtm3d" model \
+  "$deck" "${quick[@]}" --set model.file="$self/m.h5" --set output.dir="$self/new/.." \
+  --set output.name=m --force
+expect 2 "model\.description = .*desc\.txt is also an output" makemodel \
+  --set model.description="$self/desc.txt" --set model.file="$self/made/../desc.txt" --force
+expect_file_unchanged "$self/m.h5" "$model_sum"
+expect_file_unchanged "$self/desc.txt" "$desc_sum"
+[ ! -e "$self/new" ] && [ ! -e "$self/made" ] && rob_pass "no folder made for the refused runs" ||
+  rob_fail "a refused run made a folder: $(ls "$self" | tr '\n' ' ')"
+
 # the deck as NAME.json
 cp "$deck" "$self/d.json"
 deck_sum="$(cksum <"$self/d.json")"
