@@ -420,10 +420,11 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   rtm_mem_ledger_init(&memory);
   const int steps = rtm_migration_steps(run->migration);
   const double propagate_s = run->total.forward_s + run->total.backward_s;
-  /* two propagations a shot */
+  /* two propagations a shot, of the shots this run migrated (a resumed run's earlier ones
+   * are in its sums, not its seconds: probe T, T3, reported 6.6x the rate) */
+  const int migrated = run->shots.count - run->first_shot;
   const double mcells =
-      propagate_s > 0.0 ? 2.0 * (double)run->cells * steps * run->shots.count / propagate_s * 1e-6
-                        : 0.0;
+      propagate_s > 0.0 ? 2.0 * (double)run->cells * steps * migrated / propagate_s * 1e-6 : 0.0;
   /* hold_sums: the starts of each shot's sums' copies to the host (run behind the next
    * shot), with the waits for the I/O thread to finish the last add and state;
    * summed_behind: that thread's seconds adding the shots' sums (rtm_sums_add);

@@ -90,6 +90,13 @@ expect 0 "resuming after shot 1 of 3" "$rtm3d" "${migrate[@]}"
 [ -e "$out/tiny.h5" ] && [ ! -e "$out/tiny.resume.h5" ] &&
   rob_pass "the resumed migration completed and dropped its state" ||
   rob_fail "after the resumed migration: $(ls "$out" | tr '\n' ' ')"
+# its report's rate is of the two shots it migrated, in its own seconds (probe T, T3: all
+# three shots' cells over two shots' seconds): 24^3 cells, 150 steps, two propagations a shot
+shots_in_rate=$(grep -o '"\(mcells_per_s\|forward\|backward\)": [0-9.e+-]*' "$out/tiny.json" |
+  awk -F': ' '/mcells/ {r = $2} /forward/ {f = $2} /backward/ {b = $2}
+    END { printf "%.2f", r * (f + b) / (2 * 24 * 24 * 24 * 150 * 1e-6) }')
+[ "$shots_in_rate" = 2.00 ] && rob_pass "the resumed run's MCells/s counts its own shots" ||
+  rob_fail "the resumed run's MCells/s counts $shots_in_rate shots, not 2"
 # bit for bit, as migrate promises: no tolerance (the interface gives an image that is not
 # all zero, so that the comparison says something)
 expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$work/fresh.h5" --rtol 0 --atol 0 --datasets /image
