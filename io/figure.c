@@ -4,6 +4,7 @@
  * drivers), each checked whole before it is renamed into place (PLplot reports no failed
  * write). Without PLplot at configure time rtm_figure_available says 0 and the caller
  * falls back to the plain PNG (png.c). */
+#define _GNU_SOURCE /* mkstemp, P_tmpdir */
 #include "rtm_io.h"
 
 #include <errno.h>
@@ -175,6 +176,35 @@ static int descriptors_free(int wanted) {
   return count == wanted;
 }
 
+/* Whether PLplot's temporary folder (TMPDIR, else P_tmpdir) takes a file of a few kB: PLplot
+ * writes its table of drivers there at plinit and, when it cannot, ends the process itself
+ * ("No device drivers found", exit 1) with the run's partial files left (probe T, T2: a full
+ * TMPDIR, ulimit -f 0; every command ignores SIGXFSZ, so a file size limit fails the write). */
+static int temporary_folder_ok(const char *path) {
+  const char *folder = getenv("TMPDIR");
+  if (!folder || !folder[0]) folder = P_tmpdir;
+  char name[4096];
+  snprintf(name, sizeof name, "%s/rtm3d_figure.XXXXXX", folder);
+  const int fd = mkstemp(name);
+  char block[8192];
+  memset(block, ' ', sizeof block);
+  const int wrote = fd >= 0 && write(fd, block, sizeof block) == (ssize_t)sizeof block;
+  const int saved = errno;
+  if (fd >= 0) {
+    close(fd);
+    unlink(name);
+  }
+  if (wrote) return 1;
+  const int why = fd >= 0 ? saved : errno;
+  rtm_log_error("%s: not drawn: the figure library writes a table of its drivers into the "
+                "temporary folder %s, where a file cannot be written (%s): %s",
+                path, folder, strerror(why),
+                why == EFBIG ? "raise the file size limit (ulimit -f)"
+                             : "free space there, or set TMPDIR to a folder where files can be "
+                               "written");
+  return 0;
+}
+
 static int open_page(const char *path, const char *format, char *aside, size_t size, int width,
                      int height) {
   const char *device = device_for(format ? format : path);
@@ -190,6 +220,7 @@ static int open_page(const char *path, const char *format, char *aside, size_t s
                   path);
     return RTM_ERR_IO;
   }
+  if (!temporary_folder_ok(path)) return RTM_ERR_IO;
   if (rtm_io_make_parent_dir(path) != RTM_OK) return RTM_ERR_IO; /* as the plain PNG does */
   const int status = rtm_io_aside_create(path, aside, size);
   if (status != RTM_OK) return status;

@@ -108,6 +108,22 @@ if [ "$figures" -eq 1 ]; then
   expect 0 "" "${migrate[@]}"
   grep -q "resuming after shot 1 of 2" <<<"$rob_output" && rob_pass "the same command resumed" ||
     rob_fail "the rerun did not resume: $rob_output"
+  # PLplot's temporary folder unusable (probe T, T2: PLplot ended the process itself, "No
+  # device drivers found", the run's partial files left): a migration fails at its figures
+  # as on a full disk, its state kept; plot draws nothing and leaves nothing
+  rm -f "$out"/tiny.* "$out"/tiny_image_*
+  expect 0 "" "${migrate[@]}" --quiet --max-shots 1
+  state="$(cksum <"$out/tiny.resume.h5")"
+  expect 1 "temporary folder $work/none, where a file cannot be written \(No such file or directory\)" \
+    env TMPDIR="$work/none" "${migrate[@]}" --quiet
+  expect_no_output "$out" tiny
+  expect_file_unchanged "$out/tiny.resume.h5" "$state"
+  expect 0 "resuming after shot 1 of 2" "${migrate[@]}"
+  mkdir -p "$work/tmpplots"
+  expect 1 "tmp\.png: not drawn: .* \(File too large\): raise the file size limit \(ulimit -f\)" \
+    limited 0 "$rtm3d" plot "$out/tiny.h5" /image -o "$work/tmpplots/tmp.png"
+  [ -z "$(ls "$work/tmpplots")" ] && rob_pass "no figure or temp of the plot left" ||
+    rob_fail "left: $(ls "$work/tmpplots" | tr '\n' ' ')"
   # "%n" in a name (probe R, R1): PLplot read it in a file name as a family member's number,
   # wrote elsewhere, and the figures failed as "cut short" at the end of every attempt; the
   # figures now take the names as they are, in a folder of such a name too
