@@ -282,6 +282,26 @@ static void test_geometry_compared(void **state) {
   release(&r);
 }
 
+/* A dataset only the run holds fails too (probe T, T4: a run of 3 shots passed against a
+ * reference of 2), but not when --datasets chose what to compare. */
+static void test_run_only_dataset_fails(void **state) {
+  fixture_t *f = *state;
+  const size_t dims[3] = {NZ, NY, NX};
+  write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+  write_image(RUN_PATH, "/extra", f->image, dims);
+  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
+  command_result_t r = run_rtm3d(args);
+  assert_int_equal(r.exit_code, 1);
+  assert_true(contains(r.out, "/extra"));
+  assert_true(contains(r.out, "in run, missing in"));
+  assert_true(contains(r.out, "5 of 6 comparisons pass"));
+  release(&r);
+  const char *chosen[] = {"validate", RUN_PATH, REF_PATH, "--datasets", "/image", NULL};
+  r = run_rtm3d(chosen);
+  assert_int_equal(r.exit_code, 0);
+  release(&r);
+}
+
 static void test_nan_shape_and_zero_reference(void **state) {
   fixture_t *f = *state;
   float *traces = malloc(sizeof(float) * RECEIVERS * SAMPLES);
@@ -726,6 +746,7 @@ RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
                   cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_shot_images_compared, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_geometry_compared, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_run_only_dataset_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup,
                                                   teardown),
                   cmocka_unit_test_setup_teardown(test_usage_and_unreadable_files, setup, teardown),
