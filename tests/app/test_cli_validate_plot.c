@@ -219,6 +219,14 @@ static void test_perturbation_fails(void **state) {
   free(perturbed);
 }
 
+/* validate RUN_PATH REF_PATH with its defaults, which exits `want`. */
+static command_result_t validate_default(int want) {
+  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
+  command_result_t r = run_rtm3d(args);
+  assert_int_equal(r.exit_code, want);
+  return r;
+}
+
 /* A migration with rtm.shot_images writes /shots/<k>/image beside /image: a run whose second
  * shot image differs fails without --datasets (probe Q, Q3: "2 of 2 comparisons pass"). */
 static void test_shot_images_compared(void **state) {
@@ -242,9 +250,7 @@ static void test_shot_images_compared(void **state) {
     write_image(paths[k], "/shots/0/image", f->image, dims);
     write_image(paths[k], "/shots/1/image", k == 0 ? doubled : f->image, dims);
   }
-  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
-  command_result_t r = run_rtm3d(args);
-  assert_int_equal(r.exit_code, 1);
+  command_result_t r = validate_default(1);
   assert_true(contains(r.out, "/shots/0/image"));
   const char *row = strstr(r.out, "/shots/1/image");
   assert_non_null(row);
@@ -273,9 +279,7 @@ static void test_geometry_compared(void **state) {
               H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, receivers) >= 0);
   H5Dclose(dataset);
   H5Fclose(file);
-  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
-  command_result_t r = run_rtm3d(args);
-  assert_int_equal(r.exit_code, 1);
+  command_result_t r = validate_default(1);
   assert_true(contains(r.out, "(where)"));
   assert_true(contains(r.out, "grid origin (1000, 1000, 0) m in run, (0, 0, 0) m in reference"));
   assert_true(contains(r.out, "its receivers (/traces/receivers) differ"));
@@ -289,9 +293,7 @@ static void test_run_only_dataset_fails(void **state) {
   const size_t dims[3] = {NZ, NY, NX};
   write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
   write_image(RUN_PATH, "/extra", f->image, dims);
-  const char *args[] = {"validate", RUN_PATH, REF_PATH, NULL};
-  command_result_t r = run_rtm3d(args);
-  assert_int_equal(r.exit_code, 1);
+  command_result_t r = validate_default(1);
   assert_true(contains(r.out, "/extra"));
   assert_true(contains(r.out, "in run, missing in"));
   assert_true(contains(r.out, "5 of 6 comparisons pass"));
