@@ -227,6 +227,13 @@ fail:
 }
 
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  /* model.description is makemodel's (probe T, T5: a model run with it and no model.file ran
+   * the deck's constant model without a word; with model.file, one deck serves both) */
+  if (cfg->model.description[0] && !cfg->model.file[0])
+    rtm_log_warning("%s: model.description = %s is read by 'rtm3d makemodel' only, which writes "
+                    "model.file from it; with no model.file this run takes the deck's constant "
+                    "model.* values",
+                    cfg->path, cfg->model.description);
   return load_model(cfg, grid, RTM_PREFLIGHT_RUN, model);
 }
 

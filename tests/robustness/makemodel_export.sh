@@ -134,6 +134,17 @@ wait "$busy" 2>/dev/null || true
 [ ! -e "$work/busy.h5" ] && rob_pass "the running model's name was not written" ||
   rob_fail "makemodel wrote busy.h5 beside a run of that name"
 
+# ---- model.description in a model run with no model.file: said to be makemodel's (probe T,
+# T5: the deck's constant model ran without a word); with model.file, one deck serves both
+expect 0 "model\.description = .*plain\.model is read by 'rtm3d makemodel' only" "$rtm3d" model \
+  "$deck" --set model.description="$work/plain.model" --set time.steps=5 \
+  --set output.dir="$work/described" --set output.name=d
+expect 0 "" makemodel described_model "$work/plain.model" --quiet
+grep -q "is read by 'rtm3d makemodel' only" <<<"$("$rtm3d" model "$deck" --set time.steps=5 \
+  --set model.description="$work/plain.model" --set model.file="$work/described_model.h5" \
+  --set output.dir="$work/described" --set output.name=e 2>&1)" &&
+  rob_fail "warned with model.file set" || rob_pass "no warning where model.file is set"
+
 # ---- a disk that fills while the model is written (a file size cap, EFBIG as ENOSPC; probe
 # S, S2: HDF5 kept small datasets' values until their close and lost the failed write there,
 # and makemodel said "wrote" of a model whose /delta, /theta and /phi were zeros, exit 0)
