@@ -132,10 +132,16 @@ static int claim_model_file(const rtm_config_t *cfg) {
              "resume state, partial files, locks, journals) and would remove or replace it: "
              "give the model a name of its own, such as NAME.h5 or NAME_model.h5",
              cfg->model.file);
-  char lock[RTM_CONFIG_PATH_MAX + 8];
-  snprintf(lock, sizeof lock, "%s.lock", cfg->model.file);
-  const char *const outputs[] = {cfg->model.file, lock};
-  RTM_TRY(rtm_app_check_inputs_kept(cfg, RTM_APP_READS_DESCRIPTION, outputs, 2));
+  /* its lock, DIR/NAME.lock for DIR/NAME.h5 (lock_model_name; probe U, U1: a deck or a
+   * description at that name was written over), and its commit's journal */
+  char lock[RTM_CONFIG_PATH_MAX + 8], journal[RTM_CONFIG_PATH_MAX + 8];
+  const size_t length = strlen(cfg->model.file);
+  const int h5 = length > 3 && strcmp(cfg->model.file + length - 3, ".h5") == 0;
+  snprintf(lock, sizeof lock, "%.*s.lock", (int)(h5 ? length - 3 : length), cfg->model.file);
+  snprintf(journal, sizeof journal, "%.*s.commit", (int)(h5 ? length - 3 : length),
+           cfg->model.file);
+  const char *const outputs[] = {cfg->model.file, lock, journal};
+  RTM_TRY(rtm_app_check_inputs_kept(cfg, RTM_APP_READS_DESCRIPTION, outputs, 3));
   RTM_TRY(rtm_app_check_replaceable("model.file", cfg->model.file));
 fail:
   return status;

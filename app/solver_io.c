@@ -449,10 +449,12 @@ static int ends_with(const char *text, const char *suffix) {
 
 /* The names a model or migrate run writes (NAME.lock, then NAME.h5 and the rest) into
  * `names` [RTM_APP_RUN_OUTPUTS][size]; their count. */
-enum { RTM_APP_RUN_OUTPUTS = 9 };
+enum { RTM_APP_RUN_OUTPUTS = 10 };
 static int run_outputs(const rtm_config_t *cfg, int migrate,
                        char (*names)[2 * RTM_CONFIG_PATH_MAX + 16]) {
-  static const char *const both[] = {".lock", ".h5", ".json", ".xmf"};
+  /* NAME.commit: the commit's journal, written as NAME.commit.partial (probe U, U2: an input
+   * at that name was removed by the run) */
+  static const char *const both[] = {".lock", ".h5", ".json", ".xmf", ".commit"};
   static const char *const of_migrate[] = {".resume.h5", "_image_x.png", "_image_y.png",
                                            "_image_z.png"};
   const size_t size = sizeof names[0];

@@ -92,6 +92,20 @@ expect_file_unchanged "$self/desc.txt" "$desc_sum"
 [ ! -e "$self/new" ] && [ ! -e "$self/made" ] && rob_pass "no folder made for the refused runs" ||
   rob_fail "a refused run made a folder: $(ls "$self" | tr '\n' ' ')"
 
+# makemodel's lock DIR/NAME.lock, and a run's journal NAME.commit(.partial) (probe U, U1 and
+# U2: a deck, a description or observed gathers at those names were written over or removed)
+cp "$deck" "$self/ml.lock"
+lock_sum="$(cksum <"$self/ml.lock")"
+expect 2 "the deck = .*ml\.lock is also an output of this run" "$rtm3d" makemodel "$self/ml.lock" \
+  --set model.description="$work/plain.model" --set model.file="$self/ml.h5"
+expect_file_unchanged "$self/ml.lock" "$lock_sum"
+cp "$self/m.h5" "$self/j.commit.partial"
+journal_sum="$(cksum <"$self/j.commit.partial")"
+mapfile -t out_j < <(into j)
+expect 2 "model\.file = .*j\.commit\.partial is also an output of this run" "$rtm3d" model "$deck" \
+  "${quick[@]}" --set model.file="$self/j.commit.partial" "${out_j[@]}"
+expect_file_unchanged "$self/j.commit.partial" "$journal_sum"
+
 # the deck as NAME.json
 cp "$deck" "$self/d.json"
 deck_sum="$(cksum <"$self/d.json")"
