@@ -18,6 +18,7 @@
 #include "rtm_io.h"
 #include "rtm_memory.h"
 #include "rtm_status.h"
+#include "solver_io.h" /* rtm_app_same_file */
 
 /* Text for the terminal (rtm_escape_text: escape sequences, C1 controls, invalid UTF-8 as
  * \xNN): dataset names are the file's, paths a glob's. safe holds 4 bytes a byte of text. */
@@ -468,9 +469,8 @@ static int check_output(const plot_args_t *a) {
   if (a->raw && a->out && !has_png_extension(a->out))
     RTM_FAIL(RTM_ERR_USAGE, "plot: --raw writes a PNG: the output %s must end in .png",
              safe(a->out, &text));
-  struct stat input, output;
-  if (a->out && stat(a->file, &input) == 0 && stat(a->out, &output) == 0 &&
-      input.st_dev == output.st_dev && input.st_ino == output.st_ino)
+  /* DIR/new/../NAME too, which does not exist until plot makes DIR/new (probe U, U4) */
+  if (a->out && rtm_app_same_file(a->file, a->out))
     RTM_FAIL(RTM_ERR_USAGE, "plot: -o %s is the file plotted: choose another name",
              safe(a->out, &text));
 fail:

@@ -390,9 +390,7 @@ int rtm_app_check_replaceable(const char *key, const char *path) {
   return RTM_ERR_CONFIG;
 }
 
-/* The same file: the same device and inode when both exist (a hard link, a symbolic link,
- * another spelling), else the same path once resolved. */
-static int same_file(const char *a, const char *b) {
+int rtm_app_same_file(const char *a, const char *b) {
   struct stat first, second;
   if (stat(a, &first) == 0 && stat(b, &second) == 0)
     return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
@@ -409,7 +407,8 @@ static int check_output_apart(const char *output, const char *partial, const rtm
                               int count) {
   const char *written = partial ? partial : output;
   for (int k = 0; k < count; ++k) {
-    if (!inputs[k].path || !inputs[k].path[0] || !same_file(inputs[k].path, written)) continue;
+    if (!inputs[k].path || !inputs[k].path[0] || !rtm_app_same_file(inputs[k].path, written))
+      continue;
     rtm_log_error("%s = %s is also an output of this run (%s%s%s): the run would replace its "
                   "own input; choose another output.name or output.dir (or give %s another "
                   "name)",

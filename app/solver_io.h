@@ -72,6 +72,11 @@ int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path, const cha
  * /dev/null itself). */
 int rtm_app_check_replaceable(const char *key, const char *path);
 
+/* 1 when a and b are the same file: the same device and inode when both exist (a hard link,
+ * a symbolic link, another spelling), else the same path once resolved as the folders a run
+ * makes will resolve it (DIR/new/../NAME is DIR/NAME). */
+int rtm_app_same_file(const char *a, const char *b);
+
 /* One file a run reads, and the key that names it. */
 typedef struct {
   const char *key, *path;

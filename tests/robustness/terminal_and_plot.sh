@@ -152,6 +152,9 @@ fi
 cp "$nan" "$work/in.png"
 in_sum="$(cksum <"$work/in.png")"
 expect 2 "plot: -o .*in\.png is the file plotted" "$rtm3d" plot "$work/in.png" /vp -o "$work/in.png"
+# through a folder not made yet (probe U, U4: DIR/new/../in.png replaced it, exit 0)
+expect 2 "plot: -o .*new/\.\./in\.png is the file plotted" "$rtm3d" plot "$work/in.png" /vp \
+  -o "$work/new/../in.png"
 expect_file_unchanged "$work/in.png" "$in_sum"
 
 # --- a model file whose /vp was never written whole (probe D10: the run went on a constant
