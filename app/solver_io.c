@@ -491,8 +491,11 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
     /* only where a killed run's lock was taken over: a file of the user's at such a name,
      * with no run killed, is no temp of a run (probe F4) */
     if (lock->taken_over) {
+      const char *const inputs[] = {cfg->path,       cfg->model.file,     cfg->rtm.observed,
+                                    cfg->shots.file, cfg->receivers.file, cfg->model.description};
       rtm_io_remove_run_temps(cfg->output.dir, cfg->output.name, written_aside,
-                              (int)(sizeof written_aside / sizeof written_aside[0]));
+                              (int)(sizeof written_aside / sizeof written_aside[0]), inputs,
+                              (int)(sizeof inputs / sizeof inputs[0]));
       /* a migration killed within a resume save (between the link of the earlier state as
        * NAME.resume.h5.replaced and its removal) left that link: the earlier state, or a
        * second name of the one in place; a full state (1 GB at 512^3) no run would remove

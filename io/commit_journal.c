@@ -633,8 +633,18 @@ static int run_temp(const char *entry, const char *name, const char *const *tail
   return 0;
 }
 
-void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *tails,
-                             int count) {
+/* Whether `info` is the file at one of `keep` [kept]. */
+static int kept_file(const struct stat *info, const char *const *keep, int kept) {
+  struct stat other;
+  for (int k = 0; k < kept; ++k)
+    if (keep[k] && keep[k][0] && stat(keep[k], &other) == 0 && other.st_dev == info->st_dev &&
+        other.st_ino == info->st_ino)
+      return 1;
+  return 0;
+}
+
+void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *tails, int count,
+                             const char *const *keep, int kept) {
   DIR *folder = opendir(dir);
   struct dirent *entry;
   char path[4096 + 256];
@@ -642,7 +652,7 @@ void rtm_io_remove_run_temps(const char *dir, const char *name, const char *cons
     struct stat info;
     if (!run_temp(entry->d_name, name, tails, count) ||
         (size_t)snprintf(path, sizeof path, "%s/%s", dir, entry->d_name) >= sizeof path ||
-        lstat(path, &info) != 0 || !S_ISREG(info.st_mode))
+        lstat(path, &info) != 0 || !S_ISREG(info.st_mode) || kept_file(&info, keep, kept))
       continue;
     if (unlink(path) == 0)
       rtm_log_warning("removed %s, a temporary file of a run of this name that was killed", path);

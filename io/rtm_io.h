@@ -276,9 +276,10 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
  * left: what rtm_io_aside_create makes beside DIR/NAME<tail>, DIR/NAME<tail>.partial.XXXXXX<EXT>
  * (EXT the tail's extension), for each of `tails` [count] (".json.partial": a report written
  * aside of its partial; ".json": bench's report), regular files only, each said. Only tails
- * that no process writes aside without the name's lock. */
-void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *tails,
-                             int count);
+ * that no process writes aside without the name's lock. The files at `keep` [kept], the
+ * run's inputs, are never removed (probe U, U6: a deck at such a name was). */
+void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *tails, int count,
+                             const char *const *keep, int kept);
 /* Removes and releases the lock; nothing when it was not taken (fd < 0). */
 void rtm_io_unlock_name(rtm_io_name_lock_t *lock);
 

@@ -106,6 +106,16 @@ expect 2 "model\.file = .*j\.commit\.partial is also an output of this run" "$rt
   "${quick[@]}" --set model.file="$self/j.commit.partial" "${out_j[@]}"
 expect_file_unchanged "$self/j.commit.partial" "$journal_sum"
 
+# a killed run's lock taken over: its temporary files go, never the run's inputs at such
+# names (probe U, U6: the deck was removed, exit 0)
+mkdir -p "$self/dead"
+cp "$deck" "$self/dead/k.json.partial.partial.abcdef.partial"
+printf 'pid 999999 on %s since 2026-01-01 00:00:00\n' "$(hostname)" >"$self/dead/k.lock"
+expect 0 "" "$rtm3d" model "$self/dead/k.json.partial.partial.abcdef.partial" "${quick[@]}" \
+  --set output.dir="$self/dead" --set output.name=k
+[ -e "$self/dead/k.json.partial.partial.abcdef.partial" ] && rob_pass "the deck at a temp's name stays" ||
+  rob_fail "the deck at a temp's name was removed"
+
 # the deck as NAME.json
 cp "$deck" "$self/d.json"
 deck_sum="$(cksum <"$self/d.json")"
