@@ -105,9 +105,20 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
                       lock->path, strerror(error));
     }
     struct stat regular;
-    if (fstat(fd, &regular) == 0 && !S_ISREG(regular.st_mode)) {
+    const int stated = fstat(fd, &regular) == 0;
+    if (stated && !S_ISREG(regular.st_mode)) {
       close(fd);
       rtm_log_error("%s is not a regular file: remove it", lock->path);
+      lock->path[0] = '\0';
+      return RTM_ERR_CONFIG;
+    }
+    /* a hard link of another file at the name: the holder's line would be written into that
+     * file (probe U, U5) */
+    if (stated && regular.st_nlink > 1) {
+      close(fd);
+      rtm_log_error("%s has other names (a hard link of another file): rtm3d writes its lock "
+                    "there and would change that file; remove it",
+                    lock->path);
       lock->path[0] = '\0';
       return RTM_ERR_CONFIG;
     }

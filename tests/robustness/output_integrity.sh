@@ -82,6 +82,11 @@ mkdir -p "$out"
 ln -s "$work/victim.txt" "$out/tiny.lock"
 expect 2 "tiny\.lock is a symbolic link" "$rtm3d" model "$work/tiny.ini" --quiet
 rm "$out/tiny.lock"
+# nor into a hard link of another file there (probe U, U5: the holder's line was written in)
+ln "$work/victim.txt" "$out/tiny.lock"
+expect 2 "tiny\.lock has other names \(a hard link of another file\)" "$rtm3d" model "$work/tiny.ini" --quiet
+expect_file_unchanged "$work/victim.txt" "$victim"
+rm "$out/tiny.lock"
 for partial in tiny.h5.partial tiny.xmf.partial tiny.json.partial tiny.json.partial.partial; do
   ln -s "$work/victim.txt" "$out/$partial"
 done
