@@ -553,14 +553,15 @@ fail:
 
 /* The window's chunk length when the window ([count][samples] at column `first`) is the
  * dataset's last chunk and fills only its first `samples` columns, and the file is one
- * process's (sec2) with the floats stored as they are in memory; else 0. */
+ * process's (sec2) with the floats stored as they are in memory; else 0. The extent is looked
+ * at first: only the last window asks for the dataset's and the file's properties. */
 static hsize_t partial_last_chunk(hid_t file, hid_t dataset, hid_t file_space, int count, int first,
                                   int samples) {
-#if !H5_VERSION_GE(1, 10, 3) /* H5Dwrite_chunk's first */
-  (void)file, (void)dataset, (void)file_space, (void)count, (void)first, (void)samples;
-  return 0;
-#endif
+#if H5_VERSION_GE(1, 10, 3) /* H5Dwrite_chunk's first */
   hsize_t dims[2] = {0, 0}, chunk[2] = {0, 0};
+  if (H5Sget_simple_extent_dims(file_space, dims, NULL) != 2 || (hsize_t)count != dims[0] ||
+      (hsize_t)(first + samples) != dims[1])
+    return 0;
   hid_t dcpl = H5Dget_create_plist(dataset), fapl = H5Fget_access_plist(file);
   const int chunked = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
                       H5Pget_chunk(dcpl, 2, chunk) == 2 && H5Pget_nfilters(dcpl) == 0;
@@ -568,18 +569,20 @@ static hsize_t partial_last_chunk(hid_t file, hid_t dataset, hid_t file_space, i
                   H5Tequal(H5T_NATIVE_FLOAT, H5T_IEEE_F32LE) > 0; /* the bytes as stored */
   rtm_h5_close(&dcpl);
   rtm_h5_close(&fapl);
-  if (!chunked || !own || H5Sget_simple_extent_dims(file_space, dims, NULL) != 2) return 0;
-  const int last = (hsize_t)first % chunk[1] == 0 && (hsize_t)first + chunk[1] >= dims[1] &&
-                   (hsize_t)(first + samples) == dims[1] && chunk[0] == dims[0] &&
-                   (hsize_t)count == dims[0];
+  const int last = chunked && own && chunk[0] == dims[0] && (hsize_t)first % chunk[1] == 0;
   return last && (hsize_t)samples < chunk[1] ? chunk[1] : 0;
+#else
+  (void)file, (void)dataset, (void)file_space, (void)count, (void)first, (void)samples;
+  return 0;
+#endif
 }
 
 /* The last chunk, of which the window fills the first `samples` columns of each row, written
  * whole (H5Dwrite_chunk), its columns past the extent zero: HDF5 wrote a part of a chunk too
  * large for its cache as one small write a row, 0.1-0.17 s for a full receiver plane's last
  * window of 1 to 51 samples where a whole 71 MB chunk takes 0.03 s (issue 35,
- * run/experiments/correction_timeline.sh with teardown_stamps.patch, an H200 host's tmpfs). */
+ * run/experiments/correction_timeline.sh with teardown_stamps.patch, an H200 host's tmpfs).
+ * Only where partial_last_chunk found one. */
 static int write_last_chunk(const rtm_output_t *output, hid_t dataset, const char *field,
                             const float *values, int count, int first, int samples,
                             hsize_t chunk_samples) {
@@ -592,10 +595,15 @@ static int write_last_chunk(const rtm_output_t *output, hid_t dataset, const cha
     memcpy(whole + (size_t)r * row, values + (size_t)r * samples, (size_t)samples * sizeof(float));
     memset(whole + (size_t)r * row + samples, 0, (row - (size_t)samples) * sizeof(float));
   }
+#if H5_VERSION_GE(1, 10, 3)
   const hsize_t offset[2] = {0, (hsize_t)first};
   RTM_H5_CHECK(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, offset, bytes, whole), RTM_ERR_IO,
                "output file %s: writing samples [%d, %d) of /traces/%s", output->partial, first,
                first + samples, field);
+#else
+  (void)dataset;
+  RTM_FAIL(RTM_ERR_INTERNAL, "output file %s: no direct chunk write in this HDF5", output->partial);
+#endif
 fail:
   free(whole);
   return status;
