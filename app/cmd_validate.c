@@ -93,29 +93,40 @@ static int same_metres(const double *a, const double *b, size_t count) {
   return 1;
 }
 
-/* Where a dataset lies, which its values do not show (probe S, S5: a survey shifted 1000 m
- * passed on its traces): the file's grid (spacing, origin), a gather's source and receivers,
- * each a failed row of its own when run and reference differ (nothing when they agree, or
- * when one of them does not say). */
+/* The files' grid (spacing, origin: attributes of the file, read beside `name`), which the
+ * values do not show (probe S, S5: a survey shifted 1000 m passed on its traces): a failed
+ * row when run and reference differ, nothing when they agree or one does not say. Once a
+ * pair of files. */
+static void validate_grid(validate_t *v, const char *run_path, const char *ref_path,
+                          const char *name) {
+  rtm_io_axes_t run_axes, ref_axes;
+  char why[256];
+  if (rtm_io_read_axes(run_path, name, -1, &run_axes) != RTM_OK ||
+      rtm_io_read_axes(ref_path, name, -1, &ref_axes) != RTM_OK || !run_axes.has_grid ||
+      !ref_axes.has_grid)
+    return;
+  const double *run_at = run_axes.origin_m, *ref_at = ref_axes.origin_m;
+  const char *what = "origin";
+  if (same_metres(run_at, ref_at, 3)) {
+    if (same_metres(run_axes.spacing_m, ref_axes.spacing_m, 3)) return;
+    run_at = run_axes.spacing_m;
+    ref_at = ref_axes.spacing_m;
+    what = "spacing";
+  }
+  snprintf(why, sizeof why, "grid %s (%g, %g, %g) m in run, (%g, %g, %g) m in reference", what,
+           run_at[0], run_at[1], run_at[2], ref_at[0], ref_at[1], ref_at[2]);
+  print_failure(v, "grid (where)", why);
+}
+
+/* Where a gather lies, which its values do not show: its source and its receivers, each a
+ * failed row of its own when run and reference differ (nothing when they agree, when one of
+ * them does not say, or for a dataset that is no gather). */
 static void validate_geometry(validate_t *v, const char *run_path, const char *ref_path,
                               const char *name) {
-  rtm_io_axes_t run_axes, ref_axes;
   char label[600], why[700], receivers[600];
+  const char *traces = strstr(name, "/traces/"); /* a gather: /traces/F, /shots/<k>/traces/F */
+  if (!traces) return;
   snprintf(label, sizeof label, "%s (where)", name);
-  if (rtm_io_read_axes(run_path, name, -1, &run_axes) == RTM_OK &&
-      rtm_io_read_axes(ref_path, name, -1, &ref_axes) == RTM_OK && run_axes.has_grid &&
-      ref_axes.has_grid &&
-      (!same_metres(run_axes.spacing_m, ref_axes.spacing_m, 3) ||
-       !same_metres(run_axes.origin_m, ref_axes.origin_m, 3))) {
-    snprintf(why, sizeof why, "grid origin (%g, %g, %g) m in run, (%g, %g, %g) m in reference",
-             run_axes.origin_m[0], run_axes.origin_m[1], run_axes.origin_m[2], ref_axes.origin_m[0],
-             ref_axes.origin_m[1], ref_axes.origin_m[2]);
-    if (same_metres(run_axes.origin_m, ref_axes.origin_m, 3))
-      snprintf(why, sizeof why, "grid spacing (%g, %g, %g) m in run, (%g, %g, %g) m in reference",
-               run_axes.spacing_m[0], run_axes.spacing_m[1], run_axes.spacing_m[2],
-               ref_axes.spacing_m[0], ref_axes.spacing_m[1], ref_axes.spacing_m[2]);
-    print_failure(v, label, why);
-  }
   double run_source[3], ref_source[3];
   int run_found = 0, ref_found = 0;
   if (rtm_io_read_gather_source(run_path, name, run_source, &run_found) == RTM_OK &&
@@ -126,9 +137,7 @@ static void validate_geometry(validate_t *v, const char *run_path, const char *r
              ref_source[2]);
     print_failure(v, label, why);
   }
-  /* the receivers beside a gather: /traces/receivers, /shots/<k>/receivers */
-  const char *traces = strstr(name, "/traces/");
-  if (!traces) return;
+  /* the receivers beside it: /traces/receivers, /shots/<k>/receivers */
   if (traces == name)
     snprintf(receivers, sizeof receivers, "/traces/receivers");
   else
@@ -333,6 +342,7 @@ int rtm_cmd_validate(int argc, char **argv) {
   if (!isnan(v.atol)) printf(", atol %g", v.atol);
   printf(")\n");
   print_header();
+  if (name_count > 0) validate_grid(&v, run_path, ref_path, names[0]);
   for (int i = 0; i < name_count; ++i)
     RTM_TRY(validate_dataset(&v, run_path, ref_path, names[i], run_names, run_count));
   /* what only the run holds fails too (probe T, T4: a run of 3 shots passed against a
