@@ -419,16 +419,26 @@ static int check_output_apart(const char *output, const char *partial, const rtm
   return RTM_OK;
 }
 
-int rtm_app_check_inputs_kept(const rtm_config_t *cfg, unsigned reads, const char *const *outputs,
-                              int count) {
-  const rtm_app_file_t inputs[] = {
+/* The files a run reads (`reads`: RTM_APP_READS_*), each with its key, into inputs
+ * [RTM_APP_INPUTS]; a path NULL where the run does not read that one. */
+enum { RTM_APP_INPUTS = 6 };
+static void run_inputs(const rtm_config_t *cfg, unsigned reads,
+                       rtm_app_file_t inputs[RTM_APP_INPUTS]) {
+  const rtm_app_file_t all[RTM_APP_INPUTS] = {
       {"the deck", cfg->path},
       {"model.file", reads & RTM_APP_READS_MODEL ? cfg->model.file : NULL},
       {"model.description", reads & RTM_APP_READS_DESCRIPTION ? cfg->model.description : NULL},
       {"rtm.observed", reads & RTM_APP_READS_OBSERVED ? cfg->rtm.observed : NULL},
       {"shots.file", cfg->shots.layout == RTM_SHOTS_FILE ? cfg->shots.file : NULL},
       {"receivers.file", cfg->receivers.layout == RTM_RECEIVERS_FILE ? cfg->receivers.file : NULL}};
-  const int input_count = (int)(sizeof inputs / sizeof inputs[0]);
+  memcpy(inputs, all, sizeof all);
+}
+
+int rtm_app_check_inputs_kept(const rtm_config_t *cfg, unsigned reads, const char *const *outputs,
+                              int count) {
+  rtm_app_file_t inputs[RTM_APP_INPUTS];
+  run_inputs(cfg, reads, inputs);
+  const int input_count = RTM_APP_INPUTS;
   char partial[2 * RTM_CONFIG_PATH_MAX + 48];
   for (int i = 0; i < count; ++i) {
     /* the name the run writes first (PATH.partial, removed at its start) is written too */
@@ -491,11 +501,14 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
     /* only where a killed run's lock was taken over: a file of the user's at such a name,
      * with no run killed, is no temp of a run (probe F4) */
     if (lock->taken_over) {
-      const char *const inputs[] = {cfg->path,       cfg->model.file,     cfg->rtm.observed,
-                                    cfg->shots.file, cfg->receivers.file, cfg->model.description};
+      rtm_app_file_t inputs[RTM_APP_INPUTS];
+      const char *kept[RTM_APP_INPUTS];
+      run_inputs(cfg, reads, inputs);
+      for (int k = 0; k < RTM_APP_INPUTS; ++k)
+        kept[k] = inputs[k].path;
       rtm_io_remove_run_temps(cfg->output.dir, cfg->output.name, written_aside,
-                              (int)(sizeof written_aside / sizeof written_aside[0]), inputs,
-                              (int)(sizeof inputs / sizeof inputs[0]));
+                              (int)(sizeof written_aside / sizeof written_aside[0]), kept,
+                              RTM_APP_INPUTS);
       /* a migration killed within a resume save (between the link of the earlier state as
        * NAME.resume.h5.replaced and its removal) left that link: the earlier state, or a
        * second name of the one in place; a full state (1 GB at 512^3) no run would remove
