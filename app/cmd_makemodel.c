@@ -75,29 +75,36 @@ fail:
   return status;
 }
 
-/* The name lock of the model file: DIR/NAME.lock beside DIR/NAME.h5 (rtm_io_lock_name), the
- * lock a model or migrate run of output.name NAME in DIR takes too: both write
- * DIR/NAME.h5.partial, so they must not run at once. */
-static int lock_model_name(const char *file, rtm_io_name_lock_t *lock) {
+/* model.file DIR/NAME.h5 as its folder DIR ("." where it names none, "/" at the root) and
+ * NAME, its file name without ".h5" (*h5: whether it ended so); RTM_ERR_CONFIG when it names
+ * no file or does not fit. */
+enum { MODEL_PATH_MAX = 4096 };
+static int model_file_parts(const char *file, char dir[MODEL_PATH_MAX], char stem[MODEL_PATH_MAX],
+                            int *h5) {
   int status = RTM_OK;
-  char dir[4096];
   const char *slash = strrchr(file, '/');
   const char *name = slash ? slash + 1 : file;
   const size_t dir_length = slash ? (size_t)(slash - file) : 0;
   if (!*name) RTM_FAIL(RTM_ERR_CONFIG, "model.file = %s: not a file name", file);
-  if (dir_length >= sizeof dir) RTM_FAIL(RTM_ERR_CONFIG, "model.file = %s: path too long", file);
-  if (!slash)
-    strcpy(dir, ".");
-  else if (dir_length == 0)
-    strcpy(dir, "/");
-  else {
-    memcpy(dir, file, dir_length);
-    dir[dir_length] = '\0';
-  }
-  char stem[4096];
-  snprintf(stem, sizeof stem, "%s", name);
+  if (dir_length >= MODEL_PATH_MAX || strlen(name) >= MODEL_PATH_MAX)
+    RTM_FAIL(RTM_ERR_CONFIG, "model.file = %s: path too long", file);
+  snprintf(dir, MODEL_PATH_MAX, "%.*s", slash ? (int)(dir_length ? dir_length : 1) : 1,
+           slash ? file : ".");
+  snprintf(stem, MODEL_PATH_MAX, "%s", name);
   const size_t length = strlen(stem);
-  if (length > 3 && strcmp(stem + length - 3, ".h5") == 0) stem[length - 3] = '\0';
+  *h5 = length > 3 && strcmp(stem + length - 3, ".h5") == 0;
+  if (*h5) stem[length - 3] = '\0';
+fail:
+  return status;
+}
+
+/* The name lock of the model file: DIR/NAME.lock beside DIR/NAME.h5 (rtm_io_lock_name), the
+ * lock a model or migrate run of output.name NAME in DIR takes too: both write
+ * DIR/NAME.h5.partial, so they must not run at once. */
+static int lock_model_name(const char *file, rtm_io_name_lock_t *lock) {
+  int status = RTM_OK, h5 = 0;
+  char dir[MODEL_PATH_MAX], stem[MODEL_PATH_MAX];
+  RTM_TRY(model_file_parts(file, dir, stem, &h5));
   RTM_TRY(rtm_io_lock_name(dir, stem, "model.file", lock));
 fail:
   return status;
@@ -121,8 +128,8 @@ static int run_file_name(const char *name) {
 
 /* model.file, before anything is written: neither a device, a FIFO nor a folder (the
  * rename would replace it: as root /dev/null itself), nor a name of a run's own files, nor
- * a file the run reads (the deck, model.description), nor its lock, MODEL.h5.lock, one of
- * them. */
+ * a file the run reads (the deck, model.description), nor its lock, DIR/NAME.lock, or the
+ * journal it takes over, one of them. */
 static int claim_model_file(const rtm_config_t *cfg) {
   int status = RTM_OK;
   const char *slash = strrchr(cfg->model.file, '/');
@@ -133,13 +140,14 @@ static int claim_model_file(const rtm_config_t *cfg) {
              "give the model a name of its own, such as NAME.h5 or NAME_model.h5",
              cfg->model.file);
   /* its lock, DIR/NAME.lock for DIR/NAME.h5 (lock_model_name; probe U, U1: a deck or a
-   * description at that name was written over), and its commit's journal */
-  char lock[RTM_CONFIG_PATH_MAX + 8], journal[RTM_CONFIG_PATH_MAX + 8];
-  const size_t length = strlen(cfg->model.file);
-  const int h5 = length > 3 && strcmp(cfg->model.file + length - 3, ".h5") == 0;
-  snprintf(lock, sizeof lock, "%.*s.lock", (int)(h5 ? length - 3 : length), cfg->model.file);
-  snprintf(journal, sizeof journal, "%.*s.commit", (int)(h5 ? length - 3 : length),
-           cfg->model.file);
+   * description at that name was written over), and NAME.commit, the journal of a killed
+   * run of NAME that taking the lock finishes and removes */
+  char dir[MODEL_PATH_MAX], stem[MODEL_PATH_MAX];
+  char lock[2 * MODEL_PATH_MAX + 8], journal[2 * MODEL_PATH_MAX + 8];
+  int h5 = 0;
+  RTM_TRY(model_file_parts(cfg->model.file, dir, stem, &h5));
+  snprintf(lock, sizeof lock, "%s/%s.lock", dir, stem);
+  snprintf(journal, sizeof journal, "%s/%s.commit", dir, stem);
   const char *const outputs[] = {cfg->model.file, lock, journal};
   RTM_TRY(rtm_app_check_inputs_kept(cfg, RTM_APP_READS_DESCRIPTION, outputs, 3));
   RTM_TRY(rtm_app_check_replaceable("model.file", cfg->model.file));
@@ -151,16 +159,14 @@ fail:
  * (rtm_app_refuse_other_runs): --force would replace NAME.h5 and leave the run's NAME.json,
  * NAME.xmf and figures beside the model as if of one run (probe E7). */
 static int refuse_run_files(const char *file) {
-  char dir[RTM_CONFIG_PATH_MAX], name[RTM_CONFIG_PATH_MAX];
-  const char *slash = strrchr(file, '/');
-  const size_t length = strlen(file);
-  if (length <= 3 || strcmp(file + length - 3, ".h5") != 0) return RTM_OK; /* no run's name */
-  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
-  if (!dir[0]) snprintf(dir, sizeof dir, "/");
-  const char *base = slash ? slash + 1 : file;
-  snprintf(name, sizeof name, "%.*s", (int)strlen(base) - 3, base);
-  return rtm_app_refuse_other_runs(dir, name, "model.file",
-                                   "a model at NAME.h5 would read as that run's");
+  int status = RTM_OK, h5 = 0;
+  char dir[MODEL_PATH_MAX], stem[MODEL_PATH_MAX];
+  RTM_TRY(model_file_parts(file, dir, stem, &h5));
+  if (h5) /* else no run's name */
+    status = rtm_app_refuse_other_runs(dir, stem, "model.file",
+                                       "a model at NAME.h5 would read as that run's");
+fail:
+  return status;
 }
 
 int rtm_cmd_makemodel(int argc, char **argv) {
@@ -201,13 +207,9 @@ int rtm_cmd_makemodel(int argc, char **argv) {
   int volumes = 0;
   for (int i = 0; i < RTM_IO_PARAMETERS; ++i)
     volumes += values[i] != NULL;
-  char dir[RTM_CONFIG_PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", cfg->model.file);
-  char *slash = strrchr(dir, '/');
-  if (slash)
-    slash[slash == dir] = '\0'; /* "a/m.h5" -> "a", "/m.h5" -> "/" */
-  else
-    snprintf(dir, sizeof dir, ".");
+  char dir[MODEL_PATH_MAX], stem[MODEL_PATH_MAX];
+  int h5 = 0;
+  RTM_TRY(model_file_parts(cfg->model.file, dir, stem, &h5));
   const double cells = (double)volume.n[0] * volume.n[1] * volume.n[2];
   RTM_TRY(rtm_app_check_disk(dir, 4.0 * volumes * cells + 1e6,
                              "free space there, or set model.file on a larger disk"));
