@@ -1,4 +1,4 @@
-#define _XOPEN_SOURCE 700 /* stat's st_mtim, realpath */
+#define _XOPEN_SOURCE 700 /* realpath */
 /* migrate_state.c - the sums of a migration between its shots (migrate_run.h): read over
  * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 when
  * rtm.resume_every seconds have passed and, when a stopped run starts again, resumed from it
@@ -190,16 +190,10 @@ fail:
  * conservatively. st_dev is left out: the same file on a shared file system has another
  * device number on another node, where a requeued job may resume. */
 static void append_fingerprint(char *text, size_t size, const char *path) {
-  struct stat info;
+  char stamp[160]; /* rtm_io_file_stamp's, within the 192 bytes a path has beside it */
   const size_t used = strlen(text);
-  if (stat(path, &info) != 0)
-    snprintf(text + used, size - used, "%s\tmissing\n", path);
-  else
-    snprintf(text + used, size - used,
-             "%s\tsize=%lld\tmtime=%lld.%09ld\tctime=%lld.%09ld\tinode=%llu\n", path,
-             (long long)info.st_size, (long long)info.st_mtim.tv_sec, (long)info.st_mtim.tv_nsec,
-             (long long)info.st_ctim.tv_sec, (long)info.st_ctim.tv_nsec,
-             (unsigned long long)info.st_ino);
+  snprintf(text + used, size - used, "%s\t%s\n", path,
+           rtm_io_file_stamp(path, stamp, sizeof stamp) ? stamp : "missing");
 }
 
 /* The files whose contents the sums depend on, beyond the config text: the observed gathers,
@@ -218,7 +212,7 @@ static int input_fingerprints(migrate_run_t *run) {
   if (cfg->shots.layout == RTM_SHOTS_FILE && cfg->shots.file[0]) paths[count++] = cfg->shots.file;
   if (cfg->receivers.layout == RTM_RECEIVERS_FILE && cfg->receivers.file[0])
     paths[count++] = cfg->receivers.file;
-  const size_t size = (size_t)count * (RTM_CONFIG_PATH_MAX + 128) + 1;
+  const size_t size = (size_t)count * (RTM_CONFIG_PATH_MAX + 192) + 1;
   run->inputs = calloc(size, 1);
   if (!run->inputs) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   for (int i = 0; i < count; ++i)
@@ -229,7 +223,7 @@ fail:
 
 int rtm_migrate_check_observed(const migrate_run_t *run) {
   int status = RTM_OK;
-  char now[RTM_CONFIG_PATH_MAX + 128] = "";
+  char now[RTM_CONFIG_PATH_MAX + 192] = "";
   if (!run->inputs) return RTM_OK; /* before the run began */
   append_fingerprint(now, sizeof now, run->cfg.rtm.observed);
   /* probe Q (Q2): rtm3d model --force of the same name during a one-rank migration made the

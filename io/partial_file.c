@@ -60,6 +60,16 @@ int rtm_io_make_parent_dir(const char *path) {
   return RTM_OK;
 }
 
+int rtm_io_file_stamp(const char *path, char *text, size_t size) {
+  struct stat info;
+  if (stat(path, &info) != 0) return 0;
+  snprintf(text, size, "size=%lld\tmtime=%lld.%09ld\tctime=%lld.%09ld\tinode=%llu",
+           (long long)info.st_size, (long long)info.st_mtim.tv_sec, (long)info.st_mtim.tv_nsec,
+           (long long)info.st_ctim.tv_sec, (long)info.st_ctim.tv_nsec,
+           (unsigned long long)info.st_ino);
+  return 1;
+}
+
 int rtm_io_commit_partial(const char *partial, const char *path) {
   if (rename(partial, path) != 0) {
     rtm_log_error("cannot rename %s to %s: %s", partial, path, strerror(errno));

@@ -219,6 +219,11 @@ int rtm_output_close(rtm_output_t *output, int success);
 typedef struct rtm_io_outputs rtm_io_outputs_t;
 /* "PATH.partial" into buffer; RTM_ERR_INTERNAL when it does not fit. */
 int rtm_io_partial_path(const char *path, char *buffer, size_t size);
+/* What tells a file from one put at its name since: "size=S\tmtime=T\tctime=T\tinode=I" of
+ * the file at `path` into text (a rewrite in place changes the ctime, which no user sets
+ * back; a rename over it the inode); 0 when the file cannot be read. Compared by a run that
+ * reads an input again (migrate's gathers, export's run file) and kept in a resume state. */
+int rtm_io_file_stamp(const char *path, char *text, size_t size);
 /* A file of this process's beside PATH to write it aside, PATH.partial.XXXXXX.EXT (mkstemps:
  * never a name another process writes; PATH's extension last), once PATH is found absent or a
  * regular file (a device, a folder or a FIFO given as an output is refused, RTM_ERR_USAGE).

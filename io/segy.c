@@ -567,22 +567,13 @@ fail:
   return status;
 }
 
-/* 1 when `path` is still the file `seen` was: its inode, size, mtime and ctime. */
-static int same_file(const char *path, const struct stat *seen) {
-  struct stat now;
-  return stat(path, &now) == 0 && now.st_dev == seen->st_dev && now.st_ino == seen->st_ino &&
-         now.st_size == seen->st_size && now.st_mtim.tv_sec == seen->st_mtim.tv_sec &&
-         now.st_mtim.tv_nsec == seen->st_mtim.tv_nsec &&
-         now.st_ctim.tv_sec == seen->st_ctim.tv_sec && now.st_ctim.tv_nsec == seen->st_ctim.tv_nsec;
-}
-
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite) {
   int status = RTM_OK, shots = 0, files = 0;
   made_file_t *made = NULL;
   char path[RTM_CONFIG_PATH_MAX + 32];
-  struct stat input;
-  if (stat(h5_path, &input) != 0)
+  char stamp[160], now[160];
+  if (!rtm_io_file_stamp(h5_path, stamp, sizeof stamp))
     RTM_FAIL(RTM_ERR_INPUT, "cannot read %s: %s", h5_path, strerror(errno));
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
   files = per_shot ? shots : 1;
@@ -601,7 +592,7 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   }
   /* the shots read from one file (probe S, S1: a run renamed over it during an export, as
    * model --force does at its end, gave a SEG-Y of two runs' shots, exit 0) */
-  if (!same_file(h5_path, &input))
+  if (!rtm_io_file_stamp(h5_path, now, sizeof now) || strcmp(now, stamp) != 0)
     RTM_FAIL(RTM_ERR_IO,
              "export: %s changed while it was exported (its inode, size, mtime or ctime): the "
              "shots read may come from two files, so nothing is written; export again once it "
