@@ -520,6 +520,14 @@ static int write_state(migrate_run_t *run, int completed) {
   }
   for (int v = 0; v < 4; ++v)
     RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, sum_names[v], run->sums[v]));
+  /* output.dir moved or replaced by a link since the lock was taken: the state's name leads
+   * to another folder's file (probe U, U3) */
+  if (run->root && run->lock.fd >= 0 && !rtm_io_lock_in_place(&run->lock))
+    RTM_FAIL(RTM_ERR_IO,
+             "%s is no longer the lock this run holds: its folder was moved, removed or "
+             "replaced while the run ran; the state is not saved at %s, whose name may now lead "
+             "to another file",
+             run->lock.path, run->resume_path);
   if (run->root) {
     status = rtm_output_close(state, 1);
     state = NULL;

@@ -492,6 +492,11 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
   if (rtm_mpi_world_rank(mpi) == 0) {
     status = rtm_io_lock_name(cfg->output.dir, cfg->output.name, "output.name", lock);
     if (status != RTM_OK) return status;
+    /* again, now that the lock fixes the folder (rtm_io_outputs_commit refuses a folder
+     * other than the lock's): output.dir replaced by a link to an input's folder between the
+     * check above and the lock would lead the outputs onto the input (probe U, U3) */
+    status = rtm_app_check_inputs_kept(cfg, reads, listed, count);
+    if (status != RTM_OK) return status;
     /* a killed run's report or figure temps (written aside of their partials, under names
      * of their own; bench's report aside of NAME.json, probe E12) go, whatever command this
      * run is. Not NAME_image_x.png's own: a plot -o writes aside of it without the lock. */

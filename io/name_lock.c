@@ -140,9 +140,16 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
   return RTM_ERR_IO;
 }
 
+int rtm_io_lock_in_place(const rtm_io_name_lock_t *lock) {
+  return lock->fd >= 0 && still_linked(lock->fd, lock->path);
+}
+
 void rtm_io_unlock_name(rtm_io_name_lock_t *lock) {
   if (lock->fd < 0) return;
-  unlink(lock->path); /* while still held: a run that opened it meanwhile finds it unlinked */
+  /* while still held: a run that opened it meanwhile finds it unlinked. Only the file this
+   * run holds: with output.dir moved or replaced by a link during the run (probe U, U3), the
+   * name leads to another folder's file. */
+  if (rtm_io_lock_in_place(lock)) unlink(lock->path);
   close(lock->fd);
   lock->fd = -1;
   lock->held = lock->taken_over = 0;

@@ -383,8 +383,23 @@ static void put_back(const rtm_io_outputs_t *set, int done) {
   }
 }
 
+/* output.dir was moved, removed or replaced (a link to another folder) since the run took its
+ * lock there: its names now lead elsewhere, perhaps to an input (probe U, U3), so nothing is
+ * renamed, and nothing removed by name (a .partial name there is not the run's file). */
+static int stop_for_moved_folder(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock) {
+  rtm_log_error("%s is no longer the lock this run holds: its folder was moved, removed or "
+                "replaced while the run ran, so the run's output names may lead to other files "
+                "(an input among them). None of the run's outputs was put in place; they stay as "
+                ".partial files in the folder they were written into. Run again with an "
+                "output.dir that nothing changes during the run.",
+                lock->path);
+  outputs_clear(set);
+  return RTM_ERR_IO;
+}
+
 int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock) {
   char partial[4096 + 16], journal[4096 + 32] = "", taken[4096];
+  if (lock && lock->fd >= 0 && !rtm_io_lock_in_place(lock)) return stop_for_moved_folder(set, lock);
   int status = check_targets(set), i = 0;
   /* without --force the claim found every name free: a file there now appeared meanwhile,
    * and is not the run's to replace or remove (all of the outputs appear, or none) */

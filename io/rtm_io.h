@@ -285,7 +285,11 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
  * run's inputs, are never removed (probe U, U6: a deck at such a name was). */
 void rtm_io_remove_run_temps(const char *dir, const char *name, const char *const *tails, int count,
                              const char *const *keep, int kept);
-/* Removes and releases the lock; nothing when it was not taken (fd < 0). */
+/* Whether DIR/NAME.lock still names the lock file the run holds: not, when output.dir was
+ * moved, removed or replaced (by a link to another folder) during the run. */
+int rtm_io_lock_in_place(const rtm_io_name_lock_t *lock);
+/* Removes (where it is still in place) and releases the lock; nothing when it was not
+ * taken (fd < 0). */
 void rtm_io_unlock_name(rtm_io_name_lock_t *lock);
 
 /* ---- JSON run report ---- */

@@ -194,23 +194,40 @@ if has_feature "SEG-Y on"; then
     rob_fail "left: $(cd "$work" && ls -- mixed*)"
 fi
 
+# ---- U3: a migrate --force whose new output.dir is replaced by a link to the folder of its
+# rtm.observed during its set-up: the outputs would be put in place over the observed gathers
+# (probe U, U3). Held at the lock's first open, the folder swapped there: the run takes its
+# lock anew through the link, and sees its output NAME.h5 is then its rtm.observed (exit 2).
+cp "$out/obs.h5" "$out/u3.h5"
+u3_sum="$(cksum <"$out/u3.h5")"
+u3=("$rtm3d" migrate "$deck" "${small[@]}" --set rtm.observed="$out/u3.h5" --set output.name=u3
+  --quiet --force)
+held_at_open "u3.lock" 'rm -rf "$out/new"; ln -s . "$out/new"' "${u3[@]}" --set output.dir="$out/new"
+rob_judge 2 "rtm\.observed = .*u3\.h5 is also an output of this run" "$held_status" \
+  "migrate, output.dir swapped for a link to the observed file's folder before the lock"
+expect_file_unchanged "$out/u3.h5" "$u3_sum"
+rm -f "$out/new"
+# swapped once the run writes its outputs (held at its first write of u3.h5.partial): the lock is no longer at its name, nothing is put
+# in place (the names lead to the observed file's folder), the observed file stays
+held_at_write "u3.h5.partial" 'mv "$out/new" "$out/old"; ln -s . "$out/new"' "${u3[@]}" \
+  --set output.dir="$out/new"
+rob_judge 1 "u3\.lock is no longer the lock this run holds: its folder was moved, removed or replaced" \
+  "$held_status" "migrate, output.dir swapped for a link once its outputs were open"
+expect_file_unchanged "$out/u3.h5" "$u3_sum"
+[ -f "$out/old/u3.h5.partial" ] && rob_pass "the moved folder keeps the run's partial" ||
+  rob_fail "the moved folder holds: $(ls "$out/old" | tr '\n' ' ')"
+[ -f "$out/old/u3.lock" ] && [ ! -e "$out/u3.lock" ] &&
+  rob_pass "the lock stays in the moved folder, and the linked folder's name is not removed" ||
+  rob_fail "locks: $(ls "$out"/u3.lock "$out/old/u3.lock" 2>&1 | tr '\n' ' ')"
+rm -rf "$out/new" "$out/old" "$out"/u3.*.partial
+
 # ---- output.dir renamed while a run writes into it (probe R, R3: "the run's outputs were
 # removed" though its complete NAME.h5.partial went with the folder): said as it is
 # (held at its first write of the file: the folder moves once the file is made)
 mkdir -p "$work/moving"
-rm -f "$work/held" "$work/release"
-env LD_PRELOAD="$preload" RTM3D_TEST_STALL_WRITE=".h5.partial" RTM3D_TEST_STALL_MARKER="$work/held" \
-  RTM3D_TEST_STALL_RELEASE="$work/release" RTM3D_TEST_STALL_SECONDS=120 \
-  "$rtm3d" model "$deck" "${quick[@]}" --set output.dir="$work/moving" --set output.name=mv1 \
-  >"$work/held.log" 2>&1 </dev/null &
-held_pid=$!
-for _ in $(seq 2400); do [ -e "$work/held" ] || ! kill -0 "$held_pid" 2>/dev/null && break; sleep 0.05; done
-[ -e "$work/held" ] && mv "$work/moving" "$work/moved" || rob_fail "the run was never held"
-touch "$work/release"
-wait "$held_pid"
-held_status=$?
-rob_output="$(cat "$work/held.log")"
-rob_judge 1 "those not found at their names \(a folder moved or renamed during the run\) keep them as \.partial files" \
+held_at_write ".h5.partial" 'mv "$work/moving" "$work/moved"' "$rtm3d" model "$deck" "${quick[@]}" \
+  --set output.dir="$work/moving" --set output.name=mv1
+rob_judge 1 "mv1\.lock is no longer the lock this run holds: its folder was moved.* they stay as \.partial files in the folder they were written into" \
   "$held_status" "a folder moved during the run"
 [ -e "$work/moved/mv1.h5.partial" ] && rob_pass "the moved folder keeps the run's partial" ||
   rob_fail "the moved folder holds: $(ls "$work/moved" | tr '\n' ' ')"

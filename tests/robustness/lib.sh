@@ -165,10 +165,21 @@ use_preload() {
 # command's pid) run once it is held, then the command released. Its exit status into
 # $held_status, its stdout+stderr into $rob_output.
 held_at_open() {
-  local open="$1" action="$2" tries=2400
-  shift 2
+  held_at RTM3D_TEST_STALL_OPEN open "$@"
+}
+
+# held_at_write PATH ACTION COMMAND...: as held_at_open, held at its first write of a file
+# whose path holds PATH (the file made, and written through its descriptor from then on).
+held_at_write() {
+  held_at RTM3D_TEST_STALL_WRITE write "$@"
+}
+
+# held_at VARIABLE WHAT PATH ACTION COMMAND...: held_at_open's and held_at_write's body.
+held_at() {
+  local variable="$1" what="$2" path="$3" action="$4" tries=2400
+  shift 4
   rm -f "$work/held" "$work/release"
-  env LD_PRELOAD="$preload" RTM3D_TEST_STALL_OPEN="$open" RTM3D_TEST_STALL_MARKER="$work/held" \
+  env LD_PRELOAD="$preload" "$variable=$path" RTM3D_TEST_STALL_MARKER="$work/held" \
     RTM3D_TEST_STALL_RELEASE="$work/release" RTM3D_TEST_STALL_SECONDS=120 \
     "$@" >"$work/held.log" 2>&1 </dev/null &
   held_pid=$!
@@ -179,7 +190,7 @@ held_at_open() {
   if [ -e "$work/held" ]; then
     eval "$action"
   else
-    rob_fail "$* was never held at an open of $open"
+    rob_fail "$* was never held at a$([ "$what" = open ] && echo "n") $what of $path"
   fi
   touch "$work/release"
   wait "$held_pid"
