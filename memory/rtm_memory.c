@@ -115,8 +115,13 @@ void rtm_mem_free(rtm_allocation_t *allocation) {
   if (allocation) allocation->ptr = NULL;
 }
 
+void rtm_mem_borrow(rtm_allocation_t *to, const rtm_allocation_t *from) {
+  *to = *from;
+  to->strategy = NULL;
+}
+
 int rtm_mem_prefetch(const rtm_allocation_t *allocation, void *cuda_stream) {
-  if (!allocation->strategy->prefetch) return RTM_OK;
+  if (!allocation->strategy || !allocation->strategy->prefetch) return RTM_OK; /* a view */
   return allocation->strategy->prefetch(allocation, cuda_stream);
 }
 

@@ -73,6 +73,9 @@ int rtm_mem_alloc(const char *strategy, size_t bytes, const char *label,
                   const rtm_mem_request_t *request, rtm_mem_ledger_t *ledger,
                   rtm_allocation_t *out);
 void rtm_mem_free(rtm_allocation_t *allocation);
+/* `to` becomes a view of `from`, another allocation that outlives it: the same memory, which
+ * rtm_mem_free of the view leaves alone (no strategy), and no ledger record of its own. */
+void rtm_mem_borrow(rtm_allocation_t *to, const rtm_allocation_t *from);
 /* Host memory a process can still take (MemAvailable of /proc/meminfo, else the free
  * pages); SIZE_MAX when neither says. */
 size_t rtm_mem_host_available_bytes(void);

@@ -229,13 +229,17 @@ fail:
   return status;
 }
 
-size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+size_t rtm_propagator_medium_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
   const size_t coefficient =
       !iso && rtm_config_model_precision(cfg) == RTM_PRECISION_FP16 ? 2 : sizeof(float);
-  const size_t per_cell =
-      (iso ? 2 : 4) * sizeof(float) + (iso ? 1 : RTM_FDF_STORED_COUNT) * coefficient;
-  return per_cell * grid->padded_cells;
+  return (iso ? 1 : RTM_FDF_STORED_COUNT) * coefficient * grid->padded_cells;
+}
+
+size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
+  return (iso ? 2 : 4) * sizeof(float) * grid->padded_cells +
+         rtm_propagator_medium_bytes(cfg, grid);
 }
 
 int rtm_model_parameter_count(rtm_equation_t equation) {
@@ -486,6 +490,12 @@ fail:
 
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop) {
+  return rtm_propagator_create_beside(cfg, grid, model, NULL, prop);
+}
+
+int rtm_propagator_create_beside(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                                 const rtm_model_t *model, const rtm_propagator_t *medium,
+                                 rtm_propagator_t *prop) {
   int status = RTM_OK;
   memset(prop, 0, sizeof *prop);
   rtm_mem_ledger_init(&prop->ledger);
@@ -501,6 +511,8 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
 
   RTM_TRY(rtm_resolve_dt(cfg, model, grid, &prop->dt_s));
   RTM_TRY(rtm_backend_select(cfg->backend.name, &prop->backend));
+  if (medium && (medium->backend != prop->backend || !medium->state))
+    RTM_FAIL(RTM_ERR_INTERNAL, "a propagator shares the medium of another backend's");
   RTM_TRY(check_strategies(cfg, prop->backend->name));
   /* before the wavelet and the backend's fields and traces are allocated */
   RTM_TRY(rtm_propagator_preflight(cfg, grid, RTM_PREFLIGHT_PROPAGATOR));
@@ -526,6 +538,7 @@ int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const
       .dt_s = prop->dt_s,
       .steps = prop->steps,
       .ledger = &prop->ledger,
+      .medium_of = medium ? medium->state : NULL,
   };
   RTM_TRY(prop->backend->create(&desc, &prop->state));
   RTM_TRY(hand_shot_to_backend(prop));

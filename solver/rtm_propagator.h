@@ -50,6 +50,9 @@ typedef struct {
  * levels of p (and q) and the model's coefficient volumes (1 for iso, 7 for vti/tti,
  * binary16 with memory.model_precision = fp16), padded; within a few planes. */
 size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
+/* Of those, the coefficient volumes: what a propagator created beside another
+ * (rtm_propagator_create_beside) does not hold again. */
+size_t rtm_propagator_medium_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
 /* The model's parameter volumes an equation reads (1 iso: vp; 3 vti: and epsilon, delta;
  * 5 tti: and the axis angles), and their bytes in fp32 on `grid` (this rank's slab). */
 int rtm_model_parameter_count(rtm_equation_t equation);
@@ -64,6 +67,12 @@ size_t rtm_model_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
  * host memory available): a slab that cannot fit is refused naming its need per rank. */
 int rtm_propagator_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                           rtm_propagator_t *prop);
+/* rtm_propagator_create of a second propagator of the same config, grid and model that steps
+ * through the medium of `medium` (its coefficient volumes: uploaded once, held once), which
+ * must outlive it: a migration's source and receiver sides. */
+int rtm_propagator_create_beside(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                                 const rtm_model_t *model, const rtm_propagator_t *medium,
+                                 rtm_propagator_t *prop);
 /* RTM_ERR_INTERRUPTED once SIGINT or SIGTERM has come (rtm_interrupt_install), with an
  * error naming `what` was being done; RTM_OK before. The set-up's long phases (the model, a
  * wavelet of many samples) call it, so that a signal is heard there too, not only between

@@ -9,6 +9,10 @@
 # one-GPU image against the earlier tree's. For changes that move the image within float
 # rounding (refactors that must not: run/tools/survey_check.sh). Logs under $OUT (or
 # run/out/), a short table last.
+# Environment: NP, ROUNDS; DECK the survey's deck (default run/examples/bench_512.ini, iso;
+# run/examples/bench_tti_512.ini for tti); RTOL the one-GPU images' bar, tree against base
+# (default 1e-6; 0: bit for bit); GPU_TESTS=0 skips ctest -L gpu (a second call on the
+# same builds).
 set -uo pipefail
 base_src="$(realpath "${1:?usage: run/tools/groups_check.sh BASE_SRC}")"
 # shellcheck source=run/tools/device_env.sh
@@ -17,9 +21,11 @@ device_summary
 device_ranks
 np="${NP:-1 $gpus}" # one GPU first: the grouped images are compared with its
 device_build_pair "$base_src" || exit 1
-step "ctest -L gpu"
-device_gpu_tests build-new || failed=1
-survey=(run/examples/bench_512.ini --set model.file= --set time.steps=1000 --set shots.layout=grid
+if [ "${GPU_TESTS:-1}" != 0 ]; then
+  step "ctest -L gpu"
+  device_gpu_tests build-new || failed=1
+fi
+survey=("${DECK:-run/examples/bench_512.ini}" --set model.file= --set time.steps=1000 --set shots.layout=grid
   --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -39,8 +45,11 @@ for round in $(seq "${ROUNDS:-2}"); do
     grep '^image against' "$out/survey_${side}_$round.log" | tee -a "$summary"
   done
 done
+rtol="${RTOL:-1e-6}"
+exact=()
+[ "$rtol" = 0 ] && exact=(--atol 0)
 build-new/app/rtm3d validate "$work/new/survey_image.h5" "$work/base/survey_image.h5" \
-  --rtol 1e-6 --datasets /image,/illumination >"$out/validate.log" 2>&1 || failed=1
+  --rtol "$rtol" "${exact[@]}" --datasets /image,/illumination >"$out/validate.log" 2>&1 || failed=1
 row "one GPU: tree against base" "$(grep -E '^/(image|illumination)' "$out/validate.log" |
   awk '{printf "%s %s; ", $1, $3}')"
 echo

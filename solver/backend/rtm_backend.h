@@ -62,6 +62,11 @@ typedef struct {
   double dt_s;
   int steps;                /* traces hold steps + 1 samples */
   rtm_mem_ledger_t *ledger; /* every allocation is recorded here */
+  /* NULL, or a state this backend created from the same config, grid, model and dt_s: this
+   * one steps its own fields through that one's medium (the model's volumes), which it
+   * neither uploads again nor frees; that state must outlive this one. A migration's two
+   * propagators share it so (half the model's memory, and its set-up once). */
+  const void *medium_of;
 } rtm_backend_desc_t;
 
 struct rtm_mpi_device_link; /* rtm_mpi_device.h */

@@ -147,11 +147,17 @@ static int cpu_create(const rtm_backend_desc_t *desc, void **state) {
   case RTM_EQUATION_TTI: s->physics = &rtm_cpu_physics_tti; break;
   default: RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: unknown physics.equation %d", (int)equation);
   }
+  /* the physics' own state is what shares its medium */
+  const cpu_state_t *medium_of = desc->medium_of;
+  if (medium_of && medium_of->physics != s->physics)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cpu: a medium shared between two equations");
+  rtm_backend_desc_t physics_desc = *desc;
+  physics_desc.medium_of = medium_of ? medium_of->fields : NULL;
   warn_oversubscribed(desc->grid);
   s->grid = *desc->grid;
   s->ledger = desc->ledger;
   s->steps = desc->steps;
-  status = s->physics->create(desc, &s->fields);
+  status = s->physics->create(&physics_desc, &s->fields);
   if (status != RTM_OK) {
     rtm_log_error("backend cpu: setting up physics.equation = %s failed",
                   rtm_equation_name(equation));

@@ -58,15 +58,19 @@ static int iso_create(const rtm_backend_desc_t *desc, void **state) {
   s->current = s->level[0].ptr;
   s->previous = s->level[1].ptr;
 
-  RTM_TRY(rtm_cpu_alloc(desc->ledger, field_bytes, "model.vp2dt2", &s->vp2dt2));
-  float *vp2dt2 = s->vp2dt2.ptr;
-  const long nx = g->n[0], ny = g->n[1];
-  for (long iz = 0; iz < g->nz_local; ++iz)
-    for (long iy = 0; iy < ny; ++iy)
-      for (long ix = 0; ix < nx; ++ix) {
-        double v = desc->model->vp[(iz * ny + iy) * nx + ix];
-        vp2dt2[rtm_grid_index(g, ix, iy, iz)] = (float)(v * v * dt_s * dt_s);
-      }
+  if (desc->medium_of) { /* the same v^2 dt^2, made by the state it belongs to */
+    rtm_mem_borrow(&s->vp2dt2, &((const iso_cpu_t *)desc->medium_of)->vp2dt2);
+  } else {
+    RTM_TRY(rtm_cpu_alloc(desc->ledger, field_bytes, "model.vp2dt2", &s->vp2dt2));
+    float *vp2dt2 = s->vp2dt2.ptr;
+    const long nx = g->n[0], ny = g->n[1];
+    for (long iz = 0; iz < g->nz_local; ++iz)
+      for (long iy = 0; iy < ny; ++iy)
+        for (long ix = 0; ix < nx; ++ix) {
+          double v = desc->model->vp[(iz * ny + iy) * nx + ix];
+          vp2dt2[rtm_grid_index(g, ix, iy, iz)] = (float)(v * v * dt_s * dt_s);
+        }
+  }
   RTM_TRY(rtm_cpu_copy_damping(desc, desc->ledger, &s->eta, s->eta_dt));
   *state = s;
   return RTM_OK;

@@ -156,12 +156,16 @@ static int tti_create(const rtm_backend_desc_t *desc, void **state) {
     s->current[f] = s->level[f][0].ptr;
     s->previous[f] = s->level[f][1].ptr;
   }
+  const tti_cpu_t *owner = desc->medium_of; /* the same coefficients, made by their state */
   for (int k = 0; k < s->coeff_count; ++k)
-    RTM_TRY(rtm_cpu_alloc(desc->ledger, field_bytes, coeff_label[k], &s->coeff[k]));
+    if (owner)
+      rtm_mem_borrow(&s->coeff[k], &owner->coeff[k]);
+    else
+      RTM_TRY(rtm_cpu_alloc(desc->ledger, field_bytes, coeff_label[k], &s->coeff[k]));
   if (s->tilted)
     for (int k = 0; k < FIRST_COUNT; ++k)
       RTM_TRY(rtm_cpu_alloc(desc->ledger, field_bytes, first_label[k], &s->first[k]));
-  RTM_TRY(fill_coefficients(s, desc));
+  if (!owner) RTM_TRY(fill_coefficients(s, desc));
   RTM_TRY(rtm_cpu_copy_damping(desc, desc->ledger, &s->eta, s->eta_dt));
   *state = s;
   return RTM_OK;

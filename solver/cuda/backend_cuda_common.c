@@ -186,6 +186,9 @@ static int new_state(const rtm_backend_desc_t *desc, rtm_cuda_backend_state_t **
                                "dt > 0, steps >= 0 are required)");
   const rtm_cuda_physics_t *physics =
       cfg->physics.equation == RTM_EQUATION_ISO ? &rtm_cuda_physics_iso : &rtm_cuda_physics_tti;
+  const rtm_cuda_backend_state_t *medium_of = desc->medium_of;
+  if (medium_of && medium_of->physics != physics)
+    RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: a medium shared between two equations");
   b = calloc(1, physics->state_bytes);
   if (!b) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the cuda backend");
   b->physics = physics;
@@ -193,6 +196,7 @@ static int new_state(const rtm_backend_desc_t *desc, rtm_cuda_backend_state_t **
   b->steps = desc->steps;
   b->ledger = desc->ledger;
   b->request.require_compression = cfg->memory.require_compression;
+  b->medium_of = desc->medium_of;
   *state = b;
   return RTM_OK;
 fail:

@@ -33,7 +33,7 @@ enum { RTM_CUDA_FIELDS = 2, RTM_CUDA_LEVELS = 2, RTM_CUDA_PHASE_RING = 32 };
 
 struct rtm_cuda_physics;
 
-typedef struct {
+typedef struct rtm_cuda_backend_state {
   const struct rtm_cuda_physics *physics; /* chosen in create from physics.equation */
   rtm_grid_t grid;
   int device;
@@ -62,6 +62,9 @@ typedef struct {
   rtm_mem_request_t request;
   char wavefield_strategy[RTM_CONFIG_NAME_MAX];
   char model_strategy[RTM_CONFIG_NAME_MAX];
+  /* desc->medium_of: the state whose medium (coefficient volumes) this one borrows
+   * (rtm_mem_borrow), of the same physics; NULL: its own */
+  const struct rtm_cuda_backend_state *medium_of;
 
   rtm_allocation_t level[RTM_CUDA_FIELDS][RTM_CUDA_LEVELS]; /* [p|q][a|b] */
   int current;    /* level[f][current] = f[n], the other level f[n-1] */

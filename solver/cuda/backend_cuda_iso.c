@@ -35,11 +35,14 @@ static int iso_prepare(rtm_cuda_backend_state_t *b, const rtm_config_t *cfg) {
 static int iso_check_fits(const rtm_cuda_backend_state_t *b) {
   const size_t field_bytes = b->grid.padded_cells * sizeof(float);
   const size_t wave = rtm_cuda_backend_taken_bytes(b->wavefield_strategy, field_bytes);
-  const size_t model = rtm_cuda_backend_taken_bytes(b->model_strategy, field_bytes);
+  /* a medium borrowed from another state takes nothing more */
+  const size_t model =
+      b->medium_of ? 0 : rtm_cuda_backend_taken_bytes(b->model_strategy, field_bytes);
   char volumes[512];
-  snprintf(volumes, sizeof volumes, "p[n] %.2f GB (%s), p[n-1] %.2f GB (%s), v^2 dt^2 %.2f GB (%s)",
-           wave / 1e9, b->wavefield_strategy, wave / 1e9, b->wavefield_strategy, model / 1e9,
-           b->model_strategy);
+  snprintf(volumes, sizeof volumes,
+           "p[n] %.2f GB (%s), p[n-1] %.2f GB (%s), v^2 dt^2 %.2f GB (%s%s)", wave / 1e9,
+           b->wavefield_strategy, wave / 1e9, b->wavefield_strategy, model / 1e9, b->model_strategy,
+           b->medium_of ? ", shared" : "");
   return rtm_cuda_backend_check_fits(b, RTM_CUDA_LEVELS * wave + model, "", volumes, "");
 }
 
@@ -79,9 +82,13 @@ static int upload_model(iso_state_t *s, const rtm_model_t *model, double dt_s) {
 static int iso_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   iso_state_t *s = (iso_state_t *)b;
-  RTM_TRY(rtm_cuda_backend_alloc(b, b->model_strategy, b->grid.padded_cells * sizeof(float),
-                                 "v2dt2", &s->v2dt2));
-  RTM_TRY(upload_model(s, desc->model, desc->dt_s));
+  if (b->medium_of) { /* the same v^2 dt^2, uploaded by the state it belongs to */
+    rtm_mem_borrow(&s->v2dt2, &((const iso_state_t *)b->medium_of)->v2dt2);
+  } else {
+    RTM_TRY(rtm_cuda_backend_alloc(b, b->model_strategy, b->grid.padded_cells * sizeof(float),
+                                   "v2dt2", &s->v2dt2));
+    RTM_TRY(upload_model(s, desc->model, desc->dt_s));
+  }
   RTM_TRY(rtm_cuda_backend_damping(b, desc->boundary));
   for (int a = 0; a < 3; ++a)
     s->inv_h2[a] = (float)(1.0 / (b->grid.spacing_m[a] * b->grid.spacing_m[a]));

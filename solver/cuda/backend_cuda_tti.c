@@ -88,14 +88,17 @@ static int tti_check_fits(const rtm_cuda_backend_state_t *b) {
   const tti_state_t *s = (const tti_state_t *)b;
   const size_t field_bytes = b->grid.padded_cells * sizeof(float);
   const size_t wave = rtm_cuda_backend_taken_bytes(b->wavefield_strategy, field_bytes);
+  /* a medium borrowed from another state takes nothing more */
   const size_t model =
-      rtm_cuda_backend_taken_bytes(b->model_strategy, b->grid.padded_cells * coeff_size(s));
+      b->medium_of
+          ? 0
+          : rtm_cuda_backend_taken_bytes(b->model_strategy, b->grid.padded_cells * coeff_size(s));
   const size_t need = RTM_CUDA_FIELDS * RTM_CUDA_LEVELS * wave + (size_t)s->coeff_count * model;
   char volumes[512];
   snprintf(volumes, sizeof volumes,
-           "p and q at two levels 4 x %.2f GB (%s), %d coefficient volumes %d x %.2f GB (%s, %s)",
+           "p and q at two levels 4 x %.2f GB (%s), %d coefficient volumes %d x %.2f GB (%s, %s%s)",
            wave / 1e9, b->wavefield_strategy, s->coeff_count, s->coeff_count, model / 1e9,
-           b->model_strategy, s->coeff_half ? "fp16" : "fp32");
+           b->model_strategy, s->coeff_half ? "fp16" : "fp32", b->medium_of ? ", shared" : "");
   return rtm_cuda_backend_check_fits(
       b, need, s->tilted ? ", tti" : ", vti", volumes,
       s->coeff_half ? "" : " (memory.model_precision = fp16 halves the coefficients)");
@@ -195,8 +198,14 @@ fail:
 static int tti_fill(rtm_cuda_backend_state_t *b, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   tti_state_t *s = (tti_state_t *)b;
-  RTM_TRY(alloc_coefficients(s));
-  RTM_TRY(upload_coefficients(s, desc));
+  if (b->medium_of) { /* the same volumes, uploaded by the state they belong to */
+    const tti_state_t *owner = (const tti_state_t *)b->medium_of;
+    for (int k = 0; k < s->coeff_count; ++k)
+      rtm_mem_borrow(&s->coeff[k], &owner->coeff[k]);
+  } else {
+    RTM_TRY(alloc_coefficients(s));
+    RTM_TRY(upload_coefficients(s, desc));
+  }
   if (b->kernel.halo == RTM_HALO_TMA) RTM_TRY(encode_maps(s));
   RTM_TRY(rtm_cuda_backend_damping(b, desc->boundary));
   for (int a = 0; a < 3; ++a)

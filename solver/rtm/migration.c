@@ -164,7 +164,9 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   char passed[512] = "";
   rtm_fit_t fits[sizeof fastest_first / sizeof fastest_first[0]] = {{0}};
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
-  const size_t reserve = 2 * rtm_propagator_bytes(cfg, &m->grid); /* the two sides */
+  /* the two sides' fields, and the medium they share */
+  const size_t reserve =
+      2 * rtm_propagator_bytes(cfg, &m->grid) - rtm_propagator_medium_bytes(cfg, &m->grid);
   for (int i = 0; i < count && chosen == count; ++i) {
     const rtm_reconstruction_ops_t *ops = reconstructions[fastest_first[i]];
     char why[256];
@@ -267,7 +269,8 @@ static int create_propagators(rtm_migration_t *m, const rtm_config_t *cfg) {
   m->cfg = *cfg;
   m->cfg.receivers.layout = RTM_RECEIVERS_NONE;
   RTM_TRY(rtm_propagator_create(&m->cfg, &m->grid, m->model, &m->source));
-  RTM_TRY(rtm_propagator_create(&m->cfg, &m->grid, m->model, &m->receiver));
+  /* the receiver side steps through the source side's medium (destroyed after it) */
+  RTM_TRY(rtm_propagator_create_beside(&m->cfg, &m->grid, m->model, &m->source, &m->receiver));
 fail:
   return status;
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# run/experiments/survey_phases.sh - where a survey's time goes beyond its floor, on the GPU
+# machine in one call: builds the tree, runs run/survey.sh on the 8-shot 512^3 iso survey of
+# run/results/end_to_end.md (and the tti one with TTI=1) on one GPU and on every GPU of the
+# host in shot groups, keeps each run's JSON report under $OUT, then runs the one-GPU
+# migration again without --quiet, each log line stamped with the seconds since the
+# process started (the start and the exit are what the phases do not count). Logs under
+# $OUT (or run/out/survey_phases), a short table last.
+set -uo pipefail
+# shellcheck source=run/tools/device_env.sh
+source "$(dirname "$0")/../tools/device_env.sh" run/out/survey_phases || exit 1
+device_summary
+device_ranks
+device_build build "$out/build.log" || exit 1
+survey=(--set model.file= --set time.steps=1000 --set shots.layout=grid
+  --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
+decks=(run/examples/bench_512.ini)
+[ "${TTI:-0}" = 1 ] && decks+=(run/examples/bench_tti_512.ini)
+work="$(mktemp -d /dev/shm/survey.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+stamp() { python3 -u -c '
+import sys, time
+t0 = time.time()
+for line in sys.stdin:
+    sys.stdout.write(f"{time.time() - t0:7.3f} {line}")'; }
+for deck in "${decks[@]}"; do
+  kind="$(basename "$deck" .ini)"
+  step "survey $kind, NP=\"1 $gpus\""
+  OUT="$work/$kind" RTM3D=build/app/rtm3d NP="1 $gpus" run/survey.sh "$deck" "${survey[@]}" \
+    >"$out/survey_$kind.log" 2>&1 || failed=1
+  cp "$work/$kind"/*.json "$out/" 2>/dev/null
+  for f in "$work/$kind"/*.json; do cp "$f" "$out/${kind}_$(basename "$f")"; done
+  grep -E '^(survey|migrate phases|image against)' "$out/survey_$kind.log" | tee -a "$summary"
+  step "one GPU, stamped ($kind)"
+  { build/app/rtm3d migrate "$deck" "${survey[@]}" --force --set output.dir="$work/$kind" \
+    --set output.name=stamped --set rtm.observed="$work/$kind/survey_observed.h5" 2>&1; echo "exit $?"; } |
+    stamp >"$out/stamped_$kind.log"
+  tail -4 "$out/stamped_$kind.log" | tee -a "$summary"
+done
+step "summary"
+cat "$summary"
+exit "$failed"
