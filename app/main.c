@@ -1,4 +1,5 @@
 /* rtm3d - command-line entry: dispatches to one file per subcommand. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,18 @@ static void free_split_options(split_options_t *split) {
   free(split->args);
 }
 
+/* What a command printed to the standard output reached it: a table or a verdict there (rtm3d
+ * accuracy > report.txt on a full disk) is the command's result, and one lost is a failure,
+ * said on stderr (probe V, V1); `code` otherwise. */
+static int stdout_checked(int code) {
+  errno = 0;
+  if (fflush(stdout) == 0 && !ferror(stdout)) return code;
+  rtm_log_error("cannot write to the standard output%s%s: what the command printed there is "
+                "lost",
+                errno ? ": " : "", errno ? strerror(errno) : "");
+  return code ? code : 1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -283,13 +296,14 @@ int main(int argc, char **argv) {
   remember_command_line(argc, argv);
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     usage(stdout);
-    return 0;
+    return stdout_checked(0);
   }
   if (strcmp(name, "--version") == 0) {
     printf("rtm3d %s (%s)\n", RTM3D_VERSION, RTM3D_GIT_REVISION);
-    return 0;
+    return stdout_checked(0);
   }
-  if (strcmp(name, "--help-config") == 0) return cmd_help_config(argc - 1, argv + 1);
+  if (strcmp(name, "--help-config") == 0)
+    return stdout_checked(cmd_help_config(argc - 1, argv + 1));
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
     if (strcmp(name, commands[i].name) == 0) {
       /* under an MPI launcher every rank runs the command; a rank that fails takes the
@@ -320,8 +334,9 @@ int main(int argc, char **argv) {
         rtm_mpi_abort(mpi, 1);
         return 1;
       }
-      const int code = commands[i].run_on_ranks ? commands[i].run_on_ranks(count - 1, args + 1, mpi)
-                                                : commands[i].run(count - 1, args + 1);
+      const int code = stdout_checked(commands[i].run_on_ranks
+                                          ? commands[i].run_on_ranks(count - 1, args + 1, mpi)
+                                          : commands[i].run(count - 1, args + 1));
       free_split_options(&split);
       if (code != 0) rtm_mpi_abort(mpi, code);
       rtm_mpi_finalize(mpi);

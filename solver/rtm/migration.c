@@ -74,6 +74,16 @@ static int plan_imaging(rtm_migration_t *m, const rtm_config_t *cfg) {
   m->steps = cfg->time.steps;
   m->imaging_step =
       cfg->rtm.imaging_step > 0 ? cfg->rtm.imaging_step : auto_imaging_step(cfg, dt_s);
+  /* auto's step says where it came from and what moves it (probe V, V2: "173" of a deck that
+   * set none) */
+  if (m->imaging_step > m->steps && cfg->rtm.imaging_step <= 0)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "rtm.imaging_step = 0 (auto) is %d steps here, four samples a period at 2.5 x "
+             "source.frequency (%g Hz) with dt = %.3g s, more than time.steps = %d: the run "
+             "spans %.3g s, less than one imaging interval; raise time.steps (or time.dt, "
+             "time.cfl), or set rtm.imaging_step to at most %d",
+             m->imaging_step, 2.5 * cfg->source.frequency_hz, dt_s, m->steps, m->steps * dt_s,
+             m->steps);
   if (m->imaging_step > m->steps)
     RTM_FAIL(RTM_ERR_CONFIG,
              "rtm.imaging_step = %d exceeds time.steps = %d: the imaging condition would "

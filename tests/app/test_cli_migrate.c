@@ -312,6 +312,11 @@ static void test_bad_input_refused(void **state) {
   assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
                  "--set receivers.x_step=30",
                  "receivers but the acquisition ([receivers]) gives it");
+  /* auto's imaging step longer than the run: said as auto's, with what moves it (probe V,
+   * V2): 1 / (10 x 20 Hz x 1e-5 s) = 500 steps of a 260-step run */
+  assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
+                 "--set time.dt=1e-5",
+                 "rtm.imaging_step = 0 (auto) is 500 steps here");
   /* a longer migration than the recording */
   assert_refused("--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
                  "--set time.steps=300",

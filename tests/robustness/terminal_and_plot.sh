@@ -10,6 +10,8 @@
 #    exit 2 "holds no samples"; of all-NaN snapshots and an all-NaN/Inf gather, exit 2 "holds
 #    no finite value" (figure and --raw); of a model with 1 NaN in the slice, a warning that
 #    counts it, exit 0. No figure is left by a refusal.
+#  - a command whose standard output cannot be written (a full disk: /dev/full) exits 1 and
+#    says so on stderr: its table or verdict is its result (probe V, V1)
 # The HDF5 files come from hostile_h5 (this folder's CMakeLists.txt), found in the working
 # folder ctest runs the script in, or at $HOSTILE_H5.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -170,5 +172,20 @@ expect 0 "" "$rtm3d" model "$work/tiny.ini" --set model.file="$work/gzip.h5" \
 expect 2 "model file .*gzip_partial\.h5: dataset /vp was not written whole \(1 of its 27 chunks written" \
   "$rtm3d" model "$work/tiny.ini" --set model.file="$work/gzip_partial.h5" \
   --set output.dir="$work/out" --set output.name=gzip_partial --quiet
+
+# --- the standard output on a full disk: what a command prints there is its result, and a
+# lost one is a failure, said on stderr (probe V, V1: exit 0 with nothing written)
+if [ -w /dev/full ]; then
+  full_stdout() { "$@" >/dev/full; }
+  for command in "info" "help-config" "--version" "--help"; do
+    expect 1 "cannot write to the standard output.*what the command printed there is lost" \
+      full_stdout "$rtm3d" $command
+  done
+  expect 1 "cannot write to the standard output" full_stdout "$rtm3d" validate "$work/gzip.h5" \
+    "$work/gzip.h5" --rtol 0
+  expect 0 "" "$rtm3d" info
+else
+  echo "skip: no writable /dev/full: the full standard output case"
+fi
 
 rob_finish
