@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "app.h"
 #include "rtm_io.h"
@@ -285,6 +288,23 @@ static int stdout_checked(int code) {
   return code ? code : 1;
 }
 
+/* Ranks sharing a node, each with OpenMP's default of every core, take turns on them: their
+ * set-up, the host's sums and filters (two ranks of a 32-core host, one a GPU: a 512^3 set-up
+ * 0.80 s against 0.51 s with 16 threads each), the cpu backend's steps (issue 32, D9). Without
+ * OMP_NUM_THREADS each rank takes its share of the node's cores; a value given is kept. */
+static void share_node_cores(const rtm_mpi_t *mpi) {
+#ifdef _OPENMP
+  const int ranks = rtm_mpi_local_size(mpi);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *given = getenv("OMP_NUM_THREADS");
+  if (ranks < 2 || cores < 1 || (given && given[0])) return;
+  if ((long)omp_get_max_threads() * ranks > cores)
+    omp_set_num_threads(cores / ranks > 1 ? (int)(cores / ranks) : 1);
+#else
+  (void)mpi;
+#endif
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -310,6 +330,7 @@ int main(int argc, char **argv) {
        * others down with it rather than leave them waiting in a collective */
       rtm_mpi_t *mpi = NULL;
       if (rtm_mpi_init(&argc, &argv, &mpi) != RTM_OK) return 1;
+      share_node_cores(mpi);
       const int ranks = rtm_mpi_world_size(mpi);
       /* the long-running commands stop between steps on SIGINT, SIGTERM or SIGHUP, cleaning
        * up (rtm_interrupt_install) */

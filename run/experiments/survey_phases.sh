@@ -4,7 +4,8 @@
 # run/results/end_to_end.md (and the tti one with TTI=1) on one GPU and on every GPU of the
 # host in shot groups, keeps each run's JSON report under $OUT, then runs the one-GPU
 # migration again without --quiet, each log line stamped with the seconds since the
-# process started (the start and the exit are what the phases do not count). Logs under
+# process started (the start and the exit are what the phases do not count), and on every
+# GPU in shot groups under mpirun alike. Logs under
 # $OUT (or run/out/survey_phases), a short table last.
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -12,10 +13,7 @@ source "$(dirname "$0")/../tools/device_env.sh" run/out/survey_phases || exit 1
 device_summary
 device_ranks
 device_build build "$out/build.log" || exit 1
-survey=(--set model.file= --set time.steps=1000 --set shots.layout=grid
-  --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
-decks=(run/examples/bench_512.ini)
-[ "${TTI:-0}" = 1 ] && decks+=(run/examples/bench_tti_512.ini)
+survey_decks
 work="$(mktemp -d /dev/shm/survey.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 stamp() { python3 -u -c '
@@ -36,6 +34,12 @@ for deck in "${decks[@]}"; do
     --set output.name=stamped --set rtm.observed="$work/$kind/survey_observed.h5" 2>&1; echo "exit $?"; } |
     stamp >"$out/stamped_$kind.log"
   tail -4 "$out/stamped_$kind.log" | tee -a "$summary"
+  step "$gpus GPUs in shot groups, stamped ($kind)"
+  { mpirun_np "$gpus" build/app/rtm3d migrate "$deck" "${survey[@]}" --force \
+    --set mpi.shot_groups="$gpus" --set output.dir="$work/$kind" --set output.name=stamped_np \
+    --set rtm.observed="$work/$kind/survey_observed.h5" 2>&1; echo "exit $?"; } |
+    stamp >"$out/stamped_np_$kind.log"
+  tail -4 "$out/stamped_np_$kind.log" | tee -a "$summary"
 done
 step "summary"
 cat "$summary"

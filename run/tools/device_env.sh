@@ -36,6 +36,8 @@
 #   device_compare_builds SRC  run/tools/compare_builds.sh of SRC/build-base against
 #                          build-new on the cuda backend into $out/compare.log, its count and
 #                          failures as rows; status 1 when an output differs
+#   survey_decks           the 8-shot 512^3 survey of run/results/end_to_end.md: survey (its
+#                          --set keys) and decks (iso; and tti with TTI=1)
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out="${OUT:-${1:?device_env.sh: the default output folder}}"
 mkdir -p "$out"
@@ -94,6 +96,13 @@ device_ranks() {
 }
 
 mpirun_np() { mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -np "$@"; }
+
+survey_decks() {
+  survey=(--set model.file= --set time.steps=1000 --set shots.layout=grid
+    --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
+  decks=(run/examples/bench_512.ini)
+  [ "${TTI:-0}" = 1 ] && decks+=(run/examples/bench_tti_512.ini)
+}
 
 device_build_once() {
   [ "${BUILD:-1}" != 1 ] && [ -x "$1/app/rtm3d" ] && return 0

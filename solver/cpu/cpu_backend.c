@@ -114,8 +114,9 @@ static void cpu_destroy(void *state) {
 
 /* Ranks of one node whose OpenMP threads together outnumber its cores take turns on them,
  * each waiting in the halo exchange for a rank that is not running: a 40^3 migrate of 3
- * ranks on 2 cores took 78 s, 1.1 s with one thread a rank (issue 32, D9). Said once, at
- * the start, naming the fix; nothing is changed. */
+ * ranks on 2 cores took 78 s, 1.1 s with one thread a rank (issue 32, D9). Without
+ * OMP_NUM_THREADS each rank takes its share of the cores (app/main.c); with a value that
+ * oversubscribes them, said once, at the start, naming the fix; nothing is changed. */
 static void warn_oversubscribed(const rtm_grid_t *grid) {
 #ifdef _OPENMP
   const int ranks = rtm_mpi_local_size(grid->mpi), threads = omp_get_max_threads();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ranks x OpenMP threads beyond a node's cores (issue 32, D9: 3 ranks of 2 threads on 2
 # cores made a tiny migrate 70 times slower, without a word): the cpu backend warns once,
-# at the start, naming OMP_NUM_THREADS; with one thread a rank and cores enough, nothing.
+# at the start, naming OMP_NUM_THREADS; with one thread a rank and cores enough, nothing;
+# without OMP_NUM_THREADS each rank takes its share of the cores, so nothing either.
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh" "$@"
 [ -n "$mpiexec" ] || rob_skip "no MPI launcher"
@@ -20,4 +21,10 @@ if [ "$cores" -ge "$ranks" ]; then
   ! grep -q "OpenMP threads each" <<<"$rob_output" && rob_pass "no warning when the threads fit" ||
     rob_fail "a warning with $ranks ranks of 1 thread on $cores cores"
 fi
+# OMP_NUM_THREADS unset, the ranks unbound: OpenMP's default (every core a rank) would
+# oversubscribe them
+expect 0 "" env -u OMP_NUM_THREADS "$mpiexec" --oversubscribe --bind-to none -np "$ranks" \
+  "$rtm3d" model "$work/tiny.ini" --set output.name=shared
+! grep -q "OpenMP threads each" <<<"$rob_output" && rob_pass "unset: each rank takes its share" ||
+  rob_fail "a warning with OMP_NUM_THREADS unset: $(grep "OpenMP threads each" <<<"$rob_output")"
 rob_finish
