@@ -199,19 +199,28 @@ fail:
   return status;
 }
 
-/* The image and the illumination into OUTPUT.h5 (the first shot group's ranks call it
- * alike; on one rank the I/O thread's job), and the gathers (rank 0): run->volumes_s its
- * seconds. */
-static int write_volumes(void *context) {
+/* The illumination into OUTPUT.h5 (the first shot group's ranks call it alike; where that
+ * group is one rank, the I/O thread's job while the image is filtered): its seconds added to
+ * run->volumes_s. */
+static int write_illumination(void *context) {
+  migrate_run_t *run = context;
+  const double start_s = rtm_wall_seconds();
+  const int status = rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
+                                             run->slab_illumination);
+  run->volumes_s += rtm_wall_seconds() - start_s;
+  return status;
+}
+
+/* The filtered image into OUTPUT.h5 (as write_illumination; one rank: while the figures are
+ * drawn), and the gathers (rank 0): its seconds added to run->volumes_s. */
+static int write_image(void *context) {
   migrate_run_t *run = context;
   int status = RTM_OK;
   const double start_s = rtm_wall_seconds();
   RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
-  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
-                                  run->slab_illumination));
   RTM_TRY(write_gathers(run));
 fail:
-  run->volumes_s = rtm_wall_seconds() - start_s;
+  run->volumes_s += rtm_wall_seconds() - start_s;
   return status;
 }
 
@@ -254,13 +263,26 @@ static int draw_figures(migrate_run_t *run) {
 
 /* The summed image with the filters the config asks for, and the illumination: each rank of
  * the first shot group filters its slab (what the filters need of the others comes from
- * them), rank 0 writes the slabs as they come. */
+ * them), rank 0 writes the slabs as they come. Where that group is one rank (one process, or
+ * shot groups of one rank each), its I/O thread writes the illumination while the image is
+ * filtered, then the image while the figures are drawn: no MPI call is made there. */
 int rtm_migrate_write_image(migrate_run_t *run) {
-  int status = RTM_OK;
+  int status = RTM_OK, drawn = RTM_OK;
   float *scratch = NULL;
+  long illumination_ticket = 0, image_ticket = 0;
+  int illumination_queued = 0, image_queued = 0;
   double start_s = rtm_wall_seconds();
+  run->volumes_s = 0.0;
   RTM_TRY(rtm_migrate_finish_sums(run));
   if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
+  const int behind = rtm_mpi_size(run->mpi) == 1 && run->worker;
+  RTM_TRY(check_finite(run, "/illumination", run->slab_illumination)); /* never filtered */
+  /* the sidecar lists /image first, as the run file's readers expect, whatever comes first */
+  if (run->root) RTM_TRY(rtm_output_name_volume(run->output, "/image"));
+  if (behind) {
+    RTM_TRY(rtm_io_worker_submit(run->worker, write_illumination, run, &illumination_ticket));
+    illumination_queued = 1;
+  }
   const double filter_start_s = rtm_wall_seconds();
   if (run->cfg.rtm.illumination)
     RTM_TRY(rtm_image_compensate(run->mpi, run->slab_image, run->slab_illumination,
@@ -275,23 +297,31 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   run->filter_s = rtm_wall_seconds() - filter_start_s;
   RTM_TRY(check_finite(run, "/image", run->slab_image));
   warn_if_zero(run);
-  RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
-  RTM_TRY(gather_planes(run)); /* collective: before the I/O thread's work */
+  RTM_TRY(gather_planes(run)); /* collective: before the image's write, which holds them */
   RTM_TRY(angle_gathers(run)); /* collective: the illumination down the CIPs' lines */
-  if (run->root) run->figures_skipped = figures_do_not_fit(run); /* before the I/O thread's work */
-  if (rtm_mpi_world_size(run->mpi) == 1 && run->worker) {
-    /* the volumes on the I/O thread, the figures here meanwhile: both only read the slabs,
+  if (run->root) run->figures_skipped = figures_do_not_fit(run);
+  if (behind) {
+    /* the image on the I/O thread, the figures here meanwhile: both only read the slabs,
      * and the figures call no HDF5 */
-    long ticket = 0;
-    RTM_TRY(rtm_io_worker_submit(run->worker, write_volumes, run, &ticket));
-    const int drawn = draw_figures(run);
-    status = rtm_io_worker_wait(run->worker, ticket);
-    RTM_TRY(status);
-    RTM_TRY(drawn);
+    RTM_TRY(rtm_io_worker_submit(run->worker, write_image, run, &image_ticket));
+    image_queued = 1;
+    drawn = draw_figures(run);
   } else {
-    RTM_TRY(write_volumes(run)); /* collective: the slabs meet on rank 0 */
+    RTM_TRY(write_image(run)); /* collective: the slabs meet on rank 0 */
+    RTM_TRY(write_illumination(run));
     RTM_TRY(draw_figures(run));
   }
+  if (illumination_queued) { /* waited for here, in the order queued, both whatever comes */
+    illumination_queued = 0;
+    status = rtm_io_worker_wait(run->worker, illumination_ticket);
+  }
+  if (image_queued) {
+    image_queued = 0;
+    const int written = rtm_io_worker_wait(run->worker, image_ticket);
+    if (status == RTM_OK) status = written;
+  }
+  RTM_TRY(status);
+  RTM_TRY(drawn);
   const double finish_start_s = rtm_wall_seconds();
   if (run->root) {
     status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */
@@ -301,6 +331,9 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   run->file_s = run->volumes_s + rtm_wall_seconds() - finish_start_s;
   run->write_s += rtm_wall_seconds() - start_s - run->filter_s - run->figures_s;
 fail:
+  /* a job still queued on the way out (a failure here) reads the slabs: waited for first */
+  if (illumination_queued) rtm_io_worker_wait(run->worker, illumination_ticket);
+  if (image_queued) rtm_io_worker_wait(run->worker, image_ticket);
   if (run->gathers_whole != run->gather_shot) free(run->gathers_whole);
   run->gathers_whole = NULL;
   free(run->angle_gathers);

@@ -190,6 +190,10 @@ void rtm_output_expect_whole(rtm_output_t *output);
 /* `output` is closed without an XDMF sidecar (a file only rtm3d reads: migrate's resume
  * state). */
 void rtm_output_no_sidecar(rtm_output_t *output);
+/* The volume `name` (/image) listed in the sidecar now, ahead of its write: the sidecar lists
+ * volumes in the order they were first named, so a caller that writes them in another order
+ * (migrate: the illumination while the image is filtered) keeps its own. */
+int rtm_output_name_volume(rtm_output_t *output, const char *name);
 /* Rank 0, before the collective write: the volume `name` exists (created as
  * rtm_output_write_volume does, NaN where no rank writes), or snapshot series `field`'s
  * entry `index` is declared; then every handle of the file closed (flushed). */

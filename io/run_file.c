@@ -387,6 +387,13 @@ void rtm_output_snapshot_path(const char *field, char *path, size_t size) {
   snprintf(path, size, "/snapshots/%s", field);
 }
 
+int rtm_output_name_volume(rtm_output_t *output, const char *name) {
+  const int status = remember_volume(output, name);
+  if (status != RTM_OK)
+    rtm_log_error("out of memory naming the volume %s of %s", name, output->path);
+  return status;
+}
+
 void rtm_output_no_sidecar(rtm_output_t *output) {
   output->no_sidecar = 1;
 }
