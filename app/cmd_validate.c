@@ -86,11 +86,19 @@ static void print_failure(validate_t *v, const char *name, const char *why) {
   printf("%-18s %12s %12s  FAIL (%s)\n", "-", "-", "-", safe);
 }
 
-/* 1 when two positions or spacings agree to a micrometre (a millionth of the larger). */
+/* 1 when two positions or spacings agree to a micrometre (a millionth of the larger), both
+ * finite (an Inf on one side is no position within a millionth of itself: probe W, W2). */
 static int same_metres(const double *a, const double *b, size_t count) {
   for (size_t i = 0; i < count; ++i)
-    if (!(fabs(a[i] - b[i]) <= 1e-6 * fmax(1.0, fmax(fabs(a[i]), fabs(b[i]))))) return 0;
+    if (!isfinite(a[i]) || !isfinite(b[i]) ||
+        !(fabs(a[i] - b[i]) <= 1e-6 * fmax(1.0, fmax(fabs(a[i]), fabs(b[i])))))
+      return 0;
   return 1;
+}
+
+/* Which side of a pair: "run" or "reference" (side 0 or 1). */
+static const char *side_name(int side) {
+  return side == 0 ? "run" : "reference";
 }
 
 /* The files' grid (spacing, origin: attributes of the file, read beside `name`), which the
@@ -101,10 +109,15 @@ static void validate_grid(validate_t *v, const char *run_path, const char *ref_p
                           const char *name) {
   rtm_io_axes_t run_axes, ref_axes;
   char why[256];
-  if (rtm_io_read_axes(run_path, name, -1, &run_axes) != RTM_OK ||
-      rtm_io_read_axes(ref_path, name, -1, &ref_axes) != RTM_OK || !run_axes.has_grid ||
-      !ref_axes.has_grid)
+  const int run_read = rtm_io_read_axes(run_path, name, -1, &run_axes),
+            ref_read = rtm_io_read_axes(ref_path, name, -1, &ref_axes);
+  if (run_read != RTM_OK || ref_read != RTM_OK) { /* a damaged spacing or origin (said) */
+    snprintf(why, sizeof why, "the grid of the %s cannot be read (said above)",
+             side_name(run_read == RTM_OK));
+    print_failure(v, "grid (where)", why);
     return;
+  }
+  if (!run_axes.has_grid || !ref_axes.has_grid) return;
   const double *run_at = run_axes.origin_m, *ref_at = ref_axes.origin_m;
   const char *what = "origin";
   if (same_metres(run_at, ref_at, 3)) {
@@ -118,44 +131,105 @@ static void validate_grid(validate_t *v, const char *run_path, const char *ref_p
   print_failure(v, "grid (where)", why);
 }
 
-/* Where a gather lies, which its values do not show: its source and its receivers, each a
- * failed row of its own when run and reference differ (nothing when they agree, when one of
- * them does not say, or for a dataset that is no gather). */
+/* A gather's source in both files: a failed row when they differ, when one file gives one
+ * and the other none, or when one cannot be read (a damaged position, said). */
+static void validate_source(validate_t *v, const char *run_path, const char *ref_path,
+                            const char *name, const char *label) {
+  char why[700];
+  double source[2][3];
+  int found[2] = {0, 0};
+  const int read[2] = {rtm_io_read_gather_source(run_path, name, source[0], &found[0]),
+                       rtm_io_read_gather_source(ref_path, name, source[1], &found[1])};
+  if (read[0] != RTM_OK || read[1] != RTM_OK)
+    snprintf(why, sizeof why, "the source in the %s cannot be read (said above)",
+             side_name(read[0] == RTM_OK));
+  else if (found[0] != found[1])
+    snprintf(why, sizeof why, "a source in the %s only", side_name(found[1]));
+  else if (found[0] && !same_metres(source[0], source[1], 3))
+    snprintf(why, sizeof why, "source at (%g, %g, %g) m in run, (%g, %g, %g) m in reference",
+             source[0][0], source[0][1], source[0][2], source[1][0], source[1][1], source[1][2]);
+  else
+    return;
+  print_failure(v, label, why);
+}
+
+/* A gather's receivers (`receivers`) in both files: as validate_source, a position that is
+ * not finite on either side failing too. */
+static void validate_receivers(validate_t *v, const char *run_path, const char *ref_path,
+                               const char *receivers, const char *label) {
+  char why[700];
+  rtm_dataset_t at[2] = {{0}, {0}};
+  int exists[2] = {0, 0}, read[2] = {RTM_OK, RTM_OK};
+  const char *paths[2] = {run_path, ref_path};
+  for (int side = 0; side < 2; ++side) {
+    read[side] = rtm_io_dataset_exists(paths[side], receivers, &exists[side]);
+    if (read[side] == RTM_OK && exists[side])
+      read[side] = rtm_io_read_dataset(paths[side], receivers, &at[side]);
+  }
+  why[0] = '\0';
+  if (read[0] != RTM_OK || read[1] != RTM_OK) {
+    snprintf(why, sizeof why, "the receivers (%s) in the %s cannot be read (said above)", receivers,
+             side_name(read[0] == RTM_OK));
+  } else if (exists[0] != exists[1]) {
+    snprintf(why, sizeof why, "receivers (%s) in the %s only", receivers, side_name(exists[1]));
+  } else if (exists[0]) {
+    const size_t count = at[0].dims[0] * at[0].dims[1] * at[0].dims[2] * at[0].dims[3];
+    int same = memcmp(at[0].dims, at[1].dims, sizeof at[0].dims) == 0, finite = 1;
+    for (size_t i = 0; same && i < count; ++i) {
+      const float a = at[0].data[i], b = at[1].data[i];
+      finite = finite && isfinite(a) && isfinite(b);
+      same = finite && fabsf(a - b) <= 1e-6f * fmaxf(1.0f, fmaxf(fabsf(a), fabsf(b)));
+    }
+    if (!same)
+      snprintf(why, sizeof why, "its receivers (%s) differ%s", receivers,
+               finite ? "" : ": a position that is not finite");
+  }
+  if (why[0]) print_failure(v, label, why);
+  rtm_dataset_release(&at[0]);
+  rtm_dataset_release(&at[1]);
+}
+
+/* A gather's sample interval (attribute dt) in both files: a failed row when they differ
+ * beyond rounding, when one gives it and the other not, or when one is damaged (said). */
+static void validate_interval(validate_t *v, const char *run_path, const char *ref_path,
+                              const char *name, const char *label) {
+  char why[300];
+  rtm_io_axes_t axes[2];
+  const int read[2] = {rtm_io_read_axes(run_path, name, -1, &axes[0]),
+                       rtm_io_read_axes(ref_path, name, -1, &axes[1])};
+  if (read[0] != RTM_OK || read[1] != RTM_OK)
+    snprintf(why, sizeof why, "the sample interval in the %s cannot be read (said above)",
+             side_name(read[0] == RTM_OK));
+  else if (axes[0].has_dt != axes[1].has_dt)
+    snprintf(why, sizeof why, "a sample interval (attribute dt) in the %s only",
+             side_name(axes[1].has_dt));
+  else if (axes[0].has_dt &&
+           !(fabs(axes[0].dt_s - axes[1].dt_s) <= 1e-9 * fmax(axes[0].dt_s, axes[1].dt_s)))
+    snprintf(why, sizeof why, "samples every %g s in run, %g s in reference", axes[0].dt_s,
+             axes[1].dt_s);
+  else
+    return;
+  print_failure(v, label, why);
+}
+
+/* Where and when a gather lies, which its values do not show: its source, its receivers and
+ * its sample interval, each a failed row of its own when run and reference differ (nothing
+ * when they agree or for a dataset that is no gather). */
 static void validate_geometry(validate_t *v, const char *run_path, const char *ref_path,
                               const char *name) {
-  char label[600], why[700], receivers[600];
+  char label[600], receivers[600];
   const char *traces = strstr(name, "/traces/"); /* a gather: /traces/F, /shots/<k>/traces/F */
   if (!traces) return;
   snprintf(label, sizeof label, "%s (where)", name);
-  double run_source[3], ref_source[3];
-  int run_found = 0, ref_found = 0;
-  if (rtm_io_read_gather_source(run_path, name, run_source, &run_found) == RTM_OK &&
-      rtm_io_read_gather_source(ref_path, name, ref_source, &ref_found) == RTM_OK && run_found &&
-      ref_found && !same_metres(run_source, ref_source, 3)) {
-    snprintf(why, sizeof why, "source at (%g, %g, %g) m in run, (%g, %g, %g) m in reference",
-             run_source[0], run_source[1], run_source[2], ref_source[0], ref_source[1],
-             ref_source[2]);
-    print_failure(v, label, why);
-  }
+  validate_source(v, run_path, ref_path, name, label);
   /* the receivers beside it: /traces/receivers, /shots/<k>/receivers */
   if (traces == name)
     snprintf(receivers, sizeof receivers, "/traces/receivers");
   else
     snprintf(receivers, sizeof receivers, "%.*s/receivers", (int)(traces - name), name);
-  rtm_dataset_t run = {0}, ref = {0};
-  if (strcmp(receivers, name) != 0 && rtm_io_read_dataset(run_path, receivers, &run) == RTM_OK &&
-      rtm_io_read_dataset(ref_path, receivers, &ref) == RTM_OK) {
-    const size_t count = run.dims[0] * run.dims[1];
-    int same = run.dims[0] == ref.dims[0] && run.dims[1] == ref.dims[1];
-    for (size_t i = 0; same && i < count; ++i)
-      same = fabsf(run.data[i] - ref.data[i]) <= 1e-6f * fmaxf(1.0f, fabsf(ref.data[i]));
-    if (!same) {
-      snprintf(why, sizeof why, "its receivers (%s) differ", receivers);
-      print_failure(v, label, why);
-    }
-  }
-  rtm_dataset_release(&run);
-  rtm_dataset_release(&ref);
+  if (strcmp(receivers, name) != 0) validate_receivers(v, run_path, ref_path, receivers, label);
+  snprintf(label, sizeof label, "%s (when)", name);
+  validate_interval(v, run_path, ref_path, name, label);
 }
 
 /* Compares one dataset; RTM_OK also when the comparison fails (that is counted in v).

@@ -92,6 +92,17 @@ fail:
   return status;
 }
 
+int rtm_io_dataset_exists(const char *path, const char *name, int *exists) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID;
+  *exists = 0;
+  RTM_TRY(rtm_h5_open_read(path, "file", &file));
+  *exists = rtm_h5_path_exists(file, name) > 0;
+fail:
+  rtm_h5_close(&file);
+  return status;
+}
+
 int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t dims[4]) {
   int status = RTM_OK;
   open_dataset_t d;
@@ -373,7 +384,7 @@ fail:
   return status;
 }
 
-int rtm_io_read_gather_source(const char *path, const char *gather, double source_m[3],
+static int read_gather_source(const char *path, const char *gather, double source_m[3],
                               int *found) {
   int status = RTM_OK;
   hid_t file = H5I_INVALID_HID, group = H5I_INVALID_HID;
@@ -398,15 +409,30 @@ int rtm_io_read_gather_source(const char *path, const char *gather, double sourc
   if (rtm_h5_path_exists(file, candidate) <= 0) goto fail;
   RTM_TRY(rtm_h5_read_array(file, path, candidate, H5T_NATIVE_DOUBLE, sizeof(double), 1, dims,
                             (void **)&source));
-  if (dims[0] == 3) {
-    memcpy(source_m, source, 3 * sizeof *source);
-    *found = 1;
-  }
+  /* a damaged position is no position (probe W, W2: validate passed it by) */
+  if (dims[0] != 3)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: %s holds %llu values: x, y, z in metres expected", path, candidate,
+             (unsigned long long)dims[0]);
+  memcpy(source_m, source, 3 * sizeof *source);
+  *found = 1;
 fail:
   free(source);
   rtm_h5_close(&group);
   rtm_h5_close(&file);
   return status;
+}
+
+int rtm_io_read_gather_source(const char *path, const char *gather, double source_m[3],
+                              int *found) {
+  const int status = read_gather_source(path, gather, source_m, found);
+  if (status != RTM_OK || !*found) return status;
+  for (int a = 0; a < 3; ++a)
+    if (!isfinite(source_m[a])) {
+      rtm_log_error("%s: the source of %s is at (%g, %g, %g) m: a position must be finite", path,
+                    gather, source_m[0], source_m[1], source_m[2]);
+      return RTM_ERR_INPUT;
+    }
+  return RTM_OK;
 }
 
 int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes_t *axes) {
@@ -420,6 +446,15 @@ int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes
   if (axes->has_grid)
     RTM_TRY(
         rtm_h5_read_attr_doubles(d.file, path, "origin", 3, "metres", axes->origin_m, &present));
+  /* the axes of a figure and the grid validate compares: a damaged spacing or origin drew a
+   * blank figure (probe W, W5) */
+  for (int a = 0; axes->has_grid && a < 3; ++a)
+    if (!(axes->spacing_m[a] > 0.0 && isfinite(axes->spacing_m[a]) && isfinite(axes->origin_m[a])))
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: attributes spacing (%g, %g, %g) and origin (%g, %g, %g) m: the spacing must be "
+               "finite and > 0, the origin finite",
+               path, axes->spacing_m[0], axes->spacing_m[1], axes->spacing_m[2], axes->origin_m[0],
+               axes->origin_m[1], axes->origin_m[2]);
   RTM_TRY(
       rtm_h5_read_attr_doubles(d.dataset, path, "dt", 1, "seconds", &axes->dt_s, &axes->has_dt));
   /* a figure's time axis and --gain agc's window are built on dt: zero, a negative, NaN or

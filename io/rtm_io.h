@@ -441,6 +441,8 @@ int rtm_io_read_dataset(const char *path, const char *name, rtm_dataset_t *datas
 /* Rank and dimensions (unused ones 1) of a dataset, without reading it. On failure *rank is
  * -1 when the file itself could not be opened (the error said so), else 0. */
 int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t dims[4]);
+/* Whether `path` holds an object at `name`, said of the file only when it does not open. */
+int rtm_io_dataset_exists(const char *path, const char *name, int *exists);
 /* Reads dataset[index] along the first axis (rank - 1 dimensions), so that one snapshot
  * of a long series is read alone. */
 int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
@@ -475,7 +477,8 @@ int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes
 int rtm_io_read_receiver_line(const char *path, const char *gather, size_t nrec, char *axis,
                               double *first_m, double *step_m);
 /* The shot of a gather: attribute source [3] of its group (/traces of one shot), or
- * /shots/<k>/source for /shots/<k>/traces/<field>; x, y, z in metres, *found 0 when absent. */
+ * /shots/<k>/source for /shots/<k>/traces/<field>; x, y, z in metres, *found 0 when absent;
+ * RTM_ERR_INPUT, said, when it is not 3 finite values. */
 int rtm_io_read_gather_source(const char *path, const char *gather, double source_m[3], int *found);
 /* Names of the numeric datasets under /snapshots, under /traces (not receivers), under
  * /shots/<k>/traces of a many-shot file (shot by shot), under /gathers (a migration's) and at

@@ -105,6 +105,18 @@ static int count_shots(hid_t file, const char *context, int *count, int *many) {
     if (!(value >= 0.0 && value <= 1e9 && value == floor(value)))
       RTM_FAIL(RTM_ERR_INPUT, "%s: root attribute shot_count = %g is not a count of shots", context,
                value);
+    /* a count that disagrees with the gathers stored: export wrote a 0-byte SEG-Y, or the
+     * first shots only, with exit 0 (probe W, W3) */
+    char past[48];
+    snprintf(past, sizeof past, "/shots/%d", (int)value);
+    if (value < 1.0)
+      RTM_FAIL(RTM_ERR_INPUT, "%s: root attribute shot_count = 0: the file holds no shot to read",
+               context);
+    if (rtm_h5_path_exists(file, past) > 0)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: root attribute shot_count = %d, but %s is there: the count does not match "
+               "the gathers stored (a damaged file)",
+               context, (int)value, past);
     *count = (int)value;
     *many = 1;
     goto fail;

@@ -260,6 +260,16 @@ static void test_shot_images_compared(void **state) {
   free(doubled);
 }
 
+/* /traces/receivers of `path` rewritten with `receivers`. */
+static void write_receivers(const char *path, const double receivers[RECEIVERS][3]) {
+  hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t dataset = H5Dopen2(file, "/traces/receivers", H5P_DEFAULT);
+  assert_true(dataset >= 0 &&
+              H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, receivers) >= 0);
+  H5Dclose(dataset);
+  H5Fclose(file);
+}
+
 /* Where the datasets lie is compared too (probe S, S5: a survey 1000 m away passed on its
  * values): a run whose grid origin and receivers moved fails, a row each. */
 static void test_geometry_compared(void **state) {
@@ -271,18 +281,79 @@ static void test_geometry_compared(void **state) {
   hid_t attribute = H5Aopen(file, "origin", H5P_DEFAULT);
   assert_true(attribute >= 0 && H5Awrite(attribute, H5T_NATIVE_DOUBLE, origin) >= 0);
   H5Aclose(attribute);
+  H5Fclose(file);
   double receivers[RECEIVERS][3];
   memcpy(receivers, f->receivers, sizeof receivers);
   receivers[2][0] += 1000.0;
-  hid_t dataset = H5Dopen2(file, "/traces/receivers", H5P_DEFAULT);
-  assert_true(dataset >= 0 &&
-              H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, receivers) >= 0);
-  H5Dclose(dataset);
-  H5Fclose(file);
+  write_receivers(RUN_PATH, receivers);
   command_result_t r = validate_default(1);
   assert_true(contains(r.out, "(where)"));
   assert_true(contains(r.out, "grid origin (1000, 1000, 0) m in run, (0, 0, 0) m in reference"));
   assert_true(contains(r.out, "its receivers (/traces/receivers) differ"));
+  release(&r);
+}
+
+/* The attribute `name` of `object` in `path` replaced by `count` doubles (0: removed). */
+static void set_attribute(const char *path, const char *object, const char *name,
+                          const double *values, hsize_t count) {
+  hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(file >= 0);
+  if (H5Aexists_by_name(file, object, name, H5P_DEFAULT) > 0)
+    assert_true(H5Adelete_by_name(file, object, name, H5P_DEFAULT) >= 0);
+  if (count > 0) {
+    hid_t space = H5Screate_simple(1, &count, NULL);
+    hid_t attribute = H5Acreate_by_name(file, object, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT,
+                                        H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(attribute >= 0 && H5Awrite(attribute, H5T_NATIVE_DOUBLE, values) >= 0);
+    H5Aclose(attribute);
+    H5Sclose(space);
+  }
+  H5Fclose(file);
+}
+
+/* A damaged position, sample interval or grid fails, on either side, and a position or an
+ * interval on one side only fails (probe W, W2: an Inf source, a receiver Inf in the
+ * reference, a deleted receiver table, a doubled or missing dt and a NaN spacing passed). */
+static void test_damaged_geometry_fails(void **state) {
+  fixture_t *f = *state;
+  static const struct {
+    int reference; /* damage the reference, not the run */
+    const char *object, *attribute;
+    double values[3];
+    hsize_t count;
+    const char *said;
+  } cases[] = {
+      {0, "/traces", "source", {INFINITY, 25.0, 5.0}, 3, "the source in the run cannot be read"},
+      {1, "/traces/p", "dt", {2e-3}, 1, "samples every 0.001 s in run, 0.002 s in reference"},
+      {0, "/traces/p", "dt", {0.0}, 0, "a sample interval (attribute dt) in the reference only"},
+      {0, "/", "spacing", {NAN, NAN, NAN}, 3, "the grid of the run cannot be read"},
+      {1, "/traces", "source", {0.0}, 0, "a source in the run only"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+    write_file(f, REF_PATH, f->snapshots, f->traces, f->image);
+    set_attribute(cases[c].reference ? REF_PATH : RUN_PATH, cases[c].object, cases[c].attribute,
+                  cases[c].values, cases[c].count);
+    command_result_t r = validate_default(1);
+    if (!contains(r.out, cases[c].said)) printf("expected \"%s\" in:\n%s\n", cases[c].said, r.out);
+    assert_true(contains(r.out, cases[c].said));
+    release(&r);
+  }
+  /* a receiver at Inf in the reference; the receiver table gone from the reference */
+  write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+  double receivers[RECEIVERS][3];
+  memcpy(receivers, f->receivers, sizeof receivers);
+  receivers[1][0] = INFINITY;
+  write_receivers(REF_PATH, receivers);
+  command_result_t r = validate_default(1);
+  assert_true(
+      contains(r.out, "its receivers (/traces/receivers) differ: a position that is not finite"));
+  release(&r);
+  hid_t file = H5Fopen(REF_PATH, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(H5Ldelete(file, "/traces/receivers", H5P_DEFAULT) >= 0);
+  H5Fclose(file);
+  r = validate_default(1);
+  assert_true(contains(r.out, "receivers (/traces/receivers) in the run only"));
   release(&r);
 }
 
@@ -748,6 +819,7 @@ RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
                   cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_shot_images_compared, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_geometry_compared, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_damaged_geometry_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_run_only_dataset_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup,
                                                   teardown),

@@ -8,7 +8,9 @@
 #     signed overflow and a crash; a dt of 0, a negative, NaN or Inf is refused, exit 2,
 #     naming the file and the dataset;
 #   - plot --raw writes a PNG: an output named .svg is refused, exit 2, and not written;
-#   - plot of a file that does not open (missing, not HDF5, a device) says so once.
+#   - plot of a file that does not open (missing, not HDF5, a device) says so once;
+#   - a volume whose file gives a spacing of 0 or NaN, or a NaN origin, is refused, exit 2,
+#     naming the attributes, no figure (probe W, W5: a blank figure, exit 0).
 # Every run is bounded (timeout -k 5 20), so that a hang fails rather than blocks.
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh" "$@"
@@ -101,6 +103,21 @@ for input in "$work/missing.h5" "$work/text.h5" /dev/null; do
     rob_fail "plot $input: the error printed more than once: $rob_output"
   fi
 done
+
+# ---- a damaged grid: spacing 0 or NaN, origin NaN
+if have_h5edit; then
+  expect 0 "" "${bounded[@]}" "$rtm3d" model "$deck" --quiet --set output.dir="$work/grid" \
+    --set output.name=grid --set snapshots.every=10
+  for edit in "spacing 0,0,0" "spacing nan,nan,nan" "origin nan,0,0"; do
+    set -- $edit
+    cp "$work/grid/grid.h5" "$work/grid/damaged.h5"
+    h5edit "$work/grid/damaged.h5" setattr / "$1" "$2" || rob_fail "h5edit setattr $1 $2"
+    expect 2 "damaged\.h5: attributes spacing .* the spacing must be finite and > 0, the origin finite" \
+      "${bounded[@]}" "$rtm3d" plot "$work/grid/damaged.h5" /snapshots/p -o "$work/grid/d.png"
+    [ ! -e "$work/grid/d.png" ] && rob_pass "no figure of a grid with $1 $2" ||
+      rob_fail "a figure of a grid with $1 $2"
+  done
+fi
 
 # ---- a shot's receiver positions ([n][3] metres) are no gather: refused, no figure (the
 # third probe's plot drew them as "amplitude")

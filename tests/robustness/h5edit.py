@@ -5,8 +5,8 @@
 Damages an HDF5 file for the robustness suite through libhdf5 itself (python3's ctypes:
 nothing to install): `set` writes VALUE (a float: nan, inf, 3e38 ...) at one element of
 DATASET, its INDEX one number per dimension; `unlink` removes DATASET; `setattr` writes
-VALUE (a float) as the scalar double attribute NAME of DATASET ("/": of the file's root),
-replacing one there; `unattr` removes the root attribute NAME (given as DATASET); `gettext`
+VALUE (a float; several, comma-separated, as a 1-D attribute: nan,nan,nan) as the double
+attribute NAME of DATASET ("/": of the file's root), replacing one there; `unattr` removes the root attribute NAME (given as DATASET); `gettext`
 prints the fixed-length string root attribute NAME as it is, and `settext` replaces it with
 the bytes of TEXTFILE (both as rtm3d writes its text attributes)."""
 import ctypes
@@ -51,17 +51,20 @@ elif action == "unlink":
 elif action == "unattr":
     assert lib.H5Adelete(hid(f), dataset) >= 0, "no such root attribute"
 elif action == "setattr":
-    name, value = sys.argv[5].encode(), ctypes.c_double(float(sys.argv[6]))
+    name = sys.argv[5].encode()
+    values = [float(v) for v in sys.argv[6].split(",")]
+    value = (ctypes.c_double * len(values))(*values)
     d = f if dataset == b"/" else lib.H5Dopen2(hid(f), dataset, H5P_DEFAULT)
     assert d >= 0, "no such dataset"
     if lib.H5Aexists(hid(d), name) > 0:
         assert lib.H5Adelete(hid(d), name) >= 0
     H5S_SCALAR = 0
-    scalar = lib.H5Screate(H5S_SCALAR)
+    count = (ctypes.c_ulonglong * 1)(len(values))
+    scalar = lib.H5Screate(H5S_SCALAR) if len(values) == 1 else lib.H5Screate_simple(1, count, None)
     native_double = hid.in_dll(lib, "H5T_NATIVE_DOUBLE_g")
     a = lib.H5Acreate2(hid(d), name, native_double, hid(scalar), H5P_DEFAULT, H5P_DEFAULT)
     assert a >= 0, "cannot create the attribute"
-    assert lib.H5Awrite(hid(a), native_double, ctypes.byref(value)) >= 0
+    assert lib.H5Awrite(hid(a), native_double, value) >= 0
     lib.H5Aclose(hid(a))
     lib.H5Sclose(hid(scalar))
     if d != f:

@@ -220,6 +220,16 @@ if [ "$segy_ok" = 1 ]; then
       "$rtm3d" export "$work/no_shot1.h5" --segy "$good" --force
     expect_file_unchanged "$good" "$sum"
     no_partial "$work"
+    # a shot count that disagrees with the gathers stored (probe W, W3: 0 wrote a 0-byte
+    # SEG-Y, 2 of 3 exported the first two, both with exit 0): refused, nothing written
+    for count in 0 2; do
+      cp "$obs" "$work/count_$count.h5"
+      h5edit "$work/count_$count.h5" setattr / shot_count "$count"
+      expect 2 "count_$count\.h5: root attribute shot_count = $count" \
+        "$rtm3d" export "$work/count_$count.h5" --segy "$work/count_$count.sgy"
+      [ ! -e "$work/count_$count.sgy" ] && rob_pass "no count_$count.sgy" ||
+        rob_fail "export left count_$count.sgy ($(stat -c %s "$work/count_$count.sgy") bytes)"
+    done
     # a NaN in the run file is refused, as migrate refuses it
     expect 2 "obs_nan\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45" \
       "$rtm3d" export "$work/obs_nan.h5" --segy "$good" --force
