@@ -215,8 +215,10 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d", cfg->path,
              cfg->mpi.shot_groups, run->shots.count, run->shots.count);
+  /* a combination of keys, refused before any work: a configuration error (exit 2), as the
+   * others (probe W, W4: it exited 1, a failure a script would retry) */
   if (cfg->mpi.shot_groups > 1 && cfg->rtm.shot_images)
-    RTM_FAIL(RTM_ERR_UNSUPPORTED,
+    RTM_FAIL(RTM_ERR_CONFIG,
              "%s: rtm.shot_images with mpi.shot_groups = %d is not implemented (each shot's image "
              "would travel to the first rank): set one of them off",
              cfg->path, cfg->mpi.shot_groups);

@@ -153,9 +153,11 @@ static int refuse(const rtm_reconstruction_ops_t *ops, const rtm_reconstruction_
                   const rtm_fit_t *fit) {
   int status = RTM_OK;
   char advice[512] = "hold it elsewhere (memory.imaging)";
+  /* the room the store has: what is free less what comes beside it (the image, and for auto
+   * the propagators: probe W, W1 advised a count that could not fit beside them) */
+  const size_t store = fit->estimate - fit->image, beside = fit->need - store;
   if (ops->advise)
-    ops->advise(plan, fit->available > fit->image ? fit->available - fit->image : 0, advice,
-                sizeof advice);
+    ops->advise(plan, fit->available > beside ? fit->available - beside : 0, advice, sizeof advice);
   RTM_FAIL(RTM_ERR_NOMEM, "rtm.reconstruction = %s needs %.3g GB%s in %s, where %.3g GB are %s: %s",
            ops->name, fit->need / 1e9, fit->image ? " (with the image)" : "",
            fit->on_device ? "device memory" : "host memory", fit->available / 1e9,

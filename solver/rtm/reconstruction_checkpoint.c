@@ -91,11 +91,16 @@ static void checkpoint_advise(const rtm_reconstruction_plan_t *plan, size_t avai
              "not one checkpoint (%.3g GB: both time levels of %s) fits: hold them elsewhere "
              "(memory.imaging) or use rtm.reconstruction = snapshots",
              state / 1e9, fields_named(plan));
-  else
+  else if (plan->cfg->rtm.checkpoints > 0)
     snprintf(text, size,
              "lower rtm.checkpoints (now %d; %zu of %.3g GB fit), set it to 0 (as many as fit), "
              "or hold them elsewhere (memory.imaging)",
              plan->cfg->rtm.checkpoints, fit, state / 1e9);
+  else /* as many as fit already (probe W, W1: it was advised to set 0 it held) */
+    snprintf(text, size,
+             "%zu checkpoint%s of %.3g GB fit, fewer than the recomputation needs: hold them "
+             "elsewhere (memory.imaging) or free memory",
+             fit, fit == 1 ? "" : "s", state / 1e9);
 }
 
 /* K: rtm.checkpoints, or for 0 as many as fit in auto_share of the memory free now. */

@@ -334,6 +334,8 @@ static void test_bad_input_refused(void **state) {
                       "--set rtm.observed=" DIR "/observed.h5 --set output.name=bad "
                       "--set memory.limit_gb=0.00512",
                       "rtm.reconstruction = auto: none fits");
+  /* rtm.checkpoints is 0 already: not advised to set it to 0 (probe W, W1) */
+  assert_false(contains(read_text(DIR "/err.txt"), "set it to 0"));
   /* a 10^8-step migration of 260-step gathers is refused (exit 2) before any reconstruction
    * takes memory for 10^8 steps: for the gathers' length, or earlier, on a machine of less
    * than about 78 GB, for what grows with time.steps; both messages name the key */

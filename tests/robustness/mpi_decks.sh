@@ -34,6 +34,14 @@ expect 2 "rank 1's deck differs from rank 0's at output.overwrite = true" \
   ranks model "$work/tiny.ini" --set output.name=force -- model "$work/tiny.ini" \
   --set output.name=force --force
 expect_no_output "$work/out" force
+# a combination of keys refused under mpirun is a configuration error, exit 2 (probe W, W4:
+# rtm.shot_images with shot groups exited 1)
+expect 0 "" "$rtm3d" model "$work/tiny.ini" "${survey[@]}" --set output.name=observed --quiet
+expect 2 "rtm\.shot_images with mpi\.shot_groups = 2 is not implemented" \
+  "$mpiexec" --oversubscribe -np 2 "$rtm3d" migrate "$work/tiny.ini" "${survey[@]}" \
+  --set mpi.shot_groups=2 --set rtm.shot_images=true --set rtm.observed="$work/out/observed.h5" \
+  --set output.name=shot_images
+expect_no_output "$work/out" shot_images
 expect 0 "" "$mpiexec" --oversubscribe -np 2 "$rtm3d" model "$work/tiny.ini" --set output.name=same
 [ -s "$work/out/same.h5" ] && rob_pass "the same deck on both ranks ran" ||
   rob_fail "the same deck on both ranks left no same.h5"
