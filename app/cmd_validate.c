@@ -117,7 +117,19 @@ static void validate_grid(validate_t *v, const char *run_path, const char *ref_p
     print_failure(v, "grid (where)", why);
     return;
   }
-  if (!run_axes.has_grid || !ref_axes.has_grid) return;
+  if (run_axes.has_grid != ref_axes.has_grid) { /* probe X, X5: passed either way */
+    snprintf(why, sizeof why, "a grid (attributes spacing, origin) in the %s only",
+             side_name(ref_axes.has_grid));
+    print_failure(v, "grid (where)", why);
+    return;
+  }
+  if (!run_axes.has_grid) return;
+  if (run_axes.has_origin != ref_axes.has_origin) {
+    snprintf(why, sizeof why, "an origin (attribute) in the %s only",
+             side_name(ref_axes.has_origin));
+    print_failure(v, "grid (where)", why);
+    return;
+  }
   const double *run_at = run_axes.origin_m, *ref_at = ref_axes.origin_m;
   const char *what = "origin";
   if (same_metres(run_at, ref_at, 3)) {
@@ -129,6 +141,25 @@ static void validate_grid(validate_t *v, const char *run_path, const char *ref_p
   snprintf(why, sizeof why, "grid %s (%g, %g, %g) m in run, (%g, %g, %g) m in reference", what,
            run_at[0], run_at[1], run_at[2], ref_at[0], ref_at[1], ref_at[2]);
   print_failure(v, "grid (where)", why);
+}
+
+/* The shots each file holds (shot_count, or the single-shot /traces): a failed row when the
+ * counts differ or one is damaged (probe X, X1: an extra /shots/3 group, or shot_count 4 of
+ * 3 shots stored, passed). */
+static void validate_shots(validate_t *v, const char *run_path, const char *ref_path) {
+  char why[300];
+  int count[2] = {0, 0};
+  const int read[2] = {rtm_io_run_shots(run_path, &count[0]),
+                       rtm_io_run_shots(ref_path, &count[1])};
+  if (read[0] != RTM_OK || read[1] != RTM_OK)
+    snprintf(why, sizeof why, "the shots of the %s cannot be counted (said above)",
+             side_name(read[0] == RTM_OK));
+  else if (count[0] != count[1])
+    snprintf(why, sizeof why, "%d shot%s in run, %d in reference", count[0],
+             count[0] == 1 ? "" : "s", count[1]);
+  else
+    return;
+  print_failure(v, "shots", why);
 }
 
 /* A gather's source in both files: a failed row when they differ, when one file gives one
@@ -205,11 +236,67 @@ static void validate_interval(validate_t *v, const char *run_path, const char *r
              side_name(axes[1].has_dt));
   else if (axes[0].has_dt &&
            !(fabs(axes[0].dt_s - axes[1].dt_s) <= 1e-9 * fmax(axes[0].dt_s, axes[1].dt_s)))
-    snprintf(why, sizeof why, "samples every %g s in run, %g s in reference", axes[0].dt_s,
+    snprintf(why, sizeof why, "samples every %.17g s in run, %.17g s in reference", axes[0].dt_s,
              axes[1].dt_s);
   else
     return;
   print_failure(v, label, why);
+}
+
+/* The attribute `name` of list [count], or NULL. */
+static const rtm_io_attribute_t *attribute_named(const rtm_io_attribute_t *list, int count,
+                                                 const char *name) {
+  for (int i = 0; i < count; ++i)
+    if (strcmp(list[i].name, name) == 0) return &list[i];
+  return NULL;
+}
+
+/* Whether two attributes hold the same values (a millionth of a millionth apart; NaN as
+ * NaN, so that a file is still its own twin). */
+static int same_values(const rtm_io_attribute_t *a, const rtm_io_attribute_t *b) {
+  if (a->count != b->count) return 0;
+  for (size_t i = 0; i < a->count; ++i) {
+    const double x = a->values[i], y = b->values[i];
+    if (isnan(x) && isnan(y)) continue;
+    if (!(fabs(x - y) <= 1e-12 * fmax(fabs(x), fabs(y)))) return 0;
+  }
+  return 1;
+}
+
+/* A dataset's numeric attributes (a snapshot series' times and steps, a gather panel's axes,
+ * lags and angles): a failed row for each one on one side only or holding other values
+ * (probe X, X2 and X3: all passed). dt is validate_interval's. */
+static void validate_attributes(validate_t *v, const char *run_path, const char *ref_path,
+                                const char *name) {
+  char label[600], why[700];
+  rtm_io_attribute_t *list[2] = {NULL, NULL};
+  int count[2] = {0, 0};
+  const int read[2] = {rtm_io_read_numeric_attributes(run_path, name, &list[0], &count[0]),
+                       rtm_io_read_numeric_attributes(ref_path, name, &list[1], &count[1])};
+  snprintf(label, sizeof label, "%s (attributes)", name);
+  if (read[0] != RTM_OK || read[1] != RTM_OK) {
+    snprintf(why, sizeof why, "those of the %s cannot be read (said above)",
+             side_name(read[0] == RTM_OK));
+    print_failure(v, label, why);
+  }
+  for (int side = 0; read[0] == RTM_OK && read[1] == RTM_OK && side < 2; ++side)
+    for (int i = 0; i < count[side]; ++i) {
+      const rtm_io_attribute_t *mine = &list[side][i];
+      const rtm_io_attribute_t *other =
+          attribute_named(list[1 - side], count[1 - side], mine->name);
+      if (strcmp(mine->name, "dt") == 0 || (other && side == 1)) continue; /* said once */
+      if (!other)
+        snprintf(why, sizeof why, "%s in the %s only", mine->name, side_name(side));
+      else if (!same_values(mine, other))
+        snprintf(why, sizeof why, "%s differs (%zu value%s, the first %g in run, %g in reference)",
+                 mine->name, mine->count, mine->count == 1 ? "" : "s",
+                 mine->count ? mine->values[0] : 0.0, other->count ? other->values[0] : 0.0);
+      else
+        continue;
+      print_failure(v, label, why);
+    }
+  rtm_io_attributes_release(list[0], count[0]);
+  rtm_io_attributes_release(list[1], count[1]);
 }
 
 /* Where and when a gather lies, which its values do not show: its source, its receivers and
@@ -276,6 +363,7 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
     print_row(v, name, -1, shape, &c);
   }
   validate_geometry(v, run_path, ref_path, name);
+  validate_attributes(v, run_path, ref_path, name);
 fail:
   rtm_dataset_release(&run);
   rtm_dataset_release(&ref);
@@ -417,6 +505,7 @@ int rtm_cmd_validate(int argc, char **argv) {
   printf(")\n");
   print_header();
   if (name_count > 0) validate_grid(&v, run_path, ref_path, names[0]);
+  if (!dataset_list) validate_shots(&v, run_path, ref_path);
   for (int i = 0; i < name_count; ++i)
     RTM_TRY(validate_dataset(&v, run_path, ref_path, names[i], run_names, run_count));
   /* what only the run holds fails too (probe T, T4: a run of 3 shots passed against a

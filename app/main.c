@@ -16,6 +16,7 @@
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 #include "rtm_version.h"
+#include "solver_io.h"
 
 /* A command runs on one rank (run), or on every rank of an MPI launch (run_on_ranks, with
  * main's MPI context; one rank without a launcher). */
@@ -291,11 +292,12 @@ static int stdout_checked(int code) {
 /* Ranks sharing a node, each with OpenMP's default of every core, take turns on them: their
  * set-up, the host's sums and filters (two ranks of a 32-core host, one a GPU: a 512^3 set-up
  * 0.80 s against 0.51 s with 16 threads each), the cpu backend's steps (issue 32, D9). Without
- * OMP_NUM_THREADS each rank takes its share of the node's cores; a value given is kept. */
+ * OMP_NUM_THREADS each rank takes its share of the job's cores on the node (its I/O thread
+ * too: io_worker.c); a value given is kept. */
 static void share_node_cores(const rtm_mpi_t *mpi) {
 #ifdef _OPENMP
   const int ranks = rtm_mpi_local_size(mpi);
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const long cores = rtm_app_job_cpus(); /* a batch job's cpuset, not the whole host */
   const char *given = getenv("OMP_NUM_THREADS");
   if (ranks < 2 || cores < 1 || (given && given[0])) return;
   if ((long)omp_get_max_threads() * ranks > cores)

@@ -143,9 +143,7 @@ static long count_cpu_list(const char *list) {
   return count;
 }
 
-/* The CPUs this process's cgroup may use (a batch system's allocation: cgroup v2's
- * cpuset.cpus.effective, or v1's cpuset.effective_cpus), else every CPU online. */
-static long cpus_of_job(void) {
+long rtm_app_job_cpus(void) {
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   char line[512], path[640], cpus[4096];
   long found = 0;
@@ -169,7 +167,7 @@ static long cpus_of_job(void) {
 
 static void warn_narrow_binding(const rtm_mpi_t *mpi) {
   cpu_set_t set;
-  const long online = cpus_of_job();
+  const long online = rtm_app_job_cpus();
   const int ranks = rtm_mpi_local_size(mpi);
   if (sched_getaffinity(0, sizeof set, &set) != 0 || online <= 0) return;
   const int usable = CPU_COUNT(&set), share = (int)(online / ranks);

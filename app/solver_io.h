@@ -24,6 +24,9 @@ int rtm_app_load_model_values(const rtm_config_t *cfg, const rtm_grid_t *grid, r
 /* The grid given `mpi`'s ranks (grid->mpi) and, with several, cut to this rank's z-slab
  * (rtm_mpi_slab); with one rank its planes unchanged. */
 int rtm_app_slab(rtm_grid_t *grid, rtm_mpi_t *mpi);
+/* The CPUs this process's cgroup may use (a batch system's allocation: cgroup v2's
+ * cpuset.cpus.effective, or v1's cpuset.effective_cpus), else every CPU online. */
+long rtm_app_job_cpus(void);
 
 /* What a slab write fills: the volume `name` (an absolute path such as "/image"), or, when
  * index >= 0, entry `index` of the snapshot series `name` ("p") taken at `step`, `time_s`. */

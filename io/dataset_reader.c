@@ -436,7 +436,7 @@ int rtm_io_read_gather_source(const char *path, const char *gather, double sourc
 }
 
 int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes_t *axes) {
-  int status = RTM_OK, present = 0;
+  int status = RTM_OK;
   open_dataset_t d;
   double *times = NULL;
   memset(axes, 0, sizeof *axes);
@@ -444,15 +444,16 @@ int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes
   RTM_TRY(rtm_h5_read_attr_doubles(d.file, path, "spacing", 3, "metres", axes->spacing_m,
                                    &axes->has_grid));
   if (axes->has_grid)
-    RTM_TRY(
-        rtm_h5_read_attr_doubles(d.file, path, "origin", 3, "metres", axes->origin_m, &present));
+    RTM_TRY(rtm_h5_read_attr_doubles(d.file, path, "origin", 3, "metres", axes->origin_m,
+                                     &axes->has_origin));
   /* the axes of a figure and the grid validate compares: a damaged spacing or origin drew a
    * blank figure (probe W, W5) */
   for (int a = 0; axes->has_grid && a < 3; ++a)
-    if (!(axes->spacing_m[a] > 0.0 && isfinite(axes->spacing_m[a]) && isfinite(axes->origin_m[a])))
+    if (!(axes->spacing_m[a] > 0.0 && isfinite(axes->spacing_m[a]) &&
+          fabs(axes->origin_m[a]) <= RTM_IO_ORIGIN_CELLS * axes->spacing_m[a]))
       RTM_FAIL(RTM_ERR_INPUT,
                "%s: attributes spacing (%g, %g, %g) and origin (%g, %g, %g) m: the spacing must be "
-               "finite and > 0, the origin finite",
+               "finite and > 0, the origin finite and within 2^29 spacings of 0 (as the decks')",
                path, axes->spacing_m[0], axes->spacing_m[1], axes->spacing_m[2], axes->origin_m[0],
                axes->origin_m[1], axes->origin_m[2]);
   RTM_TRY(
@@ -470,9 +471,77 @@ int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes
     RTM_TRY(rtm_h5_read_attr_doubles(d.dataset, path, "times", (size_t)d.dims[0], "seconds", times,
                                      &axes->has_time));
     if (axes->has_time && (size_t)index < (size_t)d.dims[0]) axes->time_s = times[index];
+    if (axes->has_time && !isfinite(axes->time_s)) /* a title "t = nan s" (probe X, X2) */
+      RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s: attribute times[%ld] is %g: a time must be finite",
+               path, name, index, axes->time_s);
   }
 fail:
   free(times);
   close_dataset(&d);
   return status;
+}
+
+typedef struct {
+  rtm_io_attribute_t *list;
+  int count, failed;
+} attribute_walk_t;
+
+/* H5Aiterate2's visit: a numeric attribute of up to 2^20 values read as doubles. */
+static herr_t visit_attribute(hid_t object, const char *name, const H5A_info_t *info, void *data) {
+  (void)info;
+  attribute_walk_t *walk = data;
+  hid_t attribute = H5Aopen(object, name, H5P_DEFAULT);
+  if (attribute < 0) return -1;
+  hid_t type = H5Aget_type(attribute), space = H5Aget_space(attribute);
+  const H5T_class_t type_class = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+  const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  herr_t result = 0;
+  if ((type_class == H5T_INTEGER || type_class == H5T_FLOAT) && points >= 0 && points <= 1 << 20) {
+    rtm_io_attribute_t *grown = realloc(walk->list, (size_t)(walk->count + 1) * sizeof *grown);
+    double *values = malloc(((size_t)points + 1) * sizeof *values);
+    if (grown) walk->list = grown;
+    if (!grown || !values || H5Aread(attribute, H5T_NATIVE_DOUBLE, values) < 0) {
+      free(values);
+      walk->failed = 1;
+      result = -1;
+    } else {
+      rtm_io_attribute_t *a = &walk->list[walk->count++];
+      snprintf(a->name, sizeof a->name, "%s", name);
+      a->count = (size_t)points;
+      a->values = values;
+    }
+  }
+  if (space >= 0) H5Sclose(space);
+  if (type >= 0) H5Tclose(type);
+  H5Aclose(attribute);
+  return result;
+}
+
+int rtm_io_read_numeric_attributes(const char *path, const char *name,
+                                   rtm_io_attribute_t **attributes, int *count) {
+  int status = RTM_OK;
+  open_dataset_t d;
+  attribute_walk_t walk = {NULL, 0, 0};
+  *attributes = NULL;
+  *count = 0;
+  RTM_TRY(open_dataset(path, name, &d));
+  hsize_t at = 0;
+  if (H5Aiterate2(d.dataset, H5_INDEX_NAME, H5_ITER_INC, &at, visit_attribute, &walk) < 0)
+    status = walk.failed ? RTM_ERR_NOMEM : RTM_ERR_INPUT;
+  close_dataset(&d);
+  if (status != RTM_OK) {
+    rtm_log_error("%s: the attributes of dataset %s cannot be read", path, name);
+    rtm_io_attributes_release(walk.list, walk.count);
+    return status;
+  }
+  *attributes = walk.list;
+  *count = walk.count;
+fail:
+  return status;
+}
+
+void rtm_io_attributes_release(rtm_io_attribute_t *attributes, int count) {
+  for (int i = 0; i < count; ++i)
+    free(attributes[i].values);
+  free(attributes);
 }

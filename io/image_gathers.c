@@ -7,6 +7,7 @@
  * written at a migration's end, and read back a CIP at a time for rtm3d plot's panels. */
 #include "rtm_io.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,12 +151,19 @@ int rtm_io_read_gathers_info(const char *path, const char *dataset, rtm_io_gathe
   RTM_TRY(
       required_attribute(set, context, dataset, "z_spacing_m", 1, "metres", &info->z_spacing_m));
   RTM_TRY(required_attribute(set, context, dataset, "z_origin_m", 1, "metres", &info->z_origin_m));
+  /* the panel's depth axis: a damaged one drew an empty panel, exit 0 (probe X, X4) */
+  if (!(info->z_spacing_m > 0.0 && isfinite(info->z_spacing_m) && isfinite(info->z_origin_m) &&
+        fabs(info->z_origin_m) <= RTM_IO_ORIGIN_CELLS * info->z_spacing_m))
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: %s has z_spacing_m = %g and z_origin_m = %g: a depth axis needs a finite "
+             "spacing > 0 and an origin within 2^29 spacings of 0",
+             context, dataset, info->z_spacing_m, info->z_origin_m);
   info->cips = (int)dims[0];
   info->nz = (int)dims[rank - 1];
   if (info->angle) {
     double angle_max = 0.0;
     RTM_TRY(required_attribute(set, context, dataset, "angle_max_deg", 1, "degrees", &angle_max));
-    if (dims[1] < 1 || dims[1] > 100000 || !(angle_max >= 0.0 && angle_max < 90.0))
+    if (dims[1] < 1 || dims[1] > 100000 || !(angle_max > 0.0 && angle_max < 90.0))
       RTM_FAIL(RTM_ERR_INPUT, "%s: %s holds %llu angles to %g degrees", context, dataset,
                (unsigned long long)dims[1], angle_max);
     info->columns = (int)dims[1];

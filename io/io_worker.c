@@ -5,6 +5,9 @@
  * inputs read while its steps go on. A job's status is kept until it is waited for; after a
  * job fails, the ones queued behind it are not run and return the same status. */
 #include <pthread.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <signal.h>
 #include <stdlib.h>
 
@@ -25,11 +28,17 @@ struct rtm_io_worker {
   long done;   /* tickets [0, done) have run (or were skipped after a failure) */
   int status;  /* the first failed job's */
   int stop;
+  int threads; /* the creator's OpenMP threads, which its jobs' loops take too */
 };
 
 static void *work(void *argument) {
   rtm_io_worker_t *w = argument;
   int quiet = 0;
+#ifdef _OPENMP
+  /* OpenMP's thread count is a thread's setting: the creator's share of the node's cores
+   * (app/main.c) holds here too, or the sums' adds would take every core */
+  if (w->threads > 0) omp_set_num_threads(w->threads);
+#endif
   pthread_mutex_lock(&w->lock);
   for (;;) {
     while (w->done == w->queued && !w->stop)
@@ -66,6 +75,9 @@ int rtm_io_worker_create(rtm_io_worker_t **worker) {
   if (!w) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the I/O thread");
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->changed, NULL);
+#ifdef _OPENMP
+  w->threads = omp_get_max_threads();
+#endif
   /* the thread inherits the mask: signals stay with the thread that checks for them */
   sigemptyset(&blocked);
   sigaddset(&blocked, SIGINT);

@@ -464,11 +464,24 @@ void rtm_dataset_release(rtm_dataset_t *dataset);
 /* What a figure needs to put units on a dataset: the file's root attributes spacing and
  * origin (metres; has_grid 0 when absent), the dataset's attribute dt (seconds, gathers) and,
  * of a snapshot series, entry `index` of its attribute times (seconds). */
+/* How far from 0 an origin may lie, in spacings (the decks' bound: points would collapse
+ * in float beyond it). */
+#define RTM_IO_ORIGIN_CELLS 536870912.0
 typedef struct {
-  int has_grid, has_dt, has_time;
+  int has_grid, has_origin, has_dt, has_time; /* has_origin: of a file with a grid */
   double spacing_m[3], origin_m[3], dt_s, time_s;
 } rtm_io_axes_t;
 int rtm_io_read_axes(const char *path, const char *name, long index, rtm_io_axes_t *axes);
+/* The numeric attributes (integer or float, as doubles) of dataset `name`: *attributes
+ * [*count] (malloc'd; rtm_io_attributes_release). Text attributes are left out. */
+typedef struct {
+  char name[64];
+  size_t count;
+  double *values;
+} rtm_io_attribute_t;
+int rtm_io_read_numeric_attributes(const char *path, const char *name,
+                                   rtm_io_attribute_t **attributes, int *count);
+void rtm_io_attributes_release(rtm_io_attribute_t *attributes, int count);
 /* Where the receivers of a gather [nrec][nt] sit, when they lie on a line along x or y (the
  * other two coordinates the same for all) evenly spaced: *axis 'x' or 'y', the first one's
  * coordinate and the spacing in metres. The positions are /traces/receivers beside
@@ -559,6 +572,9 @@ typedef struct {
  * layout (/traces/<field> with its source attribute); a file with neither is an input error
  * naming it. A SEG-Y file (rtm_segy_path) is read as one (rtm_segy_shot_count). */
 int rtm_io_shot_count(const char *path, int *count);
+/* The shots of an HDF5 file as rtm_io_shot_count counts them, 0 for a file of neither
+ * layout (a migration's image, a model file); a damaged count is an input error, said. */
+int rtm_io_run_shots(const char *path, int *count);
 /* Shot `shot`'s gather of `field` ("p"): /shots/<shot>/..., or /traces/... for shot 0 of a
  * single-shot file. A missing shot or field, or shapes that disagree, are input errors
  * naming the file and the dataset. A SEG-Y file holds one field, whatever `field` says. A

@@ -117,6 +117,12 @@ static int count_shots(hid_t file, const char *context, int *count, int *many) {
                "%s: root attribute shot_count = %d, but %s is there: the count does not match "
                "the gathers stored (a damaged file)",
                context, (int)value, past);
+    snprintf(past, sizeof past, "/shots/%d", (int)value - 1);
+    if (rtm_h5_path_exists(file, past) <= 0)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: root attribute shot_count = %d, but there is no %s: the count does not "
+               "match the gathers stored (a damaged file)",
+               context, (int)value, past);
     *count = (int)value;
     *many = 1;
     goto fail;
@@ -135,6 +141,26 @@ static int count_shots(hid_t file, const char *context, int *count, int *many) {
   *count = 1;
 fail:
   rtm_h5_close(&traces);
+  return status;
+}
+
+int rtm_io_run_shots(const char *path, int *count) {
+  int status = RTM_OK, present = 0;
+  hid_t file = H5I_INVALID_HID, traces = H5I_INVALID_HID;
+  *count = 0;
+  RTM_TRY(rtm_h5_open_read(path, "run file", &file));
+  present = H5Aexists(file, "shot_count") > 0;
+  if (!present && rtm_h5_path_exists(file, "/traces") > 0) {
+    RTM_H5_CHECK(traces = H5Oopen(file, "/traces", H5P_DEFAULT), RTM_ERR_INPUT, "%s: /traces",
+                 path);
+    present = H5Aexists(traces, "source") > 0;
+  }
+  rtm_h5_close(&traces);
+  rtm_h5_close(&file);
+  if (present) RTM_TRY(rtm_h5_shot_count(path, count));
+fail:
+  rtm_h5_close(&traces);
+  rtm_h5_close(&file);
   return status;
 }
 

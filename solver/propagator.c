@@ -382,10 +382,14 @@ int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
   const rtm_backend_t *backend = NULL;
   int device = -1;
   RTM_TRY(rtm_backend_select(cfg->backend.name, &backend));
-  if (what != RTM_PREFLIGHT_PROPAGATOR) warn_kernel_keys(cfg, backend);
-  const int model_loaded = what == RTM_PREFLIGHT_PROPAGATOR;
+  const int model_loaded = what == RTM_PREFLIGHT_PROPAGATOR || what == RTM_PREFLIGHT_BESIDE;
+  if (!model_loaded) warn_kernel_keys(cfg, backend);
   const int host_fields = what != RTM_PREFLIGHT_MODEL && strcmp(backend->name, "cpu") == 0;
-  const size_t fields = what == RTM_PREFLIGHT_MODEL ? 0 : rtm_propagator_bytes(cfg, grid);
+  /* a propagator beside another holds no medium of its own (rtm_propagator_create_beside) */
+  const size_t fields = what == RTM_PREFLIGHT_MODEL    ? 0
+                        : what == RTM_PREFLIGHT_BESIDE ? rtm_propagator_bytes(cfg, grid) -
+                                                             rtm_propagator_medium_bytes(cfg, grid)
+                                                       : rtm_propagator_bytes(cfg, grid);
   const int parameters = rtm_model_parameter_count(cfg->physics.equation);
   const size_t model = model_loaded ? 0 : rtm_model_bytes(cfg, grid);
   char needs[160];
@@ -515,7 +519,8 @@ int rtm_propagator_create_beside(const rtm_config_t *cfg, const rtm_grid_t *grid
     RTM_FAIL(RTM_ERR_INTERNAL, "a propagator shares the medium of another backend's");
   RTM_TRY(check_strategies(cfg, prop->backend->name));
   /* before the wavelet and the backend's fields and traces are allocated */
-  RTM_TRY(rtm_propagator_preflight(cfg, grid, RTM_PREFLIGHT_PROPAGATOR));
+  RTM_TRY(rtm_propagator_preflight(cfg, grid,
+                                   medium ? RTM_PREFLIGHT_BESIDE : RTM_PREFLIGHT_PROPAGATOR));
   RTM_TRY(rtm_boundary_init(&prop->boundary, grid, cfg->boundary.width_cells,
                             cfg->boundary.reflection, model->vp_max, prop->dt_s));
   prop->trace_fields = rtm_field_mask(cfg->receivers.fields);

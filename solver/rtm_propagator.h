@@ -88,6 +88,7 @@ typedef enum {
   RTM_PREFLIGHT_MODEL,      /* a model loaded for its values alone (rtm3d accuracy's deck) */
   RTM_PREFLIGHT_RUN,        /* before a run's model is loaded: both */
   RTM_PREFLIGHT_PROPAGATOR, /* the model loaded: the propagator's */
+  RTM_PREFLIGHT_BESIDE,     /* as PROPAGATOR, for one that borrows another's medium */
 } rtm_preflight_t;
 /* Weighs what `what` names against what is free within memory.limit_gb. A refusal names the
  * need per rank; every command calls it before it loads a model (rtm_app_load_model), so a

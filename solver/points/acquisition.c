@@ -52,32 +52,35 @@ void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double
 
 /* ---- files of positions ---- */
 
-/* Why a line of a positions file is not three finite numbers 'x y z': the value at fault
- * and what is wrong with it (not a number, not finite, beyond a double's range, a fourth
- * value, a ';' or "//" taken for a comment), or how many values it holds. */
-static void point_line_fault(const char *line, char *why, size_t size) {
+/* A line of a positions file read as three finite numbers 'x y z' into xyz, each token a
+ * whole number (strtod: "5e" is not 5, as scanf read it: probe X, X7): 1; else 0 with why
+ * (the value at fault and what is wrong with it: not a number, not finite, beyond a double's
+ * range, a fourth value, a ';' or "//" taken for a comment; or how many values it holds). */
+static int read_point_line(const char *line, double xyz[3], char *why, size_t size) {
   static const char *const axis[3] = {"x", "y", "z"};
   const char *at = line;
   for (int k = 0;; ++k) {
     at += strspn(at, " \t\r\n\v\f");
     const int token = (int)strcspn(at, " \t\r\n\v\f");
+    if (token == 0 && k == 3) return 1;
     if (token == 0) {
       snprintf(why, size, "found %d value%s", k, k == 1 ? "" : "s");
-      return;
+      return 0;
     }
     if (*at == ';' || strncmp(at, "//", 2) == 0) {
       snprintf(why, size, "'%.*s' starts no comment here: comments begin with '#'",
                *at == ';' ? 1 : 2, at);
-      return;
+      return 0;
     }
     if (k == 3) {
       snprintf(why, size, "'%.*s' follows z: one point a line", token, at);
-      return;
+      return 0;
     }
     char *end = NULL;
     errno = 0;
     const double value = strtod(at, &end);
     if (end == at + token && isfinite(value)) {
+      xyz[k] = value;
       at = end;
       continue;
     }
@@ -88,7 +91,7 @@ static void point_line_fault(const char *line, char *why, size_t size) {
                token, at);
     else
       snprintf(why, size, "%s = %.*s is not finite", axis[k], token, at);
-    return;
+    return 0;
   }
 }
 
@@ -115,18 +118,12 @@ static int read_positions_file(const char *path, const char *key, const char *no
       memmove(line, line + 3, strlen(line + 3) + 1);
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
-    double x, y, z;
-    char trailing[2];
-    int fields = sscanf(line, "%lf %lf %lf %1s", &x, &y, &z, trailing);
-    if (fields <= 0) {
-      char blank[2];
-      if (sscanf(line, "%1s", blank) != 1) continue; /* empty or comment line */
-    }
-    if (fields != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
-      point_line_fault(line, why, sizeof why);
+    if (line[strspn(line, " \t\r\n\v\f")] == '\0') continue; /* empty or comment line */
+    double xyz[3];
+    if (!read_point_line(line, xyz, why, sizeof why))
       RTM_FAIL(RTM_ERR_INPUT, "%s:%d: expected three numbers 'x y z' in metres: %s", path,
                line_number, why);
-    }
+    const double x = xyz[0], y = xyz[1], z = xyz[2];
     if (volume && !inside_volume(volume, (const double[3]){x, y, z})) {
       describe_volume(volume, extent, sizeof extent);
       RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s (%.15g, %.15g, %.15g) m lies outside the volume, %s", path,

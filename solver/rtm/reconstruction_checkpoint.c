@@ -96,7 +96,7 @@ static void checkpoint_advise(const rtm_reconstruction_plan_t *plan, size_t avai
              "lower rtm.checkpoints (now %d; %zu of %.3g GB fit), set it to 0 (as many as fit), "
              "or hold them elsewhere (memory.imaging)",
              plan->cfg->rtm.checkpoints, fit, state / 1e9);
-  else /* as many as fit already (probe W, W1: it was advised to set 0 it held) */
+  else /* as many as fit already (probe W, W1: it was advised to set the 0 it held) */
     snprintf(text, size,
              "%zu checkpoint%s of %.3g GB fit, fewer than the recomputation needs: hold them "
              "elsewhere (memory.imaging) or free memory",

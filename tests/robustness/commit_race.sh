@@ -219,7 +219,7 @@ expect_file_unchanged "$out/u3.h5" "$u3_sum"
 [ -f "$out/old/u3.lock" ] && [ ! -e "$out/u3.lock" ] &&
   rob_pass "the lock stays in the moved folder, and the linked folder's name is not removed" ||
   rob_fail "locks: $(ls "$out"/u3.lock "$out/old/u3.lock" 2>&1 | tr '\n' ' ')"
-rm -rf "$out/new" "$out/old" "$out"/u3.*.partial
+rm -rf "$out/new" "$out/old" "$out"/u3*.partial
 
 # ---- output.dir renamed while a run writes into it (probe R, R3: "the run's outputs were
 # removed" though its complete NAME.h5.partial went with the folder): said as it is

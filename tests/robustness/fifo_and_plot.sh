@@ -108,7 +108,7 @@ done
 if have_h5edit; then
   expect 0 "" "${bounded[@]}" "$rtm3d" model "$deck" --quiet --set output.dir="$work/grid" \
     --set output.name=grid --set snapshots.every=10
-  for edit in "spacing 0,0,0" "spacing nan,nan,nan" "origin nan,0,0"; do
+  for edit in "spacing 0,0,0" "spacing nan,nan,nan" "origin nan,0,0" "origin 1e300,0,0"; do
     set -- $edit
     cp "$work/grid/grid.h5" "$work/grid/damaged.h5"
     h5edit "$work/grid/damaged.h5" setattr / "$1" "$2" || rob_fail "h5edit setattr $1 $2"
@@ -117,6 +117,19 @@ if have_h5edit; then
     [ ! -e "$work/grid/d.png" ] && rob_pass "no figure of a grid with $1 $2" ||
       rob_fail "a figure of a grid with $1 $2"
   done
+  # a snapshot's time NaN: refused, not titled "t = nan s" (probe X, X2); validate fails the
+  # edited times against the run's own
+  cp "$work/grid/grid.h5" "$work/grid/times.h5"
+  h5edit "$work/grid/times.h5" setattr /snapshots/p times nan,nan || rob_fail "h5edit times"
+  expect 2 "times\.h5: dataset /snapshots/p: attribute times\[[0-9]\] is nan" \
+    "${bounded[@]}" "$rtm3d" plot "$work/grid/times.h5" /snapshots/p -o "$work/grid/t.png"
+  expect 1 "/snapshots/p \(attributes\).*times differs" \
+    "$rtm3d" validate "$work/grid/times.h5" "$work/grid/grid.h5"
+  # a grid without its origin on one side (probe X, X5)
+  cp "$work/grid/grid.h5" "$work/grid/no_origin.h5"
+  h5edit "$work/grid/no_origin.h5" unattr origin || rob_fail "h5edit unattr origin"
+  expect 1 "grid \(where\).*an origin \(attribute\) in the reference only" \
+    "$rtm3d" validate "$work/grid/no_origin.h5" "$work/grid/grid.h5"
 fi
 
 # ---- a shot's receiver positions ([n][3] metres) are no gather: refused, no figure (the

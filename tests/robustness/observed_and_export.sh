@@ -230,6 +230,13 @@ if [ "$segy_ok" = 1 ]; then
       [ ! -e "$work/count_$count.sgy" ] && rob_pass "no count_$count.sgy" ||
         rob_fail "export left count_$count.sgy ($(stat -c %s "$work/count_$count.sgy") bytes)"
     done
+    # validate fails a count short or long of the gathers stored (probe X, X1)
+    cp "$obs" "$work/count_4.h5"
+    h5edit "$work/count_4.h5" setattr / shot_count 4
+    expect 1 "shots .*the shots of the run cannot be counted" \
+      "$rtm3d" validate "$work/count_4.h5" "$obs"
+    expect 1 "shots .*the shots of the reference cannot be counted" \
+      "$rtm3d" validate "$obs" "$work/count_2.h5"
     # a NaN in the run file is refused, as migrate refuses it
     expect 2 "obs_nan\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45" \
       "$rtm3d" export "$work/obs_nan.h5" --segy "$good" --force

@@ -53,6 +53,10 @@ expect 2 "long\.txt:1: a line longer than 1023 bytes" "${run[@]}" "${receivers[@
 # a NUL at the start of a line: read as a blank line, its receiver was dropped
 printf '120 120 60\n\000140 120 60\n' >"$work/nul.txt"
 expect 2 "nul\.txt:2: a NUL byte at column 1" "${run[@]}" "${receivers[@]}=$work/nul.txt"
+# a number cut inside its exponent: scanf read "5e" as 5 (probe X, X7); the deck refuses it too
+printf '120 120 60\n140 120 6e\n' >"$work/cut.txt"
+expect 2 "cut\.txt:2: expected three numbers 'x y z' in metres: z = '6e' is not a number" \
+  "${run[@]}" "${receivers[@]}=$work/cut.txt"
 # Windows line ends still read
 printf '120 120 60\r\n140 120 60\r\n' >"$work/crlf.txt"
 expect 0 "" "${run[@]}" "${receivers[@]}=$work/crlf.txt" --set output.dir="$work/ok"
