@@ -302,6 +302,17 @@ static int write_file(const char *h5_file, const char *named, const char *writer
       RTM_FAIL(RTM_ERR_INTERRUPTED, "export: stopped by %s before shot %d of %s",
                rtm_interrupt_name(), shot, h5_path);
     RTM_TRY(rtm_io_read_shot(h5_file, shot, field, &gather));
+    /* a damaged position is the run file's, not the SEG-Y's (probe X, X6: blamed on the
+     * output, "does not fit" for a NaN) */
+    for (int k = -1; k < gather.count; ++k) {
+      const double *at = k < 0 ? gather.source_m : gather.receivers_m + 3 * (size_t)k;
+      if (!isfinite(at[0]) || !isfinite(at[1]) || !isfinite(at[2])) {
+        char who[48];
+        snprintf(who, sizeof who, k < 0 ? "its source" : "receiver %d", k);
+        RTM_FAIL(RTM_ERR_INPUT, "%s: shot %d: %s is at (%g, %g, %g) m: a position must be finite",
+                 h5_path, shot, who, at[0], at[1], at[2]);
+      }
+    }
     if (shot == first) {
       const double us = gather.dt_s * 1e6;
       if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 32767)

@@ -119,6 +119,13 @@ if [ "$h5_ok" = 1 ]; then
   cp "$obs" "$work/obs_nan_receiver.h5"
   h5edit "$work/obs_nan_receiver.h5" set /shots/1/receivers nan 2 0
   refused "$work/obs_nan_receiver.h5" h5_nan_receiver "receiver 2 of shot 1 lies at x = nan m"
+  # export names the run file and the shot, not the SEG-Y it would write (probe X, X6)
+  if [ "$segy_ok" = 1 ]; then
+    expect 2 "obs_nan_source\.h5: shot 0: its source is at \(.*nan.*\) m: a position must be finite" \
+      "$rtm3d" export "$work/obs_nan_source.h5" --segy "$work/nan_source.sgy"
+    expect 2 "obs_nan_receiver\.h5: shot 1: receiver 2 is at \(nan, .*\) m" \
+      "$rtm3d" export "$work/obs_nan_receiver.h5" --segy "$work/nan_receiver.sgy"
+  fi
   # a sample interval that is there but wrong is named with its value (it was "has no
   # attribute dt > 0"); one a hair off the modelling dt (0.002 s) cannot be resampled: an
   # input defect, exit 2, naming the shot and the value (it was exit 1 from the resampler)
