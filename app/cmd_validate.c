@@ -177,7 +177,8 @@ static void validate_source(validate_t *v, const char *run_path, const char *ref
   else if (found[0] != found[1])
     snprintf(why, sizeof why, "a source in the %s only", side_name(found[1]));
   else if (found[0] && !same_metres(source[0], source[1], 3))
-    snprintf(why, sizeof why, "source at (%g, %g, %g) m in run, (%g, %g, %g) m in reference",
+    snprintf(why, sizeof why,
+             "source at (%.10g, %.10g, %.10g) m in run, (%.10g, %.10g, %.10g) m in reference",
              source[0][0], source[0][1], source[0][2], source[1][0], source[1][1], source[1][2]);
   else
     return;
@@ -251,16 +252,15 @@ static const rtm_io_attribute_t *attribute_named(const rtm_io_attribute_t *list,
   return NULL;
 }
 
-/* Whether two attributes hold the same values (a millionth of a millionth apart; NaN as
- * NaN, so that a file is still its own twin). */
-static int same_values(const rtm_io_attribute_t *a, const rtm_io_attribute_t *b) {
-  if (a->count != b->count) return 0;
+/* The first value where two attributes of as many values differ (a millionth of a millionth
+ * apart; NaN as NaN, so that a file is still its own twin), or their count when none does. */
+static size_t first_difference(const rtm_io_attribute_t *a, const rtm_io_attribute_t *b) {
   for (size_t i = 0; i < a->count; ++i) {
     const double x = a->values[i], y = b->values[i];
     if (isnan(x) && isnan(y)) continue;
-    if (!(fabs(x - y) <= 1e-12 * fmax(fabs(x), fabs(y)))) return 0;
+    if (!(fabs(x - y) <= 1e-12 * fmax(fabs(x), fabs(y)))) return i;
   }
-  return 1;
+  return a->count;
 }
 
 /* A dataset's numeric attributes (a snapshot series' times and steps, a gather panel's axes,
@@ -285,12 +285,15 @@ static void validate_attributes(validate_t *v, const char *run_path, const char 
       const rtm_io_attribute_t *other =
           attribute_named(list[1 - side], count[1 - side], mine->name);
       if (strcmp(mine->name, "dt") == 0 || (other && side == 1)) continue; /* said once */
+      const size_t at = other && other->count == mine->count ? first_difference(mine, other) : 0;
       if (!other)
         snprintf(why, sizeof why, "%s in the %s only", mine->name, side_name(side));
-      else if (!same_values(mine, other))
-        snprintf(why, sizeof why, "%s differs (%zu value%s, the first %g in run, %g in reference)",
-                 mine->name, mine->count, mine->count == 1 ? "" : "s",
-                 mine->count ? mine->values[0] : 0.0, other->count ? other->values[0] : 0.0);
+      else if (other->count != mine->count)
+        snprintf(why, sizeof why, "%s holds %zu values in run, %zu in reference", mine->name,
+                 mine->count, other->count);
+      else if (at < mine->count) /* side 0 here: mine is the run's */
+        snprintf(why, sizeof why, "%s differs: [%zu] = %.17g in run, %.17g in reference",
+                 mine->name, at, mine->values[at], other->values[at]);
       else
         continue;
       print_failure(v, label, why);

@@ -709,7 +709,8 @@ int rtm_migrate_save_held(migrate_run_t *run) {
   int status = RTM_OK;
   /* stopped in its set-up: no sums, no thread yet */
   if (rtm_mpi_world_size(run->mpi) > 1 || !run->migration || !run->worker ||
-      run->cfg.rtm.offset_lags > 0) /* no state holds the gathers yet */
+      run->cfg.rtm.offset_lags > 0 || /* no state holds the gathers yet */
+      run->cfg.rtm.shot_images)       /* nor the shots' images: such a run does not resume */
     return RTM_OK;
   RTM_TRY(rtm_migrate_settle_saves(run));
   if (run->held_shots <= run->saved_shots) return RTM_OK;
@@ -730,6 +731,9 @@ void rtm_migrate_say_interrupted(const migrate_run_t *run) {
     rtm_log_info("migrate: a run with rtm.offset_lags = %d keeps no state (the gathers are "
                  "not kept in one yet): the same command starts over",
                  run->cfg.rtm.offset_lags);
+  else if (run->cfg.rtm.shot_images) /* probe Y, Y2: a state was kept that resume refused */
+    rtm_log_info("migrate: a run with rtm.shot_images keeps no state (each shot's image is "
+                 "not kept in one): the same command starts over");
   else if (rtm_mpi_world_size(run->mpi) == 1 || run->cfg.rtm.resume_every_s <= 0.0)
     rtm_log_info("migrate: no shot had ended, nothing is kept: the same command starts over");
   else

@@ -70,6 +70,15 @@ expect 0 "" "$rtm3d" validate "$out/m.h5" "$out/m2.h5" --rtol 0 --atol 0
 # the same command runs again at once
 expect 0 "" "${makemodel[@]}" --force --set model.description="$work/plain.model"
 
+# ---- migrate with rtm.shot_images keeps no state and says so (probe Y, Y2: it kept one the
+# same command then refused, and said that command resumes there)
+expect 0 "" "$rtm3d" model "$deck" --quiet "${survey[@]}" --set output.name=obs_si
+expect_stopped 130 "a run with rtm\.shot_images keeps no state .*the same command starts over" \
+  INT obs_si.h5 "$rtm3d" migrate "$deck" "${survey[@]}" --set rtm.shot_images=true \
+  --set rtm.observed="$out/obs_si.h5" --set output.name=si
+[ ! -e "$out/si.resume.h5" ] && rob_pass "no si.resume.h5" || rob_fail "si.resume.h5 was kept"
+expect_clean "$out"
+
 # ---- export
 if has_feature "SEG-Y on"; then
   expect 0 "" "$rtm3d" model "$deck" --quiet "${survey[@]}" --set time.steps=40 \
