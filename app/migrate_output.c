@@ -261,6 +261,13 @@ static int draw_figures(migrate_run_t *run) {
   return status;
 }
 
+/* A job of the I/O thread, when still queued (*queued), waited for once: its status. */
+static int wait_once(migrate_run_t *run, int *queued, long ticket) {
+  if (!*queued) return RTM_OK;
+  *queued = 0;
+  return rtm_io_worker_wait(run->worker, ticket);
+}
+
 /* The summed image with the filters the config asks for, and the illumination: each rank of
  * the first shot group filters its slab (what the filters need of the others comes from
  * them), rank 0 writes the slabs as they come. Where that group is one rank (one process, or
@@ -311,16 +318,11 @@ int rtm_migrate_write_image(migrate_run_t *run) {
     RTM_TRY(write_illumination(run));
     RTM_TRY(draw_figures(run));
   }
-  if (illumination_queued) { /* waited for here, in the order queued, both whatever comes */
-    illumination_queued = 0;
-    status = rtm_io_worker_wait(run->worker, illumination_ticket);
-  }
-  if (image_queued) {
-    image_queued = 0;
-    const int written = rtm_io_worker_wait(run->worker, image_ticket);
-    if (status == RTM_OK) status = written;
-  }
+  /* in the order queued, both whatever comes */
+  status = wait_once(run, &illumination_queued, illumination_ticket);
+  const int written = wait_once(run, &image_queued, image_ticket);
   RTM_TRY(status);
+  RTM_TRY(written);
   RTM_TRY(drawn);
   const double finish_start_s = rtm_wall_seconds();
   if (run->root) {
@@ -332,8 +334,8 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   run->write_s += rtm_wall_seconds() - start_s - run->filter_s - run->figures_s;
 fail:
   /* a job still queued on the way out (a failure here) reads the slabs: waited for first */
-  if (illumination_queued) rtm_io_worker_wait(run->worker, illumination_ticket);
-  if (image_queued) rtm_io_worker_wait(run->worker, image_ticket);
+  wait_once(run, &illumination_queued, illumination_ticket);
+  wait_once(run, &image_queued, image_ticket);
   if (run->gathers_whole != run->gather_shot) free(run->gathers_whole);
   run->gathers_whole = NULL;
   free(run->angle_gathers);

@@ -92,8 +92,9 @@ fail:
 /* ---- reading ---- */
 
 /* The shots of an open run file: shot_count of the many-shot layout (*many = 1), or 1 for
- * the single-shot layout's /traces with its source attribute. */
-static int count_shots(hid_t file, const char *context, int *count, int *many) {
+ * the single-shot layout's /traces with its source attribute; a file of neither layout is an
+ * input error where `required`, else 0 shots. */
+static int count_shots(hid_t file, const char *context, int required, int *count, int *many) {
   int status = RTM_OK, present = 0;
   double value = 0.0, source_m[3];
   hid_t traces = H5I_INVALID_HID;
@@ -133,6 +134,7 @@ static int count_shots(hid_t file, const char *context, int *count, int *many) {
     RTM_TRY(rtm_h5_read_attr_doubles(traces, context, "source", 3, "the shot's x, y, z in metres",
                                      source_m, &present));
   }
+  if (!present && !required) goto fail; /* 0 shots */
   if (!present)
     RTM_FAIL(RTM_ERR_INPUT,
              "%s holds no shot gathers: neither a root attribute shot_count (the many-shot "
@@ -144,37 +146,26 @@ fail:
   return status;
 }
 
-int rtm_io_run_shots(const char *path, int *count) {
-  int status = RTM_OK, present = 0;
-  hid_t file = H5I_INVALID_HID, traces = H5I_INVALID_HID;
-  *count = 0;
-  RTM_TRY(rtm_h5_open_read(path, "run file", &file));
-  present = H5Aexists(file, "shot_count") > 0;
-  if (!present && rtm_h5_path_exists(file, "/traces") > 0) {
-    RTM_H5_CHECK(traces = H5Oopen(file, "/traces", H5P_DEFAULT), RTM_ERR_INPUT, "%s: /traces",
-                 path);
-    present = H5Aexists(traces, "source") > 0;
-  }
-  rtm_h5_close(&traces);
-  rtm_h5_close(&file);
-  if (present) RTM_TRY(rtm_h5_shot_count(path, count));
-fail:
-  rtm_h5_close(&traces);
-  rtm_h5_close(&file);
-  return status;
-}
-
-int rtm_h5_shot_count(const char *path, int *count) {
+/* rtm_h5_shot_count, or with `required` 0, rtm_io_run_shots. */
+static int file_shots(const char *path, int required, int *count) {
   int status = RTM_OK, many;
   hid_t file = H5I_INVALID_HID;
   char context[RTM_CONFIG_PATH_MAX + 16];
   *count = 0;
   snprintf(context, sizeof context, "run file %s", path);
   RTM_TRY(rtm_h5_open_read(path, "run file", &file));
-  RTM_TRY(count_shots(file, context, count, &many));
+  RTM_TRY(count_shots(file, context, required, count, &many));
 fail:
   rtm_h5_close(&file);
   return status;
+}
+
+int rtm_io_run_shots(const char *path, int *count) {
+  return file_shots(path, 0, count);
+}
+
+int rtm_h5_shot_count(const char *path, int *count) {
+  return file_shots(path, 1, count);
 }
 
 /* The shot's source: dataset <base>/source of the many-shot layout, attribute source of
@@ -271,7 +262,7 @@ int rtm_h5_read_shot(const char *path, int shot, const char *field, rtm_io_gathe
   snprintf(context, sizeof context, "run file %s", path);
   RTM_TRY(rtm_output_check_field_name(field));
   RTM_TRY(rtm_h5_open_read(path, "run file", &file));
-  RTM_TRY(count_shots(file, context, &count, &many));
+  RTM_TRY(count_shots(file, context, 1, &count, &many));
   if (many)
     snprintf(base, sizeof base, "/shots/%d", shot);
   else

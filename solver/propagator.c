@@ -236,10 +236,13 @@ size_t rtm_propagator_medium_bytes(const rtm_config_t *cfg, const rtm_grid_t *gr
   return (iso ? 1 : RTM_FDF_STORED_COUNT) * coefficient * grid->padded_cells;
 }
 
-size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+size_t rtm_propagator_field_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
   const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
-  return (iso ? 2 : 4) * sizeof(float) * grid->padded_cells +
-         rtm_propagator_medium_bytes(cfg, grid);
+  return (iso ? 2 : 4) * sizeof(float) * grid->padded_cells;
+}
+
+size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid) {
+  return rtm_propagator_field_bytes(cfg, grid) + rtm_propagator_medium_bytes(cfg, grid);
 }
 
 int rtm_model_parameter_count(rtm_equation_t equation) {
@@ -387,8 +390,7 @@ int rtm_propagator_preflight(const rtm_config_t *cfg, const rtm_grid_t *grid,
   const int host_fields = what != RTM_PREFLIGHT_MODEL && strcmp(backend->name, "cpu") == 0;
   /* a propagator beside another holds no medium of its own (rtm_propagator_create_beside) */
   const size_t fields = what == RTM_PREFLIGHT_MODEL    ? 0
-                        : what == RTM_PREFLIGHT_BESIDE ? rtm_propagator_bytes(cfg, grid) -
-                                                             rtm_propagator_medium_bytes(cfg, grid)
+                        : what == RTM_PREFLIGHT_BESIDE ? rtm_propagator_field_bytes(cfg, grid)
                                                        : rtm_propagator_bytes(cfg, grid);
   const int parameters = rtm_model_parameter_count(cfg->physics.equation);
   const size_t model = model_loaded ? 0 : rtm_model_bytes(cfg, grid);

@@ -50,9 +50,10 @@ typedef struct {
  * levels of p (and q) and the model's coefficient volumes (1 for iso, 7 for vti/tti,
  * binary16 with memory.model_precision = fp16), padded; within a few planes. */
 size_t rtm_propagator_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
-/* Of those, the coefficient volumes: what a propagator created beside another
- * (rtm_propagator_create_beside) does not hold again. */
+/* Of those, the coefficient volumes (what a propagator created beside another,
+ * rtm_propagator_create_beside, does not hold again) and the time levels of p (and q). */
 size_t rtm_propagator_medium_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
+size_t rtm_propagator_field_bytes(const rtm_config_t *cfg, const rtm_grid_t *grid);
 /* The model's parameter volumes an equation reads (1 iso: vp; 3 vti: and epsilon, delta;
  * 5 tti: and the axis angles), and their bytes in fp32 on `grid` (this rank's slab). */
 int rtm_model_parameter_count(rtm_equation_t equation);

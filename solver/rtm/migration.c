@@ -178,7 +178,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   /* the two sides' fields, and the medium they share */
   const size_t reserve =
-      2 * rtm_propagator_bytes(cfg, &m->grid) - rtm_propagator_medium_bytes(cfg, &m->grid);
+      2 * rtm_propagator_field_bytes(cfg, &m->grid) + rtm_propagator_medium_bytes(cfg, &m->grid);
   for (int i = 0; i < count && chosen == count; ++i) {
     const rtm_reconstruction_ops_t *ops = reconstructions[fastest_first[i]];
     char why[256];
