@@ -5,7 +5,7 @@
 # host in shot groups, keeps each run's JSON report under $OUT, then runs the one-GPU
 # migration again without --quiet, each log line stamped with the seconds since the
 # process started (the start and the exit are what the phases do not count), and on every
-# GPU in shot groups under mpirun alike. Logs under
+# GPU in shot groups under mpirun alike (on a host of two or more). Logs under
 # $OUT (or run/out/survey_phases), a short table last.
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -21,10 +21,12 @@ import sys, time
 t0 = time.time()
 for line in sys.stdin:
     sys.stdout.write(f"{time.time() - t0:7.3f} {line}")'; }
+counts="1 $gpus"
+[ "$gpus" -gt 1 ] || counts=1 # one GPU: no shot groups to time
 for deck in "${decks[@]}"; do
   kind="$(basename "$deck" .ini)"
-  step "survey $kind, NP=\"1 $gpus\""
-  OUT="$work/$kind" RTM3D=build/app/rtm3d NP="1 $gpus" run/survey.sh "$deck" "${survey[@]}" \
+  step "survey $kind, NP=\"$counts\""
+  OUT="$work/$kind" RTM3D=build/app/rtm3d NP="$counts" run/survey.sh "$deck" "${survey[@]}" \
     >"$out/survey_$kind.log" 2>&1 || failed=1
   cp "$work/$kind"/*.json "$out/" 2>/dev/null
   for f in "$work/$kind"/*.json; do cp "$f" "$out/${kind}_$(basename "$f")"; done
@@ -34,6 +36,7 @@ for deck in "${decks[@]}"; do
     --set output.name=stamped --set rtm.observed="$work/$kind/survey_observed.h5" 2>&1; echo "exit $?"; } |
     stamp >"$out/stamped_$kind.log"
   tail -4 "$out/stamped_$kind.log" | tee -a "$summary"
+  [ "$gpus" -gt 1 ] || continue
   step "$gpus GPUs in shot groups, stamped ($kind)"
   { mpirun_np "$gpus" build/app/rtm3d migrate "$deck" "${survey[@]}" --force \
     --set mpi.shot_groups="$gpus" --set output.dir="$work/$kind" --set output.name=stamped_np \

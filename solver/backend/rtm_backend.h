@@ -54,6 +54,16 @@ typedef struct {
   int device;
 } rtm_field_view_t;
 
+/* The imaging condition taken in a step's own kernels (image_next_step): S read from
+ * `source` at source_origin + iz source_stride_z + iy source_stride_y + ix (a dense interior
+ * array or a padded one, rtm_layout_t's numbers), the sums dense [nz_local][ny][nx]; all
+ * three in the backend's device memory. */
+typedef struct {
+  const float *source;
+  long long source_origin, source_stride_y, source_stride_z;
+  float *image, *illumination;
+} rtm_step_image_t;
+
 typedef struct {
   const rtm_config_t *config; /* kernel and memory choices */
   const rtm_grid_t *grid;     /* this rank's grid */
@@ -98,6 +108,16 @@ typedef struct rtm_backend {
    * a pass of its own; NULL stops it. RTM_ERR_UNSUPPORTED, nothing logged or changed, where
    * the backend cannot (the cpu backend's table leaves it NULL). */
   int (*copy_next_level)(void *state, float *dense);
+  /* The next step's kernels, as they read the p level at the centre of their stencil (the
+   * current level of a forward step: R(n) on a migration's receiver side), also add S p to
+   * image and S S to illumination at every interior cell they update, one fused multiply-add
+   * each in that order (rtm_image_accumulate's floats), in every region of that step; the
+   * step after it does not. The arrays must hold their values when the step runs (work
+   * queued before it on the legacy default stream is) and stay until it has run. The
+   * imaging condition without a pass of its own: R is read once, by the stencil.
+   * RTM_ERR_UNSUPPORTED, nothing logged or changed, where the backend or its kernel shape
+   * cannot (the cpu backend's table leaves it NULL). */
+  int (*image_next_step)(void *state, const rtm_step_image_t *request);
   /* Whole fields as dense interior arrays [nz_local][ny][nx] (snapshots, checkpoints). */
   int (*read_field)(void *state, rtm_field_t field, rtm_level_t level, float *dense);
   int (*write_field)(void *state, rtm_field_t field, rtm_level_t level, const float *dense);

@@ -508,6 +508,17 @@ static int cuda_copy_next_level(void *state, float *dense) {
   return RTM_OK;
 }
 
+/* image_next_step: the request kept for the next step's launches (every region of it), which
+ * pass it to the kernel, and forgotten when that step ends. */
+static int cuda_image_next_step(void *state, const rtm_step_image_t *request) {
+  rtm_cuda_backend_state_t *b = state;
+  if (!b->physics->images_in_step || !b->physics->images_in_step(b) || b->level_copy)
+    return RTM_ERR_UNSUPPORTED;
+  b->step_image = *request;
+  b->step_image_set = 1;
+  return RTM_OK;
+}
+
 /* ---- phase timing: an event pair around each split step region and each plane copy ---- */
 
 /* The pair in slot i of `phase` read into its seconds (waits for its end). */
@@ -635,8 +646,10 @@ static int cuda_step(void *state, int it, rtm_region_t region, rtm_direction_t d
                                   sample, b->stream));
   }
   b->current = 1 - b->current;
+  b->step_image_set = 0; /* image_next_step: this step's alone */
   return RTM_OK;
 fail:
+  b->step_image_set = 0;
   return status;
 }
 
@@ -910,6 +923,7 @@ static int cuda_reset(void *state) {
   int status = RTM_OK;
   rtm_cuda_backend_state_t *b = state;
   b->level_copy = NULL; /* a copy asked for by a shot that failed within its step */
+  b->step_image_set = 0;
   RTM_TRY(join_edges(b));
   for (int f = 0; f < b->physics->field_count; ++f) {
     for (int l = 0; l < 2; ++l)
@@ -1049,6 +1063,7 @@ const rtm_backend_t rtm_backend_cuda = {
     .count_nonfinite = cuda_count_nonfinite,
     .copy_traces = cuda_copy_traces,
     .copy_next_level = cuda_copy_next_level,
+    .image_next_step = cuda_image_next_step,
     .wait_traces = cuda_wait_traces,
     .set_trace_band = cuda_set_trace_band,
     .destroy = cuda_destroy,

@@ -88,6 +88,9 @@ typedef struct rtm_cuda_backend_state {
   rtm_cuda_band_t band;
   rtm_allocation_t band_first, band_width, band_offset, band_coef;
   float *level_copy; /* copy_next_level: the steps' new p level also written here, dense */
+  /* image_next_step: the imaging condition the next step's kernels take, while set */
+  rtm_step_image_t step_image;
+  int step_image_set;
 } rtm_cuda_backend_state_t;
 
 /* ---- backend_cuda_common.c: helpers for the physics ---- */
@@ -130,6 +133,9 @@ typedef struct rtm_cuda_physics {
   const char *name;   /* in messages: "iso", "vti/tti" */
   int field_count;    /* fields the kernel updates: 1 (p) or 2 (p and q) */
   int copies_level;   /* the kernel writes b->level_copy too (copy_next_level) */
+  /* image_next_step: 1 when the kernel of b's shape can take the imaging condition in the
+   * step (the launch passes b->step_image on while b->step_image_set); NULL: never. */
+  int (*images_in_step)(const rtm_cuda_backend_state_t *b);
   size_t state_bytes; /* of the physics' state (an rtm_cuda_backend_state_t first) */
   /* Ledger labels of the traces of p and q (NULL: the physics has no such field). */
   const char *trace_label[RTM_CUDA_FIELDS];

@@ -137,7 +137,14 @@ static int iso_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int
   memcpy(f.stencil, s->stencil, sizeof f.stencil);
   memcpy(f.inv_h2, s->inv_h2, sizeof f.inv_h2);
   f.level_copy = b->level_copy;
+  f.image = b->step_image_set ? &b->step_image : NULL;
   return rtm_iso_cuda_step(&b->grid, &b->kernel, &f, backward, z_begin, z_end, stream);
+}
+
+/* Every iso shape has the imaging instances (iso_cuda.cu's EXTRA_IMAGE). */
+static int iso_images_in_step(const rtm_cuda_backend_state_t *b) {
+  (void)b;
+  return 1;
 }
 
 static int iso_check_recorded(unsigned fields) {
@@ -168,6 +175,7 @@ const rtm_cuda_physics_t rtm_cuda_physics_iso = {
     .name = "iso",
     .field_count = 1, /* p: iso has no q */
     .copies_level = 1,
+    .images_in_step = iso_images_in_step,
     .state_bytes = sizeof(iso_state_t),
     .trace_label = {"traces", NULL},
     .prepare = iso_prepare,

@@ -20,9 +20,21 @@ constexpr int MAX_CHUNKS = 4; /* 16-byte tile chunks a thread copies from regist
  * that compute and this load: R + 2 slots. */
 constexpr int SYNC_SLOTS = R + 2;
 
+/* What a step writes besides p_other: nothing, its new level also into the dense copy
+ * (a source snapshot taken in the step), or the imaging condition with its centre level
+ * (image_next_step). Each an instance of its own, so that the plain steps keep their code. */
+enum { EXTRA_NONE = 0, EXTRA_COPY = 1, EXTRA_IMAGE = 2 };
+
 struct IsoArgs {
   float *p_other;
   float *level_copy; /* NULL, or p_other's new cells also here, dense (rtm_iso_fields_t) */
+  /* EXTRA_IMAGE (rtm_step_image_t): S at image_source + source_origin + k source_stride_z
+   * + iy source_stride_y + ix, the sums dense; image_vec: every one of them keeps 16-byte
+   * alignment at a float4 of cells */
+  const float *image_source;
+  long long source_origin, source_stride_y, source_stride_z;
+  float *image, *illumination;
+  int image_vec;
   const float *p;
   const float *v2dt2;
   ZmarchDomain domain;
@@ -152,6 +164,35 @@ static __device__ __forceinline__ void copy_level4(const IsoArgs &a, int k, int 
     dst[c] = lane(out, c);
 }
 
+/* The imaging condition at the thread's cells of plane k (EXTRA_IMAGE): image += S r, then
+ * illumination += S S, one __fmaf_rn each (rtm_image_accumulate's floats), r being p's centre
+ * level there, which the stencil has in its queue. One float4 a volume where all three keep
+ * 16-byte alignment, else lane by lane. */
+static __device__ __forceinline__ void image4(const IsoArgs &a, int k, int iy, int ix, int lanes,
+                                              float4 r) {
+  const long long dense = ((long long)k * a.domain.ny + iy) * a.domain.nx + ix;
+  const float *source = a.image_source + a.source_origin + (long long)k * a.source_stride_z +
+                        (long long)iy * a.source_stride_y + ix;
+  float *image = a.image + dense, *illumination = a.illumination + dense;
+  if (a.image_vec && lanes == VEC) {
+    const float4 sv = ld4(source);
+    float4 iv = ld4(image), lv = ld4(illumination);
+#pragma unroll
+    for (int c = 0; c < VEC; ++c) {
+      set_lane(iv, c, __fmaf_rn(lane(sv, c), lane(r, c), lane(iv, c)));
+      set_lane(lv, c, __fmaf_rn(lane(sv, c), lane(sv, c), lane(lv, c)));
+    }
+    *reinterpret_cast<float4 *>(image) = iv;
+    *reinterpret_cast<float4 *>(illumination) = lv;
+    return;
+  }
+  for (int c = 0; c < lanes; ++c) {
+    const float sc = source[c];
+    image[c] = __fmaf_rn(sc, lane(r, c), image[c]);
+    illumination[c] = __fmaf_rn(sc, sc, illumination[c]);
+  }
+}
+
 /* One 16-byte chunk of a tile: a cp.async copy (ldgsts) or a load and a store (sync); zeros
  * when not `valid`. */
 template <int HALO>
@@ -255,10 +296,11 @@ static __device__ __forceinline__ void wait_ring_copies(int stages) {
  * queue, global loads and stores). Loaded planes are numbered j = 0 .. zb1 - zb0 + 2R - 1
  * from plane zb0 - R; plane j lives in ring slot j % slots. Iteration i makes plane i the
  * front of the register queue and computes plane i - R once the queue is full.
- * MULTI: a thread copies more than MAX_CHUNKS 16-byte chunks of each tile. COPY: the new
- * cells also go to the level copy (a snapshot taken in the step); an instance of its own,
- * so that the steps without one keep their code (the test in the loop cost 6% of bench). */
-template <int HALO, bool MULTI, bool COPY>
+ * MULTI: a thread copies more than MAX_CHUNKS 16-byte chunks of each tile. EXTRA: the new
+ * cells also go to the level copy (a snapshot taken in the step), or the step takes the
+ * imaging condition with the queue's centre (EXTRA_IMAGE); each an instance of its own, so
+ * that the plain steps keep their code (the level copy's test in the loop cost 6% of bench). */
+template <int HALO, bool MULTI, int EXTRA>
 static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a) {
   extern __shared__ __align__(1024) float smem[];
   const int bx = VEC * blockDim.x, by = blockDim.y;
@@ -333,7 +375,8 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
       const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, z, pp_cur,
                                  v_cur, exy, ez_cur, damped_xy);
       store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
-      if (COPY) copy_level4(a, k, iy, ix, lanes, out);
+      if (EXTRA == EXTRA_COPY) copy_level4(a, k, iy, ix, lanes, out);
+      if (EXTRA == EXTRA_IMAGE) image4(a, k, iy, ix, lanes, z.q4);
     }
     pp_cur = pp_next;
     v_cur = v_next;
@@ -422,8 +465,8 @@ iso_tma_produce(const IsoTmaBlock &b, const CUtensorMap &p_map, const CUtensorMa
  * block-wide barrier, and the producer runs up to S - 1 planes ahead of the slowest one.
  * Measured on an H100 (run/results/kernels.md): marking p[n-1] and v^2 dt^2 evict-first in
  * L2 cost 13% of the throughput, and launching the z-chunks of a column side by side cost
- * 10% (y neighbours no longer in step); neither is done. COPY as iso_zmarch's. */
-template <int S, bool COPY>
+ * 10% (y neighbours no longer in step); neither is done. EXTRA as iso_zmarch's. */
+template <int S, int EXTRA>
 static __global__ void __launch_bounds__(MAX_THREADS + 32)
     iso_zmarch_tma(const IsoArgs a, const __grid_constant__ CUtensorMap p_map,
                    const __grid_constant__ CUtensorMap pp_map,
@@ -480,7 +523,8 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
         const float4 out = update4(a, b.p_ring + centre_slot * b.slot_floats + row_offset, b.tw, z,
                                    pp, v, exy, ez, damped_xy);
         store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
-        if (COPY) copy_level4(a, k, iy, ix, lanes, out);
+        if (EXTRA == EXTRA_COPY) copy_level4(a, k, iy, ix, lanes, out);
+        if (EXTRA == EXTRA_IMAGE) image4(a, k, iy, ix, lanes, z.q4);
       }
     }
     mbar_arrive(&b.empty_p[centre_slot]);
@@ -713,11 +757,13 @@ fail:
 
 template <int HALO> static int prepare_kernels(size_t shared_bytes) {
   int status = RTM_OK;
-  const void *kernels[4] = {(const void *)iso_zmarch<HALO, false, false>,
-                            (const void *)iso_zmarch<HALO, true, false>,
-                            (const void *)iso_zmarch<HALO, false, true>,
-                            (const void *)iso_zmarch<HALO, true, true>};
-  for (int k = 0; k < 4; ++k)
+  const void *kernels[6] = {(const void *)iso_zmarch<HALO, false, EXTRA_NONE>,
+                            (const void *)iso_zmarch<HALO, true, EXTRA_NONE>,
+                            (const void *)iso_zmarch<HALO, false, EXTRA_COPY>,
+                            (const void *)iso_zmarch<HALO, true, EXTRA_COPY>,
+                            (const void *)iso_zmarch<HALO, false, EXTRA_IMAGE>,
+                            (const void *)iso_zmarch<HALO, true, EXTRA_IMAGE>};
+  for (int k = 0; k < 6; ++k)
     RTM_TRY(rtm_cuda_kernel_prepare(kernels[k], shared_bytes, (rtm_halo_t)HALO));
   return RTM_OK;
 fail:
@@ -726,10 +772,11 @@ fail:
 
 template <int S> static int prepare_tma_kernels(size_t shared_bytes) {
   int status = RTM_OK;
-  RTM_TRY(rtm_cuda_kernel_prepare((const void *)iso_zmarch_tma<S, false>, shared_bytes,
-                                  RTM_HALO_TMA));
-  RTM_TRY(rtm_cuda_kernel_prepare((const void *)iso_zmarch_tma<S, true>, shared_bytes,
-                                  RTM_HALO_TMA));
+  const void *kernels[3] = {(const void *)iso_zmarch_tma<S, EXTRA_NONE>,
+                            (const void *)iso_zmarch_tma<S, EXTRA_COPY>,
+                            (const void *)iso_zmarch_tma<S, EXTRA_IMAGE>};
+  for (int k = 0; k < 3; ++k)
+    RTM_TRY(rtm_cuda_kernel_prepare(kernels[k], shared_bytes, RTM_HALO_TMA));
   return RTM_OK;
 fail:
   return status;
@@ -801,6 +848,19 @@ static IsoArgs iso_args(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
   IsoArgs a = zmarch_args<IsoArgs>(grid, fields->eta_dt, shape->zblock, backward, z_begin, z_end);
   a.p_other = fields->p_other;
   a.level_copy = fields->level_copy;
+  if (fields->image) {
+    const rtm_step_image_t *im = fields->image;
+    a.image_source = im->source;
+    a.source_origin = im->source_origin;
+    a.source_stride_y = im->source_stride_y;
+    a.source_stride_z = im->source_stride_z;
+    a.image = im->image;
+    a.illumination = im->illumination;
+    const auto aligned = [](const void *p) { return ((uintptr_t)p & 15u) == 0; };
+    a.image_vec = grid->n[0] % VEC == 0 && a.source_origin % VEC == 0 &&
+                  a.source_stride_y % VEC == 0 && a.source_stride_z % VEC == 0 &&
+                  aligned(a.image_source) && aligned(a.image) && aligned(a.illumination);
+  }
   a.p = fields->p;
   a.v2dt2 = fields->v2dt2;
   a.stages = shape->stages;
@@ -811,6 +871,12 @@ static IsoArgs iso_args(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
   return a;
 }
 
+/* The instance a launch takes: EXTRA_COPY with a level copy, EXTRA_IMAGE with the imaging
+ * condition (never both: iso_args refuses it), else EXTRA_NONE. */
+static int extra_of(const IsoArgs &a) {
+  return a.level_copy ? EXTRA_COPY : a.image ? EXTRA_IMAGE : EXTRA_NONE;
+}
+
 /* sync and ldgsts: blocks of bx / VEC x by threads over tiles (x, y) and z-blocks (z). */
 static int iso_launch_ring(const IsoArgs &a, const rtm_iso_shape_t *shape, cudaStream_t s) {
   int status = RTM_OK;
@@ -819,16 +885,18 @@ static int iso_launch_ring(const IsoArgs &a, const rtm_iso_shape_t *shape, cudaS
   const dim3 blocks = zmarch_blocks(a.domain, bx, by);
   const size_t shared = rtm_iso_cuda_shared_bytes(shape);
   const bool multi = (bx + 2 * R) / 4 * (by + 2 * R) > MAX_CHUNKS * (bx / VEC) * by;
-  /* the instance for the halo, the tile's chunks and whether the step copies its level */
-  const int which = (multi ? 1 : 0) + (a.level_copy ? 2 : 0);
-  void (*const sync[4])(IsoArgs) = {iso_zmarch<RTM_HALO_SYNC, false, false>,
-                                    iso_zmarch<RTM_HALO_SYNC, true, false>,
-                                    iso_zmarch<RTM_HALO_SYNC, false, true>,
-                                    iso_zmarch<RTM_HALO_SYNC, true, true>};
-  void (*const ldgsts[4])(IsoArgs) = {iso_zmarch<RTM_HALO_LDGSTS, false, false>,
-                                      iso_zmarch<RTM_HALO_LDGSTS, true, false>,
-                                      iso_zmarch<RTM_HALO_LDGSTS, false, true>,
-                                      iso_zmarch<RTM_HALO_LDGSTS, true, true>};
+  /* the instance for the halo, the tile's chunks and what the step writes besides p */
+  const int which = (multi ? 1 : 0) + 2 * extra_of(a);
+  void (*const sync[6])(IsoArgs) = {
+      iso_zmarch<RTM_HALO_SYNC, false, EXTRA_NONE>,  iso_zmarch<RTM_HALO_SYNC, true, EXTRA_NONE>,
+      iso_zmarch<RTM_HALO_SYNC, false, EXTRA_COPY>,  iso_zmarch<RTM_HALO_SYNC, true, EXTRA_COPY>,
+      iso_zmarch<RTM_HALO_SYNC, false, EXTRA_IMAGE>, iso_zmarch<RTM_HALO_SYNC, true, EXTRA_IMAGE>};
+  void (*const ldgsts[6])(IsoArgs) = {iso_zmarch<RTM_HALO_LDGSTS, false, EXTRA_NONE>,
+                                      iso_zmarch<RTM_HALO_LDGSTS, true, EXTRA_NONE>,
+                                      iso_zmarch<RTM_HALO_LDGSTS, false, EXTRA_COPY>,
+                                      iso_zmarch<RTM_HALO_LDGSTS, true, EXTRA_COPY>,
+                                      iso_zmarch<RTM_HALO_LDGSTS, false, EXTRA_IMAGE>,
+                                      iso_zmarch<RTM_HALO_LDGSTS, true, EXTRA_IMAGE>};
   if (shape->halo == RTM_HALO_SYNC) {
     sync[which]<<<blocks, block, shared, s>>>(a);
     RTM_CUDA_TRY_LAUNCH("iso_zmarch<sync>");
@@ -840,6 +908,15 @@ static int iso_launch_ring(const IsoArgs &a, const rtm_iso_shape_t *shape, cudaS
 fail:
   return status;
 }
+
+/* The tma instances by stages and extra_of. */
+typedef void (*iso_tma_kernel_t)(IsoArgs, CUtensorMap, CUtensorMap, CUtensorMap);
+static const iso_tma_kernel_t tma_two[3] = {iso_zmarch_tma<2, EXTRA_NONE>,
+                                            iso_zmarch_tma<2, EXTRA_COPY>,
+                                            iso_zmarch_tma<2, EXTRA_IMAGE>};
+static const iso_tma_kernel_t tma_three[3] = {iso_zmarch_tma<3, EXTRA_NONE>,
+                                              iso_zmarch_tma<3, EXTRA_COPY>,
+                                              iso_zmarch_tma<3, EXTRA_IMAGE>};
 
 /* tma: a one-dimensional grid, tiles fastest (see iso_zmarch_tma), of bx / VEC x by
  * consumer threads and a producer warp. */
@@ -860,14 +937,8 @@ static int iso_launch_tma(IsoArgs a, const rtm_iso_shape_t *shape, const rtm_iso
   a.block_y = by;
   a.tiles_x = (int)blocks.x;
   a.tiles = (int)(blocks.x * blocks.y);
-  if (shape->stages == 2 && a.level_copy)
-    iso_zmarch_tma<2, true><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
-  else if (shape->stages == 2)
-    iso_zmarch_tma<2, false><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
-  else if (a.level_copy)
-    iso_zmarch_tma<3, true><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
-  else
-    iso_zmarch_tma<3, false><<<count, threads, shared, s>>>(a, p_map, pp_map, v_map);
+  (shape->stages == 2 ? tma_two : tma_three)[extra_of(a)]<<<count, threads, shared, s>>>(
+      a, p_map, pp_map, v_map);
   RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
   return RTM_OK;
 fail:
@@ -878,6 +949,10 @@ extern "C" int rtm_iso_cuda_step(const rtm_grid_t *grid, const rtm_iso_shape_t *
                                  const rtm_iso_fields_t *fields, int backward, int z_begin,
                                  int z_end, void *stream) {
   if (z_end <= z_begin) return RTM_OK;
+  if (fields->level_copy && fields->image) {
+    rtm_log_error("rtm_iso_cuda_step: a level copy and the imaging condition in one step");
+    return RTM_ERR_INTERNAL;
+  }
   const IsoArgs a = iso_args(grid, shape, fields, backward, z_begin, z_end);
   if (shape->halo == RTM_HALO_TMA) return iso_launch_tma(a, shape, fields, (cudaStream_t)stream);
   return iso_launch_ring(a, shape, (cudaStream_t)stream);

@@ -37,6 +37,7 @@
 
 #include <stddef.h>
 
+#include "rtm_backend.h"
 #include "rtm_grid.h"
 
 #ifdef __cplusplus
@@ -70,6 +71,8 @@ typedef struct {
   float inv_h2[3];                         /* 1 / h_a^2 in float */
   float *level_copy; /* NULL, or the new level's interior cells written here too, dense
                         [nz_local][ny][nx] (a source snapshot taken in the step) */
+  const rtm_step_image_t *image; /* NULL, or the imaging condition taken in the step with
+                                    p's centre level (image_next_step); not with level_copy */
 } rtm_iso_fields_t;
 
 /* Name to enum; RTM_ERR_CONFIG naming kernel.halo when unknown. */

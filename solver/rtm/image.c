@@ -141,6 +141,19 @@ fail:
   return status;
 }
 
+int rtm_image_step_request(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
+                           rtm_step_image_t *request) {
+  int status = RTM_OK;
+  if (image->device < 0) return RTM_ERR_UNSUPPORTED;
+  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(order_after_hold(image)); /* on the legacy stream, which the next step waits for */
+  *request = (rtm_step_image_t){
+      source,           source_layout.origin,   source_layout.stride_y, source_layout.stride_z,
+      image->image.ptr, image->illumination.ptr};
+fail:
+  return status;
+}
+
 int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_dense) {
   int status = RTM_OK;
   const size_t bytes = image->image.bytes;

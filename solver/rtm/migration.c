@@ -37,6 +37,9 @@ struct rtm_migration {
   float *held_image, *held_illumination; /* rtm_migration_hold's arrays, until its wait */
   const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
   void *reconstruction_state;
+  /* The imaging condition in the receiver's steps (image_next_step): refused by its kernel
+   * shape (then imaged apart for the rest of the run), and asked of its next step. */
+  int fuse_refused, fused_pending;
   float *reversed; /* [count][steps + 1], the gather back to front */
   size_t reversed_floats;
   rtm_mem_ledger_t ledger; /* the image and the snapshots; each side has its own */
@@ -423,18 +426,54 @@ fail:
   return status;
 }
 
+/* The imaging condition at time n taken by the receiver's next step, which reads R(n) at its
+ * stencil's centre (image_next_step): no pass of its own over R, no wait for it. RTM_OK with
+ * *taken 0 where the receiver's kernel cannot (remembered for the rest of the run). */
+static int image_in_next_step(rtm_migration_t *m, const float *source, rtm_layout_t layout,
+                              int *taken) {
+  int status = RTM_OK;
+  const rtm_propagator_t *r = &m->receiver;
+  rtm_step_image_t request;
+  *taken = 0;
+  RTM_TRY(rtm_image_step_request(m->image, source, layout, &request));
+  status = r->backend->image_next_step(r->state, &request);
+  if (status == RTM_ERR_UNSUPPORTED) {
+    m->fuse_refused = 1;
+    return RTM_OK;
+  }
+  RTM_TRY(status);
+  m->fused_pending = *taken = 1;
+fail:
+  return status;
+}
+
 /* Time n of the backward pass: S(n) from the reconstruction, and at an imaging step the
- * imaging condition with R(n) in place. */
-static int image_at(rtm_migration_t *m, int n, double *imaging_s, double *gathers_s) {
+ * imaging condition with R(n) in place, or (`fuse`: a receiver step follows) in that step. */
+static int image_at(rtm_migration_t *m, int n, int fuse, double *imaging_s, double *gathers_s) {
   int status = RTM_OK;
   const rtm_propagator_t *r = &m->receiver;
   const float *source = NULL;
   rtm_layout_t source_layout;
   rtm_field_view_t view;
   const int wanted = n % m->imaging_step == 0;
+  /* The step that imaged S(n + 1) reads it where the reconstruction put it: the snapshots'
+   * own slots, or a staging volume rewritten on the legacy stream, which waits for the
+   * receiver's (blocking) stream; a reconstruction that steps the source side (boundary,
+   * checkpoint) rewrites it on the source's stream, so that step is done first. */
+  if (m->fused_pending && m->reconstruction != &rtm_reconstruction_snapshots) RTM_TRY(drain(r));
+  m->fused_pending = 0;
   RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,
                                        &source_layout));
   if (!wanted) return RTM_OK;
+  if (fuse && !m->fuse_refused && !m->gathers && m->device >= 0 && r->backend->image_next_step) {
+    int taken = 0;
+    /* a reconstruction that steps the source side (boundary, checkpoint) made S(n) on the
+     * source's stream, which the receiver's does not wait for; the snapshots' forward pass
+     * was drained, and their gets run on the legacy stream */
+    if (m->reconstruction != &rtm_reconstruction_snapshots) RTM_TRY(drain(&m->source));
+    RTM_TRY(image_in_next_step(m, source, source_layout, &taken));
+    if (taken) return RTM_OK;
+  }
   /* both sides' queued steps done (the source side's include a recomputation's), so that
    * the clock below times the imaging condition alone and a recomputation counts as
    * backward time */
@@ -465,9 +504,10 @@ static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, 
                          double *imaging_s, double *gathers_s) {
   int status = RTM_OK;
   rtm_propagator_t *r = &m->receiver;
+  m->fused_pending = 0;
   for (int tau = 0; tau < m->steps; ++tau) {
     RTM_TRY(rtm_propagator_step(r, tau, RTM_FORWARD));
-    RTM_TRY(image_at(m, m->steps - tau, imaging_s, gathers_s));
+    RTM_TRY(image_at(m, m->steps - tau, tau + 1 < m->steps, imaging_s, gathers_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
   RTM_TRY(finish_shot(m));

@@ -68,6 +68,12 @@ int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
  * multiply-add per term in this order, the same on host and device. */
 int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                          const float *receiver, rtm_layout_t receiver_layout);
+/* The same accumulation taken by a backend's next step (rtm_backend_t's image_next_step,
+ * device images only): fills *request with `source` in `source_layout` and the image's
+ * volumes, after ordering the device's legacy stream behind a pending hold or clear, so
+ * that a step queued next finds them ready. RTM_ERR_UNSUPPORTED for a host image. */
+int rtm_image_step_request(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
+                           rtm_step_image_t *request);
 /* Both volumes back to the host, dense [nz_local][ny][nx] (either may be NULL). Waits for
  * the queued accumulations, and for a hold's copy (rtm_image_hold). */
 int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_dense);

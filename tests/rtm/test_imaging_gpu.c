@@ -205,9 +205,9 @@ static void test_device_snapshots(void **state) {
 
 /* ---- between the backend's steps ---- */
 
-/* The cuda backend on a 45 x 37 x 29 constant model; the source at the centre. */
-static void backend_propagator(rtm_config_t *cfg, rtm_grid_t *grid, rtm_model_t *model,
-                               rtm_propagator_t *prop) {
+/* The cuda backend on a 45 x 37 x 29 constant model, the source at the centre: its config
+ * (small_config), then its grid, model and propagator (small_propagator). */
+static void small_config(rtm_config_t *cfg) {
   rtm_config_defaults(cfg);
   cfg->grid.n[0] = 45;
   cfg->grid.n[1] = 37;
@@ -218,10 +218,18 @@ static void backend_propagator(rtm_config_t *cfg, rtm_grid_t *grid, rtm_model_t 
   snprintf(cfg->backend.name, sizeof cfg->backend.name, "cuda");
   snprintf(cfg->memory.strategy, sizeof cfg->memory.strategy, "device");
   cfg->backend.device = DEVICE;
+}
+static void small_propagator(rtm_config_t *cfg, rtm_grid_t *grid, rtm_model_t *model,
+                             rtm_propagator_t *prop) {
   assert_int_equal(rtm_grid_init(grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m),
                    RTM_OK);
   assert_int_equal(rtm_model_from_constants(cfg, grid, model), RTM_OK);
   assert_int_equal(rtm_propagator_create(cfg, grid, model, prop), RTM_OK);
+}
+static void backend_propagator(rtm_config_t *cfg, rtm_grid_t *grid, rtm_model_t *model,
+                               rtm_propagator_t *prop) {
+  small_config(cfg);
+  small_propagator(cfg, grid, model, prop);
 }
 
 /* After 30 steps: a snapshot of the current p and the image of current x previous saved
@@ -286,6 +294,154 @@ static void test_views_between_steps(void **state) {
   free(got_illumination);
 }
 
+/* ---- the imaging condition in a step (image_next_step) ---- */
+
+typedef struct {
+  rtm_equation_t equation;
+  const char *halo;
+  int block[2];          /* 0 0: kernel.block auto */
+  rtm_precision_t coeff; /* memory.model_precision */
+  int split;             /* the imaging step split into edge planes and interior */
+  int supported;         /* image_next_step takes it (else RTM_ERR_UNSUPPORTED) */
+} step_image_case_t;
+
+/* The cuda backend on the 45 x 37 x 29 model of backend_propagator in the case's equation
+ * (tti tilted 20 and 30 degrees), kernel.halo and tile. */
+static void case_propagator(const step_image_case_t *c, rtm_config_t *cfg, rtm_grid_t *grid,
+                            rtm_model_t *model, rtm_propagator_t *prop) {
+  small_config(cfg);
+  cfg->physics.equation = c->equation;
+  cfg->model.epsilon = 0.15;
+  cfg->model.delta = 0.05;
+  cfg->model.theta_deg = c->equation == RTM_EQUATION_TTI ? 20.0 : 0.0;
+  cfg->model.phi_deg = c->equation == RTM_EQUATION_TTI ? 30.0 : 0.0;
+  cfg->memory.model_precision = c->coeff;
+  snprintf(cfg->kernel.halo, sizeof cfg->kernel.halo, "%s", c->halo);
+  if (c->block[0] > 0) {
+    cfg->kernel.block[0] = c->block[0];
+    cfg->kernel.block[1] = c->block[1];
+  }
+  small_propagator(cfg, grid, model, prop);
+}
+
+static void step_region(const rtm_propagator_t *prop, int it, int split) {
+  const rtm_backend_t *backend = prop->backend;
+  if (!split) {
+    assert_int_equal(backend->step(prop->state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
+    return;
+  }
+  assert_int_equal(backend->step(prop->state, it, RTM_REGION_EDGE_PLANES, RTM_FORWARD), RTM_OK);
+  assert_int_equal(backend->step(prop->state, it, RTM_REGION_INTERIOR, RTM_FORWARD), RTM_OK);
+}
+
+/* Two propagators of the case stepped alike, 20 steps: then the first's image is made apart
+ * (rtm_image_accumulate of S and its current p) and the second's by its next step
+ * (image_next_step), S random, dense (45 cells a row: lane by lane) and then padded (float4
+ * where the tile allows); both steps go on, the requests one step each. The images and the
+ * illuminations must be equal bit for bit, and so must the fields after the steps: the
+ * imaging instance propagates as the plain one. A shape without the instance refuses the
+ * request (RTM_ERR_UNSUPPORTED) and changes nothing. */
+static void check_image_in_step(const step_image_case_t *c, rtm_test_rng_t *rng) {
+  rtm_config_t cfg[2];
+  rtm_grid_t grid;
+  rtm_model_t model[2];
+  rtm_propagator_t prop[2];
+  for (int k = 0; k < 2; ++k)
+    case_propagator(c, &cfg[k], &grid, &model[k], &prop[k]);
+  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
+  char description[256];
+  prop[1].backend->describe(prop[1].state, description, sizeof description);
+  printf("%s\n", description);
+  float *dense = imaging_test_alloc(cells), *padded_values = imaging_test_alloc(padded);
+  imaging_test_fill(rng, dense, cells, 0.1, 3.0);
+  imaging_test_fill(rng, padded_values, padded, 0.1, 3.0);
+  float *sources[2] = {to_device(dense, cells), to_device(padded_values, padded)};
+  const rtm_layout_t layouts[2] = {rtm_layout_dense(&grid), rtm_layout_padded(&grid)};
+  rtm_image_t *image[2] = {NULL, NULL};
+  for (int k = 0; k < 2; ++k)
+    assert_int_equal(rtm_image_create(&grid, DEVICE, "device", &prop[k].ledger, &image[k]), RTM_OK);
+  int it = 0;
+  for (; it < 20; ++it)
+    for (int k = 0; k < 2; ++k)
+      step_region(&prop[k], it, 0);
+  for (int s = 0; s < 2; ++s, ++it) {
+    rtm_field_view_t view;
+    assert_int_equal(
+        prop[0].backend->view_field(prop[0].state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view), RTM_OK);
+    assert_int_equal(rtm_image_accumulate(image[0], sources[s], layouts[s], view.padded,
+                                          rtm_layout_padded(&grid)),
+                     RTM_OK);
+    rtm_step_image_t request;
+    assert_int_equal(rtm_image_step_request(image[1], sources[s], layouts[s], &request), RTM_OK);
+    const int status = prop[1].backend->image_next_step(prop[1].state, &request);
+    assert_int_equal(status, c->supported ? RTM_OK : RTM_ERR_UNSUPPORTED);
+    if (!c->supported) { /* what the migration does then */
+      assert_int_equal(
+          prop[1].backend->view_field(prop[1].state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view),
+          RTM_OK);
+      assert_int_equal(rtm_image_accumulate(image[1], sources[s], layouts[s], view.padded,
+                                            rtm_layout_padded(&grid)),
+                       RTM_OK);
+    }
+    for (int k = 0; k < 2; ++k)
+      step_region(&prop[k], it, c->split);
+  }
+  for (int k = 0; k < 2; ++k) /* a step after the requests: they are forgotten */
+    step_region(&prop[k], it, c->split);
+  float *want = imaging_test_alloc(cells), *want_illumination = imaging_test_alloc(cells);
+  float *got = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
+  assert_int_equal(rtm_image_read(image[0], want, want_illumination), RTM_OK);
+  assert_int_equal(rtm_image_read(image[1], got, got_illumination), RTM_OK);
+  assert_memory_equal(got, want, cells * sizeof *got);
+  assert_memory_equal(got_illumination, want_illumination, cells * sizeof *got);
+  size_t imaged = 0;
+  for (size_t i = 0; i < cells; ++i)
+    imaged += want[i] != 0.0f;
+  printf("  %s: %zu of %zu cells imaged, equal bit for bit\n",
+         c->supported ? "in the step" : "refused, imaged apart", imaged, cells);
+  assert_true(imaged > cells / 100); /* the wavefield has spread: a real comparison */
+  for (int f = 0; f < (c->equation == RTM_EQUATION_ISO ? 1 : 2); ++f)
+    for (int level = 0; level < 2; ++level) {
+      assert_int_equal(
+          prop[0].backend->read_field(prop[0].state, (rtm_field_t)f, (rtm_level_t)level, want),
+          RTM_OK);
+      assert_int_equal(
+          prop[1].backend->read_field(prop[1].state, (rtm_field_t)f, (rtm_level_t)level, got),
+          RTM_OK);
+      assert_memory_equal(got, want, cells * sizeof *got);
+    }
+  for (int k = 0; k < 2; ++k) {
+    rtm_image_destroy(image[k]);
+    rtm_propagator_destroy(&prop[k]);
+    rtm_model_release(&model[k]);
+    cudaFree(sources[k]);
+  }
+  free(dense), free(padded_values), free(want), free(want_illumination), free(got);
+  free(got_illumination);
+}
+
+/* iso: every halo, a split step; vti and tti have no imaging instance (measured slower than
+ * the imaging kernel apart) and refuse. tma needs compute capability 9.0. */
+static void test_image_in_step_bitwise(void **state) {
+  (void)state;
+  const step_image_case_t all[] = {
+      {RTM_EQUATION_ISO, "sync", {0, 0}, RTM_PRECISION_FP32, 0, 1},
+      {RTM_EQUATION_ISO, "ldgsts", {0, 0}, RTM_PRECISION_FP32, 0, 1},
+      {RTM_EQUATION_ISO, "tma", {0, 0}, RTM_PRECISION_FP32, 0, 1},
+      {RTM_EQUATION_ISO, "tma", {32, 4}, RTM_PRECISION_FP32, 1, 1},
+      {RTM_EQUATION_TTI, "tma", {64, 4}, RTM_PRECISION_FP32, 0, 0},
+      {RTM_EQUATION_VTI, "ldgsts", {32, 8}, RTM_PRECISION_FP16, 1, 0},
+  };
+  int major = 0;
+  assert_int_equal(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, DEVICE),
+                   cudaSuccess);
+  rtm_test_rng_t rng = rtm_test_seed("test_image_in_step_bitwise");
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; ++k) {
+    if (strcmp(all[k].halo, "tma") == 0 && major < 9) continue;
+    check_image_in_step(&all[k], &rng);
+  }
+}
+
 /* The subsurface-offset gathers on the device (gathers_kernel) against the host loop, bit
  * for bit: a padded source and a dense receiver, then the other way round, then clear. */
 static void test_device_gathers_bitwise(void **state) {
@@ -332,6 +488,7 @@ static void test_device_gathers_bitwise(void **state) {
 
 RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_accumulate_bitwise),
                    cmocka_unit_test(test_device_gathers_bitwise),
+                   cmocka_unit_test(test_image_in_step_bitwise),
                    cmocka_unit_test(test_device_image_refuses_host_memory),
                    cmocka_unit_test(test_device_snapshots),
                    cmocka_unit_test(test_views_between_steps))
