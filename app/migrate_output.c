@@ -508,6 +508,8 @@ int rtm_migrate_write_report(migrate_run_t *run) {
                                .reconstruction_estimate_bytes = estimate,
                                .reconstruction_measured_bytes = measured,
                                .reconstruction_measured_in = on_device ? "device" : "host",
+                               .snapshot_format = rtm_migration_snapshot_format(run->migration),
+                               .snapshot_round_trip = rtm_migration_snapshot_error(run->migration),
                                .timings = timings,
                                .timing_count = timing_count,
                                .mcells_per_s = mcells,

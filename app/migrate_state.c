@@ -64,6 +64,9 @@ static const char *const resume_free_keys[] = {"memory.limit_gb", "rtm.illuminat
  * of a build before them resumes. With gathers they count (no state is saved then yet). */
 static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "rtm.cip_y_step",
                                           "rtm.angles", "rtm.angle_max"};
+/* The codec's rate changes the sums only where the snapshots are zfp: dropped otherwise, so
+ * that a state of a build before it resumes. */
+static const char *const codec_keys[] = {"rtm.snapshot_rate"};
 
 /* The config as it bears on the sums, which a state records (root attribute resume_config)
  * and a resumed run must match: the resolved deck with the values auto stood for
@@ -81,6 +84,7 @@ static int resume_config(migrate_run_t *run) {
   cfg->rtm.reconstruction = strcmp(reconstruction, "boundary") == 0     ? RTM_RECONSTRUCT_BOUNDARY
                             : strcmp(reconstruction, "checkpoint") == 0 ? RTM_RECONSTRUCT_CHECKPOINT
                                                                         : RTM_RECONSTRUCT_SNAPSHOTS;
+  cfg->rtm.snapshot_precision = rtm_migration_snapshot_precision(run->migration);
   cfg->path[0] = '\0'; /* the deck's name: its keys are all in the text */
   char *const paths[] = {cfg->output.dir,        cfg->rtm.observed, cfg->model.file,
                          cfg->model.description, cfg->shots.file,   cfg->receivers.file};
@@ -94,6 +98,8 @@ static int resume_config(migrate_run_t *run) {
   if (run->cfg.rtm.offset_lags == 0)
     rtm_config_drop_keys(run->resume_config, gather_keys,
                          sizeof gather_keys / sizeof gather_keys[0]);
+  if (cfg->rtm.snapshot_precision != RTM_PRECISION_ZFP)
+    rtm_config_drop_keys(run->resume_config, codec_keys, sizeof codec_keys / sizeof codec_keys[0]);
 fail:
   free(cfg);
   return status;

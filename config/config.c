@@ -496,5 +496,5 @@ const char *rtm_equation_name(rtm_equation_t equation) {
 }
 
 const char *rtm_precision_name(rtm_precision_t precision) {
-  return precision == RTM_PRECISION_FP16 ? "fp16" : "fp32";
+  return precision == RTM_PRECISION_FP16 ? "fp16" : precision == RTM_PRECISION_ZFP ? "zfp" : "fp32";
 }

@@ -66,7 +66,9 @@ typedef enum {
   RTM_TRANSPORT_CUDA_AWARE /* GPU to GPU as MPI messages of device memory (rtm_mpi_device.h) */
 } rtm_mpi_transport_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
-typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16 } rtm_precision_t;
+/* fp32, IEEE binary16, or the fixed-rate codec (solver/grid/rtm_codec.h; snapshots only, at
+ * rtm.snapshot_rate bits a value) */
+typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16, RTM_PRECISION_ZFP } rtm_precision_t;
 
 typedef struct {
   struct {
@@ -170,6 +172,7 @@ typedef struct {
     rtm_reconstruction_t reconstruction;
     int imaging_step; /* 0 = auto */
     rtm_precision_t snapshot_precision;
+    int snapshot_rate;        /* snapshot_precision zfp: bits a value, 1 .. 32 */
     int checkpoints;          /* reconstruction checkpoint: states kept; 0 = as many fit */
     int illumination;         /* divide by sum S^2 + eps */
     double illumination_eps;  /* relative to the largest illumination */

@@ -330,6 +330,10 @@ typedef struct {
   const char *reconstruction;
   size_t reconstruction_estimate_bytes, reconstruction_measured_bytes;
   const char *reconstruction_measured_in;
+  /* with snapshots: how they are stored ("fp32", "fp16", "zfp at 6 bits a value") and the
+   * relative L2 round trip of one (negative: not measured, as for fp32) */
+  const char *snapshot_format;
+  double snapshot_round_trip;
   const rtm_timing_t *timings;
   int timing_count;
   double mcells_per_s;

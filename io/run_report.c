@@ -158,8 +158,8 @@ static void write_shots(FILE *out, const rtm_report_t *report) {
   fputs("},\n", out);
 }
 
-/* "reconstruction": {"name": ..., "estimate_bytes": ..., "measured_bytes": ..., "measured_in": ...}
- */
+/* "reconstruction": {"name": ..., "estimate_bytes": ..., "measured_bytes": ..., "measured_in": ...
+ * [, "snapshots": ..., "snapshot_round_trip_l2": ...]} */
 static void write_reconstruction(FILE *out, const rtm_report_t *report) {
   json_key(out, 2, "reconstruction");
   fputs("{\"name\": ", out);
@@ -167,6 +167,12 @@ static void write_reconstruction(FILE *out, const rtm_report_t *report) {
   fprintf(out, ", \"estimate_bytes\": %zu, \"measured_bytes\": %zu, \"measured_in\": ",
           report->reconstruction_estimate_bytes, report->reconstruction_measured_bytes);
   json_string(out, report->reconstruction_measured_in ? report->reconstruction_measured_in : "");
+  if (report->snapshot_format) {
+    fputs(", \"snapshots\": ", out);
+    json_string(out, report->snapshot_format);
+  }
+  if (report->snapshot_round_trip >= 0.0)
+    fprintf(out, ", \"snapshot_round_trip_l2\": %.6g", report->snapshot_round_trip);
   fputs("},\n", out);
 }
 

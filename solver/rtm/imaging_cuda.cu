@@ -7,6 +7,7 @@
 #include <new>
 
 #include "imaging_cuda.h"
+#include "rtm_cuda_codec.h"
 #include "rtm_cuda_check.h"
 #include "rtm_half.h" /* rtm_half_scale_exponent */
 
@@ -194,6 +195,21 @@ extern "C" int rtm_imaging_cuda_pack_to_host(rtm_imaging_extent_t extent, const 
                                    (size_t)extent.ny, cudaMemcpyDefault, cudaStreamLegacy));
 fail:
   return status;
+}
+
+extern "C" int rtm_imaging_cuda_compress(rtm_imaging_extent_t extent, const float *d_field,
+                                         rtm_layout_t layout, int rate, void *d_out) {
+  const int n[3] = {extent.nx, extent.ny, extent.nz};
+  return rtm_cuda_codec_compress(d_field + layout.origin, n, (size_t)layout.stride_y,
+                                 (size_t)layout.stride_z, rate, d_out, NULL, cudaStreamLegacy);
+}
+
+extern "C" int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const void *d_in, int rate,
+                                           float *d_dense) {
+  const int n[3] = {extent.nx, extent.ny, extent.nz};
+  const size_t row = (size_t)extent.nx;
+  return rtm_cuda_codec_decompress(d_in, n, rate, d_dense, row, row * (size_t)extent.ny,
+                                   cudaStreamLegacy);
 }
 
 extern "C" int rtm_imaging_cuda_copy(void *dst, const void *src, size_t bytes) {

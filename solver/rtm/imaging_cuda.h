@@ -65,6 +65,14 @@ int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t ce
  * plane (asynchronous with page-locked memory). */
 int rtm_imaging_cuda_pack_to_host(rtm_imaging_extent_t extent, const float *d_field,
                                   rtm_layout_t layout, float *host_dense);
+/* The fixed-rate codec (rtm_codec.h, solver/cuda/rtm_cuda_codec.h: the C reference's bytes
+ * and floats bit for bit) at `rate` bits a value: the interior of d_field (laid out as
+ * `layout`) into d_out, rtm_codec_bytes of the extent, 8-byte aligned; and d_in back into
+ * the dense d_dense. */
+int rtm_imaging_cuda_compress(rtm_imaging_extent_t extent, const float *d_field,
+                              rtm_layout_t layout, int rate, void *d_out);
+int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const void *d_in, int rate,
+                                float *d_dense);
 /* `bytes` from src to dst, either side host or device (cudaMemcpyDefault), queued. */
 int rtm_imaging_cuda_copy(void *dst, const void *src, size_t bytes);
 /* `bytes` of device memory to the host, after the queued work: returns when they are there. */
@@ -110,6 +118,8 @@ static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
 #define rtm_imaging_cuda_unpack_half(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_pack_to_host(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_copy(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_compress(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_decompress(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_read(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_zero(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_synchronize() rtm_imaging_cuda_unavailable(0)

@@ -36,6 +36,7 @@ struct rtm_migration {
   rtm_gather_plan_t gather_plan;
   float *held_image, *held_illumination; /* rtm_migration_hold's arrays, until its wait */
   const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
+  rtm_precision_t snapshot_precision;             /* rtm.snapshot_precision, or what auto chose */
   void *reconstruction_state;
   /* The imaging condition in the receiver's steps (image_next_step): refused by its kernel
    * shape (then imaged apart for the rest of the run), and asked of its next step. */
@@ -122,7 +123,8 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .imaging_step = m->imaging_step,
                                      .device = device,
                                      .strategy = imaging_strategy(cfg, device),
-                                     .precision = cfg->rtm.snapshot_precision,
+                                     .precision = m->snapshot_precision,
+                                     .rate = cfg->rtm.snapshot_rate,
                                      .ledger = &m->ledger};
 }
 
@@ -169,25 +171,55 @@ fail:
   return status;
 }
 
+/* A way auto weighs: a reconstruction, and for snapshots the precision they are stored in. */
+typedef struct {
+  rtm_reconstruction_t way;
+  rtm_precision_t precision;
+} candidate_t;
+
+/* "snapshots (fp16)", "snapshots (zfp, 6 bits a value)", "boundary", ... */
+static void candidate_name(const candidate_t *c, const rtm_config_t *cfg, char *text, size_t size) {
+  const char *name = reconstructions[c->way]->name;
+  if (c->way != RTM_RECONSTRUCT_SNAPSHOTS)
+    snprintf(text, size, "%s", name);
+  else if (c->precision == RTM_PRECISION_ZFP)
+    snprintf(text, size, "%s (zfp, %d bit%s a value)", name, cfg->rtm.snapshot_rate,
+             cfg->rtm.snapshot_rate == 1 ? "" : "s");
+  else
+    snprintf(text, size, "%s (%s)", name, rtm_precision_name(c->precision));
+}
+
 /* rtm.reconstruction = auto: the fastest way that can serve the run and fits with the
- * propagators: snapshots (2 propagations a shot), boundary (3), checkpoint (3 or more). */
+ * propagators: snapshots (2 propagations a shot) in rtm.snapshot_precision, then smaller ones
+ * (fp16, then zfp at rtm.snapshot_rate: lossy, some 1e-3 of the image, far less than a
+ * reflector's image moves with a velocity error of a percent), boundary (3), checkpoint (3 or
+ * more). */
 static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
-  static const rtm_reconstruction_t fastest_first[] = {
-      RTM_RECONSTRUCT_SNAPSHOTS, RTM_RECONSTRUCT_BOUNDARY, RTM_RECONSTRUCT_CHECKPOINT};
-  const int count = (int)(sizeof fastest_first / sizeof fastest_first[0]);
+  const rtm_precision_t asked = cfg->rtm.snapshot_precision;
+  candidate_t order[5];
+  int count = 0;
+  order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, asked};
+  if (asked == RTM_PRECISION_FP32)
+    order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, RTM_PRECISION_FP16};
+  if (asked != RTM_PRECISION_ZFP)
+    order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, RTM_PRECISION_ZFP};
+  order[count++] = (candidate_t){RTM_RECONSTRUCT_BOUNDARY, asked};
+  order[count++] = (candidate_t){RTM_RECONSTRUCT_CHECKPOINT, asked};
   int status = RTM_OK, chosen = count;
-  char passed[512] = "";
-  rtm_fit_t fits[sizeof fastest_first / sizeof fastest_first[0]] = {{0}};
-  const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
+  char passed[1024] = "", name[64];
+  rtm_fit_t fits[sizeof order / sizeof order[0]] = {{0}};
+  rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   /* the two sides' fields, and the medium they share */
   const size_t reserve =
       2 * rtm_propagator_field_bytes(cfg, &m->grid) + rtm_propagator_medium_bytes(cfg, &m->grid);
   for (int i = 0; i < count && chosen == count; ++i) {
-    const rtm_reconstruction_ops_t *ops = reconstructions[fastest_first[i]];
+    const rtm_reconstruction_ops_t *ops = reconstructions[order[i].way];
     char why[256];
     const size_t used = strlen(passed);
+    plan.precision = order[i].precision;
+    candidate_name(&order[i], cfg, name, sizeof name);
     if (ops->usable && !ops->usable(&plan, why, sizeof why)) {
-      snprintf(passed + used, sizeof passed - used, "%s%s: %s", used ? "; " : "", ops->name, why);
+      snprintf(passed + used, sizeof passed - used, "%s%s: %s", used ? "; " : "", name, why);
       continue;
     }
     RTM_TRY(measure_fit(ops, &plan, reserve, &fits[i]));
@@ -196,27 +228,31 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
       break;
     }
     snprintf(passed + used, sizeof passed - used,
-             "%s%s needs %.3g GB with the propagators, %.3g GB %s", used ? "; " : "", ops->name,
+             "%s%s needs %.3g GB with the propagators, %.3g GB %s", used ? "; " : "", name,
              fits[i].need / 1e9, fits[i].available / 1e9, fits[i].limited ? "allowed" : "free");
   }
   if (rtm_grid_is_slab(&m->grid)) { /* z-slabs: the way every rank can take */
     double slowest = chosen;
     RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, &slowest, 1, RTM_MPI_MAX));
-    if ((int)slowest != chosen && (int)slowest < count)
-      RTM_TRY(measure_fit(reconstructions[fastest_first[(int)slowest]], &plan, reserve,
+    if ((int)slowest != chosen && (int)slowest < count) {
+      plan.precision = order[(int)slowest].precision;
+      RTM_TRY(measure_fit(reconstructions[order[(int)slowest].way], &plan, reserve,
                           &fits[(int)slowest]));
+    }
     chosen = (int)slowest;
   }
   if (chosen < count) {
-    m->reconstruction = reconstructions[fastest_first[chosen]];
+    m->reconstruction = reconstructions[order[chosen].way];
+    m->snapshot_precision = order[chosen].precision;
     m->fit = fits[chosen];
-    if (passed[0])
-      rtm_log_info("rtm.reconstruction = auto: %s (%s)", m->reconstruction->name, passed);
+    candidate_name(&order[chosen], cfg, name, sizeof name);
+    if (passed[0]) rtm_log_info("rtm.reconstruction = auto: %s (%s)", name, passed);
     return RTM_OK;
   }
-  m->reconstruction = reconstructions[fastest_first[count - 1]];
+  m->reconstruction = reconstructions[order[count - 1].way];
   rtm_log_error("rtm.reconstruction = auto: none fits (%s)", passed);
   /* the last, the smallest, says what to change */
+  plan.precision = order[count - 1].precision;
   RTM_TRY(refuse(m->reconstruction, &plan, &fits[count - 1]));
 fail:
   return status;
@@ -269,6 +305,7 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   int device = -1;
   RTM_TRY(rtm_backend_device(cfg, m->grid.mpi, &device));
   RTM_TRY(preflight_gathers(m, cfg, device));
+  m->snapshot_precision = cfg->rtm.snapshot_precision;
   if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) return choose_reconstruction(m, cfg, device);
   m->reconstruction = reconstructions[cfg->rtm.reconstruction];
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
@@ -760,6 +797,20 @@ const char *rtm_migration_backend(const rtm_migration_t *m) {
 
 const char *rtm_migration_reconstruction(const rtm_migration_t *m) {
   return m->reconstruction->name;
+}
+
+rtm_precision_t rtm_migration_snapshot_precision(const rtm_migration_t *m) {
+  return m->snapshot_precision;
+}
+
+const char *rtm_migration_snapshot_format(const rtm_migration_t *m) {
+  if (m->reconstruction != &rtm_reconstruction_snapshots) return NULL;
+  return rtm_reconstruction_snapshots_format(m->reconstruction_state);
+}
+
+double rtm_migration_snapshot_error(const rtm_migration_t *m) {
+  if (!m->reconstruction->round_trip_error || !m->reconstruction_state) return -1.0;
+  return m->reconstruction->round_trip_error(m->reconstruction_state);
 }
 
 void rtm_migration_store_bytes(const rtm_migration_t *m, size_t *estimate, size_t *measured,

@@ -36,6 +36,7 @@ typedef struct {
   int device; /* the fields' memory: -1 host, else that CUDA device */
   const char *strategy;
   rtm_precision_t precision;
+  int rate; /* precision zfp: bits a value (rtm.snapshot_rate) */
   rtm_mem_ledger_t *ledger;
 } rtm_reconstruction_plan_t;
 
@@ -63,10 +64,15 @@ typedef struct {
   /* The bytes it holds once created, when it chose them there (checkpoints with
    * rtm.checkpoints = 0 take as many as fit, where bytes() counts one); NULL: bytes(). */
   size_t (*held_bytes)(const void *state);
+  /* The relative L2 round-trip error of a stored S the run measured (lossy precisions), or
+   * a negative value for none; NULL: none. */
+  double (*round_trip_error)(const void *state);
   void (*destroy)(void *state);
 } rtm_reconstruction_ops_t;
 
 extern const rtm_reconstruction_ops_t rtm_reconstruction_snapshots;
+/* The snapshots' format (rtm_snapshots_format) of a state of rtm_reconstruction_snapshots. */
+const char *rtm_reconstruction_snapshots_format(const void *state);
 extern const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint;
 extern const rtm_reconstruction_ops_t rtm_reconstruction_boundary;
 

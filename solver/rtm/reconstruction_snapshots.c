@@ -15,29 +15,36 @@ static int slot_of(const rtm_reconstruction_plan_t *plan) {
 typedef struct {
   rtm_snapshots_t *store;
   const rtm_grid_t *grid;
-  int imaging_step;
+  int imaging_step, steps;
   int in_step; /* the step under way writes its new level into the slot itself */
+  int lossy;   /* fp16 or zfp slots: the first shot's middle snapshot measures their error */
+  double round_trip; /* that error (relative L2); negative before it is measured */
 } snapshots_state_t;
 
 static size_t snapshots_bytes(const rtm_reconstruction_plan_t *plan, int *on_device) {
   *on_device = plan->device >= 0 && !rtm_imaging_host_strategy(plan->strategy);
   return rtm_snapshots_bytes(plan->grid, slot_of(plan), plan->device, plan->strategy,
-                             plan->precision);
+                             plan->precision, plan->rate);
 }
 
 /* The imaging step at which the slots fit, beside one fp32 staging volume. */
 static void snapshots_advise(const rtm_reconstruction_plan_t *plan, size_t available, char *text,
                              size_t size) {
   const size_t cells = rtm_grid_interior_cells(plan->grid);
-  const size_t per_slot = (plan->precision == RTM_PRECISION_FP16 ? 2 : 4) * cells;
+  const size_t per_slot =
+      rtm_snapshots_bytes(plan->grid, 1, -1, "host", plan->precision, plan->rate) -
+      (plan->precision == RTM_PRECISION_FP32 ? 0 : cells * sizeof(float));
   const size_t staging = cells * sizeof(float);
   const size_t fit = available > staging ? (available - staging) / per_slot : 0;
   char step[64] = "not one snapshot fits";
   if (fit > 0) snprintf(step, sizeof step, "to %zu or more", (size_t)plan->steps / fit + 1);
   snprintf(text, size,
-           "raise rtm.imaging_step (now %d; %s), use rtm.snapshot_precision = fp16, or hold them "
+           "raise rtm.imaging_step (now %d; %s), use rtm.snapshot_precision = %s, or hold them "
            "elsewhere (memory.imaging)",
-           plan->imaging_step, step);
+           plan->imaging_step, step,
+           plan->precision == RTM_PRECISION_FP32   ? "fp16 or zfp"
+           : plan->precision == RTM_PRECISION_FP16 ? "zfp"
+                                                   : "zfp with a lower rtm.snapshot_rate");
 }
 
 static int snapshots_create(const rtm_reconstruction_plan_t *plan, void **state) {
@@ -47,8 +54,11 @@ static int snapshots_create(const rtm_reconstruction_plan_t *plan, void **state)
   if (!s) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the snapshots");
   s->imaging_step = plan->imaging_step;
   s->grid = plan->grid;
+  s->steps = plan->steps;
+  s->lossy = plan->precision != RTM_PRECISION_FP32;
+  s->round_trip = -1.0;
   RTM_TRY(rtm_snapshots_create(plan->grid, slot_of(plan), plan->device, plan->strategy,
-                               plan->precision, plan->ledger, &s->store));
+                               plan->precision, plan->rate, plan->ledger, &s->store));
   *state = s;
   return RTM_OK;
 fail:
@@ -80,7 +90,16 @@ static int snapshots_after_forward(void *state, rtm_propagator_t *source, int n)
     return source->backend->copy_next_level(source->state, NULL);
   }
   RTM_TRY(source->backend->view_field(source->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
-  RTM_TRY(rtm_snapshots_save(s->store, n / s->imaging_step - 1, &view));
+  const int slot = n / s->imaging_step - 1, slots = s->steps / s->imaging_step;
+  RTM_TRY(rtm_snapshots_save(s->store, slot, &view));
+  /* the error the stored precision costs, where the user sees it: once, at the middle of the
+   * first shot, where the wavefield has spread */
+  if (s->lossy && s->round_trip < 0.0 && slot == slots / 2) {
+    RTM_TRY(rtm_snapshots_round_trip(s->store, slot, &view, &s->round_trip));
+    rtm_log_info("rtm.snapshot_precision = %s: a snapshot's round trip is %.2e relative L2 "
+                 "(the first shot's, at step %d)",
+                 rtm_snapshots_format(s->store), s->round_trip, n);
+  }
 fail:
   return status;
 }
@@ -95,6 +114,14 @@ static int snapshots_source_at(void *state, rtm_propagator_t *source, int n, int
   *layout = rtm_layout_dense(s->grid);
 fail:
   return status;
+}
+
+const char *rtm_reconstruction_snapshots_format(const void *state) {
+  return rtm_snapshots_format(((const snapshots_state_t *)state)->store);
+}
+
+static double snapshots_round_trip(const void *state) {
+  return ((const snapshots_state_t *)state)->round_trip;
 }
 
 static void snapshots_destroy(void *state) {
@@ -114,5 +141,6 @@ const rtm_reconstruction_ops_t rtm_reconstruction_snapshots = {
     .source_at = snapshots_source_at,
     .finish_shot = NULL,
     .recomputed_steps = NULL,
+    .round_trip_error = snapshots_round_trip,
     .destroy = snapshots_destroy,
 };

@@ -176,17 +176,18 @@ typedef struct rtm_snapshots rtm_snapshots_t;
 
 /* `count` slots of the grid's interior in the memory `strategy` gives (device ones on
  * `device`; "host" and "pinned" in host memory), each dense fp32 or, with fp16, binary16
- * (rounded to nearest even; 2 bytes a cell). The fp16 store and any store not in the
- * fields' memory (host slots for a cuda backend) keep one fp32 staging volume beside the
- * fields for get. Slots are recorded in the ledger as "snapshots". A store that does not
- * fit is RTM_ERR_NOMEM naming rtm.imaging_step, rtm.snapshot_precision and
- * memory.imaging. */
+ * (rounded to nearest even; 2 bytes a cell), or with zfp the fixed-rate codec's blocks at
+ * `rate` bits a value (rtm_codec_bytes; `rate` is read for zfp alone). The fp16 and zfp
+ * stores and any store not in the fields' memory (host slots for a cuda backend) keep one
+ * fp32 staging volume beside the fields for get. Slots are recorded in the ledger as
+ * "snapshots". A store that does not fit is RTM_ERR_NOMEM naming rtm.imaging_step,
+ * rtm.snapshot_precision and memory.imaging; a zfp rate outside 1 .. 32 is RTM_ERR_CONFIG. */
 int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const char *strategy,
-                         rtm_precision_t precision, rtm_mem_ledger_t *ledger,
+                         rtm_precision_t precision, int rate, rtm_mem_ledger_t *ledger,
                          rtm_snapshots_t **store);
 /* Bytes the store would take (slots and staging), for the preflight estimate. */
 size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
-                           rtm_precision_t precision);
+                           rtm_precision_t precision, int rate);
 /* Slot `slot` := the interior of a field view (padded, in the fields' memory). */
 int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view);
 /* Slot `slot` as a dense fp32 volume in device memory that a step may write itself (the
@@ -195,6 +196,13 @@ float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot);
 /* Slot `slot` as fp32 in the fields' memory: the slot itself when it is fp32 there, else
  * converted or copied into the staging volume (valid until the next get). Layout: dense. */
 int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume);
+/* The slots' format in words: "fp32", "fp16", "zfp at 6 bits a value". */
+const char *rtm_snapshots_format(const rtm_snapshots_t *store);
+/* How far slot `slot` lies from the field it was saved from (`view`, unchanged since): the
+ * relative L2 difference of get's volume from the view's interior, over the slab's ranks
+ * (grid->mpi), 0 for a field of zeros. Two host volumes for the while: once a run. */
+int rtm_snapshots_round_trip(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view,
+                             double *relative_l2);
 void rtm_snapshots_destroy(rtm_snapshots_t *store);
 
 /* ---- the adjoint receiver taps ---- */

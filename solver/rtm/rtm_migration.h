@@ -115,6 +115,15 @@ int rtm_migration_use_device(const rtm_migration_t *migration);
 void rtm_migration_describe(const rtm_migration_t *migration, char *text, size_t size);
 /* rtm.reconstruction as it runs ("snapshots", "boundary", "checkpoint"; auto resolved). */
 const char *rtm_migration_reconstruction(const rtm_migration_t *migration);
+/* rtm.snapshot_precision as the snapshots are stored (auto may take fp16 or zfp where fp32
+ * snapshots do not fit); the config's for the other reconstructions. */
+rtm_precision_t rtm_migration_snapshot_precision(const rtm_migration_t *migration);
+/* The relative L2 round trip of a stored snapshot (fp16, zfp: measured once, in the first
+ * shot's forward pass), negative where none was measured (fp32, other reconstructions). */
+double rtm_migration_snapshot_error(const rtm_migration_t *migration);
+/* With rtm.reconstruction = snapshots (as run), how they are stored ("fp32", "fp16", "zfp at
+ * 6 bits a value"); else NULL. */
+const char *rtm_migration_snapshot_format(const rtm_migration_t *migration);
 /* The reconstruction's store with the image where it counts them (with the store on the
  * device, or all in host memory on the cpu backend): the preflight's estimate, and what they
  * took, measured on the device as the drop of its free memory across their allocation, in

@@ -1,6 +1,7 @@
 /* Source snapshots (rtm_imaging.h): `count` dense interior slots in one allocation of the
- * memory.imaging strategy, fp32 or binary16, and the volumes get hands back as fp32 where
- * the fields are. A binary16 slot holds x 2^e, e chosen from the snapshot's largest |x|
+ * memory.imaging strategy, fp32, binary16 or the fixed-rate codec's blocks (zfp,
+ * solver/grid/rtm_codec.h, at `rate` bits a value), and the volumes get hands back as fp32
+ * where the fields are. A binary16 slot holds x 2^e, e chosen from the snapshot's largest |x|
  * (rtm_half_scale_exponent, kept a slot where the fields are), so that a wavefield of any
  * amplitude keeps binary16's 11 bits instead of overflowing past 65504 or flushing below
  * 2^-24.
@@ -14,11 +15,14 @@
  *   device  host    fp32: a 2D copy a plane to the slot;   fp32: one copy into the staging;
  *                   fp16: pack kernel into the transfer    fp16: one copy into the transfer,
  *                   buffer, one copy to the slot           convert kernel into the staging
+ * zfp goes as fp16 does, the codec's kernels (or codec.c on the host) in place of the
+ * conversions, its blocks in the transfer buffer.
  * The staging volume (fp32, the fields' memory) exists only when get needs it; the transfer
- * buffer (binary16, device) only for fp16 host slots of a device. Save never writes the
- * staging volume, so the volume get returned stays valid until the next get. Device work is
- * queued on the legacy default stream (imaging_cuda.h) and is asynchronous, page-locked
+ * buffer (binary16 or blocks, device) only for fp16 and zfp host slots of a device. Save never
+ * writes the staging volume, so the volume get returned stays valid until the next get. Device work
+ * is queued on the legacy default stream (imaging_cuda.h) and is asynchronous, page-locked
  * ("pinned") host slots included. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +30,10 @@
 
 #include "imaging_cuda.h"
 #include "imaging_impl.h"
+#include "rtm_codec.h"
 #include "rtm_half.h"
 #include "rtm_imaging.h"
+#include "rtm_mpi.h"
 #include "rtm_status.h"
 
 struct rtm_snapshots {
@@ -35,6 +41,8 @@ struct rtm_snapshots {
   int device; /* the fields' memory: -1 host, else that CUDA device */
   int count;
   rtm_precision_t precision;
+  int rate;                 /* zfp: bits a value */
+  char format[48];          /* "fp32", "fp16", "zfp at 6 bits a value" */
   int host_slots_of_device; /* the slots are host memory, the fields device memory */
   size_t slot_bytes;
   rtm_allocation_t slots;    /* count x slot_bytes */
@@ -52,27 +60,37 @@ typedef struct {
   int too_large; /* the byte count overflows size_t */
 } snapshot_plan_t;
 
+/* A zfp slot's volume: the interior of the rank's planes. */
+static void codec_extent(const rtm_grid_t *grid, int n[3]) {
+  n[0] = grid->n[0];
+  n[1] = grid->n[1];
+  n[2] = grid->nz_local;
+}
+
 static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
-                                  const char *strategy, rtm_precision_t precision) {
+                                  const char *strategy, rtm_precision_t precision, int rate) {
   snapshot_plan_t plan;
   memset(&plan, 0, sizeof plan);
   plan.slots_strategy = rtm_imaging_strategy(strategy, device);
   plan.fields_strategy = device < 0 ? "host" : "device";
   plan.host_slots_of_device = device >= 0 && rtm_imaging_host_strategy(plan.slots_strategy);
-  const int fp16 = precision == RTM_PRECISION_FP16;
+  const int fp16 = precision == RTM_PRECISION_FP16, zfp = precision == RTM_PRECISION_ZFP;
+  int n[3];
+  codec_extent(grid, n);
   plan.cells = rtm_grid_interior_cells(grid);
-  plan.slot_bytes = plan.cells * (fp16 ? sizeof(uint16_t) : sizeof(float));
+  plan.slot_bytes =
+      zfp ? rtm_codec_bytes(n, rate) : plan.cells * (fp16 ? sizeof(uint16_t) : sizeof(float));
   plan.too_large = count > 0 && plan.slot_bytes > SIZE_MAX / 2 / (size_t)count;
   plan.slots_bytes = plan.too_large ? SIZE_MAX : plan.slot_bytes * (size_t)(count > 0 ? count : 0);
-  if (fp16 || plan.host_slots_of_device) plan.staging_bytes = plan.cells * sizeof(float);
-  if (fp16 && plan.host_slots_of_device) plan.transfer_bytes = plan.cells * sizeof(uint16_t);
+  if (fp16 || zfp || plan.host_slots_of_device) plan.staging_bytes = plan.cells * sizeof(float);
+  if ((fp16 || zfp) && plan.host_slots_of_device) plan.transfer_bytes = plan.slot_bytes;
   if (fp16 && count > 0) plan.scales_bytes = (size_t)count * sizeof(uint32_t);
   return plan;
 }
 
 size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
-                           rtm_precision_t precision) {
-  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision);
+                           rtm_precision_t precision, int rate) {
+  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision, rate);
   if (plan.too_large) return SIZE_MAX;
   size_t bytes = rtm_imaging_taken_bytes(plan.slots_strategy, plan.slots_bytes);
   if (plan.staging_bytes)
@@ -95,9 +113,12 @@ static void log_does_not_fit(const rtm_grid_t *grid, int count, const snapshot_p
                 "snapshots), %s, or choose another memory.imaging (pinned or host: host memory)",
                 count, grid->n[0], grid->n[1], grid->nz_local, rtm_precision_name(precision), size,
                 plan->slots_strategy, (plan->staging_bytes + plan->transfer_bytes) / 1e9,
-                precision == RTM_PRECISION_FP16
-                    ? "rtm.snapshot_precision is fp16 already (half the bytes of fp32)"
-                    : "set rtm.snapshot_precision = fp16 (half the bytes)");
+                precision == RTM_PRECISION_ZFP ? "a lower rtm.snapshot_rate (bits a value)"
+                : precision == RTM_PRECISION_FP16
+                    ? "rtm.snapshot_precision = zfp (rtm.snapshot_rate bits a value, 4: a quarter "
+                      "of fp16's bytes)"
+                    : "set rtm.snapshot_precision = fp16 (half the bytes) or zfp (4 bits a value "
+                      "by default: an eighth)");
 }
 
 static int allocate_store(rtm_snapshots_t *store, const snapshot_plan_t *plan,
@@ -120,16 +141,20 @@ fail:
 }
 
 int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const char *strategy,
-                         rtm_precision_t precision, rtm_mem_ledger_t *ledger,
+                         rtm_precision_t precision, int rate, rtm_mem_ledger_t *ledger,
                          rtm_snapshots_t **store) {
   int status = RTM_OK;
   rtm_snapshots_t *created = NULL;
-  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision);
+  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision, rate);
   *store = NULL;
   if (count < 1)
     RTM_FAIL(RTM_ERR_INTERNAL, "rtm_snapshots_create: %d snapshots (at least 1)", count);
-  if (precision != RTM_PRECISION_FP32 && precision != RTM_PRECISION_FP16)
+  if (precision != RTM_PRECISION_FP32 && precision != RTM_PRECISION_FP16 &&
+      precision != RTM_PRECISION_ZFP)
     RTM_FAIL(RTM_ERR_INTERNAL, "rtm_snapshots_create: unknown precision %d", (int)precision);
+  if (precision == RTM_PRECISION_ZFP && (rate < RTM_CODEC_RATE_MIN || rate > RTM_CODEC_RATE_MAX))
+    RTM_FAIL(RTM_ERR_CONFIG, "rtm.snapshot_rate = %d: %d to %d bits a value", rate,
+             RTM_CODEC_RATE_MIN, RTM_CODEC_RATE_MAX);
   if (device < 0 && strcmp(plan.slots_strategy, "host") != 0)
     RTM_FAIL(RTM_ERR_CONFIG,
              "memory.imaging (or memory.strategy) = %s: the cpu backend keeps its source "
@@ -141,6 +166,12 @@ int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const ch
   created->device = device;
   created->count = count;
   created->precision = precision;
+  created->rate = rate;
+  if (precision == RTM_PRECISION_ZFP)
+    snprintf(created->format, sizeof created->format, "zfp at %d bit%s a value", rate,
+             rate == 1 ? "" : "s");
+  else
+    snprintf(created->format, sizeof created->format, "%s", rtm_precision_name(precision));
   created->host_slots_of_device = plan.host_slots_of_device;
   created->slot_bytes = plan.slot_bytes;
   status = allocate_store(created, &plan, ledger);
@@ -215,6 +246,26 @@ static void get_half_host(const rtm_grid_t *grid, const uint16_t *dense, uint32_
     }
 }
 
+/* Host fields, a zfp slot: the interior's blocks at the store's rate. A block that holds a
+ * NaN or an infinity is refused (RTM_ERR_NUMERIC), named by its first cell. */
+static int save_codec_host(rtm_snapshots_t *store, int slot, const float *padded) {
+  const rtm_grid_t *grid = &store->grid;
+  int n[3];
+  size_t refused = RTM_CODEC_NO_BLOCK;
+  codec_extent(grid, n);
+  const int status =
+      rtm_codec_compress(padded + rtm_grid_index(grid, 0, 0, 0), n, (size_t)grid->stride_y,
+                         (size_t)grid->stride_z, store->rate, slot_at(store, slot), &refused);
+  if (status == RTM_ERR_NUMERIC && refused != RTM_CODEC_NO_BLOCK) {
+    int origin[3];
+    rtm_codec_block_origin(n, refused, origin);
+    rtm_log_error("the source snapshot in slot %d holds a NaN or an infinity in the 4 x 4 x 4 "
+                  "cells from (ix %d, iy %d, iz %d): the wavefield is not finite",
+                  slot, origin[0], origin[1], origin[2] + grid->z_offset);
+  }
+  return status;
+}
+
 /* Slot `slot`'s largest |x| bits, in the fields' memory. */
 static uint32_t *scale_of(const rtm_snapshots_t *store, int slot) {
   return (uint32_t *)store->scales.ptr + slot;
@@ -231,6 +282,11 @@ static int save_device(rtm_snapshots_t *store, int slot, const float *d_padded) 
       RTM_TRY(rtm_imaging_cuda_pack_to_host(extent, d_padded, layout, destination));
     else
       RTM_TRY(rtm_imaging_cuda_pack(extent, d_padded, layout, destination));
+  } else if (store->precision == RTM_PRECISION_ZFP) {
+    void *blocks = store->host_slots_of_device ? store->transfer.ptr : destination;
+    RTM_TRY(rtm_imaging_cuda_compress(extent, d_padded, layout, store->rate, blocks));
+    if (store->host_slots_of_device)
+      RTM_TRY(rtm_imaging_cuda_copy(destination, blocks, store->slot_bytes));
   } else if (store->host_slots_of_device) {
     RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, store->transfer.ptr,
                                        scale_of(store, slot)));
@@ -262,6 +318,8 @@ int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t 
   if (store->device >= 0) return save_device(store, slot, view->padded);
   if (store->precision == RTM_PRECISION_FP32)
     rtm_grid_pack(&store->grid, view->padded, slot_at(store, slot));
+  else if (store->precision == RTM_PRECISION_ZFP)
+    RTM_TRY(save_codec_host(store, slot, view->padded));
   else
     save_half_host(&store->grid, view->padded, slot_at(store, slot), scale_of(store, slot));
 fail:
@@ -274,7 +332,16 @@ static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
   const void *source = slot_at(store, slot);
   float *staging = store->staging.ptr;
   RTM_TRY(rtm_imaging_cuda_use_device(store->device));
-  if (store->host_slots_of_device) {
+  if (store->precision == RTM_PRECISION_ZFP) {
+    const void *blocks = source;
+    if (store->host_slots_of_device) {
+      RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, source, store->slot_bytes));
+      blocks = store->transfer.ptr;
+    }
+    RTM_TRY(rtm_imaging_cuda_decompress(rtm_imaging_extent(&store->grid), blocks, store->rate,
+                                        staging));
+    *volume = staging;
+  } else if (store->host_slots_of_device) {
     if (store->precision == RTM_PRECISION_FP32) {
       RTM_TRY(rtm_imaging_cuda_copy(staging, source, store->slot_bytes));
     } else {
@@ -300,11 +367,56 @@ int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume) {
   if (store->device >= 0) return get_device(store, slot, volume);
   if (store->precision == RTM_PRECISION_FP32) {
     *volume = slot_at(store, slot);
+  } else if (store->precision == RTM_PRECISION_ZFP) {
+    int n[3];
+    codec_extent(&store->grid, n);
+    RTM_TRY(rtm_codec_decompress(slot_at(store, slot), n, store->rate, store->staging.ptr,
+                                 (size_t)n[0], (size_t)n[0] * (size_t)n[1]));
+    *volume = store->staging.ptr;
   } else {
     get_half_host(&store->grid, slot_at(store, slot), *scale_of(store, slot), store->staging.ptr);
     *volume = store->staging.ptr;
   }
 fail:
+  return status;
+}
+
+const char *rtm_snapshots_format(const rtm_snapshots_t *store) {
+  return store->format;
+}
+
+int rtm_snapshots_round_trip(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view,
+                             double *relative_l2) {
+  int status = RTM_OK;
+  const rtm_grid_t *grid = &store->grid;
+  const size_t cells = rtm_grid_interior_cells(grid);
+  const float *volume = NULL;
+  float *original = malloc(cells * sizeof *original);
+  float *decoded = store->device >= 0 ? malloc(cells * sizeof *decoded) : NULL;
+  *relative_l2 = 0.0;
+  if (!original || (store->device >= 0 && !decoded))
+    RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for a snapshot's round-trip error");
+  RTM_TRY(rtm_snapshots_get(store, slot, &volume));
+  if (store->device >= 0) {
+    RTM_TRY(rtm_imaging_cuda_pack_to_host(rtm_imaging_extent(grid), view->padded,
+                                          rtm_layout_padded(grid), original));
+    RTM_TRY(rtm_imaging_cuda_read(decoded, volume, cells * sizeof *decoded)); /* waits */
+    volume = decoded;
+  } else {
+    rtm_grid_pack(grid, view->padded, original);
+  }
+  double sums[2] = {0.0, 0.0}; /* the difference's squares, the field's */
+#pragma omp parallel for reduction(+ : sums[:2]) schedule(static)
+  for (size_t i = 0; i < cells; ++i) {
+    const double d = (double)volume[i] - (double)original[i];
+    sums[0] += d * d;
+    sums[1] += (double)original[i] * (double)original[i];
+  }
+  if (grid->mpi) RTM_TRY(rtm_mpi_allreduce(grid->mpi, sums, 2, RTM_MPI_SUM));
+  *relative_l2 = sums[1] > 0.0 ? sqrt(sums[0] / sums[1]) : 0.0;
+fail:
+  free(original);
+  free(decoded);
   return status;
 }
 

@@ -8,7 +8,7 @@
 #   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes;
 #   iso with sinc points (taps over 8 planes: receivers cut by 2 and 4 ranks).
 # `rtm3d migrate` of the small example: image and illumination of 2, 3 (and 6, boundary)
-# ranks equal one rank's with every reconstruction, the PNGs byte for byte, shot images,
+# ranks equal one rank's with every reconstruction (zfp snapshots on 2), the PNGs byte for byte, shot images,
 # a stopped run resumed (the comments below say how each is cut). The slabs reach the file
 # collectively with a parallel HDF5, else through rank 0 (the report says which).
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
@@ -101,6 +101,11 @@ done
 migrate 1 checkpoint1 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
 migrate 3 checkpoint3 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
 same checkpoint3 checkpoint1
+# rtm.snapshot_precision = zfp: a rank compresses its own planes in blocks of 4 from its
+# first; 2 ranks of 32 planes start theirs where one rank's blocks start: the image to the bit
+migrate 1 zfp1 --set rtm.reconstruction=snapshots --set rtm.snapshot_precision=zfp
+migrate 2 zfp2 --set rtm.reconstruction=snapshots --set rtm.snapshot_precision=zfp
+same zfp2 zfp1
 migrate 2 resumed --max-shots=1
 test -e "$work/resumed.resume.h5" && test ! -e "$work/resumed.h5" ||
   { echo "FAIL: --max-shots=1 on 2 ranks left no resume state, or an image"; exit 1; }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rtm_codec.h"
 #include "rtm_grid.h"
 #include "rtm_half.h"
 #include "rtm_imaging.h"
@@ -96,6 +97,18 @@ static inline void imaging_test_half_scaled(float *values, size_t count) {
   e = e < -126 ? -126 : e > 126 ? 126 : e;
   for (size_t i = 0; i < count; ++i)
     values[i] = ldexpf(rtm_half_to_float(rtm_half_from_float(ldexpf(values[i], e))), -e);
+}
+
+/* A dense interior [nz_local][ny][nx] replaced by its round trip through the fixed-rate
+ * codec at `rate` (codec.c, the reference a zfp store and the device's kernels match). */
+static inline void imaging_test_codec_round_trip(const rtm_grid_t *grid, float *dense, int rate) {
+  const int n[3] = {grid->n[0], grid->n[1], grid->nz_local};
+  const size_t row = (size_t)n[0], plane = row * (size_t)n[1];
+  void *blocks = malloc(rtm_codec_bytes(n, rate));
+  assert_non_null(blocks);
+  assert_int_equal(rtm_codec_compress(dense, n, row, plane, rate, blocks, NULL), RTM_OK);
+  assert_int_equal(rtm_codec_decompress(blocks, n, rate, dense, row, plane), RTM_OK);
+  free(blocks);
 }
 
 static inline size_t imaging_test_ledger_total(const rtm_mem_ledger_t *ledger) {

@@ -219,6 +219,14 @@ double survey_reconstruction_error(const survey_t *s, const char *label) {
   return replay.worst;
 }
 
+float survey_background(const void *context, int ix, int iy, int iz) {
+  (void)context;
+  (void)ix;
+  (void)iy;
+  (void)iz;
+  return 2000.0f;
+}
+
 float survey_two_layers(const void *context, int ix, int iy, int iz) {
   (void)context;
   (void)ix;

@@ -53,6 +53,8 @@ double survey_interior_l2(const survey_t *s, const float *a, const float *refere
  * over them, each printed with `label`. Every value of the volume handed back, the layer's
  * included, must be finite. */
 double survey_reconstruction_error(const survey_t *s, const char *label);
+/* 2000 m/s everywhere: the image tests' migration velocity, the one above their reflectors. */
+float survey_background(const void *context, int ix, int iy, int iz);
 /* vp of the reconstruction tests: 2000 m/s over 2400 m/s below cell 30 (a reflector, so that
  * waves come back up). */
 float survey_two_layers(const void *context, int ix, int iy, int iz);

@@ -99,8 +99,10 @@ static void test_image_refuses_device_strategy(void **state) {
 /* ---- snapshots ---- */
 
 /* Saves `count` random padded fields into a host store of `precision` and checks each get
- * against `expected` (the interior, rounded as the store rounds), the ledger against the
- * estimate, and whether get hands back the slot itself (fp32) or the staging volume. */
+ * against `expected` (the interior, rounded as the store rounds: fp16 as rtm_half, zfp as
+ * codec.c at 4 bits a value), the ledger against the estimate, and whether get hands back
+ * the slot itself (fp32) or the staging volume. */
+enum { ZFP_RATE = 4 };
 static void check_host_round_trip(rtm_precision_t precision, const char *test) {
   enum { COUNT = 3 };
   rtm_test_rng_t rng = rtm_test_seed(test);
@@ -111,8 +113,10 @@ static void check_host_round_trip(rtm_precision_t precision, const char *test) {
   rtm_mem_ledger_t ledger;
   rtm_mem_ledger_init(&ledger);
   rtm_snapshots_t *store = NULL;
-  assert_int_equal(rtm_snapshots_create(&grid, COUNT, -1, "host", precision, &ledger, &store),
-                   RTM_OK);
+  const int zfp = precision == RTM_PRECISION_ZFP;
+  const int n[3] = {grid.n[0], grid.n[1], grid.nz_local};
+  assert_int_equal(
+      rtm_snapshots_create(&grid, COUNT, -1, "host", precision, ZFP_RATE, &ledger, &store), RTM_OK);
   for (int k = 0; k < COUNT; ++k) {
     fields[k] = imaging_test_alloc(grid.padded_cells);
     expected[k] = imaging_test_alloc(cells);
@@ -123,6 +127,7 @@ static void check_host_round_trip(rtm_precision_t precision, const char *test) {
     rtm_grid_pack(&grid, fields[k], expected[k]);
     if (precision == RTM_PRECISION_FP16) /* scaled by 2^e into binary16's range and back */
       imaging_test_half_scaled(expected[k], cells);
+    if (zfp) imaging_test_codec_round_trip(&grid, expected[k], ZFP_RATE);
     const rtm_field_view_t view = {fields[k], -1};
     assert_int_equal(rtm_snapshots_save(store, k, &view), RTM_OK);
   }
@@ -132,14 +137,15 @@ static void check_host_round_trip(rtm_precision_t precision, const char *test) {
     assert_int_equal(rtm_snapshots_get(store, k, &volume), RTM_OK);
     assert_memory_equal(volume, expected[k], cells * sizeof(float));
     if (k == COUNT - 1) first = volume;
-    /* fp32: each slot is its own volume; fp16: one staging volume for every get */
-    assert_true((volume == first) == (precision == RTM_PRECISION_FP16 || k == COUNT - 1));
+    /* fp32: each slot is its own volume; fp16, zfp: one staging volume for every get */
+    assert_true((volume == first) == (precision != RTM_PRECISION_FP32 || k == COUNT - 1));
   }
   assert_int_equal(imaging_test_ledger_total(&ledger),
-                   rtm_snapshots_bytes(&grid, COUNT, -1, "host", precision));
+                   rtm_snapshots_bytes(&grid, COUNT, -1, "host", precision, ZFP_RATE));
   assert_int_equal(imaging_test_record(&ledger, "snapshots")->bytes,
-                   COUNT * cells * (precision == RTM_PRECISION_FP16 ? 2 : 4));
-  assert_int_equal(ledger.count, precision == RTM_PRECISION_FP16 ? 3 : 1);
+                   zfp ? COUNT * rtm_codec_bytes(n, ZFP_RATE)
+                       : COUNT * cells * (precision == RTM_PRECISION_FP16 ? 2 : 4));
+  assert_int_equal(ledger.count, precision == RTM_PRECISION_FP16 ? 3 : zfp ? 2 : 1);
   rtm_snapshots_destroy(store);
   rtm_mem_ledger_release(&ledger);
   for (int k = 0; k < COUNT; ++k)
@@ -149,6 +155,32 @@ static void check_host_round_trip(rtm_precision_t precision, const char *test) {
 static void test_snapshots_fp32_round_trip(void **state) {
   (void)state;
   check_host_round_trip(RTM_PRECISION_FP32, "test_snapshots_fp32_round_trip");
+}
+
+/* zfp slots: codec.c's round trip bit for bit, in an eighth of fp32's bytes at 4 bits a
+ * value; and a field that is not finite is refused, naming where. */
+static void test_snapshots_zfp_round_trip(void **state) {
+  (void)state;
+  check_host_round_trip(RTM_PRECISION_ZFP, "test_snapshots_zfp_round_trip");
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  rtm_snapshots_t *store = NULL;
+  assert_int_equal(
+      rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_ZFP, ZFP_RATE, NULL, &store),
+      RTM_OK);
+  float *field = imaging_test_alloc(grid.padded_cells);
+  field[rtm_grid_index(&grid, 6, 5, 3)] = NAN;
+  const rtm_field_view_t view = {field, -1};
+  capture_t capture;
+  assert_int_equal(captured(&capture, rtm_snapshots_save(store, 0, &view)), RTM_ERR_NUMERIC);
+  assert_contains(capture.text, "NaN or an infinity");
+  assert_contains(capture.text, "(ix 4, iy 4, iz 5)"); /* the block's first cell, global z */
+  rtm_snapshots_destroy(store);
+  assert_int_equal(captured(&capture, rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_ZFP,
+                                                           33, NULL, &store)),
+                   RTM_ERR_CONFIG);
+  assert_contains(capture.text, "rtm.snapshot_rate = 33");
+  free(field);
 }
 
 /* Equal to rtm_half's conversion bit for bit; and the values really are rounded (a store
@@ -179,8 +211,8 @@ static void test_snapshots_fp16_any_amplitude(void **state) {
   float *field = imaging_test_alloc(grid.padded_cells), *interior = imaging_test_alloc(cells);
   for (size_t a = 0; a < sizeof amplitudes / sizeof *amplitudes; ++a) {
     rtm_snapshots_t *store = NULL;
-    assert_int_equal(rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_FP16, NULL, &store),
-                     RTM_OK);
+    assert_int_equal(
+        rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_FP16, 0, NULL, &store), RTM_OK);
     imaging_test_fill(&rng, field, grid.padded_cells, -amplitudes[a], amplitudes[a]);
     rtm_grid_pack(&grid, field, interior);
     const rtm_field_view_t view = {field, -1};
@@ -211,7 +243,7 @@ static void test_snapshots_refuse_bad_slots(void **state) {
   float *field = imaging_test_alloc(grid.padded_cells);
   rtm_snapshots_t *store = NULL;
   const float *volume = NULL;
-  assert_int_equal(rtm_snapshots_create(&grid, 2, -1, "", RTM_PRECISION_FP32, NULL, &store),
+  assert_int_equal(rtm_snapshots_create(&grid, 2, -1, "", RTM_PRECISION_FP32, 0, NULL, &store),
                    RTM_OK);
   const rtm_field_view_t view = {field, -1}, device_view = {field, 0};
   capture_t capture;
@@ -236,16 +268,17 @@ static void test_snapshots_too_large(void **state) {
   capture_t capture;
   /* 2^31 - 1 slots of 128 GB: more bytes than a size_t holds */
   assert_int_equal(captured(&capture, rtm_snapshots_create(&grid, 2147483647, -1, "host",
-                                                           RTM_PRECISION_FP16, NULL, &store)),
+                                                           RTM_PRECISION_FP16, 0, NULL, &store)),
                    RTM_ERR_NOMEM);
   assert_contains(capture.text, "rtm.imaging_step");
   assert_contains(capture.text, "rtm.snapshot_precision");
   assert_contains(capture.text, "memory.imaging");
   assert_null(store);
-  assert_true(rtm_snapshots_bytes(&grid, 2147483647, -1, "host", RTM_PRECISION_FP16) == SIZE_MAX);
+  assert_true(rtm_snapshots_bytes(&grid, 2147483647, -1, "host", RTM_PRECISION_FP16, 0) ==
+              SIZE_MAX);
   imaging_test_grid(&grid);
   assert_int_equal(captured(&capture, rtm_snapshots_create(&grid, 2, -1, "pinned",
-                                                           RTM_PRECISION_FP32, NULL, &store)),
+                                                           RTM_PRECISION_FP32, 0, NULL, &store)),
                    RTM_ERR_CONFIG);
   assert_contains(capture.text, "memory.imaging");
 }
@@ -630,6 +663,7 @@ RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_m
               cmocka_unit_test(test_image_refuses_device_strategy),
               cmocka_unit_test(test_snapshots_fp32_round_trip),
               cmocka_unit_test(test_snapshots_fp16_round_trip),
+              cmocka_unit_test(test_snapshots_zfp_round_trip),
               cmocka_unit_test(test_snapshots_fp16_any_amplitude),
               cmocka_unit_test(test_snapshots_refuse_bad_slots),
               cmocka_unit_test(test_snapshots_too_large), cmocka_unit_test(test_adjoint_weights),

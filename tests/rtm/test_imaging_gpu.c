@@ -1,8 +1,8 @@
 /* The imaging pieces of rtm_imaging.h on a CUDA device: the accumulation kernel equals the
  * host loop bit for bit in every device strategy; snapshots round-trip through device, vmm,
- * vmm-compressed, managed, pinned and host slots, fp32 exactly and fp16 with the host's
- * binary16 bits; the store's byte estimate equals what its ledger records; and the whole
- * sits correctly between the cuda backend's steps (views saved and accumulated on the legacy
+ * vmm-compressed, managed, pinned and host slots, fp32 exactly, zfp with codec.c's floats and fp16
+ * with the host's binary16 bits; the store's byte estimate equals what its ledger records; and the
+ * whole sits correctly between the cuda backend's steps (views saved and accumulated on the legacy
  * default stream, the next steps queued right after). Exits 77 without a device. */
 #define _POSIX_C_SOURCE 200809L /* fileno, dup2: rtm_test_capture.h */
 #include <setjmp.h>
@@ -131,8 +131,10 @@ static void test_device_image_refuses_host_memory(void **state) {
 
 /* Saves COUNT device fields into a store of `strategy` and `precision`, clobbers the fields,
  * and reads every slot back through get (backward) against the interior, rounded by the
- * host's rtm_half for fp16 (scaled by the volume's 2^e): bit for bit. get's volume is device-accessible, the slot itself
+ * host's rtm_half for fp16 (scaled by the volume's 2^e), by codec.c for zfp (RATE bits a
+ * value): bit for bit. get's volume is device-accessible, the slot itself
  * exactly when fp32 slots are in device memory; the ledger holds what the estimate said. */
+enum { RATE = 4 }; /* zfp stores */
 static void check_device_round_trip(const char *strategy, rtm_precision_t precision,
                                     rtm_test_rng_t *rng) {
   enum { COUNT = 3 };
@@ -140,15 +142,18 @@ static void check_device_round_trip(const char *strategy, rtm_precision_t precis
   imaging_test_grid(&grid);
   const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
   const int fp16 = precision == RTM_PRECISION_FP16;
-  const int direct = !fp16 && strcmp(strategy, "host") != 0 && strcmp(strategy, "pinned") != 0;
+  const int zfp = precision == RTM_PRECISION_ZFP;
+  const int direct = precision == RTM_PRECISION_FP32 && strcmp(strategy, "host") != 0 &&
+                     strcmp(strategy, "pinned") != 0;
   float *d_fields[COUNT], *expected[COUNT], *field = imaging_test_alloc(padded);
   float *got = imaging_test_alloc(cells);
   rtm_mem_ledger_t ledger;
   rtm_mem_ledger_init(&ledger);
   rtm_snapshots_t *store = NULL;
   printf("snapshots: %s, %s\n", strategy, rtm_precision_name(precision));
-  assert_int_equal(rtm_snapshots_create(&grid, COUNT, DEVICE, strategy, precision, &ledger, &store),
-                   RTM_OK);
+  assert_int_equal(
+      rtm_snapshots_create(&grid, COUNT, DEVICE, strategy, precision, RATE, &ledger, &store),
+      RTM_OK);
   for (int k = 0; k < COUNT; ++k) {
     if (fp16)
       imaging_test_half_values(rng, field, padded);
@@ -158,6 +163,7 @@ static void check_device_round_trip(const char *strategy, rtm_precision_t precis
     rtm_grid_pack(&grid, field, expected[k]);
     if (fp16) /* scaled by 2^e into binary16's range and back, as the host store does */
       imaging_test_half_scaled(expected[k], cells);
+    if (zfp) imaging_test_codec_round_trip(&grid, expected[k], RATE);
     d_fields[k] = to_device(field, padded);
     const rtm_field_view_t view = {d_fields[k], DEVICE};
     assert_int_equal(rtm_snapshots_save(store, k, &view), RTM_OK);
@@ -181,7 +187,7 @@ static void check_device_round_trip(const char *strategy, rtm_precision_t precis
       fail();
     }
   }
-  const size_t estimate = rtm_snapshots_bytes(&grid, COUNT, DEVICE, strategy, precision);
+  const size_t estimate = rtm_snapshots_bytes(&grid, COUNT, DEVICE, strategy, precision, RATE);
   printf("  ledger %zu bytes, estimate %zu\n", imaging_test_ledger_total(&ledger), estimate);
   assert_int_equal(imaging_test_ledger_total(&ledger), estimate);
   assert_string_equal(imaging_test_record(&ledger, "snapshots")->strategy, strategy);
@@ -200,6 +206,7 @@ static void test_device_snapshots(void **state) {
   for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
     check_device_round_trip(strategies[s], RTM_PRECISION_FP32, &rng);
     check_device_round_trip(strategies[s], RTM_PRECISION_FP16, &rng);
+    check_device_round_trip(strategies[s], RTM_PRECISION_ZFP, &rng);
   }
 }
 
@@ -250,7 +257,7 @@ static void test_views_between_steps(void **state) {
   rtm_snapshots_t *store = NULL;
   rtm_image_t *image = NULL;
   assert_int_equal(
-      rtm_snapshots_create(&grid, 1, DEVICE, "device", RTM_PRECISION_FP32, &prop.ledger, &store),
+      rtm_snapshots_create(&grid, 1, DEVICE, "device", RTM_PRECISION_FP32, 0, &prop.ledger, &store),
       RTM_OK);
   assert_int_equal(rtm_image_create(&grid, DEVICE, "device", &prop.ledger, &image), RTM_OK);
   for (int it = 0; it < 30; ++it)

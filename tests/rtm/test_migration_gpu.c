@@ -1,10 +1,11 @@
 /* The cuda backend migrates as the cpu reference does: a flat-reflector survey (the image
  * test's, smaller) modelled and migrated on each backend, iso, vti and tti, each with every
- * rtm.reconstruction (snapshots, boundary, checkpoint with 3 states), with the image
- * and the illumination of cuda within 1e-4 relative L2 of cpu's, the issue's bar. The
+ * rtm.reconstruction (snapshots in fp32 and in zfp, boundary, checkpoint with 3 states), with
+ * the image and the illumination of cuda within 1e-4 relative L2 of cpu's, the issue's bar. The
  * backends propagate iso and vti bit for bit and accumulate with the same fused
- * multiply-adds: 0 measured on an H100. tti differs by the medium's last bit where the cpu
- * reference forms the axis from constant angles in double (tti_cuda.cu's header): 6e-6. */
+ * multiply-adds: 0 measured on an H100 (and with zfp snapshots on an H200). tti differs by the
+ * medium's last bit where the cpu reference forms the axis from constant angles in double
+ * (tti_cuda.cu's header): 6e-6, and 2.7e-4 through zfp snapshots (below). */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <setjmp.h>
@@ -55,9 +56,11 @@ static void migrate_on(const char *backend, const char *equation, const char *ex
 /* Every reconstruction: snapshots (fp32), boundary, and checkpoint with 3 states (which
  * recompute) on each backend. */
 static void compare_backends(const char *equation) {
-  static const char *const ways[][2] = {{"rtm.reconstruction=snapshots", NULL},
-                                        {"rtm.reconstruction=boundary", NULL},
-                                        {"rtm.reconstruction=checkpoint", "rtm.checkpoints=3"}};
+  static const char *const ways[][2] = {
+      {"rtm.reconstruction=snapshots", NULL},
+      {"rtm.reconstruction=snapshots", "rtm.snapshot_precision=zfp"},
+      {"rtm.reconstruction=boundary", NULL},
+      {"rtm.reconstruction=checkpoint", "rtm.checkpoints=3"}};
   const size_t cells = (size_t)NX * NY * NZ;
   for (size_t w = 0; w < sizeof ways / sizeof ways[0]; ++w) {
     survey_t cpu, cuda;
@@ -65,9 +68,14 @@ static void compare_backends(const char *equation) {
     migrate_on("cuda", equation, ways[w][0], ways[w][1], &cuda);
     const double image = rtm_test_relative_l2(cuda.image, cpu.image, cells);
     const double illumination = rtm_test_relative_l2(cuda.illumination, cpu.illumination, cells);
-    printf("%s, %s: cuda against cpu, relative L2: image %.3e, illumination %.3e\n", equation,
-           ways[w][0] + strlen("rtm.reconstruction="), image, illumination);
-    assert_true(image <= 1e-4);
+    printf("%s, %s%s%s: cuda against cpu, relative L2: image %.3e, illumination %.3e\n", equation,
+           ways[w][0] + strlen("rtm.reconstruction="), ways[w][1] ? ", " : "",
+           ways[w][1] ? ways[w][1] : "", image, illumination);
+    /* zfp and tti: the lossy store turns tti's last-bit differences of S into whole
+     * quantisation steps of a few blocks (2.7e-4 on an H200, where iso and vti, whose S are
+     * the same floats, give 0): held to a tenth of issue 37's 1% bar for a zfp image */
+    const int lossy_tti = ways[w][1] && strstr(ways[w][1], "zfp") && strcmp(equation, "tti") == 0;
+    assert_true(image <= (lossy_tti ? 1e-3 : 1e-4));
     assert_true(illumination <= 1e-4);
     survey_release(&cpu);
     survey_release(&cuda);

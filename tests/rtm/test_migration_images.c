@@ -53,20 +53,12 @@ static float flat(const void *context, int ix, int iy, int iz) {
   return iz <= 35 ? 2000.0f : 2800.0f;
 }
 
-static float background(const void *context, int ix, int iy, int iz) {
-  (void)context;
-  (void)ix;
-  (void)iy;
-  (void)iz;
-  return 2000.0f;
-}
-
 static void test_flat_reflector(void **state) {
   (void)state;
   survey_t s;
   survey_config(&s, grid_n, survey_settings);
   survey_model(&s, flat, NULL);
-  survey_migrate(&s, background, NULL);
+  survey_migrate(&s, survey_background, NULL);
   int worst = 0;
   for (int iy = 20; iy < 44; iy += 3)
     for (int ix = 20; ix < 44; ix += 3) {
@@ -91,7 +83,7 @@ static void test_point_diffractor(void **state) {
   survey_t s;
   survey_config(&s, grid_n, survey_settings);
   survey_model(&s, diffractor, NULL);
-  survey_migrate(&s, background, NULL);
+  survey_migrate(&s, survey_background, NULL);
   int at[3] = {0, 0, 0};
   float largest = -INFINITY;
   for (int iz = 20; iz < NZ - 10; ++iz)
@@ -148,7 +140,7 @@ static void test_dipping_reflector(void **state) {
   survey_t s;
   survey_config(&s, grid_n, survey_settings);
   survey_model(&s, dipping, NULL);
-  survey_migrate(&s, background, NULL);
+  survey_migrate(&s, survey_background, NULL);
   static int hits[NY][NX];
   specular_hits(&s, hits);
   double worst = 0.0;
@@ -209,7 +201,7 @@ static void test_vti_flat_reflector(void **state) {
   (void)state;
   survey_t s;
   anisotropic_survey(&s, "physics.equation=vti", "model.theta=0");
-  survey_migrate(&s, background, NULL);
+  survey_migrate(&s, survey_background, NULL);
   const double pick = mean_flat_pick(&s);
   printf("vti flat reflector: mean pick %.2f, interface at 35.5\n", pick);
   for (int iy = 20; iy < 44; iy += 3)
@@ -224,7 +216,7 @@ static void test_tti_flat_reflector_and_iso_misplaced(void **state) {
   (void)state;
   survey_t s;
   anisotropic_survey(&s, "physics.equation=tti", "model.theta=45");
-  survey_migrate(&s, background, NULL);
+  survey_migrate(&s, survey_background, NULL);
   const double tti_pick = mean_flat_pick(&s);
   int worst = 0;
   for (int iy = 20; iy < 44; iy += 3)
@@ -235,7 +227,7 @@ static void test_tti_flat_reflector_and_iso_misplaced(void **state) {
     }
   /* the same data migrated as if the medium were isotropic */
   s.cfg.physics.equation = RTM_EQUATION_ISO;
-  survey_migrate(&s, background, NULL);
+  survey_migrate(&s, survey_background, NULL);
   const double iso_pick = mean_flat_pick(&s);
   printf("tti flat reflector: mean pick %.2f migrated as tti (largest miss %d cells beyond [35, "
          "36]), %.2f as iso; interface at 35.5\n",

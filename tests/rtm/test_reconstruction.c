@@ -149,16 +149,26 @@ static void test_refusals(void **state) {
   assert_contains(capture.text, "run fewer time.steps (now 100000000)");
 }
 
-/* rtm.reconstruction = auto's choice for these settings ("" when refused): the status, the
- * messages in capture. */
+/* rtm.reconstruction = auto's choice for these settings ("" when refused; snapshots stored
+ * otherwise than in fp32 as "snapshots/fp16", "snapshots/zfp"): the status, the messages in
+ * capture. */
 static int choose_with(const int n[3], const char *const *settings, capture_t *capture,
-                       char chosen[16]) {
+                       char chosen[32]) {
   survey_t s;
   rtm_migration_t *m = NULL;
   survey_config(&s, n, settings);
   survey_set_model(&s, survey_two_layers, NULL);
   const int status = captured(capture, rtm_migration_create(&s.cfg, &s.grid, &s.model, &m));
-  snprintf(chosen, 16, "%s", m ? rtm_migration_reconstruction(m) : "");
+  const rtm_precision_t precision = m ? rtm_migration_snapshot_precision(m) : RTM_PRECISION_FP32;
+  snprintf(chosen, 32, "%s%s%s", m ? rtm_migration_reconstruction(m) : "",
+           m && strcmp(rtm_migration_reconstruction(m), "snapshots") == 0 &&
+                   precision != RTM_PRECISION_FP32
+               ? "/"
+               : "",
+           m && strcmp(rtm_migration_reconstruction(m), "snapshots") == 0 &&
+                   precision != RTM_PRECISION_FP32
+               ? rtm_precision_name(precision)
+               : "");
   printf("%-22s -> %s (status %d)\n", settings[2], chosen, status);
   rtm_migration_destroy(m);
   survey_release(&s);
@@ -166,23 +176,36 @@ static int choose_with(const int n[3], const char *const *settings, capture_t *c
 }
 
 /* auto takes the fastest that fits with the propagators, as memory.limit_gb shrinks what is
- * free. 40^3 iso cells, 400 steps imaged every step: snapshots hold 400 x 256 kB = 102 MB,
- * boundary 398 x 6272 x 4 B = 10 MB, checkpoint at least one state of 2 x 48^3 x 4 B (some
- * 0.9 MB, padded); the image 0.5 MB and the propagators some 2.2 MB (both sides' two levels
- * and the medium they share, 48^3 x 4 B each) come beside each. */
+ * free. 40^3 iso cells, 400 steps imaged every step: snapshots hold 400 x 256 kB = 102 MB in
+ * fp32, 51 MB in fp16 and 19 MB in zfp at 6 bits a value (1000 blocks of 48 B a snapshot;
+ * both with a 256 kB staging volume), boundary 398 x 6272 x 4 B = 10 MB, checkpoint at least
+ * one state of 2 x 48^3 x 4 B (some 0.9 MB, padded); the image 0.5 MB and the propagators
+ * some 2.2 MB (both sides' two levels and the medium they share, 48^3 x 4 B each) come beside
+ * each. */
 static void test_auto(void **state) {
   (void)state;
   static capture_t capture;
-  char chosen[16];
+  char chosen[32];
   const int n[3] = {40, 40, 40};
   const char *auto_unlimited[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0",
                                   NULL};
   assert_int_equal(choose_with(n, auto_unlimited, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots");
+  const char *auto_100mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.1", NULL};
+  assert_int_equal(choose_with(n, auto_100mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "snapshots/fp16");
+  assert_contains(capture.text,
+                  "rtm.reconstruction = auto: snapshots (fp16) (snapshots (fp32) needs 0.106 GB");
   const char *auto_50mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.05", NULL};
   assert_int_equal(choose_with(n, auto_50mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "snapshots/zfp");
+  assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp, 6 bits a value) "
+                                "(snapshots (fp32) needs 0.106 GB");
+  assert_contains(capture.text, "snapshots (fp16) needs 0.0549 GB");
+  const char *auto_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02", NULL};
+  assert_int_equal(choose_with(n, auto_20mb, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "boundary");
-  assert_contains(capture.text, "rtm.reconstruction = auto: boundary (snapshots needs 0.1");
+  assert_contains(capture.text, "snapshots (zfp, 6 bits a value) needs 0.0229 GB");
   /* 12 MB hold boundary's store and the image but not the propagators beside them: auto
    * passes on to checkpoint, where boundary asked for by name passes the preflight */
   const char *auto_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012", NULL};
@@ -198,9 +221,10 @@ static void test_auto(void **state) {
   assert_contains(capture.text, "rtm.reconstruction = auto: none fits");
   assert_contains(capture.text, "rtm.reconstruction = checkpoint needs");
   assert_contains(capture.text, "allowed (memory.limit_gb)");
-  /* no core inside the shell along y: boundary cannot serve, checkpoint is next */
+  /* no core inside the shell along y: boundary cannot serve, checkpoint is next (12 MB: no
+   * snapshots fit, zfp's 16 MB neither) */
   const int narrow[3] = {40, 28, 40};
-  assert_int_equal(choose_with(narrow, auto_50mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_with(narrow, auto_12mb, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "checkpoint");
   assert_contains(capture.text, "boundary: boundary.width = 10 leaves 20 x 8 x 20");
 }
