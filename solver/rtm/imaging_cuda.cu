@@ -198,10 +198,14 @@ fail:
 }
 
 extern "C" int rtm_imaging_cuda_compress(rtm_imaging_extent_t extent, const float *d_field,
-                                         rtm_layout_t layout, int rate, void *d_out) {
+                                         rtm_layout_t layout, int rate, void *d_out,
+                                         uint64_t *d_first_refused) {
+  static_assert(sizeof(uint64_t) == sizeof(unsigned long long), "the codec's refused word");
   const int n[3] = {extent.nx, extent.ny, extent.nz};
   return rtm_cuda_codec_compress(d_field + layout.origin, n, (size_t)layout.stride_y,
-                                 (size_t)layout.stride_z, rate, d_out, NULL, cudaStreamLegacy);
+                                 (size_t)layout.stride_z, rate, d_out,
+                                 reinterpret_cast<unsigned long long *>(d_first_refused),
+                                 cudaStreamLegacy);
 }
 
 extern "C" int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const void *d_in, int rate,

@@ -67,10 +67,12 @@ int rtm_imaging_cuda_pack_to_host(rtm_imaging_extent_t extent, const float *d_fi
                                   rtm_layout_t layout, float *host_dense);
 /* The fixed-rate codec (rtm_codec.h, solver/cuda/rtm_cuda_codec.h: the C reference's bytes
  * and floats bit for bit) at `rate` bits a value: the interior of d_field (laid out as
- * `layout`) into d_out, rtm_codec_bytes of the extent, 8-byte aligned; and d_in back into
- * the dense d_dense. */
+ * `layout`) into d_out, rtm_codec_bytes of the extent, 8-byte aligned, with *d_first_refused
+ * (device memory) set to the first block holding a NaN or an infinity, RTM_CODEC_NO_BLOCK for
+ * none; and d_in back into the dense d_dense. */
 int rtm_imaging_cuda_compress(rtm_imaging_extent_t extent, const float *d_field,
-                              rtm_layout_t layout, int rate, void *d_out);
+                              rtm_layout_t layout, int rate, void *d_out,
+                              uint64_t *d_first_refused);
 int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const void *d_in, int rate,
                                 float *d_dense);
 /* `bytes` from src to dst, either side host or device (cudaMemcpyDefault), queued. */

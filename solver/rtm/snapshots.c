@@ -48,6 +48,9 @@ struct rtm_snapshots {
   rtm_allocation_t slots;    /* count x slot_bytes */
   rtm_allocation_t staging;  /* fp32 volume for get, when needed */
   rtm_allocation_t transfer; /* binary16 volume on the device, fp16 host slots only */
+  rtm_allocation_t refused;  /* zfp on a device: each slot's first block holding a NaN or an
+                              * infinity (uint64, RTM_CODEC_NO_BLOCK for none), checked when
+                              * the backward pass starts (rtm_snapshots_get of the last slot) */
   rtm_allocation_t scales;   /* fp16: each slot's largest |x| as bits (uint32), where the
                               * fields are: the 2^e its binary16 values are scaled by */
 };
@@ -57,6 +60,7 @@ typedef struct {
   const char *slots_strategy, *fields_strategy;
   int host_slots_of_device;
   size_t cells, slot_bytes, slots_bytes, staging_bytes, transfer_bytes, scales_bytes;
+  size_t refused_bytes;
   int too_large; /* the byte count overflows size_t */
 } snapshot_plan_t;
 
@@ -85,6 +89,7 @@ static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
   if (fp16 || zfp || plan.host_slots_of_device) plan.staging_bytes = plan.cells * sizeof(float);
   if ((fp16 || zfp) && plan.host_slots_of_device) plan.transfer_bytes = plan.slot_bytes;
   if (fp16 && count > 0) plan.scales_bytes = (size_t)count * sizeof(uint32_t);
+  if (zfp && device >= 0 && count > 0) plan.refused_bytes = (size_t)count * sizeof(uint64_t);
   return plan;
 }
 
@@ -97,6 +102,7 @@ size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const 
     bytes += rtm_imaging_taken_bytes(plan.fields_strategy, plan.staging_bytes);
   if (plan.transfer_bytes) bytes += rtm_imaging_taken_bytes("device", plan.transfer_bytes);
   if (plan.scales_bytes) bytes += rtm_imaging_taken_bytes(plan.fields_strategy, plan.scales_bytes);
+  if (plan.refused_bytes) bytes += rtm_imaging_taken_bytes("device", plan.refused_bytes);
   return bytes;
 }
 
@@ -136,6 +142,9 @@ static int allocate_store(rtm_snapshots_t *store, const snapshot_plan_t *plan,
   if (plan->scales_bytes)
     RTM_TRY(rtm_imaging_alloc(plan->fields_strategy, plan->scales_bytes, "snapshot scales",
                               store->device, ledger, &store->scales));
+  if (plan->refused_bytes)
+    RTM_TRY(rtm_imaging_alloc("device", plan->refused_bytes, "snapshot checks", store->device,
+                              ledger, &store->refused));
 fail:
   return status;
 }
@@ -284,7 +293,8 @@ static int save_device(rtm_snapshots_t *store, int slot, const float *d_padded) 
       RTM_TRY(rtm_imaging_cuda_pack(extent, d_padded, layout, destination));
   } else if (store->precision == RTM_PRECISION_ZFP) {
     void *blocks = store->host_slots_of_device ? store->transfer.ptr : destination;
-    RTM_TRY(rtm_imaging_cuda_compress(extent, d_padded, layout, store->rate, blocks));
+    RTM_TRY(rtm_imaging_cuda_compress(extent, d_padded, layout, store->rate, blocks,
+                                      (uint64_t *)store->refused.ptr + slot));
     if (store->host_slots_of_device)
       RTM_TRY(rtm_imaging_cuda_copy(destination, blocks, store->slot_bytes));
   } else if (store->host_slots_of_device) {
@@ -326,6 +336,29 @@ fail:
   return status;
 }
 
+/* zfp on a device: refuses the store when a slot's compression met a block holding a NaN or
+ * an infinity (stored as zeros), naming the first such slot and block; one read of the
+ * slots' words, once the forward pass has saved them all. */
+static int check_refused(const rtm_snapshots_t *store) {
+  int status = RTM_OK;
+  uint64_t *words = malloc((size_t)store->count * sizeof *words);
+  if (!words) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the snapshots' checks");
+  RTM_TRY(rtm_imaging_cuda_read(words, store->refused.ptr, (size_t)store->count * sizeof *words));
+  for (int slot = 0; slot < store->count; ++slot) {
+    if (words[slot] == (uint64_t)RTM_CODEC_NO_BLOCK) continue;
+    int n[3], origin[3];
+    codec_extent(&store->grid, n);
+    rtm_codec_block_origin(n, (size_t)words[slot], origin);
+    RTM_FAIL(RTM_ERR_NUMERIC,
+             "the source snapshot in slot %d holds a NaN or an infinity in the 4 x 4 x 4 cells "
+             "from (ix %d, iy %d, iz %d): the wavefield is not finite",
+             slot, origin[0], origin[1], origin[2] + store->grid.z_offset);
+  }
+fail:
+  free(words);
+  return status;
+}
+
 static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
   int status = RTM_OK;
   const size_t cells = rtm_grid_interior_cells(&store->grid);
@@ -333,6 +366,7 @@ static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
   float *staging = store->staging.ptr;
   RTM_TRY(rtm_imaging_cuda_use_device(store->device));
   if (store->precision == RTM_PRECISION_ZFP) {
+    if (slot == store->count - 1) RTM_TRY(check_refused(store)); /* the backward pass's first */
     const void *blocks = source;
     if (store->host_slots_of_device) {
       RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, source, store->slot_bytes));
@@ -427,6 +461,7 @@ void rtm_snapshots_destroy(rtm_snapshots_t *store) {
       rtm_imaging_cuda_use_device(store->device) == RTM_OK)
     (void)rtm_imaging_cuda_synchronize();
   rtm_mem_free(&store->scales);
+  rtm_mem_free(&store->refused);
   rtm_mem_free(&store->transfer);
   rtm_mem_free(&store->staging);
   rtm_mem_free(&store->slots);

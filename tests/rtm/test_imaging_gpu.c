@@ -210,6 +210,35 @@ static void test_device_snapshots(void **state) {
   }
 }
 
+/* zfp on the device: the codec's kernel stores a block holding a NaN as zeros, and the store
+ * refuses it when the backward pass starts (the get of the last slot), naming the slot and the
+ * block's first cell (global z), as the host store does when it saves. */
+static void test_device_zfp_refuses_nan(void **state) {
+  (void)state;
+  static capture_t capture;
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  const size_t padded = grid.padded_cells;
+  rtm_snapshots_t *store = NULL;
+  assert_int_equal(
+      rtm_snapshots_create(&grid, 2, DEVICE, "device", RTM_PRECISION_ZFP, RATE, NULL, &store),
+      RTM_OK);
+  float *field = imaging_test_alloc(padded);
+  float *d_zeros = to_device(field, padded);
+  field[rtm_grid_index(&grid, 6, 5, 3)] = NAN;
+  float *d_nan = to_device(field, padded);
+  const rtm_field_view_t nan_view = {d_nan, DEVICE}, zeros_view = {d_zeros, DEVICE};
+  assert_int_equal(rtm_snapshots_save(store, 0, &nan_view), RTM_OK); /* queued, not read */
+  assert_int_equal(rtm_snapshots_save(store, 1, &zeros_view), RTM_OK);
+  const float *volume = NULL;
+  assert_int_equal(captured(&capture, rtm_snapshots_get(store, 1, &volume)), RTM_ERR_NUMERIC);
+  assert_contains(capture.text, "slot 0 holds a NaN or an infinity");
+  assert_contains(capture.text, "(ix 4, iy 4, iz 5)");
+  rtm_snapshots_destroy(store);
+  cudaFree(d_zeros), cudaFree(d_nan);
+  free(field);
+}
+
 /* ---- between the backend's steps ---- */
 
 /* The cuda backend on a 45 x 37 x 29 constant model, the source at the centre: its config
@@ -498,4 +527,5 @@ RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_
                    cmocka_unit_test(test_image_in_step_bitwise),
                    cmocka_unit_test(test_device_image_refuses_host_memory),
                    cmocka_unit_test(test_device_snapshots),
+                   cmocka_unit_test(test_device_zfp_refuses_nan),
                    cmocka_unit_test(test_views_between_steps))
