@@ -84,6 +84,8 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
   const size_t per_shot = (size_t)s->receiver_count * ((size_t)s->steps + 1);
   float *observed = malloc(per_shot * sizeof(float)),
         *scratch = malloc(rtm_image_laplacian_scratch_cells(&s->grid) * sizeof(float));
+  free(s->image); /* a survey migrated again: the last image goes */
+  free(s->illumination);
   s->image = malloc(cells * sizeof(float));
   s->illumination = malloc(cells * sizeof(float));
   assert_true(observed && scratch && s->image && s->illumination);

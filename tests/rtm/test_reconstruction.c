@@ -90,6 +90,7 @@ static void compare_images(const char *equation) {
   s.cfg.rtm.reconstruction = RTM_RECONSTRUCT_SNAPSHOTS;
   survey_migrate(&s, NULL, NULL);
   float *snapshots_image = s.image, *snapshots_illumination = s.illumination;
+  s.image = s.illumination = NULL; /* kept: the next survey_migrate frees the survey's */
   s.cfg.rtm.reconstruction = RTM_RECONSTRUCT_BOUNDARY;
   survey_migrate(&s, NULL, NULL);
   const double image = survey_interior_l2(&s, s.image, snapshots_image);
