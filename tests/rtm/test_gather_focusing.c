@@ -236,12 +236,16 @@ static void test_flat_reflector_focuses(void **state) {
 /* One shot over the flat reflector: a CIP within 40 m of the shot's y line, dx from it along
  * x, every lag (12 each way) inside the interior: its gather at hy = 0 sees the reflection's
  * incidence projected on x, atan(|dx| / (265 m - 110 m)) (tan theta cos phi, theta the
- * incidence and phi the azimuth; 265 m the reflector, 110 m the shot and receivers). The
- * issue's bar is the angle gather's energy peaking within 3 degrees of it. Measured here:
- * 2.7 to 3.5 degrees below it at all four CIPs (28.0 for 31.5, 26.0 for 28.7; angles every
- * 2 degrees), so the bar is not met at 12 lags of 10 m; what is asserted is that measure,
- * the peak below the geometric angle by less than 4 degrees, so that a change to the
- * transform or the gathers that moves it shows. */
+ * incidence and phi the azimuth; 265 m the reflector, 110 m the shot and receivers). For a
+ * point source over a flat reflector S(x - h) and R(x + h) meet on the line z - z0 = h |dx| /
+ * 155 m exactly (the mirror source's travel times), so the angle gather should peak at that
+ * angle; the issue's bar is 3 degrees. Judged below 45 degrees: past the critical angle
+ * (asin(2000 / 2600) = 50.3 degrees) the reflection is total, its phase turns and head waves
+ * join it. On 64 x 64 cells the picks came 2.7 to 3.5 degrees low: the receiver plane ended
+ * short of the reflected rays' emergence on the far side (dx beyond the CIP), which weighted R
+ * toward flatter rays; on 96 x 96 cells (measured: 38.0 for 38.9, 22.0 for 22.8, 20.0 for
+ * 19.5 and 34.0 for 36.6 degrees; angles every 2 degrees) every judged pick lies within 2.6
+ * degrees, the widest on the side where the rays run longest toward the layer. */
 static void test_one_shot_angle(void **state) {
   (void)state;
   static const char *const one_shot[] = {"shots.x_count=1",
@@ -256,7 +260,8 @@ static void test_one_shot_angle(void **state) {
                                          "rtm.cip_y_step=6",
                                          NULL};
   survey_t s;
-  static const int wide[3] = {64, 64, N}; /* room for 12 lags each way beside the shot */
+  /* room for 12 lags each way beside the shot, and receivers past the reflected rays */
+  static const int wide[3] = {96, 96, N};
   survey_config(&s, wide, one_shot);
   survey_model(&s, flat, NULL);
   const float scale = 1.0f; /* the smooth background, as the focusing test migrates in */
@@ -278,6 +283,7 @@ static void test_one_shot_angle(void **state) {
     if (fabs(cy - sy) > 40.0 || fabs(cx - sx) < 40.0 || cx < 10.0 * low || cx >= 10.0 * high)
       continue;
     const double geometric = atan(fabs(cx - sx) / depth) * 180.0 / 3.14159265358979323846;
+    if (geometric >= 45.0) continue; /* near or past the critical angle */
     int best = 0;
     double best_energy = -1.0;
     for (int a = 0; a < ANGLES; ++a) {
@@ -292,12 +298,13 @@ static void test_one_shot_angle(void **state) {
     printf("one shot at (%g, %g) m, CIP at (%g, %g) m: the reflection's incidence %.1f degrees, "
            "the angle gather's energy peaks at %.1f\n",
            sx, sy, cx, cy, geometric, found);
-    assert_true(found < geometric); /* below it, as measured */
     worst = fmax(worst, fabs(found - geometric));
     ++judged;
   }
-  assert_true(judged >= 2);
-  assert_true(worst < 4.0);
+  printf("one shot: %d CIPs judged, the largest miss %.1f degrees (the issue's bar: 3)\n", judged,
+         worst);
+  assert_true(judged >= 3);
+  assert_true(worst <= 3.0);
   free(angle);
   survey_release(&s);
 }
