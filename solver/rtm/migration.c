@@ -177,16 +177,16 @@ typedef struct {
   rtm_precision_t precision;
 } candidate_t;
 
-/* "snapshots (fp16)", "snapshots (zfp, 6 bits a value)", "boundary", ... */
+/* "snapshots (fp16)", "snapshots (zfp at 6 bits a value)", "boundary", ... */
 static void candidate_name(const candidate_t *c, const rtm_config_t *cfg, char *text, size_t size) {
   const char *name = reconstructions[c->way]->name;
-  if (c->way != RTM_RECONSTRUCT_SNAPSHOTS)
+  char format[48];
+  if (c->way != RTM_RECONSTRUCT_SNAPSHOTS) {
     snprintf(text, size, "%s", name);
-  else if (c->precision == RTM_PRECISION_ZFP)
-    snprintf(text, size, "%s (zfp, %d bit%s a value)", name, cfg->rtm.snapshot_rate,
-             cfg->rtm.snapshot_rate == 1 ? "" : "s");
-  else
-    snprintf(text, size, "%s (%s)", name, rtm_precision_name(c->precision));
+    return;
+  }
+  rtm_snapshots_format_name(c->precision, cfg->rtm.snapshot_rate, format, sizeof format);
+  snprintf(text, size, "%s (%s)", name, format);
 }
 
 /* rtm.reconstruction = auto: the fastest way that can serve the run and fits with the
@@ -485,8 +485,9 @@ fail:
 }
 
 /* Time n of the backward pass: S(n) from the reconstruction, and at an imaging step the
- * imaging condition with R(n) in place, or (`fuse`: a receiver step follows) in that step. */
-static int image_at(rtm_migration_t *m, int n, int fuse, double *imaging_s, double *gathers_s) {
+ * imaging condition with R(n) in place, or, where a receiver step follows (n > 1), in that
+ * step. */
+static int image_at(rtm_migration_t *m, int n, double *imaging_s, double *gathers_s) {
   int status = RTM_OK;
   const rtm_propagator_t *r = &m->receiver;
   const float *source = NULL;
@@ -502,7 +503,7 @@ static int image_at(rtm_migration_t *m, int n, int fuse, double *imaging_s, doub
   RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,
                                        &source_layout));
   if (!wanted) return RTM_OK;
-  if (fuse && !m->fuse_refused && !m->gathers && m->device >= 0 && r->backend->image_next_step) {
+  if (n > 1 && !m->fuse_refused && !m->gathers && r->backend->image_next_step) {
     int taken = 0;
     /* a reconstruction that steps the source side (boundary, checkpoint) made S(n) on the
      * source's stream, which the receiver's does not wait for; the snapshots' forward pass
@@ -544,7 +545,7 @@ static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, 
   m->fused_pending = 0;
   for (int tau = 0; tau < m->steps; ++tau) {
     RTM_TRY(rtm_propagator_step(r, tau, RTM_FORWARD));
-    RTM_TRY(image_at(m, m->steps - tau, tau + 1 < m->steps, imaging_s, gathers_s));
+    RTM_TRY(image_at(m, m->steps - tau, imaging_s, gathers_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
   RTM_TRY(finish_shot(m));
@@ -804,13 +805,13 @@ rtm_precision_t rtm_migration_snapshot_precision(const rtm_migration_t *m) {
 }
 
 const char *rtm_migration_snapshot_format(const rtm_migration_t *m) {
-  if (m->reconstruction != &rtm_reconstruction_snapshots) return NULL;
+  if (m->reconstruction != &rtm_reconstruction_snapshots || !m->reconstruction_state) return NULL;
   return rtm_reconstruction_snapshots_format(m->reconstruction_state);
 }
 
 double rtm_migration_snapshot_error(const rtm_migration_t *m) {
-  if (!m->reconstruction->round_trip_error || !m->reconstruction_state) return -1.0;
-  return m->reconstruction->round_trip_error(m->reconstruction_state);
+  if (m->reconstruction != &rtm_reconstruction_snapshots || !m->reconstruction_state) return -1.0;
+  return rtm_reconstruction_snapshots_round_trip(m->reconstruction_state);
 }
 
 void rtm_migration_store_bytes(const rtm_migration_t *m, size_t *estimate, size_t *measured,

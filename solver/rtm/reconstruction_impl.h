@@ -64,15 +64,15 @@ typedef struct {
   /* The bytes it holds once created, when it chose them there (checkpoints with
    * rtm.checkpoints = 0 take as many as fit, where bytes() counts one); NULL: bytes(). */
   size_t (*held_bytes)(const void *state);
-  /* The relative L2 round-trip error of a stored S the run measured (lossy precisions), or
-   * a negative value for none; NULL: none. */
-  double (*round_trip_error)(const void *state);
   void (*destroy)(void *state);
 } rtm_reconstruction_ops_t;
 
 extern const rtm_reconstruction_ops_t rtm_reconstruction_snapshots;
-/* The snapshots' format (rtm_snapshots_format) of a state of rtm_reconstruction_snapshots. */
+/* Of a state of rtm_reconstruction_snapshots: the snapshots' format (rtm_snapshots_format),
+ * and the relative L2 round trip of one, measured in the first shot where the format is
+ * lossy (negative before, and for fp32). */
 const char *rtm_reconstruction_snapshots_format(const void *state);
+double rtm_reconstruction_snapshots_round_trip(const void *state);
 extern const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint;
 extern const rtm_reconstruction_ops_t rtm_reconstruction_boundary;
 

@@ -31,9 +31,7 @@ static size_t snapshots_bytes(const rtm_reconstruction_plan_t *plan, int *on_dev
 static void snapshots_advise(const rtm_reconstruction_plan_t *plan, size_t available, char *text,
                              size_t size) {
   const size_t cells = rtm_grid_interior_cells(plan->grid);
-  const size_t per_slot =
-      rtm_snapshots_bytes(plan->grid, 1, -1, "host", plan->precision, plan->rate) -
-      (plan->precision == RTM_PRECISION_FP32 ? 0 : cells * sizeof(float));
+  const size_t per_slot = rtm_snapshots_slot_bytes(plan->grid, plan->precision, plan->rate);
   const size_t staging = cells * sizeof(float);
   const size_t fit = available > staging ? (available - staging) / per_slot : 0;
   char step[64] = "not one snapshot fits";
@@ -120,7 +118,7 @@ const char *rtm_reconstruction_snapshots_format(const void *state) {
   return rtm_snapshots_format(((const snapshots_state_t *)state)->store);
 }
 
-static double snapshots_round_trip(const void *state) {
+double rtm_reconstruction_snapshots_round_trip(const void *state) {
   return ((const snapshots_state_t *)state)->round_trip;
 }
 
@@ -141,6 +139,5 @@ const rtm_reconstruction_ops_t rtm_reconstruction_snapshots = {
     .source_at = snapshots_source_at,
     .finish_shot = NULL,
     .recomputed_steps = NULL,
-    .round_trip_error = snapshots_round_trip,
     .destroy = snapshots_destroy,
 };

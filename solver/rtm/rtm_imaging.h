@@ -185,6 +185,8 @@ typedef struct rtm_snapshots rtm_snapshots_t;
 int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const char *strategy,
                          rtm_precision_t precision, int rate, rtm_mem_ledger_t *ledger,
                          rtm_snapshots_t **store);
+/* Bytes of one slot alone. */
+size_t rtm_snapshots_slot_bytes(const rtm_grid_t *grid, rtm_precision_t precision, int rate);
 /* Bytes the store would take (slots and staging), for the preflight estimate. */
 size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
                            rtm_precision_t precision, int rate);
@@ -196,8 +198,10 @@ float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot);
 /* Slot `slot` as fp32 in the fields' memory: the slot itself when it is fp32 there, else
  * converted or copied into the staging volume (valid until the next get). Layout: dense. */
 int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume);
-/* The slots' format in words: "fp32", "fp16", "zfp at 6 bits a value". */
+/* The slots' format in words: "fp32", "fp16", "zfp at 6 bits a value" (of a store, or of a
+ * precision and rate: `rate` read for zfp alone). */
 const char *rtm_snapshots_format(const rtm_snapshots_t *store);
+void rtm_snapshots_format_name(rtm_precision_t precision, int rate, char *text, size_t size);
 /* How far slot `slot` lies from the field it was saved from (`view`, unchanged since): the
  * relative L2 difference of get's volume from the view's interior, over the slab's ranks
  * (grid->mpi), 0 for a field of zeros. Two host volumes for the while: once a run. */

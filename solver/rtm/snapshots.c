@@ -93,6 +93,10 @@ static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
   return plan;
 }
 
+size_t rtm_snapshots_slot_bytes(const rtm_grid_t *grid, rtm_precision_t precision, int rate) {
+  return plan_store(grid, 1, -1, "host", precision, rate).slot_bytes;
+}
+
 size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
                            rtm_precision_t precision, int rate) {
   const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision, rate);
@@ -176,11 +180,7 @@ int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const ch
   created->count = count;
   created->precision = precision;
   created->rate = rate;
-  if (precision == RTM_PRECISION_ZFP)
-    snprintf(created->format, sizeof created->format, "zfp at %d bit%s a value", rate,
-             rate == 1 ? "" : "s");
-  else
-    snprintf(created->format, sizeof created->format, "%s", rtm_precision_name(precision));
+  rtm_snapshots_format_name(precision, rate, created->format, sizeof created->format);
   created->host_slots_of_device = plan.host_slots_of_device;
   created->slot_bytes = plan.slot_bytes;
   status = allocate_store(created, &plan, ledger);
@@ -255,8 +255,20 @@ static void get_half_host(const rtm_grid_t *grid, const uint16_t *dense, uint32_
     }
 }
 
+/* A zfp slot's block (the codec's number) that held a NaN or an infinity: said, naming its
+ * first cell (global z), and RTM_ERR_NUMERIC. */
+static int refused_block(const rtm_snapshots_t *store, int slot, size_t block) {
+  int n[3], origin[3];
+  codec_extent(&store->grid, n);
+  rtm_codec_block_origin(n, block, origin);
+  rtm_log_error("the source snapshot in slot %d holds a NaN or an infinity in the 4 x 4 x 4 "
+                "cells from (ix %d, iy %d, iz %d): the wavefield is not finite",
+                slot, origin[0], origin[1], origin[2] + store->grid.z_offset);
+  return RTM_ERR_NUMERIC;
+}
+
 /* Host fields, a zfp slot: the interior's blocks at the store's rate. A block that holds a
- * NaN or an infinity is refused (RTM_ERR_NUMERIC), named by its first cell. */
+ * NaN or an infinity is refused (refused_block). */
 static int save_codec_host(rtm_snapshots_t *store, int slot, const float *padded) {
   const rtm_grid_t *grid = &store->grid;
   int n[3];
@@ -265,13 +277,8 @@ static int save_codec_host(rtm_snapshots_t *store, int slot, const float *padded
   const int status =
       rtm_codec_compress(padded + rtm_grid_index(grid, 0, 0, 0), n, (size_t)grid->stride_y,
                          (size_t)grid->stride_z, store->rate, slot_at(store, slot), &refused);
-  if (status == RTM_ERR_NUMERIC && refused != RTM_CODEC_NO_BLOCK) {
-    int origin[3];
-    rtm_codec_block_origin(n, refused, origin);
-    rtm_log_error("the source snapshot in slot %d holds a NaN or an infinity in the 4 x 4 x 4 "
-                  "cells from (ix %d, iy %d, iz %d): the wavefield is not finite",
-                  slot, origin[0], origin[1], origin[2] + grid->z_offset);
-  }
+  if (status == RTM_ERR_NUMERIC && refused != RTM_CODEC_NO_BLOCK)
+    return refused_block(store, slot, refused);
   return status;
 }
 
@@ -344,16 +351,9 @@ static int check_refused(const rtm_snapshots_t *store) {
   uint64_t *words = malloc((size_t)store->count * sizeof *words);
   if (!words) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the snapshots' checks");
   RTM_TRY(rtm_imaging_cuda_read(words, store->refused.ptr, (size_t)store->count * sizeof *words));
-  for (int slot = 0; slot < store->count; ++slot) {
-    if (words[slot] == (uint64_t)RTM_CODEC_NO_BLOCK) continue;
-    int n[3], origin[3];
-    codec_extent(&store->grid, n);
-    rtm_codec_block_origin(n, (size_t)words[slot], origin);
-    RTM_FAIL(RTM_ERR_NUMERIC,
-             "the source snapshot in slot %d holds a NaN or an infinity in the 4 x 4 x 4 cells "
-             "from (ix %d, iy %d, iz %d): the wavefield is not finite",
-             slot, origin[0], origin[1], origin[2] + store->grid.z_offset);
-  }
+  for (int slot = 0; slot < store->count && status == RTM_OK; ++slot)
+    if (words[slot] != (uint64_t)RTM_CODEC_NO_BLOCK)
+      status = refused_block(store, slot, (size_t)words[slot]);
 fail:
   free(words);
   return status;
@@ -413,6 +413,13 @@ int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume) {
   }
 fail:
   return status;
+}
+
+void rtm_snapshots_format_name(rtm_precision_t precision, int rate, char *text, size_t size) {
+  if (precision == RTM_PRECISION_ZFP)
+    snprintf(text, size, "zfp at %d bit%s a value", rate, rate == 1 ? "" : "s");
+  else
+    snprintf(text, size, "%s", rtm_precision_name(precision));
 }
 
 const char *rtm_snapshots_format(const rtm_snapshots_t *store) {

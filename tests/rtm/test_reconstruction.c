@@ -200,13 +200,13 @@ static void test_auto(void **state) {
   const char *auto_50mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.05", NULL};
   assert_int_equal(choose_with(n, auto_50mb, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots/zfp");
-  assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp, 6 bits a value) "
+  assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 6 bits a value) "
                                 "(snapshots (fp32) needs 0.106 GB");
   assert_contains(capture.text, "snapshots (fp16) needs 0.0549 GB");
   const char *auto_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02", NULL};
   assert_int_equal(choose_with(n, auto_20mb, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "boundary");
-  assert_contains(capture.text, "snapshots (zfp, 6 bits a value) needs 0.0229 GB");
+  assert_contains(capture.text, "snapshots (zfp at 6 bits a value) needs 0.0229 GB");
   /* 12 MB hold boundary's store and the image but not the propagators beside them: auto
    * passes on to checkpoint, where boundary asked for by name passes the preflight */
   const char *auto_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012", NULL};
