@@ -305,7 +305,8 @@ const rtm_cuda_physics_t rtm_cuda_physics_tti = {
     .launch = tti_launch,
     /* no images_in_step: the imaging condition taken in the tti step (tma, fp32, its loads
      * issued at the iteration's start) ran 1.26 and then 1.14 ms longer a step at 512^3 on
-     * an H200, against 0.94 ms for the imaging kernel apart (run/results/end_to_end.md) */
+     * an H200, against 0.94 ms for the imaging kernel apart (run/results/end_to_end.md; the
+     * two tries: run/experiments/tti_image_in_step*.patch) */
     .check_field = tti_check_field,
     .describe = tti_describe,
 };
