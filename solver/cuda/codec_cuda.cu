@@ -1,6 +1,9 @@
 /* The fixed-rate codec's CUDA kernels (rtm_cuda_codec.h): one thread a 4 x 4 x 4 block,
  * running the block coder the C reference runs (solver/grid/rtm_codec_block.h), so the
- * bytes and the floats are the reference's, bit for bit. */
+ * bytes and the floats are the reference's, bit for bit. The block stays in the thread's
+ * registers (the coder is written for it: no local memory); a whole block of a volume whose
+ * rows are 16-byte aligned moves as 16 float4s, a warp's row of blocks as contiguous
+ * 512-byte pieces. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -16,9 +19,11 @@ enum { CODEC_THREADS = 128 };
 struct CodecShape {
   int n[3];
   size_t pitch_y, pitch_z, blocks[3], total;
+  bool rows_aligned; /* every block row starts on 16 bytes: float4 moves */
 };
 
-static CodecShape codec_shape(const int n[3], size_t pitch_y, size_t pitch_z) {
+static CodecShape codec_shape(const float *volume, const int n[3], size_t pitch_y,
+                              size_t pitch_z) {
   CodecShape s;
   for (int a = 0; a < 3; ++a)
     s.n[a] = n[a];
@@ -26,7 +31,45 @@ static CodecShape codec_shape(const int n[3], size_t pitch_y, size_t pitch_z) {
   s.pitch_z = pitch_z;
   rtm_codec_block_counts(n, s.blocks);
   s.total = s.blocks[0] * s.blocks[1] * s.blocks[2];
+  s.rows_aligned = (uintptr_t)volume % 16 == 0 && pitch_y % 4 == 0 && pitch_z % 4 == 0;
   return s;
+}
+
+static __device__ __forceinline__ bool codec_whole(const int count[3]) {
+  return count[0] == RTM_CODEC_EDGE && count[1] == RTM_CODEC_EDGE && count[2] == RTM_CODEC_EDGE;
+}
+
+/* A block's bits: 16 float4 loads where it is whole and aligned, else the reference's gather
+ * (the same bits either way). */
+static __device__ __forceinline__ void codec_load(const float *__restrict__ first,
+                                                  const int count[3], const CodecShape &s,
+                                                  uint32_t *bits) {
+  if (s.rows_aligned && codec_whole(count)) {
+#pragma unroll
+    for (int row = 0; row < 16; ++row) {
+      const float4 v =
+          __ldcs((const float4 *)(first + (size_t)(row >> 2) * s.pitch_z + (row & 3) * s.pitch_y));
+      bits[4 * row] = __float_as_uint(v.x);
+      bits[4 * row + 1] = __float_as_uint(v.y);
+      bits[4 * row + 2] = __float_as_uint(v.z);
+      bits[4 * row + 3] = __float_as_uint(v.w);
+    }
+  } else {
+    rtm_codec_gather(first, count, s.pitch_y, s.pitch_z, bits);
+  }
+}
+
+static __device__ __forceinline__ void codec_store(const uint32_t *bits, const int count[3],
+                                                   const CodecShape &s, float *__restrict__ first) {
+  if (s.rows_aligned && codec_whole(count)) {
+#pragma unroll
+    for (int row = 0; row < 16; ++row)
+      *(float4 *)(first + (size_t)(row >> 2) * s.pitch_z + (row & 3) * s.pitch_y) =
+          make_float4(__uint_as_float(bits[4 * row]), __uint_as_float(bits[4 * row + 1]),
+                      __uint_as_float(bits[4 * row + 2]), __uint_as_float(bits[4 * row + 3]));
+  } else {
+    rtm_codec_scatter(bits, count, s.pitch_y, s.pitch_z, first);
+  }
 }
 
 /* Enough blocks of CODEC_THREADS to cover `total` once, at most 2^20 (grid-stride past). */
@@ -47,7 +90,7 @@ static __global__ void __launch_bounds__(CODEC_THREADS)
     int count[3];
     const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
     uint32_t bits[RTM_CODEC_VALUES];
-    rtm_codec_gather(volume + first, count, s.pitch_y, s.pitch_z, bits);
+    codec_load(volume + first, count, s, bits);
     if (rtm_codec_encode_block(bits, count, rate, words + b * (size_t)rate) && first_refused)
       atomicMin(first_refused, (unsigned long long)b);
   }
@@ -63,7 +106,7 @@ static __global__ void __launch_bounds__(CODEC_THREADS)
     const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
     uint32_t bits[RTM_CODEC_VALUES];
     rtm_codec_decode_block(words + b * (size_t)rate, rate, bits);
-    rtm_codec_scatter(bits, count, s.pitch_y, s.pitch_z, volume + first);
+    codec_store(bits, count, s, volume + first);
   }
 }
 
@@ -73,7 +116,7 @@ extern "C" int rtm_cuda_codec_compress(const float *d_volume, const int n[3], si
   int status = RTM_OK;
   RTM_TRY(rtm_codec_check(n, pitch_y, pitch_z, rate, d_out));
   {
-    const CodecShape s = codec_shape(n, pitch_y, pitch_z);
+    const CodecShape s = codec_shape(d_volume, n, pitch_y, pitch_z);
     if (d_first_refused) /* all ones: RTM_CODEC_NO_BLOCK */
       RTM_CUDA_TRY(cudaMemsetAsync(d_first_refused, 0xff, sizeof *d_first_refused, stream));
     codec_compress_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
@@ -90,7 +133,7 @@ extern "C" int rtm_cuda_codec_decompress(const void *d_in, const int n[3], int r
   int status = RTM_OK;
   RTM_TRY(rtm_codec_check(n, pitch_y, pitch_z, rate, d_in));
   {
-    const CodecShape s = codec_shape(n, pitch_y, pitch_z);
+    const CodecShape s = codec_shape(d_volume, n, pitch_y, pitch_z);
     codec_decompress_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
         (const uint64_t *)d_in, s, rate, d_volume);
     RTM_CUDA_TRY_LAUNCH("codec_decompress_kernel");

@@ -7,7 +7,14 @@
  * bit patterns with round to nearest even), so neither the compiler's contraction nor the
  * device's flush-to-zero setting can change a bit. Signed sums go through uint32_t (wrapping,
  * defined in C) and halving is an arithmetic right shift of an int32_t (what GCC, Clang and
- * NVCC do with a signed >>). */
+ * NVCC do with a signed >>).
+ *
+ * Written for registers: every loop over a block's 64 values has constant bounds and is
+ * unrolled on the device (RTM_CODEC_UNROLL), values outside a partial block are masked, not
+ * skipped by a shorter loop, and the sequency order is applied through constant ranks, so a
+ * thread holds its block in registers and no array goes to local memory; the bit planes are
+ * coded a significant coefficient at a time, not a bit at a time. tests/solver/test_codec.c
+ * keeps the plane coder's bit-by-bit statement and checks this one against it. */
 #ifndef RTM_CODEC_BLOCK_H
 #define RTM_CODEC_BLOCK_H
 
@@ -18,10 +25,13 @@
 
 #ifdef __CUDACC__
 #define RTM_CODEC_HD __host__ __device__ __forceinline__
-#define RTM_CODEC_UNUSED
 #else
 #define RTM_CODEC_HD inline
-#define RTM_CODEC_UNUSED __attribute__((unused))
+#endif
+#ifdef __CUDA_ARCH__ /* the device pass: the host compilers do not know the pragma */
+#define RTM_CODEC_UNROLL _Pragma("unroll")
+#else
+#define RTM_CODEC_UNROLL
 #endif
 
 enum {
@@ -35,28 +45,31 @@ enum {
 
 /* The coefficients (index x + 4y + 16z after the transform) in the order they are coded:
  * by total sequency x + y + z, then by x^2 + y^2 + z^2 (the even mixes of a sequency, whose
- * coefficients are the larger on smooth data, before the pure ones), then by index. One
- * list, a table for the host and one in constant memory for the device
- * (rtm_codec_order picks). */
+ * coefficients are the larger on smooth data, before the pure ones), then by index. */
 #define RTM_CODEC_SEQUENCY_ORDER                                                                   \
   {                                                                                                \
     0, 1, 4, 16, 5, 17, 20, 2, 8, 32, 21, 6, 9, 18, 24, 33, 36, 3, 12, 48, 22, 25, 37, 10, 34, 40, \
         7, 13, 19, 28, 49, 52, 26, 38, 41, 23, 29, 53, 11, 14, 35, 44, 50, 56, 42, 27, 30, 39, 45, \
         54, 57, 15, 51, 60, 43, 46, 58, 31, 55, 61, 47, 59, 62, 63                                 \
   }
-static RTM_CODEC_UNUSED const unsigned char rtm_codec_sequency[RTM_CODEC_VALUES] =
-    RTM_CODEC_SEQUENCY_ORDER;
-#ifdef __CUDACC__
-static __constant__ const unsigned char rtm_codec_sequency_device[RTM_CODEC_VALUES] =
-    RTM_CODEC_SEQUENCY_ORDER;
-#endif
+/* Its inverse: the place in that order of the coefficient at index j (the test checks it). */
+#define RTM_CODEC_SEQUENCY_RANK                                                                    \
+  {                                                                                                \
+    0, 1, 7, 17, 2, 4, 11, 26, 8, 12, 23, 38, 18, 27, 39, 51, 3, 5, 13, 28, 6, 10, 20, 35, 14, 21, \
+        32, 45, 29, 36, 46, 57, 9, 15, 24, 40, 16, 22, 33, 47, 25, 34, 44, 54, 41, 48, 55, 60, 19, \
+        30, 42, 52, 31, 37, 49, 58, 43, 50, 56, 61, 53, 59, 62, 63                                 \
+  }
 
-static RTM_CODEC_HD int rtm_codec_order(int i) {
+/* The rank of coefficient j. The coder asks it in unrolled loops, where j is a constant: on
+ * the device the local table folds away (a constant shift a coefficient), on the host it
+ * is a table read. */
+static RTM_CODEC_HD int rtm_codec_rank(int j) {
 #ifdef __CUDA_ARCH__
-  return rtm_codec_sequency_device[i];
+  const unsigned char rank[RTM_CODEC_VALUES] = RTM_CODEC_SEQUENCY_RANK;
 #else
-  return rtm_codec_sequency[i];
+  static const unsigned char rank[RTM_CODEC_VALUES] = RTM_CODEC_SEQUENCY_RANK;
 #endif
+  return rank[j];
 }
 
 /* ---- bits (a float's pattern: rtm_float_bits.h) ---- */
@@ -70,7 +83,21 @@ static RTM_CODEC_HD int rtm_codec_top_bit(uint32_t word) {
 #endif
 }
 
+/* Index of the lowest set bit of a non-zero 64-bit word. */
+static RTM_CODEC_HD int rtm_codec_low_bit(uint64_t word) {
+#ifdef __CUDA_ARCH__
+  return __ffsll((long long)word) - 1;
+#else
+  return __builtin_ctzll(word);
+#endif
+}
+
 /* ---- the block exponent and the block-floating-point conversion ---- */
+
+/* The device converts with float instructions where they give the same bits (below; the
+ * ranges are where they are exact, which tests/solver/test_codec.c checks on the host). */
+#define RTM_CODEC_FAST_EMAX_MIN (-96)
+#define RTM_CODEC_FAST_EXPONENT_MAX 96
 
 /* The block's exponent emax from the largest |value|'s bits (the sign cleared): every value
  * of the block is below 2^emax in magnitude. A normal float of biased exponent E is below
@@ -84,6 +111,13 @@ static RTM_CODEC_HD int rtm_codec_exponent(uint32_t max_abs_bits) {
 /* trunc(value 2^(30 - emax)) from value's bits: its significand shifted, the sign applied.
  * |result| < 2^30 for every value of a block of exponent emax. */
 static RTM_CODEC_HD int32_t rtm_codec_to_int(uint32_t bits, int emax) {
+#ifdef __CUDA_ARCH__
+  /* Where 2^(30 - emax) is a normal float (emax >= -96) the product is the exact scaled value
+   * or below 1 in magnitude (a subnormal value, or a normal one pushed below 2^-126), and
+   * truncation gives what the bits below give, flush-to-zero or not: two instructions. */
+  if (emax >= RTM_CODEC_FAST_EMAX_MIN)
+    return __float2int_rz(__uint_as_float(bits) * __uint_as_float((uint32_t)(157 - emax) << 23));
+#endif
   const int biased = (int)((bits >> 23) & 0xff);
   const uint32_t significand = (bits & 0x7fffffu) | (biased ? 0x800000u : 0u);
   /* value = significand 2^(max(biased, 1) - 150) */
@@ -108,6 +142,12 @@ static RTM_CODEC_HD uint64_t rtm_codec_round_shift(uint64_t magnitude, int shift
  * truncated coefficients overshoot): the inverse of rtm_codec_to_int to its rounding. */
 static RTM_CODEC_HD uint32_t rtm_codec_from_int(int32_t q, int exponent) {
   if (q == 0) return 0u;
+#ifdef __CUDA_ARCH__
+  /* Where every q 2^exponent is normal and below 2^128 (-126 <= exponent <= 96), it is q
+   * rounded to a float (nearest even, as below) with exponent added to its exponent field. */
+  if (exponent >= -126 && exponent <= RTM_CODEC_FAST_EXPONENT_MAX)
+    return __float_as_uint(__int2float_rn(q)) + ((uint32_t)exponent << 23);
+#endif
   const uint32_t sign = q < 0 ? 0x80000000u : 0u;
   const uint32_t magnitude = q < 0 ? 0u - (uint32_t)q : (uint32_t)q;
   const int lead = rtm_codec_top_bit(magnitude);
@@ -186,19 +226,25 @@ static RTM_CODEC_HD void rtm_codec_lift_inverse(int32_t *p, int s) {
 
 /* The 3D transform: along x (the 16 lines of stride 1), then y (stride 4), then z (16). */
 static RTM_CODEC_HD void rtm_codec_transform_forward(int32_t *block) {
+  RTM_CODEC_UNROLL
   for (int line = 0; line < 16; ++line)
     rtm_codec_lift_forward(block + 4 * line, 1);
+  RTM_CODEC_UNROLL
   for (int line = 0; line < 16; ++line)
     rtm_codec_lift_forward(block + (line & 3) + 16 * (line >> 2), 4);
+  RTM_CODEC_UNROLL
   for (int line = 0; line < 16; ++line)
     rtm_codec_lift_forward(block + line, 16);
 }
 
 static RTM_CODEC_HD void rtm_codec_transform_inverse(int32_t *block) {
+  RTM_CODEC_UNROLL
   for (int line = 0; line < 16; ++line)
     rtm_codec_lift_inverse(block + line, 16);
+  RTM_CODEC_UNROLL
   for (int line = 0; line < 16; ++line)
     rtm_codec_lift_inverse(block + (line & 3) + 16 * (line >> 2), 4);
+  RTM_CODEC_UNROLL
   for (int line = 0; line < 16; ++line)
     rtm_codec_lift_inverse(block + 4 * line, 1);
 }
@@ -262,40 +308,70 @@ static RTM_CODEC_HD uint64_t rtm_codec_get(rtm_codec_reader_t *r, int count) {
   return rtm_codec_low_bits(value, count);
 }
 
+/* The next `count` (0 .. 64) bits, left unread; the block's words must hold them. */
+static RTM_CODEC_HD uint64_t rtm_codec_peek(const rtm_codec_reader_t *r, int count) {
+  if (count <= r->left) return rtm_codec_low_bits(r->buffer, count);
+  return rtm_codec_low_bits(r->buffer | (*r->word << r->left), count);
+}
+
 /* ---- embedded coding of the 64 negabinary coefficients, bit plane by bit plane ----
  *
- * From the most significant plane down, until `budget` bits are spent. The first n
- * coefficients (in sequency order) are those already found significant (a one seen in a
- * higher plane): their bits of this plane go out verbatim, n of them. The rest are coded by
- * group tests: a bit saying whether any coefficient from n on has a one in this plane; if
- * so, one bit a coefficient up to and including the first that has (the last coefficient's
- * one is implied when all before it are zero), which becomes significant, and again. On
- * smooth data the low-sequency coefficients are large and the others small, so a plane
- * costs about n + a few bits, and truncating the stream drops the least significant bits
- * of the whole block first. */
+ * From the most significant plane down, until `budget` bits are spent, the coefficients
+ * taken in sequency order. The first n of them are those already found significant (a one
+ * seen in a higher plane): their bits of this plane go out verbatim, n of them. The rest are
+ * coded by group tests: a bit saying whether any coefficient from n on has a one in this
+ * plane; if so, one bit a coefficient up to and including the first that has (the last
+ * coefficient's one is implied when all before it are zero), which becomes significant, and
+ * again. On smooth data the low-sequency coefficients are large and the others small, so a
+ * plane costs about n + a few bits, and truncating the stream drops the least significant
+ * bits of the whole block first.
+ *
+ * Coefficients are held in transform order (index x + 4y + 16z); a plane's bits are gathered
+ * into a 64-bit mask in sequency order, and a group test with its scan is one or two writes:
+ * the scan's zeros and its one are the mask's bits from n to its next set bit. */
+
+/* Bit `plane` of every coefficient, bit rank(j) of the result. */
+static RTM_CODEC_HD uint64_t rtm_codec_plane_bits(const uint32_t *coef, int plane) {
+  uint64_t bits = 0;
+  RTM_CODEC_UNROLL
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+    bits |= (uint64_t)((coef[j] >> plane) & 1u) << rtm_codec_rank(j);
+  return bits;
+}
+
+/* The inverse: bit rank(j) of bits becomes bit `plane` of coefficient j. */
+static RTM_CODEC_HD void rtm_codec_plane_set(uint32_t *coef, uint64_t bits, int plane) {
+  RTM_CODEC_UNROLL
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+    coef[j] |= (uint32_t)((bits >> rtm_codec_rank(j)) & 1u) << plane;
+}
+
 static RTM_CODEC_HD void rtm_codec_encode_planes(const uint32_t *coef, int budget,
                                                  rtm_codec_writer_t *w) {
+  uint32_t planes = 0; /* the planes where some coefficient has a one */
+  RTM_CODEC_UNROLL
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+    planes |= coef[j];
   int n = 0;
   for (int plane = RTM_CODEC_PLANES - 1; plane >= 0 && budget > 0; --plane) {
-    uint64_t bits = 0;
-    for (int i = 0; i < RTM_CODEC_VALUES; ++i)
-      bits |= (uint64_t)((coef[i] >> plane) & 1u) << i;
+    const uint64_t bits = (planes >> plane) & 1u ? rtm_codec_plane_bits(coef, plane) : 0ull;
     const int verbatim = n < budget ? n : budget;
     rtm_codec_put(w, bits, verbatim);
     budget -= verbatim;
     while (n < RTM_CODEC_VALUES && budget > 0) {
-      const int any = rtm_codec_shift_down(bits, n) != 0;
-      rtm_codec_put(w, (uint64_t)any, 1);
+      const uint64_t rest = rtm_codec_shift_down(bits, n);
+      rtm_codec_put(w, (uint64_t)(rest != 0), 1);
       --budget;
-      if (!any) break;
-      while (n < RTM_CODEC_VALUES - 1 && budget > 0) {
-        const int one = (int)((bits >> n) & 1u);
-        rtm_codec_put(w, (uint64_t)one, 1);
-        --budget;
-        if (one) break;
-        ++n;
-      }
-      ++n; /* significant (or the budget is spent, and n no longer matters) */
+      if (!rest) break;
+      /* the scan: a bit a coefficient from n to the next one, the one included, except that
+       * the last coefficient's one is implied (zeros up to it) */
+      const int next = n + rtm_codec_low_bit(rest);
+      const int implied = next == RTM_CODEC_VALUES - 1;
+      const int scanned = implied ? next - n : next - n + 1;
+      const int written = scanned < budget ? scanned : budget;
+      rtm_codec_put(w, implied ? 0ull : 1ull << (next - n), written);
+      budget -= written;
+      n = next + 1; /* significant (or the budget is spent, and n no longer matters) */
     }
   }
 }
@@ -305,8 +381,9 @@ static RTM_CODEC_HD void rtm_codec_encode_planes(const uint32_t *coef, int budge
  * ran out in the middle of a group's scan. */
 static RTM_CODEC_HD void rtm_codec_decode_planes(rtm_codec_reader_t *r, int budget,
                                                  uint32_t *coef) {
-  for (int i = 0; i < RTM_CODEC_VALUES; ++i)
-    coef[i] = 0u;
+  RTM_CODEC_UNROLL
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+    coef[j] = 0u;
   int n = 0;
   for (int plane = RTM_CODEC_PLANES - 1; plane >= 0 && budget > 0; --plane) {
     const int verbatim = n < budget ? n : budget;
@@ -315,19 +392,24 @@ static RTM_CODEC_HD void rtm_codec_decode_planes(rtm_codec_reader_t *r, int budg
     while (n < RTM_CODEC_VALUES && budget > 0) {
       --budget;
       if (!rtm_codec_get(r, 1)) break;
-      int one = 0;
-      while (n < RTM_CODEC_VALUES - 1 && budget > 0) {
-        --budget;
-        one = (int)rtm_codec_get(r, 1);
-        if (one) break;
-        ++n;
+      const int room = RTM_CODEC_VALUES - 1 - n; /* the scan's bits when no one is read */
+      const int span = room < budget ? room : budget;
+      const uint64_t scan = rtm_codec_peek(r, span);
+      if (scan) {
+        const int zeros = rtm_codec_low_bit(scan);
+        rtm_codec_get(r, zeros + 1);
+        budget -= zeros + 1;
+        n += zeros;
+      } else {
+        rtm_codec_get(r, span);
+        budget -= span;
+        if (span < room) break;   /* the budget ran out mid-scan */
+        n = RTM_CODEC_VALUES - 1; /* the implied one */
       }
-      if (!one && n < RTM_CODEC_VALUES - 1) break; /* the budget ran out mid-scan */
       bits |= 1ull << n;
       ++n;
     }
-    for (int i = 0; i < RTM_CODEC_VALUES; ++i)
-      coef[i] |= (uint32_t)((bits >> i) & 1u) << plane;
+    if (bits) rtm_codec_plane_set(coef, bits, plane);
   }
 }
 
@@ -358,15 +440,20 @@ static RTM_CODEC_HD size_t rtm_codec_block_place(const int n[3], const size_t bl
 }
 
 /* The bits of the block whose first value is `first`, count[3] values along x, y, z, at
- * index x + 4y + 16z; the rest of bits untouched (rtm_codec_pad fills it in integers). */
+ * index x + 4y + 16z; zero where the block has no value (rtm_codec_pad fills those in
+ * integers). */
 static RTM_CODEC_HD void rtm_codec_gather(const float *first, const int count[3], size_t pitch_y,
                                           size_t pitch_z, uint32_t *bits) {
-  for (int z = 0; z < count[2]; ++z)
-    for (int y = 0; y < count[1]; ++y) {
-      const float *row = first + (size_t)z * pitch_z + (size_t)y * pitch_y;
-      for (int x = 0; x < count[0]; ++x)
-        bits[x + 4 * y + 16 * z] = rtm_float_bits(row[x]);
-    }
+  RTM_CODEC_UNROLL
+  for (int z = 0; z < RTM_CODEC_EDGE; ++z)
+    RTM_CODEC_UNROLL
+  for (int y = 0; y < RTM_CODEC_EDGE; ++y)
+    RTM_CODEC_UNROLL
+  for (int x = 0; x < RTM_CODEC_EDGE; ++x) {
+    const int present = x < count[0] && y < count[1] && z < count[2];
+    bits[x + 4 * y + 16 * z] =
+        present ? rtm_float_bits(first[(size_t)z * pitch_z + (size_t)y * pitch_y + x]) : 0u;
+  }
 }
 
 /* A line of count (1 .. 4) block integers p[0], p[s], .. extended to 4 by linear
@@ -379,51 +466,60 @@ static RTM_CODEC_HD void rtm_codec_gather(const float *first, const int count[3]
  * of whole blocks (1.2e-4 at 32 x 32 x 20). */
 static RTM_CODEC_HD void rtm_codec_pad_line(int32_t *p, int count, int s) {
   const int64_t limit = (1ll << RTM_CODEC_INT_BITS) - 1;
-  for (int i = count; i < RTM_CODEC_EDGE; ++i) {
-    int64_t next = p[(i - 1) * s];
-    if (i >= 2) next = 2 * next - p[(i - 2) * s];
-    p[i * s] = (int32_t)(next > limit ? limit : next < -limit ? -limit : next);
-  }
+  RTM_CODEC_UNROLL
+  for (int i = 1; i < RTM_CODEC_EDGE; ++i)
+    if (i >= count) {
+      int64_t next = p[(i - 1) * s];
+      if (i >= 2) next = 2 * next - p[(i - 2) * s];
+      p[i * s] = (int32_t)(next > limit ? limit : next < -limit ? -limit : next);
+    }
 }
 
 /* The block's integers padded along x (the present rows), then y (the present planes), then
  * z: afterwards all 64 are set. */
 static RTM_CODEC_HD void rtm_codec_pad(int32_t *q, const int count[3]) {
-  for (int z = 0; z < count[2]; ++z)
-    for (int y = 0; y < count[1]; ++y)
-      rtm_codec_pad_line(q + 4 * y + 16 * z, count[0], 1);
-  for (int z = 0; z < count[2]; ++z)
-    for (int x = 0; x < RTM_CODEC_EDGE; ++x)
-      rtm_codec_pad_line(q + x + 16 * z, count[1], 4);
+  RTM_CODEC_UNROLL
+  for (int z = 0; z < RTM_CODEC_EDGE; ++z)
+    RTM_CODEC_UNROLL
+  for (int y = 0; y < RTM_CODEC_EDGE; ++y)
+    if (z < count[2] && y < count[1]) rtm_codec_pad_line(q + 4 * y + 16 * z, count[0], 1);
+  RTM_CODEC_UNROLL
+  for (int z = 0; z < RTM_CODEC_EDGE; ++z)
+    RTM_CODEC_UNROLL
+  for (int x = 0; x < RTM_CODEC_EDGE; ++x)
+    if (z < count[2]) rtm_codec_pad_line(q + x + 16 * z, count[1], 4);
+  RTM_CODEC_UNROLL
   for (int i = 0; i < 16; ++i)
     rtm_codec_pad_line(q + i, count[2], 16);
 }
 
 static RTM_CODEC_HD void rtm_codec_scatter(const uint32_t *bits, const int count[3], size_t pitch_y,
                                            size_t pitch_z, float *first) {
-  for (int z = 0; z < count[2]; ++z)
-    for (int y = 0; y < count[1]; ++y) {
-      float *row = first + (size_t)z * pitch_z + (size_t)y * pitch_y;
-      for (int x = 0; x < count[0]; ++x)
-        row[x] = rtm_bits_float(bits[x + 4 * y + 16 * z]);
-    }
+  RTM_CODEC_UNROLL
+  for (int z = 0; z < RTM_CODEC_EDGE; ++z)
+    RTM_CODEC_UNROLL
+  for (int y = 0; y < RTM_CODEC_EDGE; ++y)
+    RTM_CODEC_UNROLL
+  for (int x = 0; x < RTM_CODEC_EDGE; ++x)
+    if (x < count[0] && y < count[1] && z < count[2])
+      first[(size_t)z * pitch_z + (size_t)y * pitch_y + x] =
+          rtm_bits_float(bits[x + 4 * y + 16 * z]);
 }
 
 /* ---- a whole block ---- */
 
-/* Codes the present values' bits (rtm_codec_gather's) into `rate` words (64 rate bits).
- * Returns 1, and stores an all-zero block, when a value is a NaN or an infinity; 0
- * otherwise. An all-zero block (+0 or -0 alike) is all-zero words: its first bit, 0, says
- * so. */
+/* Codes the present values' bits (rtm_codec_gather's: zero where absent) into `rate` words
+ * (64 rate bits). Returns 1, and stores an all-zero block, when a value is a NaN or an
+ * infinity; 0 otherwise. An all-zero block (+0 or -0 alike) is all-zero words: its first
+ * bit, 0, says so. */
 static RTM_CODEC_HD int rtm_codec_encode_block(const uint32_t *bits, const int count[3], int rate,
                                                uint64_t *words) {
   uint32_t max_abs = 0;
-  for (int z = 0; z < count[2]; ++z)
-    for (int y = 0; y < count[1]; ++y)
-      for (int x = 0; x < count[0]; ++x) {
-        const uint32_t a = bits[x + 4 * y + 16 * z] & 0x7fffffffu;
-        max_abs = a > max_abs ? a : max_abs;
-      }
+  RTM_CODEC_UNROLL
+  for (int i = 0; i < RTM_CODEC_VALUES; ++i) {
+    const uint32_t a = bits[i] & 0x7fffffffu;
+    max_abs = a > max_abs ? a : max_abs;
+  }
   const int refused = max_abs >= 0x7f800000u;
   if (max_abs == 0 || refused) {
     for (int i = 0; i < rate; ++i)
@@ -432,15 +528,16 @@ static RTM_CODEC_HD int rtm_codec_encode_block(const uint32_t *bits, const int c
   }
   const int emax = rtm_codec_exponent(max_abs);
   int32_t q[RTM_CODEC_VALUES];
-  for (int z = 0; z < count[2]; ++z)
-    for (int y = 0; y < count[1]; ++y)
-      for (int x = 0; x < count[0]; ++x)
-        q[x + 4 * y + 16 * z] = rtm_codec_to_int(bits[x + 4 * y + 16 * z], emax);
-  rtm_codec_pad(q, count);
+  RTM_CODEC_UNROLL
+  for (int i = 0; i < RTM_CODEC_VALUES; ++i)
+    q[i] = rtm_codec_to_int(bits[i], emax);
+  if (count[0] < RTM_CODEC_EDGE || count[1] < RTM_CODEC_EDGE || count[2] < RTM_CODEC_EDGE)
+    rtm_codec_pad(q, count);
   rtm_codec_transform_forward(q);
   uint32_t coef[RTM_CODEC_VALUES];
-  for (int i = 0; i < RTM_CODEC_VALUES; ++i)
-    coef[i] = rtm_codec_to_negabinary(q[rtm_codec_order(i)]);
+  RTM_CODEC_UNROLL
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+    coef[j] = rtm_codec_to_negabinary(q[j]);
   rtm_codec_writer_t w = {words, 0ull, 0};
   rtm_codec_put(&w, 1u | (uint64_t)(emax + RTM_CODEC_BIAS) << 1, RTM_CODEC_HEADER);
   const int total = 64 * rate;
@@ -456,6 +553,7 @@ static RTM_CODEC_HD void rtm_codec_decode_block(const uint64_t *words, int rate,
   rtm_codec_reader_t r = {words, 0ull, 0};
   const uint32_t header = (uint32_t)rtm_codec_get(&r, RTM_CODEC_HEADER);
   if (!(header & 1u)) {
+    RTM_CODEC_UNROLL
     for (int i = 0; i < RTM_CODEC_VALUES; ++i)
       bits[i] = 0u;
     return;
@@ -464,9 +562,11 @@ static RTM_CODEC_HD void rtm_codec_decode_block(const uint64_t *words, int rate,
   uint32_t coef[RTM_CODEC_VALUES];
   rtm_codec_decode_planes(&r, 64 * rate - RTM_CODEC_HEADER, coef);
   int32_t q[RTM_CODEC_VALUES];
-  for (int i = 0; i < RTM_CODEC_VALUES; ++i)
-    q[rtm_codec_order(i)] = rtm_codec_from_negabinary(coef[i]);
+  RTM_CODEC_UNROLL
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+    q[j] = rtm_codec_from_negabinary(coef[j]);
   rtm_codec_transform_inverse(q);
+  RTM_CODEC_UNROLL
   for (int i = 0; i < RTM_CODEC_VALUES; ++i)
     bits[i] = rtm_codec_from_int(q[i], emax - RTM_CODEC_INT_BITS);
 }

@@ -3,7 +3,8 @@
  * measured here; exact all-zero and constant blocks; partial blocks at the edges; the
  * pitches (nothing outside the interior read or written); a plane range as the part of the
  * whole; NaN and infinities refused with the block named; subnormals and values near
- * FLT_MAX; what it refuses as arguments. Prints a timing of the reference (no bound). */
+ * FLT_MAX; what it refuses as arguments; the block coder's plane coder against the format's
+ * bit-by-bit statement of it. Prints a timing of the reference (no bound). */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "rtm_codec.h"
+#include "rtm_codec_block.h"
 #include "rtm_status.h"
 #include "rtm_test_codec.h"
 #include "rtm_test_main.h"
@@ -351,6 +353,170 @@ static void test_sizes_and_refusals(void **state) {
   assert_int_equal(rtm_codec_compress(volume, n, 9, 36, 4, out, NULL), RTM_OK);
 }
 
+/* ---- the plane coder as the format states it ----
+ *
+ * A bit at a time, on the coefficients in sequency order: rtm_codec.h's embedded coding
+ * read literally. rtm_codec_block.h holds the coefficients in transform order and codes a
+ * significant coefficient at a time (so that a GPU thread keeps its block in registers);
+ * test_plane_coder checks that both write, and read, the same bits. */
+
+static const unsigned char sequency_order[RTM_CODEC_VALUES] = RTM_CODEC_SEQUENCY_ORDER;
+
+static void statement_encode(const uint32_t *coef, int budget, rtm_codec_writer_t *w) {
+  int n = 0;
+  for (int plane = RTM_CODEC_PLANES - 1; plane >= 0 && budget > 0; --plane) {
+    uint64_t bits = 0;
+    for (int i = 0; i < RTM_CODEC_VALUES; ++i)
+      bits |= (uint64_t)((coef[i] >> plane) & 1u) << i;
+    const int verbatim = n < budget ? n : budget;
+    rtm_codec_put(w, bits, verbatim);
+    budget -= verbatim;
+    while (n < RTM_CODEC_VALUES && budget > 0) {
+      const int any = rtm_codec_shift_down(bits, n) != 0;
+      rtm_codec_put(w, (uint64_t)any, 1);
+      --budget;
+      if (!any) break;
+      while (n < RTM_CODEC_VALUES - 1 && budget > 0) {
+        const int one = (int)((bits >> n) & 1u);
+        rtm_codec_put(w, (uint64_t)one, 1);
+        --budget;
+        if (one) break;
+        ++n;
+      }
+      ++n;
+    }
+  }
+}
+
+static void statement_decode(rtm_codec_reader_t *r, int budget, uint32_t *coef) {
+  for (int i = 0; i < RTM_CODEC_VALUES; ++i)
+    coef[i] = 0u;
+  int n = 0;
+  for (int plane = RTM_CODEC_PLANES - 1; plane >= 0 && budget > 0; --plane) {
+    const int verbatim = n < budget ? n : budget;
+    uint64_t bits = rtm_codec_get(r, verbatim);
+    budget -= verbatim;
+    while (n < RTM_CODEC_VALUES && budget > 0) {
+      --budget;
+      if (!rtm_codec_get(r, 1)) break;
+      int one = 0;
+      while (n < RTM_CODEC_VALUES - 1 && budget > 0) {
+        --budget;
+        one = (int)rtm_codec_get(r, 1);
+        if (one) break;
+        ++n;
+      }
+      if (!one && n < RTM_CODEC_VALUES - 1) break; /* the budget ran out mid-scan */
+      bits |= 1ull << n;
+      ++n;
+    }
+    for (int i = 0; i < RTM_CODEC_VALUES; ++i)
+      coef[i] |= (uint32_t)((bits >> i) & 1u) << plane;
+  }
+}
+
+enum { STREAM_WORDS = RTM_CODEC_RATE_MAX + 1 };
+
+/* Encodes with the statement or the block coder into zeroed words, the last bits flushed. */
+static void encode_with(int statement, const uint32_t *coef_transform, int budget,
+                        uint64_t *words) {
+  uint32_t coef_sequency[RTM_CODEC_VALUES];
+  for (int i = 0; i < RTM_CODEC_VALUES; ++i)
+    coef_sequency[i] = coef_transform[sequency_order[i]];
+  memset(words, 0, STREAM_WORDS * sizeof *words);
+  rtm_codec_writer_t w = {words, 0ull, 0};
+  if (statement)
+    statement_encode(coef_sequency, budget, &w);
+  else
+    rtm_codec_encode_planes(coef_transform, budget, &w);
+  if (w.filled) *w.word = w.buffer;
+}
+
+/* Decodes `budget` bits of words with both; checks the coefficients agree. */
+static void decode_both(const uint64_t *words, int budget) {
+  uint32_t want[RTM_CODEC_VALUES], got[RTM_CODEC_VALUES];
+  rtm_codec_reader_t a = {words, 0ull, 0}, b = {words, 0ull, 0};
+  statement_decode(&a, budget, want);
+  rtm_codec_decode_planes(&b, budget, got);
+  for (int i = 0; i < RTM_CODEC_VALUES; ++i)
+    assert_int_equal(got[sequency_order[i]], want[i]);
+}
+
+/* Coefficients of five kinds: random words; decaying with sequency as on smooth data; a
+ * few large among zeros; the last one alone (its implied one); zeros but one low bit. */
+static void plane_coder_fill(int kind, rtm_test_rng_t *rng, uint32_t *coef) {
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j) {
+    const uint32_t word = (uint32_t)rtm_test_next(rng);
+    const int rank = rtm_codec_rank(j);
+    switch (kind) {
+    case 0: coef[j] = word; break;
+    case 1: coef[j] = word >> (1 + rank / 3 + (int)(rtm_test_next(rng) % 4)); break;
+    case 2: coef[j] = rtm_test_next(rng) % 9 == 0 ? word : 0u; break;
+    case 3: coef[j] = rank == RTM_CODEC_VALUES - 1 ? word | 0x80000000u : 0u; break;
+    default: coef[j] = rank == (int)(word % RTM_CODEC_VALUES) ? 1u << (word % 7) : 0u; break;
+    }
+  }
+}
+
+static void test_plane_coder(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_plane_coder");
+  for (int i = 0; i < RTM_CODEC_VALUES; ++i)
+    assert_int_equal(rtm_codec_rank(sequency_order[i]), i);
+  uint64_t want[STREAM_WORDS], got[STREAM_WORDS];
+  int trials = 0;
+  for (int t = 0; t < 20000; ++t) {
+    uint32_t coef[RTM_CODEC_VALUES];
+    plane_coder_fill(t % 5, &rng, coef);
+    /* every rate's budget, then budgets anywhere (a partial last word, a scan cut short) */
+    const int budget = t < 5 * RTM_CODEC_RATE_MAX
+                           ? 64 * (t / 5 + 1) - RTM_CODEC_HEADER
+                           : (int)(rtm_test_next(&rng) % (64 * RTM_CODEC_RATE_MAX - 8));
+    encode_with(1, coef, budget, want);
+    encode_with(0, coef, budget, got);
+    assert_memory_equal(got, want, sizeof want);
+    decode_both(want, budget);
+    /* streams no encoder wrote: the decoders must still agree bit for bit */
+    for (int w = 0; w < STREAM_WORDS; ++w)
+      got[w] = rtm_test_next(&rng) >> (rtm_test_next(&rng) % 64);
+    decode_both(got, budget);
+    ++trials;
+  }
+  printf("plane coder = its bit-by-bit statement: %d coefficient sets, %d budgets each way\n",
+         trials, trials);
+}
+
+/* The device converts between floats and a block's integers with float instructions where
+ * they give the reference's bits (rtm_codec_block.h, RTM_CODEC_FAST_*): two identities in
+ * those ranges, checked with the host's float arithmetic (int -> float rounded to nearest
+ * even, exact power-of-two scaling), on values of every magnitude. */
+static void test_conversion_identities(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_conversion_identities");
+  for (int t = 0; t < 1000000; ++t) {
+    const uint64_t draw = rtm_test_next(&rng);
+    /* q 2^e as the float nearest (ties to even) = rtm_codec_from_int */
+    const uint32_t magnitude = (uint32_t)(draw >> 32) >> (draw % 32);
+    const int32_t q = (int32_t)(draw & 32 ? 0u - magnitude : magnitude);
+    const int e = -126 + (int)((draw >> 8) % (RTM_CODEC_FAST_EXPONENT_MAX + 127));
+    const float want_float = ldexpf((float)q, e);
+    uint32_t want_bits;
+    memcpy(&want_bits, &want_float, sizeof want_bits);
+    assert_int_equal(rtm_codec_from_int(q, e), want_bits);
+    /* trunc(value 2^(30 - emax)), the product taken in float = rtm_codec_to_int, for any
+     * finite value and a block exponent emax >= -96 above it */
+    const uint32_t bits =
+        (uint32_t)(rtm_test_next(&rng) % 0x7f800000u) | (uint32_t)(draw & 0x80000000u);
+    int emax = rtm_codec_exponent(bits & 0x7fffffffu) + (int)((draw >> 40) % 4);
+    if (emax > 128) emax = 128;
+    if (emax < RTM_CODEC_FAST_EMAX_MIN) emax = RTM_CODEC_FAST_EMAX_MIN + (int)((draw >> 44) % 8);
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    const volatile float product = value * ldexpf(1.0f, 30 - emax);
+    assert_int_equal(rtm_codec_to_int(bits, emax), (int32_t)product);
+  }
+}
+
 /* Values a second through the C reference at rate 4 (printed; no bound: a reference). */
 static void test_timing(void **state) {
   (void)state;
@@ -374,4 +540,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_error_per_rate), cmocka_unit_test(test_plane
               cmocka_unit_test(test_zero_and_constant), cmocka_unit_test(test_partial_blocks),
               cmocka_unit_test(test_plane_range), cmocka_unit_test(test_special_values),
               cmocka_unit_test(test_extreme_magnitudes), cmocka_unit_test(test_sizes_and_refusals),
+              cmocka_unit_test(test_plane_coder), cmocka_unit_test(test_conversion_identities),
               cmocka_unit_test(test_timing))
