@@ -1,23 +1,46 @@
 #!/usr/bin/env bash
 # run/experiments/zfp_check.sh - issue 37 on the GPU machine, one call: builds the tree,
-# runs the GPU tests of the snapshot store, the migration and the codec, then migrates one
-# 512^3 iso shot (1000 steps, run/examples/bench_512.ini, a constant model) with fp32
-# snapshots, zfp snapshots (rtm.snapshot_rate, default 6) and boundary, and validates the
-# zfp image against the fp32 one. Logs under $OUT (or run/out/zfp), a short table last.
+# runs the GPU tests of the snapshot store, the migration and the codec (the codec's
+# kernels = its C reference bit for bit, and their speed at 256^3), then, for iso (and tti
+# with TTI=1), migrates one 512^3 shot (1000 steps, run/examples/bench_512.ini or
+# bench_tti_512.ini, a constant model) with fp32 snapshots, zfp snapshots
+# (rtm.snapshot_rate, default 6) and boundary, and validates the zfp image against the fp32
+# one; with STEP1=1 also iso imaged every step (rtm.imaging_step = 1, where fp32 and fp16
+# snapshots do not fit), zfp against boundary. Logs under $OUT (or run/out/zfp), a short
+# table last: each run's wall and its forward and backward passes (the codec's cost is
+# zfp's excess over fp32's, a snapshot at a time).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/zfp || exit 1
 device_summary
 device_build build-new "$out/build.log" || exit 1
 (cd build-new && ctest -R "imaging_gpu|migration_gpu|codec_gpu|checkpoint_gpu" --output-on-failure > "$out/ctest.log" 2>&1); row ctest "$(grep -E "tests passed|Failed" "$out/ctest.log" | head -4 | tr '\n' ' ')"
-grep -E "zfp|in the step" "$out/ctest.log" | head -12 >> "$summary"
-w=$(mktemp -d); deck=run/examples/bench_512.ini
+build-new/tests/gpu/test_codec_gpu > "$out/codec_gpu.log" 2>&1; grep -E "^256" "$out/codec_gpu.log" >> "$summary"
+w=$(mktemp -d)
 keys=(--set model.file= --set time.steps=1000 --set shots.layout=grid --set shots.x_count=1 --set shots.y_count=1 --set shots.z=200)
-build-new/app/rtm3d model $deck "${keys[@]}" --quiet --force --set output.dir=$w --set output.name=obs >> "$out/runs.log" 2>&1
-for way in "snapshots fp32" "snapshots zfp" "boundary fp32"; do set -- $way
-  build-new/app/rtm3d migrate $deck "${keys[@]}" --force --set output.dir=$w --set output.name=m_$1_$2 --set rtm.observed=$w/obs.h5 --set rtm.reconstruction=$1 --set rtm.snapshot_precision=$2 > $w/log 2>&1; echo "exit $?" >> $w/log
+# migrate NAME DECK KEY=VALUE...: one migration of the gathers $w/obs_EQ.h5, a row of its times
+migrate() {
+  local name=$1 deck=$2; shift 2
+  local sets=(); for kv in "$@"; do sets+=(--set "$kv"); done
+  build-new/app/rtm3d migrate "$deck" "${keys[@]}" "${sets[@]}" --force --set output.dir=$w --set output.name="$name" > $w/log 2>&1; echo "exit $?" >> $w/log
   cat $w/log >> "$out/runs.log"
-  row "$1 $2" "$(grep -E "done in|round trip|exit" $w/log | tr '\n' ' ' | cut -c1-300)"
+  row "$name" "$(grep -E "done in|round trip|exit" $w/log | tr '\n' ' ' | cut -c1-300)"
+}
+equations=(iso); [ "${TTI:-0}" = 1 ] && equations+=(tti)
+for eq in "${equations[@]}"; do
+  deck=run/examples/bench_512.ini; [ $eq = tti ] && deck=run/examples/bench_tti_512.ini
+  build-new/app/rtm3d model $deck "${keys[@]}" --quiet --force --set output.dir=$w --set output.name=obs_$eq >> "$out/runs.log" 2>&1
+  for way in "snapshots fp32" "snapshots zfp" "boundary fp32"; do set -- $way
+    migrate ${eq}_$1_$2 $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=$1 rtm.snapshot_precision=$2
+  done
+  row "$eq zfp vs fp32 image" "$(build-new/app/rtm3d validate $w/${eq}_snapshots_zfp.h5 $w/${eq}_snapshots_fp32.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
 done
-row "zfp vs fp32 image" "$(build-new/app/rtm3d validate $w/m_snapshots_zfp.h5 $w/m_snapshots_fp32.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
+if [ "${STEP1:-0}" = 1 ]; then
+  deck=run/examples/bench_512.ini
+  for way in "auto" "boundary"; do
+    migrate iso_step1_$way $deck rtm.observed=$w/obs_iso.h5 rtm.reconstruction=$way rtm.imaging_step=1
+  done
+  row "step 1: auto vs boundary image" "$(build-new/app/rtm3d validate $w/iso_step1_auto.h5 $w/iso_step1_boundary.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
+  grep -E "reconstruction = auto" "$out/runs.log" | tail -1 >> "$summary"
+fi
 cat "$summary"

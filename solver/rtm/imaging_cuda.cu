@@ -110,6 +110,31 @@ static __global__ void max_abs_kernel(rtm_imaging_extent_t extent, const float *
   if ((threadIdx.x & 31) == 0 && largest) atomicMax(max_bits, largest);
 }
 
+/* sums[0] += (dense - field)^2, sums[1] += field^2 over the interior, in double: a snapshot's
+ * round-trip error (dense: the decoded snapshot) without the volumes leaving the device.
+ * Thread mapping as accumulate_kernel; a warp's sums by shuffles, one atomicAdd a warp each
+ * (the order of the additions varies: the last bits of the sums do too). */
+static __global__ void difference_kernel(rtm_imaging_extent_t extent,
+                                         const float *__restrict__ field, rtm_layout_t layout,
+                                         const float *__restrict__ dense,
+                                         double *__restrict__ sums) {
+  const int ix = blockIdx.x * blockDim.x + threadIdx.x;
+  double squares[2] = {0.0, 0.0};
+  const long long rows = (long long)extent.ny * extent.nz;
+  for (long long row = blockIdx.y; ix < extent.nx && row < rows; row += gridDim.y) {
+    const double original = field[element(layout, ix, row % extent.ny, row / extent.ny)];
+    const double difference = (double)dense[row * extent.nx + ix] - original;
+    squares[0] += difference * difference;
+    squares[1] += original * original;
+  }
+  for (int offset = 16; offset > 0; offset >>= 1)
+    for (int k = 0; k < 2; ++k)
+      squares[k] += __shfl_down_sync(0xffffffffu, squares[k], offset);
+  if ((threadIdx.x & 31) == 0)
+    for (int k = 0; k < 2; ++k)
+      if (squares[k] != 0.0) atomicAdd(&sums[k], squares[k]);
+}
+
 /* out[i] = binary16 half_bits[i] as float times 2^-e (both exact), e from *max_bits as the
  * pack took it. Thread mapping: one cell per thread, a grid-stride loop over the cells. */
 static __global__ void unpack_half_kernel(const unsigned short *__restrict__ half_bits,
@@ -180,6 +205,24 @@ extern "C" int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out
       reinterpret_cast<const unsigned *>(d_max_bits));
   RTM_CUDA_TRY_LAUNCH("unpack_half_kernel");
 fail:
+  return status;
+}
+
+extern "C" int rtm_imaging_cuda_difference(rtm_imaging_extent_t extent, const float *d_field,
+                                           rtm_layout_t layout, const float *d_dense,
+                                           double sums[2]) {
+  int status = RTM_OK;
+  double *d_sums = NULL;
+  sums[0] = sums[1] = 0.0;
+  RTM_CUDA_TRY(cudaMallocAsync((void **)&d_sums, 2 * sizeof *d_sums, cudaStreamLegacy));
+  RTM_CUDA_TRY(cudaMemsetAsync(d_sums, 0, 2 * sizeof *d_sums, cudaStreamLegacy));
+  RTM_TRY(launch_rows(difference_kernel, "difference_kernel", extent, d_field, layout, d_dense,
+                      d_sums));
+  RTM_CUDA_TRY(cudaMemcpyAsync(sums, d_sums, 2 * sizeof *d_sums, cudaMemcpyDeviceToHost,
+                               cudaStreamLegacy));
+  RTM_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
+fail:
+  if (d_sums) (void)cudaFreeAsync(d_sums, cudaStreamLegacy);
   return status;
 }
 

@@ -75,6 +75,11 @@ int rtm_imaging_cuda_compress(rtm_imaging_extent_t extent, const float *d_field,
                               uint64_t *d_first_refused);
 int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const void *d_in, int rate,
                                 float *d_dense);
+/* sums[0] = sum of (d_dense - field)^2 and sums[1] = sum of field^2 over the interior of
+ * d_field (laid out as `layout`; d_dense dense), in double, on the host when it returns
+ * (it waits for the queued work): a decoded snapshot's error without a host copy. */
+int rtm_imaging_cuda_difference(rtm_imaging_extent_t extent, const float *d_field,
+                                rtm_layout_t layout, const float *d_dense, double sums[2]);
 /* `bytes` from src to dst, either side host or device (cudaMemcpyDefault), queued. */
 int rtm_imaging_cuda_copy(void *dst, const void *src, size_t bytes);
 /* `bytes` of device memory to the host, after the queued work: returns when they are there. */
@@ -120,6 +125,7 @@ static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
 #define rtm_imaging_cuda_unpack_half(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_pack_to_host(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_copy(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_difference(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_compress(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_decompress(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_read(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)

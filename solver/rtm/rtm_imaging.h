@@ -204,7 +204,8 @@ const char *rtm_snapshots_format(const rtm_snapshots_t *store);
 void rtm_snapshots_format_name(rtm_precision_t precision, int rate, char *text, size_t size);
 /* How far slot `slot` lies from the field it was saved from (`view`, unchanged since): the
  * relative L2 difference of get's volume from the view's interior, over the slab's ranks
- * (grid->mpi), 0 for a field of zeros. Two host volumes for the while: once a run. */
+ * (grid->mpi), 0 for a field of zeros. Summed where the fields live (a device's volumes do not
+ * cross PCIe; a host store packs one volume for the while); waits for the queued work. */
 int rtm_snapshots_round_trip(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view,
                              double *relative_l2);
 void rtm_snapshots_destroy(rtm_snapshots_t *store);
