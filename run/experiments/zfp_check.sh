@@ -5,10 +5,10 @@
 # with TTI=1), migrates one 512^3 shot (1000 steps, run/examples/bench_512.ini or
 # bench_tti_512.ini, a constant model) with fp32 snapshots, zfp snapshots
 # (rtm.snapshot_rate, default 6) and boundary, and validates the zfp image against the fp32
-# one; with STEP1=1 also iso imaged every step (rtm.imaging_step = 1, where fp32 and fp16
-# snapshots do not fit), zfp against boundary. Logs under $OUT (or run/out/zfp), a short
-# table last: each run's wall and its forward and backward passes (the codec's cost is
-# zfp's excess over fp32's, a snapshot at a time).
+# one; with STEP1=1 also each equation imaged every step (rtm.imaging_step = 1, where fp32
+# and fp16 snapshots do not fit and auto takes zfp), auto against boundary. Logs under $OUT
+# (or run/out/zfp), a short table last: each run's wall and its forward and backward passes
+# (the codec's cost is zfp's excess over fp32's, a snapshot at a time).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/zfp || exit 1
@@ -36,11 +36,13 @@ for eq in "${equations[@]}"; do
   row "$eq zfp vs fp32 image" "$(build-new/app/rtm3d validate $w/${eq}_snapshots_zfp.h5 $w/${eq}_snapshots_fp32.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
 done
 if [ "${STEP1:-0}" = 1 ]; then
-  deck=run/examples/bench_512.ini
-  for way in "auto" "boundary"; do
-    migrate iso_step1_$way $deck rtm.observed=$w/obs_iso.h5 rtm.reconstruction=$way rtm.imaging_step=1
+  for eq in "${equations[@]}"; do
+    deck=run/examples/bench_512.ini; [ $eq = tti ] && deck=run/examples/bench_tti_512.ini
+    for way in "auto" "boundary"; do
+      migrate ${eq}_step1_$way $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=$way rtm.imaging_step=1
+    done
+    row "$eq step 1: auto vs boundary image" "$(build-new/app/rtm3d validate $w/${eq}_step1_auto.h5 $w/${eq}_step1_boundary.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
+    grep -E "reconstruction = auto" "$out/runs.log" | tail -1 >> "$summary"
   done
-  row "step 1: auto vs boundary image" "$(build-new/app/rtm3d validate $w/iso_step1_auto.h5 $w/iso_step1_boundary.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
-  grep -E "reconstruction = auto" "$out/runs.log" | tail -1 >> "$summary"
 fi
 cat "$summary"

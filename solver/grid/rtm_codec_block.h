@@ -60,16 +60,24 @@ enum {
         30, 42, 52, 31, 37, 49, 58, 43, 50, 56, 61, 53, 59, 62, 63                                 \
   }
 
-/* The rank of coefficient j. The coder asks it in unrolled loops, where j is a constant: on
- * the device the local table folds away (a constant shift a coefficient), on the host it
- * is a table read. */
-static RTM_CODEC_HD int rtm_codec_rank(int j) {
+/* The coefficient coded i-th (table 0), and the place of coefficient i (table 1). The coder
+ * asks them in unrolled loops, where i is a constant: on the device the local tables fold
+ * away (a coefficient's register, a constant shift), on the host they are table reads. */
+static RTM_CODEC_HD int rtm_codec_sequency(int table, int i) {
 #ifdef __CUDA_ARCH__
-  const unsigned char rank[RTM_CODEC_VALUES] = RTM_CODEC_SEQUENCY_RANK;
+  const unsigned char tables[2][RTM_CODEC_VALUES] = {RTM_CODEC_SEQUENCY_ORDER,
+                                                     RTM_CODEC_SEQUENCY_RANK};
 #else
-  static const unsigned char rank[RTM_CODEC_VALUES] = RTM_CODEC_SEQUENCY_RANK;
+  static const unsigned char tables[2][RTM_CODEC_VALUES] = {RTM_CODEC_SEQUENCY_ORDER,
+                                                            RTM_CODEC_SEQUENCY_RANK};
 #endif
-  return rank[j];
+  return tables[table][i];
+}
+static RTM_CODEC_HD int rtm_codec_order(int i) {
+  return rtm_codec_sequency(0, i);
+}
+static RTM_CODEC_HD int rtm_codec_rank(int j) {
+  return rtm_codec_sequency(1, j);
 }
 
 /* ---- bits (a float's pattern: rtm_float_bits.h) ---- */
@@ -308,6 +316,18 @@ static RTM_CODEC_HD uint64_t rtm_codec_get(rtm_codec_reader_t *r, int count) {
   return rtm_codec_low_bits(value, count);
 }
 
+/* Passes over the next `count` (1 .. 64) bits. */
+static RTM_CODEC_HD void rtm_codec_skip(rtm_codec_reader_t *r, int count) {
+  if (count <= r->left) {
+    r->buffer = rtm_codec_shift_down(r->buffer, count);
+    r->left -= count;
+    return;
+  }
+  const int taken = count - r->left;
+  r->buffer = rtm_codec_shift_down(*r->word++, taken);
+  r->left = 64 - taken;
+}
+
 /* The next `count` (0 .. 64) bits, left unread; the block's words must hold them. */
 static RTM_CODEC_HD uint64_t rtm_codec_peek(const rtm_codec_reader_t *r, int count) {
   if (count <= r->left) return rtm_codec_low_bits(r->buffer, count);
@@ -330,20 +350,30 @@ static RTM_CODEC_HD uint64_t rtm_codec_peek(const rtm_codec_reader_t *r, int cou
  * into a 64-bit mask in sequency order, and a group test with its scan is one or two writes:
  * the scan's zeros and its one are the mask's bits from n to its next set bit. */
 
-/* Bit `plane` of every coefficient, bit rank(j) of the result. */
+/* Bit `plane` of every coefficient, the i-th in sequency order at bit i of the result:
+ * shifted in from the last, each brought to bit 31 first (two shifts a coefficient, the
+ * second a funnel shift on the device). */
 static RTM_CODEC_HD uint64_t rtm_codec_plane_bits(const uint32_t *coef, int plane) {
-  uint64_t bits = 0;
+  uint32_t half[2] = {0u, 0u};
   RTM_CODEC_UNROLL
-  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
-    bits |= (uint64_t)((coef[j] >> plane) & 1u) << rtm_codec_rank(j);
-  return bits;
+  for (int i = RTM_CODEC_VALUES - 1; i >= 0; --i) {
+    const uint32_t top = coef[rtm_codec_order(i)] << (31 - plane);
+    half[i / 32] = half[i / 32] << 1 | top >> 31;
+  }
+  return (uint64_t)half[1] << 32 | half[0];
 }
 
-/* The inverse: bit rank(j) of bits becomes bit `plane` of coefficient j. */
-static RTM_CODEC_HD void rtm_codec_plane_set(uint32_t *coef, uint64_t bits, int plane) {
+/* The decoder's inverse, a plane at a time from the top: every coefficient moves up a bit
+ * and takes bit rank(j) of bits as its lowest (rtm_codec_decode_planes shifts them to their
+ * planes at the end). */
+static RTM_CODEC_HD void rtm_codec_plane_shift_in(uint32_t *coef, uint64_t bits) {
+  const uint32_t half[2] = {(uint32_t)bits, (uint32_t)(bits >> 32)};
   RTM_CODEC_UNROLL
-  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
-    coef[j] |= (uint32_t)((bits >> rtm_codec_rank(j)) & 1u) << plane;
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j) {
+    const int rank = rtm_codec_rank(j);
+    const uint32_t top = half[rank / 32] << (31 - rank % 32);
+    coef[j] = coef[j] << 1 | top >> 31;
+  }
 }
 
 static RTM_CODEC_HD void rtm_codec_encode_planes(const uint32_t *coef, int budget,
@@ -360,16 +390,18 @@ static RTM_CODEC_HD void rtm_codec_encode_planes(const uint32_t *coef, int budge
     budget -= verbatim;
     while (n < RTM_CODEC_VALUES && budget > 0) {
       const uint64_t rest = rtm_codec_shift_down(bits, n);
-      rtm_codec_put(w, (uint64_t)(rest != 0), 1);
-      --budget;
-      if (!rest) break;
-      /* the scan: a bit a coefficient from n to the next one, the one included, except that
-       * the last coefficient's one is implied (zeros up to it) */
+      if (!rest) { /* the group test: none from n on */
+        rtm_codec_put(w, 0ull, 1);
+        --budget;
+        break;
+      }
+      /* the group test's one, then the scan: a bit a coefficient from n to the next one, the
+       * one included, except that the last coefficient's one is implied (zeros up to it) */
       const int next = n + rtm_codec_low_bit(rest);
       const int implied = next == RTM_CODEC_VALUES - 1;
       const int scanned = implied ? next - n : next - n + 1;
-      const int written = scanned < budget ? scanned : budget;
-      rtm_codec_put(w, implied ? 0ull : 1ull << (next - n), written);
+      const int written = 1 + (scanned < budget - 1 ? scanned : budget - 1);
+      rtm_codec_put(w, implied ? 1ull : 1ull | 2ull << (next - n), written);
       budget -= written;
       n = next + 1; /* significant (or the budget is spent, and n no longer matters) */
     }
@@ -384,32 +416,44 @@ static RTM_CODEC_HD void rtm_codec_decode_planes(rtm_codec_reader_t *r, int budg
   RTM_CODEC_UNROLL
   for (int j = 0; j < RTM_CODEC_VALUES; ++j)
     coef[j] = 0u;
-  int n = 0;
+  int n = 0, top = -1, last = 0; /* the first plane holding a one, the last one read */
   for (int plane = RTM_CODEC_PLANES - 1; plane >= 0 && budget > 0; --plane) {
     const int verbatim = n < budget ? n : budget;
     uint64_t bits = rtm_codec_get(r, verbatim);
     budget -= verbatim;
     while (n < RTM_CODEC_VALUES && budget > 0) {
-      --budget;
-      if (!rtm_codec_get(r, 1)) break;
+      /* the group test's bit and its scan's, read at once */
       const int room = RTM_CODEC_VALUES - 1 - n; /* the scan's bits when no one is read */
-      const int span = room < budget ? room : budget;
-      const uint64_t scan = rtm_codec_peek(r, span);
+      const int span = room < budget - 1 ? room : budget - 1;
+      const uint64_t window = rtm_codec_peek(r, span + 1);
+      if (!(window & 1u)) { /* none from n on */
+        rtm_codec_skip(r, 1);
+        --budget;
+        break;
+      }
+      const uint64_t scan = window >> 1;
       if (scan) {
         const int zeros = rtm_codec_low_bit(scan);
-        rtm_codec_get(r, zeros + 1);
-        budget -= zeros + 1;
+        rtm_codec_skip(r, zeros + 2);
+        budget -= zeros + 2;
         n += zeros;
       } else {
-        rtm_codec_get(r, span);
-        budget -= span;
+        rtm_codec_skip(r, span + 1);
+        budget -= span + 1;
         if (span < room) break;   /* the budget ran out mid-scan */
         n = RTM_CODEC_VALUES - 1; /* the implied one */
       }
       bits |= 1ull << n;
       ++n;
     }
-    if (bits) rtm_codec_plane_set(coef, bits, plane);
+    if (bits && top < 0) top = plane;
+    if (top >= 0) rtm_codec_plane_shift_in(coef, bits);
+    last = plane;
+  }
+  if (top >= 0 && last > 0) {
+    RTM_CODEC_UNROLL
+    for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+      coef[j] <<= last;
   }
 }
 
