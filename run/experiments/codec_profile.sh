@@ -2,7 +2,7 @@
 # run/experiments/codec_profile.sh - the zfp codec's kernels under ncu on the GPU machine,
 # one call: builds the tree, runs test_codec_gpu (the kernels = the C reference, bit for
 # bit), then profiles test_codec_gpu's timed launches (256^3, a Ricker
-# wavefront, rate 6: the last compress and decompress of test_throughput) with ncu's
+# wavefront, rate 6: the last compress, decompress and decompress-and-image of test_throughput) with ncu's
 # default set plus the warp-state and instruction sections. Logs under $OUT (or
 # run/out/codec_profile), a short table last.
 set -uo pipefail
@@ -13,7 +13,7 @@ device_build build-new "$out/build.log" || exit 1
 build-new/tests/gpu/test_codec_gpu > "$out/codec_gpu.log" 2>&1
 row test_codec_gpu "exit $? $(grep -E "PASSED|FAILED" "$out/codec_gpu.log" | tr '\n' ' ')"
 grep -E "^256" "$out/codec_gpu.log" >> "$summary"
-RTM3D_TEST_FILTER=test_throughput ncu --clock-control none -k regex:codec_ --launch-skip 6 --launch-count 2 \
+RTM3D_TEST_FILTER=test_throughput ncu --clock-control none -k regex:codec_ --launch-skip 9 --launch-count 3 \
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section InstructionStats --section MemoryWorkloadAnalysis --section SchedulerStats \
   build-new/tests/gpu/test_codec_gpu > "$out/ncu.txt" 2>&1

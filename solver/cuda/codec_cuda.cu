@@ -14,8 +14,9 @@
 #include "rtm_status.h"
 
 /* Threads a block; the decoder asks for 5 resident blocks an SM (96 registers, against 118
- * unbounded: the decode is latency-bound, 60% of its cycles without an eligible warp at 4). */
-enum { CODEC_THREADS = 128, CODEC_DECODE_BLOCKS = 5 };
+ * unbounded: the decode is latency-bound, 60% of its cycles without an eligible warp at 4),
+ * the decoder that images for 4 (at 5 it spills 352 bytes a thread). */
+enum { CODEC_THREADS = 128, CODEC_DECODE_BLOCKS = 5, CODEC_IMAGE_BLOCKS = 4 };
 
 /* The volume as the kernels see it: extents, pitches (floats), blocks along each axis. */
 struct CodecShape {
@@ -112,6 +113,61 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_DECODE_BLOCKS)
   }
 }
 
+/* The decompress kernel's mapping, imaging instead of storing: the block's s meets the
+ * receiver's r and the dense image and illumination in place (float4 where whole and
+ * aligned, as codec_store), one __fmaf_rn each, image first (accumulate_kernel's order). */
+static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
+    codec_image_kernel(const uint64_t *__restrict__ words, const CodecShape s, int rate,
+                       float *__restrict__ image, float *__restrict__ illumination,
+                       const float *__restrict__ receiver, const CodecShape r) {
+  for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
+       b += (size_t)gridDim.x * CODEC_THREADS) {
+    int count[3];
+    const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
+    /* the receiver's cell of the block's first value: the same (x, y, z), its pitches */
+    const size_t x = first % s.pitch_y, y = first / s.pitch_y % s.n[1], z = first / s.pitch_z;
+    const size_t tap = z * r.pitch_z + y * r.pitch_y + x;
+    uint32_t bits[RTM_CODEC_VALUES];
+    rtm_codec_decode_block(words + b * (size_t)rate, rate, bits);
+    if (s.rows_aligned && r.rows_aligned && codec_whole(count)) {
+#pragma unroll
+      for (int row = 0; row < 16; ++row) {
+        const size_t at = first + (size_t)(row >> 2) * s.pitch_z + (row & 3) * s.pitch_y;
+        const float4 rv =
+            __ldg((const float4 *)(receiver + tap + (size_t)(row >> 2) * r.pitch_z +
+                                   (row & 3) * r.pitch_y));
+        float4 im = *(const float4 *)(image + at), il = *(const float4 *)(illumination + at);
+        const float4 sv =
+            make_float4(__uint_as_float(bits[4 * row]), __uint_as_float(bits[4 * row + 1]),
+                        __uint_as_float(bits[4 * row + 2]), __uint_as_float(bits[4 * row + 3]));
+        im.x = __fmaf_rn(sv.x, rv.x, im.x);
+        im.y = __fmaf_rn(sv.y, rv.y, im.y);
+        im.z = __fmaf_rn(sv.z, rv.z, im.z);
+        im.w = __fmaf_rn(sv.w, rv.w, im.w);
+        il.x = __fmaf_rn(sv.x, sv.x, il.x);
+        il.y = __fmaf_rn(sv.y, sv.y, il.y);
+        il.z = __fmaf_rn(sv.z, sv.z, il.z);
+        il.w = __fmaf_rn(sv.w, sv.w, il.w);
+        *(float4 *)(image + at) = im;
+        *(float4 *)(illumination + at) = il;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < RTM_CODEC_VALUES; ++i) {
+        const int x = i & 3, y = (i >> 2) & 3, z = i >> 4;
+        if (x < count[0] && y < count[1] && z < count[2]) {
+          const size_t at = first + (size_t)z * s.pitch_z + (size_t)y * s.pitch_y + x;
+          const float sv = __uint_as_float(bits[i]);
+          image[at] =
+              __fmaf_rn(sv, receiver[tap + (size_t)z * r.pitch_z + (size_t)y * r.pitch_y + x],
+                        image[at]);
+          illumination[at] = __fmaf_rn(sv, sv, illumination[at]);
+        }
+      }
+    }
+  }
+}
+
 extern "C" int rtm_cuda_codec_compress(const float *d_volume, const int n[3], size_t pitch_y,
                                        size_t pitch_z, int rate, void *d_out,
                                        unsigned long long *d_first_refused, cudaStream_t stream) {
@@ -139,6 +195,26 @@ extern "C" int rtm_cuda_codec_decompress(const void *d_in, const int n[3], int r
     codec_decompress_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
         (const uint64_t *)d_in, s, rate, d_volume);
     RTM_CUDA_TRY_LAUNCH("codec_decompress_kernel");
+  }
+fail:
+  return status;
+}
+
+extern "C" int rtm_cuda_codec_decompress_image(const void *d_in, const int n[3], int rate,
+                                               float *d_image, float *d_illumination,
+                                               const float *d_receiver, size_t receiver_pitch_y,
+                                               size_t receiver_pitch_z, cudaStream_t stream) {
+  int status = RTM_OK;
+  const size_t row = (size_t)n[0], plane = row * (size_t)n[1];
+  RTM_TRY(rtm_codec_check(n, row, plane, rate, d_in));
+  RTM_TRY(rtm_codec_check(n, receiver_pitch_y, receiver_pitch_z, rate, d_in));
+  {
+    const CodecShape s = codec_shape(d_image, n, row, plane);
+    CodecShape r = codec_shape(d_receiver, n, receiver_pitch_y, receiver_pitch_z);
+    r.rows_aligned = r.rows_aligned && (uintptr_t)d_illumination % 16 == 0;
+    codec_image_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
+        (const uint64_t *)d_in, s, rate, d_image, d_illumination, d_receiver, r);
+    RTM_CUDA_TRY_LAUNCH("codec_image_kernel");
   }
 fail:
   return status;

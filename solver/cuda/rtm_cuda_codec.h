@@ -29,6 +29,16 @@ int rtm_cuda_codec_compress(const float *d_volume, const int n[3], size_t pitch_
 int rtm_cuda_codec_decompress(const void *d_in, const int n[3], int rate, float *d_volume,
                               size_t pitch_y, size_t pitch_z, cudaStream_t stream);
 
+/* The imaging condition straight from the blocks: with s the value rtm_cuda_codec_decompress
+ * would write at (x, y, z) and r = d_receiver[z receiver_pitch_z + y receiver_pitch_y + x],
+ * image = fmaf(s, r, image), then illumination = fmaf(s, s, illumination) (each rounded
+ * once, as solver/rtm's accumulation: the same floats as decompressing, then accumulating),
+ * d_image and d_illumination dense [nz][ny][nx]. No volume of s is written or read. */
+int rtm_cuda_codec_decompress_image(const void *d_in, const int n[3], int rate, float *d_image,
+                                    float *d_illumination, const float *d_receiver,
+                                    size_t receiver_pitch_y, size_t receiver_pitch_z,
+                                    cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -141,6 +141,21 @@ fail:
   return status;
 }
 
+int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate,
+                                const float *receiver, rtm_layout_t receiver_layout) {
+  int status = RTM_OK;
+  if (!image || !blocks || !receiver || image->device < 0)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_image_accumulate_blocks: a device image, the blocks and a "
+                               "receiver field are required");
+  RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+  RTM_TRY(order_after_hold(image));
+  RTM_TRY(rtm_imaging_cuda_decompress_accumulate(rtm_imaging_extent(&image->grid), blocks, rate,
+                                                 image->image.ptr, image->illumination.ptr,
+                                                 receiver, receiver_layout));
+fail:
+  return status;
+}
+
 int rtm_image_step_request(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                            rtm_step_image_t *request) {
   int status = RTM_OK;

@@ -259,6 +259,18 @@ extern "C" int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const vo
                                    cudaStreamLegacy);
 }
 
+extern "C" int rtm_imaging_cuda_decompress_accumulate(rtm_imaging_extent_t extent,
+                                                      const void *d_in, int rate, float *d_image,
+                                                      float *d_illumination,
+                                                      const float *d_receiver,
+                                                      rtm_layout_t receiver_layout) {
+  const int n[3] = {extent.nx, extent.ny, extent.nz};
+  return rtm_cuda_codec_decompress_image(d_in, n, rate, d_image, d_illumination,
+                                         d_receiver + receiver_layout.origin,
+                                         (size_t)receiver_layout.stride_y,
+                                         (size_t)receiver_layout.stride_z, cudaStreamLegacy);
+}
+
 extern "C" int rtm_imaging_cuda_copy(void *dst, const void *src, size_t bytes) {
   int status = RTM_OK;
   RTM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamLegacy));

@@ -75,6 +75,11 @@ int rtm_imaging_cuda_compress(rtm_imaging_extent_t extent, const float *d_field,
                               uint64_t *d_first_refused);
 int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const void *d_in, int rate,
                                 float *d_dense);
+/* d_image += s * d_receiver, d_illumination += s^2 with s the values of the blocks d_in
+ * (rtm_cuda_codec_decompress_image: accumulate's floats, no volume of s). */
+int rtm_imaging_cuda_decompress_accumulate(rtm_imaging_extent_t extent, const void *d_in, int rate,
+                                           float *d_image, float *d_illumination,
+                                           const float *d_receiver, rtm_layout_t receiver_layout);
 /* sums[0] = sum of (d_dense - field)^2 and sums[1] = sum of field^2 over the interior of
  * d_field (laid out as `layout`; d_dense dense), in double, on the host when it returns
  * (it waits for the queued work): a decoded snapshot's error without a host copy. */
@@ -128,6 +133,7 @@ static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
 #define rtm_imaging_cuda_difference(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_compress(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_decompress(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_decompress_accumulate(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_read(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_zero(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_synchronize() rtm_imaging_cuda_unavailable(0)

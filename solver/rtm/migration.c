@@ -500,10 +500,26 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s, double *gather
    * checkpoint) rewrites it on the source's stream, so that step is done first. */
   if (m->fused_pending && m->reconstruction != &rtm_reconstruction_snapshots) RTM_TRY(drain(r));
   m->fused_pending = 0;
+  const int in_step = n > 1 && !m->fuse_refused && !m->gathers && r->backend->image_next_step;
+  if (wanted && !in_step && !m->gathers && m->reconstruction->image_at) {
+    /* the reconstruction images S(n) from its store (zfp blocks decoded as they are imaged) */
+    RTM_TRY(rtm_migration_wait(m));
+    const double start_s = rtm_wall_seconds();
+    RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
+    status = m->reconstruction->image_at(m->reconstruction_state, n, m->image, view.padded,
+                                         rtm_layout_padded(&m->grid));
+    if (status != RTM_ERR_UNSUPPORTED) {
+      RTM_TRY(status);
+      if (m->device >= 0) RTM_TRY(rtm_imaging_cuda_synchronize()); /* the accumulation done */
+      *imaging_s += rtm_wall_seconds() - start_s;
+      return RTM_OK;
+    }
+    status = RTM_OK;
+  }
   RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,
                                        &source_layout));
   if (!wanted) return RTM_OK;
-  if (n > 1 && !m->fuse_refused && !m->gathers && r->backend->image_next_step) {
+  if (in_step) {
     int taken = 0;
     /* a reconstruction that steps the source side (boundary, checkpoint) made S(n) on the
      * source's stream, which the receiver's does not wait for; the snapshots' forward pass

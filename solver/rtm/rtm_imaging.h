@@ -68,6 +68,11 @@ int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
  * multiply-add per term in this order, the same on host and device. */
 int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                          const float *receiver, rtm_layout_t receiver_layout);
+/* The same accumulation with the source as a zfp snapshot's device blocks
+ * (rtm_snapshots_device_blocks): decoded and imaged in one pass (device images only; the
+ * same floats as decoding into a volume, then rtm_image_accumulate). */
+int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate,
+                                const float *receiver, rtm_layout_t receiver_layout);
 /* The same accumulation taken by a backend's next step (rtm_backend_t's image_next_step,
  * device images only): fills *request with `source` in `source_layout` and the image's
  * volumes, after ordering the device's legacy stream behind a pending hold or clear, so
@@ -195,6 +200,11 @@ int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t 
 /* Slot `slot` as a dense fp32 volume in device memory that a step may write itself (the
  * store's slots are fp32 on the device), else NULL. */
 float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot);
+/* Slot `slot`'s codec blocks in device memory (copied to the transfer buffer first where the
+ * slots are on the host) and their rate, where the store is zfp for a device; else
+ * RTM_ERR_UNSUPPORTED, nothing said. The first call of the backward pass (its last slot)
+ * checks every slot's compression, as rtm_snapshots_get does. Valid until the next call. */
+int rtm_snapshots_device_blocks(rtm_snapshots_t *store, int slot, const void **blocks, int *rate);
 /* Slot `slot` as fp32 in the fields' memory: the slot itself when it is fp32 there, else
  * converted or copied into the staging volume (valid until the next get). Layout: dense. */
 int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume);

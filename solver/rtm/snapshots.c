@@ -359,6 +359,23 @@ fail:
   return status;
 }
 
+int rtm_snapshots_device_blocks(rtm_snapshots_t *store, int slot, const void **blocks, int *rate) {
+  int status = RTM_OK;
+  *blocks = NULL;
+  if (store->device < 0 || store->precision != RTM_PRECISION_ZFP) return RTM_ERR_UNSUPPORTED;
+  RTM_TRY(check_slot(store, slot, "rtm_snapshots_device_blocks"));
+  RTM_TRY(rtm_imaging_cuda_use_device(store->device));
+  if (slot == store->count - 1) RTM_TRY(check_refused(store)); /* the backward pass's first */
+  *blocks = slot_at(store, slot);
+  if (store->host_slots_of_device) {
+    RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, *blocks, store->slot_bytes));
+    *blocks = store->transfer.ptr;
+  }
+  *rate = store->rate;
+fail:
+  return status;
+}
+
 static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
   int status = RTM_OK;
   const size_t cells = rtm_grid_interior_cells(&store->grid);

@@ -4,8 +4,9 @@
  * there, the device's compressed bytes equal the reference's and the device's decoded
  * floats (margins included: nothing outside the interior written) equal the reference's; a
  * NaN's block refused with the same number; a plane range compressed alone as the part of
- * the whole. Prints the kernels' throughput (no bound: the lead's benchmark measures it at
- * 512^3). Exits 77 (skipped) without a CUDA device. */
+ * the whole; the blocks decoded and imaged in one pass = the reference's floats imaged on
+ * the host. Prints the kernels' times (no bound: run/experiments/zfp_check.sh measures them
+ * in a migration at 512^3). Exits 77 (skipped) without a CUDA device. */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <setjmp.h>
@@ -189,8 +190,87 @@ static void test_plane_range(void **state) {
   pair_destroy(&p);
 }
 
-/* Values a second through the kernels at rates 4 and 6 (the default) on 256^3 (printed, no
- * bound: run/experiments/zfp_check.sh measures them in a migration at 512^3). */
+/* Decoded and imaged in one pass (rtm_cuda_codec_decompress_image) against the reference's
+ * decoded floats imaged on the host (fmaf, image then illumination: what solver/rtm's
+ * accumulation does with a decoded snapshot), bit for bit, on whole and partial blocks, an
+ * aligned and a misaligned receiver layout, rates 1 .. 32. */
+static void test_decompress_image(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_decompress_image");
+  const int sizes[][3] = {{64, 24, 16}, {31, 29, 18}};
+  const int pads[] = {8, 3}; /* receiver margins: rows of 72 (float4) and of 34 floats */
+  for (int c = 0; c < 2; ++c) {
+    pair_t p = pair_create(sizes[c], 0);
+    const int *n = p.n;
+    const size_t cells = (size_t)n[0] * n[1] * n[2];
+    const size_t ry = (size_t)(n[0] + pads[c]), rz = ry * (size_t)(n[1] + 1), rcells = rz * n[2];
+    float *receiver = malloc(rcells * sizeof(float)), *image = malloc(cells * sizeof(float));
+    float *illumination = malloc(cells * sizeof(float)), *got = malloc(cells * sizeof(float));
+    assert_true(receiver && image && illumination && got);
+    float *d_receiver, *d_image, *d_illumination;
+    assert_int_equal(cudaMalloc((void **)&d_receiver, rcells * sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&d_image, cells * sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&d_illumination, cells * sizeof(float)), cudaSuccess);
+    codec_fill(CODEC_RICKER, n, p.pitch_y, p.pitch_z, 8.0, &rng, p.original);
+    for (size_t i = 0; i < rcells; ++i)
+      receiver[i] = (float)rtm_test_uniform(&rng, -1.0, 1.0);
+    for (int r = 0; r < RATES; ++r) {
+      const int rate = rates[r];
+      assert_int_equal(
+          rtm_codec_compress(p.original, n, p.pitch_y, p.pitch_z, rate, p.want_bytes, NULL),
+          RTM_OK);
+      assert_int_equal(rtm_codec_decompress(p.want_bytes, n, rate, p.want, p.pitch_y, p.pitch_z),
+                       RTM_OK);
+      for (size_t i = 0; i < cells; ++i) {
+        image[i] = (float)rtm_test_uniform(&rng, -1.0, 1.0);
+        illumination[i] = (float)rtm_test_uniform(&rng, 0.0, 1.0);
+      }
+      assert_int_equal(cudaMemcpy(d_image, image, cells * sizeof(float), cudaMemcpyHostToDevice),
+                       cudaSuccess);
+      assert_int_equal(
+          cudaMemcpy(d_illumination, illumination, cells * sizeof(float), cudaMemcpyHostToDevice),
+          cudaSuccess);
+      assert_int_equal(
+          cudaMemcpy(d_receiver, receiver, rcells * sizeof(float), cudaMemcpyHostToDevice),
+          cudaSuccess);
+      assert_int_equal(
+          cudaMemcpy(p.d_bytes, p.want_bytes, rtm_codec_bytes(n, rate), cudaMemcpyHostToDevice),
+          cudaSuccess);
+      assert_int_equal(rtm_cuda_codec_decompress_image(p.d_bytes, n, rate, d_image, d_illumination,
+                                                       d_receiver, ry, rz, 0),
+                       RTM_OK);
+      for (int z = 0; z < n[2]; ++z)
+        for (int y = 0; y < n[1]; ++y)
+          for (int x = 0; x < n[0]; ++x) {
+            const size_t i = ((size_t)z * n[1] + y) * n[0] + x;
+            const float sv = p.want[z * p.pitch_z + y * p.pitch_y + x];
+            image[i] = fmaf(sv, receiver[z * rz + y * ry + x], image[i]);
+            illumination[i] = fmaf(sv, sv, illumination[i]);
+          }
+      assert_int_equal(cudaMemcpy(got, d_image, cells * sizeof(float), cudaMemcpyDeviceToHost),
+                       cudaSuccess);
+      assert_memory_equal(got, image, cells * sizeof(float));
+      assert_int_equal(
+          cudaMemcpy(got, d_illumination, cells * sizeof(float), cudaMemcpyDeviceToHost),
+          cudaSuccess);
+      assert_memory_equal(got, illumination, cells * sizeof(float));
+    }
+    printf("%2d x %2d x %2d, receiver rows of %zu: decoded and imaged = decoded, then imaged, "
+           "%d rates\n",
+           n[0], n[1], n[2], ry, RATES);
+    cudaFree(d_receiver);
+    cudaFree(d_image);
+    cudaFree(d_illumination);
+    free(receiver);
+    free(image);
+    free(illumination);
+    free(got);
+    pair_destroy(&p);
+  }
+}
+
+/* Times of the kernels at rates 4 and 6 (the default) on 256^3, the one that images too
+ * (printed, no bound: run/experiments/zfp_check.sh measures them in a migration at 512^3). */
 static void test_throughput(void **state) {
   (void)state;
   rtm_test_rng_t rng = rtm_test_seed("test_throughput");
@@ -200,8 +280,11 @@ static void test_throughput(void **state) {
   assert_int_equal(
       cudaMemcpy(p.d_volume, p.original, p.floats * sizeof(float), cudaMemcpyHostToDevice),
       cudaSuccess);
-  cudaEvent_t events[3];
-  for (int e = 0; e < 3; ++e)
+  float *d_illumination = NULL;
+  assert_int_equal(cudaMalloc((void **)&d_illumination, p.floats * sizeof(float)), cudaSuccess);
+  assert_int_equal(cudaMemset(d_illumination, 0, p.floats * sizeof(float)), cudaSuccess);
+  cudaEvent_t events[4];
+  for (int e = 0; e < 4; ++e)
     assert_int_equal(cudaEventCreate(&events[e]), cudaSuccess);
   const int timed[2] = {4, 6};
   for (int r = 0; r < 2; ++r) {
@@ -216,21 +299,29 @@ static void test_throughput(void **state) {
           rtm_cuda_codec_decompress(p.d_bytes, n, rate, p.d_decoded, p.pitch_y, p.pitch_z, 0),
           RTM_OK);
       cudaEventRecord(events[2], 0);
-      assert_int_equal(cudaEventSynchronize(events[2]), cudaSuccess);
+      /* imaged with the volume as the receiver, into the decoded volume and illumination */
+      assert_int_equal(rtm_cuda_codec_decompress_image(p.d_bytes, n, rate, p.d_decoded,
+                                                       d_illumination, p.d_volume, p.pitch_y,
+                                                       p.pitch_z, 0),
+                       RTM_OK);
+      cudaEventRecord(events[3], 0);
+      assert_int_equal(cudaEventSynchronize(events[3]), cudaSuccess);
     }
-    float compress_ms = 0.0f, decompress_ms = 0.0f;
+    float compress_ms = 0.0f, decompress_ms = 0.0f, image_ms = 0.0f;
     cudaEventElapsedTime(&compress_ms, events[0], events[1]);
     cudaEventElapsedTime(&decompress_ms, events[1], events[2]);
+    cudaEventElapsedTime(&image_ms, events[2], events[3]);
     printf("256^3 at rate %d: compress %.3f ms (%.0f GB/s of fp32), decompress %.3f ms "
-           "(%.0f GB/s)\n",
+           "(%.0f GB/s), decompress and image %.3f ms\n",
            rate, compress_ms, p.floats * 4.0 / compress_ms * 1e-6, decompress_ms,
-           p.floats * 4.0 / decompress_ms * 1e-6);
+           p.floats * 4.0 / decompress_ms * 1e-6, image_ms);
   }
-  for (int e = 0; e < 3; ++e)
+  for (int e = 0; e < 4; ++e)
     cudaEventDestroy(events[e]);
+  cudaFree(d_illumination);
   pair_destroy(&p);
 }
 
 RTM_TEST_MAIN_CUDA("test_codec_gpu", NULL, NULL, cmocka_unit_test(test_volumes),
                    cmocka_unit_test(test_special_values), cmocka_unit_test(test_plane_range),
-                   cmocka_unit_test(test_throughput))
+                   cmocka_unit_test(test_decompress_image), cmocka_unit_test(test_throughput))
