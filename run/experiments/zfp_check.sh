@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run/experiments/zfp_check.sh - issue 37 on the GPU machine, one call: builds the tree,
 # runs the GPU tests of the snapshot store, the migration and the codec (the codec's
-# kernels = its C reference bit for bit, and their speed at 256^3), then, for iso (and tti
+# kernels = its C reference bit for bit, and their speed at 256^3; GPU_ALL=1: every GPU
+# test), then, for iso (and tti
 # with TTI=1), migrates one 512^3 shot (1000 steps, run/examples/bench_512.ini or
 # bench_tti_512.ini, a constant model) with fp32 snapshots, zfp snapshots
 # (rtm.snapshot_rate, default 6) and boundary, and validates the zfp image against the fp32
@@ -14,7 +15,11 @@ set -uo pipefail
 source "$(dirname "$0")/../tools/device_env.sh" run/out/zfp || exit 1
 device_summary
 device_build build-new "$out/build.log" || exit 1
-(cd build-new && ctest -R "imaging_gpu|migration_gpu|codec_gpu|checkpoint_gpu" --output-on-failure > "$out/ctest.log" 2>&1); row ctest "$(grep -E "tests passed|Failed" "$out/ctest.log" | head -4 | tr '\n' ' ')"
+if [ "${GPU_ALL:-0}" = 1 ]; then
+  device_gpu_tests build-new
+else
+  (cd build-new && ctest -R "imaging_gpu|migration_gpu|codec_gpu|checkpoint_gpu" --output-on-failure > "$out/ctest.log" 2>&1); row ctest "$(grep -E "tests passed|Failed" "$out/ctest.log" | head -4 | tr '\n' ' ')"
+fi
 build-new/tests/gpu/test_codec_gpu > "$out/codec_gpu.log" 2>&1; grep -E "^256" "$out/codec_gpu.log" >> "$summary"
 w=$(mktemp -d)
 keys=(--set model.file= --set time.steps=1000 --set shots.layout=grid --set shots.x_count=1 --set shots.y_count=1 --set shots.z=200)

@@ -19,20 +19,22 @@
  *     written in negabinary;
  *   - their bit planes, the most significant first, embedded-coded (rtm_codec_block.h)
  *     until the block's 64 rate bits are spent.
- * Decoding reverses the steps in integers and rounds each value to the nearest float (the
- * largest finite float where a truncated block near FLT_MAX would overshoot it).
+ * Decoding reverses the steps in integers, with the unread digits of each coefficient that
+ * has a one among those read set to the middle of their span (not left zero: truncation is biased,
+ * and the bias adds up across the snapshots an image correlates), and rounds each value to the
+ * nearest float (the largest finite float where a truncated block near FLT_MAX would overshoot it).
  * A block that holds a NaN or an infinity is refused: it is stored as a block of zeros and
  * the compressor reports the first such block (rtm_codec_block_origin says where it is).
  *
  * Rate: 1 .. 32 bits a value (32 / rate times smaller than fp32). Relative L2 error of a
  * round trip, the worst of 200 draws of tests/solver/test_codec.c (68 x 52 x 44 volumes):
  *   rate                                   1       2       4       8       16
- *   Gaussian, 6 .. 10 cells wide        1.2e-2  1.8e-3  1.3e-4  3.8e-6  1.1e-8
- *   Ricker wavefront, 10 cells a wave   1.2e-1  3.5e-2  6.0e-3  3.2e-4  1.3e-6
- *   plane wave, 16 cells a wavelength      -    5.6e-3  5.2e-4  1.6e-5  5.6e-8
- *   plane wave,  8 cells a wavelength   1.5e-1  3.6e-2  5.4e-3  2.6e-4  1.0e-6
- *   plane wave,  4 cells a wavelength      -    2.4e-1  5.7e-2  3.6e-3  1.4e-5
- *   white noise (the worst case)        1.07    0.93    0.27    1.7e-2  6.5e-5
+ *   Gaussian, 6 .. 10 cells wide        1.2e-2  1.6e-3  1.2e-4  3.4e-6  1.0e-8
+ *   Ricker wavefront, 10 cells a wave   1.1e-1  3.2e-2  5.3e-3  2.8e-4  1.1e-6
+ *   plane wave, 16 cells a wavelength      -    5.0e-3  4.5e-4  1.4e-5  5.0e-8
+ *   plane wave,  8 cells a wavelength   1.4e-1  3.2e-2  4.7e-3  2.3e-4  8.8e-7
+ *   plane wave,  4 cells a wavelength      -    2.2e-1  5.0e-2  3.1e-3  1.2e-5
+ *   white noise (the worst case)        1.0     0.82    0.24    1.4e-2  5.6e-5
  * Once the rate covers a block's few large coefficients every added bit a value halves the
  * error; rate 32 leaves float rounding only (~1e-8).
  *
