@@ -2,14 +2,14 @@
 # run/experiments/zfp_check.sh - issue 37 on the GPU machine, one call: builds the tree,
 # runs the GPU tests of the snapshot store, the migration and the codec (the codec's
 # kernels = its C reference bit for bit, and their speed at 256^3; GPU_ALL=1: every GPU
-# test), then, for iso (and tti
-# with TTI=1), migrates one 512^3 shot (1000 steps, run/examples/bench_512.ini or
-# bench_tti_512.ini, a constant model) with fp32 snapshots, zfp snapshots
-# (rtm.snapshot_rate, default 6) and boundary, and validates the zfp image against the fp32
-# one; with STEP1=1 also each equation imaged every step (rtm.imaging_step = 1, where fp32
-# and fp16 snapshots do not fit and auto takes zfp), auto against boundary. Logs under $OUT
-# (or run/out/zfp), a short table last: each run's wall and its forward and backward passes
-# (the codec's cost is zfp's excess over fp32's, a snapshot at a time).
+# test), then, for iso (and tti with TTI=1), migrates one 512^3 shot (1000 steps,
+# run/examples/bench_512.ini or bench_tti_512.ini, a constant model) with fp32 snapshots,
+# zfp snapshots (rtm.snapshot_rate, default 6) and boundary, and validates the zfp image
+# against the fp32 one; with STEP1=1 also each equation imaged every step
+# (rtm.imaging_step = 1, where fp32 and fp16 snapshots do not fit and auto takes zfp), auto
+# against boundary. Logs under $OUT (or run/out/zfp), a short table last: each run's wall
+# and its forward and backward passes (the codec's cost is zfp's excess over fp32's, a
+# snapshot at a time).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/zfp || exit 1
