@@ -5,8 +5,9 @@
 # against the host loop, bit for bit) and test_offset_gathers, then a small survey of
 # run/examples/quickstart.ini (96 x 96 x 80 cells, an interface at 400 m, 2 x 2 shots,
 # 500 steps) modelled on the cpu and migrated with rtm.offset_lags = 6 on the cpu and on
-# cuda: /gathers/offset and /gathers/angle compared (rtol 1e-5, the issue's bar), and each
-# migration's wall time; with COST=1 a 512^3 migration without and with gathers (below).
+# cuda: /gathers/offset, /gathers/angle and /image compared (rtol 1e-5, the issue's bar),
+# and each migration's wall time; with COST=1 a 512^3 migration without and with gathers
+# (below; SURVEY=1: 8 shots).
 # Short table last; logs under $OUT (or run/out/gathers_check).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -40,15 +41,18 @@ for backend in cpu cuda; do
     'BEGIN { printf "%.2f s", b - a }')"
 done
 "$build/app/rtm3d" validate "$runs/rtm_cuda.h5" "$runs/rtm_cpu.h5" --rtol 1e-5 \
-  --datasets /gathers/offset,/gathers/angle > "$out/validate.log" 2>&1 || failed=1
+  --datasets /gathers/offset,/gathers/angle,/image > "$out/validate.log" 2>&1 || failed=1
 grep -E "gathers|image|PASS|FAIL" "$out/validate.log" | tee -a "$summary"
 # COST=1: what the gathers add to a 512^3 migration (the issue's bar: +/-16 lags at every
-# 16th line, <= 50%): run/examples/bench_512.ini, a constant model, one shot, STEPS steps
-# (default 1000), receivers every 80 m, migrated on cuda without and with them
+# 16th line, <= 50%): run/examples/bench_512.ini, a constant model, one shot (SURVEY=1: the
+# 8 shots of run/results/end_to_end.md's survey, 4 x 2 at z = 200 m), STEPS steps (default
+# 1000), receivers every 80 m, migrated on cuda without and with them
 if [ "${COST:-0}" = 1 ]; then
   big=(run/examples/bench_512.ini --set backend.name=cuda --set model.file= --set model.vp=2000
     --set model.interface_z=2600 --set model.vp_below=2600 --set time.steps="${STEPS:-1000}"
     --set output.dir="$runs" --force --quiet)
+  [ "${SURVEY:-0}" = 1 ] && big+=(--set shots.layout=grid --set shots.x_count=4
+    --set shots.y_count=2 --set shots.z=200)
   "$build/app/rtm3d" model "${big[@]}" --set output.name=big_observed > "$out/big_model.log" 2>&1 ||
     { failed=1; tail -3 "$out/big_model.log"; }
   for lags in 0 16; do
