@@ -98,7 +98,7 @@ static int set_up(mpi_bench_t *b, int argc, char **argv) {
                                   "bench's report NAME.json beside them would read as that run's"));
   RTM_TRY(rtm_grid_init(&b->whole, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   b->slab = b->whole;
-  RTM_TRY(rtm_app_slab(&b->slab, b->mpi));
+  RTM_TRY(rtm_app_slab(&b->slab, b->mpi, 1));
   RTM_TRY(rtm_app_load_model(cfg, &b->slab, &b->model));
   b->cells = rtm_grid_interior_cells(&b->whole);
   b->steps = cfg->bench.steps;

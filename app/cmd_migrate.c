@@ -207,7 +207,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   run->root = rtm_mpi_world_rank(run->mpi) == 0;
   run->shot_lines = !run->quiet && rtm_mpi_rank(run->mpi) == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
-  RTM_TRY(rtm_app_slab(&run->grid, run->mpi));
+  RTM_TRY(rtm_app_slab(&run->grid, run->mpi, rtm_migration_slab_planes()));
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   RTM_TRY(check_amplitude(run));
   RTM_TRY(check_shot_count(run));

@@ -58,7 +58,7 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   run->shot_lines = !run->quiet && rtm_mpi_rank(run->mpi) == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */
   run->whole_grid = run->grid;           /* the file and the report describe the whole volume */
-  RTM_TRY(rtm_app_slab(&run->grid, run->mpi));
+  RTM_TRY(rtm_app_slab(&run->grid, run->mpi, 1));
   /* every shot is placed before the first step: one outside the volume stops the run here */
   RTM_TRY(rtm_shots_init(cfg, &run->grid, &run->shots));
   run->many_shots = cfg->shots.layout != RTM_SHOTS_SINGLE;

@@ -180,12 +180,14 @@ static void warn_narrow_binding(const rtm_mpi_t *mpi) {
                   usable, online, ranks, usable, usable > 1 ? "s" : "", share, share);
 }
 
-int rtm_app_slab(rtm_grid_t *grid, rtm_mpi_t *mpi) {
+int rtm_app_slab(rtm_grid_t *grid, rtm_mpi_t *mpi, int align) {
   int status = RTM_OK, z_offset = 0, nz_local = 0;
   grid->mpi = mpi;
+  rtm_mpi_set_slab_align(mpi, align);
   if (rtm_mpi_size(mpi) == 1) return RTM_OK;
   warn_narrow_binding(mpi);
-  RTM_TRY(rtm_mpi_slab(grid->n[2], rtm_mpi_size(mpi), rtm_mpi_rank(mpi), &z_offset, &nz_local));
+  RTM_TRY(rtm_mpi_slab_aligned(grid->n[2], rtm_mpi_size(mpi), rtm_mpi_rank(mpi), align, &z_offset,
+                               &nz_local));
   RTM_TRY(rtm_grid_set_z_range(grid, z_offset, nz_local));
 fail:
   return status;

@@ -22,8 +22,9 @@ int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mode
  * rtm3d accuracy's deck), weighing the model alone. */
 int rtm_app_load_model_values(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
 /* The grid given `mpi`'s ranks (grid->mpi) and, with several, cut to this rank's z-slab
- * (rtm_mpi_slab); with one rank its planes unchanged. */
-int rtm_app_slab(rtm_grid_t *grid, rtm_mpi_t *mpi);
+ * in multiples of `align` planes (rtm_mpi_slab_aligned; 1: rtm_mpi_slab's cut), which the
+ * ranks keep for writing each other's slabs; with one rank its planes unchanged. */
+int rtm_app_slab(rtm_grid_t *grid, rtm_mpi_t *mpi, int align);
 /* The CPUs this process's cgroup may use (a batch system's allocation: cgroup v2's
  * cpuset.cpus.effective, or v1's cpuset.effective_cpus), else every CPU online. */
 long rtm_app_job_cpus(void);

@@ -52,6 +52,8 @@
 extern "C" {
 #endif
 
+/* A block's depth (and width, and length): planes [4 s, 4 s + 4) are blocks of their own */
+#define RTM_CODEC_BLOCK_PLANES 4
 #define RTM_CODEC_RATE_MIN 1
 #define RTM_CODEC_RATE_MAX 32
 /* first_refused when no block holds a NaN or an infinity */

@@ -315,7 +315,8 @@ int rtm_mpi_write_slabs(const rtm_grid_t *grid, const float *slab, float *buffer
   written = write(context, grid->z_offset, grid->nz_local, slab);
   for (int r = 1; r < ranks; ++r) {
     int z_offset = 0, nz_local = 0;
-    RTM_TRY(rtm_mpi_slab(grid->n[2], ranks, r, &z_offset, &nz_local));
+    RTM_TRY(
+        rtm_mpi_slab_aligned(grid->n[2], ranks, r, rtm_mpi_slab_align(mpi), &z_offset, &nz_local));
     RTM_TRY(move_bytes(mpi, buffer, plane * (size_t)nz_local * sizeof *buffer, r, TAG_SLAB, 0,
                        mpi->slab, "MPI_Recv of a slab on rank 0"));
     if (written == RTM_OK) written = write(context, z_offset, nz_local, buffer);
@@ -330,7 +331,9 @@ size_t rtm_mpi_largest_slab_cells(const rtm_grid_t *grid) {
   int largest = 0;
   for (int r = 0; r < ranks; ++r) {
     int z_offset = 0, nz_local = 0;
-    if (rtm_mpi_slab(grid->n[2], ranks, r, &z_offset, &nz_local) == RTM_OK && nz_local > largest)
+    if (rtm_mpi_slab_aligned(grid->n[2], ranks, r, rtm_mpi_slab_align(grid->mpi), &z_offset,
+                             &nz_local) == RTM_OK &&
+        nz_local > largest)
       largest = nz_local;
   }
   return (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)largest;

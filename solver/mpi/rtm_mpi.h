@@ -103,6 +103,15 @@ void rtm_mpi_set_timeout(rtm_mpi_t *mpi, double seconds);
  * one more. A slab thinner than the stencil's reach (R planes: the ghosts come from the
  * neighbour alone) is refused, naming grid.nz and the rank count, the same on every rank. */
 int rtm_mpi_slab(int nz, int ranks, int rank, int *z_offset, int *nz_local);
+/* The same in whole units of `align` planes (nz / align units shared out as nz / ranks
+ * planes are above, the nz % align planes short of a unit to the last rank): every slab
+ * but the last starts and ends on a multiple of `align`. Refused where a slab would be
+ * thinner than R planes (the same counts as rtm_mpi_slab for align <= R). */
+int rtm_mpi_slab_aligned(int nz, int ranks, int rank, int align, int *z_offset, int *nz_local);
+/* The slabs' unit for this run's ranks (rtm_mpi_slab_aligned): 1 until set. Every rank sets
+ * the same before its slab is cut; rank 0 cuts the others' with it when it writes them. */
+void rtm_mpi_set_slab_align(rtm_mpi_t *mpi, int align);
+int rtm_mpi_slab_align(const rtm_mpi_t *mpi);
 
 /* Every rank waits for the others (timing). */
 int rtm_mpi_barrier(rtm_mpi_t *mpi);

@@ -11,6 +11,7 @@
 #include "imaging_cuda.h"
 #include "imaging_impl.h"
 #include "reconstruction_impl.h"
+#include "rtm_codec.h" /* RTM_CODEC_BLOCK_PLANES */
 #include "rtm_mpi.h"
 #include "rtm_status.h"
 #include "rtm_traces.h" /* rtm_dispersion_check_migration */
@@ -724,6 +725,10 @@ int rtm_migration_clear(rtm_migration_t *m) {
   if (m->gathers) RTM_TRY(rtm_gathers_clear(m->gathers));
 fail:
   return status;
+}
+
+int rtm_migration_slab_planes(void) {
+  return RTM_CODEC_BLOCK_PLANES;
 }
 
 const rtm_gather_plan_t *rtm_migration_gather_plan(const rtm_migration_t *m) {

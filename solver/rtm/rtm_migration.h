@@ -26,6 +26,12 @@
 extern "C" {
 #endif
 
+/* The planes a migration's z-slabs are cut in multiples of (rtm_mpi_slab_aligned): the
+ * depth of a zfp snapshot block, so that every rank's blocks are the ones a single rank
+ * cuts, and the zfp snapshots, like the other reconstructions, give one rank's image to
+ * the bit on any rank count. */
+int rtm_migration_slab_planes(void);
+
 /* Wall seconds of one shot's phases: forward (with the snapshot saves), backward (the
  * receiver side's steps, and the source side's recomputation) and imaging (the imaging
  * condition, measured with the queued work drained before and after each application); and

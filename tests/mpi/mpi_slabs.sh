@@ -8,8 +8,9 @@
 #   vti, two shots of the grid layout, p and q recorded, 4 ranks across 33 planes;
 #   iso with sinc points (taps over 8 planes: receivers cut by 2 and 4 ranks).
 # `rtm3d migrate` of the small example: image and illumination of 2, 3 (and 6, boundary)
-# ranks equal one rank's with every reconstruction (zfp snapshots on 2), the PNGs byte for byte, shot images,
-# a stopped run resumed (the comments below say how each is cut). The slabs reach the file
+# ranks equal one rank's with every reconstruction (zfp snapshots too: a migration's slabs
+# are cut in units of 4 planes), the PNGs byte for byte, shot images, a stopped run resumed
+# (the comments below say how each is cut). The slabs reach the file
 # collectively with a parallel HDF5, else through rank 0 (the report says which).
 # Refused before any step, on every rank, no output left: slabs thinner than 4 planes (37
 # planes on 10 ranks, naming grid.nz; exit 2), a volume whose model and propagator do not fit
@@ -89,10 +90,11 @@ same shots3 shots1
   --datasets /shots/0/image,/shots/3/image > "$work/shots3.validate" ||
   { echo "FAIL: shots3's shot images differ from one rank's:"; cat "$work/shots3.validate"; exit 1; }
 # rtm.reconstruction = boundary: each rank stores its planes' part of the shell (the box is
-# planes 12..51: on 3 ranks the first holds its 4 lowest whole planes and rings, the second
-# rings alone, the third rings and the 4 highest; on 6 ranks the first and last slabs,
-# planes 0..10 and 54..63, lie in the layer and store nothing) and sends the rebuilt level
-# after the restore
+# planes 12..51; a migration's slabs are cut in units of 4 planes: on 3 ranks, planes 0..23,
+# 24..43 and 44..63, the first holds the 4 lowest whole planes and rings, the second rings
+# alone, the third rings and the 4 highest; on 6 ranks the first and last slabs, planes
+# 0..11 and 56..63, lie in the layer and store nothing) and sends the rebuilt level after
+# the restore
 migrate 1 boundary1 --set rtm.reconstruction=boundary
 for np in 3 6; do
   migrate "$np" "boundary$np" --set rtm.reconstruction=boundary
@@ -102,10 +104,14 @@ migrate 1 checkpoint1 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=
 migrate 3 checkpoint3 --set rtm.reconstruction=checkpoint --set rtm.checkpoints=3
 same checkpoint3 checkpoint1
 # rtm.snapshot_precision = zfp: a rank compresses its own planes in blocks of 4 from its
-# first; 2 ranks of 32 planes start theirs where one rank's blocks start: the image to the bit
+# first, and a migration's slabs start on multiples of 4 planes, so every rank's blocks are
+# one rank's: the image to the bit on 2 ranks and on 3 (planes 0..23, 24..43, 44..63; cut
+# by rtm_mpi_slab, 22, 21 and 21 planes, the image lay 2.5e-3 from one rank's)
 migrate 1 zfp1 --set rtm.reconstruction=snapshots --set rtm.snapshot_precision=zfp
-migrate 2 zfp2 --set rtm.reconstruction=snapshots --set rtm.snapshot_precision=zfp
-same zfp2 zfp1
+for np in 2 3; do
+  migrate "$np" "zfp$np" --set rtm.reconstruction=snapshots --set rtm.snapshot_precision=zfp
+  same "zfp$np" zfp1
+done
 migrate 2 resumed --max-shots=1
 test -e "$work/resumed.resume.h5" && test ! -e "$work/resumed.h5" ||
   { echo "FAIL: --max-shots=1 on 2 ranks left no resume state, or an image"; exit 1; }
