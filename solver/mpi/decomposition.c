@@ -6,6 +6,18 @@
 
 #include "rtm_status.h"
 
+int rtm_mpi_thinnest_slab(int nz, int ranks, int align) {
+  if (ranks < 1 || align < 1) return 0;
+  const int units = nz / align, rest = nz % align;
+  const int base = units / ranks, extra = units % ranks;
+  int thinnest = nz;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const int planes = (base + (rank < extra ? 1 : 0)) * align + (rank == ranks - 1 ? rest : 0);
+    if (planes < thinnest) thinnest = planes;
+  }
+  return thinnest;
+}
+
 int rtm_mpi_slab_aligned(int nz, int ranks, int rank, int align, int *z_offset, int *nz_local) {
   int status = RTM_OK;
   if (ranks < 1 || rank < 0 || rank >= ranks || align < 1)
@@ -14,15 +26,15 @@ int rtm_mpi_slab_aligned(int nz, int ranks, int rank, int align, int *z_offset, 
   /* whole units of `align` planes shared out, the planes short of a unit to the last rank */
   const int units = nz / align, rest = nz % align;
   const int base = units / ranks, extra = units % ranks;
-  if (base * align < RTM_RADIUS) {
+  const int thinnest = rtm_mpi_thinnest_slab(nz, ranks, align);
+  if (thinnest < RTM_RADIUS) {
     char unit[48] = "";
     if (align > 1) snprintf(unit, sizeof unit, " (cut in whole units of %d planes)", align);
     RTM_FAIL(RTM_ERR_CONFIG,
              "grid.nz = %d over %d ranks leaves slabs of %d plane%s%s, and each needs at least "
              "%d (the stencil's reach, taken from one neighbour): run on at most %d ranks or "
              "enlarge grid.nz",
-             nz, ranks, base * align, base * align == 1 ? "" : "s", unit, RTM_RADIUS,
-             nz / RTM_RADIUS);
+             nz, ranks, thinnest, thinnest == 1 ? "" : "s", unit, RTM_RADIUS, nz / RTM_RADIUS);
   }
   *nz_local = (base + (rank < extra ? 1 : 0)) * align + (rank == ranks - 1 ? rest : 0);
   *z_offset = (rank * base + (rank < extra ? rank : extra)) * align;

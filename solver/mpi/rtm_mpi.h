@@ -106,8 +106,11 @@ int rtm_mpi_slab(int nz, int ranks, int rank, int *z_offset, int *nz_local);
 /* The same in whole units of `align` planes (nz / align units shared out as nz / ranks
  * planes are above, the nz % align planes short of a unit to the last rank): every slab
  * but the last starts and ends on a multiple of `align`. Refused where a slab would be
- * thinner than R planes (the same counts as rtm_mpi_slab for align <= R). */
+ * thinner than R planes (the same rank counts as rtm_mpi_slab where align divides R). */
 int rtm_mpi_slab_aligned(int nz, int ranks, int rank, int align, int *z_offset, int *nz_local);
+/* The fewest planes any rank's slab of that cut holds (what a reach into a neighbour's slab
+ * is checked against). */
+int rtm_mpi_thinnest_slab(int nz, int ranks, int align);
 /* The slabs' unit for this run's ranks (rtm_mpi_slab_aligned): 1 until set. Every rank sets
  * the same before its slab is cut; rank 0 cuts the others' with it when it writes them. */
 void rtm_mpi_set_slab_align(rtm_mpi_t *mpi, int align);

@@ -358,15 +358,18 @@ fail:
   return status;
 }
 
-/* The z pass reaches w planes into the neighbours' slabs, which must hold them. */
+/* The z pass reaches w planes into the neighbours' slabs, which must hold them: the
+ * thinnest slab of the run's cut (a migration's is in units of 4 planes). */
 static int check_reach(const rtm_grid_t *g, int w) {
   int status = RTM_OK;
   const int ranks = rtm_grid_is_slab(g) ? rtm_mpi_size(g->mpi) : 1;
-  if (ranks > 1 && w > g->n[2] / ranks)
+  const int thinnest =
+      ranks > 1 ? rtm_mpi_thinnest_slab(g->n[2], ranks, rtm_mpi_slab_align(g->mpi)) : g->n[2];
+  if (ranks > 1 && w > thinnest)
     RTM_FAIL(RTM_ERR_CONFIG,
              "physics.smooth_angles = %d reaches past the neighbouring slab of %d planes "
              "(grid.nz = %d over %d ranks): lower it to %d or run on fewer ranks",
-             w, g->n[2] / ranks, g->n[2], ranks, g->n[2] / ranks);
+             w, thinnest, g->n[2], ranks, thinnest);
 fail:
   return status;
 }

@@ -62,7 +62,7 @@ same vti4 vti1
 # migrate: /image and /illumination on 2 and 3 ranks equal one rank's, with
 # rtm.reconstruction = auto (snapshots here) and with 3 checkpoints (which recompute, their
 # steps exchanging planes like the others); each rank filters its own slab (the Laplacian
-# takes the neighbours' planes across the cuts, at 32 and at 22 and 43 inside its box) and
+# takes the neighbours' planes across the cuts, at 32 and at 24 and 44 inside its box) and
 # rank 0 writes the slabs as they come, and draws the PNGs from the slices' rows the ranks
 # send: the figures `rtm3d plot` draws of the file's planes through the middle (80 x 80 x
 # 64: index 40, 40, 32), pixel for pixel (their titles name the file, so they are compared

@@ -97,6 +97,11 @@ static void test_thin_slabs_refused(void **state) {
   assert_int_equal(rtm_mpi_slab_aligned(37, 9, 8, 4, &z_offset, &nz_local), RTM_OK);
   assert_int_equal(z_offset, 32);
   assert_int_equal(nz_local, 5); /* the last unit and the plane short of one */
+  /* the thinnest slab, which a reach into a neighbour (physics.smooth_angles) is checked
+   * against: 14/13/13 cut plainly, 16/12/12 in units of 4 */
+  assert_int_equal(rtm_mpi_thinnest_slab(40, 3, 1), 13);
+  assert_int_equal(rtm_mpi_thinnest_slab(40, 3, 4), 12);
+  assert_int_equal(rtm_mpi_thinnest_slab(37, 10, 4), 1); /* 4 x 9 and the last's 1 */
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_slabs_tile_the_planes), cmocka_unit_test(test_aligned_slabs),
