@@ -1,9 +1,9 @@
 /* The fixed-rate codec's CUDA kernels (rtm_cuda_codec.h): one thread a 4 x 4 x 4 block,
  * running the block coder the C reference runs (solver/grid/rtm_codec_block.h), so the
  * bytes and the floats are the reference's, bit for bit. The block stays in the thread's
- * registers (the coder is written for it: no local memory); a whole block of a volume whose
- * rows are 16-byte aligned moves as 16 float4s, a warp's row of blocks as contiguous
- * 512-byte pieces. */
+ * registers (the coder is written for it: no array in local memory); a whole block of a
+ * volume whose rows are 16-byte aligned moves as 16 float4s, a warp's row of blocks as
+ * contiguous 512-byte pieces. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 

@@ -12,7 +12,8 @@
  * Written for registers: every loop over a block's 64 values has constant bounds and is
  * unrolled on the device (RTM_CODEC_UNROLL), values outside a partial block are masked, not
  * skipped by a shorter loop, and the sequency order is applied through constant ranks, so a
- * thread holds its block in registers and no array goes to local memory; the bit planes are
+ * thread holds its block in registers and no array goes to local memory (the decoder,
+ * bounded to 96 registers for occupancy, spills 8 bytes); the bit planes are
  * coded a significant coefficient at a time, not a bit at a time. tests/solver/test_codec.c
  * keeps the plane coder's bit-by-bit statement and checks this one against it. */
 #ifndef RTM_CODEC_BLOCK_H
@@ -416,12 +417,14 @@ static RTM_CODEC_HD void rtm_codec_encode_planes(const uint32_t *coef, int budge
  * reach would decode as zeros, and a negabinary number cut short that way is biased: its K
  * dropped digits span [-Mk, 2^K - 1 - Mk] (Mk the 1010.. mask of K bits), from -2/3 to 1/3
  * of the last digit read or from -1/3 to 2/3. Each coefficient with a one among its digits
- * read takes instead the digits 0101.. below its last one read, the middle of that span to
- * within 1/6 of a unit, rounded toward zero. One whose digits read are all zero stays zero:
- * it is small where the transform did its work, and the middle of its span is not (rounded
- * too, as zfp does, a Gaussian field at 4 bits a value lost 2x to 4x in accuracy; these
- * alone gain 10 to 15% on the volumes of tests/solver/test_codec.c, and images that
- * correlate 200 snapshots 20 to 30%, the bias being what adds up across them). */
+ * read takes instead the unread digits whose value is the middle of that span rounded
+ * toward zero (0x55555555 >> (planes read + 1): the unread digits 00101.., from the first
+ * unread down). One whose digits read are all zero stays zero: it is small where the
+ * transform did its work, and the middle of its span is not (rounded too, as zfp does, a
+ * Gaussian field at 4 bits a value lost 2x to 4x in accuracy; these alone gain 10 to 15% on
+ * the volumes of tests/solver/test_codec.c, and images that correlate 200 snapshots 15 to
+ * 40%, the bias being what adds up across them; at 1 bit a value, where little is read, the
+ * image lost). */
 static RTM_CODEC_HD void rtm_codec_decode_planes(rtm_codec_reader_t *r, int budget,
                                                  uint32_t *coef) {
   RTM_CODEC_UNROLL

@@ -42,6 +42,7 @@ struct rtm_migration {
   /* The imaging condition in the receiver's steps (image_next_step): refused by its kernel
    * shape (then imaged apart for the rest of the run), and asked of its next step. */
   int fuse_refused, fused_pending;
+  int store_images_refused; /* the reconstruction's image_at said it cannot: not asked again */
   float *reversed; /* [count][steps + 1], the gather back to front */
   size_t reversed_floats;
   rtm_mem_ledger_t ledger; /* the image and the snapshots; each side has its own */
@@ -502,7 +503,8 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s, double *gather
   if (m->fused_pending && m->reconstruction != &rtm_reconstruction_snapshots) RTM_TRY(drain(r));
   m->fused_pending = 0;
   const int in_step = n > 1 && !m->fuse_refused && r->backend->image_next_step;
-  if (wanted && !in_step && !m->gathers && m->reconstruction->image_at) {
+  if (wanted && !in_step && !m->gathers && !m->store_images_refused &&
+      m->reconstruction->image_at) {
     /* the reconstruction images S(n) from its store (zfp blocks decoded as they are imaged) */
     RTM_TRY(rtm_migration_wait(m));
     const double start_s = rtm_wall_seconds();
@@ -515,6 +517,7 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s, double *gather
       *imaging_s += rtm_wall_seconds() - start_s;
       return RTM_OK;
     }
+    m->store_images_refused = 1; /* its store stays what it is for the run */
     status = RTM_OK;
   }
   RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,

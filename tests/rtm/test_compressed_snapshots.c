@@ -12,7 +12,7 @@
  * snapshots' round trip (1.0e-3 at 6 bits, 4.6e-3 at 4) is high-wavenumber, block by
  * block, and the Laplacian filter and the illumination division raise it (without both,
  * 6.4e-3 and 8.5e-3 at 4 bits, printed too). Each bit halves it; the decoder's rounding
- * took a fifth to a third off at 4 bits (1.8e-2, 3.1e-2 and 1.4e-2 before). At 1 bit the bar
+ * took 14 to 39% off at 4 bits (1.8e-2, 3.1e-2 and 1.4e-2 before). At 1 bit a value the bar
  * fails: the test can. */
 #include <math.h>
 #include <setjmp.h>

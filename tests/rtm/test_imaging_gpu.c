@@ -480,13 +480,12 @@ static void test_image_in_step_bitwise(void **state) {
 
 /* The subsurface-offset gathers on the device (gathers_kernel) against the host loop, bit
  * for bit: a padded source and a dense receiver, then the other way round, then clear. */
-static void test_device_gathers_bitwise(void **state) {
-  (void)state;
+/* The device's gathers against the host's for a grid and a plan (layer, lags, CIP steps),
+ * after four accumulations, bit for bit; then cleared. */
+static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
   rtm_test_rng_t rng = rtm_test_seed("test_device_gathers_bitwise");
-  rtm_grid_t grid;
   rtm_gather_plan_t plan;
-  imaging_test_grid(&grid);
-  assert_int_equal(rtm_gather_plan_make(&grid, 2, 2, 3, 3, &plan), RTM_OK);
+  assert_int_equal(rtm_gather_plan_make(&grid, layer, lags, step, step, &plan), RTM_OK);
   const size_t padded = grid.padded_cells, cells = rtm_grid_interior_cells(&grid);
   const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
   float *fields[4];
@@ -510,9 +509,9 @@ static void test_device_gathers_bitwise(void **state) {
   size_t nonzero = 0;
   for (size_t i = 0; i < count; ++i)
     nonzero += want[i] != 0.0f;
-  printf("gathers: %zu elements, %zu of them imaged (the rest in the layer), the host's floats "
-         "after 4 accumulations\n",
-         count, nonzero);
+  printf("gathers, %d lags each way, %ld planes: %zu elements, %zu of them imaged (the rest "
+         "in the layer), the host's floats after 4 accumulations\n",
+         lags, (long)grid.nz_local, count, nonzero);
   assert_true(nonzero > 0 && nonzero < count);
   imaging_test_gathers_cleared(device, got, count);
   rtm_gathers_destroy(host);
@@ -520,6 +519,21 @@ static void test_device_gathers_bitwise(void **state) {
   for (int k = 0; k < 4; ++k)
     free(fields[k]), cudaFree(on_device[k]);
   free(want), free(got);
+}
+
+/* Small (2 lags, 7 planes), then wide: 40 lags each way (81, in two of the kernel's runs of
+ * up to 65 lags, the second partial) over 45 planes (two chunks of 32 depths, the second
+ * partial). */
+static void test_device_gathers_bitwise(void **state) {
+  (void)state;
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  gathers_bitwise(grid, 2, 2, 3);
+  const int n[3] = {100, 90, 50};
+  const double spacing_m[3] = {10.0, 10.0, 10.0};
+  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), 0);
+  assert_int_equal(rtm_grid_set_z_range(&grid, 3, 45), 0);
+  gathers_bitwise(grid, 2, 40, 30);
 }
 
 RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_accumulate_bitwise),
