@@ -30,6 +30,8 @@ migrate() {
   build-new/app/rtm3d migrate "$deck" "${keys[@]}" "${sets[@]}" --force --set output.dir=$w --set output.name="$name" > $w/log 2>&1; echo "exit $?" >> $w/log
   cat $w/log >> "$out/runs.log"
   row "$name" "$(grep -E "done in|round trip|exit" $w/log | tr '\n' ' ' | cut -c1-300)"
+  # the store as the preflight counted it and as its allocation took it (issue 37: within 5%)
+  row "$name store" "$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["reconstruction"]; print("estimated %.3f GB, taken %.3f GB" % (r["estimate_bytes"] / 1e9, r["measured_bytes"] / 1e9))' "$w/$name.json" 2>&1 | tail -1)"
 }
 equations=(iso); [ "${TTI:-0}" = 1 ] && equations+=(tti)
 for eq in "${equations[@]}"; do
