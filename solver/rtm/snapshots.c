@@ -359,18 +359,28 @@ fail:
   return status;
 }
 
+/* A zfp slot's blocks in device memory: the slot itself, or copied to the transfer buffer
+ * where the slots are on the host; the backward pass's first (the last slot) checks every
+ * slot's compression first. */
+static int device_blocks(rtm_snapshots_t *store, int slot, const void **blocks) {
+  int status = RTM_OK;
+  if (slot == store->count - 1) RTM_TRY(check_refused(store));
+  *blocks = slot_at(store, slot);
+  if (store->host_slots_of_device) {
+    RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, *blocks, store->slot_bytes));
+    *blocks = store->transfer.ptr;
+  }
+fail:
+  return status;
+}
+
 int rtm_snapshots_device_blocks(rtm_snapshots_t *store, int slot, const void **blocks, int *rate) {
   int status = RTM_OK;
   *blocks = NULL;
   if (store->device < 0 || store->precision != RTM_PRECISION_ZFP) return RTM_ERR_UNSUPPORTED;
   RTM_TRY(check_slot(store, slot, "rtm_snapshots_device_blocks"));
   RTM_TRY(rtm_imaging_cuda_use_device(store->device));
-  if (slot == store->count - 1) RTM_TRY(check_refused(store)); /* the backward pass's first */
-  *blocks = slot_at(store, slot);
-  if (store->host_slots_of_device) {
-    RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, *blocks, store->slot_bytes));
-    *blocks = store->transfer.ptr;
-  }
+  RTM_TRY(device_blocks(store, slot, blocks));
   *rate = store->rate;
 fail:
   return status;
@@ -383,12 +393,8 @@ static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
   float *staging = store->staging.ptr;
   RTM_TRY(rtm_imaging_cuda_use_device(store->device));
   if (store->precision == RTM_PRECISION_ZFP) {
-    if (slot == store->count - 1) RTM_TRY(check_refused(store)); /* the backward pass's first */
-    const void *blocks = source;
-    if (store->host_slots_of_device) {
-      RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, source, store->slot_bytes));
-      blocks = store->transfer.ptr;
-    }
+    const void *blocks = NULL;
+    RTM_TRY(device_blocks(store, slot, &blocks));
     RTM_TRY(rtm_imaging_cuda_decompress(rtm_imaging_extent(&store->grid), blocks, store->rate,
                                         staging));
     *volume = staging;
