@@ -317,18 +317,6 @@ static RTM_CODEC_HD uint64_t rtm_codec_get(rtm_codec_reader_t *r, int count) {
   return rtm_codec_low_bits(value, count);
 }
 
-/* Passes over the next `count` (1 .. 64) bits. */
-static RTM_CODEC_HD void rtm_codec_skip(rtm_codec_reader_t *r, int count) {
-  if (count <= r->left) {
-    r->buffer = rtm_codec_shift_down(r->buffer, count);
-    r->left -= count;
-    return;
-  }
-  const int taken = count - r->left;
-  r->buffer = rtm_codec_shift_down(*r->word++, taken);
-  r->left = 64 - taken;
-}
-
 /* The next `count` (0 .. 64) bits, left unread; the block's words must hold them. */
 static RTM_CODEC_HD uint64_t rtm_codec_peek(const rtm_codec_reader_t *r, int count) {
   if (count <= r->left) return rtm_codec_low_bits(r->buffer, count);
@@ -443,7 +431,7 @@ static RTM_CODEC_HD void rtm_codec_decode_planes(rtm_codec_reader_t *r, int budg
       const int span = room < budget - 1 ? room : budget - 1;
       const uint64_t window = rtm_codec_peek(r, span + 1);
       if (!(window & 1u)) { /* none from n on */
-        rtm_codec_skip(r, 1);
+        (void)rtm_codec_get(r, 1);
         --budget;
         known = RTM_CODEC_VALUES;
         break;
@@ -451,11 +439,11 @@ static RTM_CODEC_HD void rtm_codec_decode_planes(rtm_codec_reader_t *r, int budg
       const uint64_t scan = window >> 1;
       if (scan) {
         const int zeros = rtm_codec_low_bit(scan);
-        rtm_codec_skip(r, zeros + 2);
+        (void)rtm_codec_get(r, zeros + 2);
         budget -= zeros + 2;
         n += zeros;
       } else {
-        rtm_codec_skip(r, span + 1);
+        (void)rtm_codec_get(r, span + 1);
         budget -= span + 1;
         if (span < room) { /* the budget ran out mid-scan */
           known = n + span;
