@@ -113,9 +113,18 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_DECODE_BLOCKS)
   }
 }
 
+/* The imaging condition at one cell: image first, then illumination, one __fmaf_rn each
+ * (accumulate_kernel's order and rounding). */
+static __device__ __forceinline__ void codec_image_cell(float s, float r, float &image,
+                                                        float &illumination) {
+  image = __fmaf_rn(s, r, image);
+  illumination = __fmaf_rn(s, s, illumination);
+}
+
 /* The decompress kernel's mapping, imaging instead of storing: the block's s meets the
  * receiver's r and the dense image and illumination in place (float4 where whole and
- * aligned, as codec_store), one __fmaf_rn each, image first (accumulate_kernel's order). */
+ * aligned, as codec_store; s's shape is the image's and the illumination's, r's the
+ * receiver's, the same blocks). */
 static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
     codec_image_kernel(const uint64_t *__restrict__ words, const CodecShape s, int rate,
                        float *__restrict__ image, float *__restrict__ illumination,
@@ -124,9 +133,7 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
        b += (size_t)gridDim.x * CODEC_THREADS) {
     int count[3];
     const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
-    /* the receiver's cell of the block's first value: the same (x, y, z), its pitches */
-    const size_t x = first % s.pitch_y, y = first / s.pitch_y % s.n[1], z = first / s.pitch_z;
-    const size_t tap = z * r.pitch_z + y * r.pitch_y + x;
+    const size_t tap = rtm_codec_block_place(r.n, r.blocks, b, r.pitch_y, r.pitch_z, count);
     uint32_t bits[RTM_CODEC_VALUES];
     rtm_codec_decode_block(words + b * (size_t)rate, rate, bits);
     if (s.rows_aligned && r.rows_aligned && codec_whole(count)) {
@@ -137,17 +144,10 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
             __ldg((const float4 *)(receiver + tap + (size_t)(row >> 2) * r.pitch_z +
                                    (row & 3) * r.pitch_y));
         float4 im = *(const float4 *)(image + at), il = *(const float4 *)(illumination + at);
-        const float4 sv =
-            make_float4(__uint_as_float(bits[4 * row]), __uint_as_float(bits[4 * row + 1]),
-                        __uint_as_float(bits[4 * row + 2]), __uint_as_float(bits[4 * row + 3]));
-        im.x = __fmaf_rn(sv.x, rv.x, im.x);
-        im.y = __fmaf_rn(sv.y, rv.y, im.y);
-        im.z = __fmaf_rn(sv.z, rv.z, im.z);
-        im.w = __fmaf_rn(sv.w, rv.w, im.w);
-        il.x = __fmaf_rn(sv.x, sv.x, il.x);
-        il.y = __fmaf_rn(sv.y, sv.y, il.y);
-        il.z = __fmaf_rn(sv.z, sv.z, il.z);
-        il.w = __fmaf_rn(sv.w, sv.w, il.w);
+        codec_image_cell(__uint_as_float(bits[4 * row]), rv.x, im.x, il.x);
+        codec_image_cell(__uint_as_float(bits[4 * row + 1]), rv.y, im.y, il.y);
+        codec_image_cell(__uint_as_float(bits[4 * row + 2]), rv.z, im.z, il.z);
+        codec_image_cell(__uint_as_float(bits[4 * row + 3]), rv.w, im.w, il.w);
         *(float4 *)(image + at) = im;
         *(float4 *)(illumination + at) = il;
       }
@@ -157,11 +157,9 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
         const int x = i & 3, y = (i >> 2) & 3, z = i >> 4;
         if (x < count[0] && y < count[1] && z < count[2]) {
           const size_t at = first + (size_t)z * s.pitch_z + (size_t)y * s.pitch_y + x;
-          const float sv = __uint_as_float(bits[i]);
-          image[at] =
-              __fmaf_rn(sv, receiver[tap + (size_t)z * r.pitch_z + (size_t)y * r.pitch_y + x],
-                        image[at]);
-          illumination[at] = __fmaf_rn(sv, sv, illumination[at]);
+          codec_image_cell(__uint_as_float(bits[i]),
+                           receiver[tap + (size_t)z * r.pitch_z + (size_t)y * r.pitch_y + x],
+                           image[at], illumination[at]);
         }
       }
     }
@@ -209,9 +207,9 @@ extern "C" int rtm_cuda_codec_decompress_image(const void *d_in, const int n[3],
   RTM_TRY(rtm_codec_check(n, row, plane, rate, d_in));
   RTM_TRY(rtm_codec_check(n, receiver_pitch_y, receiver_pitch_z, rate, d_in));
   {
-    const CodecShape s = codec_shape(d_image, n, row, plane);
-    CodecShape r = codec_shape(d_receiver, n, receiver_pitch_y, receiver_pitch_z);
-    r.rows_aligned = r.rows_aligned && (uintptr_t)d_illumination % 16 == 0;
+    CodecShape s = codec_shape(d_image, n, row, plane); /* the illumination's too */
+    s.rows_aligned = s.rows_aligned && (uintptr_t)d_illumination % 16 == 0;
+    const CodecShape r = codec_shape(d_receiver, n, receiver_pitch_y, receiver_pitch_z);
     codec_image_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
         (const uint64_t *)d_in, s, rate, d_image, d_illumination, d_receiver, r);
     RTM_CUDA_TRY_LAUNCH("codec_image_kernel");
