@@ -503,36 +503,25 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s, double *gather
   if (m->fused_pending && m->reconstruction != &rtm_reconstruction_snapshots) RTM_TRY(drain(r));
   m->fused_pending = 0;
   const int in_step = n > 1 && !m->fuse_refused && r->backend->image_next_step;
-  if (wanted && !in_step && !m->gathers && !m->store_images_refused &&
-      m->reconstruction->image_at) {
-    /* the reconstruction images S(n) from its store (zfp blocks decoded as they are imaged) */
-    RTM_TRY(rtm_migration_wait(m));
-    const double start_s = rtm_wall_seconds();
-    RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
-    status = m->reconstruction->image_at(m->reconstruction_state, n, m->image, view.padded,
-                                         rtm_layout_padded(&m->grid));
-    if (status != RTM_ERR_UNSUPPORTED) {
-      RTM_TRY(status);
-      if (m->device >= 0) RTM_TRY(rtm_imaging_cuda_synchronize()); /* the accumulation done */
-      *imaging_s += rtm_wall_seconds() - start_s;
-      return RTM_OK;
-    }
-    m->store_images_refused = 1; /* its store stays what it is for the run */
-    status = RTM_OK;
-  }
-  RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,
-                                       &source_layout));
-  if (!wanted) return RTM_OK;
+  /* or the reconstruction images S(n) from its store, in place of source_at's volume and the
+   * accumulation (zfp blocks decoded as they are imaged) */
+  int from_store =
+      wanted && !in_step && !m->gathers && !m->store_images_refused && m->reconstruction->image_at;
   int taken = 0;
-  if (in_step) {
-    /* a reconstruction that steps the source side (boundary, checkpoint) made S(n) on the
-     * source's stream, which the receiver's does not wait for; the snapshots' forward pass
-     * was drained, and their gets run on the legacy stream */
-    if (m->reconstruction != &rtm_reconstruction_snapshots) RTM_TRY(drain(&m->source));
-    RTM_TRY(image_in_next_step(m, source, source_layout, &taken));
-    /* the gathers still want S(n) and R(n) now: the next step only reads them (H200, 8
-     * shots at 512^3 with +-16 lags: the image apart cost 0.85 ms an imaging step) */
-    if (taken && !m->gathers) return RTM_OK;
+  if (!from_store) {
+    RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,
+                                         &source_layout));
+    if (!wanted) return RTM_OK;
+    if (in_step) {
+      /* a reconstruction that steps the source side (boundary, checkpoint) made S(n) on the
+       * source's stream, which the receiver's does not wait for; the snapshots' forward pass
+       * was drained, and their gets run on the legacy stream */
+      if (m->reconstruction != &rtm_reconstruction_snapshots) RTM_TRY(drain(&m->source));
+      RTM_TRY(image_in_next_step(m, source, source_layout, &taken));
+      /* the gathers still want S(n) and R(n) now: the next step only reads them (H200, 8
+       * shots at 512^3 with +-16 lags: the image apart cost 0.85 ms an imaging step) */
+      if (taken && !m->gathers) return RTM_OK;
+    }
   }
   /* both sides' queued steps done (the source side's include a recomputation's), so that
    * the clock below times the imaging condition alone and a recomputation counts as
@@ -540,7 +529,19 @@ static int image_at(rtm_migration_t *m, int n, double *imaging_s, double *gather
   RTM_TRY(rtm_migration_wait(m));
   const double start_s = rtm_wall_seconds();
   RTM_TRY(r->backend->view_field(r->state, RTM_FIELD_P, RTM_LEVEL_CURRENT, &view));
-  if (!taken)
+  if (from_store) {
+    status = m->reconstruction->image_at(m->reconstruction_state, n, m->image, view.padded,
+                                         rtm_layout_padded(&m->grid));
+    if (status == RTM_ERR_UNSUPPORTED) { /* its store stays what it is for the run */
+      m->store_images_refused = 1;
+      from_store = 0;
+      status = RTM_OK;
+      RTM_TRY(m->reconstruction->source_at(m->reconstruction_state, &m->source, n, wanted, &source,
+                                           &source_layout));
+    }
+    RTM_TRY(status);
+  }
+  if (!from_store && !taken)
     RTM_TRY(rtm_image_accumulate(m->image, source, source_layout, view.padded,
                                  rtm_layout_padded(&m->grid)));
   if (m->gathers) {
