@@ -6,13 +6,19 @@
 
 #include "rtm_status.h"
 
+/* Rank `rank`'s slab of the cut in whole units of `align` planes (the planes short of a
+ * unit to the last rank): its planes, and its first in *z_offset. */
+static int cut(int nz, int ranks, int rank, int align, int *z_offset) {
+  const int units = nz / align, base = units / ranks, extra = units % ranks;
+  *z_offset = (rank * base + (rank < extra ? rank : extra)) * align;
+  return (base + (rank < extra ? 1 : 0)) * align + (rank == ranks - 1 ? nz % align : 0);
+}
+
 int rtm_mpi_thinnest_slab(int nz, int ranks, int align) {
   if (ranks < 1 || align < 1) return 0;
-  const int units = nz / align, rest = nz % align;
-  const int base = units / ranks, extra = units % ranks;
-  int thinnest = nz;
+  int thinnest = nz, z_offset = 0;
   for (int rank = 0; rank < ranks; ++rank) {
-    const int planes = (base + (rank < extra ? 1 : 0)) * align + (rank == ranks - 1 ? rest : 0);
+    const int planes = cut(nz, ranks, rank, align, &z_offset);
     if (planes < thinnest) thinnest = planes;
   }
   return thinnest;
@@ -23,9 +29,6 @@ int rtm_mpi_slab_aligned(int nz, int ranks, int rank, int align, int *z_offset, 
   if (ranks < 1 || rank < 0 || rank >= ranks || align < 1)
     RTM_FAIL(RTM_ERR_INTERNAL, "rank %d of %d ranks, slabs in multiples of %d planes", rank, ranks,
              align);
-  /* whole units of `align` planes shared out, the planes short of a unit to the last rank */
-  const int units = nz / align, rest = nz % align;
-  const int base = units / ranks, extra = units % ranks;
   const int thinnest = rtm_mpi_thinnest_slab(nz, ranks, align);
   if (thinnest < RTM_RADIUS) {
     char unit[48] = "";
@@ -36,8 +39,7 @@ int rtm_mpi_slab_aligned(int nz, int ranks, int rank, int align, int *z_offset, 
              "enlarge grid.nz",
              nz, ranks, thinnest, thinnest == 1 ? "" : "s", unit, RTM_RADIUS, nz / RTM_RADIUS);
   }
-  *nz_local = (base + (rank < extra ? 1 : 0)) * align + (rank == ranks - 1 ? rest : 0);
-  *z_offset = (rank * base + (rank < extra ? rank : extra)) * align;
+  *nz_local = cut(nz, ranks, rank, align, z_offset);
 fail:
   return status;
 }
