@@ -383,9 +383,15 @@ static __global__ void __launch_bounds__(GATHER_THREADS)
     const int cy = plan.first[1] + cip / plan.count[0] * plan.step[1];
     if (cy - hy < w || cy - hy >= ny - w || cy + hy < w || cy + hy >= ny - w) continue;
     for (int h0 = 0; h0 < nh; h0 += GATHER_H) {
-      const int width = nh - h0 < GATHER_H ? nh - h0 : GATHER_H, cells = depths * width;
-      for (int k = threadIdx.x; k < cells; k += GATHER_THREADS) {
-        const int dz = k / width, dh = k - dz * width, hx = h0 + dh - lags;
+      const int width = nh - h0 < GATHER_H ? nh - h0 : GATHER_H;
+      /* element k = dz width + dh, k from threadIdx.x by GATHER_THREADS: (dz, dh) stepped
+       * without a division an element */
+      const int step_dz = GATHER_THREADS / width, step_dh = GATHER_THREADS % width;
+      for (int dz = threadIdx.x / width, dh = threadIdx.x % width; dz < depths;
+           dz += step_dz, dh += step_dh) {
+        if (dh >= width) dh -= width, ++dz;
+        if (dz >= depths) break;
+        const int hx = h0 + dh - lags;
         float s = 0.0f, r = 0.0f;
         if (cx - hx >= w && cx - hx < nx - w && cx + hx >= w && cx + hx < nx - w) {
           s = source[element(source_layout, cx - hx, cy - hy, z0 + dz)];
