@@ -16,11 +16,6 @@ device_build build "$out/build.log" || exit 1
 survey_decks
 work="$(mktemp -d /dev/shm/survey.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-stamp() { python3 -u -c '
-import sys, time
-t0 = time.time()
-for line in sys.stdin:
-    sys.stdout.write(f"{time.time() - t0:7.3f} {line}")'; }
 counts="1 $gpus"
 [ "$gpus" -gt 1 ] || counts=1 # one GPU: no shot groups to time
 for deck in "${decks[@]}"; do

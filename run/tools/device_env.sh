@@ -38,6 +38,8 @@
 #                          failures as rows; status 1 when an output differs
 #   survey_decks           the 8-shot 512^3 survey of run/results/end_to_end.md: survey (its
 #                          --set keys) and decks (iso; and tti with TTI=1)
+#   stamp                  a filter: each line of its input with the seconds since it
+#                          started ahead (a command's log piped through it: where time goes)
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out="${OUT:-${1:?device_env.sh: the default output folder}}"
 mkdir -p "$out"
@@ -102,6 +104,14 @@ survey_decks() {
     --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
   decks=(run/examples/bench_512.ini)
   [ "${TTI:-0}" = 1 ] && decks+=(run/examples/bench_tti_512.ini)
+}
+
+stamp() {
+  python3 -u -c '
+import sys, time
+t0 = time.time()
+for line in sys.stdin:
+    sys.stdout.write(f"{time.time() - t0:7.3f} {line}")'
 }
 
 device_build_once() {
