@@ -281,14 +281,17 @@ fail:
   return status;
 }
 
-/* Shot `shot`'s gather as read, for the checks and the resampling (rtm_migration.h). */
 /* Every shot of the file checked before the migration is set up: present, recorded where the
- * acquisition says, long enough. (Each gather is read again when its turn comes.) */
+ * acquisition says, long enough; the first shot's samples too (finite, their largest within
+ * float32's reach). The others' samples are read and checked when their turn comes
+ * (rtm_migrate_read_ahead): a survey's file is not read twice, nor all of it before the
+ * first step. */
 static int preflight_shots(const migrate_run_t *run) {
   int status = RTM_OK;
   rtm_io_gather_t gather = {0};
   for (int shot = 0; shot < run->shots.count; ++shot) {
-    RTM_TRY(rtm_io_read_shot(run->cfg.rtm.observed, shot, "p", &gather));
+    RTM_TRY(shot == 0 ? rtm_io_read_shot(run->cfg.rtm.observed, shot, "p", &gather)
+                      : rtm_io_read_shot_geometry(run->cfg.rtm.observed, shot, "p", &gather));
     const rtm_observed_gather_t observed = rtm_migrate_observed_gather(shot, &gather);
     RTM_TRY(rtm_observed_check(&run->cfg, &run->grid, run->dt_s,
                                run->shots.source_m + 3 * (size_t)shot, &observed));

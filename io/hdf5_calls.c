@@ -288,7 +288,7 @@ int rtm_h5_read_array(hid_t file, const char *context, const char *name, hid_t m
                       size_t element_size, int rank, hsize_t *dims, void **data) {
   int status = RTM_OK, found_rank;
   hid_t dataset = H5I_INVALID_HID, space = H5I_INVALID_HID, type = H5I_INVALID_HID;
-  *data = NULL;
+  if (data) *data = NULL;
   if (rtm_h5_path_exists(file, name) <= 0)
     RTM_FAIL(RTM_ERR_INPUT, "%s has no dataset %s", context, name);
   RTM_H5_CHECK(dataset = H5Dopen2(file, name, H5P_DEFAULT), RTM_ERR_INPUT,
@@ -304,6 +304,7 @@ int rtm_h5_read_array(hid_t file, const char *context, const char *name, hid_t m
              type_class != H5T_FLOAT && type_class != H5T_INTEGER ? ", not numeric" : "");
   RTM_H5_CHECK(H5Sget_simple_extent_dims(space, dims, NULL), RTM_ERR_INPUT, "%s: dataset %s",
                context, name);
+  if (!data) goto fail; /* its shape alone */
   size_t elements = 1;
   for (int i = 0; i < rank; ++i)
     elements *= (size_t)dims[i];
@@ -313,7 +314,7 @@ int rtm_h5_read_array(hid_t file, const char *context, const char *name, hid_t m
     RTM_H5_CHECK(H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *data), RTM_ERR_INPUT,
                  "%s: reading dataset %s (corrupt?)", context, name);
 fail:
-  if (status != RTM_OK) {
+  if (status != RTM_OK && data) {
     free(*data);
     *data = NULL;
   }

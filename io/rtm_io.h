@@ -585,6 +585,11 @@ int rtm_io_run_shots(const char *path, int *count);
  * sample that is NaN, Inf or beyond RTM_IO_SAMPLE_LIMIT is an input error naming the file,
  * the shot, the receiver and the sample. */
 int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather);
+/* rtm_io_read_shot without the samples: the source, the receivers, dt and the count of
+ * samples, with the same checks of the headers and shapes; traces NULL. A survey's shots are
+ * checked so before a run, each read whole when its turn comes. */
+int rtm_io_read_shot_geometry(const char *path, int shot, const char *field,
+                              rtm_io_gather_t *gather);
 /* No recording holds a sample this large (rtm3d model's pressures, field data whose integer
  * formats end at 2^31, lie many orders of magnitude below), and migrate would make a
  * non-finite image of one. On its way there a sample is multiplied by -d/dt's 1 / (2 dt),

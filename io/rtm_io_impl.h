@@ -72,8 +72,9 @@ int rtm_h5_read_attr_doubles(hid_t object, const char *context, const char *name
 
 /* Reads the whole numeric dataset `name` (an absolute path) of file, which must have `rank`
  * dimensions, as memory_type (elements of element_size bytes) into a malloc'd *data; dims
- * receives its extents. A missing dataset, another rank or a non-numeric type is an
- * RTM_ERR_INPUT error naming `context` ("run file PATH") and the dataset. */
+ * receives its extents (data NULL: the extents alone, nothing read). A missing dataset, another
+ * rank or a non-numeric type is an RTM_ERR_INPUT error naming `context` ("run file PATH") and the
+ * dataset. */
 int rtm_h5_read_array(hid_t file, const char *context, const char *name, hid_t memory_type,
                       size_t element_size, int rank, hsize_t *dims, void **data);
 
@@ -195,6 +196,8 @@ int rtm_io_outputs_add_written(rtm_io_outputs_t *set, const char *path);
 /* ---- shots of a run file (shot_gathers.c): rtm_io_shot_count and rtm_io_read_shot
  * (segy.c, which chooses the format) for an HDF5 run file ---- */
 int rtm_h5_shot_count(const char *path, int *count);
-int rtm_h5_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather);
+/* samples_too 0: rtm_io_read_shot_geometry's part alone */
+int rtm_h5_read_shot(const char *path, int shot, const char *field, int samples_too,
+                     rtm_io_gather_t *gather);
 
 #endif

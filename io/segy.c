@@ -55,10 +55,24 @@ int rtm_io_shot_count(const char *path, int *count) {
   return rtm_h5_shot_count(path, count);
 }
 
+/* Shot `shot`'s gather of a SEG-Y file, its samples too or not (below, after segyio). */
+static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_t *gather);
+
 int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather) {
   memset(gather, 0, sizeof *gather);
-  if (rtm_segy_path(path)) return rtm_segy_read_shot(path, shot, gather);
-  return rtm_h5_read_shot(path, shot, field, gather);
+  if (rtm_segy_path(path)) return segy_read(path, shot, 1, gather);
+  return rtm_h5_read_shot(path, shot, field, 1, gather);
+}
+
+int rtm_io_read_shot_geometry(const char *path, int shot, const char *field,
+                              rtm_io_gather_t *gather) {
+  memset(gather, 0, sizeof *gather);
+  if (rtm_segy_path(path)) return segy_read(path, shot, 0, gather);
+  return rtm_h5_read_shot(path, shot, field, 0, gather);
+}
+
+int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
+  return segy_read(path, shot, 1, gather);
 }
 
 #ifndef RTM3D_HAVE_SEGYIO
@@ -101,8 +115,9 @@ int rtm_segy_written_from(const char *path, const char *h5_path) {
   return 0;
 }
 
-int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
+static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_t *gather) {
   (void)shot;
+  (void)samples_too;
   memset(gather, 0, sizeof *gather);
   return unavailable(path);
 }
@@ -810,7 +825,32 @@ static double unscale(int32_t value, int32_t scalar) {
   return (double)value;
 }
 
-int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
+/* Trace t of the file, receiver k of shot `shot` (field record `record`), into `samples`:
+ * a trace marked dead or dummy (not live) read as silence; a sample NaN, Inf or beyond
+ * RTM_IO_SAMPLE_LIMIT an input error naming it. */
+static int read_samples(const reader_t *r, const char *path, int shot, int record, int t, int k,
+                        int live, float *samples) {
+  int status = RTM_OK;
+  SEGY_READ(segy_readtrace(r->fp, t, samples, r->trace0, r->bytes), "%s: trace %d", path, t);
+  SEGY_READ(segy_to_native(r->format, r->samples, samples), "%s: trace %d", path, t);
+  /* a trace marked dead (2) or dummy (3), bytes 29-30, records nothing (probe S, S3: its
+   * samples were migrated as a live trace's, exit 0): read as silence, its receiver kept */
+  if (!live) memset(samples, 0, (size_t)r->samples * sizeof *samples);
+  size_t first;
+  const size_t bad =
+      rtm_io_find_bad_values(samples, (size_t)r->samples, RTM_IO_SAMPLE_LIMIT, &first);
+  if (bad > 0)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: shot %d (field record %d), receiver %d, sample %zu (from 0; trace %d of the "
+             "file) is %g, the first of %zu such sample%s in the trace: recorded samples are "
+             "finite and below %g in magnitude (a damaged file?)",
+             path, shot, record, k, first, t, samples[first], bad, bad == 1 ? "" : "s",
+             RTM_IO_SAMPLE_LIMIT);
+fail:
+  return status;
+}
+
+static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_t *gather) {
   int status = RTM_OK, record = 0, shots = 0, count = 0, dead = 0;
   reader_t r;
   char header[HEADER_BYTES];
@@ -827,8 +867,8 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
   gather->samples = r.samples;
   gather->dt_s = r.dt_s;
   gather->receivers_m = malloc((size_t)count * 3 * sizeof *gather->receivers_m);
-  gather->traces = malloc((size_t)count * r.samples * sizeof *gather->traces);
-  if (!gather->receivers_m || !gather->traces)
+  if (samples_too) gather->traces = malloc((size_t)count * r.samples * sizeof *gather->traces);
+  if (!gather->receivers_m || (samples_too && !gather->traces))
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d traces", path, count);
   for (int t = 0, k = 0; t < r.traces; ++t) {
     if (r.records[t] != record) continue;
@@ -893,25 +933,12 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
     receiver[0] = unscale(v[3], v[6]);
     receiver[1] = unscale(v[4], v[6]);
     receiver[2] = -unscale(v[5], v[7]);
-    float *samples = gather->traces + (size_t)k * r.samples;
-    SEGY_READ(segy_readtrace(r.fp, t, samples, r.trace0, r.bytes), "%s: trace %d", path, t);
-    SEGY_READ(segy_to_native(r.format, r.samples, samples), "%s: trace %d", path, t);
-    /* a trace marked dead (2) or dummy (3), bytes 29-30, records nothing (probe S, S3: its
-     * samples were migrated as a live trace's, exit 0): read as silence, its receiver kept */
-    if (v[14] == 2 || v[14] == 3) {
-      memset(samples, 0, (size_t)r.samples * sizeof *samples);
-      ++dead;
+    if (samples_too) {
+      const int live = v[14] != 2 && v[14] != 3;
+      RTM_TRY(
+          read_samples(&r, path, shot, record, t, k, live, gather->traces + (size_t)k * r.samples));
+      dead += !live;
     }
-    size_t first;
-    const size_t bad =
-        rtm_io_find_bad_values(samples, (size_t)r.samples, RTM_IO_SAMPLE_LIMIT, &first);
-    if (bad > 0)
-      RTM_FAIL(RTM_ERR_INPUT,
-               "%s: shot %d (field record %d), receiver %d, sample %zu (from 0; trace %d of the "
-               "file) is %g, the first of %zu such sample%s in the trace: recorded samples are "
-               "finite and below %g in magnitude (a damaged file?)",
-               path, shot, record, k, first, t, samples[first], bad, bad == 1 ? "" : "s",
-               RTM_IO_SAMPLE_LIMIT);
     ++k;
   }
   if (dead > 0)

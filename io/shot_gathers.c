@@ -214,16 +214,17 @@ static int check_samples(const char *context, int shot, const char *traces_name,
   return RTM_ERR_INPUT;
 }
 
-/* <traces_name> [count][samples] with its dt, and <base>/receivers [count][3]. */
+/* <traces_name> [count][samples] with its dt (its samples with samples_too, else its shape
+ * alone), and <base>/receivers [count][3]. */
 static int read_traces(hid_t file, const char *context, int shot, const char *base,
-                       const char *traces_name, rtm_io_gather_t *gather) {
+                       const char *traces_name, int samples_too, rtm_io_gather_t *gather) {
   int status = RTM_OK, present = 0;
   hid_t dataset = H5I_INVALID_HID;
   hsize_t trace_dims[2], receiver_dims[2];
   char receivers_name[SHOT_NAME_MAX];
   snprintf(receivers_name, sizeof receivers_name, "%s/receivers", base);
   RTM_TRY(rtm_h5_read_array(file, context, traces_name, H5T_NATIVE_FLOAT, sizeof(float), 2,
-                            trace_dims, (void **)&gather->traces));
+                            trace_dims, samples_too ? (void **)&gather->traces : NULL));
   RTM_H5_CHECK(dataset = H5Dopen2(file, traces_name, H5P_DEFAULT), RTM_ERR_INPUT, "%s: %s", context,
                traces_name);
   RTM_TRY(rtm_h5_read_attr_doubles(dataset, context, "dt", 1, "the sample interval in seconds",
@@ -248,13 +249,14 @@ static int read_traces(hid_t file, const char *context, int shot, const char *ba
     RTM_FAIL(RTM_ERR_INPUT, "%s: dataset %s is too large", context, traces_name);
   gather->count = (int)trace_dims[0];
   gather->samples = (int)trace_dims[1];
-  RTM_TRY(check_samples(context, shot, traces_name, gather));
+  if (samples_too) RTM_TRY(check_samples(context, shot, traces_name, gather));
 fail:
   rtm_h5_close(&dataset);
   return status;
 }
 
-int rtm_h5_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather) {
+int rtm_h5_read_shot(const char *path, int shot, const char *field, int samples_too,
+                     rtm_io_gather_t *gather) {
   int status = RTM_OK, count, many;
   hid_t file = H5I_INVALID_HID;
   char context[RTM_CONFIG_PATH_MAX + 16], base[32], traces_name[SHOT_NAME_MAX];
@@ -277,7 +279,7 @@ int rtm_h5_read_shot(const char *path, int shot, const char *field, rtm_io_gathe
   else
     snprintf(traces_name, sizeof traces_name, "/traces/%s", field);
   RTM_TRY(read_source(file, context, base, many, gather->source_m));
-  RTM_TRY(read_traces(file, context, shot, base, traces_name, gather));
+  RTM_TRY(read_traces(file, context, shot, base, traces_name, samples_too, gather));
 fail:
   rtm_h5_close(&file);
   if (status != RTM_OK) rtm_io_gather_release(gather);

@@ -125,7 +125,7 @@ int rtm_observed_check(const rtm_config_t *cfg, const rtm_grid_t *grid, double d
   int status = RTM_OK, available = 0;
   RTM_TRY(check_geometry(cfg, grid, acquisition_source_m, gather));
   RTM_TRY(check_duration(cfg, dt_s, gather, &available));
-  RTM_TRY(check_amplitude(cfg, grid, gather));
+  if (gather->traces) RTM_TRY(check_amplitude(cfg, grid, gather));
 fail:
   return status;
 }

@@ -158,7 +158,8 @@ typedef struct {
 /* The gather is the acquisition's shot (its source at acquisition_source_m, the receivers
  * cfg gives it on grid, each to a millimetre: positions go through text and back), and
  * lasts the migration's time.steps + 1 samples of dt_s (once resampled when its dt
- * differs); otherwise RTM_ERR_INPUT naming rtm.observed and the shot. */
+ * differs), and, when it holds its traces (not NULL), its largest sample keeps the image
+ * in float32's precision; otherwise RTM_ERR_INPUT naming rtm.observed and the shot. */
 int rtm_observed_check(const rtm_config_t *cfg, const rtm_grid_t *grid, double dt_s,
                        const double acquisition_source_m[3], const rtm_observed_gather_t *gather);
 

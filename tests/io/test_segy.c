@@ -71,6 +71,16 @@ static void assert_formula_shot(const char *path, int k, int formula_shot) {
       assert_true(g.traces[(size_t)r * SEGY_FORMULA_SAMPLES + s] ==
                   segy_formula_sample(formula_shot, r, s));
   }
+  /* the headers alone (migrate's check of a survey before its first step): the same */
+  rtm_io_gather_t h;
+  assert_int_equal(rtm_io_read_shot_geometry(path, k, "p", &h), RTM_OK);
+  assert_null(h.traces);
+  assert_int_equal(h.count, g.count);
+  assert_int_equal(h.samples, g.samples);
+  assert_memory_equal(&h.dt_s, &g.dt_s, sizeof h.dt_s);
+  assert_memory_equal(h.source_m, g.source_m, sizeof h.source_m);
+  assert_memory_equal(h.receivers_m, g.receivers_m, (size_t)g.count * 3 * sizeof(double));
+  rtm_io_gather_release(&h);
   rtm_io_gather_release(&g);
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Observed gathers and SEG-Y export (non-finite samples refused, export written aside, SEG-Y's exit status).
 #   - one NaN, or a 3e38, in /shots/1/traces/p of rtm.observed (HDF5, SEG-Y, one rank or two)
-#     is refused before migrate's first step, exit 2, naming the file, shot, receiver and
-#     sample, and no image is left;
+#     is refused when migrate reads the shot (shot 1's samples while shot 0 propagates: the
+#     check before the first step reads every shot's headers and shot 0's samples), exit 2,
+#     naming the file, shot, receiver and sample, and no image is left;
 #   - a damaged SEG-Y file (empty, cut mid-trace) exits 2 as a damaged HDF5 file does;
 #   - a sample interval that is wrong (NaN, 0, negative, one the resampling cannot reach,
 #     SEG-Y headers that disagree) exits 2 naming the value(s);
