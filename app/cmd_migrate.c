@@ -311,26 +311,24 @@ static void report_progress(void *context, int steps_done) {
   rtm_progress_update(&run->progress, done);
 }
 
-/* Takes shot `shot`'s gather made ready, mutes it, then migrates it; the gather of shot
- * `next` (-1: none), the group's next, is read and made ready meanwhile. */
+/* Takes shot `shot`'s receiver side made ready, then migrates it; the gather of shot `next`
+ * (-1: none), the group's next, is read and made ready meanwhile. */
 static int migrate_shot(migrate_run_t *run, int shot, int next) {
   int status = RTM_OK;
-  rtm_io_gather_t gather = {0};
-  float *observed = NULL;
+  rtm_receiver_side_t *side = NULL;
   rtm_shot_timing_t timing;
   const double *source = run->shots.source_m + 3 * (size_t)shot;
   double start_s = rtm_wall_seconds();
-  /* checked, resampled and warped on the I/O thread while the shot before propagated */
-  RTM_TRY(rtm_migrate_take_gather(run, shot, &gather, &observed));
+  /* read, checked, resampled, warped and made the receiver side on the I/O thread while the
+   * shot before propagated */
+  RTM_TRY(rtm_migrate_take_side(run, shot, &side));
   if (next >= 0) RTM_TRY(rtm_migrate_read_ahead(run, next)); /* while this one propagates */
-  rtm_migration_prepare(run->migration, source, gather.receivers_m, gather.count, observed);
   const double read_s = rtm_wall_seconds() - start_s;
   run->read_s += read_s;
   char label[64];
   snprintf(label, sizeof label, "shot %d/%d", shot + 1, run->shots.count);
   rtm_progress_label(&run->progress, label);
-  RTM_TRY(rtm_migration_shot(run->migration, source, gather.receivers_m, gather.count, observed,
-                             report_progress, run, &timing));
+  RTM_TRY(rtm_migration_shot_side(run->migration, source, side, report_progress, run, &timing));
   run->total.forward_s += timing.forward_s;
   run->total.backward_s += timing.backward_s;
   run->total.imaging_s += timing.imaging_s;
@@ -351,8 +349,7 @@ static int migrate_shot(migrate_run_t *run, int shot, int next) {
         who, shot + 1, shots, timing.forward_s + timing.backward_s + timing.imaging_s + read_s,
         timing.forward_s, timing.backward_s, timing.imaging_s, read_s);
 fail:
-  free(observed);
-  rtm_io_gather_release(&gather);
+  rtm_receiver_side_destroy(side);
   return status;
 }
 

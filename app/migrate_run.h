@@ -13,14 +13,15 @@
 typedef struct migrate_run migrate_run_t;
 
 /* A shot's gather read ahead by the run's I/O thread while the shot before it propagates,
- * and made ready there: checked, at the modelling dt and warped as the config asks. */
+ * and made ready there: checked, at the modelling dt and warped as the config asks, muted,
+ * and made the receiver side the shot injects. */
 typedef struct {
   const migrate_run_t *run; /* the run it is made ready for */
   int shot;                 /* -1: none queued or held */
   long ticket;
   int status; /* the read's and the preparation's, once its job has run */
-  rtm_io_gather_t gather;
-  float *observed; /* [count][time.steps + 1], malloc'd */
+  rtm_io_gather_t gather;    /* the job's while it runs */
+  rtm_receiver_side_t *side; /* once the job has run and its status is RTM_OK */
 } migrate_read_t;
 
 /* A job of the I/O thread on the sums while the next shot propagates: a shot's sums added
@@ -161,11 +162,11 @@ void rtm_migrate_say_interrupted(const migrate_run_t *run);
 /* ---- migrate_reads.c ---- */
 /* A gather as the observed-data checks take it (rtm_migration.h). */
 rtm_observed_gather_t rtm_migrate_observed_gather(int shot, const rtm_io_gather_t *gather);
-/* Shot `shot`'s gather of rtm.observed into *gather and, ready to inject, into *observed
- * (rtm_observed_check, rtm_observed_at_modelling_dt; the caller releases both), from the I/O
- * thread: read ahead when rtm_migrate_read_ahead queued it, else queued now and waited for. */
-int rtm_migrate_take_gather(migrate_run_t *run, int shot, rtm_io_gather_t *gather,
-                            float **observed);
+/* Shot `shot`'s gather of rtm.observed made its receiver side, ready to inject, into *side
+ * (rtm_observed_check, rtm_observed_at_modelling_dt, rtm_migration_prepare; the caller
+ * destroys it), from the I/O thread: read ahead when rtm_migrate_read_ahead queued it, else
+ * queued now and waited for. */
+int rtm_migrate_take_side(migrate_run_t *run, int shot, rtm_receiver_side_t **side);
 /* Queues the reading of shot `shot`'s gather on the I/O thread. */
 int rtm_migrate_read_ahead(migrate_run_t *run, int shot);
 /* A gather read ahead and not taken, released (the I/O thread done with it). */

@@ -43,8 +43,6 @@ struct rtm_migration {
    * shape (then imaged apart for the rest of the run), and asked of its next step. */
   int fuse_refused, fused_pending;
   int store_images_refused; /* the reconstruction's image_at said it cannot: not asked again */
-  float *reversed; /* [count][steps + 1], the gather back to front */
-  size_t reversed_floats;
   rtm_mem_ledger_t ledger; /* the image and the snapshots; each side has its own */
   rtm_fit_t fit;           /* the preflight's, for the chosen reconstruction */
   size_t measured_bytes;   /* what the image and the store took where fit counted them */
@@ -400,40 +398,63 @@ void rtm_migration_destroy(rtm_migration_t *m) {
   rtm_image_destroy(m->image);
   rtm_propagator_destroy(&m->receiver);
   rtm_propagator_destroy(&m->source);
-  free(m->reversed);
   rtm_mem_ledger_release(&m->ledger);
   free(m);
 }
 
+struct rtm_receiver_side {
+  rtm_points_t adjoint; /* the receivers' taps times dt^2 v^2 / (1 + eta dt) */
+  float *reversed;      /* [count][steps + 1], the gather back to front */
+};
+
+void rtm_receiver_side_destroy(rtm_receiver_side_t *side) {
+  if (!side) return;
+  rtm_points_release(&side->adjoint);
+  free(side->reversed);
+  free(side);
+}
+
 /* The receiver side's sources: the adjoint taps of the receivers and the gather reversed in
  * time (sample tau = observed sample steps - tau). */
-static int set_receiver_side(rtm_migration_t *m, const double *receivers_m, int count,
-                             const float *observed) {
+int rtm_migration_receiver_side(const rtm_migration_t *m, const double *receivers_m, int count,
+                                const float *observed, rtm_receiver_side_t **side_out) {
   int status = RTM_OK;
-  rtm_points_t receivers = {0}, adjoint = {0};
+  rtm_points_t receivers = {0};
   const int samples = m->steps + 1;
-  const size_t floats = (size_t)count * (size_t)samples;
-  if (floats > m->reversed_floats) {
-    free(m->reversed);
-    m->reversed = malloc(floats * sizeof *m->reversed);
-    m->reversed_floats = m->reversed ? floats : 0;
-    if (!m->reversed) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d reversed traces", count);
-  }
-  for (int r = 0; r < count; ++r)
+  rtm_receiver_side_t *side = calloc(1, sizeof *side);
+  *side_out = NULL;
+  if (side)
+    side->reversed = malloc(((size_t)count * samples > 0 ? (size_t)count * samples : 1) *
+                            sizeof *side->reversed);
+  if (!side || !side->reversed)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d reversed traces", count);
+  for (int r = 0; r < count; ++r) {
+    const float *trace = observed + (size_t)r * samples;
+    float *back = side->reversed + (size_t)r * samples;
     for (int k = 0; k < samples; ++k)
-      m->reversed[(size_t)r * samples + k] = observed[(size_t)r * samples + (samples - 1 - k)];
+      back[k] = trace[samples - 1 - k];
+  }
   /* the operator the receivers recorded with (points.interpolation): injection is its
    * adjoint */
   const rtm_point_operator_t op = rtm_config_point_operator(&m->cfg);
   RTM_TRY(rtm_points_init_operator(&receivers, &m->grid, receivers_m, count, "receiver", &op));
   RTM_TRY(rtm_adjoint_receivers(&receivers, &m->grid, m->model, &m->receiver.boundary,
-                                m->receiver.dt_s, &adjoint));
+                                m->receiver.dt_s, &side->adjoint));
+  *side_out = side;
+  side = NULL;
+fail:
+  rtm_points_release(&receivers);
+  rtm_receiver_side_destroy(side);
+  return status;
+}
+
+/* The side handed to the receiver propagator's backend, its fields at rest. */
+static int set_receiver_side(rtm_migration_t *m, const rtm_receiver_side_t *side) {
+  int status = RTM_OK;
   const rtm_backend_t *backend = m->receiver.backend;
   RTM_TRY(backend->reset(m->receiver.state));
-  RTM_TRY(backend->set_sources(m->receiver.state, &adjoint, m->reversed, samples));
+  RTM_TRY(backend->set_sources(m->receiver.state, &side->adjoint, side->reversed, m->steps + 1));
 fail:
-  rtm_points_release(&adjoint);
-  rtm_points_release(&receivers);
   return status;
 }
 
@@ -578,13 +599,13 @@ fail:
   return status;
 }
 
-int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const double *receivers_m,
-                       int count, const float *observed, rtm_migration_progress_t progress,
-                       void *progress_context, rtm_shot_timing_t *timing) {
+int rtm_migration_shot_side(rtm_migration_t *m, const double source_m[3],
+                            const rtm_receiver_side_t *side, rtm_migration_progress_t progress,
+                            void *progress_context, rtm_shot_timing_t *timing) {
   int status = RTM_OK;
   rtm_shot_timing_t t = {0.0, 0.0, 0.0, 0, 0.0};
   RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
-  RTM_TRY(set_receiver_side(m, receivers_m, count, observed));
+  RTM_TRY(set_receiver_side(m, side));
   double start_s = rtm_wall_seconds();
   RTM_TRY(forward_pass(m, progress, progress_context));
   t.forward_s = rtm_wall_seconds() - start_s;
@@ -595,6 +616,17 @@ int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const doubl
     t.recomputed_steps = m->reconstruction->recomputed_steps(m->reconstruction_state);
   if (timing) *timing = t;
 fail:
+  return status;
+}
+
+int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const double *receivers_m,
+                       int count, const float *observed, rtm_migration_progress_t progress,
+                       void *progress_context, rtm_shot_timing_t *timing) {
+  rtm_receiver_side_t *side = NULL;
+  int status = rtm_migration_receiver_side(m, receivers_m, count, observed, &side);
+  if (status == RTM_OK)
+    status = rtm_migration_shot_side(m, source_m, side, progress, progress_context, timing);
+  rtm_receiver_side_destroy(side);
   return status;
 }
 

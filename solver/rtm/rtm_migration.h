@@ -66,6 +66,19 @@ int rtm_migration_shot(rtm_migration_t *migration, const double source_m[3],
                        rtm_migration_progress_t progress, void *progress_context,
                        rtm_shot_timing_t *timing);
 
+/* A shot's receiver side made on the host: the receivers' adjoint taps and the gather
+ * reversed in time, what the receiver side injects. Making it reads the migration's grid,
+ * model and layer alone, never its device or fields: another thread may make the next shot's
+ * while this one propagates (migrate's I/O thread does; 50 ms a shot of 4096 receivers). */
+typedef struct rtm_receiver_side rtm_receiver_side_t;
+int rtm_migration_receiver_side(const rtm_migration_t *migration, const double *receivers_m,
+                                int count, const float *observed, rtm_receiver_side_t **side);
+void rtm_receiver_side_destroy(rtm_receiver_side_t *side);
+/* rtm_migration_shot with its receiver side made (the side is not changed: kept for a rerun) */
+int rtm_migration_shot_side(rtm_migration_t *migration, const double source_m[3],
+                            const rtm_receiver_side_t *side, rtm_migration_progress_t progress,
+                            void *progress_context, rtm_shot_timing_t *timing);
+
 /* For tests of rtm.reconstruction: the source side alone for the shot at source_m, forward
  * then backward as rtm_migration_shot runs it, no image made; at every imaging step n
  * (n = steps, ..., 1 with n % rtm.imaging_step == 0) S(n) of p as the reconstruction hands it
@@ -141,7 +154,7 @@ void rtm_migration_store_bytes(const rtm_migration_t *migration, size_t *estimat
  * back-propagation as the config says: the direct arrival muted (rtm.mute: velocity
  * rtm.mute_velocity or vp at the source, delay source.delay or 1.2 / source.frequency, taper
  * rtm.mute_taper or 1.5 / source.frequency), then the phase correction
- * (rtm.phase_correction). */
+ * (rtm.phase_correction). Host work alone, as rtm_migration_receiver_side. */
 void rtm_migration_prepare(const rtm_migration_t *migration, const double source_m[3],
                            const double *receivers_m, int count, float *observed);
 
