@@ -8,6 +8,7 @@
 # and stamps_KIND_NP.log, the STAMP lines of each; the short table last.
 #
 #   TTI=1 run/experiments/setup_stamps.sh        (device tool: carry .deps)
+#   COUNTS=1 run/experiments/setup_stamps.sh     (one GPU only)
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/setup_stamps || exit 1
@@ -29,7 +30,7 @@ for deck in "${decks[@]}"; do
   "$rtm3d" model "$deck" "${survey[@]}" --quiet --force --set output.dir="$work" \
     --set output.name="observed_$kind" > "$out/model_$kind.log" 2>&1 || { row "model $kind" FAILED; failed=1; continue; }
   row "model $kind: propagate (s)" "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['timings_s']['propagate'])" "$work/observed_$kind.json")"
-  for n in 1 $([ "$gpus" -gt 1 ] && echo "$gpus"); do
+  for n in ${COUNTS:-1 $([ "$gpus" -gt 1 ] && echo "$gpus")}; do
     step "migrate $kind on $n GPU(s), stamped"
     launch=("$rtm3d")
     [ "$n" -gt 1 ] && launch=(mpirun_np "$n" "$rtm3d")
@@ -37,7 +38,7 @@ for deck in "${decks[@]}"; do
       --set output.dir="$work" --set output.name="image_${kind}_$n" \
       --set rtm.observed="$work/observed_$kind.h5" 2>&1; echo "exit $?"; } |
       stamp > "$out/stamps_${kind}_$n.log"
-    grep -E "STAMP|done in|exit" "$out/stamps_${kind}_$n.log" > "$out/stamps_${kind}_$n.txt"
+    grep -E "STAMP|done in|exit|shot [0-9]+/[0-9]+ in" "$out/stamps_${kind}_$n.log" > "$out/stamps_${kind}_$n.txt"
     rm "$out/stamps_${kind}_$n.log"
     row "migrate $kind, $n GPU(s)" "$(tail -1 "$out/stamps_${kind}_$n.txt")"
   done
