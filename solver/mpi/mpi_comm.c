@@ -23,6 +23,20 @@ static int started_by_launcher(void) {
   return 0;
 }
 
+/* The slab's nz planes into `extended` after its `planes` planes below, a plane a thread: a
+ * single memcpy of a 512^3 image (and the first touch of the fresh pages it lands in) took
+ * a thread a good part of the image filter's 0.37 s on an H200 host. */
+static void copy_slab(const rtm_grid_t *grid, int planes, const float *slab, float *extended) {
+  const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
+  const long nz = grid->nz_local;
+  float *into = extended + (size_t)planes * plane;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (long z = 0; z < nz; ++z)
+    memcpy(into + (size_t)z * plane, slab + (size_t)z * plane, plane * sizeof *slab);
+}
+
 /* A context of rank 0 of 1, its communicators null: a process no launcher started, and
  * the start of one that a launcher did. */
 static int new_context(rtm_mpi_t **out) {
@@ -414,7 +428,7 @@ int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const floa
   const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1], nz = (size_t)grid->nz_local;
   const size_t count = (size_t)planes * plane, p = (size_t)planes;
   rtm_mpi_t *mpi = grid->mpi;
-  memcpy(extended + count, slab, nz * plane * sizeof *extended);
+  copy_slab(grid, planes, slab, extended);
   if (rtm_mpi_size(mpi) == 1 || planes == 0) return RTM_OK;
   if (count > (size_t)INT_MAX)
     RTM_FAIL(RTM_ERR_UNSUPPORTED, "%d planes of %zu cells are past MPI's int counts", planes,
@@ -505,8 +519,7 @@ int rtm_mpi_exchange_planes(const rtm_grid_t *grid, float *padded) {
 
 int rtm_mpi_exchange_dense_planes(const rtm_grid_t *grid, int planes, const float *slab,
                                   float *extended) {
-  const size_t plane = (size_t)grid->n[0] * (size_t)grid->n[1];
-  memcpy(extended + (size_t)planes * plane, slab, (size_t)grid->nz_local * plane * sizeof *slab);
+  copy_slab(grid, planes, slab, extended);
   return RTM_OK;
 }
 
