@@ -68,37 +68,48 @@ fail:
 int rtm_cuda_backend_upload_planes(rtm_cuda_backend_state_t *b, int volumes, size_t cell_bytes,
                                    rtm_allocation_t *const *dst, rtm_cuda_fill_planes_t fill,
                                    void *context) {
-  enum { BLOCK_PLANES = 16, MAX_VOLUMES = 8 };
+  /* two sets of staging blocks of 8 planes (the page-locked bytes of one set of 16 before):
+   * one filled while the other's copies run */
+  enum { BLOCK_PLANES = 8, MAX_VOLUMES = 8, SETS = 2 };
   int status = RTM_OK;
   const rtm_grid_t *g = &b->grid;
   const size_t plane_bytes = g->stride_z * cell_bytes, block_bytes = BLOCK_PLANES * plane_bytes;
-  unsigned char *blocks[MAX_VOLUMES] = {NULL};
-  int pinned[MAX_VOLUMES] = {0};
+  unsigned char *blocks[SETS][MAX_VOLUMES] = {{NULL}};
+  int pinned[SETS][MAX_VOLUMES] = {{0}};
+  cudaEvent_t copied[SETS] = {NULL};
   if (volumes < 1 || volumes > MAX_VOLUMES)
     RTM_FAIL(RTM_ERR_INTERNAL, "backend cuda: %d volumes to upload (1 to %d)", volumes,
              MAX_VOLUMES);
-  for (int v = 0; v < volumes; ++v) {
-    /* zero-filled: the x/y halo of every plane stays zero, the fills write the interior */
-    blocks[v] = calloc(1, block_bytes);
-    if (!blocks[v])
-      RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the model (%zu bytes)", block_bytes);
-    pinned[v] = rtm_mem_host_pin(blocks[v], block_bytes, "model upload") == RTM_OK;
+  for (int set = 0; set < SETS; ++set) {
+    RTM_CUDA_TRY(cudaEventCreateWithFlags(&copied[set], cudaEventDisableTiming));
+    for (int v = 0; v < volumes; ++v) {
+      /* zero-filled: the x/y halo of every plane stays zero, the fills write the interior */
+      blocks[set][v] = calloc(1, block_bytes);
+      if (!blocks[set][v])
+        RTM_FAIL(RTM_ERR_NOMEM, "out of host memory staging the model (%zu bytes)", block_bytes);
+      pinned[set][v] = rtm_mem_host_pin(blocks[set][v], block_bytes, "model upload") == RTM_OK;
+    }
   }
-  for (long z = 0; z < g->nz_local; z += BLOCK_PLANES) {
+  for (long z = 0, k = 0; z < g->nz_local; z += BLOCK_PLANES, ++k) {
     const long count = g->nz_local - z < BLOCK_PLANES ? g->nz_local - z : BLOCK_PLANES;
-    RTM_CUDA_TRY(cudaStreamSynchronize(b->stream)); /* the last block's copies are out */
-    RTM_TRY(fill(context, z, count, blocks));
+    const int set = (int)(k % SETS);
+    if (k >= SETS) RTM_CUDA_TRY(cudaEventSynchronize(copied[set])); /* its last copies out */
+    RTM_TRY(fill(context, z, count, blocks[set]));
     for (int v = 0; v < volumes; ++v)
       RTM_CUDA_TRY(cudaMemcpyAsync(
-          (unsigned char *)dst[v]->ptr + (size_t)(z + RTM_RADIUS) * plane_bytes, blocks[v],
+          (unsigned char *)dst[v]->ptr + (size_t)(z + RTM_RADIUS) * plane_bytes, blocks[set][v],
           (size_t)count * plane_bytes, cudaMemcpyHostToDevice, b->stream));
+    RTM_CUDA_TRY(cudaEventRecord(copied[set], b->stream));
   }
   RTM_CUDA_TRY(cudaStreamSynchronize(b->stream));
 fail:
   if (status != RTM_OK && b->stream) cudaStreamSynchronize(b->stream);
-  for (int v = 0; v < volumes; ++v) {
-    if (pinned[v]) rtm_mem_host_unpin(blocks[v]);
-    free(blocks[v]);
+  for (int set = 0; set < SETS; ++set) {
+    for (int v = 0; v < volumes; ++v) {
+      if (pinned[set][v]) rtm_mem_host_unpin(blocks[set][v]);
+      free(blocks[set][v]);
+    }
+    if (copied[set]) cudaEventDestroy(copied[set]);
   }
   return status;
 }

@@ -111,8 +111,8 @@ typedef int (*rtm_cuda_fill_planes_t)(void *context, long z_first, long count,
                                       unsigned char *const *blocks);
 /* The local planes of `volumes` padded volumes (dst[v], cells of cell_bytes) from the host,
  * a block of planes at a time: each block filled by `fill` (over the threads, as it likes)
- * into one page-locked staging block, then copied on the stream (a block's fill waits for
- * the copy before it: no overlap). Waits for it. */
+ * into one of two sets of page-locked staging blocks, then copied on the stream, so that a
+ * block is filled while the one before it crosses PCIe. Waits for it. */
 int rtm_cuda_backend_upload_planes(rtm_cuda_backend_state_t *b, int volumes, size_t cell_bytes,
                                    rtm_allocation_t *const *dst, rtm_cuda_fill_planes_t fill,
                                    void *context);
