@@ -42,8 +42,12 @@ static int outside(const parameter_range_t *r, double value) {
   return r->lo_open ? !(value > r->lo) : !(value >= r->lo);
 }
 
+/* Every value of the parameter within r, or an input error naming the first that is not;
+ * `known`, the values' [min, max] when the model has them (NULL else), spares the scan when
+ * both lie within (the range is an interval: then every value does). */
 static int check_range(const rtm_config_t *cfg, const rtm_grid_t *grid, const float *values,
-                       const parameter_range_t *r) {
+                       const double *known, const parameter_range_t *r) {
+  if (known && !outside(r, known[0]) && !outside(r, known[1])) return RTM_OK;
   const size_t cells = rtm_grid_interior_cells(grid);
   size_t bad = 0, first = SIZE_MAX; /* over the threads: the count, and the first by index */
 #pragma omp parallel for schedule(static) reduction(+ : bad) reduction(min : first)
@@ -88,15 +92,20 @@ int rtm_anisotropy_check(const rtm_config_t *cfg, const rtm_grid_t *grid,
        "1 + 2 delta must be > 0 (vpn = vp sqrt(1 + 2 delta)) and Thomsen parameters are "
        "fractions (0.1 for 10%)"},
   };
-  RTM_TRY(check_range(cfg, grid, model->epsilon, &thomsen[0]));
-  RTM_TRY(check_range(cfg, grid, model->delta, &thomsen[1]));
+  const int known = model->range_known;
+  RTM_TRY(check_range(cfg, grid, model->epsilon, known ? model->range[RTM_MODEL_EPSILON] : NULL,
+                      &thomsen[0]));
+  RTM_TRY(check_range(cfg, grid, model->delta, known ? model->range[RTM_MODEL_DELTA] : NULL,
+                      &thomsen[1]));
   if (tilted) {
     const parameter_range_t angles[2] = {
         {"theta", -angle_max_deg, angle_max_deg, 0, "the tilt is in degrees"},
         {"phi", -angle_max_deg, angle_max_deg, 0, "the azimuth is in degrees"},
     };
-    RTM_TRY(check_range(cfg, grid, model->theta_deg, &angles[0]));
-    RTM_TRY(check_range(cfg, grid, model->phi_deg, &angles[1]));
+    RTM_TRY(check_range(cfg, grid, model->theta_deg, known ? model->range[RTM_MODEL_THETA] : NULL,
+                        &angles[0]));
+    RTM_TRY(check_range(cfg, grid, model->phi_deg, known ? model->range[RTM_MODEL_PHI] : NULL,
+                        &angles[1]));
   }
 fail:
   return status;

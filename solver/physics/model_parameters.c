@@ -17,6 +17,25 @@ void rtm_model_release(rtm_model_t *model) {
   free(model->phi_deg);
   model->vp = model->epsilon = model->delta = model->theta_deg = model->phi_deg = NULL;
   model->vp_min = model->vp_max = model->epsilon_max = 0.0;
+  model->range_known = 0;
+}
+
+/* [min, max] of `values` over the cells, NaN for both where one is not finite. */
+static void value_range(const float *values, size_t cells, double range[2]) {
+  float lo = INFINITY, hi = -INFINITY;
+  int bad = 0;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) reduction(| : bad)
+  for (size_t i = 0; i < cells; ++i) {
+    const float v = values[i];
+    if (!isfinite(v)) {
+      bad = 1;
+      continue;
+    }
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  range[0] = bad || cells == 0 ? NAN : lo;
+  range[1] = bad || cells == 0 ? NAN : hi;
 }
 
 int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
@@ -71,6 +90,13 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
   model->vp_min = vp_min;
   model->vp_max = vp_max;
   model->epsilon_max = epsilon_max;
+  const float *parameters[4] = {model->epsilon, model->delta, model->theta_deg, model->phi_deg};
+  for (int k = 0; k < 4; ++k)
+    if (parameters[k])
+      value_range(parameters[k], cells, model->range[k]);
+    else
+      model->range[k][0] = model->range[k][1] = NAN;
+  model->range_known = 1;
   return RTM_OK;
 }
 

@@ -399,6 +399,8 @@ static void test_bad_parameters(void **unused) {
     const size_t cell = (size_t)rand() % rtm_grid_interior_cells(&c.grid);
     const float keep = (*bad[b].array)[cell];
     (*bad[b].array)[cell] = bad[b].value;
+    /* the ranges the check reads first, as a loader makes them (rtm_model_update_range) */
+    assert_int_equal(rtm_model_update_range(&c.model, &c.grid), RTM_OK);
     assert_int_equal(check_capturing(&c.cfg, &c.grid, &c.model, text, sizeof text), RTM_ERR_INPUT);
     assert_contains(text, bad[b].dataset);
     char where[64];
@@ -406,6 +408,7 @@ static void test_bad_parameters(void **unused) {
     assert_contains(text, where);
     (*bad[b].array)[cell] = keep;
   }
+  assert_int_equal(rtm_model_update_range(&c.model, &c.grid), RTM_OK);
   assert_int_equal(check_capturing(&c.cfg, &c.grid, &c.model, text, sizeof text), RTM_OK);
 
   /* a tti model file without /theta: the reader names it */

@@ -82,16 +82,22 @@ static void test_range_of_a_local_slab(void **state) {
                        .epsilon = malloc(cells * sizeof(float))};
   assert_non_null(model.vp);
   assert_non_null(model.epsilon);
-  double vp_max = 0.0, epsilon_max = -1.0;
+  double vp_max = 0.0, epsilon_max = -1.0, epsilon_min = 1.0;
   for (size_t i = 0; i < cells; ++i) {
     model.vp[i] = (float)rtm_test_uniform(&rng, 1500.0, 4500.0);
     model.epsilon[i] = (float)rtm_test_uniform(&rng, -0.1, 0.3);
     vp_max = fmax(vp_max, model.vp[i]);
     epsilon_max = fmax(epsilon_max, model.epsilon[i]);
+    epsilon_min = fmin(epsilon_min, model.epsilon[i]);
   }
   assert_int_equal(rtm_model_update_range(&model, &grid), RTM_OK);
   assert_true(model.vp_max == vp_max);
   assert_true(model.epsilon_max == epsilon_max);
+  /* the ranges rtm_anisotropy_check reads: epsilon's, and none for the arrays not there */
+  assert_true(model.range_known);
+  assert_true(model.range[RTM_MODEL_EPSILON][0] == epsilon_min);
+  assert_true(model.range[RTM_MODEL_EPSILON][1] == epsilon_max);
+  assert_true(isnan(model.range[RTM_MODEL_DELTA][0]) && isnan(model.range[RTM_MODEL_PHI][1]));
 
   /* local plane 2 is global plane 7: the message says iz 7 */
   const size_t bad = (2 * 6 + 3) * 7 + 4;
