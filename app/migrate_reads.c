@@ -28,7 +28,8 @@ static int prepare_gather(migrate_read_t *read) {
   RTM_TRY(rtm_observed_check(&run->cfg, &run->grid, run->dt_s, source, &gather));
   RTM_TRY(rtm_observed_at_modelling_dt(&run->cfg, rtm_migration_backend(run->migration), run->dt_s,
                                        &gather, &observed));
-  rtm_migration_prepare(run->migration, source, g->receivers_m, g->count, observed);
+  rtm_migration_prepare(run->migration, source, read->mute_velocity, g->receivers_m, g->count,
+                        observed);
   RTM_TRY(
       rtm_migration_receiver_side(run->migration, g->receivers_m, g->count, observed, &read->side));
 fail:
@@ -67,6 +68,10 @@ int rtm_migrate_read_ahead(migrate_run_t *run, int shot) {
   RTM_TRY(drop_read(run));
   read->run = run;
   read->shot = shot;
+  /* here, not in the job: vp at the source is a collective on z-slabs, and MPI is called
+   * from this thread alone (from the I/O thread it crashed a 6-rank run in MPI_Testall) */
+  read->mute_velocity =
+      rtm_migration_mute_velocity(run->migration, run->shots.source_m + 3 * (size_t)shot);
   RTM_TRY(rtm_io_worker_submit(run->worker, read_gather, read, &read->ticket));
 fail:
   return status;

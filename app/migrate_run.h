@@ -20,6 +20,7 @@ typedef struct {
   int shot;                 /* -1: none queued or held */
   long ticket;
   int status; /* the read's and the preparation's, once its job has run */
+  double mute_velocity;      /* rtm_migration_mute_velocity's, from the stepping thread */
   rtm_io_gather_t gather;    /* the job's while it runs */
   rtm_receiver_side_t *side; /* once the job has run and its status is RTM_OK */
 } migrate_read_t;

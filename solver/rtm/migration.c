@@ -801,14 +801,18 @@ double rtm_migration_velocity_at(const rtm_migration_t *m, const double position
   return v;
 }
 
-void rtm_migration_prepare(const rtm_migration_t *m, const double source_m[3],
+double rtm_migration_mute_velocity(const rtm_migration_t *m, const double source_m[3]) {
+  const rtm_config_t *cfg = &m->cfg;
+  if (!cfg->rtm.mute) return NAN;
+  return isnan(cfg->rtm.mute_velocity_m_s) ? rtm_migration_velocity_at(m, source_m)
+                                           : cfg->rtm.mute_velocity_m_s;
+}
+
+void rtm_migration_prepare(const rtm_migration_t *m, const double source_m[3], double velocity,
                            const double *receivers_m, int count, float *observed) {
   const rtm_config_t *cfg = &m->cfg;
   const double f = cfg->source.frequency_hz;
   if (cfg->rtm.mute) {
-    const double velocity = isnan(cfg->rtm.mute_velocity_m_s)
-                                ? rtm_migration_velocity_at(m, source_m)
-                                : cfg->rtm.mute_velocity_m_s;
     const double delay = isnan(cfg->source.delay_s) ? 1.2 / f : cfg->source.delay_s;
     const double taper = isnan(cfg->rtm.mute_taper_s) ? 1.5 / f : cfg->rtm.mute_taper_s;
     rtm_mute_direct(observed, count, m->steps + 1, m->source.dt_s, source_m, receivers_m, velocity,

@@ -117,8 +117,13 @@ int rtm_migration_gathers_read(rtm_migration_t *migration, float *gathers);
 double rtm_migration_dt(const rtm_migration_t *migration);
 int rtm_migration_steps(const rtm_migration_t *migration);
 int rtm_migration_imaging_step(const rtm_migration_t *migration);
-/* vp at a point (trilinear, as the source scaling uses it): the mute's auto velocity. */
+/* vp at a point (trilinear, as the source scaling uses it): the mute's auto velocity. On
+ * z-slabs a collective of the slab's ranks (every one calls it alike, from the thread that
+ * steps: MPI is called from that thread alone). */
 double rtm_migration_velocity_at(const rtm_migration_t *migration, const double position_m[3]);
+/* The direct-arrival mute's velocity for the shot at source_m: rtm.mute_velocity, or vp
+ * there (rtm_migration_velocity_at, a collective on z-slabs); NaN without rtm.mute. */
+double rtm_migration_mute_velocity(const rtm_migration_t *migration, const double source_m[3]);
 /* Every allocation of the run in one ledger (malloc'd; rtm_mem_ledger_release it): the
  * source side's and the receiver side's, labelled so, then the image and the snapshots. */
 int rtm_migration_memory(const rtm_migration_t *migration, rtm_mem_ledger_t *memory);
@@ -151,12 +156,14 @@ void rtm_migration_store_bytes(const rtm_migration_t *migration, size_t *estimat
                                int *on_device);
 
 /* The observed gather [count][steps + 1] at the modelling dt made ready for
- * back-propagation as the config says: the direct arrival muted (rtm.mute: velocity
- * rtm.mute_velocity or vp at the source, delay source.delay or 1.2 / source.frequency, taper
- * rtm.mute_taper or 1.5 / source.frequency), then the phase correction
- * (rtm.phase_correction). Host work alone, as rtm_migration_receiver_side. */
+ * back-propagation as the config says: the direct arrival muted (rtm.mute: at
+ * mute_velocity_m_s, rtm_migration_mute_velocity's, delay source.delay or 1.2 /
+ * source.frequency, taper rtm.mute_taper or 1.5 / source.frequency), then the phase
+ * correction (rtm.phase_correction). Host work alone, no MPI: any thread, as
+ * rtm_migration_receiver_side. */
 void rtm_migration_prepare(const rtm_migration_t *migration, const double source_m[3],
-                           const double *receivers_m, int count, float *observed);
+                           double mute_velocity_m_s, const double *receivers_m, int count,
+                           float *observed);
 
 /* ---- the observed data ---- */
 /* Shot `shot`'s gather as rtm.observed holds it: recorded from source_m by count receivers

@@ -94,6 +94,7 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
   for (int shot = 0; shot < s->shots.count; ++shot) {
     memcpy(observed, s->observed + shot * per_shot, per_shot * sizeof(float));
     rtm_migration_prepare(m, s->shots.source_m + 3 * (size_t)shot,
+                          rtm_migration_mute_velocity(m, s->shots.source_m + 3 * (size_t)shot),
                           s->receivers_m + 3 * (size_t)shot * s->receiver_count, s->receiver_count,
                           observed);
     assert_int_equal(rtm_migration_shot(m, s->shots.source_m + 3 * (size_t)shot,
