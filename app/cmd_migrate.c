@@ -321,14 +321,16 @@ static int migrate_shot(migrate_run_t *run, int shot, int next) {
   double start_s = rtm_wall_seconds();
   /* read, checked, resampled, warped and made the receiver side on the I/O thread while the
    * shot before propagated */
-  RTM_TRY(rtm_migrate_take_side(run, shot, &side));
+  status = rtm_migrate_take_side(run, shot, &side);
+  if (status == RTM_ERR_INPUT) run->refused_shot = shot;
+  RTM_TRY(status);
   if (next >= 0) RTM_TRY(rtm_migrate_read_ahead(run, next)); /* while this one propagates */
   const double read_s = rtm_wall_seconds() - start_s;
   run->read_s += read_s;
   char label[64];
   snprintf(label, sizeof label, "shot %d/%d", shot + 1, run->shots.count);
   rtm_progress_label(&run->progress, label);
-  RTM_TRY(rtm_migration_shot_side(run->migration, source, side, report_progress, run, &timing));
+  RTM_TRY(rtm_migration_shot_side(run->migration, source, &side, report_progress, run, &timing));
   run->total.forward_s += timing.forward_s;
   run->total.backward_s += timing.backward_s;
   run->total.imaging_s += timing.imaging_s;
@@ -472,6 +474,7 @@ int rtm_cmd_migrate(int argc, char **argv, rtm_mpi_t *mpi) {
   run->mpi = mpi;
   run->lock.fd = -1;
   run->read.shot = -1;
+  run->refused_shot = -1;
   RTM_TRY(rtm_io_outputs_create(&run->outputs));
   run->start_s = rtm_wall_seconds();
   run->last_save_s = run->start_s; /* rtm.resume_every counts from the run's start */
@@ -499,6 +502,7 @@ fail:
     (void)rtm_migrate_save_held(run); /* one rank: the shots ended since the last save */
     rtm_migrate_say_interrupted(run);
   }
+  if (status == RTM_ERR_INPUT && run) rtm_migrate_drop_refused_state(run);
   /* before the propagators' collective release */
   rtm_mpi_fail_fast(mpi, status); /* an abort runs rtm_app_remove_made first */
   rtm_mpi_on_abort(mpi, NULL, NULL); /* the run's record is freed below */

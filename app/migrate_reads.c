@@ -49,7 +49,7 @@ static int read_gather(void *context) {
   return RTM_OK;
 }
 
-/* The gather read ahead, if any, dropped (once its job has run: the job owns it till then;
+/* The side made ahead, if any, dropped (once its job has run: the job owns it till then;
  * with no thread left, it has). */
 static int drop_read(migrate_run_t *run) {
   migrate_read_t *read = &run->read;

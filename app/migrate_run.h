@@ -50,6 +50,7 @@ struct migrate_run {
   char resume_path[2 * RTM_CONFIG_PATH_MAX];
   int first_shot;     /* shots before it are in the resumed sums */
   int stopped;        /* --max-shots ended the run before the last shot */
+  int refused_shot;   /* a shot's gather refused as read (RTM_ERR_INPUT); -1: none */
   int shot_limit;     /* --max-shots: shots to migrate in this run; 0 = all */
   int saved_shots;    /* the shots OUTPUT.resume.h5 holds: the resumed ones, then each save's */
   double last_save_s; /* world rank 0: when the run began or last saved its state */
@@ -159,6 +160,11 @@ int rtm_migrate_settle_saves(migrate_run_t *run);
 int rtm_migrate_save_held(migrate_run_t *run);
 /* World rank 0, a run stopped by a signal: what OUTPUT.resume.h5 holds and what is lost. */
 void rtm_migrate_say_interrupted(const migrate_run_t *run);
+/* World rank 0, a later shot's gather refused as read (run->refused_shot): the state this
+ * run saved holds sums of the file as it is, which no repaired file matches (the resume
+ * refuses it), so it is removed and said; one resumed from an earlier run's is kept, and
+ * what to do is said. */
+void rtm_migrate_drop_refused_state(migrate_run_t *run);
 
 /* ---- migrate_reads.c ---- */
 /* A gather as the observed-data checks take it (rtm_migration.h). */
@@ -168,9 +174,11 @@ rtm_observed_gather_t rtm_migrate_observed_gather(int shot, const rtm_io_gather_
  * destroys it), from the I/O thread: read ahead when rtm_migrate_read_ahead queued it, else
  * queued now and waited for. */
 int rtm_migrate_take_side(migrate_run_t *run, int shot, rtm_receiver_side_t **side);
-/* Queues the reading of shot `shot`'s gather on the I/O thread. */
+/* Queues the reading of shot `shot`'s gather, and the making of its side, on the I/O thread;
+ * asks the mute's velocity first, here (a collective on z-slabs: the slab's ranks call it
+ * alike, from the stepping thread). */
 int rtm_migrate_read_ahead(migrate_run_t *run, int shot);
-/* A gather read ahead and not taken, released (the I/O thread done with it). */
+/* A side made ahead and not taken, released (the I/O thread done with it). */
 void rtm_migrate_release_reads(migrate_run_t *run);
 
 /* ---- migrate_output.c ---- */

@@ -726,6 +726,23 @@ fail:
   return status;
 }
 
+void rtm_migrate_drop_refused_state(migrate_run_t *run) {
+  if (run->refused_shot < 0 || !run->root) return;
+  (void)rtm_migrate_settle_saves(run); /* no save under way */
+  if (run->saved_shots <= 0 || access(run->resume_path, F_OK) != 0) return;
+  if (run->first_shot > 0) {
+    rtm_log_info("migrate: %s holds the sums of the first %d shots, read from rtm.observed as "
+                 "it is; once shot %d is repaired the file is another input, which that state "
+                 "does not resume: remove it and run again",
+                 run->resume_path, run->saved_shots, run->refused_shot);
+    return;
+  }
+  if (remove(run->resume_path) == 0)
+    rtm_log_info("migrate: removed %s, this run's sums of the first %d shots: once shot %d is "
+                 "repaired rtm.observed is another input, which they would not resume",
+                 run->resume_path, run->saved_shots, run->refused_shot);
+}
+
 /* A signal stopped the run within a shot, whose partial sums are not saved: what the last
  * save holds (a state resumed and not saved since holds the resumed shots). */
 void rtm_migrate_say_interrupted(const migrate_run_t *run) {

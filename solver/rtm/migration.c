@@ -600,12 +600,14 @@ fail:
 }
 
 int rtm_migration_shot_side(rtm_migration_t *m, const double source_m[3],
-                            const rtm_receiver_side_t *side, rtm_migration_progress_t progress,
+                            rtm_receiver_side_t **side, rtm_migration_progress_t progress,
                             void *progress_context, rtm_shot_timing_t *timing) {
   int status = RTM_OK;
   rtm_shot_timing_t t = {0.0, 0.0, 0.0, 0, 0.0};
   RTM_TRY(rtm_propagator_set_shot(&m->source, &m->cfg, source_m));
-  RTM_TRY(set_receiver_side(m, side));
+  RTM_TRY(set_receiver_side(m, *side));
+  rtm_receiver_side_destroy(*side); /* the backend holds its copy */
+  *side = NULL;
   double start_s = rtm_wall_seconds();
   RTM_TRY(forward_pass(m, progress, progress_context));
   t.forward_s = rtm_wall_seconds() - start_s;
@@ -625,8 +627,8 @@ int rtm_migration_shot(rtm_migration_t *m, const double source_m[3], const doubl
   rtm_receiver_side_t *side = NULL;
   int status = rtm_migration_receiver_side(m, receivers_m, count, observed, &side);
   if (status == RTM_OK)
-    status = rtm_migration_shot_side(m, source_m, side, progress, progress_context, timing);
-  rtm_receiver_side_destroy(side);
+    status = rtm_migration_shot_side(m, source_m, &side, progress, progress_context, timing);
+  rtm_receiver_side_destroy(side); /* NULL once handed over */
   return status;
 }
 

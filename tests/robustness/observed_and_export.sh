@@ -3,7 +3,8 @@
 #   - one NaN, or a 3e38, in /shots/1/traces/p of rtm.observed (HDF5, SEG-Y, one rank or two)
 #     is refused when migrate reads the shot (shot 1's samples while shot 0 propagates: the
 #     check before the first step reads every shot's headers and shot 0's samples), exit 2,
-#     naming the file, shot, receiver and sample, and no image is left;
+#     naming the file, shot, receiver and sample, and no image is left, nor a resume state
+#     saved after shot 0 (rtm.resume_every = 0);
 #   - a damaged SEG-Y file (empty, cut mid-trace) exits 2 as a damaged HDF5 file does;
 #   - a sample interval that is wrong (NaN, 0, negative, one the resampling cannot reach,
 #     SEG-Y headers that disagree) exits 2 naming the value(s);
@@ -111,6 +112,13 @@ if [ "$h5_ok" = 1 ]; then
     refused "$work/obs_$value.h5" "h5_$value" \
       "obs_$value\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45 \(from 0\) is $printed"
   done
+  # a state saved after shot 0 (rtm.resume_every = 0), then shot 1's NaN refused as read: the
+  # state, which no repaired file would resume, goes with the rest
+  expect 2 "obs_nan\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45 \(from 0\) is nan" \
+    "$rtm3d" migrate "$deck" "${survey[@]}" "${imaging[@]}" --set rtm.observed="$work/obs_nan.h5" \
+    --set output.name=h5_nan_saved --set rtm.resume_every=0
+  expect_no_output "$work/out" h5_nan_saved
+  no_image h5_nan_saved
   refused_on_two_ranks "$work/obs_nan.h5" mpi_h5 \
     "obs_nan\.h5: shot 1 \(/shots/1/traces/p\), receiver 3, sample 45 \(from 0\) is nan"
   # a position that is not a number compares false with any tolerance: refused all the same
