@@ -41,6 +41,7 @@ for deck in "${decks[@]}"; do
     grep -E "STAMP|done in|exit|shot [0-9]+/[0-9]+ in" "$out/stamps_${kind}_$n.log" > "$out/stamps_${kind}_$n.txt"
     rm "$out/stamps_${kind}_$n.log"
     row "migrate $kind, $n GPU(s)" "$(tail -1 "$out/stamps_${kind}_$n.txt")"
+    tail -1 "$out/stamps_${kind}_$n.txt" | grep -q ' exit 0$' || failed=1
   done
 done
 step "summary"
