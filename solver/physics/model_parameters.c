@@ -20,8 +20,9 @@ void rtm_model_release(rtm_model_t *model) {
   model->range_known = 0;
 }
 
-/* [min, max] of `values` over the cells, NaN for both where one is not finite. */
-static void value_range(const float *values, size_t cells, double range[2]) {
+/* [min, max] of `values` over the cells, NaN for both where one is not finite (then 1 is
+ * returned; 0 otherwise). */
+static int value_range(const float *values, size_t cells, double range[2]) {
   float lo = INFINITY, hi = -INFINITY;
   int bad = 0;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) reduction(| : bad)
@@ -34,8 +35,9 @@ static void value_range(const float *values, size_t cells, double range[2]) {
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
   }
-  range[0] = bad || cells == 0 ? NAN : lo;
-  range[1] = bad || cells == 0 ? NAN : hi;
+  range[0] = bad ? NAN : lo;
+  range[1] = bad ? NAN : hi;
+  return bad;
 }
 
 int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
@@ -46,7 +48,7 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
     return RTM_ERR_INTERNAL;
   }
   /* over the threads first; a bad cell, rare, is then found in order for its message */
-  float vp_lo = INFINITY, vp_hi = 0.0f, epsilon_hi = -INFINITY;
+  float vp_lo = INFINITY, vp_hi = 0.0f;
   int bad_vp = 0, bad_epsilon = 0;
   const float *vp = model->vp, *epsilon = model->epsilon;
 #pragma omp parallel for schedule(static) reduction(min                                            \
@@ -63,16 +65,13 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
     vp_lo = v < vp_lo ? v : vp_lo;
     vp_hi = v > vp_hi ? v : vp_hi;
   }
-  if (epsilon) {
-#pragma omp parallel for schedule(static) reduction(max : epsilon_hi) reduction(| : bad_epsilon)
-    for (size_t i = 0; i < cells; ++i) {
-      if (!isfinite(epsilon[i])) {
-        bad_epsilon = 1;
-        continue;
-      }
-      epsilon_hi = epsilon[i] > epsilon_hi ? epsilon[i] : epsilon_hi;
-    }
-  }
+  /* the anisotropy parameters' ranges, which rtm_anisotropy_check reads; epsilon's max too */
+  const float *parameters[4] = {model->epsilon, model->delta, model->theta_deg, model->phi_deg};
+  for (int k = 0; k < 4; ++k)
+    if (parameters[k])
+      bad_epsilon |= value_range(parameters[k], cells, model->range[k]) && k == RTM_MODEL_EPSILON;
+    else
+      model->range[k][0] = model->range[k][1] = NAN;
   for (size_t i = 0; bad_vp && i < cells; ++i)
     if (!(vp[i] > 0.0f) || !isfinite(vp[i])) {
       rtm_log_error("model vp = %g m/s at cell (ix %zu, iy %zu, iz %zu): velocity must be "
@@ -86,16 +85,9 @@ int rtm_model_update_range(rtm_model_t *model, const rtm_grid_t *grid) {
                     i % nx, i / nx % ny, i / (nx * ny) + (size_t)grid->z_offset);
       return RTM_ERR_INPUT;
     }
-  const double vp_min = vp_lo, vp_max = vp_hi, epsilon_max = epsilon ? epsilon_hi : 0.0;
-  model->vp_min = vp_min;
-  model->vp_max = vp_max;
-  model->epsilon_max = epsilon_max;
-  const float *parameters[4] = {model->epsilon, model->delta, model->theta_deg, model->phi_deg};
-  for (int k = 0; k < 4; ++k)
-    if (parameters[k])
-      value_range(parameters[k], cells, model->range[k]);
-    else
-      model->range[k][0] = model->range[k][1] = NAN;
+  model->vp_min = vp_lo;
+  model->vp_max = vp_hi;
+  model->epsilon_max = epsilon ? model->range[RTM_MODEL_EPSILON][1] : 0.0;
   model->range_known = 1;
   return RTM_OK;
 }
