@@ -132,7 +132,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"rtm", "cip_x_step", RTM_CFG_INT, FIELD(rtm.cip_x_step), "16", 1, 1000000, NULL, "migrate, offset_lags > 0: cells between the gathers' common-image-point lines along x, centred in the non-absorbing interior (at least one line)"},
     {"rtm", "cip_y_step", RTM_CFG_INT, FIELD(rtm.cip_y_step), "16", 1, 1000000, NULL, "migrate, offset_lags > 0: cells between the gathers' common-image-point lines along y, centred in the non-absorbing interior (at least one line)"},
     {"rtm", "angles", RTM_CFG_INT, FIELD(rtm.angles), "31", 2, 1000, NULL, "migrate, offset_lags > 0: incidence angles of the angle gathers /gathers/angle [ncip][angles][nz], evenly from 0 to rtm.angle_max, made from each CIP's offset gather at hy = 0 through the (kz, kh) domain and divided by the illumination as the image is"},
-    {"rtm", "angle_max", RTM_CFG_DOUBLE, FIELD(rtm.angle_max_deg), "60", 0, 89, NULL, "migrate, offset_lags > 0: the angle gathers' largest incidence angle, degrees"},
+    {"rtm", "angle_max", RTM_CFG_DOUBLE, FIELD(rtm.angle_max_deg), "60", 1, 89, NULL, "migrate, offset_lags > 0: the angle gathers' largest incidence angle, degrees (1 .. 89)"},
 
     {"bench", "warmup", RTM_CFG_INT, FIELD(bench.warmup_steps), "10", 0, HUGE_VAL, NULL, "untimed steps before measuring"},
     {"bench", "steps", RTM_CFG_INT, FIELD(bench.steps), "50", 1, HUGE_VAL, NULL, "timed steps"},

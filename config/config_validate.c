@@ -394,6 +394,43 @@ static void check_gathers(checker_t *check, const rtm_config_t *cfg) {
   }
 }
 
+/* Schema row `key` of section `section` (NULL when there is none). */
+static const rtm_cfg_entry_t *schema_row(const char *section, const char *key) {
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row)
+    if (strcmp(row->section, section) == 0 && strcmp(row->key, key) == 0) return row;
+  return NULL;
+}
+
+/* Whether an int or double key of cfg holds other than its default. */
+static int set_away_from_default(const rtm_config_t *cfg, const rtm_cfg_entry_t *row) {
+  const void *at = (const char *)cfg + row->offset;
+  if (row->type == RTM_CFG_INT) return *(const int *)at != atoi(row->default_text);
+  if (row->type == RTM_CFG_DOUBLE) return *(const double *)at != strtod(row->default_text, NULL);
+  return 0;
+}
+
+/* rtm keys that do nothing in this deck, set away from their defaults: zfp's rate beside
+ * other snapshot precisions, the gathers' keys without gathers. */
+static void warn_rtm_ignored(checker_t *check, const rtm_config_t *cfg) {
+  static const char *const gather_keys[] = {"cip_x_step", "cip_y_step", "angles", "angle_max"};
+  const rtm_cfg_entry_t *rate = schema_row("rtm", "snapshot_rate");
+  if (cfg->rtm.snapshot_precision != RTM_PRECISION_ZFP && rate && set_away_from_default(cfg, rate))
+    rtm_log_warning("%s: rtm.snapshot_rate = %d is ignored: it is the bits a value of "
+                    "rtm.snapshot_precision = zfp, and the precision is %s",
+                    check->where, cfg->rtm.snapshot_rate,
+                    rtm_precision_name(cfg->rtm.snapshot_precision));
+  if (cfg->rtm.offset_lags > 0) return;
+  for (size_t k = 0; k < sizeof gather_keys / sizeof gather_keys[0]; ++k) {
+    const rtm_cfg_entry_t *row = schema_row("rtm", gather_keys[k]);
+    if (!row || !set_away_from_default(cfg, row)) continue;
+    const void *at = (const char *)cfg + row->offset;
+    const double value = row->type == RTM_CFG_INT ? *(const int *)at : *(const double *)at;
+    rtm_log_warning("%s: rtm.%s = %g is ignored: it shapes the common-image gathers, and "
+                    "rtm.offset_lags = 0 takes none",
+                    check->where, gather_keys[k], value);
+  }
+}
+
 int rtm_config_validate(const rtm_config_t *cfg) {
   checker_t check = {cfg->path[0] ? cfg->path : "configuration", 0};
   const int plane = cfg->receivers.layout == RTM_RECEIVERS_PLANE;
@@ -422,6 +459,7 @@ int rtm_config_validate(const rtm_config_t *cfg) {
     if (!isnan(dt)) check_timing(&check, cfg, dt);
   }
   warn_constants_ignored(&check, cfg);
+  warn_rtm_ignored(&check, cfg);
 
   /* off runs the z-slabs on ghost planes that never change: every result is wrong */
   if (cfg->mpi.exchange == RTM_EXCHANGE_OFF)

@@ -164,8 +164,11 @@ int rtm_io_read_gathers_info(const char *path, const char *dataset, rtm_io_gathe
     double angle_max = 0.0;
     RTM_TRY(required_attribute(set, context, dataset, "angle_max_deg", 1, "degrees", &angle_max));
     if (dims[1] < 1 || dims[1] > 100000 || !(angle_max > 0.0 && angle_max < 90.0))
-      RTM_FAIL(RTM_ERR_INPUT, "%s: %s holds %llu angles to %g degrees", context, dataset,
-               (unsigned long long)dims[1], angle_max);
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: %s holds %llu angles to %g degrees (attribute angle_max_deg): an angle "
+               "panel needs 1 to 100000 angles up to a largest angle between 0 and 90 "
+               "degrees, not included (migrate's rtm.angle_max: 1 to 89)",
+               context, dataset, (unsigned long long)dims[1], angle_max);
     info->columns = (int)dims[1];
     info->column_step = info->columns > 1 ? angle_max / (info->columns - 1) : 1.0;
   } else {

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <hdf5.h>
@@ -114,7 +115,8 @@ static int teardown(void **state) {
                          DIR "/vp.png",
                          DIR "/gathers.h5",
                          DIR "/gathers.png",
-                         DIR "/gathers.gathers_offset.png"};
+                         DIR "/gathers.gathers_offset.png",
+                         DIR "/flat.h5"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i)
     remove(files[i]);
   remove(DIR);
@@ -777,6 +779,20 @@ static void test_plot_offset_gathers(void **state) {
     assert_true(contains(r.err, refused[k].said));
     release(&r);
   }
+  /* angles up to 0 degrees (all of them 0): refused, saying what an angle panel needs */
+  const rtm_io_angle_gathers_t flat = {CIPS, 4, NZ, 0.0, 10.0, 0.0, 1};
+  assert_int_equal(rtm_output_create(DIR "/flat.h5", &grid, &info, &output), RTM_OK);
+  assert_int_equal(rtm_output_write_angle_gathers(output, &flat, angle), RTM_OK);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+  const char *flat_plot[] = {
+      "plot", DIR "/flat.h5", "/gathers/angle", "--raw", "-o", DIR "/flat.png", NULL};
+  r = run_rtm3d(flat_plot);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "holds 4 angles to 0 degrees (attribute angle_max_deg): an angle "
+                              "panel needs 1 to 100000 angles up to a largest angle between 0 "
+                              "and 90 degrees"));
+  release(&r);
+  assert_int_equal(access(DIR "/flat.png", F_OK), -1);
 }
 
 static void test_plot_refuses_out_of_range(void **state) {

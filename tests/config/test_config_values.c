@@ -367,6 +367,9 @@ static void test_set_errors(void **state) {
       {"grid.dx=1e999", "--set grid.dx=1e999: not a finite number"},
       {"rtm.resume_every=-1",
        "--set rtm.resume_every=-1: out of range; expected a finite number >= 0"},
+      /* angles evenly from 0 to a largest of 0 would all be 0 degrees */
+      {"rtm.angle_max=0",
+       "--set rtm.angle_max=0: out of range; expected a finite number in [1, 89]"},
       {"grid.nxx=4", "--set grid.nxx=4: unknown key grid.nxx (did you mean grid.nx?)"},
       {"gird.nx=4", "--set gird.nx=4: unknown section and key gird.nx (did you mean grid.nx?)"},
       {"survey.count=4",
@@ -596,6 +599,24 @@ static void test_validate_shots(void **state) {
                                 "shots.layout = grid (shots.layout = single)");
   assert_contains(capture.text, "warning: deck.ini: shots.file is ignored unless shots.layout "
                                 "= file");
+  /* rtm keys that do nothing in the deck: zfp's rate beside fp32 snapshots, the gathers'
+   * shape without gathers; none of it once the keys are in use */
+  const char *const rtm_ignored[] = {"rtm.snapshot_rate=4", "rtm.cip_x_step=8", "rtm.angle_max=30",
+                                     NULL};
+  assert_int_equal(validate_with(&capture, rtm_ignored), RTM_OK);
+  assert_contains(capture.text, "warning: deck.ini: rtm.snapshot_rate = 4 is ignored: it is the "
+                                "bits a value of rtm.snapshot_precision = zfp, and the precision "
+                                "is fp32");
+  assert_contains(capture.text, "warning: deck.ini: rtm.cip_x_step = 8 is ignored: it shapes the "
+                                "common-image gathers, and rtm.offset_lags = 0 takes none");
+  assert_contains(capture.text, "rtm.angle_max = 30 is ignored");
+  if (strstr(capture.text, "cip_y_step") || strstr(capture.text, "rtm.angles"))
+    fail_msg("keys at their defaults are not named: %s", capture.text);
+  const char *const rtm_used[] = {"rtm.snapshot_precision=zfp", "rtm.snapshot_rate=4",
+                                  "rtm.offset_lags=4",          "rtm.cip_x_step=8",
+                                  "rtm.angle_max=30",           NULL};
+  assert_int_equal(validate_with(&capture, rtm_used), RTM_OK);
+  if (strstr(capture.text, "ignored")) fail_msg("keys in use named ignored: %s", capture.text);
   const char *const source_ignored[] = {"shots.layout=file", "shots.file=s.txt", "source.x=50",
                                         "source.z=60", NULL};
   assert_int_equal(validate_with(&capture, source_ignored), RTM_OK);
