@@ -169,8 +169,10 @@ static int write_plain(const plot_args_t *a, const gathers_plot_t *g, const char
   }
   char shown[4 * 2048 + 1];
   rtm_escape_text(out, shown, sizeof shown);
-  printf("wrote %s (%d x %d, %d CIPs of %d %s, a blank column between)\n", shown, width, nz,
-         g->count, g->info.angle ? nh : g->info.lags, g->info.angle ? "angles" : "lags each side");
+  printf("wrote %s (%d x %d, %d CIP%s of %d %s%s)\n", shown, width, nz, g->count,
+         g->count == 1 ? "" : "s", g->info.angle ? nh : g->info.lags,
+         g->info.angle ? "angles" : "lags each side",
+         g->count == 1 ? "" : ", a blank column between");
 fail:
   free(image);
   return status;

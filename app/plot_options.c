@@ -120,9 +120,21 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
   a->at[0] = a->at[1] = a->at[2] = -1;
   a->size[0] = RTM_FIGURE_WIDTH;
   a->size[1] = RTM_FIGURE_HEIGHT;
+  /* the options that take a value, each given once: a second would silently win */
+  static const char *const once[] = {"--index", "--slice", "--clip", "--gain",
+                                     "--at",    "--size",  "-o",     "--output"};
+  const char *given[sizeof once / sizeof once[0]] = {NULL};
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    for (size_t k = 0; k < sizeof once / sizeof once[0]; ++k) {
+      if (strcmp(arg, once[k]) != 0) continue;
+      const size_t slot = k == 7 ? 6 : k; /* --output is -o */
+      if (given[slot])
+        RTM_FAIL(RTM_ERR_USAGE, "plot: %s is given twice ('%s', then '%s'): give it once", arg,
+                 given[slot], next ? next : "");
+      given[slot] = next ? next : "";
+    }
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
       *help = 1;
       return RTM_OK;

@@ -753,7 +753,7 @@ static void test_plot_offset_gathers(void **state) {
                              "-o",
                              DIR "/gathers.png",
                              NULL};
-  plotted(angle_one, "1 CIPs of 4 angles", DIR "/gathers.png", &image);
+  plotted(angle_one, "1 CIP of 4 angles)", DIR "/gathers.png", &image);
   assert_int_equal(image.width, 4);
   assert_true(test_png_is(&image, 2, 3, 255, 0, 0));
   free(image.rgb);
@@ -772,6 +772,9 @@ static void test_plot_offset_gathers(void **state) {
        "--wiggle does not apply to /gathers/offset"},
       {{"plot", DIR "/gathers.h5", "/gathers/offset", "--slice", "z=1", NULL},
        "--slice does not apply"},
+      /* a second value would have won silently (probe of 2026-11-29) */
+      {{"plot", DIR "/gathers.h5", "/gathers/offset", "--index", "1", "--index", "2", NULL},
+       "plot: --index is given twice ('1', then '2'): give it once"},
   };
   for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k) {
     r = run_rtm3d(refused[k].args);
