@@ -129,7 +129,7 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
     for (size_t k = 0; k < sizeof once / sizeof once[0]; ++k) {
       if (strcmp(arg, once[k]) != 0) continue;
-      const size_t slot = k == 7 ? 6 : k; /* --output is -o */
+      const size_t slot = strcmp(arg, "--output") == 0 ? 6 : k; /* --output is -o, once[6] */
       if (given[slot])
         RTM_FAIL(RTM_ERR_USAGE, "plot: %s is given twice ('%s', then '%s'): give it once", arg,
                  given[slot], next ? next : "");

@@ -409,16 +409,28 @@ static int set_away_from_default(const rtm_config_t *cfg, const rtm_cfg_entry_t 
   return 0;
 }
 
-/* rtm keys that do nothing in this deck, set away from their defaults: zfp's rate beside
- * other snapshot precisions, the gathers' keys without gathers. */
+/* rtm keys that do nothing in this deck, set away from their defaults: zfp's rate where
+ * no snapshot is coded (auto may fall back to zfp snapshots at the rate, snapshots in zfp
+ * code them; nothing else does), the gathers' keys without gathers. */
 static void warn_rtm_ignored(checker_t *check, const rtm_config_t *cfg) {
   static const char *const gather_keys[] = {"cip_x_step", "cip_y_step", "angles", "angle_max"};
   const rtm_cfg_entry_t *rate = schema_row("rtm", "snapshot_rate");
-  if (cfg->rtm.snapshot_precision != RTM_PRECISION_ZFP && rate && set_away_from_default(cfg, rate))
-    rtm_log_warning("%s: rtm.snapshot_rate = %d is ignored: it is the bits a value of "
-                    "rtm.snapshot_precision = zfp, and the precision is %s",
-                    check->where, cfg->rtm.snapshot_rate,
-                    rtm_precision_name(cfg->rtm.snapshot_precision));
+  const rtm_reconstruction_t way = cfg->rtm.reconstruction;
+  const int coded =
+      way == RTM_RECONSTRUCT_AUTO ||
+      (way == RTM_RECONSTRUCT_SNAPSHOTS && cfg->rtm.snapshot_precision == RTM_PRECISION_ZFP);
+  if (!coded && rate && set_away_from_default(cfg, rate)) {
+    if (way == RTM_RECONSTRUCT_SNAPSHOTS)
+      rtm_log_warning("%s: rtm.snapshot_rate = %d is ignored: it is zfp's bits a value, and "
+                      "rtm.snapshot_precision = %s",
+                      check->where, cfg->rtm.snapshot_rate,
+                      rtm_precision_name(cfg->rtm.snapshot_precision));
+    else
+      rtm_log_warning("%s: rtm.snapshot_rate = %d is ignored: rtm.reconstruction = %s keeps no "
+                      "snapshots",
+                      check->where, cfg->rtm.snapshot_rate,
+                      way == RTM_RECONSTRUCT_BOUNDARY ? "boundary" : "checkpoint");
+  }
   if (cfg->rtm.offset_lags > 0) return;
   for (size_t k = 0; k < sizeof gather_keys / sizeof gather_keys[0]; ++k) {
     const rtm_cfg_entry_t *row = schema_row("rtm", gather_keys[k]);

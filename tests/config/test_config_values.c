@@ -599,24 +599,6 @@ static void test_validate_shots(void **state) {
                                 "shots.layout = grid (shots.layout = single)");
   assert_contains(capture.text, "warning: deck.ini: shots.file is ignored unless shots.layout "
                                 "= file");
-  /* rtm keys that do nothing in the deck: zfp's rate beside fp32 snapshots, the gathers'
-   * shape without gathers; none of it once the keys are in use */
-  const char *const rtm_ignored[] = {"rtm.snapshot_rate=4", "rtm.cip_x_step=8", "rtm.angle_max=30",
-                                     NULL};
-  assert_int_equal(validate_with(&capture, rtm_ignored), RTM_OK);
-  assert_contains(capture.text, "warning: deck.ini: rtm.snapshot_rate = 4 is ignored: it is the "
-                                "bits a value of rtm.snapshot_precision = zfp, and the precision "
-                                "is fp32");
-  assert_contains(capture.text, "warning: deck.ini: rtm.cip_x_step = 8 is ignored: it shapes the "
-                                "common-image gathers, and rtm.offset_lags = 0 takes none");
-  assert_contains(capture.text, "rtm.angle_max = 30 is ignored");
-  if (strstr(capture.text, "cip_y_step") || strstr(capture.text, "rtm.angles"))
-    fail_msg("keys at their defaults are not named: %s", capture.text);
-  const char *const rtm_used[] = {"rtm.snapshot_precision=zfp", "rtm.snapshot_rate=4",
-                                  "rtm.offset_lags=4",          "rtm.cip_x_step=8",
-                                  "rtm.angle_max=30",           NULL};
-  assert_int_equal(validate_with(&capture, rtm_used), RTM_OK);
-  if (strstr(capture.text, "ignored")) fail_msg("keys in use named ignored: %s", capture.text);
   const char *const source_ignored[] = {"shots.layout=file", "shots.file=s.txt", "source.x=50",
                                         "source.z=60", NULL};
   assert_int_equal(validate_with(&capture, source_ignored), RTM_OK);
@@ -637,6 +619,39 @@ static void test_validate_shots(void **state) {
   assert_int_equal(validate_with(&capture, too_many), RTM_ERR_CONFIG);
   assert_contains(capture.text, "receivers.x_count x receivers.y_count = 100000 x 100000: too "
                                 "many receivers");
+}
+
+/* rtm keys that do nothing in the deck are named, set away from their defaults: zfp's rate
+ * where no snapshot is coded, the gathers' shape without gathers; not under auto (which may
+ * fall back to zfp snapshots at the rate), nor once the keys are in use. */
+static void test_validate_ignored_rtm_keys(void **state) {
+  (void)state;
+  capture_t capture;
+  const char *const fp32_snapshots[] = {"rtm.reconstruction=snapshots", "rtm.snapshot_rate=4",
+                                        "rtm.cip_x_step=8", "rtm.angle_max=30", NULL};
+  assert_int_equal(validate_with(&capture, fp32_snapshots), RTM_OK);
+  assert_contains(capture.text, "warning: deck.ini: rtm.snapshot_rate = 4 is ignored: it is "
+                                "zfp's bits a value, and rtm.snapshot_precision = fp32");
+  assert_contains(capture.text, "warning: deck.ini: rtm.cip_x_step = 8 is ignored: it shapes the "
+                                "common-image gathers, and rtm.offset_lags = 0 takes none");
+  assert_contains(capture.text, "rtm.angle_max = 30 is ignored");
+  if (strstr(capture.text, "cip_y_step") || strstr(capture.text, "rtm.angles"))
+    fail_msg("keys at their defaults are not named: %s", capture.text);
+  const char *const boundary[] = {"rtm.reconstruction=boundary", "rtm.snapshot_rate=4", NULL};
+  assert_int_equal(validate_with(&capture, boundary), RTM_OK);
+  assert_contains(capture.text, "rtm.snapshot_rate = 4 is ignored: rtm.reconstruction = "
+                                "boundary keeps no snapshots");
+  const char *const in_use[][6] = {
+      {"rtm.snapshot_rate=4", NULL}, /* auto: zfp at 4 bits when fp32 and fp16 do not fit */
+      {"rtm.reconstruction=snapshots", "rtm.snapshot_precision=zfp", "rtm.snapshot_rate=4",
+       "rtm.offset_lags=4", "rtm.cip_x_step=8", "rtm.angle_max=30"}};
+  for (size_t k = 0; k < sizeof in_use / sizeof in_use[0]; ++k) {
+    const char *deck[7] = {NULL};
+    for (int j = 0; j < 6 && in_use[k][j]; ++j)
+      deck[j] = in_use[k][j];
+    assert_int_equal(validate_with(&capture, deck), RTM_OK);
+    if (strstr(capture.text, "ignored")) fail_msg("keys in use named ignored: %s", capture.text);
+  }
 }
 
 /* What rtm_config_print_schema writes for these sections at this width, NUL-terminated
@@ -776,9 +791,9 @@ RTM_TEST_MAIN(cmocka_unit_test(test_schema_is_consistent),
               cmocka_unit_test_setup_teardown(test_set_lands_in_run_fields, set_every_key,
                                               free_state),
               cmocka_unit_test(test_set_forms), cmocka_unit_test(test_drop_pacing),
-              cmocka_unit_test(test_set_errors),
-              cmocka_unit_test(test_auto_values), cmocka_unit_test(test_strategy_for),
-              cmocka_unit_test(test_validate), cmocka_unit_test(test_validate_shots),
-              cmocka_unit_test(test_print_schema),
+              cmocka_unit_test(test_set_errors), cmocka_unit_test(test_auto_values),
+              cmocka_unit_test(test_strategy_for), cmocka_unit_test(test_validate),
+              cmocka_unit_test(test_validate_shots),
+              cmocka_unit_test(test_validate_ignored_rtm_keys), cmocka_unit_test(test_print_schema),
               cmocka_unit_test(test_print_schema_sections),
               cmocka_unit_test(test_schema_help_texts))
