@@ -34,13 +34,20 @@ int rtm_cmd_plot_scaling(int argc, char **argv) {
   FILE *f = NULL;
   rtm_scaling_t *s = calloc(1, sizeof *s);
   if (!s) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
+  int sized = 0;
   for (int i = 1; i < argc; ++i) {
+    /* each option once, as plot's others: a second would silently win */
+    if ((strcmp(argv[i], "--scaling") == 0 && csv) ||
+        ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && out) ||
+        (strcmp(argv[i], "--size") == 0 && sized))
+      RTM_FAIL(RTM_ERR_USAGE, "plot --scaling: %s is given twice: give it once", argv[i]);
     if (strcmp(argv[i], "--scaling") == 0 && i + 1 < argc) {
       csv = argv[++i];
     } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
       out = argv[++i];
     } else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
       RTM_TRY(rtm_plot_parse_size(argv[++i], size));
+      sized = 1;
     } else {
       RTM_FAIL(RTM_ERR_USAGE,
                "plot --scaling: unexpected '%s' (rtm3d plot --scaling FILE.csv [-o OUT.png] "

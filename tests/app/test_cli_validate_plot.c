@@ -660,6 +660,12 @@ static void test_plot_figures(void **state) {
   assert_int_equal(r.exit_code, 2);
   assert_true(contains(r.err, "bad.csv:1: needs the columns mode, ranks and efficiency"));
   release(&r);
+  const char *twice[] = {"plot",       "--scaling", DIR "/scaling.csv", "-o",
+                         DIR "/a.png", "-o",        DIR "/b.png",       NULL};
+  r = run_rtm3d(twice);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "plot --scaling: -o is given twice: give it once"));
+  release(&r);
   /* a model's colours span its range: one fast cell in the slice's 72 is the top of the bar;
    * a percentile clip (--clip 95) would leave it out */
   float *vp = malloc(volume * sizeof *vp);
