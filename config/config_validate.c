@@ -515,10 +515,14 @@ int rtm_config_validate(const rtm_config_t *cfg) {
     check_error(&check, "output.dir is empty: give a directory (\".\" for the current one)");
 
   /* The grid is always the deck's (a model file must match it), so positions can be
-   * checked here, before anything is read. */
-  check_inside(&check, cfg, "source.x", 0, cfg->source.position_m[0]);
-  check_inside(&check, cfg, "source.y", 1, cfg->source.position_m[1]);
-  check_inside(&check, cfg, "source.z", 2, cfg->source.position_m[2]);
+   * checked here, before anything is read; not the source's coordinates a shot layout
+   * ignores (check_shots names them: x and y under grid, all three under file). */
+  static const char *const source_keys[3] = {"source.x", "source.y", "source.z"};
+  const int source_ignored = cfg->shots.layout == RTM_SHOTS_GRID   ? 2
+                             : cfg->shots.layout == RTM_SHOTS_FILE ? 3
+                                                                   : 0;
+  for (int a = source_ignored; a < 3; ++a)
+    check_inside(&check, cfg, source_keys[a], a, cfg->source.position_m[a]);
   if (plane) {
     check_inside(&check, cfg, "receivers.z", 2, cfg->receivers.z_m);
     check_inside(&check, cfg, "receivers.x_first", 0, cfg->receivers.x_first_m);

@@ -80,7 +80,9 @@ typedef struct {
 int rtm_shots_init(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t *shots);
 void rtm_shots_release(rtm_shots_t *shots);
 
-/* Source position with "auto" coordinates resolved to the centre of the volume. */
+/* Source position with "auto" coordinates resolved to the centre of the volume, and so the
+ * coordinates the shot layout places itself (x and y under grid, all three under file: the
+ * deck's source.x there is ignored, and need not lie inside a smaller grid). */
 void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]);
 
 /* Receiver positions [count][3] (malloc'd) from receivers.layout: a plane (autos resolved:

@@ -604,6 +604,15 @@ static void test_validate_shots(void **state) {
   assert_int_equal(validate_with(&capture, source_ignored), RTM_OK);
   assert_contains(capture.text, "source.x is ignored by shots.layout = file");
   assert_contains(capture.text, "source.z is ignored by shots.layout = file");
+  /* an ignored coordinate is not checked against the volume (a deck's source left where a
+   * larger grid had it); the depth the grid layout takes still is */
+  const char *const outside_ignored[] = {"shots.layout=grid", "source.x=5000", "source.y=-5", NULL};
+  assert_int_equal(validate_with(&capture, outside_ignored), RTM_OK);
+  assert_contains(capture.text, "source.x is ignored by shots.layout = grid");
+  if (strstr(capture.text, "lies outside")) fail_msg("an ignored source.x checked");
+  const char *const depth_outside[] = {"shots.layout=grid", "source.z=5000", NULL};
+  assert_int_equal(validate_with(&capture, depth_outside), RTM_ERR_CONFIG);
+  assert_contains(capture.text, "deck.ini: source.z = 5000 m lies outside the volume");
 
   /* patch: x_first is an offset (-500 m is no position), the depth is one */
   const char *const patch[] = {"receivers.layout=patch", "receivers.x_first=-500",
