@@ -2,14 +2,16 @@
 # run/survey.sh DECK [--set section.key=value ...] - the time to image of a survey against its
 # floor: models the deck's shots (recording the gathers), then migrates them on each rank
 # count of NP, one shot group a rank, and prints each migration's wall time beside its floor,
-# two propagations a shot (twice the model run's `propagate` seconds, divided among the shot
-# groups), with the migration's phases, its speed-up over the first count, and how far its
-# image lies from the first count's (rtm3d validate; bars: 1e-6 relative L2).
+# two propagations a shot of the busiest shot group (twice the model run's `propagate`
+# seconds, times ceil(shots / groups) / shots), with the migration's phases, its speed-up over
+# the first count, and how far its image lies from the first count's (rtm3d validate; bar:
+# 1e-6 relative L2; past it, or a failed run, the script exits 1).
 #
 # Environment:
 #   RTM3D     the binary (default build/app/rtm3d)
 #   OUT       the folder for the runs' files (default out/survey)
-#   NP        rank counts for the migrations, e.g. "1 2 4" (default 1; mpirun when > 1)
+#   NP        rank counts for the migrations, each once, e.g. "1 2 4" (default 1; mpirun
+#             when > 1)
 #   OBSERVED  an earlier model run's file: skip the modelling and take its gathers and its
 #             propagate seconds (for an A/B of two builds on the same gathers)
 # The deck sets the shots (shots.layout = grid ...); --set arguments go to every run.
@@ -18,7 +20,7 @@
 #     --set shots.layout=grid --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200
 set -euo pipefail
 if [ $# -lt 1 ] || [ "$1" = --help ] || [ "$1" = -h ]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
   [ $# -ge 1 ] && exit 0 || exit 2
 fi
 deck="$1"
@@ -29,16 +31,39 @@ np="${NP:-1}"
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}" # NVLink multicast off on shared hosts
 [ -x "$rtm3d" ] || { echo "survey.sh: no rtm3d at $rtm3d (set RTM3D)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "survey.sh: needs python3 (reads the run reports)" >&2; exit 2; }
+# NP: rank counts, each a positive integer and each once (every count's image is compared
+# with the first count's, under its own name)
+[ -n "${np// /}" ] || { echo "survey.sh: NP is empty: give rank counts, e.g. NP=\"1 2\"" >&2; exit 2; }
+seen=" "
+for ranks in $np; do
+  [[ "$ranks" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "survey.sh: NP=\"$np\": '$ranks' is not a rank count (a positive integer)" >&2; exit 2; }
+  [[ "$seen" == *" $ranks "* ]] &&
+    { echo "survey.sh: NP=\"$np\": $ranks is given twice; give each count once" >&2; exit 2; }
+  seen+="$ranks "
+done
+observed="${OBSERVED:-}"
+if [ -n "$observed" ]; then
+  [ -f "$observed" ] || { echo "survey.sh: OBSERVED=$observed: no such file" >&2; exit 2; }
+  [ -f "${observed%.h5}.json" ] || {
+    echo "survey.sh: OBSERVED=$observed: no run report ${observed%.h5}.json beside it (the" \
+      "floor is its model run's propagate seconds)" >&2
+    exit 2
+  }
+fi
 mkdir -p "$out"
 seconds() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['timings_s'][sys.argv[2]])" "$@"; }
+# the model run's shot count (a one-shot run's report has no "shots")
+shots() { python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('shots', {}).get('count', 1))" "$@"; }
 
-observed="${OBSERVED:-}"
 if [ -z "$observed" ]; then
   "$rtm3d" model "$deck" "$@" --quiet --force --set output.dir="$out" \
     --set output.name=survey_observed
   observed="$out/survey_observed.h5"
 fi
 propagate="$(seconds "${observed%.h5}.json" propagate)"
+shot_count="$(shots "${observed%.h5}.json")"
+failed=0
 
 first_wall=""
 for ranks in $np; do
@@ -54,13 +79,16 @@ for ranks in $np; do
   "${launch[@]}" migrate "$deck" "$@" "${groups[@]}" --quiet --force --set output.dir="$out" \
     --set output.name="$name" --set rtm.observed="$observed"
   end=$(date +%s.%N)
-  python3 - "$out/$name.json" "$propagate" "$begin" "$end" "$ranks" "$first_wall" <<'PY'
-import json, sys
-report, propagate, begin, end, ranks = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+  python3 - "$out/$name.json" "$propagate" "$begin" "$end" "$ranks" "$shot_count" \
+    "$first_wall" <<'PY'
+import json, math, sys
+report, propagate, begin, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+ranks, shots = int(sys.argv[5]), int(sys.argv[6])
 t = json.load(open(report))["timings_s"]
 wall = end - begin
-floor = 2 * propagate / ranks
-speed_up = f"; {float(sys.argv[6]) / wall:.2f}x the first count's" if sys.argv[6] else ""
+# two propagations a shot of the busiest group's shots (ceil(shots / groups) of them)
+floor = 2 * propagate * math.ceil(shots / ranks) / shots
+speed_up = f"; {float(sys.argv[7]) / wall:.2f}x the first count's" if sys.argv[7] else ""
 print(f"survey: {ranks} shot group(s); model propagate {propagate:.2f} s; floor {floor:.2f} s "
       f"(two propagations a shot); migrate wall {wall:.2f} s = {wall / floor:.2f} x floor{speed_up}")
 print("migrate phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()
@@ -70,7 +98,11 @@ PY
   if [ -z "$first_wall" ]; then
     first_wall="$wall"
   else
-    echo "image against the first count's: $("$rtm3d" validate "$out/$name.h5" \
-      "$out/survey_image.h5" --rtol 1e-6 --datasets /image | grep -m1 -i "/image" || true)"
+    check=0
+    said="$("$rtm3d" validate "$out/$name.h5" "$out/survey_image.h5" --rtol 1e-6 \
+      --datasets /image 2>&1)" || check=$?
+    echo "image against the first count's: $(grep -m1 -i "/image" <<<"$said" || echo "$said")"
+    [ "$check" = 0 ] || failed=1 # apart by more than the bar, or not compared
   fi
 done
+exit "$failed"
