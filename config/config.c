@@ -480,6 +480,10 @@ rtm_precision_t rtm_config_model_precision(const rtm_config_t *cfg) {
                                                    : cfg->memory.model_precision;
 }
 
+int rtm_config_source_axes_placed(const rtm_config_t *cfg) {
+  return cfg->shots.layout == RTM_SHOTS_GRID ? 2 : cfg->shots.layout == RTM_SHOTS_FILE ? 3 : 0;
+}
+
 size_t rtm_config_free_within_limit(const rtm_config_t *cfg, size_t free_bytes) {
   const double limit = cfg->memory.limit_gb * 1e9;
   if (limit <= 0.0 || limit >= (double)free_bytes) return free_bytes;

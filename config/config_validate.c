@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_impl.h" /* rtm_cfg_find */
 #include "rtm_config.h"
 #include "rtm_status.h"
 
@@ -112,8 +113,7 @@ static void check_shots(checker_t *check, const rtm_config_t *cfg) {
                 "snapshots.every = %d with shots.layout = %s: runs of many shots write no "
                 "snapshots (yet); set snapshots.every = 0, or shots.layout = single",
                 cfg->snapshots.every_steps, layout_name);
-  const int ignored_axes = layout == RTM_SHOTS_GRID ? 2 : layout == RTM_SHOTS_FILE ? 3 : 0;
-  for (int a = 0; a < ignored_axes; ++a)
+  for (int a = 0; a < rtm_config_source_axes_placed(cfg); ++a)
     if (!isnan(cfg->source.position_m[a]))
       rtm_log_warning("%s: source.%c is ignored by shots.layout = %s, which places the shots%s",
                       check->where, "xyz"[a], layout_name,
@@ -357,6 +357,20 @@ int rtm_config_check_timing(const rtm_config_t *cfg, double dt_s) {
   return check.errors ? RTM_ERR_CONFIG : RTM_OK;
 }
 
+/* An int or double key's value in cfg, as a double (auto: NaN). */
+static double number_of(const rtm_config_t *cfg, const rtm_cfg_entry_t *row) {
+  const void *at = (const char *)cfg + row->offset;
+  return row->type == RTM_CFG_INT ? *(const int *)at : *(const double *)at;
+}
+
+/* Whether an int or double key (auto or not) holds other than its default. */
+static int set_away_from_default(const rtm_config_t *cfg, const rtm_cfg_entry_t *row) {
+  const double value = number_of(cfg, row);
+  const double fallback =
+      strcmp(row->default_text, "auto") == 0 ? NAN : strtod(row->default_text, NULL);
+  return !(value == fallback || (isnan(value) && isnan(fallback)));
+}
+
 /* The constant model's keys (model.vp ... model.vp_below) do nothing beside model.file:
  * each one set away from its default is named. */
 static void warn_constants_ignored(checker_t *check, const rtm_config_t *cfg) {
@@ -365,12 +379,9 @@ static void warn_constants_ignored(checker_t *check, const rtm_config_t *cfg) {
     if (strcmp(row->section, "model") != 0 ||
         (row->type != RTM_CFG_DOUBLE && row->type != RTM_CFG_DOUBLE_AUTO))
       continue;
-    const double value = *(const double *)((const char *)cfg + row->offset);
-    const double fallback =
-        strcmp(row->default_text, "auto") == 0 ? NAN : strtod(row->default_text, NULL);
-    if (value == fallback || (isnan(value) && isnan(fallback))) continue;
-    rtm_log_warning("%s: model.%s = %g is ignored: model.file = %s gives the model", check->where,
-                    row->key, value, cfg->model.file);
+    if (set_away_from_default(cfg, row))
+      rtm_log_warning("%s: model.%s = %g is ignored: model.file = %s gives the model", check->where,
+                      row->key, number_of(cfg, row), cfg->model.file);
   }
 }
 
@@ -394,27 +405,12 @@ static void check_gathers(checker_t *check, const rtm_config_t *cfg) {
   }
 }
 
-/* Schema row `key` of section `section` (NULL when there is none). */
-static const rtm_cfg_entry_t *schema_row(const char *section, const char *key) {
-  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row)
-    if (strcmp(row->section, section) == 0 && strcmp(row->key, key) == 0) return row;
-  return NULL;
-}
-
-/* Whether an int or double key of cfg holds other than its default. */
-static int set_away_from_default(const rtm_config_t *cfg, const rtm_cfg_entry_t *row) {
-  const void *at = (const char *)cfg + row->offset;
-  if (row->type == RTM_CFG_INT) return *(const int *)at != atoi(row->default_text);
-  if (row->type == RTM_CFG_DOUBLE) return *(const double *)at != strtod(row->default_text, NULL);
-  return 0;
-}
-
 /* rtm keys that do nothing in this deck, set away from their defaults: zfp's rate where
  * no snapshot is coded (auto may fall back to zfp snapshots at the rate, snapshots in zfp
  * code them; nothing else does), the gathers' keys without gathers. */
 static void warn_rtm_ignored(checker_t *check, const rtm_config_t *cfg) {
   static const char *const gather_keys[] = {"cip_x_step", "cip_y_step", "angles", "angle_max"};
-  const rtm_cfg_entry_t *rate = schema_row("rtm", "snapshot_rate");
+  const rtm_cfg_entry_t *rate = rtm_cfg_find("rtm", "snapshot_rate");
   const rtm_reconstruction_t way = cfg->rtm.reconstruction;
   const int coded =
       way == RTM_RECONSTRUCT_AUTO ||
@@ -433,13 +429,11 @@ static void warn_rtm_ignored(checker_t *check, const rtm_config_t *cfg) {
   }
   if (cfg->rtm.offset_lags > 0) return;
   for (size_t k = 0; k < sizeof gather_keys / sizeof gather_keys[0]; ++k) {
-    const rtm_cfg_entry_t *row = schema_row("rtm", gather_keys[k]);
-    if (!row || !set_away_from_default(cfg, row)) continue;
-    const void *at = (const char *)cfg + row->offset;
-    const double value = row->type == RTM_CFG_INT ? *(const int *)at : *(const double *)at;
-    rtm_log_warning("%s: rtm.%s = %g is ignored: it shapes the common-image gathers, and "
-                    "rtm.offset_lags = 0 takes none",
-                    check->where, gather_keys[k], value);
+    const rtm_cfg_entry_t *row = rtm_cfg_find("rtm", gather_keys[k]);
+    if (row && set_away_from_default(cfg, row))
+      rtm_log_warning("%s: rtm.%s = %g is ignored: it shapes the common-image gathers, and "
+                      "rtm.offset_lags = 0 takes none",
+                      check->where, gather_keys[k], number_of(cfg, row));
   }
 }
 
@@ -518,10 +512,7 @@ int rtm_config_validate(const rtm_config_t *cfg) {
    * checked here, before anything is read; not the source's coordinates a shot layout
    * ignores (check_shots names them: x and y under grid, all three under file). */
   static const char *const source_keys[3] = {"source.x", "source.y", "source.z"};
-  const int source_ignored = cfg->shots.layout == RTM_SHOTS_GRID   ? 2
-                             : cfg->shots.layout == RTM_SHOTS_FILE ? 3
-                                                                   : 0;
-  for (int a = source_ignored; a < 3; ++a)
+  for (int a = rtm_config_source_axes_placed(cfg); a < 3; ++a)
     check_inside(&check, cfg, source_keys[a], a, cfg->source.position_m[a]);
   if (plane) {
     check_inside(&check, cfg, "receivers.z", 2, cfg->receivers.z_m);

@@ -282,6 +282,10 @@ const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_c
 /* The precision the model's coefficient volumes are stored in: memory.model_precision for
  * vti and tti, fp32 for iso (which ignores the key). */
 rtm_precision_t rtm_config_model_precision(const rtm_config_t *cfg);
+/* How many of the source's coordinates, from x, the shot layout places itself, so that the
+ * deck's source.x/y/z there are ignored: 2 under grid (x and y; source.z is the shots' depth
+ * when shots.z = auto), 3 under file, 0 under single. */
+int rtm_config_source_axes_placed(const rtm_config_t *cfg);
 /* What a run counts as free in one memory: `free_bytes`, or memory.limit_gb when less. */
 size_t rtm_config_free_within_limit(const rtm_config_t *cfg, size_t free_bytes);
 /* "iso", "vti", "tti": physics.equation as the deck spells it. */

@@ -44,10 +44,7 @@ static void interior_span(const rtm_config_t *cfg, const rtm_grid_t *grid, int a
 }
 
 void rtm_source_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]) {
-  /* the coordinates a shot layout places itself (x and y under grid, all under file) */
-  const int ignored = cfg->shots.layout == RTM_SHOTS_GRID   ? 2
-                      : cfg->shots.layout == RTM_SHOTS_FILE ? 3
-                                                            : 0;
+  const int ignored = rtm_config_source_axes_placed(cfg);
   for (int a = 0; a < 3; ++a)
     position_m[a] = a < ignored || isnan(cfg->source.position_m[a])
                         ? axis_coordinate(grid, a, 0.5 * (grid->n[a] - 1))
