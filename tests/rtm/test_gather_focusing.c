@@ -82,11 +82,6 @@ static float flat(const void *context, int ix, int iy, int iz) {
 }
 static const int reflector_cell = 26; /* 265 m */
 
-/* The x cell of CIP `cip`. */
-static int cip_x(const rtm_gather_plan_t *p, int cip) {
-  return p->first[0] + cip % p->count[0] * p->step[0];
-}
-
 /* The migration velocity: 2000 m/s times *(const float *)context. */
 static float scaled_background(const void *context, int ix, int iy, int iz) {
   (void)ix;
@@ -177,8 +172,8 @@ static void measure(const survey_t *s, const window_t *w, focus_t *f) {
   const rtm_gather_plan_t *p = &s->gather_plan;
   const int low = p->layer + p->lags, high = s->grid.n[0] - p->layer - p->lags; /* [low, high) */
   for (int cip = 0; cip < rtm_gather_plan_cips(p); ++cip) {
-    const int cx = cip_x(p, cip);
-    const int cy = p->first[1] + cip / p->count[0] * p->step[1];
+    int cx, cy;
+    rtm_gather_plan_cip(p, cip, &cx, &cy);
     double near = 0.0, all = 0.0, largest = -1.0;
     for (int hy = -p->lags; hy <= p->lags; ++hy)
       for (int hx = -p->lags; hx <= p->lags; ++hx) {
@@ -302,7 +297,8 @@ static void test_slow_moveout(void **state) {
   assert_true(cips <= MAX_CIPS);
   int judged = 0;
   for (int cip = 0; cip < cips; ++cip) {
-    const int cx = cip_x(p, cip);
+    int cx, cy;
+    rtm_gather_plan_cip(p, cip, &cx, &cy);
     if (abs(cx - deep[0] / 2) > 16) continue;
     ++judged;
     double spread = 0.0, widest = 0.0;
@@ -367,8 +363,9 @@ static void test_one_shot_angle(void **state) {
   int judged = 0;
   double worst = 0.0;
   for (int cip = 0; cip < cips; ++cip) {
-    const double cx = 10.0 * cip_x(p, cip);
-    const double cy = 10.0 * (p->first[1] + cip / p->count[0] * p->step[1]);
+    int ix, iy;
+    rtm_gather_plan_cip(p, cip, &ix, &iy);
+    const double cx = 10.0 * ix, cy = 10.0 * iy;
     const int low = p->layer + p->lags, high = wide[0] - p->layer - p->lags; /* every lag inside */
     if (fabs(cy - sy) > 40.0 || fabs(cx - sx) < 40.0 || cx < 10.0 * low || cx >= 10.0 * high)
       continue;
