@@ -52,17 +52,15 @@ if [ -n "$observed" ]; then
   }
 fi
 mkdir -p "$out"
-seconds() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['timings_s'][sys.argv[2]])" "$@"; }
-# the model run's shot count (a one-shot run's report has no "shots")
-shots() { python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('shots', {}).get('count', 1))" "$@"; }
 
 if [ -z "$observed" ]; then
   "$rtm3d" model "$deck" "$@" --quiet --force --set output.dir="$out" \
     --set output.name=survey_observed
   observed="$out/survey_observed.h5"
 fi
-propagate="$(seconds "${observed%.h5}.json" propagate)"
-shot_count="$(shots "${observed%.h5}.json")"
+# the model run's propagate seconds and shot count (a one-shot run's report has no "shots")
+read -r propagate shot_count < <(python3 -c "import json, sys; r = json.load(open(sys.argv[1]))
+print(r['timings_s']['propagate'], r.get('shots', {}).get('count', 1))" "${observed%.h5}.json")
 failed=0
 
 first_wall=""

@@ -22,7 +22,6 @@ python3 - "$work/out.txt" <<'PY'
 import re, sys
 lines = [l for l in open(sys.argv[1]) if l.startswith("survey: ")]
 assert len(lines) == 2, f"a line a count: {lines}"
-floors = []
 for groups, line in zip((1, 2), lines):
     m = re.search(r"(\d+) shot group\(s\); model propagate ([\d.]+) s; floor ([\d.]+) s", line)
     assert m and int(m.group(1)) == groups, line
