@@ -122,18 +122,18 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
   a->size[1] = RTM_FIGURE_HEIGHT;
   /* the options that take a value, each given once: a second would silently win */
   static const char *const once[] = {"--index", "--slice", "--clip", "--gain",
-                                     "--at",    "--size",  "-o",     "--output"};
+                                     "--at",    "--size",  "-o"};
   const char *given[sizeof once / sizeof once[0]] = {NULL};
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    const char *option = strcmp(arg, "--output") == 0 ? "-o" : arg; /* one option */
     for (size_t k = 0; k < sizeof once / sizeof once[0]; ++k) {
-      if (strcmp(arg, once[k]) != 0) continue;
-      const size_t slot = strcmp(arg, "--output") == 0 ? 6 : k; /* --output is -o, once[6] */
-      if (given[slot])
+      if (strcmp(option, once[k]) != 0) continue;
+      if (given[k])
         RTM_FAIL(RTM_ERR_USAGE, "plot: %s is given twice ('%s', then '%s'): give it once", arg,
-                 given[slot], next ? next : "");
-      given[slot] = next ? next : "";
+                 given[k], next ? next : "");
+      given[k] = next ? next : "";
     }
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
       *help = 1;
