@@ -252,6 +252,7 @@ static int tti_launch(rtm_cuda_backend_state_t *b, int centre, int backward, int
       f.coeff_map[k] = &s->coeff_map[k];
   }
   memcpy(f.weights, s->weights, sizeof f.weights);
+  f.level_copy = b->level_copy;
   const rtm_tti_shape_t shape = shape_of(s);
   return rtm_tti_cuda_step(&b->grid, &shape, &f, backward, z_begin, z_end, stream);
 }
@@ -294,6 +295,7 @@ static void tti_describe(const rtm_cuda_backend_state_t *b, const struct cudaDev
 const rtm_cuda_physics_t rtm_cuda_physics_tti = {
     .name = "vti/tti",
     .field_count = 2,
+    .copies_level = 1,
     .state_bytes = sizeof(tti_state_t),
     .trace_label = {"traces p", "traces q"},
     .prepare = tti_prepare,

@@ -46,6 +46,9 @@
  *              rounds to the float product: bit for bit), and from angles in double
  *              otherwise (a 1-ulp difference of the medium).
  *   in place   f[n+1] overwrites f[n-1] (each cell read and written by one thread only).
+ *   snapshot   a step that takes a source snapshot (rtm_tti_fields_t.level_copy) also
+ *              stores each new p cell into the dense slot, from the update's registers:
+ *              an instance of its own (COPY), so that the other steps keep their code.
  * The edges: outside the interior in x and y, f and the reference's first-derivative
  * scratch are zero; the tile's padding is zero, so D_y of a padding column is zero here too.
  * In the z halo planes the first derivatives come from f's halo planes, as in the
@@ -99,6 +102,7 @@ constexpr int DY_BUFFERS_TMA = 3;
 
 struct TtiArgs {
   float *p_other, *q_other;
+  float *level_copy; /* COPY: p's new cells also here, dense (rtm_tti_fields_t) */
   const float *p, *q;
   const void *coeff[RTM_TTI_COEFF_MAX];
   ZmarchDomain domain;
@@ -112,6 +116,11 @@ struct TtiArgs {
 struct TtiMaps {
   CUtensorMap p, q, p_other, q_other, coeff[RTM_TTI_COEFF_MAX];
 };
+
+/* COPY: where interior cell (ix, iy) of local plane k lies in the dense level copy. */
+__device__ __forceinline__ float *copy_at(const TtiArgs &a, int k, int iy, int ix) {
+  return a.level_copy + ((long long)k * a.domain.ny + iy) * a.domain.nx + ix;
+}
 
 /* Floats of one field of one D_y buffer (tti): [block_y][block_x + 2R]. */
 __host__ __device__ inline int dy_floats_of(int bx, int by) {
@@ -565,7 +574,7 @@ __device__ __forceinline__ void advance(RingSlots &ring, int slots) {
  * from plane zb0 - R; iteration i pushes plane i onto the queues and, once they are full
  * (i >= 2R), updates plane c = zb0 + i - 2R (loaded plane i - R). BXC: the tile width when
  * compiled in (blockDim.x equals it), 0 for any width. */
-template <bool TILTED, typename C, int HALO, int BXC>
+template <bool TILTED, typename C, int HALO, int BXC, bool COPY>
 __global__ void __launch_bounds__(MAX_THREADS)
     tti_zmarch(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
   extern __shared__ __align__(128) float smem[];
@@ -638,6 +647,7 @@ __global__ void __launch_bounds__(MAX_THREADS)
       update_cell<TILTED>(a, z, tp, tp + tf, centre, tw, p_xy, q_xy, in, add(exy, ez), po, qo);
       a.p_other[cell] = po;
       a.q_other[cell] = qo;
+      if (COPY) *copy_at(a, c, place.iy, place.ix) = po;
     }
     advance(ring, slots);
   }
@@ -704,7 +714,7 @@ struct TmaBlock {
  * any; per cell eta_x + eta_y dt and whether the cell is inside; whether it produces ring or
  * cell copies. */
 template <int CELLS> struct TmaThread {
-  int tid, lane, centre, own, own_coeff, own_dy;
+  int tid, lane, centre, own, own_coeff, own_dy, ix, iy;
   DyHalo halo;
   long long column;
   float exy[CELLS];
@@ -743,6 +753,8 @@ __device__ __forceinline__ TmaThread<CELLS> tma_thread(const TtiArgs &a, const T
     dy_halo_entry(tid, b.bx, b.by, b.tw, b.tf, b.dy_floats, t.halo.in_tile, t.halo.in_buffer);
   }
   const int ix = b.ix0 + tx, iy = b.iy0 + row;
+  t.ix = ix;
+  t.iy = iy;
   t.column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
 #pragma unroll
   for (int r = 0; r < CELLS; ++r) {
@@ -921,7 +933,7 @@ struct TmaOut {
  * front (plane i), tti's D_y of plane c + 1, and the update of plane c = zb0 + i - 2R
  * (output o = i - 2R, at `out`, which then moves on) once the queues are full; then plane
  * i - R's slot is released. */
-template <bool TILTED, typename C, int BXC, int LEAD, int SLACK, int CELLS>
+template <bool TILTED, typename C, int BXC, int LEAD, int SLACK, bool COPY, int CELLS>
 __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &maps,
                                               const TmaBlock &b, const TmaThread<CELLS> &t,
                                               Queues (&z)[CELLS], TmaOut &out, int i) {
@@ -965,6 +977,15 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
         a.p_other[cell] = po[0];
         a.q_other[cell] = qo[0];
       }
+      if (COPY && t.active[0]) { /* one 8-byte pair where the dense rows keep it aligned */
+        float *copy = copy_at(a, b.zb0 + o, t.iy, t.ix);
+        if (t.active[1] && a.domain.nx % 2 == 0) {
+          *reinterpret_cast<float2 *>(copy) = make_float2(po[0], po[1]);
+        } else {
+          copy[0] = po[0];
+          if (t.active[1]) copy[1] = po[1];
+        }
+      }
     } else {
 #pragma unroll
       for (int r = 0; r < CELLS; ++r) {
@@ -975,6 +996,7 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
           const long long cell = out.cell + (long long)r * a.domain.stride_y;
           a.p_other[cell] = po;
           a.q_other[cell] = qo;
+          if (COPY) *copy_at(a, b.zb0 + o, t.iy + r, t.ix) = po;
         }
       }
     }
@@ -1009,7 +1031,7 @@ __device__ __forceinline__ void tma_iteration(const TtiArgs &a, const TtiMaps &m
  * whose x stencils read the same floats. With x pairs every read of both cells' values (the
  * tile's, the D_y buffer's, the own inputs') is one 8-byte pair, and so is the store of their
  * outputs. Either way the iteration's waits, slots and loop are shared by both cells. */
-template <bool TILTED, typename C, int BXC, int LEAD, int CELLS, int SLACK>
+template <bool TILTED, typename C, int BXC, int LEAD, int CELLS, int SLACK, bool COPY>
 __global__ void __launch_bounds__(CELLS == 1 ? MAX_THREADS : PAIR_THREADS,
                                   CELLS == 1 ? 1 : PAIR_BLOCKS)
     tti_zmarch_tma(const __grid_constant__ TtiArgs a, const __grid_constant__ TtiMaps maps) {
@@ -1064,7 +1086,7 @@ __global__ void __launch_bounds__(CELLS == 1 ? MAX_THREADS : PAIR_THREADS,
   TmaOut out = {t.column + (long long)b.zb0 * a.domain.stride_z,
                 a.domain.eta_z + a.domain.z_offset + b.zb0};
   for (int i = 0; i < b.nplanes; ++i)
-    tma_iteration<TILTED, C, BXC, LEAD, SLACK>(a, maps, b, t, z, out, i);
+    tma_iteration<TILTED, C, BXC, LEAD, SLACK, COPY>(a, maps, b, t, z, out, i);
 }
 /* The kernel instance of (tilted, coefficient type, halo, tile width, stages), as a
  * function pointer. */
@@ -1072,57 +1094,66 @@ typedef void (*kernel_t)(TtiArgs, TtiMaps);
 
 /* tma at a compiled-in width: one cell a thread (slack 2), or two with slack 2, or two with
  * slack 1 where min_slack allows it; NULL for a combination that has no instance. */
-template <bool TILTED, typename C, int BXC, int LEAD> kernel_t pick_cells(int cells, int slack) {
-  if (cells == 1) return slack == 2 ? tti_zmarch_tma<TILTED, C, BXC, LEAD, 1, 2> : nullptr;
+template <bool TILTED, typename C, int BXC, int LEAD, bool COPY>
+kernel_t pick_cells(int cells, int slack) {
+  if (cells == 1) return slack == 2 ? tti_zmarch_tma<TILTED, C, BXC, LEAD, 1, 2, COPY> : nullptr;
   if (cells != 2) return nullptr;
-  if (slack == 2) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 2>;
+  if (slack == 2) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 2, COPY>;
   if constexpr (min_slack(LEAD) == 1)
-    if (slack == 1) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 1>;
+    if (slack == 1) return tti_zmarch_tma<TILTED, C, BXC, LEAD, 2, 1, COPY>;
   return nullptr;
 }
 
-template <bool TILTED, typename C, int HALO>
+template <bool TILTED, typename C, int HALO, bool COPY>
 kernel_t pick_width(int bx, int stages, int cells, int slack) {
   const bool one = cells == 1 && slack == 2; /* every other path has one cell a thread */
   if constexpr (HALO == RTM_HALO_TMA) {
     const bool three = stages == 3;
     switch (bx) {
     case 32:
-      return three ? pick_cells<TILTED, C, 32, 2>(cells, slack)
-                   : pick_cells<TILTED, C, 32, 1>(cells, slack);
+      return three ? pick_cells<TILTED, C, 32, 2, COPY>(cells, slack)
+                   : pick_cells<TILTED, C, 32, 1, COPY>(cells, slack);
     case 64:
-      return three ? pick_cells<TILTED, C, 64, 2>(cells, slack)
-                   : pick_cells<TILTED, C, 64, 1>(cells, slack);
+      return three ? pick_cells<TILTED, C, 64, 2, COPY>(cells, slack)
+                   : pick_cells<TILTED, C, 64, 1, COPY>(cells, slack);
     default:
       if (!one) return nullptr;
-      return three ? tti_zmarch_tma<TILTED, C, 0, 2, 1, 2> : tti_zmarch_tma<TILTED, C, 0, 1, 1, 2>;
+      return three ? tti_zmarch_tma<TILTED, C, 0, 2, 1, 2, COPY>
+                   : tti_zmarch_tma<TILTED, C, 0, 1, 1, 2, COPY>;
     }
   } else {
     if (!one) return nullptr;
     switch (bx) {
-    case 32: return tti_zmarch<TILTED, C, HALO, 32>;
-    case 64: return tti_zmarch<TILTED, C, HALO, 64>;
-    default: return tti_zmarch<TILTED, C, HALO, 0>;
+    case 32: return tti_zmarch<TILTED, C, HALO, 32, COPY>;
+    case 64: return tti_zmarch<TILTED, C, HALO, 64, COPY>;
+    default: return tti_zmarch<TILTED, C, HALO, 0, COPY>;
     }
   }
 }
 
-template <bool TILTED, typename C>
+template <bool TILTED, typename C, bool COPY>
 kernel_t pick_halo(rtm_halo_t halo, int bx, int stages, int cells, int slack) {
   switch (halo) {
-  case RTM_HALO_LDGSTS: return pick_width<TILTED, C, RTM_HALO_LDGSTS>(bx, stages, cells, slack);
-  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA>(bx, stages, cells, slack);
-  default: return pick_width<TILTED, C, RTM_HALO_SYNC>(bx, stages, cells, slack);
+  case RTM_HALO_LDGSTS:
+    return pick_width<TILTED, C, RTM_HALO_LDGSTS, COPY>(bx, stages, cells, slack);
+  case RTM_HALO_TMA: return pick_width<TILTED, C, RTM_HALO_TMA, COPY>(bx, stages, cells, slack);
+  default: return pick_width<TILTED, C, RTM_HALO_SYNC, COPY>(bx, stages, cells, slack);
   }
 }
 
-kernel_t pick(const rtm_tti_shape_t *shape) {
+template <bool COPY> kernel_t pick_copy(const rtm_tti_shape_t *shape) {
   const int bx = shape->block[0], st = shape->stages, cells = shape->cells, slack = shape->slack;
   if (shape->tilted)
-    return shape->coeff_half ? pick_halo<true, __half>(shape->halo, bx, st, cells, slack)
-                             : pick_halo<true, float>(shape->halo, bx, st, cells, slack);
-  return shape->coeff_half ? pick_halo<false, __half>(shape->halo, bx, st, cells, slack)
-                           : pick_halo<false, float>(shape->halo, bx, st, cells, slack);
+    return shape->coeff_half ? pick_halo<true, __half, COPY>(shape->halo, bx, st, cells, slack)
+                             : pick_halo<true, float, COPY>(shape->halo, bx, st, cells, slack);
+  return shape->coeff_half ? pick_halo<false, __half, COPY>(shape->halo, bx, st, cells, slack)
+                           : pick_halo<false, float, COPY>(shape->halo, bx, st, cells, slack);
+}
+
+/* The instance of `shape`; `copy`: the one that also writes the level copy (COPY: its own
+ * instance, as iso's, so that the steps without a copy keep their code). */
+kernel_t pick(const rtm_tti_shape_t *shape, bool copy) {
+  return copy ? pick_copy<true>(shape) : pick_copy<false>(shape);
 }
 
 int lead_of(const rtm_tti_shape_t *shape) {
@@ -1142,6 +1173,7 @@ TtiArgs tti_args(const rtm_grid_t *grid, const rtm_tti_shape_t *shape,
   }
   a.p_other = fields->p_other;
   a.q_other = fields->q_other;
+  a.level_copy = fields->level_copy;
   a.p = fields->p;
   a.q = fields->q;
   for (int k = 0; k < RTM_TTI_COEFF_MAX; ++k)
@@ -1212,13 +1244,15 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
   RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, what,
                               device));
   two_cells(shape, device);
-  kernel = (const void *)pick(shape);
-  RTM_TRY(rtm_cuda_kernel_prepare(kernel, rtm_tti_cuda_shared_bytes(shape), shape->halo));
-  /* three blocks of up to 76 800 bytes a multiprocessor (two_cells) need all of its shared
-   * memory: asked for, not left to the driver's choice of carveout */
-  if (shape->cells == 2)
-    RTM_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                      (int)cudaSharedmemCarveoutMaxShared));
+  for (int copy = 0; copy < 2; ++copy) { /* the steps without a level copy and with one */
+    kernel = (const void *)pick(shape, copy != 0);
+    RTM_TRY(rtm_cuda_kernel_prepare(kernel, rtm_tti_cuda_shared_bytes(shape), shape->halo));
+    /* three blocks of up to 76 800 bytes a multiprocessor (two_cells) need all of its shared
+     * memory: asked for, not left to the driver's choice of carveout */
+    if (shape->cells == 2)
+      RTM_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        (int)cudaSharedmemCarveoutMaxShared));
+  }
   return RTM_OK;
 fail:
   return status;
@@ -1256,7 +1290,7 @@ extern "C" int rtm_tti_cuda_step(const rtm_grid_t *grid, const rtm_tti_shape_t *
             : dim3((unsigned)shape->block[0], (unsigned)(shape->block[1] / shape->cells), 1);
     const dim3 blocks = zmarch_blocks(a.domain, shape->block[0], shape->block[1]);
     const size_t shared = rtm_tti_cuda_shared_bytes(shape);
-    const kernel_t kernel = pick(shape);
+    const kernel_t kernel = pick(shape, fields->level_copy != NULL);
     if (!kernel)
       RTM_FAIL(RTM_ERR_INTERNAL,
                "rtm_tti_cuda_step: a shape rtm_tti_cuda_prepare did not make (%d cells a thread, "

@@ -79,6 +79,8 @@ typedef struct {
   const rtm_iso_tensor_map_t *p_map, *q_map, *p_other_map, *q_other_map;
   const rtm_iso_tensor_map_t *coeff_map[RTM_TTI_COEFF_MAX];
   rtm_fd_weights_t weights[3]; /* rtm_fd_weights of each axis' spacing */
+  float *level_copy;           /* NULL, or the new p level's interior cells written here too, dense
+                                  [nz_local][ny][nx] (a source snapshot taken in the step) */
 } rtm_tti_fields_t;
 
 /* Checks that `device` can run `shape` (tile width a positive multiple of 4, at most 512

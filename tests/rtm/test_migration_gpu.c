@@ -31,26 +31,32 @@ static float flat(const void *context, int ix, int iy, int iz) {
   return iz <= 30 ? 2000.0f : 2600.0f;
 }
 
-/* extra, extra2: more settings, or NULL */
-static void migrate_on(const char *backend, const char *equation, const char *extra,
-                       const char *extra2, survey_t *s) {
+enum { EXTRA_MAX = 6 };
+
+/* The survey on grid n, with `extra`'s settings (up to EXTRA_MAX, NULL-terminated) after the
+ * common ones. */
+static void migrate_on_grid(const char *backend, const char *equation, const int n[3],
+                            const char *const *extra, survey_t *s) {
   char backend_set[64], equation_set[64];
   snprintf(backend_set, sizeof backend_set, "backend.name=%s", backend);
   snprintf(equation_set, sizeof equation_set, "physics.equation=%s", equation);
-  const char *settings[] = {"shots.x_count=2",
-                            "time.steps=300",
-                            backend_set,
-                            equation_set,
-                            "model.epsilon=0.15",
-                            "model.delta=0.05",
-                            "model.theta=20",
-                            "model.phi=30",
-                            extra,
-                            extra ? extra2 : NULL,
-                            NULL};
-  survey_config(s, grid_n, settings);
+  const char *settings[8 + EXTRA_MAX + 1] = {
+      "shots.x_count=2",    "time.steps=300",   backend_set,      equation_set,
+      "model.epsilon=0.15", "model.delta=0.05", "model.theta=20", "model.phi=30"};
+  for (int k = 0; extra && extra[k]; ++k) {
+    assert_true(k < EXTRA_MAX);
+    settings[8 + k] = extra[k];
+  }
+  survey_config(s, n, settings);
   survey_model(s, flat, NULL);
   survey_migrate(s, NULL, NULL);
+}
+
+/* extra, extra2: more settings, or NULL */
+static void migrate_on(const char *backend, const char *equation, const char *extra,
+                       const char *extra2, survey_t *s) {
+  const char *const more[] = {extra, extra ? extra2 : NULL, NULL};
+  migrate_on_grid(backend, equation, grid_n, more, s);
 }
 
 /* Every reconstruction: snapshots (fp32), boundary, and checkpoint with 3 states (which
@@ -99,18 +105,50 @@ static void test_tti(void **state) {
 
 /* Snapshots in pinned host memory (memory.imaging = pinned, for volumes whose store does not
  * fit on the device): the image stays in device memory with the fields, and equals the
- * device-snapshot image bit for bit (fp32 slots are copies). */
+ * device-snapshot image bit for bit. Pinned slots are packed after the step; fp32 slots on the
+ * device are written by the step's own kernel (its COPY instance, with the cells the source
+ * injected copied again): every kernel family that has one, tti's stores of one cell, of a
+ * pair along y, of a pair along x (in 8 bytes at an even width, one by one at an odd one). */
 static void test_snapshots_in_pinned_memory(void **state) {
   (void)state;
-  survey_t device, pinned;
-  migrate_on("cuda", "iso", "rtm.reconstruction=snapshots", NULL, &device);
-  migrate_on("cuda", "iso", "rtm.reconstruction=snapshots", "memory.imaging=pinned", &pinned);
-  const size_t cells = (size_t)NX * NY * NZ;
-  assert_memory_equal(pinned.image, device.image, cells * sizeof *device.image);
-  assert_memory_equal(pinned.illumination, device.illumination,
-                      cells * sizeof *device.illumination);
-  survey_release(&device);
-  survey_release(&pinned);
+  static const int odd_n[3] = {NX - 1, NY, NZ};
+  static const struct {
+    const char *equation;
+    const int *n;
+    const char *shape[3];
+  } runs[] = {
+      {"iso", grid_n, {NULL}},
+      {"iso", grid_n, {"kernel.halo=ldgsts", NULL}},
+      {"vti", grid_n, {"kernel.halo=tma", "kernel.block_x=64", "kernel.block_y=4"}},
+      {"tti", grid_n, {"kernel.halo=tma", "kernel.block_x=64", "kernel.block_y=4"}},
+      {"tti", odd_n, {"kernel.halo=tma", "kernel.block_x=64", "kernel.block_y=4"}},
+      {"tti", grid_n, {"kernel.halo=tma", "kernel.block_x=32", "kernel.block_y=8"}},
+      {"tti", grid_n, {"kernel.halo=tma", "kernel.block_x=16", "kernel.block_y=8"}},
+      {"tti", odd_n, {"kernel.halo=ldgsts", NULL}},
+  };
+  for (size_t r = 0; r < sizeof runs / sizeof runs[0]; ++r) {
+    const char *const *shape = runs[r].shape;
+    const char *on_device[EXTRA_MAX + 1] = {"rtm.reconstruction=snapshots"};
+    const char *in_pinned[EXTRA_MAX + 1] = {"rtm.reconstruction=snapshots",
+                                            "memory.imaging=pinned"};
+    for (int k = 0; k < 3 && shape[k]; ++k) {
+      on_device[1 + k] = shape[k];
+      in_pinned[2 + k] = shape[k];
+    }
+    survey_t device, pinned;
+    migrate_on_grid("cuda", runs[r].equation, runs[r].n, on_device, &device);
+    migrate_on_grid("cuda", runs[r].equation, runs[r].n, in_pinned, &pinned);
+    const size_t cells = (size_t)runs[r].n[0] * runs[r].n[1] * runs[r].n[2];
+    printf("%s, %d x %d x %d, %s %s %s: snapshots in device and in pinned memory\n",
+           runs[r].equation, runs[r].n[0], runs[r].n[1], runs[r].n[2],
+           shape[0] ? shape[0] : "kernel.* auto", shape[0] && shape[1] ? shape[1] : "",
+           shape[0] && shape[1] && shape[2] ? shape[2] : "");
+    assert_memory_equal(pinned.image, device.image, cells * sizeof *device.image);
+    assert_memory_equal(pinned.illumination, device.illumination,
+                        cells * sizeof *device.illumination);
+    survey_release(&device);
+    survey_release(&pinned);
+  }
 }
 
 RTM_TEST_MAIN_CUDA("test_migration_gpu", NULL, NULL, cmocka_unit_test(test_iso),
