@@ -59,7 +59,9 @@ done
 # COST=1: what the gathers add to a 512^3 migration (the issue's bar: +/-16 lags at every
 # 16th line, <= 50%): run/examples/bench_512.ini, a constant model, one shot (SURVEY=1: the
 # 8 shots of run/results/end_to_end.md's survey, 4 x 2 at z = 200 m), STEPS steps (default
-# 1000), receivers every 80 m, migrated on cuda without and with them
+# 1000), receivers every 80 m, migrated on cuda without and with them; each run's phases
+# summed (setup, forward, backward, imaging with the gathers' share in it, read, filters,
+# figures, write) against the run without gathers
 if [ "${COST:-0}" = 1 ]; then
   big=(run/examples/bench_512.ini --set backend.name=cuda --set model.file= --set model.vp=2000
     --set model.interface_z=2600 --set model.vp_below=2600 --set time.steps="${STEPS:-1000}"
@@ -83,6 +85,14 @@ if [ "${COST:-0}" = 1 ]; then
       { failed=1; tail -3 "$out/big_migrate_$tag.log"; }
     row "512^3 migrate, $name, offset_lags $lags" "$(run/tools/report_timings.py \
       "$runs/big_$tag.json" setup forward backward imaging gathers write)"
+    phases="$(python3 -c "import sys; sys.path.insert(0, 'run/tools')
+from report_timings import timings
+t = timings(sys.argv[1])
+print('%.3f' % sum(t.get(k, 0.0) for k in ('setup', 'forward', 'backward', 'imaging', 'read',
+                                         'filters', 'figures', 'write')))" "$runs/big_$tag.json")"
+    [ "$lags" = 0 ] && without="$phases"
+    row "  its phases' sum" "$phases s$([ "$lags" != 0 ] && [ -n "${without:-}" ] &&
+      python3 -c "import sys; print(', %+.1f%% against no gathers' % (100 * (float(sys.argv[1]) / float(sys.argv[2]) - 1)))" "$phases" "$without")"
   done
   if [ -n "${BASE:-}" ]; then
     "$build/app/rtm3d" validate "$runs/big_tree_16.h5" "$runs/big_base_16.h5" --rtol 0 --atol 0 \

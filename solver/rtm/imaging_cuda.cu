@@ -363,16 +363,24 @@ extern "C" void rtm_imaging_cuda_hold_destroy(rtm_imaging_cuda_hold_t *hold) {
  * cells: coalesced) into tiles, then each element (hx, z) of the run takes its fmaf, z
  * fastest (the gathers' writes coalesce along a trace; the tiles' odd pitch keeps the
  * reads on distinct banks). The element's fmaf is the host loop's, so the floats are its.
+ * STEPS imaging steps a pass (1 or 2, GatherSteps): their fmafs in their order on the
+ * element read once, which the host loop's one step after the other gives bit for bit.
  * A row whose y +- hy lies in the layer is left alone. (Runs of 32 lags spent a second,
  * nearly empty run on the 33 of 16 lags each way: 0.7 TB/s on an H200.) */
 enum { GATHER_Z = 32, GATHER_H = 65, GATHER_THREADS = 256, MAX_GATHER_ROWS = 65535 };
 
+/* The S and R volumes of the imaging steps of one pass, in their order. */
+struct GatherSteps {
+  const float *source[2], *receiver[2];
+  rtm_layout_t source_layout[2], receiver_layout[2];
+};
+
+template <int STEPS>
 static __global__ void __launch_bounds__(GATHER_THREADS)
     gathers_kernel(rtm_gather_plan_t plan, int nx, int ny, long long z_begin, long long z_end,
-                   long long nz_local, float *__restrict__ values,
-                   const float *__restrict__ source, rtm_layout_t source_layout,
-                   const float *__restrict__ receiver, rtm_layout_t receiver_layout) {
-  __shared__ float s_tile[GATHER_Z][GATHER_H], r_tile[GATHER_Z][GATHER_H]; /* odd pitch */
+                   long long nz_local, float *__restrict__ values, const GatherSteps steps) {
+  /* odd pitch */
+  __shared__ float s_tile[STEPS][GATHER_Z][GATHER_H], r_tile[STEPS][GATHER_Z][GATHER_H];
   const int lags = plan.lags, nh = 2 * lags + 1, w = plan.layer;
   const long long rows = (long long)plan.count[0] * plan.count[1] * nh;
   const long long z0 = z_begin + (long long)blockIdx.x * GATHER_Z;
@@ -392,20 +400,28 @@ static __global__ void __launch_bounds__(GATHER_THREADS)
         if (dh >= width) dh -= width, ++dz;
         if (dz >= depths) break;
         const int hx = h0 + dh - lags;
-        float s = 0.0f, r = 0.0f;
-        if (cx - hx >= w && cx - hx < nx - w && cx + hx >= w && cx + hx < nx - w) {
-          s = source[element(source_layout, cx - hx, cy - hy, z0 + dz)];
-          r = receiver[element(receiver_layout, cx + hx, cy + hy, z0 + dz)];
+        const bool inside = cx - hx >= w && cx - hx < nx - w && cx + hx >= w && cx + hx < nx - w;
+#pragma unroll
+        for (int t = 0; t < STEPS; ++t) {
+          float s = 0.0f, r = 0.0f;
+          if (inside) {
+            s = steps.source[t][element(steps.source_layout[t], cx - hx, cy - hy, z0 + dz)];
+            r = steps.receiver[t][element(steps.receiver_layout[t], cx + hx, cy + hy, z0 + dz)];
+          }
+          s_tile[t][dz][dh] = s;
+          r_tile[t][dz][dh] = r;
         }
-        s_tile[dz][dh] = s;
-        r_tile[dz][dh] = r;
       }
       __syncthreads();
       for (int k = threadIdx.x; k < GATHER_Z * width; k += GATHER_THREADS) {
         const int dz = k % GATHER_Z, dh = k / GATHER_Z, hx = h0 + dh - lags;
         if (dz < depths && cx - hx >= w && cx - hx < nx - w && cx + hx >= w && cx + hx < nx - w) {
           float *out = values + (row * nh + h0 + dh) * nz_local + z0 + dz;
-          *out = __fmaf_rn(s_tile[dz][dh], r_tile[dz][dh], *out);
+          float g = *out;
+#pragma unroll
+          for (int t = 0; t < STEPS; ++t)
+            g = __fmaf_rn(s_tile[t][dz][dh], r_tile[t][dz][dh], g);
+          *out = g;
         }
       }
       __syncthreads(); /* the tiles read before the next run's overwrite them */
@@ -414,19 +430,35 @@ static __global__ void __launch_bounds__(GATHER_THREADS)
 }
 
 extern "C" int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int n[2], long z_begin,
-                                        long z_end, long nz_local, float *d_values,
-                                        const float *d_source, rtm_layout_t source_layout,
-                                        const float *d_receiver, rtm_layout_t receiver_layout) {
+                                        long z_end, long nz_local, float *d_values, int count,
+                                        const float *const d_source[],
+                                        const rtm_layout_t source_layout[],
+                                        const float *const d_receiver[],
+                                        const rtm_layout_t receiver_layout[]) {
   int status = RTM_OK;
   const long long nh = 2 * plan->lags + 1;
   const long long rows = (long long)plan->count[0] * plan->count[1] * nh;
   if (rows <= 0 || z_end <= z_begin) return RTM_OK;
-  const dim3 blocks((unsigned)((z_end - z_begin + GATHER_Z - 1) / GATHER_Z),
-                    (unsigned)(rows < MAX_GATHER_ROWS ? rows : MAX_GATHER_ROWS));
-  gathers_kernel<<<blocks, GATHER_THREADS, 0, cudaStreamLegacy>>>(
-      *plan, n[0], n[1], z_begin, z_end, nz_local, d_values, d_source, source_layout, d_receiver,
-      receiver_layout);
-  RTM_CUDA_TRY_LAUNCH("gathers_kernel");
+  if (count < 1 || count > 2)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_imaging_cuda_gathers: %d imaging steps a pass (1 or 2)", count);
+  {
+    GatherSteps steps = {};
+    for (int t = 0; t < count; ++t) {
+      steps.source[t] = d_source[t];
+      steps.receiver[t] = d_receiver[t];
+      steps.source_layout[t] = source_layout[t];
+      steps.receiver_layout[t] = receiver_layout[t];
+    }
+    const dim3 blocks((unsigned)((z_end - z_begin + GATHER_Z - 1) / GATHER_Z),
+                      (unsigned)(rows < MAX_GATHER_ROWS ? rows : MAX_GATHER_ROWS));
+    if (count == 2)
+      gathers_kernel<2><<<blocks, GATHER_THREADS, 0, cudaStreamLegacy>>>(
+          *plan, n[0], n[1], z_begin, z_end, nz_local, d_values, steps);
+    else
+      gathers_kernel<1><<<blocks, GATHER_THREADS, 0, cudaStreamLegacy>>>(
+          *plan, n[0], n[1], z_begin, z_end, nz_local, d_values, steps);
+    RTM_CUDA_TRY_LAUNCH("gathers_kernel");
+  }
 fail:
   return status;
 }

@@ -92,14 +92,16 @@ int rtm_imaging_cuda_read(void *host, const void *d_src, size_t bytes);
 int rtm_imaging_cuda_zero(void *d_ptr, size_t bytes);
 /* Waits for the work queued on the legacy default stream (before memory is freed). */
 int rtm_imaging_cuda_synchronize(void);
-/* The subsurface-offset gathers' imaging step on the device (offset_gathers.c's host loop,
- * bit for bit: one __fmaf_rn an element, S(x - h) R(x + h)): d_values dense
- * [ncip][nh][nh][nz_local], the depths [z_begin, z_end) of the rank's planes, elements whose
- * x +- h or y +- h lie in the layer of `n` (the whole grid's x, y extents) left alone. */
+/* The subsurface-offset gathers' imaging steps on the device (offset_gathers.c's host loop,
+ * bit for bit: one __fmaf_rn an element and step, S(x - h) R(x + h)): `count` steps (1 or
+ * 2: each element read and written once for both, their fmafs in the arrays' order),
+ * d_values dense [ncip][nh][nh][nz_local], the depths [z_begin, z_end) of the rank's planes,
+ * elements whose x +- h or y +- h lie in the layer of `n` (the whole grid's x, y extents)
+ * left alone. */
 int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int n[2], long z_begin,
-                             long z_end, long nz_local, float *d_values, const float *d_source,
-                             rtm_layout_t source_layout, const float *d_receiver,
-                             rtm_layout_t receiver_layout);
+                             long z_end, long nz_local, float *d_values, int count,
+                             const float *const d_source[], const rtm_layout_t source_layout[],
+                             const float *const d_receiver[], const rtm_layout_t receiver_layout[]);
 
 /* A copy of two device volumes to page-locked host memory that runs behind the work queued
  * after it (a shot's sums held while the next shot propagates): its own non-blocking stream

@@ -259,8 +259,9 @@ fail:
 }
 
 /* rtm.offset_lags: the plan of the gathers, refused when their volumes cannot fit: the
- * migration's (on the GPU with a device, beside the fields), and the caller's shot and
- * float-pair sums on the host (rtm_migration_gathers_read), four in all. */
+ * migration's (on the GPU with a device, beside the fields, with the imaging step they hold:
+ * rtm_gathers_held_bytes), and the caller's shot and float-pair sums on the host
+ * (rtm_migration_gathers_read), four in all. */
 static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
   int status = RTM_OK;
   const int lags = cfg->rtm.offset_lags;
@@ -272,14 +273,15 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
   const double bytes = (device >= 0 ? 3.0 : 4.0) * volume;
   if (device >= 0) {
     size_t device_free = 0;
+    const double on_device = volume + (double)rtm_gathers_held_bytes(&m->grid, device);
     RTM_TRY(rtm_imaging_free_bytes("device", device, &device_free));
-    if (volume > (double)rtm_config_free_within_limit(cfg, device_free))
+    if (on_device > (double)rtm_config_free_within_limit(cfg, device_free))
       RTM_FAIL(RTM_ERR_NOMEM,
                "rtm.offset_lags = %d at %d x %d CIP lines needs %.3g GB of the GPU's memory for "
-               "the gathers, where %.3g GB are free: fewer lags or larger rtm.cip_x_step and "
-               "rtm.cip_y_step",
-               lags, m->gather_plan.count[0], m->gather_plan.count[1], volume / 1e9,
-               device_free / 1e9);
+               "the gathers (%.3g GB) and the imaging step they hold (two fields), where %.3g GB "
+               "are free: fewer lags or larger rtm.cip_x_step and rtm.cip_y_step",
+               lags, m->gather_plan.count[0], m->gather_plan.count[1], on_device / 1e9,
+               volume / 1e9, device_free / 1e9);
   }
   const size_t free_bytes = rtm_config_free_within_limit(cfg, rtm_imaging_host_free_bytes());
   if (bytes > (double)free_bytes)
@@ -592,6 +594,11 @@ static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, 
     RTM_TRY(rtm_propagator_step(r, tau, RTM_FORWARD));
     RTM_TRY(image_at(m, m->steps - tau, imaging_s, gathers_s));
     if (progress) progress(context, m->steps + tau + 1);
+  }
+  if (m->gathers) { /* the step they hold (an odd count of imaging steps) */
+    const double gathers_start_s = rtm_wall_seconds();
+    RTM_TRY(rtm_gathers_flush(m->gathers));
+    *gathers_s += rtm_wall_seconds() - gathers_start_s;
   }
   RTM_TRY(finish_shot(m));
   RTM_TRY(drain(r));

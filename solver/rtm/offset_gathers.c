@@ -1,7 +1,10 @@
 /* Subsurface-offset gathers (rtm_imaging.h): the CIP lines of a plan, and the host loop that
  * adds one imaging step's S(x - h) R(x + h) to them, one fused multiply-add an element, the
  * reference the device kernel (imaging_cuda.cu, gathers_kernel) reproduces bit for bit; on
- * a GPU the gathers live in its memory beside the fields. */
+ * a GPU the gathers live in its memory beside the fields. There an imaging step's S and R
+ * are held (copied, dense) until the next step comes, and both are added in one pass: the
+ * gathers, four times the bytes of a field at 16 lags every 16 lines, are read and written
+ * once for two steps (a pair's fmafs in the steps' order: the same floats). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,8 @@ struct rtm_gathers {
   rtm_gather_plan_t plan;
   rtm_allocation_t values; /* [ncip][nh][nh][nz_local], on `device` (-1: the host) */
   int device;
+  rtm_allocation_t held[2]; /* device: S and R of an imaging step not yet added, dense */
+  int holding;              /* held[] holds a step */
 };
 
 /* The lines every `step` cells across an interior of `width` cells from `low`, centred. */
@@ -73,6 +78,20 @@ int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, in
              rtm_gather_plan_cips(plan), 2 * plan->lags + 1, 2 * plan->lags + 1, grid->nz_local,
              bytes / 1e9, device >= 0 ? "the GPU's" : "host");
   RTM_TRY(status);
+  if (device >= 0) {
+    const size_t field = rtm_gathers_held_bytes(grid, device) / 2;
+    static const char *const held[2] = {"gathers: S held", "gathers: R held"};
+    for (int k = 0; k < 2; ++k) {
+      status = rtm_imaging_alloc("device", field, held[k], device, ledger, &created->held[k]);
+      if (status == RTM_ERR_NOMEM)
+        RTM_FAIL(RTM_ERR_NOMEM,
+                 "the subsurface-offset gathers hold an imaging step's two fields (%.3g GB "
+                 "each) beside them, which do not fit in the GPU's memory: fewer "
+                 "rtm.offset_lags, or larger rtm.cip_x_step and rtm.cip_y_step",
+                 field / 1e9);
+      RTM_TRY(status);
+    }
+  }
   RTM_TRY(rtm_gathers_clear(created));
   *gathers = created;
   return RTM_OK;
@@ -96,25 +115,75 @@ IMAGING_FMA_CLONES static void accumulate_column(float *trace, const float *sour
     trace[iz] = fmaf(source[iz * source_stride], receiver[iz * receiver_stride], trace[iz]);
 }
 
+size_t rtm_gathers_held_bytes(const rtm_grid_t *grid, int device) {
+  return device >= 0 ? 2 * rtm_grid_interior_cells(grid) * sizeof(float) : 0;
+}
+
+/* The rank's planes inside the interior, local indices [*z_begin, *z_end). */
+static void interior_planes(const rtm_gathers_t *gathers, long *z_begin, long *z_end) {
+  const rtm_grid_t *g = &gathers->grid;
+  const long nz = g->nz_local, w = gathers->plan.layer;
+  *z_begin = w - g->z_offset < 0 ? 0 : w - g->z_offset;
+  *z_end = (long)g->n[2] - w - g->z_offset > nz ? nz : (long)g->n[2] - w - g->z_offset;
+}
+
+/* The device's pass over the gathers: the held step, then S and R if given (count 1 or 2). */
+static int device_pass(rtm_gathers_t *gathers, int count, const float *source,
+                       rtm_layout_t source_layout, const float *receiver,
+                       rtm_layout_t receiver_layout) {
+  const rtm_grid_t *g = &gathers->grid;
+  const rtm_layout_t dense = rtm_layout_dense(g);
+  const float *sources[2] = {gathers->held[0].ptr, source};
+  const float *receivers[2] = {gathers->held[1].ptr, receiver};
+  const rtm_layout_t source_layouts[2] = {dense, source_layout};
+  const rtm_layout_t receiver_layouts[2] = {dense, receiver_layout};
+  long z_begin = 0, z_end = 0;
+  interior_planes(gathers, &z_begin, &z_end);
+  gathers->holding = 0;
+  if (z_begin >= z_end) return RTM_OK;
+  return rtm_imaging_cuda_gathers(&gathers->plan, g->n, z_begin, z_end, g->nz_local,
+                                  gathers->values.ptr, count, sources, source_layouts, receivers,
+                                  receiver_layouts);
+}
+
+/* The device: the step held (its fields copied, as the next steps change R and may change
+ * S), or added with the one held. */
+static int device_accumulate(rtm_gathers_t *gathers, const float *source,
+                             rtm_layout_t source_layout, const float *receiver,
+                             rtm_layout_t receiver_layout) {
+  int status = RTM_OK;
+  if (gathers->holding)
+    return device_pass(gathers, 2, source, source_layout, receiver, receiver_layout);
+  const rtm_imaging_extent_t extent = rtm_imaging_extent(&gathers->grid);
+  RTM_TRY(rtm_imaging_cuda_pack(extent, source, source_layout, gathers->held[0].ptr));
+  RTM_TRY(rtm_imaging_cuda_pack(extent, receiver, receiver_layout, gathers->held[1].ptr));
+  gathers->holding = 1;
+fail:
+  return status;
+}
+
+int rtm_gathers_flush(rtm_gathers_t *gathers) {
+  if (gathers->device < 0 || !gathers->holding) return RTM_OK;
+  const rtm_layout_t unused = rtm_layout_dense(&gathers->grid);
+  return device_pass(gathers, 1, NULL, unused, NULL, unused);
+}
+
 int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layout_t source_layout,
                            const float *receiver, rtm_layout_t receiver_layout) {
   if (!gathers || !source || !receiver) {
     rtm_log_error("rtm_gathers_accumulate: gathers, a source and a receiver field are required");
     return RTM_ERR_INTERNAL;
   }
+  if (gathers->device >= 0)
+    return device_accumulate(gathers, source, source_layout, receiver, receiver_layout);
   const rtm_grid_t *g = &gathers->grid;
   const rtm_gather_plan_t *p = &gathers->plan;
   const int lags = p->lags, nh = 2 * lags + 1, w = p->layer;
   const long nz = g->nz_local, rows = (long)rtm_gather_plan_cips(p) * nh;
-  /* the rank's planes inside the interior, local indices */
-  long z_begin = (long)w - g->z_offset, z_end = (long)g->n[2] - w - g->z_offset;
-  z_begin = z_begin < 0 ? 0 : z_begin;
-  z_end = z_end > nz ? nz : z_end;
+  long z_begin = 0, z_end = 0;
+  interior_planes(gathers, &z_begin, &z_end);
   float *values = gathers->values.ptr;
   if (z_begin >= z_end) return RTM_OK;
-  if (gathers->device >= 0)
-    return rtm_imaging_cuda_gathers(p, g->n, z_begin, z_end, nz, values, source, source_layout,
-                                    receiver, receiver_layout);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
@@ -138,13 +207,18 @@ int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layo
 }
 
 int rtm_gathers_read(rtm_gathers_t *gathers, float *dense) {
-  if (gathers->device >= 0)
+  int status = RTM_OK;
+  if (gathers->device >= 0) {
+    RTM_TRY(rtm_gathers_flush(gathers));
     return rtm_imaging_cuda_read(dense, gathers->values.ptr, gathers->values.bytes);
+  }
   memcpy(dense, gathers->values.ptr, gathers->values.bytes);
-  return RTM_OK;
+fail:
+  return status;
 }
 
 int rtm_gathers_clear(rtm_gathers_t *gathers) {
+  gathers->holding = 0; /* a step held is dropped with the sums */
   if (gathers->device >= 0)
     return rtm_imaging_cuda_zero(gathers->values.ptr, gathers->values.bytes);
   memset(gathers->values.ptr, 0, gathers->values.bytes);
@@ -154,6 +228,8 @@ int rtm_gathers_clear(rtm_gathers_t *gathers) {
 void rtm_gathers_destroy(rtm_gathers_t *gathers) {
   if (!gathers) return;
   if (gathers->device >= 0) rtm_imaging_cuda_synchronize(); /* no kernel still writing them */
+  for (int k = 1; k >= 0; --k)
+    rtm_mem_free(&gathers->held[k]);
   rtm_mem_free(&gathers->values);
   free(gathers);
 }

@@ -137,14 +137,23 @@ typedef struct rtm_gathers rtm_gathers_t;
 
 /* Zeroed gathers of this rank's planes, in host memory (device < 0: the cpu backend's
  * fields) or in that CUDA device's beside its fields (accumulated by gathers_kernel,
- * imaging_cuda.cu, the host loop's floats), recorded in the ledger as "gathers"; memory
- * that cannot be had is RTM_ERR_NOMEM naming rtm.offset_lags. */
+ * imaging_cuda.cu, the host loop's floats), recorded in the ledger as "gathers" (and, on a
+ * device, the held step's "gathers: S held", "gathers: R held"); memory that cannot be had
+ * is RTM_ERR_NOMEM naming rtm.offset_lags. */
 int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, int device,
                        rtm_mem_ledger_t *ledger, rtm_gathers_t **gathers);
-/* One imaging step: gathers += S(x - h) R(x + h), each volume laid out as its layout says. */
+/* One imaging step: gathers += S(x - h) R(x + h), each volume laid out as its layout says.
+ * On a device every other step is held (S and R copied, so the caller may change them) and
+ * added with the next one, in one pass over the gathers. */
 int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layout_t source_layout,
                            const float *receiver, rtm_layout_t receiver_layout);
-/* The gathers as they stand, dense (rtm_gather_plan_cells of nz_local floats). */
+/* A held step added now (a shot's end); nothing to do on the host. */
+int rtm_gathers_flush(rtm_gathers_t *gathers);
+/* Device memory the gathers hold an imaging step in beside their sums: two dense fields of
+ * the rank's planes on a device (device >= 0), none on the host. */
+size_t rtm_gathers_held_bytes(const rtm_grid_t *grid, int device);
+/* The gathers as they stand, dense (rtm_gather_plan_cells of nz_local floats), a held step
+ * added first. */
 int rtm_gathers_read(rtm_gathers_t *gathers, float *dense);
 int rtm_gathers_clear(rtm_gathers_t *gathers);
 void rtm_gathers_destroy(rtm_gathers_t *gathers);

@@ -481,7 +481,10 @@ static void test_image_in_step_bitwise(void **state) {
 /* The subsurface-offset gathers on the device (gathers_kernel) against the host loop, bit
  * for bit: a padded source and a dense receiver, then the other way round, then clear. */
 /* The device's gathers against the host's for a grid and a plan (layer, lags, CIP steps),
- * after four accumulations, bit for bit; then cleared. */
+ * bit for bit after two accumulations (the device holds the first and adds both in one
+ * pass) and after three more (the read adds the third, held), every held step's fields
+ * overwritten on the device before the next one comes (R moves on in a migration: the
+ * step held is a copy); then cleared. */
 static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
   rtm_test_rng_t rng = rtm_test_seed("test_device_gathers_bitwise");
   rtm_gather_plan_t plan;
@@ -497,11 +500,20 @@ static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
   assert_int_equal(rtm_gathers_create(&grid, &plan, DEVICE, NULL, &device), RTM_OK);
   const size_t count = rtm_gather_plan_cells(&plan, grid.nz_local);
   float *want = imaging_test_alloc(count), *got = imaging_test_alloc(count);
+  const size_t sizes[4] = {padded, cells, cells, padded};
   for (int pass = 0; pass < 2; ++pass) {
-    assert_int_equal(rtm_gathers_accumulate(host, fields[0], p, fields[1], d), RTM_OK);
-    assert_int_equal(rtm_gathers_accumulate(host, fields[2], d, fields[3], p), RTM_OK);
-    assert_int_equal(rtm_gathers_accumulate(device, on_device[0], p, on_device[1], d), RTM_OK);
-    assert_int_equal(rtm_gathers_accumulate(device, on_device[2], d, on_device[3], p), RTM_OK);
+    for (int k = 0; k < 2 + pass; ++k) {     /* 2, then 3 */
+      const int a = k % 2 == 0 ? 0 : 2, b = a + 1; /* fields a, b: the step's S and R */
+      const rtm_layout_t la = a == 0 ? p : d, lb = a == 0 ? d : p;
+      for (int f = a; f <= b; ++f) /* as they were, for this step */
+        assert_int_equal(
+            cudaMemcpy(on_device[f], fields[f], sizes[f] * sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+      assert_int_equal(rtm_gathers_accumulate(host, fields[a], la, fields[b], lb), RTM_OK);
+      assert_int_equal(rtm_gathers_accumulate(device, on_device[a], la, on_device[b], lb), RTM_OK);
+      for (int f = a; f <= b; ++f) /* overwritten until their next step */
+        assert_int_equal(cudaMemset(on_device[f], 0x7f, sizes[f] * sizeof(float)), cudaSuccess);
+    }
     assert_int_equal(rtm_gathers_read(host, want), RTM_OK);
     assert_int_equal(rtm_gathers_read(device, got), RTM_OK);
     assert_memory_equal(got, want, count * sizeof *got);
@@ -510,7 +522,7 @@ static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
   for (size_t i = 0; i < count; ++i)
     nonzero += want[i] != 0.0f;
   printf("gathers, %d lags each way, %ld planes: %zu elements, %zu of them imaged (the rest "
-         "in the layer), the host's floats after 4 accumulations\n",
+         "in the layer), the host's floats after 5 accumulations\n",
          lags, (long)grid.nz_local, count, nonzero);
   assert_true(nonzero > 0 && nonzero < count);
   imaging_test_gathers_cleared(device, got, count);
