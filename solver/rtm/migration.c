@@ -35,6 +35,7 @@ struct rtm_migration {
   rtm_image_t *image;
   rtm_gathers_t *gathers; /* rtm.offset_lags > 0, else NULL */
   rtm_gather_plan_t gather_plan;
+  size_t gathers_beside_fields; /* bytes of the gathers where the fields live (auto's reserve) */
   float *held_image, *held_illumination; /* rtm_migration_hold's arrays, until its wait */
   const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
   rtm_precision_t snapshot_precision;             /* rtm.snapshot_precision, or what auto chose */
@@ -209,9 +210,11 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   char passed[1024] = "", name[64];
   rtm_fit_t fits[sizeof order / sizeof order[0]] = {{0}};
   rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
-  /* the two sides' fields, and the medium they share */
-  const size_t reserve =
-      2 * rtm_propagator_field_bytes(cfg, &m->grid) + rtm_propagator_medium_bytes(cfg, &m->grid);
+  /* the two sides' fields, and the medium they share; the gathers where they live with them */
+  const size_t reserve = 2 * rtm_propagator_field_bytes(cfg, &m->grid) +
+                         rtm_propagator_medium_bytes(cfg, &m->grid) + m->gathers_beside_fields;
+  const char *beside =
+      m->gathers_beside_fields ? "the propagators and the gathers" : "the propagators";
   for (int i = 0; i < count && chosen == count; ++i) {
     const rtm_reconstruction_ops_t *ops = reconstructions[order[i].way];
     char why[256];
@@ -227,9 +230,9 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
       chosen = i;
       break;
     }
-    snprintf(passed + used, sizeof passed - used,
-             "%s%s needs %.3g GB with the propagators, %.3g GB %s", used ? "; " : "", name,
-             fits[i].need / 1e9, fits[i].available / 1e9, fits[i].limited ? "allowed" : "free");
+    snprintf(passed + used, sizeof passed - used, "%s%s needs %.3g GB with %s, %.3g GB %s",
+             used ? "; " : "", name, fits[i].need / 1e9, beside, fits[i].available / 1e9,
+             fits[i].limited ? "allowed" : "free");
   }
   if (rtm_grid_is_slab(&m->grid)) { /* z-slabs: the way every rank can take */
     double slowest = chosen;
@@ -271,9 +274,13 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
   const double volume =
       (double)rtm_gather_plan_cells(&m->gather_plan, m->grid.nz_local) * sizeof(float);
   const double bytes = (device >= 0 ? 3.0 : 4.0) * volume;
+  /* on a GPU the migration's volume and its held step are beside the fields; on the host
+   * all four volumes are */
+  m->gathers_beside_fields =
+      device >= 0 ? (size_t)volume + rtm_gathers_held_bytes(&m->grid, device) : (size_t)bytes;
   if (device >= 0) {
     size_t device_free = 0;
-    const double on_device = volume + (double)rtm_gathers_held_bytes(&m->grid, device);
+    const double on_device = (double)m->gathers_beside_fields;
     RTM_TRY(rtm_imaging_free_bytes("device", device, &device_free));
     if (on_device > (double)rtm_config_free_within_limit(cfg, device_free))
       RTM_FAIL(RTM_ERR_NOMEM,

@@ -176,13 +176,13 @@ static int choose_with(const int n[3], const char *const *settings, capture_t *c
   return status;
 }
 
-/* auto takes the fastest that fits with the propagators, as memory.limit_gb shrinks what is
- * free. 40^3 iso cells, 400 steps imaged every step: snapshots hold 400 x 256 kB = 102 MB in
- * fp32, 51 MB in fp16 and 19 MB in zfp at 6 bits a value (1000 blocks of 48 B a snapshot;
- * both with a 256 kB staging volume), boundary 398 x 6272 x 4 B = 10 MB, checkpoint at least
- * one state of 2 x 48^3 x 4 B (some 0.9 MB, padded); the image 0.5 MB and the propagators
- * some 2.2 MB (both sides' two levels and the medium they share, 48^3 x 4 B each) come beside
- * each. */
+/* auto takes the fastest that fits with the propagators (and the gathers), as
+ * memory.limit_gb shrinks what is free. 40^3 iso cells, 400 steps imaged every step: snapshots hold
+ * 400 x 256 kB = 102 MB in fp32, 51 MB in fp16 and 19 MB in zfp at 6 bits a value (1000 blocks of
+ * 48 B a snapshot; both with a 256 kB staging volume), boundary 398 x 6272 x 4 B = 10 MB,
+ * checkpoint at least one state of 2 x 48^3 x 4 B (some 0.9 MB, padded); the image 0.5 MB and the
+ * propagators some 2.2 MB (both sides' two levels and the medium they share, 48^3 x 4 B each) come
+ * beside each. */
 static void test_auto(void **state) {
   (void)state;
   static capture_t capture;
@@ -228,6 +228,21 @@ static void test_auto(void **state) {
   assert_int_equal(choose_with(narrow, auto_12mb, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "checkpoint");
   assert_contains(capture.text, "boundary: boundary.width = 10 leaves 20 x 8 x 20");
+  /* subsurface-offset gathers of 7 lags each way at every line of the 20 x 20 interior: 400
+   * CIPs x 15 x 15 lags x 40 planes, 14.4 MB a volume, four on the host beside the fields
+   * (57.6 MB): at 100 MB fp16 snapshots (54.9 MB with the propagators) no longer fit beside
+   * them, zfp's 22.9 MB do */
+  const char *gathers_100mb[] = {"time.steps=400",
+                                 "rtm.imaging_step=1",
+                                 "memory.limit_gb=0.1",
+                                 "rtm.offset_lags=7",
+                                 "rtm.cip_x_step=1",
+                                 "rtm.cip_y_step=1",
+                                 NULL};
+  assert_int_equal(choose_with(n, gathers_100mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "snapshots/zfp");
+  assert_contains(capture.text, "snapshots (fp16) needs 0.113 GB with the propagators and the "
+                                "gathers, 0.1 GB allowed");
 }
 
 /* A migration of the survey of n cells with settings (two layers) and its ledger;
