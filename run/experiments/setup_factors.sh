@@ -3,9 +3,10 @@
 # 34: a one-GPU tti survey's set-up 1.1-1.3 s against iso's 0.5 s): `rtm3d model` of one step
 # of the 512^3 bench decks with a constant model, no receivers, twice each (the second with
 # the page cache and the driver warm), for iso, vti, tti, tti with binary16 coefficients and
-# tti with physics.smooth_angles = 0; the run report's set-up phases. With perf on the
-# machine, a profile of the tti set-up's host work too (perf.txt). Logs under $OUT (or
-# run/out/setup_factors), the short table last.
+# tti with physics.smooth_angles = 0 (ONLY: a regular expression of those names, e.g.
+# ONLY='tti|tti_fp16'); the run report's set-up phases. With perf on the machine, a profile
+# of the tti set-up's host work too (perf.txt). Logs under $OUT (or run/out/setup_factors),
+# the short table last.
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/setup_factors || exit 1
@@ -24,6 +25,7 @@ cases=("iso run/examples/bench_512.ini"
   "tti_nosmooth run/examples/bench_tti_512.ini --set physics.smooth_angles=0")
 for c in "${cases[@]}"; do
   read -r name deck extra <<<"$c"
+  [[ "$name" =~ ^(${ONLY:-.*})$ ]] || continue
   for round in 1 2; do
     # shellcheck disable=SC2086
     /usr/bin/time -f "%e s wall, %U s user, %S s sys" "$rtm3d" model "$deck" "${common[@]}" $extra \

@@ -137,8 +137,9 @@ static int fill_coefficients(void *context, long z_first, long count,
             ((float *)blocks[k])[at] = value[k];
             continue;
           }
-          if (!rtm_fdf_half_keeps(k, value[k]) && local < beyond) beyond = local;
-          ((rtm_half_t *)blocks[k])[at] = rtm_half_from_float(value[k]);
+          const rtm_half_t half = rtm_half_from_float(value[k]);
+          if (!rtm_fdf_half_keeps_as(k, value[k], half) && local < beyond) beyond = local;
+          ((rtm_half_t *)blocks[k])[at] = half;
         }
       }
   if (beyond == SIZE_MAX) return RTM_OK;

@@ -475,7 +475,11 @@ int rtm_anisotropy_stored(const rtm_anisotropy_t *a, size_t cell, double dt2,
 }
 
 int rtm_fdf_half_keeps(int k, float value) {
-  if (!rtm_half_is_finite(rtm_half_from_float(value))) return 0;
+  return rtm_fdf_half_keeps_as(k, value, rtm_half_from_float(value));
+}
+
+int rtm_fdf_half_keeps_as(int k, float value, rtm_half_t half) {
+  if (!rtm_half_is_finite(half)) return 0;
   /* below the smallest normal a v^2 dt^2 keeps fewer than 11 bits and, from 2^-25 on,
    * none: probe Q (Q1) ran a vti deck in mm cells 16% off, in km units 0.7%, exit 0. The
    * vsz^2 dt^2 is vpz^2 dt^2 times a share that vanishes in elliptic cells, and the axis'

@@ -49,6 +49,7 @@
 
 #include "rtm_config.h"
 #include "rtm_grid.h"
+#include "rtm_half.h"
 #include "rtm_physics.h"
 
 #ifdef __cplusplus
@@ -117,6 +118,8 @@ extern const char *const rtm_fdf_stored_name[RTM_FDF_STORED_COUNT]; /* "vpx2dt2"
 /* 1 when stored value k (RTM_FDF_VPX2DT2 ...) keeps its 11 bits as binary16: finite, and for
  * vpx^2, vpz^2 and vpn^2 dt^2 not below binary16's smallest normal (zero is kept); else 0. */
 int rtm_fdf_half_keeps(int k, float value);
+/* The same with `half` = rtm_half_from_float(value) already made (a fill that stores it). */
+int rtm_fdf_half_keeps_as(int k, float value, rtm_half_t half);
 
 int rtm_anisotropy_stored(const rtm_anisotropy_t *prepared, size_t cell, double dt2,
                           rtm_precision_t precision, rtm_fdf_cell_t *conditioned,
