@@ -602,10 +602,13 @@ static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, 
     RTM_TRY(image_at(m, m->steps - tau, imaging_s, gathers_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
-  if (m->gathers) { /* the step they hold (an odd count of imaging steps) */
+  if (m->gathers) { /* the step they hold (an odd count of imaging steps), timed as imaging */
     const double gathers_start_s = rtm_wall_seconds();
     RTM_TRY(rtm_gathers_flush(m->gathers));
-    *gathers_s += rtm_wall_seconds() - gathers_start_s;
+    if (m->device >= 0) RTM_TRY(rtm_imaging_cuda_synchronize());
+    const double flush_s = rtm_wall_seconds() - gathers_start_s;
+    *gathers_s += flush_s;
+    *imaging_s += flush_s;
   }
   RTM_TRY(finish_shot(m));
   RTM_TRY(drain(r));
