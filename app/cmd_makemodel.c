@@ -185,9 +185,10 @@ int rtm_cmd_makemodel(int argc, char **argv) {
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
   if (!cfg->model.description[0])
     RTM_FAIL(RTM_ERR_CONFIG, "%s: makemodel needs model.description, the text file to build",
-             cfg->path);
+             rtm_config_where(cfg, "model.description"));
   if (!cfg->model.file[0])
-    RTM_FAIL(RTM_ERR_CONFIG, "%s: makemodel needs model.file, the HDF5 file to write", cfg->path);
+    RTM_FAIL(RTM_ERR_CONFIG, "%s: makemodel needs model.file, the HDF5 file to write",
+             rtm_config_where(cfg, "model.file"));
   RTM_TRY(claim_model_file(cfg));
   /* MODEL.h5.lock, held to the end: a second makemodel of the same file is refused before
    * it truncates the first's MODEL.h5.partial */

@@ -88,7 +88,7 @@ static int check_amplitude(const migrate_run_t *run) {
                   "(4 pi r) = %.3g, whose square falls below %.3g, where float32 loses "
                   "precision and then gives zero: the image would be wrong or zero; it scales "
                   "with the amplitude, so |source.amplitude| >= %.3g (1 is usual) loses nothing",
-                  cfg->path[0] ? cfg->path : "configuration", cfg->source.amplitude, diagonal,
+                  rtm_config_where(cfg, "source.amplitude"), cfg->source.amplitude, diagonal,
                   fabs(cfg->source.amplitude) / (4.0 * pi * diagonal), RTM_FLOAT_FULL_PRECISION,
                   least);
     return RTM_ERR_CONFIG;
@@ -99,7 +99,7 @@ static int check_amplitude(const migrate_run_t *run) {
                 "that wavefield is about |amplitude| / (4 pi h_min) = %.3g: the sums would pass "
                 "float32's largest number; the image scales with the amplitude, so "
                 "|source.amplitude| <= %.3g (1 is usual) loses nothing",
-                cfg->path[0] ? cfg->path : "configuration", cfg->source.amplitude,
+                rtm_config_where(cfg, "source.amplitude"), cfg->source.amplitude,
                 (double)cfg->time.steps + 1.0, run->shots.count,
                 fabs(cfg->source.amplitude) / (4.0 * pi * h_min), limit);
   return RTM_ERR_CONFIG;
@@ -198,7 +198,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: migrate needs rtm.observed, the file of the recorded gathers (HDF5 as "
              "rtm3d model writes it, or SEG-Y)",
-             cfg->path[0] ? cfg->path : "configuration");
+             rtm_config_where(cfg, "rtm.observed"));
   RTM_TRY(rtm_dispersion_check_migration(cfg));
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(rtm_check_deck_dt(cfg, &run->grid));
@@ -213,15 +213,16 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(check_shot_count(run));
   if (cfg->mpi.shot_groups > run->shots.count)
     RTM_FAIL(RTM_ERR_CONFIG,
-             "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d", cfg->path,
-             cfg->mpi.shot_groups, run->shots.count, run->shots.count);
+             "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d",
+             rtm_config_where(cfg, "mpi.shot_groups"), cfg->mpi.shot_groups, run->shots.count,
+             run->shots.count);
   /* a combination of keys, refused before any work: a configuration error (exit 2), as the
    * others (probe W, W4: it exited 1, a failure a script would retry) */
   if (cfg->mpi.shot_groups > 1 && cfg->rtm.shot_images)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: rtm.shot_images with mpi.shot_groups = %d is not implemented (each shot's image "
              "would travel to the first rank): set one of them off",
-             cfg->path, cfg->mpi.shot_groups);
+             rtm_config_where(cfg, "rtm.shot_images, mpi.shot_groups"), cfg->mpi.shot_groups);
   /* an abort of the job (a failure on any rank, the watchdog) leaves nothing the run made */
   run->lock.fd = -1;
   run->made = (rtm_app_made_t){&run->lock, &run->outputs, &run->output, run->h5_path};

@@ -92,11 +92,11 @@ static int check_shot_groups(const model_run_t *run) {
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: mpi.shot_groups = %d shares shots among groups of ranks, and shots.layout = "
              "single has one: set shots.layout = grid or file, or mpi.shot_groups = 1",
-             cfg->path, groups);
+             rtm_config_where(cfg, "mpi.shot_groups, shots.layout"), groups);
   if (run->shots.count < groups)
     RTM_FAIL(RTM_ERR_CONFIG,
-             "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d", cfg->path,
-             groups, run->shots.count, run->shots.count);
+             "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d",
+             rtm_config_where(cfg, "mpi.shot_groups"), groups, run->shots.count, run->shots.count);
 fail:
   return status;
 }

@@ -159,7 +159,7 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
     if (strcmp(argv[i], "--force") == 0) cfg->output.overwrite = 1;
     if (strcmp(argv[i], "--set") != 0) continue;
     if (i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "--set needs section.key=value");
-    RTM_TRY(rtm_config_set(cfg, argv[++i]));
+    RTM_TRY(rtm_config_set_option(cfg, argv[++i]));
   }
   RTM_TRY(rtm_config_validate(cfg));
   if (extra_count) *extra_count = n_extra;

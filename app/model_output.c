@@ -148,23 +148,23 @@ int rtm_model_plan_segy(model_run_t *run) {
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: output.segy = true, but this build has no SEG-Y (install libsegyio-dev and "
              "configure again, or set output.segy = false)",
-             cfg->path[0] ? cfg->path : "configuration");
+             rtm_config_where(cfg, "output.segy"));
   if (run->prop.receivers.count == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "%s: output.segy = true, but the run records no receivers",
-             cfg->path[0] ? cfg->path : "configuration");
+             rtm_config_where(cfg, "output.segy"));
   const double us = run->sampling.trace_dt * 1e6;
   if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 32767)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: output.segy = true needs the gathers' interval in whole microseconds (1 to "
              "32767), and it is %.9g s (output.trace_dt %s): set output.trace_dt = %g, say",
-             cfg->path[0] ? cfg->path : "configuration", run->sampling.trace_dt,
+             rtm_config_where(cfg, "output.segy, output.trace_dt"), run->sampling.trace_dt,
              isnan(cfg->output.trace_dt_s) ? "auto: the modelling dt" : "as set",
              floor(us) > 0 ? floor(us) * 1e-6 : 1e-6);
   if (run->sampling.trace_samples > 32767)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: output.segy = true: %d samples a trace, SEG-Y rev 1 holds at most 32767; "
              "raise output.trace_dt",
-             cfg->path[0] ? cfg->path : "configuration", run->sampling.trace_samples);
+             rtm_config_where(cfg, "output.segy, output.trace_dt"), run->sampling.trace_samples);
   snprintf(run->segy_path, sizeof run->segy_path, "%s/%s.sgy", cfg->output.dir, cfg->output.name);
   RTM_TRY(rtm_app_check_overwrite(cfg, run->segy_path, "output.name"));
 fail:

@@ -233,7 +233,7 @@ int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mode
     rtm_log_warning("%s: model.description = %s is read by 'rtm3d makemodel' only, which writes "
                     "model.file from it; with no model.file this run takes the deck's constant "
                     "model.* values",
-                    cfg->path, cfg->model.description);
+                    rtm_config_where(cfg, "model.description, model.file"), cfg->model.description);
   return load_model(cfg, grid, RTM_PREFLIGHT_RUN, model);
 }
 

@@ -426,7 +426,29 @@ void rtm_config_defaults(rtm_config_t *cfg) {
     (void)rtm_cfg_parse_value(row, row->default_text, cfg, why, sizeof why);
 }
 
-int rtm_config_set(rtm_config_t *cfg, const char *assignment) {
+/* `row`'s key added to cfg->set_keys unless there already; ", ..." once it is full. */
+static void note_set_key(rtm_config_t *cfg, const rtm_cfg_entry_t *row) {
+  static const char more[] = ", ...";
+  char name[128];
+  snprintf(name, sizeof name, "%s.%s", row->section, row->key);
+  char *keys = cfg->set_keys;
+  const size_t used = strlen(keys), room = sizeof cfg->set_keys;
+  /* already named: the whole name between separators */
+  for (const char *at = strstr(keys, name); at; at = strstr(at + 1, name)) {
+    const char end = at[strlen(name)];
+    if ((at == keys || at[-1] == ' ') && (end == '\0' || end == ',')) return;
+  }
+  if (used >= sizeof more - 1 && strcmp(keys + used - (sizeof more - 1), more) == 0) return;
+  const size_t need = (used ? 2 : 0) + strlen(name);
+  if (used + need + sizeof more <= room) {
+    snprintf(keys + used, room - used, "%s%s", used ? ", " : "", name);
+    return;
+  }
+  snprintf(keys + used, room - used, "%s", more);
+}
+
+/* One "section.key=value" into cfg; `noted`: its key into cfg->set_keys (a user's --set). */
+static int set_value(rtm_config_t *cfg, const char *assignment, int noted) {
   int status = RTM_OK;
   char *copy = NULL;
   char why[RTM_CFG_WHY_MAX], hint[RTM_CFG_WHY_MAX];
@@ -457,9 +479,50 @@ int rtm_config_set(rtm_config_t *cfg, const char *assignment) {
   }
   if (rtm_cfg_parse_value(row, value, cfg, why, sizeof why) != RTM_OK)
     RTM_FAIL(RTM_ERR_CONFIG, "--set %s: %s", assignment, why);
+  if (noted) note_set_key(cfg, row);
 fail:
   free(copy);
   return status;
+}
+
+int rtm_config_set(rtm_config_t *cfg, const char *assignment) {
+  return set_value(cfg, assignment, 0);
+}
+
+int rtm_config_set_option(rtm_config_t *cfg, const char *assignment) {
+  return set_value(cfg, assignment, 1);
+}
+
+/* Whether `name` ("section.key") occurs in `text` as a whole key name. */
+static int names_key(const char *text, const char *name, size_t length) {
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    const char before = at == text ? ' ' : at[-1], after = at[length];
+    if (!isalnum((unsigned char)before) && before != '_' && before != '.' &&
+        !isalnum((unsigned char)after) && after != '_')
+      return 1;
+  }
+  return 0;
+}
+
+const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *text, size_t size) {
+  size_t used = (size_t)snprintf(text, size, "%s", cfg->path[0] ? cfg->path : "configuration");
+  int named = 0;
+  for (const char *key = cfg->set_keys; *key && used < size;) { /* "a.b, c.d[, ...]" */
+    const size_t length = strcspn(key, ",");
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)length, key);
+    if (strcmp(name, "...") != 0 && (!about || names_key(about, name, length)))
+      used +=
+          (size_t)snprintf(text + used, size - used, "%s%s", named++ ? ", " : " with --set ", name);
+    key += length;
+    key += strspn(key, ", ");
+  }
+  return text;
+}
+
+const char *rtm_config_where(const rtm_config_t *cfg, const char *about) {
+  static _Thread_local char text[sizeof cfg->path + sizeof cfg->set_keys + 16];
+  return rtm_config_origin(cfg, about, text, sizeof text);
 }
 
 const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_class) {

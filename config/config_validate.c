@@ -14,20 +14,43 @@
 #include "rtm_status.h"
 
 typedef struct {
-  const char *where; /* the deck's path, or a stand-in for defaults and --set only */
+  const rtm_config_t *cfg;
   int errors;
 } checker_t;
+
+static checker_t checker_of(const rtm_config_t *cfg) {
+  checker_t check = {cfg, 0};
+  return check;
+}
+
+/* A message prefixed with where its values came from (rtm_config_where: the deck, and the
+ * keys it names that --set changed). */
+static void say(const checker_t *check, int error, const char *fmt, va_list args) {
+  char message[1024];
+  vsnprintf(message, sizeof message, fmt, args);
+  if (error)
+    rtm_log_error("%s: %s", rtm_config_where(check->cfg, message), message);
+  else
+    rtm_log_warning("%s: %s", rtm_config_where(check->cfg, message), message);
+}
 
 static void check_error(checker_t *check, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void check_error(checker_t *check, const char *fmt, ...) {
-  char message[1024];
   va_list args;
   va_start(args, fmt);
-  vsnprintf(message, sizeof message, fmt, args);
+  say(check, 1, fmt, args);
   va_end(args);
-  rtm_log_error("%s: %s", check->where, message);
   ++check->errors;
+}
+
+static void check_warning(const checker_t *check, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void check_warning(const checker_t *check, const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  say(check, 0, fmt, args);
+  va_end(args);
 }
 
 /* A coordinate given by the user (not auto) must lie on the grid's span of cell centres,
@@ -82,7 +105,7 @@ static void check_shots(checker_t *check, const rtm_config_t *cfg) {
   if (layout == RTM_SHOTS_FILE && only_space(cfg->shots.file))
     check_error(check, "shots.layout = file needs shots.file (one \"x y z\" per line)");
   if (layout != RTM_SHOTS_FILE && cfg->shots.file[0])
-    rtm_log_warning("%s: shots.file is ignored unless shots.layout = file", check->where);
+    check_warning(check, "shots.file is ignored unless shots.layout = file");
 
   char grid_keys[256] = "";
   if (!isnan(cfg->shots.x_first_m)) append_key(grid_keys, sizeof grid_keys, "shots.x_first");
@@ -93,8 +116,8 @@ static void check_shots(checker_t *check, const rtm_config_t *cfg) {
   if (cfg->shots.y_count != 1) append_key(grid_keys, sizeof grid_keys, "shots.y_count");
   if (!isnan(cfg->shots.z_m)) append_key(grid_keys, sizeof grid_keys, "shots.z");
   if (layout != RTM_SHOTS_GRID && grid_keys[0])
-    rtm_log_warning("%s: %s ignored unless shots.layout = grid (shots.layout = %s)", check->where,
-                    grid_keys, layout_name);
+    check_warning(check, "%s ignored unless shots.layout = grid (shots.layout = %s)", grid_keys,
+                  layout_name);
 
   if (layout == RTM_SHOTS_GRID) {
     check_inside(check, cfg, "shots.x_first", 0, cfg->shots.x_first_m);
@@ -115,10 +138,10 @@ static void check_shots(checker_t *check, const rtm_config_t *cfg) {
                 cfg->snapshots.every_steps, layout_name);
   for (int a = 0; a < rtm_config_source_axes_placed(cfg); ++a)
     if (!isnan(cfg->source.position_m[a]))
-      rtm_log_warning("%s: source.%c is ignored by shots.layout = %s, which places the shots%s",
-                      check->where, "xyz"[a], layout_name,
-                      layout == RTM_SHOTS_GRID ? " (source.z is their depth when shots.z = auto)"
-                                               : "");
+      check_warning(check, "source.%c is ignored by shots.layout = %s, which places the shots%s",
+                    "xyz"[a], layout_name,
+                    layout == RTM_SHOTS_GRID ? " (source.z is their depth when shots.z = auto)"
+                                             : "");
 }
 
 /* receivers.layout = patch: x_first and y_first are offsets from each shot, so only the
@@ -133,10 +156,11 @@ static void check_patch(checker_t *check, const rtm_config_t *cfg) {
     const double patch = (counts[a] - 1) * step,
                  volume = (cfg->grid.n[a] - 1) * cfg->grid.spacing_m[a];
     if (counts[a] > 0 && patch > volume)
-      rtm_log_warning("%s: receivers.%s_count = %d at %s_step = %g m spans %g m, more than the "
-                      "volume's %g m (grid.%s, grid.%s): a patch loses receivers at every shot",
-                      check->where, names[a][0], counts[a], names[a][0], step, patch, volume,
-                      names[a][1], names[a][2]);
+      check_warning(check,
+                    "receivers.%s_count = %d at %s_step = %g m spans %g m, more than the "
+                    "volume's %g m (grid.%s, grid.%s): a patch loses receivers at every shot",
+                    names[a][0], counts[a], names[a][0], step, patch, volume, names[a][1],
+                    names[a][2]);
   }
 }
 
@@ -352,7 +376,7 @@ static void check_timing(checker_t *check, const rtm_config_t *cfg, double dt) {
 }
 
 int rtm_config_check_timing(const rtm_config_t *cfg, double dt_s) {
-  checker_t check = {cfg->path[0] ? cfg->path : "configuration", 0};
+  checker_t check = checker_of(cfg);
   check_timing(&check, cfg, dt_s);
   return check.errors ? RTM_ERR_CONFIG : RTM_OK;
 }
@@ -380,8 +404,8 @@ static void warn_constants_ignored(checker_t *check, const rtm_config_t *cfg) {
         (row->type != RTM_CFG_DOUBLE && row->type != RTM_CFG_DOUBLE_AUTO))
       continue;
     if (set_away_from_default(cfg, row))
-      rtm_log_warning("%s: model.%s = %g is ignored: model.file = %s gives the model", check->where,
-                      row->key, number_of(cfg, row), cfg->model.file);
+      check_warning(check, "model.%s = %g is ignored: model.file = %s gives the model", row->key,
+                    number_of(cfg, row), cfg->model.file);
   }
 }
 
@@ -417,28 +441,30 @@ static void warn_rtm_ignored(checker_t *check, const rtm_config_t *cfg) {
       (way == RTM_RECONSTRUCT_SNAPSHOTS && cfg->rtm.snapshot_precision == RTM_PRECISION_ZFP);
   if (!coded && rate && set_away_from_default(cfg, rate)) {
     if (way == RTM_RECONSTRUCT_SNAPSHOTS)
-      rtm_log_warning("%s: rtm.snapshot_rate = %d is ignored: it is zfp's bits a value, and "
-                      "rtm.snapshot_precision = %s",
-                      check->where, cfg->rtm.snapshot_rate,
-                      rtm_precision_name(cfg->rtm.snapshot_precision));
+      check_warning(check,
+                    "rtm.snapshot_rate = %d is ignored: it is zfp's bits a value, and "
+                    "rtm.snapshot_precision = %s",
+                    cfg->rtm.snapshot_rate, rtm_precision_name(cfg->rtm.snapshot_precision));
     else
-      rtm_log_warning("%s: rtm.snapshot_rate = %d is ignored: rtm.reconstruction = %s keeps no "
-                      "snapshots",
-                      check->where, cfg->rtm.snapshot_rate,
-                      way == RTM_RECONSTRUCT_BOUNDARY ? "boundary" : "checkpoint");
+      check_warning(check,
+                    "rtm.snapshot_rate = %d is ignored: rtm.reconstruction = %s keeps no "
+                    "snapshots",
+                    cfg->rtm.snapshot_rate,
+                    way == RTM_RECONSTRUCT_BOUNDARY ? "boundary" : "checkpoint");
   }
   if (cfg->rtm.offset_lags > 0) return;
   for (size_t k = 0; k < sizeof gather_keys / sizeof gather_keys[0]; ++k) {
     const rtm_cfg_entry_t *row = rtm_cfg_find("rtm", gather_keys[k]);
     if (row && set_away_from_default(cfg, row))
-      rtm_log_warning("%s: rtm.%s = %g is ignored: it shapes the common-image gathers, and "
-                      "rtm.offset_lags = 0 takes none",
-                      check->where, gather_keys[k], number_of(cfg, row));
+      check_warning(check,
+                    "rtm.%s = %g is ignored: it shapes the common-image gathers, and "
+                    "rtm.offset_lags = 0 takes none",
+                    gather_keys[k], number_of(cfg, row));
   }
 }
 
 int rtm_config_validate(const rtm_config_t *cfg) {
-  checker_t check = {cfg->path[0] ? cfg->path : "configuration", 0};
+  checker_t check = checker_of(cfg);
   const int plane = cfg->receivers.layout == RTM_RECEIVERS_PLANE;
 
   /* numbers the float32 fields cannot hold, named before anything is read or allocated */
@@ -477,7 +503,7 @@ int rtm_config_validate(const rtm_config_t *cfg) {
   if (cfg->receivers.layout == RTM_RECEIVERS_FILE && only_space(cfg->receivers.file))
     check_error(&check, "receivers.layout = file needs receivers.file (one \"x y z\" per line)");
   if (cfg->receivers.layout != RTM_RECEIVERS_FILE && cfg->receivers.file[0])
-    rtm_log_warning("%s: receivers.file is ignored unless receivers.layout = file", check.where);
+    check_warning(&check, "receivers.file is ignored unless receivers.layout = file");
   if (cfg->model.file[0] && only_space(cfg->model.file))
     check_error(&check,
                 "model.file = \"%s\" is blank: give a path, or leave it empty for the "
@@ -545,21 +571,20 @@ int rtm_config_validate(const rtm_config_t *cfg) {
   }
   if (cfg->physics.equation == RTM_EQUATION_ISO && !cfg->model.file[0] &&
       (cfg->model.epsilon != 0.0 || cfg->model.delta != 0.0))
-    rtm_log_warning("%s: model.epsilon and model.delta are ignored by physics.equation = iso",
-                    check.where);
+    check_warning(&check, "model.epsilon and model.delta are ignored by physics.equation = iso");
   if (cfg->physics.equation != RTM_EQUATION_TTI && !cfg->model.file[0] &&
       (cfg->model.theta_deg != 0.0 || cfg->model.phi_deg != 0.0))
-    rtm_log_warning("%s: model.theta and model.phi are used only by physics.equation = tti",
-                    check.where);
+    check_warning(&check, "model.theta and model.phi are used only by physics.equation = tti");
   if (cfg->physics.equation == RTM_EQUATION_ISO &&
       cfg->memory.model_precision != RTM_PRECISION_FP32)
-    rtm_log_warning("%s: memory.model_precision = %s is ignored by physics.equation = iso (it "
-                    "applies to the vti/tti coefficient volumes)",
-                    check.where, rtm_precision_name(cfg->memory.model_precision));
+    check_warning(&check,
+                  "memory.model_precision = %s is ignored by physics.equation = iso (it "
+                  "applies to the vti/tti coefficient volumes)",
+                  rtm_precision_name(cfg->memory.model_precision));
   check_gathers(&check, cfg);
   if (cfg->snapshots.every_steps > cfg->time.steps)
-    rtm_log_warning("%s: snapshots.every = %d exceeds time.steps = %d: no snapshot is written",
-                    check.where, cfg->snapshots.every_steps, cfg->time.steps);
+    check_warning(&check, "snapshots.every = %d exceeds time.steps = %d: no snapshot is written",
+                  cfg->snapshots.every_steps, cfg->time.steps);
 
   return check.errors ? RTM_ERR_CONFIG : RTM_OK;
 }

@@ -202,6 +202,8 @@ typedef struct {
     double timeout_s;              /* the longest wait for another rank; 0: for ever */
   } mpi;
   char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */
+  char set_keys[RTM_CONFIG_PATH_MAX]; /* "a.b, c.d": the keys --set changed, in order, once
+                                         each ("" for none; ", ..." past its room) */
 } rtm_config_t;
 
 typedef enum {
@@ -238,15 +240,27 @@ void rtm_config_defaults(rtm_config_t *cfg);
  * expected; returns RTM_ERR_CONFIG (or RTM_ERR_INPUT for a missing file). */
 int rtm_config_load(const char *path, rtm_config_t *cfg);
 
-/* Applies one "section.key=value" override (from --set). */
+/* Applies one "section.key=value" override (the program's own). */
 int rtm_config_set(rtm_config_t *cfg, const char *assignment);
+/* The same for a user's --set, whose key is also noted in cfg->set_keys, so that messages
+ * about several keys say the value came from the command line (rtm_config_origin). */
+int rtm_config_set_option(rtm_config_t *cfg, const char *assignment);
 
 /* The volume's diagonal in metres (a cell at least): the farthest a receiver lies from the
  * source, where the wavefield |source.amplitude| / (4 pi r) is least; the deck check,
  * migrate's amplitude check and its observed gathers' check weigh it against float32. */
 double rtm_config_volume_diagonal_m(const rtm_config_t *cfg);
-/* Cross-key checks that no single row can make (receiver plane inside the grid, ...). */
+/* Cross-key checks that no single row can make (receiver plane inside the grid, ...). Their
+ * messages start with where the values came from (rtm_config_origin). */
 int rtm_config_validate(const rtm_config_t *cfg);
+/* Where a config's values came from, the prefix of a message about them: the deck's path
+ * ("configuration" for defaults only), then " with --set KEYS" naming the keys the user's
+ * --set changed that `about` names (a message, or a list of keys; NULL: every such key).
+ * Returns `text`. */
+const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *text, size_t size);
+/* rtm_config_origin in a buffer of the calling thread's, valid until its next call there (one
+ * call a message). */
+const char *rtm_config_where(const rtm_config_t *cfg, const char *about);
 
 /* The run's time step against the source: a step in which the float32 fields can see a
  * wave of source.frequency move (2 pi f dt >= sqrt(FLT_EPSILON)), and a source.delay whose

@@ -469,8 +469,8 @@ static int choose_transport(const rtm_config_t *cfg, const rtm_grid_t *grid,
       RTM_FAIL(RTM_ERR_CONFIG,
                "%s: mpi.transport = %s moves a GPU's planes; backend %s keeps its fields in "
                "host memory (set mpi.transport = auto, or backend.name = cuda)",
-               cfg->path, cfg->mpi.transport == RTM_TRANSPORT_NCCL ? "nccl" : "cuda-aware",
-               backend->name);
+               rtm_config_where(cfg, "mpi.transport, backend.name"),
+               cfg->mpi.transport == RTM_TRANSPORT_NCCL ? "nccl" : "cuda-aware", backend->name);
     return RTM_OK;
   }
   RTM_TRY(rtm_backend_device(cfg, grid->mpi, &device));

@@ -48,7 +48,7 @@ int rtm_dispersion_check_migration(const rtm_config_t *cfg) {
              "%s: time.dispersion_correction = traces warps recorded traces, and a migration "
              "records none: set full (the source wavelet and the observed gathers warped "
              "before they are injected) or none",
-             cfg->path);
+             rtm_config_where(cfg, "time.dispersion_correction"));
 fail:
   return status;
 }

@@ -352,6 +352,56 @@ static void test_unknown_section_reported_once(void **state) {
   assert_int_equal(lines, 1);
 }
 
+/* A message about a value given by --set says so: the deck's path, then the keys the user's
+ * --set changed that the message names (rtm_config_origin; each once, in order); the
+ * program's own rtm_config_set is not noted, nor a --set that failed; past its room the list
+ * of keys ends in ", ...". */
+static void test_messages_name_set_keys(void **state) {
+  (void)state;
+  static const char text[] = "[grid]\nnx = 40\nny = 40\nnz = 40\n";
+  char path[64], origin[4096], want[256];
+  rtm_config_t cfg;
+  write_temp_deck(text, sizeof text - 1, path, sizeof path);
+  assert_int_equal(rtm_config_load(path, &cfg), RTM_OK);
+  remove(path);
+  assert_string_equal(rtm_config_origin(&cfg, NULL, origin, sizeof origin), path);
+  assert_int_equal(rtm_config_set(&cfg, "source.frequency=12"), RTM_OK); /* the program's */
+  assert_int_equal(rtm_config_set_option(&cfg, "receivers.z=99999"), RTM_OK);
+  assert_int_equal(rtm_config_set_option(&cfg, "time.steps=10"), RTM_OK);
+  assert_int_equal(rtm_config_set_option(&cfg, "receivers.z = 99998"), RTM_OK); /* again */
+  capture_t capture;
+  assert_int_equal(captured(&capture, rtm_config_set_option(&cfg, "grid.nx=-1")), RTM_ERR_CONFIG);
+  assert_string_equal(cfg.set_keys, "receivers.z, time.steps");
+  snprintf(want, sizeof want, "%s with --set receivers.z, time.steps", path);
+  assert_string_equal(rtm_config_origin(&cfg, NULL, origin, sizeof origin), want);
+  /* only the keys a message names, as whole names */
+  snprintf(want, sizeof want, "%s with --set time.steps", path);
+  assert_string_equal(rtm_config_origin(&cfg, "time.steps = 10 is short", origin, sizeof origin),
+                      want);
+  assert_string_equal(
+      rtm_config_origin(&cfg, "source.frequency, receivers.z_step", origin, sizeof origin), path);
+  /* the check of the deck's keys: the receiver plane's depth, which --set gave */
+  assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_ERR_CONFIG);
+  snprintf(want, sizeof want, "%s with --set receivers.z: receivers.z = 99998 m", path);
+  assert_contains(capture.text, want);
+  /* every key of the schema at its default, some 3 kB of names: past the room */
+  rtm_config_defaults(&cfg);
+  char assignment[512];
+  size_t names = 0;
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row) {
+    snprintf(assignment, sizeof assignment, "%s.%s=%s", row->section, row->key, row->default_text);
+    assert_int_equal(rtm_config_set_option(&cfg, assignment), RTM_OK);
+    names += strlen(row->section) + strlen(row->key) + 3;
+  }
+  assert_true(names > sizeof cfg.set_keys);
+  const size_t length = strlen(cfg.set_keys);
+  assert_true(length < sizeof cfg.set_keys);
+  assert_string_equal(cfg.set_keys + length - 5, ", ...");
+  assert_string_equal(strstr(cfg.set_keys, ", ..."), ", ...");
+  assert_string_equal(rtm_config_origin(&cfg, "grid.nx", origin, sizeof origin),
+                      "configuration with --set grid.nx");
+}
+
 RTM_TEST_MAIN(cmocka_unit_test(test_good_deck_every_type),
               cmocka_unit_test(test_partial_deck_keeps_defaults),
               cmocka_unit_test(test_line_ends_bom_and_long_lines),
@@ -362,4 +412,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_good_deck_every_type),
               BAD_DECK_TEST(test_bad_ranges, "err_range.ini"),
               BAD_DECK_TEST(test_bad_syntax, "err_syntax.ini"),
               BAD_DECK_TEST(test_bad_quotes, "err_quotes.ini"),
-              cmocka_unit_test(test_unknown_section_reported_once))
+              cmocka_unit_test(test_unknown_section_reported_once),
+              cmocka_unit_test(test_messages_name_set_keys))
