@@ -375,11 +375,16 @@ fail:
 static void say_gathers(const migrate_run_t *run) {
   const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
   if (!plan || run->quiet) return;
+  const size_t held = rtm_migration_gathers_held_bytes(run->migration);
+  char beside[128] = "";
+  if (held) /* rank 0's, as every rank of a group holds its planes' */
+    snprintf(beside, sizeof beside, ", and an imaging step held beside them on the GPU, %.3g GB",
+             held / 1e9);
   rtm_log_info("migrate: subsurface-offset gathers at %d x %d CIP lines (every %d and %d cells), "
-               "lags -%d..%d cells in x and y, %.3g GB; no resume state is saved (the gathers "
+               "lags -%d..%d cells in x and y, %.3g GB%s; no resume state is saved (the gathers "
                "are not kept in one yet)",
                plan->count[0], plan->count[1], plan->step[0], plan->step[1], plan->lags, plan->lags,
-               rtm_gather_plan_cells(plan, run->grid.n[2]) * sizeof(float) / 1e9);
+               rtm_gather_plan_cells(plan, run->grid.n[2]) * sizeof(float) / 1e9, beside);
 }
 
 static int migrate_shots(migrate_run_t *run) {

@@ -786,6 +786,10 @@ int rtm_migration_slab_planes(void) {
   return RTM_CODEC_BLOCK_PLANES;
 }
 
+size_t rtm_migration_gathers_held_bytes(const rtm_migration_t *m) {
+  return m->gathers ? rtm_gathers_held_bytes(&m->grid, m->device) : 0;
+}
+
 const rtm_gather_plan_t *rtm_migration_gather_plan(const rtm_migration_t *m) {
   return m->gathers ? &m->gather_plan : NULL;
 }
