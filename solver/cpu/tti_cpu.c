@@ -105,13 +105,14 @@ static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
   float *c[COEFF_COUNT];
   for (int k = 0; k < s->coeff_count; ++k)
     c[k] = s->coeff[k].ptr;
+  rtm_anisotropy_memo_t memo = {0}; /* cells with the last one's parameters */
   for (long iz = 0; iz < g->nz_local; ++iz)
     for (long iy = 0; iy < ny; ++iy)
       for (long ix = 0; ix < nx; ++ix) {
         rtm_fdf_cell_t cell;
         float stored[RTM_FDF_STORED_COUNT];
-        RTM_TRY(rtm_anisotropy_stored(&prepared, (size_t)((iz * ny + iy) * nx + ix), dt2,
-                                      precision, &cell, stored));
+        RTM_TRY(rtm_anisotropy_stored_memo(&prepared, (size_t)((iz * ny + iy) * nx + ix), dt2,
+                                           precision, &memo, &cell, stored));
         const size_t i = rtm_grid_index(g, ix, iy, iz);
         c[VPX2][i] = stored[RTM_FDF_VPX2DT2];
         c[VPZ2][i] = stored[RTM_FDF_VPZ2DT2];

@@ -124,12 +124,14 @@ static int fill_coefficients(void *context, long z_first, long count,
   size_t beyond = SIZE_MAX; /* the first cell (local index) binary16 cannot keep */
 #pragma omp parallel for collapse(2) schedule(static) reduction(min : beyond)
   for (long iz = 0; iz < count; ++iz)
-    for (long iy = 0; iy < ny; ++iy)
+    for (long iy = 0; iy < ny; ++iy) {
+      rtm_anisotropy_memo_t memo = {0}; /* a row's cells with the parameters of the last */
       for (long ix = 0; ix < nx; ++ix) {
         rtm_fdf_cell_t cell;
         float value[RTM_FDF_STORED_COUNT];
         const size_t local = ((size_t)(z_first + iz) * ny + iy) * nx + ix;
-        rtm_anisotropy_stored(f->prepared, local, f->dt2, RTM_PRECISION_FP32, &cell, value);
+        rtm_anisotropy_stored_memo(f->prepared, local, f->dt2, RTM_PRECISION_FP32, &memo, &cell,
+                                   value);
         const size_t at =
             (size_t)iz * g->stride_z + (RTM_RADIUS + (size_t)iy) * g->stride_y + RTM_RADIUS + ix;
         for (int k = 0; k < s->coeff_count; ++k) {
@@ -142,6 +144,7 @@ static int fill_coefficients(void *context, long z_first, long count,
           ((rtm_half_t *)blocks[k])[at] = half;
         }
       }
+    }
   if (beyond == SIZE_MAX) return RTM_OK;
   rtm_fdf_cell_t cell;
   float value[RTM_FDF_STORED_COUNT];

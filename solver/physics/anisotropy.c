@@ -474,6 +474,42 @@ int rtm_anisotropy_stored(const rtm_anisotropy_t *a, size_t cell, double dt2,
   return RTM_OK;
 }
 
+/* The bits of the parameters rtm_anisotropy_cell reads at `cell`; returns their count. */
+static int parameters_of(const rtm_anisotropy_t *a, size_t cell, uint32_t bits[6]) {
+  const rtm_model_t *m = a->model;
+  float value[6] = {m->vp[cell], m->epsilon[cell], m->delta[cell]};
+  int count = 3;
+  if (a->tilted && a->axis) {
+    for (int r = 0; r < 3; ++r)
+      value[count++] = a->axis[3 * cell + (size_t)r];
+  } else if (a->tilted) {
+    value[count++] = m->theta_deg[cell];
+    value[count++] = m->phi_deg[cell];
+  }
+  memcpy(bits, value, (size_t)count * sizeof *bits);
+  return count;
+}
+
+int rtm_anisotropy_stored_memo(const rtm_anisotropy_t *a, size_t cell, double dt2,
+                               rtm_precision_t precision, rtm_anisotropy_memo_t *memo,
+                               rtm_fdf_cell_t *conditioned, float stored[RTM_FDF_STORED_COUNT]) {
+  uint32_t bits[6];
+  const int count = parameters_of(a, cell, bits);
+  if (memo->valid && memcmp(bits, memo->parameters, (size_t)count * sizeof *bits) == 0) {
+    *conditioned = memo->conditioned;
+    memcpy(stored, memo->stored, sizeof memo->stored);
+    return RTM_OK;
+  }
+  memo->valid = 0;
+  const int status = rtm_anisotropy_stored(a, cell, dt2, precision, conditioned, stored);
+  if (status != RTM_OK) return status;
+  memcpy(memo->parameters, bits, (size_t)count * sizeof *bits);
+  memo->conditioned = *conditioned;
+  memcpy(memo->stored, stored, sizeof memo->stored);
+  memo->valid = 1;
+  return RTM_OK;
+}
+
 int rtm_fdf_half_keeps(int k, float value) {
   return rtm_fdf_half_keeps_as(k, value, rtm_half_from_float(value));
 }

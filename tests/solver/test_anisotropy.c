@@ -23,6 +23,7 @@
 #include "rtm_solver.h"
 #include "rtm_status.h"
 #include "rtm_test_main.h"
+#include "rtm_test_random.h"
 
 static const double pi = 3.14159265358979323846;
 static const char *model_path = "test_anisotropy_model.h5";
@@ -535,7 +536,88 @@ static void test_smoothing(void **unused) {
   rtm_model_release(&c.model);
 }
 
+/* rtm_anisotropy_stored_memo gives rtm_anisotropy_stored's values at every cell, bit for bit,
+ * on a layered model with random cells among its layers and repeated cells that differ only
+ * in a sign of zero: vti, tti from the angles and tti with smoothed axes, in fp32 and fp16.
+ * Then, looking inside the memo: a cell with the last one's parameters takes the memo's
+ * values (a mark put there comes back), and theta -0 after +0, other bits, does not. */
+static void test_memo_matches_direct(void **unused) {
+  (void)unused;
+  rtm_test_rng_t rng = rtm_test_seed("test_memo_matches_direct");
+  const int n[3] = {12, 9, 8};
+  constant_t c;
+  const size_t cells = constant_make_10m(&c, n, 0.2, 0.1, 30.0, 20.0);
+  for (size_t i = 0; i < cells; ++i) {
+    const int layer = (int)(i / (12 * 9)) / 3; /* three layers of planes */
+    c.model.vp[i] = (float)(2000.0 + 300.0 * layer);
+    c.model.epsilon[i] = (float)(0.1 + 0.05 * layer);
+    c.model.theta_deg[i] = (float)(10.0 * layer);
+    if (i % 7 == 3) { /* a random cell among them */
+      c.model.vp[i] = (float)rtm_test_uniform(&rng, 1500.0, 3000.0);
+      c.model.delta[i] = (float)rtm_test_uniform(&rng, -0.1, 0.3); /* some conditioned */
+      c.model.phi_deg[i] = (float)rtm_test_uniform(&rng, -90.0, 90.0);
+    }
+    if (layer == 0 && i % 12 >= 6) c.model.theta_deg[i] = i % 2 ? -0.0f : 0.0f;
+  }
+  assert_int_equal(rtm_model_update_range(&c.model, &c.grid), RTM_OK);
+  const double dt2 = 1e-6;
+  for (int way = 0; way < 3; ++way) { /* vti, tti from the angles, tti smoothed */
+    c.cfg.physics.equation = way == 0 ? RTM_EQUATION_VTI : RTM_EQUATION_TTI;
+    c.cfg.physics.smooth_angles_cells = way == 2 ? 1 : 0;
+    rtm_anisotropy_t prepared;
+    capture_t cap;
+    assert_int_equal(captured(&cap, rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared)),
+                     RTM_OK);
+    assert_true((prepared.axis != NULL) == (way == 2));
+    for (int p = 0; p < 2; ++p) {
+      const rtm_precision_t precision = p ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
+      rtm_anisotropy_memo_t memo = {0};
+      for (size_t i = 0; i < cells; ++i) {
+        rtm_fdf_cell_t want_cell, got_cell;
+        float want[RTM_FDF_STORED_COUNT], got[RTM_FDF_STORED_COUNT];
+        assert_int_equal(rtm_anisotropy_stored(&prepared, i, dt2, precision, &want_cell, want),
+                         RTM_OK);
+        assert_int_equal(
+            rtm_anisotropy_stored_memo(&prepared, i, dt2, precision, &memo, &got_cell, got),
+            RTM_OK);
+        assert_memory_equal(got, want, sizeof want);
+        assert_memory_equal(&got_cell, &want_cell, sizeof want_cell);
+      }
+    }
+    rtm_anisotropy_release(&prepared);
+  }
+  /* the sign of zero: theta +0 then -0 are other bits, worked out again */
+  rtm_anisotropy_t prepared;
+  c.cfg.physics.smooth_angles_cells = 0;
+  assert_int_equal(rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared), RTM_OK);
+  rtm_anisotropy_memo_t memo = {0};
+  rtm_fdf_cell_t cell;
+  float stored[RTM_FDF_STORED_COUNT];
+  const size_t plus = 6, minus = 7; /* layer 0, row 0: +0, then -0 */
+  assert_true(c.model.theta_deg[plus] == 0.0f && !signbit(c.model.theta_deg[plus]));
+  assert_true(c.model.theta_deg[minus] == 0.0f && signbit(c.model.theta_deg[minus]));
+  c.model.phi_deg[plus] = c.model.phi_deg[minus] = 20.0f;
+  c.model.vp[plus] = c.model.vp[minus];
+  c.model.delta[plus] = c.model.delta[minus];
+  const float mark = -12345.0f;
+  for (int call = 0; call < 3; ++call) { /* +0, +0 again, then -0 */
+    const size_t i = call < 2 ? plus : minus;
+    memo.stored[RTM_FDF_VPZ2DT2] = mark;
+    assert_int_equal(
+        rtm_anisotropy_stored_memo(&prepared, i, dt2, RTM_PRECISION_FP32, &memo, &cell, stored),
+        RTM_OK);
+    if (call == 1)
+      assert_true(stored[RTM_FDF_VPZ2DT2] == mark); /* reused */
+    else
+      assert_true(stored[RTM_FDF_VPZ2DT2] != mark); /* worked out */
+  }
+  rtm_anisotropy_release(&prepared);
+  free(c.model.vp), free(c.model.epsilon), free(c.model.delta);
+  free(c.model.theta_deg), free(c.model.phi_deg);
+}
+
 RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_conditioning),
                      cmocka_unit_test(test_von_neumann_at_the_limit),
                      cmocka_unit_test(test_prepare_warns_and_repairs),
-                     cmocka_unit_test(test_bad_parameters), cmocka_unit_test(test_smoothing))
+                     cmocka_unit_test(test_bad_parameters), cmocka_unit_test(test_smoothing),
+                     cmocka_unit_test(test_memo_matches_direct))
