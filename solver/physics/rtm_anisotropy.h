@@ -136,9 +136,9 @@ typedef struct {
 } rtm_anisotropy_memo_t;
 
 /* rtm_anisotropy_stored, its values copied from `memo` when the cell's parameters are the
- * last cell's bit for bit (the same arithmetic on the same floats: the same values). Layered
+ * last cell's bit for bit (the same arithmetic on the same floats: the same values): layered
  * and constant models repeat them cell after cell, and the arithmetic in double (with sin and
- * cos of the angles) was most of a tti set-up: 0.6 s of 16 cores at 512^3. */
+ * cos of the angles) need not run again. */
 int rtm_anisotropy_stored_memo(const rtm_anisotropy_t *prepared, size_t cell, double dt2,
                                rtm_precision_t precision, rtm_anisotropy_memo_t *memo,
                                rtm_fdf_cell_t *conditioned, float stored[RTM_FDF_STORED_COUNT]);
