@@ -170,6 +170,7 @@ fail:
 }
 
 int rtm_cmd_makemodel(int argc, char **argv) {
+  char where[RTM_CONFIG_ORIGIN_MAX];
   int status = RTM_OK, quiet = 0;
   rtm_config_t *cfg = calloc(1, sizeof *cfg);
   rtm_io_name_lock_t lock = {.fd = -1};
@@ -185,10 +186,10 @@ int rtm_cmd_makemodel(int argc, char **argv) {
   RTM_TRY(rtm_app_load_config(argc, argv, cfg, &quiet, NULL, NULL));
   if (!cfg->model.description[0])
     RTM_FAIL(RTM_ERR_CONFIG, "%s: makemodel needs model.description, the text file to build",
-             rtm_config_where(cfg, "model.description"));
+             rtm_config_origin(cfg, "model.description", where, sizeof where));
   if (!cfg->model.file[0])
     RTM_FAIL(RTM_ERR_CONFIG, "%s: makemodel needs model.file, the HDF5 file to write",
-             rtm_config_where(cfg, "model.file"));
+             rtm_config_origin(cfg, "model.file", where, sizeof where));
   RTM_TRY(claim_model_file(cfg));
   /* MODEL.h5.lock, held to the end: a second makemodel of the same file is refused before
    * it truncates the first's MODEL.h5.partial */

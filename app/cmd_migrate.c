@@ -70,6 +70,7 @@ static int wants_help(int argc, char **argv) {
  * terms, with a margin of 100 for the source's own cell, must stay under float32's largest
  * number. The image scales with A, so a smaller one loses nothing. */
 static int check_amplitude(const migrate_run_t *run) {
+  char where[RTM_CONFIG_ORIGIN_MAX];
   const rtm_config_t *cfg = &run->cfg;
   const double *h = cfg->grid.spacing_m;
   const double h_min = fmin(h[0], fmin(h[1], h[2]));
@@ -88,7 +89,8 @@ static int check_amplitude(const migrate_run_t *run) {
                   "(4 pi r) = %.3g, whose square falls below %.3g, where float32 loses "
                   "precision and then gives zero: the image would be wrong or zero; it scales "
                   "with the amplitude, so |source.amplitude| >= %.3g (1 is usual) loses nothing",
-                  rtm_config_where(cfg, "source.amplitude"), cfg->source.amplitude, diagonal,
+                  rtm_config_origin(cfg, "source.amplitude", where, sizeof where),
+                  cfg->source.amplitude, diagonal,
                   fabs(cfg->source.amplitude) / (4.0 * pi * diagonal), RTM_FLOAT_FULL_PRECISION,
                   least);
     return RTM_ERR_CONFIG;
@@ -99,8 +101,8 @@ static int check_amplitude(const migrate_run_t *run) {
                 "that wavefield is about |amplitude| / (4 pi h_min) = %.3g: the sums would pass "
                 "float32's largest number; the image scales with the amplitude, so "
                 "|source.amplitude| <= %.3g (1 is usual) loses nothing",
-                rtm_config_where(cfg, "source.amplitude"), cfg->source.amplitude,
-                (double)cfg->time.steps + 1.0, run->shots.count,
+                rtm_config_origin(cfg, "source.amplitude", where, sizeof where),
+                cfg->source.amplitude, (double)cfg->time.steps + 1.0, run->shots.count,
                 fabs(cfg->source.amplitude) / (4.0 * pi * h_min), limit);
   return RTM_ERR_CONFIG;
 }
@@ -175,6 +177,7 @@ fail:
 }
 
 static int set_up(migrate_run_t *run, int argc, char **argv) {
+  char where[RTM_CONFIG_ORIGIN_MAX];
   int status = RTM_OK, extra[4], extra_count = 4;
   rtm_config_t *cfg = &run->cfg;
   RTM_TRY(take_max_shots(run, &argc, argv));
@@ -198,7 +201,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: migrate needs rtm.observed, the file of the recorded gathers (HDF5 as "
              "rtm3d model writes it, or SEG-Y)",
-             rtm_config_where(cfg, "rtm.observed"));
+             rtm_config_origin(cfg, "rtm.observed", where, sizeof where));
   RTM_TRY(rtm_dispersion_check_migration(cfg));
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(rtm_check_deck_dt(cfg, &run->grid));
@@ -214,15 +217,16 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   if (cfg->mpi.shot_groups > run->shots.count)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d",
-             rtm_config_where(cfg, "mpi.shot_groups"), cfg->mpi.shot_groups, run->shots.count,
-             run->shots.count);
+             rtm_config_origin(cfg, "mpi.shot_groups", where, sizeof where), cfg->mpi.shot_groups,
+             run->shots.count, run->shots.count);
   /* a combination of keys, refused before any work: a configuration error (exit 2), as the
    * others (probe W, W4: it exited 1, a failure a script would retry) */
   if (cfg->mpi.shot_groups > 1 && cfg->rtm.shot_images)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: rtm.shot_images with mpi.shot_groups = %d is not implemented (each shot's image "
              "would travel to the first rank): set one of them off",
-             rtm_config_where(cfg, "rtm.shot_images, mpi.shot_groups"), cfg->mpi.shot_groups);
+             rtm_config_origin(cfg, "rtm.shot_images, mpi.shot_groups", where, sizeof where),
+             cfg->mpi.shot_groups);
   /* an abort of the job (a failure on any rank, the watchdog) leaves nothing the run made */
   run->lock.fd = -1;
   run->made = (rtm_app_made_t){&run->lock, &run->outputs, &run->output, run->h5_path};

@@ -84,6 +84,7 @@ fail:
 /* mpi.shot_groups > 1 needs the many-shot layout (which writes no snapshots) and a shot for
  * every group; refused on every rank alike. */
 static int check_shot_groups(const model_run_t *run) {
+  char where[RTM_CONFIG_ORIGIN_MAX];
   int status = RTM_OK;
   const rtm_config_t *cfg = &run->cfg;
   const int groups = cfg->mpi.shot_groups;
@@ -92,11 +93,12 @@ static int check_shot_groups(const model_run_t *run) {
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: mpi.shot_groups = %d shares shots among groups of ranks, and shots.layout = "
              "single has one: set shots.layout = grid or file, or mpi.shot_groups = 1",
-             rtm_config_where(cfg, "mpi.shot_groups, shots.layout"), groups);
+             rtm_config_origin(cfg, "mpi.shot_groups, shots.layout", where, sizeof where), groups);
   if (run->shots.count < groups)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: mpi.shot_groups = %d for %d shots would leave groups idle: at most %d",
-             rtm_config_where(cfg, "mpi.shot_groups"), groups, run->shots.count, run->shots.count);
+             rtm_config_origin(cfg, "mpi.shot_groups", where, sizeof where), groups,
+             run->shots.count, run->shots.count);
 fail:
   return status;
 }

@@ -141,6 +141,7 @@ fail:
  * whole microseconds, at most 32767 samples), and dir/name.sgy may be written; before any
  * step. */
 int rtm_model_plan_segy(model_run_t *run) {
+  char where[RTM_CONFIG_ORIGIN_MAX];
   int status = RTM_OK;
   const rtm_config_t *cfg = &run->cfg;
   if (!cfg->output.segy) return RTM_OK;
@@ -148,23 +149,25 @@ int rtm_model_plan_segy(model_run_t *run) {
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: output.segy = true, but this build has no SEG-Y (install libsegyio-dev and "
              "configure again, or set output.segy = false)",
-             rtm_config_where(cfg, "output.segy"));
+             rtm_config_origin(cfg, "output.segy", where, sizeof where));
   if (run->prop.receivers.count == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "%s: output.segy = true, but the run records no receivers",
-             rtm_config_where(cfg, "output.segy"));
+             rtm_config_origin(cfg, "output.segy", where, sizeof where));
   const double us = run->sampling.trace_dt * 1e6;
   if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 32767)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: output.segy = true needs the gathers' interval in whole microseconds (1 to "
              "32767), and it is %.9g s (output.trace_dt %s): set output.trace_dt = %g, say",
-             rtm_config_where(cfg, "output.segy, output.trace_dt"), run->sampling.trace_dt,
+             rtm_config_origin(cfg, "output.segy, output.trace_dt", where, sizeof where),
+             run->sampling.trace_dt,
              isnan(cfg->output.trace_dt_s) ? "auto: the modelling dt" : "as set",
              floor(us) > 0 ? floor(us) * 1e-6 : 1e-6);
   if (run->sampling.trace_samples > 32767)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: output.segy = true: %d samples a trace, SEG-Y rev 1 holds at most 32767; "
              "raise output.trace_dt",
-             rtm_config_where(cfg, "output.segy, output.trace_dt"), run->sampling.trace_samples);
+             rtm_config_origin(cfg, "output.segy, output.trace_dt", where, sizeof where),
+             run->sampling.trace_samples);
   snprintf(run->segy_path, sizeof run->segy_path, "%s/%s.sgy", cfg->output.dir, cfg->output.name);
   RTM_TRY(rtm_app_check_overwrite(cfg, run->segy_path, "output.name"));
 fail:

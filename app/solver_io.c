@@ -227,13 +227,15 @@ fail:
 }
 
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {
+  char where[RTM_CONFIG_ORIGIN_MAX];
   /* model.description is makemodel's (probe T, T5: a model run with it and no model.file ran
    * the deck's constant model without a word; with model.file, one deck serves both) */
   if (cfg->model.description[0] && !cfg->model.file[0])
     rtm_log_warning("%s: model.description = %s is read by 'rtm3d makemodel' only, which writes "
                     "model.file from it; with no model.file this run takes the deck's constant "
                     "model.* values",
-                    rtm_config_where(cfg, "model.description, model.file"), cfg->model.description);
+                    rtm_config_origin(cfg, "model.description, model.file", where, sizeof where),
+                    cfg->model.description);
   return load_model(cfg, grid, RTM_PREFLIGHT_RUN, model);
 }
 

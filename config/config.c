@@ -520,11 +520,6 @@ const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *
   return text;
 }
 
-const char *rtm_config_where(const rtm_config_t *cfg, const char *about) {
-  static _Thread_local char text[sizeof cfg->path + sizeof cfg->set_keys + 16];
-  return rtm_config_origin(cfg, about, text, sizeof text);
-}
-
 const char *rtm_config_strategy_for(const rtm_config_t *cfg, const char *field_class) {
   const char *override = NULL;
   if (strcmp(field_class, "wavefield") == 0)

@@ -23,15 +23,16 @@ static checker_t checker_of(const rtm_config_t *cfg) {
   return check;
 }
 
-/* A message prefixed with where its values came from (rtm_config_where: the deck, and the
+/* A message prefixed with where its values came from (rtm_config_origin: the deck, and the
  * keys it names that --set changed). */
 static void say(const checker_t *check, int error, const char *fmt, va_list args) {
-  char message[1024];
+  char message[1024], where[RTM_CONFIG_ORIGIN_MAX];
   vsnprintf(message, sizeof message, fmt, args);
+  rtm_config_origin(check->cfg, message, where, sizeof where);
   if (error)
-    rtm_log_error("%s: %s", rtm_config_where(check->cfg, message), message);
+    rtm_log_error("%s: %s", where, message);
   else
-    rtm_log_warning("%s: %s", rtm_config_where(check->cfg, message), message);
+    rtm_log_warning("%s: %s", where, message);
 }
 
 static void check_error(checker_t *check, const char *fmt, ...)

@@ -255,12 +255,10 @@ double rtm_config_volume_diagonal_m(const rtm_config_t *cfg);
 int rtm_config_validate(const rtm_config_t *cfg);
 /* Where a config's values came from, the prefix of a message about them: the deck's path
  * ("configuration" for defaults only), then " with --set KEYS" naming the keys the user's
- * --set changed that `about` names (a message, or a list of keys; NULL: every such key).
- * Returns `text`. */
+ * --set changed that `about` names (a message, or a list of keys; NULL: every such key),
+ * into `text` (RTM_CONFIG_ORIGIN_MAX holds any). Returns `text`. */
+#define RTM_CONFIG_ORIGIN_MAX (2 * RTM_CONFIG_PATH_MAX + 16)
 const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *text, size_t size);
-/* rtm_config_origin in a buffer of the calling thread's, valid until its next call there (one
- * call a message). */
-const char *rtm_config_where(const rtm_config_t *cfg, const char *about);
 
 /* The run's time step against the source: a step in which the float32 fields can see a
  * wave of source.frequency move (2 pi f dt >= sqrt(FLT_EPSILON)), and a source.delay whose

@@ -463,13 +463,14 @@ static size_t staged_floats(const rtm_grid_t *grid) {
 static int choose_transport(const rtm_config_t *cfg, const rtm_grid_t *grid,
                             const rtm_backend_t *backend, rtm_mpi_transport_t *link) {
   int status = RTM_OK, device = -1;
+  char where[RTM_CONFIG_ORIGIN_MAX];
   *link = RTM_TRANSPORT_AUTO;
   if (!backend->exchange_planes) {
     if (cfg->mpi.transport == RTM_TRANSPORT_NCCL || cfg->mpi.transport == RTM_TRANSPORT_CUDA_AWARE)
       RTM_FAIL(RTM_ERR_CONFIG,
                "%s: mpi.transport = %s moves a GPU's planes; backend %s keeps its fields in "
                "host memory (set mpi.transport = auto, or backend.name = cuda)",
-               rtm_config_where(cfg, "mpi.transport, backend.name"),
+               rtm_config_origin(cfg, "mpi.transport, backend.name", where, sizeof where),
                cfg->mpi.transport == RTM_TRANSPORT_NCCL ? "nccl" : "cuda-aware", backend->name);
     return RTM_OK;
   }

@@ -42,13 +42,14 @@ int rtm_dispersion_warp_observed(rtm_dispersion_correction_t mode, const char *p
 }
 
 int rtm_dispersion_check_migration(const rtm_config_t *cfg) {
+  char where[RTM_CONFIG_ORIGIN_MAX];
   int status = RTM_OK;
   if (cfg->time.dispersion_correction == RTM_DISPERSION_TRACES)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: time.dispersion_correction = traces warps recorded traces, and a migration "
              "records none: set full (the source wavelet and the observed gathers warped "
              "before they are injected) or none",
-             rtm_config_where(cfg, "time.dispersion_correction"));
+             rtm_config_origin(cfg, "time.dispersion_correction", where, sizeof where));
 fail:
   return status;
 }
