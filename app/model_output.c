@@ -152,7 +152,7 @@ int rtm_model_plan_segy(model_run_t *run) {
              rtm_config_origin(cfg, "output.segy", where, sizeof where));
   if (run->prop.receivers.count == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "%s: output.segy = true, but the run records no receivers",
-             rtm_config_origin(cfg, "output.segy", where, sizeof where));
+             rtm_config_origin(cfg, "output.segy, receivers.layout", where, sizeof where));
   const double us = run->sampling.trace_dt * 1e6;
   if (fabs(us - round(us)) > 1e-6 * us || round(us) < 1 || round(us) > 32767)
     RTM_FAIL(RTM_ERR_CONFIG,
@@ -163,11 +163,12 @@ int rtm_model_plan_segy(model_run_t *run) {
              isnan(cfg->output.trace_dt_s) ? "auto: the modelling dt" : "as set",
              floor(us) > 0 ? floor(us) * 1e-6 : 1e-6);
   if (run->sampling.trace_samples > 32767)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "%s: output.segy = true: %d samples a trace, SEG-Y rev 1 holds at most 32767; "
-             "raise output.trace_dt",
-             rtm_config_origin(cfg, "output.segy, output.trace_dt", where, sizeof where),
-             run->sampling.trace_samples);
+    RTM_FAIL(
+        RTM_ERR_CONFIG,
+        "%s: output.segy = true: %d samples a trace, SEG-Y rev 1 holds at most 32767; "
+        "raise output.trace_dt",
+        rtm_config_origin(cfg, "output.segy, output.trace_dt, time.steps", where, sizeof where),
+        run->sampling.trace_samples);
   snprintf(run->segy_path, sizeof run->segy_path, "%s/%s.sgy", cfg->output.dir, cfg->output.name);
   RTM_TRY(rtm_app_check_overwrite(cfg, run->segy_path, "output.name"));
 fail:

@@ -517,6 +517,9 @@ const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *
     key += length;
     key += strspn(key, ", ");
   }
+  const size_t keys = strlen(cfg->set_keys);
+  if (keys >= 3 && strcmp(cfg->set_keys + keys - 3, "...") == 0 && used < size)
+    snprintf(text + used, size - used, "%s", named ? ", ..." : " with --set ..."); /* cut */
   return text;
 }
 

@@ -126,10 +126,12 @@ static void check_shots(checker_t *check, const rtm_config_t *cfg) {
     check_inside(check, cfg, "shots.z", 2, cfg->shots.z_m);
     /* NAN when either is auto: check_inside skips it */
     if (cfg->shots.x_count > 1)
-      check_inside(check, cfg, "shots.x_first + (x_count - 1) x_step (the last shot's x)", 0,
+      check_inside(check, cfg,
+                   "shots.x_first + (shots.x_count - 1) shots.x_step (the last shot's x)", 0,
                    cfg->shots.x_first_m + (cfg->shots.x_count - 1) * cfg->shots.x_step_m);
     if (cfg->shots.y_count > 1)
-      check_inside(check, cfg, "shots.y_first + (y_count - 1) y_step (the last shot's y)", 1,
+      check_inside(check, cfg,
+                   "shots.y_first + (shots.y_count - 1) shots.y_step (the last shot's y)", 1,
                    cfg->shots.y_first_m + (cfg->shots.y_count - 1) * cfg->shots.y_step_m);
   }
   if (layout != RTM_SHOTS_SINGLE && cfg->snapshots.every_steps > 0)
@@ -158,7 +160,7 @@ static void check_patch(checker_t *check, const rtm_config_t *cfg) {
                  volume = (cfg->grid.n[a] - 1) * cfg->grid.spacing_m[a];
     if (counts[a] > 0 && patch > volume)
       check_warning(check,
-                    "receivers.%s_count = %d at %s_step = %g m spans %g m, more than the "
+                    "receivers.%s_count = %d at receivers.%s_step = %g m spans %g m, more than the "
                     "volume's %g m (grid.%s, grid.%s): a patch loses receivers at every shot",
                     names[a][0], counts[a], names[a][0], step, patch, volume, names[a][1],
                     names[a][2]);
@@ -268,18 +270,19 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
     check_error(check,
                 "grid spacing h_min = %g m: the Laplacian of a wavefield one cell from the "
                 "source, |source.amplitude| / (4 pi h_min) times about %.3g / h_min^2, passes "
-                "float32's largest number, %.3g, even at source.amplitude = %g: grid.dx, dy "
-                "and dz must be far larger (metres: 1 to 100 is usual)",
+                "float32's largest number, %.3g, even at source.amplitude = %g: grid.dx, "
+                "grid.dy and grid.dz must be far larger (metres: 1 to 100 is usual)",
                 h_min, stencil_nyquist_symbol * 3.0, (double)FLT_MAX, cfg->source.amplitude);
   else if (far_field / (h_max * h_max) < RTM_FLOAT_FULL_PRECISION &&
            far_field >= RTM_FLOAT_FULL_PRECISION)
-    check_error(check,
-                "grid spacing h_max = %g m: the Laplacian of the wavefield at the volume's far "
-                "corner, about |source.amplitude| / (4 pi r) / h_max^2 = %.3g (r = %.4g m), "
-                "falls below %.3g, where float32 loses precision and then gives zero: the run "
-                "would write wrong traces; grid.dx, dy and dz must be far smaller (metres: 1 to "
-                "100 is usual)",
-                h_max, far_field / (h_max * h_max), diagonal, RTM_FLOAT_FULL_PRECISION);
+    check_error(
+        check,
+        "grid spacing h_max = %g m: the Laplacian of the wavefield at the volume's far "
+        "corner, about |source.amplitude| / (4 pi r) / h_max^2 = %.3g (r = %.4g m), "
+        "falls below %.3g, where float32 loses precision and then gives zero: the run "
+        "would write wrong traces; grid.dx, grid.dy and grid.dz must be far smaller (metres: 1 to "
+        "100 is usual)",
+        h_max, far_field / (h_max * h_max), diagonal, RTM_FLOAT_FULL_PRECISION);
   else if (far_field < RTM_FLOAT_FULL_PRECISION)
     check_error(check,
                 "source.amplitude = %g: the wavefield across the volume, about |amplitude| / "

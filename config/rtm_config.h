@@ -256,7 +256,8 @@ int rtm_config_validate(const rtm_config_t *cfg);
 /* Where a config's values came from, the prefix of a message about them: the deck's path
  * ("configuration" for defaults only), then " with --set KEYS" naming the keys the user's
  * --set changed that `about` names (a message, or a list of keys; NULL: every such key),
- * into `text` (RTM_CONFIG_ORIGIN_MAX holds any). Returns `text`. */
+ * and ", ..." when more keys were set than set_keys could hold, into `text`
+ * (RTM_CONFIG_ORIGIN_MAX holds any). Returns `text`. */
 #define RTM_CONFIG_ORIGIN_MAX (2 * RTM_CONFIG_PATH_MAX + 16)
 const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *text, size_t size);
 

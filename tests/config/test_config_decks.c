@@ -398,8 +398,16 @@ static void test_messages_name_set_keys(void **state) {
   assert_true(length < sizeof cfg.set_keys);
   assert_string_equal(cfg.set_keys + length - 5, ", ...");
   assert_string_equal(strstr(cfg.set_keys, ", ..."), ", ...");
+  /* a key the list holds is named, one past it is not: ", ..." says that more were set */
   assert_string_equal(rtm_config_origin(&cfg, "grid.nx", origin, sizeof origin),
-                      "configuration with --set grid.nx");
+                      "configuration with --set grid.nx, ...");
+  const rtm_cfg_entry_t *last = rtm_config_schema;
+  while (last[1].section)
+    ++last;
+  snprintf(assignment, sizeof assignment, "%s.%s", last->section, last->key);
+  assert_null(strstr(cfg.set_keys, assignment));
+  assert_string_equal(rtm_config_origin(&cfg, assignment, origin, sizeof origin),
+                      "configuration with --set ...");
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_good_deck_every_type),

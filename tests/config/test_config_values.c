@@ -574,8 +574,8 @@ static void test_validate_shots(void **state) {
                                       "shots.z=2000",
                                       NULL};
   assert_int_equal(validate_with(&capture, grid_outside), RTM_ERR_CONFIG);
-  assert_contains(capture.text, "deck.ini: shots.x_first + (x_count - 1) x_step (the last "
-                                "shot's x) = 1000 m lies outside the volume, [0, 990] m");
+  assert_contains(capture.text, "deck.ini: shots.x_first + (shots.x_count - 1) shots.x_step (the "
+                                "last shot's x) = 1000 m lies outside the volume, [0, 990] m");
   assert_contains(capture.text, "deck.ini: shots.y_first = -1 m lies outside the volume");
   assert_contains(capture.text, "deck.ini: shots.z = 2000 m lies outside the volume");
   if (strstr(capture.text, "shots.x_first ="))
@@ -622,8 +622,9 @@ static void test_validate_shots(void **state) {
   if (strstr(capture.text, "x_first")) fail_msg("a patch's x_first is an offset");
   const char *const wide_patch[] = {"receivers.layout=patch", "receivers.y_count=101", NULL};
   assert_int_equal(validate_with(&capture, wide_patch), RTM_OK);
-  assert_contains(capture.text, "receivers.y_count = 101 at y_step = 10 m spans 1000 m, more "
-                                "than the volume's 990 m");
+  assert_contains(capture.text,
+                  "receivers.y_count = 101 at receivers.y_step = 10 m spans 1000 m, more "
+                  "than the volume's 990 m");
   const char *const too_many[] = {"receivers.x_count=100000", "receivers.y_count=100000", NULL};
   assert_int_equal(validate_with(&capture, too_many), RTM_ERR_CONFIG);
   assert_contains(capture.text, "receivers.x_count x receivers.y_count = 100000 x 100000: too "

@@ -96,7 +96,7 @@ done
 awk -v a="${clips[0]}" -v b="${clips[1]}" 'BEGIN { r = a / b / 1e-20; exit !(b > 0 && r > 0.999 && r < 1.001) }' &&
   rob_pass "1e-20's gathers are 1e-20 times the unit ones (clips ${clips[*]})" ||
   rob_fail "1e-20's gathers do not scale: clips ${clips[*]}"
-refused grid.dx=1e-19 "grid spacing h_min = 1e-19 m: .*grid\.dx, dy and dz must be far larger"
+refused grid.dx=1e-19 "grid spacing h_min = 1e-19 m: .*grid\.dx, grid\.dy and grid\.dz must be far larger"
 # a velocity float32 holds as 0 (once "model vp = 0 m/s at cell (ix 0, iy 0, iz 0)")
 refused model.vp=1e-300 "model\.vp = 1e-300 m/s: the model holds velocities as float32, where this is 0"
 refused model.vp_below=1e-40 "model\.vp_below = 1e-40 m/s: .*denormal" --set model.interface_z=120
