@@ -22,7 +22,8 @@ typedef struct {
   size_t estimate; /* the store and the image alone: the preflight's estimate */
   size_t available, image;
   int on_device;
-  int limited; /* available is memory.limit_gb, less than is free */
+  int limited;            /* available is memory.limit_gb, less than is free */
+  const char *reserve_of; /* what `need` counts beside the store and the image, or NULL */
 } rtm_fit_t;
 
 struct rtm_migration {
@@ -131,9 +132,10 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
 
 /* What a reconstruction would hold with the image, against what is free where it would
  * live (the device the backend takes, or host memory). `reserve`: more to find room for
- * beside them where the fields live (auto's estimate of the propagators), 0 for none. */
+ * beside them where the fields live (auto's estimate of the propagators, and the gathers),
+ * 0 for none; `reserve_of` says what it is, for messages. */
 static int measure_fit(const rtm_reconstruction_ops_t *ops, const rtm_reconstruction_plan_t *plan,
-                       size_t reserve, rtm_fit_t *fit) {
+                       size_t reserve, const char *reserve_of, rtm_fit_t *fit) {
   int status = RTM_OK;
   const size_t volume = rtm_grid_interior_cells(plan->grid) * sizeof(float);
   const size_t store = ops->bytes(plan, &fit->on_device);
@@ -142,6 +144,7 @@ static int measure_fit(const rtm_reconstruction_ops_t *ops, const rtm_reconstruc
   const int with_fields = fit->on_device || plan->device < 0;
   fit->image = with_fields ? 2 * volume : 0;
   const size_t beside = fit->image + (with_fields ? reserve : 0);
+  fit->reserve_of = with_fields && reserve ? reserve_of : NULL;
   fit->need = store > SIZE_MAX - beside ? SIZE_MAX : store + beside;
   fit->estimate = store > SIZE_MAX - fit->image ? SIZE_MAX : store + fit->image;
   if (fit->on_device)
@@ -164,10 +167,13 @@ static int refuse(const rtm_reconstruction_ops_t *ops, const rtm_reconstruction_
   const size_t store = fit->estimate - fit->image, beside = fit->need - store;
   if (ops->advise)
     ops->advise(plan, fit->available > beside ? fit->available - beside : 0, advice, sizeof advice);
+  char with[128] = "";
+  if (fit->image)
+    snprintf(with, sizeof with, " (with the image%s%s)", fit->reserve_of ? ", beside " : "",
+             fit->reserve_of ? fit->reserve_of : "");
   RTM_FAIL(RTM_ERR_NOMEM, "rtm.reconstruction = %s needs %.3g GB%s in %s, where %.3g GB are %s: %s",
-           ops->name, fit->need / 1e9, fit->image ? " (with the image)" : "",
-           fit->on_device ? "device memory" : "host memory", fit->available / 1e9,
-           fit->limited ? "allowed (memory.limit_gb)" : "free", advice);
+           ops->name, fit->need / 1e9, with, fit->on_device ? "device memory" : "host memory",
+           fit->available / 1e9, fit->limited ? "allowed (memory.limit_gb)" : "free", advice);
 fail:
   return status;
 }
@@ -225,13 +231,14 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
       snprintf(passed + used, sizeof passed - used, "%s%s: %s", used ? "; " : "", name, why);
       continue;
     }
-    RTM_TRY(measure_fit(ops, &plan, reserve, &fits[i]));
+    RTM_TRY(measure_fit(ops, &plan, reserve, beside, &fits[i]));
     if (fits[i].need <= fits[i].available) {
       chosen = i;
       break;
     }
-    snprintf(passed + used, sizeof passed - used, "%s%s needs %.3g GB with %s, %.3g GB %s",
-             used ? "; " : "", name, fits[i].need / 1e9, beside, fits[i].available / 1e9,
+    snprintf(passed + used, sizeof passed - used, "%s%s needs %.3g GB%s%s, %.3g GB %s",
+             used ? "; " : "", name, fits[i].need / 1e9, fits[i].reserve_of ? " with " : "",
+             fits[i].reserve_of ? fits[i].reserve_of : "", fits[i].available / 1e9,
              fits[i].limited ? "allowed" : "free");
   }
   if (rtm_grid_is_slab(&m->grid)) { /* z-slabs: the way every rank can take */
@@ -239,7 +246,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
     RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, &slowest, 1, RTM_MPI_MAX));
     if ((int)slowest != chosen && (int)slowest < count) {
       plan.precision = order[(int)slowest].precision;
-      RTM_TRY(measure_fit(reconstructions[order[(int)slowest].way], &plan, reserve,
+      RTM_TRY(measure_fit(reconstructions[order[(int)slowest].way], &plan, reserve, beside,
                           &fits[(int)slowest]));
     }
     chosen = (int)slowest;
@@ -253,7 +260,11 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
     return RTM_OK;
   }
   m->reconstruction = reconstructions[order[count - 1].way];
-  rtm_log_error("rtm.reconstruction = auto: none fits (%s)", passed);
+  rtm_log_error("rtm.reconstruction = auto: none fits (%s)%s", passed,
+                m->gathers_beside_fields
+                    ? "; the subsurface-offset gathers take room beside each: fewer "
+                      "rtm.offset_lags, or larger rtm.cip_x_step and rtm.cip_y_step, leave more"
+                    : "");
   /* the last, the smallest, says what to change */
   plan.precision = order[count - 1].precision;
   RTM_TRY(refuse(m->reconstruction, &plan, &fits[count - 1]));
@@ -318,7 +329,7 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) return choose_reconstruction(m, cfg, device);
   m->reconstruction = reconstructions[cfg->rtm.reconstruction];
   const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
-  RTM_TRY(measure_fit(m->reconstruction, &plan, 0, &fit));
+  RTM_TRY(measure_fit(m->reconstruction, &plan, 0, NULL, &fit));
   if (fit.need > fit.available) RTM_TRY(refuse(m->reconstruction, &plan, &fit));
   m->fit = fit;
 fail:

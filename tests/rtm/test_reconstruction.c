@@ -243,6 +243,19 @@ static void test_auto(void **state) {
   assert_string_equal(chosen, "snapshots/zfp");
   assert_contains(capture.text, "snapshots (fp16) needs 0.113 GB with the propagators and the "
                                 "gathers, 0.1 GB allowed");
+  /* at 60 MB the gathers' 57.6 MB fit, no store beside them (checkpoint: 4.6 MB with the
+   * propagators): the refusal names the gathers and their keys */
+  const char *gathers_60mb[] = {"time.steps=400",
+                                "rtm.imaging_step=1",
+                                "memory.limit_gb=0.06",
+                                "rtm.offset_lags=7",
+                                "rtm.cip_x_step=1",
+                                "rtm.cip_y_step=1",
+                                NULL};
+  assert_int_equal(choose_with(n, gathers_60mb, &capture, chosen), RTM_ERR_NOMEM);
+  assert_contains(capture.text, "rtm.reconstruction = auto: none fits");
+  assert_contains(capture.text, "fewer rtm.offset_lags, or larger rtm.cip_x_step");
+  assert_contains(capture.text, "(with the image, beside the propagators and the gathers)");
 }
 
 /* A migration of the survey of n cells with settings (two layers) and its ledger;
