@@ -293,23 +293,27 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
     size_t device_free = 0;
     const double on_device = (double)m->gathers_beside_fields;
     RTM_TRY(rtm_imaging_free_bytes("device", device, &device_free));
-    if (on_device > (double)rtm_config_free_within_limit(cfg, device_free))
+    const size_t allowed = rtm_config_free_within_limit(cfg, device_free);
+    if (on_device > (double)allowed)
       RTM_FAIL(RTM_ERR_NOMEM,
                "rtm.offset_lags = %d at %d x %d CIP lines needs %.3g GB of the GPU's memory for "
                "the gathers (%.3g GB) and the imaging step they hold (two fields), where %.3g GB "
-               "are free: fewer lags or larger rtm.cip_x_step and rtm.cip_y_step",
+               "are %s: fewer lags or larger rtm.cip_x_step and rtm.cip_y_step",
                lags, m->gather_plan.count[0], m->gather_plan.count[1], on_device / 1e9,
-               volume / 1e9, device_free / 1e9);
+               volume / 1e9, allowed / 1e9,
+               allowed < device_free ? "allowed (memory.limit_gb)" : "free");
   }
-  const size_t free_bytes = rtm_config_free_within_limit(cfg, rtm_imaging_host_free_bytes());
-  if (bytes > (double)free_bytes)
+  const size_t host_free = rtm_imaging_host_free_bytes();
+  const size_t allowed = rtm_config_free_within_limit(cfg, host_free);
+  if (bytes > (double)allowed)
     RTM_FAIL(RTM_ERR_NOMEM,
              "rtm.offset_lags = %d at %d x %d CIP lines (rtm.cip_x_step = %d, rtm.cip_y_step = "
-             "%d) needs %.3g GB of host memory for the gathers (4 volumes of %d x %d lags x %d "
-             "planes a CIP), where %.3g GB are free: fewer lags or larger steps",
+             "%d) needs %.3g GB of host memory for the gathers (%d volumes of %d x %d lags x %d "
+             "planes a CIP), where %.3g GB are %s: fewer lags or larger steps",
              lags, m->gather_plan.count[0], m->gather_plan.count[1], cfg->rtm.cip_x_step,
-             cfg->rtm.cip_y_step, bytes / 1e9, 2 * lags + 1, 2 * lags + 1, m->grid.nz_local,
-             free_bytes / 1e9);
+             cfg->rtm.cip_y_step, bytes / 1e9, device >= 0 ? 3 : 4, 2 * lags + 1, 2 * lags + 1,
+             m->grid.nz_local, allowed / 1e9,
+             allowed < host_free ? "allowed (memory.limit_gb)" : "free");
 fail:
   return status;
 }

@@ -243,6 +243,19 @@ static void test_auto(void **state) {
   assert_string_equal(chosen, "snapshots/zfp");
   assert_contains(capture.text, "snapshots (fp16) needs 0.113 GB with the propagators and the "
                                 "gathers, 0.1 GB allowed");
+  /* at 40 MB the gathers alone do not fit: refused before auto weighs anything, the limit
+   * named as such */
+  const char *gathers_40mb[] = {"time.steps=400",
+                                "rtm.imaging_step=1",
+                                "memory.limit_gb=0.04",
+                                "rtm.offset_lags=7",
+                                "rtm.cip_x_step=1",
+                                "rtm.cip_y_step=1",
+                                NULL};
+  assert_int_equal(choose_with(n, gathers_40mb, &capture, chosen), RTM_ERR_NOMEM);
+  assert_contains(capture.text, "needs 0.0576 GB of host memory for the gathers (4 volumes of "
+                                "15 x 15 lags x 40 planes a CIP), where 0.04 GB are allowed "
+                                "(memory.limit_gb)");
   /* at 60 MB the gathers' 57.6 MB fit, no store beside them (checkpoint: 4.6 MB with the
    * propagators): the refusal names the gathers and their keys */
   const char *gathers_60mb[] = {"time.steps=400",
