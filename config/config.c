@@ -426,6 +426,23 @@ void rtm_config_defaults(rtm_config_t *cfg) {
     (void)rtm_cfg_parse_value(row, row->default_text, cfg, why, sizeof why);
 }
 
+/* Whether `name` ("section.key") occurs in `text` as a whole key name. */
+static int names_key(const char *text, const char *name, size_t length) {
+  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    const char before = at == text ? ' ' : at[-1], after = at[length];
+    if (!isalnum((unsigned char)before) && before != '_' && before != '.' &&
+        !isalnum((unsigned char)after) && after != '_')
+      return 1;
+  }
+  return 0;
+}
+
+/* Whether a set_keys list was cut: it ends in "..." once it is full. */
+static int list_cut(const char *keys) {
+  const size_t length = strlen(keys);
+  return length >= 3 && strcmp(keys + length - 3, "...") == 0;
+}
+
 /* `row`'s key added to cfg->set_keys unless there already; ", ..." once it is full. */
 static void note_set_key(rtm_config_t *cfg, const rtm_cfg_entry_t *row) {
   static const char more[] = ", ...";
@@ -433,12 +450,7 @@ static void note_set_key(rtm_config_t *cfg, const rtm_cfg_entry_t *row) {
   snprintf(name, sizeof name, "%s.%s", row->section, row->key);
   char *keys = cfg->set_keys;
   const size_t used = strlen(keys), room = sizeof cfg->set_keys;
-  /* already named: the whole name between separators */
-  for (const char *at = strstr(keys, name); at; at = strstr(at + 1, name)) {
-    const char end = at[strlen(name)];
-    if ((at == keys || at[-1] == ' ') && (end == '\0' || end == ',')) return;
-  }
-  if (used >= sizeof more - 1 && strcmp(keys + used - (sizeof more - 1), more) == 0) return;
+  if (names_key(keys, name, strlen(name)) || list_cut(keys)) return;
   const size_t need = (used ? 2 : 0) + strlen(name);
   if (used + need + sizeof more <= room) {
     snprintf(keys + used, room - used, "%s%s", used ? ", " : "", name);
@@ -493,17 +505,6 @@ int rtm_config_set_option(rtm_config_t *cfg, const char *assignment) {
   return set_value(cfg, assignment, 1);
 }
 
-/* Whether `name` ("section.key") occurs in `text` as a whole key name. */
-static int names_key(const char *text, const char *name, size_t length) {
-  for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
-    const char before = at == text ? ' ' : at[-1], after = at[length];
-    if (!isalnum((unsigned char)before) && before != '_' && before != '.' &&
-        !isalnum((unsigned char)after) && after != '_')
-      return 1;
-  }
-  return 0;
-}
-
 const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *text, size_t size) {
   size_t used = (size_t)snprintf(text, size, "%s", cfg->path[0] ? cfg->path : "configuration");
   int named = 0;
@@ -517,8 +518,7 @@ const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *
     key += length;
     key += strspn(key, ", ");
   }
-  const size_t keys = strlen(cfg->set_keys);
-  if (keys >= 3 && strcmp(cfg->set_keys + keys - 3, "...") == 0 && used < size)
+  if (list_cut(cfg->set_keys) && used < size)
     snprintf(text + used, size - used, "%s", named ? ", ..." : " with --set ..."); /* cut */
   return text;
 }
