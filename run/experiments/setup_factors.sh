@@ -30,11 +30,8 @@ for c in "${cases[@]}"; do
     # shellcheck disable=SC2086
     /usr/bin/time -f "%e s wall, %U s user, %S s sys" "$rtm3d" model "$deck" "${common[@]}" $extra \
       --set output.name="${name}_$round" > "$out/${name}_$round.log" 2>&1 || failed=1
-    row "$name #$round" "$(python3 -c "
-import json, sys
-t = json.load(open(sys.argv[1]))['timings_s']
-print(', '.join('%s %.3f' % (k, t[k]) for k in ('setup_load', 'setup_propagator', 'setup_output', 'propagate', 'write') if k in t))
-" "$runs/${name}_$round.json") | $(tail -1 "$out/${name}_$round.log")"
+    row "$name #$round" "$(run/tools/report_timings.py "$runs/${name}_$round.json" setup_load \
+      setup_propagator setup_output propagate write) | $(tail -1 "$out/${name}_$round.log")"
   done
 done
 if command -v perf > /dev/null; then
