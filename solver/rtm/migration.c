@@ -276,6 +276,11 @@ fail:
  * migration's (on the GPU with a device, beside the fields, with the imaging step they hold:
  * rtm_gathers_held_bytes), and the caller's shot and float-pair sums on the host
  * (rtm_migration_gathers_read), four in all. */
+/* How a message names `allowed` bytes: memory.limit_gb's cap when it is below what is free. */
+static const char *room_of(size_t allowed, size_t free_bytes) {
+  return allowed < free_bytes ? "allowed (memory.limit_gb)" : "free";
+}
+
 static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
   int status = RTM_OK;
   const int lags = cfg->rtm.offset_lags;
@@ -300,8 +305,7 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
                "the gathers (%.3g GB) and the imaging step they hold (two fields), where %.3g GB "
                "are %s: fewer lags or larger rtm.cip_x_step and rtm.cip_y_step",
                lags, m->gather_plan.count[0], m->gather_plan.count[1], on_device / 1e9,
-               volume / 1e9, allowed / 1e9,
-               allowed < device_free ? "allowed (memory.limit_gb)" : "free");
+               volume / 1e9, allowed / 1e9, room_of(allowed, device_free));
   }
   const size_t host_free = rtm_imaging_host_free_bytes();
   const size_t allowed = rtm_config_free_within_limit(cfg, host_free);
@@ -312,8 +316,7 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
              "planes a CIP), where %.3g GB are %s: fewer lags or larger steps",
              lags, m->gather_plan.count[0], m->gather_plan.count[1], cfg->rtm.cip_x_step,
              cfg->rtm.cip_y_step, bytes / 1e9, device >= 0 ? 3 : 4, 2 * lags + 1, 2 * lags + 1,
-             m->grid.nz_local, allowed / 1e9,
-             allowed < host_free ? "allowed (memory.limit_gb)" : "free");
+             m->grid.nz_local, allowed / 1e9, room_of(allowed, host_free));
 fail:
   return status;
 }
