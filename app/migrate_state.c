@@ -447,19 +447,17 @@ int rtm_migrate_save_due(migrate_run_t *run, int forced, int *due) {
 /* The sums zeroed where no shot has reached them yet (posix_memalign's memory is not). */
 static void ensure_sums(migrate_run_t *run) {
   if (!run->sums_empty) return;
-  for (int v = 0; v < 4; ++v)
-    memset(run->sums[v], 0, run->local_cells * sizeof(float));
+  rtm_sums_start(run->sums[0], run->sums[1], NULL, run->local_cells);
+  rtm_sums_start(run->sums[2], run->sums[3], NULL, run->local_cells);
   run->sums_empty = 0;
 }
 
 /* One shot's image and illumination, landed in the host slabs, into the sums. */
 static void add_landed_shot(migrate_run_t *run) {
   const size_t cells = run->local_cells;
-  if (run->sums_empty) { /* TwoSum(0, x) is (x, 0): the first shot's sums are its own */
-    memcpy(run->sums[0], run->slab_image, cells * sizeof(float));
-    memcpy(run->sums[2], run->slab_illumination, cells * sizeof(float));
-    memset(run->sums[1], 0, cells * sizeof(float));
-    memset(run->sums[3], 0, cells * sizeof(float));
+  if (run->sums_empty) { /* the first shot's sums are its own */
+    rtm_sums_start(run->sums[0], run->sums[1], run->slab_image, cells);
+    rtm_sums_start(run->sums[2], run->sums[3], run->slab_illumination, cells);
     run->sums_empty = 0;
     return;
   }

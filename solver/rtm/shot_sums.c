@@ -34,6 +34,16 @@ static void add_pairs(float *hi, float *lo, const float *x, const float *x_lo, s
   }
 }
 
+void rtm_sums_start(float *hi, float *lo, const float *shot, size_t cells) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (size_t i = 0; i < cells; ++i) {
+    hi[i] = shot ? shot[i] : 0.0f;
+    lo[i] = 0.0f;
+  }
+}
+
 void rtm_sums_add(float *hi, float *lo, const float *shot, size_t cells) {
   add_pairs(hi, lo, shot, NULL, cells);
 }

@@ -621,6 +621,36 @@ static void test_sums_order(void **state) {
   free(terms), free(pairs), free(plain), free(exact);
 }
 
+/* A first shot's pairs made by rtm_sums_start are the pairs rtm_sums_add makes from zeros,
+ * bit for bit, after it and after the shots added to them; started with no shot, pairs that
+ * held values are zeros. */
+static void test_sums_start(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_sums_start");
+  enum { CELLS = 5000, SHOTS = 4 };
+  float *terms = malloc((size_t)CELLS * SHOTS * sizeof *terms);
+  float *added = calloc(2 * (size_t)CELLS, sizeof *added);
+  float *started = malloc(2 * (size_t)CELLS * sizeof *started);
+  assert_non_null(terms && added && started);
+  for (size_t i = 0; i < (size_t)CELLS * SHOTS; ++i)
+    terms[i] = random_term(&rng, 40);
+  for (size_t i = 0; i < 2 * (size_t)CELLS; ++i)
+    started[i] = 1.0f; /* what a buffer held before */
+  for (int k = 0; k < SHOTS; ++k) {
+    const float *shot = terms + (size_t)k * CELLS;
+    rtm_sums_add(added, added + CELLS, shot, CELLS);
+    if (k == 0)
+      rtm_sums_start(started, started + CELLS, shot, CELLS);
+    else
+      rtm_sums_add(started, started + CELLS, shot, CELLS);
+    assert_memory_equal(added, started, 2 * (size_t)CELLS * sizeof *added);
+  }
+  rtm_sums_start(started, started + CELLS, NULL, CELLS);
+  for (size_t i = 0; i < 2 * (size_t)CELLS; ++i)
+    assert_true(started[i] == 0.0f && !signbit(started[i]));
+  free(terms), free(added), free(started);
+}
+
 /* rtm.reconstruction = boundary on z-slabs: the slabs' shells, each walked in its own order
  * and taken in rank order, are the whole grid's shell in its order, cell for cell (so every
  * cell is stored by exactly one rank), for 1 to 7 ranks over 37 planes with a 3-cell layer
@@ -670,4 +700,4 @@ RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_m
               cmocka_unit_test(test_laplacian_of_quadratic),
               cmocka_unit_test(test_laplacian_mirrored_in_box), cmocka_unit_test(test_compensate),
               cmocka_unit_test(test_sums_exact), cmocka_unit_test(test_sums_order),
-              cmocka_unit_test(test_boundary_shell_by_slabs))
+              cmocka_unit_test(test_sums_start), cmocka_unit_test(test_boundary_shell_by_slabs))
