@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <new>
 
 #include "imaging_cuda.h"
@@ -16,6 +17,8 @@ namespace {
 constexpr int ROW_THREADS = 256;            /* threads along a row of x */
 constexpr long long MAX_ROW_BLOCKS = 65535; /* gridDim.y limit; more rows are strided over */
 constexpr int CELL_THREADS = 256;
+constexpr int QUAD_THREADS_X = 32; /* accumulate_quads_kernel: quads along a row (128 cells) */
+constexpr int QUAD_THREADS_Y = 8;  /* and rows along y */
 constexpr long long MAX_CELL_BLOCKS = 1 << 20;
 
 /* Launch shape of the row kernels: x tiles of ROW_THREADS cells, then the (z, y) rows. */
@@ -56,6 +59,43 @@ static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__r
     const float s = source[element(source_layout, ix, iy, iz)];
     image[dense] = __fmaf_rn(s, receiver[element(receiver_layout, ix, iy, iz)], image[dense]);
     illumination[dense] = __fmaf_rn(s, s, illumination[dense]);
+  }
+}
+
+/* accumulate_kernel four cells at a time, where every array's rows start 16-byte aligned
+ * (quads_fit): one float4 of each of the four arrays read and two written a thread, the same
+ * __fmaf_rn a cell, so the same floats. Thread mapping: the quad qx of a row from blockIdx.x
+ * and threadIdx.x, iy from blockIdx.y and threadIdx.y, iz = blockIdx.z striding by gridDim.z:
+ * no division, 64 bytes of loads in flight a thread (the one-cell kernel reached 79% of the
+ * copy bandwidth on an H200, a 64-bit division a row). */
+static __global__ void accumulate_quads_kernel(rtm_imaging_extent_t extent,
+                                               float4 *__restrict__ image,
+                                               float4 *__restrict__ illumination,
+                                               const float *__restrict__ source,
+                                               rtm_layout_t source_layout,
+                                               const float *__restrict__ receiver,
+                                               rtm_layout_t receiver_layout) {
+  const int quads = extent.nx / 4;
+  const int qx = blockIdx.x * blockDim.x + threadIdx.x;
+  const long long iy = (long long)blockIdx.y * blockDim.y + threadIdx.y;
+  if (qx >= quads || iy >= extent.ny) return;
+  for (long long iz = blockIdx.z; iz < extent.nz; iz += gridDim.z) {
+    const long long dense = (iz * extent.ny + iy) * quads + qx;
+    const float4 s = __ldcs(reinterpret_cast<const float4 *>(
+        source + element(source_layout, 4 * qx, iy, iz)));
+    const float4 r = __ldcs(reinterpret_cast<const float4 *>(
+        receiver + element(receiver_layout, 4 * qx, iy, iz)));
+    float4 sum = image[dense], lit = illumination[dense];
+    sum.x = __fmaf_rn(s.x, r.x, sum.x);
+    sum.y = __fmaf_rn(s.y, r.y, sum.y);
+    sum.z = __fmaf_rn(s.z, r.z, sum.z);
+    sum.w = __fmaf_rn(s.w, r.w, sum.w);
+    lit.x = __fmaf_rn(s.x, s.x, lit.x);
+    lit.y = __fmaf_rn(s.y, s.y, lit.y);
+    lit.z = __fmaf_rn(s.z, s.z, lit.z);
+    lit.w = __fmaf_rn(s.w, s.w, lit.w);
+    image[dense] = sum;
+    illumination[dense] = lit;
   }
 }
 
@@ -166,12 +206,38 @@ fail:
   return status;
 }
 
+/* Whether every row of an array laid out as `layout` from `base` starts 16-byte aligned
+ * and holds whole quads: accumulate_quads_kernel's condition. */
+static bool quads_fit(rtm_imaging_extent_t extent, const void *base, rtm_layout_t layout) {
+  return extent.nx % 4 == 0 && reinterpret_cast<uintptr_t>(base) % 16 == 0 &&
+         layout.origin % 4 == 0 && layout.stride_y % 4 == 0 && layout.stride_z % 4 == 0;
+}
+
 extern "C" int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image,
                                            float *d_illumination, const float *d_source,
                                            rtm_layout_t source_layout, const float *d_receiver,
                                            rtm_layout_t receiver_layout) {
-  return launch_rows(accumulate_kernel, "accumulate_kernel", extent, d_image, d_illumination,
-                     d_source, source_layout, d_receiver, receiver_layout);
+  int status = RTM_OK;
+  const rtm_layout_t dense = {0, extent.nx, (long long)extent.nx * extent.ny};
+  if (empty(extent)) return RTM_OK;
+  if (!quads_fit(extent, d_source, source_layout) ||
+      !quads_fit(extent, d_receiver, receiver_layout) || !quads_fit(extent, d_image, dense) ||
+      !quads_fit(extent, d_illumination, dense))
+    return launch_rows(accumulate_kernel, "accumulate_kernel", extent, d_image, d_illumination,
+                       d_source, source_layout, d_receiver, receiver_layout);
+  {
+    const dim3 threads(QUAD_THREADS_X, QUAD_THREADS_Y);
+    const unsigned quads = (unsigned)(extent.nx / 4);
+    const dim3 blocks((quads + threads.x - 1) / threads.x,
+                      (unsigned)((extent.ny + threads.y - 1) / threads.y),
+                      (unsigned)(extent.nz < MAX_ROW_BLOCKS ? extent.nz : MAX_ROW_BLOCKS));
+    accumulate_quads_kernel<<<blocks, threads, 0, cudaStreamLegacy>>>(
+        extent, reinterpret_cast<float4 *>(d_image), reinterpret_cast<float4 *>(d_illumination),
+        d_source, source_layout, d_receiver, receiver_layout);
+    RTM_CUDA_TRY_LAUNCH("accumulate_quads_kernel");
+  }
+fail:
+  return status;
 }
 
 extern "C" int rtm_imaging_cuda_pack(rtm_imaging_extent_t extent, const float *d_field,

@@ -45,8 +45,16 @@ typedef struct {
   float *want_image[2], *want_illumination[2]; /* after the first, after both */
 } accumulate_case_t;
 
-static void accumulate_case(accumulate_case_t *c, rtm_test_rng_t *rng) {
+/* nx: the x extent (13, imaging_test_grid's: the one-cell kernel; a multiple of 4: the kernel
+ * of four cells a thread), the rest imaging_test_grid's. */
+static void accumulate_case(accumulate_case_t *c, rtm_test_rng_t *rng, int nx) {
   imaging_test_grid(&c->grid);
+  if (nx != c->grid.n[0]) {
+    const int n[3] = {nx, c->grid.n[1], c->grid.n[2]};
+    const rtm_grid_t like = c->grid;
+    assert_int_equal(rtm_grid_init(&c->grid, n, like.spacing_m, like.origin_m), 0);
+    assert_int_equal(rtm_grid_set_z_range(&c->grid, like.z_offset, like.nz_local), 0);
+  }
   const size_t padded = c->grid.padded_cells, cells = rtm_grid_interior_cells(&c->grid);
   const rtm_layout_t p = rtm_layout_padded(&c->grid), d = rtm_layout_dense(&c->grid);
   c->cells = cells;
@@ -91,33 +99,38 @@ static void check_image(rtm_image_t *image, const accumulate_case_t *c, int afte
   free(image_dense), free(illumination);
 }
 
-/* Both layouts on each side, twice, then clear and once more: the host loop's floats. */
+/* Both layouts on each side, twice, then clear and once more: the host loop's floats, with
+ * rows of 13 cells (one a thread) and of 36 (four a thread). */
 static void test_device_accumulate_bitwise(void **state) {
   (void)state;
   static const char *const strategies[] = {"device", "vmm-compressed", "managed", "auto"};
+  static const int widths[] = {13, 36};
   rtm_test_rng_t rng = rtm_test_seed("test_device_accumulate_bitwise");
-  accumulate_case_t c;
-  accumulate_case(&c, &rng);
-  const rtm_layout_t p = rtm_layout_padded(&c.grid), d = rtm_layout_dense(&c.grid);
-  for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
-    rtm_mem_ledger_t ledger;
-    rtm_mem_ledger_init(&ledger);
-    rtm_image_t *image = NULL;
-    assert_int_equal(rtm_image_create(&c.grid, DEVICE, strategies[s], &ledger, &image), RTM_OK);
-    printf("image in %s\n", imaging_test_record(&ledger, "image")->strategy);
-    assert_int_equal(rtm_image_accumulate(image, c.d_source_padded, p, c.d_receiver_dense, d),
-                     RTM_OK);
-    assert_int_equal(rtm_image_accumulate(image, c.d_source_dense, d, c.d_receiver_padded, p),
-                     RTM_OK);
-    check_image(image, &c, 1, strategies[s]);
-    assert_int_equal(rtm_image_clear(image), RTM_OK);
-    assert_int_equal(rtm_image_accumulate(image, c.d_source_padded, p, c.d_receiver_dense, d),
-                     RTM_OK);
-    check_image(image, &c, 0, strategies[s]);
-    rtm_image_destroy(image);
-    rtm_mem_ledger_release(&ledger);
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; ++w) {
+    accumulate_case_t c;
+    accumulate_case(&c, &rng, widths[w]);
+    const rtm_layout_t p = rtm_layout_padded(&c.grid), d = rtm_layout_dense(&c.grid);
+    for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
+      rtm_mem_ledger_t ledger;
+      rtm_mem_ledger_init(&ledger);
+      rtm_image_t *image = NULL;
+      assert_int_equal(rtm_image_create(&c.grid, DEVICE, strategies[s], &ledger, &image), RTM_OK);
+      printf("rows of %d: image in %s\n", widths[w],
+             imaging_test_record(&ledger, "image")->strategy);
+      assert_int_equal(rtm_image_accumulate(image, c.d_source_padded, p, c.d_receiver_dense, d),
+                       RTM_OK);
+      assert_int_equal(rtm_image_accumulate(image, c.d_source_dense, d, c.d_receiver_padded, p),
+                       RTM_OK);
+      check_image(image, &c, 1, strategies[s]);
+      assert_int_equal(rtm_image_clear(image), RTM_OK);
+      assert_int_equal(rtm_image_accumulate(image, c.d_source_padded, p, c.d_receiver_dense, d),
+                       RTM_OK);
+      check_image(image, &c, 0, strategies[s]);
+      rtm_image_destroy(image);
+      rtm_mem_ledger_release(&ledger);
+    }
+    accumulate_case_release(&c);
   }
-  accumulate_case_release(&c);
 }
 
 /* A cuda backend's image lives in device memory: host strategies are config errors. */
