@@ -477,13 +477,15 @@ static int combine_groups(migrate_run_t *run) {
   int status = RTM_OK;
   if (rtm_mpi_groups(run->mpi) == 1) return RTM_OK;
   ensure_sums(run);
-  RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->sums[0], run->sums[1], run->local_cells,
+  /* mpi.transport = staged: as messages, as the planes */
+  const int shared = run->cfg.mpi.transport != RTM_TRANSPORT_STAGED;
+  RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->sums[0], run->sums[1], run->local_cells, shared,
                                  merge_pairs, NULL));
-  RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->sums[2], run->sums[3], run->local_cells,
+  RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->sums[2], run->sums[3], run->local_cells, shared,
                                  merge_pairs, NULL));
   if (run->gather_cells) /* only at the end: a run with gathers saves no state */
     RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->gather_sums[0], run->gather_sums[1],
-                                   run->gather_cells, merge_pairs, NULL));
+                                   run->gather_cells, shared, merge_pairs, NULL));
   if (rtm_mpi_group(run->mpi) != 0) run->sums_empty = 1; /* in the first group's now */
 fail:
   return status;

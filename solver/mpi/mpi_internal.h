@@ -25,6 +25,7 @@ struct rtm_mpi {
   MPI_Comm slab;       /* the ranks sharing the slabs: world, or a group */
   MPI_Comm cross;      /* the same slab in every group */
   MPI_Comm group_node; /* a group's ranks on this node */
+  MPI_Comm cross_node; /* the ranks of `cross` on this node */
 #endif
 };
 

@@ -61,7 +61,10 @@ int rtm_mpi_world_size(const rtm_mpi_t *mpi);
  * the other groups' arrays are unchanged. */
 typedef void (*rtm_mpi_combine_t)(float *a, float *b, const float *other_a, const float *other_b,
                                   size_t count, void *context);
-int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count,
+/* `shared` (mpi.transport other than staged) and every group's rank of the slab on this
+ * node: the chunks cross an MPI shared-memory window, each group copying the next into it
+ * while group 0 combines the last; else they are sent as messages. */
+int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count, int shared,
                            rtm_mpi_combine_t combine, void *context);
 /* values := op over every rank of the run, on every rank (in place). */
 int rtm_mpi_world_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op);

@@ -11,7 +11,8 @@
 #       (rtm_sums_add), so the order moves only cells whose sum cancels to far below its
 #       terms, by an ulp (measured 7.4e-10 for the image, the illumination bit for bit;
 #       summed in float: 9e-7 and 1e-7); a grouped run stopped after its first round
-#       (--max-shots=2) resumes to the same image.
+#       (--max-shots=2) resumes to the same image; the groups' sums sent as messages
+#       (mpi.transport = staged) give the image of the window's path, bit for bit.
 # Refused before any step on every rank, no output left (exit 2): a group count that does
 # not divide the ranks, more groups than shots, groups with one shot (shots.layout =
 # single).
@@ -44,6 +45,12 @@ migrate 4 image4g2 --set mpi.shot_groups=2
   > "$work/image4g2.validate" ||
   { echo "FAIL: the grouped image differs:"; cat "$work/image4g2.validate"; exit 1; }
 echo "image4g2 ~ image1: $(tail -1 "$work/image4g2.validate")"
+# the groups' sums as messages (mpi.transport = staged) rather than through the node's window:
+# the same sums, added in the same order
+migrate 4 image4g2staged --set mpi.shot_groups=2 --set mpi.transport=staged
+"$rtm3d" validate "$work/image4g2staged.h5" "$work/image4g2.h5" --rtol 0 --atol 0 \
+  > "$work/image4g2staged.validate" ||
+  { echo "FAIL: the groups' sums sent as messages differ:"; cat "$work/image4g2staged.validate"; exit 1; }
 migrate 4 resumed --set mpi.shot_groups=2 --max-shots=2
 test -e "$work/resumed.resume.h5" && test ! -e "$work/resumed.h5" ||
   { echo "FAIL: --max-shots=2 in 2 groups left no resume state, or an image"; exit 1; }
