@@ -2,7 +2,7 @@
 # run/experiments/zfp_large.sh - issue 37's third bar where it is meant: a migration that,
 # without compressed snapshots, `auto` would send to `boundary` on one GPU. One shot, 1000
 # steps, N^3 cells (N default 800: fp32 snapshots take 410 GB, fp16 205 GB, zfp at 6 bits
-# 77 GB a run), run/examples/bench_tti_512.ini (and bench_512.ini with ISO=1) with a
+# 77 GB a run), run/examples/bench_tti_512.ini and bench_512.ini (EQUATIONS, default "tti"; "tti iso" both) with a
 # constant model and its grid set to N^3: `model` writes the gathers, then `migrate`
 # with rtm.reconstruction = auto (its log says what it passed and took) and = boundary, side
 # by side in one call, and the auto image validated against boundary's (boundary rebuilds
@@ -22,7 +22,7 @@ w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 keys=(--set model.file= --set time.steps=1000 --set grid.nx="$n" --set grid.ny="$n" --set grid.nz="$n"
   --set shots.layout=grid --set shots.x_count=1 --set shots.y_count=1 --set shots.z=200)
-equations=(tti); [ "${ISO:-0}" = 1 ] && equations+=(iso)
+read -r -a equations <<<"${EQUATIONS:-tti}"
 for eq in "${equations[@]}"; do
   deck=run/examples/bench_tti_512.ini; [ "$eq" = iso ] && deck=run/examples/bench_512.ini
   step "$eq $n^3: model"
