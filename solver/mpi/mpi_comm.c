@@ -78,6 +78,10 @@ int rtm_mpi_groups(const rtm_mpi_t *mpi) {
   return mpi ? mpi->groups : 1;
 }
 
+void rtm_mpi_set_combine_chunk(rtm_mpi_t *mpi, size_t floats) {
+  if (mpi) mpi->combine_chunk = floats;
+}
+
 int rtm_mpi_local_rank(const rtm_mpi_t *mpi) {
   return mpi ? mpi->local_rank : 0;
 }
@@ -261,23 +265,27 @@ static void copy_floats(float *to, const float *from, size_t count) {
 /* rtm_mpi_groups_combine through a shared-memory window of the node (cross_node, whose rank
  * k is group k): each group but the first has COMBINE_SLOTS slots of both arrays' chunks;
  * it copies chunk k into slot k % COMBINE_SLOTS once group 0 has said the slot is free,
- * then says it is full; group 0 combines straight from the slot (as messages, the 8-shot
- * 512^3 survey's 2.15 GB of pairs took some 0.7 s on a 2 x H200 host). */
+ * then says it is full; group 0 combines straight from the slot. The window's making and
+ * freeing are blocking collectives: a polled barrier before each, so that a group that
+ * waits for the others there still ends on a signal or past mpi.timeout_s. */
 static int combine_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count,
                           rtm_mpi_combine_t combine, void *context) {
-  int status = RTM_OK, locked = 0;
+  int status = RTM_OK;
   MPI_Win window = MPI_WIN_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;
   float *own = NULL;
-  const size_t chunk = count < COMBINE_CHUNK ? (count > 0 ? count : 1) : COMBINE_CHUNK;
+  const size_t most = mpi->combine_chunk ? mpi->combine_chunk : COMBINE_CHUNK;
+  const size_t chunk = count < most ? (count > 0 ? count : 1) : most;
   const size_t chunks = (count + chunk - 1) / chunk;
   const MPI_Aint bytes =
       mpi->group == 0 ? 0 : (MPI_Aint)(COMBINE_SLOTS * 2 * chunk * sizeof(float));
+  RTM_TRY(await_collective(mpi, MPI_Ibarrier(mpi->cross_node, &request), &request, mpi->cross_node,
+                           "the shot groups meeting (before their window)"));
   RTM_TRY(rtm_mpi_status(
       MPI_Win_allocate_shared(bytes, sizeof(float), MPI_INFO_NULL, mpi->cross_node, &own, &window),
       "MPI_Win_allocate_shared (the shot groups' sums)"));
   MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN);
   RTM_TRY(rtm_mpi_status(MPI_Win_lock_all(MPI_MODE_NOCHECK, window), "MPI_Win_lock_all"));
-  locked = 1;
   for (int from = 1; from < mpi->groups; ++from) {
     if (mpi->group != 0 && mpi->group != from) continue;
     float *slots = own;
@@ -294,32 +302,35 @@ static int combine_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count,
         if (k >= COMBINE_SLOTS) {
           RTM_TRY(signal_slot(mpi, 0, TAG_SLOT_FREE, 0, mpi->cross_node,
                               "the shot groups' sums: a slot freed by group 0"));
-          MPI_Win_sync(window); /* group 0's loads of the slot before these stores */
+          /* group 0's loads of the slot before these stores */
+          RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync"));
         }
         copy_floats(slot, a + done, n);
         copy_floats(slot + chunk, b + done, n);
-        MPI_Win_sync(window); /* the stores before the message */
+        RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync")); /* stores, message */
         RTM_TRY(signal_slot(mpi, 0, TAG_SLOT_FULL, 1, mpi->cross_node,
                             "the shot groups' sums: a slot filled for group 0"));
       } else {
         RTM_TRY(signal_slot(mpi, from, TAG_SLOT_FULL, 0, mpi->cross_node,
                             "the shot groups' sums: a slot filled by a group"));
-        MPI_Win_sync(window); /* the message before the loads */
+        RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync")); /* message, loads */
         combine(a + done, b + done, slot, slot + chunk, n, context);
         if (k + COMBINE_SLOTS < chunks) {
-          MPI_Win_sync(window); /* the loads before the message */
+          RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync")); /* loads, message */
           RTM_TRY(signal_slot(mpi, from, TAG_SLOT_FREE, 1, mpi->cross_node,
                               "the shot groups' sums: a slot freed for a group"));
         }
       }
     }
   }
+  /* every group done with the slots (group 0's last combine) before the free */
+  RTM_TRY(await_collective(mpi, MPI_Ibarrier(mpi->cross_node, &request), &request, mpi->cross_node,
+                           "the shot groups meeting (after their window)"));
+  RTM_TRY(rtm_mpi_status(MPI_Win_unlock_all(window), "MPI_Win_unlock_all"));
+  RTM_TRY(rtm_mpi_status(MPI_Win_free(&window), "MPI_Win_free (the shot groups' sums)"));
 fail:
-  /* collective: not once the job is given up (as a halo window's) */
-  if (window != MPI_WIN_NULL && !rtm_mpi_given_up(mpi)) {
-    if (locked) MPI_Win_unlock_all(window);
-    MPI_Win_free(&window);
-  }
+  /* a failure leaves the window to the job's end: its free is collective and the others
+   * may wait elsewhere (rtm_mpi_fail_fast aborts the job) */
   return status;
 }
 
@@ -329,7 +340,7 @@ int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count, int
   float *other = NULL;
   if (rtm_mpi_groups(mpi) == 1) return RTM_OK;
   int node_size = 0;
-  MPI_Comm_size(mpi->cross_node, &node_size);
+  RTM_TRY(rtm_mpi_status(MPI_Comm_size(mpi->cross_node, &node_size), "MPI_Comm_size"));
   if (shared && node_size == mpi->groups) return combine_shared(mpi, a, b, count, combine, context);
   const size_t chunk_max = count < COMBINE_CHUNK ? count : COMBINE_CHUNK;
   if (mpi->group == 0) {

@@ -66,6 +66,9 @@ typedef void (*rtm_mpi_combine_t)(float *a, float *b, const float *other_a, cons
  * while group 0 combines the last; else they are sent as messages. */
 int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count, int shared,
                            rtm_mpi_combine_t combine, void *context);
+/* The most floats of each array a chunk of rtm_mpi_groups_combine holds (0: its own, 8 Mi):
+ * tests, so that a small volume crosses in several chunks. */
+void rtm_mpi_set_combine_chunk(rtm_mpi_t *mpi, size_t floats);
 /* values := op over every rank of the run, on every rank (in place). */
 int rtm_mpi_world_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op);
 /* A group's first rank sends `bytes` to the run's first rank (world rank 0), which receives

@@ -66,8 +66,8 @@ static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__r
  * (quads_fit): one float4 of each of the four arrays read and two written a thread, the same
  * __fmaf_rn a cell, so the same floats. Thread mapping: the quad qx of a row from blockIdx.x
  * and threadIdx.x, iy from blockIdx.y and threadIdx.y, iz = blockIdx.z striding by gridDim.z:
- * no division, 64 bytes of loads in flight a thread (the one-cell kernel reached 79% of the
- * copy bandwidth on an H200, a 64-bit division a row). */
+ * no division a row (the one-cell kernel divides in 64 bits), 64 bytes of loads in flight
+ * a thread (its 16). */
 static __global__ void accumulate_quads_kernel(rtm_imaging_extent_t extent,
                                                float4 *__restrict__ image,
                                                float4 *__restrict__ illumination,
@@ -213,11 +213,30 @@ static bool quads_fit(rtm_imaging_extent_t extent, const void *base, rtm_layout_
          layout.origin % 4 == 0 && layout.stride_y % 4 == 0 && layout.stride_z % 4 == 0;
 }
 
+/* accumulate_quads_kernel on the legacy default stream: quads along x and rows along y in
+ * its blocks (gridDim.y = ny / 8: ny <= 100000, grid.ny's bound, keeps it within 65535),
+ * planes over gridDim.z, strided past 65535. */
+static int launch_quads(rtm_imaging_extent_t extent, float *d_image, float *d_illumination,
+                        const float *d_source, rtm_layout_t source_layout,
+                        const float *d_receiver, rtm_layout_t receiver_layout) {
+  int status = RTM_OK;
+  const dim3 threads(QUAD_THREADS_X, QUAD_THREADS_Y);
+  const unsigned quads = (unsigned)(extent.nx / 4);
+  const dim3 blocks((quads + threads.x - 1) / threads.x,
+                    (unsigned)((extent.ny + threads.y - 1) / threads.y),
+                    (unsigned)(extent.nz < MAX_ROW_BLOCKS ? extent.nz : MAX_ROW_BLOCKS));
+  accumulate_quads_kernel<<<blocks, threads, 0, cudaStreamLegacy>>>(
+      extent, reinterpret_cast<float4 *>(d_image), reinterpret_cast<float4 *>(d_illumination),
+      d_source, source_layout, d_receiver, receiver_layout);
+  RTM_CUDA_TRY_LAUNCH("accumulate_quads_kernel");
+fail:
+  return status;
+}
+
 extern "C" int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image,
                                            float *d_illumination, const float *d_source,
                                            rtm_layout_t source_layout, const float *d_receiver,
                                            rtm_layout_t receiver_layout) {
-  int status = RTM_OK;
   const rtm_layout_t dense = {0, extent.nx, (long long)extent.nx * extent.ny};
   if (empty(extent)) return RTM_OK;
   if (!quads_fit(extent, d_source, source_layout) ||
@@ -225,19 +244,8 @@ extern "C" int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d
       !quads_fit(extent, d_illumination, dense))
     return launch_rows(accumulate_kernel, "accumulate_kernel", extent, d_image, d_illumination,
                        d_source, source_layout, d_receiver, receiver_layout);
-  {
-    const dim3 threads(QUAD_THREADS_X, QUAD_THREADS_Y);
-    const unsigned quads = (unsigned)(extent.nx / 4);
-    const dim3 blocks((quads + threads.x - 1) / threads.x,
-                      (unsigned)((extent.ny + threads.y - 1) / threads.y),
-                      (unsigned)(extent.nz < MAX_ROW_BLOCKS ? extent.nz : MAX_ROW_BLOCKS));
-    accumulate_quads_kernel<<<blocks, threads, 0, cudaStreamLegacy>>>(
-        extent, reinterpret_cast<float4 *>(d_image), reinterpret_cast<float4 *>(d_illumination),
-        d_source, source_layout, d_receiver, receiver_layout);
-    RTM_CUDA_TRY_LAUNCH("accumulate_quads_kernel");
-  }
-fail:
-  return status;
+  return launch_quads(extent, d_image, d_illumination, d_source, source_layout, d_receiver,
+                      receiver_layout);
 }
 
 extern "C" int rtm_imaging_cuda_pack(rtm_imaging_extent_t extent, const float *d_field,

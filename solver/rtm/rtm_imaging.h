@@ -177,9 +177,8 @@ int rtm_angle_gathers(const float *offset, size_t offset_stride, int cips, int l
  * (the pair rounded once) only where a cell's sum lies within about 2^-48 of its magnitude
  * of a float's rounding boundary. The pair is two float volumes, saved as they are: a run
  * resumed from them goes on bit for bit. */
-/* (hi, lo) := (shot, 0), the pair of a first shot (TwoSum(0, x) is (x, 0)); shot NULL:
- * (0, 0). Over the threads: the first touch of fresh pages too (a 512-million-cell slab's
- * four volumes took 2.6 s on one thread). */
+/* (hi, lo) := the pair rtm_sums_add makes of a first shot from zeros, (0 + shot, 0); shot
+ * NULL: (0, 0). Over the threads, which share the first touch of fresh pages too. */
 void rtm_sums_start(float *hi, float *lo, const float *shot, size_t cells);
 /* (hi, lo) += shot, cell by cell (TwoSum, then the pair renormalised). */
 void rtm_sums_add(float *hi, float *lo, const float *shot, size_t cells);

@@ -39,7 +39,7 @@ void rtm_sums_start(float *hi, float *lo, const float *shot, size_t cells) {
 #pragma omp parallel for schedule(static)
 #endif
   for (size_t i = 0; i < cells; ++i) {
-    hi[i] = shot ? shot[i] : 0.0f;
+    hi[i] = shot ? 0.0f + shot[i] : 0.0f; /* TwoSum(0, x)'s sum: -0 becomes +0 */
     lo[i] = 0.0f;
   }
 }

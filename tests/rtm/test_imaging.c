@@ -634,6 +634,7 @@ static void test_sums_start(void **state) {
   assert_non_null(terms && added && started);
   for (size_t i = 0; i < (size_t)CELLS * SHOTS; ++i)
     terms[i] = random_term(&rng, 40);
+  terms[0] = -0.0f; /* TwoSum(0, -0) is +0 */
   for (size_t i = 0; i < 2 * (size_t)CELLS; ++i)
     started[i] = 1.0f; /* what a buffer held before */
   for (int k = 0; k < SHOTS; ++k) {

@@ -1,0 +1,123 @@
+#define _POSIX_C_SOURCE 200809L
+/* The shot groups' meeting (rtm_mpi_groups_combine) under mpirun, in chunks of 1000 floats
+ * so that a volume of 4321 crosses in five, the last short: the slots of the node's window
+ * are filled, freed and filled again (chunk k >= 2), and the messages' path does the same.
+ * 3 ranks in 3 groups, and 4 ranks in 2 groups of 2 slabs: on group 0, for each slab, every
+ * cell is a = 9 a_0 + 3 a_1 + a_2 (combined in group order with a' = 3 a + other, exact in
+ * float for these small integers) and b the sum of the groups'; the other groups' arrays
+ * unchanged; the window's path and the messages' give the same floats. The launcher is
+ * $RTM3D_MPIEXEC (ctest sets it); the test runs itself under it with --ranks GROUPS. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "rtm_mpi.h"
+#include "rtm_test_main.h"
+
+enum { COUNT = 4321, CHUNK = 1000 };
+
+static const char *self; /* this binary, run again under the launcher */
+
+/* The values group g's rank of slab `slab` holds at cell i: small integers. */
+static float value_a(int g, int slab, size_t i) {
+  return (float)(1 + g + slab + (int)(i % 7));
+}
+static float value_b(int g, int slab, size_t i) {
+  return (float)(g * 10 + slab + (int)(i % 5));
+}
+
+/* a := 3 a + other_a (the order of the groups shows), b := b + other_b. */
+static void combine(float *a, float *b, const float *other_a, const float *other_b, size_t count,
+                    void *context) {
+  (void)context;
+  for (size_t i = 0; i < count; ++i) {
+    a[i] = 3.0f * a[i] + other_a[i];
+    b[i] = b[i] + other_b[i];
+  }
+}
+
+/* One path (shared or messages) on this rank: the cells that differ from what they should
+ * hold, or -1 when the meeting failed. */
+static long meet(rtm_mpi_t *mpi, int shared, float *a, float *b) {
+  const int g = rtm_mpi_group(mpi), groups = rtm_mpi_groups(mpi), slab = rtm_mpi_rank(mpi);
+  for (size_t i = 0; i < COUNT; ++i) {
+    a[i] = value_a(g, slab, i);
+    b[i] = value_b(g, slab, i);
+  }
+  if (rtm_mpi_groups_combine(mpi, a, b, COUNT, shared, combine, NULL) != 0) return -1;
+  long differ = 0;
+  for (size_t i = 0; i < COUNT; ++i) {
+    float want_a = value_a(g, slab, i), want_b = value_b(g, slab, i);
+    for (int other = 1; g == 0 && other < groups; ++other) {
+      want_a = 3.0f * want_a + value_a(other, slab, i);
+      want_b = want_b + value_b(other, slab, i);
+    }
+    differ += a[i] != want_a || b[i] != want_b;
+  }
+  return differ;
+}
+
+/* Under the launcher: every rank meets both ways; exit 0 when every rank's cells hold what
+ * they should and both paths agree. */
+static int ranks_main(int argc, char **argv, int groups) {
+  rtm_mpi_t *mpi = NULL;
+  if (rtm_mpi_init(&argc, &argv, &mpi) != 0 || rtm_mpi_split_groups(mpi, groups) != 0) return 1;
+  rtm_mpi_set_combine_chunk(mpi, CHUNK);
+  float *a[2], *b[2];
+  for (int path = 0; path < 2; ++path) {
+    a[path] = malloc(COUNT * sizeof(float));
+    b[path] = malloc(COUNT * sizeof(float));
+    if (!a[path] || !b[path]) return 1;
+  }
+  const long window = meet(mpi, 1, a[0], b[0]), messages = meet(mpi, 0, a[1], b[1]);
+  const int same = memcmp(a[0], a[1], COUNT * sizeof(float)) == 0 &&
+                   memcmp(b[0], b[1], COUNT * sizeof(float)) == 0;
+  printf("world rank %d (group %d, slab %d): window %ld, messages %ld cells wrong; paths %s\n",
+         rtm_mpi_world_rank(mpi), rtm_mpi_group(mpi), rtm_mpi_rank(mpi), window, messages,
+         same ? "equal" : "differ");
+  double failed = window != 0 || messages != 0 || !same;
+  if (rtm_mpi_world_allreduce(mpi, &failed, 1, RTM_MPI_MAX) != 0) failed = 1.0;
+  for (int path = 0; path < 2; ++path)
+    free(a[path]), free(b[path]);
+  rtm_mpi_finalize(mpi);
+  return failed != 0.0;
+}
+
+/* This binary on `ranks` ranks in `groups` groups: its exit status. */
+static int run_ranks(int ranks, int groups) {
+  const char *mpiexec = getenv("RTM3D_MPIEXEC");
+  assert_non_null(mpiexec);
+  char command[4096];
+  snprintf(command, sizeof command,
+           "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s --oversubscribe -np %d "
+           "%s --ranks %d",
+           mpiexec, ranks, self, groups);
+  const int status = system(command);
+  assert_true(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+static void test_three_groups(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(3, 3), 0);
+}
+
+static void test_two_groups_of_two_slabs(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(4, 2), 0);
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 3 && strcmp(argv[1], "--ranks") == 0) return ranks_main(argc, argv, atoi(argv[2]));
+  self = argv[0];
+  rtm_test_filters();
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_three_groups),
+                                     cmocka_unit_test(test_two_groups_of_two_slabs)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
