@@ -239,7 +239,14 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_resolve_dt(cfg, &run->model, &run->grid, &run->dt_s));
   /* the gathers before the migration takes its memory: a wrong file is refused at once */
   RTM_TRY(preflight_shots(run));
-  RTM_TRY(rtm_migration_create(cfg, &run->grid, &run->model, &run->migration));
+  {
+    /* alloc_slabs' six volumes (a shot's image and illumination, their float-pair sums), and
+     * the first rank's buffer of the slabs it writes: beside a store in host memory */
+    const size_t local = rtm_grid_interior_cells(&run->grid) * sizeof(float);
+    const size_t buffer = run->root ? rtm_app_slab_buffer_cells(&run->grid) * sizeof(float) : 0;
+    RTM_TRY(rtm_migration_create_beside(cfg, &run->grid, &run->model, 6 * local + buffer,
+                                        "the image's host slabs and sums", &run->migration));
+  }
   rtm_migration_describe(run->migration, run->device, sizeof run->device);
   snprintf(run->json_path, sizeof run->json_path, "%s/%s.json", cfg->output.dir, cfg->output.name);
   snprintf(run->resume_path, sizeof run->resume_path, "%s/%s.resume.h5", cfg->output.dir,

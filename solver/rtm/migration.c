@@ -23,7 +23,7 @@ typedef struct {
   size_t available, image;
   int on_device;
   int limited;            /* available is memory.limit_gb, less than is free */
-  const char *reserve_of; /* what `need` counts beside the store and the image, or NULL */
+  char reserve_of[192];   /* what `need` counts beside the store and the image, or "" */
 } rtm_fit_t;
 
 struct rtm_migration {
@@ -37,6 +37,10 @@ struct rtm_migration {
   rtm_gathers_t *gathers; /* rtm.offset_lags > 0, else NULL */
   rtm_gather_plan_t gather_plan;
   size_t gathers_beside_fields; /* bytes of the gathers where the fields live (auto's reserve) */
+  /* what is kept in host memory beside a store there: the caller's arrays
+   * (rtm_migration_create_beside), and on a GPU the gathers' host volumes */
+  size_t host_beside;
+  char host_beside_of[96];
   float *held_image, *held_illumination; /* rtm_migration_hold's arrays, until its wait */
   const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
   rtm_precision_t snapshot_precision;             /* rtm.snapshot_precision, or what auto chose */
@@ -127,24 +131,30 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .strategy = imaging_strategy(cfg, device),
                                      .precision = m->snapshot_precision,
                                      .rate = cfg->rtm.snapshot_rate,
-                                     .ledger = &m->ledger};
+                                     .ledger = &m->ledger,
+                                     .host_beside = m->host_beside};
 }
 
 /* What a reconstruction would hold with the image, against what is free where it would
  * live (the device the backend takes, or host memory). `reserve`: more to find room for
  * beside them where the fields live (auto's estimate of the propagators, and the gathers),
- * 0 for none; `reserve_of` says what it is, for messages. */
-static int measure_fit(const rtm_reconstruction_ops_t *ops, const rtm_reconstruction_plan_t *plan,
-                       size_t reserve, const char *reserve_of, rtm_fit_t *fit) {
+ * 0 for none; `reserve_of` says what it is, for messages. A store in host memory counts
+ * m->host_beside too. */
+static int measure_fit(const rtm_migration_t *m, const rtm_reconstruction_ops_t *ops,
+                       const rtm_reconstruction_plan_t *plan, size_t reserve,
+                       const char *reserve_of, rtm_fit_t *fit) {
   int status = RTM_OK;
   const size_t volume = rtm_grid_interior_cells(plan->grid) * sizeof(float);
   const size_t store = ops->bytes(plan, &fit->on_device);
   /* the image and the illumination count where they live: with the store on the device,
    * or with it in host memory on the cpu backend */
   const int with_fields = fit->on_device || plan->device < 0;
+  const size_t on_host = fit->on_device ? 0 : m->host_beside;
   fit->image = with_fields ? 2 * volume : 0;
-  const size_t beside = fit->image + (with_fields ? reserve : 0);
-  fit->reserve_of = with_fields && reserve ? reserve_of : NULL;
+  const size_t beside = fit->image + (with_fields ? reserve : 0) + on_host;
+  snprintf(fit->reserve_of, sizeof fit->reserve_of, "%s%s%s",
+           with_fields && reserve ? reserve_of : "",
+           with_fields && reserve && on_host ? " and " : "", on_host ? m->host_beside_of : "");
   fit->need = store > SIZE_MAX - beside ? SIZE_MAX : store + beside;
   fit->estimate = store > SIZE_MAX - fit->image ? SIZE_MAX : store + fit->image;
   if (fit->on_device)
@@ -167,10 +177,12 @@ static int refuse(const rtm_reconstruction_ops_t *ops, const rtm_reconstruction_
   const size_t store = fit->estimate - fit->image, beside = fit->need - store;
   if (ops->advise)
     ops->advise(plan, fit->available > beside ? fit->available - beside : 0, advice, sizeof advice);
-  char with[128] = "";
+  char with[256] = "";
   if (fit->image)
-    snprintf(with, sizeof with, " (with the image%s%s)", fit->reserve_of ? ", beside " : "",
-             fit->reserve_of ? fit->reserve_of : "");
+    snprintf(with, sizeof with, " (with the image%s%s)", fit->reserve_of[0] ? ", beside " : "",
+             fit->reserve_of);
+  else if (fit->reserve_of[0])
+    snprintf(with, sizeof with, " (beside %s)", fit->reserve_of);
   RTM_FAIL(RTM_ERR_NOMEM, "rtm.reconstruction = %s needs %.3g GB%s in %s, where %.3g GB are %s: %s",
            ops->name, fit->need / 1e9, with, fit->on_device ? "device memory" : "host memory",
            fit->available / 1e9, fit->limited ? "allowed (memory.limit_gb)" : "free", advice);
@@ -231,22 +243,21 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
       snprintf(passed + used, sizeof passed - used, "%s%s: %s", used ? "; " : "", name, why);
       continue;
     }
-    RTM_TRY(measure_fit(ops, &plan, reserve, beside, &fits[i]));
+    RTM_TRY(measure_fit(m, ops, &plan, reserve, beside, &fits[i]));
     if (fits[i].need <= fits[i].available) {
       chosen = i;
       break;
     }
     snprintf(passed + used, sizeof passed - used, "%s%s needs %.3g GB%s%s, %.3g GB %s",
-             used ? "; " : "", name, fits[i].need / 1e9, fits[i].reserve_of ? " with " : "",
-             fits[i].reserve_of ? fits[i].reserve_of : "", fits[i].available / 1e9,
-             fits[i].limited ? "allowed" : "free");
+             used ? "; " : "", name, fits[i].need / 1e9, fits[i].reserve_of[0] ? " with " : "",
+             fits[i].reserve_of, fits[i].available / 1e9, fits[i].limited ? "allowed" : "free");
   }
   if (rtm_grid_is_slab(&m->grid)) { /* z-slabs: the way every rank can take */
     double slowest = chosen;
     RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, &slowest, 1, RTM_MPI_MAX));
     if ((int)slowest != chosen && (int)slowest < count) {
       plan.precision = order[(int)slowest].precision;
-      RTM_TRY(measure_fit(reconstructions[order[(int)slowest].way], &plan, reserve, beside,
+      RTM_TRY(measure_fit(m, reconstructions[order[(int)slowest].way], &plan, reserve, beside,
                           &fits[(int)slowest]));
     }
     chosen = (int)slowest;
@@ -307,6 +318,12 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
                lags, m->gather_plan.count[0], m->gather_plan.count[1], on_device / 1e9,
                volume / 1e9, allowed / 1e9, room_of(allowed, device_free));
   }
+  if (device >= 0) { /* the caller's shot and sums of them, on the host beside a store there */
+    const size_t used = strlen(m->host_beside_of);
+    m->host_beside += (size_t)bytes;
+    snprintf(m->host_beside_of + used, sizeof m->host_beside_of - used, "%sthe gathers' sums",
+             used ? " and " : "");
+  }
   const size_t host_free = rtm_imaging_host_free_bytes();
   const size_t allowed = rtm_config_free_within_limit(cfg, host_free);
   if (bytes > (double)allowed)
@@ -326,6 +343,20 @@ fail:
  * passes may still leave too little for them (the backend then says so); one that cannot fit
  * is refused here, with the settings that shrink it. auto chooses with the propagators
  * counted. */
+/* With the store on the device, what stays in host memory (m->host_beside) against what is
+ * free there; with it in host memory, measure_fit counted it. */
+static int preflight_host_beside(const rtm_migration_t *m, const rtm_config_t *cfg) {
+  int status = RTM_OK;
+  if (!m->fit.on_device || m->host_beside == 0) return RTM_OK;
+  const size_t host_free = rtm_imaging_host_free_bytes();
+  const size_t allowed = rtm_config_free_within_limit(cfg, host_free);
+  if (m->host_beside > allowed)
+    RTM_FAIL(RTM_ERR_NOMEM, "migrate: %s need %.3g GB of host memory, where %.3g GB are %s",
+             m->host_beside_of, m->host_beside / 1e9, allowed / 1e9, room_of(allowed, host_free));
+fail:
+  return status;
+}
+
 static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   int status = RTM_OK;
   rtm_fit_t fit = {0};
@@ -333,12 +364,16 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   RTM_TRY(rtm_backend_device(cfg, m->grid.mpi, &device));
   RTM_TRY(preflight_gathers(m, cfg, device));
   m->snapshot_precision = cfg->rtm.snapshot_precision;
-  if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) return choose_reconstruction(m, cfg, device);
-  m->reconstruction = reconstructions[cfg->rtm.reconstruction];
-  const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
-  RTM_TRY(measure_fit(m->reconstruction, &plan, 0, NULL, &fit));
-  if (fit.need > fit.available) RTM_TRY(refuse(m->reconstruction, &plan, &fit));
-  m->fit = fit;
+  if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) {
+    RTM_TRY(choose_reconstruction(m, cfg, device));
+  } else {
+    m->reconstruction = reconstructions[cfg->rtm.reconstruction];
+    const rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
+    RTM_TRY(measure_fit(m, m->reconstruction, &plan, 0, NULL, &fit));
+    if (fit.need > fit.available) RTM_TRY(refuse(m->reconstruction, &plan, &fit));
+    m->fit = fit;
+  }
+  RTM_TRY(preflight_host_beside(m, cfg));
 fail:
   return status;
 }
@@ -398,10 +433,18 @@ fail:
 
 int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                          rtm_migration_t **migration) {
+  return rtm_migration_create_beside(cfg, grid, model, 0, "", migration);
+}
+
+int rtm_migration_create_beside(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                                const rtm_model_t *model, size_t host_bytes, const char *host_of,
+                                rtm_migration_t **migration) {
   int status = RTM_OK;
   rtm_migration_t *m = calloc(1, sizeof *m);
   *migration = NULL;
   if (!m) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the migration");
+  m->host_beside = host_bytes;
+  snprintf(m->host_beside_of, sizeof m->host_beside_of, "%s", host_bytes ? host_of : "");
   RTM_TRY(rtm_dispersion_check_migration(cfg)); /* the app asks it too, before any work */
   m->grid = *grid;
   m->model = model;

@@ -103,7 +103,8 @@ static void checkpoint_advise(const rtm_reconstruction_plan_t *plan, size_t avai
              fit, fit == 1 ? "" : "s", state / 1e9);
 }
 
-/* K: rtm.checkpoints, or for 0 as many as fit in auto_share of the memory free now. */
+/* K: rtm.checkpoints, or for 0 as many as fit in auto_share of the memory free now, less
+ * what the caller keeps beside them in host memory (plan->host_beside, not yet allocated). */
 static int choose_slots(const rtm_reconstruction_plan_t *plan, size_t state, int *slots) {
   int status = RTM_OK;
   size_t free_bytes = 0;
@@ -111,6 +112,8 @@ static int choose_slots(const rtm_reconstruction_plan_t *plan, size_t state, int
   if (plan->cfg->rtm.checkpoints > 0 || useful_slots(plan, 1) == 0) return RTM_OK;
   RTM_TRY(rtm_imaging_free_bytes(plan->strategy, plan->device, &free_bytes));
   free_bytes = rtm_config_free_within_limit(plan->cfg, free_bytes);
+  if (plan->device < 0 || rtm_imaging_host_strategy(plan->strategy))
+    free_bytes = free_bytes > plan->host_beside ? free_bytes - plan->host_beside : 0;
   const size_t fit = (size_t)(auto_share * (double)free_bytes) / state;
   *slots = useful_slots(plan, fit < (size_t)plan->steps ? (int)fit : plan->steps);
   if (rtm_grid_is_slab(plan->grid)) {

@@ -54,6 +54,13 @@ typedef struct rtm_migration rtm_migration_t;
  * the largest that samples 2.5 x source.frequency four times a period. */
 int rtm_migration_create(const rtm_config_t *cfg, const rtm_grid_t *grid, const rtm_model_t *model,
                          rtm_migration_t **migration);
+/* rtm_migration_create with `host_bytes` the caller keeps in host memory beside the
+ * migration, `host_of` naming them for messages (e.g. "the image's host slabs and sums"):
+ * with the store in host memory the preflight counts them beside it (auto then takes a store
+ * that leaves them room), with it on a device it refuses when they alone do not fit. */
+int rtm_migration_create_beside(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                                const rtm_model_t *model, size_t host_bytes, const char *host_of,
+                                rtm_migration_t **migration);
 void rtm_migration_destroy(rtm_migration_t *migration);
 /* Waits for the steps both propagators have queued (a GPU's run ahead of the host), e.g.
  * before a progress line, so that its rate counts steps done. */

@@ -153,13 +153,15 @@ static void test_refusals(void **state) {
 /* rtm.reconstruction = auto's choice for these settings ("" when refused; snapshots stored
  * otherwise than in fp32 as "snapshots/fp16", "snapshots/zfp"): the status, the messages in
  * capture. */
-static int choose_with(const int n[3], const char *const *settings, capture_t *capture,
-                       char chosen[32]) {
+static int choose_beside(const int n[3], const char *const *settings, size_t host_bytes,
+                         capture_t *capture, char chosen[32]) {
   survey_t s;
   rtm_migration_t *m = NULL;
   survey_config(&s, n, settings);
   survey_set_model(&s, survey_two_layers, NULL);
-  const int status = captured(capture, rtm_migration_create(&s.cfg, &s.grid, &s.model, &m));
+  const int status =
+      captured(capture, rtm_migration_create_beside(&s.cfg, &s.grid, &s.model, host_bytes,
+                                                    "the caller's arrays", &m));
   const rtm_precision_t precision = m ? rtm_migration_snapshot_precision(m) : RTM_PRECISION_FP32;
   snprintf(chosen, 32, "%s%s%s", m ? rtm_migration_reconstruction(m) : "",
            m && strcmp(rtm_migration_reconstruction(m), "snapshots") == 0 &&
@@ -174,6 +176,34 @@ static int choose_with(const int n[3], const char *const *settings, capture_t *c
   rtm_migration_destroy(m);
   survey_release(&s);
   return status;
+}
+
+static int choose_with(const int n[3], const char *const *settings, capture_t *capture,
+                       char chosen[32]) {
+  return choose_beside(n, settings, 0, capture, chosen);
+}
+
+/* What the caller keeps in host memory beside a store there counts (the cpu backend: every
+ * store is in host memory): test_auto's 20 MB hold boundary with the propagators (13.4 MB),
+ * not with 10 MB of the caller's beside them, and auto passes on to checkpoint, saying why,
+ * whose "as many as fit" leaves them their room;
+ * boundary asked for by name under 12 MB is refused, naming them. */
+static void test_auto_counts_the_callers_host_arrays(void **state) {
+  (void)state;
+  static capture_t capture;
+  char chosen[32];
+  const int n[3] = {40, 40, 40};
+  const char *auto_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02", NULL};
+  assert_int_equal(choose_beside(n, auto_20mb, 10000000, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "checkpoint");
+  assert_contains(capture.text, "boundary needs 0.0234 GB with the propagators and the caller's "
+                                "arrays, 0.02 GB allowed");
+  /* checkpoint's "as many as fit" in 90% of the 10 MB left beside them: 7 of 1.18 MB */
+  assert_contains(capture.text, "7 checkpoints of 0.00118 GB");
+  const char *boundary_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012",
+                                 "rtm.reconstruction=boundary", NULL};
+  assert_int_equal(choose_beside(n, boundary_12mb, 10000000, &capture, chosen), RTM_ERR_NOMEM);
+  assert_contains(capture.text, "(with the image, beside the caller's arrays) in host memory");
 }
 
 /* auto takes the fastest that fits with the propagators (and the gathers), as
@@ -341,4 +371,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_rebuilt_iso), cmocka_unit_test(test_rebuilt_
               cmocka_unit_test(test_rebuilt_tti), cmocka_unit_test(test_images_iso),
               cmocka_unit_test(test_images_tti), cmocka_unit_test(test_store_bytes),
               cmocka_unit_test(test_refusals), cmocka_unit_test(test_auto),
+              cmocka_unit_test(test_auto_counts_the_callers_host_arrays),
               cmocka_unit_test(test_shared_medium))
