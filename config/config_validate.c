@@ -253,6 +253,9 @@ double rtm_config_volume_diagonal_m(const rtm_config_t *cfg) {
   return fmax(sqrt(squares), fmax(h[0], fmax(h[1], h[2])));
 }
 
+/* The largest grid spacing the messages call usual (metres). */
+static const double usual_spacing_max_m = 100.0;
+
 static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
   const double *h = cfg->grid.spacing_m;
   const double diagonal = rtm_config_volume_diagonal_m(cfg);
@@ -273,6 +276,18 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
                 "float32's largest number, %.3g, even at source.amplitude = %g: grid.dx, "
                 "grid.dy and grid.dz must be far larger (metres: 1 to 100 is usual)",
                 h_min, stencil_nyquist_symbol * 3.0, (double)FLT_MAX, cfg->source.amplitude);
+  else if (far_field / (h_max * h_max) < RTM_FLOAT_FULL_PRECISION &&
+           far_field >= RTM_FLOAT_FULL_PRECISION && h_max <= usual_spacing_max_m)
+    /* a usual spacing: only a tiny amplitude gets here (1 clears it by some 20 decades) */
+    check_error(check,
+                "source.amplitude = %g: the Laplacian of the wavefield at the volume's far "
+                "corner, about |amplitude| / (4 pi r) / h_max^2 = %.3g (r = %.4g m, h_max = %g "
+                "m), falls below %.3g, where float32 loses precision and then gives zero: the "
+                "run would write wrong traces; they scale with the amplitude, so "
+                "|source.amplitude| >= %.3g (1 is usual) loses nothing",
+                cfg->source.amplitude, far_field / (h_max * h_max), diagonal, h_max,
+                RTM_FLOAT_FULL_PRECISION,
+                RTM_FLOAT_FULL_PRECISION * 4.0 * PI * diagonal * h_max * h_max);
   else if (far_field / (h_max * h_max) < RTM_FLOAT_FULL_PRECISION &&
            far_field >= RTM_FLOAT_FULL_PRECISION)
     check_error(
