@@ -240,6 +240,13 @@ enum { COMBINE_SLOTS = 2 };
 /* The zero-byte messages of the window's slots: filled, and free again. */
 enum { TAG_SLOT_FULL = 3, TAG_SLOT_FREE = 4 };
 
+/* The floats of each array a chunk of the meeting holds, both paths: at most the test's
+ * rtm_mpi_set_combine_chunk or COMBINE_CHUNK, at most `count`, at least 1. */
+static size_t combine_chunk(const rtm_mpi_t *mpi, size_t count) {
+  const size_t most = mpi->combine_chunk ? mpi->combine_chunk : COMBINE_CHUNK;
+  return count < most ? (count > 0 ? count : 1) : most;
+}
+
 /* A zero-byte message to or from rank `peer` of `comm`: a slot's turn. */
 static int signal_slot(rtm_mpi_t *mpi, int peer, int tag, int sending, MPI_Comm comm,
                        const char *what) {
@@ -274,9 +281,7 @@ static int combine_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count,
   MPI_Win window = MPI_WIN_NULL;
   MPI_Request request = MPI_REQUEST_NULL;
   float *own = NULL;
-  const size_t most = mpi->combine_chunk ? mpi->combine_chunk : COMBINE_CHUNK;
-  const size_t chunk = count < most ? (count > 0 ? count : 1) : most;
-  const size_t chunks = (count + chunk - 1) / chunk;
+  const size_t chunk = combine_chunk(mpi, count), chunks = (count + chunk - 1) / chunk;
   const MPI_Aint bytes =
       mpi->group == 0 ? 0 : (MPI_Aint)(COMBINE_SLOTS * 2 * chunk * sizeof(float));
   RTM_TRY(await_collective(mpi, MPI_Ibarrier(mpi->cross_node, &request), &request, mpi->cross_node,
@@ -342,9 +347,9 @@ int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count, int
   int node_size = 0;
   RTM_TRY(rtm_mpi_status(MPI_Comm_size(mpi->cross_node, &node_size), "MPI_Comm_size"));
   if (shared && node_size == mpi->groups) return combine_shared(mpi, a, b, count, combine, context);
-  const size_t chunk_max = count < COMBINE_CHUNK ? count : COMBINE_CHUNK;
+  const size_t chunk_max = combine_chunk(mpi, count);
   if (mpi->group == 0) {
-    other = malloc(2 * (chunk_max > 0 ? chunk_max : 1) * sizeof *other);
+    other = malloc(2 * chunk_max * sizeof *other);
     if (!other) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the shot groups' sums");
   }
   for (int from = 1; from < mpi->groups; ++from) {
