@@ -266,6 +266,9 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
       stencil_nyquist_symbol * (1.0 / (h[0] * h[0]) + 1.0 / (h[1] * h[1]) + 1.0 / (h[2] * h[2]));
   const double near_field = fabs(cfg->source.amplitude) / (4.0 * PI * h_min);
   const double gain = fmax(1.0, stencil);
+  /* the far corner's Laplacian below float32's precision, where the wavefield is not */
+  const int corner_underflows = far_field / (h_max * h_max) < RTM_FLOAT_FULL_PRECISION &&
+                                far_field >= RTM_FLOAT_FULL_PRECISION;
   if (cfg->source.amplitude == 0.0)
     check_error(check, "source.amplitude = 0: every trace, snapshot and image would be zero; "
                        "1 is usual (the outputs scale with it)");
@@ -276,8 +279,7 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
                 "float32's largest number, %.3g, even at source.amplitude = %g: grid.dx, "
                 "grid.dy and grid.dz must be far larger (metres: 1 to 100 is usual)",
                 h_min, stencil_nyquist_symbol * 3.0, (double)FLT_MAX, cfg->source.amplitude);
-  else if (far_field / (h_max * h_max) < RTM_FLOAT_FULL_PRECISION &&
-           far_field >= RTM_FLOAT_FULL_PRECISION && h_max <= usual_spacing_max_m)
+  else if (corner_underflows && h_max <= usual_spacing_max_m)
     /* a usual spacing: only a tiny amplitude gets here (1 clears it by some 20 decades) */
     check_error(check,
                 "source.amplitude = %g: the Laplacian of the wavefield at the volume's far "
@@ -288,8 +290,7 @@ static void check_amplitude(checker_t *check, const rtm_config_t *cfg) {
                 cfg->source.amplitude, far_field / (h_max * h_max), diagonal, h_max,
                 RTM_FLOAT_FULL_PRECISION,
                 RTM_FLOAT_FULL_PRECISION * 4.0 * PI * diagonal * h_max * h_max);
-  else if (far_field / (h_max * h_max) < RTM_FLOAT_FULL_PRECISION &&
-           far_field >= RTM_FLOAT_FULL_PRECISION)
+  else if (corner_underflows)
     check_error(
         check,
         "grid spacing h_max = %g m: the Laplacian of the wavefield at the volume's far "

@@ -283,15 +283,15 @@ fail:
   return status;
 }
 
-/* rtm.offset_lags: the plan of the gathers, refused when their volumes cannot fit: the
- * migration's (on the GPU with a device, beside the fields, with the imaging step they hold:
- * rtm_gathers_held_bytes), and the caller's shot and float-pair sums on the host
- * (rtm_migration_gathers_read), four in all. */
 /* How a message names `allowed` bytes: memory.limit_gb's cap when it is below what is free. */
 static const char *room_of(size_t allowed, size_t free_bytes) {
   return allowed < free_bytes ? "allowed (memory.limit_gb)" : "free";
 }
 
+/* rtm.offset_lags: the plan of the gathers, refused when their volumes cannot fit: the
+ * migration's (on the GPU with a device, beside the fields, with the imaging step they hold:
+ * rtm_gathers_held_bytes), and the caller's shot and float-pair sums on the host
+ * (rtm_migration_gathers_read), four in all. */
 static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
   int status = RTM_OK;
   const int lags = cfg->rtm.offset_lags;
@@ -338,11 +338,6 @@ fail:
   return status;
 }
 
-/* The preflight, before anything is allocated: the reconstruction's store and the image
- * against the memory free where they would live. The propagators come on top, so a plan that
- * passes may still leave too little for them (the backend then says so); one that cannot fit
- * is refused here, with the settings that shrink it. auto chooses with the propagators
- * counted. */
 /* With the store on the device, what stays in host memory (m->host_beside) against what is
  * free there; with it in host memory, measure_fit counted it. */
 static int preflight_host_beside(const rtm_migration_t *m, const rtm_config_t *cfg) {
@@ -357,6 +352,11 @@ fail:
   return status;
 }
 
+/* The preflight, before anything is allocated: the reconstruction's store and the image
+ * against the memory free where they would live. The propagators come on top, so a plan that
+ * passes may still leave too little for them (the backend then says so); one that cannot fit
+ * is refused here, with the settings that shrink it. auto chooses with the propagators
+ * counted. */
 static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   int status = RTM_OK;
   rtm_fit_t fit = {0};
