@@ -21,13 +21,18 @@
 #include "rtm_test_capture.h"
 #include "rtm_test_random.h"
 
-/* 13 x 11 x 17 cells, this rank owning planes [5, 12): odd extents (no row is a whole number
- * of vectors or warps), a padded row of 32 floats (21 + 11 of padding), a z-offset. */
-static inline void imaging_test_grid(rtm_grid_t *grid) {
-  const int n[3] = {13, 11, 17};
+/* imaging_test_grid with rows of `nx` cells. */
+static inline void imaging_test_grid_nx(rtm_grid_t *grid, int nx) {
+  const int n[3] = {nx, 11, 17};
   const double spacing_m[3] = {10.0, 12.5, 8.0};
   assert_int_equal(rtm_grid_init(grid, n, spacing_m, NULL), 0);
   assert_int_equal(rtm_grid_set_z_range(grid, 5, 7), 0);
+}
+
+/* 13 x 11 x 17 cells, this rank owning planes [5, 12): odd extents (no row is a whole number
+ * of vectors or warps), a padded row of 32 floats (21 + 11 of padding), a z-offset. */
+static inline void imaging_test_grid(rtm_grid_t *grid) {
+  imaging_test_grid_nx(grid, 13);
 }
 
 /* Uniform magnitudes in [lo, hi), random signs: never zero. */

@@ -46,15 +46,9 @@ typedef struct {
 } accumulate_case_t;
 
 /* nx: the x extent (13, imaging_test_grid's: the one-cell kernel; a multiple of 4: the kernel
- * of four cells a thread), the rest imaging_test_grid's. */
+ * of four cells a thread). */
 static void accumulate_case(accumulate_case_t *c, rtm_test_rng_t *rng, int nx) {
-  imaging_test_grid(&c->grid);
-  if (nx != c->grid.n[0]) {
-    const int n[3] = {nx, c->grid.n[1], c->grid.n[2]};
-    const rtm_grid_t like = c->grid;
-    assert_int_equal(rtm_grid_init(&c->grid, n, like.spacing_m, like.origin_m), 0);
-    assert_int_equal(rtm_grid_set_z_range(&c->grid, like.z_offset, like.nz_local), 0);
-  }
+  imaging_test_grid_nx(&c->grid, nx);
   const size_t padded = c->grid.padded_cells, cells = rtm_grid_interior_cells(&c->grid);
   const rtm_layout_t p = rtm_layout_padded(&c->grid), d = rtm_layout_dense(&c->grid);
   c->cells = cells;
