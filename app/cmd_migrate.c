@@ -48,8 +48,8 @@ static void usage(FILE *out) {
                "SIGTERM saves the shots ended before it. Another config is refused, naming\n"
                "the key that changed; compared resolved (auto as it resolved, paths as the\n"
                "files they name), less the keys that cannot change the sums (memory.limit_gb,\n"
-               "the image's filters, mpi.shot_groups: docs/migration.md). (Not with\n"
-               "rtm.shot_images or rtm.offset_lags.)\n\n"
+               "the image's filters, mpi.shot_groups: docs/migration.md). With rtm.offset_lags\n"
+               "the gathers' sums are saved too. (Not with rtm.shot_images.)\n\n"
                "  --set k=v         override one key of the deck (repeatable)\n"
                "  --max-shots=N     migrate at most N shots in this run, then stop (exit 0) with\n"
                "                    the state saved for the next run to resume\n"
@@ -191,12 +191,6 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "migrate: --max-shots stops a run to resume it later, and rtm.shot_images writes "
              "each shot's image into the final file, which a stopped run does not write: drop "
              "one of them");
-  if (cfg->rtm.offset_lags > 0 && run->shot_limit > 0)
-    RTM_FAIL(RTM_ERR_USAGE,
-             "migrate: --max-shots stops a run to resume it later, and a run with "
-             "rtm.offset_lags = %d saves no resume state (the gathers are not kept in one "
-             "yet): drop one of them",
-             cfg->rtm.offset_lags);
   if (!cfg->rtm.observed[0])
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: migrate needs rtm.observed, the file of the recorded gathers (HDF5 as "
@@ -279,14 +273,17 @@ static int open_output(migrate_run_t *run) {
   if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);
   if (run->root) {
     /* the outputs' size, weighed before the first shot: the image and the illumination; each
-     * shot's image (rtm.shot_images) or the resume state (four volumes, twice while a new
-     * state replaces the last); the figures, the report and the metadata (1 MB) */
+     * shot's image (rtm.shot_images) or the resume state (four volumes and the gathers' two
+     * sums, twice while a new state replaces the last); the gathers and their angle
+     * gathers' fraction of them; the figures, the report and the metadata (1 MB) */
     const double volume_bytes = 4.0 * (double)run->cells;
-    const double kept = cfg->rtm.shot_images ? run->shots.count : run->shots.count > 1 ? 8.0 : 0.0;
+    const int states = !cfg->rtm.shot_images && run->shots.count > 1;
+    const double kept = cfg->rtm.shot_images ? run->shots.count : states ? 8.0 : 0.0;
     const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
     const double gather_bytes = plan ? 4.0 * rtm_gather_plan_cells(plan, run->grid.n[2]) : 0.0;
-    RTM_TRY(rtm_app_check_disk(cfg->output.dir, (2.0 + kept) * volume_bytes + gather_bytes + 1e6,
-                               "set output.dir on a larger disk, or migrate a smaller grid"));
+    RTM_TRY(rtm_app_check_disk(
+        cfg->output.dir, (2.0 + kept) * volume_bytes + (1.0 + 4.0 * states) * gather_bytes + 1e6,
+        "set output.dir on a larger disk, or migrate a smaller grid"));
     RTM_TRY(rtm_app_create_output(run->h5_path, &volume, run->mpi, &run->info, &run->output));
   }
 fail:
@@ -382,7 +379,7 @@ fail:
   return status;
 }
 
-/* rtm.offset_lags: what the gathers are, and that the run saves no state. */
+/* rtm.offset_lags: what the gathers are and what they take. */
 static void say_gathers(const migrate_run_t *run) {
   const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
   if (!plan || run->quiet) return;
@@ -392,8 +389,8 @@ static void say_gathers(const migrate_run_t *run) {
     snprintf(beside, sizeof beside, ", and an imaging step held beside them on the GPU, %.3g GB",
              held / 1e9);
   rtm_log_info("migrate: subsurface-offset gathers at %d x %d CIP lines (every %d and %d cells), "
-               "lags -%d..%d cells in x and y, %.3g GB%s; no resume state is saved (the gathers "
-               "are not kept in one yet)",
+               "lags -%d..%d cells in x and y, %.3g GB%s; their sums are saved in the resume "
+               "state beside the image's",
                plan->count[0], plan->count[1], plan->step[0], plan->step[1], plan->lags, plan->lags,
                rtm_gather_plan_cells(plan, run->grid.n[2]) * sizeof(float) / 1e9, beside);
 }
@@ -435,7 +432,7 @@ static int migrate_shots(migrate_run_t *run) {
     }
     if (run->cfg.rtm.shot_images) {
       RTM_TRY(keep_shot_image(run, shot));
-    } else if (run->gather_cells == 0 && (round + groups < last || last < run->shots.count)) {
+    } else if (round + groups < last || last < run->shots.count) {
       /* every rank: a save is collective; after the acquisition's last shot the image
        * follows at once (a 1280^3 one-shot migration wrote 17 GB of state for nothing),
        * but a run stopped by --max-shots saves its last round; the others every

@@ -19,6 +19,9 @@
 /* The datasets of the resume state, in the order of run->sums. */
 static const char *const sum_names[4] = {"/image", "/image_lo", "/illumination",
                                          "/illumination_lo"};
+/* With rtm.offset_lags, the gathers' sums beside them, in the order of run->gather_sums:
+ * [ncip][nh][nh][nz] as /gathers/offset is. */
+static const char *const gather_sum_names[2] = {"/gather_sums", "/gather_sums_lo"};
 
 /* The first line where two resolved configs differ, as "section.key = A there, B here". */
 static void describe_change(const char *saved, const char *now, char *text, size_t size) {
@@ -61,7 +64,7 @@ static const char *const resume_free_keys[] = {"memory.limit_gb", "rtm.illuminat
                                                "rtm.illumination_eps", "rtm.laplacian",
                                                "mpi.shot_groups"};
 /* Without gathers (rtm.offset_lags = 0) their keys change no sum: dropped, so that a state
- * of a build before them resumes. With gathers they count (no state is saved then yet). */
+ * of a build before them resumes. With gathers they count: the state holds their sums. */
 static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "rtm.cip_y_step",
                                           "rtm.angles", "rtm.angle_max"};
 /* The codec's rate changes the sums only where the snapshots are zfp: dropped otherwise, so
@@ -132,6 +135,45 @@ static int slab_digest(const migrate_run_t *run, const float *slab, size_t first
   return rtm_mpi_allreduce(run->mpi, digest, 2, RTM_MPI_SUM);
 }
 
+/* The gathers' digest, as slab_digest's for the volumes: this rank's planes of a float-pair
+ * half [traces][nz_local] (run->gather_sums) hashed a depth at a time, each depth's two
+ * 32-bit hashes summed over the traces modulo 2^32 (exact in any order, so the threads' split
+ * does not count), mixed with its global index and summed over the depths and the ranks as
+ * doubles. Where the slabs are cut does not change it; a value or two depths swapped do. */
+static int gathers_digest(const migrate_run_t *run, const float *values, double digest[2]) {
+  int status = RTM_OK;
+  const size_t nz_local = (size_t)run->grid.nz_local, traces = run->gather_cells / nz_local;
+  const size_t first = (size_t)run->grid.z_offset;
+  enum { DEPTHS = 16 }; /* a thread's depths: a cache line of each trace */
+  uint32_t *sums = calloc(2 * nz_local, sizeof *sums);
+  if (!sums) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the gathers' digest");
+  const long blocks = (long)((nz_local + DEPTHS - 1) / DEPTHS);
+#pragma omp parallel for schedule(static)
+  for (long b = 0; b < blocks; ++b) {
+    const size_t k0 = (size_t)b * DEPTHS, k1 = k0 + DEPTHS < nz_local ? k0 + DEPTHS : nz_local;
+    for (size_t t = 0; t < traces; ++t)
+      for (size_t k = k0; k < k1; ++k) {
+        uint32_t bits;
+        memcpy(&bits, values + t * nz_local + k, sizeof bits);
+        uint32_t h0 = (bits ^ (uint32_t)t * 0x9e3779b1u) * 0x85ebca6bu;
+        uint32_t h1 = (bits + (uint32_t)t * 0x01000193u) * 0xc2b2ae35u;
+        sums[k] += h0 ^ (h0 >> 15);
+        sums[nz_local + k] += h1 ^ (h1 >> 13);
+      }
+  }
+  double sum0 = 0.0, sum1 = 0.0;
+  for (size_t k = 0; k < nz_local; ++k) {
+    sum0 += (double)((sums[k] ^ (uint32_t)(first + k)) * 0x01000193u);
+    sum1 += (double)((sums[nz_local + k] + (uint32_t)(first + k)) * 0x85ebca6bu);
+  }
+  free(sums);
+  digest[0] = sum0;
+  digest[1] = sum1;
+  RTM_TRY(rtm_mpi_allreduce(run->mpi, digest, 2, RTM_MPI_SUM));
+fail:
+  return status;
+}
+
 /* FNV-1a of the record of the input files (run->inputs) without its paths, which a resume
  * may spell another way (resume_config): what each line says after its first tab. */
 static unsigned long long inputs_hash(const char *inputs) {
@@ -146,19 +188,26 @@ static unsigned long long inputs_hash(const char *inputs) {
 }
 
 /* The text saved beside the sums: the shots they hold, the digests of the four volumes (the
- * image's and the illumination's float pairs, rtm_sums_add) and of the record of the input
- * files (so that an edit of the record alone is seen). */
+ * image's and the illumination's float pairs, rtm_sums_add), of the record of the input
+ * files (so that an edit of the record alone is seen) and, with gathers, of their sums. */
 static int sums_digest_text(const migrate_run_t *run, int completed, float *const sums[4],
                             size_t first, size_t planes, char *text, size_t size) {
   int status = RTM_OK;
-  double digest[4][2];
+  double digest[4][2], gathers[2][2];
   for (int v = 0; v < 4; ++v)
     RTM_TRY(slab_digest(run, sums[v], first, planes, digest[v]));
-  snprintf(text, size,
-           "completed_shots=%d image=%.0f,%.0f image_lo=%.0f,%.0f illumination=%.0f,%.0f "
-           "illumination_lo=%.0f,%.0f inputs=%016llx",
-           completed, digest[0][0], digest[0][1], digest[1][0], digest[1][1], digest[2][0],
-           digest[2][1], digest[3][0], digest[3][1], inputs_hash(run->inputs));
+  int used =
+      snprintf(text, size,
+               "completed_shots=%d image=%.0f,%.0f image_lo=%.0f,%.0f "
+               "illumination=%.0f,%.0f illumination_lo=%.0f,%.0f inputs=%016llx",
+               completed, digest[0][0], digest[0][1], digest[1][0], digest[1][1], digest[2][0],
+               digest[2][1], digest[3][0], digest[3][1], inputs_hash(run->inputs));
+  if (run->gather_cells == 0) goto fail;
+  for (int v = 0; v < 2; ++v)
+    RTM_TRY(gathers_digest(run, run->gather_sums[v], gathers[v]));
+  if (used > 0 && (size_t)used < size)
+    snprintf(text + used, size - (size_t)used, " gathers=%.0f,%.0f gathers_lo=%.0f,%.0f",
+             gathers[0][0], gathers[0][1], gathers[1][0], gathers[1][1]);
 fail:
   return status;
 }
@@ -330,6 +379,39 @@ fail:
   return status;
 }
 
+/* rtm.offset_lags: this rank's planes of the gathers' saved sums (gather_sum_names) into
+ * run->gather_sums, read a CIP at a time (no rank holds the whole array), each checked to be
+ * the plan's shape and finite. */
+static int read_gather_sums(migrate_run_t *run) {
+  int status = RTM_OK, rank = 0;
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  const size_t cips = (size_t)rtm_gather_plan_cips(plan), nh = 2 * (size_t)plan->lags + 1;
+  const size_t nz = (size_t)run->whole.n[2], nz_local = (size_t)run->grid.nz_local;
+  const size_t first = (size_t)run->grid.z_offset;
+  for (int v = 0; v < 2; ++v) {
+    const char *name = gather_sum_names[v];
+    size_t dims[4];
+    RTM_TRY(rtm_io_dataset_shape(run->resume_path, name, &rank, dims));
+    if (rank != 4 || dims[0] != cips || dims[1] != nh || dims[2] != nh || dims[3] != nz)
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: the saved %s is not [%zu][%zu][%zu][%zu], the gathers' of "
+               "rtm.offset_lags = %d at these CIP lines",
+               run->resume_path, name, cips, nh, nh, nz, plan->lags);
+    for (size_t cip = 0; cip < cips; ++cip) {
+      rtm_dataset_t saved = {0};
+      status = rtm_io_read_dataset_rows(run->resume_path, name, cip, 1, &saved);
+      if (status == RTM_OK) status = rtm_io_check_finite(run->resume_path, name, &saved, cip);
+      for (size_t trace = 0; status == RTM_OK && trace < nh * nh; ++trace)
+        memcpy(run->gather_sums[v] + (cip * nh * nh + trace) * nz_local,
+               saved.data + trace * nz + first, nz_local * sizeof(float));
+      rtm_dataset_release(&saved);
+      RTM_TRY(status);
+    }
+  }
+fail:
+  return status;
+}
+
 /* A run stopped after some shots left OUTPUT.resume.h5: the sums so far come back, and the
  * run goes on from the next shot, when the config is the one they were made under and the
  * input files are the ones they were read from. */
@@ -350,12 +432,6 @@ int rtm_migrate_resume(migrate_run_t *run) {
              "%s holds a stopped run's state, but rtm.shot_images runs do not "
              "resume: remove it to start over",
              run->resume_path);
-  if (run->cfg.rtm.offset_lags > 0)
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "%s holds a stopped run's state, but a run with rtm.offset_lags = %d does not "
-             "resume (the gathers are not kept in a state yet): resume it with "
-             "rtm.offset_lags = 0, or remove it to start over",
-             run->resume_path, run->cfg.rtm.offset_lags);
   RTM_TRY(rtm_io_read_run_state(run->resume_path, "completed_shots", &done, &saved));
   RTM_TRY(check_config(run, saved));
   /* the record of the input files, and below the digest of the sums: a state without them
@@ -401,9 +477,16 @@ int rtm_migrate_resume(migrate_run_t *run) {
       RTM_TRY(status);
     }
     run->sums_empty = 0;
+    if (run->gather_cells) {
+      status = read_gather_sums(run);
+      if (status == RTM_ERR_INPUT)
+        RTM_FAIL(RTM_ERR_INPUT, "%s cannot be resumed: remove it to start the migration over",
+                 run->resume_path);
+      RTM_TRY(status);
+    }
     /* the sums as saved: a state edited or damaged since (a finite value changed, the shot
      * count rewritten) would resume to a wrong image without a word */
-    char digest[256];
+    char digest[512];
     RTM_TRY(sums_digest_text(run, done, run->sums, first, planes, digest, sizeof digest));
     if (!saved_digest || strcmp(digest, saved_digest) != 0)
       RTM_FAIL(RTM_ERR_INPUT,
@@ -452,6 +535,13 @@ static void ensure_sums(migrate_run_t *run) {
   run->sums_empty = 0;
 }
 
+/* The gathers' sums zeroed where they hold no shot (a later group's, once the groups' met). */
+static void ensure_gather_sums(migrate_run_t *run) {
+  if (!run->gathers_empty) return;
+  rtm_sums_start(run->gather_sums[0], run->gather_sums[1], NULL, run->gather_cells);
+  run->gathers_empty = 0;
+}
+
 /* One shot's image and illumination, landed in the host slabs, into the sums. */
 static void add_landed_shot(migrate_run_t *run) {
   const size_t cells = run->local_cells;
@@ -483,11 +573,73 @@ static int combine_groups(migrate_run_t *run) {
                                  merge_pairs, NULL));
   RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->sums[2], run->sums[3], run->local_cells, shared,
                                  merge_pairs, NULL));
-  if (run->gather_cells) /* only at the end: a run with gathers saves no state */
+  if (run->gather_cells) {
+    ensure_gather_sums(run);
     RTM_TRY(rtm_mpi_groups_combine(run->mpi, run->gather_sums[0], run->gather_sums[1],
                                    run->gather_cells, shared, merge_pairs, NULL));
-  if (rtm_mpi_group(run->mpi) != 0) run->sums_empty = 1; /* in the first group's now */
+  }
+  if (rtm_mpi_group(run->mpi) != 0) { /* in the first group's now */
+    run->sums_empty = 1;
+    run->gathers_empty = run->gather_cells > 0;
+  }
 fail:
+  return status;
+}
+
+/* rtm_mpi_write_slabs' writer on rank 0: a rank's planes of a gathers' sum, [traces][nz] of
+ * its z-range, into the whole array [traces][nz]. */
+typedef struct {
+  float *whole;
+  size_t traces, nz;
+} gather_planes_t;
+
+static int place_gather_planes(void *context, int z_offset, int nz, const float *planes) {
+  const gather_planes_t *g = context;
+  for (size_t t = 0; t < g->traces; ++t)
+    memcpy(g->whole + t * g->nz + (size_t)z_offset, planes + t * (size_t)nz,
+           (size_t)nz * sizeof *planes);
+  return RTM_OK;
+}
+
+/* rtm.offset_lags: the gathers' float-pair sums into the state (`state`, rank 0's) as
+ * gather_sum_names [ncip][nh][nh][nz]. Under z-slabs the ranks' planes cross to rank 0 as
+ * they are (rtm_mpi_write_slabs over the traces: every bit kept, as the digest needs), which
+ * holds the whole array and a slab of it for the time of the save, as at the run's end. */
+static int write_gather_sums(migrate_run_t *run, rtm_output_t *state) {
+  int status = RTM_OK;
+  float *whole = NULL, *buffer = NULL;
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  const size_t nh = 2 * (size_t)plan->lags + 1, nz = (size_t)run->whole.n[2];
+  const size_t dims[4] = {(size_t)rtm_gather_plan_cips(plan), nh, nh, nz};
+  if (!rtm_grid_is_slab(&run->grid)) {
+    for (int v = 0; v < 2; ++v)
+      RTM_TRY(rtm_output_write_floats(state, gather_sum_names[v], 4, dims, run->gather_sums[v]));
+    goto fail;
+  }
+  rtm_grid_t lines = run->grid; /* the traces as a slab's planes: [nz_local][1][traces] */
+  const size_t traces = run->gather_cells / (size_t)run->grid.nz_local;
+  lines.n[0] = (int)traces;
+  lines.n[1] = 1;
+  double missing = 0.0; /* rank 0's arrays, agreed: the others would send into none */
+  if (run->root) {
+    whole = malloc(traces * nz * sizeof *whole);
+    buffer = malloc(rtm_mpi_largest_slab_cells(&lines) * sizeof *buffer);
+    missing = !whole || !buffer;
+  }
+  RTM_TRY(rtm_mpi_allreduce(run->mpi, &missing, 1, RTM_MPI_MAX));
+  if (missing > 0.0)
+    RTM_FAIL(RTM_ERR_NOMEM,
+             "out of memory on rank 0 for the gathers' sums of the state "
+             "(%.3g GB): fewer rtm.offset_lags, or larger rtm.cip_x_step and rtm.cip_y_step",
+             traces * nz * sizeof *whole / 1e9);
+  for (int v = 0; v < 2; ++v) {
+    gather_planes_t planes = {whole, traces, nz};
+    RTM_TRY(rtm_mpi_write_slabs(&lines, run->gather_sums[v], buffer, place_gather_planes, &planes));
+    if (run->root) RTM_TRY(rtm_output_write_floats(state, gather_sum_names[v], 4, dims, whole));
+  }
+fail:
+  free(whole);
+  free(buffer);
   return status;
 }
 
@@ -498,19 +650,23 @@ fail:
 static int write_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   rtm_output_t *state = NULL;
-  char digest[256];
+  char digest[512];
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
   ensure_sums(run);
+  if (run->gather_cells) ensure_gather_sums(run);
   /* sums that are not finite are no state to resume from: the last one saved is kept (the
    * ranks of the group agree, so that none waits in the writes for the others) */
   size_t at = 0;
   double bad = 0.0;
   for (int v = 0; v < 4; ++v)
     bad = bad > 0.0 || rtm_io_find_bad_values(run->sums[v], run->local_cells, 0.0, &at) > 0;
+  for (int v = 0; v < 2 && run->gather_cells; ++v)
+    bad = bad > 0.0 || rtm_io_find_bad_values(run->gather_sums[v], run->gather_cells, 0.0, &at) > 0;
   RTM_TRY(rtm_mpi_allreduce(run->mpi, &bad, 1, RTM_MPI_MAX));
   if (bad > 0.0)
     RTM_FAIL(RTM_ERR_NUMERIC,
-             "the image or illumination summed over %d shot%s is not finite: not saved to %s "
+             "the image, illumination or gathers summed over %d shot%s are not finite: not "
+             "saved to %s "
              "(the state saved before, if any, is kept); the observed gathers or the model "
              "are the usual causes",
              completed, completed == 1 ? "" : "s", run->resume_path);
@@ -526,6 +682,7 @@ static int write_state(migrate_run_t *run, int completed) {
   }
   for (int v = 0; v < 4; ++v)
     RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, sum_names[v], run->sums[v]));
+  if (run->gather_cells) RTM_TRY(write_gather_sums(run, state));
   /* output.dir moved or replaced by a link since the lock was taken: the state's name leads
    * to another folder's file (probe U, U3) */
   if (run->root && run->lock.fd >= 0 && !rtm_io_lock_in_place(&run->lock))
@@ -653,7 +810,11 @@ static int add_shot_gathers(migrate_run_t *run) {
   int status = RTM_OK;
   if (!run->gather_shot) return RTM_OK;
   RTM_TRY(rtm_migration_gathers_read(run->migration, run->gather_shot));
-  rtm_sums_add(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
+  if (run->gathers_empty) /* a later group's, after the groups' sums met: its own */
+    rtm_sums_start(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
+  else
+    rtm_sums_add(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
+  run->gathers_empty = 0;
 fail:
   return status;
 }
@@ -715,8 +876,7 @@ int rtm_migrate_save_held(migrate_run_t *run) {
   int status = RTM_OK;
   /* stopped in its set-up: no sums, no thread yet */
   if (rtm_mpi_world_size(run->mpi) > 1 || !run->migration || !run->worker ||
-      run->cfg.rtm.offset_lags > 0 || /* no state holds the gathers yet */
-      run->cfg.rtm.shot_images)       /* nor the shots' images: such a run does not resume */
+      run->cfg.rtm.shot_images) /* no state holds the shots' images: such a run does not resume */
     return RTM_OK;
   RTM_TRY(rtm_migrate_settle_saves(run));
   if (run->held_shots <= run->saved_shots) return RTM_OK;
@@ -750,10 +910,6 @@ void rtm_migrate_say_interrupted(const migrate_run_t *run) {
     rtm_log_info("migrate: the sums of the first %d of %d shots are kept in %s: the same "
                  "command resumes there, migrating the shots after them again",
                  run->saved_shots, run->shots.count, run->resume_path);
-  else if (run->cfg.rtm.offset_lags > 0)
-    rtm_log_info("migrate: a run with rtm.offset_lags = %d keeps no state (the gathers are "
-                 "not kept in one yet): the same command starts over",
-                 run->cfg.rtm.offset_lags);
   else if (run->cfg.rtm.shot_images) /* probe Y, Y2: a state was kept that resume refused */
     rtm_log_info("migrate: a run with rtm.shot_images keeps no state (each shot's image is "
                  "not kept in one): the same command starts over");

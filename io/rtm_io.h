@@ -167,6 +167,11 @@ int rtm_io_read_gathers_panel(const char *path, const rtm_io_gathers_info_t *inf
 int rtm_output_write_count(rtm_output_t *output, const char *name, int value);
 /* A root attribute `name` holding the text `text` (a run state's record of its inputs). */
 int rtm_output_write_text(rtm_output_t *output, const char *name, const char *text);
+/* A float32 dataset `name` at the file's root ("/gather_sums"), of `rank` (1 to 4)
+ * dimensions `dims`, written whole from `values`: a run state's arrays that are not
+ * volumes of the grid (rank 0). */
+int rtm_output_write_floats(rtm_output_t *output, const char *name, int rank, const size_t *dims,
+                            const float *values);
 
 /* ---- the ranks' slabs written at once (parallel HDF5) ----
  * With a parallel HDF5 (RTM3D_HAVE_PARALLEL_HDF5) every rank writes its own planes of a

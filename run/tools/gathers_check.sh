@@ -11,7 +11,11 @@
 # at 1e-5, and each migration's wall time; with COST=1 a 512^3 migration without and with gathers
 # (below; SURVEY=1: 8 shots; BASE=SRC, a source folder of an earlier tree made before the
 # call: its build's migration with gathers too, on the same gathers, alternated with the
-# tree's, and the two /gathers/offset compared bit for bit).
+# tree's, and the two /gathers/offset compared bit for bit; SAVES=1: the tree's with gathers
+# again at rtm.resume_every = 0, a state saved after every shot, its wall and gathers against
+# the default cadence's). On the small survey the cuda migration with gathers is also stopped
+# after 2 shots (--max-shots) and resumed: its gathers, angle gathers and image against the
+# uninterrupted cuda run's, bit for bit. GPU_TESTS=1: ctest -L gpu first.
 # Short table last; logs under $OUT (or run/out/gathers_check).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -19,6 +23,7 @@ source "$(dirname "$0")/device_env.sh" run/out/gathers_check || exit 1
 build="${1:-build-cost}"
 device_summary
 device_build_once "$build" || exit 1
+[ "${GPU_TESTS:-0}" = 1 ] && { device_gpu_tests "$build" || failed=1; }
 step "gathers' GPU tests"
 (cd "$build" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   ctest -R "test_imaging_gpu|test_offset_gathers|test_angle_gathers" --output-on-failure) \
@@ -50,6 +55,15 @@ for backend in cpu cuda; do
     --set rtm.illumination=false --set output.name=raw_$backend >"$out/raw_$backend.log" 2>&1 ||
     { failed=1; tail -3 "$out/raw_$backend.log"; }
 done
+# stopped after 2 shots of 4 and resumed: the uninterrupted run's to the bit
+resumed=("$build/app/rtm3d" migrate "${deck[@]}" --set backend.name=cuda
+  --set rtm.observed="$runs/observed.h5" --set rtm.offset_lags=6 --set rtm.cip_x_step=16
+  --set rtm.cip_y_step=16 --set output.name=resumed_cuda)
+"${resumed[@]}" --max-shots=2 > "$out/resumed_cuda.log" 2>&1 || failed=1
+"${resumed[@]}" >> "$out/resumed_cuda.log" 2>&1 || failed=1
+"$build/app/rtm3d" validate "$runs/resumed_cuda.h5" "$runs/rtm_cuda.h5" --rtol 0 --atol 0 \
+  --datasets /image,/gathers/offset,/gathers/angle > "$out/validate_resumed.log" 2>&1 || failed=1
+row "cuda, stopped after 2 shots and resumed" "$(tail -1 "$out/validate_resumed.log")"
 for check in "1e-5 rtm /gathers/offset,/gathers/angle" "1e-4 rtm /image" "1e-5 raw /image"; do
   read -r rtol name datasets <<<"$check"
   "$build/app/rtm3d" validate "$runs/${name}_cuda.h5" "$runs/${name}_cpu.h5" --rtol "$rtol" \
@@ -80,10 +94,12 @@ if [ "${COST:-0}" = 1 ]; then
   for run in "${runs_of[@]}"; do
     name="${run%%:*}" binary="${run#*:}"
     lags="${name#* }" tag="${name// /_}"
+    start=$(date +%s.%N)
     "$binary" migrate "${big[@]}" --set rtm.observed="$runs/big_observed.h5" \
       --set rtm.offset_lags=$lags --set output.name="big_$tag" >>"$out/big_migrate_$tag.log" 2>&1 ||
       { failed=1; tail -3 "$out/big_migrate_$tag.log"; }
-    row "512^3 migrate, $name, offset_lags $lags" "$(run/tools/report_timings.py \
+    row "512^3 migrate, $name, offset_lags $lags" "$(awk -v a="$start" -v b="$(date +%s.%N)" \
+      'BEGIN { printf "wall %.2f s", b - a }'), $(run/tools/report_timings.py \
       "$runs/big_$tag.json" setup forward backward imaging gathers write)"
     phases="$(python3 -c "import sys; sys.path.insert(0, 'run/tools')
 from report_timings import timings
@@ -94,6 +110,20 @@ print('%.3f' % sum(t.get(k, 0.0) for k in ('setup', 'forward', 'backward', 'imag
     row "  its phases' sum" "$phases s$([ "$lags" != 0 ] && [ -n "${without:-}" ] &&
       python3 -c "import sys; print(', %+.1f%% against no gathers' % (100 * (float(sys.argv[1]) / float(sys.argv[2]) - 1)))" "$phases" "$without")"
   done
+  if [ "${SAVES:-0}" = 1 ]; then # a state after every shot, written behind the next
+    start=$(date +%s.%N)
+    "$build/app/rtm3d" migrate "${big[@]}" --set rtm.observed="$runs/big_observed.h5" \
+      --set rtm.offset_lags=16 --set rtm.resume_every=0 --set output.name=big_saves \
+      >> "$out/big_migrate_saves.log" 2>&1 || { failed=1; tail -3 "$out/big_migrate_saves.log"; }
+    row "512^3, offset_lags 16, resume_every 0" "$(awk -v a="$start" -v b="$(date +%s.%N)" \
+      'BEGIN { printf "wall %.2f s", b - a }'), $(run/tools/report_timings.py \
+      "$runs/big_saves.json" imaging write written_behind)"
+    row "  the same at the default cadence" "$(run/tools/report_timings.py \
+      "$runs/big_tree_16.json" imaging write written_behind)"
+    "$build/app/rtm3d" validate "$runs/big_saves.h5" "$runs/big_tree_16.h5" --rtol 0 --atol 0 \
+      --datasets /gathers/offset,/image > "$out/validate_saves.log" 2>&1 || failed=1
+    row "  saves against none" "$(tail -1 "$out/validate_saves.log")"
+  fi
   if [ -n "${BASE:-}" ]; then
     "$build/app/rtm3d" validate "$runs/big_tree_16.h5" "$runs/big_base_16.h5" --rtol 0 --atol 0 \
       --datasets /gathers/offset,/image > "$out/validate_base.log" 2>&1 || failed=1

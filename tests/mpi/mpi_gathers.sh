@@ -6,8 +6,12 @@
 #       planes, and rank 0 gathers them into zeros, exactly);
 #   4 ranks in 2 shot groups within 1e-8 relative L2 of one rank (the groups' sums, float
 #       pairs as the image's, meet at the end in another order than one rank's);
-#   refused, exit 2 and no output: --max-shots with gathers (no state keeps them yet), and
-#       a resume state (left by a --max-shots run without gathers) under gathers.
+#   stopped by --max-shots and resumed: on 1 rank, on 2 (z-slabs; a state of 2 ranks
+#       resumed on 1 too) to one rank's uninterrupted gathers and image bit for bit (the
+#       state keeps the gathers' float-pair sums, every rank's planes, their bits unchanged);
+#       4 ranks in 2 shot groups within 1e-8 as above;
+#   refused, exit 2 and no output: a resume state left by a run without gathers, under
+#       gathers (another config).
 # Usage: mpi_gathers.sh RTM3D SOURCE_DIR MPIEXEC
 set -eu
 # shellcheck source=SCRIPTDIR/../app/cli_setup.sh
@@ -35,11 +39,36 @@ migrate 4 gathers4g2 "${gathers[@]}" --set mpi.shot_groups=2
   { echo "FAIL: the grouped gathers differ:"; cat "$work/gathers4g2.validate"; exit 1; }
 echo "gathers4g2 ~ gathers1: $(grep /gathers/offset "$work/gathers4g2.validate")"
 
-refused 2 "rtm.offset_lags = 6 saves no resume state" 1 migrate "$small" "${mig[@]}" \
-  --set model.interface_z=auto --set rtm.observed="$work/observed.h5" "${gathers[@]}" \
-  --max-shots=1
+# stopped after some shots, then resumed: NP ranks stop, RESUME ranks go on
+stop_and_resume() { # NP RESUME SHOTS NAME
+  rm -f "$work/$4.h5" "$work/$4.resume.h5"
+  migrate "$1" "$4" "${gathers[@]}" --max-shots="$3"
+  [ -e "$work/$4.resume.h5" ] && [ ! -e "$work/$4.h5" ] ||
+    { echo "FAIL: $4: --max-shots=$3 left no state, or an image"; ls "$work"; exit 1; }
+  # as migrate does, but saying what it resumed ("${mig[@]:1}": without --quiet)
+  "$mpiexec" --oversubscribe -np "$2" "$rtm3d" migrate "$small" "${mig[@]:1}" \
+    --set model.interface_z=auto --set rtm.observed="$work/observed.h5" \
+    --set output.dir="$work" --set output.name="$4" "${gathers[@]}" > "$work/$4.log" 2>&1 ||
+    { echo "FAIL: $4's resumption failed:"; cat "$work/$4.log"; exit 1; }
+  grep -q "resuming after shot $3 of 4" "$work/$4.log" ||
+    { echo "FAIL: $4 did not resume:"; cat "$work/$4.log"; exit 1; }
+}
+stop_and_resume 1 1 1 resumed1
+same resumed1 gathers1
+stop_and_resume 2 2 2 resumed2
+same resumed2 gathers1
+stop_and_resume 2 1 3 resumed21
+same resumed21 gathers1
+rm -f "$work/resumed4g2.h5" "$work/resumed4g2.resume.h5"
+migrate 4 resumed4g2 "${gathers[@]}" --set mpi.shot_groups=2 --max-shots=2
+migrate 4 resumed4g2 "${gathers[@]}" --set mpi.shot_groups=2
+"$rtm3d" validate "$work/resumed4g2.h5" "$work/gathers1.h5" --rtol 1e-8 \
+  > "$work/resumed4g2.validate" ||
+  { echo "FAIL: the grouped run resumed differs:"; cat "$work/resumed4g2.validate"; exit 1; }
+echo "resumed4g2 ~ gathers1: $(grep /gathers/offset "$work/resumed4g2.validate")"
+
 migrate 1 bad --max-shots=1 # a state without gathers, bad.resume.h5
 rm -f "$work/bad.h5" # none: the run stopped
-refused 2 "does not resume (the gathers are not kept" 1 migrate "$small" "${mig[@]}" \
+refused 2 "was written by a run with another config" 1 migrate "$small" "${mig[@]}" \
   --set model.interface_z=auto --set rtm.observed="$work/observed.h5" "${gathers[@]}"
 echo "mpi_gathers: all passed"

@@ -149,6 +149,32 @@ if have_h5edit; then
     expect 2 "${edit#*|}" "$rtm3d" "${migrate[@]}"
   done
   rm -f "$out/tiny.resume.h5"
+  # with gathers (rtm.offset_lags) their sums are in the digest too: a value changed or the
+  # dataset removed is refused; untouched, the state resumes to the uninterrupted run's
+  # gathers bit for bit
+  gathers=(--set rtm.offset_lags=3 --set rtm.cip_x_step=8 --set rtm.cip_y_step=8)
+  rm -f "$out/tiny.h5"
+  expect 0 "" "$rtm3d" "${migrate[@]}" "${gathers[@]}" --set output.name=gathers_fresh
+  for edit in "set /gather_sums 0.5 0 3 3 12|do not match the digest saved with them" \
+    "set /gather_sums_lo 1e-9 1 2 4 10|do not match the digest saved with them" \
+    "set /gather_sums nan 0 3 3 12|dataset /gather_sums holds nan at \\[0\\]\\[3\\]\\[3\\]\\[12\\]" \
+    "unlink /gather_sums|/gather_sums" ""; do
+    rm -f "$out/tiny.h5" "$out/tiny.resume.h5"
+    expect 0 "stopped after shot 1 of 3" "$rtm3d" "${migrate[@]}" "${gathers[@]}" --max-shots=1
+    if [ -z "$edit" ]; then
+      expect 0 "resuming after shot 1 of 3" "$rtm3d" "${migrate[@]}" "${gathers[@]}"
+      expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$out/gathers_fresh.h5" --rtol 0 --atol 0 \
+        --datasets /image,/gathers/offset,/gathers/angle
+      continue
+    fi
+    read -r -a words <<<"${edit%%|*}"
+    h5edit "$out/tiny.resume.h5" "${words[@]}" || rob_fail "h5edit ${edit%%|*}"
+    expect 2 "${edit#*|}" "$rtm3d" "${migrate[@]}" "${gathers[@]}"
+    [ ! -e "$out/tiny.h5" ] && [ -e "$out/tiny.resume.h5" ] &&
+      rob_pass "${edit%%|*}: refused, no image, the state kept" ||
+      rob_fail "${edit%%|*}: after the refusal: $(ls "$out" | tr '\n' ' ')"
+  done
+  rm -f "$out/tiny.resume.h5" "$out"/gathers_fresh*
 fi
 
 # ---- a run stopped without --force resumes with it (--force sets output.overwrite, which

@@ -5,8 +5,8 @@
 # absent when the first save was killed, and equals bit for bit the state a --max-shots run
 # saves after the shots before the killed save otherwise. The same command run again
 # starts over or resumes after those shots, and ends with the uninterrupted run's /image
-# and /illumination bit for bit. On one rank, and on two (shot groups, z-slabs) where the
-# build has MPI.
+# and /illumination bit for bit. On one rank (with and without subsurface-offset gathers,
+# whose sums the state keeps too), and on two (shot groups, z-slabs) where the build has MPI.
 source "$(dirname "$0")/lib.sh" "$@"
 preload="$PWD/librtm3d_stall_write_preload.so"
 [ -e "$preload" ] || rob_skip "no $preload (build the target rtm3d_stall_write_preload)"
@@ -18,12 +18,13 @@ common=(--set shots.layout=grid --set shots.y_count=2 --set shots.z=60 --set rec
   --set receivers.x_step=10 --set time.steps=150 --set model.interface_z=150
   --set model.vp_below=3000)
 
-# same_sums RUN REFERENCE WHAT [RTOL]: RUN's /image and /illumination are REFERENCE's, bit
-# for bit (or within the relative L2 error RTOL)
+# same_sums RUN REFERENCE WHAT [RTOL]: RUN's /image and /illumination (and the datasets of
+# `also`, when set) are REFERENCE's, bit for bit (or within the relative L2 error RTOL)
+also=""
 same_sums() {
   local tolerance=(--rtol 0 --atol 0)
   [ -n "${4:-}" ] && tolerance=(--rtol "$4")
-  if "$rtm3d" validate "$1" "$2" "${tolerance[@]}" --datasets /image,/illumination \
+  if "$rtm3d" validate "$1" "$2" "${tolerance[@]}" --datasets "/image,/illumination$also" \
     >"$work/validate.log" 2>&1; then
     rob_pass "$3: ${4:+within $4, not }bit for bit"
   else
@@ -73,6 +74,8 @@ kill_and_resume() {
     --set rtm.observed="$work/observed_$shots.h5" --set rtm.resume_every=0)
   [ "$1" = slabs ] && migrate+=(--set mpi.shot_groups=1)
   [ "$1" = groups ] && migrate+=(--set mpi.shot_groups=2)
+  [ "$1" = gathers ] && migrate+=(--set rtm.offset_lags=3 --set rtm.cip_x_step=8
+    --set rtm.cip_y_step=8)
   # references, once per launcher and survey: the uninterrupted run, and the state a run
   # stopped by --max-shots after the shots before the killed save leaves
   if [ ! -e "$work/$name.h5" ]; then
@@ -96,13 +99,16 @@ kill_and_resume() {
       rob_pass "$what: the rerun started over"
   else
     if [ -e "$out/tiny.resume.h5" ]; then
+      [ "$1" = gathers ] && also=",/gather_sums,/gather_sums_lo"
       same_sums "$out/tiny.resume.h5" "$work/${name}_$resumed.h5" "$what: the state left"
     else
       rob_fail "$what: the complete state of an earlier save is gone"
     fi
     expect 0 "resuming after shot $resumed of $shots" "${launch[@]}" "$rtm3d" "${migrate[@]}"
   fi
+  [ "$1" = gathers ] && also=",/gathers/offset,/gathers/angle"
   same_sums "$out/tiny.h5" "$work/$name.h5" "$what: the rerun's image" "$rtol"
+  also=""
   local left
   left="$(ls "$out" | grep -E 'resume|partial|lock')"
   [ -z "$left" ] && rob_pass "$what: nothing of the killed run left" ||
@@ -121,6 +127,10 @@ one=()
 kill_and_resume one 4 1 1 0
 kill_and_resume one 4 3 3 2
 kill_and_resume one 4 2 0 1
+# with gathers, the second save (after shot 2) killed after five writes: past the
+# superblock and the four volumes, before the gathers' sums that follow them are whole
+gathers=()
+kill_and_resume gathers 4 2 5 1
 
 # two ranks, 6 shots, rank 0 writing the file (or the ranks together, with a parallel
 # HDF5): z-slabs, the third save (after shot 3) killed; shot groups of one rank each, a
