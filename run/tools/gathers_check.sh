@@ -100,7 +100,7 @@ if [ "${COST:-0}" = 1 ]; then
       { failed=1; tail -3 "$out/big_migrate_$tag.log"; }
     row "512^3 migrate, $name, offset_lags $lags" "$(awk -v a="$start" -v b="$(date +%s.%N)" \
       'BEGIN { printf "wall %.2f s", b - a }'), $(run/tools/report_timings.py \
-      "$runs/big_$tag.json" setup forward backward imaging gathers write)"
+      "$runs/big_$tag.json" setup forward backward imaging gathers angle_gathers filters figures write)"
     phases="$(python3 -c "import sys; sys.path.insert(0, 'run/tools')
 from report_timings import timings
 t = timings(sys.argv[1])
