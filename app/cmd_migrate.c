@@ -275,15 +275,17 @@ static int open_output(migrate_run_t *run) {
     /* the outputs' size, weighed before the first shot: the image and the illumination; each
      * shot's image (rtm.shot_images) or the resume state (four volumes and the gathers' two
      * sums, twice while a new state replaces the last); the gathers and their angle
-     * gathers' fraction of them; the figures, the report and the metadata (1 MB) */
+     * gathers; the figures, the report and the metadata (1 MB) */
     const double volume_bytes = 4.0 * (double)run->cells;
     const int states = !cfg->rtm.shot_images && run->shots.count > 1;
     const double kept = cfg->rtm.shot_images ? run->shots.count : states ? 8.0 : 0.0;
     const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
     const double gather_bytes = plan ? 4.0 * rtm_gather_plan_cells(plan, run->grid.n[2]) : 0.0;
-    RTM_TRY(rtm_app_check_disk(
-        cfg->output.dir, (2.0 + kept) * volume_bytes + (1.0 + 4.0 * states) * gather_bytes + 1e6,
-        "set output.dir on a larger disk, or migrate a smaller grid"));
+    const double angle_bytes =
+        plan ? 4.0 * rtm_gather_plan_cips(plan) * cfg->rtm.angles * run->grid.n[2] : 0.0;
+    const double outputs = (2.0 + kept) * volume_bytes + (1.0 + 4.0 * states) * gather_bytes;
+    RTM_TRY(rtm_app_check_disk(cfg->output.dir, outputs + angle_bytes + 1e6,
+                               "set output.dir on a larger disk, or migrate a smaller grid"));
     RTM_TRY(rtm_app_create_output(run->h5_path, &volume, run->mpi, &run->info, &run->output));
   }
 fail:

@@ -3,6 +3,7 @@
  * the shot groups, written slab by slab, saved after a shot to OUTPUT.resume.h5 when
  * rtm.resume_every seconds have passed and, when a stopped run starts again, resumed from it
  * once its config and input files are checked to be the ones the sums were made with. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,15 +59,15 @@ static void resolve_path(char *path, size_t size) {
 /* The keys that cannot change the sums a state holds: the room the run may take (it weighs
  * on the sums only through the reconstruction auto picks, compared as resolved, and the
  * count of checkpoints, whose recomputed states are the stored ones to the bit), the filters
- * applied to the summed image at the end (never to the sums), and the shot groups (a state
+ * applied to the summed image at the end (never to the sums), the angle gathers made from
+ * the summed offset gathers at the end, and the shot groups (a state
  * holds every group's sums added, after the first completed_shots shots). */
-static const char *const resume_free_keys[] = {"memory.limit_gb", "rtm.illumination",
-                                               "rtm.illumination_eps", "rtm.laplacian",
-                                               "mpi.shot_groups"};
+static const char *const resume_free_keys[] = {
+    "memory.limit_gb", "rtm.illumination", "rtm.illumination_eps", "rtm.laplacian",
+    "mpi.shot_groups", "rtm.angles",       "rtm.angle_max"};
 /* Without gathers (rtm.offset_lags = 0) their keys change no sum: dropped, so that a state
  * of a build before them resumes. With gathers they count: the state holds their sums. */
-static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "rtm.cip_y_step",
-                                          "rtm.angles", "rtm.angle_max"};
+static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "rtm.cip_y_step"};
 /* The codec's rate changes the sums only where the snapshots are zfp: dropped otherwise, so
  * that a state of a build before it resumes. */
 static const char *const codec_keys[] = {"rtm.snapshot_rate"};
@@ -141,37 +142,32 @@ static int slab_digest(const migrate_run_t *run, const float *slab, size_t first
  * does not count), mixed with its global index and summed over the depths and the ranks as
  * doubles. Where the slabs are cut does not change it; a value or two depths swapped do. */
 static int gathers_digest(const migrate_run_t *run, const float *values, double digest[2]) {
-  int status = RTM_OK;
   const size_t nz_local = (size_t)run->grid.nz_local, traces = run->gather_cells / nz_local;
   const size_t first = (size_t)run->grid.z_offset;
-  enum { DEPTHS = 16 }; /* a thread's depths: a cache line of each trace */
-  uint32_t *sums = calloc(2 * nz_local, sizeof *sums);
-  if (!sums) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the gathers' digest");
+  enum { DEPTHS = 16 }; /* a thread's depths at a time: a cache line of each trace */
   const long blocks = (long)((nz_local + DEPTHS - 1) / DEPTHS);
-#pragma omp parallel for schedule(static)
+  double sum0 = 0.0, sum1 = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : sum0, sum1)
   for (long b = 0; b < blocks; ++b) {
     const size_t k0 = (size_t)b * DEPTHS, k1 = k0 + DEPTHS < nz_local ? k0 + DEPTHS : nz_local;
+    uint32_t sums[2][DEPTHS] = {{0}};
     for (size_t t = 0; t < traces; ++t)
       for (size_t k = k0; k < k1; ++k) {
         uint32_t bits;
         memcpy(&bits, values + t * nz_local + k, sizeof bits);
         uint32_t h0 = (bits ^ (uint32_t)t * 0x9e3779b1u) * 0x85ebca6bu;
         uint32_t h1 = (bits + (uint32_t)t * 0x01000193u) * 0xc2b2ae35u;
-        sums[k] += h0 ^ (h0 >> 15);
-        sums[nz_local + k] += h1 ^ (h1 >> 13);
+        sums[0][k - k0] += h0 ^ (h0 >> 15);
+        sums[1][k - k0] += h1 ^ (h1 >> 13);
       }
+    for (size_t k = k0; k < k1; ++k) {
+      sum0 += (double)((sums[0][k - k0] ^ (uint32_t)(first + k)) * 0x01000193u);
+      sum1 += (double)((sums[1][k - k0] + (uint32_t)(first + k)) * 0x85ebca6bu);
+    }
   }
-  double sum0 = 0.0, sum1 = 0.0;
-  for (size_t k = 0; k < nz_local; ++k) {
-    sum0 += (double)((sums[k] ^ (uint32_t)(first + k)) * 0x01000193u);
-    sum1 += (double)((sums[nz_local + k] + (uint32_t)(first + k)) * 0x85ebca6bu);
-  }
-  free(sums);
   digest[0] = sum0;
   digest[1] = sum1;
-  RTM_TRY(rtm_mpi_allreduce(run->mpi, digest, 2, RTM_MPI_SUM));
-fail:
-  return status;
+  return rtm_mpi_allreduce(run->mpi, digest, 2, RTM_MPI_SUM);
 }
 
 /* FNV-1a of the record of the input files (run->inputs) without its paths, which a resume
@@ -379,9 +375,9 @@ fail:
   return status;
 }
 
-/* rtm.offset_lags: this rank's planes of the gathers' saved sums (gather_sum_names) into
- * run->gather_sums, read a CIP at a time (no rank holds the whole array), each checked to be
- * the plan's shape and finite. */
+/* rtm.offset_lags: this rank's depths of the gathers' saved sums (gather_sum_names) into
+ * run->gather_sums, each dataset checked to be the plan's shape and read in one hyperslab
+ * (no rank reads the others' depths), then checked finite. */
 static int read_gather_sums(migrate_run_t *run) {
   int status = RTM_OK, rank = 0;
   const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
@@ -390,23 +386,25 @@ static int read_gather_sums(migrate_run_t *run) {
   const size_t first = (size_t)run->grid.z_offset;
   for (int v = 0; v < 2; ++v) {
     const char *name = gather_sum_names[v];
-    size_t dims[4];
+    size_t dims[4], at = 0;
     RTM_TRY(rtm_io_dataset_shape(run->resume_path, name, &rank, dims));
     if (rank != 4 || dims[0] != cips || dims[1] != nh || dims[2] != nh || dims[3] != nz)
       RTM_FAIL(RTM_ERR_INPUT,
-               "%s: the saved %s is not [%zu][%zu][%zu][%zu], the gathers' of "
-               "rtm.offset_lags = %d at these CIP lines",
+               "%s: the saved %s is not [%zu][%zu][%zu][%zu], the gathers' of rtm.offset_lags = "
+               "%d at these CIP lines",
                run->resume_path, name, cips, nh, nh, nz, plan->lags);
-    for (size_t cip = 0; cip < cips; ++cip) {
-      rtm_dataset_t saved = {0};
-      status = rtm_io_read_dataset_rows(run->resume_path, name, cip, 1, &saved);
-      if (status == RTM_OK) status = rtm_io_check_finite(run->resume_path, name, &saved, cip);
-      for (size_t trace = 0; status == RTM_OK && trace < nh * nh; ++trace)
-        memcpy(run->gather_sums[v] + (cip * nh * nh + trace) * nz_local,
-               saved.data + trace * nz + first, nz_local * sizeof(float));
-      rtm_dataset_release(&saved);
-      RTM_TRY(status);
-    }
+    rtm_dataset_t saved = {0};
+    RTM_TRY(rtm_io_read_dataset_depths(run->resume_path, name, first, nz_local, &saved));
+    const size_t bad = rtm_io_find_bad_values(saved.data, run->gather_cells, 0.0, &at);
+    if (bad == 0) memcpy(run->gather_sums[v], saved.data, run->gather_cells * sizeof(float));
+    const float value = bad ? saved.data[at] : 0.0f;
+    rtm_dataset_release(&saved);
+    if (bad > 0) /* the element named as the whole array counts it */
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: dataset %s holds %g at [%zu][%zu][%zu][%zu], the first of %zu non-finite "
+               "value%s among this rank's depths: the file is damaged",
+               run->resume_path, name, value, at / nz_local / nh / nh, at / nz_local / nh % nh,
+               at / nz_local % nh, first + at % nz_local, bad, bad == 1 ? "" : "s");
   }
 fail:
   return status;
@@ -618,6 +616,11 @@ static int write_gather_sums(migrate_run_t *run, rtm_output_t *state) {
   }
   rtm_grid_t lines = run->grid; /* the traces as a slab's planes: [nz_local][1][traces] */
   const size_t traces = run->gather_cells / (size_t)run->grid.nz_local;
+  if (traces > (size_t)INT_MAX) /* alike on every rank */
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "rtm.offset_lags = %d at %zu CIPs: %zu lag traces are too many to save under "
+             "z-slabs: fewer rtm.offset_lags, or larger rtm.cip_x_step and rtm.cip_y_step",
+             plan->lags, (size_t)rtm_gather_plan_cips(plan), traces);
   lines.n[0] = (int)traces;
   lines.n[1] = 1;
   double missing = 0.0; /* rank 0's arrays, agreed: the others would send into none */

@@ -170,6 +170,35 @@ int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
   return read_entries(path, name, index, 1, 0, dataset);
 }
 
+int rtm_io_read_dataset_depths(const char *path, const char *name, size_t first, size_t count,
+                               rtm_dataset_t *dataset) {
+  int status = RTM_OK;
+  open_dataset_t d;
+  memset(dataset, 0, sizeof *dataset);
+  RTM_TRY(open_dataset(path, name, &d));
+  const int last = d.rank - 1;
+  if (count == 0 || first >= d.dims[last] || count > d.dims[last] - first) {
+    close_dataset(&d);
+    RTM_FAIL(RTM_ERR_INPUT, "%s: depths %zu..%zu are out of range for %s (0..%llu)", path, first,
+             first + count - 1, name, (unsigned long long)d.dims[last] - 1);
+  }
+  hsize_t start[DATASET_MAX_RANK] = {0, 0, 0, 0}, shape[DATASET_MAX_RANK];
+  for (int i = 0; i < d.rank; ++i)
+    shape[i] = d.dims[i];
+  start[last] = first;
+  shape[last] = count;
+  if (H5Sselect_hyperslab(d.space, H5S_SELECT_SET, start, NULL, shape, NULL) < 0) {
+    rtm_h5_report("H5Sselect_hyperslab", __FILE__, __LINE__, "%s: %s", path, name);
+    close_dataset(&d);
+    RTM_FAIL(RTM_ERR_IO, "%s: cannot select depths %zu..%zu of %s", path, first, first + count - 1,
+             name);
+  }
+  status = read_selection(path, name, &d, d.rank, shape, dataset);
+  close_dataset(&d);
+fail:
+  return status;
+}
+
 int rtm_io_read_dataset_rows(const char *path, const char *name, size_t first, size_t count,
                              rtm_dataset_t *dataset) {
   return read_entries(path, name, first, count, 1, dataset);

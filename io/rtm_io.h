@@ -460,6 +460,10 @@ int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,
  * a volume [nz][ny][nx] (a z-slab's share of a saved image). */
 int rtm_io_read_dataset_rows(const char *path, const char *name, size_t first, size_t count,
                              rtm_dataset_t *dataset);
+/* Reads values [first, first + count) along the last axis of every entry, keeping every
+ * axis: a rank's depths of an array whose depth is last (the gathers' [ncip][nh][nh][nz]). */
+int rtm_io_read_dataset_depths(const char *path, const char *name, size_t first, size_t count,
+                               rtm_dataset_t *dataset);
 /* Every value of `dataset` finite (the rows read from `first_row` of dataset `name` of
  * `path`, as rtm_io_read_dataset_rows gives them), or RTM_ERR_INPUT naming the file, the
  * dataset and the first that is not by its index ((z, y, x) of a volume), with the count: a

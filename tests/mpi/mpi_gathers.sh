@@ -6,10 +6,11 @@
 #       planes, and rank 0 gathers them into zeros, exactly);
 #   4 ranks in 2 shot groups within 1e-8 relative L2 of one rank (the groups' sums, float
 #       pairs as the image's, meet at the end in another order than one rank's);
-#   stopped by --max-shots and resumed: on 1 rank, on 2 (z-slabs; a state of 2 ranks
-#       resumed on 1 too) to one rank's uninterrupted gathers and image bit for bit (the
-#       state keeps the gathers' float-pair sums, every rank's planes, their bits unchanged);
-#       4 ranks in 2 shot groups within 1e-8 as above;
+#   stopped by --max-shots and resumed: on 1 rank, on 2 (z-slabs), a state of 2 ranks
+#       resumed on 1 and one of 1 on 2 (each rank reads its depths), to one rank's
+#       uninterrupted gathers and image bit for bit (the state keeps the gathers' float-pair
+#       sums, every rank's planes, their bits unchanged); 4 ranks in 2 shot groups within
+#       1e-8 as above;
 #   refused, exit 2 and no output: a resume state left by a run without gathers, under
 #       gathers (another config).
 # Usage: mpi_gathers.sh RTM3D SOURCE_DIR MPIEXEC
@@ -59,6 +60,8 @@ stop_and_resume 2 2 2 resumed2
 same resumed2 gathers1
 stop_and_resume 2 1 3 resumed21
 same resumed21 gathers1
+stop_and_resume 1 2 2 resumed12
+same resumed12 gathers1
 rm -f "$work/resumed4g2.h5" "$work/resumed4g2.resume.h5"
 migrate 4 resumed4g2 "${gathers[@]}" --set mpi.shot_groups=2 --max-shots=2
 migrate 4 resumed4g2 "${gathers[@]}" --set mpi.shot_groups=2

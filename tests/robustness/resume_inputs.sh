@@ -174,6 +174,14 @@ if have_h5edit; then
       rob_pass "${edit%%|*}: refused, no image, the state kept" ||
       rob_fail "${edit%%|*}: after the refusal: $(ls "$out" | tr '\n' ' ')"
   done
+  # the angle gathers are made from the summed gathers at the end: rtm.angles and
+  # rtm.angle_max may change across a resume (the review's probe: refused as another config)
+  rm -f "$out/tiny.h5" "$out/tiny.resume.h5"
+  expect 0 "stopped after shot 1 of 3" "$rtm3d" "${migrate[@]}" "${gathers[@]}" --max-shots=1
+  expect 0 "resuming after shot 1 of 3" "$rtm3d" "${migrate[@]}" "${gathers[@]}" \
+    --set rtm.angles=21 --set rtm.angle_max=45
+  expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$out/gathers_fresh.h5" --rtol 0 --atol 0 \
+    --datasets /image,/gathers/offset
   rm -f "$out/tiny.resume.h5" "$out"/gathers_fresh*
 fi
 
