@@ -9,6 +9,8 @@
 #
 #   TTI=1 run/experiments/setup_stamps.sh        (device tool: carry .deps)
 #   COUNTS=1 run/experiments/setup_stamps.sh     (one GPU only)
+#   REPEAT=2 run/experiments/setup_stamps.sh     (each migration twice, the second on a warm
+#                                                  machine: CUDA's and cuFFT's caches filled)
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/setup_stamps || exit 1
@@ -19,6 +21,10 @@ copy=/tmp/rtm3d_stamps
 rm -rf "$copy" && mkdir -p "$copy"
 tar -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . | tar -x -C "$copy"
 (cd "$copy" && git apply run/experiments/setup_stamps.patch) || { row "patch" FAILED; exit 1; }
+# EXTRA_PATCH=FILE (an absolute path): more marks of one's own, applied after these
+if [ -n "${EXTRA_PATCH:-}" ]; then
+  (cd "$copy" && git apply "$EXTRA_PATCH") || { row "extra patch" FAILED; exit 1; }
+fi
 step "build (stamped)"
 (cd "$copy" && device_build build "$out/build.log") || { row "build" FAILED; exit 1; }
 rtm3d="$copy/build/app/rtm3d"
@@ -31,17 +37,20 @@ for deck in "${decks[@]}"; do
     --set output.name="observed_$kind" > "$out/model_$kind.log" 2>&1 || { row "model $kind" FAILED; failed=1; continue; }
   row "model $kind: propagate (s)" "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['timings_s']['propagate'])" "$work/observed_$kind.json")"
   for n in ${COUNTS:-1 $([ "$gpus" -gt 1 ] && echo "$gpus")}; do
-    step "migrate $kind on $n GPU(s), stamped"
-    launch=("$rtm3d")
-    [ "$n" -gt 1 ] && launch=(mpirun_np "$n" "$rtm3d")
-    { "${launch[@]}" migrate "$deck" "${survey[@]}" --force --set mpi.shot_groups="$n" \
-      --set output.dir="$work" --set output.name="image_${kind}_$n" \
-      --set rtm.observed="$work/observed_$kind.h5" 2>&1; echo "exit $?"; } |
-      stamp > "$out/stamps_${kind}_$n.log"
-    grep -E "STAMP|done in|exit|shot [0-9]+/[0-9]+ in" "$out/stamps_${kind}_$n.log" > "$out/stamps_${kind}_$n.txt"
-    rm "$out/stamps_${kind}_$n.log"
-    row "migrate $kind, $n GPU(s)" "$(tail -1 "$out/stamps_${kind}_$n.txt")"
-    tail -1 "$out/stamps_${kind}_$n.txt" | grep -q ' exit 0$' || failed=1
+    for r in $(seq "${REPEAT:-1}"); do # REPEAT=2: again, on the machine the first run warmed
+      name="${kind}_$n$([ "$r" -gt 1 ] && echo "_run$r")"
+      step "migrate $kind on $n GPU(s), stamped, run $r"
+      launch=("$rtm3d")
+      [ "$n" -gt 1 ] && launch=(mpirun_np "$n" "$rtm3d")
+      { "${launch[@]}" migrate "$deck" "${survey[@]}" --force --set mpi.shot_groups="$n" \
+        --set output.dir="$work" --set output.name="image_${kind}_$n" \
+        --set rtm.observed="$work/observed_$kind.h5" 2>&1; echo "exit $?"; } |
+        stamp > "$out/stamps_$name.log"
+      grep -E "STAMP|done in|exit|shot [0-9]+/[0-9]+ in" "$out/stamps_$name.log" > "$out/stamps_$name.txt"
+      rm "$out/stamps_$name.log"
+      row "migrate $kind, $n GPU(s), run $r" "$(tail -1 "$out/stamps_$name.txt")"
+      tail -1 "$out/stamps_$name.txt" | grep -q ' exit 0$' || failed=1
+    done
   done
 done
 step "summary"
