@@ -96,7 +96,7 @@ if [ "${COST:-0}" = 1 ]; then
     lags="${name#* }" tag="${name// /_}"
     start=$(date +%s.%N)
     "$binary" migrate "${big[@]}" --set rtm.observed="$runs/big_observed.h5" \
-      --set rtm.offset_lags=$lags --set output.name="big_$tag" >>"$out/big_migrate_$tag.log" 2>&1 ||
+      --set rtm.offset_lags="$lags" --set output.name="big_$tag" >>"$out/big_migrate_$tag.log" 2>&1 ||
       { failed=1; tail -3 "$out/big_migrate_$tag.log"; }
     row "512^3 migrate, $name, offset_lags $lags" "$(awk -v a="$start" -v b="$(date +%s.%N)" \
       'BEGIN { printf "wall %.2f s", b - a }'), $(run/tools/report_timings.py \
