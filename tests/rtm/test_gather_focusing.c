@@ -343,6 +343,14 @@ static const char *const line[] = {"shots.x_count=9",
                                    "rtm.cip_y_step=1000",
                                    NULL};
 
+/* Whether the deep line's CIP `cip` is judged (within 16 cells of the middle along x, where
+ * the line's shots reach wide angles), its x into *cx. */
+static int deep_judged(const rtm_gather_plan_t *p, int cip, int *cx) {
+  int cy;
+  rtm_gather_plan_cip(p, cip, cx, &cy);
+  return abs(*cx - deep[0] / 2) <= 16;
+}
+
 static void test_slow_moveout(void **state) {
   (void)state;
   survey_t s;
@@ -355,9 +363,8 @@ static void test_slow_moveout(void **state) {
   assert_true(cips <= MAX_CIPS);
   int judged = 0;
   for (int cip = 0; cip < cips; ++cip) {
-    int cx, cy;
-    rtm_gather_plan_cip(p, cip, &cx, &cy);
-    if (abs(cx - deep[0] / 2) > 16) continue;
+    int cx;
+    if (!deep_judged(p, cip, &cx)) continue;
     ++judged;
     double spread = 0.0, widest = 0.0;
     pick_spread(&right, cip, &spread, &widest);
@@ -398,9 +405,8 @@ static void test_dipping_deep_flat(void **state) {
   const rtm_gather_plan_t *p = &s.gather_plan;
   int judged = 0;
   for (int cip = 0; cip < rtm_gather_plan_cips(p); ++cip) {
-    int cx, cy;
-    rtm_gather_plan_cip(p, cip, &cx, &cy);
-    if (abs(cx - deep[0] / 2) > 16) continue;
+    int cx;
+    if (!deep_judged(p, cip, &cx)) continue;
     ++judged;
     double spread = 0.0, widest = 0.0;
     pick_spread(&right, cip, &spread, &widest);
