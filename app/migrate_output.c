@@ -124,24 +124,19 @@ fail:
 }
 
 /* rtm.offset_lags: the gathers summed over the shots (run->gather_shot, this rank's planes)
- * whole on rank 0 in run->gathers_whole: each rank of the first shot group puts its planes
- * into zeros, summed on rank 0 (x + 0 is x: exact), then checked finite there. One rank's
- * are whole already. */
+ * whole on rank 0 in run->gathers_whole (rtm_migrate_gathers_to_root: only rank 0 holds the
+ * whole array), then checked finite there. One rank's are whole already. */
 static int gather_planes(migrate_run_t *run) {
   int status = RTM_OK;
   const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
   if (!plan) return RTM_OK;
-  const size_t nz = (size_t)run->grid.n[2], nz_local = (size_t)run->grid.nz_local;
-  const size_t count = rtm_gather_plan_cells(plan, (int)nz), traces = count / nz;
+  const size_t nz = (size_t)run->grid.n[2];
+  const size_t count = rtm_gather_plan_cells(plan, (int)nz);
   if (!rtm_grid_is_slab(&run->grid)) {
     run->gathers_whole = run->gather_shot;
   } else {
-    float *whole = calloc(count, sizeof *whole);
-    if (!whole) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the gathers (%.3g GB)", count * 4e-9);
-    for (size_t t = 0; t < traces; ++t)
-      memcpy(whole + t * nz + (size_t)run->grid.z_offset, run->gather_shot + t * nz_local,
-             nz_local * sizeof *whole);
-    status = rtm_mpi_sum_to_root(run->mpi, whole, count);
+    float *whole = run->root ? malloc(count * sizeof *whole) : NULL;
+    status = rtm_migrate_gathers_to_root(run, run->gather_shot, whole);
     if (status != RTM_OK || !run->root) {
       free(whole);
       goto fail;

@@ -149,6 +149,12 @@ int rtm_migrate_take_shot(migrate_run_t *run, int completed);
 /* The run's last shot taken: the groups' sums added into the first group's, whose ranks
  * round them into the host slabs (every rank alike), the gathers' too. */
 int rtm_migrate_finish_sums(migrate_run_t *run);
+/* rtm.offset_lags > 0, under z-slabs: this rank's planes of a gathers' array ([traces]
+ * [nz_local], as run->gather_sums) whole on rank 0 into `whole` ([traces][nz], rank 0's;
+ * NULL on the others), every bit kept: each rank's planes cross to rank 0 as they are
+ * (rtm_mpi_write_slabs over the traces, rank 0 holding a slab of them besides `whole`). The
+ * first shot group's ranks call it alike. */
+int rtm_migrate_gathers_to_root(migrate_run_t *run, const float *planes, float *whole);
 /* rtm.offset_lags > 0: the host arrays of the gathers (zeroed sums), else nothing. */
 int rtm_migrate_alloc_gathers(migrate_run_t *run);
 /* Under a GPU, queues the host slabs' page-locking on the I/O thread (the first shot's take

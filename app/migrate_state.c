@@ -584,7 +584,7 @@ fail:
   return status;
 }
 
-/* rtm_mpi_write_slabs' writer on rank 0: a rank's planes of a gathers' sum, [traces][nz] of
+/* rtm_mpi_write_slabs' writer on rank 0: a rank's planes of a gathers' array, [traces][nz] of
  * its z-range, into the whole array [traces][nz]. */
 typedef struct {
   float *whole;
@@ -599,50 +599,57 @@ static int place_gather_planes(void *context, int z_offset, int nz, const float 
   return RTM_OK;
 }
 
-/* rtm.offset_lags: the gathers' float-pair sums into the state (`state`, rank 0's) as
- * gather_sum_names [ncip][nh][nh][nz]. Under z-slabs the ranks' planes cross to rank 0 as
- * they are (rtm_mpi_write_slabs over the traces: every bit kept, as the digest needs), which
- * holds the whole array and a slab of it for the time of the save, as at the run's end. */
-static int write_gather_sums(migrate_run_t *run, rtm_output_t *state) {
+int rtm_migrate_gathers_to_root(migrate_run_t *run, const float *planes, float *whole) {
   int status = RTM_OK;
-  float *whole = NULL, *buffer = NULL;
+  float *buffer = NULL;
   const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
-  const size_t nh = 2 * (size_t)plan->lags + 1, nz = (size_t)run->whole.n[2];
-  const size_t dims[4] = {(size_t)rtm_gather_plan_cips(plan), nh, nh, nz};
-  if (!rtm_grid_is_slab(&run->grid)) {
-    for (int v = 0; v < 2; ++v)
-      RTM_TRY(rtm_output_write_floats(state, gather_sum_names[v], 4, dims, run->gather_sums[v]));
-    goto fail;
-  }
-  rtm_grid_t lines = run->grid; /* the traces as a slab's planes: [nz_local][1][traces] */
   const size_t traces = run->gather_cells / (size_t)run->grid.nz_local;
+  const size_t nz = (size_t)run->whole.n[2];
+  rtm_grid_t lines = run->grid; /* the traces as a slab's planes: [nz_local][1][traces] */
   if (traces > (size_t)INT_MAX) /* alike on every rank */
     RTM_FAIL(RTM_ERR_CONFIG,
-             "rtm.offset_lags = %d at %zu CIPs: %zu lag traces are too many to save under "
+             "rtm.offset_lags = %d at %zu CIPs: %zu lag traces are too many to gather under "
              "z-slabs: fewer rtm.offset_lags, or larger rtm.cip_x_step and rtm.cip_y_step",
              plan->lags, (size_t)rtm_gather_plan_cips(plan), traces);
   lines.n[0] = (int)traces;
   lines.n[1] = 1;
   double missing = 0.0; /* rank 0's arrays, agreed: the others would send into none */
   if (run->root) {
-    whole = malloc(traces * nz * sizeof *whole);
     buffer = malloc(rtm_mpi_largest_slab_cells(&lines) * sizeof *buffer);
     missing = !whole || !buffer;
   }
   RTM_TRY(rtm_mpi_allreduce(run->mpi, &missing, 1, RTM_MPI_MAX));
   if (missing > 0.0)
     RTM_FAIL(RTM_ERR_NOMEM,
-             "out of memory on rank 0 for the gathers' sums of the state "
-             "(%.3g GB): fewer rtm.offset_lags, or larger rtm.cip_x_step and rtm.cip_y_step",
+             "out of memory on rank 0 for the gathers whole (%.3g GB): fewer rtm.offset_lags, "
+             "or larger rtm.cip_x_step and rtm.cip_y_step",
              traces * nz * sizeof *whole / 1e9);
+  gather_planes_t into = {whole, traces, nz};
+  RTM_TRY(rtm_mpi_write_slabs(&lines, planes, buffer, place_gather_planes, &into));
+fail:
+  free(buffer);
+  return status;
+}
+
+/* rtm.offset_lags: the gathers' float-pair sums into the state (`state`, rank 0's) as
+ * gather_sum_names [ncip][nh][nh][nz], whole on rank 0 (rtm_migrate_gathers_to_root: every
+ * bit kept, as the digest needs; one rank's sums are whole already). */
+static int write_gather_sums(migrate_run_t *run, rtm_output_t *state) {
+  int status = RTM_OK;
+  float *whole = NULL;
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  const size_t nh = 2 * (size_t)plan->lags + 1, nz = (size_t)run->whole.n[2];
+  const size_t dims[4] = {(size_t)rtm_gather_plan_cips(plan), nh, nh, nz};
+  const int slabs = rtm_grid_is_slab(&run->grid);
+  if (slabs && run->root) whole = malloc(dims[0] * nh * nh * nz * sizeof *whole);
   for (int v = 0; v < 2; ++v) {
-    gather_planes_t planes = {whole, traces, nz};
-    RTM_TRY(rtm_mpi_write_slabs(&lines, run->gather_sums[v], buffer, place_gather_planes, &planes));
-    if (run->root) RTM_TRY(rtm_output_write_floats(state, gather_sum_names[v], 4, dims, whole));
+    if (slabs) RTM_TRY(rtm_migrate_gathers_to_root(run, run->gather_sums[v], whole));
+    if (run->root)
+      RTM_TRY(rtm_output_write_floats(state, gather_sum_names[v], 4, dims,
+                                      slabs ? whole : run->gather_sums[v]));
   }
 fail:
   free(whole);
-  free(buffer);
   return status;
 }
 
@@ -656,7 +663,7 @@ static int write_state(migrate_run_t *run, int completed) {
   char digest[512];
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
   ensure_sums(run);
-  if (run->gather_cells) ensure_gather_sums(run);
+  ensure_gather_sums(run);
   /* sums that are not finite are no state to resume from: the last one saved is kept (the
    * ranks of the group agree, so that none waits in the writes for the others) */
   size_t at = 0;
@@ -669,9 +676,8 @@ static int write_state(migrate_run_t *run, int completed) {
   if (bad > 0.0)
     RTM_FAIL(RTM_ERR_NUMERIC,
              "the image, illumination or gathers summed over %d shot%s are not finite: not "
-             "saved to %s "
-             "(the state saved before, if any, is kept); the observed gathers or the model "
-             "are the usual causes",
+             "saved to %s (the state saved before, if any, is kept); the observed gathers or "
+             "the model are the usual causes",
              completed, completed == 1 ? "" : "s", run->resume_path);
   RTM_TRY(sums_digest_text(run, completed, run->sums, (size_t)run->grid.z_offset,
                            (size_t)run->grid.nz_local, digest, sizeof digest));

@@ -3,7 +3,7 @@
 # 6 lags each way at CIP lines every 16 cells:
 #   2 ranks (z-slabs) write one rank's /gathers/offset, cip_x_m, cip_y_m and image to the
 #       bit (validate --rtol 0 --atol 0: the lags are horizontal, each rank takes its own
-#       planes, and rank 0 gathers them into zeros, exactly);
+#       planes, and they cross to rank 0 as they are);
 #   4 ranks in 2 shot groups within 1e-8 relative L2 of one rank (the groups' sums, float
 #       pairs as the image's, meet at the end in another order than one rank's);
 #   stopped by --max-shots and resumed: on 1 rank, on 2 (z-slabs), a state of 2 ranks
