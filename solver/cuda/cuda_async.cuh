@@ -61,14 +61,21 @@ static __device__ inline void mbar_expect_tx(uint64_t *bar, uint32_t bytes) {
                : "memory");
 #endif
 }
+/* The longest a waiting thread sleeps in one try (ns): it wakes when the phase completes,
+ * sooner than this. */
+constexpr uint32_t MBAR_SUSPEND_NS = 1000000;
+/* Whether the phase of `parity` has completed, the thread suspended meanwhile (up to
+ * MBAR_SUSPEND_NS). Without the hint the try returns at once and mbar_wait's loop spins: a
+ * producer thread waiting for its consumers then takes issue slots from the consumer warps
+ * of its scheduler (run/results/kernels.md, the H200's iso kernel). */
 static __device__ inline bool mbar_try_wait(uint64_t *bar, uint32_t parity) {
   uint32_t done = 1;
 #if __CUDA_ARCH__ >= 900
   asm volatile("{\n .reg .pred p;\n"
-               " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
                " selp.u32 %0, 1, 0, p;\n}\n"
                : "=r"(done)
-               : "r"(smem_u32(bar)), "r"(parity)
+               : "r"(smem_u32(bar)), "r"(parity), "r"(MBAR_SUSPEND_NS)
                : "memory");
 #endif
   return done != 0;

@@ -88,10 +88,12 @@ static __device__ __forceinline__ void push(ZQueue &z, float4 front) {
 /* The new value of 4 cells along x (one float4): t points at the tile row of plane k at
  * cell ix - R (x neighbours t[0..3], t[8..11]; y neighbours t[4 + m tw], t[4 - m tw]),
  * z.q0 .. z.q8 hold p along z from k - 4 to k + 4 (in either marching direction: each pair
- * is added as a sum, and IEEE addition is commutative), prev = p_other, v = v^2 dt^2.
- * Every operation is rounded on its own, in the cpu reference's order (no FMA
- * contraction): the kernel then reproduces the reference bit for bit instead of drifting
- * from it by rounding that the leapfrog accumulates. */
+ * is added as a sum, and IEEE addition is commutative), prev = p_other, v = v^2 dt^2,
+ * exy + ez the layer's damping of each cell, damped_xy whether any cell of the warp lies in
+ * the x or y layer (the same in every lane, so that a warp takes one branch). Every
+ * operation is rounded on its own, in the cpu reference's order (no FMA contraction): the
+ * kernel then reproduces the reference bit for bit instead of drifting from it by rounding
+ * that the leapfrog accumulates. */
 static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *t, int tw,
                                                  const ZQueue &z, const float4 &pp, const float4 &v,
                                                  const float4 &exy, float ez, bool damped_xy) {
@@ -125,14 +127,17 @@ static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *
                   __fmul_rn(dz[c], a.inv_h2[2]));
     const float vlap = __fmul_rn(lane(v, c), lap);
     const float p2 = 2.f * w[R + c], prev = lane(pp, c);
-    float o = __fadd_rn(__fsub_rn(p2, prev), vlap);
-    if (damped) {
+    float o;
+    if (!damped) {
+      o = __fadd_rn(__fsub_rn(p2, prev), vlap);
+    } else {
+      /* Every lane through the layer's update, without a branch a lane: where d = 0, sd = 0
+       * and (p2 - 1 prev + vlap) / 1 is the float the undamped update gives (layer_div
+       * returns a quotient by 1 unchanged, zeros and NaNs included). */
       const float d = lane(exy, c) + ez;
-      if (d > 0.f) {
-        const float sd = a.damping_sign * d;
-        o = layer_div(__fadd_rn(__fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev)), vlap),
-                      __fadd_rn(1.f, sd));
-      }
+      const float sd = d > 0.f ? a.damping_sign * d : 0.f;
+      o = layer_div(__fadd_rn(__fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev)), vlap),
+                    __fadd_rn(1.f, sd));
     }
     set_lane(out, c, o);
   }
@@ -332,7 +337,9 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
   float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int c = 0; c < lanes; ++c)
     set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
-  const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
+  /* the warp's: a warp with a cell in the x or y layer takes the layer's update for all */
+  const bool damped_xy =
+      __any_sync(0xffffffffu, exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f);
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
   ZQueue z = {zero, zero, zero, zero, zero, zero, zero, zero, zero};
   float4 pp_cur = zero, v_cur = zero;
@@ -499,35 +506,46 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
   float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int c = 0; c < lanes; ++c)
     set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
-  const bool damped_xy = exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f;
+  /* the warp's: a warp with a cell in the x or y layer takes the layer's update for all */
+  const bool damped_xy =
+      __any_sync(0xffffffffu, exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f);
   const int row_offset = (ty + R) * b.tw + VEC * tx; /* tile index of cell ix - R, row iy */
   const int cell_offset = ty * b.bx + VEC * tx;
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
   ZQueue z = {zero, zero, zero, zero, zero, zero, zero, zero, zero};
 
+  /* The rings' positions, stepped along with i (no division a plane): plane i's slot and its
+   * fill's parity, plane i - R's slot, output o's pair slot and its parity. */
+  int front = 0, front_parity = 0, centre = 0, pair = 0, pair_parity = 0;
   for (int i = 0; i < b.planes.nplanes; ++i) {
     const int o = i - 2 * R, k = b.planes.zb0 + o; /* output of this iteration when o >= 0 */
     const float ez = o >= 0 ? __ldg(&a.domain.eta_z[a.domain.z_offset + k]) : 0.f;
-    const int s = i % P;
-    mbar_wait(&b.full_p[s], (uint32_t)(i / P) & 1u);
-    push(z, ld4(b.p_ring + s * b.slot_floats + row_offset + R));
+    mbar_wait(&b.full_p[front], (uint32_t)front_parity);
+    push(z, ld4(b.p_ring + front * b.slot_floats + row_offset + R));
+    if (++front == P) {
+      front = 0;
+      front_parity ^= 1;
+    }
     if (i < R) continue;
-    const int centre_slot = (i - R) % P;
     if (o >= 0) {
-      const int s2 = o % S;
-      mbar_wait(&b.full_pv[s2], (uint32_t)(o / S) & 1u);
-      const float *pv = b.pv_ring + 2 * s2 * b.cells + cell_offset;
+      mbar_wait(&b.full_pv[pair], (uint32_t)pair_parity);
+      const float *pv = b.pv_ring + 2 * pair * b.cells + cell_offset;
       const float4 pp = ld4(pv), v = ld4(pv + b.cells);
-      mbar_arrive(&b.empty_pv[s2]);
+      mbar_arrive(&b.empty_pv[pair]);
+      if (++pair == S) {
+        pair = 0;
+        pair_parity ^= 1;
+      }
       if (active) {
-        const float4 out = update4(a, b.p_ring + centre_slot * b.slot_floats + row_offset, b.tw, z,
-                                   pp, v, exy, ez, damped_xy);
+        const float4 out = update4(a, b.p_ring + centre * b.slot_floats + row_offset, b.tw, z, pp,
+                                   v, exy, ez, damped_xy);
         store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
         if (EXTRA == EXTRA_COPY) copy_level4(a, k, iy, ix, lanes, out);
         if (EXTRA == EXTRA_IMAGE) image4(a, k, iy, ix, lanes, z.q4);
       }
     }
-    mbar_arrive(&b.empty_p[centre_slot]);
+    mbar_arrive(&b.empty_p[centre]);
+    if (++centre == P) centre = 0;
   }
 }
 
