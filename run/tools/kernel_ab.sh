@@ -2,11 +2,14 @@
 # run/tools/kernel_ab.sh BASE_TREE - the kernels of this tree against another source tree
 # (BASE_TREE: `git archive COMMIT | tar -x -C .probe/base-src`, carried by the device tool)
 # on one GPU, in one call: both built in parallel, ctest -L gpu of this tree (TESTS=0 skips
-# it), then `rtm3d bench` of each case, base and tree alternated ROUNDS times (default 2), so
-# that clock drift hits both. A case is "name|deck|key=value ..." (";"-separated in CASES);
-# the default: iso 512^3 (run/examples/bench_512.ini) and tti 512^3 with the anisotropic
-# constants of run/results/kernels.md, both on constant models with kernel.* auto. Logs under
-# $OUT (or run/out/kernel_ab); a row a bench (MCells/s, % of the copy measured by that bench)
+# it; TESTS=patch runs the patched build's instead), then `rtm3d bench` of each case, base
+# and tree alternated ROUNDS times (default 2), so that clock drift hits both. A case is
+# "name|deck|key=value ..." (";"-separated in CASES); the default: iso 512^3
+# (run/examples/bench_512.ini) and tti 512^3 with the anisotropic constants of
+# run/results/kernels.md, both on constant models with kernel.* auto. PATCH=FILE (an
+# absolute path): a third side, this tree with the patch applied (an experiment:
+# run/experiments/*.patch), built beside the others and benched after them. Logs under $OUT
+# (or run/out/kernel_ab); a row a bench (MCells/s, % of the copy measured by that bench)
 # last.
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -26,10 +29,10 @@ device_build_pair "$base_src" || exit 1
 if [ -n "${PATCH:-}" ]; then
   wait "$patch_build" || { row "build (patch)" FAILED; exit 1; }
 fi
-if [ "${TESTS:-1}" != 0 ]; then
-  step "ctest -L gpu"
-  device_gpu_tests build-new || failed=1
-fi
+case "${TESTS:-new}" in # new (or 1): this tree's build; patch: the patched build's; 0: none
+  new | 1) step "ctest -L gpu" && { device_gpu_tests build-new || failed=1; } ;;
+  patch) step "ctest -L gpu (patch)" && { device_gpu_tests "$patched/build-patch" || failed=1; } ;;
+esac
 default_cases="iso|run/examples/bench_512.ini|model.file=;tti|run/examples/bench_tti_512.ini|model.file= model.epsilon=0.2 model.delta=0.1 model.theta=30 model.phi=20"
 IFS=';' read -r -a cases <<<"${CASES:-$default_cases}"
 for round in $(seq "${ROUNDS:-2}"); do
