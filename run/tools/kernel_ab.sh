@@ -6,8 +6,8 @@
 # and tree alternated ROUNDS times (default 2), so that clock drift hits both. A case is
 # "name|deck|key=value ..." (";"-separated in CASES); the default: iso 512^3
 # (run/examples/bench_512.ini) and tti 512^3 with the anisotropic constants of
-# run/results/kernels.md, both on constant models with kernel.* auto. PATCH=FILE (an
-# absolute path): a third side, this tree with the patch applied (an experiment:
+# run/results/kernels.md, both on constant models with kernel.* auto. PATCH="FILE ..."
+# (absolute paths): a third side, this tree with the patches applied in turn (experiments:
 # run/experiments/*.patch), built beside the others and benched after them. Logs under $OUT
 # (or run/out/kernel_ab); a row a bench (MCells/s, % of the copy measured by that bench)
 # last.
@@ -20,7 +20,9 @@ sides=(base new)
 if [ -n "${PATCH:-}" ]; then
   patched="$(mktemp -d)"
   tar --exclude='./build*' --exclude=./.probe --exclude=./.git -cf - . | tar -xf - -C "$patched"
-  (cd "$patched" && patch -s -p1 <"$PATCH") || { row patch "not applied"; exit 1; }
+  for file in $PATCH; do # several: applied in their order
+    (cd "$patched" && patch -s -p1 <"$file") || { row patch "$file not applied"; exit 1; }
+  done
   (cd "$patched" && device_build build-patch "$out/build_patch.log") &
   patch_build=$!
   sides+=(patch)
