@@ -30,24 +30,19 @@ fail:
 int rtm_output_write_offset_gathers(rtm_output_t *output, const rtm_io_offset_gathers_t *gathers,
                                     const float *values) {
   int status = RTM_OK;
-  hid_t group = H5I_INVALID_HID, space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+  hid_t group = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
   const hsize_t nh = 2 * (hsize_t)gathers->lags + 1;
   const hsize_t dims[4] = {(hsize_t)gathers->cips, nh, nh, (hsize_t)gathers->nz};
   const hsize_t positions[1] = {(hsize_t)gathers->cips};
   RTM_TRY(rtm_output_group(output, GROUP, &group));
-  RTM_H5_CHECK(space = H5Screate_simple(4, dims, NULL), RTM_ERR_IO, GROUP "/offset");
-  RTM_H5_CHECK(dataset = H5Dcreate2(group, "offset", H5T_IEEE_F32LE, space, H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT),
-               RTM_ERR_IO, "output file %s: creating " GROUP "/offset", output->partial);
-  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
-               RTM_ERR_IO, "output file %s: writing " GROUP "/offset", output->partial);
+  RTM_TRY(rtm_output_write_dataset(output, group, GROUP, "offset", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT,
+                                   4, dims, values, &dataset));
   RTM_TRY(write_offset_attributes(dataset, gathers));
   RTM_TRY(rtm_output_write_metres(output, group, GROUP, "cip_x_m", 1, positions, gathers->cip_x_m));
   RTM_TRY(rtm_output_write_metres(output, group, GROUP, "cip_y_m", 1, positions, gathers->cip_y_m));
 fail:
   if (status != RTM_OK) rtm_log_error("output file %s: the gathers", output->partial);
   rtm_h5_close(&dataset);
-  rtm_h5_close(&space);
   rtm_h5_close(&group);
   return status;
 }
@@ -55,15 +50,11 @@ fail:
 int rtm_output_write_angle_gathers(rtm_output_t *output, const rtm_io_angle_gathers_t *gathers,
                                    const float *values) {
   int status = RTM_OK;
-  hid_t group = H5I_INVALID_HID, space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+  hid_t group = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
   const hsize_t dims[3] = {(hsize_t)gathers->cips, (hsize_t)gathers->angles, (hsize_t)gathers->nz};
   RTM_TRY(rtm_output_group(output, GROUP, &group));
-  RTM_H5_CHECK(space = H5Screate_simple(3, dims, NULL), RTM_ERR_IO, GROUP "/angle");
-  RTM_H5_CHECK(dataset = H5Dcreate2(group, "angle", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                                    H5P_DEFAULT),
-               RTM_ERR_IO, "output file %s: creating " GROUP "/angle", output->partial);
-  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
-               RTM_ERR_IO, "output file %s: writing " GROUP "/angle", output->partial);
+  RTM_TRY(rtm_output_write_dataset(output, group, GROUP, "angle", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT,
+                                   3, dims, values, &dataset));
   RTM_TRY(rtm_h5_write_attr_doubles(dataset, "angle_max_deg", &gathers->angle_max_deg, 1));
   RTM_TRY(rtm_h5_write_attr_doubles(dataset, "z_spacing_m", &gathers->z_spacing_m, 1));
   RTM_TRY(rtm_h5_write_attr_doubles(dataset, "z_origin_m", &gathers->z_origin_m, 1));
@@ -72,7 +63,6 @@ int rtm_output_write_angle_gathers(rtm_output_t *output, const rtm_io_angle_gath
 fail:
   if (status != RTM_OK) rtm_log_error("output file %s: the angle gathers", output->partial);
   rtm_h5_close(&dataset);
-  rtm_h5_close(&space);
   rtm_h5_close(&group);
   return status;
 }

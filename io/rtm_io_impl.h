@@ -139,6 +139,13 @@ int rtm_output_group(rtm_output_t *output, const char *name, hid_t *group);
 /* A gather's arguments: a field name other than "receivers", count >= 0, samples >= 1;
  * group_name ("/traces") names it in the message. */
 int rtm_output_check_gather(const char *group_name, const char *field, int count, int samples);
+/* <group>/<name>, a dataset of `rank` dimensions `dims` stored as file_type, written whole
+ * from `values` (memory_type); *dataset is left open for the caller's attributes (close it
+ * with rtm_h5_close, on failure too). group_name names the group in messages ("" for the
+ * root). */
+int rtm_output_write_dataset(rtm_output_t *output, hid_t group, const char *group_name,
+                             const char *name, hid_t file_type, hid_t memory_type, int rank,
+                             const hsize_t *dims, const void *values, hid_t *dataset);
 /* <group>/<field> [count][samples] float32 with attribute dt. */
 int rtm_output_write_gather(rtm_output_t *output, hid_t group, const char *group_name,
                             const char *field, const float *traces, int count, int samples,

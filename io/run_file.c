@@ -465,20 +465,32 @@ fail:
   return status;
 }
 
+int rtm_output_write_dataset(rtm_output_t *output, hid_t group, const char *group_name,
+                             const char *name, hid_t file_type, hid_t memory_type, int rank,
+                             const hsize_t *dims, const void *values, hid_t *dataset) {
+  int status = RTM_OK;
+  hid_t space = H5I_INVALID_HID;
+  *dataset = H5I_INVALID_HID;
+  RTM_H5_CHECK(space = H5Screate_simple(rank, dims, NULL), RTM_ERR_IO, "%s/%s", group_name, name);
+  RTM_H5_CHECK(*dataset =
+                   H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+               RTM_ERR_IO, "output file %s: creating %s/%s", output->partial, group_name, name);
+  RTM_H5_CHECK(H5Dwrite(*dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values), RTM_ERR_IO,
+               "output file %s: writing %s/%s", output->partial, group_name, name);
+fail:
+  rtm_h5_close(&space);
+  return status;
+}
+
 int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group_name,
                             const char *name, int rank, const hsize_t *dims, const double *values) {
   int status = RTM_OK;
-  hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
-  RTM_H5_CHECK(space = H5Screate_simple(rank, dims, NULL), RTM_ERR_IO, "%s/%s", group_name, name);
-  RTM_H5_CHECK(dataset = H5Dcreate2(group, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                                    H5P_DEFAULT),
-               RTM_ERR_IO, "output file %s: creating %s/%s", output->partial, group_name, name);
-  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
-               RTM_ERR_IO, "output file %s: writing %s/%s", output->partial, group_name, name);
+  hid_t dataset = H5I_INVALID_HID;
+  RTM_TRY(rtm_output_write_dataset(output, group, group_name, name, H5T_IEEE_F64LE,
+                                   H5T_NATIVE_DOUBLE, rank, dims, values, &dataset));
   RTM_TRY(rtm_h5_write_attr_string(dataset, "units", "m"));
 fail:
   rtm_h5_close(&dataset);
-  rtm_h5_close(&space);
   return status;
 }
 
@@ -486,18 +498,13 @@ int rtm_output_write_gather(rtm_output_t *output, hid_t group, const char *group
                             const char *field, const float *traces, int count, int samples,
                             double dt_s) {
   int status = RTM_OK;
-  hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
-  hsize_t dims[2] = {(hsize_t)count, (hsize_t)samples};
-  RTM_H5_CHECK(space = H5Screate_simple(2, dims, NULL), RTM_ERR_IO, "%s/%s", group_name, field);
-  RTM_H5_CHECK(dataset = H5Dcreate2(group, field, H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                                    H5P_DEFAULT),
-               RTM_ERR_IO, "output file %s: creating %s/%s", output->partial, group_name, field);
-  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, traces),
-               RTM_ERR_IO, "output file %s: writing %s/%s", output->partial, group_name, field);
+  hid_t dataset = H5I_INVALID_HID;
+  const hsize_t dims[2] = {(hsize_t)count, (hsize_t)samples};
+  RTM_TRY(rtm_output_write_dataset(output, group, group_name, field, H5T_IEEE_F32LE,
+                                   H5T_NATIVE_FLOAT, 2, dims, traces, &dataset));
   RTM_TRY(rtm_h5_write_attr_doubles(dataset, "dt", &dt_s, 1));
 fail:
   rtm_h5_close(&dataset);
-  rtm_h5_close(&space);
   return status;
 }
 

@@ -23,22 +23,17 @@ int rtm_output_write_text(rtm_output_t *output, const char *name, const char *te
 int rtm_output_write_floats(rtm_output_t *output, const char *name, int rank, const size_t *dims,
                             const float *values) {
   int status = RTM_OK;
-  hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+  hid_t dataset = H5I_INVALID_HID;
   hsize_t extent[4];
   if (rank < 1 || rank > 4 || name[0] != '/' || strchr(name + 1, '/'))
     RTM_FAIL(RTM_ERR_INTERNAL, "output file %s: %s: a root dataset of 1 to 4 dimensions expected",
              output->partial, name);
   for (int d = 0; d < rank; ++d)
     extent[d] = (hsize_t)dims[d];
-  RTM_H5_CHECK(space = H5Screate_simple(rank, extent, NULL), RTM_ERR_IO, "%s", name);
-  RTM_H5_CHECK(dataset = H5Dcreate2(output->file, name, H5T_IEEE_F32LE, space, H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT),
-               RTM_ERR_IO, "output file %s: creating %s", output->partial, name);
-  RTM_H5_CHECK(H5Dwrite(dataset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
-               RTM_ERR_IO, "output file %s: writing %s", output->partial, name);
+  RTM_TRY(rtm_output_write_dataset(output, output->file, "", name + 1, H5T_IEEE_F32LE,
+                                   H5T_NATIVE_FLOAT, rank, extent, values, &dataset));
 fail:
   rtm_h5_close(&dataset);
-  rtm_h5_close(&space);
   return status;
 }
 
