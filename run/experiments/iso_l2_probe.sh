@@ -11,7 +11,7 @@ set -uo pipefail
 source "$(dirname "$0")/../tools/device_env.sh" run/out/iso_l2_probe || exit 1
 device_summary
 build="${1:-build-new}"
-[ -x "$build/app/rtm3d" ] || device_build "$build" "$out/build.log" || exit 1
+device_build_once "$build" || exit 1
 metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed"
 metrics+=",lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sector_hit_rate.pct"
 metrics+=",dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum"

@@ -5,12 +5,14 @@
 # model) after the bench's warm-up: speed of light, memory workload (DRAM bytes against the
 # 16 a cell counted, L2 hit rate), occupancy, warp states and scheduler statistics. Files
 # under $OUT (or run/out/iso_profile): ncu_iso.txt (the details page), a short table last.
-# BUILD_DIR: a build of the tree with rtm3d (default build-new, as groups_check.sh leaves it).
+# BUILD_DIR: the build of the tree to profile (default build-new; built or brought up to date
+# first, BUILD=0 to take it as it is).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/iso_profile || exit 1
+device_summary
 build="${1:-build-new}"
-[ -x "$build/app/rtm3d" ] || device_build "$build" "$out/build.log" || exit 1
+device_build_once "$build" || exit 1
 timeout 240 ncu --clock-control none -k regex:iso_zmarch --launch-skip 3 --launch-count 1 \
   --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
   --section WarpStateStats --section LaunchStats --section SchedulerStats \

@@ -10,7 +10,7 @@ set -uo pipefail
 source "$(dirname "$0")/../tools/device_env.sh" run/out/iso_sass_profile || exit 1
 device_summary
 build="${1:-build-new}"
-[ -x "$build/app/rtm3d" ] || device_build "$build" "$out/build.log" || exit 1
+device_build_once "$build" || exit 1
 report="$(mktemp -d)/iso"
 timeout 240 ncu --clock-control none -k regex:iso_zmarch --launch-skip 3 --launch-count 1 \
   --section SourceCounters --section WarpStateStats --import-source no -o "$report" \

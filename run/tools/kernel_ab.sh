@@ -19,6 +19,7 @@ device_summary
 sides=(base new)
 if [ -n "${PATCH:-}" ]; then
   patched="$(mktemp -d)"
+  trap 'rm -rf "$patched"' EXIT
   tar --exclude='./build*' --exclude=./.probe --exclude=./.git -cf - . | tar -xf - -C "$patched"
   for file in $PATCH; do # several: applied in their order
     (cd "$patched" && patch -s -p1 <"$file") || { row patch "$file not applied"; exit 1; }
