@@ -28,16 +28,18 @@
 
 /* The row functions are compiled for the host's wider vector units as well as the baseline
  * x86-64 (SSE2) and the loader picks the widest the processor has (function
- * multi-versioning): AVX-512, AVX2, or the baseline. Every clone gives the same floats: each
- * cell's operations are IEEE float operations in the source's order, and -std=c11 keeps
- * GCC from contracting a multiply and an add into an FMA (-ffp-contract=off), which the GPU
- * kernels' __fmul_rn / __fadd_rn do not do either (iso: one thread of a 160^3 step went from
- * 300-320 to 520-570 MCells/s on the development machine's AVX-512 core). tti's rows call
- * fmaf and keep their own clones (RTM_FMA_CLONES in tti_cpu.c): AVX2 and AVX-512 clones of
- * them measured no faster there. */
+ * multi-versioning): AVX-512, FMA (with AVX's 256-bit floats), or the baseline. Every clone
+ * gives the same floats: each cell's operations are IEEE float operations in the source's
+ * order, its fused multiply-adds written as fmaf (exactly rounded: one instruction where
+ * the processor has FMA3, a call into libm on the baseline, the same float), and -std=c11
+ * keeps GCC from contracting any other multiply and add (-ffp-contract=off); the GPU kernels
+ * round each operation the same way (iso: one thread of a 160^3 step went from 300-320 to
+ * 520-570 MCells/s on the development machine's AVX-512 core). tti's rows keep their own
+ * clones (RTM_FMA_CLONES in tti_cpu.c): AVX2 and AVX-512 clones of them measured no faster
+ * there. */
 #if defined(__x86_64__) && defined(__ELF__) && !defined(__AVX2__) &&                            \
     (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8))
-#define RTM_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define RTM_SIMD_CLONES __attribute__((target_clones("avx512f", "fma", "default")))
 #else
 #define RTM_SIMD_CLONES
 #endif

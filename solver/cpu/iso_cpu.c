@@ -3,6 +3,8 @@
  * Plain loops written for clarity; OpenMP splits the (z, y) rows of a step.
  * Stencil: 8th order (R = 4) along each axis,
  *   lap(p) = sum_a (c0 p + sum_{k=1..4} c_k (p[+k e_a] + p[-k e_a])) / h_a^2,
+ * in float, each c_k term, each axis after x and the v^2 dt^2 lap term fused into the sum
+ * they join (fmaf, exactly rounded: the GPU kernels' __fmaf_rn give the same floats),
  * on padded fields whose halos stay zero here (a wall at p = 0 one cell past each face;
  * MPI fills the z halos from the neighbours). With d = eta dt = eta_x + eta_y + eta_z:
  *   forward   p[n+1] = (2 p[n] - (1 - d) p[n-1] + v^2 dt^2 lap(p[n])) / (1 + d)
@@ -11,6 +13,7 @@
  * rounding where d = 0, but inside the damping layer it amplifies by (1 + d) / (1 - d) per
  * step, so reverse propagation over many steps must overwrite the layer (RTM boundary
  * saving) rather than trust it. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,13 +96,14 @@ RTM_SIMD_CLONES static void iso_row(float *restrict q, const float *restrict p,
     for (int a = 0; a < 3; ++a) {
       float d2 = c[0] * p[ix];
       for (int k = 1; k <= RTM_RADIUS; ++k)
-        d2 += c[k] * (p[ix + k * stride[a]] + p[ix - k * stride[a]]);
-      lap += d2 * inv_h2[a];
+        d2 = fmaf(c[k], p[ix + k * stride[a]] + p[ix - k * stride[a]], d2);
+      /* x's term a product (fmaf(d2, h, +0) would turn a -0 into +0), then fused */
+      lap = a == 0 ? d2 * inv_h2[0] : fmaf(d2, inv_h2[a], lap);
     }
     /* sd = +d forward, -d backward: negation is exact, so 1 - sd and 1 + sd are the
      * two formulas' factors bit for bit, and the loop has no branch (it vectorises) */
     const float sd = sign * (eta_x[ix] + eta_y + eta_z);
-    q[ix] = (2.0f * p[ix] - (1.0f - sd) * q[ix] + v2[ix] * lap) / (1.0f + sd);
+    q[ix] = fmaf(v2[ix], lap, 2.0f * p[ix] - (1.0f - sd) * q[ix]) / (1.0f + sd);
   }
 }
 

@@ -91,9 +91,9 @@ static __device__ __forceinline__ void push(ZQueue &z, float4 front) {
  * is added as a sum, and IEEE addition is commutative), prev = p_other, v = v^2 dt^2,
  * exy + ez the layer's damping of each cell, damped_xy whether any cell of the warp lies in
  * the x or y layer (the same in every lane, so that a warp takes one branch). Every
- * operation is rounded on its own, in the cpu reference's order (no FMA contraction): the
- * kernel then reproduces the reference bit for bit instead of drifting from it by rounding
- * that the leapfrog accumulates. */
+ * operation is rounded as the cpu reference's (iso_row), in its order, its fused
+ * multiply-adds fused and nothing else contracted: the kernel then reproduces the reference
+ * bit for bit instead of drifting from it by rounding that the leapfrog accumulates. */
 static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *t, int tw,
                                                  const ZQueue &z, const float4 &pp, const float4 &v,
                                                  const float4 &exy, float ez, bool damped_xy) {
@@ -113,30 +113,28 @@ static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *
     const float4 behind = m == 1 ? z.q3 : m == 2 ? z.q2 : m == 3 ? z.q1 : z.q0;
 #pragma unroll
     for (int c = 0; c < VEC; ++c) {
-      dx[c] = __fadd_rn(dx[c], __fmul_rn(a.c[m], __fadd_rn(w[R + c + m], w[R + c - m])));
-      dy[c] = __fadd_rn(dy[c], __fmul_rn(a.c[m], __fadd_rn(lane(up, c), lane(down, c))));
-      dz[c] = __fadd_rn(dz[c], __fmul_rn(a.c[m], __fadd_rn(lane(ahead, c), lane(behind, c))));
+      dx[c] = __fmaf_rn(a.c[m], __fadd_rn(w[R + c + m], w[R + c - m]), dx[c]);
+      dy[c] = __fmaf_rn(a.c[m], __fadd_rn(lane(up, c), lane(down, c)), dy[c]);
+      dz[c] = __fmaf_rn(a.c[m], __fadd_rn(lane(ahead, c), lane(behind, c)), dz[c]);
     }
   }
   float4 out;
   const bool damped = damped_xy || ez > 0.f;
 #pragma unroll
   for (int c = 0; c < VEC; ++c) {
-    const float lap =
-        __fadd_rn(__fadd_rn(__fmul_rn(dx[c], a.inv_h2[0]), __fmul_rn(dy[c], a.inv_h2[1])),
-                  __fmul_rn(dz[c], a.inv_h2[2]));
-    const float vlap = __fmul_rn(lane(v, c), lap);
-    const float p2 = 2.f * w[R + c], prev = lane(pp, c);
+    const float lap = __fmaf_rn(dz[c], a.inv_h2[2],
+                                __fmaf_rn(dy[c], a.inv_h2[1], __fmul_rn(dx[c], a.inv_h2[0])));
+    const float vv = lane(v, c), p2 = 2.f * w[R + c], prev = lane(pp, c);
     float o;
     if (!damped) {
-      o = __fadd_rn(__fsub_rn(p2, prev), vlap);
+      o = __fmaf_rn(vv, lap, __fsub_rn(p2, prev));
     } else {
       /* Every lane through the layer's update, without a branch a lane: where d = 0, sd = 0
-       * and (p2 - 1 prev + vlap) / 1 is the float the undamped update gives (layer_div
+       * and (p2 - 1 prev + v lap) / 1 is the float the undamped update gives (layer_div
        * returns a quotient by 1 unchanged, zeros and NaNs included). */
       const float d = lane(exy, c) + ez;
       const float sd = d > 0.f ? a.damping_sign * d : 0.f;
-      o = layer_div(__fadd_rn(__fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev)), vlap),
+      o = layer_div(__fmaf_rn(vv, lap, __fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev))),
                     __fadd_rn(1.f, sd));
     }
     set_lane(out, c, o);
