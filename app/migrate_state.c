@@ -734,8 +734,8 @@ static int save_behind(void *context) {
   return status;
 }
 
-/* The I/O thread's job: the host slabs page-locked (0.2 s at 512^3, behind the first shot)
- * from the migration's device; memory that cannot be locked is used as it is. */
+/* The I/O thread's job: the host slabs faulted in, then page-locked, from the migration's
+ * device, behind the first shot; memory that cannot be locked is used as it is. */
 static int pin_slabs(void *context) {
   migrate_run_t *run = context;
   const size_t bytes = run->local_cells * sizeof(float);

@@ -46,6 +46,15 @@ void *rtm_mem_host_large(size_t bytes) {
   return ptr;
 }
 
+void rtm_mem_host_fault_in(void *ptr, size_t bytes) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const size_t step = page > 0 ? (size_t)page : HOST_ALIGNMENT;
+  volatile unsigned char *bytes_of = ptr;
+  for (size_t at = 0; at < bytes; at += step)
+    bytes_of[at] = bytes_of[at]; /* a write: a page read first would map the zero page */
+  if (bytes) bytes_of[bytes - 1] = bytes_of[bytes - 1];
+}
+
 static void host_free(rtm_allocation_t *allocation) {
   free(allocation->ptr);
 }
