@@ -198,20 +198,27 @@ def one_run(o, grid, gpus, slabs):
     read = fs_read_s(o, nodes, groups * receivers * steps * 4)
     hidden = 0 if o.no_read_ahead else 1
     loss["gathers"] = read + (most - 1) * max(0.0, read - hidden * shot_s)
-    # image + illumination: two floats a cell, each slab rank holding its slab
-    sums = 8 * cells
-    copy = sums / slabs / (o.host_copy_gbs * GB)  # the writers' slabs to host memory
+    # the shots' sums over the shots are float pairs on the host (16 B a cell: image and
+    # illumination, since 16ef727), each slab rank holding its slab; the groups' meet at the
+    # end, and the image written is two floats a cell, rounded from them
+    sums = 16 * cells
+    image = 8 * cells
+    copy = image / slabs / (o.host_copy_gbs * GB)  # the last shot's slabs to host memory
     writers_gbs = (min(slabs * o.write_gbs, o.fs_gbs) if o.collective_write else o.write_gbs)
-    write = sums / (writers_gbs * GB)
+    write = image / (writers_gbs * GB)
     loss["reduce"] = reduce_s(o, gpus, slabs, sums)
     loss["write"] = copy + write
-    # resume saves every resume_every seconds of the run (0: after every shot): the groups'
-    # sums reduced and copied to host memory while the GPUs wait; the file is written behind
-    # the next shots, waited on only where it outlasts the time to the next save
+    # resume saves every resume_every seconds of the run (0: after every shot), the state the
+    # float pairs: on more than one rank a save is made on the stepping thread
+    # (rtm_migrate_save), the groups' sums met and the state written while every GPU waits;
+    # on one, the I/O thread writes it behind the next shots, waited on where it outlasts
+    # the time to the next save
     run_s = most * shot_s
     saves = math.floor(run_s / o.resume_every) if o.resume_every > 0 else most - 1
     between = o.resume_every if o.resume_every > 0 else shot_s
-    loss["saves"] = saves * (loss["reduce"] + copy + max(0.0, write - between))
+    state = sums / (writers_gbs * GB)
+    each = loss["reduce"] + state if gpus > 1 else max(0.0, state - between)
+    loss["saves"] = saves * each
     wall = ideal + sum(loss.values())
     return {"grid": grid, "gpus": gpus, "slabs": slabs, "groups": groups, "nodes": nodes,
             "most": most, "shot_s": shot_s, "ideal": ideal, "loss": loss, "wall": wall,
@@ -258,7 +265,8 @@ def print_table(o, grid, rows):
     shot_1 = rows[0]["ideal"] * rows[0]["gpus"] / o.shots
     print(f"\n### {grid_name(grid)}: {o.shots} shots of {shot_1:.2f} s on one GPU (were it to "
           f"fit), {min_slabs(o, grid)} slab(s) at least ({cells * o.bytes_per_cell / GB:.0f} GB "
-          f"a shot), image + illumination {8 * cells / GB:.2f} GB\n")
+          f"a shot), image + illumination {8 * cells / GB:.2f} GB (their sums and a resume "
+          f"state {16 * cells / GB:.2f} GB)\n")
     print("| GPUs | nodes | slabs x groups | shots a group | wall s | efficiency | "
           + " | ".join(LOSSES) + " | reduce s | I/O s |")
     print("| ---: " * 6 + "| ---: " * len(LOSSES) + "| ---: | ---: |")
@@ -411,6 +419,13 @@ def check(o):
     near(r["ideal"], o.shots / 8 * (o.forward_s + o.backward_s + o.imaging_s + o.shot_extra_s),
          "ideal")
     near(r["loss"]["halo"], 0.0, "halo on one slab")
+    # a save after every shot on 8 GPUs: each of the busiest group's first most - 1 shots is
+    # followed by the groups' float pairs met and 16 B a cell written while the GPUs wait
+    every = options(["--resume-every", "0"])
+    cells = math.prod(o.ref_grid)
+    r = one_run(every, o.ref_grid, 8, 1)
+    near(r["loss"]["saves"], (r["most"] - 1) * (reduce_s(every, 8, 1, 16 * cells)
+                                                 + 16 * cells / (every.write_gbs * GB)), "saves")
     for rows in model(o).values():
         for r in rows:
             assert 0.0 < r["efficiency"] <= 1.0, f"efficiency {r['efficiency']}"
