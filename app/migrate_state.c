@@ -655,8 +655,8 @@ fail:
 
 /* The sums after `completed` shots into OUTPUT.resume.h5, written aside and renamed, so that
  * a stop at any moment leaves the last complete state (the first shot group's ranks call it
- * alike; on one rank, the I/O thread). Touches no field of the run but the sums' zeroing:
- * the caller counts the save. */
+ * alike; where that group is one rank, its I/O thread: no MPI call is made then). Touches no
+ * field of the run but the sums' zeroing: the caller counts the save. */
 static int write_state(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   rtm_output_t *state = NULL;
@@ -845,23 +845,33 @@ fail:
   return status;
 }
 
+/* The state written by the I/O thread, behind the add queued before it and ahead of the
+ * next: the stepping thread waits for it before the next shot's sums reach the slabs. */
+static int queue_save(migrate_run_t *run, int completed) {
+  run->save = (migrate_job_t){run, completed, 1, 0, 0.0};
+  const int status = rtm_io_worker_submit(run->worker, save_behind, &run->save, &run->save.ticket);
+  run->last_save_s = rtm_wall_seconds(); /* the cadence counts from the save's start */
+  return status;
+}
+
 int rtm_migrate_save(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   const double start_s = rtm_wall_seconds();
-  if (rtm_mpi_world_size(run->mpi) == 1) { /* behind the add, on the I/O thread */
-    run->save = (migrate_job_t){run, completed, 1, 0, 0.0};
-    RTM_TRY(rtm_io_worker_submit(run->worker, save_behind, &run->save, &run->save.ticket));
-    run->last_save_s = rtm_wall_seconds(); /* the cadence counts from the save's start */
-    goto fail;
-  }
+  if (rtm_mpi_world_size(run->mpi) == 1) return queue_save(run, completed);
   /* the collectives stay on the stepping thread: the sums settled, the groups' added */
   RTM_TRY(rtm_migrate_settle_saves(run));
   RTM_TRY(combine_groups(run));
+  /* a first group of one rank writes with no MPI call (its slab is the volume): behind the
+   * next shots, as one rank does; the other groups go on at once */
+  if (rtm_mpi_group(run->mpi) == 0 && rtm_mpi_size(run->mpi) == 1) {
+    RTM_TRY(queue_save(run, completed));
+    goto fail;
+  }
   if (rtm_mpi_group(run->mpi) == 0) RTM_TRY(write_state(run, completed));
   run->last_save_s = rtm_wall_seconds();
   count_save(run, completed);
-  run->write_s += rtm_wall_seconds() - start_s;
 fail:
+  run->write_s += rtm_wall_seconds() - start_s;
   return status;
 }
 

@@ -12,7 +12,9 @@
 #       terms, by an ulp (measured 7.4e-10 for the image, the illumination bit for bit;
 #       summed in float: 9e-7 and 1e-7); a grouped run stopped after its first round
 #       (--max-shots=2) resumes to the same image; the groups' sums sent as messages
-#       (mpi.transport = staged) give the image of the window's path, bit for bit.
+#       (mpi.transport = staged) give the image of the window's path, bit for bit; 2 ranks
+#       in 2 groups save behind the shots (the first group's I/O thread), after every round
+#       or stopped and resumed, to the same image.
 # Refused before any step on every rank, no output left (exit 2): a group count that does
 # not divide the ranks, more groups than shots, groups with one shot (shots.layout =
 # single).
@@ -59,6 +61,22 @@ migrate 4 resumed --set mpi.shot_groups=2
   > "$work/resumed.validate" ||
   { echo "FAIL: the resumed grouped image differs:"; cat "$work/resumed.validate"; exit 1; }
 echo "resumed ~ image1: $(tail -1 "$work/resumed.validate")"
+# groups of one rank each: the first group's I/O thread writes the state behind the next
+# round (written_behind in the report), as one rank does; saving after every round, and
+# stopped after the first round and resumed, the image is the uninterrupted one's
+migrate 2 saved2g2 --set mpi.shot_groups=2 --set rtm.resume_every=0
+python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["timings_s"]
+sys.exit(0 if t["written_behind"] > 0 else 1)' "$work/saved2g2.json" ||
+  { echo "FAIL: 2 groups of one rank: the state was not written behind the shots"; exit 1; }
+migrate 2 resumed2g2 --set mpi.shot_groups=2 --max-shots=2
+test -e "$work/resumed2g2.resume.h5" && test ! -e "$work/resumed2g2.h5" ||
+  { echo "FAIL: --max-shots=2 in 2 groups of one rank left no resume state, or an image"; exit 1; }
+migrate 2 resumed2g2 --set mpi.shot_groups=2
+for name in saved2g2 resumed2g2; do
+  "$rtm3d" validate "$work/$name.h5" "$work/image1.h5" --rtol 1e-8 > "$work/$name.validate" ||
+    { echo "FAIL: $name differs:"; cat "$work/$name.validate"; exit 1; }
+  echo "$name ~ image1: $(tail -1 "$work/$name.validate")"
+done
 
 refused 2 "mpi.shot_groups = 3 does not divide the 4 ranks" 4 model "$deck" "${vti3[@]}" \
   --set mpi.shot_groups=3
