@@ -75,7 +75,13 @@ def options(argv):
     a("--network-gbs", type=float, default=25.0, help="inter-node bandwidth a node (NDR: 25-50)")
     a("--network-latency-us", type=float, default=5.0)
     a("--nvlink-latency-us", type=float, default=2.0)
-    a("--reduction", choices=("ring", "tree"), default="ring")
+    a("--reduction", choices=("serial", "ring", "tree"), default="serial",
+      help="serial: rtm3d's (rtm_mpi_groups_combine: each group's float pairs in turn to the "
+      "first group's rank of the slab, which adds them in group order); ring, tree: what "
+      "those collectives would take instead")
+    a("--combine-gbs", type=float, default=6.9,
+      help="one rank taking in and adding another group's float pairs on its node "
+      "(end_to_end.md: the two groups' meeting, 2.15 GB in 0.31 s on an H200 host)")
     a("--fs-gbs", type=float, default=10.0, help="shared file system, all nodes together")
     a("--node-fs-gbs", type=float, default=5.0, help="one node's link to the file system")
     a("--collective-write", action="store_true",
@@ -140,15 +146,23 @@ def slab_efficiency(o, slabs, grid):
 
 
 def reduce_s(o, gpus, slabs, nbytes):
-    """The sum of the groups' image and illumination (nbytes) across the groups: each slab's
-    groups reduce their slab (nbytes / S) among themselves, first inside a node over NVLink,
-    then between nodes over the network, where a node's S slab reductions share its link.
-    ring: 2 (p - 1) / p of the bytes and 2 (p - 1) latencies; tree: log2 p rounds of the whole
-    message (better for small messages only)."""
+    """The sum of the groups' image and illumination (nbytes, the float pairs) across the
+    groups: each slab's groups reduce their slab (nbytes / S) among themselves.
+    serial (rtm3d): the first group's rank of a slab takes in the other groups' slabs one
+    after another and adds them, those on its node at --combine-gbs, those of other nodes
+    over the network, where the node's S receiving ranks share its link.
+    ring: inside the node over NVLink, then between nodes, 2 (p - 1) / p of the bytes and
+    2 (p - 1) latencies a stage; tree: log2 p rounds of the whole message."""
     per_node = min(gpus, o.gpus_per_node)
     inside = per_node // slabs  # groups of one slab in a node
     nodes = math.ceil(gpus / o.gpus_per_node)
+    groups = gpus // slabs
     slab_bytes = nbytes / slabs
+    if o.reduction == "serial":
+        near, far = inside - 1, groups - inside  # the groups besides the first one's node's
+        far_gbs = min(o.network_gbs / slabs, o.combine_gbs)
+        return (near * slab_bytes / (o.combine_gbs * GB) + far * slab_bytes / (far_gbs * GB)
+                + near * o.nvlink_latency_us * 1e-6 + far * o.network_latency_us * 1e-6)
 
     def stage(p, message, gbs, latency_us):
         if p <= 1:
@@ -210,14 +224,13 @@ def one_run(o, grid, gpus, slabs):
     loss["write"] = copy + write
     # resume saves every resume_every seconds of the run (0: after every shot), the state the
     # float pairs (rtm_migrate_save): the groups' sums meet while every GPU waits; a first
-    # group of one rank (one slab) has its I/O thread write the state behind the next shots,
-    # waited on where it outlasts the time to the next save; on slabs every GPU waits for
-    # the collective write
+    # group of one rank (one slab) has its I/O thread write the state behind the next shot,
+    # waited on where it outlasts that shot; on slabs every GPU waits for the collective
+    # write
     run_s = most * shot_s
     saves = math.floor(run_s / o.resume_every) if o.resume_every > 0 else most - 1
-    between = o.resume_every if o.resume_every > 0 else shot_s
-    state = sums / (writers_gbs * GB)
-    loss["saves"] = saves * (loss["reduce"] + (state if slabs > 1 else max(0.0, state - between)))
+    state = sums / (writers_gbs * GB)  # waited for at the next shot's end (one slab)
+    loss["saves"] = saves * (loss["reduce"] + (state if slabs > 1 else max(0.0, state - shot_s)))
     wall = ideal + sum(loss.values())
     return {"grid": grid, "gpus": gpus, "slabs": slabs, "groups": groups, "nodes": nodes,
             "most": most, "shot_s": shot_s, "ideal": ideal, "loss": loss, "wall": wall,
@@ -376,6 +389,7 @@ VARIANTS = (
     ("file system 100 GB/s (25 a node)", ["--fs-gbs", "100", "--node-fs-gbs", "25"]),
     ("collective write, 2 GB/s a writer", ["--collective-write", "--write-gbs", "2"]),
     ("set-up 0.6 s (one GPU's)", ["--setup-s", "0.6"]),
+    ("the groups' sums in a ring", ["--reduction", "ring"]),
     ("network 50 GB/s, tree reduction", ["--network-gbs", "50", "--reduction", "tree"]),
     ("a resume save after every shot", ["--resume-every", "0"]),
     ("no read-ahead of the gathers", ["--no-read-ahead"]),
@@ -413,6 +427,14 @@ def check(o):
     near(reduce_s(o, 16, 1, 25e9), 2 * 7 / 8 * 25e9 / (o.nvlink_gbs * GB)
          + 14 * o.nvlink_latency_us * 1e-6 + 25e9 / (o.network_gbs * GB)
          + 2 * o.network_latency_us * 1e-6, "ring reduce, 2 nodes")
+    # rtm3d's: on 8 nodes as 4 slabs x 16 groups, a slab's first group takes in the one other
+    # group of its node at the combine rate and the 14 of other nodes over a quarter of the
+    # node's link (6.25 GB/s, below the combine rate)
+    o.reduction = "serial"
+    quarter = 25e9 / 4
+    near(reduce_s(o, 64, 4, 25e9), quarter / (o.combine_gbs * GB) + 14 * quarter
+         / (o.network_gbs / 4 * GB) + o.nvlink_latency_us * 1e-6
+         + 14 * o.network_latency_us * 1e-6, "serial reduce, 8 nodes of 4 slabs")
     # the reference grid on 8 GPUs of one slab each: the ideal is N / 8 measured shots, no halo
     r = one_run(o, o.ref_grid, 8, 1)
     near(r["ideal"], o.shots / 8 * (o.forward_s + o.backward_s + o.imaging_s + o.shot_extra_s),

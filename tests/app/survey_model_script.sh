@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run/survey_model.py, the model of a survey past one node: its self-checks pass; its tables
-# for the default survey give efficiencies in (0, 1] and a wall time that falls as GPUs are
-# added; it reads a real migrate run's report (a small migration made here) and names it; its
-# CSV draws as an SVG and, with PLplot, through rtm3d plot --scaling. Skipped without python3.
+# for the default survey give efficiencies in (0, 1] that never rise as GPUs are added; it
+# reads a real migrate run's report (a small migration made here) and names it; its CSV
+# draws as an SVG and, with PLplot, through rtm3d plot --scaling. Skipped without python3.
 # Usage: survey_model_script.sh RTM3D SOURCE_DIR
 set -eu
 # shellcheck source=SCRIPTDIR/cli_setup.sh
@@ -24,8 +24,10 @@ assert sorted(runs) == ["1000^3", "512^3"], f"the grids: {sorted(runs)}"
 for name, rows in runs.items():
     assert [g for g, _, _ in rows] == [8, 16, 32, 64, 128, 256, 512], f"{name}: GPUs {rows}"
     assert all(0.0 < e <= 1.0 for _, e, _ in rows), f"{name}: efficiency out of (0, 1]: {rows}"
-    walls = [w for _, _, w in rows]
-    assert walls == sorted(walls, reverse=True), f"{name}: wall not falling with GPUs: {walls}"
+    # the wall may rise again where the groups' serial meeting outgrows the shots; the
+    # efficiency never rises with the GPUs
+    effs = [e for _, e, _ in rows]
+    assert effs == sorted(effs, reverse=True), f"{name}: efficiency rising with GPUs: {effs}"
 PY
 
 # a real report: two shots of a small migration on the cpu backend
