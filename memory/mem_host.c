@@ -1,6 +1,6 @@
 /* Strategy `host`: page-aligned malloc for the cpu backend; what host memory is left; and
  * large host buffers on huge pages. */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE; sysconf */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE, MADV_POPULATE_WRITE; sysconf */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,12 +47,18 @@ void *rtm_mem_host_large(size_t bytes) {
 }
 
 void rtm_mem_host_fault_in(void *ptr, size_t bytes) {
+  if (bytes == 0) return;
   const long page = sysconf(_SC_PAGESIZE);
   const size_t step = page > 0 ? (size_t)page : HOST_ALIGNMENT;
+#ifdef MADV_POPULATE_WRITE
+  /* Linux 5.14 and later: resident and writable, no byte read or written */
+  const uintptr_t first = (uintptr_t)ptr / step * step, end = (uintptr_t)ptr + bytes;
+  if (madvise((void *)first, end - first, MADV_POPULATE_WRITE) == 0) return;
+#endif
   volatile unsigned char *bytes_of = ptr;
   for (size_t at = 0; at < bytes; at += step)
-    bytes_of[at] = bytes_of[at]; /* a write: a page read first would map the zero page */
-  if (bytes) bytes_of[bytes - 1] = bytes_of[bytes - 1];
+    bytes_of[at] = bytes_of[at]; /* a write: a page only read would map the zero page */
+  bytes_of[bytes - 1] = bytes_of[bytes - 1];
 }
 
 static void host_free(rtm_allocation_t *allocation) {
