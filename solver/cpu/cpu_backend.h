@@ -31,8 +31,9 @@
  * multi-versioning): AVX-512, FMA (with AVX's 256-bit floats), or the baseline. Every clone
  * gives the same floats: each cell's operations are IEEE float operations in the source's
  * order, its fused multiply-adds written as fmaf (exactly rounded: one instruction where
- * the processor has FMA3, a call into libm on the baseline, the same float), and -std=c11
- * keeps GCC from contracting any other multiply and add (-ffp-contract=off); the GPU kernels
+ * the processor has FMA3, a call into libm on the baseline, the same float), and the build's
+ * -ffp-contract=off keeps the compiler from contracting any other multiply and add (GCC
+ * does not under -std=c11, Clang would by default); the GPU kernels
  * round each operation the same way (iso: one thread of a 160^3 step went from 300-320 to
  * 520-570 MCells/s on the development machine's AVX-512 core). tti's rows keep their own
  * clones (RTM_FMA_CLONES in tti_cpu.c): AVX2 and AVX-512 clones of them measured no faster
