@@ -458,7 +458,8 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   /* hold_sums: the starts of each shot's sums' copies to the host (run behind the next
    * shot), with the waits for the I/O thread to finish the last add and state;
    * summed_behind: that thread's seconds adding the shots' sums (rtm_sums_add);
-   * written_behind: its seconds writing states (one rank), both while shots ran */
+   * written_behind: its seconds writing states (one rank, or a first shot group of one
+   * rank), both while shots ran */
   enum { OWN_TIMINGS = 11 };
   rtm_timing_t timings[OWN_TIMINGS + 2 + RTM_APP_RANK_TIMINGS] = {
       {"setup", run->setup_end_s - run->start_s},

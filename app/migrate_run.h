@@ -62,8 +62,9 @@ struct migrate_run {
                               written behind */
   migrate_read_t read;     /* the next shot's gather */
   migrate_job_t add;       /* the last shot's sums added to the run's */
-  migrate_job_t save;      /* one rank: the state the I/O thread writes */
-  double behind_s;         /* one rank: the I/O thread's seconds writing states */
+  migrate_job_t save;      /* the state the I/O thread writes (one rank, or a first shot
+                              group of one rank) */
+  double behind_s;         /* the I/O thread's seconds writing states */
   double summed_s;         /* the I/O thread's seconds adding the shots' sums */
   int pinned;              /* the host slabs are page-locked (rtm_mem_host_pin) */
   int pin_queued;          /* their pinning is queued on the I/O thread, not waited for */
@@ -164,8 +165,9 @@ int rtm_migrate_pin_slabs(migrate_run_t *run);
  * HDF5 call is under way, the slabs hold the last shot taken, the sums every shot taken. */
 int rtm_migrate_settle_saves(migrate_run_t *run);
 
-/* One rank, after SIGINT or SIGTERM: the sums into OUTPUT.resume.h5 when they hold shots the
- * last save does not (the shot under way is not in them). */
+/* After SIGINT or SIGTERM, on world rank 0: a state the I/O thread is writing finished, then,
+ * on one rank, the sums into OUTPUT.resume.h5 when they hold shots the last save does not
+ * (the shot under way is not in them). */
 int rtm_migrate_save_held(migrate_run_t *run);
 /* World rank 0, a run stopped by a signal: what OUTPUT.resume.h5 holds and what is lost. */
 void rtm_migrate_say_interrupted(const migrate_run_t *run);

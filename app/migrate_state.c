@@ -889,15 +889,18 @@ fail:
   return status;
 }
 
-/* After SIGINT or SIGTERM on one rank: the jobs under way finished, then the sums, when they
- * hold shots the last save does not, into OUTPUT.resume.h5. */
+/* After SIGINT or SIGTERM on world rank 0: the jobs under way finished, then, on one rank,
+ * the sums, when they hold shots the last save does not, into OUTPUT.resume.h5. */
 int rtm_migrate_save_held(migrate_run_t *run) {
   int status = RTM_OK;
   /* stopped in its set-up: no sums, no thread yet */
-  if (rtm_mpi_world_size(run->mpi) > 1 || !run->migration || !run->worker ||
+  if (!run->migration || !run->worker ||
       run->cfg.rtm.shot_images) /* no state holds the shots' images: such a run does not resume */
     return RTM_OK;
+  /* a state under way finished (shot groups: the first group's I/O thread writes it), so
+   * that the run says what is saved; on several ranks a save is collective, not made here */
   RTM_TRY(rtm_migrate_settle_saves(run));
+  if (rtm_mpi_world_size(run->mpi) > 1) return RTM_OK;
   if (run->held_shots <= run->saved_shots) return RTM_OK;
   RTM_TRY(write_state(run, run->held_shots));
   count_save(run, run->held_shots);
