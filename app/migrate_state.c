@@ -734,8 +734,9 @@ static int save_behind(void *context) {
   return status;
 }
 
-/* The I/O thread's job: the host slabs faulted in, then page-locked, from the migration's
- * device, behind the first shot; memory that cannot be locked is used as it is. */
+/* The I/O thread's job: the host slabs page-locked (faulted in first, rtm_mem_host_pin),
+ * from the migration's device, behind the first shot; memory that cannot be locked is used
+ * as it is. */
 static int pin_slabs(void *context) {
   migrate_run_t *run = context;
   const size_t bytes = run->local_cells * sizeof(float);

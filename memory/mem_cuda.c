@@ -327,6 +327,9 @@ const rtm_mem_strategy_t rtm_mem_pinned = {
 };
 
 int rtm_mem_host_try_pin(void *ptr, size_t bytes) {
+  /* faulted in first, outside the driver: cudaHostRegister would fault each page in while
+   * it holds the driver, and every other thread's CUDA call would wait that long */
+  rtm_mem_host_fault_in(ptr, bytes);
   if (cudaHostRegister(ptr, bytes, cudaHostRegisterPortable) == cudaSuccess) return RTM_OK;
   (void)cudaGetLastError(); /* not sticky: cleared for the calls that follow */
   return RTM_ERR_NOMEM;

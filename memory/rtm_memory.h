@@ -94,13 +94,14 @@ int rtm_mem_prefetch(const rtm_allocation_t *allocation, void *cuda_stream);
  * 2 MiB instead of every 4 KiB (about 1 s a 2 GB buffer otherwise); uninitialised, freed
  * with free(); NULL when out of memory. Small sizes are plain malloc. */
 void *rtm_mem_host_large(size_t bytes);
-/* Every page of [ptr, ptr + bytes) made resident for writing, its contents kept: a page
- * lock (rtm_mem_host_pin) of memory never touched faults and zeroes each page while it
- * holds the CUDA driver, and every other thread's CUDA call waits that long. */
+/* Every page of [ptr, ptr + bytes) made resident for writing, its contents kept: what
+ * rtm_mem_host_pin does first, so that the page lock, which holds the CUDA driver, does not
+ * fault and zero the pages of memory never touched while every other thread's CUDA call
+ * waits. */
 void rtm_mem_host_fault_in(void *ptr, size_t bytes);
-/* Host memory allocated elsewhere (an MPI window) page-locked for asynchronous copies, and
- * released again (cudaHostRegister, cudaHostUnregister); without CUDA in the build nothing
- * is copied asynchronously and both do nothing. */
+/* Host memory allocated elsewhere (an MPI window) faulted in and page-locked for
+ * asynchronous copies, and released again (cudaHostRegister, cudaHostUnregister); without
+ * CUDA in the build nothing is copied asynchronously and both do nothing. */
 int rtm_mem_host_pin(void *ptr, size_t bytes, const char *label);
 /* rtm_mem_host_pin without a word on failure (RTM_ERR_NOMEM): for memory that works unpinned
  * too, only slower. */

@@ -808,9 +808,6 @@ int rtm_migration_pin_host(const rtm_migration_t *m, float *image, float *illumi
   *pinned = 0;
   if (m->device < 0) return RTM_OK;
   RTM_TRY(rtm_imaging_cuda_use_device(m->device)); /* not device 0's context by default */
-  /* faulted in first, outside the driver's hold: the stepping thread's calls go on */
-  rtm_mem_host_fault_in(image, bytes);
-  rtm_mem_host_fault_in(illumination, bytes);
   if (rtm_mem_host_try_pin(image, bytes) != RTM_OK) return RTM_OK;
   if (rtm_mem_host_try_pin(illumination, bytes) != RTM_OK) {
     rtm_mem_host_unpin(image);
