@@ -25,6 +25,10 @@ import statistics
 import sys
 
 GB = 1e9
+# bytes a cell: the image and the illumination written (two floats), and their sums over the
+# shots as float pairs (rtm_sums_add), which the groups' meeting and a resume state move
+IMAGE_BYTES = 8
+SUMS_BYTES = 16
 
 
 def parse_grid(text):
@@ -212,11 +216,10 @@ def one_run(o, grid, gpus, slabs):
     read = fs_read_s(o, nodes, groups * receivers * steps * 4)
     hidden = 0 if o.no_read_ahead else 1
     loss["gathers"] = read + (most - 1) * max(0.0, read - hidden * shot_s)
-    # the shots' sums over the shots are float pairs on the host (16 B a cell: image and
-    # illumination, since 16ef727), each slab rank holding its slab; the groups' meet at the
-    # end, and the image written is two floats a cell, rounded from them
-    sums = 16 * cells
-    image = 8 * cells
+    # the sums over the shots are float pairs on the host (since 16ef727), each slab rank
+    # holding its slab; the groups' meet at the end, and the image written is rounded from them
+    sums = SUMS_BYTES * cells
+    image = IMAGE_BYTES * cells
     copy = image / slabs / (o.host_copy_gbs * GB)  # the last shot's slabs to host memory
     writers_gbs = (min(slabs * o.write_gbs, o.fs_gbs) if o.collective_write else o.write_gbs)
     write = image / (writers_gbs * GB)
@@ -277,8 +280,8 @@ def print_table(o, grid, rows):
     shot_1 = rows[0]["ideal"] * rows[0]["gpus"] / o.shots
     print(f"\n### {grid_name(grid)}: {o.shots} shots of {shot_1:.2f} s on one GPU (were it to "
           f"fit), {min_slabs(o, grid)} slab(s) at least ({cells * o.bytes_per_cell / GB:.0f} GB "
-          f"a shot), image + illumination {8 * cells / GB:.2f} GB (their sums and a resume "
-          f"state {16 * cells / GB:.2f} GB)\n")
+          f"a shot), image + illumination {IMAGE_BYTES * cells / GB:.2f} GB (their sums and a "
+          f"resume state {SUMS_BYTES * cells / GB:.2f} GB)\n")
     print("| GPUs | nodes | slabs x groups | shots a group | wall s | efficiency | "
           + " | ".join(LOSSES) + " | reduce s | I/O s |")
     print("| ---: " * 6 + "| ---: " * len(LOSSES) + "| ---: | ---: |")
@@ -423,6 +426,7 @@ def check(o):
     near(slab_efficiency(o, 4, (1024, 1024, 1024)), o.slab_efficiency, "e(4) at 1024")
     near(slab_efficiency(o, 1, (512, 512, 512)), 1.0, "e(1)")
     # a ring of 2 nodes moves half the message each way twice: M / B plus 2 latencies
+    asked = o.reduction  # the tables' invariants below under the reduction asked for
     o.reduction = "ring"
     near(reduce_s(o, 16, 1, 25e9), 2 * 7 / 8 * 25e9 / (o.nvlink_gbs * GB)
          + 14 * o.nvlink_latency_us * 1e-6 + 25e9 / (o.network_gbs * GB)
@@ -435,6 +439,7 @@ def check(o):
     near(reduce_s(o, 64, 4, 25e9), quarter / (o.combine_gbs * GB) + 14 * quarter
          / (o.network_gbs / 4 * GB) + o.nvlink_latency_us * 1e-6
          + 14 * o.network_latency_us * 1e-6, "serial reduce, 8 nodes of 4 slabs")
+    o.reduction = asked
     # the reference grid on 8 GPUs of one slab each: the ideal is N / 8 measured shots, no halo
     r = one_run(o, o.ref_grid, 8, 1)
     near(r["ideal"], o.shots / 8 * (o.forward_s + o.backward_s + o.imaging_s + o.shot_extra_s),
@@ -445,11 +450,11 @@ def check(o):
     # write behind the next shot, waited on for what outlasts it; two: all of it
     every = options(["--resume-every", "0"])
     cells = math.prod(o.ref_grid)
-    write = 16 * cells / (every.write_gbs * GB)
+    write = SUMS_BYTES * cells / (every.write_gbs * GB)
     for slabs in (1, 2):
         r = one_run(every, o.ref_grid, 8, slabs)
         waited = max(0.0, write - r["shot_s"]) if slabs == 1 else write
-        near(r["loss"]["saves"], (r["most"] - 1) * (reduce_s(every, 8, slabs, 16 * cells)
+        near(r["loss"]["saves"], (r["most"] - 1) * (reduce_s(every, 8, slabs, SUMS_BYTES * cells)
                                                      + waited), f"saves on {slabs} slab(s)")
     for rows in model(o).values():
         for r in rows:
