@@ -12,7 +12,8 @@
 # Environment: NP, ROUNDS; DECK the survey's deck (default run/examples/bench_512.ini, iso;
 # run/examples/bench_tti_512.ini for tti); RTOL the one-GPU images' bar, tree against base
 # (default 1e-6; 0: bit for bit); GPU_TESTS=0 skips ctest -L gpu (a second call on the
-# same builds).
+# same builds); SETS="key=value ..." more keys for the migrations alone (for example
+# SETS=rtm.resume_every=0: a save after every round).
 set -uo pipefail
 base_src="$(realpath "${1:?usage: run/tools/groups_check.sh BASE_SRC}")"
 # shellcheck source=run/tools/device_env.sh
@@ -27,6 +28,8 @@ if [ "${GPU_TESTS:-1}" != 0 ]; then
 fi
 survey=("${DECK:-run/examples/bench_512.ini}" --set model.file= --set time.steps=1000 --set shots.layout=grid
   --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
+migrate_sets=()
+for kv in ${SETS:-}; do migrate_sets+=(--set "$kv"); done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 step "model the survey (tree)"
@@ -38,7 +41,8 @@ for round in $(seq "${ROUNDS:-2}"); do
     [ "$side" = base ] && binary="$base_src/build-base/app/rtm3d"
     step "migrate $side #$round"
     OUT="$work/$side" RTM3D="$binary" OBSERVED="$work/model/survey_observed.h5" NP="$np" \
-      run/survey.sh "${survey[@]}" >"$out/survey_${side}_$round.log" 2>&1 || failed=1
+      run/survey.sh "${survey[@]}" "${migrate_sets[@]}" >"$out/survey_${side}_$round.log" 2>&1 ||
+      failed=1
     cat "$out/survey_${side}_$round.log" >>"$out/survey.log"
     grep '^survey:' "$out/survey_${side}_$round.log" | sed 's/^survey: //' |
       while read -r line; do row "$side #$round" "$line"; done
@@ -50,7 +54,7 @@ exact=()
 [ "$rtol" = 0 ] && exact=(--atol 0)
 build-new/app/rtm3d validate "$work/new/survey_image.h5" "$work/base/survey_image.h5" \
   --rtol "$rtol" "${exact[@]}" --datasets /image,/illumination >"$out/validate.log" 2>&1 || failed=1
-row "one GPU: tree against base" "$(grep -E '^/(image|illumination)' "$out/validate.log" |
+row "first count's image: tree against base" "$(grep -E '^/(image|illumination)' "$out/validate.log" |
   awk '{printf "%s %s; ", $1, $3}')"
 echo
 cat "$summary"
