@@ -72,6 +72,20 @@ static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "
  * that a state of a build before it resumes. */
 static const char *const codec_keys[] = {"rtm.snapshot_rate"};
 
+/* With zfp snapshots the sums depend on the codec's format too (solver/grid/rtm_codec.h):
+ * a line of its own, so that a state of a build whose codec coded each block to a fixed
+ * number of bits (before 2026-11-30) is refused, not resumed into another codec's image. */
+static const char codec_format[] = "[codec]\nformat = slabs coded to a common level\n";
+
+static int append_codec_format(migrate_run_t *run) {
+  const size_t length = strlen(run->resume_config);
+  char *longer = realloc(run->resume_config, length + sizeof codec_format);
+  if (!longer) return RTM_ERR_NOMEM;
+  memcpy(longer + length, codec_format, sizeof codec_format);
+  run->resume_config = longer;
+  return RTM_OK;
+}
+
 /* The config as it bears on the sums, which a state records (root attribute resume_config)
  * and a resumed run must match: the resolved deck with the values auto stood for
  * (backend.name, rtm.reconstruction) and the paths resolved (another spelling of the same
@@ -104,6 +118,8 @@ static int resume_config(migrate_run_t *run) {
                          sizeof gather_keys / sizeof gather_keys[0]);
   if (cfg->rtm.snapshot_precision != RTM_PRECISION_ZFP)
     rtm_config_drop_keys(run->resume_config, codec_keys, sizeof codec_keys / sizeof codec_keys[0]);
+  else
+    RTM_TRY(append_codec_format(run));
 fail:
   free(cfg);
   return status;

@@ -66,7 +66,7 @@ typedef enum {
   RTM_TRANSPORT_CUDA_AWARE /* GPU to GPU as MPI messages of device memory (rtm_mpi_device.h) */
 } rtm_mpi_transport_t;
 /* How the per-cell model coefficients are stored; the arithmetic is fp32 either way. */
-/* fp32, IEEE binary16, or the fixed-rate codec (solver/grid/rtm_codec.h; snapshots only, at
+/* fp32, IEEE binary16, or the codec (solver/grid/rtm_codec.h; snapshots only, at
  * rtm.snapshot_rate bits a value) */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16, RTM_PRECISION_ZFP } rtm_precision_t;
 

@@ -1,4 +1,4 @@
-/* rtm_test_codec.h - the volumes the fixed-rate codec's tests compress (header only): the cpu
+/* rtm_test_codec.h - the volumes the codec's tests compress (header only): the cpu
  * test (tests/solver/test_codec.c) measures their round-trip error, the GPU test
  * (tests/gpu/test_codec_gpu.c) checks the device's bits against the C reference's on them.
  * Each is drawn fresh from the test's generator (a random centre, width, direction,

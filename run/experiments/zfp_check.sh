@@ -4,8 +4,8 @@
 # kernels = its C reference bit for bit, and their speed at 256^3; GPU_ALL=1: every GPU
 # test), then, for iso (and tti with TTI=1), migrates one 512^3 shot (1000 steps,
 # run/examples/bench_512.ini or bench_tti_512.ini, a constant model) with fp32 snapshots,
-# zfp snapshots (rtm.snapshot_rate, default 6) and boundary, and validates the zfp image
-# against the fp32 one; with STEP1=1 also each equation imaged every step
+# zfp snapshots at each of RATES (rtm.snapshot_rate, default "6") and boundary, and
+# validates each zfp image against the fp32 one; with STEP1=1 also each equation imaged every step
 # (rtm.imaging_step = 1, where fp32 and fp16 snapshots do not fit and auto takes zfp), auto
 # against boundary. Logs under $OUT (or run/out/zfp), a short table last: each run's wall
 # and its forward and backward passes (the codec's cost is zfp's excess over fp32's, a
@@ -37,10 +37,12 @@ equations=(iso); [ "${TTI:-0}" = 1 ] && equations+=(tti)
 for eq in "${equations[@]}"; do
   deck=run/examples/bench_512.ini; [ $eq = tti ] && deck=run/examples/bench_tti_512.ini
   build-new/app/rtm3d model $deck "${keys[@]}" --quiet --force --set output.dir=$w --set output.name=obs_$eq >> "$out/runs.log" 2>&1
-  for way in "snapshots fp32" "snapshots zfp" "boundary fp32"; do set -- $way
-    migrate ${eq}_$1_$2 $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=$1 rtm.snapshot_precision=$2
+  migrate ${eq}_snapshots_fp32 $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=snapshots rtm.snapshot_precision=fp32
+  for rate in ${RATES:-6}; do
+    migrate ${eq}_snapshots_zfp$rate $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=snapshots rtm.snapshot_precision=zfp rtm.snapshot_rate=$rate
+    row "$eq zfp $rate vs fp32 image" "$(build-new/app/rtm3d validate $w/${eq}_snapshots_zfp$rate.h5 $w/${eq}_snapshots_fp32.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
   done
-  row "$eq zfp vs fp32 image" "$(build-new/app/rtm3d validate $w/${eq}_snapshots_zfp.h5 $w/${eq}_snapshots_fp32.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
+  migrate ${eq}_boundary_fp32 $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=boundary
 done
 if [ "${STEP1:-0}" = 1 ]; then
   for eq in "${equations[@]}"; do

@@ -1,11 +1,22 @@
-/* The fixed-rate codec's CUDA kernels (rtm_cuda_codec.h): one thread a 4 x 4 x 4 block,
- * running the block coder the C reference runs (solver/grid/rtm_codec_block.h), so the
- * bytes and the floats are the reference's, bit for bit. The block stays in the thread's
- * registers (the coder is written for it: no array in local memory); a whole block of a
- * volume whose rows are 16-byte aligned moves as 16 float4s, a warp's row of blocks as
- * contiguous 512-byte pieces. */
+/* The codec's CUDA kernels (rtm_cuda_codec.h): one thread a 4 x 4 x 4 block, running the
+ * block coder the C reference runs (solver/grid/rtm_codec_block.h), so the bytes and the
+ * floats are the reference's, bit for bit. A block stays in its thread's registers; a whole
+ * block of a volume whose rows are 16-byte aligned moves as 16 float4s.
+ *
+ * Compressing takes three launches (the reference's steps for a slab, rtm_codec.h):
+ *   analyse   a thread a block: its exponent, top plane and the words it takes through each
+ *             plane into the scratch; a slab's words at each level summed in shared memory,
+ *             then into the slab's histogram;
+ *   allocate  a CTA a slab: its level from the histogram, each block's words (the left-over
+ *             granted in block order through a block-wide scan), the block table and each
+ *             block's offset, the unused words zeroed;
+ *   encode    a thread a block: coded again, written at its offset.
+ * Decompressing takes two: locate (a CTA a slab: the table's offsets, a scan) and the
+ * decoder (or the decoder that images). */
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <cub/block/block_scan.cuh>
 
 #include "rtm_codec.h"
 #include "rtm_codec_block.h"
@@ -15,18 +26,25 @@
 
 /* Threads a block; the decoder asks for 5 resident blocks an SM (96 registers, against 118
  * unbounded: the decode is latency-bound, 60% of its cycles without an eligible warp at 4),
- * the decoder that images for 4 (at 5 it spills 352 bytes a thread). */
-enum { CODEC_THREADS = 128, CODEC_DECODE_BLOCKS = 5, CODEC_IMAGE_BLOCKS = 4 };
+ * the decoder that images for 4 (at 5 it spills 352 bytes a thread). A slab's allocation
+ * and location run a CTA of CODEC_SLAB_THREADS a slab. */
+enum {
+  CODEC_THREADS = 128,
+  CODEC_DECODE_BLOCKS = 5,
+  CODEC_IMAGE_BLOCKS = 4,
+  CODEC_SLAB_THREADS = 1024
+};
 
-/* The volume as the kernels see it: extents, pitches (floats), blocks along each axis. */
+/* The volume as the kernels see it: extents, pitches (floats), blocks along each axis, a
+ * slab's blocks and words. */
 struct CodecShape {
   int n[3];
-  size_t pitch_y, pitch_z, blocks[3], total;
+  size_t pitch_y, pitch_z, blocks[3], total, per_slab, slab_words, table_words;
   bool rows_aligned; /* every block row starts on 16 bytes: float4 moves */
 };
 
-static CodecShape codec_shape(const float *volume, const int n[3], size_t pitch_y,
-                              size_t pitch_z) {
+static CodecShape codec_shape(const float *volume, const int n[3], size_t pitch_y, size_t pitch_z,
+                              int rate) {
   CodecShape s;
   for (int a = 0; a < 3; ++a)
     s.n[a] = n[a];
@@ -34,8 +52,25 @@ static CodecShape codec_shape(const float *volume, const int n[3], size_t pitch_
   s.pitch_z = pitch_z;
   rtm_codec_block_counts(n, s.blocks);
   s.total = s.blocks[0] * s.blocks[1] * s.blocks[2];
+  s.per_slab = s.blocks[0] * s.blocks[1];
+  s.slab_words = s.per_slab * (size_t)rate;
+  s.table_words = rtm_codec_table_words(s.per_slab);
   s.rows_aligned = (uintptr_t)volume % 16 == 0 && pitch_y % 4 == 0 && pitch_z % 4 == 0;
   return s;
+}
+
+/* The scratch's parts (rtm_codec_scratch_layout). */
+struct CodecScratch {
+  unsigned *hist, *head, *offsets;
+  unsigned char *curve;
+};
+
+static CodecScratch codec_scratch(void *d_scratch, const CodecShape &s) {
+  const rtm_codec_scratch_t l = rtm_codec_scratch_layout(s.blocks);
+  unsigned char *base = static_cast<unsigned char *>(d_scratch);
+  return CodecScratch{reinterpret_cast<unsigned *>(base + l.hist),
+                      reinterpret_cast<unsigned *>(base + l.head),
+                      reinterpret_cast<unsigned *>(base + l.offsets), base + l.curve};
 }
 
 static __device__ __forceinline__ bool codec_whole(const int count[3]) {
@@ -81,34 +116,190 @@ static unsigned codec_grid(size_t total) {
   return (unsigned)(blocks < (1u << 20) ? blocks : (1u << 20));
 }
 
-/* Thread mapping: codec block b = blockIdx.x * CODEC_THREADS + threadIdx.x, grid-stride;
- * blocks are numbered x-major, so neighbouring threads read neighbouring 16-byte pieces of
- * a row. The thread gathers its 64 values (padding in integers), codes them and stores its
- * `rate` words; a refused block lowers *first_refused. */
+/* Block b's words coded down to `level` (codec.c's words_at). */
+static __device__ __forceinline__ unsigned codec_words_at(unsigned head,
+                                                          const unsigned char *__restrict__ curve,
+                                                          size_t total, size_t b, int level) {
+  if (!head) return 0u;
+  const int emax = (int)(head >> 8) + RTM_CODEC_LEVEL_MIN, top = (int)(head & 0xffu) - 1;
+  if (level > emax + top) return 0u;
+  const int plane = level > emax ? level - emax : 0;
+  return curve[(size_t)plane * total + b];
+}
+
+/* Analyse: the thread of block b (blockIdx.y the slab, blocks numbered x-major, so
+ * neighbouring threads read neighbouring 16-byte pieces of a row) codes its block's
+ * coefficients and their plane costs; a refused block lowers *first_refused. */
 static __global__ void __launch_bounds__(CODEC_THREADS)
-    codec_compress_kernel(const float *__restrict__ volume, const CodecShape s, int rate,
-                          uint64_t *__restrict__ words, unsigned long long *first_refused) {
-  for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
-       b += (size_t)gridDim.x * CODEC_THREADS) {
+    codec_analyse_kernel(const float *__restrict__ volume, const CodecShape s, CodecScratch k,
+                         unsigned long long *first_refused) {
+  __shared__ unsigned direct[RTM_CODEC_LEVELS], below[RTM_CODEC_LEVELS];
+  for (int i = threadIdx.x; i < RTM_CODEC_LEVELS; i += CODEC_THREADS)
+    direct[i] = below[i] = 0u;
+  __syncthreads();
+  const size_t slab = blockIdx.y, local = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x;
+  if (local < s.per_slab) {
+    const size_t b = slab * s.per_slab + local;
     int count[3];
     const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
-    uint32_t bits[RTM_CODEC_VALUES];
+    uint32_t bits[RTM_CODEC_VALUES], coef[RTM_CODEC_VALUES];
     codec_load(volume + first, count, s, bits);
-    if (rtm_codec_encode_block(bits, count, rate, words + b * (size_t)rate) && first_refused)
+    int emax = 0;
+    const int kind = rtm_codec_coefficients(bits, count, coef, &emax);
+    unsigned head = 0u;
+    if (kind == RTM_CODEC_BLOCK_REFUSED && first_refused)
       atomicMin(first_refused, (unsigned long long)b);
+    if (kind == RTM_CODEC_BLOCK_CODED) {
+      const int top = rtm_codec_top_plane(coef);
+      int cost[RTM_CODEC_PLANES];
+      rtm_codec_plane_costs(coef, cost);
+      for (int plane = 0; plane <= top; ++plane) {
+        const unsigned words = (unsigned)rtm_codec_words_through(cost[plane]);
+        k.curve[(size_t)plane * s.total + b] = (unsigned char)words;
+        if (plane == 0)
+          atomicAdd(&below[emax - RTM_CODEC_LEVEL_MIN], words);
+        else
+          atomicAdd(&direct[emax + plane - RTM_CODEC_LEVEL_MIN], words);
+      }
+      head = (unsigned)(emax - RTM_CODEC_LEVEL_MIN) << 8 | (unsigned)(top + 1);
+    }
+    k.head[b] = head;
+  }
+  __syncthreads();
+  unsigned *hist = k.hist + slab * 2 * RTM_CODEC_LEVELS;
+  for (int i = threadIdx.x; i < RTM_CODEC_LEVELS; i += CODEC_THREADS) {
+    if (direct[i]) atomicAdd(hist + i, direct[i]);
+    if (below[i]) atomicAdd(hist + RTM_CODEC_LEVELS + i, below[i]);
   }
 }
 
-/* The same mapping: a thread decodes its block's words and stores its present values. */
-static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_DECODE_BLOCKS)
-    codec_decompress_kernel(const uint64_t *__restrict__ words, const CodecShape s, int rate,
-                            float *__restrict__ volume) {
+using CodecSlabScan = cub::BlockScan<unsigned, CODEC_SLAB_THREADS>;
+
+/* Allocate: a CTA a slab (blockIdx.x). Its level is the lowest whose words fit (codec.c's
+ * slab_level on the histogram); each block takes its words at that level, and the words left
+ * over go in block order to the blocks' next planes; the table and the offsets written, the
+ * table's padding and the words after the last block zeroed. */
+static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
+    codec_allocate_kernel(const CodecShape s, CodecScratch k, uint64_t *__restrict__ out) {
+  __shared__ typename CodecSlabScan::TempStorage temp;
+  __shared__ int slab_level;
+  __shared__ unsigned slab_left;
+  const size_t slab = blockIdx.x, capacity = s.slab_words - s.table_words;
+  if (threadIdx.x == 0) {
+    const unsigned *hist = k.hist + slab * 2 * RTM_CODEC_LEVELS;
+    unsigned long long suffix = 0ull, total = 0ull;
+    int level = RTM_CODEC_LEVEL_MIN;
+    for (int i = RTM_CODEC_LEVELS - 1; i >= 0; --i) {
+      suffix += hist[RTM_CODEC_LEVELS + i];
+      const unsigned long long at = hist[i] + suffix;
+      if (at > capacity) {
+        level = i + 1 + RTM_CODEC_LEVEL_MIN;
+        break;
+      }
+      total = at;
+    }
+    slab_level = level;
+    slab_left = (unsigned)(capacity - total);
+  }
+  __syncthreads();
+  const int level = slab_level;
+  const unsigned left = slab_left;
+  uint64_t *words_out = out + slab * s.slab_words;
+  unsigned char *table = reinterpret_cast<unsigned char *>(words_out);
+  unsigned carry_more = 0u, carry_words = (unsigned)s.table_words;
+  for (size_t base = 0; base < s.per_slab; base += CODEC_SLAB_THREADS) {
+    const size_t local = base + threadIdx.x, b = slab * s.per_slab + local;
+    unsigned words = 0u, more = 0u;
+    if (local < s.per_slab) {
+      const unsigned head = k.head[b];
+      words = codec_words_at(head, k.curve, s.total, b, level);
+      if (level > RTM_CODEC_LEVEL_MIN)
+        more = codec_words_at(head, k.curve, s.total, b, level - 1) - words;
+    }
+    unsigned before, more_sum, offset, words_sum;
+    CodecSlabScan(temp).ExclusiveSum(more, before, more_sum);
+    __syncthreads();
+    before += carry_more;
+    words += before >= left ? 0u : min(more, left - before);
+    CodecSlabScan(temp).ExclusiveSum(words, offset, words_sum);
+    __syncthreads();
+    if (local < s.per_slab) {
+      table[local] = (unsigned char)words;
+      k.offsets[b] = carry_words + offset;
+    }
+    carry_more += more_sum;
+    carry_words += words_sum;
+  }
+  for (size_t i = s.per_slab + threadIdx.x; i < s.table_words * sizeof(uint64_t);
+       i += CODEC_SLAB_THREADS)
+    table[i] = 0;
+  for (size_t i = carry_words + threadIdx.x; i < s.slab_words; i += CODEC_SLAB_THREADS)
+    words_out[i] = 0ull;
+}
+
+/* Encode: the thread of block b codes it again and writes its words at its offset. */
+static __global__ void __launch_bounds__(CODEC_THREADS)
+    codec_encode_kernel(const float *__restrict__ volume, const CodecShape s,
+                        const CodecScratch k, uint64_t *__restrict__ out) {
   for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
        b += (size_t)gridDim.x * CODEC_THREADS) {
+    const size_t slab = b / s.per_slab, local = b % s.per_slab;
+    uint64_t *words_out = out + slab * s.slab_words;
+    const int words = reinterpret_cast<const unsigned char *>(words_out)[local];
+    if (!words) continue;
     int count[3];
     const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
+    uint32_t bits[RTM_CODEC_VALUES], coef[RTM_CODEC_VALUES];
+    codec_load(volume + first, count, s, bits);
+    int emax = 0;
+    (void)rtm_codec_coefficients(bits, count, coef, &emax);
+    rtm_codec_encode_coefficients(coef, emax, words, words_out + k.offsets[b]);
+  }
+}
+
+/* Locate: a CTA a slab; each block's word offset from the table. */
+static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
+    codec_locate_kernel(const uint64_t *__restrict__ in, const CodecShape s, CodecScratch k) {
+  __shared__ typename CodecSlabScan::TempStorage temp;
+  const size_t slab = blockIdx.x;
+  const unsigned char *table = reinterpret_cast<const unsigned char *>(in + slab * s.slab_words);
+  unsigned carry = (unsigned)s.table_words;
+  for (size_t base = 0; base < s.per_slab; base += CODEC_SLAB_THREADS) {
+    const size_t local = base + threadIdx.x;
+    const unsigned words = local < s.per_slab ? table[local] : 0u;
+    unsigned offset, sum;
+    CodecSlabScan(temp).ExclusiveSum(words, offset, sum);
+    __syncthreads();
+    if (local < s.per_slab) k.offsets[slab * s.per_slab + local] = carry + offset;
+    carry += sum;
+  }
+}
+
+/* Block b's words and their count, read where locate put them; a block whose words would
+ * run past its slab (bytes not of this codec) decodes as zeros. */
+static __device__ __forceinline__ const uint64_t *codec_block_words(const uint64_t *in,
+                                                                    const CodecShape &s,
+                                                                    const CodecScratch &k,
+                                                                    size_t b, int *words) {
+  const size_t slab = b / s.per_slab, local = b % s.per_slab;
+  const uint64_t *slab_words = in + slab * s.slab_words;
+  const size_t at = k.offsets[b];
+  *words = reinterpret_cast<const unsigned char *>(slab_words)[local];
+  if (at + (size_t)*words > s.slab_words) *words = 0;
+  return slab_words + at;
+}
+
+/* The decoder: a thread decodes its block's words and stores its present values. */
+static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_DECODE_BLOCKS)
+    codec_decompress_kernel(const uint64_t *__restrict__ in, const CodecShape s,
+                            const CodecScratch k, float *__restrict__ volume) {
+  for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
+       b += (size_t)gridDim.x * CODEC_THREADS) {
+    int count[3], words;
+    const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
+    const uint64_t *block = codec_block_words(in, s, k, b, &words);
     uint32_t bits[RTM_CODEC_VALUES];
-    rtm_codec_decode_block(words + b * (size_t)rate, rate, bits);
+    rtm_codec_decode_block(block, words, bits);
     codec_store(bits, count, s, volume + first);
   }
 }
@@ -121,21 +312,22 @@ static __device__ __forceinline__ void codec_image_cell(float s, float r, float 
   illumination = __fmaf_rn(s, s, illumination);
 }
 
-/* The decompress kernel's mapping, imaging instead of storing: the block's s meets the
- * receiver's r and the dense image and illumination in place (float4 where whole and
- * aligned, as codec_store; s's shape is the image's and the illumination's, r's the
- * receiver's, the same blocks). */
+/* The decoder's mapping, imaging instead of storing: the block's s meets the receiver's r
+ * and the dense image and illumination in place (float4 where whole and aligned, as
+ * codec_store; s's shape is the image's and the illumination's, r's the receiver's, the
+ * same blocks). */
 static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
-    codec_image_kernel(const uint64_t *__restrict__ words, const CodecShape s, int rate,
+    codec_image_kernel(const uint64_t *__restrict__ in, const CodecShape s, const CodecScratch k,
                        float *__restrict__ image, float *__restrict__ illumination,
                        const float *__restrict__ receiver, const CodecShape r) {
   for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
        b += (size_t)gridDim.x * CODEC_THREADS) {
-    int count[3];
+    int count[3], words;
     const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
     const size_t tap = rtm_codec_block_place(r.n, r.blocks, b, r.pitch_y, r.pitch_z, count);
+    const uint64_t *block = codec_block_words(in, s, k, b, &words);
     uint32_t bits[RTM_CODEC_VALUES];
-    rtm_codec_decode_block(words + b * (size_t)rate, rate, bits);
+    rtm_codec_decode_block(block, words, bits);
     if (s.rows_aligned && r.rows_aligned && codec_whole(count)) {
 #pragma unroll
       for (int row = 0; row < 16; ++row) {
@@ -166,32 +358,55 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
   }
 }
 
+/* The slabs' offsets for the decoders (locate). */
+static int codec_locate(const void *d_in, const CodecShape &s, const CodecScratch &k,
+                        cudaStream_t stream) {
+  int status = RTM_OK;
+  codec_locate_kernel<<<(unsigned)s.blocks[2], CODEC_SLAB_THREADS, 0, stream>>>(
+      (const uint64_t *)d_in, s, k);
+  RTM_CUDA_TRY_LAUNCH("codec_locate_kernel");
+fail:
+  return status;
+}
+
 extern "C" int rtm_cuda_codec_compress(const float *d_volume, const int n[3], size_t pitch_y,
-                                       size_t pitch_z, int rate, void *d_out,
+                                       size_t pitch_z, int rate, void *d_out, void *d_scratch,
                                        unsigned long long *d_first_refused, cudaStream_t stream) {
   int status = RTM_OK;
   RTM_TRY(rtm_codec_check(n, pitch_y, pitch_z, rate, d_out));
   {
-    const CodecShape s = codec_shape(d_volume, n, pitch_y, pitch_z);
+    const CodecShape s = codec_shape(d_volume, n, pitch_y, pitch_z, rate);
+    const CodecScratch k = codec_scratch(d_scratch, s);
+    const rtm_codec_scratch_t l = rtm_codec_scratch_layout(s.blocks);
     if (d_first_refused) /* all ones: RTM_CODEC_NO_BLOCK */
       RTM_CUDA_TRY(cudaMemsetAsync(d_first_refused, 0xff, sizeof *d_first_refused, stream));
-    codec_compress_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
-        d_volume, s, rate, (uint64_t *)d_out, d_first_refused);
-    RTM_CUDA_TRY_LAUNCH("codec_compress_kernel");
+    RTM_CUDA_TRY(cudaMemsetAsync(k.hist, 0, l.head - l.hist, stream));
+    const dim3 analyse((unsigned)((s.per_slab + CODEC_THREADS - 1) / CODEC_THREADS),
+                       (unsigned)s.blocks[2]);
+    codec_analyse_kernel<<<analyse, CODEC_THREADS, 0, stream>>>(d_volume, s, k, d_first_refused);
+    RTM_CUDA_TRY_LAUNCH("codec_analyse_kernel");
+    codec_allocate_kernel<<<(unsigned)s.blocks[2], CODEC_SLAB_THREADS, 0, stream>>>(
+        s, k, (uint64_t *)d_out);
+    RTM_CUDA_TRY_LAUNCH("codec_allocate_kernel");
+    codec_encode_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(d_volume, s, k,
+                                                                          (uint64_t *)d_out);
+    RTM_CUDA_TRY_LAUNCH("codec_encode_kernel");
   }
 fail:
   return status;
 }
 
 extern "C" int rtm_cuda_codec_decompress(const void *d_in, const int n[3], int rate,
-                                         float *d_volume, size_t pitch_y, size_t pitch_z,
-                                         cudaStream_t stream) {
+                                         void *d_scratch, float *d_volume, size_t pitch_y,
+                                         size_t pitch_z, cudaStream_t stream) {
   int status = RTM_OK;
   RTM_TRY(rtm_codec_check(n, pitch_y, pitch_z, rate, d_in));
   {
-    const CodecShape s = codec_shape(d_volume, n, pitch_y, pitch_z);
+    const CodecShape s = codec_shape(d_volume, n, pitch_y, pitch_z, rate);
+    const CodecScratch k = codec_scratch(d_scratch, s);
+    RTM_TRY(codec_locate(d_in, s, k, stream));
     codec_decompress_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
-        (const uint64_t *)d_in, s, rate, d_volume);
+        (const uint64_t *)d_in, s, k, d_volume);
     RTM_CUDA_TRY_LAUNCH("codec_decompress_kernel");
   }
 fail:
@@ -199,19 +414,22 @@ fail:
 }
 
 extern "C" int rtm_cuda_codec_decompress_image(const void *d_in, const int n[3], int rate,
-                                               float *d_image, float *d_illumination,
-                                               const float *d_receiver, size_t receiver_pitch_y,
-                                               size_t receiver_pitch_z, cudaStream_t stream) {
+                                               void *d_scratch, float *d_image,
+                                               float *d_illumination, const float *d_receiver,
+                                               size_t receiver_pitch_y, size_t receiver_pitch_z,
+                                               cudaStream_t stream) {
   int status = RTM_OK;
   const size_t row = (size_t)n[0], plane = row * (size_t)n[1];
   RTM_TRY(rtm_codec_check(n, row, plane, rate, d_in));
   RTM_TRY(rtm_codec_check(n, receiver_pitch_y, receiver_pitch_z, rate, d_in));
   {
-    CodecShape s = codec_shape(d_image, n, row, plane); /* the illumination's too */
+    CodecShape s = codec_shape(d_image, n, row, plane, rate); /* the illumination's too */
     s.rows_aligned = s.rows_aligned && (uintptr_t)d_illumination % 16 == 0;
-    const CodecShape r = codec_shape(d_receiver, n, receiver_pitch_y, receiver_pitch_z);
+    const CodecShape r = codec_shape(d_receiver, n, receiver_pitch_y, receiver_pitch_z, rate);
+    const CodecScratch k = codec_scratch(d_scratch, s);
+    RTM_TRY(codec_locate(d_in, s, k, stream));
     codec_image_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
-        (const uint64_t *)d_in, s, rate, d_image, d_illumination, d_receiver, r);
+        (const uint64_t *)d_in, s, k, d_image, d_illumination, d_receiver, r);
     RTM_CUDA_TRY_LAUNCH("codec_image_kernel");
   }
 fail:

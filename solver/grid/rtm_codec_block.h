@@ -1,4 +1,4 @@
-/* rtm_codec_block.h - one 4x4x4 block of the fixed-rate codec (rtm_codec.h, where the format
+/* rtm_codec_block.h - one 4x4x4 block of the codec (rtm_codec.h, where the format
  * is described), as static inline functions that the C reference (codec.c) and the CUDA
  * kernels (solver/cuda/codec_cuda.cu) both compile: one text, so one set of bits.
  *
@@ -568,50 +568,134 @@ static RTM_CODEC_HD void rtm_codec_scatter(const uint32_t *bits, const int count
 
 /* ---- a whole block ---- */
 
-/* Codes the present values' bits (rtm_codec_gather's: zero where absent) into `rate` words
- * (64 rate bits). Returns 1, and stores an all-zero block, when a value is a NaN or an
- * infinity; 0 otherwise. An all-zero block (+0 or -0 alike) is all-zero words: its first
- * bit, 0, says so. */
-static RTM_CODEC_HD int rtm_codec_encode_block(const uint32_t *bits, const int count[3], int rate,
-                                               uint64_t *words) {
+/* What rtm_codec_coefficients found in a block. */
+enum {
+  RTM_CODEC_BLOCK_CODED = 0,  /* values to code: its exponent and coefficients are set */
+  RTM_CODEC_BLOCK_ZERO = 1,   /* every value +0 or -0: nothing to code */
+  RTM_CODEC_BLOCK_REFUSED = 2 /* a NaN or an infinity: coded as a block of zeros */
+};
+
+/* The present values' bits (rtm_codec_gather's: zero where absent) as the block's exponent
+ * and its 64 negabinary coefficients in transform order (index x + 4y + 16z): block
+ * floating point, the edge padding, the forward transform. */
+static RTM_CODEC_HD int rtm_codec_coefficients(const uint32_t *bits, const int count[3],
+                                               uint32_t *coef, int *emax) {
   uint32_t max_abs = 0;
   RTM_CODEC_UNROLL
   for (int i = 0; i < RTM_CODEC_VALUES; ++i) {
     const uint32_t a = bits[i] & 0x7fffffffu;
     max_abs = a > max_abs ? a : max_abs;
   }
-  const int refused = max_abs >= 0x7f800000u;
-  if (max_abs == 0 || refused) {
-    for (int i = 0; i < rate; ++i)
-      words[i] = 0ull;
-    return refused;
-  }
-  const int emax = rtm_codec_exponent(max_abs);
+  if (max_abs >= 0x7f800000u) return RTM_CODEC_BLOCK_REFUSED;
+  if (max_abs == 0) return RTM_CODEC_BLOCK_ZERO;
+  *emax = rtm_codec_exponent(max_abs);
   int32_t q[RTM_CODEC_VALUES];
   RTM_CODEC_UNROLL
   for (int i = 0; i < RTM_CODEC_VALUES; ++i)
-    q[i] = rtm_codec_to_int(bits[i], emax);
+    q[i] = rtm_codec_to_int(bits[i], *emax);
   if (count[0] < RTM_CODEC_EDGE || count[1] < RTM_CODEC_EDGE || count[2] < RTM_CODEC_EDGE)
     rtm_codec_pad(q, count);
   rtm_codec_transform_forward(q);
-  uint32_t coef[RTM_CODEC_VALUES];
   RTM_CODEC_UNROLL
   for (int j = 0; j < RTM_CODEC_VALUES; ++j)
     coef[j] = rtm_codec_to_negabinary(q[j]);
-  rtm_codec_writer_t w = {words, 0ull, 0};
-  rtm_codec_put(&w, 1u | (uint64_t)(emax + RTM_CODEC_BIAS) << 1, RTM_CODEC_HEADER);
-  const int total = 64 * rate;
-  rtm_codec_encode_planes(coef, total - RTM_CODEC_HEADER, &w);
-  /* the spent budget leaves the stream exactly at the end of the last word, except where the
-   * planes ran out first (rate 32 on some blocks): zeros to the end */
-  while (w.word < words + rate)
-    rtm_codec_put(&w, 0ull, 64 - w.filled);
-  return 0;
+  return RTM_CODEC_BLOCK_CODED;
 }
 
-static RTM_CODEC_HD void rtm_codec_decode_block(const uint64_t *words, int rate, uint32_t *bits) {
+/* The highest plane where a coefficient has a one (-1 when none). */
+static RTM_CODEC_HD int rtm_codec_top_plane(const uint32_t *coef) {
+  uint32_t planes = 0;
+  RTM_CODEC_UNROLL
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+    planes |= coef[j];
+  return planes ? rtm_codec_top_bit(planes) : -1;
+}
+
+/* What rtm_codec_encode_planes spends with an unbounded budget: cost[p] is the bits written
+ * from the top plane through the end of plane p (the header not counted). Given exactly
+ * cost[p] bits, the encoder stops at the end of plane p. */
+static RTM_CODEC_HD void rtm_codec_plane_costs(const uint32_t *coef, int *cost) {
+  uint32_t planes = 0;
+  RTM_CODEC_UNROLL
+  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+    planes |= coef[j];
+  int n = 0, spent = 0;
+  for (int plane = RTM_CODEC_PLANES - 1; plane >= 0; --plane) {
+    const uint64_t bits = (planes >> plane) & 1u ? rtm_codec_plane_bits(coef, plane) : 0ull;
+    spent += n;
+    while (n < RTM_CODEC_VALUES) {
+      const uint64_t rest = rtm_codec_shift_down(bits, n);
+      if (!rest) {
+        ++spent;
+        break;
+      }
+      const int next = n + rtm_codec_low_bit(rest);
+      spent += 1 + (next == RTM_CODEC_VALUES - 1 ? next - n : next - n + 1);
+      n = next + 1;
+    }
+    cost[plane] = spent;
+  }
+}
+
+/* Levels: plane p of a block of exponent emax stands for 2^(emax + p - 30) (before the
+ * transform's gain, which every block shares), level emax + p. A slab's blocks are coded
+ * down to a common level (rtm_codec.h), so a block's level range is [emax, emax + top]:
+ * RTM_CODEC_LEVEL_MIN .. RTM_CODEC_LEVEL_MAX, RTM_CODEC_LEVELS of them and one above. */
+enum {
+  RTM_CODEC_LEVEL_MIN = -126,
+  RTM_CODEC_LEVEL_MAX = 128 + RTM_CODEC_PLANES - 1,
+  RTM_CODEC_LEVELS = RTM_CODEC_LEVEL_MAX - RTM_CODEC_LEVEL_MIN + 2
+};
+
+/* A slab's block table: a byte a block (its words), in whole words. */
+static RTM_CODEC_HD size_t rtm_codec_table_words(size_t blocks) {
+  return (blocks + 7) / 8;
+}
+
+/* The words a block takes coded through plane p (0 .. 31): its header and planes rounded up. */
+static RTM_CODEC_HD int rtm_codec_words_through(int cost_p) {
+  return (RTM_CODEC_HEADER + cost_p + 63) / 64;
+}
+
+/* The device coder's scratch (rtm_codec_scratch_bytes), byte offsets of its parts: each
+ * slab's histogram (words at each level: direct, then below, RTM_CODEC_LEVELS uint32 each),
+ * each block's head (uint32: (emax - RTM_CODEC_LEVEL_MIN) << 8 | (top + 1), 0 for a block
+ * not coded), each block's word offset in its slab (uint32) and its words through each plane
+ * (bytes, plane-major: curve + plane blocks + block). */
+typedef struct {
+  size_t hist, head, offsets, curve, bytes;
+} rtm_codec_scratch_t;
+
+static RTM_CODEC_HD size_t rtm_codec_round_up(size_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
+
+static RTM_CODEC_HD rtm_codec_scratch_t rtm_codec_scratch_layout(const size_t blocks[3]) {
+  const size_t total = blocks[0] * blocks[1] * blocks[2];
+  rtm_codec_scratch_t l;
+  l.hist = 0;
+  l.head = rtm_codec_round_up(blocks[2] * 2 * RTM_CODEC_LEVELS * sizeof(uint32_t));
+  l.offsets = l.head + rtm_codec_round_up(total * sizeof(uint32_t));
+  l.curve = l.offsets + rtm_codec_round_up(total * sizeof(uint32_t));
+  l.bytes = l.curve + rtm_codec_round_up(total * RTM_CODEC_PLANES);
+  return l;
+}
+
+/* The block's header and planes in `count` words (64 count bits, the planes cut where they
+ * run out), zeros after the planes where they end first; count >= 1. */
+static RTM_CODEC_HD void rtm_codec_encode_coefficients(const uint32_t *coef, int emax, int count,
+                                                       uint64_t *words) {
+  rtm_codec_writer_t w = {words, 0ull, 0};
+  rtm_codec_put(&w, 1u | (uint64_t)(emax + RTM_CODEC_BIAS) << 1, RTM_CODEC_HEADER);
+  rtm_codec_encode_planes(coef, 64 * count - RTM_CODEC_HEADER, &w);
+  while (w.word < words + count)
+    rtm_codec_put(&w, 0ull, 64 - w.filled);
+}
+
+/* A block of `count` words (0: a block of zeros) back to the bits of its 64 values. */
+static RTM_CODEC_HD void rtm_codec_decode_block(const uint64_t *words, int count, uint32_t *bits) {
   rtm_codec_reader_t r = {words, 0ull, 0};
-  const uint32_t header = (uint32_t)rtm_codec_get(&r, RTM_CODEC_HEADER);
+  const uint32_t header = count > 0 ? (uint32_t)rtm_codec_get(&r, RTM_CODEC_HEADER) : 0u;
   if (!(header & 1u)) {
     RTM_CODEC_UNROLL
     for (int i = 0; i < RTM_CODEC_VALUES; ++i)
@@ -620,7 +704,7 @@ static RTM_CODEC_HD void rtm_codec_decode_block(const uint64_t *words, int rate,
   }
   const int emax = (int)(header >> 1) - RTM_CODEC_BIAS;
   uint32_t coef[RTM_CODEC_VALUES];
-  rtm_codec_decode_planes(&r, 64 * rate - RTM_CODEC_HEADER, coef);
+  rtm_codec_decode_planes(&r, 64 * count - RTM_CODEC_HEADER, coef);
   int32_t q[RTM_CODEC_VALUES];
   RTM_CODEC_UNROLL
   for (int j = 0; j < RTM_CODEC_VALUES; ++j)

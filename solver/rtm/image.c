@@ -141,7 +141,7 @@ fail:
   return status;
 }
 
-int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate,
+int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate, void *scratch,
                                 const float *receiver, rtm_layout_t receiver_layout) {
   int status = RTM_OK;
   if (!image || !blocks || !receiver || image->device < 0)
@@ -150,7 +150,7 @@ int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
   RTM_TRY(order_after_hold(image));
   RTM_TRY(rtm_imaging_cuda_decompress_accumulate(rtm_imaging_extent(&image->grid), blocks, rate,
-                                                 image->image.ptr, image->illumination.ptr,
+                                                 scratch, image->image.ptr, image->illumination.ptr,
                                                  receiver, receiver_layout));
 fail:
   return status;

@@ -316,30 +316,31 @@ fail:
 
 extern "C" int rtm_imaging_cuda_compress(rtm_imaging_extent_t extent, const float *d_field,
                                          rtm_layout_t layout, int rate, void *d_out,
-                                         uint64_t *d_first_refused) {
+                                         void *d_scratch, uint64_t *d_first_refused) {
   static_assert(sizeof(uint64_t) == sizeof(unsigned long long), "the codec's refused word");
   const int n[3] = {extent.nx, extent.ny, extent.nz};
   return rtm_cuda_codec_compress(d_field + layout.origin, n, (size_t)layout.stride_y,
-                                 (size_t)layout.stride_z, rate, d_out,
+                                 (size_t)layout.stride_z, rate, d_out, d_scratch,
                                  reinterpret_cast<unsigned long long *>(d_first_refused),
                                  cudaStreamLegacy);
 }
 
 extern "C" int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const void *d_in, int rate,
-                                           float *d_dense) {
+                                           void *d_scratch, float *d_dense) {
   const int n[3] = {extent.nx, extent.ny, extent.nz};
   const size_t row = (size_t)extent.nx;
-  return rtm_cuda_codec_decompress(d_in, n, rate, d_dense, row, row * (size_t)extent.ny,
+  return rtm_cuda_codec_decompress(d_in, n, rate, d_scratch, d_dense, row, row * (size_t)extent.ny,
                                    cudaStreamLegacy);
 }
 
 extern "C" int rtm_imaging_cuda_decompress_accumulate(rtm_imaging_extent_t extent,
-                                                      const void *d_in, int rate, float *d_image,
+                                                      const void *d_in, int rate,
+                                                      void *d_scratch, float *d_image,
                                                       float *d_illumination,
                                                       const float *d_receiver,
                                                       rtm_layout_t receiver_layout) {
   const int n[3] = {extent.nx, extent.ny, extent.nz};
-  return rtm_cuda_codec_decompress_image(d_in, n, rate, d_image, d_illumination,
+  return rtm_cuda_codec_decompress_image(d_in, n, rate, d_scratch, d_image, d_illumination,
                                          d_receiver + receiver_layout.origin,
                                          (size_t)receiver_layout.stride_y,
                                          (size_t)receiver_layout.stride_z, cudaStreamLegacy);

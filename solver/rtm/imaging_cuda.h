@@ -65,20 +65,21 @@ int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out, size_t ce
  * plane (asynchronous with page-locked memory). */
 int rtm_imaging_cuda_pack_to_host(rtm_imaging_extent_t extent, const float *d_field,
                                   rtm_layout_t layout, float *host_dense);
-/* The fixed-rate codec (rtm_codec.h, solver/cuda/rtm_cuda_codec.h: the C reference's bytes
+/* The codec (rtm_codec.h, solver/cuda/rtm_cuda_codec.h: the C reference's bytes
  * and floats bit for bit) at `rate` bits a value: the interior of d_field (laid out as
  * `layout`) into d_out, rtm_codec_bytes of the extent, 8-byte aligned, with *d_first_refused
  * (device memory) set to the first block holding a NaN or an infinity, RTM_CODEC_NO_BLOCK for
- * none; and d_in back into the dense d_dense. */
+ * none; and d_in back into the dense d_dense. d_scratch: the coder's device memory,
+ * rtm_codec_scratch_bytes of the extent. */
 int rtm_imaging_cuda_compress(rtm_imaging_extent_t extent, const float *d_field,
-                              rtm_layout_t layout, int rate, void *d_out,
+                              rtm_layout_t layout, int rate, void *d_out, void *d_scratch,
                               uint64_t *d_first_refused);
 int rtm_imaging_cuda_decompress(rtm_imaging_extent_t extent, const void *d_in, int rate,
-                                float *d_dense);
+                                void *d_scratch, float *d_dense);
 /* d_image += s * d_receiver, d_illumination += s^2 with s the values of the blocks d_in
  * (rtm_cuda_codec_decompress_image: accumulate's floats, no volume of s). */
 int rtm_imaging_cuda_decompress_accumulate(rtm_imaging_extent_t extent, const void *d_in, int rate,
-                                           float *d_image, float *d_illumination,
+                                           void *d_scratch, float *d_image, float *d_illumination,
                                            const float *d_receiver, rtm_layout_t receiver_layout);
 /* sums[0] = sum of (d_dense - field)^2 and sums[1] = sum of field^2 over the interior of
  * d_field (laid out as `layout`; d_dense dense), in double, on the host when it returns

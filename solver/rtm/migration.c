@@ -210,7 +210,7 @@ static void candidate_name(const candidate_t *c, const rtm_config_t *cfg, char *
 
 /* rtm.reconstruction = auto: the fastest way that can serve the run and fits with the
  * propagators: snapshots (2 propagations a shot) in rtm.snapshot_precision, then smaller ones
- * (fp16, then zfp at rtm.snapshot_rate: lossy, some 1e-3 of the image, far less than a
+ * (fp16, then zfp at rtm.snapshot_rate: lossy, some 1e-4 of the image at 6 bits, far less than a
  * reflector's image moves with a velocity error of a percent), boundary (3), checkpoint (3 or
  * more). */
 static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, int device) {

@@ -120,10 +120,12 @@ static int snapshots_image_at(void *state, int n, rtm_image_t *image, const floa
                               rtm_layout_t receiver_layout) {
   snapshots_state_t *s = state;
   const void *blocks = NULL;
+  void *scratch = NULL;
   int rate = 0;
-  const int status = rtm_snapshots_device_blocks(s->store, n / s->imaging_step - 1, &blocks, &rate);
+  const int status =
+      rtm_snapshots_device_blocks(s->store, n / s->imaging_step - 1, &blocks, &rate, &scratch);
   if (status != RTM_OK) return status;
-  return rtm_image_accumulate_blocks(image, blocks, rate, receiver, receiver_layout);
+  return rtm_image_accumulate_blocks(image, blocks, rate, scratch, receiver, receiver_layout);
 }
 
 const char *rtm_reconstruction_snapshots_format(const void *state) {

@@ -68,10 +68,10 @@ int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
  * multiply-add per term in this order, the same on host and device. */
 int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                          const float *receiver, rtm_layout_t receiver_layout);
-/* The same accumulation with the source as a zfp snapshot's device blocks
- * (rtm_snapshots_device_blocks): decoded and imaged in one pass (device images only; the
+/* The same accumulation with the source as a zfp snapshot's device blocks and the coder's
+ * scratch (rtm_snapshots_device_blocks): decoded and imaged in one pass (device images only; the
  * same floats as decoding into a volume, then rtm_image_accumulate). */
-int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate,
+int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate, void *scratch,
                                 const float *receiver, rtm_layout_t receiver_layout);
 /* The same accumulation taken by a backend's next step (rtm_backend_t's image_next_step,
  * device images only): fills *request with `source` in `source_layout` and the image's
@@ -193,7 +193,7 @@ typedef struct rtm_snapshots rtm_snapshots_t;
 
 /* `count` slots of the grid's interior in the memory `strategy` gives (device ones on
  * `device`; "host" and "pinned" in host memory), each dense fp32 or, with fp16, binary16
- * (rounded to nearest even; 2 bytes a cell), or with zfp the fixed-rate codec's blocks at
+ * (rounded to nearest even; 2 bytes a cell), or with zfp the codec's blocks at
  * `rate` bits a value (rtm_codec_bytes; `rate` is read for zfp alone). The fp16 and zfp
  * stores and any store not in the fields' memory (host slots for a cuda backend) keep one
  * fp32 staging volume beside the fields for get. Slots are recorded in the ledger as
@@ -213,10 +213,12 @@ int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t 
  * store's slots are fp32 on the device), else NULL. */
 float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot);
 /* Slot `slot`'s codec blocks in device memory (copied to the transfer buffer first where the
- * slots are on the host) and their rate, where the store is zfp for a device; else
+ * slots are on the host), their rate and the coder's scratch (rtm_cuda_codec.h), where the
+ * store is zfp for a device; else
  * RTM_ERR_UNSUPPORTED, nothing said. The first call of the backward pass (its last slot)
  * checks every slot's compression, as rtm_snapshots_get does. Valid until the next call. */
-int rtm_snapshots_device_blocks(rtm_snapshots_t *store, int slot, const void **blocks, int *rate);
+int rtm_snapshots_device_blocks(rtm_snapshots_t *store, int slot, const void **blocks, int *rate,
+                                void **scratch);
 /* Slot `slot` as fp32 in the fields' memory: the slot itself when it is fp32 there, else
  * converted or copied into the staging volume (valid until the next get). Layout: dense. */
 int rtm_snapshots_get(rtm_snapshots_t *store, int slot, const float **volume);

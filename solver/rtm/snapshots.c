@@ -1,5 +1,5 @@
 /* Source snapshots (rtm_imaging.h): `count` dense interior slots in one allocation of the
- * memory.imaging strategy, fp32, binary16 or the fixed-rate codec's blocks (zfp,
+ * memory.imaging strategy, fp32, binary16 or the codec's blocks (zfp,
  * solver/grid/rtm_codec.h, at `rate` bits a value), and the volumes get hands back as fp32
  * where the fields are. A binary16 slot holds x 2^e, e chosen from the snapshot's largest |x|
  * (rtm_half_scale_exponent, kept a slot where the fields are), so that a wavefield of any
@@ -48,6 +48,7 @@ struct rtm_snapshots {
   rtm_allocation_t slots;    /* count x slot_bytes */
   rtm_allocation_t staging;  /* fp32 volume for get, when needed */
   rtm_allocation_t transfer; /* binary16 volume on the device, fp16 host slots only */
+  rtm_allocation_t scratch;  /* zfp on a device: the coder's working memory (rtm_codec.h) */
   rtm_allocation_t refused;  /* zfp on a device: each slot's first block holding a NaN or an
                               * infinity (uint64, RTM_CODEC_NO_BLOCK for none), checked when
                               * the backward pass starts (rtm_snapshots_get of the last slot) */
@@ -60,7 +61,7 @@ typedef struct {
   const char *slots_strategy, *fields_strategy;
   int host_slots_of_device;
   size_t cells, slot_bytes, slots_bytes, staging_bytes, transfer_bytes, scales_bytes;
-  size_t refused_bytes;
+  size_t refused_bytes, scratch_bytes;
   int too_large; /* the byte count overflows size_t */
 } snapshot_plan_t;
 
@@ -89,7 +90,10 @@ static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
   if (fp16 || zfp || plan.host_slots_of_device) plan.staging_bytes = plan.cells * sizeof(float);
   if ((fp16 || zfp) && plan.host_slots_of_device) plan.transfer_bytes = plan.slot_bytes;
   if (fp16 && count > 0) plan.scales_bytes = (size_t)count * sizeof(uint32_t);
-  if (zfp && device >= 0 && count > 0) plan.refused_bytes = (size_t)count * sizeof(uint64_t);
+  if (zfp && device >= 0 && count > 0) {
+    plan.refused_bytes = (size_t)count * sizeof(uint64_t);
+    plan.scratch_bytes = rtm_codec_scratch_bytes(n);
+  }
   return plan;
 }
 
@@ -107,6 +111,7 @@ size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const 
   if (plan.transfer_bytes) bytes += rtm_imaging_taken_bytes("device", plan.transfer_bytes);
   if (plan.scales_bytes) bytes += rtm_imaging_taken_bytes(plan.fields_strategy, plan.scales_bytes);
   if (plan.refused_bytes) bytes += rtm_imaging_taken_bytes("device", plan.refused_bytes);
+  if (plan.scratch_bytes) bytes += rtm_imaging_taken_bytes("device", plan.scratch_bytes);
   return bytes;
 }
 
@@ -149,6 +154,9 @@ static int allocate_store(rtm_snapshots_t *store, const snapshot_plan_t *plan,
   if (plan->refused_bytes)
     RTM_TRY(rtm_imaging_alloc("device", plan->refused_bytes, "snapshot checks", store->device,
                               ledger, &store->refused));
+  if (plan->scratch_bytes)
+    RTM_TRY(rtm_imaging_alloc("device", plan->scratch_bytes, "snapshot coder", store->device,
+                              ledger, &store->scratch));
 fail:
   return status;
 }
@@ -301,7 +309,7 @@ static int save_device(rtm_snapshots_t *store, int slot, const float *d_padded) 
   } else if (store->precision == RTM_PRECISION_ZFP) {
     void *blocks = store->host_slots_of_device ? store->transfer.ptr : destination;
     RTM_TRY(rtm_imaging_cuda_compress(extent, d_padded, layout, store->rate, blocks,
-                                      (uint64_t *)store->refused.ptr + slot));
+                                      store->scratch.ptr, (uint64_t *)store->refused.ptr + slot));
     if (store->host_slots_of_device)
       RTM_TRY(rtm_imaging_cuda_copy(destination, blocks, store->slot_bytes));
   } else if (store->host_slots_of_device) {
@@ -374,7 +382,8 @@ fail:
   return status;
 }
 
-int rtm_snapshots_device_blocks(rtm_snapshots_t *store, int slot, const void **blocks, int *rate) {
+int rtm_snapshots_device_blocks(rtm_snapshots_t *store, int slot, const void **blocks, int *rate,
+                                void **scratch) {
   int status = RTM_OK;
   *blocks = NULL;
   if (store->device < 0 || store->precision != RTM_PRECISION_ZFP) return RTM_ERR_UNSUPPORTED;
@@ -382,6 +391,7 @@ int rtm_snapshots_device_blocks(rtm_snapshots_t *store, int slot, const void **b
   RTM_TRY(rtm_imaging_cuda_use_device(store->device));
   RTM_TRY(device_blocks(store, slot, blocks));
   *rate = store->rate;
+  *scratch = store->scratch.ptr;
 fail:
   return status;
 }
@@ -396,7 +406,7 @@ static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
     const void *blocks = NULL;
     RTM_TRY(device_blocks(store, slot, &blocks));
     RTM_TRY(rtm_imaging_cuda_decompress(rtm_imaging_extent(&store->grid), blocks, store->rate,
-                                        staging));
+                                        store->scratch.ptr, staging));
     *volume = staging;
   } else if (store->host_slots_of_device) {
     if (store->precision == RTM_PRECISION_FP32) {
@@ -488,6 +498,7 @@ void rtm_snapshots_destroy(rtm_snapshots_t *store) {
     (void)rtm_imaging_cuda_synchronize();
   rtm_mem_free(&store->scales);
   rtm_mem_free(&store->refused);
+  rtm_mem_free(&store->scratch);
   rtm_mem_free(&store->transfer);
   rtm_mem_free(&store->staging);
   rtm_mem_free(&store->slots);

@@ -1,4 +1,4 @@
-/* The fixed-rate codec's CUDA kernels (solver/cuda/codec_cuda.cu) against its C reference
+/* The codec's CUDA kernels (solver/cuda/codec_cuda.cu) against its C reference
  * (solver/grid/codec.c), bit for bit: on the cpu test's volumes (smooth, wavefront, plane
  * wave, random), whole and partial blocks, pitched layouts, every rate of 1 .. 32 tried
  * there, the device's compressed bytes equal the reference's and the device's decoded
@@ -35,7 +35,7 @@ typedef struct {
   float *original, *want, *got;           /* host */
   unsigned char *want_bytes, *got_bytes;  /* host */
   float *d_volume, *d_decoded;            /* device */
-  void *d_bytes;
+  void *d_bytes, *d_scratch;              /* d_scratch: the coder's, rtm_codec_scratch_bytes(n) */
   unsigned long long *d_refused;
 } pair_t;
 
@@ -45,6 +45,7 @@ static pair_t pair_create(const int n[3], int pad) {
               0,
               0,
               0,
+              NULL,
               NULL,
               NULL,
               NULL,
@@ -66,6 +67,7 @@ static pair_t pair_create(const int n[3], int pad) {
   assert_int_equal(cudaMalloc((void **)&p.d_volume, p.floats * sizeof(float)), cudaSuccess);
   assert_int_equal(cudaMalloc((void **)&p.d_decoded, p.floats * sizeof(float)), cudaSuccess);
   assert_int_equal(cudaMalloc(&p.d_bytes, p.bytes), cudaSuccess);
+  assert_int_equal(cudaMalloc(&p.d_scratch, rtm_codec_scratch_bytes(n)), cudaSuccess);
   assert_int_equal(cudaMalloc((void **)&p.d_refused, sizeof *p.d_refused), cudaSuccess);
   for (size_t i = 0; i < p.floats; ++i)
     p.original[i] = NAN; /* the margins; the interior is filled by the test */
@@ -81,6 +83,7 @@ static void pair_destroy(pair_t *p) {
   cudaFree(p->d_volume);
   cudaFree(p->d_decoded);
   cudaFree(p->d_bytes);
+  cudaFree(p->d_scratch);
   cudaFree(p->d_refused);
 }
 
@@ -94,9 +97,11 @@ static int compare_at(pair_t *p, int rate) {
                                         p->want_bytes, &want_refused);
   assert_int_equal(cudaMemcpy(p->d_volume, p->original, volume, cudaMemcpyHostToDevice),
                    cudaSuccess);
+  /* every byte written, nothing taken from the scratch's last contents */
   assert_int_equal(cudaMemset(p->d_bytes, 0x5a, bytes), cudaSuccess);
+  assert_int_equal(cudaMemset(p->d_scratch, 0x5a, rtm_codec_scratch_bytes(p->n)), cudaSuccess);
   assert_int_equal(rtm_cuda_codec_compress(p->d_volume, p->n, p->pitch_y, p->pitch_z, rate,
-                                           p->d_bytes, p->d_refused, 0),
+                                           p->d_bytes, p->d_scratch, p->d_refused, 0),
                    RTM_OK);
   unsigned long long got_refused = 0;
   assert_int_equal(cudaMemcpy(p->got_bytes, p->d_bytes, bytes, cudaMemcpyDeviceToHost),
@@ -114,9 +119,9 @@ static int compare_at(pair_t *p, int rate) {
   for (size_t i = 0; i < p->floats; ++i)
     p->got[i] = NAN;
   assert_int_equal(cudaMemcpy(p->d_decoded, p->got, volume, cudaMemcpyHostToDevice), cudaSuccess);
-  assert_int_equal(
-      rtm_cuda_codec_decompress(p->d_bytes, p->n, rate, p->d_decoded, p->pitch_y, p->pitch_z, 0),
-      RTM_OK);
+  assert_int_equal(rtm_cuda_codec_decompress(p->d_bytes, p->n, rate, p->d_scratch, p->d_decoded,
+                                             p->pitch_y, p->pitch_z, 0),
+                   RTM_OK);
   assert_int_equal(cudaMemcpy(p->got, p->d_decoded, volume, cudaMemcpyDeviceToHost), cudaSuccess);
   assert_memory_equal(p->got, p->want, volume);
   return status;
@@ -180,7 +185,7 @@ static void test_plane_range(void **state) {
     const int m[3] = {n[0], n[1], ranges[r][1]};
     const size_t at = (size_t)ranges[r][0] / 4 * rtm_codec_slab_bytes(n, rate);
     assert_int_equal(rtm_cuda_codec_compress(p.d_volume + ranges[r][0] * p.pitch_z, m, p.pitch_y,
-                                             p.pitch_z, rate, p.d_bytes, NULL, 0),
+                                             p.pitch_z, rate, p.d_bytes, p.d_scratch, NULL, 0),
                      RTM_OK);
     assert_int_equal(
         cudaMemcpy(p.got_bytes, p.d_bytes, rtm_codec_bytes(m, rate), cudaMemcpyDeviceToHost),
@@ -236,8 +241,8 @@ static void test_decompress_image(void **state) {
       assert_int_equal(
           cudaMemcpy(p.d_bytes, p.want_bytes, rtm_codec_bytes(n, rate), cudaMemcpyHostToDevice),
           cudaSuccess);
-      assert_int_equal(rtm_cuda_codec_decompress_image(p.d_bytes, n, rate, d_image, d_illumination,
-                                                       d_receiver, ry, rz, 0),
+      assert_int_equal(rtm_cuda_codec_decompress_image(p.d_bytes, n, rate, p.d_scratch, d_image,
+                                                       d_illumination, d_receiver, ry, rz, 0),
                        RTM_OK);
       for (int z = 0; z < n[2]; ++z)
         for (int y = 0; y < n[1]; ++y)
@@ -291,16 +296,16 @@ static void test_throughput(void **state) {
     const int rate = timed[r];
     for (int rep = 0; rep < 2; ++rep) { /* the first warms up */
       cudaEventRecord(events[0], 0);
-      assert_int_equal(
-          rtm_cuda_codec_compress(p.d_volume, n, p.pitch_y, p.pitch_z, rate, p.d_bytes, NULL, 0),
-          RTM_OK);
+      assert_int_equal(rtm_cuda_codec_compress(p.d_volume, n, p.pitch_y, p.pitch_z, rate, p.d_bytes,
+                                               p.d_scratch, NULL, 0),
+                       RTM_OK);
       cudaEventRecord(events[1], 0);
-      assert_int_equal(
-          rtm_cuda_codec_decompress(p.d_bytes, n, rate, p.d_decoded, p.pitch_y, p.pitch_z, 0),
-          RTM_OK);
+      assert_int_equal(rtm_cuda_codec_decompress(p.d_bytes, n, rate, p.d_scratch, p.d_decoded,
+                                                 p.pitch_y, p.pitch_z, 0),
+                       RTM_OK);
       cudaEventRecord(events[2], 0);
       /* imaged with the volume as the receiver, into the decoded volume and illumination */
-      assert_int_equal(rtm_cuda_codec_decompress_image(p.d_bytes, n, rate, p.d_decoded,
+      assert_int_equal(rtm_cuda_codec_decompress_image(p.d_bytes, n, rate, p.d_scratch, p.d_decoded,
                                                        d_illumination, p.d_volume, p.pitch_y,
                                                        p.pitch_z, 0),
                        RTM_OK);

@@ -7,7 +7,8 @@
 # ./x, x or /abs/x). Each ends at the image an uninterrupted run with the same keys gives, bit
 # for bit (within float rounding across shot-group counts, said in a line). A key that
 # changes the sums is still refused, naming it; a state without the resolved record (an
-# earlier build's) is compared as that build compared it.
+# earlier build's) is compared as that build compared it; a zfp state of a build before the
+# codec's format changed is refused.
 source "$(dirname "$0")/lib.sh" "$@"
 tiny_deck "$work/tiny.ini"
 out="$work/out"
@@ -82,6 +83,23 @@ if have_h5edit; then
     --set output.name=old --set memory.limit_gb=8
   expect 0 "" "$rtm3d" "${migrate[@]}" --set output.name=old
   same_image old fresh
+fi
+
+# ---- zfp snapshots: a state resumes to the uninterrupted image; one whose record lacks the
+# codec's format line (a build before 2026-11-30, whose codec coded each block to a fixed
+# number of bits) is refused, not resumed into another codec's image
+zfp=(--set rtm.reconstruction=snapshots --set rtm.snapshot_precision=zfp)
+expect 0 "" "$rtm3d" "${migrate[@]}" --quiet --set output.name=fresh_zfp "${zfp[@]}"
+stop_then_resume zfp "${zfp[*]}" "${zfp[*]}"
+same_image zfp fresh_zfp
+if have_h5edit; then
+  rm -f "$out"/zfp_old.* "$out"/zfp_old_*
+  expect 0 "" "$rtm3d" "${migrate[@]}" --set output.name=zfp_old "${zfp[@]}" --max-shots=1
+  h5edit "$out/zfp_old.resume.h5" gettext resume_config | grep -v -e '^\[codec\]$' \
+    -e '^format = slabs coded' > "$work/old_config.txt" || rob_fail "h5edit gettext"
+  h5edit "$out/zfp_old.resume.h5" settext resume_config "$work/old_config.txt" ||
+    rob_fail "h5edit settext"
+  expect 2 "another config" "$rtm3d" "${migrate[@]}" --set output.name=zfp_old "${zfp[@]}"
 fi
 
 # ---- another shot-group count: a state of 2 groups on 2 ranks resumes on one rank, and one

@@ -104,7 +104,7 @@ static inline void imaging_test_half_scaled(float *values, size_t count) {
     values[i] = ldexpf(rtm_half_to_float(rtm_half_from_float(ldexpf(values[i], e))), -e);
 }
 
-/* A dense interior [nz_local][ny][nx] replaced by its round trip through the fixed-rate
+/* A dense interior [nz_local][ny][nx] replaced by its round trip through the
  * codec at `rate` (codec.c, the reference a zfp store and the device's kernels match). */
 static inline void imaging_test_codec_round_trip(const rtm_grid_t *grid, float *dense, int rate) {
   const int n[3] = {grid->n[0], grid->n[1], grid->nz_local};
