@@ -613,27 +613,42 @@ static RTM_CODEC_HD int rtm_codec_top_plane(const uint32_t *coef) {
 
 /* What rtm_codec_encode_planes spends with an unbounded budget: cost[p] is the bits written
  * from the top plane through the end of plane p (the header not counted). Given exactly
- * cost[p] bits, the encoder stops at the end of plane p. */
+ * cost[p] bits, the encoder stops at the end of plane p.
+ *
+ * Counted from each coefficient's top plane s_i (i in sequency order), not plane by plane:
+ * after plane q the significant prefix is 0 .. M_q, M_q the last coefficient with s_i >= q
+ * (the group tests find every one beyond the prefix), so plane q writes M_(q+1) + 1 bits
+ * verbatim, its k_q new coefficients' tests and scans up to M_q (k_q + M_q - M_(q+1) bits,
+ * one fewer where the scan ends at the last coefficient, whose one is implied) and a final
+ * zero test while M_q < 63: M_q + 1 + k_q + [M_q < 63] - [M_q = 63 > M_(q+1)]. k_q counts the
+ * coefficients of top plane q after every coefficient of a higher one. Sixty-four top bits
+ * and 32 sums, where coding the planes takes 64 bits a plane (tests/solver/test_codec.c
+ * checks this against the encoder's bits, plane by plane). */
 static RTM_CODEC_HD void rtm_codec_plane_costs(const uint32_t *coef, int *cost) {
-  uint32_t planes = 0;
+  int last[RTM_CODEC_PLANES], count[RTM_CODEC_PLANES];
+  for (int q = 0; q < RTM_CODEC_PLANES; ++q) {
+    last[q] = -1;
+    count[q] = 0;
+  }
+  int higher = -1; /* the highest top plane among the coefficients after i */
   RTM_CODEC_UNROLL
-  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
-    planes |= coef[j];
-  int n = 0, spent = 0;
-  for (int plane = RTM_CODEC_PLANES - 1; plane >= 0; --plane) {
-    const uint64_t bits = (planes >> plane) & 1u ? rtm_codec_plane_bits(coef, plane) : 0ull;
-    spent += n;
-    while (n < RTM_CODEC_VALUES) {
-      const uint64_t rest = rtm_codec_shift_down(bits, n);
-      if (!rest) {
-        ++spent;
-        break;
-      }
-      const int next = n + rtm_codec_low_bit(rest);
-      spent += 1 + (next == RTM_CODEC_VALUES - 1 ? next - n : next - n + 1);
-      n = next + 1;
+  for (int i = RTM_CODEC_VALUES - 1; i >= 0; --i) {
+    const uint32_t c = coef[rtm_codec_order(i)];
+    if (!c) continue;
+    const int top = rtm_codec_top_bit(c);
+    if (last[top] < 0) last[top] = i;
+    if (top >= higher) {
+      ++count[top];
+      higher = top;
     }
-    cost[plane] = spent;
+  }
+  int prefix_last = -1, spent = 0;
+  for (int q = RTM_CODEC_PLANES - 1; q >= 0; --q) {
+    const int above = prefix_last;
+    if (last[q] > prefix_last) prefix_last = last[q];
+    spent += prefix_last + 1 + count[q] + (prefix_last < RTM_CODEC_VALUES - 1) -
+             (prefix_last == RTM_CODEC_VALUES - 1 && above < RTM_CODEC_VALUES - 1);
+    cost[q] = spent;
   }
 }
 

@@ -3,8 +3,8 @@
  * measured here; exact all-zero and constant blocks; partial blocks at the edges; the
  * pitches (nothing outside the interior read or written); a plane range as the part of the
  * whole; NaN and infinities refused with the block named; subnormals and values near
- * FLT_MAX; what it refuses as arguments; the block coder's plane coder against the format's
- * bit-by-bit statement of it. Prints a timing of the reference (no bound). */
+ * FLT_MAX; what it refuses as arguments; the block coder's plane coder and its plane costs
+ * against the format's bit-by-bit statement of it. Prints a timing of the reference (no bound). */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
 #include <math.h>
@@ -529,6 +529,67 @@ static void test_plane_coder(void **state) {
          trials, trials);
 }
 
+/* The bits the statement's encoder writes through the end of each plane, unbounded: a
+ * coefficient at a time (coef in sequency order). */
+static void statement_costs(const uint32_t *coef, int *cost) {
+  int n = 0, spent = 0;
+  for (int plane = RTM_CODEC_PLANES - 1; plane >= 0; --plane) {
+    spent += n; /* the significant ones' bits, verbatim */
+    while (n < RTM_CODEC_VALUES) {
+      int any = 0;
+      for (int i = n; i < RTM_CODEC_VALUES; ++i)
+        any |= (int)(coef[i] >> plane & 1u);
+      ++spent; /* the group test */
+      if (!any) break;
+      for (int i = n;; ++i) {
+        if (i == RTM_CODEC_VALUES - 1) { /* the last one, implied */
+          n = RTM_CODEC_VALUES;
+          break;
+        }
+        ++spent;
+        if (coef[i] >> plane & 1u) {
+          n = i + 1;
+          break;
+        }
+      }
+    }
+    cost[plane] = spent;
+  }
+}
+
+/* rtm_codec_plane_costs, which the slabs' allocation trusts, against the statement's count
+ * plane by plane; and given exactly cost[p] bits the stream holds every plane down to p (the
+ * decoded coefficients' digits from p up are the coded ones). */
+static void test_plane_costs(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_plane_costs");
+  enum { WORDS = 40 }; /* 32 planes of 64 bits and their tests fit */
+  uint64_t words[WORDS];
+  for (int t = 0; t < 20000; ++t) {
+    uint32_t coef[RTM_CODEC_VALUES], sequency[RTM_CODEC_VALUES], got[RTM_CODEC_VALUES];
+    plane_coder_fill(t % 5, &rng, coef);
+    if (t % 7 == 0) /* some planes empty above and between */
+      for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+        coef[j] &= 0x0f0f0f0fu;
+    for (int i = 0; i < RTM_CODEC_VALUES; ++i)
+      sequency[i] = coef[sequency_order[i]];
+    int want[RTM_CODEC_PLANES], cost[RTM_CODEC_PLANES];
+    statement_costs(sequency, want);
+    rtm_codec_plane_costs(coef, cost);
+    assert_memory_equal(cost, want, sizeof want);
+    const int p = (int)(rtm_test_next(&rng) % RTM_CODEC_PLANES);
+    assert_true(cost[p] <= 64 * WORDS);
+    memset(words, 0, sizeof words);
+    rtm_codec_writer_t w = {words, 0ull, 0};
+    rtm_codec_encode_planes(coef, cost[p], &w);
+    if (w.filled) *w.word = w.buffer;
+    rtm_codec_reader_t r = {words, 0ull, 0};
+    rtm_codec_decode_planes(&r, cost[p], got);
+    for (int j = 0; j < RTM_CODEC_VALUES; ++j)
+      assert_int_equal(got[j] >> p, coef[j] >> p);
+  }
+}
+
 /* The device converts between floats and a block's integers with float instructions where
  * they give the reference's bits (rtm_codec_block.h, RTM_CODEC_FAST_*): two identities in
  * those ranges, checked with the host's float arithmetic (int -> float rounded to nearest
@@ -583,5 +644,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_error_per_rate), cmocka_unit_test(test_plane
               cmocka_unit_test(test_zero_and_constant), cmocka_unit_test(test_partial_blocks),
               cmocka_unit_test(test_plane_range), cmocka_unit_test(test_special_values),
               cmocka_unit_test(test_extreme_magnitudes), cmocka_unit_test(test_sizes_and_refusals),
-              cmocka_unit_test(test_plane_coder), cmocka_unit_test(test_conversion_identities),
-              cmocka_unit_test(test_timing))
+              cmocka_unit_test(test_plane_coder), cmocka_unit_test(test_plane_costs),
+              cmocka_unit_test(test_conversion_identities), cmocka_unit_test(test_timing))
