@@ -1,8 +1,9 @@
 /* rtm_cuda_codec.h - the codec (solver/grid/rtm_codec.h: format, rates, errors) on the
  * device (codec_cuda.cu): the same bytes from the same volume as the C reference, and the
- * same floats from the same bytes, bit for bit. Device pointers; the work is queued on
- * `stream` and nothing waits for it. Sizes and plane ranges as in rtm_codec.h
- * (rtm_codec_bytes, rtm_codec_slab_bytes); d_scratch is device memory of
+ * same floats from the same bytes, bit for bit (bytes not of this codec, whose block table
+ * claims more words than a slab holds, decode as zeros where the reference refuses them). Device
+ * pointers; the work is queued on `stream` and nothing waits for it. Sizes and plane ranges as in
+ * rtm_codec.h (rtm_codec_bytes, rtm_codec_slab_bytes); d_scratch is device memory of
  * rtm_codec_scratch_bytes(n) bytes, 256-byte aligned, which the call's work uses until it
  * has run (one scratch a stream). */
 #ifndef RTM_CUDA_CODEC_H

@@ -83,8 +83,8 @@ size_t rtm_codec_bytes(const int n[3], int rate);
 /* Bytes of one slab of 4 planes: the offset of planes [4 s, 4 s + 4) is s times this. */
 size_t rtm_codec_slab_bytes(const int n[3], int rate);
 
-/* Bytes of device memory the CUDA coder works in for a volume n (rtm_cuda_codec.h): about
- * 40 bytes a block of 64 values, 0.6 bytes a cell. */
+/* Bytes of device memory the CUDA coder works in for a volume n (rtm_cuda_codec.h): 40 bytes
+ * a block of 64 values (0.6 bytes a cell) and a histogram of 2.3 kB a slab of 4 planes. */
 size_t rtm_codec_scratch_bytes(const int n[3]);
 
 /* The first cell (x, y, z) of block number `block` of a volume n. */
@@ -106,7 +106,10 @@ int rtm_codec_compress(const float *volume, const int n[3], size_t pitch_y, size
                        int rate, void *out, size_t *first_refused);
 
 /* Decompresses rtm_codec_compress's bytes `in` (8-byte aligned) into
- * volume[z pitch_z + y pitch_y + x], touching no other element. */
+ * volume[z pitch_z + y pitch_y + x], touching no other element. RTM_ERR_INTERNAL, the slab
+ * named, when a slab's block table claims more words than the slab holds (bytes not of this
+ * codec; that slab's planes are left partly written; the CUDA decoders decode such blocks
+ * as zeros instead, rtm_cuda_codec.h). */
 int rtm_codec_decompress(const void *in, const int n[3], int rate, float *volume, size_t pitch_y,
                          size_t pitch_z);
 

@@ -12,9 +12,10 @@
  * Written for registers: every loop over a block's 64 values has constant bounds and is
  * unrolled on the device (RTM_CODEC_UNROLL), values outside a partial block are masked, not
  * skipped by a shorter loop, and the sequency order is applied through constant ranks, so a
- * thread holds its block in registers and no array goes to local memory (the decoder,
- * bounded to 96 registers for occupancy, spills 8 bytes); the bit planes are
- * coded a significant coefficient at a time, not a bit at a time. tests/solver/test_codec.c
+ * thread holds its block in registers; the bit planes are coded a significant coefficient
+ * at a time, not a bit at a time. The plane costs (rtm_codec_plane_costs) index their
+ * per-plane counts by a coefficient's top plane, which the device keeps in local memory
+ * (the analysing kernel's 384-byte stack frame). tests/solver/test_codec.c
  * keeps the plane coder's bit-by-bit statement and checks this one against it. */
 #ifndef RTM_CODEC_BLOCK_H
 #define RTM_CODEC_BLOCK_H

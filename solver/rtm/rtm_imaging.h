@@ -204,7 +204,8 @@ int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const ch
                          rtm_snapshots_t **store);
 /* Bytes of one slot alone. */
 size_t rtm_snapshots_slot_bytes(const rtm_grid_t *grid, rtm_precision_t precision, int rate);
-/* Bytes the store would take (slots and staging), for the preflight estimate. */
+/* Bytes the store would take (slots, staging, and on a device the codec's scratch and checks),
+ * for the preflight estimate. */
 size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
                            rtm_precision_t precision, int rate);
 /* Slot `slot` := the interior of a field view (padded, in the fields' memory). */

@@ -127,7 +127,8 @@ static void log_does_not_fit(const rtm_grid_t *grid, int count, const snapshot_p
                 "= %s, plus %.3f GB of staging) do not fit: raise rtm.imaging_step (fewer "
                 "snapshots), %s, or choose another memory.imaging (pinned or host: host memory)",
                 count, grid->n[0], grid->n[1], grid->nz_local, rtm_precision_name(precision), size,
-                plan->slots_strategy, (plan->staging_bytes + plan->transfer_bytes) / 1e9,
+                plan->slots_strategy,
+                (plan->staging_bytes + plan->transfer_bytes + plan->scratch_bytes) / 1e9,
                 precision == RTM_PRECISION_ZFP ? "a lower rtm.snapshot_rate (bits a value)"
                 : precision == RTM_PRECISION_FP16
                     ? "rtm.snapshot_precision = zfp (rtm.snapshot_rate bits a value, 4: a quarter "

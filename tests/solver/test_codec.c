@@ -265,6 +265,39 @@ static void test_plane_range(void **state) {
   volume_destroy(&v);
 }
 
+/* Each slab's words: its table's sum is its capacity (rate words a block less the table's),
+ * the left-over words granted to the blocks' next planes, for fields no slab codes whole;
+ * every block decodes from where the table says (the round trip's bound holds). A level one
+ * too high, or no grant of the left-over, leaves words unused: this fails. */
+static void test_slab_allocation(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_slab_allocation");
+  const int n[3] = {68, 52, 44};
+  volume_t v = volume_create(n, 0);
+  size_t blocks[3];
+  rtm_codec_block_counts(n, blocks);
+  const size_t per_slab = blocks[0] * blocks[1], table = rtm_codec_table_words(per_slab);
+  for (int kind = 0; kind < CODEC_KINDS; ++kind) {
+    codec_fill((codec_kind_t)kind, v.n, v.pitch_y, v.pitch_z, 8.0, &rng, v.original);
+    for (int r = 1; r <= 3; ++r) { /* rates 2, 4, 8 */
+      const int rate = rates[r];
+      assert_true(round_trip(&v, rate) <= bounds[kind][r]);
+      const size_t slab_words = rtm_codec_slab_bytes(n, rate) / sizeof(uint64_t);
+      for (size_t slab = 0; slab < blocks[2]; ++slab) {
+        const unsigned char *words_of =
+            (const unsigned char *)v.compressed + slab * slab_words * sizeof(uint64_t);
+        size_t sum = 0;
+        for (size_t b = 0; b < per_slab; ++b)
+          sum += words_of[b];
+        assert_int_equal(sum, slab_words - table);
+        for (size_t b = per_slab; b < table * sizeof(uint64_t); ++b)
+          assert_int_equal(words_of[b], 0);
+      }
+    }
+  }
+  volume_destroy(&v);
+}
+
 /* A NaN, an infinity or a -infinity refuses its block: RTM_ERR_NUMERIC, the block named
  * (the lowest when several), that block stored as zeros and every other coded as if the
  * refused block had been zero. */
@@ -642,7 +675,8 @@ static void test_timing(void **state) {
 
 RTM_TEST_MAIN(cmocka_unit_test(test_error_per_rate), cmocka_unit_test(test_plane_waves),
               cmocka_unit_test(test_zero_and_constant), cmocka_unit_test(test_partial_blocks),
-              cmocka_unit_test(test_plane_range), cmocka_unit_test(test_special_values),
-              cmocka_unit_test(test_extreme_magnitudes), cmocka_unit_test(test_sizes_and_refusals),
-              cmocka_unit_test(test_plane_coder), cmocka_unit_test(test_plane_costs),
-              cmocka_unit_test(test_conversion_identities), cmocka_unit_test(test_timing))
+              cmocka_unit_test(test_plane_range), cmocka_unit_test(test_slab_allocation),
+              cmocka_unit_test(test_special_values), cmocka_unit_test(test_extreme_magnitudes),
+              cmocka_unit_test(test_sizes_and_refusals), cmocka_unit_test(test_plane_coder),
+              cmocka_unit_test(test_plane_costs), cmocka_unit_test(test_conversion_identities),
+              cmocka_unit_test(test_timing))
