@@ -103,6 +103,7 @@ static int resume_config(migrate_run_t *run) {
                             : strcmp(reconstruction, "checkpoint") == 0 ? RTM_RECONSTRUCT_CHECKPOINT
                                                                         : RTM_RECONSTRUCT_SNAPSHOTS;
   cfg->rtm.snapshot_precision = rtm_migration_snapshot_precision(run->migration);
+  cfg->rtm.snapshot_rate = rtm_migration_snapshot_rate(run->migration);
   cfg->path[0] = '\0'; /* the deck's name: its keys are all in the text */
   char *const paths[] = {cfg->output.dir,        cfg->rtm.observed, cfg->model.file,
                          cfg->model.description, cfg->shots.file,   cfg->receivers.file};

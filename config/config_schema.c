@@ -15,6 +15,8 @@
 #define FIELD(member) offsetof(rtm_config_t, member), sizeof(((rtm_config_t *)0)->member)
 #define POSITIVE DBL_TRUE_MIN
 #define ANY -HUGE_VAL, HUGE_VAL
+#define TEXT(value) #value
+#define TEXT_OF(macro) TEXT(macro)
 #define ABOVE_ZERO POSITIVE, HUGE_VAL
 
 /* One row per line reads as a table. */
@@ -117,7 +119,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"rtm", "reconstruction", RTM_CFG_ENUM, FIELD(rtm.reconstruction), "auto", ANY, "snapshots|boundary|checkpoint|auto", "how the source wavefield comes back in the backward pass: auto = the fastest that fits with the propagators, in this order: snapshots = stored every imaging_step steps (memory.imaging strategy) in rtm.snapshot_precision, and where those do not fit in fp16, then in zfp at rtm.snapshot_rate (lossy: the run logs the round trip's error); boundary = the outer 4 planes of the undamped interior stored every step (memory.imaging, fp32) and the wavefield rebuilt backwards inside them (3 propagations); checkpoint = recomputed from rtm.checkpoints full states on the optimal (revolve) schedule"},
     {"rtm", "imaging_step", RTM_CFG_INT, FIELD(rtm.imaging_step), "0", 0, 100000, NULL, "steps between applications of the imaging condition; 0 = auto (4 per period at 2.5 x source.frequency)"},
     {"rtm", "snapshot_precision", RTM_CFG_ENUM, FIELD(rtm.snapshot_precision), "fp32", ANY, "fp32|fp16|zfp", "stored source snapshots as float, IEEE half (each snapshot scaled by a power of two into half's range, so any source.amplitude keeps 11 bits) or zfp (a lossy codec in ZFP's style: blocks of 4 x 4 x 4 values, rtm.snapshot_rate bits a value on average, 32 / rate times smaller than float; the run logs a snapshot's round-trip error)"},
-    {"rtm", "snapshot_rate", RTM_CFG_INT, FIELD(rtm.snapshot_rate), "6", 1, 32, NULL, "rtm.snapshot_precision = zfp: bits a value on average (1 .. 32; 6: 5.3 x smaller than fp32; each slab of 4 planes spends its bits where the wavefield is: the image some 0.02 to 0.05% from fp32 snapshots' at 6 bits, 0.1 to 0.25% at 4; the run logs a snapshot's round trip)"},
+    {"rtm", "snapshot_rate", RTM_CFG_INT, FIELD(rtm.snapshot_rate), TEXT_OF(RTM_SNAPSHOT_RATE_DEFAULT), 1, 32, NULL, "rtm.snapshot_precision = zfp: bits a value on average (1 .. 32; 6: 5.3 x smaller than fp32; each slab of 4 planes spends its bits where the wavefield is: the image some 0.02 to 0.05% from fp32 snapshots' at 6 bits, 0.1 to 0.25% at 4; the run logs a snapshot's round trip); at the default, rtm.reconstruction = auto tries zfp at 4 and then 3 bits too before boundary"},
     {"rtm", "checkpoints", RTM_CFG_INT, FIELD(rtm.checkpoints), "0", 0, 1000000, NULL, "reconstruction = checkpoint: source states kept (both time levels of p, and q for vti/tti; fp32, memory.imaging strategy); fewer recompute more; 0 = as many as fit in 90% of the memory free"},
     {"rtm", "illumination", RTM_CFG_BOOL, FIELD(rtm.illumination), "true", ANY, NULL, "divide the image by the source illumination sum S^2 + eps"},
     {"rtm", "illumination_eps", RTM_CFG_DOUBLE, FIELD(rtm.illumination_eps), "1e-3", 0, 1, NULL, "eps of the illumination division, relative to the largest illumination"},

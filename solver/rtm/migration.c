@@ -44,6 +44,7 @@ struct rtm_migration {
   float *held_image, *held_illumination; /* rtm_migration_hold's arrays, until its wait */
   const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
   rtm_precision_t snapshot_precision;             /* rtm.snapshot_precision, or what auto chose */
+  int snapshot_rate;                              /* rtm.snapshot_rate, or what auto chose */
   void *reconstruction_state;
   /* The imaging condition in the receiver's steps (image_next_step): refused by its kernel
    * shape (then imaged apart for the rest of the run), and asked of its next step. */
@@ -130,7 +131,7 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .device = device,
                                      .strategy = imaging_strategy(cfg, device),
                                      .precision = m->snapshot_precision,
-                                     .rate = cfg->rtm.snapshot_rate,
+                                     .rate = m->snapshot_rate,
                                      .ledger = &m->ledger,
                                      .host_beside = m->host_beside};
 }
@@ -190,40 +191,55 @@ fail:
   return status;
 }
 
-/* A way auto weighs: a reconstruction, and for snapshots the precision they are stored in. */
+/* A way auto weighs: a reconstruction, and for snapshots the precision they are stored in
+ * (for zfp, at `rate` bits a value). */
 typedef struct {
   rtm_reconstruction_t way;
   rtm_precision_t precision;
+  int rate;
 } candidate_t;
 
 /* "snapshots (fp16)", "snapshots (zfp at 6 bits a value)", "boundary", ... */
-static void candidate_name(const candidate_t *c, const rtm_config_t *cfg, char *text, size_t size) {
+static void candidate_name(const candidate_t *c, char *text, size_t size) {
   const char *name = reconstructions[c->way]->name;
   char format[48];
   if (c->way != RTM_RECONSTRUCT_SNAPSHOTS) {
     snprintf(text, size, "%s", name);
     return;
   }
-  rtm_snapshots_format_name(c->precision, cfg->rtm.snapshot_rate, format, sizeof format);
+  rtm_snapshots_format_name(c->precision, c->rate, format, sizeof format);
   snprintf(text, size, "%s (%s)", name, format);
 }
 
+/* The rates below rtm.snapshot_rate's default that auto tries zfp snapshots at before
+ * `boundary` (a rate set away from the default is the only one tried): each slab of the
+ * codec spends its bits where the wavefield is, and a migrated image at 4 bits a value lies
+ * 0.1 to 0.25% from fp32 snapshots', at 3 bits 0.3 to 0.7% (at 2, 1.1 to 2.3%: not tried)
+ * on the surveys of tests/rtm/test_compressed_snapshots.c, where `boundary` costs a third
+ * propagation. */
+static const int auto_lower_rates[] = {4, 3};
+
 /* rtm.reconstruction = auto: the fastest way that can serve the run and fits with the
  * propagators: snapshots (2 propagations a shot) in rtm.snapshot_precision, then smaller ones
- * (fp16, then zfp at rtm.snapshot_rate: lossy, some 1e-4 of the image at 6 bits, far less than a
- * reflector's image moves with a velocity error of a percent), boundary (3), checkpoint (3 or
- * more). */
+ * (fp16, then zfp at rtm.snapshot_rate and at the lower auto_lower_rates: lossy, some 1e-4
+ * of the image at 6 bits, far less than a reflector's image moves with a velocity error of a
+ * percent), boundary (3), checkpoint (3 or more). */
 static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
   const rtm_precision_t asked = cfg->rtm.snapshot_precision;
-  candidate_t order[5];
+  const int rate = cfg->rtm.snapshot_rate;
+  candidate_t order[7];
   int count = 0;
-  order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, asked};
+  order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, asked, rate};
   if (asked == RTM_PRECISION_FP32)
-    order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, RTM_PRECISION_FP16};
+    order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, RTM_PRECISION_FP16, rate};
   if (asked != RTM_PRECISION_ZFP)
-    order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, RTM_PRECISION_ZFP};
-  order[count++] = (candidate_t){RTM_RECONSTRUCT_BOUNDARY, asked};
-  order[count++] = (candidate_t){RTM_RECONSTRUCT_CHECKPOINT, asked};
+    order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, RTM_PRECISION_ZFP, rate};
+  for (size_t r = 0; r < sizeof auto_lower_rates / sizeof auto_lower_rates[0]; ++r)
+    if (rate == RTM_SNAPSHOT_RATE_DEFAULT && auto_lower_rates[r] < rate)
+      order[count++] =
+          (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, RTM_PRECISION_ZFP, auto_lower_rates[r]};
+  order[count++] = (candidate_t){RTM_RECONSTRUCT_BOUNDARY, asked, rate};
+  order[count++] = (candidate_t){RTM_RECONSTRUCT_CHECKPOINT, asked, rate};
   int status = RTM_OK, chosen = count;
   char passed[1024] = "", name[64];
   rtm_fit_t fits[sizeof order / sizeof order[0]] = {{0}};
@@ -238,7 +254,8 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
     char why[256];
     const size_t used = strlen(passed);
     plan.precision = order[i].precision;
-    candidate_name(&order[i], cfg, name, sizeof name);
+    plan.rate = order[i].rate;
+    candidate_name(&order[i], name, sizeof name);
     if (ops->usable && !ops->usable(&plan, why, sizeof why)) {
       snprintf(passed + used, sizeof passed - used, "%s%s: %s", used ? "; " : "", name, why);
       continue;
@@ -257,6 +274,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
     RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, &slowest, 1, RTM_MPI_MAX));
     if ((int)slowest != chosen && (int)slowest < count) {
       plan.precision = order[(int)slowest].precision;
+      plan.rate = order[(int)slowest].rate;
       RTM_TRY(measure_fit(m, reconstructions[order[(int)slowest].way], &plan, reserve, beside,
                           &fits[(int)slowest]));
     }
@@ -265,8 +283,9 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   if (chosen < count) {
     m->reconstruction = reconstructions[order[chosen].way];
     m->snapshot_precision = order[chosen].precision;
+    m->snapshot_rate = order[chosen].rate;
     m->fit = fits[chosen];
-    candidate_name(&order[chosen], cfg, name, sizeof name);
+    candidate_name(&order[chosen], name, sizeof name);
     if (passed[0]) rtm_log_info("rtm.reconstruction = auto: %s (%s)", name, passed);
     return RTM_OK;
   }
@@ -278,6 +297,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
                     : "");
   /* the last, the smallest, says what to change */
   plan.precision = order[count - 1].precision;
+  plan.rate = order[count - 1].rate;
   RTM_TRY(refuse(m->reconstruction, &plan, &fits[count - 1]));
 fail:
   return status;
@@ -364,6 +384,7 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   RTM_TRY(rtm_backend_device(cfg, m->grid.mpi, &device));
   RTM_TRY(preflight_gathers(m, cfg, device));
   m->snapshot_precision = cfg->rtm.snapshot_precision;
+  m->snapshot_rate = cfg->rtm.snapshot_rate;
   if (cfg->rtm.reconstruction == RTM_RECONSTRUCT_AUTO) {
     RTM_TRY(choose_reconstruction(m, cfg, device));
   } else {
@@ -950,6 +971,10 @@ const char *rtm_migration_reconstruction(const rtm_migration_t *m) {
 
 rtm_precision_t rtm_migration_snapshot_precision(const rtm_migration_t *m) {
   return m->snapshot_precision;
+}
+
+int rtm_migration_snapshot_rate(const rtm_migration_t *m) {
+  return m->snapshot_rate;
 }
 
 const char *rtm_migration_snapshot_format(const rtm_migration_t *m) {

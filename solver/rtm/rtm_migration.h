@@ -155,6 +155,9 @@ const char *rtm_migration_reconstruction(const rtm_migration_t *migration);
 /* rtm.snapshot_precision as the snapshots are stored (auto may take fp16 or zfp where fp32
  * snapshots do not fit); the config's for the other reconstructions. */
 rtm_precision_t rtm_migration_snapshot_precision(const rtm_migration_t *migration);
+/* rtm.snapshot_rate as zfp snapshots are coded (auto may take a lower rate where the
+ * configured one does not fit); the config's otherwise. */
+int rtm_migration_snapshot_rate(const rtm_migration_t *migration);
 /* The relative L2 round trip of a stored snapshot (fp16, zfp: measured once, in the first
  * shot's forward pass), negative where none was measured (fp32, other reconstructions). */
 double rtm_migration_snapshot_error(const rtm_migration_t *migration);

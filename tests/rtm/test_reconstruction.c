@@ -208,8 +208,9 @@ static void test_auto_counts_the_callers_host_arrays(void **state) {
 
 /* auto takes the fastest that fits with the propagators (and the gathers), as
  * memory.limit_gb shrinks what is free. 40^3 iso cells, 400 steps imaged every step: snapshots hold
- * 400 x 256 kB = 102 MB in fp32, 51 MB in fp16 and 19 MB in zfp at 6 bits a value (1000 blocks of
- * 48 B a snapshot; both with a 256 kB staging volume), boundary 398 x 6272 x 4 B = 10 MB,
+ * 400 x 256 kB = 102 MB in fp32, 51 MB in fp16, 19 MB in zfp at 6 bits a value (1000 blocks of
+ * 48 B a snapshot; both with a 256 kB staging volume), 13 MB at 4 and 9.6 MB at 3 (auto's lower
+ * rates, from rtm.snapshot_rate's default), boundary 398 x 6272 x 4 B = 10 MB,
  * checkpoint at least one state of 2 x 48^3 x 4 B (some 0.9 MB, padded); the image 0.5 MB and the
  * propagators some 2.2 MB (both sides' two levels and the medium they share, 48^3 x 4 B each) come
  * beside each. */
@@ -235,8 +236,16 @@ static void test_auto(void **state) {
   assert_contains(capture.text, "snapshots (fp16) needs 0.0549 GB");
   const char *auto_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02", NULL};
   assert_int_equal(choose_with(n, auto_20mb, &capture, chosen), RTM_OK);
-  assert_string_equal(chosen, "boundary");
+  assert_string_equal(chosen, "snapshots/zfp");
+  assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 4 bits a value) ");
   assert_contains(capture.text, "snapshots (zfp at 6 bits a value) needs 0.0229 GB");
+  /* a rate set away from the default is the only one zfp is tried at */
+  const char *rate_7_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02",
+                               "rtm.snapshot_rate=7", NULL};
+  assert_int_equal(choose_with(n, rate_7_20mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "boundary");
+  assert_contains(capture.text, "snapshots (zfp at 7 bits a value) needs");
+  assert_true(strstr(capture.text, "at 4 bits") == NULL);
   /* 12 MB hold boundary's store and the image but not the propagators beside them: auto
    * passes on to checkpoint, where boundary asked for by name passes the preflight */
   const char *auto_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012", NULL};
@@ -253,9 +262,12 @@ static void test_auto(void **state) {
   assert_contains(capture.text, "rtm.reconstruction = checkpoint needs");
   assert_contains(capture.text, "allowed (memory.limit_gb)");
   /* no core inside the shell along y: boundary cannot serve, checkpoint is next (12 MB: no
-   * snapshots fit, zfp's 16 MB neither) */
+   * snapshots fit, zfp's neither at 7 bits a value, set away from the default: the only rate
+   * auto tries; at 4 bits its 9 MB would) */
   const int narrow[3] = {40, 28, 40};
-  assert_int_equal(choose_with(narrow, auto_12mb, &capture, chosen), RTM_OK);
+  const char *rate_7_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012",
+                               "rtm.snapshot_rate=7", NULL};
+  assert_int_equal(choose_with(narrow, rate_7_12mb, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "checkpoint");
   assert_contains(capture.text, "boundary: boundary.width = 10 leaves 20 x 8 x 20");
   /* subsurface-offset gathers of 7 lags each way at every line of the 20 x 20 interior: 400
