@@ -241,7 +241,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   order[count++] = (candidate_t){RTM_RECONSTRUCT_BOUNDARY, asked, rate};
   order[count++] = (candidate_t){RTM_RECONSTRUCT_CHECKPOINT, asked, rate};
   int status = RTM_OK, chosen = count;
-  char passed[1024] = "", name[64];
+  char passed[2048] = "", name[64];
   rtm_fit_t fits[sizeof order / sizeof order[0]] = {{0}};
   rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   /* the two sides' fields, and the medium they share; the gathers where they live with them */

@@ -151,8 +151,8 @@ static void test_refusals(void **state) {
 }
 
 /* rtm.reconstruction = auto's choice for these settings ("" when refused; snapshots stored
- * otherwise than in fp32 as "snapshots/fp16", "snapshots/zfp"): the status, the messages in
- * capture. */
+ * otherwise than in fp32 as "snapshots/fp16", "snapshots/zfp6" with zfp's rate): the status, the
+ * messages in capture. */
 static int choose_beside(const int n[3], const char *const *settings, size_t host_bytes,
                          capture_t *capture, char chosen[32]) {
   survey_t s;
@@ -163,15 +163,13 @@ static int choose_beside(const int n[3], const char *const *settings, size_t hos
       captured(capture, rtm_migration_create_beside(&s.cfg, &s.grid, &s.model, host_bytes,
                                                     "the caller's arrays", &m));
   const rtm_precision_t precision = m ? rtm_migration_snapshot_precision(m) : RTM_PRECISION_FP32;
-  snprintf(chosen, 32, "%s%s%s", m ? rtm_migration_reconstruction(m) : "",
-           m && strcmp(rtm_migration_reconstruction(m), "snapshots") == 0 &&
-                   precision != RTM_PRECISION_FP32
-               ? "/"
-               : "",
-           m && strcmp(rtm_migration_reconstruction(m), "snapshots") == 0 &&
-                   precision != RTM_PRECISION_FP32
-               ? rtm_precision_name(precision)
-               : "");
+  const int stored = m && strcmp(rtm_migration_reconstruction(m), "snapshots") == 0 &&
+                     precision != RTM_PRECISION_FP32;
+  char rate[16] = ""; /* zfp: the rate its store was made at, "/zfp4" */
+  if (stored && precision == RTM_PRECISION_ZFP)
+    snprintf(rate, sizeof rate, "%d", rtm_migration_snapshot_rate(m));
+  snprintf(chosen, 32, "%s%s%s%s", m ? rtm_migration_reconstruction(m) : "", stored ? "/" : "",
+           stored ? rtm_precision_name(precision) : "", rate);
   printf("%-22s -> %s (status %d)\n", settings[2], chosen, status);
   rtm_migration_destroy(m);
   survey_release(&s);
@@ -230,13 +228,13 @@ static void test_auto(void **state) {
                   "rtm.reconstruction = auto: snapshots (fp16) (snapshots (fp32) needs 0.106 GB");
   const char *auto_50mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.05", NULL};
   assert_int_equal(choose_with(n, auto_50mb, &capture, chosen), RTM_OK);
-  assert_string_equal(chosen, "snapshots/zfp");
+  assert_string_equal(chosen, "snapshots/zfp6");
   assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 6 bits a value) "
                                 "(snapshots (fp32) needs 0.106 GB");
   assert_contains(capture.text, "snapshots (fp16) needs 0.0549 GB");
   const char *auto_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02", NULL};
   assert_int_equal(choose_with(n, auto_20mb, &capture, chosen), RTM_OK);
-  assert_string_equal(chosen, "snapshots/zfp");
+  assert_string_equal(chosen, "snapshots/zfp4");
   assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 4 bits a value) ");
   assert_contains(capture.text, "snapshots (zfp at 6 bits a value) needs 0.0229 GB");
   /* a rate set away from the default is the only one zfp is tried at */
@@ -265,6 +263,12 @@ static void test_auto(void **state) {
    * snapshots fit, zfp's neither at 7 bits a value, set away from the default: the only rate
    * auto tries; at 4 bits its 9 MB would) */
   const int narrow[3] = {40, 28, 40};
+  /* there 11 MB hold zfp at 3 bits (10.5 MB with the propagators), not at 4 (11.7 MB) */
+  const char *auto_11mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.011", NULL};
+  assert_int_equal(choose_with(narrow, auto_11mb, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "snapshots/zfp3");
+  assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 3 bits a value) ");
+  assert_contains(capture.text, "snapshots (zfp at 4 bits a value) needs");
   const char *rate_7_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012",
                                "rtm.snapshot_rate=7", NULL};
   assert_int_equal(choose_with(narrow, rate_7_12mb, &capture, chosen), RTM_OK);
@@ -282,7 +286,7 @@ static void test_auto(void **state) {
                                  "rtm.cip_y_step=1",
                                  NULL};
   assert_int_equal(choose_with(n, gathers_100mb, &capture, chosen), RTM_OK);
-  assert_string_equal(chosen, "snapshots/zfp");
+  assert_string_equal(chosen, "snapshots/zfp6");
   assert_contains(capture.text, "snapshots (fp16) needs 0.113 GB with the propagators and the "
                                 "gathers, 0.1 GB allowed");
   /* at 40 MB the gathers alone do not fit: refused before auto weighs anything, the limit
