@@ -122,9 +122,8 @@ static __device__ __forceinline__ unsigned codec_words_at(unsigned head,
                                                           size_t total, size_t b, int level) {
   if (!head) return 0u;
   const int emax = (int)(head >> 8) + RTM_CODEC_LEVEL_MIN, top = (int)(head & 0xffu) - 1;
-  if (level > emax + top) return 0u;
-  const int plane = level > emax ? level - emax : 0;
-  return curve[(size_t)plane * total + b];
+  const int plane = rtm_codec_plane_at(level, emax, top);
+  return plane < 0 ? 0u : curve[(size_t)plane * total + b];
 }
 
 /* Analyse: the thread of block b (blockIdx.y the slab, blocks numbered x-major, so
@@ -133,9 +132,9 @@ static __device__ __forceinline__ unsigned codec_words_at(unsigned head,
 static __global__ void __launch_bounds__(CODEC_THREADS)
     codec_analyse_kernel(const float *__restrict__ volume, const CodecShape s, CodecScratch k,
                          unsigned long long *first_refused) {
-  __shared__ unsigned direct[RTM_CODEC_LEVELS], below[RTM_CODEC_LEVELS];
-  for (int i = threadIdx.x; i < RTM_CODEC_LEVELS; i += CODEC_THREADS)
-    direct[i] = below[i] = 0u;
+  __shared__ unsigned counts[2 * RTM_CODEC_LEVELS]; /* the slab's histogram, this CTA's part */
+  for (int i = threadIdx.x; i < 2 * RTM_CODEC_LEVELS; i += CODEC_THREADS)
+    counts[i] = 0u;
   __syncthreads();
   const size_t slab = blockIdx.y, local = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x;
   if (local < s.per_slab) {
@@ -156,10 +155,7 @@ static __global__ void __launch_bounds__(CODEC_THREADS)
       for (int plane = 0; plane <= top; ++plane) {
         const unsigned words = (unsigned)rtm_codec_words_through(cost[plane]);
         k.curve[(size_t)plane * s.total + b] = (unsigned char)words;
-        if (plane == 0)
-          atomicAdd(&below[emax - RTM_CODEC_LEVEL_MIN], words);
-        else
-          atomicAdd(&direct[emax + plane - RTM_CODEC_LEVEL_MIN], words);
+        atomicAdd(&counts[rtm_codec_hist_index(emax, plane)], words);
       }
       head = (unsigned)(emax - RTM_CODEC_LEVEL_MIN) << 8 | (unsigned)(top + 1);
     }
@@ -167,16 +163,14 @@ static __global__ void __launch_bounds__(CODEC_THREADS)
   }
   __syncthreads();
   unsigned *hist = k.hist + slab * 2 * RTM_CODEC_LEVELS;
-  for (int i = threadIdx.x; i < RTM_CODEC_LEVELS; i += CODEC_THREADS) {
-    if (direct[i]) atomicAdd(hist + i, direct[i]);
-    if (below[i]) atomicAdd(hist + RTM_CODEC_LEVELS + i, below[i]);
-  }
+  for (int i = threadIdx.x; i < 2 * RTM_CODEC_LEVELS; i += CODEC_THREADS)
+    if (counts[i]) atomicAdd(hist + i, counts[i]);
 }
 
 using CodecSlabScan = cub::BlockScan<unsigned, CODEC_SLAB_THREADS>;
 
-/* Allocate: a CTA a slab (blockIdx.x). Its level is the lowest whose words fit (codec.c's
- * slab_level on the histogram); each block takes its words at that level, and the words left
+/* Allocate: a CTA a slab (blockIdx.x). Its level is the lowest whose words fit
+ * (rtm_codec_slab_level on the histogram, as codec.c); each block takes its words at that level, and the words left
  * over go in block order to the blocks' next planes; the table and the offsets written, the
  * table's padding and the words after the last block zeroed. */
 static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
@@ -186,19 +180,8 @@ static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
   __shared__ unsigned slab_left;
   const size_t slab = blockIdx.x, capacity = s.slab_words - s.table_words;
   if (threadIdx.x == 0) {
-    const unsigned *hist = k.hist + slab * 2 * RTM_CODEC_LEVELS;
-    unsigned long long suffix = 0ull, total = 0ull;
-    int level = RTM_CODEC_LEVEL_MIN;
-    for (int i = RTM_CODEC_LEVELS - 1; i >= 0; --i) {
-      suffix += hist[RTM_CODEC_LEVELS + i];
-      const unsigned long long at = hist[i] + suffix;
-      if (at > capacity) {
-        level = i + 1 + RTM_CODEC_LEVEL_MIN;
-        break;
-      }
-      total = at;
-    }
-    slab_level = level;
+    size_t total = 0;
+    slab_level = rtm_codec_slab_level(k.hist + slab * 2 * RTM_CODEC_LEVELS, capacity, &total);
     slab_left = (unsigned)(capacity - total);
   }
   __syncthreads();

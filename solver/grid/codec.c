@@ -62,42 +62,19 @@ fail:
 
 /* ---- a slab of 4 planes: its blocks coded down to a common level ---- */
 
-/* One block as the slab's allocation sees it. */
+/* One block as the slab's allocation sees it: its words through each plane 0 .. top. */
 typedef struct {
   int kind; /* RTM_CODEC_BLOCK_* */
   int emax, top;
-  uint16_t cost[RTM_CODEC_PLANES];
+  unsigned char words[RTM_CODEC_PLANES];
   uint32_t coef[RTM_CODEC_VALUES];
 } block_plan_t;
 
 /* The words block p takes coded down to `level` (0 where the level is above its top plane). */
 static int words_at(const block_plan_t *p, int level) {
-  if (p->kind != RTM_CODEC_BLOCK_CODED || level > p->emax + p->top) return 0;
-  const int plane = level > p->emax ? level - p->emax : 0;
-  return rtm_codec_words_through(p->cost[plane]);
-}
-
-/* The slab's level: the lowest whose words fit in `capacity`, by the totals a level takes
- * (every block's words at it: what fits at a level fits at every level above). */
-static int slab_level(const block_plan_t *plan, size_t blocks, size_t capacity) {
-  /* direct[k]: the words of blocks coded partly at k; below[k]: those of blocks whose every
-   * plane is coded at k and under (emax = k); total(k) = direct[k] + sum of below[>= k] */
-  static const int levels = RTM_CODEC_LEVELS;
-  uint64_t direct[RTM_CODEC_LEVELS] = {0}, below[RTM_CODEC_LEVELS] = {0};
-  for (size_t b = 0; b < blocks; ++b) {
-    const block_plan_t *p = plan + b;
-    if (p->kind != RTM_CODEC_BLOCK_CODED) continue;
-    for (int plane = 1; plane <= p->top; ++plane)
-      direct[p->emax + plane - RTM_CODEC_LEVEL_MIN] +=
-          (uint64_t)rtm_codec_words_through(p->cost[plane]);
-    below[p->emax - RTM_CODEC_LEVEL_MIN] += (uint64_t)rtm_codec_words_through(p->cost[0]);
-  }
-  uint64_t suffix = 0;
-  for (int k = levels - 1; k >= 0; --k) {
-    suffix += below[k];
-    if (direct[k] + suffix > capacity) return k + 1 + RTM_CODEC_LEVEL_MIN;
-  }
-  return RTM_CODEC_LEVEL_MIN;
+  if (p->kind != RTM_CODEC_BLOCK_CODED) return 0;
+  const int plane = rtm_codec_plane_at(level, p->emax, p->top);
+  return plane < 0 ? 0 : p->words[plane];
 }
 
 /* The extent of slab s (its planes: 4, fewer at the volume's end). */
@@ -119,6 +96,7 @@ static size_t compress_slab(const float *volume, const int n[3], size_t s, size_
   const size_t count = blocks[0] * blocks[1], table = rtm_codec_table_words(count);
   const size_t capacity = (size_t)rate * count - table;
   size_t refused = RTM_CODEC_NO_BLOCK;
+  uint32_t hist[2 * RTM_CODEC_LEVELS] = {0};
   for (size_t b = 0; b < count; ++b) {
     block_plan_t *p = plan + b;
     int extent[3], cost[RTM_CODEC_PLANES];
@@ -130,13 +108,14 @@ static size_t compress_slab(const float *volume, const int n[3], size_t s, size_
     if (p->kind != RTM_CODEC_BLOCK_CODED) continue;
     p->top = rtm_codec_top_plane(p->coef);
     rtm_codec_plane_costs(p->coef, cost);
-    for (int plane = 0; plane < RTM_CODEC_PLANES; ++plane)
-      p->cost[plane] = (uint16_t)cost[plane];
+    for (int plane = 0; plane <= p->top; ++plane) {
+      p->words[plane] = (unsigned char)rtm_codec_words_through(cost[plane]);
+      hist[rtm_codec_hist_index(p->emax, plane)] += p->words[plane];
+    }
   }
-  const int level = slab_level(plan, count, capacity);
-  size_t left = capacity;
-  for (size_t b = 0; b < count; ++b)
-    left -= (size_t)words_at(plan + b, level);
+  size_t total = 0;
+  const int level = rtm_codec_slab_level(hist, capacity, &total);
+  size_t left = capacity - total;
   /* the words left over go to the blocks in their order, each taking its next plane's */
   memset(out, 0, table * sizeof *out);
   unsigned char *words_of = (unsigned char *)out;

@@ -663,6 +663,41 @@ enum {
   RTM_CODEC_LEVELS = RTM_CODEC_LEVEL_MAX - RTM_CODEC_LEVEL_MIN + 2
 };
 
+/* The plane a block of exponent emax whose highest plane with a one is `top` is coded
+ * through at `level` (0 where every plane is), -1 where the level lies above its top. */
+static RTM_CODEC_HD int rtm_codec_plane_at(int level, int emax, int top) {
+  if (level > emax + top) return -1;
+  return level > emax ? level - emax : 0;
+}
+
+/* A slab's histogram, 2 RTM_CODEC_LEVELS counts of words (uint32_t; levels counted from
+ * RTM_CODEC_LEVEL_MIN): at k ("direct") the words of the blocks coded through plane 1 .. top
+ * at level k, at RTM_CODEC_LEVELS + k ("below") those of the blocks whose every plane is
+ * coded at level k and under (emax = k): a block adds its words through plane p at
+ * rtm_codec_hist_index(emax, p), p = 0 .. top. */
+static RTM_CODEC_HD int rtm_codec_hist_index(int emax, int plane) {
+  return plane == 0 ? RTM_CODEC_LEVELS + emax - RTM_CODEC_LEVEL_MIN
+                    : emax + plane - RTM_CODEC_LEVEL_MIN;
+}
+
+/* The slab's level from its histogram: the lowest whose words, direct[k] plus the below
+ * counts at k and above, fit in `capacity` (what fits at a level fits at every level above);
+ * *total := those words. */
+static RTM_CODEC_HD int rtm_codec_slab_level(const uint32_t *hist, size_t capacity, size_t *total) {
+  uint64_t suffix = 0, fits = 0;
+  for (int k = RTM_CODEC_LEVELS - 1; k >= 0; --k) {
+    suffix += hist[RTM_CODEC_LEVELS + k];
+    const uint64_t at = hist[k] + suffix;
+    if (at > capacity) {
+      *total = (size_t)fits;
+      return k + 1 + RTM_CODEC_LEVEL_MIN;
+    }
+    fits = at;
+  }
+  *total = (size_t)fits;
+  return RTM_CODEC_LEVEL_MIN;
+}
+
 /* A slab's block table: a byte a block (its words), in whole words. */
 static RTM_CODEC_HD size_t rtm_codec_table_words(size_t blocks) {
   return (blocks + 7) / 8;
