@@ -211,6 +211,12 @@ static void candidate_name(const candidate_t *c, char *text, size_t size) {
   snprintf(text, size, "%s (%s)", name, format);
 }
 
+/* The plan of candidate c: its snapshots' precision and rate. */
+static void plan_candidate(rtm_reconstruction_plan_t *plan, const candidate_t *c) {
+  plan->precision = c->precision;
+  plan->rate = c->rate;
+}
+
 /* The rates below rtm.snapshot_rate's default that auto tries zfp snapshots at before
  * `boundary` (a rate set away from the default is the only one tried): each slab of the
  * codec spends its bits where the wavefield is, and a migrated image at 4 bits a value lies
@@ -253,8 +259,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
     const rtm_reconstruction_ops_t *ops = reconstructions[order[i].way];
     char why[256];
     const size_t used = strlen(passed);
-    plan.precision = order[i].precision;
-    plan.rate = order[i].rate;
+    plan_candidate(&plan, &order[i]);
     candidate_name(&order[i], name, sizeof name);
     if (ops->usable && !ops->usable(&plan, why, sizeof why)) {
       snprintf(passed + used, sizeof passed - used, "%s%s: %s", used ? "; " : "", name, why);
@@ -273,8 +278,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
     double slowest = chosen;
     RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, &slowest, 1, RTM_MPI_MAX));
     if ((int)slowest != chosen && (int)slowest < count) {
-      plan.precision = order[(int)slowest].precision;
-      plan.rate = order[(int)slowest].rate;
+      plan_candidate(&plan, &order[(int)slowest]);
       RTM_TRY(measure_fit(m, reconstructions[order[(int)slowest].way], &plan, reserve, beside,
                           &fits[(int)slowest]));
     }
@@ -296,8 +300,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
                       "rtm.offset_lags, or larger rtm.cip_x_step and rtm.cip_y_step, leave more"
                     : "");
   /* the last, the smallest, says what to change */
-  plan.precision = order[count - 1].precision;
-  plan.rate = order[count - 1].rate;
+  plan_candidate(&plan, &order[count - 1]);
   RTM_TRY(refuse(m->reconstruction, &plan, &fits[count - 1]));
 fail:
   return status;

@@ -259,16 +259,17 @@ static void test_auto(void **state) {
   assert_contains(capture.text, "rtm.reconstruction = auto: none fits");
   assert_contains(capture.text, "rtm.reconstruction = checkpoint needs");
   assert_contains(capture.text, "allowed (memory.limit_gb)");
-  /* no core inside the shell along y: boundary cannot serve, checkpoint is next (12 MB: no
-   * snapshots fit, zfp's neither at 7 bits a value, set away from the default: the only rate
-   * auto tries; at 4 bits its 9 MB would) */
+  /* a grid of 40 x 28 x 40: 11 MB hold zfp at 3 bits (10.5 MB with the propagators), not at
+   * 4 (11.7 MB) */
   const int narrow[3] = {40, 28, 40};
-  /* there 11 MB hold zfp at 3 bits (10.5 MB with the propagators), not at 4 (11.7 MB) */
   const char *auto_11mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.011", NULL};
   assert_int_equal(choose_with(narrow, auto_11mb, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots/zfp3");
   assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 3 bits a value) ");
   assert_contains(capture.text, "snapshots (zfp at 4 bits a value) needs");
+  /* there no core lies inside the shell along y: boundary cannot serve, checkpoint is next
+   * (12 MB: no snapshots fit, zfp's neither at 7 bits a value, set away from the default:
+   * the only rate auto tries) */
   const char *rate_7_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012",
                                "rtm.snapshot_rate=7", NULL};
   assert_int_equal(choose_with(narrow, rate_7_12mb, &capture, chosen), RTM_OK);
