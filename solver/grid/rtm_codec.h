@@ -39,7 +39,8 @@
  *
  * Rate: 1 .. 32 bits a value on average (32 / rate times smaller than fp32), the table's
  * byte a block (1/8 bit a value) included. Relative L2 error of a round trip, the worst of
- * 200 draws of tests/solver/test_codec.c (68 x 52 x 44 volumes):
+ * 200 draws of tests/solver/test_codec.c (68 x 52 x 44 volumes;
+ * run/experiments/codec_draws.sh):
  *   rate                                   1       2       4       8       16
  *   Gaussian, 6 .. 10 cells wide        5.6e-3  3.4e-4  1.5e-5  2.9e-7  4.5e-9
  *   Ricker wavefront, 10 cells a wave   2.0e-2  2.5e-3  1.3e-4  1.2e-6  8.3e-9
