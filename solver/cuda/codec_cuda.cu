@@ -9,10 +9,17 @@
  *             then into the slab's histogram;
  *   allocate  a CTA a slab: its level from the histogram, each block's words (the left-over
  *             granted in block order through a block-wide scan), the block table and each
- *             block's offset, the unused words zeroed;
+ *             block's offset, the unused words zeroed; the slab's schedule;
  *   encode    a thread a block: coded again, written at its offset.
- * Decompressing takes two: locate (a CTA a slab: the table's offsets, a scan) and the
- * decoder (or the decoder that images). */
+ * Decompressing takes two: locate (a CTA a slab: the table's offsets, a scan, and the
+ * schedule) and the decoder (or the decoder that images).
+ *
+ * The schedule: a block's work grows with its words, and a slab's words go where its
+ * wavefield is, so blocks taken in their order leave a warp waiting on its one long block
+ * while most of its threads idle (8.6 of 32 threads active coding a Ricker wavefront at 4
+ * bits, 9.4 decoding, on an H200). The coder and the decoders take a slab's blocks by
+ * their words instead, the longest first (codec_schedule); which thread takes a block
+ * changes neither its words nor where they go. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -61,7 +68,7 @@ static CodecShape codec_shape(const float *volume, const int n[3], size_t pitch_
 
 /* The scratch's parts (rtm_codec_scratch_layout). */
 struct CodecScratch {
-  unsigned *hist, *head, *offsets;
+  unsigned *hist, *head, *offsets, *order;
   unsigned char *curve;
 };
 
@@ -70,7 +77,8 @@ static CodecScratch codec_scratch(void *d_scratch, const CodecShape &s) {
   unsigned char *base = static_cast<unsigned char *>(d_scratch);
   return CodecScratch{reinterpret_cast<unsigned *>(base + l.hist),
                       reinterpret_cast<unsigned *>(base + l.head),
-                      reinterpret_cast<unsigned *>(base + l.offsets), base + l.curve};
+                      reinterpret_cast<unsigned *>(base + l.offsets),
+                      reinterpret_cast<unsigned *>(base + l.order), base + l.curve};
 }
 
 static __device__ __forceinline__ bool codec_whole(const int count[3]) {
@@ -169,19 +177,90 @@ static __global__ void __launch_bounds__(CODEC_THREADS)
 
 using CodecSlabScan = cub::BlockScan<unsigned, CODEC_SLAB_THREADS>;
 
+/* The schedule's buckets: a block of w words goes in bucket CODEC_BUCKETS - 1 - w, those of
+ * CODEC_BUCKETS - 1 words and more in bucket 0, so that the buckets in order run from the
+ * longest blocks to the blocks of no words. */
+enum { CODEC_BUCKETS = 64 };
+
+static __device__ __forceinline__ unsigned codec_bucket(unsigned words) {
+  return CODEC_BUCKETS - 1u - min(words, CODEC_BUCKETS - 1u);
+}
+
+/* A place in `bucket` (shared counters) for each active thread of the warp: one atomic for
+ * the threads that share a bucket, their places in lane order. Every thread of the warp
+ * calls it. */
+static __device__ __forceinline__ unsigned codec_take(unsigned *counters, unsigned bucket,
+                                                      bool active) {
+  const unsigned lanes = __ballot_sync(0xffffffffu, active);
+  unsigned place = 0u;
+  if (active) {
+    const unsigned peers = __match_any_sync(lanes, bucket);
+    const int lane = (int)(threadIdx.x & 31u), leader = __ffs((int)peers) - 1;
+    unsigned first = 0u;
+    if (lane == leader) first = atomicAdd(counters + bucket, (unsigned)__popc(peers));
+    place = __shfl_sync(peers, first, leader) + (unsigned)__popc(peers & ((1u << lane) - 1u));
+  }
+  return place;
+}
+
+/* The slab's schedule from its block table (a CTA of CODEC_SLAB_THREADS, after the table is
+ * written): the blocks counted by bucket, the buckets' first places, and each block's number
+ * in the slab written at its place, k.order[slab blocks + place]. Within a bucket the order
+ * is the atomics', which may differ from run to run. */
+static __device__ void codec_schedule(const unsigned char *table, const CodecShape &s,
+                                      size_t slab, const CodecScratch &k) {
+  __shared__ unsigned counters[CODEC_BUCKETS];
+  for (int i = threadIdx.x; i < CODEC_BUCKETS; i += CODEC_SLAB_THREADS)
+    counters[i] = 0u;
+  __syncthreads(); /* the table's bytes too */
+  for (size_t base = 0; base < s.per_slab; base += CODEC_SLAB_THREADS) {
+    const size_t local = base + threadIdx.x;
+    const bool active = local < s.per_slab;
+    (void)codec_take(counters, active ? codec_bucket(table[local]) : 0u, active);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned first = 0u;
+    for (int i = 0; i < CODEC_BUCKETS; ++i) {
+      const unsigned count = counters[i];
+      counters[i] = first;
+      first += count;
+    }
+  }
+  __syncthreads();
+  unsigned *order = k.order + slab * s.per_slab;
+  for (size_t base = 0; base < s.per_slab; base += CODEC_SLAB_THREADS) {
+    const size_t local = base + threadIdx.x;
+    const bool active = local < s.per_slab;
+    const unsigned place = codec_take(counters, active ? codec_bucket(table[local]) : 0u, active);
+    if (active) order[place] = (unsigned)local;
+  }
+}
+
+/* The block the schedule puts at place i of the volume (its slab's block number order[i]). */
+static __device__ __forceinline__ size_t codec_scheduled(const CodecShape &s,
+                                                         const CodecScratch &k, size_t i) {
+  return i / s.per_slab * s.per_slab + k.order[i];
+}
+
 /* Allocate: a CTA a slab (blockIdx.x). Its level is the lowest whose words fit
- * (rtm_codec_slab_level on the histogram, as codec.c); each block takes its words at that level, and the words left
- * over go in block order to the blocks' next planes; the table and the offsets written, the
- * table's padding and the words after the last block zeroed. */
+ * (rtm_codec_slab_level on the histogram, brought into shared memory first, as codec.c);
+ * each block takes its words at that level, and the words left over go in block order to
+ * the blocks' next planes; the table and the offsets written, the table's padding and the
+ * words after the last block zeroed; then the slab's schedule. */
 static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
     codec_allocate_kernel(const CodecShape s, CodecScratch k, uint64_t *__restrict__ out) {
   __shared__ typename CodecSlabScan::TempStorage temp;
+  __shared__ unsigned hist[2 * RTM_CODEC_LEVELS];
   __shared__ int slab_level;
   __shared__ unsigned slab_left;
   const size_t slab = blockIdx.x, capacity = s.slab_words - s.table_words;
+  for (int i = threadIdx.x; i < 2 * RTM_CODEC_LEVELS; i += CODEC_SLAB_THREADS)
+    hist[i] = k.hist[slab * 2 * RTM_CODEC_LEVELS + i];
+  __syncthreads();
   if (threadIdx.x == 0) {
     size_t total = 0;
-    slab_level = rtm_codec_slab_level(k.hist + slab * 2 * RTM_CODEC_LEVELS, capacity, &total);
+    slab_level = rtm_codec_slab_level(hist, capacity, &total);
     slab_left = (unsigned)(capacity - total);
   }
   __syncthreads();
@@ -218,15 +297,17 @@ static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
     table[i] = 0;
   for (size_t i = carry_words + threadIdx.x; i < s.slab_words; i += CODEC_SLAB_THREADS)
     words_out[i] = 0ull;
+  codec_schedule(table, s, slab, k);
 }
 
-/* Encode: the thread of block b codes it again and writes its words at its offset. */
+/* Encode: the thread of the schedule's i-th block b codes it again and writes its words at
+ * its offset. */
 static __global__ void __launch_bounds__(CODEC_THREADS)
     codec_encode_kernel(const float *__restrict__ volume, const CodecShape s,
                         const CodecScratch k, uint64_t *__restrict__ out) {
-  for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
-       b += (size_t)gridDim.x * CODEC_THREADS) {
-    const size_t slab = b / s.per_slab, local = b % s.per_slab;
+  for (size_t i = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; i < s.total;
+       i += (size_t)gridDim.x * CODEC_THREADS) {
+    const size_t b = codec_scheduled(s, k, i), slab = b / s.per_slab, local = b % s.per_slab;
     uint64_t *words_out = out + slab * s.slab_words;
     const int words = reinterpret_cast<const unsigned char *>(words_out)[local];
     if (!words) continue;
@@ -240,7 +321,7 @@ static __global__ void __launch_bounds__(CODEC_THREADS)
   }
 }
 
-/* Locate: a CTA a slab; each block's word offset from the table. */
+/* Locate: a CTA a slab; each block's word offset from the table, and the slab's schedule. */
 static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
     codec_locate_kernel(const uint64_t *__restrict__ in, const CodecShape s, CodecScratch k) {
   __shared__ typename CodecSlabScan::TempStorage temp;
@@ -256,6 +337,7 @@ static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
     if (local < s.per_slab) k.offsets[slab * s.per_slab + local] = carry + offset;
     carry += sum;
   }
+  codec_schedule(table, s, slab, k);
 }
 
 /* Block b's words and their count, read where locate put them; a block whose words would
@@ -272,15 +354,41 @@ static __device__ __forceinline__ const uint64_t *codec_block_words(const uint64
   return slab_words + at;
 }
 
-/* The decoder: a thread decodes its block's words and stores its present values. */
+/* A block's words staged in shared memory, CODEC_STAGE a thread (odd, so that the threads'
+ * words fall in different banks), where it has no more than that: the decoder reads them
+ * one after another as it goes, and from global memory each read waited on the last (the
+ * decoder's warps stalled on L1TEX 39% of their cycles); staged, their loads are issued
+ * together, eight at a time. A longer block is read where it lies. */
+enum { CODEC_STAGE = 33, CODEC_STAGE_BATCH = 8 };
+
+static __device__ __forceinline__ const uint64_t *codec_stage(const uint64_t *__restrict__ block,
+                                                              int words, uint64_t *stage) {
+  if (words > CODEC_STAGE) return block;
+  uint64_t *mine = stage + threadIdx.x * CODEC_STAGE;
+  for (int first = 0; first < words; first += CODEC_STAGE_BATCH) {
+    uint64_t batch[CODEC_STAGE_BATCH];
+#pragma unroll
+    for (int j = 0; j < CODEC_STAGE_BATCH; ++j)
+      batch[j] = first + j < words ? block[first + j] : 0ull;
+#pragma unroll
+    for (int j = 0; j < CODEC_STAGE_BATCH; ++j)
+      if (first + j < words) mine[first + j] = batch[j];
+  }
+  return mine;
+}
+
+/* The decoder: the thread of the schedule's i-th block decodes its words and stores its
+ * present values. */
 static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_DECODE_BLOCKS)
     codec_decompress_kernel(const uint64_t *__restrict__ in, const CodecShape s,
                             const CodecScratch k, float *__restrict__ volume) {
-  for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
-       b += (size_t)gridDim.x * CODEC_THREADS) {
+  __shared__ uint64_t stage[CODEC_THREADS * CODEC_STAGE];
+  for (size_t i = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; i < s.total;
+       i += (size_t)gridDim.x * CODEC_THREADS) {
+    const size_t b = codec_scheduled(s, k, i);
     int count[3], words;
     const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
-    const uint64_t *block = codec_block_words(in, s, k, b, &words);
+    const uint64_t *block = codec_stage(codec_block_words(in, s, k, b, &words), words, stage);
     uint32_t bits[RTM_CODEC_VALUES];
     rtm_codec_decode_block(block, words, bits);
     codec_store(bits, count, s, volume + first);
@@ -303,12 +411,14 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
     codec_image_kernel(const uint64_t *__restrict__ in, const CodecShape s, const CodecScratch k,
                        float *__restrict__ image, float *__restrict__ illumination,
                        const float *__restrict__ receiver, const CodecShape r) {
-  for (size_t b = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; b < s.total;
-       b += (size_t)gridDim.x * CODEC_THREADS) {
+  __shared__ uint64_t stage[CODEC_THREADS * CODEC_STAGE];
+  for (size_t i = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; i < s.total;
+       i += (size_t)gridDim.x * CODEC_THREADS) {
+    const size_t b = codec_scheduled(s, k, i);
     int count[3], words;
     const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
     const size_t tap = rtm_codec_block_place(r.n, r.blocks, b, r.pitch_y, r.pitch_z, count);
-    const uint64_t *block = codec_block_words(in, s, k, b, &words);
+    const uint64_t *block = codec_stage(codec_block_words(in, s, k, b, &words), words, stage);
     uint32_t bits[RTM_CODEC_VALUES];
     rtm_codec_decode_block(block, words, bits);
     if (s.rows_aligned && r.rows_aligned && codec_whole(count)) {

@@ -84,8 +84,8 @@ size_t rtm_codec_bytes(const int n[3], int rate);
 /* Bytes of one slab of 4 planes: the offset of planes [4 s, 4 s + 4) is s times this. */
 size_t rtm_codec_slab_bytes(const int n[3], int rate);
 
-/* Bytes of device memory the CUDA coder works in for a volume n (rtm_cuda_codec.h): 40 bytes
- * a block of 64 values (0.6 bytes a cell) and a histogram of 2.3 kB a slab of 4 planes. */
+/* Bytes of device memory the CUDA coder works in for a volume n (rtm_cuda_codec.h): 44 bytes
+ * a block of 64 values (0.7 bytes a cell) and a histogram of 2.3 kB a slab of 4 planes. */
 size_t rtm_codec_scratch_bytes(const int n[3]);
 
 /* The first cell (x, y, z) of block number `block` of a volume n. */

@@ -711,10 +711,11 @@ static RTM_CODEC_HD int rtm_codec_words_through(int cost_p) {
 /* The device coder's scratch (rtm_codec_scratch_bytes), byte offsets of its parts: each
  * slab's histogram (words at each level: direct, then below, RTM_CODEC_LEVELS uint32 each),
  * each block's head (uint32: (emax - RTM_CODEC_LEVEL_MIN) << 8 | (top + 1), 0 for a block
- * not coded), each block's word offset in its slab (uint32) and its words through each plane
- * (bytes, plane-major: curve + plane blocks + block). */
+ * not coded), each block's word offset in its slab (uint32), the order in which the kernels
+ * take a slab's blocks (uint32, a block's number in its slab, at the slab's place) and each
+ * block's words through each plane (bytes, plane-major: curve + plane blocks + block). */
 typedef struct {
-  size_t hist, head, offsets, curve, bytes;
+  size_t hist, head, offsets, order, curve, bytes;
 } rtm_codec_scratch_t;
 
 static RTM_CODEC_HD size_t rtm_codec_round_up(size_t bytes) {
@@ -727,7 +728,8 @@ static RTM_CODEC_HD rtm_codec_scratch_t rtm_codec_scratch_layout(const size_t bl
   l.hist = 0;
   l.head = rtm_codec_round_up(blocks[2] * 2 * RTM_CODEC_LEVELS * sizeof(uint32_t));
   l.offsets = l.head + rtm_codec_round_up(total * sizeof(uint32_t));
-  l.curve = l.offsets + rtm_codec_round_up(total * sizeof(uint32_t));
+  l.order = l.offsets + rtm_codec_round_up(total * sizeof(uint32_t));
+  l.curve = l.order + rtm_codec_round_up(total * sizeof(uint32_t));
   l.bytes = l.curve + rtm_codec_round_up(total * RTM_CODEC_PLANES);
   return l;
 }
