@@ -14,8 +14,8 @@
  * skipped by a shorter loop, and the sequency order is applied through constant ranks, so a
  * thread holds its block in registers; the bit planes are coded a significant coefficient
  * at a time, not a bit at a time. The plane costs (rtm_codec_plane_costs) index their
- * per-plane counts by a coefficient's top plane, which the device keeps in local memory
- * (the analysing kernel's 384-byte stack frame). tests/solver/test_codec.c
+ * per-plane counts by a coefficient's top plane, bytes that the analysing kernel keeps in
+ * shared memory (rtm_codec_plane_records). tests/solver/test_codec.c
  * keeps the plane coder's bit-by-bit statement and checks this one against it. */
 #ifndef RTM_CODEC_BLOCK_H
 #define RTM_CODEC_BLOCK_H
@@ -612,6 +612,40 @@ static RTM_CODEC_HD int rtm_codec_top_plane(const uint32_t *coef) {
   return planes ? rtm_codec_top_bit(planes) : -1;
 }
 
+/* The counts behind the plane costs (rtm_codec_plane_costs, below), in the caller's bytes (indexed
+ * by a coefficient's top plane, they would not stay in registers; the analysing kernel keeps them
+ * in shared memory, stride apart): last[q stride] = 1 + M'_q, M'_q the last coefficient whose top
+ * plane is q (0 where none), and count[q stride] = k_q. */
+static RTM_CODEC_HD void rtm_codec_plane_records(const uint32_t *coef, unsigned char *last,
+                                                 unsigned char *count, int stride) {
+  for (int q = 0; q < RTM_CODEC_PLANES; ++q) {
+    last[q * stride] = 0;
+    count[q * stride] = 0;
+  }
+  int higher = -1; /* the highest top plane among the coefficients after i */
+  RTM_CODEC_UNROLL
+  for (int i = RTM_CODEC_VALUES - 1; i >= 0; --i) {
+    const uint32_t c = coef[rtm_codec_order(i)];
+    if (!c) continue;
+    const int top = rtm_codec_top_bit(c);
+    if (!last[top * stride]) last[top * stride] = (unsigned char)(i + 1);
+    if (top >= higher) {
+      ++count[top * stride];
+      higher = top;
+    }
+  }
+}
+
+/* Plane q's bits, from its records (last_q, count_q: rtm_codec_plane_records'), the planes
+ * taken from the top down; *prefix_last is M_(q+1) (-1 above the first plane), then M_q. */
+static RTM_CODEC_HD int rtm_codec_plane_cost(int last_q, int count_q, int *prefix_last) {
+  const int above = *prefix_last;
+  if (last_q - 1 > above) *prefix_last = last_q - 1;
+  const int m = *prefix_last;
+  return m + 1 + count_q + (m < RTM_CODEC_VALUES - 1) -
+         (m == RTM_CODEC_VALUES - 1 && above < RTM_CODEC_VALUES - 1);
+}
+
 /* What rtm_codec_encode_planes spends with an unbounded budget: cost[p] is the bits written
  * from the top plane through the end of plane p (the header not counted). Given exactly
  * cost[p] bits, the encoder stops at the end of plane p.
@@ -626,29 +660,11 @@ static RTM_CODEC_HD int rtm_codec_top_plane(const uint32_t *coef) {
  * and 32 sums, where coding the planes takes 64 bits a plane (tests/solver/test_codec.c
  * checks this against the encoder's bits, plane by plane). */
 static RTM_CODEC_HD void rtm_codec_plane_costs(const uint32_t *coef, int *cost) {
-  int last[RTM_CODEC_PLANES], count[RTM_CODEC_PLANES];
-  for (int q = 0; q < RTM_CODEC_PLANES; ++q) {
-    last[q] = -1;
-    count[q] = 0;
-  }
-  int higher = -1; /* the highest top plane among the coefficients after i */
-  RTM_CODEC_UNROLL
-  for (int i = RTM_CODEC_VALUES - 1; i >= 0; --i) {
-    const uint32_t c = coef[rtm_codec_order(i)];
-    if (!c) continue;
-    const int top = rtm_codec_top_bit(c);
-    if (last[top] < 0) last[top] = i;
-    if (top >= higher) {
-      ++count[top];
-      higher = top;
-    }
-  }
+  unsigned char last[RTM_CODEC_PLANES], count[RTM_CODEC_PLANES];
+  rtm_codec_plane_records(coef, last, count, 1);
   int prefix_last = -1, spent = 0;
   for (int q = RTM_CODEC_PLANES - 1; q >= 0; --q) {
-    const int above = prefix_last;
-    if (last[q] > prefix_last) prefix_last = last[q];
-    spent += prefix_last + 1 + count[q] + (prefix_last < RTM_CODEC_VALUES - 1) -
-             (prefix_last == RTM_CODEC_VALUES - 1 && above < RTM_CODEC_VALUES - 1);
+    spent += rtm_codec_plane_cost(last[q], count[q], &prefix_last);
     cost[q] = spent;
   }
 }
