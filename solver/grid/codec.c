@@ -120,6 +120,8 @@ static size_t compress_slab(const float *volume, const int n[3], size_t s, size_
   memset(out, 0, table * sizeof *out);
   unsigned char *words_of = (unsigned char *)out;
   size_t at = table;
+  uint32_t plane_words[2 * RTM_CODEC_PLANES]; /* the coder's plane masks */
+  const rtm_codec_planes_t planes = {plane_words, 1};
   for (size_t b = 0; b < count; ++b) {
     int words = words_at(plan + b, level);
     if (level > RTM_CODEC_LEVEL_MIN) {
@@ -129,7 +131,7 @@ static size_t compress_slab(const float *volume, const int n[3], size_t s, size_
       left -= granted;
     }
     words_of[b] = (unsigned char)words;
-    if (words) rtm_codec_encode_coefficients(plan[b].coef, plan[b].emax, words, out + at);
+    if (words) rtm_codec_encode_coefficients(plan[b].coef, plan[b].emax, words, out + at, planes);
     at += (size_t)words;
   }
   memset(out + at, 0, ((size_t)rate * count - at) * sizeof *out);

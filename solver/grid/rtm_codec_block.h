@@ -336,21 +336,60 @@ static RTM_CODEC_HD uint64_t rtm_codec_peek(const rtm_codec_reader_t *r, int cou
  * plane costs about n + a few bits, and truncating the stream drops the least significant
  * bits of the whole block first.
  *
- * Coefficients are held in transform order (index x + 4y + 16z); a plane's bits are gathered
- * into a 64-bit mask in sequency order, and a group test with its scan is one or two writes:
- * the scan's zeros and its one are the mask's bits from n to its next set bit. */
+ * Coefficients are held in transform order (index x + 4y + 16z); a plane's bits are a 64-bit
+ * mask in sequency order, and a group test with its scan is one or two writes: the scan's
+ * zeros and its one are the mask's bits from n to its next set bit. The encoder takes the
+ * masks of all 32 planes at once, the coefficients' bits transposed (rtm_codec_transpose),
+ * into the caller's words (rtm_codec_planes_t: a plane's mask is wanted a plane at a time,
+ * at an index registers cannot take); the decoder moves each plane's bits into the
+ * coefficients as it reads them. */
 
-/* Bit `plane` of every coefficient, the i-th in sequency order at bit i of the result:
- * shifted in from the last, each brought to bit 31 first (two shifts a coefficient, the
- * second a funnel shift on the device). */
-static RTM_CODEC_HD uint64_t rtm_codec_plane_bits(const uint32_t *coef, int plane) {
-  uint32_t half[2] = {0u, 0u};
+/* The 32 x 32 bit matrix m (bit c of word r) transposed in place (bit r of word c): five
+ * rounds of swapping blocks of 16, 8, 4, 2 and 1 bits across the diagonal (Warren, Hacker's
+ * Delight, 7-3), 16 swaps of three or four operations a round, where gathering a plane's
+ * bits one coefficient at a time took two or three operations a bit. */
+static RTM_CODEC_HD void rtm_codec_transpose(uint32_t *m) {
+  uint32_t mask = 0x0000ffffu;
   RTM_CODEC_UNROLL
-  for (int i = RTM_CODEC_VALUES - 1; i >= 0; --i) {
-    const uint32_t top = coef[rtm_codec_order(i)] << (31 - plane);
-    half[i / 32] = half[i / 32] << 1 | top >> 31;
+  for (int s = 16; s > 0; s >>= 1, mask ^= mask << s) {
+    RTM_CODEC_UNROLL
+    for (int k = 0; k < 16; ++k) {
+      const int r = k / s * 2 * s + k % s; /* the 16 rows whose bit s is clear */
+      const uint32_t t = ((m[r] >> s) ^ m[r + s]) & mask;
+      m[r + s] ^= t;
+      m[r] ^= t << s;
+    }
   }
-  return (uint64_t)half[1] << 32 | half[0];
+}
+
+/* Where a coder keeps a block's plane masks: 2 RTM_CODEC_PLANES words, `stride` apart, word p
+ * holding plane p's bits of the coefficients 0 .. 31 in sequency order (bit i of the i-th),
+ * word RTM_CODEC_PLANES + p those of 32 .. 63. The C reference gives it an array on its
+ * stack, a kernel its thread's column of a shared array. */
+typedef struct {
+  uint32_t *word;
+  int stride;
+} rtm_codec_planes_t;
+
+static RTM_CODEC_HD uint64_t rtm_codec_plane_mask(rtm_codec_planes_t planes, int plane) {
+  return (uint64_t)planes.word[(RTM_CODEC_PLANES + plane) * planes.stride] << 32 |
+         planes.word[plane * planes.stride];
+}
+
+/* The masks of every plane from the coefficients (transform order): each half of the
+ * sequency order transposed. */
+static RTM_CODEC_HD void rtm_codec_planes_from(const uint32_t *coef, rtm_codec_planes_t planes) {
+  RTM_CODEC_UNROLL
+  for (int half = 0; half < 2; ++half) {
+    uint32_t m[32];
+    RTM_CODEC_UNROLL
+    for (int i = 0; i < 32; ++i)
+      m[i] = coef[rtm_codec_order(32 * half + i)];
+    rtm_codec_transpose(m);
+    RTM_CODEC_UNROLL
+    for (int p = 0; p < RTM_CODEC_PLANES; ++p)
+      planes.word[(RTM_CODEC_PLANES * half + p) * planes.stride] = m[p];
+  }
 }
 
 /* The decoder's inverse, a plane at a time from the top: every coefficient moves up a bit
@@ -367,14 +406,11 @@ static RTM_CODEC_HD void rtm_codec_plane_shift_in(uint32_t *coef, uint64_t bits)
 }
 
 static RTM_CODEC_HD void rtm_codec_encode_planes(const uint32_t *coef, int budget,
-                                                 rtm_codec_writer_t *w) {
-  uint32_t planes = 0; /* the planes where some coefficient has a one */
-  RTM_CODEC_UNROLL
-  for (int j = 0; j < RTM_CODEC_VALUES; ++j)
-    planes |= coef[j];
+                                                 rtm_codec_writer_t *w, rtm_codec_planes_t planes) {
+  rtm_codec_planes_from(coef, planes);
   int n = 0;
   for (int plane = RTM_CODEC_PLANES - 1; plane >= 0 && budget > 0; --plane) {
-    const uint64_t bits = (planes >> plane) & 1u ? rtm_codec_plane_bits(coef, plane) : 0ull;
+    const uint64_t bits = rtm_codec_plane_mask(planes, plane);
     const int verbatim = n < budget ? n : budget;
     rtm_codec_put(w, bits, verbatim);
     budget -= verbatim;
@@ -753,10 +789,10 @@ static RTM_CODEC_HD rtm_codec_scratch_t rtm_codec_scratch_layout(const size_t bl
 /* The block's header and planes in `count` words (64 count bits, the planes cut where they
  * run out), zeros after the planes where they end first; count >= 1. */
 static RTM_CODEC_HD void rtm_codec_encode_coefficients(const uint32_t *coef, int emax, int count,
-                                                       uint64_t *words) {
+                                                       uint64_t *words, rtm_codec_planes_t planes) {
   rtm_codec_writer_t w = {words, 0ull, 0};
   rtm_codec_put(&w, 1u | (uint64_t)(emax + RTM_CODEC_BIAS) << 1, RTM_CODEC_HEADER);
-  rtm_codec_encode_planes(coef, 64 * count - RTM_CODEC_HEADER, &w);
+  rtm_codec_encode_planes(coef, 64 * count - RTM_CODEC_HEADER, &w, planes);
   while (w.word < words + count)
     rtm_codec_put(&w, 0ull, 64 - w.filled);
 }

@@ -500,12 +500,14 @@ static void encode_with(int statement, const uint32_t *coef_transform, int budge
   uint32_t coef_sequency[RTM_CODEC_VALUES];
   for (int i = 0; i < RTM_CODEC_VALUES; ++i)
     coef_sequency[i] = coef_transform[sequency_order[i]];
+  uint32_t plane_words[2 * RTM_CODEC_PLANES];
+  const rtm_codec_planes_t planes = {plane_words, 1};
   memset(words, 0, STREAM_WORDS * sizeof *words);
   rtm_codec_writer_t w = {words, 0ull, 0};
   if (statement)
     statement_encode(coef_sequency, budget, &w);
   else
-    rtm_codec_encode_planes(coef_transform, budget, &w);
+    rtm_codec_encode_planes(coef_transform, budget, &w, planes);
   if (w.filled) *w.word = w.buffer;
 }
 
@@ -599,6 +601,9 @@ static void test_plane_costs(void **state) {
   rtm_test_rng_t rng = rtm_test_seed("test_plane_costs");
   enum { WORDS = 40 }; /* 32 planes of 64 bits and their tests fit */
   uint64_t words[WORDS];
+  uint32_t plane_words[2 * RTM_CODEC_PLANES];
+  const rtm_codec_planes_t planes = {plane_words, 1};
+
   for (int t = 0; t < 20000; ++t) {
     uint32_t coef[RTM_CODEC_VALUES], sequency[RTM_CODEC_VALUES], got[RTM_CODEC_VALUES];
     plane_coder_fill(t % 5, &rng, coef);
@@ -615,7 +620,7 @@ static void test_plane_costs(void **state) {
     assert_true(cost[p] <= 64 * WORDS);
     memset(words, 0, sizeof words);
     rtm_codec_writer_t w = {words, 0ull, 0};
-    rtm_codec_encode_planes(coef, cost[p], &w);
+    rtm_codec_encode_planes(coef, cost[p], &w, planes);
     if (w.filled) *w.word = w.buffer;
     rtm_codec_reader_t r = {words, 0ull, 0};
     rtm_codec_decode_planes(&r, cost[p], got);
