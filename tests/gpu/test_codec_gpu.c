@@ -4,7 +4,8 @@
  * there, the device's compressed bytes equal the reference's and the device's decoded
  * floats (margins included: nothing outside the interior written) equal the reference's; a
  * NaN's block refused with the same number; a plane range compressed alone as the part of
- * the whole; the blocks decoded and imaged in one pass = the reference's floats imaged on
+ * the whole; blocks longer than the decoders stage, in a slab the kernels schedule in five
+ * rounds; the blocks decoded and imaged in one pass = the reference's floats imaged on
  * the host. Prints the kernels' times (no bound: run/experiments/zfp_check.sh measures them
  * in a migration at 512^3). Exits 77 (skipped) without a CUDA device. */
 #include <cuda_runtime_api.h>
@@ -197,6 +198,67 @@ static void test_plane_range(void **state) {
   pair_destroy(&p);
 }
 
+/* Blocks longer than the decoders stage in shared memory (33 words, codec_cuda.cu; no
+ * volume of the tests codes a block past 32): a slab of 65 x 65 blocks (five rounds of the
+ * allocating and locating CTAs) whose table gives three blocks (the first, one inside and
+ * the last) 34, 40 and 47 words of random bits after a header, the others none. Decoded and
+ * decoded-and-imaged on the device = the reference's floats, bit for bit. */
+static void test_long_blocks(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_long_blocks");
+  const int n[3] = {260, 260, 4}, rate = 2;
+  const size_t blocks = 65 * 65, table = (blocks + 7) / 8, bytes = rtm_codec_bytes(n, rate);
+  const size_t longs[3] = {0, 2000, blocks - 1};
+  const int lengths[3] = {34, 40, 47};
+  pair_t p = pair_create(n, 0);
+  uint64_t *words = (uint64_t *)p.want_bytes;
+  memset(words, 0, bytes);
+  size_t at = table;
+  for (int l = 0; l < 3; ++l) {
+    p.want_bytes[longs[l]] = (unsigned char)lengths[l];
+    for (int w = 0; w < lengths[l]; ++w)
+      words[at + (size_t)w] = rtm_test_next(&rng);
+    /* a coded block's header: the flag, an exponent near 2^0 (the 8 bits biased by 127) */
+    words[at] = (words[at] & ~0x1ffull) | 1ull | (uint64_t)(127 + l) << 1;
+    at += (size_t)lengths[l];
+  }
+  assert_true(at <= (size_t)rate * blocks);
+  const size_t volume = p.floats * sizeof(float);
+  assert_int_equal(rtm_codec_decompress(p.want_bytes, n, rate, p.want, p.pitch_y, p.pitch_z),
+                   RTM_OK);
+  assert_int_equal(cudaMemcpy(p.d_bytes, p.want_bytes, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  assert_int_equal(cudaMemset(p.d_decoded, 0xff, volume), cudaSuccess);
+  assert_int_equal(rtm_cuda_codec_decompress(p.d_bytes, n, rate, p.d_scratch, p.d_decoded,
+                                             p.pitch_y, p.pitch_z, 0),
+                   RTM_OK);
+  assert_int_equal(cudaMemcpy(p.got, p.d_decoded, volume, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_memory_equal(p.got, p.want, volume);
+  /* imaged with a receiver of ones into zeros: the image is the decoded field */
+  float *d_receiver, *d_illumination;
+  assert_int_equal(cudaMalloc((void **)&d_receiver, volume), cudaSuccess);
+  assert_int_equal(cudaMalloc((void **)&d_illumination, volume), cudaSuccess);
+  for (size_t i = 0; i < p.floats; ++i)
+    p.got[i] = 1.0f;
+  assert_int_equal(cudaMemcpy(d_receiver, p.got, volume, cudaMemcpyHostToDevice), cudaSuccess);
+  assert_int_equal(cudaMemset(p.d_decoded, 0, volume), cudaSuccess);
+  assert_int_equal(cudaMemset(d_illumination, 0, volume), cudaSuccess);
+  assert_int_equal(rtm_cuda_codec_decompress_image(p.d_bytes, n, rate, p.d_scratch, p.d_decoded,
+                                                   d_illumination, d_receiver, p.pitch_y, p.pitch_z,
+                                                   0),
+                   RTM_OK);
+  assert_int_equal(cudaMemcpy(p.got, p.d_decoded, volume, cudaMemcpyDeviceToHost), cudaSuccess);
+  assert_memory_equal(p.got, p.want, volume);
+  size_t nonzero = 0;
+  for (size_t i = 0; i < p.floats; ++i)
+    nonzero += p.want[i] != 0.0f;
+  assert_true(nonzero >= 3 * 60); /* the three long blocks decoded to something */
+  printf("%d x %d x %d: blocks of 34, 40 and 47 words decoded and imaged as the reference\n", n[0],
+         n[1], n[2]);
+  cudaFree(d_receiver);
+  cudaFree(d_illumination);
+  pair_destroy(&p);
+}
+
 /* Decoded and imaged in one pass (rtm_cuda_codec_decompress_image) against the reference's
  * decoded floats imaged on the host (fmaf, image then illumination: what solver/rtm's
  * accumulation does with a decoded snapshot), bit for bit, on whole and partial blocks, an
@@ -331,4 +393,5 @@ static void test_throughput(void **state) {
 
 RTM_TEST_MAIN_CUDA("test_codec_gpu", NULL, NULL, cmocka_unit_test(test_volumes),
                    cmocka_unit_test(test_special_values), cmocka_unit_test(test_plane_range),
-                   cmocka_unit_test(test_decompress_image), cmocka_unit_test(test_throughput))
+                   cmocka_unit_test(test_long_blocks), cmocka_unit_test(test_decompress_image),
+                   cmocka_unit_test(test_throughput))
