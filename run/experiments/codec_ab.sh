@@ -7,7 +7,8 @@
 # with fp32 snapshots (this tree) and with zfp snapshots at rtm.snapshot_rate RATE (default
 # 6) by base and by this tree, alternated ROUNDS times (default 1): the codec's cost is
 # zfp's forward and backward excess over fp32's. The two trees' zfp images are compared
-# (the same bytes, so the same image). Logs under $OUT (or run/out/codec_ab), a short table
+# (the same bytes, so the same image: validate at a tolerance of 0). Exit status non-zero
+# when a test, a run or that comparison failed. Logs under $OUT (or run/out/codec_ab), a short table
 # last: each run's wall and timings_s.
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
@@ -18,7 +19,9 @@ device_build_pair "$base_src" || exit 1
 declare -A bin=([base]="$base_src/build-base" [new]=build-new)
 for side in base new; do
   "${bin[$side]}/tests/gpu/test_codec_gpu" > "$out/codec_gpu_$side.log" 2>&1
-  row "test_codec_gpu $side" "exit $?"
+  status=$?
+  [ $status = 0 ] || failed=1
+  row "test_codec_gpu $side" "exit $status"
   grep -E "^256" "$out/codec_gpu_$side.log" | sed "s/^/$side /" | tee -a "$summary"
 done
 w=$(mktemp -d)
@@ -32,7 +35,9 @@ migrate() {
   for kv in "$@"; do sets+=(--set "$kv"); done
   "${bin[$side]}/app/rtm3d" migrate "$deck" "${keys[@]}" "${sets[@]}" --force \
     --set output.dir="$w" --set output.name="$name" > "$w/log" 2>&1
-  echo "exit $?" >> "$w/log"
+  local status=$?
+  [ $status = 0 ] || failed=1
+  echo "exit $status" >> "$w/log"
   cat "$w/log" >> "$out/runs.log"
   row "$name" "$(grep -E "done in|exit" "$w/log" | tr '\n' ' ' | cut -c1-80) $(python3 \
     run/tools/report_timings.py "$w/$name.json" forward backward imaging 2>&1 | tail -1)"
@@ -41,17 +46,23 @@ for eq in ${EQUATIONS:-iso tti}; do
   deck=run/examples/bench_512.ini
   [ "$eq" = tti ] && deck=run/examples/bench_tti_512.ini
   build-new/app/rtm3d model $deck "${keys[@]}" --quiet --force --set output.dir="$w" \
-    --set output.name="obs_$eq" >> "$out/runs.log" 2>&1
+    --set output.name="obs_$eq" >> "$out/runs.log" 2>&1 || { row "$eq model" FAILED; failed=1; }
   obs=rtm.observed=$w/obs_$eq.h5
   migrate new "${eq}_fp32" $deck "$obs" rtm.reconstruction=snapshots rtm.snapshot_precision=fp32
-  for round in $(seq "${ROUNDS:-1}"); do
+  for _ in $(seq "${ROUNDS:-1}"); do
     for side in base new; do
       migrate $side "${eq}_zfp_$side" $deck "$obs" rtm.reconstruction=snapshots \
         rtm.snapshot_precision=zfp rtm.snapshot_rate="${RATE:-6}"
     done
   done
-  row "$eq zfp new vs base image" "$(build-new/app/rtm3d validate "$w/${eq}_zfp_new.h5" \
-    "$w/${eq}_zfp_base.h5" --rtol 1e-7 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
+  # the same bytes decode to the same floats: the images equal (validate's exit status at
+  # a tolerance of 0)
+  build-new/app/rtm3d validate "$w/${eq}_zfp_new.h5" "$w/${eq}_zfp_base.h5" --rtol 0 \
+    --datasets /image > "$w/validate" 2>&1
+  status=$?
+  [ $status = 0 ] || failed=1
+  row "$eq zfp new vs base image" "exit $status $(grep -m1 "/image" "$w/validate")"
 done
 rm -rf "$w"
 cat "$summary"
+exit "$failed"

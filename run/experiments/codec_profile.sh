@@ -18,7 +18,9 @@ if [ "${GPU_TESTS:-1}" = 1 ]; then
   device_gpu_tests build-new || failed=1
 fi
 build-new/tests/gpu/test_codec_gpu > "$out/codec_gpu.log" 2>&1
-row test_codec_gpu "exit $? $(grep -cE "OK \]" "$out/codec_gpu.log") ok"
+status=$?
+[ $status = 0 ] || failed=1
+row test_codec_gpu "exit $status $(grep -cE "OK \]" "$out/codec_gpu.log") ok"
 grep -E "^256" "$out/codec_gpu.log" >> "$summary"
 if [ "${SANITIZE:-0}" = 1 ]; then
   for tool in memcheck racecheck initcheck synccheck; do
@@ -43,16 +45,18 @@ grep -E "^  codec_|Duration|DRAM Throughput|Compute \(SM\) Th|Registers Per|Achi
   "$out/ncu.txt" >> "$summary"
 if [ "${MIGRATE:-0}" = 1 ]; then
   # the codec's kernels in a 512^3 iso shot (1000 steps, imaged every 5, zfp at 6 bits):
-  # the 101st snapshot's compression (3 launches) and the backward pass's 101st decompression
-  # (locate and decode; the forward pass launched 600)
+  # the 101st snapshot's compression (3 launches) and a decompression of the backward pass
+  # (locate and decode; the forward pass launched 602: 600 for its 200 snapshots, 2 for the
+  # round trip it reports, so skipping 800 reaches the backward pass's 100th)
   w="$(mktemp -d)"
   keys=(--set model.file= --set time.steps=1000 --set shots.layout=grid --set shots.x_count=1
     --set shots.y_count=1 --set shots.z=200 --set output.dir="$w")
   build-new/app/rtm3d model run/examples/bench_512.ini "${keys[@]}" --quiet --force \
     --set output.name=obs > "$out/runs.log" 2>&1
+  : > "$out/ncu_migrate.txt"
   for range in "300 3" "800 2"; do
-    set -- $range
-    ncu --clock-control none -k regex:codec_ --launch-skip "$1" --launch-count "$2" \
+    read -r skip count <<< "$range"
+    ncu --clock-control none -k regex:codec_ --launch-skip "$skip" --launch-count "$count" \
       --section SpeedOfLight --section WarpStateStats --section InstructionStats \
       --section Occupancy build-new/app/rtm3d migrate run/examples/bench_512.ini "${keys[@]}" \
       --force --set rtm.observed="$w/obs.h5" --set rtm.reconstruction=snapshots \

@@ -346,8 +346,9 @@ static RTM_CODEC_HD uint64_t rtm_codec_peek(const rtm_codec_reader_t *r, int cou
 
 /* The 32 x 32 bit matrix m (bit c of word r) transposed in place (bit r of word c): five
  * rounds of swapping blocks of 16, 8, 4, 2 and 1 bits across the diagonal (Warren, Hacker's
- * Delight, 7-3), 16 swaps of three or four operations a round, where gathering a plane's
- * bits one coefficient at a time took two or three operations a bit. */
+ * Delight, 7-3), 16 swaps of six operations a round (2 x 480 for a block's 64 coefficients),
+ * where gathering a plane's bits one coefficient at a time took two or three operations a
+ * bit (64 x 2 or 3 a plane, for every plane coded). */
 static RTM_CODEC_HD void rtm_codec_transpose(uint32_t *m) {
   uint32_t mask = 0x0000ffffu;
   RTM_CODEC_UNROLL
