@@ -126,14 +126,6 @@ static unsigned codec_grid(size_t total) {
   return (unsigned)(blocks < (1u << 20) ? blocks : (1u << 20));
 }
 
-/* A thread's plane masks (rtm_codec_planes_t): its column of a CTA's shared words. */
-#define CODEC_PLANE_WORDS(name) __shared__ uint32_t name[2 * RTM_CODEC_PLANES][CODEC_THREADS]
-
-static __device__ __forceinline__ rtm_codec_planes_t
-codec_planes(uint32_t (*words)[CODEC_THREADS]) {
-  return rtm_codec_planes_t{&words[0][threadIdx.x], CODEC_THREADS};
-}
-
 /* Block b's words coded down to `level` (codec.c's words_at). */
 static __device__ __forceinline__ unsigned codec_words_at(unsigned head,
                                                           const unsigned char *__restrict__ curve,
@@ -325,7 +317,9 @@ static __global__ void __launch_bounds__(CODEC_SLAB_THREADS)
 static __global__ void __launch_bounds__(CODEC_THREADS)
     codec_encode_kernel(const float *__restrict__ volume, const CodecShape s,
                         const CodecScratch k, uint64_t *__restrict__ out) {
-  CODEC_PLANE_WORDS(plane_words);
+  /* the thread's plane masks (rtm_codec_planes_t): its column of these words */
+  __shared__ uint32_t plane_words[2 * RTM_CODEC_PLANES][CODEC_THREADS];
+  const rtm_codec_planes_t planes = {&plane_words[0][threadIdx.x], CODEC_THREADS};
   for (size_t i = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; i < s.total;
        i += (size_t)gridDim.x * CODEC_THREADS) {
     const size_t b = codec_scheduled(s, k, i), slab = b / s.per_slab, local = b % s.per_slab;
@@ -338,8 +332,7 @@ static __global__ void __launch_bounds__(CODEC_THREADS)
     codec_load(volume + first, count, s, bits);
     int emax = 0;
     (void)rtm_codec_coefficients(bits, count, coef, &emax);
-    rtm_codec_encode_coefficients(coef, emax, words, words_out + k.offsets[b],
-                                  codec_planes(plane_words));
+    rtm_codec_encode_coefficients(coef, emax, words, words_out + k.offsets[b], planes);
   }
 }
 
