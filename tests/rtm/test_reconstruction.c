@@ -181,6 +181,16 @@ static int choose_with(const int n[3], const char *const *settings, capture_t *c
   return choose_beside(n, settings, 0, capture, chosen);
 }
 
+/* choose_beside with test_auto's settings, 400 steps imaged every step, under
+ * memory.limit_gb = limit and one more setting (or NULL). */
+static int choose_limited(const int n[3], const char *limit, const char *more, size_t host_bytes,
+                          capture_t *capture, char chosen[32]) {
+  char limit_gb[48];
+  snprintf(limit_gb, sizeof limit_gb, "memory.limit_gb=%s", limit);
+  const char *settings[] = {"time.steps=400", "rtm.imaging_step=1", limit_gb, more, NULL};
+  return choose_beside(n, settings, host_bytes, capture, chosen);
+}
+
 /* What the caller keeps in host memory beside a store there counts (the cpu backend: every
  * store is in host memory): test_auto's 20 MB hold boundary with the propagators (13.4 MB),
  * not with 10 MB of the caller's beside them, and auto passes on to checkpoint, saying why,
@@ -191,16 +201,15 @@ static void test_auto_counts_the_callers_host_arrays(void **state) {
   static capture_t capture;
   char chosen[32];
   const int n[3] = {40, 40, 40};
-  const char *auto_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02", NULL};
-  assert_int_equal(choose_beside(n, auto_20mb, 10000000, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(n, "0.02", NULL, 10000000, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "checkpoint");
   assert_contains(capture.text, "boundary needs 0.0234 GB with the propagators and the caller's "
                                 "arrays, 0.02 GB allowed");
   /* checkpoint's "as many as fit" in 90% of the 10 MB left beside them: 7 of 1.18 MB */
   assert_contains(capture.text, "7 checkpoints of 0.00118 GB");
-  const char *boundary_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012",
-                                 "rtm.reconstruction=boundary", NULL};
-  assert_int_equal(choose_beside(n, boundary_12mb, 10000000, &capture, chosen), RTM_ERR_NOMEM);
+  assert_int_equal(
+      choose_limited(n, "0.012", "rtm.reconstruction=boundary", 10000000, &capture, chosen),
+      RTM_ERR_NOMEM);
   assert_contains(capture.text, "(with the image, beside the caller's arrays) in host memory");
 }
 
@@ -217,62 +226,50 @@ static void test_auto(void **state) {
   static capture_t capture;
   char chosen[32];
   const int n[3] = {40, 40, 40};
-  const char *auto_unlimited[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0",
-                                  NULL};
-  assert_int_equal(choose_with(n, auto_unlimited, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(n, "0", NULL, 0, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots");
-  const char *auto_100mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.1", NULL};
-  assert_int_equal(choose_with(n, auto_100mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(n, "0.1", NULL, 0, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots/fp16");
   assert_contains(capture.text,
                   "rtm.reconstruction = auto: snapshots (fp16) (snapshots (fp32) needs 0.106 GB");
-  const char *auto_50mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.05", NULL};
-  assert_int_equal(choose_with(n, auto_50mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(n, "0.05", NULL, 0, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots/zfp6");
   assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 6 bits a value) "
                                 "(snapshots (fp32) needs 0.106 GB");
   assert_contains(capture.text, "snapshots (fp16) needs 0.0549 GB");
-  const char *auto_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02", NULL};
-  assert_int_equal(choose_with(n, auto_20mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(n, "0.02", NULL, 0, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots/zfp4");
   assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 4 bits a value) ");
   assert_contains(capture.text, "snapshots (zfp at 6 bits a value) needs 0.0229 GB");
   /* a rate set away from the default is the only one zfp is tried at */
-  const char *rate_7_20mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.02",
-                               "rtm.snapshot_rate=7", NULL};
-  assert_int_equal(choose_with(n, rate_7_20mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(n, "0.02", "rtm.snapshot_rate=7", 0, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "boundary");
   assert_contains(capture.text, "snapshots (zfp at 7 bits a value) needs");
   assert_true(strstr(capture.text, "at 4 bits") == NULL);
   /* 12 MB hold boundary's store and the image but not the propagators beside them: auto
    * passes on to checkpoint, where boundary asked for by name passes the preflight */
-  const char *auto_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012", NULL};
-  assert_int_equal(choose_with(n, auto_12mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(n, "0.012", NULL, 0, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "checkpoint");
   assert_contains(capture.text, "boundary needs 0.0134 GB with the propagators, 0.012 GB allowed");
-  const char *boundary_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012",
-                                 "rtm.reconstruction=boundary", NULL};
-  assert_int_equal(choose_with(n, boundary_12mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(n, "0.012", "rtm.reconstruction=boundary", 0, &capture, chosen),
+                   RTM_OK);
   assert_string_equal(chosen, "boundary");
-  const char *auto_2mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.002", NULL};
-  assert_int_equal(choose_with(n, auto_2mb, &capture, chosen), RTM_ERR_NOMEM);
+  assert_int_equal(choose_limited(n, "0.002", NULL, 0, &capture, chosen), RTM_ERR_NOMEM);
   assert_contains(capture.text, "rtm.reconstruction = auto: none fits");
   assert_contains(capture.text, "rtm.reconstruction = checkpoint needs");
   assert_contains(capture.text, "allowed (memory.limit_gb)");
   /* a grid of 40 x 28 x 40: 11 MB hold zfp at 3 bits (10.5 MB with the propagators), not at
    * 4 (11.7 MB) */
   const int narrow[3] = {40, 28, 40};
-  const char *auto_11mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.011", NULL};
-  assert_int_equal(choose_with(narrow, auto_11mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(narrow, "0.011", NULL, 0, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots/zfp3");
   assert_contains(capture.text, "rtm.reconstruction = auto: snapshots (zfp at 3 bits a value) ");
   assert_contains(capture.text, "snapshots (zfp at 4 bits a value) needs");
   /* there no core lies inside the shell along y: boundary cannot serve, checkpoint is next
    * (12 MB: no snapshots fit, zfp's neither at 7 bits a value, set away from the default:
    * the only rate auto tries) */
-  const char *rate_7_12mb[] = {"time.steps=400", "rtm.imaging_step=1", "memory.limit_gb=0.012",
-                               "rtm.snapshot_rate=7", NULL};
-  assert_int_equal(choose_with(narrow, rate_7_12mb, &capture, chosen), RTM_OK);
+  assert_int_equal(choose_limited(narrow, "0.012", "rtm.snapshot_rate=7", 0, &capture, chosen),
+                   RTM_OK);
   assert_string_equal(chosen, "checkpoint");
   assert_contains(capture.text, "boundary: boundary.width = 10 leaves 20 x 8 x 20");
   /* subsurface-offset gathers of 7 lags each way at every line of the 20 x 20 interior: 400
