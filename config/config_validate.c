@@ -451,7 +451,8 @@ static void check_gathers(checker_t *check, const rtm_config_t *cfg) {
 
 /* rtm keys that do nothing in this deck, set away from their defaults: zfp's rate where
  * no snapshot is coded (auto may fall back to zfp snapshots at the rate, snapshots in zfp
- * code them; nothing else does), the gathers' keys without gathers. */
+ * code them; nothing else does), the codec's cost where auto does not choose, the gathers'
+ * keys without gathers. */
 static void warn_rtm_ignored(checker_t *check, const rtm_config_t *cfg) {
   static const char *const gather_keys[] = {"cip_x_step", "cip_y_step", "angles", "angle_max"};
   const rtm_cfg_entry_t *rate = rtm_cfg_find("rtm", "snapshot_rate");
@@ -472,6 +473,14 @@ static void warn_rtm_ignored(checker_t *check, const rtm_config_t *cfg) {
                     cfg->rtm.snapshot_rate,
                     way == RTM_RECONSTRUCT_BOUNDARY ? "boundary" : "checkpoint");
   }
+  if (way != RTM_RECONSTRUCT_AUTO && !isnan(cfg->rtm.snapshot_codec_steps))
+    check_warning(check,
+                  "rtm.snapshot_codec_steps = %g is ignored: it weighs the ways "
+                  "rtm.reconstruction = auto chooses from, and rtm.reconstruction = %s",
+                  cfg->rtm.snapshot_codec_steps,
+                  way == RTM_RECONSTRUCT_SNAPSHOTS  ? "snapshots"
+                  : way == RTM_RECONSTRUCT_BOUNDARY ? "boundary"
+                                                    : "checkpoint");
   if (cfg->rtm.offset_lags > 0) return;
   for (size_t k = 0; k < sizeof gather_keys / sizeof gather_keys[0]; ++k) {
     const rtm_cfg_entry_t *row = rtm_cfg_find("rtm", gather_keys[k]);

@@ -174,6 +174,7 @@ typedef struct {
     rtm_precision_t snapshot_precision;
     int snapshot_rate;        /* snapshot_precision zfp: bits a value, 1 .. 32 */
 #define RTM_SNAPSHOT_RATE_DEFAULT 6 /* rtm.snapshot_rate's default: from it auto goes lower */
+    double snapshot_codec_steps;    /* a zfp snapshot's coding in propagation steps; NAN = auto */
     int checkpoints;          /* reconstruction checkpoint: states kept; 0 = as many fit */
     int illumination;         /* divide by sum S^2 + eps */
     double illumination_eps;  /* relative to the largest illumination */

@@ -5,11 +5,12 @@
 # test), then, for iso (and tti with TTI=1), migrates one 512^3 shot (1000 steps,
 # run/examples/bench_512.ini or bench_tti_512.ini, a constant model) with fp32 snapshots,
 # zfp snapshots at each of RATES (rtm.snapshot_rate, default "6") and boundary, and
-# validates each zfp image against the fp32 one; with STEP1=1 also each equation imaged every step
-# (rtm.imaging_step = 1, where fp32 and fp16 snapshots do not fit and auto takes zfp), auto
-# against boundary. Logs under $OUT (or run/out/zfp), a short table last: each run's wall
-# and its forward and backward passes (the codec's cost is zfp's excess over fp32's, a
-# snapshot at a time).
+# validates each zfp image against the fp32 one; with STEP1=1 also each equation imaged every
+# step (rtm.imaging_step = 1, where fp32 and fp16 snapshots do not fit), the ways of
+# STEP1_WAYS (default "auto boundary"; "zfp": snapshots in zfp named), auto's image against
+# boundary's. Logs under $OUT (or run/out/zfp), a short table last: each run's wall and its
+# forward and backward passes (the codec's cost is zfp's excess over fp32's, a snapshot at a
+# time).
 set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/zfp || exit 1
@@ -47,8 +48,12 @@ done
 if [ "${STEP1:-0}" = 1 ]; then
   for eq in "${equations[@]}"; do
     deck=run/examples/bench_512.ini; [ $eq = tti ] && deck=run/examples/bench_tti_512.ini
-    for way in "auto" "boundary"; do
-      migrate ${eq}_step1_$way $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=$way rtm.imaging_step=1
+    for way in ${STEP1_WAYS:-auto boundary}; do
+      if [ "$way" = zfp ]; then
+        migrate ${eq}_step1_zfp $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=snapshots rtm.snapshot_precision=zfp rtm.imaging_step=1
+      else
+        migrate ${eq}_step1_$way $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=$way rtm.imaging_step=1
+      fi
     done
     row "$eq step 1: auto vs boundary image" "$(build-new/app/rtm3d validate $w/${eq}_step1_auto.h5 $w/${eq}_step1_boundary.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
     grep -E "reconstruction = auto" "$out/runs.log" | tail -1 >> "$summary"

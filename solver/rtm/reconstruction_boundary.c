@@ -364,11 +364,17 @@ static int boundary_finish_shot(void *state, rtm_propagator_t *source) {
   return source->backend->set_damping(source->state, s->boundary);
 }
 
+/* The forward pass, the source side stepped back, the receiver side: 3 N. */
+static double boundary_steps_a_shot(const rtm_reconstruction_plan_t *plan) {
+  return 3.0 * plan->steps;
+}
+
 const rtm_reconstruction_ops_t rtm_reconstruction_boundary = {
     .name = "boundary",
     .bytes = boundary_bytes,
     .usable = boundary_usable,
     .advise = boundary_advise,
+    .steps_a_shot = boundary_steps_a_shot,
     .create = boundary_create,
     .after_forward = boundary_after_forward,
     .source_at = boundary_source_at,

@@ -103,19 +103,31 @@ static void checkpoint_advise(const rtm_reconstruction_plan_t *plan, size_t avai
              fit, fit == 1 ? "" : "s", state / 1e9);
 }
 
-/* K: rtm.checkpoints, or for 0 as many as fit in auto_share of the memory free now, less
- * what the caller keeps beside them in host memory (plan->host_beside, not yet allocated). */
+/* K on this rank: rtm.checkpoints, or for 0 as many as fit in auto_share of the memory free
+ * now (*free_bytes), less what the caller keeps beside them in host memory (plan->host_beside,
+ * not yet allocated). */
+static int slots_here(const rtm_reconstruction_plan_t *plan, size_t state, int *slots,
+                      size_t *free_bytes) {
+  int status = RTM_OK;
+  *free_bytes = 0;
+  *slots = useful_slots(plan, plan->cfg->rtm.checkpoints);
+  if (plan->cfg->rtm.checkpoints > 0 || useful_slots(plan, 1) == 0) return RTM_OK;
+  RTM_TRY(rtm_imaging_free_bytes(plan->strategy, plan->device, free_bytes));
+  *free_bytes = rtm_config_free_within_limit(plan->cfg, *free_bytes);
+  if (plan->device < 0 || rtm_imaging_host_strategy(plan->strategy))
+    *free_bytes = *free_bytes > plan->host_beside ? *free_bytes - plan->host_beside : 0;
+  const size_t fit = (size_t)(auto_share * (double)*free_bytes) / state;
+  *slots = useful_slots(plan, fit < (size_t)plan->steps ? (int)fit : plan->steps);
+fail:
+  return status;
+}
+
+/* K: slots_here, the fewest of any rank on z-slabs; refused when not one fits. */
 static int choose_slots(const rtm_reconstruction_plan_t *plan, size_t state, int *slots) {
   int status = RTM_OK;
   size_t free_bytes = 0;
-  *slots = useful_slots(plan, plan->cfg->rtm.checkpoints);
+  RTM_TRY(slots_here(plan, state, slots, &free_bytes));
   if (plan->cfg->rtm.checkpoints > 0 || useful_slots(plan, 1) == 0) return RTM_OK;
-  RTM_TRY(rtm_imaging_free_bytes(plan->strategy, plan->device, &free_bytes));
-  free_bytes = rtm_config_free_within_limit(plan->cfg, free_bytes);
-  if (plan->device < 0 || rtm_imaging_host_strategy(plan->strategy))
-    free_bytes = free_bytes > plan->host_beside ? free_bytes - plan->host_beside : 0;
-  const size_t fit = (size_t)(auto_share * (double)free_bytes) / state;
-  *slots = useful_slots(plan, fit < (size_t)plan->steps ? (int)fit : plan->steps);
   if (rtm_grid_is_slab(plan->grid)) {
     /* z-slabs: the same schedule on every rank, whose recomputing steps exchange planes */
     double fewest = *slots;
@@ -314,6 +326,21 @@ static int checkpoint_finish_shot(void *state, rtm_propagator_t *source) {
   return RTM_ERR_INTERNAL;
 }
 
+/* The forward pass, the receiver side and the recomputation on the schedule of this rank's
+ * K (imaging_step steps an advance; without a slot, a plan with none), and never fewer than
+ * boundary's 3 N: the states' copies are not counted, and at 512^3 with 10 states (1.12
+ * propagations recomputed) checkpoint took 3.39 times model's time where boundary took 3.12
+ * (run/results/rtm.md). */
+static double checkpoint_steps_a_shot(const rtm_reconstruction_plan_t *plan) {
+  int slots = 0;
+  size_t free_bytes = 0;
+  if (slots_here(plan, state_bytes(plan), &slots, &free_bytes) != RTM_OK) slots = 0;
+  const double steps =
+      2.0 * plan->steps +
+      (double)plan->imaging_step * rtm_revolve_optimal_recomputation(last_point(plan), slots);
+  return steps > 3.0 * plan->steps ? steps : 3.0 * plan->steps;
+}
+
 static long long checkpoint_recomputed_steps(const void *state) {
   return ((const checkpoint_state_t *)state)->recomputed_steps;
 }
@@ -322,6 +349,7 @@ const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint = {
     .name = "checkpoint",
     .bytes = checkpoint_bytes,
     .advise = checkpoint_advise,
+    .steps_a_shot = checkpoint_steps_a_shot,
     .create = checkpoint_create,
     .after_forward = checkpoint_after_forward,
     .source_at = checkpoint_source_at,

@@ -54,6 +54,10 @@ typedef struct {
   /* When bytes() exceeds `available` (the memory free there less the image's): the settings
    * that shrink it, one clause for the preflight's refusal. May be NULL. */
   void (*advise)(const rtm_reconstruction_plan_t *plan, size_t available, char *text, size_t size);
+  /* The steps of propagation, the two sides' together, a shot takes this way: what
+   * rtm.reconstruction = auto weighs the ways that fit by (snapshots 2 N, and for zfp its
+   * coding counted in steps; boundary 3 N; checkpoint 2 N and its recomputation). */
+  double (*steps_a_shot)(const rtm_reconstruction_plan_t *plan);
   int (*create)(const rtm_reconstruction_plan_t *plan, void **state);
   /* Before the forward step that makes level n (a snapshot may be taken in that step's own
    * kernels, rtm_backend_ops_t's copy_next_level); NULL: nothing to do. */
@@ -83,6 +87,10 @@ extern const rtm_reconstruction_ops_t rtm_reconstruction_snapshots;
  * lossy (negative before, and for fp32). */
 const char *rtm_reconstruction_snapshots_format(const void *state);
 double rtm_reconstruction_snapshots_round_trip(const void *state);
+/* What compressing and decompressing one zfp snapshot costs in steps of the propagation, for
+ * the plan's backend and equation: rtm.snapshot_codec_steps, or for auto the figure measured
+ * (the table in reconstruction_snapshots.c). `origin`, when not NULL, says which. */
+double rtm_reconstruction_codec_steps(const rtm_reconstruction_plan_t *plan, const char **origin);
 extern const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint;
 extern const rtm_reconstruction_ops_t rtm_reconstruction_boundary;
 

@@ -1,6 +1,7 @@
 /* rtm.reconstruction = snapshots: S(n) stored every imaging step of the forward pass in an
  * rtm_snapshots_t (memory.imaging, rtm.snapshot_precision) and handed back in the backward
  * pass; nothing is recomputed. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,6 +44,36 @@ static void snapshots_advise(const rtm_reconstruction_plan_t *plan, size_t avail
            plan->precision == RTM_PRECISION_FP32   ? "fp16 or zfp"
            : plan->precision == RTM_PRECISION_FP16 ? "zfp"
                                                    : "zfp with a lower rtm.snapshot_rate");
+}
+
+/* A zfp snapshot's compression and decompression (or decoding as it is imaged), in steps of
+ * the propagation at rtm.snapshot_rate's default: zfp's shot passes less fp32's, over the
+ * snapshots, in `model`'s step, by run/experiments/codec_steps.sh (docs/migration.md, "What
+ * auto weighs"). cuda: one NVIDIA H200, 512^3, 1000 steps imaged every 5th, 2026-11-30; cpu:
+ * two cores of the development machine (AMD EPYC), 128^3, 400 steps imaged every 4th. A
+ * wavefield that fills more blocks costs more (the same cpu runs at 100 steps, the wavefield
+ * young: iso 1.8, vti 0.7, tti 0.45); the iso step is the cheapest, so its codec weighs
+ * most, and on the cpu the codec is the C reference, a block at a time. */
+static const double codec_steps_measured[2][3] = {
+    /* iso, vti, tti */
+    {20.1, 5.43, 2.26}, /* cpu */
+    {1.78, 0.48, 0.29}, /* cuda */
+};
+
+double rtm_reconstruction_codec_steps(const rtm_reconstruction_plan_t *plan, const char **origin) {
+  const double set = plan->cfg->rtm.snapshot_codec_steps;
+  if (origin) *origin = isnan(set) ? "measured" : "rtm.snapshot_codec_steps";
+  if (!isnan(set)) return set;
+  const rtm_equation_t equation = plan->cfg->physics.equation;
+  const int column = equation == RTM_EQUATION_ISO ? 0 : equation == RTM_EQUATION_VTI ? 1 : 2;
+  return codec_steps_measured[plan->device >= 0][column];
+}
+
+/* 2 N steps, and zfp's coding of every snapshot. */
+static double snapshots_steps_a_shot(const rtm_reconstruction_plan_t *plan) {
+  const double propagations = 2.0 * plan->steps;
+  if (plan->precision != RTM_PRECISION_ZFP) return propagations;
+  return propagations + slot_of(plan) * rtm_reconstruction_codec_steps(plan, NULL);
 }
 
 static int snapshots_create(const rtm_reconstruction_plan_t *plan, void **state) {
@@ -147,6 +178,7 @@ const rtm_reconstruction_ops_t rtm_reconstruction_snapshots = {
     .name = "snapshots",
     .bytes = snapshots_bytes,
     .advise = snapshots_advise,
+    .steps_a_shot = snapshots_steps_a_shot,
     .create = snapshots_create,
     .before_forward = snapshots_before_forward,
     .after_forward = snapshots_after_forward,

@@ -44,9 +44,9 @@ static void test_schema_is_consistent(void **state) {
     }
   }
   /* The keys: 9 grid, 4 time, 10 model, 3 physics, 6 source, 9 shots, 10 receivers,
-   * 2 points, 3 boundary, 2 snapshots, 7 output, 2 backend, 5 kernel, 7 memory, 20 rtm, 2 bench,
+   * 2 points, 3 boundary, 2 snapshots, 7 output, 2 backend, 5 kernel, 7 memory, 21 rtm, 2 bench,
    * 1 traces, 4 mpi. */
-  assert_int_equal(rows, 106);
+  assert_int_equal(rows, 107);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */
@@ -632,8 +632,9 @@ static void test_validate_shots(void **state) {
 }
 
 /* rtm keys that do nothing in the deck are named, set away from their defaults: zfp's rate
- * where no snapshot is coded, the gathers' shape without gathers; not under auto (which may
- * fall back to zfp snapshots at the rate), nor once the keys are in use. */
+ * where no snapshot is coded, the codec's cost where auto does not choose, the gathers' shape
+ * without gathers; not under auto (which may fall back to zfp snapshots at the rate, weighed
+ * at the codec's cost), nor once the keys are in use. */
 static void test_validate_ignored_rtm_keys(void **state) {
   (void)state;
   capture_t capture;
@@ -651,8 +652,15 @@ static void test_validate_ignored_rtm_keys(void **state) {
   assert_int_equal(validate_with(&capture, boundary), RTM_OK);
   assert_contains(capture.text, "rtm.snapshot_rate = 4 is ignored: rtm.reconstruction = "
                                 "boundary keeps no snapshots");
+  const char *const chosen_by_name[] = {"rtm.reconstruction=checkpoint",
+                                        "rtm.snapshot_codec_steps=0.5", NULL};
+  assert_int_equal(validate_with(&capture, chosen_by_name), RTM_OK);
+  assert_contains(capture.text, "rtm.snapshot_codec_steps = 0.5 is ignored: it weighs the ways "
+                                "rtm.reconstruction = auto chooses from, and rtm.reconstruction = "
+                                "checkpoint");
   const char *const in_use[][6] = {
-      {"rtm.snapshot_rate=4", NULL}, /* auto: zfp at 4 bits when fp32 and fp16 do not fit */
+      /* auto: zfp at 4 bits when fp32 and fp16 do not fit, weighed at its coding's cost */
+      {"rtm.snapshot_rate=4", "rtm.snapshot_codec_steps=0.5", NULL},
       {"rtm.reconstruction=snapshots", "rtm.snapshot_precision=zfp", "rtm.snapshot_rate=4",
        "rtm.offset_lags=4", "rtm.cip_x_step=8", "rtm.angle_max=30"}};
   for (size_t k = 0; k < sizeof in_use / sizeof in_use[0]; ++k) {

@@ -182,12 +182,14 @@ static int choose_with(const int n[3], const char *const *settings, capture_t *c
 }
 
 /* choose_beside with test_auto's settings, 400 steps imaged every step, under
- * memory.limit_gb = limit and one more setting (or NULL). */
+ * memory.limit_gb = limit and one more setting (or NULL); zfp's coding weighed at half a step
+ * a snapshot (2.5 propagations a shot), so that memory alone decides between the ways. */
 static int choose_limited(const int n[3], const char *limit, const char *more, size_t host_bytes,
                           capture_t *capture, char chosen[32]) {
   char limit_gb[48];
   snprintf(limit_gb, sizeof limit_gb, "memory.limit_gb=%s", limit);
-  const char *settings[] = {"time.steps=400", "rtm.imaging_step=1", limit_gb, more, NULL};
+  const char *settings[] = {
+      "time.steps=400", "rtm.imaging_step=1", limit_gb, "rtm.snapshot_codec_steps=0.5", more, NULL};
   return choose_beside(n, settings, host_bytes, capture, chosen);
 }
 
@@ -276,13 +278,10 @@ static void test_auto(void **state) {
    * CIPs x 15 x 15 lags x 40 planes, 14.4 MB a volume, four on the host beside the fields
    * (57.6 MB): at 100 MB fp16 snapshots (54.9 MB with the propagators) no longer fit beside
    * them, zfp's 22.9 MB do */
-  const char *gathers_100mb[] = {"time.steps=400",
-                                 "rtm.imaging_step=1",
-                                 "memory.limit_gb=0.1",
-                                 "rtm.offset_lags=7",
-                                 "rtm.cip_x_step=1",
-                                 "rtm.cip_y_step=1",
-                                 NULL};
+  const char *gathers_100mb[] = {"time.steps=400",      "rtm.imaging_step=1",
+                                 "memory.limit_gb=0.1", "rtm.snapshot_codec_steps=0.5",
+                                 "rtm.offset_lags=7",   "rtm.cip_x_step=1",
+                                 "rtm.cip_y_step=1",    NULL};
   assert_int_equal(choose_with(n, gathers_100mb, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots/zfp6");
   assert_contains(capture.text, "snapshots (fp16) needs 0.113 GB with the propagators and the "
@@ -313,6 +312,45 @@ static void test_auto(void **state) {
   assert_contains(capture.text, "rtm.reconstruction = auto: none fits");
   assert_contains(capture.text, "fewer rtm.offset_lags, or larger rtm.cip_x_step");
   assert_contains(capture.text, "(with the image, beside the propagators and the gathers)");
+}
+
+/* choose_with test_auto's 40^3 iso cells and 400 steps at an imaging step, under a limit, the
+ * codec weighed at rtm.snapshot_codec_steps (NULL: auto's figure). */
+static int choose_weighed(const char *imaging_step, const char *limit_gb, const char *codec,
+                          capture_t *capture, char chosen[32]) {
+  const int n[3] = {40, 40, 40};
+  const char *settings[] = {"time.steps=400", imaging_step, limit_gb, codec, NULL};
+  return choose_with(n, settings, capture, chosen);
+}
+
+/* Where more than one way fits, auto weighs zfp by its time: 2 propagations a shot and its
+ * coding of every snapshot (rtm.snapshot_codec_steps, or the figure measured for the backend
+ * and the equation), against boundary's 3; the log says what each would take. test_auto's
+ * 40^3 iso cells and 400 steps: imaged every 3rd step, fp16's 133 snapshots (20.8 MB with the
+ * propagators) do not fit in 15 MB, zfp's at 6 bits (some 10 MB) and boundary's (13.4 MB) do;
+ * imaged every step, only zfp at 3 bits does beside boundary. */
+static void test_auto_weighs_time(void **state) {
+  (void)state;
+  static capture_t capture;
+  char chosen[32];
+  const char *limit = "memory.limit_gb=0.015", *codec = "rtm.snapshot_codec_steps=1.5";
+  assert_int_equal(choose_weighed("rtm.imaging_step=3", limit, codec, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "snapshots/zfp6");
+  assert_contains(capture.text, "snapshots (fp16) needs 0.0");
+  assert_contains(capture.text, "; it takes 2.5 propagations a shot (its coding 1.5 steps a "
+                                "snapshot, rtm.snapshot_codec_steps), boundary 3)");
+  assert_int_equal(choose_weighed("rtm.imaging_step=1", limit, codec, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "boundary");
+  assert_contains(capture.text, "snapshots (zfp at 4 bits a value) needs");
+  assert_contains(capture.text, "snapshots (zfp at 3 bits a value) fits but takes 3.5 "
+                                "propagations a shot (its coding 1.5 steps a snapshot, "
+                                "rtm.snapshot_codec_steps), boundary 3)");
+  /* left to auto, the cpu backend's iso codec (several steps a snapshot: the C reference) */
+  assert_int_equal(
+      choose_weighed("rtm.imaging_step=1", "memory.limit_gb=0.05", NULL, &capture, chosen), RTM_OK);
+  assert_string_equal(chosen, "boundary");
+  assert_contains(capture.text, "snapshots (zfp at 6 bits a value) fits but takes ");
+  assert_contains(capture.text, " steps a snapshot, measured), boundary 3)");
 }
 
 /* A migration of the survey of n cells with settings (two layers) and its ledger;
@@ -386,4 +424,4 @@ RTM_TEST_MAIN(cmocka_unit_test(test_rebuilt_iso), cmocka_unit_test(test_rebuilt_
               cmocka_unit_test(test_images_tti), cmocka_unit_test(test_store_bytes),
               cmocka_unit_test(test_refusals), cmocka_unit_test(test_auto),
               cmocka_unit_test(test_auto_counts_the_callers_host_arrays),
-              cmocka_unit_test(test_shared_medium))
+              cmocka_unit_test(test_auto_weighs_time), cmocka_unit_test(test_shared_medium))
