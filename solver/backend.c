@@ -81,3 +81,9 @@ int rtm_backend_device(const rtm_config_t *cfg, const struct rtm_mpi *mpi, int *
 #endif
   return RTM_OK;
 }
+
+int rtm_backend_images_in_step(const rtm_config_t *cfg) {
+  const rtm_backend_t *backend = NULL;
+  if (rtm_backend_select(cfg->backend.name, &backend) != RTM_OK) return 0;
+  return (backend->images_in_step >> cfg->physics.equation) & 1u;
+}

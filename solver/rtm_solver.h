@@ -34,6 +34,9 @@ const char *rtm_backend_known_names(void);
  * cuda backend places everything there and leaves it the current device; the migration's
  * preflight measures its free memory. `mpi`: the ranks of the run (rtm_mpi.h; NULL: one). */
 int rtm_backend_device(const rtm_config_t *cfg, const struct rtm_mpi *mpi, int *device);
+/* Whether cfg's backend steps can take the imaging condition of cfg's equation in their own
+ * kernels (rtm_backend_t's images_in_step); 0 when no backend can run. */
+int rtm_backend_images_in_step(const rtm_config_t *cfg);
 
 #ifdef __cplusplus
 }

@@ -87,6 +87,10 @@ enum { RTM_TRACE_SLOTS = 4 };
 typedef struct rtm_backend {
   const char *name;
   const char *description;
+  /* The equations (bit 1 << rtm_equation_t) whose steps can take image_next_step's request;
+   * 0 where image_next_step is NULL. Known before a backend exists: a migration plans its
+   * snapshot store by it (rtm_backend_images_in_step). */
+  unsigned images_in_step;
   /* RTM_OK when this build and machine can run the backend; else the reason in why. */
   int (*probe)(char *why, size_t why_size);
   int (*create)(const rtm_backend_desc_t *desc, void **state);

@@ -1052,6 +1052,9 @@ static void cuda_describe(void *state, char *text, size_t size) {
 const rtm_backend_t rtm_backend_cuda = {
     .name = "cuda",
     .description = "CUDA z-marching kernels (iso: halo sync | ldgsts | tma; vti, tti: sync)",
+    /* the physics with an images_in_step: iso's (a migration that plans for none and is
+     * offered one anyway never asks; one that plans for it and is refused takes volumes) */
+    .images_in_step = 1u << RTM_EQUATION_ISO,
     .probe = cuda_probe,
     .create = cuda_create,
     .set_sources = cuda_set_sources,

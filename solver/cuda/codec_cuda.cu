@@ -392,6 +392,23 @@ static __device__ __forceinline__ const uint64_t *codec_stage(const uint64_t *__
   return mine;
 }
 
+/* The schedule's i-th block decoded into bits (its words staged in shared memory where
+ * they fit): its first cell's place in s's layout, and its present cells in count. */
+static __device__ __forceinline__ size_t codec_decode_at(const uint64_t *__restrict__ in,
+                                                         const CodecShape &s,
+                                                         const CodecScratch &k, size_t i,
+                                                         uint64_t *stage, int count[3],
+                                                         uint32_t bits[RTM_CODEC_VALUES],
+                                                         size_t *block_number) {
+  int words;
+  const size_t b = codec_scheduled(s, k, i);
+  const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
+  rtm_codec_decode_block(codec_stage(codec_block_words(in, s, k, b, &words), words, stage), words,
+                         bits);
+  if (block_number) *block_number = b;
+  return first;
+}
+
 /* The decoder: the thread of the schedule's i-th block decodes its words and stores its
  * present values. */
 static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_DECODE_BLOCKS)
@@ -400,12 +417,9 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_DECODE_BLOCKS)
   __shared__ uint64_t stage[CODEC_THREADS * CODEC_STAGE];
   for (size_t i = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; i < s.total;
        i += (size_t)gridDim.x * CODEC_THREADS) {
-    const size_t b = codec_scheduled(s, k, i);
-    int count[3], words;
-    const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
-    const uint64_t *block = codec_stage(codec_block_words(in, s, k, b, &words), words, stage);
+    int count[3];
     uint32_t bits[RTM_CODEC_VALUES];
-    rtm_codec_decode_block(block, words, bits);
+    const size_t first = codec_decode_at(in, s, k, i, stage, count, bits, NULL);
     codec_store(bits, count, s, volume + first);
   }
 }
@@ -429,13 +443,11 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
   __shared__ uint64_t stage[CODEC_THREADS * CODEC_STAGE];
   for (size_t i = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; i < s.total;
        i += (size_t)gridDim.x * CODEC_THREADS) {
-    const size_t b = codec_scheduled(s, k, i);
-    int count[3], words;
-    const size_t first = rtm_codec_block_place(s.n, s.blocks, b, s.pitch_y, s.pitch_z, count);
-    const size_t tap = rtm_codec_block_place(r.n, r.blocks, b, r.pitch_y, r.pitch_z, count);
-    const uint64_t *block = codec_stage(codec_block_words(in, s, k, b, &words), words, stage);
+    int count[3];
+    size_t b;
     uint32_t bits[RTM_CODEC_VALUES];
-    rtm_codec_decode_block(block, words, bits);
+    const size_t first = codec_decode_at(in, s, k, i, stage, count, bits, &b);
+    const size_t tap = rtm_codec_block_place(r.n, r.blocks, b, r.pitch_y, r.pitch_z, count);
     if (s.rows_aligned && r.rows_aligned && codec_whole(count)) {
 #pragma unroll
       for (int row = 0; row < 16; ++row) {
@@ -463,6 +475,50 @@ static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_IMAGE_BLOCKS)
         }
       }
     }
+  }
+}
+
+/* The decoder's mapping, measuring instead of storing: sums[0] += (s - v)^2 and sums[1] +=
+ * v^2 over the cells, s the value the decoder would store and v the volume's (a thread's
+ * blocks summed in double, then the CTA's threads, one atomicAdd a CTA). */
+static __global__ void __launch_bounds__(CODEC_THREADS, CODEC_DECODE_BLOCKS)
+    codec_difference_kernel(const uint64_t *__restrict__ in, const CodecShape s,
+                            const CodecScratch k, const float *__restrict__ volume,
+                            double *__restrict__ sums) {
+  __shared__ uint64_t stage[CODEC_THREADS * CODEC_STAGE];
+  __shared__ double partial[2][CODEC_THREADS / 32];
+  double error = 0.0, norm = 0.0;
+  for (size_t i = blockIdx.x * (size_t)CODEC_THREADS + threadIdx.x; i < s.total;
+       i += (size_t)gridDim.x * CODEC_THREADS) {
+    int count[3];
+    uint32_t bits[RTM_CODEC_VALUES];
+    const size_t first = codec_decode_at(in, s, k, i, stage, count, bits, NULL);
+#pragma unroll
+    for (int v = 0; v < RTM_CODEC_VALUES; ++v) {
+      const int x = v & 3, y = (v >> 2) & 3, z = v >> 4;
+      if (x < count[0] && y < count[1] && z < count[2]) {
+        const double original =
+            volume[first + (size_t)z * s.pitch_z + (size_t)y * s.pitch_y + x];
+        const double d = (double)__uint_as_float(bits[v]) - original;
+        error += d * d;
+        norm += original * original;
+      }
+    }
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    error += __shfl_down_sync(0xffffffffu, error, offset);
+    norm += __shfl_down_sync(0xffffffffu, norm, offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+    partial[0][threadIdx.x / 32] = error;
+    partial[1][threadIdx.x / 32] = norm;
+  }
+  __syncthreads();
+  if (threadIdx.x < 2) {
+    double sum = 0.0;
+    for (int w = 0; w < CODEC_THREADS / 32; ++w)
+      sum += partial[threadIdx.x][w];
+    atomicAdd(sums + threadIdx.x, sum);
   }
 }
 
@@ -539,6 +595,24 @@ extern "C" int rtm_cuda_codec_decompress_image(const void *d_in, const int n[3],
     codec_image_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
         (const uint64_t *)d_in, s, k, d_image, d_illumination, d_receiver, r);
     RTM_CUDA_TRY_LAUNCH("codec_image_kernel");
+  }
+fail:
+  return status;
+}
+
+extern "C" int rtm_cuda_codec_difference(const void *d_in, const int n[3], int rate,
+                                         void *d_scratch, const float *d_volume, size_t pitch_y,
+                                         size_t pitch_z, double *d_sums, cudaStream_t stream) {
+  int status = RTM_OK;
+  RTM_TRY(rtm_codec_check(n, pitch_y, pitch_z, rate, d_in));
+  {
+    const CodecShape s = codec_shape(d_volume, n, pitch_y, pitch_z, rate);
+    const CodecScratch k = codec_scratch(d_scratch, s);
+    RTM_CUDA_TRY(cudaMemsetAsync(d_sums, 0, 2 * sizeof *d_sums, stream));
+    RTM_TRY(codec_locate(d_in, s, k, stream));
+    codec_difference_kernel<<<codec_grid(s.total), CODEC_THREADS, 0, stream>>>(
+        (const uint64_t *)d_in, s, k, d_volume, d_sums);
+    RTM_CUDA_TRY_LAUNCH("codec_difference_kernel");
   }
 fail:
   return status;

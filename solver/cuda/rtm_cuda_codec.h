@@ -42,6 +42,14 @@ int rtm_cuda_codec_decompress_image(const void *d_in, const int n[3], int rate, 
                                     size_t receiver_pitch_y, size_t receiver_pitch_z,
                                     cudaStream_t stream);
 
+/* The round trip's error without a volume of s: d_sums[0] = sum (s - v)^2 and d_sums[1] =
+ * sum v^2 over the cells (double, on the device; set, not added to), s the value
+ * rtm_cuda_codec_decompress would write at (x, y, z) and v = d_volume[z pitch_z + y pitch_y +
+ * x]. The sums' order is the threads', not the reference's: equal to rounding. */
+int rtm_cuda_codec_difference(const void *d_in, const int n[3], int rate, void *d_scratch,
+                              const float *d_volume, size_t pitch_y, size_t pitch_z, double *d_sums,
+                              cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

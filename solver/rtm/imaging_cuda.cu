@@ -282,22 +282,44 @@ fail:
   return status;
 }
 
-extern "C" int rtm_imaging_cuda_difference(rtm_imaging_extent_t extent, const float *d_field,
-                                           rtm_layout_t layout, const float *d_dense,
-                                           double sums[2]) {
+/* The two difference sums of d_field's interior against the dense d_dense, or where it is
+ * NULL against the blocks d_in decoded, on the host when it returns. */
+static int difference_sums(rtm_imaging_extent_t extent, const float *d_field, rtm_layout_t layout,
+                           const float *d_dense, const void *d_in, int rate, void *d_scratch,
+                           double sums[2]) {
   int status = RTM_OK;
   double *d_sums = NULL;
+  const int n[3] = {extent.nx, extent.ny, extent.nz};
   sums[0] = sums[1] = 0.0;
   RTM_CUDA_TRY(cudaMallocAsync((void **)&d_sums, 2 * sizeof *d_sums, cudaStreamLegacy));
-  RTM_CUDA_TRY(cudaMemsetAsync(d_sums, 0, 2 * sizeof *d_sums, cudaStreamLegacy));
-  RTM_TRY(launch_rows(difference_kernel, "difference_kernel", extent, d_field, layout, d_dense,
-                      d_sums));
+  if (d_dense) {
+    RTM_CUDA_TRY(cudaMemsetAsync(d_sums, 0, 2 * sizeof *d_sums, cudaStreamLegacy));
+    RTM_TRY(launch_rows(difference_kernel, "difference_kernel", extent, d_field, layout, d_dense,
+                        d_sums));
+  } else {
+    RTM_TRY(rtm_cuda_codec_difference(d_in, n, rate, d_scratch, d_field + layout.origin,
+                                      (size_t)layout.stride_y, (size_t)layout.stride_z, d_sums,
+                                      cudaStreamLegacy));
+  }
   RTM_CUDA_TRY(cudaMemcpyAsync(sums, d_sums, 2 * sizeof *d_sums, cudaMemcpyDeviceToHost,
                                cudaStreamLegacy));
   RTM_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
 fail:
   if (d_sums) (void)cudaFreeAsync(d_sums, cudaStreamLegacy);
   return status;
+}
+
+extern "C" int rtm_imaging_cuda_difference(rtm_imaging_extent_t extent, const float *d_field,
+                                           rtm_layout_t layout, const float *d_dense,
+                                           double sums[2]) {
+  return difference_sums(extent, d_field, layout, d_dense, NULL, 0, NULL, sums);
+}
+
+extern "C" int rtm_imaging_cuda_difference_blocks(rtm_imaging_extent_t extent,
+                                                  const float *d_field, rtm_layout_t layout,
+                                                  const void *d_in, int rate, void *d_scratch,
+                                                  double sums[2]) {
+  return difference_sums(extent, d_field, layout, NULL, d_in, rate, d_scratch, sums);
 }
 
 extern "C" int rtm_imaging_cuda_pack_to_host(rtm_imaging_extent_t extent, const float *d_field,

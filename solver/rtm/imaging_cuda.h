@@ -86,6 +86,11 @@ int rtm_imaging_cuda_decompress_accumulate(rtm_imaging_extent_t extent, const vo
  * (it waits for the queued work): a decoded snapshot's error without a host copy. */
 int rtm_imaging_cuda_difference(rtm_imaging_extent_t extent, const float *d_field,
                                 rtm_layout_t layout, const float *d_dense, double sums[2]);
+/* The same sums with the decoded values of the blocks d_in in place of d_dense
+ * (rtm_cuda_codec_difference: no volume of them is written). */
+int rtm_imaging_cuda_difference_blocks(rtm_imaging_extent_t extent, const float *d_field,
+                                       rtm_layout_t layout, const void *d_in, int rate,
+                                       void *d_scratch, double sums[2]);
 /* `bytes` from src to dst, either side host or device (cudaMemcpyDefault), queued. */
 int rtm_imaging_cuda_copy(void *dst, const void *src, size_t bytes);
 /* `bytes` of device memory to the host, after the queued work: returns when they are there. */
@@ -134,6 +139,7 @@ static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
 #define rtm_imaging_cuda_pack_to_host(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_copy(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_difference(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_difference_blocks(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_compress(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_decompress(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_decompress_accumulate(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)

@@ -121,6 +121,14 @@ static const rtm_reconstruction_ops_t *const reconstructions[] = {
     [RTM_RECONSTRUCT_CHECKPOINT] = &rtm_reconstruction_checkpoint,
 };
 
+/* How the backward pass will read the snapshots: by their blocks (zfp decoded as imaged) on
+ * a GPU whose receiver steps do not image (tti, vti) and without gathers (which take S's
+ * volume), else as volumes. */
+static rtm_snapshots_read_t snapshots_read(const rtm_config_t *cfg, int device) {
+  const int blocks = device >= 0 && cfg->rtm.offset_lags <= 0 && !rtm_backend_images_in_step(cfg);
+  return blocks ? RTM_SNAPSHOTS_BLOCKS : RTM_SNAPSHOTS_VOLUMES;
+}
+
 /* What the reconstruction is made for (the device: -1 before the backend says). */
 static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
   return (rtm_reconstruction_plan_t){.cfg = cfg,
@@ -132,6 +140,7 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .strategy = imaging_strategy(cfg, device),
                                      .precision = m->snapshot_precision,
                                      .rate = m->snapshot_rate,
+                                     .read = snapshots_read(cfg, device),
                                      .ledger = &m->ledger,
                                      .host_beside = m->host_beside};
 }
@@ -525,6 +534,9 @@ int rtm_migration_create_beside(const rtm_config_t *cfg, const rtm_grid_t *grid,
   rtm_mem_ledger_init(&m->ledger);
   RTM_TRY(plan_imaging(m, cfg));
   RTM_TRY(preflight(m, cfg));
+  /* steps that cannot image are not asked to: the store was planned without S's volume for
+   * them (snapshots_read) */
+  m->fuse_refused = !rtm_backend_images_in_step(cfg);
   RTM_TRY(create_propagators(m, cfg));
   RTM_TRY(create_buffers(m));
   *migration = m;

@@ -40,6 +40,7 @@ typedef struct {
   const char *strategy;
   rtm_precision_t precision;
   int rate; /* precision zfp: bits a value (rtm.snapshot_rate) */
+  rtm_snapshots_read_t read; /* snapshots: whether the backward pass reads volumes or blocks */
   rtm_mem_ledger_t *ledger;
   size_t host_beside; /* kept in host memory beside a store there (rtm_migration_create_beside) */
 } rtm_reconstruction_plan_t;

@@ -25,7 +25,7 @@ typedef struct {
 static size_t snapshots_bytes(const rtm_reconstruction_plan_t *plan, int *on_device) {
   *on_device = plan->device >= 0 && !rtm_imaging_host_strategy(plan->strategy);
   return rtm_snapshots_bytes(plan->grid, slot_of(plan), plan->device, plan->strategy,
-                             plan->precision, plan->rate);
+                             plan->precision, plan->rate, plan->read);
 }
 
 /* The imaging step at which the slots fit, beside one fp32 staging volume. */
@@ -87,7 +87,7 @@ static int snapshots_create(const rtm_reconstruction_plan_t *plan, void **state)
   s->lossy = plan->precision != RTM_PRECISION_FP32;
   s->round_trip = -1.0;
   RTM_TRY(rtm_snapshots_create(plan->grid, slot_of(plan), plan->device, plan->strategy,
-                               plan->precision, plan->rate, plan->ledger, &s->store));
+                               plan->precision, plan->rate, plan->read, plan->ledger, &s->store));
   *state = s;
   return RTM_OK;
 fail:

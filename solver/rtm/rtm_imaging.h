@@ -191,23 +191,30 @@ void rtm_sums_round(float *out, const float *hi, const float *lo, size_t cells);
 /* ---- source snapshots ---- */
 typedef struct rtm_snapshots rtm_snapshots_t;
 
+/* How the backward pass reads a store: volumes through rtm_snapshots_get, or, zfp where the
+ * fields are on a device, only its blocks, imaged where they lie (rtm_snapshots_device_blocks:
+ * a tti or vti migration without gathers). A store read by its blocks holds no fp32 staging
+ * volume (4 GB less at 1000^3); a get still works, taking the volume then. */
+typedef enum { RTM_SNAPSHOTS_VOLUMES = 0, RTM_SNAPSHOTS_BLOCKS } rtm_snapshots_read_t;
+
 /* `count` slots of the grid's interior in the memory `strategy` gives (device ones on
  * `device`; "host" and "pinned" in host memory), each dense fp32 or, with fp16, binary16
  * (rounded to nearest even; 2 bytes a cell), or with zfp the codec's blocks at
  * `rate` bits a value (rtm_codec_bytes; `rate` is read for zfp alone). The fp16 and zfp
  * stores and any store not in the fields' memory (host slots for a cuda backend) keep one
- * fp32 staging volume beside the fields for get. Slots are recorded in the ledger as
+ * fp32 staging volume beside the fields for get, but for `read` RTM_SNAPSHOTS_BLOCKS (zfp on a
+ * device). Slots are recorded in the ledger as
  * "snapshots". A store that does not fit is RTM_ERR_NOMEM naming rtm.imaging_step,
  * rtm.snapshot_precision and memory.imaging; a zfp rate outside 1 .. 32 is RTM_ERR_CONFIG. */
 int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const char *strategy,
-                         rtm_precision_t precision, int rate, rtm_mem_ledger_t *ledger,
-                         rtm_snapshots_t **store);
+                         rtm_precision_t precision, int rate, rtm_snapshots_read_t read,
+                         rtm_mem_ledger_t *ledger, rtm_snapshots_t **store);
 /* Bytes of one slot alone. */
 size_t rtm_snapshots_slot_bytes(const rtm_grid_t *grid, rtm_precision_t precision, int rate);
 /* Bytes the store would take (slots, staging, and on a device the codec's scratch and checks),
  * for the preflight estimate. */
 size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
-                           rtm_precision_t precision, int rate);
+                           rtm_precision_t precision, int rate, rtm_snapshots_read_t read);
 /* Slot `slot` := the interior of a field view (padded, in the fields' memory). */
 int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view);
 /* Slot `slot` as a dense fp32 volume in device memory that a step may write itself (the
@@ -230,7 +237,8 @@ void rtm_snapshots_format_name(rtm_precision_t precision, int rate, char *text, 
 /* How far slot `slot` lies from the field it was saved from (`view`, unchanged since): the
  * relative L2 difference of get's volume from the view's interior, over the slab's ranks
  * (grid->mpi), 0 for a field of zeros. Summed where the fields live (a device's volumes do not
- * cross PCIe; a host store packs one volume for the while); waits for the queued work. */
+ * cross PCIe, zfp's blocks are decoded as they are summed, no volume of them; a host store
+ * packs one volume for the while); waits for the queued work. */
 int rtm_snapshots_round_trip(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view,
                              double *relative_l2);
 void rtm_snapshots_destroy(rtm_snapshots_t *store);

@@ -46,7 +46,8 @@ struct rtm_snapshots {
   int host_slots_of_device; /* the slots are host memory, the fields device memory */
   size_t slot_bytes;
   rtm_allocation_t slots;    /* count x slot_bytes */
-  rtm_allocation_t staging;  /* fp32 volume for get, when needed */
+  rtm_allocation_t staging;  /* fp32 volume for get, when needed (read by blocks: at a get) */
+  rtm_mem_ledger_t *ledger;  /* where a staging volume taken at a get is recorded */
   rtm_allocation_t transfer; /* binary16 volume on the device, fp16 host slots only */
   rtm_allocation_t scratch;  /* zfp on a device: the coder's working memory (rtm_codec.h) */
   rtm_allocation_t refused;  /* zfp on a device: each slot's first block holding a NaN or an
@@ -73,7 +74,8 @@ static void codec_extent(const rtm_grid_t *grid, int n[3]) {
 }
 
 static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
-                                  const char *strategy, rtm_precision_t precision, int rate) {
+                                  const char *strategy, rtm_precision_t precision, int rate,
+                                  rtm_snapshots_read_t read) {
   snapshot_plan_t plan;
   memset(&plan, 0, sizeof plan);
   plan.slots_strategy = rtm_imaging_strategy(strategy, device);
@@ -87,7 +89,9 @@ static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
       zfp ? rtm_codec_bytes(n, rate) : plan.cells * (fp16 ? sizeof(uint16_t) : sizeof(float));
   plan.too_large = count > 0 && plan.slot_bytes > SIZE_MAX / 2 / (size_t)count;
   plan.slots_bytes = plan.too_large ? SIZE_MAX : plan.slot_bytes * (size_t)(count > 0 ? count : 0);
-  if (fp16 || zfp || plan.host_slots_of_device) plan.staging_bytes = plan.cells * sizeof(float);
+  const int blocks_only = zfp && device >= 0 && read == RTM_SNAPSHOTS_BLOCKS;
+  if ((fp16 || zfp || plan.host_slots_of_device) && !blocks_only)
+    plan.staging_bytes = plan.cells * sizeof(float);
   if ((fp16 || zfp) && plan.host_slots_of_device) plan.transfer_bytes = plan.slot_bytes;
   if (fp16 && count > 0) plan.scales_bytes = (size_t)count * sizeof(uint32_t);
   if (zfp && device >= 0 && count > 0) {
@@ -98,12 +102,12 @@ static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
 }
 
 size_t rtm_snapshots_slot_bytes(const rtm_grid_t *grid, rtm_precision_t precision, int rate) {
-  return plan_store(grid, 1, -1, "host", precision, rate).slot_bytes;
+  return plan_store(grid, 1, -1, "host", precision, rate, RTM_SNAPSHOTS_VOLUMES).slot_bytes;
 }
 
 size_t rtm_snapshots_bytes(const rtm_grid_t *grid, int count, int device, const char *strategy,
-                           rtm_precision_t precision, int rate) {
-  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision, rate);
+                           rtm_precision_t precision, int rate, rtm_snapshots_read_t read) {
+  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision, rate, read);
   if (plan.too_large) return SIZE_MAX;
   size_t bytes = rtm_imaging_taken_bytes(plan.slots_strategy, plan.slots_bytes);
   if (plan.staging_bytes)
@@ -163,11 +167,11 @@ fail:
 }
 
 int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const char *strategy,
-                         rtm_precision_t precision, int rate, rtm_mem_ledger_t *ledger,
-                         rtm_snapshots_t **store) {
+                         rtm_precision_t precision, int rate, rtm_snapshots_read_t read,
+                         rtm_mem_ledger_t *ledger, rtm_snapshots_t **store) {
   int status = RTM_OK;
   rtm_snapshots_t *created = NULL;
-  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision, rate);
+  const snapshot_plan_t plan = plan_store(grid, count, device, strategy, precision, rate, read);
   *store = NULL;
   if (count < 1)
     RTM_FAIL(RTM_ERR_INTERNAL, "rtm_snapshots_create: %d snapshots (at least 1)", count);
@@ -192,6 +196,7 @@ int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const ch
   rtm_snapshots_format_name(precision, rate, created->format, sizeof created->format);
   created->host_slots_of_device = plan.host_slots_of_device;
   created->slot_bytes = plan.slot_bytes;
+  created->ledger = ledger;
   status = allocate_store(created, &plan, ledger);
   if (status == RTM_ERR_NOMEM) log_does_not_fit(grid, count, &plan, precision);
   RTM_TRY(status);
@@ -401,8 +406,11 @@ static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
   int status = RTM_OK;
   const size_t cells = rtm_grid_interior_cells(&store->grid);
   const void *source = slot_at(store, slot);
-  float *staging = store->staging.ptr;
   RTM_TRY(rtm_imaging_cuda_use_device(store->device));
+  if (!store->staging.ptr && store->precision == RTM_PRECISION_ZFP) /* a store read by blocks */
+    RTM_TRY(rtm_imaging_alloc("device", cells * sizeof(float), "snapshots staging", store->device,
+                              store->ledger, &store->staging));
+  float *staging = store->staging.ptr;
   if (store->precision == RTM_PRECISION_ZFP) {
     const void *blocks = NULL;
     RTM_TRY(device_blocks(store, slot, &blocks));
@@ -469,11 +477,20 @@ int rtm_snapshots_round_trip(rtm_snapshots_t *store, int slot, const rtm_field_v
   float *original = NULL;
   double sums[2] = {0.0, 0.0}; /* the difference's squares, the field's */
   *relative_l2 = 0.0;
-  RTM_TRY(rtm_snapshots_get(store, slot, &volume));
-  if (store->device >= 0) { /* on the device: no copy of the volumes crosses PCIe */
+  if (store->device >= 0 && store->precision == RTM_PRECISION_ZFP) { /* no volume decoded */
+    const void *blocks = NULL;
+    RTM_TRY(check_slot(store, slot, "rtm_snapshots_round_trip"));
+    RTM_TRY(rtm_imaging_cuda_use_device(store->device));
+    RTM_TRY(device_blocks(store, slot, &blocks));
+    RTM_TRY(rtm_imaging_cuda_difference_blocks(rtm_imaging_extent(grid), view->padded,
+                                               rtm_layout_padded(grid), blocks, store->rate,
+                                               store->scratch.ptr, sums));
+  } else if (store->device >= 0) { /* on the device: no copy of the volumes crosses PCIe */
+    RTM_TRY(rtm_snapshots_get(store, slot, &volume));
     RTM_TRY(rtm_imaging_cuda_difference(rtm_imaging_extent(grid), view->padded,
                                         rtm_layout_padded(grid), volume, sums));
   } else {
+    RTM_TRY(rtm_snapshots_get(store, slot, &volume));
     original = malloc(cells * sizeof *original);
     if (!original) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for a snapshot's round-trip error");
     rtm_grid_pack(grid, view->padded, original);

@@ -115,8 +115,9 @@ static void check_host_round_trip(rtm_precision_t precision, const char *test) {
   rtm_snapshots_t *store = NULL;
   const int zfp = precision == RTM_PRECISION_ZFP;
   const int n[3] = {grid.n[0], grid.n[1], grid.nz_local};
-  assert_int_equal(
-      rtm_snapshots_create(&grid, COUNT, -1, "host", precision, ZFP_RATE, &ledger, &store), RTM_OK);
+  assert_int_equal(rtm_snapshots_create(&grid, COUNT, -1, "host", precision, ZFP_RATE,
+                                        RTM_SNAPSHOTS_VOLUMES, &ledger, &store),
+                   RTM_OK);
   for (int k = 0; k < COUNT; ++k) {
     fields[k] = imaging_test_alloc(grid.padded_cells);
     expected[k] = imaging_test_alloc(cells);
@@ -140,8 +141,13 @@ static void check_host_round_trip(rtm_precision_t precision, const char *test) {
     /* fp32: each slot is its own volume; fp16, zfp: one staging volume for every get */
     assert_true((volume == first) == (precision != RTM_PRECISION_FP32 || k == COUNT - 1));
   }
-  assert_int_equal(imaging_test_ledger_total(&ledger),
-                   rtm_snapshots_bytes(&grid, COUNT, -1, "host", precision, ZFP_RATE));
+  assert_int_equal(
+      imaging_test_ledger_total(&ledger),
+      rtm_snapshots_bytes(&grid, COUNT, -1, "host", precision, ZFP_RATE, RTM_SNAPSHOTS_VOLUMES));
+  /* blocks are read on a device alone: fields in host memory keep the staging volume */
+  assert_int_equal(
+      rtm_snapshots_bytes(&grid, COUNT, -1, "host", precision, ZFP_RATE, RTM_SNAPSHOTS_BLOCKS),
+      rtm_snapshots_bytes(&grid, COUNT, -1, "host", precision, ZFP_RATE, RTM_SNAPSHOTS_VOLUMES));
   assert_int_equal(imaging_test_record(&ledger, "snapshots")->bytes,
                    zfp ? COUNT * rtm_codec_bytes(n, ZFP_RATE)
                        : COUNT * cells * (precision == RTM_PRECISION_FP16 ? 2 : 4));
@@ -165,9 +171,9 @@ static void test_snapshots_zfp_round_trip(void **state) {
   rtm_grid_t grid;
   imaging_test_grid(&grid);
   rtm_snapshots_t *store = NULL;
-  assert_int_equal(
-      rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_ZFP, ZFP_RATE, NULL, &store),
-      RTM_OK);
+  assert_int_equal(rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_ZFP, ZFP_RATE,
+                                        RTM_SNAPSHOTS_VOLUMES, NULL, &store),
+                   RTM_OK);
   float *field = imaging_test_alloc(grid.padded_cells);
   field[rtm_grid_index(&grid, 6, 5, 3)] = NAN;
   const rtm_field_view_t view = {field, -1};
@@ -176,9 +182,10 @@ static void test_snapshots_zfp_round_trip(void **state) {
   assert_contains(capture.text, "NaN or an infinity");
   assert_contains(capture.text, "(ix 4, iy 4, iz 5)"); /* the block's first cell, global z */
   rtm_snapshots_destroy(store);
-  assert_int_equal(captured(&capture, rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_ZFP,
-                                                           33, NULL, &store)),
-                   RTM_ERR_CONFIG);
+  assert_int_equal(
+      captured(&capture, rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_ZFP, 33,
+                                              RTM_SNAPSHOTS_VOLUMES, NULL, &store)),
+      RTM_ERR_CONFIG);
   assert_contains(capture.text, "rtm.snapshot_rate = 33");
   free(field);
 }
@@ -211,8 +218,9 @@ static void test_snapshots_fp16_any_amplitude(void **state) {
   float *field = imaging_test_alloc(grid.padded_cells), *interior = imaging_test_alloc(cells);
   for (size_t a = 0; a < sizeof amplitudes / sizeof *amplitudes; ++a) {
     rtm_snapshots_t *store = NULL;
-    assert_int_equal(
-        rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_FP16, 0, NULL, &store), RTM_OK);
+    assert_int_equal(rtm_snapshots_create(&grid, 1, -1, "host", RTM_PRECISION_FP16, 0,
+                                          RTM_SNAPSHOTS_VOLUMES, NULL, &store),
+                     RTM_OK);
     imaging_test_fill(&rng, field, grid.padded_cells, -amplitudes[a], amplitudes[a]);
     rtm_grid_pack(&grid, field, interior);
     const rtm_field_view_t view = {field, -1};
@@ -243,7 +251,8 @@ static void test_snapshots_refuse_bad_slots(void **state) {
   float *field = imaging_test_alloc(grid.padded_cells);
   rtm_snapshots_t *store = NULL;
   const float *volume = NULL;
-  assert_int_equal(rtm_snapshots_create(&grid, 2, -1, "", RTM_PRECISION_FP32, 0, NULL, &store),
+  assert_int_equal(rtm_snapshots_create(&grid, 2, -1, "", RTM_PRECISION_FP32, 0,
+                                        RTM_SNAPSHOTS_VOLUMES, NULL, &store),
                    RTM_OK);
   const rtm_field_view_t view = {field, -1}, device_view = {field, 0};
   capture_t capture;
@@ -267,19 +276,21 @@ static void test_snapshots_too_large(void **state) {
   rtm_snapshots_t *store = NULL;
   capture_t capture;
   /* 2^31 - 1 slots of 128 GB: more bytes than a size_t holds */
-  assert_int_equal(captured(&capture, rtm_snapshots_create(&grid, 2147483647, -1, "host",
-                                                           RTM_PRECISION_FP16, 0, NULL, &store)),
-                   RTM_ERR_NOMEM);
+  assert_int_equal(
+      captured(&capture, rtm_snapshots_create(&grid, 2147483647, -1, "host", RTM_PRECISION_FP16, 0,
+                                              RTM_SNAPSHOTS_VOLUMES, NULL, &store)),
+      RTM_ERR_NOMEM);
   assert_contains(capture.text, "rtm.imaging_step");
   assert_contains(capture.text, "rtm.snapshot_precision");
   assert_contains(capture.text, "memory.imaging");
   assert_null(store);
-  assert_true(rtm_snapshots_bytes(&grid, 2147483647, -1, "host", RTM_PRECISION_FP16, 0) ==
-              SIZE_MAX);
+  assert_true(rtm_snapshots_bytes(&grid, 2147483647, -1, "host", RTM_PRECISION_FP16, 0,
+                                  RTM_SNAPSHOTS_VOLUMES) == SIZE_MAX);
   imaging_test_grid(&grid);
-  assert_int_equal(captured(&capture, rtm_snapshots_create(&grid, 2, -1, "pinned",
-                                                           RTM_PRECISION_FP32, 0, NULL, &store)),
-                   RTM_ERR_CONFIG);
+  assert_int_equal(
+      captured(&capture, rtm_snapshots_create(&grid, 2, -1, "pinned", RTM_PRECISION_FP32, 0,
+                                              RTM_SNAPSHOTS_VOLUMES, NULL, &store)),
+      RTM_ERR_CONFIG);
   assert_contains(capture.text, "memory.imaging");
 }
 

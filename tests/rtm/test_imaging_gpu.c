@@ -5,6 +5,7 @@
  * whole sits correctly between the cuda backend's steps (views saved and accumulated on the legacy
  * default stream, the next steps queued right after). Exits 77 without a device. */
 #define _POSIX_C_SOURCE 200809L /* fileno, dup2: rtm_test_capture.h */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,9 +159,9 @@ static void check_device_round_trip(const char *strategy, rtm_precision_t precis
   rtm_mem_ledger_init(&ledger);
   rtm_snapshots_t *store = NULL;
   printf("snapshots: %s, %s\n", strategy, rtm_precision_name(precision));
-  assert_int_equal(
-      rtm_snapshots_create(&grid, COUNT, DEVICE, strategy, precision, RATE, &ledger, &store),
-      RTM_OK);
+  assert_int_equal(rtm_snapshots_create(&grid, COUNT, DEVICE, strategy, precision, RATE,
+                                        RTM_SNAPSHOTS_VOLUMES, &ledger, &store),
+                   RTM_OK);
   for (int k = 0; k < COUNT; ++k) {
     if (fp16)
       imaging_test_half_values(rng, field, padded);
@@ -194,7 +195,8 @@ static void check_device_round_trip(const char *strategy, rtm_precision_t precis
       fail();
     }
   }
-  const size_t estimate = rtm_snapshots_bytes(&grid, COUNT, DEVICE, strategy, precision, RATE);
+  const size_t estimate =
+      rtm_snapshots_bytes(&grid, COUNT, DEVICE, strategy, precision, RATE, RTM_SNAPSHOTS_VOLUMES);
   printf("  ledger %zu bytes, estimate %zu\n", imaging_test_ledger_total(&ledger), estimate);
   assert_int_equal(imaging_test_ledger_total(&ledger), estimate);
   assert_string_equal(imaging_test_record(&ledger, "snapshots")->strategy, strategy);
@@ -227,9 +229,9 @@ static void test_device_zfp_refuses_nan(void **state) {
   imaging_test_grid(&grid);
   const size_t padded = grid.padded_cells;
   rtm_snapshots_t *store = NULL;
-  assert_int_equal(
-      rtm_snapshots_create(&grid, 2, DEVICE, "device", RTM_PRECISION_ZFP, RATE, NULL, &store),
-      RTM_OK);
+  assert_int_equal(rtm_snapshots_create(&grid, 2, DEVICE, "device", RTM_PRECISION_ZFP, RATE,
+                                        RTM_SNAPSHOTS_VOLUMES, NULL, &store),
+                   RTM_OK);
   float *field = imaging_test_alloc(padded);
   float *d_zeros = to_device(field, padded);
   field[rtm_grid_index(&grid, 6, 5, 3)] = NAN;
@@ -244,6 +246,71 @@ static void test_device_zfp_refuses_nan(void **state) {
   rtm_snapshots_destroy(store);
   cudaFree(d_zeros), cudaFree(d_nan);
   free(field);
+}
+
+/* zfp on the device read by its blocks (a tti migration's store): no staging volume, the
+ * ledger as the estimate said (a volume under the store read as volumes), the round trip's
+ * error summed from the blocks as the reference's decoded floats give it, and a get that
+ * comes anyway served, bit for bit, with the staging volume taken then. Device and pinned
+ * slots (those cross PCIe as blocks). */
+static void check_read_by_blocks(const char *strategy, rtm_test_rng_t *rng) {
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
+  float *field = imaging_test_alloc(padded), *expected = imaging_test_alloc(cells);
+  float *got = imaging_test_alloc(cells);
+  rtm_mem_ledger_t ledger;
+  rtm_mem_ledger_init(&ledger);
+  rtm_snapshots_t *store = NULL;
+  printf("snapshots read by blocks: %s\n", strategy);
+  assert_int_equal(rtm_snapshots_create(&grid, 2, DEVICE, strategy, RTM_PRECISION_ZFP, RATE,
+                                        RTM_SNAPSHOTS_BLOCKS, &ledger, &store),
+                   RTM_OK);
+  const size_t blocks = rtm_snapshots_bytes(&grid, 2, DEVICE, strategy, RTM_PRECISION_ZFP, RATE,
+                                            RTM_SNAPSHOTS_BLOCKS);
+  const size_t volumes = rtm_snapshots_bytes(&grid, 2, DEVICE, strategy, RTM_PRECISION_ZFP, RATE,
+                                             RTM_SNAPSHOTS_VOLUMES);
+  assert_int_equal(imaging_test_ledger_total(&ledger), blocks);
+  assert_true(volumes - blocks >= cells * sizeof(float));
+  for (int i = 0; i < ledger.count; ++i)
+    assert_string_not_equal(ledger.records[i].label, "snapshots staging");
+  imaging_test_fill(rng, field, padded, 1e-3, 1.0);
+  rtm_grid_pack(&grid, field, expected);
+  imaging_test_codec_round_trip(&grid, expected, RATE);
+  float *d_field = to_device(field, padded);
+  const rtm_field_view_t view = {d_field, DEVICE};
+  double sums[2] = {0.0, 0.0}, relative_l2 = -1.0;
+  for (int k = 0; k < 2; ++k)
+    assert_int_equal(rtm_snapshots_save(store, k, &view), RTM_OK);
+  assert_int_equal(rtm_snapshots_round_trip(store, 1, &view, &relative_l2), RTM_OK);
+  for (size_t i = 0; i < cells; ++i) { /* the reference's floats against the field's */
+    const int x = (int)(i % (size_t)grid.n[0]), y = (int)(i / (size_t)grid.n[0] % grid.n[1]);
+    const int z = (int)(i / ((size_t)grid.n[0] * (size_t)grid.n[1]));
+    const double v = field[rtm_grid_index(&grid, x, y, z)], d = (double)expected[i] - v;
+    sums[0] += d * d;
+    sums[1] += v * v;
+  }
+  printf("  round trip %.6e from the blocks, %.6e from the reference\n", relative_l2,
+         sqrt(sums[0] / sums[1]));
+  assert_true(relative_l2 > 0.0);
+  assert_true(fabs(relative_l2 - sqrt(sums[0] / sums[1])) <= 1e-9 * relative_l2);
+  const float *volume = NULL;
+  assert_int_equal(rtm_snapshots_get(store, 1, &volume), RTM_OK);
+  from_device(got, volume, cells);
+  assert_memory_equal(got, expected, cells * sizeof(float));
+  assert_true(imaging_test_record(&ledger, "snapshots staging")->reserved_bytes >=
+              cells * sizeof(float));
+  rtm_snapshots_destroy(store);
+  rtm_mem_ledger_release(&ledger);
+  cudaFree(d_field);
+  free(field), free(expected), free(got);
+}
+
+static void test_device_zfp_read_by_blocks(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_device_zfp_read_by_blocks");
+  check_read_by_blocks("device", &rng);
+  check_read_by_blocks("pinned", &rng);
 }
 
 /* ---- between the backend's steps ---- */
@@ -292,9 +359,9 @@ static void test_views_between_steps(void **state) {
   float *got = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
   rtm_snapshots_t *store = NULL;
   rtm_image_t *image = NULL;
-  assert_int_equal(
-      rtm_snapshots_create(&grid, 1, DEVICE, "device", RTM_PRECISION_FP32, 0, &prop.ledger, &store),
-      RTM_OK);
+  assert_int_equal(rtm_snapshots_create(&grid, 1, DEVICE, "device", RTM_PRECISION_FP32, 0,
+                                        RTM_SNAPSHOTS_VOLUMES, &prop.ledger, &store),
+                   RTM_OK);
   assert_int_equal(rtm_image_create(&grid, DEVICE, "device", &prop.ledger, &image), RTM_OK);
   for (int it = 0; it < 30; ++it)
     assert_int_equal(backend->step(prop.state, it, RTM_REGION_ALL, RTM_FORWARD), RTM_OK);
@@ -561,4 +628,5 @@ RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_
                    cmocka_unit_test(test_device_image_refuses_host_memory),
                    cmocka_unit_test(test_device_snapshots),
                    cmocka_unit_test(test_device_zfp_refuses_nan),
+                   cmocka_unit_test(test_device_zfp_read_by_blocks),
                    cmocka_unit_test(test_views_between_steps))
