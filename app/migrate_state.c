@@ -56,15 +56,16 @@ static void resolve_path(char *path, size_t size) {
   free(resolved);
 }
 
-/* The keys that cannot change the sums a state holds: the room the run may take (it weighs
- * on the sums only through the reconstruction auto picks, compared as resolved, and the
- * count of checkpoints, whose recomputed states are the stored ones to the bit), the filters
+/* The keys that cannot change the sums a state holds: the room the run may take and the
+ * codec's cost auto weighs (they weigh on the sums only through the reconstruction auto
+ * picks, compared as resolved, and the count of checkpoints, whose recomputed states are the
+ * stored ones to the bit; a state of a build before the cost's key resumes), the filters
  * applied to the summed image at the end (never to the sums), the angle gathers made from
  * the summed offset gathers at the end, and the shot groups (a state
  * holds every group's sums added, after the first completed_shots shots). */
 static const char *const resume_free_keys[] = {
-    "memory.limit_gb", "rtm.illumination", "rtm.illumination_eps", "rtm.laplacian",
-    "mpi.shot_groups", "rtm.angles",       "rtm.angle_max"};
+    "memory.limit_gb", "rtm.snapshot_codec_steps", "rtm.illumination", "rtm.illumination_eps",
+    "rtm.laplacian",   "mpi.shot_groups",          "rtm.angles",       "rtm.angle_max"};
 /* Without gathers (rtm.offset_lags = 0) their keys change no sum: dropped, so that a state
  * of a build before them resumes. With gathers they count: the state holds their sums. */
 static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "rtm.cip_y_step"};

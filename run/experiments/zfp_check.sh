@@ -55,7 +55,8 @@ if [ "${STEP1:-0}" = 1 ]; then
         migrate ${eq}_step1_$way $deck rtm.observed=$w/obs_$eq.h5 rtm.reconstruction=$way rtm.imaging_step=1
       fi
     done
-    row "$eq step 1: auto vs boundary image" "$(build-new/app/rtm3d validate $w/${eq}_step1_auto.h5 $w/${eq}_step1_boundary.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
+    [ -e "$w/${eq}_step1_auto.h5" ] && [ -e "$w/${eq}_step1_boundary.h5" ] &&
+      row "$eq step 1: auto vs boundary image" "$(build-new/app/rtm3d validate $w/${eq}_step1_auto.h5 $w/${eq}_step1_boundary.h5 --rtol 1e-2 --datasets /image 2>&1 | grep -m2 -i "image" | tr '\n' ' ')"
     grep -E "reconstruction = auto" "$out/runs.log" | tail -1 >> "$summary"
   done
 fi

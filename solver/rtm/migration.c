@@ -255,9 +255,10 @@ static const int auto_lower_rates[] = {4, 3};
  * where zfp ran 0.86x of its speed. fp32 and fp16 snapshots take the fewest there are and
  * checkpoint counts no fewer than boundary, so only zfp is ever passed over for its time. */
 static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
+  enum { MOST = 7 };
   const rtm_precision_t asked = cfg->rtm.snapshot_precision;
-  const int rate = cfg->rtm.snapshot_rate;
-  candidate_t order[7];
+  const int rate = cfg->rtm.snapshot_rate, slabs = rtm_grid_is_slab(&m->grid);
+  candidate_t order[MOST];
   int count = 0;
   order[count++] = (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, asked, rate};
   if (asked == RTM_PRECISION_FP32)
@@ -270,19 +271,21 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
           (candidate_t){RTM_RECONSTRUCT_SNAPSHOTS, RTM_PRECISION_ZFP, auto_lower_rates[r]};
   order[count++] = (candidate_t){RTM_RECONSTRUCT_BOUNDARY, asked, rate};
   order[count++] = (candidate_t){RTM_RECONSTRUCT_CHECKPOINT, asked, rate};
-  /* next: the fastest fitting way other than snapshots, where zfp is chosen */
-  int status = RTM_OK, chosen = count, next = count;
-  char passed[2560] = "", name[64], codec[96];
-  /* each candidate's clause for the log (why it was passed over), and its steps a shot */
-  char why_not[sizeof order / sizeof order[0]][352] = {{0}};
-  double steps[sizeof order / sizeof order[0]] = {0};
-  rtm_fit_t fits[sizeof order / sizeof order[0]] = {{0}};
+  int status = RTM_OK, chosen = count, next = count; /* next: the fastest fitting non-snapshot */
+  char passed[2560] = "", name[64], other[64], codec[96];
+  char why_not[MOST][352] = {{0}}; /* why each was passed over, for the log */
+  /* 1 where it can serve the run and fits (on z-slabs: on every rank), and its steps a shot
+   * (on z-slabs: the most of any rank's) */
+  double fit[MOST] = {0}, steps[MOST] = {0};
+  rtm_fit_t fits[MOST] = {{0}};
   rtm_reconstruction_plan_t plan = plan_of(m, cfg, device);
   /* the two sides' fields, and the medium they share; the gathers where they live with them */
   const size_t reserve = 2 * rtm_propagator_field_bytes(cfg, &m->grid) +
                          rtm_propagator_medium_bytes(cfg, &m->grid) + m->gathers_beside_fields;
   const char *beside =
       m->gathers_beside_fields ? "the propagators and the gathers" : "the propagators";
+  /* what checkpoint's estimate of its count leaves to them: the reserve and the image */
+  plan.fields_beside = reserve + 2 * rtm_grid_interior_cells(&m->grid) * sizeof(float);
   for (int i = 0; i < count; ++i) {
     const rtm_reconstruction_ops_t *ops = reconstructions[order[i].way];
     char why[256];
@@ -299,25 +302,37 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
                fits[i].available / 1e9, fits[i].limited ? "allowed" : "free");
       continue;
     }
+    fit[i] = 1.0;
     steps[i] = ops->steps_a_shot(&plan);
-    const int faster = chosen == count || steps[i] < steps[chosen];
-    const int slower = faster ? chosen : i; /* of the two, the one not taken (count: none) */
-    if (slower < count && order[slower].way != RTM_RECONSTRUCT_SNAPSHOTS &&
-        (next == count || steps[slower] < steps[next]))
-      next = slower;
-    if (!faster) continue;
-    if (chosen < count) { /* a fitting way before this one, slower: say by how much */
-      candidate_name(&order[chosen], name, sizeof name);
-      snprintf(why_not[chosen], sizeof why_not[chosen],
-               "%s fits but takes %.3g propagations a shot%s, %s %.3g", name,
-               steps[chosen] / m->steps, codec_clause(&plan, &order[chosen], codec, sizeof codec),
-               reconstructions[order[i].way]->name, steps[i] / m->steps);
-    }
-    chosen = i;
-    if (steps[i] <= 2.0 * m->steps) break; /* none takes fewer */
+    if (!slabs && steps[i] <= 2.0 * m->steps) break; /* none after it takes fewer */
   }
-  for (int i = 0; i < chosen && i < count; ++i) {
+  if (slabs) { /* the ways every rank can take, each at its most steps of any rank */
+    double here[MOST];
+    memcpy(here, fit, sizeof here);
+    RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, fit, count, RTM_MPI_MIN));
+    RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, steps, count, RTM_MPI_MAX));
+    for (int i = 0; i < count; ++i)
+      if (here[i] > 0.0 && fit[i] == 0.0) {
+        candidate_name(&order[i], name, sizeof name);
+        snprintf(why_not[i], sizeof why_not[i], "%s fits here, not on every rank", name);
+      }
+  }
+  for (int i = 0; i < count; ++i)
+    if (fit[i] > 0.0 && (chosen == count || steps[i] < steps[chosen])) chosen = i;
+  for (int i = 0; i < count; ++i)
+    if (fit[i] > 0.0 && i != chosen && order[i].way != RTM_RECONSTRUCT_SNAPSHOTS &&
+        (next == count || steps[i] < steps[next]))
+      next = i;
+  for (int i = 0; i < chosen && i < count; ++i) { /* why the ways before it were passed over */
     const size_t used = strlen(passed);
+    if (fit[i] > 0.0) { /* zfp, slower than the chosen */
+      candidate_name(&order[i], name, sizeof name);
+      candidate_name(&order[chosen], other, sizeof other);
+      snprintf(why_not[i], sizeof why_not[i],
+               "%s fits but takes %.3g propagations a shot%s, %s %.3g", name, steps[i] / m->steps,
+               codec_clause(&plan, &order[i], codec, sizeof codec), other,
+               steps[chosen] / m->steps);
+    }
     if (why_not[i][0])
       snprintf(passed + used, sizeof passed - used, "%s%s", used ? "; " : "", why_not[i]);
   }
@@ -332,16 +347,6 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
       const size_t more = strlen(passed);
       snprintf(passed + more, sizeof passed - more, ", %s %.3g", name, steps[next] / m->steps);
     }
-  }
-  if (rtm_grid_is_slab(&m->grid)) { /* z-slabs: the way every rank can take */
-    double slowest = chosen;
-    RTM_TRY(rtm_mpi_allreduce(m->grid.mpi, &slowest, 1, RTM_MPI_MAX));
-    if ((int)slowest != chosen && (int)slowest < count) {
-      plan_candidate(&plan, &order[(int)slowest]);
-      RTM_TRY(measure_fit(m, reconstructions[order[(int)slowest].way], &plan, reserve, beside,
-                          &fits[(int)slowest]));
-    }
-    chosen = (int)slowest;
   }
   if (chosen < count) {
     m->reconstruction = reconstructions[order[chosen].way];

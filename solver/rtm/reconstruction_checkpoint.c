@@ -104,8 +104,8 @@ static void checkpoint_advise(const rtm_reconstruction_plan_t *plan, size_t avai
 }
 
 /* K on this rank: rtm.checkpoints, or for 0 as many as fit in auto_share of the memory free
- * now (*free_bytes), less what the caller keeps beside them in host memory (plan->host_beside,
- * not yet allocated). */
+ * now (*free_bytes), less what is not yet allocated beside them: the caller's arrays in host
+ * memory (plan->host_beside) and, with the fields, plan->fields_beside. */
 static int slots_here(const rtm_reconstruction_plan_t *plan, size_t state, int *slots,
                       size_t *free_bytes) {
   int status = RTM_OK;
@@ -114,8 +114,10 @@ static int slots_here(const rtm_reconstruction_plan_t *plan, size_t state, int *
   if (plan->cfg->rtm.checkpoints > 0 || useful_slots(plan, 1) == 0) return RTM_OK;
   RTM_TRY(rtm_imaging_free_bytes(plan->strategy, plan->device, free_bytes));
   *free_bytes = rtm_config_free_within_limit(plan->cfg, *free_bytes);
-  if (plan->device < 0 || rtm_imaging_host_strategy(plan->strategy))
-    *free_bytes = *free_bytes > plan->host_beside ? *free_bytes - plan->host_beside : 0;
+  const int in_host = plan->device < 0 || rtm_imaging_host_strategy(plan->strategy);
+  const int with_fields = plan->device < 0 || !in_host;
+  const size_t beside = (in_host ? plan->host_beside : 0) + (with_fields ? plan->fields_beside : 0);
+  *free_bytes = *free_bytes > beside ? *free_bytes - beside : 0;
   const size_t fit = (size_t)(auto_share * (double)*free_bytes) / state;
   *slots = useful_slots(plan, fit < (size_t)plan->steps ? (int)fit : plan->steps);
 fail:

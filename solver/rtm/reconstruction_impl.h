@@ -43,6 +43,10 @@ typedef struct {
   rtm_snapshots_read_t read; /* snapshots: whether the backward pass reads volumes or blocks */
   rtm_mem_ledger_t *ledger;
   size_t host_beside; /* kept in host memory beside a store there (rtm_migration_create_beside) */
+  /* rtm.reconstruction = auto: what is still to be allocated where the fields live (the
+   * propagators, the image, the gathers), which an estimate of how many states fit (checkpoint's
+   * steps_a_shot) leaves room for; 0 once they are allocated. */
+  size_t fields_beside;
 } rtm_reconstruction_plan_t;
 
 typedef struct {

@@ -28,12 +28,13 @@ static size_t snapshots_bytes(const rtm_reconstruction_plan_t *plan, int *on_dev
                              plan->precision, plan->rate, plan->read);
 }
 
-/* The imaging step at which the slots fit, beside one fp32 staging volume. */
+/* The imaging step at which the slots fit, beside what the store holds besides them. */
 static void snapshots_advise(const rtm_reconstruction_plan_t *plan, size_t available, char *text,
                              size_t size) {
-  const size_t cells = rtm_grid_interior_cells(plan->grid);
   const size_t per_slot = rtm_snapshots_slot_bytes(plan->grid, plan->precision, plan->rate);
-  const size_t staging = cells * sizeof(float);
+  /* the store of no slot: the staging volume, or none for one read by its blocks */
+  const size_t staging = rtm_snapshots_bytes(plan->grid, 0, plan->device, plan->strategy,
+                                             plan->precision, plan->rate, plan->read);
   const size_t fit = available > staging ? (available - staging) / per_slot : 0;
   char step[64] = "not one snapshot fits";
   if (fit > 0) snprintf(step, sizeof step, "to %zu or more", (size_t)plan->steps / fit + 1);
@@ -49,8 +50,8 @@ static void snapshots_advise(const rtm_reconstruction_plan_t *plan, size_t avail
 /* A zfp snapshot's compression and decompression (or decoding as it is imaged), in steps of
  * the propagation at rtm.snapshot_rate's default: zfp's shot passes less fp32's, over the
  * snapshots, in `model`'s step, by run/experiments/codec_steps.sh (docs/migration.md, "What
- * auto weighs"). cuda: one NVIDIA H200, 512^3, 1000 steps imaged every 5th, 2026-11-30; cpu:
- * two cores of the development machine (AMD EPYC), 128^3, 400 steps imaged every 4th. A
+ * auto weighs"). cuda: one NVIDIA H200, 512^3, 1000 steps imaged every 5th; cpu: two cores
+ * of the development machine (AMD EPYC), 128^3, 400 steps imaged every 4th. A
  * wavefield that fills more blocks costs more (the same cpu runs at 100 steps, the wavefield
  * young: iso 1.8, vti 0.7, tti 0.45); the iso step is the cheapest, so its codec weighs
  * most, and on the cpu the codec is the C reference, a block at a time. */

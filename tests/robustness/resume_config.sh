@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # migrate's resume compares the config as it bears on the sums, resolved, not as spelled: a
-# state resumes when only keys that cannot change the sums differ (memory.limit_gb, the
-# filters applied at the end: rtm.laplacian, rtm.illumination_eps; mpi.shot_groups), when
+# state resumes when only keys that cannot change the sums differ (memory.limit_gb,
+# rtm.snapshot_codec_steps, the filters applied at the end: rtm.laplacian,
+# rtm.illumination_eps; mpi.shot_groups), when
 # auto is written where the state's run resolved it (backend.name, rtm.reconstruction), and
 # when a path names the same file another way (output.dir through a link, rtm.observed as
 # ./x, x or /abs/x). Each ends at the image an uninterrupted run with the same keys gives, bit
@@ -40,6 +41,8 @@ expect 0 "" "$rtm3d" "${migrate[@]}" --quiet --set output.name=fresh
 # ---- keys that cannot change the sums
 stop_then_resume limit "" "--set memory.limit_gb=8"
 same_image limit fresh
+stop_then_resume codec_cost "--set rtm.snapshot_codec_steps=0.5" ""
+same_image codec_cost fresh
 stop_then_resume auto "--set backend.name=auto --set rtm.reconstruction=auto" \
   "--set backend.name=cpu --set rtm.reconstruction=snapshots"
 same_image auto fresh

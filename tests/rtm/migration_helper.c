@@ -104,6 +104,12 @@ void survey_migrate(survey_t *s, survey_velocity_t velocity, const void *context
     s->recomputed_steps += timing.recomputed_steps;
   }
   assert_int_equal(rtm_migration_read(m, s->image, s->illumination), RTM_OK);
+  rtm_mem_ledger_t memory;
+  assert_int_equal(rtm_migration_memory(m, &memory), RTM_OK);
+  s->staging_held = 0;
+  for (int r = 0; r < memory.count; ++r)
+    s->staging_held |= strcmp(memory.records[r].label, "snapshots staging") == 0;
+  rtm_mem_ledger_release(&memory);
   const rtm_gather_plan_t *plan = rtm_migration_gather_plan(m);
   if (plan) { /* never cleared: the shots' sum */
     s->gather_plan = *plan;

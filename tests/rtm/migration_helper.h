@@ -28,6 +28,7 @@ typedef struct {
   float *gathers;
   rtm_gather_plan_t gather_plan;
   long long recomputed_steps;  /* by the last survey_migrate, all shots */
+  int staging_held; /* the last survey_migrate's ledger held "snapshots staging" at its end */
 } survey_t;
 
 /* The config of a survey on an n[0] x n[1] x n[2] grid of 10 m cells, overridden by the

@@ -336,7 +336,8 @@ static void test_auto_weighs_time(void **state) {
   const char *limit = "memory.limit_gb=0.015", *codec = "rtm.snapshot_codec_steps=1.5";
   assert_int_equal(choose_weighed("rtm.imaging_step=3", limit, codec, &capture, chosen), RTM_OK);
   assert_string_equal(chosen, "snapshots/zfp6");
-  assert_contains(capture.text, "snapshots (fp16) needs 0.0");
+  assert_contains(capture.text, "snapshots (fp16) needs 0.0208 GB with the propagators, 0.015 GB "
+                                "allowed; it takes 2.5 propagations");
   assert_contains(capture.text, "; it takes 2.5 propagations a shot (its coding 1.5 steps a "
                                 "snapshot, rtm.snapshot_codec_steps), boundary 3)");
   assert_int_equal(choose_weighed("rtm.imaging_step=1", limit, codec, &capture, chosen), RTM_OK);
