@@ -8,8 +8,9 @@
 # fp32's snapshots must fit); the codec's cost is zfp's shot passes (forward, backward,
 # imaging) less fp32's, over the snapshots (STEPS / IMAGING_STEP), in steps of `model`'s
 # propagation of the same shot (its report's propagate over STEPS: fp32's forward pass, on
-# the cpu backend, also faults in the snapshots' pages). Constant models: iso from run/examples/bench_512.ini, vti and
-# tti from bench_tti_512.ini with epsilon 0.2, delta 0.1 (tti: theta 30, phi 20).
+# the cpu backend, also faults in the snapshots' pages). Constant models: iso from
+# run/examples/bench_512.ini, vti and tti from bench_tti_512.ini with epsilon 0.2, delta 0.1
+# (tti: theta 30, phi 20).
 #   on the GPU machine (carry .deps):  run/experiments/codec_steps.sh            # N=512
 #   on the cpu backend, here:          BACKEND=cpu N=160 STEPS=300 RTM3D=build/app/rtm3d \
 #                                        run/experiments/codec_steps.sh
@@ -29,7 +30,8 @@ fi
 n="${N:-512}" steps="${STEPS:-1000}" every="${IMAGING_STEP:-5}" rate="${RATE:-6}"
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
-keys=(--set backend.name="$backend" --set memory.strategy=auto --set model.file= --set time.steps="$steps"
+keys=(--set backend.name="$backend" --set memory.strategy=auto --set model.file=
+  --set time.steps="$steps"
   --set grid.nx="$n" --set grid.ny="$n" --set grid.nz="$n" --set shots.layout=grid
   --set shots.x_count=1 --set shots.y_count=1 --set shots.z=200 --set rtm.imaging_step="$every")
 read -r -a equations <<<"${EQUATIONS:-iso vti tti}"
@@ -40,7 +42,8 @@ for eq in "${equations[@]}"; do
   [ "$eq" = iso ] && { deck=run/examples/bench_512.ini; media=(); }
   step "$eq $n^3: model"
   "$rtm3d" model $deck "${keys[@]}" "${media[@]}" --quiet --force --set output.dir="$w" \
-    --set output.name="obs_$eq" >>"$out/runs.log" 2>&1 || { row "$eq model" FAILED; failed=1; continue; }
+    --set output.name="obs_$eq" >>"$out/runs.log" 2>&1 ||
+    { row "$eq model" FAILED; failed=1; continue; }
   cp "$w/obs_$eq.json" "$out/"
   for precision in fp32 zfp; do
     step "$eq $n^3: migrate, $precision"
