@@ -49,6 +49,7 @@ struct rtm_migration {
   /* The imaging condition in the receiver's steps (image_next_step): refused by its kernel
    * shape (then imaged apart for the rest of the run), and asked of its next step. */
   int fuse_refused, fused_pending;
+  int steps_image; /* the backend's steps can image this equation (rtm_backend_images_in_step) */
   int store_images_refused; /* the reconstruction's image_at said it cannot: not asked again */
   rtm_mem_ledger_t ledger; /* the image and the snapshots; each side has its own */
   rtm_fit_t fit;           /* the preflight's, for the chosen reconstruction */
@@ -124,8 +125,9 @@ static const rtm_reconstruction_ops_t *const reconstructions[] = {
 /* How the backward pass will read the snapshots: by their blocks (zfp decoded as imaged) on
  * a GPU whose receiver steps do not image (tti, vti) and without gathers (which take S's
  * volume), else as volumes. */
-static rtm_snapshots_read_t snapshots_read(const rtm_config_t *cfg, int device) {
-  const int blocks = device >= 0 && cfg->rtm.offset_lags <= 0 && !rtm_backend_images_in_step(cfg);
+static rtm_snapshots_read_t snapshots_read(const rtm_migration_t *m, const rtm_config_t *cfg,
+                                           int device) {
+  const int blocks = device >= 0 && cfg->rtm.offset_lags <= 0 && !m->steps_image;
   return blocks ? RTM_SNAPSHOTS_BLOCKS : RTM_SNAPSHOTS_VOLUMES;
 }
 
@@ -140,7 +142,7 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .strategy = imaging_strategy(cfg, device),
                                      .precision = m->snapshot_precision,
                                      .rate = m->snapshot_rate,
-                                     .read = snapshots_read(cfg, device),
+                                     .read = snapshots_read(m, cfg, device),
                                      .ledger = &m->ledger,
                                      .host_beside = m->host_beside};
 }
@@ -226,7 +228,7 @@ static void plan_candidate(rtm_reconstruction_plan_t *plan, const candidate_t *c
   plan->rate = c->rate;
 }
 
-/* " (its coding 1.78 steps a snapshot, measured)" in text for zfp snapshots, else "". */
+/* " (its coding 1.82 steps a snapshot, measured)" in text for zfp snapshots, else "". */
 static const char *codec_clause(const rtm_reconstruction_plan_t *plan, const candidate_t *c,
                                 char *text, size_t size) {
   const char *origin = "measured";
@@ -449,6 +451,7 @@ static int preflight(rtm_migration_t *m, const rtm_config_t *cfg) {
   rtm_fit_t fit = {0};
   int device = -1;
   RTM_TRY(rtm_backend_device(cfg, m->grid.mpi, &device));
+  m->steps_image = rtm_backend_images_in_step(cfg);
   RTM_TRY(preflight_gathers(m, cfg, device));
   m->snapshot_precision = cfg->rtm.snapshot_precision;
   m->snapshot_rate = cfg->rtm.snapshot_rate;
@@ -541,7 +544,7 @@ int rtm_migration_create_beside(const rtm_config_t *cfg, const rtm_grid_t *grid,
   RTM_TRY(preflight(m, cfg));
   /* steps that cannot image are not asked to: the store was planned without S's volume for
    * them (snapshots_read) */
-  m->fuse_refused = !rtm_backend_images_in_step(cfg);
+  m->fuse_refused = !m->steps_image;
   RTM_TRY(create_propagators(m, cfg));
   RTM_TRY(create_buffers(m));
   *migration = m;

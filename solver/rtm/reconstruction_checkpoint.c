@@ -103,6 +103,11 @@ static void checkpoint_advise(const rtm_reconstruction_plan_t *plan, size_t avai
              fit, fit == 1 ? "" : "s", state / 1e9);
 }
 
+/* Whether K is counted from the memory free: rtm.checkpoints = 0 and a slot of use. */
+static int counted_slots(const rtm_reconstruction_plan_t *plan) {
+  return plan->cfg->rtm.checkpoints == 0 && useful_slots(plan, 1) > 0;
+}
+
 /* K on this rank: rtm.checkpoints, or for 0 as many as fit in auto_share of the memory free
  * now (*free_bytes), less what is not yet allocated beside them: the caller's arrays in host
  * memory (plan->host_beside) and, with the fields, plan->fields_beside. */
@@ -111,7 +116,7 @@ static int slots_here(const rtm_reconstruction_plan_t *plan, size_t state, int *
   int status = RTM_OK;
   *free_bytes = 0;
   *slots = useful_slots(plan, plan->cfg->rtm.checkpoints);
-  if (plan->cfg->rtm.checkpoints > 0 || useful_slots(plan, 1) == 0) return RTM_OK;
+  if (!counted_slots(plan)) return RTM_OK;
   RTM_TRY(rtm_imaging_free_bytes(plan->strategy, plan->device, free_bytes));
   *free_bytes = rtm_config_free_within_limit(plan->cfg, *free_bytes);
   const int in_host = plan->device < 0 || rtm_imaging_host_strategy(plan->strategy);
@@ -129,7 +134,7 @@ static int choose_slots(const rtm_reconstruction_plan_t *plan, size_t state, int
   int status = RTM_OK;
   size_t free_bytes = 0;
   RTM_TRY(slots_here(plan, state, slots, &free_bytes));
-  if (plan->cfg->rtm.checkpoints > 0 || useful_slots(plan, 1) == 0) return RTM_OK;
+  if (!counted_slots(plan)) return RTM_OK;
   if (rtm_grid_is_slab(plan->grid)) {
     /* z-slabs: the same schedule on every rank, whose recomputing steps exchange planes */
     double fewest = *slots;

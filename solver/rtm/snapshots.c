@@ -479,12 +479,12 @@ int rtm_snapshots_round_trip(rtm_snapshots_t *store, int slot, const rtm_field_v
   *relative_l2 = 0.0;
   if (store->device >= 0 && store->precision == RTM_PRECISION_ZFP) { /* no volume decoded */
     const void *blocks = NULL;
-    RTM_TRY(check_slot(store, slot, "rtm_snapshots_round_trip"));
-    RTM_TRY(rtm_imaging_cuda_use_device(store->device));
-    RTM_TRY(device_blocks(store, slot, &blocks));
+    void *scratch = NULL;
+    int rate = 0;
+    RTM_TRY(rtm_snapshots_device_blocks(store, slot, &blocks, &rate, &scratch));
     RTM_TRY(rtm_imaging_cuda_difference_blocks(rtm_imaging_extent(grid), view->padded,
-                                               rtm_layout_padded(grid), blocks, store->rate,
-                                               store->scratch.ptr, sums));
+                                               rtm_layout_padded(grid), blocks, rate, scratch,
+                                               sums));
   } else if (store->device >= 0) { /* on the device: no copy of the volumes crosses PCIe */
     RTM_TRY(rtm_snapshots_get(store, slot, &volume));
     RTM_TRY(rtm_imaging_cuda_difference(rtm_imaging_extent(grid), view->padded,

@@ -17,6 +17,7 @@
 #include "imaging_testing.h"
 #include "rtm_half.h"
 #include "rtm_imaging.h"
+#include "rtm_test_compare.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
 #include "rtm_test_main.h"
@@ -279,21 +280,15 @@ static void check_read_by_blocks(const char *strategy, rtm_test_rng_t *rng) {
   imaging_test_codec_round_trip(&grid, expected, RATE);
   float *d_field = to_device(field, padded);
   const rtm_field_view_t view = {d_field, DEVICE};
-  double sums[2] = {0.0, 0.0}, relative_l2 = -1.0;
+  double relative_l2 = -1.0;
   for (int k = 0; k < 2; ++k)
     assert_int_equal(rtm_snapshots_save(store, k, &view), RTM_OK);
   assert_int_equal(rtm_snapshots_round_trip(store, 1, &view, &relative_l2), RTM_OK);
-  for (size_t i = 0; i < cells; ++i) { /* the reference's floats against the field's */
-    const int x = (int)(i % (size_t)grid.n[0]), y = (int)(i / (size_t)grid.n[0] % grid.n[1]);
-    const int z = (int)(i / ((size_t)grid.n[0] * (size_t)grid.n[1]));
-    const double v = field[rtm_grid_index(&grid, x, y, z)], d = (double)expected[i] - v;
-    sums[0] += d * d;
-    sums[1] += v * v;
-  }
-  printf("  round trip %.6e from the blocks, %.6e from the reference\n", relative_l2,
-         sqrt(sums[0] / sums[1]));
+  rtm_grid_pack(&grid, field, got); /* the reference's floats against the field's */
+  const double reference = rtm_test_relative_l2(expected, got, cells);
+  printf("  round trip %.6e from the blocks, %.6e from the reference\n", relative_l2, reference);
   assert_true(relative_l2 > 0.0);
-  assert_true(fabs(relative_l2 - sqrt(sums[0] / sums[1])) <= 1e-9 * relative_l2);
+  assert_true(fabs(relative_l2 - reference) <= 1e-9 * relative_l2);
   const float *volume = NULL;
   assert_int_equal(rtm_snapshots_get(store, 1, &volume), RTM_OK);
   from_device(got, volume, cells);
