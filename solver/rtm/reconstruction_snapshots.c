@@ -51,14 +51,13 @@ static void snapshots_advise(const rtm_reconstruction_plan_t *plan, size_t avail
  * the propagation at rtm.snapshot_rate's default: zfp's shot passes less fp32's, over the
  * snapshots, in `model`'s step, by run/experiments/codec_steps.sh (docs/migration.md, "What
  * auto weighs"). cuda: one NVIDIA H200, 512^3, 1000 steps imaged every 5th; cpu: two cores
- * of the development machine (AMD EPYC), 128^3, 400 steps imaged every 4th. A
- * wavefield that fills more blocks costs more (the same cpu runs at 100 steps, the wavefield
- * young: iso 1.8, vti 0.7, tti 0.45); the iso step is the cheapest, so its codec weighs
- * most, and on the cpu the codec is the C reference, a block at a time. */
+ * of the development machine (AMD EPYC), 128^3, 400 steps imaged every 4th. A wavefield
+ * that fills more blocks costs more; the iso step is the cheapest, so its codec weighs most,
+ * and on the cpu the codec is the C reference, a block at a time. */
 static const double codec_steps_measured[2][3] = {
     /* iso, vti, tti */
     {20.1, 5.43, 2.26}, /* cpu */
-    {1.78, 0.48, 0.29}, /* cuda */
+    {1.82, 0.47, 0.27}, /* cuda */
 };
 
 double rtm_reconstruction_codec_steps(const rtm_reconstruction_plan_t *plan, const char **origin) {
