@@ -99,6 +99,12 @@ void *rtm_mem_host_large(size_t bytes);
  * fault and zero the pages of memory never touched while every other thread's CUDA call
  * waits. */
 void rtm_mem_host_fault_in(void *ptr, size_t bytes);
+/* Zero-filled host memory of at least `bytes` (*mapped: how much, whole 2 MiB pages), an
+ * anonymous mapping advised onto transparent huge pages, not yet resident (the `pinned`
+ * strategy faults it in and page-locks it); released with rtm_mem_host_unmap. NULL (and
+ * *mapped 0) when the system has no such memory to give. */
+void *rtm_mem_host_map_zeroed(size_t bytes, size_t *mapped);
+void rtm_mem_host_unmap(void *ptr, size_t mapped);
 /* Host memory allocated elsewhere (an MPI window) faulted in and page-locked for
  * asynchronous copies, and released again (cudaHostRegister, cudaHostUnregister); without
  * CUDA in the build nothing is copied asynchronously and both do nothing. */

@@ -1,5 +1,7 @@
 /* test_host_memory - rtm_mem_host_fault_in (memory/mem_host.c), which makes a buffer's pages
- * resident before a page lock (the migration's host slabs) while keeping what they hold. On
+ * resident before a page lock (the migration's host slabs, the `pinned` strategy's large
+ * allocations, in parts of a thread each past 512 MiB) while keeping what they hold, and
+ * rtm_mem_host_map_zeroed, the memory those allocations come from. On
  * anonymous memory fresh from mmap (zeroed, no page touched): the process's resident set
  * grows by the pages never touched before the call (a page only read would map the shared
  * zero page, which the resident set does not count), and the bytes written before it, and
@@ -78,10 +80,43 @@ static void test_fault_in_odd_range(void **state) {
   assert_int_equal(start[0], 0);
 }
 
+/* Past twice the part (256 MiB) the pages are faulted in by threads, each its part, the
+ * parts cut at 2 MiB: every page resident, the bytes written before kept (one every 64 MiB
+ * and the last, from a start inside a page), the rest zero. The map: whole 2 MiB pages,
+ * zeroed. */
+static void test_fault_in_by_parts(void **state) {
+  (void)state;
+  enum { MIB = 1 << 20, LARGE_MIB = 600, STRIDE = 64 * MIB };
+  size_t mapped = 0;
+  unsigned char *map = rtm_mem_host_map_zeroed((size_t)LARGE_MIB * MIB - 5, &mapped);
+  if (!map) skip(); /* not this much memory here */
+  assert_int_equal(mapped, (size_t)LARGE_MIB * MIB);
+  unsigned char *start = map + 3;
+  const size_t bytes = mapped - 3 - 2;
+  size_t written = 0;
+  for (size_t at = 0; at < bytes; at += STRIDE, ++written)
+    start[at] = (unsigned char)(at / STRIDE * 37u + 1u);
+  start[bytes - 1] = 42;
+  const size_t before = resident_bytes();
+  rtm_mem_host_fault_in(start, bytes);
+  const size_t grown = resident_bytes() - before;
+  /* less the pages written, each a huge page where the kernel gave one */
+  if (grown < mapped - (written + 1) * 2 * MIB - SLACK_BYTES)
+    fail_msg("the resident set grew by %zu bytes of %zu", grown, mapped);
+  for (size_t at = 0; at < bytes; at += 509) {
+    const unsigned char want = at % STRIDE == 0 ? (unsigned char)(at / STRIDE * 37u + 1u) : 0;
+    if (start[at] != want) fail_msg("byte %zu is %d, not %d", at, start[at], want);
+  }
+  assert_int_equal(start[bytes - 1], 42);
+  assert_int_equal(map[0], 0);
+  rtm_mem_host_unmap(map, mapped);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fault_in_keeps_contents, map_buffer, unmap_buffer),
       cmocka_unit_test_setup_teardown(test_fault_in_odd_range, map_buffer, unmap_buffer),
+      cmocka_unit_test(test_fault_in_by_parts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
