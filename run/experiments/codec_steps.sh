@@ -26,7 +26,7 @@ if [ -z "$rtm3d" ]; then
   device_build_once build-new || exit 1
   rtm3d=build-new/app/rtm3d
 fi
-[ "${GPU_TESTS:-0}" = 1 ] && { device_gpu_tests build-new || failed=1; }
+device_gpu_tests_asked build-new
 n="${N:-512}" steps="${STEPS:-1000}" every="${IMAGING_STEP:-5}" rate="${RATE:-6}"
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT

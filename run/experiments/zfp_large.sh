@@ -17,7 +17,7 @@ device_summary
 if [ "${SKIP_BUILD:-0}" != 1 ] || [ ! -x build-new/app/rtm3d ]; then
   device_build build-new "$out/build.log" || exit 1
 fi
-[ "${GPU_TESTS:-0}" = 1 ] && { device_gpu_tests build-new || failed=1; }
+device_gpu_tests_asked build-new
 n="${N:-800}"
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT

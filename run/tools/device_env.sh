@@ -20,6 +20,7 @@
 #   device_gpu_tests DIR   ctest -L gpu of the build in DIR (as root too) into
 #                          $out/ctest_gpu.log, its count and failures as rows; status 1 on a
 #                          failure
+#   device_gpu_tests_asked DIR  device_gpu_tests DIR when GPU_TESTS=1, failed=1 on a failure
 #   step TEXT              prints "== TEXT", a section of the script's output
 #   device_ranks           for runs of one rank a GPU: exports OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM)
 #                          and NCCL_NVLS_ENABLE=0 (NVLink multicast off on shared hosts), sets
@@ -112,6 +113,11 @@ import sys, time
 t0 = time.time()
 for line in sys.stdin:
     sys.stdout.write(f"{time.time() - t0:7.3f} {line}")'
+}
+
+device_gpu_tests_asked() {
+  [ "${GPU_TESTS:-0}" = 1 ] || return 0
+  device_gpu_tests "$1" || failed=1
 }
 
 device_build_once() {

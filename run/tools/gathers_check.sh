@@ -23,7 +23,7 @@ source "$(dirname "$0")/device_env.sh" run/out/gathers_check || exit 1
 build="${1:-build-cost}"
 device_summary
 device_build_once "$build" || exit 1
-[ "${GPU_TESTS:-0}" = 1 ] && { device_gpu_tests "$build" || failed=1; }
+device_gpu_tests_asked "$build"
 step "gathers' GPU tests"
 (cd "$build" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   ctest -R "test_imaging_gpu|test_offset_gathers|test_angle_gathers" --output-on-failure) \

@@ -147,6 +147,20 @@ static rtm_reconstruction_plan_t plan_of(rtm_migration_t *m, const rtm_config_t 
                                      .host_beside = m->host_beside};
 }
 
+double rtm_migration_weighed_steps(const rtm_config_t *cfg, const rtm_grid_t *grid, int device,
+                                   int steps, int imaging_step, rtm_reconstruction_t way,
+                                   rtm_precision_t precision, int rate) {
+  const rtm_reconstruction_plan_t plan = {.cfg = cfg,
+                                          .grid = grid,
+                                          .steps = steps,
+                                          .imaging_step = imaging_step,
+                                          .device = device,
+                                          .strategy = imaging_strategy(cfg, device),
+                                          .precision = precision,
+                                          .rate = rate};
+  return reconstructions[way]->steps_a_shot(&plan);
+}
+
 /* What a reconstruction would hold with the image, against what is free where it would
  * live (the device the backend takes, or host memory). `reserve`: more to find room for
  * beside them where the fields live (auto's estimate of the propagators, and the gathers),
@@ -228,14 +242,34 @@ static void plan_candidate(rtm_reconstruction_plan_t *plan, const candidate_t *c
   plan->rate = c->rate;
 }
 
-/* " (its coding 1.82 steps a snapshot, measured)" in text for zfp snapshots, else "". */
-static const char *codec_clause(const rtm_reconstruction_plan_t *plan, const candidate_t *c,
-                                char *text, size_t size) {
-  const char *origin = "measured";
+/* What candidate c takes beyond its propagations, as auto weighs it, in text: zfp snapshots'
+ * " (its coding 1.82 steps a snapshot, measured)", snapshots in a GPU's host memory
+ * " (... its crossings of PCIe, out and back, 5.92 steps a snapshot)", boundary shells there
+ * whose crossing outlasts a step " (its shells' crossing 1.4 steps a step)"; else "". */
+static const char *cost_clause(const rtm_reconstruction_plan_t *plan, const candidate_t *c,
+                               char *text, size_t size) {
+  rtm_reconstruction_plan_t p = *plan;
+  plan_candidate(&p, c);
   text[0] = '\0';
-  if (c->way != RTM_RECONSTRUCT_SNAPSHOTS || c->precision != RTM_PRECISION_ZFP) return text;
-  const double steps = rtm_reconstruction_codec_steps(plan, &origin);
-  snprintf(text, size, " (its coding %.3g steps a snapshot, %s)", steps, origin);
+  if (c->way == RTM_RECONSTRUCT_BOUNDARY) {
+    const double per_step = (reconstructions[c->way]->steps_a_shot(&p) / p.steps - 1.0) / 2.0;
+    if (per_step > 1.0) snprintf(text, size, " (its shells' crossing %.3g steps a step)", per_step);
+    return text;
+  }
+  if (c->way != RTM_RECONSTRUCT_SNAPSHOTS) return text;
+  const char *origin = "measured";
+  const double coding = c->precision == RTM_PRECISION_ZFP
+                            ? rtm_reconstruction_codec_steps(&p, &origin)
+                            : 0.0,
+               crossing = rtm_reconstruction_snapshot_steps(&p) - coding;
+  char part[2][96] = {"", ""};
+  if (coding > 0.0)
+    snprintf(part[0], sizeof part[0], "its coding %.3g steps a snapshot, %s", coding, origin);
+  if (crossing > 0.0)
+    snprintf(part[1], sizeof part[1], "its crossings of PCIe, out and back, %.3g steps a snapshot",
+             crossing);
+  if (part[0][0] || part[1][0])
+    snprintf(text, size, " (%s%s%s)", part[0], part[0][0] && part[1][0] ? "; " : "", part[1]);
   return text;
 }
 
@@ -254,8 +288,10 @@ static const int auto_lower_rates[] = {4, 3};
  * image moves with a velocity error of a percent), boundary (3), checkpoint (2 and its
  * recomputation). Of those that fit, the one of the fewest steps a shot (steps_a_shot): zfp's
  * coding counts, so that imaged every step on a GPU (iso: 1.8 steps a snapshot) boundary wins,
- * where zfp ran 0.86x of its speed. fp32 and fp16 snapshots take the fewest there are and
- * checkpoint counts no fewer than boundary, so only zfp is ever passed over for its time. */
+ * where zfp ran 0.86x of its speed; so do a GPU's crossings of PCIe to a store in host memory
+ * (memory.imaging = pinned), so that fp32 snapshots there (15 iso steps each way) give way
+ * to zfp's or to boundary, 3.7 times faster on an H200 (run/results/rtm.md). Checkpoint
+ * counts no fewer steps than boundary. */
 static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
   enum { MOST = 7 };
   const rtm_precision_t asked = cfg->rtm.snapshot_precision;
@@ -274,7 +310,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   order[count++] = (candidate_t){RTM_RECONSTRUCT_BOUNDARY, asked, rate};
   order[count++] = (candidate_t){RTM_RECONSTRUCT_CHECKPOINT, asked, rate};
   int status = RTM_OK, chosen = count, next = count; /* next: the fastest fitting non-snapshot */
-  char passed[2560] = "", name[64], other[64], codec[96];
+  char passed[2560] = "", name[64], other[64], codec[192];
   char why_not[MOST][352] = {{0}}; /* why each was passed over, for the log */
   /* 1 where it can serve the run and fits (on z-slabs: on every rank), and its steps a shot
    * (on z-slabs: the most of any rank's) */
@@ -319,6 +355,14 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
         snprintf(why_not[i], sizeof why_not[i], "%s fits here, not on every rank", name);
       }
   }
+  /* a lower rate only where the higher ones do not fit: its fewer bytes cross PCIe faster
+   * (a store in host memory), but its image is further from fp32's */
+  for (int i = 0, zfp_fits = 0; i < count; ++i) {
+    if (order[i].way != RTM_RECONSTRUCT_SNAPSHOTS || order[i].precision != RTM_PRECISION_ZFP)
+      continue;
+    if (zfp_fits) fit[i] = 0.0;
+    zfp_fits = zfp_fits || fit[i] > 0.0;
+  }
   for (int i = 0; i < count; ++i)
     if (fit[i] > 0.0 && (chosen == count || steps[i] < steps[chosen])) chosen = i;
   for (int i = 0; i < count; ++i)
@@ -327,23 +371,20 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
       next = i;
   for (int i = 0; i < chosen && i < count; ++i) { /* why the ways before it were passed over */
     const size_t used = strlen(passed);
-    if (fit[i] > 0.0) { /* zfp, slower than the chosen */
+    if (fit[i] > 0.0) { /* slower than the chosen */
       candidate_name(&order[i], name, sizeof name);
       candidate_name(&order[chosen], other, sizeof other);
       snprintf(why_not[i], sizeof why_not[i],
                "%s fits but takes %.3g propagations a shot%s, %s %.3g", name, steps[i] / m->steps,
-               codec_clause(&plan, &order[i], codec, sizeof codec), other,
-               steps[chosen] / m->steps);
+               cost_clause(&plan, &order[i], codec, sizeof codec), other, steps[chosen] / m->steps);
     }
     if (why_not[i][0])
       snprintf(passed + used, sizeof passed - used, "%s%s", used ? "; " : "", why_not[i]);
   }
-  if (chosen < count && order[chosen].way == RTM_RECONSTRUCT_SNAPSHOTS &&
-      order[chosen].precision == RTM_PRECISION_ZFP) { /* its time, as weighed */
-    const size_t used = strlen(passed);
+  if (chosen < count && cost_clause(&plan, &order[chosen], codec, sizeof codec)[0]) {
+    const size_t used = strlen(passed); /* its time, as weighed */
     snprintf(passed + used, sizeof passed - used, "%sit takes %.3g propagations a shot%s",
-             used ? "; " : "", steps[chosen] / m->steps,
-             codec_clause(&plan, &order[chosen], codec, sizeof codec));
+             used ? "; " : "", steps[chosen] / m->steps, codec);
     if (next < count) {
       candidate_name(&order[next], name, sizeof name);
       const size_t more = strlen(passed);

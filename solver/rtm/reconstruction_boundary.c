@@ -364,9 +364,13 @@ static int boundary_finish_shot(void *state, rtm_propagator_t *source) {
   return source->backend->set_damping(source->state, s->boundary);
 }
 
-/* The forward pass, the source side stepped back, the receiver side: 3 N. */
+/* The forward pass, the source side stepped back, the receiver side: 3 N. A shell held in a
+ * GPU's host memory crosses PCIe on a stream of its own beside the steps, a level a step: the
+ * two source passes take the longer of a step and its crossing. */
 static double boundary_steps_a_shot(const rtm_reconstruction_plan_t *plan) {
-  return 3.0 * plan->steps;
+  const store_plan_t store = plan_store(plan);
+  const double crossing = rtm_reconstruction_crossing_steps(plan, (double)store.slot_bytes);
+  return plan->steps * (1.0 + 2.0 * (crossing > 1.0 ? crossing : 1.0));
 }
 
 const rtm_reconstruction_ops_t rtm_reconstruction_boundary = {

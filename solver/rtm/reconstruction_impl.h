@@ -60,8 +60,9 @@ typedef struct {
    * that shrink it, one clause for the preflight's refusal. May be NULL. */
   void (*advise)(const rtm_reconstruction_plan_t *plan, size_t available, char *text, size_t size);
   /* The steps of propagation, the two sides' together, a shot takes this way: what
-   * rtm.reconstruction = auto weighs the ways that fit by (snapshots 2 N, and for zfp its
-   * coding counted in steps; boundary 3 N; checkpoint 2 N and its recomputation). */
+   * rtm.reconstruction = auto weighs the ways that fit by (snapshots 2 N, and zfp's coding
+   * and the crossings of a store in a GPU's host memory counted in steps; boundary 3 N, more
+   * where its shells' crossings outlast the steps; checkpoint 2 N and its recomputation). */
   double (*steps_a_shot)(const rtm_reconstruction_plan_t *plan);
   int (*create)(const rtm_reconstruction_plan_t *plan, void **state);
   /* Before the forward step that makes level n (a snapshot may be taken in that step's own
@@ -96,6 +97,13 @@ double rtm_reconstruction_snapshots_round_trip(const void *state);
  * the plan's backend and equation: rtm.snapshot_codec_steps, or for auto the figure measured
  * (the table in reconstruction_snapshots.c). `origin`, when not NULL, says which. */
 double rtm_reconstruction_codec_steps(const rtm_reconstruction_plan_t *plan, const char **origin);
+/* The steps of the propagation that `bytes` take to cross PCIe between a GPU and the plan's
+ * store in host memory (memory.imaging = pinned or host), by the figure measured for the
+ * equation (reconstruction_snapshots.c); 0 where the store lies with the fields. */
+double rtm_reconstruction_crossing_steps(const rtm_reconstruction_plan_t *plan, double bytes);
+/* One snapshot's steps beyond the propagation, in the plan's format and memory: zfp's coding
+ * and, in host memory of a GPU, its crossings out and back. */
+double rtm_reconstruction_snapshot_steps(const rtm_reconstruction_plan_t *plan);
 extern const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint;
 extern const rtm_reconstruction_ops_t rtm_reconstruction_boundary;
 

@@ -69,11 +69,36 @@ double rtm_reconstruction_codec_steps(const rtm_reconstruction_plan_t *plan, con
   return codec_steps_measured[plan->device >= 0][column];
 }
 
-/* 2 N steps, and zfp's coding of every snapshot. */
+/* A GPU's step in the time PCIe takes to move a byte a cell: bytes a cell that cross between
+ * page-locked host memory and the device in one step's time, the step `model`'s propagation
+ * and the rate the pinned fp32 snapshots' passes less the device ones' (50 to 55 GB/s each
+ * way): run/experiments/pinned_ways.sh, one NVIDIA H200, 512^3, 500 steps imaged every 5th
+ * (EQUATIONS="iso tti vti"). So a 512^3 fp32 iso snapshot crosses in 15 steps, a zfp one at 6
+ * bits in 3. */
+static const double crossing_bytes_a_step[3] = {0.259, 0.72, 1.01}; /* iso, vti, tti */
+
+double rtm_reconstruction_crossing_steps(const rtm_reconstruction_plan_t *plan, double bytes) {
+  const char *strategy = rtm_imaging_strategy(plan->strategy, plan->device);
+  if (plan->device < 0 || !rtm_imaging_host_strategy(strategy)) return 0.0;
+  const rtm_equation_t equation = plan->cfg->physics.equation;
+  const int column = equation == RTM_EQUATION_ISO ? 0 : equation == RTM_EQUATION_VTI ? 1 : 2;
+  const double cells = (double)rtm_grid_interior_cells(plan->grid);
+  return cells > 0.0 ? bytes / (cells * crossing_bytes_a_step[column]) : 0.0;
+}
+
+/* A snapshot's steps beyond the propagation: its coding (zfp) and, held in host memory by a
+ * GPU, its two crossings of PCIe (out in the forward pass, back in the backward one), which
+ * the steps wait for (the legacy default stream). */
+double rtm_reconstruction_snapshot_steps(const rtm_reconstruction_plan_t *plan) {
+  const double slot = (double)rtm_snapshots_slot_bytes(plan->grid, plan->precision, plan->rate);
+  const double coding =
+      plan->precision == RTM_PRECISION_ZFP ? rtm_reconstruction_codec_steps(plan, NULL) : 0.0;
+  return coding + 2.0 * rtm_reconstruction_crossing_steps(plan, slot);
+}
+
+/* 2 N steps, and each snapshot's own (rtm_reconstruction_snapshot_steps). */
 static double snapshots_steps_a_shot(const rtm_reconstruction_plan_t *plan) {
-  const double propagations = 2.0 * plan->steps;
-  if (plan->precision != RTM_PRECISION_ZFP) return propagations;
-  return propagations + slot_of(plan) * rtm_reconstruction_codec_steps(plan, NULL);
+  return 2.0 * plan->steps + slot_of(plan) * rtm_reconstruction_snapshot_steps(plan);
 }
 
 static int snapshots_create(const rtm_reconstruction_plan_t *plan, void **state) {

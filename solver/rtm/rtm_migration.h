@@ -164,6 +164,14 @@ double rtm_migration_snapshot_error(const rtm_migration_t *migration);
 /* With rtm.reconstruction = snapshots (as run), how they are stored ("fp32", "fp16", "zfp at
  * 6 bits a value"); else NULL. */
 const char *rtm_migration_snapshot_format(const rtm_migration_t *migration);
+/* What rtm.reconstruction = auto weighs `way` at: the steps of propagation, the two sides'
+ * together, a shot of `steps` steps imaged every `imaging_step` takes on `grid` with the
+ * fields on CUDA device `device` (-1: the cpu backend), the store in cfg's memory.imaging
+ * strategy and, for snapshots, in `precision` (zfp at `rate` bits a value). Arithmetic
+ * alone: no memory is allocated and no device asked. */
+double rtm_migration_weighed_steps(const rtm_config_t *cfg, const rtm_grid_t *grid, int device,
+                                   int steps, int imaging_step, rtm_reconstruction_t way,
+                                   rtm_precision_t precision, int rate);
 /* The reconstruction's store with the image where it counts them (with the store on the
  * device, or all in host memory on the cpu backend): the preflight's estimate, and what they
  * took, measured on the device as the drop of its free memory across their allocation, in

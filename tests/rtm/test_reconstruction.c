@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "migration_helper.h"
+#include "rtm_imaging.h"
 #include "rtm_status.h"
 #include "rtm_test_capture.h"
 #include "rtm_test_main.h"
@@ -354,6 +355,69 @@ static void test_auto_weighs_time(void **state) {
   assert_contains(capture.text, " steps a snapshot, measured), boundary 3)");
 }
 
+/* What auto weighs `way` at for a migration of 400 steps imaged every 5th (80 snapshots) on
+ * the survey of n^3 cells with `equation`, its store in `imaging` memory, on a GPU (device 0)
+ * or the cpu backend (-1): arithmetic alone, no device is asked. zfp's coding is set, 1.5
+ * steps a snapshot. */
+static double weighed(int n, const char *equation, const char *imaging, int device,
+                      rtm_reconstruction_t way, rtm_precision_t precision) {
+  const int cells[3] = {n, n, n};
+  const char *const settings[] = {"time.steps=400", "rtm.imaging_step=5",           equation,
+                                  imaging,          "rtm.snapshot_codec_steps=1.5", NULL};
+  survey_t s;
+  survey_config(&s, cells, settings);
+  const double steps = rtm_migration_weighed_steps(&s.cfg, &s.grid, device, 400, 5, way, precision,
+                                                   RTM_SNAPSHOT_RATE_DEFAULT);
+  survey_release(&s);
+  return steps;
+}
+
+/* A GPU's store in its host memory (memory.imaging = pinned) costs auto its crossings of PCIe:
+ * a snapshot's out and back in steps in proportion to its bytes (fp16 half fp32's, zfp's
+ * rtm_snapshots_slot_bytes), fewer steps for tti, whose step is longer; none for a store on
+ * the device or on the cpu backend. boundary's shells cross beside the steps: free where a
+ * level crosses within a step (512^3: 3 N), not where the shell is a large part of the
+ * volume (40^3 with a 20^3 interior: 6272 shell cells a level of 64000). */
+static void test_host_store_crossings(void **state) {
+  (void)state;
+  enum { N = 400, SLOTS = 80, CELLS = 40 * 40 * 40, SHELL = 6272 };
+  const char *iso = "physics.equation=iso", *pinned = "memory.imaging=pinned",
+             *device = "memory.imaging=device";
+  const rtm_reconstruction_t snapshots = RTM_RECONSTRUCT_SNAPSHOTS,
+                             boundary = RTM_RECONSTRUCT_BOUNDARY;
+  const double two = 2.0 * N;
+  assert_true(weighed(40, iso, device, 0, snapshots, RTM_PRECISION_FP32) == two);
+  assert_true(weighed(40, iso, device, 0, snapshots, RTM_PRECISION_ZFP) == two + SLOTS * 1.5);
+  assert_true(weighed(40, iso, "memory.imaging=host", -1, snapshots, RTM_PRECISION_FP32) == two);
+  const double fp32 = weighed(40, iso, pinned, 0, snapshots, RTM_PRECISION_FP32) - two;
+  const double fp16 = weighed(40, iso, pinned, 0, snapshots, RTM_PRECISION_FP16) - two;
+  const double zfp = weighed(40, iso, pinned, 0, snapshots, RTM_PRECISION_ZFP) - two;
+  const double way = fp32 / (2.0 * SLOTS); /* an fp32 snapshot's crossing, one way */
+  printf("iso, pinned, steps a shot beyond 2 N: fp32 snapshots %.1f (%.2f each way), fp16 %.1f, "
+         "zfp %.1f\n",
+         fp32, way, fp16, zfp);
+  assert_true(way > 1.0);
+  assert_true(fabs(fp16 - fp32 / 2.0) < 1e-9 * fp32);
+  const int n[3] = {40, 40, 40};
+  rtm_grid_t grid;
+  assert_int_equal(rtm_grid_init(&grid, n, (double[3]){10, 10, 10}, (double[3]){0, 0, 0}), RTM_OK);
+  const double zfp_bytes = (double)rtm_snapshots_slot_bytes(&grid, RTM_PRECISION_ZFP, 6);
+  assert_true(fabs(zfp - SLOTS * (1.5 + 2.0 * way * zfp_bytes / (4.0 * CELLS))) < 1e-9 * zfp);
+
+  assert_true(weighed(40, iso, device, 0, boundary, RTM_PRECISION_FP32) == 3.0 * N);
+  const double shells = weighed(40, iso, pinned, 0, boundary, RTM_PRECISION_FP32);
+  const double level = way * SHELL / CELLS; /* a level of the shell, one way */
+  printf("iso, pinned: boundary at 40^3 %.1f steps a shot (a level crosses in %.2f steps)\n",
+         shells, level);
+  assert_true(level > 1.0);
+  assert_true(fabs(shells - N * (1.0 + 2.0 * level)) < 1e-9 * shells);
+  assert_true(weighed(512, iso, pinned, 0, boundary, RTM_PRECISION_FP32) == 3.0 * N);
+
+  const double tti = weighed(40, "physics.equation=tti", pinned, 0, snapshots, RTM_PRECISION_FP32);
+  printf("tti, pinned: fp32 snapshots %.1f steps a shot beyond 2 N\n", tti - two);
+  assert_true(tti > two && tti - two < fp32 / 2.0);
+}
+
 /* A migration of the survey of n cells with settings (two layers) and its ledger;
  * migration_release frees the three. */
 static rtm_migration_t *migration_memory(const int n[3], const char *const *settings, survey_t *s,
@@ -425,4 +489,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_rebuilt_iso), cmocka_unit_test(test_rebuilt_
               cmocka_unit_test(test_images_tti), cmocka_unit_test(test_store_bytes),
               cmocka_unit_test(test_refusals), cmocka_unit_test(test_auto),
               cmocka_unit_test(test_auto_counts_the_callers_host_arrays),
-              cmocka_unit_test(test_auto_weighs_time), cmocka_unit_test(test_shared_medium))
+              cmocka_unit_test(test_auto_weighs_time), cmocka_unit_test(test_host_store_crossings),
+              cmocka_unit_test(test_shared_medium))
