@@ -87,13 +87,18 @@ double rtm_reconstruction_crossing_steps(const rtm_reconstruction_plan_t *plan, 
 }
 
 /* A snapshot's steps beyond the propagation: its coding (zfp) and, held in host memory by a
- * GPU, its two crossings of PCIe (out in the forward pass, back in the backward one), which
- * the steps wait for (the legacy default stream). */
+ * GPU, its two crossings of PCIe (out in the forward pass, back in the backward one). fp32's
+ * the steps wait for; fp16's and zfp's run beside the imaging step's steps to the next
+ * snapshot (snapshots.c's transfer buffers), and only what outlasts them shows. */
 double rtm_reconstruction_snapshot_steps(const rtm_reconstruction_plan_t *plan) {
   const double slot = (double)rtm_snapshots_slot_bytes(plan->grid, plan->precision, plan->rate);
   const double coding =
       plan->precision == RTM_PRECISION_ZFP ? rtm_reconstruction_codec_steps(plan, NULL) : 0.0;
-  return coding + 2.0 * rtm_reconstruction_crossing_steps(plan, slot);
+  const double crossing = rtm_reconstruction_crossing_steps(plan, slot);
+  const double shown = plan->precision == RTM_PRECISION_FP32 ? crossing
+                       : crossing > plan->imaging_step       ? crossing - plan->imaging_step
+                                                             : 0.0;
+  return coding + 2.0 * shown;
 }
 
 /* 2 N steps, and each snapshot's own (rtm_reconstruction_snapshot_steps). */

@@ -13,21 +13,26 @@
  *   device  device  pack kernel (fp16: __float2half_rn)    fp32: the slot; fp16: convert
  *                                                          kernel into the staging volume
  *   device  host    fp32: a 2D copy a plane to the slot;   fp32: one copy into the staging;
- *                   fp16: pack kernel into the transfer    fp16: one copy into the transfer,
- *                   buffer, one copy to the slot           convert kernel into the staging
+ *                   fp16: pack kernel into a transfer      fp16: one copy into a transfer
+ *                   buffer, one copy to the slot           buffer, convert kernel into the
+ *                                                          staging
  * zfp goes as fp16 does, the codec's kernels (or codec.c on the host) in place of the
- * conversions, its blocks in the transfer buffer.
- * The staging volume (fp32, the fields' memory) exists only when get needs it; the transfer
- * buffer (binary16 or blocks, device) only for fp16 and zfp host slots of a device. Save never
- * writes the staging volume, so the volume get returned stays valid until the next get. Device work
- * is queued on the legacy default stream (imaging_cuda.h) and is asynchronous, page-locked
- * ("pinned") host slots included. */
+ * conversions, its blocks in a transfer buffer.
+ * The staging volume (fp32, the fields' memory) exists only when get needs it; the two
+ * transfer buffers (binary16 or blocks, device) only for fp16 and zfp host slots of a device.
+ * Save never writes the staging volume, so the volume get returned stays valid until the next
+ * get. Device work is queued on the legacy default stream (imaging_cuda.h) and is
+ * asynchronous, page-locked ("pinned") host slots included; the transfer buffers' copies run
+ * on a stream of their own (boundary_cuda.h's copies), beside the steps: slot k's through
+ * buffer k % 2, and in the backward pass, whose gets come in descending slots, slot k - 1's
+ * fetched while slot k is imaged. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "boundary_cuda.h"
 #include "imaging_cuda.h"
 #include "imaging_impl.h"
 #include "rtm_codec.h"
@@ -35,6 +40,10 @@
 #include "rtm_imaging.h"
 #include "rtm_mpi.h"
 #include "rtm_status.h"
+
+/* Transfer buffers of fp16 and zfp host slots of a device: one is packed or imaged while the
+ * other crosses PCIe. */
+enum { TRANSFERS = 2 };
 
 struct rtm_snapshots {
   rtm_grid_t grid;
@@ -48,7 +57,11 @@ struct rtm_snapshots {
   rtm_allocation_t slots;    /* count x slot_bytes */
   rtm_allocation_t staging;  /* fp32 volume for get, when needed (read by blocks: at a get) */
   rtm_mem_ledger_t *ledger;  /* where a staging volume taken at a get is recorded */
-  rtm_allocation_t transfer; /* binary16 volume on the device, fp16 host slots only */
+  rtm_allocation_t transfer; /* TRANSFERS buffers of a slot on the device: fp16 and zfp host
+                              * slots only */
+  boundary_cuda_copies_t *copies; /* their copies' stream and events */
+  int held[TRANSFERS];       /* handed out by a get, its reader queued after (released later) */
+  int fetched[TRANSFERS];    /* the slot a buffer was fetched from, -1 for none */
   rtm_allocation_t scratch;  /* zfp on a device: the coder's working memory (rtm_codec.h) */
   rtm_allocation_t refused;  /* zfp on a device: each slot's first block holding a NaN or an
                               * infinity (uint64, RTM_CODEC_NO_BLOCK for none), checked when
@@ -92,7 +105,7 @@ static snapshot_plan_t plan_store(const rtm_grid_t *grid, int count, int device,
   const int blocks_only = zfp && device >= 0 && read == RTM_SNAPSHOTS_BLOCKS;
   if ((fp16 || zfp || plan.host_slots_of_device) && !blocks_only)
     plan.staging_bytes = plan.cells * sizeof(float);
-  if ((fp16 || zfp) && plan.host_slots_of_device) plan.transfer_bytes = plan.slot_bytes;
+  if ((fp16 || zfp) && plan.host_slots_of_device) plan.transfer_bytes = TRANSFERS * plan.slot_bytes;
   if (fp16 && count > 0) plan.scales_bytes = (size_t)count * sizeof(uint32_t);
   if (zfp && device >= 0 && count > 0) {
     plan.refused_bytes = (size_t)count * sizeof(uint64_t);
@@ -197,9 +210,15 @@ int rtm_snapshots_create(const rtm_grid_t *grid, int count, int device, const ch
   created->host_slots_of_device = plan.host_slots_of_device;
   created->slot_bytes = plan.slot_bytes;
   created->ledger = ledger;
+  for (int b = 0; b < TRANSFERS; ++b)
+    created->fetched[b] = -1;
   status = allocate_store(created, &plan, ledger);
   if (status == RTM_ERR_NOMEM) log_does_not_fit(grid, count, &plan, precision);
   RTM_TRY(status);
+  if (plan.transfer_bytes) {
+    RTM_TRY(rtm_imaging_cuda_use_device(device));
+    RTM_TRY(boundary_cuda_copies_create(TRANSFERS, &created->copies));
+  }
   *store = created;
   return RTM_OK;
 fail:
@@ -301,30 +320,110 @@ static uint32_t *scale_of(const rtm_snapshots_t *store, int slot) {
   return (uint32_t *)store->scales.ptr + slot;
 }
 
+/* Transfer buffer b, a slot's bytes. */
+static void *transfer_of(const rtm_snapshots_t *store, int b) {
+  return (char *)store->transfer.ptr + (size_t)b * store->slot_bytes;
+}
+
+/* The buffers gets handed out are released: their readers, queued on the legacy stream since,
+ * come before any copy into them. */
+static int release_held(rtm_snapshots_t *store) {
+  int status = RTM_OK;
+  for (int b = 0; b < TRANSFERS; ++b)
+    if (store->held[b]) {
+      RTM_TRY(boundary_cuda_release(store->copies, b));
+      store->held[b] = 0;
+    }
+fail:
+  return status;
+}
+
+/* Host slots of a device, fp16 or zfp: slot `slot`'s buffer for the legacy stream to pack
+ * into (`pack` queues it), then its copy to the host slot, on the copy stream. What the
+ * buffers were fetched from is stale after a save. */
+static int save_through(rtm_snapshots_t *store, int slot, int (*pack)(void *context, void *buffer),
+                        void *context) {
+  int status = RTM_OK;
+  const int b = slot % TRANSFERS;
+  RTM_TRY(release_held(store));
+  for (int k = 0; k < TRANSFERS; ++k)
+    store->fetched[k] = -1;
+  RTM_TRY(boundary_cuda_acquire(store->copies, b));
+  RTM_TRY(pack(context, transfer_of(store, b)));
+  RTM_TRY(boundary_cuda_release(store->copies, b));
+  RTM_TRY(boundary_cuda_copy(store->copies, b, slot_at(store, slot), transfer_of(store, b),
+                             store->slot_bytes));
+fail:
+  return status;
+}
+
+/* Host slots of a device, fp16 or zfp: slot `slot`'s bytes in its transfer buffer for the
+ * legacy stream's reader the caller queues next (released at the store's next save or get):
+ * fetched by the get before, which fetches slot - 1 ahead for the backward pass's descending
+ * gets, or now. */
+static int fetch_slot(rtm_snapshots_t *store, int slot, void **buffer) {
+  int status = RTM_OK;
+  const int b = slot % TRANSFERS, next = slot - 1;
+  RTM_TRY(release_held(store));
+  if (store->fetched[b] != slot) {
+    RTM_TRY(boundary_cuda_copy(store->copies, b, transfer_of(store, b), slot_at(store, slot),
+                               store->slot_bytes));
+    store->fetched[b] = slot;
+  }
+  RTM_TRY(boundary_cuda_acquire(store->copies, b));
+  store->held[b] = 1;
+  *buffer = transfer_of(store, b);
+  if (next >= 0 && store->fetched[next % TRANSFERS] != next) { /* the other buffer */
+    RTM_TRY(boundary_cuda_copy(store->copies, next % TRANSFERS,
+                               transfer_of(store, next % TRANSFERS), slot_at(store, next),
+                               store->slot_bytes));
+    store->fetched[next % TRANSFERS] = next;
+  }
+fail:
+  return status;
+}
+
+typedef struct {
+  rtm_snapshots_t *store;
+  int slot;
+  const float *d_padded;
+} pack_job_t;
+
+static int pack_codec(void *context, void *buffer) {
+  const pack_job_t *job = context;
+  const rtm_snapshots_t *store = job->store;
+  return rtm_imaging_cuda_compress(rtm_imaging_extent(&store->grid), job->d_padded,
+                                   rtm_layout_padded(&store->grid), store->rate, buffer,
+                                   store->scratch.ptr, (uint64_t *)store->refused.ptr + job->slot);
+}
+
+static int pack_half(void *context, void *buffer) {
+  const pack_job_t *job = context;
+  const rtm_snapshots_t *store = job->store;
+  return rtm_imaging_cuda_pack_half(rtm_imaging_extent(&store->grid), job->d_padded,
+                                    rtm_layout_padded(&store->grid), buffer,
+                                    (uint32_t *)store->scales.ptr + job->slot);
+}
+
 static int save_device(rtm_snapshots_t *store, int slot, const float *d_padded) {
   int status = RTM_OK;
   const rtm_imaging_extent_t extent = rtm_imaging_extent(&store->grid);
   const rtm_layout_t layout = rtm_layout_padded(&store->grid);
   void *destination = slot_at(store, slot);
+  pack_job_t job = {store, slot, d_padded};
   RTM_TRY(rtm_imaging_cuda_use_device(store->device));
   if (store->precision == RTM_PRECISION_FP32) {
     if (store->host_slots_of_device)
       RTM_TRY(rtm_imaging_cuda_pack_to_host(extent, d_padded, layout, destination));
     else
       RTM_TRY(rtm_imaging_cuda_pack(extent, d_padded, layout, destination));
-  } else if (store->precision == RTM_PRECISION_ZFP) {
-    void *blocks = store->host_slots_of_device ? store->transfer.ptr : destination;
-    RTM_TRY(rtm_imaging_cuda_compress(extent, d_padded, layout, store->rate, blocks,
-                                      store->scratch.ptr, (uint64_t *)store->refused.ptr + slot));
-    if (store->host_slots_of_device)
-      RTM_TRY(rtm_imaging_cuda_copy(destination, blocks, store->slot_bytes));
   } else if (store->host_slots_of_device) {
-    RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, store->transfer.ptr,
-                                       scale_of(store, slot)));
-    RTM_TRY(rtm_imaging_cuda_copy(destination, store->transfer.ptr, store->slot_bytes));
+    RTM_TRY(save_through(store, slot,
+                         store->precision == RTM_PRECISION_ZFP ? pack_codec : pack_half, &job));
+  } else if (store->precision == RTM_PRECISION_ZFP) {
+    RTM_TRY(pack_codec(&job, destination));
   } else {
-    RTM_TRY(rtm_imaging_cuda_pack_half(extent, d_padded, layout, destination,
-                                       scale_of(store, slot)));
+    RTM_TRY(pack_half(&job, destination));
   }
 fail:
   return status;
@@ -381,8 +480,9 @@ static int device_blocks(rtm_snapshots_t *store, int slot, const void **blocks) 
   if (slot == store->count - 1) RTM_TRY(check_refused(store));
   *blocks = slot_at(store, slot);
   if (store->host_slots_of_device) {
-    RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, *blocks, store->slot_bytes));
-    *blocks = store->transfer.ptr;
+    void *buffer = NULL;
+    RTM_TRY(fetch_slot(store, slot, &buffer));
+    *blocks = buffer;
   }
 fail:
   return status;
@@ -421,9 +521,9 @@ static int get_device(rtm_snapshots_t *store, int slot, const float **volume) {
     if (store->precision == RTM_PRECISION_FP32) {
       RTM_TRY(rtm_imaging_cuda_copy(staging, source, store->slot_bytes));
     } else {
-      RTM_TRY(rtm_imaging_cuda_copy(store->transfer.ptr, source, store->slot_bytes));
-      RTM_TRY(rtm_imaging_cuda_unpack_half(store->transfer.ptr, staging, cells,
-                                           scale_of(store, slot)));
+      void *buffer = NULL;
+      RTM_TRY(fetch_slot(store, slot, &buffer));
+      RTM_TRY(rtm_imaging_cuda_unpack_half(buffer, staging, cells, scale_of(store, slot)));
     }
     *volume = staging;
   } else if (store->precision == RTM_PRECISION_FP32) {
@@ -514,6 +614,7 @@ void rtm_snapshots_destroy(rtm_snapshots_t *store) {
   if (store->device >= 0 && store->slots.ptr &&
       rtm_imaging_cuda_use_device(store->device) == RTM_OK)
     (void)rtm_imaging_cuda_synchronize();
+  boundary_cuda_copies_destroy(store->copies); /* waits for its copies */
   rtm_mem_free(&store->scales);
   rtm_mem_free(&store->refused);
   rtm_mem_free(&store->scratch);

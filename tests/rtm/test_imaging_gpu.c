@@ -142,11 +142,14 @@ static void test_device_image_refuses_host_memory(void **state) {
  * and reads every slot back through get (backward) against the interior, rounded by the
  * host's rtm_half for fp16 (scaled by the volume's 2^e), by codec.c for zfp (RATE bits a
  * value): bit for bit. get's volume is device-accessible, the slot itself
- * exactly when fp32 slots are in device memory; the ledger holds what the estimate said. */
+ * exactly when fp32 slots are in device memory; the ledger holds what the estimate said.
+ * Then a second shot: new fields saved over the slots (host slots: what the backward gets
+ * fetched ahead into the transfer buffers is stale now) and read back out of order. */
 enum { RATE = 4 }; /* zfp stores */
 static void check_device_round_trip(const char *strategy, rtm_precision_t precision,
                                     rtm_test_rng_t *rng) {
   enum { COUNT = 3 };
+  static const int second_order[COUNT] = {1, 2, 0};
   rtm_grid_t grid;
   imaging_test_grid(&grid);
   const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
@@ -180,20 +183,38 @@ static void check_device_round_trip(const char *strategy, rtm_precision_t precis
   for (int k = 0; k < COUNT; ++k) /* queued after the saves: what they copied must not change */
     assert_int_equal(cudaMemset(d_fields[k], 0x7f, padded * sizeof(float)), cudaSuccess);
   const float *previous = NULL;
-  for (int k = COUNT - 1; k >= 0; --k) {
-    const float *volume = NULL;
-    struct cudaPointerAttributes attributes;
-    assert_int_equal(rtm_snapshots_get(store, k, &volume), RTM_OK);
-    assert_int_equal(cudaPointerGetAttributes(&attributes, volume), cudaSuccess);
-    assert_true(attributes.type == cudaMemoryTypeDevice ||
-                attributes.type == cudaMemoryTypeManaged);
-    if (previous) assert_true((volume == previous) == !direct);
-    previous = volume;
-    from_device(got, volume, cells);
-    if (memcmp(got, expected[k], cells * sizeof(float)) != 0) {
-      print_error("%s %s: slot %d differs from the saved field\n", strategy,
-                  rtm_precision_name(precision), k);
-      fail();
+  for (int shot = 0; shot < 2; ++shot) {
+    if (shot == 1)
+      for (int k = 0; k < COUNT; ++k) { /* the second shot's fields over the slots */
+        if (fp16)
+          imaging_test_half_values(rng, field, padded);
+        else
+          imaging_test_fill(rng, field, padded, 1e-30, 1e30);
+        rtm_grid_pack(&grid, field, expected[k]);
+        if (fp16) imaging_test_half_scaled(expected[k], cells);
+        if (zfp) imaging_test_codec_round_trip(&grid, expected[k], RATE);
+        assert_int_equal(
+            cudaMemcpy(d_fields[k], field, padded * sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+        const rtm_field_view_t view = {d_fields[k], DEVICE};
+        assert_int_equal(rtm_snapshots_save(store, k, &view), RTM_OK);
+      }
+    for (int i = 0; i < COUNT; ++i) {
+      const int k = shot == 0 ? COUNT - 1 - i : second_order[i];
+      const float *volume = NULL;
+      struct cudaPointerAttributes attributes;
+      assert_int_equal(rtm_snapshots_get(store, k, &volume), RTM_OK);
+      assert_int_equal(cudaPointerGetAttributes(&attributes, volume), cudaSuccess);
+      assert_true(attributes.type == cudaMemoryTypeDevice ||
+                  attributes.type == cudaMemoryTypeManaged);
+      if (previous) assert_true((volume == previous) == !direct);
+      previous = volume;
+      from_device(got, volume, cells);
+      if (memcmp(got, expected[k], cells * sizeof(float)) != 0) {
+        print_error("%s %s, shot %d: slot %d differs from the saved field\n", strategy,
+                    rtm_precision_name(precision), shot, k);
+        fail();
+      }
     }
   }
   const size_t estimate =
