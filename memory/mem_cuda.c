@@ -306,7 +306,7 @@ const rtm_mem_strategy_t rtm_mem_managed = {
  * (run/experiments/pin_speed.sh); its release 0.16 s against 0.77. Small ones, and a large
  * one the mapping or the registration refuses, come from cudaHostAlloc. handle: PINNED_MAPPED
  * for the first kind. */
-enum { PINNED_MAPPED = 1, PINNED_MAP_MIN = 2 << 20 };
+enum { PINNED_MAPPED = 1 };
 
 static int pinned_map(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
   size_t mapped = 0;
@@ -326,7 +326,7 @@ static int pinned_map(size_t bytes, const rtm_mem_request_t *request, rtm_alloca
 static int pinned_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
   int status = RTM_OK;
   void *ptr = NULL;
-  if (bytes >= PINNED_MAP_MIN && pinned_map(bytes, request, out) == RTM_OK) return RTM_OK;
+  if (bytes >= RTM_MEM_PINNED_MAP_MIN && pinned_map(bytes, request, out) == RTM_OK) return RTM_OK;
   RTM_CUDA_TRY(cudaHostAlloc(&ptr, bytes ? bytes : 1, cudaHostAllocDefault));
   memset(ptr, 0, bytes);
   rtm_mem_fill_allocation(out, ptr, bytes, bytes, 0, request->device);

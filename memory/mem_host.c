@@ -1,7 +1,8 @@
 /* Strategy `host`: page-aligned malloc for the cpu backend; what host memory is left; and
  * large host buffers on huge pages. */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE, MADV_POPULATE_WRITE; sysconf */
+#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE, MADV_POPULATE_WRITE; sysconf; sched_getaffinity */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,11 @@ void rtm_mem_host_fault_in(void *ptr, size_t bytes) {
    * kernel zeroes each new page, and one thread did 6 GB/s of it, 16 on 8 GB 8.4 GB/s, on
    * huge pages (run/experiments/pin_speed.sh, an H200's host). */
   enum { PART_MIN = 256 << 20, THREADS_MAX = 16, UNIT = 2 << 20 };
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+  cpu_set_t mine; /* the cores this process may run on (ranks bound to a few of them) */
+  if (sched_getaffinity(0, sizeof mine, &mine) == 0) cores = CPU_COUNT(&mine);
+#endif
   size_t parts = bytes / PART_MIN;
   if (cores > 0 && parts > (size_t)cores) parts = (size_t)cores;
   if (parts > THREADS_MAX) parts = THREADS_MAX;
@@ -101,13 +106,25 @@ void rtm_mem_host_fault_in(void *ptr, size_t bytes) {
     if (started[k]) pthread_join(thread[k], NULL);
 }
 
+size_t rtm_mem_host_map_bytes(size_t bytes) {
+  enum { HUGE_PAGE = 2 << 20 };
+  return (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+}
+
 void *rtm_mem_host_map_zeroed(size_t bytes, size_t *mapped) {
   enum { HUGE_PAGE = 2 << 20 };
-  const size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  const size_t rounded = rtm_mem_host_map_bytes(bytes);
   *mapped = 0;
-  if (rounded == 0) return NULL;
-  void *ptr = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (ptr == MAP_FAILED) return NULL;
+  if (rounded == 0 || rounded > SIZE_MAX - HUGE_PAGE) return NULL;
+  /* a huge page more, its ends trimmed, so that the mapping starts on a huge page: its first
+   * and last 2 MiB would stay small pages otherwise */
+  unsigned char *map =
+      mmap(NULL, rounded + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) return NULL;
+  const size_t head = (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
+  if (head) munmap(map, head);
+  if (HUGE_PAGE - head) munmap(map + head + rounded, HUGE_PAGE - head);
+  unsigned char *ptr = map + head;
 #ifdef MADV_HUGEPAGE
   (void)madvise(ptr, rounded, MADV_HUGEPAGE); /* advice: without THP the pages stay small */
 #endif

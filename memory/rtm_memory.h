@@ -104,6 +104,10 @@ void rtm_mem_host_fault_in(void *ptr, size_t bytes);
  * strategy faults it in and page-locks it); released with rtm_mem_host_unmap. NULL (and
  * *mapped 0) when the system has no such memory to give. */
 void *rtm_mem_host_map_zeroed(size_t bytes, size_t *mapped);
+/* What rtm_mem_host_map_zeroed maps for `bytes`: whole 2 MiB pages (the `pinned` strategy's
+ * allocations of RTM_MEM_PINNED_MAP_MIN and more take that much). */
+size_t rtm_mem_host_map_bytes(size_t bytes);
+#define RTM_MEM_PINNED_MAP_MIN ((size_t)2 << 20)
 void rtm_mem_host_unmap(void *ptr, size_t mapped);
 /* Host memory allocated elsewhere (an MPI window) faulted in and page-locked for
  * asynchronous copies, and released again (cudaHostRegister, cudaHostUnregister); without

@@ -28,6 +28,8 @@ size_t rtm_imaging_taken_bytes(const char *strategy, size_t bytes) {
     return (bytes ? (bytes + HOST_ALIGNMENT - 1) / HOST_ALIGNMENT : 1) * HOST_ALIGNMENT;
   if (strncmp(strategy, "vmm", 3) == 0)
     return (bytes ? (bytes + vmm_granule - 1) / vmm_granule : 1) * vmm_granule;
+  if (strcmp(strategy, "pinned") == 0 && bytes >= RTM_MEM_PINNED_MAP_MIN)
+    return rtm_mem_host_map_bytes(bytes); /* mapped whole huge pages (mem_cuda.c) */
   return bytes;
 }
 
