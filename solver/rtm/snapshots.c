@@ -339,20 +339,21 @@ fail:
 }
 
 /* Host slots of a device, fp16 or zfp: slot `slot`'s buffer for the legacy stream to pack
- * into (`pack` queues it), then its copy to the host slot, on the copy stream. What the
- * buffers were fetched from is stale after a save. */
+ * into (`pack` queues it), then its copy to the host slot, on the copy stream. The buffer
+ * then holds the slot's bytes, as a fetch would have left it (slot k always passes through
+ * buffer k % 2, so no other buffer's bytes can be the slot's old ones). */
 static int save_through(rtm_snapshots_t *store, int slot, int (*pack)(void *context, void *buffer),
                         void *context) {
   int status = RTM_OK;
   const int b = slot % TRANSFERS;
   RTM_TRY(release_held(store));
-  for (int k = 0; k < TRANSFERS; ++k)
-    store->fetched[k] = -1;
+  store->fetched[b] = -1;
   RTM_TRY(boundary_cuda_acquire(store->copies, b));
   RTM_TRY(pack(context, transfer_of(store, b)));
   RTM_TRY(boundary_cuda_release(store->copies, b));
   RTM_TRY(boundary_cuda_copy(store->copies, b, slot_at(store, slot), transfer_of(store, b),
                              store->slot_bytes));
+  store->fetched[b] = slot;
 fail:
   return status;
 }

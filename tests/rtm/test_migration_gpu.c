@@ -155,6 +155,33 @@ static void test_snapshots_in_pinned_memory(void **state) {
   }
 }
 
+/* fp16 and zfp slots in pinned memory cross PCIe through two transfer buffers beside the steps
+ * (the backward pass fetching the next slot ahead, the second shot saving over the first's
+ * slots): the image of the same store on the device, bit for bit. */
+static void test_formats_in_pinned_memory(void **state) {
+  (void)state;
+  static const char *const equations[] = {"iso", "tti"};
+  static const char *const formats[] = {"rtm.snapshot_precision=fp16",
+                                        "rtm.snapshot_precision=zfp"};
+  for (size_t e = 0; e < sizeof equations / sizeof equations[0]; ++e)
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f) {
+      const char *on_device[] = {"rtm.reconstruction=snapshots", formats[f], NULL};
+      const char *in_pinned[] = {"rtm.reconstruction=snapshots", formats[f],
+                                 "memory.imaging=pinned", NULL};
+      survey_t device, pinned;
+      migrate_on_grid("cuda", equations[e], grid_n, on_device, &device);
+      migrate_on_grid("cuda", equations[e], grid_n, in_pinned, &pinned);
+      const size_t cells = (size_t)grid_n[0] * grid_n[1] * grid_n[2];
+      printf("%s, %s: device and pinned snapshots\n", equations[e], formats[f]);
+      assert_memory_equal(pinned.image, device.image, cells * sizeof *device.image);
+      assert_memory_equal(pinned.illumination, device.illumination,
+                          cells * sizeof *device.illumination);
+      survey_release(&device);
+      survey_release(&pinned);
+    }
+}
+
 RTM_TEST_MAIN_CUDA("test_migration_gpu", NULL, NULL, cmocka_unit_test(test_iso),
                    cmocka_unit_test(test_vti), cmocka_unit_test(test_tti),
-                   cmocka_unit_test(test_snapshots_in_pinned_memory))
+                   cmocka_unit_test(test_snapshots_in_pinned_memory),
+                   cmocka_unit_test(test_formats_in_pinned_memory))
