@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # run/experiments/codec_steps.sh - what a zfp snapshot's compression and decompression cost,
-# in steps of the propagation: the figure rtm.reconstruction = auto weighs zfp snapshots with
-# against boundary and checkpoint (rtm.snapshot_codec_steps = auto reads it from the table in
-# solver/rtm/reconstruction_snapshots.c). For each equation of EQUATIONS (default "iso vti
-# tti"): `model` writes one shot's gathers, then `migrate` runs it with fp32 snapshots and with
-# zfp snapshots at RATE (default 6) bits a value, imaged every IMAGING_STEP steps (default 5;
-# fp32's snapshots must fit); the codec's cost is zfp's shot passes (forward, backward,
-# imaging) less fp32's, over the snapshots (STEPS / IMAGING_STEP), in steps of `model`'s
+# and an fp16 snapshot's packing and unpacking, in steps of the propagation: the figures
+# rtm.reconstruction = auto weighs them with against fp32 snapshots, boundary and checkpoint
+# (rtm.snapshot_codec_steps = auto reads zfp's from the table in
+# solver/rtm/reconstruction_snapshots.c, fp16's from the table beside it). For each equation
+# of EQUATIONS (default "iso vti tti"): `model` writes one shot's gathers, then `migrate` runs
+# it with fp32 snapshots and with those of PRECISIONS (default "fp16 zfp"; zfp at RATE,
+# default 6, bits a value), imaged every IMAGING_STEP steps (default 5; fp32's snapshots must
+# fit); a format's cost is its shot passes (forward, backward, imaging) less fp32's, over the
+# snapshots (STEPS / IMAGING_STEP), in steps of `model`'s
 # propagation of the same shot (its report's propagate over STEPS: fp32's forward pass, on
 # the cpu backend, also faults in the snapshots' pages). Constant models: iso from
 # run/examples/bench_512.ini, vti and tti from bench_tti_512.ini with epsilon 0.2, delta 0.1
@@ -45,7 +47,8 @@ for eq in "${equations[@]}"; do
     --set output.name="obs_$eq" >>"$out/runs.log" 2>&1 ||
     { row "$eq model" FAILED; failed=1; continue; }
   cp "$w/obs_$eq.json" "$out/"
-  for precision in fp32 zfp; do
+  read -r -a formats <<<"fp32 ${PRECISIONS:-fp16 zfp}"
+  for precision in "${formats[@]}"; do
     step "$eq $n^3: migrate, $precision"
     "$rtm3d" migrate $deck "${keys[@]}" "${media[@]}" --set rtm.observed="$w/obs_$eq.h5" \
       --set rtm.reconstruction=snapshots --set rtm.snapshot_precision=$precision \
@@ -54,20 +57,22 @@ for eq in "${equations[@]}"; do
       { row "$eq $precision" FAILED; failed=1; continue 2; }
     cp "$w/${eq}_$precision.json" "$out/"
   done
-  row "$eq ($backend, $n^3, every $every of $steps, rate $rate)" "$(python3 - "$w/${eq}_fp32.json" \
-    "$w/${eq}_zfp.json" "$w/obs_$eq.json" "$steps" "$every" <<'EOF'
+  row "$eq ($backend, $n^3, every $every of $steps, rate $rate)" "$(python3 - "$w/obs_$eq.json" \
+    "$steps" "$every" "$w/$eq" "${formats[@]}" <<'EOF'
 import sys
 sys.path.insert(0, "run/tools")
 from report_timings import timings
-fp32, zfp, model = timings(sys.argv[1]), timings(sys.argv[2]), timings(sys.argv[3])
-steps, every = int(sys.argv[4]), int(sys.argv[5])
+model, steps, every, stem = timings(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+runs = {f: timings("%s_%s.json" % (stem, f)) for f in sys.argv[5:]}
 passes = ("forward", "backward", "imaging")
 shot = lambda t: sum(t.get(k, 0.0) for k in passes)
 step = model["propagate"] / steps
-codec = (shot(zfp) - shot(fp32)) / (steps // every)
-print("fp32 %s; zfp %s; a step %.3f ms, the codec %.3f ms a snapshot: %.2f steps" % (
-    " ".join("%.2f" % fp32.get(k, 0.0) for k in passes),
-    " ".join("%.2f" % zfp.get(k, 0.0) for k in passes), 1e3 * step, 1e3 * codec, codec / step))
+text = ["a step %.3f ms" % (1e3 * step)]
+for name, t in runs.items():
+    cost = (shot(t) - shot(runs["fp32"])) / (steps // every)
+    per = "" if name == "fp32" else ": %.3f ms a snapshot, %.2f steps" % (1e3 * cost, cost / step)
+    text.append("%s %s%s" % (name, " ".join("%.2f" % t.get(k, 0.0) for k in passes), per))
+print("; ".join(text))
 EOF
 )"
   rm -f "$w"/*.h5

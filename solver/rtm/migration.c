@@ -243,7 +243,8 @@ static void plan_candidate(rtm_reconstruction_plan_t *plan, const candidate_t *c
 }
 
 /* What candidate c takes beyond its propagations, as auto weighs it, in text: zfp snapshots'
- * " (its coding 1.82 steps a snapshot, measured)", snapshots in a GPU's host memory
+ * " (its coding 1.82 steps a snapshot, measured)", fp16's " (its packing 2.1 steps a
+ * snapshot, measured)", snapshots in a GPU's host memory
  * " (... its crossings of PCIe, out and back, 5.92 steps a snapshot)", boundary shells there
  * whose crossing outlasts a step " (its shells' crossing 1.4 steps a step)"; else "". */
 static const char *cost_clause(const rtm_reconstruction_plan_t *plan, const candidate_t *c,
@@ -258,13 +259,12 @@ static const char *cost_clause(const rtm_reconstruction_plan_t *plan, const cand
   }
   if (c->way != RTM_RECONSTRUCT_SNAPSHOTS) return text;
   const char *origin = "measured";
-  const double coding = c->precision == RTM_PRECISION_ZFP
-                            ? rtm_reconstruction_codec_steps(&p, &origin)
-                            : 0.0,
+  const double coding = rtm_reconstruction_format_steps(&p, &origin),
                crossing = rtm_reconstruction_snapshot_steps(&p) - coding;
   char part[2][96] = {"", ""};
   if (coding > 0.0)
-    snprintf(part[0], sizeof part[0], "its coding %.3g steps a snapshot, %s", coding, origin);
+    snprintf(part[0], sizeof part[0], "its %s %.3g steps a snapshot, %s",
+             c->precision == RTM_PRECISION_ZFP ? "coding" : "packing", coding, origin);
   if (crossing > 0.0)
     snprintf(part[1], sizeof part[1], "its crossings of PCIe, out and back, %.3g steps a snapshot",
              crossing);
@@ -288,7 +288,9 @@ static const int auto_lower_rates[] = {4, 3};
  * image moves with a velocity error of a percent), boundary (3), checkpoint (2 and its
  * recomputation). Of those that fit, the one of the fewest steps a shot (steps_a_shot): zfp's
  * coding counts, so that imaged every step on a GPU (iso: 1.8 steps a snapshot) boundary wins,
- * where zfp ran 0.86x of its speed; so do a GPU's crossings of PCIe to a store in host memory
+ * where zfp ran 0.86x of its speed; fp16's packing counts (on a GPU more than zfp's coding,
+ * so zfp, smaller and closer to fp32, goes first); so do a GPU's crossings of PCIe to a store
+ * in host memory
  * (memory.imaging = pinned), so that fp32 snapshots there (15 iso steps each way) give way
  * to zfp's or to boundary, 3.7 times faster on an H200 (run/results/rtm.md). Checkpoint
  * counts no fewer steps than boundary. */
@@ -360,7 +362,7 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
   for (int i = 0, zfp_fits = 0; i < count; ++i) {
     if (order[i].way != RTM_RECONSTRUCT_SNAPSHOTS || order[i].precision != RTM_PRECISION_ZFP)
       continue;
-    if (zfp_fits) fit[i] = 0.0;
+    if (zfp_fits) fit[i] = 0.0; /* unsaid: the log names the higher rate */
     zfp_fits = zfp_fits || fit[i] > 0.0;
   }
   for (int i = 0; i < count; ++i)

@@ -365,12 +365,16 @@ static int boundary_finish_shot(void *state, rtm_propagator_t *source) {
 }
 
 /* The forward pass, the source side stepped back, the receiver side: 3 N. A shell held in a
- * GPU's host memory crosses PCIe on a stream of its own beside the steps, a level a step: the
- * two source passes take the longer of a step and its crossing. */
+ * GPU's host memory crosses PCIe a level a step, on a stream of its own: in page-locked
+ * memory beside the steps, the two source passes taking the longer of a step and its
+ * crossing; in pageable memory after them. */
 static double boundary_steps_a_shot(const rtm_reconstruction_plan_t *plan) {
   const store_plan_t store = plan_store(plan);
   const double crossing = rtm_reconstruction_crossing_steps(plan, (double)store.slot_bytes);
-  return plan->steps * (1.0 + 2.0 * (crossing > 1.0 ? crossing : 1.0));
+  const double side = !rtm_reconstruction_copies_beside(plan) ? 1.0 + crossing
+                      : crossing > 1.0                        ? crossing
+                                                              : 1.0;
+  return plan->steps * (1.0 + 2.0 * side);
 }
 
 const rtm_reconstruction_ops_t rtm_reconstruction_boundary = {

@@ -97,12 +97,21 @@ double rtm_reconstruction_snapshots_round_trip(const void *state);
  * the plan's backend and equation: rtm.snapshot_codec_steps, or for auto the figure measured
  * (the table in reconstruction_snapshots.c). `origin`, when not NULL, says which. */
 double rtm_reconstruction_codec_steps(const rtm_reconstruction_plan_t *plan, const char **origin);
+/* What packing and unpacking one snapshot costs in the plan's format, in steps of the
+ * propagation: zfp's coding (rtm_reconstruction_codec_steps), fp16's conversions on a GPU
+ * (measured, the table in reconstruction_snapshots.c; on the cpu backend not weighed), fp32's
+ * nothing. */
+double rtm_reconstruction_format_steps(const rtm_reconstruction_plan_t *plan, const char **origin);
 /* The steps of the propagation that `bytes` take to cross PCIe between a GPU and the plan's
  * store in host memory (memory.imaging = pinned or host), by the figure measured for the
  * equation (reconstruction_snapshots.c); 0 where the store lies with the fields. */
 double rtm_reconstruction_crossing_steps(const rtm_reconstruction_plan_t *plan, double bytes);
-/* One snapshot's steps beyond the propagation, in the plan's format and memory: zfp's coding
- * and, in host memory of a GPU, its crossings out and back. */
+/* Whether copies between the plan's store in host memory and the GPU run beside the steps: in
+ * page-locked memory (memory.imaging = pinned; not pageable `host`, whose copies hold the
+ * host thread). */
+int rtm_reconstruction_copies_beside(const rtm_reconstruction_plan_t *plan);
+/* One snapshot's steps beyond the propagation, in the plan's format and memory: its packing
+ * (rtm_reconstruction_format_steps) and, in host memory of a GPU, its crossings out and back. */
 double rtm_reconstruction_snapshot_steps(const rtm_reconstruction_plan_t *plan);
 extern const rtm_reconstruction_ops_t rtm_reconstruction_checkpoint;
 extern const rtm_reconstruction_ops_t rtm_reconstruction_boundary;

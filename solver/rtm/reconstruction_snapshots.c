@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "imaging_impl.h"
 #include "reconstruction_impl.h"
@@ -47,6 +48,12 @@ static void snapshots_advise(const rtm_reconstruction_plan_t *plan, size_t avail
                                                    : "zfp with a lower rtm.snapshot_rate");
 }
 
+/* The measured tables' column of the plan's equation: iso, vti, tti. */
+static int equation_column(const rtm_reconstruction_plan_t *plan) {
+  const rtm_equation_t equation = plan->cfg->physics.equation;
+  return equation == RTM_EQUATION_ISO ? 0 : equation == RTM_EQUATION_VTI ? 1 : 2;
+}
+
 /* A zfp snapshot's compression and decompression (or decoding as it is imaged), in steps of
  * the propagation at rtm.snapshot_rate's default: zfp's shot passes less fp32's, over the
  * snapshots, in `model`'s step, by run/experiments/codec_steps.sh (docs/migration.md, "What
@@ -60,44 +67,64 @@ static const double codec_steps_measured[2][3] = {
     {1.82, 0.47, 0.27}, /* cuda */
 };
 
+/* An fp16 snapshot's packing (its largest value found, each value scaled and narrowed) and
+ * unpacking into the staging volume on a GPU, in the same steps by the same script and runs
+ * (run/experiments/codec_steps.sh, one NVIDIA H200, 512^3, 1000 steps imaged every 5th): more
+ * than zfp's coding (1.90, 0.49 and 0.28 steps that day), whose blocks are a third of fp16's
+ * bytes and lie closer to fp32 (docs/migration.md), so that auto takes zfp before fp16 where
+ * both fit. On the cpu backend not weighed: two shared cores gave 0.9 to 8.7 steps (and
+ * less than nothing for tti) in one run, and its codec, the C reference, costs more. */
+static const double half_steps_cuda[3] = {2.10, 0.79, 0.45}; /* iso, vti, tti */
+
 double rtm_reconstruction_codec_steps(const rtm_reconstruction_plan_t *plan, const char **origin) {
   const double set = plan->cfg->rtm.snapshot_codec_steps;
   if (origin) *origin = isnan(set) ? "measured" : "rtm.snapshot_codec_steps";
   if (!isnan(set)) return set;
-  const rtm_equation_t equation = plan->cfg->physics.equation;
-  const int column = equation == RTM_EQUATION_ISO ? 0 : equation == RTM_EQUATION_VTI ? 1 : 2;
-  return codec_steps_measured[plan->device >= 0][column];
+  return codec_steps_measured[plan->device >= 0][equation_column(plan)];
+}
+
+double rtm_reconstruction_format_steps(const rtm_reconstruction_plan_t *plan, const char **origin) {
+  if (plan->precision == RTM_PRECISION_ZFP) return rtm_reconstruction_codec_steps(plan, origin);
+  if (origin) *origin = "measured";
+  if (plan->precision != RTM_PRECISION_FP16 || plan->device < 0) return 0.0;
+  return half_steps_cuda[equation_column(plan)];
 }
 
 /* A GPU's step in the time PCIe takes to move a byte a cell: bytes a cell that cross between
- * page-locked host memory and the device in one step's time, the step `model`'s propagation
- * and the rate the pinned fp32 snapshots' passes less the device ones' (50 to 55 GB/s each
- * way): run/experiments/pinned_ways.sh, one NVIDIA H200, 512^3, 500 steps imaged every 5th
- * (EQUATIONS="iso tti vti"). So a 512^3 fp32 iso snapshot crosses in 15 steps, a zfp one at 6
- * bits in 3. */
+ * page-locked host memory and the device in one step's time (memory.imaging = host, pageable,
+ * is weighed by the same figures, though its copies are slower and never overlap the steps), the
+ * step `model`'s propagation and the rate the pinned fp32 snapshots' passes less the device ones'
+ * (50 to 55 GB/s each way): run/experiments/pinned_ways.sh, one NVIDIA H200, 512^3, 500 steps
+ * imaged every 5th (EQUATIONS="iso tti vti"). So a 512^3 fp32 iso snapshot crosses in 15 steps, a
+ * zfp one at 6 bits in 3. */
 static const double crossing_bytes_a_step[3] = {0.259, 0.72, 1.01}; /* iso, vti, tti */
 
 double rtm_reconstruction_crossing_steps(const rtm_reconstruction_plan_t *plan, double bytes) {
   const char *strategy = rtm_imaging_strategy(plan->strategy, plan->device);
   if (plan->device < 0 || !rtm_imaging_host_strategy(strategy)) return 0.0;
-  const rtm_equation_t equation = plan->cfg->physics.equation;
-  const int column = equation == RTM_EQUATION_ISO ? 0 : equation == RTM_EQUATION_VTI ? 1 : 2;
   const double cells = (double)rtm_grid_interior_cells(plan->grid);
-  return cells > 0.0 ? bytes / (cells * crossing_bytes_a_step[column]) : 0.0;
+  return cells > 0.0 ? bytes / (cells * crossing_bytes_a_step[equation_column(plan)]) : 0.0;
 }
 
-/* A snapshot's steps beyond the propagation: its coding (zfp) and, held in host memory by a
- * GPU, its two crossings of PCIe (out in the forward pass, back in the backward one). fp32's
- * the steps wait for; fp16's and zfp's run beside the imaging step's steps to the next
- * snapshot (snapshots.c's transfer buffers), and only what outlasts them shows. */
+int rtm_reconstruction_copies_beside(const rtm_reconstruction_plan_t *plan) {
+  return plan->device >= 0 &&
+         strcmp(rtm_imaging_strategy(plan->strategy, plan->device), "pinned") == 0;
+}
+
+/* A snapshot's steps beyond the propagation: its packing (fp16, zfp) and, held in host memory
+ * by a GPU, its two crossings of PCIe (out in the forward pass, back in the backward one).
+ * fp32's the steps wait for; in page-locked memory fp16's and zfp's run beside the imaging
+ * step's steps to the next snapshot (snapshots.c's transfer buffers), and only what outlasts
+ * them shows. */
 double rtm_reconstruction_snapshot_steps(const rtm_reconstruction_plan_t *plan) {
   const double slot = (double)rtm_snapshots_slot_bytes(plan->grid, plan->precision, plan->rate);
-  const double coding =
-      plan->precision == RTM_PRECISION_ZFP ? rtm_reconstruction_codec_steps(plan, NULL) : 0.0;
+  const double coding = rtm_reconstruction_format_steps(plan, NULL);
   const double crossing = rtm_reconstruction_crossing_steps(plan, slot);
-  const double shown = plan->precision == RTM_PRECISION_FP32 ? crossing
-                       : crossing > plan->imaging_step       ? crossing - plan->imaging_step
-                                                             : 0.0;
+  const int beside =
+      plan->precision != RTM_PRECISION_FP32 && rtm_reconstruction_copies_beside(plan);
+  const double shown = !beside                         ? crossing
+                       : crossing > plan->imaging_step ? crossing - plan->imaging_step
+                                                       : 0.0;
   return coding + 2.0 * shown;
 }
 

@@ -167,8 +167,9 @@ const char *rtm_migration_snapshot_format(const rtm_migration_t *migration);
 /* What rtm.reconstruction = auto weighs `way` at: the steps of propagation, the two sides'
  * together, a shot of `steps` steps imaged every `imaging_step` takes on `grid` with the
  * fields on CUDA device `device` (-1: the cpu backend), the store in cfg's memory.imaging
- * strategy and, for snapshots, in `precision` (zfp at `rate` bits a value). Arithmetic
- * alone: no memory is allocated and no device asked. */
+ * strategy and, for snapshots, in `precision` (zfp at `rate` bits a value). Snapshots and
+ * boundary: arithmetic alone, no memory allocated and no device asked (checkpoint's count of
+ * states asks what memory is free, counting nothing else beside it). */
 double rtm_migration_weighed_steps(const rtm_config_t *cfg, const rtm_grid_t *grid, int device,
                                    int steps, int imaging_step, rtm_reconstruction_t way,
                                    rtm_precision_t precision, int rate);

@@ -376,7 +376,8 @@ static double weighed(int n, const char *equation, const char *imaging, int devi
  * a snapshot's out and back in steps in proportion to its bytes (fp16 half fp32's, zfp's
  * rtm_snapshots_slot_bytes), fewer steps for tti, whose step is longer; none for a store on
  * the device or on the cpu backend. fp32's the steps wait for; fp16's and zfp's cross beside
- * the 5 steps to the next snapshot, and only what outlasts them counts (fp16 here, not zfp).
+ * the 5 steps to the next snapshot, and only what outlasts them counts (fp16 here, not zfp),
+ * in page-locked memory, not in pageable `host` memory, whose copies hold the steps.
  * boundary's shells cross beside the steps: free where a level crosses within a step (512^3:
  * 3 N), not where the shell is a large part of the volume (40^3 with a 20^3 interior: 6272
  * shell cells a level of 64000). */
@@ -398,14 +399,21 @@ static void test_host_store_crossings(void **state) {
   printf("iso, pinned, steps a shot beyond 2 N: fp32 snapshots %.1f (%.2f each way), fp16 %.1f, "
          "zfp %.1f\n",
          fp32, way, fp16, zfp);
-  assert_true(way / 2.0 > 5.0); /* fp16's outlasts the 5 steps */
-  assert_true(fabs(fp16 - SLOTS * 2.0 * (way / 2.0 - 5.0)) < 1e-9 * fp32);
+  const double packing = weighed(40, iso, device, 0, snapshots, RTM_PRECISION_FP16) - two;
+  assert_true(packing > 0.0);   /* fp16's conversions, measured */
+  assert_true(way / 2.0 > 5.0); /* fp16's crossing outlasts the 5 steps */
+  assert_true(fabs(fp16 - packing - SLOTS * 2.0 * (way / 2.0 - 5.0)) < 1e-9 * fp32);
   const int n[3] = {40, 40, 40};
   rtm_grid_t grid;
   assert_int_equal(rtm_grid_init(&grid, n, (double[3]){10, 10, 10}, (double[3]){0, 0, 0}), RTM_OK);
-  const double zfp_bytes = (double)rtm_snapshots_slot_bytes(&grid, RTM_PRECISION_ZFP, 6);
-  assert_true(way * zfp_bytes / (4.0 * CELLS) < 5.0); /* zfp's does not */
+  const double zfp_way =
+      way * (double)rtm_snapshots_slot_bytes(&grid, RTM_PRECISION_ZFP, 6) / (4.0 * CELLS);
+  assert_true(zfp_way < 5.0); /* zfp's does not */
   assert_true(zfp == SLOTS * 1.5);
+  /* pageable host memory: the copies hold the steps, every crossing counts */
+  const double pageable =
+      weighed(40, iso, "memory.imaging=host", 0, snapshots, RTM_PRECISION_ZFP) - two;
+  assert_true(fabs(pageable - SLOTS * (1.5 + 2.0 * zfp_way)) < 1e-9 * pageable);
 
   assert_true(weighed(40, iso, device, 0, boundary, RTM_PRECISION_FP32) == 3.0 * N);
   const double shells = weighed(40, iso, pinned, 0, boundary, RTM_PRECISION_FP32);
@@ -415,6 +423,8 @@ static void test_host_store_crossings(void **state) {
   assert_true(level > 1.0);
   assert_true(fabs(shells - N * (1.0 + 2.0 * level)) < 1e-9 * shells);
   assert_true(weighed(512, iso, pinned, 0, boundary, RTM_PRECISION_FP32) == 3.0 * N);
+  const double held = weighed(40, iso, "memory.imaging=host", 0, boundary, RTM_PRECISION_FP32);
+  assert_true(fabs(held - N * (1.0 + 2.0 * (1.0 + level))) < 1e-9 * held); /* after the steps */
 
   const double tti = weighed(40, "physics.equation=tti", pinned, 0, snapshots, RTM_PRECISION_FP32);
   printf("tti, pinned: fp32 snapshots %.1f steps a shot beyond 2 N\n", tti - two);
