@@ -327,9 +327,11 @@ static int pinned_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allo
   int status = RTM_OK;
   void *ptr = NULL;
   if (bytes >= RTM_MEM_PINNED_MAP_MIN && pinned_map(bytes, request, out) == RTM_OK) return RTM_OK;
-  RTM_CUDA_TRY(cudaHostAlloc(&ptr, bytes ? bytes : 1, cudaHostAllocDefault));
-  memset(ptr, 0, bytes);
-  rtm_mem_fill_allocation(out, ptr, bytes, bytes, 0, request->device);
+  /* as much as a mapping would have taken, which the preflight counts */
+  const size_t taken = bytes >= RTM_MEM_PINNED_MAP_MIN ? rtm_mem_host_map_bytes(bytes) : bytes;
+  RTM_CUDA_TRY(cudaHostAlloc(&ptr, taken ? taken : 1, cudaHostAllocDefault));
+  memset(ptr, 0, taken);
+  rtm_mem_fill_allocation(out, ptr, bytes, taken, 0, request->device);
   return RTM_OK;
 fail:
   if (status == RTM_ERR_NOMEM)
@@ -349,7 +351,8 @@ static void pinned_free(rtm_allocation_t *allocation) {
 
 const rtm_mem_strategy_t rtm_mem_pinned = {
     .name = "pinned",
-    .description = "cudaHostAlloc: page-locked host memory for asynchronous copies",
+    .description = "page-locked host memory for asynchronous copies (from 2 MiB mapped on huge "
+                   "pages and registered, else cudaHostAlloc)",
     .probe = probe_device,
     .alloc = pinned_alloc,
     .free = pinned_free,

@@ -108,6 +108,7 @@ void rtm_mem_host_fault_in(void *ptr, size_t bytes) {
 
 size_t rtm_mem_host_map_bytes(size_t bytes) {
   enum { HUGE_PAGE = 2 << 20 };
+  if (bytes > SIZE_MAX - HUGE_PAGE) return SIZE_MAX; /* more than can be mapped */
   return (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 }
 
@@ -122,8 +123,8 @@ void *rtm_mem_host_map_zeroed(size_t bytes, size_t *mapped) {
       mmap(NULL, rounded + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED) return NULL;
   const size_t head = (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
-  if (head) munmap(map, head);
-  if (HUGE_PAGE - head) munmap(map + head + rounded, HUGE_PAGE - head);
+  if (head) (void)munmap(map, head);
+  (void)munmap(map + head + rounded, HUGE_PAGE - head); /* head < HUGE_PAGE: never empty */
   unsigned char *ptr = map + head;
 #ifdef MADV_HUGEPAGE
   (void)madvise(ptr, rounded, MADV_HUGEPAGE); /* advice: without THP the pages stay small */

@@ -357,6 +357,12 @@ static int choose_reconstruction(rtm_migration_t *m, const rtm_config_t *cfg, in
         snprintf(why_not[i], sizeof why_not[i], "%s fits here, not on every rank", name);
       }
   }
+  /* rtm.snapshot_precision's snapshots (order[0]) where they fit, else the other formats,
+   * the fastest of them: fp16 and zfp cost a GPU more than fp32, and each other's place by
+   * their time */
+  if (fit[0] > 0.0)
+    for (int i = 1; i < count; ++i)
+      if (order[i].way == RTM_RECONSTRUCT_SNAPSHOTS) fit[i] = 0.0;
   /* a lower rate only where the higher ones do not fit: its fewer bytes cross PCIe faster
    * (a store in host memory), but its image is further from fp32's */
   for (int i = 0, zfp_fits = 0; i < count; ++i) {

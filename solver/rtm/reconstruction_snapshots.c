@@ -70,7 +70,7 @@ static const double codec_steps_measured[2][3] = {
 /* An fp16 snapshot's packing (its largest value found, each value scaled and narrowed) and
  * unpacking into the staging volume on a GPU, in the same steps by the same script and runs
  * (run/experiments/codec_steps.sh, one NVIDIA H200, 512^3, 1000 steps imaged every 5th): more
- * than zfp's coding (1.90, 0.49 and 0.28 steps that day), whose blocks are a third of fp16's
+ * than zfp's coding (1.90, 0.49 and 0.28 steps that day), whose blocks are 3/8 of fp16's
  * bytes and lie closer to fp32 (docs/migration.md), so that auto takes zfp before fp16 where
  * both fit. On the cpu backend not weighed: two shared cores gave 0.9 to 8.7 steps (and
  * less than nothing for tti) in one run, and its codec, the C reference, costs more. */

@@ -367,6 +367,7 @@ static int fetch_slot(rtm_snapshots_t *store, int slot, void **buffer) {
   const int b = slot % TRANSFERS, next = slot - 1;
   RTM_TRY(release_held(store));
   if (store->fetched[b] != slot) {
+    store->fetched[b] = -1; /* until the copy is queued */
     RTM_TRY(boundary_cuda_copy(store->copies, b, transfer_of(store, b), slot_at(store, slot),
                                store->slot_bytes));
     store->fetched[b] = slot;
@@ -375,6 +376,7 @@ static int fetch_slot(rtm_snapshots_t *store, int slot, void **buffer) {
   store->held[b] = 1;
   *buffer = transfer_of(store, b);
   if (next >= 0 && store->fetched[next % TRANSFERS] != next) { /* the other buffer */
+    store->fetched[next % TRANSFERS] = -1;
     RTM_TRY(boundary_cuda_copy(store->copies, next % TRANSFERS,
                                transfer_of(store, next % TRANSFERS), slot_at(store, next),
                                store->slot_bytes));

@@ -91,6 +91,7 @@ static void test_fault_in_by_parts(void **state) {
   unsigned char *map = rtm_mem_host_map_zeroed((size_t)LARGE_MIB * MIB - 5, &mapped);
   if (!map) skip(); /* not this much memory here */
   assert_int_equal(mapped, (size_t)LARGE_MIB * MIB);
+  assert_int_equal((uintptr_t)map % (2 * MIB), 0); /* on a huge page's start */
   unsigned char *start = map + 3;
   const size_t bytes = mapped - 3 - 2;
   size_t written = 0;
