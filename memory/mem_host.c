@@ -14,7 +14,7 @@
 #include "rtm_memory.h"
 #include "rtm_status.h"
 
-enum { HOST_ALIGNMENT = 4096 };
+enum { HOST_ALIGNMENT = 4096, HUGE_PAGE = 2 << 20 /* a transparent huge page */ };
 
 static int host_probe(int device, char *why, size_t why_size) {
   (void)device;
@@ -37,9 +37,8 @@ static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_alloca
 }
 
 void *rtm_mem_host_large(size_t bytes) {
-  enum { HUGE_PAGE = 2 << 20 };
   if (bytes < (size_t)HUGE_PAGE) return malloc(bytes ? bytes : 1);
-  const size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  const size_t rounded = rtm_mem_host_map_bytes(bytes);
   void *ptr = NULL;
   if (posix_memalign(&ptr, HUGE_PAGE, rounded) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
@@ -78,7 +77,7 @@ void rtm_mem_host_fault_in(void *ptr, size_t bytes) {
   /* Large buffers in parts of a thread each (at least 256 MiB a part), on up to 16 cores: the
    * kernel zeroes each new page, and one thread did 6 GB/s of it, 16 on 8 GB 8.4 GB/s, on
    * huge pages (run/experiments/pin_speed.sh, an H200's host). */
-  enum { PART_MIN = 256 << 20, THREADS_MAX = 16, UNIT = 2 << 20 };
+  enum { PART_MIN = 256 << 20, THREADS_MAX = 16 };
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 #ifdef CPU_COUNT
   cpu_set_t mine; /* the cores this process may run on (ranks bound to a few of them) */
@@ -94,7 +93,7 @@ void rtm_mem_host_fault_in(void *ptr, size_t bytes) {
   pthread_t thread[THREADS_MAX];
   fault_part_t part[THREADS_MAX];
   int started[THREADS_MAX] = {0};
-  const size_t each = (bytes / parts + UNIT - 1) / UNIT * UNIT;
+  const size_t each = rtm_mem_host_map_bytes(bytes / parts); /* whole huge pages a part */
   for (size_t k = 0; k < parts; ++k) {
     const size_t at = k * each < bytes ? k * each : bytes;
     part[k].ptr = (unsigned char *)ptr + at;
@@ -107,13 +106,11 @@ void rtm_mem_host_fault_in(void *ptr, size_t bytes) {
 }
 
 size_t rtm_mem_host_map_bytes(size_t bytes) {
-  enum { HUGE_PAGE = 2 << 20 };
   if (bytes > SIZE_MAX - HUGE_PAGE) return SIZE_MAX; /* more than can be mapped */
   return (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 }
 
 void *rtm_mem_host_map_zeroed(size_t bytes, size_t *mapped) {
-  enum { HUGE_PAGE = 2 << 20 };
   const size_t rounded = rtm_mem_host_map_bytes(bytes);
   *mapped = 0;
   if (rounded == 0 || rounded > SIZE_MAX - HUGE_PAGE) return NULL;
