@@ -242,21 +242,15 @@ static void plan_candidate(rtm_reconstruction_plan_t *plan, const candidate_t *c
   plan->rate = c->rate;
 }
 
-/* What candidate c takes beyond its propagations, as auto weighs it, in text: zfp snapshots'
+/* What snapshot candidate c takes beyond its propagations, as auto weighs it, in text: zfp's
  * " (its coding 1.82 steps a snapshot, measured)", fp16's " (its packing 2.1 steps a
- * snapshot, measured)", snapshots in a GPU's host memory
- * " (... its crossings of PCIe, out and back, 5.92 steps a snapshot)", boundary shells there
- * whose crossing outlasts a step " (its shells' crossing 1.4 steps a step)"; else "". */
+ * snapshot, measured)", in a GPU's host memory " (... its crossings of PCIe, out and back,
+ * 5.92 steps a snapshot)"; else "" (the other ways' propagations say theirs). */
 static const char *cost_clause(const rtm_reconstruction_plan_t *plan, const candidate_t *c,
                                char *text, size_t size) {
   rtm_reconstruction_plan_t p = *plan;
   plan_candidate(&p, c);
   text[0] = '\0';
-  if (c->way == RTM_RECONSTRUCT_BOUNDARY) {
-    const double per_step = (reconstructions[c->way]->steps_a_shot(&p) / p.steps - 1.0) / 2.0;
-    if (per_step > 1.0) snprintf(text, size, " (its shells' crossing %.3g steps a step)", per_step);
-    return text;
-  }
   if (c->way != RTM_RECONSTRUCT_SNAPSHOTS) return text;
   const char *origin = "measured";
   const double coding = rtm_reconstruction_format_steps(&p, &origin),

@@ -358,30 +358,33 @@ fail:
   return status;
 }
 
+/* Slot `slot`'s bytes copied into its transfer buffer on the copy stream, after the buffer's
+ * last release, unless the buffer holds them already. */
+static int fetch_into(rtm_snapshots_t *store, int slot) {
+  int status = RTM_OK;
+  const int b = slot % TRANSFERS;
+  if (store->fetched[b] == slot) return RTM_OK;
+  store->fetched[b] = -1; /* until the copy is queued */
+  RTM_TRY(boundary_cuda_copy(store->copies, b, transfer_of(store, b), slot_at(store, slot),
+                             store->slot_bytes));
+  store->fetched[b] = slot;
+fail:
+  return status;
+}
+
 /* Host slots of a device, fp16 or zfp: slot `slot`'s bytes in its transfer buffer for the
  * legacy stream's reader the caller queues next (released at the store's next save or get):
- * fetched by the get before, which fetches slot - 1 ahead for the backward pass's descending
- * gets, or now. */
+ * fetched by the get before, which fetches slot - 1 ahead (into the other buffer) for the
+ * backward pass's descending gets, or now. */
 static int fetch_slot(rtm_snapshots_t *store, int slot, void **buffer) {
   int status = RTM_OK;
-  const int b = slot % TRANSFERS, next = slot - 1;
+  const int b = slot % TRANSFERS;
   RTM_TRY(release_held(store));
-  if (store->fetched[b] != slot) {
-    store->fetched[b] = -1; /* until the copy is queued */
-    RTM_TRY(boundary_cuda_copy(store->copies, b, transfer_of(store, b), slot_at(store, slot),
-                               store->slot_bytes));
-    store->fetched[b] = slot;
-  }
+  RTM_TRY(fetch_into(store, slot));
   RTM_TRY(boundary_cuda_acquire(store->copies, b));
   store->held[b] = 1;
   *buffer = transfer_of(store, b);
-  if (next >= 0 && store->fetched[next % TRANSFERS] != next) { /* the other buffer */
-    store->fetched[next % TRANSFERS] = -1;
-    RTM_TRY(boundary_cuda_copy(store->copies, next % TRANSFERS,
-                               transfer_of(store, next % TRANSFERS), slot_at(store, next),
-                               store->slot_bytes));
-    store->fetched[next % TRANSFERS] = next;
-  }
+  if (slot > 0) RTM_TRY(fetch_into(store, slot - 1));
 fail:
   return status;
 }
@@ -405,7 +408,7 @@ static int pack_half(void *context, void *buffer) {
   const rtm_snapshots_t *store = job->store;
   return rtm_imaging_cuda_pack_half(rtm_imaging_extent(&store->grid), job->d_padded,
                                     rtm_layout_padded(&store->grid), buffer,
-                                    (uint32_t *)store->scales.ptr + job->slot);
+                                    scale_of(store, job->slot));
 }
 
 static int save_device(rtm_snapshots_t *store, int slot, const float *d_padded) {
