@@ -12,9 +12,7 @@ set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/pinned_ways || exit 1
 build="${1:-build-new}"
-device_summary
-device_build_once "$build" || exit 1
-device_gpu_tests_asked "$build"
+device_prepare "$build" || exit 1
 rtm3d="$build/app/rtm3d"
 w=$(mktemp -d -p /dev/shm)
 trap 'rm -rf "$w"' EXIT

@@ -21,6 +21,8 @@
 #                          $out/ctest_gpu.log, its count and failures as rows; status 1 on a
 #                          failure
 #   device_gpu_tests_asked DIR  device_gpu_tests DIR when GPU_TESTS=1, failed=1 on a failure
+#   device_prepare DIR     a script's start: device_summary, device_build_once DIR (status 1
+#                          on a failure) and device_gpu_tests_asked DIR
 #   step TEXT              prints "== TEXT", a section of the script's output
 #   device_ranks           for runs of one rank a GPU: exports OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM)
 #                          and NCCL_NVLS_ENABLE=0 (NVLink multicast off on shared hosts), sets
@@ -118,6 +120,12 @@ for line in sys.stdin:
 device_gpu_tests_asked() {
   [ "${GPU_TESTS:-0}" = 1 ] || return 0
   device_gpu_tests "$1" || failed=1
+}
+
+device_prepare() {
+  device_summary
+  device_build_once "$1" || return 1
+  device_gpu_tests_asked "$1"
 }
 
 device_build_once() {

@@ -21,9 +21,7 @@ set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/device_env.sh" run/out/gathers_check || exit 1
 build="${1:-build-cost}"
-device_summary
-device_build_once "$build" || exit 1
-device_gpu_tests_asked "$build"
+device_prepare "$build" || exit 1
 step "gathers' GPU tests"
 (cd "$build" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   ctest -R "test_imaging_gpu|test_offset_gathers|test_angle_gathers" --output-on-failure) \
