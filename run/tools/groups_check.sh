@@ -6,7 +6,8 @@
 # run/results/end_to_end.md once with the tree, then migrates its gathers with each build
 # in turn (run/survey.sh with OBSERVED: each rank count's wall against the floor, and the
 # grouped image against the one-GPU image), ROUNDS times (default 2); last the tree's
-# one-GPU image against the earlier tree's. For changes that move the image within float
+# one-GPU image against the earlier tree's, and each grouped image against the earlier
+# tree's of the same count. For changes that move the image within float
 # rounding (refactors that must not: run/tools/survey_check.sh). Logs under $OUT (or
 # run/out/), a short table last.
 # Environment: NP, ROUNDS; DECK the survey's deck (default run/examples/bench_512.ini, iso;
@@ -56,6 +57,14 @@ build-new/app/rtm3d validate "$work/new/survey_image.h5" "$work/base/survey_imag
   --rtol "$rtol" "${exact[@]}" --datasets /image,/illumination >"$out/validate.log" 2>&1 || failed=1
 row "first count's image: tree against base" "$(grep -E '^/(image|illumination)' "$out/validate.log" |
   awk '{printf "%s %s; ", $1, $3}')"
+for ranks in ${np#* }; do # the grouped images too: the groups' meeting is the tree's or the base's
+  [ "$ranks" = "${np%% *}" ] && continue
+  build-new/app/rtm3d validate "$work/new/survey_image_np$ranks.h5" \
+    "$work/base/survey_image_np$ranks.h5" --rtol "$rtol" "${exact[@]}" \
+    --datasets /image,/illumination >"$out/validate_np$ranks.log" 2>&1 || failed=1
+  row "$ranks groups' image: tree against base" "$(grep -E '^/(image|illumination)' \
+    "$out/validate_np$ranks.log" | awk '{printf "%s %s; ", $1, $3}')"
+done
 echo
 cat "$summary"
 exit "$failed"

@@ -233,17 +233,19 @@ fail:
   return status;
 }
 
-/* Group 0's chunks of other groups' pairs: 8 Mi floats of each array at a time (64 MiB). */
+/* The meeting's chunks: 8 Mi floats of each array at a time (64 MiB of pairs). */
 enum { COMBINE_CHUNK = 1 << 23 };
-/* A window's slots a group: one filled while group 0 combines the other. */
+/* A window's slots a group, two groups: one filled while group 0 combines the other. */
 enum { COMBINE_SLOTS = 2 };
 /* The zero-byte messages of the window's slots: filled, and free again. */
 enum { TAG_SLOT_FULL = 3, TAG_SLOT_FREE = 4 };
 
-/* The floats of each array a chunk of the meeting holds, both paths: at most the test's
- * rtm_mpi_set_combine_chunk or COMBINE_CHUNK, at most `count`, at least 1. */
+/* The floats of each array a chunk of the meeting holds, every path: at most the test's
+ * rtm_mpi_set_combine_chunk or COMBINE_CHUNK (and MPI's int counts), at most `count`, at
+ * least 1. */
 static size_t combine_chunk(const rtm_mpi_t *mpi, size_t count) {
-  const size_t most = mpi->combine_chunk ? mpi->combine_chunk : COMBINE_CHUNK;
+  size_t most = mpi->combine_chunk ? mpi->combine_chunk : COMBINE_CHUNK;
+  if (most > (size_t)INT_MAX) most = (size_t)INT_MAX;
   return count < most ? (count > 0 ? count : 1) : most;
 }
 
@@ -269,28 +271,50 @@ static void copy_floats(float *to, const float *from, size_t count) {
     to[i] = from[i];
 }
 
+/* The groups' window on cross_node, `bytes` of it this rank's (at *own), locked for every
+ * rank. Its making is a blocking collective: a polled barrier first, so that a group that
+ * waits for the others there still ends on a signal or past mpi.timeout_s. */
+static int open_sums_window(rtm_mpi_t *mpi, MPI_Aint bytes, float **own, MPI_Win *window) {
+  int status = RTM_OK;
+  MPI_Request request = MPI_REQUEST_NULL;
+  RTM_TRY(await_collective(mpi, MPI_Ibarrier(mpi->cross_node, &request), &request, mpi->cross_node,
+                           "the shot groups meeting (before their window)"));
+  RTM_TRY(rtm_mpi_status(
+      MPI_Win_allocate_shared(bytes, sizeof(float), MPI_INFO_NULL, mpi->cross_node, own, window),
+      "MPI_Win_allocate_shared (the shot groups' sums)"));
+  MPI_Win_set_errhandler(*window, MPI_ERRORS_RETURN);
+  RTM_TRY(rtm_mpi_status(MPI_Win_lock_all(MPI_MODE_NOCHECK, *window), "MPI_Win_lock_all"));
+fail:
+  return status;
+}
+
+/* Every group done with the window (a polled barrier), then its free. A failure before this
+ * leaves the window to the job's end: its free is collective and the others may wait
+ * elsewhere (rtm_mpi_fail_fast aborts the job). */
+static int close_sums_window(rtm_mpi_t *mpi, MPI_Win *window) {
+  int status = RTM_OK;
+  MPI_Request request = MPI_REQUEST_NULL;
+  RTM_TRY(await_collective(mpi, MPI_Ibarrier(mpi->cross_node, &request), &request, mpi->cross_node,
+                           "the shot groups meeting (after their window)"));
+  RTM_TRY(rtm_mpi_status(MPI_Win_unlock_all(*window), "MPI_Win_unlock_all"));
+  RTM_TRY(rtm_mpi_status(MPI_Win_free(window), "MPI_Win_free (the shot groups' sums)"));
+fail:
+  return status;
+}
+
 /* rtm_mpi_groups_combine through a shared-memory window of the node (cross_node, whose rank
  * k is group k): each group but the first has COMBINE_SLOTS slots of both arrays' chunks;
  * it copies chunk k into slot k % COMBINE_SLOTS once group 0 has said the slot is free,
- * then says it is full; group 0 combines straight from the slot. The window's making and
- * freeing are blocking collectives: a polled barrier before each, so that a group that
- * waits for the others there still ends on a signal or past mpi.timeout_s. */
+ * then says it is full; group 0 combines straight from the slot. */
 static int combine_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count,
                           rtm_mpi_combine_t combine, void *context) {
   int status = RTM_OK;
   MPI_Win window = MPI_WIN_NULL;
-  MPI_Request request = MPI_REQUEST_NULL;
   float *own = NULL;
   const size_t chunk = combine_chunk(mpi, count), chunks = (count + chunk - 1) / chunk;
   const MPI_Aint bytes =
       mpi->group == 0 ? 0 : (MPI_Aint)(COMBINE_SLOTS * 2 * chunk * sizeof(float));
-  RTM_TRY(await_collective(mpi, MPI_Ibarrier(mpi->cross_node, &request), &request, mpi->cross_node,
-                           "the shot groups meeting (before their window)"));
-  RTM_TRY(rtm_mpi_status(
-      MPI_Win_allocate_shared(bytes, sizeof(float), MPI_INFO_NULL, mpi->cross_node, &own, &window),
-      "MPI_Win_allocate_shared (the shot groups' sums)"));
-  MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN);
-  RTM_TRY(rtm_mpi_status(MPI_Win_lock_all(MPI_MODE_NOCHECK, window), "MPI_Win_lock_all"));
+  RTM_TRY(open_sums_window(mpi, bytes, &own, &window));
   for (int from = 1; from < mpi->groups; ++from) {
     if (mpi->group != 0 && mpi->group != from) continue;
     float *slots = own;
@@ -329,13 +353,138 @@ static int combine_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count,
     }
   }
   /* every group done with the slots (group 0's last combine) before the free */
-  RTM_TRY(await_collective(mpi, MPI_Ibarrier(mpi->cross_node, &request), &request, mpi->cross_node,
-                           "the shot groups meeting (after their window)"));
-  RTM_TRY(rtm_mpi_status(MPI_Win_unlock_all(window), "MPI_Win_unlock_all"));
-  RTM_TRY(rtm_mpi_status(MPI_Win_free(&window), "MPI_Win_free (the shot groups' sums)"));
+  RTM_TRY(close_sums_window(mpi, &window));
 fail:
-  /* a failure leaves the window to the job's end: its free is collective and the others
-   * may wait elsewhere (rtm_mpi_fail_fast aborts the job) */
+  return status;
+}
+
+/* The chunks of a chain (three groups or more), both paths: chunk k starts as group 0's
+ * pairs, passes through groups 1, 2, ..., each combining its own pairs into it, and comes
+ * back to group 0's arrays. Every cell is combined in group order, as when group 0 took the
+ * groups in turn, but the groups work at once, each on another chunk, and no group takes in
+ * more than one volume whatever the group count (group 0 took in G - 1). `held` chunks are
+ * under way at a time. */
+static size_t chain_held(const rtm_mpi_t *mpi, size_t chunks) {
+  return (size_t)mpi->groups < chunks ? (size_t)mpi->groups : chunks;
+}
+
+/* The chain through a shared-memory window of the node (cross_node, rank k group k): its
+ * slots lie in group 0's part; group 0 copies chunk k into slot k % held and says so to
+ * group 1, which combines its pairs into the slot and says so to group 2, and so on; once
+ * the last group has said so, group 0 copies the slot into its arrays and fills it again. */
+static int chain_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count, rtm_mpi_combine_t combine,
+                        void *context) {
+  int status = RTM_OK;
+  MPI_Win window = MPI_WIN_NULL;
+  float *slots = NULL;
+  const int group = mpi->group, next = (group + 1) % mpi->groups,
+            previous = (group + mpi->groups - 1) % mpi->groups;
+  const size_t chunk = combine_chunk(mpi, count), chunks = (count + chunk - 1) / chunk,
+               held = chain_held(mpi, chunks);
+  const MPI_Aint bytes = group == 0 ? (MPI_Aint)(held * 2 * chunk * sizeof(float)) : 0;
+  RTM_TRY(open_sums_window(mpi, bytes, &slots, &window));
+  if (group != 0) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    RTM_TRY(rtm_mpi_status(MPI_Win_shared_query(window, 0, &size, &unit, &slots),
+                           "MPI_Win_shared_query (group 0's slots)"));
+  }
+  /* group 0: chunk k - held back into its arrays, then chunk k out; the others: chunk k */
+  const size_t turns = group == 0 ? chunks + held : chunks;
+  for (size_t k = 0; k < turns; ++k) {
+    if (group == 0 && k >= held) {
+      const size_t back = k - held, done = back * chunk,
+                   n = count - done < chunk ? count - done : chunk;
+      const float *slot = slots + (back % held) * 2 * chunk;
+      RTM_TRY(signal_slot(mpi, previous, TAG_SLOT_FULL, 0, mpi->cross_node,
+                          "the shot groups' sums: a chunk back from the last group"));
+      RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync")); /* message, loads */
+      copy_floats(a + done, slot, n);
+      copy_floats(b + done, slot + chunk, n);
+    }
+    if (group == 0 && k >= chunks) continue;
+    const size_t done = k * chunk, n = count - done < chunk ? count - done : chunk;
+    float *slot = slots + (k % held) * 2 * chunk;
+    if (group == 0) {
+      copy_floats(slot, a + done, n);
+      copy_floats(slot + chunk, b + done, n);
+    } else {
+      RTM_TRY(signal_slot(mpi, previous, TAG_SLOT_FULL, 0, mpi->cross_node,
+                          "the shot groups' sums: a chunk from the group before"));
+      RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync")); /* message, loads */
+      combine(slot, slot + chunk, a + done, b + done, n, context);
+    }
+    RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync")); /* stores, message */
+    RTM_TRY(signal_slot(mpi, next, TAG_SLOT_FULL, 1, mpi->cross_node,
+                        "the shot groups' sums: a chunk for the next group"));
+  }
+  RTM_TRY(close_sums_window(mpi, &window));
+fail:
+  return status;
+}
+
+/* The chain as messages over `cross` (rank k group k): group 0 sends chunk k from its arrays
+ * (up to `held` ahead) and receives it back into them from the last group; group g
+ * receives chunk k from group g - 1 into one of two buffers, combines its pairs into it and
+ * sends it on while it receives the next. */
+static int chain_messages(rtm_mpi_t *mpi, float *a, float *b, size_t count,
+                          rtm_mpi_combine_t combine, void *context) {
+  int status = RTM_OK;
+  float *buffers = NULL;
+  MPI_Request *sent = NULL;
+  const int group = mpi->group, next = (group + 1) % mpi->groups,
+            previous = (group + mpi->groups - 1) % mpi->groups;
+  const size_t chunk = combine_chunk(mpi, count), chunks = (count + chunk - 1) / chunk,
+               held = group == 0 ? chain_held(mpi, chunks) : 2;
+  const int peers[2] = {next, next};
+  sent = malloc(2 * held * sizeof *sent);
+  if (!sent) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the shot groups' sums");
+  for (size_t i = 0; i < 2 * held; ++i)
+    sent[i] = MPI_REQUEST_NULL;
+  if (group != 0) {
+    buffers = malloc(2 * 2 * chunk * sizeof *buffers);
+    if (!buffers) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the shot groups' sums");
+  }
+  const size_t turns = group == 0 ? chunks + held : chunks;
+  for (size_t k = 0; k < turns; ++k) {
+    MPI_Request *pair = sent + 2 * (k % held);
+    /* the pair's last sends (chunk k - held) done before its memory is used again */
+    RTM_TRY(rtm_mpi_wait_all(mpi, 2, pair, peers, mpi->cross,
+                             "the shot groups' sums: a chunk sent on"));
+    float *to_a = NULL, *to_b = NULL;
+    if (group == 0 && k >= held) { /* chunk k - held back into the arrays it left */
+      const size_t done = (k - held) * chunk, n = count - done < chunk ? count - done : chunk;
+      RTM_TRY(move_bytes(mpi, a + done, n * sizeof(float), previous, 1, 0, mpi->cross,
+                         "MPI_Recv from the last shot group"));
+      RTM_TRY(move_bytes(mpi, b + done, n * sizeof(float), previous, 2, 0, mpi->cross,
+                         "MPI_Recv from the last shot group"));
+    }
+    if (group == 0 && k >= chunks) continue;
+    const size_t done = k * chunk, n = count - done < chunk ? count - done : chunk;
+    if (group == 0) {
+      to_a = a + done;
+      to_b = b + done;
+    } else {
+      to_a = buffers + (k % 2) * 2 * chunk;
+      to_b = to_a + chunk;
+      RTM_TRY(move_bytes(mpi, to_a, n * sizeof(float), previous, 1, 0, mpi->cross,
+                         "MPI_Recv from the shot group before"));
+      RTM_TRY(move_bytes(mpi, to_b, n * sizeof(float), previous, 2, 0, mpi->cross,
+                         "MPI_Recv from the shot group before"));
+      combine(to_a, to_b, a + done, b + done, n, context);
+    }
+    RTM_TRY(rtm_mpi_status(MPI_Isend(to_a, (int)n, MPI_FLOAT, next, 1, mpi->cross, &pair[0]),
+                           "MPI_Isend to the next shot group"));
+    RTM_TRY(rtm_mpi_status(MPI_Isend(to_b, (int)n, MPI_FLOAT, next, 2, mpi->cross, &pair[1]),
+                           "MPI_Isend to the next shot group"));
+  }
+  RTM_TRY(rtm_mpi_wait_all(mpi, (int)(2 * held), sent, NULL, mpi->cross,
+                           "the shot groups' sums: the last chunks sent on"));
+fail:
+  /* on a failure the job ends (rtm_mpi_fail_fast) with no MPI call that could complete a
+   * request into these */
+  free(buffers);
+  free(sent);
   return status;
 }
 
@@ -346,7 +495,13 @@ int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count, int
   if (rtm_mpi_groups(mpi) == 1) return RTM_OK;
   int node_size = 0;
   RTM_TRY(rtm_mpi_status(MPI_Comm_size(mpi->cross_node, &node_size), "MPI_Comm_size"));
-  if (shared && node_size == mpi->groups) return combine_shared(mpi, a, b, count, combine, context);
+  const int window = shared && node_size == mpi->groups;
+  /* two groups: group 1's chunks to group 0, which combines them (a chain would move the
+   * volume twice); more: the chain */
+  if (mpi->groups > 2)
+    return window ? chain_shared(mpi, a, b, count, combine, context)
+                  : chain_messages(mpi, a, b, count, combine, context);
+  if (window) return combine_shared(mpi, a, b, count, combine, context);
   const size_t chunk_max = combine_chunk(mpi, count);
   if (mpi->group == 0) {
     other = malloc(2 * chunk_max * sizeof *other);

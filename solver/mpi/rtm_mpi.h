@@ -54,16 +54,18 @@ int rtm_mpi_group(const rtm_mpi_t *mpi);  /* this rank's group, 0 without groups
 int rtm_mpi_groups(const rtm_mpi_t *mpi); /* the group count, 1 without groups */
 int rtm_mpi_world_rank(const rtm_mpi_t *mpi);
 int rtm_mpi_world_size(const rtm_mpi_t *mpi);
-/* Pairs of arrays (a, b) of `count` floats combined across the shot groups on group 0's
- * ranks: each rank of group 0 receives the arrays of the ranks holding the same slab in
- * groups 1, 2, ... in that order, in chunks, and calls combine(a + i, b + i, their a + i,
- * their b + i, n, context) on each chunk (images summed across the groups as float pairs);
- * the other groups' arrays are unchanged. */
+/* Pairs of arrays (a, b) of `count` floats combined across the shot groups into group 0's
+ * ranks' arrays, chunk by chunk and in group order: group 0's chunk combined with group
+ * 1's, that with group 2's, and so on (images summed across the groups as float pairs),
+ * by calls combine(a, b, other_a, other_b, n, context) whose a, b are the partial sums of
+ * the groups before and whose other_a, other_b are the next group's chunk. With two groups
+ * group 0 makes each call; with more, the calls are made along a chain, each group's rank
+ * combining its own chunk into the partial sums that pass through it (a, b there are not
+ * its arrays), the groups at once. The other groups' arrays are unchanged. */
 typedef void (*rtm_mpi_combine_t)(float *a, float *b, const float *other_a, const float *other_b,
                                   size_t count, void *context);
 /* `shared` (mpi.transport other than staged) and every group's rank of the slab on this
- * node: the chunks cross an MPI shared-memory window, each group copying the next into it
- * while group 0 combines the last; else they are sent as messages. */
+ * node: the chunks cross an MPI shared-memory window; else they are sent as messages. */
 int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count, int shared,
                            rtm_mpi_combine_t combine, void *context);
 /* The most floats of each array a chunk of rtm_mpi_groups_combine holds (0: its own, 8 Mi):

@@ -2,11 +2,12 @@
 /* The shot groups' meeting (rtm_mpi_groups_combine) under mpirun, in chunks of 1000 floats
  * so that a volume of 4321 crosses in five, the last short: the slots of the node's window
  * are filled, freed and filled again (chunk k >= 2), and the messages' path does the same.
- * 3 ranks in 3 groups, and 4 ranks in 2 groups of 2 slabs: on group 0, for each slab, every
- * cell is a = 9 a_0 + 3 a_1 + a_2 (combined in group order with a' = 3 a + other, exact in
- * float for these small integers) and b the sum of the groups'; the other groups' arrays
- * unchanged; the window's path and the messages' give the same floats. The launcher is
- * $RTM3D_MPIEXEC (ctest sets it); the test runs itself under it with --ranks GROUPS. */
+ * 3 ranks in 3 groups, 4 in 4 and 6 in 3 groups of 2 slabs (chains, whose window slots are
+ * filled again), and 4 ranks in 2 groups of 2 slabs: on group 0, for each slab, every cell is a = 9
+ * a_0 + 3 a_1 + a_2 for three groups (combined in group order with a' = 3 a + other, exact in float
+ * for these small integers) and b the sum of the groups'; the other groups' arrays unchanged; the
+ * window's path and the messages' give the same floats. The launcher is $RTM3D_MPIEXEC
+ * (ctest sets it); the test runs itself under it with --ranks GROUPS. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,6 +109,16 @@ static void test_three_groups(void **state) {
   assert_int_equal(run_ranks(3, 3), 0);
 }
 
+static void test_four_groups(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(4, 4), 0);
+}
+
+static void test_three_groups_of_two_slabs(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(6, 3), 0);
+}
+
 static void test_two_groups_of_two_slabs(void **state) {
   (void)state;
   assert_int_equal(run_ranks(4, 2), 0);
@@ -118,6 +129,8 @@ int main(int argc, char **argv) {
   self = argv[0];
   rtm_test_filters();
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_three_groups),
+                                     cmocka_unit_test(test_four_groups),
+                                     cmocka_unit_test(test_three_groups_of_two_slabs),
                                      cmocka_unit_test(test_two_groups_of_two_slabs)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
