@@ -368,6 +368,19 @@ static size_t chain_held(const rtm_mpi_t *mpi, size_t chunks) {
   return (size_t)mpi->groups < chunks ? (size_t)mpi->groups : chunks;
 }
 
+/* The chain's last chunk reaches group 0 G - 1 turns after its first: its chunks are made
+ * small enough that there are CHAIN_TURNS a group (the pipeline filling for a fifth of the
+ * turns at most), but no smaller than CHAIN_CHUNK_LEAST floats (4 MiB an array); a chunk
+ * set by rtm_mpi_set_combine_chunk (the tests) as it is. */
+enum { CHAIN_TURNS = 4, CHAIN_CHUNK_LEAST = 1 << 20 };
+static size_t chain_chunk(const rtm_mpi_t *mpi, size_t count) {
+  const size_t chunk = combine_chunk(mpi, count);
+  if (mpi->combine_chunk) return chunk;
+  const size_t turns = CHAIN_TURNS * (size_t)mpi->groups, small = (count + turns - 1) / turns;
+  const size_t least = chunk < CHAIN_CHUNK_LEAST ? chunk : CHAIN_CHUNK_LEAST;
+  return small < least ? least : (small < chunk ? small : chunk);
+}
+
 /* The chain through a shared-memory window of the node (cross_node, rank k group k): its
  * slots lie in group 0's part; group 0 copies chunk k into slot k % held and says so to
  * group 1, which combines its pairs into the slot and says so to group 2, and so on; once
@@ -379,7 +392,7 @@ static int chain_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count, rtm_mp
   float *slots = NULL;
   const int group = mpi->group, next = (group + 1) % mpi->groups,
             previous = (group + mpi->groups - 1) % mpi->groups;
-  const size_t chunk = combine_chunk(mpi, count), chunks = (count + chunk - 1) / chunk,
+  const size_t chunk = chain_chunk(mpi, count), chunks = (count + chunk - 1) / chunk,
                held = chain_held(mpi, chunks);
   const MPI_Aint bytes = group == 0 ? (MPI_Aint)(held * 2 * chunk * sizeof(float)) : 0;
   RTM_TRY(open_sums_window(mpi, bytes, &slots, &window));
@@ -434,7 +447,7 @@ static int chain_messages(rtm_mpi_t *mpi, float *a, float *b, size_t count,
   MPI_Request *sent = NULL;
   const int group = mpi->group, next = (group + 1) % mpi->groups,
             previous = (group + mpi->groups - 1) % mpi->groups;
-  const size_t chunk = combine_chunk(mpi, count), chunks = (count + chunk - 1) / chunk,
+  const size_t chunk = chain_chunk(mpi, count), chunks = (count + chunk - 1) / chunk,
                held = group == 0 ? chain_held(mpi, chunks) : 2;
   const int peers[2] = {next, next};
   sent = malloc(2 * held * sizeof *sent);

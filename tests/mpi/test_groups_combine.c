@@ -6,7 +6,8 @@
  * filled again), and 4 ranks in 2 groups of 2 slabs: on group 0, for each slab, every cell is a = 9
  * a_0 + 3 a_1 + a_2 for three groups (combined in group order with a' = 3 a + other, exact in float
  * for these small integers) and b the sum of the groups'; the other groups' arrays unchanged; the
- * window's path and the messages' give the same floats. The launcher is $RTM3D_MPIEXEC
+ * window's path and the messages' give the same floats; again for three groups in the
+ * library's own chunks, on a volume that takes six. The launcher is $RTM3D_MPIEXEC
  * (ctest sets it); the test runs itself under it with --ranks GROUPS. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,9 @@
 #include "rtm_test_main.h"
 
 enum { COUNT = 4321, CHUNK = 1000 };
+/* With the library's own chunks: 5 Mi + 17 floats, which a chain of three groups takes in
+ * six chunks of its least, 1 Mi (chain_chunk), the last short. */
+enum { COUNT_OWN = (5 << 20) + 17 };
 
 static const char *self; /* this binary, run again under the launcher */
 
@@ -45,15 +49,15 @@ static void combine(float *a, float *b, const float *other_a, const float *other
 
 /* One path (shared or messages) on this rank: the cells that differ from what they should
  * hold, or -1 when the meeting failed. */
-static long meet(rtm_mpi_t *mpi, int shared, float *a, float *b) {
+static long meet(rtm_mpi_t *mpi, int shared, float *a, float *b, size_t count) {
   const int g = rtm_mpi_group(mpi), groups = rtm_mpi_groups(mpi), slab = rtm_mpi_rank(mpi);
-  for (size_t i = 0; i < COUNT; ++i) {
+  for (size_t i = 0; i < count; ++i) {
     a[i] = value_a(g, slab, i);
     b[i] = value_b(g, slab, i);
   }
-  if (rtm_mpi_groups_combine(mpi, a, b, COUNT, shared, combine, NULL) != 0) return -1;
+  if (rtm_mpi_groups_combine(mpi, a, b, count, shared, combine, NULL) != 0) return -1;
   long differ = 0;
-  for (size_t i = 0; i < COUNT; ++i) {
+  for (size_t i = 0; i < count; ++i) {
     float want_a = value_a(g, slab, i), want_b = value_b(g, slab, i);
     for (int other = 1; g == 0 && other < groups; ++other) {
       want_a = 3.0f * want_a + value_a(other, slab, i);
@@ -64,21 +68,23 @@ static long meet(rtm_mpi_t *mpi, int shared, float *a, float *b) {
   return differ;
 }
 
-/* Under the launcher: every rank meets both ways; exit 0 when every rank's cells hold what
- * they should and both paths agree. */
-static int ranks_main(int argc, char **argv, int groups) {
+/* Under the launcher: every rank meets both ways, in the test's chunks or (`own_chunks`) in
+ * the library's; exit 0 when every rank's cells hold what they should and both paths
+ * agree. */
+static int ranks_main(int argc, char **argv, int groups, int own_chunks) {
   rtm_mpi_t *mpi = NULL;
+  const size_t count = own_chunks ? COUNT_OWN : COUNT;
   if (rtm_mpi_init(&argc, &argv, &mpi) != 0 || rtm_mpi_split_groups(mpi, groups) != 0) return 1;
-  rtm_mpi_set_combine_chunk(mpi, CHUNK);
+  if (!own_chunks) rtm_mpi_set_combine_chunk(mpi, CHUNK);
   float *a[2], *b[2];
   for (int path = 0; path < 2; ++path) {
-    a[path] = malloc(COUNT * sizeof(float));
-    b[path] = malloc(COUNT * sizeof(float));
+    a[path] = malloc(count * sizeof(float));
+    b[path] = malloc(count * sizeof(float));
     if (!a[path] || !b[path]) return 1;
   }
-  const long window = meet(mpi, 1, a[0], b[0]), messages = meet(mpi, 0, a[1], b[1]);
-  const int same = memcmp(a[0], a[1], COUNT * sizeof(float)) == 0 &&
-                   memcmp(b[0], b[1], COUNT * sizeof(float)) == 0;
+  const long window = meet(mpi, 1, a[0], b[0], count), messages = meet(mpi, 0, a[1], b[1], count);
+  const int same = memcmp(a[0], a[1], count * sizeof(float)) == 0 &&
+                   memcmp(b[0], b[1], count * sizeof(float)) == 0;
   printf("world rank %d (group %d, slab %d): window %ld, messages %ld cells wrong; paths %s\n",
          rtm_mpi_world_rank(mpi), rtm_mpi_group(mpi), rtm_mpi_rank(mpi), window, messages,
          same ? "equal" : "differ");
@@ -90,15 +96,16 @@ static int ranks_main(int argc, char **argv, int groups) {
   return failed != 0.0;
 }
 
-/* This binary on `ranks` ranks in `groups` groups: its exit status. */
-static int run_ranks(int ranks, int groups) {
+/* This binary on `ranks` ranks in `groups` groups (`own_chunks`: the library's chunks): its
+ * exit status. */
+static int run_ranks(int ranks, int groups, int own_chunks) {
   const char *mpiexec = getenv("RTM3D_MPIEXEC");
   assert_non_null(mpiexec);
   char command[4096];
   snprintf(command, sizeof command,
            "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s --oversubscribe -np %d "
-           "%s --ranks %d",
-           mpiexec, ranks, self, groups);
+           "%s --ranks %d%s",
+           mpiexec, ranks, self, groups, own_chunks ? " --own-chunks" : "");
   const int status = system(command);
   assert_true(WIFEXITED(status));
   return WEXITSTATUS(status);
@@ -106,31 +113,38 @@ static int run_ranks(int ranks, int groups) {
 
 static void test_three_groups(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(3, 3), 0);
+  assert_int_equal(run_ranks(3, 3, 0), 0);
 }
 
 static void test_four_groups(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(4, 4), 0);
+  assert_int_equal(run_ranks(4, 4, 0), 0);
 }
 
 static void test_three_groups_of_two_slabs(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(6, 3), 0);
+  assert_int_equal(run_ranks(6, 3, 0), 0);
+}
+
+static void test_three_groups_own_chunks(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(3, 3, 1), 0);
 }
 
 static void test_two_groups_of_two_slabs(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(4, 2), 0);
+  assert_int_equal(run_ranks(4, 2, 0), 0);
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "--ranks") == 0) return ranks_main(argc, argv, atoi(argv[2]));
+  if (argc >= 3 && strcmp(argv[1], "--ranks") == 0)
+    return ranks_main(argc, argv, atoi(argv[2]), argc >= 4 && strcmp(argv[3], "--own-chunks") == 0);
   self = argv[0];
   rtm_test_filters();
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_three_groups),
                                      cmocka_unit_test(test_four_groups),
                                      cmocka_unit_test(test_three_groups_of_two_slabs),
+                                     cmocka_unit_test(test_three_groups_own_chunks),
                                      cmocka_unit_test(test_two_groups_of_two_slabs)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
