@@ -79,10 +79,12 @@ def options(argv):
     a("--network-gbs", type=float, default=25.0, help="inter-node bandwidth a node (NDR: 25-50)")
     a("--network-latency-us", type=float, default=5.0)
     a("--nvlink-latency-us", type=float, default=2.0)
-    a("--reduction", choices=("serial", "ring", "tree"), default="serial",
-      help="serial: rtm3d's (rtm_mpi_groups_combine: each group's float pairs in turn to the "
-      "first group's rank of the slab, which adds them in group order); ring, tree: what "
-      "those collectives would take instead")
+    a("--reduction", choices=("chain", "serial", "ring", "tree"), default="chain",
+      help="chain: rtm3d's (rtm_mpi_groups_combine: with three groups or more each chunk of "
+      "float pairs leaves the first group's rank of the slab, passes through the other groups' "
+      "ranks in group order, each adding its own, and comes back; two groups: serial); "
+      "serial: each group's pairs in turn to the first group's rank, which adds them; ring, "
+      "tree: what those collectives would take instead")
     a("--combine-gbs", type=float, default=6.9,
       help="one rank taking in and adding another group's float pairs on its node "
       "(end_to_end.md: the two groups' meeting, 2.15 GB in 0.31 s on an H200 host)")
@@ -152,9 +154,16 @@ def slab_efficiency(o, slabs, grid):
 def reduce_s(o, gpus, slabs, nbytes):
     """The sum of the groups' image and illumination (nbytes, the float pairs) across the
     groups: each slab's groups reduce their slab (nbytes / S) among themselves.
-    serial (rtm3d): the first group's rank of a slab takes in the other groups' slabs one
-    after another and adds them, those on its node at --combine-gbs, those of other nodes
-    over the network, where the node's S receiving ranks share its link.
+    chain (rtm3d, three groups or more): a slab's pairs cross in chunks (rtm3d's chain_chunk:
+    8 Mi floats an array, fewer so that there are 4 a group, at least 1 Mi), each passing
+    from group to group in order and back to the first: K + G - 1 turns of a chunk for K
+    chunks, two arrays of pairs (image, illumination) one after the other; a turn moves a
+    chunk at --combine-gbs on a node, and where the chain crosses nodes at the node's link
+    shared by its S slabs' chains, plus a latency.
+    serial (rtm3d with two groups; three or more before the chain): the first group's rank
+    of a slab takes in the other groups' slabs one after another and adds them, those on its
+    node at --combine-gbs, those of other nodes over the network, where the node's S
+    receiving ranks share its link.
     ring: inside the node over NVLink, then between nodes, 2 (p - 1) / p of the bytes and
     2 (p - 1) latencies a stage; tree: log2 p rounds of the whole message."""
     per_node = min(gpus, o.gpus_per_node)
@@ -162,7 +171,15 @@ def reduce_s(o, gpus, slabs, nbytes):
     nodes = math.ceil(gpus / o.gpus_per_node)
     groups = gpus // slabs
     slab_bytes = nbytes / slabs
-    if o.reduction == "serial":
+    if o.reduction == "chain" and groups > 2:
+        cells = slab_bytes / SUMS_BYTES  # a slab's cells: two arrays of pairs of floats each
+        chunk = min(8 << 20, max(1 << 20, math.ceil(cells / (4 * groups))), math.ceil(cells))
+        turns = math.ceil(cells / chunk) + groups - 1
+        gbs, latency_us = o.combine_gbs, o.nvlink_latency_us
+        if nodes > 1:
+            gbs, latency_us = min(o.combine_gbs, o.network_gbs / slabs), o.network_latency_us
+        return 2 * turns * (8 * chunk / (gbs * GB) + latency_us * 1e-6)
+    if o.reduction in ("serial", "chain"):
         near, far = inside - 1, groups - inside  # the groups besides the first one's node's
         far_gbs = min(o.network_gbs / slabs, o.combine_gbs)
         return (near * slab_bytes / (o.combine_gbs * GB) + far * slab_bytes / (far_gbs * GB)
@@ -392,6 +409,7 @@ VARIANTS = (
     ("file system 100 GB/s (25 a node)", ["--fs-gbs", "100", "--node-fs-gbs", "25"]),
     ("collective write, 2 GB/s a writer", ["--collective-write", "--write-gbs", "2"]),
     ("set-up 0.6 s (one GPU's)", ["--setup-s", "0.6"]),
+    ("the groups' sums one after another", ["--reduction", "serial"]),
     ("the groups' sums in a ring", ["--reduction", "ring"]),
     ("network 50 GB/s, tree reduction", ["--network-gbs", "50", "--reduction", "tree"]),
     ("a resume save after every shot", ["--resume-every", "0"]),
@@ -434,6 +452,12 @@ def check(o):
     # rtm3d's: on 8 nodes as 4 slabs x 16 groups, a slab's first group takes in the one other
     # group of its node at the combine rate and the 14 of other nodes over a quarter of the
     # node's link (6.25 GB/s, below the combine rate)
+    # the chain on one node, 4 groups of one slab, 512^3: 16 chunks of 8 Mi floats, 19 turns
+    # an array of pairs, each 64 MiB at the combine rate
+    o.reduction = "chain"
+    near(reduce_s(o, 4, 1, SUMS_BYTES * 512 ** 3), 2 * 19 * (8 * 2 ** 23 / (o.combine_gbs * GB)
+                                                             + o.nvlink_latency_us * 1e-6),
+         "chain reduce, 4 groups on a node")
     o.reduction = "serial"
     quarter = 25e9 / 4
     near(reduce_s(o, 64, 4, 25e9), quarter / (o.combine_gbs * GB) + 14 * quarter
