@@ -17,19 +17,21 @@ source "$(dirname "$0")/../tools/device_env.sh" run/out/groups_meeting || exit 1
 device_summary
 device_ranks
 survey_decks
+work=""
+trap 'rm -rf "$work" /tmp/groups_meeting_base /tmp/groups_meeting_new' EXIT
 for side in base new; do
   from=.
   [ "$side" = base ] && from="$base_src"
   copy="/tmp/groups_meeting_$side"
   rm -rf "$copy" && mkdir -p "$copy"
-  tar -C "$from" -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . | tar -x -C "$copy"
+  tar -C "$from" -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . |
+    tar -x -C "$copy" || { row "copy $side" FAILED; exit 1; }
   cp run/experiments/setup_stamps.patch "$copy/stamps.patch" # the tree's, for both
   step "build $side (stamped)"
   (cd "$copy" && git apply stamps.patch && device_build build "$out/build_$side.log") ||
     { row "build $side" FAILED; exit 1; }
 done
 work="$(mktemp -d /dev/shm/meeting.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
 step "model the survey"
 /tmp/groups_meeting_new/build/app/rtm3d model "${decks[0]}" "${survey[@]}" --quiet --force \
   --set output.dir="$work" --set output.name=observed >"$out/model.log" 2>&1 ||
@@ -50,7 +52,8 @@ for n in ${COUNTS:-4 8}; do
       row "$n groups, $side, round $round" "$(python3 -c "import sys
 print(f'meeting {float(sys.argv[1]) - float(sys.argv[2]):.3f} s; wall {sys.argv[3]} s')" \
         "${met_s:-nan}" "${done_s:-nan}" "$(tail -1 "$log" | awk '{print $1}')")"
-      tail -1 "$log" | grep -q ' exit 0$' || { row "$n groups, $side" "$(tail -1 "$log")"; failed=1; }
+      tail -1 "$log" | grep -q ' exit 0$' ||
+        { row "$n groups, $side" "$(tail -1 "$log")"; failed=1; }
     done
   done
   /tmp/groups_meeting_new/build/app/rtm3d validate "$work/image_new_$n.h5" \

@@ -18,7 +18,7 @@ struct rtm_mpi {
   int given_up;               /* stopped by a signal, in a wait or between steps: no more MPI */
   double timeout_s;           /* mpi.timeout_s, once a deck is loaded; 0 waits for ever */
   int slab_align;             /* slabs in multiples of it (rtm_mpi_slab_aligned); 0: 1 */
-  size_t combine_chunk;       /* rtm_mpi_set_combine_chunk's; 0: COMBINE_CHUNK */
+  size_t combine_chunk;       /* rtm_mpi_set_combine_chunk's; 0: groups_combine.c's own */
   rtm_mpi_cleanup_t on_abort; /* rtm_mpi_on_abort's: run before this rank aborts the job */
   void *on_abort_context;
 #ifdef RTM3D_HAVE_MPI

@@ -61,15 +61,18 @@ int rtm_mpi_world_size(const rtm_mpi_t *mpi);
  * the groups before and whose other_a, other_b are the next group's chunk. With two groups
  * group 0 makes each call; with more, the calls are made along a chain, each group's rank
  * combining its own chunk into the partial sums that pass through it (a, b there are not
- * its arrays), the groups at once. The other groups' arrays are unchanged. */
+ * its arrays), the groups at once. The chunks' bounds depend on the path and the group
+ * count, so combine must work cell by cell for the result not to (rtm_sums_merge does).
+ * The other groups' arrays are unchanged. */
 typedef void (*rtm_mpi_combine_t)(float *a, float *b, const float *other_a, const float *other_b,
                                   size_t count, void *context);
 /* `shared` (mpi.transport other than staged) and every group's rank of the slab on this
  * node: the chunks cross an MPI shared-memory window; else they are sent as messages. */
 int rtm_mpi_groups_combine(rtm_mpi_t *mpi, float *a, float *b, size_t count, int shared,
                            rtm_mpi_combine_t combine, void *context);
-/* The most floats of each array a chunk of rtm_mpi_groups_combine holds (0: its own, 8 Mi):
- * tests, so that a small volume crosses in several chunks. */
+/* The floats of each array a chunk of rtm_mpi_groups_combine holds, every path (0: its own,
+ * 8 Mi, fewer along a chain of many groups): tests, so that a small volume crosses in
+ * several chunks. */
 void rtm_mpi_set_combine_chunk(rtm_mpi_t *mpi, size_t floats);
 /* values := op over every rank of the run, on every rank (in place). */
 int rtm_mpi_world_allreduce(rtm_mpi_t *mpi, double *values, int count, rtm_mpi_op_t op);

@@ -1,14 +1,15 @@
 #define _POSIX_C_SOURCE 200809L
-/* The shot groups' meeting (rtm_mpi_groups_combine) under mpirun, in chunks of 1000 floats
- * so that a volume of 4321 crosses in five, the last short: the slots of the node's window
- * are filled, freed and filled again (chunk k >= 2), and the messages' path does the same.
- * 3 ranks in 3 groups, 4 in 4 and 6 in 3 groups of 2 slabs (chains, whose window slots are
- * filled again), and 4 ranks in 2 groups of 2 slabs: on group 0, for each slab, every cell is a = 9
- * a_0 + 3 a_1 + a_2 for three groups (combined in group order with a' = 3 a + other, exact in float
- * for these small integers) and b the sum of the groups'; the other groups' arrays unchanged; the
- * window's path and the messages' give the same floats; again for three groups in the
- * library's own chunks, on a volume that takes six. The launcher is $RTM3D_MPIEXEC
- * (ctest sets it); the test runs itself under it with --ranks GROUPS. */
+/* The shot groups' meeting (rtm_mpi_groups_combine) under mpirun, mostly in chunks of 1000
+ * floats so that a volume of 4321 crosses in five, the last short: the slots of the node's
+ * window are filled, freed and filled again, and the messages' path does the same. Two
+ * groups of 2 slabs (4 ranks); chains of 3 groups, 4, 3 groups of 2 slabs (6 ranks), 5
+ * groups in 3 chunks of 2000 (fewer chunks than groups), 3 groups in one chunk, and 3
+ * groups in the library's own chunks (a volume of 5 Mi + 17 floats, which takes six). On
+ * group 0, for each slab, every cell must be a = 9 a_0 + 3 a_1 + a_2 for three groups
+ * (combined in group order with a' = 3 a + other, exact in float for these small integers)
+ * and b the sum of the groups'; the other groups' arrays unchanged; the window's path and
+ * the messages' the same floats. The launcher is $RTM3D_MPIEXEC (ctest sets it); the test
+ * runs itself under it with --ranks GROUPS --chunk FLOATS. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +23,7 @@
 #include "rtm_mpi.h"
 #include "rtm_test_main.h"
 
-enum { COUNT = 4321, CHUNK = 1000 };
+enum { COUNT = 4321, CHUNK = 1000, CHUNK_FEW = 2000 };
 /* With the library's own chunks: 5 Mi + 17 floats, which a chain of three groups takes in
  * six chunks of its least, 1 Mi (chain_chunk), the last short. */
 enum { COUNT_OWN = (5 << 20) + 17 };
@@ -68,14 +69,14 @@ static long meet(rtm_mpi_t *mpi, int shared, float *a, float *b, size_t count) {
   return differ;
 }
 
-/* Under the launcher: every rank meets both ways, in the test's chunks or (`own_chunks`) in
- * the library's; exit 0 when every rank's cells hold what they should and both paths
- * agree. */
-static int ranks_main(int argc, char **argv, int groups, int own_chunks) {
+/* Under the launcher: every rank meets both ways, in chunks of `chunk` floats of COUNT, or
+ * (0) in the library's own of COUNT_OWN; exit 0 when every rank's cells hold what they
+ * should and both paths agree. */
+static int ranks_main(int argc, char **argv, int groups, size_t chunk) {
   rtm_mpi_t *mpi = NULL;
-  const size_t count = own_chunks ? COUNT_OWN : COUNT;
+  const size_t count = chunk ? COUNT : COUNT_OWN;
   if (rtm_mpi_init(&argc, &argv, &mpi) != 0 || rtm_mpi_split_groups(mpi, groups) != 0) return 1;
-  if (!own_chunks) rtm_mpi_set_combine_chunk(mpi, CHUNK);
+  rtm_mpi_set_combine_chunk(mpi, chunk); /* 0: the library's own */
   float *a[2], *b[2];
   for (int path = 0; path < 2; ++path) {
     a[path] = malloc(count * sizeof(float));
@@ -96,16 +97,16 @@ static int ranks_main(int argc, char **argv, int groups, int own_chunks) {
   return failed != 0.0;
 }
 
-/* This binary on `ranks` ranks in `groups` groups (`own_chunks`: the library's chunks): its
- * exit status. */
-static int run_ranks(int ranks, int groups, int own_chunks) {
+/* This binary on `ranks` ranks in `groups` groups, in chunks of `chunk` floats (0: the
+ * library's): its exit status. */
+static int run_ranks(int ranks, int groups, int chunk) {
   const char *mpiexec = getenv("RTM3D_MPIEXEC");
   assert_non_null(mpiexec);
   char command[4096];
   snprintf(command, sizeof command,
            "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s --oversubscribe -np %d "
-           "%s --ranks %d%s",
-           mpiexec, ranks, self, groups, own_chunks ? " --own-chunks" : "");
+           "%s --ranks %d --chunk %d",
+           mpiexec, ranks, self, groups, chunk);
   const int status = system(command);
   assert_true(WIFEXITED(status));
   return WEXITSTATUS(status);
@@ -113,36 +114,48 @@ static int run_ranks(int ranks, int groups, int own_chunks) {
 
 static void test_three_groups(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(3, 3, 0), 0);
+  assert_int_equal(run_ranks(3, 3, CHUNK), 0);
 }
 
 static void test_four_groups(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(4, 4, 0), 0);
+  assert_int_equal(run_ranks(4, 4, CHUNK), 0);
+}
+
+static void test_five_groups_three_chunks(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(5, 5, CHUNK_FEW), 0);
+}
+
+static void test_three_groups_one_chunk(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(3, 3, COUNT), 0);
 }
 
 static void test_three_groups_of_two_slabs(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(6, 3, 0), 0);
+  assert_int_equal(run_ranks(6, 3, CHUNK), 0);
 }
 
 static void test_three_groups_own_chunks(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(3, 3, 1), 0);
+  assert_int_equal(run_ranks(3, 3, 0), 0);
 }
 
 static void test_two_groups_of_two_slabs(void **state) {
   (void)state;
-  assert_int_equal(run_ranks(4, 2, 0), 0);
+  assert_int_equal(run_ranks(4, 2, CHUNK), 0);
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "--ranks") == 0)
-    return ranks_main(argc, argv, atoi(argv[2]), argc >= 4 && strcmp(argv[3], "--own-chunks") == 0);
+  if (argc >= 5 && strcmp(argv[1], "--ranks") == 0 && strcmp(argv[3], "--chunk") == 0)
+    return ranks_main(argc, argv, atoi(argv[2]), (size_t)atoi(argv[4]));
   self = argv[0];
   rtm_test_filters();
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_three_groups),
                                      cmocka_unit_test(test_four_groups),
+                                     cmocka_unit_test(test_five_groups_three_chunks),
+                                     cmocka_unit_test(test_three_groups_one_chunk),
                                      cmocka_unit_test(test_three_groups_of_two_slabs),
                                      cmocka_unit_test(test_three_groups_own_chunks),
                                      cmocka_unit_test(test_two_groups_of_two_slabs)};
