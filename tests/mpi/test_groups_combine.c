@@ -4,11 +4,11 @@
  * window are filled, freed and filled again, and the messages' path does the same. Two
  * groups of 2 slabs (4 ranks); chains of 3 groups, 4, 3 groups of 2 slabs (6 ranks), 5
  * groups in 3 chunks of 2000 (fewer chunks than groups), 3 groups in one chunk, and 3
- * groups in the library's own chunks (a volume of 5 Mi + 17 floats, which takes six). On
- * group 0, for each slab, every cell must be a = 9 a_0 + 3 a_1 + a_2 for three groups
- * (combined in group order with a' = 3 a + other, exact in float for these small integers)
- * and b the sum of the groups'; the other groups' arrays unchanged; the window's path and
- * the messages' the same floats. The launcher is $RTM3D_MPIEXEC (ctest sets it); the test
+ * groups in the library's own chunks (a volume of 5 Mi + 17 floats, which takes six); and
+ * two groups in one chunk (no slot freed). On group 0, for each slab, every cell must be
+ * a = sum of 3^(G-1-g) a_g over the G groups (combined in group order with a' = 3 a +
+ * other, exact in float for these small integers) and b the sum of the groups'; the other
+ * groups' arrays unchanged; the window's path and the messages' the same floats. The launcher is $RTM3D_MPIEXEC (ctest sets it); the test
  * runs itself under it with --ranks GROUPS --chunk FLOATS. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +142,11 @@ static void test_three_groups_own_chunks(void **state) {
   assert_int_equal(run_ranks(3, 3, 0), 0);
 }
 
+static void test_two_groups_one_chunk(void **state) {
+  (void)state;
+  assert_int_equal(run_ranks(2, 2, COUNT), 0);
+}
+
 static void test_two_groups_of_two_slabs(void **state) {
   (void)state;
   assert_int_equal(run_ranks(4, 2, CHUNK), 0);
@@ -158,6 +163,7 @@ int main(int argc, char **argv) {
                                      cmocka_unit_test(test_three_groups_one_chunk),
                                      cmocka_unit_test(test_three_groups_of_two_slabs),
                                      cmocka_unit_test(test_three_groups_own_chunks),
+                                     cmocka_unit_test(test_two_groups_one_chunk),
                                      cmocka_unit_test(test_two_groups_of_two_slabs)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
