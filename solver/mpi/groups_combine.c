@@ -44,15 +44,29 @@ static size_t chunk_length(size_t count, size_t done, size_t chunk) {
   return count - done < chunk ? count - done : chunk;
 }
 
-/* `n` floats (n <= INT_MAX: combine_chunk) to or from rank `peer` of `comm`, waited for. */
-static int move_floats(rtm_mpi_t *mpi, float *data, size_t n, int peer, int tag, int sending,
-                       MPI_Comm comm, const char *what) {
+/* A chunk of both arrays, `n` floats each (n <= INT_MAX: combine_chunk), to or from rank
+ * `peer` of `cross` (TAG_A, TAG_B), posted into pair[2]. */
+static int post_pair(rtm_mpi_t *mpi, float *a, float *b, size_t n, int peer, int sending,
+                     MPI_Request pair[2], const char *what) {
   int status = RTM_OK;
-  MPI_Request request = MPI_REQUEST_NULL;
-  RTM_TRY(rtm_mpi_status(sending ? MPI_Isend(data, (int)n, MPI_FLOAT, peer, tag, comm, &request)
-                                 : MPI_Irecv(data, (int)n, MPI_FLOAT, peer, tag, comm, &request),
-                         what));
-  RTM_TRY(rtm_mpi_wait_all(mpi, 1, &request, &peer, comm, what));
+  float *const data[2] = {a, b};
+  for (int i = 0; i < 2; ++i)
+    RTM_TRY(rtm_mpi_status(
+        sending ? MPI_Isend(data[i], (int)n, MPI_FLOAT, peer, TAG_A + i, mpi->cross, &pair[i])
+                : MPI_Irecv(data[i], (int)n, MPI_FLOAT, peer, TAG_A + i, mpi->cross, &pair[i]),
+        what));
+fail:
+  return status;
+}
+
+/* post_pair, waited for. */
+static int move_pair(rtm_mpi_t *mpi, float *a, float *b, size_t n, int peer, int sending,
+                     const char *what) {
+  int status = RTM_OK;
+  MPI_Request pair[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  const int peers[2] = {peer, peer};
+  RTM_TRY(post_pair(mpi, a, b, n, peer, sending, pair, what));
+  RTM_TRY(rtm_mpi_wait_all(mpi, 2, pair, peers, mpi->cross, what));
 fail:
   return status;
 }
@@ -79,13 +93,15 @@ fail:
   return status;
 }
 
-/* to[i] = from[i], i < count, over the threads. */
-static void copy_floats(float *to, const float *from, size_t count) {
+/* (to_a, to_b)[i] = (a, b)[i], i < count, over the threads. */
+static void copy_pair(float *to_a, float *to_b, const float *a, const float *b, size_t count) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
-  for (size_t i = 0; i < count; ++i)
-    to[i] = from[i];
+  for (size_t i = 0; i < count; ++i) {
+    to_a[i] = a[i];
+    to_b[i] = b[i];
+  }
 }
 
 /* Every group's rank of the slab on this node at the same point: a polled barrier, so that
@@ -157,8 +173,7 @@ static int pair_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count, rtm_mpi
         /* group 0's loads of the slot before these stores */
         RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync"));
       }
-      copy_floats(slot, a + done, n);
-      copy_floats(slot + chunk, b + done, n);
+      copy_pair(slot, slot + chunk, a + done, b + done, n);
       RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync")); /* stores, message */
       RTM_TRY(send_signal(mpi, 0, TAG_SLOT_FULL, &signalled,
                           "the shot groups' sums: a slot filled for group 0"));
@@ -194,12 +209,9 @@ static int pair_messages(rtm_mpi_t *mpi, float *a, float *b, size_t count,
   for (size_t done = 0; done < count; done += chunk) {
     const size_t n = chunk_length(count, done, chunk);
     if (mpi->group == 1) {
-      RTM_TRY(move_floats(mpi, a + done, n, 0, TAG_A, 1, mpi->cross, "MPI_Send to shot group 0"));
-      RTM_TRY(move_floats(mpi, b + done, n, 0, TAG_B, 1, mpi->cross, "MPI_Send to shot group 0"));
+      RTM_TRY(move_pair(mpi, a + done, b + done, n, 0, 1, "MPI_Send to shot group 0"));
     } else {
-      RTM_TRY(move_floats(mpi, other, n, 1, TAG_A, 0, mpi->cross, "MPI_Recv from shot group 1"));
-      RTM_TRY(
-          move_floats(mpi, other + n, n, 1, TAG_B, 0, mpi->cross, "MPI_Recv from shot group 1"));
+      RTM_TRY(move_pair(mpi, other, other + n, n, 1, 0, "MPI_Recv from shot group 1"));
       combine(a + done, b + done, other, other + n, n, context);
     }
   }
@@ -261,15 +273,13 @@ static int chain_shared(rtm_mpi_t *mpi, float *a, float *b, size_t count, rtm_mp
       RTM_TRY(await_signal(mpi, previous, TAG_SLOT_FULL,
                            "the shot groups' sums: a chunk back from the last group"));
       RTM_TRY(rtm_mpi_status(MPI_Win_sync(window), "MPI_Win_sync")); /* message, loads */
-      copy_floats(a + done, slot, n);
-      copy_floats(b + done, slot + chunk, n);
+      copy_pair(a + done, b + done, slot, slot + chunk, n);
     }
     if (group == 0 && k >= chunks) continue;
     const size_t done = k * chunk, n = chunk_length(count, done, chunk);
     float *slot = slots + (k % held) * 2 * chunk;
     if (group == 0) {
-      copy_floats(slot, a + done, n);
-      copy_floats(slot + chunk, b + done, n);
+      copy_pair(slot, slot + chunk, a + done, b + done, n);
     } else {
       RTM_TRY(await_signal(mpi, previous, TAG_SLOT_FULL,
                            "the shot groups' sums: a chunk from the group before"));
@@ -316,10 +326,8 @@ static int chain_messages(rtm_mpi_t *mpi, float *a, float *b, size_t count,
                              "the shot groups' sums: a chunk sent on"));
     if (group == 0 && k >= held) { /* chunk k - held back into the arrays it left */
       const size_t done = (k - held) * chunk, n = chunk_length(count, done, chunk);
-      RTM_TRY(move_floats(mpi, a + done, n, previous, TAG_A, 0, mpi->cross,
-                          "MPI_Recv from the last shot group"));
-      RTM_TRY(move_floats(mpi, b + done, n, previous, TAG_B, 0, mpi->cross,
-                          "MPI_Recv from the last shot group"));
+      RTM_TRY(
+          move_pair(mpi, a + done, b + done, n, previous, 0, "MPI_Recv from the last shot group"));
     }
     if (group == 0 && k >= chunks) continue;
     const size_t done = k * chunk, n = chunk_length(count, done, chunk);
@@ -327,16 +335,10 @@ static int chain_messages(rtm_mpi_t *mpi, float *a, float *b, size_t count,
     if (group != 0) {
       to_a = buffers + (k % 2) * 2 * chunk;
       to_b = to_a + chunk;
-      RTM_TRY(move_floats(mpi, to_a, n, previous, TAG_A, 0, mpi->cross,
-                          "MPI_Recv from the shot group before"));
-      RTM_TRY(move_floats(mpi, to_b, n, previous, TAG_B, 0, mpi->cross,
-                          "MPI_Recv from the shot group before"));
+      RTM_TRY(move_pair(mpi, to_a, to_b, n, previous, 0, "MPI_Recv from the shot group before"));
       combine(to_a, to_b, a + done, b + done, n, context);
     }
-    RTM_TRY(rtm_mpi_status(MPI_Isend(to_a, (int)n, MPI_FLOAT, next, TAG_A, mpi->cross, &pair[0]),
-                           "MPI_Isend to the next shot group"));
-    RTM_TRY(rtm_mpi_status(MPI_Isend(to_b, (int)n, MPI_FLOAT, next, TAG_B, mpi->cross, &pair[1]),
-                           "MPI_Isend to the next shot group"));
+    RTM_TRY(post_pair(mpi, to_a, to_b, n, next, 1, pair, "MPI_Isend to the next shot group"));
   }
   for (size_t i = 0; i < pairs; ++i)
     RTM_TRY(rtm_mpi_wait_all(mpi, 2, sent + 2 * i, peers, mpi->cross,
