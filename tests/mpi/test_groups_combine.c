@@ -8,8 +8,9 @@
  * two groups in one chunk (no slot freed). On group 0, for each slab, every cell must be
  * a = sum of 3^(G-1-g) a_g over the G groups (combined in group order with a' = 3 a +
  * other, exact in float for these small integers) and b the sum of the groups'; the other
- * groups' arrays unchanged; the window's path and the messages' the same floats. The launcher is $RTM3D_MPIEXEC (ctest sets it); the test
- * runs itself under it with --ranks GROUPS --chunk FLOATS. */
+ * groups' arrays unchanged; the window's path and the messages' the same floats. The launcher is
+ * $RTM3D_MPIEXEC (ctest sets it); the test runs itself under it with --ranks GROUPS --chunk FLOATS.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,58 +113,35 @@ static int run_ranks(int ranks, int groups, int chunk) {
   return WEXITSTATUS(status);
 }
 
-static void test_three_groups(void **state) {
-  (void)state;
-  assert_int_equal(run_ranks(3, 3, CHUNK), 0);
+/* A meeting under the launcher: its ranks, groups and chunk (0: the library's own). */
+typedef struct {
+  int ranks, groups, chunk;
+} meeting_t;
+
+static void test_meeting(void **state) {
+  const meeting_t *m = *state;
+  assert_int_equal(run_ranks(m->ranks, m->groups, m->chunk), 0);
 }
 
-static void test_four_groups(void **state) {
-  (void)state;
-  assert_int_equal(run_ranks(4, 4, CHUNK), 0);
-}
-
-static void test_five_groups_three_chunks(void **state) {
-  (void)state;
-  assert_int_equal(run_ranks(5, 5, CHUNK_FEW), 0);
-}
-
-static void test_three_groups_one_chunk(void **state) {
-  (void)state;
-  assert_int_equal(run_ranks(3, 3, COUNT), 0);
-}
-
-static void test_three_groups_of_two_slabs(void **state) {
-  (void)state;
-  assert_int_equal(run_ranks(6, 3, CHUNK), 0);
-}
-
-static void test_three_groups_own_chunks(void **state) {
-  (void)state;
-  assert_int_equal(run_ranks(3, 3, 0), 0);
-}
-
-static void test_two_groups_one_chunk(void **state) {
-  (void)state;
-  assert_int_equal(run_ranks(2, 2, COUNT), 0);
-}
-
-static void test_two_groups_of_two_slabs(void **state) {
-  (void)state;
-  assert_int_equal(run_ranks(4, 2, CHUNK), 0);
-}
+#define MEETING_TEST(test, ranks, groups, chunk)                                                   \
+  {                                                                                                \
+    .name = #test, .test_func = test_meeting, .initial_state = (void *)&(const meeting_t) {        \
+      ranks, groups, chunk                                                                         \
+    }                                                                                              \
+  }
 
 int main(int argc, char **argv) {
   if (argc >= 5 && strcmp(argv[1], "--ranks") == 0 && strcmp(argv[3], "--chunk") == 0)
     return ranks_main(argc, argv, atoi(argv[2]), (size_t)atoi(argv[4]));
   self = argv[0];
   rtm_test_filters();
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_three_groups),
-                                     cmocka_unit_test(test_four_groups),
-                                     cmocka_unit_test(test_five_groups_three_chunks),
-                                     cmocka_unit_test(test_three_groups_one_chunk),
-                                     cmocka_unit_test(test_three_groups_of_two_slabs),
-                                     cmocka_unit_test(test_three_groups_own_chunks),
-                                     cmocka_unit_test(test_two_groups_one_chunk),
-                                     cmocka_unit_test(test_two_groups_of_two_slabs)};
+  const struct CMUnitTest tests[] = {MEETING_TEST(test_three_groups, 3, 3, CHUNK),
+                                     MEETING_TEST(test_four_groups, 4, 4, CHUNK),
+                                     MEETING_TEST(test_five_groups_three_chunks, 5, 5, CHUNK_FEW),
+                                     MEETING_TEST(test_three_groups_one_chunk, 3, 3, COUNT),
+                                     MEETING_TEST(test_three_groups_of_two_slabs, 6, 3, CHUNK),
+                                     MEETING_TEST(test_three_groups_own_chunks, 3, 3, 0),
+                                     MEETING_TEST(test_two_groups_one_chunk, 2, 2, COUNT),
+                                     MEETING_TEST(test_two_groups_of_two_slabs, 4, 2, CHUNK)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
