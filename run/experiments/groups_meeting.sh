@@ -22,13 +22,8 @@ trap 'rm -rf "$work" /tmp/groups_meeting_base /tmp/groups_meeting_new' EXIT
 for side in base new; do
   from=.
   [ "$side" = base ] && from="$base_src"
-  copy="/tmp/groups_meeting_$side"
-  rm -rf "$copy" && mkdir -p "$copy"
-  tar -C "$from" -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . |
-    tar -x -C "$copy" || { row "copy $side" FAILED; exit 1; }
-  cp run/experiments/setup_stamps.patch "$copy/stamps.patch" # the tree's, for both
-  step "build $side (stamped)"
-  (cd "$copy" && git apply stamps.patch && device_build build "$out/build_$side.log") ||
+  step "build $side (stamped: the tree's patch on both)"
+  device_build_stamped "$from" "/tmp/groups_meeting_$side" "$out/build_$side.log" ||
     { row "build $side" FAILED; exit 1; }
 done
 work="$(mktemp -d /dev/shm/meeting.XXXXXX)"

@@ -18,15 +18,9 @@ device_summary
 device_ranks
 survey_decks
 copy=/tmp/rtm3d_stamps
-rm -rf "$copy" && mkdir -p "$copy"
-tar -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . | tar -x -C "$copy"
-(cd "$copy" && git apply run/experiments/setup_stamps.patch) || { row "patch" FAILED; exit 1; }
-# EXTRA_PATCH=FILE (an absolute path): more marks of one's own, applied after these
-if [ -n "${EXTRA_PATCH:-}" ]; then
-  (cd "$copy" && git apply "$EXTRA_PATCH") || { row "extra patch" FAILED; exit 1; }
-fi
 step "build (stamped)"
-(cd "$copy" && device_build build "$out/build.log") || { row "build" FAILED; exit 1; }
+# EXTRA_PATCH=FILE (an absolute path): more marks of one's own, applied after these
+device_build_stamped . "$copy" "$out/build.log" || { row "build (stamped)" FAILED; exit 1; }
 rtm3d="$copy/build/app/rtm3d"
 work="$(mktemp -d /dev/shm/stamps.XXXXXX)"
 trap 'rm -rf "$work"' EXIT

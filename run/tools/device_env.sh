@@ -36,6 +36,10 @@
 #   device_build_pair SRC  for an A/B of two trees: the tree into build-new and the earlier
 #                          source tree SRC into SRC/build-base ($out/build.log and
 #                          build_base.log), a row "build"; status 1 on a failure
+#   device_build_stamped SRC COPY LOG  the tree SRC copied to COPY (no build folders, .probe,
+#                          run/out), this tree's run/experiments/setup_stamps.patch and
+#                          EXTRA_PATCH (an absolute path; optional) applied there, and built
+#                          into COPY/build (device_build, into LOG); status 1 on a failure
 #   device_compare_builds SRC  run/tools/compare_builds.sh of SRC/build-base against
 #                          build-new on the cuda backend into $out/compare.log, its count and
 #                          failures as rows; status 1 when an output differs
@@ -151,4 +155,14 @@ device_compare_builds() {
   row "compare_builds cuda" "$(tail -1 "$out/compare.log")"
   grep FAIL "$out/compare.log" | head -5 | tee -a "$summary"
   return "$status"
+}
+
+device_build_stamped() {
+  local src="$1" copy="$2" log="$3" patch
+  patch="$(pwd)/run/experiments/setup_stamps.patch"
+  rm -rf "$copy" && mkdir -p "$copy" || return 1
+  tar -C "$src" -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . |
+    tar -x -C "$copy" || return 1
+  (cd "$copy" && git apply "$patch" && { [ -z "${EXTRA_PATCH:-}" ] || git apply "$EXTRA_PATCH"; } &&
+    device_build build "$log")
 }
