@@ -40,6 +40,7 @@
  * fp16 they hold the values of the binary16 volumes the cuda backend reads (still floats
  * here: the reference is for comparing numbers, not bytes). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "cpu_backend.h"
@@ -92,6 +93,9 @@ static void tti_destroy(void *state) {
  * float: with fp32 the axis itself (from the angles, or the smoothed float axis); with fp16
  * the binary16 axis the GPU holds, whose products are exact in float, so that they equal
  * the kernel's float products of the widened halves bit for bit. */
+/* Cells of a row filled at a time: their values and coefficients on the thread's stack. */
+enum { FILL_PIECE = 128 };
+
 static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   rtm_anisotropy_t prepared;
@@ -101,34 +105,50 @@ static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
   const rtm_grid_t *g = &s->grid;
   const long nx = g->n[0], ny = g->n[1];
   const double dt2 = desc->dt_s * desc->dt_s;
-  const rtm_precision_t precision = rtm_config_model_precision(desc->config);
+  const int half = rtm_config_model_precision(desc->config) == RTM_PRECISION_FP16;
   float *c[COEFF_COUNT];
   for (int k = 0; k < s->coeff_count; ++k)
     c[k] = s->coeff[k].ptr;
-  rtm_anisotropy_memo_t memo = {0}; /* cells with the last one's parameters */
+  size_t beyond = SIZE_MAX; /* the first cell binary16 cannot keep (fp16) */
+#pragma omp parallel for collapse(2) schedule(static) reduction(min : beyond)
   for (long iz = 0; iz < g->nz_local; ++iz)
     for (long iy = 0; iy < ny; ++iy)
-      for (long ix = 0; ix < nx; ++ix) {
-        rtm_fdf_cell_t cell;
-        float stored[RTM_FDF_STORED_COUNT];
-        RTM_TRY(rtm_anisotropy_stored_memo(&prepared, (size_t)((iz * ny + iy) * nx + ix), dt2,
-                                           precision, &memo, &cell, stored));
-        const size_t i = rtm_grid_index(g, ix, iy, iz);
-        c[VPX2][i] = stored[RTM_FDF_VPX2DT2];
-        c[VPZ2][i] = stored[RTM_FDF_VPZ2DT2];
-        c[VPN2][i] = stored[RTM_FDF_VPN2DT2];
-        c[VSZ2][i] = stored[RTM_FDF_VSZ2DT2];
-        if (!s->tilted) continue;
-        double n[3];
-        for (int r = 0; r < 3; ++r)
-          n[r] = precision == RTM_PRECISION_FP16 ? stored[RTM_FDF_AXIS_X + r] : cell.axis[r];
-        c[HZ_XX][i] = (float)(n[0] * n[0]);
-        c[HZ_YY][i] = (float)(n[1] * n[1]);
-        c[HZ_ZZ][i] = (float)(n[2] * n[2]);
-        c[HZ_XY][i] = (float)(2.0 * n[0] * n[1]);
-        c[HZ_YZ][i] = (float)(2.0 * n[1] * n[2]);
-        c[HZ_XZ][i] = (float)(2.0 * n[0] * n[2]);
+      for (long x = 0; x < nx; x += FILL_PIECE) {
+        const size_t cells = (size_t)(nx - x < FILL_PIECE ? nx - x : FILL_PIECE);
+        const size_t first = (size_t)((iz * ny + iy) * nx + x);
+        float stored[RTM_FDF_STORED_COUNT][FILL_PIECE], *row[RTM_FDF_STORED_COUNT];
+        rtm_fdf_cell_t cell[FILL_PIECE];
+        for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
+          row[k] = stored[k];
+        rtm_anisotropy_stored_row(&prepared, first, cells, dt2, row, cell);
+        for (int k = 0; half && k < RTM_FDF_STORED_COUNT; ++k) {
+          const size_t i = rtm_anisotropy_narrow_row(k, stored[k], cells, NULL);
+          if (i < cells && first + i < beyond) beyond = first + i;
+        }
+        for (size_t i = 0; i < cells; ++i) {
+          const size_t at = rtm_grid_index(g, x + (long)i, iy, iz);
+          c[VPX2][at] = stored[RTM_FDF_VPX2DT2][i];
+          c[VPZ2][at] = stored[RTM_FDF_VPZ2DT2][i];
+          c[VPN2][at] = stored[RTM_FDF_VPN2DT2][i];
+          c[VSZ2][at] = stored[RTM_FDF_VSZ2DT2][i];
+          if (!s->tilted) continue;
+          double n[3];
+          for (int r = 0; r < 3; ++r)
+            n[r] = half ? stored[RTM_FDF_AXIS_X + r][i] : cell[i].axis[r];
+          c[HZ_XX][at] = (float)(n[0] * n[0]);
+          c[HZ_YY][at] = (float)(n[1] * n[1]);
+          c[HZ_ZZ][at] = (float)(n[2] * n[2]);
+          c[HZ_XY][at] = (float)(2.0 * n[0] * n[1]);
+          c[HZ_YZ][at] = (float)(2.0 * n[1] * n[2]);
+          c[HZ_XZ][at] = (float)(2.0 * n[0] * n[2]);
+        }
       }
+  if (beyond != SIZE_MAX) { /* its message, said once */
+    rtm_fdf_cell_t cell;
+    float stored[RTM_FDF_STORED_COUNT];
+    status = rtm_anisotropy_stored(&prepared, beyond, dt2, RTM_PRECISION_FP16, &cell, stored);
+    if (status == RTM_OK) status = RTM_ERR_INTERNAL;
+  }
 fail:
   if (prepared_ok) rtm_anisotropy_release(&prepared);
   return status;

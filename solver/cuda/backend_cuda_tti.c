@@ -110,11 +110,14 @@ typedef struct {
   double dt2;
 } coefficients_fill_t;
 
-/* Planes [z_first, z_first + count) of every coefficient into the staging blocks, over the
- * threads: rtm_anisotropy_stored's values in fp32, narrowed to binary16 here with coeff_half
- * (the values it gives for fp16, bit for bit). A value beyond binary16's range: the first
- * such cell is found over the threads, then asked again alone, so that its message is said
- * once. */
+/* Cells a row is narrowed in, a piece at a time (its floats on the thread's stack). */
+enum { NARROW_PIECE = 256 };
+
+/* Planes [z_first, z_first + count) of every coefficient into the staging blocks, a row a
+ * thread at a time: rtm_anisotropy_stored_row's fp32 values, narrowed to binary16 here with
+ * coeff_half (the values rtm_anisotropy_stored gives for fp16, bit for bit). A value beyond
+ * binary16's range: the first such cell is found over the threads, then asked again alone,
+ * so that its message is said once. */
 static int fill_coefficients(void *context, long z_first, long count,
                              unsigned char *const *blocks) {
   const coefficients_fill_t *f = context;
@@ -125,23 +128,26 @@ static int fill_coefficients(void *context, long z_first, long count,
 #pragma omp parallel for collapse(2) schedule(static) reduction(min : beyond)
   for (long iz = 0; iz < count; ++iz)
     for (long iy = 0; iy < ny; ++iy) {
-      rtm_anisotropy_memo_t memo = {0}; /* a row's cells with the parameters of the last */
-      for (long ix = 0; ix < nx; ++ix) {
-        rtm_fdf_cell_t cell;
-        float value[RTM_FDF_STORED_COUNT];
-        const size_t local = ((size_t)(z_first + iz) * ny + iy) * nx + ix;
-        rtm_anisotropy_stored_memo(f->prepared, local, f->dt2, RTM_PRECISION_FP32, &memo, &cell,
-                                   value);
-        const size_t at =
-            (size_t)iz * g->stride_z + (RTM_RADIUS + (size_t)iy) * g->stride_y + RTM_RADIUS + ix;
+      const size_t first = ((size_t)(z_first + iz) * ny + iy) * nx;
+      const size_t at = (size_t)iz * g->stride_z + (RTM_RADIUS + (size_t)iy) * g->stride_y +
+                        RTM_RADIUS; /* the row's first cell in the blocks */
+      float *row[RTM_FDF_STORED_COUNT] = {NULL};
+      if (!s->coeff_half) {
+        for (int k = 0; k < s->coeff_count; ++k)
+          row[k] = (float *)blocks[k] + at;
+        rtm_anisotropy_stored_row(f->prepared, first, (size_t)nx, f->dt2, row, NULL);
+        continue;
+      }
+      float piece[RTM_FDF_STORED_COUNT][NARROW_PIECE];
+      for (int k = 0; k < s->coeff_count; ++k)
+        row[k] = piece[k];
+      for (long x = 0; x < nx; x += NARROW_PIECE) {
+        const size_t cells = (size_t)(nx - x < NARROW_PIECE ? nx - x : NARROW_PIECE);
+        rtm_anisotropy_stored_row(f->prepared, first + (size_t)x, cells, f->dt2, row, NULL);
         for (int k = 0; k < s->coeff_count; ++k) {
-          if (!s->coeff_half) {
-            ((float *)blocks[k])[at] = value[k];
-            continue;
-          }
-          const rtm_half_t half = rtm_half_from_float(value[k]);
-          if (!rtm_fdf_half_keeps_as(k, value[k], half) && local < beyond) beyond = local;
-          ((rtm_half_t *)blocks[k])[at] = half;
+          const size_t i =
+              rtm_anisotropy_narrow_row(k, piece[k], cells, (rtm_half_t *)blocks[k] + at + x);
+          if (i < cells && first + (size_t)x + i < beyond) beyond = first + (size_t)x + i;
         }
       }
     }

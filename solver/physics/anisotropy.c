@@ -490,24 +490,50 @@ static int parameters_of(const rtm_anisotropy_t *a, size_t cell, uint32_t bits[6
   return count;
 }
 
-int rtm_anisotropy_stored_memo(const rtm_anisotropy_t *a, size_t cell, double dt2,
-                               rtm_precision_t precision, rtm_anisotropy_memo_t *memo,
-                               rtm_fdf_cell_t *conditioned, float stored[RTM_FDF_STORED_COUNT]) {
-  uint32_t bits[6];
-  const int count = parameters_of(a, cell, bits);
-  if (memo->valid && memcmp(bits, memo->parameters, (size_t)count * sizeof *bits) == 0) {
-    *conditioned = memo->conditioned;
-    memcpy(stored, memo->stored, sizeof memo->stored);
-    return RTM_OK;
+void rtm_anisotropy_stored_row(const rtm_anisotropy_t *a, size_t first, size_t count, double dt2,
+                               float *const values[RTM_FDF_STORED_COUNT],
+                               rtm_fdf_cell_t *conditioned) {
+  uint32_t last[6];
+  int known = 0; /* last, cell and stored hold a cell's parameters and what they give */
+  rtm_fdf_cell_t cell = {0};
+  float stored[RTM_FDF_STORED_COUNT] = {0};
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits[6];
+    const int n = parameters_of(a, first + i, bits);
+    int same = known;
+    for (int p = 0; p < n; ++p)
+      same &= bits[p] == last[p];
+    if (!same) { /* in fp32 nothing is refused */
+      (void)rtm_anisotropy_stored(a, first + i, dt2, RTM_PRECISION_FP32, &cell, stored);
+      memcpy(last, bits, (size_t)n * sizeof *bits);
+      known = 1;
+    }
+    for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
+      if (values[k]) values[k][i] = stored[k];
+    if (conditioned) conditioned[i] = cell;
   }
-  memo->valid = 0;
-  const int status = rtm_anisotropy_stored(a, cell, dt2, precision, conditioned, stored);
-  if (status != RTM_OK) return status;
-  memcpy(memo->parameters, bits, (size_t)count * sizeof *bits);
-  memo->conditioned = *conditioned;
-  memcpy(memo->stored, stored, sizeof memo->stored);
-  memo->valid = 1;
-  return RTM_OK;
+}
+
+size_t rtm_anisotropy_narrow_row(int k, float *values, size_t count, rtm_half_t *halves) {
+  size_t beyond = count;
+  uint32_t last = 0;
+  rtm_half_t half = 0;
+  float widened = 0.0f;
+  int keeps = 1;
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    memcpy(&bits, &values[i], sizeof bits);
+    if (i == 0 || bits != last) { /* else the last value's narrowing */
+      half = rtm_half_from_float(values[i]);
+      keeps = rtm_fdf_half_keeps_as(k, values[i], half);
+      widened = rtm_half_to_float(half);
+      last = bits;
+    }
+    if (!keeps && beyond == count) beyond = i;
+    values[i] = widened;
+    if (halves) halves[i] = half;
+  }
+  return beyond;
 }
 
 int rtm_fdf_half_keeps(int k, float value) {

@@ -536,14 +536,35 @@ static void test_smoothing(void **unused) {
   rtm_model_release(&c.model);
 }
 
-/* rtm_anisotropy_stored_memo gives rtm_anisotropy_stored's values at every cell, bit for bit,
- * on a layered model with random cells among its layers and repeated cells that differ only
- * in a sign of zero: vti, tti from the angles and tti with smoothed axes, in fp32 and fp16.
- * Then, looking inside the memo: a cell with the last one's parameters takes the memo's
- * values (a mark put there comes back), and theta -0 after +0, other bits, does not. */
-static void test_memo_matches_direct(void **unused) {
+/* Cells [first, first + count) of got (a row's values, [value][cell]) are
+ * rtm_anisotropy_stored's at `precision` bit for bit, and so are the cells' coefficients and
+ * the values' halves where given. */
+static void assert_row_is(const rtm_anisotropy_t *prepared, size_t first, size_t count, double dt2,
+                          rtm_precision_t precision, float got[RTM_FDF_STORED_COUNT][12],
+                          const rtm_fdf_cell_t *got_cell,
+                          rtm_half_t halves[RTM_FDF_STORED_COUNT][12]) {
+  for (size_t i = 0; i < count; ++i) {
+    rtm_fdf_cell_t want_cell;
+    float want[RTM_FDF_STORED_COUNT];
+    assert_int_equal(rtm_anisotropy_stored(prepared, first + i, dt2, precision, &want_cell, want),
+                     RTM_OK);
+    if (got_cell) assert_memory_equal(&got_cell[i], &want_cell, sizeof want_cell);
+    for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k) {
+      assert_memory_equal(&got[k][i], &want[k], sizeof want[k]);
+      if (halves) assert_int_equal(halves[k][i], rtm_half_from_float(want[k]));
+    }
+  }
+}
+
+/* rtm_anisotropy_stored_row gives rtm_anisotropy_stored's values and coefficients at every
+ * cell, bit for bit, and rtm_anisotropy_narrow_row its fp16 values and their halves, on a
+ * layered model with random cells among its layers and repeated cells that differ only in a
+ * sign of zero: vti, tti from the angles and tti with smoothed axes; in whole rows and in
+ * pieces that start and end inside one. Theta -0 after +0 gives another axis (n_x = -0): a
+ * row that took the last cell's values for it would fail the comparison. */
+static void test_row_matches_direct(void **unused) {
   (void)unused;
-  rtm_test_rng_t rng = rtm_test_seed("test_memo_matches_direct");
+  rtm_test_rng_t rng = rtm_test_seed("test_row_matches_direct");
   const int n[3] = {12, 9, 8};
   constant_t c;
   const size_t cells = constant_make_10m(&c, n, 0.2, 0.1, 30.0, 20.0);
@@ -569,55 +590,80 @@ static void test_memo_matches_direct(void **unused) {
     assert_int_equal(captured(&cap, rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared)),
                      RTM_OK);
     assert_true((prepared.axis != NULL) == (way == 2));
-    for (int p = 0; p < 2; ++p) {
-      const rtm_precision_t precision = p ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
-      rtm_anisotropy_memo_t memo = {0};
-      for (size_t i = 0; i < cells; ++i) {
-        rtm_fdf_cell_t want_cell, got_cell;
-        float want[RTM_FDF_STORED_COUNT], got[RTM_FDF_STORED_COUNT];
-        assert_int_equal(rtm_anisotropy_stored(&prepared, i, dt2, precision, &want_cell, want),
-                         RTM_OK);
-        assert_int_equal(
-            rtm_anisotropy_stored_memo(&prepared, i, dt2, precision, &memo, &got_cell, got),
-            RTM_OK);
-        assert_memory_equal(got, want, sizeof want);
-        assert_memory_equal(&got_cell, &want_cell, sizeof want_cell);
+    const size_t pieces[] = {12, 5}; /* whole rows; pieces of 5 across them */
+    for (int p = 0; p < 2; ++p)
+      for (size_t first = 0; first < cells; first += pieces[p]) {
+        const size_t count = cells - first < pieces[p] ? cells - first : pieces[p];
+        float got[RTM_FDF_STORED_COUNT][12], *row[RTM_FDF_STORED_COUNT];
+        rtm_half_t halves[RTM_FDF_STORED_COUNT][12];
+        rtm_fdf_cell_t got_cell[12];
+        for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
+          row[k] = got[k];
+        rtm_anisotropy_stored_row(&prepared, first, count, dt2, row, got_cell);
+        assert_row_is(&prepared, first, count, dt2, RTM_PRECISION_FP32, got, got_cell, NULL);
+        for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
+          assert_int_equal(rtm_anisotropy_narrow_row(k, got[k], count, halves[k]), count);
+        assert_row_is(&prepared, first, count, dt2, RTM_PRECISION_FP16, got, NULL, halves);
       }
-    }
     rtm_anisotropy_release(&prepared);
   }
-  /* the sign of zero: theta +0 then -0 are other bits, worked out again */
+  /* the sign of zero: layer 0, row 0 has theta +0 at cell 6 and -0 at cell 7 */
   rtm_anisotropy_t prepared;
   c.cfg.physics.smooth_angles_cells = 0;
   assert_int_equal(rtm_anisotropy_prepare(&c.cfg, &c.grid, &c.model, &prepared), RTM_OK);
-  rtm_anisotropy_memo_t memo = {0};
-  rtm_fdf_cell_t cell;
-  float stored[RTM_FDF_STORED_COUNT];
-  const size_t plus = 6, minus = 7; /* layer 0, row 0: +0, then -0 */
+  const size_t plus = 6, minus = 7;
   assert_true(c.model.theta_deg[plus] == 0.0f && !signbit(c.model.theta_deg[plus]));
   assert_true(c.model.theta_deg[minus] == 0.0f && signbit(c.model.theta_deg[minus]));
   c.model.phi_deg[plus] = c.model.phi_deg[minus] = 20.0f;
   c.model.vp[plus] = c.model.vp[minus];
   c.model.delta[plus] = c.model.delta[minus];
-  const float mark = -12345.0f;
-  for (int call = 0; call < 3; ++call) { /* +0, +0 again, then -0 */
-    const size_t i = call < 2 ? plus : minus;
-    memo.stored[RTM_FDF_VPZ2DT2] = mark;
+  float want[2][RTM_FDF_STORED_COUNT], got[RTM_FDF_STORED_COUNT][2], *row[RTM_FDF_STORED_COUNT];
+  rtm_fdf_cell_t cell;
+  for (int j = 0; j < 2; ++j)
     assert_int_equal(
-        rtm_anisotropy_stored_memo(&prepared, i, dt2, RTM_PRECISION_FP32, &memo, &cell, stored),
+        rtm_anisotropy_stored(&prepared, plus + (size_t)j, dt2, RTM_PRECISION_FP32, &cell, want[j]),
         RTM_OK);
-    if (call == 1)
-      assert_true(stored[RTM_FDF_VPZ2DT2] == mark); /* reused */
-    else
-      assert_true(stored[RTM_FDF_VPZ2DT2] != mark); /* worked out */
-  }
+  assert_true(signbit(want[1][RTM_FDF_AXIS_X]) != signbit(want[0][RTM_FDF_AXIS_X]));
+  for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
+    row[k] = got[k];
+  rtm_anisotropy_stored_row(&prepared, plus, 2, dt2, row, NULL);
+  for (int j = 0; j < 2; ++j)
+    for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
+      assert_memory_equal(&got[k][j], &want[j][k], sizeof(float));
   rtm_anisotropy_release(&prepared);
   free(c.model.vp), free(c.model.epsilon), free(c.model.delta);
   free(c.model.theta_deg), free(c.model.phi_deg);
+}
+
+/* rtm_anisotropy_narrow_row names the first value binary16 cannot keep, whether the one
+ * before it repeats or not: beyond its range, and below its normal range for a v^2 dt^2
+ * (zero kept); the axis and vsz^2 dt^2 keep small values. */
+static void test_narrow_row_refuses(void **unused) {
+  (void)unused;
+  const struct {
+    int k;
+    float values[4];
+    size_t first_refused;
+  } cases[] = {
+      {RTM_FDF_VPZ2DT2, {1.0f, 1.0f, 70000.0f, 70000.0f}, 2},
+      {RTM_FDF_VPX2DT2, {70000.0f, 1.0f, 1.0f, 1.0f}, 0},
+      {RTM_FDF_VPN2DT2, {0.0f, 0.0f, 1e-6f, 1.0f}, 2},
+      {RTM_FDF_VSZ2DT2, {0.0f, 1e-6f, 1e-6f, 1.0f}, 4},
+      {RTM_FDF_AXIS_X, {1e-6f, -1e-6f, 0.5f, 1.0f}, 4},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    float values[4];
+    memcpy(values, cases[c].values, sizeof values);
+    assert_int_equal(rtm_anisotropy_narrow_row(cases[c].k, values, 4, NULL),
+                     cases[c].first_refused);
+    for (int i = 0; i < 4; ++i) /* each the float of its half, refused or not */
+      assert_true(values[i] == rtm_half_to_float(rtm_half_from_float(cases[c].values[i])));
+  }
 }
 
 RTM_TEST_MAIN_SEEDED(cmocka_unit_test(test_conditioning),
                      cmocka_unit_test(test_von_neumann_at_the_limit),
                      cmocka_unit_test(test_prepare_warns_and_repairs),
                      cmocka_unit_test(test_bad_parameters), cmocka_unit_test(test_smoothing),
-                     cmocka_unit_test(test_memo_matches_direct))
+                     cmocka_unit_test(test_row_matches_direct),
+                     cmocka_unit_test(test_narrow_row_refuses))
