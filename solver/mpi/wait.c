@@ -107,8 +107,11 @@ int rtm_mpi_wait_all(rtm_mpi_t *mpi, int count, MPI_Request *requests, const int
     if (code != MPI_SUCCESS) return rtm_mpi_status(code, what);
     if (done) return RTM_OK;
     if (rtm_interrupted()) {
-      /* the requests stay posted: no MPI call but the abort follows, so none completes
-       * into memory the cleanup frees */
+      /* the requests stay posted and no MPI call but the abort follows: over shared memory
+       * and TCP nothing moves into a receive without one, but over an RDMA transport a
+       * rendezvous matched before the signal can still be written by the network card while
+       * the cleanup frees its buffer (not guarded: cancelling needs to know which requests
+       * are receives, and a cancelled send may never settle) */
       mpi->given_up = 1;
       rtm_log_error("stopped by %s while waiting in %s (a second one ends it at once)",
                     rtm_interrupt_name(), what);
