@@ -88,14 +88,16 @@ static void tti_destroy(void *state) {
   free(s);
 }
 
-/* Fills the per-cell coefficients from the conditioned parameters, as the GPU stores them
- * (rtm_anisotropy_stored). The Hz factors are products of the axis in double rounded to
- * float: with fp32 the axis itself (from the angles, or the smoothed float axis); with fp16
- * the binary16 axis the GPU holds, whose products are exact in float, so that they equal
- * the kernel's float products of the widened halves bit for bit. */
 /* Cells of a row filled at a time: their values and coefficients on the thread's stack. */
 enum { FILL_PIECE = 128 };
 
+/* Fills the per-cell coefficients from the conditioned parameters, as the GPU stores them
+ * (rtm_anisotropy_stored), a piece of a row at a time over the threads. The Hz factors are
+ * products of the axis in double rounded to float: with fp32 the axis itself (from the
+ * angles, or the smoothed float axis); with fp16 the binary16 axis the GPU holds, whose
+ * products are exact in float, so that they equal the kernel's float products of the
+ * widened halves bit for bit. A value binary16 cannot keep: the first such cell by index,
+ * found over the threads, is asked again alone for its message. */
 static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
   int status = RTM_OK;
   rtm_anisotropy_t prepared;
@@ -120,7 +122,8 @@ static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
         rtm_fdf_cell_t cell[FILL_PIECE];
         for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
           row[k] = stored[k];
-        rtm_anisotropy_stored_row(&prepared, first, cells, dt2, row, cell);
+        rtm_anisotropy_stored_row(&prepared, first, cells, dt2, row,
+                                  s->tilted && !half ? cell : NULL); /* the axis in double */
         for (int k = 0; half && k < RTM_FDF_STORED_COUNT; ++k) {
           const size_t i = rtm_anisotropy_narrow_row(k, stored[k], cells, NULL);
           if (i < cells && first + i < beyond) beyond = first + i;

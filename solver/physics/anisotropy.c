@@ -493,7 +493,7 @@ static int parameters_of(const rtm_anisotropy_t *a, size_t cell, uint32_t bits[6
 void rtm_anisotropy_stored_row(const rtm_anisotropy_t *a, size_t first, size_t count, double dt2,
                                float *const values[RTM_FDF_STORED_COUNT],
                                rtm_fdf_cell_t *conditioned) {
-  uint32_t last[6];
+  uint32_t last[6] = {0};
   int known = 0; /* last, cell and stored hold a cell's parameters and what they give */
   rtm_fdf_cell_t cell = {0};
   float stored[RTM_FDF_STORED_COUNT] = {0};

@@ -558,10 +558,12 @@ static void assert_row_is(const rtm_anisotropy_t *prepared, size_t first, size_t
 
 /* rtm_anisotropy_stored_row gives rtm_anisotropy_stored's values and coefficients at every
  * cell, bit for bit, and rtm_anisotropy_narrow_row its fp16 values and their halves, on a
- * layered model with random cells among its layers and repeated cells that differ only in a
- * sign of zero: vti, tti from the angles and tti with smoothed axes; in whole rows and in
- * pieces that start and end inside one. Theta -0 after +0 gives another axis (n_x = -0): a
- * row that took the last cell's values for it would fail the comparison. */
+ * layered model with random cells among its layers, rows whose every cell changes one
+ * parameter of the last (vp, epsilon, delta, theta, phi in turn) and repeated cells that
+ * differ only in a sign of zero: vti, tti from the angles and tti with smoothed axes; in
+ * whole rows and in pieces that start and end inside one. Theta -0 after +0 gives another
+ * axis (n_x = -0): a row that took the last cell's values for it would fail the comparison.
+ * A value not asked for (a NULL row) is not written. */
 static void test_row_matches_direct(void **unused) {
   (void)unused;
   rtm_test_rng_t rng = rtm_test_seed("test_row_matches_direct");
@@ -579,6 +581,14 @@ static void test_row_matches_direct(void **unused) {
       c.model.phi_deg[i] = (float)rtm_test_uniform(&rng, -90.0, 90.0);
     }
     if (layer == 0 && i % 12 >= 6) c.model.theta_deg[i] = i % 2 ? -0.0f : 0.0f;
+    if (layer == 1 && i % 12 != 0) { /* its predecessor with one parameter changed */
+      float *const parameter[5] = {c.model.vp, c.model.epsilon, c.model.delta, c.model.theta_deg,
+                                   c.model.phi_deg};
+      static const float change[5] = {150.0f, 0.05f, 0.02f, 5.0f, 7.0f};
+      for (int p = 0; p < 5; ++p)
+        parameter[p][i] = parameter[p][i - 1];
+      parameter[i % 5][i] += change[i % 5];
+    }
   }
   assert_int_equal(rtm_model_update_range(&c.model, &c.grid), RTM_OK);
   const double dt2 = 1e-6;
@@ -630,6 +640,12 @@ static void test_row_matches_direct(void **unused) {
   for (int j = 0; j < 2; ++j)
     for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
       assert_memory_equal(&got[k][j], &want[j][k], sizeof(float));
+  const float mark = -12345.0f; /* a value not asked for stays as it was */
+  got[RTM_FDF_AXIS_Y][0] = got[RTM_FDF_AXIS_Y][1] = mark;
+  row[RTM_FDF_AXIS_Y] = NULL;
+  rtm_anisotropy_stored_row(&prepared, plus, 2, dt2, row, NULL);
+  assert_true(got[RTM_FDF_AXIS_Y][0] == mark && got[RTM_FDF_AXIS_Y][1] == mark);
+  assert_memory_equal(&got[RTM_FDF_AXIS_X][1], &want[1][RTM_FDF_AXIS_X], sizeof(float));
   rtm_anisotropy_release(&prepared);
   free(c.model.vp), free(c.model.epsilon), free(c.model.delta);
   free(c.model.theta_deg), free(c.model.phi_deg);

@@ -90,12 +90,13 @@ static void test_stored_values(void **unused) {
   }
 }
 
-/* A vti model of h-metre cells at vp (epsilon 0.2) but for one cell at `slow_vp`
- * ([z=1][y=2][x=3]), run at dt and wavelet_hz: fp32 takes it, fp16 stops creating the
- * backend with `refusal`, naming the value and that cell. */
-static void expect_fp16_refusal(double h, float vp, float slow_vp, double dt, double wavelet_hz,
-                                const char *refusal) {
-  const int n[3] = {8, 7, 6};
+/* A vti model of h-metre cells at vp (epsilon 0.2) on an n[0] x n[1] x n[2] grid but for
+ * the `slow_count` cells slow[] ({z, y, x}) at `slow_vp`, run at dt and wavelet_hz: fp32
+ * takes it, fp16 stops creating the backend with `refusal` (naming the value and the first
+ * slow cell by index), said once. */
+static void expect_fp16_refusal_at(const int n[3], const int (*slow)[3], int slow_count, double h,
+                                   float vp, float slow_vp, double dt, double wavelet_hz,
+                                   const char *refusal) {
   for (int half = 0; half <= 1; ++half) {
     tti_run_t r;
     tti_run_init(&r, n, h, RTM_EQUATION_VTI);
@@ -103,7 +104,8 @@ static void expect_fp16_refusal(double h, float vp, float slow_vp, double dt, do
       r.model.vp[i] = vp;
       r.model.epsilon[i] = 0.2f;
     }
-    r.model.vp[(1 * 7 + 2) * 8 + 3] = slow_vp;
+    for (int s = 0; s < slow_count; ++s)
+      r.model.vp[((size_t)slow[s][0] * n[1] + slow[s][1]) * n[0] + slow[s][2]] = slow_vp;
     r.cfg.time.dt_s = dt;
     r.cfg.memory.model_precision = half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32;
     const double source[3] = {4.0 * h, 3.0 * h, 3.0 * h};
@@ -117,9 +119,18 @@ static void expect_fp16_refusal(double h, float vp, float slow_vp, double dt, do
       assert_int_equal(status, RTM_ERR_CONFIG);
       assert_contains(capture.text, refusal);
       assert_contains(capture.text, "use memory.model_precision = fp32");
+      const char *second = strstr(strstr(capture.text, "binary16's") + 1, "binary16's");
+      assert_null(second); /* said once, however many threads met slow cells */
     }
     tti_run_release(&r);
   }
+}
+
+/* The same with one slow cell at [z=1][y=2][x=3] of an 8 x 7 x 6 grid. */
+static void expect_fp16_refusal(double h, float vp, float slow_vp, double dt, double wavelet_hz,
+                                const char *refusal) {
+  static const int n[3] = {8, 7, 6}, slow[1][3] = {{1, 2, 3}};
+  expect_fp16_refusal_at(n, slow, 1, h, vp, slow_vp, dt, wavelet_hz, refusal);
 }
 
 /* With h = 1000 m and dt = 0.1 s, vpx^2 dt^2 = 56000 m^2 fits (vp 2000, epsilon 0.2); one
@@ -140,6 +151,18 @@ static void test_underflow_is_an_error(void **unused) {
   expect_fp16_refusal(0.1, 2000.0f, 500.0f, 1e-5, 1000.0,
                       "memory.model_precision = fp16: vpx^2 dt^2 (vpx2dt2) = 3.5e-05 at "
                       "[z=1][y=2][x=3] is below binary16's smallest normal value 6.10352e-05");
+}
+
+/* Rows longer than the fill's pieces (300 cells: the cpu backend's pieces of 128), slow
+ * cells in other rows, planes and pieces, the first by index in a row's second piece: that
+ * one is named, once, whichever thread met which. */
+static void test_first_refusal_is_named_once(void **unused) {
+  (void)unused;
+  static const int n[3] = {300, 7, 6};
+  static const int slow[4][3] = {{3, 0, 150}, {5, 6, 299}, {1, 2, 200}, {1, 5, 7}};
+  expect_fp16_refusal_at(n, slow, 4, 1000.0, 2000.0f, 2200.0f, 0.1, 0.3,
+                         "memory.model_precision = fp16: vpx^2 dt^2 (vpx2dt2) = 67760 at "
+                         "[z=1][y=2][x=200] is beyond binary16's largest value 65504");
 }
 
 /* p and q of a run through the heterogeneous model after STEPS steps. */
@@ -199,4 +222,5 @@ static void test_fp16_against_fp32(void **unused) {
 
 RTM_TEST_MAIN(cmocka_unit_test(test_stored_values), cmocka_unit_test(test_overflow_is_an_error),
               cmocka_unit_test(test_underflow_is_an_error),
+              cmocka_unit_test(test_first_refusal_is_named_once),
               cmocka_unit_test(test_fp16_against_fp32))
