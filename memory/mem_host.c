@@ -1,5 +1,5 @@
-/* Strategy `host`: page-aligned malloc for the cpu backend; what host memory is left; and
- * large host buffers on huge pages. */
+/* Strategy `host`: the cpu backend's memory, volumes on huge pages zeroed over the cores;
+ * what host memory is left; and large host buffers on huge pages. */
 #define _GNU_SOURCE /* madvise, MADV_HUGEPAGE, MADV_POPULATE_WRITE; sysconf; sched_getaffinity */
 #include <pthread.h>
 #include <sched.h>
@@ -28,8 +28,9 @@ static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_alloca
   const size_t rounded = (bytes + HOST_ALIGNMENT - 1) / HOST_ALIGNMENT * HOST_ALIGNMENT;
   const int volume = rounded >= (size_t)HUGE_PAGE;
   void *ptr = NULL;
-  /* a volume starts on a huge page, advised onto them: a fault every 2 MiB where the kernel
-   * has them, not every 4 KiB (4x faster to zero on the development machine) */
+  /* a volume starts on a huge page boundary (2 MiB: x86-64's, and aarch64's with 4 KiB
+   * pages), advised onto huge pages: a fault a huge page where the kernel has them, not
+   * every 4 KiB (4x faster to zero on the development machine) */
   if (posix_memalign(&ptr, volume ? HUGE_PAGE : HOST_ALIGNMENT, rounded ? rounded : HOST_ALIGNMENT))
     ptr = NULL;
   if (!ptr) {
@@ -39,7 +40,7 @@ static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_alloca
 #ifdef MADV_HUGEPAGE
   if (volume) (void)madvise(ptr, rounded, MADV_HUGEPAGE); /* advice: without THP, small pages */
 #endif
-  rtm_mem_host_zero(ptr, rounded); /* a volume's first touch over the cores */
+  rtm_mem_host_zero(ptr, rounded); /* a volume's faults over the cores */
   rtm_mem_fill_allocation(out, ptr, bytes, rounded, 0, -1);
   return RTM_OK;
 }
@@ -165,7 +166,7 @@ static void host_free(rtm_allocation_t *allocation) {
 
 const rtm_mem_strategy_t rtm_mem_host = {
     .name = "host",
-    .description = "aligned malloc in host memory (cpu backend)",
+    .description = "host memory, volumes on huge pages (cpu backend)",
     .probe = host_probe,
     .alloc = host_alloc,
     .free = host_free,

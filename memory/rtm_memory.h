@@ -99,8 +99,9 @@ void *rtm_mem_host_large(size_t bytes);
  * fault and zero the pages of memory never touched while every other thread's CUDA call
  * waits. */
 void rtm_mem_host_fault_in(void *ptr, size_t bytes);
-/* The `bytes` at ptr set to zero, large buffers over the cores as rtm_mem_host_fault_in: the
- * first touch of a fresh volume, its faults spread over the threads (and their NUMA nodes). */
+/* The `bytes` at ptr set to zero, large buffers (128 MiB and more) in parts of a thread each
+ * as rtm_mem_host_fault_in: a fresh volume's page faults spread over the cores (the threads
+ * are not bound: which NUMA node a part lands on is the scheduler's). */
 void rtm_mem_host_zero(void *ptr, size_t bytes);
 /* Zero-filled host memory of at least `bytes` (*mapped: how much, whole 2 MiB pages), an
  * anonymous mapping advised onto transparent huge pages, not yet resident (the `pinned`

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -113,11 +114,44 @@ static void test_fault_in_by_parts(void **state) {
   rtm_mem_host_unmap(map, mapped);
 }
 
+/* rtm_mem_host_zero over a buffer that holds other bytes, large enough for parts of a
+ * thread each (at least 64 MiB a part), from an odd start to an odd end: every byte of the
+ * range zero, the bytes on either side kept. Then the `host` strategy: a volume from its
+ * alloc is zero and starts on a huge page's boundary. */
+static void test_zero_by_parts(void **state) {
+  (void)state;
+  enum { MIB = 1 << 20, LARGE_MIB = 200 };
+  size_t mapped = 0;
+  unsigned char *map = rtm_mem_host_map_zeroed((size_t)LARGE_MIB * MIB, &mapped);
+  if (!map) skip(); /* not this much memory here */
+  memset(map, 0xab, mapped);
+  unsigned char *start = map + 3;
+  const size_t bytes = mapped - 3 - 7;
+  rtm_mem_host_zero(start, bytes);
+  for (size_t at = 0; at < bytes; at += 4093)
+    if (start[at] != 0) fail_msg("byte %zu is %d, not 0", at, start[at]);
+  assert_int_equal(start[bytes - 1], 0);
+  for (int i = 0; i < 3; ++i)
+    assert_int_equal(map[i], 0xab);
+  for (size_t at = mapped - 7; at < mapped; ++at)
+    assert_int_equal(map[at], 0xab);
+  rtm_mem_host_unmap(map, mapped);
+  rtm_allocation_t volume = {0};
+  rtm_mem_request_t request = {-1, 0}; /* host memory */
+  assert_int_equal(rtm_mem_alloc("host", 3 * MIB + 5, "volume", &request, NULL, &volume), 0);
+  assert_int_equal((uintptr_t)volume.ptr % (2 * MIB), 0);
+  const unsigned char *bytes_of = volume.ptr;
+  for (size_t at = 0; at < volume.bytes; at += 511)
+    assert_int_equal(bytes_of[at], 0);
+  rtm_mem_free(&volume);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fault_in_keeps_contents, map_buffer, unmap_buffer),
       cmocka_unit_test_setup_teardown(test_fault_in_odd_range, map_buffer, unmap_buffer),
       cmocka_unit_test(test_fault_in_by_parts),
+      cmocka_unit_test(test_zero_by_parts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
