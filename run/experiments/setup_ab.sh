@@ -4,11 +4,12 @@
 # tree SRC (SRC/build-base), runs the GPU tests of the tree with GPU_TESTS=1, compares the
 # two builds' outputs on the cuda backend with COMPARE=1, then `rtm3d model` of the 8-shot
 # 512^3 survey of run/results/end_to_end.md (iso and tti, 1000 steps; STEPS=1 for the set-up
-# alone), base and tree alternated ROUNDS times (default 2): the process's wall against its
-# report's propagate, and the set-up's phases. Logs under $OUT (or run/out/setup_ab), the
-# short table last.
+# alone), base and tree alternated ROUNDS times (default 2, each build first in turn): the
+# process's wall against its report's propagate, and the set-up's phases. Logs under $OUT
+# (or run/out/setup_ab), the short table last.
 #
-#   rm -rf .probe/base-src && mkdir -p .probe/base-src && git archive BASE | tar -x -C .probe/base-src
+#   rm -rf .probe/base-src && mkdir -p .probe/base-src &&
+#     git archive BASE | tar -x -C .probe/base-src
 #   GPU_TESTS=1 run/experiments/setup_ab.sh .probe/base-src    (device tool: carry .deps and
 #                                                                .probe/base-src)
 set -uo pipefail
@@ -28,7 +29,9 @@ for round in $(seq "${ROUNDS:-2}"); do
   for eq in tti iso; do
     deck=run/examples/bench_512.ini
     [ "$eq" = tti ] && deck=run/examples/bench_tti_512.ini
-    for which in base new; do
+    order="base new"
+    [ $((round % 2)) = 0 ] && order="new base" # each first in turn
+    for which in $order; do
       rtm3d=build-new/app/rtm3d
       [ "$which" = base ] && rtm3d="$src/build-base/app/rtm3d"
       name="${eq}_${which}_$round"

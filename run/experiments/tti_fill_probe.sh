@@ -18,8 +18,8 @@ copy=/tmp/rtm3d_fill_probe
 step "build (stamped)"
 rm -rf "$copy" && mkdir -p "$copy" || exit 1
 tar -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . | tar -x -C "$copy" || exit 1
-(cd "$copy" && git apply run/experiments/tti_fill_stamps.patch && device_build build "$out/build.log") ||
-  { row "build (stamped)" FAILED; exit 1; }
+(cd "$copy" && git apply run/experiments/tti_fill_stamps.patch &&
+  device_build build "$out/build.log") || { row "build (stamped)" FAILED; exit 1; }
 rtm3d="$copy/build/app/rtm3d"
 runs=/dev/shm/rtm3d_fill_probe
 rm -rf "$runs" && mkdir -p "$runs"
@@ -36,9 +36,11 @@ for c in "${cases[@]}"; do
   read -r name env deck extra <<<"$c"
   step "$name"
   # shellcheck disable=SC2086
-  { env ${env/#-/} /usr/bin/time -f "TIME %e s wall, %U s user, %S s sys" "$rtm3d" model "$deck" \
-    "${common[@]}" $extra --set output.name="$name" 2>&1; echo "exit $?"; } | stamp > "$out/$name.log"
+  { env ${env/#-/} /usr/bin/time -f "TIME %e s wall, %U s user, %S s sys" "$rtm3d" model \
+    "$deck" "${common[@]}" $extra --set output.name="$name" 2>&1; echo "exit $?"; } |
+    stamp > "$out/$name.log"
   grep -E "STAMP|TIME|exit" "$out/$name.log" > "$out/$name.txt"
+  grep -q " exit 0$" "$out/$name.txt" || { row "$name" FAILED; failed=1; continue; }
   row "$name" "$(run/tools/report_timings.py "$runs/$name.json" setup_load setup_propagator \
     propagate) | $(grep -o 'upload.*' "$out/$name.txt" | head -1)"
   row "" "$(grep -o 'TIME.*' "$out/$name.txt")"
@@ -46,3 +48,4 @@ done
 rm -rf "$runs"
 echo
 cat "$summary"
+exit "$failed"
