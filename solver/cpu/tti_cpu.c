@@ -122,12 +122,10 @@ static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
         rtm_fdf_cell_t cell[FILL_PIECE];
         for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
           row[k] = stored[k];
-        rtm_anisotropy_stored_row(&prepared, first, cells, dt2, row,
-                                  s->tilted && !half ? cell : NULL); /* the axis in double */
-        for (int k = 0; half && k < RTM_FDF_STORED_COUNT; ++k) {
-          const size_t i = rtm_anisotropy_narrow_row(k, stored[k], cells, NULL);
-          if (i < cells && first + i < beyond) beyond = first + i;
-        }
+        const size_t refused = rtm_anisotropy_stored_row(
+            &prepared, first, cells, dt2, half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32, row, NULL,
+            s->tilted && !half ? cell : NULL); /* fp32: the axis in double */
+        if (refused < cells && first + refused < beyond) beyond = first + refused;
         for (size_t i = 0; i < cells; ++i) {
           const size_t at = rtm_grid_index(g, x + (long)i, iy, iz);
           c[VPX2][at] = stored[RTM_FDF_VPX2DT2][i];

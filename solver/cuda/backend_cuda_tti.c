@@ -114,10 +114,10 @@ typedef struct {
 enum { NARROW_PIECE = 256 };
 
 /* Planes [z_first, z_first + count) of every coefficient into the staging blocks, a row a
- * thread at a time: rtm_anisotropy_stored_row's fp32 values, narrowed to binary16 here with
- * coeff_half (the values rtm_anisotropy_stored gives for fp16, bit for bit). A value beyond
- * binary16's range: the first such cell is found over the threads, then asked again alone,
- * so that its message is said once. */
+ * thread at a time (rtm_anisotropy_stored_row): floats, or with coeff_half binary16 (the
+ * values rtm_anisotropy_stored gives for fp16, bit for bit) narrowed from a piece of the
+ * row's floats. A value beyond binary16's range: the first such cell is found over the
+ * threads, then asked again alone, so that its message is said once. */
 static int fill_coefficients(void *context, long z_first, long count,
                              unsigned char *const *blocks) {
   const coefficients_fill_t *f = context;
@@ -135,7 +135,8 @@ static int fill_coefficients(void *context, long z_first, long count,
       if (!s->coeff_half) {
         for (int k = 0; k < s->coeff_count; ++k)
           row[k] = (float *)blocks[k] + at;
-        rtm_anisotropy_stored_row(f->prepared, first, (size_t)nx, f->dt2, row, NULL);
+        rtm_anisotropy_stored_row(f->prepared, first, (size_t)nx, f->dt2, RTM_PRECISION_FP32, row,
+                                  NULL, NULL);
         continue;
       }
       float piece[RTM_FDF_STORED_COUNT][NARROW_PIECE];
@@ -143,12 +144,12 @@ static int fill_coefficients(void *context, long z_first, long count,
         row[k] = piece[k];
       for (long x = 0; x < nx; x += NARROW_PIECE) {
         const size_t cells = (size_t)(nx - x < NARROW_PIECE ? nx - x : NARROW_PIECE);
-        rtm_anisotropy_stored_row(f->prepared, first + (size_t)x, cells, f->dt2, row, NULL);
-        for (int k = 0; k < s->coeff_count; ++k) {
-          const size_t i =
-              rtm_anisotropy_narrow_row(k, piece[k], cells, (rtm_half_t *)blocks[k] + at + x);
-          if (i < cells && first + (size_t)x + i < beyond) beyond = first + (size_t)x + i;
-        }
+        rtm_half_t *halves[RTM_FDF_STORED_COUNT] = {NULL};
+        for (int k = 0; k < s->coeff_count; ++k)
+          halves[k] = (rtm_half_t *)blocks[k] + at + x;
+        const size_t i = rtm_anisotropy_stored_row(f->prepared, first + (size_t)x, cells, f->dt2,
+                                                   RTM_PRECISION_FP16, row, halves, NULL);
+        if (i < cells && first + (size_t)x + i < beyond) beyond = first + (size_t)x + i;
       }
     }
   if (beyond == SIZE_MAX) return RTM_OK;

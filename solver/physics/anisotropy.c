@@ -490,9 +490,11 @@ static int parameters_of(const rtm_anisotropy_t *a, size_t cell, uint32_t bits[6
   return count;
 }
 
-void rtm_anisotropy_stored_row(const rtm_anisotropy_t *a, size_t first, size_t count, double dt2,
-                               float *const values[RTM_FDF_STORED_COUNT],
-                               rtm_fdf_cell_t *conditioned) {
+size_t rtm_anisotropy_stored_row(const rtm_anisotropy_t *a, size_t first, size_t count, double dt2,
+                                 rtm_precision_t precision,
+                                 float *const values[RTM_FDF_STORED_COUNT],
+                                 rtm_half_t *const halves[RTM_FDF_STORED_COUNT],
+                                 rtm_fdf_cell_t *conditioned) {
   uint32_t last[6] = {0};
   int known = 0; /* last, cell and stored hold a cell's parameters and what they give */
   rtm_fdf_cell_t cell = {0};
@@ -512,6 +514,14 @@ void rtm_anisotropy_stored_row(const rtm_anisotropy_t *a, size_t first, size_t c
       if (values[k]) values[k][i] = stored[k];
     if (conditioned) conditioned[i] = cell;
   }
+  size_t beyond = count;
+  for (int k = 0; precision == RTM_PRECISION_FP16 && k < RTM_FDF_STORED_COUNT; ++k) {
+    if (!values[k]) continue;
+    const size_t refused =
+        rtm_anisotropy_narrow_row(k, values[k], count, halves ? halves[k] : NULL);
+    if (refused < beyond) beyond = refused;
+  }
+  return beyond;
 }
 
 size_t rtm_anisotropy_narrow_row(int k, float *values, size_t count, rtm_half_t *halves) {

@@ -126,21 +126,26 @@ int rtm_anisotropy_stored(const rtm_anisotropy_t *prepared, size_t cell, double 
                           rtm_precision_t precision, rtm_fdf_cell_t *conditioned,
                           float stored[RTM_FDF_STORED_COUNT]);
 
-/* rtm_anisotropy_stored's fp32 values of the `count` cells from dense cell `first` (a row:
- * consecutive in x): value k of cell first + i into values[k][i] (none where values[k] is
- * NULL), and with `conditioned` non-NULL the cell's coefficients into conditioned[i]. A cell
- * whose parameters are the previous cell's bit for bit takes its values (the same arithmetic
- * on the same floats gives the same values): layered and constant models repeat them cell
- * after cell, and the arithmetic in double, with the angles' sin and cos, runs once a run of
- * equal cells. Narrowing to binary16 (memory.model_precision = fp16) is the backend's. */
-void rtm_anisotropy_stored_row(const rtm_anisotropy_t *prepared, size_t first, size_t count,
-                               double dt2, float *const values[RTM_FDF_STORED_COUNT],
-                               rtm_fdf_cell_t *conditioned);
+/* rtm_anisotropy_stored's values of the `count` cells from dense cell `first` (a row:
+ * consecutive in x) at `precision`: value k of cell first + i into values[k][i] (none where
+ * values[k] is NULL), with fp16 its binary16 into halves[k][i] where halves and halves[k]
+ * are non-NULL, and with `conditioned` non-NULL the cell's coefficients into
+ * conditioned[i]. A cell whose parameters are the previous cell's bit for bit takes its
+ * values (the same arithmetic on the same floats gives the same values): layered and
+ * constant models repeat them cell after cell, and the arithmetic in double, with the
+ * angles' sin and cos, runs once a run of equal cells. Returns the first cell (from `first`)
+ * with a value binary16 cannot keep (fp16, a value asked for), or `count`: nothing is said;
+ * the caller asks rtm_anisotropy_stored for that cell's message. */
+size_t rtm_anisotropy_stored_row(const rtm_anisotropy_t *prepared, size_t first, size_t count,
+                                 double dt2, rtm_precision_t precision,
+                                 float *const values[RTM_FDF_STORED_COUNT],
+                                 rtm_half_t *const halves[RTM_FDF_STORED_COUNT],
+                                 rtm_fdf_cell_t *conditioned);
 /* Value k (RTM_FDF_VPX2DT2 ...) of `count` cells narrowed to binary16: each of values[] becomes
  * the float of its half (what rtm_anisotropy_stored gives with fp16), the halves also into
  * halves[] where it is non-NULL. A value the same as the last takes its narrowing. Returns
- * the first cell whose value binary16 cannot keep (rtm_fdf_half_keeps), or `count`; the
- * caller asks rtm_anisotropy_stored for that cell's message. */
+ * the first cell whose value binary16 cannot keep (rtm_fdf_half_keeps), or `count`
+ * (rtm_anisotropy_stored_row's narrowing). */
 size_t rtm_anisotropy_narrow_row(int k, float *values, size_t count, rtm_half_t *halves);
 void rtm_anisotropy_release(rtm_anisotropy_t *prepared);
 

@@ -557,7 +557,7 @@ static void assert_row_is(const rtm_anisotropy_t *prepared, size_t first, size_t
 }
 
 /* rtm_anisotropy_stored_row gives rtm_anisotropy_stored's values and coefficients at every
- * cell, bit for bit, and rtm_anisotropy_narrow_row its fp16 values and their halves, on a
+ * cell, bit for bit, in fp32 and in fp16 (the values and their halves), on a
  * layered model with random cells among its layers, rows whose every cell changes one
  * parameter of the last (vp, epsilon, delta, theta, phi in turn) and repeated cells that
  * differ only in a sign of zero: vti, tti from the angles and tti with smoothed axes; in
@@ -605,15 +605,20 @@ static void test_row_matches_direct(void **unused) {
       for (size_t first = 0; first < cells; first += pieces[p]) {
         const size_t count = cells - first < pieces[p] ? cells - first : pieces[p];
         float got[RTM_FDF_STORED_COUNT][12], *row[RTM_FDF_STORED_COUNT];
-        rtm_half_t halves[RTM_FDF_STORED_COUNT][12];
+        rtm_half_t halves[RTM_FDF_STORED_COUNT][12], *half_row[RTM_FDF_STORED_COUNT];
         rtm_fdf_cell_t got_cell[12];
-        for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
+        for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k) {
           row[k] = got[k];
-        rtm_anisotropy_stored_row(&prepared, first, count, dt2, row, got_cell);
+          half_row[k] = halves[k];
+        }
+        assert_int_equal(rtm_anisotropy_stored_row(&prepared, first, count, dt2, RTM_PRECISION_FP32,
+                                                   row, NULL, got_cell),
+                         count);
         assert_row_is(&prepared, first, count, dt2, RTM_PRECISION_FP32, got, got_cell, NULL);
-        for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
-          assert_int_equal(rtm_anisotropy_narrow_row(k, got[k], count, halves[k]), count);
-        assert_row_is(&prepared, first, count, dt2, RTM_PRECISION_FP16, got, NULL, halves);
+        assert_int_equal(rtm_anisotropy_stored_row(&prepared, first, count, dt2, RTM_PRECISION_FP16,
+                                                   row, half_row, got_cell),
+                         count);
+        assert_row_is(&prepared, first, count, dt2, RTM_PRECISION_FP16, got, got_cell, halves);
       }
     rtm_anisotropy_release(&prepared);
   }
@@ -636,14 +641,14 @@ static void test_row_matches_direct(void **unused) {
   assert_true(signbit(want[1][RTM_FDF_AXIS_X]) != signbit(want[0][RTM_FDF_AXIS_X]));
   for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
     row[k] = got[k];
-  rtm_anisotropy_stored_row(&prepared, plus, 2, dt2, row, NULL);
+  rtm_anisotropy_stored_row(&prepared, plus, 2, dt2, RTM_PRECISION_FP32, row, NULL, NULL);
   for (int j = 0; j < 2; ++j)
     for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
       assert_memory_equal(&got[k][j], &want[j][k], sizeof(float));
   const float mark = -12345.0f; /* a value not asked for stays as it was */
   got[RTM_FDF_AXIS_Y][0] = got[RTM_FDF_AXIS_Y][1] = mark;
   row[RTM_FDF_AXIS_Y] = NULL;
-  rtm_anisotropy_stored_row(&prepared, plus, 2, dt2, row, NULL);
+  rtm_anisotropy_stored_row(&prepared, plus, 2, dt2, RTM_PRECISION_FP32, row, NULL, NULL);
   assert_true(got[RTM_FDF_AXIS_Y][0] == mark && got[RTM_FDF_AXIS_Y][1] == mark);
   assert_memory_equal(&got[RTM_FDF_AXIS_X][1], &want[1][RTM_FDF_AXIS_X], sizeof(float));
   rtm_anisotropy_release(&prepared);
