@@ -47,15 +47,8 @@ for eq in iso tti; do
   t0=$(date +%s.%N)
   build-new/app/rtm3d model "$deck" "${survey[@]}" --set output.name="model_$eq" >>"$out/runs.log" 2>&1
   t1=$(date +%s.%N)
-  row "model $eq, 8 shots" "$(python3 - "$t0" "$t1" "$w/model_$eq.json" <<'PY'
-import sys
-sys.path.insert(0, "run/tools")
-from report_timings import timings
-wall = float(sys.argv[2]) - float(sys.argv[1])
-t = timings(sys.argv[3])
-print("process %.2f s, propagate %.2f s: %.3f x; setup %.2f s" % (wall, t["propagate"], wall / t["propagate"], t.get("setup", 0.0)))
-PY
-)"
+  row "model $eq, 8 shots" "$(run/tools/report_timings.py "$w/model_$eq.json" --wall "$t0" \
+    "$t1" setup)"
 done
 echo
 cat "$summary"

@@ -39,17 +39,8 @@ for round in $(seq "${ROUNDS:-2}"); do
       "$rtm3d" model "$deck" "${survey[@]}" --set output.name="$name" >>"$out/runs.log" 2>&1 ||
         { row "$name" FAILED; failed=1; continue; }
       t1=$(date +%s.%N)
-      row "model $eq, $which, round $round" "$(python3 - "$t0" "$t1" "$w/$name.json" <<'PY'
-import sys
-sys.path.insert(0, "run/tools")
-from report_timings import timings
-wall = float(sys.argv[2]) - float(sys.argv[1])
-t = timings(sys.argv[3])
-print("process %.2f s, propagate %.2f s: %.3f x; setup_load %.2f, setup_propagator %.2f s"
-      % (wall, t["propagate"], wall / t["propagate"], t.get("setup_load", 0.0),
-         t.get("setup_propagator", 0.0)))
-PY
-)"
+      row "model $eq, $which, round $round" "$(run/tools/report_timings.py "$w/$name.json" \
+        --wall "$t0" "$t1" setup_load setup_propagator)"
     done
   done
 done

@@ -16,10 +16,8 @@ source "$(dirname "$0")/../tools/device_env.sh" run/out/tti_fill_probe || exit 1
 device_summary
 copy=/tmp/rtm3d_fill_probe
 step "build (stamped)"
-rm -rf "$copy" && mkdir -p "$copy" || exit 1
-tar -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . | tar -x -C "$copy" || exit 1
-(cd "$copy" && git apply run/experiments/tti_fill_stamps.patch &&
-  device_build build "$out/build.log") || { row "build (stamped)" FAILED; exit 1; }
+STAMPS=run/experiments/tti_fill_stamps.patch device_build_stamped . "$copy" "$out/build.log" ||
+  { row "build (stamped)" FAILED; exit 1; }
 rtm3d="$copy/build/app/rtm3d"
 runs=/dev/shm/rtm3d_fill_probe
 rm -rf "$runs" && mkdir -p "$runs"

@@ -37,9 +37,10 @@
 #                          source tree SRC into SRC/build-base ($out/build.log and
 #                          build_base.log), a row "build"; status 1 on a failure
 #   device_build_stamped SRC COPY LOG  the tree SRC copied to COPY (no build folders, .probe,
-#                          run/out), this tree's run/experiments/setup_stamps.patch and
-#                          EXTRA_PATCH (an absolute path; optional) applied there, and built
-#                          into COPY/build (device_build, into LOG); status 1 on a failure
+#                          run/out), this tree's STAMPS patch (default
+#                          run/experiments/setup_stamps.patch) and EXTRA_PATCH (an absolute
+#                          path; optional) applied there, and built into COPY/build
+#                          (device_build, into LOG); status 1 on a failure
 #   device_compare_builds SRC  run/tools/compare_builds.sh of SRC/build-base against
 #                          build-new on the cuda backend into $out/compare.log, its count and
 #                          failures as rows; status 1 when an output differs
@@ -159,7 +160,7 @@ device_compare_builds() {
 
 device_build_stamped() {
   local src="$1" copy="$2" log="$3" patch
-  patch="$(pwd)/run/experiments/setup_stamps.patch"
+  patch="$(pwd)/${STAMPS:-run/experiments/setup_stamps.patch}"
   rm -rf "$copy" && mkdir -p "$copy" || return 1
   tar -C "$src" -c --exclude='./build*' --exclude=./.probe --exclude=./run/out . |
     tar -x -C "$copy" || return 1

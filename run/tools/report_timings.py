@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""run/tools/report_timings.py REPORT.json [KEY ...] - a run report's timings_s, wherever it
-sits in the report: printed as KEY=SECONDS (all of them when no KEY is named, 0.000 for a key
-the report lacks). The device scripts import timings() from here."""
+"""run/tools/report_timings.py REPORT.json [--wall T0 T1] [KEY ...] - a run report's
+timings_s, wherever it sits in the report: printed as KEY=SECONDS (all of them when no KEY is
+named, 0.000 for a key the report lacks). With --wall, the process's wall from T0 to T1
+(`date +%s.%N` before and after it) against the report's propagate comes first: "process W s,
+propagate P s: W/P x;". The device scripts import timings() from here."""
 import json
 import sys
 
@@ -29,4 +31,12 @@ if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: report_timings.py REPORT.json [KEY ...]")
     t = timings(sys.argv[1])
-    print(" ".join(f"{k}={t.get(k, 0.0):.3f}" for k in (sys.argv[2:] or sorted(t))))
+    keys = sys.argv[2:]
+    head = ""
+    if keys[:1] == ["--wall"]:
+        wall = float(keys[2]) - float(keys[1])
+        propagate = t.get("propagate", 0.0)
+        ratio = wall / propagate if propagate > 0 else float("nan")
+        head = f"process {wall:.2f} s, propagate {propagate:.2f} s: {ratio:.3f} x; "
+        keys = keys[3:]
+    print(head + " ".join(f"{k}={t.get(k, 0.0):.3f}" for k in (keys or sorted(t))))
