@@ -23,23 +23,29 @@ static int host_probe(int device, char *why, size_t why_size) {
   return RTM_OK;
 }
 
+/* `bytes` (a multiple of HOST_ALIGNMENT) on a huge page's boundary (2 MiB: x86-64's, and
+ * aarch64's with 4 KiB pages), advised onto huge pages: a fault a huge page where the kernel
+ * has them, not every 4 KiB; uninitialised, freed with free(); NULL when out of memory. */
+static void *huge_aligned(size_t bytes) {
+  void *ptr = NULL;
+  if (posix_memalign(&ptr, HUGE_PAGE, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  (void)madvise(ptr, bytes, MADV_HUGEPAGE); /* advice: without THP the pages stay small */
+#endif
+  return ptr;
+}
+
 static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_allocation_t *out) {
   (void)request;
   const size_t rounded = (bytes + HOST_ALIGNMENT - 1) / HOST_ALIGNMENT * HOST_ALIGNMENT;
-  const int volume = rounded >= (size_t)HUGE_PAGE;
-  void *ptr = NULL;
-  /* a volume starts on a huge page boundary (2 MiB: x86-64's, and aarch64's with 4 KiB
-   * pages), advised onto huge pages: a fault a huge page where the kernel has them, not
-   * every 4 KiB (4x faster to zero on the development machine) */
-  if (posix_memalign(&ptr, volume ? HUGE_PAGE : HOST_ALIGNMENT, rounded ? rounded : HOST_ALIGNMENT))
-    ptr = NULL;
+  /* a volume on huge pages (4x faster to zero on the development machine) */
+  void *ptr = rounded >= (size_t)HUGE_PAGE
+                  ? huge_aligned(rounded)
+                  : aligned_alloc(HOST_ALIGNMENT, rounded ? rounded : HOST_ALIGNMENT);
   if (!ptr) {
     rtm_log_error("host allocation of %zu bytes for '%s' failed", bytes, out->label);
     return RTM_ERR_NOMEM;
   }
-#ifdef MADV_HUGEPAGE
-  if (volume) (void)madvise(ptr, rounded, MADV_HUGEPAGE); /* advice: without THP, small pages */
-#endif
   rtm_mem_host_zero(ptr, rounded); /* a volume's faults over the cores */
   rtm_mem_fill_allocation(out, ptr, bytes, rounded, 0, -1);
   return RTM_OK;
@@ -47,13 +53,7 @@ static int host_alloc(size_t bytes, const rtm_mem_request_t *request, rtm_alloca
 
 void *rtm_mem_host_large(size_t bytes) {
   if (bytes < (size_t)HUGE_PAGE) return malloc(bytes ? bytes : 1);
-  const size_t rounded = rtm_mem_host_map_bytes(bytes);
-  void *ptr = NULL;
-  if (posix_memalign(&ptr, HUGE_PAGE, rounded) != 0) return NULL;
-#ifdef MADV_HUGEPAGE
-  (void)madvise(ptr, rounded, MADV_HUGEPAGE); /* advice: without THP the pages stay small */
-#endif
-  return ptr;
+  return huge_aligned(rtm_mem_host_map_bytes(bytes));
 }
 
 static void fault_in_part(void *ptr, size_t bytes) {
