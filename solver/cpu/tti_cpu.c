@@ -118,30 +118,28 @@ static int fill_coefficients(tti_cpu_t *s, const rtm_backend_desc_t *desc) {
       for (long x = 0; x < nx; x += FILL_PIECE) {
         const size_t cells = (size_t)(nx - x < FILL_PIECE ? nx - x : FILL_PIECE);
         const size_t first = (size_t)((iz * ny + iy) * nx + x);
-        float stored[RTM_FDF_STORED_COUNT][FILL_PIECE], *row[RTM_FDF_STORED_COUNT];
+        const size_t at = rtm_grid_index(g, x, iy, iz); /* the piece's first cell */
+        float axis[3][FILL_PIECE]; /* the v^2 dt^2 straight into their volumes */
+        float *const row[RTM_FDF_STORED_COUNT] = {
+            [RTM_FDF_VPX2DT2] = c[VPX2] + at, [RTM_FDF_VPZ2DT2] = c[VPZ2] + at,
+            [RTM_FDF_VPN2DT2] = c[VPN2] + at, [RTM_FDF_VSZ2DT2] = c[VSZ2] + at,
+            [RTM_FDF_AXIS_X] = axis[0],       [RTM_FDF_AXIS_Y] = axis[1],
+            [RTM_FDF_AXIS_Z] = axis[2]};
         rtm_fdf_cell_t cell[FILL_PIECE];
-        for (int k = 0; k < RTM_FDF_STORED_COUNT; ++k)
-          row[k] = stored[k];
         const size_t refused = rtm_anisotropy_stored_row(
             &prepared, first, cells, dt2, half ? RTM_PRECISION_FP16 : RTM_PRECISION_FP32, row, NULL,
             s->tilted && !half ? cell : NULL); /* fp32: the axis in double */
         if (refused < cells && first + refused < beyond) beyond = first + refused;
-        for (size_t i = 0; i < cells; ++i) {
-          const size_t at = rtm_grid_index(g, x + (long)i, iy, iz);
-          c[VPX2][at] = stored[RTM_FDF_VPX2DT2][i];
-          c[VPZ2][at] = stored[RTM_FDF_VPZ2DT2][i];
-          c[VPN2][at] = stored[RTM_FDF_VPN2DT2][i];
-          c[VSZ2][at] = stored[RTM_FDF_VSZ2DT2][i];
-          if (!s->tilted) continue;
+        for (size_t i = 0; s->tilted && i < cells; ++i) {
           double n[3];
           for (int r = 0; r < 3; ++r)
-            n[r] = half ? stored[RTM_FDF_AXIS_X + r][i] : cell[i].axis[r];
-          c[HZ_XX][at] = (float)(n[0] * n[0]);
-          c[HZ_YY][at] = (float)(n[1] * n[1]);
-          c[HZ_ZZ][at] = (float)(n[2] * n[2]);
-          c[HZ_XY][at] = (float)(2.0 * n[0] * n[1]);
-          c[HZ_YZ][at] = (float)(2.0 * n[1] * n[2]);
-          c[HZ_XZ][at] = (float)(2.0 * n[0] * n[2]);
+            n[r] = half ? axis[r][i] : cell[i].axis[r];
+          c[HZ_XX][at + i] = (float)(n[0] * n[0]);
+          c[HZ_YY][at + i] = (float)(n[1] * n[1]);
+          c[HZ_ZZ][at + i] = (float)(n[2] * n[2]);
+          c[HZ_XY][at + i] = (float)(2.0 * n[0] * n[1]);
+          c[HZ_YZ][at + i] = (float)(2.0 * n[1] * n[2]);
+          c[HZ_XZ][at + i] = (float)(2.0 * n[0] * n[2]);
         }
       }
   if (beyond != SIZE_MAX) { /* its message, said once */
