@@ -114,11 +114,11 @@ typedef struct rtm_backend {
   int (*copy_next_level)(void *state, float *dense);
   /* The next step's kernels, as they read the p level at the centre of their stencil (the
    * current level of a forward step: R(n) on a migration's receiver side), also add S p to
-   * image and S S to illumination at every interior cell they update, one fused multiply-add
-   * each in that order (rtm_image_accumulate's floats), in every region of that step; the
-   * step after it does not. The arrays must hold their values when the step runs (work
-   * queued before it on the legacy default stream is) and stay until it has run. The
-   * imaging condition without a pass of its own: R is read once, by the stencil.
+   * image and S S to illumination (unless it is NULL) at every interior cell they update, one
+   * fused multiply-add each in that order (rtm_image_accumulate's floats), in every region of
+   * that step; the step after it does not. The arrays must hold their values when the step
+   * runs (work queued before it on the legacy default stream is) and stay until it has run.
+   * The imaging condition without a pass of its own: R is read once, by the stencil.
    * RTM_ERR_UNSUPPORTED, nothing logged or changed, where the backend or its kernel shape
    * cannot (the cpu backend's table leaves it NULL). */
   int (*image_next_step)(void *state, const rtm_step_image_t *request);

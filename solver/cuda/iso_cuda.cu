@@ -169,8 +169,9 @@ static __device__ __forceinline__ void copy_level4(const IsoArgs &a, int k, int 
 
 /* The imaging condition at the thread's cells of plane k (EXTRA_IMAGE): image += S r, then
  * illumination += S S, one __fmaf_rn each (rtm_image_accumulate's floats), r being p's centre
- * level there, which the stencil has in its queue. One float4 a volume where all three keep
- * 16-byte alignment, else lane by lane. */
+ * level there, which the stencil has in its queue; the image alone where illumination is NULL
+ * (added later from the stored S: rtm_image_defer_illumination). One float4 a volume where
+ * all of them keep 16-byte alignment, else lane by lane. */
 static __device__ __forceinline__ void image4(const IsoArgs &a, int k, int iy, int ix, int lanes,
                                               float4 r) {
   const long long dense = ((long long)k * a.domain.ny + iy) * a.domain.nx + ix;
@@ -179,20 +180,23 @@ static __device__ __forceinline__ void image4(const IsoArgs &a, int k, int iy, i
   float *image = a.image + dense, *illumination = a.illumination + dense;
   if (a.image_vec && lanes == VEC) {
     const float4 sv = ld4(source);
-    float4 iv = ld4(image), lv = ld4(illumination);
+    float4 iv = ld4(image);
 #pragma unroll
-    for (int c = 0; c < VEC; ++c) {
+    for (int c = 0; c < VEC; ++c)
       set_lane(iv, c, __fmaf_rn(lane(sv, c), lane(r, c), lane(iv, c)));
-      set_lane(lv, c, __fmaf_rn(lane(sv, c), lane(sv, c), lane(lv, c)));
-    }
     *reinterpret_cast<float4 *>(image) = iv;
+    if (!a.illumination) return;
+    float4 lv = ld4(illumination);
+#pragma unroll
+    for (int c = 0; c < VEC; ++c)
+      set_lane(lv, c, __fmaf_rn(lane(sv, c), lane(sv, c), lane(lv, c)));
     *reinterpret_cast<float4 *>(illumination) = lv;
     return;
   }
   for (int c = 0; c < lanes; ++c) {
     const float sc = source[c];
     image[c] = __fmaf_rn(sc, lane(r, c), image[c]);
-    illumination[c] = __fmaf_rn(sc, sc, illumination[c]);
+    if (a.illumination) illumination[c] = __fmaf_rn(sc, sc, illumination[c]);
   }
 }
 

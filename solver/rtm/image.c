@@ -17,6 +17,7 @@ struct rtm_image {
   rtm_imaging_cuda_hold_t *hold; /* a device's copy to the host behind later work */
   int hold_pending;              /* a hold started: what writes the volumes waits for it */
   int clear_pending; /* a device's volumes are zero for what comes next, not yet zeroed */
+  int illumination_deferred; /* the accumulations add the image alone (rtm_image_illuminate) */
 };
 
 /* Before work that uses the volumes on the device: it waits for a hold's copy, then zeroes
@@ -94,9 +95,16 @@ fail:
   return status;
 }
 
-/* One row of cells: image first, then illumination, one fma each. */
+/* One row of cells: image first, then illumination, one fma each; the image alone where
+ * illumination is NULL. */
 IMAGING_FMA_CLONES static void accumulate_row(float *image, float *illumination,
                                               const float *source, const float *receiver, long nx) {
+  if (!illumination) {
+    IMAGING_OMP_SIMD
+    for (long ix = 0; ix < nx; ++ix)
+      image[ix] = fmaf(source[ix], receiver[ix], image[ix]);
+    return;
+  }
   IMAGING_OMP_SIMD
   for (long ix = 0; ix < nx; ++ix) {
     const float s = source[ix];
@@ -108,7 +116,8 @@ IMAGING_FMA_CLONES static void accumulate_row(float *image, float *illumination,
 static void accumulate_host(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                             const float *receiver, rtm_layout_t receiver_layout) {
   const long nx = image->grid.n[0], ny = image->grid.n[1], nz = image->grid.nz_local;
-  float *image_dense = image->image.ptr, *illumination_dense = image->illumination.ptr;
+  float *image_dense = image->image.ptr;
+  float *illumination_dense = image->illumination_deferred ? NULL : image->illumination.ptr;
   IMAGING_OMP_ROWS
   for (long iz = 0; iz < nz; ++iz)
     for (long iy = 0; iy < ny; ++iy) {
@@ -117,7 +126,8 @@ static void accumulate_host(rtm_image_t *image, const float *source, rtm_layout_
       const long long r =
           receiver_layout.origin + iz * receiver_layout.stride_z + iy * receiver_layout.stride_y;
       const size_t dense = ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
-      accumulate_row(image_dense + dense, illumination_dense + dense, source + s, receiver + r, nx);
+      accumulate_row(image_dense + dense, illumination_dense ? illumination_dense + dense : NULL,
+                     source + s, receiver + r, nx);
     }
 }
 
@@ -134,9 +144,55 @@ int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t s
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
   RTM_TRY(order_after_hold(image));
   RTM_TRY(rtm_imaging_cuda_accumulate(rtm_imaging_extent(&image->grid), image->image.ptr,
-                                      image->illumination.ptr, source, source_layout, receiver,
-                                      receiver_layout));
+                                      image->illumination_deferred ? NULL : image->illumination.ptr,
+                                      source, source_layout, receiver, receiver_layout));
   return RTM_OK;
+fail:
+  return status;
+}
+
+void rtm_image_defer_illumination(rtm_image_t *image, int deferred) {
+  image->illumination_deferred = deferred;
+}
+
+/* Cells a host thread takes at a time: its piece of the illumination stays in its cache
+ * while every slot's piece streams past it. */
+enum { ILLUMINATE_PIECE = 4096 };
+
+/* illumination[i] += s_k[i]^2, k = count - 1 down to 0, over one piece of cells. */
+IMAGING_FMA_CLONES static void illuminate_piece(float *illumination, const float *first,
+                                                size_t stride, int count, size_t cells) {
+  for (int k = count - 1; k >= 0; --k) {
+    const float *s = first + (size_t)k * stride;
+    IMAGING_OMP_SIMD
+    for (size_t i = 0; i < cells; ++i)
+      illumination[i] = fmaf(s[i], s[i], illumination[i]);
+  }
+}
+
+int rtm_image_illuminate(rtm_image_t *image, const float *first, size_t stride, int count) {
+  int status = RTM_OK;
+  const size_t cells = image->image.bytes / sizeof(float);
+  if (count <= 0) return RTM_OK;
+  if (!first || stride < cells)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_image_illuminate: %d volumes of %zu cells %zu apart", count,
+             cells, stride);
+  if (image->device >= 0) {
+    RTM_TRY(rtm_imaging_cuda_use_device(image->device));
+    RTM_TRY(order_after_hold(image));
+    RTM_TRY(rtm_imaging_cuda_illuminate(cells, image->illumination.ptr, first, stride, count));
+    return RTM_OK;
+  }
+  float *illumination = image->illumination.ptr;
+  const long pieces = (long)((cells + ILLUMINATE_PIECE - 1) / ILLUMINATE_PIECE);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (long p = 0; p < pieces; ++p) {
+    const size_t at = (size_t)p * ILLUMINATE_PIECE;
+    const size_t piece = cells - at < ILLUMINATE_PIECE ? cells - at : ILLUMINATE_PIECE;
+    illuminate_piece(illumination + at, first + at, stride, count, piece);
+  }
 fail:
   return status;
 }
@@ -144,9 +200,9 @@ fail:
 int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate, void *scratch,
                                 const float *receiver, rtm_layout_t receiver_layout) {
   int status = RTM_OK;
-  if (!image || !blocks || !receiver || image->device < 0)
-    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_image_accumulate_blocks: a device image, the blocks and a "
-                               "receiver field are required");
+  if (!image || !blocks || !receiver || image->device < 0 || image->illumination_deferred)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_image_accumulate_blocks: a device image that adds its "
+                               "illumination, the blocks and a receiver field are required");
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
   RTM_TRY(order_after_hold(image));
   RTM_TRY(rtm_imaging_cuda_decompress_accumulate(rtm_imaging_extent(&image->grid), blocks, rate,
@@ -162,9 +218,13 @@ int rtm_image_step_request(rtm_image_t *image, const float *source, rtm_layout_t
   if (image->device < 0) return RTM_ERR_UNSUPPORTED;
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
   RTM_TRY(order_after_hold(image)); /* on the legacy stream, which the next step waits for */
-  *request = (rtm_step_image_t){
-      source,           source_layout.origin,   source_layout.stride_y, source_layout.stride_z,
-      image->image.ptr, image->illumination.ptr};
+  *request = (rtm_step_image_t){.source = source,
+                                .source_origin = source_layout.origin,
+                                .source_stride_y = source_layout.stride_y,
+                                .source_stride_z = source_layout.stride_z,
+                                .image = image->image.ptr,
+                                .illumination =
+                                    image->illumination_deferred ? NULL : image->illumination.ptr};
 fail:
   return status;
 }

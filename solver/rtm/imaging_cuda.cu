@@ -40,8 +40,18 @@ static __device__ __forceinline__ long long element(const rtm_layout_t &layout, 
   return layout.origin + iz * layout.stride_z + iy * layout.stride_y + ix;
 }
 
+/* lit + s^2 by one __fmaf_rn a lane. */
+static __device__ __forceinline__ float square_add(float s, float lit) {
+  return __fmaf_rn(s, s, lit);
+}
+static __device__ __forceinline__ float4 square_add(float4 s, float4 lit) {
+  return make_float4(__fmaf_rn(s.x, s.x, lit.x), __fmaf_rn(s.y, s.y, lit.y),
+                     __fmaf_rn(s.z, s.z, lit.z), __fmaf_rn(s.w, s.w, lit.w));
+}
+
 /* image += source * receiver, then illumination += source^2, one __fmaf_rn each (the host
- * loop's fmaf, exactly rounded: the same floats). Outputs dense [nz][ny][nx].
+ * loop's fmaf, exactly rounded: the same floats); the image alone where illumination is NULL
+ * (the same in every thread: no divergence). Outputs dense [nz][ny][nx].
  * Thread mapping: ix = blockIdx.x * blockDim.x + threadIdx.x (one cell each, coalesced along
  * x); row = iz ny + iy from blockIdx.y, striding by gridDim.y over the rows. */
 static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__restrict__ image,
@@ -58,7 +68,7 @@ static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__r
     const long long dense = row * extent.nx + ix;
     const float s = source[element(source_layout, ix, iy, iz)];
     image[dense] = __fmaf_rn(s, receiver[element(receiver_layout, ix, iy, iz)], image[dense]);
-    illumination[dense] = __fmaf_rn(s, s, illumination[dense]);
+    if (illumination) illumination[dense] = __fmaf_rn(s, s, illumination[dense]);
   }
 }
 
@@ -85,17 +95,31 @@ static __global__ void accumulate_quads_kernel(rtm_imaging_extent_t extent,
         source + element(source_layout, 4 * qx, iy, iz)));
     const float4 r = __ldcs(reinterpret_cast<const float4 *>(
         receiver + element(receiver_layout, 4 * qx, iy, iz)));
-    float4 sum = image[dense], lit = illumination[dense];
+    float4 sum = image[dense];
     sum.x = __fmaf_rn(s.x, r.x, sum.x);
     sum.y = __fmaf_rn(s.y, r.y, sum.y);
     sum.z = __fmaf_rn(s.z, r.z, sum.z);
     sum.w = __fmaf_rn(s.w, r.w, sum.w);
-    lit.x = __fmaf_rn(s.x, s.x, lit.x);
-    lit.y = __fmaf_rn(s.y, s.y, lit.y);
-    lit.z = __fmaf_rn(s.z, s.z, lit.z);
-    lit.w = __fmaf_rn(s.w, s.w, lit.w);
     image[dense] = sum;
-    illumination[dense] = lit;
+    if (illumination) illumination[dense] = square_add(s, illumination[dense]);
+  }
+}
+
+/* The illumination of the snapshots a backward pass images, in its order (the last slot
+ * first), each volume read once: lit += s_k^2 for k = count - 1 down to 0, one __fmaf_rn
+ * each, as count accumulations would add them. Thread mapping: one element of V (float4
+ * where the volumes allow, else float) a thread, a grid-stride loop over the elements; the
+ * slots' loads unrolled so that several are in flight. */
+template <typename V>
+static __global__ void illuminate_kernel(size_t elements, V *__restrict__ illumination,
+                                         const V *__restrict__ first, size_t stride, int count) {
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < elements;
+       i += (size_t)gridDim.x * blockDim.x) {
+    V lit = illumination[i];
+#pragma unroll 8
+    for (int k = count - 1; k >= 0; --k)
+      lit = square_add(__ldcs(first + (size_t)k * stride + i), lit);
+    illumination[i] = lit;
   }
 }
 
@@ -241,11 +265,36 @@ extern "C" int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d
   if (empty(extent)) return RTM_OK;
   if (!quads_fit(extent, d_source, source_layout) ||
       !quads_fit(extent, d_receiver, receiver_layout) || !quads_fit(extent, d_image, dense) ||
-      !quads_fit(extent, d_illumination, dense))
+      (d_illumination && !quads_fit(extent, d_illumination, dense)))
     return launch_rows(accumulate_kernel, "accumulate_kernel", extent, d_image, d_illumination,
                        d_source, source_layout, d_receiver, receiver_layout);
   return launch_quads(extent, d_image, d_illumination, d_source, source_layout, d_receiver,
                       receiver_layout);
+}
+
+extern "C" int rtm_imaging_cuda_illuminate(size_t cells, float *d_illumination,
+                                           const float *d_first, size_t stride, int count) {
+  int status = RTM_OK;
+  if (cells == 0 || count <= 0) return RTM_OK;
+  const bool quads = cells % 4 == 0 && stride % 4 == 0 &&
+                     reinterpret_cast<uintptr_t>(d_illumination) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(d_first) % 16 == 0;
+  const size_t elements = quads ? cells / 4 : cells;
+  const size_t wanted = (elements + CELL_THREADS - 1) / CELL_THREADS;
+  const unsigned blocks =
+      (unsigned)(wanted < (size_t)MAX_CELL_BLOCKS ? wanted : (size_t)MAX_CELL_BLOCKS);
+  if (quads) {
+    illuminate_kernel<<<blocks, CELL_THREADS, 0, cudaStreamLegacy>>>(
+        elements, reinterpret_cast<float4 *>(d_illumination),
+        reinterpret_cast<const float4 *>(d_first), stride / 4, count);
+    RTM_CUDA_TRY_LAUNCH("illuminate_kernel<float4>");
+  } else {
+    illuminate_kernel<<<blocks, CELL_THREADS, 0, cudaStreamLegacy>>>(elements, d_illumination,
+                                                                     d_first, stride, count);
+    RTM_CUDA_TRY_LAUNCH("illuminate_kernel<float>");
+  }
+fail:
+  return status;
 }
 
 extern "C" int rtm_imaging_cuda_pack(rtm_imaging_extent_t extent, const float *d_field,

@@ -46,10 +46,16 @@ static inline rtm_imaging_extent_t rtm_imaging_extent(const rtm_grid_t *grid) {
 
 /* Makes `device` current for the calls that follow. */
 int rtm_imaging_cuda_use_device(int device);
-/* d_image += d_source * d_receiver, d_illumination += d_source^2 (dense outputs). */
+/* d_image += d_source * d_receiver, d_illumination += d_source^2 (dense outputs); the image
+ * alone where d_illumination is NULL (rtm_image_defer_illumination). */
 int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image, float *d_illumination,
                                 const float *d_source, rtm_layout_t source_layout,
                                 const float *d_receiver, rtm_layout_t receiver_layout);
+/* d_illumination[i] += s_k[i]^2 for k = count - 1 down to 0, s_k = d_first + k stride,
+ * i < cells, one __fmaf_rn each in that order: the accumulations of the backward pass, which
+ * images the last snapshot first, bit for bit, with each volume read once. */
+int rtm_imaging_cuda_illuminate(size_t cells, float *d_illumination, const float *d_first,
+                                size_t stride, int count);
 /* The interior of d_field (laid out as `layout`) into dense d_dense: as float, or as
  * binary16 bit patterns of x 2^e, with *d_max_bits (device memory) set to the interior's
  * largest |x| as bits, which gives e (rtm_half_scale_exponent). */
@@ -133,6 +139,7 @@ static inline int rtm_imaging_cuda_unavailable(int unused, ...) {
 }
 #define rtm_imaging_cuda_use_device(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_accumulate(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
+#define rtm_imaging_cuda_illuminate(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_pack(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_pack_half(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)
 #define rtm_imaging_cuda_unpack_half(...) rtm_imaging_cuda_unavailable(0, __VA_ARGS__)

@@ -216,6 +216,10 @@ static int snapshots_image_at(void *state, int n, rtm_image_t *image, const floa
   return rtm_image_accumulate_blocks(image, blocks, rate, scratch, receiver, receiver_layout);
 }
 
+static int snapshots_stored_sources(const void *state, const float **first, size_t *stride) {
+  return rtm_snapshots_volumes(((const snapshots_state_t *)state)->store, first, stride);
+}
+
 const char *rtm_reconstruction_snapshots_format(const void *state) {
   return rtm_snapshots_format(((const snapshots_state_t *)state)->store);
 }
@@ -241,6 +245,7 @@ const rtm_reconstruction_ops_t rtm_reconstruction_snapshots = {
     .after_forward = snapshots_after_forward,
     .source_at = snapshots_source_at,
     .image_at = snapshots_image_at,
+    .stored_sources = snapshots_stored_sources,
     .finish_shot = NULL,
     .recomputed_steps = NULL,
     .destroy = snapshots_destroy,

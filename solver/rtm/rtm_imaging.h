@@ -68,6 +68,16 @@ int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
  * multiply-add per term in this order, the same on host and device. */
 int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                          const float *receiver, rtm_layout_t receiver_layout);
+/* While deferred (1), the accumulations add the image alone (rtm_image_accumulate and a
+ * step's request; rtm_image_accumulate_blocks refuses), the illumination being added later
+ * from the stored source volumes by rtm_image_illuminate, which reads each once instead of
+ * reading and writing the illumination at every imaging step. */
+void rtm_image_defer_illumination(rtm_image_t *image, int deferred);
+/* illumination += s_k^2 for k = count - 1 down to 0, s_k the dense interior volume at
+ * first + k stride where the image is (stride >= its cells), one fused multiply-add each in
+ * that order: the floats that accumulating S(n) for the slots' times, the last first as a
+ * backward pass does, gives. */
+int rtm_image_illuminate(rtm_image_t *image, const float *first, size_t stride, int count);
 /* The same accumulation with the source as a zfp snapshot's device blocks and the coder's
  * scratch (rtm_snapshots_device_blocks): decoded and imaged in one pass (device images only; the
  * same floats as decoding into a volume, then rtm_image_accumulate). */
@@ -220,6 +230,11 @@ int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t 
 /* Slot `slot` as a dense fp32 volume in device memory that a step may write itself (the
  * store's slots are fp32 on the device), else NULL. */
 float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot);
+/* The slots as fp32 volumes where the fields are (a host store of the cpu backend, a device
+ * store of a GPU's), in place: *first the first slot's dense volume, *stride the floats from
+ * one slot to the next; returns how many. 0 where they are not (fp16, zfp, a GPU's slots in
+ * host memory): their volumes are made one at a time by rtm_snapshots_get. */
+int rtm_snapshots_volumes(const rtm_snapshots_t *store, const float **first, size_t *stride);
 /* Slot `slot`'s codec blocks in device memory (copied to the transfer buffer first where the
  * slots are on the host), their rate and the coder's scratch (rtm_cuda_codec.h), where the
  * store is zfp for a device; else

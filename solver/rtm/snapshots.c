@@ -442,6 +442,16 @@ float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot) {
   return slot_at(store, slot);
 }
 
+int rtm_snapshots_volumes(const rtm_snapshots_t *store, const float **first, size_t *stride) {
+  *first = NULL;
+  *stride = 0;
+  if (store->precision != RTM_PRECISION_FP32 || store->host_slots_of_device || store->count <= 0)
+    return 0;
+  *first = store->slots.ptr;
+  *stride = store->slot_bytes / sizeof(float);
+  return store->count;
+}
+
 int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view) {
   int status = RTM_OK;
   RTM_TRY(check_slot(store, slot, "rtm_snapshots_save"));

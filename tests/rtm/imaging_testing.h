@@ -153,6 +153,56 @@ static inline void imaging_test_gathers_cleared(rtm_gathers_t *gathers, float *g
     assert_true(got[i] == 0.0f);
 }
 
+/* Floats copied where an image of `device` lives (host memory for -1), and freed. */
+typedef float *(*imaging_test_place_t)(const float *host, size_t count);
+typedef void (*imaging_test_drop_t)(float *placed);
+
+/* The illumination deferred (rtm_image_defer_illumination) on an image of `device`: one
+ * accumulation as usual, then `count` with it deferred of sources `stride` floats apart (the
+ * last first, as a backward pass takes a store's slots), then rtm_image_illuminate over
+ * them. Before the pass the illumination is the first accumulation's alone; after it, image
+ * and illumination are the plain loop's floats for all of them, bit for bit. */
+static inline void imaging_test_deferred(rtm_test_rng_t *rng, int device, int nx, int count,
+                                         size_t stride, imaging_test_place_t place,
+                                         imaging_test_drop_t drop) {
+  rtm_grid_t grid;
+  imaging_test_grid_nx(&grid, nx);
+  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
+  const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
+  float *sources = imaging_test_alloc((size_t)count * stride);
+  float *receiver = imaging_test_alloc(padded), *first = imaging_test_alloc(cells);
+  float *want_image = imaging_test_alloc(cells), *want_illumination = imaging_test_alloc(cells);
+  float *got_image = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
+  imaging_test_fill(rng, sources, (size_t)count * stride, 0.1, 3.0);
+  imaging_test_fill(rng, receiver, padded, 0.1, 3.0);
+  imaging_test_fill(rng, first, cells, 0.1, 3.0);
+  float *placed_sources = place(sources, (size_t)count * stride);
+  float *placed_receiver = place(receiver, padded), *placed_first = place(first, cells);
+  rtm_image_t *image = NULL;
+  assert_int_equal(rtm_image_create(&grid, device, "auto", NULL, &image), RTM_OK);
+  assert_int_equal(rtm_image_accumulate(image, placed_first, d, placed_receiver, p), RTM_OK);
+  imaging_test_accumulate(&grid, want_image, want_illumination, first, d, receiver, p);
+  rtm_image_defer_illumination(image, 1);
+  for (int k = count - 1; k >= 0; --k)
+    assert_int_equal(
+        rtm_image_accumulate(image, placed_sources + (size_t)k * stride, d, placed_receiver, p),
+        RTM_OK);
+  assert_int_equal(rtm_image_read(image, NULL, got_illumination), RTM_OK);
+  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
+  assert_int_equal(rtm_image_illuminate(image, placed_sources, stride, count), RTM_OK);
+  rtm_image_defer_illumination(image, 0);
+  for (int k = count - 1; k >= 0; --k)
+    imaging_test_accumulate(&grid, want_image, want_illumination, sources + (size_t)k * stride, d,
+                            receiver, p);
+  assert_int_equal(rtm_image_read(image, got_image, got_illumination), RTM_OK);
+  assert_memory_equal(got_image, want_image, cells * sizeof(float));
+  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
+  rtm_image_destroy(image);
+  drop(placed_sources), drop(placed_receiver), drop(placed_first);
+  free(sources), free(receiver), free(first);
+  free(want_image), free(want_illumination), free(got_image), free(got_illumination);
+}
+
 /* rtm_image_create for the fields of `device` through `strategy` is a config error naming
  * memory.imaging, and leaves no image. */
 static inline void imaging_test_image_refused(int device, const char *strategy) {

@@ -88,6 +88,25 @@ static void test_accumulate_matches_loop(void **state) {
   free(want_image), free(want_illumination), free(got_image), free(got_illumination);
 }
 
+static float *host_copy(const float *host, size_t count) {
+  float *copy = imaging_test_alloc(count);
+  memcpy(copy, host, count * sizeof *copy);
+  return copy;
+}
+
+static void host_free(float *copy) {
+  free(copy);
+}
+
+/* The illumination of a store's volumes in one pass, after the image alone at each step,
+ * gives the same floats: 600 x 11 x 7 cells (the host's pieces of 4096 cells, the last one
+ * short), 7 sources a volume and 5 floats apart. */
+static void test_illumination_deferred(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_illumination_deferred");
+  imaging_test_deferred(&rng, -1, 600, 7, 600 * 11 * 7 + 5, host_copy, host_free);
+}
+
 /* The cpu backend's image is host memory: another strategy is a config error naming the
  * key. */
 static void test_image_refuses_device_strategy(void **state) {
@@ -702,6 +721,7 @@ static void test_boundary_shell_by_slabs(void **state) {
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_matches_loop),
+              cmocka_unit_test(test_illumination_deferred),
               cmocka_unit_test(test_image_refuses_device_strategy),
               cmocka_unit_test(test_snapshots_fp32_round_trip),
               cmocka_unit_test(test_snapshots_fp16_round_trip),

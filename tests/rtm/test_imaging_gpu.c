@@ -129,6 +129,22 @@ static void test_device_accumulate_bitwise(void **state) {
   }
 }
 
+static void device_free(float *placed) {
+  cudaFree(placed);
+}
+
+/* The illumination of a store's volumes in one pass on the device, after the image alone at
+ * each step (the kernel of four cells a thread's skip and the in-step request's are the
+ * others' floats: test_image_in_step_bitwise, test_migration_gpu), gives the same floats:
+ * four cells a thread (36 x 11 x 7 cells, volumes 8 floats apart) and one (an odd stride). */
+static void test_device_illumination_deferred(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_device_illumination_deferred");
+  imaging_test_deferred(&rng, DEVICE, 36, 9, 36 * 11 * 7 + 8, to_device, device_free);
+  imaging_test_deferred(&rng, DEVICE, 36, 9, 36 * 11 * 7 + 1, to_device, device_free);
+  imaging_test_deferred(&rng, DEVICE, 13, 3, 13 * 11 * 7, to_device, device_free);
+}
+
 /* A cuda backend's image lives in device memory: host strategies are config errors. */
 static void test_device_image_refuses_host_memory(void **state) {
   (void)state;
@@ -642,6 +658,7 @@ static void test_device_gathers_bitwise(void **state) {
 
 RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_accumulate_bitwise),
                    cmocka_unit_test(test_device_gathers_bitwise),
+                   cmocka_unit_test(test_device_illumination_deferred),
                    cmocka_unit_test(test_image_in_step_bitwise),
                    cmocka_unit_test(test_device_image_refuses_host_memory),
                    cmocka_unit_test(test_device_snapshots),
