@@ -219,6 +219,76 @@ fail:
   return status;
 }
 
+/* Parts the filtered image is written in while the rest is filtered (one rank: the I/O
+ * thread writes each behind the filter). */
+enum { IMAGE_PARTS = 8 };
+
+/* Planes [z_begin, z_begin + nz) of the slab's filtered image (write_image_part's job). */
+typedef struct {
+  migrate_run_t *run;
+  int z_begin, nz;
+} image_part_t;
+
+/* One part of /image into OUTPUT.h5 (rtm_output_volume_in_parts): its seconds added to
+ * run->volumes_s. */
+static int write_image_part(void *context) {
+  const image_part_t *part = context;
+  migrate_run_t *run = part->run;
+  const double start_s = rtm_wall_seconds();
+  const size_t plane = (size_t)run->grid.n[0] * (size_t)run->grid.n[1];
+  int status = rtm_output_set_planes(run->output, run->grid.z_offset + part->z_begin, part->nz);
+  if (status == RTM_OK)
+    status = rtm_output_write_volume(run->output, "/image",
+                                     run->slab_image + (size_t)part->z_begin * plane);
+  /* the planes a later write carries: the slab's again */
+  const int reset = rtm_output_set_planes(run->output, run->grid.z_offset, run->grid.nz_local);
+  run->volumes_s += rtm_wall_seconds() - start_s;
+  return status != RTM_OK ? status : reset;
+}
+
+/* The gathers into OUTPUT.h5, behind an image written in parts: as write_image's. */
+static int write_gathers_behind(void *context) {
+  migrate_run_t *run = context;
+  const double start_s = rtm_wall_seconds();
+  const int status = write_gathers(run);
+  run->volumes_s += rtm_wall_seconds() - start_s;
+  return status;
+}
+
+/* The Laplacian over the slab from `scratch` (rtm_image_laplacian_begin's) in IMAGE_PARTS
+ * parts. Where `behind` (one rank and its I/O thread, /image declared in parts) each part
+ * found finite is queued to be written while the next are filtered, so that the image is in the
+ * file soon after the filter ends instead of a whole write after it; the first part that is not
+ * stops the queueing (the check of the whole image names its cell) and *all_queued stays 0. */
+static int filter_in_parts(migrate_run_t *run, const float *scratch, int behind,
+                           image_part_t parts[IMAGE_PARTS], long *ticket, int *queued,
+                           int *all_queued) {
+  int status = RTM_OK;
+  const int nz = run->grid.nz_local;
+  const size_t plane = (size_t)run->grid.n[0] * (size_t)run->grid.n[1];
+  int clean = behind;
+  *all_queued = 0;
+  for (int p = 0; p < IMAGE_PARTS; ++p) {
+    const int z_begin = (int)((long)nz * p / IMAGE_PARTS);
+    const int z_end = (int)((long)nz * (p + 1) / IMAGE_PARTS);
+    if (z_end == z_begin) continue;
+    rtm_image_laplacian_planes(&run->grid, run->cfg.boundary.width_cells, run->slab_image, scratch,
+                               z_begin, z_end);
+    size_t at = 0;
+    if (!clean || rtm_io_find_bad_values(run->slab_image + (size_t)z_begin * plane,
+                                         (size_t)(z_end - z_begin) * plane, 0.0, &at) > 0) {
+      clean = 0;
+      continue;
+    }
+    parts[p] = (image_part_t){run, z_begin, z_end - z_begin};
+    RTM_TRY(rtm_io_worker_submit(run->worker, write_image_part, &parts[p], ticket));
+    *queued = 1;
+  }
+  *all_queued = clean;
+fail:
+  return status;
+}
+
 /* Whether the figures, drawn through PLplot, cairo, pango and fontconfig, would find too
  * little address space under the process's limit (ulimit -v): there those libraries do
  * not fail, they abort the process (GLib-ERROR, SIGSEGV, PLplot's exit) after all the
@@ -271,8 +341,9 @@ static int wait_once(migrate_run_t *run, int *queued, long ticket) {
 int rtm_migrate_write_image(migrate_run_t *run) {
   int status = RTM_OK, drawn = RTM_OK;
   float *scratch = NULL;
-  long illumination_ticket = 0, image_ticket = 0;
-  int illumination_queued = 0, image_queued = 0;
+  long illumination_ticket = 0, image_ticket = 0, parts_ticket = 0;
+  int illumination_queued = 0, image_queued = 0, parts_queued = 0, in_parts = 0;
+  image_part_t parts[IMAGE_PARTS];
   double start_s = rtm_wall_seconds();
   run->volumes_s = 0.0;
   RTM_TRY(rtm_migrate_finish_sums(run));
@@ -281,6 +352,12 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   RTM_TRY(check_finite(run, "/illumination", run->slab_illumination)); /* never filtered */
   /* the sidecar lists /image first, as the run file's readers expect, whatever comes first */
   if (run->root) RTM_TRY(rtm_output_name_volume(run->output, "/image"));
+  /* filtered and written in parts: declared before any job of this end is queued (HDF5 is
+   * called by one thread at a time) */
+  if (behind && run->cfg.rtm.laplacian) {
+    RTM_TRY(rtm_io_worker_drain(run->worker));
+    RTM_TRY(rtm_output_volume_in_parts(run->output, "/image"));
+  }
   if (behind) {
     RTM_TRY(rtm_io_worker_submit(run->worker, write_illumination, run, &illumination_ticket));
     illumination_queued = 1;
@@ -293,19 +370,20 @@ int rtm_migrate_write_image(migrate_run_t *run) {
     /* huge pages: its first touch, the copy of the image into it, faults every 2 MiB */
     scratch = rtm_mem_host_large(rtm_image_laplacian_scratch_cells(&run->grid) * sizeof *scratch);
     if (!scratch) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the image filter");
-    RTM_TRY(
-        rtm_image_laplacian(&run->grid, run->cfg.boundary.width_cells, run->slab_image, scratch));
+    RTM_TRY(rtm_image_laplacian_begin(&run->grid, run->slab_image, scratch));
+    RTM_TRY(filter_in_parts(run, scratch, behind, parts, &parts_ticket, &parts_queued, &in_parts));
   }
   run->filter_s = rtm_wall_seconds() - filter_start_s;
-  RTM_TRY(check_finite(run, "/image", run->slab_image));
+  if (!in_parts) RTM_TRY(check_finite(run, "/image", run->slab_image)); /* else part by part */
   warn_if_zero(run);
   RTM_TRY(gather_planes(run)); /* collective: before the image's write, which holds them */
   RTM_TRY(angle_gathers(run)); /* collective: the illumination down the CIPs' lines */
   if (run->root) run->figures_skipped = figures_do_not_fit(run);
   if (behind) {
-    /* the image on the I/O thread, the figures here meanwhile: both only read the slabs,
-     * and the figures call no HDF5 */
-    RTM_TRY(rtm_io_worker_submit(run->worker, write_image, run, &image_ticket));
+    /* the image (or what follows its parts) on the I/O thread, the figures here meanwhile:
+     * both only read the slabs, and the figures call no HDF5 */
+    RTM_TRY(rtm_io_worker_submit(run->worker, in_parts ? write_gathers_behind : write_image, run,
+                                 &image_ticket));
     image_queued = 1;
     drawn = draw_figures(run);
   } else {
@@ -313,8 +391,10 @@ int rtm_migrate_write_image(migrate_run_t *run) {
     RTM_TRY(write_illumination(run));
     RTM_TRY(draw_figures(run));
   }
-  /* in the order queued, both whatever comes */
+  /* in the order queued, each whatever comes */
   status = wait_once(run, &illumination_queued, illumination_ticket);
+  const int parts_written = wait_once(run, &parts_queued, parts_ticket);
+  if (status == RTM_OK) status = parts_written;
   const int written = wait_once(run, &image_queued, image_ticket);
   RTM_TRY(status);
   RTM_TRY(written);
@@ -330,6 +410,7 @@ int rtm_migrate_write_image(migrate_run_t *run) {
 fail:
   /* a job still queued on the way out (a failure here) reads the slabs: waited for first */
   wait_once(run, &illumination_queued, illumination_ticket);
+  wait_once(run, &parts_queued, parts_ticket);
   wait_once(run, &image_queued, image_ticket);
   if (run->gathers_whole != run->gather_shot) free(run->gathers_whole);
   run->gathers_whole = NULL;

@@ -119,6 +119,12 @@ int rtm_output_write_shot(rtm_output_t *output, int shot, const double source_m[
 /* A volume [nz][ny][nx] at `name` (an absolute path such as "/image" or "/shots/3/image";
  * groups created as needed), this rank's planes at its z-offset. */
 int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense);
+/* A new volume at `name` that its one writer (rtm_output_expect_whole, not collective)
+ * writes in parts: rtm_output_set_planes, then rtm_output_write_volume, for each (a part
+ * written while the next is made). Made without a NaN fill, which HDF5 would write over the
+ * whole volume before its first part (a second write of it); rtm_output_finish refuses the
+ * file unless the parts' planes add up to the volume's. One such volume a file. */
+int rtm_output_volume_in_parts(rtm_output_t *output, const char *name);
 /* A migration's subsurface-offset gathers: /gathers/offset [cips][2 lags + 1][2 lags + 1][nz]
  * (float32; cip, hy, hx, z with z fastest) with their lags, lag spacing (x, y), depth axis
  * and CIP steps as attributes, and /gathers/cip_x_m, /gathers/cip_y_m [cips], the CIP lines'

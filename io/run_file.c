@@ -56,6 +56,7 @@ static void free_output(rtm_output_t *output) {
   for (int v = 0; v < output->volume_count; ++v)
     free(output->volumes[v]);
   free(output->volumes);
+  free(output->parts_name);
   free(output->partial);
   free(output->path);
   free(output);
@@ -305,7 +306,7 @@ fail:
 
 /* The dataset [nz][ny][nx] at name, created (NaN where no rank has written) or, when a
  * rank before created it, opened and checked. */
-static int open_volume(rtm_output_t *output, const char *name, hid_t *dataset) {
+static int open_volume(rtm_output_t *output, const char *name, int unfilled, hid_t *dataset) {
   int status = RTM_OK, exists;
   hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
   const rtm_io_volume_t *g = &output->volume;
@@ -326,7 +327,7 @@ static int open_volume(rtm_output_t *output, const char *name, hid_t *dataset) {
   RTM_H5_CHECK(space = H5Screate_simple(3, dims, NULL), RTM_ERR_IO, "%s", name);
   RTM_H5_CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE), RTM_ERR_IO, "%s", name);
   RTM_H5_CHECK(H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill), RTM_ERR_IO, "%s", name);
-  if (output->collective)
+  if (output->collective || unfilled)
     RTM_H5_CHECK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), RTM_ERR_IO, "%s", name);
   RTM_TRY(create_intermediate_groups(output, name, &lcpl));
   RTM_H5_CHECK(*dataset =
@@ -357,10 +358,15 @@ static int declare_volume(rtm_output_t *output, const char *name, hid_t *dataset
   if (!name || name[0] != '/' || name[strlen(name) - 1] == '/')
     RTM_FAIL(RTM_ERR_INTERNAL, "output volume name '%s': expected an absolute path such as /image",
              name ? name : "(null)");
-  RTM_TRY(open_volume(output, name, dataset));
+  RTM_TRY(open_volume(output, name, 0, dataset));
   RTM_TRY(remember_volume(output, name));
 fail:
   return status;
+}
+
+/* Whether `name` is the volume declared in parts. */
+static int in_parts(const rtm_output_t *output, const char *name) {
+  return output->parts_name && strcmp(output->parts_name, name) == 0;
 }
 
 int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense) {
@@ -368,6 +374,28 @@ int rtm_output_write_volume(rtm_output_t *output, const char *name, const float 
   hid_t dataset = H5I_INVALID_HID;
   RTM_TRY(declare_volume(output, name, &dataset));
   RTM_TRY(write_local_planes(output, dataset, 3, 0, name, dense));
+  if (in_parts(output, name)) output->parts_planes += output->volume.nz_local;
+fail:
+  rtm_h5_close(&dataset);
+  return status;
+}
+
+int rtm_output_volume_in_parts(rtm_output_t *output, const char *name) {
+  int status = RTM_OK;
+  hid_t dataset = H5I_INVALID_HID;
+  if (!output->whole || output->collective || output->parts_name)
+    RTM_FAIL(RTM_ERR_INTERNAL,
+             "output file %s: %s in parts needs one writer and no other volume "
+             "in parts",
+             output->partial, name ? name : "(null)");
+  if (!name || name[0] != '/' || rtm_h5_path_exists(output->file, name) != 0)
+    RTM_FAIL(RTM_ERR_INTERNAL, "output file %s: %s in parts: a new absolute path is needed",
+             output->partial, name ? name : "(null)");
+  RTM_TRY(open_volume(output, name, 1, &dataset));
+  RTM_TRY(remember_volume(output, name));
+  if (!(output->parts_name = copy_text(name)))
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory naming the volume %s of %s", name, output->path);
+  output->parts_planes = 0;
 fail:
   rtm_h5_close(&dataset);
   return status;
@@ -654,6 +682,11 @@ fail:
 /* RTM_ERR_INTERNAL when a snapshot of an unfilled series was never written: it would read
  * back as whatever the disk held. */
 static int snapshots_complete(const rtm_output_t *output) {
+  if (output->parts_name && output->parts_planes != output->volume.n[2]) {
+    rtm_log_error("output file %s: %d of the %d planes of %s were written", output->partial,
+                  output->parts_planes, output->volume.n[2], output->parts_name);
+    return RTM_ERR_INTERNAL;
+  }
   for (int i = 0; i < output->field_count; ++i) {
     const snapshot_field_t *f = &output->fields[i];
     for (int k = 0; f->unfilled && k < f->count; ++k)

@@ -77,8 +77,14 @@ static double laplacian_inside(const float *u, size_t i, const long stride[3],
   return lap;
 }
 
-int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch) {
-  int status = RTM_OK;
+int rtm_image_laplacian_begin(const rtm_grid_t *grid, const float *image, float *scratch) {
+  /* the planes past a cut are the neighbour's (a slab is at least R planes: rtm_mpi_slab);
+   * past the volume's faces there are none, and the box (mirrored) never reaches them */
+  return rtm_mpi_exchange_dense_planes(grid, RTM_RADIUS, image, scratch);
+}
+
+void rtm_image_laplacian_planes(const rtm_grid_t *grid, int width, float *image,
+                                const float *scratch, int z_begin, int z_end) {
   const long n[3] = {grid->n[0], grid->n[1], grid->nz_local};
   const long stride[3] = {1, n[0], n[0] * n[1]};
   /* scratch: R planes below the slab, its nz_local, R above; the box in its cells */
@@ -92,11 +98,9 @@ int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *
     hi[a] = global_hi - offset[a] < extent[a] ? global_hi - offset[a] : extent[a];
     inv_h2[a] = 1.0 / (grid->spacing_m[a] * grid->spacing_m[a]);
   }
-  /* the planes past a cut are the neighbour's (a slab is at least R planes: rtm_mpi_slab);
-   * past the volume's faces there are none, and the box (mirrored) never reaches them */
-  RTM_TRY(rtm_mpi_exchange_dense_planes(grid, RTM_RADIUS, image, scratch));
+  const long first = z_begin > 0 ? z_begin : 0, last = z_end < n[2] ? z_end : n[2];
   IMAGING_OMP_ROWS
-  for (long iz = 0; iz < n[2]; ++iz)
+  for (long iz = first; iz < last; ++iz)
     for (long iy = 0; iy < n[1]; ++iy) {
       const long z = iz + RTM_RADIUS;
       float *row = image + (size_t)(iz * stride[2] + iy * stride[1]);
@@ -117,6 +121,10 @@ int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *
         row[ix] = inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2) : 0.0f;
       }
     }
-fail:
+}
+
+int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch) {
+  const int status = rtm_image_laplacian_begin(grid, image, scratch);
+  if (status == RTM_OK) rtm_image_laplacian_planes(grid, width, image, scratch, 0, grid->nz_local);
   return status;
 }

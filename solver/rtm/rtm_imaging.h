@@ -281,6 +281,13 @@ int rtm_image_compensate(rtm_mpi_t *mpi, float *image, const float *illumination
  * + 2 R planes of it (rtm_image_laplacian_scratch_cells). Collective over the ranks that
  * share the slabs (the R planes past each cut come from the neighbour). */
 int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch);
+/* The same in parts, so that planes filtered can be written while the rest are: _begin
+ * copies the slab and its neighbours' planes into scratch (collective, as above), then
+ * _planes filters the slab's planes [z_begin, z_end) (local indices) from scratch, in any
+ * order; over every plane the floats of rtm_image_laplacian. */
+int rtm_image_laplacian_begin(const rtm_grid_t *grid, const float *image, float *scratch);
+void rtm_image_laplacian_planes(const rtm_grid_t *grid, int width, float *image,
+                                const float *scratch, int z_begin, int z_end);
 static inline size_t rtm_image_laplacian_scratch_cells(const rtm_grid_t *grid) {
   return (size_t)grid->n[0] * (size_t)grid->n[1] * (size_t)(grid->nz_local + 2 * RTM_RADIUS);
 }

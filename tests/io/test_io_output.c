@@ -256,6 +256,73 @@ static void test_unwritten_snapshot_refused(void **state) {
   H5Fclose(file);
 }
 
+/* A volume written in parts by its one writer (a migration's image behind its filter):
+ * parts of 2, 1 and 3 planes out of order give the whole volume, made without a NaN fill
+ * (which HDF5 would write over it first); parts that miss a plane are refused at the finish,
+ * no file left; a second volume in parts, or one under several writers, is refused. */
+static rtm_output_t *whole_output(const fixture_t *f) {
+  static const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text", NULL};
+  rtm_output_t *output = NULL;
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->volume, &info, &output), RTM_OK);
+  rtm_output_expect_whole(output);
+  return output;
+}
+
+static void write_part(rtm_output_t *output, const float *volume, int z_begin, int nz) {
+  assert_int_equal(rtm_output_set_planes(output, z_begin, nz), RTM_OK);
+  assert_int_equal(rtm_output_write_volume(output, "/image", volume + (size_t)z_begin * NY * NX),
+                   RTM_OK);
+}
+
+/* The status of an output call, with what it said on stderr containing `needle`. */
+static int said(int status, capture_t *c, const char *needle) {
+  char *text = capture_end(c);
+  assert_true(contains(text, needle));
+  free(text);
+  return status;
+}
+
+static void test_volume_in_parts(void **state) {
+  const fixture_t *f = *state;
+  const size_t volume = (size_t)NZ * NY * NX;
+  capture_t c;
+  remove(RUN_PATH);
+  rtm_output_t *output = whole_output(f);
+  assert_int_equal(rtm_output_volume_in_parts(output, "/image"), RTM_OK);
+  write_part(output, f->snapshots, 3, 3);
+  write_part(output, f->snapshots, 0, 2);
+  capture_begin(&c, 2);
+  assert_int_equal(said(rtm_output_close(output, 1), &c, "5 of the 6 planes of /image"),
+                   RTM_ERR_INTERNAL);
+  assert_false(file_exists(RUN_PATH));
+  assert_false(file_exists(RUN_PATH ".partial"));
+
+  output = whole_output(f);
+  assert_int_equal(rtm_output_volume_in_parts(output, "/image"), RTM_OK);
+  capture_begin(&c, 2);
+  assert_int_equal(said(rtm_output_volume_in_parts(output, "/other"), &c, "no other volume"),
+                   RTM_ERR_INTERNAL);
+  write_part(output, f->snapshots, 3, 3);
+  write_part(output, f->snapshots, 2, 1);
+  write_part(output, f->snapshots, 0, 2);
+  assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+  rtm_dataset_t d = {0};
+  assert_int_equal(rtm_io_read_dataset(RUN_PATH, "/image", &d), RTM_OK);
+  assert_memory_equal(d.data, f->snapshots, volume * sizeof(float));
+  rtm_dataset_release(&d);
+  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_int_equal(fill_time_of(file, "/image"), H5D_FILL_TIME_NEVER);
+  H5Fclose(file);
+
+  static const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text", NULL};
+  remove(RUN_PATH);
+  assert_int_equal(rtm_output_create(RUN_PATH, &f->volume, &info, &output), RTM_OK);
+  capture_begin(&c, 2);
+  assert_int_equal(said(rtm_output_volume_in_parts(output, "/image"), &c, "one writer"),
+                   RTM_ERR_INTERNAL);
+  assert_int_equal(rtm_output_close(output, 0), RTM_OK);
+}
+
 /* /traces/p written window by window while a run goes (rtm3d model on a GPU): out of order
  * and with a short last window (5 samples of 6; 1 of 8, as a full receiver plane's 2001
  * samples in windows of 80: a chunk written whole, its columns past the extent padding),
@@ -798,6 +865,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_traces_in_windows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_local_z_range_and_unwritten, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unwritten_snapshot_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_volume_in_parts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release_and_reacquire, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_error_names_path, setup, teardown),
       cmocka_unit_test(test_json_checker_can_fail),

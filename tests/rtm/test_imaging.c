@@ -536,6 +536,33 @@ static void test_laplacian_mirrored_in_box(void **state) {
   free(image), free(scratch), free(want);
 }
 
+/* The filter in parts (rtm_image_laplacian_begin, then _planes over pieces of 3 planes, the
+ * last first, one of them empty) gives the whole call's floats on random values, with a box
+ * of width 2 on a slab of planes [3, 14) of 21. */
+static void test_laplacian_in_parts(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_laplacian_in_parts");
+  const int n[3] = {14, 12, 21}, width = 2;
+  const double spacing_m[3] = {10.0, 12.5, 8.0};
+  rtm_grid_t grid;
+  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), RTM_OK);
+  assert_int_equal(rtm_grid_set_z_range(&grid, 3, 11), RTM_OK);
+  const size_t cells = rtm_grid_interior_cells(&grid);
+  const size_t scratch_cells = rtm_image_laplacian_scratch_cells(&grid);
+  float *whole = imaging_test_alloc(cells), *parts = imaging_test_alloc(cells);
+  float *scratch = imaging_test_alloc(scratch_cells);
+  imaging_test_fill(&rng, whole, cells, 0.1, 3.0);
+  memcpy(parts, whole, cells * sizeof *parts);
+  assert_int_equal(rtm_image_laplacian(&grid, width, whole, scratch), RTM_OK);
+  memset(scratch, 0, scratch_cells * sizeof *scratch);
+  assert_int_equal(rtm_image_laplacian_begin(&grid, parts, scratch), RTM_OK);
+  for (int z_end = grid.nz_local; z_end > 0; z_end -= 3)
+    rtm_image_laplacian_planes(&grid, width, parts, scratch, z_end - 3, z_end);
+  rtm_image_laplacian_planes(&grid, width, parts, scratch, 5, 5);
+  assert_memory_equal(parts, whole, cells * sizeof *parts);
+  free(whole), free(parts), free(scratch);
+}
+
 /* image / (illumination + eps max illumination) on values whose quotients are exact, scaled
  * by fresh powers of two; with eps = 0 a cell without illumination keeps its value. */
 static void test_compensate(void **state) {
@@ -730,6 +757,7 @@ RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_m
               cmocka_unit_test(test_snapshots_refuse_bad_slots),
               cmocka_unit_test(test_snapshots_too_large), cmocka_unit_test(test_adjoint_weights),
               cmocka_unit_test(test_laplacian_of_quadratic),
-              cmocka_unit_test(test_laplacian_mirrored_in_box), cmocka_unit_test(test_compensate),
+              cmocka_unit_test(test_laplacian_mirrored_in_box),
+              cmocka_unit_test(test_laplacian_in_parts), cmocka_unit_test(test_compensate),
               cmocka_unit_test(test_sums_exact), cmocka_unit_test(test_sums_order),
               cmocka_unit_test(test_sums_start), cmocka_unit_test(test_boundary_shell_by_slabs))
