@@ -63,19 +63,51 @@ static double laplacian_at(const float *u, const long lo[3], const long hi[3], c
   return lap;
 }
 
-/* laplacian_at for a cell whose every neighbour lies in the box: the same sums in the same
- * order, without the mirroring (most cells: a 512^3 image's filter took about a second). */
-static double laplacian_inside(const float *u, size_t i, const long stride[3],
-                               const double inv_h2[3]) {
-  double lap = 0.0;
-  for (int a = 0; a < 3; ++a) {
-    double d2 = rtm_fd2_coeff[0] * (double)u[i];
-    for (long k = 1; k <= RTM_RADIUS; ++k)
-      d2 += rtm_fd2_coeff[k] * ((double)u[(long)i + k * stride[a]] + (double)u[(long)i - k * stride[a]]);
-    lap += d2 * inv_h2[a];
-  }
-  return lap;
+/* c0 u + sum_k c_k (u[+k s] + u[-k s]) at p, in double: laplacian_at's sum along one axis
+ * of stride s for a cell whose taps all lie in the box, in the same order. */
+static inline double axis_d2(const float *p, long s) {
+  double d2 = rtm_fd2_coeff[0] * (double)p[0];
+  for (long k = 1; k <= RTM_RADIUS; ++k)
+    d2 += rtm_fd2_coeff[k] * ((double)p[k * s] + (double)p[-k * s]);
+  return d2;
 }
+
+/* One row of -lap into `row` from the row of scratch at `at`, (iy, z) its place in the
+ * scratch's box [lo, hi): the cells whose every tap lies in the box (most) by a plain loop
+ * across x, the three axes spelled out so that it vectorises (it did not through the
+ * stride array: 0.31 s of a 512^3 image on 16 cores of an H200's host), laplacian_at's
+ * floats; the others mirrored; zero outside the box. */
+IMAGING_FMA_CLONES static void laplacian_row(const float *scratch, size_t at, float *row, long iy,
+                                             long z, const long lo[3], const long hi[3],
+                                             const long stride[3], const double inv_h2[3]) {
+  long deep_lo = lo[0] + RTM_RADIUS, deep_hi = hi[0] - RTM_RADIUS;
+  if (iy - RTM_RADIUS < lo[1] || iy + RTM_RADIUS >= hi[1] || z - RTM_RADIUS < lo[2] ||
+      z + RTM_RADIUS >= hi[2] || deep_hi < deep_lo)
+    deep_lo = deep_hi = 0;
+  const float *u = scratch + at;
+  const long sy = stride[1], sz = stride[2];
+  const double hx = inv_h2[0], hy = inv_h2[1], hz = inv_h2[2];
+  IMAGING_OMP_SIMD
+  for (long ix = deep_lo; ix < deep_hi; ++ix) {
+    double lap = 0.0;
+    lap += axis_d2(u + ix, 1) * hx;
+    lap += axis_d2(u + ix, sy) * hy;
+    lap += axis_d2(u + ix, sz) * hz;
+    row[ix] = (float)-lap;
+  }
+  for (long ix = 0; ix < stride[1]; ++ix) {
+    if (ix >= deep_lo && ix < deep_hi) continue;
+    const long cell[3] = {ix, iy, z};
+    const int inside =
+        ix >= lo[0] && ix < hi[0] && iy >= lo[1] && iy < hi[1] && z >= lo[2] && z < hi[2];
+    row[ix] = inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2) : 0.0f;
+  }
+}
+
+/* Rows along y a thread takes through every plane of a part: the planes above and below the
+ * one filtered stay in its cache between them (a plane at a time, each row's z taps were read
+ * from memory again). */
+enum { LAPLACIAN_STRIP = 8 };
 
 int rtm_image_laplacian_begin(const rtm_grid_t *grid, const float *image, float *scratch) {
   /* the planes past a cut are the neighbour's (a slab is at least R planes: rtm_mpi_slab);
@@ -99,28 +131,20 @@ void rtm_image_laplacian_planes(const rtm_grid_t *grid, int width, float *image,
     inv_h2[a] = 1.0 / (grid->spacing_m[a] * grid->spacing_m[a]);
   }
   const long first = z_begin > 0 ? z_begin : 0, last = z_end < n[2] ? z_end : n[2];
-  IMAGING_OMP_ROWS
-  for (long iz = first; iz < last; ++iz)
-    for (long iy = 0; iy < n[1]; ++iy) {
-      const long z = iz + RTM_RADIUS;
-      float *row = image + (size_t)(iz * stride[2] + iy * stride[1]);
-      const size_t at = (size_t)(z * stride[2] + iy * stride[1]); /* the row's in scratch */
-      /* the cells whose every tap lies in the box: a plain loop, vectorised across x */
-      long deep_lo = lo[0] + RTM_RADIUS, deep_hi = hi[0] - RTM_RADIUS;
-      if (iy - RTM_RADIUS < lo[1] || iy + RTM_RADIUS >= hi[1] || z - RTM_RADIUS < lo[2] ||
-          z + RTM_RADIUS >= hi[2] || deep_hi < deep_lo)
-        deep_lo = deep_hi = 0;
-      IMAGING_OMP_SIMD
-      for (long ix = deep_lo; ix < deep_hi; ++ix)
-        row[ix] = (float)-laplacian_inside(scratch, at + (size_t)ix, stride, inv_h2);
-      for (long ix = 0; ix < n[0]; ++ix) {
-        if (ix >= deep_lo && ix < deep_hi) continue;
-        const long cell[3] = {ix, iy, z};
-        const int inside = ix >= lo[0] && ix < hi[0] && iy >= lo[1] && iy < hi[1] &&
-                           z >= lo[2] && z < hi[2];
-        row[ix] = inside ? (float)-laplacian_at(scratch, lo, hi, stride, cell, inv_h2) : 0.0f;
+  const long strips = (n[1] + LAPLACIAN_STRIP - 1) / LAPLACIAN_STRIP;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (long strip = 0; strip < strips; ++strip) {
+    const long y_end = (strip + 1) * LAPLACIAN_STRIP < n[1] ? (strip + 1) * LAPLACIAN_STRIP : n[1];
+    for (long iz = first; iz < last; ++iz)
+      for (long iy = strip * LAPLACIAN_STRIP; iy < y_end; ++iy) {
+        const long z = iz + RTM_RADIUS; /* the row's plane in scratch */
+        laplacian_row(scratch, (size_t)(z * stride[2] + iy * stride[1]),
+                      image + (size_t)(iz * stride[2] + iy * stride[1]), iy, z, lo, hi, stride,
+                      inv_h2);
       }
-    }
+  }
 }
 
 int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch) {

@@ -536,6 +536,50 @@ static void test_laplacian_mirrored_in_box(void **state) {
   free(image), free(scratch), free(want);
 }
 
+/* On random values every cell whose taps all lie inside the box (the filter's vectorised
+ * loop) gets the sums written plainly (each axis c0 u + sum_k c_k (u[+k] + u[-k]) in double,
+ * the axes added to 0 in x, y, z order, then negated and rounded once) bit for bit: a wrong
+ * tap, coefficient or spacing shows. The order of the double sums seldom reaches the float
+ * (the axes added z first passed here); over a whole image some cell's does, which an A/B of
+ * two builds (run/tools/compare_builds.sh) shows. Rows of 45 cells (a vector's tail). */
+static void test_laplacian_plain_sums(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_laplacian_plain_sums");
+  const int n[3] = {45, 23, 19}, width = 1;
+  const double spacing_m[3] = {10.0, 12.5, 8.0};
+  rtm_grid_t grid;
+  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), RTM_OK);
+  const size_t cells = rtm_grid_interior_cells(&grid);
+  float *image = imaging_test_alloc(cells), *input = imaging_test_alloc(cells);
+  float *scratch = imaging_test_alloc(rtm_image_laplacian_scratch_cells(&grid));
+  imaging_test_fill(&rng, input, cells, 0.1, 3.0);
+  memcpy(image, input, cells * sizeof *image);
+  assert_int_equal(rtm_image_laplacian(&grid, width, image, scratch), RTM_OK);
+  const long stride[3] = {1, n[0], (long)n[0] * n[1]};
+  int checked = 0;
+  for (long iz = width + RTM_RADIUS; iz < n[2] - width - RTM_RADIUS; ++iz)
+    for (long iy = width + RTM_RADIUS; iy < n[1] - width - RTM_RADIUS; ++iy)
+      for (long ix = width + RTM_RADIUS; ix < n[0] - width - RTM_RADIUS; ++ix, ++checked) {
+        const long i = iz * stride[2] + iy * stride[1] + ix;
+        double lap = 0.0;
+        for (int a = 0; a < 3; ++a) {
+          double d2 = rtm_fd2_coeff[0] * (double)input[i];
+          for (long k = 1; k <= RTM_RADIUS; ++k)
+            d2 += rtm_fd2_coeff[k] *
+                  ((double)input[i + k * stride[a]] + (double)input[i - k * stride[a]]);
+          lap += d2 * (1.0 / (spacing_m[a] * spacing_m[a]));
+        }
+        const float want = (float)-lap;
+        if (memcmp(&image[i], &want, sizeof want) != 0) {
+          print_error("-lap at (%ld, %ld, %ld) = %.9g, the plain sums %.9g\n", ix, iy, iz, image[i],
+                      want);
+          fail();
+        }
+      }
+  assert_int_equal(checked, 35 * 13 * 9);
+  free(image), free(input), free(scratch);
+}
+
 /* The filter in parts (rtm_image_laplacian_begin, then _planes over pieces of 3 planes, the
  * last first, one of them empty) gives the whole call's floats on random values, with a box
  * of width 2 on a slab of planes [3, 14) of 21. */
@@ -758,6 +802,7 @@ RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_m
               cmocka_unit_test(test_snapshots_too_large), cmocka_unit_test(test_adjoint_weights),
               cmocka_unit_test(test_laplacian_of_quadratic),
               cmocka_unit_test(test_laplacian_mirrored_in_box),
+              cmocka_unit_test(test_laplacian_plain_sums),
               cmocka_unit_test(test_laplacian_in_parts), cmocka_unit_test(test_compensate),
               cmocka_unit_test(test_sums_exact), cmocka_unit_test(test_sums_order),
               cmocka_unit_test(test_sums_start), cmocka_unit_test(test_boundary_shell_by_slabs))
