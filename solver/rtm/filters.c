@@ -72,13 +72,12 @@ static inline double axis_d2(const float *p, long s) {
   return d2;
 }
 
-/* One row of -lap into `row` from the row of scratch at `at`, (iy, z) its place in the
- * scratch's box [lo, hi): the cells whose every tap lies in the box (most) by a plain loop
- * across x, the three axes spelled out so that it vectorises (it did not through the
- * stride array: 0.31 s of a 512^3 image on 16 cores of an H200's host), laplacian_at's
- * floats; the others mirrored; zero outside the box. */
-IMAGING_FMA_CLONES static void laplacian_row(const float *scratch, size_t at, float *row, long iy,
-                                             long z, const long lo[3], const long hi[3],
+/* One row of -lap, nx cells, into `row` from the row of scratch at `at`, (iy, z) its place
+ * in the scratch's box [lo, hi): the cells whose every tap lies in the box (most) by a plain
+ * loop across x, the three axes spelled out so that it vectorises (through the stride array
+ * it did not), laplacian_at's floats; the others mirrored; zero outside the box. */
+IMAGING_FMA_CLONES static void laplacian_row(const float *scratch, size_t at, float *row, long nx,
+                                             long iy, long z, const long lo[3], const long hi[3],
                                              const long stride[3], const double inv_h2[3]) {
   long deep_lo = lo[0] + RTM_RADIUS, deep_hi = hi[0] - RTM_RADIUS;
   if (iy - RTM_RADIUS < lo[1] || iy + RTM_RADIUS >= hi[1] || z - RTM_RADIUS < lo[2] ||
@@ -95,7 +94,7 @@ IMAGING_FMA_CLONES static void laplacian_row(const float *scratch, size_t at, fl
     lap += axis_d2(u + ix, sz) * hz;
     row[ix] = (float)-lap;
   }
-  for (long ix = 0; ix < stride[1]; ++ix) {
+  for (long ix = 0; ix < nx; ++ix) {
     if (ix >= deep_lo && ix < deep_hi) continue;
     const long cell[3] = {ix, iy, z};
     const int inside =
@@ -104,10 +103,11 @@ IMAGING_FMA_CLONES static void laplacian_row(const float *scratch, size_t at, fl
   }
 }
 
-/* Rows along y a thread takes through every plane of a part: the planes above and below the
- * one filtered stay in its cache between them (a plane at a time, each row's z taps were read
- * from memory again). */
-enum { LAPLACIAN_STRIP = 8 };
+/* A thread's piece of the filter: rows along y through planes, so that the planes above and
+ * below the one filtered stay in its cache between them (a plane at a time, each row's z taps
+ * were read from memory again); pieces of both, so that a narrow volume still spreads over
+ * the threads. */
+enum { LAPLACIAN_STRIP = 8, LAPLACIAN_PLANES = 16 };
 
 int rtm_image_laplacian_begin(const rtm_grid_t *grid, const float *image, float *scratch) {
   /* the planes past a cut are the neighbour's (a slab is at least R planes: rtm_mpi_slab);
@@ -132,19 +132,25 @@ void rtm_image_laplacian_planes(const rtm_grid_t *grid, int width, float *image,
   }
   const long first = z_begin > 0 ? z_begin : 0, last = z_end < n[2] ? z_end : n[2];
   const long strips = (n[1] + LAPLACIAN_STRIP - 1) / LAPLACIAN_STRIP;
+  const long blocks = last > first ? (last - first + LAPLACIAN_PLANES - 1) / LAPLACIAN_PLANES : 0;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for collapse(2) schedule(static)
 #endif
-  for (long strip = 0; strip < strips; ++strip) {
-    const long y_end = (strip + 1) * LAPLACIAN_STRIP < n[1] ? (strip + 1) * LAPLACIAN_STRIP : n[1];
-    for (long iz = first; iz < last; ++iz)
-      for (long iy = strip * LAPLACIAN_STRIP; iy < y_end; ++iy) {
-        const long z = iz + RTM_RADIUS; /* the row's plane in scratch */
-        laplacian_row(scratch, (size_t)(z * stride[2] + iy * stride[1]),
-                      image + (size_t)(iz * stride[2] + iy * stride[1]), iy, z, lo, hi, stride,
-                      inv_h2);
-      }
-  }
+  for (long strip = 0; strip < strips; ++strip)
+    for (long block = 0; block < blocks; ++block) {
+      const long y_end = strip * LAPLACIAN_STRIP + LAPLACIAN_STRIP < n[1]
+                             ? strip * LAPLACIAN_STRIP + LAPLACIAN_STRIP
+                             : n[1];
+      const long z_first = first + block * LAPLACIAN_PLANES;
+      const long z_last = z_first + LAPLACIAN_PLANES < last ? z_first + LAPLACIAN_PLANES : last;
+      for (long iz = z_first; iz < z_last; ++iz)
+        for (long iy = strip * LAPLACIAN_STRIP; iy < y_end; ++iy) {
+          const long z = iz + RTM_RADIUS; /* the row's plane in scratch */
+          laplacian_row(scratch, (size_t)(z * stride[2] + iy * stride[1]),
+                        image + (size_t)(iz * stride[2] + iy * stride[1]), n[0], iy, z, lo, hi,
+                        stride, inv_h2);
+        }
+    }
 }
 
 int rtm_image_laplacian(const rtm_grid_t *grid, int width, float *image, float *scratch) {
