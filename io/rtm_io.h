@@ -122,8 +122,9 @@ int rtm_output_write_volume(rtm_output_t *output, const char *name, const float 
 /* A new volume at `name` that its one writer (rtm_output_expect_whole, not collective)
  * writes in parts: rtm_output_set_planes, then rtm_output_write_volume, for each (a part
  * written while the next is made). Made without a NaN fill, which HDF5 would write over the
- * whole volume before its first part (a second write of it); rtm_output_finish refuses the
- * file unless the parts' planes add up to the volume's. One such volume a file. */
+ * whole volume before its first part (a second write of it): a write that would write a
+ * plane again is refused, and rtm_output_finish refuses the file unless every plane was
+ * written. One such volume a file. */
 int rtm_output_volume_in_parts(rtm_output_t *output, const char *name);
 /* A migration's subsurface-offset gathers: /gathers/offset [cips][2 lags + 1][2 lags + 1][nz]
  * (float32; cip, hy, hx, z with z fastest) with their lags, lag spacing (x, y), depth axis

@@ -117,9 +117,10 @@ struct rtm_output {
   int collective; /* rtm_output_expect_collective: datasets made without a NaN fill */
   int whole;      /* rtm_output_expect_whole: snapshot series made without it */
   int no_sidecar; /* rtm_output_no_sidecar: closed without NAME.xmf */
-  /* rtm_output_volume_in_parts: the volume made without a fill, and the planes written */
+  /* rtm_output_volume_in_parts: the volume made without a fill, and which of its planes
+   * were written (n[2] flags) */
   char *parts_name;
-  int parts_planes;
+  unsigned char *parts_written;
 };
 
 /* NAME.xmf beside a completed NAME.h5 with snapshots or volumes (xdmf.c): ParaView and VisIt

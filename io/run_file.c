@@ -57,6 +57,7 @@ static void free_output(rtm_output_t *output) {
     free(output->volumes[v]);
   free(output->volumes);
   free(output->parts_name);
+  free(output->parts_written);
   free(output->partial);
   free(output->path);
   free(output);
@@ -369,12 +370,25 @@ static int in_parts(const rtm_output_t *output, const char *name) {
   return output->parts_name && strcmp(output->parts_name, name) == 0;
 }
 
+/* The planes the next write of the volume in parts carries, marked written: a plane written
+ * twice is a writer's error (its parts overlap), refused before the write. */
+static int mark_parts(rtm_output_t *output, const char *name) {
+  const int first = output->volume.z_offset, end = first + output->volume.nz_local;
+  for (int z = first; z < end; ++z)
+    if (output->parts_written[z]) {
+      rtm_log_error("output file %s: plane %d of %s written twice", output->partial, z, name);
+      return RTM_ERR_INTERNAL;
+    }
+  memset(output->parts_written + first, 1, (size_t)(end - first));
+  return RTM_OK;
+}
+
 int rtm_output_write_volume(rtm_output_t *output, const char *name, const float *dense) {
   int status = RTM_OK;
   hid_t dataset = H5I_INVALID_HID;
   RTM_TRY(declare_volume(output, name, &dataset));
+  if (in_parts(output, name)) RTM_TRY(mark_parts(output, name));
   RTM_TRY(write_local_planes(output, dataset, 3, 0, name, dense));
-  if (in_parts(output, name)) output->parts_planes += output->volume.nz_local;
 fail:
   rtm_h5_close(&dataset);
   return status;
@@ -388,14 +402,21 @@ int rtm_output_volume_in_parts(rtm_output_t *output, const char *name) {
              "output file %s: %s in parts needs one writer and no other volume "
              "in parts",
              output->partial, name ? name : "(null)");
-  if (!name || name[0] != '/' || rtm_h5_path_exists(output->file, name) != 0)
-    RTM_FAIL(RTM_ERR_INTERNAL, "output file %s: %s in parts: a new absolute path is needed",
-             output->partial, name ? name : "(null)");
+  if (!name || name[0] != '/')
+    RTM_FAIL(RTM_ERR_INTERNAL, "output volume name '%s': expected an absolute path such as /image",
+             name ? name : "(null)");
+  int exists = 0;
+  RTM_H5_CHECK(exists = rtm_h5_path_exists(output->file, name), RTM_ERR_IO, "output file %s: %s",
+               output->partial, name);
+  if (exists)
+    RTM_FAIL(RTM_ERR_INTERNAL, "output file %s: %s in parts: it exists already", output->partial,
+             name);
   RTM_TRY(open_volume(output, name, 1, &dataset));
   RTM_TRY(remember_volume(output, name));
-  if (!(output->parts_name = copy_text(name)))
-    RTM_FAIL(RTM_ERR_NOMEM, "out of memory naming the volume %s of %s", name, output->path);
-  output->parts_planes = 0;
+  output->parts_name = copy_text(name);
+  output->parts_written = calloc((size_t)output->volume.n[2], 1);
+  if (!output->parts_name || !output->parts_written)
+    RTM_FAIL(RTM_ERR_NOMEM, "out of memory for the volume %s of %s in parts", name, output->path);
 fail:
   rtm_h5_close(&dataset);
   return status;
@@ -679,14 +700,15 @@ fail:
   return status;
 }
 
-/* RTM_ERR_INTERNAL when a snapshot of an unfilled series was never written: it would read
- * back as whatever the disk held. */
-static int snapshots_complete(const rtm_output_t *output) {
-  if (output->parts_name && output->parts_planes != output->volume.n[2]) {
-    rtm_log_error("output file %s: %d of the %d planes of %s were written", output->partial,
-                  output->parts_planes, output->volume.n[2], output->parts_name);
-    return RTM_ERR_INTERNAL;
-  }
+/* RTM_ERR_INTERNAL when a snapshot of an unfilled series, or a plane of the volume in parts,
+ * was never written: it would read back as whatever the disk held. */
+static int output_complete(const rtm_output_t *output) {
+  for (int z = 0; output->parts_name && z < output->volume.n[2]; ++z)
+    if (!output->parts_written[z]) {
+      rtm_log_error("output file %s: plane %d of %s was never written", output->partial, z,
+                    output->parts_name);
+      return RTM_ERR_INTERNAL;
+    }
   for (int i = 0; i < output->field_count; ++i) {
     const snapshot_field_t *f = &output->fields[i];
     for (int k = 0; f->unfilled && k < f->count; ++k)
@@ -700,7 +722,7 @@ static int snapshots_complete(const rtm_output_t *output) {
 }
 
 int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set) {
-  int status = snapshots_complete(output);
+  int status = output_complete(output);
   if (close_handles(output) != RTM_OK) status = RTM_ERR_IO;
   if (status == RTM_OK) status = rtm_io_outputs_add_written(set, output->path);
   if (status != RTM_OK) {

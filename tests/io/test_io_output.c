@@ -259,7 +259,8 @@ static void test_unwritten_snapshot_refused(void **state) {
 /* A volume written in parts by its one writer (a migration's image behind its filter):
  * parts of 2, 1 and 3 planes out of order give the whole volume, made without a NaN fill
  * (which HDF5 would write over it first); parts that miss a plane are refused at the finish,
- * no file left; a second volume in parts, or one under several writers, is refused. */
+ * no file left; a part over planes already written is refused before it writes; a second
+ * volume in parts, or one under several writers, is refused. */
 static rtm_output_t *whole_output(const fixture_t *f) {
   static const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "text", NULL};
   rtm_output_t *output = NULL;
@@ -292,10 +293,24 @@ static void test_volume_in_parts(void **state) {
   write_part(output, f->snapshots, 3, 3);
   write_part(output, f->snapshots, 0, 2);
   capture_begin(&c, 2);
-  assert_int_equal(said(rtm_output_close(output, 1), &c, "5 of the 6 planes of /image"),
+  assert_int_equal(said(rtm_output_close(output, 1), &c, "plane 2 of /image was never written"),
                    RTM_ERR_INTERNAL);
   assert_false(file_exists(RUN_PATH));
   assert_false(file_exists(RUN_PATH ".partial"));
+
+  output = whole_output(f);
+  assert_int_equal(rtm_output_volume_in_parts(output, "/image"), RTM_OK);
+  write_part(output, f->snapshots, 0, 3);
+  assert_int_equal(rtm_output_set_planes(output, 2, 3), RTM_OK);
+  capture_begin(&c, 2);
+  assert_int_equal(said(rtm_output_write_volume(output, "/image", f->snapshots + 2 * NY * NX), &c,
+                        "plane 2 of /image written twice"),
+                   RTM_ERR_INTERNAL);
+  write_part(output, f->snapshots, 3, 2); /* the refused part unwritten: plane 5 never is */
+  capture_begin(&c, 2);
+  assert_int_equal(said(rtm_output_close(output, 1), &c, "plane 5 of /image was never written"),
+                   RTM_ERR_INTERNAL);
+  assert_false(file_exists(RUN_PATH));
 
   output = whole_output(f);
   assert_int_equal(rtm_output_volume_in_parts(output, "/image"), RTM_OK);
