@@ -799,8 +799,7 @@ static int stored_sources(const rtm_migration_t *m, const float **first, size_t 
 }
 
 /* The illumination of the stored sources in one pass, timed as imaging: each read once,
- * where the imaging steps read and wrote the illumination 8 bytes a cell each (an 8-shot
- * iso survey at 512^3 on an H200: run/results/end_to_end.md). */
+ * where the imaging steps read and wrote the illumination, 8 bytes a cell each. */
 static int illuminate(rtm_migration_t *m, const float *first, size_t stride, int count,
                       double *imaging_s) {
   int status = RTM_OK;

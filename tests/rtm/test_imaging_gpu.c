@@ -134,9 +134,10 @@ static void device_free(float *placed) {
 }
 
 /* The illumination of a store's volumes in one pass on the device, after the image alone at
- * each step (the kernel of four cells a thread's skip and the in-step request's are the
- * others' floats: test_image_in_step_bitwise, test_migration_gpu), gives the same floats:
- * four cells a thread (36 x 11 x 7 cells, volumes 8 floats apart) and one (an odd stride). */
+ * each step through rtm_image_accumulate, gives the same floats: four cells a thread (36 x 11
+ * x 7 cells, volumes 8 floats apart) and one (an odd stride, 13-cell rows). The iso step's
+ * imaging without the illumination is checked whole, not here: test_migration_gpu's device
+ * snapshots (deferred) against pinned ones (summed in the step), bit for bit. */
 static void test_device_illumination_deferred(void **state) {
   (void)state;
   rtm_test_rng_t rng = rtm_test_seed("test_device_illumination_deferred");

@@ -112,7 +112,9 @@ static void test_tti(void **state) {
  * device-snapshot image bit for bit. Pinned slots are packed after the step; fp32 slots on the
  * device are written by the step's own kernel (its COPY instance, with the cells the source
  * injected copied again): every kernel family that has one, tti's stores of one cell, of a
- * pair along y, of a pair along x (in 8 bytes at an even width, one by one at an odd one). */
+ * pair along y, of a pair along x (in 8 bytes at an even width, one by one at an odd one).
+ * The device store's illumination is added in one pass after each backward pass, the pinned
+ * store's in its imaging steps (rtm_image_defer_illumination): the same floats too. */
 static void test_snapshots_in_pinned_memory(void **state) {
   (void)state;
   static const int odd_n[3] = {NX - 1, NY, NZ};
