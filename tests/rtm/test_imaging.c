@@ -536,6 +536,34 @@ static void test_laplacian_mirrored_in_box(void **state) {
   free(image), free(scratch), free(want);
 }
 
+/* A random image for the filter's tests: grid n (spacings 10, 12.5, 8 m), this rank's planes
+ * [z_offset, z_offset + nz_local) when nz_local > 0, random values in *input and the same in
+ * *copy, and a zeroed scratch of the filter's size. */
+typedef struct {
+  rtm_grid_t grid;
+  size_t cells, scratch_cells;
+  float *input, *copy, *scratch;
+} laplacian_case_t;
+
+static void laplacian_case(laplacian_case_t *c, const char *test, const int n[3], int z_offset,
+                           int nz_local) {
+  rtm_test_rng_t rng = rtm_test_seed(test);
+  const double spacing_m[3] = {10.0, 12.5, 8.0};
+  assert_int_equal(rtm_grid_init(&c->grid, n, spacing_m, NULL), RTM_OK);
+  if (nz_local > 0) assert_int_equal(rtm_grid_set_z_range(&c->grid, z_offset, nz_local), RTM_OK);
+  c->cells = rtm_grid_interior_cells(&c->grid);
+  c->scratch_cells = rtm_image_laplacian_scratch_cells(&c->grid);
+  c->input = imaging_test_alloc(c->cells);
+  c->copy = imaging_test_alloc(c->cells);
+  c->scratch = imaging_test_alloc(c->scratch_cells);
+  imaging_test_fill(&rng, c->input, c->cells, 0.1, 3.0);
+  memcpy(c->copy, c->input, c->cells * sizeof *c->copy);
+}
+
+static void laplacian_case_release(laplacian_case_t *c) {
+  free(c->input), free(c->copy), free(c->scratch);
+}
+
 /* On random values every cell whose taps all lie inside the box (the filter's vectorised
  * loop) gets the sums written plainly (each axis c0 u + sum_k c_k (u[+k] + u[-k]) in double,
  * the axes added to 0 in x, y, z order, then negated and rounded once) bit for bit: a wrong
@@ -544,17 +572,11 @@ static void test_laplacian_mirrored_in_box(void **state) {
  * two builds (run/tools/compare_builds.sh) shows. Rows of 45 cells (a vector's tail). */
 static void test_laplacian_plain_sums(void **state) {
   (void)state;
-  rtm_test_rng_t rng = rtm_test_seed("test_laplacian_plain_sums");
   const int n[3] = {45, 23, 19}, width = 1;
-  const double spacing_m[3] = {10.0, 12.5, 8.0};
-  rtm_grid_t grid;
-  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), RTM_OK);
-  const size_t cells = rtm_grid_interior_cells(&grid);
-  float *image = imaging_test_alloc(cells), *input = imaging_test_alloc(cells);
-  float *scratch = imaging_test_alloc(rtm_image_laplacian_scratch_cells(&grid));
-  imaging_test_fill(&rng, input, cells, 0.1, 3.0);
-  memcpy(image, input, cells * sizeof *image);
-  assert_int_equal(rtm_image_laplacian(&grid, width, image, scratch), RTM_OK);
+  laplacian_case_t c;
+  laplacian_case(&c, "test_laplacian_plain_sums", n, 0, 0);
+  const float *input = c.input, *image = c.copy;
+  assert_int_equal(rtm_image_laplacian(&c.grid, width, c.copy, c.scratch), RTM_OK);
   const long stride[3] = {1, n[0], (long)n[0] * n[1]};
   int checked = 0;
   for (long iz = width + RTM_RADIUS; iz < n[2] - width - RTM_RADIUS; ++iz)
@@ -567,7 +589,7 @@ static void test_laplacian_plain_sums(void **state) {
           for (long k = 1; k <= RTM_RADIUS; ++k)
             d2 += rtm_fd2_coeff[k] *
                   ((double)input[i + k * stride[a]] + (double)input[i - k * stride[a]]);
-          lap += d2 * (1.0 / (spacing_m[a] * spacing_m[a]));
+          lap += d2 * (1.0 / (c.grid.spacing_m[a] * c.grid.spacing_m[a]));
         }
         const float want = (float)-lap;
         if (memcmp(&image[i], &want, sizeof want) != 0) {
@@ -577,7 +599,7 @@ static void test_laplacian_plain_sums(void **state) {
         }
       }
   assert_int_equal(checked, 35 * 13 * 9);
-  free(image), free(input), free(scratch);
+  laplacian_case_release(&c);
 }
 
 /* The filter in parts (rtm_image_laplacian_begin, then _planes over pieces of 3 planes, the
@@ -585,26 +607,18 @@ static void test_laplacian_plain_sums(void **state) {
  * of width 2 on a slab of planes [3, 14) of 21. */
 static void test_laplacian_in_parts(void **state) {
   (void)state;
-  rtm_test_rng_t rng = rtm_test_seed("test_laplacian_in_parts");
   const int n[3] = {14, 12, 21}, width = 2;
-  const double spacing_m[3] = {10.0, 12.5, 8.0};
-  rtm_grid_t grid;
-  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), RTM_OK);
-  assert_int_equal(rtm_grid_set_z_range(&grid, 3, 11), RTM_OK);
-  const size_t cells = rtm_grid_interior_cells(&grid);
-  const size_t scratch_cells = rtm_image_laplacian_scratch_cells(&grid);
-  float *whole = imaging_test_alloc(cells), *parts = imaging_test_alloc(cells);
-  float *scratch = imaging_test_alloc(scratch_cells);
-  imaging_test_fill(&rng, whole, cells, 0.1, 3.0);
-  memcpy(parts, whole, cells * sizeof *parts);
-  assert_int_equal(rtm_image_laplacian(&grid, width, whole, scratch), RTM_OK);
-  memset(scratch, 0, scratch_cells * sizeof *scratch);
-  assert_int_equal(rtm_image_laplacian_begin(&grid, parts, scratch), RTM_OK);
-  for (int z_end = grid.nz_local; z_end > 0; z_end -= 3)
-    rtm_image_laplacian_planes(&grid, width, parts, scratch, z_end - 3, z_end);
-  rtm_image_laplacian_planes(&grid, width, parts, scratch, 5, 5);
-  assert_memory_equal(parts, whole, cells * sizeof *parts);
-  free(whole), free(parts), free(scratch);
+  laplacian_case_t c;
+  laplacian_case(&c, "test_laplacian_in_parts", n, 3, 11);
+  float *whole = c.input, *parts = c.copy;
+  assert_int_equal(rtm_image_laplacian(&c.grid, width, whole, c.scratch), RTM_OK);
+  memset(c.scratch, 0, c.scratch_cells * sizeof *c.scratch);
+  assert_int_equal(rtm_image_laplacian_begin(&c.grid, parts, c.scratch), RTM_OK);
+  for (int z_end = c.grid.nz_local; z_end > 0; z_end -= 3)
+    rtm_image_laplacian_planes(&c.grid, width, parts, c.scratch, z_end - 3, z_end);
+  rtm_image_laplacian_planes(&c.grid, width, parts, c.scratch, 5, 5);
+  assert_memory_equal(parts, whole, c.cells * sizeof *parts);
+  laplacian_case_release(&c);
 }
 
 /* image / (illumination + eps max illumination) on values whose quotients are exact, scaled
