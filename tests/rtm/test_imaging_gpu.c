@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
@@ -485,8 +486,10 @@ static void step_region(const rtm_propagator_t *prop, int it, int split) {
  * where the tile allows); both steps go on, the requests one step each. The images and the
  * illuminations must be equal bit for bit, and so must the fields after the steps: the
  * imaging instance propagates as the plain one. A shape without the instance refuses the
- * request (RTM_ERR_UNSUPPORTED) and changes nothing. */
-static void check_image_in_step(const step_image_case_t *c, rtm_test_rng_t *rng) {
+ * request (RTM_ERR_UNSUPPORTED) and changes nothing. Deferred, the second image's steps add
+ * the image alone (rtm_image_defer_illumination): its illumination stays zero until
+ * rtm_image_illuminate adds both sources, the last first, which must then equal the first's. */
+static void check_image_in_step(const step_image_case_t *c, int deferred, rtm_test_rng_t *rng) {
   rtm_config_t cfg[2];
   rtm_grid_t grid;
   rtm_model_t model[2];
@@ -505,6 +508,7 @@ static void check_image_in_step(const step_image_case_t *c, rtm_test_rng_t *rng)
   rtm_image_t *image[2] = {NULL, NULL};
   for (int k = 0; k < 2; ++k)
     assert_int_equal(rtm_image_create(&grid, DEVICE, "device", &prop[k].ledger, &image[k]), RTM_OK);
+  rtm_image_defer_illumination(image[1], deferred);
   int it = 0;
   for (; it < 20; ++it)
     for (int k = 0; k < 2; ++k)
@@ -538,12 +542,27 @@ static void check_image_in_step(const step_image_case_t *c, rtm_test_rng_t *rng)
   assert_int_equal(rtm_image_read(image[0], want, want_illumination), RTM_OK);
   assert_int_equal(rtm_image_read(image[1], got, got_illumination), RTM_OK);
   assert_memory_equal(got, want, cells * sizeof *got);
+  if (deferred) {
+    for (size_t i = 0; i < cells; ++i)
+      assert_true(got_illumination[i] == 0.0f);
+    /* the two sources dense, the second first: the pass adds the first first */
+    float *both = imaging_test_alloc(2 * cells);
+    rtm_grid_pack(&grid, padded_values, both);
+    memcpy(both + cells, dense, cells * sizeof *both);
+    float *d_both = to_device(both, 2 * cells);
+    rtm_image_defer_illumination(image[1], 0);
+    assert_int_equal(rtm_image_illuminate(image[1], d_both, cells, 2), RTM_OK);
+    assert_int_equal(rtm_image_read(image[1], got, got_illumination), RTM_OK);
+    cudaFree(d_both);
+    free(both);
+  }
   assert_memory_equal(got_illumination, want_illumination, cells * sizeof *got);
   size_t imaged = 0;
   for (size_t i = 0; i < cells; ++i)
     imaged += want[i] != 0.0f;
-  printf("  %s: %zu of %zu cells imaged, equal bit for bit\n",
-         c->supported ? "in the step" : "refused, imaged apart", imaged, cells);
+  printf("  %s%s: %zu of %zu cells imaged, equal bit for bit\n",
+         c->supported ? "in the step" : "refused, imaged apart",
+         deferred ? ", the illumination added after" : "", imaged, cells);
   assert_true(imaged > cells / 100); /* the wavefield has spread: a real comparison */
   for (int f = 0; f < (c->equation == RTM_EQUATION_ISO ? 1 : 2); ++f)
     for (int level = 0; level < 2; ++level) {
@@ -583,7 +602,8 @@ static void test_image_in_step_bitwise(void **state) {
   rtm_test_rng_t rng = rtm_test_seed("test_image_in_step_bitwise");
   for (size_t k = 0; k < sizeof all / sizeof all[0]; ++k) {
     if (strcmp(all[k].halo, "tma") == 0 && major < 9) continue;
-    check_image_in_step(&all[k], &rng);
+    for (int deferred = 0; deferred < 2; ++deferred)
+      check_image_in_step(&all[k], deferred, &rng);
   }
 }
 
