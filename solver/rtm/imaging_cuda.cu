@@ -21,6 +21,12 @@ constexpr int QUAD_THREADS_X = 32; /* accumulate_quads_kernel: quads along a row
 constexpr int QUAD_THREADS_Y = 8;  /* and rows along y */
 constexpr long long MAX_CELL_BLOCKS = 1 << 20;
 
+/* Blocks of CELL_THREADS for a grid-stride loop over elements, at most MAX_CELL_BLOCKS. */
+unsigned cell_blocks(size_t elements) {
+  const size_t wanted = (elements + CELL_THREADS - 1) / CELL_THREADS;
+  return (unsigned)(wanted < (size_t)MAX_CELL_BLOCKS ? wanted : (size_t)MAX_CELL_BLOCKS);
+}
+
 /* Launch shape of the row kernels: x tiles of ROW_THREADS cells, then the (z, y) rows. */
 dim3 row_grid(rtm_imaging_extent_t extent) {
   const long long rows = (long long)extent.ny * extent.nz;
@@ -280,9 +286,7 @@ extern "C" int rtm_imaging_cuda_illuminate(size_t cells, float *d_illumination,
                      reinterpret_cast<uintptr_t>(d_illumination) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(d_first) % 16 == 0;
   const size_t elements = quads ? cells / 4 : cells;
-  const size_t wanted = (elements + CELL_THREADS - 1) / CELL_THREADS;
-  const unsigned blocks =
-      (unsigned)(wanted < (size_t)MAX_CELL_BLOCKS ? wanted : (size_t)MAX_CELL_BLOCKS);
+  const unsigned blocks = cell_blocks(elements);
   if (quads) {
     illuminate_kernel<<<blocks, CELL_THREADS, 0, cudaStreamLegacy>>>(
         elements, reinterpret_cast<float4 *>(d_illumination),
@@ -321,9 +325,7 @@ extern "C" int rtm_imaging_cuda_unpack_half(const uint16_t *d_half, float *d_out
                                             const uint32_t *d_max_bits) {
   int status = RTM_OK;
   if (cells == 0) return RTM_OK;
-  const long long blocks = ((long long)cells + CELL_THREADS - 1) / CELL_THREADS;
-  unpack_half_kernel<<<(unsigned)(blocks < MAX_CELL_BLOCKS ? blocks : MAX_CELL_BLOCKS),
-                       CELL_THREADS, 0, cudaStreamLegacy>>>(
+  unpack_half_kernel<<<cell_blocks(cells), CELL_THREADS, 0, cudaStreamLegacy>>>(
       reinterpret_cast<const unsigned short *>(d_half), d_out, cells,
       reinterpret_cast<const unsigned *>(d_max_bits));
   RTM_CUDA_TRY_LAUNCH("unpack_half_kernel");

@@ -435,13 +435,6 @@ fail:
   return status;
 }
 
-float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot) {
-  if (store->device < 0 || store->host_slots_of_device || store->precision != RTM_PRECISION_FP32 ||
-      check_slot(store, slot, "rtm_snapshots_device_slot") != RTM_OK)
-    return NULL;
-  return slot_at(store, slot);
-}
-
 int rtm_snapshots_volumes(const rtm_snapshots_t *store, const float **first, size_t *stride) {
   *first = NULL;
   *stride = 0;
@@ -450,6 +443,15 @@ int rtm_snapshots_volumes(const rtm_snapshots_t *store, const float **first, siz
   *first = store->slots.ptr;
   *stride = store->slot_bytes / sizeof(float);
   return store->count;
+}
+
+float *rtm_snapshots_device_slot(rtm_snapshots_t *store, int slot) {
+  const float *first = NULL;
+  size_t stride = 0;
+  if (store->device < 0 || rtm_snapshots_volumes(store, &first, &stride) == 0 ||
+      check_slot(store, slot, "rtm_snapshots_device_slot") != RTM_OK)
+    return NULL;
+  return slot_at(store, slot);
 }
 
 int rtm_snapshots_save(rtm_snapshots_t *store, int slot, const rtm_field_view_t *view) {
