@@ -177,7 +177,8 @@ static __device__ __forceinline__ void image4(const IsoArgs &a, int k, int iy, i
   const long long dense = ((long long)k * a.domain.ny + iy) * a.domain.nx + ix;
   const float *source = a.image_source + a.source_origin + (long long)k * a.source_stride_z +
                         (long long)iy * a.source_stride_y + ix;
-  float *image = a.image + dense, *illumination = a.illumination + dense;
+  float *image = a.image + dense;
+  float *illumination = a.illumination ? a.illumination + dense : nullptr;
   if (a.image_vec && lanes == VEC) {
     const float4 sv = ld4(source);
     float4 iv = ld4(image);
@@ -185,7 +186,7 @@ static __device__ __forceinline__ void image4(const IsoArgs &a, int k, int iy, i
     for (int c = 0; c < VEC; ++c)
       set_lane(iv, c, __fmaf_rn(lane(sv, c), lane(r, c), lane(iv, c)));
     *reinterpret_cast<float4 *>(image) = iv;
-    if (!a.illumination) return;
+    if (!illumination) return;
     float4 lv = ld4(illumination);
 #pragma unroll
     for (int c = 0; c < VEC; ++c)
@@ -196,7 +197,7 @@ static __device__ __forceinline__ void image4(const IsoArgs &a, int k, int iy, i
   for (int c = 0; c < lanes; ++c) {
     const float sc = source[c];
     image[c] = __fmaf_rn(sc, lane(r, c), image[c]);
-    if (a.illumination) illumination[c] = __fmaf_rn(sc, sc, illumination[c]);
+    if (illumination) illumination[c] = __fmaf_rn(sc, sc, illumination[c]);
   }
 }
 
