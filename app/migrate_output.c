@@ -454,8 +454,8 @@ static int draw_plane(const migrate_run_t *run, const char *partial,
  * same command starts again. */
 static void say_figure_failed(const migrate_run_t *run, const char *path) {
   const int kept = access(run->resume_path, F_OK) == 0;
-  rtm_log_error("migrate: %s could not be written: none of the run's outputs is left (they "
-                "appear together or not at all); %s%s",
+  rtm_log_error("migrate: %s could not be written: the run removes its outputs (they appear "
+                "together or not at all; one that cannot be removed is named); %s%s",
                 path, kept ? "the same command resumes from " : "the same command starts over",
                 kept ? run->resume_path : "");
 }

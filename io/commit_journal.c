@@ -131,8 +131,9 @@ int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entr
   const int fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   const int written = fd >= 0 && write(fd, text, length) == (ssize_t)length && fsync(fd) == 0;
   if (fd < 0 || !written || close(fd) != 0 || rename(partial, journal) != 0) {
-    rtm_log_error("cannot write %s, the journal of the run's renames: %s", journal,
-                  strerror(errno));
+    rtm_log_error("cannot write %s (written as %s, then renamed), the journal of the run's "
+                  "renames: %s",
+                  journal, partial, strerror(errno));
     if (fd >= 0) unlink(partial);
     status = RTM_ERR_IO;
   } else {

@@ -149,7 +149,10 @@ void rtm_io_unlock_name(rtm_io_name_lock_t *lock) {
   /* while still held: a run that opened it meanwhile finds it unlinked. Only the file this
    * run holds: with output.dir moved or replaced by a link during the run (probe U, U3), the
    * name leads to another folder's file. */
-  if (rtm_io_lock_in_place(lock)) unlink(lock->path);
+  if (rtm_io_lock_in_place(lock) && unlink(lock->path) != 0 && errno != ENOENT)
+    rtm_log_warning("cannot remove %s, this run's lock: %s; it is left (the next run of the "
+                    "name takes it over)",
+                    lock->path, strerror(errno));
   close(lock->fd);
   lock->fd = -1;
   lock->held = lock->taken_over = 0;

@@ -73,10 +73,16 @@ int rtm_io_file_stamp(const char *path, char *text, size_t size) {
 int rtm_io_commit_partial(const char *partial, const char *path) {
   if (rename(partial, path) != 0) {
     rtm_log_error("cannot rename %s to %s: %s", partial, path, strerror(errno));
-    remove(partial);
+    rtm_io_remove_own(partial, "this run's unfinished output");
     return RTM_ERR_IO;
   }
   return RTM_OK;
+}
+
+void rtm_io_remove_own(const char *path, const char *what) {
+  if (remove(path) != 0 && errno != ENOENT) /* part of a failure: said under --quiet too */
+    rtm_log_error("cannot remove %s, %s: %s; it is left (remove it by hand)", path, what,
+                  strerror(errno));
 }
 
 int rtm_io_rename_noreplace(const char *from, const char *to) {
@@ -232,14 +238,18 @@ static int roll_back(const rtm_io_outputs_t *set, int done) {
     const output_t *o = &set->outputs[k];
     if (o->drop) continue;
     if (k >= done) {
-      if (suffixed(o->path, ".partial", partial, sizeof partial) && remove(partial) != 0 &&
-          errno == ENOENT)
-        ++missing;
-      if (o->backup) remove(o->backup);
+      if (suffixed(o->path, ".partial", partial, sizeof partial)) {
+        struct stat info;
+        if (lstat(partial, &info) != 0 && errno == ENOENT)
+          ++missing;
+        else
+          rtm_io_remove_own(partial, "this run's unfinished output");
+      }
+      if (o->backup) rtm_io_remove_own(o->backup, "a second name of an earlier run's file");
     } else if (o->backup) {
       rename(o->backup, o->path); /* the earlier file back in place of the run's */
     } else {
-      remove(o->path);
+      rtm_io_remove_own(o->path, "this run's output, which is not complete without the others");
     }
   }
   return missing;
@@ -352,12 +362,20 @@ static int stop_for(rtm_io_outputs_t *set, const char *found) {
                  to);
     if (n > 0 && (size_t)n < sizeof moves - moved) moved += (size_t)n;
   }
+  /* a state these outputs make obsolete stays too: said, or it would sit beside them */
+  char retire[4096 + 160] = "";
+  struct stat info;
+  if (set->retire && lstat(set->retire, &info) == 0)
+    snprintf(retire, sizeof retire,
+             " Then remove %s, the state they make obsolete (or, %s moved away, run the same "
+             "command again: it resumes from that state and puts its outputs in place).",
+             set->retire, found);
   rtm_log_error("%s appeared while the run ran (it was not there when the run claimed its output "
                 "names), and a run without --force replaces no file: none of the run's outputs "
                 "was put in place. They are complete, kept as %s: move %s away (it is not this "
-                "run's), then put them in place with: %s. (A later run of this name, or one "
+                "run's), then put them in place with: %s.%s (A later run of this name, or one "
                 "with --force, removes them.)",
-                found, partials, found, moves);
+                found, partials, found, moves, retire);
   outputs_clear(set);
   return RTM_ERR_IO;
 }

@@ -173,6 +173,10 @@ int rtm_png_mark(const char *path);
 int rtm_io_rename_noreplace(const char *from, const char *to);
 /* Renames PATH.partial to PATH; on failure removes the partial file. */
 int rtm_io_commit_partial(const char *partial, const char *path);
+/* A file of a failed run's (`what`: "this run's unfinished output", ...) removed; where it
+ * cannot be (a folder made read-only, a file system gone), an error names it and why, so that
+ * no run says it left nothing while it did. No file there is no failure. */
+void rtm_io_remove_own(const char *path, const char *what);
 /* ---- the journal of a run's commit (commit_journal.c) ----
  * DIR/NAME.commit, beside the name lock DIR/NAME.lock: what a run's commit does, written
  * once every partial file is complete and before the first rename, removed after the last

@@ -113,7 +113,7 @@ fail:
   if (o) {
     close_handles(o);
     /* whatever a failed H5Fcreate (a full disk) or a later step left under that name */
-    if (attempted) remove(o->partial);
+    if (attempted) rtm_io_remove_own(o->partial, "this run's unfinished output");
     free_output(o);
   }
   return status;
@@ -727,7 +727,7 @@ int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set) {
   if (status == RTM_OK) status = rtm_io_outputs_add_written(set, output->path);
   if (status != RTM_OK) {
     rtm_log_error("output file %s was not completed; removed", output->partial);
-    remove(output->partial);
+    rtm_io_remove_own(output->partial, "this run's unfinished output");
   } else if (!output->no_sidecar) {
     status = rtm_output_sidecar(output, set);
   }
@@ -739,7 +739,7 @@ int rtm_output_close(rtm_output_t *output, int success) {
   if (!output) return RTM_OK;
   if (!success) {
     close_handles(output);
-    remove(output->partial);
+    rtm_io_remove_own(output->partial, "this run's unfinished output");
     free_output(output);
     return RTM_OK;
   }

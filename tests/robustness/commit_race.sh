@@ -114,6 +114,16 @@ rob_judge 1 "g_image_x\.png appeared while the run ran" "$held_status" \
   "migrate, a plot to g_image_x.png meanwhile"
 expect_file_unchanged "$out/g_image_x.png" "$plot_sum"
 absent "$out/g.h5" "$out/g_image_y.png" "$out/g.json"
+# the same with a state saved after the first of two shots: the message names it, which the
+# outputs put in place by hand would leave beside them
+expect 0 "" "$rtm3d" model "$deck" "${small[@]}" --set shots.x_count=2 --set output.name=obs2 \
+  --quiet
+held g2 'cp "$work/precious" "$out/g2.json"' "${migrate[@]}" --set output.name=g2 --quiet \
+  --set shots.x_count=2 --set rtm.observed="$out/obs2.h5" --set rtm.resume_every=0
+rob_judge 1 "g2\.json appeared while the run ran.*Then remove .*g2\.resume\.h5, the state" \
+  "$held_status" "migrate of two shots, a state saved, a file put at g2.json meanwhile"
+[ -f "$out/g2.resume.h5" ] && [ -f "$out/g2.h5.partial" ] &&
+  rob_pass "the state and the complete partials are kept" || rob_fail "gone: $(ls "$out")"
 
 # D5: a migration --force over a model run of the name with output.segy: its NAME.sgy goes
 if has_feature SEG-Y; then

@@ -99,7 +99,7 @@ if [ "$figures" -eq 1 ]; then
     --set rtm.observed="$work/observed/shots.h5")
   expect 0 "" "${migrate[@]}" --quiet --max-shots 1
   state="$(cksum <"$out/tiny.resume.h5")"
-  expect 1 "tiny_image_x\.png could not be written: none of the run's outputs is left.*resumes from .*tiny\.resume\.h5" \
+  expect 1 "tiny_image_x\.png could not be written: the run removes its outputs.*resumes from .*tiny\.resume\.h5" \
     limited 34 "${migrate[@]}" --quiet
   grep -q "tiny_image_x\.png\.partial: the figure could not be written whole" <<<"$rob_output" &&
     rob_pass "the figure cut short is named" || rob_fail "no figure named in: $rob_output"

@@ -8,7 +8,9 @@
  * target ends with RTM3D_TEST_PLANT_RENAME finds a file ("planted") created there just
  * before it. rename and renameat2 alike. A link whose new name ends with
  * RTM3D_TEST_KILL_LINK, and an unlink or remove of a path ending with RTM3D_TEST_KILL_UNLINK,
- * kill the process before they are made (a commit's links aside, a state's removal). */
+ * kill the process before they are made (a commit's links aside, a state's removal). An
+ * unlink or remove of a file that is there, at a path ending with RTM3D_TEST_FAIL_UNLINK,
+ * fails (EACCES), as in a folder made read-only during the run. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -87,12 +89,21 @@ int link(const char *from, const char *to) {
   return ((link_t)dlsym(RTLD_NEXT, "link"))(from, to);
 }
 
+/* RTM3D_TEST_FAIL_UNLINK's file, where one is there: -1 with EACCES; else 0. */
+static int refused_unlink(const char *path) {
+  if (!ends_with_env("RTM3D_TEST_FAIL_UNLINK", path) || access(path, F_OK) != 0) return 0;
+  errno = EACCES;
+  return -1;
+}
+
 int unlink(const char *path) {
   if (ends_with_env("RTM3D_TEST_KILL_UNLINK", path)) raise(SIGKILL);
+  if (refused_unlink(path)) return -1;
   return ((unlink_t)dlsym(RTLD_NEXT, "unlink"))(path);
 }
 
 int remove(const char *path) {
   if (ends_with_env("RTM3D_TEST_KILL_UNLINK", path)) raise(SIGKILL);
+  if (refused_unlink(path)) return -1;
   return ((unlink_t)dlsym(RTLD_NEXT, "remove"))(path);
 }

@@ -144,6 +144,15 @@ expect_no_output "$out" tiny
 expect 1 "tiny\.xmf\.partial" full_disk .xmf.partial "$rtm3d" model "$work/tiny.ini" --quiet \
   --set snapshots.every=10
 expect_no_output "$out" tiny
+# the same, the run's tiny.h5.partial not removable (a folder made read-only meanwhile): named
+# as left, not said to be gone
+expect 1 "cannot remove .*tiny\.h5\.partial, this run's unfinished output: Permission denied; it is left" \
+  env RTM3D_TEST_FAIL_UNLINK=tiny.h5.partial RTM3D_TEST_FULL_DISK=.json.partial \
+  LD_PRELOAD="$preload" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=10
+[ -f "$out/tiny.h5.partial" ] && rob_pass "the partial said to be left is there" ||
+  rob_fail "no tiny.h5.partial, though the run said it was left"
+rm -f "$out/tiny.h5.partial"
+expect_no_output "$out" tiny
 if has_feature "SEG-Y on"; then
   expect 1 "" full_disk .sgy.partial "$rtm3d" model "$work/tiny.ini" --quiet --set output.segy=true
   expect_no_output "$out" tiny
