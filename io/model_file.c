@@ -352,6 +352,7 @@ static int write_model(const char *path, const rtm_io_volume_t *volume,
   const herr_t closed = H5Fclose(file);
   file = H5I_INVALID_HID;
   RTM_H5_CHECK(closed, RTM_ERR_IO, "model file %s: closing", partial);
+  RTM_TRY(rtm_io_sync_file(partial)); /* on the disk before the name says it is complete */
   if (replace) {
     RTM_TRY(rtm_io_commit_partial(partial, path));
   } else if (rtm_io_rename_noreplace(partial, path) != 0) {

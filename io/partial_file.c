@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* mkstemps, renameat2 */
+#define _GNU_SOURCE /* mkstemps, renameat2, sync_file_range */
 /* The PATH.partial convention: every file rtm3d writes is written as PATH.partial and
  * renamed to PATH only once complete, so a failed run never leaves a file that looks
  * finished; a run's outputs renamed together (rtm_io_outputs_t, journaled under a name
@@ -77,6 +77,38 @@ int rtm_io_commit_partial(const char *partial, const char *path) {
     return RTM_ERR_IO;
   }
   return RTM_OK;
+}
+
+/* Whether fdatasync's error says only that the file system keeps no such promise (a pipe's,
+ * a special file system's): then there is nothing to wait for. */
+static int sync_unsupported(int error) {
+  return error == EINVAL || error == EROFS || error == ENOTSUP;
+}
+
+int rtm_io_sync_file(const char *path) {
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    rtm_log_error("cannot open %s to put its data on the disk: %s", path, strerror(errno));
+    return RTM_ERR_IO;
+  }
+  int status = RTM_OK;
+  if (fdatasync(fd) != 0 && !sync_unsupported(errno)) {
+    rtm_log_error("cannot put %s on the disk (fdatasync): %s", path, strerror(errno));
+    status = RTM_ERR_IO;
+  }
+  close(fd);
+  return status;
+}
+
+void rtm_io_start_writeback(const char *path) {
+#ifdef SYNC_FILE_RANGE_WRITE
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* a hint: its failure costs time */
+  close(fd);
+#else
+  (void)path;
+#endif
 }
 
 void rtm_io_remove_own(const char *path, const char *what) {
@@ -426,6 +458,12 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
     snprintf(taken, sizeof taken, "%s", found);
     return stop_for(set, taken);
   }
+  /* every output's data on the disk before the journal names it: else a node lost after the
+   * renames could leave torn files in place of complete ones (a resume state too) */
+  for (int k = 0; status == RTM_OK && k < set->count; ++k)
+    if (!set->outputs[k].drop &&
+        suffixed(set->outputs[k].path, ".partial", partial, sizeof partial))
+      status = rtm_io_sync_file(partial);
   /* an earlier run's file stays linked aside until every rename is done, so that a failure
    * half-way puts it back (--force promises the earlier files when a run fails); the
    * journal, written before the first rename and the first link, lets the next run of the

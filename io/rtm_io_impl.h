@@ -173,6 +173,15 @@ int rtm_png_mark(const char *path);
 int rtm_io_rename_noreplace(const char *from, const char *to);
 /* Renames PATH.partial to PATH; on failure removes the partial file. */
 int rtm_io_commit_partial(const char *partial, const char *path);
+/* PATH's data on the disk (fdatasync) before a name that promises it (a rename, a journal)
+ * is made, so that a node lost after it cannot leave a torn file under that name; a file
+ * system without the promise (EINVAL, EROFS, ENOTSUP) passes. RTM_ERR_IO, said, on failure:
+ * the write did not reach the disk (EIO, ENOSPC, EDQUOT on a network file system). */
+int rtm_io_sync_file(const char *path);
+/* PATH's dirty pages sent to the disk now, without waiting (Linux's sync_file_range; nothing
+ * elsewhere): a large output written in pieces is then mostly there when rtm_io_sync_file
+ * waits for it. */
+void rtm_io_start_writeback(const char *path);
 /* A file of a failed run's (`what`: "this run's unfinished output", ...) removed; where it
  * cannot be (a folder made read-only, a file system gone), an error names it and why, so that
  * no run says it left nothing while it did. No file there is no failure. */

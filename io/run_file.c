@@ -389,6 +389,7 @@ int rtm_output_write_volume(rtm_output_t *output, const char *name, const float 
   RTM_TRY(declare_volume(output, name, &dataset));
   if (in_parts(output, name)) RTM_TRY(mark_parts(output, name));
   RTM_TRY(write_local_planes(output, dataset, 3, 0, name, dense));
+  rtm_io_start_writeback(output->partial); /* synced at the commit: most of it there by then */
 fail:
   rtm_h5_close(&dataset);
   return status;

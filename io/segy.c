@@ -624,6 +624,8 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
              "shots read may come from two files, so nothing is written; export again once it "
              "is final",
              h5_path);
+  for (int k = 0; k < files; ++k) /* on the disk before their names say they are complete */
+    RTM_TRY(rtm_io_sync_file(made[k].partial));
   for (int k = 0; k < files; ++k) {
     RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
     /* without --force nothing that appeared at the target while this export ran is

@@ -10,7 +10,9 @@
  * RTM3D_TEST_KILL_LINK, and an unlink or remove of a path ending with RTM3D_TEST_KILL_UNLINK,
  * kill the process before they are made (a commit's links aside, a state's removal). An
  * unlink or remove of a file that is there, at a path ending with RTM3D_TEST_FAIL_UNLINK,
- * fails (EACCES), as in a folder made read-only during the run. */
+ * fails (EACCES), as in a folder made read-only during the run; an fdatasync of a file whose
+ * path ends with RTM3D_TEST_FAIL_SYNC fails (EIO), as where the disk failed the writes
+ * after they were taken into the page cache. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -87,6 +89,22 @@ typedef int (*unlink_t)(const char *);
 int link(const char *from, const char *to) {
   if (ends_with_env("RTM3D_TEST_KILL_LINK", to)) raise(SIGKILL);
   return ((link_t)dlsym(RTLD_NEXT, "link"))(from, to);
+}
+
+typedef int (*sync_t)(int);
+
+int fdatasync(int fd) {
+  char link[64], path[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t length = readlink(link, path, sizeof path - 1);
+  if (length > 0) {
+    path[length] = '\0';
+    if (ends_with_env("RTM3D_TEST_FAIL_SYNC", path)) {
+      errno = EIO;
+      return -1;
+    }
+  }
+  return ((sync_t)dlsym(RTLD_NEXT, "fdatasync"))(fd);
 }
 
 /* RTM3D_TEST_FAIL_UNLINK's file, where one is there: -1 with EACCES; else 0. */
