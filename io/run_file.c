@@ -694,6 +694,7 @@ int rtm_output_traces_window(rtm_output_t *output, const char *field, const floa
                  RTM_ERR_IO, "output file %s: writing samples [%d, %d) of /traces/%s",
                  output->partial, first, first + samples, field);
   }
+  rtm_io_start_writeback(output->partial); /* a shot's window: little is left for the sync */
 fail:
   rtm_h5_close(&memory);
   rtm_h5_close(&file_space);

@@ -6,7 +6,8 @@
 # 512^3 survey of run/results/end_to_end.md (iso and tti, 1000 steps; STEPS=1 for the set-up
 # alone), base and tree alternated ROUNDS times (default 2, each build first in turn): the
 # process's wall against its report's propagate, and the set-up's phases. Logs under $OUT
-# (or run/out/setup_ab), the short table last.
+# (or run/out/setup_ab), the short table last. The outputs go to /dev/shm (tmpfs), or under
+# WORK_DIR (for example /tmp: on the disk, which their sync before the commit waits for).
 #
 #   rm -rf .probe/base-src && mkdir -p .probe/base-src &&
 #     git archive BASE | tar -x -C .probe/base-src
@@ -20,7 +21,7 @@ device_summary
 device_build_pair "$src" || exit 1
 device_gpu_tests_asked build-new
 [ "${COMPARE:-0}" = 1 ] && { device_compare_builds "$src" || failed=1; }
-w=$(mktemp -d /dev/shm/setup_ab.XXXXXX)
+w=$(mktemp -d "${WORK_DIR:-/dev/shm}/setup_ab.XXXXXX") # WORK_DIR=/tmp: the outputs on the disk
 trap 'rm -rf "$w"' EXIT
 survey=(--set model.file= --set time.steps="${STEPS:-1000}" --set shots.layout=grid
   --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200 --quiet --force
