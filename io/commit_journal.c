@@ -129,11 +129,17 @@ int rtm_io_journal_write(const char *journal, const rtm_io_journal_entry_t *entr
   snprintf(partial, sizeof partial, "%s.partial", journal);
   unlink(partial); /* under the name lock: a killed run's */
   const int fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  const int written = fd >= 0 && write(fd, text, length) == (ssize_t)length && fsync(fd) == 0;
-  if (fd < 0 || !written || close(fd) != 0 || rename(partial, journal) != 0) {
+  int error = fd < 0 ? errno : 0; /* the first failure's, kept past the calls after it */
+  if (!error) {
+    const ssize_t wrote = write(fd, text, length);
+    error = wrote < 0 ? errno : wrote != (ssize_t)length ? ENOSPC : fsync(fd) != 0 ? errno : 0;
+    if (close(fd) != 0 && !error) error = errno;
+  }
+  if (!error && rename(partial, journal) != 0) error = errno;
+  if (error) {
     rtm_log_error("cannot write %s (written as %s, then renamed), the journal of the run's "
                   "renames: %s",
-                  journal, partial, strerror(errno));
+                  journal, partial, strerror(error));
     if (fd >= 0) unlink(partial);
     status = RTM_ERR_IO;
   } else {
