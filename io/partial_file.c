@@ -71,6 +71,10 @@ int rtm_io_file_stamp(const char *path, char *text, size_t size) {
 }
 
 int rtm_io_commit_partial(const char *partial, const char *path) {
+  if (rtm_io_sync_file(partial) != RTM_OK) {
+    rtm_io_remove_own(partial, "this run's unfinished output");
+    return RTM_ERR_IO;
+  }
   if (rename(partial, path) != 0) {
     rtm_log_error("cannot rename %s to %s: %s", partial, path, strerror(errno));
     rtm_io_remove_own(partial, "this run's unfinished output");
@@ -85,10 +89,25 @@ static int sync_unsupported(int error) {
   return error == EINVAL || error == EROFS || error == ENOTSUP;
 }
 
+/* PATH opened to read, only where it is a regular file (never a link; a FIFO put at the
+ * name does not hold the open: O_NONBLOCK): the descriptor, else -1 with errno (EINVAL for
+ * another kind of file). */
+static int open_regular(const char *path) {
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat info;
+  if (fd < 0) return -1;
+  const int error = fstat(fd, &info) != 0 ? errno : !S_ISREG(info.st_mode) ? EINVAL : 0;
+  if (error == 0) return fd;
+  close(fd);
+  errno = error;
+  return -1;
+}
+
 int rtm_io_sync_file(const char *path) {
-  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = open_regular(path);
   if (fd < 0) {
-    rtm_log_error("cannot open %s to put its data on the disk: %s", path, strerror(errno));
+    rtm_log_error("cannot open %s to put its data on the disk: %s", path,
+                  errno == EINVAL ? "it is not a regular file" : strerror(errno));
     return RTM_ERR_IO;
   }
   int status = RTM_OK;
@@ -102,7 +121,7 @@ int rtm_io_sync_file(const char *path) {
 
 void rtm_io_start_writeback(const char *path) {
 #ifdef SYNC_FILE_RANGE_WRITE
-  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = open_regular(path);
   if (fd < 0) return;
   (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* a hint: its failure costs time */
   close(fd);
@@ -111,10 +130,11 @@ void rtm_io_start_writeback(const char *path) {
 #endif
 }
 
-void rtm_io_remove_own(const char *path, const char *what) {
-  if (remove(path) != 0 && errno != ENOENT) /* part of a failure: said under --quiet too */
-    rtm_log_error("cannot remove %s, %s: %s; it is left (remove it by hand)", path, what,
-                  strerror(errno));
+int rtm_io_remove_own(const char *path, const char *what) {
+  if (remove(path) == 0 || errno == ENOENT) return 0;
+  rtm_log_error("cannot remove %s, %s: %s; it is left (remove it by hand)", path, what,
+                strerror(errno)); /* part of a failure: said under --quiet too */
+  return 1;
 }
 
 int rtm_io_rename_noreplace(const char *from, const char *to) {
@@ -262,10 +282,13 @@ static int check_targets(const rtm_io_outputs_t *set) {
 }
 
 /* After a failure at rename `done`: the outputs renamed before it give way to the earlier
- * files kept aside (or are removed), the partials and links left go. */
-static int roll_back(const rtm_io_outputs_t *set, int done) {
+ * files kept aside (or are removed), the partials and links left go. Returns the partial
+ * files not found at their names; *left counts the files that could not be removed (each
+ * named by rtm_io_remove_own). */
+static int roll_back(const rtm_io_outputs_t *set, int done, int *left) {
   char partial[4096 + 16];
-  int missing = 0; /* partial files not found at their names */
+  int missing = 0;
+  *left = 0;
   for (int k = 0; k < set->count; ++k) {
     const output_t *o = &set->outputs[k];
     if (o->drop) continue;
@@ -275,13 +298,14 @@ static int roll_back(const rtm_io_outputs_t *set, int done) {
         if (lstat(partial, &info) != 0 && errno == ENOENT)
           ++missing;
         else
-          rtm_io_remove_own(partial, "this run's unfinished output");
+          *left += rtm_io_remove_own(partial, "this run's unfinished output");
       }
-      if (o->backup) rtm_io_remove_own(o->backup, "a second name of an earlier run's file");
+      if (o->backup)
+        *left += rtm_io_remove_own(o->backup, "a second name of an earlier run's file");
     } else if (o->backup) {
       rename(o->backup, o->path); /* the earlier file back in place of the run's */
     } else {
-      rtm_io_remove_own(o->path, "this run's output, which is not complete without the others");
+      *left += rtm_io_remove_own(o->path, "this run's output, not complete without the others");
     }
   }
   return missing;
@@ -451,6 +475,13 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
   char partial[4096 + 16], journal[4096 + 32] = "", taken[4096];
   if (lock && lock->fd >= 0 && !rtm_io_lock_in_place(lock)) return stop_for_moved_folder(set, lock);
   int status = check_targets(set), i = 0;
+  /* every output's data on the disk before the journal names it (else a node lost after the
+   * renames could leave torn files in place of complete ones; a resume state too), and
+   * before a stop below calls them complete */
+  for (int k = 0; status == RTM_OK && k < set->count; ++k)
+    if (!set->outputs[k].drop &&
+        suffixed(set->outputs[k].path, ".partial", partial, sizeof partial))
+      status = rtm_io_sync_file(partial);
   /* without --force the claim found every name free: a file there now appeared meanwhile,
    * and is not the run's to replace or remove (all of the outputs appear, or none) */
   const char *found = status == RTM_OK ? name_taken(set) : NULL;
@@ -458,12 +489,6 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
     snprintf(taken, sizeof taken, "%s", found);
     return stop_for(set, taken);
   }
-  /* every output's data on the disk before the journal names it: else a node lost after the
-   * renames could leave torn files in place of complete ones (a resume state too) */
-  for (int k = 0; status == RTM_OK && k < set->count; ++k)
-    if (!set->outputs[k].drop &&
-        suffixed(set->outputs[k].path, ".partial", partial, sizeof partial))
-      status = rtm_io_sync_file(partial);
   /* an earlier run's file stays linked aside until every rename is done, so that a failure
    * half-way puts it back (--force promises the earlier files when a run fails); the
    * journal, written before the first rename and the first link, lets the next run of the
@@ -501,7 +526,14 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
   }
   if (status != RTM_OK) { /* none or all */
     if (journal[0]) rtm_io_journal_remove(journal); /* undone here, not finished by the next */
-    if (roll_back(set, i) == 0)
+    int left = 0;
+    const int missing = roll_back(set, i, &left);
+    if (left > 0)
+      rtm_log_error("the run's outputs were removed but for the %d named above, which are left "
+                    "(none is complete without the others); an earlier run's files are as they "
+                    "were",
+                    left);
+    else if (missing == 0)
       rtm_log_error("the run's outputs were removed (none is complete without the others); an "
                     "earlier run's files are as they were");
     else /* probe R, R3: output.dir renamed during the run, its .partial files went with it */
@@ -540,7 +572,8 @@ int rtm_io_outputs_retire(rtm_io_outputs_t *set, const char *path) {
 
 void rtm_io_outputs_discard(rtm_io_outputs_t *set) {
   if (!set) return;
-  roll_back(set, 0); /* nothing renamed: every partial goes */
+  int left = 0;
+  roll_back(set, 0, &left); /* nothing renamed: every partial goes (those left are named) */
   outputs_clear(set);
 }
 

@@ -171,7 +171,8 @@ int rtm_png_mark(const char *path);
 /* Renames `from` to `to` only while no file is at `to` (renameat2's RENAME_NOREPLACE, else
  * link and unlink, else a look and a rename): 0, or -1 with errno (EEXIST: a file is there). */
 int rtm_io_rename_noreplace(const char *from, const char *to);
-/* Renames PATH.partial to PATH; on failure removes the partial file. */
+/* Renames PATH.partial to PATH, its data on the disk first (rtm_io_sync_file); on failure
+ * removes the partial file. */
 int rtm_io_commit_partial(const char *partial, const char *path);
 /* PATH's data on the disk (fdatasync) before a name that promises it (a rename, a journal)
  * is made, so that a node lost after it cannot leave a torn file under that name; a file
@@ -184,8 +185,9 @@ int rtm_io_sync_file(const char *path);
 void rtm_io_start_writeback(const char *path);
 /* A file of a failed run's (`what`: "this run's unfinished output", ...) removed; where it
  * cannot be (a folder made read-only, a file system gone), an error names it and why, so that
- * no run says it left nothing while it did. No file there is no failure. */
-void rtm_io_remove_own(const char *path, const char *what);
+ * no run says it left nothing while it did. No file there is no failure. Returns 1 when the
+ * file is left, else 0. */
+int rtm_io_remove_own(const char *path, const char *what);
 /* ---- the journal of a run's commit (commit_journal.c) ----
  * DIR/NAME.commit, beside the name lock DIR/NAME.lock: what a run's commit does, written
  * once every partial file is complete and before the first rename, removed after the last

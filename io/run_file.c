@@ -728,8 +728,8 @@ int rtm_output_finish(rtm_output_t *output, rtm_io_outputs_t *set) {
   if (close_handles(output) != RTM_OK) status = RTM_ERR_IO;
   if (status == RTM_OK) status = rtm_io_outputs_add_written(set, output->path);
   if (status != RTM_OK) {
-    rtm_log_error("output file %s was not completed; removed", output->partial);
-    rtm_io_remove_own(output->partial, "this run's unfinished output");
+    if (!rtm_io_remove_own(output->partial, "this run's unfinished output"))
+      rtm_log_error("output file %s was not completed; removed", output->partial);
   } else if (!output->no_sidecar) {
     status = rtm_output_sidecar(output, set);
   }

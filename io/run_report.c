@@ -285,7 +285,11 @@ int rtm_report_write_json(const char *path, const rtm_report_t *report) {
     RTM_FAIL(RTM_ERR_IO, "writing run report %s failed: %s", partial, strerror(errno));
   }
   if (!report->replace_none) {
-    RTM_TRY(rtm_io_commit_partial(partial, path));
+    RTM_TRY(rtm_io_commit_partial(partial, path)); /* synced first */
+  } else if (rtm_io_sync_file(partial) != RTM_OK) {
+    remove(partial);
+    status = RTM_ERR_IO;
+    goto fail;
   } else if (rtm_io_rename_noreplace(partial, path) != 0) {
     const int error = errno;
     remove(partial);

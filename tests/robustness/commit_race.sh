@@ -101,6 +101,15 @@ else
   echo "skip: no SEG-Y in this build: the export case"
 fi
 
+# ---- a FIFO put at a complete output's partial name before the commit: the sync before the
+# journal refuses it (no regular file) instead of waiting for a writer for ever ----
+held_at_open "f1.json.partial" 'rm -f "$out/f1.h5.partial"; mkfifo "$out/f1.h5.partial"' \
+  "$rtm3d" model "$deck" "${quick[@]}" --set output.name=f1
+rob_judge 1 "cannot open .*f1\.h5\.partial to put its data on the disk: it is not a regular file" \
+  "$held_status" "model, a FIFO put at f1.h5.partial before the commit"
+absent "$out/f1.h5" "$out/f1.json" "$out/f1.lock"
+rm -f "$out"/f1.*
+
 # ---- D2: a plot to NAME_image_x.png during a migrate; D5: --force across commands ----
 small=(--set shots.layout=grid --set shots.x_count=1 --set shots.y_count=1 --set shots.z=60
   --set receivers.z=60 --set receivers.y_count=24 --set receivers.y_first=0
