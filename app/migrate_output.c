@@ -602,6 +602,9 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   if (access(run->resume_path, F_OK) == 0)
     RTM_TRY(rtm_io_outputs_retire(run->outputs, run->resume_path));
   RTM_TRY(rtm_io_outputs_commit(run->outputs, &run->lock)); /* together, or none */
+  if (rtm_interrupted()) /* after the last shot: the outputs went on, whole */
+    rtm_log_info("migrate: %s came while the outputs were written; they are whole",
+                 rtm_interrupt_name());
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: forward %.2f s, backward %.2f s, imaging %.2f s, %.1f MCells/s",
                  run->end_s - run->start_s, run->total.forward_s, run->total.backward_s,

@@ -254,6 +254,9 @@ int rtm_model_write_report(model_run_t *run) {
   RTM_TRY(rtm_io_outputs_add(run->outputs, run->json_path, json_partial, sizeof json_partial));
   RTM_TRY(rtm_app_write_report(json_partial, &report, &run->whole_grid, &run->prop.ledger));
   RTM_TRY(rtm_io_outputs_commit(run->outputs, &run->lock)); /* together, or none */
+  if (rtm_interrupted()) /* after the last step: the outputs went on, whole */
+    rtm_log_info("model: %s came while the outputs were written; they are whole",
+                 rtm_interrupt_name());
   if (!run->quiet) {
     rtm_log_info("done in %.2f s: propagation %.2f s, %.1f MCells/s", run->end_s - run->start_s,
                  propagate_s, mcells);

@@ -8,6 +8,8 @@
 #   makemodel: held in the open of MODEL.lock, before the build; the run stops after the
 #     build, before MODEL.h5 is written. Held in the open of MODEL.h5.partial instead (the
 #     write begun), the write finishes, whole, and the run says so (exit 0).
+#   model, migrate: held in the open of their report, after the last step: the outputs are
+#     finished, whole, and the run says so (exit 0).
 #   export: held in the open of OUT.sgy.partial, before the first shot, or (--per-shot) of
 #     OUT_shot1.sgy.partial, shot 0 written aside: the export stops before its next shot.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -78,6 +80,18 @@ expect_stopped 130 "a run with rtm\.shot_images keeps no state .*the same comman
   --set rtm.observed="$out/obs_si.h5" --set output.name=si
 [ ! -e "$out/si.resume.h5" ] && rob_pass "no si.resume.h5" || rob_fail "si.resume.h5 was kept"
 expect_clean "$out"
+
+# ---- model and migrate: a signal once the steps are done (held at the open of the report,
+# written last) lets the outputs finish, whole, and the run says so
+expect_stopped 0 "model: SIGTERM came while the outputs were written; they are whole" TERM \
+  sg.json.partial "$rtm3d" model "$deck" "${survey[@]}" --set output.name=sg
+expect_clean "$out"
+expect_stopped 0 "migrate: SIGINT came while the outputs were written; they are whole" INT \
+  sgm.json.partial "$rtm3d" migrate "$deck" "${survey[@]}" --set rtm.observed="$out/sg.h5" \
+  --set output.name=sgm
+expect_clean "$out"
+[ -f "$out/sgm.h5" ] && [ -f "$out/sgm.json" ] && rob_pass "the migration's outputs are there" ||
+  rob_fail "no sgm.h5 or sgm.json: $(ls "$out" | tr '\n' ' ')"
 
 # ---- export
 if has_feature "SEG-Y on"; then
