@@ -57,11 +57,6 @@ int rtm_io_write_planes_collective(const char *path, const char *name, int index
                "output file %s: writing planes %d to %d of %s collectively failed (a full disk "
                "or quota, or an output.dir that not every rank's node shares?)",
                partial, volume->z_offset, volume->z_offset + volume->nz_local - 1, name);
-  /* every rank's planes on the disk (the MPI-IO driver's flush is MPI_File_sync, collective):
-   * the commit's sync on rank 0 reaches only what its own node wrote */
-  RTM_H5_CHECK(H5Fflush(file, H5F_SCOPE_GLOBAL), RTM_ERR_IO,
-               "output file %s: putting the planes of %s on the disk (MPI_File_sync)", partial,
-               name);
 fail:
   rtm_h5_close(&dxpl);
   rtm_h5_close(&memory_space);
