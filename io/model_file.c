@@ -352,9 +352,11 @@ static int write_model(const char *path, const rtm_io_volume_t *volume,
   const herr_t closed = H5Fclose(file);
   file = H5I_INVALID_HID;
   RTM_H5_CHECK(closed, RTM_ERR_IO, "model file %s: closing", partial);
-  RTM_TRY(rtm_io_sync_file(partial)); /* on the disk before the name says it is complete */
   if (replace) {
-    RTM_TRY(rtm_io_commit_partial(partial, path));
+    RTM_TRY(rtm_io_commit_partial(partial, path));  /* synced first */
+  } else if (rtm_io_sync_file(partial) != RTM_OK) { /* on the disk before its name */
+    status = RTM_ERR_IO;
+    goto fail;
   } else if (rtm_io_rename_noreplace(partial, path) != 0) {
     if (errno == EEXIST)
       RTM_FAIL(RTM_ERR_IO,
@@ -368,7 +370,7 @@ static int write_model(const char *path, const rtm_io_volume_t *volume,
 fail:
   rtm_h5_close(&file);
   rtm_h5_close(&fapl);
-  if (created) remove(partial);
+  if (created) rtm_io_remove_own(partial, "the model written");
   return status;
 }
 

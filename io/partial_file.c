@@ -83,8 +83,8 @@ int rtm_io_commit_partial(const char *partial, const char *path) {
   return RTM_OK;
 }
 
-/* Whether fdatasync's error says only that the file system keeps no such promise (a pipe's,
- * a special file system's): then there is nothing to wait for. */
+/* Whether fdatasync's error says only that the file system keeps no such promise (a special
+ * file system's): then there is nothing to wait for. */
 static int sync_unsupported(int error) {
   return error == EINVAL || error == EROFS || error == ENOTSUP;
 }
@@ -303,7 +303,12 @@ static int roll_back(const rtm_io_outputs_t *set, int done, int *left) {
       if (o->backup)
         *left += rtm_io_remove_own(o->backup, "a second name of an earlier run's file");
     } else if (o->backup) {
-      rename(o->backup, o->path); /* the earlier file back in place of the run's */
+      if (rename(o->backup, o->path) != 0) { /* the earlier file back in place of the run's */
+        rtm_log_error("cannot put the earlier %s back from %s: %s; it is there (put it back "
+                      "by hand)",
+                      o->path, o->backup, strerror(errno));
+        ++*left;
+      }
     } else {
       *left += rtm_io_remove_own(o->path, "this run's output, not complete without the others");
     }
@@ -528,19 +533,16 @@ int rtm_io_outputs_commit(rtm_io_outputs_t *set, const rtm_io_name_lock_t *lock)
     if (journal[0]) rtm_io_journal_remove(journal); /* undone here, not finished by the next */
     int left = 0;
     const int missing = roll_back(set, i, &left);
-    if (left > 0)
-      rtm_log_error("the run's outputs were removed but for the %d named above, which are left "
-                    "(none is complete without the others); an earlier run's files are as they "
-                    "were",
-                    left);
-    else if (missing == 0)
-      rtm_log_error("the run's outputs were removed (none is complete without the others); an "
-                    "earlier run's files are as they were");
-    else /* probe R, R3: output.dir renamed during the run, its .partial files went with it */
-      rtm_log_error("the run's outputs were removed where they were found (none is complete "
-                    "without the others); those not found at their names (a folder moved or "
-                    "renamed during the run) keep them as .partial files; an earlier run's files "
-                    "are as they were");
+    /* probe R, R3: output.dir renamed during the run, its .partial files went with it */
+    rtm_log_error("the run's outputs were removed%s (none is complete without the others)%s%s; "
+                  "%s",
+                  missing ? " where they were found" : "",
+                  missing ? "; those not found at their names (a folder moved or renamed during "
+                            "the run) keep them as .partial files"
+                          : "",
+                  left ? "; the files named above are as said there" : "",
+                  left ? "an earlier run's files are as they were unless named above"
+                       : "an earlier run's files are as they were");
     outputs_clear(set);
     return status;
   }

@@ -177,7 +177,8 @@ int rtm_io_commit_partial(const char *partial, const char *path);
 /* PATH's data on the disk (fdatasync) before a name that promises it (a rename, a journal)
  * is made, so that a node lost after it cannot leave a torn file under that name; a file
  * system without the promise (EINVAL, EROFS, ENOTSUP) passes. RTM_ERR_IO, said, on failure:
- * the write did not reach the disk (EIO, ENOSPC, EDQUOT on a network file system). */
+ * the write did not reach the disk (EIO, ENOSPC, EDQUOT on a network file system), or PATH
+ * is no regular file (a FIFO or a link put there: never opened to wait on). */
 int rtm_io_sync_file(const char *path);
 /* PATH's dirty pages sent to the disk now, without waiting (Linux's sync_file_range; nothing
  * elsewhere): a large output written in pieces is then mostly there when rtm_io_sync_file

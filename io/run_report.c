@@ -287,12 +287,12 @@ int rtm_report_write_json(const char *path, const rtm_report_t *report) {
   if (!report->replace_none) {
     RTM_TRY(rtm_io_commit_partial(partial, path)); /* synced first */
   } else if (rtm_io_sync_file(partial) != RTM_OK) {
-    remove(partial);
+    rtm_io_remove_own(partial, "this run's unfinished report");
     status = RTM_ERR_IO;
     goto fail;
   } else if (rtm_io_rename_noreplace(partial, path) != 0) {
     const int error = errno;
-    remove(partial);
+    rtm_io_remove_own(partial, "this run's unfinished report");
     if (error == EEXIST)
       RTM_FAIL(RTM_ERR_IO,
                "%s appeared while this run ran (another run, program or user wrote it): it is "

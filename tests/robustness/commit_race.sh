@@ -104,7 +104,7 @@ fi
 # ---- a FIFO put at a complete output's partial name before the commit: the sync before the
 # journal refuses it (no regular file) instead of waiting for a writer for ever ----
 held_at_open "f1.json.partial" 'rm -f "$out/f1.h5.partial"; mkfifo "$out/f1.h5.partial"' \
-  "$rtm3d" model "$deck" "${quick[@]}" --set output.name=f1
+  timeout 60 "$rtm3d" model "$deck" "${quick[@]}" --set output.name=f1 # a hang fails, exit 124
 rob_judge 1 "cannot open .*f1\.h5\.partial to put its data on the disk: it is not a regular file" \
   "$held_status" "model, a FIFO put at f1.h5.partial before the commit"
 absent "$out/f1.h5" "$out/f1.json" "$out/f1.lock"

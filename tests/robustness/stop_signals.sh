@@ -86,6 +86,8 @@ expect_clean "$out"
 expect_stopped 0 "model: SIGTERM came while the outputs were written; they are whole" TERM \
   sg.json.partial "$rtm3d" model "$deck" "${survey[@]}" --set output.name=sg
 expect_clean "$out"
+[ -f "$out/sg.h5" ] && [ -f "$out/sg.json" ] && rob_pass "the model run's outputs are there" ||
+  rob_fail "no sg.h5 or sg.json: $(ls "$out" | tr '\n' ' ')"
 expect_stopped 0 "migrate: SIGINT came while the outputs were written; they are whole" INT \
   sgm.json.partial "$rtm3d" migrate "$deck" "${survey[@]}" --set rtm.observed="$out/sg.h5" \
   --set output.name=sgm
