@@ -601,7 +601,10 @@ int rtm_migrate_write_report(migrate_run_t *run) {
   /* the state goes with the commit, once the image is in place and before its journal */
   if (access(run->resume_path, F_OK) == 0)
     RTM_TRY(rtm_io_outputs_retire(run->outputs, run->resume_path));
+  const double commit_start_s = rtm_wall_seconds();
   RTM_TRY(rtm_io_outputs_commit(run->outputs, &run->lock)); /* together, or none */
+  /* its sync to the disk (mostly the image's file) and its renames, as dd conv=fdatasync */
+  if (run->file_s > 0.0) run->file_s += rtm_wall_seconds() - commit_start_s;
   if (rtm_interrupted()) /* after the last shot: the outputs went on, whole */
     rtm_log_info("migrate: %s came while the outputs were written; they are whole",
                  rtm_interrupt_name());

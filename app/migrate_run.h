@@ -111,7 +111,7 @@ struct migrate_run {
   rtm_shot_timing_t total;
   double read_s, write_s;
   double filter_s; /* the image's filters at the end (not in write_s) */
-  double file_s;   /* the image and the illumination into OUTPUT.h5, rename included */
+  double file_s;   /* the image and the illumination into OUTPUT.h5, on the disk and renamed */
   double volumes_s; /* of file_s, the volumes' writing (on one rank the I/O thread's) */
   double figures_s; /* the PNG figures of the image, drawn while the volumes are written */
   /* rank 0: the figures not drawn, too little address space left for them (ulimit -v) */
