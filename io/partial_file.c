@@ -70,8 +70,16 @@ int rtm_io_file_stamp(const char *path, char *text, size_t size) {
   return 1;
 }
 
+/* Whether PATH is itself a partial file (PATH.partial): a file of an output set, which the
+ * set's commit puts on the disk before its journal. */
+static int is_partial_name(const char *path) {
+  const size_t length = strlen(path), tail = strlen(".partial");
+  return length > tail && strcmp(path + length - tail, ".partial") == 0;
+}
+
 int rtm_io_commit_partial(const char *partial, const char *path) {
-  if (rtm_io_sync_file(partial) != RTM_OK) {
+  /* on the disk before a final name says it is complete; a set's partial waits for the set */
+  if (!is_partial_name(path) && rtm_io_sync_file(partial) != RTM_OK) {
     rtm_io_remove_own(partial, "this run's unfinished output");
     return RTM_ERR_IO;
   }

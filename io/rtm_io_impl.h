@@ -171,8 +171,9 @@ int rtm_png_mark(const char *path);
 /* Renames `from` to `to` only while no file is at `to` (renameat2's RENAME_NOREPLACE, else
  * link and unlink, else a look and a rename): 0, or -1 with errno (EEXIST: a file is there). */
 int rtm_io_rename_noreplace(const char *from, const char *to);
-/* Renames PATH.partial to PATH, its data on the disk first (rtm_io_sync_file); on failure
- * removes the partial file. */
+/* Renames PATH.partial to PATH, its data on the disk first (rtm_io_sync_file) unless PATH is
+ * itself an output set's partial file (the set's commit syncs it); on failure removes the
+ * partial file. */
 int rtm_io_commit_partial(const char *partial, const char *path);
 /* PATH's data on the disk (fdatasync) before a name that promises it (a rename, a journal)
  * is made, so that a node lost after it cannot leave a torn file under that name; a file

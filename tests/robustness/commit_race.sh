@@ -101,9 +101,10 @@ else
   echo "skip: no SEG-Y in this build: the export case"
 fi
 
-# ---- a FIFO put at a complete output's partial name before the commit: the sync before the
-# journal refuses it (no regular file) instead of waiting for a writer for ever ----
-held_at_open "f1.json.partial" 'rm -f "$out/f1.h5.partial"; mkfifo "$out/f1.h5.partial"' \
+# ---- a FIFO put at an output's partial name once the run has made it (held at HDF5's open of
+# the file, which goes on writing to the file it opened): the writeback hints pass it by, and
+# the sync before the journal refuses it (no regular file), neither waiting for a writer ----
+held_at_open "f1.h5.partial" 'rm -f "$out/f1.h5.partial"; mkfifo "$out/f1.h5.partial"' \
   timeout 60 "$rtm3d" model "$deck" "${quick[@]}" --set output.name=f1 # a hang fails, exit 124
 rob_judge 1 "cannot open .*f1\.h5\.partial to put its data on the disk: it is not a regular file" \
   "$held_status" "model, a FIFO put at f1.h5.partial before the commit"
