@@ -28,21 +28,7 @@ for example in ${EXAMPLES:-bench_512 bench_tti_512}; do
     "${deck[@]}" --set rtm.observed="$runs/observed_$example.h5" \
     --set output.name="image_$example" > "$out/ncu_$example.log" 2>&1 ||
     { row "ncu migrate $example" FAILED; failed=1; continue; }
-  python3 - "$out/ncu_$example.log" "$example" >> "$summary" <<'PY'
-import collections, re, statistics, sys
-times, name = collections.defaultdict(list), None
-scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
-for line in open(sys.argv[1]):
-    if "Context" in line and "Stream" in line:
-        name = line.strip().split(" (")[0]
-    m = re.search(r"gpu__time_duration.sum\s+(\S+)\s+([\d.,]+)", line)
-    if m and name:
-        times[name].append(float(m.group(2).replace(",", "")) * scale.get(m.group(1), 1.0))
-for k in sorted(times, key=lambda k: sum(times[k]), reverse=True)[:10]:
-    t = sorted(times[k])
-    print(f"{sys.argv[2]:13s} {k[:64]:64s} {len(t):4d} launches, {sum(t) / 1e3:7.2f} ms; "
-          f"least {t[0]:7.1f}, median {statistics.median(t):7.1f}, most {t[-1]:7.1f} us")
-PY
+  python3 run/tools/ncu_kernels.py "$out/ncu_$example.log" "$example" --top 10 >> "$summary"
 done
 echo
 cat "$summary"

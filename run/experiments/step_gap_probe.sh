@@ -52,21 +52,7 @@ deck=(run/examples/bench_512.ini --set backend.name=cuda --set model.file= --set
 ncu --clock-control none -s 600 -c 90 --metrics gpu__time_duration.sum \
   "$build/app/rtm3d" model "${deck[@]}" --set time.steps=400 --set receivers.x_step=80 \
   --set receivers.y_step=80 --set output.name=ncu > "$out/ncu.log" 2>&1 || failed=1
-python3 - "$out/ncu.log" >> "$summary" <<'PY'
-import re, sys, collections
-times, counts, name = collections.defaultdict(float), collections.Counter(), None
-scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
-for line in open(sys.argv[1]):
-    m = re.match(r"\s+(?:void )?([A-Za-z_]\w*)", line)
-    if m and "Context" in line:
-        name = m.group(1)
-    m = re.search(r"gpu__time_duration.sum\s+(\S+)\s+([\d.,]+)", line)
-    if m and name:
-        times[name] += float(m.group(2).replace(",", "")) * scale.get(m.group(1), 1.0)
-        counts[name] += 1
-for k in sorted(times, key=times.get, reverse=True):
-    print(f"ncu {k[:60]:60s} {counts[k]:4d} launches {times[k] / counts[k]:9.1f} us each")
-PY
+python3 run/tools/ncu_kernels.py "$out/ncu.log" >> "$summary"
 rm -rf "$runs"
 (cd "$out" && tar czf logs.tar.gz --remove-files $(ls ./*.log 2>/dev/null))
 echo
