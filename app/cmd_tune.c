@@ -100,24 +100,26 @@ static int distance(const rtm_kernel_shape_t *a, const rtm_kernel_shape_t *b) {
 
 /* Every shape to try, nearest to `start` first. iso tiles hold 4 cells a thread along x
  * (at most 512 threads), vti/tti tiles one cell a thread (at most 512 cells; tma tiles of 256
- * cells may take two: tti_cuda.cu's two_cells). */
+ * cells may take two: tti_cuda.cu's two_cells). Only the iso tma kernel has 4 stages. */
 static int make_candidates(const rtm_config_t *cfg, int hopper, const char *only_halo,
                            const rtm_kernel_shape_t *start, int nz, candidate_t *list) {
   static const struct {
     const char *halo;
     int stages;
-  } halos[] = {{"sync", 2}, {"ldgsts", 2}, {"ldgsts", 3}, {"tma", 2}, {"tma", 3}};
-  static const int iso_tiles[][2] = {{32, 8},  {32, 16}, {32, 32}, {64, 4}, {64, 8},
-                                     {64, 16}, {128, 4}, {128, 8}, {256, 4}};
+  } halos[] = {{"sync", 2}, {"ldgsts", 2}, {"ldgsts", 3}, {"tma", 2}, {"tma", 3}, {"tma", 4}};
+  static const int iso_tiles[][2] = {{32, 8},  {32, 16}, {32, 32}, {64, 4},   {64, 8},
+                                     {64, 16}, {128, 4}, {128, 8}, {128, 16}, {256, 4}};
   static const int tti_tiles[][2] = {{16, 16}, {32, 4}, {32, 8},  {32, 16}, {64, 2},
                                      {64, 4},  {64, 8}, {128, 2}, {128, 4}};
   static const int zblocks[] = {0, 16, 32, 64, 128};
   const int iso = cfg->physics.equation == RTM_EQUATION_ISO;
   const int(*tiles)[2] = iso ? iso_tiles : tti_tiles;
-  const int tile_count = (int)(sizeof iso_tiles / sizeof iso_tiles[0]);
+  const int tile_count = iso ? (int)(sizeof iso_tiles / sizeof iso_tiles[0])
+                             : (int)(sizeof tti_tiles / sizeof tti_tiles[0]);
   int count = 0;
   for (size_t h = 0; h < sizeof halos / sizeof halos[0]; ++h) {
     if (strcmp(halos[h].halo, "tma") == 0 && !hopper) continue;
+    if (halos[h].stages == 4 && !iso) continue;
     if (only_halo && strcmp(halos[h].halo, only_halo) != 0) continue;
     for (int t = 0; t < tile_count; ++t)
       for (size_t z = 0; z < sizeof zblocks / sizeof zblocks[0]; ++z) {
@@ -325,7 +327,7 @@ static int tune_cuda(int argc, char **argv) {
          cut ? " (the time limit stopped the sweep; --time-limit gives it longer)" : "");
   char winner[64];
   rtm_kernel_shape_text(&list[0].shape, winner, sizeof winner);
-  printf("table row   %d,%s,%s,%d,%s,%d,%d,%d,%d,%.0f,%s\n", key.cc,
+  printf("table row   %d,any,%s,%s,%d,%s,%d,%d,%d,%d,%.0f,%s\n", key.cc,
          rtm_equation_name(key.equation), rtm_precision_name(key.precision), key.size_class,
          list[0].shape.halo, list[0].shape.stages, list[0].shape.block[0], list[0].shape.block[1],
          list[0].shape.zblock, figure_of(&list[0]), key.gpu);

@@ -3,9 +3,9 @@
 # constant model) at each tma shape of SHAPES on the GPU machine, ROUNDS times alternated
 # (default 2), for issue 34's item 5 (the iso kernel at the H200's bandwidth). A shape is
 # STAGES:BLOCK_X:BLOCK_Y:ZBLOCK; the default list is the table's shape (3:128:8:32) beside
-# deeper pipelines and other tiles. The product's tma kernel takes 2 or 3 stages:
-# iso_stages.patch (beside this script) adds instances of 4 and 5, and the script builds a
-# copy of the tree with it applied (build-stages). Logs under $OUT (or run/out/iso_shapes;
+# deeper pipelines and other tiles. The product's tma kernel takes 2 to 4 stages:
+# iso_stages.patch (beside this script) adds an instance of 5, and the script builds a copy
+# of the tree with it applied (build-stages). Logs under $OUT (or run/out/iso_shapes;
 # the benches' output in bench.log), a row a bench last.
 set -uo pipefail
 here="$(realpath "$(dirname "$0")")"

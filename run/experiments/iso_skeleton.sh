@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run/experiments/iso_skeleton.sh - how fast the iso tma kernel's memory traffic alone can go
 # on the GPU machine (issue 34, item 5: is the H200's 79% of copy held by the stencil's work
-# or by the pattern of its loads?). Two copies of the tree, both with iso_stages.patch (tma
-# instances of 4 and 5 stages): the kernel as it is, and with iso_skeleton.patch (the same
+# or by the pattern of its loads?). Two copies of the tree, both with iso_stages.patch (a tma
+# instance of 5 stages): the kernel as it is, and with iso_skeleton.patch (the same
 # TMA loads, waits and stores; one multiply-add a cell in place of the stencil). `rtm3d
 # bench` of iso 512^3 (run/examples/bench_512.ini, a constant model) at each shape of SHAPES
 # (STAGES:BLOCK_X:BLOCK_Y:ZBLOCK), ROUNDS times (default 2), the two builds alternated; then

@@ -14,6 +14,8 @@
 
 constexpr int VEC = 4; /* cells per thread along x: one float4 */
 constexpr int MAX_THREADS = 512;
+/* the most stages of iso_zmarch_tma's instances (2 to 4); ldgsts takes 2 or 3 */
+constexpr int TMA_MAX_STAGES = 4;
 constexpr int MAX_CHUNKS = 4; /* 16-byte tile chunks a thread copies from registers */
 /* sync: planes iz .. iz+4 resident, and the slot written at iteration i (plane i) must not
  * be the one computed from at iteration i-1 (plane i-1-R), there being no barrier between
@@ -726,11 +728,13 @@ extern "C" size_t rtm_iso_cuda_shared_bytes(const rtm_iso_shape_t *shape) {
   return (size_t)ring_slots(shape->halo, shape->stages) * tile;
 }
 
-extern "C" int rtm_cuda_halo_check(rtm_halo_t halo, int stages, int zblock, const int block[2],
-                                   int device, int *optin) {
+extern "C" int rtm_cuda_halo_check(rtm_halo_t halo, int stages, int max_stages, int zblock,
+                                   const int block[2], const char *what, int device, int *optin) {
   int status = RTM_OK, major = 0, minor = 0;
-  if (halo != RTM_HALO_SYNC && (stages < 2 || stages > 3))
-    RTM_FAIL(RTM_ERR_CONFIG, "kernel.stages = %d: must be 2 or 3", stages);
+  if (halo != RTM_HALO_SYNC && (stages < 2 || stages > max_stages))
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "kernel.stages = %d: the %s kernel with kernel.halo = %s takes 2 to %d",
+             stages, what, rtm_iso_halo_name(halo), max_stages);
   if (zblock < 0)
     RTM_FAIL(RTM_ERR_CONFIG, "kernel.zblock = %d: must be 0 (whole z-range) or positive", zblock);
   RTM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
@@ -808,13 +812,18 @@ extern "C" int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device) {
   size_t bytes = 0;
   RTM_TRY(zmarch_block_check(shape->block, VEC, MAX_THREADS, "iso"));
   bytes = rtm_iso_cuda_shared_bytes(shape);
-  RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, "iso",
-                              device));
+  RTM_TRY(zmarch_device_check(shape->halo, shape->stages,
+                              shape->halo == RTM_HALO_TMA ? TMA_MAX_STAGES : 3, shape->zblock,
+                              shape->block, bytes, "iso", device));
   switch (shape->halo) {
   case RTM_HALO_SYNC: RTM_TRY(prepare_kernels<RTM_HALO_SYNC>(bytes)); break;
   case RTM_HALO_LDGSTS: RTM_TRY(prepare_kernels<RTM_HALO_LDGSTS>(bytes)); break;
   case RTM_HALO_TMA:
-    RTM_TRY(shape->stages == 2 ? prepare_tma_kernels<2>(bytes) : prepare_tma_kernels<3>(bytes));
+    switch (shape->stages) {
+    case 2: RTM_TRY(prepare_tma_kernels<2>(bytes)); break;
+    case 3: RTM_TRY(prepare_tma_kernels<3>(bytes)); break;
+    default: RTM_TRY(prepare_tma_kernels<4>(bytes)); break;
+    }
     break;
   }
   return RTM_OK;
@@ -938,6 +947,11 @@ static const iso_tma_kernel_t tma_two[3] = {iso_zmarch_tma<2, EXTRA_NONE>,
 static const iso_tma_kernel_t tma_three[3] = {iso_zmarch_tma<3, EXTRA_NONE>,
                                               iso_zmarch_tma<3, EXTRA_COPY>,
                                               iso_zmarch_tma<3, EXTRA_IMAGE>};
+static const iso_tma_kernel_t tma_four[3] = {iso_zmarch_tma<4, EXTRA_NONE>,
+                                             iso_zmarch_tma<4, EXTRA_COPY>,
+                                             iso_zmarch_tma<4, EXTRA_IMAGE>};
+static const iso_tma_kernel_t *const tma_by_stages[TMA_MAX_STAGES - 1] = {tma_two, tma_three,
+                                                                           tma_four};
 
 /* tma: a one-dimensional grid, tiles fastest (see iso_zmarch_tma), of bx / VEC x by
  * consumer threads and a producer warp. */
@@ -958,8 +972,8 @@ static int iso_launch_tma(IsoArgs a, const rtm_iso_shape_t *shape, const rtm_iso
   a.block_y = by;
   a.tiles_x = (int)blocks.x;
   a.tiles = (int)(blocks.x * blocks.y);
-  (shape->stages == 2 ? tma_two : tma_three)[extra_of(a)]<<<count, threads, shared, s>>>(
-      a, p_map, pp_map, v_map);
+  tma_by_stages[shape->stages - 2][extra_of(a)]<<<count, threads, shared, s>>>(a, p_map, pp_map,
+                                                                              v_map);
   RTM_CUDA_TRY_LAUNCH("iso_zmarch_tma");
   return RTM_OK;
 fail:

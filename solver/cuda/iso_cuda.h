@@ -86,12 +86,13 @@ const char *rtm_iso_halo_name(rtm_halo_t halo);
  * (kernel.block_x, kernel.halo, ...). */
 int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device);
 
-/* Checks every z-marching launcher shares (iso and vti/tti): kernel.stages 2 or 3 for
- * ldgsts and tma, kernel.zblock >= 0, ldgsts on compute capability 8.0+, tma on 9.0+ with a
- * tile plus halo of at most 256 cells a side. Stores the device's opt-in shared memory per
- * block in *optin. Errors name the key at fault. */
-int rtm_cuda_halo_check(rtm_halo_t halo, int stages, int zblock, const int block[2], int device,
-                        int *optin);
+/* Checks every z-marching launcher shares (iso and vti/tti): kernel.stages 2 to max_stages
+ * (the launcher's instances for `halo`) for ldgsts and tma, kernel.zblock >= 0, ldgsts on
+ * compute capability 8.0+, tma on 9.0+ with a tile plus halo of at most 256 cells a side.
+ * Stores the device's opt-in shared memory per block in *optin. Errors name the key at fault
+ * and `what`, the kernel (iso, vti, tti). */
+int rtm_cuda_halo_check(rtm_halo_t halo, int stages, int max_stages, int zblock, const int block[2],
+                        const char *what, int device, int *optin);
 
 /* Raises `kernel`'s (a __global__ function) dynamic shared-memory limit to `shared_bytes`;
  * with halo tma, refuses a kernel built without sm_90 code. */

@@ -1241,8 +1241,8 @@ extern "C" int rtm_tti_cuda_prepare(rtm_tti_shape_t *shape, int device) {
              "pieces)",
              shape->block[0]);
   bytes = rtm_tti_cuda_shared_bytes(shape);
-  RTM_TRY(zmarch_device_check(shape->halo, shape->stages, shape->zblock, shape->block, bytes, what,
-                              device));
+  RTM_TRY(zmarch_device_check(shape->halo, shape->stages, 3, shape->zblock, shape->block, bytes,
+                              what, device));
   two_cells(shape, device);
   for (int copy = 0; copy < 2; ++copy) { /* the steps without a level copy and with one */
     kernel = (const void *)pick(shape, copy != 0);

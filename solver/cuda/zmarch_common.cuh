@@ -118,12 +118,14 @@ fail:
   return status;
 }
 
-/* The checks both launchers make last: the halo variant on `device` (rtm_cuda_halo_check)
- * and `shared_bytes` per block of `block` within the device's opt-in limit. */
-static inline int zmarch_device_check(rtm_halo_t halo, int stages, int zblock, const int block[2],
-                                      size_t shared_bytes, const char *what, int device) {
+/* The checks both launchers make last: the halo variant on `device` (rtm_cuda_halo_check;
+ * max_stages: the launcher's instances) and `shared_bytes` per block of `block` within the
+ * device's opt-in limit. */
+static inline int zmarch_device_check(rtm_halo_t halo, int stages, int max_stages, int zblock,
+                                      const int block[2], size_t shared_bytes, const char *what,
+                                      int device) {
   int status = RTM_OK, optin = 0;
-  RTM_TRY(rtm_cuda_halo_check(halo, stages, zblock, block, device, &optin));
+  RTM_TRY(rtm_cuda_halo_check(halo, stages, max_stages, zblock, block, what, device, &optin));
   if (shared_bytes > (size_t)optin)
     RTM_FAIL(RTM_ERR_CONFIG,
              "kernel.block_x x kernel.block_y = %d x %d with kernel.halo = %s, kernel.stages "

@@ -15,7 +15,8 @@
 #include "rtm_status.h"
 
 typedef struct {
-  int min_cc; /* 10 x major + minor; 0: any GPU */
+  int min_cc;      /* 10 x major + minor; 0: any GPU */
+  const char *gpu; /* a part of the device's name ("H200"); "": any GPU of min_cc */
   const char *equation, *precision;
   int size_class;
   rtm_kernel_shape_t shape;
@@ -71,14 +72,16 @@ int rtm_kernel_shape_parse(const char *text, rtm_kernel_shape_t *shape) {
 
 /* How far a row is from the key, compared field by field: the equation (vti may take a tti
  * row), the newest compute capability the GPU reaches, the precision (fp16 may take fp32),
- * then the size class (log distance). */
+ * the size class (log distance), then the device (a row measured on this GPU's kind before
+ * one for any GPU of its compute capability). A row for another device is no row. */
 typedef struct {
-  int equation, cc, precision, size;
+  int equation, cc, precision, size, gpu;
 } distance_t;
 
 static int row_distance(const table_row_t *row, const rtm_kernel_key_t *key, distance_t *d) {
   const char *equation = rtm_equation_name(key->equation);
   if (row->min_cc > key->cc) return 0;
+  if (row->gpu[0] && !strstr(key->gpu, row->gpu)) return 0;
   if (strcmp(row->equation, equation) == 0)
     d->equation = 0;
   else if (key->equation == RTM_EQUATION_VTI && strcmp(row->equation, "tti") == 0)
@@ -88,6 +91,7 @@ static int row_distance(const table_row_t *row, const rtm_kernel_key_t *key, dis
   d->cc = key->cc - row->min_cc;
   d->precision = strcmp(row->precision, rtm_precision_name(key->precision)) != 0;
   d->size = abs((int)lround(log2((double)row->size_class / key->size_class)));
+  d->gpu = row->gpu[0] == '\0';
   return 1;
 }
 
@@ -95,13 +99,14 @@ static int closer(const distance_t *a, const distance_t *b) {
   if (a->equation != b->equation) return a->equation < b->equation;
   if (a->cc != b->cc) return a->cc < b->cc;
   if (a->precision != b->precision) return a->precision < b->precision;
-  return a->size < b->size;
+  if (a->size != b->size) return a->size < b->size;
+  return a->gpu < b->gpu;
 }
 
 void rtm_kernel_table_lookup(const rtm_kernel_key_t *key, rtm_kernel_shape_t *shape, char *why,
                              size_t size) {
   const table_row_t *best = NULL;
-  distance_t best_d = {0, 0, 0, 0};
+  distance_t best_d = {0, 0, 0, 0, 0};
   for (int i = 0; i < TABLE_ROWS; ++i) {
     distance_t d;
     if (row_distance(&table[i], key, &d) && (!best || closer(&d, &best_d))) {
@@ -118,13 +123,15 @@ void rtm_kernel_table_lookup(const rtm_kernel_key_t *key, rtm_kernel_shape_t *sh
   if (why) {
     char text[64];
     rtm_kernel_shape_text(&best->shape, text, sizeof text);
+    char device[64] = "";
+    if (best->gpu[0]) snprintf(device, sizeof device, " %s", best->gpu);
     if (best->mcells > 0.0)
-      snprintf(why, size, "table row sm_%d+ %s %s %d^3 (%s: %.0f MCells/s on %s)", best->min_cc,
-               best->equation, best->precision, best->size_class, text, best->mcells,
+      snprintf(why, size, "table row sm_%d+%s %s %s %d^3 (%s: %.0f MCells/s on %s)", best->min_cc,
+               device, best->equation, best->precision, best->size_class, text, best->mcells,
                best->measured);
     else
-      snprintf(why, size, "table row sm_%d+ %s %s %d^3 (%s: %s)", best->min_cc, best->equation,
-               best->precision, best->size_class, text, best->measured);
+      snprintf(why, size, "table row sm_%d+%s %s %s %d^3 (%s: %s)", best->min_cc, device,
+               best->equation, best->precision, best->size_class, text, best->measured);
   }
 }
 

@@ -10,7 +10,8 @@
  *                    (compiled in at configure time), by minimum compute capability,
  *                    equation, precision and size class; the nearest row serves a case no
  *                    row names (vti takes tti's rows where it has none, fp16 fp32's, a
- *                    size the nearest measured class).
+ *                    size the nearest measured class), a row for the GPU's kind (a part of
+ *                    its name) before one for any GPU where both are as near.
  * Plain C (no CUDA): the cuda backend fills the key from its device; tests run anywhere. */
 #ifndef RTM_KERNEL_CHOICE_H
 #define RTM_KERNEL_CHOICE_H

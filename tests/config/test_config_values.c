@@ -388,7 +388,7 @@ static void test_set_errors(void **state) {
        "a wavelet warped alone leaves the run's output warped (the leapfrog gives at omega the "
        "exact response at psi(omega)): full warps the wavelet and the recorded traces; expected "
        "one of none|traces|full"},
-      {"kernel.stages=1", "auto or an integer in [2, 3]"},
+      {"kernel.stages=1", "auto or an integer in [2, 4]"},
       {"kernel.block_x=2000",
        "--set kernel.block_x=2000: out of range; expected auto or an integer in [1, 1024]"},
       {"output.name=a ;b", "which starts a comment in INI files"},

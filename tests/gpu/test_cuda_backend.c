@@ -1,5 +1,5 @@
-/* The cuda backend against the cpu reference: every halo variant (sync, ldgsts and tma with
- * 2 and 3 stages) x every device memory strategy runs 300 steps of a heterogeneous model
+/* The cuda backend against the cpu reference: every halo variant (sync, ldgsts with 2 and 3
+ * stages, tma with 2 to 4) x every device memory strategy runs 300 steps of a heterogeneous model
  * with an off-grid source, off-grid receivers and an absorbing layer; the final snapshot
  * and all traces must match the cpu backend. Grid 45 x 37 x 29: nx and ny are not
  * multiples of any tile, so edge tiles are partial; the shapes cycle through zblock 0 and
@@ -103,9 +103,12 @@ static void test_tma_2(void **state) {
 static void test_tma_3(void **state) {
   check_variant(*state, "tma", 3, 4);
 }
+static void test_tma_4(void **state) {
+  check_variant(*state, "tma", 4, 5);
+}
 
-/* The tma pipeline's own shapes on device memory, with stages 2 and 3: the tiles it runs
- * fastest on a 512^3 volume (128x8, 64x8, 128x4; run/results/kernels.md) with zblocks that
+/* The tma pipeline's own shapes on device memory, with 2 to 4 stages: the tiles it runs
+ * fastest on a 512^3 volume (128x8, 128x16, 64x8, 128x4; run/results/kernels.md) with zblocks that
  * leave a short last z-chunk (29 = 3*8 + 5, 5*5 + 4, 2*13 + 3, 14*2 + 1: a chunk of one
  * plane, whose pipeline holds fewer planes than its rings have slots), and 128x16, whose
  * 512 consumer threads plus the producer warp are the most a block may hold. A wrong
@@ -115,7 +118,7 @@ static void test_tma_pipeline_shapes(void **state) {
   static const cuda_shape_t tma_shapes[] = {
       {{128, 8}, 8}, {{128, 16}, 0}, {{64, 8}, 5}, {{32, 16}, 13}, {{128, 4}, 2},
   };
-  for (int stages = 2; stages <= 3; ++stages)
+  for (int stages = 2; stages <= 4; ++stages)
     for (size_t k = 0; k < sizeof tma_shapes / sizeof tma_shapes[0]; ++k)
       check_against_cpu(f, "tma", stages, "device", &tma_shapes[k]);
 }
@@ -251,6 +254,15 @@ static void test_refusals(void **state) {
     const rtm_config_t cfg = cuda_with_backend(f, "cuda", "host");
     cuda_check_refused(f, &cfg);
   }
+  /* more stages than the kernel has instances: ldgsts 4, tma 5 */
+  {
+    const cuda_shape_t shape = {{32, 8}, 0};
+    rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
+    cuda_set_kernel(&cfg, "ldgsts", 4, &shape);
+    cuda_check_refused(f, &cfg);
+    cuda_set_kernel(&cfg, "tma", 5, &shape);
+    cuda_check_refused(f, &cfg);
+  }
   /* 4096^3 needs 3 x 280 GB: refused by the estimate, before any allocation. The model
    * arrays are never touched by the backend before the estimate. */
   {
@@ -283,7 +295,7 @@ RTM_TEST_MAIN_CUDA("test_cuda_backend", setup, cuda_fixture_teardown,
                    cmocka_unit_test(test_reference_not_trivial), cmocka_unit_test(test_sync),
                    cmocka_unit_test(test_ldgsts_2), cmocka_unit_test(test_ldgsts_3),
                    cmocka_unit_test(test_tma_2), cmocka_unit_test(test_tma_3),
-                   cmocka_unit_test(test_tma_pipeline_shapes),
+                   cmocka_unit_test(test_tma_4), cmocka_unit_test(test_tma_pipeline_shapes),
                    cmocka_unit_test(test_split_and_backward), cmocka_unit_test(test_set_shot),
                    cmocka_unit_test(test_set_kernel), cmocka_unit_test(test_count_nonfinite),
                    cmocka_unit_test(test_refusals))

@@ -373,12 +373,15 @@ static void test_refusals(void **state) {
   /* width not a multiple of 4; 1024 threads (one per cell); 24 threads (not whole warps) */
   static const int bad[][2] = {{33, 16}, {64, 16}, {12, 2}};
   cuda_check_tiles_refused(f, bad, sizeof bad / sizeof bad[0]);
-  /* four stages; a tma box (tile plus halo) over 256 cells a side */
+  /* four stages (ldgsts, and tma, whose four are iso's alone); a tma box (tile plus halo)
+   * over 256 cells a side */
   rtm_config_t cfg = cuda_with_backend(f, "cuda", "device");
   snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "ldgsts");
   cfg.kernel.stages = 4;
   cuda_check_refused(f, &cfg);
   if (f->hopper) {
+    snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "tma");
+    cuda_check_refused(f, &cfg);
     cfg = cuda_with_backend(f, "cuda", "device");
     snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "tma");
     cfg.kernel.block[0] = 256; /* 512 threads: only the box is wrong */

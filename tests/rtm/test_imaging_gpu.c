@@ -449,6 +449,7 @@ typedef struct {
   rtm_precision_t coeff; /* memory.model_precision */
   int split;             /* the imaging step split into edge planes and interior */
   int supported;         /* image_next_step takes it (else RTM_ERR_UNSUPPORTED) */
+  int stages;            /* kernel.stages; 0: auto */
 } step_image_case_t;
 
 /* The cuda backend on the 45 x 37 x 29 model of backend_propagator in the case's equation
@@ -467,6 +468,7 @@ static void case_propagator(const step_image_case_t *c, rtm_config_t *cfg, rtm_g
     cfg->kernel.block[0] = c->block[0];
     cfg->kernel.block[1] = c->block[1];
   }
+  if (c->stages > 0) cfg->kernel.stages = c->stages;
   small_propagator(cfg, grid, model, prop);
 }
 
@@ -584,17 +586,18 @@ static void check_image_in_step(const step_image_case_t *c, int deferred, rtm_te
   free(got_illumination);
 }
 
-/* iso: every halo, a split step; vti and tti have no imaging instance (measured slower than
- * the imaging kernel apart) and refuse. tma needs compute capability 9.0. */
+/* iso: every halo, a split step, the tma kernel's 4 stages; vti and tti have no imaging instance
+ * (measured slower than the imaging kernel apart) and refuse. tma needs compute capability 9.0. */
 static void test_image_in_step_bitwise(void **state) {
   (void)state;
   const step_image_case_t all[] = {
-      {RTM_EQUATION_ISO, "sync", {0, 0}, RTM_PRECISION_FP32, 0, 1},
-      {RTM_EQUATION_ISO, "ldgsts", {0, 0}, RTM_PRECISION_FP32, 0, 1},
-      {RTM_EQUATION_ISO, "tma", {0, 0}, RTM_PRECISION_FP32, 0, 1},
-      {RTM_EQUATION_ISO, "tma", {32, 4}, RTM_PRECISION_FP32, 1, 1},
-      {RTM_EQUATION_TTI, "tma", {64, 4}, RTM_PRECISION_FP32, 0, 0},
-      {RTM_EQUATION_VTI, "ldgsts", {32, 8}, RTM_PRECISION_FP16, 1, 0},
+      {RTM_EQUATION_ISO, "sync", {0, 0}, RTM_PRECISION_FP32, 0, 1, 0},
+      {RTM_EQUATION_ISO, "ldgsts", {0, 0}, RTM_PRECISION_FP32, 0, 1, 0},
+      {RTM_EQUATION_ISO, "tma", {0, 0}, RTM_PRECISION_FP32, 0, 1, 0},
+      {RTM_EQUATION_ISO, "tma", {32, 4}, RTM_PRECISION_FP32, 1, 1, 0},
+      {RTM_EQUATION_ISO, "tma", {128, 16}, RTM_PRECISION_FP32, 0, 1, 4},
+      {RTM_EQUATION_TTI, "tma", {64, 4}, RTM_PRECISION_FP32, 0, 0, 0},
+      {RTM_EQUATION_VTI, "ldgsts", {32, 8}, RTM_PRECISION_FP16, 1, 0, 0},
   };
   int major = 0;
   assert_int_equal(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, DEVICE),

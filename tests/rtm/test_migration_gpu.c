@@ -121,10 +121,13 @@ static void test_snapshots_in_pinned_memory(void **state) {
   static const struct {
     const char *equation;
     const int *n;
-    const char *shape[3];
+    const char *shape[4];
   } runs[] = {
       {"iso", grid_n, {NULL}},
       {"iso", grid_n, {"kernel.halo=ldgsts", NULL}},
+      {"iso",
+       grid_n,
+       {"kernel.halo=tma", "kernel.stages=4", "kernel.block_x=128", "kernel.block_y=16"}},
       {"vti", grid_n, {"kernel.halo=tma", "kernel.block_x=64", "kernel.block_y=4"}},
       {"tti", grid_n, {"kernel.halo=tma", "kernel.block_x=64", "kernel.block_y=4"}},
       {"tti", odd_n, {"kernel.halo=tma", "kernel.block_x=64", "kernel.block_y=4"}},
@@ -137,7 +140,7 @@ static void test_snapshots_in_pinned_memory(void **state) {
     const char *on_device[EXTRA_MAX + 1] = {"rtm.reconstruction=snapshots"};
     const char *in_pinned[EXTRA_MAX + 1] = {"rtm.reconstruction=snapshots",
                                             "memory.imaging=pinned"};
-    for (int k = 0; k < 3 && shape[k]; ++k) {
+    for (int k = 0; k < 4 && shape[k]; ++k) {
       on_device[1 + k] = shape[k];
       in_pinned[2 + k] = shape[k];
     }
@@ -145,10 +148,11 @@ static void test_snapshots_in_pinned_memory(void **state) {
     migrate_on_grid("cuda", runs[r].equation, runs[r].n, on_device, &device);
     migrate_on_grid("cuda", runs[r].equation, runs[r].n, in_pinned, &pinned);
     const size_t cells = (size_t)runs[r].n[0] * runs[r].n[1] * runs[r].n[2];
-    printf("%s, %d x %d x %d, %s %s %s: snapshots in device and in pinned memory\n",
-           runs[r].equation, runs[r].n[0], runs[r].n[1], runs[r].n[2],
-           shape[0] ? shape[0] : "kernel.* auto", shape[0] && shape[1] ? shape[1] : "",
-           shape[0] && shape[1] && shape[2] ? shape[2] : "");
+    char keys[160] = "kernel.* auto";
+    for (int k = 0, at = 0; k < 4 && shape[k]; ++k)
+      at += snprintf(keys + at, sizeof keys - (size_t)at, "%s%s", k ? " " : "", shape[k]);
+    printf("%s, %d x %d x %d, %s: snapshots in device and in pinned memory\n", runs[r].equation,
+           runs[r].n[0], runs[r].n[1], runs[r].n[2], keys);
     assert_memory_equal(pinned.image, device.image, cells * sizeof *device.image);
     assert_memory_equal(pinned.illumination, device.illumination,
                         cells * sizeof *device.illumination);

@@ -106,6 +106,24 @@ static void test_table(void **state) {
   char text[64];
   rtm_kernel_shape_text(&s, text, sizeof text);
   assert_true(rtm_kernel_shape_parse(text, &again));
+  /* a row for one kind of GPU serves that kind where it ties with the row for any GPU of its
+   * compute capability, and no other GPU; it does not outrank a row of a nearer size */
+  rtm_kernel_key_t h200 = key_of(90, RTM_EQUATION_ISO, RTM_PRECISION_FP32, 512);
+  snprintf(h200.gpu, sizeof h200.gpu, "NVIDIA H200");
+  rtm_kernel_table_lookup(&h200, &s, why, sizeof why);
+  assert_non_null(strstr(why, "table row sm_90+ H200 iso fp32 512^3"));
+  rtm_kernel_shape_text(&s, text, sizeof text);
+  assert_string_equal(text, "tma 4 128x16 32");
+  s = table_choice(90, RTM_EQUATION_ISO, RTM_PRECISION_FP32, 512, why, sizeof why);
+  assert_null(strstr(why, "H200"));
+  assert_int_equal(s.stages, 3);
+  h200.size_class = 256;
+  rtm_kernel_table_lookup(&h200, &s, why, sizeof why);
+  assert_non_null(strstr(why, "table row sm_90+ iso fp32 256^3"));
+  h200.equation = RTM_EQUATION_TTI;
+  h200.size_class = 512;
+  rtm_kernel_table_lookup(&h200, &s, why, sizeof why);
+  assert_non_null(strstr(why, "table row sm_90+ tti fp32 512^3"));
 }
 
 static void test_cache_path(void **state) {
