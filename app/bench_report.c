@@ -7,6 +7,7 @@
 
 #include "bench.h"
 #include "rtm_cuda_bench.h"
+#include "rtm_io.h"
 #include "rtm_status.h"
 
 const bench_result_t *rtm_bench_fastest(const bench_t *b, int from, const char *strategy) {
@@ -57,12 +58,16 @@ void rtm_bench_print_summary(const bench_t *b) {
            best->v.strategy, best->mcells, 100.0 * best->fraction, b->copy_gbs);
 }
 
-int rtm_bench_write_csv(const char *path, const bench_t *b, const char *device) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    rtm_log_error("--csv %s: cannot write", path);
-    return RTM_ERR_IO;
-  }
+/* What the CSV and JSON writers print: the bench and the device's line. */
+typedef struct {
+  const bench_t *b;
+  const char *device;
+} bench_output_t;
+
+static void write_csv(FILE *f, const void *data) {
+  const bench_output_t *o = data;
+  const bench_t *b = o->b;
+  const char *device = o->device;
   fprintf(f, "device,copy_gb_s,kind,window,window_step,halo,stages,block_x,block_y,zblock,"
              "strategy,compressed,ms_per_step,mcells_per_s,bytes_per_cell,gb_per_s,"
              "fraction_of_copy\n");
@@ -74,15 +79,17 @@ int rtm_bench_write_csv(const char *path, const bench_t *b, const char *device) 
             r->compressed, r->ms_per_step, r->mcells, rtm_bench_bytes_per_cell(b->cfg), r->gbs,
             r->fraction);
   }
-  return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
 }
 
-int rtm_bench_write_json(const char *path, const bench_t *b, const char *device) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    rtm_log_error("--json %s: cannot write", path);
-    return RTM_ERR_IO;
-  }
+int rtm_bench_write_csv(const char *path, const bench_t *b, const char *device) {
+  const bench_output_t output = {b, device};
+  return rtm_io_write_text_aside(path, "--csv", write_csv, &output);
+}
+
+static void write_json(FILE *f, const void *data) {
+  const bench_output_t *o = data;
+  const bench_t *b = o->b;
+  const char *device = o->device;
   fprintf(f,
           "{\n  \"device\": \"%s\",\n  \"copy_gb_s\": %.1f,\n  \"grid\": [%d, %d, %d],\n"
           "  \"bytes_per_cell\": %d,\n  \"model_precision\": \"%s\",\n  \"warmup_steps\": %d,\n"
@@ -103,5 +110,9 @@ int rtm_bench_write_json(const char *path, const bench_t *b, const char *device)
             i + 1 < b->count ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
-  return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
+}
+
+int rtm_bench_write_json(const char *path, const bench_t *b, const char *device) {
+  const bench_output_t output = {b, device};
+  return rtm_io_write_text_aside(path, "--json", write_json, &output);
 }

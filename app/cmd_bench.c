@@ -21,6 +21,7 @@
 
 #include "app.h"
 #include "bench.h"
+#include "rtm_io.h"
 #include "rtm_mpi.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
@@ -312,6 +313,8 @@ static int bench_cuda(int argc, char **argv) {
     RTM_FAIL(RTM_ERR_USAGE, "bench: --matrix already ends with the compression study; give one");
   if (strcmp(cfg->backend.name, "cpu") == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "bench: backend.name = cpu; bench times the cuda backend");
+  if (args.csv) RTM_TRY(rtm_io_aside_probe(args.csv, "--csv")); /* before the timing */
+  if (args.json) RTM_TRY(rtm_io_aside_probe(args.json, "--json"));
   RTM_TRY(rtm_bench_describe_device(cfg->backend.device, device, sizeof device, &hopper));
   RTM_TRY(resolve_kernel(cfg, quiet));
   RTM_TRY(rtm_grid_init(&grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));

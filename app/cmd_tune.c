@@ -42,6 +42,7 @@ static void usage(FILE *out) {
 #include "rtm_cuda_bench.h"
 #include "rtm_cuda_kernel.h"
 #include "rtm_grid.h"
+#include "rtm_io.h"
 #include "rtm_propagator.h"
 #include "solver_io.h"
 
@@ -181,25 +182,31 @@ static void sort_by_speed(candidate_t *list, int count) {
     }
 }
 
-static int write_csv(const char *path, const char *device, const rtm_kernel_key_t *key,
-                     const candidate_t *list, int count, double copy_gbs, int bytes_per_cell) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    rtm_log_error("tune: --csv %s: cannot write", path);
-    return RTM_ERR_IO;
-  }
+/* The sweep as tune's --csv writes it. */
+typedef struct {
+  const char *device;
+  const rtm_kernel_key_t *key;
+  const candidate_t *list;
+  int count, bytes_per_cell;
+  double copy_gbs;
+} sweep_t;
+
+static void write_csv(FILE *f, const void *data) {
+  const sweep_t *s = data;
+  const rtm_kernel_key_t *key = s->key;
+  const double copy_gbs = s->copy_gbs;
   fprintf(f, "copy_gb_s,equation,precision,size_class,halo,stages,block_x,block_y,zblock,ran,"
              "mcells_per_s,confirm_mcells_per_s,bytes_per_cell,fraction_of_copy,device\n");
-  for (int i = 0; i < count; ++i) {
-    const candidate_t *c = &list[i];
+  for (int i = 0; i < s->count; ++i) {
+    const candidate_t *c = &s->list[i];
     if (!c->ran) continue;
     fprintf(f, "%.1f,%s,%s,%d,%s,%d,%d,%d,%d,%s,%.1f,%.1f,%d,%.4f,\"%s\"\n", copy_gbs,
             rtm_equation_name(key->equation), rtm_precision_name(key->precision), key->size_class,
             c->shape.halo, c->shape.stages, c->shape.block[0], c->shape.block[1], c->shape.zblock,
-            c->ran > 0 ? "yes" : "refused", c->mcells[0], c->mcells[1], bytes_per_cell,
-            copy_gbs > 0.0 ? rtm_bench_gbs(figure_of(c), bytes_per_cell) / copy_gbs : 0.0, device);
+            c->ran > 0 ? "yes" : "refused", c->mcells[0], c->mcells[1], s->bytes_per_cell,
+            copy_gbs > 0.0 ? rtm_bench_gbs(figure_of(c), s->bytes_per_cell) / copy_gbs : 0.0,
+            s->device);
   }
-  return fclose(f) == 0 ? RTM_OK : RTM_ERR_IO;
 }
 
 static void print_candidate(const char *label, const candidate_t *c, double copy_gbs,
@@ -232,6 +239,7 @@ static int tune_cuda(int argc, char **argv) {
   RTM_TRY(rtm_app_load_config(args.rest_count, args.rest, cfg, &quiet, NULL, NULL));
   if (strcmp(cfg->backend.name, "cpu") == 0)
     RTM_FAIL(RTM_ERR_CONFIG, "tune: backend.name = cpu; tune times the cuda kernels");
+  if (args.csv) RTM_TRY(rtm_io_aside_probe(args.csv, "tune: --csv")); /* before the sweep */
   RTM_TRY(rtm_bench_describe_device(cfg->backend.device, device, sizeof device, &hopper));
   if (args.halo && strcmp(args.halo, "tma") == 0 && !hopper)
     RTM_FAIL(RTM_ERR_USAGE, "tune: --halo tma needs compute capability 9.0; %s has none", device);
@@ -331,7 +339,10 @@ static int tune_cuda(int argc, char **argv) {
          rtm_equation_name(key.equation), rtm_precision_name(key.precision), key.size_class,
          list[0].shape.halo, list[0].shape.stages, list[0].shape.block[0], list[0].shape.block[1],
          list[0].shape.zblock, figure_of(&list[0]), key.gpu);
-  if (args.csv) RTM_TRY(write_csv(args.csv, device, &key, list, count, copy_gbs, bpc));
+  if (args.csv) {
+    const sweep_t sweep = {device, &key, list, count, bpc, copy_gbs};
+    RTM_TRY(rtm_io_write_text_aside(args.csv, "tune: --csv", write_csv, &sweep));
+  }
   if (args.save) {
     RTM_TRY(rtm_kernel_cache_store(cache, &key, &list[0].shape, figure_of(&list[0])));
     printf("saved       %s: kernel.* = auto now runs %s for [%s]\n", cache, winner, key_text);

@@ -196,6 +196,44 @@ int rtm_io_aside_create(const char *path, char *aside, size_t size) {
   return RTM_OK;
 }
 
+int rtm_io_aside_probe(const char *path, const char *what) {
+  char aside[4096 + 32];
+  const int status = rtm_io_aside_create(path, aside, sizeof aside);
+  if (status != RTM_OK) {
+    rtm_log_error("%s %s: the file could not be written there; nothing is run", what, path);
+    return status;
+  }
+  remove(aside);
+  return RTM_OK;
+}
+
+int rtm_io_write_text_aside(const char *path, const char *what,
+                            void (*write)(FILE *out, const void *data), const void *data) {
+  char aside[4096 + 32];
+  int status = rtm_io_aside_create(path, aside, sizeof aside);
+  if (status != RTM_OK) {
+    rtm_log_error("%s %s: not written", what, path);
+    return status;
+  }
+  FILE *out = fopen(aside, "w");
+  if (!out) {
+    rtm_log_error("%s %s: cannot write %s: %s", what, path, aside, strerror(errno));
+    rtm_io_remove_own(aside, "this run's unfinished output");
+    return RTM_ERR_IO;
+  }
+  write(out, data);
+  const int write_failed = ferror(out) != 0;
+  const int close_failed = fclose(out) != 0;
+  if (write_failed || close_failed) {
+    rtm_log_error("%s %s: writing %s failed: %s", what, path, aside, strerror(errno));
+    rtm_io_remove_own(aside, "this run's unfinished output");
+    return RTM_ERR_IO;
+  }
+  status = rtm_io_commit_partial(aside, path); /* on the disk, then renamed over PATH */
+  if (status != RTM_OK) rtm_log_error("%s %s: not written", what, path);
+  return status;
+}
+
 /* ---- a run's outputs, renamed into place together ---- */
 
 /* One output: its final name, and what the commit does with it. */

@@ -246,6 +246,16 @@ int rtm_io_file_stamp(const char *path, char *text, size_t size);
  * The caller writes `aside`, then renames it over PATH or removes it: a failure never touches
  * PATH. For outputs outside a run's name lock (plot, export). */
 int rtm_io_aside_create(const char *path, char *aside, size_t size);
+/* Whether a file can be written aside PATH (made and removed at once): a command whose
+ * output comes after minutes of work looks first. `what` names the option in the error
+ * ("--csv"). */
+int rtm_io_aside_probe(const char *path, const char *what);
+/* A small file written whole or not at all: write(out, data) into a file aside PATH, checked,
+ * on the disk, then renamed over PATH; on any failure PATH is left as it was and the aside
+ * file removed, the error naming `what` and PATH. For outputs outside a run's output set
+ * (bench's --csv and --json, tune's --csv). */
+int rtm_io_write_text_aside(const char *path, const char *what,
+                            void (*write)(FILE *out, const void *data), const void *data);
 int rtm_io_outputs_create(rtm_io_outputs_t **set);
 /* PATH is this run's output, written as `partial` (PATH.partial, into the buffer). */
 int rtm_io_outputs_add(rtm_io_outputs_t *set, const char *path, char *partial, size_t size);

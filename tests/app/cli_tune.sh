@@ -2,7 +2,9 @@
 # rtm3d tune on the GPU (label gpu; exit 77 without one): a short sweep on a small iso and
 # a small tti deck writes the tune cache, kernel.* = auto then runs the cached winner in
 # bench and model and says so, explicit keys still win, a damaged cache entry is ignored
-# with a warning naming file and line, --no-save leaves the cache alone.
+# with a warning naming file and line, --no-save leaves the cache alone. bench's --csv and
+# --json and tune's --csv replace a file whole, leave nothing aside, and a place they cannot
+# be written is refused before any timing.
 # Usage: cli_tune.sh RTM3D SOURCE_DIR
 set -u
 # shellcheck source=SCRIPTDIR/cli_setup.sh
@@ -64,6 +66,31 @@ grep -Eq "warning: $cache:[0-9]+: not a kernel shape" "$work/damaged.log" ||
   fail "no warning for the damaged entry: $(head -3 "$work/damaged.log")"
 grep -q "kernel\.\* auto: table row" "$work/damaged.log" || fail "the table did not step in"
 echo "ok:   a damaged entry is ignored with a warning"
+
+# --csv and --json: written aside and renamed over an earlier file; a name under a file (no
+# folder there, root or not) refused before the timing, the earlier file kept
+echo "an earlier file" > "$work/bench.csv"
+"$rtm3d" bench "$deck" "${small[@]}" --csv "$work/bench.csv" --json "$work/bench.json" \
+  > "$work/outputs.log" 2>&1 || fail "bench --csv --json exited $?"
+head -1 "$work/bench.csv" | grep -q "^device,copy_gb_s," || fail "bench.csv was not replaced"
+grep -q '"results": \[' "$work/bench.json" || fail "bench.json has no results"
+ls "$work" | grep -q "\.partial" && fail "a file left aside: $(ls "$work" | grep partial)"
+cp "$work/bench.csv" "$work/kept.csv"
+for option in --csv --json; do
+  "$rtm3d" bench "$deck" "${small[@]}" "$option" "$work/bench.csv/x" > "$work/refused.log" 2>&1
+  code=$?
+  [ "$code" -ne 0 ] || fail "bench $option under a file exited 0"
+  grep -q "error: $option $work/bench.csv/x: the file could not be written there" \
+    "$work/refused.log" || fail "bench $option: no error naming it: $(tail -2 "$work/refused.log")"
+  grep -q "^single " "$work/refused.log" && fail "bench $option timed before refusing"
+done
+"$rtm3d" tune "$deck" "${small[@]}" --no-save --time-limit 10 --csv "$work/bench.csv/x" \
+  > "$work/refused.log" 2>&1 && fail "tune --csv under a file exited 0"
+grep -q "error: tune: --csv $work/bench.csv/x: the file could not be written there" \
+  "$work/refused.log" || fail "tune --csv: no error naming it: $(tail -2 "$work/refused.log")"
+grep -q "^swept" "$work/refused.log" && fail "tune swept before refusing its --csv"
+cmp -s "$work/bench.csv" "$work/kept.csv" || fail "a refused run changed bench.csv"
+echo "ok:   --csv and --json replaced whole; a place they cannot go refused first"
 
 echo "cli_tune: $failures failure(s)"
 [ "$failures" -eq 0 ]
