@@ -74,7 +74,9 @@ echo "an earlier file" > "$work/bench.csv"
   > "$work/outputs.log" 2>&1 || fail "bench --csv --json exited $?"
 head -1 "$work/bench.csv" | grep -q "^device,copy_gb_s," || fail "bench.csv was not replaced"
 grep -q '"results": \[' "$work/bench.json" || fail "bench.json has no results"
-ls "$work" | grep -q "\.partial" && fail "a file left aside: $(ls "$work" | grep partial)"
+for left in "$work"/*.partial*; do
+  [ -e "$left" ] && fail "a file left aside: $left"
+done
 cp "$work/bench.csv" "$work/kept.csv"
 for option in --csv --json; do
   "$rtm3d" bench "$deck" "${small[@]}" "$option" "$work/bench.csv/x" > "$work/refused.log" 2>&1
