@@ -399,6 +399,7 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   RTM_TRY(status);
   RTM_TRY(written);
   RTM_TRY(drawn);
+  RTM_TRY(rtm_app_sync_slabs(&run->grid, run->h5_path)); /* each node's planes, on the disk */
   const double finish_start_s = rtm_wall_seconds();
   if (run->root) {
     status = rtm_output_finish(run->output, run->outputs); /* frees the output either way */

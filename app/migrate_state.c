@@ -710,6 +710,7 @@ static int write_state(migrate_run_t *run, int completed) {
   for (int v = 0; v < 4; ++v)
     RTM_TRY(rtm_migrate_write_slabs(run, state, run->resume_path, sum_names[v], run->sums[v]));
   if (run->gather_cells) RTM_TRY(write_gather_sums(run, state));
+  RTM_TRY(rtm_app_sync_slabs(&run->grid, run->resume_path)); /* each node's, before the rename */
   /* output.dir moved or replaced by a link since the lock was taken: the state's name leads
    * to another folder's file (probe U, U3) */
   if (run->root && run->lock.fd >= 0 && !rtm_io_lock_in_place(&run->lock))

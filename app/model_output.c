@@ -180,6 +180,7 @@ fail:
 int rtm_model_close_output(model_run_t *run) {
   int status = RTM_OK;
   char h5_partial[sizeof run->h5_path + 16], segy_partial[sizeof run->segy_path + 16];
+  RTM_TRY(rtm_app_sync_slabs(&run->grid, run->h5_path)); /* each node's planes, on the disk */
   run->end_s = rtm_wall_seconds(); /* a rank without the file ends here (its I/O time) */
   if (!run->root) return RTM_OK;
   RTM_TRY(rtm_io_worker_drain(run->worker)); /* no job under way: HDF5 is this thread's */

@@ -67,6 +67,20 @@ fail:
   return status;
 }
 
+int rtm_app_sync_slabs(const rtm_grid_t *grid, const char *path) {
+  int status = RTM_OK;
+  if (!collective_slabs(grid->mpi)) return RTM_OK;
+  double failed = rtm_mpi_rank(grid->mpi) != 0 && rtm_io_sync_partial(path) != RTM_OK;
+  RTM_TRY(rtm_mpi_allreduce(grid->mpi, &failed, 1, RTM_MPI_MAX));
+  if (failed > 0.0)
+    RTM_FAIL(RTM_ERR_IO,
+             "%s: a rank's planes of it did not reach the disk (that rank's error above): the "
+             "file is not put in place",
+             path);
+fail:
+  return status;
+}
+
 int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume, const rtm_mpi_t *mpi,
                           const rtm_run_info_t *info, rtm_output_t **output) {
   const int status = rtm_output_create(path, volume, info, output);

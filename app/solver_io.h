@@ -44,6 +44,11 @@ typedef struct {
  * datasets and attributes are the same either way. */
 int rtm_app_write_slabs(const rtm_grid_t *grid, rtm_output_t *output, const char *path,
                         const rtm_app_slab_target_t *target, const float *slab, float *buffer);
+/* Where the slabs went to `path`'s partial file collectively (rtm_app_write_slabs): every rank
+ * but 0 puts its node's pages of the file on the disk, and the ranks agree on the outcome,
+ * before rank 0's commit (which syncs its own); a rank that failed fails them all
+ * (RTM_ERR_IO). Collective over grid->mpi's ranks; nothing with one rank or rank 0's writes. */
+int rtm_app_sync_slabs(const rtm_grid_t *grid, const char *path);
 /* rtm_output_create, then, when the slabs of `mpi`'s ranks go to the file collectively
  * (rtm_app_write_slabs), rtm_output_expect_collective. Rank 0. */
 int rtm_app_create_output(const char *path, const rtm_io_volume_t *volume, const rtm_mpi_t *mpi,

@@ -196,6 +196,12 @@ int rtm_io_aside_create(const char *path, char *aside, size_t size) {
   return RTM_OK;
 }
 
+int rtm_io_sync_partial(const char *path) {
+  char partial[4096 + 16];
+  const int status = rtm_io_partial_path(path, partial, sizeof partial);
+  return status != RTM_OK ? status : rtm_io_sync_file(partial);
+}
+
 int rtm_io_aside_probe(const char *path, const char *what) {
   char aside[4096 + 32];
   const int status = rtm_io_aside_create(path, aside, sizeof aside);

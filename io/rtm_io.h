@@ -240,6 +240,11 @@ int rtm_io_partial_path(const char *path, char *buffer, size_t size);
  * back; a rename over it the inode); 0 when the file cannot be read. Compared by a run that
  * reads an input again (migrate's gathers, export's run file) and kept in a resume state. */
 int rtm_io_file_stamp(const char *path, char *text, size_t size);
+/* PATH.partial's data as this process's node holds it on the disk (fdatasync), before rank 0
+ * commits PATH: under a parallel HDF5 each rank's planes of the file go through its own
+ * node's page cache, which rank 0's sync at the commit does not reach. RTM_ERR_IO, said, when
+ * the data did not reach the disk. */
+int rtm_io_sync_partial(const char *path);
 /* A file of this process's beside PATH to write it aside, PATH.partial.XXXXXX.EXT (mkstemps:
  * never a name another process writes; PATH's extension last), once PATH is found absent or a
  * regular file (a device, a folder or a FIFO given as an output is refused, RTM_ERR_USAGE).
