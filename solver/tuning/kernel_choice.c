@@ -70,6 +70,15 @@ int rtm_kernel_shape_parse(const char *text, rtm_kernel_shape_t *shape) {
   return 1;
 }
 
+/* Whether `word` stands in `name` as a word of its own: "H200" in "NVIDIA H200" and "NVIDIA
+ * H200 NVL", not in "NVIDIA GH200 480GB". */
+static int names_word(const char *name, const char *word) {
+  const size_t length = strlen(word);
+  for (const char *at = strstr(name, word); at; at = strstr(at + 1, word))
+    if ((at == name || at[-1] == ' ') && (at[length] == '\0' || at[length] == ' ')) return 1;
+  return 0;
+}
+
 /* How far a row is from the key, compared field by field: the equation (vti may take a tti
  * row), the newest compute capability the GPU reaches, the precision (fp16 may take fp32),
  * the size class (log distance), then the device (a row measured on this GPU's kind before
@@ -81,7 +90,7 @@ typedef struct {
 static int row_distance(const table_row_t *row, const rtm_kernel_key_t *key, distance_t *d) {
   const char *equation = rtm_equation_name(key->equation);
   if (row->min_cc > key->cc) return 0;
-  if (row->gpu[0] && !strstr(key->gpu, row->gpu)) return 0;
+  if (row->gpu[0] && !names_word(key->gpu, row->gpu)) return 0;
   if (strcmp(row->equation, equation) == 0)
     d->equation = 0;
   else if (key->equation == RTM_EQUATION_VTI && strcmp(row->equation, "tti") == 0)
@@ -309,6 +318,11 @@ void rtm_kernel_choose(const rtm_config_t *cfg, const rtm_kernel_key_t *key, con
                        cfg->kernel.zblock == RTM_CFG_AUTO_INT;
   snprintf(shape->halo, sizeof shape->halo, "%s", auto_halo ? winner.halo : cfg->kernel.halo);
   shape->stages = cfg->kernel.stages == RTM_CFG_AUTO_INT ? winner.stages : cfg->kernel.stages;
+  /* the winner's 4 stages are the iso tma kernel's alone: another halo set explicitly (or
+   * another equation) takes the most it has, 3, rather than a refusal of a key left auto */
+  if (cfg->kernel.stages == RTM_CFG_AUTO_INT && shape->stages > 3 &&
+      (strcmp(shape->halo, "tma") != 0 || key->equation != RTM_EQUATION_ISO))
+    shape->stages = 3;
   for (int a = 0; a < 2; ++a)
     shape->block[a] =
         cfg->kernel.block[a] == RTM_CFG_AUTO_INT ? winner.block[a] : cfg->kernel.block[a];

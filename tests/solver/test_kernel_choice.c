@@ -117,13 +117,20 @@ static void test_table(void **state) {
   s = table_choice(90, RTM_EQUATION_ISO, RTM_PRECISION_FP32, 512, why, sizeof why);
   assert_null(strstr(why, "H200"));
   assert_int_equal(s.stages, 3);
+  h200.size_class = 2048; /* as near as the row for any GPU: this GPU's */
+  rtm_kernel_table_lookup(&h200, &s, why, sizeof why);
+  assert_non_null(strstr(why, "table row sm_90+ H200 iso fp32 512^3"));
   h200.size_class = 256;
   rtm_kernel_table_lookup(&h200, &s, why, sizeof why);
   assert_non_null(strstr(why, "table row sm_90+ iso fp32 256^3"));
-  h200.equation = RTM_EQUATION_TTI;
-  h200.size_class = 512;
-  rtm_kernel_table_lookup(&h200, &s, why, sizeof why);
-  assert_non_null(strstr(why, "table row sm_90+ tti fp32 512^3"));
+  /* a name that holds the row's as part of a word is another GPU */
+  rtm_kernel_key_t gh200 = key_of(90, RTM_EQUATION_ISO, RTM_PRECISION_FP32, 512);
+  snprintf(gh200.gpu, sizeof gh200.gpu, "NVIDIA GH200 480GB");
+  rtm_kernel_table_lookup(&gh200, &s, why, sizeof why);
+  assert_null(strstr(why, "H200"));
+  snprintf(gh200.gpu, sizeof gh200.gpu, "NVIDIA H200 NVL");
+  rtm_kernel_table_lookup(&gh200, &s, why, sizeof why);
+  assert_non_null(strstr(why, "H200 iso"));
 }
 
 static void test_cache_path(void **state) {
@@ -311,6 +318,17 @@ static void test_choose(void **state) {
   assert_int_equal(got.zblock, 0);
   assert_int_equal(got.stages, cached.stages);
   assert_int_equal(got.block[0], cached.block[0]);
+  /* a winner's 4 stages (the iso tma kernel's alone) under another halo set explicitly:
+   * the most that halo has, 3, not a refusal of the key left auto */
+  const rtm_kernel_shape_t four = {"tma", 4, {128, 16}, 32};
+  assert_int_equal(rtm_kernel_cache_store(path, &key, &four, 1.0), RTM_OK);
+  snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "ldgsts");
+  rtm_kernel_choose(&cfg, &key, path, &got, why, sizeof why);
+  assert_string_equal(got.halo, "ldgsts");
+  assert_int_equal(got.stages, 3);
+  snprintf(cfg.kernel.halo, sizeof cfg.kernel.halo, "tma");
+  rtm_kernel_choose(&cfg, &key, path, &got, why, sizeof why);
+  assert_int_equal(got.stages, 4);
   /* all explicit: "explicit" */
   cfg.kernel.stages = 2;
   cfg.kernel.block[0] = 32;
