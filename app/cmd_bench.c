@@ -67,7 +67,7 @@ static void apply_variant(rtm_config_t *cfg, const bench_variant_t *v) {
 static int resolve_kernel(rtm_config_t *cfg, int quiet) {
   int status = RTM_OK;
   rtm_kernel_shape_t kernel;
-  char why[160];
+  char why[1024];
   RTM_TRY(rtm_cuda_kernel_resolve(cfg, cfg->backend.device, &kernel, why, sizeof why));
   snprintf(cfg->kernel.halo, sizeof cfg->kernel.halo, "%s", kernel.halo);
   cfg->kernel.stages = kernel.stages;

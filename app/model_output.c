@@ -101,6 +101,7 @@ int rtm_model_write_snapshots(model_run_t *run, int level) {
     RTM_TRY(rtm_io_worker_drain(run->worker));
     RTM_TRY(rtm_app_write_slabs(&run->grid, run->output, run->h5_path, &snapshot, run->field,
                                 run->slab_buffer));
+    run->slabs_written = 1;
   }
 fail:
   return status;
@@ -180,7 +181,9 @@ fail:
 int rtm_model_close_output(model_run_t *run) {
   int status = RTM_OK;
   char h5_partial[sizeof run->h5_path + 16], segy_partial[sizeof run->segy_path + 16];
-  RTM_TRY(rtm_app_sync_slabs(&run->grid, run->h5_path)); /* each node's planes, on the disk */
+  /* each node's planes on the disk, where the ranks wrote any: not a rank of a run whose file
+   * only rank 0 writes (many shots, shot groups), which may not even see it */
+  if (run->slabs_written) RTM_TRY(rtm_app_sync_slabs(&run->grid, run->h5_path));
   run->end_s = rtm_wall_seconds(); /* a rank without the file ends here (its I/O time) */
   if (!run->root) return RTM_OK;
   RTM_TRY(rtm_io_worker_drain(run->worker)); /* no job under way: HDF5 is this thread's */

@@ -52,6 +52,7 @@ typedef struct model_run {
   model_write_t writes[MODEL_WRITES]; /* rank 0: the shots queued, in turn */
   int writes_queued;                  /* shots handed to the I/O thread so far */
   int every, snapshot_count;
+  int slabs_written;  /* the ranks' slabs went to the file (rtm_app_write_slabs): a snapshot */
   int root;           /* rank 0 (or the only rank): it writes the file and the report */
   int shot_lines;     /* a line per shot: each group's first rank, unless --quiet */
   size_t cells;       /* of the whole grid: the rates */

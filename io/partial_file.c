@@ -202,20 +202,49 @@ int rtm_io_sync_partial(const char *path) {
   return status != RTM_OK ? status : rtm_io_sync_file(partial);
 }
 
+/* Whether PATH is written in place: a link (/dev/stdout, or one a user made: written through,
+ * never replaced) or a stream there (a terminal, a FIFO). */
+static int written_in_place(const char *path) {
+  struct stat info;
+  if (lstat(path, &info) != 0) return 0;
+  if (S_ISLNK(info.st_mode)) return stat(path, &info) != 0 || !S_ISDIR(info.st_mode);
+  return !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode);
+}
+
 int rtm_io_aside_probe(const char *path, const char *what) {
   char aside[4096 + 32];
+  if (written_in_place(path)) {
+    if (access(path, W_OK) == 0) return RTM_OK;
+    rtm_log_error("%s %s: cannot write it: %s; nothing is run", what, path, strerror(errno));
+    return RTM_ERR_IO;
+  }
   const int status = rtm_io_aside_create(path, aside, sizeof aside);
   if (status != RTM_OK) {
     rtm_log_error("%s %s: the file could not be written there; nothing is run", what, path);
     return status;
   }
-  remove(aside);
+  rtm_io_remove_own(aside, "a file made to see that the output can be written");
   return RTM_OK;
 }
 
 int rtm_io_write_text_aside(const char *path, const char *what,
                             void (*write)(FILE *out, const void *data), const void *data) {
   char aside[4096 + 32];
+  if (written_in_place(path)) { /* nothing to replace whole: written as it goes */
+    FILE *out = fopen(path, "w");
+    if (!out) {
+      rtm_log_error("%s %s: cannot write it: %s", what, path, strerror(errno));
+      return RTM_ERR_IO;
+    }
+    write(out, data);
+    const int failed = ferror(out) != 0;
+    const int closed = fclose(out) == 0;
+    if (failed || !closed) {
+      rtm_log_error("%s %s: writing it failed", what, path);
+      return RTM_ERR_IO;
+    }
+    return RTM_OK;
+  }
   int status = rtm_io_aside_create(path, aside, sizeof aside);
   if (status != RTM_OK) {
     rtm_log_error("%s %s: not written", what, path);
@@ -227,11 +256,12 @@ int rtm_io_write_text_aside(const char *path, const char *what,
     rtm_io_remove_own(aside, "this run's unfinished output");
     return RTM_ERR_IO;
   }
+  errno = 0; /* what a failed write of the stream leaves: said below */
   write(out, data);
-  const int write_failed = ferror(out) != 0;
-  const int close_failed = fclose(out) != 0;
-  if (write_failed || close_failed) {
-    rtm_log_error("%s %s: writing %s failed: %s", what, path, aside, strerror(errno));
+  int error = fflush(out) != 0 || ferror(out) ? (errno ? errno : EIO) : 0;
+  if (fclose(out) != 0 && !error) error = errno;
+  if (error) {
+    rtm_log_error("%s %s: writing %s failed: %s", what, path, aside, strerror(error));
     rtm_io_remove_own(aside, "this run's unfinished output");
     return RTM_ERR_IO;
   }

@@ -48,7 +48,7 @@ typedef enum { RTM_HALO_SYNC = 0, RTM_HALO_LDGSTS = 1, RTM_HALO_TMA = 2 } rtm_ha
 
 typedef struct {
   rtm_halo_t halo;
-  int stages;   /* ldgsts, tma: 2 or 3 */
+  int stages;   /* ldgsts: 2 or 3; tma: 2 to 4 */
   int zblock;   /* planes per thread block; 0 = the whole z-range of a launch */
   int block[2]; /* xy tile in cells; threads = block[0] / 4 x block[1] */
 } rtm_iso_shape_t;
@@ -81,9 +81,9 @@ const char *rtm_iso_halo_name(rtm_halo_t halo);
 
 /* Checks that `device` can run `shape` (tile a multiple of 4 wide, at most 512 threads
  * and a whole number of warps, shared memory within the device limit, tma only on
- * compute capability >= 9.0 with a box of at most 256 cells a side, stages 2 or 3) and
- * raises the kernel's dynamic shared-memory limit. Errors name the key at fault
- * (kernel.block_x, kernel.halo, ...). */
+ * compute capability >= 9.0 with a box of at most 256 cells a side, stages 2 or 3 for
+ * ldgsts and 2 to 4 for tma) and raises the kernel's dynamic shared-memory limit. Errors name the
+ * key at fault (kernel.block_x, kernel.halo, ...). */
 int rtm_iso_cuda_prepare(const rtm_iso_shape_t *shape, int device);
 
 /* Checks every z-marching launcher shares (iso and vti/tti): kernel.stages 2 to max_stages

@@ -5,11 +5,12 @@
 # with a warning naming file and line, --no-save leaves the cache alone. bench's --csv and
 # --json and tune's --csv replace a file whole, leave nothing aside, and a place they cannot
 # be written is refused before any timing.
-# Usage: cli_tune.sh RTM3D SOURCE_DIR
+# Usage: cli_tune.sh RTM3D SOURCE_DIR FULL_DISK_PRELOAD
 set -u
 # shellcheck source=SCRIPTDIR/cli_setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cli_setup.sh" "$@"
 require "^GPU 0:" "no CUDA device"
+preload="$3" # tests/robustness/full_disk_preload.c: RTM3D_TEST_FAIL_SYNC fails a file's sync
 export RTM3D_CACHE_DIR="$work/cache"
 cache="$work/cache/kernels.ini"
 
@@ -78,6 +79,16 @@ for left in "$work"/*.partial*; do
   [ -e "$left" ] && fail "a file left aside: $left"
 done
 cp "$work/bench.csv" "$work/kept.csv"
+# a write that fails after the timing (the disk refuses the new file's sync): exit 1, the
+# earlier file as it was, nothing aside
+env RTM3D_TEST_FAIL_SYNC=.csv LD_PRELOAD="$preload" "$rtm3d" bench "$deck" "${small[@]}" \
+  --csv "$work/bench.csv" > "$work/unsynced.log" 2>&1 && fail "bench with a failed sync exited 0"
+grep -q "error: --csv $work/bench.csv: not written" "$work/unsynced.log" ||
+  fail "bench's failed sync: no error naming --csv: $(tail -2 "$work/unsynced.log")"
+cmp -s "$work/bench.csv" "$work/kept.csv" || fail "a failed write changed bench.csv"
+for left in "$work"/*.partial*; do
+  [ -e "$left" ] && fail "a failed write left a file aside: $left"
+done
 for option in --csv --json; do
   "$rtm3d" bench "$deck" "${small[@]}" "$option" "$work/bench.csv/x" > "$work/refused.log" 2>&1
   code=$?
@@ -91,8 +102,11 @@ done
 grep -q "error: tune: --csv $work/bench.csv/x: the file could not be written there" \
   "$work/refused.log" || fail "tune --csv: no error naming it: $(tail -2 "$work/refused.log")"
 grep -q "^swept" "$work/refused.log" && fail "tune swept before refusing its --csv"
-cmp -s "$work/bench.csv" "$work/kept.csv" || fail "a refused run changed bench.csv"
-echo "ok:   --csv and --json replaced whole; a place they cannot go refused first"
+# a stream given as the output is written in place
+"$rtm3d" bench "$deck" "${small[@]}" --quiet --csv /dev/stdout > "$work/stdout.csv" 2>&1 ||
+  fail "bench --csv /dev/stdout exited $?"
+grep -q "^device,copy_gb_s," "$work/stdout.csv" || fail "bench --csv /dev/stdout printed no CSV"
+echo "ok:   --csv and --json replaced whole or not at all; a place they cannot go refused first"
 
 echo "cli_tune: $failures failure(s)"
 [ "$failures" -eq 0 ]
