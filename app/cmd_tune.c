@@ -101,7 +101,8 @@ static int distance(const rtm_kernel_shape_t *a, const rtm_kernel_shape_t *b) {
 
 /* Every shape to try, nearest to `start` first. iso tiles hold 4 cells a thread along x
  * (at most 512 threads), vti/tti tiles one cell a thread (at most 512 cells; tma tiles of 256
- * cells may take two: tti_cuda.cu's two_cells). Only the iso tma kernel has 4 stages. */
+ * cells may take two: tti_cuda.cu's two_cells); the stages each kernel has
+ * (rtm_kernel_max_stages). */
 static int make_candidates(const rtm_config_t *cfg, int hopper, const char *only_halo,
                            const rtm_kernel_shape_t *start, int nz, candidate_t *list) {
   static const struct {
@@ -120,7 +121,7 @@ static int make_candidates(const rtm_config_t *cfg, int hopper, const char *only
   int count = 0;
   for (size_t h = 0; h < sizeof halos / sizeof halos[0]; ++h) {
     if (strcmp(halos[h].halo, "tma") == 0 && !hopper) continue;
-    if (halos[h].stages == 4 && !iso) continue;
+    if (halos[h].stages > rtm_kernel_max_stages(halos[h].halo, cfg->physics.equation)) continue;
     if (only_halo && strcmp(halos[h].halo, only_halo) != 0) continue;
     for (int t = 0; t < tile_count; ++t)
       for (size_t z = 0; z < sizeof zblocks / sizeof zblocks[0]; ++z) {

@@ -70,6 +70,10 @@ int rtm_kernel_shape_parse(const char *text, rtm_kernel_shape_t *shape) {
   return 1;
 }
 
+int rtm_kernel_max_stages(const char *halo, rtm_equation_t equation) {
+  return strcmp(halo, "tma") == 0 && equation == RTM_EQUATION_ISO ? 4 : 3;
+}
+
 /* Whether `word` stands in `name` as a word of its own: "H200" in "NVIDIA H200" and "NVIDIA
  * H200 NVL", not in "NVIDIA GH200 480GB". */
 static int names_word(const char *name, const char *word) {
@@ -318,11 +322,10 @@ void rtm_kernel_choose(const rtm_config_t *cfg, const rtm_kernel_key_t *key, con
                        cfg->kernel.zblock == RTM_CFG_AUTO_INT;
   snprintf(shape->halo, sizeof shape->halo, "%s", auto_halo ? winner.halo : cfg->kernel.halo);
   shape->stages = cfg->kernel.stages == RTM_CFG_AUTO_INT ? winner.stages : cfg->kernel.stages;
-  /* the winner's 4 stages are the iso tma kernel's alone: another halo set explicitly (or
-   * another equation) takes the most it has, 3, rather than a refusal of a key left auto */
-  if (cfg->kernel.stages == RTM_CFG_AUTO_INT && shape->stages > 3 &&
-      (strcmp(shape->halo, "tma") != 0 || key->equation != RTM_EQUATION_ISO))
-    shape->stages = 3;
+  /* a winner's stages past what another halo set explicitly has (iso tma's 4 under ldgsts):
+   * that halo's most, rather than a refusal of a key left auto */
+  const int most = rtm_kernel_max_stages(shape->halo, key->equation);
+  if (cfg->kernel.stages == RTM_CFG_AUTO_INT && shape->stages > most) shape->stages = most;
   for (int a = 0; a < 2; ++a)
     shape->block[a] =
         cfg->kernel.block[a] == RTM_CFG_AUTO_INT ? winner.block[a] : cfg->kernel.block[a];

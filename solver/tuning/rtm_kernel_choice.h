@@ -51,6 +51,9 @@ void rtm_kernel_shape_text(const rtm_kernel_shape_t *shape, char *text, size_t s
 /* The inverse; 0 when `text` is not a valid shape (unknown halo, stages outside 1..4, a
  * tile outside 1..1024, a negative zblock). */
 int rtm_kernel_shape_parse(const char *text, rtm_kernel_shape_t *shape);
+/* The most kernel.stages the kernels of `halo` (sync, ldgsts, tma) have for `equation`: 4 for
+ * iso's tma kernel, else 3 (sync has no stages). What tune tries and what auto may give. */
+int rtm_kernel_max_stages(const char *halo, rtm_equation_t equation);
 
 /* The table's row for `key` (always one: the table ends with rows for any GPU); `why`
  * (may be NULL) names it and where it was measured. */
