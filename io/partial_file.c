@@ -230,41 +230,28 @@ int rtm_io_aside_probe(const char *path, const char *what) {
 int rtm_io_write_text_aside(const char *path, const char *what,
                             void (*write)(FILE *out, const void *data), const void *data) {
   char aside[4096 + 32];
-  if (written_in_place(path)) { /* nothing to replace whole: written as it goes */
-    FILE *out = fopen(path, "w");
-    if (!out) {
-      rtm_log_error("%s %s: cannot write it: %s", what, path, strerror(errno));
-      return RTM_ERR_IO;
-    }
-    write(out, data);
-    const int failed = ferror(out) != 0;
-    const int closed = fclose(out) == 0;
-    if (failed || !closed) {
-      rtm_log_error("%s %s: writing it failed", what, path);
-      return RTM_ERR_IO;
-    }
-    return RTM_OK;
-  }
-  int status = rtm_io_aside_create(path, aside, sizeof aside);
+  /* a link or a stream: nothing to replace whole, written in place as it goes */
+  const int in_place = written_in_place(path);
+  int status = in_place ? RTM_OK : rtm_io_aside_create(path, aside, sizeof aside);
   if (status != RTM_OK) {
     rtm_log_error("%s %s: not written", what, path);
     return status;
   }
-  FILE *out = fopen(aside, "w");
-  if (!out) {
-    rtm_log_error("%s %s: cannot write %s: %s", what, path, aside, strerror(errno));
-    rtm_io_remove_own(aside, "this run's unfinished output");
-    return RTM_ERR_IO;
+  const char *target = in_place ? path : aside;
+  FILE *out = fopen(target, "w");
+  int error = out ? 0 : errno;
+  if (out) {
+    errno = 0; /* what a failed write of the stream leaves: said below */
+    write(out, data);
+    error = fflush(out) != 0 || ferror(out) ? (errno ? errno : EIO) : 0;
+    if (fclose(out) != 0 && !error) error = errno;
   }
-  errno = 0; /* what a failed write of the stream leaves: said below */
-  write(out, data);
-  int error = fflush(out) != 0 || ferror(out) ? (errno ? errno : EIO) : 0;
-  if (fclose(out) != 0 && !error) error = errno;
   if (error) {
-    rtm_log_error("%s %s: writing %s failed: %s", what, path, aside, strerror(error));
-    rtm_io_remove_own(aside, "this run's unfinished output");
+    rtm_log_error("%s %s: writing %s failed: %s", what, path, target, strerror(error));
+    if (!in_place) rtm_io_remove_own(aside, "this run's unfinished output");
     return RTM_ERR_IO;
   }
+  if (in_place) return RTM_OK;
   status = rtm_io_commit_partial(aside, path); /* on the disk, then renamed over PATH */
   if (status != RTM_OK) rtm_log_error("%s %s: not written", what, path);
   return status;
