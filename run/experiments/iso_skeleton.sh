@@ -36,7 +36,8 @@ for round in $(seq "${ROUNDS:-2}"); do
         --set kernel.halo=tma --set kernel.stages="$stages" --set kernel.block_x="$bx" \
         --set kernel.block_y="$by" --set kernel.zblock="$zblock" >"$work" 2>&1
       cat "$work" >>"$out/bench.log"
-      row "$build $shape #$round" "$(grep -oE "device: [0-9]+ MCells/s = [0-9.]+% of [0-9]+ GB/s" "$work" | tail -1)"
+      figure="$(grep -oE "device: [0-9]+ MCells/s = [0-9.]+% of [0-9]+ GB/s" "$work" | tail -1)"
+      row "$build $shape #$round" "$figure"
     done
   done
 done

@@ -165,8 +165,9 @@ expect 0 "" "$rtm3d" model "$work/tiny.ini" --quiet --set snapshots.every=10
 expect 1 "cannot put .*p\.png\.partial\.[^ ]*\.png on the disk \(fdatasync\)" \
   env RTM3D_TEST_FAIL_SYNC=.png LD_PRELOAD="$preload" "$rtm3d" plot "$out/tiny.h5" /traces/p \
   -o "$work/p.png"
-[ -z "$(ls "$work" | grep '^p\.')" ] && rob_pass "no p.png, nothing of it aside" ||
-  rob_fail "left in $work: $(ls "$work" | grep '^p\.' | tr '\n' ' ')"
+left=("$work"/p.*)
+[ ! -e "${left[0]}" ] && rob_pass "no p.png, nothing of it aside" ||
+  rob_fail "left in $work: ${left[*]}"
 rm -rf "$out"
 if has_feature "SEG-Y on"; then
   expect 1 "" full_disk .sgy.partial "$rtm3d" model "$work/tiny.ini" --quiet --set output.segy=true
