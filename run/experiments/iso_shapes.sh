@@ -5,19 +5,17 @@
 # STAGES:BLOCK_X:BLOCK_Y:ZBLOCK; the default list is the table's shape (3:128:8:32) beside
 # deeper pipelines and other tiles. The product's tma kernel takes 2 to 4 stages:
 # iso_stages.patch (beside this script) adds an instance of 5, and the script builds a copy
-# of the tree with it applied (build-stages). SETS="key=value ...": more keys for every bench
-# (another grid: SETS="grid.nx=256 grid.ny=256 grid.nz=256"). Logs under $OUT (or
-# run/out/iso_shapes; the benches' output in bench.log), a row a bench last.
+# of the tree with it applied (device_build_stamped: COPY/build). SETS="key=value ...": more
+# keys for every bench (another grid: SETS="grid.nx=256 grid.ny=256 grid.nz=256"). Logs
+# under $OUT (or run/out/iso_shapes; the benches' output in bench.log), a row a bench last.
 set -uo pipefail
-here="$(realpath "$(dirname "$0")")"
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/iso_shapes || exit 1
 device_summary
 copy="$(mktemp -d)" work="$(mktemp)"
 trap 'rm -rf "$copy" "$work"' EXIT
-tar --exclude='./build*' --exclude=./.probe --exclude=./.git -cf - . | tar -xf - -C "$copy"
-(cd "$copy" && patch -s -p1 <"$here/iso_stages.patch") || { row patch "not applied"; exit 1; }
-(cd "$copy" && device_build build-stages "$out/build.log") || exit 1
+STAMPS=run/experiments/iso_stages.patch device_build_stamped . "$copy" "$out/build.log" ||
+  { row build FAILED; exit 1; }
 sets=()
 for kv in ${SETS:-}; do sets+=(--set "$kv"); done
 shapes="${SHAPES:-3:128:8:32 4:128:8:32 5:128:8:32 4:128:4:32 5:128:4:32 4:64:8:32 5:64:8:32
@@ -26,9 +24,9 @@ for round in $(seq "${ROUNDS:-2}"); do
   for shape in $shapes; do
     IFS=: read -r stages bx by zblock <<<"$shape"
     echo "== $shape #$round" >>"$out/bench.log"
-    "$copy/build-stages/app/rtm3d" bench run/examples/bench_512.ini --set model.file= --set kernel.halo=tma \
-      --set kernel.stages="$stages" --set kernel.block_x="$bx" --set kernel.block_y="$by" \
-      --set kernel.zblock="$zblock" "${sets[@]}" >"$work" 2>&1
+    "$copy/build/app/rtm3d" bench run/examples/bench_512.ini --set model.file= \
+      --set kernel.halo=tma --set kernel.stages="$stages" --set kernel.block_x="$bx" \
+      --set kernel.block_y="$by" --set kernel.zblock="$zblock" "${sets[@]}" >"$work" 2>&1
     cat "$work" >>"$out/bench.log"
     row "$shape #$round" "$(grep -E "MCells/s|copy" "$work" | tail -2 | tr '\n' ' ')"
   done

@@ -15,14 +15,12 @@ source "$(dirname "$0")/../tools/device_env.sh" run/out/iso_skeleton || exit 1
 device_summary
 full="$(mktemp -d)" skel="$(mktemp -d)" work="$(mktemp)"
 trap 'rm -rf "$full" "$skel" "$work"' EXIT
-for copy in "$full" "$skel"; do
-  tar --exclude='./build*' --exclude=./.probe --exclude=./.git --exclude=./run/out -cf - . |
-    tar -xf - -C "$copy"
-  (cd "$copy" && patch -s -p1 <"$here/iso_stages.patch") || { row patch "not applied"; exit 1; }
-done
-(cd "$skel" && patch -s -p1 <"$here/iso_skeleton.patch") || { row patch "not applied"; exit 1; }
-(cd "$full" && device_build build "$out/build_full.log") || exit 1
-(cd "$skel" && device_build build "$out/build_skeleton.log") || exit 1
+# each a copy of the tree with the patches applied, built into COPY/build
+STAMPS=run/experiments/iso_stages.patch device_build_stamped . "$full" "$out/build_full.log" ||
+  { row "build (kernel)" FAILED; exit 1; }
+STAMPS=run/experiments/iso_stages.patch EXTRA_PATCH="$here/iso_skeleton.patch" \
+  device_build_stamped . "$skel" "$out/build_skeleton.log" ||
+  { row "build (skeleton)" FAILED; exit 1; }
 row build ok
 shapes="${SHAPES:-3:128:8:32 4:128:16:32}"
 for round in $(seq "${ROUNDS:-2}"); do
