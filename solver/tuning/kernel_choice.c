@@ -292,12 +292,24 @@ int rtm_kernel_cache_store(const char *path, const rtm_kernel_key_t *key,
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
   rtm_kernel_shape_text(shape, text, sizeof text);
   fprintf(out, "[%s]\nkernel = %s\nmcells = %.0f\ntuned = %s\n", wanted, text, mcells, when);
-  const int write_error = ferror(out);
-  if (fclose(out) != 0 || write_error) {
-    out = NULL;
-    RTM_FAIL(RTM_ERR_IO, "tune cache %s: writing %s failed: %s", path, temp, strerror(errno));
-  }
+  /* on the disk before the rename: a crash after it finds the old cache or the new one,
+   * never an empty file under the cache's name (a file system that keeps no such promise
+   * says EINVAL, EROFS or ENOTSUP: nothing to wait for) */
+  errno = 0;
+  const int write_error = fflush(out) != 0 || ferror(out) ? (errno ? errno : EIO) : 0;
+  int sync_error = 0;
+  if (!write_error && fdatasync(fileno(out)) != 0 && errno != EINVAL && errno != EROFS &&
+      errno != ENOTSUP)
+    sync_error = errno;
+  const int close_error = fclose(out) != 0 ? errno : 0;
   out = NULL;
+  if (write_error || close_error)
+    RTM_FAIL(RTM_ERR_IO, "tune cache %s: writing %s failed: %s; the cache is as it was", path, temp,
+             strerror(write_error ? write_error : close_error));
+  if (sync_error)
+    RTM_FAIL(RTM_ERR_IO,
+             "tune cache %s: cannot put %s on the disk (fdatasync): %s; the cache is as it was",
+             path, temp, strerror(sync_error));
   if (rename(temp, path) != 0)
     RTM_FAIL(RTM_ERR_IO, "tune cache %s: cannot replace it: %s", path, strerror(errno));
 fail:

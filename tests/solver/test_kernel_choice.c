@@ -1,7 +1,8 @@
 /* test_kernel_choice - kernel.* = auto without a GPU: the size classes, the table's choice
  * for keys it names and keys it does not (older GPUs, vti, fp16, other sizes), and the tune
  * cache: where it lives, a round trip, sections kept and replaced, a damaged entry ignored
- * with a warning naming file and line, explicit keys over both. */
+ * with a warning naming file and line, a new cache the disk refuses not put in place,
+ * explicit keys over both. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -291,6 +293,53 @@ static void test_cache_damaged(void **state) {
   remove_cache(dir, path);
 }
 
+/* A cache whose new content the disk refuses (fdatasync fails: the ctest entry
+ * test_kernel_choice_sync runs this case under the full-disk preload with
+ * RTM3D_TEST_FAIL_SYNC=.tmp, the writer's file aside) is not replaced: the store fails
+ * naming the cache, the earlier file is as it was, and nothing is left aside. Skipped
+ * without the preload's setting. */
+static void test_cache_sync_failure(void **state) {
+  (void)state;
+  if (!getenv("RTM3D_TEST_FAIL_SYNC")) skip();
+  char dir[64], path[4096], text[512], before[1024], after[1024];
+  temp_cache(dir, sizeof dir, path, sizeof path);
+  const rtm_kernel_key_t iso = key_of(90, RTM_EQUATION_ISO, RTM_PRECISION_FP32, 512);
+  const rtm_kernel_shape_t a = {"tma", 3, {128, 8}, 32};
+  rtm_kernel_key_text(&iso, text, sizeof text);
+  char sub[4200];
+  snprintf(sub, sizeof sub, "%s/a", dir);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  snprintf(sub, sizeof sub, "%s/a/b", dir);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  FILE *f = fopen(path, "w"); /* the earlier cache, written here: every store fails */
+  assert_non_null(f);
+  fprintf(f, "[%s]\nkernel = sync 2 32x8 0\nmcells = 1\n", text);
+  fclose(f);
+  f = fopen(path, "r");
+  assert_non_null(f);
+  const size_t had = fread(before, 1, sizeof before, f);
+  fclose(f);
+  capture_t capture;
+  capture_begin(&capture);
+  const int status = rtm_kernel_cache_store(path, &iso, &a, 2.0);
+  const char *said = capture_end(&capture);
+  assert_int_equal(status, RTM_ERR_IO);
+  char expected[4200];
+  snprintf(expected, sizeof expected, "tune cache %s: cannot put", path);
+  assert_non_null(strstr(said, expected));
+  assert_non_null(strstr(said, "the cache is as it was"));
+  f = fopen(path, "r");
+  assert_non_null(f);
+  const size_t has = fread(after, 1, sizeof after, f);
+  fclose(f);
+  assert_int_equal(has, had);
+  assert_memory_equal(after, before, had);
+  char aside[4200];
+  snprintf(aside, sizeof aside, "%s.%ld.tmp", path, (long)getpid());
+  assert_int_not_equal(access(aside, F_OK), 0);
+  remove_cache(dir, path);
+}
+
 static void test_choose(void **state) {
   (void)state;
   char dir[64], path[4096], why[1024];
@@ -343,4 +392,4 @@ RTM_TEST_MAIN(cmocka_unit_test(test_size_classes), cmocka_unit_test(test_shape_t
               cmocka_unit_test(test_table), cmocka_unit_test(test_cache_path),
               cmocka_unit_test(test_cache_round_trip),
               cmocka_unit_test(test_cache_concurrent_writers), cmocka_unit_test(test_cache_damaged),
-              cmocka_unit_test(test_choose))
+              cmocka_unit_test(test_cache_sync_failure), cmocka_unit_test(test_choose))
