@@ -965,6 +965,12 @@ static int iso_launch_tma(IsoArgs a, const rtm_iso_shape_t *shape, const rtm_iso
   CUtensorMap p_map, pp_map, v_map;
   if (!fields->p_map || !fields->p_other_map || !fields->v2dt2_map)
     RTM_FAIL(RTM_ERR_INTERNAL, "rtm_iso_cuda_step: kernel.halo = tma without its tensor maps");
+  /* rtm_iso_cuda_prepare refuses these first; never an index past tma_by_stages */
+  if (shape->stages < 2 || shape->stages > TMA_MAX_STAGES)
+    RTM_FAIL(RTM_ERR_INTERNAL,
+             "rtm_iso_cuda_step: kernel.stages = %d with kernel.halo = tma (the kernel has 2 "
+             "to %d)",
+             shape->stages, TMA_MAX_STAGES);
   memcpy(&p_map, fields->p_map, sizeof p_map);
   memcpy(&pp_map, fields->p_other_map, sizeof pp_map);
   memcpy(&v_map, fields->v2dt2_map, sizeof v_map);
