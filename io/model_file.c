@@ -325,7 +325,7 @@ static int write_model(const char *path, const rtm_io_volume_t *volume,
   int status = RTM_OK;
   hid_t file = H5I_INVALID_HID, fapl = H5I_INVALID_HID;
   char partial[4096];
-  int created = 0;
+  int created = 0, appeared = 0;
   rtm_h5_quiet();
   if (volume->z_offset != 0 || volume->nz_local != volume->n[2])
     RTM_FAIL(RTM_ERR_INTERNAL,
@@ -353,18 +353,16 @@ static int write_model(const char *path, const rtm_io_volume_t *volume,
   file = H5I_INVALID_HID;
   RTM_H5_CHECK(closed, RTM_ERR_IO, "model file %s: closing", partial);
   if (replace) {
-    RTM_TRY(rtm_io_commit_partial(partial, path));  /* synced first */
-  } else if (rtm_io_sync_file(partial) != RTM_OK) { /* on the disk before its name */
-    status = RTM_ERR_IO;
-    goto fail;
-  } else if (rtm_io_rename_noreplace(partial, path) != 0) {
-    if (errno == EEXIST)
+    RTM_TRY(rtm_io_commit_partial(partial, path)); /* synced first */
+  } else if (rtm_io_commit_new(partial, path, &appeared) != RTM_OK) {
+    if (appeared)
       RTM_FAIL(RTM_ERR_IO,
                "%s appeared while the model was written (another run, program or user wrote "
                "it): it is left as it is and the model written is removed; write it again, "
                "with --force to replace it",
                path);
-    RTM_FAIL(RTM_ERR_IO, "cannot rename %s to %s: %s", partial, path, strerror(errno));
+    status = RTM_ERR_IO;
+    goto fail;
   }
   created = 0;
 fail:

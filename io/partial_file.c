@@ -91,6 +91,17 @@ int rtm_io_commit_partial(const char *partial, const char *path) {
   return RTM_OK;
 }
 
+int rtm_io_commit_new(const char *partial, const char *path, int *appeared) {
+  *appeared = 0;
+  if (rtm_io_sync_file(partial) != RTM_OK) return RTM_ERR_IO; /* on the disk before its name */
+  if (rtm_io_rename_noreplace(partial, path) == 0) return RTM_OK;
+  if (errno == EEXIST)
+    *appeared = 1;
+  else
+    rtm_log_error("cannot rename %s to %s: %s", partial, path, strerror(errno));
+  return RTM_ERR_IO;
+}
+
 /* Whether fdatasync's error says only that the file system keeps no such promise (a special
  * file system's): then there is nothing to wait for. */
 static int sync_unsupported(int error) {

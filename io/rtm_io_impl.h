@@ -175,6 +175,12 @@ int rtm_io_rename_noreplace(const char *from, const char *to);
  * itself an output set's partial file (the set's commit syncs it); on failure removes the
  * partial file. */
 int rtm_io_commit_partial(const char *partial, const char *path);
+/* PARTIAL's data on the disk (rtm_io_sync_file), then renamed to PATH only while no file is
+ * there (rtm_io_rename_noreplace): a name a run may write but never replaces. RTM_OK; else
+ * RTM_ERR_IO with PARTIAL left for the caller to remove: a failed sync or rename is said
+ * here, but where PATH appeared meanwhile (EEXIST) *appeared is set and nothing is said (the
+ * caller knows what the name is and what to do). */
+int rtm_io_commit_new(const char *partial, const char *path, int *appeared);
 /* PATH's data on the disk (fdatasync) before a name that promises it (a rename, a journal)
  * is made, so that a node lost after it cannot leave a torn file under that name; a file
  * system without the promise (EINVAL, EROFS, ENOTSUP) passes. RTM_ERR_IO, said, on failure:

@@ -269,7 +269,7 @@ int rtm_report_written_by_rtm3d(const char *path) {
 }
 
 int rtm_report_write_json(const char *path, const rtm_report_t *report) {
-  int status = RTM_OK;
+  int status = RTM_OK, appeared = 0;
   char partial[4096 + 32];
   FILE *out = NULL;
   RTM_TRY(rtm_io_make_parent_dir(path));
@@ -286,20 +286,16 @@ int rtm_report_write_json(const char *path, const rtm_report_t *report) {
   }
   if (!report->replace_none) {
     RTM_TRY(rtm_io_commit_partial(partial, path)); /* synced first */
-  } else if (rtm_io_sync_file(partial) != RTM_OK) {
+  } else if (rtm_io_commit_new(partial, path, &appeared) != RTM_OK) {
     rtm_io_remove_own(partial, "this run's unfinished report");
-    status = RTM_ERR_IO;
-    goto fail;
-  } else if (rtm_io_rename_noreplace(partial, path) != 0) {
-    const int error = errno;
-    rtm_io_remove_own(partial, "this run's unfinished report");
-    if (error == EEXIST)
+    if (appeared)
       RTM_FAIL(RTM_ERR_IO,
                "%s appeared while this run ran (another run, program or user wrote it): it is "
                "left as it is and this report is not written; run again, with --force to "
                "replace it",
                path);
-    RTM_FAIL(RTM_ERR_IO, "cannot rename %s to %s: %s", partial, path, strerror(error));
+    status = RTM_ERR_IO;
+    goto fail;
   }
 fail:
   if (out) {
