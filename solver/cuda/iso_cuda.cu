@@ -833,7 +833,9 @@ fail:
 
 /* A map over the whole padded field: x over the padded row, y over ny + 2R rows, z over
  * the local planes and their halos; boxes of box_x x box_y cells, one plane deep. Boxes
- * hanging past a far edge are zero-filled. */
+ * hanging past a far edge are zero-filled. The L2 promotes a box row's misses to 128-byte
+ * lines, not to 256-byte pairs of them: the faster of the promotions on Hopper, for every
+ * map (run/results/kernels.md, "The tensor maps' L2 promotion"). */
 static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int box_y, bool half,
                       rtm_iso_tensor_map_t *map) {
   static_assert(sizeof(CUtensorMap) == sizeof(rtm_iso_tensor_map_t), "tensor map size");
@@ -849,7 +851,7 @@ static int encode_map(const rtm_grid_t *grid, const void *field, int box_x, int 
   RTM_CU_TRY(cuTensorMapEncodeTiled(
       &encoded, half ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3,
       const_cast<void *>(field), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   memcpy(map, &encoded, sizeof encoded);
   return RTM_OK;
