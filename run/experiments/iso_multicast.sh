@@ -25,7 +25,7 @@ source "$(dirname "$0")/../tools/device_env.sh" run/out/iso_multicast || exit 1
 device_summary
 mc="$(mktemp -d)" skel="$(mktemp -d)" work="$(mktemp)"
 trap 'rm -rf "$mc" "$skel" "$work"' EXIT
-export ARCH=90a
+export RTM3D_CUDA_ARCH=90a
 STAMPS=run/experiments/iso_multicast.patch device_build_stamped . "$mc" "$out/build.log" ||
   { row "build (multicast)" FAILED; exit 1; }
 builds=mc

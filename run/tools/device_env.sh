@@ -12,8 +12,9 @@
 # and defines
 #   device_info [FILE]     the GPU's name, driver, memory and clocks (nvidia-smi, csv) and
 #                          the date (UTC), printed and, with FILE, written to FILE too
-#   device_configure DIR   cmake of a Release build with the kernels for sm_$ARCH (default
-#                          90; 90a for the arch-specific instructions) in DIR (Ninja)
+#   device_configure DIR   cmake of a Release build with the kernels for sm_$RTM3D_CUDA_ARCH
+#                          (default 90; 90a for the arch-specific instructions) in DIR
+#                          (Ninja)
 #   device_build DIR LOG   device_configure and ninja into LOG; on failure its errors, status 1
 #   device_summary         starts the script's short table: summary=$out/summary.txt
 #                          (emptied), failed=0, and device_info at its head
@@ -71,7 +72,8 @@ device_info() {
 }
 
 device_configure() {
-  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRTM3D_CUDA_ARCHITECTURES="${ARCH:-90}"
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DRTM3D_CUDA_ARCHITECTURES="${RTM3D_CUDA_ARCH:-90}"
 }
 
 device_build() {
