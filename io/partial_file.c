@@ -77,9 +77,9 @@ static int is_partial_name(const char *path) {
   return length > tail && strcmp(path + length - tail, ".partial") == 0;
 }
 
-int rtm_io_commit_partial(const char *partial, const char *path) {
-  /* on the disk before a final name says it is complete; a set's partial waits for the set */
-  if (!is_partial_name(path) && rtm_io_sync_file(partial) != RTM_OK) {
+/* PARTIAL renamed over PATH, on the disk first when `sync`; on failure PARTIAL removed. */
+static int commit(const char *partial, const char *path, int sync) {
+  if (sync && rtm_io_sync_file(partial) != RTM_OK) {
     rtm_io_remove_own(partial, "this run's unfinished output");
     return RTM_ERR_IO;
   }
@@ -89,6 +89,11 @@ int rtm_io_commit_partial(const char *partial, const char *path) {
     return RTM_ERR_IO;
   }
   return RTM_OK;
+}
+
+int rtm_io_commit_partial(const char *partial, const char *path) {
+  /* on the disk before a final name says it is complete; a set's partial waits for the set */
+  return commit(partial, path, !is_partial_name(path));
 }
 
 int rtm_io_commit_new(const char *partial, const char *path, int *appeared) {
@@ -213,6 +218,20 @@ int rtm_io_sync_partial(const char *path) {
   return status != RTM_OK ? status : rtm_io_sync_file(partial);
 }
 
+/* The standard stream (stdout, stderr) whose file PATH is, else NULL: `--csv /dev/stdout` with
+ * the output sent to a file goes through the stream, after what it holds, not through a
+ * second open that would empty the file under it. */
+static FILE *standard_stream_at(const char *path) {
+  FILE *const streams[2] = {stdout, stderr};
+  struct stat target, stream;
+  if (stat(path, &target) != 0) return NULL;
+  for (int k = 0; k < 2; ++k)
+    if (fstat(fileno(streams[k]), &stream) == 0 && stream.st_dev == target.st_dev &&
+        stream.st_ino == target.st_ino)
+      return streams[k];
+  return NULL;
+}
+
 /* Whether PATH is written in place: a link (/dev/stdout, or one a user made: written through,
  * never replaced) or a stream there (a terminal, a FIFO). */
 static int written_in_place(const char *path) {
@@ -249,13 +268,14 @@ int rtm_io_write_text_aside(const char *path, const char *what,
     return status;
   }
   const char *target = in_place ? path : aside;
-  FILE *out = fopen(target, "w");
+  FILE *const standard = in_place ? standard_stream_at(path) : NULL;
+  FILE *out = standard ? standard : fopen(target, "w");
   int error = out ? 0 : errno;
   if (out) {
     errno = 0; /* what a failed write of the stream leaves: said below */
     write(out, data);
     error = fflush(out) != 0 || ferror(out) ? (errno ? errno : EIO) : 0;
-    if (fclose(out) != 0 && !error) error = errno;
+    if (!standard && fclose(out) != 0 && !error) error = errno;
   }
   if (error) {
     rtm_log_error("%s %s: writing %s failed: %s", what, path, target, strerror(error));
@@ -263,7 +283,7 @@ int rtm_io_write_text_aside(const char *path, const char *what,
     return RTM_ERR_IO;
   }
   if (in_place) return RTM_OK;
-  status = rtm_io_commit_partial(aside, path); /* on the disk, then renamed over PATH */
+  status = commit(aside, path, 1); /* on the disk, then renamed over PATH, whatever its name */
   if (status != RTM_OK) rtm_log_error("%s %s: not written", what, path);
   return status;
 }

@@ -256,10 +256,11 @@ int rtm_io_aside_create(const char *path, char *aside, size_t size);
  * ("--csv"). */
 int rtm_io_aside_probe(const char *path, const char *what);
 /* A small file written whole or not at all: write(out, data) into a file aside PATH, checked,
- * on the disk, then renamed over PATH; on any failure PATH is left as it was and the aside
- * file removed, the error naming `what` and PATH. PATH a link (/dev/stdout among them) or a
- * stream (a FIFO, a terminal): written in place, through the link. For outputs outside a run's
- * output set (bench's --csv and --json, tune's --csv). */
+ * on the disk, then renamed over PATH (whatever PATH's name); on any failure PATH is left as
+ * it was and the aside file removed, the error naming `what` and PATH. PATH a link
+ * (/dev/stdout among them) or a stream (a FIFO, a terminal): written in place, through the
+ * link, or through stdout or stderr where PATH is their file (after what they hold). For
+ * outputs outside a run's output set (bench's --csv and --json, tune's --csv). */
 int rtm_io_write_text_aside(const char *path, const char *what,
                             void (*write)(FILE *out, const void *data), const void *data);
 int rtm_io_outputs_create(rtm_io_outputs_t **set);
