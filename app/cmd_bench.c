@@ -22,6 +22,7 @@
 #include "app.h"
 #include "bench.h"
 #include "rtm_io.h"
+#include "rtm_kernel_choice.h"
 #include "rtm_mpi.h"
 #include "rtm_propagator.h"
 #include "rtm_status.h"
@@ -192,11 +193,11 @@ fail:
 
 static int run_matrix(bench_t *b, int hopper) {
   int status = RTM_OK;
+  /* each halo's stages up to what its kernel has for the equation (rtm_kernel_max_stages) */
   static const struct {
     const char *halo;
-    int stages, iso_only; /* iso_only: the iso tma kernel alone has 4 stages */
-  } halos[] = {{"sync", 2, 0}, {"ldgsts", 2, 0}, {"ldgsts", 3, 0},
-               {"tma", 2, 0},  {"tma", 3, 0},    {"tma", 4, 1}};
+    int stages;
+  } halos[] = {{"sync", 2}, {"ldgsts", 2}, {"ldgsts", 3}, {"tma", 2}, {"tma", 3}, {"tma", 4}};
   static const char *const strategies[] = {"device", "vmm", "vmm-compressed", "managed"};
   /* tiles in cells: iso 4 per thread along x (at most 512 threads: 128x16, the H200's row),
    * vti/tti one per cell */
@@ -215,7 +216,7 @@ static int run_matrix(bench_t *b, int hopper) {
       if (halos[h].stages == 2) rtm_log_info("bench: skipping tma (needs compute capability 9.0)");
       continue;
     }
-    if (halos[h].iso_only && !iso) continue;
+    if (halos[h].stages > rtm_kernel_max_stages(halos[h].halo, b->cfg->physics.equation)) continue;
     for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
       bench_variant_t v = {.stages = halos[h].stages,
                            .block = {b->cfg->kernel.block[0], b->cfg->kernel.block[1]},

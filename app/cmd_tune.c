@@ -340,15 +340,17 @@ static int tune_cuda(int argc, char **argv) {
          rtm_equation_name(key.equation), rtm_precision_name(key.precision), key.size_class,
          list[0].shape.halo, list[0].shape.stages, list[0].shape.block[0], list[0].shape.block[1],
          list[0].shape.zblock, figure_of(&list[0]), key.gpu);
-  if (args.csv) {
-    const sweep_t sweep = {device, &key, list, count, bpc, copy_gbs};
-    RTM_TRY(rtm_io_write_text_aside(args.csv, "tune: --csv", write_csv, &sweep));
-  }
+  /* the winner saved before the CSV is written: a --csv that fails (a full disk) loses the
+   * table, not the minutes of measurement behind the cache's entry */
   if (args.save) {
     RTM_TRY(rtm_kernel_cache_store(cache, &key, &list[0].shape, figure_of(&list[0])));
     printf("saved       %s: kernel.* = auto now runs %s for [%s]\n", cache, winner, key_text);
   } else {
     printf("not saved   (--no-save): the winner is %s\n", winner);
+  }
+  if (args.csv) {
+    const sweep_t sweep = {device, &key, list, count, bpc, copy_gbs};
+    RTM_TRY(rtm_io_write_text_aside(args.csv, "tune: --csv", write_csv, &sweep));
   }
 fail:
   rtm_propagator_destroy(&prop);

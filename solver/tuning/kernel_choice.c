@@ -16,7 +16,7 @@
 
 typedef struct {
   int min_cc;      /* 10 x major + minor; 0: any GPU */
-  const char *gpu; /* a part of the device's name ("H200"); "": any GPU of min_cc */
+  const char *gpu; /* a whole word of the device's name ("H200"); "": any GPU of min_cc */
   const char *equation, *precision;
   int size_class;
   rtm_kernel_shape_t shape;
@@ -294,7 +294,8 @@ int rtm_kernel_cache_store(const char *path, const rtm_kernel_key_t *key,
   fprintf(out, "[%s]\nkernel = %s\nmcells = %.0f\ntuned = %s\n", wanted, text, mcells, when);
   /* on the disk before the rename: a crash after it finds the old cache or the new one,
    * never an empty file under the cache's name (a file system that keeps no such promise
-   * says EINVAL, EROFS or ENOTSUP: nothing to wait for) */
+   * says EINVAL, EROFS or ENOTSUP: nothing to wait for, as io's rtm_io_sync_file has it;
+   * solver/ does not call io/) */
   errno = 0;
   const int write_error = fflush(out) != 0 || ferror(out) ? (errno ? errno : EIO) : 0;
   int sync_error = 0;

@@ -3,8 +3,9 @@
 # a small tti deck writes the tune cache, kernel.* = auto then runs the cached winner in
 # bench and model and says so, explicit keys still win, a damaged cache entry is ignored
 # with a warning naming file and line, --no-save leaves the cache alone. bench's --csv and
-# --json and tune's --csv replace a file whole, leave nothing aside, and a place they cannot
-# be written is refused before any timing.
+# --json and tune's --csv replace a file whole, leave nothing aside, a failed write exits 1
+# with the earlier file kept, a place they cannot be written is refused (exit 1) before any
+# timing, and /dev/stdout sent to a file gets the CSV after what the command printed.
 # Usage: cli_tune.sh RTM3D SOURCE_DIR FULL_DISK_PRELOAD
 set -u
 # shellcheck source=SCRIPTDIR/cli_setup.sh
@@ -17,7 +18,8 @@ cache="$work/cache/kernels.ini"
 small=(--set backend.name=cuda --set grid.nx=96 --set grid.ny=96 --set grid.nz=96
   --set bench.warmup=2 --set bench.steps=5 --set time.steps=20 --set output.dir="$work/out")
 
-# iso: a sweep of at most 40 s, saved
+# iso: a sweep of at most 40 s, saved; its --csv replaces an earlier file whole
+echo "an earlier file" > "$work/iso.csv"
 "$rtm3d" tune "$deck" "${small[@]}" --time-limit 40 --csv "$work/iso.csv" > "$work/iso.log" 2>&1 ||
   fail "tune iso exited $?: $(tail -3 "$work/iso.log")"
 winner="$(sed -n 's/^saved .* kernel\.\* = auto now runs \(.*\) for \[.*/\1/p' "$work/iso.log")"
@@ -25,6 +27,7 @@ winner="$(sed -n 's/^saved .* kernel\.\* = auto now runs \(.*\) for \[.*/\1/p' "
 grep -q "| iso | fp32 | 128^3\]" "$cache" 2>/dev/null || fail "no iso 128^3 section in $cache"
 grep -q "^kernel = $winner$" "$cache" 2>/dev/null || fail "$cache does not hold '$winner'"
 [ "$(wc -l < "$work/iso.csv")" -gt 10 ] || fail "iso.csv has fewer than 10 candidates"
+grep -q "an earlier file" "$work/iso.csv" && fail "tune --csv kept the earlier file's line"
 echo "ok:   tune iso: winner $winner, $(grep -E '^swept' "$work/iso.log")"
 
 # auto runs the cached winner: bench names the cache and times that shape
@@ -82,7 +85,9 @@ cp "$work/bench.csv" "$work/kept.csv"
 # a write that fails after the timing (the disk refuses the new file's sync): exit 1, the
 # earlier file as it was, nothing aside
 env RTM3D_TEST_FAIL_SYNC=.csv LD_PRELOAD="$preload" "$rtm3d" bench "$deck" "${small[@]}" \
-  --csv "$work/bench.csv" > "$work/unsynced.log" 2>&1 && fail "bench with a failed sync exited 0"
+  --csv "$work/bench.csv" > "$work/unsynced.log" 2>&1
+code=$?
+[ "$code" -eq 1 ] || fail "bench with a failed sync exited $code, not 1"
 grep -q "error: --csv $work/bench.csv: not written" "$work/unsynced.log" ||
   fail "bench's failed sync: no error naming --csv: $(tail -2 "$work/unsynced.log")"
 cmp -s "$work/bench.csv" "$work/kept.csv" || fail "a failed write changed bench.csv"
@@ -92,20 +97,30 @@ done
 for option in --csv --json; do
   "$rtm3d" bench "$deck" "${small[@]}" "$option" "$work/bench.csv/x" > "$work/refused.log" 2>&1
   code=$?
-  [ "$code" -ne 0 ] || fail "bench $option under a file exited 0"
+  [ "$code" -eq 1 ] || fail "bench $option under a file exited $code, not 1"
   grep -q "error: $option $work/bench.csv/x: the file could not be written there" \
     "$work/refused.log" || fail "bench $option: no error naming it: $(tail -2 "$work/refused.log")"
   grep -q "^single " "$work/refused.log" && fail "bench $option timed before refusing"
 done
 "$rtm3d" tune "$deck" "${small[@]}" --no-save --time-limit 10 --csv "$work/bench.csv/x" \
-  > "$work/refused.log" 2>&1 && fail "tune --csv under a file exited 0"
+  > "$work/refused.log" 2>&1
+code=$?
+[ "$code" -eq 1 ] || fail "tune --csv under a file exited $code, not 1"
 grep -q "error: tune: --csv $work/bench.csv/x: the file could not be written there" \
   "$work/refused.log" || fail "tune --csv: no error naming it: $(tail -2 "$work/refused.log")"
 grep -q "^swept" "$work/refused.log" && fail "tune swept before refusing its --csv"
-# a stream given as the output is written in place
-"$rtm3d" bench "$deck" "${small[@]}" --quiet --csv /dev/stdout > "$work/stdout.csv" 2>&1 ||
+# a stream given as the output is written in place; where stdout goes to a file, after what
+# bench printed there (its table), the file not emptied under it
+"$rtm3d" bench "$deck" "${small[@]}" --csv /dev/stdout > "$work/stdout.csv" 2>&1 ||
   fail "bench --csv /dev/stdout exited $?"
 grep -q "^device,copy_gb_s," "$work/stdout.csv" || fail "bench --csv /dev/stdout printed no CSV"
+table="$(grep -n "^single " "$work/stdout.csv" | head -1 | cut -d: -f1)"
+header="$(grep -n "^device,copy_gb_s," "$work/stdout.csv" | head -1 | cut -d: -f1)"
+if [ -z "$table" ] || [ -z "$header" ] || [ "$table" -ge "$header" ]; then
+  fail "bench --csv /dev/stdout: its table not ahead of the CSV: $(head -3 "$work/stdout.csv")"
+fi
+[ "$(tr -d '\000' < "$work/stdout.csv" | wc -c)" -eq "$(wc -c < "$work/stdout.csv")" ] ||
+  fail "bench --csv /dev/stdout: NUL bytes in the output (written over itself)"
 echo "ok:   --csv and --json replaced whole or not at all; a place they cannot go refused first"
 
 echo "cli_tune: $failures failure(s)"
