@@ -152,9 +152,10 @@ int rtm_figure_plane_at(const rtm_io_axes_t *axes, char axis, double metres, siz
                         long *plane, int *exact) {
   const int a = axis == 'x' ? 0 : axis == 'y' ? 1 : 2;
   const double cells = (metres - axes->origin_m[a]) / axes->spacing_m[a];
-  /* half a cell beyond either end still rounds onto the volume's first or last plane */
+  /* half a cell beyond either end still rounds onto the volume's first or last plane (lround
+   * takes -0.5 away from zero, to -1: the first plane instead, never one before it) */
   if (!(cells >= -0.5 && cells < (double)extent - 0.5)) return 0;
-  *plane = lround(cells);
+  *plane = cells <= 0.0 ? 0 : lround(cells);
   *exact = fabs(cells - (double)*plane) <= 1e-3;
   return 1;
 }

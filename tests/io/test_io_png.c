@@ -138,6 +138,16 @@ static void test_figure_places_and_ranges(void **state) {
   /* half a cell beyond the ends rounds onto them; beyond that is outside */
   assert_true(rtm_figure_plane_at(&axes, 'y', origin - 0.4 * spacing, 80, &plane, &exact));
   assert_int_equal(plane, 0);
+  /* exactly half a cell before the first plane (on a grid where that is exact: y = -5 m, 10 m
+   * cells from 0): the first plane (lround alone gives -1, a plane outside the volume, read
+   * past its data) */
+  const rtm_io_axes_t round = {.has_grid = 1, .spacing_m = {10.0, 10.0, 10.0}};
+  assert_true(rtm_figure_plane_at(&round, 'y', -5.0, 80, &plane, &exact));
+  assert_int_equal(plane, 0);
+  assert_false(exact);
+  assert_true(rtm_figure_plane_at(&round, 'z', 794.9, 80, &plane, &exact));
+  assert_int_equal(plane, 79);
+  assert_false(rtm_figure_plane_at(&round, 'z', 795.0, 80, &plane, &exact));
   assert_true(rtm_figure_plane_at(&axes, 'y', origin + 79.4 * spacing, 80, &plane, &exact));
   assert_int_equal(plane, 79);
   assert_false(rtm_figure_plane_at(&axes, 'y', origin - 0.6 * spacing, 80, &plane, &exact));
