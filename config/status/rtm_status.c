@@ -23,23 +23,42 @@ static volatile sig_atomic_t interrupt_signal = 0;
  * does, saving what a migration has finished. */
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU};
 
+/* The first stop's signal comes again within this long: the same request, not a second one.
+ * GNU timeout sends its signal to the process and then to the process group, and batch
+ * systems may signal a job's processes and its group alike; a person's second Ctrl-C comes
+ * later. */
+static const double REPEAT_S = 1.0;
+static struct timespec first_stop; /* when the first stop came (the handler's alone) */
+
 static void on_interrupt(int signal_number) {
-  interrupt_signal = signal_number;
-  /* the next of them, whichever, ends the process */
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe, as sigaction and raise */
+  if (!interrupt_signal) {
+    first_stop = now;
+    interrupt_signal = signal_number;
+    return;
+  }
+  const double since =
+      (double)(now.tv_sec - first_stop.tv_sec) + 1e-9 * (double)(now.tv_nsec - first_stop.tv_nsec);
+  if (signal_number == interrupt_signal && since < REPEAT_S) return;
+  /* a second stop, whichever: it ends the process at once, as the signal's default does */
   struct sigaction fallback;
   memset(&fallback, 0, sizeof fallback);
   fallback.sa_handler = SIG_DFL;
   sigemptyset(&fallback.sa_mask);
-  for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; ++k)
-    sigaction(stop_signals[k], &fallback, NULL);
+  sigaction(signal_number, &fallback, NULL);
+  raise(signal_number); /* delivered as the handler returns */
 }
 
 void rtm_interrupt_install(void) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_interrupt;
-  action.sa_flags = 0; /* the handler puts them back to the default */
+  action.sa_flags = 0; /* kept: the handler tells a second stop from the first's repeat */
+  /* one at a time, in the order they come: a stop's handler is not entered within another's */
   sigemptyset(&action.sa_mask);
+  for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; ++k)
+    sigaddset(&action.sa_mask, stop_signals[k]);
   for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; ++k) {
     /* nohup's ignored SIGHUP stays ignored (a SIGINT ignored by a script's background job
      * is not: a run there is stopped by kill -INT as in the foreground) */

@@ -2,7 +2,8 @@
 # makemodel and export stopped by SIGINT or SIGTERM mid-run: the exit status is 128 + the
 # signal (130, 143), the run says it stopped, the earlier output it was replacing (--force)
 # is intact, and no PATH.partial or lock is left, so that the same command runs again at
-# once. The signal lands at a chosen point, not where a race puts it: stall_write_preload.c
+# once; the same signal sent twice at once is one stop, another signal after it ends the run
+# at once. The signal lands at a chosen point, not where a race puts it: stall_write_preload.c
 # holds the run in a chosen open (RTM3D_TEST_STALL_OPEN) until the test, having sent the
 # signal, creates the release file.
 #   makemodel: held in the open of MODEL.lock, before the build; the run stops after the
@@ -62,6 +63,20 @@ for signal in INT TERM; do
   expect_file_unchanged "$out/m.h5" "$before"
   expect_clean "$out"
 done
+# the same signal twice within a second (GNU timeout sends it to the process, then to its
+# group; the sleep lets the first be handled, not merged with the second): one stop, clean;
+# another signal after it ends the run at once (its lock is the next run's)
+held_at_open m.lock 'kill -s INT "$held_pid"; sleep 0.1; kill -s INT "$held_pid"; sleep 0.2' \
+  "${makemodel[@]}" --force --set model.description="$work/other.model"
+rob_judge 130 "makemodel: stopped by SIGINT before .*out/m\.h5 was written" "$held_status" \
+  "SIGINT sent twice at the open of m.lock"
+expect_file_unchanged "$out/m.h5" "$before"
+expect_clean "$out"
+held_at_open m.lock 'kill -s INT "$held_pid"; kill -s TERM "$held_pid"; sleep 0.2' \
+  "${makemodel[@]}" --force --set model.description="$work/other.model"
+rob_judge 143 "" "$held_status" "SIGINT then SIGTERM at the open of m.lock: ended at once"
+expect_file_unchanged "$out/m.h5" "$before"
+rm -f "$out/m.lock"
 # the signal within the write: it finishes, whole, said as such
 expect_stopped 0 "makemodel: SIGTERM came while the model was written; it is whole" TERM \
   m.h5.partial "${makemodel[@]}" --force --set model.description="$work/other.model"
