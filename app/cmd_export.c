@@ -48,6 +48,13 @@ int rtm_cmd_export(int argc, char **argv) {
     }
     if (strcmp(a, "--segy") == 0 || strcmp(a, "--field") == 0) {
       if (i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "export: %s needs a value", a);
+      /* an option where the value should be (--segy --quiet) is a value forgotten, not a
+       * file to write under the option's name */
+      if (strncmp(argv[i + 1], "--", 2) == 0)
+        RTM_FAIL(RTM_ERR_USAGE,
+                 "export: %s needs a value, and '%s' is an option (a file of that name: "
+                 "%s ./%s)",
+                 a, argv[i + 1], a, argv[i + 1]);
       *(strcmp(a, "--segy") == 0 ? &segy : &field) = argv[++i];
     } else if (strcmp(a, "--per-shot") == 0) {
       per_shot = 1;

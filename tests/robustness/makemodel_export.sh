@@ -10,6 +10,7 @@
 #   - a diffractor whose centre lies farther than its radius outside the grid is refused
 #     naming file:line, not clamped onto an edge node;
 #   - makemodel --force onto a run's NAME.h5 is refused, the run's files kept (E7);
+#   - export --segy followed by an option (--quiet) is refused, no file named after it;
 #   - export onto its own input (the same path, or the same file by another spelling) is
 #     refused and the run file stays.
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -114,6 +115,15 @@ if has_feature "SEG-Y on"; then
   expect 2 "run file being exported" "$rtm3d" export "$work/run.h5" --segy "$work/./run.h5" --force
   expect_file_unchanged "$work/run.h5" "$run_sum"
   expect 0 "" "$rtm3d" export "$work/run.h5" --segy "$work/run.sgy" --quiet
+  # an option where the file name should be: refused, no file named after the option
+  here="$PWD"
+  cd "$work" || exit 1
+  for option in --quiet --force; do
+    expect 2 "--segy needs a value, and '$option' is an option" \
+      "$rtm3d" export "$work/run.h5" --segy "$option"
+    [ -e "$work/$option" ] && rob_fail "export --segy $option wrote a file named $option"
+  done
+  cd "$here" || exit 1
 else
   echo "skip: this build has no SEG-Y"
 fi
@@ -121,6 +131,7 @@ fi
 # --- an empty or folder-like --segy is a usage error (exit 2), not a failed rename (exit 1)
 expect 2 "export: say where: --segy OUT\.sgy" "$rtm3d" export "$work/none.h5" --segy ""
 expect 2 "names a folder: give a file name" "$rtm3d" export "$work/none.h5" --segy "$work/"
+# an option where the file name should be: refused, no file named after the option
 
 # --- makemodel into DIR/NAME.h5 while a model run of output.name NAME writes in DIR: both
 # would write DIR/NAME.h5.partial, so they share the lock DIR/NAME.lock and one is refused
