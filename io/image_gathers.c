@@ -91,6 +91,11 @@ static int read_positions(hid_t file, const char *context, rtm_io_gathers_info_t
     if (positions != (hsize_t)info->cips)
       RTM_FAIL(RTM_ERR_INPUT, "%s: %s holds %llu positions for %d CIPs", context, names[a],
                (unsigned long long)positions, info->cips);
+    /* a panel's title names its place: a damaged one was drawn as "nan m" (probe, exit 0) */
+    for (int c = 0; c < info->cips; ++c)
+      if (!isfinite((*into[a])[c]))
+        RTM_FAIL(RTM_ERR_INPUT, "%s: %s[%d] = %g: a CIP's position must be finite", context,
+                 names[a], c, (*into[a])[c]);
   }
 fail:
   return status;
@@ -112,6 +117,13 @@ static int offset_axes(hid_t dataset, const char *context, const char *name, con
              "describe",
              context, name, (unsigned long long)dims[0], (unsigned long long)dims[1],
              (unsigned long long)dims[2], (unsigned long long)dims[3], lags);
+  /* the panel's lag axis: 0, negative or not finite drew blank panels, exit 0 (probe) */
+  for (int a = 0; a < 2; ++a)
+    if (!(info->lag_spacing_m[a] > 0.0 && isfinite(info->lag_spacing_m[a])))
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s: %s has lag_spacing_m = %g, %g: a lag axis needs finite spacings > 0 (the "
+               "grid's, in metres)",
+               context, name, info->lag_spacing_m[0], info->lag_spacing_m[1]);
   info->lags = (int)lags;
   info->columns = 2 * info->lags + 1;
   info->column_first = -info->lags * info->lag_spacing_m[0];

@@ -802,6 +802,30 @@ static void test_plot_offset_gathers(void **state) {
                               "and 90 degrees"));
   release(&r);
   assert_int_equal(access(DIR "/flat.png", F_OK), -1);
+  /* a lag axis of spacing 0, or a CIP at NaN: refused naming them (they drew blank panels
+   * titled "nan m", exit 0) */
+  values = calloc((size_t)CIPS * NH * NH * NZ, sizeof *values);
+  assert_non_null(values);
+  const double nan_x[CIPS] = {10.0, NAN, 70.0};
+  const rtm_io_offset_gathers_t damaged[2] = {
+      {CIPS, LAGS, NZ, cip_x, cip_y, {0.0, 10.0}, 10.0, 0.0, {3, 3}},
+      {CIPS, LAGS, NZ, nan_x, cip_y, {10.0, 10.0}, 10.0, 0.0, {3, 3}}};
+  const char *said[2] = {"has lag_spacing_m = 0, 10: a lag axis needs finite spacings > 0",
+                         "/gathers/cip_x_m[1] = nan: a CIP's position must be finite"};
+  for (int k = 0; k < 2; ++k) {
+    assert_int_equal(rtm_output_create(DIR "/damaged.h5", &grid, &info, &output), RTM_OK);
+    assert_int_equal(rtm_output_write_offset_gathers(output, &damaged[k], values), RTM_OK);
+    assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+    const char *damaged_plot[] = {
+        "plot", DIR "/damaged.h5", "/gathers/offset", "--raw", "-o", DIR "/damaged.png", NULL};
+    r = run_rtm3d(damaged_plot);
+    assert_int_equal(r.exit_code, 2);
+    assert_true(contains(r.err, said[k]));
+    release(&r);
+    assert_int_equal(access(DIR "/damaged.png", F_OK), -1);
+    remove(DIR "/damaged.h5");
+  }
+  free(values);
 }
 
 static void test_plot_refuses_out_of_range(void **state) {
