@@ -268,6 +268,34 @@ fail:
   return status;
 }
 
+/* Resampled gathers (output.trace_dt): two samples at least, and a warning where their
+ * Nyquist lies below the source's band (2.5 x source.frequency): such gathers are low-passed,
+ * and a migration of them images less than the run modelled. */
+static int check_trace_dt(const model_run_t *run) {
+  char where[RTM_CONFIG_ORIGIN_MAX];
+  int status = RTM_OK;
+  const rtm_config_t *cfg = &run->cfg;
+  const rtm_trace_sampling_t *s = &run->sampling;
+  const double lasts_s = run->prop.steps * run->prop.dt_s;
+  if (!s->resample) return RTM_OK;
+  if (s->trace_samples < 2)
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: output.trace_dt = %g s is as long as the run or longer (%d steps of %g s = "
+             "%g s): its traces would hold one sample; set output.trace_dt below %g s",
+             rtm_config_origin(cfg, "output.trace_dt", where, sizeof where), s->trace_dt,
+             run->prop.steps, run->prop.dt_s, lasts_s, lasts_s);
+  const double band_hz = 2.5 * cfg->source.frequency_hz, nyquist_hz = 0.5 / s->trace_dt;
+  if (nyquist_hz < band_hz)
+    rtm_log_warning(
+        "%s: output.trace_dt = %g s samples up to %.4g Hz, below the source's band "
+        "(to %.4g Hz, 2.5 x source.frequency): the gathers lose what lies above; "
+        "output.trace_dt <= %.4g s keeps it",
+        rtm_config_origin(cfg, "output.trace_dt, source.frequency", where, sizeof where),
+        s->trace_dt, nyquist_hz, band_hz, 0.5 / band_hz);
+fail:
+  return status;
+}
+
 /* The gathers go to the file while the steps run when the backend can copy windows of them
  * out (cuda), one rank writes one shot's traces at the run's dt (no resampling) and there
  * are several windows of about 64 MB (output.stream_window samples instead); with the
@@ -313,6 +341,7 @@ int rtm_cmd_model(int argc, char **argv, rtm_mpi_t *mpi) {
   run->start_s = rtm_wall_seconds();
   RTM_TRY(set_up_propagator(run, argc, argv));
   RTM_TRY(rtm_gathers_plan(&run->prop, run->cfg.output.trace_dt_s, &run->sampling));
+  RTM_TRY(check_trace_dt(run));
   RTM_TRY(rtm_model_plan_segy(run));
   RTM_TRY(plan_streaming(run));
   RTM_TRY(rtm_io_worker_create(&run->worker));

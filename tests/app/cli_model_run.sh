@@ -63,6 +63,24 @@ if [ "$status" -ne 2 ] || ! grep -q "a migration records none: set full" "$work/
   exit 1
 fi
 
+# output.trace_dt as long as the run or longer (10 s, for 120 steps): refused naming it,
+# no file; coarser than the source's band: written, with a warning saying what it loses
+status=0
+"$rtm3d" model "$deck" "${small[@]}" --set output.dir="$work" --set output.name=td \
+  --set output.trace_dt=10 > "$work/td.out" 2>&1 || status=$?
+if [ "$status" -ne 2 ] || ! grep -q "output.trace_dt = 10 s is as long as the run or longer" \
+  "$work/td.out" || [ -e "$work/td.h5" ]; then
+  echo "FAIL: output.trace_dt = 10 s: exit $status"
+  cat "$work/td.out"
+  exit 1
+fi
+loud=("${small[@]:0:${#small[@]}-1}") # without --quiet, which keeps warnings back
+"$rtm3d" model "$deck" "${loud[@]}" --set output.dir="$work" --set output.name=td \
+  --set output.trace_dt=0.05 > "$work/td.out" 2>&1
+grep -q "output.trace_dt = 0.05 s samples up to 10 Hz, below the source's band" "$work/td.out" ||
+  { echo "FAIL: output.trace_dt = 0.05 s: no warning"; cat "$work/td.out"; exit 1; }
+test -s "$work/td.h5"
+
 # points.interpolation reaches migrate's receiver side (the injection is the recording's
 # adjoint): one gather recorded with trilinear points, migrated with trilinear and with sinc
 # points; the source on a node, where the two operators are the same. Receivers on the nodes
