@@ -519,7 +519,8 @@ static int stop_for(rtm_io_outputs_t *set, const char *found) {
     snprintf(partial, sizeof partial, "%s.partial", o->path);
     shell_quoted(partial, from, sizeof from);
     shell_quoted(o->path, to, sizeof to);
-    n = snprintf(moves + moved, sizeof moves - moved, "%smv -n %s %s", moved ? "; " : "", from,
+    /* "--": a name that begins with - (a relative output.dir "-odd") is no option of mv */
+    n = snprintf(moves + moved, sizeof moves - moved, "%smv -n -- %s %s", moved ? "; " : "", from,
                  to);
     if (n > 0 && (size_t)n < sizeof moves - moved) moved += (size_t)n;
   }

@@ -166,6 +166,19 @@ mv "$odd/o1.json" "$work/o1.user.json"
 (cd "$work" && eval "$moves") && [ -f "$odd/o1.h5" ] && [ ! -e "$work/PWNED" ] &&
   rob_pass "the quoted commands only move the outputs" ||
   rob_fail "the commands '$moves' ran something else or failed"
+# a relative output.dir that begins with - (probe: mv read '-dash/...' as its options)
+mkdir -p "$work/-dash"
+here="$PWD"
+cd "$work" || exit 1
+held_at_open "o2.h5.partial" 'cp "$work/precious" "$work/-dash/o2.json"' "$rtm3d" model "$deck" \
+  "${quick[@]}" --set output.dir=-dash --set output.name=o2
+cd "$here" || exit 1
+rob_judge 1 "o2\.json appeared while the run ran" "$held_status" "model, output.dir -dash"
+moves="$(grep -o 'put them in place with: [^(]*' <<<"$rob_output" | sed 's/^put them in place with: //; s/\. *$//')"
+mv "$work/-dash/o2.json" "$work/o2.user.json"
+(cd "$work" && eval "$moves") && [ -f "$work/-dash/o2.h5" ] &&
+  rob_pass "the commands move outputs under a folder named -dash" ||
+  rob_fail "the commands '$moves' failed under a folder named -dash"
 
 # ---- makemodel: a file put at model.file while the model is written, without --force
 # (probe E2: replaced, exit 0): it stays, exit 1, the model written removed
