@@ -218,6 +218,15 @@ static void test_perturbation_fails(void **state) {
   assert_false(contains(r.out, "/snapshots"));
   assert_true(contains(r.out, "2 of 2 comparisons pass"));
   release(&r);
+  /* a name the reference lacks: said once, exit 2, before any row */
+  const char *nope[] = {"validate", RUN_PATH, REF_PATH, "--datasets", "/nope", NULL};
+  r = run_rtm3d(nope);
+  assert_int_equal(r.exit_code, 2);
+  const char *said = strstr(r.err, "--datasets names /nope, which reference");
+  assert_non_null(said);
+  assert_null(strstr(said + 1, "--datasets names /nope"));
+  assert_false(contains(r.out, "grid (where)"));
+  release(&r);
   free(perturbed);
 }
 
