@@ -54,6 +54,13 @@ static double time_dispersion_error(double f_peak, double dt, double T) {
 /* "1 point" or "4.8 points": the figure as %.3g, the noun singular when that reads 1. */
 static void points_text(double points, char *text, size_t size) {
   char figure[32];
+  /* three figures, rounded down: a value below a bound does not read as the bound (1.996
+   * points were said as "2 points ... below 2"); the nudge keeps 4.8 from a quotient's
+   * 4.7999999999 at 4.8 */
+  if (points > 0.0 && isfinite(points)) {
+    const double scale = pow(10.0, 2.0 - floor(log10(points)));
+    points = floor(points * scale * (1.0 + 1e-9)) / scale;
+  }
   snprintf(figure, sizeof figure, "%.3g", points);
   snprintf(text, size, "%s point%s", figure, strcmp(figure, "1") == 0 ? "" : "s");
 }

@@ -190,6 +190,10 @@ static void test_sampling_warning(void **unused) {
   s.cfg.source.frequency_hz = v / (2.5 * 1.5 * h); /* 1.5 points */
   assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
   assert_non_null(strstr(c.text, "leaves 1.5 points per shortest wavelength"));
+  /* just below 2: not said as 2 (rounded, "leaves 2 points ... below 2") */
+  s.cfg.source.frequency_hz = v / (2.5 * 1.996 * h); /* 1.996 points */
+  assert_int_equal(captured(&c, rtm_resolve_dt(&s.cfg, &s.model, &s.grid, &dt)), RTM_ERR_CONFIG);
+  assert_non_null(strstr(c.text, "leaves 1.99 points per shortest wavelength"));
   setup_release(&s);
 }
 
