@@ -250,8 +250,17 @@ static int plane_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis,
   if (count > 0) {
     *count_out = count;
   } else {
-    double span = high - *first_out;
-    *count_out = span < 0.0 ? 0 : (int)floor(span / *step_out + 1e-9) + 1;
+    const double span = high - *first_out;
+    const double fit = span < 0.0 ? 0.0 : floor(span / *step_out + 1e-9) + 1.0;
+    /* counted in double: a step of 1e-300 m made a count past int's range (read as none) */
+    if (fit > 1e8) {
+      rtm_log_error("receivers.%c_step = %g m puts %.3g receivers along %c (from %g m to %g "
+                    "m): more than 1e8; a step of the grid's spacing (%g m) or more is usual",
+                    "xy"[axis], *step_out, fit, "xy"[axis], *first_out, high,
+                    grid -> spacing_m[axis]);
+      return RTM_ERR_CONFIG;
+    }
+    *count_out = (int)fit;
   }
   if (*count_out < 1) {
     rtm_log_error("receivers: no receiver fits along %c (first %g m, step %g m)", "xy"[axis],

@@ -311,6 +311,17 @@ static void test_plane_and_file(void **state) {
   assert_position(position, 75.0, 60.0, 77.0);
   assert_position(position + 3 * (13 * 24 - 1), 75.0 + 12 * 20.0, 60.0 + 23 * 10.0, 77.0);
   free(position);
+  position = NULL;
+  /* a step so fine that the count leaves int's range: refused saying how many, not "no
+   * receiver fits" (the count was converted to int past its range) */
+  f->cfg.receivers.x_step_m = 1e-300;
+  assert_int_equal(
+      captured(&f->capture, rtm_receiver_positions(&f->cfg, &f->grid, shot, &position, &count)),
+      RTM_ERR_CONFIG);
+  assert_contains(f->capture.text, "receivers.x_step = 1e-300 m puts");
+  assert_contains(f->capture.text, "more than 1e8");
+  assert_null(position);
+  f->cfg.receivers.x_step_m = 20.0;
 
   f->cfg.receivers.layout = RTM_RECEIVERS_FILE;
   snprintf(f->cfg.receivers.file, sizeof f->cfg.receivers.file, SHOT_FILE);
