@@ -211,11 +211,9 @@ static int run_matrix(bench_t *b, int hopper) {
   const int(*blocks)[2] = iso ? iso_blocks : tti_blocks;
   static const int zblocks[] = {0, 128, 32};
   /* 1: halo x stages x strategy at the config's tile and zblock. */
+  if (!hopper) rtm_log_info("bench: skipping tma (needs compute capability 9.0)");
   for (size_t h = 0; h < sizeof halos / sizeof halos[0]; ++h) {
-    if (strcmp(halos[h].halo, "tma") == 0 && !hopper) {
-      if (halos[h].stages == 2) rtm_log_info("bench: skipping tma (needs compute capability 9.0)");
-      continue;
-    }
+    if (strcmp(halos[h].halo, "tma") == 0 && !hopper) continue;
     if (halos[h].stages > rtm_kernel_max_stages(halos[h].halo, b->cfg->physics.equation)) continue;
     for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
       bench_variant_t v = {.stages = halos[h].stages,

@@ -107,12 +107,6 @@ int rtm_io_commit_new(const char *partial, const char *path, int *appeared) {
   return RTM_ERR_IO;
 }
 
-/* Whether fdatasync's error says only that the file system keeps no such promise (a special
- * file system's): then there is nothing to wait for. */
-static int sync_unsupported(int error) {
-  return error == EINVAL || error == EROFS || error == ENOTSUP;
-}
-
 /* PATH opened to read, only where it is a regular file (never a link; a FIFO put at the
  * name does not hold the open: O_NONBLOCK): the descriptor, else -1 with errno (EINVAL for
  * another kind of file). */
@@ -134,13 +128,10 @@ int rtm_io_sync_file(const char *path) {
                   errno == EINVAL ? "it is not a regular file" : strerror(errno));
     return RTM_ERR_IO;
   }
-  int status = RTM_OK;
-  if (fdatasync(fd) != 0 && !sync_unsupported(errno)) {
-    rtm_log_error("cannot put %s on the disk (fdatasync): %s", path, strerror(errno));
-    status = RTM_ERR_IO;
-  }
+  const int error = rtm_sync_data(fd);
+  if (error) rtm_log_error("cannot put %s on the disk (fdatasync): %s", path, strerror(error));
   close(fd);
-  return status;
+  return error ? RTM_ERR_IO : RTM_OK;
 }
 
 void rtm_io_start_writeback(const char *path) {

@@ -28,19 +28,16 @@ static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SI
  * systems may signal a job's processes and its group alike; a person's second Ctrl-C comes
  * later. */
 static const double REPEAT_S = 1.0;
-static struct timespec first_stop; /* when the first stop came (the handler's alone) */
+static double first_stop_s; /* when the first stop came (the handler's alone) */
 
 static void on_interrupt(int signal_number) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe, as sigaction and raise */
+  const double now_s = rtm_wall_seconds(); /* clock_gettime: async-signal-safe, as sigaction */
   if (!interrupt_signal) {
-    first_stop = now;
+    first_stop_s = now_s;
     interrupt_signal = signal_number;
     return;
   }
-  const double since =
-      (double)(now.tv_sec - first_stop.tv_sec) + 1e-9 * (double)(now.tv_nsec - first_stop.tv_nsec);
-  if (signal_number == interrupt_signal && since < REPEAT_S) return;
+  if (signal_number == interrupt_signal && now_s - first_stop_s < REPEAT_S) return;
   /* a second stop, whichever: it ends the process at once, as the signal's default does */
   struct sigaction fallback;
   memset(&fallback, 0, sizeof fallback);
@@ -107,6 +104,11 @@ double rtm_wall_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int rtm_sync_data(int fd) {
+  if (fdatasync(fd) == 0) return 0;
+  return errno == EINVAL || errno == EROFS || errno == ENOTSUP ? 0 : errno;
 }
 
 int rtm_status_exit_code(int status) {

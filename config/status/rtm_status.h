@@ -101,6 +101,11 @@ int rtm_text_read_line(FILE *file, char *line, size_t size, int *got, char *why,
 /* Seconds on a monotonic clock, for the phases' timings. */
 double rtm_wall_seconds(void);
 
+/* fdatasync(fd) for a name about to promise the file complete (a rename): 0 when its data is
+ * on the disk or the file system keeps no such promise (EINVAL, EROFS, ENOTSUP: a special
+ * file system's, nothing to wait for), else the errno (EIO, ENOSPC, EDQUOT ...). */
+int rtm_sync_data(int fd);
+
 /* Runs expr; on a non-zero status stores it in `status` and jumps to `fail`. */
 #define RTM_TRY(expr)                                                                              \
   do {                                                                                             \

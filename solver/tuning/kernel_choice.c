@@ -293,15 +293,10 @@ int rtm_kernel_cache_store(const char *path, const rtm_kernel_key_t *key,
   rtm_kernel_shape_text(shape, text, sizeof text);
   fprintf(out, "[%s]\nkernel = %s\nmcells = %.0f\ntuned = %s\n", wanted, text, mcells, when);
   /* on the disk before the rename: a crash after it finds the old cache or the new one,
-   * never an empty file under the cache's name (a file system that keeps no such promise
-   * says EINVAL, EROFS or ENOTSUP: nothing to wait for, as io's rtm_io_sync_file has it;
-   * solver/ does not call io/) */
+   * never an empty file under the cache's name */
   errno = 0;
   const int write_error = fflush(out) != 0 || ferror(out) ? (errno ? errno : EIO) : 0;
-  int sync_error = 0;
-  if (!write_error && fdatasync(fileno(out)) != 0 && errno != EINVAL && errno != EROFS &&
-      errno != ENOTSUP)
-    sync_error = errno;
+  const int sync_error = write_error ? 0 : rtm_sync_data(fileno(out));
   const int close_error = fclose(out) != 0 ? errno : 0;
   out = NULL;
   if (write_error || close_error)
