@@ -23,8 +23,8 @@ here="$(realpath "$(dirname "$0")")"
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/iso_multicast || exit 1
 device_summary
-mc="$(mktemp -d)" skel="$(mktemp -d)" work="$(mktemp)"
-trap 'rm -rf "$mc" "$skel" "$work"' EXIT
+mc="$(mktemp -d)" skel="$(mktemp -d)"
+trap 'rm -rf "$mc" "$skel"' EXIT
 export RTM3D_CUDA_ARCH=90a
 STAMPS=run/experiments/iso_multicast.patch device_build_stamped . "$mc" "$out/build.log" ||
   { row "build (multicast)" FAILED; exit 1; }
@@ -54,18 +54,14 @@ for round in $(seq "${ROUNDS:-1}"); do
       [ "$build" = skel ] && dir=$skel
       for variant in ${VARIANTS:-1: 2:}; do
         IFS=: read -r cl suspend <<<"$variant"
-        echo "== $build cluster $cl suspend ${suspend:-default} $shape #$round" >>"$out/bench.log"
-        RTM3D_ISO_CLUSTER=$cl RTM3D_ISO_SUSPEND=${suspend:-1000000} timeout 90 \
+        device_bench "$build cluster $cl suspend ${suspend:-default} $shape #$round" \
+          env RTM3D_ISO_CLUSTER="$cl" RTM3D_ISO_SUSPEND="${suspend:-1000000}" timeout 90 \
           "$dir/build/app/rtm3d" bench run/examples/bench_512.ini \
           --set model.file= --set kernel.halo=tma --set kernel.stages="$stages" \
-          --set kernel.block_x="$bx" --set kernel.block_y="$by" --set kernel.zblock="$zblock" \
-          >"$work" 2>&1
-        cat "$work" >>"$out/bench.log"
+          --set kernel.block_x="$bx" --set kernel.block_y="$by" --set kernel.zblock="$zblock"
         ran=1
-        grep -q "clusters of 2" "$work" && ran=2
-        figure="$(grep -oE "device: [0-9]+ MCells/s = [0-9.]+% of [0-9]+ GB/s" "$work" | tail -1)"
-        row "$build ran-cl$ran${suspend:+ wait $suspend} $shape #$round" \
-          "${figure:-$(tail -1 "$work")}"
+        grep -q "clusters of 2" "$bench_log" && ran=2
+        row "$build ran-cl$ran${suspend:+ wait $suspend} $shape #$round" "$bench_figure"
       done
     done
   done

@@ -29,13 +29,11 @@ for round in $(seq "${ROUNDS:-2}"); do
     for build in full skel; do
       dir=$full
       [ $build = skel ] && dir=$skel
-      echo "== $build $shape #$round" >>"$out/bench.log"
-      "$dir/build/app/rtm3d" bench run/examples/bench_512.ini --set model.file= \
-        --set kernel.halo=tma --set kernel.stages="$stages" --set kernel.block_x="$bx" \
-        --set kernel.block_y="$by" --set kernel.zblock="$zblock" >"$work" 2>&1
-      cat "$work" >>"$out/bench.log"
-      figure="$(grep -oE "device: [0-9]+ MCells/s = [0-9.]+% of [0-9]+ GB/s" "$work" | tail -1)"
-      row "$build $shape #$round" "$figure"
+      device_bench "$build $shape #$round" "$dir/build/app/rtm3d" bench \
+        run/examples/bench_512.ini --set model.file= --set kernel.halo=tma \
+        --set kernel.stages="$stages" --set kernel.block_x="$bx" --set kernel.block_y="$by" \
+        --set kernel.zblock="$zblock"
+      row "$build $shape #$round" "$bench_figure"
     done
   done
 done

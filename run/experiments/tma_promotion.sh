@@ -13,8 +13,8 @@ set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/tma_promotion || exit 1
 device_summary
-copy="$(mktemp -d)" work="$(mktemp)"
-trap 'rm -rf "$copy" "$work"' EXIT
+copy="$(mktemp -d)"
+trap 'rm -rf "$copy"' EXIT
 STAMPS=run/experiments/tma_promotion.patch device_build_stamped . "$copy" "$out/build.log" ||
   { row build FAILED; exit 1; }
 row build ok
@@ -37,13 +37,10 @@ for round in $(seq "${ROUNDS:-2}"); do
     IFS=: read -r halo cells <<<"$promotion"
     for case in $cases; do
       read -r -a sets <<<"$(sets_of "$case")"
-      echo "== $case promotion $promotion #$round" >>"$out/bench.log"
-      RTM3D_TMA_PROMOTION=$halo RTM3D_TMA_PROMOTION_CELLS=${cells:-$halo} timeout 120 \
-        "$copy/build/app/rtm3d" bench run/examples/bench_512.ini --set model.file= \
-        "${sets[@]}" "${extra[@]}" >"$work" 2>&1
-      cat "$work" >>"$out/bench.log"
-      figure="$(grep -oE "device: [0-9]+ MCells/s = [0-9.]+% of [0-9]+ GB/s" "$work" | tail -1)"
-      row "$case, promotion $promotion, #$round" "${figure:-$(tail -1 "$work")}"
+      device_bench "$case promotion $promotion #$round" env RTM3D_TMA_PROMOTION="$halo" \
+        RTM3D_TMA_PROMOTION_CELLS="${cells:-$halo}" timeout 120 "$copy/build/app/rtm3d" bench \
+        run/examples/bench_512.ini --set model.file= "${sets[@]}" "${extra[@]}"
+      row "$case, promotion $promotion, #$round" "$bench_figure"
     done
   done
 done

@@ -48,6 +48,10 @@
 #                          failures as rows; status 1 when an output differs
 #   survey_decks           the 8-shot 512^3 survey of run/results/end_to_end.md: survey (its
 #                          --set keys) and decks (iso; and tti with TTI=1)
+#   device_bench NAME COMMAND...  COMMAND (an `rtm3d bench`) run, its output appended to
+#                          $out/bench.log under "== NAME" and kept in $bench_log; its
+#                          figure ("device: N MCells/s = P% of C GB/s", else its last line)
+#                          in $bench_figure, for the caller's row
 #   stamp                  a filter: each line of its input with the seconds since it
 #                          started ahead (a command's log piped through it: where time goes)
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
@@ -115,6 +119,17 @@ survey_decks() {
     --set shots.x_count=4 --set shots.y_count=2 --set shots.z=200)
   decks=(run/examples/bench_512.ini)
   [ "${TTI:-0}" = 1 ] && decks+=(run/examples/bench_tti_512.ini)
+}
+
+device_bench() {
+  local name="$1"
+  shift
+  [ -n "${bench_log:-}" ] || bench_log="$(mktemp)" # one file a script (not under $out)
+  "$@" >"$bench_log" 2>&1
+  { echo "== $name"; cat "$bench_log"; } >>"$out/bench.log"
+  bench_figure="$(grep -oE "device: [0-9]+ MCells/s = [0-9.]+% of [0-9]+ GB/s" "$bench_log" |
+    tail -1)"
+  [ -n "$bench_figure" ] || bench_figure="$(tail -1 "$bench_log")"
 }
 
 stamp() {
