@@ -52,21 +52,10 @@ static int still_linked(int fd, const char *path) {
          opened.st_ino == named.st_ino;
 }
 
-int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock) {
-  lock->fd = -1;
-  lock->held = lock->taken_over = 0;
-  lock->path[0] = '\0';
-  const int length = snprintf(lock->path, sizeof lock->path, "%s/%s.lock", dir, name);
-  if (length < 0 || (size_t)length >= sizeof lock->path) {
-    rtm_log_error("output path too long: %s/%s.lock", dir, name);
-    lock->path[0] = '\0';
-    return RTM_ERR_CONFIG;
-  }
-  int status = rtm_io_make_parent_dir(lock->path);
-  if (status != RTM_OK) {
-    lock->path[0] = '\0';
-    return status;
-  }
+/* The lock at lock->path taken, its folder there: RTM_OK with lock->fd open, else a status
+ * with lock->fd -1 and lock->path cleared (said). */
+static int take_lock(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock) {
+  int status = RTM_OK;
   for (int attempt = 0; attempt < 16; ++attempt) {
     /* a lock file there before: a killed run's (a run that ends removes its own) */
     struct stat before;
@@ -140,6 +129,26 @@ int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_
   return RTM_ERR_IO;
 }
 
+int rtm_io_lock_name(const char *dir, const char *name, const char *key, rtm_io_name_lock_t *lock) {
+  lock->fd = -1;
+  lock->held = lock->taken_over = lock->made_dirs = 0;
+  lock->path[0] = '\0';
+  char path[sizeof lock->path];
+  const int length = snprintf(path, sizeof path, "%s/%s.lock", dir, name);
+  if (length < 0 || (size_t)length >= sizeof path) {
+    rtm_log_error("output path too long: %s/%s.lock", dir, name);
+    return RTM_ERR_CONFIG;
+  }
+  int made = 0;
+  int status = rtm_io_make_parent_dir_counted(path, &made);
+  if (status != RTM_OK) return status;
+  memcpy(lock->path, path, (size_t)length + 1);
+  lock->made_dirs = made; /* an unlock after the journal's refusal removes them */
+  status = take_lock(dir, name, key, lock);
+  if (status != RTM_OK && lock->fd < 0) rtm_io_remove_made_dirs(path, made);
+  return status;
+}
+
 int rtm_io_lock_in_place(const rtm_io_name_lock_t *lock) {
   return lock->fd >= 0 && still_linked(lock->fd, lock->path);
 }
@@ -149,12 +158,16 @@ void rtm_io_unlock_name(rtm_io_name_lock_t *lock) {
   /* while still held: a run that opened it meanwhile finds it unlinked. Only the file this
    * run holds: with output.dir moved or replaced by a link during the run (probe U, U3), the
    * name leads to another folder's file. */
-  if (rtm_io_lock_in_place(lock) && unlink(lock->path) != 0 && errno != ENOENT)
-    rtm_log_warning("cannot remove %s, this run's lock: %s; it is left (the next run of the "
-                    "name takes it over)",
-                    lock->path, strerror(errno));
+  if (rtm_io_lock_in_place(lock)) {
+    if (unlink(lock->path) == 0 || errno == ENOENT)
+      rtm_io_remove_made_dirs(lock->path, lock->made_dirs); /* where nothing else is there */
+    else
+      rtm_log_warning("cannot remove %s, this run's lock: %s; it is left (the next run of the "
+                      "name takes it over)",
+                      lock->path, strerror(errno));
+  }
   close(lock->fd);
   lock->fd = -1;
-  lock->held = lock->taken_over = 0;
+  lock->held = lock->taken_over = lock->made_dirs = 0;
   lock->path[0] = '\0';
 }

@@ -24,7 +24,13 @@ int rtm_io_partial_path(const char *path, char *buffer, size_t size) {
 }
 
 int rtm_io_make_parent_dir(const char *path) {
+  int made;
+  return rtm_io_make_parent_dir_counted(path, &made);
+}
+
+int rtm_io_make_parent_dir_counted(const char *path, int *made) {
   char dir[4096];
+  *made = 0;
   size_t length = strlen(path);
   if (length >= sizeof dir) {
     rtm_log_error("path too long (%zu characters): %s", length, path);
@@ -36,10 +42,20 @@ int rtm_io_make_parent_dir(const char *path) {
   *slash = '\0';
   for (char *p = dir + 1;; ++p) {
     if (*p != '/' && *p != '\0') continue;
+    if (p[-1] == '/') { /* an empty name between two slashes (a//b): no folder */
+      if (*p == '\0') break;
+      continue;
+    }
     char saved = *p;
     *p = '\0';
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    if (mkdir(dir, 0777) == 0) {
+      ++*made; /* the last folders only: one that existed below ours is not ours */
+    } else if (errno == EEXIST) {
+      *made = 0;
+    } else {
       rtm_log_error("cannot create directory %s (for %s): %s", dir, path, strerror(errno));
+      rtm_io_remove_made_dirs(dir, *made); /* the folders above it this call made */
+      *made = 0;
       return RTM_ERR_IO;
     }
     struct stat info, link;
@@ -58,6 +74,19 @@ int rtm_io_make_parent_dir(const char *path) {
     if (saved == '\0') break;
   }
   return RTM_OK;
+}
+
+void rtm_io_remove_made_dirs(const char *path, int made) {
+  char dir[4096];
+  const size_t length = strlen(path);
+  if (made <= 0 || length >= sizeof dir) return;
+  memcpy(dir, path, length + 1);
+  for (int level = 0; level < made; ++level) {
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return;
+    *slash = '\0';
+    if (rmdir(dir) != 0) return; /* not empty (the run's outputs, another's files): it stays */
+  }
 }
 
 int rtm_io_file_stamp(const char *path, char *text, size_t size) {

@@ -304,6 +304,7 @@ struct rtm_io_name_lock {
   int fd;
   int held; /* flock took it (a file system without locks: 0, the run unguarded) */
   int taken_over; /* held, and its file was there before: a killed run's lock */
+  int made_dirs;  /* the folders leading to it that taking it made: removed with it if empty */
   char path[4096 + 16];
 };
 /* Once held, the lock's taker finishes the commit of a run of the name killed in the middle
@@ -321,8 +322,9 @@ void rtm_io_remove_run_temps(const char *dir, const char *name, const char *cons
 /* Whether DIR/NAME.lock still names the lock file the run holds: not, when output.dir was
  * moved, removed or replaced (by a link to another folder) during the run. */
 int rtm_io_lock_in_place(const rtm_io_name_lock_t *lock);
-/* Removes (where it is still in place) and releases the lock; nothing when it was not
- * taken (fd < 0). */
+/* Removes (where it is still in place) and releases the lock, and the folders that taking it
+ * made where they are empty (a failed run's: a run that ends well has its outputs there);
+ * nothing when it was not taken (fd < 0). */
 void rtm_io_unlock_name(rtm_io_name_lock_t *lock);
 
 /* ---- JSON run report ---- */

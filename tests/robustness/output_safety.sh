@@ -92,6 +92,14 @@ expect_file_unchanged "$self/desc.txt" "$desc_sum"
 [ ! -e "$self/new" ] && [ ! -e "$self/made" ] && rob_pass "no folder made for the refused runs" ||
   rob_fail "a refused run made a folder: $(ls "$self" | tr '\n' ' ')"
 
+# a folder name longer than the file system takes, below two folders the run makes: the run
+# fails there, and the two it made are gone
+long="$(printf 'x%.0s' $(seq 300))"
+expect 1 "cannot create directory .*n2/x* \(for .*: File name too long" "$rtm3d" model "$deck" \
+  "${quick[@]}" --set output.dir="$self/n1/n2/$long/q"
+[ ! -e "$self/n1" ] && rob_pass "no folder left by the run that could not make its folder" ||
+  rob_fail "folders left: $(find "$self/n1" | tr '\n' ' ')"
+
 # makemodel's lock DIR/NAME.lock, and a run's journal NAME.commit(.partial) (probe U, U1 and
 # U2: a deck, a description or observed gathers at those names were written over or removed)
 cp "$deck" "$self/ml.lock"

@@ -3,7 +3,7 @@
 # signal (130, 143), the run says it stopped, the earlier output it was replacing (--force)
 # is intact, and no PATH.partial or lock is left, so that the same command runs again at
 # once; the same signal sent twice at once is one stop, another signal after it ends the run
-# at once. The signal lands at a chosen point, not where a race puts it: stall_write_preload.c
+# at once; the folders a stopped run made for its outputs are gone, one it found stays. The signal lands at a chosen point, not where a race puts it: stall_write_preload.c
 # holds the run in a chosen open (RTM3D_TEST_STALL_OPEN) until the test, having sent the
 # signal, creates the release file.
 #   makemodel: held in the open of MODEL.lock, before the build; the run stops after the
@@ -109,6 +109,20 @@ expect_stopped 0 "migrate: SIGINT came while the outputs were written; they are 
 expect_clean "$out"
 [ -f "$out/sgm.h5" ] && [ -f "$out/sgm.json" ] && rob_pass "the migration's outputs are there" ||
   rob_fail "no sgm.h5 or sgm.json: $(ls "$out" | tr '\n' ' ')"
+
+# ---- a stopped run removes the folders it made for its outputs, where they are empty (a
+# probe: output.dir's new folders were left behind); a folder that was there stays
+mkdir -p "$work/kept"
+printf 'mine\n' >"$work/kept/notes.txt"
+expect_stopped 130 "stopped by SIGINT while making the model" INT fresh.lock "$rtm3d" model "$deck" \
+  "${survey[@]}" --set output.dir="$work/kept/made/fresh" --set output.name=fresh
+[ ! -e "$work/kept/made" ] && [ -f "$work/kept/notes.txt" ] &&
+  rob_pass "the folders the stopped run made are gone, the one it found stays" ||
+  rob_fail "after the stopped run: $(find "$work/kept" | tr '\n' ' ')"
+expect_stopped 143 "makemodel: stopped by SIGTERM" TERM m.lock "$rtm3d" makemodel "$deck" \
+  --set model.file="$work/made_model/m.h5" --set model.description="$work/plain.model"
+[ ! -e "$work/made_model" ] && rob_pass "makemodel's folder for its model.file is gone" ||
+  rob_fail "makemodel's folder stays: $(find "$work/made_model" | tr '\n' ' ')"
 
 # ---- export
 if has_feature "SEG-Y on"; then
