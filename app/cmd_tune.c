@@ -74,7 +74,7 @@ static int split_arguments(int argc, char **argv, tune_args_t *args) {
     if (valued && i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "tune: %s needs a value", a);
     if (i > 0 && strcmp(a, "--time-limit") == 0) {
       char *end = NULL;
-      args->time_limit_s = strtod(argv[++i], &end);
+      args->time_limit_s = rtm_text_number(argv[++i], &end);
       if (!end || *end || !(args->time_limit_s > 0.0) || !isfinite(args->time_limit_s))
         RTM_FAIL(RTM_ERR_USAGE, "tune: --time-limit '%s' is not a positive number of seconds",
                  argv[i]);

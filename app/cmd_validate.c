@@ -375,7 +375,7 @@ fail:
 
 static int parse_tolerance(const char *option, const char *text, double *value) {
   char *end = NULL;
-  double x = text ? strtod(text, &end) : NAN;
+  double x = text ? rtm_text_number(text, &end) : NAN;
   if (!text || end == text || *end != '\0' || !isfinite(x) || x < 0.0) {
     rtm_log_error("validate: %s needs a number >= 0 (got '%s')", option, text ? text : "");
     return RTM_ERR_USAGE;

@@ -81,7 +81,7 @@ static int parse_slice(const char *text, plot_args_t *a) {
   const size_t length = strlen(value);
   if (length > 1 && value[length - 1] == 'm') {
     char *end = NULL;
-    a->plane_m = strtod(value, &end);
+    a->plane_m = rtm_text_number(value, &end);
     if (end != value + length - 1 || !isfinite(a->plane_m)) goto refused;
     a->plane_in_metres = 1;
     return RTM_OK;
@@ -147,7 +147,7 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
       ++i;
     } else if (strcmp(arg, "--clip") == 0) {
       char *end = NULL;
-      double pct = next ? strtod(next, &end) : 0.0;
+      double pct = next ? rtm_text_number(next, &end) : 0.0;
       if (!next || end == next || *end != '\0' || !(pct > 0.0 && pct <= 100.0))
         RTM_FAIL(RTM_ERR_USAGE, "plot: --clip needs a percentile in (0, 100] (got '%s')",
                  next ? next : "");

@@ -143,7 +143,7 @@ static int parse_number(const rtm_cfg_entry_t *row, const char *text, double *va
                         size_t size) {
   char *end = NULL;
   errno = 0;
-  double parsed = strtod(text, &end);
+  double parsed = rtm_text_number(text, &end);
   if (!read_whole(text, end, "not a number", reason, size)) return 0;
   if (!isfinite(parsed)) {
     snprintf(reason, size, "not a finite number%s",
@@ -166,7 +166,7 @@ static int parse_int(const rtm_cfg_entry_t *row, const char *text, int *value, c
   if (end != text && *end != '\0') {
     /* "2.5" or "1e3": a number, but not an integer */
     char *number_end = NULL;
-    strtod(text, &number_end);
+    rtm_text_number(text, &number_end);
     if (*number_end == '\0') {
       snprintf(reason, size, "not an integer");
       return 0;

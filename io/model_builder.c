@@ -73,7 +73,7 @@ static int numbers(line_t *l, const char *key, int count, double lo, double hi, 
     const char *at = l->value[p];
     for (int k = 0; k < count; ++k) {
       char *end = NULL;
-      out[k] = strtod(at, &end);
+      out[k] = rtm_text_number(at, &end);
       if (end == at || !isfinite(out[k]) || (*end != '\0' && !(*end == ',' && k + 1 < count)))
         RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s %s = '%s': expected %d number%s%s", l->name, l->number,
                  l->keyword, key, l->value[p], count, count > 1 ? "s" : "",

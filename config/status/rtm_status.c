@@ -4,11 +4,13 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction, fdopen, O_CLOEXEC */
 #include "rtm_status.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -389,4 +391,16 @@ int rtm_text_read_line(FILE *file, char *line, size_t size, int *got, char *why,
   line[length] = '\0';
   *got = 1;
   return RTM_OK;
+}
+
+double rtm_text_number(const char *text, char **end) {
+  const char *at = text;
+  while (isspace((unsigned char)*at))
+    ++at;
+  if (*at == '+' || *at == '-') ++at;
+  if (at[0] == '0' && (at[1] == 'x' || at[1] == 'X')) {
+    *end = (char *)text;
+    return 0.0;
+  }
+  return strtod(text, end);
 }

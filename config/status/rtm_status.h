@@ -98,6 +98,12 @@ int rtm_text_open(const char *path, FILE **file, long long *bytes, char *why, si
  * caller names file:line and stops reading. */
 int rtm_text_read_line(FILE *file, char *line, size_t size, int *got, char *why, size_t why_size);
 
+/* strtod for the numbers people write (decks, points files, model descriptions, options):
+ * decimal only. strtod also reads C's hexadecimal forms ("0x10" is 16, "0x1p3" is 8), which
+ * no one means in a deck: there nothing is read (*end = text), and the caller says the value
+ * is not a number. */
+double rtm_text_number(const char *text, char **end);
+
 /* Seconds on a monotonic clock, for the phases' timings. */
 double rtm_wall_seconds(void);
 

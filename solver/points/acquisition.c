@@ -79,7 +79,7 @@ static int read_point_line(const char *line, double xyz[3], char *why, size_t si
     }
     char *end = NULL;
     errno = 0;
-    const double value = strtod(at, &end);
+    const double value = rtm_text_number(at, &end);
     if (end == at + token && isfinite(value)) {
       xyz[k] = value;
       at = end;

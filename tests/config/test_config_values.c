@@ -365,6 +365,10 @@ static void test_set_errors(void **state) {
       {"grid.nx=", "--set grid.nx=: empty value"},
       {"grid.dx=-1", "--set grid.dx=-1: out of range; expected a finite number > 0"},
       {"grid.dx=1e999", "--set grid.dx=1e999: not a finite number"},
+      /* C's hexadecimal forms, which strtod reads (0x10 was 16): decimal only */
+      {"grid.dx=0x10", "--set grid.dx=0x10: not a number"},
+      {"grid.dx=-0X1p3", "--set grid.dx=-0X1p3: not a number"},
+      {"grid.nx=0x10", "--set grid.nx=0x10: unexpected \"x10\" after the number"},
       {"rtm.resume_every=-1",
        "--set rtm.resume_every=-1: out of range; expected a finite number >= 0"},
       /* angles evenly from 0 to a largest of 0 would all be 0 degrees */

@@ -191,6 +191,7 @@ static void test_shot_file_errors(void **state) {
        "comments begin with '#'"},
       {"10 10 10 // c\n", ":1: expected three numbers 'x y z' in metres: '//' starts no comment"},
       {"10 ten 10\n", ":1: expected three numbers 'x y z' in metres: y = 'ten' is not a number"},
+      {"10 0x10 10\n", ":1: expected three numbers 'x y z' in metres: y = '0x10' is not a number"},
       {"10 10 10\n\n400 10 10\n",
        SHOT_FILE ":3: shot (400, 10, 10) m lies outside the volume, [0, 390] x [0, 350] x [0, "
                  "290] m"},
