@@ -206,6 +206,50 @@ fail:
   return status;
 }
 
+static void patch_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis, double first,
+                       double step, int count, double *first_out, double *step_out, int *count_out);
+
+/* Whether a receiver of the patch around the shot at source_m lies inside the volume: along
+ * x and along y one does, and the patch's depth is inside (rtm_receiver_positions keeps
+ * those). */
+static int patch_reaches_volume(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                                const double source_m[3]) {
+  const double first[2] = {cfg->receivers.x_first_m, cfg->receivers.y_first_m},
+               step[2] = {cfg->receivers.x_step_m, cfg->receivers.y_step_m};
+  const int count[2] = {cfg->receivers.x_count, cfg->receivers.y_count};
+  for (int a = 0; a < 2; ++a) {
+    double first_m, step_m;
+    int n, reached = 0;
+    patch_axis(cfg, grid, a, first[a], step[a], count[a], &first_m, &step_m, &n);
+    for (int i = 0; i < n && !reached; ++i)
+      reached = rtm_points_axis_inside(grid, a, source_m[a] + first_m + i * step_m);
+    if (!reached) return 0;
+  }
+  return rtm_points_axis_inside(grid, 2,
+                                isnan(cfg->receivers.z_m) ? source_m[2] : cfg->receivers.z_m);
+}
+
+/* Under receivers.layout = patch every shot records: one whose patch lies wholly outside the
+ * volume is refused before any work (its place_shot would stop the run at that shot). */
+static int check_patches(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                         const rtm_shots_t *shots) {
+  int status = RTM_OK;
+  char extent[256];
+  if (cfg->receivers.layout != RTM_RECEIVERS_PATCH) return RTM_OK;
+  for (int k = 0; k < shots->count; ++k) {
+    const double *s = shots->source_m + 3 * (size_t)k;
+    if (patch_reaches_volume(cfg, grid, s)) continue;
+    describe_volume(grid, extent, sizeof extent);
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "receivers.layout = patch: none of the receivers around shot %d at (%g, %g, %g) m "
+             "lies inside the volume, %s (receivers.x_first and y_first are offsets from "
+             "each shot)",
+             k, s[0], s[1], s[2], extent);
+  }
+fail:
+  return status;
+}
+
 int rtm_shots_init(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t *shots) {
   int status = RTM_OK;
   memset(shots, 0, sizeof *shots);
@@ -221,10 +265,24 @@ int rtm_shots_init(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t 
     rtm_source_position(cfg, grid, shots->source_m);
     shots->count = 1;
   }
+  RTM_TRY(check_patches(cfg, grid, shots));
   return RTM_OK;
 fail:
   rtm_shots_release(shots);
   return status;
+}
+
+int rtm_first_shot_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]) {
+  rtm_shots_t shots;
+  if (cfg->shots.layout == RTM_SHOTS_SINGLE) {
+    rtm_source_position(cfg, grid, position_m);
+    return RTM_OK;
+  }
+  const int status = rtm_shots_init(cfg, grid, &shots);
+  if (status != RTM_OK) return status;
+  memcpy(position_m, shots.source_m, 3 * sizeof *position_m);
+  rtm_shots_release(&shots);
+  return RTM_OK;
 }
 
 void rtm_shots_release(rtm_shots_t *shots) {

@@ -29,6 +29,16 @@ fi
 
 "$rtm3d" validate "$work/a.h5" "$work/a.h5"
 
+# shots along the volume's left edge, each with a patch of receivers 400 m to its right: a
+# run of them (a probe: refused, as if the patch were around a shot at the volume's centre,
+# 315 + 400 m lying outside the 630 m volume)
+"$rtm3d" model "$deck" "${small[@]}" --set output.dir="$work" --set output.name=edge \
+  --set snapshots.every=0 --set time.steps=20 --set shots.layout=grid --set shots.x_first=20 \
+  --set shots.x_step=20 --set shots.x_count=2 --set shots.y_count=1 --set shots.z=240 \
+  --set receivers.layout=patch --set receivers.x_first=400 --set receivers.x_count=3 \
+  --set receivers.x_step=20 --set receivers.y_first=0 --set receivers.y_count=1
+test -s "$work/edge.h5"
+
 "$rtm3d" model "$deck" "${small[@]}" --set output.dir="$work" --set output.name=b \
   --set source.frequency=14
 status=0

@@ -296,6 +296,42 @@ static void test_patch_drops_outside(void **state) {
   assert_null(position);
 }
 
+/* A patch is checked around every shot of the run, never around a stand-in at the volume's
+ * centre (a probe: shots near an edge whose patches reach inward were refused, the message
+ * naming a shot at the centre that was none of the run's): the propagator is made ready at
+ * the first shot, and a shot whose patch lies wholly outside is refused by rtm_shots_init,
+ * named by its index and place. */
+static void test_patch_at_every_shot(void **state) {
+  fixture_t *f = *state;
+  f->cfg.shots.layout = RTM_SHOTS_GRID;
+  f->cfg.shots.x_first_m = 20.0;
+  f->cfg.shots.x_step_m = 10.0;
+  f->cfg.shots.x_count = 2;
+  f->cfg.shots.y_first_m = 100.0;
+  f->cfg.shots.y_count = 1;
+  f->cfg.shots.z_m = 50.0;
+  f->cfg.receivers.layout = RTM_RECEIVERS_PATCH;
+  f->cfg.receivers.x_first_m = 350.0; /* 370 .. 390 m and 380 .. 400 m: inside at both shots */
+  f->cfg.receivers.x_step_m = 10.0;
+  f->cfg.receivers.x_count = 3;
+  f->cfg.receivers.y_first_m = 0.0;
+  f->cfg.receivers.y_count = 1;
+  double first[3];
+  assert_int_equal(captured(&f->capture, rtm_first_shot_position(&f->cfg, &f->grid, first)),
+                   RTM_OK);
+  assert_position(first, 20.0, 100.0, 50.0);
+  assert_int_equal(captured(&f->capture, rtm_shots_init(&f->cfg, &f->grid, &f->shots)), RTM_OK);
+  assert_int_equal(f->shots.count, 2);
+  rtm_shots_release(&f->shots);
+
+  f->cfg.receivers.x_first_m = 365.0; /* 385 .. 405 m at shot 0; 395 .. 415 m at shot 1 */
+  assert_int_equal(captured(&f->capture, rtm_shots_init(&f->cfg, &f->grid, &f->shots)),
+                   RTM_ERR_CONFIG);
+  assert_contains(f->capture.text, "receivers.layout = patch: none of the receivers around shot 1 "
+                                   "at (30, 100, 50) m lies inside the volume");
+  assert_int_equal(f->shots.count, 0);
+}
+
 /* The plane layout as before the patch: autos from the inner edge of the layer, the
  * depth of the source; the receivers file read in order, each receiver inside the volume
  * (checked at its line, as shots.file's shots are). */
@@ -349,4 +385,5 @@ static void test_plane_and_file(void **state) {
 RTM_TEST_MAIN(FIXED(test_single_shot_is_the_source), FIXED(test_grid_autos),
               FIXED(test_grid_explicit), FIXED(test_grid_outside_refused), FIXED(test_shot_file),
               FIXED(test_shot_file_errors), FIXED(test_patch_offsets), FIXED(test_patch_autos),
-              FIXED(test_patch_drops_outside), FIXED(test_plane_and_file))
+              FIXED(test_patch_drops_outside), FIXED(test_patch_at_every_shot),
+              FIXED(test_plane_and_file))
