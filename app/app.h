@@ -34,6 +34,10 @@ int rtm_cmd_bench_mpi(int argc, char **argv, rtm_mpi_t *mpi);
  * *extra_count (extra may be NULL when none are allowed). */
 int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
                         int *extra_count);
+/* rtm_app_load_config without the validation: for a command that sets keys of its own
+ * before the deck is checked (accuracy), which then calls rtm_config_validate. */
+int rtm_app_read_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
+                        int *extra_count);
 /* Every rank's deck (with its --set options) against rank 0's, by the hash of each line of
  * the echo: a rank that differs names its first line that does, and every rank returns
  * RTM_ERR_CONFIG (issue 32, M1: ranks with different decks mixed them into a wrong result

@@ -127,6 +127,12 @@ static void remember_command_line(int argc, char **argv) {
 
 int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
                         int *extra_count) {
+  const int status = rtm_app_read_config(argc, argv, cfg, quiet, extra, extra_count);
+  return status != RTM_OK ? status : rtm_config_validate(cfg);
+}
+
+int rtm_app_read_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, int *extra,
+                        int *extra_count) {
   const char *path = NULL;
   int status = RTM_OK, max_extra = extra_count ? *extra_count : 0, n_extra = 0;
   if (quiet) *quiet = 0;
@@ -161,7 +167,6 @@ int rtm_app_load_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
     if (i + 1 >= argc) RTM_FAIL(RTM_ERR_USAGE, "--set needs section.key=value");
     RTM_TRY(rtm_config_set_option(cfg, argv[++i]));
   }
-  RTM_TRY(rtm_config_validate(cfg));
   if (extra_count) *extra_count = n_extra;
   return RTM_OK;
 fail:
