@@ -155,6 +155,33 @@ fail:
   return status;
 }
 
+/* model.file not one of the other files of a run whose run file DIR/NAME.h5 rtm3d wrote
+ * (its report, sidecar, SEG-Y, figures, resume state): --force wrote the model over the
+ * run's NAME.json or NAME_image_x.png, exit 0 (a probe). */
+static int refuse_run_member(const char *file) {
+  static const char *const endings[] = {".json",        ".xmf",         ".sgy",
+                                        ".resume.h5",   "_image_x.png", "_image_y.png",
+                                        "_image_z.png", ".commit"};
+  static const char *const what[] = {"report",         "XDMF sidecar",   "SEG-Y gathers",
+                                     "resume state",   "x-plane figure", "y-plane figure",
+                                     "z-plane figure", "commit journal"};
+  char run_file[MODEL_PATH_MAX + 8];
+  const size_t length = strlen(file);
+  for (size_t k = 0; k < sizeof endings / sizeof endings[0]; ++k) {
+    const size_t tail = strlen(endings[k]);
+    if (length <= tail || strcmp(file + length - tail, endings[k]) != 0) continue;
+    if (length - tail >= MODEL_PATH_MAX) continue;
+    snprintf(run_file, sizeof run_file, "%.*s.h5", (int)(length - tail), file);
+    if (!rtm_io_run_file_written(run_file)) continue;
+    rtm_log_error("model.file = %s is a name of the run whose file is %s (its %s): a model "
+                  "there would replace or pose as that run's, --force or not; choose another "
+                  "name for the model",
+                  file, run_file, what[k]);
+    return RTM_ERR_CONFIG;
+  }
+  return RTM_OK;
+}
+
 /* model.file DIR/NAME.h5 neither a run's file nor beside one rtm3d wrote for a run of NAME
  * (rtm_app_refuse_other_runs): --force would replace NAME.h5 and leave the run's NAME.json,
  * NAME.xmf and figures beside the model as if of one run (probe E7). */
@@ -162,6 +189,7 @@ static int refuse_run_files(const char *file) {
   int status = RTM_OK, h5 = 0;
   char dir[MODEL_PATH_MAX], stem[MODEL_PATH_MAX];
   RTM_TRY(model_file_parts(file, dir, stem, &h5));
+  RTM_TRY(refuse_run_member(file));
   if (h5) /* else no run's name */
     status = rtm_app_refuse_other_runs(dir, stem, "model.file",
                                        "a model at NAME.h5 would read as that run's");
