@@ -96,17 +96,27 @@ refused:
   return RTM_ERR_USAGE;
 }
 
+/* A decimal count of digits alone at *text, advanced past it: the count, or -1 when there is
+ * none or it has more than 9 digits (sscanf's %d wrapped 4294967496 to 200: a probe). */
+static long pixel_count(const char **text) {
+  long value = 0;
+  int digits = 0;
+  for (; **text >= '0' && **text <= '9'; ++*text)
+    if (++digits <= 9) value = 10 * value + (**text - '0');
+  return digits >= 1 && digits <= 9 ? value : -1;
+}
+
 int rtm_plot_parse_size(const char *text, int size[2]) {
-  char tail = 0;
-  int w = 0, h = 0;
-  if (!text || sscanf(text, "%dx%d%c", &w, &h, &tail) != 2 || w < 200 || h < 150 || w > 8000 ||
-      h > 8000) {
+  const char *at = text;
+  const long w = at ? pixel_count(&at) : -1;
+  const long h = at && *at == 'x' ? (++at, pixel_count(&at)) : -1;
+  if (!text || *at != '\0' || w < 200 || h < 150 || w > 8000 || h > 8000) {
     rtm_log_error("plot: --size needs WxH pixels, 200x150 to 8000x8000 (got '%s')",
                   text ? text : "");
     return RTM_ERR_USAGE;
   }
-  size[0] = w;
-  size[1] = h;
+  size[0] = (int)w;
+  size[1] = (int)h;
   return RTM_OK;
 }
 

@@ -159,6 +159,14 @@ expect 2 "plot: -o .*new/\.\./in\.png is the file plotted" "$rtm3d" plot "$work/
   -o "$work/new/../in.png"
 expect_file_unchanged "$work/in.png" "$in_sum"
 
+# --- plot --size past int's range (a probe: 4294967496x300 wrapped to 200 x 300, exit 0), and
+# what is not WxH of decimal digits
+for size in 4294967496x300 800x4294967446 1000000000x600 800x600x 800X600 " 800x600" -800x600; do
+  expect 2 "plot: --size needs WxH pixels, 200x150 to 8000x8000 \(got '$size'\)" "$rtm3d" plot \
+    "$work/in.png" /vp --size "$size" -o "$work/size.png"
+done
+[ ! -e "$work/size.png" ] && rob_pass "no figure for a refused --size" || rob_fail "size.png written"
+
 # --- a model file whose /vp was never written whole (probe D10: the run went on a constant
 # 2000 m/s, the dataset's fill value): refused, naming the dataset
 partial="$work/partial.h5"
