@@ -280,8 +280,8 @@ static int check_trace_dt(const model_run_t *run) {
   if (!s->resample) return RTM_OK;
   if (s->trace_samples < 2)
     RTM_FAIL(RTM_ERR_CONFIG,
-             "%s: output.trace_dt = %g s is as long as the run or longer (%d steps of %g s = "
-             "%g s): its traces would hold one sample; set output.trace_dt below %g s",
+             "%s: output.trace_dt = %g s is longer than the run (%d steps of %g s = %g s): its "
+             "traces would hold one sample; set output.trace_dt to %g s or less",
              rtm_config_origin(cfg, "output.trace_dt", where, sizeof where), s->trace_dt,
              run->prop.steps, run->prop.dt_s, lasts_s, lasts_s);
   const double band_hz = 2.5 * cfg->source.frequency_hz, nyquist_hz = 0.5 / s->trace_dt;
