@@ -228,6 +228,16 @@ int rtm_config_load(const char *path, rtm_config_t *cfg) {
     status = RTM_ERR_CONFIG;
     goto fail;
   }
+  /* an empty deck (or one of comments and headers) is read as every default: said, since a
+   * full default run from an empty file was taken without a word (a probe) */
+  int keys = 0;
+  for (size_t k = 0; k < rtm_cfg_row_count(); ++k)
+    keys += ld.set_at_line[k] != 0;
+  if (keys == 0)
+    rtm_log_warning(
+        "%s sets no key (it is empty, or holds only comments and section headers): "
+        "every key not given with --set is at its default (rtm3d help-config lists them)",
+        path);
   *cfg = *work;
 fail:
   free(ld.set_at_line);

@@ -352,6 +352,30 @@ static void test_unknown_section_reported_once(void **state) {
   assert_int_equal(lines, 1);
 }
 
+/* A deck that sets no key (empty, or comments and headers alone) is read as the defaults,
+ * with a warning naming it (a probe: an empty file ran a full default run without a word);
+ * a deck that sets one says nothing. */
+static void test_deck_without_keys_said(void **state) {
+  (void)state;
+  static const char *const texts[] = {"", "; only a comment\n[grid]\n\n# and another\n",
+                                      "[grid]\nnx = 12\n"};
+  for (int k = 0; k < 3; ++k) {
+    char path[64];
+    rtm_config_t cfg;
+    write_temp_deck(texts[k], strlen(texts[k]), path, sizeof path);
+    capture_t capture;
+    const int status = captured(&capture, rtm_config_load(path, &cfg));
+    remove(path);
+    assert_int_equal(status, RTM_OK);
+    char needle[128];
+    snprintf(needle, sizeof needle, "warning: %s sets no key", path);
+    if (k < 2)
+      assert_contains(capture.text, needle);
+    else
+      assert_null(strstr(capture.text, "sets no key"));
+  }
+}
+
 /* A message about a value given by --set says so: the deck's path, then the keys the user's
  * --set changed that the message names (rtm_config_origin; each once, in order); the
  * program's own rtm_config_set is not noted, nor a --set that failed; past its room the list
@@ -410,15 +434,13 @@ static void test_messages_name_set_keys(void **state) {
                       "configuration with --set ...");
 }
 
-RTM_TEST_MAIN(cmocka_unit_test(test_good_deck_every_type),
-              cmocka_unit_test(test_partial_deck_keeps_defaults),
-              cmocka_unit_test(test_line_ends_bom_and_long_lines),
-              cmocka_unit_test(test_echo_round_trip), cmocka_unit_test(test_missing_file),
-              cmocka_unit_test(test_directory_is_not_a_deck),
-              cmocka_unit_test(test_bad_decks_for_the_cli),
-              BAD_DECK_TEST(test_bad_values, "err_values.ini"),
-              BAD_DECK_TEST(test_bad_ranges, "err_range.ini"),
-              BAD_DECK_TEST(test_bad_syntax, "err_syntax.ini"),
-              BAD_DECK_TEST(test_bad_quotes, "err_quotes.ini"),
-              cmocka_unit_test(test_unknown_section_reported_once),
-              cmocka_unit_test(test_messages_name_set_keys))
+RTM_TEST_MAIN(
+    cmocka_unit_test(test_good_deck_every_type), cmocka_unit_test(test_partial_deck_keeps_defaults),
+    cmocka_unit_test(test_line_ends_bom_and_long_lines), cmocka_unit_test(test_echo_round_trip),
+    cmocka_unit_test(test_missing_file), cmocka_unit_test(test_directory_is_not_a_deck),
+    cmocka_unit_test(test_bad_decks_for_the_cli), BAD_DECK_TEST(test_bad_values, "err_values.ini"),
+    BAD_DECK_TEST(test_bad_ranges, "err_range.ini"),
+    BAD_DECK_TEST(test_bad_syntax, "err_syntax.ini"),
+    BAD_DECK_TEST(test_bad_quotes, "err_quotes.ini"),
+    cmocka_unit_test(test_unknown_section_reported_once),
+    cmocka_unit_test(test_deck_without_keys_said), cmocka_unit_test(test_messages_name_set_keys))
