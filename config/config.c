@@ -492,6 +492,8 @@ static int set_value(rtm_config_t *cfg, const char *assignment, int noted) {
   if (rtm_cfg_parse_value(row, value, cfg, why, sizeof why) != RTM_OK)
     RTM_FAIL(RTM_ERR_CONFIG, "--set %s: %s", assignment, why);
   if (noted) note_set_key(cfg, row);
+  if (noted && (size_t)(row - rtm_config_schema) < RTM_CONFIG_KEYS_MAX)
+    cfg->deck_line[row - rtm_config_schema] = 0; /* the deck's value is gone */
 fail:
   free(copy);
   return status;
@@ -505,8 +507,37 @@ int rtm_config_set_option(rtm_config_t *cfg, const char *assignment) {
   return set_value(cfg, assignment, 1);
 }
 
+/* The lines of the deck that set the keys `about` names, in order, into lines[at most]. */
+static int deck_lines(const rtm_config_t *cfg, const char *about, int *lines, int most) {
+  int count = 0;
+  for (size_t k = 0; rtm_config_schema[k].section && k < RTM_CONFIG_KEYS_MAX; ++k) {
+    const int line = cfg->deck_line[k];
+    char name[128];
+    const int length = snprintf(name, sizeof name, "%s.%s", rtm_config_schema[k].section,
+                                rtm_config_schema[k].key);
+    if (line <= 0 || length <= 0 || !names_key(about, name, (size_t)length)) continue;
+    int at = count < most ? count++ : most; /* kept sorted; past `most`, the largest dropped */
+    while (at > 0 && lines[at - 1] > line) {
+      if (at < most) lines[at] = lines[at - 1];
+      --at;
+    }
+    if (at < most) lines[at] = line;
+  }
+  return count;
+}
+
 const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *text, size_t size) {
   size_t used = (size_t)snprintf(text, size, "%s", cfg->path[0] ? cfg->path : "configuration");
+  int lines[5];
+  const int count = cfg->path[0] && about ? deck_lines(cfg, about, lines, 5) : 0;
+  for (int k = 0; k < count && used < size; ++k)
+    used += (size_t)snprintf(text + used, size - used,
+                             k == 0       ? ":%d"
+                             : k > 1      ? ", %d"
+                             : count == 2 ? " (and line %d"
+                                          : " (and lines %d",
+                             lines[k]);
+  if (count > 1 && used < size) used += (size_t)snprintf(text + used, size - used, ")");
   int named = 0;
   for (const char *key = cfg->set_keys; *key && used < size;) { /* "a.b, c.d[, ...]" */
     const size_t length = strcspn(key, ",");

@@ -95,6 +95,7 @@ static void apply_assignment(loader_t *ld, const char *name, const char *value) 
     return;
   }
   ld->set_at_line[index] = ld->line_number;
+  if (index < RTM_CONFIG_KEYS_MAX) ld->cfg->deck_line[index] = ld->line_number;
   if (rtm_cfg_parse_value(row, value, ld->cfg, why, sizeof why) != RTM_OK)
     loader_error(ld, "%s.%s = \"%.200s\": %s", row->section, row->key, value, why);
 }

@@ -70,6 +70,9 @@ typedef enum {
  * rtm.snapshot_rate bits a value) */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16, RTM_PRECISION_ZFP } rtm_precision_t;
 
+/* Room for the schema's rows in rtm_config_t.deck_line (test_config_values checks it). */
+#define RTM_CONFIG_KEYS_MAX 256
+
 typedef struct {
   struct {
     int n[3];            /* interior cells nx, ny, nz */
@@ -206,6 +209,8 @@ typedef struct {
   char path[RTM_CONFIG_PATH_MAX]; /* the deck this came from ("" for defaults only) */
   char set_keys[RTM_CONFIG_PATH_MAX]; /* "a.b, c.d": the keys --set changed, in order, once
                                          each ("" for none; ", ..." past its room) */
+  int deck_line[RTM_CONFIG_KEYS_MAX]; /* by schema row: the deck's line that set the key, 0
+                                         none (or a --set changed it since) */
 } rtm_config_t;
 
 typedef enum {
@@ -256,11 +261,13 @@ double rtm_config_volume_diagonal_m(const rtm_config_t *cfg);
  * messages start with where the values came from (rtm_config_origin). */
 int rtm_config_validate(const rtm_config_t *cfg);
 /* Where a config's values came from, the prefix of a message about them: the deck's path
- * ("configuration" for defaults only), then " with --set KEYS" naming the keys the user's
- * --set changed that `about` names (a message, or a list of keys; NULL: every such key),
- * and ", ..." when more keys were set than set_keys could hold, into `text`
- * (RTM_CONFIG_ORIGIN_MAX holds any). Returns `text`. */
-#define RTM_CONFIG_ORIGIN_MAX (2 * RTM_CONFIG_PATH_MAX + 16)
+ * ("configuration" for defaults only) with the lines of the keys `about` names that the
+ * deck set (":LINE" for the first, " (and line A)" or " (and lines A, B)" for up to four more),
+ * then " with
+ * --set KEYS" naming the keys the user's --set changed that `about` names (a message, or a
+ * list of keys; NULL: every such key, and no line), and ", ..." when more keys were set
+ * than set_keys could hold, into `text` (RTM_CONFIG_ORIGIN_MAX holds any). Returns `text`. */
+#define RTM_CONFIG_ORIGIN_MAX (2 * RTM_CONFIG_PATH_MAX + 80)
 const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *text, size_t size);
 
 /* The run's time step against the source: a step in which the float32 fields can see a

@@ -376,6 +376,36 @@ static void test_deck_without_keys_said(void **state) {
   }
 }
 
+/* A message's origin names the deck's line of each key it is about (a probe: a check across
+ * keys said "e.ini: output.name" with no line), the first as path:LINE; a key a --set has
+ * changed since has no line, and a message about no deck key has none. */
+static void test_origin_names_deck_lines(void **state) {
+  (void)state;
+  static const char text[] = "[grid]\nnx = 40\n[mpi]\nshot_groups = 2\n\n[shots]\nlayout = "
+                             "grid\n[output]\nname = x\n";
+  char path[64], origin[RTM_CONFIG_ORIGIN_MAX], want[128];
+  rtm_config_t cfg;
+  write_temp_deck(text, sizeof text - 1, path, sizeof path);
+  assert_int_equal(rtm_config_load(path, &cfg), RTM_OK);
+  remove(path);
+  snprintf(want, sizeof want, "%s:4", path);
+  assert_string_equal(
+      rtm_config_origin(&cfg, "mpi.shot_groups = 2: too many", origin, sizeof origin), want);
+  snprintf(want, sizeof want, "%s:4 (and line 7)", path);
+  assert_string_equal(
+      rtm_config_origin(&cfg, "shots.layout, mpi.shot_groups", origin, sizeof origin), want);
+  snprintf(want, sizeof want, "%s:2 (and lines 4, 7, 9)", path);
+  assert_string_equal(rtm_config_origin(&cfg, "grid.nx mpi.shot_groups shots.layout output.name",
+                                        origin, sizeof origin),
+                      want);
+  assert_string_equal(rtm_config_origin(&cfg, "time.dt", origin, sizeof origin), path);
+  assert_string_equal(rtm_config_origin(&cfg, NULL, origin, sizeof origin), path);
+  assert_int_equal(rtm_config_set_option(&cfg, "mpi.shot_groups=3"), RTM_OK);
+  snprintf(want, sizeof want, "%s:7 with --set mpi.shot_groups", path);
+  assert_string_equal(
+      rtm_config_origin(&cfg, "shots.layout, mpi.shot_groups", origin, sizeof origin), want);
+}
+
 /* A message about a value given by --set says so: the deck's path, then the keys the user's
  * --set changed that the message names (rtm_config_origin; each once, in order); the
  * program's own rtm_config_set is not noted, nor a --set that failed; past its room the list
@@ -404,9 +434,10 @@ static void test_messages_name_set_keys(void **state) {
                       want);
   assert_string_equal(
       rtm_config_origin(&cfg, "source.frequency, receivers.z_step", origin, sizeof origin), path);
-  /* the check of the deck's keys: the receiver plane's depth, which --set gave */
+  /* the check of the deck's keys: the receiver plane's depth, which --set gave, against the
+   * volume's grid.nz, which the deck's line 4 gave */
   assert_int_equal(captured(&capture, rtm_config_validate(&cfg)), RTM_ERR_CONFIG);
-  snprintf(want, sizeof want, "%s with --set receivers.z: receivers.z = 99998 m", path);
+  snprintf(want, sizeof want, "%s:4 with --set receivers.z: receivers.z = 99998 m", path);
   assert_contains(capture.text, want);
   /* every key of the schema at its default, some 3 kB of names: past the room */
   rtm_config_defaults(&cfg);
@@ -443,4 +474,5 @@ RTM_TEST_MAIN(
     BAD_DECK_TEST(test_bad_syntax, "err_syntax.ini"),
     BAD_DECK_TEST(test_bad_quotes, "err_quotes.ini"),
     cmocka_unit_test(test_unknown_section_reported_once),
-    cmocka_unit_test(test_deck_without_keys_said), cmocka_unit_test(test_messages_name_set_keys))
+    cmocka_unit_test(test_deck_without_keys_said), cmocka_unit_test(test_origin_names_deck_lines),
+    cmocka_unit_test(test_messages_name_set_keys))
