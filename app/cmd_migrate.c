@@ -198,6 +198,12 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
              "%s: migrate needs rtm.observed, the file of the recorded gathers (HDF5 as "
              "rtm3d model writes it, or SEG-Y)",
              rtm_config_origin(cfg, "rtm.observed", where, sizeof where));
+  /* model's key, which a migration does not use (a probe: it wrote no .sgy without a word) */
+  if (cfg->output.segy)
+    rtm_log_warning("%s: output.segy = true is ignored: it writes a model run's gathers as "
+                    "NAME.sgy, and migrate writes no gathers (rtm3d export converts a run "
+                    "file's)",
+                    rtm_config_origin(cfg, "output.segy", where, sizeof where));
   RTM_TRY(rtm_dispersion_check_migration(cfg));
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(rtm_check_deck_dt(cfg, &run->grid));

@@ -429,6 +429,47 @@ static void warn_constants_ignored(checker_t *check, const rtm_config_t *cfg) {
   }
 }
 
+/* Each of `keys` [count] of `section` set away from its default, named as ignored, `why`
+ * saying what makes it do nothing. */
+static void warn_keys_ignored(checker_t *check, const rtm_config_t *cfg, const char *section,
+                              const char *const *keys, size_t count, const char *why) {
+  for (size_t k = 0; k < count; ++k) {
+    const rtm_cfg_entry_t *row = rtm_cfg_find(section, keys[k]);
+    if (row && set_away_from_default(cfg, row))
+      check_warning(check, "%s.%s = %g is ignored: %s", section, keys[k], number_of(cfg, row), why);
+  }
+}
+
+/* Keys that do nothing beside another key's value, set away from their defaults (a probe:
+ * each was taken without a word): the interface's dip and lower velocity without an
+ * interface, the sinc radius with trilinear points, the receivers' keys with none, the
+ * checkpoint count where no checkpoints are kept, the mute's line without the mute. */
+static void warn_others_ignored(checker_t *check, const rtm_config_t *cfg) {
+  static const char *const interface[] = {"interface_dip", "vp_below"};
+  static const char *const radius[] = {"radius"};
+  static const char *const receivers[] = {"z",       "x_first", "x_step", "x_count",
+                                          "y_first", "y_step",  "y_count"};
+  static const char *const checkpoints[] = {"checkpoints"};
+  static const char *const mute[] = {"mute_velocity", "mute_taper"};
+  const rtm_reconstruction_t way = cfg->rtm.reconstruction;
+  if (!cfg->model.file[0] && isnan(cfg->model.interface_z_m))
+    warn_keys_ignored(check, cfg, "model", interface, 2,
+                      "model.interface_z = auto puts no interface in the constant model");
+  if (cfg->points.interpolation == RTM_INTERPOLATION_TRILINEAR)
+    warn_keys_ignored(check, cfg, "points", radius, 1,
+                      "it is the sinc operator's, and points.interpolation = trilinear");
+  if (cfg->receivers.layout == RTM_RECEIVERS_NONE)
+    warn_keys_ignored(check, cfg, "receivers", receivers, 7,
+                      "receivers.layout = none records nothing");
+  if (way == RTM_RECONSTRUCT_SNAPSHOTS || way == RTM_RECONSTRUCT_BOUNDARY)
+    warn_keys_ignored(check, cfg, "rtm", checkpoints, 1,
+                      way == RTM_RECONSTRUCT_SNAPSHOTS
+                          ? "rtm.reconstruction = snapshots keeps no checkpoints"
+                          : "rtm.reconstruction = boundary keeps no checkpoints");
+  if (!cfg->rtm.mute)
+    warn_keys_ignored(check, cfg, "rtm", mute, 2, "rtm.mute = false mutes nothing");
+}
+
 /* rtm.offset_lags: the 2 L + 1 lags must fit across the non-absorbing interior in x and y
  * (a CIP's x - h and x + h both inside it for some CIP; outside it the gathers are zero). */
 static void check_gathers(checker_t *check, const rtm_config_t *cfg) {
@@ -521,6 +562,7 @@ int rtm_config_validate(const rtm_config_t *cfg) {
   }
   warn_constants_ignored(&check, cfg);
   warn_rtm_ignored(&check, cfg);
+  warn_others_ignored(&check, cfg);
 
   /* off runs the z-slabs on ghost planes that never change: every result is wrong */
   if (cfg->mpi.exchange == RTM_EXCHANGE_OFF)

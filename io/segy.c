@@ -763,12 +763,29 @@ fail:
   return status;
 }
 
+/* A file named .sgy that is HDF5 (its signature at byte 0): said as such, not as a SEG-Y
+ * file's odd sample format (a probe: "sample format 0 (binary header byte 3225)"). */
+static int refuse_hdf5(const char *path) {
+  static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char start[8];
+  FILE *file = fopen(path, "rb");
+  const int hdf5 = file && fread(start, 1, sizeof start, file) == sizeof start &&
+                   memcmp(start, signature, sizeof start) == 0;
+  if (file) fclose(file);
+  if (!hdf5) return RTM_OK;
+  rtm_log_error("%s is an HDF5 file, not SEG-Y, though its name ends in .sgy: give it a name "
+                "ending in .h5, or the SEG-Y file meant",
+                path);
+  return RTM_ERR_INPUT;
+}
+
 static int reader_open(const char *path, reader_t *r) {
   int status = RTM_OK;
   char binary[BIN_BYTES];
   memset(r, 0, sizeof *r);
   /* a FIFO would hold the open for ever waiting for a writer; a device never ends */
   RTM_TRY(rtm_h5_check_input_path(path, "SEG-Y file"));
+  RTM_TRY(refuse_hdf5(path));
   r->fp = segy_open(path, "rb");
   if (!r->fp) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open the SEG-Y file", path);
   SEGY_READ(segy_binheader(r->fp, binary), "%s: binary header", path);

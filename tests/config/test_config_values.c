@@ -676,6 +676,52 @@ static void test_validate_ignored_rtm_keys(void **state) {
   }
 }
 
+/* rtm_config_t.deck_line holds a line for every row of the schema. */
+static void test_schema_fits_deck_lines(void **state) {
+  (void)state;
+  size_t rows = 0;
+  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row)
+    ++rows;
+  assert_true(rows <= RTM_CONFIG_KEYS_MAX);
+}
+
+/* Keys that do nothing beside another key are named (a probe: each was taken without a word):
+ * the interface's dip and lower velocity without an interface, the sinc radius with
+ * trilinear points, the receivers' keys with none, the checkpoint count without
+ * checkpoints, the mute's line without the mute; not where the other key puts them to use. */
+static void test_validate_ignored_other_keys(void **state) {
+  (void)state;
+  capture_t capture;
+  const char *const idle[] = {"model.vp_below=3000",
+                              "model.interface_dip=30",
+                              "points.interpolation=trilinear",
+                              "points.radius=2",
+                              "receivers.layout=none",
+                              "receivers.z=50",
+                              "rtm.reconstruction=snapshots",
+                              "rtm.checkpoints=5",
+                              "rtm.mute=false",
+                              "rtm.mute_velocity=1000",
+                              NULL};
+  assert_int_equal(validate_with(&capture, idle), RTM_OK);
+  static const char *const said[] = {
+      "model.interface_dip = 30 is ignored: model.interface_z = auto puts no interface",
+      "model.vp_below = 3000 is ignored: model.interface_z = auto",
+      "points.radius = 2 is ignored: it is the sinc operator's, and points.interpolation = "
+      "trilinear",
+      "receivers.z = 50 is ignored: receivers.layout = none records nothing",
+      "rtm.checkpoints = 5 is ignored: rtm.reconstruction = snapshots keeps no checkpoints",
+      "rtm.mute_velocity = 1000 is ignored: rtm.mute = false mutes nothing"};
+  for (size_t k = 0; k < sizeof said / sizeof said[0]; ++k)
+    assert_contains(capture.text, said[k]);
+  const char *const in_use[] = {
+      "model.interface_z=300", "model.vp_below=3000",    "model.interface_dip=30",
+      "points.radius=2",       "receivers.z=50",         "rtm.reconstruction=checkpoint",
+      "rtm.checkpoints=5",     "rtm.mute_velocity=1000", NULL};
+  assert_int_equal(validate_with(&capture, in_use), RTM_OK);
+  if (strstr(capture.text, "ignored")) fail_msg("keys in use named ignored: %s", capture.text);
+}
+
 /* What rtm_config_print_schema writes for these sections at this width, NUL-terminated
  * (the caller frees it); its status in *status. */
 static char *schema_text(const char *const *sections, int count, int width, int *status) {
@@ -804,18 +850,18 @@ static void test_schema_help_texts(void **state) {
   }
 }
 
-RTM_TEST_MAIN(cmocka_unit_test(test_schema_is_consistent),
-              cmocka_unit_test(test_every_default_parses), cmocka_unit_test(test_defaults),
-              cmocka_unit_test_setup_teardown(test_set_lands_in_grid_time_model_fields,
-                                              set_every_key, free_state),
-              cmocka_unit_test_setup_teardown(test_set_lands_in_source_receiver_output_fields,
-                                              set_every_key, free_state),
-              cmocka_unit_test_setup_teardown(test_set_lands_in_run_fields, set_every_key,
-                                              free_state),
-              cmocka_unit_test(test_set_forms), cmocka_unit_test(test_drop_pacing),
-              cmocka_unit_test(test_set_errors), cmocka_unit_test(test_auto_values),
-              cmocka_unit_test(test_strategy_for), cmocka_unit_test(test_validate),
-              cmocka_unit_test(test_validate_shots),
-              cmocka_unit_test(test_validate_ignored_rtm_keys), cmocka_unit_test(test_print_schema),
-              cmocka_unit_test(test_print_schema_sections),
-              cmocka_unit_test(test_schema_help_texts))
+RTM_TEST_MAIN(
+    cmocka_unit_test(test_schema_is_consistent), cmocka_unit_test(test_every_default_parses),
+    cmocka_unit_test(test_defaults),
+    cmocka_unit_test_setup_teardown(test_set_lands_in_grid_time_model_fields, set_every_key,
+                                    free_state),
+    cmocka_unit_test_setup_teardown(test_set_lands_in_source_receiver_output_fields, set_every_key,
+                                    free_state),
+    cmocka_unit_test_setup_teardown(test_set_lands_in_run_fields, set_every_key, free_state),
+    cmocka_unit_test(test_set_forms), cmocka_unit_test(test_drop_pacing),
+    cmocka_unit_test(test_set_errors), cmocka_unit_test(test_auto_values),
+    cmocka_unit_test(test_strategy_for), cmocka_unit_test(test_validate),
+    cmocka_unit_test(test_validate_shots), cmocka_unit_test(test_validate_ignored_rtm_keys),
+    cmocka_unit_test(test_validate_ignored_other_keys),
+    cmocka_unit_test(test_schema_fits_deck_lines), cmocka_unit_test(test_print_schema),
+    cmocka_unit_test(test_print_schema_sections), cmocka_unit_test(test_schema_help_texts))

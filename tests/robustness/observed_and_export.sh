@@ -49,6 +49,11 @@ for word in "${survey[@]}"; do [ "$word" = --quiet ] || loud+=("$word"); done
 expect 0 "coarse\.h5: shot 0 is sampled every 0\.003 s, 3x the modelling dt = 0\.001 s" \
   "$rtm3d" migrate "$deck" "${loud[@]}" --set rtm.mute=false --set time.dt=0.001 \
   --set rtm.observed="$work/coarse.h5" --set output.dir="$work/out" --set output.name=coarse
+# model's output.segy in a migration: said to be ignored (a probe: no .sgy, not a word)
+expect 0 "output\.segy = true is ignored: it writes a model run's gathers" "$rtm3d" migrate \
+  "$deck" "${loud[@]}" --set rtm.mute=false --set time.dt=0.001 --set output.segy=true \
+  --set rtm.observed="$work/coarse.h5" --set output.dir="$work/out" --set output.name=segy_flag
+[ ! -e "$work/out/segy_flag.sgy" ] && rob_pass "no .sgy from migrate" || rob_fail "migrate wrote a .sgy"
 
 # an image of zeros (a mute that removes every sample) under --quiet: exit 0, no line on
 # the terminal, but the report says it (probe C8: nothing said anywhere)
@@ -171,6 +176,9 @@ if [ "$segy_ok" = 1 ]; then
     "obs_nan\.sgy: shot 1 \(field record 2\), receiver 3, sample 45 \(from 0; trace $trace of the file\) is nan"
   : >"$work/empty.sgy"
   refused "$work/empty.sgy" empty "empty\.sgy: binary header: read failed"
+  # an HDF5 file named .sgy (a probe: read as SEG-Y, "sample format 0")
+  cp "$obs" "$work/h5.sgy"
+  refused "$work/h5.sgy" h5_sgy "h5\.sgy is an HDF5 file, not SEG-Y, though its name ends in \.sgy"
   head -c $(($(stat -c %s "$work/obs.sgy") - 100)) "$work/obs.sgy" >"$work/cut.sgy"
   refused "$work/cut.sgy" cut "cut\.sgy: counting traces: the file's size is not a whole number of traces"
   # a binary header interval (bytes 3217-3218) of 2800 us beside the traces' 2000 us: the
