@@ -80,9 +80,17 @@ int rtm_cmd_export(int argc, char **argv) {
   int shots = 0;
   RTM_TRY(rtm_io_shot_count(input, &shots));
   RTM_TRY(rtm_segy_export(input, field, segy, per_shot, force));
-  rtm_log_info("export: wrote %s%s: %d shot%s of %s from %s", segy,
-               per_shot ? " (one file a shot, _shot<k> before the extension)" : "", shots,
-               shots == 1 ? "" : "s", field, input);
+  if (per_shot) { /* the files it wrote, by name (a probe: "wrote OUT", a name never written) */
+    char first[2 * RTM_CONFIG_PATH_MAX + 32], last[sizeof first];
+    RTM_TRY(rtm_segy_target_path(segy, 1, 0, first, sizeof first));
+    RTM_TRY(rtm_segy_target_path(segy, 1, shots - 1, last, sizeof last));
+    rtm_log_info("export: wrote %s%s%s: %d shot%s of %s from %s, one file a shot", first,
+                 shots > 1 ? " to " : "", shots > 1 ? last : "", shots, shots == 1 ? "" : "s",
+                 field, input);
+  } else {
+    rtm_log_info("export: wrote %s: %d shot%s of %s from %s", segy, shots, shots == 1 ? "" : "s",
+                 field, input);
+  }
 fail:
   return rtm_status_exit_code(status);
 }

@@ -315,6 +315,14 @@ int rtm_model_build(const char *text, const char *name, const rtm_io_volume_t *v
       have_background = 1;
       continue;
     }
+    static const char *const elements[] = {"layer", "box", "diffractor", "anomaly"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof elements / sizeof elements[0]; ++k)
+      known = known || strcmp(l->keyword, elements[k]) == 0;
+    if (!known) /* said as such wherever it stands (a probe: "foo before the background") */
+      RTM_FAIL(RTM_ERR_INPUT,
+               "%s:%d: unknown element '%s' (known: background, layer, box, diffractor, anomaly)",
+               name, lines, l->keyword);
     if (!have_background)
       RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s before the background (it comes first: background vp=...)",
                name, lines, l->keyword);
@@ -324,12 +332,8 @@ int rtm_model_build(const char *text, const char *name, const rtm_io_volume_t *v
       RTM_TRY(box(&m, l));
     else if (strcmp(l->keyword, "diffractor") == 0)
       RTM_TRY(diffractor(&m, l));
-    else if (strcmp(l->keyword, "anomaly") == 0)
-      RTM_TRY(anomaly(&m, l));
     else
-      RTM_FAIL(RTM_ERR_INPUT,
-               "%s:%d: unknown element '%s' (known: background, layer, box, diffractor, anomaly)",
-               name, lines, l->keyword);
+      RTM_TRY(anomaly(&m, l));
   }
   if (!have_background) RTM_FAIL(RTM_ERR_INPUT, "%s: no background vp=... line", name);
   for (size_t i = 0; i < cells; ++i)

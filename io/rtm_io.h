@@ -659,6 +659,10 @@ int rtm_segy_path(const char *path);
  * (STEM_shot<k>.EXT, k >= the shots written) are removed. */
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite);
+/* The file rtm_segy_export writes shot `shot` into (per_shot), or its one file: OUT.sgy ->
+ * OUT_shot<k>.sgy, the extension kept (a dot in a folder's name, or one that starts the
+ * file's name, is none), into out[size]; RTM_ERR_USAGE when it does not fit (said). */
+int rtm_segy_target_path(const char *path, int per_shot, int shot, char *out, size_t size);
 /* All shots of `field` of the run file at h5_path into one SEG-Y file at `path`, created or
  * truncated: a file of the caller's (a run's NAME.sgy.partial, under its name lock), which
  * the caller removes on failure. Its text header names `named` (the run file's final name:

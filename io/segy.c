@@ -413,13 +413,13 @@ fail:
  * PATH once every file of the export is complete; a failure removes this run's files and
  * nothing else, so an earlier PATH stays as it was. */
 
-/* The file of shot `shot` (per_shot), or the one file: OUT.sgy -> OUT_shot<k>.sgy (the
- * extension kept; a dot in a folder's name is no extension). */
-static int target_path(const char *path, int per_shot, int shot, char *out, size_t size) {
+int rtm_segy_target_path(const char *path, int per_shot, int shot, char *out, size_t size) {
   int written;
   if (per_shot) {
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
     if (dot && slash && dot < slash) dot = NULL;
+    /* a dot that starts the name (.hidden) is no extension: .hidden_shot0, not _shot0.hidden */
+    if (dot && dot == (slash ? slash + 1 : path)) dot = NULL;
     const int stem = dot ? (int)(dot - path) : (int)strlen(path);
     written = snprintf(out, size, "%.*s_shot%d%s", stem, path, shot, dot ? dot : "");
   } else {
@@ -604,14 +604,14 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
   files = per_shot ? shots : 1;
   for (int k = 0; k < files; ++k) {
-    RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(rtm_segy_target_path(segy_path, per_shot, k, path, sizeof path));
     RTM_TRY(check_target(h5_path, path, overwrite));
   }
   if (per_shot && !overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 0));
   made = calloc((size_t)files, sizeof *made);
   if (!made) RTM_FAIL(RTM_ERR_NOMEM, "export: out of memory for %d files", files);
   for (int k = 0; k < files; ++k) {
-    RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(rtm_segy_target_path(segy_path, per_shot, k, path, sizeof path));
     RTM_TRY(create_partial(path, &made[k]));
     RTM_TRY(write_file(h5_path, h5_path, "export", field, made[k].partial, per_shot ? k : 0,
                        per_shot ? k + 1 : shots));
@@ -627,7 +627,7 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   for (int k = 0; k < files; ++k) /* on the disk before their names say they are complete */
     RTM_TRY(rtm_io_sync_file(made[k].partial));
   for (int k = 0; k < files; ++k) {
-    RTM_TRY(target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(rtm_segy_target_path(segy_path, per_shot, k, path, sizeof path));
     /* without --force nothing that appeared at the target while this export ran is
      * replaced (it was absent when checked): another export, a model run's SEG-Y, a user */
     if ((overwrite ? rename(made[k].partial, path)
@@ -647,15 +647,15 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   if (per_shot && overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 1));
 fail:
   for (int k = 0; status != RTM_OK && made && k < files; ++k) { /* this run's files alone */
-    if (!made[k].state || target_path(segy_path, per_shot, k, path, sizeof path) != RTM_OK)
+    if (!made[k].state || rtm_segy_target_path(segy_path, per_shot, k, path, sizeof path) != RTM_OK)
       continue;
     remove_made(made[k].state == 2 ? path : made[k].partial, &made[k]);
   }
   /* the messages above name the target: whether an earlier file there was touched */
   if (status != RTM_OK && made) {
     struct stat info;
-    const int earlier =
-        target_path(segy_path, per_shot, 0, path, sizeof path) == RTM_OK && stat(path, &info) == 0;
+    const int earlier = rtm_segy_target_path(segy_path, per_shot, 0, path, sizeof path) == RTM_OK &&
+                        stat(path, &info) == 0;
     rtm_log_info("export: nothing exported%s",
                  earlier ? "; the files there before stay as they were" : "");
   }

@@ -112,6 +112,7 @@ static void test_refusals(void **unused) {
   refused("background vp=-5\n", "desc.model:1: background vp = -5 is outside");
   refused("background vp=2000\nbox x=1,2 y=3 z=4,5\n", "desc.model:2: box y = '3': expected 2");
   refused("background vp=0x7d0\n", "desc.model:1: background vp = '0x7d0': expected 1 number");
+  refused("foo vp=1\n", "desc.model:1: unknown element 'foo' (known: background, layer");
   refused("background vp=2000\nanomaly x=0 y=0 z=0 sigma=10 dvp=-5000\n",
           "the gradients and anomalies take it outside (0, 20000] m/s");
   refused("background vp=2000 gradient=50\n", "take it outside (0, 20000] m/s");

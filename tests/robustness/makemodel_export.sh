@@ -124,6 +124,13 @@ if has_feature "SEG-Y on"; then
   expect 2 "run file being exported" "$rtm3d" export "$work/run.h5" --segy "$work/./run.h5" --force
   expect_file_unchanged "$work/run.h5" "$run_sum"
   expect 0 "" "$rtm3d" export "$work/run.h5" --segy "$work/run.sgy" --quiet
+  # one file a shot: the files named as written; a name starting with a dot keeps it whole
+  # (a probe: .hidden gave _shot0.hidden, and "wrote OUT" named a file never written)
+  expect 0 "export: wrote .*/\.hidden_shot0 to .*/\.hidden_shot1: 2 shots of p" \
+    "$rtm3d" export "$work/run.h5" --segy "$work/.hidden" --per-shot
+  [ -f "$work/.hidden_shot0" ] && [ -f "$work/.hidden_shot1" ] && [ ! -e "$work/_shot0.hidden" ] &&
+    rob_pass "the per-shot files are .hidden_shot<k>" ||
+    rob_fail "per-shot files: $(ls -a "$work" | grep shot | tr '\n' ' ')"
   # an option where the file name should be: refused, no file named after the option
   here="$PWD"
   cd "$work" || exit 1
