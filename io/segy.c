@@ -75,6 +75,26 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
   return segy_read(path, shot, 1, gather);
 }
 
+/* (rtm_io.h; path arithmetic alone, with or without segyio) */
+int rtm_segy_target_path(const char *path, int per_shot, int shot, char *out, size_t size) {
+  int written;
+  if (per_shot) {
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    if (dot && slash && dot < slash) dot = NULL;
+    /* a dot that starts the name (.hidden) is no extension: .hidden_shot0, not _shot0.hidden */
+    if (dot && dot == (slash ? slash + 1 : path)) dot = NULL;
+    const int stem = dot ? (int)(dot - path) : (int)strlen(path);
+    written = snprintf(out, size, "%.*s_shot%d%s", stem, path, shot, dot ? dot : "");
+  } else {
+    written = snprintf(out, size, "%s", path);
+  }
+  if (written < 0 || (size_t)written >= size) {
+    rtm_log_error("export: the path %s is too long", path);
+    return RTM_ERR_USAGE;
+  }
+  return RTM_OK;
+}
+
 #ifndef RTM3D_HAVE_SEGYIO
 
 int rtm_segy_available(void) {
@@ -412,25 +432,6 @@ fail:
  * leftover nor a model run's PATH.partial blocks or takes over another), and renamed over
  * PATH once every file of the export is complete; a failure removes this run's files and
  * nothing else, so an earlier PATH stays as it was. */
-
-int rtm_segy_target_path(const char *path, int per_shot, int shot, char *out, size_t size) {
-  int written;
-  if (per_shot) {
-    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-    if (dot && slash && dot < slash) dot = NULL;
-    /* a dot that starts the name (.hidden) is no extension: .hidden_shot0, not _shot0.hidden */
-    if (dot && dot == (slash ? slash + 1 : path)) dot = NULL;
-    const int stem = dot ? (int)(dot - path) : (int)strlen(path);
-    written = snprintf(out, size, "%.*s_shot%d%s", stem, path, shot, dot ? dot : "");
-  } else {
-    written = snprintf(out, size, "%s", path);
-  }
-  if (written < 0 || (size_t)written >= size) {
-    rtm_log_error("export: the path %s is too long", path);
-    return RTM_ERR_USAGE;
-  }
-  return RTM_OK;
-}
 
 /* PATH may be written: absent, or with overwrite a regular file (or a link to one); never a
  * device, a folder or a FIFO, which the rename would not replace but hide or break. */
