@@ -520,8 +520,8 @@ static void remove_made(const char *name, made_file_t *made) {
   made->state = 0;
 }
 
-/* The names of OUT's per-shot set, STEM_shot<k>EXT in OUT's folder: k as target_path writes
- * it (no sign, no leading zero) and EXT the same to the byte. */
+/* The names of OUT's per-shot set, STEM_shot<k>EXT in OUT's folder: k as rtm_segy_target_path
+ * writes it (no sign, no leading zero) and EXT the same to the byte. */
 typedef struct {
   char folder[RTM_CONFIG_PATH_MAX + 2];
   const char *stem, *extension;
@@ -531,6 +531,7 @@ typedef struct {
 static void shot_pattern(const char *path, shot_pattern_t *pattern) {
   const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
   const char *dot = strrchr(base, '.');
+  if (dot == base) dot = NULL; /* .hidden: no extension, as rtm_segy_target_path reads it */
   if (!slash)
     snprintf(pattern->folder, sizeof pattern->folder, ".");
   else

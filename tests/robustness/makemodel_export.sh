@@ -131,6 +131,14 @@ if has_feature "SEG-Y on"; then
   [ -f "$work/.hidden_shot0" ] && [ -f "$work/.hidden_shot1" ] && [ ! -e "$work/_shot0.hidden" ] &&
     rob_pass "the per-shot files are .hidden_shot<k>" ||
     rob_fail "per-shot files: $(ls -a "$work" | grep shot | tr '\n' ' ')"
+  # a smaller set over it: the earlier set's last file goes as for any name (a review: the
+  # earlier set was looked for as _shot<k>.hidden and .hidden_shot2 stayed)
+  mkdir -p "$work/dots"
+  cp "$work/.hidden_shot0" "$work/dots/.h_shot0"
+  cp "$work/.hidden_shot1" "$work/dots/.h_shot2" # as rtm3d wrote it: a shot of an earlier set
+  expect 0 "" "$rtm3d" export "$work/run.h5" --segy "$work/dots/.h" --per-shot --force --quiet
+  [ ! -e "$work/dots/.h_shot2" ] && rob_pass "the earlier set's .h_shot2 is removed" ||
+    rob_fail "left: $(ls -a "$work/dots" | tr '\n' ' ')"
   # an option where the file name should be: refused, no file named after the option
   here="$PWD"
   cd "$work" || exit 1
