@@ -336,8 +336,7 @@ static void warn_kernel_keys(const rtm_config_t *cfg, const rtm_backend_t *backe
 
 /* What grows with time.steps, one shot's worth: the source wavelet (the propagator's copy
  * on the host and the backend's own) and the backend's traces, receivers x recorded fields
- * x (steps + 1) floats. The receivers are the first shot's (a patch may lose some at other
- * shots). */
+ * x (steps + 1) floats. The receivers are the sizing shot's: the most any shot records. */
 typedef struct {
   int receivers, fields;
   double wavelet_bytes, traces_bytes;
@@ -348,7 +347,7 @@ static int weigh_series(const rtm_config_t *cfg, const rtm_grid_t *grid, series_
   int status = RTM_OK;
   double source_m[3], *receiver_m = NULL;
   const double samples = (double)cfg->time.steps + 1.0;
-  RTM_TRY(rtm_first_shot_position(cfg, grid, source_m));
+  RTM_TRY(rtm_sizing_shot_position(cfg, grid, source_m));
   series->receivers = 0;
   RTM_TRY(rtm_receiver_positions(cfg, grid, source_m, &receiver_m, &series->receivers));
   series->fields = rtm_field_count(rtm_field_mask(cfg->receivers.fields));
@@ -531,7 +530,7 @@ int rtm_propagator_create_beside(const rtm_config_t *cfg, const rtm_grid_t *grid
   prop->exchange = cfg->mpi.exchange;
   prop->dispersion = cfg->time.dispersion_correction;
   double source_m[3];
-  RTM_TRY(rtm_first_shot_position(cfg, grid, source_m));
+  RTM_TRY(rtm_sizing_shot_position(cfg, grid, source_m));
   RTM_TRY(place_shot(prop, cfg, source_m));
   RTM_TRY(rtm_propagator_interrupted("setting up the propagator"));
 

@@ -209,24 +209,24 @@ fail:
 static void patch_axis(const rtm_config_t *cfg, const rtm_grid_t *grid, int axis, double first,
                        double step, int count, double *first_out, double *step_out, int *count_out);
 
-/* Whether a receiver of the patch around the shot at source_m lies inside the volume: along
- * x and along y one does, and the patch's depth is inside (rtm_receiver_positions keeps
- * those). */
-static int patch_reaches_volume(const rtm_config_t *cfg, const rtm_grid_t *grid,
-                                const double source_m[3]) {
+/* How many receivers of the patch around the shot at source_m lie inside the volume (those
+ * rtm_receiver_positions keeps): along x times along y, where the patch's depth is inside. */
+static long patch_kept(const rtm_config_t *cfg, const rtm_grid_t *grid, const double source_m[3]) {
   const double first[2] = {cfg->receivers.x_first_m, cfg->receivers.y_first_m},
                step[2] = {cfg->receivers.x_step_m, cfg->receivers.y_step_m};
   const int count[2] = {cfg->receivers.x_count, cfg->receivers.y_count};
-  for (int a = 0; a < 2; ++a) {
+  const double z = isnan(cfg->receivers.z_m) ? source_m[2] : cfg->receivers.z_m;
+  long kept = rtm_points_axis_inside(grid, 2, z);
+  for (int a = 0; a < 2 && kept > 0; ++a) {
     double first_m, step_m;
-    int n, reached = 0;
+    int n;
+    long inside = 0;
     patch_axis(cfg, grid, a, first[a], step[a], count[a], &first_m, &step_m, &n);
-    for (int i = 0; i < n && !reached; ++i)
-      reached = rtm_points_axis_inside(grid, a, source_m[a] + first_m + i * step_m);
-    if (!reached) return 0;
+    for (int i = 0; i < n; ++i)
+      inside += rtm_points_axis_inside(grid, a, source_m[a] + first_m + i * step_m);
+    kept *= inside;
   }
-  return rtm_points_axis_inside(grid, 2,
-                                isnan(cfg->receivers.z_m) ? source_m[2] : cfg->receivers.z_m);
+  return kept;
 }
 
 /* Under receivers.layout = patch every shot records: one whose patch lies wholly outside the
@@ -238,7 +238,7 @@ static int check_patches(const rtm_config_t *cfg, const rtm_grid_t *grid,
   if (cfg->receivers.layout != RTM_RECEIVERS_PATCH) return RTM_OK;
   for (int k = 0; k < shots->count; ++k) {
     const double *s = shots->source_m + 3 * (size_t)k;
-    if (patch_reaches_volume(cfg, grid, s)) continue;
+    if (patch_kept(cfg, grid, s) > 0) continue;
     describe_volume(grid, extent, sizeof extent);
     RTM_FAIL(RTM_ERR_CONFIG,
              "receivers.layout = patch: none of the receivers around shot %d at (%g, %g, %g) m "
@@ -272,15 +272,24 @@ fail:
   return status;
 }
 
-int rtm_first_shot_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]) {
+int rtm_sizing_shot_position(const rtm_config_t *cfg, const rtm_grid_t *grid,
+                             double position_m[3]) {
   rtm_shots_t shots;
-  if (cfg->shots.layout == RTM_SHOTS_SINGLE) {
-    rtm_source_position(cfg, grid, position_m);
+  rtm_source_position(cfg, grid, position_m);
+  /* only a patch's receivers change from shot to shot */
+  if (cfg->shots.layout == RTM_SHOTS_SINGLE || cfg->receivers.layout != RTM_RECEIVERS_PATCH)
     return RTM_OK;
-  }
   const int status = rtm_shots_init(cfg, grid, &shots);
   if (status != RTM_OK) return status;
-  memcpy(position_m, shots.source_m, 3 * sizeof *position_m);
+  long most = -1;
+  for (int k = 0; k < shots.count; ++k) {
+    const double *s = shots.source_m + 3 * (size_t)k;
+    const long kept = patch_kept(cfg, grid, s);
+    if (kept > most) {
+      most = kept;
+      memcpy(position_m, s, 3 * sizeof *position_m);
+    }
+  }
   rtm_shots_release(&shots);
   return RTM_OK;
 }

@@ -79,10 +79,12 @@ typedef struct {
 } rtm_shots_t;
 int rtm_shots_init(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t *shots);
 void rtm_shots_release(rtm_shots_t *shots);
-/* The position of the run's first shot (rtm_shots_init's shot 0; the source's under
- * shots.layout = single): where a propagator is made ready, so that what it checks there
- * (a receiver patch around it) is a shot of the run's. */
-int rtm_first_shot_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]);
+/* Where a propagator is made ready and weighed: the source (rtm_source_position), but under
+ * receivers.layout = patch with many shots the run's shot whose patch keeps the most
+ * receivers inside the volume, so that what is checked there is a shot of the run's and the
+ * receivers weighed are the most any shot records (a stand-in at the centre could lie where
+ * no shot is, its patch wholly outside). */
+int rtm_sizing_shot_position(const rtm_config_t *cfg, const rtm_grid_t *grid, double position_m[3]);
 
 /* Source position with "auto" coordinates resolved to the centre of the volume, and so the
  * coordinates the shot layout places itself (x and y under grid, all three under file: the

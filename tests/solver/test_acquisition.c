@@ -298,9 +298,9 @@ static void test_patch_drops_outside(void **state) {
 
 /* A patch is checked around every shot of the run, never around a stand-in at the volume's
  * centre (a probe: shots near an edge whose patches reach inward were refused, the message
- * naming a shot at the centre that was none of the run's): the propagator is made ready at
- * the first shot, and a shot whose patch lies wholly outside is refused by rtm_shots_init,
- * named by its index and place. */
+ * naming a shot at the centre that was none of the run's): the propagator is made ready and
+ * weighed at the run's shot whose patch keeps the most receivers, and a shot whose patch
+ * lies wholly outside is refused by rtm_shots_init, named by its index and place. */
 static void test_patch_at_every_shot(void **state) {
   fixture_t *f = *state;
   f->cfg.shots.layout = RTM_SHOTS_GRID;
@@ -316,13 +316,15 @@ static void test_patch_at_every_shot(void **state) {
   f->cfg.receivers.x_count = 3;
   f->cfg.receivers.y_first_m = 0.0;
   f->cfg.receivers.y_count = 1;
-  double first[3];
-  assert_int_equal(captured(&f->capture, rtm_first_shot_position(&f->cfg, &f->grid, first)),
-                   RTM_OK);
-  assert_position(first, 20.0, 100.0, 50.0);
+  double at[3];
+  assert_int_equal(captured(&f->capture, rtm_sizing_shot_position(&f->cfg, &f->grid, at)), RTM_OK);
+  assert_position(at, 20.0, 100.0, 50.0); /* all 3 kept; 2 at the second shot */
   assert_int_equal(captured(&f->capture, rtm_shots_init(&f->cfg, &f->grid, &f->shots)), RTM_OK);
   assert_int_equal(f->shots.count, 2);
   rtm_shots_release(&f->shots);
+  f->cfg.receivers.x_first_m = -40.0; /* -20 .. 0 m keeps 1; -10 .. 10 m keeps 2 */
+  assert_int_equal(captured(&f->capture, rtm_sizing_shot_position(&f->cfg, &f->grid, at)), RTM_OK);
+  assert_position(at, 30.0, 100.0, 50.0);
 
   f->cfg.receivers.x_first_m = 365.0; /* 385 .. 405 m at shot 0; 395 .. 415 m at shot 1 */
   assert_int_equal(captured(&f->capture, rtm_shots_init(&f->cfg, &f->grid, &f->shots)),
