@@ -90,8 +90,18 @@ static void usage(FILE *out) {
  * volume) would be about a run accuracy does not make. time.steps stays: the deck's run
  * length is what the time dispersion is said for. */
 static void forget_unused_keys(rtm_config_t *cfg) {
+  static const char *const sections[] = {"shots", "receivers", "snapshots", "output", "rtm"};
   rtm_config_t defaults;
   rtm_config_defaults(&defaults);
+  /* no message cites the deck's line of a value that is no longer the deck's */
+  for (size_t k = 0; rtm_config_schema[k].section && k < RTM_CONFIG_KEYS_MAX; ++k) {
+    const rtm_cfg_entry_t *row = &rtm_config_schema[k];
+    int reset = (strcmp(row->section, "source") == 0 && strlen(row->key) == 1) ||
+                (strcmp(row->section, "mpi") == 0 && strcmp(row->key, "shot_groups") == 0);
+    for (size_t j = 0; j < sizeof sections / sizeof sections[0]; ++j)
+      reset = reset || strcmp(row->section, sections[j]) == 0;
+    if (reset) cfg->deck_line[k] = 0;
+  }
   memcpy(cfg->source.position_m, defaults.source.position_m, sizeof cfg->source.position_m);
   cfg->shots = defaults.shots;
   cfg->receivers = defaults.receivers;
@@ -243,7 +253,13 @@ int rtm_cmd_accuracy(int argc, char **argv) {
   double error[MODES][RECEIVERS];
   RTM_TRY(rtm_app_read_config(argc, argv, &cfg, &quiet, NULL, NULL));
   forget_unused_keys(&cfg);
-  RTM_TRY(rtm_config_validate(&cfg));
+  {
+    /* the third column runs the other point operator: with trilinear points, sinc at the
+     * deck's points.radius, which the check would call ignored (a review) */
+    rtm_config_t checked = cfg;
+    checked.points.interpolation = RTM_INTERPOLATION_SINC;
+    RTM_TRY(rtm_config_validate(&checked));
+  }
   rtm_grid_t deck_grid;
   RTM_TRY(rtm_grid_init(&deck_grid, cfg.grid.n, cfg.grid.spacing_m, cfg.grid.origin_m));
   RTM_TRY(rtm_app_load_model_values(&cfg, &deck_grid, &deck_model)); /* its velocities */

@@ -158,4 +158,16 @@ if [ "$rows" -ne 15 ] || ! grep -q "this  *deck  *none  *trilinear" "$work/accur
   cat "$work/accuracy.out"
   exit 1
 fi
+# with trilinear points the third column runs sinc at the deck's points.radius: the radius is
+# not said to be ignored (a review found it was)
+"$rtm3d" accuracy "$deck" --set backend.name=cpu --set model.file= --set model.vp=2000 \
+  --set grid.dx=10 --set grid.dy=10 --set grid.dz=10 --set source.frequency=40 \
+  --set points.interpolation=trilinear --set points.radius=2 > "$work/accuracy_tri.out" \
+  2> "$work/accuracy_tri.err" ||
+  { echo "FAIL: accuracy with trilinear points refused:"; cat "$work/accuracy_tri.err"; exit 1; }
+if grep -q "points.radius" "$work/accuracy_tri.err"; then
+  echo "FAIL: accuracy called the sinc column's points.radius ignored:"
+  cat "$work/accuracy_tri.err"
+  exit 1
+fi
 echo "cli_model_run: ok"
