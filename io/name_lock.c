@@ -69,6 +69,11 @@ static int take_lock(const char *dir, const char *name, const char *key, rtm_io_
       lock->path[0] = '\0';
       return RTM_ERR_CONFIG;
     }
+    /* the folder gone since it was made or found: another run of another name that made it
+     * failed and removed it, empty (rtm_io_unlock_name); made again, not counted as ours */
+    if (fd < 0 && errno == ENOENT && attempt + 1 < 16 &&
+        rtm_io_make_parent_dir(lock->path) == RTM_OK)
+      continue;
     if (fd < 0) {
       rtm_log_error("cannot create %s (the lock on output.name '%s'): %s", lock->path, name,
                     strerror(errno));

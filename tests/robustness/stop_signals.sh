@@ -119,6 +119,14 @@ expect_stopped 130 "stopped by SIGINT while making the model" INT fresh.lock "$r
 [ ! -e "$work/kept/made" ] && [ -f "$work/kept/notes.txt" ] &&
   rob_pass "the folders the stopped run made are gone, the one it found stays" ||
   rob_fail "after the stopped run: $(find "$work/kept" | tr '\n' ' ')"
+# an empty folder found there stays too: only the folders below it were made (a review: with
+# notes.txt in it, rmdir kept it whatever the count said)
+mkdir -p "$work/found_empty"
+expect_stopped 130 "stopped by SIGINT while making the model" INT fresh.lock "$rtm3d" model \
+  "$deck" "${survey[@]}" --set output.dir="$work/found_empty/made/fresh" --set output.name=fresh
+[ -d "$work/found_empty" ] && [ ! -e "$work/found_empty/made" ] &&
+  rob_pass "the empty folder the run found stays, the ones it made are gone" ||
+  rob_fail "after the stopped run: $(find "$work" -path '*found_empty*' | tr '\n' ' ')"
 expect_stopped 143 "makemodel: stopped by SIGTERM" TERM m.lock "$rtm3d" makemodel "$deck" \
   --set model.file="$work/made_model/m.h5" --set model.description="$work/plain.model"
 [ ! -e "$work/made_model" ] && rob_pass "makemodel's folder for its model.file is gone" ||
