@@ -281,7 +281,7 @@ static int check_trace_dt(const model_run_t *run) {
   if (s->trace_samples < 2)
     RTM_FAIL(RTM_ERR_CONFIG,
              "%s: output.trace_dt = %g s is longer than the run (%d steps of %g s = %g s): its "
-             "traces would hold one sample; set output.trace_dt to %g s or less",
+             "traces would hold one sample; set output.trace_dt to %.10g s or less",
              rtm_config_origin(cfg, "output.trace_dt", where, sizeof where), s->trace_dt,
              run->prop.steps, run->prop.dt_s, lasts_s, lasts_s);
   const double band_hz = 2.5 * cfg->source.frequency_hz, nyquist_hz = 0.5 / s->trace_dt;

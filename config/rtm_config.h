@@ -262,11 +262,11 @@ double rtm_config_volume_diagonal_m(const rtm_config_t *cfg);
 int rtm_config_validate(const rtm_config_t *cfg);
 /* Where a config's values came from, the prefix of a message about them: the deck's path
  * ("configuration" for defaults only) with the lines of the keys `about` names that the
- * deck set (":LINE" for the first, " (and line A)" or " (and lines A, B)" for up to four more),
- * then " with
- * --set KEYS" naming the keys the user's --set changed that `about` names (a message, or a
- * list of keys; NULL: every such key, and no line), and ", ..." when more keys were set
- * than set_keys could hold, into `text` (RTM_CONFIG_ORIGIN_MAX holds any). Returns `text`. */
+ * deck set (":LINE" for the earliest, " (and line A)" or " (and lines A, B)" for up to four
+ * more), then " with --set KEYS" naming the keys the user's --set changed that `about`
+ * names (a message, or a list of keys; NULL: every such key, and no line), and ", ..." when
+ * more keys were set than set_keys could hold, into `text` (RTM_CONFIG_ORIGIN_MAX holds
+ * any). Returns `text`. */
 #define RTM_CONFIG_ORIGIN_MAX (2 * RTM_CONFIG_PATH_MAX + 80)
 const char *rtm_config_origin(const rtm_config_t *cfg, const char *about, char *text, size_t size);
 

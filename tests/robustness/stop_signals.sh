@@ -3,9 +3,10 @@
 # signal (130, 143), the run says it stopped, the earlier output it was replacing (--force)
 # is intact, and no PATH.partial or lock is left, so that the same command runs again at
 # once; the same signal sent twice at once is one stop, another signal after it ends the run
-# at once; the folders a stopped run made for its outputs are gone, one it found stays. The signal lands at a chosen point, not where a race puts it: stall_write_preload.c
-# holds the run in a chosen open (RTM3D_TEST_STALL_OPEN) until the test, having sent the
-# signal, creates the release file.
+# at once; the folders a stopped run made for its outputs are gone, one it found stays. The
+# signal lands at a chosen point, not where a race puts it: stall_write_preload.c holds the
+# run in a chosen open (RTM3D_TEST_STALL_OPEN) until the test, having sent the signal,
+# creates the release file.
 #   makemodel: held in the open of MODEL.lock, before the build; the run stops after the
 #     build, before MODEL.h5 is written. Held in the open of MODEL.h5.partial instead (the
 #     write begun), the write finishes, whole, and the run says so (exit 0).
@@ -114,8 +115,8 @@ expect_clean "$out"
 # probe: output.dir's new folders were left behind); a folder that was there stays
 mkdir -p "$work/kept"
 printf 'mine\n' >"$work/kept/notes.txt"
-expect_stopped 130 "stopped by SIGINT while making the model" INT fresh.lock "$rtm3d" model "$deck" \
-  "${survey[@]}" --set output.dir="$work/kept/made/fresh" --set output.name=fresh
+expect_stopped 130 "stopped by SIGINT while making the model" INT fresh.lock "$rtm3d" model \
+  "$deck" "${survey[@]}" --set output.dir="$work/kept/made/fresh" --set output.name=fresh
 [ ! -e "$work/kept/made" ] && [ -f "$work/kept/notes.txt" ] &&
   rob_pass "the folders the stopped run made are gone, the one it found stays" ||
   rob_fail "after the stopped run: $(find "$work/kept" | tr '\n' ' ')"
