@@ -102,12 +102,14 @@ expect 2 "model\.file 'k': rtm3d wrote .*mmj/k\.h5, .*mmj/k\.xmf for a model or 
 [ "$(cat "$work/mmj"/k.* | cksum)" = "$k_sum" ] && rob_pass "the run's files kept" ||
   rob_fail "makemodel --force changed the run's files: $(ls "$work/mmj" | tr '\n' ' ')"
 # onto the run's other files (a probe: NAME.json and NAME.xmf replaced by the model, exit 0)
-for member in k.json:report k.xmf:"XDMF sidecar" k_image_z.png:"z-plane figure"; do
+for member in k.json:report k.xmf:"XDMF sidecar" k_image_z.png:"z-plane figure" \
+  k_shot12.sgy:"SEG-Y file of a shot"; do
   expect 2 "model\.file = .*mmj/${member%%:*} is a name of the run whose file is .*mmj/k\.h5 \(its ${member#*:}\)" \
     "$rtm3d" makemodel "$deck" --set model.description="$work/plain.model" \
     --set model.file="$work/mmj/${member%%:*}" --force
 done
 [ "$(cat "$work/mmj"/k.* | cksum)" = "$k_sum" ] && [ ! -e "$work/mmj/k_image_z.png" ] &&
+  [ ! -e "$work/mmj/k_shot12.sgy" ] &&
   rob_pass "the run's files kept, no model beside them" ||
   rob_fail "makemodel --force changed the run's files: $(ls "$work/mmj" | tr '\n' ' ')"
 echo '{"mine": 1}' >"$work/edge.json"
