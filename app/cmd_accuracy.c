@@ -91,24 +91,12 @@ static void usage(FILE *out) {
  * length is what the time dispersion is said for. */
 static void forget_unused_keys(rtm_config_t *cfg) {
   static const char *const sections[] = {"shots", "receivers", "snapshots", "output", "rtm"};
-  rtm_config_t defaults;
-  rtm_config_defaults(&defaults);
-  /* no message cites the deck's line of a value that is no longer the deck's */
-  for (size_t k = 0; rtm_config_schema[k].section && k < RTM_CONFIG_KEYS_MAX; ++k) {
-    const rtm_cfg_entry_t *row = &rtm_config_schema[k];
-    int reset = (strcmp(row->section, "source") == 0 && strlen(row->key) == 1) ||
-                (strcmp(row->section, "mpi") == 0 && strcmp(row->key, "shot_groups") == 0);
-    for (size_t j = 0; j < sizeof sections / sizeof sections[0]; ++j)
-      reset = reset || strcmp(row->section, sections[j]) == 0;
-    if (reset) cfg->deck_line[k] = 0;
-  }
-  memcpy(cfg->source.position_m, defaults.source.position_m, sizeof cfg->source.position_m);
-  cfg->shots = defaults.shots;
-  cfg->receivers = defaults.receivers;
-  cfg->snapshots = defaults.snapshots;
-  cfg->output = defaults.output;
-  cfg->rtm = defaults.rtm;
-  cfg->mpi.shot_groups = defaults.mpi.shot_groups;
+  static const char *const keys[][2] = {
+      {"source", "x"}, {"source", "y"}, {"source", "z"}, {"mpi", "shot_groups"}};
+  for (size_t k = 0; k < sizeof sections / sizeof sections[0]; ++k)
+    rtm_config_reset(cfg, sections[k], NULL);
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; ++k)
+    rtm_config_reset(cfg, keys[k][0], keys[k][1]);
 }
 
 /* The steps of each homogeneous run: to the farthest receiver's window end (its arrival

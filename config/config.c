@@ -426,6 +426,16 @@ void rtm_config_defaults(rtm_config_t *cfg) {
     (void)rtm_cfg_parse_value(row, row->default_text, cfg, why, sizeof why);
 }
 
+void rtm_config_reset(rtm_config_t *cfg, const char *section, const char *key) {
+  char why[RTM_CFG_WHY_MAX];
+  for (size_t k = 0; rtm_config_schema[k].section; ++k) {
+    const rtm_cfg_entry_t *row = &rtm_config_schema[k];
+    if (strcmp(row->section, section) != 0 || (key && strcmp(row->key, key) != 0)) continue;
+    (void)rtm_cfg_parse_value(row, row->default_text, cfg, why, sizeof why); /* as defaults */
+    cfg->deck_line[k] = 0; /* no message cites the deck for a value no longer the deck's */
+  }
+}
+
 /* Whether `name` ("section.key") occurs in `text` as a whole key name. */
 static int names_key(const char *text, const char *name, size_t length) {
   for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
@@ -492,8 +502,7 @@ static int set_value(rtm_config_t *cfg, const char *assignment, int noted) {
   if (rtm_cfg_parse_value(row, value, cfg, why, sizeof why) != RTM_OK)
     RTM_FAIL(RTM_ERR_CONFIG, "--set %s: %s", assignment, why);
   if (noted) note_set_key(cfg, row);
-  if (noted && (size_t)(row - rtm_config_schema) < RTM_CONFIG_KEYS_MAX)
-    cfg->deck_line[row - rtm_config_schema] = 0; /* the deck's value is gone */
+  if (noted) cfg->deck_line[row - rtm_config_schema] = 0; /* the deck's value is gone */
 fail:
   free(copy);
   return status;
@@ -510,7 +519,7 @@ int rtm_config_set_option(rtm_config_t *cfg, const char *assignment) {
 /* The lines of the deck that set the keys `about` names, in order, into lines[at most]. */
 static int deck_lines(const rtm_config_t *cfg, const char *about, int *lines, int most) {
   int count = 0;
-  for (size_t k = 0; rtm_config_schema[k].section && k < RTM_CONFIG_KEYS_MAX; ++k) {
+  for (size_t k = 0; rtm_config_schema[k].section; ++k) {
     const int line = cfg->deck_line[k];
     char name[128];
     const int length = snprintf(name, sizeof name, "%s.%s", rtm_config_schema[k].section,

@@ -37,7 +37,6 @@ typedef struct {
   int in_section;    /* a [section] header has been seen */
   int section_known; /* ... and it names a schema section */
   char section[RTM_CONFIG_NAME_MAX];
-  int *set_at_line; /* per schema row: the line that set it, 0 = not set */
   int errors;
 } loader_t;
 
@@ -89,13 +88,12 @@ static void apply_assignment(loader_t *ld, const char *name, const char *value) 
     return;
   }
   size_t index = (size_t)(row - rtm_config_schema);
-  if (ld->set_at_line[index]) {
+  if (ld->cfg->deck_line[index]) {
     loader_error(ld, "%s.%s = \"%.200s\": key given twice (first at line %d)", row->section,
-                 row->key, value, ld->set_at_line[index]);
+                 row->key, value, ld->cfg->deck_line[index]);
     return;
   }
-  ld->set_at_line[index] = ld->line_number;
-  if (index < RTM_CONFIG_KEYS_MAX) ld->cfg->deck_line[index] = ld->line_number;
+  ld->cfg->deck_line[index] = ld->line_number;
   if (rtm_cfg_parse_value(row, value, ld->cfg, why, sizeof why) != RTM_OK)
     loader_error(ld, "%s.%s = \"%.200s\": %s", row->section, row->key, value, why);
 }
@@ -206,8 +204,7 @@ int rtm_config_load(const char *path, rtm_config_t *cfg) {
              "(%d MiB)",
              path, bytes, bytes / 1048576.0, RTM_CFG_DECK_MAX_BYTES >> 20);
   work = malloc(sizeof *work);
-  ld.set_at_line = calloc(rtm_cfg_row_count(), sizeof *ld.set_at_line);
-  if (!work || !ld.set_at_line) RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory", path);
+  if (!work) RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory", path);
   rtm_config_defaults(work);
   snprintf(work->path, sizeof work->path, "%s", path);
   ld.cfg = work;
@@ -233,7 +230,7 @@ int rtm_config_load(const char *path, rtm_config_t *cfg) {
    * full default run from an empty file was taken without a word (a probe) */
   int keys = 0;
   for (size_t k = 0; k < rtm_cfg_row_count(); ++k)
-    keys += ld.set_at_line[k] != 0;
+    keys += work->deck_line[k] != 0;
   if (keys == 0)
     rtm_log_warning(
         "%s sets no key (it is empty, or holds only comments and section headers): "
@@ -241,7 +238,6 @@ int rtm_config_load(const char *path, rtm_config_t *cfg) {
         path);
   *cfg = *work;
 fail:
-  free(ld.set_at_line);
   free(work);
   if (ld.file) fclose(ld.file);
   return status;

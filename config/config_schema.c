@@ -149,6 +149,9 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
 
     {NULL, NULL, RTM_CFG_INT, 0, 0, NULL, 0, 0, NULL, NULL},
 };
+/* the terminating row beside them: rtm_config_t.deck_line holds a line for every key */
+_Static_assert(sizeof rtm_config_schema / sizeof rtm_config_schema[0] <= RTM_CONFIG_KEYS_MAX + 1,
+               "raise RTM_CONFIG_KEYS_MAX: the schema has more rows than deck_line holds");
 /* clang-format on */
 
 size_t rtm_cfg_row_count(void) {

@@ -70,7 +70,7 @@ typedef enum {
  * rtm.snapshot_rate bits a value) */
 typedef enum { RTM_PRECISION_FP32 = 0, RTM_PRECISION_FP16, RTM_PRECISION_ZFP } rtm_precision_t;
 
-/* Room for the schema's rows in rtm_config_t.deck_line (test_config_values checks it). */
+/* Room for the schema's rows in rtm_config_t.deck_line (config_schema.c asserts it). */
 #define RTM_CONFIG_KEYS_MAX 256
 
 typedef struct {
@@ -242,6 +242,10 @@ extern const rtm_cfg_entry_t rtm_config_schema[];
 
 /* Fills cfg with every default. */
 void rtm_config_defaults(rtm_config_t *cfg);
+
+/* Every key of `section` (key NULL), or that one key, back at its default, and no longer
+ * the deck's (its line forgotten): for a command that takes some keys of a deck alone. */
+void rtm_config_reset(rtm_config_t *cfg, const char *section, const char *key);
 
 /* Loads an INI deck over the defaults. Errors name path:line, the key and what was
  * expected; returns RTM_ERR_CONFIG (or RTM_ERR_INPUT for a missing file). */

@@ -676,15 +676,6 @@ static void test_validate_ignored_rtm_keys(void **state) {
   }
 }
 
-/* rtm_config_t.deck_line holds a line for every row of the schema. */
-static void test_schema_fits_deck_lines(void **state) {
-  (void)state;
-  size_t rows = 0;
-  for (const rtm_cfg_entry_t *row = rtm_config_schema; row->section; ++row)
-    ++rows;
-  assert_true(rows <= RTM_CONFIG_KEYS_MAX);
-}
-
 /* Keys that do nothing beside another key are named (a probe: each was taken without a word):
  * the interface's dip and lower velocity without an interface, the sinc radius with
  * trilinear points, the receivers' keys with none, the checkpoint count without
@@ -862,6 +853,5 @@ RTM_TEST_MAIN(
     cmocka_unit_test(test_set_errors), cmocka_unit_test(test_auto_values),
     cmocka_unit_test(test_strategy_for), cmocka_unit_test(test_validate),
     cmocka_unit_test(test_validate_shots), cmocka_unit_test(test_validate_ignored_rtm_keys),
-    cmocka_unit_test(test_validate_ignored_other_keys),
-    cmocka_unit_test(test_schema_fits_deck_lines), cmocka_unit_test(test_print_schema),
+    cmocka_unit_test(test_validate_ignored_other_keys), cmocka_unit_test(test_print_schema),
     cmocka_unit_test(test_print_schema_sections), cmocka_unit_test(test_schema_help_texts))
