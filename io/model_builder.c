@@ -315,25 +315,23 @@ int rtm_model_build(const char *text, const char *name, const rtm_io_volume_t *v
       have_background = 1;
       continue;
     }
-    static const char *const elements[] = {"layer", "box", "diffractor", "anomaly"};
-    int known = 0;
-    for (size_t k = 0; k < sizeof elements / sizeof elements[0]; ++k)
-      known = known || strcmp(l->keyword, elements[k]) == 0;
-    if (!known) /* said as such wherever it stands (a probe: "foo before the background") */
+    static const struct {
+      const char *keyword;
+      int (*build)(model_t *, line_t *);
+    } elements[] = {
+        {"layer", layer}, {"box", box}, {"diffractor", diffractor}, {"anomaly", anomaly}};
+    size_t k = 0;
+    while (k < sizeof elements / sizeof elements[0] && strcmp(l->keyword, elements[k].keyword))
+      ++k;
+    /* unknown is said as such wherever it stands (a probe: "foo before the background") */
+    if (k == sizeof elements / sizeof elements[0])
       RTM_FAIL(RTM_ERR_INPUT,
                "%s:%d: unknown element '%s' (known: background, layer, box, diffractor, anomaly)",
                name, lines, l->keyword);
     if (!have_background)
       RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s before the background (it comes first: background vp=...)",
                name, lines, l->keyword);
-    if (strcmp(l->keyword, "layer") == 0)
-      RTM_TRY(layer(&m, l));
-    else if (strcmp(l->keyword, "box") == 0)
-      RTM_TRY(box(&m, l));
-    else if (strcmp(l->keyword, "diffractor") == 0)
-      RTM_TRY(diffractor(&m, l));
-    else
-      RTM_TRY(anomaly(&m, l));
+    RTM_TRY(elements[k].build(&m, l));
   }
   if (!have_background) RTM_FAIL(RTM_ERR_INPUT, "%s: no background vp=... line", name);
   for (size_t i = 0; i < cells; ++i)
