@@ -180,13 +180,11 @@ static int refuse_run_member(const char *file) {
     return RTM_ERR_CONFIG;
   }
   /* NAME_shot<k>.sgy: a file of export --per-shot beside the run file NAME.h5 */
-  const char *shot =
-      length > 4 && strcmp(file + length - 4, ".sgy") == 0 ? strstr(file, "_shot") : NULL;
-  for (const char *next = shot; next; next = strstr(next + 1, "_shot"))
-    shot = next; /* the last one */
-  if (shot && (size_t)(shot - file) < MODEL_PATH_MAX && shot + 5 < file + length - 4 &&
-      strspn(shot + 5, "0123456789") == (size_t)(file + length - 4 - (shot + 5))) {
-    snprintf(run_file, sizeof run_file, "%.*s.h5", (int)(shot - file), file);
+  char given[MODEL_PATH_MAX + 8];
+  const size_t given_length =
+      rtm_segy_per_shot_given(file, given, sizeof given) >= 0 ? strlen(given) : 0; /* NAME.sgy */
+  if (given_length > 4 && strcmp(given + given_length - 4, ".sgy") == 0) {
+    snprintf(run_file, sizeof run_file, "%.*s.h5", (int)(given_length - 4), given);
     if (rtm_io_run_file_written(run_file)) {
       rtm_log_error("model.file = %s is a name of the run whose file is %s (its SEG-Y file of a "
                     "shot): export --per-shot writes it; choose another name for the model",

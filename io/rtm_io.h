@@ -663,6 +663,9 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
  * OUT_shot<k>.sgy, the extension kept (a dot in a folder's name, or one that starts the
  * file's name, is none), into out[size]; RTM_ERR_USAGE when it does not fit (said). */
 int rtm_segy_target_path(const char *path, int per_shot, int shot, char *out, size_t size);
+/* rtm_segy_target_path's inverse: where path is a per-shot file OUT_shot<k>.EXT (k as it
+ * writes it), OUT.EXT into given[size] and k; else -1. */
+int rtm_segy_per_shot_given(const char *path, char *given, size_t size);
 /* All shots of `field` of the run file at h5_path into one SEG-Y file at `path`, created or
  * truncated: a file of the caller's (a run's NAME.sgy.partial, under its name lock), which
  * the caller removes on failure. Its text header names `named` (the run file's final name:

@@ -75,14 +75,19 @@ int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
   return segy_read(path, shot, 1, gather);
 }
 
-/* (rtm_io.h; path arithmetic alone, with or without segyio) */
+/* The dot of the extension of path's file name, or NULL: a dot in a folder's name is none,
+ * nor one that starts the file's name (.hidden: .hidden_shot0, not _shot0.hidden). */
+static const char *extension_of(const char *path) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  const char *dot = strrchr(base, '.');
+  return dot == base ? NULL : dot;
+}
+
+/* (rtm_io.h; path arithmetic alone, with or without segyio, as the two below) */
 int rtm_segy_target_path(const char *path, int per_shot, int shot, char *out, size_t size) {
   int written;
   if (per_shot) {
-    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-    if (dot && slash && dot < slash) dot = NULL;
-    /* a dot that starts the name (.hidden) is no extension: .hidden_shot0, not _shot0.hidden */
-    if (dot && dot == (slash ? slash + 1 : path)) dot = NULL;
+    const char *dot = extension_of(path);
     const int stem = dot ? (int)(dot - path) : (int)strlen(path);
     written = snprintf(out, size, "%.*s_shot%d%s", stem, path, shot, dot ? dot : "");
   } else {
@@ -93,6 +98,56 @@ int rtm_segy_target_path(const char *path, int per_shot, int shot, char *out, si
     return RTM_ERR_USAGE;
   }
   return RTM_OK;
+}
+
+/* The names of OUT's per-shot set, STEM_shot<k>EXT in OUT's folder: k as rtm_segy_target_path
+ * writes it (no sign, no leading zero) and EXT the same to the byte. */
+typedef struct {
+  char folder[RTM_CONFIG_PATH_MAX + 2];
+  const char *stem, *extension;
+  size_t stem_length;
+} shot_pattern_t;
+
+static void shot_pattern(const char *path, shot_pattern_t *pattern) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  const char *dot = extension_of(path);
+  if (!slash)
+    snprintf(pattern->folder, sizeof pattern->folder, ".");
+  else
+    snprintf(pattern->folder, sizeof pattern->folder, "%.*s",
+             slash == path ? 1 : (int)(slash - path), path);
+  pattern->stem = base;
+  pattern->stem_length = dot ? (size_t)(dot - base) : strlen(base);
+  pattern->extension = dot ? dot : "";
+}
+
+/* The shot number of `name` in the set, or -1 when the name is not of it. */
+static long shot_of_name(const shot_pattern_t *pattern, const char *name) {
+  if (strncmp(name, pattern->stem, pattern->stem_length) != 0) return -1;
+  name += pattern->stem_length;
+  if (strncmp(name, "_shot", 5) != 0) return -1;
+  name += 5;
+  long shot = 0;
+  int digits = 0;
+  for (; isdigit((unsigned char)*name) && digits < 10; ++name, ++digits)
+    shot = 10 * shot + (*name - '0');
+  if (digits == 0 || (digits > 1 && name[-digits] == '0')) return -1;
+  return strcmp(name, pattern->extension) == 0 ? shot : -1;
+}
+
+int rtm_segy_per_shot_given(const char *path, char *given, size_t size) {
+  const char *dot = extension_of(path), *end = dot ? dot : path + strlen(path);
+  const char *digits = end;
+  while (digits > path && isdigit((unsigned char)digits[-1]))
+    --digits;
+  if (digits == end || digits - path < 5 || strncmp(digits - 5, "_shot", 5) != 0) return -1;
+  const int written =
+      snprintf(given, size, "%.*s%s", (int)(digits - 5 - path), path, dot ? dot : "");
+  if (written < 0 || (size_t)written >= size) return -1;
+  shot_pattern_t pattern; /* the name as export would have written it: k without a leading 0 */
+  shot_pattern(given, &pattern);
+  const char *slash = strrchr(path, '/');
+  return (int)shot_of_name(&pattern, slash ? slash + 1 : path);
 }
 
 #ifndef RTM3D_HAVE_SEGYIO
@@ -518,42 +573,6 @@ static void remove_made(const char *name, made_file_t *made) {
       info.st_ino == made->inode)
     remove(name);
   made->state = 0;
-}
-
-/* The names of OUT's per-shot set, STEM_shot<k>EXT in OUT's folder: k as rtm_segy_target_path
- * writes it (no sign, no leading zero) and EXT the same to the byte. */
-typedef struct {
-  char folder[RTM_CONFIG_PATH_MAX + 2];
-  const char *stem, *extension;
-  size_t stem_length;
-} shot_pattern_t;
-
-static void shot_pattern(const char *path, shot_pattern_t *pattern) {
-  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-  const char *dot = strrchr(base, '.');
-  if (dot == base) dot = NULL; /* .hidden: no extension, as rtm_segy_target_path reads it */
-  if (!slash)
-    snprintf(pattern->folder, sizeof pattern->folder, ".");
-  else
-    snprintf(pattern->folder, sizeof pattern->folder, "%.*s",
-             slash == path ? 1 : (int)(slash - path), path);
-  pattern->stem = base;
-  pattern->stem_length = dot ? (size_t)(dot - base) : strlen(base);
-  pattern->extension = dot ? dot : "";
-}
-
-/* The shot number of `name` in the set, or -1 when the name is not of it. */
-static long shot_of_name(const shot_pattern_t *pattern, const char *name) {
-  if (strncmp(name, pattern->stem, pattern->stem_length) != 0) return -1;
-  name += pattern->stem_length;
-  if (strncmp(name, "_shot", 5) != 0) return -1;
-  name += 5;
-  long shot = 0;
-  int digits = 0;
-  for (; isdigit((unsigned char)*name) && digits < 10; ++name, ++digits)
-    shot = 10 * shot + (*name - '0');
-  if (digits == 0 || (digits > 1 && name[-digits] == '0')) return -1;
-  return strcmp(name, pattern->extension) == 0 ? shot : -1;
 }
 
 /* Files of an earlier, larger set beside the one of `shots` files at `path`: the regular
