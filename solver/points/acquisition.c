@@ -230,15 +230,21 @@ static long patch_kept(const rtm_config_t *cfg, const rtm_grid_t *grid, const do
 }
 
 /* Under receivers.layout = patch every shot records: one whose patch lies wholly outside the
- * volume is refused before any work (its place_shot would stop the run at that shot). */
-static int check_patches(const rtm_config_t *cfg, const rtm_grid_t *grid,
-                         const rtm_shots_t *shots) {
+ * volume is refused before any work (its place_shot would stop the run at that shot); the
+ * shot whose patch keeps the most is shots->widest. */
+static int check_patches(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t *shots) {
   int status = RTM_OK;
   char extent[256];
+  long most = 0;
   if (cfg->receivers.layout != RTM_RECEIVERS_PATCH) return RTM_OK;
   for (int k = 0; k < shots->count; ++k) {
     const double *s = shots->source_m + 3 * (size_t)k;
-    if (patch_kept(cfg, grid, s) > 0) continue;
+    const long kept = patch_kept(cfg, grid, s);
+    if (kept > most) {
+      most = kept;
+      shots->widest = k;
+    }
+    if (kept > 0) continue;
     describe_volume(grid, extent, sizeof extent);
     RTM_FAIL(RTM_ERR_CONFIG,
              "receivers.layout = patch: none of the receivers around shot %d at (%g, %g, %g) m "
@@ -281,15 +287,7 @@ int rtm_sizing_shot_position(const rtm_config_t *cfg, const rtm_grid_t *grid,
     return RTM_OK;
   const int status = rtm_shots_init(cfg, grid, &shots);
   if (status != RTM_OK) return status;
-  long most = -1;
-  for (int k = 0; k < shots.count; ++k) {
-    const double *s = shots.source_m + 3 * (size_t)k;
-    const long kept = patch_kept(cfg, grid, s);
-    if (kept > most) {
-      most = kept;
-      memcpy(position_m, s, 3 * sizeof *position_m);
-    }
-  }
+  memcpy(position_m, shots.source_m + 3 * (size_t)shots.widest, 3 * sizeof *position_m);
   rtm_shots_release(&shots);
   return RTM_OK;
 }

@@ -76,6 +76,7 @@ int rtm_points_mean(const rtm_points_t *points, int point, const rtm_grid_t *gri
 typedef struct {
   int count;
   double *source_m; /* [count][3] */
+  int widest;       /* receivers.layout = patch: the shot whose patch keeps the most, else 0 */
 } rtm_shots_t;
 int rtm_shots_init(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t *shots);
 void rtm_shots_release(rtm_shots_t *shots);
