@@ -415,6 +415,17 @@ static int set_away_from_default(const rtm_config_t *cfg, const rtm_cfg_entry_t 
   return !(value == fallback || (isnan(value) && isnan(fallback)));
 }
 
+/* Each of `keys` [count] of `section` set away from its default, named as ignored, `why`
+ * saying what makes it do nothing. */
+static void warn_keys_ignored(checker_t *check, const rtm_config_t *cfg, const char *section,
+                              const char *const *keys, size_t count, const char *why) {
+  for (size_t k = 0; k < count; ++k) {
+    const rtm_cfg_entry_t *row = rtm_cfg_find(section, keys[k]);
+    if (row && set_away_from_default(cfg, row))
+      check_warning(check, "%s.%s = %g is ignored: %s", section, keys[k], number_of(cfg, row), why);
+  }
+}
+
 /* The constant model's keys (model.vp ... model.vp_below) do nothing beside model.file:
  * each one set away from its default is named. */
 static void warn_constants_ignored(checker_t *check, const rtm_config_t *cfg) {
@@ -426,17 +437,6 @@ static void warn_constants_ignored(checker_t *check, const rtm_config_t *cfg) {
     if (set_away_from_default(cfg, row))
       check_warning(check, "model.%s = %g is ignored: model.file = %s gives the model", row->key,
                     number_of(cfg, row), cfg->model.file);
-  }
-}
-
-/* Each of `keys` [count] of `section` set away from its default, named as ignored, `why`
- * saying what makes it do nothing. */
-static void warn_keys_ignored(checker_t *check, const rtm_config_t *cfg, const char *section,
-                              const char *const *keys, size_t count, const char *why) {
-  for (size_t k = 0; k < count; ++k) {
-    const rtm_cfg_entry_t *row = rtm_cfg_find(section, keys[k]);
-    if (row && set_away_from_default(cfg, row))
-      check_warning(check, "%s.%s = %g is ignored: %s", section, keys[k], number_of(cfg, row), why);
   }
 }
 
@@ -522,15 +522,9 @@ static void warn_rtm_ignored(checker_t *check, const rtm_config_t *cfg) {
                   way == RTM_RECONSTRUCT_SNAPSHOTS  ? "snapshots"
                   : way == RTM_RECONSTRUCT_BOUNDARY ? "boundary"
                                                     : "checkpoint");
-  if (cfg->rtm.offset_lags > 0) return;
-  for (size_t k = 0; k < sizeof gather_keys / sizeof gather_keys[0]; ++k) {
-    const rtm_cfg_entry_t *row = rtm_cfg_find("rtm", gather_keys[k]);
-    if (row && set_away_from_default(cfg, row))
-      check_warning(check,
-                    "rtm.%s = %g is ignored: it shapes the common-image gathers, and "
-                    "rtm.offset_lags = 0 takes none",
-                    gather_keys[k], number_of(cfg, row));
-  }
+  if (cfg->rtm.offset_lags == 0)
+    warn_keys_ignored(check, cfg, "rtm", gather_keys, sizeof gather_keys / sizeof gather_keys[0],
+                      "it shapes the common-image gathers, and rtm.offset_lags = 0 takes none");
 }
 
 int rtm_config_validate(const rtm_config_t *cfg) {
