@@ -268,15 +268,14 @@ static void output_path(const plot_t *p, char *out, size_t size) {
     default_output(&p->a, p->rank, p->index, p->axis, p->plane, out, size);
 }
 
-static int write_png(const plot_t *p) {
+static int write_png(const plot_t *p, const char *out) {
   int status = RTM_OK;
   const plot_args_t *a = &p->a;
   const rtm_figure_image_t *image = &p->images[0];
-  char out[2048], title[2048];
+  char title[2048];
   double clip = 0.0;
   RTM_TRY(rtm_png_clip_value(image->values, (size_t)image->width * (size_t)image->height,
                              a->clip_percentile, &clip));
-  output_path(p, out, sizeof out);
   snprintf(title, sizeof title, "%s %s%s, clip \xc2\xb1%.3g", a->file, a->dataset, p->where, clip);
   status =
       rtm_png_write(out, image->values, image->width, image->height, a->clip_percentile, title);
@@ -417,10 +416,10 @@ static void print_written(const plot_t *p, const char *out, const rtm_figure_sty
          style->bar_label, across);
 }
 
-static int write_figure(plot_t *p) {
+static int write_figure(plot_t *p, const char *out) {
   int status = RTM_OK;
   const plot_args_t *a = &p->a;
-  char out[2048], titles[3][1024], page_title[1024];
+  char titles[3][1024], page_title[1024];
   rtm_figure_panel_t panels[3];
   rtm_figure_style_t style = {.width = a->size[0], .height = a->size[1]};
   style.bar_label = rtm_figure_bar_label(a->dataset, p->rank);
@@ -433,7 +432,6 @@ static int write_figure(plot_t *p) {
       snprintf(page_title, sizeof page_title, "%s %s", a->file, a->dataset);
     style.page_title = page_title;
   }
-  output_path(p, out, sizeof out);
   if (p->rank >= 3)
     for (int k = 0; k < p->count; ++k)
       slice_panel(p, &p->images[k], titles[k], sizeof titles[k], &panels[k]);
@@ -480,7 +478,8 @@ fail:
 int rtm_cmd_plot(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--scaling") == 0) return rtm_cmd_plot_scaling(argc, argv);
-  int status = RTM_OK, help = 0;
+  int status = RTM_OK, help = 0, made = 0;
+  char name[2048], out[4096] = "";
   plot_t p;
   memset(&p, 0, sizeof p);
   p.index = -1;
@@ -515,14 +514,17 @@ int rtm_cmd_plot(int argc, char **argv) {
     RTM_TRY(p.rank >= 3 ? read_slice(&p) : read_gather(&p));
   RTM_TRY(check_finite(&p, figure));
   if (p.rank == 2) rtm_gather_gain(&p.images[0], &p.axes, p.a.gain);
+  output_path(&p, name, sizeof name);
+  RTM_TRY(rtm_plot_output_begin(name, out, sizeof out, &made));
   if (figure) {
-    RTM_TRY(write_figure(&p));
+    RTM_TRY(write_figure(&p, out));
   } else {
     if (!p.a.raw && !p.a.out) /* once, so that a user knows why the picture is plain */
       rtm_log_info("plot: this build has no PLplot: a plain PNG, one pixel a sample");
-    RTM_TRY(write_png(&p));
+    RTM_TRY(write_png(&p, out));
   }
 fail:
+  if (out[0]) rtm_plot_output_end(out, made, status);
   for (int k = 0; k < 3; ++k)
     free(p.images[k].values);
   return rtm_status_exit_code(status);

@@ -182,13 +182,15 @@ int rtm_plot_gathers(const plot_args_t *a) {
   int status = RTM_OK;
   gathers_plot_t g;
   float *all = NULL;
-  char out[2048];
+  char name[2048], out[4096] = "";
+  int made = 0;
   memset(&g, 0, sizeof g);
   RTM_TRY(check_options(a));
   RTM_TRY(rtm_io_read_gathers_info(a->file, a->dataset, &g.info));
   RTM_TRY(choose_cips(a, &g));
   RTM_TRY(read_panels(a, &g));
-  output_path(a, out, sizeof out);
+  output_path(a, name, sizeof name);
+  RTM_TRY(rtm_plot_output_begin(name, out, sizeof out, &made));
   if (a->raw || !rtm_figure_available()) {
     if (!a->raw) rtm_log_info("plot: this build has no PLplot: a plain PNG, one pixel a sample");
     RTM_TRY(write_plain(a, &g, out));
@@ -201,6 +203,7 @@ int rtm_plot_gathers(const plot_args_t *a) {
     RTM_TRY(write_figure(a, &g, out, all, (size_t)g.count * cells));
   }
 fail:
+  if (out[0]) rtm_plot_output_end(out, made, status);
   free(all);
   for (int k = 0; k < PANELS; ++k)
     free(g.panels[k]);

@@ -28,9 +28,9 @@ static int draw(const rtm_scaling_t *s, const char *csv, const char *path, const
 }
 
 int rtm_cmd_plot_scaling(int argc, char **argv) {
-  int status = RTM_OK, size[2] = {800, 560};
+  int status = RTM_OK, size[2] = {800, 560}, made = 0;
   const char *csv = NULL, *out = NULL;
-  char why[256];
+  char why[256], path[4096] = ""; /* the figure's file, once named */
   FILE *f = NULL;
   rtm_scaling_t *s = calloc(1, sizeof *s);
   if (!s) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
@@ -62,19 +62,21 @@ int rtm_cmd_plot_scaling(int argc, char **argv) {
   if (rtm_text_open(csv, &f, NULL, why, sizeof why) != RTM_OK)
     RTM_FAIL(RTM_ERR_INPUT, "plot: cannot read %s: %s", csv, why);
   RTM_TRY(rtm_io_read_scaling(f, csv, s));
-  char path[2048];
+  char name[2048];
   const char *dot = strrchr(csv, '.'), *slash = strrchr(csv, '/');
   if (dot && slash && dot < slash) dot = NULL; /* a dot in a folder's name */
   if (out)
-    snprintf(path, sizeof path, "%s", out);
+    snprintf(name, sizeof name, "%s", out);
   else
-    snprintf(path, sizeof path, "%.*s.png", dot ? (int)(dot - csv) : (int)strlen(csv), csv);
+    snprintf(name, sizeof name, "%.*s.png", dot ? (int)(dot - csv) : (int)strlen(csv), csv);
+  RTM_TRY(rtm_plot_output_begin(name, path, sizeof path, &made));
   RTM_TRY(draw(s, csv, path, size));
   char text[2][4 * 2048 + 1];
   rtm_escape_text(path, text[0], sizeof text[0]);
   rtm_escape_text(csv, text[1], sizeof text[1]);
   printf("wrote %s (%d mode%s of %s)\n", text[0], s->lines, s->lines == 1 ? "" : "s", text[1]);
 fail:
+  if (path[0]) rtm_plot_output_end(path, made, status);
   if (f) fclose(f);
   free(s);
   return rtm_status_exit_code(status);

@@ -36,5 +36,12 @@ int rtm_cmd_plot_scaling(int argc, char **argv);
  * common-image gathers, a panel a CIP; the options already read and the output checked. A
  * status. */
 int rtm_plot_gathers(const plot_args_t *a);
+/* NAME, the figure's name (-o, else the default beside the input), as plot writes it: into
+ * `target` the file a link there leads to (rtm_io_output_target: the file replaced, the link
+ * kept), the folders leading to it made and counted in *made. A status. */
+int rtm_plot_output_begin(const char *name, char *target, size_t size, int *made);
+/* After the figure at `target`: where it failed (status not RTM_OK), the folders
+ * rtm_plot_output_begin made are removed again (those left empty). */
+void rtm_plot_output_end(const char *target, int made, int status);
 
 #endif

@@ -207,3 +207,13 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
 fail:
   return status;
 }
+
+int rtm_plot_output_begin(const char *name, char *target, size_t size, int *made) {
+  *made = 0;
+  const int status = rtm_io_output_target(name, "plot:", target, size);
+  return status != RTM_OK ? status : rtm_io_make_parent_dir_counted(target, made);
+}
+
+void rtm_plot_output_end(const char *target, int made, int status) {
+  if (status != RTM_OK) rtm_io_remove_made_dirs(target, made);
+}

@@ -201,6 +201,32 @@ int rtm_io_rename_noreplace(const char *from, const char *to) {
   return rename(from, to);
 }
 
+int rtm_io_output_target(const char *path, const char *what, char *target, size_t size) {
+  struct stat info;
+  char *resolved = NULL;
+  if (lstat(path, &info) == 0 && S_ISLNK(info.st_mode)) {
+    if (stat(path, &info) != 0) {
+      rtm_log_error("%s %s: %s: point it at a file or remove it", what, path,
+                    errno == ENOENT ? "a symbolic link to nothing (a dangling link)"
+                                    : strerror(errno));
+      return RTM_ERR_USAGE;
+    }
+    /* a file's link followed to the file; /dev/stdout and its kind stay PATH */
+    if (S_ISREG(info.st_mode) && !(resolved = realpath(path, NULL))) {
+      rtm_log_error("%s %s: cannot follow the link: %s", what, path, strerror(errno));
+      return RTM_ERR_IO;
+    }
+  }
+  const char *chosen = resolved ? resolved : path;
+  const int written = snprintf(target, size, "%s", chosen);
+  free(resolved);
+  if (written < 0 || (size_t)written >= size) {
+    rtm_log_error("%s %s: the path is too long (%d characters)", what, path, written);
+    return RTM_ERR_USAGE;
+  }
+  return RTM_OK;
+}
+
 int rtm_io_aside_create(const char *path, char *aside, size_t size) {
   struct stat info;
   if (stat(path, &info) == 0 && !S_ISREG(info.st_mode)) {
@@ -252,23 +278,33 @@ static FILE *standard_stream_at(const char *path) {
   return NULL;
 }
 
-/* Whether PATH is written in place: a link (/dev/stdout, or one a user made: written through,
- * never replaced) or a stream there (a terminal, a FIFO). */
-static int written_in_place(const char *path) {
+/* The standard stream PATH leads to when PATH is not itself a regular file (/dev/stdout, a
+ * link to stdout's file), else NULL: a file named as itself is replaced, as any other. */
+static FILE *standard_stream_through(const char *path) {
   struct stat info;
-  if (lstat(path, &info) != 0) return 0;
-  if (S_ISLNK(info.st_mode)) return stat(path, &info) != 0 || !S_ISDIR(info.st_mode);
+  if (lstat(path, &info) != 0 || S_ISREG(info.st_mode)) return NULL;
+  return standard_stream_at(path);
+}
+
+/* Whether TARGET (rtm_io_output_target's) is written in place: a stream there (a terminal, a
+ * FIFO, a device), or a link to one. */
+static int written_in_place(const char *target) {
+  struct stat info;
+  if (stat(target, &info) != 0) return 0; /* absent: made aside */
   return !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode);
 }
 
 int rtm_io_aside_probe(const char *path, const char *what) {
-  char aside[4096 + 32];
-  if (written_in_place(path)) {
-    if (access(path, W_OK) == 0) return RTM_OK;
+  char aside[4096 + 32], target[4096];
+  if (standard_stream_through(path)) return RTM_OK;
+  int status = rtm_io_output_target(path, what, target, sizeof target);
+  if (status != RTM_OK) return status;
+  if (written_in_place(target)) {
+    if (access(target, W_OK) == 0) return RTM_OK;
     rtm_log_error("%s %s: cannot write it: %s; nothing is run", what, path, strerror(errno));
     return RTM_ERR_IO;
   }
-  const int status = rtm_io_aside_create(path, aside, sizeof aside);
+  status = rtm_io_aside_create(target, aside, sizeof aside);
   if (status != RTM_OK) {
     rtm_log_error("%s %s: the file could not be written there; nothing is run", what, path);
     return status;
@@ -279,17 +315,18 @@ int rtm_io_aside_probe(const char *path, const char *what) {
 
 int rtm_io_write_text_aside(const char *path, const char *what,
                             void (*write)(FILE *out, const void *data), const void *data) {
-  char aside[4096 + 32];
-  /* a link or a stream: nothing to replace whole, written in place as it goes */
-  const int in_place = written_in_place(path);
-  int status = in_place ? RTM_OK : rtm_io_aside_create(path, aside, sizeof aside);
+  char aside[4096 + 32], target[4096];
+  FILE *const standard = standard_stream_through(path);
+  int status = standard ? RTM_OK : rtm_io_output_target(path, what, target, sizeof target);
+  /* a stream: nothing to replace whole, written in place as it goes */
+  const int in_place = standard || (status == RTM_OK && written_in_place(target));
+  if (status == RTM_OK && !in_place) status = rtm_io_aside_create(target, aside, sizeof aside);
   if (status != RTM_OK) {
     rtm_log_error("%s %s: not written", what, path);
     return status;
   }
-  const char *target = in_place ? path : aside;
-  FILE *const standard = in_place ? standard_stream_at(path) : NULL;
-  FILE *out = standard ? standard : fopen(target, "w");
+  const char *into = standard ? path : in_place ? target : aside;
+  FILE *out = standard ? standard : fopen(into, "w");
   int error = out ? 0 : errno;
   if (out) {
     errno = 0; /* what a failed write of the stream leaves: said below */
@@ -298,12 +335,12 @@ int rtm_io_write_text_aside(const char *path, const char *what,
     if (!standard && fclose(out) != 0 && !error) error = errno;
   }
   if (error) {
-    rtm_log_error("%s %s: writing %s failed: %s", what, path, target, strerror(error));
+    rtm_log_error("%s %s: writing %s failed: %s", what, path, into, strerror(error));
     if (!in_place) rtm_io_remove_own(aside, "this run's unfinished output");
     return RTM_ERR_IO;
   }
   if (in_place) return RTM_OK;
-  status = commit(aside, path, 1); /* on the disk, then renamed over PATH, whatever its name */
+  status = commit(aside, target, 1); /* on the disk, then renamed over the target */
   if (status != RTM_OK) rtm_log_error("%s %s: not written", what, path);
   return status;
 }

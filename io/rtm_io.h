@@ -245,6 +245,19 @@ int rtm_io_file_stamp(const char *path, char *text, size_t size);
  * node's page cache, which rank 0's sync at the commit does not reach. RTM_ERR_IO, said, when
  * the data did not reach the disk. */
 int rtm_io_sync_partial(const char *path);
+/* Where an output that a user names outside a run (plot's -o, export's --segy, bench's and
+ * tune's --csv and --json) is written: PATH itself, or, where PATH is a symbolic link (or a
+ * chain of them) to a regular file, that file, replaced whole while the link stays. A link
+ * to nothing is refused (RTM_ERR_USAGE, said, naming `what`); a link to anything else (a
+ * device, a FIFO, /dev/stdout) is PATH, which the writer refuses or writes in place. */
+int rtm_io_output_target(const char *path, const char *what, char *target, size_t size);
+/* Creates the directories leading to path (mkdir -p of its parent); `*made` := how many of
+ * the parent's last folders this call created (0 when it created none), for their owner to
+ * remove again when its output fails: rtm_io_remove_made_dirs. */
+int rtm_io_make_parent_dir_counted(const char *path, int *made);
+/* Removes the `made` last folders of path's parent, deepest first, each only where it is
+ * empty (rmdir); stops at the first that stays. */
+void rtm_io_remove_made_dirs(const char *path, int made);
 /* A file of this process's beside PATH to write it aside, PATH.partial.XXXXXX.EXT (mkstemps:
  * never a name another process writes; PATH's extension last), once PATH is found absent or a
  * regular file (a device, a folder or a FIFO given as an output is refused, RTM_ERR_USAGE).
@@ -257,10 +270,11 @@ int rtm_io_aside_create(const char *path, char *aside, size_t size);
 int rtm_io_aside_probe(const char *path, const char *what);
 /* A small file written whole or not at all: write(out, data) into a file aside PATH, checked,
  * on the disk, then renamed over PATH (whatever PATH's name); on any failure PATH is left as
- * it was and the aside file removed, the error naming `what` and PATH. PATH a link
- * (/dev/stdout among them) or a stream (a FIFO, a terminal): written in place, through the
- * link, or through stdout or stderr where PATH is their file (after what they hold). For
- * outputs outside a run's output set (bench's --csv and --json, tune's --csv). */
+ * it was and the aside file removed, the error naming `what` and PATH. PATH the file of stdout
+ * or stderr (/dev/stdout sent to a file): written through that stream, after what it holds;
+ * a link to a regular file: that file replaced (rtm_io_output_target); a stream (a FIFO, a
+ * terminal) or a link to one: written in place. For outputs outside a run's output set
+ * (bench's --csv and --json, tune's --csv). */
 int rtm_io_write_text_aside(const char *path, const char *what,
                             void (*write)(FILE *out, const void *data), const void *data);
 int rtm_io_outputs_create(rtm_io_outputs_t **set);

@@ -164,12 +164,6 @@ int rtm_output_write_metres(rtm_output_t *output, hid_t group, const char *group
 
 /* Creates the directories leading to path (mkdir -p of its parent). */
 int rtm_io_make_parent_dir(const char *path);
-/* The same, and `*made` := how many of the parent's last folders this call created (0 when
- * it created none), for their owner to remove again: rtm_io_remove_made_dirs. */
-int rtm_io_make_parent_dir_counted(const char *path, int *made);
-/* Removes the `made` last folders of path's parent, deepest first, each only where it is
- * empty (rmdir); stops at the first that stays. */
-void rtm_io_remove_made_dirs(const char *path, int made);
 /* Adds the tEXt chunk "Software: rtm3d" after the IHDR of the PNG at PATH (rewritten in
  * place: a figure drawn aside by PLplot, before its check and rename); rtm_png_written_by_rtm3d
  * finds it. RTM_ERR_IO when PATH is no PNG or cannot be rewritten (the caller says so). */

@@ -614,25 +614,33 @@ fail:
   return status;
 }
 
+/* File k of an export into `path`: its name (rtm_segy_target_path), a link there followed to
+ * the file it leads to (rtm_io_output_target: that file replaced, the link kept). */
+static int export_target(const char *segy_path, int per_shot, int k, char *path, size_t size) {
+  char name[RTM_CONFIG_PATH_MAX + 32];
+  const int status = rtm_segy_target_path(segy_path, per_shot, k, name, sizeof name);
+  return status != RTM_OK ? status : rtm_io_output_target(name, "export:", path, size);
+}
+
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite) {
   int status = RTM_OK, shots = 0, files = 0;
   made_file_t *made = NULL;
-  char path[RTM_CONFIG_PATH_MAX + 32];
+  char path[4096];
   char stamp[160], now[160];
   if (!rtm_io_file_stamp(h5_path, stamp, sizeof stamp))
     RTM_FAIL(RTM_ERR_INPUT, "cannot read %s: %s", h5_path, strerror(errno));
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
   files = per_shot ? shots : 1;
   for (int k = 0; k < files; ++k) {
-    RTM_TRY(rtm_segy_target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(export_target(segy_path, per_shot, k, path, sizeof path));
     RTM_TRY(check_target(h5_path, path, overwrite));
   }
   if (per_shot && !overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 0));
   made = calloc((size_t)files, sizeof *made);
   if (!made) RTM_FAIL(RTM_ERR_NOMEM, "export: out of memory for %d files", files);
   for (int k = 0; k < files; ++k) {
-    RTM_TRY(rtm_segy_target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(export_target(segy_path, per_shot, k, path, sizeof path));
     RTM_TRY(create_partial(path, &made[k]));
     RTM_TRY(write_file(h5_path, h5_path, "export", field, made[k].partial, per_shot ? k : 0,
                        per_shot ? k + 1 : shots));
@@ -648,7 +656,7 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   for (int k = 0; k < files; ++k) /* on the disk before their names say they are complete */
     RTM_TRY(rtm_io_sync_file(made[k].partial));
   for (int k = 0; k < files; ++k) {
-    RTM_TRY(rtm_segy_target_path(segy_path, per_shot, k, path, sizeof path));
+    RTM_TRY(export_target(segy_path, per_shot, k, path, sizeof path));
     /* without --force nothing that appeared at the target while this export ran is
      * replaced (it was absent when checked): another export, a model run's SEG-Y, a user */
     if ((overwrite ? rename(made[k].partial, path)
@@ -668,14 +676,14 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   if (per_shot && overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 1));
 fail:
   for (int k = 0; status != RTM_OK && made && k < files; ++k) { /* this run's files alone */
-    if (!made[k].state || rtm_segy_target_path(segy_path, per_shot, k, path, sizeof path) != RTM_OK)
+    if (!made[k].state || export_target(segy_path, per_shot, k, path, sizeof path) != RTM_OK)
       continue;
     remove_made(made[k].state == 2 ? path : made[k].partial, &made[k]);
   }
   /* the messages above name the target: whether an earlier file there was touched */
   if (status != RTM_OK && made) {
     struct stat info;
-    const int earlier = rtm_segy_target_path(segy_path, per_shot, 0, path, sizeof path) == RTM_OK &&
+    const int earlier = export_target(segy_path, per_shot, 0, path, sizeof path) == RTM_OK &&
                         stat(path, &info) == 0;
     rtm_log_info("export: nothing exported%s",
                  earlier ? "; the files there before stay as they were" : "");

@@ -85,6 +85,33 @@ expect 0 "wrote" "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$target"
 cut_short "$target" 1 "cannot write .*raw\.png: File too large \(a file size limit: ulimit -f\)" \
   "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$target"
 
+# ---- the folders plot makes for its figure go again when it fails (those left empty); a
+# folder that was there stays
+limited 1 "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$work/plots/new/deep/raw.png" \
+  >/dev/null 2>&1
+[ ! -e "$work/plots/new" ] && rob_pass "a failed figure's new folders removed" ||
+  rob_fail "a failed figure left: $(find "$work/plots/new" | tr '\n' ' ')"
+mkdir -p "$work/plots/held"
+limited 1 "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$work/plots/held/new/raw.png" \
+  >/dev/null 2>&1
+[ -d "$work/plots/held" ] && [ ! -e "$work/plots/held/new" ] &&
+  rob_pass "the folder made removed, the one found kept" ||
+  rob_fail "after a failed figure under held/: $(find "$work/plots/held" | tr '\n' ' ')"
+# ---- a link at the figure's name leads to the file replaced (the link kept), as bench's
+# --csv; a link to nothing is refused, exit 2, and nothing is made at its end
+printf 'mine\n' >"$work/linked.png"
+ln -s "$work/linked.png" "$work/plots/link.png"
+expect 0 "wrote .*linked\.png" "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$work/plots/link.png"
+[ -L "$work/plots/link.png" ] && [ "$(head -c 4 "$work/linked.png" | tail -c 3)" = "PNG" ] &&
+  rob_pass "the link kept, its file now the figure" ||
+  rob_fail "link.png: $(ls -l "$work/plots/link.png" "$work/linked.png" | tr '\n' ' ')"
+ln -s "$work/nowhere/x.png" "$work/plots/dangling.png"
+expect 2 "dangling\.png: a symbolic link to nothing" \
+  "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$work/plots/dangling.png"
+[ ! -e "$work/nowhere" ] && [ -L "$work/plots/dangling.png" ] &&
+  rob_pass "nothing made at the dangling link's end" || rob_fail "the dangling link's end was made"
+no_partial "$work/plots"
+
 # ---- migrate: two shots on 14^3 cells, the first migrated and saved (--max-shots 1); the
 # second under a cap the image file (about 29 KB) fits and the figures (about 40 KB each) do
 # not: exit 1, nothing of the run left, its resume state kept; the same command completes

@@ -304,6 +304,20 @@ if [ "$segy_ok" = 1 ]; then
   fi
   mkdir -p "$work/folder.sgy"
   expect 2 "folder\.sgy is not a regular file" "$rtm3d" export "$obs" --segy "$work/folder.sgy" --force
+  # a link at the name leads to the file export replaces, with --force, the link kept (as
+  # plot's figures and bench's --csv); a link to nothing is refused, nothing made at its end
+  printf 'mine\n' >"$work/linked.sgy"
+  ln -s "$work/linked.sgy" "$work/link.sgy"
+  expect 2 "linked\.sgy exists; --force replaces it" "$rtm3d" export "$obs" --segy "$work/link.sgy"
+  expect 0 "" "$rtm3d" export "$obs" --segy "$work/link.sgy" --force --quiet
+  [ -L "$work/link.sgy" ] && cmp -s "$work/linked.sgy" "$work/obs.sgy" &&
+    rob_pass "export through a link: its file replaced by the export, the link kept" ||
+    rob_fail "export through a link: $(ls -l "$work/link.sgy" "$work/linked.sgy" | tr '\n' ' ')"
+  ln -s "$work/nowhere/x.sgy" "$work/dangling.sgy"
+  expect 2 "dangling\.sgy: a symbolic link to nothing" \
+    "$rtm3d" export "$obs" --segy "$work/dangling.sgy" --force
+  [ ! -e "$work/nowhere" ] && rob_pass "nothing made at the dangling link's end" ||
+    rob_fail "the dangling link's end was made"
   # another run's partial files (a model run's OUT.partial, a killed export's
   # OUT.partial.XXXXXX.sgy) are neither written nor removed, and block no export: each
   # export writes aside under a new name of its own (a fixed OUT.partial refused every
