@@ -43,6 +43,10 @@ int rtm_app_read_config(int argc, char **argv, rtm_config_t *cfg, int *quiet, in
  * RTM_ERR_CONFIG (issue 32, M1: ranks with different decks mixed them into a wrong result
  * with exit 0). Collective over every rank; RTM_OK at once on one. */
 int rtm_app_check_same_deck(const rtm_config_t *cfg, rtm_mpi_t *mpi);
+/* The ranks split into cfg's mpi.shot_groups (rtm_mpi_split_groups), a count that does not
+ * divide the ranks refused first, the message naming the deck's line or --set (the same on
+ * every rank). Collective. */
+int rtm_app_split_groups(const rtm_config_t *cfg, rtm_mpi_t *mpi);
 
 /* Address space PLplot, cairo and pango take to draw a figure beside a run, which they
  * abort the process without (ulimit -v: GLib-ERROR, SIGSEGV) rather than fail: plot and

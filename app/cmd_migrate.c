@@ -209,7 +209,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_grid_init(&run->grid, cfg->grid.n, cfg->grid.spacing_m, cfg->grid.origin_m));
   RTM_TRY(rtm_check_deck_dt(cfg, &run->grid));
   run->whole = run->grid;
-  RTM_TRY(rtm_mpi_split_groups(run->mpi, cfg->mpi.shot_groups)); /* refused alike on every rank */
+  RTM_TRY(rtm_app_split_groups(cfg, run->mpi)); /* refused alike on every rank */
   run->root = rtm_mpi_world_rank(run->mpi) == 0;
   run->shot_lines = !run->quiet && rtm_mpi_rank(run->mpi) == 0;
   run->quiet = run->quiet || !run->root; /* one progress line, rank 0's */

@@ -183,6 +183,18 @@ static double line_hash(const char *line, size_t length) {
 
 enum { DECK_LINES_MAX = 512 };
 
+int rtm_app_split_groups(const rtm_config_t *cfg, rtm_mpi_t *mpi) {
+  const int count = cfg->mpi.shot_groups, ranks = rtm_mpi_world_size(mpi);
+  if (count >= 1 && ranks % count == 0) return rtm_mpi_split_groups(mpi, count);
+  char where[RTM_CONFIG_ORIGIN_MAX];
+  rtm_log_error("%s: mpi.shot_groups = %d does not divide the %d rank%s of this run into groups "
+                "of one size: choose a divisor of the rank count, or start a multiple of %d "
+                "ranks (mpirun -np N)",
+                rtm_config_origin(cfg, "mpi.shot_groups", where, sizeof where), count, ranks,
+                ranks == 1 ? "" : "s", count);
+  return RTM_ERR_CONFIG;
+}
+
 int rtm_app_check_same_deck(const rtm_config_t *cfg, rtm_mpi_t *mpi) {
   int status = RTM_OK;
   char *text = NULL;

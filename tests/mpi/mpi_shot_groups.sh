@@ -78,7 +78,7 @@ for name in saved2g2 resumed2g2; do
   echo "$name ~ image1: $(tail -1 "$work/$name.validate")"
 done
 
-refused 2 "mpi.shot_groups = 3 does not divide the 4 ranks" 4 model "$deck" "${vti3[@]}" \
+refused 2 "with --set mpi.shot_groups: mpi.shot_groups = 3 does not divide the 4 ranks" 4 model "$deck" "${vti3[@]}" \
   --set mpi.shot_groups=3
 refused 2 "mpi.shot_groups = 4 for 3 shots would leave groups idle" 4 model "$deck" \
   "${vti3[@]}" --set mpi.shot_groups=4
