@@ -399,6 +399,14 @@ int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path, const cha
 
 int rtm_app_check_replaceable(const char *key, const char *path) {
   struct stat info;
+  /* a link to nothing reads as absent to stat, yet the name is taken: the run's final
+   * rename would refuse it after all the work, or replace a user's link unasked */
+  if (lstat(path, &info) == 0 && S_ISLNK(info.st_mode) && stat(path, &info) != 0) {
+    rtm_log_error("%s = %s is a symbolic link to nothing (a dangling link), a name this run "
+                  "writes: remove the link or choose another name",
+                  key, path);
+    return RTM_ERR_CONFIG;
+  }
   if (stat(path, &info) != 0 || S_ISREG(info.st_mode)) return RTM_OK;
   rtm_log_error("%s = %s exists and is not a regular file (a device, a FIFO or a folder): rtm3d "
                 "writes and replaces files only; remove it or choose another name",

@@ -78,7 +78,8 @@ int rtm_app_reduce_run_timings(rtm_mpi_t *mpi, const double seconds[RTM_APP_RANK
 int rtm_app_check_overwrite(const rtm_config_t *cfg, const char *path, const char *key);
 /* Refuses (RTM_ERR_CONFIG, naming `key`) an output `path` that exists and is not a regular
  * file: a device, a FIFO or a folder that the run's rename would replace (as root
- * /dev/null itself). */
+ * /dev/null itself), or a link to nothing, which stat takes for absent and the final rename
+ * would refuse after the run's work. */
 int rtm_app_check_replaceable(const char *key, const char *path);
 
 /* 1 when a and b are the same file: the same device and inode when both exist (a hard link,

@@ -159,6 +159,26 @@ expect 2 "rtm\.observed = .*st\.resume\.h5 is also an output" "$rtm3d" migrate "
 expect_file_unchanged "$self/obs.h5" "$observed_sum"
 expect_file_unchanged "$self/st.resume.h5" "$observed_sum"
 
+# a link to nothing at one of a run's names (stat takes it for absent): the run did all its
+# work, then failed at its rename ("appeared while the run ran", six partial files left), or
+# a migration replaced the user's link at NAME.resume.h5 with its state, exit 0: refused
+# before any work, exit 2, --force or not, the link kept and nothing else made
+dangling_name() { # NAME ENDING COMMAND-ARGS...: a dangling NAME+ENDING refuses the run
+  local name="$1" ending="$2"
+  shift 2
+  mkdir -p "$work/dl"
+  ln -s "$work/nowhere$ending" "$work/dl/$name$ending"
+  expect 2 "$name${ending//./\\.} is a symbolic link to nothing" "$rtm3d" "$@" \
+    --set output.dir="$work/dl" --set output.name="$name"
+  [ -L "$work/dl/$name$ending" ] && [ ! -e "$work/nowhere$ending" ] &&
+    [ "$(find "$work/dl" -name "$name*" | wc -l)" -eq 1 ] &&
+    rob_pass "the dangling $name$ending kept, nothing else made" ||
+    rob_fail "after the dangling $name$ending: $(ls "$work/dl" | tr '\n' ' ')"
+}
+dangling_name dm .h5 model "$deck" "${quick[@]}"
+dangling_name dj .json model "$deck" "${quick[@]}" --force
+dangling_name ds .resume.h5 migrate "$deck" --quiet --set rtm.observed="$self/obs.h5" --max-shots 1
+
 # ---- F5: what a --force run without SEG-Y leaves at NAME.sgy and NAME.h5.replaced ----
 out="$work/out"
 mkdir -p "$out"
