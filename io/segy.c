@@ -198,6 +198,7 @@ static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_
 }
 
 #else
+#include <pthread.h>
 #include <segyio/segy.h>
 
 enum { TEXT_BYTES = 3200, BIN_BYTES = 400, HEADER_BYTES = 240, SCALE = 1000 };
@@ -704,21 +705,51 @@ fail:
 
 /* ---- reading ---- */
 
+/* A file's traces by shot: built once and kept while the file is as it was, since the check
+ * before a run reads every shot's headers and the run then each shot's traces (a scan of
+ * every trace's field record at each read made S shots of N traces S x N header reads: 200
+ * shots of 200 traces took 15 s before the first step, a probe). Immutable once built,
+ * shared by reference count under `index_lock`; the one last built is kept. */
+typedef struct {
+  int references;
+  char key[RTM_CONFIG_PATH_MAX + 200]; /* the path and its stamp (rtm_io_file_stamp) */
+  int traces, shots;
+  int *shot_records;   /* [shots]: the field records in the order they first appear */
+  int *shot_first;     /* [shots + 1]: shot k is traces_by_shot[shot_first[k] .. [k + 1]) */
+  int *traces_by_shot; /* [traces]: the trace numbers grouped by shot, each in file order */
+} trace_index_t;
+
+static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
+static trace_index_t *kept_index;
+
+static void index_free(trace_index_t *index) {
+  if (!index) return;
+  free(index->shot_records);
+  free(index->shot_first);
+  free(index->traces_by_shot);
+  free(index);
+}
+
+static void index_release(trace_index_t *index) {
+  if (!index) return;
+  pthread_mutex_lock(&index_lock);
+  const int last = --index->references == 0;
+  pthread_mutex_unlock(&index_lock);
+  if (last) index_free(index);
+}
+
 /* An open file and what its headers say. */
 typedef struct {
   segy_file *fp;
   int format, samples, traces, bytes;
   long trace0;
   double dt_s;
-  int *records;      /* field record of each trace */
-  int shots;         /* distinct field records */
-  int *shot_records; /* [shots]: the field records in the order they first appear */
+  trace_index_t *index;
 } reader_t;
 
 static void reader_close(reader_t *r) {
   if (r->fp) segy_close(r->fp);
-  free(r->records);
-  free(r->shot_records);
+  index_release(r->index);
   memset(r, 0, sizeof *r);
 }
 
@@ -732,33 +763,95 @@ static int by_record_then_trace(const void *a, const void *b) {
   return (x->trace > y->trace) - (x->trace < y->trace);
 }
 
-static int by_trace(const void *a, const void *b) {
-  const record_trace_t *x = a, *y = b;
-  return (x->trace > y->trace) - (x->trace < y->trace);
+/* A shot's run of pairs in the sorted list: its first trace and where its pairs lie. */
+typedef struct {
+  int first_trace, start, count;
+} shot_span_t;
+
+static int by_first_trace(const void *a, const void *b) {
+  const shot_span_t *x = a, *y = b;
+  return (x->first_trace > y->first_trace) - (x->first_trace < y->first_trace);
 }
 
-/* r->shot_records: the distinct field records in the order of their first traces, found by
- * sorting (n log n: a file of a record a trace, 100 000 traces, took minutes compared pair by
- * pair). */
-static int index_shots(const char *path, reader_t *r) {
-  record_trace_t *pairs = malloc(((size_t)r->traces + 1) * sizeof *pairs);
-  r->shot_records = malloc(((size_t)r->traces + 1) * sizeof *r->shot_records);
-  if (!pairs || !r->shot_records) {
-    free(pairs);
+/* `index` from the field records of r's traces (trace byte 9): the distinct records in the
+ * order of their first traces, found by sorting (n log n: a file of a record a trace, 100 000
+ * traces, took minutes compared pair by pair), and each one's traces in file order. */
+static int index_build(const char *path, reader_t *r, trace_index_t *index) {
+  int status = RTM_OK;
+  const size_t traces = (size_t)r->traces;
+  int *records = malloc((traces + 1) * sizeof *records);
+  record_trace_t *pairs = malloc((traces + 1) * sizeof *pairs);
+  shot_span_t *spans = malloc((traces + 1) * sizeof *spans);
+  index->traces_by_shot = malloc((traces + 1) * sizeof *index->traces_by_shot);
+  if (!records || !pairs || !spans || !index->traces_by_shot)
+    RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for the shots of %d traces", path, r->traces);
+  if (r->traces > 0)
+    SEGY_READ(segy_field_forall(r->fp, SEGY_TR_FIELD_RECORD, 0, r->traces, 1, records, r->trace0,
+                                r->bytes),
+              "%s: field records (trace byte 9)", path);
+  for (int t = 0; t < r->traces; ++t)
+    pairs[t] = (record_trace_t){records[t], t};
+  qsort(pairs, traces, sizeof *pairs, by_record_then_trace);
+  int shots = 0;
+  for (int t = 0; t < r->traces; ++t) {
+    if (t == 0 || pairs[t].record != pairs[t - 1].record)
+      spans[shots++] = (shot_span_t){pairs[t].trace, t, 0};
+    ++spans[shots - 1].count;
+  }
+  qsort(spans, (size_t)shots, sizeof *spans, by_first_trace);
+  index->shot_records = malloc(((size_t)shots + 1) * sizeof *index->shot_records);
+  index->shot_first = malloc(((size_t)shots + 1) * sizeof *index->shot_first);
+  if (!index->shot_records || !index->shot_first)
+    RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for the shots of %d traces", path, r->traces);
+  int placed = 0;
+  for (int k = 0; k < shots; ++k) {
+    index->shot_records[k] = pairs[spans[k].start].record;
+    index->shot_first[k] = placed;
+    for (int i = 0; i < spans[k].count; ++i)
+      index->traces_by_shot[placed++] = pairs[spans[k].start + i].trace;
+  }
+  index->shot_first[shots] = placed;
+  index->traces = r->traces;
+  index->shots = shots;
+fail:
+  free(records);
+  free(pairs);
+  free(spans);
+  return status;
+}
+
+/* r->index: the one kept when it was built from this file as it is now (`stamp`), else built
+ * and kept in its place. */
+static int index_shots(const char *path, const char *stamp, reader_t *r) {
+  char key[sizeof kept_index->key];
+  const int keyed = (size_t)snprintf(key, sizeof key, "%s\t%s", path, stamp) < sizeof key;
+  pthread_mutex_lock(&index_lock);
+  if (keyed && kept_index && kept_index->traces == r->traces && strcmp(kept_index->key, key) == 0) {
+    ++kept_index->references;
+    r->index = kept_index;
+  }
+  pthread_mutex_unlock(&index_lock);
+  if (r->index) return RTM_OK;
+  trace_index_t *index = calloc(1, sizeof *index);
+  if (!index) {
     rtm_log_error("%s: out of memory for the shots of %d traces", path, r->traces);
     return RTM_ERR_NOMEM;
   }
-  for (int t = 0; t < r->traces; ++t)
-    pairs[t] = (record_trace_t){r->records[t], t};
-  qsort(pairs, (size_t)r->traces, sizeof *pairs, by_record_then_trace);
-  int firsts = 0; /* each record's first trace, kept in place */
-  for (int t = 0; t < r->traces; ++t)
-    if (t == 0 || pairs[t].record != pairs[t - 1].record) pairs[firsts++] = pairs[t];
-  qsort(pairs, (size_t)firsts, sizeof *pairs, by_trace);
-  for (int k = 0; k < firsts; ++k)
-    r->shot_records[k] = pairs[k].record;
-  r->shots = firsts;
-  free(pairs);
+  const int status = index_build(path, r, index);
+  if (status != RTM_OK) {
+    index_free(index);
+    return status;
+  }
+  index->references = 1; /* the reader's */
+  r->index = index;
+  if (!keyed) return RTM_OK; /* read, not kept */
+  snprintf(index->key, sizeof index->key, "%s", key);
+  pthread_mutex_lock(&index_lock);
+  trace_index_t *earlier = kept_index;
+  ++index->references; /* the cache's */
+  kept_index = index;
+  pthread_mutex_unlock(&index_lock);
+  index_release(earlier);
   return RTM_OK;
 }
 
@@ -810,11 +903,12 @@ static int refuse_hdf5(const char *path) {
 
 static int reader_open(const char *path, reader_t *r) {
   int status = RTM_OK;
-  char binary[BIN_BYTES];
+  char binary[BIN_BYTES], stamp[160] = "";
   memset(r, 0, sizeof *r);
   /* a FIFO would hold the open for ever waiting for a writer; a device never ends */
   RTM_TRY(rtm_h5_check_input_path(path, "SEG-Y file"));
   RTM_TRY(refuse_hdf5(path));
+  rtm_io_file_stamp(path, stamp, sizeof stamp); /* before the open: a change after it is new */
   r->fp = segy_open(path, "rb");
   if (!r->fp) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open the SEG-Y file", path);
   SEGY_READ(segy_binheader(r->fp, binary), "%s: binary header", path);
@@ -834,13 +928,7 @@ static int reader_open(const char *path, reader_t *r) {
   r->bytes = segy_trsize(r->format, r->samples);
   SEGY_READ(segy_traces(r->fp, &r->traces, r->trace0, r->bytes), "%s: counting traces", path);
   RTM_TRY(sample_interval(path, r, binary));
-  r->records = malloc(((size_t)r->traces + 1) * sizeof *r->records);
-  if (!r->records) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d trace headers", r->traces);
-  if (r->traces > 0)
-    SEGY_READ(segy_field_forall(r->fp, SEGY_TR_FIELD_RECORD, 0, r->traces, 1, r->records, r->trace0,
-                                r->bytes),
-              "%s: field records (trace byte 9)", path);
-  RTM_TRY(index_shots(path, r));
+  RTM_TRY(index_shots(path, stamp, r));
   return RTM_OK;
 fail:
   reader_close(r);
@@ -849,9 +937,9 @@ fail:
 
 /* Shot k: the k-th distinct field record in order of first appearance. */
 static int shot_record(const reader_t *r, int shot, int *record, int *shots) {
-  *shots = r->shots;
-  if (shot < 0 || shot >= r->shots) return 0;
-  *record = r->shot_records[shot];
+  *shots = r->index->shots;
+  if (shot < 0 || shot >= r->index->shots) return 0;
+  *record = r->index->shot_records[shot];
   return 1;
 }
 
@@ -909,8 +997,8 @@ static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_
              "%s holds %d shot%s (distinct field records, trace byte 9): there "
              "is no shot %d",
              path, shots, shots == 1 ? "" : "s", shot);
-  for (int t = 0; t < r.traces; ++t)
-    count += r.records[t] == record;
+  const int *shot_traces = r.index->traces_by_shot + r.index->shot_first[shot];
+  count = r.index->shot_first[shot + 1] - r.index->shot_first[shot];
   gather->count = count;
   gather->samples = r.samples;
   gather->dt_s = r.dt_s;
@@ -918,8 +1006,8 @@ static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_
   if (samples_too) gather->traces = malloc((size_t)count * r.samples * sizeof *gather->traces);
   if (!gather->receivers_m || (samples_too && !gather->traces))
     RTM_FAIL(RTM_ERR_NOMEM, "%s: out of memory for %d traces", path, count);
-  for (int t = 0, k = 0; t < r.traces; ++t) {
-    if (r.records[t] != record) continue;
+  for (int k = 0; k < count; ++k) {
+    const int t = shot_traces[k];
     int32_t v[15];
     static const int fields[15] = {SEGY_TR_SOURCE_X,
                                    SEGY_TR_SOURCE_Y,
@@ -987,7 +1075,6 @@ static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_
           read_samples(&r, path, shot, record, t, k, live, gather->traces + (size_t)k * r.samples));
       dead += !live;
     }
-    ++k;
   }
   if (dead > 0)
     rtm_log_info("%s: shot %d (field record %d): %d of its %d traces are marked dead or dummy "

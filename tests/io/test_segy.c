@@ -2,10 +2,10 @@
  * a single-shot one exported and read back as migrate reads observed data (rtm_io_read_shot
  * on a .sgy name): samples bit for bit, positions to the millimetre, the interval; one file
  * a shot; the refusals (an interval SEG-Y cannot hold, coordinates past its integers, a
- * missing shot) with no file left behind. The gathers follow formulas (segy_formula.h) so
- * that a second reader, segyio's Python module (segy_second_reader.sh), checks the same
- * file (kept as test_segy.d/formula.sgy) without this program. Exit 77 when the build has
- * no segyio. */
+ * missing shot) with no file left behind; a file rewritten between reads indexed anew. The gathers
+ * follow formulas (segy_formula.h) so that a second reader, segyio's Python module
+ * (segy_second_reader.sh), checks the same file (kept as test_segy.d/formula.sgy) without this
+ * program. Exit 77 when the build has no segyio. */
 #include "rtm_test_io.h"
 
 #include <math.h>
@@ -173,6 +173,37 @@ static void test_refusals(void **state) {
                       "cannot open the SEG-Y file");
 }
 
+/* The shots of a file are indexed once and kept (migrate reads every shot's headers, then
+ * each shot): a file rewritten at the same name, the same size and trace count, is indexed
+ * anew. Every trace's field record (bytes 9-12) set to one value: one shot, not the
+ * index kept of the file before, whose traces name two sources. */
+static void test_rewritten_file_indexed_anew(void **state) {
+  (void)state;
+  const char *path = OUT_DIR "/rewritten.sgy";
+  write_formula_file(MANY_H5, SEGY_FORMULA_DT_US * 1e-6);
+  assert_int_equal(rtm_segy_export(MANY_H5, "p", path, 0, 1), RTM_OK);
+  int count = 0;
+  assert_int_equal(rtm_io_shot_count(path, &count), RTM_OK);
+  assert_int_equal(count, SEGY_FORMULA_SHOTS);
+  assert_formula_shot(path, 1, 1);
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  const long size = ftell(f), trace_bytes = 240 + 4L * SEGY_FORMULA_SAMPLES;
+  const unsigned char record[4] = {0, 0, 0, 7};
+  for (long at = 3600 + 8; at + 4 <= size; at += trace_bytes) {
+    assert_int_equal(fseek(f, at, SEEK_SET), 0);
+    assert_int_equal(fwrite(record, 1, 4, f), 4);
+  }
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(rtm_io_shot_count(path, &count), RTM_OK);
+  assert_int_equal(count, 1);
+  /* its one shot's traces name two sources: refused, naming the new record */
+  rtm_io_gather_t g;
+  assert_call_refused(rtm_io_read_shot_geometry(path, 0, "p", &g), RTM_ERR_INPUT,
+                      "of shot 0 (field record 7) has its source at");
+}
+
 static int setup(void **state) {
   (void)state;
   if (!rtm_segy_available()) {
@@ -185,7 +216,8 @@ static int setup(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip), cmocka_unit_test(test_per_shot),
-      cmocka_unit_test(test_single_shot), cmocka_unit_test(test_refusals)};
+      cmocka_unit_test(test_single_shot), cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_rewritten_file_indexed_anew)};
   /* test_segy.d/formula.sgy stays for segy_second_reader.sh */
   return cmocka_run_group_tests(tests, setup, NULL);
 }
