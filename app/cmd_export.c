@@ -38,7 +38,7 @@ static void usage(FILE *out) {
 }
 
 int rtm_cmd_export(int argc, char **argv) {
-  int status = RTM_OK, per_shot = 0, force = 0;
+  int status = RTM_OK, per_shot = 0, force = 0, field_given = 0;
   const char *input = NULL, *segy = NULL, *field = "p";
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
@@ -55,7 +55,11 @@ int rtm_cmd_export(int argc, char **argv) {
                  "export: %s needs a value, and '%s' is an option (a file of that name: "
                  "%s ./%s)",
                  a, argv[i + 1], a, argv[i + 1]);
-      *(strcmp(a, "--segy") == 0 ? &segy : &field) = argv[++i];
+      const char **value = strcmp(a, "--segy") == 0 ? &segy : &field;
+      if (*value && (value == &segy || field_given))
+        RTM_FAIL(RTM_ERR_USAGE, "export: %s is given twice: give it once", a);
+      field_given |= value == &field;
+      *value = argv[++i];
     } else if (strcmp(a, "--per-shot") == 0) {
       per_shot = 1;
     } else if (strcmp(a, "--force") == 0) {

@@ -661,6 +661,10 @@ int rtm_segy_available(void);
 /* 1 when `path` names a SEG-Y file (.sgy, .segy, any case): rtm_io_shot_count and
  * rtm_io_read_shot then read it as SEG-Y. */
 int rtm_segy_path(const char *path);
+/* Whether PATH's first 3600 bytes look like SEG-Y's headers (a text header's first card,
+ * a sample format code in the binary header), whatever its name: said where a file read as
+ * HDF5 is not one. Needs no segyio. */
+int rtm_segy_looks_like(const char *path);
 /* The gathers of `field` of every shot of run file `h5_path` as SEG-Y (IEEE floats,
  * positions in the standard trace-header fields with scalars, shot and receiver numbers;
  * segy.c lists the bytes): one file at `segy_path`, or with per_shot one a shot, named

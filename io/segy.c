@@ -47,6 +47,19 @@ int rtm_segy_path(const char *path) {
   return strcmp(ext, "sgy") == 0 || strcmp(ext, "segy") == 0;
 }
 
+int rtm_segy_looks_like(const char *path) {
+  unsigned char start[3600];
+  FILE *file = fopen(path, "rb");
+  const int whole = file && fread(start, 1, sizeof start, file) == sizeof start;
+  if (file) fclose(file);
+  /* the text header's first card ('C' in EBCDIC or ASCII), a sample format code 1-16 in
+   * the binary header (bytes 3225-3226, big-endian or swapped) */
+  if (!whole || (start[0] != 0xC3 && start[0] != 'C')) return 0;
+  const int format = start[3224] << 8 | start[3225];
+  return (format >= 1 && format <= 16) ||
+         ((format & 255) == 0 && format >> 8 >= 1 && format >> 8 <= 16);
+}
+
 /* Observed shots in either format, SEG-Y or a run file (shot_gathers.c), chosen here so
  * that calls go one way: segy.c -> shot_gathers.c. */
 int rtm_io_shot_count(const char *path, int *count) {
@@ -910,12 +923,20 @@ static int reader_open(const char *path, reader_t *r) {
   RTM_TRY(refuse_hdf5(path));
   rtm_io_file_stamp(path, stamp, sizeof stamp); /* before the open: a change after it is new */
   r->fp = segy_open(path, "rb");
-  if (!r->fp) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open the SEG-Y file", path);
+  if (!r->fp) RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open the SEG-Y file: %s", path, strerror(errno));
   SEGY_READ(segy_binheader(r->fp, binary), "%s: binary header", path);
   r->format = segy_format(binary);
   r->samples = segy_samples(binary);
   if (r->samples < 0) r->samples += 65536; /* segyio reads the 16-bit count as signed */
   r->trace0 = segy_trace0(binary);
+  /* the code's bytes the other way round (5 read as 1280): a little-endian file, which the
+   * standard's big-endian headers of every other field would misread too */
+  if (r->format == SEGY_IEEE_FLOAT_4_BYTE << 8 || r->format == SEGY_IBM_FLOAT_4_BYTE << 8)
+    RTM_FAIL(RTM_ERR_INPUT,
+             "%s: sample format %d (binary header byte 3225) is %d with its bytes swapped: the "
+             "file is little-endian; rtm3d reads big-endian SEG-Y, the standard's byte order "
+             "(convert it, for example with segyio or Seismic Unix's segyread/segywrite)",
+             path, r->format, r->format >> 8);
   if (r->format != SEGY_IEEE_FLOAT_4_BYTE && r->format != SEGY_IBM_FLOAT_4_BYTE)
     RTM_FAIL(RTM_ERR_INPUT,
              "%s: sample format %d (binary header byte 3225); rtm3d reads 1 (IBM float) and 5 "

@@ -179,6 +179,20 @@ if [ "$segy_ok" = 1 ]; then
   # an HDF5 file named .sgy (a probe: read as SEG-Y, "sample format 0")
   cp "$obs" "$work/h5.sgy"
   refused "$work/h5.sgy" h5_sgy "h5\.sgy is an HDF5 file, not SEG-Y, though its name ends in \.sgy"
+  # a little-endian file (its format code's two bytes swapped, bytes 3225-3226: 5 reads as
+  # 1280): said as such, not as an unknown sample format
+  cp "$work/obs.sgy" "$work/le.sgy"
+  printf '\x05\x00' | dd of="$work/le.sgy" bs=1 seek=3224 conv=notrunc status=none
+  refused "$work/le.sgy" le "le\.sgy: sample format 1280 .* is 5 with its bytes swapped: the file is little-endian"
+  # SEG-Y under a name without .sgy is read as HDF5: the refusal says what the file looks
+  # like and the names SEG-Y is read under (a probe: "not an HDF5 file" alone)
+  cp "$work/obs.sgy" "$work/obs_noext"
+  refused "$work/obs_noext" noext "obs_noext is not an HDF5 file .*; it looks like SEG-Y, which rtm3d reads under a name ending in \.sgy or \.segy"
+  refused "$work/absent.sgy" absent "absent\.sgy: cannot open the SEG-Y file: No such file or directory"
+  # an option given twice is refused, not the last taken
+  expect 2 "export: --segy is given twice" "$rtm3d" export "$obs" --segy "$work/t1.sgy" --segy "$work/t2.sgy"
+  [ ! -e "$work/t1.sgy" ] && [ ! -e "$work/t2.sgy" ] && rob_pass "nothing exported" ||
+    rob_fail "export with --segy twice wrote a file"
   head -c $(($(stat -c %s "$work/obs.sgy") - 100)) "$work/obs.sgy" >"$work/cut.sgy"
   refused "$work/cut.sgy" cut "cut\.sgy: counting traces: the file's size is not a whole number of traces"
   # a binary header interval (bytes 3217-3218) of 2800 us beside the traces' 2000 us: the
