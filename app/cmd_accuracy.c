@@ -11,6 +11,7 @@
  * turned over (none for full or traces, full for none), and with the other point operator
  * (tests/solver/test_dispersion.c); the deck's worst error is said last. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -126,15 +127,24 @@ static int run_mode(const rtm_config_t *deck, double velocity, double dt, const 
                     int steps, rtm_progress_t *progress, int steps_before,
                     double error[RECEIVERS]) {
   int status = RTM_OK;
-  char path[] = "/tmp/rtm3d_accuracy_XXXXXX", setting[2 * RTM_CONFIG_PATH_MAX];
+  char path[RTM_CONFIG_PATH_MAX], setting[2 * RTM_CONFIG_PATH_MAX];
   rtm_config_t cfg = *deck;
   rtm_model_t model = {0};
   rtm_propagator_t prop = {0};
-  int created = 0;
+  int created = 0, fd = -1;
   float *traces = NULL;
   FILE *file = NULL;
-  const int fd = mkstemp(path);
-  if (fd < 0) RTM_FAIL(RTM_ERR_IO, "accuracy: cannot create a receiver file in /tmp");
+  /* the receivers' file, removed at the end, in the temporary folder (TMPDIR, as figures') */
+  const char *folder = getenv("TMPDIR");
+  if (!folder || !folder[0]) folder = "/tmp";
+  if ((size_t)snprintf(path, sizeof path, "%s/rtm3d_accuracy_XXXXXX", folder) >= sizeof path)
+    RTM_FAIL(RTM_ERR_CONFIG, "accuracy: TMPDIR = %s is too long a path", folder);
+  fd = mkstemp(path);
+  if (fd < 0)
+    RTM_FAIL(RTM_ERR_IO,
+             "accuracy: cannot create its receivers' file in the temporary folder %s: %s (set "
+             "TMPDIR to a folder where files can be written)",
+             folder, strerror(errno));
   file = fdopen(fd, "w");
   if (!file) {
     close(fd);

@@ -170,4 +170,16 @@ if grep -q "points.radius" "$work/accuracy_tri.err"; then
   cat "$work/accuracy_tri.err"
   exit 1
 fi
+# its receivers' file goes in the temporary folder TMPDIR names (it was /tmp, whatever TMPDIR
+# said; a probe): a folder that cannot take it fails the first run, exit 1, naming it
+code=0
+TMPDIR="$work/no_such_folder" "$rtm3d" accuracy "$deck" --set backend.name=cpu \
+  --set model.file= --set model.vp=2000 --set grid.dx=10 --set grid.dy=10 --set grid.dz=10 \
+  --set source.frequency=40 > /dev/null 2> "$work/accuracy_tmp.err" || code=$?
+if [ "$code" -ne 1 ] ||
+  ! grep -q "temporary folder $work/no_such_folder: No such file or directory" "$work/accuracy_tmp.err"; then
+  echo "FAIL: accuracy with TMPDIR a missing folder exited $code:"
+  cat "$work/accuracy_tmp.err"
+  exit 1
+fi
 echo "cli_model_run: ok"
