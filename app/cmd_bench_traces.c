@@ -288,7 +288,10 @@ static int run_pipelines(traces_bench_t *t) {
   t->result = malloc(t->gather_n * sizeof *t->result);
   if (!t->result) RTM_FAIL(RTM_ERR_NOMEM, "bench --traces: out of memory");
   int wanted[2] = {o->run_graph, o->run_streams};
-  if (strcmp(o->backend, "cpu") == 0) wanted[1] = 0; /* one cpu path: label it graph-less */
+  if (strcmp(o->backend, "cpu") == 0) { /* one cpu path, whichever pipeline was asked for */
+    wanted[0] = 1;
+    wanted[1] = 0;
+  }
   if (o->check) RTM_TRY(reference_gather(t->desc, t->input, &t->reference, &t->want));
   for (int p = 0; p < 2; ++p) {
     if (!wanted[p]) continue;

@@ -191,6 +191,13 @@ if [ "$nyquist" -ne 1 ]; then
   echo "FAIL: bench --traces said its Nyquist warning $nyquist time(s), want once"
   failures=$((failures + 1))
 fi
+# on cpu one path serves every --pipeline: --pipeline streams timed it and checked it against
+# FFTW (a probe: an empty table, exit 0)
+if ! "$rtm3d" bench --traces --backend cpu --replays 3 --warmup 1 --pipeline streams 2>/dev/null |
+  grep -q "^check cpu against FFTW: .*PASS"; then
+  echo "FAIL: bench --traces --pipeline streams on cpu timed or checked nothing"
+  failures=$((failures + 1))
+fi
 if ls "$work"/o1 2>/dev/null | grep -q .; then
   echo "FAIL: a run refused at setup left files in $work/o1:"; ls -l "$work/o1"; failures=$((failures + 1))
 fi
