@@ -137,7 +137,12 @@ static int take_max_shots(migrate_run_t *run, int *argc, char **argv) {
     char *end = NULL;
     const long value = strtol(text, &end, 10);
     if (end == text || *end != '\0' || value < 1 || value > 1000000000L) {
-      rtm_log_error("migrate: --max-shots '%s': expected a positive integer", text);
+      rtm_log_error("migrate: --max-shots '%s': expected a whole number from 1 to 1000000000",
+                    text);
+      return RTM_ERR_USAGE;
+    }
+    if (run->shot_limit > 0) { /* a second would silently win */
+      rtm_log_error("migrate: --max-shots is given twice: give it once");
       return RTM_ERR_USAGE;
     }
     run->shot_limit = (int)value;

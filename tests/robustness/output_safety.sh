@@ -178,6 +178,11 @@ dangling_name() { # NAME ENDING COMMAND-ARGS...: a dangling NAME+ENDING refuses 
 dangling_name dm .h5 model "$deck" "${quick[@]}"
 dangling_name dj .json model "$deck" "${quick[@]}" --force
 dangling_name ds .resume.h5 migrate "$deck" --quiet --set rtm.observed="$self/obs.h5" --max-shots 1
+# a second --max-shots was taken over the first (a probe): refused, nothing run
+expect 2 "migrate: --max-shots is given twice: give it once" "$rtm3d" migrate "$deck" --quiet \
+  --set rtm.observed="$self/obs.h5" --set output.dir="$work/twice" --max-shots=1 --max-shots=2
+[ ! -e "$work/twice" ] && rob_pass "nothing of the refused migration" ||
+  rob_fail "the refused migration left $work/twice"
 
 # ---- F5: what a --force run without SEG-Y leaves at NAME.sgy and NAME.h5.replaced ----
 out="$work/out"
