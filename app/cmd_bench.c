@@ -28,10 +28,6 @@
 #include "rtm_status.h"
 #include "solver_io.h"
 
-#ifdef RTM3D_HAVE_CUDA_BACKEND
-#include "rtm_cuda_bench.h"
-#include "rtm_cuda_kernel.h"
-
 static void usage(FILE *out) {
   fprintf(
       out,
@@ -50,6 +46,10 @@ static void usage(FILE *out) {
       "  --csv FILE  every result as CSV; --json FILE: the same as JSON\n"
       "  --quiet     print only the final table\n");
 }
+
+#ifdef RTM3D_HAVE_CUDA_BACKEND
+#include "rtm_cuda_bench.h"
+#include "rtm_cuda_kernel.h"
 
 static void apply_variant(rtm_config_t *cfg, const bench_variant_t *v) {
   snprintf(cfg->backend.name, sizeof cfg->backend.name, "cuda");
@@ -354,11 +354,10 @@ int rtm_cmd_bench(int argc, char **argv, rtm_mpi_t *mpi) {
   if (rtm_mpi_size(mpi) > 1) return rtm_cmd_bench_mpi(argc, argv, mpi); /* mpirun: z-slabs */
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-#ifdef RTM3D_HAVE_CUDA_BACKEND
       usage(stdout);
-#else
-      printf("usage: rtm3d bench CONFIG [--matrix] [--csv FILE] [--json FILE] (needs the cuda "
-             "backend)\n");
+#ifndef RTM3D_HAVE_CUDA_BACKEND
+      printf("\nThis build has no cuda backend: only --traces runs (configure with\n"
+             "RTM3D_ENABLE_CUDA=ON on a machine with nvcc to time the propagators).\n");
 #endif
       return 0;
     }

@@ -57,7 +57,8 @@ static void usage(FILE *out) {
     fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
           "\n'rtm3d COMMAND --help' describes each command. Exit status: 0 success, 1 run-time\n"
-          "failure or failed validation, 2 usage or configuration error.\n");
+          "failure or failed validation, 2 usage or configuration error; 130, 143 and others\n"
+          "when a signal stopped the run (docs/failures.md, \"Exit status\").\n");
 }
 
 static void help_config_usage(FILE *out) {

@@ -45,7 +45,7 @@ void rtm_plot_usage(FILE *out) {
       "  --wiggle         gathers: a line a trace instead of variable density\n"
       "  --size WxH       the figure's pixels (default 1000x750)\n"
       "  --raw            the plain PNG instead: one pixel a sample, no axes\n"
-      "  -o OUT           .png, .svg or .pdf (default: beside FILE, e.g.\n"
+      "  -o, --output OUT .png, .svg or .pdf (default: beside FILE, e.g.\n"
       "                   run.snapshots_p.k3.z50.png)\n"
       "  --scaling CSV    instead of FILE and DATASET: run/scaling.sh's CSV as parallel\n"
       "                   efficiency against ranks, a line a mode and the ideal\n"
