@@ -101,7 +101,7 @@ const rtm_cfg_entry_t rtm_config_schema[] = {
     {"backend", "name", RTM_CFG_STRING, FIELD(backend.name), "auto", ANY, "auto|cpu|cuda", "compute backend; auto = cuda when a GPU is present"},
     {"backend", "device", RTM_CFG_INT, FIELD(backend.device), "0", 0, 63, NULL, "GPU index"},
 
-    {"kernel", "halo", RTM_CFG_STRING, FIELD(kernel.halo), "auto", ANY, "auto|sync|ldgsts|tma", "shared-memory halo loads: plain, cp.async, or Hopper TMA; auto = the measured winner for the GPU and the equation (README: GPU backend)"},
+    {"kernel", "halo", RTM_CFG_STRING, FIELD(kernel.halo), "auto", ANY, "auto|sync|ldgsts|tma", "shared-memory halo loads: plain, cp.async, or Hopper TMA; auto = the measured winner for the GPU and the equation (docs/gpu.md: Choosing the kernel)"},
     {"kernel", "stages", RTM_CFG_INT_AUTO, FIELD(kernel.stages), "auto", 2, 4, NULL, "shared-memory pipeline stages: 2 or 3 for ldgsts and the vti/tti kernels, 2 to 4 for the iso tma kernel; auto = the measured winner"},
     {"kernel", "zblock", RTM_CFG_INT_AUTO, FIELD(kernel.zblock), "auto", 0, 100000, NULL, "z planes per thread block; 0 = the whole local nz; auto = the measured winner"},
     {"kernel", "block_x", RTM_CFG_INT_AUTO, FIELD(kernel.block[0]), "auto", 1, 1024, NULL, "thread-block tile width along x, in cells; auto = the measured winner"},
