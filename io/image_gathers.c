@@ -2,7 +2,9 @@
  *   /gathers/offset [ncip][nhy][nhx][nz] float32, the subsurface-offset gathers, with
  *     attributes lags (L: nhx = nhy = 2 L + 1, lag index h + L), lag_spacing_m [2] (x, y:
  *     the grid's spacings; a lag of k cells is a half-offset of k spacings), z_spacing_m,
- *     z_origin_m, cip_step [2] (x, y, cells) and units "lag cells";
+ *     z_origin_m, cip_step [2] (x, y, cells) and axes "cip, hy, hx, z";
+ *   /gathers/angle [ncip][nangle][nz] float32, the angle gathers, with attributes
+ *     angle_max_deg, z_spacing_m, z_origin_m, illumination (1: divided) and axes;
  *   /gathers/cip_x_m, /gathers/cip_y_m [ncip] float64, each CIP line's position (units "m");
  * written at a migration's end, and read back a CIP at a time for rtm3d plot's panels. */
 #include "rtm_io.h"
