@@ -18,10 +18,10 @@
 #   RTM3D=PATH          the binary (default ./build/app/rtm3d)
 #
 # On one machine `run/scaling.sh run/examples/quickstart.ini` runs unchanged (add
-# --launcher "mpirun --oversubscribe -np {n}" when the ranks outnumber the cores, and set
-# OMP_NUM_THREADS so that ranks x threads fit the cores: each rank's cpu backend otherwise
-# takes them all). The cuda backend binds each rank to a GPU by its rank on the node
-# (README: "Across MPI ranks").
+# --launcher "mpirun --oversubscribe -np {n}" when the ranks outnumber the cores; without
+# OMP_NUM_THREADS each rank takes its share of the node's cores, a value set is kept). The
+# cuda backend binds each rank to a GPU by its rank on the node (docs/mpi.md, "The
+# exchange"; "Scaling studies").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks="1 2 4"
