@@ -110,30 +110,16 @@ fail:
   return status;
 }
 
-/* Whether the file name `name` is one rtm3d's runs write for themselves beside NAME.h5:
- * migrate's state NAME.resume.h5, a partial file (NAME.h5.partial, PATH.partial.XXXXXX.EXT),
- * a commit's NAME.h5.replaced, its NAME.commit journal or a NAME.lock. Its lock would be
- * another than the run's (NAME.resume.lock for NAME.resume.h5), and the run removes or
- * replaces such a file as its own (issue 32, D3b: a migrate deleted makemodel's
- * NAME.resume.h5 at its end). */
-static int run_file_name(const char *name) {
-  static const char *const endings[] = {".resume.h5", ".lock", ".commit", ".partial", ".replaced"};
-  const size_t length = strlen(name);
-  for (size_t k = 0; k < sizeof endings / sizeof endings[0]; ++k) {
-    const size_t tail = strlen(endings[k]);
-    if (length >= tail && strcmp(name + length - tail, endings[k]) == 0) return 1;
-  }
-  return strstr(name, ".partial.") != NULL || strstr(name, ".replaced.") != NULL;
-}
-
 /* model.file, before anything is written: neither a device, a FIFO nor a folder (the
  * rename would replace it: as root /dev/null itself), nor a name of a run's own files, nor
  * a file the run reads (the deck, model.description), nor its lock, DIR/NAME.lock, or the
  * journal it takes over, one of them. */
 static int claim_model_file(const rtm_config_t *cfg) {
   int status = RTM_OK;
-  const char *slash = strrchr(cfg->model.file, '/');
-  if (run_file_name(slash ? slash + 1 : cfg->model.file))
+  /* migrate's NAME.resume.h5, a partial, a lock or journal: another lock than the run's
+   * (NAME.resume.lock for NAME.resume.h5), and a run removes or replaces such a file as its
+   * own (issue 32, D3b: a migrate deleted makemodel's NAME.resume.h5 at its end) */
+  if (rtm_io_run_bookkeeping_name(cfg->model.file))
     RTM_FAIL(RTM_ERR_CONFIG,
              "model.file = %s: rtm3d's runs write a file of that name for themselves (NAME.h5's "
              "resume state, partial files, locks, journals) and would remove or replace it: "
@@ -159,24 +145,13 @@ fail:
  * (its report, sidecar, SEG-Y, figures, resume state): --force wrote the model over the
  * run's NAME.json or NAME_image_x.png, exit 0 (a probe). */
 static int refuse_run_member(const char *file) {
-  static const char *const endings[] = {".json",        ".xmf",         ".sgy",
-                                        ".resume.h5",   "_image_x.png", "_image_y.png",
-                                        "_image_z.png", ".commit"};
-  static const char *const what[] = {"report",         "XDMF sidecar",   "SEG-Y gathers",
-                                     "resume state",   "x-plane figure", "y-plane figure",
-                                     "z-plane figure", "commit journal"};
   char run_file[MODEL_PATH_MAX + 8];
-  const size_t length = strlen(file);
-  for (size_t k = 0; k < sizeof endings / sizeof endings[0]; ++k) {
-    const size_t tail = strlen(endings[k]);
-    if (length <= tail || strcmp(file + length - tail, endings[k]) != 0) continue;
-    if (length - tail >= MODEL_PATH_MAX) continue;
-    snprintf(run_file, sizeof run_file, "%.*s.h5", (int)(length - tail), file);
-    if (!rtm_io_run_file_written(run_file)) continue;
+  const char *what = NULL;
+  if (rtm_app_run_member(file, run_file, sizeof run_file, &what)) {
     rtm_log_error("model.file = %s is a name of the run whose file is %s (its %s): a model "
                   "there would replace or pose as that run's, --force or not; choose another "
                   "name for the model",
-                  file, run_file, what[k]);
+                  file, run_file, what);
     return RTM_ERR_CONFIG;
   }
   /* NAME_shot<k>.sgy: a file of export --per-shot beside the run file NAME.h5 */

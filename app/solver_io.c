@@ -631,23 +631,52 @@ int rtm_app_drop_other_outputs(const rtm_config_t *cfg, int migrate, const char 
   return RTM_OK;
 }
 
+/* A model or migrate run NAME's files beside its run file NAME.h5, by the ending of their
+ * names, what each is, and whether rtm_app_refuse_other_runs looks for it (not the report
+ * NAME.json, which bench writes itself, nor the journal NAME.commit, which a taker of the
+ * name's lock finishes). */
+static const struct {
+  const char *ending, *what;
+  int looked_for;
+} run_files[] = {{".h5", "run file", 1},
+                 {".json", "report", 0},
+                 {".xmf", "XDMF sidecar", 1},
+                 {".sgy", "SEG-Y gathers", 1},
+                 {".resume.h5", "resume state", 1},
+                 {"_image_x.png", "x-plane figure", 1},
+                 {"_image_y.png", "y-plane figure", 1},
+                 {"_image_z.png", "z-plane figure", 1},
+                 {".commit", "commit journal", 0}};
+
+int rtm_app_run_member(const char *file, char *run_file, size_t size, const char **what) {
+  const size_t length = strlen(file);
+  for (size_t k = 1; k < sizeof run_files / sizeof run_files[0]; ++k) { /* past NAME.h5 */
+    const size_t tail = strlen(run_files[k].ending);
+    if (length <= tail || strcmp(file + length - tail, run_files[k].ending) != 0) continue;
+    if ((size_t)snprintf(run_file, size, "%.*s.h5", (int)(length - tail), file) >= size) continue;
+    if (!rtm_io_run_file_written(run_file)) continue;
+    *what = run_files[k].what;
+    return 1;
+  }
+  return 0;
+}
+
 int rtm_app_refuse_other_runs(const char *dir, const char *name, const char *key,
                               const char *writes) {
-  static const char *const endings[] = {".h5",          ".xmf",         ".sgy",        ".resume.h5",
-                                        "_image_x.png", "_image_y.png", "_image_z.png"};
   char h5[2 * RTM_CONFIG_PATH_MAX + 16], path[2 * RTM_CONFIG_PATH_MAX + 32];
   char found[4 * sizeof path] = "";
   size_t length = 0;
   snprintf(h5, sizeof h5, "%s/%s.h5", dir, name);
-  for (size_t k = 0; k < sizeof endings / sizeof endings[0]; ++k) {
+  for (size_t k = 0; k < sizeof run_files / sizeof run_files[0]; ++k) {
+    const char *ending = run_files[k].ending;
     struct stat info;
-    snprintf(path, sizeof path, "%s/%s%s", dir, name, endings[k]);
-    if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    snprintf(path, sizeof path, "%s/%s%s", dir, name, ending);
+    if (!run_files[k].looked_for || lstat(path, &info) != 0 || !S_ISREG(info.st_mode)) continue;
     /* only what rtm3d provably wrote: a file of the user's at such a name is no run's */
-    const int rtm3d = k == 0   ? rtm_io_run_file_written(path)
-                      : k == 1 ? rtm_xdmf_written_by_rtm3d(path)
-                      : k == 3 ? 1 /* a name only a migration writes */
-                               : written_by_rtm3d(path, h5);
+    const int rtm3d = strcmp(ending, ".h5") == 0          ? rtm_io_run_file_written(path)
+                      : strcmp(ending, ".xmf") == 0       ? rtm_xdmf_written_by_rtm3d(path)
+                      : strcmp(ending, ".resume.h5") == 0 ? 1 /* a name only a migration writes */
+                                                          : written_by_rtm3d(path, h5);
     if (!rtm3d) continue;
     const int n = snprintf(found + length, sizeof found - length, "%s%s", length ? ", " : "", path);
     if (n > 0 && (size_t)n < sizeof found - length) length += (size_t)n;

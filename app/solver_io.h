@@ -121,6 +121,11 @@ int rtm_app_claim_output(const rtm_config_t *cfg, const rtm_mpi_t *mpi, const ch
  * --force nothing (the claim found none of them). Rank 0. */
 int rtm_app_drop_other_outputs(const rtm_config_t *cfg, int migrate, const char *h5_path,
                                rtm_io_outputs_t *set);
+/* Whether FILE is named as one of the files a model or migrate run NAME writes beside its
+ * run file (NAME.json, .xmf, .sgy, .resume.h5, _image_{x,y,z}.png, .commit) where that run
+ * file, NAME.h5, is one rtm3d wrote: its path into `run_file` [size] and what FILE is to
+ * the run ("report", ...) into *what. */
+int rtm_app_run_member(const char *file, char *run_file, size_t size, const char **what);
 /* Refuses (RTM_ERR_CONFIG, naming them) the files of a model or migrate run of DIR/NAME that
  * rtm3d provably wrote, for a command that writes other files of the name (`writes`, said
  * in the message: bench's NAME.json, makemodel's model NAME.h5): a run file NAME.h5

@@ -182,7 +182,8 @@ int rtm_io_run_bookkeeping_name(const char *path) {
     const size_t n = strlen(endings[k]);
     if (length >= n && strcmp(base + length - n, endings[k]) == 0) return 1;
   }
-  return replaced_suffix(base);
+  /* a file written aside (PATH.partial.XXXXXX.EXT) or linked aside with a number */
+  return replaced_suffix(base) || strstr(base, ".partial.") || strstr(base, ".replaced.");
 }
 
 typedef struct {

@@ -699,7 +699,8 @@ int rtm_segy_written_from(const char *path, const char *h5_path);
  * NAME.h5, not a model file's); 0 when it is not, or cannot be opened. */
 int rtm_io_run_file_written(const char *path);
 /* Whether `path` names a file a run keeps beside its outputs, never another command's to
- * write: NAME.lock, NAME.commit, a .partial, NAME.resume.h5, a link aside (.replaced[.N]). */
+ * write: NAME.lock, NAME.commit, a .partial, NAME.resume.h5, a link aside (.replaced[.N]),
+ * a name with .partial. or .replaced. in it (a file written or linked aside). */
 int rtm_io_run_bookkeeping_name(const char *path);
 /* Whether `path` is such a run file of a migration: rtm_io_run_file_written and a dataset
  * /image (a finished migration's image; model's run files hold gathers and snapshots). */

@@ -189,6 +189,10 @@ if [ "$segy_ok" = 1 ]; then
   cp "$work/obs.sgy" "$work/obs_noext"
   refused "$work/obs_noext" noext "obs_noext is not an HDF5 file .*; it looks like SEG-Y, which rtm3d reads under a name ending in \.sgy or \.segy"
   refused "$work/absent.sgy" absent "absent\.sgy: cannot open the SEG-Y file: No such file or directory"
+  # a name files are written aside under is a run's, never export's (makemodel refused it
+  # already; the two now share one rule)
+  expect 2 "x\.partial\.ab\.sgy is a name of an rtm3d run" \
+    "$rtm3d" export "$obs" --segy "$work/x.partial.ab.sgy"
   # an option given twice is refused, not the last taken
   expect 2 "export: --segy is given twice" "$rtm3d" export "$obs" --segy "$work/t1.sgy" --segy "$work/t2.sgy"
   [ ! -e "$work/t1.sgy" ] && [ ! -e "$work/t2.sgy" ] && rob_pass "nothing exported" ||
