@@ -155,11 +155,8 @@ int rtm_h5_open_read(const char *path, const char *what, hid_t *file) {
     H5Eclear2(H5E_DEFAULT);
     RTM_FAIL(RTM_ERR_INPUT,
              "%s %s is not an HDF5 file (no valid HDF5 signature: wrong file, "
-             "or the file is corrupt or truncated)%s",
-             what, path,
-             rtm_segy_looks_like(path) ? "; it looks like SEG-Y, which rtm3d reads under a name "
-                                         "ending in .sgy or .segy"
-                                       : "");
+             "or the file is corrupt or truncated)",
+             what, path);
   }
   *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (*file < 0 && held_by_another(path)) { /* probe N, N3: it was called corrupt */

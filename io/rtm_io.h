@@ -264,7 +264,8 @@ void rtm_io_remove_made_dirs(const char *path, int made);
  * The caller writes `aside`, then renames it over PATH or removes it: a failure never touches
  * PATH. For outputs outside a run's name lock (plot, export). */
 int rtm_io_aside_create(const char *path, char *aside, size_t size);
-/* Whether a file can be written aside PATH (made and removed at once): a command whose
+/* Whether a file can be written aside PATH (made and removed at once; beside the file a link
+ * at PATH leads to, rtm_io_output_target, whose folder must then take it): a command whose
  * output comes after minutes of work looks first. `what` names the option in the error
  * ("--csv"). */
 int rtm_io_aside_probe(const char *path, const char *what);
@@ -662,8 +663,8 @@ int rtm_segy_available(void);
  * rtm_io_read_shot then read it as SEG-Y. */
 int rtm_segy_path(const char *path);
 /* Whether PATH's first 3600 bytes look like SEG-Y's headers (a text header's first card,
- * a sample format code in the binary header), whatever its name: said where a file read as
- * HDF5 is not one. Needs no segyio. */
+ * a sample format code in the binary header), whatever its name: observed gathers under a
+ * name that is not .sgy are refused saying so. Needs no segyio. */
 int rtm_segy_looks_like(const char *path);
 /* The gathers of `field` of every shot of run file `h5_path` as SEG-Y (IEEE floats,
  * positions in the standard trace-header fields with scalars, shot and receiver numbers;

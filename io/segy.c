@@ -60,12 +60,24 @@ int rtm_segy_looks_like(const char *path) {
          ((format & 255) == 0 && format >> 8 >= 1 && format >> 8 <= 16);
 }
 
+/* A file read as a run file because of its name that looks like SEG-Y (a probe: "not an
+ * HDF5 file" alone, where the name was all that was wrong): refused saying so, in a build
+ * that reads SEG-Y. */
+static int refuse_unnamed_segy(const char *path) {
+  if (!rtm_segy_available() || !rtm_segy_looks_like(path)) return RTM_OK;
+  rtm_log_error("%s looks like a SEG-Y file (its text and binary headers), not HDF5: rtm3d "
+                "reads SEG-Y gathers under a name ending in .sgy or .segy",
+                path);
+  return RTM_ERR_INPUT;
+}
+
 /* Observed shots in either format, SEG-Y or a run file (shot_gathers.c), chosen here so
  * that calls go one way: segy.c -> shot_gathers.c. */
 int rtm_io_shot_count(const char *path, int *count) {
   *count = 0;
   if (rtm_segy_path(path)) return rtm_segy_shot_count(path, count);
-  return rtm_h5_shot_count(path, count);
+  const int status = refuse_unnamed_segy(path);
+  return status != RTM_OK ? status : rtm_h5_shot_count(path, count);
 }
 
 /* Shot `shot`'s gather of a SEG-Y file, its samples too or not (below, after segyio). */
@@ -74,14 +86,16 @@ static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_
 int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather) {
   memset(gather, 0, sizeof *gather);
   if (rtm_segy_path(path)) return segy_read(path, shot, 1, gather);
-  return rtm_h5_read_shot(path, shot, field, 1, gather);
+  const int status = refuse_unnamed_segy(path);
+  return status != RTM_OK ? status : rtm_h5_read_shot(path, shot, field, 1, gather);
 }
 
 int rtm_io_read_shot_geometry(const char *path, int shot, const char *field,
                               rtm_io_gather_t *gather) {
   memset(gather, 0, sizeof *gather);
   if (rtm_segy_path(path)) return segy_read(path, shot, 0, gather);
-  return rtm_h5_read_shot(path, shot, field, 0, gather);
+  const int status = refuse_unnamed_segy(path);
+  return status != RTM_OK ? status : rtm_h5_read_shot(path, shot, field, 0, gather);
 }
 
 int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
@@ -628,34 +642,64 @@ fail:
   return status;
 }
 
-/* File k of an export into `path`: its name (rtm_segy_target_path), a link there followed to
- * the file it leads to (rtm_io_output_target: that file replaced, the link kept). */
-static int export_target(const char *segy_path, int per_shot, int k, char *path, size_t size) {
+/* File k of an export: its name (rtm_segy_target_path), a link there followed to the file it
+ * leads to (rtm_io_output_target: that file replaced, the link kept), into `target`, whose
+ * room (RTM_CONFIG_PATH_MAX) refuses a longer path (exit 2) before anything is made. */
+typedef char export_target_t[RTM_CONFIG_PATH_MAX];
+
+static int export_target(const char *segy_path, int per_shot, int k, export_target_t target) {
   char name[RTM_CONFIG_PATH_MAX + 32];
   const int status = rtm_segy_target_path(segy_path, per_shot, k, name, sizeof name);
-  return status != RTM_OK ? status : rtm_io_output_target(name, "export:", path, size);
+  return status != RTM_OK ? status
+                          : rtm_io_output_target(name, "export:", target, sizeof(export_target_t));
+}
+
+/* Two of the export's files that are one file, through links (a probe: e_shot0.sgy and
+ * e_shot1.sgy linked to F.sgy, exit 0 with shot 0 lost): refused. Only a link can make
+ * two names one file, so only the targets reached through one are compared. */
+static int refuse_shared_targets(const char *segy_path, int per_shot, int files,
+                                 export_target_t *targets) {
+  char name[RTM_CONFIG_PATH_MAX + 32];
+  for (int k = 0; k < files; ++k) {
+    struct stat info;
+    if (rtm_segy_target_path(segy_path, per_shot, k, name, sizeof name) != RTM_OK ||
+        strcmp(name, targets[k]) == 0 || stat(targets[k], &info) != 0)
+      continue; /* not through a link */
+    for (int j = 0; j < files; ++j) {
+      struct stat other;
+      if (j == k || stat(targets[j], &other) != 0 || other.st_dev != info.st_dev ||
+          other.st_ino != info.st_ino)
+        continue;
+      rtm_log_error("export: %s leads to %s, the file of shot %d's name as well: each shot's "
+                    "file must be a file of its own",
+                    name, targets[k], j);
+      return RTM_ERR_USAGE;
+    }
+  }
+  return RTM_OK;
 }
 
 int rtm_segy_export(const char *h5_path, const char *field, const char *segy_path, int per_shot,
                     int overwrite) {
   int status = RTM_OK, shots = 0, files = 0;
   made_file_t *made = NULL;
-  char path[4096];
+  export_target_t *targets = NULL; /* each file's target, resolved once */
   char stamp[160], now[160];
   if (!rtm_io_file_stamp(h5_path, stamp, sizeof stamp))
     RTM_FAIL(RTM_ERR_INPUT, "cannot read %s: %s", h5_path, strerror(errno));
   RTM_TRY(rtm_io_shot_count(h5_path, &shots));
   files = per_shot ? shots : 1;
-  for (int k = 0; k < files; ++k) {
-    RTM_TRY(export_target(segy_path, per_shot, k, path, sizeof path));
-    RTM_TRY(check_target(h5_path, path, overwrite));
-  }
-  if (per_shot && !overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 0));
+  targets = calloc((size_t)files, sizeof *targets);
   made = calloc((size_t)files, sizeof *made);
-  if (!made) RTM_FAIL(RTM_ERR_NOMEM, "export: out of memory for %d files", files);
+  if (!targets || !made) RTM_FAIL(RTM_ERR_NOMEM, "export: out of memory for %d files", files);
   for (int k = 0; k < files; ++k) {
-    RTM_TRY(export_target(segy_path, per_shot, k, path, sizeof path));
-    RTM_TRY(create_partial(path, &made[k]));
+    RTM_TRY(export_target(segy_path, per_shot, k, targets[k]));
+    RTM_TRY(check_target(h5_path, targets[k], overwrite));
+  }
+  if (per_shot) RTM_TRY(refuse_shared_targets(segy_path, per_shot, files, targets));
+  if (per_shot && !overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 0));
+  for (int k = 0; k < files; ++k) {
+    RTM_TRY(create_partial(targets[k], &made[k]));
     RTM_TRY(write_file(h5_path, h5_path, "export", field, made[k].partial, per_shot ? k : 0,
                        per_shot ? k + 1 : shots));
   }
@@ -670,7 +714,7 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   for (int k = 0; k < files; ++k) /* on the disk before their names say they are complete */
     RTM_TRY(rtm_io_sync_file(made[k].partial));
   for (int k = 0; k < files; ++k) {
-    RTM_TRY(export_target(segy_path, per_shot, k, path, sizeof path));
+    const char *path = targets[k];
     /* without --force nothing that appeared at the target while this export ran is
      * replaced (it was absent when checked): another export, a model run's SEG-Y, a user */
     if ((overwrite ? rename(made[k].partial, path)
@@ -689,20 +733,17 @@ int rtm_segy_export(const char *h5_path, const char *field, const char *segy_pat
   }
   if (per_shot && overwrite) RTM_TRY(earlier_shot_files(segy_path, shots, 1));
 fail:
-  for (int k = 0; status != RTM_OK && made && k < files; ++k) { /* this run's files alone */
-    if (!made[k].state || export_target(segy_path, per_shot, k, path, sizeof path) != RTM_OK)
-      continue;
-    remove_made(made[k].state == 2 ? path : made[k].partial, &made[k]);
-  }
+  for (int k = 0; status != RTM_OK && made && k < files; ++k) /* this run's files alone */
+    if (made[k].state) remove_made(made[k].state == 2 ? targets[k] : made[k].partial, &made[k]);
   /* the messages above name the target: whether an earlier file there was touched */
   if (status != RTM_OK && made) {
     struct stat info;
-    const int earlier = export_target(segy_path, per_shot, 0, path, sizeof path) == RTM_OK &&
-                        stat(path, &info) == 0;
+    const int earlier = targets[0][0] && stat(targets[0], &info) == 0;
     rtm_log_info("export: nothing exported%s",
                  earlier ? "; the files there before stay as they were" : "");
   }
   free(made);
+  free(targets);
   return status;
 }
 
@@ -834,10 +875,11 @@ fail:
 }
 
 /* r->index: the one kept when it was built from this file as it is now (`stamp`), else built
- * and kept in its place. */
+ * and kept in its place (not kept when the file could not be stamped). */
 static int index_shots(const char *path, const char *stamp, reader_t *r) {
   char key[sizeof kept_index->key];
-  const int keyed = (size_t)snprintf(key, sizeof key, "%s\t%s", path, stamp) < sizeof key;
+  const int keyed =
+      stamp[0] && (size_t)snprintf(key, sizeof key, "%s\t%s", path, stamp) < sizeof key;
   pthread_mutex_lock(&index_lock);
   if (keyed && kept_index && kept_index->traces == r->traces && strcmp(kept_index->key, key) == 0) {
     ++kept_index->references;

@@ -8,12 +8,14 @@
  * program. Exit 77 when the build has no segyio. */
 #include "rtm_test_io.h"
 
+#include <fcntl.h> /* AT_FDCWD */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <sys/stat.h> /* utimensat */
 
 #include "rtm_io.h"
 #include "rtm_status.h"
@@ -196,12 +198,38 @@ static void test_rewritten_file_indexed_anew(void **state) {
     assert_int_equal(fwrite(record, 1, 4, f), 4);
   }
   assert_int_equal(fclose(f), 0);
+  /* a time of its own: the rewrite may fall in the clock tick of the export's writes */
+  const struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+  assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
   assert_int_equal(rtm_io_shot_count(path, &count), RTM_OK);
   assert_int_equal(count, 1);
   /* its one shot's traces name two sources: refused, naming the new record */
   rtm_io_gather_t g;
   assert_call_refused(rtm_io_read_shot_geometry(path, 0, "p", &g), RTM_ERR_INPUT,
                       "of shot 0 (field record 7) has its source at");
+}
+
+/* Shots are the distinct field records in the order of their first traces, whatever their
+ * values: the formula file's two shots recorded as 9 and then 4 read as shots 0 and 1 (an
+ * index sorted by record would swap them). */
+static void test_shots_in_file_order(void **state) {
+  (void)state;
+  const char *path = OUT_DIR "/descending.sgy";
+  write_formula_file(MANY_H5, SEGY_FORMULA_DT_US * 1e-6);
+  assert_int_equal(rtm_segy_export(MANY_H5, "p", path, 0, 1), RTM_OK);
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  const long trace_bytes = 240 + 4L * SEGY_FORMULA_SAMPLES;
+  long trace = 0;
+  for (int k = 0; k < SEGY_FORMULA_SHOTS; ++k)
+    for (int r = 0; r < segy_formula_receivers(k); ++r, ++trace) {
+      const unsigned char record[4] = {0, 0, 0, (unsigned char)(k == 0 ? 9 : 4)};
+      assert_int_equal(fseek(f, 3600 + trace * trace_bytes + 8, SEEK_SET), 0);
+      assert_int_equal(fwrite(record, 1, 4, f), 4);
+    }
+  assert_int_equal(fclose(f), 0);
+  for (int k = 0; k < SEGY_FORMULA_SHOTS; ++k)
+    assert_formula_shot(path, k, k);
 }
 
 static int setup(void **state) {
@@ -214,10 +242,12 @@ static int setup(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_round_trip), cmocka_unit_test(test_per_shot),
-      cmocka_unit_test(test_single_shot), cmocka_unit_test(test_refusals),
-      cmocka_unit_test(test_rewritten_file_indexed_anew)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_round_trip),
+                                     cmocka_unit_test(test_per_shot),
+                                     cmocka_unit_test(test_single_shot),
+                                     cmocka_unit_test(test_refusals),
+                                     cmocka_unit_test(test_rewritten_file_indexed_anew),
+                                     cmocka_unit_test(test_shots_in_file_order)};
   /* test_segy.d/formula.sgy stays for segy_second_reader.sh */
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -105,6 +105,10 @@ expect 0 "wrote .*linked\.png" "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -
 [ -L "$work/plots/link.png" ] && [ "$(head -c 4 "$work/linked.png" | tail -c 3)" = "PNG" ] &&
   rob_pass "the link kept, its file now the figure" ||
   rob_fail "link.png: $(ls -l "$work/plots/link.png" "$work/linked.png" | tr '\n' ' ')"
+# the format follows the name: a link fig.svg -> a .png drew a PNG into it (a review)
+ln -s "$work/linked.png" "$work/plots/link.svg"
+expect 2 "link\.svg is a link to .*linked\.png: a figure's format follows its file's extension" \
+  "$rtm3d" plot "$out/wide.h5" /snapshots/p -o "$work/plots/link.svg"
 ln -s "$work/nowhere/x.png" "$work/plots/dangling.png"
 expect 2 "dangling\.png: a symbolic link to nothing" \
   "$rtm3d" plot "$out/wide.h5" /snapshots/p --raw -o "$work/plots/dangling.png"

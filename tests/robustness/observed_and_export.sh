@@ -187,7 +187,7 @@ if [ "$segy_ok" = 1 ]; then
   # SEG-Y under a name without .sgy is read as HDF5: the refusal says what the file looks
   # like and the names SEG-Y is read under (a probe: "not an HDF5 file" alone)
   cp "$work/obs.sgy" "$work/obs_noext"
-  refused "$work/obs_noext" noext "obs_noext is not an HDF5 file .*; it looks like SEG-Y, which rtm3d reads under a name ending in \.sgy or \.segy"
+  refused "$work/obs_noext" noext "obs_noext looks like a SEG-Y file \(its text and binary headers\), not HDF5: rtm3d reads SEG-Y gathers under a name ending in \.sgy or \.segy"
   refused "$work/absent.sgy" absent "absent\.sgy: cannot open the SEG-Y file: No such file or directory"
   # a name files are written aside under is a run's, never export's (makemodel refused it
   # already; the two now share one rule)
@@ -331,6 +331,17 @@ if [ "$segy_ok" = 1 ]; then
   [ -L "$work/link.sgy" ] && cmp -s "$work/linked.sgy" "$work/obs.sgy" &&
     rob_pass "export through a link: its file replaced by the export, the link kept" ||
     rob_fail "export through a link: $(ls -l "$work/link.sgy" "$work/linked.sgy" | tr '\n' ' ')"
+  # two shots' names linked to one file: shot 0 would be lost under shot 1, exit 0 (a review):
+  # refused, exit 2, the file as it was
+  mkdir -p "$work/shared"
+  printf 'mine\n' >"$work/shared/F.sgy"
+  ln -s F.sgy "$work/shared/e_shot0.sgy"
+  ln -s F.sgy "$work/shared/e_shot1.sgy"
+  expect 2 "e_shot0\.sgy leads to .*F\.sgy, the file of shot 1's name as well" \
+    "$rtm3d" export "$obs" --segy "$work/shared/e.sgy" --per-shot --force
+  [ "$(cat "$work/shared/F.sgy")" = mine ] && [ ! -e "$work/shared/e_shot2.sgy" ] &&
+    rob_pass "the shared file kept, nothing exported" ||
+    rob_fail "after the refused export: $(ls "$work/shared" | tr '\n' ' ')"
   ln -s "$work/nowhere/x.sgy" "$work/dangling.sgy"
   expect 2 "dangling\.sgy: a symbolic link to nothing" \
     "$rtm3d" export "$obs" --segy "$work/dangling.sgy" --force
