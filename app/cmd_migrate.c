@@ -243,7 +243,7 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, 1, &run->lock));
   /* without --force no file at the run's names is replaced, one that appears meanwhile either */
   if (!cfg->output.overwrite) rtm_io_outputs_replace_none(run->outputs);
-  RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
+  RTM_TRY(rtm_app_load_run_model(cfg, &run->grid, run->mpi, &run->model));
   RTM_TRY(rtm_resolve_dt(cfg, &run->model, &run->grid, &run->dt_s));
   /* the gathers before the migration takes its memory: a wrong file is refused at once */
   RTM_TRY(preflight_shots(run));

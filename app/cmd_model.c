@@ -71,7 +71,7 @@ static int set_up_propagator(model_run_t *run, int argc, char **argv) {
   RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, 0, &run->lock));
   /* without --force no file at the run's names is replaced, one that appears meanwhile either */
   if (!cfg->output.overwrite) rtm_io_outputs_replace_none(run->outputs);
-  RTM_TRY(rtm_app_load_model(cfg, &run->grid, &run->model));
+  RTM_TRY(rtm_app_load_run_model(cfg, &run->grid, run->mpi, &run->model));
   run->shot_seconds = calloc(3 * (size_t)run->shots.count, sizeof *run->shot_seconds);
   if (!run->shot_seconds) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for %d shots", run->shots.count);
   run->loaded_s = rtm_wall_seconds();

@@ -307,6 +307,39 @@ fail:
   return status;
 }
 
+/* Which of a fingerprint's fields (size, mtime, ctime, inode) differ between `saved` and
+ * `now` (the text after their paths, to the line's end), listed into `text`; "missing" when
+ * the file is gone. */
+static void changed_fields(const char *saved, size_t saved_length, const char *now,
+                           size_t now_length, char *text, size_t size) {
+  static const char *const fields[] = {"size", "mtime", "ctime", "inode"};
+  text[0] = '\0';
+  if (strncmp(now, "\tmissing", now_length) == 0 && now_length == strlen("\tmissing")) {
+    snprintf(text, size, "it is missing");
+    return;
+  }
+  size_t used = 0;
+  for (size_t k = 0; k < sizeof fields / sizeof fields[0]; ++k) {
+    char key[16];
+    snprintf(key, sizeof key, "\t%s=", fields[k]);
+    const char *a = strstr(saved, key), *b = strstr(now, key);
+    const int a_in = a && (size_t)(a - saved) < saved_length,
+              b_in = b && (size_t)(b - now) < now_length;
+    const size_t a_value = a_in ? strcspn(a + 1, "\t\n") : 0,
+                 b_value = b_in ? strcspn(b + 1, "\t\n") : 0;
+    if (a_in && b_in && a_value == b_value && memcmp(a, b, a_value + 1) == 0) continue;
+    const int n = snprintf(text + used, size - used, "%s%s", used ? ", " : "its ", fields[k]);
+    if (n > 0 && (size_t)n < size - used) used += (size_t)n;
+  }
+  char *last = strrchr(text, ','); /* "its ctime, inode" -> "its ctime and inode" */
+  if (last && used + 4 < size) {
+    memmove(last + 4, last + 1, strlen(last + 1) + 1);
+    memcpy(last, " and", 4);
+    used += 3;
+  }
+  if (used && used + 8 < size) snprintf(text + used, size - used, " differ");
+}
+
 /* The saved fingerprints against the current ones: the first file that differs is named.
  * The config being the same, both list the same files in the same order, perhaps spelled
  * another way (resume_config): what follows the path is compared. */
@@ -324,10 +357,16 @@ static int check_inputs(const migrate_run_t *run, const char *saved) {
                  "%s: its record of the input files (root attribute inputs) is empty or "
                  "damaged, so they cannot be checked: remove the state to start over",
                  run->resume_path);
+      /* a change time cannot be set back, nor an inode: "restore the file" was advice no one
+       * could take (a probe: an identical copy renamed over the file) */
+      char what[64];
+      changed_fields(saved + saved_path, saved_length - saved_path, now + now_path,
+                     now_length - now_path, what, sizeof what);
       RTM_FAIL(RTM_ERR_INPUT,
-               "%.*s changed since %s was saved (its size, mtime, ctime or inode): remove the "
-               "state to start over, or restore the file",
-               path_length, saved, run->resume_path);
+               "%.*s changed since %s was saved (%s): the saved sums came from the file as it "
+               "was, and a copy, a rename, a chmod or a touch changes these too, so the state "
+               "cannot be resumed with it; remove the state to start over",
+               path_length, saved, run->resume_path, what[0] ? what : "its record differs");
     }
     saved += saved_length + (saved[saved_length] == '\n');
     now += now_length + (now[now_length] == '\n');

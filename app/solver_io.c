@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* statvfs, sched_getaffinity */
 #include "solver_io.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,40 @@ int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mode
                     rtm_config_origin(cfg, "model.description, model.file", where, sizeof where),
                     cfg->model.description);
   return load_model(cfg, grid, RTM_PREFLIGHT_RUN, model);
+}
+
+/* A file stamp (rtm_io_file_stamp) as a double that holds its hash exactly (52 bits of
+ * FNV-1a), for a comparison across the ranks by two reductions. */
+static double stamp_hash(const char *stamp) {
+  uint64_t hash = 14695981039346656037ull;
+  for (const char *c = stamp; *c; ++c)
+    hash = (hash ^ (unsigned char)*c) * 1099511628211ull;
+  return (double)(hash >> 12);
+}
+
+int rtm_app_load_run_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mpi_t *mpi,
+                           rtm_model_t *model) {
+  int status = RTM_OK;
+  char before[160] = "", after[160] = "";
+  const int read = cfg->model.file[0] != '\0';
+  if (read) rtm_io_file_stamp(cfg->model.file, before, sizeof before);
+  RTM_TRY(rtm_app_load_model(cfg, grid, model));
+  if (!read) return RTM_OK;
+  /* each rank read its slab through an open of its own: a file renamed over model.file
+   * meanwhile (makemodel --force) gave ranks of two models, exit 0 (a probe) */
+  rtm_io_file_stamp(cfg->model.file, after, sizeof after);
+  const double mine = before[0] && strcmp(before, after) == 0 ? stamp_hash(before) : -1.0;
+  double range[2] = {mine, -mine}; /* the least and, negated, the largest */
+  RTM_TRY(rtm_mpi_world_allreduce(mpi, range, 2, RTM_MPI_MIN));
+  if (range[0] >= 0.0 && range[0] == -range[1]) return RTM_OK;
+  RTM_FAIL(RTM_ERR_IO,
+           "model.file = %s changed while the run read it (its inode, size, mtime or ctime%s): "
+           "the model could come from two files, so nothing is run; run again once the file "
+           "is final",
+           cfg->model.file, mine < 0.0 ? "" : ", on another rank: the ranks read different files");
+fail:
+  if (status != RTM_OK) rtm_model_release(model);
+  return status;
 }
 
 int rtm_app_load_model_values(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model) {

@@ -18,6 +18,12 @@ rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid);
  * the file), else the [model] constants; its range computed. First the model and the run's
  * propagator are weighed against the memory they may take (rtm_propagator_preflight). */
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
+/* rtm_app_load_model for a run's ranks (model, migrate): model.file, when set, read whole, one
+ * and the same file on every rank of `mpi` (its stamp: inode, size, mtime, ctime) and
+ * unchanged while it was read, else RTM_ERR_IO on every rank, said. Collective over every
+ * rank of the run. */
+int rtm_app_load_run_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mpi_t *mpi,
+                           rtm_model_t *model);
 /* The same for a model whose values alone are wanted (no propagator of that grid follows:
  * rtm3d accuracy's deck), weighing the model alone. */
 int rtm_app_load_model_values(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
