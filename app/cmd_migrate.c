@@ -241,6 +241,13 @@ static int set_up(migrate_run_t *run, int argc, char **argv) {
   if (run->root) rtm_mpi_on_abort(run->mpi, rtm_app_remove_made, &run->made);
   /* the deck's errors said, the output is claimed before any work */
   RTM_TRY(rtm_app_claim_output(cfg, run->mpi, run->h5_path, 1, &run->lock));
+  /* the figures' temporary folder, which PLplot needs at the end: looked at before the shots
+   * (a probe: a TMPDIR that cannot take a file failed the run after all of them) */
+  if (run->root) {
+    char figures[2 * RTM_CONFIG_PATH_MAX + 32];
+    snprintf(figures, sizeof figures, "%s/%s_image_{x,y,z}.png", cfg->output.dir, cfg->output.name);
+    RTM_TRY(rtm_figure_check_temporary(figures));
+  }
   /* without --force no file at the run's names is replaced, one that appears meanwhile either */
   if (!cfg->output.overwrite) rtm_io_outputs_replace_none(run->outputs);
   RTM_TRY(rtm_app_load_run_model(cfg, &run->grid, run->mpi, &run->model));

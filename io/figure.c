@@ -38,6 +38,11 @@ int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int co
   return RTM_ERR_UNSUPPORTED;
 }
 
+int rtm_figure_check_temporary(const char *figures) {
+  (void)figures;
+  return RTM_OK; /* no PLplot: no table of drivers to write */
+}
+
 int rtm_figure_write(const char *path, const rtm_figure_panel_t *panels, int count,
                      const rtm_figure_style_t *style) {
   (void)panels;
@@ -180,7 +185,7 @@ static int descriptors_free(int wanted) {
  * writes its table of drivers there at plinit and, when it cannot, ends the process itself
  * ("No device drivers found", exit 1) with the run's partial files left (probe T, T2: a full
  * TMPDIR, ulimit -f 0; every command ignores SIGXFSZ, so a file size limit fails the write). */
-static int temporary_folder_ok(const char *path) {
+static int temporary_folder_ok(const char *path, const char *tail) {
   const char *folder = getenv("TMPDIR");
   if (!folder || !folder[0]) folder = P_tmpdir;
   char name[4096];
@@ -197,12 +202,19 @@ static int temporary_folder_ok(const char *path) {
   if (wrote) return 1;
   const int why = fd >= 0 ? saved : errno;
   rtm_log_error("%s: not drawn: the figure library writes a table of its drivers into the "
-                "temporary folder %s, where a file cannot be written (%s): %s",
+                "temporary folder %s, where a file cannot be written (%s): %s%s",
                 path, folder, strerror(why),
                 why == EFBIG ? "raise the file size limit (ulimit -f)"
                              : "free space there, or set TMPDIR to a folder where files can be "
-                               "written");
+                               "written",
+                tail);
   return 0;
+}
+
+int rtm_figure_check_temporary(const char *figures) {
+  return temporary_folder_ok(figures, " (nothing is run: they would fail after all its work)")
+             ? RTM_OK
+             : RTM_ERR_IO;
 }
 
 static int open_page(const char *path, const char *format, char *aside, size_t size, int width,
@@ -220,7 +232,7 @@ static int open_page(const char *path, const char *format, char *aside, size_t s
                   path);
     return RTM_ERR_IO;
   }
-  if (!temporary_folder_ok(path)) return RTM_ERR_IO;
+  if (!temporary_folder_ok(path, "")) return RTM_ERR_IO;
   if (rtm_io_make_parent_dir(path) != RTM_OK) return RTM_ERR_IO; /* as the plain PNG does */
   const int status = rtm_io_aside_create(path, aside, size);
   if (status != RTM_OK) return status;

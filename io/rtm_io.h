@@ -474,6 +474,11 @@ int rtm_figure_lines(const char *path, const rtm_figure_series_t *series, int co
                      const char *title, int width, int height);
 /* 1 when this build draws figures (PLplot with its cairo drivers). */
 int rtm_figure_available(void);
+/* Whether PLplot's temporary folder (TMPDIR, else /tmp) takes the table of drivers it writes
+ * there at every figure: RTM_ERR_IO, said naming `figures` (those to come) and the folder,
+ * when it does not; RTM_OK in a build without PLplot. A run that draws figures at its end
+ * looks before its first step. */
+int rtm_figure_check_temporary(const char *figures);
 /* A figure's page when none is asked for (rtm3d plot, migrate's planes), in pixels. */
 enum { RTM_FIGURE_WIDTH = 1000, RTM_FIGURE_HEIGHT = 750 };
 /* The panels side by side and one colour bar into `path` (.png, .svg or .pdf). */
