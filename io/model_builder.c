@@ -79,8 +79,8 @@ static int numbers(line_t *l, const char *key, int count, double lo, double hi, 
                  l->keyword, key, l->value[p], count, count > 1 ? "s" : "",
                  count > 1 ? " separated by commas" : "");
       if (out[k] < lo || out[k] > hi)
-        RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s %s = %g is outside [%g, %g]", l->name, l->number,
-                 l->keyword, key, out[k], lo, hi);
+        RTM_FAIL(RTM_ERR_INPUT, "%s:%d: %s %s = %.10g is outside [%g, %g]", l->name, l->number,
+                 l->keyword, key, out[k], lo, hi); /* 89.9999999 not rounded to 80's side */
       at = end + 1;
     }
     *found = 1;
@@ -334,12 +334,13 @@ int rtm_model_build(const char *text, const char *name, const rtm_io_volume_t *v
     RTM_TRY(elements[k].build(&m, l));
   }
   if (!have_background) RTM_FAIL(RTM_ERR_INPUT, "%s: no background vp=... line", name);
+  const size_t nx = (size_t)volume->n[0], plane = nx * (size_t)volume->n[1];
   for (size_t i = 0; i < cells; ++i)
     if (!(m.values[RTM_IO_VP][i] > 0.0f) || m.values[RTM_IO_VP][i] > 20000.0f)
       RTM_FAIL(RTM_ERR_INPUT,
-               "%s: vp = %g at cell %zu (z index %zu): the gradients and anomalies take it "
-               "outside (0, 20000] m/s, the range a model file must keep",
-               name, m.values[RTM_IO_VP][i], i, i / ((size_t)volume->n[0] * (size_t)volume->n[1]));
+               "%s: vp = %g at [z=%zu][y=%zu][x=%zu]: the gradients and anomalies "
+               "take it outside (0, 20000] m/s, the range a model file must keep",
+               name, m.values[RTM_IO_VP][i], i / plane, i % plane / nx, i % nx);
   for (int k = 0; k < RTM_IO_PARAMETERS; ++k) {
     values[k] = m.values[k];
     m.values[k] = NULL;

@@ -62,6 +62,15 @@ fail:
   return status;
 }
 
+/* `status` of a read from the state at `path`: a failure of the library (metadata whose
+ * checksum fails: a bit flipped on the disk) said once more with what to do (a probe: only
+ * the attribute being read and HDF5's words were said). */
+static int read_whole(const char *path, int status) {
+  if (status != RTM_OK)
+    rtm_log_error("%s could not be read whole (a damaged file?): remove it to start over", path);
+  return status;
+}
+
 int rtm_io_read_run_state(const char *path, const char *count_name, int *count, char **config) {
   int status = RTM_OK, present = 0;
   hid_t file = H5I_INVALID_HID;
@@ -70,40 +79,44 @@ int rtm_io_read_run_state(const char *path, const char *count_name, int *count, 
   RTM_TRY(rtm_h5_open_read(path, "run state", &file));
   /* a state this rtm3d can read: its format, its config and its count, each said plainly
    * when missing (a file rtm3d did not write, or one edited by hand) */
-  RTM_TRY(rtm_h5_read_attr_doubles(file, path, "format_version", 1, "a format version", &format,
-                                   &present));
+  RTM_TRY(read_whole(path, rtm_h5_read_attr_doubles(file, path, "format_version", 1,
+                                                    "a format version", &format, &present)));
   if (!present || format != RTM_IO_FORMAT_VERSION)
     RTM_FAIL(RTM_ERR_INPUT,
              "%s is not a state this rtm3d can resume from (format_version %s%g, this build "
              "reads %d): remove it to start over",
              path, present ? "" : "missing: ", present ? format : 0.0, RTM_IO_FORMAT_VERSION);
   const htri_t has_config = H5Aexists(file, "config");
+  if (has_config < 0) RTM_TRY(read_whole(path, RTM_ERR_INPUT));
   if (has_config <= 0)
     RTM_FAIL(RTM_ERR_INPUT,
              "%s has no root attribute config (the settings its sums were made with): not a "
              "state rtm3d wrote; remove it to start over",
              path);
-  RTM_TRY(rtm_h5_read_attr_doubles(file, path, count_name, 1, "a count", &value, &present));
+  RTM_TRY(read_whole(
+      path, rtm_h5_read_attr_doubles(file, path, count_name, 1, "a count", &value, &present)));
   if (!present) RTM_FAIL(RTM_ERR_INPUT, "%s has no root attribute %s", path, count_name);
   if (value != floor(value))
     RTM_FAIL(RTM_ERR_INPUT, "%s: root attribute %s = %g is not a whole number", path,
              count_name, value);
   *count = (int)value;
-  RTM_TRY(read_text_attr(file, path, "config", config));
+  RTM_TRY(read_whole(path, read_text_attr(file, path, "config", config)));
 fail:
   rtm_h5_close(&file);
   return status;
 }
 
 int rtm_io_read_run_text(const char *path, const char *name, char **text) {
-  int status = RTM_OK;
+  int status = RTM_OK, opened = 0;
   hid_t file = H5I_INVALID_HID;
   *text = NULL;
   RTM_TRY(rtm_h5_open_read(path, "run state", &file));
+  opened = 1; /* a failure from here on is the file's contents */
   const htri_t exists = H5Aexists(file, name);
   RTM_H5_CHECK(exists, RTM_ERR_INPUT, "%s: root attribute %s", path, name);
   if (exists > 0) RTM_TRY(read_text_attr(file, path, name, text));
 fail:
+  if (opened) read_whole(path, status);
   rtm_h5_close(&file);
   return status;
 }

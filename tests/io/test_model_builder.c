@@ -114,7 +114,10 @@ static void test_refusals(void **unused) {
   refused("background vp=0x7d0\n", "desc.model:1: background vp = '0x7d0': expected 1 number");
   refused("foo vp=1\n", "desc.model:1: unknown element 'foo' (known: background, layer");
   refused("background vp=2000\nanomaly x=0 y=0 z=0 sigma=10 dvp=-5000\n",
-          "the gradients and anomalies take it outside (0, 20000] m/s");
+          "at [z=0][y=0][x=0]: the gradients and anomalies take it outside (0, 20000] m/s");
+  /* the value as written, not rounded onto the bound's side (a probe: "dip = 90") */
+  refused("background vp=2000\nlayer depth=100 vp=2500 dip=89.9999999\n",
+          "desc.model:2: layer dip = 89.9999999 is outside [-80, 80]");
   refused("background vp=2000 gradient=50\n", "take it outside (0, 20000] m/s");
   refused("background vp=2000 vp=2100\n", "desc.model:1: background gives vp twice");
   refused("# nothing\n", "desc.model: no background");

@@ -204,6 +204,24 @@ for case in "0 2 2" "1e6 1 2"; do
   expect 0 "resuming after shot 2 of 3" "$rtm3d" "${migrate[@]}"
   expect 0 "" "$rtm3d" validate "$out/tiny.h5" "$work/fresh.h5" --rtol 0 --atol 0 --datasets /image
 done
+# ---- a state whose metadata fails its checksum (a bit flipped on the disk, near its root
+# attributes): refused, exit 2, and said as a damaged file to remove (a probe: only HDF5's
+# words about the attribute being read were said); the state stays
+rm -f "$out/tiny.resume.h5" "$out/tiny.h5"
+expect 0 "" "$rtm3d" "${migrate[@]}" --quiet --max-shots=1
+python3 -c 'import sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+at = data.find(b"format_version")
+assert at > 4, "no format_version in the state"
+data[at - 4] ^= 0x10
+open(path, "wb").write(data)' "$out/tiny.resume.h5"
+expect 2 "tiny\.resume\.h5 could not be read whole \(a damaged file\?\): remove it to start over" \
+  "$rtm3d" "${migrate[@]}" --quiet
+[ -e "$out/tiny.resume.h5" ] && [ ! -e "$out/tiny.h5" ] && rob_pass "the damaged state kept, no image" ||
+  rob_fail "after the damaged state: $(ls "$out" | tr '\n' ' ')"
+rm -f "$out/tiny.resume.h5"
+
 # ---- model.file renamed over while a run reads it (a probe: makemodel --force during a
 # two-rank run's set-up gave traces of both models, exit 0): the run is held at its open of
 # the file, a model of another speed renamed over it, and the run refused, exit 1, naming
