@@ -49,9 +49,12 @@ int rtm_segy_path(const char *path) {
 
 int rtm_segy_looks_like(const char *path) {
   unsigned char start[3600];
-  FILE *file = fopen(path, "rb");
-  const int whole = file && fread(start, 1, sizeof start, file) == sizeof start;
-  if (file) fclose(file);
+  /* never waiting: a FIFO would hold a plain open until a writer came, a device never end */
+  const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat info;
+  const int regular = fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  const int whole = regular && read(fd, start, sizeof start) == (ssize_t)sizeof start;
+  if (fd >= 0) close(fd);
   /* the text header's first card ('C' in EBCDIC or ASCII), a sample format code 1-16 in
    * the binary header (bytes 3225-3226, big-endian or swapped) */
   if (!whole || (start[0] != 0xC3 && start[0] != 'C')) return 0;
