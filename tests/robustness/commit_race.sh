@@ -89,7 +89,7 @@ if [ -e "$PWD/librtm3d_full_disk_preload.so" ]; then
 fi
 
 # ---- D2: an export finishing at NAME.sgy during a model run with output.segy ----
-if has_feature SEG-Y; then
+if has_feature "SEG-Y on"; then
   held c4 '"$rtm3d" export "$out/c5.h5" --segy "$out/c4.sgy" --quiet' "$rtm3d" model "$deck" \
     "${quick[@]}" --set output.name=c4 --set output.segy=true
   rob_judge 1 "c4\.sgy appeared while the run ran" "$held_status" "model, an export to c4.sgy meanwhile"
@@ -136,7 +136,7 @@ rob_judge 1 "g2\.json appeared while the run ran.*Then remove .*g2\.resume\.h5, 
   rob_pass "the state and the complete partials are kept" || rob_fail "gone: $(ls "$out")"
 
 # D5: a migration --force over a model run of the name with output.segy: its NAME.sgy goes
-if has_feature SEG-Y; then
+if has_feature "SEG-Y on"; then
   expect 0 "" "$rtm3d" model "$deck" "${small[@]}" --set output.name=mx --set output.segy=true --quiet
   expect 0 "removes .*mx\.sgy.*rtm3d wrote" "${migrate[@]}" --set output.name=mx --force
   absent "$out/mx.sgy"

@@ -11,6 +11,8 @@
 # earlier build's) is compared as that build compared it; a zfp state of a build before the
 # codec's format changed is refused.
 source "$(dirname "$0")/lib.sh" "$@"
+# backend.name = auto resolves to cpu in the case below on a machine with a GPU too
+export CUDA_VISIBLE_DEVICES=""
 tiny_deck "$work/tiny.ini"
 out="$work/out"
 shots=("${survey[@]}")

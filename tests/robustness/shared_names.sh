@@ -35,10 +35,12 @@ size_limited() {
   (ulimit -f "$1" && shift && exec "${default_xfsz[@]}" "$@")
 }
 expect 0 "" "$rtm3d" model "$deck" --quiet --set output.name=traces
-expect 1 "p\.png: the figure could not be written whole" \
-  size_limited 20 "$rtm3d" plot "$out/traces.h5" /traces/p --size 3000x3000 -o "$out/p.png"
-left="$(cd "$out" && ls -1 -- p.png* 2>/dev/null)"
-[ -z "$left" ] && rob_pass "plot past ulimit -f left nothing" || rob_fail "plot left $(tr '\n' ' ' <<<"$left")"
+if has_feature "figures on"; then # a plain PNG, one pixel a sample, fits under the cap
+  expect 1 "p\.png: the figure could not be written whole" \
+    size_limited 20 "$rtm3d" plot "$out/traces.h5" /traces/p --size 3000x3000 -o "$out/p.png"
+  left="$(cd "$out" && ls -1 -- p.png* 2>/dev/null)"
+  [ -z "$left" ] && rob_pass "plot past ulimit -f left nothing" || rob_fail "plot left $(tr '\n' ' ' <<<"$left")"
+fi
 
 # ---- a de_DE.UTF-8 locale (D11), built here where the system has its source
 if command -v localedef >/dev/null && [ -e /usr/share/i18n/locales/de_DE ] &&
