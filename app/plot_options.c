@@ -208,18 +208,12 @@ fail:
   return status;
 }
 
-/* PATH's extension (".png"), "" when its last name has none. */
-static const char *extension_of(const char *path) {
-  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-  return dot && dot > (slash ? slash + 1 : path) ? dot : "";
-}
-
 int rtm_plot_output_begin(const char *name, char *target, size_t size, int *made) {
   *made = 0;
   const int status = rtm_io_output_target(name, "plot:", target, size);
   if (status != RTM_OK) return status;
   /* the figure's format follows its file's name: a link fig.svg -> old.png drew a PNG */
-  if (strcmp(extension_of(name), extension_of(target)) != 0) {
+  if (strcmp(rtm_io_extension(name), rtm_io_extension(target)) != 0) {
     rtm_log_error("plot: %s is a link to %s: a figure's format follows its file's extension, "
                   "and the two differ; point the link at a file of the name's extension, or "
                   "name the file itself",

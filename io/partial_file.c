@@ -201,6 +201,12 @@ int rtm_io_rename_noreplace(const char *from, const char *to) {
   return rename(from, to);
 }
 
+const char *rtm_io_extension(const char *path) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  const char *dot = strrchr(base, '.');
+  return dot && dot != base ? dot : "";
+}
+
 int rtm_io_output_target(const char *path, const char *what, char *target, size_t size) {
   struct stat info;
   char *resolved = NULL;
@@ -233,9 +239,8 @@ int rtm_io_aside_create(const char *path, char *aside, size_t size) {
     rtm_log_error("%s is not a regular file: rtm3d writes and replaces files only", path);
     return RTM_ERR_USAGE;
   }
-  /* the extension kept last: a figure's device follows it (a dot in a folder's name is none) */
-  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-  const char *extension = dot && dot > (slash ? slash + 1 : path) ? dot : "";
+  /* the extension kept last: a figure's device follows it */
+  const char *extension = rtm_io_extension(path);
   const int written = snprintf(aside, size, "%s.partial.XXXXXX%s", path, extension);
   if (written < 0 || (size_t)written >= size) {
     rtm_log_error("output path too long (%zu characters): %s", strlen(path), path);

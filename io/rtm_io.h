@@ -258,6 +258,9 @@ int rtm_io_make_parent_dir_counted(const char *path, int *made);
 /* Removes the `made` last folders of path's parent, deepest first, each only where it is
  * empty (rmdir); stops at the first that stays. */
 void rtm_io_remove_made_dirs(const char *path, int made);
+/* The extension of PATH's file name from its last dot (".png"), "" when it has none: a dot
+ * in a folder's name is none, nor one that starts the file's name (.hidden). */
+const char *rtm_io_extension(const char *path);
 /* A file of this process's beside PATH to write it aside, PATH.partial.XXXXXX.EXT (mkstemps:
  * never a name another process writes; PATH's extension last), once PATH is found absent or a
  * regular file (a device, a folder or a FIFO given as an output is refused, RTM_ERR_USAGE).

@@ -65,7 +65,8 @@ int rtm_segy_looks_like(const char *path) {
 
 /* A file read as a run file because of its name that looks like SEG-Y (a probe: "not an
  * HDF5 file" alone, where the name was all that was wrong): refused saying so, in a build
- * that reads SEG-Y. */
+ * that reads SEG-Y. Looked at where the shots are first counted (migrate's check, export),
+ * not at every shot's read. */
 static int refuse_unnamed_segy(const char *path) {
   if (!rtm_segy_available() || !rtm_segy_looks_like(path)) return RTM_OK;
   rtm_log_error("%s looks like a SEG-Y file (its text and binary headers), not HDF5: rtm3d "
@@ -89,28 +90,25 @@ static int segy_read(const char *path, int shot, int samples_too, rtm_io_gather_
 int rtm_io_read_shot(const char *path, int shot, const char *field, rtm_io_gather_t *gather) {
   memset(gather, 0, sizeof *gather);
   if (rtm_segy_path(path)) return segy_read(path, shot, 1, gather);
-  const int status = refuse_unnamed_segy(path);
-  return status != RTM_OK ? status : rtm_h5_read_shot(path, shot, field, 1, gather);
+  return rtm_h5_read_shot(path, shot, field, 1, gather);
 }
 
 int rtm_io_read_shot_geometry(const char *path, int shot, const char *field,
                               rtm_io_gather_t *gather) {
   memset(gather, 0, sizeof *gather);
   if (rtm_segy_path(path)) return segy_read(path, shot, 0, gather);
-  const int status = refuse_unnamed_segy(path);
-  return status != RTM_OK ? status : rtm_h5_read_shot(path, shot, field, 0, gather);
+  return rtm_h5_read_shot(path, shot, field, 0, gather);
 }
 
 int rtm_segy_read_shot(const char *path, int shot, rtm_io_gather_t *gather) {
   return segy_read(path, shot, 1, gather);
 }
 
-/* The dot of the extension of path's file name, or NULL: a dot in a folder's name is none,
- * nor one that starts the file's name (.hidden: .hidden_shot0, not _shot0.hidden). */
+/* The dot of the extension of path's file name (rtm_io_extension), or NULL without one
+ * (.hidden: .hidden_shot0, not _shot0.hidden). */
 static const char *extension_of(const char *path) {
-  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-  const char *dot = strrchr(base, '.');
-  return dot == base ? NULL : dot;
+  const char *extension = rtm_io_extension(path);
+  return extension[0] ? extension : NULL;
 }
 
 /* (rtm_io.h; path arithmetic alone, with or without segyio, as the two below) */
@@ -770,7 +768,7 @@ fail:
 typedef struct {
   int references;
   char key[RTM_CONFIG_PATH_MAX + 200]; /* the path and its stamp (rtm_io_file_stamp) */
-  int traces, shots;
+  int shots;
   int *shot_records;   /* [shots]: the field records in the order they first appear */
   int *shot_first;     /* [shots + 1]: shot k is traces_by_shot[shot_first[k] .. [k + 1]) */
   int *traces_by_shot; /* [traces]: the trace numbers grouped by shot, each in file order */
@@ -868,7 +866,6 @@ static int index_build(const char *path, reader_t *r, trace_index_t *index) {
       index->traces_by_shot[placed++] = pairs[spans[k].start + i].trace;
   }
   index->shot_first[shots] = placed;
-  index->traces = r->traces;
   index->shots = shots;
 fail:
   free(records);
@@ -884,7 +881,7 @@ static int index_shots(const char *path, const char *stamp, reader_t *r) {
   const int keyed =
       stamp[0] && (size_t)snprintf(key, sizeof key, "%s\t%s", path, stamp) < sizeof key;
   pthread_mutex_lock(&index_lock);
-  if (keyed && kept_index && kept_index->traces == r->traces && strcmp(kept_index->key, key) == 0) {
+  if (keyed && kept_index && strcmp(kept_index->key, key) == 0) {
     ++kept_index->references;
     r->index = kept_index;
   }
