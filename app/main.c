@@ -175,13 +175,6 @@ fail:
 }
 
 /* FNV-1a of one line of the echo, below 2^32: a double holds it exactly. */
-static double line_hash(const char *line, size_t length) {
-  uint32_t hash = 2166136261u;
-  for (size_t i = 0; i < length; ++i)
-    hash = (hash ^ (unsigned char)line[i]) * 16777619u;
-  return (double)hash;
-}
-
 enum { DECK_LINES_MAX = 512 };
 
 int rtm_app_split_groups(const rtm_config_t *cfg, rtm_mpi_t *mpi) {
@@ -211,7 +204,7 @@ int rtm_app_check_same_deck(const rtm_config_t *cfg, rtm_mpi_t *mpi) {
   int lines = 0;
   for (const char *line = text; *line && lines < DECK_LINES_MAX - 1; ++lines) {
     const size_t length = strcspn(line, "\n");
-    mine[lines] = line[0] == '#' ? 0.0 : line_hash(line, length);
+    mine[lines] = line[0] == '#' ? 0.0 : rtm_app_text_hash(line, length);
     line += length + (line[length] == '\n');
   }
   mine[DECK_LINES_MAX - 1] = lines;

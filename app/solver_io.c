@@ -254,13 +254,11 @@ int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mode
   return load_model(cfg, grid, RTM_PREFLIGHT_RUN, model);
 }
 
-/* A file stamp (rtm_io_file_stamp) as a double that holds its hash exactly (52 bits of
- * FNV-1a), for a comparison across the ranks by two reductions. */
-static double stamp_hash(const char *stamp) {
-  uint64_t hash = 14695981039346656037ull;
-  for (const char *c = stamp; *c; ++c)
-    hash = (hash ^ (unsigned char)*c) * 1099511628211ull;
-  return (double)(hash >> 12);
+double rtm_app_text_hash(const char *text, size_t length) {
+  uint32_t hash = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < length; ++i)
+    hash = (hash ^ (unsigned char)text[i]) * 16777619u;
+  return (double)hash;
 }
 
 int rtm_app_load_run_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_mpi_t *mpi,
@@ -272,9 +270,11 @@ int rtm_app_load_run_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_
   RTM_TRY(rtm_app_load_model(cfg, grid, model));
   if (!read) return RTM_OK;
   /* each rank read its slab through an open of its own: a file renamed over model.file
-   * meanwhile (makemodel --force) gave ranks of two models, exit 0 (a probe) */
+   * meanwhile (makemodel --force) gave ranks of two models, exit 0 (a probe); the stamps'
+   * hashes compared by two reductions */
   rtm_io_file_stamp(cfg->model.file, after, sizeof after);
-  const double mine = before[0] && strcmp(before, after) == 0 ? stamp_hash(before) : -1.0;
+  const double mine =
+      before[0] && strcmp(before, after) == 0 ? rtm_app_text_hash(before, strlen(before)) : -1.0;
   double range[2] = {mine, -mine}; /* the least and, negated, the largest */
   RTM_TRY(rtm_mpi_world_allreduce(mpi, range, 2, RTM_MPI_MIN));
   if (range[0] >= 0.0 && range[0] == -range[1]) return RTM_OK;

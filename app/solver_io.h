@@ -18,6 +18,9 @@ rtm_io_volume_t rtm_app_volume(const rtm_grid_t *grid);
  * the file), else the [model] constants; its range computed. First the model and the run's
  * propagator are weighed against the memory they may take (rtm_propagator_preflight). */
 int rtm_app_load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_model_t *model);
+/* A text's 32-bit FNV-1a hash as a double (exact): lines or stamps compared across the
+ * ranks by reductions (rtm_app_check_same_deck, rtm_app_load_run_model). */
+double rtm_app_text_hash(const char *text, size_t length);
 /* rtm_app_load_model for a run's ranks (model, migrate): model.file, when set, read whole, one
  * and the same file on every rank of `mpi` (its stamp: inode, size, mtime, ctime) and
  * unchanged while it was read, else RTM_ERR_IO on every rank, said. Collective over every
