@@ -175,6 +175,23 @@ static void test_refusals(void **state) {
                       "cannot open the SEG-Y file");
 }
 
+/* Each trace of the SEG-Y file at `path` (the formula file exported: 240-byte headers,
+ * SEGY_FORMULA_SAMPLES floats) given field record (bytes 9-12) `records[k]` where k is its
+ * shot in the formula, or `records[0]` for every trace when `one` is set. */
+static void set_field_records(const char *path, const unsigned char records[], int one) {
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  const long trace_bytes = 240 + 4L * SEGY_FORMULA_SAMPLES;
+  long trace = 0;
+  for (int k = 0; k < SEGY_FORMULA_SHOTS; ++k)
+    for (int r = 0; r < segy_formula_receivers(k); ++r, ++trace) {
+      const unsigned char record[4] = {0, 0, 0, records[one ? 0 : k]};
+      assert_int_equal(fseek(f, 3600 + trace * trace_bytes + 8, SEEK_SET), 0);
+      assert_int_equal(fwrite(record, 1, 4, f), 4);
+    }
+  assert_int_equal(fclose(f), 0);
+}
+
 /* The shots of a file are indexed once and kept (migrate reads every shot's headers, then
  * each shot): a file rewritten at the same name, the same size and trace count, is indexed
  * anew. Every trace's field record (bytes 9-12) set to one value: one shot, not the
@@ -188,16 +205,7 @@ static void test_rewritten_file_indexed_anew(void **state) {
   assert_int_equal(rtm_io_shot_count(path, &count), RTM_OK);
   assert_int_equal(count, SEGY_FORMULA_SHOTS);
   assert_formula_shot(path, 1, 1);
-  FILE *f = fopen(path, "r+b");
-  assert_non_null(f);
-  assert_int_equal(fseek(f, 0, SEEK_END), 0);
-  const long size = ftell(f), trace_bytes = 240 + 4L * SEGY_FORMULA_SAMPLES;
-  const unsigned char record[4] = {0, 0, 0, 7};
-  for (long at = 3600 + 8; at + 4 <= size; at += trace_bytes) {
-    assert_int_equal(fseek(f, at, SEEK_SET), 0);
-    assert_int_equal(fwrite(record, 1, 4, f), 4);
-  }
-  assert_int_equal(fclose(f), 0);
+  set_field_records(path, (const unsigned char[]){7}, 1);
   /* a time of its own: the rewrite may fall in the clock tick of the export's writes */
   const struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
   assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
@@ -217,17 +225,7 @@ static void test_shots_in_file_order(void **state) {
   const char *path = OUT_DIR "/descending.sgy";
   write_formula_file(MANY_H5, SEGY_FORMULA_DT_US * 1e-6);
   assert_int_equal(rtm_segy_export(MANY_H5, "p", path, 0, 1), RTM_OK);
-  FILE *f = fopen(path, "r+b");
-  assert_non_null(f);
-  const long trace_bytes = 240 + 4L * SEGY_FORMULA_SAMPLES;
-  long trace = 0;
-  for (int k = 0; k < SEGY_FORMULA_SHOTS; ++k)
-    for (int r = 0; r < segy_formula_receivers(k); ++r, ++trace) {
-      const unsigned char record[4] = {0, 0, 0, (unsigned char)(k == 0 ? 9 : 4)};
-      assert_int_equal(fseek(f, 3600 + trace * trace_bytes + 8, SEEK_SET), 0);
-      assert_int_equal(fwrite(record, 1, 4, f), 4);
-    }
-  assert_int_equal(fclose(f), 0);
+  set_field_records(path, (const unsigned char[]){9, 4}, 0);
   for (int k = 0; k < SEGY_FORMULA_SHOTS; ++k)
     assert_formula_shot(path, k, k);
 }
