@@ -87,18 +87,85 @@ static __device__ __forceinline__ void push(ZQueue &z, float4 front) {
   z.q8 = front;
 }
 
+/* A thread's damping in the x and y layer, the same on every plane of its march: exy =
+ * eta_x + eta_y of each of its cells, rcp = 1 / (1 + s exy) rounded (s the damping's sign:
+ * the denominator of the planes outside the z layer), damped: whether any cell of the warp
+ * lies in the x or y layer (the same in every lane, so that a warp takes one branch). */
+struct LayerXY {
+  float4 exy, rcp;
+  bool damped, rcp_holds; /* rcp_holds: every denominator in layer_rcp_holds's range */
+};
+static __device__ __forceinline__ LayerXY layer_xy(const IsoArgs &a, int ix, int iy, int lanes) {
+  LayerXY l;
+  l.exy = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int c = 0; c < lanes; ++c)
+    set_lane(l.exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
+  l.rcp_holds = true;
+#pragma unroll
+  for (int c = 0; c < VEC; ++c) {
+    const float d = lane(l.exy, c);
+    const float den = __fadd_rn(1.f, d > 0.f ? a.damping_sign * d : 0.f);
+    set_lane(l.rcp, c, __frcp_rn(den));
+    l.rcp_holds = l.rcp_holds && layer_rcp_holds(den);
+  }
+  l.damped = __any_sync(0xffffffffu,
+                        l.exy.x > 0.f || l.exy.y > 0.f || l.exy.z > 0.f || l.exy.w > 0.f);
+  return l;
+}
+
+/* Whether damped4's branch-free quotient is layer_div's: the numerator in
+ * layer_div_fast_holds's range and the denominator in layer_rcp_holds's ([1/4, 2), where
+ * test_layer_div checks the reciprocals; outside it a layer far stronger than the defaults'). */
+template <bool Z_LAYER>
+static __device__ __forceinline__ bool fast_holds(const LayerXY &l, float num, float den) {
+  return layer_div_fast_holds(num) && (Z_LAYER ? layer_rcp_holds(den) : l.rcp_holds);
+}
+
+/* update4's damped cells: the layer's update of the float4 whose laplacians are lap, p at
+ * the centre p1[0..3], v = v^2 dt^2, pp = p_other; d = exy + ez (exy + 0 is exy). Every lane
+ * takes it, so that a warp takes one path: where d = 0, sd = 0 and (p2 - 1 prev + v lap) / 1
+ * is the float the undamped update gives. The four quotients first, without a branch
+ * (layer_div_fast), so that they interleave, through the thread's reciprocals outside the z
+ * layer (Z_LAYER false) and reciprocals made here in it; a numerator or denominator outside
+ * their range then, rarely, through layer_div, the float it gives either way. */
+template <bool Z_LAYER>
+static __device__ __forceinline__ float4 damped4(const IsoArgs &a, const LayerXY &l, float ez,
+                                                 const float *lap, const float *p1,
+                                                 const float4 &v, const float4 &pp) {
+  float4 out;
+  float num[VEC], den[VEC];
+  bool slow = false;
+#pragma unroll
+  for (int c = 0; c < VEC; ++c) {
+    const float d = lane(l.exy, c) + ez;
+    const float sd = d > 0.f ? a.damping_sign * d : 0.f;
+    num[c] = __fmaf_rn(lane(v, c), lap[c],
+                       __fsub_rn(2.f * p1[c], __fmul_rn(__fsub_rn(1.f, sd), lane(pp, c))));
+    den[c] = __fadd_rn(1.f, sd);
+    const float rcp = Z_LAYER ? layer_rcp(den[c]) : lane(l.rcp, c);
+    set_lane(out, c, layer_div_fast(num[c], den[c], rcp));
+    slow |= !fast_holds<Z_LAYER>(l, num[c], den[c]);
+  }
+  if (slow) {
+#pragma unroll
+    for (int c = 0; c < VEC; ++c)
+      if (!fast_holds<Z_LAYER>(l, num[c], den[c])) set_lane(out, c, layer_div(num[c], den[c]));
+  }
+  return out;
+}
+
 /* The new value of 4 cells along x (one float4): t points at the tile row of plane k at
  * cell ix - R (x neighbours t[0..3], t[8..11]; y neighbours t[4 + m tw], t[4 - m tw]),
  * z.q0 .. z.q8 hold p along z from k - 4 to k + 4 (in either marching direction: each pair
  * is added as a sum, and IEEE addition is commutative), prev = p_other, v = v^2 dt^2,
- * exy + ez the layer's damping of each cell, damped_xy whether any cell of the warp lies in
- * the x or y layer (the same in every lane, so that a warp takes one branch). Every
+ * l.exy + ez the layer's damping of each cell (LayerXY: l.rcp the thread's reciprocals for
+ * the planes outside the z layer, where ez = 0). Every
  * operation is rounded as the cpu reference's (iso_row), in its order, its fused
  * multiply-adds fused and nothing else contracted: the kernel then reproduces the reference
  * bit for bit instead of drifting from it by rounding that the leapfrog accumulates. */
 static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *t, int tw,
                                                  const ZQueue &z, const float4 &pp, const float4 &v,
-                                                 const float4 &exy, float ez, bool damped_xy) {
+                                                 const LayerXY &l, float ez) {
   const float4 wl = ld4(t), wr = ld4(t + 2 * R), q4 = z.q4;
   const float w[3 * VEC] = {wl.x, wl.y, wl.z, wl.w, q4.x, q4.y, q4.z, q4.w, wr.x, wr.y, wr.z, wr.w};
   float dx[VEC], dy[VEC], dz[VEC];
@@ -120,26 +187,20 @@ static __device__ __forceinline__ float4 update4(const IsoArgs &a, const float *
       dz[c] = __fmaf_rn(a.c[m], __fadd_rn(lane(ahead, c), lane(behind, c)), dz[c]);
     }
   }
-  float4 out;
-  const bool damped = damped_xy || ez > 0.f;
+  float lap[VEC];
 #pragma unroll
-  for (int c = 0; c < VEC; ++c) {
-    const float lap = __fmaf_rn(dz[c], a.inv_h2[2],
-                                __fmaf_rn(dy[c], a.inv_h2[1], __fmul_rn(dx[c], a.inv_h2[0])));
-    const float vv = lane(v, c), p2 = 2.f * w[R + c], prev = lane(pp, c);
-    float o;
-    if (!damped) {
-      o = __fmaf_rn(vv, lap, __fsub_rn(p2, prev));
-    } else {
-      /* Every lane through the layer's update, without a branch a lane: where d = 0, sd = 0
-       * and (p2 - 1 prev + v lap) / 1 is the float the undamped update gives (layer_div
-       * returns a quotient by 1 unchanged, zeros and NaNs included). */
-      const float d = lane(exy, c) + ez;
-      const float sd = d > 0.f ? a.damping_sign * d : 0.f;
-      o = layer_div(__fmaf_rn(vv, lap, __fsub_rn(p2, __fmul_rn(__fsub_rn(1.f, sd), prev))),
-                    __fadd_rn(1.f, sd));
-    }
-    set_lane(out, c, o);
+  for (int c = 0; c < VEC; ++c)
+    lap[c] = __fmaf_rn(dz[c], a.inv_h2[2],
+                       __fmaf_rn(dy[c], a.inv_h2[1], __fmul_rn(dx[c], a.inv_h2[0])));
+  float4 out;
+  if (!l.damped && !(ez > 0.f)) {
+#pragma unroll
+    for (int c = 0; c < VEC; ++c)
+      set_lane(out, c, __fmaf_rn(lane(v, c), lap[c], __fsub_rn(2.f * w[R + c], lane(pp, c))));
+  } else if (ez > 0.f) {
+    out = damped4<true>(a, l, ez, lap, w + R, v, pp);
+  } else {
+    out = damped4<false>(a, l, ez, lap, w + R, v, pp);
   }
   return out;
 }
@@ -339,12 +400,7 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
   }
 
   const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
-  float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int c = 0; c < lanes; ++c)
-    set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
-  /* the warp's: a warp with a cell in the x or y layer takes the layer's update for all */
-  const bool damped_xy =
-      __any_sync(0xffffffffu, exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f);
+  const LayerXY layer = layer_xy(a, ix, iy, lanes);
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
   ZQueue z = {zero, zero, zero, zero, zero, zero, zero, zero, zero};
   float4 pp_cur = zero, v_cur = zero;
@@ -385,7 +441,7 @@ static __global__ void __launch_bounds__(MAX_THREADS) iso_zmarch(const IsoArgs a
     }
     if (k >= zb0 && active) {
       const float4 out = update4(a, smem + slot_out * slot_floats + row_offset, tw, z, pp_cur,
-                                 v_cur, exy, ez_cur, damped_xy);
+                                 v_cur, layer, ez_cur);
       store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
       if (EXTRA == EXTRA_COPY) copy_level4(a, k, iy, ix, lanes, out);
       if (EXTRA == EXTRA_IMAGE) image4(a, k, iy, ix, lanes, z.q4);
@@ -508,12 +564,7 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
   const bool active = ix < a.domain.nx && iy < a.domain.ny;
   const int lanes = active ? min(VEC, a.domain.nx - ix) : 0;
   const long long column = a.domain.origin + (long long)iy * a.domain.stride_y + ix;
-  float4 exy = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int c = 0; c < lanes; ++c)
-    set_lane(exy, c, a.domain.eta_x[ix + c] + a.domain.eta_y[iy]);
-  /* the warp's: a warp with a cell in the x or y layer takes the layer's update for all */
-  const bool damped_xy =
-      __any_sync(0xffffffffu, exy.x > 0.f || exy.y > 0.f || exy.z > 0.f || exy.w > 0.f);
+  const LayerXY layer = layer_xy(a, ix, iy, lanes);
   const int row_offset = (ty + R) * b.tw + VEC * tx; /* tile index of cell ix - R, row iy */
   const int cell_offset = ty * b.bx + VEC * tx;
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -543,7 +594,7 @@ static __global__ void __launch_bounds__(MAX_THREADS + 32)
       }
       if (active) {
         const float4 out = update4(a, b.p_ring + centre * b.slot_floats + row_offset, b.tw, z, pp,
-                                   v, exy, ez, damped_xy);
+                                   v, layer, ez);
         store4(a.p_other + column + (long long)k * a.domain.stride_z, lanes, out);
         if (EXTRA == EXTRA_COPY) copy_level4(a, k, iy, ix, lanes, out);
         if (EXTRA == EXTRA_IMAGE) image4(a, k, iy, ix, lanes, z.q4);

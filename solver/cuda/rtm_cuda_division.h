@@ -23,6 +23,45 @@ __device__ __forceinline__ float layer_div(float num, float den) {
   return num == 0.f ? num : __double2float_rn(__ddiv_rn((double)num, (double)den));
 }
 
+/* Whether layer_div_fast gives layer_div's quotient for this numerator: zero (a wavefield
+ * ahead of its front) or 2^-100 <= |num| < 2^100 (false for infinities and NaN). */
+__device__ __forceinline__ bool layer_div_fast_holds(float num) {
+  const float size = fabsf(num);
+  return size == 0.f || (size >= 0x1p-100f && size < 0x1p100f);
+}
+
+/* 1 / den rounded to nearest, the float __frcp_rn gives, for den in [1/4, 2)
+ * (layer_rcp_holds; test_layer_div checks every float there), without a branch: the
+ * approximate reciprocal and two Newton steps, each adding r (1 - den r) with its residual
+ * in one fma. For the z layer's planes, where den changes from plane to plane. */
+__device__ __forceinline__ bool layer_rcp_holds(float den) {
+  return den >= 0.25f && den < 2.f;
+}
+__device__ __forceinline__ float layer_rcp(float den) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(den));
+  r = __fmaf_rn(r, __fmaf_rn(-den, r, 1.f), r);
+  return __fmaf_rn(r, __fmaf_rn(-den, r, 1.f), r);
+}
+
+/* layer_div's quotient, where layer_div_fast_holds(num), given rcp = 1 / den rounded to
+ * nearest (__frcp_rn, or layer_rcp), without a branch: a product and two corrections, where
+ * __fdiv_rn makes its own reciprocal first and branches on its operands' range, so that
+ * the four quotients of a thread's float4 did not interleave (the iso kernel's x and y
+ * layer kept the reciprocals of its cells' denominators, the same on every plane outside
+ * the z layer). Each
+ * correction adds the exact remainder num - den q (one fma) times rcp: the first brings
+ * num rcp (within 1.5 ulp of the quotient) within half an ulp and a little; from within one
+ * ulp, the second gives the correctly rounded quotient (Markstein 1990, with rcp correctly
+ * rounded; no remainder underflows for |num| >= 2^-100); a zero is returned as it is.
+ * Other numerators: layer_div. */
+__device__ __forceinline__ float layer_div_fast(float num, float den, float rcp) {
+  const float q0 = __fmul_rn(num, rcp);
+  const float q1 = __fmaf_rn(__fmaf_rn(-den, q0, num), rcp, q0);
+  const float q2 = __fmaf_rn(__fmaf_rn(-den, q1, num), rcp, q1);
+  return num == 0.f ? num : q2; /* -0: the corrections' sums would give +0 */
+}
+
 #endif
 
 #endif

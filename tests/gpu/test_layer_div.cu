@@ -1,8 +1,11 @@
-/* test_layer_div.cu - layer_div (solver/cuda/rtm_cuda_division.h), the absorbing layer's
- * division, against __fdiv_rn (the float division the cpu reference's C division is), bit
- * for bit: every subnormal numerator and its neighbours up to 2^-90 of both signs, and zeros,
- * over denominators 1 +- d in (0, 2), then random numerators over every exponent. A
- * difference prints the first operands and fails; no CUDA device: exit 77 (skipped). */
+/* test_layer_div.cu - the absorbing layer's divisions (solver/cuda/rtm_cuda_division.h)
+ * against __fdiv_rn (the float division the cpu reference's C division is), bit for bit:
+ * layer_div, and layer_div_fast with the reciprocal of __frcp_rn (the iso kernels' x and y
+ * layer) and of layer_rcp (their z layer), where they hold, layer_div where not, as the
+ * kernels call them. Numerators: every subnormal and its neighbours up to 2^-90 of both
+ * signs, and zeros, over denominators 1 +- d in (0, 2), then random ones over every exponent.
+ * And layer_rcp against __frcp_rn at every float of [1/4, 2). A difference prints the first
+ * operands and fails; no CUDA device: exit 77 (skipped). */
 #include <cuda_runtime.h>
 
 #include <stdio.h>
@@ -29,11 +32,8 @@ struct Mismatch {
   float num, den, got, want;
 };
 
-/* numerator bit pattern `bits` over every denominator k of this thread's stride */
-__device__ void check(unsigned bits, unsigned k, Mismatch *out) {
-  float num, den = denominator(k);
-  memcpy(&num, &bits, sizeof num);
-  const float got = layer_div(num, den), want = __fdiv_rn(num, den);
+/* one quotient against __fdiv_rn's */
+__device__ void compare(float num, float den, float got, float want, Mismatch *out) {
   unsigned got_bits, want_bits;
   memcpy(&got_bits, &got, sizeof got);
   memcpy(&want_bits, &want, sizeof want);
@@ -43,6 +43,38 @@ __device__ void check(unsigned bits, unsigned k, Mismatch *out) {
     out->den = den;
     out->got = got;
     out->want = want;
+  }
+}
+
+/* The ways compared, a Mismatch each (and a row of WAYS for each set of numerators). */
+enum { LAYER_DIV, FAST_FRCP, FAST_LAYER_RCP, WAYS };
+
+/* How a kernel divides with the reciprocal rcp of den, whose range it checks: as iso's. */
+__device__ float kernel_division(float num, float den, float rcp, bool rcp_holds) {
+  return layer_div_fast_holds(num) && rcp_holds ? layer_div_fast(num, den, rcp)
+                                                : layer_div(num, den);
+}
+
+/* numerator bit pattern `bits` over denominator k, each way into its out[way] */
+__device__ void check(unsigned bits, unsigned k, Mismatch *out) {
+  float num, den = denominator(k);
+  memcpy(&num, &bits, sizeof num);
+  const float want = __fdiv_rn(num, den);
+  compare(num, den, layer_div(num, den), want, &out[LAYER_DIV]);
+  compare(num, den, kernel_division(num, den, __frcp_rn(den), layer_rcp_holds(den)), want,
+          &out[FAST_FRCP]);
+  compare(num, den, kernel_division(num, den, layer_rcp(den), layer_rcp_holds(den)), want,
+          &out[FAST_LAYER_RCP]);
+}
+
+/* Every float of [1/4, 2): layer_rcp against __frcp_rn (num 1 in the mismatch). */
+__global__ void every_reciprocal(Mismatch *out) {
+  const unsigned first = 125u << 23, end = 128u << 23; /* 2^-2 .. 2^1 */
+  for (unsigned bits = first + blockIdx.x * blockDim.x + threadIdx.x; bits < end;
+       bits += gridDim.x * blockDim.x) {
+    float den;
+    memcpy(&den, &bits, sizeof den);
+    compare(1.f, den, layer_rcp(den), __frcp_rn(den), out);
   }
 }
 
@@ -69,23 +101,32 @@ int main(void) {
     printf("no CUDA device: skipped\n");
     return 77;
   }
-  Mismatch *d_out = NULL, host[2];
-  if (cudaMalloc(&d_out, 2 * sizeof *d_out) != cudaSuccess) return 1;
-  cudaMemset(d_out, 0, 2 * sizeof *d_out);
+  enum { SETS = 2, CHECKS = SETS * WAYS + 1 };
+  Mismatch *d_out = NULL, host[CHECKS];
+  if (cudaMalloc(&d_out, sizeof host) != cudaSuccess) return 1;
+  cudaMemset(d_out, 0, sizeof host);
   small_numerators<<<4096, 256>>>(d_out);
-  random_numerators<<<4096, 256>>>(d_out + 1, 1u << 28);
+  random_numerators<<<4096, 256>>>(d_out + WAYS, 1u << 28);
+  every_reciprocal<<<4096, 256>>>(d_out + SETS * WAYS);
   if (cudaMemcpy(host, d_out, sizeof host, cudaMemcpyDeviceToHost) != cudaSuccess) {
     printf("FAIL: %s\n", cudaGetErrorString(cudaGetLastError()));
     return 1;
   }
-  const char *names[2] = {"numerators below 2^-90", "random numerators"};
+  const char *sets[SETS] = {"numerators below 2^-90", "random numerators"};
+  const char *ways[WAYS] = {"layer_div", "layer_div_fast with __frcp_rn",
+                            "layer_div_fast with layer_rcp"};
   int failed = 0;
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < CHECKS; ++k) {
+    char name[128];
+    if (k < SETS * WAYS)
+      snprintf(name, sizeof name, "%s, %s: = __fdiv_rn", ways[k % WAYS], sets[k / WAYS]);
+    else
+      snprintf(name, sizeof name, "layer_rcp, every float of [1/4, 2): = __frcp_rn");
     if (host[k].count == 0) {
-      printf("ok: %s: layer_div = __fdiv_rn bit for bit\n", names[k]);
+      printf("ok: %s bit for bit\n", name);
       continue;
     }
-    printf("FAIL: %s: %llu differ; first %a / %a: %a, __fdiv_rn %a\n", names[k], host[k].count,
+    printf("FAIL: %s: %llu differ; first %a / %a: %a, want %a\n", name, host[k].count,
            host[k].num, host[k].den, host[k].got, host[k].want);
     failed = 1;
   }
