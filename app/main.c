@@ -1,5 +1,6 @@
 /* rtm3d - command-line entry: dispatches to one file per subcommand. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,7 +319,26 @@ static void share_node_cores(const rtm_mpi_t *mpi) {
 #endif
 }
 
+/* Descriptors 0, 1 and 2 each held open: a program started with one closed (`>&- 2>&-`)
+ * would have its next open take it, and an output file opened as descriptor 2 took the
+ * progress lines into its data (a probe: a 100-shot model's gathers damaged, exit 0). A
+ * closed one becomes /dev/null opened for reading, so that writes to it fail as they did
+ * (stdout's checks still report a lost output) and no file of the run takes its place.
+ * False where one cannot be held. */
+static int hold_standard_descriptors(void) {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int held = open("/dev/null", O_RDONLY);
+    if (held != fd) {
+      if (held >= 0) close(held);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 int main(int argc, char **argv) {
+  if (!hold_standard_descriptors()) return 2;
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -366,4 +366,23 @@ tail -n 1 <<<"$rob_output" | grep -q "error: migrate: stopped: the sums after sh
 expect_no_output "$out" fsize
 [ ! -e "$out/fsize.resume.h5" ] && rob_pass "no state" || rob_fail "a state was left"
 
+# ---- started with the standard descriptors closed (`>&- 2>&-`, `2>&-`): an output opened
+# as descriptor 2 took the progress lines into its data (a probe: 100 shots' gathers
+# damaged, exit 0), or the lock took them as its holder's name. The same gathers as a run
+# with them open, to the bit, and stdout's loss still said.
+many=(--set shots.layout=grid --set shots.x_count=10 --set shots.y_count=10 --set shots.z=60)
+"$rtm3d" model "$work/tiny.ini" --quiet "${many[@]}" --set output.name=open_fds
+for closed in both stderr; do
+  if [ "$closed" = both ]; then
+    "$rtm3d" model "$work/tiny.ini" "${many[@]}" --set output.name="closed_$closed" >&- 2>&-
+  else
+    "$rtm3d" model "$work/tiny.ini" "${many[@]}" --set output.name="closed_$closed" 2>&-
+  fi
+  status=$?
+  expect 0 "100 of 100 comparisons pass: PASS" \
+    "$rtm3d" validate "$out/closed_$closed.h5" "$out/open_fds.h5" --rtol 0
+  [ "$status" -eq 0 ] && rob_pass "closed $closed: exit 0" || rob_fail "closed $closed: exit $status"
+done
+expect 1 "cannot write to the standard output" sh -c "\"\$0\" info >&-" "$rtm3d"
+
 rob_finish
