@@ -9,8 +9,11 @@
 # against a record twice as long (840 steps). Scratch in /tmp/rtm3d_imaging_alias; some
 # 3 minutes on two cores.
 set -euo pipefail
+rtm3d="$(realpath "${1:-build}/app/rtm3d")" # BUILD_DIR from where the script is called
 cd "$(dirname "$0")/../.."
-rtm3d="$(realpath "${1:-build}/app/rtm3d")"
+[ -x "$rtm3d" ] || { echo "imaging_alias.sh: no $rtm3d (build it first)" >&2; exit 2; }
+grep -q RTM3D_END_TAPER_S "$rtm3d" ||
+  echo "imaging_alias.sh: $rtm3d was built without end_taper.patch: the rows for T > 0 will repeat T = 0's" >&2
 work=/tmp/rtm3d_imaging_alias
 rm -rf "$work" && mkdir -p "$work"
 deck=run/examples/migrate_small.ini
