@@ -86,12 +86,14 @@ static void print_failure(validate_t *v, const char *name, const char *why) {
   printf("%-18s %12s %12s  FAIL (%s)\n", "-", "-", "-", safe);
 }
 
-/* 1 when two positions or spacings agree to a micrometre (a millionth of the larger), both
- * finite (an Inf on one side is no position within a millionth of itself: probe W, W2). */
+/* 1 when two positions or spacings (doubles) agree to a micrometre, or to a millionth of a
+ * micrometre of each metre where they are so far out that doubles round more coarsely,
+ * both finite (an Inf on one side is no position near itself: probe W, W2). A millionth of
+ * the larger passed a survey 4 m north at a northing of 5000 km (a probe). */
 static int same_metres(const double *a, const double *b, size_t count) {
   for (size_t i = 0; i < count; ++i)
     if (!isfinite(a[i]) || !isfinite(b[i]) ||
-        !(fabs(a[i] - b[i]) <= 1e-6 * fmax(1.0, fmax(fabs(a[i]), fabs(b[i])))))
+        !(fabs(a[i] - b[i]) <= fmax(1e-6, 1e-12 * fmax(fabs(a[i]), fabs(b[i])))))
       return 0;
   return 1;
 }
@@ -138,7 +140,8 @@ static void validate_grid(validate_t *v, const char *run_path, const char *ref_p
     ref_at = ref_axes.spacing_m;
     what = "spacing";
   }
-  snprintf(why, sizeof why, "grid %s (%g, %g, %g) m in run, (%g, %g, %g) m in reference", what,
+  snprintf(why, sizeof why,
+           "grid %s (%.10g, %.10g, %.10g) m in run, (%.10g, %.10g, %.10g) m in reference", what,
            run_at[0], run_at[1], run_at[2], ref_at[0], ref_at[1], ref_at[2]);
   print_failure(v, "grid (where)", why);
 }
@@ -186,7 +189,8 @@ static void validate_source(validate_t *v, const char *run_path, const char *ref
 }
 
 /* A gather's receivers (`receivers`) in both files: as validate_source, a position that is
- * not finite on either side failing too. */
+ * not finite on either side failing too; they are floats in the file, so two of their ulps
+ * apart still agree. */
 static void validate_receivers(validate_t *v, const char *run_path, const char *ref_path,
                                const char *receivers, const char *label) {
   char why[700];
@@ -210,7 +214,8 @@ static void validate_receivers(validate_t *v, const char *run_path, const char *
     for (size_t i = 0; same && i < count; ++i) {
       const float a = at[0].data[i], b = at[1].data[i];
       finite = finite && isfinite(a) && isfinite(b);
-      same = finite && fabsf(a - b) <= 1e-6f * fmaxf(1.0f, fmaxf(fabsf(a), fabsf(b)));
+      /* floats in the file: a micrometre, or two of their ulps (2^-22 of the larger) */
+      same = finite && fabsf(a - b) <= fmaxf(1e-6f, 0x1p-22f * fmaxf(fabsf(a), fabsf(b)));
     }
     if (!same)
       snprintf(why, sizeof why, "its receivers (%s) differ%s", receivers,

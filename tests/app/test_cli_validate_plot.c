@@ -281,18 +281,23 @@ static void write_receivers(const char *path, const double receivers[RECEIVERS][
   H5Fclose(file);
 }
 
+/* The root attribute `origin` of `path` rewritten with `origin`. */
+static void write_origin(const char *path, const double origin[3]) {
+  hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(file >= 0);
+  hid_t attribute = H5Aopen(file, "origin", H5P_DEFAULT);
+  assert_true(attribute >= 0 && H5Awrite(attribute, H5T_NATIVE_DOUBLE, origin) >= 0);
+  H5Aclose(attribute);
+  H5Fclose(file);
+}
+
 /* Where the datasets lie is compared too (probe S, S5: a survey 1000 m away passed on its
  * values): a run whose grid origin and receivers moved fails, a row each. */
 static void test_geometry_compared(void **state) {
   fixture_t *f = *state;
   write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
-  hid_t file = H5Fopen(RUN_PATH, H5F_ACC_RDWR, H5P_DEFAULT);
-  assert_true(file >= 0);
   const double origin[3] = {1000.0, 1000.0, 0.0};
-  hid_t attribute = H5Aopen(file, "origin", H5P_DEFAULT);
-  assert_true(attribute >= 0 && H5Awrite(attribute, H5T_NATIVE_DOUBLE, origin) >= 0);
-  H5Aclose(attribute);
-  H5Fclose(file);
+  write_origin(RUN_PATH, origin);
   double receivers[RECEIVERS][3];
   memcpy(receivers, f->receivers, sizeof receivers);
   receivers[2][0] += 1000.0;
@@ -300,6 +305,36 @@ static void test_geometry_compared(void **state) {
   command_result_t r = validate_default(1);
   assert_true(contains(r.out, "(where)"));
   assert_true(contains(r.out, "grid origin (1000, 1000, 0) m in run, (0, 0, 0) m in reference"));
+  assert_true(contains(r.out, "its receivers (/traces/receivers) differ"));
+  release(&r);
+}
+
+/* Far from the origin the same holds: positions agree to a micrometre, the receivers
+ * (float in the file) to two of their ulps, not to a millionth of the coordinate, under
+ * which a probe's survey 4 m north at northing 5000 km passed. The same positions there
+ * pass. */
+static void test_geometry_far_from_origin(void **state) {
+  fixture_t *f = *state;
+  double origin[3] = {500000.0, 5000000.0, 0.0}, receivers[RECEIVERS][3];
+  memcpy(receivers, f->receivers, sizeof receivers);
+  for (int r = 0; r < RECEIVERS; ++r)
+    receivers[r][1] += origin[1];
+  write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+  const char *paths[2] = {RUN_PATH, REF_PATH};
+  for (int k = 0; k < 2; ++k) {
+    write_origin(paths[k], origin);
+    write_receivers(paths[k], receivers);
+  }
+  command_result_t r = validate_default(0);
+  release(&r);
+  origin[1] += 4.0;
+  for (int i = 0; i < RECEIVERS; ++i)
+    receivers[i][1] += 4.0;
+  write_origin(RUN_PATH, origin);
+  write_receivers(RUN_PATH, receivers);
+  r = validate_default(1);
+  assert_true(contains(
+      r.out, "grid origin (500000, 5000004, 0) m in run, (500000, 5000000, 0) m in reference"));
   assert_true(contains(r.out, "its receivers (/traces/receivers) differ"));
   release(&r);
 }
@@ -877,6 +912,7 @@ RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
                   cmocka_unit_test_setup_teardown(test_perturbation_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_shot_images_compared, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_geometry_compared, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_geometry_far_from_origin, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_damaged_geometry_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_run_only_dataset_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup,
