@@ -506,6 +506,14 @@ int rtm_cmd_validate(int argc, char **argv) {
                  "validate: --datasets names %s, which reference %s does not hold "
                  "(h5ls -r lists what it does)",
                  names[i], ref_path);
+      /* a group passed the check above and failed as three HDF5 errors and a false grid row
+       * (a probe: --datasets /traces) */
+      RTM_TRY(rtm_io_numeric_dataset_exists(ref_path, names[i], &exists));
+      if (!exists)
+        RTM_FAIL(RTM_ERR_USAGE,
+                 "validate: --datasets names %s, which in reference %s is no dataset of "
+                 "numbers (a group?): name the datasets in it (h5ls -r lists them)",
+                 names[i], ref_path);
     }
   } else {
     RTM_TRY(rtm_io_list_datasets(ref_path, &names, &name_count));

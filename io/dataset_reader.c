@@ -295,6 +295,17 @@ static int is_numeric_dataset(hid_t file, const char *path) {
   return result;
 }
 
+int rtm_io_numeric_dataset_exists(const char *path, const char *name, int *exists) {
+  int status = RTM_OK;
+  hid_t file = H5I_INVALID_HID;
+  *exists = 0;
+  RTM_TRY(rtm_h5_open_read(path, "file", &file));
+  *exists = is_numeric_dataset(file, name);
+fail:
+  rtm_h5_close(&file);
+  return status;
+}
+
 static int list_group(hid_t file, const char *path, const char *group_name, name_list_t *list) {
   int status = RTM_OK;
   hid_t group = H5I_INVALID_HID;

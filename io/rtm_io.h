@@ -501,6 +501,9 @@ int rtm_io_read_dataset(const char *path, const char *name, rtm_dataset_t *datas
 int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t dims[4]);
 /* Whether `path` holds an object at `name`, said of the file only when it does not open. */
 int rtm_io_dataset_exists(const char *path, const char *name, int *exists);
+/* Whether `path` holds a dataset of numbers (float or integer) at `name`: not a group, nor
+ * strings; said of the file only when it does not open. */
+int rtm_io_numeric_dataset_exists(const char *path, const char *name, int *exists);
 /* Reads dataset[index] along the first axis (rank - 1 dimensions), so that one snapshot
  * of a long series is read alone. */
 int rtm_io_read_dataset_entry(const char *path, const char *name, size_t index,

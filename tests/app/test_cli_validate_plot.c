@@ -227,6 +227,16 @@ static void test_perturbation_fails(void **state) {
   assert_null(strstr(said + 1, "--datasets names /nope"));
   assert_false(contains(r.out, "grid (where)"));
   release(&r);
+  /* a group: said once, exit 2, before any row (it failed as HDF5 errors, a false grid row
+   * and no verdict) */
+  const char *group[] = {"validate", RUN_PATH, REF_PATH, "--datasets", "/traces/p,/snapshots",
+                         NULL};
+  r = run_rtm3d(group);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "--datasets names /snapshots, which in reference"));
+  assert_false(contains(r.err, "HDF5"));
+  assert_false(contains(r.out, "grid (where)"));
+  release(&r);
   free(perturbed);
 }
 
