@@ -268,11 +268,38 @@ static size_t first_difference(const rtm_io_attribute_t *a, const rtm_io_attribu
   return a->count;
 }
 
+/* A snapshot series' times and steps on one side: a value a snapshot, the times finite, the
+ * steps whole numbers >= 0; a failed row for each that is not (two files damaged alike
+ * passed as twins: a probe's NaN time, one time for two snapshots). */
+static void validate_series(validate_t *v, const char *label, const rtm_io_attribute_t *list,
+                            int count, size_t length, int side) {
+  char why[300];
+  for (int i = 0; i < count; ++i) {
+    const rtm_io_attribute_t *a = &list[i];
+    const int times = strcmp(a->name, "times") == 0, steps = strcmp(a->name, "steps") == 0;
+    if (!times && !steps) continue;
+    size_t bad = a->count;
+    for (size_t k = 0; k < a->count && bad == a->count; ++k)
+      if (!isfinite(a->values[k]) ||
+          (steps && (a->values[k] < 0.0 || a->values[k] != floor(a->values[k]))))
+        bad = k;
+    if (a->count != length)
+      snprintf(why, sizeof why, "%s in the %s holds %zu value%s for %zu snapshots", a->name,
+               side_name(side), a->count, a->count == 1 ? "" : "s", length);
+    else if (bad < a->count)
+      snprintf(why, sizeof why, "%s in the %s: [%zu] = %g, not %s", a->name, side_name(side), bad,
+               a->values[bad], times ? "a finite time" : "a step (a whole number >= 0)");
+    else
+      continue;
+    print_failure(v, label, why);
+  }
+}
+
 /* A dataset's numeric attributes (a snapshot series' times and steps, a gather panel's axes,
  * lags and angles): a failed row for each one on one side only or holding other values
  * (probe X, X2 and X3: all passed). dt is validate_interval's. */
 static void validate_attributes(validate_t *v, const char *run_path, const char *ref_path,
-                                const char *name) {
+                                const char *name, size_t series_length) {
   char label[600], why[700];
   rtm_io_attribute_t *list[2] = {NULL, NULL};
   int count[2] = {0, 0};
@@ -303,8 +330,26 @@ static void validate_attributes(validate_t *v, const char *run_path, const char 
         continue;
       print_failure(v, label, why);
     }
+  for (int side = 0; series_length && side < 2; ++side)
+    if (read[side] == RTM_OK)
+      validate_series(v, label, list[side], count[side], series_length, side);
   rtm_io_attributes_release(list[0], count[0]);
   rtm_io_attributes_release(list[1], count[1]);
+}
+
+/* A gather panel's axes (under /gathers), on each side as plot reads them: a failed row for a
+ * damaged one (its error said), which two files damaged alike passed as twins (a probe). */
+static void validate_gathers_axes(validate_t *v, const char *run_path, const char *ref_path,
+                                  const char *name) {
+  char label[600], why[300];
+  const char *paths[2] = {run_path, ref_path};
+  snprintf(label, sizeof label, "%s (attributes)", name);
+  for (int side = 0; side < 2; ++side) {
+    rtm_io_gathers_info_t info;
+    if (rtm_io_read_gathers_info(paths[side], name, &info) == RTM_OK) continue;
+    snprintf(why, sizeof why, "its axes in the %s are damaged (said above)", side_name(side));
+    print_failure(v, label, why);
+  }
 }
 
 /* Where and when a gather lies, which its values do not show: its source, its receivers and
@@ -371,7 +416,9 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
     print_row(v, name, -1, shape, &c);
   }
   validate_geometry(v, run_path, ref_path, name);
-  validate_attributes(v, run_path, ref_path, name);
+  const int series = ref_rank == 4 && strncmp(name, "/snapshots/", 11) == 0;
+  validate_attributes(v, run_path, ref_path, name, series ? ref_dims[0] : 0);
+  if (strncmp(name, "/gathers/", 9) == 0) validate_gathers_axes(v, run_path, ref_path, name);
 fail:
   rtm_dataset_release(&run);
   rtm_dataset_release(&ref);

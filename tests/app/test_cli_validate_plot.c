@@ -882,6 +882,53 @@ static void test_plot_offset_gathers(void **state) {
   free(values);
 }
 
+/* Two files damaged alike are no twins (a probe: each passed against itself, which plot
+ * refuses): a NaN time, one time for three snapshots, a step that is no whole number, a
+ * panel's angle past 90 degrees, each a failed row on both sides. */
+static void test_damaged_alike_fails(void **state) {
+  fixture_t *f = *state;
+  write_file(f, RUN_PATH, f->snapshots, f->traces, f->image);
+  const double nan_time[SNAPSHOTS] = {NAN, 2e-3, 3e-3}, one_time[1] = {1e-3},
+               half_step[SNAPSHOTS] = {1.0, 2.5, 3.0};
+  const struct {
+    const char *name;
+    const double *values;
+    hsize_t count;
+    const char *said;
+  } damage[] = {{"times", nan_time, SNAPSHOTS, "times in the run: [0] = nan, not a finite time"},
+                {"times", one_time, 1, "times in the run holds 1 value for 3 snapshots"},
+                {"steps", half_step, SNAPSHOTS, "steps in the reference: [1] = 2.5, not a step"}};
+  const char *paths[2] = {RUN_PATH, REF_PATH};
+  for (size_t k = 0; k < sizeof damage / sizeof damage[0]; ++k) {
+    for (int side = 0; side < 2; ++side)
+      set_attribute(paths[side], "/snapshots/p", damage[k].name, damage[k].values, damage[k].count);
+    command_result_t r = validate_default(1);
+    assert_true(contains(r.out, damage[k].said));
+    release(&r);
+    write_file(f, RUN_PATH, f->snapshots, f->traces, f->image); /* both whole again */
+    write_file(f, REF_PATH, f->snapshots, f->traces, f->image);
+  }
+  enum { CIPS = 2 };
+  float angle[CIPS * 4 * NZ] = {0};
+  const rtm_io_angle_gathers_t angles = {CIPS, 4, NZ, 60.0, 10.0, 0.0, 1};
+  const rtm_run_info_t info = {"0.1.0", "rev", "cpu", "host", "[grid]\n", NULL};
+  const double past_90[1] = {95.0};
+  for (int side = 0; side < 2; ++side) {
+    rtm_output_t *output = NULL;
+    assert_int_equal(rtm_output_create(paths[side], &f->volume, &info, &output), RTM_OK);
+    assert_int_equal(rtm_output_write_angle_gathers(output, &angles, angle), RTM_OK);
+    assert_int_equal(rtm_output_close(output, 1), RTM_OK);
+    set_attribute(paths[side], "/gathers/angle", "angle_max_deg", past_90, 1);
+  }
+  const char *gathers[] = {"validate", RUN_PATH, REF_PATH, "--datasets", "/gathers/angle", NULL};
+  command_result_t r = run_rtm3d(gathers);
+  assert_int_equal(r.exit_code, 1);
+  assert_true(contains(r.out, "its axes in the run are damaged"));
+  assert_true(contains(r.out, "its axes in the reference are damaged"));
+  release(&r);
+  write_file(f, REF_PATH, f->snapshots, f->traces, f->image);
+}
+
 static void test_plot_refuses_out_of_range(void **state) {
   (void)state;
   /* each refused with exit 2, its message naming what was asked and what there is */
@@ -923,6 +970,7 @@ RTM_TEST_MAIN_CLI("test_cli_validate_plot", 0,
                   cmocka_unit_test_setup_teardown(test_shot_images_compared, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_geometry_compared, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_geometry_far_from_origin, setup, teardown),
+                  cmocka_unit_test_setup_teardown(test_damaged_alike_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_damaged_geometry_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_run_only_dataset_fails, setup, teardown),
                   cmocka_unit_test_setup_teardown(test_nan_shape_and_zero_reference, setup,
