@@ -490,12 +490,22 @@ static int parse_args(int argc, char **argv, const char *paths[2], const char **
                       validate_t *v, int *help) {
   int status = RTM_OK, path_count = 0;
   *help = 0;
+  /* an option given twice is refused, not the last taken (a probe: --rtol 1e-3 --rtol 1e-2
+   * kept the looser one silently) */
+  int given[3] = {0, 0, 0};
+  const char *const once[3] = {"--rtol", "--atol", "--datasets"};
   for (int i = 1; i < argc; ++i) {
     int matched;
     const char *value;
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       *help = 1;
       return RTM_OK;
+    }
+    for (int k = 0; k < 3; ++k) {
+      const size_t length = strlen(once[k]);
+      if (strncmp(argv[i], once[k], length) == 0 &&
+          (argv[i][length] == '\0' || argv[i][length] == '=') && given[k]++)
+        RTM_FAIL(RTM_ERR_USAGE, "validate: %s is given twice: give it once", once[k]);
     }
     if ((value = option_value(argc, argv, &i, "--rtol", &matched)) || matched) {
       RTM_TRY(parse_tolerance("--rtol", value, &v->rtol));

@@ -38,12 +38,12 @@ void rtm_plot_usage(FILE *out) {
       "  --slice a=Dm     the same by its place in metres (y=800m): the nearest plane\n"
       "                   (the title says both: y = 800 m (index 40))\n"
       "  --panel          three slices through one cell instead: z (map), y and x sections\n"
-      "  --at X,Y,Z       that cell's indices (default the centre)\n"
+      "  --at X,Y,Z       with --panel: that cell's indices (default the centre)\n"
       "  --clip PCT       clip percentile in (0, 100] (default 99; a model's whole range)\n"
       "  --gain G         gathers: none (default), t2 (samples times t^2, late arrivals up)\n"
       "                   or agc (each sample over the RMS of a 0.25 s window)\n"
       "  --wiggle         gathers: a line a trace instead of variable density\n"
-      "  --size WxH       the figure's pixels (default 1000x750)\n"
+      "  --size WxH       the figure's pixels (default 1000x750; not with --raw)\n"
       "  --raw            the plain PNG instead: one pixel a sample, no axes\n"
       "  -o, --output OUT .png, .svg or .pdf (default: beside FILE, e.g.\n"
       "                   run.snapshots_p.k3.z50.png)\n"
@@ -204,6 +204,14 @@ int rtm_plot_parse_args(int argc, char **argv, plot_args_t *a, int *help) {
   }
   if (positional < 2)
     RTM_FAIL(RTM_ERR_USAGE, "plot: need FILE.h5 and DATASET (see 'rtm3d plot --help')");
+  /* options that would be ignored are refused, as --wiggle or --slice are where they do not
+   * apply (a probe: --at without --panel drew the centre, exit 0) */
+  if (!a->panel && (a->at[0] >= 0 || a->at[1] >= 0 || a->at[2] >= 0))
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --at picks the cell of --panel's three planes: give --panel "
+                            "too, or --slice a=N for one plane");
+  if (a->raw && a->sized)
+    RTM_FAIL(RTM_ERR_USAGE, "plot: --size does not apply with --raw, whose PNG has a pixel a "
+                            "sample; leave one out");
 fail:
   return status;
 }

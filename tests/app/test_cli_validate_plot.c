@@ -227,6 +227,12 @@ static void test_perturbation_fails(void **state) {
   assert_null(strstr(said + 1, "--datasets names /nope"));
   assert_false(contains(r.out, "grid (where)"));
   release(&r);
+  /* an option given twice is refused, not the last taken */
+  const char *twice[] = {"validate", RUN_PATH, REF_PATH, "--rtol", "1e-3", "--rtol=1e-2", NULL};
+  r = run_rtm3d(twice);
+  assert_int_equal(r.exit_code, 2);
+  assert_true(contains(r.err, "--rtol is given twice"));
+  release(&r);
   /* a group: said once, exit 2, before any row (it failed as HDF5 errors, a false grid row
    * and no verdict) */
   const char *group[] = {"validate", RUN_PATH, REF_PATH, "--datasets", "/traces/p,/snapshots",
@@ -947,6 +953,10 @@ static void test_plot_refuses_out_of_range(void **state) {
       {{"plot", REF_PATH, "/snapshots/q", NULL}, {"/snapshots/q", "/snapshots/p"}},
       {{"plot", REF_PATH, "/traces/p", "--slice", "z=1", NULL},
        {"--slice applies to volumes", NULL}},
+      /* options that would be ignored (a probe: both drew, exit 0) */
+      {{"plot", REF_PATH, "/snapshots/p", "--at", "1,2,3", NULL}, {"--at picks the cell", NULL}},
+      {{"plot", REF_PATH, "/image", "--raw", "--size", "400x300", NULL},
+       {"--size does not apply with --raw", NULL}},
   };
   command_result_t r;
   for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k) {
