@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* statvfs, sched_getaffinity */
 #include "solver_io.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,7 +226,13 @@ static void announce_set_up(const rtm_config_t *cfg, const rtm_grid_t *grid) {
 static int load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_preflight_t what,
                       rtm_model_t *model) {
   int status = RTM_OK;
-  *model = (rtm_model_t){0};                          /* empty on every failure */
+  char where[RTM_CONFIG_ORIGIN_MAX];
+  *model = (rtm_model_t){0}; /* empty on every failure */
+  /* a file that is not there said with the deck's line of the key (a probe: the path alone) */
+  if (cfg->model.file[0] && access(cfg->model.file, R_OK) != 0)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open model file %s (model.file): %s",
+             rtm_config_origin(cfg, "model.file", where, sizeof where), cfg->model.file,
+             strerror(errno));
   RTM_TRY(rtm_propagator_preflight(cfg, grid, what)); /* a volume too large fails here */
   if (what == RTM_PREFLIGHT_RUN) announce_set_up(cfg, grid);
   if (cfg->model.file[0])

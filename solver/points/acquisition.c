@@ -102,14 +102,17 @@ static int read_point_line(const char *line, double xyz[3], char *why, size_t si
  * checks later.
  * Only a regular file is read (a FIFO or /dev/zero is refused, not waited on or read for
  * ever); a line of 1024 bytes or more, or one with a NUL byte, is refused naming file:line. */
-static int read_positions_file(const char *path, const char *key, const char *noun,
-                               const rtm_grid_t *volume, double **position_m, int *count) {
+static int read_positions_file(const rtm_config_t *cfg, const char *path, const char *key,
+                               const char *noun, const rtm_grid_t *volume, double **position_m,
+                               int *count) {
   int status = RTM_OK, line_number = 0, n = 0, capacity = 0, got = 0;
   double *p = NULL;
-  char line[1024], extent[256], why[256];
+  char line[1024], extent[256], why[256], where[RTM_CONFIG_ORIGIN_MAX];
   FILE *f = NULL;
+  /* the deck's line of the key, as other errors about a deck's value say it */
   if (rtm_text_open(path, &f, NULL, why, sizeof why) != RTM_OK)
-    RTM_FAIL(RTM_ERR_INPUT, "%s '%s': %s", key, path, why);
+    RTM_FAIL(RTM_ERR_INPUT, "%s: %s = '%s': %s", rtm_config_origin(cfg, key, where, sizeof where),
+             key, path, why);
   for (;;) {
     status = rtm_text_read_line(f, line, sizeof line, &got, why, sizeof why);
     if (status != RTM_OK) RTM_FAIL(status, "%s:%d: %s", path, line_number + 1, why);
@@ -143,7 +146,9 @@ static int read_positions_file(const char *path, const char *key, const char *no
     p[3 * n + 2] = z;
     ++n;
   }
-  if (n == 0) RTM_FAIL(RTM_ERR_INPUT, "%s '%s' lists no %s", key, path, noun);
+  if (n == 0)
+    RTM_FAIL(RTM_ERR_INPUT, "%s: %s = '%s' lists no %s",
+             rtm_config_origin(cfg, key, where, sizeof where), key, path, noun);
   fclose(f);
   *position_m = p;
   *count = n;
@@ -262,7 +267,7 @@ int rtm_shots_init(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_shots_t 
   switch (cfg->shots.layout) {
   case RTM_SHOTS_GRID: RTM_TRY(shots_from_grid(cfg, grid, shots)); break;
   case RTM_SHOTS_FILE:
-    RTM_TRY(read_positions_file(cfg->shots.file, "shots.file", "shot", grid, &shots->source_m,
+    RTM_TRY(read_positions_file(cfg, cfg->shots.file, "shots.file", "shot", grid, &shots->source_m,
                                 &shots->count));
     break;
   default:
@@ -433,8 +438,8 @@ int rtm_receiver_positions(const rtm_config_t *cfg, const rtm_grid_t *grid,
   case RTM_RECEIVERS_PLANE: return receivers_from_plane(cfg, grid, source_m, position_m, count);
   case RTM_RECEIVERS_PATCH: return receivers_from_patch(cfg, grid, source_m, position_m, count);
   case RTM_RECEIVERS_FILE:
-    return read_positions_file(cfg->receivers.file, "receivers.file", "receiver", grid, position_m,
-                               count);
+    return read_positions_file(cfg, cfg->receivers.file, "receivers.file", "receiver", grid,
+                               position_m, count);
   default: return RTM_OK;
   }
 }

@@ -34,14 +34,19 @@ mkdir -p "$work/out" "$work/folder"
 
 # ---- points files ----
 # /dev/zero read as endless blank lines; a FIFO with no writer waited on for ever
-expect 2 "receivers\.file '/dev/zero': a character device, not a text file" \
+expect 2 "receivers\.file = '/dev/zero': a character device, not a text file" \
   "${run[@]}" "${receivers[@]}=/dev/zero"
-expect 2 "shots\.file '/dev/zero': a character device, not a text file" \
+expect 2 "shots\.file = '/dev/zero': a character device, not a text file" \
   "${run[@]}" "${shots[@]}=/dev/zero"
-expect 2 "shots\.file '.*/fifo': a FIFO \(a pipe\), not a text file" \
+expect 2 "shots\.file = '.*/fifo': a FIFO \(a pipe\), not a text file" \
   "${run[@]}" "${shots[@]}=$work/fifo"
-expect 2 "receivers\.file '.*/folder': a directory, not a text file" \
+expect 2 "receivers\.file = '.*/folder': a directory, not a text file" \
   "${run[@]}" "${receivers[@]}=$work/folder"
+# a file that is not there: named with where its key came from (a probe: the path alone)
+expect 2 "tiny\.ini with --set receivers\.file: receivers\.file = '.*/absent\.txt': No such file" \
+  "${run[@]}" "${receivers[@]}=$work/absent.txt"
+expect 2 "tiny\.ini with --set model\.file: cannot open model file .*/absent\.h5 \(model\.file\): No such file" \
+  "${run[@]}" --set model.file="$work/absent.h5"
 expect_no_output "$work/out" tiny
 
 # a line of 2000 bytes: read in 1023-byte pieces, it was two receivers

@@ -195,7 +195,7 @@ static void test_shot_file_errors(void **state) {
       {"10 10 10\n\n400 10 10\n",
        SHOT_FILE ":3: shot (400, 10, 10) m lies outside the volume, [0, 390] x [0, 350] x [0, "
                  "290] m"},
-      {"# nothing\n\n", "shots.file '" SHOT_FILE "' lists no shot"},
+      {"# nothing\n\n", "shots.file = '" SHOT_FILE "' lists no shot"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     write_text(SHOT_FILE, cases[c].text);
@@ -208,7 +208,7 @@ static void test_shot_file_errors(void **state) {
   remove(SHOT_FILE);
   assert_int_equal(captured(&f->capture, rtm_shots_init(&f->cfg, &f->grid, &f->shots)),
                    RTM_ERR_INPUT);
-  assert_contains(f->capture.text, "shots.file '" SHOT_FILE "': No such file");
+  assert_contains(f->capture.text, "shots.file = '" SHOT_FILE "': No such file");
 }
 
 /* Patch positions: source + offset + i step, depth receivers.z (auto: the shot's). */
