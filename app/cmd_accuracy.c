@@ -71,7 +71,7 @@ static void plan_columns(const rtm_config_t *cfg, column_t column[MODES]) {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: rtm3d accuracy CONFIG [--set section.key=value ...]\n\n"
+          "usage: rtm3d accuracy CONFIG [--set section.key=value ...] [--quiet]\n\n"
           "What the deck's grid spacing, time step and wavelet cost in accuracy, before a\n"
           "long run: a homogeneous medium at the model's slowest velocity (the fewest points\n"
           "per wavelength) runs on the deck's spacing and dt (time.dt, or time.cfl against the\n"
@@ -82,7 +82,8 @@ static void usage(FILE *out) {
           "time.dispersion_correction and points.interpolation, with the correction turned\n"
           "over (none for full, full for none) and with the other point operator, each\n"
           "column what one choice costs; the deck's worst error last. Nothing is written.\n\n"
-          "  --set k=v   override one key of the deck (repeatable)\n");
+          "  --set k=v   override one key of the deck (repeatable)\n"
+          "  --quiet, -q errors, the deck's figures and the table: no warnings or progress\n");
 }
 
 /* The deck's keys the homogeneous runs do not take (their source, receivers, shots and
@@ -249,6 +250,13 @@ int rtm_cmd_accuracy(int argc, char **argv) {
   rtm_config_t cfg;
   rtm_model_t deck_model = {0};
   double error[MODES][RECEIVERS];
+  /* --force is the config reader's for the commands that write (a probe: accuracy took it
+   * without a word) */
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--set") == 0)
+      ++i;
+    else if (strcmp(argv[i], "--force") == 0)
+      RTM_FAIL(RTM_ERR_USAGE, "accuracy writes nothing: --force does not apply; leave it out");
   RTM_TRY(rtm_app_read_config(argc, argv, &cfg, &quiet, NULL, NULL));
   forget_unused_keys(&cfg);
   {

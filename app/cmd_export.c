@@ -24,7 +24,7 @@ static void usage(FILE *out) {
       "  --force         replace an existing OUT; with --per-shot the whole set: files of an\n"
       "                  earlier, larger set (OUT_shot<k>.sgy with k past this run's shots,\n"
       "                  regular files of exactly that name and no other) are removed\n"
-      "  --quiet         print only errors\n\n"
+      "  --quiet, -q     print only errors\n\n"
       "Each file is written aside as OUT.partial.XXXXXX.sgy, a new name of this run's, and\n"
       "renamed over OUT once all are complete: a failure leaves an earlier OUT as it was\n"
       "and no partial file. A target that is not a regular file (a device, a folder) is\n"
@@ -64,7 +64,7 @@ int rtm_cmd_export(int argc, char **argv) {
       per_shot = 1;
     } else if (strcmp(a, "--force") == 0) {
       force = 1;
-    } else if (strcmp(a, "--quiet") == 0) {
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) { /* as the other commands */
       rtm_log_set_quiet(1);
     } else if (a[0] == '-') {
       RTM_FAIL(RTM_ERR_USAGE, "export: unknown option '%s' (see rtm3d export --help)", a);

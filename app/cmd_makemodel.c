@@ -30,7 +30,7 @@ static void usage(FILE *out) {
           "iso, vti and tti. Errors name the description's file:line and key.\n\n"
           "  --set k=v   override one key of the deck (repeatable)\n"
           "  --force     replace model.file when it exists\n"
-          "  --quiet     errors alone\n");
+          "  --quiet, -q errors alone\n");
 }
 
 /* The description, read line by line with bounds (rtm_text_read_line): only a regular file,

@@ -56,7 +56,7 @@ static void usage(FILE *out) {
                "  --set k=v         override one key of the deck (repeatable)\n"
                "  --max-shots=N     migrate at most N shots in this run, then stop (exit 0) with\n"
                "                    the state saved for the next run to resume\n"
-               "  --quiet           errors alone: no progress, warnings or summary\n"
+               "  --quiet, -q       errors alone: no progress, warnings or summary\n"
                "  --force           replace OUTPUT.h5 when it exists (output.overwrite = true)\n\n"
                "'rtm3d help-config' lists every key ([rtm] for the migration's own).\n");
 }

@@ -25,7 +25,7 @@ static void usage(FILE *out) {
           "shots.layout = grid or file runs many shots and writes each one's gathers as\n"
           "/shots/<k>/traces/<field> with /shots/<k>/source and /shots/<k>/receivers.\n\n"
           "  --set k=v   override one key of the deck (repeatable), e.g. --set time.steps=200\n"
-          "  --quiet     errors alone: no progress, warnings or summary\n"
+          "  --quiet, -q errors alone: no progress, warnings or summary\n"
           "  --force     replace OUTPUT.h5 when it exists (output.overwrite = true)\n\n"
           "'rtm3d help-config' lists every key.\n");
 }

@@ -227,13 +227,13 @@ static int load_model(const rtm_config_t *cfg, const rtm_grid_t *grid, rtm_prefl
                       rtm_model_t *model) {
   int status = RTM_OK;
   char where[RTM_CONFIG_ORIGIN_MAX];
-  *model = (rtm_model_t){0}; /* empty on every failure */
+  *model = (rtm_model_t){0};                          /* empty on every failure */
+  RTM_TRY(rtm_propagator_preflight(cfg, grid, what)); /* a volume too large fails here */
   /* a file that is not there said with the deck's line of the key (a probe: the path alone) */
   if (cfg->model.file[0] && access(cfg->model.file, R_OK) != 0)
     RTM_FAIL(RTM_ERR_INPUT, "%s: cannot open model file %s (model.file): %s",
              rtm_config_origin(cfg, "model.file", where, sizeof where), cfg->model.file,
              strerror(errno));
-  RTM_TRY(rtm_propagator_preflight(cfg, grid, what)); /* a volume too large fails here */
   if (what == RTM_PREFLIGHT_RUN) announce_set_up(cfg, grid);
   if (cfg->model.file[0])
     RTM_TRY(read_model_file(cfg->model.file, grid, cfg->physics.equation, model));

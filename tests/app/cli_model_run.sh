@@ -182,4 +182,13 @@ if [ "$code" -ne 1 ] ||
   cat "$work/accuracy_tmp.err"
   exit 1
 fi
+# accuracy writes nothing: --force, which the config reader takes for the commands that
+# write, is refused, not taken without a word (a probe)
+code=0
+"$rtm3d" accuracy "$deck" --force > /dev/null 2> "$work/accuracy_force.err" || code=$?
+if [ "$code" -ne 2 ] || ! grep -q "accuracy writes nothing: --force does not apply" "$work/accuracy_force.err"; then
+  echo "FAIL: accuracy --force exited $code:"
+  cat "$work/accuracy_force.err"
+  exit 1
+fi
 echo "cli_model_run: ok"
