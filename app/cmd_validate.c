@@ -337,8 +337,9 @@ static void validate_attributes(validate_t *v, const char *run_path, const char 
   rtm_io_attributes_release(list[1], count[1]);
 }
 
-/* A gather panel's axes (under /gathers), on each side as plot reads them: a failed row for a
- * damaged one (its error said), which two files damaged alike passed as twins (a probe). */
+/* A gather panel's axes (/gathers/offset, /gathers/angle), on each side as plot reads them: a
+ * failed row for a damaged one (its error said), which two files damaged alike passed as twins (a
+ * probe). */
 static void validate_gathers_axes(validate_t *v, const char *run_path, const char *ref_path,
                                   const char *name) {
   char label[600], why[300];
@@ -418,7 +419,8 @@ static int validate_dataset(validate_t *v, const char *run_path, const char *ref
   validate_geometry(v, run_path, ref_path, name);
   const int series = ref_rank == 4 && strncmp(name, "/snapshots/", 11) == 0;
   validate_attributes(v, run_path, ref_path, name, series ? ref_dims[0] : 0);
-  if (strncmp(name, "/gathers/", 9) == 0) validate_gathers_axes(v, run_path, ref_path, name);
+  if (strcmp(name, "/gathers/offset") == 0 || strcmp(name, "/gathers/angle") == 0)
+    validate_gathers_axes(v, run_path, ref_path, name);
 fail:
   rtm_dataset_release(&run);
   rtm_dataset_release(&ref);
