@@ -92,17 +92,6 @@ fail:
   return status;
 }
 
-int rtm_io_dataset_exists(const char *path, const char *name, int *exists) {
-  int status = RTM_OK;
-  hid_t file = H5I_INVALID_HID;
-  *exists = 0;
-  RTM_TRY(rtm_h5_open_read(path, "file", &file));
-  *exists = rtm_h5_path_exists(file, name) > 0;
-fail:
-  rtm_h5_close(&file);
-  return status;
-}
-
 int rtm_io_dataset_shape(const char *path, const char *name, int *rank, size_t dims[4]) {
   int status = RTM_OK;
   open_dataset_t d;
@@ -295,15 +284,31 @@ static int is_numeric_dataset(hid_t file, const char *path) {
   return result;
 }
 
-int rtm_io_numeric_dataset_exists(const char *path, const char *name, int *exists) {
+/* 1 when path names an object (a group or a dataset). */
+static int is_object(hid_t file, const char *path) {
+  return rtm_h5_path_exists(file, path) > 0;
+}
+
+/* *holds = test(file, name) of the file at `path`, said of the file only when it does not
+ * open. */
+static int file_holds(const char *path, const char *name, int (*test)(hid_t, const char *),
+                      int *holds) {
   int status = RTM_OK;
   hid_t file = H5I_INVALID_HID;
-  *exists = 0;
+  *holds = 0;
   RTM_TRY(rtm_h5_open_read(path, "file", &file));
-  *exists = is_numeric_dataset(file, name);
+  *holds = test(file, name);
 fail:
   rtm_h5_close(&file);
   return status;
+}
+
+int rtm_io_dataset_exists(const char *path, const char *name, int *exists) {
+  return file_holds(path, name, is_object, exists);
+}
+
+int rtm_io_numeric_dataset_exists(const char *path, const char *name, int *exists) {
+  return file_holds(path, name, is_numeric_dataset, exists);
 }
 
 static int list_group(hid_t file, const char *path, const char *group_name, name_list_t *list) {
