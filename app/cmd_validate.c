@@ -347,7 +347,9 @@ static void validate_gathers_axes(validate_t *v, const char *run_path, const cha
   snprintf(label, sizeof label, "%s (attributes)", name);
   for (int side = 0; side < 2; ++side) {
     rtm_io_gathers_info_t info;
-    if (rtm_io_read_gathers_info(paths[side], name, &info) == RTM_OK) continue;
+    const int read = rtm_io_read_gathers_info(paths[side], name, &info);
+    rtm_io_gathers_release(&info);
+    if (read == RTM_OK) continue;
     snprintf(why, sizeof why, "its axes in the %s are damaged (said above)", side_name(side));
     print_failure(v, label, why);
   }
