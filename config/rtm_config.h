@@ -186,6 +186,7 @@ typedef struct {
     int phase_correction;     /* -d/dt of the observed data: a zero-phase image */
     double mute_velocity_m_s; /* NAN = auto: vp at the source */
     double mute_taper_s;      /* NAN = auto: 1.5 / source.frequency */
+    double end_taper_s;       /* NAN = auto: 0.5 / source.frequency, at most half the record */
     int shot_images;          /* also write each shot's image */
     double resume_every_s;    /* migrate: wall seconds between resume-state saves; 0 = each shot */
     int offset_lags;          /* subsurface-offset gathers: lags each way in x and y; 0 = none */

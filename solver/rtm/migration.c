@@ -101,6 +101,15 @@ static int plan_imaging(rtm_migration_t *m, const rtm_config_t *cfg) {
              "rtm.imaging_step = %d exceeds time.steps = %d: the imaging condition would "
              "never be applied",
              m->imaging_step, m->steps);
+  if (cfg->rtm.end_taper_s > m->steps * dt_s) {
+    char where[RTM_CONFIG_ORIGIN_MAX];
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s: rtm.end_taper = %g s is longer than the record the migration uses, time.steps "
+             "x dt = %d x %.3g s = %.3g s: set at most that (0: no taper; auto: 0.5 / "
+             "source.frequency, at most half the record)",
+             rtm_config_origin(cfg, "rtm.end_taper", where, sizeof where), cfg->rtm.end_taper_s,
+             m->steps, dt_s, m->steps * dt_s);
+  }
   /* coarser than auto, the imaging condition samples the wavefields' product below its
    * band: the image aliases (probe O, O3: 5, 6 and 8 steps against auto's 4 changed a
    * 48^3 image by 29%, 27% and 16%) */

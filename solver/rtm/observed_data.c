@@ -1,6 +1,6 @@
 /* The observed gathers before back-propagation (rtm_migration.h): checked against the
- * acquisition, brought to the modelling dt and warped for time dispersion, the direct-arrival
- * mute, and -d/dt, the phase correction of the 3D image. */
+ * acquisition, brought to the modelling dt, its end tapered and warped for time dispersion,
+ * the direct-arrival mute, and -d/dt, the phase correction of the 3D image. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -158,6 +158,7 @@ int rtm_observed_at_modelling_dt(const rtm_config_t *cfg, const char *backend, d
   if (!out) RTM_FAIL(RTM_ERR_NOMEM, "out of memory for shot %d's gather", shot);
   for (int r = 0; r < gather->count; ++r)
     memcpy(out + (size_t)r * samples, source + (size_t)r * available, samples * sizeof *out);
+  rtm_end_taper(out, gather->count, samples, dt_s, rtm_end_taper_seconds(cfg, dt_s));
   RTM_TRY(rtm_dispersion_warp_observed(cfg->time.dispersion_correction, pipeline, gather->count,
                                        samples, dt_s, out));
   *observed = out;
@@ -185,6 +186,25 @@ void rtm_mute_direct(float *traces, int count, int samples, double dt_s, const d
       const double gain =
           t < muted_until_s ? 0.0 : 0.5 - 0.5 * cos(pi * (t - muted_until_s) / taper_s);
       trace[k] = (float)(trace[k] * gain);
+    }
+  }
+}
+
+double rtm_end_taper_seconds(const rtm_config_t *cfg, double dt_s) {
+  if (!isnan(cfg->rtm.end_taper_s)) return cfg->rtm.end_taper_s;
+  const double wanted = 0.5 / cfg->source.frequency_hz, half = 0.5 * cfg->time.steps * dt_s;
+  return wanted < half ? wanted : half;
+}
+
+void rtm_end_taper(float *traces, int count, int samples, double dt_s, double taper_s) {
+  const double pi = 3.14159265358979323846;
+  if (!(taper_s > 0.0)) return;
+  for (int r = 0; r < count; ++r) {
+    float *trace = traces + (size_t)r * (size_t)samples;
+    for (int k = samples - 1; k >= 0; --k) {
+      const double before_end_s = (samples - 1 - k) * dt_s;
+      if (before_end_s >= taper_s) break;
+      trace[k] = (float)(trace[k] * (0.5 - 0.5 * cos(pi * before_end_s / taper_s)));
     }
   }
 }

@@ -210,8 +210,9 @@ int rtm_observed_check(const rtm_config_t *cfg, const rtm_grid_t *grid, double d
 
 /* The gather at the modelling dt, [count][time.steps + 1] (malloc'd into *observed):
  * resampled on `backend`'s trace pipeline ("cuda" or else "cpu") when its dt differs, cut to
- * the modelling window, then warped as time.dispersion_correction says (full: forward, like
- * the source wavelet; rtm_dispersion_warp_observed). Shorter than the window is an error. */
+ * the modelling window, its end tapered (rtm_end_taper, rtm_end_taper_seconds), then warped
+ * as time.dispersion_correction says (full: forward, like the source wavelet;
+ * rtm_dispersion_warp_observed). Shorter than the window is an error. */
 int rtm_observed_at_modelling_dt(const rtm_config_t *cfg, const char *backend, double dt_s,
                                  const rtm_observed_gather_t *gather, float **observed);
 
@@ -223,6 +224,18 @@ int rtm_observed_at_modelling_dt(const rtm_config_t *cfg, const char *backend, d
 void rtm_mute_direct(float *traces, int count, int samples, double dt_s, const double source_m[3],
                      const double *receivers_m, double velocity_m_s, double delay_s,
                      double taper_s);
+
+/* The length of the observed gathers' end taper, seconds: rtm.end_taper, or where auto
+ * 0.5 / source.frequency, at most half the record the run uses (time.steps x dt_s). */
+double rtm_end_taper_seconds(const rtm_config_t *cfg, double dt_s);
+
+/* Tapers the last taper_s seconds of every trace [count][samples] at dt_s: sample k, t =
+ * (samples - 1 - k) dt_s before the last, is multiplied by 0.5 - 0.5 cos(pi t / taper_s)
+ * while t < taper_s, so that the last sample is zero. A record cut while reflections arrive
+ * starts the back-propagation with a step, whose energy at every frequency the imaging step
+ * folds into the image (docs/migration.md, "The imaging step and the record's end"); 0 does
+ * nothing. */
+void rtm_end_taper(float *traces, int count, int samples, double dt_s, double taper_s);
 
 /* -d/dt of every trace (centred differences, zero outside the trace): the phase correction
  * of the 3D image. Back-propagating the gathers as recorded images a reflector with a

@@ -44,9 +44,9 @@ static void test_schema_is_consistent(void **state) {
     }
   }
   /* The keys: 9 grid, 4 time, 10 model, 3 physics, 6 source, 9 shots, 10 receivers,
-   * 2 points, 3 boundary, 2 snapshots, 7 output, 2 backend, 5 kernel, 7 memory, 21 rtm, 2 bench,
+   * 2 points, 3 boundary, 2 snapshots, 7 output, 2 backend, 5 kernel, 7 memory, 22 rtm, 2 bench,
    * 1 traces, 4 mpi. */
-  assert_int_equal(rows, 107);
+  assert_int_equal(rows, 108);
 }
 
 /* Every default is legal text for its own row (rtm_config_defaults parses them). */

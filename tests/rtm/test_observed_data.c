@@ -1,7 +1,11 @@
 /* Observed gathers that cannot be brought to the modelling dt: refused as input defects
  * (RTM_ERR_INPUT, exit 2) naming rtm.observed, the shot and what is wrong with the gather,
- * before anything is resampled. */
+ * before anything is resampled. The record's end taper: its shape (the last sample zero,
+ * half at half its length, the samples before it untouched), its length (rtm.end_taper, or
+ * auto's 0.5 / source.frequency, at most half the record), and that the gather brought to
+ * the modelling dt carries it. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,5 +74,77 @@ static void test_reachable_dt(void **state) {
   assert_int_equal(bring_to_dt(&capture, SAMPLES, 2e-3, 1e-3), RTM_OK);
 }
 
+/* 2 traces of ones, 11 samples of 1 ms, a taper of 4 ms: samples 7 to 10, 3 to 0 ms before
+ * the last, weighed 0.5 - 0.5 cos(pi t / 4 ms); the first 7 stay 1 bit for bit; 0 or a
+ * negative length does nothing. */
+static void test_end_taper_shape(void **state) {
+  (void)state;
+  enum { N = 11 };
+  const double pi = 3.14159265358979323846;
+  float traces[2 * N];
+  for (int i = 0; i < 2 * N; ++i)
+    traces[i] = 1.0f;
+  rtm_end_taper(traces, 2, N, 1e-3, 4e-3);
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < N; ++k) {
+      const double before_end = (N - 1 - k) * 1e-3;
+      const float want =
+          before_end >= 4e-3 ? 1.0f : (float)(0.5 - 0.5 * cos(pi * before_end / 4e-3));
+      assert_true(traces[r * N + k] == want);
+    }
+  assert_true(traces[N - 1] == 0.0f && traces[2 * N - 1] == 0.0f);
+  assert_true(traces[N - 3] == 0.5f); /* 2 ms, half the taper, before the end */
+  assert_true(traces[N - 5] == 1.0f); /* 4 ms before it: untouched */
+  for (int i = 0; i < 2 * N; ++i)
+    traces[i] = 1.0f;
+  rtm_end_taper(traces, 2, N, 1e-3, 0.0);
+  rtm_end_taper(traces, 2, N, 1e-3, -1.0);
+  for (int i = 0; i < 2 * N; ++i)
+    assert_true(traces[i] == 1.0f);
+}
+
+/* auto: 0.5 / source.frequency (15 Hz: 33.3 ms), at most half the record (30 steps of 1 ms:
+ * 15 ms); a length set is taken as set. */
+static void test_end_taper_length(void **state) {
+  (void)state;
+  rtm_config_t cfg;
+  observed_deck(&cfg);
+  cfg.source.frequency_hz = 15.0;
+  assert_true(isnan(cfg.rtm.end_taper_s)); /* the default is auto */
+  assert_true(fabs(rtm_end_taper_seconds(&cfg, 0.01) - 0.5 / 15.0) <= 1e-15);
+  assert_true(fabs(rtm_end_taper_seconds(&cfg, 1e-3) - 0.015) <= 1e-15);
+  cfg.rtm.end_taper_s = 0.0;
+  assert_true(rtm_end_taper_seconds(&cfg, 0.01) == 0.0);
+  cfg.rtm.end_taper_s = 0.2;
+  assert_true(rtm_end_taper_seconds(&cfg, 0.01) == 0.2);
+}
+
+/* The gather at the modelling dt (no resampling, no warp) ends tapered: a constant gather
+ * of STEPS + 1 samples of 1 ms at 100 Hz (5 ms of taper) keeps its first samples and ends
+ * at zero. */
+static void test_gather_ends_tapered(void **state) {
+  (void)state;
+  float traces[RECEIVERS * SAMPLES];
+  for (int i = 0; i < RECEIVERS * SAMPLES; ++i)
+    traces[i] = 2.0f;
+  static const double source[3] = {0.0, 0.0, 0.0};
+  static const double receivers[RECEIVERS * 3] = {0.0};
+  rtm_config_t cfg;
+  observed_deck(&cfg);
+  cfg.source.frequency_hz = 100.0;
+  cfg.time.dispersion_correction = RTM_DISPERSION_NONE;
+  const rtm_observed_gather_t gather = {0, RECEIVERS, SAMPLES, 1e-3, traces, source, receivers};
+  float *observed = NULL;
+  assert_int_equal(rtm_observed_at_modelling_dt(&cfg, "cpu", 1e-3, &gather, &observed), RTM_OK);
+  for (int r = 0; r < RECEIVERS; ++r) {
+    const float *trace = observed + r * (STEPS + 1);
+    assert_true(trace[0] == 2.0f && trace[STEPS - 5] == 2.0f);
+    assert_true(trace[STEPS - 4] < 2.0f && trace[STEPS - 4] > 1.0f);
+    assert_true(trace[STEPS] == 0.0f);
+  }
+  free(observed);
+}
+
 RTM_TEST_MAIN(cmocka_unit_test(test_empty_gather), cmocka_unit_test(test_unreachable_dt),
-              cmocka_unit_test(test_reachable_dt))
+              cmocka_unit_test(test_reachable_dt), cmocka_unit_test(test_end_taper_shape),
+              cmocka_unit_test(test_end_taper_length), cmocka_unit_test(test_gather_ends_tapered))
