@@ -122,7 +122,8 @@ static __device__ __forceinline__ bool fast_holds(const LayerXY &l, float num, f
 }
 
 /* update4's damped cells: the layer's update of the float4 whose laplacians are lap, p at
- * the centre p1[0..3], v = v^2 dt^2, pp = p_other; d = exy + ez (exy + 0 is exy). Every lane
+ * the centre p1[0..3], v = v^2 dt^2, pp = p_other; d = exy + ez in the z layer and exy
+ * outside it (ez = 0 there: the float exy + 0 is, and the one l.rcp was made from). Every lane
  * takes it, so that a warp takes one path: where d = 0, sd = 0 and (p2 - 1 prev + v lap) / 1
  * is the float the undamped update gives. The four quotients first, without a branch
  * (layer_div_fast), so that they interleave, through the thread's reciprocals outside the z
@@ -137,7 +138,7 @@ static __device__ __forceinline__ float4 damped4(const IsoArgs &a, const LayerXY
   bool slow = false;
 #pragma unroll
   for (int c = 0; c < VEC; ++c) {
-    const float d = lane(l.exy, c) + ez;
+    const float d = Z_LAYER ? lane(l.exy, c) + ez : lane(l.exy, c);
     const float sd = d > 0.f ? a.damping_sign * d : 0.f;
     num[c] = __fmaf_rn(lane(v, c), lap[c],
                        __fsub_rn(2.f * p1[c], __fmul_rn(__fsub_rn(1.f, sd), lane(pp, c))));

@@ -3,9 +3,13 @@
  * layer_div, and layer_div_fast with the reciprocal of __frcp_rn (the iso kernels' x and y
  * layer) and of layer_rcp (their z layer), where they hold, layer_div where not, as the
  * kernels call them. Numerators: every subnormal and its neighbours up to 2^-90 of both
- * signs, and zeros, over denominators 1 +- d in (0, 2), then random ones over every exponent.
- * And layer_rcp against __frcp_rn at every float of [1/4, 2). A difference prints the first
- * operands and fails; no CUDA device: exit 77 (skipped). */
+ * signs, and zeros, over denominators 1 +- d in (0, 2), then random ones over every exponent;
+ * every numerator of [1, 2) and (-2, -1] over the edges of [1/4, 2) (its ends, 1 and 1/2 and
+ * their neighbours, the three floats whose significand is all ones: 1 / den lies next to a
+ * power of two, where a reciprocal's corrections are known to be delicate); random numerators
+ * over random denominators of [1/4, 2). And layer_rcp against __frcp_rn at every float of
+ * [1/4, 2). A difference prints the first operands and fails; no CUDA device: exit 77
+ * (skipped). */
 #include <cuda_runtime.h>
 
 #include <stdio.h>
@@ -55,9 +59,9 @@ __device__ float kernel_division(float num, float den, float rcp, bool rcp_holds
                                                 : layer_div(num, den);
 }
 
-/* numerator bit pattern `bits` over denominator k, each way into its out[way] */
-__device__ void check(unsigned bits, unsigned k, Mismatch *out) {
-  float num, den = denominator(k);
+/* numerator bit pattern `bits` over denominator den, each way into its out[way] */
+__device__ void check(unsigned bits, float den, Mismatch *out) {
+  float num;
   memcpy(&num, &bits, sizeof num);
   const float want = __fdiv_rn(num, den);
   compare(num, den, layer_div(num, den), want, &out[LAYER_DIV]);
@@ -84,7 +88,7 @@ __global__ void small_numerators(Mismatch *out) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < 2u * limit;
        i += gridDim.x * blockDim.x) {
     const unsigned bits = (i < limit ? i : (i - limit) | 0x80000000u);
-    check(bits, i * 7u, out);
+    check(bits, denominator(i * 7u), out);
   }
 }
 
@@ -92,7 +96,40 @@ __global__ void small_numerators(Mismatch *out) {
 __global__ void random_numerators(Mismatch *out, unsigned count) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += gridDim.x * blockDim.x)
-    check(mix(i + 1u), mix(i + 7u), out);
+    check(mix(i + 1u), denominator(mix(i + 7u)), out);
+}
+
+/* The edges of layer_rcp_holds's range, as bit patterns: 1/4 and its successor, 1/2 and its
+ * neighbours, 1 and its neighbours, 2's predecessor (0x3effffff, 0x3f7fffff and 0x3fffffff:
+ * the significands of all ones), 3/2. */
+__constant__ unsigned edge_bits[] = {0x3e800000u, 0x3e800001u, 0x3effffffu, 0x3f000000u,
+                                     0x3f000001u, 0x3f7fffffu, 0x3f800000u, 0x3f800001u,
+                                     0x3fffffffu, 0x3fc00000u};
+enum { EDGES = sizeof edge_bits / sizeof edge_bits[0] };
+
+/* Every numerator of [1, 2) of both signs over each edge denominator. */
+__global__ void edge_denominators(Mismatch *out) {
+  const unsigned count = 2u << 23;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += gridDim.x * blockDim.x) {
+    const unsigned bits = (127u << 23 | (i & 0x7fffffu)) | (i >> 23 ? 0x80000000u : 0u);
+    for (int e = 0; e < EDGES; ++e) {
+      float den;
+      memcpy(&den, &edge_bits[e], sizeof den);
+      check(bits, den, out);
+    }
+  }
+}
+
+/* Random numerators over random denominators of [1/4, 2). */
+__global__ void random_denominators(Mismatch *out, unsigned count) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += gridDim.x * blockDim.x) {
+    const unsigned den_bits = (125u << 23) + mix(i + 11u) % (3u << 23);
+    float den;
+    memcpy(&den, &den_bits, sizeof den);
+    check(mix(i + 3u), den, out);
+  }
 }
 
 int main(void) {
@@ -101,18 +138,22 @@ int main(void) {
     printf("no CUDA device: skipped\n");
     return 77;
   }
-  enum { SETS = 2, CHECKS = SETS * WAYS + 1 };
+  enum { SETS = 4, CHECKS = SETS * WAYS + 1 };
   Mismatch *d_out = NULL, host[CHECKS];
   if (cudaMalloc(&d_out, sizeof host) != cudaSuccess) return 1;
   cudaMemset(d_out, 0, sizeof host);
   small_numerators<<<4096, 256>>>(d_out);
   random_numerators<<<4096, 256>>>(d_out + WAYS, 1u << 28);
+  edge_denominators<<<4096, 256>>>(d_out + 2 * WAYS);
+  random_denominators<<<4096, 256>>>(d_out + 3 * WAYS, 1u << 28);
   every_reciprocal<<<4096, 256>>>(d_out + SETS * WAYS);
   if (cudaMemcpy(host, d_out, sizeof host, cudaMemcpyDeviceToHost) != cudaSuccess) {
     printf("FAIL: %s\n", cudaGetErrorString(cudaGetLastError()));
     return 1;
   }
-  const char *sets[SETS] = {"numerators below 2^-90", "random numerators"};
+  const char *sets[SETS] = {"numerators below 2^-90", "random numerators",
+                            "[1, 2) over the edges of [1/4, 2)",
+                            "random numerators over random denominators of [1/4, 2)"};
   const char *ways[WAYS] = {"layer_div", "layer_div_fast with __frcp_rn",
                             "layer_div_fast with layer_rcp"};
   int failed = 0;
