@@ -421,14 +421,17 @@ static void say_gathers(const migrate_run_t *run) {
 static int migrate_shots(migrate_run_t *run) {
   int status = RTM_OK;
   const int steps = rtm_migration_steps(run->migration);
+  const double taper_s = rtm_end_taper_seconds(&run->cfg, rtm_migration_dt(run->migration));
+  char taper[64] = "the record's end not tapered";
+  if (taper_s > 0.0)
+    snprintf(taper, sizeof taper, "the record's last %.3g ms tapered", taper_s * 1e3);
   if (!run->quiet)
     rtm_log_info("migrate: %d x %d x %d cells, %d shot%s of %d steps of %.4g ms, imaging every "
-                 "%d steps, the record's last %.3g ms tapered, backend %s%s%s",
+                 "%d steps, %s, backend %s%s%s",
                  run->grid.n[0], run->grid.n[1], run->grid.n[2], run->shots.count,
                  run->shots.count == 1 ? "" : "s", steps, rtm_migration_dt(run->migration) * 1e3,
-                 rtm_migration_imaging_step(run->migration),
-                 rtm_end_taper_seconds(&run->cfg, rtm_migration_dt(run->migration)) * 1e3,
-                 run->info.backend, run->device[0] ? " on " : "", run->device);
+                 rtm_migration_imaging_step(run->migration), taper, run->info.backend,
+                 run->device[0] ? " on " : "", run->device);
   say_gathers(run);
   run->setup_end_s = rtm_wall_seconds();
   int last = run->shots.count;

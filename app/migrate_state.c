@@ -72,6 +72,9 @@ static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "
 /* The codec's rate changes the sums only where the snapshots are zfp: dropped otherwise, so
  * that a state of a build before it resumes. */
 static const char *const codec_keys[] = {"rtm.snapshot_rate"};
+/* The record's end taper (2026-12-02) at 0 is what the builds before it did: dropped then, so
+ * that their states resume under rtm.end_taper = 0; tapered, it changes every sum. */
+static const char *const taper_keys[] = {"rtm.end_taper"};
 
 /* With zfp snapshots the sums depend on the codec's format too (solver/grid/rtm_codec.h):
  * a line of its own, so that a state of a build whose codec coded each block to a fixed
@@ -118,6 +121,7 @@ static int resume_config(migrate_run_t *run) {
   if (run->cfg.rtm.offset_lags == 0)
     rtm_config_drop_keys(run->resume_config, gather_keys,
                          sizeof gather_keys / sizeof gather_keys[0]);
+  if (cfg->rtm.end_taper_s == 0.0) rtm_config_drop_keys(run->resume_config, taper_keys, 1);
   if (cfg->rtm.snapshot_precision != RTM_PRECISION_ZFP)
     rtm_config_drop_keys(run->resume_config, codec_keys, sizeof codec_keys / sizeof codec_keys[0]);
   else
@@ -408,9 +412,18 @@ static int check_config(const migrate_run_t *run, char *saved) {
     now = strdup(run->config_text);
     rtm_config_drop_pacing(saved); /* a state resumes under another rtm.resume_every */
     if (now) rtm_config_drop_pacing(now);
+    if (now && run->cfg.rtm.end_taper_s == 0.0) rtm_config_drop_keys(now, taper_keys, 1);
   }
   if (!now) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   const char *then = saved_resolved ? saved_resolved : saved;
+  /* a state of a build before the end taper, resumed with it on: said as such, not as the
+   * line where the texts part */
+  if (strcmp(then, now) != 0 && !strstr(then, "\nend_taper = ") && strstr(now, "\nend_taper = "))
+    RTM_FAIL(RTM_ERR_CONFIG,
+             "%s was written without rtm.end_taper (by a build before it, or with "
+             "rtm.end_taper = 0): its gathers' ends were not tapered; resume it with --set "
+             "rtm.end_taper=0, or remove it to start over with the taper",
+             run->resume_path);
   if (strcmp(then, now) != 0) {
     describe_change(then, now, change, sizeof change);
     RTM_FAIL(RTM_ERR_CONFIG,

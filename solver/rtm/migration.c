@@ -104,9 +104,9 @@ static int plan_imaging(rtm_migration_t *m, const rtm_config_t *cfg) {
   if (cfg->rtm.end_taper_s > m->steps * dt_s) {
     char where[RTM_CONFIG_ORIGIN_MAX];
     RTM_FAIL(RTM_ERR_CONFIG,
-             "%s: rtm.end_taper = %g s is longer than the record the migration uses, time.steps "
-             "x dt = %d x %.3g s = %.3g s: set at most that (0: no taper; auto: 0.5 / "
-             "source.frequency, at most half the record)",
+             "%s: rtm.end_taper = %.9g s is longer than the record the migration uses, "
+             "time.steps x dt = %d x %.9g s = %.9g s: set at most that (0: no taper; auto: 0.5 "
+             "/ source.frequency, at most half the record)",
              rtm_config_origin(cfg, "rtm.end_taper", where, sizeof where), cfg->rtm.end_taper_s,
              m->steps, dt_s, m->steps * dt_s);
   }

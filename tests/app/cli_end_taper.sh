@@ -35,6 +35,8 @@ migrate untapered_every --set rtm.end_taper=0 --set rtm.imaging_step=1
 
 grep -q "imaging every 4 steps, the record's last 33.3 ms tapered" "$work/auto.log" ||
   fail "the run's line does not say the step and the taper: $(grep "imaging every" "$work/auto.log")"
+grep -q "imaging every 4 steps, the record's end not tapered" "$work/untapered.log" ||
+  fail "the run's line does not say the taper is off: $(grep "imaging every" "$work/untapered.log")"
 tapered="$(rel auto every)"
 untapered="$(rel untapered untapered_every)"
 echo "auto's imaging step against every step: $tapered with the end taper, $untapered without"

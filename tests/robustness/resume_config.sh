@@ -9,7 +9,8 @@
 # for bit (within float rounding across shot-group counts, said in a line). A key that
 # changes the sums is still refused, naming it; a state without the resolved record (an
 # earlier build's) is compared as that build compared it; a zfp state of a build before the
-# codec's format changed is refused.
+# codec's format changed is refused; a state without rtm.end_taper (a build before it, or
+# the taper off) resumes with the taper off and is refused, saying so, with it on.
 source "$(dirname "$0")/lib.sh" "$@"
 # backend.name = auto resolves to cpu in the case below on a machine with a GPU too
 export CUDA_VISIBLE_DEVICES=""
@@ -63,6 +64,24 @@ same_image relative fresh
 expect 0 "" "$rtm3d" "${migrate[@]}" --quiet --set output.name=plain --set rtm.laplacian=false
 stop_then_resume filter "" "--set rtm.laplacian=false"
 same_image filter plain
+
+# ---- the record's end taper at 0, as the builds before it: its state holds no
+# rtm.end_taper, as theirs; resumed with the taper on it is refused as such, with 0 it
+# resumes to the untapered run's image
+expect 0 "" "$rtm3d" "${migrate[@]}" --quiet --set output.name=untapered --set rtm.end_taper=0
+rm -f "$out"/before_taper.* "$out"/before_taper_*
+expect 0 "" "$rtm3d" "${migrate[@]}" --quiet --set output.name=before_taper --set rtm.end_taper=0 \
+  --max-shots=1
+expect 2 "written without rtm\.end_taper \(by a build before it, or with rtm\.end_taper = 0\).*--set rtm\.end_taper=0" \
+  "$rtm3d" "${migrate[@]}" --set output.name=before_taper
+expect 0 "resuming after shot 1 of 3" "$rtm3d" "${migrate[@]}" --set output.name=before_taper \
+  --set rtm.end_taper=0
+same_image before_taper untapered
+# tapered, the key is in the state: another length is refused naming it
+rm -f "$out"/refused.* "$out"/refused_*
+expect 0 "" "$rtm3d" "${migrate[@]}" --set output.name=refused --max-shots=1
+expect 2 "another config \(rtm\.end_taper was auto there and is 0\.01 now\)" "$rtm3d" \
+  "${migrate[@]}" --set output.name=refused --set rtm.end_taper=0.01
 
 # ---- keys that change the sums: refused, naming the key, resolved values shown
 for change in "rtm.reconstruction=boundary|rtm.reconstruction was snapshots there and is boundary now" \

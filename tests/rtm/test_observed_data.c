@@ -145,6 +145,42 @@ static void test_gather_ends_tapered(void **state) {
   free(observed);
 }
 
+/* Resampled (0.5 ms to 1 ms) and warped (time.dispersion_correction = full), a gather of
+ * (1 - cos(2 pi t / 40 ms)) / 2 (0 with zero slope at its start, 0.854 at 15 ms, 0.5 at its
+ * end, 30 ms) ends near zero with the taper and away from it without: the taper is applied
+ * on that path too, and the samples before it keep their values to 0.02 (untapered, the
+ * warp rings the end's step over this short trace: 0.907 at 15 ms). */
+static void test_resampled_warped_gather_ends_tapered(void **state) {
+  (void)state;
+  enum { RAW = 2 * STEPS + 1 };
+  const double pi = 3.14159265358979323846;
+  static float traces[RECEIVERS * RAW];
+  for (int i = 0; i < RECEIVERS * RAW; ++i)
+    traces[i] = (float)(0.5 - 0.5 * cos(2.0 * pi * (i % RAW) * 0.5e-3 / 0.04));
+  static const double source[3] = {0.0, 0.0, 0.0};
+  static const double receivers[RECEIVERS * 3] = {0.0};
+  const rtm_observed_gather_t gather = {0, RECEIVERS, RAW, 0.5e-3, traces, source, receivers};
+  for (int tapered = 0; tapered < 2; ++tapered) {
+    rtm_config_t cfg;
+    observed_deck(&cfg);
+    cfg.source.frequency_hz = 100.0; /* 5 ms of taper */
+    cfg.time.dispersion_correction = RTM_DISPERSION_FULL;
+    cfg.rtm.end_taper_s = tapered ? NAN : 0.0;
+    float *observed = NULL;
+    assert_int_equal(rtm_observed_at_modelling_dt(&cfg, "cpu", 1e-3, &gather, &observed), RTM_OK);
+    for (int r = 0; r < RECEIVERS; ++r) {
+      const float *trace = observed + r * (STEPS + 1);
+      printf("%s: sample %d %.4f, last %.4f\n", tapered ? "tapered" : "untapered", STEPS / 2,
+             trace[STEPS / 2], trace[STEPS]);
+      if (tapered) /* untapered, the step at the end rings over the whole short trace */
+        assert_true(fabs(trace[STEPS / 2] - (0.5 - 0.5 * cos(2.0 * pi * 0.015 / 0.04))) < 0.02);
+      assert_true(tapered ? fabsf(trace[STEPS]) < 0.05f : trace[STEPS] > 0.15f);
+    }
+    free(observed);
+  }
+}
+
 RTM_TEST_MAIN(cmocka_unit_test(test_empty_gather), cmocka_unit_test(test_unreachable_dt),
               cmocka_unit_test(test_reachable_dt), cmocka_unit_test(test_end_taper_shape),
-              cmocka_unit_test(test_end_taper_length), cmocka_unit_test(test_gather_ends_tapered))
+              cmocka_unit_test(test_end_taper_length), cmocka_unit_test(test_gather_ends_tapered),
+              cmocka_unit_test(test_resampled_warped_gather_ends_tapered))
