@@ -18,7 +18,28 @@ struct rtm_image {
   int hold_pending;              /* a hold started: what writes the volumes waits for it */
   int clear_pending; /* a device's volumes are zero for what comes next, not yet zeroed */
   int illumination_deferred; /* the accumulations add the image alone (rtm_image_illuminate) */
+  int box[3][2];             /* rtm_image_accumulate's cells, [from, to) along x, y and local z */
 };
+
+void rtm_image_keep_interior(rtm_image_t *image, int width) {
+  const rtm_grid_t *g = &image->grid;
+  const long low[3] = {width / 4 * 4, width, width - g->z_offset};
+  const long high[3] = {(g->n[0] - width + 3) / 4 * 4, g->n[1] - width,
+                        g->n[2] - width - g->z_offset};
+  const long size[3] = {g->n[0], g->n[1], g->nz_local};
+  for (int a = 0; a < 3; ++a) {
+    const long from = width > 0 && low[a] > 0 ? low[a] : 0;
+    const long to = width > 0 && high[a] < size[a] ? high[a] : size[a];
+    image->box[a][0] = (int)(from < size[a] ? from : size[a]);
+    image->box[a][1] = (int)(to > image->box[a][0] ? to : image->box[a][0]);
+  }
+}
+
+/* A layout's origin moved to the box's first cell. */
+static rtm_layout_t at_box(rtm_layout_t layout, const int box[3][2]) {
+  layout.origin += box[0][0] + box[1][0] * layout.stride_y + box[2][0] * layout.stride_z;
+  return layout;
+}
 
 /* Before work that uses the volumes on the device: it waits for a hold's copy, then zeroes
  * them when a clear is pending (rtm_image_clear: the zeroing waits for the copy, so it is
@@ -79,6 +100,7 @@ int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
   if (!created) RTM_FAIL(RTM_ERR_NOMEM, "out of host memory for the image's state");
   created->grid = *grid;
   created->device = device;
+  rtm_image_keep_interior(created, 0);
   const size_t bytes = rtm_grid_interior_cells(grid) * sizeof(float);
   RTM_TRY(rtm_imaging_alloc(strategy, bytes, "image", device, ledger, &created->image));
   RTM_TRY(
@@ -113,9 +135,14 @@ IMAGING_FMA_CLONES static void accumulate_row(float *image, float *illumination,
   }
 }
 
+/* Over the box's cells (rtm_image_keep_interior), every layout moved to its first cell. */
 static void accumulate_host(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                             const float *receiver, rtm_layout_t receiver_layout) {
-  const long nx = image->grid.n[0], ny = image->grid.n[1], nz = image->grid.nz_local;
+  const long nx = image->box[0][1] - image->box[0][0], ny = image->box[1][1] - image->box[1][0],
+             nz = image->box[2][1] - image->box[2][0];
+  const rtm_layout_t dense = at_box(rtm_layout_dense(&image->grid), image->box);
+  source_layout = at_box(source_layout, image->box);
+  receiver_layout = at_box(receiver_layout, image->box);
   float *image_dense = image->image.ptr;
   float *illumination_dense = image->illumination_deferred ? NULL : image->illumination.ptr;
   IMAGING_OMP_ROWS
@@ -125,8 +152,8 @@ static void accumulate_host(rtm_image_t *image, const float *source, rtm_layout_
           source_layout.origin + iz * source_layout.stride_z + iy * source_layout.stride_y;
       const long long r =
           receiver_layout.origin + iz * receiver_layout.stride_z + iy * receiver_layout.stride_y;
-      const size_t dense = ((size_t)iz * (size_t)ny + (size_t)iy) * (size_t)nx;
-      accumulate_row(image_dense + dense, illumination_dense ? illumination_dense + dense : NULL,
+      const long long d = dense.origin + iz * dense.stride_z + iy * dense.stride_y;
+      accumulate_row(image_dense + d, illumination_dense ? illumination_dense + d : NULL,
                      source + s, receiver + r, nx);
     }
 }
@@ -143,9 +170,13 @@ int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t s
   }
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
   RTM_TRY(order_after_hold(image));
-  RTM_TRY(rtm_imaging_cuda_accumulate(rtm_imaging_extent(&image->grid), image->image.ptr,
-                                      image->illumination_deferred ? NULL : image->illumination.ptr,
-                                      source, source_layout, receiver, receiver_layout));
+  const rtm_imaging_extent_t box = {image->box[0][1] - image->box[0][0],
+                                    image->box[1][1] - image->box[1][0],
+                                    image->box[2][1] - image->box[2][0]};
+  RTM_TRY(rtm_imaging_cuda_accumulate(
+      box, image->image.ptr, image->illumination_deferred ? NULL : image->illumination.ptr,
+      at_box(rtm_layout_dense(&image->grid), image->box), source, at_box(source_layout, image->box),
+      receiver, at_box(receiver_layout, image->box)));
   return RTM_OK;
 fail:
   return status;

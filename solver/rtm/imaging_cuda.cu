@@ -57,11 +57,13 @@ static __device__ __forceinline__ float4 square_add(float4 s, float4 lit) {
 
 /* image += source * receiver, then illumination += source^2, one __fmaf_rn each (the host
  * loop's fmaf, exactly rounded: the same floats); the image alone where illumination is NULL
- * (the same in every thread: no divergence). Outputs dense [nz][ny][nx].
+ * (the same in every thread: no divergence). Over the extent's cells, the outputs laid out as
+ * image_layout (the dense volume's, or a box of it).
  * Thread mapping: ix = blockIdx.x * blockDim.x + threadIdx.x (one cell each, coalesced along
  * x); row = iz ny + iy from blockIdx.y, striding by gridDim.y over the rows. */
 static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__restrict__ image,
                                          float *__restrict__ illumination,
+                                         rtm_layout_t image_layout,
                                          const float *__restrict__ source,
                                          rtm_layout_t source_layout,
                                          const float *__restrict__ receiver,
@@ -71,7 +73,7 @@ static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__r
   const long long rows = (long long)extent.ny * extent.nz;
   for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
     const long long iz = row / extent.ny, iy = row % extent.ny;
-    const long long dense = row * extent.nx + ix;
+    const long long dense = element(image_layout, ix, iy, iz);
     const float s = source[element(source_layout, ix, iy, iz)];
     image[dense] = __fmaf_rn(s, receiver[element(receiver_layout, ix, iy, iz)], image[dense]);
     if (illumination) illumination[dense] = __fmaf_rn(s, s, illumination[dense]);
@@ -87,6 +89,7 @@ static __global__ void accumulate_kernel(rtm_imaging_extent_t extent, float *__r
 static __global__ void accumulate_quads_kernel(rtm_imaging_extent_t extent,
                                                float4 *__restrict__ image,
                                                float4 *__restrict__ illumination,
+                                               rtm_layout_t image_layout,
                                                const float *__restrict__ source,
                                                rtm_layout_t source_layout,
                                                const float *__restrict__ receiver,
@@ -96,7 +99,7 @@ static __global__ void accumulate_quads_kernel(rtm_imaging_extent_t extent,
   const long long iy = (long long)blockIdx.y * blockDim.y + threadIdx.y;
   if (qx >= quads || iy >= extent.ny) return;
   for (long long iz = blockIdx.z; iz < extent.nz; iz += gridDim.z) {
-    const long long dense = (iz * extent.ny + iy) * quads + qx;
+    const long long dense = element(image_layout, 4 * qx, iy, iz) / 4; /* quads_fit: whole */
     const float4 s = __ldcs(reinterpret_cast<const float4 *>(
         source + element(source_layout, 4 * qx, iy, iz)));
     const float4 r = __ldcs(reinterpret_cast<const float4 *>(
@@ -247,7 +250,7 @@ static bool quads_fit(rtm_imaging_extent_t extent, const void *base, rtm_layout_
  * its blocks (gridDim.y = ny / 8: ny <= 100000, grid.ny's bound, keeps it within 65535),
  * planes over gridDim.z, strided past 65535. */
 static int launch_quads(rtm_imaging_extent_t extent, float *d_image, float *d_illumination,
-                        const float *d_source, rtm_layout_t source_layout,
+                        rtm_layout_t image_layout, const float *d_source, rtm_layout_t source_layout,
                         const float *d_receiver, rtm_layout_t receiver_layout) {
   int status = RTM_OK;
   const dim3 threads(QUAD_THREADS_X, QUAD_THREADS_Y);
@@ -257,25 +260,26 @@ static int launch_quads(rtm_imaging_extent_t extent, float *d_image, float *d_il
                     (unsigned)(extent.nz < MAX_ROW_BLOCKS ? extent.nz : MAX_ROW_BLOCKS));
   accumulate_quads_kernel<<<blocks, threads, 0, cudaStreamLegacy>>>(
       extent, reinterpret_cast<float4 *>(d_image), reinterpret_cast<float4 *>(d_illumination),
-      d_source, source_layout, d_receiver, receiver_layout);
+      image_layout, d_source, source_layout, d_receiver, receiver_layout);
   RTM_CUDA_TRY_LAUNCH("accumulate_quads_kernel");
 fail:
   return status;
 }
 
 extern "C" int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image,
-                                           float *d_illumination, const float *d_source,
-                                           rtm_layout_t source_layout, const float *d_receiver,
+                                           float *d_illumination, rtm_layout_t image_layout,
+                                           const float *d_source, rtm_layout_t source_layout,
+                                           const float *d_receiver,
                                            rtm_layout_t receiver_layout) {
-  const rtm_layout_t dense = {0, extent.nx, (long long)extent.nx * extent.ny};
   if (empty(extent)) return RTM_OK;
   if (!quads_fit(extent, d_source, source_layout) ||
-      !quads_fit(extent, d_receiver, receiver_layout) || !quads_fit(extent, d_image, dense) ||
-      (d_illumination && !quads_fit(extent, d_illumination, dense)))
+      !quads_fit(extent, d_receiver, receiver_layout) ||
+      !quads_fit(extent, d_image, image_layout) ||
+      (d_illumination && !quads_fit(extent, d_illumination, image_layout)))
     return launch_rows(accumulate_kernel, "accumulate_kernel", extent, d_image, d_illumination,
-                       d_source, source_layout, d_receiver, receiver_layout);
-  return launch_quads(extent, d_image, d_illumination, d_source, source_layout, d_receiver,
-                      receiver_layout);
+                       image_layout, d_source, source_layout, d_receiver, receiver_layout);
+  return launch_quads(extent, d_image, d_illumination, image_layout, d_source, source_layout,
+                      d_receiver, receiver_layout);
 }
 
 extern "C" int rtm_imaging_cuda_illuminate(size_t cells, float *d_illumination,

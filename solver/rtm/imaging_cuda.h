@@ -46,11 +46,13 @@ static inline rtm_imaging_extent_t rtm_imaging_extent(const rtm_grid_t *grid) {
 
 /* Makes `device` current for the calls that follow. */
 int rtm_imaging_cuda_use_device(int device);
-/* d_image += d_source * d_receiver, d_illumination += d_source^2 (dense outputs); the image
- * alone where d_illumination is NULL (rtm_image_defer_illumination). */
+/* d_image += d_source * d_receiver, d_illumination += d_source^2 over the extent's cells,
+ * the outputs laid out as image_layout (rtm_layout_dense's, or a box of it: origin shifted);
+ * the image alone where d_illumination is NULL (rtm_image_defer_illumination). */
 int rtm_imaging_cuda_accumulate(rtm_imaging_extent_t extent, float *d_image, float *d_illumination,
-                                const float *d_source, rtm_layout_t source_layout,
-                                const float *d_receiver, rtm_layout_t receiver_layout);
+                                rtm_layout_t image_layout, const float *d_source,
+                                rtm_layout_t source_layout, const float *d_receiver,
+                                rtm_layout_t receiver_layout);
 /* d_illumination[i] += s_k[i]^2 for k = count - 1 down to 0, s_k = d_first + k stride,
  * i < cells, one __fmaf_rn each in that order: the accumulations of the backward pass, which
  * images the last snapshot first, bit for bit, with each volume read once. */

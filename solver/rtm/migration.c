@@ -558,6 +558,8 @@ static int create_buffers(rtm_migration_t *m) {
   if (m->fit.on_device) RTM_TRY(rtm_mem_device_free_bytes(m->device, &free_before));
   RTM_TRY(rtm_image_create(&m->grid, m->device, image_strategy(&m->cfg, m->device), &m->ledger,
                            &m->image));
+  /* the layer's image is zeroed when read (zero_layer): not summed there at each imaging step */
+  rtm_image_keep_interior(m->image, m->source.boundary.width_cells);
   RTM_TRY(m->reconstruction->create(&plan, &m->reconstruction_state));
   if (m->reconstruction->held_bytes) /* what it chose to hold, for the report's estimate */
     m->fit.estimate = m->fit.image + m->reconstruction->held_bytes(m->reconstruction_state);

@@ -63,11 +63,18 @@ typedef struct rtm_image rtm_image_t;
  * "image" and "illumination". */
 int rtm_image_create(const rtm_grid_t *grid, int device, const char *strategy,
                      rtm_mem_ledger_t *ledger, rtm_image_t **image);
-/* image += source * receiver, illumination += source^2 over the interior cells; each volume
- * where the image is, laid out as its layout says. In float, each cell one fused
- * multiply-add per term in this order, the same on host and device. */
+/* image += source * receiver, illumination += source^2 over the interior cells (or the box
+ * rtm_image_keep_interior leaves); each volume where the image is, laid out as its layout
+ * says. In float, each cell one fused multiply-add per term in this order, the same on host
+ * and device. */
 int rtm_image_accumulate(rtm_image_t *image, const float *source, rtm_layout_t source_layout,
                          const float *receiver, rtm_layout_t receiver_layout);
+/* From here on rtm_image_accumulate adds only the box `width` cells in from every face of
+ * the whole grid (its x faces moved out to a multiple of 4 cells, so that the device's rows
+ * stay whole float4s): the non-absorbing interior, where alone a migration's image means
+ * anything (rtm_migration_read zeroes the rest), without reading and writing the layer's
+ * cells at each imaging step. 0: every cell (the default). */
+void rtm_image_keep_interior(rtm_image_t *image, int width);
 /* While deferred (1), the accumulations add the image alone (rtm_image_accumulate and a
  * step's request; rtm_image_accumulate_blocks refuses), the illumination being added later
  * from the stored source volumes by rtm_image_illuminate, which reads each once instead of

@@ -21,6 +21,31 @@
 #include "rtm_test_capture.h"
 #include "rtm_test_random.h"
 
+/* 36 x 24 x 17 cells, this rank owning planes [5, 12): a box 6 cells in from every face
+ * (rtm_image_keep_interior) cuts every axis, x at 4 and 32 (6 and 30 moved out to quads). */
+static inline void imaging_test_box_grid(rtm_grid_t *grid) {
+  const int n[3] = {36, 24, 17};
+  const double spacing_m[3] = {10.0, 12.5, 8.0};
+  assert_int_equal(rtm_grid_init(grid, n, spacing_m, NULL), 0);
+  assert_int_equal(rtm_grid_set_z_range(grid, 5, 7), 0);
+}
+
+/* Zeroes a dense [nz_local][ny][nx] volume outside rtm_image_keep_interior's box of `width`:
+ * x from width down to a multiple of 4 to nx - width up to one, y from width to ny - width,
+ * global z from width to nz - width. */
+static inline void imaging_test_outside_box(const rtm_grid_t *grid, int width, float *dense) {
+  const long x_from = width / 4 * 4, x_to = (grid->n[0] - width + 3) / 4 * 4;
+  for (long iz = 0; iz < grid->nz_local; ++iz)
+    for (long iy = 0; iy < grid->n[1]; ++iy)
+      for (long ix = 0; ix < grid->n[0]; ++ix) {
+        const long z = grid->z_offset + iz;
+        if (ix >= x_from && ix < x_to && iy >= width && iy < grid->n[1] - width && z >= width &&
+            z < grid->n[2] - width)
+          continue;
+        dense[(iz * grid->n[1] + iy) * grid->n[0] + ix] = 0.0f;
+      }
+}
+
 /* imaging_test_grid with rows of `nx` cells. */
 static inline void imaging_test_grid_nx(rtm_grid_t *grid, int nx) {
   const int n[3] = {nx, 11, 17};

@@ -1,8 +1,8 @@
 /* The imaging pieces of rtm_imaging.h on the host (the cpu backend's memory): the image
- * accumulation against a plain loop, the sums over the shots as float pairs against exact
- * sums and in several orders, snapshots in fp32 and binary16, the store's byte
- * estimate against its ledger, the adjoint receiver taps against a hand computation, and
- * the final filters on volumes whose answer is known. */
+ * accumulation against a plain loop (every cell, and the interior box alone), the sums over
+ * the shots as float pairs against exact sums and in several orders, snapshots in fp32 and
+ * binary16, the store's byte estimate against its ledger, the adjoint receiver taps against
+ * a hand computation, and the final filters on volumes whose answer is known. */
 #define _POSIX_C_SOURCE 200809L /* fileno, dup2: rtm_test_capture.h */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -86,6 +86,46 @@ static void test_accumulate_matches_loop(void **state) {
   rtm_mem_ledger_release(&ledger);
   free(source_padded), free(receiver_padded), free(source_dense), free(receiver_dense);
   free(want_image), free(want_illumination), free(got_image), free(got_illumination);
+}
+
+/* rtm_image_keep_interior: two accumulations add the plain loop's floats inside the box 6
+ * cells in from every face of the whole grid (x moved out to quads, z in this rank's planes)
+ * and nothing outside it. */
+static void test_accumulate_interior(void **state) {
+  (void)state;
+  enum { WIDTH = 6 };
+  rtm_test_rng_t rng = rtm_test_seed("test_accumulate_interior");
+  rtm_grid_t grid;
+  imaging_test_box_grid(&grid);
+  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
+  float *source = imaging_test_alloc(padded), *receiver = imaging_test_alloc(cells);
+  float *want_image = imaging_test_alloc(cells), *want_illumination = imaging_test_alloc(cells);
+  float *got_image = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
+  imaging_test_fill(&rng, source, padded, 0.1, 3.0);
+  imaging_test_fill(&rng, receiver, cells, 0.1, 3.0);
+  const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
+  rtm_mem_ledger_t ledger;
+  rtm_mem_ledger_init(&ledger);
+  rtm_image_t *image = NULL;
+  assert_int_equal(rtm_image_create(&grid, -1, "auto", &ledger, &image), RTM_OK);
+  rtm_image_keep_interior(image, WIDTH);
+  for (int k = 0; k < 2; ++k) {
+    assert_int_equal(rtm_image_accumulate(image, source, p, receiver, d), RTM_OK);
+    imaging_test_accumulate(&grid, want_image, want_illumination, source, p, receiver, d);
+  }
+  imaging_test_outside_box(&grid, WIDTH, want_image);
+  imaging_test_outside_box(&grid, WIDTH, want_illumination);
+  assert_int_equal(rtm_image_read(image, got_image, got_illumination), RTM_OK);
+  assert_memory_equal(got_image, want_image, cells * sizeof(float));
+  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
+  size_t kept = 0;
+  for (size_t i = 0; i < cells; ++i)
+    kept += got_image[i] != 0.0f;
+  assert_int_equal(kept, 28 * 12 * 5); /* x [4, 32), y [6, 18), planes 6 to 10 of [5, 12) */
+  rtm_image_destroy(image);
+  rtm_mem_ledger_release(&ledger);
+  free(source), free(receiver), free(want_image), free(want_illumination);
+  free(got_image), free(got_illumination);
 }
 
 static float *host_copy(const float *host, size_t count) {
@@ -806,6 +846,7 @@ static void test_boundary_shell_by_slabs(void **state) {
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_matches_loop),
+              cmocka_unit_test(test_accumulate_interior),
               cmocka_unit_test(test_illumination_deferred),
               cmocka_unit_test(test_image_refuses_device_strategy),
               cmocka_unit_test(test_snapshots_fp32_round_trip),
