@@ -241,4 +241,45 @@ static inline void imaging_test_image_refused(int device, const char *strategy) 
   assert_null(image);
 }
 
+/* rtm_image_keep_interior on an image of `device` (imaging_test_box_grid, a box 6 cells in):
+ * two accumulations (the source padded, then dense) add the plain loop's floats inside the
+ * box and nothing outside it, 28 x 12 x 5 cells of this rank's planes. */
+static inline void imaging_test_interior(rtm_test_rng_t *rng, int device,
+                                         imaging_test_place_t place, imaging_test_drop_t drop) {
+  enum { WIDTH = 6 };
+  rtm_grid_t grid;
+  imaging_test_box_grid(&grid);
+  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
+  const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
+  float *source = imaging_test_alloc(padded), *source_dense = imaging_test_alloc(cells);
+  float *receiver = imaging_test_alloc(cells);
+  float *want_image = imaging_test_alloc(cells), *want_illumination = imaging_test_alloc(cells);
+  float *got_image = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
+  imaging_test_fill(rng, source, padded, 0.1, 3.0);
+  imaging_test_fill(rng, source_dense, cells, 0.1, 3.0);
+  imaging_test_fill(rng, receiver, cells, 0.1, 3.0);
+  float *placed_source = place(source, padded), *placed_dense = place(source_dense, cells);
+  float *placed_receiver = place(receiver, cells);
+  rtm_image_t *image = NULL;
+  assert_int_equal(rtm_image_create(&grid, device, "auto", NULL, &image), RTM_OK);
+  rtm_image_keep_interior(image, WIDTH);
+  assert_int_equal(rtm_image_accumulate(image, placed_source, p, placed_receiver, d), RTM_OK);
+  assert_int_equal(rtm_image_accumulate(image, placed_dense, d, placed_receiver, d), RTM_OK);
+  imaging_test_accumulate(&grid, want_image, want_illumination, source, p, receiver, d);
+  imaging_test_accumulate(&grid, want_image, want_illumination, source_dense, d, receiver, d);
+  imaging_test_outside_box(&grid, WIDTH, want_image);
+  imaging_test_outside_box(&grid, WIDTH, want_illumination);
+  assert_int_equal(rtm_image_read(image, got_image, got_illumination), RTM_OK);
+  assert_memory_equal(got_image, want_image, cells * sizeof(float));
+  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
+  size_t kept = 0;
+  for (size_t i = 0; i < cells; ++i)
+    kept += got_image[i] != 0.0f;
+  assert_int_equal(kept, 28 * 12 * 5); /* x [4, 32), y [6, 18), planes 6 to 10 of [5, 12) */
+  rtm_image_destroy(image);
+  drop(placed_source), drop(placed_dense), drop(placed_receiver);
+  free(source), free(source_dense), free(receiver);
+  free(want_image), free(want_illumination), free(got_image), free(got_illumination);
+}
+
 #endif

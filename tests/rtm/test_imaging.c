@@ -88,46 +88,6 @@ static void test_accumulate_matches_loop(void **state) {
   free(want_image), free(want_illumination), free(got_image), free(got_illumination);
 }
 
-/* rtm_image_keep_interior: two accumulations add the plain loop's floats inside the box 6
- * cells in from every face of the whole grid (x moved out to quads, z in this rank's planes)
- * and nothing outside it. */
-static void test_accumulate_interior(void **state) {
-  (void)state;
-  enum { WIDTH = 6 };
-  rtm_test_rng_t rng = rtm_test_seed("test_accumulate_interior");
-  rtm_grid_t grid;
-  imaging_test_box_grid(&grid);
-  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
-  float *source = imaging_test_alloc(padded), *receiver = imaging_test_alloc(cells);
-  float *want_image = imaging_test_alloc(cells), *want_illumination = imaging_test_alloc(cells);
-  float *got_image = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
-  imaging_test_fill(&rng, source, padded, 0.1, 3.0);
-  imaging_test_fill(&rng, receiver, cells, 0.1, 3.0);
-  const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
-  rtm_mem_ledger_t ledger;
-  rtm_mem_ledger_init(&ledger);
-  rtm_image_t *image = NULL;
-  assert_int_equal(rtm_image_create(&grid, -1, "auto", &ledger, &image), RTM_OK);
-  rtm_image_keep_interior(image, WIDTH);
-  for (int k = 0; k < 2; ++k) {
-    assert_int_equal(rtm_image_accumulate(image, source, p, receiver, d), RTM_OK);
-    imaging_test_accumulate(&grid, want_image, want_illumination, source, p, receiver, d);
-  }
-  imaging_test_outside_box(&grid, WIDTH, want_image);
-  imaging_test_outside_box(&grid, WIDTH, want_illumination);
-  assert_int_equal(rtm_image_read(image, got_image, got_illumination), RTM_OK);
-  assert_memory_equal(got_image, want_image, cells * sizeof(float));
-  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
-  size_t kept = 0;
-  for (size_t i = 0; i < cells; ++i)
-    kept += got_image[i] != 0.0f;
-  assert_int_equal(kept, 28 * 12 * 5); /* x [4, 32), y [6, 18), planes 6 to 10 of [5, 12) */
-  rtm_image_destroy(image);
-  rtm_mem_ledger_release(&ledger);
-  free(source), free(receiver), free(want_image), free(want_illumination);
-  free(got_image), free(got_illumination);
-}
-
 static float *host_copy(const float *host, size_t count) {
   float *copy = imaging_test_alloc(count);
   memcpy(copy, host, count * sizeof *copy);
@@ -136,6 +96,13 @@ static float *host_copy(const float *host, size_t count) {
 
 static void host_free(float *copy) {
   free(copy);
+}
+
+/* rtm_image_keep_interior: the plain loop's floats inside the box, nothing outside. */
+static void test_accumulate_interior(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_accumulate_interior");
+  imaging_test_interior(&rng, -1, host_copy, host_free);
 }
 
 /* The illumination of a store's volumes in one pass, after the image alone at each step,

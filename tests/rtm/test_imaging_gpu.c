@@ -130,49 +130,17 @@ static void test_device_accumulate_bitwise(void **state) {
   }
 }
 
-/* rtm_image_keep_interior on the device: the host loop's floats inside the box 6 cells in
- * from every face, zeros outside it, with the source padded and dense (the box's rows four
- * cells a thread where their starts are 16-byte aligned, one a cell where not). */
-static void test_device_accumulate_interior(void **state) {
-  (void)state;
-  enum { WIDTH = 6 };
-  rtm_test_rng_t rng = rtm_test_seed("test_device_accumulate_interior");
-  rtm_grid_t grid;
-  imaging_test_box_grid(&grid);
-  const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
-  float *source = imaging_test_alloc(padded), *receiver = imaging_test_alloc(cells);
-  float *source_dense = imaging_test_alloc(cells);
-  float *want_image = imaging_test_alloc(cells), *want_illumination = imaging_test_alloc(cells);
-  float *got_image = imaging_test_alloc(cells), *got_illumination = imaging_test_alloc(cells);
-  imaging_test_fill(&rng, source, padded, 0.1, 3.0);
-  imaging_test_fill(&rng, source_dense, cells, 0.1, 3.0);
-  imaging_test_fill(&rng, receiver, cells, 0.1, 3.0);
-  const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
-  float *d_source = to_device(source, padded), *d_source_dense = to_device(source_dense, cells);
-  float *d_receiver = to_device(receiver, cells);
-  rtm_mem_ledger_t ledger;
-  rtm_mem_ledger_init(&ledger);
-  rtm_image_t *image = NULL;
-  assert_int_equal(rtm_image_create(&grid, DEVICE, "device", &ledger, &image), RTM_OK);
-  rtm_image_keep_interior(image, WIDTH);
-  assert_int_equal(rtm_image_accumulate(image, d_source, p, d_receiver, d), RTM_OK);
-  assert_int_equal(rtm_image_accumulate(image, d_source_dense, d, d_receiver, d), RTM_OK);
-  imaging_test_accumulate(&grid, want_image, want_illumination, source, p, receiver, d);
-  imaging_test_accumulate(&grid, want_image, want_illumination, source_dense, d, receiver, d);
-  imaging_test_outside_box(&grid, WIDTH, want_image);
-  imaging_test_outside_box(&grid, WIDTH, want_illumination);
-  assert_int_equal(rtm_image_read(image, got_image, got_illumination), RTM_OK);
-  assert_memory_equal(got_image, want_image, cells * sizeof(float));
-  assert_memory_equal(got_illumination, want_illumination, cells * sizeof(float));
-  rtm_image_destroy(image);
-  rtm_mem_ledger_release(&ledger);
-  cudaFree(d_source), cudaFree(d_source_dense), cudaFree(d_receiver);
-  free(source), free(source_dense), free(receiver), free(want_image), free(want_illumination);
-  free(got_image), free(got_illumination);
-}
-
 static void device_free(float *placed) {
   cudaFree(placed);
+}
+
+/* rtm_image_keep_interior on the device: the host loop's floats inside the box, zeros
+ * outside it, the box's rows four cells a thread where their starts are 16-byte aligned (the
+ * dense source), one a cell where not. */
+static void test_device_accumulate_interior(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_device_accumulate_interior");
+  imaging_test_interior(&rng, DEVICE, to_device, device_free);
 }
 
 /* The illumination of a store's volumes in one pass on the device, after the image alone at
