@@ -57,11 +57,13 @@ typedef struct {
 /* The imaging condition taken in a step's own kernels (image_next_step): S read from
  * `source` at source_origin + iz source_stride_z + iy source_stride_y + ix (a dense interior
  * array or a padded one, rtm_layout_t's numbers), the sums dense [nz_local][ny][nx]; all
- * three in the backend's device memory. */
+ * three in the backend's device memory. Only the cells of `box` are imaged: [from, to) along
+ * x (both multiples of 4, or to = nx), y and local z (rtm_image_keep_interior's). */
 typedef struct {
   const float *source;
   long long source_origin, source_stride_y, source_stride_z;
   float *image, *illumination;
+  int box[3][2];
 } rtm_step_image_t;
 
 typedef struct {

@@ -31,12 +31,13 @@ struct IsoArgs {
   float *p_other;
   float *level_copy; /* NULL, or p_other's new cells also here, dense (rtm_iso_fields_t) */
   /* EXTRA_IMAGE (rtm_step_image_t): S at image_source + source_origin + k source_stride_z
-   * + iy source_stride_y + ix, the sums dense; image_vec: every one of them keeps 16-byte
-   * alignment at a float4 of cells */
+   * + iy source_stride_y + ix, the sums dense, over image_box's cells; image_vec: every one
+   * of them keeps 16-byte alignment at a float4 of cells */
   const float *image_source;
   long long source_origin, source_stride_y, source_stride_z;
   float *image, *illumination;
   int image_vec;
+  int image_box[3][2];
   const float *p;
   const float *v2dt2;
   ZmarchDomain domain;
@@ -238,6 +239,10 @@ static __device__ __forceinline__ void copy_level4(const IsoArgs &a, int k, int 
  * all of them keep 16-byte alignment, else lane by lane. */
 static __device__ __forceinline__ void image4(const IsoArgs &a, int k, int iy, int ix, int lanes,
                                               float4 r) {
+  /* the box's x faces are multiples of 4 (or nx), as ix is: a float4 is in or out whole */
+  if (k < a.image_box[2][0] || k >= a.image_box[2][1] || iy < a.image_box[1][0] ||
+      iy >= a.image_box[1][1] || ix < a.image_box[0][0] || ix >= a.image_box[0][1])
+    return;
   const long long dense = ((long long)k * a.domain.ny + iy) * a.domain.nx + ix;
   const float *source = a.image_source + a.source_origin + (long long)k * a.source_stride_z +
                         (long long)iy * a.source_stride_y + ix;
@@ -940,6 +945,7 @@ static IsoArgs iso_args(const rtm_grid_t *grid, const rtm_iso_shape_t *shape,
     a.source_stride_z = im->source_stride_z;
     a.image = im->image;
     a.illumination = im->illumination;
+    memcpy(a.image_box, im->box, sizeof a.image_box);
     const auto aligned = [](const void *p) { return ((uintptr_t)p & 15u) == 0; };
     a.image_vec = grid->n[0] % VEC == 0 && a.source_origin % VEC == 0 &&
                   a.source_stride_y % VEC == 0 && a.source_stride_z % VEC == 0 &&

@@ -256,6 +256,7 @@ int rtm_image_step_request(rtm_image_t *image, const float *source, rtm_layout_t
                                 .image = image->image.ptr,
                                 .illumination =
                                     image->illumination_deferred ? NULL : image->illumination.ptr};
+  memcpy(request->box, image->box, sizeof request->box);
 fail:
   return status;
 }
