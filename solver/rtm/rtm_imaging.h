@@ -83,11 +83,13 @@ void rtm_image_defer_illumination(rtm_image_t *image, int deferred);
 /* illumination += s_k^2 for k = count - 1 down to 0, s_k the dense interior volume at
  * first + k stride where the image is (stride >= its cells), one fused multiply-add each in
  * that order: the floats that accumulating S(n) for the slots' times, the last first as a
- * backward pass does, gives. */
+ * backward pass does, gives (inside rtm_image_keep_interior's box; this pass fills the layer
+ * too, which a migration zeroes when it reads). */
 int rtm_image_illuminate(rtm_image_t *image, const float *first, size_t stride, int count);
 /* The same accumulation with the source as a zfp snapshot's device blocks and the coder's
  * scratch (rtm_snapshots_device_blocks): decoded and imaged in one pass (device images only; the
- * same floats as decoding into a volume, then rtm_image_accumulate). */
+ * same floats as decoding into a volume, then rtm_image_accumulate, inside the box of
+ * rtm_image_keep_interior: this pass images the layer too). */
 int rtm_image_accumulate_blocks(rtm_image_t *image, const void *blocks, int rate, void *scratch,
                                 const float *receiver, rtm_layout_t receiver_layout);
 /* The same accumulation taken by a backend's next step (rtm_backend_t's image_next_step,

@@ -282,4 +282,63 @@ static inline void imaging_test_interior(rtm_test_rng_t *rng, int device,
   free(want_image), free(want_illumination), free(got_image), free(got_illumination);
 }
 
+/* zero_layer's rule (solver/rtm/migration.c), written apart from the box's: a dense volume
+ * zeroed outside [width, n - width) on every axis, z global. */
+static inline void imaging_test_zero_layer(const rtm_grid_t *grid, int width, float *dense) {
+  for (long iz = 0; iz < grid->nz_local; ++iz)
+    for (long iy = 0; iy < grid->n[1]; ++iy)
+      for (long ix = 0; ix < grid->n[0]; ++ix) {
+        const long z = grid->z_offset + iz;
+        if (ix < width || ix >= grid->n[0] - width || iy < width || iy >= grid->n[1] - width ||
+            z < width || z >= grid->n[2] - width)
+          dense[(iz * grid->n[1] + iy) * grid->n[0] + ix] = 0.0f;
+      }
+}
+
+/* Over grids and widths (rows of 46 and 13 cells, which the box runs to the end of or which
+ * take the device's one-cell kernel; widths 0 to 6; a slab in the middle, one wholly in the
+ * layer): the image accumulated in rtm_image_keep_interior's box, then zeroed by
+ * zero_layer's rule, is the one accumulated over every cell and zeroed so, bit for bit. */
+static inline void imaging_test_interior_geometries(rtm_test_rng_t *rng, int device,
+                                                    imaging_test_place_t place,
+                                                    imaging_test_drop_t drop) {
+  static const struct {
+    int n[3], z_offset, nz_local, width;
+  } cases[] = {{{46, 11, 17}, 0, 17, 1},
+               {{36, 24, 17}, 5, 7, 3},
+               {{36, 24, 17}, 0, 5, 6},
+               {{13, 11, 17}, 5, 7, 2},
+               {{36, 24, 17}, 5, 7, 0}};
+  const double spacing_m[3] = {10.0, 12.5, 8.0};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    rtm_grid_t grid;
+    assert_int_equal(rtm_grid_init(&grid, cases[c].n, spacing_m, NULL), 0);
+    assert_int_equal(rtm_grid_set_z_range(&grid, cases[c].z_offset, cases[c].nz_local), 0);
+    const size_t cells = rtm_grid_interior_cells(&grid), padded = grid.padded_cells;
+    const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
+    float *source = imaging_test_alloc(padded), *receiver = imaging_test_alloc(cells);
+    imaging_test_fill(rng, source, padded, 0.1, 3.0);
+    imaging_test_fill(rng, receiver, cells, 0.1, 3.0);
+    float *placed_source = place(source, padded), *placed_receiver = place(receiver, cells);
+    float *got[2][2]; /* [boxed][image, illumination] */
+    for (int boxed = 0; boxed < 2; ++boxed) {
+      rtm_image_t *image = NULL;
+      assert_int_equal(rtm_image_create(&grid, device, "auto", NULL, &image), RTM_OK);
+      if (boxed) rtm_image_keep_interior(image, cases[c].width);
+      assert_int_equal(rtm_image_accumulate(image, placed_source, p, placed_receiver, d), RTM_OK);
+      got[boxed][0] = imaging_test_alloc(cells), got[boxed][1] = imaging_test_alloc(cells);
+      assert_int_equal(rtm_image_read(image, got[boxed][0], got[boxed][1]), RTM_OK);
+      for (int v = 0; v < 2; ++v)
+        imaging_test_zero_layer(&grid, cases[c].width, got[boxed][v]);
+      rtm_image_destroy(image);
+    }
+    for (int v = 0; v < 2; ++v)
+      assert_memory_equal(got[1][v], got[0][v], cells * sizeof(float));
+    for (int boxed = 0; boxed < 2; ++boxed)
+      free(got[boxed][0]), free(got[boxed][1]);
+    drop(placed_source), drop(placed_receiver);
+    free(source), free(receiver);
+  }
+}
+
 #endif

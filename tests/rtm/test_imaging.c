@@ -98,11 +98,13 @@ static void host_free(float *copy) {
   free(copy);
 }
 
-/* rtm_image_keep_interior: the plain loop's floats inside the box, nothing outside. */
+/* rtm_image_keep_interior: the plain loop's floats inside the box, nothing outside; over
+ * other grids, widths and slabs what the layer's zeroing keeps is the unboxed image's. */
 static void test_accumulate_interior(void **state) {
   (void)state;
   rtm_test_rng_t rng = rtm_test_seed("test_accumulate_interior");
   imaging_test_interior(&rng, -1, host_copy, host_free);
+  imaging_test_interior_geometries(&rng, -1, host_copy, host_free);
 }
 
 /* The illumination of a store's volumes in one pass, after the image alone at each step,

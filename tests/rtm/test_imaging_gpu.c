@@ -135,12 +135,13 @@ static void device_free(float *placed) {
 }
 
 /* rtm_image_keep_interior on the device: the host loop's floats inside the box, zeros
- * outside it, the box's rows four cells a thread where their starts are 16-byte aligned (the
- * dense source), one a cell where not. */
+ * outside it; over other grids, widths and slabs (rows of 13 cells: the one-cell kernel) what
+ * the layer's zeroing keeps is the unboxed image's. */
 static void test_device_accumulate_interior(void **state) {
   (void)state;
   rtm_test_rng_t rng = rtm_test_seed("test_device_accumulate_interior");
   imaging_test_interior(&rng, DEVICE, to_device, device_free);
+  imaging_test_interior_geometries(&rng, DEVICE, to_device, device_free);
 }
 
 /* The illumination of a store's volumes in one pass on the device, after the image alone at
