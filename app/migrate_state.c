@@ -24,10 +24,66 @@ static const char *const sum_names[4] = {"/image", "/image_lo", "/illumination",
  * [ncip][nh][nh][nz] as /gathers/offset is. */
 static const char *const gather_sum_names[2] = {"/gather_sums", "/gather_sums_lo"};
 
-/* The first line where two resolved configs differ, as "section.key = A there, B here". */
-static void describe_change(const char *saved, const char *now, char *text, size_t size) {
+/* The value of `key` in [section] of echoed config text into `value` ("" when absent). */
+static void echoed_value(const char *text, const char *section, const char *key, char *value,
+                         size_t size) {
+  const size_t section_length = strlen(section), key_length = strlen(key);
+  int inside = 0;
+  value[0] = '\0';
+  for (const char *line = text; *line;) {
+    const size_t end = strcspn(line, "\n");
+    if (line[0] == '[')
+      inside = end == section_length + 2 && strncmp(line + 1, section, section_length) == 0;
+    else if (inside && strncmp(line, key, key_length) == 0 &&
+             strncmp(line + key_length, " = ", 3) == 0) {
+      snprintf(value, size, "%.*s", (int)(end - key_length - 3), line + key_length + 3);
+      return;
+    }
+    line += end + (line[end] == '\n');
+  }
+}
+
+/* Keys added since states were first saved, with the value that the builds before each
+ * had without the key: at that value the key is left out of the record (resume_config), so
+ * that those builds' states resume; a state without it resumed at another value is said to
+ * need that one (describe_change). The record's end taper: 2026-12-02. */
+static const struct {
+  const char *section, *key, *before;
+} added_keys[] = {{"rtm", "end_taper", "0"}};
+
+/* The added keys at their earlier value dropped from a config text (resume_config's record,
+ * or the echo an earlier build's state is compared with). */
+static void drop_added_keys_at_before(char *text) {
+  for (size_t i = 0; i < sizeof added_keys / sizeof added_keys[0]; ++i) {
+    char value[64], name[128];
+    echoed_value(text, added_keys[i].section, added_keys[i].key, value, sizeof value);
+    if (strcmp(value, added_keys[i].before) != 0) continue;
+    snprintf(name, sizeof name, "%s.%s", added_keys[i].section, added_keys[i].key);
+    const char *const keys[] = {name};
+    rtm_config_drop_keys(text, keys, 1);
+  }
+}
+
+/* The first line where two resolved configs differ, as "section.key was A there and is B
+ * now"; an added key the state's record lacks (added_keys) as such, with the value that
+ * resumes it. */
+static void describe_change(const char *saved_text, const char *now_text, char *text, size_t size) {
+  const char *saved = saved_text, *now = now_text;
   char section[128] = "";
   snprintf(text, size, "the config text differs");
+  for (size_t i = 0; i < sizeof added_keys / sizeof added_keys[0]; ++i) {
+    char there[64], here[64];
+    echoed_value(saved_text, added_keys[i].section, added_keys[i].key, there, sizeof there);
+    echoed_value(now_text, added_keys[i].section, added_keys[i].key, here, sizeof here);
+    if (there[0] || !here[0]) continue;
+    snprintf(text, size,
+             "%s.%s is %s now and not in the state's record: a build before the key wrote it, "
+             "or this one with the key at %s, as those builds had it; resume with --set "
+             "%s.%s=%s",
+             added_keys[i].section, added_keys[i].key, here, added_keys[i].before,
+             added_keys[i].section, added_keys[i].key, added_keys[i].before);
+    return;
+  }
   while (*saved || *now) {
     const size_t saved_length = strcspn(saved, "\n"), now_length = strcspn(now, "\n");
     if (saved[0] == '[')
@@ -72,9 +128,6 @@ static const char *const gather_keys[] = {"rtm.offset_lags", "rtm.cip_x_step", "
 /* The codec's rate changes the sums only where the snapshots are zfp: dropped otherwise, so
  * that a state of a build before it resumes. */
 static const char *const codec_keys[] = {"rtm.snapshot_rate"};
-/* The record's end taper (2026-12-02) at 0 is what the builds before it did: dropped then, so
- * that their states resume under rtm.end_taper = 0; tapered, it changes every sum. */
-static const char *const taper_keys[] = {"rtm.end_taper"};
 
 /* With zfp snapshots the sums depend on the codec's format too (solver/grid/rtm_codec.h):
  * a line of its own, so that a state of a build whose codec coded each block to a fixed
@@ -121,7 +174,7 @@ static int resume_config(migrate_run_t *run) {
   if (run->cfg.rtm.offset_lags == 0)
     rtm_config_drop_keys(run->resume_config, gather_keys,
                          sizeof gather_keys / sizeof gather_keys[0]);
-  if (cfg->rtm.end_taper_s == 0.0) rtm_config_drop_keys(run->resume_config, taper_keys, 1);
+  drop_added_keys_at_before(run->resume_config);
   if (cfg->rtm.snapshot_precision != RTM_PRECISION_ZFP)
     rtm_config_drop_keys(run->resume_config, codec_keys, sizeof codec_keys / sizeof codec_keys[0]);
   else
@@ -379,25 +432,6 @@ fail:
   return status;
 }
 
-/* The value of `key` in [section] of echoed config text into `value` ("" when absent). */
-static void echoed_value(const char *text, const char *section, const char *key, char *value,
-                         size_t size) {
-  const size_t section_length = strlen(section), key_length = strlen(key);
-  int inside = 0;
-  value[0] = '\0';
-  for (const char *line = text; *line;) {
-    const size_t end = strcspn(line, "\n");
-    if (line[0] == '[')
-      inside = end == section_length + 2 && strncmp(line + 1, section, section_length) == 0;
-    else if (inside && strncmp(line, key, key_length) == 0 &&
-             strncmp(line + key_length, " = ", 3) == 0) {
-      snprintf(value, size, "%.*s", (int)(end - key_length - 3), line + key_length + 3);
-      return;
-    }
-    line += end + (line[end] == '\n');
-  }
-}
-
 /* The state's config against this run's: the resolved one (resume_config) where the state
  * records it; in a state of an earlier build, which does not, the echoed text less the
  * pacing keys, as that build compared it. A state of another shot-group count resumes (its
@@ -412,18 +446,10 @@ static int check_config(const migrate_run_t *run, char *saved) {
     now = strdup(run->config_text);
     rtm_config_drop_pacing(saved); /* a state resumes under another rtm.resume_every */
     if (now) rtm_config_drop_pacing(now);
-    if (now && run->cfg.rtm.end_taper_s == 0.0) rtm_config_drop_keys(now, taper_keys, 1);
+    if (now) drop_added_keys_at_before(now);
   }
   if (!now) RTM_FAIL(RTM_ERR_NOMEM, "out of memory");
   const char *then = saved_resolved ? saved_resolved : saved;
-  /* a state of a build before the end taper, resumed with it on: said as such, not as the
-   * line where the texts part */
-  if (strcmp(then, now) != 0 && !strstr(then, "\nend_taper = ") && strstr(now, "\nend_taper = "))
-    RTM_FAIL(RTM_ERR_CONFIG,
-             "%s was written without rtm.end_taper (by a build before it, or with "
-             "rtm.end_taper = 0): its gathers' ends were not tapered; resume it with --set "
-             "rtm.end_taper=0, or remove it to start over with the taper",
-             run->resume_path);
   if (strcmp(then, now) != 0) {
     describe_change(then, now, change, sizeof change);
     RTM_FAIL(RTM_ERR_CONFIG,
