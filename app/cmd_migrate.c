@@ -362,6 +362,11 @@ static int migrate_shot(migrate_run_t *run, int shot, int next) {
   char label[64];
   snprintf(label, sizeof label, "shot %d/%d", shot + 1, run->shots.count);
   rtm_progress_label(&run->progress, label);
+  /* one rank: the acquisition's last shot's illumination written during its backward pass,
+   * where it is whole before it (the end then writes the image alone) */
+  const int last = shot == run->shots.count - 1 && rtm_mpi_world_size(run->mpi) == 1 &&
+                   !run->cfg.rtm.shot_images && run->worker;
+  rtm_migration_on_lit(run->migration, last ? rtm_migrate_take_illumination : NULL, run);
   RTM_TRY(rtm_migration_shot_side(run->migration, source, &side, report_progress, run, &timing));
   run->total.forward_s += timing.forward_s;
   run->total.backward_s += timing.backward_s;

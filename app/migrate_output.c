@@ -206,6 +206,25 @@ static int write_illumination(void *context) {
   return status;
 }
 
+int rtm_migrate_illumination_behind(void *context) {
+  migrate_job_t *job = context;
+  migrate_run_t *run = job->run;
+  int status = RTM_OK;
+  double start_s = rtm_wall_seconds();
+  const int empty = run->sums_empty; /* a run of one shot */
+  rtm_sums_add_round(run->slab_illumination, empty ? NULL : run->sums[2],
+                     empty ? NULL : run->sums[3], run->slab_illumination, run->local_cells);
+  RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
+  /* the sidecar lists /image first, as the run file's readers expect */
+  if (run->root) RTM_TRY(rtm_output_name_volume(run->output, "/image"));
+  start_s = rtm_wall_seconds(); /* the write alone counts, as the volumes' */
+  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
+                                  run->slab_illumination));
+fail:
+  job->seconds = rtm_wall_seconds() - start_s;
+  return status;
+}
+
 /* The filtered image into OUTPUT.h5 (as write_illumination; one rank: while the figures are
  * drawn), and the gathers (rank 0): its seconds added to run->volumes_s. */
 static int write_image(void *context) {
@@ -349,16 +368,19 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   RTM_TRY(rtm_migrate_finish_sums(run));
   if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
   const int behind = rtm_mpi_size(run->mpi) == 1 && run->worker;
-  RTM_TRY(check_finite(run, "/illumination", run->slab_illumination)); /* never filtered */
+  /* the last shot's illumination taken after its forward pass was checked and written then */
+  const int lit = run->illumination_taken;
+  run->volumes_s += run->lit_s;
+  if (!lit) RTM_TRY(check_finite(run, "/illumination", run->slab_illumination)); /* unfiltered */
   /* the sidecar lists /image first, as the run file's readers expect, whatever comes first */
-  if (run->root) RTM_TRY(rtm_output_name_volume(run->output, "/image"));
+  if (run->root && !lit) RTM_TRY(rtm_output_name_volume(run->output, "/image"));
   /* filtered and written in parts: declared before any job of this end is queued (HDF5 is
    * called by one thread at a time) */
   if (behind && run->cfg.rtm.laplacian) {
     RTM_TRY(rtm_io_worker_drain(run->worker));
     RTM_TRY(rtm_output_volume_in_parts(run->output, "/image"));
   }
-  if (behind) {
+  if (behind && !lit) {
     RTM_TRY(rtm_io_worker_submit(run->worker, write_illumination, run, &illumination_ticket));
     illumination_queued = 1;
   }
@@ -388,7 +410,7 @@ int rtm_migrate_write_image(migrate_run_t *run) {
     drawn = draw_figures(run);
   } else {
     RTM_TRY(write_image(run)); /* collective: the slabs meet on rank 0 */
-    RTM_TRY(write_illumination(run));
+    if (!lit) RTM_TRY(write_illumination(run));
     RTM_TRY(draw_figures(run));
   }
   /* in the order queued, each whatever comes */

@@ -64,6 +64,13 @@ struct migrate_run {
   migrate_job_t add;       /* the last shot's sums added to the run's */
   migrate_job_t save;      /* the state the I/O thread writes (one rank, or a first shot
                               group of one rank) */
+  /* one rank, the acquisition's last shot: its illumination, whole after its forward pass
+   * (rtm_migration_on_lit), summed into the slab, checked and written by the I/O thread
+   * while its backward pass runs (rtm_migrate_take_illumination); the sums' illumination
+   * then lack that shot, and its take copies the image alone */
+  migrate_job_t lit;
+  int illumination_taken;
+  double lit_s;            /* the I/O thread's seconds on it, counted in volumes_s */
   double behind_s;         /* the I/O thread's seconds writing states */
   double summed_s;         /* the I/O thread's seconds adding the shots' sums */
   int pinned;              /* the host slabs are page-locked (rtm_mem_host_pin) */
@@ -158,6 +165,11 @@ int rtm_migrate_finish_sums(migrate_run_t *run);
 int rtm_migrate_gathers_to_root(migrate_run_t *run, const float *planes, float *whole);
 /* rtm.offset_lags > 0: the host arrays of the gathers (zeroed sums), else nothing. */
 int rtm_migrate_alloc_gathers(migrate_run_t *run);
+/* rtm_migration_on_lit's hook (`context` the run) for the acquisition's last shot on one
+ * rank: the I/O thread's jobs on the slab waited for, the shot's illumination read into
+ * slab_illumination and rtm_migrate_illumination_behind queued (run->lit), while the shot's
+ * backward pass runs: the end then writes the image alone. */
+int rtm_migrate_take_illumination(void *context);
 /* Under a GPU, queues the host slabs' page-locking on the I/O thread (the first shot's take
  * waits for it): their copies then run at the bus's speed and behind the next shot's steps. */
 int rtm_migrate_pin_slabs(migrate_run_t *run);
@@ -197,6 +209,10 @@ void rtm_migrate_release_reads(migrate_run_t *run);
  * the image's figures (rtm_migrate_write_pngs; on one rank drawn while the I/O thread
  * writes the volumes): every rank calls it. */
 int rtm_migrate_write_image(migrate_run_t *run);
+/* The I/O thread's job (`context` run->lit) behind rtm_migrate_take_illumination: the
+ * shot's illumination in slab_illumination added to the sums' and rounded there (the sums
+ * left as they are), checked finite and written into OUTPUT.h5, /image named first. */
+int rtm_migrate_illumination_behind(void *context);
 /* OUTPUT_image_x.png, _y.png, _z.png: the first shot group's ranks call it alike. */
 int rtm_migrate_write_pngs(migrate_run_t *run);
 /* Under MPI, the ranks' phases reduced over the ranks for the report. */

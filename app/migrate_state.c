@@ -641,12 +641,14 @@ static void add_landed_shot(migrate_run_t *run) {
   const size_t cells = run->local_cells;
   if (run->sums_empty) { /* the first shot's sums are its own */
     rtm_sums_start(run->sums[0], run->sums[1], run->slab_image, cells);
-    rtm_sums_start(run->sums[2], run->sums[3], run->slab_illumination, cells);
+    rtm_sums_start(run->sums[2], run->sums[3],
+                   run->illumination_taken ? NULL : run->slab_illumination, cells);
     run->sums_empty = 0;
     return;
   }
   rtm_sums_add(run->sums[0], run->sums[1], run->slab_image, cells);
-  rtm_sums_add(run->sums[2], run->sums[3], run->slab_illumination, cells);
+  if (!run->illumination_taken) /* else the slab holds the final illumination */
+    rtm_sums_add(run->sums[2], run->sums[3], run->slab_illumination, cells);
 }
 
 static void merge_pairs(float *hi, float *lo, const float *other_hi, const float *other_lo,
@@ -758,6 +760,9 @@ static int write_state(migrate_run_t *run, int completed) {
   rtm_output_t *state = NULL;
   char digest[512];
   const rtm_io_volume_t volume = rtm_app_volume(&run->whole);
+  if (run->illumination_taken && completed >= run->shots.count) /* the sums lack its light */
+    RTM_FAIL(RTM_ERR_INTERNAL, "migrate: no state is saved after the last shot, whose "
+                               "illumination went into the image's file alone");
   ensure_sums(run);
   ensure_gather_sums(run);
   /* sums that are not finite are no state to resume from: the last one saved is kept (the
@@ -882,6 +887,8 @@ static int wait_for_jobs(migrate_run_t *run) {
                   run->saved_shots > 0 ? "; the state saved before is kept" : "");
   RTM_TRY(status);
   RTM_TRY(wait_for_job(run, &run->add, &run->summed_s));
+  /* the last shot's illumination, queued after the shot before's add */
+  RTM_TRY(wait_for_job(run, &run->lit, &run->lit_s));
 fail:
   return status;
 }
@@ -932,12 +939,35 @@ int rtm_migrate_take_shot(migrate_run_t *run, int completed) {
   /* the I/O thread done with the slabs and the sums */
   RTM_TRY(wait_for_jobs(run));
   RTM_TRY(add_shot_gathers(run));
-  RTM_TRY(rtm_migration_hold(run->migration, run->slab_image, run->slab_illumination));
+  RTM_TRY(rtm_migration_hold(run->migration, run->slab_image,
+                             run->illumination_taken ? NULL : run->slab_illumination));
   RTM_TRY(rtm_migration_clear(run->migration)); /* after the copy, before the next imaging */
   run->add = (migrate_job_t){run, completed, 1, 0, 0.0};
   RTM_TRY(rtm_io_worker_submit(run->worker, add_behind, &run->add, &run->add.ticket));
   run->held_shots = completed;
   ++run->holds;
+fail:
+  run->hold_s += rtm_wall_seconds() - start_s;
+  return status;
+}
+
+int rtm_migrate_take_illumination(void *context) {
+  migrate_run_t *run = context;
+  int status = RTM_OK;
+  const double start_s = rtm_wall_seconds();
+  /* the shot before's add done: the slab free, the sums whole (a save queued behind that add
+   * only reads the sums, as the job below does: not waited for, the GPU would idle) */
+  if (run->pin_queued) {
+    run->pin_queued = 0;
+    RTM_TRY(rtm_io_worker_wait(run->worker, run->pin_ticket));
+  }
+  RTM_TRY(wait_for_job(run, &run->add, &run->summed_s));
+  RTM_TRY(rtm_migration_read(run->migration, NULL, run->slab_illumination));
+  run->lit = (migrate_job_t){run, run->shots.count, 0, 0, 0.0};
+  RTM_TRY(rtm_io_worker_submit(run->worker, rtm_migrate_illumination_behind, &run->lit,
+                               &run->lit.ticket));
+  run->lit.queued = 1;
+  run->illumination_taken = 1;
 fail:
   run->hold_s += rtm_wall_seconds() - start_s;
   return status;
@@ -980,7 +1010,8 @@ int rtm_migrate_finish_sums(migrate_run_t *run) {
   if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
   ensure_sums(run);
   rtm_sums_round(run->slab_image, run->sums[0], run->sums[1], run->local_cells);
-  rtm_sums_round(run->slab_illumination, run->sums[2], run->sums[3], run->local_cells);
+  if (!run->illumination_taken) /* else rounded and written already */
+    rtm_sums_round(run->slab_illumination, run->sums[2], run->sums[3], run->local_cells);
   if (run->gather_cells)
     rtm_sums_round(run->gather_shot, run->gather_sums[0], run->gather_sums[1], run->gather_cells);
 fail:

@@ -206,6 +206,11 @@ void rtm_sums_merge(float *hi, float *lo, const float *other_hi, const float *ot
                     size_t cells);
 /* out := hi + lo rounded once to float (out may be hi). */
 void rtm_sums_round(float *out, const float *hi, const float *lo, size_t cells);
+/* out := the pair rtm_sums_add would make of (hi, lo) and shot, rounded as rtm_sums_round
+ * does, the pair left as it is (out may be shot); hi and lo NULL: the pair rtm_sums_start
+ * makes of shot. The last shot's sum taken without touching the sums. */
+void rtm_sums_add_round(float *out, const float *hi, const float *lo, const float *shot,
+                        size_t cells);
 
 /* ---- source snapshots ---- */
 typedef struct rtm_snapshots rtm_snapshots_t;

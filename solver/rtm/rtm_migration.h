@@ -89,6 +89,15 @@ int rtm_migration_shot_side(rtm_migration_t *migration, const double source_m[3]
                             rtm_receiver_side_t **side, rtm_migration_progress_t progress,
                             void *progress_context, rtm_shot_timing_t *timing);
 
+/* Called by rtm_migration_shot(_side) between a shot's passes once its illumination is
+ * whole, where the stored sources give it (fp32 snapshots beside the fields: one pass over
+ * them after the forward pass), and not otherwise: rtm_migration_read(migration, NULL,
+ * illumination) then gives the shot's illumination, which its backward pass leaves as it
+ * is, so that it can be taken and written while that pass runs. A status other than RTM_OK
+ * stops the shot with it. `lit` NULL: none (the default). */
+typedef int (*rtm_migration_lit_t)(void *context);
+void rtm_migration_on_lit(rtm_migration_t *migration, rtm_migration_lit_t lit, void *context);
+
 /* For tests of rtm.reconstruction: the source side alone for the shot at source_m, forward
  * then backward as rtm_migration_shot runs it, no image made; at every imaging step n
  * (n = steps, ..., 1 with n % rtm.imaging_step == 0) S(n) of p as the reconstruction hands it

@@ -48,6 +48,22 @@ void rtm_sums_add(float *hi, float *lo, const float *shot, size_t cells) {
   add_pairs(hi, lo, shot, NULL, cells);
 }
 
+void rtm_sums_add_round(float *out, const float *hi, const float *lo, const float *shot,
+                        size_t cells) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+  for (size_t i = 0; i < cells; ++i) {
+    float sum_hi = 0.0f + shot[i], sum_lo = 0.0f; /* rtm_sums_start's pair */
+    if (hi) {
+      float s, e;
+      two_sum(hi[i], shot[i], &s, &e);
+      fast_two_sum(s, e + lo[i], &sum_hi, &sum_lo);
+    }
+    out[i] = (float)((double)sum_hi + (double)sum_lo); /* rtm_sums_round's */
+  }
+}
+
 void rtm_sums_merge(float *hi, float *lo, const float *other_hi, const float *other_lo,
                     size_t cells) {
   add_pairs(hi, lo, other_hi, other_lo, cells);

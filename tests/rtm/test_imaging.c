@@ -776,6 +776,45 @@ static void test_sums_start(void **state) {
   free(terms), free(added), free(started);
 }
 
+/* The last shot taken into a rounded sum with the pairs left as they are
+ * (rtm_sums_add_round) gives rtm_sums_add's then rtm_sums_round's floats bit for bit, over
+ * terms that cancel (40 binary orders apart), written over the shot itself; from no pairs,
+ * rtm_sums_start's then the rounding's (-0 becoming +0); and the pairs are untouched. */
+static void test_sums_add_round(void **state) {
+  (void)state;
+  rtm_test_rng_t rng = rtm_test_seed("test_sums_add_round");
+  enum { CELLS = 5000, SHOTS = 5 };
+  float *pairs = calloc(2 * (size_t)CELLS, sizeof *pairs), *kept = malloc(2 * CELLS * sizeof *kept);
+  float *shot = malloc(CELLS * sizeof *shot), *want = malloc(CELLS * sizeof *want);
+  float *added = malloc(2 * (size_t)CELLS * sizeof *added);
+  assert_non_null(pairs && kept && shot && want && added);
+  for (int k = 0; k < SHOTS - 1; ++k) {
+    for (size_t i = 0; i < CELLS; ++i)
+      shot[i] = random_term(&rng, 40);
+    rtm_sums_add(pairs, pairs + CELLS, shot, CELLS);
+  }
+  for (size_t i = 0; i < CELLS; ++i)
+    shot[i] = random_term(&rng, 40);
+  shot[7] = -pairs[7]; /* a cell that cancels to the pair's lo */
+  memcpy(kept, pairs, 2 * (size_t)CELLS * sizeof *kept);
+  memcpy(added, pairs, 2 * (size_t)CELLS * sizeof *added);
+  rtm_sums_add(added, added + CELLS, shot, CELLS);
+  rtm_sums_round(want, added, added + CELLS, CELLS);
+  rtm_sums_add_round(shot, pairs, pairs + CELLS, shot, CELLS);
+  assert_memory_equal(shot, want, CELLS * sizeof *shot);
+  assert_memory_equal(pairs, kept, 2 * (size_t)CELLS * sizeof *pairs);
+
+  for (size_t i = 0; i < CELLS; ++i)
+    shot[i] = random_term(&rng, 40);
+  shot[0] = -0.0f;
+  rtm_sums_start(added, added + CELLS, shot, CELLS);
+  rtm_sums_round(want, added, added + CELLS, CELLS);
+  rtm_sums_add_round(shot, NULL, NULL, shot, CELLS);
+  assert_memory_equal(shot, want, CELLS * sizeof *shot);
+  assert_true(shot[0] == 0.0f && !signbit(shot[0]));
+  free(pairs), free(kept), free(shot), free(want), free(added);
+}
+
 /* rtm.reconstruction = boundary on z-slabs: the slabs' shells, each walked in its own order
  * and taken in rank order, are the whole grid's shell in its order, cell for cell (so every
  * cell is stored by exactly one rank), for 1 to 7 ranks over 37 planes with a 3-cell layer
@@ -829,4 +868,5 @@ RTM_TEST_MAIN(cmocka_unit_test(test_layouts), cmocka_unit_test(test_accumulate_m
               cmocka_unit_test(test_laplacian_plain_sums),
               cmocka_unit_test(test_laplacian_in_parts), cmocka_unit_test(test_compensate),
               cmocka_unit_test(test_sums_exact), cmocka_unit_test(test_sums_order),
-              cmocka_unit_test(test_sums_start), cmocka_unit_test(test_boundary_shell_by_slabs))
+              cmocka_unit_test(test_sums_start), cmocka_unit_test(test_sums_add_round),
+              cmocka_unit_test(test_boundary_shell_by_slabs))

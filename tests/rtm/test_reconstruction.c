@@ -17,7 +17,9 @@
  *                            (steps - 2) x 4 bytes.
  *   refusals                 a grid whose interior holds no core inside the shell, a cpu
  *                            store in other than host memory, and a store that cannot fit
- *                            (the preflight), each naming the keys. */
+ *                            (the preflight), each naming the keys.
+ *   lit between passes       with fp32 snapshots a shot's illumination is whole before its
+ *                            backward pass (rtm_migration_on_lit); boundary never says so. */
 #define _POSIX_C_SOURCE 200809L /* fileno, dup2: rtm_test_capture.h */
 #include <math.h>
 #include <setjmp.h>
@@ -497,10 +499,80 @@ static void test_shared_medium(void **state) {
   }
 }
 
+/* rtm_migration_on_lit's hook: what it saw, the illumination then, and the shot's steps done
+ * then (the progress callback's last count). */
+typedef struct {
+  rtm_migration_t *m;
+  float *lit;
+  int calls, steps_done, steps_at_lit;
+} lit_seen_t;
+
+static int take_lit(void *context) {
+  lit_seen_t *seen = context;
+  ++seen->calls;
+  seen->steps_at_lit = seen->steps_done;
+  return rtm_migration_read(seen->m, NULL, seen->lit);
+}
+
+static void count_steps(void *context, int steps_done) {
+  ((lit_seen_t *)context)->steps_done = steps_done;
+}
+
+/* With fp32 snapshots the illumination is whole between a shot's passes: the hook is called
+ * once a shot after the forward pass's steps and before any of the backward's, and sees the
+ * illumination the shot ends with, bit for bit (the backward pass leaves it as it is);
+ * boundary sums it in the imaging steps and never calls the hook. Two shots of the
+ * flat-reflector survey, iso and tti, on the cpu backend. */
+static void test_lit_between_passes(void **state) {
+  (void)state;
+  const char *const equations[] = {"physics.equation=iso", "physics.equation=tti"};
+  for (int e = 0; e < 2; ++e)
+    for (int way = 0; way < 2; ++way) {
+      const char *const settings[] = {equations[e], NULL};
+      survey_t s;
+      survey_flat_modelled(&s, settings);
+      s.cfg.rtm.reconstruction = way == 0 ? RTM_RECONSTRUCT_SNAPSHOTS : RTM_RECONSTRUCT_BOUNDARY;
+      const size_t cells = rtm_grid_interior_cells(&s.grid);
+      const size_t per_shot = (size_t)s.receiver_count * ((size_t)s.steps + 1);
+      float *after = malloc(cells * sizeof *after), *observed = malloc(per_shot * sizeof *observed);
+      lit_seen_t seen = {NULL, malloc(cells * sizeof(float)), 0, 0, -1};
+      assert_true(after && observed && seen.lit);
+      assert_int_equal(rtm_migration_create(&s.cfg, &s.grid, &s.model, &seen.m), RTM_OK);
+      rtm_migration_on_lit(seen.m, take_lit, &seen);
+      for (int shot = 0; shot < s.shots.count; ++shot) {
+        const double *source = s.shots.source_m + 3 * (size_t)shot;
+        memcpy(observed, s.observed + shot * per_shot, per_shot * sizeof *observed);
+        rtm_migration_prepare(seen.m, source, rtm_migration_mute_velocity(seen.m, source),
+                              s.receivers_m + 3 * (size_t)shot * s.receiver_count, s.receiver_count,
+                              observed);
+        assert_int_equal(rtm_migration_shot(seen.m, source,
+                                            s.receivers_m + 3 * (size_t)shot * s.receiver_count,
+                                            s.receiver_count, observed, count_steps, &seen, NULL),
+                         RTM_OK);
+        assert_int_equal(rtm_migration_read(seen.m, NULL, after), RTM_OK);
+        if (way == 0) {
+          assert_int_equal(seen.calls, shot + 1);
+          /* between the passes: the forward's steps done, none of the backward's */
+          assert_int_equal(seen.steps_at_lit, rtm_migration_steps(seen.m));
+          assert_memory_equal(seen.lit, after, cells * sizeof *after);
+        } else {
+          assert_int_equal(seen.calls, 0);
+        }
+      }
+      double light = 0.0;
+      for (size_t i = 0; i < cells; ++i)
+        light += after[i];
+      assert_true(light > 0.0); /* the shots lit something */
+      rtm_migration_destroy(seen.m);
+      free(after), free(observed), free(seen.lit);
+      survey_release(&s);
+    }
+}
+
 RTM_TEST_MAIN(cmocka_unit_test(test_rebuilt_iso), cmocka_unit_test(test_rebuilt_vti),
               cmocka_unit_test(test_rebuilt_tti), cmocka_unit_test(test_images_iso),
               cmocka_unit_test(test_images_tti), cmocka_unit_test(test_store_bytes),
               cmocka_unit_test(test_refusals), cmocka_unit_test(test_auto),
               cmocka_unit_test(test_auto_counts_the_callers_host_arrays),
               cmocka_unit_test(test_auto_weighs_time), cmocka_unit_test(test_host_store_crossings),
-              cmocka_unit_test(test_shared_medium))
+              cmocka_unit_test(test_shared_medium), cmocka_unit_test(test_lit_between_passes))
