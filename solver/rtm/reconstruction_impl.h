@@ -80,8 +80,9 @@ typedef struct {
   /* The sources the backward pass images, all held as fp32 volumes where the image is: the
    * first's dense volume and the floats from one to the next (rtm_snapshots_volumes; the k-th
    * is S((k + 1) imaging_step)), returning how many; 0 where they are not. The driver then
-   * adds their illumination in one pass at the shot's end (rtm_image_illuminate) instead of
-   * at every imaging step. May be NULL. */
+   * adds their illumination in one pass between the shot's forward and backward passes
+   * (rtm_image_illuminate) instead of at every imaging step: they are all stored by then, and
+   * the backward pass must leave them as they are. May be NULL. */
   int (*stored_sources)(const void *state, const float **first, size_t *stride);
   int (*finish_shot)(void *state, rtm_propagator_t *source); /* may be NULL */
   /* Forward steps of the source side in the last shot's backward pass (the recomputation);
