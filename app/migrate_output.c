@@ -195,7 +195,8 @@ fail:
 }
 
 /* The illumination into OUTPUT.h5 (the first shot group's ranks call it alike; where that
- * group is one rank, the I/O thread's job while the image is filtered): its seconds added to
+ * group is one rank, the I/O thread's job while the image is filtered, or during the last
+ * shot's backward pass: rtm_migrate_illumination_behind): its seconds added to
  * run->volumes_s. */
 static int write_illumination(void *context) {
   migrate_run_t *run = context;
@@ -210,18 +211,16 @@ int rtm_migrate_illumination_behind(void *context) {
   migrate_job_t *job = context;
   migrate_run_t *run = job->run;
   int status = RTM_OK;
-  double start_s = rtm_wall_seconds();
+  const double start_s = rtm_wall_seconds();
   const int empty = run->sums_empty; /* a run of one shot */
   rtm_sums_add_round(run->slab_illumination, empty ? NULL : run->sums[2],
                      empty ? NULL : run->sums[3], run->slab_illumination, run->local_cells);
+  job->seconds = rtm_wall_seconds() - start_s;
   RTM_TRY(check_finite(run, "/illumination", run->slab_illumination));
   /* the sidecar lists /image first, as the run file's readers expect */
   if (run->root) RTM_TRY(rtm_output_name_volume(run->output, "/image"));
-  start_s = rtm_wall_seconds(); /* the write alone counts, as the volumes' */
-  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
-                                  run->slab_illumination));
+  RTM_TRY(write_illumination(run));
 fail:
-  job->seconds = rtm_wall_seconds() - start_s;
   return status;
 }
 
@@ -364,13 +363,11 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   int illumination_queued = 0, image_queued = 0, parts_queued = 0, in_parts = 0;
   image_part_t parts[IMAGE_PARTS];
   double start_s = rtm_wall_seconds();
-  run->volumes_s = 0.0;
   RTM_TRY(rtm_migrate_finish_sums(run));
   if (rtm_mpi_group(run->mpi) != 0) return RTM_OK;
   const int behind = rtm_mpi_size(run->mpi) == 1 && run->worker;
   /* the last shot's illumination taken after its forward pass was checked and written then */
   const int lit = run->illumination_taken;
-  run->volumes_s += run->lit_s;
   if (!lit) RTM_TRY(check_finite(run, "/illumination", run->slab_illumination)); /* unfiltered */
   /* the sidecar lists /image first, as the run file's readers expect, whatever comes first */
   if (run->root && !lit) RTM_TRY(rtm_output_name_volume(run->output, "/image"));

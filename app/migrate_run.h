@@ -70,7 +70,6 @@ struct migrate_run {
    * then lack that shot, and its take copies the image alone */
   migrate_job_t lit;
   int illumination_taken;
-  double lit_s;            /* the I/O thread's seconds on it, counted in volumes_s */
   double behind_s;         /* the I/O thread's seconds writing states */
   double summed_s;         /* the I/O thread's seconds adding the shots' sums */
   int pinned;              /* the host slabs are page-locked (rtm_mem_host_pin) */
@@ -211,7 +210,8 @@ void rtm_migrate_release_reads(migrate_run_t *run);
 int rtm_migrate_write_image(migrate_run_t *run);
 /* The I/O thread's job (`context` run->lit) behind rtm_migrate_take_illumination: the
  * shot's illumination in slab_illumination added to the sums' and rounded there (the sums
- * left as they are), checked finite and written into OUTPUT.h5, /image named first. */
+ * left as they are; its seconds, as an add's), checked finite and written into OUTPUT.h5
+ * (write_illumination's), /image named first. */
 int rtm_migrate_illumination_behind(void *context);
 /* OUTPUT_image_x.png, _y.png, _z.png: the first shot group's ranks call it alike. */
 int rtm_migrate_write_pngs(migrate_run_t *run);

@@ -868,14 +868,18 @@ static int wait_for_job(migrate_run_t *run, migrate_job_t *job, double *seconds)
   return status;
 }
 
+/* The slabs' page-locking, when queued, waited for. */
+static int wait_for_pin(migrate_run_t *run) {
+  if (!run->pin_queued) return RTM_OK;
+  run->pin_queued = 0;
+  return rtm_io_worker_wait(run->worker, run->pin_ticket);
+}
+
 /* The jobs of the I/O thread on the slabs and the sums, if any, waited for, and a save
  * counted: both are free. */
 static int wait_for_jobs(migrate_run_t *run) {
   int status = RTM_OK;
-  if (run->pin_queued) {
-    run->pin_queued = 0;
-    RTM_TRY(rtm_io_worker_wait(run->worker, run->pin_ticket));
-  }
+  RTM_TRY(wait_for_pin(run));
   /* the older first: a save queued behind the last shot's add, before this shot's add */
   const int saved = run->save.queued;
   status = wait_for_job(run, &run->save, &run->behind_s);
@@ -888,7 +892,7 @@ static int wait_for_jobs(migrate_run_t *run) {
   RTM_TRY(status);
   RTM_TRY(wait_for_job(run, &run->add, &run->summed_s));
   /* the last shot's illumination, queued after the shot before's add */
-  RTM_TRY(wait_for_job(run, &run->lit, &run->lit_s));
+  RTM_TRY(wait_for_job(run, &run->lit, &run->summed_s));
 fail:
   return status;
 }
@@ -957,10 +961,7 @@ int rtm_migrate_take_illumination(void *context) {
   const double start_s = rtm_wall_seconds();
   /* the shot before's add done: the slab free, the sums whole (a save queued behind that add
    * only reads the sums, as the job below does: not waited for, the GPU would idle) */
-  if (run->pin_queued) {
-    run->pin_queued = 0;
-    RTM_TRY(rtm_io_worker_wait(run->worker, run->pin_ticket));
-  }
+  RTM_TRY(wait_for_pin(run));
   RTM_TRY(wait_for_job(run, &run->add, &run->summed_s));
   RTM_TRY(rtm_migration_read(run->migration, NULL, run->slab_illumination));
   run->lit = (migrate_job_t){run, run->shots.count, 0, 0, 0.0};

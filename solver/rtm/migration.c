@@ -842,16 +842,14 @@ fail:
   return status;
 }
 
-/* Backward: after receiver step tau the current level is R(steps - tau). */
-static int backward_pass(rtm_migration_t *m, rtm_migration_progress_t progress, void *context,
-                         double *imaging_s, double *gathers_s) {
+/* Backward: after receiver step tau the current level is R(steps - tau). `lit`: the
+ * illumination made from the store already (illuminate_stored), the image alone added. */
+static int backward_pass(rtm_migration_t *m, int lit, rtm_migration_progress_t progress,
+                         void *context, double *imaging_s, double *gathers_s) {
   int status = RTM_OK;
   rtm_propagator_t *r = &m->receiver;
-  const float *stored = NULL;
-  size_t stride = 0;
   m->fused_pending = 0;
-  /* the illumination made from the store already (illuminate_stored) */
-  rtm_image_defer_illumination(m->image, stored_sources(m, &stored, &stride) > 0);
+  rtm_image_defer_illumination(m->image, lit);
   for (int tau = 0; tau < m->steps; ++tau) {
     RTM_TRY(rtm_propagator_step(r, tau, RTM_FORWARD));
     RTM_TRY(image_at(m, m->steps - tau, imaging_s, gathers_s));
@@ -890,7 +888,7 @@ int rtm_migration_shot_side(rtm_migration_t *m, const double source_m[3],
   if (lit && m->lit) RTM_TRY(m->lit(m->lit_context)); /* the caller's time, not the shot's */
   const double imaging_before_s = t.imaging_s;        /* the illumination's pass */
   start_s = rtm_wall_seconds();
-  RTM_TRY(backward_pass(m, progress, progress_context, &t.imaging_s, &t.gathers_s));
+  RTM_TRY(backward_pass(m, lit, progress, progress_context, &t.imaging_s, &t.gathers_s));
   t.backward_s = rtm_wall_seconds() - start_s - (t.imaging_s - imaging_before_s);
   if (m->reconstruction->recomputed_steps)
     t.recomputed_steps = m->reconstruction->recomputed_steps(m->reconstruction_state);
