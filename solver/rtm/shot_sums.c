@@ -22,16 +22,25 @@ static inline void fast_two_sum(float a, float b, float *hi, float *lo) {
   *lo = b - (sum - a);
 }
 
+/* One cell's pair (hi, lo) plus x, whose own low part the caller has added to lo. */
+static inline void pair_add(float hi, float lo, float x, float *sum_hi, float *sum_lo) {
+  float s, e;
+  two_sum(hi, x, &s, &e);
+  fast_two_sum(s, e + lo, sum_hi, sum_lo);
+}
+
+/* One cell's pair rounded once to float. */
+static inline float pair_round(float hi, float lo) {
+  return (float)((double)hi + (double)lo);
+}
+
 /* (hi, lo) += (x, x_lo) cell by cell; x_lo NULL: a float's pair (x, 0). */
 static void add_pairs(float *hi, float *lo, const float *x, const float *x_lo, size_t cells) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
-  for (size_t i = 0; i < cells; ++i) {
-    float s, e;
-    two_sum(hi[i], x[i], &s, &e);
-    fast_two_sum(s, e + (x_lo ? lo[i] + x_lo[i] : lo[i]), &hi[i], &lo[i]);
-  }
+  for (size_t i = 0; i < cells; ++i)
+    pair_add(hi[i], x_lo ? lo[i] + x_lo[i] : lo[i], x[i], &hi[i], &lo[i]);
 }
 
 void rtm_sums_start(float *hi, float *lo, const float *shot, size_t cells) {
@@ -55,12 +64,8 @@ void rtm_sums_add_round(float *out, const float *hi, const float *lo, const floa
 #endif
   for (size_t i = 0; i < cells; ++i) {
     float sum_hi = 0.0f + shot[i], sum_lo = 0.0f; /* rtm_sums_start's pair */
-    if (hi) {
-      float s, e;
-      two_sum(hi[i], shot[i], &s, &e);
-      fast_two_sum(s, e + lo[i], &sum_hi, &sum_lo);
-    }
-    out[i] = (float)((double)sum_hi + (double)sum_lo); /* rtm_sums_round's */
+    if (hi) pair_add(hi[i], lo[i], shot[i], &sum_hi, &sum_lo);
+    out[i] = pair_round(sum_hi, sum_lo);
   }
 }
 
@@ -74,5 +79,5 @@ void rtm_sums_round(float *out, const float *hi, const float *lo, size_t cells) 
 #pragma omp parallel for schedule(static)
 #endif
   for (size_t i = 0; i < cells; ++i)
-    out[i] = (float)((double)hi[i] + (double)lo[i]);
+    out[i] = pair_round(hi[i], lo[i]);
 }
