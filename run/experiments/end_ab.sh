@@ -17,9 +17,7 @@ set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/end_ab || exit 1
 src="${1:?usage: end_ab.sh SRC (an earlier source tree)}"
-device_summary
-device_build_pair "$src" || exit 1
-device_gpu_tests_asked build-new
+device_prepare_pair "$src" || exit 1
 deck=(run/examples/bench_512.ini --set model.file= --set time.steps=1000 --set shots.layout=grid
   --set shots.x_count=1 --set shots.y_count=1 --set shots.z=200 --quiet --force)
 shm=$(mktemp -d /dev/shm/end_ab.XXXXXX)

@@ -17,9 +17,7 @@ set -uo pipefail
 # shellcheck source=run/tools/device_env.sh
 source "$(dirname "$0")/../tools/device_env.sh" run/out/setup_ab || exit 1
 src="${1:?usage: setup_ab.sh SRC (an earlier source tree)}"
-device_summary
-device_build_pair "$src" || exit 1
-device_gpu_tests_asked build-new
+device_prepare_pair "$src" || exit 1
 [ "${COMPARE:-0}" = 1 ] && { device_compare_builds "$src" || failed=1; }
 w=$(mktemp -d "${WORK_DIR:-/dev/shm}/setup_ab.XXXXXX") # WORK_DIR=/tmp: the outputs on the disk
 trap 'rm -rf "$w"' EXIT

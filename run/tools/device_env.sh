@@ -151,6 +151,14 @@ device_prepare() {
   device_gpu_tests_asked "$1"
 }
 
+# An A/B's start: the summary, the tree (build-new) and the source tree $1 (its build-base)
+# built, the tree's GPU tests with GPU_TESTS=1.
+device_prepare_pair() {
+  device_summary
+  device_build_pair "$1" || return 1
+  device_gpu_tests_asked build-new
+}
+
 device_build_once() {
   [ "${BUILD:-1}" != 1 ] && [ -x "$1/app/rtm3d" ] && return 0
   step "build"
