@@ -509,17 +509,20 @@ extern "C" void rtm_imaging_cuda_hold_destroy(rtm_imaging_cuda_hold_t *hold) {
   delete hold;
 }
 
-/* A block: one row (cip, hy) of the gathers and GATHER_Z of its depths, the row's lags in
- * runs of up to GATHER_H (one run for up to 32 lags each way): S(cx - hx, cy - hy, z) and
- * R(cx + hx, cy + hy, z) of the run are read along x (consecutive lags are consecutive
- * cells: coalesced) into tiles, then each element (hx, z) of the run takes its fmaf, z
- * fastest (the gathers' writes coalesce along a trace; the tiles' odd pitch keeps the
- * reads on distinct banks). The element's fmaf is the host loop's, so the floats are its.
- * STEPS imaging steps a pass (1 or 2, GatherSteps): their fmafs in their order on the
- * element read once, which the host loop's one step after the other gives bit for bit.
- * A row whose y +- hy lies in the layer is left alone. (Runs of 32 lags spent a second,
- * nearly empty run on the 33 of 16 lags each way: 0.7 TB/s on an H200.) */
-enum { GATHER_Z = 32, GATHER_H = 65, GATHER_THREADS = 256, MAX_GATHER_ROWS = 65535 };
+/* A thread: one lag (hy, hx) of one CIP and a run of up to GATHER_Z of its depths, walked
+ * down its trace of the gathers (contiguous in z) four depths a float4 where the trace is
+ * 16-byte aligned (the first depths one at a time until it is). Threads are numbered in the
+ * order (CIP row j, hy, CIP i along x, hx): a warp's lanes take consecutive hx, so S(cx -
+ * hx, cy - hy, z) and R(cx + hx, cy + hy, z) are read along x, coalesced, and a block's
+ * CIPs along x read overlapping windows of the same rows, which its L1 serves. Each
+ * element takes its fmafs in the steps' order, the host loop's, so the floats are its.
+ * STEPS imaging steps a pass (1 or 2, GatherSteps). An element whose x -+ hx or y -+ hy
+ * lies in the layer is left alone. The kernel before (a block a row (cip, hy) and 32
+ * depths, S and R through shared tiles) issued some 200 instructions an element; this one
+ * takes 2.67 against 5.65 ms a pass of two steps over a 512^3 survey's 2 GB of gathers
+ * (30 x 30 CIPs, 16 lags each way) on an H200, the same floats (run/results: migration.md's
+ * common-image gathers). */
+enum { GATHER_Z = 64, GATHER_THREADS = 256 };
 
 /* The S and R volumes of the imaging steps of one pass, in their order. */
 struct GatherSteps {
@@ -527,58 +530,57 @@ struct GatherSteps {
   rtm_layout_t source_layout[2], receiver_layout[2];
 };
 
+/* g after the steps' fmafs at depth offset dz of the thread's S and R (one __fmaf_rn each,
+ * in the steps' order). */
+template <int STEPS>
+static __device__ __forceinline__ float gather_element(const float *const s[], const float *const r[],
+                                                       const long long s_z[], const long long r_z[],
+                                                       int dz, float g) {
+#pragma unroll
+  for (int t = 0; t < STEPS; ++t)
+    g = __fmaf_rn(__ldg(s[t] + dz * s_z[t]), __ldg(r[t] + dz * r_z[t]), g);
+  return g;
+}
+
 template <int STEPS>
 static __global__ void __launch_bounds__(GATHER_THREADS)
     gathers_kernel(rtm_gather_plan_t plan, int nx, int ny, long long z_begin, long long z_end,
                    long long nz_local, float *__restrict__ values, const GatherSteps steps) {
-  /* odd pitch */
-  __shared__ float s_tile[STEPS][GATHER_Z][GATHER_H], r_tile[STEPS][GATHER_Z][GATHER_H];
   const int lags = plan.lags, nh = 2 * lags + 1, w = plan.layer;
-  const long long rows = (long long)plan.count[0] * plan.count[1] * nh;
-  const long long z0 = z_begin + (long long)blockIdx.x * GATHER_Z;
+  const long long index = (long long)blockIdx.x * GATHER_THREADS + threadIdx.x;
+  const int line = nh * plan.count[0]; /* the threads of one (j, hy) */
+  if (index >= (long long)line * nh * plan.count[1]) return;
+  const long long z0 = z_begin + (long long)blockIdx.y * GATHER_Z;
   const int depths = (int)(z_end - z0 < GATHER_Z ? z_end - z0 : GATHER_Z);
-  for (long long row = blockIdx.y; row < rows; row += gridDim.y) { /* uniform in the block */
-    const int cip = (int)(row / nh), hy = (int)(row % nh) - lags;
-    const int cx = plan.first[0] + cip % plan.count[0] * plan.step[0];
-    const int cy = plan.first[1] + cip / plan.count[0] * plan.step[1];
-    if (cy - hy < w || cy - hy >= ny - w || cy + hy < w || cy + hy >= ny - w) continue;
-    for (int h0 = 0; h0 < nh; h0 += GATHER_H) {
-      const int width = nh - h0 < GATHER_H ? nh - h0 : GATHER_H;
-      /* element k = dz width + dh, k from threadIdx.x by GATHER_THREADS: (dz, dh) stepped
-       * without a division an element */
-      const int step_dz = GATHER_THREADS / width, step_dh = GATHER_THREADS % width;
-      for (int dz = threadIdx.x / width, dh = threadIdx.x % width; dz < depths;
-           dz += step_dz, dh += step_dh) {
-        if (dh >= width) dh -= width, ++dz;
-        if (dz >= depths) break;
-        const int hx = h0 + dh - lags;
-        const bool inside = cx - hx >= w && cx - hx < nx - w && cx + hx >= w && cx + hx < nx - w;
+  const int jy = (int)(index / line), rest = (int)(index - (long long)jy * line);
+  const int j = jy / nh, hy = jy - j * nh - lags, i = rest / nh, hx = rest - i * nh - lags;
+  const int cx = plan.first[0] + i * plan.step[0], cy = plan.first[1] + j * plan.step[1];
+  if (cy - hy < w || cy - hy >= ny - w || cy + hy < w || cy + hy >= ny - w) return;
+  if (cx - hx < w || cx - hx >= nx - w || cx + hx < w || cx + hx >= nx - w) return;
+  const float *s[STEPS], *r[STEPS];
+  long long s_z[STEPS], r_z[STEPS];
 #pragma unroll
-        for (int t = 0; t < STEPS; ++t) {
-          float s = 0.0f, r = 0.0f;
-          if (inside) {
-            s = steps.source[t][element(steps.source_layout[t], cx - hx, cy - hy, z0 + dz)];
-            r = steps.receiver[t][element(steps.receiver_layout[t], cx + hx, cy + hy, z0 + dz)];
-          }
-          s_tile[t][dz][dh] = s;
-          r_tile[t][dz][dh] = r;
-        }
-      }
-      __syncthreads();
-      for (int k = threadIdx.x; k < GATHER_Z * width; k += GATHER_THREADS) {
-        const int dz = k % GATHER_Z, dh = k / GATHER_Z, hx = h0 + dh - lags;
-        if (dz < depths && cx - hx >= w && cx - hx < nx - w && cx + hx >= w && cx + hx < nx - w) {
-          float *out = values + (row * nh + h0 + dh) * nz_local + z0 + dz;
-          float g = *out;
-#pragma unroll
-          for (int t = 0; t < STEPS; ++t)
-            g = __fmaf_rn(s_tile[t][dz][dh], r_tile[t][dz][dh], g);
-          *out = g;
-        }
-      }
-      __syncthreads(); /* the tiles read before the next run's overwrite them */
-    }
+  for (int t = 0; t < STEPS; ++t) {
+    s[t] = steps.source[t] + element(steps.source_layout[t], cx - hx, cy - hy, z0);
+    r[t] = steps.receiver[t] + element(steps.receiver_layout[t], cx + hx, cy + hy, z0);
+    s_z[t] = steps.source_layout[t].stride_z;
+    r_z[t] = steps.receiver_layout[t].stride_z;
   }
+  const long long cip = (long long)j * plan.count[0] + i;
+  float *g = values + ((cip * nh + hy + lags) * nh + hx + lags) * nz_local + z0;
+  int dz = 0;
+  for (; dz < depths && ((uintptr_t)(g + dz) & 15u) != 0; ++dz)
+    g[dz] = gather_element<STEPS>(s, r, s_z, r_z, dz, g[dz]);
+  for (; dz + 4 <= depths; dz += 4) {
+    float4 v = *reinterpret_cast<const float4 *>(g + dz);
+    v.x = gather_element<STEPS>(s, r, s_z, r_z, dz, v.x);
+    v.y = gather_element<STEPS>(s, r, s_z, r_z, dz + 1, v.y);
+    v.z = gather_element<STEPS>(s, r, s_z, r_z, dz + 2, v.z);
+    v.w = gather_element<STEPS>(s, r, s_z, r_z, dz + 3, v.w);
+    *reinterpret_cast<float4 *>(g + dz) = v;
+  }
+  for (; dz < depths; ++dz)
+    g[dz] = gather_element<STEPS>(s, r, s_z, r_z, dz, g[dz]);
 }
 
 extern "C" int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int n[2], long z_begin,
@@ -601,8 +603,9 @@ extern "C" int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int
       steps.source_layout[t] = source_layout[t];
       steps.receiver_layout[t] = receiver_layout[t];
     }
-    const dim3 blocks((unsigned)((z_end - z_begin + GATHER_Z - 1) / GATHER_Z),
-                      (unsigned)(rows < MAX_GATHER_ROWS ? rows : MAX_GATHER_ROWS));
+    const long long threads = rows * nh;
+    const dim3 blocks((unsigned)((threads + GATHER_THREADS - 1) / GATHER_THREADS),
+                      (unsigned)((z_end - z_begin + GATHER_Z - 1) / GATHER_Z));
     if (count == 2)
       gathers_kernel<2><<<blocks, GATHER_THREADS, 0, cudaStreamLegacy>>>(
           *plan, n[0], n[1], z_begin, z_end, nz_local, d_values, steps);
