@@ -494,6 +494,7 @@ static void release_run(migrate_run_t *run) {
   free(run->shot_seconds);
   for (int v = 0; v < 4; ++v)
     free(run->sums[v]);
+  if (run->gathers_pinned) rtm_mem_host_unpin(run->gather_shot);
   free(run->gather_shot);
   free(run->gather_sums[0]);
   free(run->gather_sums[1]);

@@ -73,6 +73,7 @@ struct migrate_run {
   double behind_s;         /* the I/O thread's seconds writing states */
   double summed_s;         /* the I/O thread's seconds adding the shots' sums */
   int pinned;              /* the host slabs are page-locked (rtm_mem_host_pin) */
+  int gathers_pinned;      /* gather_shot is page-locked */
   int pin_queued;          /* their pinning is queued on the I/O thread, not waited for */
   long pin_ticket;
   char *config_text;

@@ -817,12 +817,27 @@ static void count_save(migrate_run_t *run, int completed) {
   ++run->saves;
 }
 
-/* The I/O thread's job: a shot's sums, once their copy has landed, added to the run's. */
+/* rtm.offset_lags: a shot's gathers, landed in run->gather_shot, into their float-pair
+ * sums. */
+static void add_landed_gathers(migrate_run_t *run) {
+  if (!run->gather_shot) return;
+  if (run->gathers_empty) /* a later group's, after the groups' sums met: its own */
+    rtm_sums_start(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
+  else
+    rtm_sums_add(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
+  run->gathers_empty = 0;
+}
+
+/* The I/O thread's job: a shot's sums (and gathers), once their copies have landed, added to
+ * the run's. */
 static int add_behind(void *context) {
   migrate_job_t *job = context;
   const double start_s = rtm_wall_seconds();
   const int status = rtm_migration_hold_wait(job->run->migration); /* landed, layer zero */
-  if (status == RTM_OK) add_landed_shot(job->run);
+  if (status == RTM_OK) {
+    add_landed_shot(job->run);
+    add_landed_gathers(job->run);
+  }
   job->seconds = rtm_wall_seconds() - start_s;
   return status;
 }
@@ -836,18 +851,26 @@ static int save_behind(void *context) {
   return status;
 }
 
-/* The I/O thread's job: the host slabs page-locked (faulted in first, rtm_mem_host_pin),
- * from the migration's device, behind the first shot; memory that cannot be locked is used
- * as it is. */
+/* The I/O thread's job: the host slabs (and the gathers' array) page-locked (faulted in
+ * first, rtm_mem_host_pin), from the migration's device, behind the first shot; memory that
+ * cannot be locked is used as it is. */
 static int pin_slabs(void *context) {
   migrate_run_t *run = context;
+  int status = RTM_OK;
   const size_t bytes = run->local_cells * sizeof(float);
-  const int status = rtm_migration_pin_host(run->migration, run->slab_image, run->slab_illumination,
-                                            bytes, &run->pinned);
-  if (status == RTM_OK && !run->pinned)
+  RTM_TRY(rtm_migration_pin_host(run->migration, run->slab_image, run->slab_illumination, bytes,
+                                 &run->pinned));
+  if (!run->pinned)
     rtm_log_warning("the image's host slabs (2 x %.3g GB) could not be page-locked: each "
                     "shot's sums reach them while the GPU waits",
                     bytes / 1e9);
+  if (!run->gather_shot) goto fail;
+  RTM_TRY(rtm_migration_pin_gathers(run->migration, run->gather_shot, &run->gathers_pinned));
+  if (!run->gathers_pinned)
+    rtm_log_warning("the gathers' host array (%.3g GB) could not be page-locked: each shot's "
+                    "gathers reach it while the GPU waits",
+                    run->gather_cells * sizeof(float) / 1e9);
+fail:
   return status;
 }
 
@@ -922,29 +945,16 @@ fail:
   return status;
 }
 
-/* rtm.offset_lags: a shot's gathers (host memory: the cpu backend) into their float-pair
- * sums, on the stepping thread, before the clear. */
-static int add_shot_gathers(migrate_run_t *run) {
-  int status = RTM_OK;
-  if (!run->gather_shot) return RTM_OK;
-  RTM_TRY(rtm_migration_gathers_read(run->migration, run->gather_shot));
-  if (run->gathers_empty) /* a later group's, after the groups' sums met: its own */
-    rtm_sums_start(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
-  else
-    rtm_sums_add(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
-  run->gathers_empty = 0;
-fail:
-  return status;
-}
-
 int rtm_migrate_take_shot(migrate_run_t *run, int completed) {
   int status = RTM_OK;
   const double start_s = rtm_wall_seconds();
   /* the I/O thread done with the slabs and the sums */
   RTM_TRY(wait_for_jobs(run));
-  RTM_TRY(add_shot_gathers(run));
+  /* the sums' and the gathers' copies behind the next shot's steps, added by the I/O thread
+   * once they land (add_behind) */
   RTM_TRY(rtm_migration_hold(run->migration, run->slab_image,
-                             run->illumination_taken ? NULL : run->slab_illumination));
+                             run->illumination_taken ? NULL : run->slab_illumination,
+                             run->gather_shot));
   RTM_TRY(rtm_migration_clear(run->migration)); /* after the copy, before the next imaging */
   run->add = (migrate_job_t){run, completed, 1, 0, 0.0};
   RTM_TRY(rtm_io_worker_submit(run->worker, add_behind, &run->add, &run->add.ticket));

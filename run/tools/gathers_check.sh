@@ -73,7 +73,7 @@ done
 # 8 shots of run/results/end_to_end.md's survey, 4 x 2 at z = 200 m), STEPS steps (default
 # 1000), receivers every 80 m, migrated on cuda without and with them; each run's phases
 # summed (setup, forward, backward, imaging with the gathers' share in it, read, filters,
-# figures, write) against the run without gathers
+# figures, write) and its wall against the run without gathers
 if [ "${COST:-0}" = 1 ]; then
   big=(run/examples/bench_512.ini --set backend.name=cuda --set model.file= --set model.vp=2000
     --set model.interface_z=2600 --set model.vp_below=2600 --set time.steps="${STEPS:-1000}"
@@ -96,17 +96,18 @@ if [ "${COST:-0}" = 1 ]; then
     "$binary" migrate "${big[@]}" --set rtm.observed="$runs/big_observed.h5" \
       --set rtm.offset_lags="$lags" --set output.name="big_$tag" >>"$out/big_migrate_$tag.log" 2>&1 ||
       { failed=1; tail -3 "$out/big_migrate_$tag.log"; }
-    row "512^3 migrate, $name, offset_lags $lags" "$(awk -v a="$start" -v b="$(date +%s.%N)" \
-      'BEGIN { printf "wall %.2f s", b - a }'), $(run/tools/report_timings.py \
-      "$runs/big_$tag.json" setup forward backward imaging gathers angle_gathers filters figures write)"
+    wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    row "512^3 migrate, $name, offset_lags $lags" "wall $wall s, $(run/tools/report_timings.py \
+      "$runs/big_$tag.json" setup forward backward imaging gathers angle_gathers filters figures write \
+      hold_sums summed_behind)"
     phases="$(python3 -c "import sys; sys.path.insert(0, 'run/tools')
 from report_timings import timings
 t = timings(sys.argv[1])
 print('%.3f' % sum(t.get(k, 0.0) for k in ('setup', 'forward', 'backward', 'imaging', 'read',
                                          'filters', 'figures', 'write')))" "$runs/big_$tag.json")"
-    [ "$lags" = 0 ] && without="$phases"
+    [ "$lags" = 0 ] && without="$phases" without_wall="$wall"
     row "  its phases' sum" "$phases s$([ "$lags" != 0 ] && [ -n "${without:-}" ] &&
-      python3 -c "import sys; print(', %+.1f%% against no gathers' % (100 * (float(sys.argv[1]) / float(sys.argv[2]) - 1)))" "$phases" "$without")"
+      python3 -c "import sys; a, b, c, d = map(float, sys.argv[1:]); print(', %+.1f%% against no gathers (the wall %+.1f%%)' % (100 * (a / b - 1), 100 * (c / d - 1)))" "$phases" "$without" "$wall" "$without_wall")"
   done
   if [ "${SAVES:-0}" = 1 ]; then # a state after every shot, written behind the next
     start=$(date +%s.%N)

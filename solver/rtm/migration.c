@@ -42,6 +42,7 @@ struct rtm_migration {
   size_t host_beside;
   char host_beside_of[96];
   float *held_image, *held_illumination; /* rtm_migration_hold's arrays, until its wait */
+  float *held_gathers;
   rtm_migration_lit_t lit;               /* rtm_migration_on_lit's */
   void *lit_context;
   const rtm_reconstruction_ops_t *reconstruction; /* rtm.reconstruction */
@@ -1021,15 +1022,35 @@ void rtm_migration_on_lit(rtm_migration_t *m, rtm_migration_lit_t lit, void *con
   m->lit_context = context;
 }
 
-int rtm_migration_hold(rtm_migration_t *m, float *image, float *illumination) {
+int rtm_migration_pin_gathers(const rtm_migration_t *m, float *gathers, int *pinned) {
+  int status = RTM_OK;
+  *pinned = 0;
+  if (m->device < 0 || !m->gathers) return RTM_OK;
+  RTM_TRY(rtm_imaging_cuda_use_device(m->device));
+  const size_t bytes = rtm_gather_plan_cells(&m->gather_plan, m->grid.nz_local) * sizeof(float);
+  *pinned = rtm_mem_host_try_pin(gathers, bytes) == RTM_OK;
+fail:
+  return status;
+}
+
+int rtm_migration_hold(rtm_migration_t *m, float *image, float *illumination, float *gathers) {
+  int status = RTM_OK;
+  if (gathers && !m->gathers)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_migration_hold: the migration takes no gathers");
   m->held_image = image;
   m->held_illumination = illumination;
-  return rtm_image_hold(m->image, image, illumination);
+  m->held_gathers = gathers;
+  RTM_TRY(rtm_image_hold(m->image, image, illumination));
+  if (gathers) RTM_TRY(rtm_gathers_hold(m->gathers, gathers));
+fail:
+  return status;
 }
 
 int rtm_migration_hold_wait(rtm_migration_t *m) {
   int status = RTM_OK;
   if (!m) return RTM_OK; /* a run stopped before its migration was made */
+  if (m->held_gathers) RTM_TRY(rtm_gathers_hold_wait(m->gathers));
+  m->held_gathers = NULL;
   RTM_TRY(rtm_image_hold_wait(m->image));
   zero_layer(&m->grid, m->source.boundary.width_cells, m->held_image);
   zero_layer(&m->grid, m->source.boundary.width_cells, m->held_illumination);

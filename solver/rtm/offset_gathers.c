@@ -21,6 +21,11 @@ struct rtm_gathers {
   int device;
   rtm_allocation_t held[2]; /* device: S and R of an imaging step not yet added, dense */
   int holding;              /* held[] holds a step */
+  /* device: rtm_gathers_hold's copy to the host, on a stream of its own; what writes the
+   * values next waits for it (hold_pending), then zeroes them if a clear came since
+   * (clear_pending: order_after_hold), as the image does (image.c) */
+  rtm_imaging_cuda_hold_t *hold;
+  int hold_pending, clear_pending;
 };
 
 /* The lines every `step` cells across an interior of `width` cells from `low`, centred. */
@@ -127,6 +132,22 @@ static void interior_planes(const rtm_gathers_t *gathers, long *z_begin, long *z
   *z_end = (long)g->n[2] - w - g->z_offset > nz ? nz : (long)g->n[2] - w - g->z_offset;
 }
 
+/* A device's values as the next use wants them: after the last hold's copy, zeroed if a
+ * clear came since. */
+static int order_after_hold(rtm_gathers_t *gathers) {
+  int status = RTM_OK;
+  if (gathers->hold_pending) {
+    gathers->hold_pending = 0;
+    RTM_TRY(rtm_imaging_cuda_hold_order(gathers->hold));
+  }
+  if (gathers->clear_pending) {
+    gathers->clear_pending = 0;
+    RTM_TRY(rtm_imaging_cuda_zero(gathers->values.ptr, gathers->values.bytes));
+  }
+fail:
+  return status;
+}
+
 /* The device's pass over the gathers: the held step, then S and R if given (count 1 or 2). */
 static int device_pass(rtm_gathers_t *gathers, int count, const float *source,
                        rtm_layout_t source_layout, const float *receiver,
@@ -141,6 +162,8 @@ static int device_pass(rtm_gathers_t *gathers, int count, const float *source,
   interior_planes(gathers, &z_begin, &z_end);
   gathers->holding = 0;
   if (z_begin >= z_end) return RTM_OK;
+  const int status = order_after_hold(gathers);
+  if (status != RTM_OK) return status;
   return rtm_imaging_cuda_gathers(&gathers->plan, g->n, z_begin, z_end, g->nz_local,
                                   gathers->values.ptr, count, sources, source_layouts, receivers,
                                   receiver_layouts);
@@ -210,6 +233,7 @@ int rtm_gathers_read(rtm_gathers_t *gathers, float *dense) {
   int status = RTM_OK;
   if (gathers->device >= 0) {
     RTM_TRY(rtm_gathers_flush(gathers));
+    RTM_TRY(order_after_hold(gathers));
     return rtm_imaging_cuda_read(dense, gathers->values.ptr, gathers->values.bytes);
   }
   memcpy(dense, gathers->values.ptr, gathers->values.bytes);
@@ -217,10 +241,33 @@ fail:
   return status;
 }
 
+int rtm_gathers_hold(rtm_gathers_t *gathers, float *dense) {
+  int status = RTM_OK;
+  if (gathers->device < 0) return rtm_gathers_read(gathers, dense);
+  RTM_TRY(rtm_gathers_flush(gathers)); /* an odd last step, queued before the copy */
+  RTM_TRY(order_after_hold(gathers));
+  RTM_TRY(rtm_imaging_cuda_hold_start(&gathers->hold, dense, gathers->values.ptr, NULL, NULL,
+                                      gathers->values.bytes));
+  gathers->hold_pending = 1;
+fail:
+  return status;
+}
+
+int rtm_gathers_hold_wait(rtm_gathers_t *gathers) {
+  int status = RTM_OK;
+  if (gathers->device < 0 || !gathers->hold) return RTM_OK;
+  RTM_TRY(rtm_imaging_cuda_use_device(gathers->device)); /* any thread may wait */
+  RTM_TRY(rtm_imaging_cuda_hold_wait(gathers->hold));
+fail:
+  return status;
+}
+
 int rtm_gathers_clear(rtm_gathers_t *gathers) {
   gathers->holding = 0; /* a step held is dropped with the sums */
-  if (gathers->device >= 0)
-    return rtm_imaging_cuda_zero(gathers->values.ptr, gathers->values.bytes);
+  if (gathers->device >= 0) {
+    gathers->clear_pending = 1; /* zeroed where the values are next used (order_after_hold) */
+    return RTM_OK;
+  }
   memset(gathers->values.ptr, 0, gathers->values.bytes);
   return RTM_OK;
 }
@@ -228,6 +275,7 @@ int rtm_gathers_clear(rtm_gathers_t *gathers) {
 void rtm_gathers_destroy(rtm_gathers_t *gathers) {
   if (!gathers) return;
   if (gathers->device >= 0) rtm_imaging_cuda_synchronize(); /* no kernel still writing them */
+  if (gathers->hold) rtm_imaging_cuda_hold_destroy(gathers->hold);
   for (int k = 1; k >= 0; --k)
     rtm_mem_free(&gathers->held[k]);
   rtm_mem_free(&gathers->values);

@@ -174,6 +174,13 @@ size_t rtm_gathers_held_bytes(const rtm_grid_t *grid, int device);
 /* The gathers as they stand, dense (rtm_gather_plan_cells of nz_local floats), a held step
  * added first. */
 int rtm_gathers_read(rtm_gathers_t *gathers, float *dense);
+/* rtm_gathers_read started without waiting: on a device the copy into `dense` (page-locked
+ * for it to run alongside) goes on behind what is queued next, and rtm_gathers_hold_wait
+ * (any thread) returns once it holds what rtm_gathers_read would give; `dense` must not be
+ * touched in between. On the host it is rtm_gathers_read. */
+int rtm_gathers_hold(rtm_gathers_t *gathers, float *dense);
+int rtm_gathers_hold_wait(rtm_gathers_t *gathers);
+/* Zero for the next shot; on a device after a hold's copy, where the values are next used. */
 int rtm_gathers_clear(rtm_gathers_t *gathers);
 void rtm_gathers_destroy(rtm_gathers_t *gathers);
 

@@ -111,11 +111,14 @@ int rtm_migration_replay_source(rtm_migration_t *migration, const double source_
  * be NULL), zero outside the non-absorbing interior (the absorbing layer's boundary.width cells
  * inside every face), where the source wavefield is not the forward pass's. */
 int rtm_migration_read(rtm_migration_t *migration, float *image, float *illumination);
-/* rtm_migration_read started without waiting (rtm_image_hold): on a GPU the copy into the
- * arrays (page-locked for it to run alongside) goes on behind the next shot's steps;
- * rtm_migration_hold_wait returns once the arrays hold the sums as rtm_migration_read gives
- * them. The arrays must not be touched in between. */
-int rtm_migration_hold(rtm_migration_t *migration, float *image, float *illumination);
+/* rtm_migration_read started without waiting (rtm_image_hold), and with `gathers` (NULL or,
+ * with rtm.offset_lags, an array as rtm_migration_gathers_read fills) the gathers' read
+ * (rtm_gathers_hold): on a GPU the copies into the arrays (page-locked for them to run
+ * alongside) go on behind the next shot's steps; rtm_migration_hold_wait (any thread)
+ * returns once the arrays hold the sums as rtm_migration_read and rtm_migration_gathers_read
+ * give them. The arrays must not be touched in between. */
+int rtm_migration_hold(rtm_migration_t *migration, float *image, float *illumination,
+                       float *gathers);
 int rtm_migration_hold_wait(rtm_migration_t *migration);
 /* Host arrays of `bytes` each page-locked for rtm_migration_hold's copies, from the
  * migration's device (any thread may call it); *pinned says whether they are (on the cpu
@@ -123,6 +126,9 @@ int rtm_migration_hold_wait(rtm_migration_t *migration);
  * work, only not behind the steps). rtm_mem_host_unpin each when *pinned. */
 int rtm_migration_pin_host(const rtm_migration_t *migration, float *image, float *illumination,
                            size_t bytes, int *pinned);
+/* The same for the gathers' array of rtm_migration_hold (rtm_gather_plan_cells floats):
+ * *pinned 0 without gathers, on the cpu backend, or when it could not be locked. */
+int rtm_migration_pin_gathers(const rtm_migration_t *migration, float *gathers, int *pinned);
 /* Zeroes the accumulation for the next shot (after a hold's copy; each shot's image and
  * illumination are summed over the shots on the host, rtm_sums_add). */
 int rtm_migration_clear(rtm_migration_t *migration);

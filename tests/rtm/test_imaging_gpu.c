@@ -640,57 +640,125 @@ static void test_image_in_step_bitwise(void **state) {
 
 /* The subsurface-offset gathers on the device (gathers_kernel) against the host loop, bit
  * for bit: a padded source and a dense receiver, then the other way round, then clear. */
-/* The device's gathers against the host's for a grid and a plan (layer, lags, CIP steps),
- * bit for bit after two accumulations (the device holds the first and adds both in one
- * pass) and after three more (the read adds the third, held), every held step's fields
- * overwritten on the device before the next one comes (R moves on in a migration: the
- * step held is a copy); then cleared. */
-static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
-  rtm_test_rng_t rng = rtm_test_seed("test_device_gathers_bitwise");
+
+/* Host and device gathers of one plan over four fields: S and R of even steps (padded S,
+ * dense R) and of odd ones (dense S, padded R), on the host and copied to the device. */
+typedef struct {
+  rtm_grid_t grid;
+  rtm_layout_t padded, dense;
+  float *fields[4], *on_device[4];
+  size_t sizes[4], count;
+  rtm_gathers_t *host, *device;
+} gathers_case_t;
+
+static void gathers_case(gathers_case_t *c, const char *seed, rtm_grid_t grid, int layer, int lags,
+                         int step) {
+  rtm_test_rng_t rng = rtm_test_seed(seed);
   rtm_gather_plan_t plan;
   assert_int_equal(rtm_gather_plan_make(&grid, layer, lags, step, step, &plan), RTM_OK);
+  c->grid = grid;
+  c->padded = rtm_layout_padded(&grid);
+  c->dense = rtm_layout_dense(&grid);
   const size_t padded = grid.padded_cells, cells = rtm_grid_interior_cells(&grid);
-  const rtm_layout_t p = rtm_layout_padded(&grid), d = rtm_layout_dense(&grid);
-  float *fields[4];
-  imaging_test_gather_fields(&rng, &grid, fields);
-  float *on_device[4] = {to_device(fields[0], padded), to_device(fields[1], cells),
-                         to_device(fields[2], cells), to_device(fields[3], padded)};
-  rtm_gathers_t *host = NULL, *device = NULL;
-  assert_int_equal(rtm_gathers_create(&grid, &plan, -1, NULL, &host), RTM_OK);
-  assert_int_equal(rtm_gathers_create(&grid, &plan, DEVICE, NULL, &device), RTM_OK);
-  const size_t count = rtm_gather_plan_cells(&plan, grid.nz_local);
-  float *want = imaging_test_alloc(count), *got = imaging_test_alloc(count);
   const size_t sizes[4] = {padded, cells, cells, padded};
+  imaging_test_gather_fields(&rng, &grid, c->fields);
+  for (int f = 0; f < 4; ++f) {
+    c->sizes[f] = sizes[f];
+    c->on_device[f] = to_device(c->fields[f], sizes[f]);
+  }
+  assert_int_equal(rtm_gathers_create(&grid, &plan, -1, NULL, &c->host), RTM_OK);
+  assert_int_equal(rtm_gathers_create(&grid, &plan, DEVICE, NULL, &c->device), RTM_OK);
+  c->count = rtm_gather_plan_cells(&plan, grid.nz_local);
+}
+
+/* Imaging step k on both: its fields as they were on the device, accumulated, then
+ * overwritten there until their next step (R moves on in a migration: a step the device
+ * holds is a copy). */
+static void gathers_case_step(gathers_case_t *c, int k) {
+  const int a = k % 2 == 0 ? 0 : 2, b = a + 1; /* fields a, b: the step's S and R */
+  const rtm_layout_t la = a == 0 ? c->padded : c->dense, lb = a == 0 ? c->dense : c->padded;
+  for (int f = a; f <= b; ++f)
+    assert_int_equal(cudaMemcpy(c->on_device[f], c->fields[f], c->sizes[f] * sizeof(float),
+                                cudaMemcpyHostToDevice),
+                     cudaSuccess);
+  assert_int_equal(rtm_gathers_accumulate(c->host, c->fields[a], la, c->fields[b], lb), RTM_OK);
+  assert_int_equal(rtm_gathers_accumulate(c->device, c->on_device[a], la, c->on_device[b], lb),
+                   RTM_OK);
+  for (int f = a; f <= b; ++f)
+    assert_int_equal(cudaMemset(c->on_device[f], 0x7f, c->sizes[f] * sizeof(float)), cudaSuccess);
+}
+
+static void gathers_case_free(gathers_case_t *c) {
+  rtm_gathers_destroy(c->host);
+  rtm_gathers_destroy(c->device);
+  for (int f = 0; f < 4; ++f)
+    free(c->fields[f]), cudaFree(c->on_device[f]);
+}
+
+/* The device's gathers against the host's for a grid and a plan (layer, lags, CIP steps),
+ * bit for bit after two accumulations (the device holds the first and adds both in one
+ * pass) and after three more (the read adds the third, held); then cleared. */
+static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
+  gathers_case_t c;
+  gathers_case(&c, "test_device_gathers_bitwise", grid, layer, lags, step);
+  float *want = imaging_test_alloc(c.count), *got = imaging_test_alloc(c.count);
   for (int pass = 0; pass < 2; ++pass) {
-    for (int k = 0; k < 2 + pass; ++k) {     /* 2, then 3 */
-      const int a = k % 2 == 0 ? 0 : 2, b = a + 1; /* fields a, b: the step's S and R */
-      const rtm_layout_t la = a == 0 ? p : d, lb = a == 0 ? d : p;
-      for (int f = a; f <= b; ++f) /* as they were, for this step */
-        assert_int_equal(
-            cudaMemcpy(on_device[f], fields[f], sizes[f] * sizeof(float), cudaMemcpyHostToDevice),
-            cudaSuccess);
-      assert_int_equal(rtm_gathers_accumulate(host, fields[a], la, fields[b], lb), RTM_OK);
-      assert_int_equal(rtm_gathers_accumulate(device, on_device[a], la, on_device[b], lb), RTM_OK);
-      for (int f = a; f <= b; ++f) /* overwritten until their next step */
-        assert_int_equal(cudaMemset(on_device[f], 0x7f, sizes[f] * sizeof(float)), cudaSuccess);
-    }
-    assert_int_equal(rtm_gathers_read(host, want), RTM_OK);
-    assert_int_equal(rtm_gathers_read(device, got), RTM_OK);
-    assert_memory_equal(got, want, count * sizeof *got);
+    for (int k = 0; k < 2 + pass; ++k) /* 2, then 3 */
+      gathers_case_step(&c, k);
+    assert_int_equal(rtm_gathers_read(c.host, want), RTM_OK);
+    assert_int_equal(rtm_gathers_read(c.device, got), RTM_OK);
+    assert_memory_equal(got, want, c.count * sizeof *got);
   }
   size_t nonzero = 0;
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < c.count; ++i)
     nonzero += want[i] != 0.0f;
   printf("gathers, %d lags each way, %ld planes: %zu elements, %zu of them imaged (the rest "
          "in the layer), the host's floats after 5 accumulations\n",
-         lags, (long)grid.nz_local, count, nonzero);
-  assert_true(nonzero > 0 && nonzero < count);
-  imaging_test_gathers_cleared(device, got, count);
-  rtm_gathers_destroy(host);
-  rtm_gathers_destroy(device);
-  for (int k = 0; k < 4; ++k)
-    free(fields[k]), cudaFree(on_device[k]);
+         lags, (long)grid.nz_local, c.count, nonzero);
+  assert_true(nonzero > 0 && nonzero < c.count);
+  imaging_test_gathers_cleared(c.device, got, c.count);
+  gathers_case_free(&c);
   free(want), free(got);
+}
+
+/* A shot's gathers held (rtm_gathers_hold: the copy into page-locked memory behind what is
+ * queued next), cleared, and the next shot's steps queued at once, three of them (a pass of
+ * two and an odd step at the hold): the copy lands the first shot's floats, not zeros or
+ * the next shot's, and the device then holds the next shot's alone; both the host loop's
+ * bit for bit. Each shot ends on an odd step, which the hold adds before its copy. */
+static void test_device_gathers_hold(void **state) {
+  (void)state;
+  rtm_grid_t grid;
+  const int n[3] = {100, 90, 50};
+  const double spacing_m[3] = {10.0, 10.0, 10.0};
+  assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), 0);
+  assert_int_equal(rtm_grid_set_z_range(&grid, 3, 45), 0);
+  gathers_case_t c;
+  gathers_case(&c, "test_device_gathers_hold", grid, 2, 12, 9);
+  float *want[2] = {imaging_test_alloc(c.count), imaging_test_alloc(c.count)};
+  float *got = imaging_test_alloc(c.count), *held = NULL;
+  assert_int_equal(cudaMallocHost((void **)&held, c.count * sizeof(float)), cudaSuccess);
+  memset(held, 0xff, c.count * sizeof(float)); /* NaNs: a copy that did not land shows */
+  for (int shot = 0; shot < 2; ++shot) {
+    for (int k = 0; k < 3; ++k)
+      gathers_case_step(&c, k + shot);
+    assert_int_equal(rtm_gathers_read(c.host, want[shot]), RTM_OK);
+    assert_int_equal(rtm_gathers_clear(c.host), RTM_OK);
+    if (shot == 0) {
+      assert_int_equal(rtm_gathers_hold(c.device, held), RTM_OK);
+      assert_int_equal(rtm_gathers_clear(c.device), RTM_OK);
+    }
+  }
+  assert_int_equal(rtm_gathers_hold_wait(c.device), RTM_OK);
+  assert_memory_equal(held, want[0], c.count * sizeof *held);
+  assert_int_equal(rtm_gathers_read(c.device, got), RTM_OK);
+  assert_memory_equal(got, want[1], c.count * sizeof *got);
+  printf("gathers held: the first shot's floats landed behind the second's steps, which the "
+         "device then holds alone (%zu elements)\n",
+         c.count);
+  gathers_case_free(&c);
+  cudaFreeHost(held);
+  free(want[0]), free(want[1]), free(got);
 }
 
 /* Small (2 lags, 7 planes), then wide: 40 lags each way (81, in two of the kernel's runs of
@@ -711,6 +779,7 @@ static void test_device_gathers_bitwise(void **state) {
 RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_accumulate_bitwise),
                    cmocka_unit_test(test_device_accumulate_interior),
                    cmocka_unit_test(test_device_gathers_bitwise),
+                   cmocka_unit_test(test_device_gathers_hold),
                    cmocka_unit_test(test_device_illumination_deferred),
                    cmocka_unit_test(test_image_in_step_bitwise),
                    cmocka_unit_test(test_device_image_refuses_host_memory),
