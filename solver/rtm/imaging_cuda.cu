@@ -604,6 +604,11 @@ extern "C" int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int
       steps.receiver_layout[t] = receiver_layout[t];
     }
     const long long threads = rows * nh;
+    if ((threads + GATHER_THREADS - 1) / GATHER_THREADS > 0x7fffffffLL ||
+        (z_end - z_begin + GATHER_Z - 1) / GATHER_Z > 65535)
+      RTM_FAIL(RTM_ERR_INTERNAL,
+               "rtm_imaging_cuda_gathers: %lld traces over %ld planes exceed a launch's grid",
+               threads, z_end - z_begin);
     const dim3 blocks((unsigned)((threads + GATHER_THREADS - 1) / GATHER_THREADS),
                       (unsigned)((z_end - z_begin + GATHER_Z - 1) / GATHER_Z));
     if (count == 2)

@@ -244,6 +244,7 @@ fail:
 int rtm_gathers_hold(rtm_gathers_t *gathers, float *dense) {
   int status = RTM_OK;
   if (gathers->device < 0) return rtm_gathers_read(gathers, dense);
+  RTM_TRY(rtm_imaging_cuda_use_device(gathers->device)); /* its streams and events */
   RTM_TRY(rtm_gathers_flush(gathers)); /* an odd last step, queued before the copy */
   RTM_TRY(order_after_hold(gathers));
   RTM_TRY(rtm_imaging_cuda_hold_start(&gathers->hold, dense, gathers->values.ptr, NULL, NULL,
@@ -275,7 +276,8 @@ int rtm_gathers_clear(rtm_gathers_t *gathers) {
 void rtm_gathers_destroy(rtm_gathers_t *gathers) {
   if (!gathers) return;
   if (gathers->device >= 0) rtm_imaging_cuda_synchronize(); /* no kernel still writing them */
-  if (gathers->hold) rtm_imaging_cuda_hold_destroy(gathers->hold);
+  if (gathers->hold && rtm_imaging_cuda_use_device(gathers->device) == RTM_OK)
+    rtm_imaging_cuda_hold_destroy(gathers->hold);
   for (int k = 1; k >= 0; --k)
     rtm_mem_free(&gathers->held[k]);
   rtm_mem_free(&gathers->values);

@@ -671,20 +671,25 @@ static void gathers_case(gathers_case_t *c, const char *seed, rtm_grid_t grid, i
   c->count = rtm_gather_plan_cells(&plan, grid.nz_local);
 }
 
-/* Imaging step k on both: its fields as they were on the device, accumulated, then
- * overwritten there until their next step (R moves on in a migration: a step the device
- * holds is a copy). */
-static void gathers_case_step(gathers_case_t *c, int k) {
+/* What gathers_case_step does: the host's step, the device's, and around the device's
+ * its fields put back before and overwritten after (R moves on in a migration: a step the
+ * device holds is a copy). */
+enum { STEP_HOST = 1, STEP_DEVICE = 2, STEP_MOVED = 4 };
+
+/* Imaging step k (S and R of fields 0, 1 when k is even, else 2, 3) on the sides asked. */
+static void gathers_case_step(gathers_case_t *c, int k, int sides) {
   const int a = k % 2 == 0 ? 0 : 2, b = a + 1; /* fields a, b: the step's S and R */
   const rtm_layout_t la = a == 0 ? c->padded : c->dense, lb = a == 0 ? c->dense : c->padded;
-  for (int f = a; f <= b; ++f)
+  for (int f = a; f <= b && (sides & STEP_MOVED); ++f)
     assert_int_equal(cudaMemcpy(c->on_device[f], c->fields[f], c->sizes[f] * sizeof(float),
                                 cudaMemcpyHostToDevice),
                      cudaSuccess);
-  assert_int_equal(rtm_gathers_accumulate(c->host, c->fields[a], la, c->fields[b], lb), RTM_OK);
-  assert_int_equal(rtm_gathers_accumulate(c->device, c->on_device[a], la, c->on_device[b], lb),
-                   RTM_OK);
-  for (int f = a; f <= b; ++f)
+  if (sides & STEP_HOST)
+    assert_int_equal(rtm_gathers_accumulate(c->host, c->fields[a], la, c->fields[b], lb), RTM_OK);
+  if (sides & STEP_DEVICE)
+    assert_int_equal(rtm_gathers_accumulate(c->device, c->on_device[a], la, c->on_device[b], lb),
+                     RTM_OK);
+  for (int f = a; f <= b && (sides & STEP_MOVED); ++f)
     assert_int_equal(cudaMemset(c->on_device[f], 0x7f, c->sizes[f] * sizeof(float)), cudaSuccess);
 }
 
@@ -704,7 +709,7 @@ static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
   float *want = imaging_test_alloc(c.count), *got = imaging_test_alloc(c.count);
   for (int pass = 0; pass < 2; ++pass) {
     for (int k = 0; k < 2 + pass; ++k) /* 2, then 3 */
-      gathers_case_step(&c, k);
+      gathers_case_step(&c, k, STEP_HOST | STEP_DEVICE | STEP_MOVED);
     assert_int_equal(rtm_gathers_read(c.host, want), RTM_OK);
     assert_int_equal(rtm_gathers_read(c.device, got), RTM_OK);
     assert_memory_equal(got, want, c.count * sizeof *got);
@@ -722,48 +727,53 @@ static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
 }
 
 /* A shot's gathers held (rtm_gathers_hold: the copy into page-locked memory behind what is
- * queued next), cleared, and the next shot's steps queued at once, three of them (a pass of
- * two and an odd step at the hold): the copy lands the first shot's floats, not zeros or
- * the next shot's, and the device then holds the next shot's alone; both the host loop's
- * bit for bit. Each shot ends on an odd step, which the hold adds before its copy. */
+ * queued next), cleared, and the next shot's three steps (a pass of two, then an odd step at
+ * the read) queued on the device at once, kernels alone, while the copy of 186 MB is still
+ * under way: the copy lands the first shot's floats, not zeros or the next shot's (which it
+ * would not, were the clear or the next pass not queued behind it), and the device then
+ * holds the next shot's alone; both the host loop's bit for bit. Each shot ends on an odd
+ * step, which the hold adds before its copy. */
 static void test_device_gathers_hold(void **state) {
   (void)state;
   rtm_grid_t grid;
-  const int n[3] = {100, 90, 50};
+  const int n[3] = {120, 110, 150};
   const double spacing_m[3] = {10.0, 10.0, 10.0};
   assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), 0);
-  assert_int_equal(rtm_grid_set_z_range(&grid, 3, 45), 0);
+  assert_int_equal(rtm_grid_set_z_range(&grid, 3, 141), 0);
   gathers_case_t c;
-  gathers_case(&c, "test_device_gathers_hold", grid, 2, 12, 9);
+  gathers_case(&c, "test_device_gathers_hold", grid, 2, 12, 5);
   float *want[2] = {imaging_test_alloc(c.count), imaging_test_alloc(c.count)};
   float *got = imaging_test_alloc(c.count), *held = NULL;
   assert_int_equal(cudaMallocHost((void **)&held, c.count * sizeof(float)), cudaSuccess);
   memset(held, 0xff, c.count * sizeof(float)); /* NaNs: a copy that did not land shows */
-  for (int shot = 0; shot < 2; ++shot) {
-    for (int k = 0; k < 3; ++k)
-      gathers_case_step(&c, k + shot);
-    assert_int_equal(rtm_gathers_read(c.host, want[shot]), RTM_OK);
-    assert_int_equal(rtm_gathers_clear(c.host), RTM_OK);
-    if (shot == 0) {
-      assert_int_equal(rtm_gathers_hold(c.device, held), RTM_OK);
-      assert_int_equal(rtm_gathers_clear(c.device), RTM_OK);
-    }
-  }
+  for (int k = 0; k < 3; ++k)
+    gathers_case_step(&c, k, STEP_HOST | STEP_DEVICE);
+  assert_int_equal(rtm_gathers_read(c.host, want[0]), RTM_OK);
+  assert_int_equal(rtm_gathers_clear(c.host), RTM_OK);
+  assert_int_equal(rtm_gathers_hold(c.device, held), RTM_OK);
+  assert_int_equal(rtm_gathers_clear(c.device), RTM_OK);
+  for (int k = 1; k < 4; ++k) /* the device's first: queued behind the copy */
+    gathers_case_step(&c, k, STEP_DEVICE);
+  for (int k = 1; k < 4; ++k)
+    gathers_case_step(&c, k, STEP_HOST);
+  assert_int_equal(rtm_gathers_read(c.host, want[1]), RTM_OK);
   assert_int_equal(rtm_gathers_hold_wait(c.device), RTM_OK);
   assert_memory_equal(held, want[0], c.count * sizeof *held);
   assert_int_equal(rtm_gathers_read(c.device, got), RTM_OK);
   assert_memory_equal(got, want[1], c.count * sizeof *got);
-  printf("gathers held: the first shot's floats landed behind the second's steps, which the "
-         "device then holds alone (%zu elements)\n",
-         c.count);
+  printf("gathers held: the first shot's floats (%.0f MB) landed behind the second's steps, "
+         "which the device then holds alone\n",
+         c.count * sizeof(float) / 1e6);
   gathers_case_free(&c);
   cudaFreeHost(held);
   free(want[0]), free(want[1]), free(got);
 }
 
-/* Small (2 lags, 7 planes), then wide: 40 lags each way (81, in two of the kernel's runs of
- * up to 65 lags, the second partial) over 45 planes (two chunks of 32 depths, the second
- * partial). */
+/* Small (2 lags, 7 planes); wide: 40 lags each way over 45 planes (42 inside the layer, one
+ * run of the kernel's 64 depths, partial); deep: 139 interior planes of a slab of 141 from
+ * z = 0, its first two in the layer (three runs of depths, the last partial, starting at
+ * local plane 2), an odd plane count, so that traces start at every alignment the kernel
+ * peels to 16 bytes. */
 static void test_device_gathers_bitwise(void **state) {
   (void)state;
   rtm_grid_t grid;
@@ -774,6 +784,10 @@ static void test_device_gathers_bitwise(void **state) {
   assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), 0);
   assert_int_equal(rtm_grid_set_z_range(&grid, 3, 45), 0);
   gathers_bitwise(grid, 2, 40, 30);
+  const int deep[3] = {60, 50, 150};
+  assert_int_equal(rtm_grid_init(&grid, deep, spacing_m, NULL), 0);
+  assert_int_equal(rtm_grid_set_z_range(&grid, 0, 141), 0);
+  gathers_bitwise(grid, 2, 6, 11);
 }
 
 RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_accumulate_bitwise),
