@@ -275,9 +275,11 @@ int rtm_gathers_clear(rtm_gathers_t *gathers) {
 
 void rtm_gathers_destroy(rtm_gathers_t *gathers) {
   if (!gathers) return;
-  if (gathers->device >= 0) rtm_imaging_cuda_synchronize(); /* no kernel still writing them */
-  if (gathers->hold && rtm_imaging_cuda_use_device(gathers->device) == RTM_OK)
-    rtm_imaging_cuda_hold_destroy(gathers->hold);
+  /* its device's: no kernel still writing them, no copy still reading them */
+  if (gathers->device >= 0 && rtm_imaging_cuda_use_device(gathers->device) == RTM_OK) {
+    rtm_imaging_cuda_synchronize();
+    if (gathers->hold) rtm_imaging_cuda_hold_destroy(gathers->hold);
+  }
   for (int k = 1; k >= 0; --k)
     rtm_mem_free(&gathers->held[k]);
   rtm_mem_free(&gathers->values);

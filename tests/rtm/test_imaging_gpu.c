@@ -769,11 +769,11 @@ static void test_device_gathers_hold(void **state) {
   free(want[0]), free(want[1]), free(got);
 }
 
-/* Small (2 lags, 7 planes); wide: 40 lags each way over 45 planes (42 inside the layer, one
- * run of the kernel's 64 depths, partial); deep: 139 interior planes of a slab of 141 from
- * z = 0, its first two in the layer (three runs of depths, the last partial, starting at
- * local plane 2), an odd plane count, so that traces start at every alignment the kernel
- * peels to 16 bytes. */
+/* Small (2 lags, 7 planes); wide: 40 lags each way over 45 planes (all of them
+ * interior: one run of the kernel's 64 depths, partial); deep: 139 interior planes of a slab of 141
+ * from z = 0, its first two in the layer (three runs of depths, the last partial, starting at local
+ * plane 2), an odd plane count, so that traces start at every alignment the kernel peels to 16
+ * bytes. */
 static void test_device_gathers_bitwise(void **state) {
   (void)state;
   rtm_grid_t grid;
