@@ -102,12 +102,13 @@ struct migrate_run {
   /* rtm.offset_lags > 0 (else NULL, 0): this rank's planes of the subsurface-offset gathers,
    * dense [ncip][nh][nh][nz_local] (rtm_migration_gather_plan): one shot's as read at its
    * end, and at the run's end the sums rounded; their sums over the shots as a float pair
-   * (hi, lo), added on the stepping thread at each shot's end, zero before the first,
-   * saved beside the image's in the resume state */
+   * (hi, lo), each shot's added by the I/O thread once its copy lands (behind the next
+   * shot), saved beside the image's in the resume state */
   size_t gather_cells;
   float *gather_shot, *gather_sums[2];
-  int gathers_empty;    /* gather_sums hold no shot and are not zeroed (a later group's, after
-                           the groups' sums met): the next shot's start them */
+  int gathers_empty;    /* gather_sums hold no shot and are not zeroed (before the first, or
+                           a later group's after the groups' sums met): the next shot's start
+                           them */
   double gathers_s;     /* the gathers' accumulation, of the imaging's seconds */
   float *gathers_whole; /* rank 0 at the end: [ncip][nh][nh][nz], every rank's planes */
   float *angle_gathers; /* rank 0 at the end: [ncip][rtm.angles][nz] */

@@ -577,6 +577,7 @@ int rtm_migrate_resume(migrate_run_t *run) {
         RTM_FAIL(RTM_ERR_INPUT, "%s cannot be resumed: remove it to start the migration over",
                  run->resume_path);
       RTM_TRY(status);
+      run->gathers_empty = 0;
     }
     /* the sums as saved: a state edited or damaged since (a finite value changed, the shot
      * count rewritten) would resume to a wrong image without a word */
@@ -821,7 +822,7 @@ static void count_save(migrate_run_t *run, int completed) {
  * sums. */
 static void add_landed_gathers(migrate_run_t *run) {
   if (!run->gather_shot) return;
-  if (run->gathers_empty) /* a later group's, after the groups' sums met: its own */
+  if (run->gathers_empty) /* the first, or a later group's after the groups' met: its own */
     rtm_sums_start(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
   else
     rtm_sums_add(run->gather_sums[0], run->gather_sums[1], run->gather_shot, run->gather_cells);
@@ -933,9 +934,12 @@ int rtm_migrate_alloc_gathers(migrate_run_t *run) {
   const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
   if (!plan) return RTM_OK;
   run->gather_cells = rtm_gather_plan_cells(plan, run->grid.nz_local);
+  /* as the image's sums: on huge pages, not zeroed (the first shot's add starts them), so
+   * that the I/O thread's first add faults 2 MiB at a time, not 4 KiB */
   run->gather_shot = rtm_mem_host_large(run->gather_cells * sizeof(float));
   for (int v = 0; v < 2; ++v)
-    run->gather_sums[v] = calloc(run->gather_cells, sizeof(float));
+    run->gather_sums[v] = rtm_mem_host_large(run->gather_cells * sizeof(float));
+  run->gathers_empty = 1;
   if (!run->gather_shot || !run->gather_sums[0] || !run->gather_sums[1])
     RTM_FAIL(RTM_ERR_NOMEM,
              "out of memory for the gathers' sums (3 x %.3g GB): fewer rtm.offset_lags, or "
@@ -1023,8 +1027,10 @@ int rtm_migrate_finish_sums(migrate_run_t *run) {
   rtm_sums_round(run->slab_image, run->sums[0], run->sums[1], run->local_cells);
   if (!run->illumination_taken) /* else rounded and written already */
     rtm_sums_round(run->slab_illumination, run->sums[2], run->sums[3], run->local_cells);
-  if (run->gather_cells)
+  if (run->gather_cells) {
+    ensure_gather_sums(run);
     rtm_sums_round(run->gather_shot, run->gather_sums[0], run->gather_sums[1], run->gather_cells);
+  }
 fail:
   return status;
 }
