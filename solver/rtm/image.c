@@ -14,9 +14,7 @@ struct rtm_image {
   rtm_grid_t grid;
   int device; /* -1: host memory */
   rtm_allocation_t image, illumination;
-  rtm_imaging_cuda_hold_t *hold; /* a device's copy to the host behind later work */
-  int hold_pending;              /* a hold started: what writes the volumes waits for it */
-  int clear_pending; /* a device's volumes are zero for what comes next, not yet zeroed */
+  rtm_device_hold_t deferred; /* a device's copy to the host behind later work, its clear */
   int illumination_deferred; /* the accumulations add the image alone (rtm_image_illuminate) */
   int box[3][2];             /* rtm_image_accumulate's cells, [from, to) along x, y and local z */
 };
@@ -41,22 +39,29 @@ static rtm_layout_t at_box(rtm_layout_t layout, const int box[3][2]) {
   return layout;
 }
 
+/* imaging_impl.h: the image's and the gathers' deferred copies and clears. */
+int rtm_device_hold_settle(rtm_device_hold_t *deferred, rtm_allocation_t *const volumes[],
+                           int count) {
+  int status = RTM_OK;
+  if (deferred->hold_pending) {
+    deferred->hold_pending = 0;
+    RTM_TRY(rtm_imaging_cuda_hold_order(deferred->hold));
+  }
+  if (deferred->clear_pending) {
+    deferred->clear_pending = 0;
+    for (int k = 0; k < count; ++k)
+      RTM_TRY(rtm_imaging_cuda_zero(volumes[k]->ptr, volumes[k]->bytes));
+  }
+fail:
+  return status;
+}
+
 /* Before work that uses the volumes on the device: it waits for a hold's copy, then zeroes
  * them when a clear is pending (rtm_image_clear: the zeroing waits for the copy, so it is
  * done where the volumes are next used, not on the way of the steps between). */
 static int order_after_hold(rtm_image_t *image) {
-  int status = RTM_OK;
-  if (image->hold_pending) {
-    image->hold_pending = 0;
-    RTM_TRY(rtm_imaging_cuda_hold_order(image->hold));
-  }
-  if (image->clear_pending) {
-    image->clear_pending = 0;
-    RTM_TRY(rtm_imaging_cuda_zero(image->image.ptr, image->image.bytes));
-    RTM_TRY(rtm_imaging_cuda_zero(image->illumination.ptr, image->illumination.bytes));
-  }
-fail:
-  return status;
+  rtm_allocation_t *const volumes[2] = {&image->image, &image->illumination};
+  return rtm_device_hold_settle(&image->deferred, volumes, 2);
 }
 
 rtm_layout_t rtm_layout_padded(const rtm_grid_t *grid) {
@@ -271,7 +276,7 @@ int rtm_image_read(rtm_image_t *image, float *image_dense, float *illumination_d
   }
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
   /* a hold's copy may still be landing in the same host arrays, from its own stream */
-  if (image->hold) RTM_TRY(rtm_imaging_cuda_hold_wait(image->hold));
+  if (image->deferred.hold) RTM_TRY(rtm_imaging_cuda_hold_wait(image->deferred.hold));
   RTM_TRY(order_after_hold(image)); /* a pending clear */
   if (image_dense) RTM_TRY(rtm_imaging_cuda_read(image_dense, image->image.ptr, bytes));
   if (illumination_dense)
@@ -286,26 +291,27 @@ int rtm_image_hold(rtm_image_t *image, float *image_dense, float *illumination_d
   if (image->device < 0) return rtm_image_read(image, image_dense, illumination_dense);
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
   RTM_TRY(order_after_hold(image)); /* a pending clear; the last hold's copy, on its stream */
-  RTM_TRY(rtm_imaging_cuda_hold_start(&image->hold, image_dense, image->image.ptr,
+  RTM_TRY(rtm_imaging_cuda_hold_start(&image->deferred.hold, image_dense, image->image.ptr,
                                       illumination_dense, image->illumination.ptr,
                                       image->image.bytes));
-  image->hold_pending = 1;
+  image->deferred.hold_pending = 1;
 fail:
   return status;
 }
 
 int rtm_image_hold_wait(rtm_image_t *image) {
   int status = RTM_OK;
-  if (image->device < 0 || !image->hold) return RTM_OK;
+  if (image->device < 0 || !image->deferred.hold) return RTM_OK;
   RTM_TRY(rtm_imaging_cuda_use_device(image->device));
-  RTM_TRY(rtm_imaging_cuda_hold_wait(image->hold));
+  RTM_TRY(rtm_imaging_cuda_hold_wait(image->deferred.hold));
 fail:
   return status;
 }
 
 int rtm_image_clear(rtm_image_t *image) {
   if (image->device >= 0) {
-    image->clear_pending = 1; /* zeroed where the volumes are next used (order_after_hold) */
+    image->deferred.clear_pending =
+        1; /* zeroed where the volumes are next used (order_after_hold) */
     return RTM_OK;
   }
   memset(image->image.ptr, 0, image->image.bytes);
@@ -319,8 +325,9 @@ void rtm_image_destroy(rtm_image_t *image) {
   if (image->device >= 0 && (image->image.ptr || image->illumination.ptr) &&
       rtm_imaging_cuda_use_device(image->device) == RTM_OK)
     (void)rtm_imaging_cuda_synchronize();
-  if (image->device >= 0 && image->hold && rtm_imaging_cuda_use_device(image->device) == RTM_OK)
-    rtm_imaging_cuda_hold_destroy(image->hold);
+  if (image->device >= 0 && image->deferred.hold &&
+      rtm_imaging_cuda_use_device(image->device) == RTM_OK)
+    rtm_imaging_cuda_hold_destroy(image->deferred.hold);
   rtm_mem_free(&image->illumination);
   rtm_mem_free(&image->image);
   free(image);

@@ -50,4 +50,17 @@ int rtm_imaging_free_bytes(const char *strategy, int device, size_t *free_bytes)
 int rtm_imaging_alloc(const char *strategy, size_t bytes, const char *label, int device,
                       rtm_mem_ledger_t *ledger, rtm_allocation_t *out);
 
+/* A device's volumes copied to the host behind later work (rtm_imaging_cuda_hold_start, on
+ * a stream of its own) and cleared where they are next used: the image's (image.c) and the
+ * gathers' (offset_gathers.c). What writes or reads the volumes next calls
+ * rtm_device_hold_settle first: the legacy stream then waits for the copy, and zeroes the
+ * `count` volumes if a clear came since. */
+typedef struct {
+  struct rtm_imaging_cuda_hold *hold; /* made by the first hold */
+  int hold_pending;                   /* a hold started: what writes the volumes waits for it */
+  int clear_pending;                  /* the volumes are zero for what comes next, not yet */
+} rtm_device_hold_t;
+int rtm_device_hold_settle(rtm_device_hold_t *deferred, rtm_allocation_t *const volumes[],
+                           int count);
+
 #endif

@@ -21,11 +21,7 @@ struct rtm_gathers {
   int device;
   rtm_allocation_t held[2]; /* device: S and R of an imaging step not yet added, dense */
   int holding;              /* held[] holds a step */
-  /* device: rtm_gathers_hold's copy to the host, on a stream of its own; what writes the
-   * values next waits for it (hold_pending), then zeroes them if a clear came since
-   * (clear_pending: order_after_hold), as the image does (image.c) */
-  rtm_imaging_cuda_hold_t *hold;
-  int hold_pending, clear_pending;
+  rtm_device_hold_t deferred; /* device: rtm_gathers_hold's copy to the host, the clear */
 };
 
 /* The lines every `step` cells across an interior of `width` cells from `low`, centred. */
@@ -135,17 +131,8 @@ static void interior_planes(const rtm_gathers_t *gathers, long *z_begin, long *z
 /* A device's values as the next use wants them: after the last hold's copy, zeroed if a
  * clear came since. */
 static int order_after_hold(rtm_gathers_t *gathers) {
-  int status = RTM_OK;
-  if (gathers->hold_pending) {
-    gathers->hold_pending = 0;
-    RTM_TRY(rtm_imaging_cuda_hold_order(gathers->hold));
-  }
-  if (gathers->clear_pending) {
-    gathers->clear_pending = 0;
-    RTM_TRY(rtm_imaging_cuda_zero(gathers->values.ptr, gathers->values.bytes));
-  }
-fail:
-  return status;
+  rtm_allocation_t *const values[1] = {&gathers->values};
+  return rtm_device_hold_settle(&gathers->deferred, values, 1);
 }
 
 /* The device's pass over the gathers: the held step, then S and R if given (count 1 or 2). */
@@ -247,18 +234,18 @@ int rtm_gathers_hold(rtm_gathers_t *gathers, float *dense) {
   RTM_TRY(rtm_imaging_cuda_use_device(gathers->device)); /* its streams and events */
   RTM_TRY(rtm_gathers_flush(gathers)); /* an odd last step, queued before the copy */
   RTM_TRY(order_after_hold(gathers));
-  RTM_TRY(rtm_imaging_cuda_hold_start(&gathers->hold, dense, gathers->values.ptr, NULL, NULL,
-                                      gathers->values.bytes));
-  gathers->hold_pending = 1;
+  RTM_TRY(rtm_imaging_cuda_hold_start(&gathers->deferred.hold, dense, gathers->values.ptr, NULL,
+                                      NULL, gathers->values.bytes));
+  gathers->deferred.hold_pending = 1;
 fail:
   return status;
 }
 
 int rtm_gathers_hold_wait(rtm_gathers_t *gathers) {
   int status = RTM_OK;
-  if (gathers->device < 0 || !gathers->hold) return RTM_OK;
+  if (gathers->device < 0 || !gathers->deferred.hold) return RTM_OK;
   RTM_TRY(rtm_imaging_cuda_use_device(gathers->device)); /* any thread may wait */
-  RTM_TRY(rtm_imaging_cuda_hold_wait(gathers->hold));
+  RTM_TRY(rtm_imaging_cuda_hold_wait(gathers->deferred.hold));
 fail:
   return status;
 }
@@ -266,7 +253,8 @@ fail:
 int rtm_gathers_clear(rtm_gathers_t *gathers) {
   gathers->holding = 0; /* a step held is dropped with the sums */
   if (gathers->device >= 0) {
-    gathers->clear_pending = 1; /* zeroed where the values are next used (order_after_hold) */
+    gathers->deferred.clear_pending =
+        1; /* zeroed where the values are next used (order_after_hold) */
     return RTM_OK;
   }
   memset(gathers->values.ptr, 0, gathers->values.bytes);
@@ -278,7 +266,7 @@ void rtm_gathers_destroy(rtm_gathers_t *gathers) {
   /* its device's: no kernel still writing them, no copy still reading them */
   if (gathers->device >= 0 && rtm_imaging_cuda_use_device(gathers->device) == RTM_OK) {
     rtm_imaging_cuda_synchronize();
-    if (gathers->hold) rtm_imaging_cuda_hold_destroy(gathers->hold);
+    if (gathers->deferred.hold) rtm_imaging_cuda_hold_destroy(gathers->deferred.hold);
   }
   for (int k = 1; k >= 0; --k)
     rtm_mem_free(&gathers->held[k]);
