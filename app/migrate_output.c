@@ -156,8 +156,8 @@ fail:
   return status;
 }
 
-/* Rank 0: the gathers into OUTPUT.h5 with their CIP positions and axes. */
-static int write_gathers(migrate_run_t *run) {
+/* Rank 0: /gathers/offset into OUTPUT.h5 with their CIP positions and axes. */
+static int write_offset_gathers(migrate_run_t *run) {
   int status = RTM_OK;
   const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
   if (!plan || !run->root) return RTM_OK;
@@ -181,17 +181,42 @@ static int write_gathers(migrate_run_t *run) {
                                            .z_origin_m = g->origin_m[2],
                                            .cip_step = {plan->step[0], plan->step[1]}};
   RTM_TRY(rtm_output_write_offset_gathers(run->output, &gathers, run->gathers_whole));
-  const rtm_io_angle_gathers_t angle = {.cips = cips,
+fail:
+  free(positions);
+  return status;
+}
+
+/* Rank 0: /gathers/angle into OUTPUT.h5. */
+static int write_angle_gathers(migrate_run_t *run) {
+  const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+  if (!plan || !run->root) return RTM_OK;
+  const rtm_grid_t *g = &run->whole;
+  const rtm_io_angle_gathers_t angle = {.cips = rtm_gather_plan_cips(plan),
                                         .angles = run->cfg.rtm.angles,
                                         .nz = g->n[2],
                                         .angle_max_deg = run->cfg.rtm.angle_max_deg,
                                         .z_spacing_m = g->spacing_m[2],
                                         .z_origin_m = g->origin_m[2],
                                         .illumination = run->cfg.rtm.illumination};
-  RTM_TRY(rtm_output_write_angle_gathers(run->output, &angle, run->angle_gathers));
-fail:
-  free(positions);
+  return rtm_output_write_angle_gathers(run->output, &angle, run->angle_gathers);
+}
+
+/* `writer` on the I/O thread (one rank), its seconds added to run->volumes_s. */
+static int write_timed(migrate_run_t *run, int (*writer)(migrate_run_t *)) {
+  const double start_s = rtm_wall_seconds();
+  const int status = writer(run);
+  run->volumes_s += rtm_wall_seconds() - start_s;
   return status;
+}
+
+/* The I/O thread's jobs of the gathers: /gathers/offset while the image is filtered,
+ * /gathers/angle behind the image. */
+static int write_offset_behind(void *context) {
+  return write_timed(context, write_offset_gathers);
+}
+
+static int write_angle_behind(void *context) {
+  return write_timed(context, write_angle_gathers);
 }
 
 /* The illumination into OUTPUT.h5 (the first shot group's ranks call it alike; where that
@@ -225,14 +250,12 @@ fail:
 }
 
 /* The filtered image into OUTPUT.h5 (as write_illumination; one rank: while the figures are
- * drawn), and the gathers (rank 0): its seconds added to run->volumes_s. */
+ * drawn): its seconds added to run->volumes_s. */
 static int write_image(void *context) {
   migrate_run_t *run = context;
-  int status = RTM_OK;
   const double start_s = rtm_wall_seconds();
-  RTM_TRY(rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image));
-  RTM_TRY(write_gathers(run));
-fail:
+  const int status =
+      rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image);
   run->volumes_s += rtm_wall_seconds() - start_s;
   return status;
 }
@@ -262,15 +285,6 @@ static int write_image_part(void *context) {
   const int reset = rtm_output_set_planes(run->output, run->grid.z_offset, run->grid.nz_local);
   run->volumes_s += rtm_wall_seconds() - start_s;
   return status != RTM_OK ? status : reset;
-}
-
-/* The gathers into OUTPUT.h5, behind an image written in parts: as write_image's. */
-static int write_gathers_behind(void *context) {
-  migrate_run_t *run = context;
-  const double start_s = rtm_wall_seconds();
-  const int status = write_gathers(run);
-  run->volumes_s += rtm_wall_seconds() - start_s;
-  return status;
 }
 
 /* The Laplacian over the slab from `scratch` (rtm_image_laplacian_begin's) in IMAGE_PARTS
@@ -354,13 +368,16 @@ static int wait_once(migrate_run_t *run, int *queued, long ticket) {
 /* The summed image with the filters the config asks for, and the illumination: each rank of
  * the first shot group filters its slab (what the filters need of the others comes from
  * them), rank 0 writes the slabs as they come. Where that group is one rank (one process, or
- * shot groups of one rank each), its I/O thread writes the illumination while the image is
- * filtered, then the image while the figures are drawn: no MPI call is made there. */
+ * shot groups of one rank each), its I/O thread writes the illumination and the offset
+ * gathers while the image is filtered and the angle gathers made, then the image (in parts,
+ * behind the filter) and the angle gathers while the figures are drawn: no MPI call is made
+ * there. */
 int rtm_migrate_write_image(migrate_run_t *run) {
   int status = RTM_OK, drawn = RTM_OK;
   float *scratch = NULL;
-  long illumination_ticket = 0, image_ticket = 0, parts_ticket = 0;
-  int illumination_queued = 0, image_queued = 0, parts_queued = 0, in_parts = 0;
+  long illumination_ticket = 0, offset_ticket = 0, parts_ticket = 0, image_ticket = 0;
+  int illumination_queued = 0, offset_queued = 0, parts_queued = 0, image_queued = 0;
+  int in_parts = 0;
   image_part_t parts[IMAGE_PARTS];
   double start_s = rtm_wall_seconds();
   RTM_TRY(rtm_migrate_finish_sums(run));
@@ -381,6 +398,13 @@ int rtm_migrate_write_image(migrate_run_t *run) {
     RTM_TRY(rtm_io_worker_submit(run->worker, write_illumination, run, &illumination_ticket));
     illumination_queued = 1;
   }
+  if (behind && run->gather_cells) {
+    /* one rank's gathers are whole: checked, then written while the image is filtered (2 GB
+     * at 512^3 with 16 lags a CIP every 16th line, the longest write of the end) */
+    RTM_TRY(gather_planes(run));
+    RTM_TRY(rtm_io_worker_submit(run->worker, write_offset_behind, run, &offset_ticket));
+    offset_queued = 1;
+  }
   const double filter_start_s = rtm_wall_seconds();
   if (run->cfg.rtm.illumination)
     RTM_TRY(rtm_image_compensate(run->mpi, run->slab_image, run->slab_illumination,
@@ -395,23 +419,29 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   run->filter_s = rtm_wall_seconds() - filter_start_s;
   if (!in_parts) RTM_TRY(check_finite(run, "/image", run->slab_image)); /* else part by part */
   warn_if_zero(run);
-  RTM_TRY(gather_planes(run)); /* collective: before the image's write, which holds them */
+  /* collective under z-slabs, where rank 0 gathers the planes only now, beside no filter */
+  if (!behind) RTM_TRY(gather_planes(run));
   RTM_TRY(angle_gathers(run)); /* collective: the illumination down the CIPs' lines */
   if (run->root) run->figures_skipped = figures_do_not_fit(run);
   if (behind) {
-    /* the image (or what follows its parts) on the I/O thread, the figures here meanwhile:
-     * both only read the slabs, and the figures call no HDF5 */
-    RTM_TRY(rtm_io_worker_submit(run->worker, in_parts ? write_gathers_behind : write_image, run,
-                                 &image_ticket));
+    /* the image (unless written in parts) and the angle gathers on the I/O thread, the
+     * figures here meanwhile: both only read the slabs, and the figures call no HDF5 */
+    if (!in_parts) RTM_TRY(rtm_io_worker_submit(run->worker, write_image, run, &image_ticket));
+    /* the last job's ticket: waited for, the image's job before it has run too */
+    RTM_TRY(rtm_io_worker_submit(run->worker, write_angle_behind, run, &image_ticket));
     image_queued = 1;
     drawn = draw_figures(run);
   } else {
     RTM_TRY(write_image(run)); /* collective: the slabs meet on rank 0 */
+    RTM_TRY(write_offset_gathers(run));
+    RTM_TRY(write_angle_gathers(run));
     if (!lit) RTM_TRY(write_illumination(run));
     RTM_TRY(draw_figures(run));
   }
-  /* in the order queued, each whatever comes */
+  /* in the order queued, each whatever comes (a job after a failed one returns its status) */
   status = wait_once(run, &illumination_queued, illumination_ticket);
+  const int offset_written = wait_once(run, &offset_queued, offset_ticket);
+  if (status == RTM_OK) status = offset_written;
   const int parts_written = wait_once(run, &parts_queued, parts_ticket);
   if (status == RTM_OK) status = parts_written;
   const int written = wait_once(run, &image_queued, image_ticket);
@@ -430,6 +460,7 @@ int rtm_migrate_write_image(migrate_run_t *run) {
 fail:
   /* a job still queued on the way out (a failure here) reads the slabs: waited for first */
   wait_once(run, &illumination_queued, illumination_ticket);
+  wait_once(run, &offset_queued, offset_ticket);
   wait_once(run, &parts_queued, parts_ticket);
   wait_once(run, &image_queued, image_ticket);
   if (run->gathers_whole != run->gather_shot) free(run->gathers_whole);

@@ -15,7 +15,9 @@
 #include "rtm_io_impl.h" /* rtm_h5_quiet */
 #include "rtm_status.h"
 
-enum { QUEUE = 8 }; /* jobs queued at once: a run keeps two or three */
+/* jobs queued at once: a migration's end queues the illumination, the offset gathers, 8
+ * parts of the image and the angle gathers while it filters (a submit past it waits) */
+enum { QUEUE = 16 };
 
 struct rtm_io_worker {
   pthread_t thread;
