@@ -1,11 +1,12 @@
 /* The cuda backend migrates as the cpu reference does: a flat-reflector survey (the image
  * test's, smaller) modelled and migrated on each backend, iso, vti and tti, each with every
  * rtm.reconstruction (snapshots in fp32 and in zfp, boundary, checkpoint with 3 states), with
- * the image and the illumination of cuda within 1e-4 relative L2 of cpu's, the issue's bar. The
- * backends propagate iso and vti bit for bit and accumulate with the same fused
- * multiply-adds: 0 measured on an H100 (and with zfp snapshots on an H200). tti differs by the
- * medium's last bit where the cpu reference forms the axis from constant angles in double
- * (tti_cuda.cu's header): 6e-6, and 2.7e-4 through zfp snapshots (below). */
+ * the image and the illumination of cuda within 1e-4 relative L2 of cpu's, the issue's bar,
+ * and the subsurface-offset gathers within 1e-5 (issue 38's bar). The backends propagate iso
+ * and vti bit for bit and accumulate with the same fused multiply-adds: 0 measured on an H100
+ * (and with zfp snapshots on an H200). tti differs by the medium's last bit where the cpu
+ * reference forms the axis from constant angles in double (tti_cuda.cu's header): 6e-6, and
+ * 2.7e-4 through zfp snapshots (below). */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <setjmp.h>
@@ -59,34 +60,59 @@ static void migrate_on(const char *backend, const char *equation, const char *ex
   migrate_on_grid(backend, equation, grid_n, more, s);
 }
 
-/* Every reconstruction: snapshots (fp32), boundary, and checkpoint with 3 states (which
- * recompute) on each backend. */
+/* Every reconstruction: snapshots (fp32, zfp), boundary, and checkpoint with 3 states (which
+ * recompute) on each backend, each with subsurface-offset gathers (issue 38: on the GPU with
+ * every reconstruction, within 1e-5 of the cpu's), and the snapshots without them too. */
 static void compare_backends(const char *equation) {
-  static const char *const ways[][2] = {
-      {"rtm.reconstruction=snapshots", NULL},
-      {"rtm.reconstruction=snapshots", "rtm.snapshot_precision=zfp"},
-      {"rtm.reconstruction=boundary", NULL},
-      {"rtm.reconstruction=checkpoint", "rtm.checkpoints=3"}};
+  static const struct {
+    const char *reconstruction, *extra;
+    int gathers;
+  } ways[] = {{"rtm.reconstruction=snapshots", NULL, 0},
+              {"rtm.reconstruction=snapshots", NULL, 1},
+              {"rtm.reconstruction=snapshots", "rtm.snapshot_precision=zfp", 0},
+              {"rtm.reconstruction=snapshots", "rtm.snapshot_precision=zfp", 1},
+              {"rtm.reconstruction=boundary", NULL, 1},
+              {"rtm.reconstruction=checkpoint", "rtm.checkpoints=3", 1}};
   const size_t cells = (size_t)NX * NY * NZ;
   for (size_t w = 0; w < sizeof ways / sizeof ways[0]; ++w) {
     survey_t cpu, cuda;
-    migrate_on("cpu", equation, ways[w][0], ways[w][1], &cpu);
-    migrate_on("cuda", equation, ways[w][0], ways[w][1], &cuda);
+    const char *const with_gathers[] = {ways[w].reconstruction, "rtm.offset_lags=4",
+                                        "rtm.cip_x_step=8",     "rtm.cip_y_step=8",
+                                        ways[w].extra,          NULL};
+    const char *const without[] = {ways[w].reconstruction, ways[w].extra, NULL};
+    const char *const *more = ways[w].gathers ? with_gathers : without;
+    migrate_on_grid("cpu", equation, grid_n, more, &cpu);
+    migrate_on_grid("cuda", equation, grid_n, more, &cuda);
     const double image = rtm_test_relative_l2(cuda.image, cpu.image, cells);
     const double illumination = rtm_test_relative_l2(cuda.illumination, cpu.illumination, cells);
-    printf("%s, %s%s%s: cuda against cpu, relative L2: image %.3e, illumination %.3e\n", equation,
-           ways[w][0] + strlen("rtm.reconstruction="), ways[w][1] ? ", " : "",
-           ways[w][1] ? ways[w][1] : "", image, illumination);
+    double gathers = 0.0;
+    if (ways[w].gathers) {
+      assert_non_null(cpu.gathers);
+      assert_non_null(cuda.gathers);
+      gathers = rtm_test_relative_l2(cuda.gathers, cpu.gathers,
+                                     rtm_gather_plan_cells(&cpu.gather_plan, cpu.grid.nz_local));
+    }
+    printf("%s, %s%s%s%s: cuda against cpu, relative L2: image %.3e, illumination %.3e", equation,
+           ways[w].reconstruction + strlen("rtm.reconstruction="), ways[w].extra ? ", " : "",
+           ways[w].extra ? ways[w].extra : "", ways[w].gathers ? ", with gathers" : "", image,
+           illumination);
+    if (ways[w].gathers) printf(", offset gathers %.3e", gathers);
+    printf("\n");
     /* zfp and tti: the lossy store turns tti's last-bit differences of S into whole
      * quantisation steps of a few blocks (2.7e-4 on an H200, where iso and vti, whose S are
      * the same floats, give 0): held to a tenth of issue 37's 1% bar for a zfp image */
-    const int lossy_tti = ways[w][1] && strstr(ways[w][1], "zfp") && strcmp(equation, "tti") == 0;
+    const int lossy_tti =
+        ways[w].extra && strstr(ways[w].extra, "zfp") && strcmp(equation, "tti") == 0;
     assert_true(image <= (lossy_tti ? 1e-3 : 1e-4));
     assert_true(illumination <= 1e-4);
+    /* the gathers, unfiltered: issue 38's 1e-5 (an H200: iso and vti 0 with every
+     * reconstruction, tti 2.6e-6); through tti's zfp, 1.5e-5 there, the image's tenth of 1% */
+    assert_true(gathers <= (lossy_tti ? 1e-3 : 1e-5));
     /* zfp on the GPU: iso images S in the receiver's step, from a volume; vti and tti decode
-     * the blocks as they image them, and the run never took a staging volume for S */
-    if (ways[w][1] && strstr(ways[w][1], "zfp"))
-      assert_int_equal(cuda.staging_held, strcmp(equation, "iso") == 0);
+     * the blocks as they image them, and the run never took a staging volume for S, but for
+     * the gathers, which read S's volume (the preflight counts it) */
+    if (ways[w].extra && strstr(ways[w].extra, "zfp"))
+      assert_int_equal(cuda.staging_held, strcmp(equation, "iso") == 0 || ways[w].gathers);
     survey_release(&cpu);
     survey_release(&cuda);
   }
