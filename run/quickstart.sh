@@ -3,7 +3,7 @@
 # dependencies, builds rtm3d, runs the quickstart example (on the GPU when there is one,
 # on the CPU otherwise) and plots a slice of the last snapshot and the gather. One line a
 # stage (run/stages.sh); everything the stages print goes to out/quickstart.log. Arguments
-# go to the example's `rtm3d model` (e.g. --set backend=cpu).
+# go to the example's `rtm3d model` (e.g. --set backend.name=cpu).
 set -euo pipefail
 from="$PWD"
 cd "$(dirname "$0")/.."
