@@ -516,18 +516,19 @@ extern "C" void rtm_imaging_cuda_hold_destroy(rtm_imaging_cuda_hold_t *hold) {
  * hx, cy - hy, z) and R(cx + hx, cy + hy, z) are read along x, coalesced, and a block's
  * CIPs along x read overlapping windows of the same rows, which its L1 serves. Each
  * element takes its fmafs in the steps' order, the host loop's, so the floats are its.
- * STEPS imaging steps a pass (1 or 2, GatherSteps). An element whose x -+ hx or y -+ hy
- * lies in the layer is left alone. The kernel before (a block a row (cip, hy) and 32
- * depths, S and R through shared tiles) issued some 200 instructions an element; this one
+ * STEPS imaging steps a pass (1 to GATHER_STEPS_MOST, GatherSteps). An element whose x -+ hx
+ * or y -+ hy lies in the layer is left alone. The kernel before (a block a row (cip, hy) and
+ * 32 depths, S and R through shared tiles) issued some 200 instructions an element; this one
  * takes 2.67 against 5.65 ms a pass of two steps over a 512^3 survey's 2 GB of gathers
- * (30 x 30 CIPs, 16 lags each way) on an H200, the same floats (run/results: migration.md's
- * common-image gathers). */
-enum { GATHER_Z = 64, GATHER_THREADS = 256 };
+ * (30 x 30 CIPs, 16 lags each way) on an H200, the same floats (docs/migration.md's
+ * common-image gathers); four steps a pass 4.80 ms against 2.98 for two (a probe, the same
+ * H200): 1.20 against 1.49 ms an imaging step. */
+enum { GATHER_Z = 64, GATHER_THREADS = 256, GATHER_STEPS_MOST = 4 };
 
 /* The S and R volumes of the imaging steps of one pass, in their order. */
 struct GatherSteps {
-  const float *source[2], *receiver[2];
-  rtm_layout_t source_layout[2], receiver_layout[2];
+  const float *source[GATHER_STEPS_MOST], *receiver[GATHER_STEPS_MOST];
+  rtm_layout_t source_layout[GATHER_STEPS_MOST], receiver_layout[GATHER_STEPS_MOST];
 };
 
 /* g after the steps' fmafs at depth offset dz of the thread's S and R (one __fmaf_rn each,
@@ -593,8 +594,9 @@ extern "C" int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int
   const long long nh = 2 * plan->lags + 1;
   const long long rows = (long long)plan->count[0] * plan->count[1] * nh;
   if (rows <= 0 || z_end <= z_begin) return RTM_OK;
-  if (count < 1 || count > 2)
-    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_imaging_cuda_gathers: %d imaging steps a pass (1 or 2)", count);
+  if (count < 1 || count > GATHER_STEPS_MOST)
+    RTM_FAIL(RTM_ERR_INTERNAL, "rtm_imaging_cuda_gathers: %d imaging steps a pass (1 to %d)", count,
+             GATHER_STEPS_MOST);
   {
     GatherSteps steps = {};
     for (int t = 0; t < count; ++t) {
@@ -611,12 +613,11 @@ extern "C" int rtm_imaging_cuda_gathers(const rtm_gather_plan_t *plan, const int
                threads, z_end - z_begin);
     const dim3 blocks((unsigned)((threads + GATHER_THREADS - 1) / GATHER_THREADS),
                       (unsigned)((z_end - z_begin + GATHER_Z - 1) / GATHER_Z));
-    if (count == 2)
-      gathers_kernel<2><<<blocks, GATHER_THREADS, 0, cudaStreamLegacy>>>(
-          *plan, n[0], n[1], z_begin, z_end, nz_local, d_values, steps);
-    else
-      gathers_kernel<1><<<blocks, GATHER_THREADS, 0, cudaStreamLegacy>>>(
-          *plan, n[0], n[1], z_begin, z_end, nz_local, d_values, steps);
+    void (*const kernels[GATHER_STEPS_MOST])(rtm_gather_plan_t, int, int, long long, long long,
+                                             long long, float *__restrict__, const GatherSteps) = {
+        gathers_kernel<1>, gathers_kernel<2>, gathers_kernel<3>, gathers_kernel<4>};
+    kernels[count - 1]<<<blocks, GATHER_THREADS, 0, cudaStreamLegacy>>>(
+        *plan, n[0], n[1], z_begin, z_end, nz_local, d_values, steps);
     RTM_CUDA_TRY_LAUNCH("gathers_kernel");
   }
 fail:

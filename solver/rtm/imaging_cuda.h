@@ -107,8 +107,8 @@ int rtm_imaging_cuda_zero(void *d_ptr, size_t bytes);
 /* Waits for the work queued on the legacy default stream (before memory is freed). */
 int rtm_imaging_cuda_synchronize(void);
 /* The subsurface-offset gathers' imaging steps on the device (offset_gathers.c's host loop,
- * bit for bit: one __fmaf_rn an element and step, S(x - h) R(x + h)): `count` steps (1 or
- * 2: each element read and written once for both, their fmafs in the arrays' order),
+ * bit for bit: one __fmaf_rn an element and step, S(x - h) R(x + h)): `count` steps (1 to
+ * 4: each element read and written once for all, their fmafs in the arrays' order),
  * d_values dense [ncip][nh][nh][nz_local], the depths [z_begin, z_end) of the rank's planes,
  * elements whose x +- h or y +- h lie in the layer of `n` (the whole grid's x, y extents)
  * left alone. */

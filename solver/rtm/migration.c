@@ -35,6 +35,7 @@ struct rtm_migration {
   int device; /* where the fields live: -1 host */
   rtm_image_t *image;
   rtm_gathers_t *gathers; /* rtm.offset_lags > 0, else NULL */
+  int gathers_sources_stay; /* their S read where the store keeps them (rtm_gathers_create) */
   rtm_gather_plan_t gather_plan;
   size_t gathers_beside_fields; /* bytes of the gathers where the fields live (auto's reserve) */
   /* what is kept in host memory beside a store there: the caller's arrays
@@ -58,6 +59,8 @@ struct rtm_migration {
   rtm_fit_t fit;           /* the preflight's, for the chosen reconstruction */
   size_t measured_bytes;   /* what the image and the store took where fit counted them */
 };
+
+static int stored_sources(const rtm_migration_t *m, const float **first, size_t *stride);
 
 /* Four samples a period at 2.5 f, where the Ricker's spectrum is 3% of its peak. */
 static int auto_imaging_step(const rtm_config_t *cfg, double dt_s) {
@@ -435,8 +438,9 @@ static const char *room_of(size_t allowed, size_t free_bytes) {
 }
 
 /* rtm.offset_lags: the plan of the gathers, refused when their volumes cannot fit: the
- * migration's (on the GPU with a device, beside the fields, with the imaging step they hold:
- * rtm_gathers_held_bytes), and the caller's shot and float-pair sums on the host
+ * migration's (on the GPU with a device, beside the fields, with the imaging steps they hold:
+ * rtm_gathers_held_bytes, the more of its two counts, as the store that decides is not yet
+ * chosen), and the caller's shot and float-pair sums on the host
  * (rtm_migration_gathers_read), four in all. */
 static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int device) {
   int status = RTM_OK;
@@ -449,8 +453,10 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
   const double bytes = (device >= 0 ? 3.0 : 4.0) * volume;
   /* on a GPU the migration's volume and its held step are beside the fields; on the host
    * all four volumes are */
+  const size_t held[2] = {rtm_gathers_held_bytes(&m->grid, device, 0),
+                          rtm_gathers_held_bytes(&m->grid, device, 1)};
   m->gathers_beside_fields =
-      device >= 0 ? (size_t)volume + rtm_gathers_held_bytes(&m->grid, device) : (size_t)bytes;
+      device >= 0 ? (size_t)volume + (held[0] > held[1] ? held[0] : held[1]) : (size_t)bytes;
   if (device >= 0) {
     size_t device_free = 0;
     const double on_device = (double)m->gathers_beside_fields;
@@ -459,7 +465,8 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
     if (on_device > (double)allowed)
       RTM_FAIL(RTM_ERR_NOMEM,
                "rtm.offset_lags = %d at %d x %d CIP lines needs %.3g GB of the GPU's memory for "
-               "the gathers (%.3g GB) and the imaging step they hold (two fields), where %.3g GB "
+               "the gathers (%.3g GB) and the imaging steps they hold (up to three fields), where "
+               "%.3g GB "
                "are %s: fewer lags or larger rtm.cip_x_step and rtm.cip_y_step",
                lags, m->gather_plan.count[0], m->gather_plan.count[1], on_device / 1e9,
                volume / 1e9, allowed / 1e9, room_of(allowed, device_free));
@@ -575,8 +582,14 @@ static int create_buffers(rtm_migration_t *m) {
     m->measured_bytes = ledger_counted(m);
   }
   /* after the measure: they are no part of the reconstruction's store */
-  if (m->gather_plan.lags > 0)
-    RTM_TRY(rtm_gathers_create(&m->grid, &m->gather_plan, m->device, &m->ledger, &m->gathers));
+  if (m->gather_plan.lags > 0) {
+    /* a store of fp32 volumes on the GPU keeps every S through the backward pass */
+    const float *first = NULL;
+    size_t stride = 0;
+    m->gathers_sources_stay = m->device >= 0 && stored_sources(m, &first, &stride) > 0;
+    RTM_TRY(rtm_gathers_create(&m->grid, &m->gather_plan, m->device, m->gathers_sources_stay,
+                               &m->ledger, &m->gathers));
+  }
 fail:
   return status;
 }
@@ -1072,7 +1085,7 @@ int rtm_migration_slab_planes(void) {
 }
 
 size_t rtm_migration_gathers_held_bytes(const rtm_migration_t *m) {
-  return m->gathers ? rtm_gathers_held_bytes(&m->grid, m->device) : 0;
+  return m->gathers ? rtm_gathers_held_bytes(&m->grid, m->device, m->gathers_sources_stay) : 0;
 }
 
 const rtm_gather_plan_t *rtm_migration_gather_plan(const rtm_migration_t *m) {

@@ -1,10 +1,16 @@
 /* Subsurface-offset gathers (rtm_imaging.h): the CIP lines of a plan, and the host loop that
  * adds one imaging step's S(x - h) R(x + h) to them, one fused multiply-add an element, the
  * reference the device kernel (imaging_cuda.cu, gathers_kernel) reproduces bit for bit; on
- * a GPU the gathers live in its memory beside the fields. There an imaging step's S and R
- * are held (copied, dense) until the next step comes, and both are added in one pass: the
- * gathers, four times the bytes of a field at 16 lags every 16 lines, are read and written
- * once for two steps (a pair's fmafs in the steps' order: the same floats). */
+ * a GPU the gathers live in its memory beside the fields. There imaging steps are held
+ * until a pass adds several at once: the gathers, four times the bytes of a field at 16 lags
+ * every 16 lines, are read and written once for them (each element's fmafs in the steps'
+ * order: the same floats). Where the sources stay as they are through the backward pass (a
+ * store's fp32 volumes), three steps' R are held (copied, dense), their S read where they
+ * lie, and the fourth step's pass adds all four; else one step's S and R are held and the
+ * next one's pass adds both. One NVIDIA H200, the gathers of a 512^3 survey's plan (900
+ * CIPs, 16 lags each way), the kernel and the copies alone: an imaging step 1.35 ms four a
+ * pass with the sources in place, 1.69 ms two a pass with both copied, 1.59 ms two a pass
+ * with S in place (a probe, not kept). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +20,32 @@
 #include "rtm_imaging.h"
 #include "rtm_status.h"
 
+/* Imaging steps a device pass adds: four where the sources stay, two where they are copied. */
+enum { GATHER_PASS_STAYING = 4, GATHER_PASS_COPIED = 2 };
+
 struct rtm_gathers {
   rtm_grid_t grid;
   rtm_gather_plan_t plan;
   rtm_allocation_t values; /* [ncip][nh][nh][nz_local], on `device` (-1: the host) */
   int device;
-  rtm_allocation_t held[2]; /* device: S and R of an imaging step not yet added, dense */
-  int holding;              /* held[] holds a step */
+  int sources_stay; /* the steps' S are read where they lie (rtm_gathers_create) */
+  /* device: the steps not yet added, dense copies of their R (and S, unless they stay) a
+   * field apart, and where each step's S is */
+  rtm_allocation_t held_receivers, held_sources;
+  const float *source[GATHER_PASS_STAYING - 1];
+  rtm_layout_t source_layout[GATHER_PASS_STAYING - 1];
+  int holding;                /* steps held */
   rtm_device_hold_t deferred; /* device: rtm_gathers_hold's copy to the host, the clear */
 };
+
+static int steps_a_pass(int sources_stay) {
+  return sources_stay ? GATHER_PASS_STAYING : GATHER_PASS_COPIED;
+}
+
+/* A held field: the rank's interior, dense. */
+static size_t held_field_bytes(const rtm_grid_t *grid) {
+  return rtm_grid_interior_cells(grid) * sizeof(float);
+}
 
 /* The lines every `step` cells across an interior of `width` cells from `low`, centred. */
 static void place_lines(int low, int width, int step, int *first, int *count) {
@@ -58,7 +81,7 @@ int rtm_gather_plan_make(const rtm_grid_t *grid, int layer, int lags, int step_x
 }
 
 int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, int device,
-                       rtm_mem_ledger_t *ledger, rtm_gathers_t **gathers) {
+                       int sources_stay, rtm_mem_ledger_t *ledger, rtm_gathers_t **gathers) {
   int status = RTM_OK;
   rtm_gathers_t *created = NULL;
   *gathers = NULL;
@@ -67,6 +90,7 @@ int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, in
   created->grid = *grid;
   created->plan = *plan;
   created->device = device;
+  created->sources_stay = sources_stay;
   const size_t bytes = rtm_gather_plan_cells(plan, grid->nz_local) * sizeof(float);
   if (device >= 0) RTM_TRY(rtm_imaging_cuda_use_device(device));
   status = rtm_imaging_alloc(device >= 0 ? "device" : "host", bytes, "gathers", device, ledger,
@@ -80,16 +104,17 @@ int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, in
              bytes / 1e9, device >= 0 ? "the GPU's" : "host");
   RTM_TRY(status);
   if (device >= 0) {
-    const size_t field = rtm_gathers_held_bytes(grid, device) / 2;
-    static const char *const held[2] = {"gathers: S held", "gathers: R held"};
-    for (int k = 0; k < 2; ++k) {
-      status = rtm_imaging_alloc("device", field, held[k], device, ledger, &created->held[k]);
+    const size_t fields = steps_a_pass(sources_stay) - 1, field = held_field_bytes(grid);
+    static const char *const held[2] = {"gathers: R held", "gathers: S held"};
+    rtm_allocation_t *const into[2] = {&created->held_receivers, &created->held_sources};
+    for (int k = 0; k < (sources_stay ? 1 : 2); ++k) {
+      status = rtm_imaging_alloc("device", fields * field, held[k], device, ledger, into[k]);
       if (status == RTM_ERR_NOMEM)
         RTM_FAIL(RTM_ERR_NOMEM,
-                 "the subsurface-offset gathers hold an imaging step's two fields (%.3g GB "
-                 "each) beside them, which do not fit in the GPU's memory: fewer "
-                 "rtm.offset_lags, or larger rtm.cip_x_step and rtm.cip_y_step",
-                 field / 1e9);
+                 "the subsurface-offset gathers hold imaging steps' fields (%.3g GB) beside "
+                 "them, which do not fit in the GPU's memory: fewer rtm.offset_lags, or larger "
+                 "rtm.cip_x_step and rtm.cip_y_step",
+                 rtm_gathers_held_bytes(grid, device, sources_stay) / 1e9);
       RTM_TRY(status);
     }
   }
@@ -116,8 +141,10 @@ IMAGING_FMA_CLONES static void accumulate_column(float *trace, const float *sour
     trace[iz] = fmaf(source[iz * source_stride], receiver[iz * receiver_stride], trace[iz]);
 }
 
-size_t rtm_gathers_held_bytes(const rtm_grid_t *grid, int device) {
-  return device >= 0 ? 2 * rtm_grid_interior_cells(grid) * sizeof(float) : 0;
+size_t rtm_gathers_held_bytes(const rtm_grid_t *grid, int device, int sources_stay) {
+  if (device < 0) return 0;
+  const size_t fields = (size_t)(steps_a_pass(sources_stay) - 1) * (sources_stay ? 1 : 2);
+  return fields * held_field_bytes(grid);
 }
 
 /* The rank's planes inside the interior, local indices [*z_begin, *z_end). */
@@ -135,20 +162,31 @@ static int order_after_hold(rtm_gathers_t *gathers) {
   return rtm_device_hold_settle(&gathers->deferred, values, 1);
 }
 
-/* The device's pass over the gathers: the held step, then S and R if given (count 1 or 2). */
-static int device_pass(rtm_gathers_t *gathers, int count, const float *source,
-                       rtm_layout_t source_layout, const float *receiver,
-                       rtm_layout_t receiver_layout) {
+/* The device's pass over the gathers: the held steps, then S and R if given. */
+static int device_pass(rtm_gathers_t *gathers, const float *source, rtm_layout_t source_layout,
+                       const float *receiver, rtm_layout_t receiver_layout) {
   const rtm_grid_t *g = &gathers->grid;
   const rtm_layout_t dense = rtm_layout_dense(g);
-  const float *sources[2] = {gathers->held[0].ptr, source};
-  const float *receivers[2] = {gathers->held[1].ptr, receiver};
-  const rtm_layout_t source_layouts[2] = {dense, source_layout};
-  const rtm_layout_t receiver_layouts[2] = {dense, receiver_layout};
+  const size_t field = held_field_bytes(g) / sizeof(float);
+  const float *sources[GATHER_PASS_STAYING], *receivers[GATHER_PASS_STAYING];
+  rtm_layout_t source_layouts[GATHER_PASS_STAYING], receiver_layouts[GATHER_PASS_STAYING];
+  int count = 0;
+  for (; count < gathers->holding; ++count) {
+    sources[count] = gathers->source[count];
+    source_layouts[count] = gathers->source_layout[count];
+    receivers[count] = (const float *)gathers->held_receivers.ptr + (size_t)count * field;
+    receiver_layouts[count] = dense;
+  }
+  if (source) {
+    sources[count] = source;
+    source_layouts[count] = source_layout;
+    receivers[count] = receiver;
+    receiver_layouts[count++] = receiver_layout;
+  }
   long z_begin = 0, z_end = 0;
   interior_planes(gathers, &z_begin, &z_end);
   gathers->holding = 0;
-  if (z_begin >= z_end) return RTM_OK;
+  if (z_begin >= z_end || count == 0) return RTM_OK;
   const int status = order_after_hold(gathers);
   if (status != RTM_OK) return status;
   return rtm_imaging_cuda_gathers(&gathers->plan, g->n, z_begin, z_end, g->nz_local,
@@ -156,18 +194,28 @@ static int device_pass(rtm_gathers_t *gathers, int count, const float *source,
                                   receiver_layouts);
 }
 
-/* The device: the step held (its fields copied, as the next steps change R and may change
- * S), or added with the one held. */
+/* The device: the step held (R copied, as the next steps change it; S copied too unless it
+ * stays), or added with the ones held. */
 static int device_accumulate(rtm_gathers_t *gathers, const float *source,
                              rtm_layout_t source_layout, const float *receiver,
                              rtm_layout_t receiver_layout) {
   int status = RTM_OK;
-  if (gathers->holding)
-    return device_pass(gathers, 2, source, source_layout, receiver, receiver_layout);
+  if (gathers->holding == steps_a_pass(gathers->sources_stay) - 1)
+    return device_pass(gathers, source, source_layout, receiver, receiver_layout);
+  const int k = gathers->holding;
+  const size_t field = held_field_bytes(&gathers->grid) / sizeof(float);
   const rtm_imaging_extent_t extent = rtm_imaging_extent(&gathers->grid);
-  RTM_TRY(rtm_imaging_cuda_pack(extent, source, source_layout, gathers->held[0].ptr));
-  RTM_TRY(rtm_imaging_cuda_pack(extent, receiver, receiver_layout, gathers->held[1].ptr));
-  gathers->holding = 1;
+  float *held_receiver = (float *)gathers->held_receivers.ptr + (size_t)k * field;
+  RTM_TRY(rtm_imaging_cuda_pack(extent, receiver, receiver_layout, held_receiver));
+  gathers->source[k] = source;
+  gathers->source_layout[k] = source_layout;
+  if (!gathers->sources_stay) {
+    float *held_source = (float *)gathers->held_sources.ptr + (size_t)k * field;
+    RTM_TRY(rtm_imaging_cuda_pack(extent, source, source_layout, held_source));
+    gathers->source[k] = held_source;
+    gathers->source_layout[k] = rtm_layout_dense(&gathers->grid);
+  }
+  gathers->holding = k + 1;
 fail:
   return status;
 }
@@ -175,7 +223,7 @@ fail:
 int rtm_gathers_flush(rtm_gathers_t *gathers) {
   if (gathers->device < 0 || !gathers->holding) return RTM_OK;
   const rtm_layout_t unused = rtm_layout_dense(&gathers->grid);
-  return device_pass(gathers, 1, NULL, unused, NULL, unused);
+  return device_pass(gathers, NULL, unused, NULL, unused);
 }
 
 int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layout_t source_layout,
@@ -251,7 +299,7 @@ fail:
 }
 
 int rtm_gathers_clear(rtm_gathers_t *gathers) {
-  gathers->holding = 0; /* a step held is dropped with the sums */
+  gathers->holding = 0; /* the steps held are dropped with the sums */
   if (gathers->device >= 0) {
     gathers->deferred.clear_pending =
         1; /* zeroed where the values are next used (order_after_hold) */
@@ -268,8 +316,8 @@ void rtm_gathers_destroy(rtm_gathers_t *gathers) {
     rtm_imaging_cuda_synchronize();
     if (gathers->deferred.hold) rtm_imaging_cuda_hold_destroy(gathers->deferred.hold);
   }
-  for (int k = 1; k >= 0; --k)
-    rtm_mem_free(&gathers->held[k]);
+  rtm_mem_free(&gathers->held_sources);
+  rtm_mem_free(&gathers->held_receivers);
   rtm_mem_free(&gathers->values);
   free(gathers);
 }

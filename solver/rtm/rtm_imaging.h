@@ -157,22 +157,26 @@ typedef struct rtm_gathers rtm_gathers_t;
 /* Zeroed gathers of this rank's planes, in host memory (device < 0: the cpu backend's
  * fields) or in that CUDA device's beside its fields (accumulated by gathers_kernel,
  * imaging_cuda.cu, the host loop's floats), recorded in the ledger as "gathers" (and, on a
- * device, the held step's "gathers: S held", "gathers: R held"); memory that cannot be had
- * is RTM_ERR_NOMEM naming rtm.offset_lags. */
+ * device, the held steps' "gathers: R held", "gathers: S held"); memory that cannot be had
+ * is RTM_ERR_NOMEM naming rtm.offset_lags. sources_stay: the caller promises that each
+ * step's S stays as it is, where it is, until the steps held are added (a store's fp32
+ * volumes, read in a backward pass): a device then holds three steps' R and reads their S
+ * in place, adding four steps a pass, else it copies one step's S and R and adds two. */
 int rtm_gathers_create(const rtm_grid_t *grid, const rtm_gather_plan_t *plan, int device,
-                       rtm_mem_ledger_t *ledger, rtm_gathers_t **gathers);
+                       int sources_stay, rtm_mem_ledger_t *ledger, rtm_gathers_t **gathers);
 /* One imaging step: gathers += S(x - h) R(x + h), each volume laid out as its layout says.
- * On a device every other step is held (S and R copied, so the caller may change them) and
- * added with the next one, in one pass over the gathers. */
+ * On a device the steps are held (R copied, so the caller may change it; S too, unless the
+ * sources stay) and added with the pass's last one, in one pass over the gathers. */
 int rtm_gathers_accumulate(rtm_gathers_t *gathers, const float *source, rtm_layout_t source_layout,
                            const float *receiver, rtm_layout_t receiver_layout);
-/* A held step added now (a shot's end); nothing to do on the host. */
+/* The steps held added now (a shot's end); nothing to do on the host. */
 int rtm_gathers_flush(rtm_gathers_t *gathers);
-/* Device memory the gathers hold an imaging step in beside their sums: two dense fields of
- * the rank's planes on a device (device >= 0), none on the host. */
-size_t rtm_gathers_held_bytes(const rtm_grid_t *grid, int device);
-/* The gathers as they stand, dense (rtm_gather_plan_cells of nz_local floats), a held step
- * added first. */
+/* Device memory the gathers hold imaging steps in beside their sums, dense fields of the
+ * rank's planes on a device (device >= 0): three where the sources stay, else two; none on
+ * the host. */
+size_t rtm_gathers_held_bytes(const rtm_grid_t *grid, int device, int sources_stay);
+/* The gathers as they stand, dense (rtm_gather_plan_cells of nz_local floats), the steps
+ * held added first. */
 int rtm_gathers_read(rtm_gathers_t *gathers, float *dense);
 /* rtm_gathers_read started without waiting: on a device the copy into `dense` (page-locked
  * for it to run alongside) goes on behind what is queued next, and rtm_gathers_hold_wait

@@ -642,17 +642,20 @@ static void test_image_in_step_bitwise(void **state) {
  * for bit: a padded source and a dense receiver, then the other way round, then clear. */
 
 /* Host and device gathers of one plan over four fields: S and R of even steps (padded S,
- * dense R) and of odd ones (dense S, padded R), on the host and copied to the device. */
+ * dense R) and of odd ones (dense S, padded R), on the host and copied to the device; the
+ * device's told that the sources stay (four steps a pass, S read in place) or not (two, S
+ * copied). */
 typedef struct {
   rtm_grid_t grid;
   rtm_layout_t padded, dense;
   float *fields[4], *on_device[4];
   size_t sizes[4], count;
+  int stay;
   rtm_gathers_t *host, *device;
 } gathers_case_t;
 
 static void gathers_case(gathers_case_t *c, const char *seed, rtm_grid_t grid, int layer, int lags,
-                         int step) {
+                         int step, int stay) {
   rtm_test_rng_t rng = rtm_test_seed(seed);
   rtm_gather_plan_t plan;
   assert_int_equal(rtm_gather_plan_make(&grid, layer, lags, step, step, &plan), RTM_OK);
@@ -666,14 +669,15 @@ static void gathers_case(gathers_case_t *c, const char *seed, rtm_grid_t grid, i
     c->sizes[f] = sizes[f];
     c->on_device[f] = to_device(c->fields[f], sizes[f]);
   }
-  assert_int_equal(rtm_gathers_create(&grid, &plan, -1, NULL, &c->host), RTM_OK);
-  assert_int_equal(rtm_gathers_create(&grid, &plan, DEVICE, NULL, &c->device), RTM_OK);
+  c->stay = stay;
+  assert_int_equal(rtm_gathers_create(&grid, &plan, -1, 0, NULL, &c->host), RTM_OK);
+  assert_int_equal(rtm_gathers_create(&grid, &plan, DEVICE, stay, NULL, &c->device), RTM_OK);
   c->count = rtm_gather_plan_cells(&plan, grid.nz_local);
 }
 
 /* What gathers_case_step does: the host's step, the device's, and around the device's
  * its fields put back before and overwritten after (R moves on in a migration: a step the
- * device holds is a copy). */
+ * device holds is a copy; S too, unless the sources stay, when it is left as it is). */
 enum { STEP_HOST = 1, STEP_DEVICE = 2, STEP_MOVED = 4 };
 
 /* Imaging step k (S and R of fields 0, 1 when k is even, else 2, 3) on the sides asked. */
@@ -689,7 +693,7 @@ static void gathers_case_step(gathers_case_t *c, int k, int sides) {
   if (sides & STEP_DEVICE)
     assert_int_equal(rtm_gathers_accumulate(c->device, c->on_device[a], la, c->on_device[b], lb),
                      RTM_OK);
-  for (int f = a; f <= b && (sides & STEP_MOVED); ++f)
+  for (int f = c->stay ? b : a; f <= b && (sides & STEP_MOVED); ++f)
     assert_int_equal(cudaMemset(c->on_device[f], 0x7f, c->sizes[f] * sizeof(float)), cudaSuccess);
 }
 
@@ -701,14 +705,16 @@ static void gathers_case_free(gathers_case_t *c) {
 }
 
 /* The device's gathers against the host's for a grid and a plan (layer, lags, CIP steps),
- * bit for bit after two accumulations (the device holds the first and adds both in one
- * pass) and after three more (the read adds the third, held); then cleared. */
-static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
+ * bit for bit after 2, 3 more and 5 more accumulations, the sources copied (passes of two:
+ * a pass; a pass and the third added at the read; two passes and the fifth) and staying
+ * (four: two added at the read, then three, then a pass and the fifth); then cleared. */
+static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step, int stay) {
   gathers_case_t c;
-  gathers_case(&c, "test_device_gathers_bitwise", grid, layer, lags, step);
+  gathers_case(&c, "test_device_gathers_bitwise", grid, layer, lags, step, stay);
   float *want = imaging_test_alloc(c.count), *got = imaging_test_alloc(c.count);
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int k = 0; k < 2 + pass; ++k) /* 2, then 3 */
+  static const int runs[] = {2, 3, 5};
+  for (size_t run = 0; run < sizeof runs / sizeof runs[0]; ++run) {
+    for (int k = 0; k < runs[run]; ++k)
       gathers_case_step(&c, k, STEP_HOST | STEP_DEVICE | STEP_MOVED);
     assert_int_equal(rtm_gathers_read(c.host, want), RTM_OK);
     assert_int_equal(rtm_gathers_read(c.device, got), RTM_OK);
@@ -717,9 +723,9 @@ static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
   size_t nonzero = 0;
   for (size_t i = 0; i < c.count; ++i)
     nonzero += want[i] != 0.0f;
-  printf("gathers, %d lags each way, %ld planes: %zu elements, %zu of them imaged (the rest "
-         "in the layer), the host's floats after 5 accumulations\n",
-         lags, (long)grid.nz_local, c.count, nonzero);
+  printf("gathers, %d lags each way, %ld planes, sources %s: %zu elements, %zu of them imaged "
+         "(the rest in the layer), the host's floats after 10 accumulations\n",
+         lags, (long)grid.nz_local, stay ? "staying" : "copied", c.count, nonzero);
   assert_true(nonzero > 0 && nonzero < c.count);
   imaging_test_gathers_cleared(c.device, got, c.count);
   gathers_case_free(&c);
@@ -727,21 +733,21 @@ static void gathers_bitwise(rtm_grid_t grid, int layer, int lags, int step) {
 }
 
 /* A shot's gathers held (rtm_gathers_hold: the copy into page-locked memory behind what is
- * queued next), cleared, and the next shot's three steps (a pass of two, then an odd step at
- * the read) queued on the device at once, kernels alone, while the copy of 186 MB is still
- * under way: the copy lands the first shot's floats, not zeros or the next shot's (which it
- * would not, were the clear or the next pass not queued behind it), and the device then
- * holds the next shot's alone; both the host loop's bit for bit. Each shot ends on an odd
- * step, which the hold adds before its copy. */
-static void test_device_gathers_hold(void **state) {
-  (void)state;
+ * queued next), cleared, and the next shot's steps queued on the device at once, kernels
+ * alone, while the copy of 186 MB is still under way (sources copied: three steps, a pass of
+ * two, then an odd step at the read; staying: five, a pass of four, then one at the read):
+ * the copy lands the first shot's floats, not zeros or the next shot's (which it would not,
+ * were the clear or the next pass not queued behind it), and the device then holds the next
+ * shot's alone; both the host loop's bit for bit. The first shot's three steps end short of
+ * a pass, which the hold adds before its copy. */
+static void gathers_hold(int stay) {
   rtm_grid_t grid;
   const int n[3] = {120, 110, 150};
   const double spacing_m[3] = {10.0, 10.0, 10.0};
   assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), 0);
   assert_int_equal(rtm_grid_set_z_range(&grid, 3, 141), 0);
   gathers_case_t c;
-  gathers_case(&c, "test_device_gathers_hold", grid, 2, 12, 5);
+  gathers_case(&c, "test_device_gathers_hold", grid, 2, 12, 5, stay);
   float *want[2] = {imaging_test_alloc(c.count), imaging_test_alloc(c.count)};
   float *got = imaging_test_alloc(c.count), *held = NULL;
   assert_int_equal(cudaMallocHost((void **)&held, c.count * sizeof(float)), cudaSuccess);
@@ -752,21 +758,29 @@ static void test_device_gathers_hold(void **state) {
   assert_int_equal(rtm_gathers_clear(c.host), RTM_OK);
   assert_int_equal(rtm_gathers_hold(c.device, held), RTM_OK);
   assert_int_equal(rtm_gathers_clear(c.device), RTM_OK);
-  for (int k = 1; k < 4; ++k) /* the device's first: queued behind the copy */
+  const int next = stay ? 6 : 4;
+  for (int k = 1; k < next; ++k) /* the device's first: queued behind the copy */
     gathers_case_step(&c, k, STEP_DEVICE);
-  for (int k = 1; k < 4; ++k)
+  for (int k = 1; k < next; ++k)
     gathers_case_step(&c, k, STEP_HOST);
   assert_int_equal(rtm_gathers_read(c.host, want[1]), RTM_OK);
   assert_int_equal(rtm_gathers_hold_wait(c.device), RTM_OK);
   assert_memory_equal(held, want[0], c.count * sizeof *held);
   assert_int_equal(rtm_gathers_read(c.device, got), RTM_OK);
   assert_memory_equal(got, want[1], c.count * sizeof *got);
-  printf("gathers held: the first shot's floats (%.0f MB) landed behind the second's steps, "
-         "which the device then holds alone\n",
-         c.count * sizeof(float) / 1e6);
+  printf("gathers held (sources %s): the first shot's floats (%.0f MB) landed behind the "
+         "second's steps, which the device then holds alone\n",
+         stay ? "staying" : "copied", c.count * sizeof(float) / 1e6);
   gathers_case_free(&c);
   cudaFreeHost(held);
   free(want[0]), free(want[1]), free(got);
+}
+
+/* Sources copied, and staying (the steps held until the read adds them). */
+static void test_device_gathers_hold(void **state) {
+  (void)state;
+  gathers_hold(0);
+  gathers_hold(1);
 }
 
 /* Small (2 lags, 7 planes); wide: 40 lags each way over 45 planes (all of them
@@ -778,16 +792,19 @@ static void test_device_gathers_bitwise(void **state) {
   (void)state;
   rtm_grid_t grid;
   imaging_test_grid(&grid);
-  gathers_bitwise(grid, 2, 2, 3);
+  for (int stay = 0; stay < 2; ++stay)
+    gathers_bitwise(grid, 2, 2, 3, stay);
   const int n[3] = {100, 90, 50};
   const double spacing_m[3] = {10.0, 10.0, 10.0};
   assert_int_equal(rtm_grid_init(&grid, n, spacing_m, NULL), 0);
   assert_int_equal(rtm_grid_set_z_range(&grid, 3, 45), 0);
-  gathers_bitwise(grid, 2, 40, 30);
+  for (int stay = 0; stay < 2; ++stay)
+    gathers_bitwise(grid, 2, 40, 30, stay);
   const int deep[3] = {60, 50, 150};
   assert_int_equal(rtm_grid_init(&grid, deep, spacing_m, NULL), 0);
   assert_int_equal(rtm_grid_set_z_range(&grid, 0, 141), 0);
-  gathers_bitwise(grid, 2, 6, 11);
+  for (int stay = 0; stay < 2; ++stay)
+    gathers_bitwise(grid, 2, 6, 11, stay);
 }
 
 RTM_TEST_MAIN_CUDA("test_imaging_gpu", NULL, NULL, cmocka_unit_test(test_device_accumulate_bitwise),

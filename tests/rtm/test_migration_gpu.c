@@ -53,13 +53,6 @@ static void migrate_on_grid(const char *backend, const char *equation, const int
   survey_migrate(s, NULL, NULL);
 }
 
-/* extra, extra2: more settings, or NULL */
-static void migrate_on(const char *backend, const char *equation, const char *extra,
-                       const char *extra2, survey_t *s) {
-  const char *const more[] = {extra, extra ? extra2 : NULL, NULL};
-  migrate_on_grid(backend, equation, grid_n, more, s);
-}
-
 /* Every reconstruction: snapshots (fp32, zfp), boundary, and checkpoint with 3 states (which
  * recompute) on each backend, each with subsurface-offset gathers (issue 38: on the GPU with
  * every reconstruction, within 1e-5 of the cpu's), and the snapshots without them too. */

@@ -91,7 +91,7 @@ static void test_accumulate_matches_loop(void **state) {
     rtm_mem_ledger_t ledger;
     rtm_mem_ledger_init(&ledger);
     assert_int_equal(rtm_gather_plan_make(&grid, layers[k], 3, 4, 3, &plan), RTM_OK);
-    assert_int_equal(rtm_gathers_create(&grid, &plan, -1, &ledger, &gathers), RTM_OK);
+    assert_int_equal(rtm_gathers_create(&grid, &plan, -1, 0, &ledger, &gathers), RTM_OK);
     assert_non_null(imaging_test_record(&ledger, "gathers"));
     const size_t cells = rtm_gather_plan_cells(&plan, grid.nz_local);
     float *fields[4];
@@ -131,9 +131,23 @@ static void test_device_refused(void **state) {
   capture_t capture;
   imaging_test_grid(&grid);
   assert_int_equal(rtm_gather_plan_make(&grid, 2, 2, 4, 4, &plan), RTM_OK);
-  assert_int_equal(captured(&capture, rtm_gathers_create(&grid, &plan, 0, NULL, &gathers)),
+  assert_int_equal(captured(&capture, rtm_gathers_create(&grid, &plan, 0, 0, NULL, &gathers)),
                    RTM_ERR_UNSUPPORTED);
   assert_null(gathers);
+}
+
+/* What a device holds beside the gathers, the preflight's count: three dense fields of the
+ * rank's interior where the sources stay (three steps' R), two where they are copied (one
+ * step's S and R); nothing on the host. */
+static void test_held_bytes(void **state) {
+  (void)state;
+  rtm_grid_t grid;
+  imaging_test_grid(&grid);
+  const size_t field = rtm_grid_interior_cells(&grid) * sizeof(float);
+  assert_int_equal(rtm_gathers_held_bytes(&grid, 0, 1), 3 * field);
+  assert_int_equal(rtm_gathers_held_bytes(&grid, 0, 0), 2 * field);
+  assert_int_equal(rtm_gathers_held_bytes(&grid, -1, 1), 0);
+  assert_int_equal(rtm_gathers_held_bytes(&grid, -1, 0), 0);
 }
 
 /* The config refuses what cannot be: keys out of range, and lags wider than the interior,
@@ -161,5 +175,5 @@ static void test_config_refusals(void **state) {
 }
 
 RTM_TEST_MAIN(cmocka_unit_test(test_plan_places_lines),
-              cmocka_unit_test(test_accumulate_matches_loop), cmocka_unit_test(test_device_refused),
-              cmocka_unit_test(test_config_refusals))
+              cmocka_unit_test(test_accumulate_matches_loop), cmocka_unit_test(test_held_bytes),
+              cmocka_unit_test(test_device_refused), cmocka_unit_test(test_config_refusals))
