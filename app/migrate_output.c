@@ -201,7 +201,7 @@ static int write_angle_gathers(migrate_run_t *run) {
   return rtm_output_write_angle_gathers(run->output, &angle, run->angle_gathers);
 }
 
-/* `writer` on the I/O thread (one rank), its seconds added to run->volumes_s. */
+/* `writer`, its seconds added to run->volumes_s (on one rank the I/O thread's job). */
 static int write_timed(migrate_run_t *run, int (*writer)(migrate_run_t *)) {
   const double start_s = rtm_wall_seconds();
   const int status = writer(run);
@@ -289,8 +289,9 @@ static int write_image_part(void *context) {
 
 /* The Laplacian over the slab from `scratch` (rtm_image_laplacian_begin's) in IMAGE_PARTS
  * parts. Where `behind` (one rank and its I/O thread, /image declared in parts) each part
- * found finite is queued to be written while the next are filtered, so that the image is in the
- * file soon after the filter ends instead of a whole write after it; the first part that is not
+ * found finite is queued to be written while the next are filtered (behind the offset gathers'
+ * write, when there are gathers), so that the image is in the file soon after the filter and
+ * that write end instead of a whole write after them; the first part that is not
  * stops the queueing (the check of the whole image names its cell) and *all_queued stays 0. */
 static int filter_in_parts(migrate_run_t *run, const float *scratch, int behind,
                            image_part_t parts[IMAGE_PARTS], long *ticket, int *queued,
@@ -426,15 +427,18 @@ int rtm_migrate_write_image(migrate_run_t *run) {
   if (behind) {
     /* the image (unless written in parts) and the angle gathers on the I/O thread, the
      * figures here meanwhile: both only read the slabs, and the figures call no HDF5 */
-    if (!in_parts) RTM_TRY(rtm_io_worker_submit(run->worker, write_image, run, &image_ticket));
+    if (!in_parts) {
+      RTM_TRY(rtm_io_worker_submit(run->worker, write_image, run, &image_ticket));
+      image_queued = 1;
+    }
     /* the last job's ticket: waited for, the image's job before it has run too */
     RTM_TRY(rtm_io_worker_submit(run->worker, write_angle_behind, run, &image_ticket));
     image_queued = 1;
     drawn = draw_figures(run);
   } else {
     RTM_TRY(write_image(run)); /* collective: the slabs meet on rank 0 */
-    RTM_TRY(write_offset_gathers(run));
-    RTM_TRY(write_angle_gathers(run));
+    RTM_TRY(write_timed(run, write_offset_gathers));
+    RTM_TRY(write_timed(run, write_angle_gathers));
     if (!lit) RTM_TRY(write_illumination(run));
     RTM_TRY(draw_figures(run));
   }
@@ -676,11 +680,18 @@ int rtm_migrate_write_report(migrate_run_t *run) {
       rtm_log_info("the subsurface-offset gathers took %.3g s of the imaging's %.3g s, their "
                    "angle gathers %.3g s",
                    run->gathers_s, run->total.imaging_s, run->angles_s);
-    const double gb = 8.0 * (double)run->cells / 1e9; /* the image and the illumination */
+    /* the image and the illumination, and the gathers, whose writes file_s counts too */
+    const rtm_gather_plan_t *plan = rtm_migration_gather_plan(run->migration);
+    const double gathers =
+        plan ? (double)rtm_gather_plan_cells(plan, run->grid.n[2]) +
+                   (double)rtm_gather_plan_cips(plan) * run->cfg.rtm.angles * run->grid.n[2]
+             : 0.0;
+    const double gb = (8.0 * (double)run->cells + 4.0 * gathers) / 1e9;
     if (run->file_s > 0.0)
-      rtm_log_info("the image and the illumination, %.3g GB, went to the file in %.3g s: %.3g "
+      rtm_log_info("the image%s the illumination%s, %.3g GB, went to the file in %.3g s: %.3g "
                    "GB/s",
-                   gb, run->file_s, gb / run->file_s);
+                   plan ? "," : " and", plan ? " and the gathers" : "", gb, run->file_s,
+                   gb / run->file_s);
   }
 fail:
   rtm_mem_ledger_release(&memory);

@@ -15,8 +15,8 @@
 #include "rtm_io_impl.h" /* rtm_h5_quiet */
 #include "rtm_status.h"
 
-/* jobs queued at once: a migration's end queues the illumination, the offset gathers, 8
- * parts of the image and the angle gathers while it filters (a submit past it waits) */
+/* jobs queued at once (a submit past it waits): a migration's end queues the illumination,
+ * the offset gathers and 8 parts of the image while it filters, then the angle gathers */
 enum { QUEUE = 16 };
 
 struct rtm_io_worker {
