@@ -414,7 +414,7 @@ static void say_gathers(const migrate_run_t *run) {
   const size_t held = rtm_migration_gathers_held_bytes(run->migration);
   char beside[128] = "";
   if (held) /* rank 0's, as every rank of a group holds its planes' */
-    snprintf(beside, sizeof beside, ", and an imaging step held beside them on the GPU, %.3g GB",
+    snprintf(beside, sizeof beside, ", and imaging steps held beside them on the GPU, %.3g GB",
              held / 1e9);
   rtm_log_info("migrate: subsurface-offset gathers at %d x %d CIP lines (every %d and %d cells), "
                "lags -%d..%d cells in x and y, %.3g GB%s; their sums are saved in the resume "

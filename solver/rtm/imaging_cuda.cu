@@ -521,8 +521,8 @@ extern "C" void rtm_imaging_cuda_hold_destroy(rtm_imaging_cuda_hold_t *hold) {
  * 32 depths, S and R through shared tiles) issued some 200 instructions an element; this one
  * takes 2.67 against 5.65 ms a pass of two steps over a 512^3 survey's 2 GB of gathers
  * (30 x 30 CIPs, 16 lags each way) on an H200, the same floats (docs/migration.md's
- * common-image gathers); four steps a pass 4.80 ms against 2.98 for two (a probe, the same
- * H200): 1.20 against 1.49 ms an imaging step. */
+ * common-image gathers). Four steps a pass: 1.20 against 1.49 ms an imaging step for two
+ * (run/experiments/gathers_pass.sh, an H200). */
 enum { GATHER_Z = 64, GATHER_THREADS = 256, GATHER_STEPS_MOST = 4 };
 
 /* The S and R volumes of the imaging steps of one pass, in their order. */

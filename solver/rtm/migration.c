@@ -451,8 +451,8 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
   const double volume =
       (double)rtm_gather_plan_cells(&m->gather_plan, m->grid.nz_local) * sizeof(float);
   const double bytes = (device >= 0 ? 3.0 : 4.0) * volume;
-  /* on a GPU the migration's volume and its held step are beside the fields; on the host
-   * all four volumes are */
+  /* on a GPU the migration's volume and the steps it holds are beside the fields; on the
+   * host all four volumes are */
   const size_t held[2] = {rtm_gathers_held_bytes(&m->grid, device, 0),
                           rtm_gathers_held_bytes(&m->grid, device, 1)};
   m->gathers_beside_fields =
@@ -465,9 +465,8 @@ static int preflight_gathers(rtm_migration_t *m, const rtm_config_t *cfg, int de
     if (on_device > (double)allowed)
       RTM_FAIL(RTM_ERR_NOMEM,
                "rtm.offset_lags = %d at %d x %d CIP lines needs %.3g GB of the GPU's memory for "
-               "the gathers (%.3g GB) and the imaging steps they hold (up to three fields), where "
-               "%.3g GB "
-               "are %s: fewer lags or larger rtm.cip_x_step and rtm.cip_y_step",
+               "the gathers (%.3g GB) and the imaging steps they hold (up to three fields), "
+               "where %.3g GB are %s: fewer lags or larger rtm.cip_x_step and rtm.cip_y_step",
                lags, m->gather_plan.count[0], m->gather_plan.count[1], on_device / 1e9,
                volume / 1e9, allowed / 1e9, room_of(allowed, device_free));
   }
@@ -869,7 +868,7 @@ static int backward_pass(rtm_migration_t *m, int lit, rtm_migration_progress_t p
     RTM_TRY(image_at(m, m->steps - tau, imaging_s, gathers_s));
     if (progress) progress(context, m->steps + tau + 1);
   }
-  if (m->gathers) { /* the step they hold (an odd count of imaging steps), timed as imaging */
+  if (m->gathers) { /* the steps they hold (a pass's remainder), timed as imaging */
     const double gathers_start_s = rtm_wall_seconds();
     RTM_TRY(rtm_gathers_flush(m->gathers));
     if (m->device >= 0) RTM_TRY(rtm_imaging_cuda_synchronize());

@@ -10,7 +10,7 @@
  * next one's pass adds both. One NVIDIA H200, the gathers of a 512^3 survey's plan (900
  * CIPs, 16 lags each way), the kernel and the copies alone: an imaging step 1.35 ms four a
  * pass with the sources in place, 1.69 ms two a pass with both copied, 1.59 ms two a pass
- * with S in place (a probe, not kept). */
+ * with S in place (run/experiments/gathers_pass.sh). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,7 +280,7 @@ int rtm_gathers_hold(rtm_gathers_t *gathers, float *dense) {
   int status = RTM_OK;
   if (gathers->device < 0) return rtm_gathers_read(gathers, dense);
   RTM_TRY(rtm_imaging_cuda_use_device(gathers->device)); /* its streams and events */
-  RTM_TRY(rtm_gathers_flush(gathers)); /* an odd last step, queued before the copy */
+  RTM_TRY(rtm_gathers_flush(gathers)); /* the steps held, queued before the copy */
   RTM_TRY(order_after_hold(gathers));
   RTM_TRY(rtm_imaging_cuda_hold_start(&gathers->deferred.hold, dense, gathers->values.ptr, NULL,
                                       NULL, gathers->values.bytes));

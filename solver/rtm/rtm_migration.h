@@ -138,8 +138,8 @@ int rtm_migration_clear(rtm_migration_t *migration);
  * by the caller (rtm_sums_add), as the image is; rtm_migration_clear zeroes them too. */
 const rtm_gather_plan_t *rtm_migration_gather_plan(const rtm_migration_t *migration);
 int rtm_migration_gathers_read(rtm_migration_t *migration, float *gathers);
-/* Bytes of the imaging step the gathers hold beside them on a GPU (two fields of the rank's
- * planes, rtm_gathers_held_bytes); 0 without gathers or on the host. */
+/* Bytes of the imaging steps the gathers hold beside them on a GPU (two or three fields of
+ * the rank's planes, rtm_gathers_held_bytes); 0 without gathers or on the host. */
 size_t rtm_migration_gathers_held_bytes(const rtm_migration_t *migration);
 
 double rtm_migration_dt(const rtm_migration_t *migration);

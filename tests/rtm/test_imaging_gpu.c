@@ -648,7 +648,7 @@ static void test_image_in_step_bitwise(void **state) {
 typedef struct {
   rtm_grid_t grid;
   rtm_layout_t padded, dense;
-  float *fields[4], *on_device[4];
+  float *fields[4], *on_device[4], *receivers[2]; /* receivers: fields 1 and 3 as made */
   size_t sizes[4], count;
   int stay;
   rtm_gathers_t *host, *device;
@@ -669,21 +669,42 @@ static void gathers_case(gathers_case_t *c, const char *seed, rtm_grid_t grid, i
     c->sizes[f] = sizes[f];
     c->on_device[f] = to_device(c->fields[f], sizes[f]);
   }
+  for (int f = 1; f < 4; f += 2) {
+    c->receivers[f / 2] = imaging_test_alloc(sizes[f]);
+    memcpy(c->receivers[f / 2], c->fields[f], sizes[f] * sizeof(float));
+  }
   c->stay = stay;
   assert_int_equal(rtm_gathers_create(&grid, &plan, -1, 0, NULL, &c->host), RTM_OK);
-  assert_int_equal(rtm_gathers_create(&grid, &plan, DEVICE, stay, NULL, &c->device), RTM_OK);
+  rtm_mem_ledger_t ledger;
+  rtm_mem_ledger_init(&ledger);
+  assert_int_equal(rtm_gathers_create(&grid, &plan, DEVICE, stay, &ledger, &c->device), RTM_OK);
+  /* what the device holds steps in is what the preflight counts: R alone where S stays */
+  size_t held = 0;
+  for (int r = 0; r < ledger.count; ++r) {
+    const int of_s = strcmp(ledger.records[r].label, "gathers: S held") == 0;
+    assert_false(stay && of_s);
+    if (of_s || strcmp(ledger.records[r].label, "gathers: R held") == 0)
+      held += ledger.records[r].bytes;
+  }
+  assert_int_equal(held, rtm_gathers_held_bytes(&grid, DEVICE, stay));
+  rtm_mem_ledger_release(&ledger);
   c->count = rtm_gather_plan_cells(&plan, grid.nz_local);
 }
 
 /* What gathers_case_step does: the host's step, the device's, and around the device's
  * its fields put back before and overwritten after (R moves on in a migration: a step the
- * device holds is a copy; S too, unless the sources stay, when it is left as it is). */
+ * device holds is a copy; S too, unless the sources stay, when it is left as it is), R
+ * then k + 1 times the field made, so that no two steps of a pass are alike (an order
+ * mixed up within a pass changes the floats). */
 enum { STEP_HOST = 1, STEP_DEVICE = 2, STEP_MOVED = 4 };
 
 /* Imaging step k (S and R of fields 0, 1 when k is even, else 2, 3) on the sides asked. */
 static void gathers_case_step(gathers_case_t *c, int k, int sides) {
   const int a = k % 2 == 0 ? 0 : 2, b = a + 1; /* fields a, b: the step's S and R */
   const rtm_layout_t la = a == 0 ? c->padded : c->dense, lb = a == 0 ? c->dense : c->padded;
+  if (sides & STEP_MOVED)
+    for (size_t i = 0; i < c->sizes[b]; ++i)
+      c->fields[b][i] = (float)(k + 1) * c->receivers[b / 2][i];
   for (int f = a; f <= b && (sides & STEP_MOVED); ++f)
     assert_int_equal(cudaMemcpy(c->on_device[f], c->fields[f], c->sizes[f] * sizeof(float),
                                 cudaMemcpyHostToDevice),
@@ -702,6 +723,7 @@ static void gathers_case_free(gathers_case_t *c) {
   rtm_gathers_destroy(c->device);
   for (int f = 0; f < 4; ++f)
     free(c->fields[f]), cudaFree(c->on_device[f]);
+  free(c->receivers[0]), free(c->receivers[1]);
 }
 
 /* The device's gathers against the host's for a grid and a plan (layer, lags, CIP steps),

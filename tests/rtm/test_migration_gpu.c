@@ -206,7 +206,51 @@ static void test_formats_in_pinned_memory(void **state) {
     }
 }
 
+/* The gathers read a store of fp32 volumes on the device in place, four imaging steps a
+ * pass, and copy S aside where the store's volume is rewritten (pinned slots fetched into a
+ * staging volume, fp16 unpacked into one): pinned against the device's store, bit for bit,
+ * iso and tti; fp16 on cuda against the cpu backend's, iso. */
+static void test_gathers_of_each_store(void **state) {
+  (void)state;
+  static const char *const equations[] = {"iso", "tti"};
+  const char *const gathers[] = {"rtm.offset_lags=4", "rtm.cip_x_step=8", "rtm.cip_y_step=8"};
+  for (size_t e = 0; e < sizeof equations / sizeof equations[0]; ++e) {
+    const char *on_device[] = {"rtm.reconstruction=snapshots", gathers[0], gathers[1], gathers[2],
+                               NULL};
+    const char *in_pinned[] = {"rtm.reconstruction=snapshots",
+                               "memory.imaging=pinned",
+                               gathers[0],
+                               gathers[1],
+                               gathers[2],
+                               NULL};
+    survey_t device, pinned;
+    migrate_on_grid("cuda", equations[e], grid_n, on_device, &device);
+    migrate_on_grid("cuda", equations[e], grid_n, in_pinned, &pinned);
+    const size_t count = rtm_gather_plan_cells(&device.gather_plan, device.grid.nz_local);
+    printf("%s: gathers of fp32 snapshots in device and in pinned memory\n", equations[e]);
+    assert_memory_equal(pinned.gathers, device.gathers, count * sizeof *device.gathers);
+    survey_release(&device);
+    survey_release(&pinned);
+  }
+  const char *fp16[] = {"rtm.reconstruction=snapshots",
+                        "rtm.snapshot_precision=fp16",
+                        gathers[0],
+                        gathers[1],
+                        gathers[2],
+                        NULL};
+  survey_t cpu, cuda;
+  migrate_on_grid("cpu", "iso", grid_n, fp16, &cpu);
+  migrate_on_grid("cuda", "iso", grid_n, fp16, &cuda);
+  const double l2 = rtm_test_relative_l2(
+      cuda.gathers, cpu.gathers, rtm_gather_plan_cells(&cpu.gather_plan, cpu.grid.nz_local));
+  printf("iso, fp16 snapshots: gathers, cuda against cpu, relative L2 %.3e\n", l2);
+  assert_true(l2 <= 1e-5);
+  survey_release(&cpu);
+  survey_release(&cuda);
+}
+
 RTM_TEST_MAIN_CUDA("test_migration_gpu", NULL, NULL, cmocka_unit_test(test_iso),
                    cmocka_unit_test(test_vti), cmocka_unit_test(test_tti),
                    cmocka_unit_test(test_snapshots_in_pinned_memory),
-                   cmocka_unit_test(test_formats_in_pinned_memory))
+                   cmocka_unit_test(test_formats_in_pinned_memory),
+                   cmocka_unit_test(test_gathers_of_each_store))
