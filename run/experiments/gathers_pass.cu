@@ -1,10 +1,11 @@
 /* run/experiments/gathers_pass.cu - the offset gathers' kernel (gathers_kernel of
  * solver/rtm/imaging_cuda.cu as at 533923f, copied here so that it builds alone) at the plan
  * of the 512^3 survey of run/results/end_to_end.md (900 CIPs, 16 lags each way), timed a
- * pass and an imaging step: 1, 2 and 4 steps a pass, with the held fields' copies (a pack
- * each: the interior, dense) of S and R, or of R alone (S read where the store keeps it),
- * and the kernel alone; then the device's copy rate. Fields zero (the time does not depend
- * on the values). Run by gathers_pass.sh. */
+ * pass and an imaging step: 1, 2 and 4 steps a pass, with the held fields' copies of S and
+ * R, or of R alone (S read where the store keeps it), and the kernel alone; then the
+ * device's copy rate. A copy here is of the non-absorbing interior, (n - 2 layer)^3
+ * floats; the product's packs copy the whole n^3, a quarter more bytes at 512^3. Fields
+ * zero (the time does not depend on the values). Run by gathers_pass.sh. */
 #include <cstdio>
 #include <cstdint>
 #include <cuda_runtime.h>

@@ -8,9 +8,10 @@
  * store's fp32 volumes), three steps' R are held (copied, dense), their S read where they
  * lie, and the fourth step's pass adds all four; else one step's S and R are held and the
  * next one's pass adds both. One NVIDIA H200, the gathers of a 512^3 survey's plan (900
- * CIPs, 16 lags each way), the kernel and the copies alone: an imaging step 1.35 ms four a
- * pass with the sources in place, 1.69 ms two a pass with both copied, 1.59 ms two a pass
- * with S in place (run/experiments/gathers_pass.sh). */
+ * CIPs, 16 lags each way): an imaging step 1.35 ms four a pass with the sources in place,
+ * 1.69 ms two a pass with both copied, 1.59 ms two a pass with S in place, the kernel and
+ * smaller copies alone (run/experiments/gathers_pass.sh); in the 8-shot survey 1.29 against
+ * 1.61 ms (docs/migration.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
