@@ -223,13 +223,13 @@ static int write_angle_behind(void *context) {
  * group is one rank, the I/O thread's job while the image is filtered, or during the last
  * shot's backward pass: rtm_migrate_illumination_behind): its seconds added to
  * run->volumes_s. */
+static int illumination_slabs(migrate_run_t *run) {
+  return rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
+                                 run->slab_illumination);
+}
+
 static int write_illumination(void *context) {
-  migrate_run_t *run = context;
-  const double start_s = rtm_wall_seconds();
-  const int status = rtm_migrate_write_slabs(run, run->output, run->h5_path, "/illumination",
-                                             run->slab_illumination);
-  run->volumes_s += rtm_wall_seconds() - start_s;
-  return status;
+  return write_timed(context, illumination_slabs);
 }
 
 int rtm_migrate_illumination_behind(void *context) {
@@ -251,13 +251,12 @@ fail:
 
 /* The filtered image into OUTPUT.h5 (as write_illumination; one rank: while the figures are
  * drawn): its seconds added to run->volumes_s. */
+static int image_slabs(migrate_run_t *run) {
+  return rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image);
+}
+
 static int write_image(void *context) {
-  migrate_run_t *run = context;
-  const double start_s = rtm_wall_seconds();
-  const int status =
-      rtm_migrate_write_slabs(run, run->output, run->h5_path, "/image", run->slab_image);
-  run->volumes_s += rtm_wall_seconds() - start_s;
-  return status;
+  return write_timed(context, image_slabs);
 }
 
 /* Parts the filtered image is written in while the rest is filtered (one rank: the I/O

@@ -35,7 +35,6 @@ struct rtm_migration {
   int device; /* where the fields live: -1 host */
   rtm_image_t *image;
   rtm_gathers_t *gathers; /* rtm.offset_lags > 0, else NULL */
-  int gathers_sources_stay; /* their S read where the store keeps them (rtm_gathers_create) */
   rtm_gather_plan_t gather_plan;
   size_t gathers_beside_fields; /* bytes of the gathers where the fields live (auto's reserve) */
   /* what is kept in host memory beside a store there: the caller's arrays
@@ -60,7 +59,7 @@ struct rtm_migration {
   size_t measured_bytes;   /* what the image and the store took where fit counted them */
 };
 
-static int stored_sources(const rtm_migration_t *m, const float **first, size_t *stride);
+static int gathers_sources_stay(const rtm_migration_t *m);
 
 /* Four samples a period at 2.5 f, where the Ricker's spectrum is 3% of its peak. */
 static int auto_imaging_step(const rtm_config_t *cfg, double dt_s) {
@@ -581,14 +580,9 @@ static int create_buffers(rtm_migration_t *m) {
     m->measured_bytes = ledger_counted(m);
   }
   /* after the measure: they are no part of the reconstruction's store */
-  if (m->gather_plan.lags > 0) {
-    /* a store of fp32 volumes on the GPU keeps every S through the backward pass */
-    const float *first = NULL;
-    size_t stride = 0;
-    m->gathers_sources_stay = m->device >= 0 && stored_sources(m, &first, &stride) > 0;
-    RTM_TRY(rtm_gathers_create(&m->grid, &m->gather_plan, m->device, m->gathers_sources_stay,
+  if (m->gather_plan.lags > 0)
+    RTM_TRY(rtm_gathers_create(&m->grid, &m->gather_plan, m->device, gathers_sources_stay(m),
                                &m->ledger, &m->gathers));
-  }
 fail:
   return status;
 }
@@ -824,6 +818,14 @@ static int stored_sources(const rtm_migration_t *m, const float **first, size_t 
   const int count =
       way->stored_sources ? way->stored_sources(m->reconstruction_state, first, stride) : 0;
   return count == m->steps / m->imaging_step ? count : 0;
+}
+
+/* Whether the gathers read S in place: a store of fp32 volumes on the GPU keeps every S
+ * through the backward pass (rtm_gathers_create). */
+static int gathers_sources_stay(const rtm_migration_t *m) {
+  const float *first = NULL;
+  size_t stride = 0;
+  return m->device >= 0 && stored_sources(m, &first, &stride) > 0;
 }
 
 /* The illumination of the stored sources in one pass, timed as imaging: each read once,
@@ -1084,7 +1086,7 @@ int rtm_migration_slab_planes(void) {
 }
 
 size_t rtm_migration_gathers_held_bytes(const rtm_migration_t *m) {
-  return m->gathers ? rtm_gathers_held_bytes(&m->grid, m->device, m->gathers_sources_stay) : 0;
+  return m->gathers ? rtm_gathers_held_bytes(&m->grid, m->device, gathers_sources_stay(m)) : 0;
 }
 
 const rtm_gather_plan_t *rtm_migration_gather_plan(const rtm_migration_t *m) {

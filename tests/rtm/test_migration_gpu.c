@@ -78,19 +78,10 @@ static void compare_backends(const char *equation) {
     migrate_on_grid("cuda", equation, grid_n, more, &cuda);
     const double image = rtm_test_relative_l2(cuda.image, cpu.image, cells);
     const double illumination = rtm_test_relative_l2(cuda.illumination, cpu.illumination, cells);
-    double gathers = 0.0;
-    if (ways[w].gathers) {
-      assert_non_null(cpu.gathers);
-      assert_non_null(cuda.gathers);
-      gathers = rtm_test_relative_l2(cuda.gathers, cpu.gathers,
-                                     rtm_gather_plan_cells(&cpu.gather_plan, cpu.grid.nz_local));
-    }
-    printf("%s, %s%s%s%s: cuda against cpu, relative L2: image %.3e, illumination %.3e", equation,
+    printf("%s, %s%s%s%s: cuda against cpu, relative L2: image %.3e, illumination %.3e\n", equation,
            ways[w].reconstruction + strlen("rtm.reconstruction="), ways[w].extra ? ", " : "",
            ways[w].extra ? ways[w].extra : "", ways[w].gathers ? ", with gathers" : "", image,
            illumination);
-    if (ways[w].gathers) printf(", offset gathers %.3e", gathers);
-    printf("\n");
     /* zfp and tti: the lossy store turns tti's last-bit differences of S into whole
      * quantisation steps of a few blocks (2.7e-4 on an H200, where iso and vti, whose S are
      * the same floats, give 0): held to a tenth of issue 37's 1% bar for a zfp image */
@@ -98,9 +89,16 @@ static void compare_backends(const char *equation) {
         ways[w].extra && strstr(ways[w].extra, "zfp") && strcmp(equation, "tti") == 0;
     assert_true(image <= (lossy_tti ? 1e-3 : 1e-4));
     assert_true(illumination <= 1e-4);
-    /* the gathers, unfiltered: issue 38's 1e-5 (an H200: iso and vti 0 with every
-     * reconstruction, tti 2.6e-6); through tti's zfp, 1.5e-5 there, the image's tenth of 1% */
-    assert_true(gathers <= (lossy_tti ? 1e-3 : 1e-5));
+    if (ways[w].gathers) {
+      assert_non_null(cpu.gathers);
+      assert_non_null(cuda.gathers);
+      const double gathers = rtm_test_relative_l2(
+          cuda.gathers, cpu.gathers, rtm_gather_plan_cells(&cpu.gather_plan, cpu.grid.nz_local));
+      printf("  offset gathers: relative L2 %.3e\n", gathers);
+      /* unfiltered: issue 38's 1e-5 (an H200: iso and vti 0 with every reconstruction, tti
+       * 2.6e-6); through tti's zfp store 1.5e-5 there, held to a tenth of its image's bound */
+      assert_true(gathers <= (lossy_tti ? 1e-4 : 1e-5));
+    }
     /* zfp on the GPU: iso images S in the receiver's step, from a volume; vti and tti decode
      * the blocks as they image them, and the run never took a staging volume for S, but for
      * the gathers, which read S's volume (the preflight counts it) */
